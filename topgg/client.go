@@ -1,0 +1,215 @@
+package topgg
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
+const DefaultBaseURL = "https://top.gg/api"
+
+const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
+
+// Client calls the Top.gg API with one project token. Make it with [New] and share it:
+// it is safe for concurrent use by many goroutines. The zero value is not usable.
+type Client struct {
+	token     string
+	base      *url.URL
+	http      *http.Client
+	log       *slog.Logger
+	retry     RetryPolicy
+	userAgent string
+	projectID string
+
+	limits *limits
+
+	mu   sync.Mutex
+	kind projectKind // learnt from Project(); zero until then
+}
+
+// Option configures a Client in [New].
+type Option func(*config) error
+
+type config struct {
+	baseURL   string
+	http      *http.Client
+	log       *slog.Logger
+	retry     RetryPolicy
+	userAgent string
+	insecure  bool
+	legacyN   int
+	legacyPer time.Duration
+	now       func() time.Time
+}
+
+// WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
+// URL; plain http is refused unless the host is a loopback address (a local fake such as
+// topggtest) or [WithInsecureHTTP] is given.
+func WithBaseURL(u string) Option {
+	return func(c *config) error { c.baseURL = u; return nil }
+}
+
+// WithInsecureHTTP allows a plain-http base URL on any host. Tokens then travel in clear text.
+func WithInsecureHTTP() Option {
+	return func(c *config) error { c.insecure = true; return nil }
+}
+
+// WithHTTPClient makes the client send through a copy of hc. hc itself is never changed.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *config) error {
+		if hc == nil {
+			return errors.New("topgg: WithHTTPClient: nil *http.Client")
+		}
+		c.http = hc
+		return nil
+	}
+}
+
+// WithLogger sets the logger for retries, waits and rate limits (default: discard).
+// The token is never logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l != nil {
+			c.log = l
+		}
+		return nil
+	}
+}
+
+// WithRetryPolicy replaces the retry policy (default [DefaultRetryPolicy]).
+func WithRetryPolicy(p RetryPolicy) Option {
+	return func(c *config) error {
+		if err := p.validate(); err != nil {
+			return err
+		}
+		c.retry = p
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *config) error {
+		if strings.ContainsAny(ua, "\r\n") {
+			return errors.New("topgg: WithUserAgent: line break in user agent")
+		}
+		c.userAgent = ua
+		return nil
+	}
+}
+
+// WithLegacyLimit sets the client-side limit of v0 calls: at most n in any window of
+// length per (default 60 per minute, the service's limit; n = 0 turns it off). A v0
+// call over the limit waits, honouring its context, rather than failing.
+func WithLegacyLimit(n int, per time.Duration) Option {
+	return func(c *config) error {
+		if n < 0 || per < 0 {
+			return errors.New("topgg: WithLegacyLimit: negative limit")
+		}
+		c.legacyN, c.legacyPer = n, per
+		return nil
+	}
+}
+
+// New returns a Client for the project that owns token. It makes no request.
+func New(token string, opts ...Option) (*Client, error) {
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return nil, errors.New("topgg: New: empty token")
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return nil, errors.New("topgg: New: token contains white space")
+	}
+	cfg := config{
+		baseURL:   DefaultBaseURL,
+		log:       slog.New(slog.DiscardHandler),
+		retry:     DefaultRetryPolicy(),
+		userAgent: defaultUserAgent,
+		legacyN:   60,
+		legacyPer: time.Minute,
+		now:       time.Now,
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	base, err := parseBaseURL(cfg.baseURL, cfg.insecure)
+	if err != nil {
+		return nil, err
+	}
+	hc := defaultHTTPClient()
+	if cfg.http != nil {
+		cp := *cfg.http
+		hc = &cp
+	}
+	c := &Client{
+		token:     token,
+		base:      base,
+		http:      hc,
+		log:       cfg.log.With("component", "topgg"),
+		retry:     cfg.retry,
+		userAgent: cfg.userAgent,
+		projectID: projectIDFromToken(token),
+		limits:    newLimits(cfg.now, cfg.legacyN, cfg.legacyPer),
+	}
+	return c, nil
+}
+
+func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("topgg: base URL: %w", err)
+	}
+	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", u.Redacted())
+	}
+	if u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", raw)
+	}
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func defaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+// ProjectID returns the project id carried in the token's informal payload, or "" when
+// the token carries none. It is a hint: the authoritative id comes from [Client.Project].
+func (c *Client) ProjectID() string { return c.projectID }
+
+// String describes the client without its token.
+func (c *Client) String() string {
+	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", c.base.Redacted())
+}
+
+// GoString describes the client without its token, for %#v.
+func (c *Client) GoString() string { return c.String() }
+
+// Format prints the client without its token under every verb (%v, %+v, %#v, %s, %q).
+func (c *Client) Format(f fmt.State, verb rune) { fmt.Fprint(f, c.String()) }
+
+// Legacy returns the v0 (/bots) interface of this client. It shares the client's
+// transport, retries and limits; v0 calls authenticate with the bare token.
+func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }

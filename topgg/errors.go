@@ -1,0 +1,147 @@
+package topgg
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Sentinel errors for [errors.Is]. The typed errors below match them where it applies.
+var (
+	// ErrNotFound matches a 404 answer.
+	ErrNotFound = errors.New("topgg: not found")
+	// ErrUnauthorized matches a 401 or 403 answer, and the 400 with which v1 refuses an invalid project token.
+	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
+	// ErrRateLimited matches every *RateLimitError: a 429 answer or a block the client still remembers.
+	ErrRateLimited = errors.New("topgg: rate limited")
+)
+
+// ValidationError reports an argument that breaks one of the service's rules. It is
+// returned before any request is sent.
+type ValidationError struct {
+	// Field names the offending argument, e.g. "headline[en]" or "data[3].metrics.server_count".
+	Field string
+	// Problem says what is wrong with the value, e.g. "has 2 characters".
+	Problem string
+	// Rule states the rule that was broken, e.g. "3 to 140 characters".
+	Rule string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("topgg: invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
+}
+
+// RequestError reports a request that got no usable HTTP answer: the connection failed,
+// was dropped, or timed out. Op is the method and route (never the token); Attempts is
+// how many times it was tried.
+type RequestError struct {
+	Op       string
+	Attempts int
+	Err      error
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("topgg: %s: request failed after %d attempt(s): %v", e.Op, e.Attempts, e.Err)
+}
+
+// Unwrap returns the underlying transport error (a context error included).
+func (e *RequestError) Unwrap() error { return e.Err }
+
+// DecodeError reports a successful answer whose body could not be decoded.
+type DecodeError struct {
+	Op     string
+	Status int
+	// Body is the start of the body, cut to a bound.
+	Body []byte
+	Err  error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("topgg: %s: decoding %d answer: %v", e.Op, e.Status, e.Err)
+}
+
+// Unwrap returns the decoder's error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// APIError is an answer of the service that says no (status >= 400). It carries the
+// v1 problem+json fields and the v0 error message where present.
+type APIError struct {
+	Op         string
+	StatusCode int
+	// Type, Title and Detail come from a v1 problem+json body; any may be empty.
+	Type, Title, Detail string
+	// Message comes from a v0 body (`error`, or older `message`/`detail`).
+	Message string
+	// Body is the start of the raw body, cut to maxErrorBody bytes.
+	Body []byte
+	// Attempts is how many times the request was sent.
+	Attempts int
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	for _, s := range []string{e.Title, e.Detail, e.Message} {
+		if s != "" {
+			b.WriteString(": ")
+			b.WriteString(s)
+		}
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrNotFound) and errors.Is(err, ErrUnauthorized) work.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden ||
+			(e.StatusCode == http.StatusBadRequest && mentionsToken(e))
+	case ErrRateLimited:
+		return e.StatusCode == http.StatusTooManyRequests
+	}
+	return false
+}
+
+func mentionsToken(e *APIError) bool {
+	s := strings.ToLower(e.Title + " " + e.Detail + " " + e.Message)
+	return strings.Contains(s, "token")
+}
+
+// RateLimitError reports a 429, or a call refused locally because an earlier 429's
+// block has not ended yet (Local is then true and no request was sent).
+type RateLimitError struct {
+	Op string
+	// RetryAfter is how long to wait before the route can be called again.
+	RetryAfter time.Duration
+	// Until is the moment the block ends.
+	Until time.Time
+	// Local is true when the client refused the call without a request.
+	Local bool
+	// API is the 429 answer; nil when Local.
+	API *APIError
+}
+
+func (e *RateLimitError) Error() string {
+	if e.Local {
+		return fmt.Sprintf("topgg: %s: rate limited, not sent; retry after %s", e.Op, e.RetryAfter.Round(time.Second))
+	}
+	return fmt.Sprintf("topgg: %s: rate limited (429); retry after %s", e.Op, e.RetryAfter.Round(time.Second))
+}
+
+// Is makes errors.Is(err, ErrRateLimited) work.
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// Unwrap returns the 429 *APIError, if there was an answer.
+func (e *RateLimitError) Unwrap() error {
+	if e.API == nil {
+		return nil
+	}
+	return e.API
+}

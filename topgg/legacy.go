@@ -1,0 +1,201 @@
+package topgg
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It authenticates
+// with the bare token and keeps to the service's limit of 60 calls a minute on the
+// client side, waiting for a slot rather than failing. Safe for concurrent use.
+type Legacy struct{ c *Client }
+
+const legacyFamily = "v0"
+
+// Bot is a bot of the v0 directory. Fields that the service sends as null are zero.
+type Bot struct {
+	ID               string    `json:"id"`
+	ClientID         string    `json:"clientid,omitempty"`
+	Username         string    `json:"username"`
+	Discriminator    string    `json:"discriminator"`
+	Avatar           string    `json:"avatar"`
+	DefAvatar        string    `json:"defAvatar"`
+	Lib              string    `json:"lib"`
+	Prefix           string    `json:"prefix"`
+	ShortDesc        string    `json:"shortdesc"`
+	LongDesc         string    `json:"longdesc"`
+	Tags             []string  `json:"tags"`
+	Website          string    `json:"website"`
+	Support          string    `json:"support"`
+	GitHub           string    `json:"github"`
+	Owners           []string  `json:"owners"`
+	Guilds           []string  `json:"guilds"`
+	Invite           string    `json:"invite"`
+	Date             time.Time `json:"date"`
+	ServerCount      int       `json:"server_count"`
+	ShardCount       int       `json:"shard_count"`
+	Shards           []int     `json:"shards,omitempty"`
+	CertifiedBot     bool      `json:"certifiedBot"`
+	Vanity           string    `json:"vanity"`
+	Points           int       `json:"points"`
+	MonthlyPoints    int       `json:"monthlyPoints"`
+	DonateBotGuildID string    `json:"donatebotguildid"`
+}
+
+// BotQuery selects bots of the directory.
+type BotQuery struct {
+	// Limit is the page size, up to 500; 0 means the service's default, 50.
+	Limit int
+	// Offset is how many bots to skip.
+	Offset int
+	// Sort is one of "id", "date", "monthlyPoints", with a leading "-" for descending.
+	Sort string
+	// Fields limits each bot to these fields (v0 names, e.g. "username", "github").
+	Fields []string
+}
+
+// BotList is one page of the directory.
+type BotList struct {
+	Results []Bot `json:"results"`
+	Limit   int   `json:"limit"`
+	Offset  int   `json:"offset"`
+	// Count is the number of results in this page; Total, of all matching bots.
+	Count int `json:"count"`
+	Total int `json:"total"`
+}
+
+// SearchBots returns a page of the bot directory (GET /bots).
+func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	v := url.Values{}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset > 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	if q.Sort != "" {
+		v.Set("sort", q.Sort)
+	}
+	if len(q.Fields) > 0 {
+		v.Set("fields", strings.Join(q.Fields, ","))
+	}
+	var out BotList
+	if err := l.get(ctx, "/bots", v, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Bot returns one bot (GET /bots/:bot_id), with only the given fields when any are
+// named. An unlisted bot is an error matching [ErrNotFound].
+func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot, error) {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return nil, err
+	}
+	if err := checkBotFields(fields); err != nil {
+		return nil, err
+	}
+	var v url.Values
+	if len(fields) > 0 {
+		v = url.Values{"fields": {strings.Join(fields, ",")}}
+	}
+	var out Bot
+	if err := l.get(ctx, "/bots/"+botID, v, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Voter is one of a bot's last voters.
+type Voter struct {
+	ID       string `json:"id"`
+	Username string `json:"username"`
+	Avatar   string `json:"avatar"`
+}
+
+// Voters returns the bot's last 1,000 unique voters (GET /bots/:bot_id/votes).
+func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return nil, err
+	}
+	var out []Voter
+	if err := l.get(ctx, "/bots/"+botID+"/votes", nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// BotStats are a bot's posted stats.
+type BotStats struct {
+	// ServerCount and ShardCount are 0 when never posted.
+	ServerCount int   `json:"server_count"`
+	Shards      []int `json:"shards"`
+	ShardCount  int   `json:"shard_count"`
+}
+
+// Stats returns the bot's posted stats (GET /bots/:bot_id/stats).
+func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return nil, err
+	}
+	var out BotStats
+	if err := l.get(ctx, "/bots/"+botID+"/stats", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StatsUpdate is what [Legacy.PostStats] posts.
+type StatsUpdate struct {
+	// ServerCount is the total server count (or this shard's, with ShardID).
+	ServerCount int `json:"server_count"`
+	// Shards is the server count per shard, when all shards are known.
+	Shards []int `json:"shards,omitempty"`
+	// ShardID is the zero-based id of the posting shard, if it posts for itself.
+	ShardID *int `json:"shard_id,omitempty"`
+	// ShardCount is the bot's total number of shards; 0 sends none.
+	ShardCount int `json:"shard_count,omitempty"`
+}
+
+// PostStats posts the bot's stats (POST /bots/:bot_id/stats). Posting the same stats
+// twice is harmless, so the call is retried like an idempotent one.
+func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) error {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return err
+	}
+	if err := s.validate(); err != nil {
+		return err
+	}
+	_, err := l.c.do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
+	return err
+}
+
+// HasVoted reports whether the Discord user voted for the bot in the past 12 hours
+// (GET /bots/:bot_id/check).
+func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return false, err
+	}
+	if err := checkSnowflake("userId", userID); err != nil {
+		return false, err
+	}
+	var out struct {
+		Voted int `json:"voted"`
+	}
+	if err := l.get(ctx, "/bots/"+botID+"/check", url.Values{"userId": {userID}}, &out); err != nil {
+		return false, err
+	}
+	return out.Voted == 1, nil
+}
+
+func (l *Legacy) get(ctx context.Context, path string, q url.Values, out any) error {
+	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily}, out)
+	return err
+}

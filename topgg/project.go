@@ -1,0 +1,89 @@
+package topgg
+
+import (
+	"context"
+	"net/http"
+)
+
+// Platform is the platform a project lives on. Values the client does not know decode
+// as they are, without failing.
+type Platform string
+
+// Platforms the service documents.
+const (
+	PlatformDiscord Platform = "discord"
+	PlatformRoblox  Platform = "roblox"
+)
+
+// ProjectType is the kind of project on its platform. Unknown values decode as they are.
+type ProjectType string
+
+// Project types the service documents.
+const (
+	ProjectTypeBot    ProjectType = "bot"
+	ProjectTypeServer ProjectType = "server"
+	ProjectTypeGame   ProjectType = "game"
+)
+
+// Project is the project that owns the token (GET /v1/projects/@me).
+type Project struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Platform    Platform    `json:"platform"`
+	Type        ProjectType `json:"type"`
+	Headline    string      `json:"headline"`
+	Tags        []string    `json:"tags"`
+	Votes       int         `json:"votes"`
+	VotesTotal  int         `json:"votes_total"`
+	ReviewScore float64     `json:"review_score"`
+	ReviewCount int         `json:"review_count"`
+}
+
+// IsDiscordBot reports whether the project is a Discord bot, the only kind that has
+// server/shard metrics and slash commands.
+func (p *Project) IsDiscordBot() bool {
+	return p.Platform == PlatformDiscord && p.Type == ProjectTypeBot
+}
+
+type projectKind struct {
+	platform Platform
+	typ      ProjectType
+}
+
+// Project returns the token's project. The client remembers its platform and type, so
+// that later metrics of the wrong kind fail validation without a request.
+func (c *Client) Project(ctx context.Context) (*Project, error) {
+	var p Project
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me", idempotent: true, family: "v1:project"}, &p); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.kind = projectKind{p.Platform, p.Type}
+	c.mu.Unlock()
+	return &p, nil
+}
+
+func (c *Client) knownKind() projectKind {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.kind
+}
+
+// ProjectUpdate changes the listing's headline and page content, per locale. At least
+// one of the two maps must have an entry.
+type ProjectUpdate struct {
+	// Headline maps a locale to a headline of 3 to 140 characters.
+	Headline map[Locale]string `json:"headline,omitempty"`
+	// PageContent maps a locale to Markdown page content of 300 to 50,000 characters.
+	PageContent map[Locale]string `json:"page_content,omitempty"`
+}
+
+// UpdateProject sets the headline and/or page content (PATCH /v1/projects/@me). The
+// website may take up to an hour to show the change.
+func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, &call{method: http.MethodPatch, path: "/v1/projects/@me", body: u, idempotent: true, family: "v1:project"}, nil)
+	return err
+}

@@ -1,0 +1,74 @@
+package topgg
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how idempotent calls are retried. Calls that are not idempotent
+// (announcements) are never sent twice, whatever the policy.
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries in all, the first included; 1 turns retries off.
+	MaxAttempts int
+	// MinBackoff is the wait before the first retry; each next wait doubles, up to MaxBackoff.
+	// A random jitter of up to half the wait is taken off so that clients spread out.
+	MinBackoff, MaxBackoff time.Duration
+	// MaxRetryAfter is the longest Retry-After (on a 429 or 503) the client waits out
+	// inside one call. A longer one returns a *RateLimitError at once.
+	MaxRetryAfter time.Duration
+}
+
+// DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff from
+// 250 ms to 8 s, and Retry-After waited out up to 5 s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
+}
+
+// NoRetries returns a policy that sends every call once.
+func NoRetries() RetryPolicy {
+	p := DefaultRetryPolicy()
+	p.MaxAttempts = 1
+	return p
+}
+
+func (p RetryPolicy) validate() error {
+	switch {
+	case p.MaxAttempts < 1:
+		return errors.New("topgg: RetryPolicy: MaxAttempts must be at least 1")
+	case p.MinBackoff < 0 || p.MaxBackoff < p.MinBackoff:
+		return errors.New("topgg: RetryPolicy: want 0 <= MinBackoff <= MaxBackoff")
+	case p.MaxRetryAfter < 0:
+		return errors.New("topgg: RetryPolicy: negative MaxRetryAfter")
+	}
+	return nil
+}
+
+// backoff returns the wait before retry number n (1 for the first retry).
+func (p RetryPolicy) backoff(n int) time.Duration {
+	d := p.MinBackoff
+	for i := 1; i < n && d < p.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxBackoff)
+	if half := int64(d / 2); half > 0 {
+		d -= time.Duration(rand.Int64N(half + 1))
+	}
+	return d
+}
+
+// sleep waits for d or until ctx is done, whichever comes first, and returns ctx.Err() in the latter case.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

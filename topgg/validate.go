@@ -1,0 +1,270 @@
+package topgg
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The service's limits that the client checks before sending.
+const (
+	HeadlineMin, HeadlineMax                       = 3, 140
+	PageContentMin, PageContentMax                 = 300, 50000
+	AnnouncementTitleMin, AnnouncementTitleMax     = 3, 100
+	AnnouncementContentMin, AnnouncementContentMax = 10, 2000
+	// MaxBotsLimit is the largest page of GET /bots.
+	MaxBotsLimit = 500
+	// MaxBatchFuture is how far in the future a batch timestamp may be.
+	MaxBatchFuture = 5 * time.Minute
+)
+
+func invalid(field, problem, rule string) *ValidationError {
+	return &ValidationError{Field: field, Problem: problem, Rule: rule}
+}
+
+// checkLen counts characters (runes), as the service does, not bytes.
+func checkLen(field, s string, lo, hi int) error {
+	n := utf8.RuneCountInString(s)
+	if n < lo || n > hi {
+		return invalid(field, fmt.Sprintf("has %d characters", n), fmt.Sprintf("%d to %d characters", lo, hi))
+	}
+	return nil
+}
+
+func checkSnowflake(field, id string) error {
+	if id == "" {
+		return invalid(field, "is empty", "a numeric id")
+	}
+	if len(id) > 20 || strings.Trim(id, "0123456789") != "" {
+		return invalid(field, fmt.Sprintf("%q is not a number", id), "a numeric id")
+	}
+	return nil
+}
+
+func checkCount(field string, n *int) error {
+	if n != nil && *n < 0 {
+		return invalid(field, fmt.Sprintf("is %d", *n), ">= 0")
+	}
+	return nil
+}
+
+// Validate checks the update against the service's rules: at least one member, known
+// locales, lengths in characters.
+func (u ProjectUpdate) Validate() error {
+	if len(u.Headline) == 0 && len(u.PageContent) == 0 {
+		return invalid("headline/page_content", "both are empty", "at least one of headline and page_content")
+	}
+	for _, m := range []struct {
+		name   string
+		values map[Locale]string
+		lo, hi int
+	}{{"headline", u.Headline, HeadlineMin, HeadlineMax}, {"page_content", u.PageContent, PageContentMin, PageContentMax}} {
+		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
+			field := fmt.Sprintf("%s[%s]", m.name, loc)
+			if !loc.Valid() {
+				return invalid(field, fmt.Sprintf("locale %q is not supported", string(loc)), "one of the 16 supported locales")
+			}
+			if err := checkLen(field, m.values[loc], m.lo, m.hi); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks title and content lengths and the category.
+func (a NewAnnouncement) Validate() error {
+	if err := checkLen("title", a.Title, AnnouncementTitleMin, AnnouncementTitleMax); err != nil {
+		return err
+	}
+	if err := checkLen("content", a.Content, AnnouncementContentMin, AnnouncementContentMax); err != nil {
+		return err
+	}
+	switch a.Category {
+	case "", CategoryAnnouncement, CategoryEvent, CategoryNewFeature:
+		return nil
+	}
+	return invalid("category", fmt.Sprintf("%q is unknown", string(a.Category)), "announcement, event or new_feature")
+}
+
+// Validate checks the payload: counts >= 0 and at least one field.
+func (m BotMetrics) Validate() error { return m.validate("metrics") }
+
+func (m BotMetrics) validate(f string) error {
+	if m.ServerCount == nil && m.ShardCount == nil {
+		return invalid(f, "has no field", "at least one of server_count and shard_count")
+	}
+	if err := checkCount(f+".server_count", m.ServerCount); err != nil {
+		return err
+	}
+	return checkCount(f+".shard_count", m.ShardCount)
+}
+
+// Validate checks the payload: counts >= 0, at least one field, online <= member.
+func (m ServerMetrics) Validate() error { return m.validate("metrics") }
+
+func (m ServerMetrics) validate(f string) error {
+	if m.MemberCount == nil && m.OnlineCount == nil {
+		return invalid(f, "has no field", "at least one of member_count and online_count")
+	}
+	if err := checkCount(f+".member_count", m.MemberCount); err != nil {
+		return err
+	}
+	if err := checkCount(f+".online_count", m.OnlineCount); err != nil {
+		return err
+	}
+	if m.MemberCount != nil && m.OnlineCount != nil && *m.OnlineCount > *m.MemberCount {
+		return invalid(f+".online_count", fmt.Sprintf("%d exceeds member_count %d", *m.OnlineCount, *m.MemberCount), "online_count <= member_count")
+	}
+	return nil
+}
+
+// Validate checks the payload: player_count >= 0.
+func (m GameMetrics) Validate() error { return m.validate("metrics") }
+
+func (m GameMetrics) validate(f string) error {
+	return checkCount(f+".player_count", &m.PlayerCount)
+}
+
+func (c *Client) checkMetrics(field string, m Metrics) error {
+	if m == nil {
+		return invalid(field, "is nil", "a BotMetrics, ServerMetrics or GameMetrics payload")
+	}
+	if err := m.validate(field); err != nil {
+		return err
+	}
+	if known := c.knownKind(); known.platform != "" && known != m.kind() {
+		return invalid(field, fmt.Sprintf("is for a %s %s", m.kind().platform, m.kind().typ),
+			fmt.Sprintf("the payload of the project's kind (%s %s)", known.platform, known.typ))
+	}
+	return nil
+}
+
+func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
+	if len(samples) < 1 || len(samples) > MaxBatch {
+		return invalid("data", fmt.Sprintf("has %d entries", len(samples)), fmt.Sprintf("1 to %d entries", MaxBatch))
+	}
+	for i, s := range samples {
+		field := fmt.Sprintf("data[%d]", i)
+		if err := c.checkMetrics(field+".metrics", s.Metrics); err != nil {
+			return err
+		}
+		if i > 0 && s.Metrics.kind() != samples[0].Metrics.kind() {
+			return invalid(field+".metrics", "differs in kind from data[0]", "one project kind per batch")
+		}
+		if s.Timestamp.After(now.Add(MaxBatchFuture)) {
+			return invalid(field+".timestamp", fmt.Sprintf("%s is in the future", s.Timestamp.UTC().Format(time.RFC3339)), "at most 5 minutes in the future")
+		}
+	}
+	return nil
+}
+
+func (c *Client) checkCommands(defs []json.RawMessage) error {
+	if known := c.knownKind(); known.platform != "" && known != (projectKind{PlatformDiscord, ProjectTypeBot}) {
+		return invalid("commands", fmt.Sprintf("project is a %s %s", known.platform, known.typ), "only a Discord bot project has commands")
+	}
+	for i, raw := range defs {
+		field := fmt.Sprintf("commands[%d]", i)
+		var cmd struct {
+			Name        *string `json:"name"`
+			Description *string `json:"description"`
+			Type        int     `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &cmd); err != nil {
+			return invalid(field, "is not a JSON command object", "an application-command object")
+		}
+		if cmd.Name == nil || *cmd.Name == "" {
+			return invalid(field+".name", "is missing", "a non-empty name")
+		}
+		if (cmd.Type == 0 || cmd.Type == 1) && (cmd.Description == nil || *cmd.Description == "") {
+			return invalid(field+".description", "is missing", "a description for a slash command")
+		}
+	}
+	return nil
+}
+
+// maxVoteHistory reports the oldest startDate the service accepts at now.
+func maxVoteHistory(now time.Time) time.Time { return now.AddDate(-1, 0, 0) }
+
+func (q VotesQuery) validate(now time.Time) error {
+	if q.Cursor != "" {
+		return nil
+	}
+	if q.StartDate.IsZero() {
+		return invalid("startDate", "is missing without a cursor", "cursor or startDate")
+	}
+	if q.StartDate.Before(maxVoteHistory(now)) {
+		return invalid("startDate", fmt.Sprintf("%s is more than one year back", q.StartDate.UTC().Format(time.RFC3339)), "at most one year in the past")
+	}
+	return nil
+}
+
+func (s Source) validate() error {
+	switch s {
+	case "", SourceTopgg, SourceDiscord:
+		return nil
+	}
+	return invalid("source", fmt.Sprintf("%q is unknown", string(s)), "topgg or discord")
+}
+
+// isBotField reports whether f names a field of the v0 Bot object, for the fields parameter.
+func isBotField(f string) bool {
+	switch f {
+	case "id", "clientid", "username", "discriminator", "avatar", "defAvatar", "lib", "prefix",
+		"shortdesc", "longdesc", "tags", "website", "support", "github", "owners", "guilds", "invite", "date",
+		"server_count", "shard_count", "shards", "certifiedBot", "vanity", "points", "monthlyPoints", "donatebotguildid":
+		return true
+	}
+	return false
+}
+
+func checkBotFields(fields []string) error {
+	for i, f := range fields {
+		if !isBotField(f) {
+			return invalid(fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is not a bot field", f), "names of v0 Bot fields")
+		}
+	}
+	return nil
+}
+
+func (q BotQuery) validate() error {
+	if q.Limit < 0 || q.Limit > MaxBotsLimit {
+		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", MaxBotsLimit))
+	}
+	if q.Offset < 0 {
+		return invalid("offset", fmt.Sprintf("is %d", q.Offset), ">= 0")
+	}
+	switch strings.TrimPrefix(q.Sort, "-") {
+	case "", "id", "date", "monthlyPoints":
+	default:
+		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
+	}
+	if q.Sort == "-" {
+		return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
+	}
+	return checkBotFields(q.Fields)
+}
+
+func (s StatsUpdate) validate() error {
+	if s.ServerCount < 0 {
+		return invalid("server_count", fmt.Sprintf("is %d", s.ServerCount), ">= 0")
+	}
+	for i, n := range s.Shards {
+		if n < 0 {
+			return invalid(fmt.Sprintf("shards[%d]", i), fmt.Sprintf("is %d", n), ">= 0")
+		}
+	}
+	if s.ShardCount < 0 {
+		return invalid("shard_count", fmt.Sprintf("is %d", s.ShardCount), ">= 0")
+	}
+	if s.ShardID != nil {
+		if *s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount) {
+			return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package topgg
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Vote is one vote of the project's vote history.
+type Vote struct {
+	// UserID is the voter's Top.gg user id.
+	UserID string `json:"user_id"`
+	// PlatformID is the voter's id on the project's platform (the Discord user id).
+	PlatformID string `json:"platform_id"`
+	// Weight is how many votes this one counts for (2 on weekend-bonus votes).
+	Weight    int       `json:"weight"`
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the user may vote again; the vote is active until then.
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ActiveAt reports whether the vote is still active at t.
+func (v Vote) ActiveAt(t time.Time) bool { return t.Before(v.ExpiresAt) }
+
+// VotePage is one page of the vote history, oldest vote first.
+type VotePage struct {
+	// Cursor reads the next page. It may be present, even "", on the last page.
+	Cursor string `json:"cursor"`
+	// Votes is empty once the history is read to its end.
+	Votes []Vote `json:"data"`
+}
+
+// VotesQuery selects a page of votes: by Cursor, or, without one, from StartDate.
+type VotesQuery struct {
+	// Cursor is an opaque value from a previous page; it takes precedence over StartDate.
+	Cursor string
+	// StartDate is where the history starts when there is no cursor; it may not be
+	// more than one year in the past.
+	StartDate time.Time
+}
+
+// Votes returns one page of the vote history (GET /v1/projects/@me/votes).
+func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
+	if err := q.validate(time.Now()); err != nil {
+		return nil, err
+	}
+	v := url.Values{}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	} else {
+		v.Set("startDate", q.StartDate.UTC().Format(time.RFC3339Nano))
+	}
+	var p VotePage
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: v, idempotent: true, family: "v1:votes"}, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// AllVotes iterates over every vote since since, oldest first, following the cursor
+// page by page until a page comes back empty. A failure is yielded once, as the last
+// element. Stopping the loop early sends no further request.
+func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
+	return func(yield func(Vote, error) bool) {
+		q := VotesQuery{StartDate: since}
+		for {
+			page, err := c.Votes(ctx, q)
+			if err != nil {
+				yield(Vote{}, err)
+				return
+			}
+			if len(page.Votes) == 0 {
+				return
+			}
+			for _, v := range page.Votes {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			if page.Cursor == "" {
+				yield(Vote{}, errors.New("topgg: votes page without a cursor before the end of the history"))
+				return
+			}
+			q = VotesQuery{Cursor: page.Cursor}
+		}
+	}
+}
+
+// Source says which kind of user id a vote lookup takes.
+type Source string
+
+// Sources of user ids.
+const (
+	// SourceTopgg looks a user up by Top.gg user id (the service's default).
+	SourceTopgg Source = "topgg"
+	// SourceDiscord looks a user up by Discord user id.
+	SourceDiscord Source = "discord"
+)
+
+// VoteStatus is a user's most recent vote, as [Client.VoteStatus] found it.
+type VoteStatus struct {
+	// Voted is false when the service knows no active vote of the user; the other
+	// fields are then zero.
+	Voted     bool      `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Weight    int       `json:"weight"`
+}
+
+// VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id).
+// source "" means [SourceTopgg]. No active vote is a normal answer: Voted false and a
+// nil error, never [ErrNotFound].
+func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (VoteStatus, error) {
+	if err := checkSnowflake("user_id", userID); err != nil {
+		return VoteStatus{}, err
+	}
+	if err := source.validate(); err != nil {
+		return VoteStatus{}, err
+	}
+	var q url.Values
+	if source != "" {
+		q = url.Values{"source": {string(source)}}
+	}
+	var st VoteStatus
+	_, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes/" + userID, query: q, idempotent: true, family: "v1:votes"}, &st)
+	if errors.Is(err, ErrNotFound) {
+		return VoteStatus{}, nil
+	}
+	if err != nil {
+		return VoteStatus{}, err
+	}
+	st.Voted = true
+	return st, nil
+}
