@@ -1,0 +1,70 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// ErrNotReady is returned by [Syncer.SyncFromDiscord] for a session that has
+// not received READY yet, so the application ID is unknown.
+var ErrNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
+
+// SyncFromDiscord publishes the application's global commands as Discord has
+// them, for a bot that does not give its list to [Syncer.Sync]. Call it after
+// the session's first READY: the application ID comes from READY (the bot
+// user's ID when READY carries no application). It returns [ErrNotReady]
+// before that.
+//
+// It reads the project first and asks Discord nothing for a project that is
+// not a Discord bot. Otherwise it fetches GET /applications/{id}/commands
+// through s, honouring ctx, and goes on as Sync does, so an application
+// without global commands clears the listing's commands. A Discord failure is
+// returned wrapped (discordgo's *discordgo.RESTError for an HTTP answer).
+func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
+	appID := applicationID(session)
+	if appID == "" {
+		return Result{}, ErrNotReady
+	}
+	if err := s.lock(ctx); err != nil {
+		return Result{}, err
+	}
+	defer s.unlock()
+	p, err := s.readProject(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if !p.IsDiscordBot() {
+		return s.skipNotBot(p, 0), nil
+	}
+	cmds, err := session.ApplicationCommands(appID, "", discordgo.WithContext(ctx))
+	if err != nil {
+		return Result{}, fmt.Errorf("commands: fetching the application's commands from Discord: %w", err)
+	}
+	defs, err := Normalize(cmds)
+	if err != nil {
+		return Result{Commands: len(cmds)}, err
+	}
+	return s.publish(ctx, p, defs)
+}
+
+// applicationID reads the application ID from the session's READY state, or
+// "" before READY. State is written by discordgo's event goroutine under its
+// lock.
+func applicationID(session *discordgo.Session) string {
+	if session == nil || session.State == nil {
+		return ""
+	}
+	st := session.State
+	st.RLock()
+	defer st.RUnlock()
+	if st.Application != nil && st.Application.ID != "" {
+		return st.Application.ID
+	}
+	if st.User != nil {
+		return st.User.ID
+	}
+	return ""
+}

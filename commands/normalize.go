@@ -1,0 +1,165 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// serverAssigned reports the members Discord assigns to a registered command.
+// They say nothing about what the command is, and differ between a command the
+// bot is about to register and the same command read back from Discord.
+func serverAssigned(key string) bool {
+	switch key {
+	case "id", "application_id", "guild_id", "version":
+		return true
+	}
+	return false
+}
+
+// emptyMeansAbsent are the members whose empty value means the same as no
+// value. discordgo encodes some of them without omitempty (options,
+// choices, channel_types), so "none" comes out as null or [] depending on how
+// the slice was built.
+func emptyMeansAbsent(key string) bool {
+	switch key {
+	case "options", "choices", "channel_types", "name_localizations", "description_localizations":
+		return true
+	}
+	return false
+}
+
+// falseMeansAbsent are option members that discordgo always encodes and whose
+// false is Discord's default, so that a bot that leaves them out and one that
+// sets them to false describe the same option.
+func falseMeansAbsent(key string) bool {
+	return key == "required" || key == "autocomplete"
+}
+
+// Normalize returns the definitions to publish for cmds, one JSON object per
+// command, in the order of cmds.
+//
+// Each object is the command as discordgo sends it to Discord, without what
+// Discord assigns (id, application_id, guild_id, version), and in a canonical
+// form: members in sorted order, no null members, no empty options, choices,
+// channel types or localisation maps, no option "required" or "autocomplete"
+// that is false, and a command type of 1 (chat input) when none is set.
+// Everything else is kept as given: type, names, descriptions and their
+// localisations, options and sub-options with their choices, channel types,
+// bounds and autocomplete, default member permissions, dm_permission,
+// contexts, integration types and nsfw. The order of commands, options and
+// choices is kept, since Discord shows them in that order.
+//
+// The output depends only on the content of cmds, never on map iteration
+// order, so equal definitions always give equal bytes. Normalize of its own
+// output, decoded back into commands, gives the same bytes again.
+//
+// A nil command, a command without a name, or two commands with the same type
+// and name fail with a *topgg.ValidationError naming the command; a value
+// that cannot be encoded (such as a NaN choice) fails with the encoder's
+// error. cmds is only read.
+func Normalize(cmds []*discordgo.ApplicationCommand) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, 0, len(cmds))
+	type identity struct {
+		typ  discordgo.ApplicationCommandType
+		name string
+	}
+	seen := make(map[identity]int, len(cmds))
+	for i, c := range cmds {
+		field := "commands[" + strconv.Itoa(i) + "]"
+		if c == nil {
+			return nil, &topgg.ValidationError{Field: field, Problem: "is nil", Rule: "a command definition"}
+		}
+		if c.Name == "" {
+			return nil, &topgg.ValidationError{Field: field + ".name", Problem: "is empty", Rule: "a non-empty name"}
+		}
+		id := identity{c.Type, c.Name}
+		if id.typ == 0 {
+			id.typ = discordgo.ChatApplicationCommand
+		}
+		if j, dup := seen[id]; dup {
+			return nil, &topgg.ValidationError{
+				Field:   field,
+				Problem: fmt.Sprintf("has the same type and name %q as commands[%d]", c.Name, j),
+				Rule:    "one command per type and name",
+			}
+		}
+		seen[id] = i
+		raw, err := normalizeOne(c)
+		if err != nil {
+			return nil, fmt.Errorf("commands: encoding %s (%q): %w", field, c.Name, err)
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+func normalizeOne(c *discordgo.ApplicationCommand) (json.RawMessage, error) {
+	// Going through discordgo's own encoding keeps the wire form Discord gets,
+	// including its quirks (permissions as a decimal string).
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keep numbers exactly as discordgo wrote them
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for k := range m {
+		if serverAssigned(k) {
+			delete(m, k)
+		}
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = json.Number(strconv.Itoa(int(discordgo.ChatApplicationCommand)))
+	}
+	canonical(m, false)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Descriptions often hold '&' or '<'; keep them readable. The bytes stay
+	// deterministic either way.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil { // encoding/json sorts map keys
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// canonical drops, in place, the members of obj that mean the same as their
+// absence, and recurses into options and choices. isOption is true for an
+// option object.
+func canonical(obj map[string]any, isOption bool) {
+	for k, v := range obj {
+		switch v := v.(type) {
+		case nil:
+			delete(obj, k)
+		case bool:
+			if isOption && !v && falseMeansAbsent(k) {
+				delete(obj, k)
+			}
+		case []any:
+			if len(v) == 0 && emptyMeansAbsent(k) {
+				delete(obj, k)
+				continue
+			}
+			if k == "options" || k == "choices" {
+				for _, item := range v {
+					if sub, ok := item.(map[string]any); ok {
+						canonical(sub, k == "options")
+					}
+				}
+			}
+		case map[string]any:
+			if len(v) == 0 && emptyMeansAbsent(k) {
+				delete(obj, k)
+			}
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package commands
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// HashStore keeps the fingerprint of the last commands that were published
+// successfully, so that unchanged commands are not sent again. A Syncer
+// calls it from one goroutine at a time; an implementation shared between
+// Syncers must be safe for concurrent use.
+type HashStore interface {
+	// LoadHash returns the saved fingerprint, or "" when none was saved.
+	LoadHash(ctx context.Context) (string, error)
+	// SaveHash replaces the saved fingerprint.
+	SaveHash(ctx context.Context, hash string) error
+}
+
+var (
+	_ HashStore = (*MemoryHashStore)(nil)
+	_ HashStore = (*FileHashStore)(nil)
+)
+
+// MemoryHashStore keeps the fingerprint in memory: unchanged commands are not
+// sent twice by one process, but are sent again after a restart. The zero
+// value is ready to use; it is safe for concurrent use.
+type MemoryHashStore struct {
+	mu   sync.Mutex
+	hash string
+}
+
+// NewMemoryHashStore returns an empty in-memory store.
+func NewMemoryHashStore() *MemoryHashStore { return &MemoryHashStore{} }
+
+// LoadHash returns the saved fingerprint, or "". It fails only when ctx is done.
+func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hash, nil
+}
+
+// SaveHash replaces the saved fingerprint. It fails only when ctx is done.
+func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hash = hash
+	return nil
+}
+
+// maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
+const maxHashFile = 256
+
+// FileHashStore keeps the fingerprint in one small file, so that a restarted
+// bot does not publish unchanged commands again. Writes are atomic (a
+// temporary file in the same directory, synced, then renamed), so a crash
+// leaves either the old or the new fingerprint. It is safe for concurrent use
+// within one process; two processes must not share a path.
+type FileHashStore struct {
+	path string
+	mu   sync.Mutex
+}
+
+// NewFileHashStore returns a store backed by the file at path. Neither the
+// file nor its directory need exist yet; SaveHash creates the directory.
+func NewFileHashStore(path string) *FileHashStore {
+	return &FileHashStore{path: path}
+}
+
+// LoadHash returns the fingerprint in the file, or "" when the file does not
+// exist. A file that does not hold a fingerprint is an error.
+func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	file, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("commands: reading hash: %w", err)
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, maxHashFile+1))
+	if err != nil {
+		return "", fmt.Errorf("commands: reading hash: %w", err)
+	}
+	h := strings.TrimSpace(string(b))
+	if !validHash(h) {
+		return "", fmt.Errorf("commands: hash file %s does not hold a sha256 hex digest", f.path)
+	}
+	return h, nil
+}
+
+// SaveHash writes hash to the file atomically.
+func (f *FileHashStore) SaveHash(ctx context.Context, hash string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !validHash(hash) {
+		return fmt.Errorf("commands: SaveHash: %q is not a sha256 hex digest", hash)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := writeAtomic(f.path, []byte(hash+"\n")); err != nil {
+		return fmt.Errorf("commands: saving hash: %w", err)
+	}
+	return nil
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The rename is only durable once the directory entry is; not every
+	// platform can sync a directory, and the data is safe either way.
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package commands
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// Config configures a [Syncer]. The zero value is valid.
+type Config struct {
+	// Store keeps the fingerprint of the last published commands. Default: a
+	// new [MemoryHashStore], so a restart publishes once more.
+	Store HashStore
+	// Logger receives one line per outcome (published, unchanged, skipped)
+	// and store warnings. Default: discard.
+	Logger *slog.Logger
+}
+
+// SkipReason says why a sync sent nothing.
+type SkipReason string
+
+// Reasons a sync sends nothing.
+const (
+	// SkipUnchanged: the commands are the ones published last time.
+	SkipUnchanged SkipReason = "unchanged since the last sync"
+	// SkipNotDiscordBot: the token's project is not a Discord bot, and only a
+	// Discord bot has commands on its listing.
+	SkipNotDiscordBot SkipReason = "the project is not a Discord bot"
+)
+
+// Result is the outcome of a sync that did not fail.
+type Result struct {
+	// Skipped is true when nothing was sent; Reason then says why.
+	Skipped bool
+	Reason  SkipReason
+	// Commands is the number of command definitions considered.
+	Commands int
+	// Hash is the fingerprint of the definitions for this project: the hex
+	// SHA-256 of the project ID and the normalized definitions. Empty when the
+	// project is not a Discord bot.
+	Hash string
+}
+
+// Syncer publishes a bot's slash commands to its listing, once per change.
+// Make it with [New]. It is safe for concurrent use: syncs run one at a time,
+// and a call waiting for its turn gives up when its context is done. It
+// starts no goroutine, so there is nothing to close.
+type Syncer struct {
+	client *topgg.Client
+	store  HashStore
+	log    *slog.Logger
+
+	// turn is a one-slot semaphore that serialises syncs, so that
+	// load-compare-send-save is atomic; unlike a mutex, waiting for it
+	// honours the caller's context. Its holder owns project.
+	turn    chan struct{}
+	project *topgg.Project // learnt on the first successful project read
+}
+
+// lock waits for the Syncer's turn, or for ctx to be done.
+func (s *Syncer) lock(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Syncer) unlock() { <-s.turn }
+
+// New returns a Syncer that publishes through client. It makes no request.
+func New(client *topgg.Client, cfg Config) (*Syncer, error) {
+	if client == nil {
+		return nil, errors.New("commands: New: nil *topgg.Client")
+	}
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryHashStore()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Syncer{
+		client: client,
+		store:  cfg.Store,
+		log:    cfg.Logger.With("component", "commands"),
+		turn:   make(chan struct{}, 1),
+	}, nil
+}
+
+// Sync publishes cmds, the commands the bot registers on Discord, unless
+// they are the ones published last time. An empty or nil cmds clears the
+// listing's commands (PUT []), again only when that is a change.
+//
+// The first Sync reads the token's project; a project that is not a Discord
+// bot is logged once per call and skipped (Result.Reason is
+// [SkipNotDiscordBot]) without sending anything. The fingerprint is saved
+// only after the service accepted the commands, so a failed publish is
+// retried by the next Sync.
+//
+// Invalid definitions fail before any request, as described at [Normalize].
+// A failure to read or save the fingerprint is logged and does not fail the
+// sync: at worst the same commands are sent once more. Errors of the service
+// are returned wrapped, usable with errors.As (*topgg.APIError,
+// *topgg.RateLimitError, ...).
+func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
+	defs, err := Normalize(cmds)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return Result{Commands: len(defs)}, err
+	}
+	defer s.unlock()
+	p, err := s.readProject(ctx)
+	if err != nil {
+		return Result{Commands: len(defs)}, err
+	}
+	if !p.IsDiscordBot() {
+		return s.skipNotBot(p, len(defs)), nil
+	}
+	return s.publish(ctx, p, defs)
+}
+
+// readProject returns the token's project, read once per Syncer; a failed
+// read is retried by the next call. The caller holds the turn.
+func (s *Syncer) readProject(ctx context.Context) (*topgg.Project, error) {
+	if s.project == nil {
+		p, err := s.client.Project(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("commands: reading the project: %w", err)
+		}
+		s.project = p
+	}
+	return s.project, nil
+}
+
+// skipNotBot logs, in one line, why nothing is published for p.
+func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
+	s.log.Info("commands: not publishing slash commands: only a Discord bot project has commands",
+		"project_id", p.ID, "platform", string(p.Platform), "type", string(p.Type))
+	return Result{Skipped: true, Reason: SkipNotDiscordBot, Commands: n}
+}
+
+// publish sends defs unless their fingerprint is the saved one. The caller
+// holds the turn.
+func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawMessage) (Result, error) {
+	res := Result{Commands: len(defs), Hash: fingerprint(p.ID, defs)}
+	last, err := s.store.LoadHash(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("commands: loading the last hash: %w", err)
+		}
+		s.log.Warn("commands: cannot read the last sync's hash; publishing anyway", "error", err)
+		last = ""
+	}
+	if last == res.Hash {
+		s.log.Info("commands: slash commands unchanged since the last sync; not publishing", "commands", len(defs))
+		res.Skipped, res.Reason = true, SkipUnchanged
+		return res, nil
+	}
+	if err := s.client.SetCommands(ctx, defs); err != nil {
+		return res, fmt.Errorf("commands: publishing %d command(s): %w", len(defs), err)
+	}
+	s.log.Info("commands: published slash commands", "commands", len(defs))
+	if err := s.store.SaveHash(ctx, res.Hash); err != nil {
+		s.log.Warn("commands: published, but cannot save the hash; the next sync will publish again", "error", err)
+	}
+	return res, nil
+}
+
+// fingerprint hashes the project ID with the definitions, so that a store
+// kept across a token change still publishes to the new project.
+func fingerprint(projectID string, defs []json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(projectID))
+	h.Write([]byte{0})
+	h.Write([]byte{'['})
+	for i, d := range defs {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(d)
+	}
+	h.Write([]byte{']'})
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,412 @@
+package commands_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+func newSyncer(t *testing.T, c *topgg.Client, cfg commands.Config) *commands.Syncer {
+	t.Helper()
+	s, err := commands.New(c, cfg)
+	require.NoError(t, err)
+	return s
+}
+
+func TestNewRefusesNilClient(t *testing.T) {
+	t.Parallel()
+	s, err := commands.New(nil, commands.Config{})
+	require.Error(t, err)
+	require.Nil(t, s)
+}
+
+func TestSyncPublishesNormalizedDefinitions(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+
+	res, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.False(t, res.Skipped)
+	require.Empty(t, res.Reason)
+	require.Equal(t, 3, res.Commands)
+	require.Len(t, res.Hash, 64)
+
+	bodies := putBodies(srv)
+	require.Len(t, bodies, 1)
+	require.JSONEq(t, wantBotCommands, string(bodies[0]))
+	for _, r := range srv.Requests() {
+		if r.Method == http.MethodPut {
+			require.Equal(t, "Bearer "+srv.Token(), r.Header.Get("Authorization"))
+			require.Contains(t, r.Header.Get("Content-Type"), "application/json")
+		}
+	}
+	stored, ok := srv.Commands()
+	require.True(t, ok)
+	require.JSONEq(t, wantBotCommands, string(stored))
+	require.NotContains(t, string(stored), "1200000000000000001", "a Discord-assigned id leaked")
+}
+
+func TestSyncUnchangedDefinitionsAreNotSentTwice(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+
+	_, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+
+	// The same definitions, as a bot builds them before registering: no ids,
+	// no version, type left to its default, empty rather than nil slices.
+	again := botCommands()
+	for _, cmd := range again {
+		cmd.ID, cmd.ApplicationID, cmd.Version = "", "", ""
+	}
+	again[1].Type = 0
+	again[0].Options = []*discordgo.ApplicationCommandOption{}
+	res, err := s.Sync(t.Context(), again)
+	require.NoError(t, err)
+	require.True(t, res.Skipped)
+	require.Equal(t, commands.SkipUnchanged, res.Reason)
+	require.Equal(t, 3, res.Commands)
+
+	require.Len(t, putBodies(srv), 1)
+	require.Equal(t, 1, countRequests(srv, http.MethodGet, "/v1/projects/@me"), "the project is read once")
+}
+
+func TestSyncChangedDefinitionIsSent(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+
+	first, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+
+	changed := botCommands()
+	changed[1].Options[0].Options[0].Options[1].MaxValue = 72
+	second, err := s.Sync(t.Context(), changed)
+	require.NoError(t, err)
+	require.False(t, second.Skipped)
+	require.NotEqual(t, first.Hash, second.Hash)
+
+	bodies := putBodies(srv)
+	require.Len(t, bodies, 2)
+	body := jsonValue(t, bodies[1]).([]any)
+	hours := body[1].(map[string]any)["options"].([]any)[0].(map[string]any)["options"].([]any)[0].(map[string]any)["options"].([]any)[1].(map[string]any)
+	require.Equal(t, "hours", hours["name"])
+	require.InDelta(t, 72, hours["max_value"], 0)
+
+	// Going back is a change too: the listing holds the changed version.
+	third, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.False(t, third.Skipped)
+	require.Equal(t, first.Hash, third.Hash)
+	bodies = putBodies(srv)
+	require.Len(t, bodies, 3)
+	require.JSONEq(t, wantBotCommands, string(bodies[2]))
+}
+
+func TestSyncSkipsProjectThatIsNotADiscordBot(t *testing.T) {
+	t.Parallel()
+	for name, p := range map[string]topggtest.Project{
+		"discord server": topggtest.DiscordServer(),
+		"roblox game":    topggtest.RobloxGame(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, c := newService(t, topggtest.WithProject(p))
+			var logs logBuffer
+			s := newSyncer(t, c, commands.Config{Logger: newLogger(&logs)})
+
+			res, err := s.Sync(t.Context(), botCommands())
+			require.NoError(t, err)
+			require.True(t, res.Skipped)
+			require.Equal(t, commands.SkipNotDiscordBot, res.Reason)
+			require.Empty(t, res.Hash)
+
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			require.Len(t, lines, 1, "one clear log line: %s", logs.String())
+			require.Contains(t, lines[0], "only a Discord bot project has commands")
+			require.Contains(t, lines[0], "platform="+p.Platform)
+			require.Contains(t, lines[0], "type="+p.Type)
+			require.NotContains(t, lines[0], srv.Token())
+
+			_, err = s.Sync(t.Context(), nil)
+			require.NoError(t, err)
+			require.Zero(t, countRequests(srv, http.MethodPut, commandsPath))
+			require.Equal(t, 1, countRequests(srv, http.MethodGet, "/v1/projects/@me"))
+			_, ok := srv.Commands()
+			require.False(t, ok)
+		})
+	}
+}
+
+func TestSyncEmptyListClearsOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+
+	res, err := s.Sync(t.Context(), nil)
+	require.NoError(t, err)
+	require.False(t, res.Skipped, "the first sync of an empty list clears")
+	require.Zero(t, res.Commands)
+
+	res, err = s.Sync(t.Context(), []*discordgo.ApplicationCommand{})
+	require.NoError(t, err)
+	require.True(t, res.Skipped)
+	require.Equal(t, commands.SkipUnchanged, res.Reason)
+
+	_, err = s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	res, err = s.Sync(t.Context(), nil)
+	require.NoError(t, err)
+	require.False(t, res.Skipped)
+
+	bodies := putBodies(srv)
+	require.Len(t, bodies, 3)
+	require.JSONEq(t, `[]`, string(bodies[0]))
+	require.JSONEq(t, wantBotCommands, string(bodies[1]))
+	require.JSONEq(t, `[]`, string(bodies[2]))
+	stored, ok := srv.Commands()
+	require.True(t, ok)
+	require.JSONEq(t, `[]`, string(stored))
+}
+
+func TestSyncFailedPublishIsRetriedByNextSync(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		fault    topggtest.Fault
+		status   int
+		attempts int
+	}{
+		"5xx beyond retries": {
+			fault:  topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 3},
+			status: http.StatusInternalServerError, attempts: 3,
+		},
+		"422": {
+			fault:  topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity},
+			status: http.StatusUnprocessableEntity, attempts: 1,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, c := newService(t)
+			store := commands.NewMemoryHashStore()
+			s := newSyncer(t, c, commands.Config{Store: store})
+			srv.Inject(tc.fault)
+
+			res, err := s.Sync(t.Context(), botCommands())
+			require.Error(t, err)
+			var apiErr *topgg.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, tc.status, apiErr.StatusCode)
+			require.False(t, res.Skipped)
+			require.Equal(t, tc.attempts, countRequests(srv, http.MethodPut, commandsPath))
+			saved, err := store.LoadHash(t.Context())
+			require.NoError(t, err)
+			require.Empty(t, saved, "a failed publish must not save the hash")
+			_, ok := srv.Commands()
+			require.False(t, ok)
+
+			res, err = s.Sync(t.Context(), botCommands())
+			require.NoError(t, err)
+			require.False(t, res.Skipped)
+			require.Equal(t, tc.attempts+1, countRequests(srv, http.MethodPut, commandsPath))
+			saved, err = store.LoadHash(t.Context())
+			require.NoError(t, err)
+			require.Equal(t, res.Hash, saved)
+			stored, ok := srv.Commands()
+			require.True(t, ok)
+			require.JSONEq(t, wantBotCommands, string(stored))
+		})
+	}
+}
+
+func TestSyncProjectReadFailureIsRetriedByNextSync(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	srv.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable, Times: 3})
+
+	_, err := s.Sync(t.Context(), botCommands())
+	var apiErr *topgg.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, http.StatusServiceUnavailable, apiErr.StatusCode)
+	require.Zero(t, countRequests(srv, http.MethodPut, commandsPath))
+
+	res, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.False(t, res.Skipped)
+	require.Equal(t, 4, countRequests(srv, http.MethodGet, "/v1/projects/@me"))
+	require.Len(t, putBodies(srv), 1)
+}
+
+func TestSyncInvalidDefinitionsSendNothing(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	dup := botCommands()
+	dup[2].Name = "vote"
+	dup[2].Type = discordgo.ChatApplicationCommand
+	dup[2].Description = "again"
+
+	for name, cmds := range map[string][]*discordgo.ApplicationCommand{
+		"nil command": {nil},
+		"no name":     {{Description: "nameless"}},
+		"duplicate":   dup,
+	} {
+		_, err := s.Sync(t.Context(), cmds)
+		var verr *topgg.ValidationError
+		require.ErrorAs(t, err, &verr, name)
+	}
+	require.Empty(t, srv.Requests())
+}
+
+func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state", "commands.hash")
+	srv, c := newService(t)
+
+	first := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	_, err := first.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+
+	restarted := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	res, err := restarted.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.True(t, res.Skipped)
+	require.Equal(t, commands.SkipUnchanged, res.Reason)
+	require.Len(t, putBodies(srv), 1)
+
+	// The same store with another bot project's token still publishes there.
+	other := topggtest.DiscordBot()
+	other.ID = "803190510032756999"
+	otherSrv, otherClient := newService(t, topggtest.WithProject(other))
+	moved := newSyncer(t, otherClient, commands.Config{Store: commands.NewFileHashStore(path)})
+	res, err = moved.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.False(t, res.Skipped)
+	require.Len(t, putBodies(otherSrv), 1)
+}
+
+// failingStore is a HashStore whose reads or writes fail.
+type failingStore struct {
+	failLoad, failSave bool
+	commands.MemoryHashStore
+}
+
+func (f *failingStore) LoadHash(ctx context.Context) (string, error) {
+	if f.failLoad {
+		return "", errors.New("disk on fire")
+	}
+	return f.MemoryHashStore.LoadHash(ctx)
+}
+
+func (f *failingStore) SaveHash(ctx context.Context, h string) error {
+	if f.failSave {
+		return errors.New("disk full")
+	}
+	return f.MemoryHashStore.SaveHash(ctx, h)
+}
+
+func TestSyncStoreFailuresDoNotFailTheSync(t *testing.T) {
+	t.Parallel()
+	for name, store := range map[string]*failingStore{
+		"load": {failLoad: true},
+		"save": {failSave: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, c := newService(t)
+			var logs logBuffer
+			s := newSyncer(t, c, commands.Config{Store: store, Logger: newLogger(&logs)})
+			for range 2 {
+				res, err := s.Sync(t.Context(), botCommands())
+				require.NoError(t, err)
+				require.False(t, res.Skipped, "without a usable hash every sync publishes")
+			}
+			require.Len(t, putBodies(srv), 2)
+			require.Contains(t, logs.String(), "level=WARN")
+			require.Contains(t, logs.String(), "disk")
+		})
+	}
+}
+
+func TestSyncCancelledContext(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := s.Sync(ctx, botCommands())
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, countRequests(srv, http.MethodPut, commandsPath))
+}
+
+func TestSyncConcurrentCallsPublishOnce(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	var wg sync.WaitGroup
+	skipped := make([]bool, 8)
+	for i := range skipped {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Sync(context.Background(), botCommands())
+			assert.NoError(t, err)
+			skipped[i] = res.Skipped
+		}()
+	}
+	wg.Wait()
+	require.Len(t, putBodies(srv), 1)
+	published := 0
+	for _, sk := range skipped {
+		if !sk {
+			published++
+		}
+	}
+	require.Equal(t, 1, published)
+}
+
+func TestSyncWaitingForItsTurnHonoursContext(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Delay: time.Minute})
+
+	slowCtx, cancelSlow := context.WithCancel(t.Context())
+	defer cancelSlow()
+	slowErr := make(chan error, 1)
+	go func() {
+		_, err := s.Sync(slowCtx, botCommands())
+		slowErr <- err
+	}()
+	require.Eventually(t, func() bool { return countRequests(srv, http.MethodPut, commandsPath) == 1 },
+		5*time.Second, 5*time.Millisecond, "the first sync holds its turn in a slow PUT")
+
+	waitCtx, cancelWait := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancelWait()
+	_, err := s.Sync(waitCtx, botCommands())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	cancelSlow()
+	require.ErrorIs(t, <-slowErr, context.Canceled)
+	res, err := s.Sync(t.Context(), botCommands())
+	require.NoError(t, err)
+	require.False(t, res.Skipped, "the cancelled publish saved no hash")
+	require.Equal(t, 2, countRequests(srv, http.MethodPut, commandsPath))
+}
