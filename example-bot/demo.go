@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// demoTimeout bounds the whole demo; each step waits for what it shows, not a fixed time.
+const demoTimeout = 60 * time.Second
+
+// demo is the offline demo: the real bot against in-process fakes, a script of
+// events, and a narrator that says what to look for.
+type demo struct {
+	out     io.Writer
+	discord *discordtest.Server
+	topgg   *topggtest.Server
+	guilds  []string
+}
+
+func (d *demo) say(format string, args ...any) {
+	fmt.Fprintf(d.out, "\n>>> "+format+"\n", args...)
+}
+
+// runDemo runs the bot with a 2-shard fake Discord and a fake Top.gg, makes guilds
+// join, leave and go down, adds votes, uses /vote, and waits for each effect.
+func runDemo(ctx context.Context, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
+	defer cancel()
+
+	const shards = 2
+	guilds := []string{
+		discordtest.GuildIDForShard(1, 0, shards), discordtest.GuildIDForShard(2, 0, shards),
+		discordtest.GuildIDForShard(3, 1, shards),
+	}
+	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(guilds...))
+	if err != nil {
+		return err
+	}
+	defer dsrv.Close()
+	project := topggtest.DiscordBot()
+	project.PlatformID = dsrv.BotUserID()
+	tsrv := topggtest.NewServer(topggtest.WithProject(project))
+	defer tsrv.Close()
+
+	dir, err := os.MkdirTemp("", "topgg-demo-state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	const role = "900000000000000777"
+	cfg := config{
+		DiscordToken: dsrv.Token(), TopggToken: tsrv.Token(),
+		TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
+		RewardGuildID: guilds[0], RewardRoleID: role,
+		ShardCount: shards, LogLevel: "info", LogFormat: "text",
+		Plugin: plugin.Config{
+			Autopost: plugin.AutopostV1, AutopostInterval: time.Second, SyncCommands: true,
+			VotePollInterval: 300 * time.Millisecond, VoteLookback: 12 * time.Hour, StateDir: dir,
+		},
+	}
+	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds}
+	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
+		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes 3 times a second\n" +
+		"    (a real bot posts every 30 minutes). Lines without >>> are the bot's own log.")
+
+	botCtx, stopBot := context.WithCancel(ctx)
+	defer stopBot()
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	done := make(chan error, 1)
+	go func() { done <- runBot(botCtx, cfg, log, nil) }()
+
+	if err := d.script(ctx, done); err != nil {
+		stopBot()
+		<-done
+		return err
+	}
+	d.say("Stopping the bot, as on SIGTERM: the jobs stop, the vote state is saved, the shards close.")
+	stopBot()
+	if err := <-done; err != nil {
+		return err
+	}
+	d.say("Done. Top.gg received %d metrics posts; Discord saw %d role changes. Run `go test -race ./...` next.",
+		len(tsrv.Metrics()), len(dsrv.RoleChanges()))
+	return nil
+}
+
+func (d *demo) script(ctx context.Context, done <-chan error) error {
+	wait := func(what string, cond func() bool) error {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for !cond() {
+			select {
+			case err := <-done:
+				return fmt.Errorf("the bot stopped while waiting for %s: %v", what, err)
+			case <-ctx.Done():
+				return fmt.Errorf("timed out waiting for %s", what)
+			case <-t.C:
+			}
+		}
+		return nil
+	}
+
+	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
+		return err
+	}
+	d.say("Both shards are ready, and Top.gg shows %d servers and %d shards.", d.lastServers(), d.lastMetric("shard_count"))
+
+	if err := wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok }); err != nil {
+		return err
+	}
+	cmds, _ := d.topgg.Commands()
+	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
+
+	steps := []struct {
+		say    string
+		act    func(context.Context, string) error
+		guild  string
+		expect int
+		posts  bool // whether the change makes the bot post; an unchanged count is not posted again
+	}{
+		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
+		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5, true},
+		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4, true},
+		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
+	}
+	for _, s := range steps {
+		if s.say != "" {
+			d.say("%s", s.say)
+		}
+		before := len(d.topgg.Metrics())
+		if err := s.act(ctx, s.guild); err != nil {
+			return err
+		}
+		if !s.posts {
+			// Nothing new is posted; give the bot two intervals to prove it.
+			select {
+			case <-time.After(2500 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if got := d.lastServers(); got != s.expect {
+				return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
+			}
+			continue
+		}
+		if err := wait(fmt.Sprintf("%d servers", s.expect), func() bool {
+			return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
+		}); err != nil {
+			return err
+		}
+	}
+	d.say("Top.gg shows %d servers.", d.lastServers())
+
+	alice, bob := "300000000000000001", "300000000000000002"
+	now := time.Now()
+	d.say("Two users vote on Top.gg (bob on a weekend: weight 2). Their votes expire in 4 seconds for the demo\n" +
+		"    (12 hours on Top.gg). The bot gives each the voter role, once.")
+	d.topgg.AddVotes(
+		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(4 * time.Second)},
+		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(4 * time.Second)},
+	)
+	if err := wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
+		return err
+	}
+
+	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
+	id, _, err := d.discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: alice, Username: "alice"})
+	if err != nil {
+		return err
+	}
+	reply, err := d.discord.WaitInteractionReply(ctx, id)
+	if err != nil {
+		return err
+	}
+	d.say("The bot replied (only alice sees it): %q", reply.Content)
+
+	d.say("The votes expire: the bot takes the roles back.")
+	if err := wait("the roles to be taken back", func() bool { return d.roleChanges(false) == 2 }); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (d *demo) lastMetric(name string) int {
+	m := d.topgg.Metrics()
+	for i := len(m) - 1; i >= 0; i-- {
+		if v, ok := m[i].Metrics[name]; ok {
+			return v
+		}
+	}
+	return -1
+}
+
+func (d *demo) lastServers() int { return d.lastMetric("server_count") }
+
+func (d *demo) roleChanges(added bool) int {
+	n := 0
+	for _, c := range d.discord.RoleChanges() {
+		if c.Added == added {
+			n++
+		}
+	}
+	return n
+}
+
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+

@@ -1,0 +1,64 @@
+// Command example-bot is a Discord bot on the Top.gg listing, built on the plugin
+// package: it posts its server count, publishes its slash commands, answers /vote,
+// and gives voters a role for as long as their vote lasts.
+//
+// Its whole configuration comes from the environment (see the README). With -demo it
+// runs fully offline against in-process fakes of Top.gg and Discord and tells what
+// happens.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sethvargo/go-envconfig"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitConfig = 2
+)
+
+// run is the whole program, apart from the process: it returns the exit code.
+func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("example-bot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	demo := fs.Bool("demo", false, "run offline against in-process fakes of Top.gg and Discord, and narrate")
+	if err := fs.Parse(args); err != nil {
+		return exitConfig
+	}
+	if *demo {
+		if err := runDemo(ctx, stdout); err != nil {
+			fmt.Fprintf(stderr, "example-bot: demo failed: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+
+	cfg, err := loadConfig(ctx, env)
+	if err != nil {
+		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
+		return exitConfig
+	}
+	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	if err := runBot(ctx, cfg, log, nil); err != nil {
+		log.Error("bot stopped", "error", err)
+		return exitFailed
+	}
+	log.Info("bot stopped")
+	return exitOK
+}
