@@ -218,4 +218,3 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 	}
 	return a
 }
-

@@ -18,7 +18,9 @@ type rewards struct {
 	log *slog.Logger
 }
 
-func (r *rewards) enabled() bool { return r.bot.cfg.RewardGuildID != "" && r.bot.cfg.RewardRoleID != "" }
+func (r *rewards) enabled() bool {
+	return r.bot.cfg.RewardGuildID != "" && r.bot.cfg.RewardRoleID != ""
+}
 
 // onVote is idempotent: adding a role the member has is a no-op on Discord.
 func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {

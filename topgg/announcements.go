@@ -2,6 +2,7 @@ package topgg
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -46,9 +47,19 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	}
 	const family = "v1:announcements"
 	var out Announcement
-	if _, err := c.do(ctx, &call{method: http.MethodPost, path: "/v1/projects/@me/announcements", body: a, family: family}, &out); err != nil {
+	// allowEmpty: the post succeeded even if the service sends nothing back, and
+	// calling it a failure would invite a second post.
+	if _, err := c.do(ctx, &call{method: http.MethodPost, path: "/v1/projects/@me/announcements", body: a, family: family, allowEmpty: true}, &out); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			// A 2xx that did not decode still posted the announcement.
+			c.limits.block(family, AnnouncementCooldown)
+		}
 		return nil, err
 	}
 	c.limits.block(family, AnnouncementCooldown)
+	if out.Title == "" && out.Content == "" {
+		out = Announcement{Title: a.Title, Content: a.Content, Category: a.Category}
+	}
 	return &out, nil
 }

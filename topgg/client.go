@@ -3,6 +3,7 @@ package topgg
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,15 +21,19 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
 // it is safe for concurrent use by many goroutines. The zero value is not usable.
 type Client struct {
-	token     string
+	// auth sits behind a pointer so that printing a Client value, even through
+	// reflection, shows an address and never the token.
+	auth      *credentials
 	base      *url.URL
+	target    string // base.String(): request URLs are target + path + "?" + query
 	http      *http.Client
 	log       *slog.Logger
 	retry     RetryPolicy
-	userAgent string
+	userAgent []string
 	projectID string
 
 	limits *limits
+	bufs   bufferPool
 
 	mu   sync.Mutex
 	kind projectKind // learnt from Project(); zero until then
@@ -127,6 +132,13 @@ func New(token string, opts ...Option) (*Client, error) {
 	if strings.ContainsAny(token, " \t\r\n") {
 		return nil, errors.New("topgg: New: token contains white space")
 	}
+	for i := 0; i < len(token); i++ {
+		// A control byte would make net/http refuse the header on every call;
+		// say so once, here, without quoting the token.
+		if b := token[i]; b < 0x20 || b == 0x7f {
+			return nil, errors.New("topgg: New: token contains a control character")
+		}
+	}
 	cfg := config{
 		baseURL:   DefaultBaseURL,
 		log:       slog.New(slog.DiscardHandler),
@@ -151,12 +163,13 @@ func New(token string, opts ...Option) (*Client, error) {
 		hc = &cp
 	}
 	c := &Client{
-		token:     token,
+		auth:      newCredentials(token),
 		base:      base,
+		target:    base.String(),
 		http:      hc,
 		log:       cfg.log.With("component", "topgg"),
 		retry:     cfg.retry,
-		userAgent: cfg.userAgent,
+		userAgent: []string{cfg.userAgent},
 		projectID: projectIDFromToken(token),
 		limits:    newLimits(cfg.now, cfg.legacyN, cfg.legacyPer),
 	}
@@ -208,8 +221,29 @@ func (c *Client) String() string {
 func (c *Client) GoString() string { return c.String() }
 
 // Format prints the client without its token under every verb (%v, %+v, %#v, %s, %q).
-func (c *Client) Format(f fmt.State, verb rune) { fmt.Fprint(f, c.String()) }
+func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // Legacy returns the v0 (/bots) interface of this client. It shares the client's
 // transport, retries and limits; v0 calls authenticate with the bare token.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
+
+// credentials are the ready-made Authorization header values. The slices are
+// shared by every request and never modified (a RoundTripper must not modify
+// its request), which saves building them per call.
+type credentials struct {
+	bearer []string // v1: "Bearer <token>"
+	bare   []string // v0: "<token>"
+}
+
+func newCredentials(token string) *credentials {
+	return &credentials{bearer: []string{"Bearer " + token}, bare: []string{token}}
+}
+
+// String hides the token should credentials ever reach a formatter.
+func (*credentials) String() string { return "[redacted]" }
+
+// GoString hides the token under %#v.
+func (*credentials) GoString() string { return "[redacted]" }
+
+// Format hides the token under every verb.
+func (*credentials) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "[redacted]") }

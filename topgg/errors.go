@@ -12,7 +12,9 @@ import (
 var (
 	// ErrNotFound matches a 404 answer.
 	ErrNotFound = errors.New("topgg: not found")
-	// ErrUnauthorized matches a 401 or 403 answer, and the 400 with which v1 refuses an invalid project token.
+	// ErrUnauthorized matches a 401 answer, the 400 with which v1 refuses an invalid
+	// project token (on the endpoints whose only documented 400 it is: project,
+	// announcements, metrics), and any 400 whose message mentions the token.
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError: a 429 answer or a block the client still remembers.
 	ErrRateLimited = errors.New("topgg: rate limited")
@@ -101,10 +103,23 @@ func (e *APIError) Is(target error) bool {
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case ErrUnauthorized:
-		return e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden ||
-			(e.StatusCode == http.StatusBadRequest && mentionsToken(e))
+		// The client validates every argument before sending, so the one 400 that v1
+		// documents, an invalid project token, is what a v1 400 means.
+		return e.StatusCode == http.StatusUnauthorized ||
+			(e.StatusCode == http.StatusBadRequest && (tokenIsOnly400(e.Op) || mentionsToken(e)))
 	case ErrRateLimited:
 		return e.StatusCode == http.StatusTooManyRequests
+	}
+	return false
+}
+
+// tokenIsOnly400 reports whether op is a v1 endpoint whose only documented 400 is
+// an invalid token. Vote endpoints are not: a refused cursor is a 400 there too.
+func tokenIsOnly400(op string) bool {
+	_, path, _ := strings.Cut(op, " ")
+	switch path {
+	case "/v1/projects/@me", "/v1/projects/@me/announcements", "/v1/projects/@me/metrics", "/v1/projects/@me/metrics/batch":
+		return true
 	}
 	return false
 }
@@ -129,10 +144,14 @@ type RateLimitError struct {
 }
 
 func (e *RateLimitError) Error() string {
-	if e.Local {
-		return fmt.Sprintf("topgg: %s: rate limited, not sent; retry after %s", e.Op, e.RetryAfter.Round(time.Second))
+	wait := e.RetryAfter.Round(time.Second)
+	if e.RetryAfter < 10*time.Second {
+		wait = e.RetryAfter.Round(time.Millisecond)
 	}
-	return fmt.Sprintf("topgg: %s: rate limited (429); retry after %s", e.Op, e.RetryAfter.Round(time.Second))
+	if e.Local {
+		return fmt.Sprintf("topgg: %s: rate limited, not sent; retry after %s", e.Op, wait)
+	}
+	return fmt.Sprintf("topgg: %s: rate limited (429); retry after %s", e.Op, wait)
 }
 
 // Is makes errors.Is(err, ErrRateLimited) work.

@@ -1,7 +1,9 @@
 package topgg
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +15,9 @@ import (
 // with the bare token and keeps to the service's limit of 60 calls a minute on the
 // client side, waiting for a slot rather than failing. Safe for concurrent use.
 type Legacy struct{ c *Client }
+
+// String describes the v0 interface without the client's token.
+func (l *Legacy) String() string { return "topgg.Legacy{" + l.c.String() + "}" }
 
 const legacyFamily = "v0"
 
@@ -87,7 +92,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
 	var out BotList
-	if err := l.get(ctx, "/bots", v, &out); err != nil {
+	if err := l.get(ctx, "/bots", v.Encode(), &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -102,9 +107,11 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	if err := checkBotFields(fields); err != nil {
 		return nil, err
 	}
-	var v url.Values
+	var v string
 	if len(fields) > 0 {
-		v = url.Values{"fields": {strings.Join(fields, ",")}}
+		// Validated bot field names: nothing to escape but the commas, which
+		// the service reads either way.
+		v = "fields=" + strings.Join(fields, ",")
 	}
 	var out Bot
 	if err := l.get(ctx, "/bots/"+botID, v, &out); err != nil {
@@ -126,7 +133,7 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 		return nil, err
 	}
 	var out []Voter
-	if err := l.get(ctx, "/bots/"+botID+"/votes", nil, &out); err != nil {
+	if err := l.get(ctx, "/bots/"+botID+"/votes", "", &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -146,7 +153,7 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 		return nil, err
 	}
 	var out BotStats
-	if err := l.get(ctx, "/bots/"+botID+"/stats", nil, &out); err != nil {
+	if err := l.get(ctx, "/bots/"+botID+"/stats", "", &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -186,16 +193,34 @@ func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, erro
 	if err := checkSnowflake("userId", userID); err != nil {
 		return false, err
 	}
-	var out struct {
-		Voted int `json:"voted"`
-	}
-	if err := l.get(ctx, "/bots/"+botID+"/check", url.Values{"userId": {userID}}, &out); err != nil {
+	var out voteCheck
+	if err := l.get(ctx, "/bots/"+botID+"/check", "userId="+userID, &out); err != nil {
 		return false, err
 	}
-	return out.Voted == 1, nil
+	return bool(out.Voted), nil
 }
 
-func (l *Legacy) get(ctx context.Context, path string, q url.Values, out any) error {
+// voteCheck is the answer of GET /bots/:bot_id/check.
+type voteCheck struct {
+	Voted flag `json:"voted"`
+}
+
+// flag decodes the v0 0/1 flag, and also true/false, which some answers use.
+type flag bool
+
+func (f *flag) UnmarshalJSON(b []byte) error {
+	switch string(bytes.TrimSpace(b)) {
+	case "1", "true":
+		*f = true
+	case "0", "false", "null":
+		*f = false
+	default:
+		return fmt.Errorf("voted: want 0 or 1, got %.20s", b)
+	}
+	return nil
+}
+
+func (l *Legacy) get(ctx context.Context, path string, q string, out any) error {
 	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily}, out)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,17 +25,27 @@ const (
 	maxDrain = 256 << 10
 	// maxRetryAfter bounds a Retry-After value so that arithmetic on it cannot overflow.
 	maxRetryAfter = 24 * time.Hour
+	// maxPooledBuffer is the largest read buffer kept for reuse; a rare huge answer
+	// (a full bot search) must not stay pinned in memory.
+	maxPooledBuffer = 1 << 20
+)
+
+// Header values shared by every request; never modified.
+var (
+	hdrJSON = []string{"application/json"}
 )
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
 	method string
-	path   string // below the base URL, starting with "/"
-	query  url.Values
-	body   any // encoded as JSON; nil sends no body
+	path   string // below the base URL, starting with "/"; already escaped
+	query  string // encoded query, without "?"
+	body   any    // encoded as JSON; nil sends no body
 	legacy bool
 	// idempotent calls may be sent more than once.
 	idempotent bool
+	// allowEmpty accepts an empty 2xx body although out is set.
+	allowEmpty bool
 	// family groups routes that share a rate limit block.
 	family string
 }
@@ -42,7 +53,7 @@ type call struct {
 func (r *call) op() string { return r.method + " " + r.path }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out (when out
-// is not nil and the body is not empty). It returns the final status.
+// is not nil). It returns the final status.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -57,11 +68,10 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return 0, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
 		}
 	}
-	u := c.base.JoinPath(r.path)
-	if len(r.query) > 0 {
-		u.RawQuery = r.query.Encode()
+	target := c.target + r.path
+	if r.query != "" {
+		target += "?" + r.query
 	}
-	target := u.String()
 
 	attempts := c.retry.MaxAttempts
 	if !r.idempotent {
@@ -81,11 +91,13 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return status, ctx.Err()
 		}
 		if wait < 0 || attempt >= attempts {
-			c.finalize(r, err)
+			c.finalize(ctx, r, err)
 			return status, err
 		}
-		c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
-			slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		if c.log.Enabled(ctx, slog.LevelDebug) {
+			c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
+				slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		}
 		if err := sleep(ctx, wait); err != nil {
 			return status, err
 		}
@@ -93,11 +105,11 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 }
 
 // finalize records what a failed call teaches about the limits.
-func (c *Client) finalize(r *call, err error) {
+func (c *Client) finalize(ctx context.Context, r *call, err error) {
 	var rl *RateLimitError
 	if errors.As(err, &rl) && !rl.Local && rl.RetryAfter > 0 {
 		rl.Until = c.limits.block(r.family, rl.RetryAfter)
-		c.log.LogAttrs(context.Background(), slog.LevelWarn, "rate limited",
+		c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited",
 			slog.String("op", r.op()), slog.Duration("retry_after", rl.RetryAfter))
 	}
 }
@@ -113,17 +125,24 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
+	// Direct assignment of canonical keys with shared, read-only values: no
+	// per-request slices.
 	if r.legacy {
-		req.Header.Set("Authorization", c.token)
+		req.Header["Authorization"] = c.auth.bare
 	} else {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+		req.Header["Authorization"] = c.auth.bearer
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
+	req.Header["Accept"] = hdrJSON
+	req.Header["User-Agent"] = c.userAgent
 	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = hdrJSON
 	}
 
+	var start time.Time
+	debug := c.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		start = time.Now()
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// The *url.Error holds the URL, which never carries the token; keep only its cause.
@@ -131,33 +150,52 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
+		if debug {
+			c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
+				slog.Int("attempt", attempt), slog.String("error", err.Error()))
+		}
 		return 0, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: err}
 	}
-	data, readErr := readBody(resp)
 	status := resp.StatusCode
+	if debug {
+		c.log.LogAttrs(ctx, slog.LevelDebug, "response", slog.String("op", r.op()), slog.Int("attempt", attempt),
+			slog.Int("status", status), slog.Duration("took", time.Since(start)))
+	}
 
-	switch {
-	case status >= 200 && status < 300:
-		if readErr != nil {
+	if status >= 200 && status < 300 {
+		bp := c.bufs.get()
+		defer c.bufs.put(bp)
+		data, readErr := readAll(resp, *bp)
+		*bp = data
+		switch {
+		case errors.Is(readErr, errBodyTooLarge):
+			return status, -1, &DecodeError{Op: r.op(), Status: status, Body: cut(data), Err: readErr}
+		case readErr != nil:
 			return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: readErr}
 		}
-		if out != nil && len(bytes.TrimSpace(data)) > 0 {
-			if err := json.Unmarshal(data, out); err != nil {
-				return status, -1, &DecodeError{Op: r.op(), Status: status, Body: cut(data), Err: err}
-			}
+		if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
+			return status, -1, err
 		}
 		return status, 0, nil
+	}
+
+	data := readError(resp)
+	switch {
 	case status == http.StatusTooManyRequests:
 		apiErr := newAPIError(r.op(), status, data, attempt)
-		ra, _ := retryAfter(resp.Header.Get("Retry-After"), data, time.Now())
+		ra, ok := retryAfter(resp.Header.Get("Retry-After"), data, time.Now())
 		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
-		if ra > c.retry.MaxRetryAfter {
+		switch {
+		case !ok:
+			// No hint: back off as after a 5xx rather than hammer the service.
+			return status, c.retry.backoff(attempt), rl
+		case ra > c.retry.MaxRetryAfter:
 			return status, -1, rl
 		}
 		return status, ra, rl
 	case status >= 500:
 		wait := c.retry.backoff(attempt)
-		if ra, ok := retryAfter(resp.Header.Get("Retry-After"), nil, time.Now()); ok {
+		if ra, ok := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now()); ok {
 			if ra > c.retry.MaxRetryAfter {
 				wait = -1
 			} else {
@@ -170,24 +208,81 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	}
 }
 
-// readBody reads at most maxBody bytes, drains a bounded rest so the connection can be
-// reused, and closes the body.
-func readBody(resp *http.Response) ([]byte, error) {
+// decodeJSON decodes a successful answer into out. An empty body is an error
+// unless the caller expects none (out nil) or allows it.
+func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) error {
+	if out == nil {
+		return nil
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return &DecodeError{Op: op, Status: status, Err: errors.New("empty body")}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return &DecodeError{Op: op, Status: status, Body: cut(data), Err: err}
+	}
+	return nil
+}
+
+// errBodyTooLarge reports a successful answer over maxBody bytes.
+var errBodyTooLarge = fmt.Errorf("body larger than %d bytes", maxBody)
+
+// readAll reads a successful answer's body into buf (reusing its capacity) up to
+// maxBody bytes, and closes it. A body read to its end leaves the connection
+// ready for reuse.
+func readAll(resp *http.Response, buf []byte) ([]byte, error) {
 	defer resp.Body.Close()
-	var data []byte
-	var err error
-	if n := resp.ContentLength; n >= 0 && n <= maxBody {
-		data = make([]byte, n)
-		_, err = io.ReadFull(resp.Body, data)
-	} else {
-		data, err = io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-		if err == nil && len(data) > maxBody {
-			err = fmt.Errorf("body larger than %d bytes", maxBody)
-			data = data[:maxBody]
+	buf = buf[:0]
+	if n := resp.ContentLength; n > int64(cap(buf)) && n <= maxBody {
+		// +1 so that the read that meets EOF needs no growth.
+		buf = make([]byte, 0, n+1)
+	}
+	for {
+		if len(buf) > maxBody {
+			return buf[:maxBody], errBodyTooLarge
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := resp.Body.Read(buf[len(buf):min(cap(buf), maxBody+1)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
 		}
 	}
+}
+
+// readError keeps the start of a failed answer's body, drains a bounded rest so the
+// connection can be reused, and closes it.
+func readError(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
-	return data, err
+	return data
+}
+
+// bufferPool recycles read buffers of one Client (no package-level state).
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) get() *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return v
+	}
+	s := make([]byte, 0, 4<<10)
+	return &s
+}
+
+func (b *bufferPool) put(s *[]byte) {
+	if cap(*s) > maxPooledBuffer {
+		return
+	}
+	*s = (*s)[:0]
+	b.p.Put(s)
 }
 
 func cut(b []byte) []byte {
@@ -229,16 +324,26 @@ func retryAfter(header string, body []byte, now time.Time) (time.Duration, bool)
 	if d, ok := parseRetryAfterHeader(header, now); ok {
 		return d, true
 	}
+	return parseRetryAfterBody(body)
+}
+
+func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 	if len(body) == 0 {
 		return 0, false
 	}
 	var b struct {
-		RetryAfter json.Number `json:"retry-after"`
+		RetryAfter json.RawMessage `json:"retry-after"`
 	}
-	if json.Unmarshal(body, &b) != nil || b.RetryAfter == "" {
+	if json.Unmarshal(body, &b) != nil || len(b.RetryAfter) == 0 {
 		return 0, false
 	}
-	return parseSeconds(string(b.RetryAfter))
+	raw := b.RetryAfter
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		// Some answers quote the number.
+		return parseSeconds(strings.TrimSpace(s))
+	}
+	return parseSeconds(string(raw))
 }
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
@@ -255,15 +360,35 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// parseSeconds reads a decimal number of seconds, clamped to [0, maxRetryAfter].
 func parseSeconds(s string) (time.Duration, bool) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != f { // f != f: NaN
+	if s == "" || !isDecimal(s) {
 		return 0, false
 	}
-	if f > maxRetryAfter.Seconds() {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	switch {
+	case f <= 0:
+		return 0, true
+	case f >= maxRetryAfter.Seconds():
 		return maxRetryAfter, true
 	}
 	return clampRetry(time.Duration(f * float64(time.Second))), true
+}
+
+// isDecimal accepts plain decimal numbers ("2", "1.5", "-3", "1e2") and refuses what
+// ParseFloat also takes but no server means: "Inf", "NaN", hex floats, underscores.
+func isDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b >= '0' && b <= '9', b == '.', b == '-', b == '+', b == 'e', b == 'E':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func clampRetry(d time.Duration) time.Duration {

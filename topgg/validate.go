@@ -131,7 +131,7 @@ func (m GameMetrics) validate(f string) error {
 }
 
 func (c *Client) checkMetrics(field string, m Metrics) error {
-	if m == nil {
+	if isNilMetrics(m) {
 		return invalid(field, "is nil", "a BotMetrics, ServerMetrics or GameMetrics payload")
 	}
 	if err := m.validate(field); err != nil {
@@ -142,6 +142,22 @@ func (c *Client) checkMetrics(field string, m Metrics) error {
 			fmt.Sprintf("the payload of the project's kind (%s %s)", known.platform, known.typ))
 	}
 	return nil
+}
+
+// isNilMetrics catches a nil interface and a nil pointer payload, whose value
+// methods would panic.
+func isNilMetrics(m Metrics) bool {
+	switch p := m.(type) {
+	case nil:
+		return true
+	case *BotMetrics:
+		return p == nil
+	case *ServerMetrics:
+		return p == nil
+	case *GameMetrics:
+		return p == nil
+	}
+	return false
 }
 
 func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {

@@ -47,22 +47,23 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
 	}
-	v := url.Values{}
+	var query string
 	if q.Cursor != "" {
-		v.Set("cursor", q.Cursor)
+		query = "cursor=" + url.QueryEscape(q.Cursor)
 	} else {
-		v.Set("startDate", q.StartDate.UTC().Format(time.RFC3339Nano))
+		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
 	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: v, idempotent: true, family: "v1:votes"}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: query, idempotent: true, family: "v1:votes"}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
 // AllVotes iterates over every vote since since, oldest first, following the cursor
-// page by page until a page comes back empty. A failure is yielded once, as the last
-// element. Stopping the loop early sends no further request.
+// page by page until a page comes back empty (or without a cursor to follow). A
+// failure is yielded once, as the last element. Stopping the loop early sends no
+// further request. Each iteration of the returned sequence starts over from since.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
 		q := VotesQuery{StartDate: since}
@@ -81,7 +82,8 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 				}
 			}
 			if page.Cursor == "" {
-				yield(Vote{}, errors.New("topgg: votes page without a cursor before the end of the history"))
+				// Nothing further can be asked for; the service marks the end with
+				// an empty page, but a last page without a cursor ends it as well.
 				return
 			}
 			q = VotesQuery{Cursor: page.Cursor}
@@ -120,9 +122,9 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (
 	if err := source.validate(); err != nil {
 		return VoteStatus{}, err
 	}
-	var q url.Values
+	var q string
 	if source != "" {
-		q = url.Values{"source": {string(source)}}
+		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
 	_, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes/" + userID, query: q, idempotent: true, family: "v1:votes"}, &st)
