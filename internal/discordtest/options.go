@@ -1,0 +1,152 @@
+package discordtest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Defaults of a Server made without options.
+const (
+	// DefaultToken is the bot token the Server accepts unless WithToken says
+	// otherwise (without the "Bot " prefix).
+	DefaultToken = "discordtest-token"
+	// DefaultBotID is the bot user's ID; it is also the application ID unless
+	// WithApplicationID says otherwise, as for any bot created since 2020.
+	DefaultBotID = "1100000000000000001"
+	// DefaultBotName is the bot user's name.
+	DefaultBotName = "discordtest-bot"
+	// DefaultHeartbeatInterval is the heartbeat interval sent in HELLO,
+	// Discord's usual value. discordgo sends a first heartbeat at once and
+	// then one per interval, so a long interval does not slow tests down.
+	DefaultHeartbeatInterval = 41250 * time.Millisecond
+)
+
+// Option configures a Server. An option that gets an invalid value makes
+// NewServer fail.
+type Option func(*config) error
+
+type config struct {
+	shardCount int
+	guilds     []string
+	botID      string
+	botName    string
+	appID      string
+	appFlags   int
+	token      string
+	logger     *slog.Logger
+	heartbeat  time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		shardCount: 1,
+		botID:      DefaultBotID,
+		botName:    DefaultBotName,
+		token:      DefaultToken,
+		logger:     slog.New(slog.DiscardHandler),
+		heartbeat:  DefaultHeartbeatInterval,
+	}
+}
+
+// WithShardCount sets the number of shards the bot runs (default 1). The
+// gateway refuses an IDENTIFY whose shard count differs, and routes each
+// guild to shard (guild_id >> 22) % n.
+func WithShardCount(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("discordtest: shard count %d: must be at least 1", n)
+		}
+		c.shardCount = n
+		return nil
+	}
+}
+
+// WithGuilds adds guilds the bot is in from the start (available). Options
+// accumulate; duplicates are ignored.
+func WithGuilds(ids ...string) Option {
+	return func(c *config) error {
+		for _, id := range ids {
+			if _, err := parseSnowflake(id); err != nil {
+				return fmt.Errorf("discordtest: guild %q: %w", id, err)
+			}
+		}
+		c.guilds = append(c.guilds, ids...)
+		return nil
+	}
+}
+
+// WithBotUser sets the bot user's ID (a snowflake) and name.
+func WithBotUser(id, name string) Option {
+	return func(c *config) error {
+		if _, err := parseSnowflake(id); err != nil {
+			return fmt.Errorf("discordtest: bot user %q: %w", id, err)
+		}
+		if name == "" {
+			return errors.New("discordtest: bot user name is empty")
+		}
+		c.botID, c.botName = id, name
+		return nil
+	}
+}
+
+// WithApplicationID sets the application ID (default: the bot user's ID).
+func WithApplicationID(id string) Option {
+	return func(c *config) error {
+		if _, err := parseSnowflake(id); err != nil {
+			return fmt.Errorf("discordtest: application %q: %w", id, err)
+		}
+		c.appID = id
+		return nil
+	}
+}
+
+// WithApplicationFlags sets the application flags sent in READY and by the
+// application endpoints (default 0).
+func WithApplicationFlags(flags int) Option {
+	return func(c *config) error {
+		c.appFlags = flags
+		return nil
+	}
+}
+
+// WithToken sets the bot token the Server accepts, without the "Bot " prefix.
+func WithToken(token string) Option {
+	return func(c *config) error {
+		if token == "" || strings.ContainsAny(token, " \t\r\n") {
+			// The token itself stays out of the message.
+			return errors.New("discordtest: token is empty or contains white space")
+		}
+		c.token = token
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default: discard). The Server logs connections,
+// gateway events and requests at debug level, never a token.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("discordtest: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithHeartbeatInterval sets the heartbeat interval sent in HELLO (whole
+// milliseconds, at least 1ms). discordgo drops the connection when the last
+// ACK is more than five intervals old, and a busy machine under -race can
+// stall its goroutines for a second: keep it at 400ms or more. The default
+// (41.25s) never costs a test any time.
+func WithHeartbeatInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond {
+			return fmt.Errorf("discordtest: heartbeat interval %v: must be at least 1ms", d)
+		}
+		c.heartbeat = d.Truncate(time.Millisecond)
+		return nil
+	}
+}

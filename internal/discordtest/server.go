@@ -1,0 +1,236 @@
+package discordtest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Server is a fake Discord: REST API and gateway on one 127.0.0.1 port.
+//
+// All methods are safe for concurrent use. Methods that send gateway events
+// take a context that bounds the write. Close stops every goroutine the
+// Server started.
+type Server struct {
+	cfg       config
+	log       *slog.Logger
+	http      *httptest.Server
+	addr      string // host:port of http
+	transport *http.Transport
+	upgrader  websocket.Upgrader
+	wsWG      sync.WaitGroup // one per gateway connection handler
+	started   time.Time
+
+	mu           sync.Mutex
+	closed       bool
+	changed      chan struct{} // closed and replaced on every change, see notifyLocked
+	lastID       uint64
+	guilds       map[string]*guildState
+	live         map[int]*gwSession    // shard ID -> session that receives its events
+	sessions     map[string]*gwSession // by session ID, for RESUME
+	conns        map[*gwConn]struct{}
+	heartbeats   int
+	calls        []Call
+	commands     map[string][]commandRecord // scope ("" global, else guild ID) -> commands
+	roles        map[memberKey]map[string]struct{}
+	roleChanges  []RoleChange
+	interactions map[string]*interactionState
+	replies      []InteractionReply
+}
+
+// NewServer starts a fake Discord listening on 127.0.0.1 (a free port). It
+// fails only on an invalid option or if it cannot listen.
+func NewServer(opts ...Option) (*Server, error) {
+	cfg := defaultConfig()
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.appID == "" {
+		cfg.appID = cfg.botID
+	}
+	s := &Server{
+		cfg:          cfg,
+		log:          cfg.logger.With("component", "discordtest"),
+		started:      time.Now().UTC(),
+		changed:      make(chan struct{}),
+		guilds:       make(map[string]*guildState),
+		live:         make(map[int]*gwSession),
+		sessions:     make(map[string]*gwSession),
+		conns:        make(map[*gwConn]struct{}),
+		commands:     make(map[string][]commandRecord),
+		roles:        make(map[memberKey]map[string]struct{}),
+		interactions: make(map[string]*interactionState),
+	}
+	for _, id := range cfg.guilds {
+		if _, dup := s.guilds[id]; dup {
+			continue
+		}
+		v, _ := parseSnowflake(id) // checked by WithGuilds
+		s.guilds[id] = &guildState{id: id, shard: shardOf(v, cfg.shardCount), joinedAt: s.started}
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc(gatewayPath, s.serveGateway)
+	mux.Handle("/", s.restHandler())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("discordtest: listen: %w", err)
+	}
+	// httptest.Server waits for in-flight requests on Close; websocket
+	// handlers are hijacked, so wsWG covers them.
+	s.http = &httptest.Server{Listener: l, Config: &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}}
+	s.http.Start()
+	s.addr = s.http.Listener.Addr().String()
+	s.transport = &http.Transport{
+		Proxy:               nil,
+		DialContext:         s.dialOnlyHere,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	s.log.Debug("listening", "addr", s.addr, "shards", cfg.shardCount, "guilds", len(s.guilds))
+	return s, nil
+}
+
+// URL returns the base URL of the Server, "http://127.0.0.1:port".
+func (s *Server) URL() string { return "http://" + s.addr }
+
+// APIBase returns the REST API root with a trailing slash,
+// "http://127.0.0.1:port/api/v9/", the counterpart of discordgo.EndpointAPI.
+func (s *Server) APIBase() string { return s.URL() + "/api/v9/" }
+
+// GatewayURL returns the websocket URL that GET /gateway hands out,
+// "ws://127.0.0.1:port/gateway/".
+func (s *Server) GatewayURL() string { return "ws://" + s.addr + gatewayPath }
+
+// Token returns the bot token the Server accepts, without the "Bot " prefix.
+func (s *Server) Token() string { return s.cfg.token }
+
+// BotUserID returns the bot user's ID.
+func (s *Server) BotUserID() string { return s.cfg.botID }
+
+// ApplicationID returns the application ID.
+func (s *Server) ApplicationID() string { return s.cfg.appID }
+
+// ShardCount returns the shard count the Server expects.
+func (s *Server) ShardCount() int { return s.cfg.shardCount }
+
+// Close closes every gateway connection (close code 1001) and the HTTP
+// server, waits for their goroutines and closes idle client connections of
+// Transport. Close discordgo sessions first (see the package comment). Close
+// is idempotent.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := make([]*gwConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	for _, c := range conns {
+		c.closeWith(websocket.CloseGoingAway, "server closed")
+		_ = c.ws.Close() // also ends a refusal still waiting for its client
+	}
+	s.http.Close()
+	s.wsWG.Wait()
+	s.transport.CloseIdleConnections()
+	s.log.Debug("closed")
+}
+
+// notifyLocked wakes every waiter (WaitConnected, WaitInteractionReply).
+// The caller holds s.mu.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// waitFor blocks until cond (called with s.mu held) is true, the context is
+// done or the Server is closed.
+func (s *Server) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ok, closed, ch := cond(), s.closed, s.changed
+		s.mu.Unlock()
+		switch {
+		case ok:
+			return nil
+		case closed:
+			return ErrClosed
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// ConnectedShards returns how many shards have a connected session that was
+// sent its READY (or RESUMED) and its initial GUILD_CREATEs.
+func (s *Server) ConnectedShards() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.connectedShardsLocked()
+}
+
+func (s *Server) connectedShardsLocked() int {
+	n := 0
+	for _, sess := range s.live {
+		if sess.conn != nil && sess.ready {
+			n++
+		}
+	}
+	return n
+}
+
+// WaitConnected blocks until at least n shards are connected (see
+// ConnectedShards), the context is done (returning its error) or the Server
+// is closed (ErrClosed). The events written to the sessions may still be in
+// flight: wait for them with discordgo handlers.
+func (s *Server) WaitConnected(ctx context.Context, n int) error {
+	if err := s.waitFor(ctx, func() bool { return s.connectedShardsLocked() >= n }); err != nil {
+		return fmt.Errorf("discordtest: wait for %d connected shards: %w", n, err)
+	}
+	return nil
+}
+
+// Heartbeats returns how many heartbeats (op 1) the gateway received, over
+// all connections.
+func (s *Server) Heartbeats() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heartbeats
+}
+
+// Calls returns a copy of every REST request received so far, in arrival
+// order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Call, len(s.calls))
+	for i, c := range s.calls {
+		c.Header = c.Header.Clone()
+		c.Body = slices.Clone(c.Body)
+		out[i] = c
+	}
+	return out
+}

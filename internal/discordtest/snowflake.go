@@ -1,0 +1,75 @@
+package discordtest
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// discordEpoch is the first millisecond of 2015, the zero of snowflake time.
+const discordEpoch = 1420070400000
+
+// guildIDBase is the snowflake timestamp (ms since discordEpoch) that
+// GuildIDForShard counts from: 2021-01-01, well before any ID the Server
+// makes from the clock, so the two never collide.
+const guildIDBase = 1609459200000 - discordEpoch
+
+// maxTimestamp is the largest timestamp a snowflake holds (42 bits).
+const maxTimestamp = 1<<42 - 1
+
+// parseSnowflake checks that id is a snowflake and returns its value.
+func parseSnowflake(id string) (uint64, error) {
+	v, err := strconv.ParseUint(id, 10, 64)
+	// Only canonical decimal: "007" and "7" must not be two guilds.
+	if err != nil || id[0] == '+' || (len(id) > 1 && id[0] == '0') {
+		return 0, fmt.Errorf("%q: %w", id, ErrInvalidSnowflake)
+	}
+	return v, nil
+}
+
+// shardOf is Discord's routing rule: (guild_id >> 22) % shard_count.
+func shardOf(id uint64, shardCount int) int {
+	return int((id >> 22) % uint64(shardCount))
+}
+
+// ShardForGuild returns the shard, out of shardCount, that receives the
+// events of guild guildID: (guild_id >> 22) % shardCount.
+func ShardForGuild(guildID string, shardCount int) (int, error) {
+	if shardCount < 1 {
+		return 0, fmt.Errorf("discordtest: shard count %d: must be at least 1", shardCount)
+	}
+	v, err := parseSnowflake(guildID)
+	if err != nil {
+		return 0, fmt.Errorf("discordtest: guild: %w", err)
+	}
+	return shardOf(v, shardCount), nil
+}
+
+// GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
+// shardID out of shardCount. For one shardCount, distinct (n, shardID) pairs
+// give distinct IDs, and the same pair always gives the same ID, so tests can
+// build their guild lists without a Server. It panics if n < 0, shardCount < 1
+// or shardID is not in [0, shardCount): those are mistakes in the test.
+func GuildIDForShard(n, shardID, shardCount int) string {
+	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {
+		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): need n >= 0 and 0 <= shardID < shardCount",
+			n, shardID, shardCount))
+	}
+	base := uint64(guildIDBase) - uint64(guildIDBase)%uint64(shardCount)
+	ts := base + uint64(n)*uint64(shardCount) + uint64(shardID)
+	if ts > maxTimestamp {
+		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): n too large", n, shardID, shardCount))
+	}
+	return strconv.FormatUint(ts<<22, 10)
+}
+
+// nextIDLocked returns a new snowflake from the clock, strictly greater than
+// every ID it returned before. The caller holds s.mu.
+func (s *Server) nextIDLocked() string {
+	id := uint64(time.Now().UnixMilli()-discordEpoch) << 22
+	if id <= s.lastID {
+		id = s.lastID + 1
+	}
+	s.lastID = id
+	return strconv.FormatUint(id, 10)
+}

@@ -1,0 +1,113 @@
+package discordtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+)
+
+// dialOnlyHere dials the Server and refuses any other address, so a client
+// configured by this package cannot reach the internet even through a
+// redirect or a URL it built itself.
+func (s *Server) dialOnlyHere(ctx context.Context, network, addr string) (net.Conn, error) {
+	if addr != s.addr {
+		return nil, fmt.Errorf("discordtest: refusing to dial %s: only %s is allowed", addr, s.addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// isDiscordHost reports whether host is one of Discord's API, CDN or gateway
+// hosts.
+func isDiscordHost(host string) bool {
+	host = strings.ToLower(host)
+	for _, domain := range []string{"discord.com", "discordapp.com", "discord.gg", "discordapp.net"} {
+		if host == domain || strings.HasSuffix(host, "."+domain) {
+			return true
+		}
+	}
+	return false
+}
+
+// rewriteTransport sends requests for Discord's hosts to the Server.
+type rewriteTransport struct {
+	addr string
+	base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper. It never modifies req.
+func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !isDiscordHost(req.URL.Hostname()) && req.URL.Host != t.addr {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("discordtest: refusing request to %s: not a Discord host", req.URL.Host)
+	}
+	out := req.Clone(req.Context())
+	out.URL.Scheme = "http"
+	out.URL.Host = t.addr
+	out.Host = ""
+	return t.base.RoundTrip(out)
+}
+
+// Transport returns a RoundTripper that sends every request for
+// discord.com, discordapp.com, discord.gg, discordapp.net or their
+// subdomains to this Server (scheme and host rewritten, path kept) and
+// refuses any other host. It is safe for concurrent use; its idle
+// connections are closed by Close.
+func (s *Server) Transport() http.RoundTripper {
+	return &rewriteTransport{addr: s.addr, base: s.transport}
+}
+
+// HTTPClient returns a new *http.Client using Transport, for
+// discordgo.Session.Client.
+func (s *Server) HTTPClient() *http.Client {
+	return &http.Client{Transport: s.Transport(), Timeout: 20 * time.Second}
+}
+
+// Dialer returns a new websocket dialer, for discordgo.Session.Dialer, that
+// can only connect to this Server (no proxy).
+func (s *Server) Dialer() *websocket.Dialer {
+	return &websocket.Dialer{
+		NetDialContext:   s.dialOnlyHere,
+		HandshakeTimeout: 10 * time.Second,
+	}
+}
+
+// NewSession returns a discordgo session for shard shardID of shardCount,
+// configured for this Server and not opened: token "Bot <token>", Client
+// from HTTPClient, Dialer from Dialer, ShardID/ShardCount and Identify.Shard
+// set, intents Guilds, and ShouldReconnectOnError false. Everything else is
+// discordgo's default (SyncEvents false, State enabled). The caller opens
+// and closes it, and must close it before the Server.
+//
+// Reconnecting is off because of a race in discordgo v0.29: when Close
+// sends its close frame just before the heartbeat goroutine writes (right
+// after Open, or when a tick coincides with Close), the failed heartbeat
+// calls reconnect, which opens the session again after Close and leaves
+// goroutines behind. A test that wants reconnects (see DropConnection) sets
+// ShouldReconnectOnError to true and, before closing, waits until Heartbeats
+// shows the new connection's first heartbeat.
+func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
+	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
+		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)
+	}
+	sess, err := discordgo.New("Bot " + s.cfg.token)
+	if err != nil {
+		return nil, fmt.Errorf("discordtest: new session: %w", err)
+	}
+	sess.Client = s.HTTPClient()
+	sess.Dialer = s.Dialer()
+	sess.ShardID = shardID
+	sess.ShardCount = shardCount
+	sess.Identify.Shard = &[2]int{shardID, shardCount}
+	sess.Identify.Intents = discordgo.IntentsGuilds
+	sess.ShouldReconnectOnError = false
+	return sess, nil
+}
