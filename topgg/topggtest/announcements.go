@@ -1,0 +1,96 @@
+package topggtest
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// Announcement rules, spec 2.2 and 8, and the categories of wire-values.md.
+const (
+	announcementCooldown = 4 * time.Hour
+	titleMin, titleMax   = 3, 100
+	contentMin           = 10
+	contentMax           = 2000
+)
+
+var announcementCategories = []string{"announcement", "event", "new_feature"}
+
+// Announcement is one accepted POST /v1/projects/@me/announcements.
+type Announcement struct {
+	Title   string
+	Content string
+	// Category is "announcement" when the request had none.
+	Category  string
+	CreatedAt time.Time
+}
+
+// Announcements returns the accepted announcements, oldest first.
+func (s *Server) Announcements() []Announcement {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.announcements)
+}
+
+func (s *Server) postAnnouncement(c *call) {
+	var body struct {
+		Title    *string `json:"title"`
+		Content  *string `json:"content"`
+		Category *string `json:"category"`
+	}
+	if err := decodeStrict(c.body, &body); err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, "invalid body: "+err.Error())
+		return
+	}
+	if err := checkAnnouncement(body.Title, body.Content, body.Category); err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	a := Announcement{Title: *body.Title, Content: *body.Content, Category: "announcement", CreatedAt: c.now}
+	if body.Category != nil {
+		a.Category = *body.Category
+	}
+
+	s.mu.Lock()
+	if !s.lastAnnouncement.IsZero() {
+		if next := s.lastAnnouncement.Add(announcementCooldown); c.now.Before(next) {
+			s.mu.Unlock()
+			secs := retryAfterSeconds(next.Sub(c.now))
+			c.w.Header().Set("Retry-After", fmt.Sprint(secs))
+			writeProblemBody(c.w, problem{
+				Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests),
+				Status: http.StatusTooManyRequests, RetryAfter: &secs,
+				Detail: fmt.Sprintf("one announcement per 4 hours; retry in %d seconds", secs),
+			})
+			return
+		}
+	}
+	s.lastAnnouncement = c.now
+	s.announcements = append(s.announcements, a)
+	s.mu.Unlock()
+
+	writeJSON(c.w, http.StatusOK, map[string]string{
+		"title": a.Title, "content": a.Content, "category": a.Category, "created_at": formatTime(a.CreatedAt),
+	})
+}
+
+func checkAnnouncement(title, content, category *string) error {
+	if title == nil {
+		return fmt.Errorf("title is required")
+	}
+	if n := utf8.RuneCountInString(*title); n < titleMin || n > titleMax {
+		return fmt.Errorf("title: must be %d to %d characters, got %d", titleMin, titleMax, n)
+	}
+	if content == nil {
+		return fmt.Errorf("content is required")
+	}
+	if n := utf8.RuneCountInString(*content); n < contentMin || n > contentMax {
+		return fmt.Errorf("content: must be %d to %d characters, got %d", contentMin, contentMax, n)
+	}
+	if category != nil && !slices.Contains(announcementCategories, *category) {
+		return fmt.Errorf("category: must be one of announcement, event, new_feature, got %q", *category)
+	}
+	return nil
+}

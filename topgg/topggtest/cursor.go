@@ -1,0 +1,54 @@
+package topggtest
+
+import (
+	"encoding/base64"
+	"fmt"
+)
+
+// position is a point in the (CreatedAt, insertion) order of votes: a
+// cursor means "after this position", so votes added later are still found.
+type position struct {
+	nano int64
+	seq  int64
+}
+
+func (p position) after(q position) bool {
+	return p.nano > q.nano || (p.nano == q.nano && p.seq > q.seq)
+}
+
+// encodeCursor makes an opaque cursor; the epoch ties it to the current
+// ExpireCursors generation. Callers hold s.mu.
+func (s *Server) encodeCursor(p position) string {
+	raw := fmt.Sprintf("tg1:%d:%d:%d", s.cursorEpoch, p.nano, p.seq)
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+func (s *Server) decodeCursor(c string) (position, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return position{}, false
+	}
+	var epoch int64
+	var p position
+	var rest string
+	n, _ := fmt.Sscanf(string(raw), "tg1:%d:%d:%d%s", &epoch, &p.nano, &p.seq, &rest)
+	if n != 3 {
+		return position{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if epoch != s.cursorEpoch {
+		return position{}, false
+	}
+	return p, true
+}
+
+// ExpireCursors makes every cursor issued so far invalid: the next request
+// that presents one gets 400 with a problem saying the cursor is invalid,
+// so a client's fallback to startDate can be tested. Cursors issued later
+// work as usual.
+func (s *Server) ExpireCursors() {
+	s.mu.Lock()
+	s.cursorEpoch++
+	s.mu.Unlock()
+}

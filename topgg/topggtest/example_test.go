@@ -1,0 +1,84 @@
+package topggtest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// get is what a client under test would do; here plain net/http.
+func get(srv *topggtest.Server, path string) (*http.Response, []byte) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+path, nil)
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.Token())
+	res, err := srv.Client().Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	return res, body
+}
+
+func ExampleNewServer() {
+	srv := topggtest.NewServer() // a Discord bot project by default
+	defer srv.Close()
+
+	_, body := get(srv, "/v1/projects/@me")
+	var p struct{ Name, Platform, Type string }
+	if err := json.Unmarshal(body, &p); err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Name, p.Platform, p.Type)
+	fmt.Println(srv.Requests()[0].Path)
+	// Output:
+	// Example Bot discord bot
+	// /v1/projects/@me
+}
+
+func ExampleServer_AddVote() {
+	now := time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC)
+	srv := topggtest.NewServer(topggtest.WithNow(func() time.Time { return now }))
+	defer srv.Close()
+	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2})
+
+	_, body := get(srv, "/v1/projects/@me/votes?startDate="+url.QueryEscape(now.Add(-time.Hour).Format(time.RFC3339)))
+	var page struct {
+		Cursor string
+		Data   []struct {
+			UserID    string `json:"user_id"`
+			CreatedAt string `json:"created_at"`
+			ExpiresAt string `json:"expires_at"`
+		}
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		panic(err)
+	}
+	fmt.Println(page.Data[0].UserID, page.Data[0].CreatedAt, page.Data[0].ExpiresAt)
+	fmt.Println(page.Cursor != "")
+	// Output:
+	// 800506814562787328 2026-01-17T23:36:06.34732Z 2026-01-18T11:36:06.34732Z
+	// true
+}
+
+func ExampleServer_Inject() {
+	srv := topggtest.NewServer()
+	defer srv.Close()
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: 3 * time.Second})
+
+	res, body := get(srv, "/v1/projects/@me")
+	fmt.Println(res.StatusCode, res.Header.Get("Retry-After"), string(body))
+	res, _ = get(srv, "/v1/projects/@me")
+	fmt.Println(res.StatusCode)
+	// Output:
+	// 429 3 {"retry-after":3}
+	// 200
+}

@@ -1,0 +1,27 @@
+package topggtest
+
+import "time"
+
+// legacyLimited applies the v0 limit as a sliding window over the accepted
+// requests of the (single) valid token, and reports how long to wait when
+// the limit is spent. A refused request does not count. The service also
+// blocks for an hour once exceeded; the fake does not, so tests stay short.
+func (s *Server) legacyLimited(now time.Time) (time.Duration, bool) {
+	n, win := s.cfg.legacyLimit, s.cfg.legacyWin
+	if n <= 0 || win <= 0 {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cut := now.Add(-win)
+	i := 0
+	for i < len(s.legacyHits) && !s.legacyHits[i].After(cut) {
+		i++
+	}
+	s.legacyHits = s.legacyHits[i:]
+	if len(s.legacyHits) >= n {
+		return s.legacyHits[0].Add(win).Sub(now), true
+	}
+	s.legacyHits = append(s.legacyHits, now)
+	return 0, false
+}

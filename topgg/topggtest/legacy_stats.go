@@ -1,0 +1,184 @@
+package topggtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+)
+
+// LegacyStats is the last body accepted by POST /bots/:id/stats, decoded.
+type LegacyStats struct {
+	// ServerCount is server_count, or the sum of the list when server_count
+	// was sent as a per-shard array.
+	ServerCount int
+	// Shards is the per-shard list: shards, or server_count when it was an
+	// array; nil when neither was sent.
+	Shards []int
+	// ShardID and ShardCount are nil when absent.
+	ShardID    *int
+	ShardCount *int
+}
+
+// LegacyStats returns the last v0 stats posted and whether any were.
+func (s *Server) LegacyStats() (LegacyStats, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.legacyStats == nil {
+		return LegacyStats{}, false
+	}
+	st := *s.legacyStats
+	st.Shards = slices.Clone(st.Shards)
+	return st, true
+}
+
+// getLegacyStats serves GET /bots/:id/stats for any listed bot.
+func (s *Server) getLegacyStats(c *call) {
+	s.mu.Lock()
+	b, ok := s.findBotLocked(c.param)
+	s.mu.Unlock()
+	if !ok {
+		writeLegacyError(c.w, http.StatusNotFound, "Not found")
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		ServerCount *int  `json:"server_count,omitempty"`
+		Shards      []int `json:"shards"`
+		ShardCount  *int  `json:"shard_count,omitempty"`
+	}{b.ServerCount, orEmpty(b.Shards), b.ShardCount})
+}
+
+// postLegacyStats serves POST /bots/:id/stats for the token's own bot.
+func (s *Server) postLegacyStats(c *call) {
+	if !s.ownBotOnly(c) {
+		return
+	}
+	st, err := decodeLegacyStats(c.body)
+	if err != nil {
+		writeLegacyError(c.w, http.StatusBadRequest, err.Error())
+		return
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param })
+	if i < 0 {
+		// Unreachable while bots are never removed; kept so a future
+		// removal cannot index out of range.
+		writeLegacyError(c.w, http.StatusNotFound, "Not found")
+		return
+	}
+	applyLegacyStats(&s.bots[i], st)
+	s.legacyStats = &st
+	c.w.WriteHeader(http.StatusOK)
+}
+
+// applyLegacyStats folds a post into the bot's stats: a list replaces the
+// shards; a single shard's count (shard_id) updates its slot and the total.
+func applyLegacyStats(b *Bot, st LegacyStats) {
+	total := st.ServerCount
+	switch {
+	case st.Shards != nil:
+		b.Shards = slices.Clone(st.Shards)
+	case st.ShardID != nil:
+		size := *st.ShardID + 1
+		if st.ShardCount != nil {
+			size = max(size, *st.ShardCount)
+		}
+		for len(b.Shards) < size {
+			b.Shards = append(b.Shards, 0)
+		}
+		b.Shards[*st.ShardID] = st.ServerCount
+		total = 0
+		for _, n := range b.Shards {
+			total += n
+		}
+	}
+	b.ServerCount = &total
+	if st.ShardCount != nil {
+		n := *st.ShardCount
+		b.ShardCount = &n
+	}
+}
+
+func decodeLegacyStats(body []byte) (LegacyStats, error) {
+	var raw struct {
+		ServerCount json.RawMessage `json:"server_count"`
+		Shards      json.RawMessage `json:"shards"`
+		ShardID     json.RawMessage `json:"shard_id"`
+		ShardCount  json.RawMessage `json:"shard_count"`
+	}
+	if err := decodeStrict(body, &raw); err != nil {
+		return LegacyStats{}, fmt.Errorf("invalid body: %v", err)
+	}
+	var st LegacyStats
+	switch {
+	case isAbsent(raw.ServerCount):
+		return st, errors.New("server_count is required")
+	case raw.ServerCount[0] == '[':
+		list, err := parseCountList(raw.ServerCount)
+		if err != nil {
+			return st, fmt.Errorf("server_count: %v", err)
+		}
+		st.Shards = list
+		for _, n := range list {
+			st.ServerCount += n
+		}
+	default:
+		n, err := parseCount(raw.ServerCount)
+		if err != nil {
+			return st, fmt.Errorf("server_count %v", err)
+		}
+		st.ServerCount = n
+	}
+	if !isAbsent(raw.Shards) {
+		if st.Shards != nil {
+			return st, errors.New("send shards either as server_count or as shards, not both")
+		}
+		list, err := parseCountList(raw.Shards)
+		if err != nil {
+			return st, fmt.Errorf("shards: %v", err)
+		}
+		st.Shards = list
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  **int
+	}{{"shard_id", raw.ShardID, &st.ShardID}, {"shard_count", raw.ShardCount, &st.ShardCount}} {
+		if isAbsent(f.raw) {
+			continue
+		}
+		n, err := parseCount(f.raw)
+		if err != nil {
+			return st, fmt.Errorf("%s %v", f.name, err)
+		}
+		*f.dst = &n
+	}
+	if st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount {
+		return st, errors.New("shard_id must be less than shard_count")
+	}
+	return st, nil
+}
+
+func isAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+func parseCountList(raw json.RawMessage) ([]int, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		return nil, errors.New("must be an array of integers")
+	}
+	if len(items) == 0 {
+		return nil, errors.New("must not be empty")
+	}
+	out := make([]int, len(items))
+	for i, it := range items {
+		n, err := parseCount(it)
+		if err != nil {
+			return nil, fmt.Errorf("[%d] %v", i, err)
+		}
+		out[i] = n
+	}
+	return out, nil
+}

@@ -1,0 +1,71 @@
+package topggtest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"time"
+)
+
+// v0 voter rules, spec 4.2 and 8.
+const (
+	votersMax     = 1000
+	checkLookback = 12 * time.Hour
+)
+
+type voterJSON struct {
+	Username string `json:"username"`
+	ID       string `json:"id"`
+	Avatar   string `json:"avatar"`
+}
+
+// legacyVoters serves GET /bots/:id/votes: the last 1,000 unique voters,
+// most recent first, identified by the votes' PlatformID. Votes carry no
+// name, so username and avatar hash are derived from the id.
+func (s *Server) legacyVoters(c *call) {
+	if !s.ownBotOnly(c) {
+		return
+	}
+	out := []voterJSON{}
+	seen := map[string]bool{}
+	s.mu.Lock()
+	for i := len(s.votes) - 1; i >= 0 && len(out) < votersMax; i-- {
+		id := s.votes[i].PlatformID
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		sum := sha256.Sum256([]byte(id))
+		out = append(out, voterJSON{Username: "voter" + id, ID: id, Avatar: hex.EncodeToString(sum[:16])})
+	}
+	s.mu.Unlock()
+	writeJSON(c.w, http.StatusOK, out)
+}
+
+// legacyCheck serves GET /bots/:id/check?userId=: voted 1 when the user
+// (by PlatformID) has a vote created in the past 12 hours.
+func (s *Server) legacyCheck(c *call) {
+	if !s.ownBotOnly(c) {
+		return
+	}
+	userID := c.r.URL.Query().Get("userId")
+	if userID == "" {
+		writeLegacyError(c.w, http.StatusBadRequest, "userId is required")
+		return
+	}
+	since := c.now.Add(-checkLookback)
+	voted := 0
+	s.mu.Lock()
+	for i := len(s.votes) - 1; i >= 0; i-- {
+		v := s.votes[i]
+		if !v.CreatedAt.After(since) {
+			break // sorted by CreatedAt: nothing older can count
+		}
+		if v.PlatformID == userID {
+			voted = 1
+			break
+		}
+	}
+	s.mu.Unlock()
+	writeJSON(c.w, http.StatusOK, map[string]int{"voted": voted})
+}

@@ -1,0 +1,195 @@
+package topggtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Batch rules, spec 4.1 and wire-values.md.
+const (
+	batchMax       = 100
+	batchFutureMax = 5 * time.Minute
+)
+
+// MetricsRecord is one metrics payload the server accepted, from
+// PATCH /v1/projects/@me/metrics or one entry of
+// POST /v1/projects/@me/metrics/batch.
+type MetricsRecord struct {
+	// Metrics is the decoded payload, e.g. {"server_count": 12}.
+	Metrics map[string]int
+	// Timestamp is the batch entry's timestamp; zero when the entry had
+	// none and always zero for PATCH (see ReceivedAt).
+	Timestamp time.Time
+	// ReceivedAt is the server clock (see WithNow) when the request came in.
+	ReceivedAt time.Time
+	// Batch reports whether the payload came from a batch.
+	Batch bool
+}
+
+// Metrics returns every accepted metrics payload in application order: for
+// a batch, entries without a timestamp in request order, then timestamped
+// ones in ascending time.
+func (s *Server) Metrics() []MetricsRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]MetricsRecord, len(s.metrics))
+	for i, m := range s.metrics {
+		m.Metrics = maps.Clone(m.Metrics)
+		out[i] = m
+	}
+	return out
+}
+
+// metricsShape lists the fields a project kind accepts (spec 2.3).
+func metricsShape(p Project) (fields []string, ok bool) {
+	switch {
+	case p.Platform == PlatformDiscord && p.Type == TypeBot:
+		return []string{"server_count", "shard_count"}, true
+	case p.Platform == PlatformDiscord && p.Type == TypeServer:
+		return []string{"member_count", "online_count"}, true
+	case p.Platform == PlatformRoblox && p.Type == TypeGame:
+		return []string{"player_count"}, true
+	}
+	return nil, false
+}
+
+// validateMetrics checks one payload against the project's kind.
+func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
+	fields, ok := metricsShape(p)
+	if !ok {
+		return nil, fmt.Errorf("metrics are not supported for a %s %s project", p.Platform, p.Type)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, errors.New("metrics must be a JSON object")
+	}
+	if len(obj) == 0 {
+		return nil, errors.New("metrics must hold at least one field")
+	}
+	out := make(map[string]int, len(obj))
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !slices.Contains(fields, k) {
+			return nil, fmt.Errorf("%s is not a metric of a %s %s project", k, p.Platform, p.Type)
+		}
+		n, err := parseCount(obj[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s %w", k, err)
+		}
+		out[k] = n
+	}
+	if p.Type == TypeGame {
+		if _, ok := out["player_count"]; !ok {
+			return nil, errors.New("player_count is required")
+		}
+	}
+	member, hasMember := out["member_count"]
+	online, hasOnline := out["online_count"]
+	if hasMember && hasOnline && online > member {
+		return nil, fmt.Errorf("online_count (%d) must not exceed member_count (%d)", online, member)
+	}
+	return out, nil
+}
+
+func (s *Server) patchMetrics(c *call) {
+	m, err := validateMetrics(s.cfg.project, c.body)
+	if err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.metrics = append(s.metrics, MetricsRecord{Metrics: m, ReceivedAt: c.now})
+	s.mu.Unlock()
+	writeNoContent(c.w)
+}
+
+type batchEntry struct {
+	index   int
+	metrics json.RawMessage
+	ts      time.Time // zero without timestamp
+}
+
+// postMetricsBatch decodes the whole body first (a body that cannot be
+// ordered is refused before anything is applied), then applies entries in
+// the spec's order and stops at the first invalid one, leaving the earlier
+// ones applied.
+func (s *Server) postMetricsBatch(c *call) {
+	entries, err := decodeBatch(c.body)
+	if err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	slices.SortStableFunc(entries, func(a, b batchEntry) int {
+		switch {
+		case a.ts.IsZero() && b.ts.IsZero():
+			return 0
+		case a.ts.IsZero():
+			return -1
+		case b.ts.IsZero():
+			return 1
+		}
+		return a.ts.Compare(b.ts)
+	})
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		if !e.ts.IsZero() && e.ts.After(c.now.Add(batchFutureMax)) {
+			writeProblem(c.w, http.StatusUnprocessableEntity,
+				fmt.Sprintf("data[%d].timestamp: more than 5 minutes in the future", e.index))
+			return
+		}
+		m, err := validateMetrics(s.cfg.project, e.metrics)
+		if err != nil {
+			writeProblem(c.w, http.StatusUnprocessableEntity, fmt.Sprintf("data[%d].metrics: %v", e.index, err))
+			return
+		}
+		s.metrics = append(s.metrics, MetricsRecord{Metrics: m, Timestamp: e.ts, ReceivedAt: c.now, Batch: true})
+	}
+	writeNoContent(c.w)
+}
+
+func decodeBatch(body []byte) ([]batchEntry, error) {
+	var req struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, fmt.Errorf("invalid body: %w", err)
+	}
+	if req.Data == nil {
+		return nil, errors.New("data is required")
+	}
+	if n := len(req.Data); n < 1 || n > batchMax {
+		return nil, fmt.Errorf("data must hold 1 to %d entries, got %d", batchMax, n)
+	}
+	entries := make([]batchEntry, len(req.Data))
+	for i, raw := range req.Data {
+		var e struct {
+			Metrics   json.RawMessage `json:"metrics"`
+			Timestamp *string         `json:"timestamp"`
+		}
+		if err := decodeStrict(raw, &e); err != nil {
+			return nil, fmt.Errorf("data[%d]: %w", i, err)
+		}
+		if len(e.Metrics) == 0 || string(e.Metrics) == "null" {
+			return nil, fmt.Errorf("data[%d].metrics is required", i)
+		}
+		entries[i] = batchEntry{index: i, metrics: e.Metrics}
+		if e.Timestamp != nil {
+			ts, err := time.Parse(time.RFC3339Nano, *e.Timestamp)
+			if err != nil {
+				return nil, fmt.Errorf("data[%d].timestamp: not an ISO 8601 timestamp", i)
+			}
+			if ts.IsZero() {
+				return nil, fmt.Errorf("data[%d].timestamp: zero time", i)
+			}
+			entries[i].ts = ts
+		}
+	}
+	return entries, nil
+}

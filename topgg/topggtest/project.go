@@ -1,0 +1,148 @@
+package topggtest
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+)
+
+// Platform and type values of the projects the spec defines metrics for.
+const (
+	PlatformDiscord = "discord"
+	PlatformRoblox  = "roblox"
+
+	TypeBot    = "bot"
+	TypeServer = "server"
+	TypeGame   = "game"
+)
+
+// Project is the listed project that owns the server's token: what
+// GET /v1/projects/@me returns and what every v1 endpoint acts on.
+//
+// Platform and Type decide which metrics payload is accepted and whether
+// commands can be published (only for a Discord bot). Values the spec does
+// not define are served as given; metrics for such a kind are refused.
+type Project struct {
+	ID          string
+	Name        string
+	Platform    string
+	Type        string
+	Headline    string
+	Tags        []string
+	Votes       int
+	VotesTotal  int
+	ReviewScore float64
+	ReviewCount int
+	// PlatformID is the project's id on its platform: the Discord
+	// application (bot) id for a bot, which is also its v0 bot id; the guild
+	// id for a server; the universe id for a Roblox game.
+	PlatformID string
+}
+
+// DiscordBot returns a realistic Discord bot project. It is the default
+// project of [NewServer]; its bot (id PlatformID) is listed in the v0
+// directory.
+func DiscordBot() Project {
+	return Project{
+		ID:          "803190510032756736",
+		Name:        "Example Bot",
+		Platform:    PlatformDiscord,
+		Type:        TypeBot,
+		Headline:    "A friendly example bot that keeps your server tidy.",
+		Tags:        []string{"moderation", "utility"},
+		Votes:       42,
+		VotesTotal:  1337,
+		ReviewScore: 4.5,
+		ReviewCount: 12,
+		PlatformID:  "264811613708746752",
+	}
+}
+
+// DiscordServer returns a realistic Discord server (guild) project.
+func DiscordServer() Project {
+	return Project{
+		ID:          "1084541204582825984",
+		Name:        "Example Community",
+		Platform:    PlatformDiscord,
+		Type:        TypeServer,
+		Headline:    "A welcoming community for people who like examples.",
+		Tags:        []string{"community", "gaming"},
+		Votes:       17,
+		VotesTotal:  512,
+		ReviewScore: 4.8,
+		ReviewCount: 5,
+		PlatformID:  "1084539287597551686",
+	}
+}
+
+// RobloxGame returns a realistic Roblox game project.
+func RobloxGame() Project {
+	return Project{
+		ID:          "1191201011204009984",
+		Name:        "Example Obby",
+		Platform:    PlatformRoblox,
+		Type:        TypeGame,
+		Headline:    "Jump, climb and race through a hundred example stages.",
+		Tags:        []string{"obby", "adventure"},
+		Votes:       7,
+		VotesTotal:  99,
+		ReviewScore: 3.9,
+		ReviewCount: 3,
+		PlatformID:  "6516141723",
+	}
+}
+
+func (p Project) isDiscordBot() bool { return p.Platform == PlatformDiscord && p.Type == TypeBot }
+
+func (p Project) clone() Project {
+	p.Tags = slices.Clone(p.Tags)
+	return p
+}
+
+// projectJSON is the wire form of spec 2.1.
+type projectJSON struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Platform    string   `json:"platform"`
+	Type        string   `json:"type"`
+	Headline    string   `json:"headline"`
+	Tags        []string `json:"tags"`
+	Votes       int      `json:"votes"`
+	VotesTotal  int      `json:"votes_total"`
+	ReviewScore float64  `json:"review_score"`
+	ReviewCount int      `json:"review_count"`
+}
+
+func (p Project) wire() projectJSON {
+	tags := p.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return projectJSON{
+		ID: p.ID, Name: p.Name, Platform: p.Platform, Type: p.Type, Headline: p.Headline,
+		Tags: tags, Votes: p.Votes, VotesTotal: p.VotesTotal,
+		ReviewScore: p.ReviewScore, ReviewCount: p.ReviewCount,
+	}
+}
+
+// ProjectToken returns the token the fake issues by default for a project
+// id: three '.'-separated parts like a real project token, a base64url
+// header, a base64 (standard alphabet, padded) payload
+// {"_t":"","id":"<projectID>"} and a base64url signature. It is
+// deterministic, so two servers for the same project share a token.
+func ProjectToken(projectID string) string {
+	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	payloadJSON, _ := json.Marshal(struct {
+		T  string `json:"_t"`
+		ID string `json:"id"`
+	}{T: "", ID: projectID})
+	// The standard padded alphabet on purpose: real tokens vary, and a client
+	// that only decodes base64url should fail here rather than in production.
+	payload := base64.StdEncoding.EncodeToString(payloadJSON)
+	mac := hmac.New(sha256.New, []byte("topggtest-signing-key"))
+	mac.Write([]byte(header + "." + payload))
+	sig := base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	return header + "." + payload + "." + sig
+}

@@ -1,0 +1,83 @@
+package topggtest
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"unicode/utf8"
+)
+
+// supportedLocales are the locale codes PATCH /v1/projects/@me accepts (spec 2.7).
+var supportedLocales = []string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
+
+// Length limits in characters (runes), spec 4.1 and 8.
+const (
+	headlineMin    = 3
+	headlineMax    = 140
+	pageContentMin = 300
+	pageContentMax = 50000
+)
+
+// ProjectUpdate is the merged result of every accepted
+// PATCH /v1/projects/@me: the latest value per locale.
+type ProjectUpdate struct {
+	Headline    map[string]string
+	PageContent map[string]string
+}
+
+// ProjectUpdates returns a copy of the headline and page content set so far
+// by PATCH /v1/projects/@me, merged per locale. The maps are empty, not
+// nil, before any update. GET /v1/projects/@me keeps the creation headline,
+// as the service's cache would for up to an hour.
+func (s *Server) ProjectUpdates() ProjectUpdate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ProjectUpdate{Headline: cloneMap(s.headline), PageContent: cloneMap(s.pageContent)}
+}
+
+func (s *Server) getProject(c *call) {
+	writeJSON(c.w, http.StatusOK, s.cfg.project.wire())
+}
+
+func (s *Server) patchProject(c *call) {
+	var body struct {
+		Headline    map[string]string `json:"headline"`
+		PageContent map[string]string `json:"page_content"`
+	}
+	if err := decodeStrict(c.body, &body); err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, "invalid body: "+err.Error())
+		return
+	}
+	if len(body.Headline)+len(body.PageContent) == 0 {
+		writeProblem(c.w, http.StatusUnprocessableEntity, "at least one of headline or page_content is required")
+		return
+	}
+	if err := checkLocalized("headline", body.Headline, headlineMin, headlineMax); err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	if err := checkLocalized("page_content", body.PageContent, pageContentMin, pageContentMax); err != nil {
+		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	s.mu.Lock()
+	maps.Copy(s.headline, body.Headline)
+	maps.Copy(s.pageContent, body.PageContent)
+	s.mu.Unlock()
+	writeNoContent(c.w)
+}
+
+// checkLocalized validates every locale and length, in locale order so the
+// reported error is deterministic.
+func checkLocalized(field string, m map[string]string, lo, hi int) error {
+	for _, loc := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(supportedLocales, loc) {
+			return fmt.Errorf("%s: unsupported locale %q", field, loc)
+		}
+		if n := utf8.RuneCountInString(m[loc]); n < lo || n > hi {
+			return fmt.Errorf("%s.%s: must be %d to %d characters, got %d", field, loc, lo, hi, n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package topggtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// problem is the v1 error body (RFC 9457 problem+json). RetryAfter is set
+// only on 429 answers, mirroring the service's {"retry-after": N} body.
+type problem struct {
+	Type       string `json:"type"`
+	Title      string `json:"title"`
+	Status     int    `json:"status"`
+	Detail     string `json:"detail"`
+	RetryAfter *int   `json:"retry-after,omitempty"`
+}
+
+func writeProblem(w http.ResponseWriter, status int, detail string) {
+	writeProblemBody(w, problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
+}
+
+func writeProblemBody(w http.ResponseWriter, p problem) {
+	b, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(b)
+}
+
+func writeLegacyError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// writeError answers in the error shape of the version the path belongs to.
+func writeError(w http.ResponseWriter, path string, status int, msg string) {
+	if isV1Path(path) {
+		writeProblem(w, status, msg)
+		return
+	}
+	writeLegacyError(w, status, msg)
+}
+
+func isV1Path(path string) bool { return path == "/v1" || strings.HasPrefix(path, "/v1/") }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "topggtest: encode: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
+
+// retryAfterSeconds rounds up so a client waiting the announced seconds is
+// never early; at least 1.
+func retryAfterSeconds(d time.Duration) int {
+	secs := int((d + time.Second - 1) / time.Second)
+	return max(secs, 1)
+}
+
+// writeRateLimited answers 429 with a Retry-After header and the service's
+// {"retry-after": N} body.
+func writeRateLimited(w http.ResponseWriter, d time.Duration) {
+	secs := retryAfterSeconds(d)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
+}
+
+// decodeStrict decodes exactly one JSON value, refusing unknown members and
+// trailing data, so a misspelt field in a client is caught.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("empty body")
+		}
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+// parseInt accepts only a JSON integer literal ("5"), not 5.0, 1e3, "5" or
+// null: the service's counts are integers.
+func parseInt(raw json.RawMessage) (int, error) {
+	s := string(bytes.TrimSpace(raw))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, errors.New("must be an integer")
+	}
+	return int(n), nil
+}
+
+// parseCount is parseInt that also refuses negatives.
+func parseCount(raw json.RawMessage) (int, error) {
+	n, err := parseInt(raw)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, errors.New("must be >= 0")
+	}
+	return n, nil
+}
+
+// hasJSONContentType reports whether a request with a body declares JSON.
+func hasJSONContentType(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -1,0 +1,236 @@
+package topggtest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestURLIsMountedUnderAPIPrefix(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	u, err := url.Parse(s.URL)
+	require.NoError(t, err)
+	require.Equal(t, "http", u.Scheme)
+	require.Equal(t, "127.0.0.1", u.Hostname())
+	require.Equal(t, "/api", u.Path)
+
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
+
+	// A client that drops the base path reaches the host root: 404.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u.Scheme+"://"+u.Host+"/v1/projects/@me", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.Token())
+	res, err := s.Client().Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+}
+
+func TestDefaultTokenLooksLikeAProjectToken(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Project{DiscordBot(), DiscordServer(), RobloxGame()} {
+		s := newTestServer(t, WithProject(p))
+		parts := strings.Split(s.Token(), ".")
+		require.Len(t, parts, 3)
+		_, err := base64.RawURLEncoding.DecodeString(parts[0])
+		require.NoError(t, err)
+		_, err = base64.RawURLEncoding.DecodeString(parts[2])
+		require.NoError(t, err)
+		payload, err := base64.StdEncoding.DecodeString(parts[1])
+		require.NoError(t, err)
+		var claims map[string]string
+		require.NoError(t, json.Unmarshal(payload, &claims))
+		require.Equal(t, map[string]string{"_t": "", "id": p.ID}, claims)
+	}
+}
+
+func TestWithTokenReplacesDefault(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, WithToken("custom-token"))
+	require.Equal(t, "custom-token", s.Token())
+	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer custom-token", nil), http.StatusOK)
+	requireProblem(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer "+ProjectToken(DiscordBot().ID), nil), http.StatusUnauthorized)
+}
+
+func TestV1Auth(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for name, auth := range map[string]string{
+		"missing":      "",
+		"bare token":   s.Token(),
+		"wrong token":  "Bearer " + s.Token() + "x",
+		"other scheme": "Basic " + s.Token(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			detail := requireProblem(t, send(t, s, http.MethodGet, "/v1/projects/@me", auth, nil), http.StatusUnauthorized)
+			require.NotContains(t, detail, s.Token())
+		})
+	}
+	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "bearer "+s.Token(), nil), http.StatusOK)
+}
+
+func TestV0Auth(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	id := DiscordBot().PlatformID
+	requireStatus(t, send(t, s, http.MethodGet, "/bots/"+id, s.Token(), nil), http.StatusOK)
+	for name, auth := range map[string]string{
+		"missing":     "",
+		"bearer":      "Bearer " + s.Token(),
+		"wrong token": s.Token() + "x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			msg := requireLegacyError(t, send(t, s, http.MethodGet, "/bots/"+id, auth, nil), http.StatusUnauthorized)
+			require.NotContains(t, msg, s.Token())
+		})
+	}
+}
+
+func TestUnknownRoutesAndMethods(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for _, p := range []string{"/v1/projects/123", "/v1/projects/@me/nope", "/v1/projects/@me/", "/v1", "/v1/projects/@me/metrics/batch/x"} {
+		requireProblem(t, send(t, s, http.MethodGet, p, "Bearer "+s.Token(), nil), http.StatusNotFound)
+	}
+	for _, p := range []string{"/users/1", "/bots/1/nope", "/", "/bots/", "/v2/projects/@me"} {
+		requireLegacyError(t, send(t, s, http.MethodGet, p, s.Token(), nil), http.StatusNotFound)
+	}
+
+	r := v1(t, s, http.MethodDelete, "/projects/@me", nil)
+	requireProblem(t, r, http.StatusMethodNotAllowed)
+	require.Equal(t, "GET, PATCH", r.Header.Get("Allow"))
+	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/metrics", `{"server_count":1}`), http.StatusMethodNotAllowed)
+	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/commands", `[]`), http.StatusMethodNotAllowed)
+	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/metrics/batch", nil), http.StatusMethodNotAllowed)
+
+	r = v0(t, s, http.MethodPut, "/bots/1/stats", nil)
+	requireLegacyError(t, r, http.StatusMethodNotAllowed)
+	require.Equal(t, "GET, POST", r.Header.Get("Allow"))
+}
+
+func TestBodyMustBeJSON(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPatch, s.URL+"/v1/projects/@me/metrics", strings.NewReader(`{"server_count":1}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.Token())
+	req.Header.Set("Content-Type", "text/plain")
+	res, err := s.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusUnsupportedMediaType, res.StatusCode)
+	require.Empty(t, s.Metrics())
+
+	req.Body = io.NopCloser(strings.NewReader(`{"server_count":1}`))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	res, err = s.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNoContent, res.StatusCode)
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	big := bytes.Repeat([]byte("a"), maxBodyBytes+1)
+	requireProblem(t, v1(t, s, http.MethodPatch, "/projects/@me", big), http.StatusRequestEntityTooLarge)
+	reqs := s.Requests()
+	require.Len(t, reqs, 1)
+	require.Len(t, reqs[0].Body, maxBodyBytes)
+}
+
+func TestRequestsAreRecorded(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	s := newTestServer(t, WithNow(clock.Now))
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=2026-01-01T00:00:00Z", nil), http.StatusOK)
+	clock.Advance(1)
+	requireStatus(t, v1(t, s, http.MethodPatch, "/projects/@me/metrics", `{"server_count":3}`), http.StatusNoContent)
+	requireLegacyError(t, send(t, s, http.MethodGet, "/bots/1", "", nil), http.StatusUnauthorized)
+
+	reqs := s.Requests()
+	require.Len(t, reqs, 3)
+	require.Equal(t, http.MethodGet, reqs[0].Method)
+	require.Equal(t, "/v1/projects/@me/votes", reqs[0].Path)
+	require.Equal(t, "2026-01-01T00:00:00Z", reqs[0].Query.Get("startDate"))
+	require.Equal(t, "Bearer "+s.Token(), reqs[0].Header.Get("Authorization"))
+	require.Empty(t, reqs[0].Body)
+	require.Equal(t, t0, reqs[0].At)
+	require.Equal(t, "/v1/projects/@me/metrics", reqs[1].Path)
+	require.JSONEq(t, `{"server_count":3}`, string(reqs[1].Body))
+	require.Equal(t, t0.Add(1), reqs[1].At)
+	require.Equal(t, "/bots/1", reqs[2].Path)
+
+	// The copy is the caller's.
+	reqs[0].Header.Set("Authorization", "changed")
+	require.Equal(t, "Bearer "+s.Token(), s.Requests()[0].Header.Get("Authorization"))
+}
+
+func TestAcceptsCountsConnections(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	require.Zero(t, s.Accepts())
+	for range 5 {
+		requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
+	}
+	require.Equal(t, 1, s.Accepts(), "keep-alive reuse should use one connection")
+
+	s.CloseClientConnections()
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
+	require.Equal(t, 2, s.Accepts())
+
+	noReuse := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	t.Cleanup(noReuse.CloseIdleConnections)
+	for range 3 {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+"/v1/projects/@me", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+s.Token())
+		res, err := noReuse.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	require.Equal(t, 5, s.Accepts())
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	t.Parallel()
+	s := NewServer()
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
+	s.Close()
+	s.Close()
+	_, err := http.Get(s.URL + "/v1/projects/@me")
+	require.Error(t, err)
+}
+
+func TestLoggerNeverSeesTheToken(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := newTestServer(t, WithLogger(logger))
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
+	requireStatus(t, v0(t, s, http.MethodGet, "/bots?limit=1", nil), http.StatusOK)
+	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer wrong", nil), http.StatusUnauthorized)
+	out := buf.String()
+	assert.Contains(t, out, "path=/v1/projects/@me")
+	assert.Contains(t, out, "status=401")
+	assert.NotContains(t, out, s.Token())
+	assert.NotContains(t, out, "wrong")
+}
+
+func TestOptionsValidation(t *testing.T) {
+	t.Parallel()
+	require.Panics(t, func() { NewServer(WithPageSize(0)) })
+	require.Panics(t, func() { NewServer(WithNow(nil)) })
+}

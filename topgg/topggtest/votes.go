@@ -1,0 +1,187 @@
+package topggtest
+
+import (
+	"net/http"
+	"sort"
+	"time"
+)
+
+// Vote rules: a vote lasts 12 hours; history reaches back one year.
+const (
+	voteLifetime = 12 * time.Hour
+)
+
+// Vote is one vote for the project. It feeds the v1 vote history and
+// lookup and the v0 voters list and check (where the voter's id is
+// PlatformID).
+type Vote struct {
+	// UserID is the voter's Top.gg user id (source=topgg).
+	UserID string
+	// PlatformID is the voter's Discord user id (source=discord, and v0).
+	PlatformID string
+	// Weight is how many votes it counts for: 1, or 2 on weekends.
+	Weight    int
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// storedVote orders votes by (CreatedAt, seq); seq is the insertion
+// sequence, so a cursor is a position in that order, stable under inserts.
+type storedVote struct {
+	Vote
+	nano int64
+	seq  int64
+}
+
+func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
+
+// AddVote records a vote. Defaults: Weight 1, CreatedAt the server clock,
+// ExpiresAt CreatedAt+12h. It is safe to call at any time, also while
+// requests are served; a vote added after the last page is served by the
+// next request with the last cursor, unless it is dated before that cursor's
+// position (as with the real service, a late vote dated in the past is
+// skipped by cursors).
+func (s *Server) AddVote(v Vote) {
+	now := s.now()
+	if v.Weight == 0 {
+		v.Weight = 1
+	}
+	if v.CreatedAt.IsZero() {
+		v.CreatedAt = now
+	}
+	if v.ExpiresAt.IsZero() {
+		v.ExpiresAt = v.CreatedAt.Add(voteLifetime)
+	}
+	// Drop the monotonic reading: votes are wall-clock facts.
+	v.CreatedAt, v.ExpiresAt = v.CreatedAt.Round(0), v.ExpiresAt.Round(0)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.voteSeq++
+	sv := storedVote{Vote: v, nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}
+	// seq is the largest so far, so the vote goes after every vote with the
+	// same or an earlier time.
+	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].nano > sv.nano })
+	s.votes = append(s.votes, storedVote{})
+	copy(s.votes[i+1:], s.votes[i:])
+	s.votes[i] = sv
+}
+
+// AddVotes records several votes, each as by AddVote.
+func (s *Server) AddVotes(votes ...Vote) {
+	for _, v := range votes {
+		s.AddVote(v)
+	}
+}
+
+// Votes returns every recorded vote, ordered by CreatedAt (then insertion).
+func (s *Server) Votes() []Vote {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Vote, len(s.votes))
+	for i, v := range s.votes {
+		out[i] = v.Vote
+	}
+	return out
+}
+
+// voteJSON is a vote record of the vote list page.
+type voteJSON struct {
+	UserID     string `json:"user_id"`
+	PlatformID string `json:"platform_id"`
+	Weight     int    `json:"weight"`
+	CreatedAt  string `json:"created_at"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+type votePage struct {
+	Cursor string     `json:"cursor"`
+	Data   []voteJSON `json:"data"`
+}
+
+// listVotes serves GET /v1/projects/@me/votes: a page after the cursor's
+// position, or from startDate.
+func (s *Server) listVotes(c *call) {
+	q := c.r.URL.Query()
+	var from position
+	if cur := q.Get("cursor"); cur != "" {
+		p, ok := s.decodeCursor(cur)
+		if !ok {
+			writeProblem(c.w, http.StatusBadRequest, "the cursor is invalid or has expired; restart from a startDate")
+			return
+		}
+		from = p
+	} else {
+		raw := q.Get("startDate")
+		if raw == "" {
+			writeProblem(c.w, http.StatusBadRequest, "startDate is required when no cursor is given")
+			return
+		}
+		start, err := time.Parse(time.RFC3339Nano, raw)
+		if err != nil {
+			writeProblem(c.w, http.StatusBadRequest, "startDate must be an ISO 8601 timestamp")
+			return
+		}
+		if start.Before(c.now.AddDate(-1, 0, 0)) {
+			writeProblem(c.w, http.StatusUnprocessableEntity, "startDate must not be more than one year in the past")
+			return
+		}
+		// seq -1 puts the position just before every vote at startDate.
+		from = position{nano: start.UnixNano(), seq: -1}
+	}
+
+	s.mu.Lock()
+	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].pos().after(from) })
+	end := min(i+s.cfg.pageSize, len(s.votes))
+	page := votePage{Data: make([]voteJSON, 0, end-i)}
+	for _, v := range s.votes[i:end] {
+		page.Data = append(page.Data, voteJSON{
+			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
+			CreatedAt: formatTime(v.CreatedAt), ExpiresAt: formatTime(v.ExpiresAt),
+		})
+		from = v.pos()
+	}
+	page.Cursor = s.encodeCursor(from)
+	s.mu.Unlock()
+
+	writeJSON(c.w, http.StatusOK, page)
+}
+
+// voteStatus serves GET /v1/projects/@me/votes/:user_id: the latest vote of
+// the user that has not expired.
+func (s *Server) voteStatus(c *call) {
+	byPlatform := false
+	switch src := c.r.URL.Query().Get("source"); src {
+	case "", "topgg":
+	case "discord":
+		byPlatform = true
+	default:
+		writeProblem(c.w, http.StatusBadRequest, "source must be topgg or discord")
+		return
+	}
+
+	s.mu.Lock()
+	var found *Vote
+	for i := len(s.votes) - 1; i >= 0; i-- {
+		v := s.votes[i].Vote
+		id := v.UserID
+		if byPlatform {
+			id = v.PlatformID
+		}
+		if id == c.param && v.ExpiresAt.After(c.now) {
+			found = &v
+			break
+		}
+	}
+	s.mu.Unlock()
+
+	if found == nil {
+		writeProblem(c.w, http.StatusNotFound, "no active vote for this user")
+		return
+	}
+	writeJSON(c.w, http.StatusOK, struct {
+		CreatedAt string `json:"created_at"`
+		ExpiresAt string `json:"expires_at"`
+		Weight    int    `json:"weight"`
+	}{formatTime(found.CreatedAt), formatTime(found.ExpiresAt), found.Weight})
+}
