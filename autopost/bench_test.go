@@ -1,0 +1,184 @@
+package autopost
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Run with: go test -run '^$' -bench . -benchmem ./autopost/
+
+// benchShard returns a ready shard of session "s1" with n available guilds
+// (ids (i+1)<<22) and a session whose State is on "s1".
+func benchShard(b *testing.B, n int) (*shard, *discordgo.Session) {
+	b.Helper()
+	sh := newShard(newTally(), 0, 1)
+	sh.applyReady(readyOf(n, 0))
+	s, err := discordgo.New("Bot bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.State.Ready.SessionID = "s1"
+	return sh, s
+}
+
+func readyOf(n int, first uint64) readyInfo {
+	r := readyInfo{session: "s1", seq: 1, guilds: make([]readyGuild, n)}
+	for i := range r.guilds {
+		r.guilds[i] = readyGuild{id: (first + uint64(i) + 1) << 22}
+	}
+	return r
+}
+
+func createEvent(id uint64) *discordgo.Event {
+	return &discordgo.Event{Type: "GUILD_CREATE", Struct: &discordgo.GuildCreate{Guild: &discordgo.Guild{
+		ID: strconv.FormatUint(id, 10), Name: "g", MemberCount: 2}}}
+}
+
+func deleteEvent(id uint64, unavailable bool) *discordgo.Event {
+	return &discordgo.Event{Type: "GUILD_DELETE", Struct: &discordgo.GuildDelete{Guild: &discordgo.Guild{
+		ID: strconv.FormatUint(id, 10), Unavailable: unavailable}}}
+}
+
+// BenchmarkGuildEvent measures one GUILD_CREATE or GUILD_DELETE through the
+// discordgo handler (State lock, id parse, shard lock, map update, totals),
+// on a shard of 10,000 guilds. Each op is one event. As in discordgo, where
+// the handler runs right after the event was decoded, the event is hot in
+// the cache: one event value per kind is reused with the next guild's id.
+func BenchmarkGuildEvent(b *testing.B) {
+	const n = 10_000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.FormatUint(uint64(i+1)<<22, 10)
+	}
+	// run feeds the events of kinds in turn, each for the next guild.
+	run := func(b *testing.B, kinds ...*discordgo.Event) *shard {
+		sh, s := benchShard(b, n)
+		guild := func(e *discordgo.Event) *discordgo.Guild {
+			if gc, ok := e.Struct.(*discordgo.GuildCreate); ok {
+				return gc.Guild
+			}
+			return e.Struct.(*discordgo.GuildDelete).Guild
+		}
+		b.ReportAllocs()
+		seq := int64(1)
+		for i := 0; b.Loop(); i++ {
+			seq++
+			e := kinds[i%len(kinds)]
+			guild(e).ID = ids[(i/len(kinds))%n]
+			e.Sequence = seq
+			sh.onEvent(s, e)
+		}
+		return sh
+	}
+	b.Run("create/lazy", func(b *testing.B) {
+		// The GUILD_CREATE that follows READY, or a repeated one: no change.
+		run(b, createEvent(0))
+	})
+	b.Run("delete/outage+create/return", func(b *testing.B) {
+		sh := run(b, deleteEvent(0, true), createEvent(0))
+		if got := int(sh.t.servers.Load()); got != n {
+			b.Fatalf("servers %d, want %d", got, n)
+		}
+	})
+	b.Run("delete/remove+create/join", func(b *testing.B) {
+		run(b, deleteEvent(0, false), createEvent(0))
+	})
+	b.Run("stale", func(b *testing.B) {
+		// An event older than the guild's last one (handled out of order).
+		sh, s := benchShard(b, n)
+		e := createEvent(1 << 22)
+		e.Sequence = 1
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.onEvent(s, e)
+		}
+	})
+	b.Run("other-event-type", func(b *testing.B) {
+		// The handler sees every dispatch; others cost a string switch.
+		sh, s := benchShard(b, n)
+		e := &discordgo.Event{Type: "MESSAGE_CREATE", Sequence: 5}
+		b.ReportAllocs()
+		for b.Loop() {
+			sh.onEvent(s, e)
+		}
+	})
+}
+
+// BenchmarkBuildPost measures building one v1 post (the numbers and the
+// payload) for 10 guilds on 1 shard and for 1,000,000 guilds on 1,000
+// shards: the running totals make them cost the same. The v0 post, which
+// lists every shard, is shown for comparison.
+func BenchmarkBuildPost(b *testing.B) {
+	for _, tc := range []struct{ shards, perShard int }{{1, 10}, {1000, 1000}} {
+		p := &Poster{cfg: Config{ShardCount: tc.shards}, t: newTally(), sessions: map[*discordgo.Session]*shard{}}
+		for i := range tc.shards {
+			sh := newShard(p.t, i, tc.shards)
+			r := readyOf(tc.perShard, uint64(i*tc.perShard))
+			r.session = fmt.Sprint("s", i)
+			r.shard = &[2]int{i, tc.shards}
+			sh.applyReady(r)
+			p.shards = append(p.shards, sh)
+			p.t.attached.Add(1)
+		}
+		name := fmt.Sprintf("guilds=%d/shards=%d", tc.shards*tc.perShard, tc.shards)
+		b.Run("v1/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m := metrics(p.snapshotV1())
+				if *m.ServerCount != tc.shards*tc.perShard {
+					b.Fatalf("servers %d", *m.ServerCount)
+				}
+			}
+		})
+		b.Run("v0/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if snap := p.snapshotV0(); snap.servers != tc.shards*tc.perShard || !snap.local {
+					b.Fatalf("servers %d local %v", snap.servers, snap.local)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryPerGuild reports the heap a tracked guild takes: the shard
+// map filled from READY (pre-sized) and grown by joins.
+func BenchmarkMemoryPerGuild(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		for _, how := range []string{"ready", "joins"} {
+			b.Run(fmt.Sprintf("%s/guilds=%d", how, n), func(b *testing.B) {
+				var perGuild float64
+				for b.Loop() {
+					r := readyOf(n, 0)
+					var before, after runtime.MemStats
+					runtime.GC()
+					runtime.ReadMemStats(&before)
+					sh := newShard(newTally(), 0, 1)
+					if how == "ready" {
+						sh.applyReady(r)
+					} else {
+						sh.applyReady(readyInfo{session: "s1", seq: 1})
+						sh.mu.Lock()
+						for i, g := range r.guilds {
+							sh.applyLocked(int64(i+2), g.id, stateAvailable)
+						}
+						sh.mu.Unlock()
+					}
+					runtime.GC()
+					runtime.ReadMemStats(&after)
+					runtime.KeepAlive(r)
+					if _, servers, _, _ := sh.stats(); servers != n {
+						b.Fatalf("servers %d", servers)
+					}
+					runtime.KeepAlive(sh)
+					perGuild = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				}
+				b.ReportMetric(perGuild, "bytes/guild")
+			})
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package autopost
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// Mode selects the interface the Poster posts to.
+type Mode int
+
+const (
+	// ModeV1 posts the v1 metrics of the project (PATCH /v1/projects/@me/metrics
+	// with server_count and shard_count) and backfills missed samples with a
+	// metrics batch. It is the default.
+	ModeV1 Mode = iota
+	// ModeV0 posts the legacy bot stats (POST /bots/:bot_id/stats), with the
+	// bot id taken from the sessions' READY. It has no backfill: v0 stats carry
+	// no timestamp.
+	ModeV0
+)
+
+// String names the mode for logs.
+func (m Mode) String() string {
+	switch m {
+	case ModeV1:
+		return "v1"
+	case ModeV0:
+		return "v0"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Defaults of the Config fields left zero.
+const (
+	// DefaultInterval is the time between two posts.
+	DefaultInterval = 30 * time.Minute
+	// MinRecommendedInterval is the shortest interval that does not log a
+	// warning: Top.gg limits how often a bot may post.
+	MinRecommendedInterval = 15 * time.Minute
+	// DefaultRefresh is the longest time without a post when the numbers do
+	// not change.
+	DefaultRefresh = 3 * time.Hour
+	// DefaultReadyTimeout is how long the first post waits for every attached
+	// shard to receive its READY.
+	DefaultReadyTimeout = 5 * time.Minute
+	// MaxBackfill is the largest number of missed samples kept while the
+	// service is unreachable: one metrics batch.
+	MaxBackfill = topgg.MaxBatch
+)
+
+// Config configures a Poster. The zero value is usable: v1, every 30 minutes.
+type Config struct {
+	// Mode selects v1 metrics (default) or v0 bot stats.
+	Mode Mode
+	// Interval is the time between two posts (default 30 minutes). Below 15
+	// minutes is allowed, for tests and demos, but logged as a warning.
+	Interval time.Duration
+	// Refresh is the longest time between two posts when the numbers do not
+	// change (default 3 hours). It is raised to Interval if smaller.
+	Refresh time.Duration
+	// ReadyTimeout bounds the wait for every attached shard's READY before the
+	// first post (default 5 minutes). After it, the Poster posts the counts of
+	// the shards that are ready, once at least one is.
+	ReadyTimeout time.Duration
+	// ShardCount is the bot's total number of shards, posted as shard_count.
+	// Zero takes it from the sessions: the largest of their shard counts (as
+	// set in ShardID/ShardCount or Identify.Shard, and confirmed by READY) and
+	// the number of sessions attached.
+	ShardCount int
+	// MaxBackfill is how many missed samples are kept while the service is
+	// unreachable (default and maximum 100, one metrics batch; negative turns
+	// backfill off).
+	MaxBackfill int
+	// OnPost, if not nil, is called after each post attempt (posted, skipped or
+	// failed) from the Poster's goroutine. It must not block for long; a panic
+	// in it is recovered and logged.
+	OnPost func(Result)
+	// Logger receives one line per post and the warnings (default: discard).
+	Logger *slog.Logger
+}
+
+// withDefaults checks c and fills in its zero fields.
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.Mode != ModeV1 && c.Mode != ModeV0:
+		return c, fmt.Errorf("autopost: unknown mode %d", int(c.Mode))
+	case c.Interval < 0, c.Refresh < 0, c.ReadyTimeout < 0:
+		return c, errors.New("autopost: Interval, Refresh and ReadyTimeout must not be negative")
+	case c.ShardCount < 0:
+		return c, errors.New("autopost: ShardCount must not be negative")
+	case c.MaxBackfill > MaxBackfill:
+		return c, fmt.Errorf("autopost: MaxBackfill %d: at most %d (one metrics batch)", c.MaxBackfill, MaxBackfill)
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Refresh == 0 {
+		c.Refresh = DefaultRefresh
+	}
+	c.Refresh = max(c.Refresh, c.Interval)
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	switch {
+	case c.MaxBackfill == 0:
+		c.MaxBackfill = MaxBackfill
+	case c.MaxBackfill < 0:
+		c.MaxBackfill = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

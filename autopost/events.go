@@ -1,0 +1,106 @@
+package autopost
+
+import (
+	"encoding/json"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// onEvent is the shard's discordgo handler. It takes the raw *discordgo.Event
+// rather than the typed events because only the raw event carries the gateway
+// sequence number, which orders the events whatever goroutine runs first.
+func (sh *shard) onEvent(s *discordgo.Session, e *discordgo.Event) {
+	switch e.Type {
+	case "GUILD_CREATE":
+		gc, ok := e.Struct.(*discordgo.GuildCreate)
+		if !ok || gc.Guild == nil {
+			return
+		}
+		id, unavailable, session := guildFields(s, gc.Guild)
+		gid, ok := parseSnowflake(id)
+		if !ok {
+			return
+		}
+		state := stateAvailable
+		if unavailable {
+			state = stateUnavailable
+		}
+		sh.guildEvent(session, e.Sequence, gid, state)
+	case "GUILD_DELETE":
+		gd, ok := e.Struct.(*discordgo.GuildDelete)
+		if !ok || gd.Guild == nil {
+			return
+		}
+		id, unavailable, session := guildFields(s, gd.Guild)
+		gid, ok := parseSnowflake(id)
+		if !ok {
+			return
+		}
+		state := stateRemoved
+		if unavailable {
+			state = stateUnavailable
+		}
+		sh.guildEvent(session, e.Sequence, gid, state)
+	case "READY":
+		if r, ok := readReady(e); ok {
+			sh.applyReady(r)
+		}
+	}
+}
+
+// guildFields reads the guild's id and availability and the session the
+// event came on. discordgo's State keeps the GUILD_CREATE guild and later
+// overwrites it in place (on GUILD_UPDATE, say) under its own lock, so the
+// fields are read under that lock. The session is the State's READY session:
+// State takes each READY before discordgo reads the next message, so it is
+// the session of this event unless a whole reconnect happened since.
+func guildFields(s *discordgo.Session, g *discordgo.Guild) (id string, unavailable bool, session string) {
+	if s == nil || s.State == nil {
+		return g.ID, g.Unavailable, ""
+	}
+	st := s.State
+	st.RLock()
+	id, unavailable, session = g.ID, g.Unavailable, st.Ready.SessionID
+	st.RUnlock()
+	return id, unavailable, session
+}
+
+// readyWire is the part of READY the tracker needs.
+type readyWire struct {
+	SessionID string      `json:"session_id"`
+	User      *wireUser   `json:"user"`
+	Shard     *[2]int     `json:"shard"`
+	Guilds    []wireGuild `json:"guilds"`
+}
+
+type wireUser struct {
+	ID string `json:"id"`
+}
+
+type wireGuild struct {
+	ID          string `json:"id"`
+	Unavailable bool   `json:"unavailable"`
+}
+
+// readReady copies what the tracker needs out of READY. It decodes the raw
+// payload, which nothing modifies: the decoded *discordgo.Ready shares its
+// guild slice and pointers with State, which shifts the slice on GUILD_DELETE
+// and overwrites the guilds on GUILD_CREATE, possibly before this handler runs.
+func readReady(e *discordgo.Event) (readyInfo, bool) {
+	var w readyWire
+	if len(e.RawData) == 0 || json.Unmarshal(e.RawData, &w) != nil {
+		return readyInfo{}, false
+	}
+	info := readyInfo{session: w.SessionID, seq: e.Sequence, shard: w.Shard, guilds: make([]readyGuild, 0, len(w.Guilds))}
+	if w.User != nil {
+		info.botID = w.User.ID
+	}
+	for _, g := range w.Guilds {
+		id, ok := parseSnowflake(g.ID)
+		if !ok {
+			continue
+		}
+		info.guilds = append(info.guilds, readyGuild{id: id, unavailable: g.Unavailable})
+	}
+	return info, true
+}

@@ -1,0 +1,62 @@
+package autopost_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// Example keeps a one-shard bot's counts on its listing. It runs against the
+// module's fakes of Discord and Top.gg; a real bot makes its client with
+// topgg.New(token) and its sessions with discordgo.New("Bot " + token).
+func Example() {
+	discord, err := discordtest.NewServer(discordtest.WithGuilds(
+		discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1), discordtest.GuildIDForShard(2, 0, 1)))
+	if err != nil {
+		panic(err)
+	}
+	defer discord.Close()
+	topggFake := topggtest.NewServer()
+	defer topggFake.Close()
+
+	client, err := topgg.New(topggFake.Token(), topgg.WithBaseURL(topggFake.URL), topgg.WithHTTPClient(topggFake.Client()))
+	if err != nil {
+		panic(err)
+	}
+	posted := make(chan autopost.Result, 1)
+	poster, err := autopost.New(client, autopost.Config{
+		// Interval, Refresh, ReadyTimeout: the defaults (30 minutes, 3 hours, 5 minutes).
+		OnPost: func(r autopost.Result) {
+			select {
+			case posted <- r:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	session, err := discord.NewSession(0, 1)
+	if err != nil {
+		panic(err)
+	}
+	poster.Attach(session) // before Open, so that READY is seen
+	if err := poster.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	if err := session.Open(); err != nil {
+		panic(err)
+	}
+
+	r := <-posted // the first post goes out once the shard is ready
+	fmt.Printf("posted %d servers, %d shard, error: %v\n", r.Servers, r.Shards, r.Err)
+
+	poster.Stop()
+	_ = session.Close()
+	// Output: posted 3 servers, 1 shard, error: <nil>
+}

@@ -1,0 +1,206 @@
+package autopost_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+const metricsPath = "/v1/projects/@me/metrics"
+
+// setup describes a fixture: a fake Discord with real discordgo sessions, a
+// fake Top.gg with a real client, and a Poster between them.
+type setup struct {
+	shards     int
+	perShard   int   // guilds per shard at the start
+	open       []int // shards to attach and open; nil: all
+	idle       []int // shards to attach but not open
+	syncEvents bool
+	cfg        autopost.Config
+	retry      *topgg.RetryPolicy // default: fast retries, 429s not waited out by the client
+	dcOpts     []discordtest.Option
+	tgOpts     []topggtest.Option
+}
+
+type fixture struct {
+	t        *testing.T
+	dc       *discordtest.Server
+	tg       *topggtest.Server
+	client   *topgg.Client
+	sessions map[int]*discordgo.Session
+	poster   *autopost.Poster
+	detach   map[int]func()
+	shards   int
+
+	mu      sync.Mutex
+	results []autopost.Result
+}
+
+// newFixture starts the servers, attaches and opens the sessions, and
+// starts the Poster. Everything is stopped and closed by t.Cleanup.
+func newFixture(t *testing.T, s setup) *fixture {
+	t.Helper()
+	if s.shards == 0 {
+		s.shards = 1
+	}
+	if s.open == nil {
+		for i := range s.shards {
+			s.open = append(s.open, i)
+		}
+	}
+	var guilds []string
+	for shard := range s.shards {
+		for n := range s.perShard {
+			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, s.shards))
+		}
+	}
+	dc, err := discordtest.NewServer(append([]discordtest.Option{
+		discordtest.WithShardCount(s.shards), discordtest.WithGuilds(guilds...),
+	}, s.dcOpts...)...)
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+	tg := topggtest.NewServer(s.tgOpts...)
+	t.Cleanup(tg.Close)
+
+	retry := topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
+	if s.retry != nil {
+		retry = *s.retry
+	}
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()),
+		topgg.WithRetryPolicy(retry))
+	require.NoError(t, err)
+
+	f := &fixture{t: t, dc: dc, tg: tg, client: client, sessions: map[int]*discordgo.Session{},
+		detach: map[int]func(){}, shards: s.shards}
+	cfg := s.cfg
+	if cfg.Interval == 0 {
+		cfg.Interval = 20 * time.Millisecond
+	}
+	user := cfg.OnPost
+	cfg.OnPost = func(r autopost.Result) {
+		f.mu.Lock()
+		f.results = append(f.results, r)
+		f.mu.Unlock()
+		if user != nil {
+			user(r)
+		}
+	}
+	f.poster, err = autopost.New(client, cfg)
+	require.NoError(t, err)
+
+	for _, id := range slices.Concat(s.open, s.idle) {
+		sess, err := dc.NewSession(id, s.shards)
+		require.NoError(t, err)
+		sess.SyncEvents = s.syncEvents
+		f.sessions[id] = sess
+		f.detach[id] = f.poster.Attach(sess)
+	}
+	t.Cleanup(f.closeSessions)
+	require.NoError(t, f.poster.Start(context.Background()))
+	t.Cleanup(f.poster.Stop)
+	for _, id := range s.open {
+		require.NoError(t, f.sessions[id].Open())
+	}
+	return f
+}
+
+// closeSessions closes the sessions in parallel: discordgo's Close sleeps a
+// second.
+func (f *fixture) closeSessions() {
+	var wg sync.WaitGroup
+	for _, s := range f.sessions {
+		wg.Go(func() { _ = s.Close() })
+	}
+	wg.Wait()
+}
+
+func (f *fixture) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	f.t.Cleanup(cancel)
+	return ctx
+}
+
+// patches returns the metrics posted with PATCH, in order.
+func (f *fixture) patches() []topggtest.MetricsRecord {
+	var out []topggtest.MetricsRecord
+	for _, m := range f.tg.Metrics() {
+		if !m.Batch {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitPosted waits until the last PATCH carries servers.
+func (f *fixture) waitPosted(servers int) {
+	f.t.Helper()
+	require.Eventually(f.t, func() bool {
+		p := f.patches()
+		return len(p) > 0 && p[len(p)-1].Metrics["server_count"] == servers
+	}, 5*time.Second, 5*time.Millisecond, "server_count %d never posted; posted: %v", servers, f.patches())
+	p := f.patches()
+	require.Equal(f.t, f.shards, p[len(p)-1].Metrics["shard_count"])
+}
+
+func (f *fixture) resultsCopy() []autopost.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]autopost.Result(nil), f.results...)
+}
+
+func (f *fixture) requests(method, path string) []topggtest.Request {
+	var out []topggtest.Request
+	for _, r := range f.tg.Requests() {
+		if (method == "" || r.Method == method) && r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// guild returns the n-th guild id of a shard of the fixture.
+func (f *fixture) guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, f.shards) }
+
+// syncBuffer is a bytes.Buffer safe for the Poster's goroutine and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newTextLogger logs text lines without the time.
+func newTextLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: slog.LevelDebug,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}

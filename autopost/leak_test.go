@@ -1,0 +1,75 @@
+package autopost_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// TestStopLeavesNoGoroutine runs alone (not parallel), so that any goroutine
+// left after Stop and the closes is the Poster's.
+func TestStopLeavesNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1)))
+	require.NoError(t, err)
+	defer dc.Close()
+	tg := topggtest.NewServer()
+	defer tg.Close()
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	require.NoError(t, err)
+	p, err := autopost.New(client, autopost.Config{Interval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	sess, err := dc.NewSession(0, 1)
+	require.NoError(t, err)
+	detach := p.Attach(sess)
+	require.NoError(t, p.Start(context.Background()))
+	require.NoError(t, sess.Open())
+	require.Eventually(t, func() bool { return len(tg.Metrics()) > 0 }, 5*time.Second, 5*time.Millisecond)
+
+	// A post held in flight by the server is cancelled by Stop.
+	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 100})
+	require.NoError(t, dc.Join(context.Background(), discordtest.GuildIDForShard(1, 0, 1)))
+	require.Eventually(t, func() bool { return len(tg.Requests()) > 1 }, 5*time.Second, 5*time.Millisecond)
+	p.Stop()
+	p.Stop()
+	detach()
+	require.NoError(t, sess.Close())
+}
+
+// TestRunReturnsOnCancel: Run returns nil once its context is done, also
+// while it waits for READY.
+func TestRunReturnsOnCancel(t *testing.T) {
+	client, err := topgg.New("token")
+	require.NoError(t, err)
+	p, err := autopost.New(client, autopost.Config{})
+	require.NoError(t, err)
+	dc, err := discordtest.NewServer()
+	require.NoError(t, err)
+	defer dc.Close()
+	sess, err := dc.NewSession(0, 1)
+	require.NoError(t, err)
+	p.Attach(sess) // never opened: Run waits for READY
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

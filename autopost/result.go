@@ -1,0 +1,59 @@
+package autopost
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Result is the outcome of one post attempt, given to [Config.OnPost].
+type Result struct {
+	// At is when the attempt started.
+	At time.Time
+	// Servers and Shards are the numbers the attempt posted (or would have).
+	Servers, Shards int
+	// Skipped is true when nothing was sent: the numbers were those of the
+	// last post and the refresh time had not come.
+	Skipped bool
+	// Backfilled is how many missed samples were sent in a metrics batch
+	// before the current numbers.
+	Backfilled int
+	// Err is why the attempt failed (a *topgg.RateLimitError, *topgg.APIError,
+	// *topgg.RequestError, ...); nil when posted or skipped.
+	Err error
+	// RetryIn is, after a failure, the wait before the next attempt.
+	RetryIn time.Duration
+}
+
+// report logs one line for the attempt and calls OnPost.
+func (p *Poster) report(ctx context.Context, r Result) {
+	attrs := []slog.Attr{slog.Int("servers", r.Servers), slog.Int("shards", r.Shards)}
+	switch {
+	case r.Skipped:
+		p.log.LogAttrs(ctx, slog.LevelDebug, "server count unchanged since the last post; not posted", attrs...)
+	case r.Err == nil && r.Backfilled > 0:
+		attrs = append(attrs, slog.Int("backfilled", r.Backfilled))
+		p.log.LogAttrs(ctx, slog.LevelInfo, "posted the samples missed while Top.gg was unreachable, then the server count", attrs...)
+	case r.Err == nil:
+		p.log.LogAttrs(ctx, slog.LevelInfo, "posted the server count to Top.gg", attrs...)
+	default:
+		attrs = append(attrs, slog.Duration("retry_in", r.RetryIn), slog.String("error", r.Err.Error()))
+		if r.Backfilled > 0 {
+			attrs = append(attrs, slog.Int("backfilled", r.Backfilled))
+		}
+		p.log.LogAttrs(ctx, slog.LevelWarn, "could not post the server count to Top.gg; will retry", attrs...)
+	}
+	if p.cfg.OnPost != nil {
+		p.callOnPost(ctx, r)
+	}
+}
+
+func (p *Poster) callOnPost(ctx context.Context, r Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.LogAttrs(ctx, slog.LevelError, "OnPost panicked", slog.String("panic", fmt.Sprint(v)))
+		}
+	}()
+	p.cfg.OnPost(r)
+}

@@ -1,0 +1,298 @@
+package autopost
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The state of a tracked guild sits in the low bits of its table value; the
+// gateway sequence number of the event that set it fills the rest. One uint64
+// per guild keeps the table small (16 bytes a slot) and the update allocation-free.
+const (
+	stateAvailable   uint64 = 0 // counted
+	stateUnavailable uint64 = 1 // in an outage: still counted
+	stateRemoved     uint64 = 2 // the bot left: a tombstone, not counted
+	stateBits               = 2
+	stateMask               = 1<<stateBits - 1
+)
+
+func pack(seq int64, state uint64) uint64 { return uint64(seq)<<stateBits | state }
+func seqOf(v uint64) int64                { return int64(v >> stateBits) }
+
+// Tombstones of removed guilds keep a late, older GUILD_CREATE from bringing a
+// guild back. One is needed only while such an event can still be in flight,
+// so a sweep drops those that are tombstoneLag sequence numbers old. Sweeps run
+// when the tombstones outnumber a quarter of the live guilds (and at least
+// minSweep), which keeps their cost O(1) per removal, amortised.
+const (
+	tombstoneLag = 1 << 14
+	minSweep     = 1024
+)
+
+// tally holds the running totals over all shards of a Poster, so that building
+// a v1 post costs the same for 10 guilds as for a million.
+type tally struct {
+	servers     atomic.Int64
+	unavailable atomic.Int64
+	ready       atomic.Int64 // attached shards that have their READY
+	attached    atomic.Int64
+	shardHint   atomic.Int64 // largest shard count the sessions announced
+	botID       atomic.Pointer[string]
+	// readyCh wakes the first post when a shard gets READY or is detached.
+	readyCh chan struct{}
+}
+
+func newTally() *tally { return &tally{readyCh: make(chan struct{}, 1)} }
+
+func (t *tally) wake() {
+	select {
+	case t.readyCh <- struct{}{}:
+	default:
+	}
+}
+
+func (t *tally) hintShards(n int) {
+	for {
+		cur := t.shardHint.Load()
+		if int64(n) <= cur || t.shardHint.CompareAndSwap(cur, int64(n)) {
+			return
+		}
+	}
+}
+
+// pending is a guild event that overtook its session's READY.
+type pending struct {
+	seq   int64
+	id    uint64
+	state uint64
+}
+
+// shard counts the guilds of one gateway shard (one discordgo session).
+//
+// Events are ordered per guild by sequence number: an event older than the
+// one already applied to its guild is dropped, so the outcome does not depend
+// on the order the handler goroutines run in. Events whose session differs
+// from the one of the applied READY wait in early until that READY arrives,
+// which then replaces the guild set and replays them.
+type shard struct {
+	t *tally
+
+	mu          sync.Mutex
+	id, count   int // shard pair, from the session, then from READY
+	ready       bool
+	detached    bool
+	session     string // session of the applied READY
+	prevSession string // the one before: its late events are dropped
+	guilds      guildTable
+	servers     int // guilds counted: available or in an outage
+	unavailable int
+	tombs       int
+	sweepAt     int
+	maxSeq      int64
+	early       []pending
+	earlySess   string
+}
+
+func newShard(t *tally, id, count int) *shard {
+	return &shard{t: t, id: id, count: count}
+}
+
+// guildEvent applies a GUILD_CREATE or GUILD_DELETE that sets guild id to
+// state. session is the gateway session the event came on ("" if unknown);
+// seq its sequence number (<= 0 if unknown: it then counts as the newest).
+func (sh *shard) guildEvent(session string, seq int64, id uint64, state uint64) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.detached {
+		return
+	}
+	if session == "" && sh.ready {
+		session = sh.session
+	}
+	if !sh.ready || session != sh.session {
+		if sh.ready && session == sh.prevSession {
+			return // a straggler of the session before the current one
+		}
+		if session != sh.earlySess {
+			sh.early, sh.earlySess = sh.early[:0], session
+		}
+		sh.early = append(sh.early, pending{seq: seq, id: id, state: state})
+		return
+	}
+	sh.applyLocked(seq, id, state)
+}
+
+// applyLocked sets guild id to state unless a newer event already touched it,
+// and keeps the counts. The caller holds sh.mu.
+func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
+	if seq <= 0 {
+		seq = sh.maxSeq + 1
+	}
+	sh.maxSeq = max(sh.maxSeq, seq)
+	s := sh.guilds.lookup(id)
+	known, old := s.key == id, s.val
+	if known && seqOf(old) >= seq {
+		return
+	}
+	if known {
+		s.val = pack(seq, state)
+	} else {
+		sh.guilds.insert(s, id, pack(seq, state))
+	}
+	oldState := stateRemoved
+	if known {
+		oldState = old & stateMask
+	}
+	if known && oldState == state {
+		return
+	}
+	var dServers, dUnavailable int
+	if known {
+		switch oldState {
+		case stateAvailable:
+			dServers--
+		case stateUnavailable:
+			dServers--
+			dUnavailable--
+		case stateRemoved:
+			sh.tombs--
+		}
+	}
+	switch state {
+	case stateAvailable:
+		dServers++
+	case stateUnavailable:
+		dServers++
+		dUnavailable++
+	case stateRemoved:
+		sh.tombs++
+	}
+	sh.servers += dServers
+	sh.unavailable += dUnavailable
+	if dServers != 0 {
+		sh.t.servers.Add(int64(dServers))
+	}
+	if dUnavailable != 0 {
+		sh.t.unavailable.Add(int64(dUnavailable))
+	}
+	if sh.tombs > sh.sweepAt {
+		sh.sweepLocked()
+	}
+}
+
+// sweepLocked drops the tombstones no late event can need any more.
+func (sh *shard) sweepLocked() {
+	horizon := sh.maxSeq - tombstoneLag
+	stale := func(v uint64) bool { return v&stateMask == stateRemoved && seqOf(v) <= horizon }
+	drop := 0
+	for _, s := range sh.guilds.slots {
+		if s.key != 0 && stale(s.val) {
+			drop++
+		}
+	}
+	if drop > 0 {
+		sh.guilds.rebuild(sh.guilds.used, func(v uint64) bool { return !stale(v) })
+		sh.tombs -= drop
+	}
+	sh.sweepAt = max(minSweep, sh.servers/4, 2*sh.tombs)
+}
+
+// readyGuild is a guild listed in READY, copied out of the event.
+type readyGuild struct {
+	id          uint64
+	unavailable bool
+}
+
+// readyInfo is what the shard needs of a READY.
+type readyInfo struct {
+	session string
+	seq     int64
+	botID   string
+	shard   *[2]int
+	guilds  []readyGuild
+}
+
+// applyReady replaces the shard's guild set with the READY's and replays the
+// events of that session that came first. A READY of the current or the
+// previous session changes nothing.
+func (sh *shard) applyReady(r readyInfo) {
+	seq := max(r.seq, 1)
+	m := newGuildTable(len(r.guilds))
+	servers, unavailable := 0, 0
+	for _, g := range r.guilds {
+		state := stateAvailable
+		if g.unavailable {
+			state = stateUnavailable
+			unavailable++
+		}
+		s := m.lookup(g.id)
+		if s.key == g.id { // listed twice: keep the first
+			if state == stateUnavailable {
+				unavailable--
+			}
+			continue
+		}
+		m.insert(s, g.id, pack(seq, state))
+		servers++
+	}
+
+	sh.mu.Lock()
+	if sh.detached || (sh.ready && r.session != "" && (r.session == sh.session || r.session == sh.prevSession)) {
+		sh.mu.Unlock()
+		return // a duplicate READY, or one of an older session
+	}
+	sh.t.servers.Add(int64(servers - sh.servers))
+	sh.t.unavailable.Add(int64(unavailable - sh.unavailable))
+	sh.guilds, sh.servers, sh.unavailable, sh.tombs, sh.maxSeq = m, servers, unavailable, 0, seq
+	sh.sweepAt = max(minSweep, servers/4)
+	sh.prevSession, sh.session = sh.session, r.session
+	if r.shard != nil && r.shard[1] > 0 {
+		sh.id, sh.count = r.shard[0], r.shard[1]
+	}
+	if sh.earlySess == r.session || sh.earlySess == "" {
+		for _, e := range sh.early {
+			sh.applyLocked(e.seq, e.id, e.state)
+		}
+		sh.early, sh.earlySess = nil, ""
+	}
+	became := !sh.ready
+	sh.ready = true
+	count := sh.count
+	sh.mu.Unlock()
+
+	sh.t.hintShards(count)
+	if r.botID != "" {
+		sh.t.botID.Store(&r.botID)
+	}
+	if became {
+		sh.t.ready.Add(1)
+	}
+	sh.t.wake()
+}
+
+// detach takes the shard out of the totals; later events are ignored.
+func (sh *shard) detach() {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.detached {
+		return
+	}
+	sh.detached = true
+	sh.t.servers.Add(-int64(sh.servers))
+	sh.t.unavailable.Add(-int64(sh.unavailable))
+	if sh.ready {
+		sh.t.ready.Add(-1)
+	}
+	sh.t.attached.Add(-1)
+	sh.guilds, sh.early = guildTable{}, nil
+	sh.servers, sh.unavailable = 0, 0
+	sh.t.wake()
+}
+
+// stats returns the shard's id, its counted guilds, those in an outage, and
+// whether it has its READY.
+func (sh *shard) stats() (id, servers, unavailable int, ready bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.id, sh.servers, sh.unavailable, sh.ready
+}

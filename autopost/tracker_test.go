@@ -1,0 +1,377 @@
+package autopost
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests in this file feed the shard's discordgo handler events made the
+// way discordgo makes them (raw payload plus decoded struct), in shuffled
+// orders, and compare the counts with a model that applies them in order.
+
+type evKind int
+
+const (
+	evCreate evKind = iota // GUILD_CREATE (join, lazy load or return)
+	evOutage               // GUILD_DELETE unavailable
+	evRemove               // GUILD_DELETE
+)
+
+// step is one guild event of a timeline, in wire order.
+type step struct {
+	kind evKind
+	id   uint64
+}
+
+// timeline is one gateway session: READY then guild events.
+type timeline struct {
+	session string
+	ready   []uint64 // guild stubs in READY (all unavailable, as on Discord)
+	steps   []step
+}
+
+// model applies a timeline in wire order: the counts the shard must end with.
+func (tl timeline) model() (servers, unavailable int) {
+	set := map[uint64]bool{} // id -> unavailable
+	for _, id := range tl.ready {
+		set[id] = true
+	}
+	for _, s := range tl.steps {
+		switch s.kind {
+		case evCreate:
+			set[s.id] = false
+		case evOutage:
+			set[s.id] = true
+		case evRemove:
+			delete(set, s.id)
+		}
+	}
+	for _, un := range set {
+		if un {
+			unavailable++
+		}
+	}
+	return len(set), unavailable
+}
+
+// events makes the discordgo events of the timeline: READY has sequence 1,
+// the steps follow.
+func (tl timeline) events(t testing.TB) []*discordgo.Event {
+	guilds := make([]map[string]any, len(tl.ready))
+	for i, id := range tl.ready {
+		guilds[i] = map[string]any{"id": strconv.FormatUint(id, 10), "unavailable": true}
+	}
+	evs := []*discordgo.Event{makeEvent(t, "READY", 1, map[string]any{
+		"v": 10, "session_id": tl.session, "user": map[string]any{"id": "1100000000000000001", "username": "bot"},
+		"shard": []int{0, 1}, "guilds": guilds,
+	})}
+	for i, s := range tl.steps {
+		evs = append(evs, guildEvent(t, int64(i+2), s))
+	}
+	return evs
+}
+
+func guildEvent(t testing.TB, seq int64, s step) *discordgo.Event {
+	id := strconv.FormatUint(s.id, 10)
+	switch s.kind {
+	case evCreate:
+		return makeEvent(t, "GUILD_CREATE", seq, map[string]any{"id": id, "name": "g", "unavailable": false, "member_count": 2})
+	case evOutage:
+		return makeEvent(t, "GUILD_DELETE", seq, map[string]any{"id": id, "unavailable": true})
+	default:
+		return makeEvent(t, "GUILD_DELETE", seq, map[string]any{"id": id})
+	}
+}
+
+// makeEvent builds an event as discordgo's onEvent does: RawData and Struct.
+func makeEvent(t testing.TB, typ string, seq int64, d any) *discordgo.Event {
+	raw, err := json.Marshal(d)
+	require.NoError(t, err)
+	e := &discordgo.Event{Operation: 0, Sequence: seq, Type: typ, RawData: raw}
+	switch typ {
+	case "READY":
+		e.Struct = &discordgo.Ready{}
+	case "GUILD_CREATE":
+		e.Struct = &discordgo.GuildCreate{}
+	case "GUILD_DELETE":
+		e.Struct = &discordgo.GuildDelete{}
+	}
+	require.NoError(t, json.Unmarshal(raw, e.Struct))
+	return e
+}
+
+// randomTimeline makes a plausible session: READY with n stubs, their lazy
+// GUILD_CREATEs, then ops random joins, removals, outages and returns.
+func randomTimeline(r *rand.Rand, session string, n, ops int, nextID *uint64) timeline {
+	tl := timeline{session: session}
+	state := map[uint64]bool{} // id -> unavailable
+	var ids []uint64
+	newID := func() uint64 { *nextID++; return *nextID << 22 }
+	for range n {
+		id := newID()
+		tl.ready = append(tl.ready, id)
+		state[id] = true
+		ids = append(ids, id)
+	}
+	for _, id := range tl.ready {
+		tl.steps = append(tl.steps, step{evCreate, id})
+		state[id] = false
+	}
+	for range ops {
+		var id uint64
+		if len(ids) > 0 {
+			id = ids[r.IntN(len(ids))]
+		}
+		un, present := state[id]
+		switch k := r.IntN(10); {
+		case len(ids) == 0 || k < 3: // join
+			id = newID()
+			ids = append(ids, id)
+			state[id] = false
+			tl.steps = append(tl.steps, step{evCreate, id})
+		case !present && k < 5: // rejoin a guild the bot left
+			state[id] = false
+			tl.steps = append(tl.steps, step{evCreate, id})
+		case present && k < 6:
+			delete(state, id)
+			tl.steps = append(tl.steps, step{evRemove, id})
+		case present && !un:
+			state[id] = true
+			tl.steps = append(tl.steps, step{evOutage, id})
+		case present && un:
+			state[id] = false
+			tl.steps = append(tl.steps, step{evCreate, id})
+		}
+	}
+	return tl
+}
+
+// testSession is a discordgo session whose State has taken the READY of
+// session, as discordgo's reader goroutine does before any handler runs.
+func testSession(t testing.TB, session string) *discordgo.Session {
+	s, err := discordgo.New("Bot test-token")
+	require.NoError(t, err)
+	s.State.Ready.SessionID = session
+	return s
+}
+
+func TestShardInOrder(t *testing.T) {
+	t.Parallel()
+	const a, b, c, d, e, f, g = 1 << 22, 2 << 22, 3 << 22, 4 << 22, 5 << 22, 6 << 22, 7 << 22
+	tl := timeline{
+		session: "s1",
+		ready:   []uint64{a, b, c, d, e},
+		steps: []step{
+			{evCreate, a}, {evCreate, b}, {evCreate, c}, {evCreate, d}, {evCreate, e}, // lazy load: no join
+			{evCreate, f},                // join
+			{evRemove, b},                // removal
+			{evOutage, c}, {evCreate, c}, // outage and return: counted once
+			{evOutage, d},                // outage: still counted
+			{evCreate, g}, {evRemove, g}, // join then leave
+			{evRemove, e}, {evCreate, e}, // leave then join again
+			{evRemove, 99 << 22}, // removal of an unknown guild
+			{evCreate, a},        // a repeated GUILD_CREATE
+		},
+	}
+	servers, unavailable := tl.model()
+	require.Equal(t, 5, servers) // a c d e f
+	require.Equal(t, 1, unavailable)
+
+	tal := newTally()
+	sh := newShard(tal, 0, 1)
+	s := testSession(t, "s1")
+	for _, ev := range tl.events(t) {
+		sh.onEvent(s, ev)
+	}
+	_, gotServers, gotUnavailable, ready := sh.stats()
+	assert.True(t, ready)
+	assert.Equal(t, servers, gotServers)
+	assert.Equal(t, unavailable, gotUnavailable)
+	assert.Equal(t, int64(servers), tal.servers.Load())
+	assert.Equal(t, int64(unavailable), tal.unavailable.Load())
+	assert.Equal(t, "1100000000000000001", *tal.botID.Load())
+}
+
+func TestShardShuffled(t *testing.T) {
+	t.Parallel()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for round := range 200 {
+		var next uint64
+		tl := randomTimeline(r, "s1", r.IntN(20), r.IntN(60), &next)
+		wantServers, wantUnavailable := tl.model()
+		evs := tl.events(t)
+		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+
+		tal := newTally()
+		sh := newShard(tal, 0, 1)
+		s := testSession(t, "s1")
+		for _, ev := range evs {
+			sh.onEvent(s, ev)
+		}
+		_, servers, unavailable, ready := sh.stats()
+		require.True(t, ready, "round %d", round)
+		require.Equal(t, wantServers, servers, "round %d: servers", round)
+		require.Equal(t, wantUnavailable, unavailable, "round %d: unavailable", round)
+		require.Equal(t, int64(wantServers), tal.servers.Load(), "round %d: total", round)
+	}
+}
+
+// TestShardReconnectShuffled: a new session's READY replaces the guild set,
+// even when some of the new session's events are handled before it.
+func TestShardReconnectShuffled(t *testing.T) {
+	t.Parallel()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for round := range 200 {
+		var next uint64
+		first := randomTimeline(r, "s1", 1+r.IntN(15), r.IntN(40), &next)
+		// The second session lists other guilds: some left, some joined
+		// while the bot was disconnected.
+		second := randomTimeline(r, "s2", 1+r.IntN(15), r.IntN(40), &next)
+		wantServers, wantUnavailable := second.model()
+
+		tal := newTally()
+		sh := newShard(tal, 0, 1)
+		s := testSession(t, "s1")
+		evs := first.events(t)
+		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+		for _, ev := range evs {
+			sh.onEvent(s, ev)
+		}
+		s.State.Ready.SessionID = "s2"
+		evs = second.events(t)
+		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+		for _, ev := range evs {
+			sh.onEvent(s, ev)
+		}
+		_, servers, unavailable, _ := sh.stats()
+		require.Equal(t, wantServers, servers, "round %d: servers", round)
+		require.Equal(t, wantUnavailable, unavailable, "round %d: unavailable", round)
+		require.Equal(t, int64(wantServers), tal.servers.Load(), "round %d: total", round)
+		require.Equal(t, int64(1), tal.ready.Load(), "round %d: one ready shard", round)
+	}
+}
+
+// TestShardConcurrent runs every handler in its own goroutine, as discordgo
+// does without SyncEvents, on several shards sharing one tally.
+func TestShardConcurrent(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	tal := newTally()
+	var next uint64
+	want := 0
+	var wg sync.WaitGroup
+	var shards []*shard
+	for i := range 4 {
+		tl := randomTimeline(r, fmt.Sprint("s", i), 50, 200, &next)
+		n, _ := tl.model()
+		want += n
+		sh := newShard(tal, i, 4)
+		shards = append(shards, sh)
+		s := testSession(t, tl.session)
+		for _, ev := range tl.events(t) {
+			wg.Go(func() { sh.onEvent(s, ev) })
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, int64(want), tal.servers.Load())
+	assert.Equal(t, int64(4), tal.ready.Load())
+	sum := 0
+	for _, sh := range shards {
+		_, n, _, _ := sh.stats()
+		sum += n
+	}
+	assert.Equal(t, want, sum)
+}
+
+// TestShardReadyReadsRawPayload: READY is read from its raw payload, not from
+// the decoded struct that discordgo's State changes in place.
+func TestShardReadyReadsRawPayload(t *testing.T) {
+	t.Parallel()
+	tl := timeline{session: "s1", ready: []uint64{1 << 22, 2 << 22, 3 << 22}}
+	ev := tl.events(t)[0]
+	// What State does to the READY guild slice on GUILD_DELETE of the first.
+	r := ev.Struct.(*discordgo.Ready)
+	r.Guilds = append(r.Guilds[:0], r.Guilds[1:]...)
+	sh := newShard(newTally(), 0, 1)
+	sh.onEvent(testSession(t, "s1"), ev)
+	_, servers, unavailable, _ := sh.stats()
+	assert.Equal(t, 3, servers)
+	assert.Equal(t, 3, unavailable)
+}
+
+func TestShardStaleSessionAndDuplicateReady(t *testing.T) {
+	t.Parallel()
+	tal := newTally()
+	sh := newShard(tal, 0, 1)
+	s := testSession(t, "s1")
+	sh.onEvent(s, timeline{session: "s1", ready: []uint64{1 << 22}}.events(t)[0])
+	s.State.Ready.SessionID = "s2"
+	sh.onEvent(s, timeline{session: "s2", ready: []uint64{2 << 22, 3 << 22}}.events(t)[0])
+	// A late event of s1 and a repeated READY of s1 or s2 change nothing.
+	sh.guildEvent("s1", 50, 4<<22, stateAvailable)
+	sh.onEvent(s, timeline{session: "s1", ready: []uint64{5 << 22}}.events(t)[0])
+	sh.onEvent(s, timeline{session: "s2", ready: []uint64{6 << 22}}.events(t)[0])
+	_, servers, _, _ := sh.stats()
+	assert.Equal(t, 2, servers)
+	assert.Equal(t, int64(2), tal.servers.Load())
+	assert.Equal(t, int64(1), tal.ready.Load())
+}
+
+// TestShardTombstoneSweep: tombstones of removed guilds are swept once no
+// late event can need them, so memory stays bounded, and until then a late
+// GUILD_CREATE older than the removal is ignored.
+func TestShardTombstoneSweep(t *testing.T) {
+	t.Parallel()
+	tal := newTally()
+	sh := newShard(tal, 0, 1)
+	sh.onEvent(testSession(t, "s1"), timeline{session: "s1"}.events(t)[0])
+	seq := int64(1)
+	const pairs = 50000
+	for i := range uint64(pairs) {
+		seq++
+		sh.guildEvent("s1", seq, (i+1)<<22, stateAvailable)
+		seq++
+		sh.guildEvent("s1", seq, (i+1)<<22, stateRemoved)
+	}
+	_, servers, _, _ := sh.stats()
+	require.Equal(t, 0, servers)
+	sh.mu.Lock()
+	kept, tombs := sh.guilds.used, sh.tombs
+	sh.mu.Unlock()
+	assert.Equal(t, kept, tombs)
+	assert.Less(t, kept, pairs/2, "tombstones are swept")
+
+	// The last removal's tombstone is still there: an older GUILD_CREATE of
+	// that guild, handled late, does not bring it back.
+	sh.guildEvent("s1", seq-1, pairs<<22, stateAvailable)
+	_, servers, _, _ = sh.stats()
+	assert.Equal(t, 0, servers)
+	assert.Equal(t, int64(0), tal.servers.Load())
+}
+
+func TestShardDetach(t *testing.T) {
+	t.Parallel()
+	tal := newTally()
+	tal.attached.Add(1)
+	sh := newShard(tal, 0, 1)
+	s := testSession(t, "s1")
+	sh.onEvent(s, timeline{session: "s1", ready: []uint64{1 << 22, 2 << 22}}.events(t)[0])
+	require.Equal(t, int64(2), tal.servers.Load())
+	sh.detach()
+	sh.onEvent(s, guildEvent(t, 5, step{evCreate, 9 << 22}))
+	assert.Equal(t, int64(0), tal.servers.Load())
+	assert.Equal(t, int64(0), tal.ready.Load())
+	assert.Equal(t, int64(0), tal.attached.Load())
+}
