@@ -1,0 +1,231 @@
+package voterewards
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// idleSource never answers; benchmarks feed pages to ingest themselves.
+type idleSource struct{}
+
+func (idleSource) Votes(ctx context.Context, _ topgg.VotesQuery) (*topgg.VotePage, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// benchPoller returns a poller whose store is loaded and whose workers run,
+// but without the fetch and expiry loops: the caller plays the fetch loop.
+func benchPoller(b *testing.B, store Store, now func() time.Time, delivered *atomic.Int64, expire bool) (*Poller, context.Context) {
+	b.Helper()
+	cfg := Config{
+		Store: store, Now: now, Concurrency: DefaultConcurrency,
+		OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil },
+	}
+	if expire {
+		cfg.OnExpire = func(context.Context, Vote) error { return nil }
+	}
+	p, err := New(idleSource{}, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loopCtx, _, err := p.prepare(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if expire {
+		p.loops.Go(func() { p.expiryLoop(loopCtx) })
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	return p, loopCtx
+}
+
+// benchPage returns page number n of a synthetic history: 100 votes a page,
+// one every spacing from base, users cycling through users.
+func benchPage(n int, base time.Time, spacing time.Duration, users int) *topgg.VotePage {
+	page := &topgg.VotePage{Cursor: fmt.Sprintf("c%d", n), Votes: make([]topgg.Vote, 100)}
+	for i := range page.Votes {
+		k := n*100 + i
+		created := base.Add(time.Duration(k) * spacing)
+		u := k % users
+		page.Votes[i] = topgg.Vote{
+			UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1 + k%2,
+			CreatedAt: created, ExpiresAt: created.Add(VoteLifetime),
+		}
+	}
+	return page
+}
+
+func waitDelivered(delivered *atomic.Int64, n int64) {
+	for delivered.Load() < n {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// BenchmarkActive measures a cache lookup among 100k users with votes.
+func BenchmarkActive(b *testing.B) {
+	p, err := New(idleSource{}, Config{Store: NewMemoryStore(), OnReward: func(context.Context, Vote) error { return nil }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const users = 100_000
+	now := time.Now()
+	ids := make([]string, users)
+	var votes []Vote
+	for u := range users {
+		ids[u] = fmt.Sprintf("3%017d", u)
+		votes = append(votes, newVote(topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: ids[u], CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+	}
+	p.cache.add(votes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if !p.Active(ids[i%users]).Active {
+			b.Fatal("not active")
+		}
+		i++
+	}
+}
+
+// BenchmarkIngest measures the path from a fetched page to a handled vote:
+// dedup, store (one transaction a page, one a delivery batch), the per-user
+// queues and a no-op handler; no HTTP. One op is one vote.
+func BenchmarkIngest(b *testing.B) {
+	stores := []struct {
+		name string
+		open func(b *testing.B) Store
+	}{
+		{"memory", func(*testing.B) Store { return NewMemoryStore() }},
+		{"bolt", func(b *testing.B) Store { return openBench(b) }},
+		{"bolt-nofsync", func(b *testing.B) Store { return openBench(b, WithoutFsync()) }},
+	}
+	for _, s := range stores {
+		b.Run(s.name, func(b *testing.B) {
+			var delivered atomic.Int64
+			base := time.Now().Add(-6 * time.Hour)
+			p, ctx := benchPoller(b, s.open(b), time.Now, &delivered, false)
+			pages := (b.N + 99) / 100
+			b.ResetTimer()
+			for n := range pages {
+				if _, err := p.ingest(ctx, topgg.VotesQuery{Cursor: "x"}, benchPage(n, base, time.Millisecond, 50_000)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			waitDelivered(&delivered, int64(pages*100))
+			b.StopTimer()
+			b.ReportMetric(float64(pages*100)/b.Elapsed().Seconds(), "votes/s")
+		})
+	}
+}
+
+func openBench(b *testing.B, opts ...StoreOption) *BoltStore {
+	s, err := OpenStore(b.TempDir(), opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// BenchmarkEndToEnd measures 100k votes read from topggtest over HTTP (1,000
+// pages) and handled by a no-op handler. Run it with -benchtime=1x.
+func BenchmarkEndToEnd(b *testing.B) {
+	for _, name := range []string{"memory", "bolt"} {
+		b.Run(name, func(b *testing.B) {
+			const total = 100_000
+			for range b.N {
+				b.StopTimer()
+				srv := topggtest.NewServer()
+				base := time.Now().Add(-11 * time.Hour)
+				for n := range total / 100 {
+					for _, v := range benchPage(n, base, 100*time.Millisecond, 50_000).Votes {
+						srv.AddVote(topggtest.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt})
+					}
+				}
+				client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var store Store = NewMemoryStore()
+				if name == "bolt" {
+					store = openBench(b)
+				}
+				var delivered atomic.Int64
+				p, err := New(client, Config{Store: store, Interval: 10 * time.Millisecond,
+					OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := p.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				waitDelivered(&delivered, total)
+				b.StopTimer()
+				_ = p.Close()
+				srv.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total*b.N)/b.Elapsed().Seconds(), "votes/s")
+		})
+	}
+}
+
+// BenchmarkResidentMemory feeds 1M votes (one every 864 ms of a simulated
+// clock, so 50k votes are active at a time, as from 50k users voting every 12
+// hours) through ingest, delivery and expiry, and reports the live heap after
+// a GC at each quarter: flat once past the vote window. Run with -benchtime=1x.
+func BenchmarkResidentMemory(b *testing.B) {
+	for _, name := range []string{"memory", "bolt-nofsync"} {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				residentMemory(b, name)
+			}
+		})
+	}
+}
+
+func residentMemory(b *testing.B, name string) {
+	const total, spacing, users = 1_000_000, 864 * time.Millisecond, 50_000
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(base.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	var store Store = NewMemoryStore()
+	var bolt *BoltStore
+	if name == "bolt-nofsync" {
+		bolt = openBench(b, WithoutFsync())
+		store = bolt
+	}
+	var delivered atomic.Int64
+	p, ctx := benchPoller(b, store, now, &delivered, true)
+	for n := range total / 100 {
+		page := benchPage(n, base, spacing, users)
+		clock.Store(page.Votes[99].CreatedAt.UnixNano())
+		if _, err := p.ingest(ctx, topgg.VotesQuery{Cursor: "x"}, page); err != nil {
+			b.Fatal(err)
+		}
+		p.maybePrune(ctx)
+		if done := (n + 1) * 100; done%(total/4) == 0 {
+			waitDelivered(&delivered, int64(done))
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), fmt.Sprintf("heapMB@%dk", done/1000))
+		}
+	}
+	if bolt != nil {
+		if fi, err := os.Stat(filepath.Clean(bolt.Path())); err == nil {
+			b.ReportMetric(float64(fi.Size())/(1<<20), "fileMB")
+		}
+	}
+}

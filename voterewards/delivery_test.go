@@ -1,0 +1,206 @@
+package voterewards_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+var errHandler = errors.New("reward service down")
+
+func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	// User 1: a vote that always fails, then a later one. User 2: a vote
+	// that panics twice, then works. User 3: a vote that always panics.
+	failing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-3 * time.Hour)}
+	afterFailing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-2 * time.Hour)}
+	flaky := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-3 * time.Hour)}
+	panicking := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-3 * time.Hour)}
+	fine := topggtest.Vote{UserID: userID(4), PlatformID: platformID(4), CreatedAt: now.Add(-time.Hour)}
+	srv.AddVotes(failing, afterFailing, flaky, panicking, fine)
+
+	var mu sync.Mutex
+	attempts := map[string]int{}
+	delivered := map[string]time.Time{}
+	gaveUp := map[string]error{}
+	gaveUpAt := map[string]time.Time{}
+	handle := func(_ context.Context, v voterewards.Vote) error {
+		mu.Lock()
+		attempts[v.Key]++
+		n := attempts[v.Key]
+		mu.Unlock()
+		switch v.Key {
+		case keyOf(failing):
+			return errHandler
+		case keyOf(flaky):
+			if n <= 2 {
+				panic("flaky reward")
+			}
+		case keyOf(panicking):
+			panic(errHandler)
+		}
+		mu.Lock()
+		delivered[v.Key] = time.Now()
+		mu.Unlock()
+		return nil
+	}
+	onGiveUp := func(v voterewards.Vote, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		gaveUp[v.Key] = err
+		gaveUpAt[v.Key] = time.Now()
+	}
+	store := voterewards.NewMemoryStore()
+	cfg := voterewards.Config{OnReward: handle, OnGiveUp: onGiveUp, Store: store, MaxAttempts: 3}
+	p := startPoller(t, newClient(t, srv), cfg)
+
+	done := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(delivered) == 3 && len(gaveUp) == 2
+	}
+	require.Eventually(t, done, 5*time.Second, 5*time.Millisecond)
+	// Later votes still come.
+	later := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now()}
+	srv.AddVote(later)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !delivered[keyOf(later)].IsZero()
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, p.Close())
+
+	// A restart on the same store retries nothing: given up is recorded.
+	p2 := startPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return p2.Active(userID(1)).Covered }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, p2.Close())
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 3, attempts[keyOf(failing)])
+	assert.Equal(t, 3, attempts[keyOf(flaky)])
+	assert.Equal(t, 3, attempts[keyOf(panicking)])
+	assert.Equal(t, 1, attempts[keyOf(fine)])
+	assert.Equal(t, 1, attempts[keyOf(afterFailing)])
+
+	var derr *voterewards.DeliveryError
+	require.ErrorAs(t, gaveUp[keyOf(failing)], &derr)
+	assert.Equal(t, voterewards.KindReward, derr.Kind)
+	assert.Equal(t, 3, derr.Attempts)
+	assert.ErrorIs(t, derr, errHandler)
+	var perr *voterewards.PanicError
+	require.ErrorAs(t, gaveUp[keyOf(panicking)], &perr)
+	assert.ErrorIs(t, gaveUp[keyOf(panicking)], errHandler)
+	assert.NotEmpty(t, perr.Stack)
+	// The user's next vote waited for the failing one, then was delivered.
+	assert.True(t, delivered[keyOf(afterFailing)].After(gaveUpAt[keyOf(failing)]))
+
+}
+
+func TestVotesOfOneUserNeverOverlapAndGoOldestFirst(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	const users, each = 12, 15
+	for i := range users * each {
+		u := i % users
+		srv.AddVote(topggtest.Vote{UserID: userID(u), PlatformID: platformID(u), CreatedAt: now.Add(-5*time.Hour + time.Duration(i)*time.Second)})
+	}
+	var (
+		mu          sync.Mutex
+		running     = map[string]bool{}
+		last        = map[string]time.Time{}
+		handled     int
+		inFlight    atomic.Int32
+		maxInFlight atomic.Int32
+	)
+	handle := func(_ context.Context, v voterewards.Vote) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		mu.Lock()
+		assert.False(t, running[v.UserID], "two votes of user %s at once", v.UserID)
+		assert.True(t, v.CreatedAt.After(last[v.UserID]), "user %s: %s after %s", v.UserID, v.CreatedAt, last[v.UserID])
+		running[v.UserID] = true
+		last[v.UserID] = v.CreatedAt
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		running[v.UserID] = false
+		handled++
+		mu.Unlock()
+		return nil
+	}
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: handle, Store: voterewards.NewMemoryStore(), Concurrency: 4})
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled == users*each
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.LessOrEqual(t, maxInFlight.Load(), int32(4))
+	assert.Greater(t, maxInFlight.Load(), int32(1), "users are handled in parallel")
+}
+
+func TestCloseCancelsHandlersAfterTimeoutAndKeepsTheVote(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
+	srv.AddVote(v)
+	store := voterewards.NewMemoryStore()
+	started := make(chan struct{})
+	var cancelled atomic.Bool
+	stuck := func(ctx context.Context, _ voterewards.Vote) error {
+		close(started)
+		<-ctx.Done()
+		cancelled.Store(true)
+		return ctx.Err()
+	}
+	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: stuck, Store: store, CloseTimeout: 50 * time.Millisecond})
+	<-started
+	err := p.Close()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.True(t, cancelled.Load())
+	assert.ErrorIs(t, p.Close(), context.DeadlineExceeded, "Close again returns the first result")
+	require.Error(t, p.Start(context.Background()), "a closed poller does not start again")
+
+	// The vote was not delivered, so the next run delivers it.
+	rec := newRecorder()
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	requireExactlyOnce(t, srv, rec)
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)})
+	rec := newRecorder()
+	p, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 10 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	requireExactlyOnce(t, srv, rec)
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

@@ -1,0 +1,142 @@
+package voterewards_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Environment of the crash child: set by TestCrashSafety only.
+const (
+	crashChildEnv = "VOTEREWARDS_CRASH_CHILD" // the round number
+	crashURLEnv   = "VOTEREWARDS_CRASH_URL"
+	crashTokenEnv = "VOTEREWARDS_CRASH_TOKEN"
+	crashDirEnv   = "VOTEREWARDS_CRASH_DIR"
+	crashLogEnv   = "VOTEREWARDS_CRASH_LOG"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		// The crash child is killed, never checked for leaks.
+		os.Exit(m.Run())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// userID and platformID make distinct snowflake-shaped ids for user n.
+func userID(n int) string     { return fmt.Sprintf("7%017d", n) }
+func platformID(n int) string { return fmt.Sprintf("3%017d", n) }
+
+// newServer starts a fake service closed at cleanup.
+func newServer(t testing.TB, opts ...topggtest.Option) *topggtest.Server {
+	t.Helper()
+	srv := topggtest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// newClient returns a real client talking HTTP to srv.
+func newClient(t testing.TB, srv *topggtest.Server, opts ...topgg.Option) *topgg.Client {
+	t.Helper()
+	opts = append([]topgg.Option{topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client())}, opts...)
+	c, err := topgg.New(srv.Token(), opts...)
+	require.NoError(t, err)
+	return c
+}
+
+// startPoller starts a poller closed at cleanup (before the server).
+func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *voterewards.Poller {
+	t.Helper()
+	if cfg.Interval == 0 {
+		cfg.Interval = 20 * time.Millisecond
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = time.Millisecond
+	}
+	p, err := voterewards.New(src, cfg)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background()))
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// recorder counts handler calls by vote key; safe for concurrent use.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string]int
+	votes map[string]voterewards.Vote
+	order []string
+}
+
+func newRecorder() *recorder {
+	return &recorder{calls: map[string]int{}, votes: map[string]voterewards.Vote{}}
+}
+
+func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[v.Key]++
+	r.votes[v.Key] = v
+	r.order = append(r.order, v.Key)
+	return nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+func (r *recorder) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.order)
+}
+
+func (r *recorder) snapshot() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int, len(r.calls))
+	for k, v := range r.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// keyOf is the dedup key the poller should give a fake's vote.
+func keyOf(v topggtest.Vote) string {
+	return voterewards.VoteKey(topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt})
+}
+
+// keysOf returns the dedup keys of every vote the fake holds.
+func keysOf(srv *topggtest.Server) []string {
+	var out []string
+	for _, v := range srv.Votes() {
+		out = append(out, keyOf(v))
+	}
+	return out
+}
+
+// requireExactlyOnce waits until every vote of srv was handled, then checks
+// that none was handled twice and no unknown vote was handled.
+func requireExactlyOnce(t *testing.T, srv *topggtest.Server, rec *recorder) {
+	t.Helper()
+	want := keysOf(srv)
+	require.Eventually(t, func() bool { return rec.count() >= len(want) }, 10*time.Second, 5*time.Millisecond,
+		"handled %d of %d votes", rec.count(), len(want))
+	got := rec.snapshot()
+	for _, k := range want {
+		require.Equal(t, 1, got[k], "vote %s handled %d times", k, got[k])
+	}
+	require.Len(t, got, len(want))
+}

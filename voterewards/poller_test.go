@@ -1,0 +1,282 @@
+package voterewards_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// addHistory adds 250 votes over the last 11 hours: 200 users, the first 50
+// of them twice, weights 1 and 2.
+func addHistory(srv *topggtest.Server, now time.Time) []topggtest.Vote {
+	var votes []topggtest.Vote
+	for i := range 250 {
+		u := i % 200
+		w := 1
+		if i%3 == 0 {
+			w = 2
+		}
+		votes = append(votes, topggtest.Vote{
+			UserID: userID(u), PlatformID: platformID(u), Weight: w,
+			CreatedAt: now.Add(-11*time.Hour + time.Duration(i)*2*time.Minute),
+		})
+	}
+	srv.AddVotes(votes...)
+	return votes
+}
+
+// votesRequests returns the vote-list requests srv received.
+func votesRequests(srv *topggtest.Server) []topggtest.Request {
+	var out []topggtest.Request
+	for _, r := range srv.Requests() {
+		if r.Path == "/v1/projects/@me/votes" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestEveryVoteHandledOnceAcrossPages(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	votes := addHistory(srv, now)
+	rec := newRecorder()
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+
+	requireExactlyOnce(t, srv, rec)
+	rec.mu.Lock()
+	for _, want := range votes {
+		got := rec.votes[keyOf(want)]
+		assert.Equal(t, want.UserID, got.UserID)
+		assert.Equal(t, want.PlatformID, got.PlatformID)
+		assert.Equal(t, want.Weight, got.Weight)
+		assert.True(t, want.CreatedAt.Equal(got.CreatedAt))
+		assert.True(t, want.CreatedAt.Add(12*time.Hour).Equal(got.ExpiresAt))
+	}
+	rec.mu.Unlock()
+
+	reqs := votesRequests(srv)
+	require.GreaterOrEqual(t, len(reqs), 4, "3 pages and the empty end")
+	start, err := time.Parse(time.RFC3339Nano, reqs[0].Query.Get("startDate"))
+	require.NoError(t, err)
+	assert.WithinDuration(t, now.Add(-voterewards.DefaultLookback), start, 5*time.Second)
+	for _, r := range reqs[1:4] {
+		assert.NotEmpty(t, r.Query.Get("cursor"), "later pages follow the cursor")
+		assert.Empty(t, r.Query.Get("startDate"))
+	}
+
+	// New votes come with the next poll, each once.
+	for i := range 10 {
+		srv.AddVote(topggtest.Vote{UserID: userID(300 + i), PlatformID: platformID(300 + i)})
+	}
+	requireExactlyOnce(t, srv, rec)
+}
+
+// gatedSource lets a test change the fake between two polls.
+type gatedSource struct {
+	mu  sync.Mutex
+	src voterewards.Source
+}
+
+func (g *gatedSource) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.src.Votes(ctx, q)
+}
+
+func TestRefusedCursorFallsBackWithoutLossOrDuplicates(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	votes := addHistory(srv, now)
+	lastSeen := votes[len(votes)-1].CreatedAt
+	rec := newRecorder()
+	src := &gatedSource{src: newClient(t, srv)}
+	startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+	requireExactlyOnce(t, srv, rec)
+
+	src.mu.Lock()
+	before := len(votesRequests(srv))
+	srv.ExpireCursors()
+	// A vote dated inside the overlap: a cursor would skip it, the fallback
+	// from the last vote seen minus the overlap reads it.
+	srv.AddVote(topggtest.Vote{UserID: userID(500), PlatformID: platformID(500), CreatedAt: lastSeen.Add(-20 * time.Second)})
+	for i := range 5 {
+		srv.AddVote(topggtest.Vote{UserID: userID(501 + i), PlatformID: platformID(501 + i)})
+	}
+	src.mu.Unlock()
+
+	requireExactlyOnce(t, srv, rec)
+	reqs := votesRequests(srv)[before:]
+	require.GreaterOrEqual(t, len(reqs), 2)
+	assert.NotEmpty(t, reqs[0].Query.Get("cursor"), "the refused cursor")
+	start, err := time.Parse(time.RFC3339Nano, reqs[1].Query.Get("startDate"))
+	require.NoError(t, err, "the fallback reads from a startDate")
+	assert.True(t, start.Equal(lastSeen.Add(-voterewards.DefaultOverlap)), "fallback from %s", start)
+}
+
+// noCursor hides the service's cursors, as a service that gives none would.
+type noCursor struct{ src voterewards.Source }
+
+func (n noCursor) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	p, err := n.src.Votes(ctx, q)
+	if p != nil {
+		p.Cursor = ""
+	}
+	return p, err
+}
+
+func TestEmptyCursorFallsBackToLastSeen(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	for i := range 250 {
+		srv.AddVote(topggtest.Vote{UserID: userID(i % 180), PlatformID: platformID(i % 180), CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
+	}
+	rec := newRecorder()
+	startPoller(t, noCursor{newClient(t, srv)}, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+	requireExactlyOnce(t, srv, rec)
+	srv.AddVote(topggtest.Vote{UserID: userID(999), PlatformID: platformID(999)})
+	requireExactlyOnce(t, srv, rec)
+	for _, r := range votesRequests(srv) {
+		require.Empty(t, r.Query.Get("cursor"))
+	}
+}
+
+func TestLookbackIsCutToOneYear(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	old := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.AddDate(0, 0, -400)}
+	inYear := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.AddDate(0, 0, -300)}
+	recent := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-time.Hour)}
+	srv.AddVotes(old, inYear, recent)
+	rec := newRecorder()
+	startPoller(t, newClient(t, srv), voterewards.Config{
+		OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Lookback: 3 * 365 * 24 * time.Hour,
+	})
+	require.Eventually(t, func() bool { return rec.count() == 2 }, 5*time.Second, 5*time.Millisecond)
+	got := rec.snapshot()
+	assert.Equal(t, 1, got[keyOf(inYear)])
+	assert.Equal(t, 1, got[keyOf(recent)])
+	assert.Zero(t, got[keyOf(old)])
+
+	start, err := time.Parse(time.RFC3339Nano, votesRequests(srv)[0].Query.Get("startDate"))
+	require.NoError(t, err)
+	assert.False(t, start.Before(now.AddDate(-1, 0, 0)), "startDate %s is more than a year back", start)
+	assert.True(t, start.Before(now.AddDate(-1, 0, 0).Add(2*time.Hour)), "startDate %s is cut too far", start)
+}
+
+// timedSource records when each call was made.
+type timedSource struct {
+	mu    sync.Mutex
+	src   voterewards.Source
+	calls []time.Time
+}
+
+func (s *timedSource) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	s.mu.Lock()
+	s.calls = append(s.calls, time.Now())
+	s.mu.Unlock()
+	return s.src.Votes(ctx, q)
+}
+
+func TestRateLimitWaitsRetryAfter(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Minute)})
+	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", RetryAfter: time.Second})
+	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))}
+	rec := newRecorder()
+	startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 10 * time.Millisecond})
+	requireExactlyOnce(t, srv, rec)
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	require.GreaterOrEqual(t, len(src.calls), 2)
+	assert.GreaterOrEqual(t, src.calls[1].Sub(src.calls[0]), 950*time.Millisecond, "the poll after a 429 waits Retry-After")
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	ok := func(context.Context, voterewards.Vote) error { return nil }
+	store := voterewards.NewMemoryStore()
+	for name, cfg := range map[string]voterewards.Config{
+		"no handler":       {Store: store},
+		"no store":         {OnReward: ok},
+		"negative":         {OnReward: ok, Store: store, Interval: -time.Second},
+		"negative workers": {OnReward: ok, Store: store, Concurrency: -1},
+	} {
+		_, err := voterewards.New(noCursor{}, cfg)
+		assert.Error(t, err, name)
+	}
+	_, err := voterewards.New(nil, voterewards.Config{OnReward: ok, Store: store})
+	assert.Error(t, err)
+}
+
+// repeatLast answers the request after the last page with the last vote
+// again and the same cursor, as a service might that never sends an empty page.
+type repeatLast struct {
+	mu    sync.Mutex
+	src   voterewards.Source
+	last  topgg.Vote
+	calls int
+}
+
+func (r *repeatLast) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	p, err := r.src.Votes(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Votes) == 0 {
+		return &topgg.VotePage{Cursor: q.Cursor, Votes: []topgg.Vote{r.last}}, nil
+	}
+	r.last = p.Votes[len(p.Votes)-1]
+	return p, nil
+}
+
+func TestRepeatedPageEndsThePoll(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	addHistory(srv, time.Now())
+	src := &repeatLast{src: newClient(t, srv)}
+	rec := newRecorder()
+	p := startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 50 * time.Millisecond})
+	requireExactlyOnce(t, srv, rec)
+	require.Eventually(t, func() bool { return p.Active(userID(1)).Covered }, 5*time.Second, 5*time.Millisecond)
+	src.mu.Lock()
+	before := src.calls
+	src.mu.Unlock()
+	time.Sleep(300 * time.Millisecond) // six intervals
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	assert.LessOrEqual(t, src.calls-before, 8, "one request per interval, not a busy loop")
+}
+
+func TestFailedPollsAreRetried(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithPageSize(50))
+	addHistory(srv, time.Now())
+	// Failures on the first request and in the middle of the pages.
+	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 2, Status: 503})
+	rec := newRecorder()
+	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+	startPoller(t, client, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+	require.Eventually(t, func() bool { return rec.count() >= 50 }, 5*time.Second, time.Millisecond)
+	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 3, Status: 500})
+	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Drop: true, Times: 2})
+	require.Eventually(t, func() bool { return srv.PendingFaults() == 0 }, 5*time.Second, time.Millisecond)
+	srv.AddVote(topggtest.Vote{UserID: userID(900), PlatformID: platformID(900)})
+	requireExactlyOnce(t, srv, rec)
+}

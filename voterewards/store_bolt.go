@@ -1,0 +1,332 @@
+package voterewards
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrLocked is returned by [OpenStore] when another process (or another
+// BoltStore in this process) has the directory open. Match it with errors.Is.
+var ErrLocked = errors.New("voterewards: state directory is in use by another process")
+
+// StoreFile is the name of the bbolt file [OpenStore] keeps in its directory.
+const StoreFile = "voterewards.db"
+
+// openTimeout is how long OpenStore waits for the file lock: long enough to
+// ride out a process that is just exiting, short enough to fail clearly.
+const openTimeout = 500 * time.Millisecond
+
+var (
+	bucketMeta    = []byte("meta")
+	bucketSeen    = []byte("seen")
+	bucketPending = []byte("pending")
+	bucketExpiry  = []byte("expiry")
+
+	keyVersion  = []byte("version")
+	keyCursor   = []byte("cursor")
+	keyLastSeen = []byte("last_seen")
+	keySince    = []byte("since")
+)
+
+const storeVersion = 1
+
+// BoltStore is the default [Store]: one bbolt file in a directory. Every change
+// is a bbolt transaction, so the file holds the state before or after it even
+// if the process is killed (kill -9) in the middle; with the default fsync it
+// also survives a power loss. Changes that arrive together (several workers
+// finishing at once) share one transaction and one fsync. It is safe for
+// concurrent use; the file is locked against other processes while open.
+type BoltStore struct {
+	db   *bolt.DB
+	path string
+
+	mu      sync.Mutex
+	queue   []*txRequest
+	leading bool
+}
+
+var _ Store = (*BoltStore)(nil)
+
+// StoreOption configures [OpenStore].
+type StoreOption func(*storeOptions)
+
+type storeOptions struct{ noSync bool }
+
+// WithoutFsync makes the store skip fsync after each transaction. The state
+// still survives the process being killed (the kernel holds the written
+// pages), but not a power loss or an OS crash, after which the file may be
+// damaged. It makes delivery several times faster on slow disks.
+func WithoutFsync() StoreOption { return func(o *storeOptions) { o.noSync = true } }
+
+// OpenStore opens (creating if needed) the store in dir, which it creates with
+// mode 0700. If another process has it open, it fails within half a second with
+// an error matching [ErrLocked]. Close it when done.
+func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
+	var o storeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("voterewards: open store: %w", err)
+	}
+	path := filepath.Join(dir, StoreFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: openTimeout,
+		NoSync:  o.noSync,
+		// The freelist is rebuilt at open instead of written at every commit:
+		// fewer pages per delivery record.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketSeen, bucketPending, bucketExpiry} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		switch v := meta.Get(keyVersion); {
+		case v == nil:
+			return meta.Put(keyVersion, []byte{storeVersion})
+		case !bytes.Equal(v, []byte{storeVersion}):
+			return fmt.Errorf("unknown store version %v", v)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
+	}
+	return &BoltStore{db: db, path: path}, nil
+}
+
+// Path returns the path of the bbolt file.
+func (s *BoltStore) Path() string { return s.path }
+
+// Close closes the file and releases its lock. Call it after [Poller.Close].
+func (s *BoltStore) Close() error { return s.db.Close() }
+
+// Load implements [Store].
+func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		snap.Checkpoint.Cursor = string(meta.Get(keyCursor))
+		if b := meta.Get(keyLastSeen); len(b) == 8 {
+			snap.Checkpoint.LastSeen = getTime(b)
+		}
+		if b := meta.Get(keySince); len(b) == 8 {
+			snap.Checkpoint.Since = getTime(b)
+		}
+		for _, l := range []struct {
+			bucket []byte
+			out    *[]Vote
+		}{{bucketSeen, &snap.Seen}, {bucketPending, &snap.Pending}, {bucketExpiry, &snap.Expiries}} {
+			err := tx.Bucket(l.bucket).ForEach(func(_, v []byte) error {
+				vote, err := decodeVote(v)
+				if err != nil {
+					return err
+				}
+				*l.out = append(*l.out, vote)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("voterewards: load store: %w", err)
+	}
+	return snap, nil
+}
+
+// Ingest implements [Store].
+func (s *BoltStore) Ingest(ctx context.Context, cp Checkpoint, votes []Vote) ([]Vote, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var added []Vote
+	err := s.update(func(tx *bolt.Tx) error {
+		added = added[:0]
+		seen, pending := tx.Bucket(bucketSeen), tx.Bucket(bucketPending)
+		for _, v := range votes {
+			k := seenKey(v)
+			if seen.Get(k) != nil {
+				continue
+			}
+			val := encodeVote(v)
+			if err := seen.Put(k, val); err != nil {
+				return err
+			}
+			if err := pending.Put(k, val); err != nil {
+				return err
+			}
+			added = append(added, v)
+		}
+		return putCheckpoint(tx.Bucket(bucketMeta), cp)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("voterewards: store votes: %w", err)
+	}
+	return added, nil
+}
+
+func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
+	var ls, since [8]byte
+	putTime(ls[:], cp.LastSeen)
+	putTime(since[:], cp.Since)
+	return errors.Join(
+		meta.Put(keyCursor, []byte(cp.Cursor)),
+		meta.Put(keyLastSeen, ls[:]),
+		meta.Put(keySince, since[:]),
+	)
+}
+
+// Delivered implements [Store].
+func (s *BoltStore) Delivered(_ context.Context, v Vote, expire bool) error {
+	err := s.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketPending).Delete(seenKey(v)); err != nil {
+			return err
+		}
+		if expire {
+			return tx.Bucket(bucketExpiry).Put(expiryKey(v), encodeVote(v))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key, err)
+	}
+	return nil
+}
+
+// Expired implements [Store].
+func (s *BoltStore) Expired(_ context.Context, v Vote) error {
+	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketExpiry).Delete(expiryKey(v)) })
+	if err != nil {
+		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key, err)
+	}
+	return nil
+}
+
+// Prune implements [Store].
+func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var limit [8]byte
+	putTime(limit[:], createdBefore)
+	err := s.update(func(tx *bolt.Tx) error {
+		seen := tx.Bucket(bucketSeen)
+		var doomed [][]byte
+		c := seen.Cursor()
+		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
+			if len(v) < 17 || getTime(v[9:17]).After(now) {
+				break // the rest expires later still, as a rule
+			}
+			doomed = append(doomed, bytes.Clone(k))
+		}
+		// Deleting after the walk: bbolt cursors may skip a key after Delete.
+		for _, k := range doomed {
+			if err := seen.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("voterewards: prune store: %w", err)
+	}
+	return nil
+}
+
+// txRequest is one change waiting for a group commit.
+type txRequest struct {
+	fn       func(*bolt.Tx) error
+	err      error
+	promoted bool
+	wake     chan struct{}
+}
+
+// update runs fn in a write transaction, sharing it with the changes that
+// other goroutines submit meanwhile (group commit): the first caller commits
+// the queue, callers arriving during its commit wait for the next one, led by
+// the oldest of them. It returns once fn's transaction is durable. There is
+// no delay to wait for company: a lone caller commits at once.
+func (s *BoltStore) update(fn func(*bolt.Tx) error) error {
+	r := &txRequest{fn: fn, wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, r)
+	if s.leading {
+		s.mu.Unlock()
+		<-r.wake
+		if !r.promoted {
+			return r.err
+		}
+		s.mu.Lock()
+	} else {
+		s.leading = true
+	}
+	batch := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+
+	s.commit(batch)
+	for _, o := range batch {
+		if o != r {
+			o.wake <- struct{}{}
+		}
+	}
+
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		next := s.queue[0]
+		next.promoted = true
+		next.wake <- struct{}{}
+	} else {
+		s.leading = false
+	}
+	s.mu.Unlock()
+	return r.err
+}
+
+// commit runs the batch in one transaction; if that fails, each change runs
+// alone so that one bad change does not fail the others.
+func (s *BoltStore) commit(batch []*txRequest) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, r := range batch {
+			if err := r.fn(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		for _, r := range batch {
+			r.err = err
+		}
+		return
+	}
+	for _, r := range batch {
+		r.err = s.db.Update(r.fn)
+	}
+}
