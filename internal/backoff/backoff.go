@@ -1,0 +1,44 @@
+// Package backoff holds the one capped exponential backoff and the one
+// context-aware sleep that every loop of the module uses.
+package backoff
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Exp returns the wait before retry number n (1 for the first retry): first,
+// doubled for each further retry, capped at limit. Up to half of it is taken off at
+// random, so that many clients that failed together do not retry together.
+// first <= 0 yields 0.
+func Exp(n int, first, limit time.Duration) time.Duration {
+	if first <= 0 {
+		return 0
+	}
+	d := first
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	if half := int64(d / 2); half > 0 {
+		d -= time.Duration(rand.Int64N(half + 1))
+	}
+	return d
+}
+
+// Sleep waits for d or until ctx is done, whichever comes first. It returns
+// ctx.Err() when ctx ended the wait (or was already done), nil otherwise.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,41 @@
+package backoff_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
+)
+
+func TestExpDoublesWithinJitterAndCaps(t *testing.T) {
+	t.Parallel()
+	first, limit := 100*time.Millisecond, time.Second
+	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 50: time.Second} {
+		for range 200 {
+			got := backoff.Exp(n, first, limit)
+			require.GreaterOrEqual(t, got, want/2, "retry %d", n)
+			require.LessOrEqual(t, got, want, "retry %d", n)
+		}
+	}
+	assert.Zero(t, backoff.Exp(3, 0, time.Second))
+}
+
+func TestSleepStopsWhenContextEnds(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- backoff.Sleep(ctx, time.Hour) }()
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Sleep did not return after cancel")
+	}
+	require.NoError(t, backoff.Sleep(context.Background(), time.Millisecond))
+	require.ErrorIs(t, backoff.Sleep(ctx, 0), context.Canceled)
+}
