@@ -21,9 +21,8 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
 // it is safe for concurrent use by many goroutines. The zero value is not usable.
 type Client struct {
-	// auth sits behind a pointer so that printing a Client value, even through
-	// reflection, shows an address and never the token.
-	auth      *credentials
+	// auth holds the token in a closure, which no formatting can print.
+	auth      credentials
 	base      *url.URL
 	target    string // base.String(): request URLs are target + path + "?" + query
 	http      *http.Client
@@ -176,19 +175,24 @@ func New(token string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// parseBaseURL checks the API root. Its errors never quote a password a URL may carry.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the *url.Error would repeat the whole URL
+		}
 		return nil, fmt.Errorf("topgg: base URL: %w", err)
 	}
 	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", raw)
+		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", u.Redacted())
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", u.Redacted())
 	}
 	if u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", raw)
+		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", u.Redacted())
 	}
 	return u, nil
 }
@@ -227,23 +231,20 @@ func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String
 // transport, retries and limits; v0 calls authenticate with the bare token.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
-// credentials are the ready-made Authorization header values. The slices are
-// shared by every request and never modified (a RoundTripper must not modify
-// its request), which saves building them per call.
-type credentials struct {
-	bearer []string // v1: "Bearer <token>"
-	bare   []string // v0: "<token>"
+// credentials returns the ready-made Authorization header value of v1 (Bearer) or
+// v0 (bare). The token lives only inside this closure: fmt prints a func as an
+// address, even when it reaches the field through reflection (as %s on a Client
+// value does), where a string or a pointer to one would be printed in full. The
+// slices are shared by every request and never modified (a RoundTripper must not
+// modify its request), which saves building them per call.
+type credentials func(legacy bool) []string
+
+func newCredentials(token string) credentials {
+	bearer, bare := []string{"Bearer " + token}, []string{token}
+	return func(legacy bool) []string {
+		if legacy {
+			return bare
+		}
+		return bearer
+	}
 }
-
-func newCredentials(token string) *credentials {
-	return &credentials{bearer: []string{"Bearer " + token}, bare: []string{token}}
-}
-
-// String hides the token should credentials ever reach a formatter.
-func (*credentials) String() string { return "[redacted]" }
-
-// GoString hides the token under %#v.
-func (*credentials) GoString() string { return "[redacted]" }
-
-// Format hides the token under every verb.
-func (*credentials) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "[redacted]") }

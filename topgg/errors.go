@@ -31,6 +31,7 @@ type ValidationError struct {
 	Rule string
 }
 
+// Error names the field, the problem and the rule; it never contains the token.
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("topgg: invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
@@ -44,6 +45,7 @@ type RequestError struct {
 	Err      error
 }
 
+// Error says which call failed, after how many attempts, and why; it never contains the token.
 func (e *RequestError) Error() string {
 	return fmt.Sprintf("topgg: %s: request failed after %d attempt(s): %v", e.Op, e.Attempts, e.Err)
 }
@@ -60,6 +62,7 @@ type DecodeError struct {
 	Err  error
 }
 
+// Error says which call and status could not be decoded; it never contains the token.
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("topgg: %s: decoding %d answer: %v", e.Op, e.Status, e.Err)
 }
@@ -74,6 +77,9 @@ type APIError struct {
 	StatusCode int
 	// Type, Title and Detail come from a v1 problem+json body; any may be empty.
 	Type, Title, Detail string
+	// ProblemStatus is the problem+json "status" member; 0 when absent. It
+	// normally equals StatusCode.
+	ProblemStatus int
 	// Message comes from a v0 body (`error`, or older `message`/`detail`).
 	Message string
 	// Body is the start of the raw body, cut to maxErrorBody bytes.
@@ -82,6 +88,7 @@ type APIError struct {
 	Attempts int
 }
 
+// Error gives the call, the status and the service's own words; it never contains the token.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
@@ -143,6 +150,7 @@ type RateLimitError struct {
 	API *APIError
 }
 
+// Error says how long to wait and whether a request was sent; it never contains the token.
 func (e *RateLimitError) Error() string {
 	wait := e.RetryAfter.Round(time.Second)
 	if e.RetryAfter < 10*time.Second {

@@ -208,6 +208,7 @@ type voteCheck struct {
 // flag decodes the v0 0/1 flag, and also true/false, which some answers use.
 type flag bool
 
+// UnmarshalJSON accepts 0, 1, true, false and null.
 func (f *flag) UnmarshalJSON(b []byte) error {
 	switch string(bytes.TrimSpace(b)) {
 	case "1", "true":

@@ -57,12 +57,20 @@ func (l *limits) block(family string, d time.Duration) time.Time {
 	return l.blocked[family]
 }
 
+// legacySlot is a place in the v0 window taken by waitLegacy; i < 0 when the
+// limiter is off.
+type legacySlot struct {
+	i  int
+	at time.Time
+}
+
 // waitLegacy takes a v0 slot, waiting (with ctx) until fewer than legacyN v0 requests
 // were sent in the last legacyPer. A sliding window, unlike a token bucket, never lets
 // more than legacyN through in any window, which is what the service counts.
-func (l *limits) waitLegacy(ctx context.Context) error {
+// The caller reports the end of its request with doneLegacy.
+func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
 	if l.legacyLog == nil {
-		return ctx.Err()
+		return legacySlot{i: -1}, ctx.Err()
 	}
 	for {
 		l.mu.Lock()
@@ -70,14 +78,33 @@ func (l *limits) waitLegacy(ctx context.Context) error {
 		oldest := l.legacyLog[l.legacyPos]
 		wait := oldest.Add(l.legacyPer).Sub(now)
 		if oldest.IsZero() || wait <= 0 {
+			slot := legacySlot{i: l.legacyPos, at: now}
 			l.legacyLog[l.legacyPos] = now
 			l.legacyPos = (l.legacyPos + 1) % len(l.legacyLog)
 			l.mu.Unlock()
-			return ctx.Err()
+			if err := ctx.Err(); err != nil {
+				return legacySlot{i: -1}, err
+			}
+			return slot, nil
 		}
 		l.mu.Unlock()
 		if err := sleep(ctx, wait); err != nil {
-			return err
+			return legacySlot{i: -1}, err
 		}
+	}
+}
+
+// doneLegacy moves a slot's time to the end of its request. The service counts a
+// request when it arrives, somewhere between our send and its answer; counting
+// from the answer keeps the next request a full window after the service's count,
+// whatever the latency. (Going over the limit costs a one-hour block.)
+func (l *limits) doneLegacy(s legacySlot) {
+	if s.i < 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.legacyLog[s.i].Equal(s.at) { // not yet taken over by a later request
+		l.legacyLog[s.i] = l.now()
 	}
 }

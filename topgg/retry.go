@@ -49,6 +49,10 @@ func (p RetryPolicy) validate() error {
 func (p RetryPolicy) backoff(n int) time.Duration {
 	d := p.MinBackoff
 	for i := 1; i < n && d < p.MaxBackoff; i++ {
+		if d > p.MaxBackoff/2 { // doubling would pass the cap (or overflow)
+			d = p.MaxBackoff
+			break
+		}
 		d *= 2
 	}
 	d = min(d, p.MaxBackoff)

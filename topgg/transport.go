@@ -78,12 +78,15 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 		attempts = 1
 	}
 	for attempt := 1; ; attempt++ {
+		slot := legacySlot{i: -1}
 		if r.legacy {
-			if err := c.limits.waitLegacy(ctx); err != nil {
+			var err error
+			if slot, err = c.limits.waitLegacy(ctx); err != nil {
 				return 0, err
 			}
 		}
 		status, wait, err := c.send(ctx, r, target, payload, attempt, out)
+		c.limits.doneLegacy(slot)
 		if err == nil {
 			return status, nil
 		}
@@ -127,11 +130,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	}
 	// Direct assignment of canonical keys with shared, read-only values: no
 	// per-request slices.
-	if r.legacy {
-		req.Header["Authorization"] = c.auth.bare
-	} else {
-		req.Header["Authorization"] = c.auth.bearer
-	}
+	req.Header["Authorization"] = c.auth(r.legacy)
 	req.Header["Accept"] = hdrJSON
 	req.Header["User-Agent"] = c.userAgent
 	if payload != nil {
@@ -308,6 +307,10 @@ func newAPIError(op string, status int, data []byte, attempts int) *APIError {
 		return ""
 	}
 	e.Type, e.Title, e.Detail = str("type"), str("title"), str("detail")
+	var n int
+	if raw, ok := m["status"]; ok && json.Unmarshal(raw, &n) == nil {
+		e.ProblemStatus = n
+	}
 	for _, k := range []string{"error", "message"} {
 		if s := str(k); s != "" {
 			e.Message = s

@@ -3,6 +3,7 @@ package topgg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -84,6 +85,11 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 			if page.Cursor == "" {
 				// Nothing further can be asked for; the service marks the end with
 				// an empty page, but a last page without a cursor ends it as well.
+				return
+			}
+			if page.Cursor == q.Cursor {
+				// The same cursor again would return the same page forever.
+				yield(Vote{}, fmt.Errorf("topgg: GET /v1/projects/@me/votes: cursor did not advance after a page of %d votes", len(page.Votes)))
 				return
 			}
 			q = VotesQuery{Cursor: page.Cursor}

@@ -1,0 +1,94 @@
+package topgg_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+func TestPostAnnouncement(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		category topgg.AnnouncementCategory
+		wantBody string
+		wantCat  topgg.AnnouncementCategory
+	}{
+		{"default", "", `{"title":"v2 is out","content":"Slash commands everywhere."}`, topgg.CategoryAnnouncement},
+		{"event", topgg.CategoryEvent, `{"title":"v2 is out","content":"Slash commands everywhere.","category":"event"}`, topgg.CategoryEvent},
+		{"new_feature", topgg.CategoryNewFeature, `{"title":"v2 is out","content":"Slash commands everywhere.","category":"new_feature"}`, topgg.CategoryNewFeature},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			c := newClient(t, srv)
+			before := time.Now()
+
+			a, err := c.PostAnnouncement(t.Context(), topgg.NewAnnouncement{Title: "v2 is out", Content: "Slash commands everywhere.", Category: tc.category})
+			require.NoError(t, err)
+			require.Equal(t, "v2 is out", a.Title)
+			require.Equal(t, "Slash commands everywhere.", a.Content)
+			require.Equal(t, tc.wantCat, a.Category)
+			require.WithinRange(t, a.CreatedAt, before.Add(-time.Second), time.Now().Add(time.Second))
+
+			r := onlyRequest(t, srv)
+			requireV1(t, srv, r, "POST", "/v1/projects/@me/announcements")
+			require.JSONEq(t, tc.wantBody, string(r.Body))
+			got := srv.Announcements()
+			require.Len(t, got, 1)
+			require.Equal(t, string(tc.wantCat), got[0].Category)
+		})
+	}
+}
+
+func TestPostAnnouncementCooldownIsLocal(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	a := topgg.NewAnnouncement{Title: "Hello", Content: "First announcement."}
+
+	_, err := c.PostAnnouncement(t.Context(), a)
+	require.NoError(t, err)
+
+	_, err = c.PostAnnouncement(t.Context(), a)
+	require.ErrorIs(t, err, topgg.ErrRateLimited)
+	var rl *topgg.RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.Nil(t, rl.API)
+	require.InDelta(t, topgg.AnnouncementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
+	require.WithinDuration(t, time.Now().Add(topgg.AnnouncementCooldown), rl.Until, time.Minute)
+	require.Len(t, srv.Requests(), 1, "the second announcement must not be sent")
+
+	// The block is the announcements' own: other v1 calls still go out.
+	_, err = c.Project(t.Context())
+	require.NoError(t, err)
+}
+
+func TestPostAnnouncementServerCooldown(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	a := topgg.NewAnnouncement{Title: "Hello", Content: "First announcement."}
+
+	// Another client (another process) posted first: the service's 429 teaches
+	// this one the remaining cooldown.
+	_, err := newClient(t, srv).PostAnnouncement(t.Context(), a)
+	require.NoError(t, err)
+	c := newClient(t, srv)
+	_, err = c.PostAnnouncement(t.Context(), a)
+	var rl *topgg.RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.False(t, rl.Local)
+	require.NotNil(t, rl.API)
+	require.Equal(t, 429, rl.API.StatusCode)
+	require.InDelta(t, (4 * time.Hour).Seconds(), rl.RetryAfter.Seconds(), 60)
+	require.Len(t, srv.Requests(), 2)
+
+	_, err = c.PostAnnouncement(t.Context(), a)
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.Len(t, srv.Requests(), 2)
+}

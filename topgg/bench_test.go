@@ -1,0 +1,241 @@
+package topgg_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// The benchmarks compare each call of the client with a "floor": the same request
+// written by hand with net/http and encoding/json (same headers, body read in full,
+// json.Unmarshal into an equivalent struct), against the same kind of topggtest
+// server, in one run. Both sides include the fake server's own work.
+//
+//	go test -run '^$' -bench . -benchmem -count 5 ./topgg/
+
+const benchUA = "go-topgg (https://github.com/dblkit/go-topgg)"
+
+// floorClient is what a careful hand-written client would use: the same transport
+// settings as topgg's default client.
+func floorClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+// floorDo sends one request the plain way and decodes a 2xx body into out.
+func floorDo(ctx context.Context, hc *http.Client, method, target, auth string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", benchUA)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if out != nil && len(data) > 0 {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// benchPair runs the client and the floor as sub-benchmarks of one benchmark, each
+// against its own server, and reports connections per call.
+func benchPair(b *testing.B, setup func(*topggtest.Server), client func(context.Context, *topgg.Client) error,
+	floor func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error) {
+	b.Run("client", func(b *testing.B) {
+		srv := benchServer(b, setup)
+		c, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithLegacyLimit(0, 0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, srv, func(ctx context.Context) error { return client(ctx, c) })
+	})
+	b.Run("floor", func(b *testing.B) {
+		srv := benchServer(b, setup)
+		hc := floorClient()
+		b.Cleanup(hc.CloseIdleConnections)
+		run(b, srv, func(ctx context.Context) error { return floor(ctx, hc, srv) })
+	})
+}
+
+func benchServer(b *testing.B, setup func(*topggtest.Server)) *topggtest.Server {
+	srv := topggtest.NewServer(topggtest.WithLegacyLimit(0, 0))
+	b.Cleanup(srv.Close)
+	if setup != nil {
+		setup(srv)
+	}
+	return srv
+}
+
+func run(b *testing.B, srv *topggtest.Server, call func(context.Context) error) {
+	ctx := context.Background()
+	if err := call(ctx); err != nil { // open the connection outside the timing
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := call(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	// Every connection the server accepted, the first one included.
+	b.ReportMetric(float64(srv.Accepts())/float64(b.N), "conns/op")
+	b.ReportMetric(float64(srv.Accepts()), "conns")
+}
+
+const benchVoter = "800506814562787328"
+
+func BenchmarkVoteStatus(b *testing.B) {
+	setup := func(srv *topggtest.Server) {
+		srv.AddVote(topggtest.Vote{UserID: benchVoter, PlatformID: "146183080879613966", Weight: 2})
+	}
+	benchPair(b, setup,
+		func(ctx context.Context, c *topgg.Client) error {
+			st, err := c.VoteStatus(ctx, benchVoter, "")
+			if err == nil && !st.Voted {
+				err = fmt.Errorf("no vote")
+			}
+			return err
+		},
+		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
+			var st struct {
+				CreatedAt time.Time `json:"created_at"`
+				ExpiresAt time.Time `json:"expires_at"`
+				Weight    int       `json:"weight"`
+			}
+			return floorDo(ctx, hc, "GET", srv.URL+"/v1/projects/@me/votes/"+benchVoter, "Bearer "+srv.Token(), nil, &st)
+		})
+}
+
+func BenchmarkUpdateMetrics(b *testing.B) {
+	n := 0
+	benchPair(b, nil,
+		func(ctx context.Context, c *topgg.Client) error {
+			n++
+			return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(n), ShardCount: topgg.Ptr(2)})
+		},
+		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
+			n++
+			body, err := json.Marshal(struct {
+				ServerCount int `json:"server_count"`
+				ShardCount  int `json:"shard_count"`
+			}{n, 2})
+			if err != nil {
+				return err
+			}
+			return floorDo(ctx, hc, "PATCH", srv.URL+"/v1/projects/@me/metrics", "Bearer "+srv.Token(), body, nil)
+		})
+}
+
+func BenchmarkVotesPage(b *testing.B) {
+	start := time.Now().Add(-24 * time.Hour).UTC()
+	setup := func(srv *topggtest.Server) {
+		for i := range 100 {
+			srv.AddVote(topggtest.Vote{
+				UserID: fmt.Sprint(800506814562787328 + i), PlatformID: fmt.Sprint(146183080879613966 + i),
+				Weight: 1 + i%2, CreatedAt: start.Add(time.Duration(i)*time.Minute + 347320*time.Microsecond),
+			})
+		}
+	}
+	type vote struct {
+		UserID     string    `json:"user_id"`
+		PlatformID string    `json:"platform_id"`
+		Weight     int       `json:"weight"`
+		CreatedAt  time.Time `json:"created_at"`
+		ExpiresAt  time.Time `json:"expires_at"`
+	}
+	benchPair(b, setup,
+		func(ctx context.Context, c *topgg.Client) error {
+			p, err := c.Votes(ctx, topgg.VotesQuery{StartDate: start})
+			if err == nil && len(p.Votes) != 100 {
+				err = fmt.Errorf("%d votes", len(p.Votes))
+			}
+			return err
+		},
+		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
+			var p struct {
+				Cursor string `json:"cursor"`
+				Data   []vote `json:"data"`
+			}
+			target := srv.URL + "/v1/projects/@me/votes?startDate=" + url.QueryEscape(start.Format(time.RFC3339Nano))
+			if err := floorDo(ctx, hc, "GET", target, "Bearer "+srv.Token(), nil, &p); err != nil {
+				return err
+			}
+			if len(p.Data) != 100 {
+				return fmt.Errorf("%d votes", len(p.Data))
+			}
+			return nil
+		})
+}
+
+func BenchmarkLegacyBot(b *testing.B) {
+	type bot struct {
+		ID               string    `json:"id"`
+		ClientID         string    `json:"clientid,omitempty"`
+		Username         string    `json:"username"`
+		Discriminator    string    `json:"discriminator"`
+		Avatar           string    `json:"avatar"`
+		DefAvatar        string    `json:"defAvatar"`
+		Lib              string    `json:"lib"`
+		Prefix           string    `json:"prefix"`
+		ShortDesc        string    `json:"shortdesc"`
+		LongDesc         string    `json:"longdesc"`
+		Tags             []string  `json:"tags"`
+		Website          string    `json:"website"`
+		Support          string    `json:"support"`
+		GitHub           string    `json:"github"`
+		Owners           []string  `json:"owners"`
+		Guilds           []string  `json:"guilds"`
+		Invite           string    `json:"invite"`
+		Date             time.Time `json:"date"`
+		ServerCount      int       `json:"server_count"`
+		ShardCount       int       `json:"shard_count"`
+		Shards           []int     `json:"shards,omitempty"`
+		CertifiedBot     bool      `json:"certifiedBot"`
+		Vanity           string    `json:"vanity"`
+		Points           int       `json:"points"`
+		MonthlyPoints    int       `json:"monthlyPoints"`
+		DonateBotGuildID string    `json:"donatebotguildid"`
+	}
+	botID := topggtest.DiscordBot().PlatformID
+	benchPair(b, nil,
+		func(ctx context.Context, c *topgg.Client) error {
+			_, err := c.Legacy().Bot(ctx, botID)
+			return err
+		},
+		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
+			var out bot
+			return floorDo(ctx, hc, "GET", srv.URL+"/bots/"+botID, srv.Token(), nil, &out)
+		})
+}

@@ -1,0 +1,299 @@
+package topgg_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+func TestAPIErrorFromProblem(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithProject(topggtest.RobloxGame()))
+	c := newClient(t, srv)
+
+	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	var apiErr *topgg.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, "PATCH /v1/projects/@me/metrics", apiErr.Op)
+	require.Equal(t, 422, apiErr.StatusCode)
+	require.Equal(t, "about:blank", apiErr.Type)
+	require.Equal(t, "Unprocessable Entity", apiErr.Title)
+	require.Equal(t, 422, apiErr.ProblemStatus)
+	require.Contains(t, apiErr.Detail, "server_count")
+	require.Empty(t, apiErr.Message)
+	require.Equal(t, 1, apiErr.Attempts)
+	require.Contains(t, string(apiErr.Body), `"status":422`)
+	require.Contains(t, err.Error(), "422 Unprocessable Entity")
+	require.Contains(t, err.Error(), apiErr.Detail)
+	requireOnlyAPIError(t, err)
+}
+
+func TestAPIErrorFromLegacy(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	l := newClient(t, srv).Legacy()
+	for body, msg := range map[string]string{
+		`{"error":"Bad things"}`:   "Bad things",
+		`{"message":"Older form"}`: "Older form",
+		`{"detail":"Detail form"}`: "",
+		`not json at all`:          "",
+		`{"error": 42}`:            "",
+	} {
+		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 418, Body: body})
+		_, err := l.Stats(t.Context(), srv.Project().PlatformID)
+		var apiErr *topgg.APIError
+		require.ErrorAs(t, err, &apiErr)
+		require.Equal(t, 418, apiErr.StatusCode)
+		require.Equal(t, msg, apiErr.Message, body)
+		require.Equal(t, body, string(apiErr.Body))
+		if strings.Contains(body, "detail") {
+			require.Equal(t, "Detail form", apiErr.Detail)
+		}
+		requireOnlyAPIError(t, err)
+	}
+}
+
+func TestAPIErrorBodyIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	big := `{"detail":"` + strings.Repeat("x", 1<<20) + `"}`
+	srv.Inject(topggtest.Fault{Status: 409, Body: big})
+
+	_, err := c.Project(t.Context())
+	var apiErr *topgg.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 409, apiErr.StatusCode)
+	require.LessOrEqual(t, len(apiErr.Body), 4<<10)
+	require.Less(t, len(err.Error()), 8<<10)
+}
+
+func TestErrNotFound(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 404})
+	_, err := c.Project(t.Context())
+	require.ErrorIs(t, err, topgg.ErrNotFound)
+	require.NotErrorIs(t, err, topgg.ErrUnauthorized)
+	require.NotErrorIs(t, err, topgg.ErrRateLimited)
+}
+
+func TestErrUnauthorized(t *testing.T) {
+	t.Parallel()
+	t.Run("401 v1", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c, err := topgg.New("wrong-token", topgg.WithBaseURL(srv.URL))
+		require.NoError(t, err)
+		_, err = c.Project(t.Context())
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
+		require.NotErrorIs(t, err, topgg.ErrNotFound)
+		requireOnlyAPIError(t, err)
+		require.Len(t, srv.Requests(), 1, "a 401 is not retried")
+	})
+	t.Run("401 v0", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c, err := topgg.New("wrong-token", topgg.WithBaseURL(srv.URL))
+		require.NoError(t, err)
+		_, err = c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
+		var apiErr *topgg.APIError
+		require.ErrorAs(t, err, &apiErr)
+		require.NotEmpty(t, apiErr.Message)
+	})
+	t.Run("400 invalid project token", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv)
+		for _, body := range []string{
+			`{"type":"about:blank","title":"Bad Request","status":400,"detail":"Invalid project token"}`,
+			`{"title":"Bad Request","status":400}`,
+			``,
+		} {
+			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body})
+			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+			require.ErrorIs(t, err, topgg.ErrUnauthorized, body)
+		}
+	})
+	t.Run("400 refused cursor is not", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv)
+		_, err := c.Votes(t.Context(), topgg.VotesQuery{Cursor: "bogus"})
+		var apiErr *topgg.APIError
+		require.ErrorAs(t, err, &apiErr)
+		require.Equal(t, 400, apiErr.StatusCode)
+		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
+	})
+	t.Run("400 mentioning the token on v0", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv)
+		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: `{"error":"Invalid token"}`})
+		_, err := c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
+		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: `{"error":"limit must be a number"}`})
+		_, err = c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
+		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
+	})
+}
+
+func TestDecodeError(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{`{not json`, `{"id": 5}`, `[]`, `{"created_at":"yesterday"}`, ` `} {
+		srv := newServer(t)
+		c := newClient(t, srv)
+		srv.Inject(topggtest.Fault{Status: 200, Body: body})
+
+		_, err := c.Project(t.Context())
+		if body == `{"created_at":"yesterday"}` {
+			require.NoError(t, err, "unknown members are ignored")
+			continue
+		}
+		var de *topgg.DecodeError
+		require.ErrorAs(t, err, &de, body)
+		require.Equal(t, 200, de.Status)
+		require.Equal(t, "GET /v1/projects/@me", de.Op)
+		require.Equal(t, strings.TrimSpace(body), strings.TrimSpace(string(de.Body)))
+		require.NotNil(t, errors.Unwrap(err))
+		var apiErr *topgg.APIError
+		var reqErr *topgg.RequestError
+		require.False(t, errors.As(err, &apiErr))
+		require.False(t, errors.As(err, &reqErr))
+		require.Len(t, srv.Requests(), 1, "a decode failure is not retried")
+	}
+}
+
+func TestDecodeErrorVoteTimes(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"2026-01-17 23:36","expires_at":"x","weight":1}`})
+	_, err := c.VoteStatus(t.Context(), "1", "")
+	var de *topgg.DecodeError
+	require.ErrorAs(t, err, &de)
+}
+
+func TestTimestampForms(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	want := time.Date(2026, 1, 17, 23, 36, 6, 0, time.UTC)
+	for _, ts := range []string{
+		"2026-01-17T23:36:06Z",
+		"2026-01-17T23:36:06+00:00",
+		"2026-01-17T23:36:06.3Z",
+		"2026-01-17T23:36:06.34732Z",
+		"2026-01-17T23:36:06.2510149+00:00",
+		"2026-01-18T00:36:06.1234567+01:00",
+	} {
+		srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"` + ts + `","expires_at":"` + ts + `","weight":2}`})
+		st, err := c.VoteStatus(t.Context(), "1", "")
+		require.NoError(t, err, ts)
+		require.True(t, st.Voted)
+		require.Equal(t, 2, st.Weight)
+		require.Equal(t, want, st.CreatedAt.UTC().Truncate(time.Second), ts)
+	}
+}
+
+func TestRequestErrorConnectionRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	c, err := topgg.New("some.token.value", topgg.WithBaseURL("http://"+addr+"/api"), topgg.WithRetryPolicy(fastRetries()))
+	require.NoError(t, err)
+	_, err = c.Project(t.Context())
+	var reqErr *topgg.RequestError
+	require.ErrorAs(t, err, &reqErr)
+	require.Equal(t, 4, reqErr.Attempts, "connection failures are retried")
+	require.Equal(t, "GET /v1/projects/@me", reqErr.Op)
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr, "the cause stays reachable")
+	var apiErr *topgg.APIError
+	var de *topgg.DecodeError
+	require.False(t, errors.As(err, &apiErr))
+	require.False(t, errors.As(err, &de))
+	require.NotContains(t, err.Error(), "some.token.value")
+}
+
+func TestNewRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		token string
+		opts  []topgg.Option
+	}{
+		{"", nil},
+		{"   ", nil},
+		{"two words", nil},
+		{"ctl\x00char", nil},
+		{"ctl\x7fchar", nil},
+		{"tok", []topgg.Option{topgg.WithBaseURL("http://top.gg/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("http://10.0.0.1/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://top.gg/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://user:hunter2@top.gg/api")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/%zz")}},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://top.gg/api?x=1")}},
+		{"tok", []topgg.Option{topgg.WithHTTPClient(nil)}},
+		{"tok", []topgg.Option{topgg.WithUserAgent("a\r\nX-Evil: 1")}},
+	} {
+		c, err := topgg.New(tc.token, tc.opts...)
+		require.Error(t, err, "%q", tc.token)
+		require.Nil(t, c)
+		if tc.token != "tok" && strings.TrimSpace(tc.token) != "" {
+			require.NotContains(t, err.Error(), tc.token)
+		}
+		require.NotContains(t, err.Error(), "hunter2")
+	}
+}
+
+func TestNewBaseURL(t *testing.T) {
+	t.Parallel()
+	c, err := topgg.New("tok")
+	require.NoError(t, err)
+	require.Contains(t, c.String(), "https://top.gg/api", "https by default")
+
+	for _, ok := range []string{"http://127.0.0.1:1/api", "http://localhost:8080/api/", "http://[::1]:1/api", "https://example.com/api"} {
+		_, err := topgg.New("tok", topgg.WithBaseURL(ok))
+		require.NoError(t, err, ok)
+	}
+	_, err = topgg.New("tok", topgg.WithBaseURL("http://example.com/api"), topgg.WithInsecureHTTP())
+	require.NoError(t, err, "plain http elsewhere only when asked for")
+}
+
+func TestWithHTTPClientIsCopied(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	hc := srv.Client()
+	before := *hc
+	c := newClient(t, srv, topgg.WithHTTPClient(hc), topgg.WithUserAgent("my-bot/1.0"))
+	_, err := c.Project(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, before.Transport, hc.Transport)
+	require.Equal(t, before.Timeout, hc.Timeout)
+	require.Equal(t, "my-bot/1.0", onlyRequest(t, srv).Header.Get("User-Agent"))
+}
+
+// requireOnlyAPIError checks that err is an API failure and not another layer's.
+func requireOnlyAPIError(t *testing.T, err error) {
+	t.Helper()
+	var reqErr *topgg.RequestError
+	var de *topgg.DecodeError
+	var ve *topgg.ValidationError
+	require.False(t, errors.As(err, &reqErr))
+	require.False(t, errors.As(err, &de))
+	require.False(t, errors.As(err, &ve))
+}

@@ -1,0 +1,138 @@
+package topgg
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC)}
+}
+
+func TestLimitsBlock(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimits(clock.Now, 0, 0)
+
+	left, _ := l.check("a")
+	require.Zero(t, left)
+
+	until := l.block("a", time.Minute)
+	require.Equal(t, clock.Now().Add(time.Minute), until)
+	left, u := l.check("a")
+	require.Equal(t, time.Minute, left)
+	require.Equal(t, until, u)
+	left, _ = l.check("b")
+	require.Zero(t, left, "families are separate")
+
+	// A shorter block never shortens a longer one; a longer one extends it.
+	require.Equal(t, until, l.block("a", time.Second))
+	clock.Advance(30 * time.Second)
+	left, _ = l.check("a")
+	require.Equal(t, 30*time.Second, left)
+	require.Equal(t, clock.Now().Add(time.Hour), l.block("a", time.Hour))
+
+	clock.Advance(time.Hour)
+	left, _ = l.check("a")
+	require.Zero(t, left, "the block ends at its end")
+	require.Empty(t, l.blocked, "an ended block is forgotten")
+}
+
+func TestLegacyWindow(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimits(clock.Now, 3, time.Minute)
+	ctx := t.Context()
+
+	take := func() error {
+		slot, err := l.waitLegacy(ctx)
+		if err == nil {
+			l.doneLegacy(slot)
+		}
+		return err
+	}
+	for range 3 {
+		require.NoError(t, take())
+		clock.Advance(10 * time.Second)
+	}
+	// 3 taken at 0 s, 10 s, 20 s; at 30 s the fourth must wait for 60 s.
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := l.waitLegacy(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	clock.Advance(30 * time.Second) // 60 s: the first slot is free again
+	require.NoError(t, take())
+	short2, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel2()
+	_, err = l.waitLegacy(short2)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the second slot frees at 70 s")
+	clock.Advance(10 * time.Second)
+	require.NoError(t, take())
+}
+
+func TestLegacyWindowCountsFromTheAnswer(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimits(clock.Now, 1, time.Minute)
+
+	slot, err := l.waitLegacy(t.Context())
+	require.NoError(t, err)
+	clock.Advance(5 * time.Second) // the request takes 5 s
+	l.doneLegacy(slot)
+
+	clock.Advance(56 * time.Second) // 61 s after the send, 56 s after the answer
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, err = l.waitLegacy(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	clock.Advance(4 * time.Second)
+	_, err = l.waitLegacy(t.Context())
+	require.NoError(t, err)
+}
+
+func TestLegacyWindowOff(t *testing.T) {
+	t.Parallel()
+	l := newLimits(time.Now, 0, 0)
+	for range 1000 {
+		slot, err := l.waitLegacy(t.Context())
+		require.NoError(t, err)
+		require.Negative(t, slot.i)
+		l.doneLegacy(slot)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := l.waitLegacy(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestSleep(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, sleep(t.Context(), 0))
+	require.NoError(t, sleep(t.Context(), time.Millisecond))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	require.ErrorIs(t, sleep(ctx, time.Hour), context.Canceled)
+	require.ErrorIs(t, sleep(ctx, 0), context.Canceled)
+}

@@ -1,0 +1,107 @@
+package topgg_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+func TestProject(t *testing.T) {
+	t.Parallel()
+	for _, want := range []topggtest.Project{topggtest.DiscordBot(), topggtest.DiscordServer(), topggtest.RobloxGame()} {
+		t.Run(want.Type, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t, topggtest.WithProject(want))
+			c := newClient(t, srv)
+
+			p, err := c.Project(t.Context())
+			require.NoError(t, err)
+			require.Equal(t, &topgg.Project{
+				ID: want.ID, Name: want.Name, Platform: topgg.Platform(want.Platform), Type: topgg.ProjectType(want.Type),
+				Headline: want.Headline, Tags: want.Tags, Votes: want.Votes, VotesTotal: want.VotesTotal,
+				ReviewScore: want.ReviewScore, ReviewCount: want.ReviewCount,
+			}, p)
+			require.Equal(t, want.Platform == "discord" && want.Type == "bot", p.IsDiscordBot())
+
+			r := onlyRequest(t, srv)
+			requireV1(t, srv, r, "GET", "/v1/projects/@me")
+			require.Empty(t, r.Body)
+			require.Empty(t, r.Query)
+		})
+	}
+}
+
+func TestProjectUnknownKindDecodes(t *testing.T) {
+	t.Parallel()
+	odd := topggtest.DiscordBot()
+	odd.Platform, odd.Type = "minecraft", "game_server"
+	srv := newServer(t, topggtest.WithProject(odd))
+	c := newClient(t, srv)
+
+	p, err := c.Project(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, topgg.Platform("minecraft"), p.Platform)
+	require.Equal(t, topgg.ProjectType("game_server"), p.Type)
+	require.False(t, p.IsDiscordBot())
+}
+
+func TestProjectIDFromToken(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	require.Equal(t, srv.Project().ID, c.ProjectID())
+
+	opaque, err := topgg.New("not-a-structured-token")
+	require.NoError(t, err)
+	require.Empty(t, opaque.ProjectID())
+}
+
+func TestUpdateProject(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+
+	page := runes("Ein ausführlicher Text über den Bot. ", 10)
+	u := topgg.ProjectUpdate{
+		Headline:    map[topgg.Locale]string{topgg.LocaleEnglish: "The best bot", topgg.LocaleJapanese: "最高のボット"},
+		PageContent: map[topgg.Locale]string{topgg.LocaleGerman: page},
+	}
+	require.NoError(t, c.UpdateProject(t.Context(), u))
+
+	r := onlyRequest(t, srv)
+	requireV1(t, srv, r, "PATCH", "/v1/projects/@me")
+	want, err := json.Marshal(map[string]map[string]string{
+		"headline":     {"en": "The best bot", "ja": "最高のボット"},
+		"page_content": {"de": page},
+	})
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(r.Body))
+
+	got := srv.ProjectUpdates()
+	require.Equal(t, map[string]string{"en": "The best bot", "ja": "最高のボット"}, got.Headline)
+	require.Equal(t, map[string]string{"de": page}, got.PageContent)
+}
+
+func TestUpdateProjectOneMember(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+
+	require.NoError(t, c.UpdateProject(t.Context(), topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"fr": "Le meilleur"}}))
+	require.JSONEq(t, `{"headline":{"fr":"Le meilleur"}}`, string(onlyRequest(t, srv).Body))
+}
+
+func TestLocaleValid(t *testing.T) {
+	t.Parallel()
+	all := []topgg.Locale{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
+	for _, l := range all {
+		require.True(t, l.Valid(), l)
+	}
+	for _, l := range []topgg.Locale{"", "EN", "en-US", "xx", "pl", "zh-TW"} {
+		require.False(t, l.Valid(), l)
+	}
+}

@@ -1,0 +1,298 @@
+package topgg_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// addVotes adds n votes, a minute apart, the first at start, and returns them as
+// the client should decode them.
+func addVotes(srv *topggtest.Server, start time.Time, n int) []topgg.Vote {
+	want := make([]topgg.Vote, n)
+	for i := range n {
+		v := topggtest.Vote{
+			UserID:     fmt.Sprintf("8005068145627873%02d", i%100),
+			PlatformID: fmt.Sprint(146183080879613966 + i),
+			Weight:     1 + i%2,
+			CreatedAt:  start.Add(time.Duration(i) * time.Minute),
+		}
+		v.ExpiresAt = v.CreatedAt.Add(12 * time.Hour)
+		srv.AddVote(v)
+		want[i] = topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt}
+	}
+	return want
+}
+
+func requireVotes(t *testing.T, want, got []topgg.Vote) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i].UserID, got[i].UserID, i)
+		require.Equal(t, want[i].PlatformID, got[i].PlatformID, i)
+		require.Equal(t, want[i].Weight, got[i].Weight, i)
+		require.True(t, want[i].CreatedAt.Equal(got[i].CreatedAt), "%d: %s != %s", i, want[i].CreatedAt, got[i].CreatedAt)
+		require.True(t, want[i].ExpiresAt.Equal(got[i].ExpiresAt), i)
+	}
+}
+
+func TestVotesPages(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	start := ago(48 * time.Hour)
+	want := addVotes(srv, start.Add(time.Second), 150)
+
+	p1, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: start})
+	require.NoError(t, err)
+	requireVotes(t, want[:100], p1.Votes)
+	require.NotEmpty(t, p1.Cursor)
+
+	// The cursor takes precedence over StartDate.
+	p2, err := c.Votes(t.Context(), topgg.VotesQuery{Cursor: p1.Cursor, StartDate: start.AddDate(-5, 0, 0)})
+	require.NoError(t, err)
+	requireVotes(t, want[100:], p2.Votes)
+
+	p3, err := c.Votes(t.Context(), topgg.VotesQuery{Cursor: p2.Cursor})
+	require.NoError(t, err)
+	require.Empty(t, p3.Votes)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	for _, r := range reqs {
+		requireV1(t, srv, r, "GET", "/v1/projects/@me/votes")
+		require.Empty(t, r.Body)
+	}
+	require.Equal(t, []string{start.Format(time.RFC3339Nano)}, reqs[0].Query["startDate"])
+	require.NotContains(t, reqs[0].Query, "cursor")
+	require.Equal(t, []string{p1.Cursor}, reqs[1].Query["cursor"])
+	require.NotContains(t, reqs[1].Query, "startDate")
+	require.Equal(t, []string{p2.Cursor}, reqs[2].Query["cursor"])
+}
+
+func TestVotesStartDateInOtherZone(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	start := ago(time.Hour)
+	want := addVotes(srv, start, 2)
+
+	p, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: start.In(time.FixedZone("EST", -5*3600))})
+	require.NoError(t, err)
+	requireVotes(t, want, p.Votes)
+	require.Equal(t, start.UTC().Format(time.RFC3339Nano), onlyRequest(t, srv).Query.Get("startDate"))
+}
+
+func TestAllVotes(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithPageSize(10))
+	c := newClient(t, srv)
+	start := ago(24 * time.Hour)
+	want := addVotes(srv, start, 35)
+
+	var got []topgg.Vote
+	for v, err := range c.AllVotes(t.Context(), start) {
+		require.NoError(t, err)
+		got = append(got, v)
+	}
+	requireVotes(t, want, got)
+	// 10+10+10+5, then the empty page that ends the history.
+	reqs := srv.Requests()
+	require.Len(t, reqs, 5)
+	require.NotEmpty(t, reqs[0].Query.Get("startDate"))
+	for _, r := range reqs[1:] {
+		require.NotEmpty(t, r.Query.Get("cursor"))
+		require.Empty(t, r.Query.Get("startDate"))
+	}
+}
+
+func TestAllVotesEarlyBreak(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithPageSize(10))
+	c := newClient(t, srv)
+	start := ago(24 * time.Hour)
+	want := addVotes(srv, start, 35)
+
+	var got []topgg.Vote
+	for v, err := range c.AllVotes(t.Context(), start) {
+		require.NoError(t, err)
+		got = append(got, v)
+		if len(got) == 15 {
+			break
+		}
+	}
+	requireVotes(t, want[:15], got)
+	require.Len(t, srv.Requests(), 2, "breaking out of the loop must send no further request")
+}
+
+func TestAllVotesEmptyHistory(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	n := 0
+	for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Zero(t, n)
+	require.Len(t, srv.Requests(), 1)
+}
+
+func TestAllVotesYieldsErrorLast(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithPageSize(10))
+	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+	start := ago(24 * time.Hour)
+	addVotes(srv, start, 25)
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500, Times: 3})
+
+	var votes, errs int
+	for v, err := range c.AllVotes(t.Context(), start) {
+		if err != nil {
+			errs++
+			var apiErr *topgg.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, 500, apiErr.StatusCode)
+			require.Zero(t, v)
+			continue
+		}
+		votes++
+	}
+	require.Equal(t, 1, errs)
+	require.Zero(t, votes, "the fault hits the first page")
+	require.Len(t, srv.Requests(), 1)
+}
+
+func TestAllVotesErrorAfterVotes(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t, topggtest.WithPageSize(10))
+	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+	start := ago(24 * time.Hour)
+	want := addVotes(srv, start, 25)
+
+	var got []topgg.Vote
+	var last error
+	n := 0
+	for v, err := range c.AllVotes(t.Context(), start) {
+		n++
+		if err != nil {
+			last = err
+			continue
+		}
+		got = append(got, v)
+		if len(got) == 10 { // the second page will fail
+			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500})
+		}
+	}
+	requireVotes(t, want[:10], got)
+	require.Equal(t, 11, n, "ten votes, then the failure once, as the last element")
+	var apiErr *topgg.APIError
+	require.ErrorAs(t, last, &apiErr)
+	require.Len(t, srv.Requests(), 2)
+}
+
+func TestVoteStatus(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	created := ago(time.Hour)
+	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2, CreatedAt: created})
+
+	for _, tc := range []struct {
+		user   string
+		source topgg.Source
+		query  []string // nil: no source parameter
+	}{
+		{"800506814562787328", "", nil},
+		{"800506814562787328", topgg.SourceTopgg, []string{"topgg"}},
+		{"146183080879613966", topgg.SourceDiscord, []string{"discord"}},
+	} {
+		n := len(srv.Requests())
+		st, err := c.VoteStatus(t.Context(), tc.user, tc.source)
+		require.NoError(t, err)
+		require.True(t, st.Voted)
+		require.Equal(t, 2, st.Weight)
+		require.True(t, created.Equal(st.CreatedAt), "%s != %s", created, st.CreatedAt)
+		require.True(t, created.Add(12*time.Hour).Equal(st.ExpiresAt))
+
+		reqs := srv.Requests()
+		require.Len(t, reqs, n+1)
+		r := reqs[n]
+		requireV1(t, srv, r, "GET", "/v1/projects/@me/votes/"+tc.user)
+		require.Equal(t, tc.query, r.Query["source"])
+		require.Empty(t, r.Body)
+	}
+}
+
+func TestVoteStatusNoVote(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	// A Top.gg id looked up as a Discord id, an expired vote, and an unknown user.
+	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966"})
+	srv.AddVote(topggtest.Vote{UserID: "900000000000000001", CreatedAt: ago(13 * time.Hour)})
+
+	for _, tc := range []struct {
+		user   string
+		source topgg.Source
+	}{
+		{"800506814562787328", topgg.SourceDiscord},
+		{"900000000000000001", topgg.SourceTopgg},
+		{"123456789012345678", ""},
+	} {
+		st, err := c.VoteStatus(t.Context(), tc.user, tc.source)
+		require.NoError(t, err, "no active vote is a normal answer")
+		require.Equal(t, topgg.VoteStatus{}, st)
+	}
+	require.Len(t, srv.Requests(), 3, "a 404 is not retried")
+}
+
+func TestVoteActiveAt(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	v := topgg.Vote{CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(time.Hour)}
+	require.True(t, v.ActiveAt(now))
+	require.False(t, v.ActiveAt(v.ExpiresAt))
+}
+
+func TestAllVotesOddCursors(t *testing.T) {
+	t.Parallel()
+	vote := `{"user_id":"1","platform_id":"2","weight":1,"created_at":"2026-01-17T23:36:06Z","expires_at":"2026-01-18T11:36:06Z"}`
+
+	t.Run("no cursor ends", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv)
+		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: `{"data":[` + vote + `]}`})
+		n := 0
+		for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
+			require.NoError(t, err)
+			n++
+		}
+		require.Equal(t, 1, n)
+		require.Len(t, srv.Requests(), 1, "nothing to follow")
+	})
+	t.Run("stuck cursor fails", func(t *testing.T) {
+		t.Parallel()
+		srv := newServer(t)
+		c := newClient(t, srv)
+		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 10, Body: `{"cursor":"same","data":[` + vote + `]}`})
+		var errs []error
+		n := 0
+		for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
+			n++
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		require.Len(t, errs, 1)
+		require.Contains(t, errs[0].Error(), "cursor did not advance")
+		require.Equal(t, 3, n, "two votes, then the error")
+		require.Len(t, srv.Requests(), 2)
+	})
+}
