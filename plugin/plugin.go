@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/sourcegraph/conc"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -34,6 +36,7 @@ type Plugin struct {
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
+	detach         []func() // removes the handlers Attach added
 
 	poller atomic.Pointer[voterewards.Poller] // the running poller, for Active
 
@@ -94,17 +97,20 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 
 // Attach registers the plugin's handlers on every shard's session. Call it before the
 // sessions open (their READY is what the plugin waits for) and before Start.
+// Close removes them again.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.poster != nil {
-		p.poster.Attach(sessions...)
+		p.detach = append(p.detach, p.poster.Attach(sessions...))
 	}
 	for _, s := range sessions {
 		if s == nil {
 			continue
 		}
-		s.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) {
+		p.detach = append(p.detach, s.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) {
 			p.firstReadyOnce.Do(func() { p.firstReady <- s })
-		})
+		}))
 	}
 }
 
@@ -174,8 +180,14 @@ func (p *Plugin) runPoster(ctx context.Context) error {
 	return err
 }
 
+// commandResync is how often commands read from Discord are compared with the
+// listing again. A bot often registers its commands in its own READY handler, so the
+// first read may come too early; an unchanged list costs one Discord GET and no PUT.
+const commandResync = 15 * time.Minute
+
 // syncCommands waits for the first READY, then publishes the commands given with
-// [WithCommands], or, without them, the application's commands read from Discord.
+// [WithCommands] once, or, without them, the application's commands read from
+// Discord, again every commandResync.
 func (p *Plugin) syncCommands(ctx context.Context) error {
 	var s *discordgo.Session
 	select {
@@ -185,16 +197,45 @@ func (p *Plugin) syncCommands(ctx context.Context) error {
 		// Put it back so that a restarted sync finds it too.
 		p.firstReady <- s
 	}
-	var err error
-	if p.opts.commands != nil {
-		_, err = p.syncer.Sync(ctx, p.opts.commands)
-	} else {
-		_, err = p.syncer.SyncFromDiscord(ctx, s)
+	for {
+		var err error
+		if p.opts.commands != nil {
+			_, err = p.syncer.Sync(ctx, p.opts.commands)
+		} else {
+			_, err = p.syncer.SyncFromDiscord(ctx, s)
+		}
+		if permanent(err) {
+			// The service refused these definitions; sending them again will not help.
+			p.log.Error("Top.gg refused the slash commands; not retrying until restart", "error", err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("command sync: %w", err)
+		}
+		if p.opts.commands != nil {
+			return nil
+		}
+		if backoff.Sleep(ctx, commandResync) != nil {
+			return nil
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("command sync: %w", err)
+}
+
+// permanent reports an error that no retry mends: the arguments broke a rule, or the
+// service refused them with a 4xx other than 429.
+func permanent(err error) bool {
+	var ve *topgg.ValidationError
+	var ae *topgg.APIError
+	var rl *topgg.RateLimitError
+	switch {
+	case err == nil, errors.As(err, &rl):
+		return false
+	case errors.As(err, &ve):
+		return true
+	case errors.As(err, &ae):
+		return ae.StatusCode >= 400 && ae.StatusCode < 500
 	}
-	return nil
+	return false
 }
 
 // Active reports from memory, without a request, whether the user (Discord user id
@@ -226,6 +267,12 @@ func (p *Plugin) Close() error {
 		return nil
 	}
 	p.closed = true
+	// The jobs stop before the handlers go, so that no post sees the counts vanish.
+	defer func() {
+		for _, d := range p.detach {
+			d()
+		}
+	}()
 	if !p.started {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
 // supervise runs job until ctx is done. A job that returns an error or panics is
@@ -32,12 +34,8 @@ func supervise(ctx context.Context, log *slog.Logger, name string, job func(cont
 		if time.Since(started) > maxRestartDelay {
 			delay = minRestartDelay
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, delay) != nil {
 			return
-		case <-t.C:
 		}
 		delay = min(2*delay, maxRestartDelay)
 	}

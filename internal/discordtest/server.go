@@ -93,8 +93,9 @@ func NewServer(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}}
+	// addr is read by the handlers (GatewayURL), so it is set before they can run.
+	s.addr = l.Addr().String()
 	s.http.Start()
-	s.addr = s.http.Listener.Addr().String()
 	s.transport = &http.Transport{
 		Proxy:               nil,
 		DialContext:         s.dialOnlyHere,

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+	"github.com/stretchr/testify/assert"
+)
+
+// TestDemo runs the offline demo in this process, as `go run ./example-bot
+// -demo` does, and checks that it completes and tells each step.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo takes over 10 seconds (not with -short)")
+	}
+	t.Parallel()
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), []string{"-demo"}, envconfig.MapLookuper(nil), &stdout, &stderr)
+	out := stdout.String()
+	if !assert.Equal(t, exitOK, code, "stderr: %s", stderr.String()) {
+		t.Logf("stdout:\n%s", out)
+	}
+	assert.Empty(t, stderr.String())
+	for _, line := range []string{
+		">>> A fake Top.gg and a fake Discord run in this process",
+		">>> Both shards are ready, and Top.gg shows 3 servers and 2 shards.",
+		`>>> The bot registered its slash commands on Discord and published the same to Top.gg: [{"description":`,
+		">>> Two servers add the bot.",
+		">>> A server removes the bot: the count goes down.",
+		">>> A server has a Discord outage: it still counts",
+		">>> Top.gg shows 4 servers.",
+		">>> The bot replied (only alice sees it): \"Vote for me on Top.gg: https://top.gg/bot/",
+		"Your vote is active until",
+		">>> The votes expire: the bot takes the roles back.",
+		">>> Stopping the bot, as on SIGTERM",
+		">>> Done. Top.gg received",
+		"Discord saw 4 role changes.",
+	} {
+		assert.Contains(t, out, line)
+	}
+	// The bot's own log lines are in the narration.
+	for _, msg := range []string{
+		`msg="posted the server count to Top.gg"`, `msg="commands: published slash commands"`,
+		`msg="vote rewarded: role given"`, `msg="vote expired: role taken back"`,
+	} {
+		assert.Contains(t, out, msg)
+	}
+	assert.Equal(t, 2, strings.Count(out, `msg="vote rewarded: role given"`), "each vote rewarded once")
+}

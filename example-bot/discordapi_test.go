@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lastRequest is a RoundTripper that keeps the request it was given.
+type lastRequest struct{ req *http.Request }
+
+func (l *lastRequest) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.req = r
+	return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: r}, nil
+}
+
+// TestAPIRewriter: every URL under discordgo.EndpointAPI goes to the
+// configured base, path and query kept; anything else is sent untouched; the
+// caller's request is never changed.
+func TestAPIRewriter(t *testing.T) {
+	t.Parallel()
+	const base = "http://127.0.0.1:5555/proxy/api/v9"
+	for _, tc := range []struct{ in, want string }{
+		{discordgo.EndpointAPI + "users/@me", base + "/users/@me"},
+		{discordgo.EndpointAPI + "gateway", base + "/gateway"},
+		{discordgo.EndpointApplicationGlobalCommands("1100000000000000001") + "?with_localizations=true",
+			base + "/applications/1100000000000000001/commands?with_localizations=true"},
+		{discordgo.EndpointGuildMemberRole("1", "2", "3"), base + "/guilds/1/members/2/roles/3"},
+		// Escaped path segments (a reaction's emoji) stay escaped.
+		{discordgo.EndpointMessageReaction("1", "2", "%F0%9F%91%8D", "@me"), base + "/channels/1/messages/2/reactions/%F0%9F%91%8D/@me"},
+		// Not the API: sent as it is.
+		{"https://cdn.discordapp.com/avatars/1/a.png", "https://cdn.discordapp.com/avatars/1/a.png"},
+		{"https://discord.com/api/v10/users/@me", "https://discord.com/api/v10/users/@me"},
+		{"https://example.com/api/v9/users/@me", "https://example.com/api/v9/users/@me"},
+	} {
+		next := &lastRequest{}
+		rt := newAPIRewriter(base, next) // without a trailing slash: added
+		req, err := http.NewRequest(http.MethodPut, tc.in, http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bot x")
+		resp, err := rt.RoundTrip(req)
+		require.NoError(t, err, tc.in)
+		_ = resp.Body.Close()
+
+		require.NotNil(t, next.req, tc.in)
+		assert.Equal(t, tc.want, next.req.URL.String(), tc.in)
+		assert.Equal(t, tc.in, req.URL.String(), "the caller's request was changed")
+		assert.Equal(t, http.MethodPut, next.req.Method)
+		assert.Equal(t, "Bot x", next.req.Header.Get("Authorization"))
+		if tc.in != tc.want {
+			assert.Empty(t, next.req.Host, "Host must follow the new URL")
+		}
+	}
+}
+
+// TestAPIRewriterDefaultBase: with Discord's own base nothing is rewritten,
+// not even wrapped.
+func TestAPIRewriterDefaultBase(t *testing.T) {
+	t.Parallel()
+	next := &lastRequest{}
+	for _, base := range []string{"https://discord.com/api/v9", "https://discord.com/api/v9/"} {
+		assert.Same(t, next, newAPIRewriter(base, next).(*lastRequest), base)
+	}
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// Distinctive tokens for the end-to-end runs: no output may hold them.
+const (
+	e2eDiscordToken = "e2e-discord-token-7d3f0b2a"
+	e2eTopggToken   = "e2e-topgg-token-c81e44f9"
+
+	e2eShards  = 2
+	rewardRole = "1300000000000000777"
+
+	metricsPath  = "/v1/projects/@me/metrics"
+	commandsPath = "/v1/projects/@me/commands"
+	votesPath    = "/v1/projects/@me/votes"
+
+	wait = 20 * time.Second // bounds every wait; never reached when the bot works
+	tick = 10 * time.Millisecond
+)
+
+// guild returns the n-th guild id of a shard of the e2e bot.
+func guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, e2eShards) }
+
+// e2e is one end-to-end test's world: a fake Discord and a fake Top.gg in the
+// test process, and the environment that points the bot's process at them.
+type e2e struct {
+	t     *testing.T
+	dc    *discordtest.Server
+	tg    *topggtest.Server
+	state string
+	env   map[string]string
+}
+
+// newE2E starts the fakes: 2 shards, 3 guilds (2 on shard 0, 1 on shard 1).
+// It skips the test under -short.
+func newE2E(t *testing.T, tgOpts ...topggtest.Option) *e2e {
+	t.Helper()
+	if testing.Short() || botBinary == "" {
+		t.Skip("end-to-end test: runs the built bot (not with -short)")
+	}
+	t.Parallel()
+	dc, err := discordtest.NewServer(discordtest.WithToken(e2eDiscordToken), discordtest.WithShardCount(e2eShards),
+		discordtest.WithGuilds(guild(0, 0), guild(1, 0), guild(0, 1)))
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+	project := topggtest.DiscordBot()
+	project.PlatformID = dc.BotUserID()
+	tg := topggtest.NewServer(append([]topggtest.Option{topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project)}, tgOpts...)...)
+	t.Cleanup(tg.Close)
+	state := t.TempDir()
+	return &e2e{t: t, dc: dc, tg: tg, state: state, env: map[string]string{
+		"DISCORD_TOKEN":            e2eDiscordToken,
+		"TOPGG_TOKEN":              e2eTopggToken,
+		"TOPGG_API_URL":            tg.URL,
+		"DISCORD_API_URL":          dc.APIBase(),
+		"TOPGG_AUTOPOST_INTERVAL":  "200ms",
+		"TOPGG_VOTE_POLL_INTERVAL": "100ms",
+		"SHARD_COUNT":              fmt.Sprint(e2eShards),
+		"REWARD_GUILD_ID":          guild(0, 0),
+		"REWARD_ROLE_ID":           rewardRole,
+		"TOPGG_STATE_DIR":          state,
+		"LOG_FORMAT":               "json",
+		"LOG_LEVEL":                "debug", // the most output, for the token checks
+	}}
+}
+
+func (e *e2e) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+// slowRoles puts a proxy between the bot and the fake Discord's REST API that
+// holds every role change for delay, and points DISCORD_API_URL at it. The
+// gateway is not proxied: its URL comes from the fake's own GET /gateway.
+func (e *e2e) slowRoles(delay time.Duration) {
+	target, err := url.Parse(e.dc.URL())
+	require.NoError(e.t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/roles/") {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	e.t.Cleanup(proxy.Close)
+	e.env["DISCORD_API_URL"] = proxy.URL + "/api/v9/"
+}
+
+// proc is one run of the bot's process.
+type proc struct {
+	t              *testing.T
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan struct{} // closed when the process has exited
+	err            error         // Wait's result, set before done is closed
+}
+
+// start runs the bot with env (and nothing of the test's environment) and
+// args. At cleanup it is killed if still running, and its output is checked
+// for the tokens.
+func (e *e2e) start(env map[string]string, args ...string) *proc {
+	e.t.Helper()
+	cmd := exec.Command(botBinary, args...)
+	cmd.Env = []string{}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	p := &proc{t: e.t, cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	require.NoError(e.t, cmd.Start())
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	e.t.Cleanup(func() {
+		if !p.exited() {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		p.checkNoToken()
+		if e.t.Failed() {
+			e.t.Logf("bot stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+// startBot runs the bot with e.env.
+func (e *e2e) startBot() *proc { e.t.Helper(); return e.start(e.env) }
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitCode waits up to d for the process to exit and returns its status.
+func (p *proc) exitCode(d time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		p.t.Fatalf("the bot did not exit within %s", d)
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(p.t, p.err)
+	return 0
+}
+
+// terminate sends SIGTERM and requires a clean exit (status 0) within 10 s.
+func (p *proc) terminate() { p.t.Helper(); p.stop(syscall.SIGTERM) }
+
+// stop sends sig and requires a clean exit (status 0) within 10 s.
+func (p *proc) stop(sig os.Signal) {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Signal(sig))
+	start := time.Now()
+	require.Equal(p.t, 0, p.exitCode(10*time.Second), "exit status after %v; stderr:\n%s", sig, p.stderr.String())
+	p.t.Logf("exited %s after %v", time.Since(start).Round(time.Millisecond), sig)
+}
+
+// kill kills the process with SIGKILL (kill -9) and waits for it.
+func (p *proc) kill() {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Kill())
+	<-p.done
+}
+
+// checkNoToken fails the test if either token is in the output.
+func (p *proc) checkNoToken() {
+	for _, out := range []struct{ name, text string }{{"stdout", p.stdout.String()}, {"stderr", p.stderr.String()}} {
+		for _, tok := range []string{e2eDiscordToken, e2eTopggToken} {
+			assert.NotContains(p.t, out.text, tok, "a token appeared on %s", out.name)
+		}
+	}
+}
+
+// records returns the JSON log records of stderr; any other line fails the test.
+func (p *proc) records() []map[string]any {
+	var out []map[string]any
+	for line := range strings.Lines(p.stderr.String()) {
+		var rec map[string]any
+		if !assert.NoError(p.t, json.Unmarshal([]byte(line), &rec), "not a JSON log line: %q", line) {
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// countMsg counts the log records with message msg.
+func (p *proc) countMsg(msg string) int {
+	n := 0
+	for line := range strings.Lines(p.stderr.String()) {
+		if strings.Contains(line, `"msg":"`+msg+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitMsg waits for a log record with message msg.
+func (p *proc) waitMsg(msg string) {
+	p.t.Helper()
+	require.Eventually(p.t, func() bool { return p.countMsg(msg) > 0 || p.exited() }, wait, tick, "no log %q", msg)
+	require.False(p.t, p.exited() && p.countMsg(msg) == 0, "the bot exited before logging %q; stderr:\n%s", msg, p.stderr.String())
+}
+
+// count counts the requests the fake Top.gg got with method on path.
+func (e *e2e) count(method, path string) int {
+	n := 0
+	for _, r := range e.tg.Requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPolls waits until the bot has polled the votes n more times.
+func (e *e2e) waitPolls(n int) {
+	e.t.Helper()
+	target := e.count(http.MethodGet, votesPath) + n
+	require.Eventually(e.t, func() bool { return e.count(http.MethodGet, votesPath) >= target }, wait, tick,
+		"the bot stopped polling votes")
+}
+
+// lastMetrics returns the last v1 metrics posted, nil if none.
+func (e *e2e) lastMetrics() map[string]int {
+	m := e.tg.Metrics()
+	if len(m) == 0 {
+		return nil
+	}
+	return m[len(m)-1].Metrics
+}
+
+// waitServers waits until the last post says servers servers on both shards.
+func (e *e2e) waitServers(servers int) {
+	e.t.Helper()
+	want := map[string]int{"server_count": servers, "shard_count": e2eShards}
+	require.Eventually(e.t, func() bool {
+		m := e.lastMetrics()
+		return m != nil && maps.Equal(m, want)
+	}, wait, tick, "server_count %d never posted; last post %v", servers, e.lastMetrics())
+}
+
+// grants returns, per user, the role grants (added) and removals the fake
+// Discord accepted for the reward role.
+func (e *e2e) grants() (added, removed map[string]int) {
+	added, removed = map[string]int{}, map[string]int{}
+	for _, c := range e.dc.RoleChanges() {
+		assert.Equal(e.t, guild(0, 0), c.GuildID)
+		assert.Equal(e.t, rewardRole, c.RoleID)
+		if c.Added {
+			added[c.UserID]++
+		} else {
+			removed[c.UserID]++
+		}
+	}
+	return added, removed
+}
+
+// requireCommandsMatch requires that the commands published to the listing are
+// the ones registered on Discord, normalised.
+func (e *e2e) requireCommandsMatch() {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool { _, ok := e.tg.Commands(); return ok }, wait, tick, "no commands published")
+	onDiscord := e.dc.Commands()
+	require.NotEmpty(e.t, onDiscord)
+	norm, err := commands.Normalize(onDiscord)
+	require.NoError(e.t, err)
+	want, err := json.Marshal(norm)
+	require.NoError(e.t, err)
+	got, _ := e.tg.Commands()
+	require.JSONEq(e.t, string(want), string(got))
+}
+
+// makeVotes returns n votes by distinct users, created in the last half hour
+// and active for hours.
+func makeVotes(n int) []topggtest.Vote {
+	now := time.Now().UTC()
+	out := make([]topggtest.Vote, n)
+	for i := range out {
+		created := now.Add(-30 * time.Minute).Add(time.Duration(i) * time.Second)
+		out[i] = topggtest.Vote{
+			UserID:     fmt.Sprintf("800%015d", i),
+			PlatformID: fmt.Sprintf("300%015d", i),
+			Weight:     1 + i%2,
+			CreatedAt:  created,
+			ExpiresAt:  created.Add(12 * time.Hour),
+		}
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

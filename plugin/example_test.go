@@ -1,0 +1,99 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Example puts a one-shard bot on its listing: the server count is posted once
+// the shard is ready, the /vote command is published, and a vote reaches the
+// reward handler. It runs against the module's fakes of Discord and Top.gg; a
+// real bot makes its client with topgg.New(token), its sessions with
+// discordgo.New("Bot " + token), and its Config with plugin.LoadConfig.
+func Example() {
+	discord, err := discordtest.NewServer(discordtest.WithGuilds(
+		discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)))
+	if err != nil {
+		panic(err)
+	}
+	defer discord.Close()
+	listing := topggtest.NewServer()
+	defer listing.Close()
+	listing.AddVote(topggtest.Vote{UserID: "800000000000000001", PlatformID: "300000000000000001"})
+
+	client, err := topgg.New(listing.Token(), topgg.WithBaseURL(listing.URL), topgg.WithHTTPClient(listing.Client()))
+	if err != nil {
+		panic(err)
+	}
+	dir, err := os.MkdirTemp("", "plugin-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	posted := make(chan autopost.Result, 1)
+	rewarded := make(chan voterewards.Vote, 1)
+	p, err := plugin.New(client, plugin.Config{
+		Autopost: plugin.AutopostV1, AutopostInterval: 30 * time.Minute,
+		SyncCommands:     true,
+		VotePollInterval: time.Minute, VoteLookback: 12 * time.Hour,
+		StateDir: dir, // the vote cursor, the delivered votes and the commands' hash
+	},
+		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}}),
+		plugin.WithRewardHandler(func(_ context.Context, v voterewards.Vote) error {
+			rewarded <- v // a real bot gives a role, idempotently on v.Key
+			return nil
+		}),
+		plugin.WithOnPost(func(r autopost.Result) {
+			select {
+			case posted <- r:
+			default:
+			}
+		}),
+	)
+	if err != nil {
+		panic(err)
+	}
+	session, err := discord.NewSession(0, 1)
+	if err != nil {
+		panic(err)
+	}
+	p.Attach(session) // before Open, so that READY is seen
+	if err := p.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	if err := session.Open(); err != nil {
+		panic(err)
+	}
+
+	r := <-posted
+	fmt.Printf("posted %d servers on %d shard\n", r.Servers, r.Shards)
+	v := <-rewarded
+	fmt.Printf("rewarded Discord user %s\n", v.PlatformID)
+
+	cmds, ok := listing.Commands()
+	for ; !ok; cmds, ok = listing.Commands() { // published on the first READY, beside the post
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("published %s\n", cmds)
+
+	if err := p.Close(); err != nil { // stops the jobs and saves the vote state
+		panic(err)
+	}
+	_ = session.Close()
+	// Output:
+	// posted 2 servers on 1 shard
+	// rewarded Discord user 300000000000000001
+	// published [{"description":"Vote for the bot","name":"vote","type":1}]
+}

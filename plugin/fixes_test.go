@@ -1,0 +1,49 @@
+package plugin_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// TestRefusedCommandsAreNotResent: a 422 for the definitions is final; the
+// supervisor does not resend them every restart.
+func TestRefusedCommandsAreNotResent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+	var logs logBuffer
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.logger()))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { return w.count(http.MethodPut, commandsPath) == 1 }, wait, tick)
+	// The supervisor's first restart would come after 1 s.
+	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 }, 1500*time.Millisecond, 50*time.Millisecond)
+	assert.Contains(t, logs.String(), "refused the slash commands")
+}
+
+// TestCloseDetachesHandlers: after Close the plugin no longer counts the
+// sessions' guilds, so a session the bot keeps open feeds nothing stale.
+func TestCloseDetachesHandlers(t *testing.T) {
+	t.Parallel()
+	const perShard = 2
+	w := newWorld(t, worldSpec{perShard: perShard})
+	cfg := w.config()
+	cfg.SyncCommands = false
+	p, err := plugin.New(w.client, cfg)
+	require.NoError(t, err)
+	p.Attach(w.sessions...)
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { return p.Counts().Servers == perShard }, wait, tick)
+	require.NoError(t, p.Close())
+	assert.Zero(t, p.Counts().Servers, "the sessions' guilds are no longer counted")
+}

@@ -1,0 +1,276 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+const (
+	metricsPath  = "/v1/projects/@me/metrics"
+	commandsPath = "/v1/projects/@me/commands"
+	votesPath    = "/v1/projects/@me/votes"
+
+	// wait bounds every Eventually: generous for a loaded 2-core machine
+	// under -race, never reached when the code works.
+	wait = 10 * time.Second
+	tick = 5 * time.Millisecond
+)
+
+// world is one test's fake Discord (with one real discordgo session per
+// shard, not yet open) and fake Top.gg (with a real client).
+type world struct {
+	t        *testing.T
+	dc       *discordtest.Server
+	tg       *topggtest.Server
+	client   *topgg.Client
+	sessions []*discordgo.Session
+	shards   int
+}
+
+type worldSpec struct {
+	shards   int // default 1
+	perShard int // guilds per shard at the start
+	tgOpts   []topggtest.Option
+}
+
+// newWorld starts both fakes and makes the sessions. t.Cleanup closes the
+// sessions first, then the servers, as discordtest asks.
+func newWorld(t *testing.T, spec worldSpec) *world {
+	t.Helper()
+	if spec.shards == 0 {
+		spec.shards = 1
+	}
+	var guilds []string
+	for shard := range spec.shards {
+		for n := range spec.perShard {
+			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, spec.shards))
+		}
+	}
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(spec.shards), discordtest.WithGuilds(guilds...))
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+
+	project := topggtest.DiscordBot()
+	project.PlatformID = dc.BotUserID() // so that v0 stats for the bot of READY are accepted
+	tg := topggtest.NewServer(append([]topggtest.Option{topggtest.WithProject(project)}, spec.tgOpts...)...)
+	t.Cleanup(tg.Close)
+	w := &world{t: t, dc: dc, tg: tg, client: newClient(t, tg), shards: spec.shards}
+	for i := range spec.shards {
+		s, err := dc.NewSession(i, spec.shards)
+		require.NoError(t, err)
+		w.sessions = append(w.sessions, s)
+	}
+	t.Cleanup(w.closeSessions)
+	return w
+}
+
+// newClient returns a real client for tg that retries twice, quickly.
+func newClient(t *testing.T, tg *topggtest.Server) *topgg.Client {
+	t.Helper()
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()),
+		topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}))
+	require.NoError(t, err)
+	return client
+}
+
+// closeSessions closes every session at once: discordgo's Close sleeps a second.
+func (w *world) closeSessions() {
+	var wg sync.WaitGroup
+	for _, s := range w.sessions {
+		wg.Go(func() { _ = s.Close() })
+	}
+	wg.Wait()
+}
+
+// config returns a Config with every job on and intervals short enough for a test.
+func (w *world) config() plugin.Config {
+	return plugin.Config{
+		Autopost:         plugin.AutopostV1,
+		AutopostInterval: 50 * time.Millisecond,
+		SyncCommands:     true,
+		VotePollInterval: 20 * time.Millisecond,
+		VoteLookback:     13 * time.Hour, // more than a vote's lifetime, so Active can be Covered
+		StateDir:         w.t.TempDir(),
+	}
+}
+
+// plugin makes a plugin, attaches every session and closes it at cleanup
+// (before the sessions and servers).
+func (w *world) plugin(cfg plugin.Config, opts ...plugin.Option) *plugin.Plugin {
+	w.t.Helper()
+	p, err := plugin.New(w.client, cfg, opts...)
+	require.NoError(w.t, err)
+	p.Attach(w.sessions...)
+	w.t.Cleanup(func() { require.NoError(w.t, p.Close()) })
+	return p
+}
+
+// start starts p for the length of the test.
+func (w *world) start(p *plugin.Plugin) {
+	w.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w.t.Cleanup(cancel)
+	require.NoError(w.t, p.Start(ctx))
+}
+
+// open opens the sessions of the given shards (all when none is given).
+func (w *world) open(shards ...int) {
+	w.t.Helper()
+	if len(shards) == 0 {
+		for i := range w.shards {
+			shards = append(shards, i)
+		}
+	}
+	for _, i := range shards {
+		require.NoError(w.t, w.sessions[i].Open())
+	}
+}
+
+func (w *world) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	w.t.Cleanup(cancel)
+	return ctx
+}
+
+// count counts the requests the fake Top.gg got with method on path.
+func (w *world) count(method, path string) int {
+	n := 0
+	for _, r := range w.tg.Requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// waitPolls waits until the vote poller has sent n more requests: a clock
+// made of the plugin's own activity, for checks that something did not happen.
+func (w *world) waitPolls(n int) {
+	w.t.Helper()
+	target := w.count(http.MethodGet, votesPath) + n
+	require.Eventually(w.t, func() bool { return w.count(http.MethodGet, votesPath) >= target },
+		wait, tick, "the vote poller stopped polling")
+}
+
+// lastServers returns the server_count of the last metrics post, -1 if none.
+func (w *world) lastServers() int {
+	m := w.tg.Metrics()
+	if len(m) == 0 {
+		return -1
+	}
+	return m[len(m)-1].Metrics["server_count"]
+}
+
+// requirePublished requires that the commands published to the listing are cmds
+// in their normalised form.
+func (w *world) requirePublished(cmds []*discordgo.ApplicationCommand) {
+	w.t.Helper()
+	norm, err := commands.Normalize(cmds)
+	require.NoError(w.t, err)
+	want, err := json.Marshal(norm)
+	require.NoError(w.t, err)
+	require.Eventually(w.t, func() bool { _, ok := w.tg.Commands(); return ok }, wait, tick, "no commands published")
+	got, _ := w.tg.Commands()
+	require.JSONEq(w.t, string(want), string(got))
+}
+
+// recorder counts handler calls per vote key, for the reward and expiry handlers.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string]int
+	votes []voterewards.Vote
+}
+
+func newRecorder() *recorder { return &recorder{calls: map[string]int{}} }
+
+func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[v.Key]++
+	r.votes = append(r.votes, v)
+	return nil
+}
+
+// distinct returns how many different votes were handled.
+func (r *recorder) distinct() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+// total returns how many calls were made.
+func (r *recorder) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.votes)
+}
+
+func (r *recorder) snapshot() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int, len(r.calls))
+	for k, v := range r.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// votes makes n votes by distinct users, created in the last half hour and
+// active for another hour.
+func votes(n int) []topggtest.Vote {
+	now := time.Now().UTC()
+	out := make([]topggtest.Vote, n)
+	for i := range out {
+		created := now.Add(-30 * time.Minute).Add(time.Duration(i) * time.Second)
+		out[i] = topggtest.Vote{
+			UserID:     userID(800, i),
+			PlatformID: userID(300, i),
+			Weight:     1 + i%2,
+			CreatedAt:  created,
+			ExpiresAt:  created.Add(time.Hour + 30*time.Minute),
+		}
+	}
+	return out
+}
+
+// userID returns an 18-digit snowflake-shaped id: a 3-digit prefix, then i.
+func userID(prefix, i int) string { return fmt.Sprintf("%03d%015d", prefix, i) }
+
+// logBuffer is a slog sink safe for the plugin's goroutines and the test.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -1,0 +1,450 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// botCommands is what a bot registers on Discord: enough shape (options,
+// choices) for normalisation to matter.
+func botCommands() []*discordgo.ApplicationCommand {
+	return []*discordgo.ApplicationCommand{
+		{Name: "vote", Description: "Vote for the bot on Top.gg"},
+		{
+			Name: "stats", Description: "Show the bot's statistics",
+			Options: []*discordgo.ApplicationCommandOption{{
+				Type: discordgo.ApplicationCommandOptionString, Name: "scope", Description: "Which numbers",
+				Choices: []*discordgo.ApplicationCommandOptionChoice{{Name: "servers", Value: "servers"}, {Name: "votes", Value: "votes"}},
+			}},
+		},
+	}
+}
+
+// TestCommandSyncOnFirstReady: the commands given with WithCommands are
+// published once the first session is READY, not before, and once.
+func TestCommandSyncOnFirstReady(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
+	p := w.plugin(w.config(), plugin.WithCommands(botCommands()))
+	w.start(p)
+
+	// The vote poller runs at once; sync is still waiting for READY.
+	w.waitPolls(3)
+	assert.Zero(t, w.count(http.MethodPut, commandsPath), "commands published before any READY")
+
+	w.open()
+	w.requirePublished(botCommands())
+	w.waitPolls(5)
+	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath), "published once, not once per shard or per poll")
+}
+
+// TestCommandSyncFromDiscord: without WithCommands, the plugin publishes the
+// application's commands as Discord has them.
+func TestCommandSyncFromDiscord(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 1})
+	_, err := w.sessions[0].ApplicationCommandBulkOverwrite(w.dc.ApplicationID(), "", botCommands())
+	require.NoError(t, err)
+	require.Len(t, w.dc.Commands(), 2)
+
+	p := w.plugin(w.config())
+	w.start(p)
+	w.open()
+	w.requirePublished(w.dc.Commands())
+	w.requirePublished(botCommands())
+}
+
+// TestCommandSyncEmptyClears: a non-nil empty WithCommands publishes an empty
+// list, clearing the listing's commands.
+func TestCommandSyncEmptyClears(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	p := w.plugin(cfg, plugin.WithCommands([]*discordgo.ApplicationCommand{}))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { _, ok := w.tg.Commands(); return ok }, wait, tick)
+	got, _ := w.tg.Commands()
+	assert.JSONEq(t, `[]`, string(got))
+}
+
+// TestPosterWaitsForEveryShard: the first post goes out once every attached
+// shard is ready and carries every shard's guilds; later changes follow.
+func TestPosterWaitsForEveryShard(t *testing.T) {
+	t.Parallel()
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			t.Parallel()
+			const perShard = 2
+			w := newWorld(t, worldSpec{shards: shards, perShard: perShard})
+			var posts atomic.Int32
+			p := w.plugin(w.config(), plugin.WithOnPost(func(r autopost.Result) {
+				assert.NoError(t, r.Err)
+				posts.Add(1)
+			}))
+			w.start(p)
+
+			if shards > 1 {
+				w.open(0, 1)
+				require.Eventually(t, func() bool { return p.Counts().Servers == 2*perShard }, wait, tick)
+				assert.False(t, p.Counts().Ready)
+				w.waitPolls(5) // time for a premature post to show
+				assert.Empty(t, w.tg.Metrics(), "posted before every shard was ready")
+				w.open(2)
+			} else {
+				w.waitPolls(3)
+				assert.Empty(t, w.tg.Metrics(), "posted before READY")
+				w.open()
+			}
+
+			total := shards * perShard
+			require.Eventually(t, func() bool { return len(w.tg.Metrics()) > 0 }, wait, tick)
+			first := w.tg.Metrics()[0]
+			assert.Equal(t, map[string]int{"server_count": total, "shard_count": shards}, first.Metrics)
+
+			require.NoError(t, w.dc.Join(w.ctx(), discordtest.GuildIDForShard(10, shards-1, shards)))
+			require.Eventually(t, func() bool { return w.lastServers() == total+1 }, wait, tick)
+			c := p.Counts()
+			assert.True(t, c.Ready)
+			assert.Equal(t, total+1, c.Servers)
+			assert.Equal(t, shards, c.Shards)
+			// OnPost runs once the answer is back, a moment after the fake recorded the post.
+			assert.Eventually(t, func() bool { return posts.Load() >= 2 }, wait, tick, "WithOnPost sees the attempts")
+		})
+	}
+}
+
+// TestAutopostV0: Autopost "v0" posts the legacy bot stats, with the bare
+// token, and no v1 metrics.
+func TestAutopostV0(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{shards: 2, perShard: 3})
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostV0
+	w.start(w.plugin(cfg))
+	w.open()
+	require.Eventually(t, func() bool { st, ok := w.tg.LegacyStats(); return ok && st.ServerCount == 6 }, wait, tick)
+	st, _ := w.tg.LegacyStats()
+	require.NotNil(t, st.ShardCount)
+	assert.Equal(t, 2, *st.ShardCount)
+	assert.Empty(t, w.tg.Metrics())
+	for _, r := range w.tg.Requests() {
+		if strings.HasPrefix(r.Path, "/bots/") {
+			assert.Equal(t, w.tg.Token(), r.Header.Get("Authorization"), "v0 takes the bare token")
+		}
+	}
+}
+
+// TestVotesRewardedOnceEach: votes over several pages, and votes arriving
+// later, reach the reward handler once each; Active answers from memory.
+func TestVotesRewardedOnceEach(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{tgOpts: []topggtest.Option{topggtest.WithPageSize(10)}})
+	all := votes(40)
+	w.tg.AddVotes(all[:35]...)
+	cfg := w.config()
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	rewards := newRecorder()
+	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
+	assert.Equal(t, voterewards.Status{}, p.Active(all[0].PlatformID), "nothing is known before Start")
+	w.start(p)
+
+	require.Eventually(t, func() bool { return rewards.distinct() == 35 }, wait, tick)
+	w.tg.AddVotes(all[35:]...)
+	require.Eventually(t, func() bool { return rewards.distinct() == 40 }, wait, tick)
+	w.waitPolls(5)
+	assert.Equal(t, 40, rewards.total(), "a vote was handled twice")
+	for key, n := range rewards.snapshot() {
+		assert.Equal(t, 1, n, key)
+	}
+
+	require.Eventually(t, func() bool { return p.Active(all[0].PlatformID).Covered }, wait, tick)
+	for _, v := range all {
+		for _, id := range []string{v.PlatformID, v.UserID} {
+			st := p.Active(id)
+			assert.True(t, st.Active, id)
+			assert.True(t, st.Until.Equal(v.ExpiresAt), "%s: until %v, want %v", id, st.Until, v.ExpiresAt)
+		}
+	}
+	st := p.Active(userID(399, 1))
+	assert.False(t, st.Active)
+	assert.True(t, st.Covered)
+}
+
+// TestExpiryHandlerFires: a rewarded vote's expiry reaches the expiry handler
+// once, when it expires and not before.
+func TestExpiryHandlerFires(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	now := time.Now().UTC()
+	short := topggtest.Vote{UserID: userID(800, 1), PlatformID: userID(300, 1), CreatedAt: now.Add(-time.Minute), ExpiresAt: now.Add(500 * time.Millisecond)}
+	long := topggtest.Vote{UserID: userID(800, 2), PlatformID: userID(300, 2), CreatedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)}
+	w.tg.AddVotes(short, long)
+	cfg := w.config()
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	rewards, expiries := newRecorder(), newRecorder()
+	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()),
+		plugin.WithRewardHandler(rewards.handle), plugin.WithExpiryHandler(expiries.handle))
+	w.start(p)
+
+	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
+	require.Eventually(t, func() bool { return expiries.distinct() == 1 }, wait, tick)
+	assert.False(t, time.Now().Before(short.ExpiresAt), "expiry handler called before the vote expired")
+	w.waitPolls(5)
+	expiries.mu.Lock()
+	assert.Len(t, expiries.votes, 1)
+	assert.Equal(t, short.PlatformID, expiries.votes[0].PlatformID)
+	expiries.mu.Unlock()
+	assert.False(t, p.Active(short.PlatformID).Active)
+	assert.True(t, p.Active(long.PlatformID).Active)
+}
+
+// TestRewardHandlerPanicIsContained: a reward handler that panics is retried
+// and never takes the plugin (or the test process) down.
+func TestRewardHandlerPanicIsContained(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	w.tg.AddVotes(votes(3)...)
+	cfg := w.config()
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	rewards := newRecorder()
+	var tried sync.Map // vote key -> struct{}: the first call of each vote panics
+	var panics atomic.Int32
+	handler := func(ctx context.Context, v voterewards.Vote) error {
+		if _, again := tried.LoadOrStore(v.Key, struct{}{}); !again {
+			panics.Add(1)
+			panic("reward handler bug")
+		}
+		return rewards.handle(ctx, v)
+	}
+	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(handler))
+	w.start(p)
+	require.Eventually(t, func() bool { return rewards.distinct() == 3 }, wait, tick)
+	w.waitPolls(3)
+	assert.Equal(t, int32(3), panics.Load())
+	assert.Equal(t, 3, rewards.total())
+}
+
+// TestJobsOff: a job turned off starts nothing of its own, while the others run.
+func TestJobsOff(t *testing.T) {
+	t.Parallel()
+
+	t.Run("autopost", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, worldSpec{perShard: 2})
+		cfg := w.config()
+		cfg.Autopost = plugin.AutopostOff
+		p := w.plugin(cfg, plugin.WithCommands(botCommands()))
+		w.start(p)
+		w.open()
+		w.requirePublished(botCommands()) // READY has been handled
+		w.waitPolls(5)
+		assert.Zero(t, w.count(http.MethodPatch, metricsPath))
+		for _, r := range w.tg.Requests() {
+			assert.NotContains(t, r.Path, "/stats")
+		}
+		assert.Equal(t, autopost.Counts{}, p.Counts())
+	})
+
+	t.Run("sync", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, worldSpec{perShard: 2})
+		cfg := w.config()
+		cfg.SyncCommands = false
+		p := w.plugin(cfg, plugin.WithCommands(botCommands()))
+		w.start(p)
+		w.open()
+		require.Eventually(t, func() bool { return w.lastServers() == 2 }, wait, tick) // READY has been handled
+		w.waitPolls(5)
+		assert.Zero(t, w.count(http.MethodPut, commandsPath))
+		assert.NoFileExists(t, filepath.Join(cfg.StateDir, "commands.sha256"))
+	})
+
+	t.Run("polling", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, worldSpec{perShard: 2})
+		w.tg.AddVotes(votes(2)...)
+		cfg := w.config()
+		cfg.VotePollInterval = 0
+		rewards := newRecorder()
+		p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle))
+		w.start(p)
+		w.open()
+		w.requirePublished(botCommands())
+		require.Eventually(t, func() bool { return w.lastServers() == 2 }, wait, tick)
+		// A join and its post take at least one autopost interval.
+		require.NoError(t, w.dc.Join(w.ctx(), discordtest.GuildIDForShard(5, 0, 1)))
+		require.Eventually(t, func() bool { return w.lastServers() == 3 }, wait, tick)
+		assert.Zero(t, w.count(http.MethodGet, votesPath))
+		assert.Zero(t, rewards.total())
+		assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID))
+		assert.NoFileExists(t, filepath.Join(cfg.StateDir, voterewards.StoreFile), "no vote state opened")
+	})
+
+	t.Run("all", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, worldSpec{perShard: 1})
+		p := w.plugin(plugin.Config{Autopost: plugin.AutopostOff})
+		ready := make(chan struct{})
+		w.sessions[0].AddHandler(func(*discordgo.Session, *discordgo.Ready) { close(ready) })
+		w.start(p)
+		w.open()
+		select {
+		case <-ready:
+		case <-time.After(wait):
+			t.Fatal("no READY")
+		}
+		require.NoError(t, p.Close())
+		assert.Empty(t, w.tg.Requests())
+	})
+}
+
+// TestFailedSyncIsRestarted: a job that fails (here command sync, on a
+// service error that outlasts the client's retries) is logged and run again.
+func TestFailedSyncIsRestarted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	// The client tries twice; both fail, so the first sync fails as a whole.
+	w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 2})
+	var logs logBuffer
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.logger()))
+	w.start(p)
+	w.open()
+	w.requirePublished(botCommands())
+	assert.Equal(t, 3, w.count(http.MethodPut, commandsPath))
+	assert.Contains(t, logs.String(), "job failed; restarting")
+	assert.Contains(t, logs.String(), "job=commands")
+	assert.NotContains(t, logs.String(), w.tg.Token())
+}
+
+// TestLifecycleErrors: Start twice fails, Start after Close fails, Close may
+// be called before Start and more than once.
+func TestLifecycleErrors(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	opts := []plugin.Option{plugin.WithVoteStore(voterewards.NewMemoryStore())}
+
+	p := w.plugin(cfg, opts...)
+	require.NoError(t, p.Start(context.Background()))
+	err := p.Start(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already started")
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close())
+	require.Error(t, p.Start(context.Background()))
+
+	q, err := plugin.New(w.client, cfg, opts...)
+	require.NoError(t, err)
+	require.NoError(t, q.Close(), "Close before Start")
+	require.Error(t, q.Start(context.Background()), "Start after Close")
+}
+
+// TestStartStopsOnContextCancel: cancelling Start's context stops the jobs;
+// Close then returns at once.
+func TestStartStopsOnContextCancel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()))
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, p.Start(ctx))
+	w.waitPolls(2)
+	cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(wait):
+		t.Fatal("Close did not return after the context was cancelled")
+	}
+}
+
+// TestSecondPluginOnStateDir: a second plugin on a state directory in use gets
+// a clear error from Start, and can start once the first has closed.
+func TestSecondPluginOnStateDir(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+
+	first := w.plugin(cfg)
+	w.start(first)
+	second := w.plugin(cfg)
+	err := second.Start(context.Background())
+	require.ErrorIs(t, err, voterewards.ErrLocked)
+	assert.Contains(t, err.Error(), "vote state")
+	assert.Contains(t, err.Error(), "in use")
+	require.NoError(t, second.Close())
+
+	require.NoError(t, first.Close())
+	third := w.plugin(cfg)
+	w.start(third)
+	w.waitPolls(1)
+}
+
+// TestStateDirSurvivesRestart: a plugin started again on the same state
+// directory delivers no vote twice and does not publish unchanged commands again.
+func TestStateDirSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 1})
+	w.tg.AddVotes(votes(5)...)
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	rewards := newRecorder()
+	var logs logBuffer
+	opts := []plugin.Option{plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle), plugin.WithLogger(logs.logger())}
+
+	first := w.plugin(cfg, opts...)
+	w.start(first)
+	w.open()
+	w.requirePublished(botCommands())
+	require.Eventually(t, func() bool { return rewards.distinct() == 5 }, wait, tick)
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(cfg.StateDir, "commands.sha256"))
+		return err == nil
+	}, wait, tick)
+	require.NoError(t, first.Close())
+	w.closeSessions()
+
+	// A restarted bot: new sessions, a new plugin, the same directory.
+	for i := range w.sessions {
+		s, err := w.dc.NewSession(i, w.shards)
+		require.NoError(t, err)
+		w.sessions[i] = s
+	}
+	w.tg.AddVotes(votes(7)[5:]...)
+	second := w.plugin(cfg, opts...)
+	w.start(second)
+	w.open()
+	require.Eventually(t, func() bool { return rewards.distinct() == 7 }, wait, tick)
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "unchanged since the last sync")
+	}, wait, tick)
+	w.waitPolls(3)
+	assert.Equal(t, 7, rewards.total(), "a vote was rewarded again after the restart")
+	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath))
+}
