@@ -1,7 +1,6 @@
 package autopost
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -83,17 +82,36 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// ConfigError reports an invalid [Config] field. [New] returns it; match it
+// with errors.As.
+type ConfigError struct {
+	// Field is the name of the Config field, such as "Interval".
+	Field string
+	// Problem says what is wrong with its value.
+	Problem string
+}
+
+// Error returns "autopost: Config.<Field>: <Problem>".
+func (e *ConfigError) Error() string {
+	return "autopost: Config." + e.Field + ": " + e.Problem
+}
+
 // withDefaults checks c and fills in its zero fields.
 func (c Config) withDefaults() (Config, error) {
+	const negative = "must not be negative"
 	switch {
 	case c.Mode != ModeV1 && c.Mode != ModeV0:
-		return c, fmt.Errorf("autopost: unknown mode %d", int(c.Mode))
-	case c.Interval < 0, c.Refresh < 0, c.ReadyTimeout < 0:
-		return c, errors.New("autopost: Interval, Refresh and ReadyTimeout must not be negative")
+		return c, &ConfigError{"Mode", fmt.Sprintf("unknown mode %d", int(c.Mode))}
+	case c.Interval < 0:
+		return c, &ConfigError{"Interval", negative}
+	case c.Refresh < 0:
+		return c, &ConfigError{"Refresh", negative}
+	case c.ReadyTimeout < 0:
+		return c, &ConfigError{"ReadyTimeout", negative}
 	case c.ShardCount < 0:
-		return c, errors.New("autopost: ShardCount must not be negative")
+		return c, &ConfigError{"ShardCount", negative}
 	case c.MaxBackfill > MaxBackfill:
-		return c, fmt.Errorf("autopost: MaxBackfill %d: at most %d (one metrics batch)", c.MaxBackfill, MaxBackfill)
+		return c, &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -65,6 +66,8 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
+	assert.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, 10*time.Millisecond,
+		"Run waits for READY")
 	cancel()
 	select {
 	case err := <-done:

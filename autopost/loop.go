@@ -4,18 +4,20 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Run posts the counts until ctx is done, then returns nil. The first post
 // goes out once every attached shard has its READY (or, after ReadyTimeout,
 // once at least one has), then one every Interval. A service error never ends
-// Run: it is reported and the post retried. Run returns ErrRunning if the
-// Poster already runs and ErrNoSessions if no session is attached.
+// Run: it is reported and the post retried. While no attached shard is ready
+// (every session detached, say) nothing is posted and the attempts are
+// reported as skipped. Run returns ErrRunning if the Poster already runs and
+// ErrNoSessions if no session is attached when it starts.
 func (p *Poster) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -71,6 +73,12 @@ type loop struct {
 	// one per interval, oldest first; nextSample is when the next one is due.
 	samples    []topgg.MetricsSample
 	nextSample time.Time
+	// noShard is set while no attached shard is ready, so that the warning
+	// is logged once per such spell.
+	noShard bool
+	// partial is the attached count last warned about as a partial v1
+	// total; 0 while every shard is attached.
+	partial int
 }
 
 func (p *Poster) run(ctx context.Context) error {
@@ -84,24 +92,10 @@ func (p *Poster) run(ctx context.Context) error {
 	if !p.waitReady(ctx) {
 		return nil
 	}
-	if attached, total := int(p.t.attached.Load()), p.shardTotal(); p.cfg.Mode == ModeV1 && attached < total {
-		p.log.Warn("only some of the bot's shards are attached here; the v1 server_count covers them only",
-			"attached", attached, "shards", total)
-	}
 	var l loop
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
 	for {
-		wait := p.attempt(ctx, &l)
-		if ctx.Err() != nil {
+		if backoff.Sleep(ctx, p.attempt(ctx, &l)) != nil {
 			return nil
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
 		}
 	}
 }
@@ -145,6 +139,26 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 		snap = p.snapshotV1()
 	}
 	res := Result{At: now, Servers: snap.servers, Shards: snap.shards}
+	// No ready shard also covers no attached one: only attached shards count
+	// as ready. Read after the snapshot: detach takes a shard out of the
+	// ready count before its guilds leave the totals, so a snapshot that
+	// misses a detached shard's guilds is seen here as one without that shard.
+	if p.t.ready.Load() == 0 {
+		// Nothing is counted: a server_count of 0 would wipe the listing's.
+		// l.last stays, so numbers equal to it are not posted again.
+		level := slog.LevelDebug
+		if !l.noShard {
+			level = slog.LevelWarn
+		}
+		l.noShard = true
+		p.log.LogAttrs(ctx, level, "no attached shard is ready; nothing posted",
+			slog.Int("attached", int(p.t.attached.Load())))
+		res.Skipped = true
+		p.notify(ctx, res)
+		return p.cfg.Interval
+	}
+	l.noShard = false
+	p.warnPartial(l)
 	if l.posted && len(l.samples) == 0 && snap.same(l.last) && now.Sub(l.lastAt) < p.cfg.Refresh {
 		res.Skipped = true
 		p.report(ctx, res)
@@ -162,7 +176,7 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 	}
 
 	l.failures++
-	wait := p.backoff(l.failures)
+	wait := p.failureWait(l.failures)
 	var rl *topgg.RateLimitError
 	switch {
 	case errors.As(err, &rl):
@@ -261,17 +275,26 @@ func (p *Poster) keepSample(l *loop, snap snapshot, now time.Time) {
 	l.nextSample = now.Add(p.cfg.Interval)
 }
 
-// backoff is the wait after the n-th failure in a row: from a sixteenth of the
-// interval (at most a minute), doubling up to the interval, less up to a
-// quarter of random jitter so that many bots do not retry in step.
-func (p *Poster) backoff(n int) time.Duration {
-	d := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
-	for i := 1; i < n && d < p.cfg.Interval; i++ {
-		d *= 2
+// failureWait is the wait after the n-th failure in a row: from a sixteenth of
+// the interval (at most a minute), doubling up to the interval, less up to
+// half of it at random so that many bots do not retry in step.
+func (p *Poster) failureWait(n int) time.Duration {
+	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
+	return backoff.Exp(n, first, p.cfg.Interval)
+}
+
+// warnPartial warns, once per change of the attached count, when v1 posts
+// the total of only some of the bot's shards: the server_count of the
+// listing then covers those shards only.
+func (p *Poster) warnPartial(l *loop) {
+	attached, total := int(p.t.attached.Load()), p.shardTotal()
+	if p.cfg.Mode != ModeV1 || attached >= total {
+		l.partial = 0
+		return
 	}
-	d = min(d, p.cfg.Interval)
-	if q := int64(d / 4); q > 0 {
-		d -= time.Duration(rand.Int64N(q + 1))
+	if attached != l.partial {
+		l.partial = attached
+		p.log.Warn("only some of the bot's shards are attached here; the v1 server_count covers them only",
+			"attached", attached, "shards", total)
 	}
-	return d
 }

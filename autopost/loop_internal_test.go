@@ -51,21 +51,23 @@ func TestKeepSampleConfiguredBound(t *testing.T) {
 	assert.Equal(t, 7, *l.samples[0].Metrics.(topgg.BotMetrics).ServerCount)
 }
 
-func TestBackoffCapped(t *testing.T) {
+// TestFailureWaitCapped: from a sixteenth of the interval (at most a minute),
+// doubling, capped at the interval, less up to half of random jitter.
+func TestFailureWaitCapped(t *testing.T) {
 	t.Parallel()
 	for _, interval := range []time.Duration{50 * time.Millisecond, 30 * time.Minute} {
 		p := testPoster(t, Config{Interval: interval})
 		first := min(interval/16, time.Minute)
 		for n := 1; n < 40; n++ {
-			d := p.backoff(n)
+			d := p.failureWait(n)
 			assert.Positive(t, d)
 			assert.LessOrEqual(t, d, interval, "n=%d", n)
 			if n == 1 {
 				assert.LessOrEqual(t, d, first)
-				assert.GreaterOrEqual(t, d, first*3/4)
+				assert.GreaterOrEqual(t, d, first/2)
 			}
 		}
-		assert.GreaterOrEqual(t, p.backoff(39), interval*3/4)
+		assert.GreaterOrEqual(t, p.failureWait(39), interval/2)
 	}
 }
 

@@ -25,7 +25,7 @@ var (
 // open, then [Poster.Run] it (or [Poster.Start] and [Poster.Stop]).
 //
 // All methods are safe for concurrent use. The counting handlers take a
-// per-shard lock for one hash-table update and never block on the network.
+// per-shard lock for one map update and never block on the network.
 type Poster struct {
 	client *topgg.Client
 	cfg    Config
@@ -42,8 +42,9 @@ type Poster struct {
 	done    chan struct{}
 }
 
-// New returns a Poster that posts with client. It fails only on an invalid
-// Config (a negative duration, an unknown mode, MaxBackfill over 100).
+// New returns a Poster that posts with client. It fails only on a nil client
+// or an invalid Config (a negative duration or ShardCount, an unknown mode,
+// MaxBackfill over 100), the latter with a *[ConfigError].
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, errors.New("autopost: nil *topgg.Client")
@@ -69,7 +70,10 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 // as discordgo identifies with it; READY confirms it.
 //
 // The returned function detaches these sessions: it removes the handlers and
-// takes their guilds out of the counts. It may be called more than once.
+// takes their guilds out of the counts, so the following posts carry the
+// counts of the shards still attached (in v1 a partial total, with a
+// warning), and nothing at all once no attached shard is ready. It may be
+// called more than once.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func()) {
 	var added []*shard
 	var attached []*discordgo.Session
@@ -197,18 +201,27 @@ func (p *Poster) snapshotV1() snapshot {
 	return snapshot{servers: int(p.t.servers.Load()), shards: p.shardTotal()}
 }
 
-// snapshotV0 reads every shard, for the per-shard list of v0 stats.
+// snapshotV0 reads every shard once, for the per-shard list of v0 stats and
+// the ids of the ready shards.
 func (p *Poster) snapshotV0() snapshot {
-	c := p.Counts()
-	snap := snapshot{servers: c.Servers, shards: c.Shards, perShard: c.PerShard}
+	snap := snapshot{shards: p.shardTotal()}
 	if id := p.t.botID.Load(); id != nil {
 		snap.botID = *id
 	}
+	snap.perShard = make([]int, snap.shards)
+	seen := make([]int, snap.shards) // ready sessions per shard id
 	p.mu.Lock()
-	seen := make([]int, c.Shards)
 	for _, sh := range p.shards {
-		id, _, _, ready := sh.stats()
-		if ready && id >= 0 && id < len(seen) {
+		id, servers, _, ready := sh.stats()
+		if id < 0 {
+			continue
+		}
+		if id >= len(snap.perShard) {
+			snap.perShard = append(snap.perShard, make([]int, id+1-len(snap.perShard))...)
+		}
+		snap.perShard[id] += servers
+		snap.servers += servers
+		if ready && id < len(seen) {
 			seen[id]++
 			snap.ids = append(snap.ids, id)
 		}

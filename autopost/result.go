@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/sourcegraph/conc/panics"
 )
 
 // Result is the outcome of one post attempt, given to [Config.OnPost].
@@ -14,7 +16,8 @@ type Result struct {
 	// Servers and Shards are the numbers the attempt posted (or would have).
 	Servers, Shards int
 	// Skipped is true when nothing was sent: the numbers were those of the
-	// last post and the refresh time had not come.
+	// last post and the refresh time had not come, or no attached shard was
+	// ready (every session detached, say), so there was nothing to count.
 	Skipped bool
 	// Backfilled is how many missed samples were sent in a metrics batch
 	// before the current numbers.
@@ -44,16 +47,16 @@ func (p *Poster) report(ctx context.Context, r Result) {
 		}
 		p.log.LogAttrs(ctx, slog.LevelWarn, "could not post the server count to Top.gg; will retry", attrs...)
 	}
-	if p.cfg.OnPost != nil {
-		p.callOnPost(ctx, r)
-	}
+	p.notify(ctx, r)
 }
 
-func (p *Poster) callOnPost(ctx context.Context, r Result) {
-	defer func() {
-		if v := recover(); v != nil {
-			p.log.LogAttrs(ctx, slog.LevelError, "OnPost panicked", slog.String("panic", fmt.Sprint(v)))
-		}
-	}()
-	p.cfg.OnPost(r)
+// notify calls OnPost, if set, and logs a panic in it instead of letting it
+// end the Poster's goroutine.
+func (p *Poster) notify(ctx context.Context, r Result) {
+	if p.cfg.OnPost == nil {
+		return
+	}
+	if rec := panics.Try(func() { p.cfg.OnPost(r) }); rec != nil {
+		p.log.LogAttrs(ctx, slog.LevelError, "OnPost panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+	}
 }

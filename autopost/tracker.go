@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// The state of a tracked guild sits in the low bits of its table value; the
+// The state of a tracked guild sits in the low bits of its map value; the
 // gateway sequence number of the event that set it fills the rest. One uint64
-// per guild keeps the table small (16 bytes a slot) and the update allocation-free.
+// per guild keeps the map small and the update allocation-free.
 const (
 	stateAvailable   uint64 = 0 // counted
 	stateUnavailable uint64 = 1 // in an outage: still counted
@@ -81,10 +81,10 @@ type shard struct {
 	id, count   int // shard pair, from the session, then from READY
 	ready       bool
 	detached    bool
-	session     string // session of the applied READY
-	prevSession string // the one before: its late events are dropped
-	guilds      guildTable
-	servers     int // guilds counted: available or in an outage
+	session     string            // session of the applied READY
+	prevSession string            // the one before: its late events are dropped
+	guilds      map[uint64]uint64 // guild id -> pack(seq, state)
+	servers     int               // guilds counted: available or in an outage
 	unavailable int
 	tombs       int
 	sweepAt     int
@@ -94,7 +94,7 @@ type shard struct {
 }
 
 func newShard(t *tally, id, count int) *shard {
-	return &shard{t: t, id: id, count: count}
+	return &shard{t: t, id: id, count: count, guilds: map[uint64]uint64{}}
 }
 
 // guildEvent applies a GUILD_CREATE or GUILD_DELETE that sets guild id to
@@ -129,16 +129,11 @@ func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 		seq = sh.maxSeq + 1
 	}
 	sh.maxSeq = max(sh.maxSeq, seq)
-	s := sh.guilds.lookup(id)
-	known, old := s.key == id, s.val
+	old, known := sh.guilds[id]
 	if known && seqOf(old) >= seq {
 		return
 	}
-	if known {
-		s.val = pack(seq, state)
-	} else {
-		sh.guilds.insert(s, id, pack(seq, state))
-	}
+	sh.guilds[id] = pack(seq, state)
 	oldState := stateRemoved
 	if known {
 		oldState = old & stateMask
@@ -185,13 +180,20 @@ func (sh *shard) sweepLocked() {
 	horizon := sh.maxSeq - tombstoneLag
 	stale := func(v uint64) bool { return v&stateMask == stateRemoved && seqOf(v) <= horizon }
 	drop := 0
-	for _, s := range sh.guilds.slots {
-		if s.key != 0 && stale(s.val) {
+	for _, v := range sh.guilds {
+		if stale(v) {
 			drop++
 		}
 	}
 	if drop > 0 {
-		sh.guilds.rebuild(sh.guilds.used, func(v uint64) bool { return !stale(v) })
+		// A new map rather than deletes: a Go map never shrinks.
+		kept := make(map[uint64]uint64, len(sh.guilds)-drop)
+		for id, v := range sh.guilds {
+			if !stale(v) {
+				kept[id] = v
+			}
+		}
+		sh.guilds = kept
 		sh.tombs -= drop
 	}
 	sh.sweepAt = max(minSweep, sh.servers/4, 2*sh.tombs)
@@ -217,7 +219,7 @@ type readyInfo struct {
 // previous session changes nothing.
 func (sh *shard) applyReady(r readyInfo) {
 	seq := max(r.seq, 1)
-	m := newGuildTable(len(r.guilds))
+	m := make(map[uint64]uint64, len(r.guilds))
 	servers, unavailable := 0, 0
 	for _, g := range r.guilds {
 		state := stateAvailable
@@ -225,14 +227,13 @@ func (sh *shard) applyReady(r readyInfo) {
 			state = stateUnavailable
 			unavailable++
 		}
-		s := m.lookup(g.id)
-		if s.key == g.id { // listed twice: keep the first
+		if _, dup := m[g.id]; dup { // listed twice: keep the first
 			if state == stateUnavailable {
 				unavailable--
 			}
 			continue
 		}
-		m.insert(s, g.id, pack(seq, state))
+		m[g.id] = pack(seq, state)
 		servers++
 	}
 
@@ -278,13 +279,16 @@ func (sh *shard) detach() {
 		return
 	}
 	sh.detached = true
-	sh.t.servers.Add(-int64(sh.servers))
-	sh.t.unavailable.Add(-int64(sh.unavailable))
+	// Out of the ready count before the guilds leave the totals: a post
+	// that reads the totals and then the ready count (see attempt) never
+	// takes a total without this shard for one with it.
 	if sh.ready {
 		sh.t.ready.Add(-1)
 	}
 	sh.t.attached.Add(-1)
-	sh.guilds, sh.early = guildTable{}, nil
+	sh.t.servers.Add(-int64(sh.servers))
+	sh.t.unavailable.Add(-int64(sh.unavailable))
+	sh.guilds, sh.early = nil, nil
 	sh.servers, sh.unavailable = 0, 0
 	sh.t.wake()
 }

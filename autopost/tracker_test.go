@@ -348,7 +348,7 @@ func TestShardTombstoneSweep(t *testing.T) {
 	_, servers, _, _ := sh.stats()
 	require.Equal(t, 0, servers)
 	sh.mu.Lock()
-	kept, tombs := sh.guilds.used, sh.tombs
+	kept, tombs := len(sh.guilds), sh.tombs
 	sh.mu.Unlock()
 	assert.Equal(t, kept, tombs)
 	assert.Less(t, kept, pairs/2, "tombstones are swept")

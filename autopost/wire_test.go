@@ -331,11 +331,15 @@ func TestRunErrors(t *testing.T) {
 	require.ErrorIs(t, f.poster.Run(t.Context()), autopost.ErrRunning)
 }
 
-// TestDetach: a detached session's guilds leave the counts.
+// TestDetach: a detached session's guilds leave the counts; v1 then posts the
+// partial total of the shards still attached, with a warning.
 func TestDetach(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, setup{shards: 2, perShard: 2})
+	var buf syncBuffer
+	f := newFixture(t, setup{shards: 2, perShard: 2, cfg: autopost.Config{Logger: newTextLogger(&buf)}})
 	f.waitPosted(4)
+	const partial = "only some of the bot's shards are attached here"
+	assert.NotContains(t, buf.String(), partial, "every shard is attached")
 	f.detach[1]()
 	f.detach[1]() // twice is harmless
 	c := f.poster.Counts()
@@ -347,4 +351,5 @@ func TestDetach(t *testing.T) {
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(60, 0)))
 	f.waitPosted(3)
 	assert.Equal(t, 3, f.poster.Counts().Servers)
+	assert.Contains(t, buf.String(), partial+"; the v1 server_count covers them only\" component=autopost attached=1 shards=2")
 }
