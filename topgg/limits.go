@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
 // AnnouncementCooldown is the service's limit of one announcement per 4 hours.
@@ -88,7 +90,7 @@ func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
 			return slot, nil
 		}
 		l.mu.Unlock()
-		if err := sleep(ctx, wait); err != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
 			return legacySlot{i: -1}, err
 		}
 	}

@@ -126,13 +126,3 @@ func TestLegacyWindowOff(t *testing.T) {
 	_, err := l.waitLegacy(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 }
-
-func TestSleep(t *testing.T) {
-	t.Parallel()
-	require.NoError(t, sleep(t.Context(), 0))
-	require.NoError(t, sleep(t.Context(), time.Millisecond))
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	require.ErrorIs(t, sleep(ctx, time.Hour), context.Canceled)
-	require.ErrorIs(t, sleep(ctx, 0), context.Canceled)
-}

@@ -1,10 +1,10 @@
 package topgg
 
 import (
-	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
 // RetryPolicy says how idempotent calls are retried. Calls that are not idempotent
@@ -47,32 +47,5 @@ func (p RetryPolicy) validate() error {
 
 // backoff returns the wait before retry number n (1 for the first retry).
 func (p RetryPolicy) backoff(n int) time.Duration {
-	d := p.MinBackoff
-	for i := 1; i < n && d < p.MaxBackoff; i++ {
-		if d > p.MaxBackoff/2 { // doubling would pass the cap (or overflow)
-			d = p.MaxBackoff
-			break
-		}
-		d *= 2
-	}
-	d = min(d, p.MaxBackoff)
-	if half := int64(d / 2); half > 0 {
-		d -= time.Duration(rand.Int64N(half + 1))
-	}
-	return d
-}
-
-// sleep waits for d or until ctx is done, whichever comes first, and returns ctx.Err() in the latter case.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
 }

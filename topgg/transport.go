@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
 const (
@@ -101,7 +103,7 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
 				slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := backoff.Sleep(ctx, wait); err != nil {
 			return status, err
 		}
 	}

@@ -18,6 +18,10 @@ func Exp(n int, first, limit time.Duration) time.Duration {
 	}
 	d := first
 	for i := 1; i < n && d < limit; i++ {
+		if d > limit/2 { // doubling would pass the cap, or overflow
+			d = limit
+			break
+		}
 		d *= 2
 	}
 	d = min(d, limit)

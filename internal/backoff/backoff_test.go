@@ -22,6 +22,11 @@ func TestExpDoublesWithinJitterAndCaps(t *testing.T) {
 		}
 	}
 	assert.Zero(t, backoff.Exp(3, 0, time.Second))
+	// A huge cap must not overflow the doubling into a negative or zero wait.
+	const huge = time.Duration(1<<63 - 1)
+	for n := 1; n < 80; n++ {
+		require.Positive(t, backoff.Exp(n, time.Second, huge), "retry %d", n)
+	}
 }
 
 func TestSleepStopsWhenContextEnds(t *testing.T) {
