@@ -37,6 +37,8 @@ func benchPoller(b *testing.B, store Store, now func() time.Time, delivered *ato
 	if err != nil {
 		b.Fatal(err)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	loopCtx, _, err := p.prepare(context.Background())
 	if err != nil {
 		b.Fatal(err)
@@ -116,7 +118,7 @@ func BenchmarkIngest(b *testing.B) {
 			pages := (b.N + 99) / 100
 			b.ResetTimer()
 			for n := range pages {
-				if _, err := p.ingest(ctx, topgg.VotesQuery{Cursor: "x"}, benchPage(n, base, time.Millisecond, 50_000)); err != nil {
+				if err := p.ingest(ctx, benchPage(n, base, time.Millisecond, 50_000)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -211,7 +213,7 @@ func residentMemory(b *testing.B, name string) {
 	for n := range total / 100 {
 		page := benchPage(n, base, spacing, users)
 		clock.Store(page.Votes[99].CreatedAt.UnixNano())
-		if _, err := p.ingest(ctx, topgg.VotesQuery{Cursor: "x"}, page); err != nil {
+		if err := p.ingest(ctx, page); err != nil {
 			b.Fatal(err)
 		}
 		p.maybePrune(ctx)

@@ -39,8 +39,11 @@ type Config struct {
 	// per-user state should check [Poller.Active]: the user may have voted again.
 	OnExpire Handler
 	// OnGiveUp, if set, is called (from a worker goroutine) when a handler failed
-	// MaxAttempts times; err is a *[DeliveryError]. The vote is then recorded as
-	// done so that it does not block the user's later votes.
+	// MaxAttempts times; err is then a *[DeliveryError], and the vote is
+	// recorded as done so that it does not block the user's later votes. It is
+	// also called when the store could not record a handler's outcome after
+	// MaxAttempts writes (or once Close began); err is then a *[RecordError],
+	// and the vote stays pending, to be handled again at the next start.
 	OnGiveUp func(v Vote, err error)
 
 	// Store keeps the cursor, the dedup set and the pending work (required):
@@ -61,10 +64,12 @@ type Config struct {
 	// bounds how many votes a crash can deliver twice.
 	Concurrency int
 	// MaxAttempts is how many times a handler is called for one vote before
-	// the poller gives up (default 5).
+	// the poller gives up (default 5); also how many times a failed store
+	// write of its outcome is tried.
 	MaxAttempts int
-	// RetryDelay is the wait before the first retry of a failing handler; it
-	// doubles on each retry, up to one minute (default 1s).
+	// RetryDelay is the wait before the first retry of a failing handler, or
+	// of a failed store write; it doubles on each retry, up to one minute,
+	// less a random part of up to half (default 1s).
 	RetryDelay time.Duration
 	// CloseTimeout is how long [Poller.Close] lets running handlers finish
 	// before it cancels their context (default 10s).

@@ -141,8 +141,16 @@ func TestCrashSafety(t *testing.T) {
 	inFlightAtKill := make([]int, rounds)
 	for round := range rounds {
 		cmd, out := crashChild(t, srv, dir, logPath, round)
-		// Kill anywhere from start-up to the middle of delivery.
-		time.Sleep(time.Duration(30+rand.IntN(350)) * time.Millisecond)
+		// Kill at a random point once the round delivers: every round has
+		// new votes, so the kill lands while they are being handled and
+		// recorded, or just after.
+		started := assert.Eventually(t, func() bool {
+			_, byRound := crashLog(t, logPath)
+			return len(byRound[round]) > 0
+		}, 20*time.Second, time.Millisecond, "round %d delivered nothing", round)
+		if started {
+			time.Sleep(time.Duration(rand.IntN(15_000)) * time.Microsecond)
+		}
 		require.NoError(t, cmd.Process.Kill())
 		_ = cmd.Wait()
 		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
@@ -159,7 +167,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 		assert.LessOrEqual(t, inFlightAtKill[round], crashConcurrency, "round %d", round)
 
-		addVotes(10 + rand.IntN(30))
+		addVotes(20 + rand.IntN(40))
 		if round%6 == 5 {
 			srv.ExpireCursors()
 		}
@@ -198,6 +206,13 @@ func TestCrashSafety(t *testing.T) {
 	for _, n := range inFlightAtKill {
 		maxRound = max(maxRound, n)
 	}
-	t.Logf("crash test: %d rounds (SIGKILL), %d votes, %d handled in all, %d duplicates (at most %d in one kill, limit %d)",
-		rounds, len(want), len(want)+duplicates, duplicates, maxRound, crashConcurrency)
+	caught := 0
+	for _, n := range inFlightAtKill {
+		if n > 0 {
+			caught++
+		}
+	}
+	t.Logf("crash test: %d rounds (SIGKILL after the round's first delivery), %d caught deliveries in flight; "+
+		"%d votes, %d handled in all, %d duplicates (at most %d in one kill, limit %d)",
+		rounds, caught, len(want), len(want)+duplicates, duplicates, maxRound, crashConcurrency)
 }

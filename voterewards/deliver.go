@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/sourcegraph/conc/panics"
 	"github.com/sourcegraph/conc/pool"
+
+	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker; beyond it the
@@ -125,22 +127,18 @@ func (p *Poller) process(j job) (job, bool) {
 	if errors.Is(err, errAbandoned) {
 		return job{}, false
 	}
-	ctx := context.WithoutCancel(p.hctx)
 	if err != nil {
-		derr := &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err}
 		p.log.Error("giving up on vote", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 			slog.Int("attempts", attempts), slog.Any("error", err))
-		if p.cfg.OnGiveUp != nil {
-			p.callGiveUp(j.v, derr)
-		}
+		p.giveUp(j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
 	}
 	switch j.kind {
 	case KindReward:
 		expire := err == nil && p.cfg.OnExpire != nil
-		if serr := p.store.Delivered(ctx, j.v, expire); serr != nil {
-			// The vote stays pending in the store and is delivered again at
-			// the next start: at least once still holds.
-			p.log.Error("recording delivery failed", slog.String("key", j.v.Key), slog.Any("error", serr))
+		if !p.record(j, func(ctx context.Context) error { return p.store.Delivered(ctx, j.v, expire) }) {
+			// Still pending in the store: delivered again at the next start,
+			// and its expiry scheduled then.
+			return job{}, false
 		}
 		if expire {
 			if !j.v.ExpiresAt.After(p.cfg.Now()) {
@@ -149,18 +147,45 @@ func (p *Poller) process(j job) (job, bool) {
 			p.scheduleExpiry(j.v)
 		}
 	case KindExpiry:
-		if serr := p.store.Expired(ctx, j.v); serr != nil {
-			p.log.Error("recording expiry failed", slog.String("key", j.v.Key), slog.Any("error", serr))
-		}
+		// If this fails, the expiry stays pending and runs again at the next start.
+		p.record(j, func(ctx context.Context) error { return p.store.Expired(ctx, j.v) })
 	}
 	return job{}, false
 }
 
+// record writes the outcome of j to the store, retrying a failed write as a
+// failed handler is retried (RetryDelay, doubling, MaxAttempts times), and
+// reports whether it succeeded. Close stops the retries but not the first
+// write: an outcome reached as Close began is still recorded. A write that
+// finally fails is logged and passed to OnGiveUp as a *RecordError.
+func (p *Poller) record(j job, write func(context.Context) error) bool {
+	// Not cancelled with the handlers: a completed delivery is worth recording.
+	ctx := context.WithoutCancel(p.hctx)
+	for n := 1; ; n++ {
+		err := write(ctx)
+		if err == nil {
+			return true
+		}
+		if n < p.cfg.MaxAttempts {
+			delay := backoff.Exp(n, p.cfg.RetryDelay, maxRetryDelay)
+			p.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+				slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
+			if backoff.Sleep(p.stopCtx, delay) == nil {
+				continue
+			}
+		}
+		rerr := &RecordError{Kind: j.kind, Key: j.v.Key, Attempts: n, Err: err}
+		p.log.Error("recording the outcome failed; the vote stays pending until the next start",
+			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key), slog.Int("attempts", n), slog.Any("error", err))
+		p.giveUp(j.v, rerr)
+		return false
+	}
+}
+
 // attempt calls the handler until it succeeds or MaxAttempts is reached,
-// waiting RetryDelay (doubling) between calls. It returns errAbandoned if
-// Close interrupted it.
+// waiting RetryDelay (doubling, with jitter) between calls. It returns
+// errAbandoned if Close interrupted it.
 func (p *Poller) attempt(j job) (int, error) {
-	delay := p.cfg.RetryDelay
 	for n := 1; ; n++ {
 		err := p.call(j)
 		if err == nil {
@@ -173,37 +198,33 @@ func (p *Poller) attempt(j job) (int, error) {
 		if n >= p.cfg.MaxAttempts {
 			return n, err
 		}
+		delay := backoff.Exp(n, p.cfg.RetryDelay, maxRetryDelay)
 		p.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 			slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-p.stop:
-			t.Stop()
+		if backoff.Sleep(p.stopCtx, delay) != nil {
 			return n, errAbandoned
 		}
-		delay = min(2*delay, maxRetryDelay)
 	}
 }
 
 // call runs one handler call, turning a panic into a *PanicError.
 func (p *Poller) call(j job) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &PanicError{Value: r, Stack: debug.Stack()}
-		}
-	}()
+	h := p.cfg.OnReward
 	if j.kind == KindExpiry {
-		return p.cfg.OnExpire(p.hctx, j.v)
+		h = p.cfg.OnExpire
 	}
-	return p.cfg.OnReward(p.hctx, j.v)
+	if r := panics.Try(func() { err = h(p.hctx, j.v) }); r != nil {
+		return &PanicError{Value: r.Value, Stack: r.Stack}
+	}
+	return err
 }
 
-func (p *Poller) callGiveUp(v Vote, err *DeliveryError) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.log.Error("OnGiveUp panicked", slog.String("key", v.Key), slog.Any("panic", r))
-		}
-	}()
-	p.cfg.OnGiveUp(v, err)
+// giveUp passes err to OnGiveUp, if set, containing a panic of it.
+func (p *Poller) giveUp(v Vote, err error) {
+	if p.cfg.OnGiveUp == nil {
+		return
+	}
+	if r := panics.Try(func() { p.cfg.OnGiveUp(v, err) }); r != nil {
+		p.log.Error("OnGiveUp panicked", slog.String("key", v.Key), slog.Any("panic", r.Value))
+	}
 }

@@ -4,8 +4,10 @@
 // A [Poller] reads the history from now minus a lookback (12 hours by default, never
 // more than one year), follows the service's cursor to the end, then polls every
 // interval from where it stopped. When the service refuses a saved cursor, or gives
-// none, it restarts from the newest vote it saw minus a small overlap; the votes read
-// twice are dropped by their dedup key (user id, created_at), carried in [Vote.Key].
+// none, a poll starts from the newest vote it saw minus a small overlap and goes on
+// from the newest vote of each page; the votes read twice are dropped by their dedup
+// key (user id, created_at), carried in [Vote.Key]. A poll never sends the same
+// request twice, so no answer of the service can make it loop.
 //
 // Delivery is at least once and, unless the process dies between a handler's return
 // and the write that records it, exactly once: new votes are written to the [Store]

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -14,8 +15,14 @@ import (
 // drop the votes that can no longer come back.
 const pruneEvery = time.Minute
 
-// firstFailureWait is the wait after a first failed poll; it doubles up to Interval.
+// firstFailureWait is the wait after a first failed poll; it doubles (with
+// jitter) up to Interval.
 const firstFailureWait = time.Second
+
+// maxPagesPerPoll bounds the requests of one poll: a backstop against a
+// service whose answers never end. 10,000 pages are a million votes; a longer
+// history goes on after Interval from the saved cursor.
+const maxPagesPerPoll = 10_000
 
 // fetchLoop queues the work a previous run left, then polls: it reads pages
 // until the end of the history, waits Interval, and starts again.
@@ -26,7 +33,7 @@ func (p *Poller) fetchLoop(ctx context.Context, startup []job) {
 		}
 	}
 	for {
-		if !sleep(ctx, p.poll(ctx)) {
+		if backoff.Sleep(ctx, p.poll(ctx)) != nil {
 			return
 		}
 	}
@@ -34,9 +41,25 @@ func (p *Poller) fetchLoop(ctx context.Context, startup []job) {
 
 // poll reads pages until the history is read to its end or a request fails,
 // and returns how long to wait before the next poll.
+//
+// A poll starts from the saved cursor, or from the last vote seen minus the
+// overlap, and then follows the cursors. After a page that has votes but no
+// cursor it goes on from that page's newest created_at (kept in from) rather
+// than from the checkpoint again, which would read the same first page over
+// and over when more than a page of votes lies within the overlap. It never
+// sends the same request twice: a repeat would bring the same page, so the
+// poll ends there, whatever the service does with its cursors.
 func (p *Poller) poll(ctx context.Context) time.Duration {
-	for ctx.Err() == nil {
-		q := p.query()
+	var from time.Time
+	asked := map[string]bool{}
+	refusedOnce := false
+	for range maxPagesPerPoll {
+		q := p.query(from)
+		k := queryKey(q)
+		if asked[k] {
+			return p.caughtUpNow(ctx)
+		}
+		asked[k] = true
 		page, err := p.src.Votes(ctx, q)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -52,38 +75,67 @@ func (p *Poller) poll(ctx context.Context) time.Duration {
 				}
 				return p.cfg.Interval
 			case q.Cursor != "" && errors.As(err, &api) && cursorRefused(api):
-				p.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
-					slog.Time("from", p.cp.LastSeen.Add(-p.cfg.Overlap)))
 				p.cp.Cursor = ""
+				if refusedOnce {
+					// A cursor from this very poll refused too: not a stale
+					// checkpoint but a confused service; back off.
+					return p.failed(err)
+				}
+				refusedOnce = true
+				p.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
+					slog.Time("from", p.query(from).StartDate))
 				continue
 			}
 			return p.failed(err)
 		}
-		done, err := p.ingest(ctx, q, page)
-		if err != nil {
+		if err := p.ingest(ctx, page); err != nil {
 			if ctx.Err() != nil {
 				return 0
 			}
 			return p.failed(err)
 		}
 		p.failures = 0
-		if done {
-			p.caughtUp.Store(true)
-			p.maybePrune(ctx)
-			return p.cfg.Interval
+		if len(page.Votes) == 0 {
+			return p.caughtUpNow(ctx)
+		}
+		if page.Cursor == "" {
+			from = newest(page.Votes)
 		}
 	}
-	return 0
+	p.log.Warn("poll stopped at its page limit; going on after the interval", slog.Int("pages", maxPagesPerPoll))
+	return p.cfg.Interval
 }
 
-// failed logs a failed poll and returns a doubling wait, capped at Interval.
+// caughtUpNow marks the history as read to its end, prunes if due, and
+// returns the wait before the next poll.
+func (p *Poller) caughtUpNow(ctx context.Context) time.Duration {
+	p.caughtUp.Store(true)
+	p.maybePrune(ctx)
+	return p.cfg.Interval
+}
+
+// queryKey identifies a request within one poll.
+func queryKey(q topgg.VotesQuery) string {
+	if q.Cursor != "" {
+		return "cursor " + q.Cursor
+	}
+	return "start " + q.StartDate.UTC().Format(time.RFC3339Nano)
+}
+
+// newest returns the latest created_at of votes (not empty).
+func newest(votes []topgg.Vote) time.Time {
+	t := votes[0].CreatedAt
+	for _, v := range votes[1:] {
+		t = later(t, v.CreatedAt)
+	}
+	return t
+}
+
+// failed logs a failed poll and returns a doubling wait with jitter, capped
+// at Interval.
 func (p *Poller) failed(err error) time.Duration {
 	p.failures++
-	wait := firstFailureWait
-	for i := 1; i < p.failures && wait < p.cfg.Interval; i++ {
-		wait *= 2
-	}
-	wait = min(wait, p.cfg.Interval)
+	wait := backoff.Exp(p.failures, firstFailureWait, p.cfg.Interval)
 	p.log.Error("poll failed", slog.Any("error", err), slog.Int("failures", p.failures), slog.Duration("retry_in", wait))
 	return wait
 }
@@ -95,15 +147,19 @@ func cursorRefused(e *topgg.APIError) bool {
 		e.StatusCode != http.StatusTooManyRequests && !errors.Is(e, topgg.ErrUnauthorized)
 }
 
-// query returns the next request: by cursor, or from the last vote seen minus
-// the overlap (the first run: from Since), never more than a year back.
-func (p *Poller) query() topgg.VotesQuery {
+// query returns the next request: by cursor; else from from, if set; else
+// from the last vote seen minus the overlap (the first run: from Since). It
+// never goes more than a year back.
+func (p *Poller) query(from time.Time) topgg.VotesQuery {
 	if p.cp.Cursor != "" {
 		return topgg.VotesQuery{Cursor: p.cp.Cursor}
 	}
-	start := p.cp.Since
-	if !p.cp.LastSeen.IsZero() {
-		start = later(start, p.cp.LastSeen.Add(-p.cfg.Overlap))
+	start := from
+	if start.IsZero() {
+		start = p.cp.Since
+		if !p.cp.LastSeen.IsZero() {
+			start = later(start, p.cp.LastSeen.Add(-p.cfg.Overlap))
+		}
 	}
 	if oldest := oldestStart(p.cfg.Now()); start.Before(oldest) {
 		// The service no longer has the history between start and oldest.
@@ -116,9 +172,8 @@ func (p *Poller) query() topgg.VotesQuery {
 }
 
 // ingest stores a page (new votes as pending, with the new checkpoint, in one
-// change), then queues the new votes. It reports whether the history is read
-// to its end.
-func (p *Poller) ingest(ctx context.Context, q topgg.VotesQuery, page *topgg.VotePage) (bool, error) {
+// change), then queues the new votes.
+func (p *Poller) ingest(ctx context.Context, page *topgg.VotePage) error {
 	votes := make([]Vote, len(page.Votes))
 	cp := p.cp
 	for i, tv := range page.Votes {
@@ -131,28 +186,25 @@ func (p *Poller) ingest(ctx context.Context, q topgg.VotesQuery, page *topgg.Vot
 	case page.Cursor != "":
 		cp.Cursor = page.Cursor
 	case len(votes) > 0:
-		// A page without a cursor: continue from LastSeen next time.
+		// A page without a cursor: the poll goes on from its newest vote,
+		// the next one from LastSeen.
 		cp.Cursor = ""
 	}
 	var added []Vote
 	if len(votes) > 0 || !sameCheckpoint(cp, p.cp) {
 		var err error
 		if added, err = p.store.Ingest(ctx, cp, votes); err != nil {
-			return false, err
+			return err
 		}
 	}
 	p.cp = cp
 	p.cache.add(added)
 	for _, v := range added {
 		if !p.enqueue(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}) {
-			return false, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	// The end: an empty page; or a page that brought nothing new and would be
-	// asked for again as it is (no cursor, or the same one), which a service
-	// that repeats the last vote, or gives no cursor, would otherwise make an
-	// endless loop of requests.
-	return len(votes) == 0 || (len(added) == 0 && cp.Cursor == q.Cursor), nil
+	return nil
 }
 
 // maybePrune drops, at most once per pruneEvery, the votes that expired and

@@ -31,11 +31,13 @@ type Poller struct {
 
 	loops      sync.WaitGroup
 	loopCancel context.CancelFunc
-	stop       chan struct{} // closed by Close: no new handler call, no more retries
-	hctx       context.Context
-	hcancel    context.CancelFunc
-	closeOnce  sync.Once
-	closeErr   error
+	// stopCtx is cancelled by Close: no new handler call, no more retries.
+	stopCtx   context.Context
+	stop      context.CancelFunc
+	hctx      context.Context
+	hcancel   context.CancelFunc
+	closeOnce sync.Once
+	closeErr  error
 
 	delivery
 	expiries
@@ -62,8 +64,8 @@ func New(src Source, cfg Config) (*Poller, error) {
 		log:   cfg.Logger.With(slog.String("component", "voterewards")),
 		store: cfg.Store,
 		cache: newActiveCache(),
-		stop:  make(chan struct{}),
 	}
+	p.stopCtx, p.stop = context.WithCancel(context.Background())
 	p.since.Store(1<<63 - 1)
 	p.delivery.init(cfg.Concurrency)
 	p.expiries.init()
@@ -75,8 +77,14 @@ func New(src Source, cfg Config) (*Poller, error) {
 // or Close is called; Close must be called in any case to wait for the handlers.
 // The handlers' context carries ctx's values but is cancelled only by Close.
 // Start returns an error if the store cannot be loaded or the Poller was
-// started or closed before.
+// started or closed before. A Close that runs concurrently waits for Start to
+// return, then stops what it started.
 func (p *Poller) Start(ctx context.Context) error {
+	// The loops start under p.mu: a Close that saw started set must find them
+	// in p.loops, or it would wait for none and then shut the worker pool
+	// under their feet.
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	loopCtx, startup, err := p.prepare(ctx)
 	if err != nil {
 		return err
@@ -89,10 +97,8 @@ func (p *Poller) Start(ctx context.Context) error {
 // prepare loads the store and sets up everything Start needs but the loops; it
 // returns the loops' context and the work left by the previous run, in event
 // order so that a user's late expiry runs before the reward of the vote that
-// followed it.
+// followed it. The caller holds p.mu.
 func (p *Poller) prepare(ctx context.Context) (context.Context, []job, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.started || p.closed {
 		return nil, nil, errors.New("voterewards: Poller already started or closed")
 	}
@@ -142,7 +148,11 @@ func (p *Poller) prepare(ctx context.Context) (context.Context, []job, error) {
 }
 
 // Run starts the poller and blocks until ctx is done, then closes it: it waits
-// up to CloseTimeout for running handlers. It returns nil after a clean stop.
+// up to CloseTimeout for running handlers. It returns Start's error if the
+// poller could not start, and Close's if handlers had to be cancelled. After a
+// clean stop it returns nil, not ctx.Err(): cancelling ctx is how the caller
+// asks Run to end, so ending is not a failure (a supervisor may take a nil
+// return after ctx is done as a clean stop).
 func (p *Poller) Run(ctx context.Context) error {
 	if err := p.Start(ctx); err != nil {
 		return err
@@ -155,17 +165,19 @@ func (p *Poller) Run(ctx context.Context) error {
 // CloseTimeout, then cancels their context and waits for them to return), and
 // returns once no goroutine of the Poller is left. Votes not yet handled stay
 // pending in the store for the next run. It does not close the store. Calling
-// Close again returns the first result.
+// Close again returns the first result. It may run concurrently with Start:
+// it then waits for Start to return and stops what it started, or, if it
+// comes first, makes Start fail.
 func (p *Poller) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		started := p.started
 		p.closed = true
 		p.mu.Unlock()
+		p.stop()
 		if !started {
 			return
 		}
-		close(p.stop)
 		p.loopCancel()
 		done := make(chan struct{})
 		go func() {
@@ -192,26 +204,4 @@ func (p *Poller) Close() error {
 }
 
 // stopping reports whether Close has begun.
-func (p *Poller) stopping() bool {
-	select {
-	case <-p.stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// sleep waits for d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func (p *Poller) stopping() bool { return p.stopCtx.Err() != nil }

@@ -280,3 +280,32 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	srv.AddVote(topggtest.Vote{UserID: userID(900), PlatformID: platformID(900)})
 	requireExactlyOnce(t, srv, rec)
 }
+
+// TestStartAndCloseConcurrently races Close against Start, with work left
+// pending by a previous run so that the loops start workers at once: Close
+// must wait for loops that Start began, and never find a half-started poller.
+func TestStartAndCloseConcurrently(t *testing.T) {
+	t.Parallel()
+	store := voterewards.NewMemoryStore()
+	now := time.Now()
+	var pending []voterewards.Vote
+	for i := range 8 {
+		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
+		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv)})
+	}
+	_, err := store.Ingest(context.Background(), voterewards.Checkpoint{LastSeen: now}, pending)
+	require.NoError(t, err)
+	src := &sliceSource{}
+	for range 300 {
+		p, err := voterewards.New(src, voterewards.Config{
+			OnReward: func(context.Context, voterewards.Vote) error { return errHandler }, // stays pending
+			Store:    store, Interval: time.Hour, RetryDelay: time.Hour, MaxAttempts: 2,
+		})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = p.Start(context.Background()) })
+		wg.Go(func() { assert.NoError(t, p.Close()) })
+		wg.Wait()
+		require.NoError(t, p.Close())
+	}
+}

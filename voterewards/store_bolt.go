@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,16 +24,29 @@ const StoreFile = "voterewards.db"
 // ride out a process that is just exiting, short enough to fail clearly.
 const openTimeout = 500 * time.Millisecond
 
-var (
-	bucketMeta    = []byte("meta")
-	bucketSeen    = []byte("seen")
-	bucketPending = []byte("pending")
-	bucketExpiry  = []byte("expiry")
+// Bucket names and keys of the file; converted to []byte where used, so that
+// no package-level slice can be changed.
+const (
+	bucketMeta    = "meta"
+	bucketSeen    = "seen"
+	bucketPending = "pending"
+	bucketExpiry  = "expiry"
 
-	keyVersion  = []byte("version")
-	keyCursor   = []byte("cursor")
-	keyLastSeen = []byte("last_seen")
-	keySince    = []byte("since")
+	keyVersion  = "version"
+	keyCursor   = "cursor"
+	keyLastSeen = "last_seen"
+	keySince    = "since"
+)
+
+// Batching of the delivery and expiry records (bbolt's DB.Batch): the records
+// of workers that finish within batchDelay of each other share one
+// transaction and one fsync. A full batch commits at once, so batchSize is the
+// default Concurrency: with the default pool (or a multiple of it) busy
+// workers fill batches and rarely wait for the delay; with fewer workers each
+// record waits up to batchDelay, small next to a handler's network call.
+const (
+	batchDelay = time.Millisecond
+	batchSize  = DefaultConcurrency
 )
 
 const storeVersion = 1
@@ -42,16 +54,12 @@ const storeVersion = 1
 // BoltStore is the default [Store]: one bbolt file in a directory. Every change
 // is a bbolt transaction, so the file holds the state before or after it even
 // if the process is killed (kill -9) in the middle; with the default fsync it
-// also survives a power loss. Changes that arrive together (several workers
-// finishing at once) share one transaction and one fsync. It is safe for
-// concurrent use; the file is locked against other processes while open.
+// also survives a power loss. Delivery records that arrive together (several
+// workers finishing at once) share one transaction and one fsync. It is safe
+// for concurrent use; the file is locked against other processes while open.
 type BoltStore struct {
 	db   *bolt.DB
 	path string
-
-	mu      sync.Mutex
-	queue   []*txRequest
-	leading bool
 }
 
 var _ Store = (*BoltStore)(nil)
@@ -93,16 +101,17 @@ func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
+	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketSeen, bucketPending, bucketExpiry} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+		for _, name := range []string{bucketMeta, bucketSeen, bucketPending, bucketExpiry} {
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		switch v := meta.Get(keyVersion); {
+		meta := tx.Bucket([]byte(bucketMeta))
+		switch v := meta.Get([]byte(keyVersion)); {
 		case v == nil:
-			return meta.Put(keyVersion, []byte{storeVersion})
+			return meta.Put([]byte(keyVersion), []byte{storeVersion})
 		case !bytes.Equal(v, []byte{storeVersion}):
 			return fmt.Errorf("unknown store version %v", v)
 		}
@@ -128,19 +137,19 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 	}
 	snap := &Snapshot{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		snap.Checkpoint.Cursor = string(meta.Get(keyCursor))
-		if b := meta.Get(keyLastSeen); len(b) == 8 {
+		meta := tx.Bucket([]byte(bucketMeta))
+		snap.Checkpoint.Cursor = string(meta.Get([]byte(keyCursor)))
+		if b := meta.Get([]byte(keyLastSeen)); len(b) == 8 {
 			snap.Checkpoint.LastSeen = getTime(b)
 		}
-		if b := meta.Get(keySince); len(b) == 8 {
+		if b := meta.Get([]byte(keySince)); len(b) == 8 {
 			snap.Checkpoint.Since = getTime(b)
 		}
 		for _, l := range []struct {
-			bucket []byte
+			bucket string
 			out    *[]Vote
 		}{{bucketSeen, &snap.Seen}, {bucketPending, &snap.Pending}, {bucketExpiry, &snap.Expiries}} {
-			err := tx.Bucket(l.bucket).ForEach(func(_, v []byte) error {
+			err := tx.Bucket([]byte(l.bucket)).ForEach(func(_, v []byte) error {
 				vote, err := decodeVote(v)
 				if err != nil {
 					return err
@@ -166,9 +175,10 @@ func (s *BoltStore) Ingest(ctx context.Context, cp Checkpoint, votes []Vote) ([]
 		return nil, err
 	}
 	var added []Vote
-	err := s.update(func(tx *bolt.Tx) error {
+	// One caller (the fetch loop) and a large change: no batch to wait for.
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		added = added[:0]
-		seen, pending := tx.Bucket(bucketSeen), tx.Bucket(bucketPending)
+		seen, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketPending))
 		for _, v := range votes {
 			k := seenKey(v)
 			if seen.Get(k) != nil {
@@ -183,7 +193,7 @@ func (s *BoltStore) Ingest(ctx context.Context, cp Checkpoint, votes []Vote) ([]
 			}
 			added = append(added, v)
 		}
-		return putCheckpoint(tx.Bucket(bucketMeta), cp)
+		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), cp)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("voterewards: store votes: %w", err)
@@ -196,20 +206,20 @@ func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
 	putTime(ls[:], cp.LastSeen)
 	putTime(since[:], cp.Since)
 	return errors.Join(
-		meta.Put(keyCursor, []byte(cp.Cursor)),
-		meta.Put(keyLastSeen, ls[:]),
-		meta.Put(keySince, since[:]),
+		meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
+		meta.Put([]byte(keyLastSeen), ls[:]),
+		meta.Put([]byte(keySince), since[:]),
 	)
 }
 
 // Delivered implements [Store].
 func (s *BoltStore) Delivered(_ context.Context, v Vote, expire bool) error {
 	err := s.update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketPending).Delete(seenKey(v)); err != nil {
+		if err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v)); err != nil {
 			return err
 		}
 		if expire {
-			return tx.Bucket(bucketExpiry).Put(expiryKey(v), encodeVote(v))
+			return tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
 		}
 		return nil
 	})
@@ -221,7 +231,7 @@ func (s *BoltStore) Delivered(_ context.Context, v Vote, expire bool) error {
 
 // Expired implements [Store].
 func (s *BoltStore) Expired(_ context.Context, v Vote) error {
-	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketExpiry).Delete(expiryKey(v)) })
+	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
 	if err != nil {
 		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key, err)
 	}
@@ -235,8 +245,8 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 	}
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
-	err := s.update(func(tx *bolt.Tx) error {
-		seen := tx.Bucket(bucketSeen)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		seen := tx.Bucket([]byte(bucketSeen))
 		var doomed [][]byte
 		c := seen.Cursor()
 		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
@@ -259,74 +269,11 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 	return nil
 }
 
-// txRequest is one change waiting for a group commit.
-type txRequest struct {
-	fn       func(*bolt.Tx) error
-	err      error
-	promoted bool
-	wake     chan struct{}
-}
-
-// update runs fn in a write transaction, sharing it with the changes that
-// other goroutines submit meanwhile (group commit): the first caller commits
-// the queue, callers arriving during its commit wait for the next one, led by
-// the oldest of them. It returns once fn's transaction is durable. There is
-// no delay to wait for company: a lone caller commits at once.
-func (s *BoltStore) update(fn func(*bolt.Tx) error) error {
-	r := &txRequest{fn: fn, wake: make(chan struct{}, 1)}
-	s.mu.Lock()
-	s.queue = append(s.queue, r)
-	if s.leading {
-		s.mu.Unlock()
-		<-r.wake
-		if !r.promoted {
-			return r.err
-		}
-		s.mu.Lock()
-	} else {
-		s.leading = true
-	}
-	batch := s.queue
-	s.queue = nil
-	s.mu.Unlock()
-
-	s.commit(batch)
-	for _, o := range batch {
-		if o != r {
-			o.wake <- struct{}{}
-		}
-	}
-
-	s.mu.Lock()
-	if len(s.queue) > 0 {
-		next := s.queue[0]
-		next.promoted = true
-		next.wake <- struct{}{}
-	} else {
-		s.leading = false
-	}
-	s.mu.Unlock()
-	return r.err
-}
-
-// commit runs the batch in one transaction; if that fails, each change runs
-// alone so that one bad change does not fail the others.
-func (s *BoltStore) commit(batch []*txRequest) {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, r := range batch {
-			if err := r.fn(tx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err == nil || len(batch) == 1 {
-		for _, r := range batch {
-			r.err = err
-		}
-		return
-	}
-	for _, r := range batch {
-		r.err = s.db.Update(r.fn)
-	}
-}
+// update runs fn in a write transaction shared with the changes other
+// goroutines submit within batchDelay (bbolt's DB.Batch), and returns once
+// that transaction is durable. fn may run more than once: if a change of the
+// batch fails, bbolt runs the others again without it and the failing one
+// alone, so fn must set every result it reports afresh on each run. A panic in
+// fn fails the batch's run of fn and is raised again in the caller when fn
+// runs alone.
+func (s *BoltStore) update(fn func(*bolt.Tx) error) error { return s.db.Batch(fn) }

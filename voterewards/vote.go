@@ -89,6 +89,26 @@ func (e *DeliveryError) Error() string {
 // Unwrap returns the last attempt's error.
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
+// RecordError reports a store write that failed on every attempt: the outcome
+// of a handler call (Kind) for the vote Key could not be recorded. The vote
+// stays pending in the store, so its handler is called again at the next
+// start (and a reward's expiry is not scheduled until then);
+// [Config.OnGiveUp] receives it.
+type RecordError struct {
+	Kind     Kind
+	Key      string
+	Attempts int
+	// Err is the last write's error.
+	Err error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+}
+
+// Unwrap returns the last write's error.
+func (e *RecordError) Unwrap() error { return e.Err }
+
 // PanicError is a handler panic, contained by the poller and treated as a failure.
 type PanicError struct {
 	// Value is what the handler panicked with.

@@ -1,0 +1,138 @@
+package voterewards_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+var errStoreDown = errors.New("disk full")
+
+// flakyStore fails the first failDelivered calls of Delivered (all of them
+// if it is negative).
+type flakyStore struct {
+	*voterewards.MemoryStore
+	failDelivered int64
+	delivered     atomic.Int64
+}
+
+func (s *flakyStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if n := s.delivered.Add(1); s.failDelivered < 0 || n <= s.failDelivered {
+		return errStoreDown
+	}
+	return s.MemoryStore.Delivered(ctx, v, expire)
+}
+
+// counter counts handler calls.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) handle(context.Context, voterewards.Vote) error { c.n.Add(1); return nil }
+
+// soonExpiring adds a vote to srv that expires after d.
+func soonExpiring(srv *topggtest.Server, d time.Duration) topggtest.Vote {
+	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-voterewards.VoteLifetime + d)}
+	srv.AddVote(v)
+	return srv.Votes()[0]
+}
+
+func TestFailedDeliveryRecordIsRetried(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	v := soonExpiring(srv, 300*time.Millisecond)
+	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: 2}
+	var rewards, expiries counter
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rewards.handle, OnExpire: expiries.handle, Store: store})
+
+	require.Eventually(t, func() bool { return expiries.n.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Pending, "the delivery is recorded once the store works again")
+	assert.Empty(t, snap.Expiries)
+	assert.EqualValues(t, 1, rewards.n.Load())
+	assert.EqualValues(t, 3, store.delivered.Load())
+	assert.False(t, time.Now().Before(v.ExpiresAt))
+}
+
+func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	v := soonExpiring(srv, 200*time.Millisecond)
+	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: -1}
+	var rewards, expiries counter
+	var mu sync.Mutex
+	var reported []error
+	p := startPoller(t, newClient(t, srv), voterewards.Config{
+		OnReward: rewards.handle, OnExpire: expiries.handle, Store: store, MaxAttempts: 3,
+		OnGiveUp: func(_ voterewards.Vote, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reported = append(reported, err)
+		},
+	})
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reported) > 0
+	}, 5*time.Second, 5*time.Millisecond)
+	// Past the vote's expiry: an expiry scheduled for an unrecorded delivery
+	// would have fired by now.
+	time.Sleep(time.Until(v.ExpiresAt) + 100*time.Millisecond)
+	require.NoError(t, p.Close())
+
+	assert.EqualValues(t, 1, rewards.n.Load())
+	assert.Zero(t, expiries.n.Load(), "no expiry for a delivery that was not recorded")
+	assert.EqualValues(t, 3, store.delivered.Load(), "MaxAttempts writes")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reported, 1)
+	assert.ErrorIs(t, reported[0], errStoreDown)
+	var rerr *voterewards.RecordError
+	require.ErrorAs(t, reported[0], &rerr)
+	assert.Equal(t, voterewards.KindReward, rerr.Kind)
+	assert.Equal(t, keyOf(v), rerr.Key)
+	assert.Equal(t, 3, rerr.Attempts)
+
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Pending, 1, "the vote stays pending for the next run")
+	assert.Empty(t, snap.Expiries)
+}
+
+func TestCloseStopsRecordRetries(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)})
+	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: -1}
+	var rewards counter
+	reported := make(chan error, 2)
+	p := startPoller(t, newClient(t, srv), voterewards.Config{
+		OnReward: rewards.handle, Store: store, RetryDelay: time.Hour,
+		OnGiveUp: func(_ voterewards.Vote, err error) { reported <- err },
+	})
+	// The first write failed; the retry waits up to an hour, unless closed.
+	require.Eventually(t, func() bool { return store.delivered.Load() == 1 }, 5*time.Second, time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err, "the retry stops at once, no handler is cancelled")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for the store retry")
+	}
+	var rerr *voterewards.RecordError
+	require.ErrorAs(t, <-reported, &rerr)
+	assert.Equal(t, 1, rerr.Attempts)
+	assert.EqualValues(t, 1, store.delivered.Load())
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, snap.Pending, 1)
+}
