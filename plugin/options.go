@@ -57,7 +57,9 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 	return func(o *options) { o.onExpire = h }
 }
 
-// WithGiveUpHandler sets the function called when a handler failed every attempt.
+// WithGiveUpHandler sets the function called when a handler failed every attempt (err is a
+// *voterewards.DeliveryError), or when recording a delivered vote kept failing (a
+// *voterewards.RecordError: the vote stays pending and is delivered again at the next start).
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 	return func(o *options) { o.onGiveUp = f }
 }
