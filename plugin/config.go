@@ -21,9 +21,21 @@ const (
 // Config holds every setting of the plugin, with the environment variables that set
 // them. Embed it in a bot's own envconfig struct, or load it alone with [LoadConfig].
 //
-// Values a program sets before loading win over the environment (go-envconfig leaves
-// non-zero fields alone). A zero value cannot say "set in code", so to turn a job off
-// in code, set it after loading (for example cfg.SyncCommands = false).
+// Loading ([LoadConfig], [LoadEnv]) treats each field by its value before the load:
+//
+//   - A non-zero field (set in code) is kept: its variable is not read, so a value
+//     there, even a malformed one, neither changes the field nor fails the load.
+//   - A zero field ("", 0, false) counts as unset: it takes its variable's value
+//     when the variable is set (even to "0", "false" or ""), else the default
+//     shown in its tag.
+//
+// So code wins only with non-zero values. A zero value cannot say "set in code": a
+// SyncCommands = false or VotePollInterval = 0 set before loading becomes the
+// default (true, 1m) unless the environment says otherwise. To turn a job off in
+// code, set the field after loading (cfg.SyncCommands = false, cfg.VotePollInterval
+// = 0), or, for autopost, set Autopost to [AutopostOff], which is not zero.
+// A Config built in code without loading gets no defaults: fill every field the
+// jobs that are on need.
 type Config struct {
 	// Autopost is "v1" (PATCH metrics, the default), "v0" (POST /bots/:id/stats) or "off".
 	Autopost string `env:"TOPGG_AUTOPOST, default=v1"`
@@ -31,7 +43,8 @@ type Config struct {
 	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL, default=30m"`
 	// SyncCommands publishes the bot's slash commands to the listing on start.
 	SyncCommands bool `env:"TOPGG_SYNC_COMMANDS, default=true"`
-	// VotePollInterval is the time between vote polls; 0 turns polling off.
+	// VotePollInterval is the time between vote polls; 0 turns polling off. Below
+	// 10 seconds [New] logs a warning: the service limits requests.
 	VotePollInterval time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL, default=1m"`
 	// VoteLookback is how far back the first poll reaches when nothing is saved.
 	VoteLookback time.Duration `env:"TOPGG_VOTE_LOOKBACK, default=12h"`
@@ -39,6 +52,11 @@ type Config struct {
 	// the last command-sync hash are kept.
 	StateDir string `env:"TOPGG_STATE_DIR, default=./topgg-state"`
 }
+
+// minRecommendedVotePoll is the shortest VotePollInterval that does not log a
+// warning: the service limits how often a project may ask for its votes, and a vote
+// a few seconds late costs nothing. Tests use shorter intervals, so it is no error.
+const minRecommendedVotePoll = 10 * time.Second
 
 // ConfigError names the setting that is missing or malformed.
 type ConfigError struct {
@@ -51,7 +69,9 @@ type ConfigError struct {
 func (e *ConfigError) Error() string { return e.Variable + ": " + e.Problem }
 
 // LoadConfig reads the Config from the environment through lookuper (nil means the
-// process environment) and validates it. Errors are *ConfigError.
+// process environment) into a zero Config, so every field comes from its variable
+// or its default, and validates it. Errors are *ConfigError. To mix in values set
+// in code, see [LoadEnv].
 func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error) {
 	var c Config
 	if err := LoadEnv(ctx, &c, lookuper); err != nil {
@@ -91,6 +111,13 @@ func (c Config) Validate() error {
 // bot's own configuration embedding Config), from lookuper (nil means the process
 // environment). A missing or malformed value comes back as a *ConfigError that names
 // the environment variable, not the Go field.
+//
+// It follows go-envconfig's rule, field by field at any depth: a field that is
+// non-zero in target before the call is kept and its variable not read; a zero
+// field takes its variable's value if the variable is set, else its default. Hence
+// values set in code win only when non-zero; to set a zero value in code (turn a
+// job off with SyncCommands = false or VotePollInterval = 0), set it after LoadEnv
+// returns. LoadEnv does not validate: call [Config.Validate] (or let [New] do it).
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	if lookuper == nil {
 		lookuper = envconfig.OsLookuper()

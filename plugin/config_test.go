@@ -236,3 +236,82 @@ func TestNewValidates(t *testing.T) {
 	require.NoError(t, err, "every job off is a valid, if idle, plugin")
 	require.NoError(t, p.Close())
 }
+
+// TestNewWarnsShortPollInterval: a vote poll interval below 10 s is allowed
+// (tests use them) but logged as a warning; 10 s and off are not.
+func TestNewWarnsShortPollInterval(t *testing.T) {
+	t.Parallel()
+	client, err := topgg.New("token")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		interval time.Duration
+		warned   bool
+	}{
+		{time.Second, true},
+		{9999 * time.Millisecond, true},
+		{10 * time.Second, false},
+		{time.Minute, false},
+		{0, false},
+	} {
+		var logs logBuffer
+		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: tc.interval, VoteLookback: time.Hour, StateDir: t.TempDir()}
+		p, err := plugin.New(client, cfg, plugin.WithLogger(logs.logger()))
+		require.NoError(t, err, "%s is valid", tc.interval)
+		require.NoError(t, p.Close())
+		if tc.warned {
+			assert.Contains(t, logs.String(), `level=WARN msg="vote poll interval is below 10 seconds`, "%s", tc.interval)
+			assert.Contains(t, logs.String(), "interval="+tc.interval.String())
+		} else {
+			assert.Empty(t, logs.String(), "%s", tc.interval)
+		}
+	}
+}
+
+// TestLoadEnvZeroValueRule pins the rule documented on Config and LoadEnv: a
+// zero field set in code counts as unset (so it cannot turn a job off before
+// loading), a non-zero one keeps its value and its variable is not even read,
+// and a job is turned off in code by setting the field after loading.
+func TestLoadEnvZeroValueRule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("zero before loading takes the default", func(t *testing.T) {
+		t.Parallel()
+		cfg := plugin.Config{SyncCommands: false, VotePollInterval: 0}
+		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(nil)))
+		assert.True(t, cfg.SyncCommands)
+		assert.Equal(t, time.Minute, cfg.VotePollInterval)
+	})
+
+	t.Run("zero before loading takes the variable", func(t *testing.T) {
+		t.Parallel()
+		cfg := plugin.Config{}
+		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
+			"TOPGG_SYNC_COMMANDS": "false", "TOPGG_VOTE_POLL_INTERVAL": "0",
+		})))
+		assert.False(t, cfg.SyncCommands)
+		assert.Zero(t, cfg.VotePollInterval)
+	})
+
+	t.Run("non-zero in code: variable not read", func(t *testing.T) {
+		t.Parallel()
+		cfg := plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: true, VotePollInterval: 2 * time.Minute}
+		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
+			"TOPGG_AUTOPOST": "v2", "TOPGG_SYNC_COMMANDS": "maybe", "TOPGG_VOTE_POLL_INTERVAL": "often",
+		})), "malformed values of fields set in code are not read")
+		assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
+		assert.True(t, cfg.SyncCommands)
+		assert.Equal(t, 2*time.Minute, cfg.VotePollInterval)
+	})
+
+	t.Run("off after loading", func(t *testing.T) {
+		t.Parallel()
+		var cfg plugin.Config
+		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
+			"TOPGG_SYNC_COMMANDS": "true", "TOPGG_VOTE_POLL_INTERVAL": "5m",
+		})))
+		require.Equal(t, 5*time.Minute, cfg.VotePollInterval)
+		cfg.SyncCommands, cfg.VotePollInterval = false, 0
+		assert.NoError(t, cfg.Validate(), "jobs turned off after loading are a valid Config")
+	})
+}

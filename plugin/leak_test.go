@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -23,9 +25,9 @@ func TestMain(m *testing.M) {
 }
 
 // TestCloseLeavesNoGoroutine runs alone (not parallel): with every job busy
-// (a post held in flight by the service, votes being delivered, sync done),
-// Close stops them all, and once the sessions and servers are closed no
-// goroutine is left.
+// (a post held in flight by the service, reward handlers held running until
+// Close is under way, sync done), Close waits for the handlers, cancels the
+// post, and once the sessions and servers are closed no goroutine is left.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
@@ -49,42 +51,67 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		}
 		defer w.closeSessions()
 
-		w.tg.AddVotes(votes(40)...)
+		const nVotes = 40
+		w.tg.AddVotes(votes(nVotes)...)
 		rewards := newRecorder()
 		cfg := w.config()
-		// Slow handlers: some are running when Close comes, and Close must wait for them.
-		slow := func(ctx context.Context, v voterewards.Vote) error {
-			time.Sleep(100 * time.Millisecond)
-			return rewards.handle(ctx, v)
+		// Held handlers: they run until the test lets them go, which it does
+		// only once Close is under way, so some are running when Close comes
+		// however fast the machine is, and Close must wait for them.
+		var running atomic.Int32
+		release := make(chan struct{})
+		held := func(ctx context.Context, v voterewards.Vote) error {
+			running.Add(1)
+			defer running.Add(-1)
+			select {
+			case <-release:
+				return rewards.handle(ctx, v)
+			case <-ctx.Done(): // only if the test fails before it lets them go
+				return ctx.Err()
+			}
 		}
-		p, err := plugin.New(w.client, cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(slow))
+		p, err := plugin.New(w.client, cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(held))
 		require.NoError(t, err)
 		p.Attach(w.sessions...)
 		require.NoError(t, p.Start(context.Background()))
 		w.open()
 		require.Eventually(t, func() bool { _, ok := w.tg.Commands(); return ok }, wait, tick)
 		require.Eventually(t, func() bool { return len(w.tg.Metrics()) > 0 }, wait, tick)
-		require.Eventually(t, func() bool { return rewards.distinct() > 0 }, wait, tick)
+		require.Eventually(t, func() bool { return running.Load() > 0 }, wait, tick, "no reward handler started")
 
 		// Hold the next post in flight, then close while it waits.
 		w.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Delay: time.Minute, Times: 10})
 		require.NoError(t, dc.Join(w.ctx(), discordtest.GuildIDForShard(1, 0, 2)))
 		require.Eventually(t, func() bool { return w.count(http.MethodPatch, metricsPath) > 1 }, wait, tick)
 
-		require.Less(t, rewards.distinct(), 40, "every vote was delivered already: no handler was running at Close")
-		closed := time.Now()
-		require.NoError(t, p.Close())
-		require.Less(t, time.Since(closed), 5*time.Second, "Close waited for the held post")
-		// The sessions and servers still run, so goleak cannot tell yet; the
-		// plugin's own goroutines must be gone the moment Close returns.
-		left := jobGoroutines()
-		for i := 0; i < 10 && len(left) > 0; i++ {
-			// A goroutine counted as done by a WaitGroup still has to return
-			// from its last call; give it a moment, far less than a job takes.
-			time.Sleep(time.Millisecond)
-			left = jobGoroutines()
+		closing := make(chan struct{})
+		closeErr := make(chan error, 1)
+		go func() {
+			close(closing)
+			closeErr <- p.Close()
+		}()
+		<-closing
+		// Close waits for the held handlers (well within its 10 s timeout).
+		require.Never(t, func() bool { return len(closeErr) > 0 }, 300*time.Millisecond, tick,
+			"Close returned while reward handlers were still running")
+		require.Positive(t, running.Load(), "a handler was running while Close waited")
+		released := time.Now()
+		close(release)
+		select {
+		case err := <-closeErr:
+			require.NoError(t, err)
+		case <-time.After(wait):
+			t.Fatal("Close did not return once the handlers were let go")
 		}
-		require.Empty(t, left, "goroutines of the plugin's jobs outlive Close")
+		require.Less(t, time.Since(released), 5*time.Second, "Close waited for the held post")
+		require.Less(t, rewards.distinct(), nVotes, "Close stops delivery: the queued votes stay pending")
+		// The sessions and servers still run, so goleak cannot tell yet; the
+		// plugin's own goroutines must be gone once Close returns. A goroutine
+		// counted as done by a WaitGroup may still have to return from its
+		// last call, so it gets a moment (seconds, on a loaded machine).
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Empty(c, jobGoroutines(), "goroutines of the plugin's jobs outlive Close")
+		}, wait, 10*time.Millisecond)
 		require.NoError(t, p.Close(), "Close twice")
 		// The state is saved and released: the directory can be opened again.
 		st, err := voterewards.OpenStore(cfg.StateDir)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -21,6 +22,8 @@ type options struct {
 	onPost    func(autopost.Result)
 	commands  []*discordgo.ApplicationCommand
 	voteStore voterewards.Store
+	// closeTimeout is passed to voterewards.Config.CloseTimeout; 0 means its default.
+	closeTimeout time.Duration
 }
 
 func defaultOptions() options {
@@ -80,4 +83,17 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 // voterewards.NewMemoryStore() for tests. The caller closes it after Close.
 func WithVoteStore(s voterewards.Store) Option {
 	return func(o *options) { o.voteStore = s }
+}
+
+// WithCloseTimeout sets how long [Plugin.Close] lets the vote handlers that are
+// running finish before it cancels their context (voterewards.Config.CloseTimeout;
+// default [voterewards.DefaultCloseTimeout], 10 s). Close returns once they have
+// returned, so a handler that honours its context bounds Close by about d. A
+// zero or negative d keeps the default.
+func WithCloseTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.closeTimeout = d
+		}
+	}
 }

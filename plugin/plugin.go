@@ -49,7 +49,8 @@ type Plugin struct {
 }
 
 // New checks cfg and builds the plugin's jobs. It makes no request, opens no file and
-// starts nothing.
+// starts nothing. A VotePollInterval below 10 seconds is allowed but logged as a
+// warning.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, errors.New("plugin: nil *topgg.Client")
@@ -67,6 +68,10 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		opts:       o,
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
+	}
+	if cfg.VotePollInterval > 0 && cfg.VotePollInterval < minRecommendedVotePoll {
+		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
+			"interval", cfg.VotePollInterval)
 	}
 	if cfg.Autopost != AutopostOff {
 		mode := autopost.ModeV1
@@ -161,6 +166,8 @@ func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 		Lookback: p.cfg.VoteLookback,
 		Interval: p.cfg.VotePollInterval,
 		Logger:   p.opts.logger,
+		// How long Close lets running handlers finish (WithCloseTimeout).
+		CloseTimeout: p.opts.closeTimeout,
 	})
 	if err != nil {
 		return err
@@ -257,9 +264,13 @@ func (p *Plugin) Counts() autopost.Counts {
 	return p.poster.Counts()
 }
 
-// Close stops the jobs, waits for them (the vote handlers that are running get the
-// poller's close timeout), saves and closes the state, and leaves no goroutine behind.
-// It may be called more than once, and before Start.
+// Close stops the jobs, waits for them, saves and closes the state, and leaves no
+// goroutine behind. The vote handlers that are running get the close timeout
+// ([WithCloseTimeout], default 10 s) to finish; then their context is cancelled, Close
+// waits for them to return, and the cancellation is logged as a warning. It is not
+// Close's error: a handler that returns an error then leaves its vote pending, to be
+// delivered again at the next start. Close may be called more than once, and before
+// Start.
 func (p *Plugin) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

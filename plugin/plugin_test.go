@@ -313,6 +313,11 @@ func TestJobsOff(t *testing.T) {
 		case <-time.After(wait):
 			t.Fatal("no READY")
 		}
+		// A job started by mistake would send its first request within
+		// milliseconds of READY (sync) or of Start (polling); the window is many
+		// times the test intervals of w.config() and a supervisor restart (1 s).
+		assert.Never(t, func() bool { return len(w.tg.Requests()) > 0 }, 1500*time.Millisecond, 10*time.Millisecond,
+			"a job that is off sent a request")
 		require.NoError(t, p.Close())
 		assert.Empty(t, w.tg.Requests())
 	})

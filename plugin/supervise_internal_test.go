@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -147,4 +148,43 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 		waitDone(t, done, "context already done")
 		assert.Empty(t, r.times())
 	})
+}
+
+// TestSuperviseLogsStopError: an error a job returns once ctx is done (the
+// vote poller had to cancel its handlers) is logged as a warning and the job
+// is not restarted; a bare cancellation is not logged.
+func TestSuperviseLogsStopError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		err    error
+		logged bool
+	}{
+		{"stop error", errors.New("handlers were still running and were cancelled"), true},
+		{"cancellation", fmt.Errorf("command sync: %w", context.Canceled), false},
+		{"nil", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuf
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			ctx, cancel := context.WithCancel(context.Background())
+			var r runs
+			done := superviseAsync(ctx, log, func(ctx context.Context) error {
+				r.add()
+				<-ctx.Done()
+				return tc.err
+			})
+			require.Eventually(t, func() bool { return len(r.times()) == 1 }, 5*time.Second, time.Millisecond)
+			cancel()
+			waitDone(t, done, "cancelled while the job runs")
+			assert.Len(t, r.times(), 1, "not restarted")
+			if tc.logged {
+				assert.Contains(t, logs.String(),
+					`level=WARN msg="job stopped with an error" job=test-job error="handlers were still running and were cancelled"`)
+			} else {
+				assert.Empty(t, logs.String())
+			}
+		})
+	}
 }

@@ -1,0 +1,86 @@
+package plugin_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// TestCloseTimeoutCancelsHandlers: a reward handler that runs until its
+// context is cancelled holds Close for about WithCloseTimeout, not the 10 s
+// default; the handler sees its context cancelled, and the poller's close
+// error reaches the log as a warning instead of vanishing in the supervisor.
+func TestCloseTimeoutCancelsHandlers(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	w := newWorld(t, worldSpec{})
+	w.tg.AddVotes(votes(1)...)
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	cfg.SyncCommands = false
+
+	entered := make(chan struct{})
+	var once sync.Once
+	cancelled := make(chan error, 1)
+	stubborn := func(ctx context.Context, _ voterewards.Vote) error {
+		once.Do(func() { close(entered) })
+		<-ctx.Done()
+		select {
+		case cancelled <- ctx.Err():
+		default:
+		}
+		return ctx.Err()
+	}
+	var logs logBuffer
+	p := w.plugin(cfg, plugin.WithRewardHandler(stubborn), plugin.WithCloseTimeout(timeout),
+		plugin.WithLogger(logs.logger()))
+	w.start(p)
+	select {
+	case <-entered:
+	case <-time.After(wait):
+		t.Fatal("the reward handler was never called")
+	}
+
+	start := time.Now()
+	require.NoError(t, p.Close(), "a cancelled handler is not Close's error")
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, timeout, "Close let the handler run for the close timeout")
+	// Far below the 10 s default, so this fails if the option is not passed on.
+	assert.Less(t, took, timeout+5*time.Second)
+
+	select {
+	case err := <-cancelled:
+		assert.ErrorIs(t, err, context.Canceled, "the handler saw its context cancelled")
+	default:
+		t.Fatal("the handler returned without its context being cancelled")
+	}
+	out := logs.String()
+	assert.Contains(t, out, `msg="job stopped with an error" component=plugin job=votes`)
+	assert.Contains(t, out, "were cancelled")
+}
+
+// TestCleanCloseLogsNoStopError: when the handlers finish in time, stopping
+// is not reported as an error.
+func TestCleanCloseLogsNoStopError(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	w.tg.AddVotes(votes(3)...)
+	cfg := w.config()
+	rewards := newRecorder()
+	var logs logBuffer
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle),
+		plugin.WithLogger(logs.logger()))
+	w.start(p)
+	w.open()
+	w.requirePublished(botCommands())
+	require.Eventually(t, func() bool { return rewards.distinct() == 3 }, wait, tick)
+	require.NoError(t, p.Close())
+	assert.NotContains(t, logs.String(), "job stopped with an error")
+}
