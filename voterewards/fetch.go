@@ -220,7 +220,8 @@ func (p *Poller) maybePrune(ctx context.Context) {
 	if p.cp.LastSeen.IsZero() {
 		return
 	}
-	if err := p.store.Prune(ctx, p.cp.LastSeen.Add(-p.cfg.Overlap), now); err != nil {
+	// A prune cut short by Close is not a failure: the next run prunes again.
+	if err := p.store.Prune(ctx, p.cp.LastSeen.Add(-p.cfg.Overlap), now); err != nil && ctx.Err() == nil {
 		p.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
 }
