@@ -3,6 +3,7 @@ package topgg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -39,27 +40,49 @@ type Announcement struct {
 // PostAnnouncement posts an announcement (POST /v1/projects/@me/announcements).
 //
 // It is never sent twice: a failure is returned as it is, without retry, since a
-// retry could post the announcement twice. After a success the client refuses further
-// announcements for [AnnouncementCooldown] with a local *RateLimitError.
+// retry could post the announcement twice. After any 2xx answer the client refuses
+// further announcements for [AnnouncementCooldown] with a local *RateLimitError.
+// A 2xx whose body cannot be read or decoded (the connection broke off, the context
+// ended mid-body, the JSON is malformed) still posted the announcement: the cooldown
+// starts and the error is a *DecodeError that says so and wraps the cause.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
 	const family = "v1:announcements"
+	r := &call{method: http.MethodPost, path: "/v1/projects/@me/announcements", body: a, family: family, allowEmpty: true}
 	var out Announcement
 	// allowEmpty: the post succeeded even if the service sends nothing back, and
 	// calling it a failure would invite a second post.
-	if _, err := c.do(ctx, &call{method: http.MethodPost, path: "/v1/projects/@me/announcements", body: a, family: family, allowEmpty: true}, &out); err != nil {
-		var de *DecodeError
-		if errors.As(err, &de) {
-			// A 2xx that did not decode still posted the announcement.
-			c.limits.block(family, AnnouncementCooldown)
+	status, err := c.do(ctx, r, &out)
+	if status >= 200 && status < 300 {
+		// Whatever went wrong after the status line, the service took the post.
+		c.limits.block(family, AnnouncementCooldown)
+	}
+	if err != nil {
+		if status >= 200 && status < 300 {
+			return nil, postedButUnreadable(r.op(), status, err)
 		}
 		return nil, err
 	}
-	c.limits.block(family, AnnouncementCooldown)
 	if out.Title == "" && out.Content == "" {
 		out = Announcement{Title: a.Title, Content: a.Content, Category: a.Category}
 	}
 	return &out, nil
+}
+
+// postedButUnreadable turns the failure to read a 2xx answer into a *DecodeError
+// that says the announcement was posted, so that nobody posts it again.
+func postedButUnreadable(op string, status int, err error) error {
+	de := &DecodeError{Op: op, Status: status}
+	var old *DecodeError
+	var re *RequestError
+	switch {
+	case errors.As(err, &old):
+		de.Body, err = old.Body, old.Err
+	case errors.As(err, &re):
+		err = re.Err // its Op would repeat in the message
+	}
+	de.Err = fmt.Errorf("announcement was posted, but the reply was unreadable: %w", err)
+	return de
 }

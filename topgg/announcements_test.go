@@ -1,9 +1,14 @@
 package topgg_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -91,4 +96,44 @@ func TestPostAnnouncementServerCooldown(t *testing.T) {
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
 	require.Len(t, srv.Requests(), 2)
+}
+
+// TestPostAnnouncementBrokenReply: a 2xx whose body breaks off still means the
+// announcement was posted, so the cooldown starts and no second POST goes out.
+func TestPostAnnouncementBrokenReply(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if !assert.NoError(t, err) {
+			return
+		}
+		defer conn.Close()
+		// Promise 1,000 bytes, send a few, hang up.
+		_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"title\":\"Hel")
+		_ = buf.Flush()
+	}))
+	t.Cleanup(ts.Close)
+	c, err := topgg.New("s3cr3t-value", topgg.WithBaseURL(ts.URL), topgg.WithRetryPolicy(fastRetries()))
+	require.NoError(t, err)
+	a := topgg.NewAnnouncement{Title: "Hello", Content: "First announcement."}
+
+	_, err = c.PostAnnouncement(t.Context(), a)
+	var de *topgg.DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, 200, de.Status)
+	require.Contains(t, err.Error(), "posted")
+	require.Contains(t, err.Error(), "unreadable")
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF, "the cause stays reachable")
+	require.NotContains(t, err.Error(), "s3cr3t")
+	require.EqualValues(t, 1, posts.Load())
+
+	_, err = c.PostAnnouncement(t.Context(), a)
+	var rl *topgg.RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.InDelta(t, topgg.AnnouncementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
+	require.EqualValues(t, 1, posts.Load(), "the second announcement must not be sent")
 }

@@ -1,6 +1,7 @@
 package topgg_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,10 @@ func TestOneConnection(t *testing.T) {
 	const voter, stranger = "800506814562787328", "123456789012345678"
 	srv.AddVote(topggtest.Vote{UserID: voter, PlatformID: "146183080879613966"})
 
+	// 100 KiB: the error keeps 4 KiB, so the rest must be drained for the
+	// connection to be reused.
+	bigProblem := `{"title":"Internal Server Error","status":500,"detail":"` + strings.Repeat("x", 100<<10) + `"}`
+
 	counts := map[int]int{}
 	for i := range 1000 {
 		switch i % 5 {
@@ -42,14 +47,14 @@ func TestOneConnection(t *testing.T) {
 			require.ErrorAs(t, err, &rl)
 			require.False(t, rl.Local)
 			counts[429]++
-		case 3: // 500 with a problem body
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500})
+		case 3: // 500 with a problem body far larger than what the error keeps
+			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500, Body: bigProblem, ContentType: "application/problem+json"})
 			_, err := c.VoteStatus(t.Context(), voter, "")
 			var apiErr *topgg.APIError
 			require.ErrorAs(t, err, &apiErr)
 			require.Equal(t, 500, apiErr.StatusCode)
 			counts[500]++
-		case 4: // 204 without a body, and a 500 with a large body
+		case 4: // 204 without a body
 			require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(i)}))
 			counts[204]++
 		}

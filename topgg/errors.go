@@ -137,14 +137,17 @@ func mentionsToken(e *APIError) bool {
 }
 
 // RateLimitError reports a 429, or a call refused locally because an earlier 429's
-// block has not ended yet (Local is then true and no request was sent).
+// block (or the announcement cooldown) has not ended yet: Local is then true and
+// the refused request was not sent. The block is checked before every attempt, so
+// a call whose first attempt failed is refused too, instead of retried, when
+// another call learnt of a block while it backed off.
 type RateLimitError struct {
 	Op string
 	// RetryAfter is how long to wait before the route can be called again.
 	RetryAfter time.Duration
 	// Until is the moment the block ends.
 	Until time.Time
-	// Local is true when the client refused the call without a request.
+	// Local is true when the client refused the call (or its retry) without a request.
 	Local bool
 	// API is the 429 answer; nil when Local.
 	API *APIError

@@ -33,15 +33,14 @@ func newLimits(now func() time.Time, n int, per time.Duration) *limits {
 	return l
 }
 
-// check returns the remaining block of family, or 0.
-func (l *limits) check(family string) (time.Duration, time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// checkLocked returns the remaining block of family at now, or 0, and forgets an
+// ended block. l.mu must be held.
+func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.Time) {
 	until, ok := l.blocked[family]
 	if !ok {
 		return 0, time.Time{}
 	}
-	if left := until.Sub(l.now()); left > 0 {
+	if left := until.Sub(now); left > 0 {
 		return left, until
 	}
 	delete(l.blocked, family)
@@ -59,24 +58,40 @@ func (l *limits) block(family string, d time.Duration) time.Time {
 	return l.blocked[family]
 }
 
-// legacySlot is a place in the v0 window taken by waitLegacy; i < 0 when the
-// limiter is off.
+// legacySlot is a place in the v0 window taken by acquire; i < 0 when no slot
+// was taken (a v1 call, or the limiter is off).
 type legacySlot struct {
 	i  int
 	at time.Time
 }
 
-// waitLegacy takes a v0 slot, waiting (with ctx) until fewer than legacyN v0 requests
+var noSlot = legacySlot{i: -1}
+
+// acquire clears one send of r, just before it goes out: it fails when ctx is done,
+// or with a local *RateLimitError when r's family is blocked, and for a v0 call it
+// takes a slot of the window, waiting (with ctx) until fewer than legacyN v0 requests
 // were sent in the last legacyPer. A sliding window, unlike a token bucket, never lets
 // more than legacyN through in any window, which is what the service counts.
 // The caller reports the end of its request with doneLegacy.
-func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
-	if l.legacyLog == nil {
-		return legacySlot{i: -1}, ctx.Err()
-	}
+//
+// The block is checked under the same lock that takes the slot, and again after
+// every wait: a block another call records while this one waits is seen, and no
+// slot is spent on a call that is refused or whose context is done.
+func (l *limits) acquire(ctx context.Context, r *call) (legacySlot, error) {
 	for {
+		if err := ctx.Err(); err != nil {
+			return noSlot, err
+		}
 		l.mu.Lock()
 		now := l.now()
+		if left, until := l.checkLocked(r.family, now); left > 0 {
+			l.mu.Unlock()
+			return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
+		}
+		if !r.legacy || l.legacyLog == nil {
+			l.mu.Unlock()
+			return noSlot, nil
+		}
 		oldest := l.legacyLog[l.legacyPos]
 		wait := oldest.Add(l.legacyPer).Sub(now)
 		if oldest.IsZero() || wait <= 0 {
@@ -84,14 +99,11 @@ func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
 			l.legacyLog[l.legacyPos] = now
 			l.legacyPos = (l.legacyPos + 1) % len(l.legacyLog)
 			l.mu.Unlock()
-			if err := ctx.Err(); err != nil {
-				return legacySlot{i: -1}, err
-			}
 			return slot, nil
 		}
 		l.mu.Unlock()
 		if err := backoff.Sleep(ctx, wait); err != nil {
-			return legacySlot{i: -1}, err
+			return noSlot, err
 		}
 	}
 }

@@ -30,6 +30,18 @@ func newFakeClock() *fakeClock {
 	return &fakeClock{now: time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC)}
 }
 
+// waitLegacy takes a v0 slot for an unblocked family; see acquire.
+func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
+	return l.acquire(ctx, &call{legacy: true, family: "v0"})
+}
+
+// check returns the remaining block of family, or 0.
+func (l *limits) check(family string) (time.Duration, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.checkLocked(family, l.now())
+}
+
 func TestLimitsBlock(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
@@ -125,4 +137,47 @@ func TestLegacyWindowOff(t *testing.T) {
 	cancel()
 	_, err := l.waitLegacy(ctx)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestLegacyWindowCancelledTakesNoSlot: a call whose context is already done
+// must not use up a slot of the window.
+func TestLegacyWindowCancelledTakesNoSlot(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimits(clock.Now, 1, time.Minute)
+
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := l.waitLegacy(done)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// The clock stands still: only a free slot lets this through.
+	short, cancel2 := context.WithTimeout(t.Context(), time.Second)
+	defer cancel2()
+	slot, err := l.waitLegacy(short)
+	require.NoError(t, err, "the cancelled call took the only slot")
+	l.doneLegacy(slot)
+}
+
+// TestAcquireBlockedTakesNoSlot: a call refused by a block leaves the window's
+// slots to the calls that are sent.
+func TestAcquireBlockedTakesNoSlot(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimits(clock.Now, 1, time.Minute)
+	l.block("v0", time.Hour)
+
+	_, err := l.acquire(t.Context(), &call{method: "GET", path: "/bots/1", legacy: true, family: "v0"})
+	var rl *RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.Equal(t, "GET /bots/1", rl.Op)
+	require.Equal(t, time.Hour, rl.RetryAfter)
+	require.Equal(t, clock.Now().Add(time.Hour), rl.Until)
+
+	clock.Advance(time.Hour)
+	short, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err = l.waitLegacy(short)
+	require.NoError(t, err, "the refused call took the only slot")
 }

@@ -325,11 +325,8 @@ func TestCancelDuringLegacyLimit(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 
 	done := waitCall(ctx, c, check)
-	select {
-	case err := <-done:
-		t.Fatalf("the second call should wait for a slot, got %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	require.Never(t, func() bool { return len(done) > 0 }, 300*time.Millisecond, 5*time.Millisecond,
+		"the second call should wait for a slot")
 	requireCanceledSoon(t, cancel, done)
 	require.Len(t, srv.Requests(), 1)
 }
@@ -375,13 +372,36 @@ func TestLegacyLimiterWaits(t *testing.T) {
 	for i := 3; i < len(reqs); i++ {
 		require.GreaterOrEqual(t, reqs[i].At.Sub(reqs[i-3].At), window, "request %d: at most 3 in any %s", i, window)
 	}
-	// v1 calls are not limited by the v0 limiter.
-	start := time.Now()
-	for range 5 {
-		_, err := c.VoteStatus(t.Context(), "1", "")
+}
+
+// TestV1NotHeldByLegacyLimiter: with the v0 window full for an hour, v1 calls
+// still go out at once.
+func TestV1NotHeldByLegacyLimiter(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv, topgg.WithLegacyLimit(3, time.Hour))
+	l := c.Legacy()
+	bot := srv.Project().PlatformID
+	for range 3 {
+		_, err := l.HasVoted(t.Context(), bot, "1")
 		require.NoError(t, err)
 	}
-	require.Less(t, time.Since(start), window*3)
+	// The window is full: a fourth v0 call is held.
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := l.HasVoted(short, bot, "1")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	// Held for an hour, a v1 call would miss any deadline a test can afford.
+	ctx, cancel2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel2()
+	for range 5 {
+		_, err := c.VoteStatus(ctx, "1", "")
+		require.NoError(t, err)
+		_, err = c.Project(ctx)
+		require.NoError(t, err)
+	}
+	require.Len(t, srv.Requests(), 3+10)
 }
 
 func TestLegacyServer429Blocks(t *testing.T) {

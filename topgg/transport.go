@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -50,18 +51,20 @@ type call struct {
 	allowEmpty bool
 	// family groups routes that share a rate limit block.
 	family string
+	// absentOn404 makes a 404 that the service itself answered (see serviceAnswer)
+	// a success with nothing decoded: the caller reads the 404 status as "none".
+	absentOn404 bool
 }
 
 func (r *call) op() string { return r.method + " " + r.path }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out (when out
-// is not nil). It returns the final status.
+// is not nil). It returns the final status: 0 when nothing was answered, a 2xx also
+// with an error when that answer's body could not be read or decoded, and a 404 with
+// a nil error (out untouched) when r.absentOn404 and the service answered it.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
-	}
-	if left, until := c.limits.check(r.family); left > 0 {
-		return 0, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
 	}
 	var payload []byte
 	if r.body != nil {
@@ -80,12 +83,11 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 		attempts = 1
 	}
 	for attempt := 1; ; attempt++ {
-		slot := legacySlot{i: -1}
-		if r.legacy {
-			var err error
-			if slot, err = c.limits.waitLegacy(ctx); err != nil {
-				return 0, err
-			}
+		// Before every send, not once per call: a block that another call records
+		// while this one waits for a v0 slot or backs off must stop it too.
+		slot, err := c.limits.acquire(ctx, r)
+		if err != nil {
+			return 0, err
 		}
 		status, wait, err := c.send(ctx, r, target, payload, attempt, out)
 		c.limits.doneLegacy(slot)
@@ -182,6 +184,8 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 
 	data := readError(resp)
 	switch {
+	case status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data):
+		return status, 0, nil
 	case status == http.StatusTooManyRequests:
 		apiErr := newAPIError(r.op(), status, data, attempt)
 		ra, ok := retryAfter(resp.Header.Get("Retry-After"), data, time.Now())
@@ -207,6 +211,18 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	default:
 		return status, -1, newAPIError(r.op(), status, data, attempt)
 	}
+}
+
+// serviceAnswer reports whether an error answer comes from the service rather than
+// from whatever else answers under a wrong base URL (a web server's HTML 404 page):
+// the service answers in JSON, problem+json on v1.
+func serviceAnswer(contentType string, body []byte) bool {
+	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/problem+json" || mt == "application/json") {
+		return true
+	}
+	// A proxy may change the Content-Type; the body still shows a JSON object.
+	body = bytes.TrimSpace(body)
+	return len(body) > 0 && body[0] == '{' && json.Valid(body)
 }
 
 // decodeJSON decodes a successful answer into out. An empty body is an error

@@ -2,7 +2,6 @@ package topgg
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -43,7 +42,18 @@ type VotesQuery struct {
 	StartDate time.Time
 }
 
+// votesFamily is the rate-limit family of both vote routes, [Client.Votes] and
+// [Client.VoteStatus], on purpose: the service publishes no per-route v1 limits,
+// its v1 limits count per project, and the two routes read the same vote data, so a
+// 429 on one most likely means the other would get one too. Sharing the block
+// costs at most a wait the service asked for; splitting it would spend a request
+// per route to learn the same block again.
+const votesFamily = "v1:votes"
+
 // Votes returns one page of the vote history (GET /v1/projects/@me/votes).
+//
+// It shares its rate-limit block with [Client.VoteStatus]: a block one of them
+// learns from a 429 refuses calls of both, locally, until it ends.
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
@@ -55,7 +65,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
 	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: query, idempotent: true, family: "v1:votes"}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: query, idempotent: true, family: votesFamily}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -120,7 +130,13 @@ type VoteStatus struct {
 
 // VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id).
 // source "" means [SourceTopgg]. No active vote is a normal answer: Voted false and a
-// nil error, never [ErrNotFound].
+// nil error. The service says so with a 404 in JSON (problem+json); any other 404,
+// such as a web server's HTML page for a base URL that misses /api, is returned as
+// an *APIError matching [ErrNotFound], so that a misconfiguration does not read as
+// "nobody voted".
+//
+// It shares its rate-limit block with [Client.Votes]: a block one of them learns
+// from a 429 refuses calls of both, locally, until it ends.
 func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (VoteStatus, error) {
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
@@ -133,12 +149,12 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	_, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes/" + userID, query: q, idempotent: true, family: "v1:votes"}, &st)
-	if errors.Is(err, ErrNotFound) {
-		return VoteStatus{}, nil
-	}
+	status, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
+	}
+	if status == http.StatusNotFound {
+		return VoteStatus{}, nil
 	}
 	st.Voted = true
 	return st, nil
