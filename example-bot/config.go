@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // config is the bot's whole configuration, read from the environment.
@@ -27,7 +34,8 @@ type config struct {
 	Plugin plugin.Config
 }
 
-// loadConfig reads and checks the configuration; errors name the variable.
+// loadConfig reads and checks the configuration; errors name the variable. It
+// touches neither the network nor the disk (see checkStateDir).
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
 	if err := plugin.LoadEnv(ctx, &c, l); err != nil {
@@ -36,19 +44,39 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	return c, c.validate()
 }
 
+// maxShards bounds SHARD_COUNT. Every shard is a gateway connection with its own
+// goroutines and buffers in this one process; Discord's largest bots run a few
+// thousand, so a bigger value is a typo that would only exhaust the memory.
+const maxShards = 4096
+
 func (c config) validate() error {
 	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
 	if strings.TrimSpace(c.DiscordToken) == "" {
 		return bad("DISCORD_TOKEN", "is empty")
 	}
+	if strings.ContainsFunc(strings.TrimSpace(c.DiscordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		// "Bot abc" set whole would be sent as "Bot Bot abc"; a control byte
+		// would make every request fail.
+		return bad("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
+	}
 	if strings.TrimSpace(c.TopggToken) == "" {
 		return bad("TOPGG_TOKEN", "is empty")
 	}
+	// The Top.gg client is the authority on its token and its URL. The token goes
+	// first, alone, so that a refusal is pinned on the right variable; its
+	// messages never quote the token.
+	if _, err := topgg.New(c.TopggToken); err != nil {
+		return bad("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
+	}
 	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
-		p, err := url.Parse(u.value)
-		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			return bad(u.name, fmt.Sprintf("%q is not an absolute http(s) URL", u.value))
+		if problem := checkBaseURL(u.value); problem != "" {
+			return bad(u.name, problem)
 		}
+	}
+	if _, err := topgg.New(c.TopggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
+		// checkBaseURL holds the client's rules; this is a safety net, and the
+		// client's message may quote the URL, so it is not repeated.
+		return bad("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
 	}
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
 		return bad("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
@@ -58,8 +86,9 @@ func (c config) validate() error {
 			return bad(id.name, fmt.Sprintf("%q is not a Discord id", id.value))
 		}
 	}
-	if c.ShardCount < 1 {
-		return bad("SHARD_COUNT", fmt.Sprintf("%d is not a positive number", c.ShardCount))
+	if c.ShardCount < 1 || c.ShardCount > maxShards {
+		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
+			c.ShardCount, maxShards))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return bad("LOG_LEVEL", err.Error())
@@ -71,6 +100,83 @@ func (c config) validate() error {
 		return err
 	}
 	return nil
+}
+
+// checkBaseURL returns what is wrong with an API base URL, or "". A base URL
+// takes no user info, query or fragment (a REST base is joined with paths, and
+// credentials travel in headers), and plain http is only for this machine: the
+// tokens would cross the network in clear text. The problem shows the URL
+// without user info and query, which may hold secrets.
+func checkBaseURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		// Not shown: without a host, a password may sit anywhere in it.
+		return "is not an absolute http(s) URL, such as https://discord.com/api/v9"
+	}
+	shown := redactURL(raw)
+	switch {
+	case u.User != nil:
+		return fmt.Sprintf("%s: a base URL takes no user info", shown)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Sprintf("%s: a base URL takes no query or fragment", shown)
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		return fmt.Sprintf("%s: plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); "+
+			"elsewhere the token would travel in clear text, so use https", shown)
+	}
+	return ""
+}
+
+// redactURL returns raw without user info, query and fragment, for messages;
+// "the URL" if it does not parse.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the URL"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return strconv.Quote(u.String())
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkStateDir makes sure the state directory can be created and written when a
+// job keeps state there (vote polling, command sync), so that a bad
+// TOPGG_STATE_DIR stops the bot before any request rather than after it went
+// online. It touches only the local file system.
+func checkStateDir(c config) error {
+	if c.Plugin.VotePollInterval <= 0 && !c.Plugin.SyncCommands {
+		return nil
+	}
+	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }
+	dir := c.Plugin.StateDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
+	}
+	name := f.Name()
+	err = errors.Join(f.Close(), os.Remove(name))
+	if err != nil {
+		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
+	}
+	return nil
+}
+
+// pathErr drops the path a *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func parseLevel(s string) (slog.Level, error) {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,33 +99,58 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
+	notADir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notADir, nil, 0o600))
 	for _, tc := range []struct {
 		name     string
 		set      map[string]string
 		unset    []string
 		variable string
+		secrets  []string // parts of the value the message must not show
 	}{
-		{"missing discord token", nil, []string{"DISCORD_TOKEN"}, "DISCORD_TOKEN"},
-		{"missing topgg token", nil, []string{"TOPGG_TOKEN"}, "TOPGG_TOKEN"},
-		{"blank discord token", map[string]string{"DISCORD_TOKEN": "   "}, nil, "DISCORD_TOKEN"},
-		{"blank topgg token", map[string]string{"TOPGG_TOKEN": ""}, nil, "TOPGG_TOKEN"},
-		{"relative topgg url", map[string]string{"TOPGG_API_URL": "top.gg/api"}, nil, "TOPGG_API_URL"},
-		{"ftp discord url", map[string]string{"DISCORD_API_URL": "ftp://discord.com/api"}, nil, "DISCORD_API_URL"},
-		{"autopost mode", map[string]string{"TOPGG_AUTOPOST": "v2"}, nil, "TOPGG_AUTOPOST"},
-		{"autopost interval", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "fast"}, nil, "TOPGG_AUTOPOST_INTERVAL"},
-		{"autopost interval zero", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "0s"}, nil, "TOPGG_AUTOPOST_INTERVAL"},
-		{"poll interval", map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "-1m"}, nil, "TOPGG_VOTE_POLL_INTERVAL"},
-		{"lookback", map[string]string{"TOPGG_VOTE_LOOKBACK": "10000h"}, nil, "TOPGG_VOTE_LOOKBACK"},
-		{"sync commands", map[string]string{"TOPGG_SYNC_COMMANDS": "sure"}, nil, "TOPGG_SYNC_COMMANDS"},
-		{"state dir", map[string]string{"TOPGG_STATE_DIR": ""}, nil, "TOPGG_STATE_DIR"},
-		{"role without guild", map[string]string{"REWARD_ROLE_ID": "1300000000000000001"}, nil, "REWARD_ROLE_ID"},
-		{"guild without role", map[string]string{"REWARD_GUILD_ID": "1200000000000000001"}, nil, "REWARD_ROLE_ID"},
-		{"guild id", map[string]string{"REWARD_GUILD_ID": "my-guild", "REWARD_ROLE_ID": "1"}, nil, "REWARD_GUILD_ID"},
-		{"role id", map[string]string{"REWARD_GUILD_ID": "1", "REWARD_ROLE_ID": "voter"}, nil, "REWARD_ROLE_ID"},
-		{"shard count zero", map[string]string{"SHARD_COUNT": "0"}, nil, "SHARD_COUNT"},
-		{"shard count word", map[string]string{"SHARD_COUNT": "two"}, nil, "SHARD_COUNT"},
-		{"log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
-		{"log format", map[string]string{"LOG_FORMAT": "xml"}, nil, "LOG_FORMAT"},
+		{"missing discord token", nil, []string{"DISCORD_TOKEN"}, "DISCORD_TOKEN", nil},
+		{"missing topgg token", nil, []string{"TOPGG_TOKEN"}, "TOPGG_TOKEN", nil},
+		{"blank discord token", map[string]string{"DISCORD_TOKEN": "   "}, nil, "DISCORD_TOKEN", nil},
+		{"discord token with its prefix", map[string]string{"DISCORD_TOKEN": "Bot " + unitDiscordToken}, nil, "DISCORD_TOKEN", nil},
+		{"discord token with a control byte", map[string]string{"DISCORD_TOKEN": unitDiscordToken + "\x7f"}, nil, "DISCORD_TOKEN", nil},
+		{"blank topgg token", map[string]string{"TOPGG_TOKEN": ""}, nil, "TOPGG_TOKEN", nil},
+		{"relative topgg url", map[string]string{"TOPGG_API_URL": "top.gg/api"}, nil, "TOPGG_API_URL", nil},
+		{"ftp discord url", map[string]string{"DISCORD_API_URL": "ftp://discord.com/api"}, nil, "DISCORD_API_URL", nil},
+		{"autopost mode", map[string]string{"TOPGG_AUTOPOST": "v2"}, nil, "TOPGG_AUTOPOST", nil},
+		{"autopost interval", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "fast"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
+		{"autopost interval zero", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "0s"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
+		{"poll interval", map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "-1m"}, nil, "TOPGG_VOTE_POLL_INTERVAL", nil},
+		{"lookback", map[string]string{"TOPGG_VOTE_LOOKBACK": "10000h"}, nil, "TOPGG_VOTE_LOOKBACK", nil},
+		{"sync commands", map[string]string{"TOPGG_SYNC_COMMANDS": "sure"}, nil, "TOPGG_SYNC_COMMANDS", nil},
+		{"state dir", map[string]string{"TOPGG_STATE_DIR": ""}, nil, "TOPGG_STATE_DIR", nil},
+		{"role without guild", map[string]string{"REWARD_ROLE_ID": "1300000000000000001"}, nil, "REWARD_ROLE_ID", nil},
+		{"guild without role", map[string]string{"REWARD_GUILD_ID": "1200000000000000001"}, nil, "REWARD_ROLE_ID", nil},
+		{"guild id", map[string]string{"REWARD_GUILD_ID": "my-guild", "REWARD_ROLE_ID": "1"}, nil, "REWARD_GUILD_ID", nil},
+		{"role id", map[string]string{"REWARD_GUILD_ID": "1", "REWARD_ROLE_ID": "voter"}, nil, "REWARD_ROLE_ID", nil},
+		{"shard count zero", map[string]string{"SHARD_COUNT": "0"}, nil, "SHARD_COUNT", nil},
+		{"shard count word", map[string]string{"SHARD_COUNT": "two"}, nil, "SHARD_COUNT", nil},
+		{"log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL", nil},
+		{"log format", map[string]string{"LOG_FORMAT": "xml"}, nil, "LOG_FORMAT", nil},
+		// The Top.gg client's own rules, named by variable, without the token.
+		{"topgg token with a space", map[string]string{"TOPGG_TOKEN": unitTopggToken + " x"}, nil, "TOPGG_TOKEN", nil},
+		{"topgg token with a control byte", map[string]string{"TOPGG_TOKEN": unitTopggToken + "\x01"}, nil, "TOPGG_TOKEN", nil},
+		{"topgg url plain http", map[string]string{"TOPGG_API_URL": "http://example.com/api"}, nil, "TOPGG_API_URL", nil},
+		{"topgg url user info", map[string]string{"TOPGG_API_URL": "https://ops:hunter2@top.gg/api"}, nil, "TOPGG_API_URL", []string{"ops", "hunter2"}},
+		{"topgg url query", map[string]string{"TOPGG_API_URL": "https://top.gg/api?key=s3cr3t"}, nil, "TOPGG_API_URL", []string{"s3cr3t"}},
+		// The same rule for the Discord token: plain http only to this machine.
+		{"discord url plain http", map[string]string{"DISCORD_API_URL": "http://discord.example/api/v9"}, nil, "DISCORD_API_URL", nil},
+		{"discord url plain http lookalike", map[string]string{"DISCORD_API_URL": "http://127.0.0.1.example.com/api/v9"}, nil, "DISCORD_API_URL", nil},
+		{"discord url user info", map[string]string{"DISCORD_API_URL": "https://ops:hunter2@proxy.example/api/v9"}, nil, "DISCORD_API_URL", []string{"ops", "hunter2"}},
+		{"discord url query", map[string]string{"DISCORD_API_URL": "https://proxy.example/api/v9?sig=s3cr3t"}, nil, "DISCORD_API_URL", []string{"s3cr3t"}},
+		{"discord url unparsable", map[string]string{"DISCORD_API_URL": "https://ops:hunter2@[::1/api"}, nil, "DISCORD_API_URL", []string{"hunter2"}},
+		{"relative discord url with password", map[string]string{"DISCORD_API_URL": "ops:hunter2@proxy/api"}, nil, "DISCORD_API_URL", []string{"hunter2"}},
+		{"shard count huge", map[string]string{"SHARD_COUNT": "1000000000"}, nil, "SHARD_COUNT", nil},
+		{"shard count one over", map[string]string{"SHARD_COUNT": "4097"}, nil, "SHARD_COUNT", nil},
+		// The state directory is checked (on the local disk) when a job uses it.
+		{"state dir cannot be made", map[string]string{"TOPGG_STATE_DIR": "/proc/nope"}, nil, "TOPGG_STATE_DIR", nil},
+		{"state dir is a file", map[string]string{"TOPGG_STATE_DIR": notADir}, nil, "TOPGG_STATE_DIR", nil},
+		{"state dir for command sync only", map[string]string{"TOPGG_STATE_DIR": "/proc/nope", "TOPGG_VOTE_POLL_INTERVAL": "0"}, nil, "TOPGG_STATE_DIR", nil},
+		{"state dir for polling only", map[string]string{"TOPGG_STATE_DIR": notADir, "TOPGG_SYNC_COMMANDS": "false"}, nil, "TOPGG_STATE_DIR", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -139,13 +166,66 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(out, "\n"), "exactly one line: %q", out)
 			assert.True(t, strings.HasSuffix(out, "\n"))
 			assert.True(t, strings.HasPrefix(out, "example-bot: configuration: "+tc.variable+": "), "%q", out)
-			for _, bad := range []string{"goroutine ", "panic", ".go:", unitDiscordToken, unitTopggToken} {
+			for _, bad := range append([]string{"goroutine ", "panic", ".go:", unitDiscordToken, unitTopggToken}, tc.secrets...) {
 				assert.NotContains(t, out, bad)
 			}
 			assert.Empty(t, stdout.String())
 		})
 	}
 	t.Cleanup(func() { assert.Zero(t, hits.Load(), "a configuration error made a network call") })
+}
+
+// TestConfigBaseURLs: https anywhere; plain http to this machine only (where
+// a local fake or proxy runs); slashes as an operator may write them.
+func TestConfigBaseURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{
+		"https://discord.com/api/v9", "https://proxy.example:8443/discord/api/v9/",
+		"http://127.0.0.1:5555/api/v9", "http://localhost:8080/api", "http://[::1]:80/api/", "http://127.0.0.2/api",
+	} {
+		env := validEnv("http://127.0.0.1:1")
+		env["DISCORD_API_URL"], env["TOPGG_API_URL"] = u, u
+		_, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+		assert.NoError(t, err, u)
+	}
+}
+
+// TestConfigMessagesHideURLSecrets: a refused URL is shown without its user
+// info and query, which may hold credentials.
+func TestConfigMessagesHideURLSecrets(t *testing.T) {
+	t.Parallel()
+	env := validEnv("http://127.0.0.1:1")
+	env["DISCORD_API_URL"] = "http://ops:hunter2@proxy.example/api/v9?sig=s3cr3t#frag"
+	_, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+	var ce *plugin.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "DISCORD_API_URL", ce.Variable)
+	assert.Equal(t, `"http://proxy.example/api/v9": a base URL takes no user info`, ce.Problem)
+}
+
+// TestCheckStateDir: the directory is created (with its parents) and left
+// without the probe file; it is not touched when no job keeps state.
+func TestCheckStateDir(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "a", "state")
+	cfg := config{Plugin: plugin.Config{VotePollInterval: time.Minute, StateDir: dir}}
+	require.NoError(t, checkStateDir(cfg))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the write check left a file behind")
+
+	unused := filepath.Join(t.TempDir(), "unused")
+	cfg = config{Plugin: plugin.Config{VotePollInterval: 0, SyncCommands: false, StateDir: unused}}
+	require.NoError(t, checkStateDir(cfg))
+	assert.NoDirExists(t, unused)
+	cfg.Plugin.StateDir = "/proc/nope"
+	assert.NoError(t, checkStateDir(cfg), "no job keeps state: nothing to check")
+
+	cfg.Plugin.SyncCommands = true
+	var ce *plugin.ConfigError
+	require.ErrorAs(t, checkStateDir(cfg), &ce)
+	assert.Equal(t, "TOPGG_STATE_DIR", ce.Variable)
+	assert.Equal(t, `cannot create "/proc/nope": no such file or directory`, ce.Problem)
 }
 
 // TestBadFlagExits: an unknown flag is a usage error (status 2), not a run.

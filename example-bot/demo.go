@@ -162,11 +162,11 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 
 	alice, bob := "300000000000000001", "300000000000000002"
 	now := time.Now()
-	d.say("Two users vote on Top.gg (bob on a weekend: weight 2). Their votes expire in 4 seconds for the demo\n" +
-		"    (12 hours on Top.gg). The bot gives each the voter role, once.")
+	d.say("Two users vote on Top.gg: alice, and bob on a weekend (weight 2). A vote lasts 12 hours on Top.gg;\n" +
+		"    for the demo bob's lasts 5 seconds. The bot gives each the voter role, once.")
 	d.topgg.AddVotes(
-		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(4 * time.Second)},
-		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(4 * time.Second)},
+		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
 	)
 	if err := wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
 		return err
@@ -183,9 +183,15 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 	}
 	d.say("The bot replied (only alice sees it): %q", reply.Content)
 
-	d.say("The votes expire: the bot takes the roles back.")
-	if err := wait("the roles to be taken back", func() bool { return d.roleChanges(false) == 2 }); err != nil {
+	d.say("bob's vote expires: the bot takes his role back. alice keeps hers.")
+	if err := wait("bob's role to be taken back", func() bool { return d.roleChanges(false) == 1 }); err != nil {
 		return err
+	}
+	if got := d.discord.MemberRoles(d.guilds[0], bob); len(got) != 0 {
+		return fmt.Errorf("bob still has the roles %v", got)
+	}
+	if got := d.discord.MemberRoles(d.guilds[0], alice); len(got) != 1 {
+		return fmt.Errorf("alice has the roles %v, want the voter role", got)
 	}
 	return nil
 }

@@ -33,10 +33,10 @@ func TestDemo(t *testing.T) {
 		">>> Top.gg shows 4 servers.",
 		">>> The bot replied (only alice sees it): \"Vote for me on Top.gg: https://top.gg/bot/",
 		"Your vote is active until",
-		">>> The votes expire: the bot takes the roles back.",
+		">>> bob's vote expires: the bot takes his role back. alice keeps hers.",
 		">>> Stopping the bot, as on SIGTERM",
 		">>> Done. Top.gg received",
-		"Discord saw 4 role changes.",
+		"Discord saw 3 role changes.",
 	} {
 		assert.Contains(t, out, line)
 	}
@@ -48,4 +48,6 @@ func TestDemo(t *testing.T) {
 		assert.Contains(t, out, msg)
 	}
 	assert.Equal(t, 2, strings.Count(out, `msg="vote rewarded: role given"`), "each vote rewarded once")
+	assert.Equal(t, 1, strings.Count(out, `msg="vote expired: role taken back"`), "only bob's vote expired")
+	assert.Contains(t, out, `msg="vote expired: role taken back" user=300000000000000002`)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -37,5 +38,29 @@ func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	out.URL, out.Host = nu, ""
-	return t.next.RoundTrip(out)
+	resp, err := t.next.RoundTrip(out)
+	if err != nil {
+		return nil, &rewrittenError{host: nu.Host, err: err}
+	}
+	return resp, nil
+}
+
+// rewrittenError says where a rewritten request really went: http.Client's
+// *url.Error around it names the original discord.com URL. It names the host
+// only (DISCORD_API_URL takes no user info, and the path holds no secret).
+type rewrittenError struct {
+	host string
+	err  error
+}
+
+func (e *rewrittenError) Error() string {
+	return "sent to " + e.host + " (DISCORD_API_URL): " + e.err.Error()
+}
+
+func (e *rewrittenError) Unwrap() error { return e.err }
+
+// Timeout keeps *url.Error's Timeout working, which looks only one level down.
+func (e *rewrittenError) Timeout() bool {
+	var t interface{ Timeout() bool }
+	return errors.As(e.err, &t) && t.Timeout()
 }

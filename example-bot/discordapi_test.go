@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -64,4 +68,35 @@ func TestAPIRewriterDefaultBase(t *testing.T) {
 	for _, base := range []string{"https://discord.com/api/v9", "https://discord.com/api/v9/"} {
 		assert.Same(t, next, newAPIRewriter(base, next).(*lastRequest), base)
 	}
+}
+
+// failing is a RoundTripper that fails every request.
+type failing struct{ err error }
+
+func (f failing) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+// TestAPIRewriterErrorNamesTheHost: http.Client's error names the URL discordgo
+// asked for (discord.com); the rewriter's says where the request really went,
+// without the token, and keeps the cause for errors.Is and Timeout.
+func TestAPIRewriterErrorNamesTheHost(t *testing.T) {
+	t.Parallel()
+	cause := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	hc := &http.Client{Transport: newAPIRewriter("http://127.0.0.1:5555/api/v9", failing{cause})}
+	req, err := http.NewRequest(http.MethodGet, discordgo.EndpointGateway, http.NoBody)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bot secret-token")
+	_, err = hc.Do(req)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sent to 127.0.0.1:5555 (DISCORD_API_URL)")
+	assert.NotContains(t, err.Error(), "secret-token")
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	var ue *url.Error
+	require.ErrorAs(t, err, &ue)
+	assert.True(t, ue.Timeout(), "a timeout must still read as one")
+
+	// Not rewritten: not wrapped either.
+	hc = &http.Client{Transport: newAPIRewriter("http://127.0.0.1:5555/api/v9", failing{errors.New("boom")})}
+	_, err = hc.Get("https://cdn.discordapp.com/x.png")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "DISCORD_API_URL")
 }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -97,14 +98,18 @@ func (e *e2e) ctx() context.Context {
 }
 
 // slowRoles puts a proxy between the bot and the fake Discord's REST API that
-// holds every role change for delay, and points DISCORD_API_URL at it. The
-// gateway is not proxied: its URL comes from the fake's own GET /gateway.
-func (e *e2e) slowRoles(delay time.Duration) {
+// holds every role change for delay (or until the bot drops the request), and
+// points DISCORD_API_URL at it. The gateway is not proxied: its URL comes from
+// the fake's own GET /gateway. It returns the number of role changes that have
+// reached the proxy so far.
+func (e *e2e) slowRoles(delay time.Duration) (arrived func() int) {
 	target, err := url.Parse(e.dc.URL())
 	require.NoError(e.t, err)
 	rp := httputil.NewSingleHostReverseProxy(target)
+	var n atomic.Int32
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/roles/") {
+			n.Add(1)
 			select {
 			case <-time.After(delay):
 			case <-r.Context().Done():
@@ -115,6 +120,7 @@ func (e *e2e) slowRoles(delay time.Duration) {
 	}))
 	e.t.Cleanup(proxy.Close)
 	e.env["DISCORD_API_URL"] = proxy.URL + "/api/v9/"
+	return func() int { return int(n.Load()) }
 }
 
 // proc is one run of the bot's process.

@@ -21,6 +21,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal asks for a clean stop; from then on the default handling
+	// is back, so that a second one ends the process at once, as in any program.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -50,6 +53,9 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 	}
 
 	cfg, err := loadConfig(ctx, env)
+	if err == nil {
+		err = checkStateDir(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
 		return exitConfig
