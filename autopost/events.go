@@ -12,40 +12,35 @@ import (
 func (sh *shard) onEvent(s *discordgo.Session, e *discordgo.Event) {
 	switch e.Type {
 	case "GUILD_CREATE":
-		gc, ok := e.Struct.(*discordgo.GuildCreate)
-		if !ok || gc.Guild == nil {
-			return
+		if gc, ok := e.Struct.(*discordgo.GuildCreate); ok {
+			sh.onGuild(s, e.Sequence, gc.Guild, stateAvailable)
 		}
-		id, unavailable, session := guildFields(s, gc.Guild)
-		gid, ok := parseSnowflake(id)
-		if !ok {
-			return
-		}
-		state := stateAvailable
-		if unavailable {
-			state = stateUnavailable
-		}
-		sh.guildEvent(session, e.Sequence, gid, state)
 	case "GUILD_DELETE":
-		gd, ok := e.Struct.(*discordgo.GuildDelete)
-		if !ok || gd.Guild == nil {
-			return
+		if gd, ok := e.Struct.(*discordgo.GuildDelete); ok {
+			sh.onGuild(s, e.Sequence, gd.Guild, stateRemoved)
 		}
-		id, unavailable, session := guildFields(s, gd.Guild)
-		gid, ok := parseSnowflake(id)
-		if !ok {
-			return
-		}
-		state := stateRemoved
-		if unavailable {
-			state = stateUnavailable
-		}
-		sh.guildEvent(session, e.Sequence, gid, state)
 	case "READY":
 		if r, ok := readReady(e); ok {
 			sh.applyReady(r)
 		}
 	}
+}
+
+// onGuild applies a GUILD_CREATE (state available) or GUILD_DELETE (state
+// removed); either one marked unavailable is an outage, which keeps counting.
+func (sh *shard) onGuild(s *discordgo.Session, seq int64, g *discordgo.Guild, state uint64) {
+	if g == nil {
+		return
+	}
+	id, unavailable, session := guildFields(s, g)
+	gid, ok := parseSnowflake(id)
+	if !ok {
+		return
+	}
+	if unavailable {
+		state = stateUnavailable
+	}
+	sh.guildEvent(session, seq, gid, state)
 }
 
 // guildFields reads the guild's id and availability and the session the
