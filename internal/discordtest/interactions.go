@@ -364,17 +364,27 @@ func (s *Server) messageLocked(it *interactionState, id string, msgType int, m *
 	}
 }
 
-// followup answers POST /webhooks/{app}/{token}: 200 with the message when
-// ?wait=true, else 204.
-func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
+// readMessage reads a webhook message body (JSON or multipart), answering 400
+// itself when it is malformed.
+func readMessage(w http.ResponseWriter, r *http.Request) (payload []byte, hasFiles bool, m *messageBody, ok bool) {
 	payload, hasFiles, err := readPayload(r)
 	if err != nil {
 		badJSON(w, err)
-		return
+		return nil, false, nil, false
 	}
-	var m messageBody
-	if err := json.Unmarshal(payload, &m); err != nil {
+	m = new(messageBody)
+	if err := json.Unmarshal(payload, m); err != nil {
 		badJSON(w, err)
+		return nil, false, nil, false
+	}
+	return payload, hasFiles, m, true
+}
+
+// followup answers POST /webhooks/{app}/{token}: 200 with the message when
+// ?wait=true, else 204.
+func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
+	payload, hasFiles, m, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -392,7 +402,7 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 	})
 	s.notifyLocked()
 	if strings.EqualFold(r.URL.Query().Get("wait"), "true") {
-		writeJSON(w, http.StatusOK, s.messageLocked(it, s.nextIDLocked(), 0, &m))
+		writeJSON(w, http.StatusOK, s.messageLocked(it, s.nextIDLocked(), 0, m))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -401,14 +411,8 @@ func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
 // editOriginal answers PATCH /webhooks/{app}/{token}/messages/@original
 // with the edited message.
 func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
-	payload, _, err := readPayload(r)
-	if err != nil {
-		badJSON(w, err)
-		return
-	}
-	var m messageBody
-	if err := json.Unmarshal(payload, &m); err != nil {
-		badJSON(w, err)
+	payload, _, m, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -422,7 +426,7 @@ func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
 	})
 	s.notifyLocked()
 	const chatInputCommandMessage = 20
-	writeJSON(w, http.StatusOK, s.messageLocked(it, it.originalMessageID, chatInputCommandMessage, &m))
+	writeJSON(w, http.StatusOK, s.messageLocked(it, it.originalMessageID, chatInputCommandMessage, m))
 }
 
 // InteractionReplies returns every answer the bot gave to interactions, in
