@@ -1,7 +1,6 @@
 package autopost_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -174,23 +174,8 @@ func (f *fixture) requests(method, path string) []topggtest.Request {
 // guild returns the n-th guild id of a shard of the fixture.
 func (f *fixture) guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, f.shards) }
 
-// syncBuffer is a bytes.Buffer safe for the Poster's goroutine and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects the log lines the code under test writes from its goroutines.
+type syncBuffer = testlog.Buffer
 
 // newTextLogger logs text lines without the time.
 func newTextLogger(w io.Writer) *slog.Logger {

@@ -1,17 +1,16 @@
 package commands_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -59,23 +58,8 @@ func putBodies(srv *topggtest.Server) [][]byte {
 	return out
 }
 
-// logBuffer is a concurrency-safe sink for a text slog handler.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+// logBuffer collects the log lines the code under test writes from its goroutines.
+type logBuffer = testlog.Buffer
 
 func newLogger(w *logBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))

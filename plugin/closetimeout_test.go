@@ -40,7 +40,7 @@ func TestCloseTimeoutCancelsHandlers(t *testing.T) {
 	}
 	var logs logBuffer
 	p := w.plugin(cfg, plugin.WithRewardHandler(stubborn), plugin.WithCloseTimeout(timeout),
-		plugin.WithLogger(logs.logger()))
+		plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	select {
 	case <-entered:
@@ -76,7 +76,7 @@ func TestCleanCloseLogsNoStopError(t *testing.T) {
 	rewards := newRecorder()
 	var logs logBuffer
 	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle),
-		plugin.WithLogger(logs.logger()))
+		plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	w.open()
 	w.requirePublished(botCommands())

@@ -255,7 +255,7 @@ func TestNewWarnsShortPollInterval(t *testing.T) {
 	} {
 		var logs logBuffer
 		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: tc.interval, VoteLookback: time.Hour, StateDir: t.TempDir()}
-		p, err := plugin.New(client, cfg, plugin.WithLogger(logs.logger()))
+		p, err := plugin.New(client, cfg, plugin.WithLogger(logs.Logger()))
 		require.NoError(t, err, "%s is valid", tc.interval)
 		require.NoError(t, p.Close())
 		if tc.warned {

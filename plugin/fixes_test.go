@@ -21,7 +21,7 @@ func TestRefusedCommandsAreNotResent(t *testing.T) {
 	var logs logBuffer
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff
-	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.logger()))
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	w.open()
 	require.Eventually(t, func() bool { return w.count(http.MethodPut, commandsPath) == 1 }, wait, tick)

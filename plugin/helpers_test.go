@@ -1,11 +1,9 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -253,24 +252,5 @@ func votes(n int) []topggtest.Vote {
 // userID returns an 18-digit snowflake-shaped id: a 3-digit prefix, then i.
 func userID(prefix, i int) string { return fmt.Sprintf("%03d%015d", prefix, i) }
 
-// logBuffer is a slog sink safe for the plugin's goroutines and the test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+// logBuffer collects the log lines the code under test writes from its goroutines.
+type logBuffer = testlog.Buffer

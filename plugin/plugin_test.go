@@ -333,7 +333,7 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	var logs logBuffer
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff
-	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.logger()))
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	w.open()
 	w.requirePublished(botCommands())
@@ -421,7 +421,7 @@ func TestStateDirSurvivesRestart(t *testing.T) {
 	cfg.Autopost = plugin.AutopostOff
 	rewards := newRecorder()
 	var logs logBuffer
-	opts := []plugin.Option{plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle), plugin.WithLogger(logs.logger())}
+	opts := []plugin.Option{plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle), plugin.WithLogger(logs.Logger())}
 
 	first := w.plugin(cfg, opts...)
 	w.start(first)

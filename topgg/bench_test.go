@@ -200,34 +200,6 @@ func BenchmarkVotesPage(b *testing.B) {
 }
 
 func BenchmarkLegacyBot(b *testing.B) {
-	type bot struct {
-		ID               string    `json:"id"`
-		ClientID         string    `json:"clientid,omitempty"`
-		Username         string    `json:"username"`
-		Discriminator    string    `json:"discriminator"`
-		Avatar           string    `json:"avatar"`
-		DefAvatar        string    `json:"defAvatar"`
-		Lib              string    `json:"lib"`
-		Prefix           string    `json:"prefix"`
-		ShortDesc        string    `json:"shortdesc"`
-		LongDesc         string    `json:"longdesc"`
-		Tags             []string  `json:"tags"`
-		Website          string    `json:"website"`
-		Support          string    `json:"support"`
-		GitHub           string    `json:"github"`
-		Owners           []string  `json:"owners"`
-		Guilds           []string  `json:"guilds"`
-		Invite           string    `json:"invite"`
-		Date             time.Time `json:"date"`
-		ServerCount      int       `json:"server_count"`
-		ShardCount       int       `json:"shard_count"`
-		Shards           []int     `json:"shards,omitempty"`
-		CertifiedBot     bool      `json:"certifiedBot"`
-		Vanity           string    `json:"vanity"`
-		Points           int       `json:"points"`
-		MonthlyPoints    int       `json:"monthlyPoints"`
-		DonateBotGuildID string    `json:"donatebotguildid"`
-	}
 	botID := topggtest.DiscordBot().PlatformID
 	benchPair(b, nil,
 		func(ctx context.Context, c *topgg.Client) error {
@@ -235,7 +207,7 @@ func BenchmarkLegacyBot(b *testing.B) {
 			return err
 		},
 		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
-			var out bot
+			var out topgg.Bot // the same decode target: the floor differs in transport only
 			return floorDo(ctx, hc, "GET", srv.URL+"/bots/"+botID, srv.Token(), nil, &out)
 		})
 }

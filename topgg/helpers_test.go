@@ -1,15 +1,14 @@
 package topgg_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -87,23 +86,8 @@ func requireInvalid(t *testing.T, err error, field string) {
 // hours ago, rounded to the millisecond so that times survive the wire exactly.
 func ago(d time.Duration) time.Time { return time.Now().Add(-d).UTC().Truncate(time.Millisecond) }
 
-// logBuffer is an io.Writer safe for concurrent loggers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// logBuffer collects the log lines the code under test writes from its goroutines.
+type logBuffer = testlog.Buffer
 
 // runes returns s repeated to n characters.
 func runes(s string, n int) string {

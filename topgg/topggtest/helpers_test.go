@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // t0 is the fake clock's start, a real-looking service timestamp.
@@ -136,20 +138,5 @@ func requireStatus(t *testing.T, r response, status int) {
 	require.Equal(t, status, r.Status, "body: %s", r.Body)
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger used by server goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer collects the log lines the code under test writes from its goroutines.
+type syncBuffer = testlog.Buffer
