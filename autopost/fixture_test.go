@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/internal/discordtest"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -31,13 +31,13 @@ type setup struct {
 	syncEvents bool
 	cfg        autopost.Config
 	retry      *topgg.RetryPolicy // default: fast retries, 429s not waited out by the client
-	dcOpts     []discordtest.Option
+	dcOpts     []plugintest.Option
 	tgOpts     []topggtest.Option
 }
 
 type fixture struct {
 	t        *testing.T
-	dc       *discordtest.Server
+	dc       *plugintest.Server
 	tg       *topggtest.Server
 	client   *topgg.Client
 	sessions map[int]*discordgo.Session
@@ -64,11 +64,11 @@ func newFixture(t *testing.T, s setup) *fixture {
 	var guilds []string
 	for shard := range s.shards {
 		for n := range s.perShard {
-			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, s.shards))
+			guilds = append(guilds, plugintest.GuildIDForShard(n, shard, s.shards))
 		}
 	}
-	dc, err := discordtest.NewServer(append([]discordtest.Option{
-		discordtest.WithShardCount(s.shards), discordtest.WithGuilds(guilds...),
+	dc, err := plugintest.NewServer(append([]plugintest.Option{
+		plugintest.WithShardCount(s.shards), plugintest.WithGuilds(guilds...),
 	}, s.dcOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
@@ -172,7 +172,7 @@ func (f *fixture) requests(method, path string) []topggtest.Request {
 }
 
 // guild returns the n-th guild id of a shard of the fixture.
-func (f *fixture) guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, f.shards) }
+func (f *fixture) guild(n, shard int) string { return plugintest.GuildIDForShard(n, shard, f.shards) }
 
 // syncBuffer collects the log lines the code under test writes from its goroutines.
 type syncBuffer = testlog.Buffer

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1)))
+	dc, err := plugintest.NewServer(plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 1)))
 	require.NoError(t, err)
 	defer dc.Close()
 	tg := topggtest.NewServer()
@@ -42,7 +42,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 
 	// A post held in flight by the server is cancelled by Stop.
 	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 100})
-	require.NoError(t, dc.Join(context.Background(), discordtest.GuildIDForShard(1, 0, 1)))
+	require.NoError(t, dc.Join(context.Background(), plugintest.GuildIDForShard(1, 0, 1)))
 	require.Eventually(t, func() bool { return len(tg.Requests()) > 1 }, 5*time.Second, 5*time.Millisecond)
 	p.Stop()
 	p.Stop()
@@ -57,7 +57,7 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	require.NoError(t, err)
 	p, err := autopost.New(client, autopost.Config{})
 	require.NoError(t, err)
-	dc, err := discordtest.NewServer()
+	dc, err := plugintest.NewServer()
 	require.NoError(t, err)
 	defer dc.Close()
 	sess, err := dc.NewSession(0, 1)

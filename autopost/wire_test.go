@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/internal/discordtest"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -273,7 +273,7 @@ func TestV0Stats(t *testing.T) {
 	t.Run("all shards", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, setup{shards: 2, perShard: 3, cfg: autopost.Config{Mode: autopost.ModeV0},
-			dcOpts: []discordtest.Option{discordtest.WithBotUser(botID, "Example Bot")}})
+			dcOpts: []plugintest.Option{plugintest.WithBotUser(botID, "Example Bot")}})
 		require.NoError(t, f.dc.Join(f.ctx(), f.guild(9, 1)))
 		path := "/bots/" + botID + "/stats"
 		require.Eventually(t, func() bool {
@@ -290,7 +290,7 @@ func TestV0Stats(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, setup{shards: 2, perShard: 3, open: []int{1},
 			cfg:    autopost.Config{Mode: autopost.ModeV0, ShardCount: 2},
-			dcOpts: []discordtest.Option{discordtest.WithBotUser(botID, "Example Bot")}})
+			dcOpts: []plugintest.Option{plugintest.WithBotUser(botID, "Example Bot")}})
 		path := "/bots/" + botID + "/stats"
 		require.Eventually(t, func() bool { return len(f.requests(http.MethodPost, path)) > 0 }, 5*time.Second, 5*time.Millisecond)
 		assert.JSONEq(t, `{"server_count":3,"shard_id":1,"shard_count":2}`, string(f.requests(http.MethodPost, path)[0].Body))

@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -20,7 +20,7 @@ const demoTimeout = 60 * time.Second
 // events, and a narrator that says what to look for.
 type demo struct {
 	out     io.Writer
-	discord *discordtest.Server
+	discord *plugintest.Server
 	topgg   *topggtest.Server
 	guilds  []string
 }
@@ -37,10 +37,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	const shards = 2
 	guilds := []string{
-		discordtest.GuildIDForShard(1, 0, shards), discordtest.GuildIDForShard(2, 0, shards),
-		discordtest.GuildIDForShard(3, 1, shards),
+		plugintest.GuildIDForShard(1, 0, shards), plugintest.GuildIDForShard(2, 0, shards),
+		plugintest.GuildIDForShard(3, 1, shards),
 	}
-	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(guilds...))
+	dsrv, err := plugintest.NewServer(plugintest.WithShardCount(shards), plugintest.WithGuilds(guilds...))
 	if err != nil {
 		return err
 	}
@@ -127,8 +127,8 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 		expect int
 		posts  bool // whether the change makes the bot post; an unchanged count is not posted again
 	}{
-		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
-		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5, true},
+		{"Two servers add the bot.", d.discord.Join, plugintest.GuildIDForShard(4, 0, 2), 4, true},
+		{"", d.discord.Join, plugintest.GuildIDForShard(5, 1, 2), 5, true},
 		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4, true},
 		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
 	}
@@ -173,7 +173,7 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 	}
 
 	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
-	id, _, err := d.discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: alice, Username: "alice"})
+	id, _, err := d.discord.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: alice, Username: "alice"})
 	if err != nil {
 		return err
 	}

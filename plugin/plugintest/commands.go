@@ -1,4 +1,4 @@
-package discordtest
+package plugintest
 
 import (
 	"encoding/json"

@@ -1,8 +1,9 @@
-// Package discordtest is a fake Discord REST API and gateway that an unmodified
+// Package plugintest is a fake Discord REST API and gateway that an unmodified
 // discordgo (v0.29) session connects to over real HTTP and a real websocket on
-// 127.0.0.1. It exists for this module's tests and for the example bot's
-// offline demo mode; it is internal because its surface follows our tests'
-// needs, not Discord's whole API.
+// 127.0.0.1, modelled on net/http/httptest: a bot's own tests open real
+// sessions against it, next to [github.com/dblkit/go-topgg/topgg/topggtest],
+// and test the bot end to end without touching the internet. It serves what a
+// bot that lives on Top.gg uses, not Discord's whole API.
 //
 // A [Server] serves:
 //
@@ -26,4 +27,4 @@
 // Close every discordgo session before closing the Server: a session whose
 // connection drops reconnects forever (discordgo's ShouldReconnectOnError),
 // and its goroutines would outlive the test.
-package discordtest
+package plugintest

@@ -1,4 +1,4 @@
-package discordtest
+package plugintest
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	s := &Server{
 		cfg:          cfg,
-		log:          cfg.logger.With("component", "discordtest"),
+		log:          cfg.logger.With("component", "plugintest"),
 		started:      time.Now().UTC(),
 		changed:      make(chan struct{}),
 		guilds:       make(map[string]*guildState),
@@ -84,7 +84,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	mux.Handle("/", s.restHandler())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("discordtest: listen: %w", err)
+		return nil, fmt.Errorf("plugintest: listen: %w", err)
 	}
 	// httptest.Server waits for in-flight requests on Close; websocket
 	// handlers are hijacked, so wsWG covers them.
@@ -209,7 +209,7 @@ func (s *Server) connectedShardsLocked() int {
 // flight: wait for them with discordgo handlers.
 func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	if err := s.waitFor(ctx, func() bool { return s.connectedShardsLocked() >= n }); err != nil {
-		return fmt.Errorf("discordtest: wait for %d connected shards: %w", n, err)
+		return fmt.Errorf("plugintest: wait for %d connected shards: %w", n, err)
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
-package discordtest
+package plugintest
 
 import "errors"
 
-// Sentinel errors, always returned wrapped ("discordtest: join <id>: ...")
+// Sentinel errors, always returned wrapped ("plugintest: join <id>: ...")
 // with the guild, shard or command concerned. Test them with errors.Is.
 var (
 	// ErrClosed means the Server was closed.

@@ -1,4 +1,4 @@
-package discordtest
+package plugintest
 
 import (
 	"bytes"
@@ -82,17 +82,17 @@ type interactionState struct {
 // ErrInvalidSnowflake (all wrapped) or the context's error.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
 	if err := ctx.Err(); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	if spec.Command == "" {
-		return "", "", fmt.Errorf("discordtest: interact: empty command name: %w", ErrUnknownCommand)
+		return "", "", fmt.Errorf("plugintest: interact: empty command name: %w", ErrUnknownCommand)
 	}
 	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
 		if v.id == "" && v.what != "user" {
 			continue
 		}
 		if _, err := parseSnowflake(v.id); err != nil {
-			return "", "", fmt.Errorf("discordtest: interact: %s: %w", v.what, err)
+			return "", "", fmt.Errorf("plugintest: interact: %s: %w", v.what, err)
 		}
 	}
 	username := spec.Username
@@ -107,22 +107,22 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 		switch {
 		case !ok:
 			s.mu.Unlock()
-			return "", "", fmt.Errorf("discordtest: interact: guild %s: %w", spec.GuildID, ErrUnknownGuild)
+			return "", "", fmt.Errorf("plugintest: interact: guild %s: %w", spec.GuildID, ErrUnknownGuild)
 		case g.unavailable:
 			s.mu.Unlock()
-			return "", "", fmt.Errorf("discordtest: interact: guild %s: %w", spec.GuildID, ErrGuildUnavailable)
+			return "", "", fmt.Errorf("plugintest: interact: guild %s: %w", spec.GuildID, ErrGuildUnavailable)
 		}
 		shard = g.shard
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("discordtest: interact: /%s: %w", spec.Command, ErrUnknownCommand)
+		return "", "", fmt.Errorf("plugintest: interact: /%s: %w", spec.Command, ErrUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	it := &interactionState{id: s.nextIDLocked(), token: randomHex(32), guildID: spec.GuildID, channelID: spec.ChannelID}
 	if it.channelID == "" {
@@ -137,7 +137,7 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 
 	s.log.Debug("interaction", "command", spec.Command, "guild", spec.GuildID, "shard", shard)
 	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	return it.id, it.token, nil
 }
@@ -457,7 +457,7 @@ func (s *Server) WaitInteractionReply(ctx context.Context, interactionID string)
 		return false
 	})
 	if err != nil {
-		return InteractionReply{}, fmt.Errorf("discordtest: wait for reply to %s: %w", interactionID, err)
+		return InteractionReply{}, fmt.Errorf("plugintest: wait for reply to %s: %w", interactionID, err)
 	}
 	return found, nil
 }
