@@ -1,0 +1,64 @@
+package clock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+func TestFakeFiresTimersInOrderWhenAdvanced(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := clock.NewFake(t0)
+	a, b := f.NewTimer(2*time.Second), f.NewTimer(time.Second)
+	require.Equal(t, 2, f.Timers())
+
+	f.Advance(time.Second)
+	select {
+	case got := <-b.C():
+		assert.Equal(t, t0.Add(time.Second), got)
+	default:
+		t.Fatal("the 1 s timer did not fire at 1 s")
+	}
+	select {
+	case <-a.C():
+		t.Fatal("the 2 s timer fired at 1 s")
+	default:
+	}
+	assert.True(t, a.Stop())
+	assert.False(t, a.Stop())
+	assert.Zero(t, f.Timers())
+	f.Advance(time.Hour)
+	select {
+	case <-a.C():
+		t.Fatal("a stopped timer fired")
+	default:
+	}
+}
+
+func TestSleepEndsOnAdvanceOrCancel(t *testing.T) {
+	f := clock.NewFake(time.Unix(0, 0))
+	done := make(chan error, 1)
+	go func() { done <- clock.Sleep(context.Background(), f, time.Minute) }()
+	require.Eventually(t, func() bool { return f.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	f.Advance(time.Minute)
+	require.NoError(t, <-done)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- clock.Sleep(ctx, f, time.Minute) }()
+	require.Eventually(t, func() bool { return f.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assert.Zero(t, f.Timers(), "Sleep stops its timer")
+}
+
+func TestOrDefaultsToRealClock(t *testing.T) {
+	c := clock.Or(nil)
+	assert.WithinDuration(t, time.Now(), c.Now(), time.Second)
+	tm := c.NewTimer(0)
+	<-tm.C()
+}
