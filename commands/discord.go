@@ -12,6 +12,9 @@ import (
 // not received READY yet, so the application ID is unknown.
 var ErrNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
 
+// errDiscordFetch marks a failure to read the commands from Discord.
+var errDiscordFetch = errors.New("commands: fetching the application's commands from Discord")
+
 // SyncFromDiscord publishes the application's global commands as Discord has
 // them, for a bot that does not give its list to [Syncer.Sync]. Call it after
 // the session's first READY: the application ID comes from READY (the bot
@@ -53,7 +56,7 @@ func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session
 	}
 	cmds, err := session.ApplicationCommands(appID, "", discordgo.WithContext(ctx))
 	if err != nil {
-		return Result{}, fmt.Errorf("commands: fetching the application's commands from Discord: %w", err)
+		return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, err)
 	}
 	defs, err := Normalize(cmds)
 	if err != nil {
