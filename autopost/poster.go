@@ -138,25 +138,30 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 			}
 			failed = true
 			p.log.LogAttrs(ctx, level, "cannot read the counts to post; will ask again", slog.String("error", err.Error()))
+			changed = nil // ask again on the clock
 		}
-		var poll <-chan time.Time
-		var pollTimer clock.Timer
-		if changed == nil || err != nil {
-			pollTimer = p.clock.NewTimer(p.recheck())
-			poll = pollTimer.C()
-		}
-		select {
-		case <-ctx.Done():
-		case <-changed:
-		case <-poll:
-		case <-timeout.C():
-			p.log.Warn("not every shard has reported yet; the first post waits for them",
-				"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)
-			p.notify(ctx, Result{At: p.clock.Now(), Servers: c.Servers, Shards: c.Shards, Skipped: true, Missing: c.Missing})
-		}
-		if pollTimer != nil {
-			pollTimer.Stop()
-		}
+		p.waitChange(ctx, changed, timeout, c)
+	}
+}
+
+// waitChange waits until the Source says its counts changed (or, without a
+// channel, a recheck period has passed), ctx is done, or the ready timeout
+// fires, which it reports.
+func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, c Counts) {
+	var poll <-chan time.Time
+	if changed == nil {
+		t := p.clock.NewTimer(p.recheck())
+		defer t.Stop()
+		poll = t.C()
+	}
+	select {
+	case <-ctx.Done():
+	case <-changed:
+	case <-poll:
+	case <-timeout.C():
+		p.log.Warn("not every shard has reported yet; the first post waits for them",
+			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)
+		p.notify(ctx, Result{At: p.clock.Now(), Servers: c.Servers, Shards: c.Shards, Skipped: true, Missing: c.Missing})
 	}
 }
 
