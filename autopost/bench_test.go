@@ -108,40 +108,52 @@ func BenchmarkGuildEvent(b *testing.B) {
 	})
 }
 
-// BenchmarkBuildPost measures building one v1 post (the numbers and the
-// payload) for 10 guilds on 1 shard and for 1,000,000 guilds on 1,000
-// shards: the running totals make them cost the same. The v0 post, which
-// lists every shard, is shown for comparison.
+// benchCounter returns a Counter of shards ready shards with perShard
+// guilds each.
+func benchCounter(shards, perShard int) *Counter {
+	c := NewCounter(shards)
+	for i := range shards {
+		sh := newShard(&c.t, i, shards)
+		r := readyOf(perShard, uint64(i*perShard))
+		r.session = fmt.Sprint("s", i)
+		r.shard = &[2]int{i, shards}
+		sh.applyReady(r)
+		c.shards = append(c.shards, sh)
+		c.t.attached.Add(1)
+	}
+	return c
+}
+
+// BenchmarkBuildPost measures reading the counts of one post (Counter.Counts:
+// the total, the per-shard list, the missing shards) and building the v1
+// payload, for 10 guilds on 1 shard and for 1,000,000 guilds on 1,000
+// shards: its cost grows with the shards, not the guilds.
 func BenchmarkBuildPost(b *testing.B) {
 	for _, tc := range []struct{ shards, perShard int }{{1, 10}, {1000, 1000}} {
-		p := &Poster{cfg: Config{ShardCount: tc.shards}, t: newTally(), sessions: map[*discordgo.Session]*shard{}}
-		for i := range tc.shards {
-			sh := newShard(p.t, i, tc.shards)
-			r := readyOf(tc.perShard, uint64(i*tc.perShard))
-			r.session = fmt.Sprint("s", i)
-			r.shard = &[2]int{i, tc.shards}
-			sh.applyReady(r)
-			p.shards = append(p.shards, sh)
-			p.t.attached.Add(1)
+		c := benchCounter(tc.shards, tc.perShard)
+		b.Run(fmt.Sprintf("guilds=%d/shards=%d", tc.shards*tc.perShard, tc.shards), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				counts, _ := c.Counts(b.Context())
+				if m := metrics(counts); *m.ServerCount != tc.shards*tc.perShard || !counts.Complete() {
+					b.Fatalf("servers %d complete %v", *m.ServerCount, counts.Complete())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendShards measures the per-shard snapshot a fleet process
+// publishes, into a reused buffer: no allocation.
+func BenchmarkAppendShards(b *testing.B) {
+	c := benchCounter(64, 1000)
+	buf := make([]ShardStats, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = c.AppendShards(buf[:0])
+		if len(buf) != 64 {
+			b.Fatal(len(buf))
 		}
-		name := fmt.Sprintf("guilds=%d/shards=%d", tc.shards*tc.perShard, tc.shards)
-		b.Run("v1/"+name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				m := metrics(p.snapshotV1())
-				if *m.ServerCount != tc.shards*tc.perShard {
-					b.Fatalf("servers %d", *m.ServerCount)
-				}
-			}
-		})
-		b.Run("v0/"+name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if snap := p.snapshotV0(); snap.servers != tc.shards*tc.perShard || !snap.local {
-					b.Fatalf("servers %d local %v", snap.servers, snap.local)
-				}
-			}
-		})
 	}
 }
 

@@ -3,8 +3,10 @@ package autopost
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -16,9 +18,9 @@ const (
 	// with server_count and shard_count) and backfills missed samples with a
 	// metrics batch. It is the default.
 	ModeV1 Mode = iota
-	// ModeV0 posts the legacy bot stats (POST /bots/:bot_id/stats), with the
-	// bot id taken from the sessions' READY. It has no backfill: v0 stats carry
-	// no timestamp.
+	// ModeV0 posts the legacy bot stats (POST /bots/:bot_id/stats) with the
+	// per-shard list, the bot id taken from the sessions' READY (from
+	// Counts.BotID). It has no backfill: v0 stats carry no timestamp.
 	ModeV0
 )
 
@@ -43,8 +45,9 @@ const (
 	// DefaultRefresh is the longest time without a post when the numbers do
 	// not change.
 	DefaultRefresh = 3 * time.Hour
-	// DefaultReadyTimeout is how long the first post waits for every attached
-	// shard to receive its READY.
+	// DefaultReadyTimeout is how long the first post waits for every shard
+	// to report before it says, in a warning and a skipped Result, which
+	// are missing.
 	DefaultReadyTimeout = 5 * time.Minute
 	// MaxBackfill is the largest number of missed samples kept while the
 	// service is unreachable: one metrics batch.
@@ -61,15 +64,19 @@ type Config struct {
 	// Refresh is the longest time between two posts when the numbers do not
 	// change (default 3 hours). It is raised to Interval if smaller.
 	Refresh time.Duration
-	// ReadyTimeout bounds the wait for every attached shard's READY before the
-	// first post (default 5 minutes). After it, the Poster posts the counts of
-	// the shards that are ready, once at least one is.
+	// ReadyTimeout is how long the first post waits for every shard to
+	// report (its READY) before the missing shards are named in a warning and
+	// in a skipped Result (default 5 minutes). The Poster goes on waiting: it
+	// never posts a total that misses shards.
 	ReadyTimeout time.Duration
-	// ShardCount is the bot's total number of shards, posted as shard_count.
-	// Zero takes it from the sessions: the largest of their shard counts (as
-	// set in ShardID/ShardCount or Identify.Shard, and confirmed by READY) and
-	// the number of sessions attached.
+	// ShardCount is the bot's total number of shards, posted as shard_count,
+	// for the Poster's own Counter (see [NewCounter]). Zero takes it from the
+	// sessions. It must be zero when Source is set: the Source says it.
 	ShardCount int
+	// Source gives the numbers to post. Nil (the default) is the Poster's
+	// own [Counter], fed by [Poster.Attach]; a fleet gives the leader's
+	// Poster a Source that adds up every process's shards.
+	Source Source
 	// MaxBackfill is how many missed samples are kept while the service is
 	// unreachable (default and maximum 100, one metrics batch; negative turns
 	// backfill off).
@@ -80,6 +87,9 @@ type Config struct {
 	OnPost func(Result)
 	// Logger receives one line per post and the warnings (default: discard).
 	Logger *slog.Logger
+
+	// clock times the waits (default: the real clock); tests set a fake.
+	clock clock.Clock
 }
 
 // ConfigError reports an invalid [Config] field. [New] returns it; match it
@@ -112,7 +122,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, &ConfigError{"ShardCount", negative}
 	case c.MaxBackfill > MaxBackfill:
 		return c, &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
+	case c.Source != nil && isNilPointer(c.Source):
+		return c, &ConfigError{"Source", "is a nil pointer"}
+	case c.Source != nil && c.ShardCount != 0:
+		return c, &ConfigError{"ShardCount", "must be zero when Source is set (the Source gives the shard count)"}
 	}
+	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
 	}
@@ -133,4 +148,15 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
+// typed nil), which would panic at its first call.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	switch r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }

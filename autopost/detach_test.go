@@ -1,6 +1,7 @@
 package autopost_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -38,13 +39,14 @@ func TestDetachAllPostsNothing(t *testing.T) {
 		assert.NoError(t, r.Err)
 		assert.Zero(t, r.Servers)
 	}
-	assert.Contains(t, buf.String(), "no attached shard is ready; nothing posted")
+	assert.Contains(t, buf.String(), `msg="not every shard has reported; nothing posted" component=autopost missing=[0] shards=1`)
 
 	// A new session for the same shard, with the same guilds: the numbers
 	// are those of the last post, so they are not sent again.
 	sess, err := f.dc.NewSession(0, 1)
 	require.NoError(t, err)
-	f.detach[0] = f.poster.Attach(sess)
+	f.detach[0], err = f.poster.Attach(sess)
+	require.NoError(t, err)
 	f.sessions[0] = sess
 	require.NoError(t, sess.Open())
 	from = len(f.resultsCopy())
@@ -65,25 +67,42 @@ func TestDetachAllPostsNothing(t *testing.T) {
 	assert.Equal(t, []int{2, 3}, posted, "nothing posted while detached, 2 not posted again")
 }
 
-// TestDetachIdleLeavesNoReadyShard: detaching the only ready shard, while
-// another attached shard never got its READY, posts nothing either.
-func TestDetachIdleLeavesNoReadyShard(t *testing.T) {
+// TestDetachOneOfTwoPostsNothing: detaching one shard of two leaves the
+// other's guilds only, a partial total, so nothing is posted (it used to
+// post the partial total with a warning); the skipped attempts name the
+// missing shard, and the total is posted again once it is back.
+func TestDetachOneOfTwoPostsNothing(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, setup{shards: 2, perShard: 2, open: []int{0}, idle: []int{1},
-		cfg: autopost.Config{ReadyTimeout: 50 * time.Millisecond}})
-	f.waitPosted(2)
-	f.detach[0]()
+	f := newFixture(t, setup{shards: 2, perShard: 2})
+	f.waitPosted(4)
+	f.detach[1]()
+	f.detach[1]() // twice is harmless
+	counts, err := f.poster.Counter().Counts(f.ctx())
+	require.NoError(t, err)
+	assert.Equal(t, []int{1}, counts.Missing)
+	assert.Equal(t, []int{2, 0}, counts.PerShard)
 	from := len(f.resultsCopy())
 	require.Eventually(t, func() bool {
 		n := 0
 		for _, r := range f.resultsCopy()[from:] {
-			if r.Skipped && r.Servers == 0 {
+			if r.Skipped && slices.Equal(r.Missing, []int{1}) {
 				n++
 			}
 		}
 		return n >= 3
 	}, 5*time.Second, 5*time.Millisecond)
 	for _, m := range f.patches() {
-		assert.NotZero(t, m.Metrics["server_count"], "server_count 0 posted: %v", f.patches())
+		assert.Equal(t, 4, m.Metrics["server_count"], "a partial total was posted: %v", f.patches())
 	}
+
+	// Events of the detached session no longer count; a new session for
+	// shard 1 brings its guilds back, and the exact total goes out.
+	require.NoError(t, f.dc.Join(f.ctx(), f.guild(60, 1)))
+	sess, err := f.dc.NewSession(1, 2)
+	require.NoError(t, err)
+	f.detach[1], err = f.poster.Attach(sess) // while Run runs: fine before Open
+	require.NoError(t, err)
+	f.sessions[1] = sess
+	require.NoError(t, sess.Open())
+	f.waitPosted(5)
 }

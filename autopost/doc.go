@@ -1,10 +1,19 @@
 // Package autopost keeps a Discord bot's server and shard counts on its Top.gg
 // listing.
 //
-// A [Poster] is attached to the bot's discordgo sessions (one per shard, all in
-// this process) before they open. It counts guilds from the gateway events
-// READY, GUILD_CREATE and GUILD_DELETE, not from discordgo's State, which drops
-// a guild during an outage:
+// Two parts: a [Counter] counts, a [Poster] posts. For one process, the
+// common case, the Poster makes its own Counter:
+//
+//	poster, err := autopost.New(client, autopost.Config{})
+//	detach, err := poster.Attach(sessions...) // before the sessions open
+//	err = poster.Run(ctx)                     // blocks until ctx is done
+//
+// The Counter is attached to the bot's discordgo sessions (one per shard)
+// before they open, and refuses, with an error, a session that it could not
+// count: nil, open or opened before (its READY was missed), without the
+// GUILDS intent, or of a shard already attached. It counts guilds from the
+// gateway events READY, GUILD_CREATE and GUILD_DELETE, not from discordgo's
+// State, which drops a guild during an outage:
 //
 //   - a guild listed in READY counts, even as an unavailable stub;
 //   - GUILD_CREATE of a guild not yet known is a join; the lazy GUILD_CREATE
@@ -14,35 +23,36 @@
 //   - a new READY (a new gateway session, not a resume) replaces the shard's
 //     guild set.
 //
+// When a bot's shards run in several processes, each process counts its own
+// shards with a Counter and publishes [Counter.AppendShards]; the process
+// that posts gives its Poster a [Source] (Config.Source) that adds them up.
+// Whatever the Source, the Poster never posts a total that misses shards.
+//
 // discordgo runs each handler in its own goroutine unless SyncEvents is set, so
-// the events of one connection reach the Poster in any order. The Poster orders
+// the events of one connection reach the Counter in any order. The Counter orders
 // them by their gateway sequence number, per guild, and holds back the events
 // that overtake their session's READY until that READY is applied: the count is
 // the same whatever order the handlers ran in. Each GUILD_CREATE and
 // GUILD_DELETE costs O(1) time and, once the shard's guild map has grown to
 // size, no allocation.
 //
-// [Poster.Run] then posts the counts: first as soon as every attached shard has
-// its READY (or [Config.ReadyTimeout] has passed), then every
-// [Config.Interval]. It skips a post whose numbers have not changed since the
-// last one, unless [Config.Refresh] has passed; it waits out a 429's
-// Retry-After; it backs off after other failures and never gives up on a
-// service error. While Top.gg cannot be reached it keeps one timestamped
-// sample per interval and sends them in one metrics batch when the service is
-// back, before the current numbers.
-//
-// Detaching a session (the function [Poster.Attach] returns) takes its
-// guilds out of the counts at once; the following posts carry the counts of
-// the shards still attached. In v1 that is a partial server_count, the sum
-// over those shards only, and a warning is logged; in v0 it is the stats of
-// each shard still attached, with its shard_id. Once no attached shard is
-// ready (every session detached, say), nothing is posted: a server_count of 0
-// would wipe the listing's. Each attempt is then reported as a skipped
-// [Result], and the numbers posted last stay the reference, so they are not
-// posted again when the shards come back with the same counts.
+// [Poster.Run] posts the counts: first as soon as every shard has its READY
+// (the Source's counts are complete), then every [Config.Interval]. It
+// skips a post whose numbers have not changed since the last one, unless
+// [Config.Refresh] has passed; it waits out the service's Retry-After; it
+// backs off after other failures and never gives up on a service error.
+// While Top.gg cannot take the numbers it keeps one timestamped sample per
+// interval and sends them in one metrics batch when the service is back,
+// before the current numbers. While some shard has not reported (not yet
+// ready, detached, or silent in a fleet) nothing is posted: a partial
+// server_count would replace the listing's exact one, and one of 0 would
+// wipe it. Each such attempt is reported as a skipped [Result] naming the
+// missing shards; the numbers posted last stay the reference, so they are
+// not posted again when the shards come back with the same counts. Run
+// returns when its context is done, and may be run again after.
 //
 // Known limitation: discordgo does not tell which gateway connection an event
-// came on, so the Poster takes the session of discordgo's State when the
+// came on, so the Counter takes the session of discordgo's State when the
 // handler runs. If a handler goroutine of an old session is delayed until
 // after a new session (a full re-identify, not a resume) has its READY, its
 // guild event is taken as the new session's, with the old session's sequence

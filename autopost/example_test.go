@@ -45,18 +45,28 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	poster.Attach(session) // before Open, so that READY is seen
-	if err := poster.Start(context.Background()); err != nil {
+	// Attach before Open, so that READY is seen; Attach refuses an open session.
+	detach, err := poster.Attach(session)
+	if err != nil {
 		panic(err)
 	}
+	defer detach()
+
+	// Run blocks until its context is done: a bot runs it beside its sessions.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- poster.Run(ctx) }()
 	if err := session.Open(); err != nil {
 		panic(err)
 	}
 
-	r := <-posted // the first post goes out once the shard is ready
+	r := <-posted // the first post goes out once every shard is ready
 	fmt.Printf("posted %d servers, %d shard, error: %v\n", r.Servers, r.Shards, r.Err)
 
-	poster.Stop()
+	cancel()
+	fmt.Println("Run returned:", <-done)
 	_ = session.Close()
-	// Output: posted 3 servers, 1 shard, error: <nil>
+	// Output:
+	// posted 3 servers, 1 shard, error: <nil>
+	// Run returned: <nil>
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
@@ -33,6 +35,8 @@ type setup struct {
 	retry      *topgg.RetryPolicy // default: fast retries, 429s not waited out by the client
 	dcOpts     []plugintest.Option
 	tgOpts     []topggtest.Option
+	// clock, if set, times the Poster's waits: the test advances it.
+	clock *clock.Fake
 }
 
 type fixture struct {
@@ -44,6 +48,9 @@ type fixture struct {
 	poster   *autopost.Poster
 	detach   map[int]func()
 	shards   int
+	clock    *clock.Fake // nil: the real clock
+	interval time.Duration
+	stop     func() // ends Run and waits for it
 
 	mu      sync.Mutex
 	results []autopost.Result
@@ -88,6 +95,13 @@ func newFixture(t *testing.T, s setup) *fixture {
 	cfg := s.cfg
 	if cfg.Interval == 0 {
 		cfg.Interval = 20 * time.Millisecond
+		if s.clock != nil {
+			cfg.Interval = time.Minute
+		}
+	}
+	f.clock, f.interval = s.clock, cfg.Interval
+	if s.clock != nil {
+		cfg = autopost.WithClock(cfg, s.clock)
 	}
 	user := cfg.OnPost
 	cfg.OnPost = func(r autopost.Result) {
@@ -106,15 +120,42 @@ func newFixture(t *testing.T, s setup) *fixture {
 		require.NoError(t, err)
 		sess.SyncEvents = s.syncEvents
 		f.sessions[id] = sess
-		f.detach[id] = f.poster.Attach(sess)
+		f.detach[id], err = f.poster.Attach(sess)
+		require.NoError(t, err)
 	}
 	t.Cleanup(f.closeSessions)
-	require.NoError(t, f.poster.Start(context.Background()))
-	t.Cleanup(f.poster.Stop)
+	f.stop = f.run()
+	t.Cleanup(f.stop)
 	for _, id := range s.open {
 		require.NoError(t, f.sessions[id].Open())
 	}
 	return f
+}
+
+// run starts Run in a goroutine and returns the function that ends it and
+// waits until it returned (once; later calls do nothing).
+func (f *fixture) run() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.poster.Run(ctx) }()
+	return sync.OnceFunc(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(f.t, err, "Run")
+		case <-time.After(5 * time.Second):
+			f.t.Error("Run did not return within 5 s of its context's end")
+		}
+	})
+}
+
+// tick waits until the Poster waits on the fake clock, then advances it by
+// d.
+func (f *fixture) tick(d time.Duration) {
+	f.t.Helper()
+	require.Eventually(f.t, func() bool { return f.clock.Timers() > 0 }, 5*time.Second, time.Millisecond,
+		"the Poster never waited on the clock")
+	f.clock.Advance(d)
 }
 
 // closeSessions closes the sessions in parallel: discordgo's Close sleeps a
@@ -188,4 +229,25 @@ func newTextLogger(w io.Writer) *slog.Logger {
 			return a
 		},
 	}))
+}
+
+// counts reads the Poster's Counter.
+func (f *fixture) counts() autopost.Counts {
+	f.t.Helper()
+	c, err := f.poster.Counter().Counts(f.ctx())
+	require.NoError(f.t, err)
+	return c
+}
+
+func newClock() *clock.Fake { return clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) }
+
+// skippedSince counts the skipped Results from index from on.
+func (f *fixture) skippedSince(from int) int {
+	n := 0
+	for _, r := range f.resultsCopy()[from:] {
+		if r.Skipped {
+			n++
+		}
+	}
+	return n
 }

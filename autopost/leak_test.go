@@ -19,9 +19,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestStopLeavesNoGoroutine runs alone (not parallel), so that any goroutine
-// left after Stop and the closes is the Poster's.
-func TestStopLeavesNoGoroutine(t *testing.T) {
+// TestRunLeavesNoGoroutine runs alone (not parallel), so that any goroutine
+// left after Run returned and the closes is the Poster's. Run is run twice
+// in sequence, the way a fleet re-runs its leader's jobs.
+func TestRunLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	dc, err := plugintest.NewServer(plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 1)))
@@ -31,21 +32,33 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer tg.Close()
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
 	require.NoError(t, err)
-	p, err := autopost.New(client, autopost.Config{Interval: 10 * time.Millisecond})
+	p, err := autopost.New(client, autopost.Config{Interval: 10 * time.Millisecond, Refresh: 10 * time.Millisecond})
 	require.NoError(t, err)
 	sess, err := dc.NewSession(0, 1)
 	require.NoError(t, err)
-	detach := p.Attach(sess)
-	require.NoError(t, p.Start(context.Background()))
+	detach, err := p.Attach(sess)
+	require.NoError(t, err)
+	run := func() (stop func() error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		return func() error { cancel(); return <-done }
+	}
+	stop := run()
 	require.NoError(t, sess.Open())
 	require.Eventually(t, func() bool { return len(tg.Metrics()) > 0 }, 5*time.Second, 5*time.Millisecond)
 
-	// A post held in flight by the server is cancelled by Stop.
-	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 100})
+	// A post held in flight by the server is cancelled when Run's context ends.
+	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 1})
 	require.NoError(t, dc.Join(context.Background(), plugintest.GuildIDForShard(1, 0, 1)))
-	require.Eventually(t, func() bool { return len(tg.Requests()) > 1 }, 5*time.Second, 5*time.Millisecond)
-	p.Stop()
-	p.Stop()
+	require.Eventually(t, func() bool { return tg.PendingFaults() == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, stop())
+
+	// Run again: it posts again (a new leader posts at once).
+	posted := len(tg.Metrics())
+	stop = run()
+	require.Eventually(t, func() bool { return len(tg.Metrics()) > posted }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, stop())
 	detach()
 	require.NoError(t, sess.Close())
 }
@@ -62,7 +75,8 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	defer dc.Close()
 	sess, err := dc.NewSession(0, 1)
 	require.NoError(t, err)
-	p.Attach(sess) // never opened: Run waits for READY
+	_, err = p.Attach(sess) // never opened: Run waits for READY
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

@@ -3,6 +3,7 @@ package autopost
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
@@ -11,202 +12,117 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Run posts the counts until ctx is done, then returns nil. The first post
-// goes out once every attached shard has its READY (or, after ReadyTimeout,
-// once at least one has), then one every Interval. A service error never ends
-// Run: it is reported and the post retried. While no attached shard is ready
-// (every session detached, say) nothing is posted and the attempts are
-// reported as skipped. Run returns ErrRunning if the Poster already runs and
-// ErrNoSessions if no session is attached when it starts.
-func (p *Poster) Run(ctx context.Context) error {
-	if !p.running.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	defer p.running.Store(false)
-	return p.run(ctx)
-}
-
-// Start runs the Poster in a goroutine until [Poster.Stop] or ctx is done.
-// It returns ErrRunning if the Poster already runs and ErrNoSessions if no
-// session is attached.
-func (p *Poster) Start(ctx context.Context) error {
-	p.life.Lock()
-	defer p.life.Unlock()
-	if p.t.attached.Load() == 0 {
-		return ErrNoSessions
-	}
-	if !p.running.CompareAndSwap(false, true) {
-		return ErrRunning
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	p.cancel, p.done = cancel, done
-	go func() {
-		defer close(done)
-		defer p.running.Store(false)
-		_ = p.run(ctx)
-	}()
-	return nil
-}
-
-// Stop ends a Poster started with Start and waits until its goroutine has
-// returned. A post in flight is cancelled. Stop does nothing if the Poster was
-// not started; it may be called more than once.
-func (p *Poster) Stop() {
-	p.life.Lock()
-	cancel, done := p.cancel, p.done
-	p.cancel, p.done = nil, nil
-	p.life.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
-
-// loop is the state the posting loop carries from one attempt to the next.
+// loop is the state the posting loop carries from one attempt to the next,
+// for one Run.
 type loop struct {
 	posted   bool // something was posted since Run began
-	last     snapshot
+	last     Counts
 	lastAt   time.Time
 	failures int // consecutive failed attempts
-	// samples are the numbers the service missed while it was unreachable,
-	// one per interval, oldest first; nextSample is when the next one is due.
+	// samples are the numbers the service missed while it could not take
+	// them, one per interval, oldest first; nextSample is when the next one
+	// is due.
 	samples    []topgg.MetricsSample
 	nextSample time.Time
-	// noShard is set while no attached shard is ready, so that the warning
-	// is logged once per such spell.
-	noShard bool
-	// partial is the attached count last warned about as a partial v1
-	// total; 0 while every shard is attached.
-	partial int
+	// incomplete is set while shards are missing, so that the warning is
+	// logged once per such spell.
+	incomplete bool
 }
 
-func (p *Poster) run(ctx context.Context) error {
-	if p.t.attached.Load() == 0 {
-		return ErrNoSessions
+// same reports whether a post of c would send what the last one did.
+func (p *Poster) same(a, b Counts) bool {
+	if a.Servers != b.Servers || a.Shards != b.Shards {
+		return false
 	}
-	if p.cfg.Interval < MinRecommendedInterval {
-		p.log.Warn("post interval is below 15 minutes; Top.gg limits how often a bot may post",
-			"interval", p.cfg.Interval)
-	}
-	if !p.waitReady(ctx) {
-		return nil
-	}
-	var l loop
-	for {
-		if backoff.Sleep(ctx, p.attempt(ctx, &l)) != nil {
-			return nil
-		}
-	}
-}
-
-// waitReady waits until every attached shard has its READY, or ReadyTimeout
-// has passed and at least one has. It returns false if ctx is done first.
-func (p *Poster) waitReady(ctx context.Context) bool {
-	timeout := time.NewTimer(p.cfg.ReadyTimeout)
-	defer timeout.Stop()
-	timedOut := false
-	for {
-		ready, attached := p.t.ready.Load(), p.t.attached.Load()
-		if attached > 0 && (ready >= attached || (timedOut && ready > 0)) {
-			if ready < attached {
-				p.log.Warn("not every shard is ready; posting the counts of those that are",
-					"ready", ready, "attached", attached, "waited", p.cfg.ReadyTimeout)
-			}
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-p.t.readyCh:
-		case <-timeout.C:
-			timedOut = true
-			if ready == 0 {
-				p.log.Warn("no shard is ready yet; the first post waits for one", "waited", p.cfg.ReadyTimeout)
-			}
-		}
-	}
+	return p.cfg.Mode != ModeV0 || slices.Equal(a.PerShard, b.PerShard)
 }
 
 // attempt makes one post (or skips it), reports it, and returns the wait
 // before the next one.
 func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
-	now := time.Now()
-	var snap snapshot
-	if p.cfg.Mode == ModeV0 {
-		snap = p.snapshotV0()
-	} else {
-		snap = p.snapshotV1()
+	now := p.clock.Now()
+	c, err := p.source.Counts(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // stopped: not a failure to report
+		}
+		l.failures++
+		res := Result{At: now, Err: fmt.Errorf("autopost: reading the counts: %w", err), RetryIn: p.failureWait(l.failures)}
+		p.report(ctx, res)
+		return res.RetryIn
 	}
-	res := Result{At: now, Servers: snap.servers, Shards: snap.shards}
-	// No ready shard also covers no attached one: only attached shards count
-	// as ready. Read after the snapshot: detach takes a shard out of the
-	// ready count before its guilds leave the totals, so a snapshot that
-	// misses a detached shard's guilds is seen here as one without that shard.
-	if p.t.ready.Load() == 0 {
-		// Nothing is counted: a server_count of 0 would wipe the listing's.
-		// l.last stays, so numbers equal to it are not posted again.
+	res := Result{At: now, Servers: c.Servers, Shards: c.Shards}
+	if !c.Complete() {
+		// A partial total would replace the listing's exact one. l.last
+		// stays, so numbers equal to it are not posted again.
 		level := slog.LevelDebug
-		if !l.noShard {
+		if !l.incomplete {
 			level = slog.LevelWarn
 		}
-		l.noShard = true
-		p.log.LogAttrs(ctx, level, "no attached shard is ready; nothing posted",
-			slog.Int("attached", int(p.t.attached.Load())))
-		res.Skipped = true
+		l.incomplete = true
+		p.log.LogAttrs(ctx, level, "not every shard has reported; nothing posted",
+			slog.Any("missing", c.Missing), slog.Int("shards", c.Shards))
+		res.Skipped, res.Missing = true, c.Missing
 		p.notify(ctx, res)
 		return p.cfg.Interval
 	}
-	l.noShard = false
-	p.warnPartial(l)
-	if l.posted && len(l.samples) == 0 && snap.same(l.last) && now.Sub(l.lastAt) < p.cfg.Refresh {
+	l.incomplete = false
+	if l.posted && len(l.samples) == 0 && p.same(c, l.last) && now.Sub(l.lastAt) < p.cfg.Refresh {
 		res.Skipped = true
 		p.report(ctx, res)
 		return p.cfg.Interval
 	}
 
-	err := p.send(ctx, l, snap, &res)
+	err = p.send(ctx, l, c, &res)
 	if err != nil && ctx.Err() != nil {
 		return 0 // stopped: not a failure to report
 	}
 	if err == nil {
-		l.posted, l.last, l.lastAt, l.failures = true, snap, now, 0
+		l.posted, l.last, l.lastAt, l.failures = true, c, now, 0
 		p.report(ctx, res)
 		return p.cfg.Interval
 	}
-
 	l.failures++
-	wait := p.failureWait(l.failures)
-	var rl *topgg.RateLimitError
-	switch {
-	case errors.As(err, &rl):
-		if rl.RetryAfter > 0 {
-			wait = rl.RetryAfter
-		}
-	case unreachable(err) && p.cfg.Mode == ModeV1 && p.cfg.MaxBackfill > 0:
-		p.keepSample(l, snap, now)
-		wait = min(wait, max(time.Until(l.nextSample), 0))
-	}
-	res.Err, res.RetryIn = err, wait
+	res.Err, res.RetryIn = err, p.failureDelay(l, c, now, err)
 	p.report(ctx, res)
+	return res.RetryIn
+}
+
+// failureDelay keeps a backfill sample when the post may succeed later and
+// returns the wait before the next attempt: the service's Retry-After when
+// it gave one (never less), else backoff, shortened to the next sample's
+// time so that each interval the service misses keeps its sample; a full
+// Interval after a refusal that no retry mends (topgg.Retryable false).
+func (p *Poster) failureDelay(l *loop, c Counts, now time.Time, err error) time.Duration {
+	if !topgg.Retryable(err) {
+		return p.cfg.Interval
+	}
+	wait := p.failureWait(l.failures)
+	if p.cfg.Mode == ModeV1 && p.cfg.MaxBackfill > 0 {
+		p.keepSample(l, c, now)
+		wait = min(wait, max(l.nextSample.Sub(now), 0))
+	}
+	var rl *topgg.RateLimitError
+	if errors.As(err, &rl) && rl.RetryAfter > 0 {
+		wait = rl.RetryAfter
+	}
 	return wait
 }
 
-// send posts snap: in v1, the missed samples first (in one batch), then the
+// send posts c: in v1, the missed samples first (in one batch), then the
 // current numbers.
-func (p *Poster) send(ctx context.Context, l *loop, snap snapshot, res *Result) error {
+func (p *Poster) send(ctx context.Context, l *loop, c Counts, res *Result) error {
 	if p.cfg.Mode == ModeV0 {
-		return p.sendV0(ctx, snap)
+		return p.sendV0(ctx, c)
 	}
 	if len(l.samples) > 0 {
 		slices.SortStableFunc(l.samples, func(a, b topgg.MetricsSample) int { return a.Timestamp.Compare(b.Timestamp) })
 		err := p.client.PostMetricsBatch(ctx, l.samples)
-		var rl *topgg.RateLimitError
 		switch {
 		case err == nil:
 			res.Backfilled = len(l.samples)
 			l.samples = nil
-		case errors.As(err, &rl), unreachable(err), ctx.Err() != nil:
+		case topgg.Retryable(err), ctx.Err() != nil:
 			return err
 		default:
 			// The service refused the batch itself: sending it again would
@@ -216,54 +132,26 @@ func (p *Poster) send(ctx context.Context, l *loop, snap snapshot, res *Result) 
 			l.samples = nil
 		}
 	}
-	return p.client.UpdateMetrics(ctx, metrics(snap))
+	return p.client.UpdateMetrics(ctx, metrics(c))
 }
 
-func metrics(snap snapshot) topgg.BotMetrics {
-	return topgg.BotMetrics{ServerCount: topgg.Ptr(snap.servers), ShardCount: topgg.Ptr(snap.shards)}
+func metrics(c Counts) topgg.BotMetrics {
+	return topgg.BotMetrics{ServerCount: topgg.Ptr(c.Servers), ShardCount: topgg.Ptr(c.Shards)}
 }
 
-// sendV0 posts the legacy stats: with the per-shard list when every shard is
-// here, else one post per local shard with its shard_id.
-func (p *Poster) sendV0(ctx context.Context, snap snapshot) error {
-	if snap.botID == "" {
+// sendV0 posts the legacy stats, with the per-shard list.
+func (p *Poster) sendV0(ctx context.Context, c Counts) error {
+	if c.BotID == "" {
 		return errors.New("autopost: v0: bot id unknown (no READY yet)")
 	}
-	legacy := p.client.Legacy()
-	if snap.local {
-		return legacy.PostStats(ctx, snap.botID, topgg.StatsUpdate{
-			ServerCount: snap.servers, Shards: snap.perShard, ShardCount: snap.shards,
-		})
-	}
-	for _, id := range snap.ids {
-		err := legacy.PostStats(ctx, snap.botID, topgg.StatsUpdate{
-			ServerCount: snap.perShard[id], ShardID: topgg.Ptr(id), ShardCount: snap.shards,
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// unreachable reports whether err means the service could not be reached or
-// could not answer (after the client's own retries): the case for backfill.
-func unreachable(err error) bool {
-	var re *topgg.RequestError
-	if errors.As(err, &re) {
-		return true
-	}
-	var rl *topgg.RateLimitError
-	if errors.As(err, &rl) {
-		return false
-	}
-	var ae *topgg.APIError
-	return errors.As(err, &ae) && ae.StatusCode >= 500
+	return p.client.Legacy().PostStats(ctx, c.BotID, topgg.StatsUpdate{
+		ServerCount: c.Servers, Shards: c.PerShard, ShardCount: c.Shards,
+	})
 }
 
 // keepSample records the numbers of a failed post for the backfill, at most
 // one per interval and MaxBackfill in all (the oldest dropped).
-func (p *Poster) keepSample(l *loop, snap snapshot, now time.Time) {
+func (p *Poster) keepSample(l *loop, c Counts, now time.Time) {
 	if len(l.samples) > 0 && now.Before(l.nextSample) {
 		return
 	}
@@ -271,7 +159,7 @@ func (p *Poster) keepSample(l *loop, snap snapshot, now time.Time) {
 		n := copy(l.samples, l.samples[len(l.samples)-p.cfg.MaxBackfill+1:])
 		l.samples = l.samples[:n]
 	}
-	l.samples = append(l.samples, topgg.MetricsSample{Timestamp: now, Metrics: metrics(snap)})
+	l.samples = append(l.samples, topgg.MetricsSample{Timestamp: now, Metrics: metrics(c)})
 	l.nextSample = now.Add(p.cfg.Interval)
 }
 
@@ -281,20 +169,4 @@ func (p *Poster) keepSample(l *loop, snap snapshot, now time.Time) {
 func (p *Poster) failureWait(n int) time.Duration {
 	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
 	return backoff.Exp(n, first, p.cfg.Interval)
-}
-
-// warnPartial warns, once per change of the attached count, when v1 posts
-// the total of only some of the bot's shards: the server_count of the
-// listing then covers those shards only.
-func (p *Poster) warnPartial(l *loop) {
-	attached, total := int(p.t.attached.Load()), p.shardTotal()
-	if p.cfg.Mode != ModeV1 || attached >= total {
-		l.partial = 0
-		return
-	}
-	if attached != l.partial {
-		l.partial = attached
-		p.log.Warn("only some of the bot's shards are attached here; the v1 server_count covers them only",
-			"attached", attached, "shards", total)
-	}
 }

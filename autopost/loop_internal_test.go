@@ -28,9 +28,9 @@ func TestKeepSampleBounded(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range 150 {
 		at := base.Add(time.Duration(i) * time.Minute)
-		p.keepSample(&l, snapshot{servers: i, shards: 1}, at)
+		p.keepSample(&l, Counts{Servers: i, Shards: 1}, at)
 		// A second failure within the same interval keeps no sample.
-		p.keepSample(&l, snapshot{servers: -1, shards: 1}, at.Add(30*time.Second))
+		p.keepSample(&l, Counts{Servers: -1, Shards: 1}, at.Add(30*time.Second))
 	}
 	require.Len(t, l.samples, MaxBackfill)
 	for i, s := range l.samples {
@@ -45,7 +45,7 @@ func TestKeepSampleConfiguredBound(t *testing.T) {
 	var l loop
 	base := time.Now()
 	for i := range 10 {
-		p.keepSample(&l, snapshot{servers: i}, base.Add(time.Duration(i)*time.Minute))
+		p.keepSample(&l, Counts{Servers: i}, base.Add(time.Duration(i)*time.Minute))
 	}
 	require.Len(t, l.samples, 3)
 	assert.Equal(t, 7, *l.samples[0].Metrics.(topgg.BotMetrics).ServerCount)

@@ -16,14 +16,18 @@ type Result struct {
 	// Servers and Shards are the numbers the attempt posted (or would have).
 	Servers, Shards int
 	// Skipped is true when nothing was sent: the numbers were those of the
-	// last post and the refresh time had not come, or no attached shard was
-	// ready (every session detached, say), so there was nothing to count.
+	// last post and the refresh time had not come, or some shards had not
+	// reported (Missing says which), so there was no exact total to post.
 	Skipped bool
+	// Missing lists the shards that had not reported, when that is why the
+	// attempt was skipped.
+	Missing []int
 	// Backfilled is how many missed samples were sent in a metrics batch
 	// before the current numbers.
 	Backfilled int
 	// Err is why the attempt failed (a *topgg.RateLimitError, *topgg.APIError,
-	// *topgg.RequestError, ...); nil when posted or skipped.
+	// *topgg.RequestError, an error of the Source, ...); nil when posted or
+	// skipped.
 	Err error
 	// RetryIn is, after a failure, the wait before the next attempt.
 	RetryIn time.Duration

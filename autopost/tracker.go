@@ -29,8 +29,9 @@ const (
 	minSweep     = 1024
 )
 
-// tally holds the running totals over all shards of a Poster, so that building
-// a v1 post costs the same for 10 guilds as for a million.
+// tally holds the running totals over all shards of a Counter, so that
+// [Counter.Total] costs the same for 10 guilds as for a million. Its zero
+// value is ready to use.
 type tally struct {
 	servers     atomic.Int64
 	unavailable atomic.Int64
@@ -38,17 +39,33 @@ type tally struct {
 	attached    atomic.Int64
 	shardHint   atomic.Int64 // largest shard count the sessions announced
 	botID       atomic.Pointer[string]
-	// readyCh wakes the first post when a shard gets READY or is detached.
-	readyCh chan struct{}
+
+	// changed is closed, then forgotten, when a shard gets READY, is
+	// attached or is detached: a broadcast to every waiter. It is made
+	// only when someone waits, so guild events never allocate.
+	mu      sync.Mutex
+	changed chan struct{}
 }
 
-func newTally() *tally { return &tally{readyCh: make(chan struct{}, 1)} }
+func newTally() *tally { return &tally{} }
+
+// changedCh returns the channel the next wake closes.
+func (t *tally) changedCh() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
+}
 
 func (t *tally) wake() {
-	select {
-	case t.readyCh <- struct{}{}:
-	default:
+	t.mu.Lock()
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
 	}
+	t.mu.Unlock()
 }
 
 func (t *tally) hintShards(n int) {

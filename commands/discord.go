@@ -12,11 +12,14 @@ import (
 // not received READY yet, so the application ID is unknown.
 var ErrNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
 
+// errDiscordFetch marks a failure to read the commands from Discord.
+var errDiscordFetch = errors.New("commands: fetching the application's commands from Discord")
+
 // SyncFromDiscord publishes the application's global commands as Discord has
 // them, for a bot that does not give its list to [Syncer.Sync]. Call it after
 // the session's first READY: the application ID comes from READY (the bot
 // user's ID when READY carries no application). It returns [ErrNotReady]
-// before that.
+// before that, and [ErrNilSession] for a nil session.
 //
 // It reads the project first and asks Discord nothing for a project that is
 // not a Discord bot. Otherwise it fetches GET /applications/{id}/commands
@@ -24,6 +27,18 @@ var ErrNotReady = errors.New("commands: discordgo session is not ready (no READY
 // without global commands clears the listing's commands. A Discord failure is
 // returned wrapped (discordgo's *discordgo.RESTError for an HTTP answer).
 func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
+	return s.syncFromDiscord(ctx, session, nil)
+}
+
+// syncFromDiscord is SyncFromDiscord; definitions matching refused fail with
+// ErrRefused unsent.
+func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
+	if err := s.ready(); err != nil {
+		return Result{}, err
+	}
+	if session == nil {
+		return Result{}, ErrNilSession
+	}
 	appID := applicationID(session)
 	if appID == "" {
 		return Result{}, ErrNotReady
@@ -41,13 +56,13 @@ func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session
 	}
 	cmds, err := session.ApplicationCommands(appID, "", discordgo.WithContext(ctx))
 	if err != nil {
-		return Result{}, fmt.Errorf("commands: fetching the application's commands from Discord: %w", err)
+		return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, err)
 	}
 	defs, err := Normalize(cmds)
 	if err != nil {
 		return Result{Commands: len(cmds)}, err
 	}
-	return s.publish(ctx, p, defs)
+	return s.publish(ctx, p, defs, refused)
 }
 
 // applicationID reads the application ID from the session's READY state, or

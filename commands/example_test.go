@@ -73,3 +73,37 @@ func ExampleNormalize() {
 	// Output:
 	// {"description":"Check that the bot is alive","name":"ping","name_localizations":{"de":"latenz","fr":"latence"},"type":1}
 }
+
+// A Job publishes the bot's commands when it starts and checks them again
+// every Interval, reporting each outcome; it runs until its context ends.
+func ExampleJob() {
+	srv := topggtest.NewServer()
+	defer srv.Close()
+	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
+	if err != nil {
+		log.Fatal(err)
+	}
+	syncer, err := commands.New(client, commands.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	synced := make(chan error, 1)
+	job, err := commands.NewJob(syncer, commands.JobConfig{
+		Commands: []*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}},
+		// or Session: a session of the bot, to publish what Discord has.
+		OnResult: func(res commands.Result, err error) { synced <- err },
+	})
+	if err != nil {
+		log.Fatal(err) // also a command that breaks one of Discord's rules
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- job.Run(ctx) }()
+
+	fmt.Println("first sync:", <-synced)
+	cancel()
+	fmt.Println("Run returned:", <-done)
+	// Output:
+	// first sync: <nil>
+	// Run returned: <nil>
+}

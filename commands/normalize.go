@@ -7,8 +7,6 @@ import (
 	"strconv"
 
 	"github.com/bwmarrin/discordgo"
-
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // serverAssigned reports the members Discord assigns to a registered command.
@@ -59,40 +57,19 @@ func falseMeansAbsent(key string) bool {
 // order, so equal definitions always give equal bytes. Normalize of its own
 // output, decoded back into commands, gives the same bytes again.
 //
-// A nil command, a command without a name, or two commands with the same type
-// and name fail with a *topgg.ValidationError naming the command; a value
-// that cannot be encoded (such as a NaN choice) fails with the encoder's
-// error. cmds is only read.
+// Definitions that break one of Discord's rules (see [Validate]) fail with a
+// *topgg.ValidationError naming the command and the field; a value that
+// cannot be encoded (such as a NaN choice) fails with the encoder's error.
+// cmds is only read.
 func Normalize(cmds []*discordgo.ApplicationCommand) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, 0, len(cmds))
-	type identity struct {
-		typ  discordgo.ApplicationCommandType
-		name string
+	if err := Validate(cmds); err != nil {
+		return nil, err
 	}
-	seen := make(map[identity]int, len(cmds))
+	out := make([]json.RawMessage, 0, len(cmds))
 	for i, c := range cmds {
-		field := "commands[" + strconv.Itoa(i) + "]"
-		if c == nil {
-			return nil, &topgg.ValidationError{Field: field, Problem: "is nil", Rule: "a command definition"}
-		}
-		if c.Name == "" {
-			return nil, &topgg.ValidationError{Field: field + ".name", Problem: "is empty", Rule: "a non-empty name"}
-		}
-		id := identity{c.Type, c.Name}
-		if id.typ == 0 {
-			id.typ = discordgo.ChatApplicationCommand
-		}
-		if j, dup := seen[id]; dup {
-			return nil, &topgg.ValidationError{
-				Field:   field,
-				Problem: fmt.Sprintf("has the same type and name %q as commands[%d]", c.Name, j),
-				Rule:    "one command per type and name",
-			}
-		}
-		seen[id] = i
 		raw, err := normalizeOne(c)
 		if err != nil {
-			return nil, fmt.Errorf("commands: encoding %s (%q): %w", field, c.Name, err)
+			return nil, fmt.Errorf("commands: encoding commands[%d] (%q): %w", i, c.Name, err)
 		}
 		out = append(out, raw)
 	}

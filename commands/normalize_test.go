@@ -179,9 +179,9 @@ func TestNormalizeRejectsInvalidDefinitions(t *testing.T) {
 
 	// The same name with another type is another command.
 	_, err := commands.Normalize([]*discordgo.ApplicationCommand{
-		{Name: "Report", Description: "Report"},
-		{Type: discordgo.UserApplicationCommand, Name: "Report"},
-		{Type: discordgo.MessageApplicationCommand, Name: "Report"},
+		{Name: "report", Description: "Report"},
+		{Type: discordgo.UserApplicationCommand, Name: "report"},
+		{Type: discordgo.MessageApplicationCommand, Name: "report"},
 	})
 	require.NoError(t, err)
 

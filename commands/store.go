@@ -40,26 +40,36 @@ type MemoryHashStore struct {
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &MemoryHashStore{} }
 
-// LoadHash returns the saved fingerprint, or "". It fails only when ctx is done.
+// LoadHash returns the saved fingerprint, or "". It fails only when ctx is
+// done, or on a nil store.
 func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if m == nil {
+		return "", errNilMemoryStore
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.hash, nil
 }
 
-// SaveHash replaces the saved fingerprint. It fails only when ctx is done.
+// SaveHash replaces the saved fingerprint. It fails only when ctx is done,
+// or on a nil store.
 func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if m == nil {
+		return errNilMemoryStore
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.hash = hash
 	return nil
 }
+
+var errNilMemoryStore = fmt.Errorf("%w (*commands.MemoryHashStore)", ErrNilStore)
 
 // maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
 const maxHashFile = 256
@@ -68,14 +78,17 @@ const maxHashFile = 256
 // bot does not publish unchanged commands again. Writes are atomic (a
 // temporary file in the same directory, synced, then renamed), so a crash
 // leaves either the old or the new fingerprint. It is safe for concurrent use
-// within one process; two processes must not share a path.
+// within one process; two processes must not share a path. Make it with
+// [NewFileHashStore]: a zero FileHashStore has no path and fails with
+// [ErrNoPath].
 type FileHashStore struct {
 	path string
 	mu   sync.Mutex
 }
 
 // NewFileHashStore returns a store backed by the file at path. Neither the
-// file nor its directory need exist yet; SaveHash creates the directory.
+// file nor its directory need exist yet; SaveHash creates the directory. An
+// empty path makes a store whose calls fail with [ErrNoPath].
 func NewFileHashStore(path string) *FileHashStore {
 	return &FileHashStore{path: path}
 }
@@ -85,6 +98,9 @@ func NewFileHashStore(path string) *FileHashStore {
 func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if f == nil || f.path == "" {
+		return "", ErrNoPath
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -111,6 +127,9 @@ func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
 func (f *FileHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if f == nil || f.path == "" {
+		return ErrNoPath
 	}
 	if !validHash(hash) {
 		return fmt.Errorf("commands: SaveHash: %q is not a sha256 hex digest", hash)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -50,9 +49,11 @@ type Result struct {
 }
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
-// Make it with [New]. It is safe for concurrent use: syncs run one at a time,
-// and a call waiting for its turn gives up when its context is done. It
-// starts no goroutine, so there is nothing to close.
+// Make it with [New]; a zero or nil Syncer fails every call with
+// [ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
+// time, and a call waiting for its turn gives up when its context is done.
+// It starts no goroutine, so there is nothing to close; [Job] runs it as a
+// long-running job.
 type Syncer struct {
 	client *topgg.Client
 	store  HashStore
@@ -63,6 +64,14 @@ type Syncer struct {
 	// honours the caller's context. Its holder owns project.
 	turn    chan struct{}
 	project *topgg.Project // learnt on the first successful project read
+}
+
+// ready fails a call on a nil or zero Syncer.
+func (s *Syncer) ready() error {
+	if s == nil || s.client == nil || s.turn == nil {
+		return ErrNotConfigured
+	}
+	return nil
 }
 
 // lock waits for the Syncer's turn, or for ctx to be done.
@@ -78,9 +87,14 @@ func (s *Syncer) lock(ctx context.Context) error {
 func (s *Syncer) unlock() { <-s.turn }
 
 // New returns a Syncer that publishes through client. It makes no request.
+// It fails with [ErrNilClient] for a nil client and [ErrNilStore] for a
+// typed nil Store.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
-		return nil, errors.New("commands: New: nil *topgg.Client")
+		return nil, ErrNilClient
+	}
+	if cfg.Store != nil && isNilPointer(cfg.Store) {
+		return nil, fmt.Errorf("%w (%T)", ErrNilStore, cfg.Store)
 	}
 	if cfg.Store == nil {
 		cfg.Store = NewMemoryHashStore()
@@ -106,12 +120,28 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 // only after the service accepted the commands, so a failed publish is
 // retried by the next Sync.
 //
-// Invalid definitions fail before any request, as described at [Normalize].
+// Invalid definitions fail before any request, the project read included, as
+// described at [Validate].
 // A failure to read or save the fingerprint is logged and does not fail the
 // sync: at worst the same commands are sent once more. Errors of the service
 // are returned wrapped, usable with errors.As (*topgg.APIError,
 // *topgg.RateLimitError, ...).
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
+	return s.sync(ctx, cmds, nil)
+}
+
+// refusal is the definitions the service refused for good, by fingerprint,
+// and its answer: a [Job] does not send them again.
+type refusal struct {
+	hash string
+	err  error
+}
+
+// sync is Sync; definitions matching refused fail with ErrRefused unsent.
+func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand, refused *refusal) (Result, error) {
+	if err := s.ready(); err != nil {
+		return Result{}, err
+	}
 	defs, err := Normalize(cmds)
 	if err != nil {
 		return Result{}, err
@@ -127,7 +157,7 @@ func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand)
 	if !p.IsDiscordBot() {
 		return s.skipNotBot(p, len(defs)), nil
 	}
-	return s.publish(ctx, p, defs)
+	return s.publish(ctx, p, defs, refused)
 }
 
 // readProject returns the token's project, read once per Syncer; a failed
@@ -150,9 +180,9 @@ func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
 	return Result{Skipped: true, Reason: SkipNotDiscordBot, Commands: n}
 }
 
-// publish sends defs unless their fingerprint is the saved one. The caller
-// holds the turn.
-func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawMessage) (Result, error) {
+// publish sends defs unless their fingerprint is the saved one, or the one
+// refused. The caller holds the turn.
+func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawMessage, refused *refusal) (Result, error) {
 	res := Result{Commands: len(defs), Hash: fingerprint(p.ID, defs)}
 	last, err := s.store.LoadHash(ctx)
 	if err != nil {
@@ -166,6 +196,9 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 		s.log.Info("commands: slash commands unchanged since the last sync; not publishing", "commands", len(defs))
 		res.Skipped, res.Reason = true, SkipUnchanged
 		return res, nil
+	}
+	if refused != nil && refused.hash == res.Hash {
+		return res, fmt.Errorf("%w: %w", ErrRefused, refused.err)
 	}
 	if err := s.client.SetCommands(ctx, defs); err != nil {
 		return res, fmt.Errorf("commands: publishing %d command(s): %w", len(defs), err)

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -267,6 +268,10 @@ func TestSyncInvalidDefinitionsSendNothing(t *testing.T) {
 		"nil command": {nil},
 		"no name":     {{Description: "nameless"}},
 		"duplicate":   dup,
+		"upper case":  {{Name: "Vote", Description: "Vote for the bot"}},
+		"27 options": {{Name: "vote", Description: "d", Options: many(27, func(i int) *option {
+			return opt(optString, fmt.Sprint("o", i))
+		})}},
 	} {
 		_, err := s.Sync(t.Context(), cmds)
 		var verr *topgg.ValidationError

@@ -104,7 +104,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	if b.plugin, err = plugin.New(client, cfg.Plugin, opts...); err != nil {
 		return err
 	}
-	b.plugin.Attach(b.sessions...)
+	if err := b.plugin.Attach(b.sessions...); err != nil {
+		return err
+	}
 	if err := b.plugin.Start(ctx); err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func jobGoroutines() []string {
 		}
 		for _, mark := range []string{
 			"go-topgg/plugin.", "go-topgg/voterewards.", "go-topgg/commands.",
-			"go-topgg/autopost.(*Poster).run", "sourcegraph/conc/pool.",
+			"go-topgg/autopost.(*Poster).", "sourcegraph/conc/pool.",
 		} {
 			if strings.Contains(g, mark) {
 				out = append(out, g)

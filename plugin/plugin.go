@@ -103,11 +103,18 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 // Attach registers the plugin's handlers on every shard's session. Call it before the
 // sessions open (their READY is what the plugin waits for) and before Start.
 // Close removes them again.
-func (p *Plugin) Attach(sessions ...*discordgo.Session) {
+//
+// It fails, attaching nothing, when autopost cannot count a session (nil, already
+// opened, without the GUILDS intent, attached twice: see autopost.Counter.Attach).
+func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.poster != nil {
-		p.detach = append(p.detach, p.poster.Attach(sessions...))
+		detach, err := p.poster.Attach(sessions...)
+		if err != nil {
+			return fmt.Errorf("plugin: %w", err)
+		}
+		p.detach = append(p.detach, detach)
 	}
 	for _, s := range sessions {
 		if s == nil {
@@ -117,6 +124,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) {
 			p.firstReadyOnce.Do(func() { p.firstReady <- s })
 		}))
 	}
+	return nil
 }
 
 // Start runs the jobs in the background until ctx is done or Close is called: the
@@ -261,7 +269,8 @@ func (p *Plugin) Counts() autopost.Counts {
 	if p.poster == nil {
 		return autopost.Counts{}
 	}
-	return p.poster.Counts()
+	c, _ := p.poster.Counter().Counts(context.Background()) // fails only on a done context
+	return c
 }
 
 // Close stops the jobs, waits for them, saves and closes the state, and leaves no

@@ -106,7 +106,7 @@ func TestPosterWaitsForEveryShard(t *testing.T) {
 			if shards > 1 {
 				w.open(0, 1)
 				require.Eventually(t, func() bool { return p.Counts().Servers == 2*perShard }, wait, tick)
-				assert.False(t, p.Counts().Ready)
+				assert.False(t, p.Counts().Complete())
 				w.waitPolls(5) // time for a premature post to show
 				assert.Empty(t, w.tg.Metrics(), "posted before every shard was ready")
 				w.open(2)
@@ -124,7 +124,7 @@ func TestPosterWaitsForEveryShard(t *testing.T) {
 			require.NoError(t, w.dc.Join(w.ctx(), plugintest.GuildIDForShard(10, shards-1, shards)))
 			require.Eventually(t, func() bool { return w.lastServers() == total+1 }, wait, tick)
 			c := p.Counts()
-			assert.True(t, c.Ready)
+			assert.True(t, c.Complete())
 			assert.Equal(t, total+1, c.Servers)
 			assert.Equal(t, shards, c.Shards)
 			// OnPost runs once the answer is back, a moment after the fake recorded the post.

@@ -1,0 +1,259 @@
+package autopost
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+var _ Source = (*Counter)(nil)
+
+// Counter counts a bot's guilds, per shard, from the gateway events of the
+// discordgo sessions attached to it (one per shard), as the package doc
+// describes. It is the default [Source] of a [Poster]; in a fleet, each
+// process runs one for its own shards and publishes [Counter.AppendShards].
+//
+// The zero value is a Counter that takes the shard count from its sessions,
+// like NewCounter(0). A Counter must not be copied after first use. All
+// methods are safe for concurrent use; the event handlers take one shard's
+// lock for one map update, never block on the network, and do not allocate
+// once the shard's map has grown to size.
+type Counter struct {
+	shardCount int // the bot's total; 0: from the sessions
+	t          tally
+
+	mu       sync.Mutex
+	shards   []*shard
+	sessions map[*discordgo.Session]*shard
+}
+
+// NewCounter returns a Counter for a bot of shardCount shards in all, posted
+// as shard_count. Zero takes it from the sessions: the largest of their
+// shard counts (as set in ShardID/ShardCount or Identify.Shard, and confirmed
+// by READY) and the number of sessions attached. A negative count is taken
+// as zero.
+func NewCounter(shardCount int) *Counter {
+	return &Counter{shardCount: max(shardCount, 0)}
+}
+
+// ShardStats is the state of one attached shard.
+type ShardStats struct {
+	// ID is the shard id, from the session and confirmed by READY.
+	ID int
+	// Servers is the number of its guilds, those in an outage included.
+	Servers int
+	// Unavailable is how many of Servers are in an outage now.
+	Unavailable int
+	// Ready reports whether the shard has received its READY: until then it
+	// has not reported, and Servers is 0.
+	Ready bool
+}
+
+// Attach makes the Counter count the guilds of the given sessions, one per
+// shard, and returns the function that detaches them again. Attach them
+// before their first Open: READY lists the shard's guilds. Attaching while a
+// Poster runs is fine, as long as the session has not been opened.
+//
+// The shard of a session is its ShardID/ShardCount pair (or Identify.Shard),
+// as discordgo identifies with it; READY confirms it.
+//
+// Attach attaches all the sessions or none. It fails, wrapping a sentinel,
+// for a nil session ([ErrNilSession]), one without the GUILDS intent
+// ([ErrNoGuildsIntent]), one that is open, being opened or was opened before
+// ([ErrSessionOpen]), and one already attached, or of a shard another
+// attached session has, or of a shard beyond the Counter's shard count
+// ([ErrAttachedTwice]).
+//
+// detach removes the handlers and takes the sessions' guilds out of the
+// counts at once; those shards are then missing, so a Poster posts nothing
+// until sessions for them are attached again. It may be called more than
+// once.
+func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
+	if c == nil {
+		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", ErrNotConfigured)
+	}
+	for i, s := range sessions {
+		if err := checkSession(i, s); err != nil {
+			return nil, err
+		}
+	}
+	added, err := c.register(sessions)
+	if err != nil {
+		return nil, err
+	}
+	// Handlers are added outside c.mu: discordgo's handler lock may be held
+	// by a running synchronous handler. Each is added before the session is
+	// checked, so that an Open racing with Attach is either seen or has its
+	// READY delivered (see sessionOpened).
+	removers := make([]func(), 0, len(sessions))
+	detach = sync.OnceFunc(func() {
+		for _, remove := range removers {
+			remove()
+		}
+		c.unregister(sessions, added)
+	})
+	for i, s := range sessions {
+		removers = append(removers, s.AddHandler(added[i].onEvent))
+		if sessionOpened(s) {
+			detach()
+			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrSessionOpen)
+		}
+	}
+	return detach, nil
+}
+
+// register adds a shard for each session, or none if one is taken.
+func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sessions == nil {
+		c.sessions = make(map[*discordgo.Session]*shard)
+	}
+	taken := make(map[int]bool, len(c.shards)+len(sessions))
+	for _, sh := range c.shards {
+		id, _, _, _ := sh.stats()
+		taken[id] = true
+	}
+	for i, s := range sessions {
+		id, count := shardPair(s)
+		_, dup := c.sessions[s]
+		switch {
+		case dup || taken[id]:
+			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, id, ErrAttachedTwice)
+		case c.shardCount > 0 && (id >= c.shardCount || count > c.shardCount):
+			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards: %w",
+				i, id, count, c.shardCount, ErrAttachedTwice)
+		}
+		taken[id] = true
+	}
+	added := make([]*shard, len(sessions))
+	for i, s := range sessions {
+		id, count := shardPair(s)
+		added[i] = newShard(&c.t, id, count)
+		c.sessions[s] = added[i]
+		c.shards = append(c.shards, added[i])
+		c.t.attached.Add(1)
+		c.t.hintShards(count)
+	}
+	c.t.wake()
+	return added, nil
+}
+
+func (c *Counter) unregister(sessions []*discordgo.Session, added []*shard) {
+	c.mu.Lock()
+	for _, s := range sessions {
+		delete(c.sessions, s)
+	}
+	c.shards = slices.DeleteFunc(c.shards, func(sh *shard) bool { return slices.Contains(added, sh) })
+	c.mu.Unlock()
+	for _, sh := range added {
+		sh.detach()
+	}
+}
+
+// shardPair returns the shard a session identifies as, the way discordgo
+// builds its IDENTIFY.
+func shardPair(s *discordgo.Session) (id, count int) {
+	if s.ShardCount > 1 {
+		return s.ShardID, s.ShardCount
+	}
+	if sh := s.Identify.Shard; sh != nil && sh[1] > 0 {
+		return sh[0], sh[1]
+	}
+	return 0, 1
+}
+
+// AppendShards appends the state of every attached shard to dst, in shard
+// id order, and returns the extended slice. It allocates nothing when dst
+// has room: a fleet process can publish its shards every few seconds with
+// one reused buffer.
+func (c *Counter) AppendShards(dst []ShardStats) []ShardStats {
+	if c == nil {
+		return dst
+	}
+	start := len(dst)
+	c.mu.Lock()
+	for _, sh := range c.shards {
+		id, servers, unavailable, ready := sh.stats()
+		dst = append(dst, ShardStats{ID: id, Servers: servers, Unavailable: unavailable, Ready: ready})
+	}
+	c.mu.Unlock()
+	slices.SortFunc(dst[start:], func(a, b ShardStats) int { return a.ID - b.ID })
+	return dst
+}
+
+// Total returns the servers and the unavailable ones over every attached
+// shard, from running totals: O(1) whatever the number of guilds.
+func (c *Counter) Total() (servers, unavailable int) {
+	if c == nil {
+		return 0, 0
+	}
+	return int(c.t.servers.Load()), int(c.t.unavailable.Load())
+}
+
+// Attached returns how many sessions are attached.
+func (c *Counter) Attached() int {
+	if c == nil {
+		return 0
+	}
+	return int(c.t.attached.Load())
+}
+
+// Counts returns the counts of the attached shards, as a [Source]: Missing
+// lists the shards of [0, Shards) without a ready session here. It fails only
+// when ctx is done. Servers is read shard by shard: an event handled
+// meanwhile may show in one shard and not yet in another.
+func (c *Counter) Counts(ctx context.Context) (Counts, error) {
+	if err := ctx.Err(); err != nil {
+		return Counts{}, err
+	}
+	if c == nil {
+		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", ErrNotConfigured)
+	}
+	shards := c.AppendShards(nil)
+	n := c.shardTotal()
+	if len(shards) > 0 {
+		n = max(n, shards[len(shards)-1].ID+1)
+	}
+	out := Counts{Shards: n, PerShard: make([]int, n)}
+	ready := make([]bool, n)
+	for _, sh := range shards {
+		if sh.ID < 0 || !sh.Ready {
+			continue
+		}
+		out.PerShard[sh.ID] += sh.Servers
+		out.Servers += sh.Servers
+		out.Unavailable += sh.Unavailable
+		ready[sh.ID] = true
+	}
+	for id, r := range ready {
+		if !r {
+			out.Missing = append(out.Missing, id)
+		}
+	}
+	if id := c.t.botID.Load(); id != nil {
+		out.BotID = *id
+	}
+	return out, nil
+}
+
+// Changed returns a channel closed when a shard gets its READY, is attached
+// or is detached, as a [Source].
+func (c *Counter) Changed() <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	return c.t.changedCh()
+}
+
+// shardTotal is the shard_count to post: the configured one, else the largest
+// shard count the sessions announced, or the number attached if larger.
+func (c *Counter) shardTotal() int {
+	if c.shardCount > 0 {
+		return c.shardCount
+	}
+	return int(max(c.t.shardHint.Load(), c.t.attached.Load(), 1))
+}

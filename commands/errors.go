@@ -1,0 +1,41 @@
+package commands
+
+import (
+	"errors"
+	"reflect"
+)
+
+// Errors of the package, for errors.Is; the errors returned wrap them with
+// the detail.
+var (
+	// ErrNotConfigured means a method was called on a nil or zero Syncer
+	// (make one with New), or on a nil or zero Job (make one with NewJob).
+	ErrNotConfigured = errors.New("commands: not made with commands.New or commands.NewJob")
+	// ErrNilClient means New was given a nil *topgg.Client.
+	ErrNilClient = errors.New("commands: nil *topgg.Client")
+	// ErrNilStore means Config.Store holds a nil pointer (a typed nil),
+	// which would panic at its first use.
+	ErrNilStore = errors.New("commands: Config.Store is a nil pointer")
+	// ErrNilSession means a nil *discordgo.Session was given.
+	ErrNilSession = errors.New("commands: nil *discordgo.Session")
+	// ErrNoPath means a FileHashStore has no path: make it with
+	// NewFileHashStore.
+	ErrNoPath = errors.New("commands: FileHashStore without a path (make it with NewFileHashStore)")
+	// ErrRunning means Run was called while the Job was already running.
+	ErrRunning = errors.New("commands: job already running")
+	// ErrRefused means the definitions are the ones the service refused the
+	// last time, for a reason no retry mends; they are not sent again. The
+	// error also wraps the service's refusal.
+	ErrRefused = errors.New("commands: the service refused these definitions before; not sent again")
+)
+
+// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
+// typed nil), which would panic at its first call.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	switch r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
+}

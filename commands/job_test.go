@@ -1,0 +1,237 @@
+package commands_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// outcome is one OnResult call.
+type outcome struct {
+	res commands.Result
+	err error
+}
+
+// jobRun runs a Job on a fake clock and records its outcomes.
+type jobRun struct {
+	t     *testing.T
+	clock *clock.Fake
+	job   *commands.Job
+
+	mu       sync.Mutex
+	outcomes []outcome
+	stop     func() error
+}
+
+func startJob(t *testing.T, s *commands.Syncer, cfg commands.JobConfig) *jobRun {
+	t.Helper()
+	r := &jobRun{t: t, clock: clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
+	cfg.OnResult = func(res commands.Result, err error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.outcomes = append(r.outcomes, outcome{res, err})
+	}
+	job, err := commands.NewJob(s, commands.WithJobClock(cfg, r.clock))
+	require.NoError(t, err)
+	r.job = job
+	r.stop = r.run()
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+// run starts Run and returns the function that ends it and returns its
+// error (once; later calls return nil).
+func (r *jobRun) run() func() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.job.Run(ctx) }()
+	var once sync.Once
+	return func() (err error) {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				r.t.Error("Run did not return within 5 s of its context's end")
+			}
+		})
+		return err
+	}
+}
+
+func (r *jobRun) got() []outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]outcome(nil), r.outcomes...)
+}
+
+// waitOutcomes waits until n outcomes were reported and returns them.
+func (r *jobRun) waitOutcomes(n int) []outcome {
+	r.t.Helper()
+	require.Eventually(r.t, func() bool { return len(r.got()) >= n }, 5*time.Second, time.Millisecond,
+		"waiting for %d outcomes", n)
+	return r.got()
+}
+
+// advance waits until the Job sleeps on the clock, then moves it by d.
+func (r *jobRun) advance(d time.Duration) {
+	r.t.Helper()
+	require.Eventually(r.t, func() bool { return r.clock.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	r.clock.Advance(d)
+}
+
+// TestJobSyncsAtStartAndEachInterval: the given commands are published when
+// Run starts, checked again each interval (unchanged: nothing sent), and Run
+// ends cleanly, refuses a concurrent Run, and can run again.
+func TestJobSyncsAtStartAndEachInterval(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+	first := r.waitOutcomes(1)[0]
+	require.NoError(t, first.err)
+	assert.False(t, first.res.Skipped)
+	assert.Len(t, putBodies(srv), 1)
+	assert.ErrorIs(t, r.job.Run(t.Context()), commands.ErrRunning)
+
+	r.advance(commands.DefaultJobInterval)
+	second := r.waitOutcomes(2)[1]
+	require.NoError(t, second.err)
+	assert.Equal(t, commands.SkipUnchanged, second.res.Reason)
+	assert.Len(t, putBodies(srv), 1)
+
+	require.NoError(t, r.stop())
+	r.stop = r.run() // again, as a fleet does on each lease it wins
+	r.waitOutcomes(3)
+	require.NoError(t, r.stop())
+}
+
+// TestJobRetriesWhatMayPassAndNotWhatCannot: a 5xx is retried with backoff
+// until it passes; a 429 waits its Retry-After; a 422 is reported once and
+// the same definitions are never sent again.
+func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
+	t.Parallel()
+	t.Run("5xx", func(t *testing.T) {
+		t.Parallel()
+		srv, c := newService(t)
+		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3})
+		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		failed := r.waitOutcomes(1)[0]
+		assert.True(t, topgg.Retryable(failed.err))
+		r.advance(5 * time.Second) // the first backoff: at most 5 s
+		require.NoError(t, r.waitOutcomes(2)[1].err)
+		assert.Len(t, putBodies(srv), 4)
+	})
+	t.Run("429", func(t *testing.T) {
+		t.Parallel()
+		srv, c := newService(t)
+		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour})
+		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		var rl *topgg.RateLimitError
+		require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
+		r.advance(59 * time.Minute)
+		assert.Never(t, func() bool { return len(r.got()) > 1 }, 50*time.Millisecond, 5*time.Millisecond,
+			"a sync before Retry-After passed")
+	})
+	t.Run("422", func(t *testing.T) {
+		t.Parallel()
+		srv, c := newService(t)
+		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity})
+		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		refused := r.waitOutcomes(1)[0]
+		var ae *topgg.APIError
+		require.ErrorAs(t, refused.err, &ae)
+		assert.Equal(t, http.StatusUnprocessableEntity, ae.StatusCode)
+		for range 3 {
+			r.advance(commands.DefaultJobInterval)
+		}
+		r.advance(0) // the job is asleep again after its third check
+		assert.Len(t, putBodies(srv), 1, "refused definitions are not sent again")
+		assert.Len(t, r.got(), 1, "the refusal is reported once")
+	})
+}
+
+// TestJobFromDiscordWaitsForReadyAndFollowsChanges: with a session, the Job
+// waits for READY, publishes the application's commands, and publishes
+// again when the bot registers new ones.
+func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
+	t.Parallel()
+	dsrv, err := plugintest.NewServer(plugintest.WithApplicationID(testAppID))
+	require.NoError(t, err)
+	t.Cleanup(dsrv.Close)
+	session, err := dsrv.NewSession(0, 1)
+	require.NoError(t, err)
+	srv, c := newService(t)
+	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Session: session})
+
+	assert.Never(t, func() bool { return len(r.got()) > 0 }, 50*time.Millisecond, 5*time.Millisecond, "no sync before READY")
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+	first := r.waitOutcomes(1)[0]
+	require.NoError(t, first.err)
+	assert.Equal(t, 0, first.res.Commands)
+
+	_, err = session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
+	require.NoError(t, err)
+	r.advance(commands.DefaultJobInterval)
+	second := r.waitOutcomes(2)[1]
+	require.NoError(t, second.err)
+	assert.Equal(t, 1, second.res.Commands)
+	assert.Len(t, putBodies(srv), 2)
+}
+
+// TestMisuseFailsFast: zero and nil values, nil clients, stores and sessions
+// are errors, never a hang or a panic.
+func TestMisuseFailsFast(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	var zero commands.Syncer
+	_, err := zero.Sync(ctx, botCommands())
+	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	_, err = zero.SyncFromDiscord(ctx, nil)
+	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	var nilSyncer *commands.Syncer
+	_, err = nilSyncer.Sync(ctx, nil)
+	require.ErrorIs(t, err, commands.ErrNotConfigured)
+
+	_, err = commands.New(nil, commands.Config{})
+	require.ErrorIs(t, err, commands.ErrNilClient)
+	_, c := newService(t)
+	var typedNil *commands.FileHashStore
+	_, err = commands.New(c, commands.Config{Store: typedNil})
+	require.ErrorIs(t, err, commands.ErrNilStore)
+	var nilMemory *commands.MemoryHashStore
+	_, err = commands.New(c, commands.Config{Store: nilMemory})
+	require.ErrorIs(t, err, commands.ErrNilStore)
+
+	var pathless commands.FileHashStore
+	_, err = pathless.LoadHash(ctx)
+	require.ErrorIs(t, err, commands.ErrNoPath)
+	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), commands.ErrNoPath)
+
+	s := newSyncer(t, c, commands.Config{})
+	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})
+	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	_, err = commands.NewJob(s, commands.JobConfig{})
+	require.ErrorIs(t, err, commands.ErrJobSource)
+	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
+	require.ErrorIs(t, err, commands.ErrJobSource)
+	var verr *topgg.ValidationError
+	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
+	require.ErrorAs(t, err, &verr)
+	var zeroJob commands.Job
+	require.ErrorIs(t, zeroJob.Run(ctx), commands.ErrNotConfigured)
+}

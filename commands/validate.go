@@ -1,0 +1,212 @@
+package commands
+
+import (
+	"fmt"
+	"iter"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// Discord's limits on application commands
+// (https://discord.com/developers/docs/interactions/application-commands).
+const (
+	MaxChatInputCommands = 100  // global CHAT_INPUT commands per application
+	MaxUserCommands      = 5    // USER (user context menu) commands
+	MaxMessageCommands   = 5    // MESSAGE (message context menu) commands
+	MaxNameLength        = 32   // command, option and localised names, in characters
+	MaxDescriptionLength = 100  // descriptions, in characters
+	MaxOptions           = 25   // options per command, subcommand or group
+	MaxChoices           = 25   // choices per option
+	MaxChoiceLength      = 100  // choice names and string choice values, in characters
+	MaxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
+	MaxStringOptionLen   = 6000 // bound of min_length and max_length
+)
+
+// chatInputName is Discord's rule for CHAT_INPUT command and option names:
+// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ with the unicode flag
+// (Discord's documentation added the apostrophe in 2024). Letters must also
+// be lower case where the script has cases, checked apart.
+var chatInputName = regexp.MustCompile(`^[-_'\p{L}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
+
+// Validate checks cmds against Discord's rules for application commands, as
+// Discord would on registration, and returns the first broken rule as a
+// *topgg.ValidationError whose Field is the path of the offending value
+// (such as "commands[2].options[0].name") and whose Problem names the
+// command. It sends nothing; [Normalize] and every sync call it first.
+//
+// The rules: at most 100 CHAT_INPUT, 5 USER and 5 MESSAGE commands, one per
+// type and name; a CHAT_INPUT name (command or option) matches
+// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ in lower case, a USER or
+// MESSAGE name has 1 to 32 characters of any case (spaces allowed);
+// CHAT_INPUT descriptions have 1 to 100 characters, USER and MESSAGE
+// commands none and no options; localised names and descriptions follow the
+// same rules; at most 25 options per level with unique names, required ones
+// before optional ones; subcommand groups only at the top and holding only
+// subcommands, subcommands holding no subcommand, and no mixing of
+// subcommands with plain options; at most 25 choices, only on string,
+// integer and number options and not with autocomplete, with names of 1 to
+// 100 characters and string values of at most 100; min_length and
+// max_length within 0 to 6000 and in order; min_value <= max_value; and at
+// most 4000 characters of names, descriptions and choices per command.
+func Validate(cmds []*discordgo.ApplicationCommand) error {
+	type identity struct {
+		typ  discordgo.ApplicationCommandType
+		name string
+	}
+	seen := make(map[identity]int, len(cmds))
+	perType := map[discordgo.ApplicationCommandType]int{}
+	for i, c := range cmds {
+		field := "commands[" + strconv.Itoa(i) + "]"
+		if c == nil {
+			return invalid(field, "", "is nil", "a command definition")
+		}
+		typ := commandType(c)
+		if err := validateCommand(field, c, typ); err != nil {
+			return err
+		}
+		id := identity{typ, c.Name}
+		if j, dup := seen[id]; dup {
+			return invalid(field, c.Name, fmt.Sprintf("has the same type and name as commands[%d]", j), "one command per type and name")
+		}
+		seen[id] = i
+		perType[typ]++
+		if limit := typeLimit(typ); perType[typ] > limit {
+			return invalid(field, c.Name, fmt.Sprintf("is command %d of type %d", perType[typ], typ),
+				fmt.Sprintf("at most %d commands of this type", limit))
+		}
+	}
+	return nil
+}
+
+func commandType(c *discordgo.ApplicationCommand) discordgo.ApplicationCommandType {
+	if c.Type == 0 {
+		return discordgo.ChatApplicationCommand
+	}
+	return c.Type
+}
+
+func typeLimit(typ discordgo.ApplicationCommandType) int {
+	switch typ {
+	case discordgo.UserApplicationCommand:
+		return MaxUserCommands
+	case discordgo.MessageApplicationCommand:
+		return MaxMessageCommands
+	}
+	return MaxChatInputCommands
+}
+
+// invalid makes the error: field is the path, cmd the command's name.
+func invalid(field, cmd, problem, rule string) error {
+	if cmd != "" {
+		problem = fmt.Sprintf("%s (command %q)", problem, cmd)
+	}
+	return &topgg.ValidationError{Field: field, Problem: problem, Rule: rule}
+}
+
+func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordgo.ApplicationCommandType) error {
+	switch typ {
+	case discordgo.ChatApplicationCommand:
+	case discordgo.UserApplicationCommand, discordgo.MessageApplicationCommand:
+		return validateContextMenu(field, c)
+	default:
+		return invalid(field+".type", c.Name, fmt.Sprintf("is %d", typ), "1 (CHAT_INPUT), 2 (USER) or 3 (MESSAGE)")
+	}
+	if err := checkChatName(field+".name", c.Name, c.Name); err != nil {
+		return err
+	}
+	if c.NameLocalizations != nil {
+		for loc, v := range localized(*c.NameLocalizations) {
+			if err := checkChatName(fmt.Sprintf("%s.name_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := checkDescription(field+".description", c.Name, c.Description); err != nil {
+		return err
+	}
+	if c.DescriptionLocalizations != nil {
+		for loc, v := range localized(*c.DescriptionLocalizations) {
+			if err := checkDescription(fmt.Sprintf("%s.description_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
+				return err
+			}
+		}
+	}
+	if err := validateOptions(field, c.Name, c.Options, levelCommand); err != nil {
+		return err
+	}
+	if n := commandCharacters(c); n > MaxCommandCharacters {
+		return invalid(field, c.Name, fmt.Sprintf("has %d characters of names, descriptions and choices", n),
+			fmt.Sprintf("at most %d per command", MaxCommandCharacters))
+	}
+	return nil
+}
+
+// validateContextMenu checks a USER or MESSAGE command: a name of 1 to 32
+// characters of any case, no description, no options.
+func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
+	if err := checkMenuName(field+".name", c.Name, c.Name); err != nil {
+		return err
+	}
+	if c.NameLocalizations != nil {
+		for loc, v := range localized(*c.NameLocalizations) {
+			if err := checkMenuName(fmt.Sprintf("%s.name_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Description != "" || (c.DescriptionLocalizations != nil && len(*c.DescriptionLocalizations) > 0) {
+		return invalid(field+".description", c.Name, "is set", "empty for USER and MESSAGE commands")
+	}
+	if len(c.Options) > 0 {
+		return invalid(field+".options", c.Name, fmt.Sprintf("has %d options", len(c.Options)), "none for USER and MESSAGE commands")
+	}
+	return nil
+}
+
+func checkMenuName(field, cmd, name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength {
+		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 32 characters")
+	}
+	return nil
+}
+
+// checkChatName applies the CHAT_INPUT naming rule to a command or option name.
+func checkChatName(field, cmd, name string) error {
+	const rule = `1 to 32 characters matching ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$, lower case`
+	switch {
+	case name == "":
+		return invalid(field, cmd, "is empty", rule)
+	case !chatInputName.MatchString(name):
+		return invalid(field, cmd, fmt.Sprintf("%q has %d characters or one that is not allowed", name, utf8.RuneCountInString(name)), rule)
+	case strings.ToLower(name) != name:
+		return invalid(field, cmd, fmt.Sprintf("%q is not lower case", name), rule)
+	}
+	return nil
+}
+
+func checkDescription(field, cmd, d string) error {
+	if n := utf8.RuneCountInString(d); n < 1 || n > MaxDescriptionLength {
+		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
+	}
+	return nil
+}
+
+// localized yields m's entries in locale order, so that the first broken
+// rule reported does not depend on map order.
+func localized(m map[discordgo.Locale]string) iter.Seq2[discordgo.Locale, string] {
+	return func(yield func(discordgo.Locale, string) bool) {
+		for _, loc := range slices.Sorted(maps.Keys(m)) {
+			if !yield(loc, m[loc]) {
+				return
+			}
+		}
+	}
+}
