@@ -165,3 +165,45 @@ func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	_, err = l.waitLegacy(short)
 	require.NoError(t, err, "the refused call took the only slot")
 }
+
+// TestAcquireWaitsOutAShortBlock: a call with a budget waits a block that fits in
+// it and goes out at its end; a longer one, or blocks renewed past the budget,
+// refuse it locally. Nothing passes before the block ends.
+func TestAcquireWaitsOutAShortBlock(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := newLimits(clk, 0, 0)
+	r := &call{method: "PATCH", path: "/v1/projects/@me/metrics", family: "v1:metrics"}
+	l.block(r.family, 3*time.Second)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.acquire(t.Context(), r, 5*time.Second)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	clk.Advance(2 * time.Second)
+	require.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, time.Millisecond, "still blocked")
+	clk.Advance(time.Second)
+	require.NoError(t, <-done)
+
+	// Renewed while it waits: the second wait would pass the budget.
+	l.block(r.family, 3*time.Second)
+	go func() {
+		_, err := l.acquire(t.Context(), r, 5*time.Second)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	l.block(r.family, 6*time.Second) // ends 3 s after the first wait would
+	clk.Advance(3 * time.Second)
+	err := <-done
+	var rl *RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.Equal(t, 3*time.Second, rl.RetryAfter)
+
+	// No budget (a call sent once): refused at once.
+	_, err = l.acquire(t.Context(), r, 0)
+	require.ErrorAs(t, err, &rl)
+	require.Zero(t, clk.Timers())
+}
