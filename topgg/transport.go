@@ -211,48 +211,53 @@ func (c *Client) errorBody(data []byte) []byte {
 }
 
 // failure turns an answer that says no into an error, records the block its
-// Retry-After asks for (from any status, at once: before this or any call waits),
-// and says whether and when to try again.
+// Retry-After asks for (from any status, at once: before the body is read and
+// before this or any call waits), and says whether and when to try again.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
+	ra, hinted := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now())
+	var until time.Time
+	if hinted && ra > 0 {
+		until = c.recordBlock(ctx, r, status, ra)
+	}
 	data, truncated := readError(resp)
 	if status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data) {
 		return status, 0, nil
 	}
+	if !hinted && status == http.StatusTooManyRequests {
+		// The service's 429 body also says how long, when the header is missing.
+		if ra, hinted = parseRetryAfterBody(data); hinted && ra > 0 {
+			until = c.recordBlock(ctx, r, status, ra)
+		}
+	}
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
-	apiErr.tokenOnly400 = r.tokenOnly400
+	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	if !r.legacy && apiErr.unauthorized() {
 		apiErr.Hint = c.hint
 	}
-	ra, hinted := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now())
-	if status == http.StatusTooManyRequests {
-		ra, hinted = retryAfter(resp.Header.Get("Retry-After"), data, time.Now()) // with the 429 body's fallback
-	}
-	apiErr.RetryAfter = ra
-	retry := apiErr.retryable()
-	if !hinted || ra <= 0 {
-		if status == http.StatusTooManyRequests {
-			// No wait given: back off as after a 5xx rather than hammer the service.
-			return status, c.retry.backoff(attempt), &RateLimitError{Op: r.op(), API: apiErr}
+	switch {
+	case status == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
+		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
+		if ra > c.retry.MaxRetryAfter {
+			return status, -1, rl
 		}
-		if retry {
-			return status, c.retry.backoff(attempt), apiErr
-		}
-		return status, -1, apiErr
+		// The next attempt's acquire waits out what is left of the block; the
+		// backoff keeps a Retry-After of almost nothing (or none, on a 429) from
+		// being a tight loop.
+		return status, c.retry.backoff(attempt), rl
+	case apiErr.retryable():
+		return status, c.retry.backoff(attempt), apiErr
 	}
-	until := c.limits.block(r.family, ra)
+	return status, -1, apiErr
+}
+
+// recordBlock blocks r's family for d, says so in the log, and returns the end
+// of the block.
+func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) time.Time {
+	until := c.limits.block(r.family, d)
 	c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited", slog.String("op", r.op()), slog.Int("status", status),
-		slog.Duration("retry_after", ra), slog.String("family", r.family))
-	if !retry {
-		return status, -1, apiErr
-	}
-	rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
-	if ra > c.retry.MaxRetryAfter {
-		return status, -1, rl
-	}
-	// The next attempt's acquire waits out what is left of the block; the
-	// backoff keeps a Retry-After of almost nothing from being a tight loop.
-	return status, c.retry.backoff(attempt), rl
+		slog.Duration("retry_after", d), slog.String("family", r.family))
+	return until
 }
 
 // serviceAnswer reports whether an error answer comes from the service rather than
