@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
@@ -21,8 +24,12 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
 // it is safe for concurrent use by many goroutines. The zero value is not usable.
 type Client struct {
-	// auth holds the token in a closure, which no formatting can print.
+	// auth holds the token in a closure, which no formatting can print; so does
+	// scrub, which takes it out of whatever the service sends back.
 	auth      credentials
+	scrub     redactor
+	hint      string // for a refused v1 call; see tokenHint
+	project   projectRef
 	base      *url.URL
 	target    string // base.String(): request URLs are target + path + "?" + query
 	http      *http.Client
@@ -50,7 +57,7 @@ type config struct {
 	insecure  bool
 	legacyN   int
 	legacyPer time.Duration
-	now       func() time.Time
+	clk       clock.Clock
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
@@ -65,7 +72,11 @@ func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
-// WithHTTPClient makes the client send through a copy of hc. hc itself is never changed.
+// WithHTTPClient makes the client send through a copy of hc. hc itself is never
+// changed. The copy follows a redirect only to the base URL's scheme and host (an
+// upgrade to https is allowed), and then as hc.CheckRedirect allows: a redirect
+// to plain http or to another host fails with [ErrUnsafeRedirect] before the token
+// could follow it.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -123,20 +134,14 @@ func WithLegacyLimit(n int, per time.Duration) Option {
 }
 
 // New returns a Client for the project that owns token. It makes no request.
+//
+// The token is given alone: New refuses one that starts with "Bearer " (the
+// client adds that prefix on v1 and must send the token bare on v0), and one with
+// white space or control characters inside. None of its errors quotes the token.
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
-	if token == "" {
-		return nil, errors.New("topgg: New: empty token")
-	}
-	if strings.ContainsAny(token, " \t\r\n") {
-		return nil, errors.New("topgg: New: token contains white space")
-	}
-	for i := 0; i < len(token); i++ {
-		// A control byte would make net/http refuse the header on every call;
-		// say so once, here, without quoting the token.
-		if b := token[i]; b < 0x20 || b == 0x7f {
-			return nil, errors.New("topgg: New: token contains a control character")
-		}
+	if err := checkToken(token); err != nil {
+		return nil, err
 	}
 	cfg := config{
 		baseURL:   DefaultBaseURL,
@@ -145,7 +150,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
-		now:       time.Now,
+		clk:       clock.Real(),
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -161,8 +166,13 @@ func New(token string, opts ...Option) (*Client, error) {
 		cp := *cfg.http
 		hc = &cp
 	}
+	scrub := newRedactor(token)
+	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
 	c := &Client{
 		auth:      newCredentials(token),
+		scrub:     scrub,
+		hint:      tokenHint(token),
+		project:   projectMe,
 		base:      base,
 		target:    base.String(),
 		http:      hc,
@@ -170,9 +180,34 @@ func New(token string, opts ...Option) (*Client, error) {
 		retry:     cfg.retry,
 		userAgent: []string{cfg.userAgent},
 		projectID: projectIDFromToken(token),
-		limits:    newLimits(cfg.now, cfg.legacyN, cfg.legacyPer),
+		limits:    newLimits(cfg.clk, cfg.legacyN, cfg.legacyPer),
 	}
 	return c, nil
+}
+
+// checkToken refuses a token that could never work; its errors never quote it.
+//
+// A "Bearer " prefix is refused rather than stripped: it is a header value pasted
+// where the token belongs, and saying so at startup shows the mistake where it is
+// made (the same value may feed other tools), while a silent strip would also
+// accept any other scheme's prefix as part of a token.
+func checkToken(token string) error {
+	switch {
+	case token == "":
+		return errors.New("topgg: New: empty token")
+	case hasBearerPrefix(token):
+		return errors.New(`topgg: New: the token starts with "Bearer ": pass the token alone (the client sends "Bearer <token>" on v1 and the bare token on v0)`)
+	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
+		return errors.New("topgg: New: token contains white space")
+	}
+	for i := 0; i < len(token); i++ {
+		// A control byte would make net/http refuse the header on every call;
+		// say so once, here, without quoting the token.
+		if b := token[i]; b < 0x20 || b == 0x7f {
+			return errors.New("topgg: New: token contains a control character")
+		}
+	}
+	return nil
 }
 
 // parseBaseURL checks the API root. Its errors never quote a password a URL may carry.

@@ -12,11 +12,15 @@ import (
 var (
 	// ErrNotFound matches a 404 answer.
 	ErrNotFound = errors.New("topgg: not found")
-	// ErrUnauthorized matches a 401 answer, the 400 with which v1 refuses an invalid
-	// project token (on the endpoints whose only documented 400 it is: project,
-	// announcements, metrics), and any 400 whose message mentions the token.
+	// ErrUnauthorized matches a 401 answer on any route, and the 400 with which v1
+	// refuses an invalid project token on the routes whose only documented 400 it
+	// is (project, announcements, metrics, metrics batch). It is decided from the
+	// status and the route only, never from the service's words: a 400 elsewhere
+	// (a refused vote cursor, any v0 400) does not match.
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
-	// ErrRateLimited matches every *RateLimitError: a 429 answer or a block the client still remembers.
+	// ErrRateLimited matches every *RateLimitError: a 429 answer, an answer of
+	// another retryable status (5xx, 408) that carried a Retry-After, or a call
+	// refused locally because such a block has not ended yet.
 	ErrRateLimited = errors.New("topgg: rate limited")
 )
 
@@ -57,9 +61,12 @@ func (e *RequestError) Unwrap() error { return e.Err }
 type DecodeError struct {
 	Op     string
 	Status int
-	// Body is the start of the body, cut to a bound.
+	// Body is the start of the body, cut to a bound, with any trace of the token
+	// replaced by "[redacted]".
 	Body []byte
-	Err  error
+	// Err is the decoder's error; when its message quoted the token, it is
+	// replaced by an error with the scrubbed message only.
+	Err error
 }
 
 // Error says which call and status could not be decoded; it never contains the token.
@@ -71,7 +78,9 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // APIError is an answer of the service that says no (status >= 400). It carries the
-// v1 problem+json fields and the v0 error message where present.
+// v1 problem+json fields and the v0 error message where present. Every string and
+// the body have any trace of the token (an echoed Authorization header, say)
+// replaced by "[redacted]".
 type APIError struct {
 	Op         string
 	StatusCode int
@@ -86,9 +95,22 @@ type APIError struct {
 	Body []byte
 	// Attempts is how many times the request was sent.
 	Attempts int
+	// RetryAfter is the answer's Retry-After (0 when it had none). The client
+	// blocks the route's family for that long whatever the status; a retryable
+	// status with a Retry-After comes wrapped in a *RateLimitError.
+	RetryAfter time.Duration
+	// Hint, when not empty, says why the token was likely refused: it is set on
+	// a v1 answer matching ErrUnauthorized when the token looks like a legacy
+	// v0 token. It never quotes the token.
+	Hint string
+
+	// tokenOnly400 is true on routes whose only documented 400 is an invalid
+	// token (see ErrUnauthorized); set by the client from the route.
+	tokenOnly400 bool
 }
 
-// Error gives the call, the status and the service's own words; it never contains the token.
+// Error gives the call, the status, the service's own words and the hint; it never
+// contains the token.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
@@ -101,55 +123,51 @@ func (e *APIError) Error() string {
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
 	}
+	if e.Hint != "" {
+		b.WriteString(" (hint: ")
+		b.WriteString(e.Hint)
+		b.WriteString(")")
+	}
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrNotFound) and errors.Is(err, ErrUnauthorized) work.
+// Is makes errors.Is(err, ErrNotFound), errors.Is(err, ErrUnauthorized) and
+// errors.Is(err, ErrRateLimited) work, from the status and the route only.
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case ErrUnauthorized:
-		// The client validates every argument before sending, so the one 400 that v1
-		// documents, an invalid project token, is what a v1 400 means.
-		return e.StatusCode == http.StatusUnauthorized ||
-			(e.StatusCode == http.StatusBadRequest && (tokenIsOnly400(e.Op) || mentionsToken(e)))
+		return e.unauthorized()
 	case ErrRateLimited:
 		return e.StatusCode == http.StatusTooManyRequests
 	}
 	return false
 }
 
-// tokenIsOnly400 reports whether op is a v1 endpoint whose only documented 400 is
-// an invalid token. Vote endpoints are not: a refused cursor is a 400 there too.
-func tokenIsOnly400(op string) bool {
-	_, path, _ := strings.Cut(op, " ")
-	switch path {
-	case "/v1/projects/@me", "/v1/projects/@me/announcements", "/v1/projects/@me/metrics", "/v1/projects/@me/metrics/batch":
-		return true
-	}
-	return false
+// unauthorized: the client validates every argument before sending, so on a
+// route whose one documented 400 is an invalid project token, a 400 means that.
+func (e *APIError) unauthorized() bool {
+	return e.StatusCode == http.StatusUnauthorized || (e.StatusCode == http.StatusBadRequest && e.tokenOnly400)
 }
 
-func mentionsToken(e *APIError) bool {
-	s := strings.ToLower(e.Title + " " + e.Detail + " " + e.Message)
-	return strings.Contains(s, "token")
-}
-
-// RateLimitError reports a 429, or a call refused locally because an earlier 429's
-// block (or the announcement cooldown) has not ended yet: Local is then true and
-// the refused request was not sent. The block is checked before every attempt, so
-// a call whose first attempt failed is refused too, instead of retried, when
-// another call learnt of a block while it backed off.
+// RateLimitError reports a 429, an answer of another retryable status (5xx, 408)
+// that carried a Retry-After, or a call refused locally because such a block (or
+// the announcement cooldown) has not ended yet: Local is then true and the
+// refused request was not sent. The client records a block the moment the answer
+// arrives, before any wait, and checks it before every attempt of every call of
+// the route's family: no request of the family goes out before it ends. A call
+// that may be retried waits out a block of up to [RetryPolicy.MaxRetryAfter]; a
+// longer one refuses it at once.
 type RateLimitError struct {
 	Op string
 	// RetryAfter is how long to wait before the route can be called again.
 	RetryAfter time.Duration
-	// Until is the moment the block ends.
+	// Until is the moment the block ends; zero when the answer gave no wait.
 	Until time.Time
 	// Local is true when the client refused the call (or its retry) without a request.
 	Local bool
-	// API is the 429 answer; nil when Local.
+	// API is the answer (a 429, or the 5xx that carried a Retry-After); nil when Local.
 	API *APIError
 }
 
@@ -159,8 +177,11 @@ func (e *RateLimitError) Error() string {
 	if e.RetryAfter < 10*time.Second {
 		wait = e.RetryAfter.Round(time.Millisecond)
 	}
-	if e.Local {
+	switch {
+	case e.Local:
 		return fmt.Sprintf("topgg: %s: rate limited, not sent; retry after %s", e.Op, wait)
+	case e.API != nil && e.API.StatusCode != http.StatusTooManyRequests:
+		return fmt.Sprintf("%s; blocked by Retry-After, retry after %s", e.API.Error(), wait)
 	}
 	return fmt.Sprintf("topgg: %s: rate limited (429); retry after %s", e.Op, wait)
 }
@@ -175,3 +196,26 @@ func (e *RateLimitError) Unwrap() error {
 	}
 	return e.API
 }
+
+// ErrPagination matches every *PaginationError.
+var ErrPagination = errors.New("topgg: the service's pages do not progress")
+
+// PaginationError ends a walk over pages (see [Client.AllVotes]) when the
+// service's answers would keep it going forever: a cursor that does not advance
+// or comes back after other pages (a cycle), a page that repeats an earlier
+// page's votes under a new cursor, or more pages than any history holds.
+type PaginationError struct {
+	Op string
+	// Page is the 1-based number of the page that showed the problem.
+	Page int
+	// Problem says what did not progress.
+	Problem string
+}
+
+// Error names the call, the page and the problem; it never quotes a cursor.
+func (e *PaginationError) Error() string {
+	return fmt.Sprintf("topgg: %s: page %d: %s; stopped", e.Op, e.Page, e.Problem)
+}
+
+// Is makes errors.Is(err, ErrPagination) work.
+func (e *PaginationError) Is(target error) bool { return target == ErrPagination }

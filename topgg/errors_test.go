@@ -134,16 +134,26 @@ func TestErrUnauthorized(t *testing.T) {
 		require.Equal(t, 400, apiErr.StatusCode)
 		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
 	})
-	t.Run("400 mentioning the token on v0", func(t *testing.T) {
+	t.Run("a 400 is decided by its route, never by its words", func(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: `{"error":"Invalid token"}`})
-		_, err := c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
-		require.ErrorIs(t, err, topgg.ErrUnauthorized)
-		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: `{"error":"limit must be a number"}`})
-		_, err = c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
+		// v0 and the vote and command routes document no 400 for a bad token: the
+		// message, whatever it says, does not make one unauthorized...
+		for _, body := range []string{`{"error":"Invalid token"}`, `{"error":"limit must be a number"}`} {
+			srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: body})
+			_, err := c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
+			require.NotErrorIs(t, err, topgg.ErrUnauthorized, body)
+		}
+		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"Invalid project token"}`})
+		_, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: ago(time.Hour)})
 		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
+		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", Status: 400, Body: `{"detail":"token"}`})
+		require.NotErrorIs(t, c.SetCommands(t.Context(), nil), topgg.ErrUnauthorized)
+		// ...and on the routes whose only 400 is a bad token, any words do.
+		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Body: `{"detail":"name too long"}`})
+		_, err = c.Project(t.Context())
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	})
 }
 

@@ -2,6 +2,7 @@ package topgg_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
@@ -157,4 +158,31 @@ func ExampleLegacy_PostStats() {
 	fmt.Println(st.ServerCount, st.Shards, st.ShardCount)
 	// Output:
 	// 1200 [600 600] 2
+}
+
+// Retryable is the one question a caller asks of any error: is it worth making the
+// call again later? A Retry-After, on any status, also says when: the client
+// refuses the route's calls until then, without sending them.
+func ExampleRetryable() {
+	srv := topggtest.NewServer()
+	defer srv.Close()
+	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 503, RetryAfter: time.Hour})
+
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1200)})
+	var rl *topgg.RateLimitError
+	fmt.Println(topgg.Retryable(err), errors.As(err, &rl), rl.RetryAfter)
+
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1201)})
+	fmt.Println(errors.As(err, &rl), rl.Local, len(srv.Requests()))
+
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})
+	fmt.Println(topgg.Retryable(err))
+	// Output:
+	// true true 1h0m0s
+	// true true 1
+	// false
 }

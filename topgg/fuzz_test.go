@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -105,27 +107,94 @@ func FuzzDecodeVoteCheck(f *testing.F) {
 		`{"voted":1}`, `{"voted":0}`, `{"voted":true}`, `{"voted":null}`, `{"voted":2}`, `{"voted":"1"}`, `{"voted": 1 }`)
 }
 
+// fuzzToken is a project token as the service issues them (three base64 parts).
+const fuzzToken = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJfdCI6IiIsImlkIjoiMzY0ODA2MDI5ODc2NTU1Nzc2In0=.c2lnbmF0dXJlK3NpZ25hdHVyZS9zaWduYXR1cmU"
+
+// secretsOf lists what must never be shown of token: itself and its long parts.
+func secretsOf(token string) []string {
+	out := []string{token}
+	for _, p := range strings.Split(token, ".") {
+		if len(p) >= minSecretPart {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // FuzzNewAPIError: any error body gives an APIError with a bounded body, a message
-// and the status it was given; never a panic.
+// and the status it was given, with no trace of the token anywhere; never a panic.
 func FuzzNewAPIError(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"about:blank","title":"Unprocessable Entity","status":422,"detail":"bad"}`,
 		`{"error":"Not found"}`, `{"message":"old"}`, `{"detail":5,"title":null}`, `<html>`, ``, `[1,2]`, `"str"`,
+		`{"detail":"Authorization: Bearer ` + fuzzToken + `"}`,
+		`{"error":"` + strings.ReplaceAll(fuzzToken, "=", `\u003d`) + `"}`,
+		`{"title":"\u0065` + fuzzToken[1:] + `"}`,
+		`Bearer ` + fuzzToken[:40],
 	} {
-		f.Add(422, []byte(s))
+		f.Add(422, []byte(s), false)
 	}
-	f.Fuzz(func(t *testing.T, status int, data []byte) {
-		e := newAPIError("GET /v1/projects/@me", status, data, 1)
-		if e.StatusCode != status || len(e.Body) > maxErrorBody || !bytes.HasPrefix(data, e.Body) {
+	f.Add(400, []byte(`{"detail":"`+strings.Repeat("x", maxErrorBody-20)+fuzzToken+`"}`), true)
+	scrub := newRedactor(fuzzToken)
+	f.Fuzz(func(t *testing.T, status int, data []byte, truncated bool) {
+		if len(data) > maxErrorBody {
+			data, truncated = data[:maxErrorBody], true
+		}
+		e := newAPIError("GET /v1/projects/@me", status, data, truncated, 1, scrub)
+		if e.StatusCode != status || len(e.Body) > maxErrorBody {
 			t.Fatalf("bad APIError %+v", e)
+		}
+		kept := e.Body // up to the first mark, which the bound may have cut
+		if i := bytes.Index(kept, []byte(redactedMark[:len(redactedMark)-1])); i >= 0 {
+			kept = kept[:i]
+		}
+		if !bytes.HasPrefix(data, kept) {
+			t.Fatalf("body %.200q is not the start of %.200q", e.Body, data)
 		}
 		if e.Error() == "" {
 			t.Fatal("empty message")
+		}
+		for _, shown := range []string{e.Error(), string(e.Body), e.Type, e.Title, e.Detail, e.Message, fmt.Sprintf("%+v", *e)} {
+			for _, secret := range secretsOf(fuzzToken) {
+				if strings.Contains(shown, secret) {
+					t.Fatalf("token shown in %q", shown)
+				}
+			}
 		}
 		_ = errors.Is(e, ErrUnauthorized)
 		_ = errors.Is(e, ErrNotFound)
 	})
 }
+
+// FuzzRedactor: whatever the token (of the characters tokens are made of) and the
+// text, the scrubbed text holds neither the token nor its long parts, and a text
+// cut short does not end with the start of one.
+func FuzzRedactor(f *testing.F) {
+	f.Add(fuzzToken, []byte("Bearer "+fuzzToken), false)
+	f.Add(fuzzToken, []byte("x: "+fuzzToken[:30]), true)
+	f.Add("abc.defghijk.lmn+/=", []byte(`"abc.defghijk.lmn\u002B\/\u003D" abc.defghijk.lmn%2B%2F%3D defghijk`), false)
+	f.Fuzz(func(t *testing.T, token string, text []byte, truncated bool) {
+		if len(token) < minSecretPart || strings.Trim(token, tokenAlphabet) != "" {
+			return
+		}
+		out := newRedactor(token)(text, truncated)
+		for _, secret := range secretsOf(token) {
+			if bytes.Contains(out, []byte(secret)) {
+				t.Fatalf("%q scrubbed to %q still holds %q", text, out, secret)
+			}
+			for k := minPartialTail; truncated && k < len(secret); k++ {
+				if bytes.HasSuffix(out, []byte(secret[:k])) {
+					t.Fatalf("%q scrubbed to %q ends with the start of %q", text, out, secret)
+				}
+			}
+		}
+		if !bytes.Contains(out, []byte(redactedMark)) && !bytes.Equal(out, text) {
+			t.Fatalf("%q changed to %q with nothing redacted", text, out)
+		}
+	})
+}
+
+const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=."
 
 // FuzzProjectIDFromToken: never panics; the id of a well-formed payload is found
 // whatever base64 alphabet and padding carry it.
@@ -135,6 +204,12 @@ func FuzzProjectIDFromToken(f *testing.F) {
 	f.Add("..", "")
 	f.Fuzz(func(t *testing.T, token, id string) {
 		_ = projectIDFromToken(token)
+		if h := tokenHint(token); h != "" && h != legacyTokenHint {
+			t.Fatalf("unexpected hint %q", h)
+		}
+		if err := checkToken(token); err != nil && len(token) >= minSecretPart && strings.Contains(err.Error(), token) {
+			t.Fatalf("checkToken quotes the token: %v", err)
+		}
 		if !utf8.ValidString(id) {
 			return
 		}
@@ -142,10 +217,20 @@ func FuzzProjectIDFromToken(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		legacy, err := json.Marshal(map[string]any{"id": id, "bot": true, "iat": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			tok := "hdr." + enc.EncodeToString(payload) + ".sig"
 			if got := projectIDFromToken(tok); got != id {
 				t.Fatalf("%s: got %q, want %q", tok, got, id)
+			}
+			if h := tokenHint(tok); h != "" {
+				t.Fatalf("%s: a project token got the hint %q", tok, h)
+			}
+			if h := tokenHint("hdr." + enc.EncodeToString(legacy) + ".sig"); h != legacyTokenHint {
+				t.Fatalf("%s: a legacy token got the hint %q", legacy, h)
 			}
 		}
 	})

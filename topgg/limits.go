@@ -5,16 +5,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // AnnouncementCooldown is the service's limit of one announcement per 4 hours.
 const AnnouncementCooldown = 4 * time.Hour
 
 // limits is what the client knows locally about the service's limits: blocks learnt
-// from 429s, per route family, and the v0 sliding window. It is per Client.
+// from Retry-After answers, per route family, and the v0 sliding window. It is per
+// Client.
 type limits struct {
-	now func() time.Time
+	clk clock.Clock
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // family -> end of block
@@ -25,8 +26,8 @@ type limits struct {
 	legacyPos int
 }
 
-func newLimits(now func() time.Time, n int, per time.Duration) *limits {
-	l := &limits{now: now, blocked: make(map[string]time.Time), legacyN: n, legacyPer: per}
+func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
+	l := &limits{clk: clk, blocked: make(map[string]time.Time), legacyN: n, legacyPer: per}
 	if n > 0 && per > 0 {
 		l.legacyLog = make([]time.Time, n)
 	}
@@ -51,7 +52,7 @@ func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.
 func (l *limits) block(family string, d time.Duration) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	until := l.now().Add(d)
+	until := l.clk.Now().Add(d)
 	if until.After(l.blocked[family]) {
 		l.blocked[family] = until
 	}
@@ -67,26 +68,37 @@ type legacySlot struct {
 
 var noSlot = legacySlot{i: -1}
 
-// acquire clears one send of r, just before it goes out: it fails when ctx is done,
-// or with a local *RateLimitError when r's family is blocked, and for a v0 call it
-// takes a slot of the window, waiting (with ctx) until fewer than legacyN v0 requests
-// were sent in the last legacyPer. A sliding window, unlike a token bucket, never lets
-// more than legacyN through in any window, which is what the service counts.
-// The caller reports the end of its request with doneLegacy.
+// acquire clears one send of r, just before it goes out: it fails when ctx is done;
+// when r's family is blocked it waits the block out if the rest of its budget
+// (maxWait for the whole call of acquire) covers it, and otherwise fails with a
+// local *RateLimitError; and for a v0 call it takes a slot of the window, waiting
+// (with ctx) until fewer than legacyN v0 requests were sent in the last legacyPer. A
+// sliding window, unlike a token bucket, never lets more than legacyN through in
+// any window, which is what the service counts. The caller reports the end of its
+// request with doneLegacy.
 //
 // The block is checked under the same lock that takes the slot, and again after
 // every wait: a block another call records while this one waits is seen, and no
-// slot is spent on a call that is refused or whose context is done.
-func (l *limits) acquire(ctx context.Context, r *call) (legacySlot, error) {
+// slot is spent on a call that is refused or whose context is done. The budget
+// bounds the waits for blocks, however often other calls renew them.
+func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
+	budget := maxWait
 	for {
 		if err := ctx.Err(); err != nil {
 			return noSlot, err
 		}
 		l.mu.Lock()
-		now := l.now()
+		now := l.clk.Now()
 		if left, until := l.checkLocked(r.family, now); left > 0 {
 			l.mu.Unlock()
-			return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
+			if left > budget {
+				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
+			}
+			budget -= left
+			if err := clock.Sleep(ctx, l.clk, left); err != nil {
+				return noSlot, err
+			}
+			continue
 		}
 		if !r.legacy || l.legacyLog == nil {
 			l.mu.Unlock()
@@ -102,7 +114,7 @@ func (l *limits) acquire(ctx context.Context, r *call) (legacySlot, error) {
 			return slot, nil
 		}
 		l.mu.Unlock()
-		if err := backoff.Sleep(ctx, wait); err != nil {
+		if err := clock.Sleep(ctx, l.clk, wait); err != nil {
 			return noSlot, err
 		}
 	}
@@ -119,6 +131,6 @@ func (l *limits) doneLegacy(s legacySlot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.legacyLog[s.i].Equal(s.at) { // not yet taken over by a later request
-		l.legacyLog[s.i] = l.now()
+		l.legacyLog[s.i] = l.clk.Now()
 	}
 }

@@ -2,56 +2,40 @@ package topgg
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC)}
+func newFakeClock() *clock.Fake {
+	return clock.NewFake(time.Date(2026, 1, 17, 12, 0, 0, 0, time.UTC))
 }
 
 // waitLegacy takes a v0 slot for an unblocked family; see acquire.
 func (l *limits) waitLegacy(ctx context.Context) (legacySlot, error) {
-	return l.acquire(ctx, &call{legacy: true, family: "v0"})
+	return l.acquire(ctx, &call{legacy: true, family: "v0"}, 0)
 }
 
 // check returns the remaining block of family, or 0.
 func (l *limits) check(family string) (time.Duration, time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.checkLocked(family, l.now())
+	return l.checkLocked(family, l.clk.Now())
 }
 
 func TestLimitsBlock(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	l := newLimits(clock.Now, 0, 0)
+	clk := newFakeClock()
+	l := newLimits(clk, 0, 0)
 
 	left, _ := l.check("a")
 	require.Zero(t, left)
 
 	until := l.block("a", time.Minute)
-	require.Equal(t, clock.Now().Add(time.Minute), until)
+	require.Equal(t, clk.Now().Add(time.Minute), until)
 	left, u := l.check("a")
 	require.Equal(t, time.Minute, left)
 	require.Equal(t, until, u)
@@ -60,12 +44,12 @@ func TestLimitsBlock(t *testing.T) {
 
 	// A shorter block never shortens a longer one; a longer one extends it.
 	require.Equal(t, until, l.block("a", time.Second))
-	clock.Advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	left, _ = l.check("a")
 	require.Equal(t, 30*time.Second, left)
-	require.Equal(t, clock.Now().Add(time.Hour), l.block("a", time.Hour))
+	require.Equal(t, clk.Now().Add(time.Hour), l.block("a", time.Hour))
 
-	clock.Advance(time.Hour)
+	clk.Advance(time.Hour)
 	left, _ = l.check("a")
 	require.Zero(t, left, "the block ends at its end")
 	require.Empty(t, l.blocked, "an ended block is forgotten")
@@ -73,8 +57,8 @@ func TestLimitsBlock(t *testing.T) {
 
 func TestLegacyWindow(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	l := newLimits(clock.Now, 3, time.Minute)
+	clk := newFakeClock()
+	l := newLimits(clk, 3, time.Minute)
 	ctx := t.Context()
 
 	take := func() error {
@@ -86,7 +70,7 @@ func TestLegacyWindow(t *testing.T) {
 	}
 	for range 3 {
 		require.NoError(t, take())
-		clock.Advance(10 * time.Second)
+		clk.Advance(10 * time.Second)
 	}
 	// 3 taken at 0 s, 10 s, 20 s; at 30 s the fourth must wait for 60 s.
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
@@ -94,39 +78,39 @@ func TestLegacyWindow(t *testing.T) {
 	_, err := l.waitLegacy(short)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
-	clock.Advance(30 * time.Second) // 60 s: the first slot is free again
+	clk.Advance(30 * time.Second) // 60 s: the first slot is free again
 	require.NoError(t, take())
 	short2, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel2()
 	_, err = l.waitLegacy(short2)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the second slot frees at 70 s")
-	clock.Advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	require.NoError(t, take())
 }
 
 func TestLegacyWindowCountsFromTheAnswer(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	l := newLimits(clock.Now, 1, time.Minute)
+	clk := newFakeClock()
+	l := newLimits(clk, 1, time.Minute)
 
 	slot, err := l.waitLegacy(t.Context())
 	require.NoError(t, err)
-	clock.Advance(5 * time.Second) // the request takes 5 s
+	clk.Advance(5 * time.Second) // the request takes 5 s
 	l.doneLegacy(slot)
 
-	clock.Advance(56 * time.Second) // 61 s after the send, 56 s after the answer
+	clk.Advance(56 * time.Second) // 61 s after the send, 56 s after the answer
 	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
 	_, err = l.waitLegacy(short)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	clock.Advance(4 * time.Second)
+	clk.Advance(4 * time.Second)
 	_, err = l.waitLegacy(t.Context())
 	require.NoError(t, err)
 }
 
 func TestLegacyWindowOff(t *testing.T) {
 	t.Parallel()
-	l := newLimits(time.Now, 0, 0)
+	l := newLimits(clock.Real(), 0, 0)
 	for range 1000 {
 		slot, err := l.waitLegacy(t.Context())
 		require.NoError(t, err)
@@ -143,8 +127,8 @@ func TestLegacyWindowOff(t *testing.T) {
 // must not use up a slot of the window.
 func TestLegacyWindowCancelledTakesNoSlot(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	l := newLimits(clock.Now, 1, time.Minute)
+	clk := newFakeClock()
+	l := newLimits(clk, 1, time.Minute)
 
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -163,21 +147,63 @@ func TestLegacyWindowCancelledTakesNoSlot(t *testing.T) {
 // slots to the calls that are sent.
 func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
-	l := newLimits(clock.Now, 1, time.Minute)
+	clk := newFakeClock()
+	l := newLimits(clk, 1, time.Minute)
 	l.block("v0", time.Hour)
 
-	_, err := l.acquire(t.Context(), &call{method: "GET", path: "/bots/1", legacy: true, family: "v0"})
+	_, err := l.acquire(t.Context(), &call{method: "GET", path: "/bots/1", legacy: true, family: "v0"}, 0)
 	var rl *RateLimitError
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
 	require.Equal(t, "GET /bots/1", rl.Op)
 	require.Equal(t, time.Hour, rl.RetryAfter)
-	require.Equal(t, clock.Now().Add(time.Hour), rl.Until)
+	require.Equal(t, clk.Now().Add(time.Hour), rl.Until)
 
-	clock.Advance(time.Hour)
+	clk.Advance(time.Hour)
 	short, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	_, err = l.waitLegacy(short)
 	require.NoError(t, err, "the refused call took the only slot")
+}
+
+// TestAcquireWaitsOutAShortBlock: a call with a budget waits a block that fits in
+// it and goes out at its end; a longer one, or blocks renewed past the budget,
+// refuse it locally. Nothing passes before the block ends.
+func TestAcquireWaitsOutAShortBlock(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	l := newLimits(clk, 0, 0)
+	r := &call{method: "PATCH", path: "/v1/projects/@me/metrics", family: "v1:metrics"}
+	l.block(r.family, 3*time.Second)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.acquire(t.Context(), r, 5*time.Second)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	clk.Advance(2 * time.Second)
+	require.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, time.Millisecond, "still blocked")
+	clk.Advance(time.Second)
+	require.NoError(t, <-done)
+
+	// Renewed while it waits: the second wait would pass the budget.
+	l.block(r.family, 3*time.Second)
+	go func() {
+		_, err := l.acquire(t.Context(), r, 5*time.Second)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	l.block(r.family, 6*time.Second) // ends 3 s after the first wait would
+	clk.Advance(3 * time.Second)
+	err := <-done
+	var rl *RateLimitError
+	require.ErrorAs(t, err, &rl)
+	require.True(t, rl.Local)
+	require.Equal(t, 3*time.Second, rl.RetryAfter)
+
+	// No budget (a call sent once): refused at once.
+	_, err = l.acquire(t.Context(), r, 0)
+	require.ErrorAs(t, err, &rl)
+	require.Zero(t, clk.Timers())
 }

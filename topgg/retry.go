@@ -15,8 +15,10 @@ type RetryPolicy struct {
 	// MinBackoff is the wait before the first retry; each next wait doubles, up to MaxBackoff.
 	// A random jitter of up to half the wait is taken off so that clients spread out.
 	MinBackoff, MaxBackoff time.Duration
-	// MaxRetryAfter is the longest Retry-After (on a 429 or 503) the client waits out
-	// inside one call. A longer one returns a *RateLimitError at once.
+	// MaxRetryAfter is the longest block (from a Retry-After, on any status) that a
+	// call waits out before sending, whether its own answer or another call's
+	// taught it; a longer one returns a *RateLimitError at once. Calls that are
+	// sent only once (announcements, or MaxAttempts 1) never wait for a block.
 	MaxRetryAfter time.Duration
 }
 

@@ -4,15 +4,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
-// projectIDFromToken reads the project id from the token's informal payload (the
-// middle of three '.'-separated parts, base64 JSON {"id": ...}). The payload is not
-// documented, so any failure yields "" and never an error.
-func projectIDFromToken(token string) string {
+// tokenPayload decodes the token's informal payload: the middle of three
+// '.'-separated parts, base64 JSON (either alphabet, padded or not). The payload is
+// not documented, so any failure yields nil and never an error.
+func tokenPayload(token string) map[string]json.RawMessage {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return ""
+		return nil
 	}
 	seg := strings.TrimRight(parts[1], "=")
 	var raw []byte
@@ -23,21 +25,61 @@ func projectIDFromToken(token string) string {
 		}
 	}
 	if err != nil {
-		return ""
+		return nil
 	}
-	var p struct {
-		ID json.RawMessage `json:"id"`
+	var p map[string]json.RawMessage
+	if json.Unmarshal(raw, &p) != nil {
+		return nil
 	}
-	if json.Unmarshal(raw, &p) != nil || len(p.ID) == 0 {
+	return p
+}
+
+// projectIDFromToken reads the project id ({"id": ...}) from the token's payload,
+// or "" when there is none.
+func projectIDFromToken(token string) string {
+	id, ok := tokenPayload(token)["id"]
+	if !ok {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(p.ID, &s) == nil {
+	if json.Unmarshal(id, &s) == nil {
 		return s
 	}
 	var n json.Number
-	if json.Unmarshal(p.ID, &n) == nil {
+	if json.Unmarshal(id, &n) == nil {
 		return n.String()
 	}
 	return ""
+}
+
+// legacyTokenHint is the hint a refused v1 call carries when the token looks like
+// a legacy v0 (bot) token: a payload that has "bot": true and no "_t" member,
+// which every project token has. Any other payload, or none, gives no hint.
+const legacyTokenHint = `the token looks like a legacy v0 bot token (its payload has "bot" and no "_t"); ` +
+	`v1 needs a project token, while a legacy token still works with Client.Legacy()`
+
+// tokenHint returns the hint for a refused v1 call made with token, or "". It
+// never quotes the token.
+func tokenHint(token string) string {
+	p := tokenPayload(token)
+	if p == nil {
+		return ""
+	}
+	_, project := p["_t"]
+	if bot, ok := p["bot"]; ok && !project && strings.TrimSpace(string(bot)) == "true" {
+		return legacyTokenHint
+	}
+	return ""
+}
+
+// hasBearerPrefix reports whether token starts with the "Bearer" auth scheme
+// (any case) followed by white space: a header value pasted where the token
+// belongs.
+func hasBearerPrefix(token string) bool {
+	const scheme = "bearer"
+	if len(token) <= len(scheme) || !strings.EqualFold(token[:len(scheme)], scheme) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(token[len(scheme):])
+	return unicode.IsSpace(r)
 }

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 const (
@@ -54,6 +54,9 @@ type call struct {
 	// absentOn404 makes a 404 that the service itself answered (see serviceAnswer)
 	// a success with nothing decoded: the caller reads the 404 status as "none".
 	absentOn404 bool
+	// tokenOnly400: the route's only documented 400 is an invalid project token,
+	// so a 400 matches ErrUnauthorized (see APIError.Is).
+	tokenOnly400 bool
 }
 
 func (r *call) op() string { return r.method + " " + r.path }
@@ -82,10 +85,16 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if !r.idempotent {
 		attempts = 1
 	}
+	// A call that may be retried waits out a short block (its own 429's, or one
+	// another call learnt) rather than fail; one that is sent once never waits.
+	var maxWait time.Duration
+	if attempts > 1 {
+		maxWait = c.retry.MaxRetryAfter
+	}
 	for attempt := 1; ; attempt++ {
 		// Before every send, not once per call: a block that another call records
 		// while this one waits for a v0 slot or backs off must stop it too.
-		slot, err := c.limits.acquire(ctx, r)
+		slot, err := c.limits.acquire(ctx, r, maxWait)
 		if err != nil {
 			return 0, err
 		}
@@ -98,26 +107,15 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return status, ctx.Err()
 		}
 		if wait < 0 || attempt >= attempts {
-			c.finalize(ctx, r, err)
 			return status, err
 		}
 		if c.log.Enabled(ctx, slog.LevelDebug) {
 			c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
 				slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		}
-		if err := backoff.Sleep(ctx, wait); err != nil {
+		if err := clock.Sleep(ctx, c.limits.clk, wait); err != nil {
 			return status, err
 		}
-	}
-}
-
-// finalize records what a failed call teaches about the limits.
-func (c *Client) finalize(ctx context.Context, r *call, err error) {
-	var rl *RateLimitError
-	if errors.As(err, &rl) && !rl.Local && rl.RetryAfter > 0 {
-		rl.Until = c.limits.block(r.family, rl.RetryAfter)
-		c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited",
-			slog.String("op", r.op()), slog.Duration("retry_after", rl.RetryAfter))
 	}
 }
 
@@ -148,69 +146,118 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		// The *url.Error holds the URL, which never carries the token; keep only its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if debug {
-			c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
-				slog.Int("attempt", attempt), slog.String("error", err.Error()))
-		}
-		return 0, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: err}
+		wait, err := c.failedRequest(ctx, r, attempt, err)
+		return 0, wait, err
 	}
 	status := resp.StatusCode
 	if debug {
 		c.log.LogAttrs(ctx, slog.LevelDebug, "response", slog.String("op", r.op()), slog.Int("attempt", attempt),
 			slog.Int("status", status), slog.Duration("took", time.Since(start)))
 	}
-
 	if status >= 200 && status < 300 {
-		bp := c.bufs.get()
-		defer c.bufs.put(bp)
-		data, readErr := readAll(resp, *bp)
-		*bp = data
-		switch {
-		case errors.Is(readErr, errBodyTooLarge):
-			return status, -1, &DecodeError{Op: r.op(), Status: status, Body: cut(data), Err: readErr}
-		case readErr != nil:
-			return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: readErr}
+		return c.success(r, resp, attempt, out)
+	}
+	return c.failure(ctx, r, resp, attempt)
+}
+
+// failedRequest turns a transport failure into a *RequestError (scrubbed: a
+// malformed answer's bytes can be quoted in it) and the wait before a retry.
+func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
+	// The *url.Error holds the URL, which never carries the token; keep only its cause.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(err)}
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
+			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
+	}
+	if !re.retryable() {
+		return -1, re
+	}
+	return c.retry.backoff(attempt), re
+}
+
+// success reads and decodes a 2xx answer.
+func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
+	status := resp.StatusCode
+	bp := c.bufs.get()
+	defer c.bufs.put(bp)
+	data, readErr := readAll(resp, *bp)
+	*bp = data
+	switch {
+	case errors.Is(readErr, errBodyTooLarge):
+		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: readErr}
+	case readErr != nil:
+		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(readErr)}
+	}
+	if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			de.Body, de.Err = c.errorBody(data), c.scrub.err(de.Err)
 		}
-		if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
-			return status, -1, err
-		}
+		return status, -1, err
+	}
+	return status, 0, nil
+}
+
+// errorBody keeps the start of a body for an error, scrubbed of the token.
+func (c *Client) errorBody(data []byte) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	return cut(c.scrub(data[:min(len(data), maxErrorBody)], len(data) > maxErrorBody))
+}
+
+// failure turns an answer that says no into an error, records the block its
+// Retry-After asks for (from any status, at once: before the body is read and
+// before this or any call waits), and says whether and when to try again.
+func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
+	status := resp.StatusCode
+	ra, hinted := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now())
+	var until time.Time
+	if hinted && ra > 0 {
+		until = c.recordBlock(ctx, r, status, ra)
+	}
+	data, truncated := readError(resp)
+	if status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data) {
 		return status, 0, nil
 	}
-
-	data := readError(resp)
+	if !hinted && status == http.StatusTooManyRequests {
+		// The service's 429 body also says how long, when the header is missing.
+		if ra, hinted = parseRetryAfterBody(data); hinted && ra > 0 {
+			until = c.recordBlock(ctx, r, status, ra)
+		}
+	}
+	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
+	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
+	if !r.legacy && apiErr.unauthorized() {
+		apiErr.Hint = c.hint
+	}
 	switch {
-	case status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data):
-		return status, 0, nil
-	case status == http.StatusTooManyRequests:
-		apiErr := newAPIError(r.op(), status, data, attempt)
-		ra, ok := retryAfter(resp.Header.Get("Retry-After"), data, time.Now())
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
-		switch {
-		case !ok:
-			// No hint: back off as after a 5xx rather than hammer the service.
-			return status, c.retry.backoff(attempt), rl
-		case ra > c.retry.MaxRetryAfter:
+	case status == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
+		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
+		if ra > c.retry.MaxRetryAfter {
 			return status, -1, rl
 		}
-		return status, ra, rl
-	case status >= 500:
-		wait := c.retry.backoff(attempt)
-		if ra, ok := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now()); ok {
-			if ra > c.retry.MaxRetryAfter {
-				wait = -1
-			} else {
-				wait = max(wait, ra)
-			}
-		}
-		return status, wait, newAPIError(r.op(), status, data, attempt)
-	default:
-		return status, -1, newAPIError(r.op(), status, data, attempt)
+		// The next attempt's acquire waits out what is left of the block; the
+		// backoff keeps a Retry-After of almost nothing (or none, on a 429) from
+		// being a tight loop.
+		return status, c.retry.backoff(attempt), rl
+	case apiErr.retryable():
+		return status, c.retry.backoff(attempt), apiErr
 	}
+	return status, -1, apiErr
+}
+
+// recordBlock blocks r's family for d, says so in the log, and returns the end
+// of the block.
+func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) time.Time {
+	until := c.limits.block(r.family, d)
+	c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited", slog.String("op", r.op()), slog.Int("status", status),
+		slog.Duration("retry_after", d), slog.String("family", r.family))
+	return until
 }
 
 // serviceAnswer reports whether an error answer comes from the service rather than
@@ -274,13 +321,17 @@ func readAll(resp *http.Response, buf []byte) ([]byte, error) {
 	}
 }
 
-// readError keeps the start of a failed answer's body, drains a bounded rest so the
-// connection can be reused, and closes it.
-func readError(resp *http.Response) []byte {
+// readError keeps the start of a failed answer's body (truncated is true when
+// there was more), drains a bounded rest so the connection can be reused, and
+// closes it.
+func readError(resp *http.Response) (data []byte, truncated bool) {
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	data, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	if len(data) > maxErrorBody {
+		data, truncated = data[:maxErrorBody], true
+	}
 	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
-	return data
+	return data, truncated
 }
 
 // bufferPool recycles read buffers of one Client (no package-level state).
@@ -310,9 +361,14 @@ func cut(b []byte) []byte {
 }
 
 // newAPIError decodes a v1 problem+json or a v0 error body leniently: a field of the
-// wrong type is ignored, not fatal.
-func newAPIError(op string, status int, data []byte, attempts int) *APIError {
-	e := &APIError{Op: op, StatusCode: status, Body: cut(data), Attempts: attempts}
+// wrong type is ignored, not fatal. data is at most maxErrorBody bytes, cut short
+// when truncated. Every string kept passes through scrub, which takes out the
+// token wherever the service quoted it.
+func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redactor) *APIError {
+	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
+	if len(data) > 0 {
+		e.Body = cut(scrub(data, truncated))
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(data, &m) != nil {
 		return e
@@ -320,7 +376,7 @@ func newAPIError(op string, status int, data []byte, attempts int) *APIError {
 	str := func(k string) string {
 		var s string
 		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return s
+			return scrub.str(s)
 		}
 		return ""
 	}

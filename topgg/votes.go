@@ -2,7 +2,6 @@ package topgg
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -65,7 +64,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
 	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes", query: query, idempotent: true, family: votesFamily}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes"), query: query, idempotent: true, family: votesFamily}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -75,8 +74,14 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 // page by page until a page comes back empty (or without a cursor to follow). A
 // failure is yielded once, as the last element. Stopping the loop early sends no
 // further request. Each iteration of the returned sequence starts over from since.
+//
+// The walk always ends: when the service's answers would keep it going (a cursor
+// that does not advance or comes back after other pages, a page that repeats an
+// earlier page's votes under a new cursor), the votes of the offending page are
+// yielded and then a *[PaginationError] (matching [ErrPagination]) ends it.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
+		guard := newPageGuard(http.MethodGet + " " + c.project.v1Path("/votes"))
 		q := VotesQuery{StartDate: since}
 		for {
 			page, err := c.Votes(ctx, q)
@@ -97,9 +102,8 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 				// an empty page, but a last page without a cursor ends it as well.
 				return
 			}
-			if page.Cursor == q.Cursor {
-				// The same cursor again would return the same page forever.
-				yield(Vote{}, fmt.Errorf("topgg: GET /v1/projects/@me/votes: cursor did not advance after a page of %d votes", len(page.Votes)))
+			if err := guard.next(q.Cursor, page); err != nil {
+				yield(Vote{}, err)
 				return
 			}
 			q = VotesQuery{Cursor: page.Cursor}
@@ -149,7 +153,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: "/v1/projects/@me/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes/" + userID), query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}

@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,15 +48,34 @@ type Fault struct {
 	Delay time.Duration
 	// Body replaces the default body: {"retry-after": N} for a 429 with
 	// RetryAfter, else a problem+json document under /v1 and
-	// {"error": "..."} elsewhere.
+	// {"error": "..."} elsewhere. Each [EchoAuthorization] in it is replaced
+	// by the request's Authorization header, as a careless service quoting
+	// it would answer.
 	Body string
 	// ContentType goes with Body; default "application/json".
 	ContentType string
+	// Header adds headers to the answer (after Retry-After, so it can set
+	// that header in another form, such as an HTTP date), e.g. a Location
+	// for a redirect status. [EchoAuthorization] in a value is replaced as
+	// in Body.
+	Header map[string]string
 }
+
+// Placeholders in a [Fault]'s Body and Header values.
+const (
+	// EchoAuthorization stands for the request's Authorization header: a test
+	// of a client's redaction makes the server quote the credentials back in
+	// any error shape.
+	EchoAuthorization = "{{authorization}}"
+	// FaultHit stands for the number of this hit of the fault (1, 2, ...): a
+	// fault with Times > 1 can answer a fresh vote cursor each time around the
+	// same votes, as a service whose cursors do not progress would.
+	FaultHit = "{{hit}}"
+)
 
 type pendingFault struct {
 	Fault
-	left int
+	left, hits int
 }
 
 // Inject queues a fault. It is safe to call at any time.
@@ -64,6 +84,7 @@ func (s *Server) Inject(f Fault) {
 	if left <= 0 {
 		left = 1
 	}
+	f.Header = maps.Clone(f.Header) // the caller may reuse its map
 	s.mu.Lock()
 	s.faults = append(s.faults, &pendingFault{Fault: f, left: left})
 	s.mu.Unlock()
@@ -104,12 +125,27 @@ func (s *Server) takeFault(method, path string) (Fault, bool) {
 			continue
 		}
 		f.left--
+		f.hits++
 		if f.left == 0 {
 			s.faults = append(s.faults[:i], s.faults[i+1:]...)
 		}
-		return f.Fault, true
+		return f.numbered(), true
 	}
 	return Fault{}, false
+}
+
+// numbered returns the fault of this hit, with FaultHit replaced.
+func (f *pendingFault) numbered() Fault {
+	out := f.Fault
+	hit := strings.NewReplacer(FaultHit, strconv.Itoa(f.hits))
+	out.Body = hit.Replace(out.Body)
+	if len(out.Header) > 0 {
+		out.Header = make(map[string]string, len(f.Header))
+		for k, v := range f.Header {
+			out.Header[k] = hit.Replace(v)
+		}
+	}
+	return out
 }
 
 // applyFault plays f and reports whether the request is finished.
@@ -140,6 +176,10 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string,
 	if f.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(f.RetryAfter)))
 	}
+	echo := strings.NewReplacer(EchoAuthorization, r.Header.Get("Authorization"))
+	for k, v := range f.Header {
+		w.Header().Set(k, echo.Replace(v))
+	}
 	switch {
 	case f.Body != "":
 		ct := f.ContentType
@@ -148,7 +188,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string,
 		}
 		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(status)
-		_, _ = w.Write([]byte(f.Body))
+		_, _ = w.Write([]byte(echo.Replace(f.Body)))
 	case status == http.StatusTooManyRequests && f.RetryAfter > 0:
 		writeJSON(w, status, map[string]int{"retry-after": retryAfterSeconds(f.RetryAfter)})
 	default:

@@ -3,6 +3,7 @@ package topggtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -160,4 +161,47 @@ func TestCloseDropsDelayedRequests(t *testing.T) {
 	err := <-errc
 	require.Error(t, err)
 	require.False(t, errors.Is(err, context.DeadlineExceeded))
+}
+
+func TestFaultEchoesAuthorizationAndAddsHeaders(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	s.Inject(Fault{Status: 401, Body: `{"detail":"bad header ` + EchoAuthorization + `"}`,
+		Header: map[string]string{"X-Seen": EchoAuthorization, "Retry-After": "Wed, 21 Oct 2037 07:28:00 GMT"}, RetryAfter: time.Second})
+	r := v1(t, s, http.MethodGet, "/projects/@me", nil)
+	require.Equal(t, 401, r.Status)
+	require.JSONEq(t, `{"detail":"bad header Bearer `+s.Token()+`"}`, string(r.Body))
+	require.Equal(t, "Bearer "+s.Token(), r.Header.Get("X-Seen"))
+	require.Equal(t, "Wed, 21 Oct 2037 07:28:00 GMT", r.Header.Get("Retry-After"), "Header wins over RetryAfter")
+
+	s.Inject(Fault{Path: "/bots*", Status: 400, Body: EchoAuthorization, ContentType: "text/plain"})
+	r = v0(t, s, http.MethodGet, "/bots", nil)
+	require.Equal(t, 400, r.Status)
+	require.Equal(t, s.Token(), string(r.Body))
+}
+
+func TestFaultRetryAfterOnAnyStatus(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for _, status := range []int{400, 403, 500, 503} {
+		s.Inject(Fault{Status: status, RetryAfter: time.Minute})
+		r := v1(t, s, http.MethodGet, "/projects/@me", nil)
+		requireProblem(t, r, status)
+		require.Equal(t, "60", r.Header.Get("Retry-After"), "status %d", status)
+	}
+}
+
+func TestFaultHitNumbers(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	headers := map[string]string{"X-Hit": FaultHit}
+	s.Inject(Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 3, Body: `{"cursor":"c` + FaultHit + `","data":[]}`, Header: headers})
+	headers["X-Hit"] = "changed after Inject"
+	for i := 1; i <= 3; i++ {
+		r := v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=2026-01-01T00:00:00Z", nil)
+		require.Equal(t, 200, r.Status)
+		require.JSONEq(t, fmt.Sprintf(`{"cursor":"c%d","data":[]}`, i), string(r.Body))
+		require.Equal(t, fmt.Sprint(i), r.Header.Get("X-Hit"))
+	}
+	require.Zero(t, s.PendingFaults())
 }

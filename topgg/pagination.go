@@ -1,0 +1,73 @@
+package topgg
+
+import (
+	"hash/maphash"
+	"strconv"
+)
+
+// maxPages bounds one walk over the vote history: at the service's 100 votes a
+// page, 100 million votes, more than a year of history holds for any project. A
+// service that keeps answering fresh pages beyond it is not describing history.
+const maxPages = 1 << 20
+
+// pageGuard ends a walk over pages that does not progress. It remembers a hash of
+// every cursor and of every page's votes (16 bytes a page), so a cursor that comes
+// back, the same one at once or after a cycle, and a page that repeats an earlier
+// one under a new cursor, are caught the first time they happen. One guard serves
+// one walk; it is not safe for concurrent use.
+type pageGuard struct {
+	op      string
+	seed    maphash.Seed
+	pages   int
+	cursors map[uint64]struct{}
+	votes   map[uint64]struct{}
+}
+
+func newPageGuard(op string) *pageGuard {
+	return &pageGuard{op: op, seed: maphash.MakeSeed(), cursors: map[uint64]struct{}{}, votes: map[uint64]struct{}{}}
+}
+
+// next checks a page whose votes were yielded and whose cursor is to be
+// followed, and returns a *PaginationError when following it could go on forever.
+func (g *pageGuard) next(sent string, p *VotePage) error {
+	g.pages++
+	if g.pages >= maxPages {
+		return g.fail("more than " + strconv.Itoa(maxPages) + " pages")
+	}
+	c := maphash.String(g.seed, p.Cursor)
+	if _, seen := g.cursors[c]; seen {
+		if p.Cursor == sent {
+			return g.fail("cursor did not advance after a page of " + strconv.Itoa(len(p.Votes)) + " votes")
+		}
+		return g.fail("cursor came back after other pages (a cycle)")
+	}
+	v := g.hashVotes(p.Votes)
+	if _, seen := g.votes[v]; seen {
+		return g.fail("page repeats the votes of an earlier page under a new cursor")
+	}
+	g.cursors[c] = struct{}{}
+	g.votes[v] = struct{}{}
+	return nil
+}
+
+func (g *pageGuard) fail(problem string) error {
+	return &PaginationError{Op: g.op, Page: g.pages, Problem: problem}
+}
+
+// hashVotes hashes every field of every vote, in order.
+func (g *pageGuard) hashVotes(votes []Vote) uint64 {
+	var h maphash.Hash
+	h.SetSeed(g.seed)
+	buf := make([]byte, 0, 64)
+	for _, v := range votes {
+		buf = append(buf[:0], v.UserID...)
+		buf = append(buf, 0)
+		buf = append(buf, v.PlatformID...)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, int64(v.Weight), 10)
+		buf, _ = v.CreatedAt.AppendBinary(buf) // fails only for offsets no JSON time carries
+		buf, _ = v.ExpiresAt.AppendBinary(buf)
+		_, _ = h.Write(buf)
+	}
+	return h.Sum64()
+}

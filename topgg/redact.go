@@ -1,0 +1,111 @@
+package topgg
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// redactedMark replaces every trace of the token in what the service says.
+const redactedMark = "[redacted]"
+
+// Bounds of what counts as a trace of the token.
+const (
+	// minSecretPart is the shortest '.'-separated part of the token that is
+	// scrubbed on its own (a service may quote only the signature).
+	minSecretPart = 8
+	// minPartialTail is the shortest start of a secret that is scrubbed at the
+	// end of a body cut short, where the rest of the secret was cut off.
+	minPartialTail = 4
+)
+
+// redactor scrubs the token from bytes the service sent (error bodies, quoted
+// headers, transport errors). truncated says that b was cut short, so that a
+// secret cut in two at its end is scrubbed too. It returns b itself when there
+// is nothing to scrub. The secrets live only in the closure, which no formatting
+// prints (see credentials).
+type redactor func(b []byte, truncated bool) []byte
+
+// newRedactor returns the redactor of token: it scrubs the token (and so
+// "Bearer <token>"), each of its parts of at least minSecretPart bytes, and the
+// forms these take when a service escapes them in JSON or in a URL.
+func newRedactor(token string) redactor {
+	secrets := secretForms(token)
+	return func(b []byte, truncated bool) []byte {
+		out := b
+		for _, s := range secrets {
+			if bytes.Contains(out, s) {
+				out = bytes.ReplaceAll(out, s, []byte(redactedMark))
+			}
+		}
+		if truncated {
+			out = scrubPartialTail(out, secrets)
+		}
+		return out
+	}
+}
+
+// secretForms lists the byte strings to scrub, longest first, so that the whole
+// token goes before its parts.
+func secretForms(token string) [][]byte {
+	raw := []string{token}
+	for part := range strings.SplitSeq(token, ".") {
+		if len(part) >= minSecretPart && part != token {
+			raw = append(raw, part)
+		}
+	}
+	var forms []string
+	for _, s := range raw {
+		forms = append(forms, s, url.QueryEscape(s), url.PathEscape(s),
+			// JSON encoders differ: PHP escapes '/', .NET escapes '+' and '='.
+			strings.ReplaceAll(s, "/", `\/`),
+			strings.NewReplacer("+", `\u002B`, "=", `\u003D`, "<", `\u003C`, ">", `\u003E`, "&", `\u0026`).Replace(s),
+			strings.NewReplacer("+", `\u002b`, "=", `\u003d`, "<", `\u003c`, ">", `\u003e`, "&", `\u0026`).Replace(s),
+		)
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	forms = slices.Compact(forms)
+	out := make([][]byte, len(forms))
+	for i, f := range forms {
+		out[i] = []byte(f)
+	}
+	return out
+}
+
+// scrubPartialTail replaces an end of b that is the start of a secret (at least
+// minPartialTail bytes of it): the rest of that secret was cut off.
+func scrubPartialTail(b []byte, secrets [][]byte) []byte {
+	for _, s := range secrets {
+		for k := min(len(s)-1, len(b)); k >= minPartialTail; k-- {
+			if bytes.HasSuffix(b, s[:k]) {
+				return append(b[:len(b)-k:len(b)-k], redactedMark...)
+			}
+		}
+	}
+	return b
+}
+
+// str scrubs a string.
+func (r redactor) str(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	return string(r([]byte(s), false))
+}
+
+// err returns err unchanged when its message holds no trace of the token, and
+// otherwise an error with the scrubbed message only: the original (a
+// *time.ParseError quoting a field, a transport error quoting a malformed status
+// line) is dropped, since it would still hand the token to errors.As or %#v.
+func (r redactor) err(err error) error {
+	if err == nil || r == nil {
+		return err
+	}
+	msg := err.Error()
+	if clean := r.str(msg); clean != msg {
+		return errors.New(clean)
+	}
+	return err
+}
