@@ -1,0 +1,31 @@
+// Package shards opens and closes a discordgo bot's shard sessions under a
+// context, and makes every Discord REST call of those sessions honour its
+// context and read a bounded body.
+//
+// discordgo (v0.29) takes no context in Open, sleeps through a 429 without
+// looking at one (time.Sleep, holding the route's lock), and reads whole
+// whatever body Discord sends. A bot that wants a SIGTERM to end its start at
+// once, or its shutdown to stop a role grant that Discord rate-limits, ends up
+// writing the same few hundred lines around it; this package is those lines:
+//
+//   - [New] makes one session per shard (token, shard pair, intents, and an
+//     HTTP client and websocket dialer of this package);
+//   - [Group.Open] connects them in order and returns when every shard has its
+//     READY, or at once when its context is done (a silent gateway, a
+//     gateway lookup Discord never answers or rate-limits for a minute);
+//   - [Group.Close] closes them all at once and refuses reconnections;
+//   - every REST request of the sessions goes through a transport that waits
+//     out Discord's rate limits (429 Retry-After, an exhausted bucket, the
+//     global limit) inside the request, where the request's context can end
+//     the wait, instead of in discordgo's sleeps; and that fails a response
+//     body longer than a bound (8 MiB by default) with a [*BodyTooLargeError].
+//
+// A REST call honours cancellation when it is given the context:
+//
+//	err := s.GuildMemberRoleAdd(guildID, userID, roleID, discordgo.WithContext(ctx))
+//
+// Calls made without one are still bounded by the client's timeout.
+//
+// The name: what a bot opens and closes is its shards; the REST pieces ride on
+// the same sessions and transport, so they live here too.
+package shards
