@@ -16,8 +16,3 @@ func WithAbortGrace(d time.Duration) Option {
 	return func(cfg *config) error { cfg.abortGrace = d; return nil }
 }
 
-// RouteKey exposes routeKey.
-var RouteKey = routeKey
-
-// Seconds exposes seconds.
-var Seconds = seconds

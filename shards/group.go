@@ -99,8 +99,9 @@ func checkToken(token string) error {
 }
 
 // httpClient is the sessions' client: the configured one, with its
-// transport wrapped (outermost first) by the rate limiter, the gateway
-// lookup's tie to the Group, the body bound and the API base rewriting.
+// transport wrapped (outermost first) by the gateway lookup's tie to the
+// Group (so that it also ends a rate-limit wait of the lookup), the rate
+// limiter, the body bound and the API base rewriting.
 func (g *Group) httpClient() *http.Client {
 	base := g.cfg.client.Transport
 	if base == nil {
@@ -108,8 +109,8 @@ func (g *Group) httpClient() *http.Client {
 	}
 	var rt http.RoundTripper = newAPIRewriter(g.cfg.apiBase, base)
 	rt = &bodyLimit{limit: g.cfg.maxBody, next: rt}
-	rt = &gatewayLookup{shut: g.shut, next: rt}
 	rt = newRateLimiter(rt, g.cfg.clock, g.cfg.logger)
+	rt = &gatewayLookup{shut: g.shut, next: rt}
 	hc := *g.cfg.client
 	hc.Transport = rt
 	return &hc

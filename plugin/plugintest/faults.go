@@ -158,11 +158,29 @@ func (s *Server) play(w http.ResponseWriter, r *http.Request, f Fault) {
 	case faultLongBody:
 		s.writeLongBody(w, r, f.size)
 	case faultNoAnswer:
+		s.mu.Lock()
+		s.held++
+		s.notifyLocked()
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.held--
+			s.notifyLocked()
+			s.mu.Unlock()
+		}()
 		select {
 		case <-r.Context().Done():
 		case <-s.done:
 		}
 	}
+}
+
+// Held returns how many requests a NoAnswer fault holds right now: a test
+// waits on it to know that the client is waiting.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
 }
 
 // longBodyChunk is what writeLongBody writes at a time.

@@ -46,6 +46,7 @@ type Server struct {
 	interactions map[string]*interactionState
 	replies      []InteractionReply
 	faults       map[Route][]*injected
+	held         int // requests a NoAnswer fault holds
 }
 
 // NewServer starts a fake Discord listening on 127.0.0.1 (a free port). It
