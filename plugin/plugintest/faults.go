@@ -15,16 +15,35 @@ import (
 // /api/v10). Faults are injected per route.
 type Route string
 
-// The routes of the Server.
+// The routes of the Server, for Inject.
 const (
-	RouteGateway             Route = "GET /gateway"
-	RouteGatewayBot          Route = "GET /gateway/bot"
-	RouteCurrentUser         Route = "GET /users/@me"
-	RouteApplication         Route = "GET /oauth2/applications/@me"
-	RouteCommandsOverwrite   Route = "PUT /applications/{app}/commands"
-	RouteMemberRoleAdd       Route = "PUT /guilds/{guild}/members/{user}/roles/{role}"
-	RouteMemberRoleRemove    Route = "DELETE /guilds/{guild}/members/{user}/roles/{role}"
-	RouteInteractionReply    Route = "POST /interactions/{id}/{token}/callback"
+	// RouteGateway is the gateway lookup discordgo's Open makes.
+	RouteGateway Route = "GET /gateway"
+	// RouteGatewayBot is the gateway lookup with the recommended shard count.
+	RouteGatewayBot Route = "GET /gateway/bot"
+	// RouteCurrentUser reads the bot user.
+	RouteCurrentUser Route = "GET /users/@me"
+	// RouteApplication reads the bot's application (discordgo's Application).
+	RouteApplication Route = "GET /oauth2/applications/@me"
+	// RouteCurrentApplication reads the bot's application (the newer path).
+	RouteCurrentApplication Route = "GET /applications/@me"
+	// RouteCommands lists the global application commands.
+	RouteCommands Route = "GET /applications/{app}/commands"
+	// RouteCommandsOverwrite replaces the global application commands.
+	RouteCommandsOverwrite Route = "PUT /applications/{app}/commands"
+	// RouteCommandCreate creates or updates one global application command.
+	RouteCommandCreate Route = "POST /applications/{app}/commands"
+	// RouteGuildCommandsOverwrite replaces a guild's application commands.
+	RouteGuildCommandsOverwrite Route = "PUT /applications/{app}/guilds/{guild}/commands"
+	// RouteMemberRoleAdd gives a member a role.
+	RouteMemberRoleAdd Route = "PUT /guilds/{guild}/members/{user}/roles/{role}"
+	// RouteMemberRoleRemove takes a role from a member.
+	RouteMemberRoleRemove Route = "DELETE /guilds/{guild}/members/{user}/roles/{role}"
+	// RouteInteractionCallback answers an interaction.
+	RouteInteractionCallback Route = "POST /interactions/{id}/{token}/callback"
+	// RouteInteractionEdit edits an interaction's original answer.
+	RouteInteractionEdit Route = "PATCH /webhooks/{app}/{token}/messages/@original"
+	// RouteInteractionFollowup sends a follow-up message to an interaction.
 	RouteInteractionFollowup Route = "POST /webhooks/{app}/{token}"
 )
 
@@ -106,8 +125,10 @@ func (s *Server) ClearFaults() {
 
 func knownRoute(r Route) bool {
 	switch r {
-	case RouteGateway, RouteGatewayBot, RouteCurrentUser, RouteApplication, RouteCommandsOverwrite,
-		RouteMemberRoleAdd, RouteMemberRoleRemove, RouteInteractionReply, RouteInteractionFollowup:
+	case RouteGateway, RouteGatewayBot, RouteCurrentUser, RouteApplication, RouteCurrentApplication,
+		RouteCommands, RouteCommandsOverwrite, RouteCommandCreate, RouteGuildCommandsOverwrite,
+		RouteMemberRoleAdd, RouteMemberRoleRemove,
+		RouteInteractionCallback, RouteInteractionEdit, RouteInteractionFollowup:
 		return true
 	}
 	return false
