@@ -15,4 +15,3 @@ func WithClock(c clock.Clock) Option {
 func WithAbortGrace(d time.Duration) Option {
 	return func(cfg *config) error { cfg.abortGrace = d; return nil }
 }
-

@@ -35,7 +35,7 @@ func TestOpenAndClose(t *testing.T) {
 		})
 	}
 	require.NoError(t, w.group.Open(w.ctx()))
-	assert.Equal(t, n, w.srv.ConnectedShards())
+	require.NoError(t, w.srv.WaitConnected(w.ctx(), n))
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -90,7 +90,7 @@ func TestOpenAfterRateLimitedLookup(t *testing.T) {
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
 	w.clock.Advance(time.Minute)
 	require.NoError(t, within(t, done, "Open"))
-	assert.Equal(t, 2, w.srv.ConnectedShards())
+	require.NoError(t, w.srv.WaitConnected(w.ctx(), 2))
 }
 
 // silentGateway is a Discord whose gateway accepts the websocket and then
@@ -203,7 +203,7 @@ func TestMisuse(t *testing.T) {
 	}
 	g, err := shards.New(secret, 1)
 	require.NoError(t, err)
-	//nolint:staticcheck // a nil context is the misuse under test
+	//lint:ignore SA1012 a nil context is the misuse under test
 	require.Error(t, g.Open(nil))
 	require.NoError(t, g.Close())
 }
