@@ -182,6 +182,11 @@ func (g *Group) openAll(ctx context.Context) error {
 		go func() { errc <- s.Open() }()
 		select {
 		case err := <-errc:
+			if err != nil && ctx.Err() != nil {
+				// It failed because of the stop (a lookup cut short, say).
+				g.stop(-1)
+				return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
+			}
 			if err != nil {
 				return fmt.Errorf("shards: opening shard %d: %w", i, err)
 			}
@@ -224,6 +229,13 @@ func (g *Group) stop(abort int) {
 // and closes every session at once: discordgo's Close takes a second per
 // session, so they are closed concurrently. It returns the sessions' errors,
 // and says which were abandoned by an aborted Open. Close is idempotent.
+//
+// Known limitation of discordgo v0.29: if a session's heartbeat fails at the
+// moment Close sends its close frame, discordgo starts a reconnect loop that
+// Close cannot stop; the stopped dialer refuses each attempt, and the loop
+// retries (1 s, 2 s, ... up to 10 min apart) until the process exits. Tests
+// that check for leaked goroutines set ShouldReconnectOnError to false on the
+// sessions.
 func (g *Group) Close() error {
 	g.mu.Lock()
 	if g.state == stateClosed {
