@@ -16,6 +16,7 @@ type BodyTooLargeError struct {
 	Method, Route string
 }
 
+// Error names the request and the bound.
 func (e *BodyTooLargeError) Error() string {
 	return fmt.Sprintf("shards: %s %s: response body longer than %d bytes", e.Method, e.Route, e.Limit)
 }

@@ -24,7 +24,11 @@
 //
 //	err := s.GuildMemberRoleAdd(guildID, userID, roleID, discordgo.WithContext(ctx))
 //
-// Calls made without one are still bounded by the client's timeout.
+// Calls made without one are still bounded by the client's timeout, which
+// bounds every wait too. discordgo serialises the calls of one route (its
+// bucket's lock, taken before the request): a call queued behind another
+// call's rate-limit wait goes on when that wait ends, by its time or by the
+// other call's context.
 //
 // The name: what a bot opens and closes is its shards; the REST pieces ride on
 // the same sessions and transport, so they live here too.

@@ -54,6 +54,7 @@ type RateLimitError struct {
 	Attempts int
 }
 
+// Error names the request, the limit and the attempts.
 func (e *RateLimitError) Error() string {
 	scope := "route"
 	if e.Global {
