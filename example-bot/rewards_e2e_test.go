@@ -28,3 +28,19 @@ func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 	assert.Zero(t, bot.countMsg("vote rewarded: role given"))
 	assert.Empty(t, e.dc.MemberRoles(guild(0, 0), makeVotes(1)[0].PlatformID))
 }
+
+// TestE2EEndlessAnswerToRoleGrant: Discord answers a role grant with a body
+// that never ends. The bot reads 8 MiB of it, fails that attempt with a
+// bounded-body error (before: it read until it had grown past 500 MiB), and
+// the next attempt gives the role.
+func TestE2EEndlessAnswerToRoleGrant(t *testing.T) {
+	e := newE2E(t)
+	require.NoError(t, e.dc.Inject(plugintest.RouteMemberRoleAdd, 1, plugintest.LongBody(-1)))
+	votes := makeVotes(1)
+	e.tg.AddVotes(votes...)
+	bot := e.startBot()
+	bot.waitMsg("vote rewarded: role given")
+	assert.Contains(t, bot.stderr.String(), "response body longer than 8388608 bytes")
+	assert.Equal(t, []string{rewardRole}, e.dc.MemberRoles(guild(0, 0), votes[0].PlatformID))
+	bot.terminate()
+}
