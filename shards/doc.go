@@ -30,6 +30,11 @@
 // call's rate-limit wait goes on when that wait ends, by its time or by the
 // other call's context.
 //
+// The sessions keep discordgo's defaults otherwise, State included. A bot
+// that reads nothing of State (counts from the events, shard from the guild
+// ID) should set StateEnabled to false before Open: at 100,000 guilds over 16
+// shards, State is about 200 MiB of the example bot's 250 MiB.
+//
 // The name: what a bot opens and closes is its shards; the REST pieces ride on
 // the same sessions and transport, so they live here too.
 package shards

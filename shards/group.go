@@ -136,7 +136,9 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 // its READY, or at once when ctx is done: the pending connection is dropped
 // (a gateway lookup Discord does not answer, or rate-limits, a gateway that
 // never says HELLO), no shard connects from then on, and Open returns an
-// error wrapping ctx's and ErrClosed. Whatever Open returns, Close the Group.
+// error wrapping ctx's and ErrClosed. Once Open has returned, ctx no longer
+// matters: the sessions run (and reconnect) until Close. Whatever Open
+// returns, Close the Group.
 // A second Open returns ErrOpened; an Open after Close, ErrClosed.
 //
 // If an aborted discordgo Open does not return within two seconds, that
