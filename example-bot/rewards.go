@@ -13,6 +13,10 @@ import (
 
 // rewards gives the voter role on a vote and takes it back when the vote expires,
 // when REWARD_GUILD_ID and REWARD_ROLE_ID are set; otherwise it only logs.
+//
+// The role calls carry the handler's context: the sessions' transport (package
+// shards) waits out a 429 under it and bounds the answer's body, so the
+// plugin's cancellation at shutdown ends a call Discord rate-limits at once.
 type rewards struct {
 	bot *bot
 	log *slog.Logger

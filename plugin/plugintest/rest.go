@@ -172,6 +172,12 @@ func (s *Server) restHandler() http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if _, pattern := mux.Handler(r); pattern != "" {
+			if f, ok := s.takeFault(r.Method, pattern); ok {
+				s.play(rec, r, f)
+				return
+			}
+		}
 		mux.ServeHTTP(rec, r)
 	})
 }

@@ -28,6 +28,7 @@ type Server struct {
 	upgrader  websocket.Upgrader
 	wsWG      sync.WaitGroup // one per gateway connection handler
 	started   time.Time
+	done      chan struct{} // closed by Close: ends the faults that hold requests
 
 	mu           sync.Mutex
 	closed       bool
@@ -44,6 +45,8 @@ type Server struct {
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
 	replies      []InteractionReply
+	faults       map[Route][]*injected
+	held         int // requests a NoAnswer fault holds
 }
 
 // NewServer starts a fake Discord listening on 127.0.0.1 (a free port). It
@@ -70,6 +73,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		commands:     make(map[string][]commandRecord),
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
+		faults:       make(map[Route][]*injected),
+		done:         make(chan struct{}),
 	}
 	for _, id := range cfg.guilds {
 		if _, dup := s.guilds[id]; dup {
@@ -145,6 +150,7 @@ func (s *Server) Close() {
 		conns = append(conns, c)
 	}
 	s.notifyLocked()
+	close(s.done)
 	s.mu.Unlock()
 
 	for _, c := range conns {

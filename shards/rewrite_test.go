@@ -1,4 +1,4 @@
-package main
+package shards
 
 import (
 	"errors"
@@ -87,7 +87,7 @@ func TestAPIRewriterErrorNamesTheHost(t *testing.T) {
 	req.Header.Set("Authorization", "Bot secret-token")
 	_, err = hc.Do(req)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "sent to 127.0.0.1:5555 (DISCORD_API_URL)")
+	assert.Contains(t, err.Error(), "sent to 127.0.0.1:5555 (the API base)")
 	assert.NotContains(t, err.Error(), "secret-token")
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	var ue *url.Error
@@ -98,5 +98,5 @@ func TestAPIRewriterErrorNamesTheHost(t *testing.T) {
 	hc = &http.Client{Transport: newAPIRewriter("http://127.0.0.1:5555/api/v9", failing{errors.New("boom")})}
 	_, err = hc.Get("https://cdn.discordapp.com/x.png")
 	require.Error(t, err)
-	assert.NotContains(t, err.Error(), "DISCORD_API_URL")
+	assert.NotContains(t, err.Error(), "the API base")
 }

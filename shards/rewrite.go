@@ -1,4 +1,4 @@
-package main
+package shards
 
 import (
 	"errors"
@@ -8,27 +8,28 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// apiRewriter sends discordgo's REST calls to another API base (DISCORD_API_URL: a
-// REST proxy, or a test server). discordgo builds every URL from its package-level
-// endpoints; changing those would be global state, so the requests are rewritten
-// on their way out instead.
+// trimBase returns base with exactly one trailing slash.
+func trimBase(base string) string { return strings.TrimRight(base, "/") + "/" }
+
+// apiRewriter sends discordgo's REST calls to another API base. discordgo
+// builds every URL from its package-level endpoints; changing those would be
+// global state, so the requests are rewritten on their way out instead.
 type apiRewriter struct {
 	base string // with a trailing slash
 	next http.RoundTripper
 }
 
+// newAPIRewriter returns next itself when base is discordgo's own.
 func newAPIRewriter(base string, next http.RoundTripper) http.RoundTripper {
-	base = strings.TrimRight(base, "/") + "/"
-	if base == discordgo.EndpointAPI {
+	if base == "" || trimBase(base) == discordgo.EndpointAPI {
 		return next
 	}
-	return &apiRewriter{base: base, next: next}
+	return &apiRewriter{base: trimBase(base), next: next}
 }
 
 // RoundTrip implements http.RoundTripper without changing req.
 func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
-	u := req.URL.String()
-	rest, ok := strings.CutPrefix(u, discordgo.EndpointAPI)
+	rest, ok := strings.CutPrefix(req.URL.String(), discordgo.EndpointAPI)
 	if !ok {
 		return t.next.RoundTrip(req)
 	}
@@ -47,14 +48,14 @@ func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // rewrittenError says where a rewritten request really went: http.Client's
 // *url.Error around it names the original discord.com URL. It names the host
-// only (DISCORD_API_URL takes no user info, and the path holds no secret).
+// only (the base takes no user info, and the path holds no secret).
 type rewrittenError struct {
 	host string
 	err  error
 }
 
 func (e *rewrittenError) Error() string {
-	return "sent to " + e.host + " (DISCORD_API_URL): " + e.err.Error()
+	return "sent to " + e.host + " (the API base): " + e.err.Error()
 }
 
 func (e *rewrittenError) Unwrap() error { return e.err }

@@ -1,0 +1,165 @@
+package plugintest_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin/plugintest"
+)
+
+// do sends one authorized request to the fake and returns the response,
+// body read.
+func do(t *testing.T, ctx context.Context, srv *plugintest.Server, method, path string) (*http.Response, []byte, error) {
+	t.Helper()
+	var body io.Reader
+	if method == http.MethodPut || method == http.MethodPost || method == http.MethodPatch {
+		body = strings.NewReader(`[]`)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, srv.URL()+"/api/v9"+path, body)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bot "+srv.Token())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.HTTPClient().Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+// TestEveryRouteTakesFaults: each Route names a real endpoint: a fault
+// injected on it is played on a request to that endpoint, once, and the
+// next request gets the normal answer.
+func TestEveryRouteTakesFaults(t *testing.T) {
+	t.Parallel()
+	guild := plugintest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, plugintest.WithGuilds(guild))
+	app := srv.ApplicationID()
+	for route, path := range map[plugintest.Route]string{
+		plugintest.RouteGateway:                "/gateway",
+		plugintest.RouteGatewayBot:             "/gateway/bot",
+		plugintest.RouteCurrentUser:            "/users/@me",
+		plugintest.RouteApplication:            "/oauth2/applications/@me",
+		plugintest.RouteCurrentApplication:     "/applications/@me",
+		plugintest.RouteCommands:               "/applications/" + app + "/commands",
+		plugintest.RouteCommandsOverwrite:      "/applications/" + app + "/commands",
+		plugintest.RouteCommandCreate:          "/applications/" + app + "/commands",
+		plugintest.RouteGuildCommandsOverwrite: "/applications/" + app + "/guilds/" + guild + "/commands",
+		plugintest.RouteMemberRoleAdd:          "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		plugintest.RouteMemberRoleRemove:       "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		plugintest.RouteInteractionCallback:    "/interactions/1300000000000000003/tok/callback",
+		plugintest.RouteInteractionEdit:        "/webhooks/" + app + "/tok/messages/@original",
+		plugintest.RouteInteractionFollowup:    "/webhooks/" + app + "/tok",
+	} {
+		method, _, _ := strings.Cut(string(route), " ")
+		require.NoError(t, srv.Inject(route, 1, plugintest.RateLimited(1500*time.Millisecond, false)))
+		resp, _, err := do(t, testContext(t), srv, method, path)
+		require.NoError(t, err, route)
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, route)
+		assert.Equal(t, "1.5", resp.Header.Get("Retry-After"), route)
+		resp, _, err = do(t, testContext(t), srv, method, path)
+		require.NoError(t, err, route)
+		assert.NotEqual(t, http.StatusTooManyRequests, resp.StatusCode, route)
+	}
+}
+
+// TestRateLimitedAnswer: a 429 as Discord sends it, headers and body; a
+// global one says so.
+func TestRateLimitedAnswer(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 2, plugintest.RateLimited(250*time.Millisecond, false)))
+	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.RateLimited(time.Minute, true)))
+	for _, want := range []struct {
+		retry  string
+		global bool
+	}{{"0.25", false}, {"0.25", false}, {"60", true}} {
+		resp, body, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+		assert.Equal(t, want.retry, resp.Header.Get("Retry-After"))
+		assert.Equal(t, want.retry, resp.Header.Get("X-RateLimit-Reset-After"))
+		assert.Equal(t, "0", resp.Header.Get("X-RateLimit-Remaining"))
+		assert.Equal(t, want.global, resp.Header.Get("X-RateLimit-Global") == "true")
+		var b struct {
+			RetryAfter float64 `json:"retry_after"`
+			Global     bool    `json:"global"`
+		}
+		require.NoError(t, json.Unmarshal(body, &b))
+		assert.Equal(t, want.global, b.Global)
+	}
+	resp, _, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	calls := srv.Calls()
+	require.Len(t, calls, 4)
+	assert.Equal(t, http.StatusTooManyRequests, calls[0].Status, "a played fault is recorded")
+}
+
+// TestLongBody: the body has the size asked for; an endless one stops when
+// the client goes.
+func TestLongBody(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.LongBody(100_000)))
+	resp, body, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Len(t, body, 100_000)
+
+	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.LongBody(0)))
+	req, err := http.NewRequestWithContext(testContext(t), http.MethodGet, srv.APIBase()+"users/@me", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bot "+srv.Token())
+	resp, err = srv.HTTPClient().Do(req)
+	require.NoError(t, err)
+	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<20))
+	require.NoError(t, err)
+	assert.Equal(t, int64(10<<20), n, "the endless body ended")
+	require.NoError(t, resp.Body.Close())
+}
+
+// TestNoAnswer: the request is held until the client gives up (Held counts
+// it meanwhile), or until Close.
+func TestNoAnswer(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	require.NoError(t, srv.Inject(plugintest.RouteGateway, -1, plugintest.NoAnswer()))
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() { _, _, err := do(t, ctx, srv, http.MethodGet, "/gateway"); done <- err }()
+	require.Eventually(t, func() bool { return srv.Held() == 1 }, waitFor, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return srv.Held() == 0 }, waitFor, time.Millisecond)
+
+	srv.ClearFaults()
+	resp, _, err := do(t, testContext(t), srv, http.MethodGet, "/gateway")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// Close ends a held request too.
+	require.NoError(t, srv.Inject(plugintest.RouteGateway, 1, plugintest.NoAnswer()))
+	go func() { _, _, err := do(t, testContext(t), srv, http.MethodGet, "/gateway"); done <- err }()
+	require.Eventually(t, func() bool { return srv.Held() == 1 }, waitFor, time.Millisecond)
+	srv.Close()
+	<-done
+}
+
+// TestInjectMisuse: an unknown route, a zero Fault or n == 0 is an error.
+func TestInjectMisuse(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	require.Error(t, srv.Inject("GET /nowhere", 1, plugintest.NoAnswer()))
+	require.Error(t, srv.Inject(plugintest.RouteGateway, 1, plugintest.Fault{}))
+	require.Error(t, srv.Inject(plugintest.RouteGateway, 0, plugintest.NoAnswer()))
+}

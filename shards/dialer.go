@@ -1,0 +1,85 @@
+package shards
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// handshakeTimeout is gorilla's default websocket handshake bound.
+const handshakeTimeout = 45 * time.Second
+
+// gatewayDialer dials one shard's gateway connections until it is stopped,
+// and can abort the connection a pending Open waits on: Open holds the
+// session's lock while it waits for the gateway's first messages, so Close
+// cannot interrupt it, but closing the connection under it can. It is safe
+// for concurrent use.
+type gatewayDialer struct {
+	dialer net.Dialer
+
+	mu      sync.Mutex
+	stopped chan struct{} // closed by stop: no dial from then on
+	last    net.Conn      // the connection dialled last
+}
+
+func newGatewayDialer() *gatewayDialer { return &gatewayDialer{stopped: make(chan struct{})} }
+
+// websocketDialer returns the dialer for discordgo's Session.Dialer:
+// gorilla's defaults, with d's connections.
+func (d *gatewayDialer) websocketDialer() *websocket.Dialer {
+	return &websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: handshakeTimeout,
+		NetDialContext:   d.dial,
+	}
+}
+
+func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-d.stopped:
+			cancel()
+		case <-done:
+		}
+	}()
+	c, err := d.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// stop takes mu: either it sees this connection, or this sees it stopped.
+	select {
+	case <-d.stopped:
+		_ = c.Close()
+		return nil, ErrClosed
+	default:
+	}
+	d.last = c
+	return c, nil
+}
+
+// stop refuses every dial from now on and ends those in flight. With abort,
+// it also closes the connection dialled last: only while an Open is pending,
+// since once Open has returned that connection is the shard's live one, which
+// discordgo's Close ends properly. stop is idempotent.
+func (d *gatewayDialer) stop(abort bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.stopped:
+	default:
+		close(d.stopped)
+	}
+	if abort && d.last != nil {
+		_ = d.last.Close()
+	}
+}

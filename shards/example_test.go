@@ -1,0 +1,60 @@
+package shards_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/shards"
+)
+
+// A bot's shards, opened under the process's signal context and closed at
+// the end; here against the fake Discord of plugintest instead of Discord.
+func Example() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	guild := plugintest.GuildIDForShard(0, 1, 2)
+	discord, err := plugintest.NewServer(plugintest.WithShardCount(2), plugintest.WithGuilds(guild))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer discord.Close()
+
+	// In a bot: shards.New(os.Getenv("DISCORD_TOKEN"), shardCount).
+	group, err := shards.New(discord.Token(), 2, shards.WithAPIBase(discord.APIBase()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer group.Close() // closes every shard at once
+	for _, s := range group.Sessions() {
+		s.StateEnabled = false           // the bot reads nothing of discordgo's cache
+		s.ShouldReconnectOnError = false // see Group.Close
+	}
+	// A SIGTERM (or the timeout) while Discord is slow or silent ends Open at once.
+	if err := group.Open(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// REST calls given the context end with it, rate-limit waits included.
+	s, err := group.ForGuild(guild)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = s.GuildMemberRoleAdd(guild, "300000000000000042", "900000000000000777", discordgo.WithContext(ctx))
+	fmt.Println("shard", s.ShardID, "role given:", err == nil)
+	// Output:
+	// shard 1 role given: true
+}

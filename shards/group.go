@@ -1,0 +1,274 @@
+package shards
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// MaxShards bounds the shard count of a Group: every shard is a gateway
+// connection with its own goroutines and buffers in this process, and
+// Discord's largest bots run a few thousand.
+const MaxShards = 1 << 16
+
+// Group is a bot's shard sessions: one discordgo session per shard, opened
+// together under a context and closed together.
+//
+// Open is called once; Close may be called at any time, from any goroutine,
+// and more than once. The sessions are discordgo's own: add handlers and set
+// fields (StateEnabled, SyncEvents, ...) before Open.
+type Group struct {
+	cfg      config
+	sessions []*discordgo.Session
+	dialers  []*gatewayDialer // one per session
+	shut     chan struct{}    // closed once the Group stops connecting (see stop)
+	shutOnce sync.Once
+
+	mu         sync.Mutex
+	state      groupState
+	cancelOpen context.CancelFunc // of the pending Open
+	openDone   chan struct{}      // closed when the pending Open returns
+	stuck      []bool             // a session whose aborted Open never returned: its lock is held
+}
+
+type groupState int
+
+const (
+	stateNew groupState = iota
+	stateOpening
+	stateOpened // Open returned, with or without an error
+	stateClosed
+)
+
+// New makes the sessions of a bot with shardCount shards (1 to MaxShards),
+// not opened. token is the bot token without the "Bot " prefix; it appears in
+// no error. Each session has the shard pair, the intents (DefaultIntents
+// unless WithIntents), and this package's HTTP client and gateway dialer;
+// everything else is discordgo's default, State included.
+func New(token string, shardCount int, opts ...Option) (*Group, error) {
+	if err := checkToken(token); err != nil {
+		return nil, err
+	}
+	if shardCount < 1 || shardCount > MaxShards {
+		return nil, fmt.Errorf("shards: shard count %d: must be between 1 and %d", shardCount, MaxShards)
+	}
+	cfg := defaultConfig()
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("shards: nil option")
+		}
+		if err := opt(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	g := &Group{cfg: cfg, shut: make(chan struct{}), stuck: make([]bool, shardCount)}
+	client := g.httpClient()
+	for i := range shardCount {
+		s, err := discordgo.New("Bot " + token)
+		if err != nil {
+			return nil, errors.New("shards: discordgo refused the session") // its error could quote the token
+		}
+		d := newGatewayDialer()
+		s.Client, s.Dialer = client, d.websocketDialer()
+		s.ShardID, s.ShardCount = i, shardCount
+		s.Identify.Shard = &[2]int{i, shardCount}
+		s.Identify.Intents = cfg.intents
+		g.sessions = append(g.sessions, s)
+		g.dialers = append(g.dialers, d)
+	}
+	return g, nil
+}
+
+// checkToken refuses a token that could not work, without quoting it.
+func checkToken(token string) error {
+	switch {
+	case strings.TrimSpace(token) == "":
+		return errors.New("shards: token is empty")
+	case strings.ContainsFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		// "Bot abc" would be sent as "Bot Bot abc"; a control byte fails every request.
+		return errors.New("shards: token contains white space or a control character (give the token alone, without \"Bot \")")
+	}
+	return nil
+}
+
+// httpClient is the sessions' client: the configured one, with its
+// transport wrapped (outermost first) by the gateway lookup's tie to the
+// Group (so that it also ends a rate-limit wait of the lookup), the rate
+// limiter, the body bound and the API base rewriting.
+func (g *Group) httpClient() *http.Client {
+	base := g.cfg.client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	var rt http.RoundTripper = newAPIRewriter(g.cfg.apiBase, base)
+	rt = &bodyLimit{limit: g.cfg.maxBody, next: rt}
+	rt = newRateLimiter(rt, g.cfg.clock, g.cfg.logger)
+	rt = &gatewayLookup{shut: g.shut, next: rt}
+	hc := *g.cfg.client
+	hc.Transport = rt
+	return &hc
+}
+
+// Sessions returns the sessions, by shard ID (a new slice, the same
+// sessions).
+func (g *Group) Sessions() []*discordgo.Session {
+	return append([]*discordgo.Session(nil), g.sessions...)
+}
+
+// ForGuild returns the session of the shard that receives the events of
+// guild guildID: (guild_id >> 22) % shard count, Discord's rule.
+func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
+	n, err := strconv.ParseUint(guildID, 10, 64)
+	if err != nil || guildID[0] == '+' {
+		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
+	}
+	return g.sessions[(n>>22)%uint64(len(g.sessions))], nil
+}
+
+// Open connects every shard, one after the other, and returns once each has
+// its READY, or at once when ctx is done: the pending connection is dropped
+// (a gateway lookup Discord does not answer, or rate-limits, a gateway that
+// never says HELLO), no shard connects from then on, and Open returns an
+// error wrapping ctx's and ErrClosed. Once Open has returned, ctx no longer
+// matters: the sessions run (and reconnect) until Close. Whatever Open
+// returns, Close the Group.
+// A second Open returns ErrOpened; an Open after Close, ErrClosed.
+//
+// If an aborted discordgo Open does not return within two seconds, that
+// session is left to itself (its lock is held, so Close could not close it)
+// and the error says so.
+func (g *Group) Open(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("shards: Open: nil context")
+	}
+	g.mu.Lock()
+	switch g.state {
+	case stateOpening, stateOpened:
+		g.mu.Unlock()
+		return fmt.Errorf("shards: Open: %w", ErrOpened)
+	case stateClosed:
+		g.mu.Unlock()
+		return fmt.Errorf("shards: Open: %w", ErrClosed)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	g.state, g.cancelOpen, g.openDone = stateOpening, cancel, done
+	g.mu.Unlock()
+	defer close(done)
+	defer cancel()
+
+	err := g.openAll(ctx)
+	g.mu.Lock()
+	if g.state == stateOpening {
+		g.state = stateOpened
+	}
+	g.mu.Unlock()
+	return err
+}
+
+// openAll opens the sessions in order; see Open.
+func (g *Group) openAll(ctx context.Context) error {
+	for i, s := range g.sessions {
+		if err := ctx.Err(); err != nil {
+			g.stop(-1)
+			return fmt.Errorf("shards: opening shard %d: %w (%w)", i, err, ErrClosed)
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- s.Open() }()
+		select {
+		case err := <-errc:
+			if err != nil && ctx.Err() != nil {
+				// It failed because of the stop (a lookup cut short, say).
+				g.stop(-1)
+				return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
+			}
+			if err != nil {
+				return fmt.Errorf("shards: opening shard %d: %w", i, err)
+			}
+			g.cfg.logger.Debug("shard connected", "shard", i, "shards", len(g.sessions))
+		case <-ctx.Done():
+			return g.abortOpen(ctx, i, errc)
+		}
+	}
+	return nil
+}
+
+// abortOpen stops the Group while shard i's discordgo Open is pending and
+// waits, bounded, for that Open to return.
+func (g *Group) abortOpen(ctx context.Context, i int, errc <-chan error) error {
+	g.stop(i)
+	grace := g.cfg.clock.NewTimer(g.cfg.abortGrace)
+	defer grace.Stop()
+	select {
+	case <-errc:
+		return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
+	case <-grace.C():
+		g.mu.Lock()
+		g.stuck[i] = true
+		g.mu.Unlock()
+		return fmt.Errorf("shards: opening shard %d: %w (%w); discordgo still waits on Discord %s after the stop, the session is abandoned",
+			i, ctx.Err(), ErrClosed, g.cfg.abortGrace)
+	}
+}
+
+// stop makes the Group stop connecting: gateway lookups end, dials are
+// refused, and the pending connection of shard abort (if >= 0) is dropped.
+func (g *Group) stop(abort int) {
+	g.shutOnce.Do(func() { close(g.shut) })
+	for i, d := range g.dialers {
+		d.stop(i == abort)
+	}
+}
+
+// Close stops the Group (a pending Open is cancelled and waited for, bounded)
+// and closes every session at once: discordgo's Close takes a second per
+// session, so they are closed concurrently. It returns the sessions' errors,
+// and says which were abandoned by an aborted Open. Close is idempotent.
+//
+// Known limitation of discordgo v0.29: if a session's heartbeat fails at the
+// moment Close sends its close frame, discordgo starts a reconnect loop that
+// Close cannot stop; the stopped dialer refuses each attempt, and the loop
+// retries (1 s, 2 s, ... up to 10 min apart) until the process exits. Tests
+// that check for leaked goroutines set ShouldReconnectOnError to false on the
+// sessions.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	if g.state == stateClosed {
+		g.mu.Unlock()
+		return nil
+	}
+	prev, cancel, done := g.state, g.cancelOpen, g.openDone
+	g.state = stateClosed
+	g.mu.Unlock()
+	if prev == stateOpening {
+		cancel()
+		<-done
+	}
+	g.stop(-1)
+
+	g.mu.Lock()
+	stuck := append([]bool(nil), g.stuck...)
+	g.mu.Unlock()
+	errs := make([]error, len(g.sessions))
+	var wg sync.WaitGroup
+	for i, s := range g.sessions {
+		if stuck[i] {
+			errs[i] = fmt.Errorf("shards: shard %d: not closed: its aborted Open never returned", i)
+			continue
+		}
+		wg.Go(func() {
+			if err := s.Close(); err != nil {
+				errs[i] = fmt.Errorf("shards: closing shard %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

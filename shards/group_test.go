@@ -1,0 +1,227 @@
+package shards_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/shards"
+)
+
+// TestOpenAndClose: Open connects every shard (each gets its guilds), Close
+// closes them; a Group is opened once and closed any number of times.
+func TestOpenAndClose(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	w := newWorld(t, n)
+	var mu sync.Mutex
+	seen := map[int]int{} // shard -> GUILD_CREATEs
+	for _, s := range w.group.Sessions() {
+		s.AddHandler(func(s *discordgo.Session, _ *discordgo.GuildCreate) {
+			mu.Lock()
+			seen[s.ShardID]++
+			mu.Unlock()
+		})
+	}
+	require.NoError(t, w.group.Open(w.ctx()))
+	require.NoError(t, w.srv.WaitConnected(w.ctx(), n))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == n
+	}, quick, time.Millisecond)
+	require.ErrorIs(t, w.group.Open(w.ctx()), shards.ErrOpened)
+
+	require.NoError(t, w.group.Close())
+	require.Eventually(t, func() bool { return w.srv.ConnectedShards() == 0 }, quick, time.Millisecond)
+	require.NoError(t, w.group.Close())
+	require.ErrorIs(t, w.group.Open(w.ctx()), shards.ErrClosed)
+}
+
+// TestOpenEndsWhenGatewayLookupIsSilent: discordgo's gateway lookup has no
+// context; a Discord that never answers it no longer holds Open past its
+// context.
+func TestOpenEndsWhenGatewayLookupIsSilent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 2)
+	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, -1, plugintest.NoAnswer()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := async(func() error { return w.group.Open(ctx) })
+	require.Eventually(t, func() bool { return w.srv.Held() == 1 }, quick, time.Millisecond, "the lookup never arrived")
+	cancel()
+	err := within(t, done, "Open")
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, shards.ErrClosed)
+	require.Eventually(t, func() bool { return w.srv.Held() == 0 }, quick, time.Millisecond, "the lookup is still held")
+	assert.Zero(t, w.srv.ConnectedShards())
+}
+
+// TestOpenEndsWhenGatewayLookupIsRateLimited: a minute's 429 on the lookup is
+// waited out under Open's context, not in discordgo's sleep.
+func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, 1, plugintest.RateLimited(time.Minute, false)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := async(func() error { return w.group.Open(ctx) })
+	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
+	cancel()
+	require.ErrorIs(t, within(t, done, "Open"), context.Canceled)
+}
+
+// TestOpenAfterRateLimitedLookup: the same 429, waited out, then every shard
+// connects.
+func TestOpenAfterRateLimitedLookup(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 2)
+	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, 1, plugintest.RateLimited(time.Minute, false)))
+	done := async(func() error { return w.group.Open(w.ctx()) })
+	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
+	w.clock.Advance(time.Minute)
+	require.NoError(t, within(t, done, "Open"))
+	require.NoError(t, w.srv.WaitConnected(w.ctx(), 2))
+}
+
+// silentGateway is a Discord whose gateway accepts the websocket and then
+// says nothing, not even HELLO: discordgo's Open waits with the session
+// locked.
+type silentGateway struct {
+	srv      *httptest.Server
+	accepted chan struct{}
+	mu       sync.Mutex
+	conns    []*websocket.Conn
+}
+
+func newSilentGateway(t *testing.T) *silentGateway {
+	g := &silentGateway{accepted: make(chan struct{}, 16)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v9/gateway", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"url":"ws://`+r.Host+`/ws/"}`)
+	})
+	up := websocket.Upgrader{}
+	mux.HandleFunc("GET /ws/", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if !assert.NoError(t, err) {
+			return
+		}
+		g.mu.Lock()
+		g.conns = append(g.conns, c)
+		g.mu.Unlock()
+		g.accepted <- struct{}{}
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	})
+	g.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		g.mu.Lock()
+		for _, c := range g.conns { // hijacked: not closed by httptest
+			_ = c.Close()
+		}
+		g.mu.Unlock()
+		g.srv.Close()
+	})
+	return g
+}
+
+// TestOpenEndsWhenGatewayIsSilent: a gateway that never says HELLO keeps
+// discordgo's Open waiting, its session locked; the end of Open's context
+// drops that connection, Open returns at once, and no shard dials again.
+func TestOpenEndsWhenGatewayIsSilent(t *testing.T) {
+	t.Parallel()
+	gw := newSilentGateway(t)
+	g, err := shards.New("token", 2, shards.WithAPIBase(gw.srv.URL+"/api/v9"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := async(func() error { return g.Open(ctx) })
+	select {
+	case <-gw.accepted:
+	case <-time.After(quick):
+		t.Fatal("the gateway was never dialled")
+	}
+	cancel()
+	require.ErrorIs(t, within(t, done, "Open"), context.Canceled)
+	require.NoError(t, within(t, async(g.Close), "Close"))
+	assert.Never(t, func() bool { return len(gw.accepted) > 0 }, 100*time.Millisecond, 5*time.Millisecond,
+		"a shard dialled after the stop")
+}
+
+// TestCloseCancelsPendingOpen: Close from another goroutine ends a pending
+// Open and then closes.
+func TestCloseCancelsPendingOpen(t *testing.T) {
+	t.Parallel()
+	gw := newSilentGateway(t)
+	g, err := shards.New("token", 1, shards.WithAPIBase(gw.srv.URL+"/api/v9"))
+	require.NoError(t, err)
+	done := async(func() error { return g.Open(context.Background()) })
+	select {
+	case <-gw.accepted:
+	case <-time.After(quick):
+		t.Fatal("the gateway was never dialled")
+	}
+	require.NoError(t, within(t, async(g.Close), "Close"))
+	require.ErrorIs(t, within(t, done, "Open"), shards.ErrClosed)
+}
+
+// TestMisuse: what cannot work fails at once, with an error that names the
+// problem and never the token.
+func TestMisuse(t *testing.T) {
+	t.Parallel()
+	const secret = "s3cr3t-token"
+	for name, tc := range map[string]struct {
+		token string
+		n     int
+		opts  []shards.Option
+	}{
+		"empty token":       {"", 1, nil},
+		"Bot prefix":        {"Bot " + secret, 1, nil},
+		"no shard":          {secret, 0, nil},
+		"too many shards":   {secret, shards.MaxShards + 1, nil},
+		"nil option":        {secret, 1, []shards.Option{nil}},
+		"nil client":        {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}},
+		"nil logger":        {secret, 1, []shards.Option{shards.WithLogger(nil)}},
+		"zero body bound":   {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}},
+		"relative base":     {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}},
+		"base with secrets": {secret, 1, []shards.Option{shards.WithAPIBase("https://u:" + secret + "@example.com/api")}},
+	} {
+		_, err := shards.New(tc.token, tc.n, tc.opts...)
+		require.Error(t, err, name)
+		assert.NotContains(t, err.Error(), secret, name)
+	}
+	g, err := shards.New(secret, 1)
+	require.NoError(t, err)
+	//lint:ignore SA1012 a nil context is the misuse under test
+	require.Error(t, g.Open(nil))
+	require.NoError(t, g.Close())
+}
+
+// TestForGuild: Discord's routing rule, and a bad ID is an error.
+func TestForGuild(t *testing.T) {
+	t.Parallel()
+	g, err := shards.New("token", 4)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	for shard := range 4 {
+		s, err := g.ForGuild(plugintest.GuildIDForShard(7, shard, 4))
+		require.NoError(t, err)
+		assert.Equal(t, shard, s.ShardID)
+	}
+	for _, bad := range []string{"", "abc", "-1", "+5", "99999999999999999999999"} {
+		_, err := g.ForGuild(bad)
+		assert.Error(t, err, bad)
+	}
+	assert.False(t, errors.Is(err, shards.ErrClosed))
+}

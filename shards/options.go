@@ -1,0 +1,125 @@
+package shards
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+// Defaults of a Group made without options.
+const (
+	// DefaultMaxBodySize bounds a REST response body: Discord's largest
+	// answers (a guild's full member page, a thousand audit log entries) are a
+	// few hundred KiB.
+	DefaultMaxBodySize = 8 << 20
+	// DefaultTimeout bounds one REST call, its rate-limit waits included,
+	// when the caller gives no earlier deadline (discordgo's own default).
+	DefaultTimeout = 20 * time.Second
+	// DefaultIntents are the gateway intents of the sessions: guild events,
+	// which a bot on a listing needs to count its servers.
+	DefaultIntents = discordgo.IntentsGuilds
+	// openAbortGrace bounds the wait for an aborted discordgo Open to return.
+	openAbortGrace = 2 * time.Second
+)
+
+// Option configures a Group. An option given an invalid value makes New fail.
+type Option func(*config) error
+
+type config struct {
+	apiBase    string // with a trailing slash; "" is discordgo.EndpointAPI
+	client     *http.Client
+	logger     *slog.Logger
+	maxBody    int64
+	intents    discordgo.Intent
+	clock      clock.Clock
+	abortGrace time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		client:     &http.Client{Timeout: DefaultTimeout},
+		logger:     slog.New(slog.DiscardHandler),
+		maxBody:    DefaultMaxBodySize,
+		intents:    DefaultIntents,
+		clock:      clock.Real(),
+		abortGrace: openAbortGrace,
+	}
+}
+
+// WithAPIBase sends the sessions' REST calls to another API root than
+// discordgo.EndpointAPI (https://discord.com/api/v9/): a REST proxy, or a test
+// server such as plugintest's APIBase. The path and query of each call are
+// kept. base must be an absolute http(s) URL without user info, query or
+// fragment.
+func WithAPIBase(base string) Option {
+	return func(c *config) error {
+		u, err := url.Parse(base)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			return errors.New("shards: API base is not an absolute http(s) URL")
+		}
+		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			// Not quoted: user info or a query may hold a secret.
+			return errors.New("shards: API base takes no user info, query or fragment")
+		}
+		c.apiBase = trimBase(base)
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client the sessions' REST calls are based on
+// (default: http.DefaultTransport with DefaultTimeout). The client is copied,
+// never modified: its Transport is wrapped, its Timeout kept (0 means
+// DefaultTimeout: a rate-limit wait must end somewhere).
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *config) error {
+		if hc == nil {
+			return errors.New("shards: nil HTTP client")
+		}
+		cp := *hc
+		if cp.Timeout <= 0 {
+			cp.Timeout = DefaultTimeout
+		}
+		c.client = &cp
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default: discard). The Group logs rate-limit
+// waits and shard connections, never a token.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return errors.New("shards: nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithMaxBodySize bounds every REST response body (default
+// DefaultMaxBodySize); a longer one fails the call with a *BodyTooLargeError.
+func WithMaxBodySize(n int64) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("shards: max body size %d: must be at least 1", n)
+		}
+		c.maxBody = n
+		return nil
+	}
+}
+
+// WithIntents sets the gateway intents of every session (default
+// DefaultIntents).
+func WithIntents(i discordgo.Intent) Option {
+	return func(c *config) error {
+		c.intents = i
+		return nil
+	}
+}

@@ -1,0 +1,256 @@
+package shards
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+// Bounds of a rate-limit wait and of the retries of one request.
+const (
+	// minRateLimitWait is the least wait after a 429, so that a bad answer
+	// (Retry-After: 0) cannot make the transport spin.
+	minRateLimitWait = 100 * time.Millisecond
+	// maxRateLimitWait caps an absurd Retry-After; the request's context or
+	// the client's timeout ends any real wait long before.
+	maxRateLimitWait = 24 * time.Hour
+	// maxRateLimitAttempts bounds the sends of one request that Discord keeps
+	// answering 429.
+	maxRateLimitAttempts = 5
+	// maxDrain bounds what is read of a 429's body to reuse the connection.
+	maxDrain = 64 << 10
+	// sweepAt is the number of remembered routes above which expired ones
+	// are forgotten.
+	sweepAt = 1024
+)
+
+// The headers by which discordgo's rate limiter decides to sleep. They are
+// taken off every response once this transport has read them, so that the
+// only waits are this transport's, which end with the request's context.
+var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
+
+// RateLimitError is the error of a REST call that Discord kept answering 429
+// (Too Many Requests), or whose body cannot be sent again after a 429. It is
+// returned instead of the 429 itself, so that discordgo never sleeps through
+// it.
+type RateLimitError struct {
+	// Method and Route are the request's method and route (IDs other than
+	// the route's major parameter replaced by ":id", tokens by ":token").
+	Method, Route string
+	// RetryAfter is Discord's last Retry-After.
+	RetryAfter time.Duration
+	// Global reports a limit on every route of the bot.
+	Global bool
+	// Attempts is how many times the request was sent.
+	Attempts int
+}
+
+// Error names the request, the limit and the attempts.
+func (e *RateLimitError) Error() string {
+	scope := "route"
+	if e.Global {
+		scope = "global"
+	}
+	return fmt.Sprintf("shards: %s %s: rate-limited by Discord (%s limit, retry after %s) after %d attempts",
+		e.Method, e.Route, scope, e.RetryAfter, e.Attempts)
+}
+
+// rateLimiter waits out Discord's rate limits before sending, under the
+// request's context, and sends a request again after a 429. It remembers, per
+// route, until when Discord said to wait (a 429's Retry-After, or an
+// exhausted bucket's reset), and the global limit. It is safe for concurrent
+// use.
+type rateLimiter struct {
+	next  http.RoundTripper
+	clock clock.Clock
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	global time.Time
+	routes map[string]time.Time
+}
+
+func newRateLimiter(next http.RoundTripper, c clock.Clock, log *slog.Logger) *rateLimiter {
+	return &rateLimiter{next: next, clock: c, log: log, routes: make(map[string]time.Time)}
+}
+
+// RoundTrip implements http.RoundTripper without changing req.
+func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, route := req.Context(), routeKey(req.URL.Path)
+	send := req
+	for attempt := 1; ; attempt++ {
+		if err := t.wait(ctx, req.Method, route); err != nil {
+			closeBody(send)
+			return nil, err
+		}
+		resp, err := t.next.RoundTrip(send)
+		if err != nil {
+			return nil, err
+		}
+		retry, global, limited := t.record(route, resp)
+		if !limited {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
+		_ = resp.Body.Close()
+		if send, err = again(req); err != nil || attempt >= maxRateLimitAttempts {
+			return nil, &RateLimitError{Method: req.Method, Route: route, RetryAfter: retry, Global: global, Attempts: attempt}
+		}
+	}
+}
+
+// again returns a copy of req to send again, with a fresh body.
+func again(req *http.Request) (*http.Request, error) {
+	out := req.Clone(req.Context())
+	if req.Body == nil || req.Body == http.NoBody {
+		return out, nil
+	}
+	if req.GetBody == nil {
+		return nil, fmt.Errorf("the request body cannot be sent again")
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	out.Body = body
+	return out, nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// wait returns when neither the route nor the bot is rate-limited, or with
+// the context's error.
+func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
+	for {
+		t.mu.Lock()
+		until := t.global
+		if r := t.routes[route]; r.After(until) {
+			until = r
+		}
+		t.mu.Unlock()
+		d := until.Sub(t.clock.Now())
+		if d <= 0 {
+			return nil
+		}
+		t.log.Warn("Discord is rate-limiting the bot; waiting", "method", method, "route", route, "wait", d)
+		if err := clock.Sleep(ctx, t.clock, d); err != nil {
+			return fmt.Errorf("shards: %s %s: waiting out Discord's rate limit: %w", method, route, err)
+		}
+	}
+}
+
+// record remembers the limits a response announces and takes discordgo's
+// rate-limit headers off it. For a 429 it returns the wait and whether it
+// is global.
+func (t *rateLimiter) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
+	h := resp.Header
+	now := t.clock.Now()
+	global = h.Get("X-RateLimit-Global") != ""
+	var until time.Time
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		limited = true
+		retry = retryAfter(h)
+		until = now.Add(retry)
+	case h.Get("X-RateLimit-Remaining") == "0":
+		if d, ok := seconds(h.Get("X-RateLimit-Reset-After")); ok {
+			until = now.Add(d)
+		}
+	}
+	for _, k := range rateLimitHeaders {
+		h.Del(k)
+	}
+	if until.IsZero() {
+		return retry, global, limited
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if global && limited {
+		t.global = until
+		return retry, global, limited
+	}
+	if len(t.routes) >= sweepAt {
+		for r, u := range t.routes {
+			if !u.After(now) {
+				delete(t.routes, r)
+			}
+		}
+	}
+	if until.After(t.routes[route]) {
+		t.routes[route] = until
+	}
+	return retry, global, limited
+}
+
+// retryAfter reads a 429's wait: Retry-After in seconds (Discord's form, with
+// fractions), else X-RateLimit-Reset-After, else a second; bounded.
+func retryAfter(h http.Header) time.Duration {
+	d, ok := seconds(h.Get("Retry-After"))
+	if !ok {
+		d, ok = seconds(h.Get("X-RateLimit-Reset-After"))
+	}
+	if !ok {
+		return time.Second
+	}
+	return max(d, minRateLimitWait)
+}
+
+// seconds parses a non-negative number of seconds, capped at maxRateLimitWait.
+func seconds(s string) (time.Duration, bool) {
+	secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	switch {
+	case err != nil && !isRangeErr(err), math.IsNaN(secs):
+		return 0, false
+	case secs >= maxRateLimitWait.Seconds():
+		return maxRateLimitWait, true
+	case secs < 0:
+		return 0, true
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
+// isRangeErr reports ParseFloat's out-of-range error, which still gives ±Inf.
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// routeKey names a route the way Discord limits it: the path with the major
+// parameter (the ID after channels, guilds or webhooks) kept, other IDs
+// replaced by ":id" and tokens by ":token", so that the key, which is logged,
+// holds no secret.
+func routeKey(path string) string {
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if i == 0 {
+			continue
+		}
+		prev := segs[i-1]
+		switch {
+		case isSnowflake(seg) && (prev == "channels" || prev == "guilds" || prev == "webhooks"):
+		case isSnowflake(seg):
+			segs[i] = ":id"
+		case i >= 2 && (segs[i-2] == "webhooks" || segs[i-2] == "interactions"):
+			segs[i] = ":token"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+func isSnowflake(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}

@@ -1,0 +1,117 @@
+package shards
+
+import (
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSeconds: Discord's seconds, with fractions, and nonsense, within bounds.
+func TestSeconds(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{
+		"2": 2 * time.Second, "0.5": 500 * time.Millisecond, " 1.25 ": 1250 * time.Millisecond, "0": 0, "-3": 0,
+		"1e9": maxRateLimitWait, "+Inf": maxRateLimitWait, "1e400": maxRateLimitWait, "-1e400": 0,
+	} {
+		got, ok := seconds(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "soon", "NaN", "1s"} {
+		_, ok := seconds(in)
+		assert.False(t, ok, in)
+	}
+}
+
+// TestRetryAfter: Retry-After first, then X-RateLimit-Reset-After, then a
+// second; never less than the floor.
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	assert.Equal(t, time.Second, retryAfter(h))
+	h.Set("X-RateLimit-Reset-After", "3.5")
+	assert.Equal(t, 3500*time.Millisecond, retryAfter(h))
+	h.Set("Retry-After", "7")
+	assert.Equal(t, 7*time.Second, retryAfter(h))
+	h.Set("Retry-After", "0")
+	assert.Equal(t, minRateLimitWait, retryAfter(h))
+}
+
+// TestRouteKey: the major parameter stays, other IDs and tokens go.
+func TestRouteKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"/api/v9/guilds/1/members/2/roles/3":               "/api/v9/guilds/1/members/:id/roles/:id",
+		"/api/v9/channels/5/messages/6":                    "/api/v9/channels/5/messages/:id",
+		"/api/v9/interactions/7/aW50ZXJhY3Rpb24/callback":  "/api/v9/interactions/:id/:token/callback",
+		"/api/v9/webhooks/8/d2ViaG9vaw/messages/@original": "/api/v9/webhooks/8/:token/messages/@original",
+		"/api/v9/applications/9/commands":                  "/api/v9/applications/:id/commands",
+		"/api/v9/gateway":                                  "/api/v9/gateway",
+		"/api/v9/users/@me":                                "/api/v9/users/@me",
+	} {
+		assert.Equal(t, want, routeKey(in), in)
+	}
+}
+
+// body is a response body of n bytes.
+type body struct{ n, read int }
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.read >= b.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), b.n-b.read)
+	b.read += k
+	return k, nil
+}
+
+func (b *body) Close() error { return nil }
+
+// answer is a RoundTripper answering with a body of n bytes, declared or not.
+type answer struct {
+	n        int
+	declared bool
+}
+
+func (a answer) RoundTrip(r *http.Request) (*http.Response, error) {
+	cl := int64(-1)
+	if a.declared {
+		cl = int64(a.n)
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: &body{n: a.n}, ContentLength: cl, Request: r}, nil
+}
+
+// TestBodyLimit: a body of the bound is read whole; one byte more fails with
+// a *BodyTooLargeError, after reading no more than the bound and a byte, or
+// before reading when the length is declared.
+func TestBodyLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	req, err := http.NewRequest(http.MethodGet, "https://discord.com/api/v9/users/@me", http.NoBody)
+	require.NoError(t, err)
+	for _, declared := range []bool{false, true} {
+		resp, err := (&bodyLimit{limit: limit, next: answer{limit, declared}}).RoundTrip(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Len(t, b, limit)
+
+		resp, err = (&bodyLimit{limit: limit, next: answer{math.MaxInt32, declared}}).RoundTrip(req)
+		if err == nil {
+			b, err = io.ReadAll(resp.Body)
+			assert.LessOrEqual(t, len(b), limit)
+			assert.LessOrEqual(t, resp.Body.(*limitedBody).rc.(*body).read, limit+1)
+		}
+		var tooLarge *BodyTooLargeError
+		require.True(t, errors.As(err, &tooLarge), "declared=%t: %v", declared, err)
+		assert.Equal(t, int64(limit), tooLarge.Limit)
+		assert.True(t, strings.Contains(err.Error(), "GET /api/v9/users/@me"), err.Error())
+	}
+}
