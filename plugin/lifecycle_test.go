@@ -91,7 +91,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	} {
 		p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
-		require.ErrorIs(t, p.Run(context.Background()), plugin.ErrNoSessions, "%v", cfg)
+		require.ErrorIs(t, p.Run(w.ctx()), plugin.ErrNoSessions, "%v", cfg)
 	}
 
 	rewards := newRecorder()
