@@ -98,28 +98,48 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
-	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs), plugin.WithCloseTimeout(pluginCloseTimeout)}
+	opts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
 	r := &rewards{bot: b, log: log}
 	opts = append(opts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	if b.plugin, err = plugin.New(client, cfg.Plugin, opts...); err != nil {
+	// The running handlers get at most pluginCloseTimeout once the stop comes,
+	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	pcfg := cfg.Plugin
+	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
+		pcfg.VoteStopGrace = pluginCloseTimeout
+	}
+	if b.plugin, err = plugin.New(client, pcfg, opts...); err != nil {
 		return err
 	}
-	b.plugin.Attach(b.sessions...)
-	if err := b.plugin.Start(ctx); err != nil {
+	if err := b.plugin.Attach(b.sessions...); err != nil {
 		return err
 	}
+	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
+	// state directory in use, a refused token), the bot stops too.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	online, pluginFailed := context.WithCancel(ctx)
+	defer pluginFailed()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.plugin.Run(runCtx)
+		if err != nil {
+			pluginFailed()
+		}
+		ran <- err
+	}()
+	stopJobs := func() error { stopRun(); return <-ran }
 
-	openErr := b.open(ctx)
+	openErr := b.open(online)
 	switch {
 	case openErr != nil:
-	case ctx.Err() != nil:
+	case online.Err() != nil:
 		log.Info("stopped before going online; shutting down")
 	default:
 		log.Info("bot is online", "shards", cfg.ShardCount)
-		<-ctx.Done()
+		<-online.Done()
 		log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown())
+	return errors.Join(openErr, b.shutdown(stopJobs))
 }
 
 // open connects every shard; discordgo's Open returns once the shard has its
@@ -160,8 +180,8 @@ func (b *bot) open(ctx context.Context) error {
 
 // shutdown stops the jobs (saving the vote state) and closes the shards, within
 // shutdownBudget.
-func (b *bot) shutdown() error {
-	return stopAll(b.plugin.Close, b.closeShards, shutdownBudget, jobsFirst)
+func (b *bot) shutdown(stopJobs func() error) error {
+	return stopAll(stopJobs, b.closeShards, shutdownBudget, jobsFirst)
 }
 
 // closeShards closes the shards at once: discordgo's Close sleeps a second per

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +20,9 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// config is the bot's whole configuration, read from the environment.
+// config is the bot's whole configuration, read from the environment. It holds
+// both tokens, so it never prints them: every fmt verb and slog show them as
+// [redacted] (see Format and LogValue).
 type config struct {
 	DiscordToken  string `env:"DISCORD_TOKEN, required"`
 	TopggToken    string `env:"TOPGG_TOKEN, required"`
@@ -82,8 +85,8 @@ func (c config) validate() error {
 		return bad("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
 	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
-		if strings.Trim(id.value, "0123456789") != "" {
-			return bad(id.name, fmt.Sprintf("%q is not a Discord id", id.value))
+		if id.value != "" && !isSnowflake(id.value) {
+			return bad(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
 		}
 	}
 	if c.ShardCount < 1 || c.ShardCount > maxShards {
@@ -100,6 +103,16 @@ func (c config) validate() error {
 		return err
 	}
 	return nil
+}
+
+// isSnowflake reports a Discord id as written by Discord: decimal digits, no
+// leading zero, and a value that fits its 64 bits (a 23-digit number does not).
+func isSnowflake(s string) bool {
+	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
 
 // checkBaseURL returns what is wrong with an API base URL, or "". A base URL
@@ -129,12 +142,18 @@ func checkBaseURL(raw string) string {
 // redactURL returns raw without user info, query and fragment, for messages;
 // "the URL" if it does not parse.
 func redactURL(raw string) string {
+	return strconv.Quote(stripURL(raw))
+}
+
+// stripURL returns raw without user info, query and fragment, unquoted; "the
+// URL" if it does not parse.
+func stripURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "the URL"
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return strconv.Quote(u.String())
+	return u.String()
 }
 
 func isLoopback(host string) bool {
@@ -150,11 +169,13 @@ func isLoopback(host string) bool {
 // TOPGG_STATE_DIR stops the bot before any request rather than after it went
 // online. It touches only the local file system.
 func checkStateDir(c config) error {
-	if c.Plugin.VotePollInterval <= 0 && !c.Plugin.SyncCommands {
+	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
+	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
+	if !polling && !syncing {
 		return nil
 	}
 	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }
-	dir := c.Plugin.StateDir
+	dir := cmp.Or(c.Plugin.StateDir, plugin.DefaultStateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
 	}

@@ -103,6 +103,8 @@ func TestLoadConfigMalformed(t *testing.T) {
 		{"TOPGG_AUTOPOST_INTERVAL", "30", `"30" is not a duration`},
 		{"TOPGG_AUTOPOST_INTERVAL", "-5m", "negative"},
 		{"TOPGG_AUTOPOST_INTERVAL", "", "set but empty"},
+		{"TOPGG_AUTOPOST_INTERVAL", "0s", "unset the variable for the default"},
+		{"TOPGG_VOTE_ATTEMPTS", "0", "unset the variable for the default"},
 		{"TOPGG_AUTOPOST_REFRESH", "-1h", "negative"},
 		{"TOPGG_AUTOPOST_READY_TIMEOUT", "later", "not a duration"},
 		{"TOPGG_VOTE_POLL_INTERVAL", "often", `"often" is not a duration`},

@@ -108,8 +108,19 @@ func (l envLoader) walk(v reflect.Value, path string) (map[string]string, error)
 }
 
 // validateLoaded validates c and, when the bad field was read from a variable,
-// names the variable.
+// names the variable. A variable that sets a non-pointer field of Config to its
+// zero ("0s", "0") is refused: that zero means "the default" in code, and an
+// operator who writes 0 means something else (unset the variable for the
+// default; the pointer fields read 0 and false as written: off).
 func validateLoaded(c Config, read map[string]string) error {
+	v := reflect.ValueOf(c)
+	for i := range configType.NumField() {
+		f := configType.Field(i)
+		if name, ok := read[f.Name]; ok && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
+			return &ConfigError{Field: "Config." + f.Name, Variable: name,
+				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
+		}
+	}
 	err := c.Validate()
 	var ce *ConfigError
 	if errors.As(err, &ce) {

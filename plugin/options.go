@@ -26,16 +26,16 @@ type Option func(*options) error
 type CommandSyncHandler func(ctx context.Context, r commands.Result, err error)
 
 type options struct {
-	logger     *slog.Logger
-	onReward   voterewards.Handler
-	onExpire   voterewards.Handler
-	onGiveUp   func(voterewards.Vote, error)
-	onPost     func(autopost.Result)
-	onSync     CommandSyncHandler
-	commands   []*discordgo.ApplicationCommand
-	haveCmds   bool
-	voteStore  voterewards.Store
-	clock      clock.Clock // set by tests (export_test.go)
+	logger    *slog.Logger
+	onReward  voterewards.Handler
+	onExpire  voterewards.Handler
+	onGiveUp  func(voterewards.Vote, error)
+	onPost    func(autopost.Result)
+	onSync    CommandSyncHandler
+	commands  []*discordgo.ApplicationCommand
+	haveCmds  bool
+	voteStore voterewards.Store
+	clock     clock.Clock // set by tests (export_test.go)
 }
 
 func defaultOptions() options {
