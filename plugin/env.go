@@ -131,32 +131,47 @@ func validateLoaded(c Config, read map[string]string) error {
 	return err
 }
 
-// field fills one tagged field. It returns the variable's name when the value came
-// from the environment (not from a default, not kept from code).
-func (l envLoader) field(fv reflect.Value, tag, path string) (string, error) {
+// envTag is a parsed `env:"NAME, required, default=..."` tag.
+type envTag struct {
+	name     string
+	required bool
+	def      *string // nil: no default
+}
+
+// parseTag reads the tag of the field at path; options other than required and
+// default= are refused, so that none is silently ignored.
+func parseTag(tag, path string) (envTag, error) {
 	name, opts, _ := strings.Cut(tag, ",")
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return "", fmt.Errorf("plugin: LoadEnv: field %s has no variable name in its env tag", path)
+	t := envTag{name: strings.TrimSpace(name)}
+	if t.name == "" {
+		return t, fmt.Errorf("plugin: LoadEnv: field %s has no variable name in its env tag", path)
 	}
-	var required bool
-	var def *string
 	for opts = strings.TrimSpace(opts); opts != ""; {
 		var opt string
 		opt, opts, _ = strings.Cut(opts, ",")
 		opt, opts = strings.TrimSpace(opt), strings.TrimSpace(opts)
 		switch {
 		case opt == "required":
-			required = true
+			t.required = true
 		case strings.HasPrefix(opt, "default="):
 			d := strings.TrimPrefix(opt, "default=")
 			if opts != "" { // a default may hold commas: it takes the rest of the tag
 				d += "," + opts
 			}
-			def, opts = &d, ""
+			t.def, opts = &d, ""
 		default:
-			return "", fmt.Errorf("plugin: LoadEnv: field %s: env tag option %q is not supported (only required and default=)", path, opt)
+			return t, fmt.Errorf("plugin: LoadEnv: field %s: env tag option %q is not supported (only required and default=)", path, opt)
 		}
+	}
+	return t, nil
+}
+
+// field fills one tagged field. It returns the variable's name when the value came
+// from the environment (not from a default, not kept from code).
+func (l envLoader) field(fv reflect.Value, tag, path string) (string, error) {
+	t, err := parseTag(tag, path)
+	if err != nil {
+		return "", err
 	}
 	if !readable(fv) {
 		return "", fmt.Errorf("plugin: LoadEnv: field %s has type %s, which LoadEnv does not read (give it an EnvDecode or UnmarshalText method)", path, fv.Type())
@@ -164,24 +179,23 @@ func (l envLoader) field(fv reflect.Value, tag, path string) (string, error) {
 	if !fv.IsZero() {
 		return "", nil // set in code: kept, the variable is not read
 	}
-	bad := func(problem string) error { return &ConfigError{Field: path, Variable: name, Problem: problem} }
-	val, set := l.look.Lookup(name)
-	fromEnv := set
+	bad := func(problem string) error { return &ConfigError{Field: path, Variable: t.name, Problem: problem} }
+	val, set := l.look.Lookup(t.name)
 	switch {
 	case set && val == "":
 		return "", bad("is set but empty; unset it to take the default")
-	case !set && required:
+	case !set && t.required:
 		return "", bad("is required but not set")
-	case !set && def == nil:
+	case !set && t.def == nil:
 		return "", nil
 	case !set:
-		val = *def
+		val = *t.def
 	}
-	if problem := decode(l.ctx, fv, val, secretName(name)); problem != "" {
+	if problem := decode(l.ctx, fv, val, secretName(t.name)); problem != "" {
 		return "", bad(problem)
 	}
-	if fromEnv {
-		return name, nil
+	if set {
+		return t.name, nil
 	}
 	return "", nil
 }
@@ -230,36 +244,49 @@ func decode(ctx context.Context, fv reflect.Value, val string, secret bool) stri
 	if secret {
 		shown = "the value"
 	}
-	if fv.CanAddr() {
-		var err error
-		handled := true
-		switch d := fv.Addr().Interface().(type) {
-		case envconfig.DecoderCtx:
-			err = d.EnvDecode(ctx, val)
-		case envconfig.Decoder:
-			err = d.EnvDecode(val)
-		case encoding.TextUnmarshaler:
-			err = d.UnmarshalText([]byte(val))
-		default:
-			handled = false
-		}
-		if handled {
-			if err != nil {
-				if secret {
-					return "is malformed"
-				}
-				return fmt.Sprintf("%s is malformed: %v", shown, err)
-			}
-			return ""
-		}
+	if handled, problem := decodeSelf(ctx, fv, val, shown, secret); handled {
+		return problem
 	}
-	switch {
-	case fv.Kind() == reflect.Pointer:
+	if fv.Kind() == reflect.Pointer {
 		p := reflect.New(fv.Type().Elem())
 		if problem := decode(ctx, p.Elem(), val, secret); problem != "" {
 			return problem
 		}
 		fv.Set(p)
+		return ""
+	}
+	return decodeKind(fv, val, shown)
+}
+
+// decodeSelf decodes a field that decodes itself (envconfig.Decoder,
+// encoding.TextUnmarshaler); handled is false for other fields.
+func decodeSelf(ctx context.Context, fv reflect.Value, val, shown string, secret bool) (handled bool, problem string) {
+	if !fv.CanAddr() {
+		return false, ""
+	}
+	var err error
+	switch d := fv.Addr().Interface().(type) {
+	case envconfig.DecoderCtx:
+		err = d.EnvDecode(ctx, val)
+	case envconfig.Decoder:
+		err = d.EnvDecode(val)
+	case encoding.TextUnmarshaler:
+		err = d.UnmarshalText([]byte(val))
+	default:
+		return false, ""
+	}
+	switch {
+	case err == nil:
+		return true, ""
+	case secret: // the decoder's message may quote the value
+		return true, "is malformed"
+	}
+	return true, fmt.Sprintf("%s is malformed: %v", shown, err)
+}
+
+// decodeKind decodes a duration, string, bool or integer field.
+func decodeKind(fv reflect.Value, val, shown string) string {
+	switch {
 	case fv.Type() == durationType:
 		d, err := time.ParseDuration(val)
 		if err != nil {
@@ -269,26 +296,21 @@ func decode(ctx context.Context, fv reflect.Value, val string, secret bool) stri
 	case fv.Kind() == reflect.String:
 		fv.SetString(val)
 	case fv.Kind() == reflect.Bool:
-		switch strings.ToLower(val) {
-		case "true", "1":
-			fv.SetBool(true)
-		case "false", "0":
-			fv.SetBool(false)
-		default:
+		b, ok := map[string]bool{"true": true, "1": true, "false": false, "0": false}[strings.ToLower(val)]
+		if !ok {
 			return fmt.Sprintf("%s is not true, false, 1 or 0", shown)
 		}
-	case fv.CanInt():
-		n, problem := parseDecimal(val, shown, fv.Type().Bits(), true)
+		fv.SetBool(b)
+	case fv.CanInt(), fv.CanUint():
+		n, problem := parseDecimal(val, shown, fv.Type().Bits(), fv.CanInt())
 		if problem != "" {
 			return problem
 		}
-		fv.SetInt(n)
-	case fv.CanUint():
-		n, problem := parseDecimal(val, shown, fv.Type().Bits(), false)
-		if problem != "" {
-			return problem
+		if fv.CanInt() {
+			fv.SetInt(n)
+		} else {
+			fv.SetUint(uint64(n))
 		}
-		fv.SetUint(uint64(n))
 	default: // readable refused it before
 		return fmt.Sprintf("has type %s, which LoadEnv does not read", fv.Type())
 	}
