@@ -50,7 +50,7 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	client, err := topgg.New(cfg.TopggToken, topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
+	client, err := topgg.New(cfg.TopggToken.Reveal(), topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 
 	b := &bot{cfg: cfg, log: log, stuck: make([]bool, cfg.ShardCount)}
 	for i := range cfg.ShardCount {
-		s, err := discordgo.New("Bot " + cfg.DiscordToken)
+		s, err := discordgo.New("Bot " + cfg.DiscordToken.Reveal())
 		if err != nil {
 			return fmt.Errorf("discord session: %w", err)
 		}

@@ -21,11 +21,11 @@ import (
 )
 
 // config is the bot's whole configuration, read from the environment. It holds
-// both tokens, so it never prints them: every fmt verb and slog show them as
-// [redacted] (see Format and LogValue).
+// both tokens as secrets, so it never prints them: every fmt verb and slog show
+// them as [redacted] (see redact.go).
 type config struct {
-	DiscordToken  string `env:"DISCORD_TOKEN, required"`
-	TopggToken    string `env:"TOPGG_TOKEN, required"`
+	DiscordToken  secret `env:"DISCORD_TOKEN, required"`
+	TopggToken    secret `env:"TOPGG_TOKEN, required"`
 	TopggAPIURL   string `env:"TOPGG_API_URL, default=https://top.gg/api"`
 	DiscordAPIURL string `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
 	RewardGuildID string `env:"REWARD_GUILD_ID"`
@@ -54,21 +54,22 @@ const maxShards = 4096
 
 func (c config) validate() error {
 	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
-	if strings.TrimSpace(c.DiscordToken) == "" {
+	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
+	if strings.TrimSpace(discordToken) == "" {
 		return bad("DISCORD_TOKEN", "is empty")
 	}
-	if strings.ContainsFunc(strings.TrimSpace(c.DiscordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+	if strings.ContainsFunc(strings.TrimSpace(discordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		// "Bot abc" set whole would be sent as "Bot Bot abc"; a control byte
 		// would make every request fail.
 		return bad("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	if strings.TrimSpace(c.TopggToken) == "" {
+	if strings.TrimSpace(topggToken) == "" {
 		return bad("TOPGG_TOKEN", "is empty")
 	}
 	// The Top.gg client is the authority on its token and its URL. The token goes
 	// first, alone, so that a refusal is pinned on the right variable; its
 	// messages never quote the token.
-	if _, err := topgg.New(c.TopggToken); err != nil {
+	if _, err := topgg.New(topggToken); err != nil {
 		return bad("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
 	}
 	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
@@ -76,7 +77,7 @@ func (c config) validate() error {
 			return bad(u.name, problem)
 		}
 	}
-	if _, err := topgg.New(c.TopggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
+	if _, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
 		// checkBaseURL holds the client's rules; this is a safety net, and the
 		// client's message may quote the URL, so it is not repeated.
 		return bad("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -47,8 +48,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken:  unitDiscordToken,
-		TopggToken:    unitTopggToken,
+		DiscordToken:  newSecret(unitDiscordToken),
+		TopggToken:    newSecret(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
@@ -71,7 +72,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken: unitDiscordToken, TopggToken: unitTopggToken,
+		DiscordToken: newSecret(unitDiscordToken), TopggToken: newSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
@@ -285,6 +286,10 @@ func TestConfigRedactsTokens(t *testing.T) {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),
 			fmt.Sprintf(format, []config{cfg}), fmt.Sprintf(format, struct{ C config }{cfg}))
 	}
+	// Where fmt calls no method (an unexported field), the tokens show as addresses.
+	hidden := fmt.Sprintf("%v %+v %#v", struct{ c config }{cfg}, struct{ c *config }{&cfg}, []any{struct{ c config }{cfg}})
+	assert.NotContains(t, hidden, unitDiscordToken)
+	assert.NotContains(t, hidden, unitTopggToken)
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", cfg, "ptr", &cfg)
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "cfg", cfg)
@@ -297,4 +302,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%+v", cfg), "DiscordToken:[redacted]")
 	assert.Contains(t, buf.String(), "cfg.TopggToken=[redacted]")
 	assert.Contains(t, fmt.Sprintf("%+v", config{}), "DiscordToken: ", "an unset token shows empty")
+	out, err := json.Marshal(shownConfig(cfg))
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), unitDiscordToken)
 }

@@ -58,7 +58,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	const role = "900000000000000777"
 	cfg := config{
-		DiscordToken: dsrv.Token(), TopggToken: tsrv.Token(),
+		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()),
 		TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
 		RewardGuildID: guilds[0], RewardRoleID: role,
 		ShardCount: shards, LogLevel: "info", LogFormat: "text",
