@@ -24,9 +24,8 @@ var (
 	// service refused the token, say); [Plugin.Run] then stops the other jobs
 	// and returns it, wrapping the job's own error.
 	ErrJobFailed = errors.New("plugin: job failed permanently")
+	// ErrNoSessions means [Plugin.Run] was called with autopost or command
+	// sync on but no session attached: there would be nothing to count and no
+	// READY to wait for. Attach the shards' sessions first, or turn those jobs off.
+	ErrNoSessions = errors.New("plugin: no session attached")
 )
-
-// ErrNoSessions means [Plugin.Run] was called with autopost or command sync on
-// but no session attached: there would be nothing to count and no READY to
-// wait for. Attach the shards' sessions first, or turn those jobs off.
-var ErrNoSessions = errors.New("plugin: no session attached")
