@@ -46,7 +46,7 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	client, err := topgg.New(cfg.TopggToken, topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
+	client, err := topgg.New(cfg.TopggToken.Reveal(), topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	if hc != nil {
 		opts = append(opts, shards.WithHTTPClient(hc))
 	}
-	group, err := shards.New(cfg.DiscordToken, cfg.ShardCount, opts...)
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
 	if err != nil {
 		return fmt.Errorf("discord sessions: %w", err)
 	}
@@ -90,33 +90,51 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
-	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs), plugin.WithCloseTimeout(pluginCloseTimeout)}
+	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	if b.plugin, err = plugin.New(client, cfg.Plugin, popts...); err != nil {
+	// The running handlers get at most pluginCloseTimeout once the stop comes,
+	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	pcfg := cfg.Plugin
+	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
+		pcfg.VoteStopGrace = pluginCloseTimeout
+	}
+	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
 	if err := b.plugin.Attach(group.Sessions()...); err != nil {
 		return stoppedEarly(err)
 	}
-	if err := b.plugin.Start(ctx); err != nil {
-		return stoppedEarly(err)
-	}
+	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
+	// state directory in use, a refused token), the bot stops too.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	online, pluginFailed := context.WithCancel(ctx)
+	defer pluginFailed()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.plugin.Run(runCtx)
+		if err != nil {
+			pluginFailed()
+		}
+		ran <- err
+	}()
+	stopJobs := func() error { stopRun(); return <-ran }
 
-	openErr := group.Open(ctx)
+	openErr := group.Open(online)
 	switch {
-	case ctx.Err() != nil:
-		// Open returned because of the stop: not a failure. An abandoned
-		// shard shows in the shutdown's error.
+	case online.Err() != nil:
+		// Open returned because of the stop (or a failed plugin, which the
+		// shutdown reports): not a failure of its own.
 		log.Info("stopped before going online; shutting down")
 		openErr = nil
 	case openErr != nil:
 	default:
 		log.Info("bot is online", "shards", cfg.ShardCount)
-		<-ctx.Done()
+		<-online.Done()
 		log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown())
+	return errors.Join(openErr, b.shutdown(stopJobs))
 }
 
 // fetchApplication reads the bot's own application (its id names the commands)
@@ -139,8 +157,8 @@ func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.App
 
 // shutdown stops the jobs (saving the vote state) and closes the shards, within
 // shutdownBudget.
-func (b *bot) shutdown() error {
-	return stopAll(b.plugin.Close, b.closeShards, shutdownBudget, jobsFirst)
+func (b *bot) shutdown(stopJobs func() error) error {
+	return stopAll(stopJobs, b.closeShards, shutdownBudget, jobsFirst)
 }
 
 // closeShards closes the shards, all at once.

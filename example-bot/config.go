@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,10 +20,12 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// config is the bot's whole configuration, read from the environment.
+// config is the bot's whole configuration, read from the environment. It holds
+// both tokens as secrets, so it never prints them: every fmt verb and slog show
+// them as [redacted] (see redact.go).
 type config struct {
-	DiscordToken  string `env:"DISCORD_TOKEN, required"`
-	TopggToken    string `env:"TOPGG_TOKEN, required"`
+	DiscordToken  secret `env:"DISCORD_TOKEN, required"`
+	TopggToken    secret `env:"TOPGG_TOKEN, required"`
 	TopggAPIURL   string `env:"TOPGG_API_URL, default=https://top.gg/api"`
 	DiscordAPIURL string `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
 	RewardGuildID string `env:"REWARD_GUILD_ID"`
@@ -51,21 +54,22 @@ const maxShards = 4096
 
 func (c config) validate() error {
 	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
-	if strings.TrimSpace(c.DiscordToken) == "" {
+	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
+	if strings.TrimSpace(discordToken) == "" {
 		return bad("DISCORD_TOKEN", "is empty")
 	}
-	if strings.ContainsFunc(strings.TrimSpace(c.DiscordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+	if strings.ContainsFunc(strings.TrimSpace(discordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		// "Bot abc" set whole would be sent as "Bot Bot abc"; a control byte
 		// would make every request fail.
 		return bad("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	if strings.TrimSpace(c.TopggToken) == "" {
+	if strings.TrimSpace(topggToken) == "" {
 		return bad("TOPGG_TOKEN", "is empty")
 	}
 	// The Top.gg client is the authority on its token and its URL. The token goes
 	// first, alone, so that a refusal is pinned on the right variable; its
 	// messages never quote the token.
-	if _, err := topgg.New(c.TopggToken); err != nil {
+	if _, err := topgg.New(topggToken); err != nil {
 		return bad("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
 	}
 	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
@@ -73,7 +77,7 @@ func (c config) validate() error {
 			return bad(u.name, problem)
 		}
 	}
-	if _, err := topgg.New(c.TopggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
+	if _, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
 		// checkBaseURL holds the client's rules; this is a safety net, and the
 		// client's message may quote the URL, so it is not repeated.
 		return bad("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
@@ -82,8 +86,8 @@ func (c config) validate() error {
 		return bad("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
 	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
-		if strings.Trim(id.value, "0123456789") != "" {
-			return bad(id.name, fmt.Sprintf("%q is not a Discord id", id.value))
+		if id.value != "" && !isSnowflake(id.value) {
+			return bad(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
 		}
 	}
 	if c.ShardCount < 1 || c.ShardCount > maxShards {
@@ -100,6 +104,16 @@ func (c config) validate() error {
 		return err
 	}
 	return nil
+}
+
+// isSnowflake reports a Discord id as written by Discord: decimal digits, no
+// leading zero, and a value that fits its 64 bits (a 23-digit number does not).
+func isSnowflake(s string) bool {
+	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
 }
 
 // checkBaseURL returns what is wrong with an API base URL, or "". A base URL
@@ -129,12 +143,18 @@ func checkBaseURL(raw string) string {
 // redactURL returns raw without user info, query and fragment, for messages;
 // "the URL" if it does not parse.
 func redactURL(raw string) string {
+	return strconv.Quote(stripURL(raw))
+}
+
+// stripURL returns raw without user info, query and fragment, unquoted; "the
+// URL" if it does not parse.
+func stripURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "the URL"
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return strconv.Quote(u.String())
+	return u.String()
 }
 
 func isLoopback(host string) bool {
@@ -150,11 +170,13 @@ func isLoopback(host string) bool {
 // TOPGG_STATE_DIR stops the bot before any request rather than after it went
 // online. It touches only the local file system.
 func checkStateDir(c config) error {
-	if c.Plugin.VotePollInterval <= 0 && !c.Plugin.SyncCommands {
+	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
+	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
+	if !polling && !syncing {
 		return nil
 	}
 	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }
-	dir := c.Plugin.StateDir
+	dir := cmp.Or(c.Plugin.StateDir, plugin.DefaultStateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
 	}

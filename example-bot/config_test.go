@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -45,21 +48,14 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken:  unitDiscordToken,
-		TopggToken:    unitTopggToken,
+		DiscordToken:  newSecret(unitDiscordToken),
+		TopggToken:    newSecret(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
 		LogLevel:      "info",
 		LogFormat:     "text",
-		Plugin: plugin.Config{
-			Autopost:         "v1",
-			AutopostInterval: 30 * time.Minute,
-			SyncCommands:     true,
-			VotePollInterval: time.Minute,
-			VoteLookback:     12 * time.Hour,
-			StateDir:         "./topgg-state",
-		},
+		Plugin:        plugin.Config{}, // every zero field is its default, applied by plugin.New
 	}, cfg)
 }
 
@@ -76,13 +72,13 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken: unitDiscordToken, TopggToken: unitTopggToken,
+		DiscordToken: newSecret(unitDiscordToken), TopggToken: newSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
 		Plugin: plugin.Config{
-			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: false,
-			VotePollInterval: 0, VoteLookback: time.Hour, StateDir: "/srv/state",
+			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
+			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
 		},
 	}, cfg)
 }
@@ -119,6 +115,15 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"autopost mode", map[string]string{"TOPGG_AUTOPOST": "v2"}, nil, "TOPGG_AUTOPOST", nil},
 		{"autopost interval", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "fast"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
 		{"autopost interval zero", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "0s"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
+		{"autopost interval negative", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "-1m"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
+		// Set but empty used to turn rewards off without a word.
+		{"poll interval empty", map[string]string{"TOPGG_VOTE_POLL_INTERVAL": ""}, nil, "TOPGG_VOTE_POLL_INTERVAL", nil},
+		{"shard count with a leading zero", map[string]string{"SHARD_COUNT": "010"}, nil, "SHARD_COUNT", nil},
+		{"shard count hex", map[string]string{"SHARD_COUNT": "0x10"}, nil, "SHARD_COUNT", nil},
+		{"shard count empty", map[string]string{"SHARD_COUNT": ""}, nil, "SHARD_COUNT", nil},
+		{"guild id of 23 digits", map[string]string{"REWARD_GUILD_ID": "12345678901234567890123", "REWARD_ROLE_ID": "1300000000000000001"}, nil, "REWARD_GUILD_ID", nil},
+		{"role id with a leading zero", map[string]string{"REWARD_GUILD_ID": "1200000000000000001", "REWARD_ROLE_ID": "01300000000000000001"}, nil, "REWARD_ROLE_ID", nil},
+		{"log level empty", map[string]string{"LOG_LEVEL": ""}, nil, "LOG_LEVEL", nil},
 		{"poll interval", map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "-1m"}, nil, "TOPGG_VOTE_POLL_INTERVAL", nil},
 		{"lookback", map[string]string{"TOPGG_VOTE_LOOKBACK": "10000h"}, nil, "TOPGG_VOTE_LOOKBACK", nil},
 		{"sync commands", map[string]string{"TOPGG_SYNC_COMMANDS": "sure"}, nil, "TOPGG_SYNC_COMMANDS", nil},
@@ -208,20 +213,20 @@ func TestConfigMessagesHideURLSecrets(t *testing.T) {
 func TestCheckStateDir(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a", "state")
-	cfg := config{Plugin: plugin.Config{VotePollInterval: time.Minute, StateDir: dir}}
+	cfg := config{Plugin: plugin.Config{StateDir: dir}}
 	require.NoError(t, checkStateDir(cfg))
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the write check left a file behind")
 
 	unused := filepath.Join(t.TempDir(), "unused")
-	cfg = config{Plugin: plugin.Config{VotePollInterval: 0, SyncCommands: false, StateDir: unused}}
+	cfg = config{Plugin: plugin.Config{VotePollInterval: new(time.Duration(0)), SyncCommands: new(false), StateDir: unused}}
 	require.NoError(t, checkStateDir(cfg))
 	assert.NoDirExists(t, unused)
 	cfg.Plugin.StateDir = "/proc/nope"
 	assert.NoError(t, checkStateDir(cfg), "no job keeps state: nothing to check")
 
-	cfg.Plugin.SyncCommands = true
+	cfg.Plugin.SyncCommands = nil // the default: on
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, checkStateDir(cfg), &ce)
 	assert.Equal(t, "TOPGG_STATE_DIR", ce.Variable)
@@ -265,4 +270,39 @@ func TestNewLogger(t *testing.T) {
 	buf.Reset()
 	newLogger("debug", "text", &buf).Debug("details")
 	assert.Contains(t, buf.String(), "level=DEBUG msg=details")
+}
+
+// TestConfigRedactsTokens: no fmt verb, flag or slog handler prints a token of
+// the configuration (nor a password in a URL); a token that is set shows as
+// [redacted], so a missing one is still told apart.
+func TestConfigRedactsTokens(t *testing.T) {
+	t.Parallel()
+	env := validEnv("http://127.0.0.1:1")
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
+	var outs []string
+	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
+		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),
+			fmt.Sprintf(format, []config{cfg}), fmt.Sprintf(format, struct{ C config }{cfg}))
+	}
+	// Where fmt calls no method (an unexported field), the tokens show as addresses.
+	hidden := fmt.Sprintf("%v %+v %#v", struct{ c config }{cfg}, struct{ c *config }{&cfg}, []any{struct{ c config }{cfg}})
+	assert.NotContains(t, hidden, unitDiscordToken)
+	assert.NotContains(t, hidden, unitTopggToken)
+	var buf bytes.Buffer
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", cfg, "ptr", &cfg)
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "cfg", cfg)
+	outs = append(outs, buf.String())
+	for _, out := range outs {
+		for _, secret := range []string{unitDiscordToken, unitTopggToken, "hunter2", "s3cr3t"} {
+			assert.NotContains(t, out, secret)
+		}
+	}
+	assert.Contains(t, fmt.Sprintf("%+v", cfg), "DiscordToken:[redacted]")
+	assert.Contains(t, buf.String(), "cfg.TopggToken=[redacted]")
+	assert.Contains(t, fmt.Sprintf("%+v", config{}), "DiscordToken: ", "an unset token shows empty")
+	out, err := json.Marshal(shownConfig(cfg))
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), unitDiscordToken)
 }

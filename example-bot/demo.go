@@ -58,13 +58,12 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	const role = "900000000000000777"
 	cfg := config{
-		DiscordToken: dsrv.Token(), TopggToken: tsrv.Token(),
+		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()),
 		TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
 		RewardGuildID: guilds[0], RewardRoleID: role,
 		ShardCount: shards, LogLevel: "info", LogFormat: "text",
 		Plugin: plugin.Config{
-			Autopost: plugin.AutopostV1, AutopostInterval: time.Second, SyncCommands: true,
-			VotePollInterval: 300 * time.Millisecond, VoteLookback: 12 * time.Hour, StateDir: dir,
+			AutopostInterval: time.Second, VotePollInterval: new(300 * time.Millisecond), StateDir: dir,
 		},
 	}
 	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds}

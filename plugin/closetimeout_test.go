@@ -13,18 +13,19 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// TestCloseTimeoutCancelsHandlers: a reward handler that runs until its
-// context is cancelled holds Close for about WithCloseTimeout, not the 10 s
+// TestStopGraceCancelsHandlers: a reward handler that runs until its
+// context is cancelled holds Run's return for about Config.VoteStopGrace, not the 10 s
 // default; the handler sees its context cancelled, and the poller's close
 // error reaches the log as a warning instead of vanishing in the supervisor.
-func TestCloseTimeoutCancelsHandlers(t *testing.T) {
+func TestStopGraceCancelsHandlers(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	w := newWorld(t, worldSpec{})
 	w.tg.AddVotes(votes(1)...)
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff
-	cfg.SyncCommands = false
+	cfg.SyncCommands = new(false)
+	cfg.VoteStopGrace = timeout
 
 	entered := make(chan struct{})
 	var once sync.Once
@@ -39,7 +40,7 @@ func TestCloseTimeoutCancelsHandlers(t *testing.T) {
 		return ctx.Err()
 	}
 	var logs logBuffer
-	p := w.plugin(cfg, plugin.WithRewardHandler(stubborn), plugin.WithCloseTimeout(timeout),
+	p := w.plugin(cfg, plugin.WithRewardHandler(stubborn),
 		plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	select {
@@ -49,7 +50,7 @@ func TestCloseTimeoutCancelsHandlers(t *testing.T) {
 	}
 
 	start := time.Now()
-	require.NoError(t, p.Close(), "a cancelled handler is not Close's error")
+	require.NoError(t, w.stop(p), "a cancelled handler is not Run's error")
 	took := time.Since(start)
 	assert.GreaterOrEqual(t, took, timeout, "Close let the handler run for the close timeout")
 	// Far below the 10 s default, so this fails if the option is not passed on.
@@ -81,6 +82,6 @@ func TestCleanCloseLogsNoStopError(t *testing.T) {
 	w.open()
 	w.requirePublished(botCommands())
 	require.Eventually(t, func() bool { return rewards.distinct() == 3 }, wait, tick)
-	require.NoError(t, p.Close())
+	require.NoError(t, w.stop(p))
 	assert.NotContains(t, logs.String(), "job stopped with an error")
 }

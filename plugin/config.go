@@ -1,14 +1,11 @@
 package plugin
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"time"
 
-	"github.com/sethvargo/go-envconfig"
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Autopost modes of [Config.Autopost].
@@ -18,142 +15,187 @@ const (
 	AutopostOff = "off"
 )
 
-// Config holds every setting of the plugin, with the environment variables that set
-// them. Embed it in a bot's own envconfig struct, or load it alone with [LoadConfig].
+// Defaults of the Config fields left zero (nil for the pointer fields).
+const (
+	DefaultAutopost         = AutopostV1
+	DefaultAutopostInterval = autopost.DefaultInterval
+	DefaultSyncCommands     = true
+	DefaultVotePollInterval = time.Minute
+	DefaultVoteLookback     = voterewards.DefaultLookback
+	DefaultStateDir         = "./topgg-state"
+)
+
+// maxVoteLookback is the service's limit on how far back the vote history reaches.
+const maxVoteLookback = 365 * 24 * time.Hour
+
+// Config holds every setting of the plugin and the jobs it wires, with the
+// environment variable that sets each (read by [LoadEnv] and [LoadConfig]).
 //
-// Loading ([LoadConfig], [LoadEnv]) treats each field by its value before the load:
+// Every zero field means its default, so plugin.Config{} built in code is valid:
+// v1 autopost every 30 minutes, command sync on, votes polled every minute, state
+// in ./topgg-state. A value set in code is never replaced by loading the
+// environment. Two settings turn a job off with a value that is also the zero of
+// their type (false, 0), so they are pointers: nil means the default, and a non-nil
+// value is exactly what the caller said, false and 0 included:
 //
-//   - A non-zero field (set in code) is kept: its variable is not read, so a value
-//     there, even a malformed one, neither changes the field nor fails the load.
-//   - A zero field ("", 0, false) counts as unset: it takes its variable's value
-//     when the variable is set (even to "0", "false" or ""), else the default
-//     shown in its tag.
+//	cfg := plugin.Config{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))}
 //
-// So code wins only with non-zero values. A zero value cannot say "set in code": a
-// SyncCommands = false or VotePollInterval = 0 set before loading becomes the
-// default (true, 1m) unless the environment says otherwise. To turn a job off in
-// code, set the field after loading (cfg.SyncCommands = false, cfg.VotePollInterval
-// = 0), or, for autopost, set Autopost to [AutopostOff], which is not zero.
-// A Config built in code without loading gets no defaults: fill every field the
-// jobs that are on need.
+// The environment says the same with TOPGG_SYNC_COMMANDS=false and
+// TOPGG_VOTE_POLL_INTERVAL=0; autopost is turned off with Autopost "off" in both.
+// The default of the other fields (0, "") has no "off" to be confused with.
+//
+// Config holds no secret; its String method shows the values as set.
 type Config struct {
-	// Autopost is "v1" (PATCH metrics, the default), "v0" (POST /bots/:id/stats) or "off".
-	Autopost string `env:"TOPGG_AUTOPOST, default=v1"`
-	// AutopostInterval is the time between posts; below 15 minutes is logged as a warning.
-	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL, default=30m"`
-	// SyncCommands publishes the bot's slash commands to the listing on start.
-	SyncCommands bool `env:"TOPGG_SYNC_COMMANDS, default=true"`
-	// VotePollInterval is the time between vote polls; 0 turns polling off. Below
-	// 10 seconds [New] logs a warning: the service limits requests.
-	VotePollInterval time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL, default=1m"`
-	// VoteLookback is how far back the first poll reaches when nothing is saved.
-	VoteLookback time.Duration `env:"TOPGG_VOTE_LOOKBACK, default=12h"`
-	// StateDir is where poll state (cursor, delivered votes, pending expiries) and
-	// the last command-sync hash are kept.
-	StateDir string `env:"TOPGG_STATE_DIR, default=./topgg-state"`
+	// Autopost is "v1" (PATCH metrics, the default), "v0" (POST /bots/:id/stats)
+	// or "off".
+	Autopost string `env:"TOPGG_AUTOPOST"`
+	// AutopostInterval is the time between posts (default 30m); below 15
+	// minutes is logged as a warning.
+	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL"`
+	// AutopostRefresh is the longest time without a post when the numbers do
+	// not change (default 3h; raised to AutopostInterval if smaller).
+	AutopostRefresh time.Duration `env:"TOPGG_AUTOPOST_REFRESH"`
+	// AutopostReadyTimeout bounds the wait for every attached shard's READY
+	// before the first post (default 5m); then the ready shards are posted.
+	AutopostReadyTimeout time.Duration `env:"TOPGG_AUTOPOST_READY_TIMEOUT"`
+
+	// SyncCommands publishes the bot's slash commands to the listing after the
+	// first READY (nil: true).
+	SyncCommands *bool `env:"TOPGG_SYNC_COMMANDS"`
+
+	// VotePollInterval is the time between vote polls (nil: 1m); 0 turns vote
+	// polling, rewards and [Plugin.Active] off. Below 10 seconds [New] logs a
+	// warning: the service limits requests.
+	VotePollInterval *time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL"`
+	// VoteLookback is how far back the first poll reaches when nothing is saved
+	// (default 12h, at most one year).
+	VoteLookback time.Duration `env:"TOPGG_VOTE_LOOKBACK"`
+	// VoteConcurrency is how many reward and expiry handler calls run at once
+	// (default 4).
+	VoteConcurrency int `env:"TOPGG_VOTE_CONCURRENCY"`
+	// VoteAttempts is how many times a handler is called for one vote before
+	// the plugin gives up on it (default 5).
+	VoteAttempts int `env:"TOPGG_VOTE_ATTEMPTS"`
+	// VoteRetryDelay is the wait before the first retry of a failing handler;
+	// it doubles on each retry, up to one minute (default 1s).
+	VoteRetryDelay time.Duration `env:"TOPGG_VOTE_RETRY_DELAY"`
+	// VoteStopGrace is how long the handlers that are running may finish once
+	// Run's context is done, before their own context is cancelled (default 10s).
+	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
+
+	// StateDir is where poll state (cursor, delivered votes, pending expiries)
+	// and the last command-sync hash are kept (default ./topgg-state).
+	StateDir string `env:"TOPGG_STATE_DIR"`
 }
 
-// minRecommendedVotePoll is the shortest VotePollInterval that does not log a
-// warning: the service limits how often a project may ask for its votes, and a vote
-// a few seconds late costs nothing. Tests use shorter intervals, so it is no error.
-const minRecommendedVotePoll = 10 * time.Second
-
-// ConfigError names the setting that is missing or malformed.
+// ConfigError reports a setting that is missing or invalid.
 type ConfigError struct {
-	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST".
+	// Field is the Go field, e.g. "Config.AutopostInterval" (empty for a
+	// variable of a caller's own struct that failed to parse).
+	Field string
+	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
+	// when the value came from the environment; empty for a value set in code.
 	Variable string
-	// Problem says what is wrong with its value.
+	// Problem says what is wrong with the value.
 	Problem string
 }
 
-func (e *ConfigError) Error() string { return e.Variable + ": " + e.Problem }
-
-// LoadConfig reads the Config from the environment through lookuper (nil means the
-// process environment) into a zero Config, so every field comes from its variable
-// or its default, and validates it. Errors are *ConfigError. To mix in values set
-// in code, see [LoadEnv].
-func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error) {
-	var c Config
-	if err := LoadEnv(ctx, &c, lookuper); err != nil {
-		return Config{}, err
+// Error names the variable when the value came from the environment, else the
+// field: "TOPGG_AUTOPOST_INTERVAL: -5m0s is negative" or
+// "plugin: Config.AutopostInterval: -5m0s is negative".
+func (e *ConfigError) Error() string {
+	if e.Variable != "" {
+		return e.Variable + ": " + e.Problem
 	}
-	return c, c.Validate()
+	return "plugin: " + e.Field + ": " + e.Problem
 }
 
-// Validate checks the values, returning a *ConfigError naming the first bad one.
+// Validate checks the values as set, a zero meaning its default, and returns a
+// *ConfigError naming the first bad field. [New] calls it.
 func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &ConfigError{Field: "Config." + field, Problem: fmt.Sprintf(format, args...)}
+	}
 	switch c.Autopost {
-	case AutopostV1, AutopostV0, AutopostOff:
+	case "", AutopostV1, AutopostV0, AutopostOff:
 	default:
-		return &ConfigError{"TOPGG_AUTOPOST", fmt.Sprintf("%q is not one of v1, v0, off", c.Autopost)}
+		return bad("Autopost", "%q is not one of v1, v0, off", c.Autopost)
 	}
-	if c.Autopost != AutopostOff && c.AutopostInterval <= 0 {
-		return &ConfigError{"TOPGG_AUTOPOST_INTERVAL", fmt.Sprintf("%s is not a positive duration", c.AutopostInterval)}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{
+		{"AutopostInterval", c.AutopostInterval}, {"AutopostRefresh", c.AutopostRefresh},
+		{"AutopostReadyTimeout", c.AutopostReadyTimeout}, {"VoteLookback", c.VoteLookback},
+		{"VoteRetryDelay", c.VoteRetryDelay}, {"VoteStopGrace", c.VoteStopGrace},
+	} {
+		if d.v < 0 {
+			return bad(d.field, "%s is negative", d.v)
+		}
 	}
-	if c.VotePollInterval < 0 {
-		return &ConfigError{"TOPGG_VOTE_POLL_INTERVAL", fmt.Sprintf("%s is negative", c.VotePollInterval)}
+	if c.VotePollInterval != nil && *c.VotePollInterval < 0 {
+		return bad("VotePollInterval", "%s is negative (0 turns vote polling off)", *c.VotePollInterval)
 	}
-	if c.VotePollInterval > 0 {
-		if c.VoteLookback <= 0 {
-			return &ConfigError{"TOPGG_VOTE_LOOKBACK", fmt.Sprintf("%s is not a positive duration", c.VoteLookback)}
-		}
-		if c.VoteLookback > 365*24*time.Hour {
-			return &ConfigError{"TOPGG_VOTE_LOOKBACK", fmt.Sprintf("%s reaches more than one year back", c.VoteLookback)}
-		}
-		if c.StateDir == "" {
-			return &ConfigError{"TOPGG_STATE_DIR", "is empty"}
-		}
+	if c.VoteLookback > maxVoteLookback {
+		return bad("VoteLookback", "%s reaches more than one year back, the service's limit", c.VoteLookback)
+	}
+	if c.VoteConcurrency < 0 {
+		return bad("VoteConcurrency", "%d is negative", c.VoteConcurrency)
+	}
+	if c.VoteAttempts < 0 {
+		return bad("VoteAttempts", "%d is negative", c.VoteAttempts)
 	}
 	return nil
 }
 
-// LoadEnv fills target, a pointer to a struct with go-envconfig `env` tags (such as a
-// bot's own configuration embedding Config), from lookuper (nil means the process
-// environment). A missing or malformed value comes back as a *ConfigError that names
-// the environment variable, not the Go field.
-//
-// It follows go-envconfig's rule, field by field at any depth: a field that is
-// non-zero in target before the call is kept and its variable not read; a zero
-// field takes its variable's value if the variable is set, else its default. Hence
-// values set in code win only when non-zero; to set a zero value in code (turn a
-// job off with SyncCommands = false or VotePollInterval = 0), set it after LoadEnv
-// returns. LoadEnv does not validate: call [Config.Validate] (or let [New] do it).
-func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
-	if lookuper == nil {
-		lookuper = envconfig.OsLookuper()
+// String shows the values as set, with "default" for a nil pointer field, so a
+// log line of the configuration reads as the caller wrote it.
+func (c Config) String() string {
+	return fmt.Sprintf("{Autopost:%q AutopostInterval:%s AutopostRefresh:%s AutopostReadyTimeout:%s "+
+		"SyncCommands:%s VotePollInterval:%s VoteLookback:%s VoteConcurrency:%d VoteAttempts:%d "+
+		"VoteRetryDelay:%s VoteStopGrace:%s StateDir:%q}",
+		c.Autopost, c.AutopostInterval, c.AutopostRefresh, c.AutopostReadyTimeout,
+		ptrString(c.SyncCommands), ptrString(c.VotePollInterval), c.VoteLookback, c.VoteConcurrency, c.VoteAttempts,
+		c.VoteRetryDelay, c.VoteStopGrace, c.StateDir)
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return "default"
 	}
-	err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: lookuper})
-	if err == nil {
-		return nil
+	return fmt.Sprint(*p)
+}
+
+// settings is a Config with every default applied: what the jobs run with.
+type settings struct {
+	Config
+	syncCommands bool
+	votePoll     time.Duration // 0: off
+}
+
+// resolve applies the defaults to a valid Config. It is the one place that knows
+// them; LoadEnv never writes them into the caller's struct.
+func (c Config) resolve() settings {
+	s := settings{Config: c, syncCommands: DefaultSyncCommands, votePoll: DefaultVotePollInterval}
+	if s.Autopost == "" {
+		s.Autopost = DefaultAutopost
 	}
-	if errors.Is(err, envconfig.ErrMissingRequired) {
-		msg := err.Error()
-		return &ConfigError{Variable: msg[strings.LastIndex(msg, " ")+1:], Problem: "is required but not set"}
+	if s.AutopostInterval == 0 {
+		s.AutopostInterval = DefaultAutopostInterval
 	}
-	// go-envconfig names the Go field path ("Plugin: AutopostInterval: time: ...");
-	// walk it to the field's tag so the operator reads the variable they set.
-	msg := err.Error()
-	t := reflect.TypeOf(target)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if c.SyncCommands != nil {
+		s.syncCommands = *c.SyncCommands
 	}
-	for {
-		name, rest, ok := strings.Cut(msg, ": ")
-		if !ok || t.Kind() != reflect.Struct {
-			break
-		}
-		f, found := t.FieldByName(name)
-		if !found {
-			break
-		}
-		msg = rest
-		if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
-			if strings.Contains(key, "TOKEN") || strings.Contains(key, "SECRET") {
-				return &ConfigError{Variable: key, Problem: "is malformed"}
-			}
-			return &ConfigError{Variable: key, Problem: "is malformed: " + msg}
-		}
-		t = f.Type
+	if c.VotePollInterval != nil {
+		s.votePoll = *c.VotePollInterval
 	}
-	return fmt.Errorf("plugin: configuration: %w", err)
+	if s.VoteLookback == 0 {
+		s.VoteLookback = DefaultVoteLookback
+	}
+	if s.StateDir == "" {
+		s.StateDir = DefaultStateDir
+	}
+	// Refresh, ready timeout and the vote settings keep 0: their packages apply
+	// their own defaults to it, and say them in their docs.
+	return s
 }

@@ -3,6 +3,8 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,63 +14,82 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// TestLoadConfigDefaults: an empty environment gives the documented defaults,
-// which are valid.
-func TestLoadConfigDefaults(t *testing.T) {
-	t.Parallel()
-	cfg, err := plugin.LoadConfig(context.Background(), envconfig.MapLookuper(nil))
-	require.NoError(t, err)
-	assert.Equal(t, plugin.Config{
-		Autopost:         "v1",
-		AutopostInterval: 30 * time.Minute,
-		SyncCommands:     true,
-		VotePollInterval: time.Minute,
-		VoteLookback:     12 * time.Hour,
-		StateDir:         "./topgg-state",
-	}, cfg)
+func load(t *testing.T, env map[string]string) (plugin.Config, error) {
+	t.Helper()
+	return plugin.LoadConfig(context.Background(), envconfig.MapLookuper(env))
 }
 
-// TestLoadConfigEveryVariable: each variable sets its field.
+// TestLoadConfigEmpty: an empty environment leaves every field zero (nil): the
+// defaults are New's, never written into the struct, so a zero Config and a
+// loaded one mean the same.
+func TestLoadConfigEmpty(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	require.NoError(t, err)
+	assert.Equal(t, plugin.Config{}, cfg)
+}
+
+// TestZeroConfigIsValid: plugin.Config{} built in code is valid and New accepts it.
+func TestZeroConfigIsValid(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, plugin.Config{}.Validate())
+	client, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = plugin.New(client, plugin.Config{}, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+}
+
+// TestLoadConfigEveryVariable: each variable sets its field, as written.
 func TestLoadConfigEveryVariable(t *testing.T) {
 	t.Parallel()
-	cfg, err := plugin.LoadConfig(context.Background(), envconfig.MapLookuper(map[string]string{
-		"TOPGG_AUTOPOST":           "v0",
-		"TOPGG_AUTOPOST_INTERVAL":  "45m",
-		"TOPGG_SYNC_COMMANDS":      "false",
-		"TOPGG_VOTE_POLL_INTERVAL": "90s",
-		"TOPGG_VOTE_LOOKBACK":      "2h30m",
-		"TOPGG_STATE_DIR":          "/var/lib/bot",
-	}))
+	cfg, err := load(t, map[string]string{
+		"TOPGG_AUTOPOST":               "v0",
+		"TOPGG_AUTOPOST_INTERVAL":      "45m",
+		"TOPGG_AUTOPOST_REFRESH":       "6h",
+		"TOPGG_AUTOPOST_READY_TIMEOUT": "90s",
+		"TOPGG_SYNC_COMMANDS":          "false",
+		"TOPGG_VOTE_POLL_INTERVAL":     "90s",
+		"TOPGG_VOTE_LOOKBACK":          "2h30m",
+		"TOPGG_VOTE_CONCURRENCY":       "8",
+		"TOPGG_VOTE_ATTEMPTS":          "3",
+		"TOPGG_VOTE_RETRY_DELAY":       "2s",
+		"TOPGG_VOTE_STOP_GRACE":        "4s",
+		"TOPGG_STATE_DIR":              "/var/lib/bot",
+	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
-		Autopost:         plugin.AutopostV0,
-		AutopostInterval: 45 * time.Minute,
-		SyncCommands:     false,
-		VotePollInterval: 90 * time.Second,
-		VoteLookback:     150 * time.Minute,
-		StateDir:         "/var/lib/bot",
+		Autopost:             plugin.AutopostV0,
+		AutopostInterval:     45 * time.Minute,
+		AutopostRefresh:      6 * time.Hour,
+		AutopostReadyTimeout: 90 * time.Second,
+		SyncCommands:         new(false),
+		VotePollInterval:     new(90 * time.Second),
+		VoteLookback:         150 * time.Minute,
+		VoteConcurrency:      8,
+		VoteAttempts:         3,
+		VoteRetryDelay:       2 * time.Second,
+		VoteStopGrace:        4 * time.Second,
+		StateDir:             "/var/lib/bot",
 	}, cfg)
 }
 
-// TestLoadConfigTurnsJobsOff: "off" and 0 turn jobs off, and the settings of
-// a job that is off are not checked.
+// TestLoadConfigTurnsJobsOff: "off", false and 0 turn the jobs off, the same
+// values as in code.
 func TestLoadConfigTurnsJobsOff(t *testing.T) {
 	t.Parallel()
-	cfg, err := plugin.LoadConfig(context.Background(), envconfig.MapLookuper(map[string]string{
-		"TOPGG_AUTOPOST":           "off",
-		"TOPGG_AUTOPOST_INTERVAL":  "0s",
-		"TOPGG_VOTE_POLL_INTERVAL": "0",
-		"TOPGG_VOTE_LOOKBACK":      "0s",
-		"TOPGG_STATE_DIR":          "",
-	}))
+	cfg, err := load(t, map[string]string{
+		"TOPGG_AUTOPOST": "off", "TOPGG_SYNC_COMMANDS": "false", "TOPGG_VOTE_POLL_INTERVAL": "0",
+	})
 	require.NoError(t, err)
-	assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
-	assert.Zero(t, cfg.VotePollInterval)
+	assert.Equal(t, plugin.Config{
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
+	}, cfg)
 }
 
-// TestLoadConfigMalformed: every malformed or out-of-range value is a
+// TestLoadConfigMalformed: every malformed, empty or impossible value is a
 // *ConfigError that names the variable (not the Go field) and says what is wrong.
 func TestLoadConfigMalformed(t *testing.T) {
 	t.Parallel()
@@ -77,27 +98,78 @@ func TestLoadConfigMalformed(t *testing.T) {
 		problem         string // a piece of the message
 	}{
 		{"TOPGG_AUTOPOST", "v2", `"v2" is not one of v1, v0, off`},
-		{"TOPGG_AUTOPOST", "", "is not one of"},
-		{"TOPGG_AUTOPOST_INTERVAL", "soon", `invalid duration "soon"`},
-		{"TOPGG_AUTOPOST_INTERVAL", "0s", "not a positive duration"},
-		{"TOPGG_AUTOPOST_INTERVAL", "-5m", "not a positive duration"},
-		{"TOPGG_VOTE_POLL_INTERVAL", "often", `invalid duration "often"`},
+		{"TOPGG_AUTOPOST", "", "set but empty"},
+		{"TOPGG_AUTOPOST_INTERVAL", "soon", `"soon" is not a duration`},
+		{"TOPGG_AUTOPOST_INTERVAL", "30", `"30" is not a duration`},
+		{"TOPGG_AUTOPOST_INTERVAL", "-5m", "negative"},
+		{"TOPGG_AUTOPOST_INTERVAL", "", "set but empty"},
+		{"TOPGG_AUTOPOST_INTERVAL", "0s", "unset the variable for the default"},
+		{"TOPGG_VOTE_ATTEMPTS", "0", "unset the variable for the default"},
+		{"TOPGG_AUTOPOST_REFRESH", "-1h", "negative"},
+		{"TOPGG_AUTOPOST_READY_TIMEOUT", "later", "not a duration"},
+		{"TOPGG_VOTE_POLL_INTERVAL", "often", `"often" is not a duration`},
 		{"TOPGG_VOTE_POLL_INTERVAL", "-1s", "negative"},
-		{"TOPGG_VOTE_LOOKBACK", "forever", `invalid duration "forever"`},
-		{"TOPGG_VOTE_LOOKBACK", "0s", "not a positive duration"},
+		// It used to turn rewards off without a word.
+		{"TOPGG_VOTE_POLL_INTERVAL", "", "set but empty"},
+		{"TOPGG_VOTE_LOOKBACK", "forever", `"forever" is not a duration`},
 		{"TOPGG_VOTE_LOOKBACK", "9000h", "more than one year"},
-		{"TOPGG_SYNC_COMMANDS", "maybe", `"maybe"`},
-		{"TOPGG_STATE_DIR", "", "empty"},
+		{"TOPGG_VOTE_LOOKBACK", "", "set but empty"},
+		{"TOPGG_VOTE_CONCURRENCY", "010", "leading zero"},
+		{"TOPGG_VOTE_CONCURRENCY", "0x10", "not a decimal"},
+		{"TOPGG_VOTE_CONCURRENCY", "1_000", "not a decimal"},
+		{"TOPGG_VOTE_CONCURRENCY", "+4", "not a decimal"},
+		{"TOPGG_VOTE_CONCURRENCY", " 4", "not a decimal"},
+		{"TOPGG_VOTE_CONCURRENCY", "-4", "negative"},
+		{"TOPGG_VOTE_CONCURRENCY", "99999999999999999999999", "out of range"},
+		{"TOPGG_VOTE_ATTEMPTS", "-1", "negative"},
+		{"TOPGG_VOTE_RETRY_DELAY", "-1s", "negative"},
+		{"TOPGG_VOTE_STOP_GRACE", "-1s", "negative"},
+		{"TOPGG_SYNC_COMMANDS", "maybe", `"maybe" is not true, false, 1 or 0`},
+		{"TOPGG_SYNC_COMMANDS", "", "set but empty"},
+		{"TOPGG_STATE_DIR", "", "set but empty"},
 	} {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
 			t.Parallel()
-			_, err := plugin.LoadConfig(context.Background(), envconfig.MapLookuper(map[string]string{tc.variable: tc.value}))
+			_, err := load(t, map[string]string{tc.variable: tc.value})
 			var ce *plugin.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.variable, ce.Variable)
 			assert.Contains(t, ce.Problem, tc.problem)
 			assert.Equal(t, tc.variable+": "+ce.Problem, err.Error())
-			assert.NotContains(t, err.Error(), "Interval", "the Go field name is not the operator's word")
+		})
+	}
+}
+
+// TestValidateNamesFields: a bad value set in code is reported with its Go
+// field, not an environment variable the caller never set.
+func TestValidateNamesFields(t *testing.T) {
+	t.Parallel()
+	client, err := topgg.New("token")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		cfg   plugin.Config
+		field string
+	}{
+		{plugin.Config{Autopost: "sometimes"}, "Config.Autopost"},
+		{plugin.Config{AutopostInterval: -time.Minute}, "Config.AutopostInterval"},
+		{plugin.Config{AutopostRefresh: -time.Minute}, "Config.AutopostRefresh"},
+		{plugin.Config{AutopostReadyTimeout: -time.Minute}, "Config.AutopostReadyTimeout"},
+		{plugin.Config{VotePollInterval: new(-time.Second)}, "Config.VotePollInterval"},
+		{plugin.Config{VoteLookback: 400 * 24 * time.Hour}, "Config.VoteLookback"},
+		{plugin.Config{VoteConcurrency: -1}, "Config.VoteConcurrency"},
+		{plugin.Config{VoteAttempts: -1}, "Config.VoteAttempts"},
+		{plugin.Config{VoteRetryDelay: -1}, "Config.VoteRetryDelay"},
+		{plugin.Config{VoteStopGrace: -1}, "Config.VoteStopGrace"},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			t.Parallel()
+			_, err := plugin.New(client, tc.cfg)
+			var ce *plugin.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Empty(t, ce.Variable)
+			assert.Contains(t, err.Error(), "plugin: "+tc.field+": ")
+			assert.NotContains(t, err.Error(), "TOPGG_")
 		})
 	}
 }
@@ -110,8 +182,8 @@ type botConfig struct {
 	Plugin plugin.Config
 }
 
-// TestLoadEnvEmbedded: LoadEnv fills a bot's struct that embeds Config, and
-// names the variable of a bad value also inside the embedded struct.
+// TestLoadEnvEmbedded: LoadEnv fills a bot's struct that embeds Config, checks
+// the embedded Config, and names the variable of a bad value, also inside it.
 func TestLoadEnvEmbedded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -120,9 +192,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	require.NoError(t, plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(map[string]string{
 		"BOT_TOKEN": "x", "TOPGG_AUTOPOST": "off",
 	})))
-	assert.Equal(t, 1, c.Shards)
-	assert.Equal(t, plugin.AutopostOff, c.Plugin.Autopost)
-	assert.Equal(t, time.Minute, c.Plugin.VotePollInterval, "defaults of the embedded struct apply")
+	assert.Equal(t, botConfig{Token: "x", Shards: 1, Plugin: plugin.Config{Autopost: plugin.AutopostOff}}, c)
 
 	for _, tc := range []struct {
 		env      map[string]string
@@ -130,8 +200,10 @@ func TestLoadEnvEmbedded(t *testing.T) {
 		problem  string
 	}{
 		{map[string]string{}, "BOT_TOKEN", "is required but not set"},
-		{map[string]string{"BOT_TOKEN": "x", "SHARDS": "two"}, "SHARDS", `"two"`},
-		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "long"}, "TOPGG_VOTE_LOOKBACK", `invalid duration "long"`},
+		{map[string]string{"BOT_TOKEN": "x", "SHARDS": "two"}, "SHARDS", `"two" is not a decimal`},
+		{map[string]string{"BOT_TOKEN": "x", "SHARDS": "010"}, "SHARDS", "leading zero"},
+		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "long"}, "TOPGG_VOTE_LOOKBACK", `"long" is not a duration`},
+		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "9000h"}, "TOPGG_VOTE_LOOKBACK", "more than one year"},
 		{map[string]string{"BOT_TOKEN": "x", "TOPGG_SYNC_COMMANDS": "yes please"}, "TOPGG_SYNC_COMMANDS", "yes please"},
 	} {
 		var c botConfig
@@ -144,27 +216,31 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	}
 }
 
-// TestLoadEnvCodeWins: values a program sets before LoadEnv are kept over the
-// environment and over the defaults; the fields it left zero come from the
-// environment or the defaults.
+// TestLoadEnvCodeWins: values set in code before LoadEnv, false and 0 included,
+// are kept over the environment (whose variables for them are not even read);
+// the fields left zero come from the environment.
 func TestLoadEnvCodeWins(t *testing.T) {
 	t.Parallel()
-	cfg := plugin.Config{Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, StateDir: "/from/code"}
+	cfg := plugin.Config{
+		Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, StateDir: "/from/code",
+		SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
+	}
 	require.NoError(t, plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(map[string]string{
-		"TOPGG_AUTOPOST":           "off",
+		"TOPGG_AUTOPOST":           "v2", // malformed, but not read
 		"TOPGG_AUTOPOST_INTERVAL":  "1h",
 		"TOPGG_STATE_DIR":          "/from/env",
+		"TOPGG_SYNC_COMMANDS":      "true",
 		"TOPGG_VOTE_POLL_INTERVAL": "5m",
+		"TOPGG_VOTE_LOOKBACK":      "1h",
 	})))
 	assert.Equal(t, plugin.Config{
 		Autopost:         plugin.AutopostV0,
 		AutopostInterval: 20 * time.Minute,
-		SyncCommands:     true,
-		VotePollInterval: 5 * time.Minute,
-		VoteLookback:     12 * time.Hour,
+		SyncCommands:     new(false),
+		VotePollInterval: new(time.Duration(0)),
+		VoteLookback:     time.Hour,
 		StateDir:         "/from/code",
 	}, cfg)
-	require.NoError(t, cfg.Validate())
 }
 
 // secretConfig has token- and secret-like variables of types whose parsing
@@ -172,33 +248,39 @@ func TestLoadEnvCodeWins(t *testing.T) {
 type secretConfig struct {
 	APIToken      int           `env:"SERVICE_TOKEN"`
 	WebhookSecret time.Duration `env:"WEBHOOK_SECRET"`
+	RedisPassword bool          `env:"REDIS_PASSWORD"`
 }
 
 // TestLoadEnvNeverEchoesSecrets: a malformed token-like value is named by its
 // variable, and its value appears nowhere in the error.
 func TestLoadEnvNeverEchoesSecrets(t *testing.T) {
 	t.Parallel()
-	for _, variable := range []string{"SERVICE_TOKEN", "WEBHOOK_SECRET"} {
+	for _, variable := range []string{"SERVICE_TOKEN", "WEBHOOK_SECRET", "REDIS_PASSWORD"} {
 		const value = "tok-3f9a77c1-do-not-print"
 		var c secretConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{variable: value}))
 		var ce *plugin.ConfigError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, variable, ce.Variable)
-		assert.Equal(t, variable+": is malformed", err.Error())
 		assert.NotContains(t, err.Error(), "3f9a77c1")
-		assert.NotContains(t, ce.Problem, "3f9a77c1")
+		assert.NotContains(t, fmt.Sprintf("%+v %#v", err, ce), "3f9a77c1")
 	}
 }
 
-// TestLoadEnvBadTarget: a target go-envconfig cannot fill is an error, not a
+// TestLoadEnvBadTarget: a target LoadEnv cannot fill is an error, not a
 // *ConfigError (no variable is to blame).
 func TestLoadEnvBadTarget(t *testing.T) {
 	t.Parallel()
-	err := plugin.LoadEnv(context.Background(), plugin.Config{}, envconfig.MapLookuper(nil))
-	require.Error(t, err)
-	var ce *plugin.ConfigError
-	assert.False(t, errors.As(err, &ce))
+	for _, target := range []any{plugin.Config{}, nil, (*plugin.Config)(nil), new(int), &struct {
+		F float64 `env:"F"`
+	}{}, &struct {
+		F int `env:"F, prefix=X"`
+	}{}} {
+		err := plugin.LoadEnv(context.Background(), target, envconfig.MapLookuper(map[string]string{"F": "1"}))
+		require.Error(t, err, "%T", target)
+		var ce *plugin.ConfigError
+		assert.False(t, errors.As(err, &ce), "%T", target)
+	}
 }
 
 // TestLoadConfigProcessEnvironment: a nil lookuper reads the process
@@ -209,7 +291,7 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 	cfg, err := plugin.LoadConfig(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
-	assert.Equal(t, 2*time.Minute, cfg.VotePollInterval)
+	assert.Equal(t, new(2*time.Minute), cfg.VotePollInterval)
 
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "sometimes")
 	_, err = plugin.LoadConfig(context.Background(), nil)
@@ -218,23 +300,22 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 }
 
-// TestNewValidates: New refuses an invalid Config with the *ConfigError, and
-// a nil client.
-func TestNewValidates(t *testing.T) {
+// TestNewMisuse: a nil client, a nil option and an option given nil are
+// ErrNilArgument.
+func TestNewMisuse(t *testing.T) {
 	t.Parallel()
 	client, err := topgg.New("token")
 	require.NoError(t, err)
-	_, err = plugin.New(client, plugin.Config{Autopost: "sometimes"})
-	var ce *plugin.ConfigError
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "TOPGG_AUTOPOST", ce.Variable)
-
-	_, err = plugin.New(nil, plugin.Config{Autopost: plugin.AutopostOff})
-	require.Error(t, err)
-
-	p, err := plugin.New(client, plugin.Config{Autopost: plugin.AutopostOff})
-	require.NoError(t, err, "every job off is a valid, if idle, plugin")
-	require.NoError(t, p.Close())
+	_, err = plugin.New(nil, plugin.Config{})
+	require.ErrorIs(t, err, plugin.ErrNilArgument)
+	for i, opt := range []plugin.Option{
+		nil, plugin.WithLogger(nil), plugin.WithRewardHandler(nil), plugin.WithExpiryHandler(nil),
+		plugin.WithGiveUpHandler(nil), plugin.WithOnPost(nil), plugin.WithCommandSyncHandler(nil),
+		plugin.WithCommands(nil), plugin.WithVoteStore(nil), plugin.WithVoteStore((*voterewards.MemoryStore)(nil)),
+	} {
+		_, err := plugin.New(client, plugin.Config{}, opt)
+		require.ErrorIs(t, err, plugin.ErrNilArgument, "option %d", i)
+	}
 }
 
 // TestNewWarnsShortPollInterval: a vote poll interval below 10 s is allowed
@@ -254,10 +335,9 @@ func TestNewWarnsShortPollInterval(t *testing.T) {
 		{0, false},
 	} {
 		var logs logBuffer
-		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: tc.interval, VoteLookback: time.Hour, StateDir: t.TempDir()}
-		p, err := plugin.New(client, cfg, plugin.WithLogger(logs.Logger()))
+		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: new(tc.interval), StateDir: t.TempDir()}
+		_, err := plugin.New(client, cfg, plugin.WithLogger(logs.Logger()))
 		require.NoError(t, err, "%s is valid", tc.interval)
-		require.NoError(t, p.Close())
 		if tc.warned {
 			assert.Contains(t, logs.String(), `level=WARN msg="vote poll interval is below 10 seconds`, "%s", tc.interval)
 			assert.Contains(t, logs.String(), "interval="+tc.interval.String())
@@ -267,51 +347,11 @@ func TestNewWarnsShortPollInterval(t *testing.T) {
 	}
 }
 
-// TestLoadEnvZeroValueRule pins the rule documented on Config and LoadEnv: a
-// zero field set in code counts as unset (so it cannot turn a job off before
-// loading), a non-zero one keeps its value and its variable is not even read,
-// and a job is turned off in code by setting the field after loading.
-func TestLoadEnvZeroValueRule(t *testing.T) {
+// TestConfigString: String shows nil pointers as "default", not addresses.
+func TestConfigString(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-
-	t.Run("zero before loading takes the default", func(t *testing.T) {
-		t.Parallel()
-		cfg := plugin.Config{SyncCommands: false, VotePollInterval: 0}
-		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(nil)))
-		assert.True(t, cfg.SyncCommands)
-		assert.Equal(t, time.Minute, cfg.VotePollInterval)
-	})
-
-	t.Run("zero before loading takes the variable", func(t *testing.T) {
-		t.Parallel()
-		cfg := plugin.Config{}
-		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
-			"TOPGG_SYNC_COMMANDS": "false", "TOPGG_VOTE_POLL_INTERVAL": "0",
-		})))
-		assert.False(t, cfg.SyncCommands)
-		assert.Zero(t, cfg.VotePollInterval)
-	})
-
-	t.Run("non-zero in code: variable not read", func(t *testing.T) {
-		t.Parallel()
-		cfg := plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: true, VotePollInterval: 2 * time.Minute}
-		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
-			"TOPGG_AUTOPOST": "v2", "TOPGG_SYNC_COMMANDS": "maybe", "TOPGG_VOTE_POLL_INTERVAL": "often",
-		})), "malformed values of fields set in code are not read")
-		assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
-		assert.True(t, cfg.SyncCommands)
-		assert.Equal(t, 2*time.Minute, cfg.VotePollInterval)
-	})
-
-	t.Run("off after loading", func(t *testing.T) {
-		t.Parallel()
-		var cfg plugin.Config
-		require.NoError(t, plugin.LoadEnv(ctx, &cfg, envconfig.MapLookuper(map[string]string{
-			"TOPGG_SYNC_COMMANDS": "true", "TOPGG_VOTE_POLL_INTERVAL": "5m",
-		})))
-		require.Equal(t, 5*time.Minute, cfg.VotePollInterval)
-		cfg.SyncCommands, cfg.VotePollInterval = false, 0
-		assert.NoError(t, cfg.Validate(), "jobs turned off after loading are a valid Config")
-	})
+	s := plugin.Config{VotePollInterval: new(time.Duration(0))}.String()
+	assert.Contains(t, s, "SyncCommands:default")
+	assert.Contains(t, s, "VotePollInterval:0s")
+	assert.Equal(t, s, fmt.Sprint(plugin.Config{VotePollInterval: new(time.Duration(0))}))
 }

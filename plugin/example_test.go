@@ -44,10 +44,10 @@ func Example() {
 
 	posted := make(chan autopost.Result, 1)
 	rewarded := make(chan voterewards.Vote, 1)
+	// Every zero field of Config means its default (v1 autopost every 30
+	// minutes, command sync on, votes polled every minute); a real bot loads it
+	// with plugin.LoadConfig(ctx, nil) from its TOPGG_* variables.
 	p, err := plugin.New(client, plugin.Config{
-		Autopost: plugin.AutopostV1, AutopostInterval: 30 * time.Minute,
-		SyncCommands:     true,
-		VotePollInterval: time.Minute, VoteLookback: 12 * time.Hour,
 		StateDir: dir, // the vote cursor, the delivered votes and the commands' hash
 	},
 		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}}),
@@ -69,10 +69,12 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	p.Attach(session) // before Open, so that READY is seen
-	if err := p.Start(context.Background()); err != nil {
+	if err := p.Attach(session); err != nil { // before Open, so that READY is seen
 		panic(err)
 	}
+	ctx, stop := context.WithCancel(context.Background()) // a real bot: signal.NotifyContext
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }() // until ctx is done
 	if err := session.Open(); err != nil {
 		panic(err)
 	}
@@ -88,7 +90,8 @@ func Example() {
 	}
 	fmt.Printf("published %s\n", cmds)
 
-	if err := p.Close(); err != nil { // stops the jobs and saves the vote state
+	stop()
+	if err := <-ran; err != nil { // Run returns once the jobs stopped and the vote state is saved
 		panic(err)
 	}
 	_ = session.Close()

@@ -29,21 +29,3 @@ func TestRefusedCommandsAreNotResent(t *testing.T) {
 	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 }, 1500*time.Millisecond, 50*time.Millisecond)
 	assert.Contains(t, logs.String(), "refused the slash commands")
 }
-
-// TestCloseDetachesHandlers: after Close the plugin no longer counts the
-// sessions' guilds, so a session the bot keeps open feeds nothing stale.
-func TestCloseDetachesHandlers(t *testing.T) {
-	t.Parallel()
-	const perShard = 2
-	w := newWorld(t, worldSpec{perShard: perShard})
-	cfg := w.config()
-	cfg.SyncCommands = false
-	p, err := plugin.New(w.client, cfg)
-	require.NoError(t, err)
-	p.Attach(w.sessions...)
-	w.start(p)
-	w.open()
-	require.Eventually(t, func() bool { return p.Counts().Servers == perShard }, wait, tick)
-	require.NoError(t, p.Close())
-	assert.Zero(t, p.Counts().Servers, "the sessions' guilds are no longer counted")
-}

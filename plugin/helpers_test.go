@@ -3,7 +3,9 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -41,6 +43,17 @@ type world struct {
 	client   *topgg.Client
 	sessions []*discordgo.Session
 	shards   int
+
+	mu   sync.Mutex
+	runs map[*plugin.Plugin]*running
+}
+
+// running is one Run of a plugin in its own goroutine.
+type running struct {
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
 }
 
 type worldSpec struct {
@@ -103,30 +116,60 @@ func (w *world) config() plugin.Config {
 	return plugin.Config{
 		Autopost:         plugin.AutopostV1,
 		AutopostInterval: 50 * time.Millisecond,
-		SyncCommands:     true,
-		VotePollInterval: 20 * time.Millisecond,
+		SyncCommands:     new(true),
+		VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback:     13 * time.Hour, // more than a vote's lifetime, so Active can be Covered
 		StateDir:         w.t.TempDir(),
 	}
 }
 
-// plugin makes a plugin, attaches every session and closes it at cleanup
-// (before the sessions and servers).
+// plugin makes a plugin and attaches every session.
 func (w *world) plugin(cfg plugin.Config, opts ...plugin.Option) *plugin.Plugin {
 	w.t.Helper()
+	// Quiet by default (the plugin's own default is slog.Default()); a test's
+	// WithLogger comes later and wins.
+	opts = append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler))}, opts...)
 	p, err := plugin.New(w.client, cfg, opts...)
 	require.NoError(w.t, err)
-	p.Attach(w.sessions...)
-	w.t.Cleanup(func() { require.NoError(w.t, p.Close()) })
+	require.NoError(w.t, p.Attach(w.sessions...))
 	return p
 }
 
-// start starts p for the length of the test.
+// start runs p in its own goroutine until w.stop or the end of the test
+// (before the sessions and servers close).
 func (w *world) start(p *plugin.Plugin) {
 	w.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w.t.Cleanup(cancel)
-	require.NoError(w.t, p.Start(ctx))
+	r := &running{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	w.mu.Lock()
+	if w.runs == nil {
+		w.runs = map[*plugin.Plugin]*running{}
+	}
+	w.runs[p] = r
+	w.mu.Unlock()
+	w.t.Cleanup(func() { require.NoError(w.t, w.stop(p)) })
+}
+
+// stop cancels the Run of p that start began and returns its error, once Run
+// returned; a Run that does not return within wait is an error. Safe to call more
+// than once, from any goroutine.
+func (w *world) stop(p *plugin.Plugin) error {
+	w.mu.Lock()
+	r := w.runs[p]
+	w.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.err = <-r.done:
+		case <-time.After(wait):
+			r.err = errors.New("Run did not return after its context was cancelled")
+		}
+	})
+	return r.err
 }
 
 // open opens the sessions of the given shards (all when none is given).

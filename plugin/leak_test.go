@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -24,11 +25,12 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestCloseLeavesNoGoroutine runs alone (not parallel): with every job busy
+// TestStopLeavesNoGoroutine runs alone (not parallel): with every job busy
 // (a post held in flight by the service, reward handlers held running until
-// Close is under way, sync done), Close waits for the handlers, cancels the
-// post, and once the sessions and servers are closed no goroutine is left.
-func TestCloseLeavesNoGoroutine(t *testing.T) {
+// the stop is under way, sync done), cancelling Run's context makes Run wait
+// for the handlers and cancel the post; once Run returned nothing of the
+// plugin runs, and once the sessions and servers are closed no goroutine is left.
+func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	func() {
@@ -70,10 +72,14 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 				return ctx.Err()
 			}
 		}
-		p, err := plugin.New(w.client, cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(held))
+		p, err := plugin.New(w.client, cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(held),
+			plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
-		p.Attach(w.sessions...)
-		require.NoError(t, p.Start(context.Background()))
+		require.NoError(t, p.Attach(w.sessions...))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		closeErr := make(chan error, 1)
+		go func() { closeErr <- p.Run(ctx) }()
 		w.open()
 		require.Eventually(t, func() bool { _, ok := w.tg.Commands(); return ok }, wait, tick)
 		require.Eventually(t, func() bool { return len(w.tg.Metrics()) > 0 }, wait, tick)
@@ -84,16 +90,10 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		require.NoError(t, dc.Join(w.ctx(), plugintest.GuildIDForShard(1, 0, 2)))
 		require.Eventually(t, func() bool { return w.count(http.MethodPatch, metricsPath) > 1 }, wait, tick)
 
-		closing := make(chan struct{})
-		closeErr := make(chan error, 1)
-		go func() {
-			close(closing)
-			closeErr <- p.Close()
-		}()
-		<-closing
-		// Close waits for the held handlers (well within its 10 s timeout).
+		cancel()
+		// Run waits for the held handlers (well within its 10 s timeout).
 		require.Never(t, func() bool { return len(closeErr) > 0 }, 300*time.Millisecond, tick,
-			"Close returned while reward handlers were still running")
+			"Run returned while reward handlers were still running")
 		require.Positive(t, running.Load(), "a handler was running while Close waited")
 		released := time.Now()
 		close(release)
@@ -101,18 +101,17 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		case err := <-closeErr:
 			require.NoError(t, err)
 		case <-time.After(wait):
-			t.Fatal("Close did not return once the handlers were let go")
+			t.Fatal("Run did not return once the handlers were let go")
 		}
-		require.Less(t, time.Since(released), 5*time.Second, "Close waited for the held post")
-		require.Less(t, rewards.distinct(), nVotes, "Close stops delivery: the queued votes stay pending")
+		require.Less(t, time.Since(released), 5*time.Second, "Run waited for the held post")
+		require.Less(t, rewards.distinct(), nVotes, "stopping ends delivery: the queued votes stay pending")
 		// The sessions and servers still run, so goleak cannot tell yet; the
-		// plugin's own goroutines must be gone once Close returns. A goroutine
+		// plugin's own goroutines must be gone once Run returns. A goroutine
 		// counted as done by a WaitGroup may still have to return from its
 		// last call, so it gets a moment (seconds, on a loaded machine).
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			assert.Empty(c, jobGoroutines(), "goroutines of the plugin's jobs outlive Close")
+			assert.Empty(c, jobGoroutines(), "goroutines of the plugin's jobs outlive Run")
 		}, wait, 10*time.Millisecond)
-		require.NoError(t, p.Close(), "Close twice")
 		// The state is saved and released: the directory can be opened again.
 		st, err := voterewards.OpenStore(cfg.StateDir)
 		require.NoError(t, err)

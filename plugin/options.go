@@ -2,17 +2,28 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"time"
+	"reflect"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Option configures a Plugin in [New].
-type Option func(*options)
+// Option configures a Plugin in [New]. An Option given a nil value makes New fail
+// with [ErrNilArgument]: leaving an option out is how to keep its default.
+type Option func(*options) error
+
+// CommandSyncHandler is told the outcome of every command-sync attempt: the
+// result and a nil error when the listing is up to date (published, or skipped as
+// unchanged), the error when the attempt failed (a refused definition, a refused
+// token, a service error). It is called from the sync job's goroutine; it should
+// return soon, and a panic in it is recovered and the sync restarted.
+type CommandSyncHandler func(ctx context.Context, r commands.Result, err error)
 
 type options struct {
 	logger    *slog.Logger
@@ -20,26 +31,46 @@ type options struct {
 	onExpire  voterewards.Handler
 	onGiveUp  func(voterewards.Vote, error)
 	onPost    func(autopost.Result)
+	onSync    CommandSyncHandler
 	commands  []*discordgo.ApplicationCommand
+	haveCmds  bool
 	voteStore voterewards.Store
-	// closeTimeout is passed to voterewards.Config.CloseTimeout; 0 means its default.
-	closeTimeout time.Duration
+	clock     clock.Clock // set by tests (export_test.go)
 }
 
 func defaultOptions() options {
 	return options{
-		logger: slog.New(slog.DiscardHandler),
+		// A bot author wires the plugin once; a forgotten WithLogger must not
+		// hide its warnings.
+		logger: slog.Default(),
 		// Without a reward handler the poller still runs, to answer Active.
 		onReward: func(context.Context, voterewards.Vote) error { return nil },
+		clock:    clock.Real(),
 	}
 }
 
-// WithLogger sets the logger of the plugin and its jobs (default: discard).
+// isNil reports nil, also inside an interface (a typed nil pointer, map or func).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Interface, reflect.Chan:
+		return rv.IsNil()
+	}
+	return false
+}
+
+func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", ErrNilArgument, option) }
+
+// WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
-		if l != nil {
-			o.logger = l
+	return func(o *options) error {
+		if l == nil {
+			return nilArg("WithLogger")
 		}
+		o.logger = l
+		return nil
 	}
 }
 
@@ -47,53 +78,93 @@ func WithLogger(l *slog.Logger) Option {
 // on error and must be idempotent on [voterewards.Vote.Key]: a crash between its return
 // and the record of it makes it run again.
 func WithRewardHandler(h voterewards.Handler) Option {
-	return func(o *options) {
-		if h != nil {
-			o.onReward = h
+	return func(o *options) error {
+		if h == nil {
+			return nilArg("WithRewardHandler")
 		}
+		o.onReward = h
+		return nil
 	}
 }
 
 // WithExpiryHandler sets the handler called once for every rewarded vote when it
-// expires, e.g. to take a voter role back.
+// expires, e.g. to take a voter role back. The user may have voted again since:
+// check [Plugin.Active] before taking anything back.
 func WithExpiryHandler(h voterewards.Handler) Option {
-	return func(o *options) { o.onExpire = h }
+	return func(o *options) error {
+		if h == nil {
+			return nilArg("WithExpiryHandler")
+		}
+		o.onExpire = h
+		return nil
+	}
 }
 
 // WithGiveUpHandler sets the function called when a handler failed every attempt (err is a
 // *voterewards.DeliveryError), or when recording a delivered vote kept failing (a
 // *voterewards.RecordError: the vote stays pending and is delivered again at the next start).
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
-	return func(o *options) { o.onGiveUp = f }
+	return func(o *options) error {
+		if f == nil {
+			return nilArg("WithGiveUpHandler")
+		}
+		o.onGiveUp = f
+		return nil
+	}
 }
 
 // WithOnPost sets a function called after every autopost attempt.
 func WithOnPost(f func(autopost.Result)) Option {
-	return func(o *options) { o.onPost = f }
+	return func(o *options) error {
+		if f == nil {
+			return nilArg("WithOnPost")
+		}
+		o.onPost = f
+		return nil
+	}
+}
+
+// WithCommandSyncHandler sets the function told the outcome of every command-sync
+// attempt, failures included (they are also logged). Use it to alert on, or stop
+// the bot for, slash commands the listing refused.
+func WithCommandSyncHandler(f CommandSyncHandler) Option {
+	return func(o *options) error {
+		if f == nil {
+			return nilArg("WithCommandSyncHandler")
+		}
+		o.onSync = f
+		return nil
+	}
 }
 
 // WithCommands sets the slash commands to publish. Without it, the plugin publishes
 // the application's commands as Discord has them after the first READY. A non-nil
-// empty slice clears the listing's commands.
+// empty slice clears the listing's commands; a nil slice or a nil command is an
+// error.
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
-	return func(o *options) { o.commands = cmds }
+	return func(o *options) error {
+		if cmds == nil {
+			return nilArg("WithCommands")
+		}
+		for i, c := range cmds {
+			if c == nil {
+				return fmt.Errorf("%w: WithCommands: command %d is nil", ErrNilArgument, i)
+			}
+		}
+		o.commands, o.haveCmds = cmds, true
+		return nil
+	}
 }
 
 // WithVoteStore replaces the vote state kept in Config.StateDir, e.g. with
-// voterewards.NewMemoryStore() for tests. The caller closes it after Close.
+// voterewards.NewMemoryStore() for tests. The plugin does not close it: the caller
+// does, after Run returned.
 func WithVoteStore(s voterewards.Store) Option {
-	return func(o *options) { o.voteStore = s }
-}
-
-// WithCloseTimeout sets how long [Plugin.Close] lets the vote handlers that are
-// running finish before it cancels their context (voterewards.Config.CloseTimeout;
-// default [voterewards.DefaultCloseTimeout], 10 s). Close returns once they have
-// returned, so a handler that honours its context bounds Close by about d. A
-// zero or negative d keeps the default.
-func WithCloseTimeout(d time.Duration) Option {
-	return func(o *options) {
-		if d > 0 {
-			o.closeTimeout = d
+	return func(o *options) error {
+		if isNil(s) {
+			return nilArg("WithVoteStore")
 		}
+		o.voteStore = s
+		return nil
 	}
 }

@@ -11,11 +11,9 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/sourcegraph/conc"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -23,159 +21,264 @@ import (
 // Plugin puts a discordgo bot on its Top.gg listing: it posts server and shard
 // counts, publishes slash commands on the first READY, and polls votes to call the
 // reward and expiry handlers. Make it with [New], [Plugin.Attach] every shard's
-// session before it opens, then [Plugin.Start]; [Plugin.Close] stops everything.
-// Its methods are safe for concurrent use.
+// session before it opens, then [Plugin.Run] it until the bot stops. Its methods
+// are safe for concurrent use.
 type Plugin struct {
 	client *topgg.Client
-	cfg    Config
+	set    settings
 	opts   options
 	log    *slog.Logger
+	sup    supervisor
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
-	detach         []func() // removes the handlers Attach added
 
 	poller atomic.Pointer[voterewards.Poller] // the running poller, for Active
 
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	jobs    conc.WaitGroup
-	store   *voterewards.BoltStore
-	closed  bool
+	// mu guards the fields below. It is never held while a job runs or stops.
+	mu       sync.Mutex
+	sessions int  // how many sessions are attached
+	ran      bool // Run was called: Attach is refused from then on
+	running  bool
 }
 
-// New checks cfg and builds the plugin's jobs. It makes no request, opens no file and
-// starts nothing. A VotePollInterval below 10 seconds is allowed but logged as a
-// warning.
+// New checks cfg (a zero field means its default) and builds the plugin's jobs. It
+// makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
+// naming the Go field, or [ErrNilArgument] for a nil client or option value. A
+// VotePollInterval below 10 seconds is allowed but logged as a warning.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
-		return nil, errors.New("plugin: nil *topgg.Client")
+		return nil, fmt.Errorf("%w: New: nil *topgg.Client", ErrNilArgument)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("plugin: %w", err)
+		return nil, err
 	}
 	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: New: option %d is nil", ErrNilArgument, i)
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
+	set := cfg.resolve()
 	p := &Plugin{
 		client:     client,
-		cfg:        cfg,
+		set:        set,
 		opts:       o,
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
 	}
-	if cfg.VotePollInterval > 0 && cfg.VotePollInterval < minRecommendedVotePoll {
+	p.sup = supervisor{log: p.log, clock: o.clock}
+	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
 		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
-			"interval", cfg.VotePollInterval)
+			"interval", set.votePoll)
 	}
-	if cfg.Autopost != AutopostOff {
-		mode := autopost.ModeV1
-		if cfg.Autopost == AutopostV0 {
-			mode = autopost.ModeV0
-		}
-		poster, err := autopost.New(client, autopost.Config{
-			Mode: mode, Interval: cfg.AutopostInterval, OnPost: o.onPost, Logger: o.logger,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("plugin: %w", err)
-		}
-		p.poster = poster
-	}
-	if cfg.SyncCommands {
-		var store commands.HashStore = commands.NewMemoryHashStore()
-		if cfg.StateDir != "" {
-			store = commands.NewFileHashStore(filepath.Join(cfg.StateDir, "commands.sha256"))
-		}
-		syncer, err := commands.New(client, commands.Config{Store: store, Logger: o.logger})
-		if err != nil {
-			return nil, fmt.Errorf("plugin: %w", err)
-		}
-		p.syncer = syncer
+	if err := p.buildJobs(); err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
 	}
 	return p, nil
 }
 
-// Attach registers the plugin's handlers on every shard's session. Call it before the
-// sessions open (their READY is what the plugin waits for) and before Start.
-// Close removes them again.
-//
-// It fails, attaching nothing, when autopost cannot count a session (nil, already
-// opened, without the GUILDS intent, attached twice: see autopost.Counter.Attach).
-func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.poster != nil {
-		detach, err := p.poster.Attach(sessions...)
+// minRecommendedVotePoll is the shortest vote poll interval that does not log a
+// warning: the service limits how often a project may ask for its votes, and a vote
+// a few seconds late costs nothing. Tests use shorter intervals, so it is no error.
+const minRecommendedVotePoll = 10 * time.Second
+
+// buildJobs makes the poster and the syncer the settings turn on.
+func (p *Plugin) buildJobs() error {
+	if p.set.Autopost != AutopostOff {
+		mode := autopost.ModeV1
+		if p.set.Autopost == AutopostV0 {
+			mode = autopost.ModeV0
+		}
+		poster, err := autopost.New(p.client, autopost.Config{
+			Mode: mode, Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
+			ReadyTimeout: p.set.AutopostReadyTimeout, OnPost: p.opts.onPost, Logger: p.opts.logger,
+		})
 		if err != nil {
-			return fmt.Errorf("plugin: %w", err)
+			return err
 		}
-		p.detach = append(p.detach, detach)
+		p.poster = poster
 	}
-	for _, s := range sessions {
-		if s == nil {
-			continue
+	if p.set.syncCommands {
+		store := commands.NewFileHashStore(filepath.Join(p.set.StateDir, "commands.sha256"))
+		syncer, err := commands.New(p.client, commands.Config{Store: store, Logger: p.opts.logger})
+		if err != nil {
+			return err
 		}
-		p.detach = append(p.detach, s.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) {
-			p.firstReadyOnce.Do(func() { p.firstReady <- s })
-		}))
+		p.syncer = syncer
 	}
 	return nil
 }
 
-// Start runs the jobs in the background until ctx is done or Close is called: the
-// vote poller at once, command sync on the first READY, the poster once every shard
-// is ready. A job that fails or panics is logged and restarted with backoff; it never
-// takes the bot down. Start fails if the state directory cannot be opened (another
-// process holding it included) or if the plugin was started before.
-func (p *Plugin) Start(ctx context.Context) error {
+// Attach registers the plugin's handlers on every shard's session. Call it before
+// the sessions open (their READY is what the jobs wait for) and before the first
+// [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
+// [ErrSessionOpen] for a session that is open or opening, and [ErrNilArgument] for
+// a nil session or none; it then attaches none of them. The handlers stay for the
+// plugin's life, so the counts are kept between two Runs.
+func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
+	if len(sessions) == 0 {
+		return fmt.Errorf("%w: Attach: no session", ErrNilArgument)
+	}
+	for i, s := range sessions {
+		if s == nil {
+			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
+		}
+		if sessionOpen(s) {
+			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.started || p.closed {
-		return errors.New("plugin: already started or closed")
+	if p.ran {
+		return ErrAttachAfterRun
 	}
+	if p.poster != nil {
+		if _, err := p.poster.Attach(sessions...); err != nil {
+			return fmt.Errorf("plugin: Attach: %w", err)
+		}
+	}
+	for _, s := range sessions {
+		s.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) {
+			p.firstReadyOnce.Do(func() { p.firstReady <- s })
+		})
+	}
+	p.sessions += len(sessions)
+	return nil
+}
+
+// sessionOpen reports a session that is opening (Open holds its lock while it
+// connects) or open (its heartbeat runs, or its READY arrived).
+func sessionOpen(s *discordgo.Session) bool {
+	if !s.TryRLock() {
+		return true
+	}
+	ready := s.DataReady
+	s.RUnlock()
+	if ready || s.State == nil {
+		return ready
+	}
+	s.State.RLock()
+	defer s.State.RUnlock()
+	return s.State.SessionID != ""
+}
+
+// Run runs the jobs until ctx is done, then stops them and returns nil once
+// nothing of them is left: the vote poller at once, command sync on the first
+// READY, the poster once every shard is ready. A job that fails or panics is
+// logged and restarted with backoff; it never takes the bot down. A job that fails
+// in a way no restart mends (Top.gg refused the token) stops the others, and Run
+// returns its error wrapping [ErrJobFailed] and the cause (errors.Is(err,
+// topgg.ErrUnauthorized) tells a refused token).
+//
+// Run returns at once with [ErrRunning] while another Run of the plugin has not
+// returned, [ErrNoSessions] when autopost or command sync is on and no session is
+// attached, or an error opening the state directory (another process holding it
+// included: [voterewards.ErrLocked]). Run may be called again after it returned
+// (a fleet runs it each time this process leads); the vote state is opened and
+// closed by each Run.
+func (p *Plugin) Run(ctx context.Context) error {
+	if err := p.begin(); err != nil {
+		return err
+	}
+	defer p.end()
+
 	var store voterewards.Store = p.opts.voteStore
-	if p.cfg.VotePollInterval > 0 && store == nil {
-		s, err := voterewards.OpenStore(p.cfg.StateDir)
+	var bolt *voterewards.BoltStore
+	if p.set.votePoll > 0 && store == nil {
+		s, err := voterewards.OpenStore(p.set.StateDir)
 		if err != nil {
 			return fmt.Errorf("plugin: vote state: %w", err)
 		}
-		p.store, store = s, s
+		bolt, store = s, s
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	p.cancel, p.started = cancel, true
 
-	if p.cfg.VotePollInterval > 0 {
-		p.jobs.Go(func() {
-			supervise(ctx, p.log, "votes", func(ctx context.Context) error { return p.runVotes(ctx, store) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := p.jobs(store)
+	failed := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			if err := p.sup.run(ctx, j.name, j.run); err != nil {
+				failed[i] = err
+				cancel() // a permanent failure ends the plugin's run
+			}
 		})
 	}
+	wg.Wait() // without p.mu: Active, Counts and Attach answer meanwhile
+	p.poller.Store(nil)
+	err := errors.Join(failed...)
+	if bolt != nil {
+		if cerr := bolt.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
+		}
+	}
+	return err
+}
+
+// begin marks the plugin running, or says why it cannot run.
+func (p *Plugin) begin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		return ErrRunning
+	}
+	if p.sessions == 0 && (p.poster != nil || p.syncer != nil) {
+		return fmt.Errorf("%w: autopost or command sync is on (turn them off in Config to run without sessions)", ErrNoSessions)
+	}
+	p.running, p.ran = true, true
+	return nil
+}
+
+func (p *Plugin) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running = false
+}
+
+// job is one supervised job of a Run.
+type job struct {
+	name string
+	run  func(context.Context) error
+}
+
+// jobs lists the jobs the settings turn on.
+func (p *Plugin) jobs(store voterewards.Store) []job {
+	var jobs []job
+	if p.set.votePoll > 0 {
+		jobs = append(jobs, job{"votes", func(ctx context.Context) error { return p.runVotes(ctx, store) }})
+	}
 	if p.syncer != nil {
-		p.jobs.Go(func() { supervise(ctx, p.log, "commands", p.syncCommands) })
+		jobs = append(jobs, job{"commands", p.syncCommands})
 	}
 	if p.poster != nil {
-		p.jobs.Go(func() { supervise(ctx, p.log, "autopost", p.runPoster) })
+		jobs = append(jobs, job{"autopost", p.poster.Run})
 	}
-	return nil
+	return jobs
 }
 
 // runVotes runs one poller until ctx is done. A poller runs once, so a restart after
 // a failure builds a new one on the same store.
 func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 	poller, err := voterewards.New(p.client, voterewards.Config{
-		OnReward: p.opts.onReward,
-		OnExpire: p.opts.onExpire,
-		OnGiveUp: p.opts.onGiveUp,
-		Store:    store,
-		Lookback: p.cfg.VoteLookback,
-		Interval: p.cfg.VotePollInterval,
-		Logger:   p.opts.logger,
-		// How long Close lets running handlers finish (WithCloseTimeout).
-		CloseTimeout: p.opts.closeTimeout,
+		OnReward:     p.opts.onReward,
+		OnExpire:     p.opts.onExpire,
+		OnGiveUp:     p.opts.onGiveUp,
+		Store:        store,
+		Lookback:     p.set.VoteLookback,
+		Interval:     p.set.votePoll,
+		Concurrency:  p.set.VoteConcurrency,
+		MaxAttempts:  p.set.VoteAttempts,
+		RetryDelay:   p.set.VoteRetryDelay,
+		CloseTimeout: p.set.VoteStopGrace,
+		Logger:       p.opts.logger,
 	})
 	if err != nil {
 		return err
@@ -184,78 +287,10 @@ func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 	return poller.Run(ctx)
 }
 
-// runPoster runs the poster until ctx is done. Without an attached session there is
-// nothing to count, which no restart mends: it is said once, not retried.
-func (p *Plugin) runPoster(ctx context.Context) error {
-	err := p.poster.Run(ctx)
-	if errors.Is(err, autopost.ErrNoSessions) {
-		p.log.Warn("autopost is on but no session is attached; nothing to post")
-		return nil
-	}
-	return err
-}
-
-// commandResync is how often commands read from Discord are compared with the
-// listing again. A bot often registers its commands in its own READY handler, so the
-// first read may come too early; an unchanged list costs one Discord GET and no PUT.
-const commandResync = 15 * time.Minute
-
-// syncCommands waits for the first READY, then publishes the commands given with
-// [WithCommands] once, or, without them, the application's commands read from
-// Discord, again every commandResync.
-func (p *Plugin) syncCommands(ctx context.Context) error {
-	var s *discordgo.Session
-	select {
-	case <-ctx.Done():
-		return nil
-	case s = <-p.firstReady:
-		// Put it back so that a restarted sync finds it too.
-		p.firstReady <- s
-	}
-	for {
-		var err error
-		if p.opts.commands != nil {
-			_, err = p.syncer.Sync(ctx, p.opts.commands)
-		} else {
-			_, err = p.syncer.SyncFromDiscord(ctx, s)
-		}
-		if permanent(err) {
-			// The service refused these definitions; sending them again will not help.
-			p.log.Error("Top.gg refused the slash commands; not retrying until restart", "error", err)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("command sync: %w", err)
-		}
-		if p.opts.commands != nil {
-			return nil
-		}
-		if backoff.Sleep(ctx, commandResync) != nil {
-			return nil
-		}
-	}
-}
-
-// permanent reports an error that no retry mends: the arguments broke a rule, or the
-// service refused them with a 4xx other than 429.
-func permanent(err error) bool {
-	var ve *topgg.ValidationError
-	var ae *topgg.APIError
-	var rl *topgg.RateLimitError
-	switch {
-	case err == nil, errors.As(err, &rl):
-		return false
-	case errors.As(err, &ve):
-		return true
-	case errors.As(err, &ae):
-		return ae.StatusCode >= 400 && ae.StatusCode < 500
-	}
-	return false
-}
-
 // Active reports from memory, without a request, whether the user (Discord user id
 // or Top.gg user id) has an active vote. Status.Covered is false until the poller has
-// read the whole vote window, and always when vote polling is off.
+// read the whole vote window, when Run is not running, and always when vote polling
+// is off.
 func (p *Plugin) Active(userID string) voterewards.Status {
 	if poller := p.poller.Load(); poller != nil {
 		return poller.Active(userID)
@@ -264,44 +299,11 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 }
 
 // Counts returns the server and shard counts the poster would post now; the zero
-// value when autopost is off.
+// value when autopost is off. The counts are kept while Run is not running.
 func (p *Plugin) Counts() autopost.Counts {
 	if p.poster == nil {
 		return autopost.Counts{}
 	}
 	c, _ := p.poster.Counter().Counts(context.Background()) // fails only on a done context
 	return c
-}
-
-// Close stops the jobs, waits for them, saves and closes the state, and leaves no
-// goroutine behind. The vote handlers that are running get the close timeout
-// ([WithCloseTimeout], default 10 s) to finish; then their context is cancelled, Close
-// waits for them to return, and the cancellation is logged as a warning. It is not
-// Close's error: a handler that returns an error then leaves its vote pending, to be
-// delivered again at the next start. Close may be called more than once, and before
-// Start.
-func (p *Plugin) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	// The jobs stop before the handlers go, so that no post sees the counts vanish.
-	defer func() {
-		for _, d := range p.detach {
-			d()
-		}
-	}()
-	if !p.started {
-		return nil
-	}
-	p.cancel()
-	p.jobs.Wait()
-	if p.store != nil {
-		if err := p.store.Close(); err != nil {
-			return fmt.Errorf("plugin: closing vote state: %w", err)
-		}
-	}
-	return nil
 }

@@ -162,7 +162,7 @@ func TestVotesRewardedOnceEach(t *testing.T) {
 	all := votes(40)
 	w.tg.AddVotes(all[:35]...)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
 	rewards := newRecorder()
 	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
 	assert.Equal(t, voterewards.Status{}, p.Active(all[0].PlatformID), "nothing is known before Start")
@@ -200,7 +200,7 @@ func TestExpiryHandlerFires(t *testing.T) {
 	long := topggtest.Vote{UserID: userID(800, 2), PlatformID: userID(300, 2), CreatedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)}
 	w.tg.AddVotes(short, long)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
 	rewards, expiries := newRecorder(), newRecorder()
 	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()),
 		plugin.WithRewardHandler(rewards.handle), plugin.WithExpiryHandler(expiries.handle))
@@ -225,7 +225,7 @@ func TestRewardHandlerPanicIsContained(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	w.tg.AddVotes(votes(3)...)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
+	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
 	rewards := newRecorder()
 	var tried sync.Map // vote key -> struct{}: the first call of each vote panics
 	var panics atomic.Int32
@@ -269,7 +269,7 @@ func TestJobsOff(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{perShard: 2})
 		cfg := w.config()
-		cfg.SyncCommands = false
+		cfg.SyncCommands = new(false)
 		p := w.plugin(cfg, plugin.WithCommands(botCommands()))
 		w.start(p)
 		w.open()
@@ -284,7 +284,7 @@ func TestJobsOff(t *testing.T) {
 		w := newWorld(t, worldSpec{perShard: 2})
 		w.tg.AddVotes(votes(2)...)
 		cfg := w.config()
-		cfg.VotePollInterval = 0
+		cfg.VotePollInterval = new(time.Duration(0))
 		rewards := newRecorder()
 		p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle))
 		w.start(p)
@@ -303,7 +303,7 @@ func TestJobsOff(t *testing.T) {
 	t.Run("all", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{perShard: 1})
-		p := w.plugin(plugin.Config{Autopost: plugin.AutopostOff})
+		p := w.plugin(plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Duration(0))})
 		ready := make(chan struct{})
 		w.sessions[0].AddHandler(func(*discordgo.Session, *discordgo.Ready) { close(ready) })
 		w.start(p)
@@ -314,11 +314,11 @@ func TestJobsOff(t *testing.T) {
 			t.Fatal("no READY")
 		}
 		// A job started by mistake would send its first request within
-		// milliseconds of READY (sync) or of Start (polling); the window is many
+		// milliseconds of READY (sync) or of Run (polling); the window is many
 		// times the test intervals of w.config() and a supervisor restart (1 s).
 		assert.Never(t, func() bool { return len(w.tg.Requests()) > 0 }, 1500*time.Millisecond, 10*time.Millisecond,
 			"a job that is off sent a request")
-		require.NoError(t, p.Close())
+		require.NoError(t, w.stop(p))
 		assert.Empty(t, w.tg.Requests())
 	})
 }
@@ -343,74 +343,6 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	assert.NotContains(t, logs.String(), w.tg.Token())
 }
 
-// TestLifecycleErrors: Start twice fails, Start after Close fails, Close may
-// be called before Start and more than once.
-func TestLifecycleErrors(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	cfg := w.config()
-	opts := []plugin.Option{plugin.WithVoteStore(voterewards.NewMemoryStore())}
-
-	p := w.plugin(cfg, opts...)
-	require.NoError(t, p.Start(context.Background()))
-	err := p.Start(context.Background())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "already started")
-	require.NoError(t, p.Close())
-	require.NoError(t, p.Close())
-	require.Error(t, p.Start(context.Background()))
-
-	q, err := plugin.New(w.client, cfg, opts...)
-	require.NoError(t, err)
-	require.NoError(t, q.Close(), "Close before Start")
-	require.Error(t, q.Start(context.Background()), "Start after Close")
-}
-
-// TestStartStopsOnContextCancel: cancelling Start's context stops the jobs;
-// Close then returns at once.
-func TestStartStopsOnContextCancel(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
-	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()))
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, p.Start(ctx))
-	w.waitPolls(2)
-	cancel()
-	closed := make(chan error, 1)
-	go func() { closed <- p.Close() }()
-	select {
-	case err := <-closed:
-		require.NoError(t, err)
-	case <-time.After(wait):
-		t.Fatal("Close did not return after the context was cancelled")
-	}
-}
-
-// TestSecondPluginOnStateDir: a second plugin on a state directory in use gets
-// a clear error from Start, and can start once the first has closed.
-func TestSecondPluginOnStateDir(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, false
-
-	first := w.plugin(cfg)
-	w.start(first)
-	second := w.plugin(cfg)
-	err := second.Start(context.Background())
-	require.ErrorIs(t, err, voterewards.ErrLocked)
-	assert.Contains(t, err.Error(), "vote state")
-	assert.Contains(t, err.Error(), "in use")
-	require.NoError(t, second.Close())
-
-	require.NoError(t, first.Close())
-	third := w.plugin(cfg)
-	w.start(third)
-	w.waitPolls(1)
-}
-
 // TestStateDirSurvivesRestart: a plugin started again on the same state
 // directory delivers no vote twice and does not publish unchanged commands again.
 func TestStateDirSurvivesRestart(t *testing.T) {
@@ -432,7 +364,7 @@ func TestStateDirSurvivesRestart(t *testing.T) {
 		_, err := os.Stat(filepath.Join(cfg.StateDir, "commands.sha256"))
 		return err == nil
 	}, wait, tick)
-	require.NoError(t, first.Close())
+	require.NoError(t, w.stop(first))
 	w.closeSessions()
 
 	// A restarted bot: new sessions, a new plugin, the same directory.

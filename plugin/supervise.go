@@ -10,45 +10,89 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
-// supervise runs job until ctx is done. A job that returns an error or panics is
-// logged and started again after a backoff that doubles up to maxRestartDelay and
-// resets once a run lasted longer than it; a job that returns nil is done. Once ctx
-// is done the job is not restarted, and an error it returns then (other than a
-// context cancellation) is logged as a warning.
-func supervise(ctx context.Context, log *slog.Logger, name string, job func(context.Context) error) {
-	const (
-		minRestartDelay = time.Second
-		maxRestartDelay = time.Minute
-	)
-	delay := minRestartDelay
+// Restart delays of the supervisor: the first restart waits about minRestartDelay,
+// each further one about twice as long, up to maxRestartDelay; a run that lasted
+// longer than maxRestartDelay starts the count again.
+const (
+	minRestartDelay = time.Second
+	maxRestartDelay = time.Minute
+)
+
+// supervisor runs the plugin's jobs, each as Run(ctx) error, and restarts the
+// ones that fail. It holds no lock and keeps no state between calls.
+type supervisor struct {
+	log   *slog.Logger
+	clock clock.Clock
+}
+
+// run runs job until ctx is done. A job that returns an error or panics is logged
+// and run again after a backoff (internal/backoff over the supervisor's clock); a
+// job that returns nil is done. A job that fails in a way no restart mends
+// ([permanent]: the service refused the token or the request) is not run again:
+// run returns its error wrapped in [ErrJobFailed], for Run to stop the others.
+// Once ctx is done the job is not restarted, and an error it returns then (other
+// than a context cancellation) is logged as a warning; run then returns nil.
+func (s supervisor) run(ctx context.Context, name string, job func(context.Context) error) error {
+	failures := 0
 	for ctx.Err() == nil {
-		started := time.Now()
-		var err error
-		if r := panics.Try(func() { err = job(ctx) }); r != nil {
-			err = fmt.Errorf("panic: %v", r.Value)
-			log.Error("job panicked; restarting", "job", name, "error", err, "stack", string(r.Stack))
-		} else if err == nil {
-			return
-		} else if ctx.Err() != nil {
-			// The job was asked to stop, so it is not restarted; but an error
-			// it returns while stopping (the vote poller had to cancel running
-			// handlers, say) is news to the operator. A bare cancellation is
-			// just how the stop reached a request in flight.
+		started := s.clock.Now()
+		err := s.once(ctx, name, job)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			// The job was asked to stop, so it is not restarted; but an error it
+			// returns while stopping (the vote poller had to cancel running
+			// handlers, say) is news to the operator. A bare cancellation is just
+			// how the stop reached a request in flight.
 			if !errors.Is(err, context.Canceled) {
-				log.Warn("job stopped with an error", "job", name, "error", err)
+				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
-			return
-		} else {
-			log.Error("job failed; restarting", "job", name, "error", err, "in", delay)
+			return nil
+		case permanent(err):
+			s.log.Error("job failed and is not restarted: no retry mends this error", "job", name, "error", err)
+			return fmt.Errorf("%w: %s: %w", ErrJobFailed, name, err)
 		}
-		if time.Since(started) > maxRestartDelay {
-			delay = minRestartDelay
+		if s.clock.Now().Sub(started) > maxRestartDelay {
+			failures = 0 // it ran well for a while: this is a new failure, not a loop
 		}
-		if backoff.Sleep(ctx, delay) != nil {
-			return
+		failures++
+		delay := backoff.Exp(failures, minRestartDelay, maxRestartDelay)
+		s.log.Error("job failed; restarting", "job", name, "error", err, "in", delay)
+		if clock.Sleep(ctx, s.clock, delay) != nil {
+			return nil
 		}
-		delay = min(2*delay, maxRestartDelay)
 	}
+	return nil
+}
+
+// once runs job one time and turns a panic into an error, logged with its stack.
+func (s supervisor) once(ctx context.Context, name string, job func(context.Context) error) error {
+	var err error
+	if r := panics.Try(func() { err = job(ctx) }); r != nil {
+		s.log.Error("job panicked", "job", name, "panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+		return fmt.Errorf("panic: %v", r.Value)
+	}
+	return err
+}
+
+// permanent reports an error that no restart mends: the service answered and
+// refused (topgg.Retryable is false for an answer it classifies: a 4xx other than
+// 408 and 429, an invalid token, a broken rule, a body that could not be read
+// from a 2xx). Errors that did not come from the service (a panic, a disk error)
+// and the ones topgg.Retryable calls worth retrying are restarted.
+func permanent(err error) bool {
+	if err == nil || topgg.Retryable(err) {
+		return false
+	}
+	var (
+		api *topgg.APIError
+		ve  *topgg.ValidationError
+		de  *topgg.DecodeError
+	)
+	return errors.As(err, &api) || errors.As(err, &ve) || errors.As(err, &de) || errors.Is(err, topgg.ErrUnauthorized)
 }

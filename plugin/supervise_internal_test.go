@@ -6,12 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+const (
+	testWait = 10 * time.Second
+	testTick = time.Millisecond
 )
 
 // syncBuf is a log sink safe for the supervised goroutine and the test.
@@ -32,54 +41,63 @@ func (b *syncBuf) String() string {
 	return b.buf.String()
 }
 
-// runs records when a supervised job was started.
+// runs counts the runs of a supervised job.
 type runs struct {
 	mu sync.Mutex
-	at []time.Time
+	n  int
 }
 
 func (r *runs) add() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.at = append(r.at, time.Now())
-	return len(r.at)
+	r.n++
+	return r.n
 }
 
-func (r *runs) times() []time.Time {
+func (r *runs) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]time.Time(nil), r.at...)
+	return r.n
 }
 
-// superviseAsync runs supervise in a goroutine and returns a channel closed
-// when it returns.
-func superviseAsync(ctx context.Context, log *slog.Logger, job func(context.Context) error) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		supervise(ctx, log, "test-job", job)
-	}()
+// superviseAsync runs the supervisor in a goroutine; its result arrives on the
+// channel when it returns.
+func superviseAsync(ctx context.Context, s supervisor, job func(context.Context) error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx, "test-job", job) }()
 	return done
 }
 
-func waitDone(t *testing.T, done <-chan struct{}, what string) {
+func waitDone(t *testing.T, done <-chan error, what string) error {
 	t.Helper()
 	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
+	case err := <-done:
+		return err
+	case <-time.After(testWait):
 		t.Fatalf("supervise did not return: %s", what)
+		return nil
 	}
 }
 
+func newFake() *clock.Fake { return clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
+
+// waitTimer waits until the supervisor waits on the fake clock.
+func waitTimer(t *testing.T, fake *clock.Fake) {
+	t.Helper()
+	require.Eventually(t, func() bool { return fake.Timers() == 1 }, testWait, testTick, "the supervisor does not wait to restart")
+}
+
 // TestSuperviseRestartsWithBackoff: a job that errors, then panics, then
-// succeeds is run three times, with a backoff that doubles (1s, then 2s), and
-// both failures are logged with the job's name; the panic does not escape.
+// succeeds is run three times; the first restart waits 0.5-1 s and the second
+// 1-2 s (a doubling backoff with up to half off at random), on the injected
+// clock; both failures are logged with the job's name; the panic does not escape.
 func TestSuperviseRestartsWithBackoff(t *testing.T) {
 	t.Parallel()
 	var logs syncBuf
-	log := slog.New(slog.NewTextHandler(&logs, nil))
+	fake := newFake()
+	s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
 	var r runs
-	done := superviseAsync(context.Background(), log, func(context.Context) error {
+	done := superviseAsync(context.Background(), s, func(context.Context) error {
 		switch r.add() {
 		case 1:
 			return errors.New("first run fails")
@@ -89,17 +107,94 @@ func TestSuperviseRestartsWithBackoff(t *testing.T) {
 			return nil
 		}
 	})
-	waitDone(t, done, "a job that returned nil is done")
 
-	at := r.times()
-	require.Len(t, at, 3, "a job that returns nil is not restarted")
-	assert.GreaterOrEqual(t, at[1].Sub(at[0]), time.Second, "first restart waits the minimum delay")
-	assert.GreaterOrEqual(t, at[2].Sub(at[1]), 2*time.Second, "the delay doubles")
-	assert.Less(t, at[2].Sub(at[0]), 6*time.Second)
+	waitTimer(t, fake)
+	fake.Advance(499 * time.Millisecond)
+	require.Equal(t, 1, fake.Timers(), "the first restart waits at least 0.5 s")
+	assert.Equal(t, 1, r.count())
+	fake.Advance(501 * time.Millisecond)
+	require.Eventually(t, func() bool { return r.count() == 2 }, testWait, testTick, "restarted after at most 1 s")
+
+	waitTimer(t, fake)
+	fake.Advance(999 * time.Millisecond)
+	require.Equal(t, 1, fake.Timers(), "the second restart waits at least 1 s: the delay doubles")
+	fake.Advance(1001 * time.Millisecond)
+	require.NoError(t, waitDone(t, done, "a job that returned nil is done"))
+	assert.Equal(t, 3, r.count(), "a job that returns nil is not restarted")
+
 	out := logs.String()
-	assert.Contains(t, out, `msg="job failed; restarting" job=test-job error="first run fails" in=1s`)
-	assert.Contains(t, out, `msg="job panicked; restarting" job=test-job error="panic: second run panics"`)
+	assert.Contains(t, out, `msg="job failed; restarting" job=test-job error="first run fails"`)
+	assert.Contains(t, out, `msg="job panicked" job=test-job panic="second run panics"`)
 	assert.Contains(t, out, "stack=", "a panic is logged with its stack")
+}
+
+// TestSuperviseBackoffResets: a job that ran longer than the longest delay
+// before failing is restarted after the shortest delay again.
+func TestSuperviseBackoffResets(t *testing.T) {
+	t.Parallel()
+	fake := newFake()
+	s := supervisor{log: slog.New(slog.DiscardHandler), clock: fake}
+	var r runs
+	ctx, cancel := context.WithCancel(context.Background())
+	done := superviseAsync(ctx, s, func(context.Context) error {
+		if r.add() == 3 {
+			fake.Advance(2 * maxRestartDelay) // a long, good run
+		}
+		return errors.New("fails")
+	})
+	for n, limit := range []time.Duration{time.Second, 2 * time.Second, time.Second} {
+		waitTimer(t, fake)
+		fake.Advance(limit)
+		require.Eventually(t, func() bool { return r.count() == n+2 }, testWait, testTick, "restart %d waits at most %s", n+1, limit)
+	}
+	cancel()
+	require.NoError(t, waitDone(t, done, "cancelled"))
+}
+
+// TestSupervisePermanentNotRestarted: an error no retry mends (the service
+// refused the token or the request) ends supervise with ErrJobFailed after one
+// run; a transient service error, a rate limit and an error from elsewhere are
+// restarted.
+func TestSupervisePermanentNotRestarted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		err       error
+		permanent bool
+	}{
+		{"refused token", fmt.Errorf("command sync: %w", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusUnauthorized}), true},
+		{"refused request", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusUnprocessableEntity}, true},
+		{"broken rule", &topgg.ValidationError{Field: "name", Problem: "too long", Rule: "1-32"}, true},
+		{"service error", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusBadGateway}, false},
+		{"rate limit", &topgg.RateLimitError{Op: "PUT commands", RetryAfter: time.Second}, false},
+		{"connection", &topgg.RequestError{Op: "PUT commands", Attempts: 2, Err: errors.New("refused")}, false},
+		{"disk", errors.New("disk full"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuf
+			fake := newFake()
+			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
+			var r runs
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := superviseAsync(ctx, s, func(context.Context) error { r.add(); return tc.err })
+			if tc.permanent {
+				err := waitDone(t, done, "a permanent failure ends supervise")
+				require.ErrorIs(t, err, ErrJobFailed)
+				require.ErrorIs(t, err, tc.err)
+				assert.Equal(t, 1, r.count())
+				assert.Zero(t, fake.Timers(), "no restart is scheduled")
+				assert.Contains(t, logs.String(), "not restarted")
+				return
+			}
+			waitTimer(t, fake)
+			fake.Advance(minRestartDelay)
+			require.Eventually(t, func() bool { return r.count() == 2 }, testWait, testTick, "restarted")
+			cancel()
+			require.NoError(t, waitDone(t, done, "cancelled"))
+		})
+	}
 }
 
 // TestSuperviseStopsOnCancel: cancelling the context stops supervise while it
@@ -110,33 +205,32 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 
 	t.Run("during backoff", func(t *testing.T) {
 		t.Parallel()
+		fake := newFake()
 		ctx, cancel := context.WithCancel(context.Background())
 		var r runs
-		done := superviseAsync(ctx, slog.New(slog.DiscardHandler), func(context.Context) error {
+		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: fake}, func(context.Context) error {
 			r.add()
 			panic("always")
 		})
-		require.Eventually(t, func() bool { return len(r.times()) == 1 }, 5*time.Second, time.Millisecond)
-		start := time.Now()
-		cancel()
-		waitDone(t, done, "cancelled during the backoff")
-		assert.Less(t, time.Since(start), 500*time.Millisecond, "the backoff wait honours the context")
-		assert.Len(t, r.times(), 1)
+		waitTimer(t, fake)
+		cancel() // the fake clock never moves: only the cancel can end the wait
+		require.NoError(t, waitDone(t, done, "cancelled during the backoff"))
+		assert.Equal(t, 1, r.count())
 	})
 
 	t.Run("while running", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(context.Background())
 		var r runs
-		done := superviseAsync(ctx, slog.New(slog.DiscardHandler), func(ctx context.Context) error {
+		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: newFake()}, func(ctx context.Context) error {
 			r.add()
 			<-ctx.Done()
 			return ctx.Err()
 		})
-		require.Eventually(t, func() bool { return len(r.times()) == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return r.count() == 1 }, testWait, testTick)
 		cancel()
-		waitDone(t, done, "cancelled while the job runs")
-		assert.Len(t, r.times(), 1)
+		require.NoError(t, waitDone(t, done, "cancelled while the job runs"))
+		assert.Equal(t, 1, r.count())
 	})
 
 	t.Run("before start", func(t *testing.T) {
@@ -144,9 +238,9 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var r runs
-		done := superviseAsync(ctx, slog.New(slog.DiscardHandler), func(context.Context) error { r.add(); return nil })
-		waitDone(t, done, "context already done")
-		assert.Empty(t, r.times())
+		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: newFake()}, func(context.Context) error { r.add(); return nil })
+		require.NoError(t, waitDone(t, done, "context already done"))
+		assert.Zero(t, r.count())
 	})
 }
 
@@ -167,18 +261,18 @@ func TestSuperviseLogsStopError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var logs syncBuf
-			log := slog.New(slog.NewTextHandler(&logs, nil))
 			ctx, cancel := context.WithCancel(context.Background())
 			var r runs
-			done := superviseAsync(ctx, log, func(ctx context.Context) error {
+			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: newFake()}
+			done := superviseAsync(ctx, s, func(ctx context.Context) error {
 				r.add()
 				<-ctx.Done()
 				return tc.err
 			})
-			require.Eventually(t, func() bool { return len(r.times()) == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return r.count() == 1 }, testWait, testTick)
 			cancel()
-			waitDone(t, done, "cancelled while the job runs")
-			assert.Len(t, r.times(), 1, "not restarted")
+			require.NoError(t, waitDone(t, done, "cancelled while the job runs"))
+			assert.Equal(t, 1, r.count(), "not restarted")
 			if tc.logged {
 				assert.Contains(t, logs.String(),
 					`level=WARN msg="job stopped with an error" job=test-job error="handlers were still running and were cancelled"`)

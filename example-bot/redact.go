@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+)
+
+// redacted stands in for a secret in every printed form of the configuration.
+const redacted = "[redacted]"
+
+// secret holds a token. It prints as [redacted] with every fmt verb and flag and
+// in slog (empty when unset, so a missing token is still told apart). Its value
+// sits behind a pointer, so that even fmt's reflection over a struct that holds
+// it in an unexported field, where no method is called, shows only an address.
+type secret struct{ p *string }
+
+func newSecret(s string) secret { return secret{&s} }
+
+// Reveal returns the token, for the one call that sends it.
+func (s secret) Reveal() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+// EnvDecode lets LoadEnv read the token from its variable.
+func (s *secret) EnvDecode(v string) error {
+	s.p = &v
+	return nil
+}
+
+// Format prints [redacted], or nothing when unset, whatever the verb.
+func (s secret) Format(f fmt.State, verb rune) {
+	if s.p != nil {
+		fmt.Fprintf(f, fmt.FormatString(f, verb), redacted)
+	}
+}
+
+// LogValue shows [redacted] in slog, or an empty string when unset.
+func (s secret) LogValue() slog.Value {
+	if s.p == nil {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(redacted)
+}
+
+// MarshalText keeps the token out of encoders that skip Format (JSON, say).
+func (s secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+
+// shownConfig is config without its methods, so that printing it does not
+// recurse into Format.
+type shownConfig config
+
+// shown returns c with its URLs stripped of user info, query and fragment, where
+// a password or a key may sit (the tokens redact themselves).
+func (c config) shown() shownConfig {
+	r := shownConfig(c)
+	r.TopggAPIURL, r.DiscordAPIURL = stripURLIfSet(r.TopggAPIURL), stripURLIfSet(r.DiscordAPIURL)
+	return r
+}
+
+// Format prints the configuration with its secrets redacted, for every verb and
+// flag (%v, %+v, %#v, %s, %q...): they must not reach a log or a panic message
+// by a careless Printf.
+func (c config) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), c.shown())
+}
+
+// LogValue shows the configuration in slog with its secrets redacted.
+func (c config) LogValue() slog.Value {
+	r := c.shown()
+	return slog.GroupValue(
+		slog.Any("DiscordToken", r.DiscordToken), slog.Any("TopggToken", r.TopggToken),
+		slog.String("TopggAPIURL", r.TopggAPIURL), slog.String("DiscordAPIURL", r.DiscordAPIURL),
+		slog.String("RewardGuildID", r.RewardGuildID), slog.String("RewardRoleID", r.RewardRoleID),
+		slog.Int("ShardCount", r.ShardCount), slog.String("LogLevel", r.LogLevel), slog.String("LogFormat", r.LogFormat),
+		slog.Any("Plugin", r.Plugin),
+	)
+}
+
+func stripURLIfSet(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	return stripURL(raw)
+}
