@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -283,11 +284,26 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 		cfg := w.config()
 		cfg.SyncCommands, cfg.VotePollInterval = new(false), new(time.Duration(0))
 		cfg.AutopostReadyTimeout = 200 * time.Millisecond
-		p := w.plugin(cfg)
+		// Past the ready timeout the poster reports the missing shard (and
+		// still posts nothing: never a partial total).
+		missing := make(chan []int, 1)
+		p := w.plugin(cfg, plugin.WithOnPost(func(r autopost.Result) {
+			if r.Skipped && len(r.Missing) > 0 {
+				select {
+				case missing <- r.Missing:
+				default:
+				}
+			}
+		}))
 		w.start(p)
 		w.open(0) // shard 1 never opens
-		require.Eventually(t, func() bool { return w.lastServers() == 3 }, wait, tick,
-			"the ready timeout did not reach the poster (its default is 5 minutes)")
+		select {
+		case got := <-missing:
+			assert.Equal(t, []int{1}, got)
+		case <-time.After(wait):
+			t.Fatal("the ready timeout did not reach the poster (its default is 5 minutes)")
+		}
+		assert.Equal(t, -1, w.lastServers(), "a partial total was posted")
 	})
 }
 
