@@ -33,7 +33,7 @@ func ParseURL(rawURL string) (*redis.Options, error) {
 		return nil, fmt.Errorf("%w: the URL does not parse (not shown: it may hold a password)", ErrInvalidURL)
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("%w: %s: scheme must be redis or rediss", ErrInvalidURL, u.Redacted())
+		return nil, fmt.Errorf("%w: %s: scheme must be redis or rediss", ErrInvalidURL, shownURL(u))
 	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -41,8 +41,20 @@ func ParseURL(rawURL string) (*redis.Options, error) {
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		}
-		return nil, fmt.Errorf("%w: %s: %s", ErrInvalidURL, u.Redacted(), msg)
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalidURL, shownURL(u), msg)
 	}
 	opts.ContextTimeoutEnabled = true
 	return opts, nil
+}
+
+// shownURL is the URL as errors may show it: the password replaced, the
+// query and fragment left out (their options may hold secrets too).
+func shownURL(u *url.URL) string {
+	v := *u
+	v.RawQuery, v.Fragment, v.RawFragment, v.ForceQuery = "", "", "", false
+	s := v.Redacted()
+	if u.RawQuery != "" {
+		s += "?..."
+	}
+	return s
 }
