@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math"
@@ -158,12 +157,12 @@ func (c *Counts) Total(ctx context.Context) (Total, error) {
 	if err != nil {
 		return Total{}, fmt.Errorf("fleet: read shard counts: %w", err)
 	}
-	return c.sum(now.Val(), []byte(data.Val())), nil
+	return c.sum(now.Val(), data.Val()), nil
 }
 
 // sum decodes the records (data may be shorter than shardCount records when
 // the highest shards never reported).
-func (c *Counts) sum(now time.Time, data []byte) Total {
+func (c *Counts) sum(now time.Time, data string) Total {
 	t := Total{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
 	nowSec := now.Unix()
 	oldest := nowSec
@@ -173,8 +172,8 @@ func (c *Counts) sum(now time.Time, data []byte) Total {
 			t.Missing = append(t.Missing, shard)
 			continue
 		}
-		guilds := binary.BigEndian.Uint32(data[off:])
-		at := int64(binary.BigEndian.Uint32(data[off+4:]))
+		guilds := be32(data, off)
+		at := int64(be32(data, off+4))
 		if at == 0 || time.Duration(nowSec-at)*time.Second > c.maxAge {
 			t.Missing = append(t.Missing, shard)
 			continue
@@ -185,4 +184,11 @@ func (c *Counts) sum(now time.Time, data []byte) Total {
 	}
 	t.Oldest = time.Duration(nowSec-oldest) * time.Second
 	return t
+}
+
+// be32 decodes a big-endian uint32 at off from a string, without copying the
+// (up to megabytes of) records into a []byte first.
+func be32(s string, off int) uint32 {
+	_ = s[off+3] // one bounds check
+	return uint32(s[off])<<24 | uint32(s[off+1])<<16 | uint32(s[off+2])<<8 | uint32(s[off+3])
 }
