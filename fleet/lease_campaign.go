@@ -35,6 +35,10 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 			if ctx.Err() == nil {
 				l.log.Warn("lease campaign: Redis error; retrying", "err", err, "retry_in", wait)
 			}
+		case wait < 0: // the key has no TTL: someone set it by hand; do not poll it hard
+			backoff = 0
+			l.log.Warn("lease key has no expiry; was it written by something else?", "key", l.leaseKey)
+			wait = l.ttl
 		default:
 			backoff = 0
 			wait = min(max(wait, minWait), l.ttl)

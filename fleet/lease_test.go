@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,4 +182,20 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	assert.Positive(t, seen[0].Token)
 	assert.False(t, seen[1].Leader)
 	assert.Equal(t, uint64(2), seen[1].Changes)
+}
+
+func TestLeaseKeyWithoutExpiryIsNotPolledHard(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	key := fleet.Key("noexp", "lease")
+	require.NoError(t, rdb.Set(ctx, key, "someone-else", 0).Err())
+	c := startContender(t, srv.Addr(), "noexp", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "lease key has no expiry") },
+		5*time.Second, 5*time.Millisecond)
+	assert.False(t, c.lease.State().Leader)
+	require.NoError(t, rdb.Del(ctx, key).Err())
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond)
+	assert.Equal(t, 1, strings.Count(c.log.String(), "lease key has no expiry"), "it waited a TTL between attempts")
 }
