@@ -148,3 +148,20 @@ func TestCountsMisuse(t *testing.T) {
 	require.ErrorIs(t, err, fleet.ErrNotConfigured)
 	assert.False(t, fleet.Total{}.Postable())
 }
+
+func TestCountsReturnErrorsWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c, err := fleet.NewCounts(newClient(t, srv.Addr()), "down", 2, fleet.CountsConfig{})
+	require.NoError(t, err)
+	srv.Kill()
+	ctx := context.Background()
+	require.Error(t, c.Publish(ctx, []fleet.ShardCount{{Shard: 0, Guilds: 1}}))
+	_, err = c.Total(ctx)
+	require.Error(t, err)
+	srv.Restart()
+	require.NoError(t, c.Publish(ctx, []fleet.ShardCount{{Shard: 0, Guilds: 1}, {Shard: 1, Guilds: 2}}))
+	tot, err := c.Total(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), tot.Servers)
+}

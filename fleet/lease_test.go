@@ -96,6 +96,13 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 		"no takeover within about 2 TTL")
 	assert.Greater(t, bToken.Load(), tokenA, "the new term has a newer token")
 	assert.False(t, a.lease.State().Leader)
+
+	// A campaigns again after the loss: once it reaches Redis and B leaves, it leads.
+	a.part.cut.Store(false)
+	require.NoError(t, b.stopAndWait(t))
+	require.Eventually(t, func() bool { return a.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond,
+		"the old leader did not campaign again")
+	assert.Greater(t, a.lease.State().Token, bToken.Load())
 }
 
 func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
