@@ -69,9 +69,13 @@ func TestLeadershipRecoversAfterRedisIsKilledAndRestarted(t *testing.T) {
 	assert.Greater(t, st.Token, before, "the AOF kept the token counter")
 	rdb := srv.Client(t)
 	require.NoError(t, l.lease.Fence(st.Token).Set(ctx, rdb, fleet.Key("restart", "k"), "v", 0))
-	for _, c := range cs {
-		assert.Contains(t, c.log.String(), "level=WARN", "Redis errors are logged")
+	warned := 0
+	for _, c := range cs { // a contender waiting out the TTL may not have tried Redis during the outage
+		if strings.Contains(c.log.String(), "level=WARN") {
+			warned++
+		}
 	}
+	assert.Positive(t, warned, "Redis errors are logged")
 }
 
 func TestUnreachableRedisNeitherPanicsNorLeads(t *testing.T) {
