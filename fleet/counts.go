@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 	"strconv"
 	"time"
@@ -25,8 +24,6 @@ type CountsConfig struct {
 	// process stopped reporting (default 1 h: as in a Discord outage, its
 	// guilds still have the bot). Past it the shard is missing.
 	MaxAge time.Duration
-	// Logger receives nothing today; reserved for the publish loop.
-	Logger *slog.Logger
 }
 
 // Counts publishes this process's shard guild counts to Redis and reads the

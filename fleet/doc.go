@@ -56,9 +56,9 @@
 // separate clients, against a local redis-server 7.0 on a 2-core VM
 // (go test -run '^$' -bench Fleet -benchmem ./fleet/):
 //
-//   - leader aggregate per interval: 0.35 ms (goal 50 ms), one round trip;
-//   - publish: 1.000 round trips per process per publish; Redis CPU 1.6 us
-//     per shard published (about 0.64 ms of Redis time for a 400-shard process);
+//   - leader aggregate per interval: 0.3-0.35 ms (goal 50 ms), one round trip;
+//   - publish: 1.000 round trips per process per publish; Redis CPU 1.3-1.6 us
+//     per shard published (at most 0.64 ms of Redis time for a 400-shard process);
 //   - memory: 16.4 B per shard for the key (8 B of data, doubled by Redis's
 //     string growth), 83 B per shard of used_memory growth including the 50
 //     clients' connection buffers (goal 200 B).

@@ -138,7 +138,8 @@ func (l *Lease) Fence(token int64) Fence {
 // by itself, Run returns its error wrapped, or nil. Redis errors never end
 // Run: it logs them and retries, and leader work is paused while the lease
 // cannot be held. A second concurrent Run returns [ErrRunning]. When Run
-// returns, nothing it started is still running.
+// returns, nothing it started is still running; after ctx is done it returns
+// once fn has returned and the release (bounded by RenewEvery) is over.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
 	if l == nil || l.rdb == nil {
 		return ErrNotConfigured
