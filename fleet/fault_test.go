@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -151,4 +152,38 @@ func TestRedissURLTurnsTLSOn(t *testing.T) {
 	opts, err = fleet.ParseURL("redis://127.0.0.1:6379")
 	require.NoError(t, err)
 	assert.Nil(t, opts.TLSConfig)
+}
+
+func TestRedissURLWorksEndToEnd(t *testing.T) {
+	t.Parallel()
+	const pw = "tls-Secret-pw"
+	srv := redistest.Start(t, redistest.WithTLS(), redistest.WithPassword(pw))
+	require.True(t, strings.HasPrefix(srv.URL(), "rediss://"))
+	opts, err := fleet.ParseURL(srv.URL())
+	require.NoError(t, err)
+	require.NotNil(t, opts.TLSConfig, "rediss:// turns TLS on")
+	opts.TLSConfig.RootCAs = srv.RootCAs() // the test's self-signed certificate
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { _ = rdb.Close() })
+
+	l, err := fleet.NewLease(rdb, "tls", shortLease)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, l.Run(ctx, func(lctx context.Context, token int64) error {
+		return l.Fence(token).Set(lctx, rdb, fleet.Key("tls", "k"), "v", 0)
+	}))
+	c, err := fleet.NewCounts(rdb, "tls", 1, fleet.CountsConfig{})
+	require.NoError(t, err)
+	require.NoError(t, c.Publish(ctx, []fleet.ShardCount{{Shard: 0, Guilds: 3}}))
+	tot, err := c.Total(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), tot.Servers)
+
+	// Without the CA the certificate is refused, and the error holds no password.
+	bad, err := fleet.NewClient(srv.URL())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bad.Close() })
+	err = bad.Ping(ctx).Err()
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), pw)
 }

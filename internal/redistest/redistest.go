@@ -9,6 +9,7 @@ package redistest
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,10 @@ type Server struct {
 	dir      string
 	port     int
 	password string
+	tls      bool           // WithTLS
+	roots    *x509.CertPool // trusts the server's certificate, with TLS
+	certFile string
+	keyFile  string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -78,6 +83,11 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	if s.tls {
+		if err := s.makeCert(); err != nil {
+			t.Fatalf("redistest: certificate: %v", err)
+		}
+	}
 	var err error
 	for range 5 { // a freed port may be taken by someone else before we bind it: try another
 		if s.port, err = freePort(); err != nil {
@@ -100,19 +110,24 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // Dir returns the server's working directory (AOF files live there).
 func (s *Server) Dir() string { return s.dir }
 
-// URL returns a redis:// URL for the server, with the password if one is set.
+// URL returns a redis:// URL for the server (rediss:// with TLS), with the
+// password if one is set.
 func (s *Server) URL() string {
-	if s.password != "" {
-		return "redis://:" + s.password + "@" + s.Addr() + "/0"
+	scheme := "redis://"
+	if s.tls {
+		scheme = "rediss://"
 	}
-	return "redis://" + s.Addr() + "/0"
+	if s.password != "" {
+		return scheme + ":" + s.password + "@" + s.Addr() + "/0"
+	}
+	return scheme + s.Addr() + "/0"
 }
 
 // Client returns a new client for the server, closed in t.Cleanup.
 func (s *Server) Client(t testing.TB) *redis.Client {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{
-		Addr: s.Addr(), Password: s.password,
+		Addr: s.Addr(), Password: s.password, TLSConfig: s.tlsConfig(),
 		ContextTimeoutEnabled: true, MaxRetries: -1,
 	})
 	t.Cleanup(func() { _ = c.Close() })
@@ -170,6 +185,11 @@ func (s *Server) args() []string {
 	if s.password != "" {
 		a = append(a, "--requirepass", s.password)
 	}
+	if s.tls {
+		a[1] = "0" // no plain port
+		a = append(a, "--tls-port", strconv.Itoa(s.port), "--tls-cert-file", s.certFile,
+			"--tls-key-file", s.keyFile, "--tls-ca-cert-file", s.certFile, "--tls-auth-clients", "no")
+	}
 	return a
 }
 
@@ -200,7 +220,7 @@ func (s *Server) start() error {
 
 func (s *Server) waitReady(exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: s.password, MaxRetries: -1,
-		DialTimeout: 200 * time.Millisecond})
+		DialTimeout: 200 * time.Millisecond, TLSConfig: s.tlsConfig()})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

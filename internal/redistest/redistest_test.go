@@ -3,8 +3,11 @@ package redistest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +60,15 @@ func TestMissingServerSkipsOrFailsUnderCI(t *testing.T) {
 	r = &recTB{TB: t}
 	redistest.Require(r)
 	assert.Contains(t, r.fatal, "apt-get install redis-server")
+}
+
+func TestTLSServerAnswersOverTLSOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.WithTLS())
+	assert.True(t, strings.HasPrefix(srv.URL(), "rediss://"))
+	require.NoError(t, srv.Client(t).Ping(context.Background()).Err())
+	plain := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: time.Second})
+	defer plain.Close()
+	require.Error(t, plain.Ping(context.Background()).Err(), "a plain client must not get through")
 }
