@@ -67,7 +67,10 @@ type Lease struct {
 }
 
 // NewLease returns the lease of bot (the key-space name, e.g. the application
-// id; see [Key]) on rdb. It does not contact Redis.
+// id; see [Key]) on rdb. It does not contact Redis. rdb should respect context
+// deadlines (ContextTimeoutEnabled, as [NewClient] sets): otherwise a hung
+// renewal is abandoned at the deadline all the same, but Run waits for it up
+// to the client's read timeout before it returns.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
 	if isNil(rdb) {
 		return nil, ErrNilClient

@@ -20,7 +20,7 @@ import (
 // busy cores.
 var shortLease = fleet.LeaseConfig{TTL: 1200 * time.Millisecond}
 
-func TestOneLeaderAmongFiveContenders(t *testing.T) {
+func TestOneLeaderAmongFiveContendersKeptByRenewal(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var inside, most atomic.Int32
