@@ -1,0 +1,51 @@
+package fleet
+
+import (
+	"errors"
+	"reflect"
+)
+
+var (
+	// ErrRunning means Run was called while a Run of the same value is still
+	// going on.
+	ErrRunning = errors.New("fleet: already running")
+	// ErrNilClient means a nil Redis client (or a typed nil inside the
+	// interface) was given.
+	ErrNilClient = errors.New("fleet: nil Redis client")
+	// ErrNilFunc means Lease.Run was given a nil leader function.
+	ErrNilFunc = errors.New("fleet: nil leader function")
+	// ErrNotConfigured means a method was called on a zero or nil value that
+	// must come from its constructor (NewLease, NewCounts).
+	ErrNotConfigured = errors.New("fleet: not built by its constructor")
+	// ErrBadBot means the bot name is empty or holds a character that would
+	// break the key layout ('{', '}' or a space).
+	ErrBadBot = errors.New("fleet: invalid bot name")
+	// ErrBadConfig means a duration, shard count or shard id is out of range.
+	ErrBadConfig = errors.New("fleet: invalid configuration")
+	// ErrInvalidURL means a Redis URL does not parse. The error text shows the
+	// URL with its password replaced, or no URL at all.
+	ErrInvalidURL = errors.New("fleet: invalid Redis URL")
+	// ErrLeaseLost is the cause (context.Cause) of a leader context that was
+	// cancelled because the lease was taken by another process or could not
+	// be renewed before the safety margin.
+	ErrLeaseLost = errors.New("fleet: lease lost")
+	// ErrFenced means Redis refused a fenced write because a newer leader
+	// token exists (or the counter is gone): the writer is no longer leader.
+	ErrFenced = errors.New("fleet: write refused by the fence: a newer leader exists")
+	// ErrNoFence means a fenced write was attempted with a zero Fence.
+	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
+)
+
+// isNil reports whether v is nil or a typed nil pointer, map, slice, func,
+// channel or interface inside an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	default:
+		return false
+	}
+}

@@ -1,0 +1,216 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+// DefaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
+const DefaultLeaseTTL = 15 * time.Second
+
+// LeaseConfig tunes a [Lease]. The zero value is ready to use.
+type LeaseConfig struct {
+	// TTL is how long the lease lives in Redis without renewal (default 15 s,
+	// at least 100 ms). A dead leader is replaced within about TTL; a leader
+	// cut off from Redis stops its work within TTL - Margin.
+	TTL time.Duration
+	// RenewEvery is the renewal period (default TTL/3, so two renewals may
+	// fail before the margin is reached). It must be shorter than TTL-Margin.
+	RenewEvery time.Duration
+	// Margin is how long before the lease could expire the leader function's
+	// context is cancelled (default TTL/5). It covers the time the leader's
+	// work needs to notice the cancellation and stop, and the clock-rate
+	// difference between this machine and Redis. Writes that slip past it are
+	// still refused by the fence.
+	Margin time.Duration
+	// Logger receives campaign, renewal and release problems (default: discard).
+	Logger *slog.Logger
+	// OnChange, if set, is called (synchronously, from Run's goroutine; it
+	// must not block) after each leadership transition, e.g. to feed metrics.
+	OnChange func(LeaseState)
+
+	clock clock.Clock // tests inject a fake; default clock.Real()
+}
+
+// Lease elects one leader per bot among the processes that share a Redis: a
+// key set with SET NX PX, a fencing token drawn from a counter by the winner,
+// renewal and release by Lua compare-and-set. Make it with [NewLease]; its
+// methods are safe for concurrent use, and one Run may be going on at a time.
+type Lease struct {
+	rdb        redis.UniversalClient
+	bot        string
+	leaseKey   string
+	fenceKey   string
+	channel    string
+	holder     string
+	ttl        time.Duration
+	renewEvery time.Duration
+	margin     time.Duration
+	log        *slog.Logger
+	onChange   func(LeaseState)
+	clock      clock.Clock
+
+	running atomic.Bool
+	mu      sync.Mutex
+	state   LeaseState
+}
+
+// NewLease returns the lease of bot (the key-space name, e.g. the application
+// id; see [Key]) on rdb. It does not contact Redis. rdb should respect context
+// deadlines (ContextTimeoutEnabled, as [NewClient] sets): otherwise a hung
+// renewal is abandoned at the deadline all the same, but Run waits for it up
+// to the client's read timeout before it returns.
+func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
+	if isNil(rdb) {
+		return nil, ErrNilClient
+	}
+	if err := checkBot(bot); err != nil {
+		return nil, err
+	}
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	var id [12]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go >= 1.24)
+	l := &Lease{
+		rdb: rdb, bot: bot,
+		leaseKey: Key(bot, "lease"), fenceKey: Key(bot, "fence"), channel: Key(bot, "lease:released"),
+		holder: hex.EncodeToString(id[:]),
+		ttl:    cfg.TTL, renewEvery: cfg.RenewEvery, margin: cfg.Margin,
+		log: cfg.Logger.With("component", "fleet.lease", "bot", bot), onChange: cfg.OnChange,
+		clock: clock.Or(cfg.clock),
+	}
+	return l, nil
+}
+
+func (c *LeaseConfig) fill() error {
+	if c.TTL == 0 {
+		c.TTL = DefaultLeaseTTL
+	}
+	if c.Margin == 0 {
+		c.Margin = c.TTL / 5
+	}
+	if c.RenewEvery == 0 {
+		c.RenewEvery = c.TTL / 3
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.TTL < 100*time.Millisecond:
+		return fmt.Errorf("%w: lease TTL %v is below 100ms", ErrBadConfig, c.TTL)
+	case c.Margin < 0 || c.Margin >= c.TTL:
+		return fmt.Errorf("%w: lease margin %v must be in [0, TTL %v)", ErrBadConfig, c.Margin, c.TTL)
+	case c.RenewEvery <= 0 || c.RenewEvery >= c.TTL-c.Margin:
+		return fmt.Errorf("%w: renewal period %v must be in (0, TTL-margin %v)", ErrBadConfig, c.RenewEvery, c.TTL-c.Margin)
+	}
+	return nil
+}
+
+// Fence returns the fence of a leader term: pass it to fenced writes
+// ([Fence.Set], [FencedScript.Run]) so that Redis refuses them once a newer
+// token exists.
+func (l *Lease) Fence(token int64) Fence {
+	if l == nil || l.rdb == nil {
+		return Fence{}
+	}
+	return Fence{key: l.fenceKey, token: token}
+}
+
+// Run campaigns for the lease until ctx is done. Each time it wins, it calls
+// fn with a context that is cancelled (cause [ErrLeaseLost]) when the lease is
+// taken by another or has not been renewed by TTL-Margin after the send time
+// of the last successful renewal (measured on the local monotonic clock), so
+// that fn stops before the lease can expire; and with the term's fencing
+// token. fn must return promptly once its context is done.
+//
+// When fn returns, Run stops renewing and releases the lease (the contenders
+// are told at once). Then: if ctx is done, Run returns nil; if the lease was
+// lost, Run campaigns again (fn's error, if any, is logged); if fn returned
+// by itself, Run returns its error wrapped, or nil. Redis errors never end
+// Run: it logs them and retries, and leader work is paused while the lease
+// cannot be held. A second concurrent Run returns [ErrRunning]. When Run
+// returns, nothing it started is still running; after ctx is done it returns
+// once fn has returned and the release (bounded by RenewEvery) is over.
+func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
+	if l == nil || l.rdb == nil {
+		return ErrNotConfigured
+	}
+	if fn == nil {
+		return ErrNilFunc
+	}
+	if !l.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer l.running.Store(false)
+	for {
+		token, sent, ok := l.campaign(ctx)
+		if !ok {
+			return nil // ctx is done
+		}
+		if stop, err := l.lead(ctx, fn, token, sent); stop {
+			return err
+		}
+	}
+}
+
+// lead runs one term: fn under a leader context kept alive by renewals, then
+// the release. stop says whether Run should return (with err).
+func (l *Lease) lead(ctx context.Context, fn func(context.Context, int64) error, token int64, sent time.Time) (stop bool, err error) {
+	value := l.holder + ":" + fmt.Sprint(token)
+	l.log.Info("became leader", "token", token)
+	l.setState(true, token)
+
+	leaderCtx, cancelLeader := context.WithCancelCause(ctx)
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { l.keep(keepCtx, cancelLeader, value, sent) })
+
+	ferr := fn(leaderCtx, token)
+	lost := errors.Is(context.Cause(leaderCtx), ErrLeaseLost)
+	stopKeep()
+	wg.Wait()
+	cancelLeader(nil)
+
+	l.setState(false, 0)
+	l.release(ctx, value)
+	switch {
+	case ctx.Err() != nil:
+		return true, nil
+	case lost:
+		if ferr != nil && !errors.Is(ferr, context.Canceled) {
+			l.log.Warn("leader work ended with an error after the lease was lost", "token", token, "err", ferr)
+		}
+		l.log.Warn("lease lost; campaigning again", "token", token)
+		return false, nil
+	case ferr != nil:
+		return true, fmt.Errorf("fleet: leader work (token %d): %w", token, ferr)
+	default:
+		return true, nil
+	}
+}
+
+// release deletes our lease if it is still ours, with its own bounded
+// context: it runs when ctx may already be done.
+func (l *Lease) release(ctx context.Context, value string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.renewEvery)
+	defer cancel()
+	n, err := releaseScript.Run(rctx, l.rdb, []string{l.leaseKey}, value, l.channel).Int()
+	switch {
+	case err != nil:
+		l.log.Warn("lease release failed; it expires by itself", "err", err)
+	case n == 0:
+		l.log.Debug("lease was no longer ours at release")
+	}
+}

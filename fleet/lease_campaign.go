@@ -1,0 +1,80 @@
+package fleet
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// minWait bounds the campaign's sleeps from below, so that a lease about to
+// expire is not polled in a tight loop.
+const minWait = 10 * time.Millisecond
+
+// campaign tries to take the lease until it wins (ok) or ctx is done. Between
+// attempts it waits for the holder's remaining TTL, or a release message, or,
+// after a Redis error, a capped backoff. sent is the local time just before
+// the winning request was sent: the lease cannot expire before sent+TTL.
+func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok bool) {
+	// Subscribe before the first attempt, so that a release between a failed
+	// attempt and the wait is not missed. go-redis resubscribes by itself
+	// after a reconnect; the TTL wait covers a message lost meanwhile.
+	ps := l.rdb.Subscribe(ctx, l.channel)
+	defer ps.Close()
+	released := ps.Channel()
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		sent = l.clock.Now()
+		token, wait, err := l.tryAcquire(ctx)
+		switch {
+		case err == nil && token > 0:
+			return token, sent, true
+		case err != nil:
+			backoff = min(max(2*backoff, 100*time.Millisecond), l.renewEvery)
+			wait = backoff
+			if ctx.Err() == nil {
+				l.log.Warn("lease campaign: Redis error; retrying", "err", err, "retry_in", wait)
+			}
+		case wait < 0: // the key has no TTL: someone set it by hand; do not poll it hard
+			backoff = 0
+			l.log.Warn("lease key has no expiry; was it written by something else?", "key", l.leaseKey)
+			wait = l.ttl
+		default:
+			backoff = 0
+			wait = min(max(wait, minWait), l.ttl)
+		}
+		if !l.waitRelease(ctx, released, wait) {
+			break
+		}
+	}
+	return 0, time.Time{}, false
+}
+
+// tryAcquire runs the acquire script once: the token when won, else how long
+// the current holder's lease still lives.
+func (l *Lease) tryAcquire(ctx context.Context) (token int64, wait time.Duration, err error) {
+	actx, cancel := context.WithTimeout(ctx, l.renewEvery)
+	defer cancel()
+	vals, err := acquireScript.Run(actx, l.rdb, []string{l.leaseKey, l.fenceKey}, l.holder, l.ttl.Milliseconds()).Int64Slice()
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(vals) != 2 {
+		return 0, 0, redis.Nil
+	}
+	return vals[0], time.Duration(vals[1]) * time.Millisecond, nil
+}
+
+// waitRelease waits d, or until a release is announced; false when ctx is done.
+func (l *Lease) waitRelease(ctx context.Context, released <-chan *redis.Message, d time.Duration) bool {
+	t := l.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-released:
+		return true
+	case <-t.C():
+		return true
+	}
+}

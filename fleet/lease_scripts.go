@@ -1,0 +1,54 @@
+package fleet
+
+import "github.com/redis/go-redis/v9"
+
+// acquireScript takes the lease if nobody holds it and draws the next fencing
+// token, in one atomic step, so that a token is drawn only by a winner and
+// "the counter equals my token" means "nobody won after me" (the fence relies
+// on it).
+//
+// KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder id, ARGV[2] TTL ms.
+// Returns {token, 0} when won, {0, remaining TTL ms} when held by another.
+//
+// When the counter is missing (first use, or Redis lost its data without
+// persistence), the first token is Redis's clock in milliseconds: tokens then
+// stay above every token drawn before the loss (elections are far rarer than
+// one per millisecond), so a stale leader cannot be mistaken for a new one.
+var acquireScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+local t = redis.call('INCR', KEYS[2])
+if t == 1 then
+  local now = redis.call('TIME')
+  t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('SET', KEYS[2], string.format('%d', t))
+end
+redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%d', t), 'NX', 'PX', ARGV[2])
+return {t, 0}
+`)
+
+// renewScript extends the lease only if it still holds our value
+// (compare-and-set): a lease that expired and was taken is never extended.
+//
+// KEYS[1] lease key; ARGV[1] our value, ARGV[2] TTL ms. Returns 1 or 0.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`)
+
+// releaseScript deletes the lease only if it still holds our value and tells
+// the contenders on the release channel, so that a successor takes over at
+// once instead of waiting out the TTL.
+//
+// KEYS[1] lease key; ARGV[1] our value, ARGV[2] release channel. Returns 1 or 0.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+  return 1
+end
+return 0
+`)

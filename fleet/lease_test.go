@@ -1,0 +1,208 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+)
+
+// shortLease is a lease fast enough for tests and slow enough for -race on two
+// busy cores.
+var shortLease = fleet.LeaseConfig{TTL: 1200 * time.Millisecond}
+
+func TestOneLeaderAmongFiveContendersKeptByRenewal(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var inside, most atomic.Int32
+	fn := func(ctx context.Context, _ int64) error {
+		n := inside.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-ctx.Done()
+		inside.Add(-1)
+		return nil
+	}
+	var cs []*contender
+	for range 5 {
+		cs = append(cs, startContender(t, srv.Addr(), "bot1", shortLease, fn))
+	}
+	require.Eventually(t, func() bool { return len(leaders(cs)) == 1 }, 5*time.Second, 5*time.Millisecond)
+	first := leaders(cs)[0].lease.State()
+	assert.Positive(t, first.Token)
+
+	// Over three TTLs, renewals keep the same leader and term, and nobody else
+	// ever runs the leader function.
+	assert.Never(t, func() bool {
+		ls := leaders(cs)
+		return len(ls) != 1 || ls[0].lease.State().Token != first.Token
+	}, 3*shortLease.TTL, 10*time.Millisecond, "the leader changed or a second leader appeared")
+	assert.Equal(t, int32(1), most.Load(), "never two leader functions at once")
+}
+
+func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	obs := srv.Client(t)
+	ctx := context.Background()
+	type stopped struct {
+		pttl  time.Duration
+		cause error
+		took  time.Duration
+	}
+	var cutAt atomic.Pointer[time.Time]
+	stops := make(chan stopped, 1)
+	fnA := func(lctx context.Context, _ int64) error {
+		<-lctx.Done()
+		now := time.Now()
+		// The lease must still be alive in Redis when the leader stops.
+		pttl, _ := obs.PTTL(ctx, fleet.Key("bot2", "lease")).Result()
+		stops <- stopped{pttl: pttl, cause: context.Cause(lctx), took: now.Sub(*cutAt.Load())}
+		return lctx.Err()
+	}
+	a := startContender(t, srv.Addr(), "bot2", shortLease, fnA)
+	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	tokenA := a.lease.State().Token
+
+	var bToken atomic.Int64
+	b := startContender(t, srv.Addr(), "bot2", shortLease, func(lctx context.Context, tok int64) error {
+		bToken.Store(tok)
+		return blockUntilDone(lctx, tok)
+	})
+	now := time.Now()
+	cutAt.Store(&now)
+	a.part.cut.Store(true) // A can no longer reach Redis: its renewals fail
+
+	var s stopped
+	select {
+	case s = <-stops:
+	case <-time.After(2 * shortLease.TTL):
+		t.Fatal("the partitioned leader did not stop within 2 TTL")
+	}
+	assert.ErrorIs(t, s.cause, fleet.ErrLeaseLost)
+	assert.Positive(t, s.pttl, "the leader stopped only after its lease had expired in Redis")
+	assert.Less(t, s.took, shortLease.TTL, "the leader stopped within TTL of its last renewal")
+
+	require.Eventually(t, func() bool { return b.lease.State().Leader }, 2*shortLease.TTL, 5*time.Millisecond,
+		"no takeover within about 2 TTL")
+	assert.Greater(t, bToken.Load(), tokenA, "the new term has a newer token")
+	assert.False(t, a.lease.State().Leader)
+
+	// A campaigns again after the loss: once it reaches Redis and B leaves, it leads.
+	a.part.cut.Store(false)
+	require.NoError(t, b.stopAndWait(t))
+	require.Eventually(t, func() bool { return a.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond,
+		"the old leader did not campaign again")
+	assert.Greater(t, a.lease.State().Token, bToken.Load())
+}
+
+func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	long := fleet.LeaseConfig{TTL: 30 * time.Second}
+	a := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
+	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	b := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
+	// b waits for a 30 s lease: only the release can hand it over quickly.
+	require.Eventually(t, func() bool {
+		return b.rdb.PubSubNumSub(context.Background(), fleet.Key("bot3", "lease:released")).Val()[fleet.Key("bot3", "lease:released")] > 0
+	}, 5*time.Second, 5*time.Millisecond, "b never subscribed to releases")
+
+	start := time.Now()
+	require.NoError(t, a.stopAndWait(t))
+	require.Eventually(t, func() bool { return b.lease.State().Leader }, 2*time.Second, time.Millisecond,
+		"the successor did not take over at once after the release")
+	t.Logf("handover took %v (TTL %v)", time.Since(start), long.TTL)
+}
+
+func TestLeaderFunctionReturningEndsRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	l, err := fleet.NewLease(srv.Client(t), "bot4", shortLease)
+	require.NoError(t, err)
+	boom := errors.New("boom")
+	err = l.Run(context.Background(), func(context.Context, int64) error { return boom })
+	require.ErrorIs(t, err, boom)
+	exists, err := srv.Client(t).Exists(context.Background(), fleet.Key("bot4", "lease")).Result()
+	require.NoError(t, err)
+	assert.Zero(t, exists, "the lease is released when Run returns")
+	st := l.State()
+	assert.False(t, st.Leader)
+	assert.Equal(t, uint64(2), st.Changes)
+}
+
+func TestSecondConcurrentRunIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := startContender(t, srv.Addr(), "bot5", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	require.ErrorIs(t, c.lease.Run(context.Background(), blockUntilDone), fleet.ErrRunning)
+}
+
+func TestMisuseIsAnError(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	_, err := fleet.NewLease(nil, "b", fleet.LeaseConfig{})
+	require.ErrorIs(t, err, fleet.ErrNilClient)
+	_, err = fleet.NewLease(srv.Client(t), "", fleet.LeaseConfig{})
+	require.ErrorIs(t, err, fleet.ErrBadBot)
+	_, err = fleet.NewLease(srv.Client(t), "a{b}", fleet.LeaseConfig{})
+	require.ErrorIs(t, err, fleet.ErrBadBot)
+	_, err = fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{TTL: time.Second, RenewEvery: time.Second})
+	require.ErrorIs(t, err, fleet.ErrBadConfig)
+	_, err = fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{TTL: time.Second, Margin: 2 * time.Second})
+	require.ErrorIs(t, err, fleet.ErrBadConfig)
+
+	var zero fleet.Lease
+	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), fleet.ErrNotConfigured)
+	var nilLease *fleet.Lease
+	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), fleet.ErrNotConfigured)
+	assert.Equal(t, fleet.LeaseState{}, nilLease.State())
+	l, err := fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{})
+	require.NoError(t, err)
+	require.ErrorIs(t, l.Run(context.Background(), nil), fleet.ErrNilFunc)
+}
+
+func TestOnChangeSeesEveryTransition(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	var seen []fleet.LeaseState
+	cfg := shortLease
+	cfg.OnChange = func(s fleet.LeaseState) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
+	l, err := fleet.NewLease(srv.Client(t), "bot6", cfg)
+	require.NoError(t, err)
+	require.NoError(t, l.Run(context.Background(), func(context.Context, int64) error { return nil }))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 2)
+	assert.True(t, seen[0].Leader)
+	assert.Positive(t, seen[0].Token)
+	assert.False(t, seen[1].Leader)
+	assert.Equal(t, uint64(2), seen[1].Changes)
+}
+
+func TestLeaseKeyWithoutExpiryIsNotPolledHard(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	key := fleet.Key("noexp", "lease")
+	require.NoError(t, rdb.Set(ctx, key, "someone-else", 0).Err())
+	c := startContender(t, srv.Addr(), "noexp", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "lease key has no expiry") },
+		5*time.Second, 5*time.Millisecond)
+	assert.False(t, c.lease.State().Leader)
+	require.NoError(t, rdb.Del(ctx, key).Err())
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond)
+	assert.Equal(t, 1, strings.Count(c.log.String(), "lease key has no expiry"), "it waited a TTL between attempts")
+}

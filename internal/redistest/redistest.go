@@ -1,0 +1,271 @@
+// Package redistest starts a real, throw-away redis-server for a test: a free
+// 127.0.0.1 port, a temporary directory, AOF on with an fsync per write, so
+// that a test can kill -9 the server, restart it on the same port and
+// directory, and find what Redis acknowledged. There is deliberately no
+// in-memory imitation of Redis: the fleet's promises (Lua atomicity, expiry,
+// persistence) are Redis's, and only Redis can show them.
+package redistest
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Binary is the name of the server executable looked up in PATH.
+const Binary = "redis-server"
+
+// startTimeout bounds the wait for a started server to answer PING.
+const startTimeout = 10 * time.Second
+
+// Server is one redis-server process owned by a test. Its methods are safe for
+// concurrent use; the test's Cleanup stops the process and removes its files.
+type Server struct {
+	t        testing.TB
+	bin      string
+	dir      string
+	port     int
+	password string
+	tls      bool           // WithTLS
+	roots    *x509.CertPool // trusts the server's certificate, with TLS
+	certFile string
+	keyFile  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has been reaped
+	logs *bytes.Buffer
+}
+
+// Option changes how [Start] configures the server.
+type Option func(*Server)
+
+// WithPassword makes the server require password (requirepass).
+func WithPassword(password string) Option {
+	return func(s *Server) { s.password = password }
+}
+
+// Require returns the path of redis-server, or ends the test: t.Skip naming the
+// package to install, or t.Fatal when the CI environment variable is set
+// (CI must run every fleet test, never skip it silently).
+func Require(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath(Binary)
+	if err == nil {
+		return bin
+	}
+	msg := "redis-server not found in PATH; install it with `apt-get install redis-server` to run the fleet tests"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + " (CI is set: the fleet tests must not be skipped)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Start starts a redis-server for t on a free 127.0.0.1 port in a temporary
+// directory with appendonly yes and appendfsync always, waits (bounded) until
+// it answers PING, and stops it in t.Cleanup.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: Require(t), dir: t.TempDir()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.tls {
+		if err := s.makeCert(); err != nil {
+			t.Fatalf("redistest: certificate: %v", err)
+		}
+	}
+	var err error
+	for range 5 { // a freed port may be taken by someone else before we bind it: try another
+		if s.port, err = freePort(); err != nil {
+			t.Fatalf("redistest: free port: %v", err)
+		}
+		if err = s.start(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// Addr returns host:port of the server.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Dir returns the server's working directory (AOF files live there).
+func (s *Server) Dir() string { return s.dir }
+
+// URL returns a redis:// URL for the server (rediss:// with TLS), with the
+// password if one is set.
+func (s *Server) URL() string {
+	scheme := "redis://"
+	if s.tls {
+		scheme = "rediss://"
+	}
+	if s.password != "" {
+		return scheme + ":" + s.password + "@" + s.Addr() + "/0"
+	}
+	return scheme + s.Addr() + "/0"
+}
+
+// Client returns a new client for the server, closed in t.Cleanup.
+func (s *Server) Client(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr: s.Addr(), Password: s.password, TLSConfig: s.tlsConfig(),
+		ContextTimeoutEnabled: true, MaxRetries: -1,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Kill sends SIGKILL to the server and waits until the process is gone: no
+// shutdown, no final fsync, as when a machine loses the process.
+func (s *Server) Kill() {
+	s.t.Helper()
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+	s.mu.Lock()
+	s.cmd = nil
+	s.mu.Unlock()
+}
+
+// Restart starts the server again on the same port and directory (after
+// [Server.Kill]; it kills a running server first) and waits until it answers.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	deadline := time.Now().Add(startTimeout)
+	for { // the port may linger for a moment after the kill
+		if err = s.start(); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // a bounded retry of a failed start, not a wait for a result
+	}
+	if err != nil {
+		s.t.Fatalf("redistest: restart: %v", err)
+	}
+}
+
+// Logs returns what the server printed so far (for failure messages).
+func (s *Server) Logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+func (s *Server) args() []string {
+	a := []string{
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--appendonly", "yes", "--appendfsync", "always", "--save", "",
+		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning",
+	}
+	if s.password != "" {
+		a = append(a, "--requirepass", s.password)
+	}
+	if s.tls {
+		a[1] = "0" // no plain port
+		a = append(a, "--tls-port", strconv.Itoa(s.port), "--tls-cert-file", s.certFile,
+			"--tls-key-file", s.keyFile, "--tls-ca-cert-file", s.certFile, "--tls-auth-clients", "no")
+	}
+	return a
+}
+
+func (s *Server) start() error {
+	cmd := exec.Command(s.bin, s.args()...)
+	cmd.Dir = s.dir
+	logs := &bytes.Buffer{}
+	lw := &lockedWriter{mu: &s.mu, w: logs}
+	cmd.Stdout, cmd.Stderr = lw, lw
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done, s.logs = cmd, done, logs
+	s.mu.Unlock()
+	if err := s.waitReady(done); err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		s.mu.Lock()
+		s.cmd = nil
+		s.mu.Unlock()
+		return fmt.Errorf("%w; server output:\n%s", err, s.Logs())
+	}
+	return nil
+}
+
+func (s *Server) waitReady(exited <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: s.password, MaxRetries: -1,
+		DialTimeout: 200 * time.Millisecond, TLSConfig: s.tlsConfig()})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		err := c.Ping(ctx).Err()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("redis-server exited before answering PING")
+		case <-ctx.Done():
+			return fmt.Errorf("redis-server did not answer PING within %v: %w", startTimeout, err)
+		case <-time.After(20 * time.Millisecond): // poll interval of a bounded readiness wait
+		}
+	}
+}
+
+func (s *Server) stop() {
+	s.Kill()
+	// Keep the AOF of a failed test for inspection? t.TempDir removes it; the
+	// server's own log is printed on failure instead.
+	if s.t.Failed() {
+		s.t.Logf("redis-server output:\n%s", s.Logs())
+	}
+	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+}
+
+// freePort asks the kernel for a free port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,74 @@
+package redistest_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/redistest"
+)
+
+func TestKillAndRestartKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	c := srv.Client(t)
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+
+	srv.Kill()
+	require.Error(t, c.Ping(ctx).Err(), "the server is gone after Kill")
+
+	srv.Restart()
+	got, err := c.Get(ctx, "k").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "v", got, "AOF with appendfsync always keeps an acknowledged write across kill -9")
+}
+
+func TestPasswordIsRequired(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.WithPassword("s3cret-pw"))
+	require.NoError(t, srv.Client(t).Ping(context.Background()).Err())
+	assert.Contains(t, srv.URL(), "s3cret-pw")
+}
+
+// recTB records Skip and Fatal instead of ending the goroutine.
+type recTB struct {
+	testing.TB
+	skipped, fatal string
+}
+
+func (r *recTB) Helper()           {}
+func (r *recTB) Skip(args ...any)  { r.skipped = fmt.Sprint(args...) }
+func (r *recTB) Fatal(args ...any) { r.fatal = fmt.Sprint(args...) }
+
+func TestMissingServerSkipsOrFailsUnderCI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+
+	t.Setenv("CI", "")
+	r := &recTB{TB: t}
+	redistest.Require(r)
+	assert.Contains(t, r.skipped, "apt-get install redis-server")
+	assert.Empty(t, r.fatal)
+
+	t.Setenv("CI", "true")
+	r = &recTB{TB: t}
+	redistest.Require(r)
+	assert.Contains(t, r.fatal, "apt-get install redis-server")
+}
+
+func TestTLSServerAnswersOverTLSOnly(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t, redistest.WithTLS())
+	assert.True(t, strings.HasPrefix(srv.URL(), "rediss://"))
+	require.NoError(t, srv.Client(t).Ping(context.Background()).Err())
+	plain := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: time.Second})
+	defer plain.Close()
+	require.Error(t, plain.Ping(context.Background()).Err(), "a plain client must not get through")
+}

@@ -1,0 +1,73 @@
+package redistest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// WithTLS makes the server speak TLS only (tls-port, no plain port) with a
+// fresh self-signed certificate for 127.0.0.1; [Server.URL] then says
+// rediss:// and [Server.RootCAs] trusts the certificate.
+func WithTLS() Option {
+	return func(s *Server) { s.tls = true }
+}
+
+// RootCAs returns a pool trusting the server's certificate (nil without TLS).
+func (s *Server) RootCAs() *x509.CertPool { return s.roots }
+
+// tlsConfig is the client side of the server's TLS (nil without TLS).
+func (s *Server) tlsConfig() *tls.Config {
+	if !s.tls {
+		return nil
+	}
+	return &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// makeCert writes a self-signed certificate and key for 127.0.0.1 into dir.
+func (s *Server) makeCert() error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "redistest"},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	s.certFile, s.keyFile = filepath.Join(s.dir, "cert.pem"), filepath.Join(s.dir, "key.pem")
+	if err := os.WriteFile(s.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(s.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		return err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return err
+	}
+	s.roots = x509.NewCertPool()
+	s.roots.AddCert(cert)
+	return nil
+}
