@@ -119,8 +119,8 @@ func (d *wireData) vote() (*Vote, error) {
 		ProjectID:         d.Project.ID,
 		ProjectPlatformID: d.Project.PlatformID,
 		Weight:            w,
-		CreatedAt:         d.CreatedAt,
-		ExpiresAt:         d.ExpiresAt,
+		CreatedAt:         d.CreatedAt.UTC(), // "+00:00" may parse as Local
+		ExpiresAt:         d.ExpiresAt.UTC(),
 		Query:             d.Query,
 	}, nil
 }

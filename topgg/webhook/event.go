@@ -2,6 +2,9 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
 	"time"
 )
 
@@ -96,6 +99,29 @@ type IntegrationCreate struct {
 	Project       Project
 	User          User
 }
+
+// String prints the event with its secret redacted.
+func (e IntegrationCreate) String() string { return fmt.Sprintf("%+v", plainIntegrationCreate(e)) }
+
+// GoString prints the event with its secret redacted, for %#v.
+func (e IntegrationCreate) GoString() string {
+	return "webhook.IntegrationCreate" + strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate")
+}
+
+// Format prints the event with its secret redacted under every verb: a
+// pointer to it inside a struct printed with a verb that does not fit a
+// pointer (%s, %d) would otherwise be printed by fmt without any method.
+func (e IntegrationCreate) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, e.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, e.String())
+}
+
+// plainIntegrationCreate has IntegrationCreate's fields and none of its
+// methods; its WebhookSecret still redacts itself.
+type plainIntegrationCreate IntegrationCreate
 
 // IntegrationDelete is the data of an integration.delete event.
 type IntegrationDelete struct {

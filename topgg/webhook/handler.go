@@ -36,8 +36,8 @@ import (
 // No callback runs for a refused delivery. A Handler prints without its
 // secrets; the zero Handler answers every request 500.
 type Handler struct {
-	keys          *keyring              // v1 secrets; nil when v1 is off
-	legacy        *[sha256.Size]byte    // SHA-256 of the v0 value; nil when v0 is off
+	keys          *keyring               // v1 secrets; nil when v1 is off
+	legacy        func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	onVote        func(context.Context, Vote) error
 	onEvent       func(context.Context, Event)
 	onIntegration func(context.Context, IntegrationCreate) (IntegrationAnswer, error)
@@ -68,10 +68,7 @@ func New(cfg Config) (*Handler, error) {
 		h.keys = newKeyring(cfg.Secrets)
 	}
 	if cfg.LegacyAuth != "" {
-		// Only the digest is kept: the comparison takes the same time whatever
-		// the lengths, and the value itself is nowhere in the Handler.
-		sum := sha256.Sum256([]byte(cfg.LegacyAuth))
-		h.legacy = &sum
+		h.legacy = legacyChecker(cfg.LegacyAuth)
 	}
 	return h, nil
 }
@@ -168,8 +165,7 @@ func (h *Handler) receiveV0(r *http.Request) (Event, error) {
 	if auth == "" {
 		return Event{}, fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
 	}
-	sum := sha256.Sum256([]byte(auth))
-	if subtle.ConstantTimeCompare(sum[:], h.legacy[:]) != 1 {
+	if !h.legacy(auth) {
 		return Event{}, fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
 	buf, err := h.bufs.read(r)
@@ -178,6 +174,17 @@ func (h *Handler) receiveV0(r *http.Request) (Event, error) {
 		return Event{}, err
 	}
 	return DecodeLegacy(*buf)
+}
+
+// legacyChecker compares with want in constant time. Only want's digest is
+// kept, inside a closure: the comparison takes the same time whatever the
+// lengths, and no formatting of a Handler reaches even the digest.
+func legacyChecker(want Secret) func(string) bool {
+	wantSum := sha256.Sum256([]byte(want))
+	return func(auth string) bool {
+		sum := sha256.Sum256([]byte(auth))
+		return subtle.ConstantTimeCompare(sum[:], wantSum[:]) == 1
+	}
 }
 
 // statusOf maps a refusal to the status Top.gg must see: 4xx, never retried.

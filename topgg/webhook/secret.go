@@ -28,8 +28,14 @@ func (Secret) String() string { return redacted }
 // GoString returns a redacted Go expression, for %#v.
 func (Secret) GoString() string { return `webhook.Secret("[redacted]")` }
 
-// Format prints "[redacted]" under every verb.
-func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+// Format prints "[redacted]" under every verb (%#v: the GoString form).
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, s.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, redacted)
+}
 
 // LogValue makes slog print "[redacted]".
 func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
