@@ -41,7 +41,12 @@ type rawEvent struct {
 // not check the signature (see [Verify]) and keeps no reference to body.
 func Decode(body []byte) (Event, error) {
 	var w wireEvent
-	if err := json.Unmarshal(body, &w); err != nil {
+	if !fastDecode(body, &w) {
+		w = wireEvent{}
+		err := json.Unmarshal(body, &w)
+		if err == nil {
+			return w.event(body)
+		}
 		// The union may not fit a newer type's data; such a type is still an
 		// event, handed over raw.
 		var raw rawEvent
@@ -50,6 +55,11 @@ func Decode(body []byte) (Event, error) {
 		}
 		return Event{Type: raw.Type, Version: 1, Data: raw.Data}, nil
 	}
+	return w.event(body)
+}
+
+// event checks a decoded body and makes its Event.
+func (w *wireEvent) event(body []byte) (Event, error) {
 	ev := Event{Type: w.Type, Version: 1}
 	d := &w.Data
 	switch w.Type {
