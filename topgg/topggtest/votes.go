@@ -23,6 +23,9 @@ type Vote struct {
 	Weight    int
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// Query is the vote page's query parameters, sent only with the
+	// vote.create webhook (see WithWebhook); the history does not carry it.
+	Query map[string]string
 }
 
 // storedVote orders votes by (CreatedAt, seq); seq is the insertion
@@ -65,6 +68,7 @@ func (s *Server) AddVote(v Vote) {
 	s.votes = append(s.votes, storedVote{})
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
+	s.deliverVote(sv.Vote, sv.seq)
 }
 
 // AddVotes records several votes, each as by AddVote.
