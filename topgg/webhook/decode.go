@@ -40,59 +40,91 @@ type rawEvent struct {
 // unknown type is not an error: its data is kept in Event.Data. Decode does
 // not check the signature (see [Verify]) and keeps no reference to body.
 func Decode(body []byte) (Event, error) {
-	var w wireEvent
-	if !fastDecode(body, &w) {
-		w = wireEvent{}
-		err := json.Unmarshal(body, &w)
-		if err == nil {
-			return w.event(body)
-		}
-		// The union may not fit a newer type's data; such a type is still an
-		// event, handed over raw.
-		var raw rawEvent
-		if rerr := json.Unmarshal(body, &raw); rerr != nil || raw.Type == "" || known(raw.Type) {
-			return Event{}, malformed(err)
-		}
-		return Event{Type: raw.Type, Version: 1, Data: raw.Data}, nil
+	var d decoded
+	if err := decodeV1(body, &d); err != nil {
+		return Event{}, err
 	}
-	return w.event(body)
+	return d.event(), nil
 }
 
-// event checks a decoded body and makes its Event.
-func (w *wireEvent) event(body []byte) (Event, error) {
+// decoded is a decoded delivery. A vote is kept in vote, outside ev, so that
+// a Handler without OnEvent hands it to OnVote without a heap allocation.
+type decoded struct {
+	ev     Event // ev.Vote is nil
+	vote   Vote
+	isVote bool
+}
+
+// event returns the Event with its Vote.
+func (d *decoded) event() Event {
+	ev := d.ev
+	if d.isVote {
+		v := d.vote
+		ev.Vote = &v
+	}
+	return ev
+}
+
+func decodeV1(body []byte, d *decoded) error {
+	var w wireEvent
+	if !fastDecode(body, &w) {
+		return decodeV1Slow(body, d)
+	}
+	return w.fill(body, d)
+}
+
+// decodeV1Slow decodes with encoding/json what fastDecode does not take.
+func decodeV1Slow(body []byte, d *decoded) error {
+	var w wireEvent
+	err := json.Unmarshal(body, &w)
+	if err == nil {
+		return w.fill(body, d)
+	}
+	// The union may not fit a newer type's data; such a type is still an
+	// event, handed over raw.
+	var raw rawEvent
+	if rerr := json.Unmarshal(body, &raw); rerr != nil || raw.Type == "" || known(raw.Type) {
+		return malformed(err)
+	}
+	d.ev = Event{Type: raw.Type, Version: 1, Data: raw.Data}
+	return nil
+}
+
+// fill checks a decoded body and makes its event.
+func (w *wireEvent) fill(body []byte, out *decoded) error {
 	ev := Event{Type: w.Type, Version: 1}
 	d := &w.Data
 	switch w.Type {
 	case TypeVoteCreate:
-		v, err := d.vote()
-		if err != nil {
-			return Event{}, err
+		if err := d.vote(&out.vote); err != nil {
+			return err
 		}
-		ev.Vote = v
+		out.isVote = true
 	case TypeWebhookTest:
 		ev.Test = &Test{User: d.User, Project: d.Project}
 	case TypeIntegrationCreate:
 		if d.ConnectionID == "" || d.WebhookSecret == "" {
-			return Event{}, fmt.Errorf("%w: integration.create needs data.connection_id and data.webhook_secret", ErrMalformedBody)
+			return fmt.Errorf("%w: integration.create needs data.connection_id and data.webhook_secret", ErrMalformedBody)
 		}
 		ev.IntegrationCreate = &IntegrationCreate{
 			ConnectionID: d.ConnectionID, WebhookSecret: d.WebhookSecret, Project: d.Project, User: d.User,
 		}
 	case TypeIntegrationDelete:
 		if d.ConnectionID == "" {
-			return Event{}, fmt.Errorf("%w: integration.delete needs data.connection_id", ErrMalformedBody)
+			return fmt.Errorf("%w: integration.delete needs data.connection_id", ErrMalformedBody)
 		}
 		ev.IntegrationDelete = &IntegrationDelete{ConnectionID: d.ConnectionID}
 	case "":
-		return Event{}, fmt.Errorf("%w: no type", ErrMalformedBody)
+		return fmt.Errorf("%w: no type", ErrMalformedBody)
 	default:
 		var raw rawEvent
 		if err := json.Unmarshal(body, &raw); err != nil {
-			return Event{}, malformed(err) // unreachable: body decoded above
+			return malformed(err) // unreachable: body decoded above
 		}
 		ev.Data = raw.Data
 	}
-	return ev, nil
+	out.ev = ev
+	return nil
 }
 
 func known(t EventType) bool {
@@ -103,23 +135,23 @@ func known(t EventType) bool {
 	return false
 }
 
-// vote checks a vote.create's data and normalizes it.
-func (d *wireData) vote() (*Vote, error) {
+// vote checks a vote.create's data and normalizes it into v.
+func (d *wireData) vote(v *Vote) error {
 	switch {
 	case d.ID == "":
-		return nil, fmt.Errorf("%w: vote.create needs data.id", ErrMalformedBody)
+		return fmt.Errorf("%w: vote.create needs data.id", ErrMalformedBody)
 	case d.User.PlatformID == "":
-		return nil, fmt.Errorf("%w: vote.create needs data.user.platform_id", ErrMalformedBody)
+		return fmt.Errorf("%w: vote.create needs data.user.platform_id", ErrMalformedBody)
 	case d.CreatedAt.IsZero() || d.ExpiresAt.IsZero():
-		return nil, fmt.Errorf("%w: vote.create needs data.created_at and data.expires_at", ErrMalformedBody)
+		return fmt.Errorf("%w: vote.create needs data.created_at and data.expires_at", ErrMalformedBody)
 	case d.Weight < 0:
-		return nil, fmt.Errorf("%w: vote.create with a negative weight", ErrMalformedBody)
+		return fmt.Errorf("%w: vote.create with a negative weight", ErrMalformedBody)
 	}
 	w := d.Weight
 	if w == 0 {
 		w = 1
 	}
-	return &Vote{
+	*v = Vote{
 		Version:           1,
 		ID:                d.ID,
 		UserID:            d.User.ID,
@@ -132,7 +164,8 @@ func (d *wireData) vote() (*Vote, error) {
 		CreatedAt:         d.CreatedAt.UTC(), // "+00:00" may parse as Local
 		ExpiresAt:         d.ExpiresAt.UTC(),
 		Query:             d.Query,
-	}, nil
+	}
+	return nil
 }
 
 // wireLegacy is a v0 body.
@@ -153,21 +186,32 @@ type wireLegacy struct {
 // [ErrMalformedBody]. A query string that does not parse keeps the pairs
 // that do. DecodeLegacy keeps no reference to body.
 func DecodeLegacy(body []byte) (Event, error) {
+	var d decoded
+	if err := decodeV0(body, &d); err != nil {
+		return Event{}, err
+	}
+	return d.event(), nil
+}
+
+func decodeV0(body []byte, d *decoded) error {
 	var w wireLegacy
 	if err := json.Unmarshal(body, &w); err != nil {
-		return Event{}, malformed(err)
+		return malformed(err)
 	}
 	switch w.Type {
 	case "upvote", "test":
 	case "":
-		return Event{}, fmt.Errorf("%w: no type", ErrMalformedBody)
+		return fmt.Errorf("%w: no type", ErrMalformedBody)
 	default:
-		return Event{Type: EventType(w.Type), Data: bytes.Clone(body)}, nil
+		d.ev = Event{Type: EventType(w.Type), Data: bytes.Clone(body)}
+		return nil
 	}
 	if w.User == "" || (w.Bot == "" && w.Guild == "") {
-		return Event{}, fmt.Errorf("%w: a v0 vote needs user and bot or guild", ErrMalformedBody)
+		return fmt.Errorf("%w: a v0 vote needs user and bot or guild", ErrMalformedBody)
 	}
-	v := &Vote{
+	d.ev = Event{Type: TypeVoteCreate}
+	d.isVote = true
+	d.vote = Vote{
 		PlatformID:        w.User,
 		ProjectPlatformID: w.Bot,
 		Weight:            1,
@@ -175,12 +219,12 @@ func DecodeLegacy(body []byte) (Event, error) {
 		Test:              w.Type == "test",
 	}
 	if w.Bot == "" {
-		v.ProjectPlatformID, v.Guild = w.Guild, true
+		d.vote.ProjectPlatformID, d.vote.Guild = w.Guild, true
 	}
 	if w.IsWeekend {
-		v.Weight = 2
+		d.vote.Weight = 2
 	}
-	return Event{Type: TypeVoteCreate, Vote: v}, nil
+	return nil
 }
 
 // parseQuery turns "?a=b&c=d" into {a: b, c: d} (first value of each key);

@@ -1,6 +1,9 @@
 package webhook
 
-import "unicode/utf8"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // fastDecode decodes the common v1 bodies (every member a known one, strings
 // without escapes, no nulls) into w without reflection, and reports whether
@@ -167,9 +170,9 @@ func (s *scanner) data(d *wireData) bool {
 			d.Weight = v
 			return ok
 		case "created_at":
-			return s.time(&d.CreatedAt)
+			return s.timestamp(&d.CreatedAt)
 		case "expires_at":
-			return s.time(&d.ExpiresAt)
+			return s.timestamp(&d.ExpiresAt)
 		case "project":
 			return s.project(&d.Project)
 		case "user":
@@ -185,9 +188,9 @@ func (s *scanner) data(d *wireData) bool {
 	})
 }
 
-// time reads a timestamp exactly as encoding/json does: by
+// timestamp reads a timestamp exactly as encoding/json does: by
 // time.Time.UnmarshalJSON on the quoted literal.
-func (s *scanner) time(t interface{ UnmarshalJSON([]byte) error }) bool {
+func (s *scanner) timestamp(t *time.Time) bool {
 	start, end, ok := s.span()
 	return ok && t.UnmarshalJSON(s.b[start-1:end+1]) == nil
 }

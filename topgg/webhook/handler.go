@@ -107,73 +107,73 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, http.StatusMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
 		return
 	}
-	ev, err := h.receive(r)
-	if err != nil {
+	var d decoded
+	if err := h.receive(r, &d); err != nil {
 		h.refuse(w, r, statusOf(err), err)
 		return
 	}
-	ev.Trace = r.Header.Get(TraceHeader)
-	if !h.answer(w, r, &ev) {
+	d.ev.Trace = r.Header.Get(TraceHeader)
+	if !h.answer(w, r, &d) {
 		return
 	}
 	if h.onEvent != nil {
-		h.onEvent(context.WithoutCancel(r.Context()), ev)
+		h.onEvent(context.WithoutCancel(r.Context()), d.event())
 	}
 }
 
 // receive authenticates the request and decodes its body: v1 when it has a
 // signature header, else v0.
-func (h *Handler) receive(r *http.Request) (Event, error) {
+func (h *Handler) receive(r *http.Request, d *decoded) error {
 	if vals := r.Header.Values(SignatureHeader); len(vals) > 0 {
-		return h.receiveV1(r, vals)
+		return h.receiveV1(r, vals, d)
 	}
-	return h.receiveV0(r)
+	return h.receiveV0(r, d)
 }
 
-func (h *Handler) receiveV1(r *http.Request, vals []string) (Event, error) {
+func (h *Handler) receiveV1(r *http.Request, vals []string, d *decoded) error {
 	if h.keys == nil {
-		return Event{}, fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
+		return fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
 	}
 	if len(vals) != 1 {
-		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
+		return fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
 	}
 	sig, err := parseSignature(vals[0])
 	if err != nil {
-		return Event{}, err
+		return err
 	}
 	// The timestamp is checked before the body is read: a stale replay costs
 	// nothing.
 	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
-		return Event{}, err
+		return err
 	}
 	buf, err := h.bufs.read(r)
 	defer h.bufs.put(buf)
 	if err != nil {
-		return Event{}, err
+		return err
 	}
 	if !h.keys.match(&sig, *buf) {
-		return Event{}, ErrSignatureMismatch
+		return ErrSignatureMismatch
 	}
-	return Decode(*buf)
+	return decodeV1(*buf, d)
 }
 
-func (h *Handler) receiveV0(r *http.Request) (Event, error) {
+func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
 	if h.legacy == nil {
-		return Event{}, fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
+		return fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
 	}
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
-		return Event{}, fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
+		return fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
 	}
 	if !h.legacy(auth) {
-		return Event{}, fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
+		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
 	buf, err := h.bufs.read(r)
 	defer h.bufs.put(buf)
 	if err != nil {
-		return Event{}, err
+		return err
 	}
-	return DecodeLegacy(*buf)
+	return decodeV0(*buf, d)
 }
 
 // legacyChecker compares with want in constant time. Only want's digest is
@@ -217,17 +217,17 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, err
 
 // answer stores what must be stored before the answer, then writes and
 // flushes it. It reports whether the delivery was accepted.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, ev *Event) bool {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) bool {
 	switch {
-	case ev.Vote != nil && h.onVote != nil:
-		if err := h.onVote(r.Context(), *ev.Vote); err != nil {
+	case d.isVote && h.onVote != nil:
+		if err := h.onVote(r.Context(), d.vote); err != nil {
 			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
-				slog.Int("version", ev.Version), slog.String("vote_id", ev.Vote.ID), slog.Any("error", err))
+				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
 			http.Error(w, "vote not stored", http.StatusInternalServerError)
 			return false
 		}
-	case ev.IntegrationCreate != nil && h.onIntegration != nil:
-		return h.answerIntegration(w, r, ev.IntegrationCreate)
+	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
+		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	h.flush(w, r)
