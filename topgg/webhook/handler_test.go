@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -365,35 +366,61 @@ func TestVoteNotStoredIs500AndNoEvent(t *testing.T) {
 
 func TestOnEventRunsAfterTheAnswerReachedTopgg(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	done := make(chan struct{})
-	cfg, _ := config(&recorder{})
-	cfg.OnEvent = func(ctx context.Context, e webhook.Event) {
-		defer close(done)
-		close(entered)
-		<-release
-		assert.NoError(t, ctx.Err(), "OnEvent's context is not cancelled when Top.gg hangs up")
-	}
-	srv := httptest.NewServer(newHandler(t, cfg))
-	t.Cleanup(srv.Close)
+	integration := `{"type":"integration.create","data":{"connection_id":"1","webhook_secret":"whs_x"}}`
+	for name, tc := range map[string]struct {
+		body   string
+		status int
+	}{
+		"vote":               {voteBody, http.StatusNoContent},
+		"integration answer": {integration, http.StatusOK},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			done := make(chan struct{})
+			cfg, _ := config(&recorder{})
+			cfg.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
+				return webhook.IntegrationAnswer{WebhookURL: "https://bot.example/hook"}, nil
+			}
+			cfg.OnEvent = func(ctx context.Context, e webhook.Event) {
+				defer close(done)
+				<-release
+				assert.NoError(t, ctx.Err(), "OnEvent's context is not cancelled when Top.gg hangs up")
+			}
+			srv := httptest.NewServer(newHandler(t, cfg))
+			t.Cleanup(srv.Close)
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(release) }) }) // never leave OnEvent blocked
 
-	req, err := webhook.NewRequest(context.Background(), srv.URL, secretA, now, []byte(voteBody))
-	require.NoError(t, err)
-	resp, err := srv.Client().Do(req)
-	require.NoError(t, err)
-	// The whole answer is here while OnEvent still runs.
-	_, err = io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.NoError(t, resp.Body.Close())
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
-	<-entered
-	srv.CloseClientConnections() // Top.gg hangs up
-	close(release)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("OnEvent did not return")
+			answered := make(chan int, 1)
+			go func() {
+				req, err := webhook.NewRequest(context.Background(), srv.URL, secretA, now, []byte(tc.body))
+				if !assert.NoError(t, err) {
+					return
+				}
+				resp, err := srv.Client().Do(req)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, err = io.ReadAll(resp.Body) // the whole answer, not only its headers
+				assert.NoError(t, err)
+				_ = resp.Body.Close()
+				answered <- resp.StatusCode
+			}()
+			select {
+			case status := <-answered:
+				assert.Equal(t, tc.status, status)
+			case <-time.After(5 * time.Second):
+				t.Fatal("no complete answer while OnEvent runs")
+			}
+			srv.CloseClientConnections() // Top.gg hangs up
+			once.Do(func() { close(release) })
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("OnEvent did not return")
+			}
+		})
 	}
 }
 
