@@ -23,9 +23,11 @@ type Vote struct {
 	Weight    int
 	CreatedAt time.Time
 	ExpiresAt time.Time
-	// Query is the vote page's query parameters, sent only with the
-	// vote.create webhook (see WithWebhook); the history does not carry it.
-	Query map[string]string
+	// Query is the query string of the vote page's URL, e.g. "ref=abc"
+	// (a leading "?" is optional). Only webhooks carry it (see WithWebhook):
+	// v1 as an object of its parameters, v0 as "?ref=abc". The history does
+	// not.
+	Query string
 }
 
 // storedVote orders votes by (CreatedAt, seq); seq is the insertion

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -75,21 +76,31 @@ func voter(userID, platformID string) webhookUser {
 	}
 }
 
-func (s *Server) legacyBody(user, typ string, weekend bool, query map[string]string) []byte {
+func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
 	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
 	if s.cfg.project.Type == TypeServer {
 		b.Guild = s.cfg.project.PlatformID
 	} else {
 		b.Bot = s.cfg.project.PlatformID
 	}
-	if len(query) > 0 {
-		q := url.Values{}
-		for k, v := range query {
-			q.Set(k, v)
-		}
-		b.Query = "?" + q.Encode()
+	if query = strings.TrimPrefix(query, "?"); query != "" {
+		b.Query = "?" + query
 	}
 	return mustJSON(b)
+}
+
+// queryObject is the v1 form of a query string: its parameters (the first
+// value of each), nil when there are none.
+func queryObject(query string) map[string]string {
+	vals, _ := url.ParseQuery(strings.TrimPrefix(query, "?")) // keeps what parses
+	if len(vals) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(vals))
+	for k, v := range vals {
+		m[k] = v[0]
+	}
+	return m
 }
 
 func mustJSON(v any) []byte {
@@ -109,7 +120,7 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
 		ID: WebhookVoteID(seq), Weight: v.Weight,
 		CreatedAt: webhookTime(v.CreatedAt), ExpiresAt: webhookTime(v.ExpiresAt),
-		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: v.Query,
+		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
 	for _, t := range s.cfg.webhooks.targets {
@@ -137,7 +148,7 @@ func (s *Server) SendWebhookTest() {
 		User    webhookUser    `json:"user"`
 		Project webhookProject `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
-	v0 := s.legacyBody(testUserPlatformID, "test", false, nil)
+	v0 := s.legacyBody(testUserPlatformID, "test", false, "")
 	for _, t := range s.cfg.webhooks.targets {
 		body, typ := v1, "webhook.test"
 		if t.version() == 0 {

@@ -96,7 +96,7 @@ func TestWebhookVoteIsSignedAndVerifiedByTheReceiver(t *testing.T) {
 
 	created := time.Now().Add(-time.Minute).UTC().Truncate(100 * time.Nanosecond)
 	s.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689", Weight: 2,
-		CreatedAt: created, Query: map[string]string{"ref": "abc"}})
+		CreatedAt: created, Query: "ref=abc"})
 
 	ds := done(t, s, 1)
 	require.Len(t, ds[0].Attempts, 1)
@@ -258,8 +258,7 @@ func TestLegacyWebhookVote(t *testing.T) {
 	for _, project := range []topggtest.Project{topggtest.DiscordBot(), topggtest.DiscordServer()} {
 		rcv := newReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 		s := newServer(t, topggtest.WithProject(project), topggtest.WithLegacyWebhook(rcv.URL, "v0-auth"))
-		s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "160105994217586689", Weight: 2,
-			Query: map[string]string{"ref": "a b", "x": "1"}})
+		s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "160105994217586689", Weight: 2, Query: "?ref=a+b&x=1"})
 		d := done(t, s, 1)[0]
 		assert.Equal(t, 0, d.Version)
 		assert.Equal(t, "v0-auth", d.Attempts[0].Header.Get("Authorization"))
