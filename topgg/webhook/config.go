@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -35,7 +36,8 @@ type Config struct {
 	// answer is then 204, and Top.gg never sends it again. An error makes the
 	// answer 500, and Top.gg retries (v1 3 times, about 1, 2 and 4 s later).
 	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
-	// called concurrently for several deliveries.
+	// called concurrently for several deliveries. When nil, votes are
+	// answered 204 at once and reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
 	// OnEvent receives every accepted event, votes included (after OnVote
 	// returned nil), once the answer is written and flushed to Top.gg, and
@@ -110,6 +112,23 @@ func (c Config) check() (Config, error) {
 	}
 	c.clock = clock.Or(c.clock)
 	return c, nil
+}
+
+// SplitSecrets splits a comma-separated list of secrets, as an environment
+// variable holds them ("whs_a,whs_b"), trimming white space around each. An
+// empty list or item is an error wrapping [ErrEmptySecret] that does not
+// quote the list.
+func SplitSecrets(list string) ([]Secret, error) {
+	parts := strings.Split(list, ",")
+	out := make([]Secret, 0, len(parts))
+	for i, p := range parts {
+		s := Secret(strings.TrimSpace(p))
+		if !wellFormed(s) {
+			return nil, fmt.Errorf("%w: item %d of %d", ErrEmptySecret, i+1, len(parts))
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // wellFormed refuses an empty secret and one with white space or control

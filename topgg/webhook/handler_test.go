@@ -552,3 +552,17 @@ func TestAnswersCarryNoCallbackDetail(t *testing.T) {
 	assert.Error(t, json.Unmarshal(w.Body.Bytes(), &probe), "refusals are short text, not JSON")
 	assert.Contains(t, w.Body.String(), "signature does not match")
 }
+
+func TestSplitSecrets(t *testing.T) {
+	t.Parallel()
+	got, err := webhook.SplitSecrets(" whs_a , whs_b\n")
+	require.NoError(t, err)
+	assert.Equal(t, []webhook.Secret{"whs_a", "whs_b"}, got)
+	for _, list := range []string{"", "whs_a,", ",whs_a", "whs_a,,whs_b", "whs a"} {
+		_, err := webhook.SplitSecrets(list)
+		assert.ErrorIs(t, err, webhook.ErrEmptySecret, "%q", list)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "whs_a")
+		}
+	}
+}
