@@ -148,8 +148,9 @@ type Attempt struct {
 	// At is when the attempt was sent (real time, like the retry waits).
 	At time.Time
 	// Header holds the request headers: the signature (v1, signed anew at
-	// each attempt with the server clock of [WithNow]) or the Authorization
-	// (v0), and X-Topgg-Trace.
+	// each attempt, with the real time even under [WithNow], since the
+	// receiver checks it against its own clock) or the Authorization (v0),
+	// and X-Topgg-Trace.
 	Header http.Header
 	// Status is the answer's status, 0 when there was none.
 	Status int

@@ -104,7 +104,9 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	req.Header.Set("User-Agent", "topggtest-webhook")
 	req.Header.Set(webhook.TraceHeader, trace)
 	if t.secret != "" {
-		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.secret, s.now(), d.Body))
+		// Real time, like the real service's wall clock, even under WithNow:
+		// a receiver checks the timestamp against its own (real) clock.
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.secret, time.Now(), d.Body))
 	} else {
 		req.Header.Set("Authorization", string(t.auth))
 	}

@@ -270,18 +270,19 @@ func TestLegacyWebhookVote(t *testing.T) {
 	}
 }
 
-func TestWebhookSignsWithTheServerClock(t *testing.T) {
+func TestWebhookSignsWithRealTimeAndDatesVotesWithTheServerClock(t *testing.T) {
 	t.Parallel()
-	// A server clock far from the receiver's: the receiver refuses (403),
-	// and a 4xx is not retried.
-	past := time.Date(2026, 1, 17, 23, 36, 6, 0, time.UTC)
+	// A server clock far from the receiver's real one: the signature is
+	// still fresh, the vote keeps the server's dates.
+	past := time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC)
 	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret), topggtest.WithNow(func() time.Time { return past }))
 	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2"})
 	d := done(t, s, 1)[0]
-	assert.Equal(t, []int{http.StatusForbidden}, statuses(d))
-	assert.Equal(t, "t=1768692966", d.Attempts[0].Header.Get("X-Topgg-Signature")[:12])
-	assert.Empty(t, rcv.Votes())
+	assert.Equal(t, []int{http.StatusNoContent}, statuses(d))
+	assert.Contains(t, string(d.Body), `"created_at":"2026-01-17T23:36:06.3473200+00:00"`)
+	require.Len(t, rcv.Votes(), 1)
+	assert.Equal(t, past, rcv.Votes()[0].CreatedAt)
 }
 
 func TestCloseEndsDeliveriesAndLeavesNoGoroutine(t *testing.T) {
