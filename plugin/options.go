@@ -22,7 +22,7 @@ type options struct {
 	onPost    func(autopost.Result)
 	commands  []*discordgo.ApplicationCommand
 	voteStore voterewards.Store
-	// closeTimeout is passed to voterewards.Config.CloseTimeout; 0 means its default.
+	// closeTimeout is passed to voterewards.Config.GracePeriod; 0 means its default.
 	closeTimeout time.Duration
 }
 
@@ -86,8 +86,8 @@ func WithVoteStore(s voterewards.Store) Option {
 }
 
 // WithCloseTimeout sets how long [Plugin.Close] lets the vote handlers that are
-// running finish before it cancels their context (voterewards.Config.CloseTimeout;
-// default [voterewards.DefaultCloseTimeout], 10 s). Close returns once they have
+// running finish before it cancels their context (voterewards.Config.GracePeriod;
+// default [voterewards.DefaultGracePeriod], 10 s). Close returns once they have
 // returned, so a handler that honours its context bounds Close by about d. A
 // zero or negative d keeps the default.
 func WithCloseTimeout(d time.Duration) Option {

@@ -166,8 +166,8 @@ func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 		Lookback: p.cfg.VoteLookback,
 		Interval: p.cfg.VotePollInterval,
 		Logger:   p.opts.logger,
-		// How long Close lets running handlers finish (WithCloseTimeout).
-		CloseTimeout: p.opts.closeTimeout,
+		// How long running handlers may finish after the stop (WithCloseTimeout).
+		GracePeriod: p.opts.closeTimeout,
 	})
 	if err != nil {
 		return err

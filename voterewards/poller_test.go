@@ -2,6 +2,7 @@ package voterewards_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -14,12 +15,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// addHistory adds 250 votes over the last 11 hours: 200 users, the first 50
-// of them twice, weights 1 and 2.
+// addHistory adds 250 votes over the last 11 hours, each by another user
+// (one user's votes less than DedupWindow apart are one vote), weights 1
+// and 2.
 func addHistory(srv *topggtest.Server, now time.Time) []topggtest.Vote {
 	var votes []topggtest.Vote
 	for i := range 250 {
-		u := i % 200
+		u := i
 		w := 1
 		if i%3 == 0 {
 			w = 2
@@ -140,7 +142,7 @@ func TestEmptyCursorFallsBackToLastSeen(t *testing.T) {
 	srv := newServer(t)
 	now := time.Now()
 	for i := range 250 {
-		srv.AddVote(topggtest.Vote{UserID: userID(i % 180), PlatformID: platformID(i % 180), CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
+		srv.AddVote(topggtest.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
 	}
 	rec := newRecorder()
 	startPoller(t, noCursor{newClient(t, srv)}, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
@@ -283,31 +285,42 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	requireExactlyOnce(t, srv, rec)
 }
 
-// TestStartAndCloseConcurrently races Close against Start, with work left
-// pending by a previous run so that the loops start workers at once: Close
-// must wait for loops that Start began, and never find a half-started poller.
-func TestStartAndCloseConcurrently(t *testing.T) {
+// TestRunRacesItsCancelAndRunsAgain starts and cancels Run at once, many
+// times, with work left pending so that workers start at once: Run must
+// return only after everything it started, a concurrent Run is refused, and
+// a Run after the last one returned works.
+func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	t.Parallel()
 	store := voterewards.NewMemoryStore()
 	now := time.Now()
 	var pending []voterewards.Vote
 	for i := range 8 {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
-		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv)})
+		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory})
 	}
-	_, err := store.Ingest(context.Background(), voterewards.Checkpoint{LastSeen: now}, pending)
+	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending)
 	require.NoError(t, err)
 	src := &sliceSource{}
+	p, err := voterewards.New(src, voterewards.Config{
+		OnReward: func(context.Context, voterewards.Vote) error { return errHandler }, // stays pending
+		Store:    store, Interval: time.Hour, RetryDelay: time.Hour, MaxAttempts: 2,
+	})
+	require.NoError(t, err)
 	for range 300 {
-		p, err := voterewards.New(src, voterewards.Config{
-			OnReward: func(context.Context, voterewards.Vote) error { return errHandler }, // stays pending
-			Store:    store, Interval: time.Hour, RetryDelay: time.Hour, MaxAttempts: 2,
-		})
-		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		wg.Go(func() { _ = p.Start(context.Background()) })
-		wg.Go(func() { assert.NoError(t, p.Close()) })
+		wg.Go(func() { assert.NoError(t, p.Run(ctx)) })
+		wg.Go(cancel)
 		wg.Wait()
-		require.NoError(t, p.Close())
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	// Tried with a done context: if it ran, it would return at once.
+	done2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	require.Eventually(t, func() bool { return errors.Is(p.Run(done2), voterewards.ErrRunning) }, 5*time.Second, time.Millisecond,
+		"a second Run while one runs is refused")
+	cancel()
+	require.NoError(t, <-done)
 }

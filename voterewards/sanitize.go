@@ -1,0 +1,111 @@
+package voterewards
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Bounds on what the service (or a webhook) may send. Nothing outside them
+// stalls the pipeline: times and weights are clamped, and the vote goes on.
+const (
+	// MaxClockSkew is how far in the future, by the local clock, a vote's
+	// created_at may lie: a later one is clamped to now + MaxClockSkew. An
+	// unclamped future vote would make the poller ask for votes from that
+	// date, and miss every vote until then.
+	MaxClockSkew = time.Minute
+	// MaxWeight is the largest weight kept (the service sends 1, or 2 on
+	// weekends); a larger one becomes MaxWeight, a smaller than 1 becomes 1.
+	MaxWeight = 10
+	// maxQueryEntries bounds a webhook query kept with a vote.
+	maxQueryEntries = 32
+)
+
+// fixes records what sanitize changed, for one log line; a bit set, so that
+// the hot path does not allocate.
+type fixes uint8
+
+const (
+	fixFuture fixes = 1 << iota
+	fixNoCreated
+	fixExpiry
+	fixWeight
+	fixQuery
+)
+
+func (f fixes) String() string {
+	var out []string
+	for _, n := range []struct {
+		bit  fixes
+		name string
+	}{{fixFuture, "created_at in the future"}, {fixNoCreated, "no created_at"}, {fixExpiry, "expires_at out of range"},
+		{fixWeight, "weight out of range"}, {fixQuery, "query too large"}} {
+		if f&n.bit != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// sanitize returns v made safe to store and schedule at now: UTC times
+// without monotonic readings, created_at no later than now+MaxClockSkew (and,
+// when missing, the receipt time now: v0 webhooks carry none), expires_at
+// after created_at and at most 2*VoteLifetime after it (else created_at +
+// VoteLifetime), a weight in [1, MaxWeight], a bounded query, and its Key. It
+// reports what it changed. A vote it cannot make safe (no id of either kind,
+// an id the store cannot keep, no Origin) is an error wrapping
+// ErrInvalidVote.
+func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
+	var f fixes
+	if voterID(v.Vote) == "" {
+		return v, 0, fmt.Errorf("%w: no user id or platform id", ErrInvalidVote)
+	}
+	if len(v.UserID) > maxIDLen || len(v.PlatformID) > maxIDLen || len(v.ID) > maxIDLen {
+		return v, 0, fmt.Errorf("%w: id longer than %d bytes", ErrInvalidVote, maxIDLen)
+	}
+	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
+		return v, 0, fmt.Errorf("%w: %v", ErrInvalidVote, v.Origin)
+	}
+	c, e := v.CreatedAt.UTC().Round(0), v.ExpiresAt.UTC().Round(0)
+	now = now.UTC().Round(0)
+	switch {
+	case c.IsZero():
+		c = now
+		if v.Origin != OriginWebhookV0 {
+			f |= fixNoCreated
+		}
+	case c.After(now.Add(MaxClockSkew)):
+		c = now.Add(MaxClockSkew)
+		f |= fixFuture
+	}
+	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
+		if !e.IsZero() || v.Origin != OriginWebhookV0 {
+			f |= fixExpiry
+		}
+		e = c.Add(VoteLifetime)
+	}
+	v.CreatedAt, v.ExpiresAt = c, e
+	if v.Weight < 1 || v.Weight > MaxWeight {
+		v.Weight = min(max(v.Weight, 1), MaxWeight)
+		f |= fixWeight
+	}
+	if !queryFits(v.Query) {
+		v.Query = nil
+		f |= fixQuery
+	}
+	v.Key = VoteKey(v.Vote)
+	return v, f, nil
+}
+
+// queryFits reports whether q can be stored whole.
+func queryFits(q map[string]string) bool {
+	if len(q) > maxQueryEntries {
+		return false
+	}
+	for k, val := range q {
+		if len(k) > maxIDLen || len(val) > maxIDLen {
+			return false
+		}
+	}
+	return true
+}
