@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -122,7 +123,8 @@ func (c *fileCheck) run() string {
 			return reason
 		}
 	}
-	return c.checkTree(m.root, 0)
+	_, reason := c.checkTree(m.root, 0, nil, nil)
+	return reason
 }
 
 // readMeta reads the meta page at off, expecting page id off/ps.
@@ -210,58 +212,102 @@ func (c *fileCheck) checkFreelist(id uint64) string {
 	return ""
 }
 
-// checkTree checks the B+tree rooted at page id.
-func (c *fileCheck) checkTree(id uint64, depth int) string {
+// checkTree checks the B+tree rooted at page id, whose keys must lie in
+// [lo, hi) (nil: unbounded), and returns the largest key in it. bbolt checks
+// the same key order when it rebuilds the freelist at open, in a goroutine
+// of its own, where a finding becomes a crash: so this check must find
+// everything it would.
+func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
 	if depth > maxTreeDepth {
-		return "tree too deep"
+		return nil, "tree too deep"
 	}
 	p, reason := c.page(id, flagBranch|flagLeaf)
 	if reason != "" {
-		return reason
+		return nil, reason
 	}
-	return c.checkNode(p, depth)
+	return c.checkNode(p, depth, lo, hi)
 }
 
-// checkNode checks a page's elements (p starts with its header) and
-// descends into the children of a branch and the buckets of a leaf.
-func (c *fileCheck) checkNode(p []byte, depth int) string {
+// checkNode checks a page's elements (p starts with its header): bounds and
+// key order, then descends into the children of a branch and the buckets of
+// a leaf.
+func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, string) {
 	le := binary.LittleEndian
 	if len(p) < pageHeaderSize {
-		return "short page"
+		return nil, "short page"
 	}
 	flags, count := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
-	if pageHeaderSize+count*elemSize > len(p) {
-		return fmt.Sprintf("page of %d bytes cannot hold %d elements", len(p), count)
+	if flags != flagBranch && flags != flagLeaf {
+		return nil, fmt.Sprintf("page has type %#x", flags)
 	}
+	if pageHeaderSize+count*elemSize > len(p) {
+		return nil, fmt.Sprintf("page of %d bytes cannot hold %d elements", len(p), count)
+	}
+	prev, maxKey := lo, []byte(nil)
 	for i := range count {
 		e := pageHeaderSize + i*elemSize
 		el := p[e : e+elemSize]
+		var pos, ks, vs int64
 		if flags == flagBranch {
-			pos, ks := int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
-			if int64(e)+pos+ks > int64(len(p)) {
-				return "branch element out of its page"
+			pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
+		} else {
+			pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
+		}
+		if int64(e)+pos+ks+vs > int64(len(p)) {
+			return nil, "element out of its page"
+		}
+		key := p[int64(e)+pos : int64(e)+pos+ks]
+		if reason := keyInOrder(i, key, prev, hi); reason != "" {
+			return nil, reason
+		}
+		if flags == flagBranch {
+			next := hi
+			if i+1 < count {
+				if next = branchKey(p, i+1); next == nil {
+					return nil, "element out of its page"
+				}
 			}
-			if reason := c.checkTree(le.Uint64(el[8:]), depth+1); reason != "" {
-				return reason
+			sub, reason := c.checkTree(le.Uint64(el[8:]), depth+1, key, next)
+			if reason != "" {
+				return nil, reason
 			}
+			prev, maxKey = sub, sub
 			continue
 		}
-		if flags != flagLeaf {
-			return fmt.Sprintf("page has type %#x", flags)
-		}
-		lf, pos, ks, vs := le.Uint32(el[0:]), int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
-		end := int64(e) + pos + ks + vs
-		if end > int64(len(p)) {
-			return "leaf element out of its page"
-		}
-		if lf&leafBucketFlag == 0 {
-			continue
-		}
-		if reason := c.checkBucket(p[int64(e)+pos+ks:end], depth); reason != "" {
-			return reason
+		prev, maxKey = key, key
+		if le.Uint32(el[0:])&leafBucketFlag != 0 {
+			if reason := c.checkBucket(p[int64(e)+pos+ks:int64(e)+pos+ks+vs], depth); reason != "" {
+				return nil, reason
+			}
 		}
 	}
+	return maxKey, ""
+}
+
+// keyInOrder checks element i's key against the one before it (or the lower
+// bound) and the upper bound, as bbolt's verifyKeyOrder does.
+func keyInOrder(i int, key, prev, hi []byte) string {
+	switch c := bytes.Compare(prev, key); {
+	case i == 0 && prev != nil && c > 0:
+		return "first key of a page below its parent's key"
+	case i > 0 && c >= 0:
+		return "keys out of order"
+	}
+	if hi != nil && bytes.Compare(key, hi) >= 0 {
+		return "key beyond its parent's next key"
+	}
 	return ""
+}
+
+// branchKey returns the key of branch element i, or nil if out of bounds.
+func branchKey(p []byte, i int) []byte {
+	le := binary.LittleEndian
+	e := pageHeaderSize + i*elemSize
+	pos, ks := int64(le.Uint32(p[e:])), int64(le.Uint32(p[e+4:]))
+	if int64(e)+pos+ks > int64(len(p)) {
+		return nil
+	}
+	return p[int64(e)+pos : int64(e)+pos+ks]
 }
 
 // checkBucket checks a bucket value: its header and its root page, or its
@@ -271,7 +317,8 @@ func (c *fileCheck) checkBucket(v []byte, depth int) string {
 		return "short bucket header"
 	}
 	if root := binary.LittleEndian.Uint64(v); root != 0 {
-		return c.checkTree(root, depth+1)
+		_, reason := c.checkTree(root, depth+1, nil, nil)
+		return reason
 	}
 	inline := v[16:]
 	if len(inline) < pageHeaderSize {
@@ -280,7 +327,8 @@ func (c *fileCheck) checkBucket(v []byte, depth int) string {
 	if f := binary.LittleEndian.Uint16(inline[8:]); f != flagLeaf {
 		return fmt.Sprintf("inline bucket page has type %#x", f)
 	}
-	return c.checkNode(inline, depth+1)
+	_, reason := c.checkNode(inline, depth+1, nil, nil)
+	return reason
 }
 
 // guard runs fn, turning a panic, or a memory fault (SIGSEGV/SIGBUS on the

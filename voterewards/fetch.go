@@ -100,7 +100,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		if page.Cursor == "" {
 			next = newest(page.Votes)
 		}
-		if added == 0 && (page.Cursor != "" || !next.After(q.StartDate)) {
+		if added == 0 && (page.Cursor != "" || !next.After(from)) {
 			// Nothing new: the end of the history as far as this poll can
 			// tell, whatever the cursor says.
 			return r.caughtUpNow(ctx)

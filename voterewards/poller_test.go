@@ -3,6 +3,7 @@ package voterewards_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -211,17 +212,45 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context, voterewards.Vote) error { return nil }
 	store := voterewards.NewMemoryStore()
-	for name, cfg := range map[string]voterewards.Config{
-		"no handler":       {Store: store},
-		"no store":         {OnReward: ok},
-		"negative":         {OnReward: ok, Store: store, Interval: -time.Second},
-		"negative workers": {OnReward: ok, Store: store, Concurrency: -1},
+	var nilStore *voterewards.MemoryStore
+	for name, c := range map[string]struct {
+		cfg  voterewards.Config
+		want error
+	}{
+		"no handler":       {voterewards.Config{Store: store}, voterewards.ErrNoRewardHandler},
+		"no store":         {voterewards.Config{OnReward: ok}, voterewards.ErrNoStore},
+		"typed nil store":  {voterewards.Config{OnReward: ok, Store: nilStore}, voterewards.ErrNoStore},
+		"negative":         {voterewards.Config{OnReward: ok, Store: store, Interval: -time.Second}, voterewards.ErrBadConfig},
+		"negative grace":   {voterewards.Config{OnReward: ok, Store: store, GracePeriod: -time.Second}, voterewards.ErrBadConfig},
+		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, voterewards.ErrBadConfig},
 	} {
-		_, err := voterewards.New(noCursor{}, cfg)
-		assert.Error(t, err, name)
+		_, err := voterewards.New(noCursor{}, c.cfg)
+		assert.ErrorIs(t, err, c.want, name)
 	}
-	_, err := voterewards.New(nil, voterewards.Config{OnReward: ok, Store: store})
-	assert.Error(t, err)
+	cfg := voterewards.Config{OnReward: ok, Store: store}
+	_, err := voterewards.New(nil, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource)
+	var client *topgg.Client
+	_, err = voterewards.New(client, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource, "a typed nil *topgg.Client fails at New, not in a goroutine later")
+	var src *sliceSource
+	_, err = voterewards.New(src, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource, "any typed nil Source")
+	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
+		"the error names the field")
+}
+
+// TestZeroPollerFailsFast: a Poller not made by New returns a sentinel from
+// every method, never a panic or a hang.
+func TestZeroPollerFailsFast(t *testing.T) {
+	t.Parallel()
+	var p voterewards.Poller
+	ctx := context.Background()
+	assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+	assert.Equal(t, voterewards.Status{}, p.Active("1"))
 }
 
 // repeatLast answers the request after the last page with the last vote
