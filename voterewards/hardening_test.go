@@ -66,8 +66,8 @@ func TestAbsurdVoteFieldsAreCorrected(t *testing.T) {
 	clk := clock.NewFake(now)
 	votes := []topgg.Vote{
 		{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-2 * time.Hour)}, // expires before created
-		{UserID: userID(2), PlatformID: platformID(2), Weight: 1, ExpiresAt: now.Add(time.Hour)},                                       // no created_at
-		{UserID: userID(3), PlatformID: platformID(3), Weight: 1_000_000, CreatedAt: now.Add(-time.Hour)},                              // absurd weight, no expiry
+		{UserID: userID(2), PlatformID: platformID(2), Weight: 1, ExpiresAt: now.Add(time.Hour)},                                      // no created_at
+		{UserID: userID(3), PlatformID: platformID(3), Weight: 1_000_000, CreatedAt: now.Add(-time.Hour)},                             // absurd weight, no expiry
 		{UserID: userID(4), PlatformID: platformID(4), Weight: -3, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(100 * 24 * time.Hour)},
 		{Weight: 1, CreatedAt: now.Add(-time.Hour)}, // no id at all: skipped
 		{UserID: userID(6), PlatformID: platformID(6), Weight: 2, CreatedAt: now.Add(-30 * time.Minute), ExpiresAt: now.Add(11*time.Hour + 30*time.Minute)},
