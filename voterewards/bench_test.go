@@ -120,14 +120,14 @@ func BenchmarkIngest(b *testing.B) {
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
 			var delivered atomic.Int64
-			base := time.Now().Add(-6 * time.Hour)
+			// One vote a second, 50k users: a user votes every 13.9 h, as
+			// real users can (votes less than DedupWindow apart are one).
+			base := time.Now().Add(-60 * 24 * time.Hour)
 			r, ctx := benchPoller(b, s.open(b), clock.Real(), &delivered, false)
 			pages := (b.N + 99) / 100
 			b.ResetTimer()
 			for n := range pages {
-				// Every vote by another user: one user's votes less than
-				// DedupWindow apart are one vote.
-				if _, err := r.ingest(ctx, benchPage(n, base, time.Millisecond, 1<<62)); err != nil {
+				if _, err := r.ingest(ctx, benchPage(n, base, time.Second, 50_000)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -239,5 +239,51 @@ func residentMemory(b *testing.B, name string) {
 		if fi, err := os.Stat(filepath.Clean(bolt.Path())); err == nil {
 			b.ReportMetric(float64(fi.Size())/(1<<20), "fileMB")
 		}
+	}
+}
+
+// BenchmarkIngestWebhooks measures Poller.Ingest as a webhook receiver calls
+// it: one vote per call, many concurrent callers (64 per CPU), the bbolt store
+// with fsync on, each call returning once its vote is durable. Concurrent
+// calls share commits. "delivering" also runs delivery (a no-op handler),
+// whose records share the same file. One op is one vote.
+func BenchmarkIngestWebhooks(b *testing.B) {
+	for _, deliver := range []bool{false, true} {
+		name := "store-only"
+		if deliver {
+			name = "delivering"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := openBench(b)
+			var delivered atomic.Int64
+			p, err := New(idleSource{}, Config{Store: store, OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if deliver {
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- p.Run(ctx) }()
+				b.Cleanup(func() { cancel(); <-done })
+			}
+			var next atomic.Int64
+			base := time.Now().Add(-time.Hour)
+			b.SetParallelism(64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					n := next.Add(1)
+					v := Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", n), PlatformID: fmt.Sprintf("3%017d", n), Weight: 1,
+						CreatedAt: base.Add(time.Duration(n) * time.Microsecond)}, Origin: OriginWebhook}
+					if err := p.Ingest(context.Background(), v); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "votes/s")
+		})
 	}
 }

@@ -36,8 +36,12 @@ func getTime(b []byte) time.Time {
 }
 
 func encodeVote(v Vote) []byte {
-	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(v.ID)
-	for k, val := range v.Query {
+	var h Hook
+	if v.Hook != nil {
+		h = *v.Hook
+	}
+	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID)
+	for k, val := range h.Query {
 		n += 2*binary.MaxVarintLen64 + len(k) + len(val)
 	}
 	b := make([]byte, 17, n)
@@ -48,12 +52,13 @@ func encodeVote(v Vote) []byte {
 	b = appendString(b, v.UserID)
 	b = appendString(b, v.PlatformID)
 	b = append(b, byte(v.Origin))
-	b = appendString(b, v.ID)
-	b = binary.AppendUvarint(b, uint64(len(v.Query)))
+	// A Hook with no id and no query encodes as no Hook.
+	b = appendString(b, h.ID)
+	b = binary.AppendUvarint(b, uint64(len(h.Query)))
 	// Sorted, so that one vote always encodes to the same bytes.
-	if len(v.Query) > 0 {
-		for _, k := range slices.Sorted(maps.Keys(v.Query)) {
-			b = appendString(appendString(b, k), v.Query[k])
+	if len(h.Query) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(h.Query)) {
+			b = appendString(appendString(b, k), h.Query[k])
 		}
 	}
 	return b
@@ -104,8 +109,9 @@ func decodeV2(v *Vote, b []byte) ([]byte, error) {
 		return nil, errBadRecord
 	}
 	v.Origin = Origin(b[0])
+	var h Hook
 	var err error
-	if v.ID, b, err = decodeString(b[1:]); err != nil {
+	if h.ID, b, err = decodeString(b[1:]); err != nil {
 		return nil, err
 	}
 	q, n := binary.Uvarint(b)
@@ -114,7 +120,7 @@ func decodeV2(v *Vote, b []byte) ([]byte, error) {
 	}
 	b = b[n:]
 	if q > 0 {
-		v.Query = make(map[string]string, q)
+		h.Query = make(map[string]string, q)
 	}
 	for range q {
 		var k, val string
@@ -124,7 +130,10 @@ func decodeV2(v *Vote, b []byte) ([]byte, error) {
 		if val, b, err = decodeString(b); err != nil {
 			return nil, err
 		}
-		v.Query[k] = val
+		h.Query[k] = val
+	}
+	if h.ID != "" || h.Query != nil {
+		v.Hook = &h
 	}
 	return b, nil
 }
@@ -152,11 +161,16 @@ func seenKey(v Vote) []byte {
 // length first (so that no id is a prefix of another's keys), then the
 // creation time, so that a voter's votes near a time are one seek away.
 func voterKey(id string, created time.Time) []byte {
-	k := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), uint64(len(id)))
-	k = append(k, id...)
+	return appendVoterKey(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), id, created)
+}
+
+// appendVoterKey appends the voterKey of id and created to b.
+func appendVoterKey(b []byte, id string, created time.Time) []byte {
+	b = binary.AppendUvarint(b, uint64(len(id)))
+	b = append(b, id...)
 	var t [8]byte
 	putTime(t[:], created)
-	return append(k, t[:]...)
+	return append(b, t[:]...)
 }
 
 // expiryKey orders pending expiries by ExpiresAt.

@@ -92,13 +92,13 @@ func ExamplePoller_Ingest() {
 	hook := voterewards.Vote{
 		Vote: topgg.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
 			CreatedAt: created, ExpiresAt: created.Add(12 * time.Hour)},
-		Origin: voterewards.OriginWebhook, ID: "808499215864008704", Query: map[string]string{"ref": "abc"},
+		Origin: voterewards.OriginWebhook, Hook: &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc"}},
 	}
 	if err := p.Ingest(ctx, hook); err != nil { // answer 5xx on error: Top.gg retries
 		panic(err)
 	}
 	v := <-rewarded
-	fmt.Println("rewarded from", v.Origin, "query", v.Query["ref"], "active:", p.Active("146183080879613966").Active)
+	fmt.Println("rewarded from", v.Origin, "query", v.Hook.Query["ref"], "active:", p.Active("146183080879613966").Active)
 
 	// The history shows the same vote a moment later.
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,

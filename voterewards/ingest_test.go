@@ -21,7 +21,7 @@ func webhookVote(u int, created time.Time) voterewards.Vote {
 	c := created.UTC().Truncate(time.Microsecond).Add(700 * time.Nanosecond)
 	return voterewards.Vote{
 		Vote:   topgg.Vote{UserID: userID(u), PlatformID: platformID(u), Weight: 1, CreatedAt: c, ExpiresAt: c.Add(12 * time.Hour)},
-		Origin: voterewards.OriginWebhook, ID: "8084992158640087" + string(rune('0'+u%10)), Query: map[string]string{"ref": "abc"},
+		Origin: voterewards.OriginWebhook, Hook: &voterewards.Hook{ID: "8084992158640087" + string(rune('0'+u%10)), Query: map[string]string{"ref": "abc"}},
 	}
 }
 
@@ -29,7 +29,7 @@ func webhookVote(u int, created time.Time) voterewards.Vote {
 // id, no user id, no timestamp.
 func v0Vote(u int) voterewards.Vote {
 	return voterewards.Vote{Vote: topgg.Vote{PlatformID: platformID(u), Weight: 1}, Origin: voterewards.OriginWebhookV0,
-		Query: map[string]string{"a": "b"}}
+		Hook: &voterewards.Hook{Query: map[string]string{"a": "b"}}}
 }
 
 // historyOf is the history's record of w: no id, 6 digits.
@@ -77,8 +77,7 @@ func TestIngestIsDurableAndWorksWithoutRun(t *testing.T) {
 	defer rec.mu.Unlock()
 	for _, v := range rec.votes {
 		assert.Equal(t, voterewards.OriginWebhook, v.Origin)
-		assert.Equal(t, w.ID, v.ID)
-		assert.Equal(t, w.Query, v.Query, "the handler gets the webhook query")
+		assert.Equal(t, w.Hook, v.Hook, "the handler gets the webhook id and query")
 	}
 }
 
@@ -171,7 +170,7 @@ func TestOneVoteAcrossSources(t *testing.T) {
 			defer rec.mu.Unlock()
 			for _, v := range rec.votes {
 				assert.Equal(t, c.origin, v.Origin, "the first source delivers")
-				assert.Equal(t, c.hasQuery, v.Query != nil)
+				assert.Equal(t, c.hasQuery, v.Hook != nil && v.Hook.Query != nil)
 				assert.Equal(t, platformID(1), v.PlatformID)
 			}
 		})

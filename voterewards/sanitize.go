@@ -60,7 +60,7 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	if voterID(v.Vote) == "" {
 		return v, 0, fmt.Errorf("%w: no user id or platform id", ErrInvalidVote)
 	}
-	if len(v.UserID) > maxIDLen || len(v.PlatformID) > maxIDLen || len(v.ID) > maxIDLen {
+	if len(v.UserID) > maxIDLen || len(v.PlatformID) > maxIDLen || (v.Hook != nil && len(v.Hook.ID) > maxIDLen) {
 		return v, 0, fmt.Errorf("%w: id longer than %d bytes", ErrInvalidVote, maxIDLen)
 	}
 	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
@@ -89,8 +89,10 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 		v.Weight = min(max(v.Weight, 1), MaxWeight)
 		f |= fixWeight
 	}
-	if !queryFits(v.Query) {
-		v.Query = nil
+	if v.Hook != nil && !queryFits(v.Hook.Query) {
+		h := *v.Hook // the caller's Hook is not ours to change
+		h.Query = nil
+		v.Hook = &h
 		f |= fixQuery
 	}
 	v.Key = VoteKey(v.Vote)

@@ -54,7 +54,7 @@ type Snapshot struct {
 //
 // Votes given to a Store are sanitized (UTC, no monotonic reading, Key set,
 // ExpiresAt after CreatedAt); a Store returns them with every field
-// ([Vote.Origin], [Vote.ID], [Vote.Query] included) as given.
+// ([Vote.Origin] and [Vote.Hook] included) as given.
 //
 // A Store may also implement [Feed], which a store shared by several
 // processes needs so that each learns of the votes the others ingest.

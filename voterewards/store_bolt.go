@@ -46,12 +46,11 @@ const (
 // workers fill batches and rarely wait for the delay; with fewer workers each
 // record waits up to batchDelay, small next to a handler's network call.
 //
-// Webhook votes ([Poller.Ingest]) go through the same batching, so that
-// concurrent deliveries share commits: batchSize is large enough for a burst
-// of webhooks, and a batch that is not full commits after batchDelay.
+// Webhook votes ([Poller.Ingest]) have a group commit of their own (see
+// ingestGroup), which waits for no timer.
 const (
 	batchDelay = time.Millisecond
-	batchSize  = 256
+	batchSize  = DefaultConcurrency
 )
 
 // storeVersion 2 added the per-voter index (cross-source dedup) and keys
@@ -65,8 +64,9 @@ const storeVersion = 2
 // workers finishing at once) share one transaction and one fsync. It is safe
 // for concurrent use; the file is locked against other processes while open.
 type BoltStore struct {
-	db   *bolt.DB
-	path string
+	db     *bolt.DB
+	path   string
+	ingest ingestGroup
 }
 
 var _ Store = (*BoltStore)(nil)
@@ -254,41 +254,46 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 }
 
 // Ingest implements [Store]. Calls without a checkpoint (webhook votes)
-// share transactions and fsyncs with concurrent calls (bbolt's DB.Batch).
+// share transactions and fsyncs with the concurrent ones (a group commit).
 func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if cp == nil {
+		return s.ingest.submit(s.db, votes)
+	}
 	var added []Vote
-	fn := func(tx *bolt.Tx) error {
-		// Batch may run fn more than once: the result is set afresh.
-		added = added[:0]
-		seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
-		for _, v := range votes {
-			id := v.lane()
-			if duplicateIn(voters, id, v.CreatedAt) {
-				continue
-			}
-			k, val := seenKey(v), encodeVote(v)
-			if err := errors.Join(seen.Put(k, val), pending.Put(k, val), voters.Put(voterKey(id, v.CreatedAt), nil)); err != nil {
-				return err
-			}
-			added = append(added, v)
-		}
-		if cp == nil {
-			return nil
+	// The poller's pages: one caller and a large change, no group to join.
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		if added, err = addVotes(tx, votes, added[:0]); err != nil {
+			return err
 		}
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
-	}
-	var err error
-	if cp == nil {
-		err = s.update(fn)
-	} else {
-		// The poller's pages: one caller and a large change, no batch to wait for.
-		err = s.db.Update(fn)
-	}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("voterewards: store votes: %w", err)
+	}
+	return added, nil
+}
+
+// addVotes adds to the dedup set and the pending deliveries each vote that
+// is not a duplicate, appending the added ones to added.
+func addVotes(tx *bolt.Tx, votes, added []Vote) ([]Vote, error) {
+	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
+	c := voters.Cursor() // one for the transaction: Seek starts afresh
+	var kb [64]byte
+	for _, v := range votes {
+		id := v.lane()
+		if duplicateIn(c, id, v.CreatedAt, kb[:0]) {
+			continue
+		}
+		k, val := seenKey(v), encodeVote(v)
+		// Put copies the key, so the voter key may live on the stack.
+		if err := errors.Join(seen.Put(k, val), pending.Put(k, val), voters.Put(appendVoterKey(kb[:0], id, v.CreatedAt), nil)); err != nil {
+			return nil, err
+		}
+		added = append(added, v)
 	}
 	return added, nil
 }
@@ -296,9 +301,9 @@ func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([
 // duplicateIn reports whether the per-voter index holds a vote of id created
 // less than DedupWindow from t: the first key at or after t-DedupWindow (+1ns)
 // is the only candidate.
-func duplicateIn(voters *bolt.Bucket, id string, t time.Time) bool {
-	from := voterKey(id, t.Add(-DedupWindow+1))
-	k, _ := voters.Cursor().Seek(from)
+func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
+	from := appendVoterKey(buf, id, t.Add(-DedupWindow+1))
+	k, _ := c.Seek(from)
 	prefix := from[:len(from)-8]
 	if k == nil || len(k) != len(from) || !bytes.HasPrefix(k, prefix) {
 		return false

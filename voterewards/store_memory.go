@@ -22,7 +22,7 @@ type MemoryStore struct {
 	mu       sync.Mutex
 	cp       Checkpoint
 	seen     map[string]Vote
-	byVoter  map[string][]time.Time // CreatedAt of the voter's votes in seen, sorted
+	byVoter  map[string]voterTimes // CreatedAt of the voter's votes in seen
 	order    []Vote                 // seen, as added: by creation time, but for late votes
 	pending  map[string]Vote
 	expiries map[string]Vote
@@ -37,7 +37,7 @@ var (
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{
-		seen: map[string]Vote{}, byVoter: map[string][]time.Time{},
+		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
 	}
 }
@@ -72,11 +72,10 @@ func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 	for _, v := range votes {
 		id := v.lane()
 		times := s.byVoter[id]
-		if duplicate(times, v.CreatedAt) {
+		if times.near(v.CreatedAt) {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(times, v.CreatedAt, time.Time.Compare)
-		s.byVoter[id] = slices.Insert(times, i, v.CreatedAt)
+		s.byVoter[id] = times.add(v.CreatedAt)
 		s.seen[v.Key] = v
 		s.order = append(s.order, v)
 		s.pending[v.Key] = v
@@ -91,10 +90,44 @@ func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 	return added, nil
 }
 
-// duplicate reports whether sorted holds a time less than DedupWindow from t.
-func duplicate(sorted []time.Time, t time.Time) bool {
-	i, _ := slices.BinarySearchFunc(sorted, t, time.Time.Compare)
-	return (i < len(sorted) && sorted[i].Sub(t) < DedupWindow) || (i > 0 && t.Sub(sorted[i-1]) < DedupWindow)
+// voterTimes holds the CreatedAt of one voter's votes in the dedup set: the
+// first inline, so that a voter with one vote in the window (the usual case)
+// costs no allocation; a handful at most, since votes are 12 h apart and
+// pruning keeps about a day.
+type voterTimes struct {
+	first time.Time
+	rest  []time.Time
+}
+
+// near reports whether a time less than DedupWindow from t is held.
+func (vt voterTimes) near(t time.Time) bool {
+	within := func(u time.Time) bool { d := u.Sub(t); return d < DedupWindow && d > -DedupWindow }
+	if !vt.first.IsZero() && within(vt.first) {
+		return true
+	}
+	return slices.ContainsFunc(vt.rest, within)
+}
+
+func (vt voterTimes) add(t time.Time) voterTimes {
+	if vt.first.IsZero() {
+		vt.first = t
+	} else {
+		vt.rest = append(vt.rest, t)
+	}
+	return vt
+}
+
+// remove drops t, and reports whether any time is left.
+func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
+	if vt.first.Equal(t) {
+		vt.first = time.Time{}
+		if len(vt.rest) > 0 {
+			vt.first, vt.rest = vt.rest[0], vt.rest[1:]
+		}
+	} else {
+		vt.rest = slices.DeleteFunc(vt.rest, t.Equal)
+	}
+	return vt, !vt.first.IsZero()
 }
 
 // Delivered implements [Store].
@@ -137,11 +170,10 @@ func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) e
 		}
 		delete(s.seen, v.Key)
 		id := v.lane()
-		times := slices.DeleteFunc(s.byVoter[id], v.CreatedAt.Equal)
-		if len(times) == 0 {
-			delete(s.byVoter, id)
-		} else {
+		if times, ok := s.byVoter[id].remove(v.CreatedAt); ok {
 			s.byVoter[id] = times
+		} else {
+			delete(s.byVoter, id)
 		}
 		n++
 	}

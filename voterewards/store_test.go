@@ -69,7 +69,7 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	s, err := voterewards.OpenStore(dir)
 	require.NoError(t, err)
 	a, b := storeVote(1, now.Add(-2*time.Hour), now.Add(10*time.Hour)), storeVote(2, now.Add(-time.Hour), now.Add(11*time.Hour))
-	b.Origin, b.ID, b.Query = voterewards.OriginWebhook, "42", map[string]string{"ref": "x"}
+	b.Origin, b.Hook = voterewards.OriginWebhook, &voterewards.Hook{ID: "42", Query: map[string]string{"ref": "x"}}
 	cp := voterewards.Checkpoint{Cursor: "c9", LastSeen: now, Since: now.Add(-12 * time.Hour)}
 	_, err = s.Ingest(ctx, &cp, []voterewards.Vote{a, b})
 	require.NoError(t, err)

@@ -46,10 +46,18 @@ type Vote struct {
 	Key string
 	// Origin is the source that delivered the vote first.
 	Origin Origin
-	// ID is the webhook's vote id (v1 webhooks only; "" otherwise).
+	// Hook is what a webhook delivery carried beyond the vote record; nil
+	// for a vote read from the history. (A pointer keeps Vote small: votes
+	// are map values and channel elements on the hot path.)
+	Hook *Hook
+}
+
+// Hook is what a webhook delivery carried beyond the vote record.
+type Hook struct {
+	// ID is the webhook's vote id (v1 webhooks; "" for v0).
 	ID string
-	// Query is the webhook's query parameters, when the delivery carried any
-	// (nil otherwise). Handlers must not modify it.
+	// Query is the delivery's query parameters (v1: its query object; v0:
+	// its query string, parsed), nil if none. Handlers must not modify it.
 	Query map[string]string
 }
 

@@ -113,8 +113,7 @@ func testCheckpoint(t *testing.T, s voterewards.Store) {
 
 func testRoundTrip(t *testing.T, s voterewards.Store) {
 	hook := vote(1, base, voterewards.OriginWebhook)
-	hook.ID = "808499215864008704"
-	hook.Query = map[string]string{"ref": "abc", "x": ""}
+	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
 	v0 := vote(2, base, voterewards.OriginWebhookV0)
 	v0.UserID = "" // v0 webhooks know the platform id only
 	v0.Key = voterewards.VoteKey(v0.Vote)
@@ -137,8 +136,7 @@ func testRoundTrip(t *testing.T, s voterewards.Store) {
 		assert.True(t, want.CreatedAt.Equal(got.CreatedAt))
 		assert.True(t, want.ExpiresAt.Equal(got.ExpiresAt))
 		assert.Equal(t, want.Origin, got.Origin)
-		assert.Equal(t, want.ID, got.ID)
-		assert.Equal(t, want.Query, got.Query)
+		assert.Equal(t, want.Hook, got.Hook)
 	}
 	assert.ElementsMatch(t, keys(snap.Pending), keys(snap.Seen))
 }
@@ -158,7 +156,7 @@ func testCrossSource(t *testing.T, s voterewards.Store) {
 	created := base.Add(14251 * time.Microsecond) // the history's 6 digits
 	history := vote(1, created, voterewards.OriginHistory)
 	hook := vote(1, created.Add(900*time.Nanosecond), voterewards.OriginWebhook) // 7 digits, one more
-	hook.ID = "808499215864008704"
+	hook.Hook = &voterewards.Hook{ID: "808499215864008704"}
 	hook.UserID = "" // not needed to match
 	hook.Key = voterewards.VoteKey(hook.Vote)
 	v0 := vote(1, created.Add(3*time.Second), voterewards.OriginWebhookV0) // receipt time
