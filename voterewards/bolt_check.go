@@ -245,25 +245,18 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 	}
 	prev, maxKey := lo, []byte(nil)
 	for i := range count {
-		e := pageHeaderSize + i*elemSize
-		el := p[e : e+elemSize]
-		var pos, ks, vs int64
-		if flags == flagBranch {
-			pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
-		} else {
-			pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
-		}
-		if int64(e)+pos+ks+vs > int64(len(p)) {
+		el := p[pageHeaderSize+i*elemSize:][:elemSize]
+		key, val, ok := element(p, i, flags == flagBranch)
+		if !ok {
 			return nil, "element out of its page"
 		}
-		key := p[int64(e)+pos : int64(e)+pos+ks]
 		if reason := keyInOrder(i, key, prev, hi); reason != "" {
 			return nil, reason
 		}
 		if flags == flagBranch {
 			next := hi
 			if i+1 < count {
-				if next = branchKey(p, i+1); next == nil {
+				if next, _, ok = element(p, i+1, true); !ok {
 					return nil, "element out of its page"
 				}
 			}
@@ -276,12 +269,31 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 		}
 		prev, maxKey = key, key
 		if le.Uint32(el[0:])&leafBucketFlag != 0 {
-			if reason := c.checkBucket(p[int64(e)+pos+ks:int64(e)+pos+ks+vs], depth); reason != "" {
+			if reason := c.checkBucket(val, depth); reason != "" {
 				return nil, reason
 			}
 		}
 	}
 	return maxKey, ""
+}
+
+// element returns the key and value of element i of page p (a branch
+// element has no value), or false if they lie outside the page.
+func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
+	le := binary.LittleEndian
+	e := pageHeaderSize + i*elemSize
+	el := p[e : e+elemSize]
+	var pos, ks, vs int64
+	if branch {
+		pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
+	} else {
+		pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
+	}
+	start := int64(e) + pos
+	if start+ks+vs > int64(len(p)) {
+		return nil, nil, false
+	}
+	return p[start : start+ks], p[start+ks : start+ks+vs], true
 }
 
 // keyInOrder checks element i's key against the one before it (or the lower
@@ -297,17 +309,6 @@ func keyInOrder(i int, key, prev, hi []byte) string {
 		return "key beyond its parent's next key"
 	}
 	return ""
-}
-
-// branchKey returns the key of branch element i, or nil if out of bounds.
-func branchKey(p []byte, i int) []byte {
-	le := binary.LittleEndian
-	e := pageHeaderSize + i*elemSize
-	pos, ks := int64(le.Uint32(p[e:])), int64(le.Uint32(p[e+4:]))
-	if int64(e)+pos+ks > int64(len(p)) {
-		return nil
-	}
-	return p[int64(e)+pos : int64(e)+pos+ks]
 }
 
 // checkBucket checks a bucket value: its header and its root page, or its

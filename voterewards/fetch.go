@@ -68,22 +68,12 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		asked[k] = true
 		page, err := r.p.src.Votes(ctx, q)
 		if err != nil {
-			if ctx.Err() != nil {
-				return 0
+			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
+			if !retry {
+				return wait
 			}
-			if q.Cursor != "" && cursorRefused(err) {
-				r.cp.Cursor = ""
-				if refusedOnce {
-					// A cursor from this very poll refused too: not a stale
-					// checkpoint but a confused service; back off.
-					return r.failed(err)
-				}
-				refusedOnce = true
-				r.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
-					slog.Time("from", r.query(from).StartDate))
-				continue
-			}
-			return r.failedOrLimited(err)
+			refusedOnce = true
+			continue
 		}
 		added, err := r.ingest(ctx, page)
 		if err != nil {
@@ -109,6 +99,27 @@ func (r *run) poll(ctx context.Context) time.Duration {
 	}
 	r.log.Warn("poll stopped at its page limit; going on after the interval", slog.Int("pages", maxPagesPerPoll))
 	return r.p.cfg.Interval
+}
+
+// requestFailed decides what a failed request q means: retry at once from
+// the last vote seen (retry true) when the service refused a saved cursor
+// for the first time in this poll, else the wait before the next poll.
+func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.Time, err error, refusedOnce bool) (time.Duration, bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	if q.Cursor == "" || !cursorRefused(err) {
+		return r.failedOrLimited(err), false
+	}
+	r.cp.Cursor = ""
+	if refusedOnce {
+		// A cursor from this very poll refused too: not a stale checkpoint
+		// but a confused service; back off.
+		return r.failed(err), false
+	}
+	r.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
+		slog.Time("from", r.query(from).StartDate))
+	return 0, true
 }
 
 // failedOrLimited returns the wait after a failed request: Retry-After for a

@@ -56,35 +56,11 @@ func (f fixes) String() string {
 // an id the store cannot keep, no Origin) is an error wrapping
 // ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
+	if err := checkIDs(v); err != nil {
+		return v, 0, err
+	}
 	var f fixes
-	if voterID(v.Vote) == "" {
-		return v, 0, fmt.Errorf("%w: no user id or platform id", ErrInvalidVote)
-	}
-	if len(v.UserID) > maxIDLen || len(v.PlatformID) > maxIDLen || (v.Hook != nil && len(v.Hook.ID) > maxIDLen) {
-		return v, 0, fmt.Errorf("%w: id longer than %d bytes", ErrInvalidVote, maxIDLen)
-	}
-	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
-		return v, 0, fmt.Errorf("%w: %v", ErrInvalidVote, v.Origin)
-	}
-	c, e := v.CreatedAt.UTC().Round(0), v.ExpiresAt.UTC().Round(0)
-	now = now.UTC().Round(0)
-	switch {
-	case c.IsZero():
-		c = now
-		if v.Origin != OriginWebhookV0 {
-			f |= fixNoCreated
-		}
-	case c.After(now.Add(MaxClockSkew)):
-		c = now.Add(MaxClockSkew)
-		f |= fixFuture
-	}
-	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
-		if !e.IsZero() || v.Origin != OriginWebhookV0 {
-			f |= fixExpiry
-		}
-		e = c.Add(VoteLifetime)
-	}
-	v.CreatedAt, v.ExpiresAt = c, e
+	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
 	if v.Weight < 1 || v.Weight > MaxWeight {
 		v.Weight = min(max(v.Weight, 1), MaxWeight)
 		f |= fixWeight
@@ -97,6 +73,44 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	}
 	v.Key = VoteKey(v.Vote)
 	return v, f, nil
+}
+
+// checkIDs refuses a vote that cannot be stored or told apart.
+func checkIDs(v Vote) error {
+	if voterID(v.Vote) == "" {
+		return fmt.Errorf("%w: no user id or platform id", ErrInvalidVote)
+	}
+	if len(v.UserID) > maxIDLen || len(v.PlatformID) > maxIDLen || (v.Hook != nil && len(v.Hook.ID) > maxIDLen) {
+		return fmt.Errorf("%w: id longer than %d bytes", ErrInvalidVote, maxIDLen)
+	}
+	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
+		return fmt.Errorf("%w: %v", ErrInvalidVote, v.Origin)
+	}
+	return nil
+}
+
+// fixTimes returns created and expires made sane at now (see sanitize). A v0
+// webhook's missing times are expected, not fixes to log.
+func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
+	var f fixes
+	c, e := created.UTC().Round(0), expires.UTC().Round(0)
+	switch {
+	case c.IsZero():
+		c = now
+		if !v0 {
+			f |= fixNoCreated
+		}
+	case c.After(now.Add(MaxClockSkew)):
+		c = now.Add(MaxClockSkew)
+		f |= fixFuture
+	}
+	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
+		if !e.IsZero() || !v0 {
+			f |= fixExpiry
+		}
+		e = c.Add(VoteLifetime)
+	}
+	return c, e, f
 }
 
 // queryFits reports whether q can be stored whole.

@@ -23,7 +23,7 @@ type MemoryStore struct {
 	cp       Checkpoint
 	seen     map[string]Vote
 	byVoter  map[string]voterTimes // CreatedAt of the voter's votes in seen
-	order    []Vote                 // seen, as added: by creation time, but for late votes
+	order    []Vote                // seen, as added: by creation time, but for late votes
 	pending  map[string]Vote
 	expiries map[string]Vote
 	subs     map[*follower]struct{}
