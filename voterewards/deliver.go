@@ -55,11 +55,18 @@ type jobKey struct {
 	key  string
 }
 
-// claimed is a job a run took on: queued, running, or done in this run.
+// claimed is a job a run took on: queued, running, or done in this run
+// (then at says when).
 type claimed struct {
-	created time.Time
-	done    bool
+	done bool
+	at   time.Time
 }
+
+// forgetDone is how long a run remembers a job it finished: long enough for
+// the echoes of a vote to arrive (the store's feed reporting a vote this
+// process ingested, a reload whose snapshot was taken before the record),
+// short enough that the memory holds minutes of votes, not the window.
+const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
 type delivery struct {
@@ -69,8 +76,8 @@ type delivery struct {
 	lanes map[string]*lane
 	// known holds the jobs this run took on, so that a vote that reaches it
 	// twice (its own Ingest and the store's feed, a reload while the vote is
-	// queued or just delivered) is handled once. Done entries are pruned with
-	// the dedup set; a job that failed is dropped, so a reload takes it again.
+	// queued or just delivered) is handled once. Done entries are forgotten
+	// after forgetDone; a job that failed is dropped, so a reload takes it again.
 	known map[jobKey]claimed
 }
 
@@ -90,30 +97,29 @@ func (d *delivery) claim(kind Kind, v Vote) bool {
 	if _, ok := d.known[k]; ok {
 		return false
 	}
-	d.known[k] = claimed{created: v.CreatedAt}
+	d.known[k] = claimed{}
 	return true
 }
 
-// settle marks a claimed job done, or, if it was not done, forgets it so that
-// a reload takes it on again.
-func (d *delivery) settle(kind Kind, v Vote, done bool) {
+// settle marks a claimed job done at now, or, if it was not done, forgets
+// it so that a reload takes it on again.
+func (d *delivery) settle(kind Kind, v Vote, done bool, now time.Time) {
 	k := jobKey{kind, v.Key}
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
 	if done {
-		d.known[k] = claimed{created: v.CreatedAt, done: true}
+		d.known[k] = claimed{done: true, at: now}
 	} else {
 		delete(d.known, k)
 	}
 }
 
-// forget drops the done jobs of votes created before t: the store's prune
-// drops them too, and no source sends them again.
+// forget drops the jobs done before t.
 func (d *delivery) forget(t time.Time) {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
 	for k, c := range d.known {
-		if c.done && c.created.Before(t) {
+		if c.done && c.at.Before(t) {
 			delete(d.known, k)
 		}
 	}
@@ -180,7 +186,7 @@ func (r *run) runLane(l *lane) {
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
 	if err != nil {
-		r.settle(j.kind, j.v, false)
+		r.settle(j.kind, j.v, false, time.Time{})
 		if !errors.Is(err, errAbandoned) {
 			r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 				slog.Int("attempts", attempts), slog.Any("error", err))
@@ -190,17 +196,18 @@ func (r *run) process(j job) (job, bool) {
 	}
 	if j.kind == KindExpiry {
 		// If this fails, the expiry stays pending and runs again later.
-		r.settle(j.kind, j.v, r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }))
+		ok := r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) })
+		r.settle(j.kind, j.v, ok, r.p.cfg.clock.Now())
 		return job{}, false
 	}
 	expire := r.p.cfg.OnExpire != nil
 	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
 		// Still pending in the store: delivered again later, and its expiry
 		// scheduled then.
-		r.settle(j.kind, j.v, false)
+		r.settle(j.kind, j.v, false, time.Time{})
 		return job{}, false
 	}
-	r.settle(j.kind, j.v, true)
+	r.settle(j.kind, j.v, true, r.p.cfg.clock.Now())
 	if !expire || !r.claim(KindExpiry, j.v) {
 		return job{}, false
 	}

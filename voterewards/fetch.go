@@ -270,7 +270,7 @@ func (r *run) maybePrune(ctx context.Context) {
 	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
-	r.forget(cutoff.Add(-VoteLifetime))
+	r.forget(now.Add(-forgetDone))
 }
 
 func sameCheckpoint(a, b Checkpoint) bool {
