@@ -67,6 +67,9 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		}
 		asked[k] = true
 		page, err := r.p.src.Votes(ctx, q)
+		if err == nil && page == nil {
+			err = errNilPage
+		}
 		if err != nil {
 			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
 			if !retry {
@@ -121,6 +124,9 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 		slog.Time("from", r.query(from).StartDate))
 	return 0, true
 }
+
+// errNilPage is a Source's answer of neither a page nor an error.
+var errNilPage = errors.New("voterewards: Source returned no page and no error")
 
 // failedOrLimited returns the wait after a failed request: Retry-After for a
 // rate limit, else the doubling failure wait.

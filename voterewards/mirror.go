@@ -74,7 +74,7 @@ func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 
 // loadCache adds the store's active votes to the cache.
 func (p *Poller) loadCache(ctx context.Context) error {
-	snap, err := p.store.Load(ctx)
+	snap, err := p.load(ctx)
 	if err != nil {
 		return err
 	}

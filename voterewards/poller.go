@@ -2,6 +2,7 @@ package voterewards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -130,4 +131,16 @@ func (p *Poller) setActive(r *run) {
 	p.mu.Lock()
 	p.active = r
 	p.mu.Unlock()
+}
+
+// errNilSnapshot is a Store's answer of neither a snapshot nor an error.
+var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
+
+// load loads the store, refusing a nil snapshot.
+func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
+	snap, err := p.store.Load(ctx)
+	if err == nil && snap == nil {
+		err = errNilSnapshot
+	}
+	return snap, err
 }

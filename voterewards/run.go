@@ -41,7 +41,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	if feed, ok := p.store.(Feed); ok {
 		loops.Go(func() { r.follow(loopCtx, feed) })
 	}
-	snap, err := p.store.Load(ctx)
+	snap, err := p.load(ctx)
 	if err != nil {
 		stopLoops()
 		loops.Wait()
@@ -226,7 +226,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 
 // reload queues the pending work of the store that this run is not handling.
 func (r *run) reload(ctx context.Context) error {
-	snap, err := r.p.store.Load(ctx)
+	snap, err := r.p.load(ctx)
 	if err != nil {
 		return err
 	}
