@@ -15,6 +15,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -32,6 +33,7 @@ type Plugin struct {
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
+	hook   *webhook.Handler // nil when webhooks are off
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
@@ -79,6 +81,9 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 			"interval", set.votePoll)
 	}
 	if err := p.buildJobs(); err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	if err := p.buildWebhook(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
 	return p, nil
@@ -199,9 +204,20 @@ func (p *Plugin) Run(ctx context.Context) error {
 		bolt, store = s, s
 	}
 
+	l, err := p.listenWebhook(ctx)
+	if err != nil {
+		if bolt != nil {
+			err = errors.Join(err, bolt.Close())
+		}
+		return err
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := p.jobs(store)
+	if l != nil {
+		jobs = append(jobs, job{"webhook", func(ctx context.Context) error { return p.serveWebhook(ctx, l) }})
+	}
 	failed := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -214,7 +230,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	}
 	wg.Wait() // without p.mu: Active, Counts and Attach answer meanwhile
 	p.poller.Store(nil)
-	err := errors.Join(failed...)
+	err = errors.Join(failed...)
 	if bolt != nil {
 		if cerr := bolt.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
