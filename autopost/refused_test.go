@@ -20,8 +20,7 @@ import (
 func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
-	f := newFixture(t, setup{perShard: 2, clock: newClock(), cfg: autopost.Config{Logger: newTextLogger(&buf)},
-	})
+	f := newFixture(t, setup{perShard: 2, clock: newClock(), cfg: autopost.Config{Logger: newTextLogger(&buf)}})
 	f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3})
 	failedN := func() int {
 		n := 0
