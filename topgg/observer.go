@@ -175,25 +175,20 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 	}
 }
 
-// outcomeOf classifies an attempt's error.
+// outcomeOf classifies an attempt's error, as send and acquire return it (not
+// wrapped): a type switch, which unlike errors.As allocates nothing.
 func outcomeOf(err error) Outcome {
-	if err == nil {
+	switch e := err.(type) {
+	case nil:
 		return OutcomeOK
-	}
-	var (
-		rl *RateLimitError
-		ae *APIError
-		de *DecodeError
-	)
-	switch {
-	case errors.As(err, &rl):
-		if rl.Local {
+	case *RateLimitError:
+		if e.Local {
 			return OutcomeBlocked
 		}
 		return OutcomeRateLimited
-	case errors.As(err, &ae):
+	case *APIError:
 		return OutcomeAPIError
-	case errors.As(err, &de):
+	case *DecodeError:
 		return OutcomeBadAnswer
 	}
 	return OutcomeTransportError
