@@ -213,6 +213,18 @@ func (c *Client) TokenRefused() error {
 const tokenCheckHint = "check that the token is the project's current API token, from the project's " +
 	"Top.gg dashboard (Integrations & API), given alone; a regenerated token replaces the old one"
 
+// noteIfRefused, for an answer that refuses the token, gives a v1 refusal
+// the client's hint and records the refusal.
+func (c *Client) noteIfRefused(ctx context.Context, r *call, e *APIError) {
+	if !e.unauthorized() {
+		return
+	}
+	if !r.legacy {
+		e.Hint = c.hint
+	}
+	c.noteRefused(ctx, r, e)
+}
+
 // noteRefused records a refusal of the token. The first of a spell (since the
 // service last accepted the token) is logged at error level, with what to
 // check; the repeats are not, so that a loop retrying every minute does not
