@@ -39,6 +39,7 @@ type Plugin struct {
 	firstReadyOnce sync.Once
 
 	poller atomic.Pointer[voterewards.Poller] // the running poller, for Active
+	states *jobStates                         // for liveness
 
 	// mu guards the fields below. It is never held while a job runs or stops.
 	mu       sync.Mutex
@@ -75,7 +76,8 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
 	}
-	p.sup = supervisor{log: p.log, clock: o.clock}
+	p.states = &jobStates{clock: o.clock}
+	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
 	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
 		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
 			"interval", set.votePoll)
@@ -193,6 +195,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 		return err
 	}
 	defer p.end()
+	p.states.begin()
 
 	var store voterewards.Store = p.opts.voteStore
 	var bolt *voterewards.BoltStore
@@ -231,6 +234,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	wg.Wait() // without p.mu: Active, Counts and Attach answer meanwhile
 	p.poller.Store(nil)
 	err = errors.Join(failed...)
+	p.states.end(err)
 	if bolt != nil {
 		if cerr := bolt.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
