@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -137,7 +138,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if s == nil {
 			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
 		}
-		if sessionOpen(s) {
+		if shards.Opened(s) {
 			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}
 	}
@@ -160,21 +161,6 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-// sessionOpen reports a session that is opening (Open holds its lock while it
-// connects) or open (its heartbeat runs, or its READY arrived).
-func sessionOpen(s *discordgo.Session) bool {
-	if !s.TryRLock() {
-		return true
-	}
-	ready := s.DataReady
-	s.RUnlock()
-	if ready || s.State == nil {
-		return ready
-	}
-	s.State.RLock()
-	defer s.State.RUnlock()
-	return s.State.SessionID != ""
-}
 
 // Run runs the jobs until ctx is done, then stops them and returns nil once
 // nothing of them is left: the vote poller at once, command sync on the first
