@@ -29,7 +29,7 @@ func (r *rewards) enabled() bool {
 // onVote is idempotent: adding a role the member has is a no-op on Discord.
 func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 	if !r.enabled() {
-		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight)
+		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight, "source", v.Origin.String())
 		return nil
 	}
 	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
@@ -45,7 +45,7 @@ func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 	if err != nil {
 		return err
 	}
-	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt)
+	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt, "source", v.Origin.String())
 	return nil
 }
 
