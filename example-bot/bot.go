@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,10 @@ import (
 var voteCommand = discordgo.ApplicationCommand{
 	Name:        "vote",
 	Description: "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
+	Options: []*discordgo.ApplicationCommandOption{{
+		Type: discordgo.ApplicationCommandOptionBoolean, Name: remindOption,
+		Description: "DM me when I can vote again (True), or stop these reminders (False)",
+	}},
 }
 
 // Shutdown bounds. SIGTERM must end the process within 10 s: the whole shutdown
@@ -31,6 +36,9 @@ const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
 	jobsFirst          = pluginCloseTimeout + time.Second
+	// interactionSaveTimeout bounds saving a /vote choice: Discord drops an
+	// interaction not answered within 3 s.
+	interactionSaveTimeout = 2 * time.Second
 )
 
 // bot is a running example bot: one discordgo session per shard and the plugin.
@@ -40,6 +48,9 @@ type bot struct {
 	shards *shards.Group
 	plugin *plugin.Plugin
 	botID  string
+	// reminders keeps the /vote remind opt-ins; nil when vote polling (and
+	// so every expiry) is off.
+	reminders reminderStore
 }
 
 // runBot runs the bot until ctx is done, then shuts it down. hc, when not nil, is the
@@ -59,6 +70,13 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
+	if cfg.Plugin.VotePollInterval == nil || *cfg.Plugin.VotePollInterval > 0 {
+		rem, err := openReminders(cmp.Or(cfg.Plugin.StateDir, plugin.DefaultStateDir))
+		if err != nil {
+			return errors.Join(err, group.Close())
+		}
+		b.reminders = rem
+	}
 	for _, s := range group.Sessions() {
 		// Nothing the bot runs reads discordgo's State (autopost counts from
 		// the events, shardFor computes the shard, /vote and the rewards use
@@ -230,6 +248,11 @@ func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate
 		msg += "\nYou have no active vote right now."
 	default:
 		msg += "\nI am still reading the vote history; ask again in a minute to see your vote."
+	}
+	if on, given := remindOptionValue(i.ApplicationCommandData()); given {
+		ctx, cancel := context.WithTimeout(context.Background(), interactionSaveTimeout)
+		msg += "\n" + b.setReminder(ctx, user.ID, on)
+		cancel()
 	}
 	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,

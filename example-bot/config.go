@@ -42,7 +42,7 @@ type config struct {
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
 	if err := plugin.LoadEnv(ctx, &c, l); err != nil {
-		return config{}, err
+		return config{}, nameVariable(err)
 	}
 	return c, c.validate()
 }
@@ -101,7 +101,10 @@ func (c config) validate() error {
 		return bad("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
 	}
 	if err := c.Plugin.Validate(); err != nil {
-		return err
+		return nameVariable(err)
+	}
+	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
+		return bad("TOPGG_WEBHOOK_ADDR", problem)
 	}
 	return nil
 }

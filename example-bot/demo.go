@@ -47,7 +47,9 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer dsrv.Close()
 	project := topggtest.DiscordBot()
 	project.PlatformID = dsrv.BotUserID()
-	tsrv := topggtest.NewServer(topggtest.WithProject(project))
+	hook := newDemoHook()
+	defer hook.close()
+	tsrv := topggtest.NewServer(topggtest.WithProject(project), topggtest.WithWebhook(hook.url(), demoWebhookSecret))
 	defer tsrv.Close()
 
 	dir, err := os.MkdirTemp("", "topgg-demo-state-")
@@ -63,17 +65,19 @@ func runDemo(ctx context.Context, out io.Writer) error {
 		RewardGuildID: guilds[0], RewardRoleID: role,
 		ShardCount: shards, LogLevel: "info", LogFormat: "text",
 		Plugin: plugin.Config{
-			AutopostInterval: time.Second, VotePollInterval: new(300 * time.Millisecond), StateDir: dir,
+			AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
+			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret},
 		},
 	}
 	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds}
 	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
-		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes 3 times a second\n" +
-		"    (a real bot posts every 30 minutes). Lines without >>> are the bot's own log.")
+		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes every second\n" +
+		"    (a real bot posts every 30 minutes and polls every minute). Its webhook receiver listens on 127.0.0.1.\n" +
+		"    Lines without >>> are the bot's own log.")
 
 	botCtx, stopBot := context.WithCancel(ctx)
 	defer stopBot()
-	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	log := slog.New(hookAddrHandler{Handler: slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}), hook: hook})
 	done := make(chan error, 1)
 	go func() { done <- runBot(botCtx, cfg, log, nil) }()
 
@@ -159,40 +163,7 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 	}
 	d.say("Top.gg shows %d servers.", d.lastServers())
 
-	alice, bob := "300000000000000001", "300000000000000002"
-	now := time.Now()
-	d.say("Two users vote on Top.gg: alice, and bob on a weekend (weight 2). A vote lasts 12 hours on Top.gg;\n" +
-		"    for the demo bob's lasts 5 seconds. The bot gives each the voter role, once.")
-	d.topgg.AddVotes(
-		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
-		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
-	)
-	if err := wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
-		return err
-	}
-
-	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
-	id, _, err := d.discord.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: alice, Username: "alice"})
-	if err != nil {
-		return err
-	}
-	reply, err := d.discord.WaitInteractionReply(ctx, id)
-	if err != nil {
-		return err
-	}
-	d.say("The bot replied (only alice sees it): %q", reply.Content)
-
-	d.say("bob's vote expires: the bot takes his role back. alice keeps hers.")
-	if err := wait("bob's role to be taken back", func() bool { return d.roleChanges(false) == 1 }); err != nil {
-		return err
-	}
-	if got := d.discord.MemberRoles(d.guilds[0], bob); len(got) != 0 {
-		return fmt.Errorf("bob still has the roles %v", got)
-	}
-	if got := d.discord.MemberRoles(d.guilds[0], alice); len(got) != 1 {
-		return fmt.Errorf("alice has the roles %v, want the voter role", got)
-	}
-	return nil
+	return d.votes(ctx, wait)
 }
 
 func (d *demo) lastMetric(name string) int {

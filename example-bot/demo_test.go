@@ -33,7 +33,15 @@ func TestDemo(t *testing.T) {
 		">>> Top.gg shows 4 servers.",
 		">>> The bot replied (only alice sees it): \"Vote for me on Top.gg: https://top.gg/bot/",
 		"Your vote is active until",
+		"Top.gg sends each vote to the bot's webhook receiver, signed,",
+		">>> Both roles were given ",
+		"Top.gg's deliveries were answered 204, 204.",
+		">>> The bot polled the vote history since",
+		"The bot knows them: still 2 role grants.",
+		">>> bob uses /vote remind:True",
+		"I will send you a direct message when you can vote again.",
 		">>> bob's vote expires: the bot takes his role back. alice keeps hers.",
+		">>> bob got a direct message: \"Your Top.gg vote has expired: you can vote again now! https://top.gg/bot/",
 		">>> Stopping the bot, as on SIGTERM",
 		">>> Done. Top.gg received",
 		"Discord saw 3 role changes.",
@@ -48,6 +56,10 @@ func TestDemo(t *testing.T) {
 		assert.Contains(t, out, msg)
 	}
 	assert.Equal(t, 2, strings.Count(out, `msg="vote rewarded: role given"`), "each vote rewarded once")
+	assert.Equal(t, 2, strings.Count(out, "source=webhook\n"), "both votes came by webhook first")
+	assert.Equal(t, 1, strings.Count(out, `msg="vote reminder sent" user=300000000000000002`))
+	assert.Contains(t, out, `msg="webhook receiver listening" component=plugin addr=127.0.0.1:`)
+	assert.NotContains(t, out, demoWebhookSecret)
 	assert.Equal(t, 1, strings.Count(out, `msg="vote expired: role taken back"`), "only bob's vote expired")
 	assert.Contains(t, out, `msg="vote expired: role taken back" user=300000000000000002`)
 }

@@ -1,6 +1,9 @@
 // Command example-bot is a Discord bot on the Top.gg listing, built on the plugin
 // package: it posts its server count, publishes its slash commands, answers /vote,
-// and gives voters a role for as long as their vote lasts.
+// gives voters a role for as long as their vote lasts, and sends a direct message
+// when a vote expires to the users who asked for one (/vote remind:True). With
+// TOPGG_WEBHOOK_ADDR set it also receives votes by Top.gg's webhooks, rewarded at
+// once; the vote history is still polled, to reward the votes whose webhook was lost.
 //
 // Its whole configuration comes from the environment (see the README). With -demo it
 // runs fully offline against in-process fakes of Top.gg and Discord and tells what

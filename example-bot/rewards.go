@@ -29,7 +29,7 @@ func (r *rewards) enabled() bool {
 // onVote is idempotent: adding a role the member has is a no-op on Discord.
 func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 	if !r.enabled() {
-		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight)
+		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight, "source", v.Origin.String())
 		return nil
 	}
 	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
@@ -45,18 +45,28 @@ func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 	if err != nil {
 		return err
 	}
-	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt)
+	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt, "source", v.Origin.String())
 	return nil
 }
 
-// onExpire takes the role back unless the user has voted again since.
+// onExpire takes the role back and sends the vote reminder (to a user who
+// asked for one), unless the user has voted again since: then they keep the
+// role and get no reminder, since they cannot vote yet.
 func (r *rewards) onExpire(ctx context.Context, v voterewards.Vote) error {
-	if !r.enabled() {
-		r.log.Info("vote expired", "user", v.PlatformID)
+	if st := r.bot.plugin.Active(v.PlatformID); st.Active {
+		r.log.Info("vote expired but the user voted again; role kept, no reminder", "user", v.PlatformID)
 		return nil
 	}
-	if st := r.bot.plugin.Active(v.PlatformID); st.Active {
-		r.log.Info("vote expired but the user voted again; role kept", "user", v.PlatformID)
+	if err := r.takeRole(ctx, v); err != nil {
+		return err
+	}
+	return r.bot.remind(ctx, v)
+}
+
+// takeRole takes the voter role back from the voter of an expired vote.
+func (r *rewards) takeRole(ctx context.Context, v voterewards.Vote) error {
+	if !r.enabled() {
+		r.log.Info("vote expired", "user", v.PlatformID)
 		return nil
 	}
 	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID

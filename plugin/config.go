@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -192,8 +193,24 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
 		return bad("WebhookPath", "%q does not start with /", c.WebhookPath)
 	}
+	// The receiver is the authority on its secrets: what New would refuse
+	// (an empty item, white space such as a trailing newline) is refused
+	// here, before the bot goes online, naming the field, never the value.
+	for i, s := range c.WebhookSecrets {
+		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
+			return bad("WebhookSecrets", "item %d of %d is empty or holds white space or a control character", i+1, len(c.WebhookSecrets))
+		}
+	}
+	if c.WebhookAuth != "" {
+		if _, err := webhook.New(webhook.Config{LegacyAuth: c.WebhookAuth, OnVote: noVote}); err != nil {
+			return bad("WebhookAuth", "holds white space or a control character (a trailing newline?)")
+		}
+	}
 	return nil
 }
+
+// noVote is the callback of the receivers Validate builds to check secrets.
+func noVote(context.Context, webhook.Vote) error { return nil }
 
 // String shows the values as set, with "default" for a nil pointer field, so a
 // log line of the configuration reads as the caller wrote it.

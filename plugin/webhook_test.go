@@ -142,6 +142,8 @@ func TestWebhookConfigMistakes(t *testing.T) {
 		"address without secret": {plugin.Config{WebhookAddr: ":8080"}, "Config.WebhookSecrets"},
 		"poll off":               {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, VotePollInterval: new(time.Duration(0))}, "Config.VotePollInterval"},
 		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "Config.WebhookPath"},
+		"auth with a newline":    {plugin.Config{WebhookAuth: "v0-auth\n"}, "Config.WebhookAuth"},
+		"secret with a space":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret, "whs_x y"}}, "Config.WebhookSecrets"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.cfg.Validate()

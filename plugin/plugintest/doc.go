@@ -37,12 +37,15 @@
 //     registered slash command ([Server.Interact]);
 //   - the REST endpoints such a bot uses, under /api/v9 (and /api/v10): the
 //     gateway URL, the bot user, the application, application commands,
-//     member roles, interaction callbacks and their follow-ups. Every request
+//     member roles, interaction callbacks and their follow-ups, and direct
+//     messages (opening a user's DM channel, sending into it). Every request
 //     is recorded ([Server.Calls]); an unknown endpoint answers 404 like
 //     Discord does.
 //
 // Tests inspect the effects with [Server.Commands], [Server.MemberRoles],
-// [Server.RoleChanges] and [Server.InteractionReplies], and make Discord
+// [Server.RoleChanges], [Server.InteractionReplies] and
+// [Server.DirectMessages] (or wait with [Server.WaitDirectMessages]), make a
+// user refuse DMs with [Server.BlockDMs], and make Discord
 // misbehave with [Server.Inject]: a 429 with Retry-After ([RateLimited]), a
 // body that never ends ([LongBody]), a request never answered ([NoAnswer]),
 // or a dropped gateway connection ([Server.DropConnection]).

@@ -39,6 +39,10 @@ const (
 	RouteMemberRoleAdd Route = "PUT /guilds/{guild}/members/{user}/roles/{role}"
 	// RouteMemberRoleRemove takes a role from a member.
 	RouteMemberRoleRemove Route = "DELETE /guilds/{guild}/members/{user}/roles/{role}"
+	// RouteDMCreate opens the DM channel with a user (discordgo's UserChannelCreate).
+	RouteDMCreate Route = "POST /users/@me/channels"
+	// RouteMessageCreate sends a message to a channel (ChannelMessageSend).
+	RouteMessageCreate Route = "POST /channels/{channel}/messages"
 	// RouteInteractionCallback answers an interaction.
 	RouteInteractionCallback Route = "POST /interactions/{id}/{token}/callback"
 	// RouteInteractionEdit edits an interaction's original answer.
@@ -127,7 +131,7 @@ func knownRoute(r Route) bool {
 	switch r {
 	case RouteGateway, RouteGatewayBot, RouteCurrentUser, RouteApplication, RouteCurrentApplication,
 		RouteCommands, RouteCommandsOverwrite, RouteCommandCreate, RouteGuildCommandsOverwrite,
-		RouteMemberRoleAdd, RouteMemberRoleRemove,
+		RouteMemberRoleAdd, RouteMemberRoleRemove, RouteDMCreate, RouteMessageCreate,
 		RouteInteractionCallback, RouteInteractionEdit, RouteInteractionFollowup:
 		return true
 	}

@@ -127,6 +127,8 @@ func (s *Server) restHandler() http.Handler {
 		http.MethodPut:    s.addRole,
 		http.MethodDelete: s.removeRole,
 	})
+	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
+	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
 	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
 	route(api+"/webhooks/{app}/{token}", map[string]http.HandlerFunc{http.MethodPost: s.followup})
 	route(api+"/webhooks/{app}/{token}/messages/@original", map[string]http.HandlerFunc{http.MethodPatch: s.editOriginal})

@@ -47,6 +47,7 @@ type Server struct {
 	replies      []InteractionReply
 	faults       map[Route][]*injected
 	held         int // requests a NoAnswer fault holds
+	dms          dmState
 }
 
 // NewServer starts a fake Discord listening on 127.0.0.1 (a free port). It

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFileRemindersSurviveReopen: opt-ins are durable once SetReminder
+// returns, survive a reopen (a restart), and opting out removes them.
+func TestFileRemindersSurviveReopen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	const alice, bob = "300000000000000001", "300000000000000002"
+	r, err := openReminders(dir)
+	require.NoError(t, err)
+	require.NoError(t, r.SetReminder(ctx, alice, true))
+	require.NoError(t, r.SetReminder(ctx, bob, true))
+	require.NoError(t, r.SetReminder(ctx, bob, false))
+
+	again, err := openReminders(dir)
+	require.NoError(t, err)
+	for user, want := range map[string]bool{alice: true, bob: false, "300000000000000003": false} {
+		got, err := again.WantsReminder(ctx, user)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, user)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, remindersFile))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"version":1,"users":["`+alice+`"]}`, string(b))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+// TestFileRemindersDamagedFile: a file the bot cannot read stops it with an
+// error naming the file, rather than forgetting every opt-in.
+func TestFileRemindersDamagedFile(t *testing.T) {
+	t.Parallel()
+	for name, content := range map[string]string{
+		"torn":            `{"version":1,"users":["3000`,
+		"unknown version": `{"version":2,"users":[]}`,
+		"not an id":       `{"version":1,"users":["alice"]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, remindersFile)
+			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+			_, err := openReminders(dir)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path)
+		})
+	}
+}
+
+// TestFileRemindersWriteFailureKeepsTheOldChoice: a choice that could not be
+// written is not reported as made.
+func TestFileRemindersWriteFailureKeepsTheOldChoice(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into a read-only directory")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	r, err := openReminders(dir)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o500))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	require.Error(t, r.SetReminder(ctx, "300000000000000001", true))
+	got, err := r.WantsReminder(ctx, "300000000000000001")
+	require.NoError(t, err)
+	assert.False(t, got)
+}

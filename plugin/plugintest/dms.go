@@ -1,0 +1,171 @@
+package plugintest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Discord JSON error codes of direct messages.
+const (
+	codeUnknownChannel       = 10003
+	codeCannotMessageUser    = 50007
+	maxMessageContentRunes   = 2000
+	dmChannelType            = 1 // DM
+	defaultMessageType       = 0
+	messageTimestampLayout   = "2006-01-02T15:04:05.000000+00:00"
+	cannotMessageUserMessage = "Cannot send messages to this user"
+)
+
+// DirectMessage is one message the bot sent to a user's DM channel: POST
+// /users/@me/channels (discordgo's UserChannelCreate) opens the channel, POST
+// /channels/{channel}/messages (ChannelMessageSend) sends into it. Messages
+// refused (see [Server.BlockDMs]) are not recorded here; [Server.Calls] has
+// every request.
+type DirectMessage struct {
+	// UserID is the recipient.
+	UserID string
+	// ChannelID is the DM channel, the same for every message to one user.
+	ChannelID string
+	// MessageID is the id the Server gave the message.
+	MessageID string
+	// Content is the message's content.
+	Content string
+}
+
+// dmState is the Server's DM channels and messages; guarded by Server.mu.
+type dmState struct {
+	channels map[string]string // user ID -> DM channel ID
+	owners   map[string]string // DM channel ID -> user ID
+	blocked  map[string]bool   // users who do not accept DMs from the bot
+	messages []DirectMessage
+}
+
+func (d *dmState) init() {
+	if d.channels == nil {
+		d.channels, d.owners, d.blocked = map[string]string{}, map[string]string{}, map[string]bool{}
+	}
+}
+
+// openDM serves POST /users/@me/channels {"recipient_id": ...}: the user's DM
+// channel, created on first use, as Discord does.
+func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if !decodeJSON(w, r, &body) {
+		return
+	}
+	if _, err := parseSnowflake(body.RecipientID); err != nil {
+		invalidForm(w, map[string]any{"recipient_id": map[string]any{"_errors": []map[string]string{
+			{"code": "NUMBER_TYPE_COERCE", "message": "Value is not snowflake."}}}})
+		return
+	}
+	s.mu.Lock()
+	s.dms.init()
+	id, ok := s.dms.channels[body.RecipientID]
+	if !ok {
+		id = s.nextIDLocked()
+		s.dms.channels[body.RecipientID] = id
+		s.dms.owners[id] = body.RecipientID
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": id, "type": dmChannelType, "last_message_id": nil, "flags": 0,
+		"recipients": []map[string]any{{
+			"id": body.RecipientID, "username": "user-" + body.RecipientID, "global_name": nil,
+			"discriminator": "0", "avatar": nil, "public_flags": 0,
+		}},
+	})
+}
+
+// createMessage serves POST /channels/{channel}/messages for a DM channel
+// opened by openDM (any other channel is 404 Unknown Channel: the fake keeps
+// no guild channels): 403 Cannot send messages to this user when the user
+// blocks DMs, else the message, recorded.
+func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
+	channel := r.PathValue("channel")
+	var m messageBody
+	if !decodeJSON(w, r, &m) {
+		return
+	}
+	if m.empty() {
+		emptyMessage(w)
+		return
+	}
+	if len([]rune(m.content())) > maxMessageContentRunes {
+		invalidForm(w, map[string]any{"content": map[string]any{"_errors": []map[string]string{
+			{"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}}}})
+		return
+	}
+	s.mu.Lock()
+	s.dms.init()
+	user, ok := s.dms.owners[channel]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel")
+		return
+	case s.dms.blocked[user]:
+		s.mu.Unlock()
+		writeError(w, http.StatusForbidden, codeCannotMessageUser, cannotMessageUserMessage)
+		return
+	}
+	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
+	s.dms.messages = append(s.dms.messages, dm)
+	s.notifyLocked()
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"id": dm.MessageID, "channel_id": channel, "type": defaultMessageType, "content": dm.Content,
+		"timestamp": time.Now().UTC().Format(messageTimestampLayout), "edited_timestamp": nil,
+		"tts": false, "mention_everyone": false, "mentions": []any{}, "mention_roles": []any{},
+		"attachments": []any{}, "embeds": []any{}, "pinned": false, "flags": 0,
+		"author": s.botUser(),
+	})
+}
+
+// BlockDMs makes the Server refuse every later message to userID's DM
+// channel with 403 and JSON code 50007 (Cannot send messages to this user),
+// as Discord does when a user closed their DMs or shares no server with the
+// bot. Opening the channel still succeeds, as on Discord. It fails with
+// ErrInvalidSnowflake (wrapped) for an id that is not a snowflake.
+func (s *Server) BlockDMs(userID string) error {
+	if _, err := parseSnowflake(userID); err != nil {
+		return fmt.Errorf("plugintest: block DMs: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dms.init()
+	s.dms.blocked[userID] = true
+	return nil
+}
+
+// DirectMessages returns every message the bot sent to a DM channel and the
+// Server accepted, in arrival order.
+func (s *Server) DirectMessages() []DirectMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.dms.messages)
+}
+
+// WaitDirectMessages blocks until the bot has sent at least n direct messages
+// to userID, the context is done (returning its error) or the Server is
+// closed (ErrClosed), and returns that user's messages.
+func (s *Server) WaitDirectMessages(ctx context.Context, userID string, n int) ([]DirectMessage, error) {
+	var out []DirectMessage
+	err := s.waitFor(ctx, func() bool {
+		out = out[:0]
+		for _, m := range s.dms.messages {
+			if m.UserID == userID {
+				out = append(out, m)
+			}
+		}
+		return len(out) >= n
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plugintest: wait for %d direct messages to %s: %w", n, userID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,240 @@
+package plugin_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+const benchSecret = "whs_bench_secret"
+
+// benchReceiver is a plugin with votes only, its state in a bbolt file (fsync
+// on, the default), polling a fake Top.gg every poll, with its webhook
+// receiver mounted on a loopback HTTP server. onReward is its reward handler.
+type benchReceiver struct {
+	tg     *topggtest.Server
+	srv    *httptest.Server
+	client *http.Client
+}
+
+func newBenchReceiver(b *testing.B, poll time.Duration, onReward voterewards.Handler) *benchReceiver {
+	b.Helper()
+	tg := topggtest.NewServer()
+	b.Cleanup(tg.Close)
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := plugin.Config{
+		Autopost: plugin.AutopostOff, SyncCommands: new(false),
+		VotePollInterval: &poll, StateDir: b.TempDir(),
+		WebhookSecrets: plugin.WebhookSecrets{benchSecret},
+	}
+	p, err := plugin.New(client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithRewardHandler(onReward))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := p.WebhookHandler()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	})
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	hc := &http.Client{Transport: tr}
+	b.Cleanup(hc.CloseIdleConnections)
+	// Wait for the first poll: Run is then past its start, and a webhook is
+	// stored at once.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(tg.Requests()) == 0 {
+		if time.Now().After(deadline) {
+			b.Fatal("no first poll")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return &benchReceiver{tg: tg, srv: srv, client: hc}
+}
+
+// benchVoteBody is a vote.create of the n-th bench voter, created at.
+func benchVoteBody(n int64, at time.Time) []byte {
+	ts := at.UTC().Format("2006-01-02T15:04:05.0000000") + "+00:00"
+	exp := at.Add(12*time.Hour).UTC().Format("2006-01-02T15:04:05.0000000") + "+00:00"
+	return fmt.Appendf(nil, `{"type":"vote.create","data":{"id":"%d","weight":1,"created_at":%q,"expires_at":%q,`+
+		`"project":{"id":"803190510032756736","type":"bot","platform":"discord","platform_id":"1026525568344264724"},`+
+		`"user":{"id":"7%017d","platform_id":"3%017d","name":"voter","avatar_url":""}}}`,
+		808499215864008704+n, ts, exp, n, n)
+}
+
+// post delivers a signed body and fails the benchmark unless it is answered 2xx.
+func (r *benchReceiver) post(b *testing.B, body []byte) {
+	req, err := webhook.NewRequest(context.Background(), r.srv.URL, benchSecret, time.Now(), body)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b.Errorf("answered %d", resp.StatusCode)
+	}
+}
+
+// percentile returns the p-th percentile (0..1) of sorted durations, in ms.
+func percentile(sorted []time.Duration, p float64) float64 {
+	i := min(int(p*float64(len(sorted))), len(sorted)-1)
+	return float64(sorted[i]) / float64(time.Millisecond)
+}
+
+// BenchmarkWebhookLatency measures the time from sending a signed vote.create
+// over loopback HTTP to the plugin's receiver to the reward handler's call,
+// over 1,000 deliveries one after the other, with the bbolt store (fsync on):
+// p50-ms and p99-ms (goals: 5 and 20). Beside it, the polling path: the time
+// from a poll request reaching the fake Top.gg to the handler's call
+// (poll-request-ms, the request plus delivery), and what a vote waits on
+// average at the default interval (1m): half of it plus that (poll-p50-ms),
+// and the ratio to the webhook's p50. Run it with -benchtime=1x.
+func BenchmarkWebhookLatency(b *testing.B) {
+	for range b.N {
+		pollLatency(b, webhookLatency(b))
+	}
+}
+
+// webhookLatency reports the webhook path and returns its p50.
+func webhookLatency(b *testing.B) time.Duration {
+	const deliveries = 1000
+	got := make(chan time.Time, 1)
+	r := newBenchReceiver(b, time.Hour, func(context.Context, voterewards.Vote) error {
+		got <- time.Now()
+		return nil
+	})
+	bodies := make([][]byte, deliveries)
+	base := time.Now().Add(-time.Hour)
+	for i := range bodies {
+		bodies[i] = benchVoteBody(int64(i), base.Add(time.Duration(i)*time.Millisecond))
+	}
+	lat := make([]time.Duration, 0, deliveries)
+	for _, body := range bodies {
+		start := time.Now()
+		r.post(b, body)
+		select {
+		case at := <-got:
+			lat = append(lat, at.Sub(start))
+		case <-time.After(10 * time.Second):
+			b.Fatal("the reward handler was not called")
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(percentile(lat, 0.50), "p50-ms")
+	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	b.ReportMetric(percentile(lat, 1), "max-ms")
+	return lat[len(lat)/2]
+}
+
+// pollLatency reports the polling path, and its ratio to webhookP50.
+func pollLatency(b *testing.B, webhookP50 time.Duration) {
+	const votes, interval = 50, 100 * time.Millisecond
+	var mu sync.Mutex
+	handled := map[string]time.Time{}
+	r := newBenchReceiver(b, interval, func(_ context.Context, v voterewards.Vote) error {
+		mu.Lock()
+		handled[v.PlatformID] = time.Now()
+		mu.Unlock()
+		return nil
+	})
+	var cost []time.Duration
+	for i := range votes {
+		id := fmt.Sprintf("4%017d", i)
+		added := time.Now()
+		r.tg.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", i), PlatformID: id, CreatedAt: added.UTC()})
+		var at time.Time
+		deadline := time.Now().Add(10 * time.Second)
+		for at.IsZero() {
+			if time.Now().After(deadline) {
+				b.Fatal("the poll did not reward the vote")
+			}
+			time.Sleep(200 * time.Microsecond)
+			mu.Lock()
+			at = handled[id]
+			mu.Unlock()
+		}
+		// The poll that read it: the last request before the handler ran.
+		var pollAt time.Time
+		for _, req := range r.tg.Requests() {
+			if req.Path == "/v1/projects/@me/votes" && req.At.Before(at) {
+				pollAt = req.At
+			}
+		}
+		cost = append(cost, at.Sub(pollAt))
+	}
+	slices.Sort(cost)
+	req := percentile(cost, 0.5)
+	expected := float64(plugin.DefaultVotePollInterval/2)/float64(time.Millisecond) + req
+	b.ReportMetric(req, "poll-request-ms")
+	b.ReportMetric(expected, "poll-p50-ms")
+	if webhookP50 > 0 {
+		b.ReportMetric(expected/(float64(webhookP50)/float64(time.Millisecond)), "poll/webhook")
+	}
+}
+
+// BenchmarkWebhookThroughput measures sustained vote.create deliveries per
+// second through the receiver's real HTTP handler (loopback, keep-alive, 64
+// concurrent senders per CPU), each answered once its vote is durable in the
+// bbolt store (fsync on; concurrent deliveries share commits), until every
+// vote's reward handler (a no-op) has run. Goal: 2,000/s. One op is one
+// delivery.
+func BenchmarkWebhookThroughput(b *testing.B) {
+	var rewarded atomic.Int64
+	r := newBenchReceiver(b, time.Hour, func(context.Context, voterewards.Vote) error {
+		rewarded.Add(1)
+		return nil
+	})
+	var next atomic.Int64
+	base := time.Now().Add(-time.Hour)
+	b.SetParallelism(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := next.Add(1)
+			r.post(b, benchVoteBody(n, base.Add(time.Duration(n)*time.Microsecond)))
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for rewarded.Load() < next.Load() {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d votes rewarded", rewarded.Load(), next.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "webhooks/s")
+}
