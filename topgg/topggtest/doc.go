@@ -38,6 +38,15 @@
 // are decoded strictly (unknown members are refused), so a misspelt field in
 // a client fails loudly.
 //
+// Like the real service, the fake delivers webhooks when configured with
+// [WithWebhook] (v1, signed with a "whs_" secret; see package
+// topgg/webhook) or [WithLegacyWebhook] (v0, an Authorization value):
+// [Server.AddVote] sends a vote.create, [Server.SendWebhookTest] a
+// webhook.test and [Server.SendWebhookEvent] any other event, each within
+// a 5 s timeout and retried after about 1, 2 and 4 s on a timeout or a 5xx,
+// never on a 4xx ([WithWebhookRetries] shortens the schedule).
+// [Server.Deliveries] records every attempt and its answer.
+//
 // Every method of *Server is safe for concurrent use, including while
 // requests are being served.
 package topggtest

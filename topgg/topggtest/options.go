@@ -16,6 +16,7 @@ type config struct {
 	legacyLimit int
 	legacyWin   time.Duration
 	logger      *slog.Logger
+	webhooks    webhookConfig
 }
 
 func defaultConfig() config {

@@ -54,6 +54,8 @@ type Server struct {
 	bots             []Bot
 	legacyStats      *LegacyStats
 	legacyHits       []time.Time
+
+	hooks webhookState // has its own lock
 }
 
 // NewServer starts a fake service on 127.0.0.1 with a random port. The
@@ -113,10 +115,13 @@ func (s *Server) Project() Project { return s.cfg.project.clone() }
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
 // Close stops the server: requests held by an injected Delay are dropped at
-// once, then Close waits for the remaining requests to finish, like
-// httptest.Server.Close. It may be called more than once.
+// once, webhook deliveries stop (a waiting retry at once, an attempt in
+// flight is cancelled) and are waited for, then Close waits for the
+// remaining requests to finish, like httptest.Server.Close. It may be called
+// more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
+	s.hooks.close()
 	s.ts.Close()
 }
 

@@ -23,6 +23,11 @@ type Vote struct {
 	Weight    int
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// Query is the query string of the vote page's URL, e.g. "ref=abc"
+	// (a leading "?" is optional). Only webhooks carry it (see WithWebhook):
+	// v1 as an object of its parameters, v0 as "?ref=abc". The history does
+	// not.
+	Query string
 }
 
 // storedVote orders votes by (CreatedAt, seq); seq is the insertion
@@ -65,6 +70,7 @@ func (s *Server) AddVote(v Vote) {
 	s.votes = append(s.votes, storedVote{})
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
+	s.deliverVote(sv.Vote, sv.seq)
 }
 
 // AddVotes records several votes, each as by AddVote.

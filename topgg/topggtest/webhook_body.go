@@ -1,0 +1,176 @@
+package topggtest
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Webhook bodies, in the shapes Top.gg sends.
+
+// webhookTime formats a webhook timestamp as Top.gg does: 7 fractional
+// digits and "+00:00" (the vote history uses up to 6 and "Z").
+func webhookTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.0000000") + "+00:00"
+}
+
+// webhookVoteIDBase makes vote ids that look like Top.gg's snowflakes.
+const webhookVoteIDBase = 808499215864008704
+
+// WebhookVoteID returns the id the vote.create webhook of the n-th vote added
+// to the server (from 1) carries. The vote history has no id.
+func WebhookVoteID(n int64) string { return strconv.FormatInt(webhookVoteIDBase+n, 10) }
+
+type webhookProject struct {
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Platform   string `json:"platform"`
+	PlatformID string `json:"platform_id"`
+}
+
+type webhookUser struct {
+	ID         string `json:"id"`
+	PlatformID string `json:"platform_id"`
+	Name       string `json:"name"`
+	AvatarURL  string `json:"avatar_url"`
+}
+
+type webhookVote struct {
+	ID        string            `json:"id"`
+	Weight    int               `json:"weight"`
+	CreatedAt string            `json:"created_at"`
+	ExpiresAt string            `json:"expires_at"`
+	Project   webhookProject    `json:"project"`
+	User      webhookUser       `json:"user"`
+	Query     map[string]string `json:"query,omitempty"`
+}
+
+type webhookEnvelope struct {
+	Type string `json:"type"`
+	Data any    `json:"data"`
+}
+
+// legacyWebhook is a v0 body; Bot or Guild is set.
+type legacyWebhook struct {
+	Bot       string `json:"bot,omitempty"`
+	Guild     string `json:"guild,omitempty"`
+	User      string `json:"user"`
+	Type      string `json:"type"`
+	IsWeekend bool   `json:"isWeekend"`
+	Query     string `json:"query"`
+}
+
+func (s *Server) webhookProject() webhookProject {
+	p := s.cfg.project
+	return webhookProject{ID: p.ID, Type: p.Type, Platform: p.Platform, PlatformID: p.PlatformID}
+}
+
+// voter describes the user of a vote; the fake knows no names, so it makes
+// them up from the ids.
+func voter(userID, platformID string) webhookUser {
+	return webhookUser{
+		ID: userID, PlatformID: platformID, Name: "voter" + platformID,
+		AvatarURL: "https://cdn.discordapp.com/embed/avatars/0.png",
+	}
+}
+
+func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
+	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
+	if s.cfg.project.Type == TypeServer {
+		b.Guild = s.cfg.project.PlatformID
+	} else {
+		b.Bot = s.cfg.project.PlatformID
+	}
+	if query = strings.TrimPrefix(query, "?"); query != "" {
+		b.Query = "?" + query
+	}
+	return mustJSON(b)
+}
+
+// queryObject is the v1 form of a query string: its parameters (the first
+// value of each), nil when there are none.
+func queryObject(query string) map[string]string {
+	vals, _ := url.ParseQuery(strings.TrimPrefix(query, "?")) // keeps what parses
+	if len(vals) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(vals))
+	for k, v := range vals {
+		m[k] = v[0]
+	}
+	return m
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("topggtest: encoding a webhook body: " + err.Error()) // only strings and numbers
+	}
+	return b
+}
+
+// deliverVote sends the vote.create of a vote just added (seq is its
+// insertion number) to every receiver. AddVote calls it under s.mu.
+func (s *Server) deliverVote(v Vote, seq int64) {
+	if len(s.cfg.webhooks.targets) == 0 {
+		return
+	}
+	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
+		ID: WebhookVoteID(seq), Weight: v.Weight,
+		CreatedAt: webhookTime(v.CreatedAt), ExpiresAt: webhookTime(v.ExpiresAt),
+		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
+	}})
+	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
+	for _, t := range s.cfg.webhooks.targets {
+		body := v1
+		if t.version() == 0 {
+			body = v0
+		}
+		s.startDelivery(t, "vote.create", body)
+	}
+}
+
+// Test user of webhook.test, as the settings page's button sends it: the
+// project owner.
+const (
+	testUserID         = "900000000000000001"
+	testUserPlatformID = "160105994217586689"
+)
+
+// SendWebhookTest sends a webhook.test to every receiver, as the "send test"
+// button of Top.gg's webhook settings does: v1 {"type": "webhook.test",
+// "data": {user, project}}, v0 a vote body of type "test". Deliveries run in
+// the background; see [Server.Deliveries].
+func (s *Server) SendWebhookTest() {
+	v1 := mustJSON(webhookEnvelope{Type: "webhook.test", Data: struct {
+		User    webhookUser    `json:"user"`
+		Project webhookProject `json:"project"`
+	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
+	v0 := s.legacyBody(testUserPlatformID, "test", false, "")
+	for _, t := range s.cfg.webhooks.targets {
+		body, typ := v1, "webhook.test"
+		if t.version() == 0 {
+			body = v0
+		}
+		s.startDelivery(t, typ, body)
+	}
+}
+
+// SendWebhookEvent sends {"type": eventType, "data": data} to every v1
+// receiver (v0 has votes only), for events the fake does not make itself:
+// integration.create, integration.delete, or a type Top.gg may add. data is
+// encoded with encoding/json; an error is returned before anything is sent.
+func (s *Server) SendWebhookEvent(eventType string, data any) error {
+	body, err := json.Marshal(webhookEnvelope{Type: eventType, Data: data})
+	if err != nil {
+		return err
+	}
+	for _, t := range s.cfg.webhooks.targets {
+		if t.version() == 1 {
+			s.startDelivery(t, eventType, body)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package topggtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg/webhook"
+)
+
+// maxAnswerBytes bounds the recorded body of a receiver's answer.
+const maxAnswerBytes = 64 << 10
+
+// webhookState runs the deliveries: one goroutine per delivery, all ended
+// and waited for by close. Its zero value is ready; it never takes s.mu, so
+// AddVote may call it under s.mu.
+type webhookState struct {
+	mu         sync.Mutex
+	closed     bool
+	ctx        context.Context // cancelled by close; made on first use
+	cancel     context.CancelFunc
+	client     *http.Client
+	wg         sync.WaitGroup
+	deliveries []*Delivery
+}
+
+// start records a delivery of body to t and runs it in a goroutine. After
+// close it does nothing.
+func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
+	h := &s.hooks
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	if h.ctx == nil {
+		h.ctx, h.cancel = context.WithCancel(context.Background())
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		h.client = &http.Client{
+			Transport: tr,
+			// Top.gg does not follow redirects: a 3xx is the answer.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	d := &Delivery{URL: t.url, Version: t.version(), Type: typ, Body: body}
+	h.deliveries = append(h.deliveries, d)
+	trace := "topggtest-" + strconv.Itoa(len(h.deliveries))
+	h.wg.Add(1)
+	go s.deliver(h.ctx, d, t, trace)
+}
+
+// deliver makes the attempts of one delivery: again after a timeout, a
+// connection error or a 5xx, after each wait of the schedule, never after
+// another answer.
+func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
+	h := &s.hooks
+	defer h.wg.Done()
+	delays := s.cfg.webhooks.delays
+	if delays == nil {
+		delays = DefaultWebhookRetryDelays()
+	}
+	if t.version() == 0 {
+		delays = s.cfg.webhooks.legacyDelays
+		if delays == nil {
+			delays = DefaultLegacyWebhookRetryDelays()
+		}
+	}
+	for try := 0; ; try++ {
+		a := s.attempt(ctx, d, t, trace)
+		h.mu.Lock()
+		d.Attempts = append(d.Attempts, a)
+		h.mu.Unlock()
+		s.cfg.logger.Debug("topggtest webhook",
+			slog.String("type", d.Type), slog.Int("version", d.Version), slog.Int("attempt", try+1),
+			slog.Int("status", a.Status), slog.Any("error", a.Err))
+		if (a.Err == nil && a.Status < 500) || try >= len(delays) || !sleepCtx(ctx, delays[try]) {
+			break
+		}
+	}
+	h.mu.Lock()
+	d.Done = true
+	h.mu.Unlock()
+}
+
+// attempt POSTs the delivery once, within the timeout.
+func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trace string) Attempt {
+	timeout := s.cfg.webhooks.timeout
+	if timeout <= 0 {
+		timeout = DefaultWebhookTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(d.Body))
+	if err != nil { // unreachable: the URL was checked by the option
+		return Attempt{At: time.Now(), Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "topggtest-webhook")
+	req.Header.Set(webhook.TraceHeader, trace)
+	if t.secret != "" {
+		// Real time, like the real service's wall clock, even under WithNow:
+		// a receiver checks the timestamp against its own (real) clock.
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.secret, time.Now(), d.Body))
+	} else {
+		req.Header.Set("Authorization", string(t.auth))
+	}
+	a := Attempt{At: time.Now(), Header: req.Header.Clone()}
+	resp, err := s.hooks.client.Do(req)
+	if err != nil {
+		a.Err = fmt.Errorf("topggtest: webhook to %s: %w", req.URL.Redacted(), err)
+		return a
+	}
+	defer resp.Body.Close()
+	a.Status = resp.StatusCode
+	a.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		// The status came in time but the body did not: Top.gg would count
+		// it as a timeout.
+		a.Status, a.Err = 0, fmt.Errorf("topggtest: webhook answer from %s: %w", req.URL.Redacted(), err)
+	}
+	return a
+}
+
+// sleepCtx waits d, or until ctx is done; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// close stops every delivery (a waiting retry at once, an attempt in flight
+// by cancelling it) and waits for their goroutines.
+func (h *webhookState) close() {
+	h.mu.Lock()
+	h.closed = true
+	if h.cancel != nil {
+		h.cancel()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client != nil {
+		h.client.CloseIdleConnections()
+	}
+	for _, d := range h.deliveries {
+		d.Done = true
+	}
+}

@@ -1,0 +1,147 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+// MaxBodyBytes is the largest body a [Handler] reads; a larger one is
+// refused with 413 before it is read whole. A vote.create is under 1 KiB.
+const MaxBodyBytes = 2 << 20
+
+// Config configures a [Handler] made by [New]. At least one secret (Secrets
+// or LegacyAuth) and one callback (OnVote or OnEvent) are required.
+//
+// A Config prints without its secrets under every fmt verb and in slog.
+type Config struct {
+	// Secrets are the v1 signing secrets ("whs_..."), one per webhook of the
+	// project: a delivery signed by any of them is accepted. Rotating a
+	// secret on Top.gg kills the old one at once, so during a rotation list
+	// both here before changing it there.
+	Secrets []Secret
+	// LegacyAuth is the v0 Authorization value. When set, a delivery without
+	// an x-topgg-signature header is taken as v0 and accepted when its
+	// Authorization header equals LegacyAuth. Empty: v0 is refused.
+	LegacyAuth Secret
+
+	// OnVote stores a vote (v1 vote.create, v0 upvote and test) before Top.gg
+	// gets its answer. Return nil only once the vote is durably stored: the
+	// answer is then 204, and Top.gg never sends it again. An error makes the
+	// answer 500, and Top.gg retries (v1 3 times, about 1, 2 and 4 s later).
+	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
+	// called concurrently for several deliveries. When nil, votes are
+	// answered 204 at once and reach OnEvent only.
+	OnVote func(ctx context.Context, v Vote) error
+	// OnEvent receives every accepted event, votes included (after OnVote
+	// returned nil), once the answer is written and flushed to Top.gg, and
+	// before ServeHTTP returns: nothing runs after the request, and a slow
+	// OnEvent only holds its connection (and http.Server.Shutdown). ctx has
+	// the request's values but is not cancelled when Top.gg hangs up after
+	// its answer. It may be called concurrently.
+	OnEvent func(ctx context.Context, e Event)
+	// OnIntegrationCreate answers an integration.create (Top.gg expects the
+	// answer in the response). An error makes the answer 500. When nil, an
+	// integration.create is answered 204 and reaches OnEvent only.
+	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
+
+	// Tolerance is how far a v1 signature's timestamp may be from now, in
+	// either direction (default [DefaultTolerance], 5 minutes).
+	Tolerance time.Duration
+	// Logger receives refusals and callback failures (default: discard). No
+	// secret, signature or body is ever logged.
+	Logger *slog.Logger
+
+	// clock tells the time of the timestamp check (default the real clock);
+	// tests inject a fake through export_test.go.
+	clock clock.Clock
+}
+
+// String describes the Config without its secrets.
+func (c Config) String() string {
+	return fmt.Sprintf("webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
+		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
+}
+
+// GoString describes the Config without its secrets, for %#v.
+func (c Config) GoString() string { return c.String() }
+
+// Format prints the Config without its secrets under every verb.
+func (c Config) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
+
+// LogValue makes slog print the Config without its secrets.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+func setOrNot(set bool) string {
+	if set {
+		return redacted
+	}
+	return "unset"
+}
+
+// check validates the Config and fills in the defaults.
+func (c Config) check() (Config, error) {
+	if len(c.Secrets) == 0 && c.LegacyAuth == "" {
+		return c, ErrNoSecret
+	}
+	for i, s := range c.Secrets {
+		if !wellFormed(s) {
+			return c, fmt.Errorf("%w: Config.Secrets[%d]", ErrEmptySecret, i)
+		}
+	}
+	if c.LegacyAuth != "" && !wellFormed(c.LegacyAuth) {
+		return c, fmt.Errorf("%w: Config.LegacyAuth", ErrEmptySecret)
+	}
+	if c.OnVote == nil && c.OnEvent == nil {
+		return c, ErrNoCallback
+	}
+	if c.Tolerance < 0 {
+		return c, errors.New("webhook: Config.Tolerance is negative")
+	}
+	if c.Tolerance == 0 {
+		c.Tolerance = DefaultTolerance
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.clock = clock.Or(c.clock)
+	return c, nil
+}
+
+// SplitSecrets splits a comma-separated list of secrets, as an environment
+// variable holds them ("whs_a,whs_b"), trimming white space around each. An
+// empty list or item is an error wrapping [ErrEmptySecret] that does not
+// quote the list.
+func SplitSecrets(list string) ([]Secret, error) {
+	parts := strings.Split(list, ",")
+	out := make([]Secret, 0, len(parts))
+	for i, p := range parts {
+		s := Secret(strings.TrimSpace(p))
+		if !wellFormed(s) {
+			return nil, fmt.Errorf("%w: item %d of %d", ErrEmptySecret, i+1, len(parts))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// wellFormed refuses an empty secret and one with white space or control
+// bytes: a secret read from a file or an environment variable with a
+// trailing newline would otherwise never match, silently.
+func wellFormed(s Secret) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b <= ' ' || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}

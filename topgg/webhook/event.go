@@ -1,0 +1,160 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// EventType is the "type" of a v1 delivery. Types this package does not know
+// are kept as sent.
+type EventType string
+
+// The event types Top.gg sends.
+const (
+	// TypeVoteCreate: a user voted. v0 deliveries (upvote and test) have it too.
+	TypeVoteCreate EventType = "vote.create"
+	// TypeWebhookTest: the "send test" button of the webhook settings.
+	TypeWebhookTest EventType = "webhook.test"
+	// TypeIntegrationCreate: a user connected an integration (approved
+	// integrations only); Top.gg expects an [IntegrationAnswer].
+	TypeIntegrationCreate EventType = "integration.create"
+	// TypeIntegrationDelete: a user removed an integration.
+	TypeIntegrationDelete EventType = "integration.delete"
+)
+
+// Project is the project a v1 event is about.
+type Project struct {
+	// ID is the Top.gg project id.
+	ID string `json:"id"`
+	// Type is "bot", "server", "game", ... (kept as sent).
+	Type string `json:"type"`
+	// Platform is "discord", "roblox", ... (kept as sent).
+	Platform string `json:"platform"`
+	// PlatformID is the project's id on its platform (the Discord
+	// application id of a bot, the guild id of a server).
+	PlatformID string `json:"platform_id"`
+}
+
+// User is the Top.gg user a v1 event is about.
+type User struct {
+	// ID is the Top.gg user id.
+	ID string `json:"id"`
+	// PlatformID is the user's id on the project's platform (the Discord
+	// user id).
+	PlatformID string `json:"platform_id"`
+	Name       string `json:"name"`
+	AvatarURL  string `json:"avatar_url"`
+}
+
+// Vote is one vote, the same shape for v1 (vote.create) and v0 deliveries.
+// It is what [Config.OnVote] receives.
+type Vote struct {
+	// Version is 1 for a v1 (signed) delivery, 0 for a legacy one.
+	Version int
+	// ID is the vote's id (v1 only). The vote history has no id: a store
+	// that merges both sources cannot deduplicate on it alone.
+	ID string
+	// UserID is the voter's Top.gg user id (v1 only).
+	UserID string
+	// PlatformID is the voter's id on the platform, the Discord user id:
+	// user.platform_id in v1, user in v0.
+	PlatformID string
+	// UserName and AvatarURL describe the voter (v1 only).
+	UserName, AvatarURL string
+	// ProjectID is the Top.gg project id (v1 only).
+	ProjectID string
+	// ProjectPlatformID is the project's platform id: project.platform_id in
+	// v1, bot or guild in v0.
+	ProjectPlatformID string
+	// Guild is true for a v0 vote for a server (the body had guild, not bot).
+	Guild bool
+	// Weight is how many votes it counts for: as sent in v1 (1 if absent),
+	// in v0 2 if isWeekend else 1.
+	Weight int
+	// CreatedAt and ExpiresAt are the vote's times (v1 only; zero in v0).
+	CreatedAt, ExpiresAt time.Time
+	// Query holds the vote page's query parameters: the v1 query object, or
+	// the parsed v0 query string (first value of each key). Nil when none.
+	Query map[string]string
+	// Test is true for a v0 test delivery (type "test"). v1 tests are
+	// webhook.test events and never reach OnVote.
+	Test bool
+}
+
+// Test is the data of a webhook.test event.
+type Test struct {
+	User    User
+	Project Project
+}
+
+// IntegrationCreate is the data of an integration.create event. It carries
+// the secret the integration's deliveries will be signed with; being a
+// [Secret], it never prints.
+type IntegrationCreate struct {
+	ConnectionID  string
+	WebhookSecret Secret
+	Project       Project
+	User          User
+}
+
+// String prints the event with its secret redacted.
+func (e IntegrationCreate) String() string { return fmt.Sprintf("%+v", plainIntegrationCreate(e)) }
+
+// GoString prints the event with its secret redacted, for %#v.
+func (e IntegrationCreate) GoString() string {
+	return "webhook.IntegrationCreate" + strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate")
+}
+
+// Format prints the event with its secret redacted under every verb: a
+// pointer to it inside a struct printed with a verb that does not fit a
+// pointer (%s, %d) would otherwise be printed by fmt without any method.
+func (e IntegrationCreate) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, e.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, e.String())
+}
+
+// plainIntegrationCreate has IntegrationCreate's fields and none of its
+// methods; its WebhookSecret still redacts itself.
+type plainIntegrationCreate IntegrationCreate
+
+// IntegrationDelete is the data of an integration.delete event.
+type IntegrationDelete struct {
+	ConnectionID string
+}
+
+// IntegrationAnswer is what [Config.OnIntegrationCreate] answers Top.gg: the
+// URL the integration's deliveries go to and the event types (routes) it
+// wants, e.g. []string{"vote.create"}.
+type IntegrationAnswer struct {
+	WebhookURL string   `json:"webhook_url"`
+	Routes     []string `json:"routes"`
+}
+
+// Event is one accepted delivery, as [Config.OnEvent] receives it. Exactly
+// one of Vote, Test, IntegrationCreate, IntegrationDelete and Data is set,
+// according to Type.
+type Event struct {
+	// Type is the delivery's type; a v0 delivery is a vote.create (its
+	// Vote.Test says whether it was a test), unless its type was neither
+	// "upvote" nor "test", which is kept as sent.
+	Type EventType
+	// Version is 1 for a signed delivery, 0 for a legacy one.
+	Version int
+	// Trace is the x-topgg-trace header, an id for Top.gg's support. It is
+	// not an id of the event: retries may share it or not.
+	Trace string
+
+	Vote              *Vote
+	Test              *Test
+	IntegrationCreate *IntegrationCreate
+	IntegrationDelete *IntegrationDelete
+	// Data is the data member (v1) or the whole body (v0) of a type this
+	// package does not know, as sent.
+	Data json.RawMessage
+}

@@ -1,0 +1,9 @@
+package webhook
+
+import "github.com/dblkit/go-topgg/internal/clock"
+
+// WithClock returns c with its clock set to clk, for the timestamp tests.
+func WithClock(c Config, clk clock.Clock) Config {
+	c.clock = clk
+	return c
+}

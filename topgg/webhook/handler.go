@@ -1,0 +1,270 @@
+package webhook
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
+
+// Handler receives Top.gg webhook deliveries: an http.Handler for POST
+// requests, v1 (signed) and, when configured, v0 (legacy) on the same path.
+// Make it with [New]; it is safe for concurrent use, and nothing of a
+// delivery runs after its ServeHTTP returned.
+//
+// Answers, chosen so that Top.gg retries exactly what may succeed later
+// (it retries a timeout or a 5xx, never a 4xx):
+//   - 204 once the event is accepted (and OnVote stored a vote); 200 with a
+//     JSON body for an integration.create that OnIntegrationCreate answered;
+//   - 401 for a missing or malformed signature header (v0: no Authorization);
+//   - 403 for a signature no secret made, a timestamp outside the tolerance,
+//     a wrong v0 Authorization, or a v1 delivery when no v1 secret is set;
+//   - 400 for a body that is not a valid event, 413 for a body over
+//     [MaxBodyBytes] (refused without being read whole), 405 for a method
+//     other than POST;
+//   - 500 when OnVote or OnIntegrationCreate failed.
+//
+// No callback runs for a refused delivery. A Handler prints without its
+// secrets; the zero Handler answers every request 500.
+type Handler struct {
+	keys          *keyring               // v1 secrets; nil when v1 is off
+	legacy        func(auth string) bool // checks a v0 Authorization; nil when v0 is off
+	onVote        func(context.Context, Vote) error
+	onEvent       func(context.Context, Event)
+	onIntegration func(context.Context, IntegrationCreate) (IntegrationAnswer, error)
+	tolerance     time.Duration
+	log           *slog.Logger
+	clock         clock.Clock
+	bufs          *bufPool
+}
+
+// New returns a Handler for cfg. It fails with [ErrNoSecret], [ErrEmptySecret]
+// or [ErrNoCallback] (wrapped) for a Config that could accept nothing or
+// deliver to nobody.
+func New(cfg Config) (*Handler, error) {
+	cfg, err := cfg.check()
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		onVote:        cfg.OnVote,
+		onEvent:       cfg.OnEvent,
+		onIntegration: cfg.OnIntegrationCreate,
+		tolerance:     cfg.Tolerance,
+		log:           cfg.Logger.With("component", "topgg/webhook"),
+		clock:         cfg.clock,
+		bufs:          newBufPool(),
+	}
+	if len(cfg.Secrets) > 0 {
+		h.keys = newKeyring(cfg.Secrets)
+	}
+	if cfg.LegacyAuth != "" {
+		h.legacy = legacyChecker(cfg.LegacyAuth)
+	}
+	return h, nil
+}
+
+// String describes the Handler without its secrets.
+func (h *Handler) String() string {
+	if h == nil || h.clock == nil {
+		return "webhook.Handler{unconfigured}"
+	}
+	n := 0
+	if h.keys != nil {
+		n = len(h.keys.pools)
+	}
+	return fmt.Sprintf("webhook.Handler{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", n, setOrNot(h.legacy != nil), h.tolerance)
+}
+
+// GoString describes the Handler without its secrets, for %#v.
+func (h *Handler) GoString() string { return h.String() }
+
+// Format prints the Handler without its secrets under every verb.
+func (h *Handler) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, h.String()) }
+
+// errNotConfigured answers a zero or nil Handler.
+var errNotConfigured = errors.New("webhook: Handler not made by webhook.New")
+
+// ServeHTTP receives one delivery: it authenticates it, reads and decodes the
+// body, lets OnVote (or OnIntegrationCreate) store it, answers, flushes the
+// answer, and then calls OnEvent.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h == nil || h.clock == nil {
+		http.Error(w, errNotConfigured.Error(), http.StatusInternalServerError)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.refuse(w, r, http.StatusMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
+		return
+	}
+	var d decoded
+	if err := h.receive(r, &d); err != nil {
+		h.refuse(w, r, statusOf(err), err)
+		return
+	}
+	d.ev.Trace = r.Header.Get(TraceHeader)
+	if !h.answer(w, r, &d) {
+		return
+	}
+	if h.onEvent != nil {
+		h.onEvent(context.WithoutCancel(r.Context()), d.event())
+	}
+}
+
+// receive authenticates the request and decodes its body: v1 when it has a
+// signature header, else v0.
+func (h *Handler) receive(r *http.Request, d *decoded) error {
+	if vals := r.Header.Values(SignatureHeader); len(vals) > 0 {
+		return h.receiveV1(r, vals, d)
+	}
+	return h.receiveV0(r, d)
+}
+
+func (h *Handler) receiveV1(r *http.Request, vals []string, d *decoded) error {
+	if h.keys == nil {
+		return fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
+	}
+	if len(vals) != 1 {
+		return fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
+	}
+	sig, err := parseSignature(vals[0])
+	if err != nil {
+		return err
+	}
+	// The timestamp is checked before the body is read: a stale replay costs
+	// nothing.
+	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
+		return err
+	}
+	buf, err := h.bufs.read(r)
+	defer h.bufs.put(buf)
+	if err != nil {
+		return err
+	}
+	if !h.keys.match(&sig, *buf) {
+		return ErrSignatureMismatch
+	}
+	return decodeV1(*buf, d)
+}
+
+func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
+	if h.legacy == nil {
+		return fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
+	}
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
+	}
+	if !h.legacy(auth) {
+		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
+	}
+	buf, err := h.bufs.read(r)
+	defer h.bufs.put(buf)
+	if err != nil {
+		return err
+	}
+	return decodeV0(*buf, d)
+}
+
+// legacyChecker compares with want in constant time. Only want's digest is
+// kept, inside a closure: the comparison takes the same time whatever the
+// lengths, and no formatting of a Handler reaches even the digest.
+func legacyChecker(want Secret) func(string) bool {
+	wantSum := sha256.Sum256([]byte(want))
+	return func(auth string) bool {
+		sum := sha256.Sum256([]byte(auth))
+		return subtle.ConstantTimeCompare(sum[:], wantSum[:]) == 1
+	}
+}
+
+// statusOf maps a refusal to the status Top.gg must see: 4xx, never retried.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrNoSignature), errors.Is(err, ErrMalformedSignature):
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrSignatureMismatch), errors.Is(err, ErrTimestamp):
+		return http.StatusForbidden
+	case errors.Is(err, ErrBodyTooLarge):
+		return http.StatusRequestEntityTooLarge
+	default: // ErrMalformedBody, or a body cut short by the client
+		return http.StatusBadRequest
+	}
+}
+
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+	level := slog.LevelDebug // scanners and wrong methods are noise
+	if status == http.StatusForbidden || status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
+		level = slog.LevelWarn // looks like Top.gg, but something is misconfigured
+	}
+	h.log.Log(r.Context(), level, "webhook delivery refused",
+		slog.Int("status", status), slog.String("reason", err.Error()), slog.String("remote", r.RemoteAddr))
+	if status == http.StatusRequestEntityTooLarge {
+		// Do not let the server drain the rest of a huge body.
+		w.Header().Set("Connection", "close")
+	}
+	http.Error(w, err.Error(), status)
+}
+
+// answer stores what must be stored before the answer, then writes and
+// flushes it. It reports whether the delivery was accepted.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) bool {
+	switch {
+	case d.isVote && h.onVote != nil:
+		if err := h.onVote(r.Context(), d.vote); err != nil {
+			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
+				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
+			http.Error(w, "vote not stored", http.StatusInternalServerError)
+			return false
+		}
+	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
+		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	h.flush(w, r)
+	return true
+}
+
+func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) bool {
+	ans, err := h.onIntegration(r.Context(), *ic)
+	if err == nil && ans.WebhookURL == "" {
+		err = errors.New("OnIntegrationCreate answered no WebhookURL")
+	}
+	if err != nil {
+		h.log.ErrorContext(r.Context(), "webhook integration.create not answered; answering 500",
+			slog.String("connection_id", ic.ConnectionID), slog.Any("error", err))
+		http.Error(w, "integration not created", http.StatusInternalServerError)
+		return false
+	}
+	if ans.Routes == nil {
+		ans.Routes = []string{}
+	}
+	body, err := json.Marshal(ans)
+	if err != nil { // unreachable: two strings and a slice of strings
+		http.Error(w, "integration answer not encoded", http.StatusInternalServerError)
+		return false
+	}
+	// A Content-Length makes the answer complete at the flush; a chunked one
+	// would end only when ServeHTTP returns, after OnEvent.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	h.flush(w, r)
+	return true
+}
+
+func (h *Handler) flush(w http.ResponseWriter, r *http.Request) {
+	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		h.log.DebugContext(r.Context(), "webhook answer not flushed", slog.Any("error", err))
+	}
+}

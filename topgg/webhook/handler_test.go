@@ -1,0 +1,568 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg/webhook"
+)
+
+func TestGoodSignatureIsStoredThenAnswered204(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+
+	req := signed(t, secretA, now, voteBody)
+	req.Header.Set(webhook.TraceHeader, "trace-1")
+	w := serve(h, req)
+
+	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	require.Equal(t, []webhook.Vote{wantVote()}, rec.Votes())
+	events := rec.Events()
+	require.Len(t, events, 1)
+	assert.Equal(t, webhook.TypeVoteCreate, events[0].Type)
+	assert.Equal(t, 1, events[0].Version)
+	assert.Equal(t, "trace-1", events[0].Trace)
+	assert.Equal(t, wantVote(), *events[0].Vote)
+}
+
+func TestSecondSecretOfTheSetIsAccepted(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+
+	w := serve(h, signed(t, secretB, now, voteBody))
+	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+	assert.Len(t, rec.Votes(), 1)
+}
+
+// refused checks the status and that no callback ran.
+func refused(t *testing.T, rec *recorder, w *httptest.ResponseRecorder, status int) {
+	t.Helper()
+	assert.Equal(t, status, w.Code, w.Body.String())
+	assert.Empty(t, rec.Votes(), "OnVote ran for a refused delivery")
+	assert.Empty(t, rec.Events(), "OnEvent ran for a refused delivery")
+}
+
+func TestWrongSecretIs403(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+	refused(t, rec, serve(h, signed(t, "whs_not_ours", now, voteBody)), http.StatusForbidden)
+}
+
+func TestTamperedBodyIs403(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+	sig := webhook.Sign(secretA, now, []byte(voteBody))
+	tampered := strings.Replace(voteBody, `"weight":1`, `"weight":2`, 1)
+	refused(t, rec, serve(h, withHeader(sig, tampered)), http.StatusForbidden)
+
+	// The timestamp is covered too: the same MAC under another t fails.
+	_, mac, _ := strings.Cut(sig, ",")
+	other := "t=" + itoa(now.Unix()-1) + "," + mac
+	refused(t, rec, serve(h, withHeader(other, voteBody)), http.StatusForbidden)
+}
+
+func TestMissingSignatureIs401(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(voteBody))
+	refused(t, rec, serve(h, req), http.StatusUnauthorized)
+}
+
+func TestGarbledSignatureIs401(t *testing.T) {
+	t.Parallel()
+	good := webhook.Sign(secretA, now, []byte(voteBody))
+	_, mac, _ := strings.Cut(good, ",")
+	ts := "t=" + itoa(now.Unix())
+	for name, header := range map[string]string{
+		"empty":          "",
+		"no timestamp":   mac,
+		"no v1":          ts,
+		"v0 only":        ts + ",v0=abcd",
+		"not key=value":  ts + "," + strings.TrimPrefix(mac, "v1="),
+		"short mac":      ts + ",v1=abcdef",
+		"not hex":        ts + ",v1=" + strings.Repeat("zz", 32),
+		"signed t":       "t=+" + itoa(now.Unix()) + "," + mac,
+		"t not a number": "t=yesterday," + mac,
+		"two t":          ts + "," + ts + "," + mac,
+		"huge":           ts + "," + strings.Repeat(mac+",", 20),
+		"bearer":         "Bearer " + string(secretA),
+		"uppercase keys": "T=" + itoa(now.Unix()) + ",V1=" + strings.TrimPrefix(mac, "v1="),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			h := newHandler(t, cfg)
+			refused(t, rec, serve(h, withHeader(header, voteBody)), http.StatusUnauthorized)
+		})
+	}
+}
+
+func TestSignatureHeaderVariantsAreAccepted(t *testing.T) {
+	t.Parallel()
+	good := webhook.Sign(secretA, now, []byte(voteBody))
+	ts, mac, _ := strings.Cut(good, ",")
+	hexMAC := strings.TrimPrefix(mac, "v1=")
+	for name, header := range map[string]string{
+		"reversed":       mac + "," + ts,
+		"spaces":         ts + ", " + mac,
+		"several v1":     ts + ",v1=" + strings.Repeat("00", 32) + "," + mac,
+		"unknown scheme": ts + ",v2=whatever," + mac,
+		"uppercase hex":  ts + ",v1=" + strings.ToUpper(hexMAC),
+		// The MAC covers the digits of t as sent.
+		"leading zero in t": signRaw(secretA, "0"+itoa(now.Unix()), voteBody),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			h := newHandler(t, cfg)
+			w := serve(h, withHeader(header, voteBody))
+			assert.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+			assert.Len(t, rec.Votes(), 1)
+		})
+	}
+}
+
+func TestTimestampBoundaries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		offset time.Duration // of the signature's t from now
+		want   int
+	}{
+		{"5 min old", -5 * time.Minute, http.StatusNoContent},
+		{"5 min 1 s old", -5*time.Minute - time.Second, http.StatusForbidden},
+		{"5 min ahead", 5 * time.Minute, http.StatusNoContent},
+		{"5 min 1 s ahead", 5*time.Minute + time.Second, http.StatusForbidden},
+		{"a day old", -24 * time.Hour, http.StatusForbidden},
+		{"epoch", -time.Duration(now.Unix()) * time.Second, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			h := newHandler(t, cfg)
+			w := serve(h, signed(t, secretA, now.Add(tc.offset), voteBody))
+			if tc.want != http.StatusNoContent {
+				refused(t, rec, w, tc.want)
+				return
+			}
+			assert.Equal(t, tc.want, w.Code, w.Body.String())
+			assert.Len(t, rec.Votes(), 1)
+		})
+	}
+}
+
+func TestTimestampWindowMovesWithTheClockAndTolerance(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, clk := config(rec)
+	cfg.Tolerance = 30 * time.Second
+	h := newHandler(t, cfg)
+
+	require.Equal(t, http.StatusNoContent, serve(h, signed(t, secretA, now.Add(-30*time.Second), voteBody)).Code)
+	// Half a second later the same t is just outside the 30 s.
+	clk.Advance(500 * time.Millisecond)
+	assert.Equal(t, http.StatusForbidden, serve(h, signed(t, secretA, now.Add(-30*time.Second), voteBody)).Code)
+	assert.Len(t, rec.Votes(), 1)
+}
+
+func TestLegacyAuthorization(t *testing.T) {
+	t.Parallel()
+	body := `{"bot":"264811613708746752","user":"160105994217586689","type":"upvote","isWeekend":true,"query":"?ref=abc&x=1"}`
+	for _, tc := range []struct {
+		name   string
+		auth   string
+		legacy bool // v0 configured
+		want   int
+	}{
+		{"right secret", string(legacy), true, http.StatusNoContent},
+		{"wrong secret", "v0-shared-secret-7f3a9d", true, http.StatusForbidden},
+		{"prefix of the secret", string(legacy[:5]), true, http.StatusForbidden},
+		{"bearer", "Bearer " + string(legacy), true, http.StatusForbidden},
+		{"no Authorization", "", true, http.StatusUnauthorized},
+		{"v0 not configured", string(legacy), false, http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			if tc.legacy {
+				cfg.LegacyAuth = legacy
+			}
+			h := newHandler(t, cfg)
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			w := serve(h, req)
+			if tc.want != http.StatusNoContent {
+				refused(t, rec, w, tc.want)
+				return
+			}
+			require.Equal(t, tc.want, w.Code, w.Body.String())
+			require.Equal(t, []webhook.Vote{{
+				PlatformID: "160105994217586689", ProjectPlatformID: "264811613708746752", Weight: 2,
+				Query: map[string]string{"ref": "abc", "x": "1"},
+			}}, rec.Votes())
+			require.Len(t, rec.Events(), 1)
+			assert.Equal(t, 0, rec.Events()[0].Version)
+		})
+	}
+}
+
+func TestV1DeliveryWithOnlyLegacyConfiguredIs403(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	cfg.Secrets, cfg.LegacyAuth = nil, legacy
+	h := newHandler(t, cfg)
+	refused(t, rec, serve(h, signed(t, secretA, now, voteBody)), http.StatusForbidden)
+}
+
+// countingReader is an endless body that counts what was read from it.
+type countingReader struct{ n int64 }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+func TestOversizedBodyIs413WithoutReadingItWhole(t *testing.T) {
+	t.Parallel()
+	t.Run("declared", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		h := newHandler(t, cfg)
+		body := &countingReader{}
+		req := withHeader(webhook.Sign(secretA, now, nil), "")
+		req.Body = io.NopCloser(body)
+		req.ContentLength = webhook.MaxBodyBytes + 1
+		refused(t, rec, serve(h, req), http.StatusRequestEntityTooLarge)
+		assert.Zero(t, body.n, "a declared oversized body is refused before any byte is read")
+	})
+	t.Run("undeclared", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		cfg.LegacyAuth = legacy
+		h := newHandler(t, cfg)
+		for _, req := range []*http.Request{
+			withHeader(webhook.Sign(secretA, now, nil), ""),
+			httptest.NewRequest(http.MethodPost, "/", nil),
+		} {
+			req.Header.Set("Authorization", string(legacy)) // used by the v0 request
+			body := &countingReader{}
+			req.Body = io.NopCloser(body) // endless: only the cap stops the read
+			req.ContentLength = -1
+			w := serve(h, req)
+			refused(t, rec, w, http.StatusRequestEntityTooLarge)
+			assert.Equal(t, int64(webhook.MaxBodyBytes+1), body.n, "the handler stops one byte past the cap")
+			assert.Equal(t, "close", w.Header().Get("Connection"))
+		}
+	})
+	t.Run("at the cap", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		h := newHandler(t, cfg)
+		body := voteBody + strings.Repeat(" ", webhook.MaxBodyBytes-len(voteBody))
+		w := serve(h, signed(t, secretA, now, body))
+		assert.Equal(t, http.StatusNoContent, w.Code, "a body of exactly MaxBodyBytes is read")
+	})
+}
+
+func TestOversizedBodyOverTheWireIs413(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	srv := httptest.NewServer(newHandler(t, cfg))
+	t.Cleanup(srv.Close)
+
+	body := bytes.Repeat([]byte(" "), 3<<20)
+	req, err := webhook.NewRequest(context.Background(), srv.URL, secretA, now, body)
+	require.NoError(t, err)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Empty(t, rec.Votes())
+	assert.Empty(t, rec.Events())
+}
+
+func TestOtherMethodsAre405(t *testing.T) {
+	t.Parallel()
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodHead, http.MethodDelete} {
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		h := newHandler(t, cfg)
+		req := signed(t, secretA, now, voteBody)
+		req.Method = m
+		w := serve(h, req)
+		refused(t, rec, w, http.StatusMethodNotAllowed)
+		assert.Equal(t, http.MethodPost, w.Header().Get("Allow"))
+	}
+}
+
+func TestMalformedBodyIs400(t *testing.T) {
+	t.Parallel()
+	for name, body := range map[string]string{
+		"not JSON":            `{"type":"vote.create",`,
+		"no type":             `{"data":{}}`,
+		"array":               `[]`,
+		"vote without user":   `{"type":"vote.create","data":{"id":"1","created_at":"2026-02-09T00:47:14Z","expires_at":"2026-02-09T12:47:14Z"}}`,
+		"vote with bad time":  strings.Replace(voteBody, "2026-02-09T00:47:14.2510149+00:00", "yesterday", 1),
+		"vote with int query": strings.Replace(voteBody, `"ref":"abc"`, `"ref":1`, 1),
+		"empty":               ``,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			h := newHandler(t, cfg)
+			refused(t, rec, serve(h, signed(t, secretA, now, body)), http.StatusBadRequest)
+		})
+	}
+}
+
+func TestVoteNotStoredIs500AndNoEvent(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{voteErr: errors.New("disk full")}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+	w := serve(h, signed(t, secretA, now, voteBody))
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.NotContains(t, w.Body.String(), "disk full", "the store's error stays in the log")
+	assert.Len(t, rec.Votes(), 1)
+	assert.Empty(t, rec.Events(), "OnEvent runs only for accepted deliveries")
+}
+
+func TestOnEventRunsAfterTheAnswerReachedTopgg(t *testing.T) {
+	t.Parallel()
+	integration := `{"type":"integration.create","data":{"connection_id":"1","webhook_secret":"whs_x"}}`
+	for name, tc := range map[string]struct {
+		body   string
+		status int
+	}{
+		"vote":               {voteBody, http.StatusNoContent},
+		"integration answer": {integration, http.StatusOK},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			done := make(chan struct{})
+			cfg, _ := config(&recorder{})
+			cfg.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
+				return webhook.IntegrationAnswer{WebhookURL: "https://bot.example/hook"}, nil
+			}
+			cfg.OnEvent = func(ctx context.Context, e webhook.Event) {
+				defer close(done)
+				<-release
+				assert.NoError(t, ctx.Err(), "OnEvent's context is not cancelled when Top.gg hangs up")
+			}
+			srv := httptest.NewServer(newHandler(t, cfg))
+			t.Cleanup(srv.Close)
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(release) }) }) // never leave OnEvent blocked
+
+			answered := make(chan int, 1)
+			go func() {
+				req, err := webhook.NewRequest(context.Background(), srv.URL, secretA, now, []byte(tc.body))
+				if !assert.NoError(t, err) {
+					return
+				}
+				resp, err := srv.Client().Do(req)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, err = io.ReadAll(resp.Body) // the whole answer, not only its headers
+				assert.NoError(t, err)
+				_ = resp.Body.Close()
+				answered <- resp.StatusCode
+			}()
+			select {
+			case status := <-answered:
+				assert.Equal(t, tc.status, status)
+			case <-time.After(5 * time.Second):
+				t.Fatal("no complete answer while OnEvent runs")
+			}
+			srv.CloseClientConnections() // Top.gg hangs up
+			once.Do(func() { close(release) })
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("OnEvent did not return")
+			}
+		})
+	}
+}
+
+func TestIntegrationCreateIsAnswered(t *testing.T) {
+	t.Parallel()
+	body := `{"type":"integration.create","data":{"connection_id":"112402021105124","webhook_secret":"whs_abcd",` +
+		`"project":{"id":"1230954036934033243","type":"bot","platform":"discord","platform_id":"1026525568344264724"},` +
+		`"user":{"id":"3949456393249234923","platform_id":"3949456393249234923","name":"username","avatar_url":"<avatar url>"}}}`
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		var got webhook.IntegrationCreate
+		cfg.OnIntegrationCreate = func(_ context.Context, e webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
+			got = e
+			return webhook.IntegrationAnswer{WebhookURL: "https://bot.example/topgg", Routes: []string{"vote.create"}}, nil
+		}
+		h := newHandler(t, cfg)
+		w := serve(h, signed(t, secretA, now, body))
+		require.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+		assert.JSONEq(t, `{"webhook_url":"https://bot.example/topgg","routes":["vote.create"]}`, w.Body.String())
+		assert.Equal(t, "112402021105124", got.ConnectionID)
+		assert.Equal(t, webhook.Secret("whs_abcd"), got.WebhookSecret)
+		require.Len(t, rec.Events(), 1)
+		assert.Equal(t, got, *rec.Events()[0].IntegrationCreate)
+		assert.Empty(t, rec.Votes())
+	})
+	t.Run("no callback", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		h := newHandler(t, cfg)
+		w := serve(h, signed(t, secretA, now, body))
+		assert.Equal(t, http.StatusNoContent, w.Code)
+		assert.Len(t, rec.Events(), 1)
+	})
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		rec := &recorder{}
+		cfg, _ := config(rec)
+		cfg.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
+			return webhook.IntegrationAnswer{}, nil // no URL: a bug, not an answer
+		}
+		h := newHandler(t, cfg)
+		assert.Equal(t, http.StatusInternalServerError, serve(h, signed(t, secretA, now, body)).Code)
+		assert.Empty(t, rec.Events())
+	})
+}
+
+func TestOtherEventsReachOnEventOnly(t *testing.T) {
+	t.Parallel()
+	for name, body := range map[string]string{
+		"webhook.test":       `{"type":"webhook.test","data":{"user":{"id":"1","platform_id":"2","name":"a","avatar_url":"u"},"project":{"id":"3","type":"bot","platform":"discord","platform_id":"4"}}}`,
+		"integration.delete": `{"type":"integration.delete","data":{"connection_id":"112402021105124"}}`,
+		"review.create":      `{"type":"review.create","data":{"user":"not an object","stars":5}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recorder{}
+			cfg, _ := config(rec)
+			h := newHandler(t, cfg)
+			w := serve(h, signed(t, secretA, now, body))
+			require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
+			assert.Empty(t, rec.Votes())
+			require.Len(t, rec.Events(), 1)
+			assert.Equal(t, webhook.EventType(name), rec.Events()[0].Type)
+		})
+	}
+}
+
+func TestVotesWithoutOnVoteAreAnsweredAndReachOnEvent(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	cfg.OnVote = nil
+	h := newHandler(t, cfg)
+	require.Equal(t, http.StatusNoContent, serve(h, signed(t, secretA, now, voteBody)).Code)
+	require.Len(t, rec.Events(), 1)
+	assert.Equal(t, wantVote(), *rec.Events()[0].Vote)
+}
+
+func TestUnconfiguredHandlerAnswers500(t *testing.T) {
+	t.Parallel()
+	var zero webhook.Handler
+	assert.Equal(t, http.StatusInternalServerError, serve(&zero, signed(t, secretA, now, voteBody)).Code)
+	var nilHandler *webhook.Handler
+	assert.Equal(t, http.StatusInternalServerError, serve(nilHandler, signed(t, secretA, now, voteBody)).Code)
+}
+
+func TestNewRefusesUselessConfigs(t *testing.T) {
+	t.Parallel()
+	onVote := func(context.Context, webhook.Vote) error { return nil }
+	for _, tc := range []struct {
+		name string
+		cfg  webhook.Config
+		want error
+	}{
+		{"no secret", webhook.Config{OnVote: onVote}, webhook.ErrNoSecret},
+		{"empty v1 secret", webhook.Config{Secrets: []webhook.Secret{secretA, ""}, OnVote: onVote}, webhook.ErrEmptySecret},
+		{"v1 secret with newline", webhook.Config{Secrets: []webhook.Secret{secretA + "\n"}, OnVote: onVote}, webhook.ErrEmptySecret},
+		{"v0 secret with space", webhook.Config{LegacyAuth: " " + legacy, OnVote: onVote}, webhook.ErrEmptySecret},
+		{"no callback", webhook.Config{Secrets: []webhook.Secret{secretA}}, webhook.ErrNoCallback},
+		{"negative tolerance", webhook.Config{Secrets: []webhook.Secret{secretA}, OnVote: onVote, Tolerance: -time.Second}, nil},
+	} {
+		h, err := webhook.New(tc.cfg)
+		assert.Nil(t, h, tc.name)
+		require.Error(t, err, tc.name)
+		if tc.want != nil {
+			assert.ErrorIs(t, err, tc.want, tc.name)
+		}
+	}
+	for _, cfg := range []webhook.Config{
+		{Secrets: []webhook.Secret{secretA}, OnVote: onVote},
+		{LegacyAuth: legacy, OnEvent: func(context.Context, webhook.Event) {}},
+	} {
+		_, err := webhook.New(cfg)
+		assert.NoError(t, err)
+	}
+}
+
+func TestAnswersCarryNoCallbackDetail(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	h := newHandler(t, cfg)
+	w := serve(h, signed(t, "whs_not_ours", now, voteBody))
+	var probe map[string]any
+	assert.Error(t, json.Unmarshal(w.Body.Bytes(), &probe), "refusals are short text, not JSON")
+	assert.Contains(t, w.Body.String(), "signature does not match")
+}
+
+func TestSplitSecrets(t *testing.T) {
+	t.Parallel()
+	got, err := webhook.SplitSecrets(" whs_a , whs_b\n")
+	require.NoError(t, err)
+	assert.Equal(t, []webhook.Secret{"whs_a", "whs_b"}, got)
+	for _, list := range []string{"", "whs_a,", ",whs_a", "whs_a,,whs_b", "whs a"} {
+		_, err := webhook.SplitSecrets(list)
+		assert.ErrorIs(t, err, webhook.ErrEmptySecret, "%q", list)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "whs_a")
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+)
+
+// now is the fake clock's time: a whole second, so that the +-5 min
+// boundaries fall on whole-second timestamps.
+var now = time.Date(2026, 2, 9, 0, 47, 20, 0, time.UTC)
+
+const (
+	secretA = webhook.Secret("whs_4f1c2e9a7b3d4c5e8f90a1b2c3d4e5f6")
+	secretB = webhook.Secret("whs_b7e2d9c0a1f34e5d6c7b8a9f0e1d2c3b")
+	legacy  = webhook.Secret("v0-shared-secret-7f3a9c")
+)
+
+// voteBody is the signed v1 body of wire-values.md.
+const voteBody = `{"type":"vote.create","data":{"id":"808499215864008704","weight":1,` +
+	`"created_at":"2026-02-09T00:47:14.2510149+00:00","expires_at":"2026-02-09T12:47:14.2510149+00:00",` +
+	`"project":{"id":"803190510032756736","type":"bot","platform":"discord","platform_id":"160105994217586689"},` +
+	`"user":{"id":"900000000000000001","platform_id":"160105994217586689","name":"alice","avatar_url":"https://cdn.example/a.png"},` +
+	`"query":{"ref":"abc"}}}`
+
+// wantVote is voteBody's vote.
+func wantVote() webhook.Vote {
+	return webhook.Vote{
+		Version:           1,
+		ID:                "808499215864008704",
+		UserID:            "900000000000000001",
+		PlatformID:        "160105994217586689",
+		UserName:          "alice",
+		AvatarURL:         "https://cdn.example/a.png",
+		ProjectID:         "803190510032756736",
+		ProjectPlatformID: "160105994217586689",
+		Weight:            1,
+		CreatedAt:         time.Date(2026, 2, 9, 0, 47, 14, 251014900, time.UTC),
+		ExpiresAt:         time.Date(2026, 2, 9, 12, 47, 14, 251014900, time.UTC),
+		Query:             map[string]string{"ref": "abc"},
+	}
+}
+
+// recorder keeps what the callbacks received.
+type recorder struct {
+	mu      sync.Mutex
+	votes   []webhook.Vote
+	events  []webhook.Event
+	voteErr error
+}
+
+func (r *recorder) onVote(_ context.Context, v webhook.Vote) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.votes = append(r.votes, v)
+	return r.voteErr
+}
+
+func (r *recorder) onEvent(_ context.Context, e webhook.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) Votes() []webhook.Vote {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]webhook.Vote(nil), r.votes...)
+}
+
+func (r *recorder) Events() []webhook.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]webhook.Event(nil), r.events...)
+}
+
+// config returns a Config with both callbacks on rec, secretA and
+// secretB, and a fake clock at now.
+func config(rec *recorder) (webhook.Config, *clock.Fake) {
+	clk := clock.NewFake(now)
+	cfg := webhook.Config{
+		Secrets: []webhook.Secret{secretA, secretB},
+		OnVote:  rec.onVote,
+		OnEvent: rec.onEvent,
+	}
+	return webhook.WithClock(cfg, clk), clk
+}
+
+func newHandler(t *testing.T, cfg webhook.Config) *webhook.Handler {
+	t.Helper()
+	h, err := webhook.New(cfg)
+	require.NoError(t, err)
+	return h
+}
+
+// signed returns a v1 delivery of body signed with secret at t.
+func signed(t *testing.T, secret webhook.Secret, at time.Time, body string) *http.Request {
+	t.Helper()
+	req, err := webhook.NewRequest(context.Background(), "http://127.0.0.1/topgg/webhook", secret, at, []byte(body))
+	require.NoError(t, err)
+	return req
+}
+
+// withHeader returns a delivery of body with the given signature header.
+func withHeader(header, body string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/topgg/webhook", bytes.NewReader([]byte(body)))
+	req.Header.Set(webhook.SignatureHeader, header)
+	return req
+}
+
+func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}

@@ -1,0 +1,194 @@
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Headers of a v1 delivery.
+const (
+	// SignatureHeader carries "t=<unix seconds>,v1=<hex HMAC-SHA256>".
+	SignatureHeader = "X-Topgg-Signature"
+	// TraceHeader carries a trace id for Top.gg's support.
+	TraceHeader = "X-Topgg-Trace"
+)
+
+// DefaultTolerance is how far a signature's timestamp may be from now, in
+// either direction, by default: the 5 minutes of Top.gg's documentation.
+const DefaultTolerance = 5 * time.Minute
+
+// Bounds of the signature header: a header longer, or with more v1 entries,
+// is malformed. Top.gg sends one entry of 64 hex digits.
+const (
+	maxSignatureHeader = 1024
+	maxSignatures      = 8
+)
+
+// signature is a parsed x-topgg-signature header. ts is the timestamp as
+// sent: the MAC covers these exact digits.
+type signature struct {
+	t    int64
+	ts   string
+	macs [maxSignatures][sha256.Size]byte
+	n    int
+}
+
+// parseSignature parses "t=<unix>,v1=<hex>[,v1=<hex>...]". Parts may come in
+// any order, with spaces around them; keys other than t and v1 (a future
+// scheme) are ignored. It wraps ErrMalformedSignature, never quoting the
+// header.
+func parseSignature(h string) (signature, error) {
+	var s signature
+	if len(h) > maxSignatureHeader {
+		return s, fmt.Errorf("%w: longer than %d bytes", ErrMalformedSignature, maxSignatureHeader)
+	}
+	for part := range strings.SplitSeq(h, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return s, fmt.Errorf("%w: a part is not key=value", ErrMalformedSignature)
+		}
+		switch k {
+		case "t":
+			if s.ts != "" {
+				return s, fmt.Errorf("%w: two timestamps", ErrMalformedSignature)
+			}
+			t, err := parseUnix(v)
+			if err != nil {
+				return s, err
+			}
+			s.t, s.ts = t, v
+		case "v1":
+			if s.n == maxSignatures {
+				return s, fmt.Errorf("%w: more than %d v1 signatures", ErrMalformedSignature, maxSignatures)
+			}
+			if len(v) != 2*sha256.Size {
+				return s, fmt.Errorf("%w: a v1 signature is not %d hex digits", ErrMalformedSignature, 2*sha256.Size)
+			}
+			if _, err := hex.Decode(s.macs[s.n][:], []byte(v)); err != nil {
+				return s, fmt.Errorf("%w: a v1 signature is not hex", ErrMalformedSignature)
+			}
+			s.n++
+		}
+	}
+	if s.ts == "" || s.n == 0 {
+		return s, fmt.Errorf("%w: want t=<unix seconds>,v1=<hex>", ErrMalformedSignature)
+	}
+	return s, nil
+}
+
+// parseUnix accepts 1 to 18 decimal digits, no sign: enough for any date of
+// this era, and it cannot overflow.
+func parseUnix(v string) (int64, error) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 digits", ErrMalformedSignature)
+	}
+	var t int64
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: the timestamp is not a decimal number", ErrMalformedSignature)
+		}
+		t = t*10 + int64(c-'0')
+	}
+	return t, nil
+}
+
+// fresh checks that the signature's time is within tol of now, either way.
+func (s *signature) fresh(now time.Time, tol time.Duration) error {
+	d := now.Sub(time.Unix(s.t, 0))
+	if d > tol || d < -tol {
+		return fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tol)
+	}
+	return nil
+}
+
+// keyring computes the MACs of a set of secrets. The keys live only in the
+// pools' closures, which no formatting prints; each pool keeps keyed HMAC
+// states so that a verification allocates nothing.
+type keyring struct {
+	pools []sync.Pool
+}
+
+type macState struct {
+	h   hash.Hash
+	pre [24]byte // "<t>." fits: t has at most 18 digits
+	sum [sha256.Size]byte
+}
+
+func newKeyring(secrets []Secret) *keyring {
+	k := &keyring{pools: make([]sync.Pool, len(secrets))}
+	for i, s := range secrets {
+		key := []byte(s)
+		k.pools[i].New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
+	}
+	return k
+}
+
+// match reports whether any secret signed "<ts>.<body>" with any of the
+// signature's MACs. Each comparison takes constant time; the search stops at
+// the first match, which tells a caller with a valid signature nothing new.
+func (k *keyring) match(s *signature, body []byte) bool {
+	for i := range k.pools {
+		st := k.pools[i].Get().(*macState)
+		st.h.Reset()
+		pre := append(append(st.pre[:0], s.ts...), '.')
+		st.h.Write(pre)
+		st.h.Write(body)
+		sum := st.h.Sum(st.sum[:0])
+		ok := false
+		for j := 0; j < s.n; j++ {
+			ok = hmac.Equal(sum, s.macs[j][:]) || ok
+		}
+		k.pools[i].Put(st)
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Verify checks a v1 delivery: header is the x-topgg-signature value, body
+// the raw body, now the current time. It returns nil when one of secrets
+// signed "<t>.<body>" and t is within tolerance of now (in either direction;
+// tolerance <= 0 means [DefaultTolerance]); otherwise an error wrapping
+// [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
+// [ErrSignatureMismatch]. A [Handler] does this for every delivery; Verify is
+// for receivers that are not an http.Handler.
+func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
+	if header == "" {
+		return ErrNoSignature
+	}
+	if tolerance <= 0 {
+		tolerance = DefaultTolerance
+	}
+	sig, err := parseSignature(header)
+	if err != nil {
+		return err
+	}
+	if err := sig.fresh(now, tolerance); err != nil {
+		return err
+	}
+	if !newKeyring(secrets).match(&sig, body) {
+		return ErrSignatureMismatch
+	}
+	return nil
+}
+
+// Sign returns the x-topgg-signature value Top.gg would send for body signed
+// with secret at time t: "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of
+// "<t>.<body>">". It is for tests of a receiver; see also [NewRequest].
+func Sign(secret Secret, t time.Time, body []byte) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}
