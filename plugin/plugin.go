@@ -32,6 +32,7 @@ type Plugin struct {
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
+	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
@@ -113,7 +114,7 @@ func (p *Plugin) buildJobs() error {
 		}
 		p.syncer = syncer
 	}
-	return nil
+	return p.buildFleet()
 }
 
 // Attach registers the plugin's handlers on every shard's session. Call it before
@@ -191,7 +192,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 
 	var store voterewards.Store = p.opts.voteStore
 	var bolt *voterewards.BoltStore
-	if p.set.votePoll > 0 && store == nil {
+	if p.set.votePoll > 0 && store == nil && p.fleet == nil { // a fleet's leader opens it (fleet.go)
 		s, err := voterewards.OpenStore(p.set.StateDir)
 		if err != nil {
 			return fmt.Errorf("plugin: vote state: %w", err)
@@ -261,7 +262,7 @@ func (p *Plugin) jobs(store voterewards.Store) []job {
 	if p.poster != nil {
 		jobs = append(jobs, job{"autopost", p.poster.Run})
 	}
-	return jobs
+	return p.fleetJobs(jobs)
 }
 
 // runVotes runs one poller until ctx is done. A poller runs once, so a restart after

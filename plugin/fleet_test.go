@@ -1,0 +1,94 @@
+package plugin_test
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/plugin"
+)
+
+// fleetProcess makes one process of a fleet: its own Redis client (through a
+// Fleet), a plugin in fleet mode attached to the given shards' sessions.
+func (w *world) fleetProcess(url string, cfg plugin.Config, shards ...int) (*plugin.Plugin, *fleet.Fleet) {
+	w.t.Helper()
+	f, err := fleet.Open(url, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
+		ReportEvery: 100 * time.Millisecond})
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
+	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)),
+		plugin.WithFleet(f), plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}))
+	require.NoError(w.t, err)
+	var ss []*discordgo.Session
+	for _, i := range shards {
+		ss = append(ss, w.sessions[i])
+	}
+	require.NoError(w.t, p.Attach(ss...))
+	return p, f
+}
+
+// TestFleetModeLeaderPostsTheExactTotalAndHandsOver runs a 4-shard bot as two
+// plugin processes (shards 0-1 and 2-3) sharing one redis-server: nothing is
+// posted until every shard reported, then only the exact total with
+// shard_count 4, by one leader; the commands are published once. When the
+// leader stops, the other process takes over, its shards still count, and
+// it does not publish the unchanged commands again (the hash is in Redis).
+func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorld(t, worldSpec{shards: 4, perShard: 2})
+	cfg := w.config()
+	cfg.AutopostInterval = 400 * time.Millisecond // the fleet Source is read again every 25 ms until complete
+	cfg.VotePollInterval = new(time.Duration(0))
+	a, fa := w.fleetProcess(srv.URL(), cfg, 0, 1)
+	b, fb := w.fleetProcess(srv.URL(), cfg, 2, 3)
+	w.start(a)
+	w.start(b)
+
+	w.open(0, 1)
+	require.Eventually(t, func() bool { return fa.Lease().State().Leader || fb.Lease().State().Leader }, wait, tick)
+	ctx := w.ctx()
+	require.Eventually(t, func() bool {
+		tot, err := fa.Counts().Total(ctx)
+		return err == nil && tot.Servers == 4
+	}, wait, tick, "process a never published its shards")
+	assert.Empty(t, w.tg.Metrics(), "posted while shards 2-3 had not reported")
+
+	w.open(2, 3)
+	require.Eventually(t, func() bool { return len(w.tg.Metrics()) > 0 }, wait, tick, "the fleet total was never posted")
+	for _, m := range w.tg.Metrics() {
+		assert.Equal(t, map[string]int{"server_count": 8, "shard_count": 4}, m.Metrics)
+	}
+	w.requirePublished([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})
+
+	leader, ff := a, fb
+	if fb.Lease().State().Leader {
+		leader, ff = b, fa
+	}
+	// The old leader posts nothing more (unchanged numbers are not posted
+	// again); the new leader's first Run posts at once.
+	posted := len(w.tg.Metrics())
+	require.NoError(t, w.stop(leader))
+	require.Eventually(t, func() bool { return ff.Lease().State().Leader }, wait, tick, "the follower never took over")
+	require.Eventually(t, func() bool { return len(w.tg.Metrics()) > posted }, wait, tick, "the new leader never posted")
+	for _, m := range w.tg.Metrics() {
+		assert.Equal(t, map[string]int{"server_count": 8, "shard_count": 4}, m.Metrics,
+			"the stopped process's shards must still count")
+	}
+	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath), "unchanged commands published again by the new leader")
+}
+
+func TestWithFleetNil(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
+	require.ErrorIs(t, err, plugin.ErrNilArgument)
+}
+
