@@ -91,4 +91,3 @@ func TestWithFleetNil(t *testing.T) {
 	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
 	require.ErrorIs(t, err, plugin.ErrNilArgument)
 }
-
