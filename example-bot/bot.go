@@ -51,6 +51,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return err
 	}
 	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
+	if cfg.ShardIDs != nil {
+		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
+	}
 	if hc != nil {
 		opts = append(opts, shards.WithHTTPClient(hc))
 	}
@@ -91,6 +94,16 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
 	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	fl, err := openFleet(cfg, app.ID, log)
+	if err != nil {
+		return stoppedEarly(err)
+	}
+	if fl != nil {
+		defer fl.Close() // after the plugin's Run returned (see shutdown)
+		popts = append(popts, plugin.WithFleet(fl))
+		log.Info("fleet mode: sharing counts and leadership through Redis",
+			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
+	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -130,7 +143,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		openErr = nil
 	case openErr != nil:
 	default:
-		log.Info("bot is online", "shards", cfg.ShardCount)
+		log.Info("bot is online", "shards", cfg.runShards().String(), "shard_count", cfg.ShardCount)
 		<-online.Done()
 		log.Info("shutting down")
 	}
