@@ -269,17 +269,17 @@ func (p *Plugin) jobs(store voterewards.Store) []job {
 // a failure builds a new one on the same store.
 func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 	poller, err := voterewards.New(p.client, voterewards.Config{
-		OnReward:     p.opts.onReward,
-		OnExpire:     p.opts.onExpire,
-		OnGiveUp:     p.opts.onGiveUp,
-		Store:        store,
-		Lookback:     p.set.VoteLookback,
-		Interval:     p.set.votePoll,
-		Concurrency:  p.set.VoteConcurrency,
-		MaxAttempts:  p.set.VoteAttempts,
-		RetryDelay:   p.set.VoteRetryDelay,
-		CloseTimeout: p.set.VoteStopGrace,
-		Logger:       p.opts.logger,
+		OnReward:    p.opts.onReward,
+		OnExpire:    p.opts.onExpire,
+		OnGiveUp:    p.opts.onGiveUp,
+		Store:       store,
+		Lookback:    p.set.VoteLookback,
+		Interval:    p.set.votePoll,
+		Concurrency: p.set.VoteConcurrency,
+		MaxAttempts: p.set.VoteAttempts,
+		RetryDelay:  p.set.VoteRetryDelay,
+		GracePeriod: p.set.VoteStopGrace,
+		Logger:      p.opts.logger,
 	})
 	if err != nil {
 		return err

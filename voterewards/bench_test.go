@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -22,12 +24,12 @@ func (idleSource) Votes(ctx context.Context, _ topgg.VotesQuery) (*topgg.VotePag
 	return nil, ctx.Err()
 }
 
-// benchPoller returns a poller whose store is loaded and whose workers run,
-// but without the fetch and expiry loops: the caller plays the fetch loop.
-func benchPoller(b *testing.B, store Store, now func() time.Time, delivered *atomic.Int64, expire bool) (*Poller, context.Context) {
+// benchPoller returns the run of a poller whose store is loaded and whose
+// workers run, but without the fetch loop: the caller plays the fetch loop.
+func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool) (*run, context.Context) {
 	b.Helper()
 	cfg := Config{
-		Store: store, Now: now, Concurrency: DefaultConcurrency,
+		Store: store, Concurrency: DefaultConcurrency, clock: clk,
 		OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil },
 	}
 	if expire {
@@ -37,17 +39,22 @@ func benchPoller(b *testing.B, store Store, now func() time.Time, delivered *ato
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	loopCtx, _, err := p.prepare(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	r := p.newRun(ctx)
+	snap, err := store.Load(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
+	r.prepare(snap)
+	var loops sync.WaitGroup
 	if expire {
-		p.loops.Go(func() { p.expiryLoop(loopCtx) })
+		loops.Go(func() { r.expiryLoop(ctx) })
 	}
-	b.Cleanup(func() { _ = p.Close() })
-	return p, loopCtx
+	b.Cleanup(func() {
+		cancel()
+		r.drain(&loops)
+	})
+	return r, ctx
 }
 
 // benchPage returns page number n of a synthetic history: 100 votes a page,
@@ -113,12 +120,14 @@ func BenchmarkIngest(b *testing.B) {
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
 			var delivered atomic.Int64
-			base := time.Now().Add(-6 * time.Hour)
-			p, ctx := benchPoller(b, s.open(b), time.Now, &delivered, false)
+			// One vote a second, 50k users: a user votes every 13.9 h, as
+			// real users can (votes less than DedupWindow apart are one).
+			base := time.Now().Add(-60 * 24 * time.Hour)
+			r, ctx := benchPoller(b, s.open(b), clock.Real(), &delivered, false)
 			pages := (b.N + 99) / 100
 			b.ResetTimer()
 			for n := range pages {
-				if err := p.ingest(ctx, benchPage(n, base, time.Millisecond, 50_000)); err != nil {
+				if _, err := r.ingest(ctx, benchPage(n, base, time.Second, 50_000)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -149,7 +158,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 				srv := topggtest.NewServer()
 				base := time.Now().Add(-11 * time.Hour)
 				for n := range total / 100 {
-					for _, v := range benchPage(n, base, 100*time.Millisecond, 50_000).Votes {
+					for _, v := range benchPage(n, base, 100*time.Millisecond, total).Votes {
 						srv.AddVote(topggtest.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt})
 					}
 				}
@@ -168,12 +177,15 @@ func BenchmarkEndToEnd(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				if err := p.Start(context.Background()); err != nil {
-					b.Fatal(err)
-				}
+				stop := make(chan error, 1)
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() { stop <- p.Run(ctx) }()
 				waitDelivered(&delivered, total)
 				b.StopTimer()
-				_ = p.Close()
+				cancel()
+				if err := <-stop; err != nil {
+					b.Fatal(err)
+				}
 				srv.Close()
 				b.StartTimer()
 			}
@@ -199,9 +211,7 @@ func BenchmarkResidentMemory(b *testing.B) {
 func residentMemory(b *testing.B, name string) {
 	const total, spacing, users = 1_000_000, 864 * time.Millisecond, 50_000
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	clock.Store(base.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	clk := clock.NewFake(base)
 	var store Store = NewMemoryStore()
 	var bolt *BoltStore
 	if name == "bolt-nofsync" {
@@ -209,14 +219,14 @@ func residentMemory(b *testing.B, name string) {
 		store = bolt
 	}
 	var delivered atomic.Int64
-	p, ctx := benchPoller(b, store, now, &delivered, true)
+	r, ctx := benchPoller(b, store, clk, &delivered, true)
 	for n := range total / 100 {
 		page := benchPage(n, base, spacing, users)
-		clock.Store(page.Votes[99].CreatedAt.UnixNano())
-		if err := p.ingest(ctx, page); err != nil {
+		clk.Set(page.Votes[99].CreatedAt)
+		if _, err := r.ingest(ctx, page); err != nil {
 			b.Fatal(err)
 		}
-		p.maybePrune(ctx)
+		r.maybePrune(ctx)
 		if done := (n + 1) * 100; done%(total/4) == 0 {
 			waitDelivered(&delivered, int64(done))
 			runtime.GC()
@@ -229,5 +239,51 @@ func residentMemory(b *testing.B, name string) {
 		if fi, err := os.Stat(filepath.Clean(bolt.Path())); err == nil {
 			b.ReportMetric(float64(fi.Size())/(1<<20), "fileMB")
 		}
+	}
+}
+
+// BenchmarkIngestWebhooks measures Poller.Ingest as a webhook receiver calls
+// it: one vote per call, many concurrent callers (64 per CPU), the bbolt store
+// with fsync on, each call returning once its vote is durable. Concurrent
+// calls share commits. "delivering" also runs delivery (a no-op handler),
+// whose records share the same file. One op is one vote.
+func BenchmarkIngestWebhooks(b *testing.B) {
+	for _, deliver := range []bool{false, true} {
+		name := "store-only"
+		if deliver {
+			name = "delivering"
+		}
+		b.Run(name, func(b *testing.B) {
+			store := openBench(b)
+			var delivered atomic.Int64
+			p, err := New(idleSource{}, Config{Store: store, OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if deliver {
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- p.Run(ctx) }()
+				b.Cleanup(func() { cancel(); <-done })
+			}
+			var next atomic.Int64
+			base := time.Now().Add(-time.Hour)
+			b.SetParallelism(64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					n := next.Add(1)
+					v := Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", n), PlatformID: fmt.Sprintf("3%017d", n), Weight: 1,
+						CreatedAt: base.Add(time.Duration(n) * time.Microsecond)}, Origin: OriginWebhook}
+					if err := p.Ingest(context.Background(), v); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "votes/s")
+		})
 	}
 }

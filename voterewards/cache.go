@@ -58,7 +58,8 @@ type Status struct {
 	// zero when Active is false.
 	Until time.Time
 	// Covered is true once the poller has read the whole vote window (the last
-	// [VoteLifetime]) up to the end of the history, in this run. Until then an
+	// [VoteLifetime]) up to the end of the history, in the current or last Run
+	// of this Poller. Until then an
 	// inactive answer may be wrong: the vote may not have been read yet.
 	Covered bool
 }
@@ -66,9 +67,15 @@ type Status struct {
 // Active reports from memory, without a request, whether the user with the
 // given id (Top.gg user id or platform id, e.g. Discord user id) has an
 // active vote, and whether the answer covers the whole vote window. It is safe
-// for concurrent use, does not allocate, and may be called before Start.
+// for concurrent use, does not allocate, and may be called at any time (a
+// zero Poller knows nothing). It learns votes from the poll, from
+// [Poller.Ingest] at once, and, in a process that runs [Poller.Mirror] on a
+// shared store, from the other processes.
 func (p *Poller) Active(id string) Status {
-	now := p.cfg.Now()
+	if p.cache == nil {
+		return Status{}
+	}
+	now := p.cfg.clock.Now()
 	var st Status
 	if exp := p.cache.until(id); exp > now.UnixNano() {
 		st.Active, st.Until = true, time.Unix(0, exp).UTC()

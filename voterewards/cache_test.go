@@ -24,7 +24,7 @@ func TestActiveMatchesTheServiceVoteStatus(t *testing.T) {
 		vote(1, time.Hour),                          // active
 		vote(2, 12*time.Hour+30*time.Minute),        // expired
 		vote(3, 20*time.Hour), vote(3, 2*time.Hour), // expired, then active
-		vote(4, 5*time.Hour), vote(4, 3*time.Hour), // two active: the later counts
+		vote(4, 23*time.Hour), vote(4, 11*time.Hour), // 12 h apart: the later counts
 		vote(5, 11*time.Hour+59*time.Minute), // active for one more minute
 	)
 	client := newClient(t, srv)
@@ -56,9 +56,9 @@ func TestActiveSaysWhenTheWindowIsNotCovered(t *testing.T) {
 	rec := newRecorder()
 	p, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Lookback: time.Hour, Interval: 10 * time.Millisecond})
 	require.NoError(t, err)
-	assert.Equal(t, voterewards.Status{}, p.Active(userID(1)), "nothing known before Start")
-	require.NoError(t, p.Start(context.Background()))
-	t.Cleanup(func() { _ = p.Close() })
+	assert.Equal(t, voterewards.Status{}, p.Active(userID(1)), "nothing known before Run")
+	stop := goRun(t, p.Run)
+	t.Cleanup(func() { _ = stop() })
 	requireExactlyOnce(t, srv, rec)
 	// Read to the end, but only one hour of the twelve-hour window.
 	st := p.Active(userID(1))

@@ -1,20 +1,23 @@
 package voterewards
 
 import (
-	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // Defaults of [Config].
 const (
-	DefaultLookback     = 12 * time.Hour
-	DefaultInterval     = time.Minute
-	DefaultOverlap      = time.Minute
-	DefaultConcurrency  = 4
-	DefaultMaxAttempts  = 5
-	DefaultRetryDelay   = time.Second
-	DefaultCloseTimeout = 10 * time.Second
+	DefaultLookback    = 12 * time.Hour
+	DefaultInterval    = time.Minute
+	DefaultOverlap     = time.Minute
+	DefaultConcurrency = 4
+	DefaultMaxAttempts = 5
+	DefaultRetryDelay  = time.Second
+	DefaultGracePeriod = 10 * time.Second
 )
 
 // VoteLifetime is how long a Top.gg vote stays active. [Poller.Active] counts
@@ -39,16 +42,17 @@ type Config struct {
 	// per-user state should check [Poller.Active]: the user may have voted again.
 	OnExpire Handler
 	// OnGiveUp, if set, is called (from a worker goroutine) when a handler failed
-	// MaxAttempts times; err is then a *[DeliveryError], and the vote is
-	// recorded as done so that it does not block the user's later votes. It is
+	// MaxAttempts times; err is then a *[DeliveryError]. The vote stays
+	// pending in the store (the user's later votes are not held up): the next
+	// [Poller.Run], or [Poller.Redeliver], calls the handler again. It is
 	// also called when the store could not record a handler's outcome after
-	// MaxAttempts writes (or once Close began); err is then a *[RecordError],
-	// and the vote stays pending, to be handled again at the next start.
+	// MaxAttempts writes (or once Run's context was done); err is then a
+	// *[RecordError], and the vote stays pending too.
 	OnGiveUp func(v Vote, err error)
 
 	// Store keeps the cursor, the dedup set and the pending work (required):
 	// [OpenStore] for a directory that survives restarts, [NewMemoryStore] for
-	// tests. The caller closes it after [Poller.Close].
+	// tests. The caller closes it after Run returned.
 	Store Store
 
 	// Lookback is how far back the first run reads (default 12h). It is cut to
@@ -71,33 +75,36 @@ type Config struct {
 	// of a failed store write; it doubles on each retry, up to one minute,
 	// less a random part of up to half (default 1s).
 	RetryDelay time.Duration
-	// CloseTimeout is how long [Poller.Close] lets running handlers finish
-	// before it cancels their context (default 10s).
-	CloseTimeout time.Duration
+	// GracePeriod is how long running handlers may go on once Run's context
+	// is done, before their own context is cancelled (default 10s). Run
+	// returns only once every handler call has returned.
+	GracePeriod time.Duration
 
 	// Logger receives the poller's records (default: discard).
 	Logger *slog.Logger
-	// Now is the clock (default time.Now); tests may set it.
-	Now func() time.Time
+
+	// clock times every wait (intervals, retries, expiries, pruning, the
+	// grace period); tests set a fake one through export_test.go.
+	clock clock.Clock
 }
 
 func (c Config) withDefaults() (Config, error) {
 	if c.OnReward == nil {
-		return c, errors.New("voterewards: Config.OnReward is required")
+		return c, ErrNoRewardHandler
 	}
-	if c.Store == nil {
-		return c, errors.New("voterewards: Config.Store is required (OpenStore(dir) or NewMemoryStore())")
+	if isNil(c.Store) {
+		return c, ErrNoStore
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"Overlap", c.Overlap}, {"RetryDelay", c.RetryDelay}, {"CloseTimeout", c.CloseTimeout}} {
+	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"Overlap", c.Overlap}, {"RetryDelay", c.RetryDelay}, {"GracePeriod", c.GracePeriod}} {
 		if d.v < 0 {
-			return c, errors.New("voterewards: Config." + d.name + " is negative")
+			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
-		return c, errors.New("voterewards: Config.Concurrency and MaxAttempts must not be negative")
+		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -108,7 +115,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Interval, DefaultInterval)
 	def(&c.Overlap, DefaultOverlap)
 	def(&c.RetryDelay, DefaultRetryDelay)
-	def(&c.CloseTimeout, DefaultCloseTimeout)
+	def(&c.GracePeriod, DefaultGracePeriod)
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
@@ -118,10 +125,22 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.clock = clock.Or(c.clock)
 	return c, nil
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer (or
+// another nil reference): a typed nil passed where an implementation is
+// expected, which would otherwise panic later in a goroutine.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
+		return r.IsNil()
+	}
+	return false
 }
 
 // oldestStart returns the oldest startDate the poller sends at now: one year

@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker; beyond it the
@@ -48,183 +49,258 @@ func (l *lane) insert(j job) {
 	l.jobs[i] = j
 }
 
+// jobKey identifies a job among those a run knows.
+type jobKey struct {
+	kind Kind
+	key  string
+}
+
+// claimed is a job a run took on: queued, running, or done in this run
+// (then at says when).
+type claimed struct {
+	done bool
+	at   time.Time
+}
+
+// forgetDone is how long a run remembers a job it finished: long enough for
+// the echoes of a vote to arrive (the store's feed reporting a vote this
+// process ingested, a reload whose snapshot was taken before the record),
+// short enough that the memory holds minutes of votes, not the window.
+const forgetDone = 5 * time.Minute
+
 // delivery runs lanes on a bounded pool.
 type delivery struct {
 	pool  *pool.Pool
 	slots chan struct{} // one per queued or running job
 	lmu   sync.Mutex
 	lanes map[string]*lane
+	// known holds the jobs this run took on, so that a vote that reaches it
+	// twice (its own Ingest and the store's feed, a reload while the vote is
+	// queued or just delivered) is handled once. Done entries are forgotten
+	// after forgetDone; a job that failed is dropped, so a reload takes it again.
+	known map[jobKey]claimed
 }
 
 func (d *delivery) init(workers int) {
 	d.pool = pool.New().WithMaxGoroutines(workers)
 	d.slots = make(chan struct{}, workers*queuedPerWorker)
 	d.lanes = map[string]*lane{}
+	d.known = map[jobKey]claimed{}
 }
 
-// enqueue queues j behind the user's earlier jobs, starting a worker for the
-// user if none runs. It waits while the queue is full, and reports false if
-// ctx ended first (j then stays pending in the store).
-func (p *Poller) enqueue(ctx context.Context, j job) bool {
+// claim takes on the job of kind for v, reporting false if this run has it
+// already.
+func (d *delivery) claim(kind Kind, v Vote) bool {
+	k := jobKey{kind, v.Key}
+	d.lmu.Lock()
+	defer d.lmu.Unlock()
+	if _, ok := d.known[k]; ok {
+		return false
+	}
+	d.known[k] = claimed{}
+	return true
+}
+
+// settle marks a claimed job done at now, or, if it was not done, forgets
+// it so that a reload takes it on again.
+func (d *delivery) settle(kind Kind, v Vote, done bool, now time.Time) {
+	k := jobKey{kind, v.Key}
+	d.lmu.Lock()
+	defer d.lmu.Unlock()
+	if done {
+		d.known[k] = claimed{done: true, at: now}
+	} else {
+		delete(d.known, k)
+	}
+}
+
+// forget drops the jobs done before t.
+func (d *delivery) forget(t time.Time) {
+	d.lmu.Lock()
+	defer d.lmu.Unlock()
+	for k, c := range d.known {
+		if c.done && c.at.Before(t) {
+			delete(d.known, k)
+		}
+	}
+}
+
+// enqueue queues j (claimed) behind the user's earlier jobs, starting a
+// worker for the user if none runs. It waits while the queue is full, and
+// reports false if ctx ended first (j then stays pending in the store).
+func (r *run) enqueue(ctx context.Context, j job) bool {
 	select {
-	case p.slots <- struct{}{}:
+	case r.slots <- struct{}{}:
 	case <-ctx.Done():
 		return false
 	}
 	id := j.v.lane()
-	p.lmu.Lock()
-	if l, ok := p.lanes[id]; ok {
+	r.lmu.Lock()
+	if l, ok := r.lanes[id]; ok {
 		l.insert(j)
-		p.lmu.Unlock()
+		r.lmu.Unlock()
 		return true
 	}
 	l := &lane{id: id, jobs: []job{j}}
-	p.lanes[id] = l
-	p.lmu.Unlock()
+	r.lanes[id] = l
+	r.lmu.Unlock()
 	// Blocks while every worker is busy: the backpressure on the fetch loop.
-	p.pool.Go(func() { p.runLane(l) })
+	r.pool.Go(func() { r.runLane(l) })
 	return true
 }
 
 // runLane handles the user's jobs one after another until none is left, or
-// until Close, which leaves the rest pending in the store.
-func (p *Poller) runLane(l *lane) {
+// until Run's context is done, which leaves the rest pending in the store.
+func (r *run) runLane(l *lane) {
 	for {
-		p.lmu.Lock()
-		if len(l.jobs) == 0 || p.stopping() {
+		r.lmu.Lock()
+		if len(l.jobs) == 0 || r.stopping() {
 			n := len(l.jobs)
 			l.jobs = nil
-			delete(p.lanes, l.id)
-			p.lmu.Unlock()
+			delete(r.lanes, l.id)
+			r.lmu.Unlock()
 			for range n {
-				<-p.slots
+				<-r.slots
 			}
 			return
 		}
 		j := l.jobs[0]
 		l.jobs = l.jobs[1:]
-		p.lmu.Unlock()
+		r.lmu.Unlock()
 
-		if next, ok := p.process(j); ok {
+		if next, ok := r.process(j); ok {
 			// The follow-up takes over j's slot.
-			p.lmu.Lock()
+			r.lmu.Lock()
 			l.insert(next)
-			p.lmu.Unlock()
+			r.lmu.Unlock()
 			continue
 		}
-		<-p.slots
+		<-r.slots
 	}
 }
 
-// errAbandoned means Close stopped the retries; the job stays pending.
-var errAbandoned = errors.New("voterewards: delivery abandoned at close")
-
 // process makes the handler call of j with retries, records the outcome, and
 // returns a follow-up job: the expiry of a delivered vote that has already
-// expired, which must run before the user's next vote.
-func (p *Poller) process(j job) (job, bool) {
-	attempts, err := p.attempt(j)
-	if errors.Is(err, errAbandoned) {
+// expired, which must run before the user's next vote. A job whose handler
+// failed every attempt is not recorded: it stays pending in the store.
+func (r *run) process(j job) (job, bool) {
+	attempts, err := r.attempt(j)
+	if err != nil {
+		r.settle(j.kind, j.v, false, time.Time{})
+		if !errors.Is(err, errAbandoned) {
+			r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+				slog.Int("attempts", attempts), slog.Any("error", err))
+			r.giveUp(j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
+		}
 		return job{}, false
 	}
-	if err != nil {
-		p.log.Error("giving up on vote", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
-			slog.Int("attempts", attempts), slog.Any("error", err))
-		p.giveUp(j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
+	if j.kind == KindExpiry {
+		// If this fails, the expiry stays pending and runs again later.
+		ok := r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) })
+		r.settle(j.kind, j.v, ok, r.p.cfg.clock.Now())
+		return job{}, false
 	}
-	switch j.kind {
-	case KindReward:
-		expire := err == nil && p.cfg.OnExpire != nil
-		if !p.record(j, func(ctx context.Context) error { return p.store.Delivered(ctx, j.v, expire) }) {
-			// Still pending in the store: delivered again at the next start,
-			// and its expiry scheduled then.
-			return job{}, false
-		}
-		if expire {
-			if !j.v.ExpiresAt.After(p.cfg.Now()) {
-				return job{kind: KindExpiry, v: j.v, at: j.v.ExpiresAt}, true
-			}
-			p.scheduleExpiry(j.v)
-		}
-	case KindExpiry:
-		// If this fails, the expiry stays pending and runs again at the next start.
-		p.record(j, func(ctx context.Context) error { return p.store.Expired(ctx, j.v) })
+	expire := r.p.cfg.OnExpire != nil
+	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
+		// Still pending in the store: delivered again later, and its expiry
+		// scheduled then.
+		r.settle(j.kind, j.v, false, time.Time{})
+		return job{}, false
 	}
+	r.settle(j.kind, j.v, true, r.p.cfg.clock.Now())
+	if !expire || !r.claim(KindExpiry, j.v) {
+		return job{}, false
+	}
+	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {
+		return job{kind: KindExpiry, v: j.v, at: j.v.ExpiresAt}, true
+	}
+	r.scheduleExpiry(j.v)
 	return job{}, false
 }
 
 // record writes the outcome of j to the store, retrying a failed write as a
 // failed handler is retried (RetryDelay, doubling, MaxAttempts times), and
-// reports whether it succeeded. Close stops the retries but not the first
-// write: an outcome reached as Close began is still recorded. A write that
+// reports whether it succeeded. The end of Run stops the retries but not the
+// first write: an outcome reached as Run ends is still recorded. A write that
 // finally fails is logged and passed to OnGiveUp as a *RecordError.
-func (p *Poller) record(j job, write func(context.Context) error) bool {
+func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
-	ctx := context.WithoutCancel(p.hctx)
+	ctx := context.WithoutCancel(r.hctx)
 	for n := 1; ; n++ {
 		err := write(ctx)
 		if err == nil {
 			return true
 		}
-		if n < p.cfg.MaxAttempts {
-			delay := backoff.Exp(n, p.cfg.RetryDelay, maxRetryDelay)
-			p.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+		if n < r.p.cfg.MaxAttempts {
+			delay := retryWait(n, r.p.cfg.RetryDelay)
+			r.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 				slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-			if backoff.Sleep(p.stopCtx, delay) == nil {
+			if r.sleep(r.stop, delay) == nil {
 				continue
 			}
 		}
 		rerr := &RecordError{Kind: j.kind, Key: j.v.Key, Attempts: n, Err: err}
-		p.log.Error("recording the outcome failed; the vote stays pending until the next start",
+		r.log.Error("recording the outcome failed; the vote stays pending",
 			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key), slog.Int("attempts", n), slog.Any("error", err))
-		p.giveUp(j.v, rerr)
+		r.giveUp(j.v, rerr)
 		return false
 	}
 }
 
 // attempt calls the handler until it succeeds or MaxAttempts is reached,
 // waiting RetryDelay (doubling, with jitter) between calls. It returns
-// errAbandoned if Close interrupted it.
-func (p *Poller) attempt(j job) (int, error) {
+// errAbandoned if the end of Run interrupted it.
+func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
-		err := p.call(j)
+		err := r.call(j)
 		if err == nil {
 			return n, nil
 		}
-		if p.hctx.Err() != nil {
-			// Cancelled by Close: not the handler's fault; try again next run.
+		if r.hctx.Err() != nil {
+			// Cancelled at the end of the grace period: not the handler's
+			// fault; try again next run.
 			return n, errAbandoned
 		}
-		if n >= p.cfg.MaxAttempts {
+		if n >= r.p.cfg.MaxAttempts {
 			return n, err
 		}
-		delay := backoff.Exp(n, p.cfg.RetryDelay, maxRetryDelay)
-		p.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+		delay := retryWait(n, r.p.cfg.RetryDelay)
+		r.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 			slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-		if backoff.Sleep(p.stopCtx, delay) != nil {
+		if r.sleep(r.stop, delay) != nil {
 			return n, errAbandoned
 		}
 	}
 }
 
 // call runs one handler call, turning a panic into a *PanicError.
-func (p *Poller) call(j job) (err error) {
-	h := p.cfg.OnReward
+func (r *run) call(j job) (err error) {
+	h := r.p.cfg.OnReward
 	if j.kind == KindExpiry {
-		h = p.cfg.OnExpire
+		h = r.p.cfg.OnExpire
 	}
-	if r := panics.Try(func() { err = h(p.hctx, j.v) }); r != nil {
-		return &PanicError{Value: r.Value, Stack: r.Stack}
+	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
+		return &PanicError{Value: rec.Value, Stack: rec.Stack}
 	}
 	return err
 }
 
 // giveUp passes err to OnGiveUp, if set, containing a panic of it.
-func (p *Poller) giveUp(v Vote, err error) {
-	if p.cfg.OnGiveUp == nil {
+func (r *run) giveUp(v Vote, err error) {
+	if r.p.cfg.OnGiveUp == nil {
 		return
 	}
-	if r := panics.Try(func() { p.cfg.OnGiveUp(v, err) }); r != nil {
-		p.log.Error("OnGiveUp panicked", slog.String("key", v.Key), slog.Any("panic", r.Value))
+	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(v, err) }); rec != nil {
+		r.log.Error("OnGiveUp panicked", slog.String("key", v.Key), slog.Any("panic", rec.Value))
 	}
+}
+
+// sleep waits d on the poller's clock, or until ctx is done (then its error).
+func (r *run) sleep(ctx context.Context, d time.Duration) error {
+	return clock.Sleep(ctx, r.p.cfg.clock, d)
+}
+
+// retryWait is the wait before retry n: first, doubling, capped, jittered.
+func retryWait(n int, first time.Duration) time.Duration {
+	return backoff.Exp(n, first, maxRetryDelay)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -23,8 +24,9 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 	now := time.Now()
 	// User 1: a vote that always fails, then a later one. User 2: a vote
 	// that panics twice, then works. User 3: a vote that always panics.
-	failing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-3 * time.Hour)}
-	afterFailing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-2 * time.Hour)}
+	// One user's votes are 12 h apart, or they would be one vote.
+	failing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-26 * time.Hour)}
+	afterFailing := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-14 * time.Hour)}
 	flaky := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-3 * time.Hour)}
 	panicking := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-3 * time.Hour)}
 	fine := topggtest.Vote{UserID: userID(4), PlatformID: platformID(4), CreatedAt: now.Add(-time.Hour)}
@@ -59,11 +61,13 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		gaveUp[v.Key] = err
-		gaveUpAt[v.Key] = time.Now()
+		if _, ok := gaveUpAt[v.Key]; !ok {
+			gaveUpAt[v.Key] = time.Now()
+		}
 	}
 	store := voterewards.NewMemoryStore()
-	cfg := voterewards.Config{OnReward: handle, OnGiveUp: onGiveUp, Store: store, MaxAttempts: 3}
-	p := startPoller(t, newClient(t, srv), cfg)
+	cfg := voterewards.Config{OnReward: handle, OnGiveUp: onGiveUp, Store: store, MaxAttempts: 3, Lookback: 27 * time.Hour}
+	p, stop := runPoller(t, newClient(t, srv), cfg)
 
 	done := func() bool {
 		mu.Lock()
@@ -71,6 +75,11 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 		return len(delivered) == 3 && len(gaveUp) == 2
 	}
 	require.Eventually(t, done, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, 3, attempts[keyOf(flaky)])
+	assert.Equal(t, 1, attempts[keyOf(fine)])
+	assert.Equal(t, 1, attempts[keyOf(afterFailing)])
+	mu.Unlock()
 	// Later votes still come.
 	later := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now()}
 	srv.AddVote(later)
@@ -79,20 +88,33 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 		defer mu.Unlock()
 		return !delivered[keyOf(later)].IsZero()
 	}, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p.Close())
+	assert.True(t, p.Active(userID(1)).Active)
+	require.NoError(t, stop())
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{keyOf(failing), keyOf(panicking)}, keys(snap.Pending),
+		"what failed every attempt is not recorded as done")
 
-	// A restart on the same store retries nothing: given up is recorded.
-	p2 := startPoller(t, newClient(t, srv), cfg)
+	// A restart on the same store delivers again what was given up, and
+	// nothing else.
+	mu.Lock()
+	clear(attempts)
+	mu.Unlock()
+	p2, stop2 := runPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return attempts[keyOf(failing)] == 3 && attempts[keyOf(panicking)] == 3
+	}, 5*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { return p2.Active(userID(1)).Covered }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p2.Close())
+	require.NoError(t, stop2())
 
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 3, attempts[keyOf(failing)])
-	assert.Equal(t, 3, attempts[keyOf(flaky)])
 	assert.Equal(t, 3, attempts[keyOf(panicking)])
-	assert.Equal(t, 1, attempts[keyOf(fine)])
-	assert.Equal(t, 1, attempts[keyOf(afterFailing)])
+	assert.Zero(t, attempts[keyOf(flaky)]+attempts[keyOf(fine)]+attempts[keyOf(afterFailing)]+attempts[keyOf(later)],
+		"what was delivered is not delivered again")
 
 	var derr *voterewards.DeliveryError
 	require.ErrorAs(t, gaveUp[keyOf(failing)], &derr)
@@ -112,10 +134,12 @@ func TestVotesOfOneUserNeverOverlapAndGoOldestFirst(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	now := time.Now()
+	// One user's votes are 12 h apart, or they would be one vote.
 	const users, each = 12, 15
 	for i := range users * each {
-		u := i % users
-		srv.AddVote(topggtest.Vote{UserID: userID(u), PlatformID: platformID(u), CreatedAt: now.Add(-5*time.Hour + time.Duration(i)*time.Second)})
+		u, n := i%users, i/users
+		srv.AddVote(topggtest.Vote{UserID: userID(u), PlatformID: platformID(u),
+			CreatedAt: now.Add(-time.Duration(each-n)*12*time.Hour + time.Duration(i)*time.Second)})
 	}
 	var (
 		mu          sync.Mutex
@@ -147,7 +171,8 @@ func TestVotesOfOneUserNeverOverlapAndGoOldestFirst(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: handle, Store: voterewards.NewMemoryStore(), Concurrency: 4})
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: handle, Store: voterewards.NewMemoryStore(), Concurrency: 4,
+		Lookback: (each + 1) * 12 * time.Hour})
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -157,7 +182,7 @@ func TestVotesOfOneUserNeverOverlapAndGoOldestFirst(t *testing.T) {
 	assert.Greater(t, maxInFlight.Load(), int32(1), "users are handled in parallel")
 }
 
-func TestCloseCancelsHandlersAfterTimeoutAndKeepsTheVote(t *testing.T) {
+func TestGracePeriodThenCancelsHandlersAndKeepsTheVote(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
@@ -171,13 +196,32 @@ func TestCloseCancelsHandlersAfterTimeoutAndKeepsTheVote(t *testing.T) {
 		cancelled.Store(true)
 		return ctx.Err()
 	}
-	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: stuck, Store: store, CloseTimeout: 50 * time.Millisecond})
+	clk := clock.NewFake(time.Now())
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: stuck, Store: store, GracePeriod: time.Minute}, clk)
+	p, err := voterewards.New(newClient(t, srv), cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
 	<-started
-	err := p.Close()
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	timers := clk.Timers()
+	cancel()
+	// Run waits for the handler through the grace period, on the clock.
+	require.Eventually(t, func() bool { return clk.Timers() > timers }, 5*time.Second, time.Millisecond)
+	assert.False(t, cancelled.Load(), "the handler's context lives through the grace period")
+	select {
+	case <-done:
+		t.Fatal("Run returned while a handler was running")
+	default:
+	}
+	clk.Advance(time.Minute)
+	select {
+	case err := <-done:
+		require.NoError(t, err, "a stop is clean even when handlers had to be cancelled")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after the grace period")
+	}
 	assert.True(t, cancelled.Load())
-	assert.ErrorIs(t, p.Close(), context.DeadlineExceeded, "Close again returns the first result")
-	require.Error(t, p.Start(context.Background()), "a closed poller does not start again")
 
 	// The vote was not delivered, so the next run delivers it.
 	rec := newRecorder()

@@ -46,17 +46,77 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := p.Start(context.Background()); err != nil {
-		panic(err)
-	}
-	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }() // until ctx is done
 
 	v := <-rewarded
-	fmt.Println("reward Discord user", v.PlatformID, "weight", v.Weight)
+	fmt.Println("reward Discord user", v.PlatformID, "weight", v.Weight, "from", v.Origin)
 	fmt.Println("active:", p.Active("146183080879613966").Active)
+
+	cancel()
+	if err := <-done; err != nil { // returns once every handler call returned
+		panic(err)
+	}
 	// Output:
-	// reward Discord user 146183080879613966 weight 2
+	// reward Discord user 146183080879613966 weight 2 from history
 	// active: true
+}
+
+// A webhook receiver hands its votes to Ingest and answers 2xx only on nil:
+// the vote is then durably stored, Active knows it, and the running Run
+// rewards it at once; the same vote read later from the history (6
+// fractional digits and Z instead of 7 and +00:00, no id) is not rewarded
+// again.
+func ExamplePoller_Ingest() {
+	srv := topggtest.NewServer()
+	defer srv.Close()
+	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	if err != nil {
+		panic(err)
+	}
+	rewarded := make(chan voterewards.Vote, 2)
+	p, err := voterewards.New(client, voterewards.Config{
+		Store:    voterewards.NewMemoryStore(),
+		Interval: 10 * time.Millisecond,
+		OnReward: func(_ context.Context, v voterewards.Vote) error { rewarded <- v; return nil },
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+
+	created := time.Now().Add(-time.Second).Truncate(time.Microsecond).Add(700 * time.Nanosecond)
+	hook := voterewards.Vote{
+		Vote: topgg.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
+			CreatedAt: created, ExpiresAt: created.Add(12 * time.Hour)},
+		Origin: voterewards.OriginWebhook, Hook: &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc"}},
+	}
+	if err := p.Ingest(ctx, hook); err != nil { // answer 5xx on error: Top.gg retries
+		panic(err)
+	}
+	v := <-rewarded
+	fmt.Println("rewarded from", v.Origin, "query", v.Hook.Query["ref"], "active:", p.Active("146183080879613966").Active)
+
+	// The history shows the same vote a moment later.
+	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
+		CreatedAt: created.Truncate(time.Microsecond)})
+	for range 100 {
+		if len(srv.Requests()) > 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	fmt.Println("rewards:", 1+len(rewarded))
+	// Output:
+	// rewarded from webhook query abc active: true
+	// rewards: 1
 }
 
 func ExampleOpenStore() {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // expiries holds the delivered votes whose expiry has not come yet, soonest
@@ -25,10 +27,10 @@ func (e *expiries) push(v Vote) {
 
 // scheduleExpiry adds v and wakes the expiry loop, whose timer may be set for
 // a later vote.
-func (p *Poller) scheduleExpiry(v Vote) {
-	p.expiries.push(v)
+func (r *run) scheduleExpiry(v Vote) {
+	r.expiries.push(v)
 	select {
-	case p.nudge <- struct{}{}:
+	case r.nudge <- struct{}{}:
 	default:
 	}
 }
@@ -49,29 +51,32 @@ func (e *expiries) due(now time.Time) ([]Vote, time.Time) {
 }
 
 // expiryLoop queues an expiry job for each vote when its ExpiresAt passes.
-func (p *Poller) expiryLoop(ctx context.Context) {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	defer t.Stop()
+func (r *run) expiryLoop(ctx context.Context) {
+	clk := r.p.cfg.clock
 	for {
-		now := p.cfg.Now()
-		due, next := p.expiries.due(now)
+		now := clk.Now()
+		due, next := r.expiries.due(now)
 		for _, v := range due {
-			if !p.enqueue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}) {
-				return // still pending in the store: fires at the next start
+			if !r.enqueue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}) {
+				return // still pending in the store: fires at the next run
 			}
 		}
 		var timer <-chan time.Time
+		var t clock.Timer
 		if !next.IsZero() {
-			t.Reset(next.Sub(now))
-			timer = t.C
+			t = clk.NewTimer(next.Sub(now))
+			timer = t.C()
 		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-p.nudge:
-			t.Stop()
+		case <-r.nudge:
 		case <-timer:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return
 		}
 	}
 }

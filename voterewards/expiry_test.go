@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -16,12 +17,13 @@ import (
 // expiryLog records OnExpire calls and checks that none comes early.
 type expiryLog struct {
 	t     *testing.T
+	clk   clock.Clock // the poller's clock; nil: the real one
 	mu    sync.Mutex
 	calls map[string]int
 }
 
 func (e *expiryLog) handle(_ context.Context, v voterewards.Vote) error {
-	assert.False(e.t, time.Now().Before(v.ExpiresAt), "expiry of %s before %s", v.Key, v.ExpiresAt)
+	assert.False(e.t, clock.Or(e.clk).Now().Before(v.ExpiresAt), "expiry of %s before %s", v.Key, v.ExpiresAt)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls[v.Key]++
@@ -54,13 +56,18 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 
 	// Run 1: every vote rewarded, the first group expires.
+	// The expiries are timed on a fake clock: the test advances it.
+	clk := clock.NewFake(t0)
 	store, err := voterewards.OpenStore(dir)
 	require.NoError(t, err)
-	rec1, exp1 := newRecorder(), &expiryLog{t: t, calls: map[string]int{}}
-	p1 := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec1.handle, OnExpire: exp1.handle, Store: store, Lookback: 13 * time.Hour})
-	requireExactlyOnce(t, srv, rec1)
-	require.Eventually(t, func() bool { return len(exp1.snapshot()) == 3 }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p1.Close())
+	rec1, exp1 := newRecorder(), &expiryLog{t: t, clk: clk, calls: map[string]int{}}
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec1.handle, OnExpire: exp1.handle, Store: store, Lookback: 13 * time.Hour}, clk)
+	_, stop1 := runPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return rec1.count() == 9 }, 5*time.Second, time.Millisecond)
+	assert.Empty(t, exp1.snapshot(), "nothing expired yet")
+	clk.Advance(time.Second)
+	require.Eventually(t, func() bool { return len(exp1.snapshot()) == 3 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, stop1())
 	require.NoError(t, store.Close())
 	got1 := exp1.snapshot()
 	for _, v := range soon {
@@ -68,16 +75,17 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 	}
 
 	// Down while the second group expires.
-	time.Sleep(time.Until(t0.Add(3600 * time.Millisecond)))
+	clk.Set(t0.Add(3600 * time.Millisecond))
 
 	// Run 2: the late expiries fire at start; nothing else is repeated.
 	store, err = voterewards.OpenStore(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
-	rec2, exp2 := newRecorder(), &expiryLog{t: t, calls: map[string]int{}}
-	p2 := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec2.handle, OnExpire: exp2.handle, Store: store, Lookback: 13 * time.Hour})
-	require.Eventually(t, func() bool { return len(exp2.snapshot()) == 3 && p2.Active(userID(20)).Covered }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p2.Close())
+	rec2, exp2 := newRecorder(), &expiryLog{t: t, clk: clk, calls: map[string]int{}}
+	cfg = voterewards.WithClock(voterewards.Config{OnReward: rec2.handle, OnExpire: exp2.handle, Store: store, Lookback: 13 * time.Hour}, clk)
+	p2, stop2 := runPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return len(exp2.snapshot()) == 3 && p2.Active(userID(20)).Covered }, 5*time.Second, time.Millisecond)
+	require.NoError(t, stop2())
 	got2 := exp2.snapshot()
 	for _, v := range later {
 		assert.Equal(t, 1, got2[keyOf(v)], "late expiry fires once at start")

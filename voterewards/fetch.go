@@ -26,92 +26,128 @@ const maxPagesPerPoll = 10_000
 
 // fetchLoop queues the work a previous run left, then polls: it reads pages
 // until the end of the history, waits Interval, and starts again.
-func (p *Poller) fetchLoop(ctx context.Context, startup []job) {
+func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	for _, j := range startup {
-		if !p.enqueue(ctx, j) {
+		if !r.enqueue(ctx, j) {
 			return
 		}
 	}
 	for {
-		if backoff.Sleep(ctx, p.poll(ctx)) != nil {
+		if r.sleep(ctx, r.poll(ctx)) != nil {
 			return
 		}
 	}
 }
 
-// poll reads pages until the history is read to its end or a request fails,
-// and returns how long to wait before the next poll.
+// poll reads pages until the history is read to its end, a page adds
+// nothing, or a request fails, and returns how long to wait before the next
+// poll.
 //
 // A poll starts from the saved cursor, or from the last vote seen minus the
 // overlap, and then follows the cursors. After a page that has votes but no
 // cursor it goes on from that page's newest created_at (kept in from) rather
 // than from the checkpoint again, which would read the same first page over
-// and over when more than a page of votes lies within the overlap. It never
-// sends the same request twice: a repeat would bring the same page, so the
-// poll ends there, whatever the service does with its cursors.
-func (p *Poller) poll(ctx context.Context) time.Duration {
+// and over when more than a page of votes lies within the overlap.
+//
+// Every loop here is driven by the service's answers, so each is bounded: a
+// poll never sends the same request twice; a page that adds no vote (and, without
+// a cursor, does not move from forward) ends the poll, its cursor saved, and
+// the next poll comes after Interval: a service that answers every cursor with
+// the same votes and a new cursor gets one request per Interval; and a poll
+// reads at most maxPagesPerPoll pages.
+func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
 	asked := map[string]bool{}
 	refusedOnce := false
 	for range maxPagesPerPoll {
-		q := p.query(from)
+		q := r.query(from)
 		k := queryKey(q)
 		if asked[k] {
-			return p.caughtUpNow(ctx)
+			return r.caughtUpNow(ctx)
 		}
 		asked[k] = true
-		page, err := p.src.Votes(ctx, q)
+		page, err := r.p.src.Votes(ctx, q)
+		if err == nil && page == nil {
+			err = errNilPage
+		}
+		if err != nil {
+			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
+			if !retry {
+				return wait
+			}
+			refusedOnce = true
+			continue
+		}
+		added, err := r.ingest(ctx, page)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0
 			}
-			var rl *topgg.RateLimitError
-			var api *topgg.APIError
-			switch {
-			case errors.As(err, &rl):
-				p.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
-				if rl.RetryAfter > 0 {
-					return rl.RetryAfter
-				}
-				return p.cfg.Interval
-			case q.Cursor != "" && errors.As(err, &api) && cursorRefused(api):
-				p.cp.Cursor = ""
-				if refusedOnce {
-					// A cursor from this very poll refused too: not a stale
-					// checkpoint but a confused service; back off.
-					return p.failed(err)
-				}
-				refusedOnce = true
-				p.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
-					slog.Time("from", p.query(from).StartDate))
-				continue
-			}
-			return p.failed(err)
+			return r.failed(err)
 		}
-		if err := p.ingest(ctx, page); err != nil {
-			if ctx.Err() != nil {
-				return 0
-			}
-			return p.failed(err)
-		}
-		p.failures = 0
+		r.failures = 0
 		if len(page.Votes) == 0 {
-			return p.caughtUpNow(ctx)
+			return r.caughtUpNow(ctx)
 		}
+		next := from
 		if page.Cursor == "" {
-			from = newest(page.Votes)
+			next = newest(page.Votes)
 		}
+		if added == 0 && (page.Cursor != "" || !next.After(from)) {
+			// Nothing new: the end of the history as far as this poll can
+			// tell, whatever the cursor says.
+			return r.caughtUpNow(ctx)
+		}
+		from = next
 	}
-	p.log.Warn("poll stopped at its page limit; going on after the interval", slog.Int("pages", maxPagesPerPoll))
-	return p.cfg.Interval
+	r.log.Warn("poll stopped at its page limit; going on after the interval", slog.Int("pages", maxPagesPerPoll))
+	return r.p.cfg.Interval
+}
+
+// requestFailed decides what a failed request q means: retry at once from
+// the last vote seen (retry true) when the service refused a saved cursor
+// for the first time in this poll, else the wait before the next poll.
+func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.Time, err error, refusedOnce bool) (time.Duration, bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	if q.Cursor == "" || !cursorRefused(err) {
+		return r.failedOrLimited(err), false
+	}
+	r.cp.Cursor = ""
+	if refusedOnce {
+		// A cursor from this very poll refused too: not a stale checkpoint
+		// but a confused service; back off.
+		return r.failed(err), false
+	}
+	r.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
+		slog.Time("from", r.query(from).StartDate))
+	return 0, true
+}
+
+// errNilPage is a Source's answer of neither a page nor an error.
+var errNilPage = errors.New("voterewards: Source returned no page and no error")
+
+// failedOrLimited returns the wait after a failed request: Retry-After for a
+// rate limit, else the doubling failure wait.
+func (r *run) failedOrLimited(err error) time.Duration {
+	var rl *topgg.RateLimitError
+	if errors.As(err, &rl) {
+		r.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
+		if rl.RetryAfter > 0 {
+			return rl.RetryAfter
+		}
+		return r.p.cfg.Interval
+	}
+	return r.failed(err)
 }
 
 // caughtUpNow marks the history as read to its end, prunes if due, and
 // returns the wait before the next poll.
-func (p *Poller) caughtUpNow(ctx context.Context) time.Duration {
-	p.caughtUp.Store(true)
-	p.maybePrune(ctx)
-	return p.cfg.Interval
+func (r *run) caughtUpNow(ctx context.Context) time.Duration {
+	r.p.caughtUp.Store(true)
+	r.maybePrune(ctx)
+	return r.p.cfg.Interval
 }
 
 // queryKey identifies a request within one poll.
@@ -133,97 +169,114 @@ func newest(votes []topgg.Vote) time.Time {
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
 // at Interval.
-func (p *Poller) failed(err error) time.Duration {
-	p.failures++
-	wait := backoff.Exp(p.failures, firstFailureWait, p.cfg.Interval)
-	p.log.Error("poll failed", slog.Any("error", err), slog.Int("failures", p.failures), slog.Duration("retry_in", wait))
+func (r *run) failed(err error) time.Duration {
+	r.failures++
+	wait := backoff.Exp(r.failures, firstFailureWait, r.p.cfg.Interval)
+	r.log.Error("poll failed", slog.Any("error", err), slog.Int("failures", r.failures), slog.Duration("retry_in", wait))
 	return wait
 }
 
 // cursorRefused reports whether an answer to a cursor request says the cursor
 // is no good (rather than the token, or the rate limit).
-func cursorRefused(e *topgg.APIError) bool {
-	return e.StatusCode >= 400 && e.StatusCode < 500 &&
+func cursorRefused(err error) bool {
+	var e *topgg.APIError
+	return errors.As(err, &e) && e.StatusCode >= 400 && e.StatusCode < 500 &&
 		e.StatusCode != http.StatusTooManyRequests && !errors.Is(e, topgg.ErrUnauthorized)
 }
 
 // query returns the next request: by cursor; else from from, if set; else
 // from the last vote seen minus the overlap (the first run: from Since). It
-// never goes more than a year back.
-func (p *Poller) query(from time.Time) topgg.VotesQuery {
-	if p.cp.Cursor != "" {
-		return topgg.VotesQuery{Cursor: p.cp.Cursor}
+// never goes more than a year back, nor later than now minus the overlap (so
+// that no vote time, however it came, can make it ask for the future).
+func (r *run) query(from time.Time) topgg.VotesQuery {
+	if r.cp.Cursor != "" {
+		return topgg.VotesQuery{Cursor: r.cp.Cursor}
 	}
+	now := r.p.cfg.clock.Now()
 	start := from
 	if start.IsZero() {
-		start = p.cp.Since
-		if !p.cp.LastSeen.IsZero() {
-			start = later(start, p.cp.LastSeen.Add(-p.cfg.Overlap))
+		start = r.cp.Since
+		if !r.cp.LastSeen.IsZero() {
+			start = later(start, r.cp.LastSeen.Add(-r.p.cfg.Overlap))
 		}
 	}
-	if oldest := oldestStart(p.cfg.Now()); start.Before(oldest) {
+	if latest := now.Add(-r.p.cfg.Overlap); start.After(latest) {
+		start = latest
+	}
+	if oldest := oldestStart(now); start.Before(oldest) {
 		// The service no longer has the history between start and oldest.
-		p.log.Warn("vote history older than one year is gone; skipping it", slog.Time("from", start), slog.Time("to", oldest))
+		r.log.Warn("vote history older than one year is gone; skipping it", slog.Time("from", start), slog.Time("to", oldest))
 		start = oldest
-		p.cp.Since = later(p.cp.Since, oldest)
-		p.since.Store(p.cp.Since.UnixNano())
+		r.cp.Since = later(r.cp.Since, oldest)
+		r.p.since.Store(r.cp.Since.UnixNano())
 	}
 	return topgg.VotesQuery{StartDate: start}
 }
 
-// ingest stores a page (new votes as pending, with the new checkpoint, in one
-// change), then queues the new votes.
-func (p *Poller) ingest(ctx context.Context, page *topgg.VotePage) error {
-	votes := make([]Vote, len(page.Votes))
-	cp := p.cp
-	for i, tv := range page.Votes {
-		votes[i] = newVote(tv)
-		if votes[i].CreatedAt.After(cp.LastSeen) {
-			cp.LastSeen = votes[i].CreatedAt
+// ingest sanitizes and stores a page (new votes as pending, with the new
+// checkpoint, in one change), then queues the new votes; it returns how many
+// were new. A vote that cannot be one (no id) is logged and skipped: no
+// answer of the service stops the pipeline.
+func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
+	now := r.p.cfg.clock.Now()
+	votes := make([]Vote, 0, len(page.Votes))
+	cp := r.cp
+	for _, tv := range page.Votes {
+		v, f, err := sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
+		if err != nil {
+			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
+			continue
 		}
+		if f != 0 {
+			r.log.Warn("vote corrected", slog.String("key", v.Key), slog.String("fixes", f.String()))
+		}
+		votes = append(votes, v)
+		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)
 	}
 	switch {
 	case page.Cursor != "":
 		cp.Cursor = page.Cursor
-	case len(votes) > 0:
+	case len(page.Votes) > 0:
 		// A page without a cursor: the poll goes on from its newest vote,
 		// the next one from LastSeen.
 		cp.Cursor = ""
 	}
 	var added []Vote
-	if len(votes) > 0 || !sameCheckpoint(cp, p.cp) {
+	if len(votes) > 0 || !sameCheckpoint(cp, r.cp) {
 		var err error
-		if added, err = p.store.Ingest(ctx, cp, votes); err != nil {
-			return err
+		if added, err = r.p.store.Ingest(ctx, &cp, votes); err != nil {
+			return 0, err
 		}
 	}
-	p.cp = cp
-	p.cache.add(added)
+	r.cp = cp
+	r.p.cache.add(added)
 	for _, v := range added {
-		if !p.enqueue(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}) {
-			return ctx.Err()
+		if r.claim(KindReward, v) && !r.enqueue(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}) {
+			return len(added), ctx.Err()
 		}
 	}
-	return nil
+	return len(added), nil
 }
 
 // maybePrune drops, at most once per pruneEvery, the votes that expired and
 // lie before the overlap window, from the dedup set and the cache: both then
 // hold the vote window, not the history.
-func (p *Poller) maybePrune(ctx context.Context) {
-	now := p.cfg.Now()
-	if now.Sub(p.lastPrune) < pruneEvery {
+func (r *run) maybePrune(ctx context.Context) {
+	now := r.p.cfg.clock.Now()
+	if now.Sub(r.lastPrune) < pruneEvery {
 		return
 	}
-	p.lastPrune = now
-	p.cache.prune(now)
-	if p.cp.LastSeen.IsZero() {
+	r.lastPrune = now
+	r.p.cache.prune(now)
+	if r.cp.LastSeen.IsZero() {
 		return
 	}
-	// A prune cut short by Close is not a failure: the next run prunes again.
-	if err := p.store.Prune(ctx, p.cp.LastSeen.Add(-p.cfg.Overlap), now); err != nil && ctx.Err() == nil {
-		p.log.Error("pruning the dedup set failed", slog.Any("error", err))
+	cutoff := r.cp.LastSeen.Add(-r.p.cfg.Overlap)
+	// A prune cut short by the end of Run is not a failure: the next run prunes again.
+	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
+		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
+	r.forget(now.Add(-forgetDone))
 }
 
 func sameCheckpoint(a, b Checkpoint) bool {

@@ -71,13 +71,13 @@ func burst(n int, base time.Time) []topgg.Vote {
 func requireBurstReadOnce(t *testing.T, src *sliceSource) []topgg.VotesQuery {
 	t.Helper()
 	rec := newRecorder()
-	p := startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
+	p, stop := runPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
 	done := assert.Eventually(t, func() bool { return rec.count() == len(src.votes) && p.Active(userID(0)).Covered },
 		5*time.Second, 5*time.Millisecond)
 	require.True(t, done, "handled %d of %d votes, %d requests", rec.count(), len(src.votes), len(src.calls()))
 	// The poll is over: no request follows until the interval passes.
 	n := len(src.calls())
-	require.NoError(t, p.Close())
+	require.NoError(t, stop())
 	assert.Len(t, src.calls(), n)
 	for _, v := range src.votes {
 		assert.Equal(t, 1, rec.snapshot()[voterewards.VoteKey(v)], "vote of %s", v.UserID)
@@ -131,9 +131,9 @@ func TestRepeatedRequestEndsThePoll(t *testing.T) {
 	t.Parallel()
 	src := &sameInstant{at: time.Now().Add(-time.Hour).UTC()}
 	rec := newRecorder()
-	p := startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
+	p, stop := runPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
 	require.Eventually(t, func() bool { return p.Active(userID(1)).Covered }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, p.Close())
+	require.NoError(t, stop())
 	// From Since, then from the vote's instant; that request is not sent again.
 	assert.Equal(t, 2, src.calls())
 }

@@ -54,8 +54,17 @@ func newClient(t testing.TB, srv *topggtest.Server, opts ...topgg.Option) *topgg
 	return c
 }
 
-// startPoller starts a poller closed at cleanup (before the server).
+// startPoller runs a poller until cleanup (before the server closes).
 func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *voterewards.Poller {
+	t.Helper()
+	p, _ := runPoller(t, src, cfg)
+	return p
+}
+
+// runPoller makes a poller and runs it in a goroutine; stop cancels Run and
+// returns its result once it returned (bounded). Calling stop again returns
+// the same result.
+func runPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) (*voterewards.Poller, func() error) {
 	t.Helper()
 	if cfg.Interval == 0 {
 		cfg.Interval = 20 * time.Millisecond
@@ -65,9 +74,29 @@ func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *
 	}
 	p, err := voterewards.New(src, cfg)
 	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background()))
-	t.Cleanup(func() { _ = p.Close() })
-	return p
+	stop := goRun(t, p.Run)
+	t.Cleanup(func() { _ = stop() })
+	return p, stop
+}
+
+// goRun runs job in a goroutine and returns its stop function.
+func goRun(t testing.TB, job func(context.Context) error) func() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- job(ctx) }()
+	var once sync.Once
+	var result error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case result = <-done:
+			case <-time.After(10 * time.Second):
+				t.Errorf("Run did not return within 10 s of its context's end")
+			}
+		})
+		return result
+	}
 }
 
 // recorder counts handler calls by vote key; safe for concurrent use.

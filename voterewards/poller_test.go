@@ -2,7 +2,9 @@ package voterewards_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,12 +16,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// addHistory adds 250 votes over the last 11 hours: 200 users, the first 50
-// of them twice, weights 1 and 2.
+// addHistory adds 250 votes over the last 11 hours, each by another user
+// (one user's votes less than DedupWindow apart are one vote), weights 1
+// and 2.
 func addHistory(srv *topggtest.Server, now time.Time) []topggtest.Vote {
 	var votes []topggtest.Vote
 	for i := range 250 {
-		u := i % 200
+		u := i
 		w := 1
 		if i%3 == 0 {
 			w = 2
@@ -140,7 +143,7 @@ func TestEmptyCursorFallsBackToLastSeen(t *testing.T) {
 	srv := newServer(t)
 	now := time.Now()
 	for i := range 250 {
-		srv.AddVote(topggtest.Vote{UserID: userID(i % 180), PlatformID: platformID(i % 180), CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
+		srv.AddVote(topggtest.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
 	}
 	rec := newRecorder()
 	startPoller(t, noCursor{newClient(t, srv)}, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
@@ -209,17 +212,45 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context, voterewards.Vote) error { return nil }
 	store := voterewards.NewMemoryStore()
-	for name, cfg := range map[string]voterewards.Config{
-		"no handler":       {Store: store},
-		"no store":         {OnReward: ok},
-		"negative":         {OnReward: ok, Store: store, Interval: -time.Second},
-		"negative workers": {OnReward: ok, Store: store, Concurrency: -1},
+	var nilStore *voterewards.MemoryStore
+	for name, c := range map[string]struct {
+		cfg  voterewards.Config
+		want error
+	}{
+		"no handler":       {voterewards.Config{Store: store}, voterewards.ErrNoRewardHandler},
+		"no store":         {voterewards.Config{OnReward: ok}, voterewards.ErrNoStore},
+		"typed nil store":  {voterewards.Config{OnReward: ok, Store: nilStore}, voterewards.ErrNoStore},
+		"negative":         {voterewards.Config{OnReward: ok, Store: store, Interval: -time.Second}, voterewards.ErrBadConfig},
+		"negative grace":   {voterewards.Config{OnReward: ok, Store: store, GracePeriod: -time.Second}, voterewards.ErrBadConfig},
+		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, voterewards.ErrBadConfig},
 	} {
-		_, err := voterewards.New(noCursor{}, cfg)
-		assert.Error(t, err, name)
+		_, err := voterewards.New(noCursor{}, c.cfg)
+		assert.ErrorIs(t, err, c.want, name)
 	}
-	_, err := voterewards.New(nil, voterewards.Config{OnReward: ok, Store: store})
-	assert.Error(t, err)
+	cfg := voterewards.Config{OnReward: ok, Store: store}
+	_, err := voterewards.New(nil, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource)
+	var client *topgg.Client
+	_, err = voterewards.New(client, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource, "a typed nil *topgg.Client fails at New, not in a goroutine later")
+	var src *sliceSource
+	_, err = voterewards.New(src, cfg)
+	assert.ErrorIs(t, err, voterewards.ErrNilSource, "any typed nil Source")
+	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
+		"the error names the field")
+}
+
+// TestZeroPollerFailsFast: a Poller not made by New returns a sentinel from
+// every method, never a panic or a hang.
+func TestZeroPollerFailsFast(t *testing.T) {
+	t.Parallel()
+	var p voterewards.Poller
+	ctx := context.Background()
+	assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+	assert.Equal(t, voterewards.Status{}, p.Active("1"))
 }
 
 // repeatLast answers the request after the last page with the last vote
@@ -283,31 +314,41 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	requireExactlyOnce(t, srv, rec)
 }
 
-// TestStartAndCloseConcurrently races Close against Start, with work left
-// pending by a previous run so that the loops start workers at once: Close
-// must wait for loops that Start began, and never find a half-started poller.
-func TestStartAndCloseConcurrently(t *testing.T) {
+// TestRunRacesItsCancelAndRunsAgain starts and cancels Run at once, many
+// times, with work left pending so that workers start at once: Run must
+// return only after everything it started, a concurrent Run is refused, and
+// a Run after the last one returned works.
+func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	t.Parallel()
 	store := voterewards.NewMemoryStore()
 	now := time.Now()
 	var pending []voterewards.Vote
 	for i := range 8 {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
-		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv)})
+		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory})
 	}
-	_, err := store.Ingest(context.Background(), voterewards.Checkpoint{LastSeen: now}, pending)
+	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending)
 	require.NoError(t, err)
 	src := &sliceSource{}
+	var calls atomic.Int64
+	p, err := voterewards.New(src, voterewards.Config{
+		OnReward: func(context.Context, voterewards.Vote) error { calls.Add(1); return errHandler }, // stays pending
+		Store:    store, Interval: time.Hour, RetryDelay: time.Hour, MaxAttempts: 2,
+	})
+	require.NoError(t, err)
 	for range 300 {
-		p, err := voterewards.New(src, voterewards.Config{
-			OnReward: func(context.Context, voterewards.Vote) error { return errHandler }, // stays pending
-			Store:    store, Interval: time.Hour, RetryDelay: time.Hour, MaxAttempts: 2,
-		})
-		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		wg.Go(func() { _ = p.Start(context.Background()) })
-		wg.Go(func() { assert.NoError(t, p.Close()) })
+		wg.Go(func() { assert.NoError(t, p.Run(ctx)) })
+		wg.Go(cancel)
 		wg.Wait()
-		require.NoError(t, p.Close())
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	before := calls.Load()
+	go func() { done <- p.Run(ctx) }()
+	require.Eventually(t, func() bool { return calls.Load() > before }, 5*time.Second, time.Millisecond, "Run delivers")
+	assert.ErrorIs(t, p.Run(context.Background()), voterewards.ErrRunning, "a second Run while one runs is refused")
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -70,7 +70,7 @@ func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
 	var rewards, expiries counter
 	var mu sync.Mutex
 	var reported []error
-	p := startPoller(t, newClient(t, srv), voterewards.Config{
+	_, stop := runPoller(t, newClient(t, srv), voterewards.Config{
 		OnReward: rewards.handle, OnExpire: expiries.handle, Store: store, MaxAttempts: 3,
 		OnGiveUp: func(_ voterewards.Vote, err error) {
 			mu.Lock()
@@ -87,7 +87,7 @@ func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
 	// delivery would fire in this window.
 	assert.Never(t, func() bool { return expiries.n.Load() > 0 },
 		time.Until(v.ExpiresAt)+100*time.Millisecond, 10*time.Millisecond, "no expiry for an unrecorded delivery")
-	require.NoError(t, p.Close())
+	require.NoError(t, stop())
 
 	assert.EqualValues(t, 1, rewards.n.Load())
 	assert.Zero(t, expiries.n.Load(), "no expiry for a delivery that was not recorded")
@@ -115,14 +115,14 @@ func TestCloseStopsRecordRetries(t *testing.T) {
 	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: -1}
 	var rewards counter
 	reported := make(chan error, 2)
-	p := startPoller(t, newClient(t, srv), voterewards.Config{
+	_, stop := runPoller(t, newClient(t, srv), voterewards.Config{
 		OnReward: rewards.handle, Store: store, RetryDelay: time.Hour,
 		OnGiveUp: func(_ voterewards.Vote, err error) { reported <- err },
 	})
 	// The first write failed; the retry waits up to an hour, unless closed.
 	require.Eventually(t, func() bool { return store.delivered.Load() == 1 }, 5*time.Second, time.Millisecond)
 	closed := make(chan error, 1)
-	go func() { closed <- p.Close() }()
+	go func() { closed <- stop() }()
 	select {
 	case err := <-closed:
 		require.NoError(t, err, "the retry stops at once, no handler is cancelled")

@@ -29,6 +29,7 @@ const openTimeout = 500 * time.Millisecond
 const (
 	bucketMeta    = "meta"
 	bucketSeen    = "seen"
+	bucketVoters  = "voters"
 	bucketPending = "pending"
 	bucketExpiry  = "expiry"
 
@@ -44,12 +45,17 @@ const (
 // default Concurrency: with the default pool (or a multiple of it) busy
 // workers fill batches and rarely wait for the delay; with fewer workers each
 // record waits up to batchDelay, small next to a handler's network call.
+//
+// Webhook votes ([Poller.Ingest]) have a group commit of their own (see
+// ingestGroup), which waits for no timer.
 const (
 	batchDelay = time.Millisecond
 	batchSize  = DefaultConcurrency
 )
 
-const storeVersion = 1
+// storeVersion 2 added the per-voter index (cross-source dedup) and keys
+// votes by platform id; a version 1 file is migrated at open.
+const storeVersion = 2
 
 // BoltStore is the default [Store]: one bbolt file in a directory. Every change
 // is a bbolt transaction, so the file holds the state before or after it even
@@ -58,8 +64,9 @@ const storeVersion = 1
 // workers finishing at once) share one transaction and one fsync. It is safe
 // for concurrent use; the file is locked against other processes while open.
 type BoltStore struct {
-	db   *bolt.DB
-	path string
+	db     *bolt.DB
+	path   string
+	ingest ingestGroup
 }
 
 var _ Store = (*BoltStore)(nil)
@@ -77,7 +84,9 @@ func WithoutFsync() StoreOption { return func(o *storeOptions) { o.noSync = true
 
 // OpenStore opens (creating if needed) the store in dir, which it creates with
 // mode 0700. If another process has it open, it fails within half a second with
-// an error matching [ErrLocked]. Close it when done.
+// an error matching [ErrLocked]. A file it cannot trust (truncated, corrupted)
+// is a *[DamagedStoreError] (matching [ErrDamaged]), never a crash. Close it
+// when done.
 func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 	var o storeOptions
 	for _, opt := range opts {
@@ -87,47 +96,122 @@ func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 		return nil, fmt.Errorf("voterewards: open store: %w", err)
 	}
 	path := filepath.Join(dir, StoreFile)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout: openTimeout,
-		NoSync:  o.noSync,
-		// The freelist is rebuilt at open instead of written at every commit:
-		// fewer pages per delivery record.
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
-	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	}
+	db, err := openBolt(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
+		return nil, err
 	}
 	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range []string{bucketMeta, bucketSeen, bucketPending, bucketExpiry} {
-			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-				return err
-			}
-		}
-		meta := tx.Bucket([]byte(bucketMeta))
-		switch v := meta.Get([]byte(keyVersion)); {
-		case v == nil:
-			return meta.Put([]byte(keyVersion), []byte{storeVersion})
-		case !bytes.Equal(v, []byte{storeVersion}):
-			return fmt.Errorf("unknown store version %v", v)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := db.Update(prepareBuckets); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
 	return &BoltStore{db: db, path: path}, nil
 }
 
+// openBolt opens the file once checkFile found it sound, containing any panic
+// or fault of bbolt on a file damaged in a way the check missed.
+func openBolt(path string, o storeOptions) (*bolt.DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout: openTimeout,
+			NoSync:  o.noSync,
+			// The freelist is rebuilt at open instead of written at every
+			// commit: fewer pages per delivery record.
+			NoFreelistSync: true,
+			FreelistType:   bolt.FreelistMapType,
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	case errors.Is(err, ErrDamaged):
+		return nil, err
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, &DamagedStoreError{Path: path, Reason: err.Error()}
+	case err != nil:
+		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
+	}
+	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
+		_ = db.Close()
+		if !errors.Is(err, ErrDamaged) {
+			err = &DamagedStoreError{Path: path, Reason: err.Error()}
+		}
+		return nil, err
+	}
+	return db, nil
+}
+
+// prepareBuckets creates the buckets of a new file and migrates an old one.
+func prepareBuckets(tx *bolt.Tx) error {
+	for _, name := range []string{bucketMeta, bucketSeen, bucketVoters, bucketPending, bucketExpiry} {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket([]byte(bucketMeta))
+	switch v := meta.Get([]byte(keyVersion)); {
+	case v == nil:
+	case bytes.Equal(v, []byte{1}):
+		if err := migrateV1(tx); err != nil {
+			return fmt.Errorf("migrating from version 1: %w", err)
+		}
+	case !bytes.Equal(v, []byte{storeVersion}):
+		return fmt.Errorf("unknown store version %v (written by a newer release?)", v)
+	default:
+		return nil
+	}
+	return meta.Put([]byte(keyVersion), []byte{storeVersion})
+}
+
+// migrateV1 re-keys a version 1 file: votes were keyed by user id (now by
+// platform id), and the per-voter index did not exist.
+func migrateV1(tx *bolt.Tx) error {
+	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
+		b := tx.Bucket([]byte(name))
+		var votes []Vote
+		if err := b.ForEach(func(_, val []byte) error {
+			v, err := decodeVote(val)
+			votes = append(votes, v)
+			return err
+		}); err != nil {
+			return err
+		}
+		if err := tx.DeleteBucket([]byte(name)); err != nil {
+			return err
+		}
+		nb, err := tx.CreateBucket([]byte(name))
+		if err != nil {
+			return err
+		}
+		for _, v := range votes {
+			k := seenKey(v)
+			if name == bucketExpiry {
+				k = expiryKey(v)
+			}
+			if err := nb.Put(k, encodeVote(v)); err != nil {
+				return err
+			}
+			if name == bucketSeen {
+				if err := tx.Bucket([]byte(bucketVoters)).Put(voterKey(v.lane(), v.CreatedAt), nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // Path returns the path of the bbolt file.
 func (s *BoltStore) Path() string { return s.path }
 
-// Close closes the file and releases its lock. Call it after [Poller.Close].
+// Close closes the file and releases its lock. Call it once every [Poller.Run]
+// (and [Poller.Ingest]) using the store has returned.
 func (s *BoltStore) Close() error { return s.db.Close() }
 
 // Load implements [Store].
@@ -169,36 +253,62 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-// Ingest implements [Store].
-func (s *BoltStore) Ingest(ctx context.Context, cp Checkpoint, votes []Vote) ([]Vote, error) {
+// Ingest implements [Store]. Calls without a checkpoint (webhook votes)
+// share transactions and fsyncs with the concurrent ones (a group commit).
+func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if cp == nil {
+		return s.ingest.submit(s.db, votes)
+	}
 	var added []Vote
-	// One caller (the fetch loop) and a large change: no batch to wait for.
+	// The poller's pages: one caller and a large change, no group to join.
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		added = added[:0]
-		seen, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketPending))
-		for _, v := range votes {
-			k := seenKey(v)
-			if seen.Get(k) != nil {
-				continue
-			}
-			val := encodeVote(v)
-			if err := seen.Put(k, val); err != nil {
-				return err
-			}
-			if err := pending.Put(k, val); err != nil {
-				return err
-			}
-			added = append(added, v)
+		var err error
+		if added, err = addVotes(tx, votes, added[:0]); err != nil {
+			return err
 		}
-		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), cp)
+		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("voterewards: store votes: %w", err)
 	}
 	return added, nil
+}
+
+// addVotes adds to the dedup set and the pending deliveries each vote that
+// is not a duplicate, appending the added ones to added.
+func addVotes(tx *bolt.Tx, votes, added []Vote) ([]Vote, error) {
+	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
+	c := voters.Cursor() // one for the transaction: Seek starts afresh
+	var kb [64]byte
+	for _, v := range votes {
+		id := v.lane()
+		if duplicateIn(c, id, v.CreatedAt, kb[:0]) {
+			continue
+		}
+		k, val := seenKey(v), encodeVote(v)
+		// Put copies the key, so the voter key may live on the stack.
+		if err := errors.Join(seen.Put(k, val), pending.Put(k, val), voters.Put(appendVoterKey(kb[:0], id, v.CreatedAt), nil)); err != nil {
+			return nil, err
+		}
+		added = append(added, v)
+	}
+	return added, nil
+}
+
+// duplicateIn reports whether the per-voter index holds a vote of id created
+// less than DedupWindow from t: the first key at or after t-DedupWindow (+1ns)
+// is the only candidate.
+func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
+	from := appendVoterKey(buf, id, t.Add(-DedupWindow+1))
+	k, _ := c.Seek(from)
+	prefix := from[:len(from)-8]
+	if k == nil || len(k) != len(from) || !bytes.HasPrefix(k, prefix) {
+		return false
+	}
+	return getTime(k[len(prefix):]).Sub(t) < DedupWindow
 }
 
 func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
@@ -213,7 +323,10 @@ func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
 }
 
 // Delivered implements [Store].
-func (s *BoltStore) Delivered(_ context.Context, v Vote, expire bool) error {
+func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	err := s.update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v)); err != nil {
 			return err
@@ -230,7 +343,10 @@ func (s *BoltStore) Delivered(_ context.Context, v Vote, expire bool) error {
 }
 
 // Expired implements [Store].
-func (s *BoltStore) Expired(_ context.Context, v Vote) error {
+func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
 	if err != nil {
 		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key, err)
@@ -246,7 +362,7 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		seen := tx.Bucket([]byte(bucketSeen))
+		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
 		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
@@ -257,7 +373,7 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		}
 		// Deleting after the walk: bbolt cursors may skip a key after Delete.
 		for _, k := range doomed {
-			if err := seen.Delete(k); err != nil {
+			if err := errors.Join(seen.Delete(k), voters.Delete(voterKey(string(k[8:]), getTime(k[:8])))); err != nil {
 				return err
 			}
 		}

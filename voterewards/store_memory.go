@@ -9,28 +9,44 @@ import (
 	"time"
 )
 
+// feedBuffer bounds the votes a [MemoryStore] feed holds for a slow follower;
+// past it the follower is told to resync instead.
+const feedBuffer = 4096
+
 // MemoryStore is a [Store] in memory: it forgets everything when the process
 // ends, so a restart delivers the lookback window again. Use it for tests and
 // throwaway runs; keep one value across pollers to simulate a restart. It is
-// safe for concurrent use.
+// safe for concurrent use. It implements [Feed], so several Pollers sharing
+// one MemoryStore behave as the processes of a fleet sharing one store.
 type MemoryStore struct {
 	mu       sync.Mutex
 	cp       Checkpoint
 	seen     map[string]Vote
-	order    []Vote // seen, as added: by creation time, but for late votes
+	byVoter  map[string]voterTimes // CreatedAt of the voter's votes in seen
+	order    []Vote                // seen, as added: by creation time, but for late votes
 	pending  map[string]Vote
 	expiries map[string]Vote
+	subs     map[*follower]struct{}
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store = (*MemoryStore)(nil)
+	_ Feed  = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{seen: map[string]Vote{}, pending: map[string]Vote{}, expiries: map[string]Vote{}}
+	return &MemoryStore{
+		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
+		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
+	}
 }
 
 // Load implements [Store].
-func (s *MemoryStore) Load(context.Context) (*Snapshot, error) {
+func (s *MemoryStore) Load(ctx context.Context) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := &Snapshot{
@@ -46,25 +62,79 @@ func (s *MemoryStore) Load(context.Context) (*Snapshot, error) {
 }
 
 // Ingest implements [Store].
-func (s *MemoryStore) Ingest(_ context.Context, cp Checkpoint, votes []Vote) ([]Vote, error) {
+func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var added []Vote
 	for _, v := range votes {
-		if _, ok := s.seen[v.Key]; ok {
+		id := v.lane()
+		times := s.byVoter[id]
+		if times.near(v.CreatedAt) {
 			continue
 		}
+		s.byVoter[id] = times.add(v.CreatedAt)
 		s.seen[v.Key] = v
 		s.order = append(s.order, v)
 		s.pending[v.Key] = v
 		added = append(added, v)
 	}
-	s.cp = cp
+	if cp != nil {
+		s.cp = *cp
+	}
+	for f := range s.subs {
+		f.push(added)
+	}
 	return added, nil
 }
 
+// voterTimes holds the CreatedAt of one voter's votes in the dedup set: the
+// first inline, so that a voter with one vote in the window (the usual case)
+// costs no allocation; a handful at most, since votes are 12 h apart and
+// pruning keeps about a day.
+type voterTimes struct {
+	first time.Time
+	rest  []time.Time
+}
+
+// near reports whether a time less than DedupWindow from t is held.
+func (vt voterTimes) near(t time.Time) bool {
+	within := func(u time.Time) bool { d := u.Sub(t); return d < DedupWindow && d > -DedupWindow }
+	if !vt.first.IsZero() && within(vt.first) {
+		return true
+	}
+	return slices.ContainsFunc(vt.rest, within)
+}
+
+func (vt voterTimes) add(t time.Time) voterTimes {
+	if vt.first.IsZero() {
+		vt.first = t
+	} else {
+		vt.rest = append(vt.rest, t)
+	}
+	return vt
+}
+
+// remove drops t, and reports whether any time is left.
+func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
+	if vt.first.Equal(t) {
+		vt.first = time.Time{}
+		if len(vt.rest) > 0 {
+			vt.first, vt.rest = vt.rest[0], vt.rest[1:]
+		}
+	} else {
+		vt.rest = slices.DeleteFunc(vt.rest, t.Equal)
+	}
+	return vt, !vt.first.IsZero()
+}
+
 // Delivered implements [Store].
-func (s *MemoryStore) Delivered(_ context.Context, v Vote, expire bool) error {
+func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pending, v.Key)
@@ -75,7 +145,10 @@ func (s *MemoryStore) Delivered(_ context.Context, v Vote, expire bool) error {
 }
 
 // Expired implements [Store].
-func (s *MemoryStore) Expired(_ context.Context, v Vote) error {
+func (s *MemoryStore) Expired(ctx context.Context, v Vote) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.expiries, v.Key)
@@ -84,7 +157,10 @@ func (s *MemoryStore) Expired(_ context.Context, v Vote) error {
 
 // Prune implements [Store]. It walks the votes in the order they were added
 // and stops at the first one that must stay.
-func (s *MemoryStore) Prune(_ context.Context, createdBefore, now time.Time) error {
+func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -93,11 +169,78 @@ func (s *MemoryStore) Prune(_ context.Context, createdBefore, now time.Time) err
 			break
 		}
 		delete(s.seen, v.Key)
+		id := v.lane()
+		if times, ok := s.byVoter[id].remove(v.CreatedAt); ok {
+			s.byVoter[id] = times
+		} else {
+			delete(s.byVoter, id)
+		}
 		n++
 	}
 	clear(s.order[:n]) // let the collector have the strings
 	s.order = s.order[n:]
 	return nil
+}
+
+// Follow implements [Feed].
+func (s *MemoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
+	f := &follower{wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.subs[f] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, f)
+		s.mu.Unlock()
+	}()
+	resync()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.wake:
+		}
+		votes, lost := f.take()
+		if lost {
+			resync()
+		}
+		for _, v := range votes {
+			added(v)
+		}
+	}
+}
+
+// follower buffers the votes added for one Follow call.
+type follower struct {
+	mu   sync.Mutex
+	buf  []Vote
+	lost bool
+	wake chan struct{}
+}
+
+func (f *follower) push(votes []Vote) {
+	if len(votes) == 0 {
+		return
+	}
+	f.mu.Lock()
+	if len(f.buf)+len(votes) > feedBuffer {
+		f.buf, f.lost = nil, true
+	} else if !f.lost {
+		f.buf = append(f.buf, votes...)
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *follower) take() ([]Vote, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	votes, lost := f.buf, f.lost
+	f.buf, f.lost = nil, false
+	return votes, lost
 }
 
 func byCreated(a, b Vote) int {

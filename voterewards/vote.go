@@ -8,23 +8,73 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Vote is a vote as the handlers see it: the service's record and its dedup key.
-type Vote struct {
-	topgg.Vote
-	// Key identifies the vote across polls and restarts: the user id and the
-	// creation time, as "user_id@created_at" (RFC 3339, UTC, nanoseconds). A
-	// handler can use it as an idempotency key.
-	Key string
+// Origin says which source delivered a vote first: the one the handler sees.
+type Origin uint8
+
+// Origins of a vote. The zero Origin is invalid: [Poller.Ingest] refuses it.
+const (
+	// OriginHistory is a vote read from the vote history by the poller.
+	OriginHistory Origin = iota + 1
+	// OriginWebhook is a v1 ("webhooks v2") signed vote.create delivery.
+	OriginWebhook
+	// OriginWebhookV0 is a legacy v0 webhook delivery (no timestamp, no id:
+	// its CreatedAt is the time it was received).
+	OriginWebhookV0
+)
+
+// String returns "history", "webhook" or "webhook-v0".
+func (o Origin) String() string {
+	switch o {
+	case OriginHistory:
+		return "history"
+	case OriginWebhook:
+		return "webhook"
+	case OriginWebhookV0:
+		return "webhook-v0"
+	}
+	return fmt.Sprintf("Origin(%d)", uint8(o))
 }
 
-// VoteKey returns the dedup key of v: its user id (or, if the service sent none,
-// its platform id) and its creation time. It is what [Vote.Key] holds.
+// Vote is a vote as the handlers see it: the service's record, where it came
+// from and its dedup key.
+type Vote struct {
+	topgg.Vote
+	// Key identifies the vote across sources, polls and restarts: the voter's
+	// id (PlatformID, else UserID) and the creation time, as
+	// "id@created_at" (RFC 3339, UTC, nanoseconds). A handler can use it as an
+	// idempotency key.
+	Key string
+	// Origin is the source that delivered the vote first.
+	Origin Origin
+	// Hook is what a webhook delivery carried beyond the vote record; nil
+	// for a vote read from the history. (A pointer keeps Vote small: votes
+	// are map values and channel elements on the hot path.)
+	Hook *Hook
+}
+
+// Hook is what a webhook delivery carried beyond the vote record.
+type Hook struct {
+	// ID is the webhook's vote id (v1 webhooks; "" for v0).
+	ID string
+	// Query is the delivery's query parameters (v1: its query object; v0:
+	// its query string, parsed), nil if none. Handlers must not modify it.
+	Query map[string]string
+}
+
+// VoteKey returns the dedup key of v: its platform id (or, if the service sent
+// none, its user id) and its creation time. It is what [Vote.Key] holds.
 func VoteKey(v topgg.Vote) string {
-	id := v.UserID
-	if id == "" {
-		id = v.PlatformID
+	return voterID(v) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
+}
+
+// voterID is the id a vote is deduplicated and serialised on: the platform
+// id, present in every source (history, v1 and v0 webhooks), else the
+// service's user id.
+func voterID(v topgg.Vote) string {
+	if v.PlatformID != "" {
+		return v.PlatformID
 	}
-	return id + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
+	return v.UserID
 }
 
 func newVote(v topgg.Vote) Vote {
@@ -32,21 +82,17 @@ func newVote(v topgg.Vote) Vote {
 	// a vote read from the store and from the service compare equal.
 	v.CreatedAt = v.CreatedAt.UTC().Round(0)
 	v.ExpiresAt = v.ExpiresAt.UTC().Round(0)
-	return Vote{Vote: v, Key: VoteKey(v)}
+	return Vote{Vote: v, Key: VoteKey(v), Origin: OriginHistory}
 }
 
 // lane returns the id whose votes are handled one at a time.
-func (v Vote) lane() string {
-	if v.UserID != "" {
-		return v.UserID
-	}
-	return v.PlatformID
-}
+func (v Vote) lane() string { return voterID(v.Vote) }
 
 // Handler handles one vote. It is called from the poller's worker goroutines;
 // calls for one user never overlap. A non-nil error (or a panic) makes the
-// poller retry the call later. ctx is cancelled when [Poller.Close] runs out
-// of time; a handler should return soon after.
+// poller retry the call later. ctx is cancelled when Run's context is done
+// and the grace period ([Config.GracePeriod]) has passed; a handler should
+// return soon after.
 type Handler func(ctx context.Context, v Vote) error
 
 // Kind says which handler a delivery is for.
@@ -72,8 +118,9 @@ func (k Kind) String() string {
 }
 
 // DeliveryError reports a handler that failed on every attempt; it is what
-// [Config.OnGiveUp] receives. The vote is then recorded as done and is not
-// retried again, also not after a restart.
+// [Config.OnGiveUp] receives. The vote is NOT recorded as done: it stays
+// pending in the store and is delivered again by the next [Poller.Run] or
+// [Poller.Redeliver]; a reward that was not delivered gets no expiry.
 type DeliveryError struct {
 	Kind     Kind
 	Key      string
@@ -92,7 +139,7 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 // RecordError reports a store write that failed on every attempt: the outcome
 // of a handler call (Kind) for the vote Key could not be recorded. The vote
 // stays pending in the store, so its handler is called again at the next
-// start (and a reward's expiry is not scheduled until then);
+// Run or Redeliver (and a reward's expiry is not scheduled until then);
 // [Config.OnGiveUp] receives it.
 type RecordError struct {
 	Kind     Kind

@@ -1,0 +1,366 @@
+package voterewards
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"runtime/debug"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DamagedStoreError is what [OpenStore] returns for a state file it cannot
+// trust (truncated, overwritten, corrupted): bbolt would panic or fault on
+// it, so it is refused before bbolt touches it. Matches [ErrDamaged].
+type DamagedStoreError struct {
+	// Path is the damaged file.
+	Path string
+	// Reason says what the check found.
+	Reason string
+}
+
+func (e *DamagedStoreError) Error() string {
+	return fmt.Sprintf("voterewards: state file %s is damaged (%s): stop the bot, move the file aside "+
+		"(keep it for inspection) and start again; a new file is created, and the first run re-reads the "+
+		"lookback window of the vote history (votes in it may be rewarded again)", e.Path, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrDamaged) hold.
+func (e *DamagedStoreError) Is(target error) bool { return target == ErrDamaged }
+
+// The bbolt file format, as far as checkFile reads it (go.etcd.io/bbolt
+// internal/common: page.go, meta.go, inode.go).
+const (
+	boltMagic       = 0xED0CDAED
+	boltVersion     = 2
+	pageHeaderSize  = 16
+	elemSize        = 16 // branch and leaf elements are both 16 bytes
+	metaChecksumOff = 56 // bytes of the meta hashed for its checksum
+	flagBranch      = 0x01
+	flagLeaf        = 0x02
+	flagMeta        = 0x04
+	flagFreelist    = 0x10
+	leafBucketFlag  = 0x01
+	noFreelist      = ^uint64(0)
+	maxTreeDepth    = 64
+	minPageSize     = 512
+	maxPageSize     = 1 << 20
+)
+
+// boltMeta is the part of a meta page checkFile uses.
+type boltMeta struct {
+	pageSize uint32
+	root     uint64
+	freelist uint64
+	pgid     uint64 // high water mark: pages [0, pgid) are in use
+	txid     uint64
+}
+
+// checkFile validates the structure of a bbolt file before bbolt opens it:
+// the meta pages (magic, version, checksum, page size), that the file is as
+// long as the meta says, and that every page reachable from the root (the
+// B+trees of every bucket, inline buckets, the freelist) lies in the file,
+// carries its own id and a valid type, holds elements within its bounds, and
+// is reached once (no cycle). A missing or empty file is fine: bbolt
+// creates it.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("voterewards: open store %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("voterewards: open store %s: %w", path, err)
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	c := &fileCheck{r: f, size: st.Size(), seen: map[uint64]bool{}}
+	if reason := c.run(); reason != "" {
+		return &DamagedStoreError{Path: path, Reason: reason}
+	}
+	return nil
+}
+
+type fileCheck struct {
+	r    io.ReaderAt
+	size int64
+	ps   int64
+	meta boltMeta
+	seen map[uint64]bool
+}
+
+// run returns "" if the file is sound, else what is wrong.
+func (c *fileCheck) run() string {
+	m0, err0 := c.readMeta(0, 0)
+	ps := int64(m0.pageSize)
+	if err0 != "" {
+		// bbolt then finds the page size in the second meta page.
+		ps = int64(os.Getpagesize())
+	}
+	m1, err1 := c.readMeta(ps, ps)
+	if err0 != "" && err1 != "" {
+		return "no valid meta page: " + err0
+	}
+	m := m0
+	if err0 != "" || (err1 == "" && m1.txid > m0.txid) {
+		m = m1
+	}
+	c.meta, c.ps = m, int64(m.pageSize)
+	if int64(m.pgid) < 2 || int64(m.pgid) > c.size/c.ps {
+		return fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", m.pgid, c.ps, c.size)
+	}
+	if m.freelist != noFreelist {
+		if reason := c.checkFreelist(m.freelist); reason != "" {
+			return reason
+		}
+	}
+	_, reason := c.checkTree(m.root, 0, nil, nil)
+	return reason
+}
+
+// readMeta reads the meta page at off, expecting page id off/ps.
+func (c *fileCheck) readMeta(off, ps int64) (boltMeta, string) {
+	var b [pageHeaderSize + 64]byte
+	if off+int64(len(b)) > c.size {
+		return boltMeta{}, "file shorter than a meta page"
+	}
+	if _, err := c.r.ReadAt(b[:], off); err != nil {
+		return boltMeta{}, err.Error()
+	}
+	le := binary.LittleEndian
+	mb := b[pageHeaderSize:]
+	if le.Uint16(b[8:]) != flagMeta {
+		return boltMeta{}, fmt.Sprintf("page at offset %d is not a meta page", off)
+	}
+	if le.Uint32(mb[0:]) != boltMagic || le.Uint32(mb[4:]) != boltVersion {
+		return boltMeta{}, "bad magic or version"
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(mb[:metaChecksumOff])
+	if h.Sum64() != le.Uint64(mb[metaChecksumOff:]) {
+		return boltMeta{}, "meta page checksum mismatch"
+	}
+	m := boltMeta{pageSize: le.Uint32(mb[8:]), root: le.Uint64(mb[16:]), freelist: le.Uint64(mb[32:]),
+		pgid: le.Uint64(mb[40:]), txid: le.Uint64(mb[48:])}
+	if m.pageSize < minPageSize || m.pageSize > maxPageSize || m.pageSize&(m.pageSize-1) != 0 {
+		return boltMeta{}, fmt.Sprintf("impossible page size %d", m.pageSize)
+	}
+	if ps != 0 && int64(m.pageSize) != ps {
+		return boltMeta{}, "second meta page disagrees on the page size"
+	}
+	return m, ""
+}
+
+// page reads page id whole (with its overflow), checking its header.
+func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
+	if id < 2 || id >= c.meta.pgid {
+		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.meta.pgid)
+	}
+	if c.seen[id] {
+		return nil, fmt.Sprintf("page %d reached twice", id)
+	}
+	c.seen[id] = true
+	var hdr [pageHeaderSize]byte
+	if _, err := c.r.ReadAt(hdr[:], int64(id)*c.ps); err != nil {
+		return nil, fmt.Sprintf("page %d: %v", id, err)
+	}
+	le := binary.LittleEndian
+	if le.Uint64(hdr[0:]) != id {
+		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(hdr[0:]))
+	}
+	if flags := le.Uint16(hdr[8:]); flags&want == 0 || flags&^want != 0 {
+		return nil, fmt.Sprintf("page %d has type %#x", id, flags)
+	}
+	n := (int64(le.Uint32(hdr[12:])) + 1) // pages, with the overflow
+	if int64(id)+n > int64(c.meta.pgid) {
+		return nil, fmt.Sprintf("page %d overflows past the last page", id)
+	}
+	for i := range n {
+		c.seen[id+uint64(i)] = true
+	}
+	buf := make([]byte, n*c.ps)
+	if _, err := c.r.ReadAt(buf, int64(id)*c.ps); err != nil {
+		return nil, fmt.Sprintf("page %d: %v", id, err)
+	}
+	return buf, ""
+}
+
+func (c *fileCheck) checkFreelist(id uint64) string {
+	p, reason := c.page(id, flagFreelist)
+	if reason != "" {
+		return "freelist: " + reason
+	}
+	n, start := uint64(binary.LittleEndian.Uint16(p[10:])), int64(pageHeaderSize)
+	if n == 0xFFFF {
+		if len(p) < pageHeaderSize+8 {
+			return "freelist: short page"
+		}
+		n, start = binary.LittleEndian.Uint64(p[pageHeaderSize:]), pageHeaderSize+8
+	}
+	if n > uint64(len(p)) || start+int64(n)*8 > int64(len(p)) {
+		return fmt.Sprintf("freelist: %d ids do not fit its page", n)
+	}
+	return ""
+}
+
+// checkTree checks the B+tree rooted at page id, whose keys must lie in
+// [lo, hi) (nil: unbounded), and returns the largest key in it. bbolt checks
+// the same key order when it rebuilds the freelist at open, in a goroutine
+// of its own, where a finding becomes a crash: so this check must find
+// everything it would.
+func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
+	if depth > maxTreeDepth {
+		return nil, "tree too deep"
+	}
+	p, reason := c.page(id, flagBranch|flagLeaf)
+	if reason != "" {
+		return nil, reason
+	}
+	return c.checkNode(p, depth, lo, hi)
+}
+
+// checkNode checks a page's elements (p starts with its header): bounds and
+// key order, then descends into the children of a branch and the buckets of
+// a leaf.
+func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, string) {
+	le := binary.LittleEndian
+	if len(p) < pageHeaderSize {
+		return nil, "short page"
+	}
+	flags, count := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
+	if flags != flagBranch && flags != flagLeaf {
+		return nil, fmt.Sprintf("page has type %#x", flags)
+	}
+	if pageHeaderSize+count*elemSize > len(p) {
+		return nil, fmt.Sprintf("page of %d bytes cannot hold %d elements", len(p), count)
+	}
+	prev, maxKey := lo, []byte(nil)
+	for i := range count {
+		el := p[pageHeaderSize+i*elemSize:][:elemSize]
+		key, val, ok := element(p, i, flags == flagBranch)
+		if !ok {
+			return nil, "element out of its page"
+		}
+		if reason := keyInOrder(i, key, prev, hi); reason != "" {
+			return nil, reason
+		}
+		if flags == flagBranch {
+			next := hi
+			if i+1 < count {
+				if next, _, ok = element(p, i+1, true); !ok {
+					return nil, "element out of its page"
+				}
+			}
+			sub, reason := c.checkTree(le.Uint64(el[8:]), depth+1, key, next)
+			if reason != "" {
+				return nil, reason
+			}
+			prev, maxKey = sub, sub
+			continue
+		}
+		prev, maxKey = key, key
+		if le.Uint32(el[0:])&leafBucketFlag != 0 {
+			if reason := c.checkBucket(val, depth); reason != "" {
+				return nil, reason
+			}
+		}
+	}
+	return maxKey, ""
+}
+
+// element returns the key and value of element i of page p (a branch
+// element has no value), or false if they lie outside the page.
+func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
+	le := binary.LittleEndian
+	e := pageHeaderSize + i*elemSize
+	el := p[e : e+elemSize]
+	var pos, ks, vs int64
+	if branch {
+		pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
+	} else {
+		pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
+	}
+	start := int64(e) + pos
+	if start+ks+vs > int64(len(p)) {
+		return nil, nil, false
+	}
+	return p[start : start+ks], p[start+ks : start+ks+vs], true
+}
+
+// keyInOrder checks element i's key against the one before it (or the lower
+// bound) and the upper bound, as bbolt's verifyKeyOrder does.
+func keyInOrder(i int, key, prev, hi []byte) string {
+	switch c := bytes.Compare(prev, key); {
+	case i == 0 && prev != nil && c > 0:
+		return "first key of a page below its parent's key"
+	case i > 0 && c >= 0:
+		return "keys out of order"
+	}
+	if hi != nil && bytes.Compare(key, hi) >= 0 {
+		return "key beyond its parent's next key"
+	}
+	return ""
+}
+
+// checkBucket checks a bucket value: its header and its root page, or its
+// inline page.
+func (c *fileCheck) checkBucket(v []byte, depth int) string {
+	if len(v) < 16 {
+		return "short bucket header"
+	}
+	if root := binary.LittleEndian.Uint64(v); root != 0 {
+		_, reason := c.checkTree(root, depth+1, nil, nil)
+		return reason
+	}
+	inline := v[16:]
+	if len(inline) < pageHeaderSize {
+		return "short inline bucket"
+	}
+	if f := binary.LittleEndian.Uint16(inline[8:]); f != flagLeaf {
+		return fmt.Sprintf("inline bucket page has type %#x", f)
+	}
+	_, reason := c.checkNode(inline, depth+1, nil, nil)
+	return reason
+}
+
+// guard runs fn, turning a panic, or a memory fault (SIGSEGV/SIGBUS on the
+// mmapped file), into a *DamagedStoreError for path. It restores the
+// goroutine's panic-on-fault setting before it returns.
+func guard(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = &DamagedStoreError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it: %v", r)}
+		}
+	}()
+	return fn()
+}
+
+// walkAll reads every key and value of every bucket (nested ones too), so
+// that a damaged page shows at open rather than in a later call.
+func walkAll(tx *bolt.Tx) error {
+	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, 0) })
+}
+
+func walkBucket(b *bolt.Bucket, depth int) error {
+	if depth > maxTreeDepth {
+		return errors.New("buckets nested too deep")
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if v == nil {
+			if nb := b.Bucket(k); nb != nil {
+				return walkBucket(nb, depth+1)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,10 @@
+package voterewards
+
+import "github.com/dblkit/go-topgg/internal/clock"
+
+// WithClock returns cfg with its clock set to c: how the tests of this
+// package inject a *clock.Fake.
+func WithClock(cfg Config, c clock.Clock) Config {
+	cfg.clock = c
+	return cfg
+}

@@ -1,0 +1,271 @@
+package voterewards_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// webhookVote is user u's vote as a v1 webhook carries it: an id, 7
+// fractional digits (the history shows 6), the query.
+func webhookVote(u int, created time.Time) voterewards.Vote {
+	c := created.UTC().Truncate(time.Microsecond).Add(700 * time.Nanosecond)
+	return voterewards.Vote{
+		Vote:   topgg.Vote{UserID: userID(u), PlatformID: platformID(u), Weight: 1, CreatedAt: c, ExpiresAt: c.Add(12 * time.Hour)},
+		Origin: voterewards.OriginWebhook, Hook: &voterewards.Hook{ID: "8084992158640087" + string(rune('0'+u%10)), Query: map[string]string{"ref": "abc"}},
+	}
+}
+
+// v0Vote is user u's vote as a legacy v0 webhook carries it: the platform
+// id, no user id, no timestamp.
+func v0Vote(u int) voterewards.Vote {
+	return voterewards.Vote{Vote: topgg.Vote{PlatformID: platformID(u), Weight: 1}, Origin: voterewards.OriginWebhookV0,
+		Hook: &voterewards.Hook{Query: map[string]string{"a": "b"}}}
+}
+
+// historyOf is the history's record of w: no id, 6 digits.
+func historyOf(w voterewards.Vote) topggtest.Vote {
+	return topggtest.Vote{UserID: userID0(w), PlatformID: w.PlatformID, Weight: w.Weight, CreatedAt: w.CreatedAt.Truncate(time.Microsecond)}
+}
+
+func userID0(w voterewards.Vote) string {
+	if w.UserID != "" {
+		return w.UserID
+	}
+	return "7" + w.PlatformID[1:]
+}
+
+// TestIngestIsDurableAndWorksWithoutRun: Ingest returns once the vote is in
+// the file; Active knows it at once; the next Run delivers it.
+func TestIngestIsDurableAndWorksWithoutRun(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	dir := t.TempDir()
+	store, err := voterewards.OpenStore(dir)
+	require.NoError(t, err)
+	rec := newRecorder()
+	p, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	require.NoError(t, err)
+	w := webhookVote(1, time.Now().Add(-time.Second))
+	require.NoError(t, p.Ingest(context.Background(), w))
+	st := p.Active(w.PlatformID)
+	assert.True(t, st.Active, "Active learns a webhook vote at once")
+	assert.True(t, p.Active(w.UserID).Active)
+
+	// Durable: a process that died right after the 2xx still has it.
+	require.NoError(t, store.Close())
+	store, err = voterewards.OpenStore(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Pending, 1)
+
+	p2 := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return p2.Active(userID(9)).Covered }, 5*time.Second, time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, v := range rec.votes {
+		assert.Equal(t, voterewards.OriginWebhook, v.Origin)
+		assert.Equal(t, w.Hook, v.Hook, "the handler gets the webhook id and query")
+	}
+}
+
+// TestIngestWakesRunningDelivery: with Run running, an ingested vote is
+// delivered at once, not at the next poll (the poll interval is an hour on
+// a clock that does not move).
+func TestIngestWakesRunningDelivery(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	clk := clock.NewFake(time.Now())
+	rec := newRecorder()
+	p := startPoller(t, newClient(t, srv), voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour}, clk))
+	require.Eventually(t, func() bool { return p.Active("x").Covered || clk.Timers() > 0 }, 5*time.Second, time.Millisecond)
+	n := len(votesRequests(srv))
+	for u := range 20 {
+		require.NoError(t, p.Ingest(context.Background(), webhookVote(u, time.Now())))
+	}
+	require.Eventually(t, func() bool { return rec.count() == 20 }, 5*time.Second, time.Millisecond)
+	assert.Len(t, votesRequests(srv), n, "delivered without a poll")
+}
+
+// TestOneVoteAcrossSources: the merge cases of issue 9, each rewarded once.
+func TestOneVoteAcrossSources(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		hooks    func(now time.Time) []voterewards.Vote // ingested before the poll
+		history  func(now time.Time) []topggtest.Vote
+		after    func(now time.Time) []voterewards.Vote // ingested after the poll read the history
+		origin   voterewards.Origin
+		hasQuery bool
+	}{
+		"webhook then poll": {
+			hooks:   func(now time.Time) []voterewards.Vote { return []voterewards.Vote{webhookVote(1, now)} },
+			history: func(now time.Time) []topggtest.Vote { return []topggtest.Vote{historyOf(webhookVote(1, now))} },
+			origin:  voterewards.OriginWebhook, hasQuery: true,
+		},
+		"poll then webhook": {
+			history: func(now time.Time) []topggtest.Vote { return []topggtest.Vote{historyOf(webhookVote(1, now))} },
+			after:   func(now time.Time) []voterewards.Vote { return []voterewards.Vote{webhookVote(1, now)} },
+			origin:  voterewards.OriginHistory,
+		},
+		"v0 webhook then poll": {
+			hooks: func(time.Time) []voterewards.Vote { return []voterewards.Vote{v0Vote(1)} },
+			// The history's created_at is the vote's; the v0 record is the
+			// receipt time, seconds later.
+			history: func(now time.Time) []topggtest.Vote {
+				return []topggtest.Vote{historyOf(webhookVote(1, now.Add(-3*time.Second)))}
+			},
+			origin: voterewards.OriginWebhookV0, hasQuery: true,
+		},
+		"replayed delivery": {
+			hooks: func(now time.Time) []voterewards.Vote {
+				return []voterewards.Vote{webhookVote(1, now), webhookVote(1, now)}
+			},
+			after:  func(now time.Time) []voterewards.Vote { return []voterewards.Vote{webhookVote(1, now)} },
+			origin: voterewards.OriginWebhook, hasQuery: true,
+		},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			now := time.Now().Add(-time.Minute)
+			rec := newRecorder()
+			p, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(),
+				Interval: 10 * time.Millisecond})
+			require.NoError(t, err)
+			if c.hooks != nil {
+				for _, v := range c.hooks(now) {
+					require.NoError(t, p.Ingest(context.Background(), v))
+				}
+			}
+			if c.history != nil {
+				srv.AddVotes(c.history(now)...)
+			}
+			stop := goRun(t, p.Run)
+			t.Cleanup(func() { _ = stop() })
+			require.Eventually(t, func() bool { return rec.count() == 1 && p.Active(userID(9)).Covered }, 5*time.Second, time.Millisecond)
+			if c.after != nil {
+				for _, v := range c.after(now) {
+					require.NoError(t, p.Ingest(context.Background(), v))
+				}
+			}
+			// Three more polls: a duplicate would be delivered by then.
+			n := len(votesRequests(srv))
+			require.Eventually(t, func() bool { return len(votesRequests(srv)) >= n+3 }, 5*time.Second, time.Millisecond)
+			require.NoError(t, stop())
+			assert.Equal(t, 1, rec.total(), "one reward")
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for _, v := range rec.votes {
+				assert.Equal(t, c.origin, v.Origin, "the first source delivers")
+				assert.Equal(t, c.hasQuery, v.Hook != nil && v.Hook.Query != nil)
+				assert.Equal(t, platformID(1), v.PlatformID)
+			}
+		})
+	}
+}
+
+// TestWebhookLostThenRecoveredByThePoll: a vote whose webhook never arrived
+// is rewarded from the history.
+func TestWebhookLostThenRecoveredByThePoll(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	rec := newRecorder()
+	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+	require.NoError(t, p.Ingest(context.Background(), webhookVote(1, time.Now())))
+	srv.AddVote(historyOf(webhookVote(1, time.Now().Add(-time.Second))))
+	lost := historyOf(webhookVote(2, time.Now()))
+	srv.AddVote(lost)
+	require.Eventually(t, func() bool { return rec.count() == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 1, rec.snapshot()[keyOf(lost)])
+}
+
+func TestIngestRefusesWhatCannotBeAVote(t *testing.T) {
+	t.Parallel()
+	store := voterewards.NewMemoryStore()
+	p, err := voterewards.New(noCursor{}, voterewards.Config{OnReward: newRecorder().handle, Store: store})
+	require.NoError(t, err)
+	ok := webhookVote(1, time.Now())
+	noID := ok
+	noID.UserID, noID.PlatformID = "", ""
+	noOrigin := ok
+	noOrigin.Origin = 0
+	for name, v := range map[string]voterewards.Vote{"no id": noID, "no origin": noOrigin} {
+		assert.ErrorIs(t, p.Ingest(context.Background(), ok, v), voterewards.ErrInvalidVote, name)
+	}
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Seen, "nothing stored from a call that failed")
+	assert.NoError(t, p.Ingest(context.Background()), "no votes: nothing to do")
+}
+
+// TestConcurrentIngestOfOneVoteRewardsOnce: the same delivery arriving many
+// times at once (Top.gg retries, several receivers) is one reward.
+func TestConcurrentIngestOfOneVoteRewardsOnce(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	rec := newRecorder()
+	store, err := voterewards.OpenStore(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	now := time.Now()
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			v := webhookVote(1, now)
+			if i%3 == 1 {
+				v = v0Vote(1)
+			}
+			assert.NoError(t, p.Ingest(context.Background(), v))
+		})
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Never(t, func() bool { return rec.total() > 1 }, 100*time.Millisecond, 5*time.Millisecond)
+}
+
+// TestTwoProcessesShareAStore plays a fleet on one MemoryStore (a Feed): the
+// leader runs delivery, the follower only ingests webhooks and mirrors.
+// Votes the follower ingests are delivered by the leader within 100 ms, and
+// the follower's Active learns the votes the leader polls.
+func TestTwoProcessesShareAStore(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	shared := voterewards.NewMemoryStore()
+	rec := newRecorder()
+	leaderClock := clock.NewFake(time.Now())
+	leader := startPoller(t, newClient(t, srv), voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: shared, Interval: time.Hour}, leaderClock))
+	follower, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: shared})
+	require.NoError(t, err)
+	stopMirror := goRun(t, follower.Mirror)
+	t.Cleanup(func() { _ = stopMirror() })
+	require.Eventually(t, func() bool { return leader.Active("x").Covered }, 5*time.Second, time.Millisecond)
+
+	start := time.Now()
+	w := webhookVote(1, time.Now())
+	require.NoError(t, follower.Ingest(context.Background(), w))
+	require.Eventually(t, func() bool { return rec.count() == 1 }, time.Second, time.Millisecond)
+	assert.Less(t, time.Since(start), 100*time.Millisecond, "the leader delivers another process's vote at once")
+	assert.True(t, leader.Active(w.PlatformID).Active, "and knows it")
+
+	// A vote the leader polls shows in the follower's Active.
+	polled := historyOf(webhookVote(2, time.Now().Add(-time.Minute)))
+	srv.AddVote(polled)
+	leaderClock.Advance(time.Hour)
+	require.Eventually(t, func() bool { return follower.Active(polled.PlatformID).Active }, 5*time.Second, time.Millisecond)
+	assert.ErrorIs(t, follower.Mirror(context.Background()), voterewards.ErrRunning, "one Mirror at a time")
+	assert.Equal(t, 2, rec.total())
+}

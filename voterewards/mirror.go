@@ -1,0 +1,90 @@
+package voterewards
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// Mirror keeps [Poller.Active] current in a process that does not run
+// [Poller.Run] (a fleet's followers), until ctx is done; then it returns nil.
+// It loads the store's votes into the cache and, if the store is a [Feed],
+// follows it: votes that any process ingests are known within moments, and
+// after a resync the store is loaded again. With a store that is not a Feed
+// it loads once and prunes the cache (the process's own Ingest calls feed it
+// anyway). It may run beside Run. It returns [ErrRunning] if another Mirror
+// call is running, and the store's error if the first load fails or the feed
+// fails for good.
+func (p *Poller) Mirror(ctx context.Context) error {
+	if p.store == nil {
+		return ErrNotConfigured
+	}
+	if !p.mirroring.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer p.mirroring.Store(false)
+	if err := p.loadCache(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("voterewards: mirror: %w", err)
+	}
+	feed, ok := p.store.(Feed)
+	if !ok {
+		p.pruneCache(ctx, nil)
+		return nil
+	}
+	resync := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{v}) }, func() {
+			select {
+			case resync <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	p.pruneCache(ctx, resync)
+	if err := <-done; err != nil && ctx.Err() == nil {
+		return fmt.Errorf("voterewards: mirror: store feed: %w", err)
+	}
+	return nil
+}
+
+// pruneCache prunes the cache every pruneEvery, and reloads it when resync
+// says so, until ctx is done.
+func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
+	clk := p.cfg.clock
+	for {
+		t := clk.NewTimer(pruneEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+			p.cache.prune(clk.Now())
+		case <-resync:
+			t.Stop()
+			if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
+				p.log.Error("mirror: reloading the store failed", slog.Any("error", err))
+			}
+		}
+	}
+}
+
+// loadCache adds the store's active votes to the cache.
+func (p *Poller) loadCache(ctx context.Context) error {
+	snap, err := p.load(ctx)
+	if err != nil {
+		return err
+	}
+	now := p.cfg.clock.Now()
+	active := make([]Vote, 0, len(snap.Seen))
+	for _, v := range snap.Seen {
+		if v.ExpiresAt.After(now) {
+			active = append(active, v)
+		}
+	}
+	p.cache.add(active)
+	return nil
+}

@@ -1,0 +1,329 @@
+// Package storetest is the shared test suite of [voterewards.Store]: every
+// promise of the interface (and of [voterewards.Feed], when the store
+// implements it), the cross-source dedup rule, and concurrency. Run it from a
+// store's tests:
+//
+//	func TestMyStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) voterewards.Store { return openMyStore(t) })
+//	}
+//
+// open must return a new, empty store for each call, closed by the caller's
+// t.Cleanup. The suite uses the interfaces only, so it runs unchanged against
+// any implementation (the memory and bbolt stores here, Redis in a fleet).
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Run runs the suite, each case on a store of its own from open.
+func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, s voterewards.Store)
+	}{
+		{"EmptyLoad", testEmptyLoad},
+		{"CheckpointSavedWithVotes", testCheckpoint},
+		{"VotesComeBackAsTheyWentIn", testRoundTrip},
+		{"DuplicatesInOneCallAndAcross", testDuplicates},
+		{"CrossSourceDedup", testCrossSource},
+		{"DedupWindowBoundary", testDedupBoundary},
+		{"DeliveredAndExpired", testDeliveredAndExpired},
+		{"Order", testOrder},
+		{"Prune", testPrune},
+		{"CancelledContext", testCancelled},
+		{"ConcurrentDuplicates", testConcurrentDuplicates},
+		{"ConcurrentDistinct", testConcurrentDistinct},
+		{"Feed", testFeed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+}
+
+// base is the suite's fixed time: stores must not depend on the wall clock.
+var base = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// vote makes a sanitized vote of voter u created at created, from origin.
+func vote(u int, created time.Time, origin voterewards.Origin) voterewards.Vote {
+	tv := topgg.Vote{
+		UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1 + u%2,
+		CreatedAt: created.UTC().Round(0), ExpiresAt: created.UTC().Round(0).Add(voterewards.VoteLifetime),
+	}
+	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: origin}
+}
+
+func keys(votes []voterewards.Vote) []string {
+	out := []string{}
+	for _, v := range votes {
+		out = append(out, v.Key)
+	}
+	return out
+}
+
+func load(t *testing.T, s voterewards.Store) *voterewards.Snapshot {
+	t.Helper()
+	snap, err := s.Load(context.Background())
+	require.NoError(t, err)
+	return snap
+}
+
+func ingest(t *testing.T, s voterewards.Store, cp *voterewards.Checkpoint, votes ...voterewards.Vote) []voterewards.Vote {
+	t.Helper()
+	added, err := s.Ingest(context.Background(), cp, votes)
+	require.NoError(t, err)
+	return added
+}
+
+func testEmptyLoad(t *testing.T, s voterewards.Store) {
+	snap := load(t, s)
+	assert.Zero(t, snap.Checkpoint)
+	assert.Empty(t, snap.Seen)
+	assert.Empty(t, snap.Pending)
+	assert.Empty(t, snap.Expiries)
+}
+
+func testCheckpoint(t *testing.T, s voterewards.Store) {
+	cp := voterewards.Checkpoint{Cursor: "c1", LastSeen: base, Since: base.Add(-24 * time.Hour)}
+	ingest(t, s, &cp, vote(1, base, voterewards.OriginHistory))
+	got := load(t, s).Checkpoint
+	assert.Equal(t, "c1", got.Cursor)
+	assert.True(t, got.LastSeen.Equal(cp.LastSeen))
+	assert.True(t, got.Since.Equal(cp.Since))
+
+	ingest(t, s, nil, vote(2, base, voterewards.OriginWebhook))
+	assert.Equal(t, "c1", load(t, s).Checkpoint.Cursor, "a nil checkpoint leaves the saved one")
+
+	cp2 := voterewards.Checkpoint{Cursor: "c2", LastSeen: base.Add(time.Minute), Since: cp.Since}
+	ingest(t, s, &cp2)
+	assert.Equal(t, "c2", load(t, s).Checkpoint.Cursor, "a checkpoint is saved without votes too")
+}
+
+func testRoundTrip(t *testing.T, s voterewards.Store) {
+	hook := vote(1, base, voterewards.OriginWebhook)
+	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
+	v0 := vote(2, base, voterewards.OriginWebhookV0)
+	v0.UserID = "" // v0 webhooks know the platform id only
+	v0.Key = voterewards.VoteKey(v0.Vote)
+	only := vote(3, base, voterewards.OriginHistory)
+	only.PlatformID = "" // keyed on the user id when there is no platform id
+	only.Key = voterewards.VoteKey(only.Vote)
+	added := ingest(t, s, nil, hook, v0, only)
+	require.Len(t, added, 3)
+	snap := load(t, s)
+	byKey := map[string]voterewards.Vote{}
+	for _, v := range snap.Pending {
+		byKey[v.Key] = v
+	}
+	for _, want := range []voterewards.Vote{hook, v0, only} {
+		got, ok := byKey[want.Key]
+		require.True(t, ok, "vote %s not pending", want.Key)
+		assert.Equal(t, want.UserID, got.UserID)
+		assert.Equal(t, want.PlatformID, got.PlatformID)
+		assert.Equal(t, want.Weight, got.Weight)
+		assert.True(t, want.CreatedAt.Equal(got.CreatedAt))
+		assert.True(t, want.ExpiresAt.Equal(got.ExpiresAt))
+		assert.Equal(t, want.Origin, got.Origin)
+		assert.Equal(t, want.Hook, got.Hook)
+	}
+	assert.ElementsMatch(t, keys(snap.Pending), keys(snap.Seen))
+}
+
+func testDuplicates(t *testing.T, s voterewards.Store) {
+	a, b := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
+	assert.Equal(t, keys([]voterewards.Vote{a, b}), keys(ingest(t, s, nil, a, a, b)), "a repeat inside one call is dropped")
+	assert.Empty(t, ingest(t, s, nil, b, a), "votes stored before are dropped")
+	next := vote(1, base.Add(voterewards.VoteLifetime), voterewards.OriginHistory)
+	assert.Equal(t, keys([]voterewards.Vote{next}), keys(ingest(t, s, nil, next)), "the same user's next vote, 12 h later, is a new vote")
+	assert.Len(t, load(t, s).Pending, 3)
+}
+
+// testCrossSource stores the records that the three sources give of one
+// vote, as they are on the wire: only the first is a vote.
+func testCrossSource(t *testing.T, s voterewards.Store) {
+	created := base.Add(14251 * time.Microsecond) // the history's 6 digits
+	history := vote(1, created, voterewards.OriginHistory)
+	hook := vote(1, created.Add(900*time.Nanosecond), voterewards.OriginWebhook) // 7 digits, one more
+	hook.Hook = &voterewards.Hook{ID: "808499215864008704"}
+	hook.UserID = "" // not needed to match
+	hook.Key = voterewards.VoteKey(hook.Vote)
+	v0 := vote(1, created.Add(3*time.Second), voterewards.OriginWebhookV0) // receipt time
+	v0.UserID = ""
+	v0.Key = voterewards.VoteKey(v0.Vote)
+
+	require.Equal(t, keys([]voterewards.Vote{hook}), keys(ingest(t, s, nil, hook)))
+	assert.Empty(t, ingest(t, s, &voterewards.Checkpoint{Cursor: "c"}, history), "the poll's record of a webhook vote")
+	assert.Empty(t, ingest(t, s, nil, v0), "the v0 record of it")
+	assert.Empty(t, ingest(t, s, nil, hook), "a replayed delivery")
+	snap := load(t, s)
+	require.Len(t, snap.Pending, 1)
+	assert.Equal(t, voterewards.OriginWebhook, snap.Pending[0].Origin, "the first record is the vote")
+}
+
+func testDedupBoundary(t *testing.T, s voterewards.Store) {
+	first := vote(1, base, voterewards.OriginHistory)
+	ingest(t, s, nil, first)
+	w := voterewards.DedupWindow
+	for _, d := range []time.Duration{w - 1, -(w - 1)} {
+		assert.Empty(t, ingest(t, s, nil, vote(1, base.Add(d), voterewards.OriginHistory)), "%s apart: one vote", d)
+	}
+	for _, d := range []time.Duration{w, -w} {
+		v := vote(1, base.Add(d), voterewards.OriginHistory)
+		assert.Len(t, ingest(t, s, nil, v), 1, "%s apart: two votes", d)
+	}
+	assert.Len(t, ingest(t, s, nil, vote(2, base, voterewards.OriginHistory)), 1, "another voter at the same instant")
+}
+
+func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
+	ctx := context.Background()
+	a, b, c := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory), vote(3, base, voterewards.OriginHistory)
+	ingest(t, s, nil, a, b, c)
+	require.NoError(t, s.Delivered(ctx, a, true))
+	require.NoError(t, s.Delivered(ctx, b, false))
+	snap := load(t, s)
+	assert.Equal(t, keys([]voterewards.Vote{c}), keys(snap.Pending))
+	assert.Equal(t, keys([]voterewards.Vote{a}), keys(snap.Expiries))
+	assert.Len(t, snap.Seen, 3, "delivered votes stay in the dedup set")
+	assert.Empty(t, ingest(t, s, nil, a), "a delivered vote is still a duplicate")
+	require.NoError(t, s.Expired(ctx, a))
+	snap = load(t, s)
+	assert.Empty(t, snap.Expiries)
+	require.NoError(t, s.Delivered(ctx, a, false), "recording again is harmless")
+	require.NoError(t, s.Expired(ctx, a))
+	assert.Equal(t, keys([]voterewards.Vote{c}), keys(load(t, s).Pending))
+}
+
+func testOrder(t *testing.T, s voterewards.Store) {
+	ctx := context.Background()
+	late, early := vote(1, base.Add(time.Hour), voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
+	ingest(t, s, nil, late, early)
+	snap := load(t, s)
+	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(snap.Pending), "pending oldest first")
+	require.NoError(t, s.Delivered(ctx, late, true))
+	require.NoError(t, s.Delivered(ctx, early, true))
+	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(load(t, s).Expiries), "expiries soonest first")
+}
+
+func testPrune(t *testing.T, s voterewards.Store) {
+	ctx := context.Background()
+	now := base
+	old := vote(1, now.Add(-13*time.Hour), voterewards.OriginHistory) // expired an hour ago
+	mid := vote(2, now.Add(-2*time.Hour), voterewards.OriginHistory)  // active
+	recent := vote(3, now.Add(-time.Minute), voterewards.OriginHistory)
+	ingest(t, s, nil, old, mid, recent)
+	require.NoError(t, s.Delivered(ctx, old, true))
+	require.NoError(t, s.Prune(ctx, now.Add(-30*time.Minute), now))
+	snap := load(t, s)
+	assert.ElementsMatch(t, keys([]voterewards.Vote{mid, recent}), keys(snap.Seen), "only what is before the cut and expired goes")
+	assert.Equal(t, keys([]voterewards.Vote{old}), keys(snap.Expiries), "pending expiries are left alone")
+	assert.ElementsMatch(t, keys([]voterewards.Vote{mid, recent}), keys(snap.Pending))
+	assert.Len(t, ingest(t, s, nil, old), 1, "a pruned vote no longer dedups")
+	assert.Empty(t, ingest(t, s, nil, mid), "a kept one still does")
+}
+
+func testCancelled(t *testing.T, s voterewards.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)})
+	require.Error(t, err, "Ingest with a done context")
+	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
+}
+
+// testConcurrentDuplicates races the records of one vote from many callers:
+// exactly one is added, whichever.
+func testConcurrentDuplicates(t *testing.T, s voterewards.Store) {
+	const callers = 32
+	var added atomic.Int32
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			v := vote(1, base.Add(time.Duration(i)*time.Second), voterewards.Origin(1+i%3))
+			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v})
+			assert.NoError(t, err)
+			added.Add(int32(len(got)))
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), added.Load())
+	assert.Len(t, load(t, s).Pending, 1)
+}
+
+// testConcurrentDistinct stores distinct votes from many callers at once,
+// with deliveries recorded meanwhile: none is lost.
+func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
+	const callers, each = 16, 24
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range each {
+				v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
+				got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v})
+				if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
+					assert.NoError(t, s.Delivered(context.Background(), v, false))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	snap := load(t, s)
+	assert.Equal(t, callers*each, len(snap.Seen))
+	assert.Equal(t, callers*each/2, len(snap.Pending))
+}
+
+// testFeed checks the Feed contract when the store implements it: resync
+// once listening, then every vote added by any caller, once.
+func testFeed(t *testing.T, s voterewards.Store) {
+	feed, ok := s.(voterewards.Feed)
+	if !ok {
+		t.Skip("the store does not implement voterewards.Feed")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var got []string
+	resyncs := make(chan struct{}, 8)
+	done := make(chan error, 1)
+	go func() {
+		done <- feed.Follow(ctx, func(v voterewards.Vote) {
+			mu.Lock()
+			got = append(got, v.Key)
+			mu.Unlock()
+		}, func() { resyncs <- struct{}{} })
+	}()
+	select {
+	case <-resyncs:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Follow did not resync once listening")
+	}
+	a, b := vote(1, base, voterewards.OriginWebhook), vote(2, base, voterewards.OriginHistory)
+	ingest(t, s, nil, a)
+	ingest(t, s, &voterewards.Checkpoint{Cursor: "c"}, b, a)
+	ingest(t, s, nil, a)
+	want := keys([]voterewards.Vote{a, b})
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= len(want)
+	}, 5*time.Second, time.Millisecond, "added votes reported within moments")
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "Follow returns nil when its context ends")
+	case <-time.After(5 * time.Second):
+		t.Fatal("Follow did not return after its context ended")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, want, got, "each added vote once, in order; duplicates not reported")
+}
