@@ -35,8 +35,8 @@ type Config struct {
 
 // Fleet bundles the Redis-backed parts one process of a fleet needs, so that
 // a caller (the plugin) uses them without touching Redis types: the leader
-// [Lease], the shard [Counts] with their [Reporter] and leader [Source], and
-// the fenced command [HashStore]. Make it with [New] or [Open]; safe for
+// [Lease], the shard [Counts] with their [Reporter] and leader [Source], the
+// fenced command [HashStore] and the shared [VoteStore]. Make it with [New] or [Open]; safe for
 // concurrent use. It is not a job: its parts are.
 type Fleet struct {
 	rdb    redis.UniversalClient
@@ -45,6 +45,7 @@ type Fleet struct {
 	lease  *Lease
 	counts *Counts
 	hashes *HashStore
+	votes  *VoteStore
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
@@ -72,7 +73,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: hashes}, nil
+	votes, err := NewVoteStore(lease)
+	if err != nil {
+		return nil, err
+	}
+	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: hashes, votes: votes}, nil
 }
 
 // Open is [New] on a client of its own for a redis:// or rediss:// URL (see
@@ -122,6 +127,15 @@ func (f *Fleet) HashStore() *HashStore {
 		return nil
 	}
 	return f.hashes
+}
+
+// VoteStore returns the vote store shared by the fleet, its leader writes
+// fenced by the lease.
+func (f *Fleet) VoteStore() *VoteStore {
+	if f == nil {
+		return nil
+	}
+	return f.votes
 }
 
 // ShardCount returns the bot's total shard count.

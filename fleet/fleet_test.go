@@ -27,6 +27,7 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	assert.NotNil(t, f.Lease())
 	assert.NotNil(t, f.Counts())
 	assert.NotNil(t, f.HashStore())
+	assert.NotNil(t, f.VoteStore())
 	_, err = f.Source(nil)
 	require.ErrorIs(t, err, fleet.ErrBadConfig)
 	require.NoError(t, f.Close())
