@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/dblkit/go-topgg/autopost"
@@ -21,10 +20,10 @@ import (
 // is lost, and start again when this process wins it back. The plugin does
 // not close f: the caller does, after Run returned.
 //
-// Until the votes have a store shared through Redis, the leader keeps the
-// vote state in Config.StateDir (or the [WithVoteStore] store), opened for
-// each term, so [Plugin.Active] answers only in the leader. [Plugin.Counts]
-// shows this process's own shards.
+// The vote state lives in Redis ([fleet.Fleet.VoteStore]; a [WithVoteStore]
+// store replaces it), not in Config.StateDir: every process mirrors it, so
+// [Plugin.Active] answers in every process, and learns a vote any process
+// ingests within moments. [Plugin.Counts] shows this process's own shards.
 func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -38,8 +37,9 @@ func WithFleet(f *fleet.Fleet) Option {
 // fleetParts are the jobs of fleet mode, built by New.
 type fleetParts struct {
 	f        *fleet.Fleet
-	poster   *autopost.Poster // the leader's, posting the fleet total; nil when autopost is off
-	reporter *fleet.Reporter  // publishes this process's shards; nil when autopost is off
+	poster   *autopost.Poster    // the leader's, posting the fleet total; nil when autopost is off
+	reporter *fleet.Reporter     // publishes this process's shards; nil when autopost is off
+	poller   *voterewards.Poller // on the shared store; nil when vote polling is off
 }
 
 // leaderJobs are the jobs only the leader runs; any other job (a webhook
@@ -83,6 +83,17 @@ func (p *Plugin) buildFleet() error {
 		}
 		p.syncer = syncer
 	}
+	if p.set.votePoll > 0 {
+		var store voterewards.Store = f.VoteStore()
+		if p.opts.voteStore != nil {
+			store = p.opts.voteStore
+		}
+		poller, err := p.newFleetPoller(store)
+		if err != nil {
+			return err
+		}
+		parts.poller = poller
+	}
 	p.fleet = parts
 	return nil
 }
@@ -106,7 +117,8 @@ func (p *Plugin) fleetJobs(jobs []job) []job {
 		case j.name == "autopost":
 			leader = append(leader, job{j.name, p.fleet.poster.Run})
 		case j.name == "votes":
-			leader = append(leader, job{j.name, p.runLeaderVotes})
+			out = append(out, job{"votes mirror", p.mirrorVotes})
+			leader = append(leader, job{j.name, p.fleet.poller.Run})
 		default:
 			leader = append(leader, j)
 		}
@@ -141,21 +153,27 @@ func (p *Plugin) lead(ctx context.Context, jobs []job) error {
 	return errors.Join(failed...)
 }
 
-// runLeaderVotes polls and delivers the votes for one term, on the
-// WithVoteStore store or, without one, on the vote state in StateDir, opened
-// for the term and closed when it ends (only the leader holds it).
-func (p *Plugin) runLeaderVotes(ctx context.Context) error {
-	if p.opts.voteStore != nil {
-		return p.runVotes(ctx, p.opts.voteStore)
-	}
-	bolt, err := voterewards.OpenStore(p.set.StateDir)
-	if err != nil {
-		return fmt.Errorf("plugin: vote state: %w", err)
-	}
-	err = p.runVotes(ctx, bolt)
-	p.poller.Store(nil)
-	if cerr := bolt.Close(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
-	}
-	return err
+// newFleetPoller makes the one vote poller of fleet mode, on the shared
+// store: every process runs its Mirror (for Active), the leader its Run.
+// Keep the Config in step with runVotes.
+func (p *Plugin) newFleetPoller(store voterewards.Store) (*voterewards.Poller, error) {
+	return voterewards.New(p.client, voterewards.Config{
+		OnReward:    p.opts.onReward,
+		OnExpire:    p.opts.onExpire,
+		OnGiveUp:    p.opts.onGiveUp,
+		Store:       store,
+		Lookback:    p.set.VoteLookback,
+		Interval:    p.set.votePoll,
+		Concurrency: p.set.VoteConcurrency,
+		MaxAttempts: p.set.VoteAttempts,
+		RetryDelay:  p.set.VoteRetryDelay,
+		GracePeriod: p.set.VoteStopGrace,
+		Logger:      p.opts.logger,
+	})
+}
+
+// mirrorVotes keeps Active current in every process of the fleet.
+func (p *Plugin) mirrorVotes(ctx context.Context) error {
+	p.poller.Store(p.fleet.poller)
+	return p.fleet.poller.Mirror(ctx)
 }

@@ -17,14 +17,14 @@ import (
 
 // fleetProcess makes one process of a fleet: its own Redis client (through a
 // Fleet), a plugin in fleet mode attached to the given shards' sessions.
-func (w *world) fleetProcess(url string, cfg plugin.Config, shards ...int) (*plugin.Plugin, *fleet.Fleet) {
+func (w *world) fleetProcess(url string, cfg plugin.Config, shards []int, opts ...plugin.Option) (*plugin.Plugin, *fleet.Fleet) {
 	w.t.Helper()
 	f, err := fleet.Open(url, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
 		ReportEvery: 100 * time.Millisecond})
 	require.NoError(w.t, err)
 	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
-	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)),
-		plugin.WithFleet(f), plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}))
+	p, err := plugin.New(w.client, cfg, append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler)),
+		plugin.WithFleet(f), plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})}, opts...)...)
 	require.NoError(w.t, err)
 	var ss []*discordgo.Session
 	for _, i := range shards {
@@ -47,8 +47,8 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 	cfg := w.config()
 	cfg.AutopostInterval = 400 * time.Millisecond // the fleet Source is read again every 25 ms until complete
 	cfg.VotePollInterval = new(time.Duration(0))
-	a, fa := w.fleetProcess(srv.URL(), cfg, 0, 1)
-	b, fb := w.fleetProcess(srv.URL(), cfg, 2, 3)
+	a, fa := w.fleetProcess(srv.URL(), cfg, []int{0, 1})
+	b, fb := w.fleetProcess(srv.URL(), cfg, []int{2, 3})
 	w.start(a)
 	w.start(b)
 
@@ -83,6 +83,32 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 			"the stopped process's shards must still count")
 	}
 	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath), "unchanged commands published again by the new leader")
+}
+
+// TestFleetModeVotesDeliveredOnceAndActiveEverywhere: two processes share
+// the vote store in Redis; only the leader polls and delivers, so each vote
+// is rewarded once, and both processes' Active know every vote.
+func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
+	vs := votes(20)
+	w.tg.AddVotes(vs...)
+	rec := newRecorder()
+	cfg := w.config()
+	a, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))
+	b, _ := w.fleetProcess(srv.URL(), cfg, []int{1}, plugin.WithRewardHandler(rec.handle))
+	w.start(a)
+	w.start(b)
+	w.open()
+	require.Eventually(t, func() bool { return rec.distinct() == len(vs) }, wait, tick, "not every vote was rewarded")
+	w.waitPolls(3)
+	assert.Equal(t, len(vs), rec.total(), "a vote rewarded twice")
+	for _, v := range vs {
+		for _, p := range []*plugin.Plugin{a, b} {
+			assert.Eventually(t, func() bool { return p.Active(v.PlatformID).Active }, wait, tick)
+		}
+	}
 }
 
 func TestWithFleetNil(t *testing.T) {
