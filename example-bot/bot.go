@@ -220,8 +220,16 @@ func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration
 	return errors.Join(jobsErr, shardsErr)
 }
 
-// shardFor returns the session of the shard that holds guildID.
-func (b *bot) shardFor(guildID string) (*discordgo.Session, error) { return b.shards.ForGuild(guildID) }
+// shardFor returns the session of the shard that holds guildID. In a fleet the
+// guild may be on another process's shard: REST calls are not tied to a
+// shard, so any session of this process makes them.
+func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
+	s, err := b.shards.ForGuild(guildID)
+	if errors.Is(err, shards.ErrNotHere) {
+		return b.shards.Sessions()[0], nil
+	}
+	return s, err
+}
 
 // onInteraction answers /vote from the vote cache, without a request to Top.gg.
 func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {

@@ -180,7 +180,7 @@ func isLoopback(host string) bool {
 func checkStateDir(c config) error {
 	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
 	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
-	if !polling && !syncing {
+	if (!polling && !syncing) || c.fleetMode() { // a fleet keeps its state in Redis
 		return nil
 	}
 	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }

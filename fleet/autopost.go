@@ -68,7 +68,9 @@ func (s *Source) Changed() <-chan struct{} { return nil }
 
 // NewCounterReporter returns a [Reporter] that publishes the shards of
 // counter (this process's own, see [autopost.Counter.AppendShards]) that have
-// their READY, one round trip per publish. A shard not ready yet is not
+// their READY, one round trip per publish: every period, and at once when a
+// shard gets its READY or is attached or detached ([autopost.Counter.Changed]),
+// so that the leader's first post need not wait a period. A shard not ready yet is not
 // published: it keeps its last published count for MaxAge, as a shard whose
 // process stopped. The buffers are reused from one publish to the next, so
 // a publish allocates nothing once they have grown. It fails like
@@ -83,7 +85,7 @@ func NewCounterReporter(counts *Counts, counter *autopost.Counter, cfg ReporterC
 		stats []autopost.ShardStats
 		out   []ShardCount
 	)
-	return NewReporter(counts, func() []ShardCount {
+	r, err := NewReporter(counts, func() []ShardCount {
 		stats = counter.AppendShards(stats[:0])
 		out = out[:0]
 		for _, s := range stats {
@@ -93,4 +95,9 @@ func NewCounterReporter(counts *Counts, counter *autopost.Counter, cfg ReporterC
 		}
 		return out
 	}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.changed = counter.Changed
+	return r, nil
 }

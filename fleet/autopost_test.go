@@ -41,7 +41,8 @@ func startProcess(t *testing.T, addr string, dc *plugintest.Server, shardCount i
 	}
 	_, err = p.counter.Attach(p.sessions...)
 	require.NoError(t, err)
-	rep, err := fleet.NewCounterReporter(p.counts, p.counter, fleet.ReporterConfig{Every: 100 * time.Millisecond})
+	// A period of an hour: the shards must be published when they get READY.
+	rep, err := fleet.NewCounterReporter(p.counts, p.counter, fleet.ReporterConfig{Every: time.Hour})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
