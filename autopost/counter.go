@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/shards"
 )
 
 var _ Source = (*Counter)(nil)
@@ -97,7 +99,7 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 	})
 	for i, s := range sessions {
 		removers = append(removers, s.AddHandler(added[i].onEvent))
-		if sessionOpened(s) {
+		if shards.Opened(s) {
 			detach()
 			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrSessionOpen)
 		}

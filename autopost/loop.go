@@ -27,6 +27,10 @@ type loop struct {
 	// incomplete is set while shards are missing, so that the warning is
 	// logged once per such spell.
 	incomplete bool
+	// refused is set while the service refuses the token, so that the
+	// failure is logged once per such spell (the client logs the refusal
+	// itself, at error level, once).
+	refused bool
 }
 
 // same reports whether a post of c would send what the last one did.
@@ -78,12 +82,19 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 		return 0 // stopped: not a failure to report
 	}
 	if err == nil {
-		l.posted, l.last, l.lastAt, l.failures = true, c, now, 0
+		l.posted, l.last, l.lastAt, l.failures, l.refused = true, c, now, 0, false
 		p.report(ctx, res)
 		return p.cfg.Interval
 	}
 	l.failures++
 	res.Err, res.RetryIn = err, p.failureDelay(l, c, now, err)
+	if errors.Is(err, topgg.ErrUnauthorized) {
+		if l.refused {
+			p.reportQuietly(ctx, res)
+			return res.RetryIn
+		}
+		l.refused = true
+	}
 	p.report(ctx, res)
 	return res.RetryIn
 }

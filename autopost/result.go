@@ -33,6 +33,43 @@ type Result struct {
 	RetryIn time.Duration
 }
 
+// Outcomes of a post attempt, as [Result.Outcome] names them: a bounded set,
+// fit for a metrics label.
+const (
+	// OutcomePosted: the numbers were sent and the service took them.
+	OutcomePosted = "posted"
+	// OutcomeUnchanged: nothing was sent, the numbers being those of the
+	// last post and the refresh time not come.
+	OutcomeUnchanged = "unchanged"
+	// OutcomeIncomplete: nothing was sent because some shards had not
+	// reported.
+	OutcomeIncomplete = "incomplete"
+	// OutcomeFailed: the attempt failed (Err says why).
+	OutcomeFailed = "failed"
+)
+
+// Outcome names what the attempt did: [OutcomePosted], [OutcomeUnchanged],
+// [OutcomeIncomplete] or [OutcomeFailed]. It does not allocate.
+func (r Result) Outcome() string {
+	switch {
+	case r.Err != nil:
+		return OutcomeFailed
+	case r.Skipped && len(r.Missing) > 0:
+		return OutcomeIncomplete
+	case r.Skipped:
+		return OutcomeUnchanged
+	}
+	return OutcomePosted
+}
+
+// reportQuietly logs a failure that repeats one already logged (the token is
+// still refused) at debug level only, and calls OnPost.
+func (p *Poster) reportQuietly(ctx context.Context, r Result) {
+	p.log.LogAttrs(ctx, slog.LevelDebug, "could not post the server count to Top.gg; the token is still refused",
+		slog.Duration("retry_in", r.RetryIn), slog.String("error", r.Err.Error()))
+	p.notify(ctx, r)
+}
+
 // report logs one line for the attempt and calls OnPost.
 func (p *Poster) report(ctx context.Context, r Result) {
 	attrs := []slog.Attr{slog.Int("servers", r.Servers), slog.Int("shards", r.Shards)}

@@ -17,36 +17,3 @@ func checkSession(i int, s *discordgo.Session) error {
 	}
 	return nil
 }
-
-// sessionOpened reports whether s is open, being opened, or was opened
-// before, read from what discordgo v0.29 exposes:
-//
-//   - Open and Close hold the session's write lock for their whole run
-//     (Open dispatches READY inside it), so a failed TryRLock means one is
-//     under way;
-//   - Open reads READY before it returns and State stores READY's session
-//     id and user whether or not state tracking is on; discordgo keeps
-//     them after Close, so a session opened before shows them too (and its
-//     next Open resumes, with no READY);
-//   - DataReady is set once the first heartbeat went out.
-//
-// The caller adds its handler first and asks after: an Open that takes the
-// lock after this check dispatches READY to that handler, and one that took
-// it before is seen here. A session built without discordgo.New may have no
-// State yet; it has not been opened (Open makes one).
-func sessionOpened(s *discordgo.Session) bool {
-	if !s.TryRLock() {
-		return true
-	}
-	st, dataReady := s.State, s.DataReady
-	s.RUnlock()
-	if dataReady {
-		return true
-	}
-	if st == nil {
-		return false
-	}
-	st.RLock()
-	defer st.RUnlock()
-	return st.Ready.SessionID != "" || st.Ready.User != nil
-}

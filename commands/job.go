@@ -217,3 +217,33 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 	}
 	return true
 }
+
+// Outcomes of a sync, as [Outcome] names them: a bounded set, fit for a
+// metrics label.
+const (
+	// OutcomePublished: the definitions were sent and the service took them.
+	OutcomePublished = "published"
+	// OutcomeUnchanged: nothing was sent, the definitions being those
+	// published last.
+	OutcomeUnchanged = "unchanged"
+	// OutcomeSkipped: nothing was sent for another reason (the project is
+	// not a Discord bot).
+	OutcomeSkipped = "skipped"
+	// OutcomeFailed: the sync failed.
+	OutcomeFailed = "failed"
+)
+
+// Outcome names the outcome of a sync, as [JobConfig.OnResult] gets it:
+// [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
+// [OutcomeFailed]. It does not allocate.
+func Outcome(r Result, err error) string {
+	switch {
+	case err != nil:
+		return OutcomeFailed
+	case r.Skipped && r.Reason == SkipUnchanged:
+		return OutcomeUnchanged
+	case r.Skipped:
+		return OutcomeSkipped
+	}
+	return OutcomePublished
+}

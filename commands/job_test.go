@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -234,4 +235,12 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorAs(t, err, &verr)
 	var zeroJob commands.Job
 	require.ErrorIs(t, zeroJob.Run(ctx), commands.ErrNotConfigured)
+}
+
+func TestOutcome(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, commands.OutcomeFailed, commands.Outcome(commands.Result{}, errors.New("x")))
+	require.Equal(t, commands.OutcomeUnchanged, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
+	require.Equal(t, commands.OutcomeSkipped, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
+	require.Equal(t, commands.OutcomePublished, commands.Outcome(commands.Result{Commands: 2}, nil))
 }

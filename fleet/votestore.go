@@ -291,3 +291,15 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 	}
 	return voterewards.Checkpoint{Cursor: parts[2], LastSeen: last, Since: since}, nil
 }
+
+// Ping returns nil when Redis answers, so that a readiness check can tell
+// whether the store takes writes now (plugin.Pinger).
+func (s *VoteStore) Ping(ctx context.Context) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("fleet: vote store: %w", err)
+	}
+	return nil
+}

@@ -2,9 +2,11 @@ package plugin
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -23,6 +25,7 @@ const (
 	DefaultVotePollInterval = time.Minute
 	DefaultVoteLookback     = voterewards.DefaultLookback
 	DefaultStateDir         = "./topgg-state"
+	DefaultWebhookPath      = "/topgg/webhook"
 )
 
 // maxVoteLookback is the service's limit on how far back the vote history reaches.
@@ -86,6 +89,35 @@ type Config struct {
 	// StateDir is where poll state (cursor, delivered votes, pending expiries)
 	// and the last command-sync hash are kept (default ./topgg-state).
 	StateDir string `env:"TOPGG_STATE_DIR"`
+
+	// WebhookAddr is the address the plugin's webhook receiver listens on
+	// while Run runs, e.g. ":8080"; empty (the default): the plugin serves no
+	// HTTP, and a bot with its own server mounts [Plugin.WebhookHandler].
+	WebhookAddr string `env:"TOPGG_WEBHOOK_ADDR"`
+	// WebhookPath is the receiver's path on WebhookAddr (default
+	// "/topgg/webhook").
+	WebhookPath string `env:"TOPGG_WEBHOOK_PATH"`
+	// WebhookSecrets are the v1 signing secrets ("whs_..."), one per webhook
+	// of the project; from the environment, a comma-separated list. With
+	// WebhookAuth, they turn the webhook receiver on (which needs vote
+	// polling on: the poll reconciles what webhooks lose).
+	WebhookSecrets WebhookSecrets `env:"TOPGG_WEBHOOK_SECRET"`
+	// WebhookAuth is the legacy v0 webhook's Authorization value.
+	WebhookAuth webhook.Secret `env:"TOPGG_WEBHOOK_AUTH"`
+}
+
+// WebhookSecrets is a set of v1 webhook secrets. It prints without them, and
+// reads a comma-separated list from the environment.
+type WebhookSecrets []webhook.Secret
+
+// UnmarshalText reads a comma-separated list of secrets.
+func (w *WebhookSecrets) UnmarshalText(b []byte) error {
+	list, err := webhook.SplitSecrets(string(b))
+	if err != nil {
+		return err
+	}
+	*w = list
+	return nil
 }
 
 // ConfigError reports a setting that is missing or invalid.
@@ -145,6 +177,21 @@ func (c Config) Validate() error {
 	if c.VoteAttempts < 0 {
 		return bad("VoteAttempts", "%d is negative", c.VoteAttempts)
 	}
+	return c.validateWebhook(bad)
+}
+
+// validateWebhook checks the webhook settings: a receiver needs a secret to
+// check deliveries against, and vote polling to reconcile what it loses.
+func (c Config) validateWebhook(bad func(field, format string, args ...any) error) error {
+	on := len(c.WebhookSecrets) > 0 || c.WebhookAuth != ""
+	switch {
+	case c.WebhookAddr != "" && !on:
+		return bad("WebhookSecrets", "is empty, and so is WebhookAuth: the receiver at %s could check no delivery", c.WebhookAddr)
+	case on && c.VotePollInterval != nil && *c.VotePollInterval == 0:
+		return bad("VotePollInterval", "is 0 (off), but webhooks need the poll to recover the votes whose delivery was lost")
+	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
+		return bad("WebhookPath", "%q does not start with /", c.WebhookPath)
+	}
 	return nil
 }
 
@@ -153,10 +200,10 @@ func (c Config) Validate() error {
 func (c Config) String() string {
 	return fmt.Sprintf("{Autopost:%q AutopostInterval:%s AutopostRefresh:%s AutopostReadyTimeout:%s "+
 		"SyncCommands:%s VotePollInterval:%s VoteLookback:%s VoteConcurrency:%d VoteAttempts:%d "+
-		"VoteRetryDelay:%s VoteStopGrace:%s StateDir:%q}",
+		"VoteRetryDelay:%s VoteStopGrace:%s StateDir:%q WebhookAddr:%q WebhookPath:%q WebhookSecrets:%d set WebhookAuth:%s}",
 		c.Autopost, c.AutopostInterval, c.AutopostRefresh, c.AutopostReadyTimeout,
 		ptrString(c.SyncCommands), ptrString(c.VotePollInterval), c.VoteLookback, c.VoteConcurrency, c.VoteAttempts,
-		c.VoteRetryDelay, c.VoteStopGrace, c.StateDir)
+		c.VoteRetryDelay, c.VoteStopGrace, c.StateDir, c.WebhookAddr, c.WebhookPath, len(c.WebhookSecrets), c.WebhookAuth)
 }
 
 func ptrString[T any](p *T) string {
@@ -194,6 +241,9 @@ func (c Config) resolve() settings {
 	}
 	if s.StateDir == "" {
 		s.StateDir = DefaultStateDir
+	}
+	if s.WebhookPath == "" {
+		s.WebhookPath = DefaultWebhookPath
 	}
 	// Refresh, ready timeout and the vote settings keep 0: their packages apply
 	// their own defaults to it, and say them in their docs.

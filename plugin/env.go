@@ -43,7 +43,7 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 // Go durations such as 90s or 1h30m (0 needs no unit). Fields of other types
 // must implement envconfig.Decoder or encoding.TextUnmarshaler. A bad value is a
 // *ConfigError naming the variable; a value of a variable whose name says it is
-// a secret (TOKEN, SECRET, PASSWORD) is never quoted.
+// a secret (TOKEN, SECRET, PASSWORD, AUTH) is never quoted.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -203,7 +203,8 @@ func (l envLoader) field(fv reflect.Value, tag, path string) (string, error) {
 // secretName reports a variable whose value must not be quoted in an error.
 func secretName(name string) bool {
 	n := strings.ToUpper(name)
-	return strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD")
+	return strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
+		strings.Contains(n, "AUTH")
 }
 
 // decodable reports a field that decodes itself from one variable.

@@ -14,7 +14,9 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -32,12 +34,14 @@ type Plugin struct {
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
+	hook   *webhook.Handler // nil when webhooks are off
 	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
 
 	poller atomic.Pointer[voterewards.Poller] // the running poller, for Active
+	states *jobStates                         // for liveness
 
 	// mu guards the fields below. It is never held while a job runs or stops.
 	mu       sync.Mutex
@@ -74,12 +78,16 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
 	}
-	p.sup = supervisor{log: p.log, clock: o.clock}
+	p.states = &jobStates{clock: o.clock}
+	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
 	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
 		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
 			"interval", set.votePoll)
 	}
 	if err := p.buildJobs(); err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	if err := p.buildWebhook(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
 	return p, nil
@@ -131,7 +139,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if s == nil {
 			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
 		}
-		if sessionOpen(s) {
+		if shards.Opened(s) {
 			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}
 	}
@@ -154,22 +162,6 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-// sessionOpen reports a session that is opening (Open holds its lock while it
-// connects) or open (its heartbeat runs, or its READY arrived).
-func sessionOpen(s *discordgo.Session) bool {
-	if !s.TryRLock() {
-		return true
-	}
-	ready := s.DataReady
-	s.RUnlock()
-	if ready || s.State == nil {
-		return ready
-	}
-	s.State.RLock()
-	defer s.State.RUnlock()
-	return s.State.SessionID != ""
-}
-
 // Run runs the jobs until ctx is done, then stops them and returns nil once
 // nothing of them is left: the vote poller at once, command sync on the first
 // READY, the poster once every shard is ready. A job that fails or panics is
@@ -189,6 +181,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 		return err
 	}
 	defer p.end()
+	p.states.begin()
 
 	var store voterewards.Store = p.opts.voteStore
 	var bolt *voterewards.BoltStore
@@ -200,9 +193,20 @@ func (p *Plugin) Run(ctx context.Context) error {
 		bolt, store = s, s
 	}
 
+	l, err := p.listenWebhook(ctx)
+	if err != nil {
+		if bolt != nil {
+			err = errors.Join(err, bolt.Close())
+		}
+		return err
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := p.jobs(store)
+	if l != nil {
+		jobs = append(jobs, job{"webhook", func(ctx context.Context) error { return p.serveWebhook(ctx, l) }})
+	}
 	failed := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -215,7 +219,8 @@ func (p *Plugin) Run(ctx context.Context) error {
 	}
 	wg.Wait() // without p.mu: Active, Counts and Attach answer meanwhile
 	p.poller.Store(nil)
-	err := errors.Join(failed...)
+	err = errors.Join(failed...)
+	p.states.end(err)
 	if bolt != nil {
 		if cerr := bolt.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))

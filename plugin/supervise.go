@@ -27,6 +27,8 @@ const (
 type supervisor struct {
 	log   *slog.Logger
 	clock clock.Clock
+	// states, when set, is told of each start and end, for liveness.
+	states *jobStates
 }
 
 // run runs job until ctx is done. A job that returns an error or panics is logged
@@ -40,7 +42,9 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 	failures := 0
 	for ctx.Err() == nil {
 		started := s.clock.Now()
+		s.states.started(name, failures)
 		err := s.once(ctx, name, job)
+		s.states.stopped(name, err != nil && ctx.Err() == nil)
 		switch {
 		case err == nil:
 			return nil

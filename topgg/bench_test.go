@@ -211,3 +211,29 @@ func BenchmarkLegacyBot(b *testing.B) {
 			return floorDo(ctx, hc, "GET", srv.URL+"/bots/"+botID, srv.Token(), nil, &out)
 		})
 }
+
+// BenchmarkObserver measures the cost of an observer on a call: the same
+// UpdateMetrics without one and with a no-op one (the hook itself: a Request
+// built on the stack, one time.Now pair). Allocations must be equal.
+func BenchmarkObserver(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts []topgg.Option
+	}{
+		{"none", nil},
+		{"noop", []topgg.Option{topgg.WithObserver(func(topgg.Request) {})}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := benchServer(b, nil)
+			c, err := topgg.New(srv.Token(), append([]topgg.Option{topgg.WithBaseURL(srv.URL)}, tc.opts...)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			run(b, srv, func(ctx context.Context) error {
+				n++
+				return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(n), ShardCount: topgg.Ptr(2)})
+			})
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -38,8 +39,12 @@ type Client struct {
 	userAgent []string
 	projectID string
 
-	limits *limits
-	bufs   bufferPool
+	limits    *limits
+	bufs      bufferPool
+	observers []Observer
+	// refused holds the last refusal of the token, per kind (v1, v0), until
+	// an answer of that kind accepts it; see TokenRefused.
+	refused [2]atomic.Pointer[APIError]
 
 	mu   sync.Mutex
 	kind projectKind // learnt from Project(); zero until then
@@ -58,6 +63,7 @@ type config struct {
 	legacyN   int
 	legacyPer time.Duration
 	clk       clock.Clock
+	observers []Observer
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
@@ -181,6 +187,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: []string{cfg.userAgent},
 		projectID: projectIDFromToken(token),
 		limits:    newLimits(cfg.clk, cfg.legacyN, cfg.legacyPer),
+		observers: cfg.observers,
 	}
 	return c, nil
 }

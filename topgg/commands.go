@@ -18,6 +18,6 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	if defs == nil {
 		defs = []json.RawMessage{}
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPut, path: c.project.v1Path("/commands"), body: defs, idempotent: true, family: "v1:commands"}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPut, path: c.project.v1Path("/commands"), body: defs, idempotent: true, family: "v1:commands", route: RouteCommands}, nil)
 	return err
 }

@@ -92,7 +92,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
 	var out BotList
-	if err := l.get(ctx, "/bots", v.Encode(), &out); err != nil {
+	if err := l.get(ctx, RouteLegacyBots, "/bots", v.Encode(), &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -114,7 +114,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 		v = "fields=" + strings.Join(fields, ",")
 	}
 	var out Bot
-	if err := l.get(ctx, "/bots/"+botID, v, &out); err != nil {
+	if err := l.get(ctx, RouteLegacyBots, "/bots/"+botID, v, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -133,7 +133,7 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 		return nil, err
 	}
 	var out []Voter
-	if err := l.get(ctx, "/bots/"+botID+"/votes", "", &out); err != nil {
+	if err := l.get(ctx, RouteLegacyVoters, "/bots/"+botID+"/votes", "", &out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -153,7 +153,7 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 		return nil, err
 	}
 	var out BotStats
-	if err := l.get(ctx, "/bots/"+botID+"/stats", "", &out); err != nil {
+	if err := l.get(ctx, RouteLegacyStats, "/bots/"+botID+"/stats", "", &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -180,7 +180,7 @@ func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) err
 	if err := s.validate(); err != nil {
 		return err
 	}
-	_, err := l.c.do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
+	_, err := l.c.do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily, route: RouteLegacyStats}, nil)
 	return err
 }
 
@@ -194,7 +194,7 @@ func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, erro
 		return false, err
 	}
 	var out voteCheck
-	if err := l.get(ctx, "/bots/"+botID+"/check", "userId="+userID, &out); err != nil {
+	if err := l.get(ctx, RouteLegacyCheck, "/bots/"+botID+"/check", "userId="+userID, &out); err != nil {
 		return false, err
 	}
 	return bool(out.Voted), nil
@@ -221,7 +221,7 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (l *Legacy) get(ctx context.Context, path string, q string, out any) error {
-	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily}, out)
+func (l *Legacy) get(ctx context.Context, route Route, path string, q string, out any) error {
+	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}, out)
 	return err
 }

@@ -54,7 +54,7 @@ type projectKind struct {
 // that later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
 	var p Project
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path(""), idempotent: true, family: "v1:project", tokenOnly400: true}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path(""), idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, &p); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -84,6 +84,6 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	if err := u.Validate(); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path(""), body: u, idempotent: true, family: "v1:project", tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path(""), body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
 	return err
 }

@@ -51,6 +51,8 @@ type call struct {
 	allowEmpty bool
 	// family groups routes that share a rate limit block.
 	family string
+	// route names the call for observers.
+	route Route
 	// absentOn404 makes a 404 that the service itself answered (see serviceAnswer)
 	// a success with nothing decoded: the caller reads the 404 status as "none".
 	absentOn404 bool
@@ -92,14 +94,7 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 		maxWait = c.retry.MaxRetryAfter
 	}
 	for attempt := 1; ; attempt++ {
-		// Before every send, not once per call: a block that another call records
-		// while this one waits for a v0 slot or backs off must stop it too.
-		slot, err := c.limits.acquire(ctx, r, maxWait)
-		if err != nil {
-			return 0, err
-		}
-		status, wait, err := c.send(ctx, r, target, payload, attempt, out)
-		c.limits.doneLegacy(slot)
+		status, wait, err := c.try(ctx, r, target, payload, attempt, maxWait, out)
 		if err == nil {
 			return status, nil
 		}
@@ -117,6 +112,32 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return status, err
 		}
 	}
+}
+
+// try clears one attempt with the limits (waiting out up to maxWait of a
+// block), sends it, and tells the observers. A refusal by the limits comes
+// back with a negative wait: it is not retried.
+func (c *Client) try(ctx context.Context, r *call, target string, payload []byte, attempt int, maxWait time.Duration, out any) (int, time.Duration, error) {
+	// Before every send, not once per call: a block that another call records
+	// while this one waits for a v0 slot or backs off must stop it too.
+	slot, err := c.limits.acquire(ctx, r, maxWait)
+	if err != nil {
+		if len(c.observers) > 0 && ctx.Err() == nil {
+			c.observe(r, attempt, 0, 0, err) // a local block: nothing was sent
+		}
+		return 0, -1, err
+	}
+	var start time.Time
+	if len(c.observers) > 0 {
+		start = time.Now()
+	}
+	status, wait, err := c.send(ctx, r, target, payload, attempt, out)
+	c.limits.doneLegacy(slot)
+	if len(c.observers) > 0 && (err == nil || status != 0 || ctx.Err() == nil) {
+		// A request cut short by its own context (a stop) is no attempt to count.
+		c.observe(r, attempt, status, time.Since(start), err)
+	}
+	return status, wait, err
 }
 
 // send makes one attempt. On failure it returns how long to wait before the next
@@ -155,6 +176,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 			slog.Int("status", status), slog.Duration("took", time.Since(start)))
 	}
 	if status >= 200 && status < 300 {
+		c.noteAccepted(ctx, r)
 		return c.success(r, resp, attempt, out)
 	}
 	return c.failure(ctx, r, resp, attempt)
@@ -232,9 +254,7 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	}
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
-	if !r.legacy && apiErr.unauthorized() {
-		apiErr.Hint = c.hint
-	}
+	c.noteIfRefused(ctx, r, apiErr)
 	switch {
 	case status == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
 		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}

@@ -64,7 +64,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
 	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes"), query: query, idempotent: true, family: votesFamily}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes"), query: query, idempotent: true, family: votesFamily, route: RouteVotes}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -153,7 +153,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes/" + userID), query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes/" + userID), query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}

@@ -34,7 +34,9 @@ type Config struct {
 	// OnVote stores a vote (v1 vote.create, v0 upvote and test) before Top.gg
 	// gets its answer. Return nil only once the vote is durably stored: the
 	// answer is then 204, and Top.gg never sends it again. An error makes the
-	// answer 500, and Top.gg retries (v1 3 times, about 1, 2 and 4 s later).
+	// answer 500, and Top.gg retries (v1 3 times, about 1, 2 and 4 s later);
+	// an error matching [ErrMalformedBody] (a vote the store can never take)
+	// makes it 400, which Top.gg does not retry.
 	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
 	// called concurrently for several deliveries. When nil, votes are
 	// answered 204 at once and reach OnEvent only.

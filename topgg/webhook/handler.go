@@ -221,6 +221,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) boo
 	switch {
 	case d.isVote && h.onVote != nil:
 		if err := h.onVote(r.Context(), d.vote); err != nil {
+			if errors.Is(err, ErrMalformedBody) {
+				// The store says this can never be a vote: a retry would fail the same way.
+				h.log.WarnContext(r.Context(), "webhook vote refused as malformed; answering 400",
+					slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
+				http.Error(w, "malformed vote", http.StatusBadRequest)
+				return false
+			}
 			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
 				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
 			http.Error(w, "vote not stored", http.StatusInternalServerError)

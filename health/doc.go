@@ -1,0 +1,16 @@
+// Package health answers liveness and readiness probes (/livez, /readyz)
+// from named checks, with no metrics library.
+//
+// A [Check] is a name and a function that returns nil when its condition
+// holds. [NewHandler] makes an http.Handler of checks: it answers 200 "ok"
+// when every check passes and 503 otherwise, naming the failed checks; with
+// the query parameter verbose it names every check, one per line, in the
+// style of Kubernetes' own probes:
+//
+//	[+]shards ok
+//	[-]token failed: Top.gg refused the token (401): check ...
+//	readyz check failed
+//
+// plugin.Plugin gives its checks with LivenessChecks and ReadinessChecks; a
+// program adds its own (a fleet's leadership, say) to the same handler.
+package health

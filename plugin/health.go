@@ -1,0 +1,223 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// crashLoop is the number of failures in a row after which a job that has not
+// run well since counts as dead for liveness: with the supervisor's backoff,
+// about half a minute of failing.
+const crashLoop = 5
+
+// Pinger is implemented by a vote store that can tell whether it takes writes
+// (a fleet's shared store, say). A store given with [WithVoteStore] that
+// implements it gets a "vote_store" readiness check.
+type Pinger interface {
+	// Ping returns nil when the store can take a write now.
+	Ping(ctx context.Context) error
+}
+
+// jobStates is what the supervisor tells liveness: per job, the failures in a
+// row and whether it runs; and the failure that ended the last Run.
+type jobStates struct {
+	clock clock.Clock
+
+	mu     sync.Mutex
+	jobs   map[string]*jobState
+	failed error // the permanent failure that ended the last Run; nil otherwise
+}
+
+type jobState struct {
+	failures int
+	running  bool
+	started  time.Time
+}
+
+func (s *jobStates) get(name string) *jobState {
+	if s.jobs == nil {
+		s.jobs = map[string]*jobState{}
+	}
+	j := s.jobs[name]
+	if j == nil {
+		j = &jobState{}
+		s.jobs[name] = j
+	}
+	return j
+}
+
+// started records a (re)start of a job, with the failures before it.
+func (s *jobStates) started(name string, failures int) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.get(name)
+	j.running, j.started, j.failures = true, s.clock.Now(), failures
+}
+
+// stopped records the end of a job's run; failed says whether it failed.
+func (s *jobStates) stopped(name string, failed bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.get(name)
+	j.running = false
+	if failed {
+		j.failures++
+	} else {
+		j.failures = 0 // done, or stopped: not a crash loop
+	}
+}
+
+// begin forgets the jobs of the last Run; end records how Run ended.
+func (s *jobStates) begin() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs, s.failed = nil, nil
+}
+
+func (s *jobStates) end(err error) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed = err
+}
+
+// check fails when the last Run ended with a failure no restart mends, or
+// when a job has failed crashLoop times in a row and not run well since.
+func (s *jobStates) check(context.Context) error {
+	if s == nil {
+		return errNotMade
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("the plugin stopped: %w", s.failed)
+	}
+	now := s.clock.Now()
+	for name, j := range s.jobs {
+		if j.failures >= crashLoop && (!j.running || now.Sub(j.started) < maxRestartDelay) {
+			return fmt.Errorf("job %s failed %d times in a row", name, j.failures)
+		}
+	}
+	return nil
+}
+
+// LivenessChecks returns the checks of a liveness probe, for a
+// [health.NewHandler] of "livez": "jobs" fails when the last [Plugin.Run]
+// ended with a failure no restart mends (a refused token, say), or when a job
+// keeps failing (5 times in a row without running well since). It passes
+// before Run, while it runs, and after a clean stop: a restart of the process
+// would not help then.
+func (p *Plugin) LivenessChecks() []health.Check {
+	return []health.Check{{Name: "jobs", Func: p.states.check}}
+}
+
+// ReadinessChecks returns the checks of a readiness probe, for a
+// [health.NewHandler] of "readyz":
+//   - "running": [Plugin.Run] is running;
+//   - "shards" (with autopost): every attached shard has its READY;
+//   - "token": Top.gg has not refused the token since it last accepted it
+//     ([topgg.Client.TokenRefused]);
+//   - "state_dir" (when Config.StateDir is used): a file can be written there;
+//   - "vote_store" (for a store of [WithVoteStore] that is a [Pinger]): Ping.
+//
+// A fleet adds its own (leadership known) to the same handler.
+func (p *Plugin) ReadinessChecks() []health.Check {
+	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
+	if p.poster != nil {
+		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
+	}
+	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
+	if (p.set.votePoll > 0 && p.opts.voteStore == nil) || p.syncer != nil {
+		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
+	}
+	if pinger, ok := p.opts.voteStore.(Pinger); ok && p.set.votePoll > 0 {
+		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
+	}
+	return checks
+}
+
+// errNotMade fails the checks of a Plugin not made with New.
+var errNotMade = errors.New("plugin: not made with plugin.New")
+
+func (p *Plugin) checkRunning(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.running {
+		return errors.New("the plugin is not running")
+	}
+	return nil
+}
+
+func (p *Plugin) checkShards(context.Context) error {
+	shards := p.poster.Counter().AppendShards(nil)
+	if len(shards) == 0 {
+		return errors.New("no shard attached")
+	}
+	var waiting []int
+	for _, s := range shards {
+		if !s.Ready {
+			waiting = append(waiting, s.ID)
+		}
+	}
+	if len(waiting) > 0 {
+		return fmt.Errorf("shards without READY: %v", waiting)
+	}
+	return nil
+}
+
+// checkToken says what to check, never the service's whole answer.
+func (p *Plugin) checkToken(context.Context) error {
+	if p.client == nil {
+		return errNotMade
+	}
+	err := p.client.TokenRefused()
+	if err == nil {
+		return nil
+	}
+	status := 0
+	hint := ""
+	var api *topgg.APIError
+	if errors.As(err, &api) {
+		status, hint = api.StatusCode, api.Hint
+	}
+	msg := fmt.Sprintf("Top.gg refused the token (%d): check that it is the project's current API token", status)
+	if hint != "" {
+		msg += "; " + hint
+	}
+	return errors.New(msg)
+}
+
+// checkStateDir writes, syncs and removes a small file in the state directory.
+func (p *Plugin) checkStateDir(context.Context) error {
+	f, err := os.CreateTemp(p.set.StateDir, ".readyz-*")
+	if err != nil {
+		return fmt.Errorf("state directory not writable: %w", err)
+	}
+	_, werr := f.Write([]byte("ok"))
+	serr := f.Sync()
+	cerr := f.Close()
+	rerr := os.Remove(f.Name())
+	if err := errors.Join(werr, serr, cerr, rerr); err != nil {
+		return fmt.Errorf("state directory not writable: %w", err)
+	}
+	return nil
+}

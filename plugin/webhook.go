@@ -1,0 +1,146 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Errors of the webhook receiver, for [errors.Is].
+var (
+	// ErrWebhookOff means [Plugin.WebhookHandler] was called on a plugin whose
+	// Config sets no webhook secret.
+	ErrWebhookOff = errors.New("plugin: webhooks are off (Config.WebhookSecrets and WebhookAuth are empty)")
+	// ErrNotRunning means a webhook vote arrived while the plugin's Run was not
+	// running: it is answered 500, so Top.gg retries it (and the poll recovers it).
+	ErrNotRunning = errors.New("plugin: not running")
+)
+
+// Timeouts of the plugin's webhook server. Top.gg waits 5 s for an answer and
+// sends small bodies: a client slower than this is not Top.gg.
+const (
+	webhookReadHeaderTimeout = 5 * time.Second
+	webhookReadTimeout       = 10 * time.Second
+	webhookWriteTimeout      = 10 * time.Second
+	webhookIdleTimeout       = 2 * time.Minute
+	webhookShutdownTimeout   = 5 * time.Second
+)
+
+// buildWebhook makes the receiver when the Config sets a secret.
+func (p *Plugin) buildWebhook() error {
+	if len(p.set.WebhookSecrets) == 0 && p.set.WebhookAuth == "" {
+		return nil
+	}
+	h, err := webhook.New(webhook.Config{
+		Secrets:    p.set.WebhookSecrets,
+		LegacyAuth: p.set.WebhookAuth,
+		OnVote:     p.ingestWebhook,
+		Logger:     p.opts.logger,
+	})
+	if err != nil {
+		return err
+	}
+	p.hook = h
+	return nil
+}
+
+// WebhookHandler returns the webhook receiver, to mount on the bot's own HTTP
+// server (the plugin serves it itself on Config.WebhookAddr when set). A vote it
+// receives is answered 2xx once it is durably stored, and is rewarded once,
+// whether the webhook or the poll sees it first. Votes are stored only while Run
+// runs; otherwise they are answered 500, which Top.gg retries. It returns
+// [ErrWebhookOff] when the Config sets no webhook secret.
+func (p *Plugin) WebhookHandler() (http.Handler, error) {
+	if p.hook == nil {
+		return nil, ErrWebhookOff
+	}
+	return p.hook, nil
+}
+
+// ingestWebhook stores a webhook's vote in the vote pipeline.
+func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
+	if v.Test {
+		return nil // a v0 test delivery is no vote
+	}
+	poller := p.poller.Load()
+	if poller == nil {
+		return ErrNotRunning
+	}
+	err := poller.Ingest(ctx, fromWebhook(v))
+	if errors.Is(err, voterewards.ErrInvalidVote) {
+		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
+	}
+	return err
+}
+
+// fromWebhook turns a webhook's vote into the pipeline's. A v0 vote has no
+// times: the pipeline takes its receipt time.
+func fromWebhook(v webhook.Vote) voterewards.Vote {
+	origin := voterewards.OriginWebhook
+	if v.Version == 0 {
+		origin = voterewards.OriginWebhookV0
+	}
+	return voterewards.Vote{
+		Vote: topgg.Vote{
+			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
+			CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
+		},
+		Origin: origin,
+		Hook:   &voterewards.Hook{ID: v.ID, Query: v.Query},
+	}
+}
+
+// listenWebhook opens the webhook server's listener, so that a bad address
+// fails Run at once instead of a job retrying it in the background.
+func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
+	if p.hook == nil || p.set.WebhookAddr == "" {
+		return nil, nil
+	}
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", p.set.WebhookAddr)
+	if err != nil {
+		return nil, fmt.Errorf("plugin: webhook receiver: %w", err)
+	}
+	p.log.Info("webhook receiver listening", "addr", l.Addr().String(), "path", p.set.WebhookPath)
+	return l, nil
+}
+
+// serveWebhook serves the receiver on l until ctx is done, then lets the
+// requests in flight finish (they store their vote) for a bounded time.
+func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle(p.set.WebhookPath, p.hook)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: webhookReadHeaderTimeout,
+		ReadTimeout:       webhookReadTimeout,
+		WriteTimeout:      webhookWriteTimeout,
+		IdleTimeout:       webhookIdleTimeout,
+		ErrorLog:          nil,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("webhook receiver: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhookShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	<-served
+	if err != nil {
+		return fmt.Errorf("webhook receiver: shutdown: %w", err)
+	}
+	return nil
+}

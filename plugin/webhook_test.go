@@ -1,0 +1,174 @@
+package plugin_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+const testSecret = "whs_plugin_test_secret"
+
+// hookTarget is a receiver URL for topggtest whose handler is set once the
+// plugin exists (the fake needs the URL first).
+type hookTarget struct {
+	srv *httptest.Server
+	h   atomic.Pointer[http.Handler]
+}
+
+func newHookTarget(t *testing.T) *hookTarget {
+	ht := &hookTarget{}
+	ht.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := ht.h.Load()
+		if h == nil {
+			http.Error(w, "no handler yet", http.StatusServiceUnavailable)
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	}))
+	t.Cleanup(ht.srv.Close)
+	return ht
+}
+
+func (ht *hookTarget) set(t *testing.T, p *plugin.Plugin) {
+	h, err := p.WebhookHandler()
+	require.NoError(t, err)
+	ht.h.Store(&h)
+}
+
+// originRecorder records each reward with the source that delivered it.
+type originRecorder struct {
+	mu      sync.Mutex
+	origins map[string][]voterewards.Origin
+	queries map[string]map[string]string
+}
+
+func (r *originRecorder) handle(_ context.Context, v voterewards.Vote) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.origins[v.PlatformID] = append(r.origins[v.PlatformID], v.Origin)
+	if v.Hook != nil {
+		r.queries[v.PlatformID] = v.Hook.Query
+	}
+	return nil
+}
+
+func (r *originRecorder) get(id string) ([]voterewards.Origin, map[string]string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]voterewards.Origin(nil), r.origins[id]...), r.queries[id]
+}
+
+// TestWebhookVoteRewardedOnceAcrossSources: a vote that reaches the plugin by a
+// signed webhook and by the vote history is rewarded once, with the webhook's
+// query when the webhook came first; the delivery is answered 204.
+func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
+	t.Parallel()
+	ht := newHookTarget(t)
+	w := newWorld(t, worldSpec{tgOpts: []topggtest.Option{topggtest.WithWebhook(ht.srv.URL+"/hook", testSecret)}})
+	rec := &originRecorder{origins: map[string][]voterewards.Origin{}, queries: map[string]map[string]string{}}
+	cfg := votesOnly(w)
+	cfg.VotePollInterval = new(time.Hour) // the first poll at start, then none: the webhook comes first
+	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	p := w.plugin(cfg, plugin.WithRewardHandler(rec.handle))
+	ht.set(t, p)
+	w.start(p)
+	w.waitPolls(1)
+
+	v := votes(1)[0]
+	v.CreatedAt, v.ExpiresAt = time.Now().UTC(), time.Now().UTC().Add(12*time.Hour)
+	v.Query = "ref=abc"
+	w.tg.AddVote(v)
+	require.Eventually(t, func() bool { o, _ := rec.get(v.PlatformID); return len(o) == 1 }, wait, tick)
+	origins, query := rec.get(v.PlatformID)
+	assert.Equal(t, []voterewards.Origin{voterewards.OriginWebhook}, origins)
+	assert.Equal(t, map[string]string{"ref": "abc"}, query)
+	require.Eventually(t, func() bool { d := w.tg.Deliveries(); return len(d) == 1 && d[0].Done }, wait, tick)
+	d := w.tg.Deliveries()[0]
+	require.Len(t, d.Attempts, 1)
+	assert.Equal(t, http.StatusNoContent, d.Attempts[0].Status)
+
+	// A second Run polls the history at once: the same vote is not rewarded again.
+	require.NoError(t, w.stop(p))
+	w.start(p)
+	w.waitPolls(1)
+	origins, _ = rec.get(v.PlatformID)
+	assert.Len(t, origins, 1, "the history's copy of a webhook vote was rewarded again")
+}
+
+// TestWebhookWhileNotRunningIs500: between Runs a vote cannot be stored, so it is
+// answered 500 (Top.gg retries; the poll recovers it) and nothing is rewarded.
+func TestWebhookWhileNotRunningIs500(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := votesOnly(w)
+	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	rewards := newRecorder()
+	p := w.plugin(cfg, plugin.WithRewardHandler(rewards.handle))
+	h, err := p.WebhookHandler()
+	require.NoError(t, err)
+	body := []byte(`{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"2026-02-09T00:47:14.2510149+00:00",` +
+		`"expires_at":"2026-02-09T12:47:14.2510149+00:00","project":{"id":"2","type":"bot","platform":"discord","platform_id":"3"},` +
+		`"user":{"id":"4","platform_id":"5","name":"a","avatar_url":""}}}`)
+	req, err := webhook.NewRequest(context.Background(), "http://127.0.0.1/hook", testSecret, time.Now(), body)
+	require.NoError(t, err)
+	rr := httptest.NewRecorder()
+	h.ServeHTTP(rr, req)
+	assert.Equal(t, http.StatusInternalServerError, rr.Code)
+	assert.Zero(t, rewards.total())
+}
+
+// TestWebhookConfigMistakes: a receiver address without a secret, webhooks
+// without the poll that reconciles them, and a relative path are refused, naming
+// the field.
+func TestWebhookConfigMistakes(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		cfg   plugin.Config
+		field string
+	}{
+		"address without secret": {plugin.Config{WebhookAddr: ":8080"}, "Config.WebhookSecrets"},
+		"poll off":               {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, VotePollInterval: new(time.Duration(0))}, "Config.VotePollInterval"},
+		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "Config.WebhookPath"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			var ce *plugin.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, c.field, ce.Field)
+			assert.NotContains(t, err.Error(), testSecret)
+		})
+	}
+	tg := topggtest.NewServer()
+	t.Cleanup(tg.Close)
+	p, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false)})
+	require.NoError(t, err)
+	_, err = p.WebhookHandler()
+	assert.ErrorIs(t, err, plugin.ErrWebhookOff)
+}
+
+// TestWebhookSecretsFromEnvironment: TOPGG_WEBHOOK_SECRET is a comma-separated
+// list, and neither it nor TOPGG_WEBHOOK_AUTH is ever quoted or printed.
+func TestWebhookSecretsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"TOPGG_WEBHOOK_SECRET": "whs_a, whs_b", "TOPGG_WEBHOOK_AUTH": "v0-auth-value"}
+	cfg, err := plugin.LoadConfig(context.Background(), envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	assert.Equal(t, plugin.WebhookSecrets{"whs_a", "whs_b"}, cfg.WebhookSecrets)
+	assert.Equal(t, webhook.Secret("v0-auth-value"), cfg.WebhookAuth)
+	for _, s := range []string{"whs_a", "whs_b", "v0-auth-value"} {
+		assert.NotContains(t, cfg.String(), s)
+	}
+}

@@ -1,0 +1,257 @@
+package topgg
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Route is the family of an API route: a small fixed set, fit for a metrics
+// label (it never carries an id). Its zero value is no route.
+type Route uint8
+
+// The routes of the client. Each method of the client calls one of them.
+const (
+	RouteProject       Route = iota + 1 // GET and PATCH /v1/projects/@me
+	RouteAnnouncements                  // POST /v1/projects/@me/announcements
+	RouteMetrics                        // PATCH /v1/projects/@me/metrics
+	RouteMetricsBatch                   // POST /v1/projects/@me/metrics/batch
+	RouteCommands                       // PUT /v1/projects/@me/commands
+	RouteVotes                          // GET /v1/projects/@me/votes
+	RouteVoteStatus                     // GET /v1/projects/@me/votes/:user_id
+	RouteLegacyBots                     // GET /bots and /bots/:bot_id
+	RouteLegacyStats                    // GET and POST /bots/:bot_id/stats
+	RouteLegacyCheck                    // GET /bots/:bot_id/check
+	RouteLegacyVoters                   // GET /bots/:bot_id/votes
+)
+
+// lastRoute is the highest Route.
+const lastRoute = RouteLegacyVoters
+
+// Routes returns every Route, in order: a metrics package can create its
+// series up front.
+func Routes() []Route {
+	out := make([]Route, 0, lastRoute)
+	for r := RouteProject; r <= lastRoute; r++ {
+		out = append(out, r)
+	}
+	return out
+}
+
+// String returns the route's label value, such as "metrics_batch", or
+// "unknown" for a value that is no Route. It does not allocate.
+func (r Route) String() string {
+	switch r {
+	case RouteProject:
+		return "project"
+	case RouteAnnouncements:
+		return "announcements"
+	case RouteMetrics:
+		return "metrics"
+	case RouteMetricsBatch:
+		return "metrics_batch"
+	case RouteCommands:
+		return "commands"
+	case RouteVotes:
+		return "votes"
+	case RouteVoteStatus:
+		return "vote_status"
+	case RouteLegacyBots:
+		return "legacy_bots"
+	case RouteLegacyStats:
+		return "legacy_stats"
+	case RouteLegacyCheck:
+		return "legacy_check"
+	case RouteLegacyVoters:
+		return "legacy_voters"
+	}
+	return "unknown"
+}
+
+// Outcome says how one attempt of a call ended: a small fixed set, fit for a
+// metrics label.
+type Outcome uint8
+
+// Outcomes of an attempt.
+const (
+	// OutcomeOK: the service answered 2xx (or the 404 that means "none" to
+	// VoteStatus) and the answer was read.
+	OutcomeOK Outcome = iota + 1
+	// OutcomeAPIError: the service answered with an error status other than
+	// a rate limit (Err is an *APIError).
+	OutcomeAPIError
+	// OutcomeRateLimited: the service answered 429, or another retryable
+	// status with a Retry-After (Err is a *RateLimitError).
+	OutcomeRateLimited
+	// OutcomeBlocked: the client refused the attempt itself, without a
+	// request, because a Retry-After block of the route's family has not
+	// ended (Err is a local *RateLimitError; Status and Duration are 0).
+	OutcomeBlocked
+	// OutcomeTransportError: no usable answer: the connection failed, was
+	// dropped or timed out, or the body could not be read (Err is a
+	// *RequestError).
+	OutcomeTransportError
+	// OutcomeBadAnswer: a 2xx answer whose body could not be decoded (Err is
+	// a *DecodeError).
+	OutcomeBadAnswer
+)
+
+// lastOutcome is the highest Outcome.
+const lastOutcome = OutcomeBadAnswer
+
+// Outcomes returns every Outcome, in order.
+func Outcomes() []Outcome {
+	out := make([]Outcome, 0, lastOutcome)
+	for o := OutcomeOK; o <= lastOutcome; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// String returns the outcome's label value, such as "rate_limited", or
+// "unknown". It does not allocate.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeAPIError:
+		return "api_error"
+	case OutcomeRateLimited:
+		return "rate_limited"
+	case OutcomeBlocked:
+		return "blocked"
+	case OutcomeTransportError:
+		return "transport_error"
+	case OutcomeBadAnswer:
+		return "bad_answer"
+	}
+	return "unknown"
+}
+
+// Request describes one attempt of a call, as an [Observer] sees it. It is a
+// plain value: observing it allocates nothing.
+type Request struct {
+	Route  Route
+	Method string // http.MethodGet, ...
+	// Attempt is 1 for the first send of a call, 2 for its first retry, ...
+	Attempt int
+	// Status is the answer's status code; 0 when there was none.
+	Status int
+	// Duration is the time from the send to the end of reading the answer
+	// (or to the failure); 0 for an attempt refused locally.
+	Duration time.Duration
+	Outcome  Outcome
+	// Err is the attempt's error (scrubbed of the token, as the call would
+	// return it); nil when Outcome is OutcomeOK. errors.Is(r.Err,
+	// ErrUnauthorized) tells a refused token.
+	Err error
+}
+
+// Observer is told of every attempt of every call of a [Client], from the
+// calling goroutine, after the attempt and before any retry wait. It must be
+// safe for concurrent use and return quickly; it must not call the Client.
+type Observer func(Request)
+
+// WithObserver adds o to the client's observers; it may be given several
+// times, and the observers are called in the order given. A nil o is an
+// error. Without an observer, a call costs nothing more.
+func WithObserver(o Observer) Option {
+	return func(c *config) error {
+		if o == nil {
+			return errors.New("topgg: WithObserver: nil Observer")
+		}
+		c.observers = append(c.observers, o)
+		return nil
+	}
+}
+
+// observe tells the observers of one attempt.
+func (c *Client) observe(r *call, attempt, status int, took time.Duration, err error) {
+	req := Request{Route: r.route, Method: r.method, Attempt: attempt, Status: status, Duration: took,
+		Outcome: outcomeOf(err), Err: err}
+	for _, o := range c.observers {
+		o(req)
+	}
+}
+
+// outcomeOf classifies an attempt's error, as send and acquire return it (not
+// wrapped): a type switch, which unlike errors.As allocates nothing.
+func outcomeOf(err error) Outcome {
+	switch e := err.(type) {
+	case nil:
+		return OutcomeOK
+	case *RateLimitError:
+		if e.Local {
+			return OutcomeBlocked
+		}
+		return OutcomeRateLimited
+	case *APIError:
+		return OutcomeAPIError
+	case *DecodeError:
+		return OutcomeBadAnswer
+	}
+	return OutcomeTransportError
+}
+
+// TokenRefused returns the answer with which the service last refused the
+// token (an *[APIError] matching [ErrUnauthorized], with its Hint), or nil when
+// it has not refused it since it last accepted it. A v1 refusal is cleared by
+// a later 2xx of a v1 call, a v0 one by a later 2xx of a v0 call: a legacy bot
+// token works on v0 and is refused on v1. The v1 refusal is returned first.
+// A readiness check reads it; it costs one atomic load.
+func (c *Client) TokenRefused() error {
+	for i := range c.refused {
+		if e := c.refused[i].Load(); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// tokenCheckHint says what to check when the service refuses the token.
+const tokenCheckHint = "check that the token is the project's current API token, from the project's " +
+	"Top.gg dashboard (Integrations & API), given alone; a regenerated token replaces the old one"
+
+// noteIfRefused, for an answer that refuses the token, gives a v1 refusal
+// the client's hint and records the refusal.
+func (c *Client) noteIfRefused(ctx context.Context, r *call, e *APIError) {
+	if !e.unauthorized() {
+		return
+	}
+	if !r.legacy {
+		e.Hint = c.hint
+	}
+	c.noteRefused(ctx, r, e)
+}
+
+// noteRefused records a refusal of the token. The first of a spell (since the
+// service last accepted the token) is logged at error level, with what to
+// check; the repeats are not, so that a loop retrying every minute does not
+// fill the log.
+func (c *Client) noteRefused(ctx context.Context, r *call, e *APIError) {
+	if c.refused[kindIndex(r.legacy)].Swap(e) != nil {
+		return
+	}
+	attrs := []slog.Attr{slog.String("op", r.op()), slog.Int("status", e.StatusCode), slog.String("check", tokenCheckHint)}
+	if e.Hint != "" {
+		attrs = append(attrs, slog.String("hint", e.Hint))
+	}
+	c.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the token; calls fail until it accepts one", attrs...)
+}
+
+// noteAccepted ends a spell of refusals of r's kind, if one is on.
+func (c *Client) noteAccepted(ctx context.Context, r *call) {
+	p := &c.refused[kindIndex(r.legacy)]
+	if p.Load() == nil || p.Swap(nil) == nil {
+		return
+	}
+	c.log.LogAttrs(ctx, slog.LevelInfo, "Top.gg accepts the token again", slog.String("op", r.op()))
+}
+
+func kindIndex(legacy bool) int {
+	if legacy {
+		return 1
+	}
+	return 0
+}

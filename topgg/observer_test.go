@@ -1,0 +1,222 @@
+package topgg_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// recorder keeps what an Observer is told.
+type recorder struct {
+	mu   sync.Mutex
+	seen []topgg.Request
+}
+
+func (r *recorder) observe(req topgg.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, req)
+}
+
+func (r *recorder) requests() []topgg.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]topgg.Request(nil), r.seen...)
+}
+
+func TestObserverSeesEveryAttempt(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var rec recorder
+	c := newClient(t, srv, topgg.WithObserver(rec.observe))
+	ctx := context.Background()
+
+	// A 429 then the success of the retry: two attempts of one call.
+	srv.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond})
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(3)}))
+	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
+	require.NoError(t, err)
+	st, err := c.VoteStatus(ctx, "800506814562787328", "")
+	require.NoError(t, err)
+	require.False(t, st.Voted) // the 404 that means "none" is a success
+
+	got := rec.requests()
+	require.Len(t, got, 4)
+	require.Equal(t, topgg.RouteMetrics, got[0].Route)
+	require.Equal(t, http.MethodPatch, got[0].Method)
+	require.Equal(t, 1, got[0].Attempt)
+	require.Equal(t, http.StatusTooManyRequests, got[0].Status)
+	require.Equal(t, topgg.OutcomeRateLimited, got[0].Outcome)
+	require.ErrorIs(t, got[0].Err, topgg.ErrRateLimited)
+	require.Equal(t, 2, got[1].Attempt)
+	require.Equal(t, topgg.OutcomeOK, got[1].Outcome)
+	require.NoError(t, got[1].Err)
+	require.Positive(t, got[1].Duration)
+	require.Equal(t, topgg.RouteLegacyBots, got[2].Route)
+	require.Equal(t, "legacy_bots", got[2].Route.String())
+	require.Equal(t, topgg.RouteVoteStatus, got[3].Route)
+	require.Equal(t, http.StatusNotFound, got[3].Status)
+	require.Equal(t, topgg.OutcomeOK, got[3].Outcome)
+}
+
+func TestObserverOutcomes(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var rec recorder
+	c := newClient(t, srv, topgg.WithObserver(rec.observe), topgg.WithRetryPolicy(topgg.NoRetries()))
+	ctx := context.Background()
+
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusInternalServerError})
+	_, err := c.Project(ctx)
+	require.Error(t, err)
+	// A long block: the next call of the family is refused without a request.
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", RetryAfter: time.Hour})
+	require.Error(t, c.SetCommands(ctx, nil))
+	require.Error(t, c.SetCommands(ctx, nil))
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics/batch", Drop: true, Times: 2})
+	require.Error(t, c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(1)}}}))
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusOK, Body: "{not json"})
+	_, err = c.Project(ctx)
+	require.Error(t, err)
+
+	got := rec.requests()
+	require.Len(t, got, 5)
+	want := []struct {
+		route   topgg.Route
+		status  int
+		outcome topgg.Outcome
+	}{
+		{topgg.RouteProject, 500, topgg.OutcomeAPIError},
+		{topgg.RouteCommands, 429, topgg.OutcomeRateLimited},
+		{topgg.RouteCommands, 0, topgg.OutcomeBlocked},
+		{topgg.RouteMetricsBatch, 0, topgg.OutcomeTransportError},
+		{topgg.RouteProject, 200, topgg.OutcomeBadAnswer},
+	}
+	for i, w := range want {
+		require.Equal(t, w.route, got[i].Route, "attempt %d", i)
+		require.Equal(t, w.status, got[i].Status, "attempt %d", i)
+		require.Equal(t, w.outcome, got[i].Outcome, "attempt %d: %v", i, got[i].Err)
+	}
+	require.Zero(t, got[2].Duration)
+}
+
+func TestObserverNotToldOfAStop(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var rec recorder
+	c := newClient(t, srv, topgg.WithObserver(rec.observe))
+	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Delay: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := c.Project(ctx); done <- err }()
+	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Empty(t, rec.requests())
+}
+
+func TestObserversInOrder(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var order []string
+	var mu sync.Mutex
+	add := func(name string) topgg.Option {
+		return topgg.WithObserver(func(topgg.Request) { mu.Lock(); order = append(order, name); mu.Unlock() })
+	}
+	c := newClient(t, srv, add("a"), add("b"))
+	_, err := c.Project(context.Background())
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"a", "b"}, order)
+}
+
+func TestWithObserverNil(t *testing.T) {
+	t.Parallel()
+	_, err := topgg.New("token", topgg.WithObserver(nil))
+	require.Error(t, err)
+}
+
+func TestRouteAndOutcomeNames(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, r := range topgg.Routes() {
+		s := r.String()
+		require.NotEqual(t, "unknown", s)
+		require.False(t, seen[s], s)
+		seen[s] = true
+	}
+	require.Len(t, seen, 11)
+	for _, o := range topgg.Outcomes() {
+		require.NotEqual(t, "unknown", o.String())
+	}
+	require.Len(t, topgg.Outcomes(), 6)
+	require.Equal(t, "unknown", topgg.Route(0).String())
+	require.Equal(t, "unknown", topgg.Outcome(200).String())
+}
+
+// A refused token is remembered until an answer accepts it, and logged once
+// per spell at error level with what to check, however often it is refused.
+func TestTokenRefusedOncePerSpell(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var logs logBuffer
+	c := newClient(t, srv, topgg.WithLogger(logs.Logger()))
+	ctx := context.Background()
+	require.NoError(t, c.TokenRefused())
+
+	srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 3})
+	for range 3 {
+		err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
+	}
+	refused := c.TokenRefused()
+	require.ErrorIs(t, refused, topgg.ErrUnauthorized)
+	var api *topgg.APIError
+	require.True(t, errors.As(refused, &api))
+	require.Equal(t, http.StatusUnauthorized, api.StatusCode)
+	require.Equal(t, 1, strings.Count(logs.String(), "level=ERROR"), logs.String())
+	require.Contains(t, logs.String(), "Top.gg refused the token")
+	require.Contains(t, logs.String(), "check=")
+	require.NotContains(t, logs.String(), srv.Token())
+
+	// A v0 success does not clear a v1 refusal.
+	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
+	require.NoError(t, err)
+	require.Error(t, c.TokenRefused())
+
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	require.NoError(t, c.TokenRefused())
+	require.Contains(t, logs.String(), "Top.gg accepts the token again")
+
+	// A new spell is logged again.
+	srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized})
+	require.Error(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	require.Equal(t, 2, strings.Count(logs.String(), "level=ERROR"), logs.String())
+}
+
+func TestTokenRefusedLegacy(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	srv.Inject(topggtest.Fault{Path: "/bots*", Status: http.StatusUnauthorized})
+	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
+	require.ErrorIs(t, err, topgg.ErrUnauthorized)
+	require.ErrorIs(t, c.TokenRefused(), topgg.ErrUnauthorized)
+	_, err = c.Project(ctx) // v1 accepted: the v0 refusal stays
+	require.NoError(t, err)
+	require.Error(t, c.TokenRefused())
+	_, err = c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
+	require.NoError(t, err)
+	require.NoError(t, c.TokenRefused())
+}
