@@ -84,11 +84,10 @@ func (p *Plugin) buildFleet() error {
 		p.syncer = syncer
 	}
 	if p.set.votePoll > 0 {
-		var store voterewards.Store = f.VoteStore()
-		if p.opts.voteStore != nil {
-			store = p.opts.voteStore
+		if p.opts.voteStore == nil {
+			p.opts.voteStore = f.VoteStore() // also gives readiness its "vote_store" Ping
 		}
-		poller, err := p.newFleetPoller(store)
+		poller, err := p.newFleetPoller(p.opts.voteStore)
 		if err != nil {
 			return err
 		}

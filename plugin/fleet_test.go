@@ -117,3 +117,26 @@ func TestWithFleetNil(t *testing.T) {
 	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
 	require.ErrorIs(t, err, plugin.ErrNilArgument)
 }
+
+// TestFleetModeReadiness: a fleet process checks Redis ("vote_store"), not a
+// state directory it does not use.
+func TestFleetModeReadiness(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	cfg.StateDir = "/proc/nope" // unwritable: never checked in a fleet
+	f, err := fleet.Open("redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	p, err := plugin.New(w.client, cfg, plugin.WithFleet(f), plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, c := range p.ReadinessChecks() {
+		names[c.Name] = true
+		if c.Name == "vote_store" {
+			assert.Error(t, c.Func(w.ctx()), "nothing listens on 127.0.0.1:1")
+		}
+	}
+	assert.True(t, names["vote_store"])
+	assert.False(t, names["state_dir"])
+}
