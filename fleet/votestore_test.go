@@ -177,3 +177,43 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 			"process %d never saw the vote", i)
 	}
 }
+
+// TestVoteStoreDamagedRecords: a record that does not decode fails Load with
+// an error (never a panic), and a damaged feed message asks for a resync.
+func TestVoteStoreDamagedRecords(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := leadingStore(t, srv, "damaged")
+	rdb := srv.Client(t)
+
+	fctx, cancel := context.WithCancel(ctx)
+	var resyncs atomic.Int32
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(fctx, func(voterewards.Vote) {}, func() { resyncs.Add(1) }) }()
+	require.Eventually(t, func() bool { return resyncs.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, rdb.Publish(ctx, fleet.Key("damaged", "votes:added"), "not a vote").Err())
+	require.Eventually(t, func() bool { return resyncs.Load() == 2 }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+
+	require.NoError(t, rdb.HSet(ctx, fleet.Key("damaged", "votes:pending"), "k", "{broken").Err())
+	_, err := s.Load(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "damaged vote record")
+	require.NoError(t, rdb.Del(ctx, fleet.Key("damaged", "votes:pending")).Err())
+	_, err = s.Load(ctx)
+	require.NoError(t, err)
+	require.NoError(t, rdb.Set(ctx, fleet.Key("damaged", "votes:checkpoint"), "garbage", 0).Err())
+	_, err = s.Load(ctx)
+	require.Error(t, err)
+
+	var zero fleet.VoteStore
+	_, err = zero.Load(ctx)
+	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), fleet.ErrNotConfigured)
+	require.ErrorIs(t, s.Follow(ctx, nil, nil), fleet.ErrNilFunc)
+	_, err = fleet.NewVoteStore(nil)
+	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.NoError(t, s.Ping(ctx))
+}
