@@ -42,9 +42,9 @@ type fleetParts struct {
 	poller   *voterewards.Poller // on the shared store; nil when vote polling is off
 }
 
-// leaderJobs are the jobs only the leader runs; any other job (a webhook
+// leaderJob reports the jobs only the leader runs; any other job (a webhook
 // receiver, say) runs in every process.
-var leaderJobs = map[string]bool{"autopost": true, "commands": true, "votes": true}
+func leaderJob(name string) bool { return name == "autopost" || name == "commands" || name == "votes" }
 
 // buildFleet replaces, in fleet mode, the poster's Source by the fleet total
 // (the plugin's own poster stays as the Counter its sessions attach to) and
@@ -111,7 +111,7 @@ func (p *Plugin) fleetJobs(jobs []job) []job {
 	}
 	for _, j := range jobs {
 		switch {
-		case !leaderJobs[j.name]:
+		case !leaderJob(j.name):
 			out = append(out, j)
 		case j.name == "autopost":
 			leader = append(leader, job{j.name, p.fleet.poster.Run})
