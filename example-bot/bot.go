@@ -62,6 +62,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return err
 	}
 	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
+	if cfg.ShardIDs != nil {
+		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
+	}
 	if hc != nil {
 		opts = append(opts, shards.WithHTTPClient(hc))
 	}
@@ -109,6 +112,16 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
 	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	fl, err := openFleet(cfg, app.ID, log)
+	if err != nil {
+		return stoppedEarly(err)
+	}
+	if fl != nil {
+		defer fl.Close() // after the plugin's Run returned (see shutdown)
+		popts = append(popts, plugin.WithFleet(fl))
+		log.Info("fleet mode: sharing counts and leadership through Redis",
+			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
+	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -148,7 +161,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		openErr = nil
 	case openErr != nil:
 	default:
-		log.Info("bot is online", "shards", cfg.ShardCount)
+		log.Info("bot is online", "shards", cfg.runShards().String(), "shard_count", cfg.ShardCount)
 		<-online.Done()
 		log.Info("shutting down")
 	}
@@ -225,8 +238,16 @@ func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration
 	return errors.Join(jobsErr, shardsErr)
 }
 
-// shardFor returns the session of the shard that holds guildID.
-func (b *bot) shardFor(guildID string) (*discordgo.Session, error) { return b.shards.ForGuild(guildID) }
+// shardFor returns the session of the shard that holds guildID. In a fleet the
+// guild may be on another process's shard: REST calls are not tied to a
+// shard, so any session of this process makes them.
+func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
+	s, err := b.shards.ForGuild(guildID)
+	if errors.Is(err, shards.ErrNotHere) {
+		return b.shards.Sessions()[0], nil
+	}
+	return s, err
+}
 
 // onInteraction answers /vote from the vote cache, without a request to Top.gg.
 func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/sethvargo/go-envconfig"
@@ -31,8 +32,12 @@ type config struct {
 	RewardGuildID string `env:"REWARD_GUILD_ID"`
 	RewardRoleID  string `env:"REWARD_ROLE_ID"`
 	ShardCount    int    `env:"SHARD_COUNT, default=1"`
-	LogLevel      string `env:"LOG_LEVEL, default=info"`
-	LogFormat     string `env:"LOG_FORMAT, default=text"`
+	// Fleet mode (fleet.go): one process of several sharing Redis.
+	RedisURL   secret        `env:"REDIS_URL"` // may hold a password
+	ShardIDs   shardIDs      `env:"SHARD_IDS"`
+	FleetLease time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
+	LogLevel   string        `env:"LOG_LEVEL, default=info"`
+	LogFormat  string        `env:"LOG_FORMAT, default=text"`
 
 	Plugin plugin.Config
 }
@@ -93,6 +98,9 @@ func (c config) validate() error {
 	if c.ShardCount < 1 || c.ShardCount > maxShards {
 		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
 			c.ShardCount, maxShards))
+	}
+	if err := c.validateFleet(); err != nil {
+		return err
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return bad("LOG_LEVEL", err.Error())
@@ -175,7 +183,7 @@ func isLoopback(host string) bool {
 func checkStateDir(c config) error {
 	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
 	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
-	if !polling && !syncing {
+	if (!polling && !syncing) || c.fleetMode() { // a fleet keeps its state in Redis
 		return nil
 	}
 	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }

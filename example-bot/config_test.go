@@ -53,6 +53,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
+		FleetLease:    15 * time.Second,
 		LogLevel:      "info",
 		LogFormat:     "text",
 		Plugin:        plugin.Config{}, // every zero field is its default, applied by plugin.New
@@ -68,6 +69,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		"TOPGG_VOTE_POLL_INTERVAL": "0", "TOPGG_VOTE_LOOKBACK": "1h", "TOPGG_STATE_DIR": "/srv/state",
 		"REWARD_GUILD_ID": "1200000000000000001", "REWARD_ROLE_ID": "1300000000000000001",
 		"SHARD_COUNT": "4", "LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json",
+		"REDIS_URL": "rediss://:hunter2@redis.example:6380/1", "SHARD_IDS": "2-3,0", "TOPGG_FLEET_LEASE": "30s",
 	})
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
@@ -76,6 +78,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
+		RedisURL: newSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shardIDs{0, 2, 3}, FleetLease: 30 * time.Second,
 		Plugin: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
 			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
@@ -151,6 +154,23 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"relative discord url with password", map[string]string{"DISCORD_API_URL": "ops:hunter2@proxy/api"}, nil, "DISCORD_API_URL", []string{"hunter2"}},
 		{"shard count huge", map[string]string{"SHARD_COUNT": "1000000000"}, nil, "SHARD_COUNT", nil},
 		{"shard count one over", map[string]string{"SHARD_COUNT": "4097"}, nil, "SHARD_COUNT", nil},
+		// Fleet mode: malformed values name their variable; the password never shows.
+		{"redis url scheme", map[string]string{"REDIS_URL": "http://:hunter2@127.0.0.1:6379"}, nil, "REDIS_URL", []string{"hunter2"}},
+		{"redis url unparsable", map[string]string{"REDIS_URL": "redis://:hunter2@[::1:6379"}, nil, "REDIS_URL", []string{"hunter2"}},
+		{"redis url bad db", map[string]string{"REDIS_URL": "redis://:hunter2@127.0.0.1:6379/x"}, nil, "REDIS_URL", []string{"hunter2"}},
+		{"shard ids beyond shard count", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "4-6", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids overlapping", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-3,2-4", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids twice", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "1,1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids backwards", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "3-1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids syntax", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0;2", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids empty part", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0,,2", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids negative", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "-1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids leading zero", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "01", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids huge range", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1000000000", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids empty", map[string]string{"SHARD_IDS": "", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard subset without redis", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1"}, nil, "SHARD_IDS", nil},
+		{"fleet lease word", map[string]string{"TOPGG_FLEET_LEASE": "long", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "TOPGG_FLEET_LEASE", nil},
+		{"fleet lease too short", map[string]string{"TOPGG_FLEET_LEASE": "100ms", "REDIS_URL": "redis://:hunter2@127.0.0.1:6379"}, nil, "TOPGG_FLEET_LEASE", []string{"hunter2"}},
 		// The state directory is checked (on the local disk) when a job uses it.
 		{"state dir cannot be made", map[string]string{"TOPGG_STATE_DIR": "/proc/nope"}, nil, "TOPGG_STATE_DIR", nil},
 		{"state dir is a file", map[string]string{"TOPGG_STATE_DIR": notADir}, nil, "TOPGG_STATE_DIR", nil},
@@ -281,6 +301,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
+	cfg.RedisURL = newSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
 	var outs []string
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),

@@ -74,7 +74,8 @@ func (c config) LogValue() slog.Value {
 		slog.Any("DiscordToken", r.DiscordToken), slog.Any("TopggToken", r.TopggToken),
 		slog.String("TopggAPIURL", r.TopggAPIURL), slog.String("DiscordAPIURL", r.DiscordAPIURL),
 		slog.String("RewardGuildID", r.RewardGuildID), slog.String("RewardRoleID", r.RewardRoleID),
-		slog.Int("ShardCount", r.ShardCount), slog.String("LogLevel", r.LogLevel), slog.String("LogFormat", r.LogFormat),
+		slog.Int("ShardCount", r.ShardCount), slog.Any("RedisURL", r.RedisURL), slog.String("ShardIDs", r.ShardIDs.String()),
+		slog.Duration("FleetLease", r.FleetLease), slog.String("LogLevel", r.LogLevel), slog.String("LogFormat", r.LogFormat),
 		slog.Any("Plugin", r.Plugin),
 	)
 }

@@ -41,6 +41,25 @@
 // 1 h) ago. A [Total] with missing shards is not postable: the caller posts
 // nothing and logs them, never a total that silently misses shards.
 //
+// [Source] turns [Counts.Total] into the autopost.Source of the leader's
+// Poster, and [NewCounterReporter] publishes an autopost.Counter's ready
+// shards every period and at once when a shard gets its READY.
+//
+// # Votes and commands
+//
+// [VoteStore] is the voterewards.Store of the fleet: every method is one Lua
+// script (the dedup rule runs inside it, so concurrent webhooks in several
+// processes add a vote once); the poll's checkpoint, delivered and expired
+// marks and pruning are fenced, webhook ingests (any process) are not. The
+// ingest script publishes the votes it added in the same atomic step, so
+// [VoteStore.Follow] (voterewards.Feed) gives every process each new vote in
+// Ingest order within about a millisecond (BenchmarkVoteFeedLatency), and
+// asks for a resync after every reconnect. [HashStore] keeps the command
+// hash in Redis, its SaveHash fenced.
+//
+// [Fleet] bundles all of it for one process ([Open] with a URL, or [New] on
+// a client), so that the plugin package wires a fleet without Redis types.
+//
 // # Faults
 //
 // Redis errors never panic and never end a Run: they are returned by

@@ -34,6 +34,7 @@ type ReporterConfig struct {
 type Reporter struct {
 	counts  *Counts
 	shards  func() []ShardCount
+	changed func() <-chan struct{} // nil: publish by the period only
 	every   time.Duration
 	log     *slog.Logger
 	clock   clock.Clock
@@ -85,11 +86,28 @@ func (r *Reporter) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 	for {
+		var changed <-chan struct{}
+		if r.changed != nil {
+			changed = r.changed() // before the publish: a change during it still wakes
+		}
 		r.publish(ctx)
-		if clock.Sleep(ctx, r.clock, r.every) != nil {
+		if !r.wait(ctx, changed) {
 			return nil
 		}
 	}
+}
+
+// wait waits for the period or a change; false when ctx is done.
+func (r *Reporter) wait(ctx context.Context, changed <-chan struct{}) bool {
+	t := r.clock.NewTimer(r.every)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+	case <-changed:
+	}
+	return true
 }
 
 func (r *Reporter) publish(ctx context.Context) {

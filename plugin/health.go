@@ -146,7 +146,7 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
 	}
 	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
-	if (p.set.votePoll > 0 && p.opts.voteStore == nil) || p.syncer != nil {
+	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.syncer != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
 	if pinger, ok := p.opts.voteStore.(Pinger); ok && p.set.votePoll > 0 {

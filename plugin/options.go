@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -35,7 +36,8 @@ type options struct {
 	commands  []*discordgo.ApplicationCommand
 	haveCmds  bool
 	voteStore voterewards.Store
-	clock     clock.Clock // set by tests (export_test.go)
+	fleet     *fleet.Fleet // WithFleet (fleet.go)
+	clock     clock.Clock  // set by tests (export_test.go)
 }
 
 func defaultOptions() options {

@@ -35,6 +35,7 @@ type Plugin struct {
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
 	hook   *webhook.Handler // nil when webhooks are off
+	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
@@ -121,7 +122,7 @@ func (p *Plugin) buildJobs() error {
 		}
 		p.syncer = syncer
 	}
-	return nil
+	return p.buildFleet()
 }
 
 // Attach registers the plugin's handlers on every shard's session. Call it before
@@ -161,7 +162,6 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-
 // Run runs the jobs until ctx is done, then stops them and returns nil once
 // nothing of them is left: the vote poller at once, command sync on the first
 // READY, the poster once every shard is ready. A job that fails or panics is
@@ -185,7 +185,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 
 	var store voterewards.Store = p.opts.voteStore
 	var bolt *voterewards.BoltStore
-	if p.set.votePoll > 0 && store == nil {
+	if p.set.votePoll > 0 && store == nil && p.fleet == nil { // a fleet's leader opens it (fleet.go)
 		s, err := voterewards.OpenStore(p.set.StateDir)
 		if err != nil {
 			return fmt.Errorf("plugin: vote state: %w", err)
@@ -267,7 +267,7 @@ func (p *Plugin) jobs(store voterewards.Store) []job {
 	if p.poster != nil {
 		jobs = append(jobs, job{"autopost", p.poster.Run})
 	}
-	return jobs
+	return p.fleetJobs(jobs)
 }
 
 // runVotes runs one poller until ctx is done. A poller runs once, so a restart after

@@ -25,11 +25,13 @@ const MaxShards = 1 << 16
 // and more than once. The sessions are discordgo's own: add handlers and set
 // fields (StateEnabled, SyncEvents, ...) before Open.
 type Group struct {
-	cfg      config
-	sessions []*discordgo.Session
-	dialers  []*gatewayDialer // one per session
-	shut     chan struct{}    // closed once the Group stops connecting (see stop)
-	shutOnce sync.Once
+	cfg        config
+	shardCount int         // the bot's total
+	index      map[int]int // shard ID -> index in sessions, with WithShardIDs
+	sessions   []*discordgo.Session
+	dialers    []*gatewayDialer // one per session
+	shut       chan struct{}    // closed once the Group stops connecting (see stop)
+	shutOnce   sync.Once
 
 	mu         sync.Mutex
 	state      groupState
@@ -48,7 +50,8 @@ const (
 )
 
 // New makes the sessions of a bot with shardCount shards (1 to MaxShards),
-// not opened. token is the bot token without the "Bot " prefix; it appears in
+// not opened: one per shard, or, with [WithShardIDs], one per shard this
+// process runs. token is the bot token without the "Bot " prefix; it appears in
 // no error. Each session has the shard pair, the intents (DefaultIntents
 // unless WithIntents), and this package's HTTP client and gateway dialer;
 // everything else is discordgo's default, State included.
@@ -68,9 +71,19 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 			return nil, err
 		}
 	}
-	g := &Group{cfg: cfg, shut: make(chan struct{}), stuck: make([]bool, shardCount)}
+	ids, err := cfg.ids(shardCount)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{cfg: cfg, shardCount: shardCount, shut: make(chan struct{}), stuck: make([]bool, len(ids))}
+	if cfg.shardIDs != nil {
+		g.index = make(map[int]int, len(ids))
+		for j, id := range ids {
+			g.index[id] = j
+		}
+	}
 	client := g.httpClient()
-	for i := range shardCount {
+	for _, i := range ids {
 		s, err := discordgo.New("Bot " + token)
 		if err != nil {
 			return nil, errors.New("shards: discordgo refused the session") // its error could quote the token
@@ -116,20 +129,31 @@ func (g *Group) httpClient() *http.Client {
 	return &hc
 }
 
-// Sessions returns the sessions, by shard ID (a new slice, the same
-// sessions).
+// Sessions returns the sessions, in shard ID order (a new slice, the same
+// sessions). With [WithShardIDs] they are this process's shards only: check
+// each session's ShardID.
 func (g *Group) Sessions() []*discordgo.Session {
 	return append([]*discordgo.Session(nil), g.sessions...)
 }
 
 // ForGuild returns the session of the shard that receives the events of
-// guild guildID: (guild_id >> 22) % shard count, Discord's rule.
+// guild guildID: (guild_id >> 22) % shard count, Discord's rule. With
+// [WithShardIDs], a guild of a shard this Group does not run is an error
+// wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	n, err := strconv.ParseUint(guildID, 10, 64)
 	if err != nil || guildID[0] == '+' {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
-	return g.sessions[(n>>22)%uint64(len(g.sessions))], nil
+	shard := int((n >> 22) % uint64(g.shardCount))
+	if g.index == nil {
+		return g.sessions[shard], nil
+	}
+	j, ok := g.index[shard]
+	if !ok {
+		return nil, fmt.Errorf("shards: guild %s is on shard %d: %w", guildID, shard, ErrNotHere)
+	}
+	return g.sessions[j], nil
 }
 
 // Open connects every shard, one after the other, and returns once each has
@@ -175,7 +199,8 @@ func (g *Group) Open(ctx context.Context) error {
 
 // openAll opens the sessions in order; see Open.
 func (g *Group) openAll(ctx context.Context) error {
-	for i, s := range g.sessions {
+	for j, s := range g.sessions {
+		i := s.ShardID
 		if err := ctx.Err(); err != nil {
 			g.stop(-1)
 			return fmt.Errorf("shards: opening shard %d: %w (%w)", i, err, ErrClosed)
@@ -194,16 +219,17 @@ func (g *Group) openAll(ctx context.Context) error {
 			}
 			g.cfg.logger.Debug("shard connected", "shard", i, "shards", len(g.sessions))
 		case <-ctx.Done():
-			return g.abortOpen(ctx, i, errc)
+			return g.abortOpen(ctx, j, errc)
 		}
 	}
 	return nil
 }
 
-// abortOpen stops the Group while shard i's discordgo Open is pending and
+// abortOpen stops the Group while session j's discordgo Open is pending and
 // waits, bounded, for that Open to return.
-func (g *Group) abortOpen(ctx context.Context, i int, errc <-chan error) error {
-	g.stop(i)
+func (g *Group) abortOpen(ctx context.Context, j int, errc <-chan error) error {
+	i := g.sessions[j].ShardID
+	g.stop(j)
 	grace := g.cfg.clock.NewTimer(g.cfg.abortGrace)
 	defer grace.Stop()
 	select {
@@ -211,7 +237,7 @@ func (g *Group) abortOpen(ctx context.Context, i int, errc <-chan error) error {
 		return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
 	case <-grace.C():
 		g.mu.Lock()
-		g.stuck[i] = true
+		g.stuck[j] = true
 		g.mu.Unlock()
 		return fmt.Errorf("shards: opening shard %d: %w (%w); discordgo still waits on Discord %s after the stop, the session is abandoned",
 			i, ctx.Err(), ErrClosed, g.cfg.abortGrace)
@@ -219,7 +245,7 @@ func (g *Group) abortOpen(ctx context.Context, i int, errc <-chan error) error {
 }
 
 // stop makes the Group stop connecting: gateway lookups end, dials are
-// refused, and the pending connection of shard abort (if >= 0) is dropped.
+// refused, and the pending connection of session abort (if >= 0) is dropped.
 func (g *Group) stop(abort int) {
 	g.shutOnce.Do(func() { close(g.shut) })
 	for i, d := range g.dialers {
@@ -258,14 +284,14 @@ func (g *Group) Close() error {
 	g.mu.Unlock()
 	errs := make([]error, len(g.sessions))
 	var wg sync.WaitGroup
-	for i, s := range g.sessions {
-		if stuck[i] {
-			errs[i] = fmt.Errorf("shards: shard %d: not closed: its aborted Open never returned", i)
+	for j, s := range g.sessions {
+		if stuck[j] {
+			errs[j] = fmt.Errorf("shards: shard %d: not closed: its aborted Open never returned", s.ShardID)
 			continue
 		}
 		wg.Go(func() {
 			if err := s.Close(); err != nil {
-				errs[i] = fmt.Errorf("shards: closing shard %d: %w", i, err)
+				errs[j] = fmt.Errorf("shards: closing shard %d: %w", s.ShardID, err)
 			}
 		})
 	}

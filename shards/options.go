@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -40,6 +41,7 @@ type config struct {
 	intents    discordgo.Intent
 	clock      clock.Clock
 	abortGrace time.Duration
+	shardIDs   []int // WithShardIDs; nil: every shard
 }
 
 func defaultConfig() config {
@@ -122,4 +124,40 @@ func WithIntents(i discordgo.Intent) Option {
 		c.intents = i
 		return nil
 	}
+}
+
+// WithShardIDs makes the Group run only the given shards of the bot (one
+// process of several, each running some of the shards): New makes sessions
+// for these IDs only, each still identifying with the bot's total shard
+// count. The IDs must be distinct and in [0, shardCount); their order does
+// not matter. Without this option the Group runs every shard.
+func WithShardIDs(ids ...int) Option {
+	return func(c *config) error {
+		if len(ids) == 0 {
+			return errors.New("shards: WithShardIDs: no shard ID")
+		}
+		c.shardIDs = slices.Clone(ids)
+		return nil
+	}
+}
+
+// ids returns the shard IDs the Group runs, in increasing order.
+func (c *config) ids(shardCount int) ([]int, error) {
+	if c.shardIDs == nil {
+		ids := make([]int, shardCount)
+		for i := range ids {
+			ids[i] = i
+		}
+		return ids, nil
+	}
+	ids := slices.Sorted(slices.Values(c.shardIDs))
+	for i, id := range ids {
+		if id < 0 || id >= shardCount {
+			return nil, fmt.Errorf("shards: shard ID %d: must be in [0, %d)", id, shardCount)
+		}
+		if i > 0 && ids[i-1] == id {
+			return nil, fmt.Errorf("shards: shard ID %d given twice", id)
+		}
+	}
+	return ids, nil
 }

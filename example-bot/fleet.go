@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/plugin"
+)
+
+// shardIDs is SHARD_IDS: the shards this process runs, in increasing order,
+// written as ids and ranges ("0-3", "0,2,4", "0-1,4-5"). Nil: every shard.
+type shardIDs []int
+
+// maxShardID bounds a range's size before SHARD_COUNT is known (a typo such
+// as 0-1000000000 must not allocate gigabytes).
+const maxShardID = maxShards - 1
+
+// EnvDecode parses the list. Ids and ranges may not overlap.
+func (s *shardIDs) EnvDecode(v string) error {
+	var ids []int
+	for part := range strings.SplitSeq(v, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		first, err := parseShardID(lo)
+		if err != nil {
+			return err
+		}
+		last := first
+		if isRange {
+			if last, err = parseShardID(hi); err != nil {
+				return err
+			}
+			if last < first {
+				return fmt.Errorf("range %d-%d ends before it starts", first, last)
+			}
+		}
+		for id := first; id <= last; id++ {
+			if slices.Contains(ids, id) {
+				return fmt.Errorf("shard %d is listed twice (overlapping ranges)", id)
+			}
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	*s = ids
+	return nil
+}
+
+// parseShardID reads one id as written: decimal digits, no sign, no leading
+// zero.
+func parseShardID(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Trim(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("%q is not a shard id (want ids and ranges such as 0-3 or 0,2,4)", s)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n > maxShardID {
+		return 0, fmt.Errorf("shard id %s is above %d", s, maxShardID)
+	}
+	return n, nil
+}
+
+// String shows the list as ids and ranges ("0-1,4"), "" when unset.
+func (s shardIDs) String() string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(s[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(s[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// minFleetLease and maxFleetLease bound TOPGG_FLEET_LEASE: below a second,
+// a GC pause or a slow Redis costs the leadership; above ten minutes, a dead
+// leader leaves the listing unposted for too long.
+const (
+	minFleetLease = time.Second
+	maxFleetLease = 10 * time.Minute
+)
+
+// validateFleet checks REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
+func (c config) validateFleet() error {
+	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
+	for _, id := range c.ShardIDs {
+		if id >= c.ShardCount {
+			return bad("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
+		}
+	}
+	redisURL := c.RedisURL.Reveal()
+	if redisURL == "" {
+		if len(c.ShardIDs) > 0 && len(c.ShardIDs) < c.ShardCount {
+			return bad("SHARD_IDS", fmt.Sprintf("runs %d of %d shards, which needs REDIS_URL (fleet mode): "+
+				"alone, this process would never see every shard and so never post", len(c.ShardIDs), c.ShardCount))
+		}
+		return nil
+	}
+	if _, err := fleet.ParseURL(redisURL); err != nil {
+		// fleet's messages never show the password.
+		return bad("REDIS_URL", strings.TrimPrefix(err.Error(), "fleet: "))
+	}
+	if c.FleetLease < minFleetLease || c.FleetLease > maxFleetLease {
+		return bad("TOPGG_FLEET_LEASE", fmt.Sprintf("%v is not between %v and %v", c.FleetLease, minFleetLease, maxFleetLease))
+	}
+	return nil
+}
+
+// fleetMode reports whether the bot runs as one process of a fleet.
+func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
+
+// runShards returns the shards this process runs.
+func (c config) runShards() shardIDs {
+	if c.ShardIDs != nil {
+		return c.ShardIDs
+	}
+	ids := make(shardIDs, c.ShardCount)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+// openFleet connects (lazily: no request is made here) to the fleet of the
+// application appID, or returns nil outside fleet mode.
+func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
+	if !c.fleetMode() {
+		return nil, nil
+	}
+	f, err := fleet.Open(c.RedisURL.Reveal(), fleet.Config{
+		Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log,
+	})
+	if err != nil {
+		return nil, errors.Join(errors.New("fleet"), err)
+	}
+	return f, nil
+}

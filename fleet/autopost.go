@@ -1,0 +1,103 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/autopost"
+)
+
+var _ autopost.Source = (*Source)(nil)
+
+// Source is the fleet's total as an [autopost.Source], for the leader's
+// [autopost.Poster] (Config.Source): each call to Counts reads every shard's
+// last published count in one round trip ([Counts.Total]). Missing is not
+// empty until every shard of [0, ShardCount) has reported (and lists the
+// shards silent for longer than MaxAge), so the Poster never posts a partial
+// total; PerShard has ShardCount entries (v0 stats). BotID, which v0 posts
+// need, is taken from this process's own Counter (its READY). Make it with
+// [NewSource]; safe for concurrent use.
+type Source struct {
+	counts *Counts
+	local  *autopost.Counter
+}
+
+// NewSource returns the Source of counts. local is this process's own
+// Counter, the one its sessions are attached to: it gives BotID. It fails
+// with [ErrNotConfigured] for a nil or zero *Counts and [ErrBadConfig] for a
+// nil Counter.
+func NewSource(counts *Counts, local *autopost.Counter) (*Source, error) {
+	if counts == nil || counts.rdb == nil {
+		return nil, fmt.Errorf("%w: nil or zero *Counts", ErrNotConfigured)
+	}
+	if local == nil {
+		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
+	}
+	return &Source{counts: counts, local: local}, nil
+}
+
+// Counts returns the fleet's total as the Poster posts it. Unavailable is 0:
+// the processes publish their shards' guild counts, outages included, not
+// how many are unavailable. A Redis error is returned (the Poster retries
+// with backoff).
+func (s *Source) Counts(ctx context.Context) (autopost.Counts, error) {
+	if s == nil || s.counts == nil {
+		return autopost.Counts{}, ErrNotConfigured
+	}
+	t, err := s.counts.Total(ctx)
+	if err != nil {
+		return autopost.Counts{}, err
+	}
+	local, err := s.local.Counts(ctx)
+	if err != nil {
+		return autopost.Counts{}, err
+	}
+	return autopost.Counts{
+		Servers:  int(t.Servers),
+		Shards:   t.ShardCount,
+		PerShard: t.PerShard,
+		Missing:  t.Missing,
+		BotID:    local.BotID,
+	}, nil
+}
+
+// Changed returns nil: other processes' first reports are not signalled, so
+// the Poster asks Counts again every sixteenth of its interval (at most every
+// minute) until the total is complete.
+func (s *Source) Changed() <-chan struct{} { return nil }
+
+// NewCounterReporter returns a [Reporter] that publishes the shards of
+// counter (this process's own, see [autopost.Counter.AppendShards]) that have
+// their READY, one round trip per publish: every period, and at once when a
+// shard gets its READY or is attached or detached ([autopost.Counter.Changed]),
+// so that the leader's first post need not wait a period. A shard not ready yet is not
+// published: it keeps its last published count for MaxAge, as a shard whose
+// process stopped. The buffers are reused from one publish to the next, so
+// a publish allocates nothing once they have grown. It fails like
+// [NewReporter], and with [ErrBadConfig] for a nil Counter.
+func NewCounterReporter(counts *Counts, counter *autopost.Counter, cfg ReporterConfig) (*Reporter, error) {
+	if counter == nil {
+		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
+	}
+	// The buffers need no lock: only the Reporter's Run calls the function,
+	// one Run at a time, and it is done with the slice before the next call.
+	var (
+		stats []autopost.ShardStats
+		out   []ShardCount
+	)
+	r, err := NewReporter(counts, func() []ShardCount {
+		stats = counter.AppendShards(stats[:0])
+		out = out[:0]
+		for _, s := range stats {
+			if s.Ready {
+				out = append(out, ShardCount{Shard: s.ID, Guilds: s.Servers})
+			}
+		}
+		return out
+	}, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.changed = counter.Changed
+	return r, nil
+}

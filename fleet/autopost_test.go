@@ -1,0 +1,140 @@
+package fleet_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// fleetProcess is one simulated process: its own Redis client, its own
+// Counter of its own shards' sessions, and a Reporter publishing them.
+type fleetProcess struct {
+	counter  *autopost.Counter
+	counts   *fleet.Counts
+	sessions []*discordgo.Session
+}
+
+// startProcess attaches sessions for shards to a new Counter and runs a
+// Reporter for it until the test ends. The sessions are not opened.
+func startProcess(t *testing.T, addr string, dc *plugintest.Server, shardCount int, shards ...int) *fleetProcess {
+	t.Helper()
+	p := &fleetProcess{counter: autopost.NewCounter(shardCount)}
+	var err error
+	p.counts, err = fleet.NewCounts(newClient(t, addr), "bot", shardCount, fleet.CountsConfig{})
+	require.NoError(t, err)
+	for _, id := range shards {
+		s, err := dc.NewSession(id, shardCount)
+		require.NoError(t, err)
+		p.sessions = append(p.sessions, s)
+	}
+	_, err = p.counter.Attach(p.sessions...)
+	require.NoError(t, err)
+	// A period of an hour: the shards must be published when they get READY.
+	rep, err := fleet.NewCounterReporter(p.counts, p.counter, fleet.ReporterConfig{Every: time.Hour})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rep.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.NoError(t, <-done)
+		var wg sync.WaitGroup
+		for _, s := range p.sessions {
+			wg.Go(func() { _ = s.Close() })
+		}
+		wg.Wait()
+	})
+	return p
+}
+
+func (p *fleetProcess) open(t *testing.T) {
+	t.Helper()
+	for _, s := range p.sessions {
+		require.NoError(t, s.Open())
+	}
+}
+
+// TestLeaderPosterPostsTheFleetTotal runs two processes of a 4-shard bot
+// (shards 0-1 and 2-3, 3 and 5 guilds per shard) that publish their
+// Counters, and the first one's Poster on the fleet Source: nothing is
+// posted while the second process's shards have not reported, then the exact
+// total with shard_count 4.
+func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const shardCount = 4
+	var guilds []string
+	for shard, n := range []int{3, 3, 5, 5} {
+		for i := range n {
+			guilds = append(guilds, plugintest.GuildIDForShard(i, shard, shardCount))
+		}
+	}
+	dc, err := plugintest.NewServer(plugintest.WithShardCount(shardCount), plugintest.WithGuilds(guilds...))
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+	tg := topggtest.NewServer()
+	t.Cleanup(tg.Close)
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	require.NoError(t, err)
+
+	a := startProcess(t, srv.Addr(), dc, shardCount, 0, 1)
+	b := startProcess(t, srv.Addr(), dc, shardCount, 2, 3)
+	src, err := fleet.NewSource(a.counts, a.counter)
+	require.NoError(t, err)
+	poster, err := autopost.New(client, autopost.Config{Source: src, Interval: 1600 * time.Millisecond}) // rechecks every 100 ms
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- poster.Run(ctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
+
+	a.open(t)
+	require.Eventually(t, func() bool {
+		c, err := src.Counts(ctx)
+		return err == nil && c.Servers == 6 && assert.ObjectsAreEqual([]int{2, 3}, c.Missing)
+	}, 5*time.Second, 5*time.Millisecond, "process a's shards never published")
+	c, err := src.Counts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, shardCount, c.Shards)
+	assert.Equal(t, []int{3, 3, 0, 0}, c.PerShard)
+	assert.Equal(t, dc.BotUserID(), c.BotID)
+	assert.Empty(t, tg.Metrics(), "posted a partial total")
+
+	b.open(t)
+	require.Eventually(t, func() bool { return len(tg.Metrics()) > 0 }, 10*time.Second, 5*time.Millisecond,
+		"the fleet total was never posted")
+	m := tg.Metrics()[0]
+	assert.Equal(t, map[string]int{"server_count": 16, "shard_count": shardCount}, m.Metrics)
+	c, err = src.Counts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 3, 5, 5}, c.PerShard)
+	assert.Empty(t, c.Missing)
+}
+
+func TestSourceAndCounterReporterMisuse(t *testing.T) {
+	t.Parallel()
+	_, err := fleet.NewSource(nil, autopost.NewCounter(1))
+	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	_, err = fleet.NewCounterReporter(nil, autopost.NewCounter(1), fleet.ReporterConfig{})
+	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	counts, err := fleet.NewCounts(newClient(t, "127.0.0.1:1"), "bot", 1, fleet.CountsConfig{})
+	require.NoError(t, err)
+	_, err = fleet.NewSource(counts, nil)
+	require.ErrorIs(t, err, fleet.ErrBadConfig)
+	_, err = fleet.NewCounterReporter(counts, nil, fleet.ReporterConfig{})
+	require.ErrorIs(t, err, fleet.ErrBadConfig)
+	_, err = (*fleet.Source)(nil).Counts(context.Background())
+	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+}

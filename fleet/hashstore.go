@@ -1,0 +1,63 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/commands"
+)
+
+var _ commands.HashStore = (*HashStore)(nil)
+
+// HashStore is a [commands.HashStore] in Redis, for the leader's command
+// sync: the fingerprint of the last published commands lives in the key
+// Key(bot, "commands:hash"), so that a new leader does not publish unchanged
+// commands again. SaveHash is fenced with the lease's current term: it is
+// refused ([ErrFenced]) once a newer leader exists, and ([ErrNoFence]) while
+// this process does not lead, so only the leader records a publish. LoadHash
+// reads without a fence. Make it with [NewHashStore]; safe for concurrent use.
+type HashStore struct {
+	lease *Lease
+	key   string
+}
+
+// NewHashStore returns the command hash store of the lease's bot, fenced by
+// the lease's term. It does not contact Redis.
+func NewHashStore(lease *Lease) (*HashStore, error) {
+	if lease == nil || lease.rdb == nil {
+		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
+	}
+	return &HashStore{lease: lease, key: Key(lease.bot, "commands:hash")}, nil
+}
+
+// LoadHash returns the saved fingerprint, or "" when none was saved.
+func (h *HashStore) LoadHash(ctx context.Context) (string, error) {
+	if h == nil || h.lease == nil {
+		return "", ErrNotConfigured
+	}
+	v, err := h.lease.rdb.Get(ctx, h.key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("fleet: load command hash: %w", err)
+	}
+	return v, nil
+}
+
+// SaveHash replaces the saved fingerprint if this process holds the newest
+// leader token; otherwise it returns an error wrapping [ErrFenced] (a newer
+// leader exists) or [ErrNoFence] (this process does not lead).
+func (h *HashStore) SaveHash(ctx context.Context, hash string) error {
+	if h == nil || h.lease == nil {
+		return ErrNotConfigured
+	}
+	f := h.lease.Fence(h.lease.State().Token)
+	if err := f.Set(ctx, h.lease.rdb, h.key, hash, 0); err != nil {
+		return fmt.Errorf("fleet: save command hash: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,305 @@
+package fleet
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+var (
+	_ voterewards.Store = (*VoteStore)(nil)
+	_ voterewards.Feed  = (*VoteStore)(nil)
+)
+
+// pruneLimit bounds the votes one Prune call removes, so that one script
+// never blocks Redis for long; the next prune goes on.
+const pruneLimit = 10_000
+
+// VoteStore is a [voterewards.Store] in Redis, shared by every process of a
+// fleet, with the promises of the bbolt store: each method is one Lua script
+// (atomic; durable as Redis's persistence: run it with AOF), dedup by voter
+// within [voterewards.DedupWindow] inside the script, so that concurrent
+// ingests from several processes add one vote once.
+//
+// Any process may Ingest without a checkpoint (webhooks). The leader's writes
+// are fenced with the lease's current term and refused ([ErrFenced],
+// [ErrNoFence]) once a newer leader exists or this process does not lead:
+// Ingest with a checkpoint (the poll), Delivered, Expired and Prune.
+//
+// It implements [voterewards.Feed] with Redis pub/sub: the ingest script
+// publishes the votes it added, in the same atomic step, so every follower
+// sees them in the order of the Ingest calls, within a few milliseconds;
+// after any reconnect the follower is told to resync (reload).
+//
+// Make it with [NewVoteStore]; safe for concurrent use.
+type VoteStore struct {
+	rdb   redis.UniversalClient
+	lease *Lease
+
+	channel                                      string
+	seen, voters, order, meta, pending, expiries string
+	checkpoint                                   string
+}
+
+// NewVoteStore returns the vote store of the lease's bot, its leader writes
+// fenced by the lease's term. It does not contact Redis.
+func NewVoteStore(lease *Lease) (*VoteStore, error) {
+	if lease == nil || lease.rdb == nil {
+		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
+	}
+	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
+	return &VoteStore{
+		rdb: lease.rdb, lease: lease, channel: k("added"),
+		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
+		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
+	}, nil
+}
+
+func (s *VoteStore) ready() error {
+	if s == nil || s.rdb == nil {
+		return ErrNotConfigured
+	}
+	return nil
+}
+
+// fence is the lease's current term (the zero Fence when not leading).
+func (s *VoteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
+
+// Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
+// consistent.
+func (s *VoteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	var cp *redis.StringCmd
+	var seen, pending, expiries *redis.MapStringStringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		cp = p.Get(ctx, s.checkpoint)
+		seen, pending, expiries = p.HGetAll(ctx, s.seen), p.HGetAll(ctx, s.pending), p.HGetAll(ctx, s.expiries)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("fleet: load votes: %w", err)
+	}
+	snap := &voterewards.Snapshot{}
+	if raw, err := cp.Result(); err == nil {
+		if snap.Checkpoint, err = decodeCheckpoint(raw); err != nil {
+			return nil, err
+		}
+	}
+	for _, part := range []struct {
+		m   map[string]string
+		dst *[]voterewards.Vote
+	}{{seen.Val(), &snap.Seen}, {pending.Val(), &snap.Pending}, {expiries.Val(), &snap.Expiries}} {
+		*part.dst = make([]voterewards.Vote, 0, len(part.m))
+		for _, raw := range part.m {
+			v, err := decodeVote(raw)
+			if err != nil {
+				return nil, err
+			}
+			*part.dst = append(*part.dst, v)
+		}
+	}
+	slices.SortFunc(snap.Seen, byCreated)
+	slices.SortFunc(snap.Pending, byCreated)
+	slices.SortFunc(snap.Expiries, byExpiry)
+	return snap, nil
+}
+
+// Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
+// poll); without, any process may call it.
+func (s *VoteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if cp == nil && len(votes) == 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, 4+7*len(votes))
+	cpRaw, save := "", "0"
+	if cp != nil {
+		cpRaw, save = encodeCheckpoint(*cp), "1"
+	}
+	args = append(args, s.channel, cpRaw, save, int64(voterewards.DedupWindow))
+	for _, v := range votes {
+		voter := v.PlatformID
+		if voter == "" {
+			voter = v.UserID
+		}
+		args = append(args, v.Key, voter, v.CreatedAt.Unix(), v.CreatedAt.Nanosecond(),
+			v.ExpiresAt.Unix(), v.ExpiresAt.Nanosecond(), encodeVote(v))
+	}
+	keys := []string{s.seen, s.voters, s.order, s.meta, s.pending, s.checkpoint}
+	var res any
+	var err error
+	if cp != nil {
+		res, err = ingestFenced.Run(ctx, s.rdb, s.fence(), keys, args...)
+	} else {
+		res, err = ingestScript.Run(ctx, s.rdb, keys, args...).Result()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fleet: ingest %d votes: %w", len(votes), err)
+	}
+	idx, _ := res.([]any)
+	var added []voterewards.Vote
+	for _, x := range idx {
+		i, ok := x.(int64)
+		if !ok || i < 0 || int(i) >= len(votes) {
+			return nil, fmt.Errorf("fleet: ingest: unexpected reply %v", res)
+		}
+		added = append(added, votes[i])
+	}
+	return added, nil
+}
+
+// Delivered implements [voterewards.Store]; fenced.
+func (s *VoteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	flag, enc := "0", ""
+	if expire {
+		flag, enc = "1", encodeVote(v)
+	}
+	if _, err := deliveredScript.Run(ctx, s.rdb, s.fence(), []string{s.pending, s.expiries}, v.Key, flag, enc); err != nil {
+		return fmt.Errorf("fleet: record vote %s delivered: %w", v.Key, err)
+	}
+	return nil
+}
+
+// Expired implements [voterewards.Store]; fenced.
+func (s *VoteStore) Expired(ctx context.Context, v voterewards.Vote) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key); err != nil {
+		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key, err)
+	}
+	return nil
+}
+
+// Prune implements [voterewards.Store]; fenced. It removes at most 10,000
+// votes per call (the next prune goes on), so one call never blocks Redis
+// for long.
+func (s *VoteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
+		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit)
+	if err != nil {
+		return fmt.Errorf("fleet: prune votes: %w", err)
+	}
+	return nil
+}
+
+func byCreated(a, b voterewards.Vote) int {
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key, b.Key))
+}
+
+func byExpiry(a, b voterewards.Vote) int {
+	return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), byCreated(a, b))
+}
+
+// voteRecord is a vote as the store keeps it (JSON: small, and never a raw
+// newline, which separates the votes of one feed message).
+type voteRecord struct {
+	Key        string            `json:"k"`
+	UserID     string            `json:"u,omitempty"`
+	PlatformID string            `json:"p,omitempty"`
+	Weight     int               `json:"w"`
+	Created    int64             `json:"c"` // unix ns
+	Expires    int64             `json:"e"` // unix ns
+	Origin     uint8             `json:"o"`
+	Hook       bool              `json:"h,omitempty"`
+	HookID     string            `json:"hi,omitempty"`
+	Query      map[string]string `json:"q,omitempty"`
+}
+
+func encodeVote(v voterewards.Vote) string {
+	r := voteRecord{Key: v.Key, UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
+		Created: v.CreatedAt.UnixNano(), Expires: v.ExpiresAt.UnixNano(), Origin: uint8(v.Origin)}
+	if v.Hook != nil {
+		r.Hook, r.HookID, r.Query = true, v.Hook.ID, v.Hook.Query
+	}
+	b, _ := json.Marshal(r) // strings and numbers only: cannot fail
+	return string(b)
+}
+
+// errBadVote is a vote record in Redis that does not decode: written by
+// something else, or damaged.
+var errBadVote = errors.New("fleet: damaged vote record in Redis")
+
+func decodeVote(raw string) (voterewards.Vote, error) {
+	var r voteRecord
+	if err := json.Unmarshal([]byte(raw), &r); err != nil || r.Key == "" {
+		return voterewards.Vote{}, errBadVote
+	}
+	v := voterewards.Vote{
+		Vote: topgg.Vote{UserID: r.UserID, PlatformID: r.PlatformID, Weight: r.Weight,
+			CreatedAt: time.Unix(0, r.Created).UTC(), ExpiresAt: time.Unix(0, r.Expires).UTC()},
+		Key: r.Key, Origin: voterewards.Origin(r.Origin),
+	}
+	if r.Hook {
+		v.Hook = &voterewards.Hook{ID: r.HookID, Query: r.Query}
+	}
+	return v, nil
+}
+
+// encodeCheckpoint writes "cursor-length:cursor last since" with the times
+// as unix ns (0 for the zero time).
+func encodeCheckpoint(cp voterewards.Checkpoint) string {
+	ns := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		return t.UnixNano()
+	}
+	return strconv.FormatInt(ns(cp.LastSeen), 10) + " " + strconv.FormatInt(ns(cp.Since), 10) + " " + cp.Cursor
+}
+
+func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
+	parts := strings.SplitN(raw, " ", 3)
+	if len(parts) != 3 {
+		return voterewards.Checkpoint{}, errBadVote
+	}
+	t := func(s string) (time.Time, error) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n == 0 {
+			return time.Time{}, err
+		}
+		return time.Unix(0, n).UTC(), nil
+	}
+	last, err1 := t(parts[0])
+	since, err2 := t(parts[1])
+	if err1 != nil || err2 != nil {
+		return voterewards.Checkpoint{}, errBadVote
+	}
+	return voterewards.Checkpoint{Cursor: parts[2], LastSeen: last, Since: since}, nil
+}
+
+// Ping returns nil when Redis answers, so that a readiness check can tell
+// whether the store takes writes now (plugin.Pinger).
+func (s *VoteStore) Ping(ctx context.Context) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("fleet: vote store: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// benchLeaderStore returns a VoteStore whose lease this benchmark holds.
+func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *fleet.VoteStore {
+	b.Helper()
+	lease, err := fleet.NewLease(newClient(b, srv.Addr()), bot, fleet.LeaseConfig{TTL: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- lease.Run(ctx, blockUntilDone) }()
+	b.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(10 * time.Second); !lease.State().Leader; {
+		if time.Now().After(deadline) {
+			b.Fatal("never became leader")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	s, err := fleet.NewVoteStore(lease)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// benchVote is vote n of a stream of one vote a second among 50,000 users
+// (a user votes every 13.9 h, so no vote is a duplicate).
+func benchVote(n int, base time.Time) voterewards.Vote {
+	u := n % 50_000
+	created := base.Add(time.Duration(n) * time.Second).UTC()
+	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
+		CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)}
+	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory}
+}
+
+// voteStores are the stores compared: Redis (AOF, fsync on every write, as
+// redistest runs it) and bbolt (fsync on every commit), both durable when
+// Ingest returns.
+func voteStores(b *testing.B) []struct {
+	name string
+	open func(b *testing.B) voterewards.Store
+} {
+	srv := redistest.Start(b)
+	var n atomic.Int32
+	return []struct {
+		name string
+		open func(b *testing.B) voterewards.Store
+	}{
+		{"redis", func(b *testing.B) voterewards.Store {
+			return benchLeaderStore(b, srv, fmt.Sprintf("bench%d", n.Add(1)))
+		}},
+		{"bolt", func(b *testing.B) voterewards.Store {
+			s, err := voterewards.OpenStore(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = s.Close() })
+			return s
+		}},
+	}
+}
+
+// BenchmarkVoteStoreIngestPages is the leader's poll: pages of 100 votes,
+// each page one Ingest with its checkpoint (fenced in Redis). One op is one
+// vote.
+func BenchmarkVoteStoreIngestPages(b *testing.B) {
+	for _, st := range voteStores(b) {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			base := time.Now().Add(-60 * 24 * time.Hour)
+			pages := (b.N + 99) / 100
+			page := make([]voterewards.Vote, 100)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for p := range pages {
+				for i := range page {
+					page[i] = benchVote(p*100+i, base)
+				}
+				cp := voterewards.Checkpoint{Cursor: fmt.Sprint(p), LastSeen: page[99].CreatedAt, Since: base}
+				added, err := s.Ingest(context.Background(), &cp, page)
+				if err != nil || len(added) != len(page) {
+					b.Fatalf("ingest: %d added, %v", len(added), err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(pages*100)/b.Elapsed().Seconds(), "votes/s")
+		})
+	}
+}
+
+// BenchmarkVoteStoreIngestWebhooks is webhook receivers: one vote per
+// Ingest, 64 concurrent callers per CPU. One op is one vote.
+func BenchmarkVoteStoreIngestWebhooks(b *testing.B) {
+	for _, st := range voteStores(b) {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			base := time.Now().Add(-60 * 24 * time.Hour)
+			var next atomic.Int64
+			b.SetParallelism(64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					v := benchVote(int(next.Add(1)), base)
+					v.Origin = voterewards.OriginWebhook
+					if _, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "votes/s")
+		})
+	}
+}
+
+// BenchmarkVoteFeedLatency is the time from one process's Ingest call to
+// another process's feed callback (pub/sub), what Active in every process
+// and the leader's delivery wait for. ns/op is that latency.
+func BenchmarkVoteFeedLatency(b *testing.B) {
+	srv := redistest.Start(b)
+	writer := benchLeaderStore(b, srv, "feedbench")
+	lease, err := fleet.NewLease(newClient(b, srv.Addr()), "feedbench", fleet.LeaseConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reader, err := fleet.NewVoteStore(lease)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	listening := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- reader.Follow(ctx, func(voterewards.Vote) { got <- struct{}{} }, func() {
+			select {
+			case listening <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	b.Cleanup(func() { cancel(); <-done })
+	<-listening
+	base := time.Now().Add(-60 * 24 * time.Hour)
+	b.ResetTimer()
+	for n := range b.N {
+		if _, err := writer.Ingest(context.Background(), nil, []voterewards.Vote{benchVote(n, base)}); err != nil {
+			b.Fatal(err)
+		}
+		<-got
+	}
+}

@@ -1,0 +1,129 @@
+package fleet
+
+import "github.com/redis/go-redis/v9"
+
+// The vote store's scripts. Every key of one bot shares its hash tag, so on
+// Redis Cluster they live in one slot (see Key). Times travel as a pair of
+// integers, unix seconds and nanoseconds: Lua's numbers are doubles, exact
+// to 2^53, which unix nanoseconds (about 1.8e18) are not, while the dedup
+// rule must tell 11 h from 11 h minus 1 ns.
+//
+// Keys (after the fence's own, which the fence prelude removes):
+//
+//	KEYS[1] seen      hash  key -> encoded vote (the dedup set)
+//	KEYS[2] voters    hash  voter id -> "sec:nsec,sec:nsec" (CreatedAt of its votes in seen)
+//	KEYS[3] order     zset  key scored by CreatedAt seconds (prune walks it)
+//	KEYS[4] meta      hash  key -> "csec cnsec esec ensec voter" (for prune)
+//	KEYS[5] pending   hash  key -> encoded vote (rewards not yet delivered)
+//	KEYS[6] checkpoint string
+
+// ingestBody adds the votes that are not duplicates and, in the same atomic
+// step, saves the checkpoint (if given) and publishes the added votes on the
+// feed channel, so that the feed's order is the order of the Ingest calls.
+//
+// ARGV[1] channel, ARGV[2] checkpoint, ARGV[3] "1" to save it, ARGV[4] dedup
+// window in ns, then per vote ARGV[i..i+6]: key, voter, csec, cnsec, esec,
+// ensec, encoded. Returns the 0-based indexes of the added votes.
+const ingestBody = `
+local W = tonumber(ARGV[4])
+local Wsec = math.floor(W / 1000000000) + 2
+local added, msg = {}, {}
+local n = 0
+for i = 5, #ARGV, 7 do
+  local voter, cs, cn = ARGV[i+1], tonumber(ARGV[i+2]), tonumber(ARGV[i+3])
+  local times = redis.call('HGET', KEYS[2], voter)
+  local dup = false
+  if times then
+    for s, ns in string.gmatch(times, '(-?%d+):(%d+)') do
+      local ds = tonumber(s) - cs
+      if ds > -Wsec and ds < Wsec then
+        local d = ds * 1000000000 + (tonumber(ns) - cn)
+        if d < W and d > -W then dup = true break end
+      end
+    end
+  end
+  if not dup then
+    local entry = ARGV[i+2] .. ':' .. ARGV[i+3]
+    if times then entry = times .. ',' .. entry end
+    redis.call('HSET', KEYS[2], voter, entry)
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i+6])
+    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i+6])
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+2] .. ' ' .. ARGV[i+3] .. ' ' .. ARGV[i+4] .. ' ' .. ARGV[i+5] .. ' ' .. voter)
+    redis.call('ZADD', KEYS[3], cs, ARGV[i])
+    added[#added+1] = n
+    msg[#msg+1] = ARGV[i+6]
+  end
+  n = n + 1
+end
+if ARGV[3] == '1' then
+  redis.call('SET', KEYS[6], ARGV[2])
+end
+if #msg > 0 then
+  redis.call('PUBLISH', ARGV[1], table.concat(msg, '\n'))
+end
+return added
+`
+
+// ingestScript is Ingest without a checkpoint (a webhook, in any process);
+// ingestFenced is the leader's poll, whose checkpoint is fenced.
+var (
+	ingestScript = redis.NewScript(ingestBody)
+	ingestFenced = NewFencedScript(ingestBody)
+)
+
+// deliveredScript removes a vote from the pending rewards and, with ARGV[2]
+// "1", adds it to the pending expiries. KEYS[1] pending, KEYS[2] expiries;
+// ARGV[1] key, ARGV[2] expire flag, ARGV[3] encoded vote.
+var deliveredScript = NewFencedScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+end
+return 1
+`)
+
+// expiredScript removes a vote from the pending expiries. KEYS[1] expiries;
+// ARGV[1] key.
+var expiredScript = NewFencedScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+return 1
+`)
+
+// pruneScript removes, in creation order (by second, then key), the votes of
+// the dedup set created before ARGV[1..2] (sec, nsec) and expired at ARGV[3..4]
+// (sec, nsec), and stops at the first one that must stay or after ARGV[5]
+// votes. KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
+// it removed.
+var pruneScript = NewFencedScript(`
+local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local limit = tonumber(ARGV[5])
+local removed = 0
+local function before(s, n, s2, n2) return s < s2 or (s == s2 and n < n2) end
+while removed < limit do
+  local batch = redis.call('ZRANGE', KEYS[3], 0, 99)
+  if #batch == 0 then return removed end
+  for _, key in ipairs(batch) do
+    local m = redis.call('HGET', KEYS[4], key)
+    if m then
+      local css, cns, es, en, voter = string.match(m, '^(-?%d+) (%d+) (-?%d+) (%d+) (.*)$')
+      local cs, cn = tonumber(css), tonumber(cns)
+      es, en = tonumber(es), tonumber(en)
+      if not before(cs, cn, cbs, cbn) or before(nows, nown, es, en) then return removed end
+      local times = redis.call('HGET', KEYS[2], voter)
+      if times then
+        local entry, kept, dropped = css .. ':' .. cns, {}, false
+        for t in string.gmatch(times, '[^,]+') do
+          if not dropped and t == entry then dropped = true else kept[#kept+1] = t end
+        end
+        if #kept == 0 then redis.call('HDEL', KEYS[2], voter) else redis.call('HSET', KEYS[2], voter, table.concat(kept, ',')) end
+      end
+      redis.call('HDEL', KEYS[1], key)
+      redis.call('HDEL', KEYS[4], key)
+    end
+    redis.call('ZREM', KEYS[3], key)
+    removed = removed + 1
+    if removed >= limit then return removed end
+  end
+end
+return removed
+`)

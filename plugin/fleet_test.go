@@ -1,0 +1,142 @@
+package plugin_test
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/plugin"
+)
+
+// fleetProcess makes one process of a fleet: its own Redis client (through a
+// Fleet), a plugin in fleet mode attached to the given shards' sessions.
+func (w *world) fleetProcess(url string, cfg plugin.Config, shards []int, opts ...plugin.Option) (*plugin.Plugin, *fleet.Fleet) {
+	w.t.Helper()
+	f, err := fleet.Open(url, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
+		ReportEvery: 100 * time.Millisecond})
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
+	p, err := plugin.New(w.client, cfg, append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler)),
+		plugin.WithFleet(f), plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})}, opts...)...)
+	require.NoError(w.t, err)
+	var ss []*discordgo.Session
+	for _, i := range shards {
+		ss = append(ss, w.sessions[i])
+	}
+	require.NoError(w.t, p.Attach(ss...))
+	return p, f
+}
+
+// TestFleetModeLeaderPostsTheExactTotalAndHandsOver runs a 4-shard bot as two
+// plugin processes (shards 0-1 and 2-3) sharing one redis-server: nothing is
+// posted until every shard reported, then only the exact total with
+// shard_count 4, by one leader; the commands are published once. When the
+// leader stops, the other process takes over, its shards still count, and
+// it does not publish the unchanged commands again (the hash is in Redis).
+func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorld(t, worldSpec{shards: 4, perShard: 2})
+	cfg := w.config()
+	cfg.AutopostInterval = 400 * time.Millisecond // the fleet Source is read again every 25 ms until complete
+	cfg.VotePollInterval = new(time.Duration(0))
+	a, fa := w.fleetProcess(srv.URL(), cfg, []int{0, 1})
+	b, fb := w.fleetProcess(srv.URL(), cfg, []int{2, 3})
+	w.start(a)
+	w.start(b)
+
+	w.open(0, 1)
+	require.Eventually(t, func() bool { return fa.Lease().State().Leader || fb.Lease().State().Leader }, wait, tick)
+	ctx := w.ctx()
+	require.Eventually(t, func() bool {
+		tot, err := fa.Counts().Total(ctx)
+		return err == nil && tot.Servers == 4
+	}, wait, tick, "process a never published its shards")
+	assert.Empty(t, w.tg.Metrics(), "posted while shards 2-3 had not reported")
+
+	w.open(2, 3)
+	require.Eventually(t, func() bool { return len(w.tg.Metrics()) > 0 }, wait, tick, "the fleet total was never posted")
+	for _, m := range w.tg.Metrics() {
+		assert.Equal(t, map[string]int{"server_count": 8, "shard_count": 4}, m.Metrics)
+	}
+	w.requirePublished([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})
+
+	leader, ff := a, fb
+	if fb.Lease().State().Leader {
+		leader, ff = b, fa
+	}
+	// The old leader posts nothing more (unchanged numbers are not posted
+	// again); the new leader's first Run posts at once.
+	posted := len(w.tg.Metrics())
+	require.NoError(t, w.stop(leader))
+	require.Eventually(t, func() bool { return ff.Lease().State().Leader }, wait, tick, "the follower never took over")
+	require.Eventually(t, func() bool { return len(w.tg.Metrics()) > posted }, wait, tick, "the new leader never posted")
+	for _, m := range w.tg.Metrics() {
+		assert.Equal(t, map[string]int{"server_count": 8, "shard_count": 4}, m.Metrics,
+			"the stopped process's shards must still count")
+	}
+	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath), "unchanged commands published again by the new leader")
+}
+
+// TestFleetModeVotesDeliveredOnceAndActiveEverywhere: two processes share
+// the vote store in Redis; only the leader polls and delivers, so each vote
+// is rewarded once, and both processes' Active know every vote.
+func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
+	vs := votes(20)
+	w.tg.AddVotes(vs...)
+	rec := newRecorder()
+	cfg := w.config()
+	a, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))
+	b, _ := w.fleetProcess(srv.URL(), cfg, []int{1}, plugin.WithRewardHandler(rec.handle))
+	w.start(a)
+	w.start(b)
+	w.open()
+	require.Eventually(t, func() bool { return rec.distinct() == len(vs) }, wait, tick, "not every vote was rewarded")
+	w.waitPolls(3)
+	assert.Equal(t, len(vs), rec.total(), "a vote rewarded twice")
+	for _, v := range vs {
+		for _, p := range []*plugin.Plugin{a, b} {
+			assert.Eventually(t, func() bool { return p.Active(v.PlatformID).Active }, wait, tick)
+		}
+	}
+}
+
+func TestWithFleetNil(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
+	require.ErrorIs(t, err, plugin.ErrNilArgument)
+}
+
+// TestFleetModeReadiness: a fleet process checks Redis ("vote_store"), not a
+// state directory it does not use.
+func TestFleetModeReadiness(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	cfg.StateDir = "/proc/nope" // unwritable: never checked in a fleet
+	f, err := fleet.Open("redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	p, err := plugin.New(w.client, cfg, plugin.WithFleet(f), plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, c := range p.ReadinessChecks() {
+		names[c.Name] = true
+		if c.Name == "vote_store" {
+			assert.Error(t, c.Func(w.ctx()), "nothing listens on 127.0.0.1:1")
+		}
+	}
+	assert.True(t, names["vote_store"])
+	assert.False(t, names["state_dir"])
+}
