@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,13 +72,6 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
-	if cfg.Plugin.VotePollInterval == nil || *cfg.Plugin.VotePollInterval > 0 {
-		rem, err := openReminders(cmp.Or(cfg.Plugin.StateDir, plugin.DefaultStateDir))
-		if err != nil {
-			return errors.Join(err, group.Close())
-		}
-		b.reminders = rem
-	}
 	for _, s := range group.Sessions() {
 		// Nothing the bot runs reads discordgo's State (autopost counts from
 		// the events, shardFor computes the shard, /vote and the rewards use
@@ -121,6 +113,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis",
 			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
+	}
+	if b.reminders, err = openReminderStore(cfg, fl); err != nil {
+		return stoppedEarly(err)
 	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))

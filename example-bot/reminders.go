@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -32,15 +35,48 @@ const remindOption = "remind"
 const remindersFile = "reminders.json"
 
 // reminderStore keeps which users want a reminder when their vote expires.
-// The bot uses the file store below; a fleet of bot processes would keep the
-// set in Redis (SADD / SREM / SISMEMBER), shared by every process, behind the
-// same two methods. Implementations are safe for concurrent use.
+// One process keeps it in a file; a fleet in a Redis set that every
+// process shares. Implementations are safe for concurrent use.
 type reminderStore interface {
 	// SetReminder records that userID wants (on) or no longer wants reminders;
 	// it returns once the choice is durable.
 	SetReminder(ctx context.Context, userID string, on bool) error
 	// WantsReminder reports whether userID asked for reminders.
 	WantsReminder(ctx context.Context, userID string) (bool, error)
+}
+
+// openReminderStore returns where the /vote remind opt-ins live: in a fleet,
+// a Redis set every process shares (the interaction may reach any process,
+// the expiry only the leader); else a file in the state directory. Nil when
+// vote polling, and so expiry, is off.
+func openReminderStore(cfg config, fl *fleet.Fleet) (reminderStore, error) {
+	if cfg.Plugin.VotePollInterval != nil && *cfg.Plugin.VotePollInterval == 0 {
+		return nil, nil
+	}
+	if fl != nil {
+		set, err := fl.Set("reminders")
+		if err != nil {
+			return nil, err
+		}
+		return fleetReminders{set}, nil
+	}
+	return openReminders(cmp.Or(cfg.Plugin.StateDir, plugin.DefaultStateDir))
+}
+
+// fleetReminders is a reminderStore in a Redis set shared by the fleet.
+type fleetReminders struct{ set *fleet.Set }
+
+// SetReminder implements reminderStore.
+func (f fleetReminders) SetReminder(ctx context.Context, userID string, on bool) error {
+	if on {
+		return f.set.Add(ctx, userID)
+	}
+	return f.set.Remove(ctx, userID)
+}
+
+// WantsReminder implements reminderStore.
+func (f fleetReminders) WantsReminder(ctx context.Context, userID string) (bool, error) {
+	return f.set.Contains(ctx, userID)
 }
 
 // fileReminders is a reminderStore in one JSON file, rewritten whole and

@@ -5,9 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/plugin"
 )
 
 // TestFileRemindersSurviveReopen: opt-ins are durable once SetReminder
@@ -76,4 +81,37 @@ func TestFileRemindersWriteFailureKeepsTheOldChoice(t *testing.T) {
 	got, err := r.WantsReminder(ctx, "300000000000000001")
 	require.NoError(t, err)
 	assert.False(t, got)
+}
+
+// TestFleetRemindersShared: in fleet mode the opt-ins live in Redis, so an
+// opt-in taken by one process (where the /vote interaction landed) is seen by
+// another (the leader, which sends the reminder at expiry); no state file.
+func TestFleetRemindersShared(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "never-made")
+	cfg := config{Plugin: plugin.Config{StateDir: dir}}
+	open := func() reminderStore {
+		f, err := fleet.New(srv.Client(t), fleet.Config{Bot: "b", ShardCount: 1})
+		require.NoError(t, err)
+		r, err := openReminderStore(cfg, f)
+		require.NoError(t, err)
+		return r
+	}
+	follower, leader := open(), open()
+	require.NoError(t, follower.SetReminder(ctx, "300000000000000001", true))
+	on, err := leader.WantsReminder(ctx, "300000000000000001")
+	require.NoError(t, err)
+	assert.True(t, on, "the leader does not see a follower's opt-in")
+	require.NoError(t, leader.SetReminder(ctx, "300000000000000001", false))
+	on, err = follower.WantsReminder(ctx, "300000000000000001")
+	require.NoError(t, err)
+	assert.False(t, on)
+	assert.NoDirExists(t, dir, "fleet mode wrote a state file")
+
+	off := config{Plugin: plugin.Config{VotePollInterval: new(time.Duration(0))}}
+	r, err := openReminderStore(off, nil)
+	require.NoError(t, err)
+	assert.Nil(t, r, "no reminders without vote polling")
 }

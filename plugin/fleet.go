@@ -87,7 +87,7 @@ func (p *Plugin) buildFleet() error {
 		if p.opts.voteStore == nil {
 			p.opts.voteStore = f.VoteStore() // also gives readiness its "vote_store" Ping
 		}
-		poller, err := p.newFleetPoller(p.opts.voteStore)
+		poller, err := p.newPoller(p.opts.voteStore)
 		if err != nil {
 			return err
 		}
@@ -150,25 +150,6 @@ func (p *Plugin) lead(ctx context.Context, jobs []job) error {
 	}
 	wg.Wait()
 	return errors.Join(failed...)
-}
-
-// newFleetPoller makes the one vote poller of fleet mode, on the shared
-// store: every process runs its Mirror (for Active), the leader its Run.
-// Keep the Config in step with runVotes.
-func (p *Plugin) newFleetPoller(store voterewards.Store) (*voterewards.Poller, error) {
-	return voterewards.New(p.client, voterewards.Config{
-		OnReward:    p.opts.onReward,
-		OnExpire:    p.opts.onExpire,
-		OnGiveUp:    p.opts.onGiveUp,
-		Store:       store,
-		Lookback:    p.set.VoteLookback,
-		Interval:    p.set.votePoll,
-		Concurrency: p.set.VoteConcurrency,
-		MaxAttempts: p.set.VoteAttempts,
-		RetryDelay:  p.set.VoteRetryDelay,
-		GracePeriod: p.set.VoteStopGrace,
-		Logger:      p.opts.logger,
-	})
 }
 
 // mirrorVotes keeps Active current in every process of the fleet.

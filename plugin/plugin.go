@@ -273,7 +273,18 @@ func (p *Plugin) jobs(store voterewards.Store) []job {
 // runVotes runs one poller until ctx is done. A poller runs once, so a restart after
 // a failure builds a new one on the same store.
 func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
-	poller, err := voterewards.New(p.client, voterewards.Config{
+	poller, err := p.newPoller(store)
+	if err != nil {
+		return err
+	}
+	p.poller.Store(poller)
+	return poller.Run(ctx)
+}
+
+// newPoller builds a vote poller on store with the plugin's settings and
+// handlers: the one place a poller is configured, in one process or a fleet.
+func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error) {
+	return voterewards.New(p.client, voterewards.Config{
 		OnReward:    p.opts.onReward,
 		OnExpire:    p.opts.onExpire,
 		OnGiveUp:    p.opts.onGiveUp,
@@ -286,11 +297,6 @@ func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 		GracePeriod: p.set.VoteStopGrace,
 		Logger:      p.opts.logger,
 	})
-	if err != nil {
-		return err
-	}
-	p.poller.Store(poller)
-	return poller.Run(ctx)
 }
 
 // Active reports from memory, without a request, whether the user (Discord user id

@@ -248,7 +248,8 @@ func TestTwoProcessesShareAStore(t *testing.T) {
 	rec := newRecorder()
 	leaderClock := clock.NewFake(time.Now())
 	leader := startPoller(t, newClient(t, srv), voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: shared, Interval: time.Hour}, leaderClock))
-	follower, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: shared})
+	followerClock := clock.NewFake(time.Now())
+	follower, err := voterewards.New(newClient(t, srv), voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: shared}, followerClock))
 	require.NoError(t, err)
 	stopMirror := goRun(t, follower.Mirror)
 	t.Cleanup(func() { _ = stopMirror() })
@@ -267,5 +268,11 @@ func TestTwoProcessesShareAStore(t *testing.T) {
 	leaderClock.Advance(time.Hour)
 	require.Eventually(t, func() bool { return follower.Active(polled.PlatformID).Active }, 5*time.Second, time.Millisecond)
 	assert.ErrorIs(t, follower.Mirror(context.Background()), voterewards.ErrRunning, "one Mirror at a time")
+	// Its first load may have come before the leader's first checkpoint: the
+	// next prune tick loads the store again until the window is covered.
+	require.Eventually(t, func() bool { return followerClock.Timers() > 0 }, 5*time.Second, time.Millisecond)
+	followerClock.Advance(time.Minute)
+	require.Eventually(t, func() bool { return follower.Active(polled.PlatformID).Covered }, 5*time.Second, time.Millisecond,
+		"a follower covers the window the leader read")
 	assert.Equal(t, 2, rec.total())
 }

@@ -12,7 +12,9 @@ import (
 // follows it: votes that any process ingests are known within moments, and
 // after a resync the store is loaded again. With a store that is not a Feed
 // it loads once and prunes the cache (the process's own Ingest calls feed it
-// anyway). It may run beside Run. It returns [ErrRunning] if another Mirror
+// anyway). Once the store's checkpoint shows the history read from far
+// enough back, a process that only mirrors answers Covered too (the leader
+// polls on). It may run beside Run. It returns [ErrRunning] if another Mirror
 // call is running, and the store's error if the first load fails or the feed
 // fails for good.
 func (p *Poller) Mirror(ctx context.Context) error {
@@ -63,6 +65,13 @@ func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 			return
 		case <-t.C():
 			p.cache.prune(clk.Now())
+			if !p.caughtUp.Load() && !p.running.Load() {
+				// Not covered yet: the leader may have saved its first
+				// checkpoint since the last load.
+				if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
+					p.log.Warn("mirror: reloading the store failed", slog.Any("error", err))
+				}
+			}
 		case <-resync:
 			t.Stop()
 			if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
@@ -86,5 +95,18 @@ func (p *Poller) loadCache(ctx context.Context) error {
 		}
 	}
 	p.cache.add(active)
+	p.coverFrom(snap.Checkpoint)
 	return nil
+}
+
+// coverFrom makes Active's answers Covered in a process that does not run Run
+// (a fleet's follower) once the store's checkpoint shows that the vote history
+// was read from far enough back: the leader that saved it polls the rest. A
+// process whose own Run is running decides for itself.
+func (p *Poller) coverFrom(cp Checkpoint) {
+	if p.running.Load() || cp.Since.IsZero() || cp.LastSeen.IsZero() && cp.Cursor == "" {
+		return
+	}
+	p.since.Store(cp.Since.UnixNano())
+	p.caughtUp.Store(true)
 }
