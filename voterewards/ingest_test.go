@@ -270,9 +270,10 @@ func TestTwoProcessesShareAStore(t *testing.T) {
 	assert.ErrorIs(t, follower.Mirror(context.Background()), voterewards.ErrRunning, "one Mirror at a time")
 	// Its first load may have come before the leader's first checkpoint: the
 	// next prune tick loads the store again until the window is covered.
-	require.Eventually(t, func() bool { return followerClock.Timers() > 0 }, 5*time.Second, time.Millisecond)
-	followerClock.Advance(time.Minute)
-	require.Eventually(t, func() bool { return follower.Active(polled.PlatformID).Covered }, 5*time.Second, time.Millisecond,
-		"a follower covers the window the leader read")
+	// (Advancing inside the wait: a resync may replace the timer meanwhile.)
+	require.Eventually(t, func() bool {
+		followerClock.Advance(time.Minute)
+		return follower.Active(polled.PlatformID).Covered
+	}, 5*time.Second, 5*time.Millisecond, "a follower covers the window the leader read")
 	assert.Equal(t, 2, rec.total())
 }
