@@ -46,7 +46,12 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	client, err := topgg.New(cfg.TopggToken.Reveal(), topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
+	ops, err := newOps(cfg) // nil without METRICS_ADDR (metrics.go)
+	if err != nil {
+		return err
+	}
+	client, err := topgg.New(cfg.TopggToken.Reveal(),
+		append([]topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}, ops.clientOptions()...)...)
 	if err != nil {
 		return err
 	}
@@ -90,7 +95,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
-	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -103,6 +108,10 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return stoppedEarly(err)
 	}
 	if err := b.plugin.Attach(group.Sessions()...); err != nil {
+		return stoppedEarly(err)
+	}
+	stopOps, err := ops.start(ctx, b.plugin, log)
+	if err != nil {
 		return stoppedEarly(err)
 	}
 	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
@@ -134,7 +143,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		<-online.Done()
 		log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown(stopJobs))
+	err = errors.Join(openErr, b.shutdown(stopJobs))
+	return errors.Join(err, stopOps()) // probes answer until the bot is down
 }
 
 // fetchApplication reads the bot's own application (its id names the commands)

@@ -33,6 +33,7 @@ type config struct {
 	ShardCount    int    `env:"SHARD_COUNT, default=1"`
 	LogLevel      string `env:"LOG_LEVEL, default=info"`
 	LogFormat     string `env:"LOG_FORMAT, default=text"`
+	MetricsAddr   string `env:"METRICS_ADDR"` // metrics.go
 
 	Plugin plugin.Config
 }
@@ -99,6 +100,9 @@ func (c config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
+	}
+	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
+		return err
 	}
 	if err := c.Plugin.Validate(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -36,6 +37,10 @@ type options struct {
 	haveCmds  bool
 	voteStore voterewards.Store
 	clock     clock.Clock // set by tests (export_test.go)
+
+	metrics         Metrics               // WithMetrics (metrics.go)
+	voteObserver    voterewards.Observer  // from metrics: nil without
+	webhookObserver func(webhook.Outcome) // from metrics: nil without
 }
 
 func defaultOptions() options {

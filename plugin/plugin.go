@@ -68,6 +68,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 			return nil, err
 		}
 	}
+	o.wireMetrics()
 	set := cfg.resolve()
 	p := &Plugin{
 		client:     client,
@@ -298,6 +299,7 @@ func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
 		MaxAttempts: p.set.VoteAttempts,
 		RetryDelay:  p.set.VoteRetryDelay,
 		GracePeriod: p.set.VoteStopGrace,
+		Observer:    p.opts.voteObserver,
 		Logger:      p.opts.logger,
 	})
 	if err != nil {
