@@ -13,7 +13,6 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // voteCommand is the bot's one slash command.
@@ -46,12 +45,7 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	ops, err := newOps(cfg) // nil without METRICS_ADDR (metrics.go)
-	if err != nil {
-		return err
-	}
-	client, err := topgg.New(cfg.TopggToken.Reveal(),
-		append([]topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}, ops.clientOptions()...)...)
+	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
 	}
@@ -107,10 +101,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
-	if err := b.plugin.Attach(group.Sessions()...); err != nil {
-		return stoppedEarly(err)
-	}
-	stopOps, err := ops.start(ctx, b.plugin, log)
+	stopOps, err := b.attach(ctx, ops)
 	if err != nil {
 		return stoppedEarly(err)
 	}

@@ -104,10 +104,7 @@ func (c config) validate() error {
 	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
 		return err
 	}
-	if err := c.Plugin.Validate(); err != nil {
-		return err
-	}
-	return nil
+	return c.Plugin.Validate()
 }
 
 // isSnowflake reports a Discord id as written by Discord: decimal digits, no

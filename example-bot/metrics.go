@@ -59,6 +59,31 @@ func newOps(cfg config) (*ops, error) {
 	return &ops{addr: cfg.MetricsAddr, reg: reg, metrics: m}, nil
 }
 
+// newClient makes the Top.gg client and, with METRICS_ADDR, the collectors
+// that count its requests.
+func newClient(cfg config, log *slog.Logger) (*topgg.Client, *ops, error) {
+	o, err := newOps(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := topgg.New(cfg.TopggToken.Reveal(),
+		append([]topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}, o.clientOptions()...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, o, nil
+}
+
+// attach attaches the plugin to the shards' sessions and starts the
+// operations server (when o is not nil), before the sessions open: /readyz
+// answers 503 until every shard has its READY.
+func (b *bot) attach(ctx context.Context, o *ops) (stopOps func() error, err error) {
+	if err := b.plugin.Attach(b.shards.Sessions()...); err != nil {
+		return nil, err
+	}
+	return o.start(ctx, b.plugin, b.log)
+}
+
 // clientOptions counts the Top.gg client's requests.
 func (o *ops) clientOptions() []topgg.Option {
 	if o == nil {
