@@ -13,7 +13,6 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // voteCommand is the bot's one slash command.
@@ -56,7 +55,7 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	client, err := topgg.New(cfg.TopggToken.Reveal(), topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log))
+	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
 	}
@@ -103,7 +102,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 	log.Info("registered slash commands on Discord", "commands", len(defs))
 
-	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
 	fl, err := openFleet(cfg, app.ID, log)
 	if err != nil {
 		return stoppedEarly(err)
@@ -128,7 +127,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
-	if err := b.plugin.Attach(group.Sessions()...); err != nil {
+	stopOps, err := b.attach(ctx, ops)
+	if err != nil {
 		return stoppedEarly(err)
 	}
 	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
@@ -160,7 +160,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		<-online.Done()
 		log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown(stopJobs))
+	err = errors.Join(openErr, b.shutdown(stopJobs))
+	return errors.Join(err, stopOps()) // probes answer until the bot is down
 }
 
 // fetchApplication reads the bot's own application (its id names the commands)

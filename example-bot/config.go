@@ -33,11 +33,12 @@ type config struct {
 	RewardRoleID  string `env:"REWARD_ROLE_ID"`
 	ShardCount    int    `env:"SHARD_COUNT, default=1"`
 	// Fleet mode (fleet.go): one process of several sharing Redis.
-	RedisURL   secret        `env:"REDIS_URL"` // may hold a password
-	ShardIDs   shardIDs      `env:"SHARD_IDS"`
-	FleetLease time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
-	LogLevel   string        `env:"LOG_LEVEL, default=info"`
-	LogFormat  string        `env:"LOG_FORMAT, default=text"`
+	RedisURL    secret        `env:"REDIS_URL"` // may hold a password
+	ShardIDs    shardIDs      `env:"SHARD_IDS"`
+	FleetLease  time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
+	LogLevel    string        `env:"LOG_LEVEL, default=info"`
+	LogFormat   string        `env:"LOG_FORMAT, default=text"`
+	MetricsAddr string        `env:"METRICS_ADDR"` // metrics.go
 
 	Plugin plugin.Config
 }
@@ -107,6 +108,9 @@ func (c config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return bad("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
+	}
+	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
+		return err
 	}
 	if err := c.Plugin.Validate(); err != nil {
 		return nameVariable(err)

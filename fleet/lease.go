@@ -154,6 +154,7 @@ func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int6
 		return ErrRunning
 	}
 	defer l.running.Store(false)
+	defer l.setKnown(false)
 	for {
 		token, sent, ok := l.campaign(ctx)
 		if !ok {

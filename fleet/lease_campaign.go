@@ -26,6 +26,7 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 	for ctx.Err() == nil {
 		sent = l.clock.Now()
 		token, wait, err := l.tryAcquire(ctx)
+		l.setKnown(err == nil) // won (setState follows), or another holds it
 		switch {
 		case err == nil && token > 0:
 			return token, sent, true

@@ -1,6 +1,10 @@
 package fleet
 
-import "time"
+import (
+	"context"
+	"errors"
+	"time"
+)
 
 // LeaseState is a snapshot of one Lease's leadership, for metrics and health
 // checks.
@@ -15,6 +19,39 @@ type LeaseState struct {
 	Changes uint64
 	// Since is when the current state began (zero before the first change).
 	Since time.Time
+	// Known is true while this process knows who leads: it leads, or its
+	// last campaign attempt got Redis's answer that another process holds
+	// the lease. It is false before Run, after Run returned, while Redis
+	// cannot be reached by a process that does not lead, and between a term
+	// and the next answer. A change of Known alone is no transition: it does
+	// not count in Changes nor call OnChange.
+	Known bool
+}
+
+// ErrLeadershipUnknown is [Lease.Check]'s error while this process does not
+// know who leads.
+var ErrLeadershipUnknown = errors.New("fleet: leadership unknown (the lease is not running, or Redis cannot be reached)")
+
+// Check returns nil while this process knows who leads the fleet
+// ([LeaseState].Known), else an error wrapping [ErrLeadershipUnknown]: a
+// readiness check ("leadership") for a process of a fleet. It costs one lock
+// and makes no request. A Lease not made by [NewLease] fails with
+// [ErrNotConfigured].
+func (l *Lease) Check(context.Context) error {
+	if l == nil || l.rdb == nil {
+		return ErrNotConfigured
+	}
+	if !l.State().Known {
+		return ErrLeadershipUnknown
+	}
+	return nil
+}
+
+// setKnown records whether this process knows who leads.
+func (l *Lease) setKnown(known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.state.Known = known
 }
 
 // State returns the current leadership state. Safe for concurrent use.
@@ -30,7 +67,8 @@ func (l *Lease) State() LeaseState {
 // setState records a transition and calls the OnChange hook outside the lock.
 func (l *Lease) setState(leader bool, token int64) {
 	l.mu.Lock()
-	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now()}
+	// A leader knows; a term's end leaves it unknown until the next answer.
+	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now(), Known: leader}
 	s := l.state
 	l.mu.Unlock()
 	if l.onChange != nil {

@@ -9,3 +9,7 @@ func WithClock(c clock.Clock) Option {
 		return nil
 	}
 }
+
+// Leading calls what the fleet's leader job calls at the start (true) and
+// the end (false) of a term.
+func (p *Plugin) Leading(yes bool) { p.leading(yes) }

@@ -136,6 +136,8 @@ func (p *Plugin) fleetJobs(jobs []job) []job {
 // ends the term's other jobs, and its error ends the lease's Run, and so the
 // plugin's.
 func (p *Plugin) lead(ctx context.Context, jobs []job) error {
+	p.leading(true)
+	defer p.leading(false)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	failed := make([]error, len(jobs))

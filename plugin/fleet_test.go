@@ -118,8 +118,8 @@ func TestWithFleetNil(t *testing.T) {
 	require.ErrorIs(t, err, plugin.ErrNilArgument)
 }
 
-// TestFleetModeReadiness: a fleet process checks Redis ("vote_store"), not a
-// state directory it does not use.
+// TestFleetModeReadiness: a fleet process checks Redis ("vote_store") and
+// whether leadership is known ("leadership"), not a state directory it does not use.
 func TestFleetModeReadiness(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
@@ -136,7 +136,11 @@ func TestFleetModeReadiness(t *testing.T) {
 		if c.Name == "vote_store" {
 			assert.Error(t, c.Func(w.ctx()), "nothing listens on 127.0.0.1:1")
 		}
+		if c.Name == "leadership" {
+			assert.ErrorIs(t, c.Func(w.ctx()), fleet.ErrLeadershipUnknown, "not running: leadership unknown")
+		}
 	}
 	assert.True(t, names["vote_store"])
+	assert.True(t, names["leadership"])
 	assert.False(t, names["state_dir"])
 }

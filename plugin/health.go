@@ -127,7 +127,11 @@ func (s *jobStates) check(context.Context) error {
 // before Run, while it runs, and after a clean stop: a restart of the process
 // would not help then.
 func (p *Plugin) LivenessChecks() []health.Check {
-	return []health.Check{{Name: "jobs", Func: p.states.check}}
+	var states *jobStates // nil for a nil Plugin: the check fails, not panics
+	if p != nil {
+		states = p.states
+	}
+	return []health.Check{{Name: "jobs", Func: states.check}}
 }
 
 // ReadinessChecks returns the checks of a readiness probe, for a
@@ -141,6 +145,9 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //
 // A fleet adds its own (leadership known) to the same handler.
 func (p *Plugin) ReadinessChecks() []health.Check {
+	if p == nil {
+		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}
+	}
 	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
 	if p.poster != nil {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
@@ -151,6 +158,9 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 	}
 	if pinger, ok := p.opts.voteStore.(Pinger); ok && p.set.votePoll > 0 {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
+	}
+	if p.fleet != nil {
+		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.f.Lease().Check})
 	}
 	return checks
 }

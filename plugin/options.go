@@ -12,6 +12,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -38,6 +39,10 @@ type options struct {
 	voteStore voterewards.Store
 	fleet     *fleet.Fleet // WithFleet (fleet.go)
 	clock     clock.Clock  // set by tests (export_test.go)
+
+	metrics         Metrics               // WithMetrics (metrics.go)
+	voteObserver    voterewards.Observer  // from metrics: nil without
+	webhookObserver func(webhook.Outcome) // from metrics: nil without
 }
 
 func defaultOptions() options {

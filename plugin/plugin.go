@@ -70,6 +70,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 			return nil, err
 		}
 	}
+	o.wireMetrics()
 	set := cfg.resolve()
 	p := &Plugin{
 		client:     client,
@@ -295,6 +296,7 @@ func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error)
 		MaxAttempts: p.set.VoteAttempts,
 		RetryDelay:  p.set.VoteRetryDelay,
 		GracePeriod: p.set.VoteStopGrace,
+		Observer:    p.opts.voteObserver,
 		Logger:      p.opts.logger,
 	})
 }

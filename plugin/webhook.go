@@ -42,6 +42,7 @@ func (p *Plugin) buildWebhook() error {
 		Secrets:    p.set.WebhookSecrets,
 		LegacyAuth: p.set.WebhookAuth,
 		OnVote:     p.ingestWebhook,
+		Observer:   p.opts.webhookObserver,
 		Logger:     p.opts.logger,
 	})
 	if err != nil {

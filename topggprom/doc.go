@@ -10,9 +10,14 @@
 //
 //	m, err := topggprom.New(prometheus.DefaultRegisterer)
 //	client, err := topgg.New(token, topgg.WithObserver(m.ObserveRequest))
-//	p, err := plugin.New(client, cfg,
-//		plugin.WithOnPost(func(r autopost.Result) { m.AutopostAttempt(r.Outcome(), r.Servers, r.Shards, r.Backfilled) }),
-//		plugin.WithCommandSyncHandler(func(_ context.Context, r commands.Result, err error) { m.CommandSync(commands.Outcome(r, err)) }))
+//	p, err := plugin.New(client, cfg, plugin.WithMetrics(m)) // every job of the plugin
+//
+// Without the plugin, each job takes its hook: autopost.Config.OnPost (call
+// AutopostAttempt), commands' OnResult (CommandSync),
+// voterewards.Config.Observer (VotesIngested, VoteRewarded, VoteRetried,
+// VoteGivenUp, VotesPending, VoteExpired; plugin's adapter shows how),
+// webhook.Config.Observer (WebhookRequest(o.String())) and
+// fleet.LeaseConfig.OnChange (FleetLeader(s.Leader)).
 //
 // Every name has the topgg_ prefix and its unit; every label value comes
 // from a fixed set (route families, outcomes, vote sources), never from an
@@ -35,7 +40,8 @@
 //	topgg_votes_given_up_total{source}                    counter: votes whose handler failed every attempt
 //	topgg_votes_pending                                   gauge: votes stored and not yet rewarded
 //	topgg_vote_expiries_total                             counter: expiry handlers that succeeded
-//	topgg_webhook_requests_total{outcome}                 counter: webhook deliveries by outcome
+//	topgg_webhook_requests_total{outcome}                 counter: webhook deliveries by outcome (accepted, unauthorized,
+//	                                                      forbidden, stale, bad_request, too_large, method_not_allowed, store_failed)
 //	topgg_fleet_leader                                    gauge: 1 while this process leads the fleet
 //	topgg_fleet_leadership_changes_total                  counter: times this process won or lost the lead
 package topggprom

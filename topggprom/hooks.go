@@ -107,7 +107,8 @@ func (m *Metrics) VoteRetried(source string) { m.voteRetries[index(source, m.set
 // VoteGivenUp counts a vote whose reward handler failed every attempt.
 func (m *Metrics) VoteGivenUp(source string) { m.givenUp[index(source, m.sets.sources)].Inc() }
 
-// VotesPending sets the number of votes stored and not yet rewarded.
+// VotesPending sets the number of votes stored and not yet rewarded that the
+// running vote pipeline holds (voterewards.EventPending).
 func (m *Metrics) VotesPending(n int) { m.pending.Set(float64(n)) }
 
 // VoteExpired counts an expiry handler that succeeded.

@@ -17,10 +17,11 @@ func autopostOutcomes() []string { return []string{"posted", "unchanged", "incom
 // commandOutcomes are commands.Outcome's values.
 func commandOutcomes() []string { return []string{"published", "unchanged", "skipped", "failed"} }
 
-// Webhook outcomes: the topgg/webhook handler maps its answers to these.
+// Webhook outcomes: webhook.Outcome's String values.
 const (
 	WebhookAccepted         = "accepted"           // 2xx: the vote was stored (or the test event answered)
-	WebhookUnauthorized     = "unauthorized"       // bad or missing signature or v0 authorization
+	WebhookUnauthorized     = "unauthorized"       // a missing or malformed signature header (v0: no Authorization)
+	WebhookForbidden        = "forbidden"          // a signature no secret made, or a wrong v0 Authorization
 	WebhookStale            = "stale"              // a signature timestamp too old or too new
 	WebhookBadRequest       = "bad_request"        // a body that could not be decoded
 	WebhookTooLarge         = "too_large"          // a body over the limit
@@ -29,7 +30,7 @@ const (
 )
 
 func webhookOutcomes() []string {
-	return []string{WebhookAccepted, WebhookUnauthorized, WebhookStale, WebhookBadRequest,
+	return []string{WebhookAccepted, WebhookUnauthorized, WebhookForbidden, WebhookStale, WebhookBadRequest,
 		WebhookTooLarge, WebhookMethodNotAllowed, WebhookStoreFailed}
 }
 

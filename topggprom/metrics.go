@@ -161,7 +161,7 @@ func (m *Metrics) votes(add func(prometheus.Collector)) {
 	}
 	m.voteRetries = counters(add, "vote_reward_retries_total", "Reward handler attempts after the first, by source.", "source", src)
 	m.givenUp = counters(add, "votes_given_up_total", "Votes whose reward handler failed every attempt, by source.", "source", src)
-	m.pending = gauge(add, "votes_pending", "Votes stored and not yet rewarded.")
+	m.pending = gauge(add, "votes_pending", "Votes stored and not yet rewarded that the running vote pipeline holds (queued, in progress, given up); 0 where none runs.")
 	m.expiries = counter(add, "vote_expiries_total", "Expiry handlers that succeeded.")
 	m.webhooks = counters(add, "webhook_requests_total", "Webhook deliveries, by outcome.", "outcome", webhookOutcomes())
 }

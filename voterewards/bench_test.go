@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,11 +27,14 @@ func (idleSource) Votes(ctx context.Context, _ topgg.VotesQuery) (*topgg.VotePag
 
 // benchPoller returns the run of a poller whose store is loaded and whose
 // workers run, but without the fetch loop: the caller plays the fetch loop.
-func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool) (*run, context.Context) {
+func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool, obs ...Observer) (*run, context.Context) {
 	b.Helper()
 	cfg := Config{
 		Store: store, Concurrency: DefaultConcurrency, clock: clk,
 		OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil },
+	}
+	if len(obs) > 0 {
+		cfg.Observer = obs[0]
 	}
 	if expire {
 		cfg.OnExpire = func(context.Context, Vote) error { return nil }
@@ -116,14 +120,21 @@ func BenchmarkIngest(b *testing.B) {
 		{"memory", func(*testing.B) Store { return NewMemoryStore() }},
 		{"bolt", func(b *testing.B) Store { return openBench(b) }},
 		{"bolt-nofsync", func(b *testing.B) Store { return openBench(b, WithoutFsync()) }},
+		// With an Observer that counts every event, as a metrics one does:
+		// the cost of the hook when used.
+		{"memory-observed", func(*testing.B) Store { return NewMemoryStore() }},
 	}
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
-			var delivered atomic.Int64
+			var delivered, observed atomic.Int64
+			var obs []Observer
+			if strings.HasSuffix(s.name, "-observed") {
+				obs = append(obs, func(Event) { observed.Add(1) })
+			}
 			// One vote a second, 50k users: a user votes every 13.9 h, as
 			// real users can (votes less than DedupWindow apart are one).
 			base := time.Now().Add(-60 * 24 * time.Hour)
-			r, ctx := benchPoller(b, s.open(b), clock.Real(), &delivered, false)
+			r, ctx := benchPoller(b, s.open(b), clock.Real(), &delivered, false, obs...)
 			pages := (b.N + 99) / 100
 			b.ResetTimer()
 			for n := range pages {

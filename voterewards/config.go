@@ -80,6 +80,11 @@ type Config struct {
 	// returns only once every handler call has returned.
 	GracePeriod time.Duration
 
+	// Observer, if set, is told of the pipeline's events (votes ingested by
+	// origin, rewards delivered with their latency, retries, give-ups, the
+	// pending count): a hook for metrics. See [Event].
+	Observer Observer
+
 	// Logger receives the poller's records (default: discard).
 	Logger *slog.Logger
 

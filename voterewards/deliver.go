@@ -79,6 +79,11 @@ type delivery struct {
 	// queued or just delivered) is handled once. Done entries are forgotten
 	// after forgetDone; a job that failed is dropped, so a reload takes it again.
 	known map[jobKey]claimed
+	// pending counts the rewards claimed and not delivered, those given up
+	// included; stuck holds the keys of those given up, so that a reload
+	// that claims one again does not count it twice.
+	pending int
+	stuck   map[string]struct{}
 }
 
 func (d *delivery) init(workers int) {
@@ -86,19 +91,55 @@ func (d *delivery) init(workers int) {
 	d.slots = make(chan struct{}, workers*queuedPerWorker)
 	d.lanes = map[string]*lane{}
 	d.known = map[jobKey]claimed{}
+	d.stuck = map[string]struct{}{}
 }
 
 // claim takes on the job of kind for v, reporting false if this run has it
-// already.
-func (d *delivery) claim(kind Kind, v Vote) bool {
+// already, and tells the observer of a new pending reward.
+func (r *run) claim(kind Kind, v Vote) bool {
+	ok, pending, changed := r.delivery.claim(kind, v)
+	if changed {
+		r.p.observe(Event{Type: EventPending, Pending: pending})
+	}
+	return ok
+}
+
+// claim takes on the job; changed says whether the pending count did.
+func (d *delivery) claim(kind Kind, v Vote) (ok bool, pending int, changed bool) {
 	k := jobKey{kind, v.Key}
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
 	if _, ok := d.known[k]; ok {
-		return false
+		return false, d.pending, false
 	}
 	d.known[k] = claimed{}
-	return true
+	if kind != KindReward {
+		return true, d.pending, false
+	}
+	if _, ok := d.stuck[v.Key]; ok {
+		delete(d.stuck, v.Key) // counted when it was first claimed
+		return true, d.pending, false
+	}
+	d.pending++
+	return true, d.pending, true
+}
+
+// unpend ends a reward's claim in the pending count: kept (given up, still
+// pending in the store) keeps it counted.
+func (r *run) unpend(kind Kind, v Vote, kept bool) {
+	if kind != KindReward {
+		return
+	}
+	r.lmu.Lock()
+	if kept {
+		r.stuck[v.Key] = struct{}{}
+		r.lmu.Unlock()
+		return
+	}
+	r.pending--
+	n := r.pending
+	r.lmu.Unlock()
+	r.p.observe(Event{Type: EventPending, Pending: n})
 }
 
 // settle marks a claimed job done at now, or, if it was not done, forgets
@@ -187,10 +228,12 @@ func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
 	if err != nil {
 		r.settle(j.kind, j.v, false, time.Time{})
-		if !errors.Is(err, errAbandoned) {
+		abandoned := errors.Is(err, errAbandoned)
+		r.unpend(j.kind, j.v, !abandoned)
+		if !abandoned {
 			r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
 				slog.Int("attempts", attempts), slog.Any("error", err))
-			r.giveUp(j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
+			r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
 		}
 		return job{}, false
 	}
@@ -198,6 +241,9 @@ func (r *run) process(j job) (job, bool) {
 		// If this fails, the expiry stays pending and runs again later.
 		ok := r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) })
 		r.settle(j.kind, j.v, ok, r.p.cfg.clock.Now())
+		if ok {
+			r.p.observe(Event{Type: EventDelivered, Kind: KindExpiry, Origin: j.v.Origin})
+		}
 		return job{}, false
 	}
 	expire := r.p.cfg.OnExpire != nil
@@ -205,9 +251,13 @@ func (r *run) process(j job) (job, bool) {
 		// Still pending in the store: delivered again later, and its expiry
 		// scheduled then.
 		r.settle(j.kind, j.v, false, time.Time{})
+		r.unpend(j.kind, j.v, true)
 		return job{}, false
 	}
-	r.settle(j.kind, j.v, true, r.p.cfg.clock.Now())
+	now := r.p.cfg.clock.Now()
+	r.settle(j.kind, j.v, true, now)
+	r.unpend(j.kind, j.v, false)
+	r.p.observe(Event{Type: EventDelivered, Kind: KindReward, Origin: j.v.Origin, Latency: now.Sub(j.v.CreatedAt)})
 	if !expire || !r.claim(KindExpiry, j.v) {
 		return job{}, false
 	}
@@ -242,7 +292,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		rerr := &RecordError{Kind: j.kind, Key: j.v.Key, Attempts: n, Err: err}
 		r.log.Error("recording the outcome failed; the vote stays pending",
 			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key), slog.Int("attempts", n), slog.Any("error", err))
-		r.giveUp(j.v, rerr)
+		r.giveUp(j.kind, j.v, rerr)
 		return false
 	}
 }
@@ -252,6 +302,9 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 // errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
+		if n > 1 {
+			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
+		}
 		err := r.call(j)
 		if err == nil {
 			return n, nil
@@ -285,8 +338,10 @@ func (r *run) call(j job) (err error) {
 	return err
 }
 
-// giveUp passes err to OnGiveUp, if set, containing a panic of it.
-func (r *run) giveUp(v Vote, err error) {
+// giveUp tells the observer, and passes err to OnGiveUp, if set, containing a
+// panic of it.
+func (r *run) giveUp(kind Kind, v Vote, err error) {
+	r.p.observe(Event{Type: EventGivenUp, Kind: kind, Origin: v.Origin})
 	if r.p.cfg.OnGiveUp == nil {
 		return
 	}

@@ -85,7 +85,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			}
 			return r.failed(err)
 		}
-		r.failures = 0
+		r.succeeded()
 		if len(page.Votes) == 0 {
 			return r.caughtUpNow(ctx)
 		}
@@ -169,12 +169,27 @@ func newest(votes []topgg.Vote) time.Time {
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
 // at Interval.
+//
+// A refused token is the client's to report: it logs the first refusal of a
+// spell at error level, with what to check. Here the first failed poll of
+// the spell is a warning and the repeats are debug records, so that a poll
+// every minute does not fill the log with the same error.
 func (r *run) failed(err error) time.Duration {
 	r.failures++
 	wait := backoff.Exp(r.failures, firstFailureWait, r.p.cfg.Interval)
-	r.log.Error("poll failed", slog.Any("error", err), slog.Int("failures", r.failures), slog.Duration("retry_in", wait))
+	level, msg := slog.LevelError, "poll failed"
+	if errors.Is(err, topgg.ErrUnauthorized) {
+		level, msg = slog.LevelDebug, "poll failed: Top.gg refuses the token"
+		if !r.refused {
+			level, r.refused = slog.LevelWarn, true
+		}
+	}
+	r.log.LogAttrs(context.Background(), level, msg, slog.Any("error", err), slog.Int("failures", r.failures), slog.Duration("retry_in", wait))
 	return wait
 }
+
+// succeeded ends a spell of failures.
+func (r *run) succeeded() { r.failures, r.refused = 0, false }
 
 // cursorRefused reports whether an answer to a cursor request says the cursor
 // is no good (rather than the token, or the rate limit).
@@ -247,6 +262,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		if added, err = r.p.store.Ingest(ctx, &cp, votes); err != nil {
 			return 0, err
 		}
+		r.p.observeIngest(votes, added)
 	}
 	r.cp = cp
 	r.p.cache.add(added)

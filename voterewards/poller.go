@@ -89,6 +89,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if err != nil {
 		return fmt.Errorf("voterewards: ingest: %w", err)
 	}
+	p.observeIngest(clean, added)
 	p.cache.add(added)
 	if r := p.current(); r != nil {
 		r.in.offer(added)

@@ -58,6 +58,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	<-ctx.Done()
 	stopLoops()
 	r.drain(&loops)
+	// The votes this run held stay pending in the store, for the next Run.
+	p.observe(Event{Type: EventPending, Pending: 0})
 	return nil
 }
 
@@ -79,6 +81,7 @@ type run struct {
 	// Owned by the fetch goroutine.
 	cp        Checkpoint
 	failures  int
+	refused   bool // the last failures were refusals of the token (fetch.go)
 	lastPrune time.Time
 }
 

@@ -56,6 +56,11 @@ type Config struct {
 	// Tolerance is how far a v1 signature's timestamp may be from now, in
 	// either direction (default [DefaultTolerance], 5 minutes).
 	Tolerance time.Duration
+	// Observer, if set, is told the outcome of every delivery the Handler
+	// answers, once the answer is written (before OnEvent): a hook for
+	// metrics. It is called synchronously and must return quickly; a panic
+	// in it is recovered and logged.
+	Observer func(Outcome)
 	// Logger receives refusals and callback failures (default: discard). No
 	// secret, signature or body is ever logged.
 	Logger *slog.Logger

@@ -41,6 +41,7 @@ type Handler struct {
 	onVote        func(context.Context, Vote) error
 	onEvent       func(context.Context, Event)
 	onIntegration func(context.Context, IntegrationCreate) (IntegrationAnswer, error)
+	observer      func(Outcome)
 	tolerance     time.Duration
 	log           *slog.Logger
 	clock         clock.Clock
@@ -59,6 +60,7 @@ func New(cfg Config) (*Handler, error) {
 		onVote:        cfg.OnVote,
 		onEvent:       cfg.OnEvent,
 		onIntegration: cfg.OnIntegrationCreate,
+		observer:      cfg.Observer,
 		tolerance:     cfg.Tolerance,
 		log:           cfg.Logger.With("component", "topgg/webhook"),
 		clock:         cfg.clock,
@@ -105,15 +107,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		h.refuse(w, r, http.StatusMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
+		h.observe(r.Context(), OutcomeMethodNotAllowed)
 		return
 	}
 	var d decoded
 	if err := h.receive(r, &d); err != nil {
 		h.refuse(w, r, statusOf(err), err)
+		h.observe(r.Context(), outcomeOf(err))
 		return
 	}
 	d.ev.Trace = r.Header.Get(TraceHeader)
-	if !h.answer(w, r, &d) {
+	outcome := h.answer(w, r, &d)
+	h.observe(r.Context(), outcome)
+	if outcome != OutcomeAccepted {
 		return
 	}
 	if h.onEvent != nil {
@@ -216,8 +222,8 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, err
 }
 
 // answer stores what must be stored before the answer, then writes and
-// flushes it. It reports whether the delivery was accepted.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) bool {
+// flushes it. It returns the outcome: OutcomeAccepted, or why not.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
 	switch {
 	case d.isVote && h.onVote != nil:
 		if err := h.onVote(r.Context(), d.vote); err != nil {
@@ -226,22 +232,22 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) boo
 				h.log.WarnContext(r.Context(), "webhook vote refused as malformed; answering 400",
 					slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
 				http.Error(w, "malformed vote", http.StatusBadRequest)
-				return false
+				return OutcomeMalformed
 			}
 			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
 				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
 			http.Error(w, "vote not stored", http.StatusInternalServerError)
-			return false
+			return OutcomeStoreFailed
 		}
 	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
 		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	h.flush(w, r)
-	return true
+	return OutcomeAccepted
 }
 
-func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) bool {
+func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) Outcome {
 	ans, err := h.onIntegration(r.Context(), *ic)
 	if err == nil && ans.WebhookURL == "" {
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
@@ -250,7 +256,7 @@ func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *
 		h.log.ErrorContext(r.Context(), "webhook integration.create not answered; answering 500",
 			slog.String("connection_id", ic.ConnectionID), slog.Any("error", err))
 		http.Error(w, "integration not created", http.StatusInternalServerError)
-		return false
+		return OutcomeStoreFailed
 	}
 	if ans.Routes == nil {
 		ans.Routes = []string{}
@@ -258,7 +264,7 @@ func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *
 	body, err := json.Marshal(ans)
 	if err != nil { // unreachable: two strings and a slice of strings
 		http.Error(w, "integration answer not encoded", http.StatusInternalServerError)
-		return false
+		return OutcomeStoreFailed
 	}
 	// A Content-Length makes the answer complete at the flush; a chunked one
 	// would end only when ServeHTTP returns, after OnEvent.
@@ -267,7 +273,7 @@ func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	h.flush(w, r)
-	return true
+	return OutcomeAccepted
 }
 
 func (h *Handler) flush(w http.ResponseWriter, r *http.Request) {

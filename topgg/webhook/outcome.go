@@ -1,0 +1,89 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+// Outcome says how a [Handler] answered one delivery: a small fixed set, fit
+// for a metrics label. Its String values are those of topggprom's Webhook*
+// constants.
+type Outcome uint8
+
+// Outcomes of a delivery.
+const (
+	// OutcomeAccepted: 2xx; the vote was stored (or the event answered).
+	OutcomeAccepted Outcome = iota + 1
+	// OutcomeUnauthorized: 401; no signature (v0: no Authorization), or a
+	// malformed signature header.
+	OutcomeUnauthorized
+	// OutcomeForbidden: 403; a signature no secret made, a wrong v0
+	// Authorization, or a v1 delivery when no v1 secret is set.
+	OutcomeForbidden
+	// OutcomeStale: 403; a signature timestamp outside the tolerance.
+	OutcomeStale
+	// OutcomeMalformed: 400; a body that is not a valid event, or a vote the
+	// store can never take.
+	OutcomeMalformed
+	// OutcomeTooLarge: 413; a body over [MaxBodyBytes].
+	OutcomeTooLarge
+	// OutcomeMethodNotAllowed: 405; not a POST.
+	OutcomeMethodNotAllowed
+	// OutcomeStoreFailed: 500; OnVote (or OnIntegrationCreate) failed, and
+	// Top.gg retries.
+	OutcomeStoreFailed
+)
+
+// String returns the outcome's label value, such as "store_failed", or
+// "unknown". It does not allocate.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeAccepted:
+		return "accepted"
+	case OutcomeUnauthorized:
+		return "unauthorized"
+	case OutcomeForbidden:
+		return "forbidden"
+	case OutcomeStale:
+		return "stale"
+	case OutcomeMalformed:
+		return "bad_request"
+	case OutcomeTooLarge:
+		return "too_large"
+	case OutcomeMethodNotAllowed:
+		return "method_not_allowed"
+	case OutcomeStoreFailed:
+		return "store_failed"
+	}
+	return "unknown"
+}
+
+// outcomeOf classifies a refusal of receive.
+func outcomeOf(err error) Outcome {
+	switch {
+	case errors.Is(err, ErrNoSignature), errors.Is(err, ErrMalformedSignature):
+		return OutcomeUnauthorized
+	case errors.Is(err, ErrTimestamp):
+		return OutcomeStale
+	case errors.Is(err, ErrSignatureMismatch):
+		return OutcomeForbidden
+	case errors.Is(err, ErrBodyTooLarge):
+		return OutcomeTooLarge
+	default:
+		return OutcomeMalformed
+	}
+}
+
+// observe tells the Observer, if any, of one answer, containing a panic.
+func (h *Handler) observe(ctx context.Context, o Outcome) {
+	if h.observer == nil {
+		return
+	}
+	defer func() {
+		if rec := recover(); rec != nil {
+			h.log.ErrorContext(ctx, "webhook Observer panicked", slog.String("outcome", o.String()), slog.Any("panic", rec))
+		}
+	}()
+	h.observer(o)
+}

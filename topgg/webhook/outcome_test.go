@@ -1,0 +1,118 @@
+package webhook_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+)
+
+// outcomes records what the Observer is told.
+type outcomes struct {
+	mu  sync.Mutex
+	all []webhook.Outcome
+}
+
+func (o *outcomes) observe(out webhook.Outcome) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.all = append(o.all, out)
+}
+
+func (o *outcomes) last() webhook.Outcome {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.all) == 0 {
+		return 0
+	}
+	return o.all[len(o.all)-1]
+}
+
+// TestObserverSeesEveryOutcome: each answer of the Handler is reported once,
+// with the outcome matching its status.
+func TestObserverSeesEveryOutcome(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	cfg.LegacyAuth = legacy
+	var obs outcomes
+	cfg.Observer = obs.observe
+	h := newHandler(t, cfg)
+	legacyReq := func(auth string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(`{"bot":"1","user":"2","type":"upvote"}`))
+		req.Header.Set("Authorization", auth)
+		return req
+	}
+	cases := []struct {
+		name   string
+		req    func() *http.Request
+		before func()
+		status int
+		want   webhook.Outcome
+	}{
+		{"accepted", func() *http.Request { return signed(t, secretA, now, voteBody) }, nil, http.StatusNoContent, webhook.OutcomeAccepted},
+		{"accepted-v0", func() *http.Request { return legacyReq(string(legacy)) }, nil, http.StatusNoContent, webhook.OutcomeAccepted},
+		{"no-signature", func() *http.Request {
+			return httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(voteBody))
+		}, nil, http.StatusUnauthorized, webhook.OutcomeUnauthorized},
+		{"garbled", func() *http.Request { return withHeader("t=1", voteBody) }, nil, http.StatusUnauthorized, webhook.OutcomeUnauthorized},
+		{"wrong-secret", func() *http.Request { return signed(t, "whs_other", now, voteBody) }, nil, http.StatusForbidden, webhook.OutcomeForbidden},
+		{"wrong-v0-auth", func() *http.Request { return legacyReq("nope") }, nil, http.StatusForbidden, webhook.OutcomeForbidden},
+		{"stale", func() *http.Request { return signed(t, secretA, now.Add(-time.Hour), voteBody) }, nil, http.StatusForbidden, webhook.OutcomeStale},
+		{"malformed", func() *http.Request { return signed(t, secretA, now, `{"type":`) }, nil, http.StatusBadRequest, webhook.OutcomeMalformed},
+		{"too-large", func() *http.Request {
+			return signed(t, secretA, now, `{"x":"`+strings.Repeat("a", webhook.MaxBodyBytes)+`"}`)
+		}, nil, http.StatusRequestEntityTooLarge, webhook.OutcomeTooLarge},
+		{"method", func() *http.Request { return httptest.NewRequest(http.MethodGet, "/topgg/webhook", nil) }, nil,
+			http.StatusMethodNotAllowed, webhook.OutcomeMethodNotAllowed},
+		{"store-failed", func() *http.Request { return signed(t, secretA, now, voteBody) },
+			func() { rec.mu.Lock(); rec.voteErr = errors.New("disk full"); rec.mu.Unlock() },
+			http.StatusInternalServerError, webhook.OutcomeStoreFailed},
+		{"store-refused", func() *http.Request { return signed(t, secretA, now, voteBody) },
+			func() { rec.mu.Lock(); rec.voteErr = webhook.ErrMalformedBody; rec.mu.Unlock() },
+			http.StatusBadRequest, webhook.OutcomeMalformed},
+	}
+	for i, c := range cases {
+		if c.before != nil {
+			c.before()
+		}
+		w := serve(h, c.req())
+		assert.Equal(t, c.status, w.Code, c.name)
+		assert.Equal(t, c.want, obs.last(), c.name)
+		obs.mu.Lock()
+		assert.Len(t, obs.all, i+1, "%s: one outcome per answer", c.name)
+		obs.mu.Unlock()
+	}
+	labels := map[string]bool{}
+	for o := webhook.OutcomeAccepted; o <= webhook.OutcomeStoreFailed; o++ {
+		labels[o.String()] = true
+	}
+	assert.Len(t, labels, 8, "distinct label values")
+	assert.Equal(t, "unknown", webhook.Outcome(0).String())
+}
+
+// TestObserverPanicDoesNotChangeTheAnswer: a panicking Observer is logged;
+// the delivery is answered and stored as without it.
+func TestObserverPanicDoesNotChangeTheAnswer(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	cfg, _ := config(rec)
+	var buf testlog.Buffer
+	cfg.Logger = buf.Logger()
+	cfg.Observer = func(webhook.Outcome) { panic("observer bug") }
+	h := newHandler(t, cfg)
+	w := serve(h, signed(t, secretA, now, voteBody))
+	require.Equal(t, http.StatusNoContent, w.Code)
+	assert.Len(t, rec.Votes(), 1)
+	assert.Len(t, rec.Events(), 1, "OnEvent still runs")
+	assert.Contains(t, buf.String(), "webhook Observer panicked")
+}
