@@ -92,8 +92,10 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 	assert.Positive(t, s.pttl, "the leader stopped only after its lease had expired in Redis")
 	assert.Less(t, s.took, shortLease.TTL, "the leader stopped within TTL of its last renewal")
 
-	require.Eventually(t, func() bool { return b.lease.State().Leader }, 2*shortLease.TTL, 5*time.Millisecond,
-		"no takeover within about 2 TTL")
+	// Wait for B's leader work to have started with its token, not only for
+	// its state to say leader: the assertion is on the token the work got.
+	require.Eventually(t, func() bool { st := b.lease.State(); return st.Leader && bToken.Load() == st.Token },
+		2*shortLease.TTL, 5*time.Millisecond, "no takeover within about 2 TTL")
 	assert.Greater(t, bToken.Load(), tokenA, "the new term has a newer token")
 	assert.False(t, a.lease.State().Leader)
 

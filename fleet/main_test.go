@@ -1,9 +1,11 @@
 package fleet_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
 
@@ -13,5 +15,13 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childEnv); role != "" {
 		os.Exit(childMain(role))
 	}
+	// The fault tests stop Redis on purpose: go-redis's pool would print every
+	// failed dial to stderr through its process-wide logger.
+	redis.SetLogger(quiet{})
 	goleak.VerifyTestMain(m)
 }
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
