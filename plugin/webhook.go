@@ -58,6 +58,9 @@ func (p *Plugin) buildWebhook() error {
 // runs; otherwise they are answered 500, which Top.gg retries. It returns
 // [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
+	if !p.made() {
+		return nil, ErrNotConfigured
+	}
 	if p.hook == nil {
 		return nil, ErrWebhookOff
 	}
