@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -116,10 +117,18 @@ func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 }
 
 // serveWebhook serves the receiver on l until ctx is done, then lets the
-// requests in flight finish (they store their vote) for a bounded time.
+// requests in flight finish (they store their vote) for a bounded time. Past
+// it, their connections are closed (which cancels their context), and it
+// returns once their handlers have returned: http.Server.Close does not wait
+// for them, and nothing of Run may outlive it.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
+	var inflight sync.WaitGroup
 	mux := http.NewServeMux()
-	mux.Handle(p.set.WebhookPath, p.hook)
+	mux.Handle(p.set.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inflight.Add(1)
+		defer inflight.Done()
+		p.hook.ServeHTTP(w, r)
+	}))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: webhookReadHeaderTimeout,
@@ -142,6 +151,9 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		err = srv.Close()
 	}
 	<-served
+	// Serve has returned and every connection is closed: no handler starts
+	// any more, so this Wait cannot race an Add.
+	inflight.Wait()
 	if err != nil {
 		return fmt.Errorf("webhook receiver: shutdown: %w", err)
 	}
