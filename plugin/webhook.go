@@ -49,6 +49,10 @@ func (p *Plugin) buildWebhook() error {
 		return err
 	}
 	p.hook = h
+	// The receiver keeps what it needs where no printing reaches it; the
+	// copies in p.set would be printed in clear by fmt's reflection over the
+	// unexported field (fmt.Printf("%v", p) in a user's log line).
+	p.set.WebhookSecrets, p.set.WebhookAuth = nil, ""
 	return nil
 }
 
