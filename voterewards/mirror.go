@@ -16,7 +16,7 @@ import (
 // call is running, and the store's error if the first load fails or, as soon
 // as it does, the feed fails for good.
 func (p *Poller) Mirror(ctx context.Context) error {
-	if p.store == nil {
+	if p == nil || p.store == nil {
 		return ErrNotConfigured
 	}
 	if !p.mirroring.CompareAndSwap(false, true) {
