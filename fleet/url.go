@@ -48,10 +48,17 @@ func ParseURL(rawURL string) (*redis.Options, error) {
 }
 
 // shownURL is the URL as errors may show it: the password replaced, the
-// query and fragment left out (their options may hold secrets too).
+// query and fragment left out (their options may hold secrets too). A user
+// name without a password is replaced too: "redis://secret@host", the form
+// of Redis before ACLs, puts the password there.
 func shownURL(u *url.URL) string {
 	v := *u
 	v.RawQuery, v.Fragment, v.RawFragment, v.ForceQuery = "", "", "", false
+	if u.User != nil {
+		if _, ok := u.User.Password(); !ok && u.User.Username() != "" {
+			v.User = url.User("xxxxx")
+		}
+	}
 	s := v.Redacted()
 	if u.RawQuery != "" {
 		s += "?..."

@@ -33,7 +33,8 @@ type Result struct {
 }
 
 // ErrInvalidCheck matches the errors of [NewHandler] for a check without a
-// valid name or function, or a name given twice.
+// valid name or function, or a name given twice, and the failed result of a
+// Handler not made by NewHandler.
 var ErrInvalidCheck = errors.New("health: invalid check")
 
 // Handler answers a probe from its checks. Make it with [NewHandler]; it is
@@ -80,9 +81,17 @@ func validName(s string) bool {
 	return true
 }
 
+// errNotMade fails the one check of a nil or zero Handler.
+var errNotMade = fmt.Errorf("%w: Handler not made by health.NewHandler", ErrInvalidCheck)
+
 // Run runs every check, in order, within [Timeout], and returns their
-// results and whether all passed.
+// results and whether all passed. A nil or zero Handler (not made by
+// [NewHandler]) fails, with one result named "handler": a probe that passes
+// without having been set up would hide the mistake.
 func (h *Handler) Run(ctx context.Context) (results []Result, ok bool) {
+	if h == nil || h.probe == "" {
+		return []Result{{Name: "handler", Err: errNotMade}}, false
+	}
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	results = make([]Result, len(h.checks))
@@ -133,7 +142,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.WriteString("ok\n")
 	} else {
 		status = http.StatusServiceUnavailable
-		fmt.Fprintf(&b, "%s check failed\n", h.probe)
+		fmt.Fprintf(&b, "%s check failed\n", h.name())
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -147,4 +156,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // oneLine keeps an error on its line of the answer.
 func oneLine(s string) string {
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// name is the probe's name, "health" for a nil or zero Handler.
+func (h *Handler) name() string {
+	if h == nil || h.probe == "" {
+		return "health"
+	}
+	return h.probe
 }

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/dblkit/go-topgg/autopost"
@@ -28,6 +29,10 @@ func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {
 			return nilArg("WithFleet")
+		}
+		if f.Lease() == nil {
+			// A zero Fleet would fail later, naming the vote store or the counts.
+			return fmt.Errorf("%w: WithFleet: a fleet.Fleet not made by fleet.New or fleet.Open", ErrNotConfigured)
 		}
 		o.fleet = f
 		return nil

@@ -67,6 +67,12 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 		assert.Equal(t, map[string]int{"server_count": 8, "shard_count": 4}, m.Metrics)
 	}
 	w.requirePublished([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})
+	// The leader records the hash after the PUT: wait for the record, which
+	// is what spares the next leader a second PUT, before stopping it.
+	require.Eventually(t, func() bool {
+		h, err := fa.HashStore().LoadHash(ctx)
+		return err == nil && h != ""
+	}, wait, tick, "the command hash was never saved")
 
 	leader, ff := a, fb
 	if fb.Lease().State().Leader {

@@ -129,10 +129,14 @@ func (p *Plugin) buildJobs() error {
 // Attach registers the plugin's handlers on every shard's session. Call it before
 // the sessions open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
-// [ErrSessionOpen] for a session that is open or opening, and [ErrNilArgument] for
-// a nil session or none; it then attaches none of them. The handlers stay for the
+// [ErrSessionOpen] for a session that is open or opening, [ErrNilArgument] for
+// a nil session or none, and [ErrNotConfigured] for a Plugin not made by [New]; it
+// then attaches none of them. The handlers stay for the
 // plugin's life, so the counts are kept between two Runs.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
+	if !p.made() {
+		return ErrNotConfigured
+	}
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", ErrNilArgument)
 	}
@@ -171,13 +175,17 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // returns its error wrapping [ErrJobFailed] and the cause (errors.Is(err,
 // topgg.ErrUnauthorized) tells a refused token).
 //
-// Run returns at once with [ErrRunning] while another Run of the plugin has not
+// Run returns at once with [ErrNotConfigured] for a Plugin not made by [New],
+// [ErrRunning] while another Run of the plugin has not
 // returned, [ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
 // included: [voterewards.ErrLocked]). Run may be called again after it returned
 // (a fleet runs it each time this process leads); the vote state is opened and
 // closed by each Run.
 func (p *Plugin) Run(ctx context.Context) error {
+	if !p.made() {
+		return ErrNotConfigured
+	}
 	if err := p.begin(); err != nil {
 		return err
 	}
@@ -229,6 +237,10 @@ func (p *Plugin) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// made reports whether p was made by New: a zero Plugin would run no job and
+// block its sessions' READY handlers on a nil channel.
+func (p *Plugin) made() bool { return p != nil && p.firstReady != nil }
 
 // begin marks the plugin running, or says why it cannot run.
 func (p *Plugin) begin() error {

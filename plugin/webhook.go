@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -49,6 +50,10 @@ func (p *Plugin) buildWebhook() error {
 		return err
 	}
 	p.hook = h
+	// The receiver keeps what it needs where no printing reaches it; the
+	// copies in p.set would be printed in clear by fmt's reflection over the
+	// unexported field (fmt.Printf("%v", p) in a user's log line).
+	p.set.WebhookSecrets, p.set.WebhookAuth = nil, ""
 	return nil
 }
 
@@ -59,6 +64,9 @@ func (p *Plugin) buildWebhook() error {
 // runs; otherwise they are answered 500, which Top.gg retries. It returns
 // [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
+	if !p.made() {
+		return nil, ErrNotConfigured
+	}
 	if p.hook == nil {
 		return nil, ErrWebhookOff
 	}
@@ -114,10 +122,18 @@ func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 }
 
 // serveWebhook serves the receiver on l until ctx is done, then lets the
-// requests in flight finish (they store their vote) for a bounded time.
+// requests in flight finish (they store their vote) for a bounded time. Past
+// it, their connections are closed (which cancels their context), and it
+// returns once their handlers have returned: http.Server.Close does not wait
+// for them, and nothing of Run may outlive it.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
+	var inflight sync.WaitGroup
 	mux := http.NewServeMux()
-	mux.Handle(p.set.WebhookPath, p.hook)
+	mux.Handle(p.set.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inflight.Add(1)
+		defer inflight.Done()
+		p.hook.ServeHTTP(w, r)
+	}))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: webhookReadHeaderTimeout,
@@ -140,6 +156,9 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		err = srv.Close()
 	}
 	<-served
+	// Serve has returned and every connection is closed: no handler starts
+	// any more, so this Wait cannot race an Add.
+	inflight.Wait()
 	if err != nil {
 		return fmt.Errorf("webhook receiver: shutdown: %w", err)
 	}

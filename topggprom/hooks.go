@@ -13,6 +13,9 @@ import (
 // with topgg.WithObserver(m.ObserveRequest). A label combination seen before
 // costs a map lookup under a read lock and no allocation.
 func (m *Metrics) ObserveRequest(r topgg.Request) {
+	if m.off() {
+		return
+	}
 	m.requestCounter(r).Inc()
 	i := int(r.Route)
 	if i >= topggRoutes {
@@ -62,6 +65,9 @@ func (m *Metrics) requestCounter(r topgg.Request) prometheus.Counter {
 // backfilled the missed samples it sent first. Give it to the Poster with
 // an OnPost of one line (see the package example).
 func (m *Metrics) AutopostAttempt(outcome string, servers, shards, backfilled int) {
+	if m.off() {
+		return
+	}
 	m.posts[index(outcome, m.sets.posts)].Inc()
 	m.servers.Set(float64(servers))
 	m.shards.Set(float64(shards))
@@ -75,6 +81,9 @@ func (m *Metrics) AutopostAttempt(outcome string, servers, shards, backfilled in
 
 // CommandSync counts one slash command sync; outcome is commands.Outcome's.
 func (m *Metrics) CommandSync(outcome string) {
+	if m.off() {
+		return
+	}
 	m.syncs[index(outcome, m.sets.syncs)].Inc()
 }
 
@@ -83,6 +92,9 @@ func (m *Metrics) CommandSync(outcome string) {
 // source is voterewards.Origin's String() ("history", "webhook",
 // "webhook-v0").
 func (m *Metrics) VotesIngested(source string, added, duplicates int) {
+	if m.off() {
+		return
+	}
 	i := index(source, m.sets.sources)
 	if added > 0 {
 		m.ingested[i].Add(float64(added))
@@ -96,33 +108,62 @@ func (m *Metrics) VotesIngested(source string, added, duplicates int) {
 // its created_at (a negative latency, from a clock ahead of this one, counts
 // as 0).
 func (m *Metrics) VoteRewarded(source string, latency time.Duration) {
+	if m.off() {
+		return
+	}
 	i := index(source, m.sets.sources)
 	m.rewarded[i].Inc()
 	m.latency[i].Observe(max(latency, 0).Seconds())
 }
 
 // VoteRetried counts a reward handler attempt after the first.
-func (m *Metrics) VoteRetried(source string) { m.voteRetries[index(source, m.sets.sources)].Inc() }
+func (m *Metrics) VoteRetried(source string) {
+	if m.off() {
+		return
+	}
+	m.voteRetries[index(source, m.sets.sources)].Inc()
+}
 
 // VoteGivenUp counts a vote whose reward handler failed every attempt.
-func (m *Metrics) VoteGivenUp(source string) { m.givenUp[index(source, m.sets.sources)].Inc() }
+func (m *Metrics) VoteGivenUp(source string) {
+	if m.off() {
+		return
+	}
+	m.givenUp[index(source, m.sets.sources)].Inc()
+}
 
 // VotesPending sets the number of votes stored and not yet rewarded that the
 // running vote pipeline holds (voterewards.EventPending).
-func (m *Metrics) VotesPending(n int) { m.pending.Set(float64(n)) }
+func (m *Metrics) VotesPending(n int) {
+	if m.off() {
+		return
+	}
+	m.pending.Set(float64(n))
+}
 
 // VoteExpired counts an expiry handler that succeeded.
-func (m *Metrics) VoteExpired() { m.expiries.Inc() }
+func (m *Metrics) VoteExpired() {
+	if m.off() {
+		return
+	}
+	m.expiries.Inc()
+}
 
 // WebhookRequest counts one webhook delivery by its outcome, one of the
 // Webhook* constants (anything else counts as "other").
 func (m *Metrics) WebhookRequest(outcome string) {
+	if m.off() {
+		return
+	}
 	m.webhooks[index(outcome, m.sets.webhooks)].Inc()
 }
 
 // FleetLeader records whether this process leads the fleet now; a change
 // from the last call counts as a leadership change.
 func (m *Metrics) FleetLeader(leading bool) {
+	if m.off() {
+		return
+	}
 	m.leadMu.Lock()
 	defer m.leadMu.Unlock()
 	if leading != m.leading {
@@ -135,3 +176,8 @@ func (m *Metrics) FleetLeader(leading bool) {
 		m.leader.Set(0)
 	}
 }
+
+// off reports a nil or zero Metrics (one not made by [New], or the nil of a
+// New that failed): its hooks then do nothing, rather than panic inside the
+// client or the job that calls them.
+func (m *Metrics) off() bool { return m == nil || m.codes == nil }

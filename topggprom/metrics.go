@@ -3,6 +3,7 @@ package topggprom
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +24,7 @@ func rewardBuckets() []float64 {
 
 // Metrics holds the collectors. Make it with [New]; its methods are the
 // hooks, safe for concurrent use, and cost no allocation once a label
-// combination has been seen.
+// combination has been seen. The hooks of a nil or zero Metrics do nothing.
 type Metrics struct {
 	codes *statusCodes
 	// sets are the label values of each hook, resolved once.
@@ -75,6 +76,10 @@ type requestKey struct {
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("topggprom: New: nil Registerer")
+	}
+	if rv := reflect.ValueOf(reg); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		// A nil *prometheus.Registry would panic in Register.
+		return nil, fmt.Errorf("topggprom: New: nil %T", reg)
 	}
 	m := &Metrics{codes: newStatusCodes(), reqCache: make(map[requestKey]prometheus.Counter)}
 	m.sets.posts, m.sets.syncs, m.sets.sources, m.sets.webhooks = autopostOutcomes(), commandOutcomes(), voteSources(), webhookOutcomes()

@@ -72,7 +72,7 @@ type Status struct {
 // [Poller.Ingest] at once, and, in a process that runs [Poller.Mirror] on a
 // shared store, from the other processes.
 func (p *Poller) Active(id string) Status {
-	if p.cache == nil {
+	if p == nil || p.cache == nil {
 		return Status{}
 	}
 	now := p.cfg.clock.Now()

@@ -15,10 +15,10 @@ import (
 // anyway). Once the store's checkpoint shows the history read from far
 // enough back, a process that only mirrors answers Covered too (the leader
 // polls on). It may run beside Run. It returns [ErrRunning] if another Mirror
-// call is running, and the store's error if the first load fails or the feed
-// fails for good.
+// call is running, and the store's error if the first load fails or, as soon
+// as it does, the feed fails for good.
 func (p *Poller) Mirror(ctx context.Context) error {
-	if p.store == nil {
+	if p == nil || p.store == nil {
 		return ErrNotConfigured
 	}
 	if !p.mirroring.CompareAndSwap(false, true) {
@@ -38,7 +38,13 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	}
 	resync := make(chan struct{}, 1)
 	done := make(chan error, 1)
+	// The prune loop ends with the feed: a feed that failed for good ends
+	// Mirror with its error (a supervisor restarts it), rather than leave a
+	// cache that learns nothing more until ctx is done.
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	defer stopPrune()
 	go func() {
+		defer stopPrune()
 		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{v}) }, func() {
 			select {
 			case resync <- struct{}{}:
@@ -46,7 +52,7 @@ func (p *Poller) Mirror(ctx context.Context) error {
 			}
 		})
 	}()
-	p.pruneCache(ctx, resync)
+	p.pruneCache(pruneCtx, resync)
 	if err := <-done; err != nil && ctx.Err() == nil {
 		return fmt.Errorf("voterewards: mirror: store feed: %w", err)
 	}

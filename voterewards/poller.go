@@ -13,7 +13,7 @@ import (
 // ([Poller.Run]), takes votes from webhooks ([Poller.Ingest]), keeps them in
 // one [Store] where the records of one vote from several sources are one vote,
 // and delivers each vote to the handlers of its [Config]. Make it with [New].
-// Its methods are safe for concurrent use; a zero Poller returns
+// Its methods are safe for concurrent use; a nil or zero Poller returns
 // [ErrNotConfigured].
 type Poller struct {
 	src   Source
@@ -70,7 +70,7 @@ func New(src Source, cfg Config) (*Poller, error) {
 // A vote that cannot be one fails the whole call with [ErrInvalidVote] and
 // nothing is stored. Concurrent calls share store commits.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
-	if p.store == nil {
+	if p == nil || p.store == nil {
 		return ErrNotConfigured
 	}
 	now := p.cfg.clock.Now()
@@ -104,7 +104,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 // [ErrNotRunning] if Run is not running (the next Run delivers them), or
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
-	if p.store == nil {
+	if p == nil || p.store == nil {
 		return ErrNotConfigured
 	}
 	r := p.current()

@@ -253,6 +253,21 @@ func TestZeroPollerFailsFast(t *testing.T) {
 	assert.Equal(t, voterewards.Status{}, p.Active("1"))
 }
 
+// TestNilPollerFailsFast: so does a nil *Poller (a New whose error was
+// ignored), which used to panic in every method.
+func TestNilPollerFailsFast(t *testing.T) {
+	t.Parallel()
+	var p *voterewards.Poller
+	ctx := context.Background()
+	assert.NotPanics(t, func() {
+		assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+		assert.Equal(t, voterewards.Status{}, p.Active("1"))
+	})
+}
+
 // repeatLast answers the request after the last page with the last vote
 // again and the same cursor, as a service might that never sends an empty page.
 type repeatLast struct {

@@ -20,7 +20,7 @@ import (
 // running returns [ErrRunning]; Run may be called again after it returned
 // (a fleet runs it each time it wins the lease).
 func (p *Poller) Run(ctx context.Context) error {
-	if p.store == nil {
+	if p == nil || p.store == nil {
 		return ErrNotConfigured
 	}
 	if !p.running.CompareAndSwap(false, true) {

@@ -37,8 +37,10 @@ func TestOpenOneShardGetsReadyAndGuildCreates(t *testing.T) {
 	assert.Equal(t, [2]int{0, 1}, r.shard)
 	assert.Equal(t, ids, r.stubs)
 	assert.True(t, r.allStubs, "READY lists guilds as unavailable stubs")
-	assert.Equal(t, 1, srv.ConnectedShards())
+	// The server marks the shard ready once it has written READY and the
+	// GUILD_CREATEs, which the session may read first: wait for the mark.
 	require.NoError(t, srv.WaitConnected(testContext(t), 1))
+	assert.Equal(t, 1, srv.ConnectedShards())
 	assert.Eventually(t, func() bool { return srv.Heartbeats() >= 1 }, waitFor, 5*time.Millisecond,
 		"discordgo heartbeats as soon as it is connected")
 }

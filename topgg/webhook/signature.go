@@ -161,7 +161,19 @@ func (k *keyring) match(s *signature, body []byte) bool {
 // [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
 // [ErrSignatureMismatch]. A [Handler] does this for every delivery; Verify is
 // for receivers that are not an http.Handler.
+//
+// No secret is a misuse ([ErrNoSecret]), and so is an empty or malformed one
+// ([ErrEmptySecret], wrapped): anyone can sign with an empty key, so a
+// secret read from an unset variable would otherwise accept forgeries.
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
+	if len(secrets) == 0 {
+		return ErrNoSecret
+	}
+	for i, s := range secrets {
+		if !wellFormed(s) {
+			return fmt.Errorf("%w: secret %d of %d", ErrEmptySecret, i+1, len(secrets))
+		}
+	}
 	if header == "" {
 		return ErrNoSignature
 	}

@@ -1,0 +1,29 @@
+package fleet_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/dblkit/go-topgg/fleet"
+)
+
+// No error of ParseURL shows the password, wherever the URL holds it: after
+// the colon, or alone before the @ (the pre-ACL form "redis://secret@host").
+func TestParseURLErrorsShowNoPassword(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"redis://:hunter2@127.0.0.1:6379/x",
+		"redis://user:hunter2@127.0.0.1:6379/1/2",
+		"redis://hunter2@127.0.0.1:6379/x",
+		"http://hunter2@127.0.0.1:6379",
+		"redis://u:hunter2@127.0.0.1:6379/0?dial_timeout=hunter2",
+	} {
+		_, err := fleet.ParseURL(raw)
+		if assert.ErrorIs(t, err, fleet.ErrInvalidURL, raw) {
+			assert.NotContains(t, err.Error(), "hunter2", raw)
+		}
+	}
+	_, err := fleet.ParseURL("redis://user:pw@127.0.0.1:6379/x")
+	assert.Contains(t, err.Error(), "user", "a user name beside a password is shown")
+}
