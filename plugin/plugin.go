@@ -214,7 +214,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	defer cancel()
 	jobs := p.jobs(store)
 	if l != nil {
-		jobs = append(jobs, job{"webhook", func(ctx context.Context) error { return p.serveWebhook(ctx, l) }})
+		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
 	failed := make([]error, len(jobs))
 	var wg sync.WaitGroup

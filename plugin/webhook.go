@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -119,6 +120,23 @@ func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 	}
 	p.log.Info("webhook receiver listening", "addr", l.Addr().String(), "path", p.set.WebhookPath)
 	return l, nil
+}
+
+// webhookJob serves the receiver: on first, the listener Run opened, then,
+// when the supervisor restarts a server that failed (its listener is closed
+// by then), on a new listener of the same address.
+func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
+	var used atomic.Bool
+	return func(ctx context.Context) error {
+		l := first
+		if used.Swap(true) {
+			var err error
+			if l, err = p.listenWebhook(ctx); err != nil {
+				return err
+			}
+		}
+		return p.serveWebhook(ctx, l)
+	}
 }
 
 // serveWebhook serves the receiver on l until ctx is done, then lets the

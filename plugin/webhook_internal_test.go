@@ -1,0 +1,58 @@
+package plugin
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// TestWebhookJobRestartsOnANewListener: a webhook server whose listener failed
+// is restarted by the supervisor on a new listener of the same address, not on
+// the closed one (which would fail in a loop).
+func TestWebhookJobRestartsOnANewListener(t *testing.T) {
+	t.Parallel()
+	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := free.Addr().String()
+	require.NoError(t, free.Close())
+	p, err := New(client, Config{
+		Autopost: AutopostOff, SyncCommands: new(false), StateDir: t.TempDir(),
+		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"},
+	})
+	require.NoError(t, err)
+
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, dead.Close()) // the first server fails at once
+	job := p.webhookJob(dead)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.Error(t, job(ctx), "serving on a closed listener fails")
+
+	done := make(chan error, 1)
+	go func() { done <- job(ctx) }()
+	require.Eventually(t, func() bool {
+		resp, err := http.Post("http://"+addr+DefaultWebhookPath, "application/json", nil)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusUnauthorized // no signature: the receiver answers
+	}, 5*time.Second, 10*time.Millisecond, "the restarted job does not serve")
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the webhook job did not stop")
+	}
+}
