@@ -111,7 +111,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	if r == nil {
 		return ErrNotRunning
 	}
-	done := r.in.requestReload()
+	done := r.in.requestReload(true)
 	select {
 	case <-done:
 		return nil
