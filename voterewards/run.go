@@ -255,7 +255,7 @@ type intake struct {
 	reload    bool
 	redeliver bool // the reload takes the given-up work again (Redeliver)
 	waiters   []chan struct{}
-	wake    chan struct{}
+	wake      chan struct{}
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
