@@ -95,8 +95,45 @@ type delivery struct {
 	// again; a job abandoned at the end of Run is dropped.
 	known map[jobKey]claimed
 	// pending counts the rewards claimed and not delivered, those given up
-	// included.
+	// included; seq numbers its changes.
 	pending int
+	seq     uint64
+
+	// omu orders the reports of the pending count: the goroutines that
+	// change it report outside lmu, so two reports could reach the observer
+	// swapped and leave a stale count; a report older than the last one made
+	// is dropped instead.
+	omu      sync.Mutex
+	reported uint64
+}
+
+// pendingReport is a change of the pending count to report: the count, and
+// the change's place among the others (0: no change).
+type pendingReport struct {
+	n   int
+	seq uint64
+}
+
+// changePending adds delta to the pending count, with lmu held.
+func (d *delivery) changePending(delta int) pendingReport {
+	d.pending += delta
+	d.seq++
+	return pendingReport{n: d.pending, seq: d.seq}
+}
+
+// report tells the observer of a change of the pending count, unless a
+// later change was reported already.
+func (r *run) report(c pendingReport) {
+	if c.seq == 0 {
+		return
+	}
+	r.omu.Lock()
+	defer r.omu.Unlock()
+	if c.seq <= r.reported {
+		return
+	}
+	r.reported = c.seq
+	r.p.observe(Event{Type: EventPending, Pending: c.n})
 }
 
 func (d *delivery) init(workers int) {
@@ -112,32 +149,29 @@ func (d *delivery) init(workers int) {
 // (a future expiry); queue claims the others.
 func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	r.lmu.Lock()
-	ok, pending, changed := r.claimLocked(kind, v, retake)
+	ok, change := r.claimLocked(kind, v, retake)
 	r.lmu.Unlock()
-	if changed {
-		r.p.observe(Event{Type: EventPending, Pending: pending})
-	}
+	r.report(change)
 	return ok
 }
 
-// claimLocked takes on the job, with lmu held; changed says whether the
-// pending count did.
-func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (ok bool, pending int, changed bool) {
+// claimLocked takes on the job, with lmu held, and returns the change of the
+// pending count to report.
+func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
 	k := jobKey{kind, v.Key}
 	if c, ok := d.known[k]; ok {
 		if c.state != claimGivenUp || !retake {
-			return false, d.pending, false
+			return false, pendingReport{}
 		}
 		// Counted as pending when it was first claimed.
 		d.known[k] = claimed{}
-		return true, d.pending, false
+		return true, pendingReport{}
 	}
 	d.known[k] = claimed{}
 	if kind != KindReward {
-		return true, d.pending, false
+		return true, pendingReport{}
 	}
-	d.pending++
-	return true, d.pending, true
+	return true, d.changePending(1)
 }
 
 // outcome is how a claimed job ended in this run.
@@ -166,10 +200,9 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 		r.lmu.Unlock()
 		return
 	}
-	r.pending--
-	n := r.pending
+	change := r.changePending(-1)
 	r.lmu.Unlock()
-	r.p.observe(Event{Type: EventPending, Pending: n})
+	r.report(change)
 }
 
 // forget drops the jobs done before t.
@@ -222,10 +255,10 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	}
 	id := j.v.lane()
 	r.lmu.Lock()
-	pending, changed := 0, false
+	var change pendingReport
 	if claim {
 		var ok bool
-		if ok, pending, changed = r.claimLocked(j.kind, j.v, retake); !ok {
+		if ok, change = r.claimLocked(j.kind, j.v, retake); !ok {
 			r.lmu.Unlock()
 			<-r.slots
 			return true
@@ -239,9 +272,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 		r.lanes[id] = l
 	}
 	r.lmu.Unlock()
-	if changed {
-		r.p.observe(Event{Type: EventPending, Pending: pending})
-	}
+	r.report(change)
 	if !running {
 		// Blocks while every worker is busy: the backpressure on the fetch loop.
 		r.pool.Go(func() { r.runLane(l) })
