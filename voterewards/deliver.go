@@ -164,10 +164,10 @@ func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingRep
 			return false, pendingReport{}
 		}
 		// Counted as pending when it was first claimed.
-		d.known[k] = claimed{}
+		d.known[k] = claimed{state: claimQueued}
 		return true, pendingReport{}
 	}
-	d.known[k] = claimed{}
+	d.known[k] = claimed{state: claimQueued}
 	if kind != KindReward {
 		return true, pendingReport{}
 	}
