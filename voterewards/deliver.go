@@ -55,11 +55,25 @@ type jobKey struct {
 	key  string
 }
 
-// claimed is a job a run took on: queued, running, or done in this run
-// (then at says when).
+// claimState is where a job a run took on stands.
+type claimState uint8
+
+const (
+	// claimQueued: queued or running.
+	claimQueued claimState = iota
+	// claimDone: handled and recorded in this run (at says when).
+	claimDone
+	// claimGivenUp: its handler failed every attempt, or its outcome could
+	// not be recorded. It stays pending in the store, and this run takes it
+	// again only for [Poller.Redeliver]: an echo of the vote (the store's
+	// feed, a resync's reload) must not retry it behind the caller's back.
+	claimGivenUp
+)
+
+// claimed is a job a run took on.
 type claimed struct {
-	done bool
-	at   time.Time
+	state claimState
+	at    time.Time // when it was done (claimDone)
 }
 
 // forgetDone is how long a run remembers a job it finished: long enough for
@@ -77,13 +91,49 @@ type delivery struct {
 	// known holds the jobs this run took on, so that a vote that reaches it
 	// twice (its own Ingest and the store's feed, a reload while the vote is
 	// queued or just delivered) is handled once. Done entries are forgotten
-	// after forgetDone; a job that failed is dropped, so a reload takes it again.
+	// after forgetDone; given-up entries are kept until Redeliver takes them
+	// again; a job abandoned at the end of Run is dropped.
 	known map[jobKey]claimed
 	// pending counts the rewards claimed and not delivered, those given up
-	// included; stuck holds the keys of those given up, so that a reload
-	// that claims one again does not count it twice.
+	// included; seq numbers its changes.
 	pending int
-	stuck   map[string]struct{}
+	seq     uint64
+
+	// omu orders the reports of the pending count: the goroutines that
+	// change it report outside lmu, so two reports could reach the observer
+	// swapped and leave a stale count; a report older than the last one made
+	// is dropped instead.
+	omu      sync.Mutex
+	reported uint64
+}
+
+// pendingReport is a change of the pending count to report: the count, and
+// the change's place among the others (0: no change).
+type pendingReport struct {
+	n   int
+	seq uint64
+}
+
+// changePending adds delta to the pending count, with lmu held.
+func (d *delivery) changePending(delta int) pendingReport {
+	d.pending += delta
+	d.seq++
+	return pendingReport{n: d.pending, seq: d.seq}
+}
+
+// report tells the observer of a change of the pending count, unless a
+// later change was reported already.
+func (r *run) report(c pendingReport) {
+	if c.seq == 0 {
+		return
+	}
+	r.omu.Lock()
+	defer r.omu.Unlock()
+	if c.seq <= r.reported {
+		return
+	}
+	r.reported = c.seq
+	r.p.observe(Event{Type: EventPending, Pending: c.n})
 }
 
 func (d *delivery) init(workers int) {
@@ -91,68 +141,68 @@ func (d *delivery) init(workers int) {
 	d.slots = make(chan struct{}, workers*queuedPerWorker)
 	d.lanes = map[string]*lane{}
 	d.known = map[jobKey]claimed{}
-	d.stuck = map[string]struct{}{}
 }
 
 // claim takes on the job of kind for v, reporting false if this run has it
-// already, and tells the observer of a new pending reward.
-func (r *run) claim(kind Kind, v Vote) bool {
-	ok, pending, changed := r.delivery.claim(kind, v)
-	if changed {
-		r.p.observe(Event{Type: EventPending, Pending: pending})
-	}
+// already (a given-up job is taken again if retake), and tells the observer
+// of a new pending reward. It is for jobs that do not go to a lane at once
+// (a future expiry); queue claims the others.
+func (r *run) claim(kind Kind, v Vote, retake bool) bool {
+	r.lmu.Lock()
+	ok, change := r.claimLocked(kind, v, retake)
+	r.lmu.Unlock()
+	r.report(change)
 	return ok
 }
 
-// claim takes on the job; changed says whether the pending count did.
-func (d *delivery) claim(kind Kind, v Vote) (ok bool, pending int, changed bool) {
+// claimLocked takes on the job, with lmu held, and returns the change of the
+// pending count to report.
+func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
 	k := jobKey{kind, v.Key}
-	d.lmu.Lock()
-	defer d.lmu.Unlock()
-	if _, ok := d.known[k]; ok {
-		return false, d.pending, false
+	if c, ok := d.known[k]; ok {
+		if c.state != claimGivenUp || !retake {
+			return false, pendingReport{}
+		}
+		// Counted as pending when it was first claimed.
+		d.known[k] = claimed{state: claimQueued}
+		return true, pendingReport{}
 	}
-	d.known[k] = claimed{}
+	d.known[k] = claimed{state: claimQueued}
 	if kind != KindReward {
-		return true, d.pending, false
+		return true, pendingReport{}
 	}
-	if _, ok := d.stuck[v.Key]; ok {
-		delete(d.stuck, v.Key) // counted when it was first claimed
-		return true, d.pending, false
-	}
-	d.pending++
-	return true, d.pending, true
+	return true, d.changePending(1)
 }
 
-// unpend ends a reward's claim in the pending count: kept (given up, still
-// pending in the store) keeps it counted.
-func (r *run) unpend(kind Kind, v Vote, kept bool) {
-	if kind != KindReward {
-		return
-	}
+// outcome is how a claimed job ended in this run.
+type outcome uint8
+
+const (
+	outcomeDone      outcome = iota // handled and recorded
+	outcomeGivenUp                  // failed every attempt, or not recorded
+	outcomeAbandoned                // cut short by the end of Run
+)
+
+// settle records how a claimed job ended at now, and ends a reward's place
+// in the pending count unless it stays pending (given up).
+func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
+	k := jobKey{kind, v.Key}
 	r.lmu.Lock()
-	if kept {
-		r.stuck[v.Key] = struct{}{}
+	switch o {
+	case outcomeDone:
+		r.known[k] = claimed{state: claimDone, at: now}
+	case outcomeGivenUp:
+		r.known[k] = claimed{state: claimGivenUp}
+	case outcomeAbandoned:
+		delete(r.known, k)
+	}
+	if kind != KindReward || o == outcomeGivenUp {
 		r.lmu.Unlock()
 		return
 	}
-	r.pending--
-	n := r.pending
+	change := r.changePending(-1)
 	r.lmu.Unlock()
-	r.p.observe(Event{Type: EventPending, Pending: n})
-}
-
-// settle marks a claimed job done at now, or, if it was not done, forgets
-// it so that a reload takes it on again.
-func (d *delivery) settle(kind Kind, v Vote, done bool, now time.Time) {
-	k := jobKey{kind, v.Key}
-	d.lmu.Lock()
-	defer d.lmu.Unlock()
-	if done {
-		d.known[k] = claimed{done: true, at: now}
-	} else {
-		delete(d.known, k)
-	}
+	r.report(change)
 }
 
 // forget drops the jobs done before t.
@@ -160,16 +210,44 @@ func (d *delivery) forget(t time.Time) {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
 	for k, c := range d.known {
-		if c.done && c.at.Before(t) {
+		if c.state == claimDone && c.at.Before(t) {
 			delete(d.known, k)
 		}
 	}
 }
 
-// enqueue queues j (claimed) behind the user's earlier jobs, starting a
-// worker for the user if none runs. It waits while the queue is full, and
-// reports false if ctx ended first (j then stays pending in the store).
+// holds reports whether claiming j would fail now: skipping j on that answer
+// is what a claim made a moment earlier would have done.
+func (d *delivery) holds(j job, retake bool) bool {
+	d.lmu.Lock()
+	defer d.lmu.Unlock()
+	c, ok := d.known[jobKey{j.kind, j.v.Key}]
+	return ok && (c.state != claimGivenUp || !retake)
+}
+
+// admit claims j (a given-up one too if retake) and queues it, in one step
+// under lmu: two paths that bring the same votes (the poll and the store's
+// feed echo, a reload) cannot interleave so that a user's later vote is
+// queued, and started, before an earlier one that the other path claimed
+// and had not queued yet. A job this run has already is skipped. It reports
+// false if ctx ended while it waited for room (j then stays pending).
+func (r *run) admit(ctx context.Context, j job, retake bool) bool {
+	return r.queue(ctx, j, true, retake)
+}
+
+// enqueue queues j, already claimed, behind the user's earlier jobs,
+// starting a worker for the user if none runs. It waits while the queue is
+// full, and reports false if ctx ended first (j then stays pending in the
+// store).
 func (r *run) enqueue(ctx context.Context, j job) bool {
+	return r.queue(ctx, j, false, false)
+}
+
+func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
+	if claim && r.holds(j, retake) {
+		// An echo of a job this run has: skipped without waiting for room.
+		return true
+	}
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -177,16 +255,28 @@ func (r *run) enqueue(ctx context.Context, j job) bool {
 	}
 	id := j.v.lane()
 	r.lmu.Lock()
-	if l, ok := r.lanes[id]; ok {
-		l.insert(j)
-		r.lmu.Unlock()
-		return true
+	var change pendingReport
+	if claim {
+		var ok bool
+		if ok, change = r.claimLocked(j.kind, j.v, retake); !ok {
+			r.lmu.Unlock()
+			<-r.slots
+			return true
+		}
 	}
-	l := &lane{id: id, jobs: []job{j}}
-	r.lanes[id] = l
+	l, running := r.lanes[id]
+	if running {
+		l.insert(j)
+	} else {
+		l = &lane{id: id, jobs: []job{j}}
+		r.lanes[id] = l
+	}
 	r.lmu.Unlock()
-	// Blocks while every worker is busy: the backpressure on the fetch loop.
-	r.pool.Go(func() { r.runLane(l) })
+	r.report(change)
+	if !running {
+		// Blocks while every worker is busy: the backpressure on the fetch loop.
+		r.pool.Go(func() { r.runLane(l) })
+	}
 	return true
 }
 
@@ -227,38 +317,37 @@ func (r *run) runLane(l *lane) {
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
 	if err != nil {
-		r.settle(j.kind, j.v, false, time.Time{})
-		abandoned := errors.Is(err, errAbandoned)
-		r.unpend(j.kind, j.v, !abandoned)
-		if !abandoned {
-			r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
-				slog.Int("attempts", attempts), slog.Any("error", err))
-			r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
+		if errors.Is(err, errAbandoned) {
+			r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
+			return job{}, false
 		}
+		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
+		r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+			slog.Int("attempts", attempts), slog.Any("error", err))
+		r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
 		return job{}, false
 	}
 	if j.kind == KindExpiry {
-		// If this fails, the expiry stays pending and runs again later.
-		ok := r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) })
-		r.settle(j.kind, j.v, ok, r.p.cfg.clock.Now())
-		if ok {
+		// If this fails, the expiry stays pending, for Redeliver or the next Run.
+		if r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }) {
+			r.settle(j.kind, j.v, outcomeDone, r.p.cfg.clock.Now())
 			r.p.observe(Event{Type: EventDelivered, Kind: KindExpiry, Origin: j.v.Origin})
+		} else {
+			r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		}
 		return job{}, false
 	}
 	expire := r.p.cfg.OnExpire != nil
 	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
-		// Still pending in the store: delivered again later, and its expiry
-		// scheduled then.
-		r.settle(j.kind, j.v, false, time.Time{})
-		r.unpend(j.kind, j.v, true)
+		// Still pending in the store: delivered again by Redeliver or the
+		// next Run, and its expiry scheduled then.
+		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
-	r.settle(j.kind, j.v, true, now)
-	r.unpend(j.kind, j.v, false)
+	r.settle(j.kind, j.v, outcomeDone, now)
 	r.p.observe(Event{Type: EventDelivered, Kind: KindReward, Origin: j.v.Origin, Latency: now.Sub(j.v.CreatedAt)})
-	if !expire || !r.claim(KindExpiry, j.v) {
+	if !expire || !r.claim(KindExpiry, j.v, false) {
 		return job{}, false
 	}
 	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {

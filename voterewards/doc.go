@@ -46,7 +46,9 @@
 //   - a handler that fails or panics is retried (MaxAttempts calls, RetryDelay
 //     doubling); one that fails every attempt is reported to
 //     [Config.OnGiveUp] and stays pending: it is delivered again by the next
-//     Run or by [Poller.Redeliver], never silently recorded as done;
+//     Run or by [Poller.Redeliver] (and by nothing else: not by the store's
+//     feed echoing the vote, nor by a resync), never silently recorded as
+//     done;
 //   - an expiry ([Config.OnExpire]) is scheduled only for a delivered
 //     reward, fires once after its ExpiresAt (late ones at the next Run),
 //     and follows the same rules;

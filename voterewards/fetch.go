@@ -28,7 +28,7 @@ const maxPagesPerPoll = 10_000
 // until the end of the history, waits Interval, and starts again.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	for _, j := range startup {
-		if !r.enqueue(ctx, j) {
+		if !r.admit(ctx, j, false) {
 			return
 		}
 	}
@@ -267,7 +267,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if r.claim(KindReward, v) && !r.enqueue(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}) {
+		if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
 			return len(added), ctx.Err()
 		}
 	}

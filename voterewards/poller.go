@@ -100,7 +100,9 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 // Redeliver asks the running Run to deliver again every reward (and due
 // expiry) the store holds as pending and Run is not handling already: the
 // votes whose handler failed every attempt, or whose outcome could not be
-// recorded. It returns once they are queued (not delivered), or
+// recorded. Within a Run only Redeliver takes those again: the store's feed
+// echoing such a vote, or a feed resync, does not. It returns once they are
+// queued (not delivered), or
 // [ErrNotRunning] if Run is not running (the next Run delivers them), or
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
@@ -111,7 +113,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	if r == nil {
 		return ErrNotRunning
 	}
-	done := r.in.requestReload()
+	done := r.in.requestReload(true)
 	select {
 	case <-done:
 		return nil

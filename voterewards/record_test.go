@@ -53,10 +53,14 @@ func TestFailedDeliveryRecordIsRetried(t *testing.T) {
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rewards.handle, OnExpire: expiries.handle, Store: store})
 
 	require.Eventually(t, func() bool { return expiries.n.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
+	// The expiry is recorded after its handler returned: wait for the record.
+	require.Eventually(t, func() bool {
+		snap, err := store.Load(context.Background())
+		return err == nil && len(snap.Expiries) == 0
+	}, 5*time.Second, time.Millisecond, "the expiry is recorded")
 	snap, err := store.Load(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, snap.Pending, "the delivery is recorded once the store works again")
-	assert.Empty(t, snap.Expiries)
 	assert.EqualValues(t, 1, rewards.n.Load())
 	assert.EqualValues(t, 3, store.delivered.Load())
 	assert.False(t, time.Now().Before(v.ExpiresAt))

@@ -112,7 +112,7 @@ func (r *run) prepare(snap *Snapshot) []job {
 		}
 	}
 	p.since.Store(r.cp.Since.UnixNano())
-	startup := r.pendingWork(snap, now)
+	startup := r.pendingWork(snap, now, false)
 	if len(startup) > 0 {
 		r.log.Info("resuming pending work", slog.Int("deliveries", len(snap.Pending)), slog.Int("expiries", len(snap.Expiries)))
 	}
@@ -120,9 +120,11 @@ func (r *run) prepare(snap *Snapshot) []job {
 }
 
 // pendingWork feeds the cache with snap's active votes, schedules its future
-// expiries, and returns the rewards and due expiries that this run is not
-// handling yet, in event order.
-func (r *run) pendingWork(snap *Snapshot, now time.Time) []job {
+// expiries that this run does not hold (a given-up one too if retake), and
+// returns the rewards and due expiries, in event order, for admit to claim
+// and queue: claiming them here, apart from queueing them, would let another
+// path queue a user's later vote first.
+func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	active := make([]Vote, 0, len(snap.Seen))
 	for _, v := range snap.Seen {
 		if v.ExpiresAt.After(now) {
@@ -130,21 +132,19 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time) []job {
 		}
 	}
 	r.p.cache.add(active)
-	var work []job
+	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
-		if r.claim(KindReward, v) {
-			work = append(work, job{kind: KindReward, v: v, at: v.CreatedAt})
-		}
+		work = append(work, job{kind: KindReward, v: v, at: v.CreatedAt})
 	}
 	for _, v := range snap.Expiries {
-		if r.p.cfg.OnExpire == nil || !r.claim(KindExpiry, v) {
-			continue
+		if r.p.cfg.OnExpire == nil {
+			break
 		}
-		if v.ExpiresAt.After(now) {
+		if !v.ExpiresAt.After(now) {
+			work = append(work, job{kind: KindExpiry, v: v, at: v.ExpiresAt})
+		} else if r.claim(KindExpiry, v, retake) {
 			r.scheduleExpiry(v)
-			continue
 		}
-		work = append(work, job{kind: KindExpiry, v: v, at: v.ExpiresAt})
 	}
 	slices.SortStableFunc(work, jobOrder)
 	return work
@@ -177,7 +177,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 // calls go on meanwhile.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{v}) }, func() { r.in.requestReload() })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{v}) }, func() { r.in.requestReload(false) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -199,15 +199,15 @@ func (r *run) intakeLoop(ctx context.Context) {
 			return
 		case <-r.in.wake:
 		}
-		votes, reload, waiters := r.in.take()
+		votes, reload, redeliver, waiters := r.in.take()
 		if reload {
-			if err := r.reload(ctx); err != nil {
+			if err := r.reload(ctx, redeliver); err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				failures++
 				r.log.Error("reloading pending work failed; retrying", slog.Any("error", err))
-				r.in.retry(waiters)
+				r.in.retry(waiters, redeliver)
 				if r.sleep(ctx, retryWait(failures, r.p.cfg.RetryDelay)) != nil {
 					return
 				}
@@ -220,21 +220,23 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if r.claim(KindReward, v) && !r.enqueue(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}) {
+			if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
 				return
 			}
 		}
 	}
 }
 
-// reload queues the pending work of the store that this run is not handling.
-func (r *run) reload(ctx context.Context) error {
+// reload queues the pending work of the store that this run is not handling;
+// with redeliver (Redeliver asked for it) the work it gave up too, which a
+// reload for a feed's resync or a full intake leaves alone.
+func (r *run) reload(ctx context.Context, redeliver bool) error {
 	snap, err := r.p.load(ctx)
 	if err != nil {
 		return err
 	}
-	for _, j := range r.pendingWork(snap, r.p.cfg.clock.Now()) {
-		if !r.enqueue(ctx, j) {
+	for _, j := range r.pendingWork(snap, r.p.cfg.clock.Now(), redeliver) {
+		if !r.admit(ctx, j, redeliver) {
 			return ctx.Err()
 		}
 	}
@@ -248,11 +250,12 @@ const maxIntake = 4096
 // intake hands votes from Ingest calls and the feed to the run without
 // blocking them.
 type intake struct {
-	mu      sync.Mutex
-	votes   []Vote
-	reload  bool
-	waiters []chan struct{}
-	wake    chan struct{}
+	mu        sync.Mutex
+	votes     []Vote
+	reload    bool
+	redeliver bool // the reload takes the given-up work again (Redeliver)
+	waiters   []chan struct{}
+	wake      chan struct{}
 }
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
@@ -278,11 +281,13 @@ func (in *intake) offer(votes []Vote) {
 	in.signal()
 }
 
-// requestReload asks for a reload; the channel is closed once it is done.
-func (in *intake) requestReload() <-chan struct{} {
+// requestReload asks for a reload (one that takes the given-up work again if
+// redeliver); the channel is closed once it is done.
+func (in *intake) requestReload(redeliver bool) <-chan struct{} {
 	w := make(chan struct{})
 	in.mu.Lock()
 	in.reload = true
+	in.redeliver = in.redeliver || redeliver
 	in.waiters = append(in.waiters, w)
 	in.mu.Unlock()
 	in.signal()
@@ -290,20 +295,21 @@ func (in *intake) requestReload() <-chan struct{} {
 }
 
 // retry asks again for a reload that failed, keeping its waiters.
-func (in *intake) retry(waiters []chan struct{}) {
+func (in *intake) retry(waiters []chan struct{}, redeliver bool) {
 	in.mu.Lock()
 	in.reload = true
+	in.redeliver = in.redeliver || redeliver
 	in.waiters = append(in.waiters, waiters...)
 	in.mu.Unlock()
 	in.signal()
 }
 
-func (in *intake) take() ([]Vote, bool, []chan struct{}) {
+func (in *intake) take() (votes []Vote, reload, redeliver bool, waiters []chan struct{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	votes, reload, waiters := in.votes, in.reload, in.waiters
-	in.votes, in.reload, in.waiters = nil, false, nil
-	return votes, reload, waiters
+	votes, reload, redeliver, waiters = in.votes, in.reload, in.redeliver, in.waiters
+	in.votes, in.reload, in.redeliver, in.waiters = nil, false, false, nil
+	return votes, reload, redeliver, waiters
 }
 
 // errAbandoned means Run's context ended the retries; the job stays pending.
