@@ -2,9 +2,7 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -143,20 +141,7 @@ func (p *Plugin) fleetJobs(jobs []job) []job {
 func (p *Plugin) lead(ctx context.Context, jobs []job) error {
 	p.leading(true)
 	defer p.leading(false)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	failed := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			if err := p.sup.run(ctx, j.name, j.run); err != nil {
-				failed[i] = err
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(failed...)
+	return p.supervise(ctx, jobs)
 }
 
 // mirrorVotes keeps Active current in every process of the fleet.

@@ -210,25 +210,12 @@ func (p *Plugin) Run(ctx context.Context) error {
 		return err
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	jobs := p.jobs(store)
 	if l != nil {
 		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
-	failed := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			if err := p.sup.run(ctx, j.name, j.run); err != nil {
-				failed[i] = err
-				cancel() // a permanent failure ends the plugin's run
-			}
-		})
-	}
-	wg.Wait() // without p.mu: Active, Counts and Attach answer meanwhile
+	err = p.supervise(ctx, jobs) // without p.mu: Active, Counts and Attach answer meanwhile
 	p.poller.Store(nil)
-	err = errors.Join(failed...)
 	p.states.end(err)
 	if bolt != nil {
 		if cerr := bolt.Close(); cerr != nil {
@@ -241,6 +228,26 @@ func (p *Plugin) Run(ctx context.Context) error {
 // made reports whether p was made by New: a zero Plugin would run no job and
 // block its sessions' READY handlers on a nil channel.
 func (p *Plugin) made() bool { return p != nil && p.firstReady != nil }
+
+// supervise runs jobs under the supervisor until ctx is done, and returns
+// once every one has returned. A job that fails in a way no restart mends
+// stops the others, and its error is returned.
+func (p *Plugin) supervise(ctx context.Context, jobs []job) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	failed := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			if err := p.sup.run(ctx, j.name, j.run); err != nil {
+				failed[i] = err
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(failed...)
+}
 
 // begin marks the plugin running, or says why it cannot run.
 func (p *Plugin) begin() error {
