@@ -108,25 +108,38 @@ func (e *ConfigError) Error() string {
 
 // withDefaults checks c and fills in its zero fields.
 func (c Config) withDefaults() (Config, error) {
+	if err := c.check(); err != nil {
+		return c, err
+	}
+	return c.filled(), nil
+}
+
+// check returns a *ConfigError for the first invalid field of c, or nil.
+func (c Config) check() error {
 	const negative = "must not be negative"
 	switch {
 	case c.Mode != ModeV1 && c.Mode != ModeV0:
-		return c, &ConfigError{"Mode", fmt.Sprintf("unknown mode %d", int(c.Mode))}
+		return &ConfigError{"Mode", fmt.Sprintf("unknown mode %d", int(c.Mode))}
 	case c.Interval < 0:
-		return c, &ConfigError{"Interval", negative}
+		return &ConfigError{"Interval", negative}
 	case c.Refresh < 0:
-		return c, &ConfigError{"Refresh", negative}
+		return &ConfigError{"Refresh", negative}
 	case c.ReadyTimeout < 0:
-		return c, &ConfigError{"ReadyTimeout", negative}
+		return &ConfigError{"ReadyTimeout", negative}
 	case c.ShardCount < 0:
-		return c, &ConfigError{"ShardCount", negative}
+		return &ConfigError{"ShardCount", negative}
 	case c.MaxBackfill > MaxBackfill:
-		return c, &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
+		return &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
 	case c.Source != nil && isNilPointer(c.Source):
-		return c, &ConfigError{"Source", "is a nil pointer"}
+		return &ConfigError{"Source", "is a nil pointer"}
 	case c.Source != nil && c.ShardCount != 0:
-		return c, &ConfigError{"ShardCount", "must be zero when Source is set (the Source gives the shard count)"}
+		return &ConfigError{"ShardCount", "must be zero when Source is set (the Source gives the shard count)"}
 	}
+	return nil
+}
+
+// filled returns c with its zero fields set to their defaults; c is valid.
+func (c Config) filled() Config {
 	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
@@ -147,7 +160,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return c, nil
+	return c
 }
 
 // isNilPointer reports whether v, not nil itself, holds a nil pointer (a

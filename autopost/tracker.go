@@ -158,27 +158,35 @@ func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 	if known && oldState == state {
 		return
 	}
-	var dServers, dUnavailable int
+	dServers, dUnavailable, dTombs := weight(state)
 	if known {
-		switch oldState {
-		case stateAvailable:
-			dServers--
-		case stateUnavailable:
-			dServers--
-			dUnavailable--
-		case stateRemoved:
-			sh.tombs--
-		}
+		s, u, t := weight(oldState)
+		dServers, dUnavailable, dTombs = dServers-s, dUnavailable-u, dTombs-t
 	}
+	sh.tombs += dTombs
+	sh.addCounts(dServers, dUnavailable)
+	if sh.tombs > sh.sweepAt {
+		sh.sweepLocked()
+	}
+}
+
+// weight is what one guild in state adds to a shard's counts: counted
+// servers, those in an outage, and tombstones.
+func weight(state uint64) (servers, unavailable, tombs int) {
 	switch state {
 	case stateAvailable:
-		dServers++
+		return 1, 0, 0
 	case stateUnavailable:
-		dServers++
-		dUnavailable++
+		return 1, 1, 0
 	case stateRemoved:
-		sh.tombs++
+		return 0, 0, 1
 	}
+	return 0, 0, 0
+}
+
+// addCounts changes the shard's counts and the totals by the deltas. The
+// caller holds sh.mu.
+func (sh *shard) addCounts(dServers, dUnavailable int) {
 	sh.servers += dServers
 	sh.unavailable += dUnavailable
 	if dServers != 0 {
@@ -186,9 +194,6 @@ func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 	}
 	if dUnavailable != 0 {
 		sh.t.unavailable.Add(int64(dUnavailable))
-	}
-	if sh.tombs > sh.sweepAt {
-		sh.sweepLocked()
 	}
 }
 
@@ -236,23 +241,7 @@ type readyInfo struct {
 // previous session changes nothing.
 func (sh *shard) applyReady(r readyInfo) {
 	seq := max(r.seq, 1)
-	m := make(map[uint64]uint64, len(r.guilds))
-	servers, unavailable := 0, 0
-	for _, g := range r.guilds {
-		state := stateAvailable
-		if g.unavailable {
-			state = stateUnavailable
-			unavailable++
-		}
-		if _, dup := m[g.id]; dup { // listed twice: keep the first
-			if state == stateUnavailable {
-				unavailable--
-			}
-			continue
-		}
-		m[g.id] = pack(seq, state)
-		servers++
-	}
+	m, servers, unavailable := readyGuilds(r.guilds, seq)
 
 	sh.mu.Lock()
 	if sh.detached || (sh.ready && r.session != "" && (r.session == sh.session || r.session == sh.prevSession)) {
@@ -267,12 +256,7 @@ func (sh *shard) applyReady(r readyInfo) {
 	if r.shard != nil && r.shard[1] > 0 {
 		sh.id, sh.count = r.shard[0], r.shard[1]
 	}
-	if sh.earlySess == r.session || sh.earlySess == "" {
-		for _, e := range sh.early {
-			sh.applyLocked(e.seq, e.id, e.state)
-		}
-		sh.early, sh.earlySess = nil, ""
-	}
+	sh.replayEarlyLocked(r.session)
 	became := !sh.ready
 	sh.ready = true
 	count := sh.count
@@ -286,6 +270,39 @@ func (sh *shard) applyReady(r readyInfo) {
 		sh.t.ready.Add(1)
 	}
 	sh.t.wake()
+}
+
+// readyGuilds builds a shard's guild map from READY's list, every guild at
+// seq, and counts the servers and those in an outage. A guild listed twice
+// keeps its first entry.
+func readyGuilds(guilds []readyGuild, seq int64) (m map[uint64]uint64, servers, unavailable int) {
+	m = make(map[uint64]uint64, len(guilds))
+	for _, g := range guilds {
+		if _, dup := m[g.id]; dup {
+			continue
+		}
+		state := stateAvailable
+		if g.unavailable {
+			state = stateUnavailable
+			unavailable++
+		}
+		m[g.id] = pack(seq, state)
+		servers++
+	}
+	return m, servers, unavailable
+}
+
+// replayEarlyLocked applies, then drops, the events kept from before READY
+// when they belong to session (the one READY just opened); events of another
+// session stay. The caller holds sh.mu.
+func (sh *shard) replayEarlyLocked(session string) {
+	if sh.earlySess != session && sh.earlySess != "" {
+		return
+	}
+	for _, e := range sh.early {
+		sh.applyLocked(e.seq, e.id, e.state)
+	}
+	sh.early, sh.earlySess = nil, ""
 }
 
 // detach takes the shard out of the totals; later events are ignored.

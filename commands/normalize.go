@@ -114,29 +114,32 @@ func normalizeOne(c *discordgo.ApplicationCommand) (json.RawMessage, error) {
 // option object.
 func canonical(obj map[string]any, isOption bool) {
 	for k, v := range obj {
-		switch v := v.(type) {
-		case nil:
+		if meansAbsent(k, v, isOption) {
 			delete(obj, k)
-		case bool:
-			if isOption && !v && falseMeansAbsent(k) {
-				delete(obj, k)
-			}
-		case []any:
-			if len(v) == 0 && emptyMeansAbsent(k) {
-				delete(obj, k)
-				continue
-			}
-			if k == "options" || k == "choices" {
-				for _, item := range v {
-					if sub, ok := item.(map[string]any); ok {
-						canonical(sub, k == "options")
-					}
+			continue
+		}
+		if list, ok := v.([]any); ok && (k == "options" || k == "choices") {
+			for _, item := range list {
+				if sub, ok := item.(map[string]any); ok {
+					canonical(sub, k == "options")
 				}
-			}
-		case map[string]any:
-			if len(v) == 0 && emptyMeansAbsent(k) {
-				delete(obj, k)
 			}
 		}
 	}
+}
+
+// meansAbsent reports whether member k of value v means the same as no member
+// k at all. isOption is true for a member of an option object.
+func meansAbsent(k string, v any, isOption bool) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return isOption && !v && falseMeansAbsent(k)
+	case []any:
+		return len(v) == 0 && emptyMeansAbsent(k)
+	case map[string]any:
+		return len(v) == 0 && emptyMeansAbsent(k)
+	}
+	return false
 }

@@ -59,16 +59,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	if err != nil {
 		return err
 	}
-	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
-	if cfg.ShardIDs != nil {
-		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	if hc != nil {
-		opts = append(opts, shards.WithHTTPClient(hc))
-	}
-	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
+	group, err := newShards(cfg, log, hc)
 	if err != nil {
-		return fmt.Errorf("discord sessions: %w", err)
+		return err
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
 	for _, s := range group.Sessions() {
@@ -90,20 +83,12 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 
 	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
-	s0 := group.Sessions()[0]
-	app, err := fetchApplication(ctx, s0)
+	defs, err := b.registerCommands(ctx)
 	if err != nil {
-		return stoppedEarly(fmt.Errorf("reading the Discord application: %w", err))
+		return stoppedEarly(err)
 	}
-	b.botID = app.ID
-	defs := []*discordgo.ApplicationCommand{&voteCommand}
-	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
-		return stoppedEarly(fmt.Errorf("registering slash commands on Discord: %w", err))
-	}
-	log.Info("registered slash commands on Discord", "commands", len(defs))
-
 	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
-	fl, err := openFleet(cfg, app.ID, log)
+	fl, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
@@ -118,19 +103,64 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	// The running handlers get at most pluginCloseTimeout once the stop comes,
-	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
-	pcfg := cfg.Plugin
-	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
-		pcfg.VoteStopGrace = pluginCloseTimeout
-	}
-	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
+	if b.plugin, err = plugin.New(client, pluginConfig(cfg), popts...); err != nil {
 		return stoppedEarly(err)
 	}
 	stopOps, err := b.attach(ctx, ops)
 	if err != nil {
 		return stoppedEarly(err)
 	}
+	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
+}
+
+// newShards makes the discordgo sessions of the shards this process runs,
+// not yet open.
+func newShards(cfg config, log *slog.Logger, hc *http.Client) (*shards.Group, error) {
+	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
+	if cfg.ShardIDs != nil {
+		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
+	}
+	if hc != nil {
+		opts = append(opts, shards.WithHTTPClient(hc))
+	}
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("discord sessions: %w", err)
+	}
+	return group, nil
+}
+
+// registerCommands reads the bot's application (setting b.botID) and puts the
+// bot's slash commands on Discord; it returns their definitions.
+func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCommand, error) {
+	s0 := b.shards.Sessions()[0]
+	app, err := fetchApplication(ctx, s0)
+	if err != nil {
+		return nil, fmt.Errorf("reading the Discord application: %w", err)
+	}
+	b.botID = app.ID
+	defs := []*discordgo.ApplicationCommand{&voteCommand}
+	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
+		return nil, fmt.Errorf("registering slash commands on Discord: %w", err)
+	}
+	b.log.Info("registered slash commands on Discord", "commands", len(defs))
+	return defs, nil
+}
+
+// pluginConfig returns the plugin's configuration. The running handlers get
+// at most pluginCloseTimeout once the stop comes, whatever
+// TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+func pluginConfig(cfg config) plugin.Config {
+	pcfg := cfg.Plugin
+	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
+		pcfg.VoteStopGrace = pluginCloseTimeout
+	}
+	return pcfg
+}
+
+// serve runs the plugin and opens the shards, waits until ctx is done or the
+// plugin fails, then shuts both down (see shutdown).
+func (b *bot) serve(ctx context.Context) error {
 	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
 	// state directory in use, a refused token), the bot stops too.
 	runCtx, stopRun := context.WithCancel(ctx)
@@ -147,21 +177,20 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	}()
 	stopJobs := func() error { stopRun(); return <-ran }
 
-	openErr := group.Open(online)
+	openErr := b.shards.Open(online)
 	switch {
 	case online.Err() != nil:
 		// Open returned because of the stop (or a failed plugin, which the
 		// shutdown reports): not a failure of its own.
-		log.Info("stopped before going online; shutting down")
+		b.log.Info("stopped before going online; shutting down")
 		openErr = nil
 	case openErr != nil:
 	default:
-		log.Info("bot is online", "shards", cfg.runShards().String(), "shard_count", cfg.ShardCount)
+		b.log.Info("bot is online", "shards", b.cfg.runShards().String(), "shard_count", b.cfg.ShardCount)
 		<-online.Done()
-		log.Info("shutting down")
+		b.log.Info("shutting down")
 	}
-	err = errors.Join(openErr, b.shutdown(stopJobs))
-	return errors.Join(err, stopOps()) // probes answer until the bot is down
+	return errors.Join(openErr, b.shutdown(stopJobs))
 }
 
 // fetchApplication reads the bot's own application (its id names the commands)

@@ -58,57 +58,99 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 // thousand, so a bigger value is a typo that would only exhaust the memory.
 const maxShards = 4096
 
+// validate checks the configuration, one area after the other, and returns
+// the first problem as a *plugin.ConfigError that names the variable.
 func (c config) validate() error {
-	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
+	for _, check := range []func() error{
+		c.validateTokens, c.validateURLs, c.validateRewards, c.validateShards,
+		c.validateFleet, c.validateLogging, c.validateServers,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// badVariable reports a problem with the environment variable v.
+func badVariable(v, problem string) error {
+	return &plugin.ConfigError{Variable: v, Problem: problem}
+}
+
+// validateTokens checks DISCORD_TOKEN and TOPGG_TOKEN.
+func (c config) validateTokens() error {
 	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
 	if strings.TrimSpace(discordToken) == "" {
-		return bad("DISCORD_TOKEN", "is empty")
+		return badVariable("DISCORD_TOKEN", "is empty")
 	}
 	if strings.ContainsFunc(strings.TrimSpace(discordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		// "Bot abc" set whole would be sent as "Bot Bot abc"; a control byte
 		// would make every request fail.
-		return bad("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
+		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
 	if strings.TrimSpace(topggToken) == "" {
-		return bad("TOPGG_TOKEN", "is empty")
+		return badVariable("TOPGG_TOKEN", "is empty")
 	}
 	// The Top.gg client is the authority on its token and its URL. The token goes
 	// first, alone, so that a refusal is pinned on the right variable; its
 	// messages never quote the token.
 	if _, err := topgg.New(topggToken); err != nil {
-		return bad("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
+		return badVariable("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
 	}
+	return nil
+}
+
+// validateURLs checks TOPGG_API_URL and DISCORD_API_URL; the tokens are valid.
+func (c config) validateURLs() error {
 	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
 		if problem := checkBaseURL(u.value); problem != "" {
-			return bad(u.name, problem)
+			return badVariable(u.name, problem)
 		}
 	}
-	if _, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
+	if _, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
 		// checkBaseURL holds the client's rules; this is a safety net, and the
 		// client's message may quote the URL, so it is not repeated.
-		return bad("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
+		return badVariable("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
 	}
+	return nil
+}
+
+// validateRewards checks REWARD_GUILD_ID and REWARD_ROLE_ID.
+func (c config) validateRewards() error {
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
-		return bad("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
+		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
 	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
 		if id.value != "" && !isSnowflake(id.value) {
-			return bad(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
+			return badVariable(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
 		}
 	}
+	return nil
+}
+
+// validateShards checks SHARD_COUNT (validateFleet checks SHARD_IDS).
+func (c config) validateShards() error {
 	if c.ShardCount < 1 || c.ShardCount > maxShards {
-		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
+		return badVariable("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
 			c.ShardCount, maxShards))
 	}
-	if err := c.validateFleet(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateLogging checks LOG_LEVEL and LOG_FORMAT.
+func (c config) validateLogging() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
-		return bad("LOG_LEVEL", err.Error())
+		return badVariable("LOG_LEVEL", err.Error())
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return bad("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
+		return badVariable("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
 	}
+	return nil
+}
+
+// validateServers checks what the bot listens on (METRICS_ADDR,
+// TOPGG_WEBHOOK_ADDR) and the plugin's own settings.
+func (c config) validateServers() error {
 	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
 		return err
 	}
@@ -116,7 +158,7 @@ func (c config) validate() error {
 		return nameVariable(err)
 	}
 	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
-		return bad("TOPGG_WEBHOOK_ADDR", problem)
+		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
 	}
 	return nil
 }

@@ -96,8 +96,31 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
+// script drives the demo's story against the running bot, checking each
+// step on the fakes; done reports the bot's end.
 func (d *demo) script(ctx context.Context, done <-chan error) error {
-	wait := func(what string, cond func() bool) error {
+	wait := waiter(ctx, done)
+	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
+		return err
+	}
+	d.say("Both shards are ready, and Top.gg shows %d servers and %d shards.", d.lastServers(), d.lastMetric("shard_count"))
+
+	if err := wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok }); err != nil {
+		return err
+	}
+	cmds, _ := d.topgg.Commands()
+	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
+
+	if err := d.guildChanges(ctx, wait); err != nil {
+		return err
+	}
+	return d.votes(ctx, wait)
+}
+
+// waiter returns the demo's wait: it polls cond until it holds, and fails
+// when the bot stops (done) or ctx ends first.
+func waiter(ctx context.Context, done <-chan error) func(what string, cond func() bool) error {
+	return func(what string, cond func() bool) error {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for !cond() {
@@ -111,59 +134,60 @@ func (d *demo) script(ctx context.Context, done <-chan error) error {
 		}
 		return nil
 	}
+}
 
-	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
-		return err
-	}
-	d.say("Both shards are ready, and Top.gg shows %d servers and %d shards.", d.lastServers(), d.lastMetric("shard_count"))
+// guildStep is one change to the bot's servers in the demo, and the server
+// count Top.gg should then show.
+type guildStep struct {
+	say    string
+	act    func(context.Context, string) error
+	guild  string
+	expect int
+	posts  bool // whether the change makes the bot post; an unchanged count is not posted again
+}
 
-	if err := wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok }); err != nil {
-		return err
-	}
-	cmds, _ := d.topgg.Commands()
-	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
-
-	steps := []struct {
-		say    string
-		act    func(context.Context, string) error
-		guild  string
-		expect int
-		posts  bool // whether the change makes the bot post; an unchanged count is not posted again
-	}{
+// guildChanges adds, removes and takes down servers, and checks what Top.gg
+// shows after each.
+func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) error) error {
+	steps := []guildStep{
 		{"Two servers add the bot.", d.discord.Join, plugintest.GuildIDForShard(4, 0, 2), 4, true},
 		{"", d.discord.Join, plugintest.GuildIDForShard(5, 1, 2), 5, true},
 		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4, true},
 		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
 	}
 	for _, s := range steps {
-		if s.say != "" {
-			d.say("%s", s.say)
-		}
-		before := len(d.topgg.Metrics())
-		if err := s.act(ctx, s.guild); err != nil {
-			return err
-		}
-		if !s.posts {
-			// Nothing new is posted; give the bot two intervals to prove it.
-			select {
-			case <-time.After(2500 * time.Millisecond):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if got := d.lastServers(); got != s.expect {
-				return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
-			}
-			continue
-		}
-		if err := wait(fmt.Sprintf("%d servers", s.expect), func() bool {
-			return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
-		}); err != nil {
+		if err := d.runStep(ctx, wait, s); err != nil {
 			return err
 		}
 	}
 	d.say("Top.gg shows %d servers.", d.lastServers())
+	return nil
+}
 
-	return d.votes(ctx, wait)
+// runStep runs one guild step and checks its count.
+func (d *demo) runStep(ctx context.Context, wait func(string, func() bool) error, s guildStep) error {
+	if s.say != "" {
+		d.say("%s", s.say)
+	}
+	before := len(d.topgg.Metrics())
+	if err := s.act(ctx, s.guild); err != nil {
+		return err
+	}
+	if !s.posts {
+		// Nothing new is posted; give the bot two intervals to prove it.
+		select {
+		case <-time.After(2500 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if got := d.lastServers(); got != s.expect {
+			return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
+		}
+		return nil
+	}
+	return wait(fmt.Sprintf("%d servers", s.expect), func() bool {
+		return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
+	})
 }
 
 func (d *demo) lastMetric(name string) int {

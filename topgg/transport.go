@@ -255,20 +255,29 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	c.noteIfRefused(ctx, r, apiErr)
+	wait, err := c.retryAfterFailure(r, apiErr, until, attempt)
+	return status, wait, err
+}
+
+// retryAfterFailure says whether and when to try again after apiErr (-1:
+// never), and returns the error for it: a *RateLimitError on a 429 or a
+// retryable answer under a block that ends at until (zero when none).
+func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, attempt int) (time.Duration, error) {
+	ra := apiErr.RetryAfter
 	switch {
-	case status == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
+	case apiErr.StatusCode == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
 		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
 		if ra > c.retry.MaxRetryAfter {
-			return status, -1, rl
+			return -1, rl
 		}
 		// The next attempt's acquire waits out what is left of the block; the
 		// backoff keeps a Retry-After of almost nothing (or none, on a 429) from
 		// being a tight loop.
-		return status, c.retry.backoff(attempt), rl
+		return c.retry.backoff(attempt), rl
 	case apiErr.retryable():
-		return status, c.retry.backoff(attempt), apiErr
+		return c.retry.backoff(attempt), apiErr
 	}
-	return status, -1, apiErr
+	return -1, apiErr
 }
 
 // recordBlock blocks r's family for d, says so in the log, and returns the end

@@ -283,30 +283,42 @@ func validateCommands(cmds []*discordgo.ApplicationCommand) formErrors {
 		}
 		seen[key] = true
 		if typ == discordgo.ChatApplicationCommand {
-			checkChatInput(errs, i, "", cmd.Name, cmd.Description)
-			if len(cmd.Options) > maxCommandOptions {
-				errs.add(i, "options", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
-			}
-			for j, opt := range cmd.Options {
-				if opt == nil {
-					errs.add(i, fmt.Sprintf("options.%d", j), "BASE_TYPE_REQUIRED", "This field is required")
-					continue
-				}
-				checkChatInput(errs, i, fmt.Sprintf("options.%d.", j), opt.Name, opt.Description)
-			}
-			continue
-		}
-		if n := utf8.RuneCountInString(cmd.Name); n < 1 || n > maxCommandName {
-			errs.add(i, "name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 32 in length.")
-		}
-		if cmd.Description != "" {
-			errs.add(i, "description", "APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION", "Context menu commands cannot have description")
+			checkChatCommand(errs, i, cmd)
+		} else {
+			checkContextCommand(errs, i, cmd)
 		}
 	}
 	if len(errs) == 0 {
 		return nil
 	}
 	return errs
+}
+
+// checkChatCommand applies the rules of a slash command (and its options) to
+// cmd, the i-th command.
+func checkChatCommand(errs formErrors, i int, cmd *discordgo.ApplicationCommand) {
+	checkChatInput(errs, i, "", cmd.Name, cmd.Description)
+	if len(cmd.Options) > maxCommandOptions {
+		errs.add(i, "options", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	}
+	for j, opt := range cmd.Options {
+		if opt == nil {
+			errs.add(i, fmt.Sprintf("options.%d", j), "BASE_TYPE_REQUIRED", "This field is required")
+			continue
+		}
+		checkChatInput(errs, i, fmt.Sprintf("options.%d.", j), opt.Name, opt.Description)
+	}
+}
+
+// checkContextCommand applies the rules of a context menu command (user or
+// message) to cmd, the i-th command.
+func checkContextCommand(errs formErrors, i int, cmd *discordgo.ApplicationCommand) {
+	if n := utf8.RuneCountInString(cmd.Name); n < 1 || n > maxCommandName {
+		errs.add(i, "name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 32 in length.")
+	}
+	if cmd.Description != "" {
+		errs.add(i, "description", "APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION", "Context menu commands cannot have description")
+	}
 }
 
 func checkChatInput(errs formErrors, i int, prefix, name, description string) {

@@ -278,17 +278,8 @@ func (s *Server) forgetConn(c *gwConn) {
 // until the connection fails or is refused.
 func (s *Server) runGateway(c *gwConn, v, encoding string) {
 	ctx := context.Background() // writes are bounded by writeTimeout
-	version := 10
-	if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 9 || n > 10 {
-			c.reject(closeInvalidAPIVersion, "Invalid API version.")
-			return
-		}
-		version = n
-	}
-	if encoding != "" && encoding != "json" {
-		c.reject(closeDecodeError, "Decode error.")
+	version, ok := c.checkQuery(v, encoding)
+	if !ok {
 		return
 	}
 	hello := map[string]any{
@@ -308,40 +299,62 @@ func (s *Server) runGateway(c *gwConn, v, encoding string) {
 			c.reject(closeDecodeError, "Decode error.")
 			return
 		}
-		switch f.Op {
-		case opHeartbeat:
-			s.mu.Lock()
-			s.heartbeats++
-			s.mu.Unlock()
-			if err := c.writeJSON(ctx, outFrame{Op: opHeartbeatACK}); err != nil {
-				return
-			}
-		case opIdentify:
-			if c.session != nil {
-				c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-				return
-			}
-			if !s.identify(ctx, c, f.D, version) {
-				return
-			}
-		case opResume:
-			if c.session != nil {
-				c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-				return
-			}
-			if !s.resume(ctx, c, f.D) {
-				return
-			}
-		case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
-			if c.session == nil {
-				c.reject(closeNotAuthenticated, "Not authenticated.")
-				return
-			}
-			// Accepted and ignored: the fake has no presences, voice or members.
-		default:
-			c.reject(closeUnknownOpcode, "Unknown opcode.")
+		if !s.handleOp(ctx, c, f, version) {
 			return
 		}
+	}
+}
+
+// checkQuery checks the gateway URL's v and encoding (empty when absent) and
+// returns the API version; it refuses the connection and reports false when
+// they are not supported.
+func (c *gwConn) checkQuery(v, encoding string) (int, bool) {
+	version := 10
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 9 || n > 10 {
+			c.reject(closeInvalidAPIVersion, "Invalid API version.")
+			return 0, false
+		}
+		version = n
+	}
+	if encoding != "" && encoding != "json" {
+		c.reject(closeDecodeError, "Decode error.")
+		return 0, false
+	}
+	return version, true
+}
+
+// handleOp answers one client frame. It reports whether the connection goes on.
+func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int) bool {
+	switch f.Op {
+	case opHeartbeat:
+		s.mu.Lock()
+		s.heartbeats++
+		s.mu.Unlock()
+		return c.writeJSON(ctx, outFrame{Op: opHeartbeatACK}) == nil
+	case opIdentify:
+		if c.session != nil {
+			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
+			return false
+		}
+		return s.identify(ctx, c, f.D, version)
+	case opResume:
+		if c.session != nil {
+			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
+			return false
+		}
+		return s.resume(ctx, c, f.D)
+	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
+		if c.session == nil {
+			c.reject(closeNotAuthenticated, "Not authenticated.")
+			return false
+		}
+		// Accepted and ignored: the fake has no presences, voice or members.
+		return true
+	default:
+		c.reject(closeUnknownOpcode, "Unknown opcode.")
+		return false
 	}
 }
 
@@ -365,19 +378,8 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		c.reject(closeAuthenticationFailed, "Authentication failed.")
 		return false
 	}
-	shard := [2]int{0, 1}
-	if d.Shard != nil {
-		shard = *d.Shard
-	}
-	switch {
-	case shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]:
-		c.reject(closeInvalidShard, "Invalid shard.")
-		return false
-	case shard[1] < s.cfg.shardCount:
-		c.reject(closeShardingRequired, "Sharding required.")
-		return false
-	case shard[1] != s.cfg.shardCount:
-		c.reject(closeInvalidShard, "Invalid shard.")
+	shard, ok := s.checkShard(c, d.Shard)
+	if !ok {
 		return false
 	}
 
@@ -437,6 +439,28 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 	s.mu.Unlock()
 	s.log.Debug("gateway ready", "shard", shard[0], "shard_count", shard[1], "guilds", len(ids))
 	return true
+}
+
+// checkShard returns the shard an IDENTIFY asks for ([0, 1] when it names
+// none); it refuses the connection and reports false when the Server does not
+// run that shard.
+func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
+	shard := [2]int{0, 1}
+	if asked != nil {
+		shard = *asked
+	}
+	switch {
+	case shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]:
+		c.reject(closeInvalidShard, "Invalid shard.")
+		return shard, false
+	case shard[1] < s.cfg.shardCount:
+		c.reject(closeShardingRequired, "Sharding required.")
+		return shard, false
+	case shard[1] != s.cfg.shardCount:
+		c.reject(closeInvalidShard, "Invalid shard.")
+		return shard, false
+	}
+	return shard, true
 }
 
 // resume continues a session on this connection: replays the dispatches

@@ -84,16 +84,8 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 	if err := ctx.Err(); err != nil {
 		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
-	if spec.Command == "" {
-		return "", "", fmt.Errorf("plugintest: interact: empty command name: %w", ErrUnknownCommand)
-	}
-	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
-		if v.id == "" && v.what != "user" {
-			continue
-		}
-		if _, err := parseSnowflake(v.id); err != nil {
-			return "", "", fmt.Errorf("plugintest: interact: %s: %w", v.what, err)
-		}
+	if err := spec.check(); err != nil {
+		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	username := spec.Username
 	if username == "" {
@@ -101,18 +93,10 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 	}
 
 	s.mu.Lock()
-	shard := 0
-	if spec.GuildID != "" {
-		g, ok := s.guilds[spec.GuildID]
-		switch {
-		case !ok:
-			s.mu.Unlock()
-			return "", "", fmt.Errorf("plugintest: interact: guild %s: %w", spec.GuildID, ErrUnknownGuild)
-		case g.unavailable:
-			s.mu.Unlock()
-			return "", "", fmt.Errorf("plugintest: interact: guild %s: %w", spec.GuildID, ErrGuildUnavailable)
-		}
-		shard = g.shard
+	shard, err := s.guildShardLocked(spec.GuildID)
+	if err != nil {
+		s.mu.Unlock()
+		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
@@ -140,6 +124,41 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 		return "", "", fmt.Errorf("plugintest: interact: %w", err)
 	}
 	return it.id, it.token, nil
+}
+
+// check returns what is wrong with spec before any lookup: no command name
+// (ErrUnknownCommand), or an id that is not a snowflake (the user's is
+// required; the guild's and channel's may be empty).
+func (spec InteractionSpec) check() error {
+	if spec.Command == "" {
+		return fmt.Errorf("empty command name: %w", ErrUnknownCommand)
+	}
+	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
+		if v.id == "" && v.what != "user" {
+			continue
+		}
+		if _, err := parseSnowflake(v.id); err != nil {
+			return fmt.Errorf("%s: %w", v.what, err)
+		}
+	}
+	return nil
+}
+
+// guildShardLocked returns the shard of the guild an interaction comes from
+// (0 for a DM, guildID empty), or ErrUnknownGuild or ErrGuildUnavailable. The
+// caller holds s.mu.
+func (s *Server) guildShardLocked(guildID string) (int, error) {
+	if guildID == "" {
+		return 0, nil
+	}
+	g, ok := s.guilds[guildID]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("guild %s: %w", guildID, ErrUnknownGuild)
+	case g.unavailable:
+		return 0, fmt.Errorf("guild %s: %w", guildID, ErrGuildUnavailable)
+	}
+	return g.shard, nil
 }
 
 // interactionPayloadLocked builds the INTERACTION_CREATE object. The caller

@@ -150,17 +150,8 @@ func (f *pendingFault) numbered() Fault {
 
 // applyFault plays f and reports whether the request is finished.
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string, f Fault) bool {
-	if f.Delay > 0 {
-		t := time.NewTimer(f.Delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return true
-		case <-s.closing:
-			drop(w)
-			return true
-		}
+	if f.Delay > 0 && s.delayFault(w, r, f.Delay) {
+		return true
 	}
 	if f.Drop {
 		drop(w)
@@ -173,6 +164,30 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string,
 	if status == 0 {
 		return false
 	}
+	writeFault(w, r, path, status, f)
+	return true
+}
+
+// delayFault waits d before the fault plays, and reports whether the request
+// ended meanwhile: the client left, or the server is closing (then the
+// connection is dropped).
+func (s *Server) delayFault(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false
+	case <-r.Context().Done():
+		return true
+	case <-s.closing:
+		drop(w)
+		return true
+	}
+}
+
+// writeFault answers with f's status, headers and body; Authorization is
+// echoed where f asks for it.
+func writeFault(w http.ResponseWriter, r *http.Request, path string, status int, f Fault) {
 	if f.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(f.RetryAfter)))
 	}
@@ -194,7 +209,6 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, path string,
 	default:
 		writeError(w, path, status, "injected fault")
 	}
-	return true
 }
 
 // drop closes the connection under the request without an answer.

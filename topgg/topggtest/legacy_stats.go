@@ -102,6 +102,8 @@ func applyLegacyStats(b *Bot, st LegacyStats) {
 	}
 }
 
+// decodeLegacyStats decodes and checks a v0 stats body as Top.gg does; the
+// error is the message Top.gg's 400 carries.
 func decodeLegacyStats(body []byte) (LegacyStats, error) {
 	var raw struct {
 		ServerCount json.RawMessage `json:"server_count"`
@@ -113,53 +115,64 @@ func decodeLegacyStats(body []byte) (LegacyStats, error) {
 		return LegacyStats{}, fmt.Errorf("invalid body: %v", err)
 	}
 	var st LegacyStats
-	switch {
-	case isAbsent(raw.ServerCount):
-		return st, errors.New("server_count is required")
-	case raw.ServerCount[0] == '[':
-		list, err := parseCountList(raw.ServerCount)
-		if err != nil {
-			return st, fmt.Errorf("server_count: %v", err)
-		}
-		st.Shards = list
-		for _, n := range list {
-			st.ServerCount += n
-		}
-	default:
-		n, err := parseCount(raw.ServerCount)
-		if err != nil {
-			return st, fmt.Errorf("server_count %v", err)
-		}
-		st.ServerCount = n
+	var err error
+	if st.ServerCount, st.Shards, err = legacyServerCount(raw.ServerCount); err != nil {
+		return LegacyStats{}, err
 	}
 	if !isAbsent(raw.Shards) {
 		if st.Shards != nil {
-			return st, errors.New("send shards either as server_count or as shards, not both")
+			return LegacyStats{}, errors.New("send shards either as server_count or as shards, not both")
 		}
-		list, err := parseCountList(raw.Shards)
-		if err != nil {
-			return st, fmt.Errorf("shards: %v", err)
+		if st.Shards, err = parseCountList(raw.Shards); err != nil {
+			return LegacyStats{}, fmt.Errorf("shards: %v", err)
 		}
-		st.Shards = list
 	}
-	for _, f := range []struct {
-		name string
-		raw  json.RawMessage
-		dst  **int
-	}{{"shard_id", raw.ShardID, &st.ShardID}, {"shard_count", raw.ShardCount, &st.ShardCount}} {
-		if isAbsent(f.raw) {
-			continue
-		}
-		n, err := parseCount(f.raw)
-		if err != nil {
-			return st, fmt.Errorf("%s %v", f.name, err)
-		}
-		*f.dst = &n
+	if st.ShardID, err = optionalCount("shard_id", raw.ShardID); err != nil {
+		return LegacyStats{}, err
+	}
+	if st.ShardCount, err = optionalCount("shard_count", raw.ShardCount); err != nil {
+		return LegacyStats{}, err
 	}
 	if st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount {
-		return st, errors.New("shard_id must be less than shard_count")
+		return LegacyStats{}, errors.New("shard_id must be less than shard_count")
 	}
 	return st, nil
+}
+
+// legacyServerCount reads the required server_count: a count, or a list of
+// per-shard counts, which it returns as shards with their sum as total.
+func legacyServerCount(raw json.RawMessage) (total int, shards []int, err error) {
+	switch {
+	case isAbsent(raw):
+		return 0, nil, errors.New("server_count is required")
+	case raw[0] == '[':
+		list, err := parseCountList(raw)
+		if err != nil {
+			return 0, nil, fmt.Errorf("server_count: %v", err)
+		}
+		for _, n := range list {
+			total += n
+		}
+		return total, list, nil
+	default:
+		n, err := parseCount(raw)
+		if err != nil {
+			return 0, nil, fmt.Errorf("server_count %v", err)
+		}
+		return n, nil, nil
+	}
+}
+
+// optionalCount reads the count field name, nil when absent.
+func optionalCount(name string, raw json.RawMessage) (*int, error) {
+	if isAbsent(raw) {
+		return nil, nil
+	}
+	n, err := parseCount(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %v", name, err)
+	}
+	return &n, nil
 }
 
 func isAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
