@@ -203,17 +203,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	require.Eventually(t, func() bool { added, _ := e.grants(); return len(added) == len(all) }, wait, tick,
 		"a vote was lost when the leader died")
 	added, _ := e.grants()
-	twice := 0
-	for _, v := range all {
-		n := added[v.PlatformID]
-		assert.GreaterOrEqual(t, n, 1, v.PlatformID)
-		assert.LessOrEqual(t, n, 2, v.PlatformID)
-		if n > 1 {
-			twice++
-		}
-	}
-	// The default VoteConcurrency is 4 handlers at once.
-	assert.LessOrEqual(t, twice, 4, "more votes rewarded twice than handlers running at once")
+	twice := requireRewardedAtMostTwice(t, all, added)
 	t.Logf("%d votes rewarded twice after the leader's kill -9", twice)
 	newLeader := leaders(rest)[0]
 

@@ -191,16 +191,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 		"a vote was lost across kill -9")
 	e.waitPolls(5)
 	added, _ := e.grants()
-	twice := 0
-	for _, v := range all {
-		n := added[v.PlatformID]
-		assert.GreaterOrEqual(t, n, 1, v.PlatformID)
-		assert.LessOrEqual(t, n, 2, v.PlatformID)
-		if n > 1 {
-			twice++
-		}
-	}
-	assert.LessOrEqual(t, twice, 4, "more votes rewarded twice than handlers running at once")
+	twice := requireRewardedAtMostTwice(t, all, added)
 	t.Logf("%d votes rewarded twice after kill -9", twice)
 	assert.Equal(t, 1, second.countMsg("resuming pending work"), "the restart found the saved state")
 	second.terminate()

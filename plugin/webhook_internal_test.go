@@ -40,8 +40,9 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- job(ctx) }()
+	hc := &http.Client{Timeout: 2 * time.Second} // every wait bounded
 	require.Eventually(t, func() bool {
-		resp, err := http.Post("http://"+addr+DefaultWebhookPath, "application/json", nil)
+		resp, err := hc.Post("http://"+addr+DefaultWebhookPath, "application/json", nil)
 		if err != nil {
 			return false
 		}

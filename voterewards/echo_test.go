@@ -58,20 +58,12 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	srv.AddVotes(first, second)
 	store := &echoFirstStore{MemoryStore: voterewards.NewMemoryStore(), claimed: make(chan struct{})}
 
-	var mu sync.Mutex
-	var events []string
 	secondStarted := make(chan struct{})
-	logEvent := func(kind string) voterewards.Handler {
-		return func(_ context.Context, v voterewards.Vote) error {
-			mu.Lock()
-			defer mu.Unlock()
-			events = append(events, kind+" "+v.Key)
-			if kind == "reward" && v.Key == keyOf(second) {
-				close(secondStarted)
-			}
-			return nil
+	log := eventLog{after: func(kind string, v voterewards.Vote) {
+		if kind == "reward" && v.Key == keyOf(second) {
+			close(secondStarted)
 		}
-	}
+	}}
 	// The first claim is the intake's (the store's Ingest waits for it). It
 	// is held up until the second reward starts, which a correct run cannot
 	// do before the first vote is queued: there, the hold ends after a
@@ -87,16 +79,10 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 		case <-time.After(time.Second):
 		}
 	}
-	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: logEvent("reward"), OnExpire: logEvent("expire"),
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"),
 		Observer: observer, Store: store, Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(events) == 3
-	}, 10*time.Second, 5*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, events)
+	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
 }
 
 // lateEchoStore is a MemoryStore whose feed holds back the echoes of votes

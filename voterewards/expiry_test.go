@@ -109,23 +109,8 @@ func TestExpiryOfLateDeliveredVoteRunsBeforeTheUsersNextVote(t *testing.T) {
 	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
 	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
 	srv.AddVotes(first, second)
-	var mu sync.Mutex
-	var events []string
-	logEvent := func(kind string) voterewards.Handler {
-		return func(_ context.Context, v voterewards.Vote) error {
-			mu.Lock()
-			defer mu.Unlock()
-			events = append(events, kind+" "+v.Key)
-			return nil
-		}
-	}
-	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: logEvent("reward"), OnExpire: logEvent("expire"), Store: voterewards.NewMemoryStore(), Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(events) == 3
-	}, 5*time.Second, 5*time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, events)
+	var log eventLog
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"), Store: voterewards.NewMemoryStore(), Lookback: 24 * time.Hour})
+	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
 }

@@ -176,3 +176,29 @@ func requireExactlyOnce(t *testing.T, srv *topggtest.Server, rec *recorder) {
 	}
 	require.Len(t, got, len(want))
 }
+
+// eventLog records reward and expiry calls in the order they happen, as
+// "reward <key>" and "expire <key>"; after, if set, runs after each record.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+	after  func(kind string, v voterewards.Vote)
+}
+
+func (l *eventLog) handler(kind string) voterewards.Handler {
+	return func(_ context.Context, v voterewards.Vote) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.events = append(l.events, kind+" "+v.Key)
+		if l.after != nil {
+			l.after(kind, v)
+		}
+		return nil
+	}
+}
+
+func (l *eventLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.events...)
+}
