@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // TestAttachRefusesWhatWouldNeverCount: a session that would silently count
@@ -19,7 +19,7 @@ import (
 // attached.
 func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 	t.Parallel()
-	dc, err := plugintest.NewServer(plugintest.WithShardCount(2), plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 2)))
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 2)))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	newSession := func(id int) *discordgo.Session {
@@ -77,7 +77,7 @@ func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 // refused or counted, never silently missed.
 func TestAttachRacingOpen(t *testing.T) {
 	t.Parallel()
-	dc, err := plugintest.NewServer(plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1)))
+	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	var closers sync.WaitGroup
@@ -123,7 +123,7 @@ func TestAttachWhileRunning(t *testing.T) {
 // nil one fails instead of panicking.
 func TestZeroCounterWorks(t *testing.T) {
 	t.Parallel()
-	dc, err := plugintest.NewServer(plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 1)))
+	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1)))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	var c autopost.Counter

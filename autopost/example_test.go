@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -14,8 +14,8 @@ import (
 // module's fakes of Discord and Top.gg; a real bot makes its client with
 // topgg.New(token) and its sessions with discordgo.New("Bot " + token).
 func Example() {
-	discord, err := plugintest.NewServer(plugintest.WithGuilds(
-		plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1), plugintest.GuildIDForShard(2, 0, 1)))
+	discord, err := discordtest.NewServer(discordtest.WithGuilds(
+		discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1), discordtest.GuildIDForShard(2, 0, 1)))
 	if err != nil {
 		panic(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/testlog"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -33,7 +33,7 @@ type setup struct {
 	syncEvents bool
 	cfg        autopost.Config
 	retry      *topgg.RetryPolicy // default: fast retries, 429s not waited out by the client
-	dcOpts     []plugintest.Option
+	dcOpts     []discordtest.Option
 	tgOpts     []topggtest.Option
 	// clock, if set, times the Poster's waits: the test advances it.
 	clock *clock.Fake
@@ -41,7 +41,7 @@ type setup struct {
 
 type fixture struct {
 	t        *testing.T
-	dc       *plugintest.Server
+	dc       *discordtest.Server
 	tg       *topggtest.Server
 	client   *topgg.Client
 	sessions map[int]*discordgo.Session
@@ -71,11 +71,11 @@ func newFixture(t *testing.T, s setup) *fixture {
 	var guilds []string
 	for shard := range s.shards {
 		for n := range s.perShard {
-			guilds = append(guilds, plugintest.GuildIDForShard(n, shard, s.shards))
+			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, s.shards))
 		}
 	}
-	dc, err := plugintest.NewServer(append([]plugintest.Option{
-		plugintest.WithShardCount(s.shards), plugintest.WithGuilds(guilds...),
+	dc, err := discordtest.NewServer(append([]discordtest.Option{
+		discordtest.WithShardCount(s.shards), discordtest.WithGuilds(guilds...),
 	}, s.dcOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
@@ -213,7 +213,7 @@ func (f *fixture) requests(method, path string) []topggtest.Request {
 }
 
 // guild returns the n-th guild id of a shard of the fixture.
-func (f *fixture) guild(n, shard int) string { return plugintest.GuildIDForShard(n, shard, f.shards) }
+func (f *fixture) guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, f.shards) }
 
 // syncBuffer collects the log lines the code under test writes from its goroutines.
 type syncBuffer = testlog.Buffer

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 func TestRunLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
-	dc, err := plugintest.NewServer(plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 1)))
+	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1)))
 	require.NoError(t, err)
 	defer dc.Close()
 	tg := topggtest.NewServer()
@@ -50,7 +50,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 
 	// A post held in flight by the server is cancelled when Run's context ends.
 	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 1})
-	require.NoError(t, dc.Join(context.Background(), plugintest.GuildIDForShard(1, 0, 1)))
+	require.NoError(t, dc.Join(context.Background(), discordtest.GuildIDForShard(1, 0, 1)))
 	require.Eventually(t, func() bool { return tg.PendingFaults() == 0 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, stop())
 
@@ -70,7 +70,7 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	require.NoError(t, err)
 	p, err := autopost.New(client, autopost.Config{})
 	require.NoError(t, err)
-	dc, err := plugintest.NewServer()
+	dc, err := discordtest.NewServer()
 	require.NoError(t, err)
 	defer dc.Close()
 	sess, err := dc.NewSession(0, 1)

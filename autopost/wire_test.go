@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -97,7 +97,7 @@ func TestV0Stats(t *testing.T) {
 	t.Run("all shards", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, setup{shards: 2, perShard: 3, cfg: autopost.Config{Mode: autopost.ModeV0},
-			dcOpts: []plugintest.Option{plugintest.WithBotUser(botID, "Example Bot")}})
+			dcOpts: []discordtest.Option{discordtest.WithBotUser(botID, "Example Bot")}})
 		require.NoError(t, f.dc.Join(f.ctx(), f.guild(9, 1)))
 		path := "/bots/" + botID + "/stats"
 		require.Eventually(t, func() bool {
@@ -116,7 +116,7 @@ func TestV0Stats(t *testing.T) {
 		// so it posts nothing (a fleet's Source gives the leader all shards).
 		f := newFixture(t, setup{shards: 2, perShard: 3, open: []int{1}, clock: newClock(),
 			cfg:    autopost.Config{Mode: autopost.ModeV0, ShardCount: 2, ReadyTimeout: time.Minute},
-			dcOpts: []plugintest.Option{plugintest.WithBotUser(botID, "Example Bot")}})
+			dcOpts: []discordtest.Option{discordtest.WithBotUser(botID, "Example Bot")}})
 		require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 		f.tick(time.Minute)
 		require.Eventually(t, func() bool { return len(f.resultsCopy()) > 0 }, 5*time.Second, time.Millisecond)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -20,9 +20,9 @@ const testAppID = "264811613708746752"
 
 // openDiscord starts a fake Discord and opens a real discordgo session on it;
 // Open returns after READY.
-func openDiscord(t *testing.T) (*plugintest.Server, *discordgo.Session) {
+func openDiscord(t *testing.T) (*discordtest.Server, *discordgo.Session) {
 	t.Helper()
-	dsrv, err := plugintest.NewServer(plugintest.WithApplicationID(testAppID))
+	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
 	require.NoError(t, err)
 	t.Cleanup(dsrv.Close)
 	s, err := dsrv.NewSession(0, 1)
@@ -33,7 +33,7 @@ func openDiscord(t *testing.T) (*plugintest.Server, *discordgo.Session) {
 }
 
 // commandFetches counts the global-command reads the fake Discord answered.
-func commandFetches(dsrv *plugintest.Server) int {
+func commandFetches(dsrv *discordtest.Server) int {
 	n := 0
 	for _, c := range dsrv.Calls() {
 		if c.Method == http.MethodGet && c.Path == "/api/v9/applications/"+testAppID+"/commands" {

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -168,7 +168,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 // again when the bot registers new ones.
 func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	t.Parallel()
-	dsrv, err := plugintest.NewServer(plugintest.WithApplicationID(testAppID))
+	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
 	require.NoError(t, err)
 	t.Cleanup(dsrv.Close)
 	session, err := dsrv.NewSession(0, 1)

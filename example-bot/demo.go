@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -20,7 +20,7 @@ const demoTimeout = 60 * time.Second
 // events, and a narrator that says what to look for.
 type demo struct {
 	out     io.Writer
-	discord *plugintest.Server
+	discord *discordtest.Server
 	topgg   *topggtest.Server
 	guilds  []string
 }
@@ -37,10 +37,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	const shards = 2
 	guilds := []string{
-		plugintest.GuildIDForShard(1, 0, shards), plugintest.GuildIDForShard(2, 0, shards),
-		plugintest.GuildIDForShard(3, 1, shards),
+		discordtest.GuildIDForShard(1, 0, shards), discordtest.GuildIDForShard(2, 0, shards),
+		discordtest.GuildIDForShard(3, 1, shards),
 	}
-	dsrv, err := plugintest.NewServer(plugintest.WithShardCount(shards), plugintest.WithGuilds(guilds...))
+	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(guilds...))
 	if err != nil {
 		return err
 	}
@@ -150,8 +150,8 @@ type guildStep struct {
 // shows after each.
 func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) error) error {
 	steps := []guildStep{
-		{"Two servers add the bot.", d.discord.Join, plugintest.GuildIDForShard(4, 0, 2), 4, true},
-		{"", d.discord.Join, plugintest.GuildIDForShard(5, 1, 2), 5, true},
+		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
+		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5, true},
 		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4, true},
 		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -169,7 +169,7 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 // useVote runs /vote as a user, with the remind option when given, and
 // returns the bot's reply.
 func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (string, error) {
-	spec := plugintest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
+	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
 	if remind != nil {
 		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: remindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},

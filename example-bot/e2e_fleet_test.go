@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -111,11 +111,11 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	var guilds []string
 	for shard := range shardCount {
 		for n := range shard + 1 {
-			guilds = append(guilds, plugintest.GuildIDForShard(n, shard, shardCount))
+			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, shardCount))
 		}
 	}
-	dc, err := plugintest.NewServer(plugintest.WithToken(e2eDiscordToken), plugintest.WithShardCount(shardCount),
-		plugintest.WithGuilds(guilds...))
+	dc, err := discordtest.NewServer(discordtest.WithToken(e2eDiscordToken), discordtest.WithShardCount(shardCount),
+		discordtest.WithGuilds(guilds...))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()
@@ -127,7 +127,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 		topggtest.WithWebhookRetries(2*time.Second, 50*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond,
 			200*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond))
 	t.Cleanup(tg.Close)
-	rewardGuild := plugintest.GuildIDForShard(0, 0, shardCount)
+	rewardGuild := discordtest.GuildIDForShard(0, 0, shardCount)
 	e := &e2e{t: t, dc: dc, tg: tg, state: t.TempDir(), env: map[string]string{
 		"DISCORD_TOKEN": e2eDiscordToken, "TOPGG_TOKEN": e2eTopggToken,
 		"TOPGG_API_URL": tg.URL, "DISCORD_API_URL": dc.APIBase(),

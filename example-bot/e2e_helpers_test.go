@@ -23,8 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/testlog"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -45,13 +45,13 @@ const (
 )
 
 // guild returns the n-th guild id of a shard of the e2e bot.
-func guild(n, shard int) string { return plugintest.GuildIDForShard(n, shard, e2eShards) }
+func guild(n, shard int) string { return discordtest.GuildIDForShard(n, shard, e2eShards) }
 
 // e2e is one end-to-end test's world: a fake Discord and a fake Top.gg in the
 // test process, and the environment that points the bot's process at them.
 type e2e struct {
 	t     *testing.T
-	dc    *plugintest.Server
+	dc    *discordtest.Server
 	tg    *topggtest.Server
 	state string
 	env   map[string]string
@@ -65,8 +65,8 @@ func newE2E(t *testing.T, tgOpts ...topggtest.Option) *e2e {
 		t.Skip("end-to-end test: runs the built bot (not with -short)")
 	}
 	t.Parallel()
-	dc, err := plugintest.NewServer(plugintest.WithToken(e2eDiscordToken), plugintest.WithShardCount(e2eShards),
-		plugintest.WithGuilds(guild(0, 0), guild(1, 0), guild(0, 1)))
+	dc, err := discordtest.NewServer(discordtest.WithToken(e2eDiscordToken), discordtest.WithShardCount(e2eShards),
+		discordtest.WithGuilds(guild(0, 0), guild(1, 0), guild(0, 1)))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -143,7 +143,7 @@ func TestE2EVotesRewarded(t *testing.T) {
 		{short.PlatformID, "You have no active vote right now."},
 		{"300555555555555555", "You have no active vote right now."},
 	} {
-		id, _, err := e.dc.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: tc.user})
+		id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: tc.user})
 		require.NoError(t, err)
 		reply, err := e.dc.WaitInteractionReply(ctx, id)
 		require.NoError(t, err)

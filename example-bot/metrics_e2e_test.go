@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -193,7 +193,7 @@ func TestE2EMetricsScrape(t *testing.T) {
 func TestE2EProbes(t *testing.T) {
 	e := newE2E(t)
 	// Discord makes the shards wait two seconds for the gateway's address.
-	require.NoError(t, e.dc.Inject(plugintest.RouteGateway, 1, plugintest.RateLimited(2*time.Second, false)))
+	require.NoError(t, e.dc.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(2*time.Second, false)))
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()

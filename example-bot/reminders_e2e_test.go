@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
 // useVote runs /vote as user, with remind when given, and returns the reply.
 func (e *e2e) useVote(ctx context.Context, user string, remind *bool) string {
 	e.t.Helper()
-	spec := plugintest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: user}
+	spec := discordtest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: user}
 	if remind != nil {
 		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: "remind", Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},

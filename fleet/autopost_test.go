@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -28,7 +28,7 @@ type fleetProcess struct {
 
 // startProcess attaches sessions for shards to a new Counter and runs a
 // Reporter for it until the test ends. The sessions are not opened.
-func startProcess(t *testing.T, addr string, dc *plugintest.Server, shardCount int, shards ...int) *fleetProcess {
+func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount int, shards ...int) *fleetProcess {
 	t.Helper()
 	p := &fleetProcess{counter: autopost.NewCounter(shardCount)}
 	var err error
@@ -78,10 +78,10 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 	var guilds []string
 	for shard, n := range []int{3, 3, 5, 5} {
 		for i := range n {
-			guilds = append(guilds, plugintest.GuildIDForShard(i, shard, shardCount))
+			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, shardCount))
 		}
 	}
-	dc, err := plugintest.NewServer(plugintest.WithShardCount(shardCount), plugintest.WithGuilds(guilds...))
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 	tg := topggtest.NewServer()

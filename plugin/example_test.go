@@ -9,8 +9,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -22,8 +22,8 @@ import (
 // real bot makes its client with topgg.New(token), its sessions with
 // discordgo.New("Bot " + token), and its Config with plugin.LoadConfig.
 func Example() {
-	discord, err := plugintest.NewServer(plugintest.WithGuilds(
-		plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1)))
+	discord, err := discordtest.NewServer(discordtest.WithGuilds(
+		discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)))
 	if err != nil {
 		panic(err)
 	}

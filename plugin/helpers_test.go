@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -38,7 +38,7 @@ const (
 // shard, not yet open) and fake Top.gg (with a real client).
 type world struct {
 	t        *testing.T
-	dc       *plugintest.Server
+	dc       *discordtest.Server
 	tg       *topggtest.Server
 	client   *topgg.Client
 	sessions []*discordgo.Session
@@ -63,7 +63,7 @@ type worldSpec struct {
 }
 
 // newWorld starts both fakes and makes the sessions. t.Cleanup closes the
-// sessions first, then the servers, as plugintest asks.
+// sessions first, then the servers, as discordtest asks.
 func newWorld(t *testing.T, spec worldSpec) *world {
 	t.Helper()
 	if spec.shards == 0 {
@@ -72,10 +72,10 @@ func newWorld(t *testing.T, spec worldSpec) *world {
 	var guilds []string
 	for shard := range spec.shards {
 		for n := range spec.perShard {
-			guilds = append(guilds, plugintest.GuildIDForShard(n, shard, spec.shards))
+			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, spec.shards))
 		}
 	}
-	dc, err := plugintest.NewServer(plugintest.WithShardCount(spec.shards), plugintest.WithGuilds(guilds...))
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(spec.shards), discordtest.WithGuilds(guilds...))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
 

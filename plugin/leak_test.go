@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -36,8 +36,8 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 	func() {
 		// Cleanups of this inner test scope would run after VerifyNone, so
 		// everything is closed by hand, in order.
-		dc, err := plugintest.NewServer(plugintest.WithShardCount(2),
-			plugintest.WithGuilds(plugintest.GuildIDForShard(0, 0, 2), plugintest.GuildIDForShard(0, 1, 2)))
+		dc, err := discordtest.NewServer(discordtest.WithShardCount(2),
+			discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 2), discordtest.GuildIDForShard(0, 1, 2)))
 		require.NoError(t, err)
 		defer dc.Close()
 		w := &world{t: t, dc: dc, shards: 2}
@@ -87,7 +87,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 
 		// Hold the next post in flight, then close while it waits.
 		w.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Delay: time.Minute, Times: 10})
-		require.NoError(t, dc.Join(w.ctx(), plugintest.GuildIDForShard(1, 0, 2)))
+		require.NoError(t, dc.Join(w.ctx(), discordtest.GuildIDForShard(1, 0, 2)))
 		require.Eventually(t, func() bool { return w.count(http.MethodPatch, metricsPath) > 1 }, wait, tick)
 
 		cancel()

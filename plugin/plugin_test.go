@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -121,7 +121,7 @@ func TestPosterWaitsForEveryShard(t *testing.T) {
 			first := w.tg.Metrics()[0]
 			assert.Equal(t, map[string]int{"server_count": total, "shard_count": shards}, first.Metrics)
 
-			require.NoError(t, w.dc.Join(w.ctx(), plugintest.GuildIDForShard(10, shards-1, shards)))
+			require.NoError(t, w.dc.Join(w.ctx(), discordtest.GuildIDForShard(10, shards-1, shards)))
 			require.Eventually(t, func() bool { return w.lastServers() == total+1 }, wait, tick)
 			c := p.Counts()
 			assert.True(t, c.Complete())
@@ -292,7 +292,7 @@ func TestJobsOff(t *testing.T) {
 		w.requirePublished(botCommands())
 		require.Eventually(t, func() bool { return w.lastServers() == 2 }, wait, tick)
 		// A join and its post take at least one autopost interval.
-		require.NoError(t, w.dc.Join(w.ctx(), plugintest.GuildIDForShard(5, 0, 1)))
+		require.NoError(t, w.dc.Join(w.ctx(), discordtest.GuildIDForShard(5, 0, 1)))
 		require.Eventually(t, func() bool { return w.lastServers() == 3 }, wait, tick)
 		assert.Zero(t, w.count(http.MethodGet, votesPath))
 		assert.Zero(t, rewards.total())

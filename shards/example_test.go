@@ -10,20 +10,20 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
 )
 
 // A bot's shards, opened under the process's signal context and closed at
-// the end; here against the fake Discord of plugintest instead of Discord.
+// the end; here against the fake Discord of discordtest instead of Discord.
 func Example() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 
-	guild := plugintest.GuildIDForShard(0, 1, 2)
-	discord, err := plugintest.NewServer(plugintest.WithShardCount(2), plugintest.WithGuilds(guild))
+	guild := discordtest.GuildIDForShard(0, 1, 2)
+	discord, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(guild))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
 )
 
@@ -55,7 +55,7 @@ func TestOpenAndClose(t *testing.T) {
 func TestOpenEndsWhenGatewayLookupIsSilent(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 2)
-	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, -1, plugintest.NoAnswer()))
+	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, -1, discordtest.NoAnswer()))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return w.group.Open(ctx) })
 	require.Eventually(t, func() bool { return w.srv.Held() == 1 }, quick, time.Millisecond, "the lookup never arrived")
@@ -72,7 +72,7 @@ func TestOpenEndsWhenGatewayLookupIsSilent(t *testing.T) {
 func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, 1, plugintest.RateLimited(time.Minute, false)))
+	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(time.Minute, false)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return w.group.Open(ctx) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
@@ -85,7 +85,7 @@ func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
 func TestOpenAfterRateLimitedLookup(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 2)
-	require.NoError(t, w.srv.Inject(plugintest.RouteGateway, 1, plugintest.RateLimited(time.Minute, false)))
+	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(time.Minute, false)))
 	done := async(func() error { return w.group.Open(w.ctx()) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
 	w.clock.Advance(time.Minute)
@@ -215,7 +215,7 @@ func TestForGuild(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Close() })
 	for shard := range 4 {
-		s, err := g.ForGuild(plugintest.GuildIDForShard(7, shard, 4))
+		s, err := g.ForGuild(discordtest.GuildIDForShard(7, shard, 4))
 		require.NoError(t, err)
 		assert.Equal(t, shard, s.ShardID)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/plugin/plugintest"
 	"github.com/dblkit/go-topgg/shards"
 )
 
@@ -19,7 +19,7 @@ const quick = 5 * time.Second
 // world is a fake Discord and a Group of sessions pointed at it.
 type world struct {
 	t     *testing.T
-	srv   *plugintest.Server
+	srv   *discordtest.Server
 	group *shards.Group
 	clock *clock.Fake
 }
@@ -30,9 +30,9 @@ func newWorld(t *testing.T, shardCount int, opts ...shards.Option) *world {
 	t.Helper()
 	var guilds []string
 	for shard := range shardCount {
-		guilds = append(guilds, plugintest.GuildIDForShard(0, shard, shardCount))
+		guilds = append(guilds, discordtest.GuildIDForShard(0, shard, shardCount))
 	}
-	srv, err := plugintest.NewServer(plugintest.WithShardCount(shardCount), plugintest.WithGuilds(guilds...))
+	srv, err := discordtest.NewServer(discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	fake := clock.NewFake(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
@@ -40,7 +40,7 @@ func newWorld(t *testing.T, shardCount int, opts ...shards.Option) *world {
 	g, err := shards.New(srv.Token(), shardCount, opts...)
 	require.NoError(t, err)
 	for _, s := range g.Sessions() {
-		s.ShouldReconnectOnError = false // see plugintest.Server.NewSession
+		s.ShouldReconnectOnError = false // see discordtest.Server.NewSession
 	}
 	t.Cleanup(func() { require.NoError(t, g.Close()) }) // before srv.Close: cleanups run last first
 	return &world{t: t, srv: srv, group: g, clock: fake}

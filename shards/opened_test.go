@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
 )
 
@@ -18,7 +18,7 @@ func TestOpened(t *testing.T) {
 	assert.False(t, shards.Opened(nil))
 	assert.False(t, shards.Opened(&discordgo.Session{}), "a session without State has never been opened")
 
-	srv, err := plugintest.NewServer()
+	srv, err := discordtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	s, err := srv.NewSession(0, 1)

@@ -57,7 +57,7 @@ func defaultConfig() config {
 
 // WithAPIBase sends the sessions' REST calls to another API root than
 // discordgo.EndpointAPI (https://discord.com/api/v9/): a REST proxy, or a test
-// server such as plugintest's APIBase. The path and query of each call are
+// server such as discordtest's APIBase. The path and query of each call are
 // kept. base must be an absolute http(s) URL without user info, query or
 // fragment.
 func WithAPIBase(base string) Option {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
 )
 
@@ -34,7 +34,7 @@ func TestWithShardIDsOpensOnlyThoseShards(t *testing.T) {
 	assert.Equal(t, 2, w.srv.ConnectedShards())
 
 	for shard := range 4 {
-		s, err := w.group.ForGuild(plugintest.GuildIDForShard(5, shard, 4))
+		s, err := w.group.ForGuild(discordtest.GuildIDForShard(5, shard, 4))
 		if shard == 1 || shard == 3 {
 			require.NoError(t, err)
 			assert.Equal(t, shard, s.ShardID)

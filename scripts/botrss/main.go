@@ -1,5 +1,5 @@
 // Command botrss measures the example bot's peak memory (VmHWM) with many
-// guilds: it starts the fake Discord (plugintest) with -guilds guilds over
+// guilds: it starts the fake Discord (discordtest) with -guilds guilds over
 // -shards shards and the fake Top.gg (topggtest) in this process, runs the
 // BUILT example bot binary against them, waits until every shard is
 // connected and the bot has posted the full server count, reads VmHWM and
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -40,7 +40,7 @@ func main() {
 	}
 	ids := make([]string, 0, *guilds)
 	for i := range *guilds {
-		ids = append(ids, plugintest.GuildIDForShard(i / *shards, i%*shards, *shards))
+		ids = append(ids, discordtest.GuildIDForShard(i / *shards, i%*shards, *shards))
 	}
 	var hwm, rss []int
 	for r := range *runs {
@@ -60,7 +60,7 @@ func main() {
 func measure(bot string, ids []string, shards int, timeout time.Duration) (hwm, rss int, took time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	dc, err := plugintest.NewServer(plugintest.WithShardCount(shards), plugintest.WithGuilds(ids...))
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(ids...))
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // redirect or a URL it built itself.
 func (s *Server) dialOnlyHere(ctx context.Context, network, addr string) (net.Conn, error) {
 	if addr != s.addr {
-		return nil, fmt.Errorf("plugintest: refusing to dial %s: only %s is allowed", addr, s.addr)
+		return nil, fmt.Errorf("discordtest: refusing to dial %s: only %s is allowed", addr, s.addr)
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
@@ -47,7 +47,7 @@ func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return nil, fmt.Errorf("plugintest: refusing request to %s: not a Discord host", req.URL.Host)
+		return nil, fmt.Errorf("discordtest: refusing request to %s: not a Discord host", req.URL.Host)
 	}
 	out := req.Clone(req.Context())
 	out.URL.Scheme = "http"
@@ -96,11 +96,11 @@ func (s *Server) Dialer() *websocket.Dialer {
 // shows the new connection's first heartbeat.
 func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
 	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
-		return nil, fmt.Errorf("plugintest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)
+		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)
 	}
 	sess, err := discordgo.New("Bot " + s.cfg.token)
 	if err != nil {
-		return nil, fmt.Errorf("plugintest: new session: %w", err)
+		return nil, fmt.Errorf("discordtest: new session: %w", err)
 	}
 	sess.Client = s.HTTPClient()
 	sess.Dialer = s.Dialer()

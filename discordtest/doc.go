@@ -1,4 +1,4 @@
-// Package plugintest is a fake Discord for testing a discordgo bot end to
+// Package discordtest is a fake Discord for testing a discordgo bot end to
 // end: an unmodified discordgo (v0.29) session connects to it over real HTTP
 // and a real websocket on 127.0.0.1. It is modelled on net/http/httptest:
 // [NewServer] starts it, [Server.APIBase] and [Server.HTTPClient] point a
@@ -10,8 +10,8 @@
 // A test of a bot that answers /vote from Top.gg and gives voters a role (the
 // whole program is the package's Example (Bot)):
 //
-//	guild := plugintest.GuildIDForShard(0, 1, 2) // a guild on shard 1 of 2
-//	discord, _ := plugintest.NewServer(plugintest.WithShardCount(2), plugintest.WithGuilds(guild))
+//	guild := discordtest.GuildIDForShard(0, 1, 2) // a guild on shard 1 of 2
+//	discord, _ := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(guild))
 //	defer discord.Close() // after the sessions' Close
 //	tg := topggtest.NewServer(topggtest.WithProject(project))
 //	defer tg.Close()
@@ -23,7 +23,7 @@
 //	... add the bot's handlers, register its commands, group.Open(ctx) ...
 //
 //	// A user types /vote; the test waits for the bot's answer and its effect.
-//	id, _, _ := discord.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
+//	id, _, _ := discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
 //	reply, _ := discord.WaitInteractionReply(ctx, id)
 //	roles := discord.MemberRoles(guild, voter)
 //
@@ -63,4 +63,4 @@
 // and its goroutines would outlive the test. For the same reason tests set
 // ShouldReconnectOnError to false unless they test reconnects (see
 // [Server.NewSession]).
-package plugintest
+package discordtest

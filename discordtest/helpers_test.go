@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: every
@@ -21,9 +21,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const waitFor = 10 * time.Second
 
-func newServer(t *testing.T, opts ...plugintest.Option) *plugintest.Server {
+func newServer(t *testing.T, opts ...discordtest.Option) *discordtest.Server {
 	t.Helper()
-	srv, err := plugintest.NewServer(opts...)
+	srv, err := discordtest.NewServer(opts...)
 	require.NoError(t, err)
 	t.Cleanup(srv.Close) // registered first, so it runs after the sessions' Close
 	return srv
@@ -156,7 +156,7 @@ func (r *recorder) attach(s *discordgo.Session) {
 
 // openSession opens a session for a shard with a recorder attached. With
 // sync set, handlers run in order on discordgo's reading goroutine.
-func openSession(t *testing.T, srv *plugintest.Server, shardID, shardCount int, sync bool,
+func openSession(t *testing.T, srv *discordtest.Server, shardID, shardCount int, sync bool,
 	configure ...func(*discordgo.Session)) (*discordgo.Session, *recorder) {
 	t.Helper()
 	s, err := srv.NewSession(shardID, shardCount)

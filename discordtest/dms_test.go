@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // TestRESTDirectMessages: discordgo's UserChannelCreate and ChannelMessageSend
@@ -42,7 +42,7 @@ func TestRESTDirectMessages(t *testing.T) {
 	got, err := srv.WaitDirectMessages(ctx, alice, 2)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	assert.Equal(t, plugintest.DirectMessage{UserID: alice, ChannelID: ch.ID, MessageID: msg.ID, Content: "you can vote again"}, got[0])
+	assert.Equal(t, discordtest.DirectMessage{UserID: alice, ChannelID: ch.ID, MessageID: msg.ID, Content: "you can vote again"}, got[0])
 	assert.Equal(t, "second", got[1].Content)
 
 	require.NoError(t, srv.BlockDMs(bob))
@@ -59,7 +59,7 @@ func TestRESTDirectMessages(t *testing.T) {
 	requireRESTError(t, err, http.StatusBadRequest, 50035)
 
 	assert.Len(t, srv.DirectMessages(), 2, "refused messages are not recorded")
-	assert.ErrorIs(t, srv.BlockDMs("x"), plugintest.ErrInvalidSnowflake)
+	assert.ErrorIs(t, srv.BlockDMs("x"), discordtest.ErrInvalidSnowflake)
 }
 
 // TestRESTDirectMessageFaults: the DM routes take injected faults like any
@@ -69,13 +69,13 @@ func TestRESTDirectMessageFaults(t *testing.T) {
 	srv := newServer(t)
 	s := restSession(t, srv)
 	s.MaxRestRetries = 0
-	require.NoError(t, srv.Inject(plugintest.RouteMessageCreate, 1, plugintest.LongBody(10)))
+	require.NoError(t, srv.Inject(discordtest.RouteMessageCreate, 1, discordtest.LongBody(10)))
 	ch, err := s.UserChannelCreate("4000000000000000004")
 	require.NoError(t, err)
 	_, err = s.ChannelMessageSend(ch.ID, "hi")
 	require.Error(t, err)
 	assert.Empty(t, srv.DirectMessages())
-	require.NoError(t, srv.Inject(plugintest.RouteDMCreate, 1, plugintest.LongBody(10)))
+	require.NoError(t, srv.Inject(discordtest.RouteDMCreate, 1, discordtest.LongBody(10)))
 	_, err = s.UserChannelCreate("4000000000000000004")
 	require.Error(t, err)
 }

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 func TestTransportRewritesDiscordHostsOnly(t *testing.T) {
@@ -41,27 +41,27 @@ func TestTransportRewritesDiscordHostsOnly(t *testing.T) {
 
 	for _, url := range []string{"https://example.com/", "https://discord.com.evil.example/", "http://127.0.0.1:1/"} {
 		_, err := get(url)
-		assert.ErrorContains(t, err, "plugintest: refusing", url)
+		assert.ErrorContains(t, err, "discordtest: refusing", url)
 	}
 	_, _, err = srv.Dialer().Dial("ws://127.0.0.1:1/gateway/", nil)
-	assert.ErrorContains(t, err, "plugintest: refusing")
+	assert.ErrorContains(t, err, "discordtest: refusing")
 	assert.Len(t, srv.Calls(), 5)
 }
 
 func TestNewServerRejectsBadOptions(t *testing.T) {
 	t.Parallel()
-	for name, opt := range map[string]plugintest.Option{
-		"zero shards":    plugintest.WithShardCount(0),
-		"bad guild":      plugintest.WithGuilds("1", "guild"),
-		"bad bot id":     plugintest.WithBotUser("bot", "name"),
-		"empty bot name": plugintest.WithBotUser("1", ""),
-		"bad app id":     plugintest.WithApplicationID(""),
-		"empty token":    plugintest.WithToken(""),
-		"spaced token":   plugintest.WithToken("secret value"),
-		"nil logger":     plugintest.WithLogger(nil),
-		"zero heartbeat": plugintest.WithHeartbeatInterval(0),
+	for name, opt := range map[string]discordtest.Option{
+		"zero shards":    discordtest.WithShardCount(0),
+		"bad guild":      discordtest.WithGuilds("1", "guild"),
+		"bad bot id":     discordtest.WithBotUser("bot", "name"),
+		"empty bot name": discordtest.WithBotUser("1", ""),
+		"bad app id":     discordtest.WithApplicationID(""),
+		"empty token":    discordtest.WithToken(""),
+		"spaced token":   discordtest.WithToken("secret value"),
+		"nil logger":     discordtest.WithLogger(nil),
+		"zero heartbeat": discordtest.WithHeartbeatInterval(0),
 	} {
-		srv, err := plugintest.NewServer(opt)
+		srv, err := discordtest.NewServer(opt)
 		assert.Error(t, err, name)
 		assert.Nil(t, srv, name)
 		if err != nil {
@@ -80,6 +80,6 @@ func TestNewSessionRejectsBadShard(t *testing.T) {
 	s, err := srv.NewSession(1, 3)
 	require.NoError(t, err)
 	assert.Equal(t, &[2]int{1, 3}, s.Identify.Shard)
-	assert.Equal(t, "Bot "+plugintest.DefaultToken, s.Token)
+	assert.Equal(t, "Bot "+discordtest.DefaultToken, s.Token)
 	assert.False(t, s.ShouldReconnectOnError)
 }

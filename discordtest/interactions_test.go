@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"net/http"
@@ -9,15 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 func TestInteractVoteAndReply(t *testing.T) {
 	t.Parallel()
 	const shards = 2
-	guild := plugintest.GuildIDForShard(0, 1, shards) // on shard 1
+	guild := discordtest.GuildIDForShard(0, 1, shards) // on shard 1
 	const user, voter = "4000000000000000004", "5000000000000000005"
-	srv := newServer(t, plugintest.WithShardCount(shards), plugintest.WithGuilds(guild))
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(guild))
 	ctx := testContext(t)
 
 	s, err := srv.NewSession(1, shards)
@@ -51,7 +51,7 @@ func TestInteractVoteAndReply(t *testing.T) {
 	require.NoError(t, s.Open())
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 
-	id, token, err := srv.Interact(ctx, plugintest.InteractionSpec{
+	id, token, err := srv.Interact(ctx, discordtest.InteractionSpec{
 		Command: "vote", GuildID: guild, UserID: user,
 		Options: []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: "remind", Type: discordgo.ApplicationCommandOptionBoolean, Value: true},
@@ -63,7 +63,7 @@ func TestInteractVoteAndReply(t *testing.T) {
 
 	reply, err := srv.WaitInteractionReply(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, plugintest.ReplyCallback, reply.Kind)
+	assert.Equal(t, discordtest.ReplyCallback, reply.Kind)
 	assert.Equal(t, discordgo.InteractionResponseChannelMessageWithSource, reply.Type)
 	assert.Equal(t, "Thanks <@"+user+">", reply.Content)
 	assert.Equal(t, discordgo.MessageFlagsEphemeral, reply.Flags)
@@ -88,16 +88,16 @@ func TestInteractVoteAndReply(t *testing.T) {
 
 	replies := srv.InteractionReplies()
 	require.Len(t, replies, 3)
-	assert.Equal(t, []plugintest.ReplyKind{plugintest.ReplyCallback, plugintest.ReplyFollowup, plugintest.ReplyEdit},
-		[]plugintest.ReplyKind{replies[0].Kind, replies[1].Kind, replies[2].Kind})
+	assert.Equal(t, []discordtest.ReplyKind{discordtest.ReplyCallback, discordtest.ReplyFollowup, discordtest.ReplyEdit},
+		[]discordtest.ReplyKind{replies[0].Kind, replies[1].Kind, replies[2].Kind})
 	assert.Equal(t, "One more thing", replies[1].Content)
 	assert.Equal(t, edited, replies[2].Content)
 }
 
 func TestInteractDeferredThenEdit(t *testing.T) {
 	t.Parallel()
-	guild := plugintest.GuildIDForShard(0, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(guild))
+	guild := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(guild))
 	s, err := srv.NewSession(0, 1)
 	require.NoError(t, err)
 	// A guild command, found before the global ones.
@@ -120,21 +120,21 @@ func TestInteractDeferredThenEdit(t *testing.T) {
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 
 	ctx := testContext(t)
-	id, _, err := srv.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: guild, UserID: "42"})
+	id, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: "42"})
 	require.NoError(t, err)
 	first, err := srv.WaitInteractionReply(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, discordgo.InteractionResponseDeferredChannelMessageWithSource, first.Type)
 	require.Eventually(t, func() bool { return len(srv.InteractionReplies()) == 2 }, waitFor, 5*time.Millisecond)
 	last := srv.InteractionReplies()[1]
-	assert.Equal(t, plugintest.ReplyEdit, last.Kind)
+	assert.Equal(t, discordtest.ReplyEdit, last.Kind)
 	assert.Equal(t, "done", last.Content)
 }
 
 func TestInteractInDM(t *testing.T) {
 	t.Parallel()
 	const shards = 2
-	srv := newServer(t, plugintest.WithShardCount(shards))
+	srv := newServer(t, discordtest.WithShardCount(shards))
 	s, err := srv.NewSession(0, shards) // DMs go to shard 0
 	require.NoError(t, err)
 	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
@@ -145,7 +145,7 @@ func TestInteractInDM(t *testing.T) {
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 
 	ctx := testContext(t)
-	id, _, err := srv.Interact(ctx, plugintest.InteractionSpec{Command: "vote", UserID: "42", Username: "alice"})
+	id, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", UserID: "42", Username: "alice"})
 	require.NoError(t, err)
 	select {
 	case i := <-got:
@@ -165,32 +165,32 @@ func TestInteractInDM(t *testing.T) {
 func TestInteractErrors(t *testing.T) {
 	t.Parallel()
 	const shards = 2
-	online := plugintest.GuildIDForShard(0, 0, shards)
-	offline := plugintest.GuildIDForShard(0, 1, shards)
-	srv := newServer(t, plugintest.WithShardCount(shards), plugintest.WithGuilds(online, offline))
+	online := discordtest.GuildIDForShard(0, 0, shards)
+	offline := discordtest.GuildIDForShard(0, 1, shards)
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(online, offline))
 	_, rec := openSession(t, srv, 0, shards, true)
 	rec.waitLog(1)
 	ctx := testContext(t)
 
 	s := restSession(t, srv)
-	_, _, err := srv.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
-	assert.ErrorIs(t, err, plugintest.ErrUnknownCommand, "nothing registered yet")
+	_, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
+	assert.ErrorIs(t, err, discordtest.ErrUnknownCommand, "nothing registered yet")
 	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
 	require.NoError(t, err)
 
 	for name, tc := range map[string]struct {
-		spec plugintest.InteractionSpec
+		spec discordtest.InteractionSpec
 		want error
 	}{
-		"unknown command": {plugintest.InteractionSpec{Command: "nope", GuildID: online, UserID: "42"}, plugintest.ErrUnknownCommand},
-		"unknown guild":   {plugintest.InteractionSpec{Command: "vote", GuildID: "77", UserID: "42"}, plugintest.ErrUnknownGuild},
-		"shard offline":   {plugintest.InteractionSpec{Command: "vote", GuildID: offline, UserID: "42"}, plugintest.ErrShardNotConnected},
-		"no user":         {plugintest.InteractionSpec{Command: "vote", GuildID: online}, plugintest.ErrInvalidSnowflake},
+		"unknown command": {discordtest.InteractionSpec{Command: "nope", GuildID: online, UserID: "42"}, discordtest.ErrUnknownCommand},
+		"unknown guild":   {discordtest.InteractionSpec{Command: "vote", GuildID: "77", UserID: "42"}, discordtest.ErrUnknownGuild},
+		"shard offline":   {discordtest.InteractionSpec{Command: "vote", GuildID: offline, UserID: "42"}, discordtest.ErrShardNotConnected},
+		"no user":         {discordtest.InteractionSpec{Command: "vote", GuildID: online}, discordtest.ErrInvalidSnowflake},
 	} {
 		_, _, err := srv.Interact(ctx, tc.spec)
 		assert.ErrorIs(t, err, tc.want, name)
 	}
 	require.NoError(t, srv.Outage(ctx, online))
-	_, _, err = srv.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
-	assert.ErrorIs(t, err, plugintest.ErrGuildUnavailable)
+	_, _, err = srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
+	assert.ErrorIs(t, err, discordtest.ErrGuildUnavailable)
 }

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // A real discordgo session opens against the fake, receives its guilds,
 // then sees the bot join one more and lose one to an outage.
 func Example() {
-	g1, g2, g3 := plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1), plugintest.GuildIDForShard(2, 0, 1)
-	srv, err := plugintest.NewServer(plugintest.WithGuilds(g1, g2))
+	g1, g2, g3 := discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1), discordtest.GuildIDForShard(2, 0, 1)
+	srv, err := discordtest.NewServer(discordtest.WithGuilds(g1, g2))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"context"
@@ -115,7 +115,7 @@ func (c *gwConn) write(ctx context.Context, b []byte) error {
 func (c *gwConn) writeJSON(ctx context.Context, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("plugintest: encode gateway payload: %w", err)
+		return fmt.Errorf("discordtest: encode gateway payload: %w", err)
 	}
 	return c.write(ctx, b)
 }
@@ -177,13 +177,13 @@ type gwSession struct {
 func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("plugintest: encode %s: %w", typ, err)
+		return fmt.Errorf("discordtest: encode %s: %w", typ, err)
 	}
 	sess.seq++
 	seq := sess.seq
 	b, err := json.Marshal(outFrame{Op: opDispatch, D: json.RawMessage(raw), S: &seq, T: &typ})
 	if err != nil {
-		return fmt.Errorf("plugintest: encode %s: %w", typ, err)
+		return fmt.Errorf("discordtest: encode %s: %w", typ, err)
 	}
 	sess.backlog = append(sess.backlog, sentFrame{seq: seq, data: b})
 	if len(sess.backlog) > 2*maxBacklog {
@@ -194,7 +194,7 @@ func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) er
 	}
 	if err := sess.conn.write(ctx, b); err != nil {
 		_ = sess.conn.ws.Close()
-		return fmt.Errorf("plugintest: send %s to shard %d: %w", typ, sess.shard[0], err)
+		return fmt.Errorf("discordtest: send %s to shard %d: %w", typ, sess.shard[0], err)
 	}
 	return nil
 }
@@ -284,7 +284,7 @@ func (s *Server) runGateway(c *gwConn, v, encoding string) {
 	}
 	hello := map[string]any{
 		"heartbeat_interval": s.cfg.heartbeat.Milliseconds(),
-		"_trace":             []string{"plugintest"},
+		"_trace":             []string{"discordtest"},
 	}
 	if err := c.writeJSON(ctx, outFrame{Op: opHello, D: hello}); err != nil {
 		return
@@ -410,7 +410,7 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		"private_channels":   []any{},
 		"relationships":      []any{},
 		"presences":          []any{},
-		"_trace":             []string{"plugintest"},
+		"_trace":             []string{"discordtest"},
 	}
 	s.sessions[sess.id] = sess
 	s.live[shard[0]] = sess
@@ -503,7 +503,7 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 		}
 	}
 	if err == nil {
-		err = sess.dispatchLocked(ctx, "RESUMED", map[string]any{"_trace": []string{"plugintest"}})
+		err = sess.dispatchLocked(ctx, "RESUMED", map[string]any{"_trace": []string{"discordtest"}})
 	}
 	sess.mu.Unlock()
 	if old != nil && old != c {
@@ -551,7 +551,7 @@ func (s *Server) DropConnection(shardID int) error {
 	sess, err := s.connectedLocked(shardID)
 	if err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("plugintest: drop connection: %w", err)
+		return fmt.Errorf("discordtest: drop connection: %w", err)
 	}
 	c := sess.conn
 	s.mu.Unlock()

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 const (
 	// DefaultToken is the bot token the Server accepts unless WithToken says
 	// otherwise (without the "Bot " prefix).
-	DefaultToken = "plugintest-token"
+	DefaultToken = "discordtest-token"
 	// DefaultBotID is the bot user's ID; it is also the application ID unless
 	// WithApplicationID says otherwise, as for any bot created since 2020.
 	DefaultBotID = "1100000000000000001"
 	// DefaultBotName is the bot user's name.
-	DefaultBotName = "plugintest-bot"
+	DefaultBotName = "discordtest-bot"
 	// DefaultHeartbeatInterval is the heartbeat interval sent in HELLO,
 	// Discord's usual value. discordgo sends a first heartbeat at once and
 	// then one per interval, so a long interval does not slow tests down.
@@ -57,7 +57,7 @@ func defaultConfig() config {
 func WithShardCount(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return fmt.Errorf("plugintest: shard count %d: must be at least 1", n)
+			return fmt.Errorf("discordtest: shard count %d: must be at least 1", n)
 		}
 		c.shardCount = n
 		return nil
@@ -70,7 +70,7 @@ func WithGuilds(ids ...string) Option {
 	return func(c *config) error {
 		for _, id := range ids {
 			if _, err := parseSnowflake(id); err != nil {
-				return fmt.Errorf("plugintest: guild %q: %w", id, err)
+				return fmt.Errorf("discordtest: guild %q: %w", id, err)
 			}
 		}
 		c.guilds = append(c.guilds, ids...)
@@ -82,10 +82,10 @@ func WithGuilds(ids ...string) Option {
 func WithBotUser(id, name string) Option {
 	return func(c *config) error {
 		if _, err := parseSnowflake(id); err != nil {
-			return fmt.Errorf("plugintest: bot user %q: %w", id, err)
+			return fmt.Errorf("discordtest: bot user %q: %w", id, err)
 		}
 		if name == "" {
-			return errors.New("plugintest: bot user name is empty")
+			return errors.New("discordtest: bot user name is empty")
 		}
 		c.botID, c.botName = id, name
 		return nil
@@ -96,7 +96,7 @@ func WithBotUser(id, name string) Option {
 func WithApplicationID(id string) Option {
 	return func(c *config) error {
 		if _, err := parseSnowflake(id); err != nil {
-			return fmt.Errorf("plugintest: application %q: %w", id, err)
+			return fmt.Errorf("discordtest: application %q: %w", id, err)
 		}
 		c.appID = id
 		return nil
@@ -117,7 +117,7 @@ func WithToken(token string) Option {
 	return func(c *config) error {
 		if token == "" || strings.ContainsAny(token, " \t\r\n") {
 			// The token itself stays out of the message.
-			return errors.New("plugintest: token is empty or contains white space")
+			return errors.New("discordtest: token is empty or contains white space")
 		}
 		c.token = token
 		return nil
@@ -129,7 +129,7 @@ func WithToken(token string) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
-			return errors.New("plugintest: nil logger")
+			return errors.New("discordtest: nil logger")
 		}
 		c.logger = l
 		return nil
@@ -144,7 +144,7 @@ func WithLogger(l *slog.Logger) Option {
 func WithHeartbeatInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {
-			return fmt.Errorf("plugintest: heartbeat interval %v: must be at least 1ms", d)
+			return fmt.Errorf("discordtest: heartbeat interval %v: must be at least 1ms", d)
 		}
 		c.heartbeat = d.Truncate(time.Millisecond)
 		return nil

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	s := &Server{
 		cfg:          cfg,
-		log:          cfg.logger.With("component", "plugintest"),
+		log:          cfg.logger.With("component", "discordtest"),
 		started:      time.Now().UTC(),
 		changed:      make(chan struct{}),
 		guilds:       make(map[string]*guildState),
@@ -90,7 +90,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	mux.Handle("/", s.restHandler())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("plugintest: listen: %w", err)
+		return nil, fmt.Errorf("discordtest: listen: %w", err)
 	}
 	// httptest.Server waits for in-flight requests on Close; websocket
 	// handlers are hijacked, so wsWG covers them.
@@ -216,7 +216,7 @@ func (s *Server) connectedShardsLocked() int {
 // flight: wait for them with discordgo handlers.
 func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	if err := s.waitFor(ctx, func() bool { return s.connectedShardsLocked() >= n }); err != nil {
-		return fmt.Errorf("plugintest: wait for %d connected shards: %w", n, err)
+		return fmt.Errorf("discordtest: wait for %d connected shards: %w", n, err)
 	}
 	return nil
 }

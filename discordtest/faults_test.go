@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // do sends one authorized request to the fake and returns the response,
 // body read.
-func do(t *testing.T, ctx context.Context, srv *plugintest.Server, method, path string) (*http.Response, []byte, error) {
+func do(t *testing.T, ctx context.Context, srv *discordtest.Server, method, path string) (*http.Response, []byte, error) {
 	t.Helper()
 	var body io.Reader
 	if method == http.MethodPut || method == http.MethodPost || method == http.MethodPatch {
@@ -41,27 +41,27 @@ func do(t *testing.T, ctx context.Context, srv *plugintest.Server, method, path 
 // next request gets the normal answer.
 func TestEveryRouteTakesFaults(t *testing.T) {
 	t.Parallel()
-	guild := plugintest.GuildIDForShard(0, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(guild))
+	guild := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(guild))
 	app := srv.ApplicationID()
-	for route, path := range map[plugintest.Route]string{
-		plugintest.RouteGateway:                "/gateway",
-		plugintest.RouteGatewayBot:             "/gateway/bot",
-		plugintest.RouteCurrentUser:            "/users/@me",
-		plugintest.RouteApplication:            "/oauth2/applications/@me",
-		plugintest.RouteCurrentApplication:     "/applications/@me",
-		plugintest.RouteCommands:               "/applications/" + app + "/commands",
-		plugintest.RouteCommandsOverwrite:      "/applications/" + app + "/commands",
-		plugintest.RouteCommandCreate:          "/applications/" + app + "/commands",
-		plugintest.RouteGuildCommandsOverwrite: "/applications/" + app + "/guilds/" + guild + "/commands",
-		plugintest.RouteMemberRoleAdd:          "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
-		plugintest.RouteMemberRoleRemove:       "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
-		plugintest.RouteInteractionCallback:    "/interactions/1300000000000000003/tok/callback",
-		plugintest.RouteInteractionEdit:        "/webhooks/" + app + "/tok/messages/@original",
-		plugintest.RouteInteractionFollowup:    "/webhooks/" + app + "/tok",
+	for route, path := range map[discordtest.Route]string{
+		discordtest.RouteGateway:                "/gateway",
+		discordtest.RouteGatewayBot:             "/gateway/bot",
+		discordtest.RouteCurrentUser:            "/users/@me",
+		discordtest.RouteApplication:            "/oauth2/applications/@me",
+		discordtest.RouteCurrentApplication:     "/applications/@me",
+		discordtest.RouteCommands:               "/applications/" + app + "/commands",
+		discordtest.RouteCommandsOverwrite:      "/applications/" + app + "/commands",
+		discordtest.RouteCommandCreate:          "/applications/" + app + "/commands",
+		discordtest.RouteGuildCommandsOverwrite: "/applications/" + app + "/guilds/" + guild + "/commands",
+		discordtest.RouteMemberRoleAdd:          "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		discordtest.RouteMemberRoleRemove:       "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		discordtest.RouteInteractionCallback:    "/interactions/1300000000000000003/tok/callback",
+		discordtest.RouteInteractionEdit:        "/webhooks/" + app + "/tok/messages/@original",
+		discordtest.RouteInteractionFollowup:    "/webhooks/" + app + "/tok",
 	} {
 		method, _, _ := strings.Cut(string(route), " ")
-		require.NoError(t, srv.Inject(route, 1, plugintest.RateLimited(1500*time.Millisecond, false)))
+		require.NoError(t, srv.Inject(route, 1, discordtest.RateLimited(1500*time.Millisecond, false)))
 		resp, _, err := do(t, testContext(t), srv, method, path)
 		require.NoError(t, err, route)
 		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, route)
@@ -77,8 +77,8 @@ func TestEveryRouteTakesFaults(t *testing.T) {
 func TestRateLimitedAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 2, plugintest.RateLimited(250*time.Millisecond, false)))
-	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.RateLimited(time.Minute, true)))
+	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 2, discordtest.RateLimited(250*time.Millisecond, false)))
+	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.RateLimited(time.Minute, true)))
 	for _, want := range []struct {
 		retry  string
 		global bool
@@ -110,13 +110,13 @@ func TestRateLimitedAnswer(t *testing.T) {
 func TestLongBody(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.LongBody(100_000)))
+	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(100_000)))
 	resp, body, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Len(t, body, 100_000)
 
-	require.NoError(t, srv.Inject(plugintest.RouteCurrentUser, 1, plugintest.LongBody(0)))
+	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(0)))
 	req, err := http.NewRequestWithContext(testContext(t), http.MethodGet, srv.APIBase()+"users/@me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bot "+srv.Token())
@@ -133,7 +133,7 @@ func TestLongBody(t *testing.T) {
 func TestNoAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(plugintest.RouteGateway, -1, plugintest.NoAnswer()))
+	require.NoError(t, srv.Inject(discordtest.RouteGateway, -1, discordtest.NoAnswer()))
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() { _, _, err := do(t, ctx, srv, http.MethodGet, "/gateway"); done <- err }()
@@ -148,7 +148,7 @@ func TestNoAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	// Close ends a held request too.
-	require.NoError(t, srv.Inject(plugintest.RouteGateway, 1, plugintest.NoAnswer()))
+	require.NoError(t, srv.Inject(discordtest.RouteGateway, 1, discordtest.NoAnswer()))
 	go func() { _, _, err := do(t, testContext(t), srv, http.MethodGet, "/gateway"); done <- err }()
 	require.Eventually(t, func() bool { return srv.Held() == 1 }, waitFor, time.Millisecond)
 	srv.Close()
@@ -159,7 +159,7 @@ func TestNoAnswer(t *testing.T) {
 func TestInjectMisuse(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.Error(t, srv.Inject("GET /nowhere", 1, plugintest.NoAnswer()))
-	require.Error(t, srv.Inject(plugintest.RouteGateway, 1, plugintest.Fault{}))
-	require.Error(t, srv.Inject(plugintest.RouteGateway, 0, plugintest.NoAnswer()))
+	require.Error(t, srv.Inject("GET /nowhere", 1, discordtest.NoAnswer()))
+	require.Error(t, srv.Inject(discordtest.RouteGateway, 1, discordtest.Fault{}))
+	require.Error(t, srv.Inject(discordtest.RouteGateway, 0, discordtest.NoAnswer()))
 }

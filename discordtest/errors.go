@@ -1,8 +1,8 @@
-package plugintest
+package discordtest
 
 import "errors"
 
-// Sentinel errors, always returned wrapped ("plugintest: join <id>: ...")
+// Sentinel errors, always returned wrapped ("discordtest: join <id>: ...")
 // with the guild, shard or command concerned. Test them with errors.Is.
 var (
 	// ErrClosed means the Server was closed.

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"net/http"

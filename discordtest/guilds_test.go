@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -7,23 +7,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 func TestGuildLifecycleEvents(t *testing.T) {
 	t.Parallel()
 	const shards = 2
-	g0 := plugintest.GuildIDForShard(0, 0, shards)
-	joined := plugintest.GuildIDForShard(1, 0, shards)
-	otherShard := plugintest.GuildIDForShard(0, 1, shards)
-	srv := newServer(t, plugintest.WithShardCount(shards), plugintest.WithGuilds(g0, otherShard))
+	g0 := discordtest.GuildIDForShard(0, 0, shards)
+	joined := discordtest.GuildIDForShard(1, 0, shards)
+	otherShard := discordtest.GuildIDForShard(0, 1, shards)
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(g0, otherShard))
 	_, rec := openSession(t, srv, 0, shards, true) // shard 1 stays offline
 	ctx := testContext(t)
 	rec.waitLog(1)
 
 	require.NoError(t, srv.Join(ctx, joined))
 	require.NoError(t, srv.Outage(ctx, joined))
-	assert.Equal(t, []plugintest.Guild{
+	assert.Equal(t, []discordtest.Guild{
 		{ID: g0, ShardID: 0},
 		{ID: otherShard, ShardID: 1},
 		{ID: joined, ShardID: 0, Unavailable: true},
@@ -48,24 +48,24 @@ func TestGuildLifecycleEvents(t *testing.T) {
 func TestGuildChangeErrors(t *testing.T) {
 	t.Parallel()
 	const shards = 2
-	g0 := plugintest.GuildIDForShard(0, 0, shards)
-	unknown := plugintest.GuildIDForShard(5, 0, shards)
-	offline := plugintest.GuildIDForShard(0, 1, shards)
-	srv := newServer(t, plugintest.WithShardCount(shards), plugintest.WithGuilds(g0, offline))
+	g0 := discordtest.GuildIDForShard(0, 0, shards)
+	unknown := discordtest.GuildIDForShard(5, 0, shards)
+	offline := discordtest.GuildIDForShard(0, 1, shards)
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(g0, offline))
 	_, rec := openSession(t, srv, 0, shards, true)
 	ctx := testContext(t)
 	rec.waitLog(1)
 
-	assert.ErrorIs(t, srv.Join(ctx, g0), plugintest.ErrGuildExists)
-	assert.ErrorIs(t, srv.Remove(ctx, unknown), plugintest.ErrUnknownGuild)
-	assert.ErrorIs(t, srv.Outage(ctx, unknown), plugintest.ErrUnknownGuild)
-	assert.ErrorIs(t, srv.Restore(ctx, unknown), plugintest.ErrUnknownGuild)
-	assert.ErrorIs(t, srv.Restore(ctx, g0), plugintest.ErrGuildAvailable)
+	assert.ErrorIs(t, srv.Join(ctx, g0), discordtest.ErrGuildExists)
+	assert.ErrorIs(t, srv.Remove(ctx, unknown), discordtest.ErrUnknownGuild)
+	assert.ErrorIs(t, srv.Outage(ctx, unknown), discordtest.ErrUnknownGuild)
+	assert.ErrorIs(t, srv.Restore(ctx, unknown), discordtest.ErrUnknownGuild)
+	assert.ErrorIs(t, srv.Restore(ctx, g0), discordtest.ErrGuildAvailable)
 	require.NoError(t, srv.Outage(ctx, g0))
-	assert.ErrorIs(t, srv.Outage(ctx, g0), plugintest.ErrGuildUnavailable)
-	assert.ErrorIs(t, srv.Outage(ctx, offline), plugintest.ErrShardNotConnected)
-	assert.ErrorIs(t, srv.Join(ctx, "not-a-snowflake"), plugintest.ErrInvalidSnowflake)
-	assert.ErrorIs(t, srv.Join(ctx, "0042"), plugintest.ErrInvalidSnowflake)
+	assert.ErrorIs(t, srv.Outage(ctx, g0), discordtest.ErrGuildUnavailable)
+	assert.ErrorIs(t, srv.Outage(ctx, offline), discordtest.ErrShardNotConnected)
+	assert.ErrorIs(t, srv.Join(ctx, "not-a-snowflake"), discordtest.ErrInvalidSnowflake)
+	assert.ErrorIs(t, srv.Join(ctx, "0042"), discordtest.ErrInvalidSnowflake)
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

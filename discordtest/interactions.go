@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"bytes"
@@ -82,10 +82,10 @@ type interactionState struct {
 // ErrInvalidSnowflake (all wrapped) or the context's error.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
 	if err := ctx.Err(); err != nil {
-		return "", "", fmt.Errorf("plugintest: interact: %w", err)
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	if err := spec.check(); err != nil {
-		return "", "", fmt.Errorf("plugintest: interact: %w", err)
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	username := spec.Username
 	if username == "" {
@@ -96,17 +96,17 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 	shard, err := s.guildShardLocked(spec.GuildID)
 	if err != nil {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("plugintest: interact: %w", err)
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("plugintest: interact: /%s: %w", spec.Command, ErrUnknownCommand)
+		return "", "", fmt.Errorf("discordtest: interact: /%s: %w", spec.Command, ErrUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("plugintest: interact: %w", err)
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	it := &interactionState{id: s.nextIDLocked(), token: randomHex(32), guildID: spec.GuildID, channelID: spec.ChannelID}
 	if it.channelID == "" {
@@ -121,7 +121,7 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 
 	s.log.Debug("interaction", "command", spec.Command, "guild", spec.GuildID, "shard", shard)
 	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
-		return "", "", fmt.Errorf("plugintest: interact: %w", err)
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	return it.id, it.token, nil
 }
@@ -476,7 +476,7 @@ func (s *Server) WaitInteractionReply(ctx context.Context, interactionID string)
 		return false
 	})
 	if err != nil {
-		return InteractionReply{}, fmt.Errorf("plugintest: wait for reply to %s: %w", interactionID, err)
+		return InteractionReply{}, fmt.Errorf("discordtest: wait for reply to %s: %w", interactionID, err)
 	}
 	return found, nil
 }

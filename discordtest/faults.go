@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"errors"
@@ -106,13 +106,13 @@ type injected struct {
 // zero Fault or n == 0.
 func (s *Server) Inject(route Route, n int, f Fault) error {
 	if !knownRoute(route) {
-		return fmt.Errorf("plugintest: inject: unknown route %q", route)
+		return fmt.Errorf("discordtest: inject: unknown route %q", route)
 	}
 	if f.kind == faultNone {
-		return errors.New("plugintest: inject: zero Fault (use RateLimited, LongBody or NoAnswer)")
+		return errors.New("discordtest: inject: zero Fault (use RateLimited, LongBody or NoAnswer)")
 	}
 	if n == 0 {
-		return errors.New("plugintest: inject: n is 0")
+		return errors.New("discordtest: inject: n is 0")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // TestCloseLeavesNoGoroutine is not parallel: parallel tests are parked
@@ -19,9 +19,9 @@ import (
 func TestCloseLeavesNoGoroutine(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, goleak.IgnoreCurrent()) }) // runs last
 	const shards = 2
-	guild := plugintest.GuildIDForShard(0, 1, shards)
-	srv, err := plugintest.NewServer(plugintest.WithShardCount(shards), plugintest.WithGuilds(guild),
-		plugintest.WithHeartbeatInterval(400*time.Millisecond))
+	guild := discordtest.GuildIDForShard(0, 1, shards)
+	srv, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(guild),
+		discordtest.WithHeartbeatInterval(400*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	ctx := testContext(t)
@@ -42,10 +42,10 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	_, err = sessions[0].ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitConnected(ctx, shards))
-	require.NoError(t, srv.Join(ctx, plugintest.GuildIDForShard(1, 0, shards)))
+	require.NoError(t, srv.Join(ctx, discordtest.GuildIDForShard(1, 0, shards)))
 	require.NoError(t, srv.Outage(ctx, guild))
 	require.NoError(t, srv.Restore(ctx, guild))
-	id, _, err := srv.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: guild, UserID: "42"})
+	id, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: "42"})
 	require.NoError(t, err)
 	_, err = srv.WaitInteractionReply(ctx, id)
 	require.NoError(t, err)
@@ -57,5 +57,5 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 	closeAll(t, sessions...)
 	srv.Close()
 	srv.Close() // idempotent
-	assert.ErrorIs(t, srv.Join(ctx, plugintest.GuildIDForShard(2, 0, shards)), plugintest.ErrClosed)
+	assert.ErrorIs(t, srv.Join(ctx, discordtest.GuildIDForShard(2, 0, shards)), discordtest.ErrClosed)
 }

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 func TestOpenOneShardGetsReadyAndGuildCreates(t *testing.T) {
 	t.Parallel()
 	ids := []string{
-		plugintest.GuildIDForShard(0, 0, 1),
-		plugintest.GuildIDForShard(1, 0, 1),
-		plugintest.GuildIDForShard(2, 0, 1),
+		discordtest.GuildIDForShard(0, 0, 1),
+		discordtest.GuildIDForShard(1, 0, 1),
+		discordtest.GuildIDForShard(2, 0, 1),
 	}
-	srv := newServer(t, plugintest.WithGuilds(ids...))
+	srv := newServer(t, discordtest.WithGuilds(ids...))
 	_, rec := openSession(t, srv, 0, 1, true)
 
 	assert.ElementsMatch(t, creates(ids...), rec.waitLog(3))
@@ -51,7 +51,7 @@ func TestHeartbeatsAreAcknowledged(t *testing.T) {
 	// intervals old; seven heartbeats (six intervals) without a Disconnect
 	// prove the ACKs arrive. The interval leaves room for -race on a busy
 	// machine, where a 100ms interval was seen to miss its 500ms budget.
-	srv := newServer(t, plugintest.WithHeartbeatInterval(400*time.Millisecond))
+	srv := newServer(t, discordtest.WithHeartbeatInterval(400*time.Millisecond))
 	_, rec := openSession(t, srv, 0, 1, true)
 	require.Eventually(t, func() bool { return srv.Heartbeats() >= 7 }, waitFor, 10*time.Millisecond)
 	assert.Zero(t, rec.disconnectCount())
@@ -64,9 +64,9 @@ func TestThreeShardsEachGetTheirOwnGuilds(t *testing.T) {
 	const shards = 3
 	var all []string
 	for shard := range shards {
-		all = append(all, plugintest.GuildIDForShard(0, shard, shards), plugintest.GuildIDForShard(1, shard, shards))
+		all = append(all, discordtest.GuildIDForShard(0, shard, shards), discordtest.GuildIDForShard(1, shard, shards))
 	}
-	srv := newServer(t, plugintest.WithShardCount(shards), plugintest.WithGuilds(all...))
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(all...))
 
 	// SyncEvents off, as in a real bot: handlers run in their own
 	// goroutines and count under a mutex.
@@ -111,19 +111,19 @@ func TestThreeShardsEachGetTheirOwnGuilds(t *testing.T) {
 
 func TestSequenceNumbersIncrease(t *testing.T) {
 	t.Parallel()
-	g0 := plugintest.GuildIDForShard(0, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0))
+	g0 := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0))
 	_, rec := openSession(t, srv, 0, 1, true)
 	rec.waitLog(1)
-	require.NoError(t, srv.Join(testContext(t), plugintest.GuildIDForShard(1, 0, 1)))
+	require.NoError(t, srv.Join(testContext(t), discordtest.GuildIDForShard(1, 0, 1)))
 	rec.waitLog(2)
 	assert.Equal(t, []int64{1, 2, 3}, rec.sequences(), "READY, GUILD_CREATE, GUILD_CREATE")
 }
 
 func TestIdentifyDuringOutageSendsNoGuildCreate(t *testing.T) {
 	t.Parallel()
-	g0, g1, g2 := plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1), plugintest.GuildIDForShard(2, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0, g1))
+	g0, g1, g2 := discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1), discordtest.GuildIDForShard(2, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0, g1))
 	_, first := openSession(t, srv, 0, 1, true)
 	first.waitLog(2)
 	ctx := testContext(t)
@@ -141,8 +141,8 @@ func TestIdentifyDuringOutageSendsNoGuildCreate(t *testing.T) {
 
 func TestDropConnectionResumes(t *testing.T) {
 	t.Parallel()
-	g0, g1 := plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0))
+	g0, g1 := discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0))
 	_, rec := openSession(t, srv, 0, 1, true, func(s *discordgo.Session) { s.ShouldReconnectOnError = true })
 	rec.waitLog(1)
 	require.Eventually(t, func() bool { return srv.Heartbeats() >= 1 }, waitFor, 5*time.Millisecond)
@@ -182,7 +182,7 @@ type rawFrame struct {
 	D  json.RawMessage `json:"d"`
 }
 
-func dialRaw(t *testing.T, srv *plugintest.Server, query string) *websocket.Conn {
+func dialRaw(t *testing.T, srv *discordtest.Server, query string) *websocket.Conn {
 	t.Helper()
 	c, resp, err := srv.Dialer().Dial(srv.GatewayURL()+query, nil)
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func readClose(t *testing.T, c *websocket.Conn) int {
 
 func TestGatewayHelloAndHeartbeat(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, plugintest.WithHeartbeatInterval(1500*time.Millisecond))
+	srv := newServer(t, discordtest.WithHeartbeatInterval(1500*time.Millisecond))
 	c := dialRaw(t, srv, "?v=10&encoding=json")
 	hello := readFrame(t, c)
 	assert.Equal(t, 10, hello.Op)
@@ -258,13 +258,13 @@ func TestGatewayRefusals(t *testing.T) {
 			sendFrame(t, c, 2, identifyData("Bot wrong", &[2]int{0, 2}))
 		}, 4004},
 		{"sharding required", "", func(t *testing.T, c *websocket.Conn) {
-			sendFrame(t, c, 2, identifyData("Bot "+plugintest.DefaultToken, nil))
+			sendFrame(t, c, 2, identifyData("Bot "+discordtest.DefaultToken, nil))
 		}, 4011},
 		{"shard id out of range", "", func(t *testing.T, c *websocket.Conn) {
-			sendFrame(t, c, 2, identifyData("Bot "+plugintest.DefaultToken, &[2]int{2, 2}))
+			sendFrame(t, c, 2, identifyData("Bot "+discordtest.DefaultToken, &[2]int{2, 2}))
 		}, 4010},
 		{"other shard count", "", func(t *testing.T, c *websocket.Conn) {
-			sendFrame(t, c, 2, identifyData("Bot "+plugintest.DefaultToken, &[2]int{0, 3}))
+			sendFrame(t, c, 2, identifyData("Bot "+discordtest.DefaultToken, &[2]int{0, 3}))
 		}, 4010},
 		{"unknown opcode", "", func(t *testing.T, c *websocket.Conn) { sendFrame(t, c, 42, nil) }, 4001},
 		{"not authenticated", "", func(t *testing.T, c *websocket.Conn) { sendFrame(t, c, 8, map[string]any{}) }, 4003},
@@ -272,13 +272,13 @@ func TestGatewayRefusals(t *testing.T) {
 			require.NoError(t, c.WriteMessage(websocket.TextMessage, []byte("not json")))
 		}, 4002},
 		{"already authenticated", "", func(t *testing.T, c *websocket.Conn) {
-			sendFrame(t, c, 2, identifyData(plugintest.DefaultToken, &[2]int{1, 2}))
+			sendFrame(t, c, 2, identifyData(discordtest.DefaultToken, &[2]int{1, 2}))
 			assert.Equal(t, "READY", *readFrame(t, c).T)
-			sendFrame(t, c, 2, identifyData(plugintest.DefaultToken, &[2]int{1, 2}))
+			sendFrame(t, c, 2, identifyData(discordtest.DefaultToken, &[2]int{1, 2}))
 		}, 4005},
 		{"api version", "?v=6&encoding=json", func(*testing.T, *websocket.Conn) {}, 4012},
 	}
-	srv := newServer(t, plugintest.WithShardCount(2))
+	srv := newServer(t, discordtest.WithShardCount(2))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -294,13 +294,13 @@ func TestGatewayRefusals(t *testing.T) {
 
 func TestGatewayResumeReplaysMissedEvents(t *testing.T) {
 	t.Parallel()
-	g0, g1, g2 := plugintest.GuildIDForShard(0, 0, 1), plugintest.GuildIDForShard(1, 0, 1), plugintest.GuildIDForShard(2, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0))
+	g0, g1, g2 := discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1), discordtest.GuildIDForShard(2, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0))
 	ctx := testContext(t)
 
 	a := dialRaw(t, srv, "?v=10&encoding=json")
 	readFrame(t, a) // HELLO
-	sendFrame(t, a, 2, identifyData(plugintest.DefaultToken, nil))
+	sendFrame(t, a, 2, identifyData(discordtest.DefaultToken, nil))
 	ready := readFrame(t, a)
 	require.Equal(t, "READY", *ready.T)
 	var r struct {
@@ -317,7 +317,7 @@ func TestGatewayResumeReplaysMissedEvents(t *testing.T) {
 	// The client saw only READY (s=1): a resume replays s=2 and s=3.
 	b := dialRaw(t, srv, "?v=10&encoding=json")
 	readFrame(t, b)
-	sendFrame(t, b, 6, map[string]any{"token": "Bot " + plugintest.DefaultToken, "session_id": r.SessionID, "seq": 1})
+	sendFrame(t, b, 6, map[string]any{"token": "Bot " + discordtest.DefaultToken, "session_id": r.SessionID, "seq": 1})
 	for _, want := range []struct {
 		seq int64
 		typ string
@@ -341,11 +341,11 @@ func TestGatewayResumeReplaysMissedEvents(t *testing.T) {
 	// connection.
 	c := dialRaw(t, srv, "")
 	readFrame(t, c)
-	sendFrame(t, c, 6, map[string]any{"token": plugintest.DefaultToken, "session_id": "nope", "seq": 3})
+	sendFrame(t, c, 6, map[string]any{"token": discordtest.DefaultToken, "session_id": "nope", "seq": 3})
 	invalid := readFrame(t, c)
 	assert.Equal(t, 9, invalid.Op)
 	assert.JSONEq(t, "false", string(invalid.D))
-	sendFrame(t, c, 2, identifyData(plugintest.DefaultToken, nil))
+	sendFrame(t, c, 2, identifyData(discordtest.DefaultToken, nil))
 	assert.Equal(t, "READY", *readFrame(t, c).T)
 }
 
@@ -354,23 +354,23 @@ func TestConnectedShardsDropsOnDisconnect(t *testing.T) {
 	srv := newServer(t)
 	c := dialRaw(t, srv, "")
 	readFrame(t, c)
-	sendFrame(t, c, 2, identifyData(plugintest.DefaultToken, nil))
+	sendFrame(t, c, 2, identifyData(discordtest.DefaultToken, nil))
 	readFrame(t, c)
 	require.NoError(t, srv.WaitConnected(testContext(t), 1))
 	require.NoError(t, c.Close())
 	require.Eventually(t, func() bool { return srv.ConnectedShards() == 0 }, waitFor, 5*time.Millisecond)
-	err := srv.Join(testContext(t), plugintest.GuildIDForShard(0, 0, 1))
-	assert.ErrorIs(t, err, plugintest.ErrShardNotConnected)
+	err := srv.Join(testContext(t), discordtest.GuildIDForShard(0, 0, 1))
+	assert.ErrorIs(t, err, discordtest.ErrShardNotConnected)
 	assert.Empty(t, srv.GuildIDs(), "a refused Join changes nothing")
 }
 
 func TestWaitConnectedHonoursContextAndClose(t *testing.T) {
 	t.Parallel()
-	srv, err := plugintest.NewServer()
+	srv, err := discordtest.NewServer()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	assert.ErrorIs(t, srv.WaitConnected(ctx, 1), context.Canceled)
 	go srv.Close()
-	assert.True(t, errors.Is(srv.WaitConnected(t.Context(), 1), plugintest.ErrClosed))
+	assert.True(t, errors.Is(srv.WaitConnected(t.Context(), 1), discordtest.ErrClosed))
 }

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -54,8 +54,8 @@ func Example_bot() {
 		voter = "300000000000000042"
 		role  = "900000000000000777"
 	)
-	guild := plugintest.GuildIDForShard(0, 1, 2) // on shard 1 of 2
-	discord, err := plugintest.NewServer(plugintest.WithShardCount(2), plugintest.WithGuilds(guild))
+	guild := discordtest.GuildIDForShard(0, 1, 2) // on shard 1 of 2
+	discord, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(guild))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -95,7 +95,7 @@ func Example_bot() {
 	}
 
 	vote := func() {
-		id, _, err := discord.Interact(ctx, plugintest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
+		id, _, err := discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"context"
@@ -116,30 +116,30 @@ func compareSnowflakes(a, b string) int {
 func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	change func(g *guildState, exists bool, shard int) (typ string, d any, err error)) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("plugintest: %s %s: %w", what, guildID, err)
+		return fmt.Errorf("discordtest: %s %s: %w", what, guildID, err)
 	}
 	v, err := parseSnowflake(guildID)
 	if err != nil {
-		return fmt.Errorf("plugintest: %s: %w", what, err)
+		return fmt.Errorf("discordtest: %s: %w", what, err)
 	}
 	shard := shardOf(v, s.cfg.shardCount)
 	s.mu.Lock()
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("plugintest: %s %s: %w", what, guildID, err)
+		return fmt.Errorf("discordtest: %s %s: %w", what, guildID, err)
 	}
 	g, exists := s.guilds[guildID]
 	typ, d, err := change(g, exists, shard)
 	if err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("plugintest: %s %s: %w", what, guildID, err)
+		return fmt.Errorf("discordtest: %s %s: %w", what, guildID, err)
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
 	s.log.Debug("guild event", "event", typ, "what", what, "guild", guildID, "shard", shard)
 	if err := sess.dispatch(ctx, typ, d); err != nil {
-		return fmt.Errorf("plugintest: %s %s: %w", what, guildID, err)
+		return fmt.Errorf("discordtest: %s %s: %w", what, guildID, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 func TestGuildIDForShardLandsOnItsShard(t *testing.T) {
@@ -17,13 +17,13 @@ func TestGuildIDForShardLandsOnItsShard(t *testing.T) {
 		seen := map[string]bool{}
 		for shard := range count {
 			for n := range 40 {
-				id := plugintest.GuildIDForShard(n, shard, count)
-				got, err := plugintest.ShardForGuild(id, count)
+				id := discordtest.GuildIDForShard(n, shard, count)
+				got, err := discordtest.ShardForGuild(id, count)
 				require.NoError(t, err)
 				require.Equal(t, shard, got, "GuildIDForShard(%d, %d, %d) = %s", n, shard, count, id)
 				require.False(t, seen[id], "duplicate %s", id)
 				seen[id] = true
-				require.Equal(t, id, plugintest.GuildIDForShard(n, shard, count), "stable")
+				require.Equal(t, id, discordtest.GuildIDForShard(n, shard, count), "stable")
 			}
 		}
 	}
@@ -34,7 +34,7 @@ func TestShardForGuildMatchesDiscordFormula(t *testing.T) {
 	// Discord's documented example: guild 41771983423143937 on 2 shards.
 	const id uint64 = 41771983423143937
 	for _, count := range []int{1, 2, 3, 7, 16} {
-		got, err := plugintest.ShardForGuild(strconv.FormatUint(id, 10), count)
+		got, err := discordtest.ShardForGuild(strconv.FormatUint(id, 10), count)
 		require.NoError(t, err)
 		assert.Equal(t, int((id>>22)%uint64(count)), got)
 	}
@@ -43,16 +43,16 @@ func TestShardForGuildMatchesDiscordFormula(t *testing.T) {
 func TestShardForGuildRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	for _, id := range []string{"", "abc", "-1", "+1", "01", "18446744073709551616"} {
-		_, err := plugintest.ShardForGuild(id, 2)
-		assert.ErrorIs(t, err, plugintest.ErrInvalidSnowflake, "%q", id)
+		_, err := discordtest.ShardForGuild(id, 2)
+		assert.ErrorIs(t, err, discordtest.ErrInvalidSnowflake, "%q", id)
 	}
-	_, err := plugintest.ShardForGuild("1", 0)
+	_, err := discordtest.ShardForGuild("1", 0)
 	assert.Error(t, err)
 }
 
 func TestGuildIDForShardPanicsOnMistakes(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][3]int{{-1, 0, 1}, {0, 1, 1}, {0, -1, 2}, {0, 0, 0}} {
-		assert.Panics(t, func() { plugintest.GuildIDForShard(args[0], args[1], args[2]) }, fmt.Sprint(args))
+		assert.Panics(t, func() { discordtest.GuildIDForShard(args[0], args[1], args[2]) }, fmt.Sprint(args))
 	}
 }

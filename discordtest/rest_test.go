@@ -1,4 +1,4 @@
-package plugintest_test
+package discordtest_test
 
 import (
 	"encoding/json"
@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin/plugintest"
+	"github.com/dblkit/go-topgg/discordtest"
 )
 
 // restSession is a session that is never opened: REST only.
-func restSession(t *testing.T, srv *plugintest.Server) *discordgo.Session {
+func restSession(t *testing.T, srv *discordtest.Server) *discordgo.Session {
 	t.Helper()
 	s, err := srv.NewSession(0, srv.ShardCount())
 	require.NoError(t, err)
@@ -36,10 +36,10 @@ func requireRESTError(t *testing.T, err error, status, code int) {
 func TestRESTUserApplicationAndGateway(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t,
-		plugintest.WithBotUser("2000000000000000002", "votebot"),
-		plugintest.WithApplicationID("3000000000000000003"),
-		plugintest.WithApplicationFlags(1<<23),
-		plugintest.WithShardCount(4))
+		discordtest.WithBotUser("2000000000000000002", "votebot"),
+		discordtest.WithApplicationID("3000000000000000003"),
+		discordtest.WithApplicationFlags(1<<23),
+		discordtest.WithShardCount(4))
 	s := restSession(t, srv)
 
 	me, err := s.User("@me")
@@ -71,7 +71,7 @@ func TestRESTUserApplicationAndGateway(t *testing.T) {
 
 func TestRESTWrongTokenIsUnauthorized(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t, plugintest.WithToken("right-token"))
+	srv := newServer(t, discordtest.WithToken("right-token"))
 	s := restSession(t, srv)
 	s.Token = "Bot wrong-token"
 	_, err := s.User("@me")
@@ -140,8 +140,8 @@ func voteCommand(description string) *discordgo.ApplicationCommand {
 
 func TestRESTApplicationCommands(t *testing.T) {
 	t.Parallel()
-	g0 := plugintest.GuildIDForShard(0, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0))
+	g0 := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0))
 	s := restSession(t, srv)
 	app := srv.ApplicationID()
 
@@ -195,7 +195,7 @@ func TestRESTApplicationCommands(t *testing.T) {
 	// Another application's commands, or a guild the bot is not in.
 	_, err = s.ApplicationCommands("999", "")
 	requireRESTError(t, err, http.StatusForbidden, 50001)
-	_, err = s.ApplicationCommands(app, plugintest.GuildIDForShard(9, 0, 1))
+	_, err = s.ApplicationCommands(app, discordtest.GuildIDForShard(9, 0, 1))
 	requireRESTError(t, err, http.StatusForbidden, 50001)
 }
 
@@ -242,8 +242,8 @@ func TestRESTApplicationCommandValidation(t *testing.T) {
 
 func TestRESTMemberRoles(t *testing.T) {
 	t.Parallel()
-	g0 := plugintest.GuildIDForShard(0, 0, 1)
-	srv := newServer(t, plugintest.WithGuilds(g0))
+	g0 := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(g0))
 	s := restSession(t, srv)
 	const user, voter, booster = "4000000000000000004", "5000000000000000005", "6000000000000000006"
 
@@ -254,13 +254,13 @@ func TestRESTMemberRoles(t *testing.T) {
 	assert.Equal(t, []string{booster}, srv.MemberRoles(g0, user))
 	assert.Empty(t, srv.MemberRoles(g0, "7"))
 
-	assert.Equal(t, []plugintest.RoleChange{
+	assert.Equal(t, []discordtest.RoleChange{
 		{GuildID: g0, UserID: user, RoleID: voter, Added: true, Reason: "voted"},
 		{GuildID: g0, UserID: user, RoleID: booster, Added: true},
 		{GuildID: g0, UserID: user, RoleID: voter, Added: false},
 	}, srv.RoleChanges())
 
-	err := s.GuildMemberRoleAdd(plugintest.GuildIDForShard(1, 0, 1), user, voter)
+	err := s.GuildMemberRoleAdd(discordtest.GuildIDForShard(1, 0, 1), user, voter)
 	requireRESTError(t, err, http.StatusNotFound, 10004)
 	assert.Len(t, srv.RoleChanges(), 3)
 

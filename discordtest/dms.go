@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"context"
@@ -133,7 +133,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 // ErrInvalidSnowflake (wrapped) for an id that is not a snowflake.
 func (s *Server) BlockDMs(userID string) error {
 	if _, err := parseSnowflake(userID); err != nil {
-		return fmt.Errorf("plugintest: block DMs: %w", err)
+		return fmt.Errorf("discordtest: block DMs: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -165,7 +165,7 @@ func (s *Server) WaitDirectMessages(ctx context.Context, userID string, n int) (
 		return len(out) >= n
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plugintest: wait for %d direct messages to %s: %w", n, userID, err)
+		return nil, fmt.Errorf("discordtest: wait for %d direct messages to %s: %w", n, userID, err)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package plugintest
+package discordtest
 
 import (
 	"fmt"
@@ -36,11 +36,11 @@ func shardOf(id uint64, shardCount int) int {
 // events of guild guildID: (guild_id >> 22) % shardCount.
 func ShardForGuild(guildID string, shardCount int) (int, error) {
 	if shardCount < 1 {
-		return 0, fmt.Errorf("plugintest: shard count %d: must be at least 1", shardCount)
+		return 0, fmt.Errorf("discordtest: shard count %d: must be at least 1", shardCount)
 	}
 	v, err := parseSnowflake(guildID)
 	if err != nil {
-		return 0, fmt.Errorf("plugintest: guild: %w", err)
+		return 0, fmt.Errorf("discordtest: guild: %w", err)
 	}
 	return shardOf(v, shardCount), nil
 }
@@ -52,13 +52,13 @@ func ShardForGuild(guildID string, shardCount int) (int, error) {
 // or shardID is not in [0, shardCount): those are mistakes in the test.
 func GuildIDForShard(n, shardID, shardCount int) string {
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {
-		panic(fmt.Sprintf("plugintest: GuildIDForShard(%d, %d, %d): need n >= 0 and 0 <= shardID < shardCount",
+		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): need n >= 0 and 0 <= shardID < shardCount",
 			n, shardID, shardCount))
 	}
 	base := uint64(guildIDBase) - uint64(guildIDBase)%uint64(shardCount)
 	ts := base + uint64(n)*uint64(shardCount) + uint64(shardID)
 	if ts > maxTimestamp {
-		panic(fmt.Sprintf("plugintest: GuildIDForShard(%d, %d, %d): n too large", n, shardID, shardCount))
+		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): n too large", n, shardID, shardCount))
 	}
 	return strconv.FormatUint(ts<<22, 10)
 }
