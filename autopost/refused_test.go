@@ -58,14 +58,17 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 func TestResultOutcome(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		r    autopost.Result
-		want string
+		r     autopost.Result
+		want  autopost.Outcome
+		label string
 	}{
-		{autopost.Result{Servers: 2}, autopost.OutcomePosted},
-		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged},
-		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete},
-		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed},
+		{autopost.Result{Servers: 2}, autopost.OutcomePosted, "posted"},
+		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged, "unchanged"},
+		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete, "incomplete"},
+		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed, "failed"},
 	} {
 		assert.Equal(t, tc.want, tc.r.Outcome())
+		assert.Equal(t, tc.label, tc.r.Outcome().String())
 	}
+	assert.Equal(t, "unknown", autopost.Outcome(0).String())
 }

@@ -218,25 +218,44 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 	return true
 }
 
-// Outcomes of a sync, as [Outcome] names them: a bounded set, fit for a
-// metrics label.
+// Outcome says what one sync did: a small fixed set, fit for a metrics
+// label. Its zero value is no outcome.
+type Outcome uint8
+
+// Outcomes of a sync, as [OutcomeOf] names them.
 const (
 	// OutcomePublished: the definitions were sent and the service took them.
-	OutcomePublished = "published"
+	OutcomePublished Outcome = iota + 1
 	// OutcomeUnchanged: nothing was sent, the definitions being those
 	// published last.
-	OutcomeUnchanged = "unchanged"
+	OutcomeUnchanged
 	// OutcomeSkipped: nothing was sent for another reason (the project is
 	// not a Discord bot).
-	OutcomeSkipped = "skipped"
+	OutcomeSkipped
 	// OutcomeFailed: the sync failed.
-	OutcomeFailed = "failed"
+	OutcomeFailed
 )
 
-// Outcome names the outcome of a sync, as [JobConfig.OnResult] gets it:
+// String returns the outcome's label value, such as "published", or
+// "unknown". It does not allocate.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomePublished:
+		return "published"
+	case OutcomeUnchanged:
+		return "unchanged"
+	case OutcomeSkipped:
+		return "skipped"
+	case OutcomeFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// OutcomeOf says what a sync did, from what [JobConfig.OnResult] gets:
 // [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
-// [OutcomeFailed]. It does not allocate.
-func Outcome(r Result, err error) string {
+// [OutcomeFailed].
+func OutcomeOf(r Result, err error) Outcome {
 	switch {
 	case err != nil:
 		return OutcomeFailed

@@ -239,8 +239,12 @@ func TestMisuseFailsFast(t *testing.T) {
 
 func TestOutcome(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, commands.OutcomeFailed, commands.Outcome(commands.Result{}, errors.New("x")))
-	require.Equal(t, commands.OutcomeUnchanged, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
-	require.Equal(t, commands.OutcomeSkipped, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
-	require.Equal(t, commands.OutcomePublished, commands.Outcome(commands.Result{Commands: 2}, nil))
+	require.Equal(t, commands.OutcomeFailed, commands.OutcomeOf(commands.Result{}, errors.New("x")))
+	require.Equal(t, commands.OutcomeUnchanged, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
+	require.Equal(t, commands.OutcomeSkipped, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
+	require.Equal(t, commands.OutcomePublished, commands.OutcomeOf(commands.Result{Commands: 2}, nil))
+	for o, want := range map[commands.Outcome]string{commands.OutcomePublished: "published", commands.OutcomeUnchanged: "unchanged",
+		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown"} {
+		require.Equal(t, want, o.String())
+	}
 }

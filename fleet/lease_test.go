@@ -193,6 +193,20 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	assert.Equal(t, uint64(2), seen[1].Changes)
 }
 
+// A panicking OnChange is contained: the term runs and ends as without it,
+// and the log says which hook panicked.
+func TestOnChangePanicIsContained(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := shortLease
+	cfg.OnChange = func(fleet.LeaseState) { panic("metrics bug") }
+	var ran atomic.Bool
+	c := startContender(t, srv.Addr(), "bot-panic", cfg, func(context.Context, int64) error { ran.Store(true); return nil })
+	require.Eventually(t, func() bool { return strings.Count(c.log.String(), "OnChange panicked") >= 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.True(t, ran.Load())
+	assert.Contains(t, c.log.String(), "metrics bug")
+}
+
 func TestLeaseKeyWithoutExpiryIsNotPolledHard(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
