@@ -37,7 +37,7 @@ const (
 type ops struct {
 	addr    string
 	reg     *prometheus.Registry
-	metrics *topggprom.Metrics
+	metrics *topggprom.Collector
 }
 
 // newOps makes the registry and the collectors, or returns nil when

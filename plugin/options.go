@@ -40,7 +40,7 @@ type options struct {
 	fleet     *fleet.Fleet // WithFleet (fleet.go)
 	clock     clock.Clock  // set by tests (export_test.go)
 
-	metrics         Metrics               // WithMetrics (metrics.go)
+	metrics         Observer              // WithMetrics (metrics.go)
 	voteObserver    voterewards.Observer  // from metrics: nil without
 	webhookObserver func(webhook.Outcome) // from metrics: nil without
 }

@@ -21,11 +21,11 @@ func Example() {
 	defer fake.Close()
 
 	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
+	c, err := topggprom.New(reg)
 	if err != nil {
 		panic(err)
 	}
-	client, err := topgg.New(fake.Token(), topgg.WithBaseURL(fake.URL), topgg.WithObserver(m.ObserveRequest))
+	client, err := topgg.New(fake.Token(), topgg.WithBaseURL(fake.URL), topgg.WithObserver(c.ObserveRequest))
 	if err != nil {
 		panic(err)
 	}
