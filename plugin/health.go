@@ -121,7 +121,7 @@ func (s *jobStates) check(context.Context) error {
 }
 
 // LivenessChecks returns the checks of a liveness probe, for a
-// [health.NewHandler] of "livez": "jobs" fails when the last [Plugin.Run]
+// [health.NewProbe] of "livez": "jobs" fails when the last [Plugin.Run]
 // ended with a failure no restart mends (a refused token, say), or when a job
 // keeps failing (5 times in a row without running well since). It passes
 // before Run, while it runs, and after a clean stop: a restart of the process
@@ -135,7 +135,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 }
 
 // ReadinessChecks returns the checks of a readiness probe, for a
-// [health.NewHandler] of "readyz":
+// [health.NewProbe] of "readyz":
 //   - "running": [Plugin.Run] is running;
 //   - "shards" (with autopost): every attached shard has its READY;
 //   - "token": Top.gg has not refused the token since it last accepted it
@@ -143,7 +143,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "state_dir" (when Config.StateDir is used): a file can be written there;
 //   - "vote_store" (for a store of [WithVoteStore] that is a [Pinger]): Ping.
 //
-// A fleet adds its own (leadership known) to the same handler.
+// A fleet adds its own (leadership known) to the same Probe.
 func (p *Plugin) ReadinessChecks() []health.Check {
 	if p == nil {
 		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}

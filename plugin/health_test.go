@@ -27,9 +27,9 @@ type probe struct {
 
 func newProbe(t *testing.T, p *plugin.Plugin) *probe {
 	t.Helper()
-	live, err := health.NewHandler("livez", p.LivenessChecks()...)
+	live, err := health.NewProbe("livez", p.LivenessChecks()...)
 	require.NoError(t, err)
-	ready, err := health.NewHandler("readyz", p.ReadinessChecks()...)
+	ready, err := health.NewProbe("readyz", p.ReadinessChecks()...)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", live)
