@@ -7,8 +7,8 @@ import (
 )
 
 // Outcome says how a [Handler] answered one delivery: a small fixed set, fit
-// for a metrics label. Its String values are those of topggprom's Webhook*
-// constants.
+// for a metrics label (topggprom labels each value by its String, and any
+// value without a name as "other").
 type Outcome uint8
 
 // Outcomes of a delivery.
