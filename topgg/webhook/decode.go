@@ -67,15 +67,6 @@ func (d *decoded) event() Event {
 
 func decodeV1(body []byte, d *decoded) error {
 	var w wireEvent
-	if !fastDecode(body, &w) {
-		return decodeV1Slow(body, d)
-	}
-	return w.fill(body, d)
-}
-
-// decodeV1Slow decodes with encoding/json what fastDecode does not take.
-func decodeV1Slow(body []byte, d *decoded) error {
-	var w wireEvent
 	err := json.Unmarshal(body, &w)
 	if err == nil {
 		return w.fill(body, d)

@@ -45,7 +45,6 @@ type Handler struct {
 	tolerance     time.Duration
 	log           *slog.Logger
 	clock         clock.Clock
-	bufs          *bufPool
 }
 
 // New returns a Handler for cfg. It fails with [ErrNoSecret], [ErrEmptySecret]
@@ -64,7 +63,6 @@ func New(cfg Config) (*Handler, error) {
 		tolerance:     cfg.Tolerance,
 		log:           cfg.Logger.With("component", "topgg/webhook"),
 		clock:         cfg.clock,
-		bufs:          newBufPool(),
 	}
 	if len(cfg.Secrets) > 0 {
 		h.keys = newKeyring(cfg.Secrets)
@@ -152,15 +150,14 @@ func (h *Handler) receiveV1(r *http.Request, vals []string, d *decoded) error {
 	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
 		return err
 	}
-	buf, err := h.bufs.read(r)
-	defer h.bufs.put(buf)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	if !h.keys.match(&sig, *buf) {
+	if !h.keys.match(&sig, body) {
 		return ErrSignatureMismatch
 	}
-	return decodeV1(*buf, d)
+	return decodeV1(body, d)
 }
 
 func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
@@ -174,12 +171,11 @@ func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
 	if !h.legacy(auth) {
 		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
-	buf, err := h.bufs.read(r)
-	defer h.bufs.put(buf)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	return decodeV0(*buf, d)
+	return decodeV0(body, d)
 }
 
 // legacyChecker compares with want in constant time. Only want's digest is
