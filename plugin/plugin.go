@@ -34,7 +34,7 @@ type Plugin struct {
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
-	hook   *webhook.Handler // nil when webhooks are off
+	hook   *webhook.Receiver // nil when webhooks are off
 	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY

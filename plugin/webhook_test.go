@@ -144,6 +144,7 @@ func TestWebhookConfigMistakes(t *testing.T) {
 		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "Config.WebhookPath"},
 		"auth with a newline":    {plugin.Config{WebhookAuth: "v0-auth\n"}, "Config.WebhookAuth"},
 		"secret with a space":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret, "whs_x y"}}, "Config.WebhookSecrets"},
+		"secret without whs_":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{webhook.Secret(testSecret[len("whs_"):])}}, "Config.WebhookSecrets"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.cfg.Validate()

@@ -21,7 +21,7 @@ import (
 
 const hookSecret = "whs_topggtest_receiver_secret"
 
-// receiver is a webhook.Handler on a real server that keeps what it got.
+// receiver is a webhook.Receiver on a real server that keeps what it got.
 type receiver struct {
 	URL    string
 	mu     sync.Mutex

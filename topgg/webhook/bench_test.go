@@ -16,7 +16,7 @@ import (
 // ./topgg/webhook/).
 
 // discardWriter is the cheapest ResponseWriter: what the benchmark measures
-// is the Handler.
+// is the Receiver.
 type discardWriter struct {
 	h    http.Header
 	code int
@@ -32,9 +32,9 @@ type rewindBody struct{ bytes.Reader }
 
 func (*rewindBody) Close() error { return nil }
 
-// BenchmarkHandlerVoteCreate: one signed vote.create through ServeHTTP:
+// BenchmarkReceiverVoteCreate: one signed vote.create through ServeHTTP:
 // header parse, timestamp check, bounded read, HMAC, decode, OnVote, answer.
-func BenchmarkHandlerVoteCreate(b *testing.B) {
+func BenchmarkReceiverVoteCreate(b *testing.B) {
 	cfg, _ := config(&recorder{})
 	cfg.OnVote = func(context.Context, webhook.Vote) error { return nil }
 	cfg.OnEvent = nil
@@ -63,7 +63,7 @@ func BenchmarkHandlerVoteCreate(b *testing.B) {
 }
 
 // BenchmarkVerify: the exported Verify alone (it keys a fresh HMAC per call,
-// where a Handler reuses keyed states).
+// where a Receiver reuses keyed states).
 func BenchmarkVerify(b *testing.B) {
 	body := []byte(voteBody)
 	sig := webhook.Sign(secretA, now, body)

@@ -48,7 +48,7 @@ func Decode(body []byte) (Event, error) {
 }
 
 // decoded is a decoded delivery. A vote is kept in vote, outside ev, so that
-// a Handler without OnEvent hands it to OnVote without a heap allocation.
+// a Receiver without OnEvent hands it to OnVote without a heap allocation.
 type decoded struct {
 	ev     Event // ev.Vote is nil
 	vote   Vote

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 )
 
-// Outcome says how a [Handler] answered one delivery: a small fixed set, fit
+// Outcome says how a [Receiver] answered one delivery: a small fixed set, fit
 // for a metrics label. Its String values are those of topggprom's Webhook*
 // constants.
 type Outcome uint8
@@ -76,7 +76,7 @@ func outcomeOf(err error) Outcome {
 }
 
 // observe tells the Observer, if any, of one answer, containing a panic.
-func (h *Handler) observe(ctx context.Context, o Outcome) {
+func (h *Receiver) observe(ctx context.Context, o Outcome) {
 	if h.observer == nil {
 		return
 	}
