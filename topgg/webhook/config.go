@@ -39,7 +39,8 @@ type Config struct {
 	// an error matching [ErrMalformedBody] (a vote the store can never take)
 	// makes it 400, which Top.gg does not retry.
 	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
-	// called concurrently for several deliveries. When nil, votes are
+	// called concurrently for several deliveries. A panic in it is answered
+	// like an error (500) and logged with its stack. When nil, votes are
 	// answered 204 at once and reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
 	// OnEvent receives every accepted event, votes included (after OnVote
@@ -47,10 +48,11 @@ type Config struct {
 	// before ServeHTTP returns: nothing runs after the request, and a slow
 	// OnEvent only holds its connection (and http.Server.Shutdown). ctx has
 	// the request's values but is not cancelled when Top.gg hangs up after
-	// its answer. It may be called concurrently.
+	// its answer. It may be called concurrently. A panic in it is logged
+	// with its stack and observed as [OutcomePanic]; the answer stands.
 	OnEvent func(ctx context.Context, e Event)
 	// OnIntegrationCreate answers an integration.create (Top.gg expects the
-	// answer in the response). An error makes the answer 500. When nil, an
+	// answer in the response). An error or a panic makes the answer 500. When nil, an
 	// integration.create is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
 
@@ -59,8 +61,9 @@ type Config struct {
 	Tolerance time.Duration
 	// Observer, if set, is told the outcome of every delivery the Receiver
 	// answers, once the answer is written (before OnEvent): a hook for
-	// metrics. It is called synchronously and must return quickly; a panic
-	// in it is recovered and logged.
+	// metrics. An OnEvent that panicked is told once more, as
+	// [OutcomePanic]. It is called synchronously and must return quickly; a
+	// panic in it is recovered and logged.
 	Observer func(Outcome)
 	// Logger receives refusals and callback failures (default: discard). No
 	// secret, signature or body is ever logged.

@@ -114,5 +114,6 @@ func TestObserverPanicDoesNotChangeTheAnswer(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, w.Code)
 	assert.Len(t, rec.Votes(), 1)
 	assert.Len(t, rec.Events(), 1, "OnEvent still runs")
-	assert.Contains(t, buf.String(), "webhook Observer panicked")
+	assert.Contains(t, buf.String(), "webhook callback panicked")
+	assert.Contains(t, buf.String(), "callback=Observer")
 }

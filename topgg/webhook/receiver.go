@@ -31,7 +31,12 @@ import (
 //   - 400 for a body that is not a valid event, 413 for a body over
 //     [MaxBodyBytes] (refused without being read whole), 405 for a method
 //     other than POST;
-//   - 500 when OnVote or OnIntegrationCreate failed.
+//   - 500 when OnVote or OnIntegrationCreate failed or panicked.
+//
+// A panic in a callback (OnVote, OnIntegrationCreate, OnEvent, Observer) is
+// contained: it is logged at Error with the callback's name and the stack,
+// and the peer gets the answer an error would give (500 before the answer;
+// after it, nothing more is written) without any detail of the panic.
 //
 // No callback runs for a refused delivery. A Receiver prints without its
 // secrets; the zero Receiver answers every request 500.
@@ -121,7 +126,12 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.onEvent != nil {
-		h.onEvent(context.WithoutCancel(r.Context()), d.event())
+		// After the answer: a panic writes nothing more (Top.gg has its 2xx)
+		// and is counted on its own.
+		ctx := context.WithoutCancel(r.Context())
+		if err := h.contain(ctx, "OnEvent", func() error { h.onEvent(ctx, d.event()); return nil }); err != nil {
+			h.observe(ctx, OutcomePanic)
+		}
 	}
 }
 
@@ -222,18 +232,8 @@ func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, er
 func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
 	switch {
 	case d.isVote && h.onVote != nil:
-		if err := h.onVote(r.Context(), d.vote); err != nil {
-			if errors.Is(err, ErrMalformedBody) {
-				// The store says this can never be a vote: a retry would fail the same way.
-				h.log.WarnContext(r.Context(), "webhook vote refused as malformed; answering 400",
-					slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
-				http.Error(w, "malformed vote", http.StatusBadRequest)
-				return OutcomeMalformed
-			}
-			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
-				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
-			http.Error(w, "vote not stored", http.StatusInternalServerError)
-			return OutcomeStoreFailed
+		if o := h.storeVote(w, r, &d.vote); o != OutcomeAccepted {
+			return o
 		}
 	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
 		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
@@ -243,8 +243,41 @@ func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Ou
 	return OutcomeAccepted
 }
 
+// storeVote calls OnVote. On an error or a panic it writes the answer and
+// returns why; on success it writes nothing and returns OutcomeAccepted.
+func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Outcome {
+	ctx := r.Context()
+	err := h.contain(ctx, "OnVote", func() error { return h.onVote(ctx, *v) })
+	switch {
+	case err == nil:
+		return OutcomeAccepted
+	case errors.Is(err, errPanicked):
+		http.Error(w, "vote not stored", http.StatusInternalServerError)
+		return OutcomePanic
+	case errors.Is(err, ErrMalformedBody):
+		// The store says this can never be a vote: a retry would fail the same way.
+		h.log.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
+			slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
+		http.Error(w, "malformed vote", http.StatusBadRequest)
+		return OutcomeMalformed
+	}
+	h.log.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
+		slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
+	http.Error(w, "vote not stored", http.StatusInternalServerError)
+	return OutcomeStoreFailed
+}
+
 func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) Outcome {
-	ans, err := h.onIntegration(r.Context(), *ic)
+	ctx := r.Context()
+	var ans IntegrationAnswer
+	err := h.contain(ctx, "OnIntegrationCreate", func() (err error) {
+		ans, err = h.onIntegration(ctx, *ic)
+		return err
+	})
+	if errors.Is(err, errPanicked) {
+		http.Error(w, "integration not created", http.StatusInternalServerError)
+		return OutcomePanic
+	}
 	if err == nil && ans.WebhookURL == "" {
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
 	}
