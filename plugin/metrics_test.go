@@ -65,13 +65,13 @@ func hasLabels(m *dto.Metric, labels map[string]string) bool {
 // leader job's calls set the leader gauge.
 func TestWithMetricsCountsEveryJob(t *testing.T) {
 	t.Parallel()
-	ht := newHookTarget(t)
-	w := newWorld(t, worldSpec{perShard: 2, tgOpts: []topggtest.Option{topggtest.WithWebhook(ht.srv.URL+"/hook", testSecret)}})
+	w := newWorld(t, worldSpec{perShard: 2})
 	reg := prometheus.NewRegistry()
 	m, err := topggprom.New(reg)
 	require.NoError(t, err)
 	cfg := w.config()
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	cfg.WebhookAddr = "127.0.0.1:0"
 	posts := make(chan autopost.Result, 64)
 	failing := 0
 	reward := func(_ context.Context, v voterewards.Vote) error {
@@ -83,10 +83,10 @@ func TestWithMetricsCountsEveryJob(t *testing.T) {
 	}
 	p := w.plugin(cfg, plugin.WithMetrics(m), plugin.WithRewardHandler(reward),
 		plugin.WithOnPost(func(r autopost.Result) { posts <- r }))
-	ht.set(t, p)
 	w.start(p)
 	w.open()
 	w.waitPolls(1)
+	deliverToPlugin(t, w, p)
 	for _, v := range votes(2) {
 		w.tg.AddVote(v) // delivered by webhook, and seen again by the poll
 	}
