@@ -1,7 +1,7 @@
 // Package webhook receives Top.gg webhook deliveries: it verifies v1
 // signatures and v0 authorization and decodes the typed events. It has no
 // dependency on Discord libraries, stores or exporters; a vote store plugs in
-// through [Config.OnVote].
+// through [Config.OnVote] (package voterewards: OnVote: poller.IngestWebhook).
 //
 // v1 ("webhooks v2") deliveries carry an x-topgg-signature header,
 // "t=<unix seconds>,v1=<hex>": an HMAC-SHA256 keyed with the webhook's
