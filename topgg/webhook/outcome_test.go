@@ -93,10 +93,11 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		obs.mu.Unlock()
 	}
 	labels := map[string]bool{}
-	for o := webhook.OutcomeAccepted; o <= webhook.OutcomeStoreFailed; o++ {
+	for o := webhook.OutcomeAccepted; o <= webhook.OutcomePanic; o++ {
 		labels[o.String()] = true
 	}
-	assert.Len(t, labels, 8, "distinct label values")
+	assert.Len(t, labels, 9, "distinct label values")
+	assert.Equal(t, "panic", webhook.OutcomePanic.String())
 	assert.Equal(t, "unknown", webhook.Outcome(0).String())
 }
 
