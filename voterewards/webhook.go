@@ -23,6 +23,9 @@ import (
 // receiver answers 400 (never retried); any other error is answered 500, and
 // Top.gg retries.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
+	if p == nil || p.store == nil {
+		return ErrNotConfigured
+	}
 	if v.Test {
 		return nil
 	}
