@@ -55,6 +55,13 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
+	return runBotWith(ctx, cfg, log, hc, nil)
+}
+
+// runBotWith is runBot that hands the plugin to made, when not nil, once it
+// is made (before it runs): the demo finds the webhook receiver's address
+// through it.
+func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
 	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
@@ -105,6 +112,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	if b.plugin, err = plugin.New(client, pluginConfig(cfg), popts...); err != nil {
 		return stoppedEarly(err)
+	}
+	if made != nil {
+		made(b.plugin)
 	}
 	stopOps, err := b.attach(ctx, ops)
 	if err != nil {

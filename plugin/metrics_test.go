@@ -39,12 +39,12 @@ func gathered(t *testing.T, c *topggprom.Collector, name string, labels map[stri
 // leader job's calls set the leader gauge.
 func TestWithMetricsCountsEveryJob(t *testing.T) {
 	t.Parallel()
-	ht := newHookTarget(t)
-	w := newWorld(t, worldSpec{perShard: 2, tgOpts: []topggtest.Option{topggtest.WithWebhook(ht.srv.URL+"/hook", testSecret)}})
+	w := newWorld(t, worldSpec{perShard: 2})
 	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
 	cfg := w.config()
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	cfg.WebhookAddr = "127.0.0.1:0"
 	posts := make(chan autopost.Result, 64)
 	failing := 0
 	reward := func(_ context.Context, v voterewards.Vote) error {
@@ -56,10 +56,10 @@ func TestWithMetricsCountsEveryJob(t *testing.T) {
 	}
 	p := w.plugin(cfg, plugin.WithMetrics(c), plugin.WithRewardHandler(reward),
 		plugin.WithOnPost(func(r autopost.Result) { posts <- r }))
-	ht.set(t, p)
 	w.start(p)
 	w.open()
 	w.waitPolls(1)
+	deliverToPlugin(t, w, p)
 	for _, v := range votes(2) {
 		w.tg.AddVote(v) // delivered by webhook, and seen again by the poll
 	}

@@ -34,8 +34,10 @@ type Plugin struct {
 
 	poster *autopost.Poster // nil when autopost is off
 	syncer *commands.Syncer // nil when command sync is off
-	hook   *webhook.Handler // nil when webhooks are off
 	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
+
+	hook  *webhook.Receiver // nil when webhooks are off
+	bound boundAddr         // the webhook server's address while it serves (webhook.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once

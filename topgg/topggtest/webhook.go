@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,16 +58,57 @@ func (t webhookTarget) version() int {
 // secret (a "whs_..." value) like Top.gg signs them: [Server.AddVote] sends a
 // vote.create, [Server.SendWebhookTest] a webhook.test. A project can have
 // several webhooks: give the option once per receiver, each with its own
-// secret. NewServer panics on an empty secret or a URL that is not absolute
-// http(s).
+// secret. NewServer panics on a secret that is not one "whs_..." value or a
+// URL that is not absolute http(s). For a receiver started after the server,
+// see [Server.AddWebhook].
 func WithWebhook(rawURL, secret string) Option {
 	return func(c *config) {
-		mustWebhookURL(rawURL)
-		if secret == "" {
-			panic("topggtest: WithWebhook needs a secret")
+		t, err := v1Target(rawURL, secret)
+		if err != nil {
+			panic(err.Error())
 		}
-		c.webhooks.targets = append(c.webhooks.targets, webhookTarget{url: rawURL, secret: webhook.Secret(secret)})
+		c.webhooks.targets = append(c.webhooks.targets, t)
 	}
+}
+
+// AddWebhook makes the running server deliver v1 webhooks to rawURL too, as
+// [WithWebhook] does from the start: for a receiver whose URL is known only
+// once it listens (started after the fake, or on port 0). Votes added from
+// then on are delivered to it; earlier ones are not. It returns an error,
+// and adds nothing, for a URL that is not absolute http(s) or a secret that
+// is not one "whs_..." value.
+func (s *Server) AddWebhook(rawURL, secret string) error {
+	t, err := v1Target(rawURL, secret)
+	if err != nil {
+		return err
+	}
+	h := &s.hooks
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.added = append(h.added, t)
+	return nil
+}
+
+// v1Target checks a v1 receiver as given to WithWebhook or AddWebhook.
+func v1Target(rawURL, secret string) (webhookTarget, error) {
+	if err := checkWebhookURL(rawURL); err != nil {
+		return webhookTarget{}, err
+	}
+	// One secret, as the receiver would take it (webhook.New refuses the
+	// others): a fake signing with a malformed one tests nothing real.
+	if list, err := webhook.SplitSecrets(secret); err != nil || len(list) != 1 || string(list[0]) != secret {
+		return webhookTarget{}, errors.New("topggtest: a webhook secret is one whs_... value, without white space")
+	}
+	return webhookTarget{url: rawURL, secret: webhook.Secret(secret)}, nil
+}
+
+// webhookTargets returns the receivers: those of the options, then those
+// added by AddWebhook.
+func (s *Server) webhookTargets() []webhookTarget {
+	h := &s.hooks
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Concat(s.cfg.webhooks.targets, h.added)
 }
 
 // WithLegacyWebhook makes the server deliver v0 (legacy) webhooks to rawURL
@@ -109,10 +151,17 @@ func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 }
 
 func mustWebhookURL(raw string) {
+	if err := checkWebhookURL(raw); err != nil {
+		panic(err.Error())
+	}
+}
+
+func checkWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic("topggtest: a webhook URL must be an absolute http(s) URL")
+		return errors.New("topggtest: a webhook URL must be an absolute http(s) URL")
 	}
+	return nil
 }
 
 // Delivery is one webhook the server sent, with every attempt and answer.
