@@ -55,7 +55,8 @@ func TestPostsWhatTheSourceGives(t *testing.T) {
 	for _, mode := range []autopost.Mode{autopost.ModeV1, autopost.ModeV0} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			tg := topggtest.NewServer()
+			tg, err := topggtest.NewServer()
+			require.NoError(t, err)
 			t.Cleanup(tg.Close)
 			client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
 			require.NoError(t, err)

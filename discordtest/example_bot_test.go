@@ -63,7 +63,10 @@ func Example_bot() {
 	defer discord.Close() // runs after the sessions' Close
 	project := topggtest.DiscordBot()
 	project.PlatformID = discord.BotUserID()
-	tg := topggtest.NewServer(topggtest.WithProject(project))
+	tg, err := topggtest.NewServer(topggtest.WithProject(project))
+	if err != nil {
+		panic(err)
+	}
 	defer tg.Close()
 
 	// The bot, as it runs in production, given the fakes' URLs and tokens.

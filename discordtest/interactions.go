@@ -448,9 +448,9 @@ func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.messageLocked(it, it.originalMessageID, chatInputCommandMessage, m))
 }
 
-// InteractionReplies returns every answer the bot gave to interactions, in
+// interactionReplies returns every answer the bot gave to interactions, in
 // arrival order.
-func (s *Server) InteractionReplies() []InteractionReply {
+func (s *Server) interactionReplies() []InteractionReply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.replies)

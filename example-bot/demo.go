@@ -49,7 +49,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	project.PlatformID = dsrv.BotUserID()
 	hook := newDemoHook()
 	defer hook.close()
-	tsrv := topggtest.NewServer(topggtest.WithProject(project), topggtest.WithWebhook(hook.url(), demoWebhookSecret))
+	tsrv, err := topggtest.NewServer(topggtest.WithProject(project), topggtest.WithWebhook(hook.url(), demoWebhookSecret))
+	if err != nil {
+		return err
+	}
 	defer tsrv.Close()
 
 	dir, err := os.MkdirTemp("", "topgg-demo-state-")

@@ -122,10 +122,11 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	project.PlatformID = dc.BotUserID()
 	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
-	tg := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
+	tg, err := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
 		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),
 		topggtest.WithWebhookRetries(2*time.Second, 50*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond,
 			200*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond))
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	rewardGuild := discordtest.GuildIDForShard(0, 0, shardCount)
 	e := &e2e{t: t, dc: dc, tg: tg, state: t.TempDir(), env: map[string]string{

@@ -17,7 +17,7 @@ import (
 // after its 8 s budget.
 func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 	e := newE2E(t)
-	require.NoError(t, e.dc.Inject(discordtest.RouteMemberRoleAdd, -1, discordtest.RateLimited(time.Minute, false)))
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute, Times: 100}))
 	e.tg.AddVotes(makeVotes(2)...)
 	bot := e.startBot()
 	bot.waitMsg("bot is online")
@@ -35,7 +35,7 @@ func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 // the next attempt gives the role.
 func TestE2EEndlessAnswerToRoleGrant(t *testing.T) {
 	e := newE2E(t)
-	require.NoError(t, e.dc.Inject(discordtest.RouteMemberRoleAdd, 1, discordtest.LongBody(-1)))
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", Body: "{", Endless: true}))
 	votes := makeVotes(1)
 	e.tg.AddVotes(votes...)
 	bot := e.startBot()

@@ -191,7 +191,7 @@ func TestCommandSyncHandler(t *testing.T) {
 	for _, refused := range []bool{false, true} {
 		w := newWorld(t, worldSpec{})
 		if refused {
-			w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+			require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 		}
 		type outcome struct {
 			r   commands.Result

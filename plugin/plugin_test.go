@@ -329,7 +329,7 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	// The client tries twice; both fail, so the first sync fails as a whole.
-	w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 2})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 2}))
 	var logs logBuffer
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff

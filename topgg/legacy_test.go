@@ -234,12 +234,12 @@ func TestHasVotedAcceptsBooleans(t *testing.T) {
 	srv := newServer(t)
 	l := newClient(t, srv).Legacy()
 	bot := srv.Project().PlatformID
-	srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":true}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":true}`}))
 	voted, err := l.HasVoted(t.Context(), bot, "146183080879613966")
 	require.NoError(t, err)
 	require.True(t, voted)
 
-	srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":2}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":2}`}))
 	_, err = l.HasVoted(t.Context(), bot, "146183080879613966")
 	var de *topgg.DecodeError
 	require.ErrorAs(t, err, &de)

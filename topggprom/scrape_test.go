@@ -112,7 +112,8 @@ func requireBounded(t *testing.T, fams map[string]*dto.MetricFamily) {
 
 func TestScrapeCountsPostsAnd429(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	reg := prometheus.NewRegistry()
 	m, err := topggprom.New(reg)
@@ -122,7 +123,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	require.NoError(t, err)
 
 	// The first PATCH is refused with a 429; the client waits and retries.
-	tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond})
+	require.NoError(t, tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond}))
 	var mu sync.Mutex
 	var results []autopost.Result
 	poster, err := autopost.New(client, autopost.Config{
@@ -175,14 +176,15 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 // TestScrapeTokenRefused: a 401 sets topgg_api_token_refused until a success.
 func TestScrapeTokenRefused(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	reg := prometheus.NewRegistry()
 	m, err := topggprom.New(reg)
 	require.NoError(t, err)
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithObserver(m.ObserveRequest))
 	require.NoError(t, err)
-	tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized})
+	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	_, err = client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	fams := scrape(t, reg)

@@ -51,7 +51,7 @@ func TestLegacyVotersCap(t *testing.T) {
 func TestLegacyOwnBotOnly(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.AddBot(Bot{ID: "42"})
+	require.NoError(t, s.AddBot(Bot{ID: "42"}))
 	for _, p := range []string{"/bots/42/votes", "/bots/42/check?userId=1"} {
 		requireLegacyError(t, v0(t, s, http.MethodGet, p, nil), http.StatusForbidden)
 	}
