@@ -31,7 +31,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	defer tg.Close()
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 	p, err := autopost.New(client, autopost.Config{Interval: 10 * time.Millisecond, Refresh: 10 * time.Millisecond})
 	require.NoError(t, err)

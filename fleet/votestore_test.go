@@ -133,7 +133,7 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 
 	rewarded := make(chan voterewards.Vote, 4)

@@ -176,7 +176,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 						srv.AddVote(topggtest.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt})
 					}
 				}
-				client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+				client, err := srv.NewClient()
 				if err != nil {
 					b.Fatal(err)
 				}
