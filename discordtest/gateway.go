@@ -6,9 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -559,14 +557,6 @@ func (s *Server) CloseClientConnections() {
 	}
 	s.log.Debug("client connections dropped", "gateway", len(conns))
 	s.http.CloseClientConnections()
-}
-
-// ignoreClosed treats closing an already closed socket as success.
-func ignoreClosed(err error) error {
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
 }
 
 // randomHex returns n random bytes in hex, for session IDs and tokens.

@@ -103,7 +103,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}}
-	// addr is read by the handlers (GatewayURL), so it is set before they can run.
+	// addr is read by the handlers (gatewayURL), so it is set before they can run.
 	s.addr = l.Addr().String()
 	s.URL = "http://" + s.addr
 	s.http.Start()
@@ -138,8 +138,8 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
 // Close closes every gateway connection (close code 1001) and the HTTP
-// server, waits for their goroutines and closes idle client connections of
-// Transport. Close discordgo sessions first (see the package comment). Close
+// server, waits for their goroutines and closes the idle connections of the
+// clients made by Client. Close discordgo sessions first (see the package comment). Close
 // is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()

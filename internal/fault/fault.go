@@ -41,6 +41,24 @@ type Fault struct {
 
 // Check reports why f cannot be played, or nil.
 func (f *Fault) Check() error {
+	if err := f.checkMatch(); err != nil {
+		return err
+	}
+	switch {
+	case f.Status != 0 && (f.Status < 100 || f.Status > 599):
+		return fmt.Errorf("status %d is not an HTTP status", f.Status)
+	case f.RetryAfter < 0 || f.Delay < 0:
+		return errors.New("retry-after and delay must not be negative")
+	case f.answers() == 0 && !f.Drop && f.Delay == 0:
+		return errors.New("the fault does nothing: set Status, RetryAfter, Drop, Delay or Endless")
+	case f.answers() == 0 && (f.Body != "" || f.ContentType != "" || len(f.Header) > 0):
+		return errors.New("a body, content type or header needs an answer: set Status, RetryAfter or Endless")
+	}
+	return nil
+}
+
+// checkMatch checks what selects the requests.
+func (f *Fault) checkMatch() error {
 	switch {
 	case strings.ContainsAny(f.Method, " /"):
 		return fmt.Errorf("method %q is not an HTTP method", f.Method)
@@ -48,14 +66,6 @@ func (f *Fault) Check() error {
 		return fmt.Errorf("path %q must be empty or start with /", f.Path)
 	case f.Times < 0:
 		return fmt.Errorf("times %d is negative", f.Times)
-	case f.Status != 0 && (f.Status < 100 || f.Status > 599):
-		return fmt.Errorf("status %d is not an HTTP status", f.Status)
-	case f.RetryAfter < 0 || f.Delay < 0:
-		return errors.New("retry-after and delay must not be negative")
-	case f.Status == 0 && f.RetryAfter == 0 && !f.Drop && f.Delay == 0 && !f.Endless:
-		return errors.New("the fault does nothing: set Status, RetryAfter, Drop, Delay or Endless")
-	case f.answers() == 0 && (f.Body != "" || f.ContentType != "" || len(f.Header) > 0):
-		return errors.New("Body, ContentType and Header need an answer: set Status, RetryAfter or Endless")
 	}
 	return nil
 }
