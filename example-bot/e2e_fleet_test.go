@@ -141,7 +141,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	// about 3 s, so the kill lands in the middle of the deliveries.
 	e.slowRoles(10 * time.Millisecond)
 	all := makeVotes(300)
-	tg.AddVotes(all...)
+	tg.AddVote(all...)
 
 	var procs []*proc
 	for i, ids := range []string{"0-1", "2-3", "4-5"} {
@@ -211,7 +211,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	// Webhook votes to random processes, the dead one included.
 	balancer.open.Store(true)
 	hooks := fleetVotes(1, 30)
-	tg.AddVotes(hooks...)
+	tg.AddVote(hooks...)
 	requireRewardedOnce := func(votes []topggtest.Vote, what string) {
 		t.Helper()
 		require.Eventually(t, func() bool {
@@ -244,7 +244,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	srv.Kill()
 	srv.Restart()
 	after := fleetVotes(2, 10)
-	tg.AddVotes(after...)
+	tg.AddVote(after...)
 	requireRewardedOnce(after, "post-restart")
 	added, _ = e.grants()
 	assert.Len(t, added, len(all)+len(hooks)+len(after), "every vote rewarded")

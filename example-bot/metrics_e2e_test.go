@@ -113,7 +113,7 @@ func TestE2EMetricsScrape(t *testing.T) {
 	// The first post is answered 429 with a second's Retry-After.
 	require.NoError(t, e.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Millisecond}))
 	votes := makeVotes(3)
-	e.tg.AddVotes(votes...)
+	e.tg.AddVote(votes...)
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()

@@ -55,7 +55,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		defer w.closeSessions()
 
 		const nVotes = 40
-		w.tg.AddVotes(votes(nVotes)...)
+		w.tg.AddVote(votes(nVotes)...)
 		rewards := newRecorder()
 		cfg := w.config()
 		// Held handlers: they run until the test lets them go, which it does

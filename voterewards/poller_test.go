@@ -32,7 +32,7 @@ func addHistory(srv *topggtest.Server, now time.Time) []topggtest.Vote {
 			CreatedAt: now.Add(-11*time.Hour + time.Duration(i)*2*time.Minute),
 		})
 	}
-	srv.AddVotes(votes...)
+	srv.AddVote(votes...)
 	return votes
 }
 
@@ -162,7 +162,7 @@ func TestLookbackIsCutToOneYear(t *testing.T) {
 	old := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.AddDate(0, 0, -400)}
 	inYear := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.AddDate(0, 0, -300)}
 	recent := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(old, inYear, recent)
+	srv.AddVote(old, inYear, recent)
 	rec := newRecorder()
 	startPoller(t, newClient(t, srv), voterewards.Config{
 		OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Lookback: 3 * 365 * 24 * time.Hour,

@@ -14,7 +14,7 @@ func TestLegacyVoters(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
 	own := DiscordBot().PlatformID
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-3 * time.Hour)},
 		Vote{UserID: "u2", PlatformID: "d2", Weight: 2, CreatedAt: t0.Add(-2 * time.Hour)},
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-time.Hour)},
@@ -66,7 +66,7 @@ func TestLegacyCheck(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
 	own := DiscordBot().PlatformID
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-12*time.Hour + time.Second)},
 		Vote{UserID: "u2", PlatformID: "d2", CreatedAt: t0.Add(-12 * time.Hour)},
 	)
