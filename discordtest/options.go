@@ -79,7 +79,8 @@ func WithGuilds(ids ...string) Option {
 	}
 }
 
-// WithBotUser sets the bot user's ID (a snowflake) and name.
+// WithBotUser sets the bot user's ID (a snowflake) and name (default
+// "1100000000000000001", "discordtest-bot"; see Server.BotUserID).
 func WithBotUser(id, name string) Option {
 	return func(c *config) error {
 		if _, err := parseSnowflake(id); err != nil {
@@ -113,7 +114,8 @@ func WithApplicationFlags(flags int) Option {
 	}
 }
 
-// WithToken sets the bot token the Server accepts, without the "Bot " prefix.
+// WithToken sets the bot token the Server accepts, without the "Bot " prefix
+// (default "discordtest-token"; see Server.Token).
 func WithToken(token string) Option {
 	return func(c *config) error {
 		if token == "" || strings.ContainsAny(token, " \t\r\n") {
