@@ -12,9 +12,10 @@ import (
 
 // Fault is a misbehaviour of Discord that the Server plays instead of (or
 // before) its normal answer. topggtest.Fault has the same fields and means
-// the same thing. Faults are matched in the order they were injected; each
-// matching request consumes one hit of the first fault that matches it, and
-// is still recorded by Calls.
+// the same thing. Faults apply to REST requests (the gateway's websocket is
+// dropped with [Server.CloseClientConnections] instead). They are matched in
+// the order they were injected; each matching request consumes one hit of
+// the first fault that matches it, and is still recorded by Calls.
 //
 // What the fault does, in order:
 //   - Delay > 0: hold the request that long (real time; [Server.Held]
