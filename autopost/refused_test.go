@@ -21,7 +21,7 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	f := newFixture(t, setup{perShard: 2, clock: newClock(), cfg: autopost.Config{Logger: newTextLogger(&buf)}})
-	f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3}))
 	failedN := func() int {
 		n := 0
 		for _, r := range f.resultsCopy() {
@@ -47,7 +47,7 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 
 	f.tick(f.interval)
 	f.waitPosted(2)
-	f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(30, 0))) // a change, so that the next attempt posts
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	f.tick(f.interval)

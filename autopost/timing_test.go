@@ -81,7 +81,7 @@ func TestHonoursRetryAfter(t *testing.T) {
 	retry := topgg.RetryPolicy{MaxAttempts: 1}
 	f := newFixture(t, setup{perShard: 2, retry: &retry, clock: newClock()})
 	f.waitPosted(2)
-	f.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Hour})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Hour}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(50, 0)))
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	f.tick(f.interval)
@@ -106,8 +106,8 @@ func TestBackfillAfterOutage(t *testing.T) {
 	f := newFixture(t, setup{perShard: 2, clock: newClock()})
 	f.waitPosted(2)
 
-	f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Drop: true, Times: 6})
-	f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Status: http.StatusServiceUnavailable, Times: 14})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Drop: true, Times: 6}))
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Status: http.StatusServiceUnavailable, Times: 14}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(50, 0))) // 3: the first failed post
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	for f.tg.PendingFaults() >= 10 {

@@ -15,7 +15,10 @@ import (
 // A bot publishes the commands it registers on Discord. The second Sync of
 // the same commands sends nothing. The fake service stands in for Top.gg.
 func ExampleSyncer_Sync() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
@@ -77,7 +80,10 @@ func ExampleNormalize() {
 // A Job publishes the bot's commands when it starts and checks them again
 // every Interval, reporting each outcome; it runs until its context ends.
 func ExampleJob() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {

@@ -126,7 +126,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("5xx", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		failed := r.waitOutcomes(1)[0]
 		assert.True(t, topgg.Retryable(failed.err))
@@ -137,7 +137,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("429", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		var rl *topgg.RateLimitError
 		require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
@@ -148,7 +148,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("422", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		refused := r.waitOutcomes(1)[0]
 		var ae *topgg.APIError

@@ -48,7 +48,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer dsrv.Close()
 	project := topggtest.DiscordBot()
 	project.PlatformID = dsrv.BotUserID()
-	tsrv := topggtest.NewServer(topggtest.WithProject(project))
+	tsrv, err := topggtest.NewServer(topggtest.WithProject(project))
+	if err != nil {
+		return err
+	}
 	defer tsrv.Close()
 
 	dir, err := os.MkdirTemp("", "topgg-demo-state-")

@@ -57,7 +57,7 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 	d.say("Two users vote on Top.gg: alice, and bob on a weekend (weight 2). A vote lasts 12 hours on Top.gg;\n" +
 		"    for the demo bob's lasts 5 seconds. Top.gg sends each vote to the bot's webhook receiver, signed,\n" +
 		"    and the bot gives each the voter role at once.")
-	d.topgg.AddVotes(
+	d.topgg.AddVote(
 		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
 	)

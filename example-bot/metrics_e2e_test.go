@@ -91,9 +91,9 @@ var boundedLabels = map[string]*regexp.Regexp{
 func TestE2EMetricsScrape(t *testing.T) {
 	e := newE2E(t)
 	// The first post is answered 429 with a second's Retry-After.
-	e.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Millisecond})
+	require.NoError(t, e.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Millisecond}))
 	votes := makeVotes(3)
-	e.tg.AddVotes(votes...)
+	e.tg.AddVote(votes...)
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()
@@ -168,7 +168,7 @@ func TestE2EMetricsScrape(t *testing.T) {
 func TestE2EProbes(t *testing.T) {
 	e := newE2E(t)
 	// Discord makes the shards wait two seconds for the gateway's address.
-	require.NoError(t, e.dc.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(2*time.Second, false)))
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Path: "/gateway", RetryAfter: 2 * time.Second}))
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()
@@ -189,7 +189,7 @@ func TestE2EProbes(t *testing.T) {
 	bot.waitMsg("bot is online")
 
 	// Top.gg refuses the token on every vote poll from now on.
-	e.tg.Inject(topggtest.Fault{Path: votesPath, Status: http.StatusUnauthorized, Times: 1_000_000})
+	require.NoError(t, e.tg.Inject(topggtest.Fault{Path: votesPath, Status: http.StatusUnauthorized, Times: 1_000_000}))
 	require.Eventually(t, func() bool { s, _ := ready(); return s == http.StatusServiceUnavailable }, wait, 20*time.Millisecond)
 	status, body = ready()
 	assert.Equal(t, http.StatusServiceUnavailable, status)

@@ -130,9 +130,10 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 
 	rewarded := make(chan voterewards.Vote, 4)

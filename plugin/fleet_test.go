@@ -99,7 +99,7 @@ func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
 	vs := votes(20)
-	w.tg.AddVotes(vs...)
+	w.tg.AddVote(vs...)
 	rec := newRecorder()
 	cfg := w.config()
 	a, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))

@@ -35,14 +35,14 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	rewards := newRecorder()
 	p := w.plugin(votesOnly(w), plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
-	w.tg.AddVotes(votes(2)...)
+	w.tg.AddVote(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
 	require.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
 	require.NoError(t, w.stop(p))
 	assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID), "no stale answer once Run returned")
 
-	w.tg.AddVotes(votes(3)[2:]...)
+	w.tg.AddVote(votes(3)[2:]...)
 	ctx, cancel := context.WithCancel(context.Background())
 	again := make(chan error, 1)
 	go func() { again <- p.Run(ctx) }()
@@ -96,7 +96,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	}
 
 	rewards := newRecorder()
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	p, err := plugin.New(w.client, votesOnly(w), plugin.WithRewardHandler(rewards.handle),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestRunWithoutSessions(t *testing.T) {
 func TestStopHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	cfg := votesOnly(w)
 	cfg.VoteStopGrace = time.Minute // the handler decides when Run returns
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -191,7 +191,7 @@ func TestCommandSyncHandler(t *testing.T) {
 	for _, refused := range []bool{false, true} {
 		w := newWorld(t, worldSpec{})
 		if refused {
-			w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+			require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 		}
 		type outcome struct {
 			r   commands.Result
@@ -253,7 +253,7 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 	t.Run("votes", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{})
-		w.tg.AddVotes(votes(1)...)
+		w.tg.AddVote(votes(1)...)
 		cfg := votesOnly(w)
 		cfg.VoteAttempts, cfg.VoteRetryDelay, cfg.VoteConcurrency = 2, time.Millisecond, 1
 		var mu sync.Mutex

@@ -98,7 +98,8 @@ func TestWithMetricsCountsEveryJob(t *testing.T) {
 // TestWithMetricsRefusesNil: a nil Observer, or a typed nil one, is an error.
 func TestWithMetricsRefusesNil(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	for _, m := range []plugin.Observer{nil, (*topggprom.Collector)(nil)} {
 		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff}, plugin.WithMetrics(m))

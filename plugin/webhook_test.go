@@ -146,7 +146,8 @@ func TestWebhookConfigMistakes(t *testing.T) {
 			assert.NotContains(t, err.Error(), testSecret)
 		})
 	}
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	p, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false)})
 	require.NoError(t, err)

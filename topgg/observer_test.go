@@ -42,7 +42,7 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 	ctx := context.Background()
 
 	// A 429 then the success of the retry: two attempts of one call.
-	srv.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond}))
 	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(3)}))
 	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
 	require.NoError(t, err)
@@ -76,16 +76,16 @@ func TestObserverOutcomes(t *testing.T) {
 	c := newClient(t, srv, topgg.WithObserver(rec.observe), topgg.WithRetryPolicy(topgg.NoRetries()))
 	ctx := context.Background()
 
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusInternalServerError})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusInternalServerError}))
 	_, err := c.Project(ctx)
 	require.Error(t, err)
 	// A long block: the next call of the family is refused without a request.
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", RetryAfter: time.Hour})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", RetryAfter: time.Hour}))
 	require.Error(t, c.SetCommands(ctx, nil))
 	require.Error(t, c.SetCommands(ctx, nil))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics/batch", Drop: true, Times: 2})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics/batch", Drop: true, Times: 2}))
 	require.Error(t, c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(1)}}}))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusOK, Body: "{not json"})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusOK, Body: "{not json"}))
 	_, err = c.Project(ctx)
 	require.Error(t, err)
 
@@ -115,7 +115,7 @@ func TestObserverNotToldOfAStop(t *testing.T) {
 	srv := newServer(t)
 	var rec recorder
 	c := newClient(t, srv, topgg.WithObserver(rec.observe))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Delay: time.Minute})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Delay: time.Minute}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := c.Project(ctx); done <- err }()
@@ -175,7 +175,7 @@ func TestTokenRefusedOncePerSpell(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, c.TokenRefused())
 
-	srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 3})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 3}))
 	for range 3 {
 		err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
 		require.ErrorIs(t, err, topgg.ErrUnauthorized)
@@ -200,7 +200,7 @@ func TestTokenRefusedOncePerSpell(t *testing.T) {
 	require.Contains(t, logs.String(), "Top.gg accepts the token again")
 
 	// A new spell is logged again.
-	srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	require.Error(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
 	require.Equal(t, 2, strings.Count(logs.String(), "level=ERROR"), logs.String())
 }
@@ -210,7 +210,7 @@ func TestTokenRefusedLegacy(t *testing.T) {
 	srv := newServer(t)
 	c := newClient(t, srv)
 	ctx := context.Background()
-	srv.Inject(topggtest.Fault{Path: "/bots*", Status: http.StatusUnauthorized})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots*", Status: http.StatusUnauthorized}))
 	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	require.ErrorIs(t, c.TokenRefused(), topgg.ErrUnauthorized)

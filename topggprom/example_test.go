@@ -17,7 +17,10 @@ import (
 
 // Count the client's calls and serve them on /metrics.
 func Example() {
-	fake := topggtest.NewServer() // the real service in production
+	fake, err := topggtest.NewServer() // the real service in production
+	if err != nil {
+		panic(err)
+	}
 	defer fake.Close()
 
 	reg := prometheus.NewRegistry()

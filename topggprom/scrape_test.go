@@ -75,7 +75,8 @@ func lbl(kv ...string) map[string]string {
 
 func TestScrapeCountsPostsAnd429(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	require.NoError(t, err)
 
 	// The first PATCH is refused with a 429; the client waits and retries.
-	tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond})
+	require.NoError(t, tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond}))
 	var mu sync.Mutex
 	var results []autopost.Result
 	poster, err := autopost.New(client, autopost.Config{
@@ -138,13 +139,14 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 // TestScrapeTokenRefused: a 401 sets topgg_api_token_refused until a success.
 func TestScrapeTokenRefused(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithObserver(c.ObserveRequest))
 	require.NoError(t, err)
-	tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized})
+	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	_, err = client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	text := promtest.Text(t, c)
@@ -170,7 +172,8 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 		_, _ = w.Write(project)
 	}))
 	t.Cleanup(srv.Close)
-	tg := topggtest.NewServer() // for a token of the right shape
+	tg, err := topggtest.NewServer() // for a token of the right shape
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)

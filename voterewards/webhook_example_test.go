@@ -16,7 +16,10 @@ import (
 // OnVote: the delivery is answered 204 once the vote is stored, and the
 // running Run rewards it at once, with the webhook's id and query.
 func ExamplePoller_IngestWebhook() {
-	srv := topggtest.NewServer() // the fake Top.gg: the vote history and the webhooks
+	srv, err := topggtest.NewServer() // the fake Top.gg: the vote history and the webhooks
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
 	if err != nil {

@@ -58,16 +58,17 @@ func (t webhookTarget) version() int {
 // secret (a "whs_..." value) like Top.gg signs them: [Server.AddVote] sends a
 // vote.create, [Server.SendWebhookTest] a webhook.test. A project can have
 // several webhooks: give the option once per receiver, each with its own
-// secret. NewServer panics on a secret that is not one "whs_..." value or a
+// secret. NewServer fails on a secret that is not one "whs_..." value or a
 // URL that is not absolute http(s). For a receiver started after the server,
 // see [Server.AddWebhook].
 func WithWebhook(rawURL, secret string) Option {
-	return func(c *config) {
+	return func(c *config) error {
 		t, err := v1Target(rawURL, secret)
 		if err != nil {
-			panic(err.Error())
+			return err
 		}
 		c.webhooks.targets = append(c.webhooks.targets, t)
+		return nil
 	}
 }
 
@@ -113,15 +114,18 @@ func (s *Server) webhookTargets() []webhookTarget {
 
 // WithLegacyWebhook makes the server deliver v0 (legacy) webhooks to rawURL
 // with the Authorization header set to auth: {bot | guild, user, type,
-// isWeekend, query}, no signature and no timestamp. NewServer panics on an
+// isWeekend, query}, no signature and no timestamp. NewServer fails on an
 // empty auth or a URL that is not absolute http(s).
 func WithLegacyWebhook(rawURL, auth string) Option {
-	return func(c *config) {
-		mustWebhookURL(rawURL)
+	return func(c *config) error {
+		if err := checkWebhookURL(rawURL); err != nil {
+			return err
+		}
 		if auth == "" {
-			panic("topggtest: WithLegacyWebhook needs an Authorization value")
+			return errors.New("topggtest: WithLegacyWebhook needs an Authorization value")
 		}
 		c.webhooks.targets = append(c.webhooks.targets, webhookTarget{url: rawURL, auth: webhook.Secret(auth)})
+		return nil
 	}
 }
 
@@ -132,13 +136,13 @@ func WithLegacyWebhook(rawURL, auth string) Option {
 // for v0): len(delays) retries at most. Tests shorten them; the waits are
 // real time, so that the schedule can be observed.
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
-	return func(c *config) {
+	return func(c *config) error {
 		if timeout > 0 {
 			c.webhooks.timeout = timeout
 		}
 		for _, d := range delays {
 			if d < 0 {
-				panic("topggtest: WithWebhookRetries needs delays >= 0")
+				return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
 			}
 		}
 		c.webhooks.delays = slices.Clone(delays)
@@ -147,12 +151,7 @@ func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 			c.webhooks.delays = []time.Duration{} // no retry, not the default
 			c.webhooks.legacyDelays = []time.Duration{}
 		}
-	}
-}
-
-func mustWebhookURL(raw string) {
-	if err := checkWebhookURL(raw); err != nil {
-		panic(err.Error())
+		return nil
 	}
 }
 

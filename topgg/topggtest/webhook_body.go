@@ -78,7 +78,7 @@ func voter(userID, platformID string) webhookUser {
 
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
 	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == TypeServer {
+	if s.cfg.project.Type == typeServer {
 		b.Guild = s.cfg.project.PlatformID
 	} else {
 		b.Bot = s.cfg.project.PlatformID

@@ -65,7 +65,8 @@ func (r *receiver) Events() []webhook.Event {
 
 func newServer(t *testing.T, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()
-	s := topggtest.NewServer(opts...)
+	s, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -265,7 +266,7 @@ func TestLegacyWebhookVote(t *testing.T) {
 		assert.Empty(t, d.Attempts[0].Header.Get("X-Topgg-Signature"))
 		assert.Equal(t, []webhook.Vote{{
 			PlatformID: "160105994217586689", ProjectPlatformID: project.PlatformID, Weight: 2,
-			Guild: project.Type == topggtest.TypeServer, Query: map[string]string{"ref": "a b", "x": "1"},
+			Guild: project.Type == "server", Query: map[string]string{"ref": "a b", "x": "1"},
 		}}, rcv.Votes())
 	}
 }
@@ -300,10 +301,11 @@ func TestCloseEndsDeliveriesAndLeavesNoGoroutine(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	defer srv.Close()
-	s := topggtest.NewServer(
+	s, err := topggtest.NewServer(
 		topggtest.WithWebhook(srv.URL+"/fail", hookSecret), // waits an hour to retry
 		topggtest.WithWebhook(srv.URL+"/hang", hookSecret), // in flight at Close
 		topggtest.WithWebhookRetries(time.Hour, time.Hour))
+	require.NoError(t, err)
 	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2"})
 	<-hung
 	require.Eventually(t, func() bool {
