@@ -14,7 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -168,7 +168,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if s == nil {
 			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
 		}
-		if shards.Opened(s) {
+		if session.Opened(s) {
 			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}
 	}

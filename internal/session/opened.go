@@ -1,4 +1,7 @@
-package shards
+// Package session answers what the module's packages ask of a discordgo
+// session they did not open: whether it was opened (so that a handler added
+// now may miss its READY).
+package session
 
 import "github.com/bwmarrin/discordgo"
 
