@@ -33,9 +33,9 @@ const (
 // shard count and bot id their READYs announce, and the change signal. Its
 // zero value is ready to use.
 type tally struct {
-	attached    atomic.Int64
-	shardHint   atomic.Int64 // largest shard count the sessions announced
-	botID       atomic.Pointer[string]
+	attached  atomic.Int64
+	shardHint atomic.Int64 // largest shard count the sessions announced
+	botID     atomic.Pointer[string]
 
 	// changed is closed, then forgotten, when a shard gets READY, is
 	// attached or is detached: a broadcast to every waiter. It is made

@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
@@ -19,15 +18,15 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	counts, err := fleet.NewCounts(newClient(t, srv.Addr()), "rep", 2, fleet.CountsConfig{})
+	counts, err := newShardCounts(newClient(t, srv.Addr()), "rep", 2, countsConfig{})
 	require.NoError(t, err)
 	var guilds atomic.Int64
 	guilds.Store(7)
 	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
 	var logs testlog.Buffer
-	rep, err := fleet.NewReporter(counts, func() []fleet.ShardCount {
-		return []fleet.ShardCount{{Shard: 0, Guilds: int(guilds.Load())}, {Shard: 1, Guilds: 1}}
-	}, fleet.WithReporterClock(fleet.ReporterConfig{Every: time.Minute, Logger: logs.Logger()}, fake))
+	rep, err := newReporter(counts, func() []shardReport {
+		return []shardReport{{Shard: 0, Guilds: int(guilds.Load())}, {Shard: 1, Guilds: 1}}
+	}, WithReporterClock(reporterConfig{Every: time.Minute, Logger: logs.Logger()}, fake))
 	require.NoError(t, err)
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -43,7 +42,7 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 		return tot.Servers
 	}
 	require.Eventually(t, func() bool { return total() == 8 }, 5*time.Second, 5*time.Millisecond, "no publish at start")
-	require.ErrorIs(t, rep.Run(ctx), fleet.ErrRunning)
+	require.ErrorIs(t, rep.Run(ctx), ErrRunning)
 
 	guilds.Store(70)
 	require.Eventually(t, func() bool { return fake.Timers() == 1 }, 5*time.Second, time.Millisecond)
@@ -73,9 +72,9 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 
 func TestReporterMisuse(t *testing.T) {
 	t.Parallel()
-	_, err := fleet.NewReporter(nil, func() []fleet.ShardCount { return nil }, fleet.ReporterConfig{})
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
-	var zero fleet.Reporter
-	require.ErrorIs(t, zero.Run(context.Background()), fleet.ErrNotConfigured)
-	assert.Zero(t, (*fleet.Reporter)(nil).Stats())
+	_, err := newReporter(nil, func() []shardReport { return nil }, reporterConfig{})
+	require.ErrorIs(t, err, ErrNotConfigured)
+	var zero reporter
+	require.ErrorIs(t, zero.Run(context.Background()), ErrNotConfigured)
+	assert.Zero(t, (*reporter)(nil).Stats())
 }

@@ -18,15 +18,15 @@ import (
 )
 
 var (
-	_ voterewards.Store = (*VoteStore)(nil)
-	_ voterewards.Feed  = (*VoteStore)(nil)
+	_ voterewards.Store = (*voteStore)(nil)
+	_ voterewards.Feed  = (*voteStore)(nil)
 )
 
 // pruneLimit bounds the votes one Prune call removes, so that one script
 // never blocks Redis for long; the next prune goes on.
 const pruneLimit = 10_000
 
-// VoteStore is a [voterewards.Store] in Redis, shared by every process of a
+// voteStore is a [voterewards.Store] in Redis, shared by every process of a
 // fleet, with the promises of the bbolt store: each method is one Lua script
 // (atomic; durable as Redis's persistence: run it with AOF), dedup by voter
 // within [voterewards.DedupWindow] inside the script, so that concurrent
@@ -42,8 +42,8 @@ const pruneLimit = 10_000
 // sees them in the order of the Ingest calls, within a few milliseconds;
 // after any reconnect the follower is told to resync (reload).
 //
-// Make it with [NewVoteStore]; safe for concurrent use.
-type VoteStore struct {
+// Make it with [newVoteStore]; safe for concurrent use.
+type voteStore struct {
 	rdb   redis.UniversalClient
 	lease *Lease
 
@@ -52,21 +52,21 @@ type VoteStore struct {
 	checkpoint                                   string
 }
 
-// NewVoteStore returns the vote store of the lease's bot, its leader writes
+// newVoteStore returns the vote store of the lease's bot, its leader writes
 // fenced by the lease's term. It does not contact Redis.
-func NewVoteStore(lease *Lease) (*VoteStore, error) {
+func newVoteStore(lease *Lease) (*voteStore, error) {
 	if lease == nil || lease.rdb == nil {
 		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
 	}
 	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
-	return &VoteStore{
+	return &voteStore{
 		rdb: lease.rdb, lease: lease, channel: k("added"),
 		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
 		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
 	}, nil
 }
 
-func (s *VoteStore) ready() error {
+func (s *voteStore) ready() error {
 	if s == nil || s.rdb == nil {
 		return ErrNotConfigured
 	}
@@ -74,11 +74,11 @@ func (s *VoteStore) ready() error {
 }
 
 // fence is the lease's current term (the zero Fence when not leading).
-func (s *VoteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
+func (s *voteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
 
 // Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
 // consistent.
-func (s *VoteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (s *VoteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
 // poll); without, any process may call it.
-func (s *VoteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func (s *VoteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 }
 
 // Delivered implements [voterewards.Store]; fenced.
-func (s *VoteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (s *VoteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bo
 }
 
 // Expired implements [voterewards.Store]; fenced.
-func (s *VoteStore) Expired(ctx context.Context, v voterewards.Vote) error {
+func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (s *VoteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 // Prune implements [voterewards.Store]; fenced. It removes at most 10,000
 // votes per call (the next prune goes on), so one call never blocks Redis
 // for long.
-func (s *VoteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	if err := s.ready(); err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
 // whether the store takes writes now (plugin.Pinger).
-func (s *VoteStore) Ping(ctx context.Context) error {
+func (s *voteStore) Ping(ctx context.Context) error {
 	if err := s.ready(); err != nil {
 		return err
 	}

@@ -45,16 +45,12 @@ type fleetBackend struct {
 }
 
 func (b *fleetBackend) source(local *autopost.Counter) (autopost.Source, error) {
-	src, err := b.f.Source(local)
+	total, report, err := b.f.Counts(local)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.f.Reporter(local)
-	if err != nil {
-		return nil, err
-	}
-	b.report = r.Run
-	return src, nil
+	b.report = report
+	return total, nil
 }
 
 func (b *fleetBackend) hashes() commands.HashStore { return b.f.HashStore() }

@@ -55,7 +55,9 @@ var errStateClosed = errors.New("plugin: the vote state is open only while Run r
 
 // runStore is the vote store of one process: the bbolt store of the Run
 // under way. The poller is built once, in New, on it.
-type runStore struct{ cur atomic.Pointer[voterewards.BoltStore] }
+type runStore struct {
+	cur atomic.Pointer[voterewards.BoltStore]
+}
 
 var _ voterewards.Store = (*runStore)(nil)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
@@ -55,8 +56,10 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 	w.open(0, 1)
 	require.Eventually(t, func() bool { return fa.Lease().State().Leader || fb.Lease().State().Leader }, wait, tick)
 	ctx := w.ctx()
+	total, _, err := fa.Counts(autopost.NewCounter(0)) // the fleet's total, as the leader reads it
+	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		tot, err := fa.Counts().Total(ctx)
+		tot, err := total.Counts(ctx)
 		return err == nil && tot.Servers == 4
 	}, wait, tick, "process a never published its shards")
 	assert.Empty(t, w.tg.Metrics(), "posted while shards 2-3 had not reported")
