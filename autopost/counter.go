@@ -3,6 +3,7 @@ package autopost
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -185,6 +186,13 @@ func (c *Counter) AppendShards(dst []ShardStats) []ShardStats {
 	c.mu.Unlock()
 	slices.SortFunc(dst[start:], func(a, b ShardStats) int { return a.ID - b.ID })
 	return dst
+}
+
+// attachedSessions returns the sessions attached now.
+func (c *Counter) attachedSessions() []*discordgo.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Keys(c.sessions))
 }
 
 // Attached returns how many sessions are attached.

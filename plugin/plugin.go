@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -51,8 +53,8 @@ type Plugin struct {
 
 	// mu guards the fields below. It is never held while a job runs or stops.
 	mu       sync.Mutex
-	sessions int  // how many sessions are attached
-	ran      bool // Run was called: Attach is refused from then on
+	sessions []*discordgo.Session // attached
+	ran      bool                 // Run was called: Attach is refused from then on
 	running  bool
 }
 
@@ -187,7 +189,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 			p.firstReadyOnce.Do(func() { p.firstReady <- s })
 		})
 	}
-	p.sessions += len(sessions)
+	p.sessions = append(p.sessions, sessions...)
 	return nil
 }
 
@@ -228,13 +230,32 @@ func (p *Plugin) Run(ctx context.Context) error {
 	if l != nil {
 		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
+	var wg sync.WaitGroup
+	wctx, stopWarn := context.WithCancel(ctx)
+	wg.Go(func() { p.warnUnopened(wctx) })
 	err = p.supervise(ctx, jobs) // without p.mu: Active, Counts and Attach answer meanwhile
+	stopWarn()
+	wg.Wait()
 	p.poller.Store(nil)
 	p.states.end(err)
 	if cerr := closeState(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
 	}
 	return err
+}
+
+// warnUnopened warns, once, after session.OpenGrace, naming the shards
+// whose sessions are attached but not opened: without READY nothing is
+// counted or published, which the ready timeout would tell only minutes
+// later.
+func (p *Plugin) warnUnopened(ctx context.Context) {
+	if clock.Sleep(ctx, p.opts.clock, session.OpenGrace) != nil {
+		return
+	}
+	p.mu.Lock()
+	sessions := slices.Clone(p.sessions)
+	p.mu.Unlock()
+	session.WarnUnopened(ctx, p.log, sessions)
 }
 
 // made reports whether p was made by New: a zero Plugin would run no job and
@@ -268,7 +289,7 @@ func (p *Plugin) begin() error {
 	if p.running {
 		return ErrRunning
 	}
-	if p.sessions == 0 && (p.poster != nil || p.commands != nil) {
+	if len(p.sessions) == 0 && (p.poster != nil || p.commands != nil) {
 		return fmt.Errorf("%w: autopost or command sync is on (turn them off in Config to run without sessions)", ErrNoSessions)
 	}
 	p.running, p.ran = true, true
