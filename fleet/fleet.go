@@ -177,11 +177,3 @@ func (f *Fleet) VoteStore() voterewards.Store {
 	}
 	return f.votes
 }
-
-// ShardCount returns the bot's total shard count.
-func (f *Fleet) ShardCount() int {
-	if f == nil {
-		return 0
-	}
-	return f.cfg.ShardCount
-}

@@ -21,7 +21,7 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 
 	f, err := Open("redis://:hunter2@127.0.0.1:1/0", Config{Bot: "b", ShardCount: 6})
 	require.NoError(t, err)
-	assert.Equal(t, 6, f.ShardCount())
+	assert.Equal(t, 6, f.counts.shardCount)
 	assert.NotNil(t, f.Lease())
 	assert.NotNil(t, f.HashStore())
 	assert.NotNil(t, f.VoteStore())
@@ -31,7 +31,6 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 
 	var nilFleet *Fleet
 	assert.Nil(t, nilFleet.Lease())
-	assert.Zero(t, nilFleet.ShardCount())
 	_, _, err = nilFleet.Counts(nil)
 	require.ErrorIs(t, err, ErrNotConfigured)
 	assert.Nil(t, nilFleet.HashStore())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,17 +38,6 @@ type reporter struct {
 	log     *slog.Logger
 	clock   clock.Clock
 	running atomic.Bool
-
-	mu   sync.Mutex
-	stat reporterStats
-}
-
-// reporterStats is a snapshot of a reporter's work, for metrics.
-type reporterStats struct {
-	// Published and Failed count the publishes that succeeded and failed.
-	Published, Failed uint64
-	// Last is the local time of the last successful publish.
-	Last time.Time
 }
 
 // newReporter returns a job publishing shards() to counts. shards is called
@@ -114,25 +102,7 @@ func (r *reporter) publish(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, r.every)
 	defer cancel()
 	err := r.counts.Publish(pctx, r.shards())
-	r.mu.Lock()
-	if err == nil {
-		r.stat.Published++
-		r.stat.Last = r.clock.Now()
-	} else {
-		r.stat.Failed++
-	}
-	r.mu.Unlock()
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("publishing shard counts failed; retrying next period", "err", err, "retry_in", r.every)
 	}
-}
-
-// Stats returns what the reporter did so far. Safe for concurrent use.
-func (r *reporter) Stats() reporterStats {
-	if r == nil {
-		return reporterStats{}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stat
 }

@@ -2,11 +2,11 @@ package fleet
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -52,8 +52,8 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	srv.Kill()
 	require.Eventually(t, func() bool { return fake.Timers() == 1 }, 5*time.Second, time.Millisecond)
 	fake.Advance(time.Minute)
-	require.Eventually(t, func() bool { return rep.Stats().Failed >= 1 }, 5*time.Second, time.Millisecond)
-	assert.Contains(t, logs.String(), "publishing shard counts failed")
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "publishing shard counts failed") },
+		5*time.Second, time.Millisecond)
 
 	srv.Restart()
 	guilds.Store(700)
@@ -67,7 +67,6 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	cancel()
 	require.NoError(t, <-done)
 	done <- nil
-	assert.GreaterOrEqual(t, rep.Stats().Published, uint64(3))
 }
 
 func TestReporterMisuse(t *testing.T) {
@@ -76,5 +75,4 @@ func TestReporterMisuse(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotConfigured)
 	var zero reporter
 	require.ErrorIs(t, zero.Run(context.Background()), ErrNotConfigured)
-	assert.Zero(t, (*reporter)(nil).Stats())
 }

@@ -205,9 +205,11 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // [ErrRunning] while another Run of the plugin has not
 // returned, [ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
-// included: [voterewards.ErrLocked]). Run may be called again after it returned
-// (a fleet runs it each time this process leads); the vote state is opened and
-// closed by each Run.
+// included: [voterewards.ErrLocked]). Run may be called again after it returned;
+// the vote state in Config.StateDir is opened and closed by each Run. In a
+// fleet ([WithFleet]) Run runs the leader-only jobs each time this process
+// wins the lease, until it loses it. Sessions still not opened 10 seconds
+// after Run started are named in a warning.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
 		return ErrNotConfigured
