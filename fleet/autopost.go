@@ -24,12 +24,8 @@ type totalSource struct {
 
 // newTotalSource returns the totalSource of counts. local is this process's own
 // Counter, the one its sessions are attached to: it gives BotID. It fails
-// with [ErrNotConfigured] for a nil or zero *shardCounts and [ErrBadConfig] for a
-// nil Counter.
+// with [ErrBadConfig] for a nil Counter.
 func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource, error) {
-	if counts == nil || counts.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *shardCounts", ErrNotConfigured)
-	}
 	if local == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
 	}
@@ -41,9 +37,6 @@ func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource,
 // how many are unavailable. A Redis error is returned (the Poster retries
 // with backoff).
 func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
-	if s == nil || s.counts == nil {
-		return autopost.Counts{}, ErrNotConfigured
-	}
 	t, err := s.counts.Total(ctx)
 	if err != nil {
 		return autopost.Counts{}, err

@@ -113,9 +113,6 @@ return now
 // An empty list is a no-op. A shard out of [0, shardCount) or a negative or
 // oversized count is an error wrapping [ErrBadConfig], and nothing is written.
 func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
-	if c == nil || c.rdb == nil {
-		return ErrNotConfigured
-	}
 	if len(shards) == 0 {
 		return nil
 	}
@@ -141,9 +138,6 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 // is older than MaxAge by Redis's clock, are listed in Missing and add
 // nothing; the total is then not postable.
 func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
-	if c == nil || c.rdb == nil {
-		return fleetTotal{}, ErrNotConfigured
-	}
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

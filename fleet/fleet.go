@@ -73,15 +73,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := newHashStore(lease)
-	if err != nil {
-		return nil, err
-	}
-	votes, err := newVoteStore(lease)
-	if err != nil {
-		return nil, err
-	}
-	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: hashes, votes: votes}, nil
+	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
 }
 
 // Open is [New] on a client of its own for a redis:// or rediss:// URL (see

@@ -26,18 +26,12 @@ type hashStore struct {
 
 // newHashStore returns the command hash store of the lease's bot, fenced by
 // the lease's term. It does not contact Redis.
-func newHashStore(lease *Lease) (*hashStore, error) {
-	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
-	}
-	return &hashStore{lease: lease, key: Key(lease.bot, "commands:hash")}, nil
+func newHashStore(lease *Lease) *hashStore {
+	return &hashStore{lease: lease, key: Key(lease.bot, "commands:hash")}
 }
 
 // LoadHash returns the saved fingerprint, or "" when none was saved.
 func (h *hashStore) LoadHash(ctx context.Context) (string, error) {
-	if h == nil || h.lease == nil {
-		return "", ErrNotConfigured
-	}
 	v, err := h.lease.rdb.Get(ctx, h.key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -52,9 +46,6 @@ func (h *hashStore) LoadHash(ctx context.Context) (string, error) {
 // leader token; otherwise it returns an error wrapping [ErrFenced] (a newer
 // leader exists) or [ErrNoFence] (this process does not lead).
 func (h *hashStore) SaveHash(ctx context.Context, hash string) error {
-	if h == nil || h.lease == nil {
-		return ErrNotConfigured
-	}
 	f := h.lease.Fence(h.lease.State().Token)
 	if err := f.Set(ctx, h.lease.rdb, h.key, hash, 0); err != nil {
 		return fmt.Errorf("fleet: save command hash: %w", err)

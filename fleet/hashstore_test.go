@@ -21,10 +21,7 @@ func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
 	a := startContender(t, srv.Addr(), "hs", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	b := startContender(t, srv.Addr(), "hs", shortLease, blockUntilDone)
-	ha, err := newHashStore(a.lease)
-	require.NoError(t, err)
-	hb, err := newHashStore(b.lease)
-	require.NoError(t, err)
+	ha, hb := newHashStore(a.lease), newHashStore(b.lease)
 
 	got, err := hb.LoadHash(ctx)
 	require.NoError(t, err)
@@ -43,14 +40,4 @@ func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
 	got, err = ha.LoadHash(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, hash, got)
-}
-
-func TestHashStoreMisuse(t *testing.T) {
-	t.Parallel()
-	_, err := newHashStore(nil)
-	require.ErrorIs(t, err, ErrNotConfigured)
-	var zero hashStore
-	_, err = zero.LoadHash(context.Background())
-	require.ErrorIs(t, err, ErrNotConfigured)
-	require.ErrorIs(t, zero.SaveHash(context.Background(), "x"), ErrNotConfigured)
 }

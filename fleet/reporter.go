@@ -44,12 +44,6 @@ type reporter struct {
 // from Run's goroutine once per period and must be safe to call from it; it
 // returns this process's shards only.
 func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterConfig) (*reporter, error) {
-	if counts == nil || counts.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *shardCounts", ErrNotConfigured)
-	}
-	if shards == nil {
-		return nil, fmt.Errorf("%w: nil shards function", ErrBadConfig)
-	}
 	if cfg.Every == 0 {
 		cfg.Every = DefaultReportEvery
 	}
@@ -66,9 +60,6 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 // Run publishes until ctx is done, then returns nil. A second concurrent Run
 // returns [ErrRunning]. Redis errors never end it.
 func (r *reporter) Run(ctx context.Context) error {
-	if r == nil || r.counts == nil {
-		return ErrNotConfigured
-	}
 	if !r.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}

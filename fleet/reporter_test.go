@@ -68,11 +68,3 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	require.NoError(t, <-done)
 	done <- nil
 }
-
-func TestReporterMisuse(t *testing.T) {
-	t.Parallel()
-	_, err := newReporter(nil, func() []shardReport { return nil }, reporterConfig{})
-	require.ErrorIs(t, err, ErrNotConfigured)
-	var zero reporter
-	require.ErrorIs(t, zero.Run(context.Background()), ErrNotConfigured)
-}

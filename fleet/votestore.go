@@ -54,23 +54,13 @@ type voteStore struct {
 
 // newVoteStore returns the vote store of the lease's bot, its leader writes
 // fenced by the lease's term. It does not contact Redis.
-func newVoteStore(lease *Lease) (*voteStore, error) {
-	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
-	}
+func newVoteStore(lease *Lease) *voteStore {
 	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
 	return &voteStore{
 		rdb: lease.rdb, lease: lease, channel: k("added"),
 		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
 		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
-	}, nil
-}
-
-func (s *voteStore) ready() error {
-	if s == nil || s.rdb == nil {
-		return ErrNotConfigured
 	}
-	return nil
 }
 
 // fence is the lease's current term (the zero Fence when not leading).
@@ -79,9 +69,6 @@ func (s *voteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) 
 // Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
 // consistent.
 func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
-	if err := s.ready(); err != nil {
-		return nil, err
-	}
 	var cp *redis.StringCmd
 	var seen, pending, expiries *redis.MapStringStringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -120,9 +107,6 @@ func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
 // poll); without, any process may call it.
 func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
-	if err := s.ready(); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -168,9 +152,6 @@ func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 
 // Delivered implements [voterewards.Store]; fenced.
 func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
 	flag, enc := "0", ""
 	if expire {
 		flag, enc = "1", encodeVote(v)
@@ -183,9 +164,6 @@ func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bo
 
 // Expired implements [voterewards.Store]; fenced.
 func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
 	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key); err != nil {
 		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key, err)
 	}
@@ -196,9 +174,6 @@ func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 // votes per call (the next prune goes on), so one call never blocks Redis
 // for long.
 func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
 		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit)
 	if err != nil {
@@ -295,9 +270,6 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 // Ping returns nil when Redis answers, so that a readiness check can tell
 // whether the store takes writes now (plugin.Pinger).
 func (s *voteStore) Ping(ctx context.Context) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("fleet: vote store: %w", err)
 	}

@@ -29,10 +29,7 @@ func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *voteStor
 		}
 		time.Sleep(time.Millisecond)
 	}
-	s, err := newVoteStore(lease)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := newVoteStore(lease)
 	return s
 }
 
@@ -138,10 +135,7 @@ func BenchmarkVoteFeedLatency(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reader, err := newVoteStore(lease)
-	if err != nil {
-		b.Fatal(err)
-	}
+	reader := newVoteStore(lease)
 	got := make(chan struct{}, 1)
 	listening := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,9 +19,6 @@ import (
 // (50 ms doubling to 1 s) and reconnects, until ctx is done; then it returns
 // nil. Nothing it started outlives it.
 func (s *voteStore) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
 	if added == nil || resync == nil {
 		return ErrNilFunc
 	}

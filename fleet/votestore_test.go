@@ -23,9 +23,7 @@ func leadingStore(t *testing.T, srv *redistest.Server, bot string) (*voteStore, 
 	t.Helper()
 	c := startContender(t, srv.Addr(), bot, LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
 	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, time.Millisecond)
-	s, err := newVoteStore(c.lease)
-	require.NoError(t, err)
-	return s, c
+	return newVoteStore(c.lease), c
 }
 
 func TestVoteStorePassesTheStoreSuite(t *testing.T) {
@@ -55,8 +53,7 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 	ctx := context.Background()
 	leader, c := leadingStore(t, srv, "fenced")
 	other := startContender(t, srv.Addr(), "fenced", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-	follower, err := newVoteStore(other.lease)
-	require.NoError(t, err)
+	follower := newVoteStore(other.lease)
 
 	a, b := testVote(1), testVote(2)
 	added, err := follower.Ingest(ctx, nil, []voterewards.Vote{a})
@@ -155,9 +152,7 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	var followers []*voterewards.Poller
 	for range 2 {
 		c := startContender(t, srv.Addr(), "feed", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-		s, err := newVoteStore(c.lease)
-		require.NoError(t, err)
-		p := poller(s)
+		p := poller(newVoteStore(c.lease))
 		run(p.Mirror)
 		followers = append(followers, p)
 	}
@@ -207,12 +202,6 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	_, err = s.Load(ctx)
 	require.Error(t, err)
 
-	var zero voteStore
-	_, err = zero.Load(ctx)
-	require.ErrorIs(t, err, ErrNotConfigured)
-	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), ErrNotConfigured)
 	require.ErrorIs(t, s.Follow(ctx, nil, nil), ErrNilFunc)
-	_, err = newVoteStore(nil)
-	require.ErrorIs(t, err, ErrNotConfigured)
 	require.NoError(t, s.Ping(ctx))
 }
