@@ -18,7 +18,7 @@ const DefaultMaxAge = time.Hour
 // and the Redis time (unix seconds) of the report, both big-endian uint32.
 const recordSize = 8
 
-// countsConfig tunes [shardCounts]. The zero value is ready to use.
+// countsConfig tunes shardCounts. The zero value is ready to use.
 type countsConfig struct {
 	// MaxAge is how long a shard's last reported count still counts after its
 	// process stopped reporting (default 1 h: as in a Discord outage, its
@@ -36,7 +36,7 @@ type countsConfig struct {
 // GETRANGE. A new shard count starts a new key, so a resharded fleet never
 // mixes layouts; the key expires 2*MaxAge after the last publish.
 //
-// Make it with [newShardCounts]; safe for concurrent use.
+// Make it with newShardCounts; safe for concurrent use.
 type shardCounts struct {
 	rdb        redis.UniversalClient
 	key        string

@@ -18,7 +18,7 @@ var _ commands.HashStore = (*hashStore)(nil)
 // commands again. SaveHash is fenced with the lease's current term: it is
 // refused ([ErrFenced]) once a newer leader exists, and ([ErrNoFence]) while
 // this process does not lead, so only the leader records a publish. LoadHash
-// reads without a fence. Make it with [newHashStore]; safe for concurrent use.
+// reads without a fence. Make it with newHashStore; safe for concurrent use.
 type hashStore struct {
 	lease *Lease
 	key   string

@@ -14,7 +14,7 @@ import (
 // counts when Config.ReportEvery is zero.
 const DefaultReportEvery = 15 * time.Second
 
-// reporterConfig tunes a [reporter]. The zero value is ready to use.
+// reporterConfig tunes a reporter. The zero value is ready to use.
 type reporterConfig struct {
 	// Every is the publish period (default 15 s; at least 100 ms). Keep it
 	// far below the counts' MaxAge.
@@ -29,7 +29,7 @@ type reporterConfig struct {
 // process's shard counts at once and then every period, one round trip each.
 // A failed publish is logged and tried again at the next period (the last
 // published counts stay valid for MaxAge meanwhile). Make it with
-// [newReporter]; one Run at a time.
+// newReporter; one Run at a time.
 type reporter struct {
 	counts  *shardCounts
 	shards  func() []shardReport

@@ -42,7 +42,7 @@ const pruneLimit = 10_000
 // sees them in the order of the Ingest calls, within a few milliseconds;
 // after any reconnect the follower is told to resync (reload).
 //
-// Make it with [newVoteStore]; safe for concurrent use.
+// Make it with newVoteStore; safe for concurrent use.
 type voteStore struct {
 	rdb   redis.UniversalClient
 	lease *Lease
