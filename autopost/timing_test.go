@@ -36,6 +36,9 @@ func TestFirstPostWaitsForEveryShard(t *testing.T) {
 	assert.Equal(t, 4, r.Servers)
 	assert.Empty(t, f.tg.Requests(), "no partial total")
 	assert.Contains(t, buf.String(), `msg="not every shard has reported yet; the first post waits for them" component=autopost missing=[2] shards=3 waited=1h0m0s`)
+	// Its session was attached but never opened: the warning names it
+	// (after 10 s, here within the hour the clock moved).
+	assert.Contains(t, buf.String(), `msg="sessions attached but not opened: no READY, so nothing is counted or published for their shards until Open is called on them" component=autopost shards=[2] waited=10s`)
 	assert.False(t, f.counts().Complete())
 
 	require.NoError(t, f.sessions[2].Open())

@@ -97,7 +97,7 @@ func ExampleJob() {
 	job, err := commands.NewJob(syncer, commands.JobConfig{
 		Commands: []*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}},
 		// or Session: a session of the bot, to publish what Discord has.
-		OnResult: func(res commands.Result, err error) { synced <- err },
+		OnResult: func(_ context.Context, _ commands.Result, err error) { synced <- err },
 	})
 	if err != nil {
 		log.Fatal(err) // also a command that breaks one of Discord's rules

@@ -95,17 +95,17 @@ func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Clie
 		return stoppedEarly(err)
 	}
 	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
-	fl, err := openFleet(cfg, b.botID, log)
+	fl, rdb, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
 	if fl != nil {
-		defer fl.Close() // after the plugin's Run returned (see shutdown)
+		defer rdb.Close() // after the plugin's Run returned (see shutdown)
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis",
 			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
 	}
-	if b.reminders, err = openReminderStore(cfg, fl); err != nil {
+	if b.reminders, err = openReminderStore(cfg, rdb, b.botID); err != nil {
 		return stoppedEarly(err)
 	}
 	r := &rewards{bot: b, log: log}

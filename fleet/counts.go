@@ -11,22 +11,22 @@ import (
 )
 
 // DefaultMaxAge is how long a shard's last count is kept when its process
-// stops reporting, when CountsConfig.MaxAge is zero.
+// stops reporting, when countsConfig.MaxAge is zero.
 const DefaultMaxAge = time.Hour
 
 // recordSize is the bytes per shard in the counts string: the guild count
 // and the Redis time (unix seconds) of the report, both big-endian uint32.
 const recordSize = 8
 
-// CountsConfig tunes [Counts]. The zero value is ready to use.
-type CountsConfig struct {
+// countsConfig tunes shardCounts. The zero value is ready to use.
+type countsConfig struct {
 	// MaxAge is how long a shard's last reported count still counts after its
 	// process stopped reporting (default 1 h: as in a Discord outage, its
 	// guilds still have the bot). Past it the shard is missing.
 	MaxAge time.Duration
 }
 
-// Counts publishes this process's shard guild counts to Redis and reads the
+// shardCounts publishes this process's shard guild counts to Redis and reads the
 // fleet's total. Layout (why: small and fast at 20,000+ shards): one string
 // per bot and shard count, key Key(bot, "counts:<shardCount>"), holding an
 // 8-byte record per shard at offset shard*8: guild count then report time,
@@ -36,22 +36,22 @@ type CountsConfig struct {
 // GETRANGE. A new shard count starts a new key, so a resharded fleet never
 // mixes layouts; the key expires 2*MaxAge after the last publish.
 //
-// Make it with [NewCounts]; safe for concurrent use.
-type Counts struct {
+// Make it with newShardCounts; safe for concurrent use.
+type shardCounts struct {
 	rdb        redis.UniversalClient
 	key        string
 	shardCount int
 	maxAge     time.Duration
 }
 
-// ShardCount is one shard's guild count as a process reports it.
-type ShardCount struct {
+// shardReport is one shard's guild count as a process reports it.
+type shardReport struct {
 	Shard  int
 	Guilds int
 }
 
-// Total is the fleet's count as the leader reads it.
-type Total struct {
+// fleetTotal is the fleet's count as the leader reads it.
+type fleetTotal struct {
 	// Servers is the sum of the counted shards' guilds. It is exact only
 	// when Missing is empty.
 	Servers int64
@@ -71,11 +71,11 @@ type Total struct {
 
 // Postable reports whether the total covers every shard: when false the
 // caller posts nothing and logs Missing.
-func (t Total) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 }
+func (t fleetTotal) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 }
 
-// NewCounts returns the counts of bot (see [Key]) for a fleet of shardCount
+// newShardCounts returns the counts of bot (see [Key]) for a fleet of shardCount
 // shards on rdb. It does not contact Redis.
-func NewCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg CountsConfig) (*Counts, error) {
+func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg countsConfig) (*shardCounts, error) {
 	if isNil(rdb) {
 		return nil, ErrNilClient
 	}
@@ -91,7 +91,7 @@ func NewCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg Counts
 	if cfg.MaxAge < time.Second {
 		return nil, fmt.Errorf("%w: max age %v is below 1s", ErrBadConfig, cfg.MaxAge)
 	}
-	return &Counts{rdb: rdb, key: Key(bot, "counts:"+strconv.Itoa(shardCount)), shardCount: shardCount, maxAge: cfg.MaxAge}, nil
+	return &shardCounts{rdb: rdb, key: Key(bot, "counts:"+strconv.Itoa(shardCount)), shardCount: shardCount, maxAge: cfg.MaxAge}, nil
 }
 
 // publishScript writes the records of the given shards, stamped with Redis's
@@ -112,10 +112,7 @@ return now
 // Publish records this process's shards' guild counts, in one round trip.
 // An empty list is a no-op. A shard out of [0, shardCount) or a negative or
 // oversized count is an error wrapping [ErrBadConfig], and nothing is written.
-func (c *Counts) Publish(ctx context.Context, shards []ShardCount) error {
-	if c == nil || c.rdb == nil {
-		return ErrNotConfigured
-	}
+func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	if len(shards) == 0 {
 		return nil
 	}
@@ -140,10 +137,7 @@ func (c *Counts) Publish(ctx context.Context, shards []ShardCount) error {
 // pipelined) and sums them. Shards that never reported, or whose last report
 // is older than MaxAge by Redis's clock, are listed in Missing and add
 // nothing; the total is then not postable.
-func (c *Counts) Total(ctx context.Context) (Total, error) {
-	if c == nil || c.rdb == nil {
-		return Total{}, ErrNotConfigured
-	}
+func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -152,15 +146,15 @@ func (c *Counts) Total(ctx context.Context) (Total, error) {
 		return nil
 	})
 	if err != nil {
-		return Total{}, fmt.Errorf("fleet: read shard counts: %w", err)
+		return fleetTotal{}, fmt.Errorf("fleet: read shard counts: %w", err)
 	}
 	return c.sum(now.Val(), data.Val()), nil
 }
 
 // sum decodes the records (data may be shorter than shardCount records when
 // the highest shards never reported).
-func (c *Counts) sum(now time.Time, data string) Total {
-	t := Total{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
+func (c *shardCounts) sum(now time.Time, data string) fleetTotal {
+	t := fleetTotal{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
 	nowSec := now.Unix()
 	oldest := nowSec
 	for shard := range c.shardCount {

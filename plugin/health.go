@@ -153,14 +153,14 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
 	}
 	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
-	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.syncer != nil) { // a fleet keeps its state in Redis
+	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
-	if pinger, ok := p.opts.voteStore.(Pinger); ok && p.set.votePoll > 0 {
+	if pinger, ok := p.voteStore.(Pinger); ok {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
 	}
 	if p.fleet != nil {
-		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.f.Lease().Check})
+		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.Lease().Check})
 	}
 	return checks
 }
@@ -178,7 +178,7 @@ func (p *Plugin) checkRunning(context.Context) error {
 }
 
 func (p *Plugin) checkShards(context.Context) error {
-	shards := p.poster.Counter().AppendShards(nil)
+	shards := p.counter.AppendShards(nil)
 	if len(shards) == 0 {
 		return errors.New("no shard attached")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -320,4 +322,25 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 	_, err = plugin.New(client, plugin.Config{VotePollInterval: new(time.Second)})
 	require.NoError(t, err)
 	assert.Contains(t, buf.String(), "vote poll interval is below 10 seconds")
+}
+
+// TestUnopenedSessionsAreNamedWithinSeconds: sessions attached but never
+// opened are named in a warning 10 s after Run starts (on the plugin's
+// clock), instead of minutes of silence; opened ones are not named.
+func TestUnopenedSessionsAreNamedWithinSeconds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{shards: 2})
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var logs logBuffer
+	cfg := w.config()
+	cfg.VotePollInterval = new(time.Duration(0))
+	p := w.plugin(cfg, plugin.WithClock(fake), plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open(0)
+	require.Eventually(t, func() bool { return fake.Timers() > 0 }, wait, tick)
+	fake.Advance(9 * time.Second)
+	assert.NotContains(t, logs.String(), "not opened")
+	fake.Advance(time.Second)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "sessions attached but not opened") }, wait, tick)
+	assert.Contains(t, logs.String(), "shards=[1]")
 }

@@ -323,8 +323,10 @@ func TestJobsOff(t *testing.T) {
 	})
 }
 
-// TestFailedSyncIsRestarted: a job that fails (here command sync, on a
-// service error that outlasts the client's retries) is logged and run again.
+// TestFailedSyncIsRestarted: a command sync that fails on a service error
+// that outlasts the client's retries is logged and tried again (by
+// commands.Job, with backoff; the supervisor's restarts are tested in
+// supervise_internal_test.go).
 func TestFailedSyncIsRestarted(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
@@ -338,8 +340,7 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	w.open()
 	w.requirePublished(botCommands())
 	assert.Equal(t, 3, w.count(http.MethodPut, commandsPath))
-	assert.Contains(t, logs.String(), "job failed; restarting")
-	assert.Contains(t, logs.String(), "job=commands")
+	assert.Contains(t, logs.String(), "could not publish the slash commands; retrying")
 	assert.NotContains(t, logs.String(), w.tg.Token())
 }
 
