@@ -47,8 +47,8 @@ type config struct {
 // touches neither the network nor the disk (see checkStateDir).
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
-	if err := plugin.LoadEnv(ctx, &c, l); err != nil {
-		return config{}, nameVariable(err)
+	if err := plugin.LoadEnv(ctx, &c, l); err != nil { // it validates c.Plugin
+		return config{}, err
 	}
 	return c, c.validate()
 }
@@ -88,29 +88,25 @@ func (c config) validateTokens() error {
 		// would make every request fail.
 		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	if strings.TrimSpace(topggToken) == "" {
-		return badVariable("TOPGG_TOKEN", "is empty")
-	}
-	// The Top.gg client is the authority on its token and its URL. The token goes
-	// first, alone, so that a refusal is pinned on the right variable; its
-	// messages never quote the token.
+	// The Top.gg client is the authority on its token and its URL, and words
+	// its errors (which never quote the token, nor a URL's user info or
+	// query): they are shown as they are, after the variable. The token goes
+	// first, alone, so that a refusal is pinned on the right variable.
 	if _, err := topgg.New(topggToken); err != nil {
-		return badVariable("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
+		return badVariable("TOPGG_TOKEN", err.Error())
 	}
 	return nil
 }
 
-// validateURLs checks TOPGG_API_URL and DISCORD_API_URL; the tokens are valid.
+// validateURLs checks TOPGG_API_URL (by the Top.gg client's rules) and
+// DISCORD_API_URL (by the same rules, which discordgo does not check); the
+// tokens are valid.
 func (c config) validateURLs() error {
-	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
-		if problem := checkBaseURL(u.value); problem != "" {
-			return badVariable(u.name, problem)
-		}
-	}
 	if _, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
-		// checkBaseURL holds the client's rules; this is a safety net, and the
-		// client's message may quote the URL, so it is not repeated.
-		return badVariable("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
+		return badVariable("TOPGG_API_URL", err.Error())
+	}
+	if problem := checkBaseURL(c.DiscordAPIURL); problem != "" {
+		return badVariable("DISCORD_API_URL", problem)
 	}
 	return nil
 }
@@ -149,13 +145,10 @@ func (c config) validateLogging() error {
 }
 
 // validateServers checks what the bot listens on (METRICS_ADDR,
-// TOPGG_WEBHOOK_ADDR) and the plugin's own settings.
+// TOPGG_WEBHOOK_ADDR); LoadEnv checked the plugin's own settings.
 func (c config) validateServers() error {
 	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
 		return err
-	}
-	if err := c.Plugin.Validate(); err != nil {
-		return nameVariable(err)
 	}
 	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
 		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
@@ -173,7 +166,7 @@ func isSnowflake(s string) bool {
 	return err == nil
 }
 
-// checkBaseURL returns what is wrong with an API base URL, or "". A base URL
+// checkBaseURL returns what is wrong with the Discord API base URL, or "". A base URL
 // takes no user info, query or fragment (a REST base is joined with paths, and
 // credentials travel in headers), and plain http is only for this machine: the
 // tokens would cross the network in clear text. The problem shows the URL

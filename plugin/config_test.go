@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -354,4 +355,22 @@ func TestConfigString(t *testing.T) {
 	assert.Contains(t, s, "SyncCommands:default")
 	assert.Contains(t, s, "VotePollInterval:0s")
 	assert.Equal(t, s, fmt.Sprint(plugin.Config{VotePollInterval: new(time.Duration(0))}))
+}
+
+// TestLoadConfigNamesMissingVariable: a rule that ties two settings names the
+// variable of the one left unset (the operator sets it), not a Go field.
+func TestLoadConfigNamesMissingVariable(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, map[string]string{"TOPGG_WEBHOOK_ADDR": ":8080"})
+	var ce *plugin.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "TOPGG_WEBHOOK_SECRET", ce.Variable)
+	assert.True(t, strings.HasPrefix(err.Error(), "TOPGG_WEBHOOK_SECRET: is empty"), err.Error())
+
+	// Set in code, the field is named as such.
+	cfg := plugin.Config{WebhookAddr: ":8080", VotePollInterval: new(time.Duration(0)), WebhookAuth: "auth"}
+	err = plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(nil))
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Config.VotePollInterval", ce.Field)
+	assert.Empty(t, ce.Variable)
 }

@@ -296,8 +296,8 @@ func configVariable(field string) string {
 	return strings.TrimSpace(name)
 }
 
-// validateLoaded validates c and, when the bad field was read from a variable,
-// names the variable. A variable that sets a non-pointer field of Config to its
+// validateLoaded validates c and, when the bad field was read from a variable
+// or left zero, names the variable. A variable that sets a non-pointer field of Config to its
 // zero ("0s", "0") is refused: that zero means "the default" in code, and an
 // operator who writes 0 means something else (unset the variable for the
 // default; the pointer fields read 0 and false as written: off).
@@ -313,8 +313,12 @@ func validateLoaded(c Config, read map[string]bool) error {
 	err := c.Validate()
 	var ce *ConfigError
 	if errors.As(err, &ce) {
-		if name := configVariable(strings.TrimPrefix(ce.Field, "Config.")); read[name] {
-			ce.Variable = name
+		// A field left zero is named by its variable too: a rule that ties
+		// two settings (a webhook address and no secret) blames the one that
+		// is missing, and the operator sets it with the variable.
+		field := strings.TrimPrefix(ce.Field, "Config.")
+		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
+			ce.Variable = configVariable(field)
 		}
 	}
 	return err

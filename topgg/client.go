@@ -67,8 +67,9 @@ type config struct {
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
-// URL; plain http is refused unless the host is a loopback address (a local fake such as
-// topggtest) or [WithInsecureHTTP] is given.
+// URL without user info, query or fragment, and the root, not its /v1 (the client adds
+// /v1 to v1 routes); plain http is refused unless the host is a loopback address (a local
+// fake such as topggtest) or [WithInsecureHTTP] is given. [New] reports a URL it refuses.
 func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
@@ -217,7 +218,8 @@ func checkToken(token string) error {
 	return nil
 }
 
-// parseBaseURL checks the API root. Its errors never quote a password a URL may carry.
+// parseBaseURL checks the API root. Its errors show the URL without user info,
+// query and fragment, where a password or a key may sit.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil {
@@ -227,14 +229,19 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 		}
 		return nil, fmt.Errorf("topgg: base URL: %w", err)
 	}
-	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", u.Redacted())
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", u.Redacted())
-	}
-	if u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", u.Redacted())
+	shown := *u
+	shown.User, shown.RawQuery, shown.ForceQuery, shown.Fragment, shown.RawFragment = nil, "", false, "", ""
+	bad := func(problem string) error { return fmt.Errorf("topgg: base URL %q: %s", shown.String(), problem) }
+	switch {
+	case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return nil, bad("want an absolute http(s) URL, such as " + DefaultBaseURL)
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, bad("no user info, query or fragment allowed")
+	case u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()):
+		return nil, bad("plain http is only allowed to a loopback host (use WithInsecureHTTP)")
+	case strings.HasSuffix(u.Path, "/v1"):
+		// Every v1 route would become /v1/v1/...: a 404 with no hint.
+		return nil, bad("give the root, e.g. " + DefaultBaseURL + "; the client adds /v1")
 	}
 	return u, nil
 }

@@ -267,7 +267,23 @@ func TestNewRefusesBadInput(t *testing.T) {
 			require.NotContains(t, err.Error(), tc.token)
 		}
 		require.NotContains(t, err.Error(), "hunter2")
+		require.NotContains(t, err.Error(), "user:", "user info is not shown")
+		require.NotContains(t, err.Error(), "x=1", "the query is not shown")
 	}
+}
+
+// TestNewRefusesV1BaseURL: a base URL that ends in /v1 would send every v1
+// call to /v1/v1/...; it is refused with a hint, whatever its slashes.
+func TestNewRefusesV1BaseURL(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"https://top.gg/api/v1", "https://top.gg/api/v1/", "http://127.0.0.1:1/api/v1//"} {
+		_, err := topgg.New("tok", topgg.WithBaseURL(u))
+		require.Error(t, err, u)
+		require.Contains(t, err.Error(), "give the root, e.g. https://top.gg/api; the client adds /v1", u)
+		require.Equal(t, 1, strings.Count(err.Error(), "topgg:"), "the prefix says it once: %s", err)
+	}
+	_, err := topgg.New("tok", topgg.WithBaseURL("https://proxy.example/v1x/api"))
+	require.NoError(t, err, "only a last segment of v1 is refused")
 }
 
 func TestNewBaseURL(t *testing.T) {
