@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/dblkit/go-topgg/internal/loopback"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -183,7 +183,7 @@ func checkBaseURL(raw string) string {
 		return fmt.Sprintf("%s: a base URL takes no user info", shown)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return fmt.Sprintf("%s: a base URL takes no query or fragment", shown)
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+	case u.Scheme == "http" && !loopback.Host(u.Hostname()):
 		return fmt.Sprintf("%s: plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); "+
 			"elsewhere the token would travel in clear text, so use https", shown)
 	}
@@ -205,14 +205,6 @@ func stripURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // checkStateDir makes sure the state directory can be created and written when a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/loopback"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
@@ -237,7 +237,7 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 		return nil, bad("want an absolute http(s) URL, such as " + DefaultBaseURL)
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return nil, bad("no user info, query or fragment allowed")
-	case u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()):
+	case u.Scheme == "http" && !insecure && !loopback.Host(u.Hostname()):
 		return nil, bad("plain http is only allowed to a loopback host (use WithInsecureHTTP)")
 	case strings.HasSuffix(u.Path, "/v1"):
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
@@ -246,20 +246,19 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	return u, nil
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func defaultHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 16
 	t.ResponseHeaderTimeout = 30 * time.Second
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
+
+// Loopback reports whether the client's base URL is on this machine (localhost or a
+// loopback address): a fake such as topggtest, never the real service. The jobs'
+// interval floors (autopost.MinInterval, voterewards.MinInterval), which keep a
+// bot within the service's limits, do not apply to such a client, so that tests
+// and demos may run with short intervals; nothing a user sets by accident lifts them.
+func (c *Client) Loopback() bool { return loopback.Host(c.base.Hostname()) }
 
 // ProjectID returns the project id carried in the token's informal payload, or "" when
 // the token carries none. It is a hint: the authoritative id comes from [Client.Project].
