@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -102,13 +103,28 @@ func (c config) validateTokens() error {
 // DISCORD_API_URL (by the same rules, which discordgo does not check); the
 // tokens are valid.
 func (c config) validateURLs() error {
-	if _, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
+	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
+	if err != nil {
 		return badVariable("TOPGG_API_URL", err.Error())
 	}
 	if problem := checkBaseURL(c.DiscordAPIURL); problem != "" {
 		return badVariable("DISCORD_API_URL", problem)
 	}
-	return nil
+	return c.validateFloors(client)
+}
+
+// validateFloors checks the plugin's interval floors, which depend on the
+// client (none for a fake on this machine, as in the end-to-end tests), so
+// LoadEnv cannot. Every field of c.Plugin comes from its variable: the error
+// names it.
+func (c config) validateFloors(client *topgg.Client) error {
+	err := c.Plugin.ValidateFor(client)
+	var ce *plugin.ConfigError
+	if errors.As(err, &ce) && ce.Variable == "" {
+		f, _ := reflect.TypeFor[plugin.Config]().FieldByName(strings.TrimPrefix(ce.Field, "Config."))
+		ce.Variable, _, _ = strings.Cut(f.Tag.Get("env"), ",")
+	}
+	return err
 }
 
 // validateRewards checks REWARD_GUILD_ID and REWARD_ROLE_ID.

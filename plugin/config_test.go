@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -319,33 +321,57 @@ func TestNewMisuse(t *testing.T) {
 	}
 }
 
-// TestNewWarnsShortPollInterval: a vote poll interval below 10 s is allowed
-// (tests use them) but logged as a warning; 10 s and off are not.
-func TestNewWarnsShortPollInterval(t *testing.T) {
+// TestNewIntervalFloors: intervals that would flood the real service are a
+// *ConfigError at New (a 1 ms poll used to be a warning, and sent 1,355
+// requests in 2 s); the floors themselves, off (0) and the defaults are
+// accepted, and a client of a fake on this machine has no floor.
+func TestNewIntervalFloors(t *testing.T) {
+	t.Parallel()
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	local, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		cfg   plugin.Config
+		field string // "": accepted
+	}{
+		{plugin.Config{VotePollInterval: new(time.Millisecond)}, "Config.VotePollInterval"},
+		{plugin.Config{VotePollInterval: new(9999 * time.Millisecond)}, "Config.VotePollInterval"},
+		{plugin.Config{AutopostInterval: time.Minute}, "Config.AutopostInterval"},
+		{plugin.Config{VotePollInterval: new(voterewards.MinInterval), AutopostInterval: autopost.MinInterval}, ""},
+		{plugin.Config{VotePollInterval: new(time.Duration(0))}, ""},
+		{plugin.Config{}, ""},
+	} {
+		tc.cfg.StateDir = t.TempDir()
+		_, err := plugin.New(remote, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		if tc.field == "" {
+			require.NoError(t, err, "%v", tc.cfg)
+		} else {
+			var ce *plugin.ConfigError
+			require.ErrorAs(t, err, &ce, "%v", tc.cfg)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Contains(t, err.Error(), "is below")
+			assert.Equal(t, 1, strings.Count(err.Error(), "plugin:"), err.Error())
+		}
+		_, err = plugin.New(local, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err, "no floor for a fake on this machine: %v", tc.cfg)
+	}
+}
+
+// TestNewValidatesCommands: a definition Discord would refuse is an error at
+// New, where it is given (it used to be a log line once the sync ran, and
+// the bot ran with no commands listed).
+func TestNewValidatesCommands(t *testing.T) {
 	t.Parallel()
 	client, err := topgg.New("token")
 	require.NoError(t, err)
-	for _, tc := range []struct {
-		interval time.Duration
-		warned   bool
-	}{
-		{time.Second, true},
-		{9999 * time.Millisecond, true},
-		{10 * time.Second, false},
-		{time.Minute, false},
-		{0, false},
-	} {
-		var logs logBuffer
-		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: new(tc.interval), StateDir: t.TempDir()}
-		_, err := plugin.New(client, cfg, plugin.WithLogger(logs.Logger()))
-		require.NoError(t, err, "%s is valid", tc.interval)
-		if tc.warned {
-			assert.Contains(t, logs.String(), `level=WARN msg="vote poll interval is below 10 seconds`, "%s", tc.interval)
-			assert.Contains(t, logs.String(), "interval="+tc.interval.String())
-		} else {
-			assert.Empty(t, logs.String(), "%s", tc.interval)
-		}
-	}
+	_, err = plugin.New(client, plugin.Config{}, plugin.WithCommands([]*discordgo.ApplicationCommand{
+		{Name: "vote", Description: "Vote"}, {Name: "Ping", Description: "Pong"},
+	}))
+	var ve *topgg.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "commands[1].name", ve.Field)
+	assert.True(t, strings.HasPrefix(err.Error(), "plugin: WithCommands: "), err.Error())
 }
 
 // TestConfigString: String shows nil pointers as "default", not addresses.
