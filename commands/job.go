@@ -44,7 +44,7 @@ type JobConfig struct {
 	// runs on the Job's goroutine, must not block for long, and a panic in
 	// it is recovered and logged.
 	OnResult func(Result, error)
-	// Logger receives the failures (default: discard).
+	// Logger receives the failures (default: slog.Default(), so that a refused token is seen).
 	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
@@ -91,7 +91,7 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 		cfg.Interval = DefaultJobInterval
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	cfg.clock = clock.Or(cfg.clock)
 	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil

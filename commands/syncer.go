@@ -19,7 +19,7 @@ type Config struct {
 	// new [MemoryHashStore], so a restart publishes once more.
 	Store HashStore
 	// Logger receives one line per outcome (published, unchanged, skipped)
-	// and store warnings. Default: discard.
+	// and store warnings (default: slog.Default()).
 	Logger *slog.Logger
 }
 
@@ -100,7 +100,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 		cfg.Store = NewMemoryHashStore()
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	return &Syncer{
 		client: client,
