@@ -125,7 +125,7 @@ func (j *Job) Run(ctx context.Context) error {
 			j.report(ctx, res, nil)
 		case errors.Is(err, ErrRefused):
 			// Reported when it was refused; these are the same definitions.
-			j.log.Debug("commands: definitions unchanged since the service refused them; not sent again")
+			j.log.Debug("definitions unchanged since the service refused them; not sent again")
 		case retryable(err):
 			failures++
 			wait = retryWait(failures, err, j.cfg.Interval)
@@ -152,14 +152,14 @@ func (j *Job) once(ctx context.Context, refused *refusal) (Result, error) {
 // report logs a failure and calls OnResult.
 func (j *Job) report(ctx context.Context, res Result, err error) {
 	if err != nil {
-		j.log.LogAttrs(ctx, slog.LevelWarn, "commands: could not publish the slash commands",
+		j.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands",
 			slog.String("error", err.Error()), slog.Bool("retrying", retryable(err)))
 	}
 	if j.cfg.OnResult == nil {
 		return
 	}
 	if rec := panics.Try(func() { j.cfg.OnResult(res, err) }); rec != nil {
-		j.log.LogAttrs(ctx, slog.LevelError, "commands: OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
 	}
 }
 

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -58,7 +57,7 @@ func (p *Plugin) syncCommands(ctx context.Context) error {
 			p.log.Error("Top.gg refused the slash commands; not retrying until the next Run", "error", err)
 			return nil
 		default:
-			return fmt.Errorf("command sync: %w", err)
+			return err // it says "commands: ..." itself
 		}
 		if p.opts.haveCmds {
 			return nil
