@@ -115,18 +115,19 @@ func (e *ConfigError) Error() string {
 // withDefaults checks c for a client of the real service (local is false)
 // or of a fake on this machine, and fills in its zero fields.
 func (c Config) withDefaults(local bool) (Config, error) {
-	if err := c.check(local); err != nil {
+	if err := c.check(); err != nil {
 		return c, err
+	}
+	if c.Interval > 0 && c.Interval < MinInterval && !local {
+		return c, &ConfigError{"Interval", fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	}
 	return c.filled(), nil
 }
 
 // check returns a *ConfigError for the first invalid field of c, or nil.
-func (c Config) check(local bool) error {
+func (c Config) check() error {
 	const negative = "must not be negative"
 	switch {
-	case c.Interval > 0 && c.Interval < MinInterval && !local:
-		return &ConfigError{"Interval", fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	case c.Mode != ModeV1 && c.Mode != ModeV0:
 		return &ConfigError{"Mode", fmt.Sprintf("unknown mode %d", int(c.Mode))}
 	case c.Interval < 0:

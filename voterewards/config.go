@@ -110,6 +110,16 @@ type Config struct {
 // *topgg.Client does.
 type remote interface{ Loopback() bool }
 
+// checkFloor refuses an Interval below MinInterval for a src that is the
+// real service.
+func (c Config) checkFloor(src Source) error {
+	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
+		return fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
+			ErrBadConfig, c.Interval, MinInterval)
+	}
+	return nil
+}
+
 // withDefaults checks c for polling src and fills in its zero fields.
 func (c Config) withDefaults(src Source) (Config, error) {
 	if c.OnReward == nil {
@@ -126,9 +136,8 @@ func (c Config) withDefaults(src Source) (Config, error) {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
 	}
-	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
-		return c, fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
-			ErrBadConfig, c.Interval, MinInterval)
+	if err := c.checkFloor(src); err != nil {
+		return c, err
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
 		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
