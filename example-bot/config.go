@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"reflect"
 	"strconv"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/dblkit/go-topgg/internal/loopback"
+	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -99,16 +98,16 @@ func (c config) validateTokens() error {
 	return nil
 }
 
-// validateURLs checks TOPGG_API_URL (by the Top.gg client's rules) and
-// DISCORD_API_URL (by the same rules, which discordgo does not check); the
-// tokens are valid.
+// validateURLs checks TOPGG_API_URL (the Top.gg client decides) and
+// DISCORD_API_URL (by the same rules); the tokens are valid.
 func (c config) validateURLs() error {
 	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
 	if err != nil {
 		return badVariable("TOPGG_API_URL", err.Error())
 	}
-	if problem := checkBaseURL(c.DiscordAPIURL); problem != "" {
-		return badVariable("DISCORD_API_URL", problem)
+	// The same rules: the Discord token is sent to it; discordgo checks none.
+	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil {
+		return badVariable("DISCORD_API_URL", err.Error())
 	}
 	return c.validateFloors(client)
 }
@@ -180,47 +179,6 @@ func isSnowflake(s string) bool {
 	}
 	_, err := strconv.ParseUint(s, 10, 64)
 	return err == nil
-}
-
-// checkBaseURL returns what is wrong with the Discord API base URL, or "". A base URL
-// takes no user info, query or fragment (a REST base is joined with paths, and
-// credentials travel in headers), and plain http is only for this machine: the
-// tokens would cross the network in clear text. The problem shows the URL
-// without user info and query, which may hold secrets.
-func checkBaseURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		// Not shown: without a host, a password may sit anywhere in it.
-		return "is not an absolute http(s) URL, such as https://discord.com/api/v9"
-	}
-	shown := redactURL(raw)
-	switch {
-	case u.User != nil:
-		return fmt.Sprintf("%s: a base URL takes no user info", shown)
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return fmt.Sprintf("%s: a base URL takes no query or fragment", shown)
-	case u.Scheme == "http" && !loopback.Host(u.Hostname()):
-		return fmt.Sprintf("%s: plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); "+
-			"elsewhere the token would travel in clear text, so use https", shown)
-	}
-	return ""
-}
-
-// redactURL returns raw without user info, query and fragment, for messages;
-// "the URL" if it does not parse.
-func redactURL(raw string) string {
-	return strconv.Quote(stripURL(raw))
-}
-
-// stripURL returns raw without user info, query and fragment, unquoted; "the
-// URL" if it does not parse.
-func stripURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the URL"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
 }
 
 // checkStateDir makes sure the state directory can be created and written when a

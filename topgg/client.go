@@ -14,7 +14,7 @@ import (
 	"unicode"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/loopback"
+	"github.com/dblkit/go-topgg/internal/baseurl"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
@@ -218,30 +218,17 @@ func checkToken(token string) error {
 	return nil
 }
 
-// parseBaseURL checks the API root. Its errors show the URL without user info,
-// query and fragment, where a password or a key may sit.
+// parseBaseURL checks the API root by the rules of every base URL a token is
+// sent to (internal/baseurl), and refuses the /v1 that the client adds itself.
+// Its errors never show a URL's user info or query.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the *url.Error would repeat the whole URL
-		}
-		return nil, fmt.Errorf("topgg: base URL: %w", err)
+		return nil, fmt.Errorf("topgg: base URL %w", err)
 	}
-	shown := *u
-	shown.User, shown.RawQuery, shown.ForceQuery, shown.Fragment, shown.RawFragment = nil, "", false, "", ""
-	bad := func(problem string) error { return fmt.Errorf("topgg: base URL %q: %s", shown.String(), problem) }
-	switch {
-	case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return nil, bad("want an absolute http(s) URL, such as " + DefaultBaseURL)
-	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return nil, bad("no user info, query or fragment allowed")
-	case u.Scheme == "http" && !insecure && !loopback.Host(u.Hostname()):
-		return nil, bad("plain http is only allowed to a loopback host (use WithInsecureHTTP)")
-	case strings.HasSuffix(u.Path, "/v1"):
+	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, bad("give the root, e.g. " + DefaultBaseURL + "; the client adds /v1")
+		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", baseurl.Strip(u), DefaultBaseURL)
 	}
 	return u, nil
 }
@@ -258,7 +245,7 @@ func defaultHTTPClient() *http.Client {
 // interval floors (autopost.MinInterval, voterewards.MinInterval), which keep a
 // bot within the service's limits, do not apply to such a client, so that tests
 // and demos may run with short intervals; nothing a user sets by accident lifts them.
-func (c *Client) Loopback() bool { return loopback.Host(c.base.Hostname()) }
+func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
 // ProjectID returns the project id carried in the token's informal payload, or "" when
 // the token carries none. It is a hint: the authoritative id comes from [Client.Project].
