@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/baseurl"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
