@@ -278,6 +278,10 @@ func TestLoadEnvBadTarget(t *testing.T) {
 		F float64 `env:"F"`
 	}{}, &struct {
 		F int `env:"F, prefix=X"`
+	}{}, &struct {
+		S struct {
+			F int `env:"F"`
+		} `env:", prefix=X_"`
 	}{}} {
 		err := plugin.LoadEnv(context.Background(), target, envconfig.MapLookuper(map[string]string{"F": "1"}))
 		require.Error(t, err, "%T", target)
@@ -399,4 +403,59 @@ func TestLoadConfigNamesMissingVariable(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "Config.VotePollInterval", ce.Field)
 	assert.Empty(t, ce.Variable)
+}
+
+// structToken is a struct type that decodes itself, as a bot's secret
+// holder may be; go-envconfig decodes such types apart from the others.
+type structToken struct{ p *string }
+
+func (s *structToken) EnvDecode(v string) error {
+	if strings.HasPrefix(v, "Bot ") {
+		return fmt.Errorf("%q starts with Bot", v)
+	}
+	s.p = &v
+	return nil
+}
+
+// TestLoadEnvStructDecoder: a struct type that decodes itself follows the
+// same rules as the others: set but empty refused, a value set in code kept,
+// a decoder's refusal named by variable, a secret's value never quoted.
+func TestLoadEnvStructDecoder(t *testing.T) {
+	t.Parallel()
+	type target struct {
+		Token structToken `env:"BOT_TOKEN"`
+		Other structToken `env:"OTHER, required"`
+	}
+	load := func(c *target, env map[string]string) error {
+		return plugin.LoadEnv(context.Background(), c, envconfig.MapLookuper(env))
+	}
+	var c target
+	require.NoError(t, load(&c, map[string]string{"BOT_TOKEN": "abc", "OTHER": "x"}))
+	assert.Equal(t, "abc", *c.Token.p)
+
+	code := "from-code"
+	c = target{Token: structToken{&code}}
+	require.NoError(t, load(&c, map[string]string{"BOT_TOKEN": "from-env", "OTHER": "x"}))
+	assert.Equal(t, "from-code", *c.Token.p, "a value set in code is kept")
+
+	for _, tc := range []struct {
+		env      map[string]string
+		variable string
+		problem  string
+	}{
+		{map[string]string{"BOT_TOKEN": "", "OTHER": "x"}, "BOT_TOKEN", "is set but empty"},
+		{map[string]string{"BOT_TOKEN": "Bot s3cr3t", "OTHER": "x"}, "BOT_TOKEN", "is malformed"},
+		{map[string]string{"BOT_TOKEN": "x", "OTHER": "Bot s3cr3t"}, "OTHER", `"Bot s3cr3t" is malformed: "Bot s3cr3t" starts with Bot`},
+		{map[string]string{"BOT_TOKEN": "x"}, "OTHER", "is required but not set"},
+	} {
+		var c target
+		err := load(&c, tc.env)
+		var ce *plugin.ConfigError
+		require.ErrorAs(t, err, &ce, "%v", tc.env)
+		assert.Equal(t, tc.variable, ce.Variable)
+		assert.Contains(t, ce.Problem, tc.problem)
+		if tc.variable == "BOT_TOKEN" {
+			assert.NotContains(t, err.Error(), "s3cr3t")
+		}
+	}
 }

@@ -28,7 +28,8 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
 // tags (a bot's own configuration embedding Config, say), from lookuper (nil
 // means the process environment), through [envconfig.ProcessWith], then
-// validates every Config it holds.
+// validates every Config it holds. A tag's `default=` is the programmer's, and
+// go-envconfig reads it as it does.
 //
 // Field by field, at any depth, as go-envconfig does:
 //   - a field already non-zero in target (set in code; for a pointer, non-nil even
@@ -55,86 +56,82 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	if lookuper == nil {
 		lookuper = envconfig.OsLookuper()
 	}
-	s := strict{look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
-	t := v.Elem().Type()
-	if err := s.collect(t, t.Name(), map[reflect.Type]bool{}); err != nil {
+	s := &strict{ctx: ctx, look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
+	if err := s.collect(v.Elem(), v.Elem().Type().Name(), map[reflect.Type]bool{}); err != nil {
 		return err
 	}
-	last := &lastLookup{Lookuper: lookuper}
 	err := envconfig.ProcessWith(ctx, &envconfig.Config{
 		Target:   target,
-		Lookuper: last,
+		Lookuper: s,
 		// Without it, go-envconfig allocates a nil *bool or *time.Duration
 		// whose variable is unset, and nil means the default.
 		DefaultNoInit: true,
-		Mutators:      []envconfig.Mutator{s},
 	})
-	var ce *ConfigError
 	switch {
-	case errors.As(err, &ce):
-		return ce
+	case s.refused != nil: // the first value refused; go-envconfig saw it unset
+		return s.refused
 	case errors.Is(err, envconfig.ErrMissingRequired):
-		return &ConfigError{Field: s.fields[last.key].path, Variable: last.key, Problem: "is required but not set"}
+		return &ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
 	return validateAll(v.Elem(), s.read)
 }
 
-// lastLookup remembers the last variable looked up: the one go-envconfig found
-// missing when it returns ErrMissingRequired.
-type lastLookup struct {
-	envconfig.Lookuper
-	key string
-}
-
-func (l *lastLookup) Lookup(key string) (string, bool) {
-	l.key = key
-	return l.Lookuper.Lookup(key)
-}
-
-// envField is a tagged field LoadEnv reads: its path in errors and its type
-// (pointers removed).
+// envField is a tagged field LoadEnv reads: its path in errors, its type
+// (pointers removed), and whether it was set in code.
 type envField struct {
 	path string
 	typ  reflect.Type
+	kept bool
 }
 
-// strict is the go-envconfig mutator that holds LoadEnv's rules: it checks
-// every value against its field's type before go-envconfig decodes it, so
-// that go-envconfig only ever decodes a value these rules accept.
+// strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
+// go-envconfig only values these rules accept, in the form go-envconfig
+// decodes as LoadEnv means them. A value it refuses is recorded, and given
+// to go-envconfig as unset. (A Lookuper rather than a Mutator: go-envconfig
+// calls no mutator for a struct type that decodes itself, and such a field
+// set in code would be overwritten.)
 type strict struct {
-	look   envconfig.Lookuper
-	fields map[string]envField // by variable
-	read   map[string]bool     // variables whose value came from the environment
+	ctx     context.Context
+	look    envconfig.Lookuper
+	fields  map[string]envField // by variable
+	read    map[string]bool     // variables whose value came from the environment
+	last    string              // the last variable looked up: the missing one on ErrMissingRequired
+	refused *ConfigError        // the first value refused
 }
 
-// collect records the tagged fields of the struct type t and refuses the
-// types whose decoding go-envconfig does not keep as strict as LoadEnv.
-func (s strict) collect(t reflect.Type, path string, seen map[reflect.Type]bool) error {
+// collect records the tagged fields of the struct v and refuses the types
+// whose decoding go-envconfig does not keep as strict as LoadEnv.
+func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]bool) error {
+	t := v.Type()
 	if seen[t] {
 		return fmt.Errorf("plugin: LoadEnv: %s: struct type %s is recursive", path, t)
 	}
 	seen[t] = true
 	defer delete(seen, t)
 	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, _ := f.Tag.Lookup("env")
-		name, opts, _ := strings.Cut(tag, ",")
-		name = strings.TrimSpace(name)
-		if !f.IsExported() || strings.Contains(strings.ToLower(opts), "prefix=") {
-			continue // go-envconfig refuses both when tagged
+		f, fv := t.Field(i), v.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name = strings.TrimSpace(name); !f.IsExported() {
+			continue // go-envconfig refuses it when tagged
 		}
-		ft := f.Type
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
+		if strings.Contains(strings.ToLower(opts), "prefix=") {
+			return fmt.Errorf("plugin: LoadEnv: field %s: env tag option prefix= is not supported", path+"."+f.Name)
+		}
+		kept := !fv.IsZero()
+		for fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				fv = reflect.New(fv.Type().Elem())
+			}
+			fv = fv.Elem()
 		}
 		fpath := path + "." + f.Name
 		switch {
-		case name != "" && readable(ft):
-			s.fields[name] = envField{path: fpath, typ: ft}
-		case ft.Kind() == reflect.Struct:
-			if err := s.collect(ft, fpath, seen); err != nil {
+		case name != "" && readable(fv.Type()):
+			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept}
+		case fv.Kind() == reflect.Struct:
+			if err := s.collect(fv, fpath, seen); err != nil {
 				return err
 			}
 		case name != "":
@@ -144,25 +141,27 @@ func (s strict) collect(t reflect.Type, path string, seen map[reflect.Type]bool)
 	return nil
 }
 
-// EnvMutate checks val, read for the variable key, against the type of its
-// field, and returns it in the form go-envconfig decodes as LoadEnv means it.
-func (s strict) EnvMutate(ctx context.Context, key, resolved, _, val string) (string, bool, error) {
-	f, ok := s.fields[resolved]
-	if !ok { // under a prefix= (collect skips those): not ours to check
-		return "", true, fmt.Errorf("plugin: LoadEnv: variable %s: env tags with prefix= are not supported", resolved)
+// Lookup reads key and checks its value against the type of its field.
+func (s *strict) Lookup(key string) (string, bool) {
+	s.last = key
+	val, set := s.look.Lookup(key)
+	f, ok := s.fields[key]
+	if !ok || !set || s.refused != nil {
+		return val, set && s.refused == nil
 	}
-	bad := func(problem string) error { return &ConfigError{Field: f.path, Variable: resolved, Problem: problem} }
-	if _, set := s.look.Lookup(resolved); set {
-		if val == "" {
-			return "", true, bad("is set but empty; unset it to take the default")
-		}
-		s.read[resolved] = true
+	if f.kept {
+		return "", false // set in code: kept, the variable is not read
 	}
-	out, problem := strictValue(ctx, f.typ, val, secretName(key))
+	problem := "is set but empty; unset it to take the default"
+	if val != "" {
+		val, problem = strictValue(s.ctx, f.typ, val, secretName(key))
+	}
 	if problem != "" {
-		return "", true, bad(problem)
+		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
+		return "", false
 	}
-	return out, true, nil
+	s.read[key] = true
+	return val, true
 }
 
 // secretName reports a variable whose value must not be quoted in an error.
