@@ -20,6 +20,13 @@ import (
 // DefaultJobInterval is the time between two syncs of a [Job].
 const DefaultJobInterval = 15 * time.Minute
 
+// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
+// client of the real service: a failing sync is retried within the interval,
+// so a shorter one would send Top.gg a PUT of the commands as often (its v1
+// project endpoints have "stricter" limits, with no number published). A
+// client of a fake on this machine ([topgg.Client.Loopback]) has no floor.
+const MinJobInterval = time.Minute
+
 // ErrJobSource means a JobConfig sets neither or both of Commands and
 // Session.
 var ErrJobSource = errors.New("commands: JobConfig: set exactly one of Commands and Session")
@@ -71,7 +78,8 @@ type Job struct {
 // NewJob returns a Job that syncs with s. It fails with [ErrNotConfigured]
 // for a nil or zero Syncer, [ErrJobSource] unless exactly one of Commands
 // and Session is set, a *topgg.ValidationError for Commands that break
-// Discord's rules, and an error for a negative Interval.
+// Discord's rules, and an error for a negative Interval or one below
+// [MinJobInterval] for a client of the real service.
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
@@ -89,6 +97,8 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 		return nil, errors.New("commands: JobConfig.Interval: must not be negative")
 	case cfg.Interval == 0:
 		cfg.Interval = DefaultJobInterval
+	case cfg.Interval < MinJobInterval && !s.client.Loopback():
+		return nil, fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
