@@ -128,7 +128,9 @@ type ConfigError struct {
 	// variable of a caller's own struct that failed to parse).
 	Field string
 	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
-	// when the value came from the environment; empty for a value set in code.
+	// when the value came from the environment, or when [LoadEnv] found the
+	// field unset and a rule that ties two settings blames it (the operator
+	// sets it with the variable); empty for a value set in code.
 	Variable string
 	// Problem says what is wrong with the value.
 	Problem string
