@@ -47,7 +47,8 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 // envconfig.Decoder or encoding.TextUnmarshaler (floats, slices and maps are
 // refused: go-envconfig would read them loosely). A bad value is a *ConfigError
 // naming the variable; a value of a variable whose name says it is a secret
-// (TOKEN, SECRET, PASSWORD, AUTH) is never quoted.
+// (TOKEN, SECRET, PASSWORD, AUTH) is never quoted. The interval floors depend
+// on the client, so [New] checks them ([Config.ValidateFor]), not LoadEnv.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
