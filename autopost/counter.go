@@ -76,7 +76,7 @@ type ShardStats struct {
 // once.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if c == nil {
-		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", ErrNotConfigured)
+		return nil, fmt.Errorf("%w: Attach on a nil *Counter", ErrNotConfigured)
 	}
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {
@@ -102,7 +102,7 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 		removers = append(removers, s.AddHandler(added[i].onEvent))
 		if session.Opened(s) {
 			detach()
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrSessionOpen)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}
 	}
 	return detach, nil
@@ -125,10 +125,10 @@ func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
 		_, dup := c.sessions[s]
 		switch {
 		case dup || taken[id]:
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, id, ErrAttachedTwice)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrAttachedTwice, i, id)
 		case c.shardCount > 0 && (id >= c.shardCount || count > c.shardCount):
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards: %w",
-				i, id, count, c.shardCount, ErrAttachedTwice)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards",
+				ErrAttachedTwice, i, id, count, c.shardCount)
 		}
 		taken[id] = true
 	}
@@ -212,7 +212,7 @@ func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, err
 	}
 	if c == nil {
-		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", ErrNotConfigured)
+		return Counts{}, fmt.Errorf("%w: Counts on a nil *Counter", ErrNotConfigured)
 	}
 	shards := c.AppendShards(nil)
 	n := c.shardTotal()

@@ -33,13 +33,14 @@ type Poster struct {
 // when it is nil, of a new Counter (of cfg.ShardCount shards) that
 // [Poster.Attach] feeds. It makes no request. It fails with [ErrNilClient]
 // for a nil client and with a *[ConfigError] for an invalid Config (a
-// negative duration or ShardCount, an unknown mode, MaxBackfill over 100, a
-// nil pointer as Source, or ShardCount set beside a Source).
+// negative duration or ShardCount, an Interval below [MinInterval] for a
+// client of the real service, an unknown mode, MaxBackfill over 100, a nil
+// pointer as Source, or ShardCount set beside a Source).
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, ErrNilClient
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.withDefaults(client.Loopback())
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +102,6 @@ func (p *Poster) Run(ctx context.Context) error {
 	defer p.running.Store(false)
 	if p.counter != nil && p.counter.Attached() == 0 {
 		return ErrNoSessions
-	}
-	if p.cfg.Interval < MinRecommendedInterval {
-		p.log.Warn("post interval is below 15 minutes; Top.gg limits how often a bot may post",
-			"interval", p.cfg.Interval)
 	}
 	if !p.waitComplete(ctx) {
 		return nil

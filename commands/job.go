@@ -20,6 +20,13 @@ import (
 // DefaultJobInterval is the time between two syncs of a [Job].
 const DefaultJobInterval = 15 * time.Minute
 
+// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
+// client of the real service: a failing sync is retried within the interval,
+// so a shorter one would send Top.gg a PUT of the commands as often (its v1
+// project endpoints have "stricter" limits, with no number published). A
+// client of a fake on this machine ([topgg.Client.Loopback]) has no floor.
+const MinJobInterval = time.Minute
+
 // ErrJobSource means a JobConfig says neither what to publish nor where to
 // read it (none of Commands, Session and Ready), or sets Session beside
 // Commands or Ready.
@@ -52,7 +59,7 @@ type JobConfig struct {
 	// Run's context. It runs on the Job's goroutine, must not block for
 	// long, and a panic in it is recovered and logged.
 	OnResult func(ctx context.Context, r Result, err error)
-	// Logger receives the failures (default: [slog.Default]).
+	// Logger receives the failures (default: slog.Default(), so that a refused token is seen).
 	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
@@ -81,7 +88,8 @@ type Job struct {
 // for a nil or zero Syncer, [ErrJobSource] for a JobConfig with none of
 // Commands, Session and Ready or with Session beside one of them, a
 // *topgg.ValidationError for Commands that break Discord's rules, and an
-// error for a negative Interval.
+// error for a negative Interval or one below [MinJobInterval] for a client
+// of the real service.
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
@@ -99,6 +107,8 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 		return nil, errors.New("commands: JobConfig.Interval: must not be negative")
 	case cfg.Interval == 0:
 		cfg.Interval = DefaultJobInterval
+	case cfg.Interval < MinJobInterval && !s.client.Loopback():
+		return nil, fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -140,7 +150,7 @@ func (j *Job) Run(ctx context.Context) error {
 			return err
 		case errors.Is(err, ErrRefused):
 			// Reported when it was refused; these are the same definitions.
-			j.log.Debug("commands: definitions unchanged since the service refused them; not sent again")
+			j.log.Debug("definitions unchanged since the service refused them; not sent again")
 		case retryable(err):
 			failures++
 			wait = retryWait(failures, err, j.cfg.Interval)
@@ -183,17 +193,17 @@ func (j *Job) report(ctx context.Context, res Result, err error) {
 	switch {
 	case err == nil:
 	case retryable(err):
-		j.log.LogAttrs(ctx, slog.LevelWarn, "commands: could not publish the slash commands; retrying",
+		j.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
 			slog.String("error", err.Error()))
 	default:
-		j.log.LogAttrs(ctx, slog.LevelError, "commands: Top.gg refused the slash commands; not sent again until they change",
+		j.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",
 			slog.String("error", err.Error()))
 	}
 	if j.cfg.OnResult == nil {
 		return
 	}
 	if rec := panics.Try(func() { j.cfg.OnResult(ctx, res, err) }); rec != nil {
-		j.log.LogAttrs(ctx, slog.LevelError, "commands: OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
 	}
 }
 

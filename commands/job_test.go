@@ -288,6 +288,16 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorAs(t, err, &verr)
 	var zeroJob commands.Job
 	require.ErrorIs(t, zeroJob.Run(ctx), commands.ErrNotConfigured)
+
+	// The interval floor protects the real service; a fake on this machine has none.
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: time.Second})
+	require.ErrorContains(t, err, "commands: JobConfig.Interval: 1s is below 1m0s")
+	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: commands.MinJobInterval})
+	require.NoError(t, err)
+	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Interval: time.Millisecond})
+	require.NoError(t, err, "the test's client is of a fake on this machine")
 }
 
 func TestOutcome(t *testing.T) {

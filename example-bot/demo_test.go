@@ -51,7 +51,7 @@ func TestDemo(t *testing.T) {
 	}
 	// The bot's own log lines are in the narration.
 	for _, msg := range []string{
-		`msg="posted the server count to Top.gg"`, `msg="commands: published slash commands"`,
+		`msg="posted the server count to Top.gg"`, `msg="published slash commands"`,
 		`msg="vote rewarded: role given"`, `msg="vote expired: role taken back"`,
 	} {
 		assert.Contains(t, out, msg)

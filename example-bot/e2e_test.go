@@ -60,7 +60,7 @@ func TestE2ECommandsAndServerCount(t *testing.T) {
 	recs := bot.records()
 	assert.NotEmpty(t, recs)
 	assert.GreaterOrEqual(t, bot.countMsg("posted the server count to Top.gg"), 3)
-	assert.Equal(t, 1, bot.countMsg("commands: published slash commands"))
+	assert.Equal(t, 1, bot.countMsg("published slash commands"))
 	assert.Equal(t, 1, bot.countMsg("registered slash commands on Discord"))
 	assert.Equal(t, 1, bot.countMsg("shutting down"))
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"log/slog"
+
+	"github.com/dblkit/go-topgg/internal/baseurl"
 )
 
 // redacted stands in for a secret in every printed form of the configuration.
@@ -84,5 +86,5 @@ func stripURLIfSet(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	return stripURL(raw)
+	return baseurl.StripRaw(raw)
 }

@@ -32,7 +32,7 @@ type Config struct {
 	// [DefaultMaxAge]).
 	MaxAge time.Duration
 	// Logger receives the lease's and the reporter's problems (default:
-	// discard).
+	// slog.Default()).
 	Logger *slog.Logger
 }
 
@@ -60,7 +60,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 		return nil, ErrNilClient
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	if cfg.ReportEvery < 0 {
 		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)

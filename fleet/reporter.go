@@ -19,7 +19,7 @@ type reporterConfig struct {
 	// Every is the publish period (default 15 s; at least 100 ms). Keep it
 	// far below the counts' MaxAge.
 	Every time.Duration
-	// Logger receives publish failures (default: discard).
+	// Logger receives publish failures (default: slog.Default()).
 	Logger *slog.Logger
 
 	clock clock.Clock // tests inject a fake; default clock.Real()
@@ -51,7 +51,7 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		return nil, fmt.Errorf("%w: report period %v is below 100ms", ErrBadConfig, cfg.Every)
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	return &reporter{counts: counts, shards: shards, every: cfg.Every,
 		log: cfg.Logger.With("component", "fleet.reporter"), clock: clock.Or(cfg.clock)}, nil

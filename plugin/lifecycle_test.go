@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -313,15 +312,29 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 // to slog.Default(), so a forgotten option still shows them. Not parallel: it
 // sets the process's default logger.
 func TestDefaultLoggerIsSlogDefault(t *testing.T) {
-	var buf bytes.Buffer
+	var buf logBuffer
 	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	slog.SetDefault(buf.Logger())
 	defer slog.SetDefault(old)
-	client, err := topgg.New("token")
+	// A client of nothing on this machine: the poll fails, and says so.
+	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
 	require.NoError(t, err)
-	_, err = plugin.New(client, plugin.Config{VotePollInterval: new(time.Second)})
+	p, err := plugin.New(client, plugin.Config{
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), StateDir: t.TempDir(),
+		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
+	})
 	require.NoError(t, err)
-	assert.Contains(t, buf.String(), "vote poll interval is below 10 seconds")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	assert.Eventually(t, func() bool { return strings.Contains(buf.String(), "webhook receiver listening") },
+		5*time.Second, 5*time.Millisecond, "the plugin's own line")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
 }
 
 // TestUnopenedSessionsAreNamedWithinSeconds: sessions attached but never

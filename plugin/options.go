@@ -147,7 +147,8 @@ func WithCommandSyncHandler(f CommandSyncHandler) Option {
 // WithCommands sets the slash commands to publish. Without it, the plugin publishes
 // the application's commands as Discord has them after the first READY. A non-nil
 // empty slice clears the listing's commands; a nil slice or a nil command is an
-// error.
+// error ([ErrNilArgument]), and so is a definition Discord would refuse: [New]
+// returns the *topgg.ValidationError of [commands.Validate].
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {
@@ -157,6 +158,12 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 			if c == nil {
 				return fmt.Errorf("%w: WithCommands: command %d is nil", ErrNilArgument, i)
 			}
+		}
+		// Checked here, where they are given: a definition Discord would
+		// refuse (an upper-case name, say) used to surface only once the
+		// sync ran, as a log line, and the bot ran with no commands listed.
+		if err := commands.Validate(cmds); err != nil {
+			return fmt.Errorf("plugin: WithCommands: %w", err)
 		}
 		o.commands, o.haveCmds = cmds, true
 		return nil

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -62,13 +61,13 @@ type Plugin struct {
 
 // New checks cfg (a zero field means its default) and builds the plugin's jobs. It
 // makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
-// naming the Go field, or [ErrNilArgument] for a nil client or option value. A
-// VotePollInterval below 10 seconds is allowed but logged as a warning.
+// naming the Go field (see [Config.ValidateFor] for the interval floors), or
+// [ErrNilArgument] for a nil client or option value.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", ErrNilArgument)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
 	}
 	o := defaultOptions()
@@ -95,10 +94,6 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
-	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
-		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
-			"interval", set.votePoll)
-	}
 	if err := p.buildJobs(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
@@ -107,11 +102,6 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	return p, nil
 }
-
-// minRecommendedVotePoll is the shortest vote poll interval that does not log a
-// warning: the service limits how often a project may ask for its votes, and a vote
-// a few seconds late costs nothing. Tests use shorter intervals, so it is no error.
-const minRecommendedVotePoll = 10 * time.Second
 
 // buildJobs makes the jobs the settings turn on, each once, over the
 // plugin's backend.

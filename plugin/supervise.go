@@ -61,7 +61,9 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 			return err // a job this one supervises (a fleet leader's) failed for good; already logged
 		case permanent(err):
 			s.log.Error("job failed and is not restarted: no retry mends this error", "job", name, "error", err)
-			return fmt.Errorf("%w: %s: %w", ErrJobFailed, name, err)
+			// Not named again here: the log line above says job=name, and
+			// the job's error says its package ("commands: publishing...").
+			return fmt.Errorf("%w: %w", ErrJobFailed, err)
 		}
 		if s.clock.Now().Sub(started) > maxRestartDelay {
 			failures = 0 // it ran well for a while: this is a new failure, not a loop

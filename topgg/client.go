@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
@@ -67,8 +67,9 @@ type config struct {
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
-// URL; plain http is refused unless the host is a loopback address (a local fake such as
-// topggtest) or [WithInsecureHTTP] is given.
+// URL without user info, query or fragment, and the root, not its /v1 (the client adds
+// /v1 to v1 routes); plain http is refused unless the host is a loopback address (a local
+// fake such as topggtest) or [WithInsecureHTTP] is given. [New] reports a URL it refuses.
 func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
@@ -217,34 +218,19 @@ func checkToken(token string) error {
 	return nil
 }
 
-// parseBaseURL checks the API root. Its errors never quote a password a URL may carry.
+// parseBaseURL checks the API root by the rules of every base URL a token is
+// sent to (internal/baseurl), and refuses the /v1 that the client adds itself.
+// Its errors never show a URL's user info or query.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the *url.Error would repeat the whole URL
-		}
-		return nil, fmt.Errorf("topgg: base URL: %w", err)
+		return nil, fmt.Errorf("topgg: base URL %w", err)
 	}
-	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", u.Redacted())
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", u.Redacted())
-	}
-	if u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", u.Redacted())
+	if strings.HasSuffix(u.Path, "/v1") {
+		// Every v1 route would become /v1/v1/...: a 404 with no hint.
+		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", baseurl.Strip(u), DefaultBaseURL)
 	}
 	return u, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func defaultHTTPClient() *http.Client {
@@ -253,6 +239,13 @@ func defaultHTTPClient() *http.Client {
 	t.ResponseHeaderTimeout = 30 * time.Second
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
+
+// Loopback reports whether the client's base URL is on this machine (localhost or a
+// loopback address): a fake such as topggtest, never the real service. The jobs'
+// interval floors (autopost.MinInterval, voterewards.MinInterval), which keep a
+// bot within the service's limits, do not apply to such a client, so that tests
+// and demos may run with short intervals; nothing a user sets by accident lifts them.
+func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
 // ProjectID returns the project id carried in the token's informal payload, or "" when
 // the token carries none. It is a hint: the authoritative id comes from [Client.Project].

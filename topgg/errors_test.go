@@ -30,9 +30,26 @@ func TestAPIErrorFromProblem(t *testing.T) {
 	require.Empty(t, apiErr.Message)
 	require.Equal(t, 1, apiErr.Attempts)
 	require.Contains(t, string(apiErr.Body), `"status":422`)
-	require.Contains(t, err.Error(), "422 Unprocessable Entity")
-	require.Contains(t, err.Error(), apiErr.Detail)
+	require.Contains(t, err.Error(), "422 Unprocessable Entity: "+apiErr.Detail, "the title repeats the status text: said once")
 	requireOnlyAPIError(t, err)
+}
+
+// TestAPIErrorSaysEachThingOnce: a title equal to the status text, or a
+// detail or message equal to what was said, is not repeated.
+func TestAPIErrorSaysEachThingOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  topgg.APIError
+		want string
+	}{
+		{topgg.APIError{Op: "GET /v1/projects/@me", StatusCode: 401, Title: "Unauthorized"}, "topgg: GET /v1/projects/@me: 401 Unauthorized"},
+		{topgg.APIError{Op: "GET x", StatusCode: 400, Title: "Bad Request", Detail: "bad cursor"}, "topgg: GET x: 400 Bad Request: bad cursor"},
+		{topgg.APIError{Op: "GET x", StatusCode: 503, Title: "Down", Detail: "down"}, "topgg: GET x: 503 Service Unavailable: Down"},
+		{topgg.APIError{Op: "POST x", StatusCode: 429, Message: "Too many requests"}, "topgg: POST x: 429 Too Many Requests"},
+		{topgg.APIError{Op: "POST x", StatusCode: 404, Message: "Bot not found"}, "topgg: POST x: 404 Not Found: Bot not found"},
+	} {
+		require.Equal(t, tc.want, tc.err.Error())
+	}
 }
 
 func TestAPIErrorFromLegacy(t *testing.T) {
@@ -267,7 +284,23 @@ func TestNewRefusesBadInput(t *testing.T) {
 			require.NotContains(t, err.Error(), tc.token)
 		}
 		require.NotContains(t, err.Error(), "hunter2")
+		require.NotContains(t, err.Error(), "user:", "user info is not shown")
+		require.NotContains(t, err.Error(), "x=1", "the query is not shown")
 	}
+}
+
+// TestNewRefusesV1BaseURL: a base URL that ends in /v1 would send every v1
+// call to /v1/v1/...; it is refused with a hint, whatever its slashes.
+func TestNewRefusesV1BaseURL(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"https://top.gg/api/v1", "https://top.gg/api/v1/", "http://127.0.0.1:1/api/v1//"} {
+		_, err := topgg.New("tok", topgg.WithBaseURL(u))
+		require.Error(t, err, u)
+		require.Contains(t, err.Error(), "give the root, e.g. https://top.gg/api; the client adds /v1", u)
+		require.Equal(t, 1, strings.Count(err.Error(), "topgg:"), "the prefix says it once: %s", err)
+	}
+	_, err := topgg.New("tok", topgg.WithBaseURL("https://proxy.example/v1x/api"))
+	require.NoError(t, err, "only a last segment of v1 is refused")
 }
 
 func TestNewBaseURL(t *testing.T) {

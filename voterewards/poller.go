@@ -35,13 +35,14 @@ type Poller struct {
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
 // delivers them as cfg says. It makes no request and starts nothing. A nil
 // src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [ErrNilSource]; a missing Store or OnReward, or an impossible value,
-// is an error naming the field.
+// is [ErrNilSource]; a missing Store or OnReward, an impossible value, or an
+// Interval below [MinInterval] from the real service, is an error naming the
+// field.
 func New(src Source, cfg Config) (*Poller, error) {
 	if isNil(src) {
 		return nil, ErrNilSource
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.withDefaults(src)
 	if err != nil {
 		return nil, err
 	}

@@ -238,6 +238,21 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	assert.ErrorIs(t, err, voterewards.ErrNilSource, "any typed nil Source")
 	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
 		"the error names the field")
+
+	// The interval floor protects the real service: an error at New (it was a
+	// warning, and a 1 ms interval sent 1,355 requests in 2 s); a client of a
+	// fake on this machine may go lower.
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
+	require.ErrorIs(t, err, voterewards.ErrBadConfig)
+	assert.Equal(t, "voterewards: invalid Config: Interval 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
+	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: voterewards.MinInterval})
+	require.NoError(t, err)
+	local, err := topgg.New("token", topgg.WithBaseURL("http://localhost:1/api"))
+	require.NoError(t, err)
+	_, err = voterewards.New(local, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
+	require.NoError(t, err)
 }
 
 // TestZeroPollerFailsFast: a Poller not made by New returns a sentinel from
