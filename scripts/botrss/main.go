@@ -84,6 +84,9 @@ func measure(bot string, ids []string, shards int, timeout time.Duration) (hwm, 
 		"DISCORD_API_URL=" + dc.APIBase(), "TOPGG_API_URL=" + tg.URL,
 		"SHARD_COUNT=" + strconv.Itoa(shards), "TOPGG_STATE_DIR=" + state, "LOG_LEVEL=warn",
 	}
+	if v, ok := os.LookupEnv("BOTRSS_GODEBUG"); ok { // gctrace=1 shows the bot's heap at each GC
+		cmd.Env = append(cmd.Env, "GODEBUG="+v)
+	}
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -146,6 +149,10 @@ func status(pid int) (hwm, rss int, err error) {
 			hwm = n
 		case "VmRSS":
 			rss = n
+		case "RssAnon", "RssFile":
+			if os.Getenv("BOTRSS_DETAIL") != "" {
+				fmt.Printf("%s %d KiB ", k, n)
+			}
 		}
 	}
 	if hwm == 0 {
