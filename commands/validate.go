@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/cmdname"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -29,12 +29,6 @@ const (
 	MaxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
 	MaxStringOptionLen   = 6000 // bound of min_length and max_length
 )
-
-// chatInputName is Discord's rule for CHAT_INPUT command and option names:
-// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ with the unicode flag
-// (Discord's documentation added the apostrophe in 2024). Letters must also
-// be lower case where the script has cases, checked apart.
-var chatInputName = regexp.MustCompile(`^[-_'\p{L}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
 
 // Validate checks cmds against Discord's rules for application commands, as
 // Discord would on registration, and returns the first broken rule as a
@@ -184,7 +178,7 @@ func checkChatName(field, cmd, name string) error {
 	switch {
 	case name == "":
 		return invalid(field, cmd, "is empty", rule)
-	case !chatInputName.MatchString(name):
+	case !cmdname.Valid(name):
 		return invalid(field, cmd, fmt.Sprintf("%q has %d characters or one that is not allowed", name, utf8.RuneCountInString(name)), rule)
 	case strings.ToLower(name) != name:
 		return invalid(field, cmd, fmt.Sprintf("%q is not lower case", name), rule)

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/cmdname"
 )
 
 // commandRecord is a registered application command, kept as the JSON the
@@ -29,10 +30,6 @@ const (
 	maxChatInputCommands  = 100
 	maxContextCommands    = 5 // each of user and message commands
 )
-
-// chatInputName is Discord's rule for CHAT_INPUT command and option names
-// (letters must be lower case where the script has cases; checked apart).
-var chatInputName = regexp.MustCompile(`^[-_'\p{L}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
 
 // commandScope reads {app} and {guild} from the path: "" for global
 // commands, else the guild ID. It answers 403 Missing Access for another
@@ -323,7 +320,7 @@ func checkContextCommand(errs formErrors, i int, cmd *discordgo.ApplicationComma
 
 func checkChatInput(errs formErrors, i int, prefix, name, description string) {
 	switch {
-	case !chatInputName.MatchString(name):
+	case !cmdname.Valid(name):
 		errs.add(i, prefix+"name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
 	case name != strings.ToLower(name):
 		errs.add(i, prefix+"name", "APPLICATION_COMMAND_INVALID_NAME", "Command name must be lower case")
