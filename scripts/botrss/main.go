@@ -52,9 +52,9 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
-	bins := []string{build(*bot, "./example-bot", dir), build(*floor, "./scripts/barebot", dir)}
-	if *floor == "none" {
-		bins = bins[:1]
+	bins := []string{build(*bot, "./example-bot", dir)}
+	if *floor != "none" {
+		bins = append(bins, build(*floor, "./scripts/barebot", dir))
 	}
 	ids := make([]string, 0, *guilds)
 	for i := range *guilds {
@@ -89,9 +89,9 @@ func main() {
 	}
 }
 
-// build returns path, or builds pkg into dir when path is "" (or "none").
+// build returns path, or builds pkg into dir when path is "".
 func build(path, pkg, dir string) string {
-	if path != "" && path != "none" {
+	if path != "" {
 		return path
 	}
 	out := filepath.Join(dir, filepath.Base(pkg))
