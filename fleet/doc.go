@@ -76,17 +76,18 @@
 // separate clients, against a local redis-server 7.0 on a 2-core VM
 // (go test -run '^$' -bench Fleet -benchmem ./fleet/):
 //
-//   - leader aggregate per interval: 0.3-0.35 ms (goal 50 ms), one round trip;
-//   - publish: 1.000 round trips per process per publish; Redis CPU 1.3-1.6 us
-//     per shard published (at most 0.64 ms of Redis time for a 400-shard process);
+//   - leader aggregate per interval: 0.25-0.38 ms (goal 50 ms), one round trip;
+//   - publish: 1.000 round trips per process per publish; Redis time 3.3-4.2 us
+//     per shard published at load 4.5-5.7 (Redis times by the wall clock; about
+//     1.5 ms of Redis time for a 400-shard process);
 //   - memory: 16.4 B per shard for the key (8 B of data, doubled by Redis's
 //     string growth), 83 B per shard of used_memory growth including the 50
 //     clients' connection buffers (goal 200 B).
 //
 // On paper, 100,000 shards in 250 processes of 400 shards: the counts key is
 // 0.8-1.6 MB; the leader's aggregate reads 800 KB, about 1.8 ms (linear);
-// one interval of publishes costs Redis 160 ms of CPU in 250 slices of
-// 0.64 ms, which is 0.3% of one core at a one-minute interval. The lease
+// one interval of publishes costs Redis about 400 ms in 250 slices of
+// 1.5 ms, which is 0.7% of one core at a one-minute interval. The lease
 // costs the leader one small Lua call every TTL/3 and each waiting process
 // one call per TTL (250 processes, 15 s TTL: about 17 calls/s), plus one idle
 // pub/sub connection per waiting process (with its pool, about 750
@@ -95,10 +96,10 @@
 // What gives out first is single-node Redis latency, not memory or
 // aggregation time: all of a bot's keys share one hash slot on purpose (so a
 // fenced script may touch them atomically), so one Redis node carries the
-// bot, and each publish blocks that node for 1.6 us per shard in it. A
-// process with 10,000 shards would stall every other client for about 16 ms
+// bot, and each publish blocks that node for 3-4 us per shard in it. A
+// process with 10,000 shards would stall every other client for about 40 ms
 // per publish; a publish interval near one second would cost a whole core at
-// 600,000 shards. Both are far from 100,000 shards at minute intervals; the
+// about 250,000 shards. Both are far from 100,000 shards at minute intervals; the
 // remedy, if needed, is a packed binary argument (one SETRANGE per run of
 // contiguous shards) rather than more Redis. Hard limits of the layout: a
 // shard's guild count below 2^32 and report times before 2106.
