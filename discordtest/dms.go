@@ -59,8 +59,7 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := parseSnowflake(body.RecipientID); err != nil {
-		invalidForm(w, map[string]any{"recipient_id": map[string]any{"_errors": []map[string]string{
-			{"code": "NUMBER_TYPE_COERCE", "message": "Value is not snowflake."}}}})
+		invalidForm(w, "recipient_id", "NUMBER_TYPE_COERCE", "Value is not snowflake.")
 		return
 	}
 	s.mu.Lock()
@@ -96,8 +95,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len([]rune(m.content())) > maxMessageContentRunes {
-		invalidForm(w, map[string]any{"content": map[string]any{"_errors": []map[string]string{
-			{"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}}}})
+		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 		return
 	}
 	s.mu.Lock()

@@ -404,7 +404,7 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		"session_type":       "normal",
 		"resume_gateway_url": s.gatewayURL(),
 		"shard":              shard,
-		"application":        map[string]any{"id": s.cfg.appID, "flags": s.cfg.appFlags},
+		"application":        map[string]any{"id": s.cfg.appID, "flags": 0},
 		"private_channels":   []any{},
 		"relationships":      []any{},
 		"presences":          []any{},

@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"maps"
 	"context"
 	"fmt"
 	"slices"
@@ -13,13 +14,6 @@ type guildState struct {
 	shard       int
 	unavailable bool
 	joinedAt    time.Time
-}
-
-// guildInfo describes a guild the bot is in, as the Server sees it.
-type guildInfo struct {
-	ID          string
-	ShardID     int
-	Unavailable bool // in an outage
 }
 
 // memberCount is the member count every fake guild reports: the bot and
@@ -206,26 +200,12 @@ func (s *Server) Restore(ctx context.Context, guildID string) error {
 	})
 }
 
-// guildList returns the guilds the bot is in (available or not), ordered
-// by ID.
-func (s *Server) guildList() []guildInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]guildInfo, 0, len(s.guilds))
-	for _, g := range s.guilds {
-		out = append(out, guildInfo{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
-	}
-	slices.SortFunc(out, func(a, b guildInfo) int { return compareSnowflakes(a.ID, b.ID) })
-	return out
-}
-
 // GuildIDs returns the IDs of the guilds the bot is in (available or not),
 // ordered by ID.
 func (s *Server) GuildIDs() []string {
-	guilds := s.guildList()
-	ids := make([]string, len(guilds))
-	for i, g := range guilds {
-		ids[i] = g.ID
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Collect(maps.Keys(s.guilds))
+	slices.SortFunc(ids, compareSnowflakes)
 	return ids
 }

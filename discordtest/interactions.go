@@ -5,14 +5,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -38,31 +34,17 @@ type InteractionSpec struct {
 	Options []*discordgo.ApplicationCommandInteractionDataOption
 }
 
-// ReplyKind says how the bot answered an interaction.
-type ReplyKind string
-
-// Kinds of InteractionReply.
-const (
-	// ReplyCallback is POST /interactions/{id}/{token}/callback.
-	ReplyCallback ReplyKind = "callback"
-	// ReplyEdit is PATCH /webhooks/{app}/{token}/messages/@original.
-	ReplyEdit ReplyKind = "edit"
-	// ReplyFollowup is POST /webhooks/{app}/{token}.
-	ReplyFollowup ReplyKind = "followup"
-)
-
-// InteractionReply is one answer the bot gave to an interaction made by
-// Interact.
+// InteractionReply is the bot's callback (POST
+// /interactions/{id}/{token}/callback) to an interaction made by Interact.
 type InteractionReply struct {
 	InteractionID string
-	Kind          ReplyKind
-	// Type is the callback type (ReplyCallback only).
+	// Type is the callback type.
 	Type discordgo.InteractionResponseType
-	// Content is the message content (data.content for a callback).
+	// Content is data.content.
 	Content string
 	// Flags are the message flags (e.g. discordgo.MessageFlagsEphemeral).
 	Flags discordgo.MessageFlags
-	// Body is the JSON the bot sent (payload_json for a multipart request).
+	// Body is the JSON the bot sent.
 	Body json.RawMessage
 }
 
@@ -70,7 +52,6 @@ type InteractionReply struct {
 type interactionState struct {
 	id, token, guildID, channelID string
 	acknowledged                  bool
-	originalMessageID             string
 }
 
 // Interact dispatches INTERACTION_CREATE (type APPLICATION_COMMAND) for a
@@ -214,7 +195,7 @@ func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecor
 	return p
 }
 
-// replyBody is the part of a callback or message body the fake reads.
+// replyBody is the part of a callback body the fake reads.
 type replyBody struct {
 	Type discordgo.InteractionResponseType `json:"type"`
 	Data *messageBody                      `json:"data"`
@@ -242,45 +223,6 @@ func (m *messageBody) empty() bool {
 		len(m.Attachments) == 0 && len(m.Poll) == 0)
 }
 
-// readPayload returns the JSON of a request: the body, or the payload_json
-// part of a multipart body (files are ignored). hasFiles tells whether other
-// parts came with it.
-func readPayload(r *http.Request) (payload []byte, hasFiles bool, err error) {
-	body, err := io.ReadAll(r.Body) // bounded by restHandler
-	if err != nil {
-		return nil, false, err
-	}
-	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mediaType != "multipart/form-data" {
-		return body, false, nil
-	}
-	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		if part.FormName() == "payload_json" {
-			if payload, err = io.ReadAll(part); err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		hasFiles = true
-	}
-	if payload == nil {
-		return nil, false, errors.New("no payload_json part")
-	}
-	return payload, hasFiles, nil
-}
-
-func badJSON(w http.ResponseWriter, err error) {
-	invalidForm(w, map[string]any{"_errors": []map[string]string{{"code": "BASE_TYPE_BAD_JSON", "message": err.Error()}}})
-}
-
 func emptyMessage(w http.ResponseWriter) {
 	writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message")
 }
@@ -290,14 +232,10 @@ func emptyMessage(w http.ResponseWriter) {
 // (modal); 404 Unknown interaction for a wrong ID or token; 400 for a
 // second callback, another type or an empty message.
 func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
-	payload, hasFiles, err := readPayload(r)
-	if err != nil {
-		badJSON(w, err)
-		return
-	}
 	var body replyBody
-	if err := json.Unmarshal(payload, &body); err != nil {
-		badJSON(w, err)
+	payload, _ := io.ReadAll(r.Body) // in memory: restHandler read it
+	r.Body = io.NopCloser(bytes.NewReader(payload))
+	if !decodeJSON(w, r, &body) {
 		return
 	}
 	s.mu.Lock()
@@ -313,20 +251,17 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	switch body.Type {
 	case discordgo.InteractionResponseChannelMessageWithSource:
-		if !hasFiles && body.Data.empty() {
+		if body.Data.empty() {
 			emptyMessage(w)
 			return
 		}
 	case discordgo.InteractionResponseDeferredChannelMessageWithSource, discordgo.InteractionResponseModal:
 	default:
-		invalidForm(w, map[string]any{"type": map[string]any{"_errors": []map[string]string{{
-			"code": "INTERACTION_RESPONSE_TYPE_INVALID", "message": "Interaction response type is not valid for an application command",
-		}}}})
+		invalidForm(w, "type", "INTERACTION_RESPONSE_TYPE_INVALID", "Interaction response type is not valid for an application command")
 		return
 	}
 	it.acknowledged = true
-	it.originalMessageID = s.nextIDLocked()
-	reply := InteractionReply{InteractionID: it.id, Kind: ReplyCallback, Type: body.Type, Body: payload}
+	reply := InteractionReply{InteractionID: it.id, Type: body.Type, Body: payload}
 	if body.Data != nil {
 		reply.Content, reply.Flags = body.Data.content(), body.Data.Flags
 	}
@@ -335,134 +270,9 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// webhookInteractionLocked finds the acknowledged interaction behind
-// /webhooks/{app}/{token}; Discord knows no such webhook before the
-// callback. The caller holds s.mu.
-func (s *Server) webhookInteractionLocked(w http.ResponseWriter, r *http.Request) (*interactionState, bool) {
-	if r.PathValue("app") == s.cfg.appID {
-		token := []byte(r.PathValue("token"))
-		for _, it := range s.interactions {
-			if subtle.ConstantTimeCompare([]byte(it.token), token) == 1 && it.acknowledged {
-				return it, true
-			}
-		}
-	}
-	writeError(w, http.StatusNotFound, codeUnknownWebhook, "Unknown Webhook")
-	return nil, false
-}
-
-// messageLocked is the message object Discord returns for a reply.
-func (s *Server) messageLocked(it *interactionState, id string, msgType int, m *messageBody) map[string]any {
-	embeds := []json.RawMessage{}
-	if m != nil && m.Embeds != nil {
-		embeds = m.Embeds
-	}
-	var flags discordgo.MessageFlags
-	if m != nil {
-		flags = m.Flags
-	}
-	return map[string]any{
-		"id":               id,
-		"type":             msgType,
-		"channel_id":       it.channelID,
-		"content":          m.content(),
-		"author":           s.botUser(),
-		"timestamp":        time.Now().UTC().Format(time.RFC3339Nano),
-		"edited_timestamp": nil,
-		"tts":              false,
-		"mention_everyone": false,
-		"mentions":         []any{},
-		"mention_roles":    []any{},
-		"attachments":      []any{},
-		"embeds":           embeds,
-		"components":       []any{},
-		"pinned":           false,
-		"flags":            flags,
-		"webhook_id":       s.cfg.appID,
-		"application_id":   s.cfg.appID,
-	}
-}
-
-// readMessage reads a webhook message body (JSON or multipart), answering 400
-// itself when it is malformed.
-func readMessage(w http.ResponseWriter, r *http.Request) (payload []byte, hasFiles bool, m *messageBody, ok bool) {
-	payload, hasFiles, err := readPayload(r)
-	if err != nil {
-		badJSON(w, err)
-		return nil, false, nil, false
-	}
-	m = new(messageBody)
-	if err := json.Unmarshal(payload, m); err != nil {
-		badJSON(w, err)
-		return nil, false, nil, false
-	}
-	return payload, hasFiles, m, true
-}
-
-// followup answers POST /webhooks/{app}/{token}: 200 with the message when
-// ?wait=true, else 204.
-func (s *Server) followup(w http.ResponseWriter, r *http.Request) {
-	payload, hasFiles, m, ok := readMessage(w, r)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	it, ok := s.webhookInteractionLocked(w, r)
-	if !ok {
-		return
-	}
-	if !hasFiles && m.empty() {
-		emptyMessage(w)
-		return
-	}
-	s.replies = append(s.replies, InteractionReply{
-		InteractionID: it.id, Kind: ReplyFollowup, Content: m.content(), Flags: m.Flags, Body: payload,
-	})
-	s.notifyLocked()
-	if strings.EqualFold(r.URL.Query().Get("wait"), "true") {
-		writeJSON(w, http.StatusOK, s.messageLocked(it, s.nextIDLocked(), 0, m))
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// editOriginal answers PATCH /webhooks/{app}/{token}/messages/@original
-// with the edited message.
-func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
-	payload, _, m, ok := readMessage(w, r)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	it, ok := s.webhookInteractionLocked(w, r)
-	if !ok {
-		return
-	}
-	s.replies = append(s.replies, InteractionReply{
-		InteractionID: it.id, Kind: ReplyEdit, Content: m.content(), Flags: m.Flags, Body: payload,
-	})
-	s.notifyLocked()
-	const chatInputCommandMessage = 20
-	writeJSON(w, http.StatusOK, s.messageLocked(it, it.originalMessageID, chatInputCommandMessage, m))
-}
-
-// interactionReplies returns every answer the bot gave to interactions, in
-// arrival order.
-func (s *Server) interactionReplies() []InteractionReply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := slices.Clone(s.replies)
-	for i := range out {
-		out[i].Body = slices.Clone(out[i].Body)
-	}
-	return out
-}
-
 // WaitInteractionReply blocks until the bot has answered interaction
-// interactionID (its first answer is returned, normally the callback), the
-// context is done (its error) or the Server is closed (ErrClosed).
+// interactionID, the context is done (its error) or the Server is closed
+// (ErrClosed).
 func (s *Server) WaitInteractionReply(ctx context.Context, interactionID string) (InteractionReply, error) {
 	var found InteractionReply
 	err := s.waitFor(ctx, func() bool {

@@ -35,7 +35,6 @@ type config struct {
 	botID      string
 	botName    string
 	appID      string
-	appFlags   int
 	token      string
 	logger     *slog.Logger
 	heartbeat  time.Duration
@@ -101,15 +100,6 @@ func WithApplicationID(id string) Option {
 			return fmt.Errorf("discordtest: application %q: %w", id, err)
 		}
 		c.appID = id
-		return nil
-	}
-}
-
-// WithApplicationFlags sets the application flags sent in READY and by the
-// application endpoints (default 0).
-func WithApplicationFlags(flags int) Option {
-	return func(c *config) error {
-		c.appFlags = flags
 		return nil
 	}
 }

@@ -18,13 +18,10 @@ const maxRequestBody = 1 << 20
 type Call struct {
 	Method string
 	Path   string // URL path, e.g. "/api/v9/users/@me"
-	Query  string // raw query, without "?"
 	// Header is the request header; the Authorization value is replaced by
 	// "[redacted]" so a Call can be printed.
 	Header http.Header
 	Body   []byte
-	// Authorized reports whether Authorization was "Bot <token>".
-	Authorized bool
 	// Status is the HTTP status the Server answered.
 	Status int
 }
@@ -68,7 +65,13 @@ func methodNotAllowed(w http.ResponseWriter) {
 	writeError(w, http.StatusMethodNotAllowed, codeGeneral, "405: Method Not Allowed")
 }
 
-func invalidForm(w http.ResponseWriter, errs any) {
+// invalidForm answers Discord's 400 Invalid Form Body with one error, on
+// field or (field empty) on the whole body.
+func invalidForm(w http.ResponseWriter, field, code, message string) {
+	var errs any = map[string]any{"_errors": []map[string]string{{"code": code, "message": message}}}
+	if field != "" {
+		errs = map[string]any{field: errs}
+	}
 	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
 }
 
@@ -115,16 +118,11 @@ func (s *Server) restHandler() http.Handler {
 	route(api+"/gateway/bot", map[string]http.HandlerFunc{http.MethodGet: s.getGatewayBot})
 	route(api+"/users/@me", map[string]http.HandlerFunc{http.MethodGet: s.getMe})
 	route(api+"/oauth2/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
-	route(api+"/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
 	for _, scope := range []string{"/applications/{app}/commands", "/applications/{app}/guilds/{guild}/commands"} {
 		route(api+scope, map[string]http.HandlerFunc{
 			http.MethodGet:  s.listCommands,
 			http.MethodPut:  s.overwriteCommands,
 			http.MethodPost: s.createCommand,
-		})
-		route(api+scope+"/{command}", map[string]http.HandlerFunc{
-			http.MethodGet:    s.getCommand,
-			http.MethodDelete: s.deleteCommand,
 		})
 	}
 	route(api+"/guilds/{guild}/members/{user}/roles/{role}", map[string]http.HandlerFunc{
@@ -134,8 +132,6 @@ func (s *Server) restHandler() http.Handler {
 	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
 	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
 	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
-	route(api+"/webhooks/{app}/{token}", map[string]http.HandlerFunc{http.MethodPost: s.followup})
-	route(api+"/webhooks/{app}/{token}/messages/@original", map[string]http.HandlerFunc{http.MethodPatch: s.editOriginal})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { notFound(w) })
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -146,10 +142,7 @@ func (s *Server) restHandler() http.Handler {
 		if header.Get("Authorization") != "" {
 			header.Set("Authorization", "[redacted]")
 		}
-		call := Call{
-			Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			Header: header, Body: body, Authorized: authorized,
-		}
+		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
 		defer func() {
 			call.Status = rec.status
 			s.mu.Lock()
@@ -205,7 +198,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"
 		}
-		invalidForm(w, map[string]any{"_errors": []map[string]string{{"code": "BASE_TYPE_BAD_JSON", "message": msg}}})
+		invalidForm(w, "", "BASE_TYPE_BAD_JSON", msg)
 		return false
 	}
 	return true
@@ -238,7 +231,7 @@ func (s *Server) getApplication(w http.ResponseWriter, _ *http.Request) {
 		"bot_public":             true,
 		"bot_require_code_grant": false,
 		"verify_key":             strings.Repeat("0", 64),
-		"flags":                  s.cfg.appFlags,
+		"flags":                  0,
 		"bot":                    s.botUser(),
 		"owner": map[string]any{
 			"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0", "avatar": nil,

@@ -223,14 +223,6 @@ func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	return nil
 }
 
-// heartbeatCount returns how many heartbeats (op 1) the gateway received,
-// over all connections.
-func (s *Server) heartbeatCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.heartbeats
-}
-
 // Calls returns a copy of every REST request received so far, in arrival
 // order.
 func (s *Server) Calls() []Call {

@@ -32,19 +32,6 @@ func shardOf(id uint64, shardCount int) int {
 	return int((id >> 22) % uint64(shardCount))
 }
 
-// ShardForGuild returns the shard, out of shardCount, that receives the
-// events of guild guildID: (guild_id >> 22) % shardCount.
-func ShardForGuild(guildID string, shardCount int) (int, error) {
-	if shardCount < 1 {
-		return 0, fmt.Errorf("discordtest: shard count %d: must be at least 1", shardCount)
-	}
-	v, err := parseSnowflake(guildID)
-	if err != nil {
-		return 0, fmt.Errorf("discordtest: guild: %w", err)
-	}
-	return shardOf(v, shardCount), nil
-}
-
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
 // shardID out of shardCount. For one shardCount, distinct (n, shardID) pairs
 // give distinct IDs, and the same pair always gives the same ID, so tests can
