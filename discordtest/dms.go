@@ -14,7 +14,6 @@ const (
 	codeCannotMessageUser    = 50007
 	maxMessageContentRunes   = 2000
 	dmChannelType            = 1 // DM
-	defaultMessageType       = 0
 	messageTimestampLayout   = "2006-01-02T15:04:05.000000+00:00"
 	cannotMessageUserMessage = "Cannot send messages to this user"
 )
@@ -72,11 +71,8 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "type": dmChannelType, "last_message_id": nil, "flags": 0,
-		"recipients": []map[string]any{{
-			"id": body.RecipientID, "username": "user-" + body.RecipientID, "global_name": nil,
-			"discriminator": "0", "avatar": nil, "public_flags": 0,
-		}},
+		"id": id, "type": dmChannelType,
+		"recipients": []map[string]any{{"id": body.RecipientID, "username": "user-" + body.RecipientID, "discriminator": "0"}},
 	})
 }
 
@@ -116,11 +112,8 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	s.notifyLocked()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": dm.MessageID, "channel_id": channel, "type": defaultMessageType, "content": dm.Content,
-		"timestamp": time.Now().UTC().Format(messageTimestampLayout), "edited_timestamp": nil,
-		"tts": false, "mention_everyone": false, "mentions": []any{}, "mention_roles": []any{},
-		"attachments": []any{}, "embeds": []any{}, "pinned": false, "flags": 0,
-		"author": s.botUser(),
+		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
+		"timestamp": time.Now().UTC().Format(messageTimestampLayout),
 	})
 }
 

@@ -397,18 +397,8 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		}
 	}
 	ready := map[string]any{
-		"v":                  version,
-		"user":               s.botUser(),
-		"guilds":             stubs,
-		"session_id":         sess.id,
-		"session_type":       "normal",
-		"resume_gateway_url": s.gatewayURL(),
-		"shard":              shard,
-		"application":        map[string]any{"id": s.cfg.appID, "flags": 0},
-		"private_channels":   []any{},
-		"relationships":      []any{},
-		"presences":          []any{},
-		"_trace":             []string{"discordtest"},
+		"v": version, "user": s.botUser(), "guilds": stubs, "session_id": sess.id,
+		"resume_gateway_url": s.gatewayURL(), "shard": shard, "application": map[string]any{"id": s.cfg.appID},
 	}
 	s.sessions[sess.id] = sess
 	s.live[shard[0]] = sess

@@ -1,9 +1,9 @@
 package discordtest
 
 import (
-	"maps"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -22,49 +22,17 @@ const memberCount = 2
 
 // botUser is the bot's user object.
 func (s *Server) botUser() map[string]any {
-	return map[string]any{
-		"id":            s.cfg.botID,
-		"username":      s.cfg.botName,
-		"discriminator": "0",
-		"global_name":   nil,
-		"avatar":        nil,
-		"bot":           true,
-		"verified":      true,
-		"mfa_enabled":   false,
-		"flags":         0,
-		"public_flags":  0,
-	}
+	return map[string]any{"id": s.cfg.botID, "username": s.cfg.botName, "discriminator": "0", "bot": true, "verified": true}
 }
 
-// guildPayloadLocked is the guild object of GUILD_CREATE. The caller holds
-// s.mu.
+// guildPayloadLocked is the guild object of GUILD_CREATE (fields left out
+// are zero). The caller holds s.mu.
 func (s *Server) guildPayloadLocked(g *guildState) map[string]any {
 	return map[string]any{
-		"id":                            g.id,
-		"name":                          "Guild " + g.id,
-		"icon":                          nil,
-		"owner_id":                      ownerID(g.id),
-		"joined_at":                     g.joinedAt.Format(time.RFC3339Nano),
-		"member_count":                  memberCount,
-		"large":                         false,
-		"unavailable":                   false,
-		"verification_level":            0,
-		"default_message_notifications": 0,
-		"explicit_content_filter":       0,
-		"mfa_level":                     0,
-		"nsfw_level":                    0,
-		"premium_tier":                  0,
-		"preferred_locale":              "en-US",
-		"features":                      []string{},
+		"id": g.id, "name": "Guild " + g.id, "owner_id": ownerID(g.id), "preferred_locale": "en-US",
+		"joined_at": g.joinedAt.Format(time.RFC3339Nano), "member_count": memberCount,
 		// The @everyone role has the guild's ID.
-		"roles":        []map[string]any{{"id": g.id, "name": "@everyone", "permissions": "0", "position": 0}},
-		"emojis":       []any{},
-		"stickers":     []any{},
-		"channels":     []any{},
-		"threads":      []any{},
-		"members":      []any{},
-		"presences":    []any{},
-		"voice_states": []any{},
+		"roles": []map[string]any{{"id": g.id, "name": "@everyone", "permissions": "0", "position": 0}},
 	}
 }
 

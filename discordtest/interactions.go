@@ -153,21 +153,10 @@ func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecor
 	if len(spec.Options) > 0 {
 		data["options"] = spec.Options
 	}
-	user := map[string]any{
-		"id": spec.UserID, "username": username, "global_name": username,
-		"discriminator": "0", "avatar": nil, "public_flags": 0,
-	}
+	user := map[string]any{"id": spec.UserID, "username": username, "global_name": username, "discriminator": "0"}
 	p := map[string]any{
-		"id":              it.id,
-		"application_id":  s.cfg.appID,
-		"type":            discordgo.InteractionApplicationCommand,
-		"data":            data,
-		"channel_id":      it.channelID,
-		"token":           it.token,
-		"version":         1,
-		"locale":          "en-US",
-		"app_permissions": "0",
-		"entitlements":    []any{},
+		"id": it.id, "application_id": s.cfg.appID, "type": discordgo.InteractionApplicationCommand,
+		"data": data, "channel_id": it.channelID, "token": it.token, "version": 1, "locale": "en-US",
 	}
 	if spec.GuildID == "" {
 		p["user"] = user
@@ -177,20 +166,9 @@ func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecor
 	p["guild_id"] = spec.GuildID
 	p["guild_locale"] = "en-US"
 	p["context"] = discordgo.InteractionContextGuild
-	p["authorizing_integration_owners"] = map[string]string{"0": spec.GuildID}
 	p["member"] = map[string]any{
-		"user":                         user,
-		"roles":                        s.memberRolesLocked(spec.GuildID, spec.UserID),
-		"joined_at":                    s.started.Format(time.RFC3339Nano),
-		"nick":                         nil,
-		"avatar":                       nil,
-		"premium_since":                nil,
-		"communication_disabled_until": nil,
-		"deaf":                         false,
-		"mute":                         false,
-		"pending":                      false,
-		"flags":                        0,
-		"permissions":                  "0",
+		"user": user, "roles": s.memberRolesLocked(spec.GuildID, spec.UserID),
+		"joined_at": s.started.Format(time.RFC3339Nano), "permissions": "0",
 	}
 	return p
 }

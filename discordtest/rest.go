@@ -224,17 +224,7 @@ func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) getApplication(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id":                     s.cfg.appID,
-		"name":                   s.cfg.botName,
-		"icon":                   nil,
-		"description":            "",
-		"bot_public":             true,
-		"bot_require_code_grant": false,
-		"verify_key":             strings.Repeat("0", 64),
-		"flags":                  0,
-		"bot":                    s.botUser(),
-		"owner": map[string]any{
-			"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0", "avatar": nil,
-		},
+		"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
+		"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"},
 	})
 }
