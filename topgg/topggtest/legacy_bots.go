@@ -17,66 +17,56 @@ const (
 	botsMaxLimit     = 500
 )
 
-// Bot is a v0 directory entry (spec 2.8), served with the real field
-// names given beside each field. Empty nullable strings (Avatar, DefAvatar,
-// LongDesc, Website, Support, GitHub, Invite, Vanity) are served as null,
-// and nil ServerCount/ShardCount as null; nil slices as [].
+// Bot is a v0 directory entry (spec 2.8), served with the JSON names of its
+// tags. Empty nullable strings (Avatar, DefAvatar, LongDesc, Website,
+// Support, GitHub, Invite, Vanity) and nil ServerCount/ShardCount are
+// served as null, nil slices as [].
 type Bot struct {
-	ID               string    // "id"
-	ClientID         string    // "clientid"; defaults to ID
-	Username         string    // "username"
-	Discriminator    string    // "discriminator"
-	Avatar           string    // "avatar"
-	DefAvatar        string    // "defAvatar"
-	Lib              string    // "lib"
-	Prefix           string    // "prefix"
-	ShortDesc        string    // "shortdesc"
-	LongDesc         string    // "longdesc"
-	Tags             []string  // "tags"
-	Website          string    // "website"
-	Support          string    // "support"
-	GitHub           string    // "github"
-	Owners           []string  // "owners"
-	Guilds           []string  // "guilds"
-	Invite           string    // "invite"
-	Date             time.Time // "date"; defaults to the server clock at AddBot
-	ServerCount      *int      // "server_count"; set by POST /bots/:id/stats
-	ShardCount       *int      // "shard_count"; set by POST /bots/:id/stats
-	Shards           []int     // "shards"; set by POST /bots/:id/stats
-	CertifiedBot     bool      // "certifiedBot"
-	Vanity           string    // "vanity"
-	Points           int       // "points"
-	MonthlyPoints    int       // "monthlyPoints"
-	DonateBotGuildID string    // "donatebotguildid"
+	ID               string    `json:"id"`
+	ClientID         string    `json:"clientid"` // defaults to ID
+	Username         string    `json:"username"`
+	Discriminator    string    `json:"discriminator"`
+	Avatar           string    `json:"-"`
+	DefAvatar        string    `json:"-"`
+	Lib              string    `json:"lib"`
+	Prefix           string    `json:"prefix"`
+	ShortDesc        string    `json:"shortdesc"`
+	LongDesc         string    `json:"-"`
+	Tags             []string  `json:"-"`
+	Website          string    `json:"-"`
+	Support          string    `json:"-"`
+	GitHub           string    `json:"-"`
+	Owners           []string  `json:"-"`
+	Guilds           []string  `json:"-"`
+	Invite           string    `json:"-"`
+	Date             time.Time `json:"-"`            // defaults to the server clock at AddBot
+	ServerCount      *int      `json:"server_count"` // set by POST /bots/:id/stats
+	ShardCount       *int      `json:"shard_count"`  // set by POST /bots/:id/stats
+	Shards           []int     `json:"-"`            // set by POST /bots/:id/stats
+	CertifiedBot     bool      `json:"certifiedBot"`
+	Vanity           string    `json:"-"`
+	Points           int       `json:"points"`
+	MonthlyPoints    int       `json:"monthlyPoints"`
+	DonateBotGuildID string    `json:"donatebotguildid"`
 }
 
+// botJSON is the wire form of a Bot: the fields tagged "-" above, in their
+// nullable or never-null form.
 type botJSON struct {
-	ID               string   `json:"id"`
-	ClientID         string   `json:"clientid"`
-	Username         string   `json:"username"`
-	Discriminator    string   `json:"discriminator"`
-	Avatar           *string  `json:"avatar"`
-	DefAvatar        *string  `json:"defAvatar"`
-	Lib              string   `json:"lib"`
-	Prefix           string   `json:"prefix"`
-	ShortDesc        string   `json:"shortdesc"`
-	LongDesc         *string  `json:"longdesc"`
-	Tags             []string `json:"tags"`
-	Website          *string  `json:"website"`
-	Support          *string  `json:"support"`
-	GitHub           *string  `json:"github"`
-	Owners           []string `json:"owners"`
-	Guilds           []string `json:"guilds"`
-	Invite           *string  `json:"invite"`
-	Date             string   `json:"date"`
-	ServerCount      *int     `json:"server_count"`
-	ShardCount       *int     `json:"shard_count"`
-	Shards           []int    `json:"shards"`
-	CertifiedBot     bool     `json:"certifiedBot"`
-	Vanity           *string  `json:"vanity"`
-	Points           int      `json:"points"`
-	MonthlyPoints    int      `json:"monthlyPoints"`
-	DonateBotGuildID string   `json:"donatebotguildid"`
+	Bot
+	Avatar    *string  `json:"avatar"`
+	DefAvatar *string  `json:"defAvatar"`
+	LongDesc  *string  `json:"longdesc"`
+	Tags      []string `json:"tags"`
+	Website   *string  `json:"website"`
+	Support   *string  `json:"support"`
+	GitHub    *string  `json:"github"`
+	Owners    []string `json:"owners"`
+	Guilds    []string `json:"guilds"`
+	Invite    *string  `json:"invite"`
+	Date      string   `json:"date"`
+	Shards    []int    `json:"shards"`
+	Vanity    *string  `json:"vanity"`
 }
 
 func nullable(s string) *string {
@@ -95,14 +85,10 @@ func orEmpty[T any](s []T) []T {
 
 func (b Bot) wire() botJSON {
 	return botJSON{
-		ID: b.ID, ClientID: b.ClientID, Username: b.Username, Discriminator: b.Discriminator,
-		Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), Lib: b.Lib, Prefix: b.Prefix,
-		ShortDesc: b.ShortDesc, LongDesc: nullable(b.LongDesc), Tags: orEmpty(b.Tags),
-		Website: nullable(b.Website), Support: nullable(b.Support), GitHub: nullable(b.GitHub),
-		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Invite: nullable(b.Invite),
-		Date: formatTime(b.Date), ServerCount: b.ServerCount, ShardCount: b.ShardCount,
-		Shards: orEmpty(b.Shards), CertifiedBot: b.CertifiedBot, Vanity: nullable(b.Vanity),
-		Points: b.Points, MonthlyPoints: b.MonthlyPoints, DonateBotGuildID: b.DonateBotGuildID,
+		Bot: b, Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), LongDesc: nullable(b.LongDesc),
+		Tags: orEmpty(b.Tags), Website: nullable(b.Website), Support: nullable(b.Support),
+		GitHub: nullable(b.GitHub), Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds),
+		Invite: nullable(b.Invite), Date: formatTime(b.Date), Shards: orEmpty(b.Shards), Vanity: nullable(b.Vanity),
 	}
 }
 
