@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/dblkit/go-topgg/internal/fault"
 )
 
 // maxRequestBody bounds a REST request body (Discord's own limit for JSON
@@ -75,30 +77,6 @@ func invalidForm(w http.ResponseWriter, field, code, message string) {
 	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
 }
 
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Unwrap lets http.ResponseController reach the connection, for Drop
-// faults.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
 // restHandler serves the REST API: it records every request, checks the
 // API version and the bot token, then routes.
 func (s *Server) restHandler() http.Handler {
@@ -136,7 +114,7 @@ func (s *Server) restHandler() http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &fault.Recorder{ResponseWriter: w}
 		authorized := s.authorized(r.Header.Get("Authorization"))
 		header := r.Header.Clone()
 		if header.Get("Authorization") != "" {
@@ -144,12 +122,12 @@ func (s *Server) restHandler() http.Handler {
 		}
 		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
 		defer func() {
-			call.Status = rec.status
+			call.Status = rec.Status
 			s.mu.Lock()
 			s.calls = append(s.calls, call)
 			s.mu.Unlock()
 			// The path may hold an interaction token: log the route only.
-			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.status)
+			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.Status)
 		}()
 
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {

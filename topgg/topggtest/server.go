@@ -149,7 +149,7 @@ func (s *Server) now() time.Time { return s.cfg.now() }
 // serve records the request, applies faults, then routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &fault.Recorder{ResponseWriter: w}
 	path, mounted := strings.CutPrefix(r.URL.Path, apiPrefix)
 	mounted = mounted && (path == "" || strings.HasPrefix(path, "/"))
 	if !mounted {
@@ -169,7 +169,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if f, ok := s.faults.Take(r.Method, path); ok {
 		faulted = true
 		if s.playFault(sw, r, path, f) {
-			s.logRequest(r, path, sw.status, faulted, start)
+			s.logRequest(r, path, sw.Status, faulted, start)
 			return
 		}
 	}
@@ -182,7 +182,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.route(sw, r, path, body)
 	}
-	s.logRequest(r, path, sw.status, faulted, start)
+	s.logRequest(r, path, sw.Status, faulted, start)
 }
 
 func (s *Server) logRequest(r *http.Request, path string, status int, faulted bool, start time.Time) {
@@ -228,29 +228,6 @@ func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 func (s *Server) tokenMatches(got string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
 }
-
-// statusWriter remembers the status for the log; Unwrap lets
-// http.ResponseController reach the connection for Drop faults.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func cloneMap(m map[string]string) map[string]string {
 	if m == nil {
