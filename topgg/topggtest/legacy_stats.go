@@ -62,13 +62,7 @@ func (s *Server) postLegacyStats(c *call) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param })
-	if i < 0 {
-		// Unreachable while bots are never removed; kept so a future
-		// removal cannot index out of range.
-		writeLegacyError(c.w, http.StatusNotFound, "Not found")
-		return
-	}
+	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
 	applyLegacyStats(&s.bots[i], st)
 	s.legacyStats = &st
 	c.w.WriteHeader(http.StatusOK)
