@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// Announcement rules, spec 2.2 and 8, and the categories of wire-values.md.
 const (
 	announcementCooldown = 4 * time.Hour
 	titleMin, titleMax   = 3, 100
@@ -20,10 +19,9 @@ var announcementCategories = []string{"announcement", "event", "new_feature"}
 
 // Announcement is one accepted POST /v1/projects/@me/announcements.
 type Announcement struct {
-	Title   string
-	Content string
-	// Category is "announcement" when the request had none.
-	Category  string
+	Title     string
+	Content   string
+	Category  string // "announcement" when the request had none
 	CreatedAt time.Time
 }
 

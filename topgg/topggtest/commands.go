@@ -7,8 +7,8 @@ import (
 	"slices"
 )
 
-// Commands returns the body of the last accepted
-// PUT /v1/projects/@me/commands exactly as sent, and whether there was one.
+// Commands returns the body of the last accepted PUT .../commands, and
+// whether there was one.
 func (s *Server) Commands() (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
