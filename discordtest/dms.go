@@ -8,7 +8,6 @@ import (
 	"time"
 )
 
-// Discord JSON error codes of direct messages.
 const (
 	codeUnknownChannel       = 10003
 	codeCannotMessageUser    = 50007
@@ -18,20 +17,14 @@ const (
 	cannotMessageUserMessage = "Cannot send messages to this user"
 )
 
-// DirectMessage is one message the bot sent to a user's DM channel: POST
-// /users/@me/channels (discordgo's UserChannelCreate) opens the channel, POST
-// /channels/{channel}/messages (ChannelMessageSend) sends into it. Messages
-// refused (see [Server.BlockDMs]) are not recorded here; [Server.Calls] has
-// every request.
+// DirectMessage is one message the bot sent to a user's DM channel
+// (discordgo's UserChannelCreate, then ChannelMessageSend) and the Server
+// accepted (see [Server.BlockDMs]).
 type DirectMessage struct {
-	// UserID is the recipient.
-	UserID string
-	// ChannelID is the DM channel, the same for every message to one user.
-	ChannelID string
-	// MessageID is the id the Server gave the message.
+	UserID    string // the recipient
+	ChannelID string // the same for every message to one user
 	MessageID string
-	// Content is the message's content.
-	Content string
+	Content   string
 }
 
 // dmState is the Server's DM channels and messages; guarded by Server.mu.
@@ -48,8 +41,8 @@ func (d *dmState) init() {
 	}
 }
 
-// openDM serves POST /users/@me/channels {"recipient_id": ...}: the user's DM
-// channel, created on first use, as Discord does.
+// openDM serves POST /users/@me/channels: the user's DM channel, created on
+// first use.
 func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
@@ -77,9 +70,8 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 }
 
 // createMessage serves POST /channels/{channel}/messages for a DM channel
-// opened by openDM (any other channel is 404 Unknown Channel: the fake keeps
-// no guild channels): 403 Cannot send messages to this user when the user
-// blocks DMs, else the message, recorded.
+// (any other is 404 Unknown Channel): 403 when the user blocks DMs, else the
+// message, recorded.
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	channel := r.PathValue("channel")
 	var m messageBody
@@ -118,10 +110,9 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 // BlockDMs makes the Server refuse every later message to userID's DM
-// channel with 403 and JSON code 50007 (Cannot send messages to this user),
-// as Discord does when a user closed their DMs or shares no server with the
-// bot. Opening the channel still succeeds, as on Discord. It fails with
-// ErrInvalidSnowflake (wrapped) for an id that is not a snowflake.
+// channel with 403 and code 50007, as Discord does when a user closed their
+// DMs; opening the channel still succeeds. It fails with ErrInvalidSnowflake
+// for an id that is not a snowflake.
 func (s *Server) BlockDMs(userID string) error {
 	if _, err := parseSnowflake(userID); err != nil {
 		return fmt.Errorf("discordtest: block DMs: %w", err)
@@ -133,8 +124,7 @@ func (s *Server) BlockDMs(userID string) error {
 	return nil
 }
 
-// DirectMessages returns every message the bot sent to a DM channel and the
-// Server accepted, in arrival order.
+// DirectMessages returns every accepted direct message, in arrival order.
 func (s *Server) DirectMessages() []DirectMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,8 +132,8 @@ func (s *Server) DirectMessages() []DirectMessage {
 }
 
 // WaitDirectMessages blocks until the bot has sent at least n direct messages
-// to userID, the context is done (returning its error) or the Server is
-// closed (ErrClosed), and returns that user's messages.
+// to userID, the context is done or the Server is closed (ErrClosed), and
+// returns that user's messages.
 func (s *Server) WaitDirectMessages(ctx context.Context, userID string, n int) ([]DirectMessage, error) {
 	var out []DirectMessage
 	err := s.waitFor(ctx, func() bool {

@@ -42,8 +42,8 @@ func ownerID(guildID string) string {
 	return fmt.Sprint(v + 1)
 }
 
-// shardGuildIDsLocked returns the sorted IDs of the guilds of a shard. The
-// caller holds s.mu.
+// shardGuildIDsLocked returns the sorted IDs of a shard's guilds. The caller
+// holds s.mu.
 func (s *Server) shardGuildIDsLocked(shard int) []string {
 	var ids []string
 	for id, g := range s.guilds {
@@ -69,12 +69,10 @@ func compareSnowflakes(a, b string) int {
 	return 0
 }
 
-// guildChange validates guildID, applies change under s.mu (which returns
-// the event to send, or an error and leaves the state alone) and sends the
-// event to the connected session of the guild's shard.
-//
-// The state changes before the write: if the write fails the connection is
-// closed and a resuming session gets the event again, as on Discord.
+// guildChange applies change under s.mu (it returns the event to send, or
+// an error and leaves the state alone) and sends the event to the guild's
+// shard. The state changes first: if the write fails, a resuming session
+// gets the event again, as on Discord.
 func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	change func(g *guildState, exists bool, shard int) (typ string, d any, err error)) error {
 	if err := ctx.Err(); err != nil {
@@ -106,11 +104,9 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	return nil
 }
 
-// Join adds the bot to a new guild: GUILD_CREATE (available) to the
-// guild's shard. It fails with ErrGuildExists if the bot is already in it,
-// ErrShardNotConnected if the shard has no connected session,
-// ErrInvalidSnowflake for a bad ID, ErrClosed after Close, or the context's
-// error.
+// Join adds the bot to a new guild: GUILD_CREATE to the guild's shard. It
+// fails with ErrGuildExists, ErrShardNotConnected, ErrInvalidSnowflake,
+// ErrClosed or the context's error.
 func (s *Server) Join(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "join", guildID, func(_ *guildState, exists bool, shard int) (string, any, error) {
 		if exists {
@@ -122,9 +118,8 @@ func (s *Server) Join(ctx context.Context, guildID string) error {
 	})
 }
 
-// Remove takes the bot out of a guild (it left or was kicked): GUILD_DELETE
-// without "unavailable". It fails with ErrUnknownGuild if the bot is not in
-// it, and like Join otherwise. A guild in an outage can be removed.
+// Remove takes the bot out of a guild, in an outage or not: GUILD_DELETE
+// without "unavailable". It fails with ErrUnknownGuild, and like Join.
 func (s *Server) Remove(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "remove", guildID, func(_ *guildState, exists bool, _ int) (string, any, error) {
 		if !exists {
@@ -135,10 +130,9 @@ func (s *Server) Remove(ctx context.Context, guildID string) error {
 	})
 }
 
-// Outage makes a guild unavailable: GUILD_DELETE with "unavailable": true.
-// The bot stays in the guild. It fails with ErrUnknownGuild,
-// ErrGuildUnavailable if it is already in an outage, and like Join
-// otherwise.
+// Outage makes a guild unavailable, the bot staying in it: GUILD_DELETE
+// with "unavailable": true. It fails with ErrUnknownGuild,
+// ErrGuildUnavailable, and like Join.
 func (s *Server) Outage(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "outage", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {
@@ -152,9 +146,8 @@ func (s *Server) Outage(ctx context.Context, guildID string) error {
 	})
 }
 
-// Restore ends a guild's outage: GUILD_CREATE (available). It fails with
-// ErrUnknownGuild, ErrGuildAvailable if the guild is not in an outage, and
-// like Join otherwise.
+// Restore ends a guild's outage: GUILD_CREATE. It fails with
+// ErrUnknownGuild, ErrGuildAvailable, and like Join.
 func (s *Server) Restore(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "restore", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {

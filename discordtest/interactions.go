@@ -16,22 +16,16 @@ import (
 
 // InteractionSpec describes one use of a slash command, for Interact.
 type InteractionSpec struct {
-	// Command is the name of a registered command (required): the guild's
-	// commands are searched first, then the global ones.
+	// Command is the name of a registered command (required), looked up in
+	// the guild's commands, then the global ones.
 	Command string
-	// GuildID is the guild the command is used in; empty means a DM with
-	// the bot (the interaction then carries "user" instead of "member" and
-	// goes to shard 0, as on Discord).
-	GuildID string
-	// ChannelID defaults to the guild's ID (its first text channel) or, in
-	// a DM, a new ID.
-	ChannelID string
-	// UserID is the user who used the command (required).
-	UserID string
-	// Username defaults to "user-" + UserID.
-	Username string
-	// Options are the command's options as the client sends them.
-	Options []*discordgo.ApplicationCommandInteractionDataOption
+	// GuildID is where the command is used; empty means a DM with the bot
+	// (the interaction carries "user", not "member", and goes to shard 0).
+	GuildID   string
+	ChannelID string // default: the guild's ID, or a new ID in a DM
+	UserID    string // required
+	Username  string // default "user-" + UserID
+	Options   []*discordgo.ApplicationCommandInteractionDataOption
 }
 
 // InteractionReply is the bot's callback (POST
@@ -54,13 +48,11 @@ type interactionState struct {
 	acknowledged                  bool
 }
 
-// Interact dispatches INTERACTION_CREATE (type APPLICATION_COMMAND) for a
-// registered command to the session of the guild's shard, and returns the
-// interaction's ID and token: the bot answers on
-// /interactions/{id}/{token}/callback, and WaitInteractionReply shows the
-// answer. It fails with ErrUnknownCommand,
-// ErrUnknownGuild, ErrGuildUnavailable, ErrShardNotConnected,
-// ErrInvalidSnowflake (all wrapped) or the context's error.
+// Interact dispatches INTERACTION_CREATE for a registered command to the
+// session of the guild's shard and returns the interaction's ID and token;
+// WaitInteractionReply shows the bot's answer. It fails with
+// ErrUnknownCommand, ErrUnknownGuild, ErrGuildUnavailable,
+// ErrShardNotConnected, ErrInvalidSnowflake or the context's error.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", "", fmt.Errorf("discordtest: interact: %w", err)
@@ -107,9 +99,7 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 	return it.id, it.token, nil
 }
 
-// check returns what is wrong with spec before any lookup: no command name
-// (ErrUnknownCommand), or an id that is not a snowflake (the user's is
-// required; the guild's and channel's may be empty).
+// check returns what is wrong with spec before any lookup.
 func (spec InteractionSpec) check() error {
 	if spec.Command == "" {
 		return fmt.Errorf("empty command name: %w", ErrUnknownCommand)
@@ -125,9 +115,8 @@ func (spec InteractionSpec) check() error {
 	return nil
 }
 
-// guildShardLocked returns the shard of the guild an interaction comes from
-// (0 for a DM, guildID empty), or ErrUnknownGuild or ErrGuildUnavailable. The
-// caller holds s.mu.
+// guildShardLocked returns the shard of an interaction's guild (0 for a
+// DM). The caller holds s.mu.
 func (s *Server) guildShardLocked(guildID string) (int, error) {
 	if guildID == "" {
 		return 0, nil
@@ -142,8 +131,8 @@ func (s *Server) guildShardLocked(guildID string) (int, error) {
 	return g.shard, nil
 }
 
-// interactionPayloadLocked builds the INTERACTION_CREATE object. The caller
-// holds s.mu.
+// interactionPayloadLocked is INTERACTION_CREATE's object. The caller holds
+// s.mu.
 func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecord, scope string,
 	spec InteractionSpec, username string) map[string]any {
 	data := map[string]any{"id": cmd.id, "name": cmd.name, "type": cmd.typ}

@@ -6,16 +6,13 @@ import (
 	"time"
 )
 
-// discordEpoch is the first millisecond of 2015, the zero of snowflake time.
-const discordEpoch = 1420070400000
-
-// guildIDBase is the snowflake timestamp (ms since discordEpoch) that
-// GuildIDForShard counts from: 2021-01-01, well before any ID the Server
-// makes from the clock, so the two never collide.
-const guildIDBase = 1609459200000 - discordEpoch
-
-// maxTimestamp is the largest timestamp a snowflake holds (42 bits).
-const maxTimestamp = 1<<42 - 1
+const (
+	discordEpoch = 1420070400000 // 2015-01-01 in ms, the zero of snowflake time
+	// guildIDBase is where GuildIDForShard counts from: 2021-01-01, before
+	// any ID the Server makes from the clock, so the two never collide.
+	guildIDBase  = 1609459200000 - discordEpoch
+	maxTimestamp = 1<<42 - 1
+)
 
 // parseSnowflake checks that id is a snowflake and returns its value.
 func parseSnowflake(id string) (uint64, error) {
@@ -33,15 +30,9 @@ func shardOf(id uint64, shardCount int) int {
 }
 
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
-// shardID out of shardCount. For one shardCount, distinct (n, shardID) pairs
-// give distinct IDs, and the same pair always gives the same ID, so tests can
-// build their guild lists without a Server.
-//
-// If n < 0, shardCount < 1, shardID is not in [0, shardCount) or n is too
-// large, it returns a string that is not a snowflake and names the mistake:
-// every function and method of this package refuses it with
-// ErrInvalidSnowflake (wrapped), so the mistake fails the test where the ID
-// is used, without a panic.
+// shardID out of shardCount: distinct pairs give distinct IDs, the same pair
+// the same ID. On bad arguments it returns a string that names the mistake
+// and that this package refuses with ErrInvalidSnowflake where it is used.
 func GuildIDForShard(n, shardID, shardCount int) string {
 	invalid := fmt.Sprintf("invalid-GuildIDForShard(%d,%d,%d)", n, shardID, shardCount)
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {
