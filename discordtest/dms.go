@@ -35,12 +35,6 @@ type dmState struct {
 	messages []DirectMessage
 }
 
-func (d *dmState) init() {
-	if d.channels == nil {
-		d.channels, d.owners, d.blocked = map[string]string{}, map[string]string{}, map[string]bool{}
-	}
-}
-
 // openDM serves POST /users/@me/channels: the user's DM channel, created on
 // first use.
 func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +49,6 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.dms.init()
 	id, ok := s.dms.channels[body.RecipientID]
 	if !ok {
 		id = s.nextIDLocked()
@@ -87,7 +80,6 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.dms.init()
 	user, ok := s.dms.owners[channel]
 	switch {
 	case !ok:
@@ -119,7 +111,6 @@ func (s *Server) BlockDMs(userID string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dms.init()
 	s.dms.blocked[userID] = true
 	return nil
 }

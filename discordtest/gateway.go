@@ -3,7 +3,6 @@ package discordtest
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -68,15 +67,13 @@ type inFrame struct {
 	D  json.RawMessage `json:"d"`
 }
 
-type identifyData struct {
-	Token string  `json:"token"`
-	Shard *[2]int `json:"shard"`
-}
-
-type resumeData struct {
-	Token     string `json:"token"`
-	SessionID string `json:"session_id"`
-	Seq       int64  `json:"seq"`
+// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (Token,
+// SessionID, Seq).
+type authData struct {
+	Token     string  `json:"token"`
+	Shard     *[2]int `json:"shard"`
+	SessionID string  `json:"session_id"`
+	Seq       int64   `json:"seq"`
 }
 
 // gwConn is one websocket connection; session is only touched by the
@@ -341,22 +338,15 @@ func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int
 	}
 }
 
-// tokenOK reports whether a gateway token (with or without "Bot ") is the
-// Server's.
-func (s *Server) tokenOK(token string) bool {
-	token = strings.TrimPrefix(token, "Bot ")
-	return subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.token)) == 1
-}
-
 // identify checks an IDENTIFY, starts a session and sends READY and the
 // shard's GUILD_CREATEs. It reports whether the connection goes on.
 func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, version int) bool {
-	var d identifyData
+	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		c.reject(closeDecodeError, "Decode error.")
 		return false
 	}
-	if !s.tokenOK(d.Token) {
+	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
 		s.log.Debug("gateway identify refused: authentication failed")
 		c.reject(closeAuthenticationFailed, "Authentication failed.")
 		return false
@@ -440,12 +430,12 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 // gets INVALID_SESSION (d=false), and discordgo identifies again. It reports
 // whether the connection goes on.
 func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) bool {
-	var d resumeData
+	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
 		c.reject(closeDecodeError, "Decode error.")
 		return false
 	}
-	if !s.tokenOK(d.Token) {
+	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
 		c.reject(closeAuthenticationFailed, "Authentication failed.")
 		return false
 	}

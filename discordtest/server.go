@@ -79,6 +79,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
+		dms:          dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{}},
 	}
 	for _, id := range cfg.guilds {
 		if _, dup := s.guilds[id]; dup {
