@@ -18,55 +18,59 @@ const (
 )
 
 // Bot is a v0 directory entry (spec 2.8), served with the JSON names of its
-// tags. Empty nullable strings (Avatar, DefAvatar, LongDesc, Website,
-// Support, GitHub, Invite, Vanity) and nil ServerCount/ShardCount are
-// served as null, nil slices as [].
+// tags. Empty nullable strings (Avatar, GitHub, Vanity) and nil
+// ServerCount/ShardCount are served as null, nil slices as []. The fields a
+// test has no use for (discriminator, lib, prefix, shortdesc, points, ...)
+// are served empty, or as the project's for its own bot.
 type Bot struct {
 	ID               string    `json:"id"`
 	ClientID         string    `json:"clientid"` // defaults to ID
 	Username         string    `json:"username"`
-	Discriminator    string    `json:"discriminator"`
 	Avatar           string    `json:"-"`
-	DefAvatar        string    `json:"-"`
-	Lib              string    `json:"lib"`
-	Prefix           string    `json:"prefix"`
-	ShortDesc        string    `json:"shortdesc"`
-	LongDesc         string    `json:"-"`
 	Tags             []string  `json:"-"`
-	Website          string    `json:"-"`
-	Support          string    `json:"-"`
 	GitHub           string    `json:"-"`
 	Owners           []string  `json:"-"`
 	Guilds           []string  `json:"-"`
-	Invite           string    `json:"-"`
 	Date             time.Time `json:"-"`            // defaults to the server clock at AddBot
 	ServerCount      *int      `json:"server_count"` // set by POST /bots/:id/stats
 	ShardCount       *int      `json:"shard_count"`  // set by POST /bots/:id/stats
 	Shards           []int     `json:"-"`            // set by POST /bots/:id/stats
 	CertifiedBot     bool      `json:"certifiedBot"`
 	Vanity           string    `json:"-"`
-	Points           int       `json:"points"`
 	MonthlyPoints    int       `json:"monthlyPoints"`
 	DonateBotGuildID string    `json:"donatebotguildid"`
+
+	own ownProfile // the project's own bot only
+}
+
+// ownProfile is what the directory shows of the project's own bot beyond
+// Bot's fields.
+type ownProfile struct {
+	Discriminator string  `json:"discriminator"`
+	DefAvatar     *string `json:"defAvatar"`
+	Lib           string  `json:"lib"`
+	Prefix        string  `json:"prefix"`
+	ShortDesc     string  `json:"shortdesc"`
+	Points        int     `json:"points"`
 }
 
 // botJSON is the wire form of a Bot: the fields tagged "-" above, in their
-// nullable or never-null form.
+// nullable or never-null form, and the profile.
 type botJSON struct {
 	Bot
-	Avatar    *string  `json:"avatar"`
-	DefAvatar *string  `json:"defAvatar"`
-	LongDesc  *string  `json:"longdesc"`
-	Tags      []string `json:"tags"`
-	Website   *string  `json:"website"`
-	Support   *string  `json:"support"`
-	GitHub    *string  `json:"github"`
-	Owners    []string `json:"owners"`
-	Guilds    []string `json:"guilds"`
-	Invite    *string  `json:"invite"`
-	Date      string   `json:"date"`
-	Shards    []int    `json:"shards"`
-	Vanity    *string  `json:"vanity"`
+	ownProfile
+	Avatar   *string  `json:"avatar"`
+	LongDesc *string  `json:"longdesc"`
+	Tags     []string `json:"tags"`
+	Website  *string  `json:"website"`
+	Support  *string  `json:"support"`
+	GitHub   *string  `json:"github"`
+	Owners   []string `json:"owners"`
+	Guilds   []string `json:"guilds"`
+	Invite   *string  `json:"invite"`
+	Date     string   `json:"date"`
+	Shards   []int    `json:"shards"`
+	Vanity   *string  `json:"vanity"`
 }
 
 func nullable(s string) *string {
@@ -85,10 +89,9 @@ func orEmpty[T any](s []T) []T {
 
 func (b Bot) wire() botJSON {
 	return botJSON{
-		Bot: b, Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), LongDesc: nullable(b.LongDesc),
-		Tags: orEmpty(b.Tags), Website: nullable(b.Website), Support: nullable(b.Support),
-		GitHub: nullable(b.GitHub), Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds),
-		Invite: nullable(b.Invite), Date: formatTime(b.Date), Shards: orEmpty(b.Shards), Vanity: nullable(b.Vanity),
+		Bot: b, ownProfile: b.own, Avatar: nullable(b.Avatar), Tags: orEmpty(b.Tags), GitHub: nullable(b.GitHub),
+		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Date: formatTime(b.Date),
+		Shards: orEmpty(b.Shards), Vanity: nullable(b.Vanity),
 	}
 }
 
@@ -111,10 +114,10 @@ func (b Bot) clone() Bot {
 // ownBot is the directory entry of a Discord bot project.
 func ownBot(p Project, now time.Time) Bot {
 	return Bot{
-		ID: p.PlatformID, ClientID: p.PlatformID, Username: p.Name, Discriminator: "0",
-		DefAvatar: "6debd47ed13483642cf09e832ed0bc1b", Lib: "discordgo", Prefix: "/",
-		ShortDesc: p.Headline, Tags: slices.Clone(p.Tags), Owners: []string{"160105994217586689"},
-		Date: now.Round(0), Points: p.VotesTotal, MonthlyPoints: p.Votes,
+		ID: p.PlatformID, ClientID: p.PlatformID, Username: p.Name, Tags: slices.Clone(p.Tags),
+		Owners: []string{"160105994217586689"}, Date: now.Round(0), MonthlyPoints: p.Votes,
+		own: ownProfile{Discriminator: "0", DefAvatar: nullable("6debd47ed13483642cf09e832ed0bc1b"),
+			Lib: "discordgo", Prefix: "/", ShortDesc: p.Headline, Points: p.VotesTotal},
 	}
 }
 
