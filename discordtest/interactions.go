@@ -2,6 +2,7 @@ package discordtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -54,49 +55,51 @@ type interactionState struct {
 // ErrUnknownCommand, ErrUnknownGuild, ErrGuildUnavailable,
 // ErrShardNotConnected, ErrInvalidSnowflake or the context's error.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("discordtest: interact: %w", err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return "", "", err
 	}
 	if err := spec.check(); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return "", "", err
 	}
-	username := spec.Username
-	if username == "" {
-		username = "user-" + spec.UserID
-	}
-
 	s.mu.Lock()
+	it, sess, payload, err := s.newInteractionLocked(spec)
+	s.mu.Unlock()
+	if err != nil {
+		return "", "", err
+	}
+	s.log.Debug("interaction", "command", spec.Command, "guild", spec.GuildID, "shard", sess.shard[0])
+	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
+		return "", "", err
+	}
+	return it.id, it.token, nil
+}
+
+// newInteractionLocked records the interaction spec describes and returns
+// it, the session to send it to and its payload. The caller holds s.mu.
+func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, *gwSession, map[string]any, error) {
 	shard, err := s.guildShardLocked(spec.GuildID)
 	if err != nil {
-		s.mu.Unlock()
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return nil, nil, nil, err
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
-		s.mu.Unlock()
-		return "", "", fmt.Errorf("discordtest: interact: /%s: %w", spec.Command, ErrUnknownCommand)
+		return nil, nil, nil, fmt.Errorf("/%s: %w", spec.Command, ErrUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
-		s.mu.Unlock()
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
+		return nil, nil, nil, err
 	}
 	it := &interactionState{id: s.nextIDLocked(), token: randomHex(32), guildID: spec.GuildID, channelID: spec.ChannelID}
 	if it.channelID == "" {
-		it.channelID = spec.GuildID
-		if it.channelID == "" {
-			it.channelID = s.nextIDLocked()
-		}
+		it.channelID = cmp.Or(spec.GuildID, s.nextIDLocked())
 	}
 	s.interactions[it.id] = it
-	payload := s.interactionPayloadLocked(it, cmd, scope, spec, username)
-	s.mu.Unlock()
-
-	s.log.Debug("interaction", "command", spec.Command, "guild", spec.GuildID, "shard", shard)
-	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
-	}
-	return it.id, it.token, nil
+	return it, sess, s.interactionPayloadLocked(it, cmd, scope, spec), nil
 }
 
 // check returns what is wrong with spec before any lookup.
@@ -133,8 +136,8 @@ func (s *Server) guildShardLocked(guildID string) (int, error) {
 
 // interactionPayloadLocked is INTERACTION_CREATE's object. The caller holds
 // s.mu.
-func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecord, scope string,
-	spec InteractionSpec, username string) map[string]any {
+func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecord, scope string, spec InteractionSpec) map[string]any {
+	username := cmp.Or(spec.Username, "user-"+spec.UserID)
 	data := map[string]any{"id": cmd.id, "name": cmd.name, "type": cmd.typ}
 	if scope != "" {
 		data["guild_id"] = scope
