@@ -89,7 +89,7 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request, f fault.Fault
 		},
 		Answer: func(w http.ResponseWriter, _ *http.Request, status int) {
 			if status != http.StatusTooManyRequests || f.RetryAfter == 0 {
-				writeError(w, status, codeGeneral, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
+				writeStatus(w, status)
 				return
 			}
 			global := w.Header().Get("X-RateLimit-Global") == "true"

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -59,12 +60,10 @@ func writeError(w http.ResponseWriter, status, code int, message string) {
 	writeJSON(w, status, apiError{Message: message, Code: code})
 }
 
-func notFound(w http.ResponseWriter) {
-	writeError(w, http.StatusNotFound, codeGeneral, "404: Not Found")
-}
-
-func methodNotAllowed(w http.ResponseWriter) {
-	writeError(w, http.StatusMethodNotAllowed, codeGeneral, "405: Method Not Allowed")
+// writeStatus answers Discord's plain error, e.g. {"message": "404: Not
+// Found", "code": 0}.
+func writeStatus(w http.ResponseWriter, status int) {
+	writeError(w, status, codeGeneral, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
 }
 
 // invalidForm answers Discord's 400 Invalid Form Body with one error, on
@@ -85,7 +84,7 @@ func (s *Server) restHandler() http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			h, ok := methods[r.Method]
 			if !ok {
-				methodNotAllowed(w)
+				writeStatus(w, http.StatusMethodNotAllowed)
 				return
 			}
 			h(w, r)
@@ -110,7 +109,7 @@ func (s *Server) restHandler() http.Handler {
 	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
 	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
 	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { notFound(w) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusNotFound) })
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
@@ -133,26 +132,21 @@ func (s *Server) restHandler() http.Handler {
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
 			return
 		}
+		// GET /gateway is public on Discord; everything else needs the token.
+		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
 		switch {
 		case readErr != nil:
-			writeError(rec, http.StatusBadRequest, codeGeneral, "400: Bad Request")
-			return
+			writeStatus(rec, http.StatusBadRequest)
 		case len(body) > maxRequestBody:
-			writeError(rec, http.StatusRequestEntityTooLarge, codeGeneral, "413: Request Entity Too Large")
-			return
+			writeStatus(rec, http.StatusRequestEntityTooLarge)
 		case !supportedVersion(r.URL.Path):
-			notFound(rec)
-			return
+			writeStatus(rec, http.StatusNotFound)
+		case !authorized && !public:
+			writeStatus(rec, http.StatusUnauthorized)
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mux.ServeHTTP(rec, r)
 		}
-		// GET /gateway is public on Discord; everything else needs the bot
-		// token (discordgo always sends it).
-		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
-		if !authorized && !public {
-			writeError(rec, http.StatusUnauthorized, codeGeneral, "401: Unauthorized")
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		mux.ServeHTTP(rec, r)
 	})
 }
 

@@ -26,7 +26,7 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, add bool) {
 	guild, user, role := r.PathValue("guild"), r.PathValue("user"), r.PathValue("role")
 	for _, id := range []string{guild, user, role} {
 		if _, err := parseSnowflake(id); err != nil {
-			notFound(w)
+			writeStatus(w, http.StatusNotFound)
 			return
 		}
 	}
