@@ -12,7 +12,7 @@ import (
 func (s *Server) Commands() (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.commands), s.hasCommands
+	return slices.Clone(s.commands), s.commands != nil
 }
 
 func (s *Server) putCommands(c *call) {
@@ -26,7 +26,6 @@ func (s *Server) putCommands(c *call) {
 	}
 	s.mu.Lock()
 	s.commands = slices.Clone(c.body)
-	s.hasCommands = true
 	s.mu.Unlock()
 	writeNoContent(c.w)
 }

@@ -32,7 +32,7 @@ type ProjectUpdate struct {
 func (s *Server) ProjectUpdates() ProjectUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ProjectUpdate{Headline: cloneMap(s.headline), PageContent: cloneMap(s.pageContent)}
+	return ProjectUpdate{Headline: maps.Clone(s.headline), PageContent: maps.Clone(s.pageContent)}
 }
 
 func (s *Server) getProject(c *call) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -45,7 +44,6 @@ type Server struct {
 	cursorEpoch      int64
 	metrics          []MetricsRecord
 	commands         []byte
-	hasCommands      bool
 	announcements    []Announcement
 	lastAnnouncement time.Time
 	headline         map[string]string
@@ -198,11 +196,4 @@ func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 
 func (s *Server) tokenMatches(got string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return maps.Clone(m)
 }
