@@ -1,10 +1,12 @@
 package discordtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -57,16 +59,7 @@ func (s *Server) shardGuildIDsLocked(shard int) []string {
 
 // compareSnowflakes orders IDs numerically (all are valid snowflakes).
 func compareSnowflakes(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // guildChange applies change under s.mu (it returns the event to send, or

@@ -52,8 +52,8 @@ func (s *Server) postAnnouncement(c *call) {
 	}
 
 	s.mu.Lock()
-	if !s.lastAnnouncement.IsZero() {
-		if next := s.lastAnnouncement.Add(announcementCooldown); c.now.Before(next) {
+	if n := len(s.announcements); n > 0 {
+		if next := s.announcements[n-1].CreatedAt.Add(announcementCooldown); c.now.Before(next) {
 			s.mu.Unlock()
 			secs := retryAfterSeconds(next.Sub(c.now))
 			c.w.Header().Set("Retry-After", fmt.Sprint(secs))
@@ -65,7 +65,6 @@ func (s *Server) postAnnouncement(c *call) {
 			return
 		}
 	}
-	s.lastAnnouncement = c.now
 	s.announcements = append(s.announcements, a)
 	s.mu.Unlock()
 

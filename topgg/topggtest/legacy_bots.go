@@ -174,10 +174,7 @@ var botSorts = map[string]func(a, b Bot) int{
 
 // compareSnowflakes orders decimal ids numerically without parsing limits.
 func compareSnowflakes(a, b string) int {
-	if c := cmp.Compare(len(a), len(b)); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // projectBot keeps only the requested wire fields of a bot (the fields query).

@@ -37,20 +37,19 @@ type Server struct {
 	accepts   atomic.Int64
 	faults    fault.Queue // has its own lock
 
-	mu               sync.Mutex
-	requests         []Request
-	votes            []storedVote
-	voteSeq          int64
-	cursorEpoch      int64
-	metrics          []MetricsRecord
-	commands         []byte
-	announcements    []Announcement
-	lastAnnouncement time.Time
-	headline         map[string]string
-	pageContent      map[string]string
-	bots             []Bot
-	legacyStats      *LegacyStats
-	legacyHits       []time.Time
+	mu            sync.Mutex
+	requests      []Request
+	votes         []storedVote
+	voteSeq       int64
+	cursorEpoch   int64
+	metrics       []MetricsRecord
+	commands      []byte
+	announcements []Announcement
+	headline      map[string]string
+	pageContent   map[string]string
+	bots          []Bot
+	legacyStats   *LegacyStats
+	legacyHits    []time.Time
 
 	hooks webhookState // has its own lock
 }
