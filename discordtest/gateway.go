@@ -118,8 +118,9 @@ func (c *gwConn) closeWith(code int, text string) {
 }
 
 // reject sends a close frame and waits up to drainTimeout for the client to
-// close its end. Only the connection's handler goroutine calls it.
-func (c *gwConn) reject(code int, text string) {
+// close its end. Only the connection's handler goroutine calls it. It
+// returns false: the connection does not go on.
+func (c *gwConn) reject(code int, text string) bool {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
 			time.Now().Add(time.Second))
@@ -131,6 +132,7 @@ func (c *gwConn) reject(code int, text string) {
 		}
 		_ = c.ws.Close()
 	})
+	return false
 }
 
 // sentFrame is a dispatch kept for replay on RESUME.
@@ -293,14 +295,12 @@ func (c *gwConn) checkQuery(v, encoding string) (int, bool) {
 	if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 9 || n > 10 {
-			c.reject(closeInvalidAPIVersion, "Invalid API version.")
-			return 0, false
+			return 0, c.reject(closeInvalidAPIVersion, "Invalid API version.")
 		}
 		version = n
 	}
 	if encoding != "" && encoding != "json" {
-		c.reject(closeDecodeError, "Decode error.")
-		return 0, false
+		return 0, c.reject(closeDecodeError, "Decode error.")
 	}
 	return version, true
 }
@@ -313,28 +313,22 @@ func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int
 		s.heartbeats++
 		s.mu.Unlock()
 		return c.writeJSON(ctx, outFrame{Op: opHeartbeatACK}) == nil
-	case opIdentify:
-		if c.session != nil {
-			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-			return false
-		}
-		return s.identify(ctx, c, f.D, version)
-	case opResume:
-		if c.session != nil {
-			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-			return false
+	case opIdentify, opResume:
+		switch {
+		case c.session != nil:
+			return c.reject(closeAlreadyAuthenticated, "Already authenticated.")
+		case f.Op == opIdentify:
+			return s.identify(ctx, c, f.D, version)
 		}
 		return s.resume(ctx, c, f.D)
 	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
 		if c.session == nil {
-			c.reject(closeNotAuthenticated, "Not authenticated.")
-			return false
+			return c.reject(closeNotAuthenticated, "Not authenticated.")
 		}
 		// Accepted and ignored: the fake has no presences, voice or members.
 		return true
 	default:
-		c.reject(closeUnknownOpcode, "Unknown opcode.")
-		return false
+		return c.reject(closeUnknownOpcode, "Unknown opcode.")
 	}
 }
 
@@ -343,13 +337,11 @@ func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int
 func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, version int) bool {
 	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
-		c.reject(closeDecodeError, "Decode error.")
-		return false
+		return c.reject(closeDecodeError, "Decode error.")
 	}
 	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
 		s.log.Debug("gateway identify refused: authentication failed")
-		c.reject(closeAuthenticationFailed, "Authentication failed.")
-		return false
+		return c.reject(closeAuthenticationFailed, "Authentication failed.")
 	}
 	shard, ok := s.checkShard(c, d.Shard)
 	if !ok {
@@ -413,14 +405,11 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 	}
 	switch {
 	case shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]:
-		c.reject(closeInvalidShard, "Invalid shard.")
-		return shard, false
+		return shard, c.reject(closeInvalidShard, "Invalid shard.")
 	case shard[1] < s.cfg.shardCount:
-		c.reject(closeShardingRequired, "Sharding required.")
-		return shard, false
+		return shard, c.reject(closeShardingRequired, "Sharding required.")
 	case shard[1] != s.cfg.shardCount:
-		c.reject(closeInvalidShard, "Invalid shard.")
-		return shard, false
+		return shard, c.reject(closeInvalidShard, "Invalid shard.")
 	}
 	return shard, true
 }
@@ -432,12 +421,10 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) bool {
 	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
-		c.reject(closeDecodeError, "Decode error.")
-		return false
+		return c.reject(closeDecodeError, "Decode error.")
 	}
 	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
-		c.reject(closeAuthenticationFailed, "Authentication failed.")
-		return false
+		return c.reject(closeAuthenticationFailed, "Authentication failed.")
 	}
 	s.mu.Lock()
 	sess := s.sessions[d.SessionID]

@@ -39,18 +39,10 @@ func (s *Server) Requests() []Request {
 	defer s.mu.Unlock()
 	out := make([]Request, len(s.requests))
 	for i, r := range s.requests {
-		r.Query = cloneValues(r.Query)
+		r.Query, _ = url.ParseQuery(r.Query.Encode()) // a deep copy
 		r.Header = r.Header.Clone()
 		r.Body = slices.Clone(r.Body)
 		out[i] = r
-	}
-	return out
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = slices.Clone(vs)
 	}
 	return out
 }
