@@ -65,7 +65,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := NewCounts(rdb, cfg.Bot, cfg.ShardCount, CountsConfig{MaxAge: cfg.MaxAge})
+	counts, err := NewCounts(rdb, cfg.Bot, cfg.ShardCount, CountsConfig{MaxAge: cfg.MaxAge, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
