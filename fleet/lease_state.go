@@ -3,7 +3,10 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/sourcegraph/conc/panics"
 )
 
 // LeaseState is a snapshot of one Lease's leadership, for metrics and health
@@ -71,7 +74,13 @@ func (l *Lease) setState(leader bool, token int64) {
 	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now(), Known: leader}
 	s := l.state
 	l.mu.Unlock()
-	if l.onChange != nil {
-		l.onChange(s)
+	if l.onChange == nil {
+		return
+	}
+	// A panic in the caller's hook must not end Run (and, with it, the
+	// leader's work): it is logged, naming the hook, and the term goes on.
+	if rec := panics.Try(func() { l.onChange(s) }); rec != nil {
+		l.log.Error("OnChange panicked", "callback", "LeaseConfig.OnChange", "leader", s.Leader, "token", s.Token,
+			"panic", fmt.Sprint(rec.Value))
 	}
 }
