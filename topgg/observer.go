@@ -3,6 +3,7 @@ package topgg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -170,9 +171,23 @@ func WithObserver(o Observer) Option {
 func (c *Client) observe(r *call, attempt, status int, took time.Duration, err error) {
 	req := Request{Route: r.route, Method: r.method, Attempt: attempt, Status: status, Duration: took,
 		Outcome: outcomeOf(err), Err: err}
-	for _, o := range c.observers {
-		o(req)
+	for i, o := range c.observers {
+		c.callObserver(i, o, req)
 	}
+}
+
+// callObserver calls one observer, containing a panic: the call it watches
+// goes on with the answer it got (a metrics hook's bug must not fail an API
+// call, nor crash the caller's goroutine); the log names the observer by its
+// place among them.
+func (c *Client) callObserver(i int, o Observer, req Request) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			c.log.Error("Observer panicked", slog.String("callback", "topgg.Observer"), slog.Int("observer", i),
+				slog.String("route", req.Route.String()), slog.String("panic", fmt.Sprint(rec)))
+		}
+	}()
+	o(req)
 }
 
 // outcomeOf classifies an attempt's error, as send and acquire return it (not
