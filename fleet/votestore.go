@@ -200,7 +200,8 @@ func (s *VoteStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		return err
 	}
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
-		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit)
+		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
+		int64(voterewards.VoteLifetime/time.Second))
 	if err != nil {
 		return fmt.Errorf("fleet: prune votes: %w", err)
 	}

@@ -27,6 +27,8 @@ type Poller struct {
 
 	running   atomic.Bool
 	mirroring atomic.Bool
+	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
+	oddTimes atomic.Bool
 
 	mu     sync.Mutex
 	active *run // the running Run, for Ingest and Redeliver; nil if none
@@ -145,5 +147,12 @@ func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	if err == nil && snap == nil {
 		err = errNilSnapshot
 	}
-	return snap, err
+	if err != nil {
+		return nil, err
+	}
+	if n := checkSnapshot(snap, p.cfg.clock.Now()); n > 0 && !p.oddTimes.Swap(true) {
+		p.log.WarnContext(ctx, "the store holds times in the future or out of range; clamped (logged once)",
+			slog.Int("values", n), slog.Duration("max_clock_skew", MaxClockSkew))
+	}
+	return snap, nil
 }
