@@ -49,9 +49,7 @@ func (p *Plugin) syncCommands(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil // a stop, not a failure to report
 		}
-		if p.opts.onSync != nil {
-			p.opts.onSync(ctx, r, err)
-		}
+		p.callOnSync(ctx, r, err)
 		switch {
 		case err == nil:
 		case permanent(err) && !errors.Is(err, topgg.ErrUnauthorized):
