@@ -113,3 +113,43 @@ func TestGracePeriodHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	assert.Zero(t, lateEvents.Load())
 	assert.Equal(t, int32(2), inside.Load(), "no handler call started after the stop")
 }
+
+// TestExpiryAndGiveUpHandlerPanicsAreContained: a panicking OnExpire is a
+// failed call (retried, then given up and counted, the vote kept pending),
+// and a panicking OnGiveUp is logged by name; neither ends Run nor stops
+// the other users' deliveries.
+func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	expired := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-13 * time.Hour)}
+	later := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-time.Hour)}
+	srv.AddVotes(expired, later)
+	var rewarded, expiries, giveUps, givenUpEvents atomic.Int32
+	var logs testlog.Buffer
+	store := voterewards.NewMemoryStore()
+	cfg := voterewards.Config{Store: store, MaxAttempts: 2, Lookback: 14 * time.Hour, Logger: logs.Logger(),
+		OnReward: func(context.Context, voterewards.Vote) error { rewarded.Add(1); return nil },
+		OnExpire: func(context.Context, voterewards.Vote) error { expiries.Add(1); panic("expiry bug") },
+		OnGiveUp: func(voterewards.Vote, error) { giveUps.Add(1); panic("give-up bug") },
+		Observer: func(e voterewards.Event) {
+			if e.Type == voterewards.EventGivenUp && e.Kind == voterewards.KindExpiry {
+				givenUpEvents.Add(1)
+			}
+		}}
+	_, stop := runPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return rewarded.Load() == 2 && giveUps.Load() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, int32(2), expiries.Load(), "a panic is a failed attempt: retried up to MaxAttempts")
+	assert.Equal(t, int32(1), givenUpEvents.Load(), "the observer counts the give-up")
+	require.NoError(t, stop())
+	out := logs.String()
+	assert.Contains(t, out, "expiry bug")
+	assert.Contains(t, out, "OnGiveUp panicked")
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	var keys []string
+	for _, v := range snap.Expiries {
+		keys = append(keys, v.Key)
+	}
+	assert.Contains(t, keys, keyOf(expired), "the expiry stays pending for the next Run")
+}
