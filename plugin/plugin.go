@@ -80,7 +80,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		firstReady: make(chan *discordgo.Session, 1),
 	}
 	p.states = &jobStates{clock: o.clock}
-	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
+	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
 	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
 		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
 			"interval", set.votePoll)
