@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -100,4 +101,45 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	}
 	require.NoError(t, p.Redeliver(ctx)) // one more load of the store: not logged again
 	assert.Equal(t, 1, strings.Count(logs.String(), "times in the future or out of range"), logs.String())
+}
+
+// TestFeedVoteFromTheFutureIsClamped: a vote published on the store's feed
+// channel (by a process whose clock is ahead, or planted) with an expiry a
+// year away would keep the voter Active for a year in every follower. Its
+// times are fixed as sanitize fixes them.
+func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := leadingStore(t, srv, "feedfuture")
+	tg := topggtest.NewServer()
+	t.Cleanup(tg.Close)
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	require.NoError(t, err)
+	var logs testlog.Buffer
+	p, err := voterewards.New(client, voterewards.Config{Store: s, Logger: logs.Logger(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	require.NoError(t, err)
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Mirror(mctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
+
+	// Wait until the mirror listens: a vote ingested now reaches it.
+	probe := testVote(1)
+	require.Eventually(t, func() bool {
+		_, err := s.Ingest(ctx, nil, []voterewards.Vote{probe})
+		return err == nil && p.Active(probe.PlatformID).Active
+	}, 5*time.Second, 20*time.Millisecond)
+
+	now := time.Now()
+	created := now.Add(-time.Hour)
+	planted := fmt.Sprintf(`{"k":"3%017d@x","u":"7%017d","p":"3%017d","w":1,"c":%d,"e":%d,"o":1}`,
+		2, 2, 2, created.UnixNano(), now.Add(365*24*time.Hour).UnixNano())
+	require.NoError(t, srv.Client(t).Publish(ctx, fleet.Key("feedfuture", "votes:added"), planted).Err())
+	id := fmt.Sprintf("3%017d", 2)
+	require.Eventually(t, func() bool { return p.Active(id).Active }, 5*time.Second, time.Millisecond)
+	until := p.Active(id).Until
+	assert.False(t, until.After(created.Add(voterewards.VoteLifetime)), "active until %s, a year away", until)
+	assert.Contains(t, logs.String(), "times in the future or out of range")
 }

@@ -150,9 +150,6 @@ func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := checkSnapshot(snap, p.cfg.clock.Now()); n > 0 && !p.oddTimes.Swap(true) {
-		p.log.WarnContext(ctx, "the store holds times in the future or out of range; clamped (logged once)",
-			slog.Int("values", n), slog.Duration("max_clock_skew", MaxClockSkew))
-	}
+	p.noteOddTimes(ctx, checkSnapshot(snap, p.cfg.clock.Now()))
 	return snap, nil
 }

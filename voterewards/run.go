@@ -198,7 +198,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 // calls go on meanwhile.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{v}) }, func() { r.in.requestReload(false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.requestReload(false) })
 		if ctx.Err() != nil {
 			return
 		}

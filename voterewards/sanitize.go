@@ -1,7 +1,9 @@
 package voterewards
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -159,4 +161,28 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// checkFed fixes the times of a vote that another process published on the
+// store's feed, as checkSnapshot fixes a loaded one's: a message on a shared
+// channel may come from a process whose clock is ahead, or be planted, and an
+// expiry a year away would keep the voter Active, and its expiry job waiting,
+// for a year.
+func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
+	var f fixes
+	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
+	if f != 0 {
+		p.noteOddTimes(ctx, 1)
+	}
+	return v
+}
+
+// noteOddTimes logs, once per Poller, that n values a shared store (or its
+// feed) gave were out of range and were clamped.
+func (p *Poller) noteOddTimes(ctx context.Context, n int) {
+	if n == 0 || p.oddTimes.Swap(true) {
+		return
+	}
+	p.log.WarnContext(ctx, "the store holds times in the future or out of range; clamped (logged once)",
+		slog.Int("values", n), slog.Duration("max_clock_skew", MaxClockSkew))
 }
