@@ -3,12 +3,13 @@ package autopost
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/internal/session"
 )
 
 var _ Source = (*Counter)(nil)
@@ -99,7 +100,7 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 	})
 	for i, s := range sessions {
 		removers = append(removers, s.AddHandler(added[i].onEvent))
-		if shards.Opened(s) {
+		if session.Opened(s) {
 			detach()
 			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrSessionOpen)
 		}
@@ -187,13 +188,11 @@ func (c *Counter) AppendShards(dst []ShardStats) []ShardStats {
 	return dst
 }
 
-// Total returns the servers and the unavailable ones over every attached
-// shard, from running totals: O(1) whatever the number of guilds.
-func (c *Counter) Total() (servers, unavailable int) {
-	if c == nil {
-		return 0, 0
-	}
-	return int(c.t.servers.Load()), int(c.t.unavailable.Load())
+// attachedSessions returns the sessions attached now.
+func (c *Counter) attachedSessions() []*discordgo.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Keys(c.sessions))
 }
 
 // Attached returns how many sessions are attached.

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -117,11 +118,19 @@ func (p *Poster) Run(ctx context.Context) error {
 }
 
 // waitComplete waits until the Source's counts are complete. After
-// ReadyTimeout it reports a skipped attempt naming the missing shards, once,
-// and waits on. It returns false if ctx is done first.
+// session.OpenGrace it warns, once, naming the shards of the Poster's own
+// Counter whose sessions are not opened; after ReadyTimeout it reports a
+// skipped attempt naming the missing shards, once, and waits on. It returns
+// false if ctx is done first.
 func (p *Poster) waitComplete(ctx context.Context) bool {
 	timeout := p.clock.NewTimer(p.cfg.ReadyTimeout)
 	defer timeout.Stop()
+	var openCheck <-chan time.Time // nil: nothing to check
+	if p.counter != nil {
+		t := p.clock.NewTimer(session.OpenGrace)
+		defer t.Stop()
+		openCheck = t.C()
+	}
 	failed := false
 	for {
 		changed := p.source.Changed() // before Counts: a change after it still wakes
@@ -140,14 +149,14 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 			p.log.LogAttrs(ctx, level, "cannot read the counts to post; will ask again", slog.String("error", err.Error()))
 			changed = nil // ask again on the clock
 		}
-		p.waitChange(ctx, changed, timeout, c)
+		p.waitChange(ctx, changed, timeout, &openCheck, c)
 	}
 }
 
 // waitChange waits until the Source says its counts changed (or, without a
-// channel, a recheck period has passed), ctx is done, or the ready timeout
-// fires, which it reports.
-func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, c Counts) {
+// channel, a recheck period has passed), ctx is done, or the open check or
+// the ready timeout fires, which it reports.
+func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, openCheck *<-chan time.Time, c Counts) {
 	var poll <-chan time.Time
 	if changed == nil {
 		t := p.clock.NewTimer(p.recheck())
@@ -158,6 +167,9 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 	case <-ctx.Done():
 	case <-changed:
 	case <-poll:
+	case <-*openCheck:
+		*openCheck = nil
+		session.WarnUnopened(ctx, p.log, p.counter.attachedSessions())
 	case <-timeout.C():
 		p.log.Warn("not every shard has reported yet; the first post waits for them",
 			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)

@@ -25,7 +25,7 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	var logs testlog.Buffer
 	var calls atomic.Int32
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-	cfg := commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(), OnResult: func(commands.Result, error) {
+	cfg := commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(), OnResult: func(context.Context, commands.Result, error) {
 		calls.Add(1)
 		panic("dashboard bug")
 	}}

@@ -108,7 +108,7 @@ func TestE2EAutopostV0(t *testing.T) {
 func TestE2EVotesRewarded(t *testing.T) {
 	e := newE2E(t, topggtest.WithPageSize(10))
 	all := makeVotes(35)
-	e.tg.AddVotes(all...)
+	e.tg.AddVote(all...)
 	bot := e.startBot()
 	ctx := e.ctx()
 
@@ -176,7 +176,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 	// about 1.7 s, and the kill lands at the first grant, with ~30 to come.
 	e.slowRoles(50 * time.Millisecond)
 	all := makeVotes(35)
-	e.tg.AddVotes(all...)
+	e.tg.AddVote(all...)
 	first := e.startBot()
 
 	require.Eventually(t, func() bool { added, _ := e.grants(); return len(added) >= 1 }, wait, time.Millisecond)

@@ -15,7 +15,7 @@ var (
 	// ErrNilFunc means Lease.Run was given a nil leader function.
 	ErrNilFunc = errors.New("fleet: nil leader function")
 	// ErrNotConfigured means a method was called on a zero or nil value that
-	// must come from its constructor (NewLease, NewCounts).
+	// must come from its constructor (NewLease, newShardCounts).
 	ErrNotConfigured = errors.New("fleet: not built by its constructor")
 	// ErrBadBot means the bot name is empty or holds a character that would
 	// break the key layout ('{', '}' or a space).

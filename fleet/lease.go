@@ -37,7 +37,9 @@ type LeaseConfig struct {
 	// Logger receives campaign, renewal and release problems (default: discard).
 	Logger *slog.Logger
 	// OnChange, if set, is called (synchronously, from Run's goroutine; it
-	// must not block) after each leadership transition, e.g. to feed metrics.
+	// must not block) after each leadership transition, e.g. to feed metrics
+	// (topggprom.Collector.ObserveLease). A panic in it is recovered and
+	// logged.
 	OnChange func(LeaseState)
 
 	clock clock.Clock // tests inject a fake; default clock.Real()

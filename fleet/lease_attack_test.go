@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
@@ -21,7 +20,7 @@ func TestLeaseOnChangePanicIsContained(t *testing.T) {
 	srv := redistest.Start(t)
 	var calls atomic.Int32
 	cfg := shortLease
-	cfg.OnChange = func(fleet.LeaseState) {
+	cfg.OnChange = func(LeaseState) {
 		calls.Add(1)
 		panic("metrics hook bug")
 	}
@@ -51,7 +50,7 @@ func TestLeaseKeyExpiringInTheFarFutureIsClampedAndLoggedOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	rdb := srv.Client(t)
-	key := fleet.Key("farexp", "lease")
+	key := Key("farexp", "lease")
 	require.NoError(t, rdb.Set(ctx, key, "someone-else", 365*24*time.Hour).Err())
 	c := startContender(t, srv.Addr(), "farexp", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "expires later than any holder sets") },

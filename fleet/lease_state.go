@@ -3,10 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/sourcegraph/conc/panics"
 )
 
 // LeaseState is a snapshot of one Lease's leadership, for metrics and health
@@ -74,13 +71,18 @@ func (l *Lease) setState(leader bool, token int64) {
 	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now(), Known: leader}
 	s := l.state
 	l.mu.Unlock()
-	if l.onChange == nil {
-		return
+	if l.onChange != nil {
+		l.tellChange(s)
 	}
-	// A panic in the caller's hook must not end Run (and, with it, the
-	// leader's work): it is logged, naming the hook, and the term goes on.
-	if rec := panics.Try(func() { l.onChange(s) }); rec != nil {
-		l.log.Error("OnChange panicked", "callback", "LeaseConfig.OnChange", "leader", s.Leader, "token", s.Token,
-			"panic", fmt.Sprint(rec.Value))
-	}
+}
+
+// tellChange calls OnChange, containing a panic: a metrics hook's bug must
+// not end the campaign.
+func (l *Lease) tellChange(s LeaseState) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			l.log.Error("OnChange panicked", "leader", s.Leader, "panic", rec)
+		}
+	}()
+	l.onChange(s)
 }

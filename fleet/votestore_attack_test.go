@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -69,7 +68,8 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Delivered(ctx, stuck, true))
 
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	missed := topggtest.Vote{UserID: "700000000000000002", PlatformID: "300000000000000002", CreatedAt: now.Add(-time.Hour)}
 	tg.AddVote(missed)
@@ -112,7 +112,8 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	s, _ := leadingStore(t, srv, "feedfuture")
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
 	require.NoError(t, err)
@@ -136,7 +137,7 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	created := now.Add(-time.Hour)
 	planted := fmt.Sprintf(`{"k":"3%017d@x","u":"7%017d","p":"3%017d","w":1,"c":%d,"e":%d,"o":1}`,
 		2, 2, 2, created.UnixNano(), now.Add(365*24*time.Hour).UnixNano())
-	require.NoError(t, srv.Client(t).Publish(ctx, fleet.Key("feedfuture", "votes:added"), planted).Err())
+	require.NoError(t, srv.Client(t).Publish(ctx, Key("feedfuture", "votes:added"), planted).Err())
 	id := fmt.Sprintf("3%017d", 2)
 	require.Eventually(t, func() bool { return p.Active(id).Active }, 5*time.Second, time.Millisecond)
 	until := p.Active(id).Until

@@ -41,7 +41,7 @@ func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	t.Parallel()
 	const grace = 300 * time.Millisecond
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff
 	cfg.SyncCommands = new(false)
@@ -180,7 +180,7 @@ func TestCommandSyncHandlerPanicIsContained(t *testing.T) {
 	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 || calls.Load() > 1 },
 		2500*time.Millisecond, 50*time.Millisecond, "the sync ran again after the handler panicked")
 	out := logs.String()
-	assert.Contains(t, out, "CommandSyncHandler panicked")
+	assert.Contains(t, out, "OnResult panicked") // the handler is the command job's OnResult
 	assert.Contains(t, out, "dashboard hook bug")
 	assert.NotContains(t, out, "job panicked")
 	assert.Equal(t, 0, strings.Count(out, "goroutine "), "no stack in the log")

@@ -196,11 +196,11 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 		return bad("WebhookPath", "%q does not start with /", c.WebhookPath)
 	}
 	// The receiver is the authority on its secrets: what New would refuse
-	// (an empty item, white space such as a trailing newline) is refused
+	// (an empty item, white space such as a trailing newline, no whs_) is refused
 	// here, before the bot goes online, naming the field, never the value.
 	for i, s := range c.WebhookSecrets {
 		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
-			return bad("WebhookSecrets", "item %d of %d is empty or holds white space or a control character", i+1, len(c.WebhookSecrets))
+			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_", i+1, len(c.WebhookSecrets))
 		}
 	}
 	if c.WebhookAuth != "" {

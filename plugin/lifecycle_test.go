@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -35,14 +37,14 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	rewards := newRecorder()
 	p := w.plugin(votesOnly(w), plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
-	w.tg.AddVotes(votes(2)...)
+	w.tg.AddVote(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
 	require.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
 	require.NoError(t, w.stop(p))
 	assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID), "no stale answer once Run returned")
 
-	w.tg.AddVotes(votes(3)[2:]...)
+	w.tg.AddVote(votes(3)[2:]...)
 	ctx, cancel := context.WithCancel(context.Background())
 	again := make(chan error, 1)
 	go func() { again <- p.Run(ctx) }()
@@ -96,7 +98,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	}
 
 	rewards := newRecorder()
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	p, err := plugin.New(w.client, votesOnly(w), plugin.WithRewardHandler(rewards.handle),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -110,7 +112,7 @@ func TestRunWithoutSessions(t *testing.T) {
 func TestStopHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	cfg := votesOnly(w)
 	cfg.VoteStopGrace = time.Minute // the handler decides when Run returns
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -191,7 +193,7 @@ func TestCommandSyncHandler(t *testing.T) {
 	for _, refused := range []bool{false, true} {
 		w := newWorld(t, worldSpec{})
 		if refused {
-			w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+			require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 		}
 		type outcome struct {
 			r   commands.Result
@@ -253,7 +255,7 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 	t.Run("votes", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{})
-		w.tg.AddVotes(votes(1)...)
+		w.tg.AddVote(votes(1)...)
 		cfg := votesOnly(w)
 		cfg.VoteAttempts, cfg.VoteRetryDelay, cfg.VoteConcurrency = 2, time.Millisecond, 1
 		var mu sync.Mutex
@@ -320,4 +322,25 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 	_, err = plugin.New(client, plugin.Config{VotePollInterval: new(time.Second)})
 	require.NoError(t, err)
 	assert.Contains(t, buf.String(), "vote poll interval is below 10 seconds")
+}
+
+// TestUnopenedSessionsAreNamedWithinSeconds: sessions attached but never
+// opened are named in a warning 10 s after Run starts (on the plugin's
+// clock), instead of minutes of silence; opened ones are not named.
+func TestUnopenedSessionsAreNamedWithinSeconds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{shards: 2})
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var logs logBuffer
+	cfg := w.config()
+	cfg.VotePollInterval = new(time.Duration(0))
+	p := w.plugin(cfg, plugin.WithClock(fake), plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open(0)
+	require.Eventually(t, func() bool { return fake.Timers() > 0 }, wait, tick)
+	fake.Advance(9 * time.Second)
+	assert.NotContains(t, logs.String(), "not opened")
+	fake.Advance(time.Second)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "sessions attached but not opened") }, wait, tick)
+	assert.Contains(t, logs.String(), "shards=[1]")
 }

@@ -24,7 +24,7 @@ type Option func(*options) error
 // result and a nil error when the listing is up to date (published, or skipped as
 // unchanged), the error when the attempt failed (a refused definition, a refused
 // token, a service error). It is called from the sync job's goroutine; it should
-// return soon, and a panic in it is recovered and the sync restarted.
+// return soon; a panic in it is recovered and logged.
 type CommandSyncHandler func(ctx context.Context, r commands.Result, err error)
 
 type options struct {
@@ -37,10 +37,10 @@ type options struct {
 	commands  []*discordgo.ApplicationCommand
 	haveCmds  bool
 	voteStore voterewards.Store
-	fleet     *fleet.Fleet // WithFleet (fleet.go)
+	fleet     *fleet.Fleet // WithFleet (backend_fleet.go)
 	clock     clock.Clock  // set by tests (export_test.go)
 
-	metrics         Metrics               // WithMetrics (metrics.go)
+	metrics         Observer              // WithMetrics (metrics.go)
 	voteObserver    voterewards.Observer  // from metrics: nil without
 	webhookObserver func(webhook.Outcome) // from metrics: nil without
 }

@@ -67,6 +67,8 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
 			return nil
+		case errors.Is(err, ErrJobFailed):
+			return err // a job this one supervises (a fleet leader's) failed for good; already logged
 		case permanent(err):
 			s.log.Error("job failed and is not restarted: no retry mends this error", "job", name, "error", err)
 			return fmt.Errorf("%w: %s: %w", ErrJobFailed, name, err)

@@ -10,9 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
-	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Errors of the webhook receiver, for [errors.Is].
@@ -78,37 +76,36 @@ func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	return p.hook, nil
 }
 
-// ingestWebhook stores a webhook's vote in the vote pipeline.
+// ingestWebhook stores a webhook's vote in the running vote pipeline.
 func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
-	if v.Test {
-		return nil // a v0 test delivery is no vote
-	}
 	poller := p.poller.Load()
 	if poller == nil {
+		if v.Test {
+			return nil // a v0 test delivery is no vote
+		}
 		return ErrNotRunning
 	}
-	err := poller.Ingest(ctx, fromWebhook(v))
-	if errors.Is(err, voterewards.ErrInvalidVote) {
-		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
-	}
-	return err
+	return poller.IngestWebhook(ctx, v)
 }
 
-// fromWebhook turns a webhook's vote into the pipeline's. A v0 vote has no
-// times: the pipeline takes its receipt time.
-func fromWebhook(v webhook.Vote) voterewards.Vote {
-	origin := voterewards.OriginWebhook
-	if v.Version == 0 {
-		origin = voterewards.OriginWebhookV0
+// boundAddr holds the webhook server's listening address, nil when it does
+// not listen.
+type boundAddr = atomic.Pointer[net.Addr]
+
+// WebhookAddr returns the address the plugin's own webhook server listens on
+// (Config.WebhookAddr, with the port the system picked for port 0) while it
+// serves: from just after Run starts until just before Run returns. It is
+// nil otherwise, and when the plugin serves no receiver itself (no
+// Config.WebhookAddr: see [Plugin.WebhookHandler]). The receiver's URL is
+// "http://" + WebhookAddr().String() + Config.WebhookPath.
+func (p *Plugin) WebhookAddr() net.Addr {
+	if p == nil {
+		return nil
 	}
-	return voterewards.Vote{
-		Vote: topgg.Vote{
-			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
-			CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
-		},
-		Origin: origin,
-		Hook:   &voterewards.Hook{ID: v.ID, Query: v.Query},
+	if a := p.bound.Load(); a != nil {
+		return *a
 	}
+	return nil
 }
 
 // listenWebhook opens the webhook server's listener, so that a bad address
@@ -150,6 +147,9 @@ func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 // for them, and nothing of Run may outlive it), or webhookAbandonWait later
 // without those that ignore their context.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
+	addr := l.Addr()
+	p.bound.Store(&addr)
+	defer p.bound.Store(nil)
 	var inflight sync.WaitGroup
 	mux := http.NewServeMux()
 	mux.Handle(p.set.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

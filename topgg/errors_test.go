@@ -46,7 +46,7 @@ func TestAPIErrorFromLegacy(t *testing.T) {
 		`not json at all`:          "",
 		`{"error": 42}`:            "",
 	} {
-		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 418, Body: body})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 418, Body: body}))
 		_, err := l.Stats(t.Context(), srv.Project().PlatformID)
 		var apiErr *topgg.APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -65,7 +65,7 @@ func TestAPIErrorBodyIsBounded(t *testing.T) {
 	srv := newServer(t)
 	c := newClient(t, srv)
 	big := `{"detail":"` + strings.Repeat("x", 1<<20) + `"}`
-	srv.Inject(topggtest.Fault{Status: 409, Body: big})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 409, Body: big}))
 
 	_, err := c.Project(t.Context())
 	var apiErr *topgg.APIError
@@ -79,7 +79,7 @@ func TestErrNotFound(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 404})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 404}))
 	_, err := c.Project(t.Context())
 	require.ErrorIs(t, err, topgg.ErrNotFound)
 	require.NotErrorIs(t, err, topgg.ErrUnauthorized)
@@ -119,7 +119,7 @@ func TestErrUnauthorized(t *testing.T) {
 			`{"title":"Bad Request","status":400}`,
 			``,
 		} {
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body}))
 			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
 			require.ErrorIs(t, err, topgg.ErrUnauthorized, body)
 		}
@@ -141,17 +141,17 @@ func TestErrUnauthorized(t *testing.T) {
 		// v0 and the vote and command routes document no 400 for a bad token: the
 		// message, whatever it says, does not make one unauthorized...
 		for _, body := range []string{`{"error":"Invalid token"}`, `{"error":"limit must be a number"}`} {
-			srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: body})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: body}))
 			_, err := c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
 			require.NotErrorIs(t, err, topgg.ErrUnauthorized, body)
 		}
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"Invalid project token"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"Invalid project token"}`}))
 		_, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: ago(time.Hour)})
 		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", Status: 400, Body: `{"detail":"token"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", Status: 400, Body: `{"detail":"token"}`}))
 		require.NotErrorIs(t, c.SetCommands(t.Context(), nil), topgg.ErrUnauthorized)
 		// ...and on the routes whose only 400 is a bad token, any words do.
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Body: `{"detail":"name too long"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Body: `{"detail":"name too long"}`}))
 		_, err = c.Project(t.Context())
 		require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	})
@@ -162,7 +162,7 @@ func TestDecodeError(t *testing.T) {
 	for _, body := range []string{`{not json`, `{"id": 5}`, `[]`, `{"created_at":"yesterday"}`, ` `} {
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Status: 200, Body: body})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: body}))
 
 		_, err := c.Project(t.Context())
 		if body == `{"created_at":"yesterday"}` {
@@ -187,7 +187,7 @@ func TestDecodeErrorVoteTimes(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"2026-01-17 23:36","expires_at":"x","weight":1}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"2026-01-17 23:36","expires_at":"x","weight":1}`}))
 	_, err := c.VoteStatus(t.Context(), "1", "")
 	var de *topgg.DecodeError
 	require.ErrorAs(t, err, &de)
@@ -206,7 +206,7 @@ func TestTimestampForms(t *testing.T) {
 		"2026-01-17T23:36:06.2510149+00:00",
 		"2026-01-18T00:36:06.1234567+01:00",
 	} {
-		srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"` + ts + `","expires_at":"` + ts + `","weight":2}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"` + ts + `","expires_at":"` + ts + `","weight":2}`}))
 		st, err := c.VoteStatus(t.Context(), "1", "")
 		require.NoError(t, err, ts)
 		require.True(t, st.Voted)

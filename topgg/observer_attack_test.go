@@ -14,10 +14,10 @@ import (
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
-// TestObserverPanicIsContained: a panicking Observer neither fails the call it
-// watches (nor its retry) nor keeps the next observer from hearing of it; the
+// TestObserverPanicIsContainedAcrossRetries: a panicking Observer neither
+// fails the call it watches (nor its retry) nor keeps the next observer from hearing of it; the
 // log names the observer, without a stack.
-func TestObserverPanicIsContained(t *testing.T) {
+func TestObserverPanicIsContainedAcrossRetries(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	logger, logs := warnLogs()

@@ -124,7 +124,7 @@ func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
 	now := time.Now()
 	expired := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-13 * time.Hour)}
 	later := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(expired, later)
+	srv.AddVote(expired, later)
 	var rewarded, expiries, giveUps, givenUpEvents atomic.Int32
 	var logs testlog.Buffer
 	store := voterewards.NewMemoryStore()

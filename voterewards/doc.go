@@ -1,7 +1,8 @@
 // Package voterewards turns a Top.gg project's votes into reward (and expiry)
 // calls, once per vote, across restarts and crashes, from two sources merged
 // into one stream: the vote history, polled by cursor ([Poller.Run]), and
-// webhooks, handed in by a receiver ([Poller.Ingest]).
+// webhooks, handed in by a receiver ([Poller.IngestWebhook] as a webhook.Receiver's
+// OnVote, or [Poller.Ingest] for votes of any origin).
 //
 // # One lifecycle
 //
