@@ -31,7 +31,7 @@ type Config struct {
 	// MaxAge is how long a silent shard's last count still counts (default
 	// [DefaultMaxAge]).
 	MaxAge time.Duration
-	// Logger receives the lease's, the counts' and the reporter's problems (default:
+	// Logger receives the lease's and the reporter's problems (default:
 	// discard).
 	Logger *slog.Logger
 }
