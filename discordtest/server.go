@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // Server is a fake Discord: REST API and gateway on one 127.0.0.1 port.
@@ -82,7 +84,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			continue
 		}
 		v, _ := parseSnowflake(id) // checked by WithGuilds
-		s.guilds[id] = &guildState{id: id, shard: shardOf(v, cfg.shardCount), joinedAt: s.started}
+		s.guilds[id] = &guildState{id: id, shard: snowflake.Shard(v, cfg.shardCount), joinedAt: s.started}
 	}
 
 	mux := http.NewServeMux()

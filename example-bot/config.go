@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -17,6 +16,9 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -121,7 +123,7 @@ func (c config) validateRewards() error {
 		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
 	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
-		if id.value != "" && !isSnowflake(id.value) {
+		if id.value != "" && !snowflake.Valid(id.value) {
 			return badVariable(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
 		}
 	}
@@ -163,16 +165,6 @@ func (c config) validateServers() error {
 	return nil
 }
 
-// isSnowflake reports a Discord id as written by Discord: decimal digits, no
-// leading zero, and a value that fits its 64 bits (a 23-digit number does not).
-func isSnowflake(s string) bool {
-	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
-		return false
-	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
-}
-
 // checkBaseURL returns what is wrong with an API base URL, or "". A base URL
 // takes no user info, query or fragment (a REST base is joined with paths, and
 // credentials travel in headers), and plain http is only for this machine: the
@@ -190,36 +182,17 @@ func checkBaseURL(raw string) string {
 		return fmt.Sprintf("%s: a base URL takes no user info", shown)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return fmt.Sprintf("%s: a base URL takes no query or fragment", shown)
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+	case u.Scheme == "http" && !httpx.IsLoopback(u.Hostname()):
 		return fmt.Sprintf("%s: plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); "+
 			"elsewhere the token would travel in clear text, so use https", shown)
 	}
 	return ""
 }
 
-// redactURL returns raw without user info, query and fragment, for messages;
-// "the URL" if it does not parse.
+// redactURL returns raw quoted for messages, without its secrets
+// (redact.RawURL).
 func redactURL(raw string) string {
-	return strconv.Quote(stripURL(raw))
-}
-
-// stripURL returns raw without user info, query and fragment, unquoted; "the
-// URL" if it does not parse.
-func stripURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the URL"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strconv.Quote(redact.RawURL(raw))
 }
 
 // checkStateDir makes sure the state directory can be created and written when a

@@ -225,7 +225,7 @@ func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "DISCORD_API_URL", ce.Variable)
-	assert.Equal(t, `"http://proxy.example/api/v9": a base URL takes no user info`, ce.Problem)
+	assert.Equal(t, `"http://xxxxx@proxy.example/api/v9?...": a base URL takes no user info`, ce.Problem)
 }
 
 // TestCheckStateDir: the directory is created (with its parents) and left

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // MaxShards bounds the shard count of a Group: every shard is a gateway
@@ -141,11 +142,11 @@ func (g *Group) Sessions() []*discordgo.Session {
 // [WithShardIDs], a guild of a shard this Group does not run is an error
 // wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
-	n, err := strconv.ParseUint(guildID, 10, 64)
-	if err != nil || guildID[0] == '+' {
+	n, ok := snowflake.Parse(guildID)
+	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
-	shard := int((n >> 22) % uint64(g.shardCount))
+	shard := snowflake.Shard(n, g.shardCount)
 	if g.index == nil {
 		return g.sessions[shard], nil
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
@@ -28,7 +29,7 @@ type Client struct {
 	// auth holds the token in a closure, which no formatting can print; so does
 	// scrub, which takes it out of whatever the service sends back.
 	auth      credentials
-	scrub     redactor
+	scrub     redact.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
 	project   projectRef
 	base      *url.URL
@@ -172,7 +173,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		cp := *cfg.http
 		hc = &cp
 	}
-	scrub := newRedactor(token)
+	scrub := redact.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
 	c := &Client{
 		auth:      newCredentials(token),
@@ -228,23 +229,15 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 		return nil, fmt.Errorf("topgg: base URL: %w", err)
 	}
 	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", u.Redacted())
+		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", redact.URL(u))
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", u.Redacted())
+		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", redact.URL(u))
 	}
-	if u.Scheme == "http" && !insecure && !isLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", u.Redacted())
+	if u.Scheme == "http" && !insecure && !httpx.IsLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", redact.URL(u))
 	}
 	return u, nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func defaultHTTPClient() *http.Client {
@@ -260,7 +253,7 @@ func (c *Client) ProjectID() string { return c.projectID }
 
 // String describes the client without its token.
 func (c *Client) String() string {
-	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", c.base.Redacted())
+	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 
 // GoString describes the client without its token, for %#v.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 const (
@@ -190,7 +191,7 @@ func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err er
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(err)}
+	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
 		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
 			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
@@ -212,12 +213,12 @@ func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (in
 	case errors.Is(readErr, errBodyTooLarge):
 		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: readErr}
 	case readErr != nil:
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(readErr)}
+		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(readErr)}
 	}
 	if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {
-			de.Body, de.Err = c.errorBody(data), c.scrub.err(de.Err)
+			de.Body, de.Err = c.errorBody(data), c.scrub.Err(de.Err)
 		}
 		return status, -1, err
 	}
@@ -393,7 +394,7 @@ func cut(b []byte) []byte {
 // wrong type is ignored, not fatal. data is at most maxErrorBody bytes, cut short
 // when truncated. Every string kept passes through scrub, which takes out the
 // token wherever the service quoted it.
-func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redactor) *APIError {
+func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redact.Scrubber) *APIError {
 	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))
@@ -405,7 +406,7 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	str := func(k string) string {
 		var s string
 		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return scrub.str(s)
+			return scrub.Text(s)
 		}
 		return ""
 	}

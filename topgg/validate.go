@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // The service's limits that the client checks before sending.
@@ -39,7 +41,7 @@ func checkSnowflake(field, id string) error {
 	if id == "" {
 		return invalid(field, "is empty", "a numeric id")
 	}
-	if len(id) > 20 || strings.Trim(id, "0123456789") != "" {
+	if _, ok := snowflake.Parse(id); !ok {
 		return invalid(field, fmt.Sprintf("%q is not a number", id), "a numeric id")
 	}
 	return nil
