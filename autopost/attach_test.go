@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestAttachRefusesWhatWouldNeverCount: a session that would silently count
@@ -148,7 +149,7 @@ func TestZeroCounterWorks(t *testing.T) {
 
 	var nilCounter *autopost.Counter
 	_, err = nilCounter.Attach(s)
-	require.ErrorIs(t, err, autopost.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = nilCounter.Counts(context.Background())
-	require.ErrorIs(t, err, autopost.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ Source = (*Counter)(nil)
@@ -75,7 +76,7 @@ type ShardStats struct {
 // once.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if c == nil {
-		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", ErrNotConfigured)
+		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", topgg.ErrNotConfigured)
 	}
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {
@@ -213,7 +214,7 @@ func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, err
 	}
 	if c == nil {
-		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", ErrNotConfigured)
+		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", topgg.ErrNotConfigured)
 	}
 	shards := c.AppendShards(nil)
 	n := c.shardTotal()

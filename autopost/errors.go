@@ -1,6 +1,11 @@
 package autopost
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
 
 // Errors of the package, for errors.Is. The errors returned wrap them with
 // the detail (which session, which call).
@@ -10,9 +15,8 @@ var (
 	// ErrNoSessions means the Poster's Counter has no session attached when
 	// Run starts, so there is nothing to count.
 	ErrNoSessions = errors.New("autopost: no session attached")
-	// ErrNotConfigured means a method was called on a nil or zero Poster:
-	// make one with New.
-	ErrNotConfigured = errors.New("autopost: Poster not made with autopost.New")
+	// errNotMade: a method was called on a nil or zero Poster; make one with New.
+	errNotMade = fmt.Errorf("autopost: Poster %w (autopost.New)", topgg.ErrNotConfigured)
 	// ErrNilClient means New was given a nil *topgg.Client.
 	ErrNilClient = errors.New("autopost: nil *topgg.Client")
 	// ErrNilSession means a nil *discordgo.Session was given to Attach.

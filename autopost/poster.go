@@ -61,7 +61,7 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 // another Source.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if p == nil || p.client == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	if p.counter == nil {
 		return nil, ErrNoCounter
@@ -88,11 +88,11 @@ func (p *Poster) Counter() *Counter {
 //
 // Run may be called again after it returned (a fleet runs its leader's
 // Poster each time it wins the lease). It returns [ErrRunning] while another
-// Run of the same Poster runs, [ErrNotConfigured] on a zero Poster, and
+// Run of the same Poster runs, [topgg.ErrNotConfigured] on a zero Poster, and
 // [ErrNoSessions] when the Poster's own Counter has no session attached.
 func (p *Poster) Run(ctx context.Context) error {
 	if p == nil || p.client == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning

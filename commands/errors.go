@@ -2,15 +2,18 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Errors of the package, for errors.Is; the errors returned wrap them with
 // the detail.
 var (
-	// ErrNotConfigured means a method was called on a nil or zero Syncer
-	// (make one with New), or on a nil or zero Job (make one with NewJob).
-	ErrNotConfigured = errors.New("commands: not made with commands.New or commands.NewJob")
+	// errNotMade: a method was called on a nil or zero Syncer (make one with
+	// New), or on a nil or zero Job (make one with NewJob).
+	errNotMade = fmt.Errorf("commands: Syncer or Job %w (commands.New, commands.NewJob)", topgg.ErrNotConfigured)
 	// ErrNilClient means New was given a nil *topgg.Client.
 	ErrNilClient = errors.New("commands: nil *topgg.Client")
 	// ErrNilStore means Config.Store holds a nil pointer (a typed nil),

@@ -60,7 +60,7 @@ type JobConfig struct {
 // the next Interval.
 //
 // Make it with [NewJob]; a zero or nil Job fails Run with
-// [ErrNotConfigured]. Run may be called again after it returned.
+// [topgg.ErrNotConfigured]. Run may be called again after it returned.
 type Job struct {
 	syncer  *Syncer
 	cfg     JobConfig
@@ -68,7 +68,7 @@ type Job struct {
 	running atomic.Bool
 }
 
-// NewJob returns a Job that syncs with s. It fails with [ErrNotConfigured]
+// NewJob returns a Job that syncs with s. It fails with [topgg.ErrNotConfigured]
 // for a nil or zero Syncer, [ErrJobSource] unless exactly one of Commands
 // and Session is set, a *topgg.ValidationError for Commands that break
 // Discord's rules, and an error for a negative Interval.
@@ -99,10 +99,10 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
 // it. It returns [ErrRunning] while another Run of the Job runs and
-// [ErrNotConfigured] on a zero Job.
+// [topgg.ErrNotConfigured] on a zero Job.
 func (j *Job) Run(ctx context.Context) error {
 	if j == nil || j.syncer == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !j.running.CompareAndSwap(false, true) {
 		return ErrRunning

@@ -201,12 +201,12 @@ func TestMisuseFailsFast(t *testing.T) {
 
 	var zero commands.Syncer
 	_, err := zero.Sync(ctx, botCommands())
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = zero.SyncFromDiscord(ctx, nil)
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	var nilSyncer *commands.Syncer
 	_, err = nilSyncer.Sync(ctx, nil)
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 
 	_, err = commands.New(nil, commands.Config{})
 	require.ErrorIs(t, err, commands.ErrNilClient)
@@ -225,7 +225,7 @@ func TestMisuseFailsFast(t *testing.T) {
 
 	s := newSyncer(t, c, commands.Config{})
 	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = commands.NewJob(s, commands.JobConfig{})
 	require.ErrorIs(t, err, commands.ErrJobSource)
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
@@ -234,7 +234,7 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
 	var zeroJob commands.Job
-	require.ErrorIs(t, zeroJob.Run(ctx), commands.ErrNotConfigured)
+	require.ErrorIs(t, zeroJob.Run(ctx), topgg.ErrNotConfigured)
 }
 
 func TestOutcome(t *testing.T) {

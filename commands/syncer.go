@@ -50,7 +50,7 @@ type Result struct {
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
 // Make it with [New]; a zero or nil Syncer fails every call with
-// [ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
+// [topgg.ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
 // time, and a call waiting for its turn gives up when its context is done.
 // It starts no goroutine, so there is nothing to close; [Job] runs it as a
 // long-running job.
@@ -69,7 +69,7 @@ type Syncer struct {
 // ready fails a call on a nil or zero Syncer.
 func (s *Syncer) ready() error {
 	if s == nil || s.client == nil || s.turn == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	return nil
 }

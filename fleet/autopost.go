@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ autopost.Source = (*Source)(nil)
@@ -24,11 +25,11 @@ type Source struct {
 
 // NewSource returns the Source of counts. local is this process's own
 // Counter, the one its sessions are attached to: it gives BotID. It fails
-// with [ErrNotConfigured] for a nil or zero *Counts and [ErrBadConfig] for a
+// with [topgg.ErrNotConfigured] for a nil or zero *Counts and [ErrBadConfig] for a
 // nil Counter.
 func NewSource(counts *Counts, local *autopost.Counter) (*Source, error) {
 	if counts == nil || counts.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Counts", ErrNotConfigured)
+		return nil, fmt.Errorf("fleet: nil or zero *Counts: %w", topgg.ErrNotConfigured)
 	}
 	if local == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
@@ -42,7 +43,7 @@ func NewSource(counts *Counts, local *autopost.Counter) (*Source, error) {
 // with backoff).
 func (s *Source) Counts(ctx context.Context) (autopost.Counts, error) {
 	if s == nil || s.counts == nil {
-		return autopost.Counts{}, ErrNotConfigured
+		return autopost.Counts{}, errNotMade
 	}
 	t, err := s.counts.Total(ctx)
 	if err != nil {

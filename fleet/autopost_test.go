@@ -126,9 +126,9 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 func TestSourceAndCounterReporterMisuse(t *testing.T) {
 	t.Parallel()
 	_, err := fleet.NewSource(nil, autopost.NewCounter(1))
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = fleet.NewCounterReporter(nil, autopost.NewCounter(1), fleet.ReporterConfig{})
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	counts, err := fleet.NewCounts(newClient(t, "127.0.0.1:1"), "bot", 1, fleet.CountsConfig{})
 	require.NoError(t, err)
 	_, err = fleet.NewSource(counts, nil)
@@ -136,5 +136,5 @@ func TestSourceAndCounterReporterMisuse(t *testing.T) {
 	_, err = fleet.NewCounterReporter(counts, nil, fleet.ReporterConfig{})
 	require.ErrorIs(t, err, fleet.ErrBadConfig)
 	_, err = (*fleet.Source)(nil).Counts(context.Background())
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestCheckFailsUntilLeadershipIsKnown: the "leadership" readiness check
@@ -21,7 +22,7 @@ func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var zero fleet.Lease
-	require.ErrorIs(t, zero.Check(context.Background()), fleet.ErrNotConfigured)
+	require.ErrorIs(t, zero.Check(context.Background()), topgg.ErrNotConfigured)
 
 	idle, err := fleet.NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
 	require.NoError(t, err)

@@ -114,7 +114,7 @@ return now
 // oversized count is an error wrapping [ErrBadConfig], and nothing is written.
 func (c *Counts) Publish(ctx context.Context, shards []ShardCount) error {
 	if c == nil || c.rdb == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if len(shards) == 0 {
 		return nil
@@ -142,7 +142,7 @@ func (c *Counts) Publish(ctx context.Context, shards []ShardCount) error {
 // nothing; the total is then not postable.
 func (c *Counts) Total(ctx context.Context) (Total, error) {
 	if c == nil || c.rdb == nil {
-		return Total{}, ErrNotConfigured
+		return Total{}, errNotMade
 	}
 	var now *redis.TimeCmd
 	var data *redis.StringCmd

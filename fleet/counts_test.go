@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // process publishes its shards, as one process of the fleet would.
@@ -143,9 +144,9 @@ func TestCountsMisuse(t *testing.T) {
 	require.NoError(t, c.Publish(ctx, nil))
 
 	var zero fleet.Counts
-	require.ErrorIs(t, zero.Publish(ctx, []fleet.ShardCount{{}}), fleet.ErrNotConfigured)
+	require.ErrorIs(t, zero.Publish(ctx, []fleet.ShardCount{{}}), topgg.ErrNotConfigured)
 	_, err = zero.Total(ctx)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	assert.False(t, fleet.Total{}.Postable())
 }
 

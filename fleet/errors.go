@@ -2,7 +2,10 @@ package fleet
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var (
@@ -14,9 +17,9 @@ var (
 	ErrNilClient = errors.New("fleet: nil Redis client")
 	// ErrNilFunc means Lease.Run was given a nil leader function.
 	ErrNilFunc = errors.New("fleet: nil leader function")
-	// ErrNotConfigured means a method was called on a zero or nil value that
-	// must come from its constructor (NewLease, NewCounts).
-	ErrNotConfigured = errors.New("fleet: not built by its constructor")
+	// errNotMade: a method was called on a zero or nil value that must come
+	// from its constructor (NewLease, NewCounts).
+	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	// ErrBadBot means the bot name is empty or holds a character that would
 	// break the key layout ('{', '}' or a space).
 	ErrBadBot = errors.New("fleet: invalid bot name")

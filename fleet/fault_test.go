@@ -14,6 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestFenceRefusesAnOlderTerm(t *testing.T) {
@@ -41,7 +42,7 @@ func TestFenceRefusesAnOlderTerm(t *testing.T) {
 	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), fleet.ErrNilClient)
 	var nilScript *fleet.FencedScript
 	_, err = nilScript.Run(ctx, rdb, cur, nil)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	assert.Equal(t, fmt.Sprintf("fence(token %d)", cur.Token()), cur.String())
 }
 

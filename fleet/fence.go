@@ -67,7 +67,7 @@ func NewFencedScript(body string) *FencedScript {
 // or Redis's error.
 func (s *FencedScript) Run(ctx context.Context, c redis.Scripter, f Fence, keys []string, args ...any) (any, error) {
 	if s == nil || s.script == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	if isNil(c) {
 		return nil, ErrNilClient

@@ -150,7 +150,7 @@ func (f *Fleet) ShardCount() int {
 // process's Counter (see [NewSource]).
 func (f *Fleet) Source(local *autopost.Counter) (*Source, error) {
 	if f == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	return NewSource(f.counts, local)
 }
@@ -159,7 +159,7 @@ func (f *Fleet) Source(local *autopost.Counter) (*Source, error) {
 // (see [NewCounterReporter]); every process runs one.
 func (f *Fleet) Reporter(local *autopost.Counter) (*Reporter, error) {
 	if f == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	return NewCounterReporter(f.counts, local, ReporterConfig{Every: f.cfg.ReportEvery, Logger: f.cfg.Logger})
 }

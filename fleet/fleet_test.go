@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestFleetConstructionAndMisuse(t *testing.T) {
@@ -36,6 +37,6 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	assert.Nil(t, nilFleet.Lease())
 	assert.Zero(t, nilFleet.ShardCount())
 	_, err = nilFleet.Reporter(nil)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	require.NoError(t, nilFleet.Close())
 }

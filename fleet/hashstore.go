@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ commands.HashStore = (*HashStore)(nil)
@@ -28,7 +29,7 @@ type HashStore struct {
 // the lease's term. It does not contact Redis.
 func NewHashStore(lease *Lease) (*HashStore, error) {
 	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
+		return nil, fmt.Errorf("fleet: nil or zero *Lease: %w", topgg.ErrNotConfigured)
 	}
 	return &HashStore{lease: lease, key: Key(lease.bot, "commands:hash")}, nil
 }
@@ -36,7 +37,7 @@ func NewHashStore(lease *Lease) (*HashStore, error) {
 // LoadHash returns the saved fingerprint, or "" when none was saved.
 func (h *HashStore) LoadHash(ctx context.Context) (string, error) {
 	if h == nil || h.lease == nil {
-		return "", ErrNotConfigured
+		return "", errNotMade
 	}
 	v, err := h.lease.rdb.Get(ctx, h.key).Result()
 	if errors.Is(err, redis.Nil) {
@@ -53,7 +54,7 @@ func (h *HashStore) LoadHash(ctx context.Context) (string, error) {
 // leader exists) or [ErrNoFence] (this process does not lead).
 func (h *HashStore) SaveHash(ctx context.Context, hash string) error {
 	if h == nil || h.lease == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	f := h.lease.Fence(h.lease.State().Token)
 	if err := f.Set(ctx, h.lease.rdb, h.key, hash, 0); err != nil {

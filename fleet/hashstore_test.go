@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
@@ -49,9 +50,9 @@ func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
 func TestHashStoreMisuse(t *testing.T) {
 	t.Parallel()
 	_, err := fleet.NewHashStore(nil)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	var zero fleet.HashStore
 	_, err = zero.LoadHash(context.Background())
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
-	require.ErrorIs(t, zero.SaveHash(context.Background(), "x"), fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	require.ErrorIs(t, zero.SaveHash(context.Background(), "x"), topgg.ErrNotConfigured)
 }

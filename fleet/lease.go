@@ -145,7 +145,7 @@ func (l *Lease) Fence(token int64) Fence {
 // once fn has returned and the release (bounded by RenewEvery) is over.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
 	if l == nil || l.rdb == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if fn == nil {
 		return ErrNilFunc

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // shortLease is a lease fast enough for tests and slow enough for -race on two
@@ -165,9 +166,9 @@ func TestMisuseIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, fleet.ErrBadConfig)
 
 	var zero fleet.Lease
-	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), fleet.ErrNotConfigured)
+	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
 	var nilLease *fleet.Lease
-	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), fleet.ErrNotConfigured)
+	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
 	assert.Equal(t, fleet.LeaseState{}, nilLease.State())
 	l, err := fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // DefaultReportEvery is the publish period of a [Reporter] when
@@ -57,7 +58,7 @@ type ReporterStats struct {
 // returns this process's shards only.
 func NewReporter(counts *Counts, shards func() []ShardCount, cfg ReporterConfig) (*Reporter, error) {
 	if counts == nil || counts.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Counts", ErrNotConfigured)
+		return nil, fmt.Errorf("fleet: nil or zero *Counts: %w", topgg.ErrNotConfigured)
 	}
 	if shards == nil {
 		return nil, fmt.Errorf("%w: nil shards function", ErrBadConfig)
@@ -79,7 +80,7 @@ func NewReporter(counts *Counts, shards func() []ShardCount, cfg ReporterConfig)
 // returns [ErrRunning]. Redis errors never end it.
 func (r *Reporter) Run(ctx context.Context) error {
 	if r == nil || r.counts == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !r.running.CompareAndSwap(false, true) {
 		return ErrRunning

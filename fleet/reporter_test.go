@@ -13,6 +13,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing.T) {
@@ -74,8 +75,8 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 func TestReporterMisuse(t *testing.T) {
 	t.Parallel()
 	_, err := fleet.NewReporter(nil, func() []fleet.ShardCount { return nil }, fleet.ReporterConfig{})
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	var zero fleet.Reporter
-	require.ErrorIs(t, zero.Run(context.Background()), fleet.ErrNotConfigured)
+	require.ErrorIs(t, zero.Run(context.Background()), topgg.ErrNotConfigured)
 	assert.Zero(t, (*fleet.Reporter)(nil).Stats())
 }

@@ -20,7 +20,7 @@ type Set struct {
 // which lives at Key(bot, "set:"+name). It does not contact Redis.
 func (f *Fleet) Set(name string) (*Set, error) {
 	if f == nil || f.rdb == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	if name == "" || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != "" {
 		return nil, fmt.Errorf("%w: set name %q (want letters, digits, _ and -)", ErrBadConfig, name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestSetIsSharedByProcesses: what one process adds, another sees; removal too;
@@ -45,5 +46,5 @@ func TestSetIsSharedByProcesses(t *testing.T) {
 	assert.ErrorIs(t, err, fleet.ErrBadConfig)
 	var nilFleet *fleet.Fleet
 	_, err = nilFleet.Set("x")
-	assert.ErrorIs(t, err, fleet.ErrNotConfigured)
+	assert.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

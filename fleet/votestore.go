@@ -56,7 +56,7 @@ type VoteStore struct {
 // fenced by the lease's term. It does not contact Redis.
 func NewVoteStore(lease *Lease) (*VoteStore, error) {
 	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("%w: nil or zero *Lease", ErrNotConfigured)
+		return nil, fmt.Errorf("fleet: nil or zero *Lease: %w", topgg.ErrNotConfigured)
 	}
 	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
 	return &VoteStore{
@@ -68,7 +68,7 @@ func NewVoteStore(lease *Lease) (*VoteStore, error) {
 
 func (s *VoteStore) ready() error {
 	if s == nil || s.rdb == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	return nil
 }

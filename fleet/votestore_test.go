@@ -210,10 +210,10 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 
 	var zero fleet.VoteStore
 	_, err = zero.Load(ctx)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
-	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), topgg.ErrNotConfigured)
 	require.ErrorIs(t, s.Follow(ctx, nil, nil), fleet.ErrNilFunc)
 	_, err = fleet.NewVoteStore(nil)
-	require.ErrorIs(t, err, fleet.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	require.NoError(t, s.Ping(ctx))
 }

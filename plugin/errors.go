@@ -1,6 +1,11 @@
 package plugin
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
 
 // Errors of the plugin's lifecycle and wiring, for [errors.Is]. Each is wrapped
 // with the detail of the call that failed.
@@ -28,7 +33,7 @@ var (
 	// sync on but no session attached: there would be nothing to count and no
 	// READY to wait for. Attach the shards' sessions first, or turn those jobs off.
 	ErrNoSessions = errors.New("plugin: no session attached")
-	// ErrNotConfigured means a method was called on a nil or zero Plugin, one
-	// not made by [New]: it has no jobs to run and nowhere to send READY.
-	ErrNotConfigured = errors.New("plugin: Plugin not made by plugin.New")
+	// errNotMade: a method was called on a nil or zero Plugin, one not made by
+	// [New]: it has no jobs to run and nowhere to send READY.
+	errNotMade = fmt.Errorf("plugin: Plugin %w (plugin.New)", topgg.ErrNotConfigured)
 )

@@ -130,12 +130,12 @@ func (p *Plugin) buildJobs() error {
 // the sessions open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
 // [ErrSessionOpen] for a session that is open or opening, [ErrNilArgument] for
-// a nil session or none, and [ErrNotConfigured] for a Plugin not made by [New]; it
+// a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
 // then attaches none of them. The handlers stay for the
 // plugin's life, so the counts are kept between two Runs.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if !p.made() {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", ErrNilArgument)
@@ -175,7 +175,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // returns its error wrapping [ErrJobFailed] and the cause (errors.Is(err,
 // topgg.ErrUnauthorized) tells a refused token).
 //
-// Run returns at once with [ErrNotConfigured] for a Plugin not made by [New],
+// Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
 // [ErrRunning] while another Run of the plugin has not
 // returned, [ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
@@ -184,7 +184,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // closed by each Run.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if err := p.begin(); err != nil {
 		return err

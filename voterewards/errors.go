@@ -1,6 +1,11 @@
 package voterewards
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
 
 // Sentinel errors, for errors.Is. Errors that carry them are wrapped with
 // details (the field, the file, the vote).
@@ -11,9 +16,9 @@ var (
 	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
 	// not running: the next Run redelivers what is pending anyway.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
-	// ErrNotConfigured is returned by the methods of a Poller that was not
-	// made by [New] (a zero value).
-	ErrNotConfigured = errors.New("voterewards: Poller not made by New")
+	// errNotMade is returned by the methods of a Poller that was not made by
+	// [New] (a zero value).
+	errNotMade = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
 	// ErrNilSource is returned by [New] for a nil Source, or an interface
 	// holding a nil pointer (a typed nil such as (*topgg.Client)(nil)).
 	ErrNilSource = errors.New("voterewards: nil Source")

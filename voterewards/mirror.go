@@ -19,7 +19,7 @@ import (
 // as it does, the feed fails for good.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.mirroring.CompareAndSwap(false, true) {
 		return ErrRunning

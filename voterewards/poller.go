@@ -14,7 +14,7 @@ import (
 // one [Store] where the records of one vote from several sources are one vote,
 // and delivers each vote to the handlers of its [Config]. Make it with [New].
 // Its methods are safe for concurrent use; a nil or zero Poller returns
-// [ErrNotConfigured].
+// [topgg.ErrNotConfigured].
 type Poller struct {
 	src   Source
 	cfg   Config
@@ -71,7 +71,7 @@ func New(src Source, cfg Config) (*Poller, error) {
 // nothing is stored. Concurrent calls share store commits.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	now := p.cfg.clock.Now()
 	clean := make([]Vote, len(votes))
@@ -107,7 +107,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	r := p.current()
 	if r == nil {

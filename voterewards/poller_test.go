@@ -246,10 +246,10 @@ func TestZeroPollerFailsFast(t *testing.T) {
 	t.Parallel()
 	var p voterewards.Poller
 	ctx := context.Background()
-	assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
 	assert.Equal(t, voterewards.Status{}, p.Active("1"))
 }
 
@@ -260,10 +260,10 @@ func TestNilPollerFailsFast(t *testing.T) {
 	var p *voterewards.Poller
 	ctx := context.Background()
 	assert.NotPanics(t, func() {
-		assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
 		assert.Equal(t, voterewards.Status{}, p.Active("1"))
 	})
 }

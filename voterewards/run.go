@@ -21,7 +21,7 @@ import (
 // (a fleet runs it each time it wins the lease).
 func (p *Poller) Run(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning

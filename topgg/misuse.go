@@ -1,0 +1,10 @@
+package topgg
+
+import "errors"
+
+// ErrNotConfigured means a method was called on a value not made by its
+// constructor: a nil or zero Poster, Syncer, Job, Poller, Plugin, Fleet or
+// Lease, which has nothing to work with. It is the module's one sentinel for
+// this misuse: every package wraps it with its own words (which value, which
+// constructor), so errors.Is(err, topgg.ErrNotConfigured) answers for all.
+var ErrNotConfigured = errors.New("not made by its constructor")
