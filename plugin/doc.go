@@ -19,7 +19,7 @@
 //	p, err = plugin.New(client, cfg,
 //		plugin.WithCommands(myCommands), // else the commands Discord has after READY
 //		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
-//			return grantRole(ctx, v.PlatformID) // idempotent on v.Key
+//			return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
 //		}),
 //		plugin.WithExpiryHandler(func(ctx context.Context, v voterewards.Vote) error {
 //			if p.Active(v.PlatformID).Active {

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
-
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
@@ -23,9 +21,6 @@ const (
 	// DefaultTimeout bounds one REST call, its rate-limit waits included,
 	// when the caller gives no earlier deadline (discordgo's own default).
 	DefaultTimeout = 20 * time.Second
-	// DefaultIntents are the gateway intents of the sessions: guild events,
-	// which a bot on a listing needs to count its servers.
-	DefaultIntents = discordgo.IntentsGuilds
 	// openAbortGrace bounds the wait for an aborted discordgo Open to return.
 	openAbortGrace = 2 * time.Second
 )
@@ -38,7 +33,6 @@ type config struct {
 	client     *http.Client
 	logger     *slog.Logger
 	maxBody    int64
-	intents    discordgo.Intent
 	clock      clock.Clock
 	abortGrace time.Duration
 	shardIDs   []int // WithShardIDs; nil: every shard
@@ -49,7 +43,6 @@ func defaultConfig() config {
 		client:     &http.Client{Timeout: DefaultTimeout},
 		logger:     slog.New(slog.DiscardHandler),
 		maxBody:    DefaultMaxBodySize,
-		intents:    DefaultIntents,
 		clock:      clock.Real(),
 		abortGrace: openAbortGrace,
 	}
@@ -113,15 +106,6 @@ func WithMaxBodySize(n int64) Option {
 			return fmt.Errorf("shards: max body size %d: must be at least 1", n)
 		}
 		c.maxBody = n
-		return nil
-	}
-}
-
-// WithIntents sets the gateway intents of every session (default
-// DefaultIntents).
-func WithIntents(i discordgo.Intent) Option {
-	return func(c *config) error {
-		c.intents = i
 		return nil
 	}
 }

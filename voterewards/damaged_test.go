@@ -27,7 +27,7 @@ func goodStoreFile(t *testing.T) []byte {
 	for i := range 400 {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), Weight: 1, CreatedAt: now.Add(time.Duration(i) * time.Second)}
 		tv.ExpiresAt = tv.CreatedAt.Add(voterewards.VoteLifetime)
-		votes = append(votes, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory})
+		votes = append(votes, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
 	}
 	ctx := context.Background()
 	_, err = s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c", LastSeen: now}, votes)

@@ -243,7 +243,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			continue
 		}
 		if f != 0 {
-			r.log.Warn("vote corrected", slog.String("key", v.Key), slog.String("fixes", f.String()))
+			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)

@@ -114,9 +114,9 @@ func newRecorder() *recorder {
 func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls[v.Key]++
-	r.votes[v.Key] = v
-	r.order = append(r.order, v.Key)
+	r.calls[v.Key()]++
+	r.votes[v.Key()] = v
+	r.order = append(r.order, v.Key())
 	return nil
 }
 
@@ -144,7 +144,7 @@ func (r *recorder) snapshot() map[string]int {
 
 // keyOf is the dedup key the poller should give a fake's vote.
 func keyOf(v topggtest.Vote) string {
-	return voterewards.VoteKey(topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt})
+	return voterewards.Vote{Vote: topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt}}.Key()
 }
 
 // keysOf returns the dedup keys of every vote the fake holds.
@@ -189,7 +189,7 @@ func (l *eventLog) handler(kind string) voterewards.Handler {
 	return func(_ context.Context, v voterewards.Vote) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.events = append(l.events, kind+" "+v.Key)
+		l.events = append(l.events, kind+" "+v.Key())
 		if l.after != nil {
 			l.after(kind, v)
 		}

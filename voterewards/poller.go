@@ -81,7 +81,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 			return err
 		}
 		if f != 0 {
-			p.log.Warn("vote corrected", slog.String("key", s.Key), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
+			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
 		}
 		clean[i] = s
 	}

@@ -340,7 +340,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	var pending []voterewards.Vote
 	for i := range 8 {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
-		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory})
+		pending = append(pending, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
 	}
 	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending)
 	require.NoError(t, err)

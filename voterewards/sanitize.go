@@ -71,7 +71,6 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 		v.Hook = &h
 		f |= fixQuery
 	}
-	v.Key = VoteKey(v.Vote)
 	return v, f, nil
 }
 

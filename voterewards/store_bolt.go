@@ -17,8 +17,8 @@ import (
 // BoltStore in this process) has the directory open. Match it with errors.Is.
 var ErrLocked = errors.New("voterewards: state directory is in use by another process")
 
-// StoreFile is the name of the bbolt file [OpenStore] keeps in its directory.
-const StoreFile = "voterewards.db"
+// storeFile is the name of the bbolt file [OpenStore] keeps in its directory.
+const storeFile = "voterewards.db"
 
 // openTimeout is how long OpenStore waits for the file lock: long enough to
 // ride out a process that is just exiting, short enough to fail clearly.
@@ -82,11 +82,11 @@ type storeOptions struct{ noSync bool }
 // damaged. It makes delivery several times faster on slow disks.
 func WithoutFsync() StoreOption { return func(o *storeOptions) { o.noSync = true } }
 
-// OpenStore opens (creating if needed) the store in dir, which it creates with
-// mode 0700. If another process has it open, it fails within half a second with
-// an error matching [ErrLocked]. A file it cannot trust (truncated, corrupted)
-// is a *[DamagedStoreError] (matching [ErrDamaged]), never a crash. Close it
-// when done.
+// OpenStore opens (creating if needed) the store in dir, in the file
+// voterewards.db; it creates dir with mode 0700. If another process has it
+// open, it fails within half a second with an error matching [ErrLocked]. A
+// file it cannot trust (truncated, corrupted) is a *[DamagedStoreError]
+// (matching [ErrDamaged]), never a crash. Close it when done.
 func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 	var o storeOptions
 	for _, opt := range opts {
@@ -95,7 +95,7 @@ func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("voterewards: open store: %w", err)
 	}
-	path := filepath.Join(dir, StoreFile)
+	path := filepath.Join(dir, storeFile)
 	db, err := openBolt(path, o)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key, err)
+		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key(), err)
 	}
 	return nil
 }
@@ -349,7 +349,7 @@ func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
 	}
 	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
 	if err != nil {
-		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key, err)
+		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key(), err)
 	}
 	return nil
 }
