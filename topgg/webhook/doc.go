@@ -19,6 +19,6 @@
 // answer, in [Config.OnEvent], before ServeHTTP returns.
 //
 // Secrets are of type [Secret], which never prints; no secret, signature or
-// body reaches a log or an error. [Sign], [NewRequest] and
-// [NewLegacyRequest] make deliveries for tests.
+// body reaches a log or an error. [Sign] and [NewRequest] make deliveries for
+// tests.
 package webhook

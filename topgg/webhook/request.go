@@ -11,30 +11,11 @@ import (
 // JSON, signed with secret at time t (see [Sign]). It is for tests of a
 // receiver, this package's [Handler] or another.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
-	req, err := newPost(ctx, url, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set(SignatureHeader, Sign(secret, t, body))
-	return req, nil
-}
-
-// NewLegacyRequest returns a POST of body to url as Top.gg sends a v0
-// delivery: JSON, with the Authorization header set to auth.
-func NewLegacyRequest(ctx context.Context, url string, auth Secret, body []byte) (*http.Request, error) {
-	req, err := newPost(ctx, url, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", string(auth))
-	return req, nil
-}
-
-func newPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SignatureHeader, Sign(secret, t, body))
 	return req, nil
 }
