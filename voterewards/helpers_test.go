@@ -55,7 +55,7 @@ func newClient(t testing.TB, srv *topggtest.Server, opts ...topgg.Option) *topgg
 }
 
 // startPoller runs a poller until cleanup (before the server closes).
-func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *voterewards.Poller {
+func startPoller(t testing.TB, src voterewards.History, cfg voterewards.Config) *voterewards.Poller {
 	t.Helper()
 	p, _ := runPoller(t, src, cfg)
 	return p
@@ -64,7 +64,7 @@ func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *
 // runPoller makes a poller and runs it in a goroutine; stop cancels Run and
 // returns its result once it returned (bounded). Calling stop again returns
 // the same result.
-func runPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) (*voterewards.Poller, func() error) {
+func runPoller(t testing.TB, src voterewards.History, cfg voterewards.Config) (*voterewards.Poller, func() error) {
 	t.Helper()
 	if cfg.Interval == 0 {
 		cfg.Interval = 20 * time.Millisecond

@@ -16,7 +16,7 @@ import (
 // Its methods are safe for concurrent use; a nil or zero Poller returns
 // [topgg.ErrNotConfigured].
 type Poller struct {
-	src   Source
+	src   History
 	cfg   Config
 	log   *slog.Logger
 	store Store
@@ -35,11 +35,11 @@ type Poller struct {
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
 // delivers them as cfg says. It makes no request and starts nothing. A nil
 // src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [ErrNilSource]; a missing Store or OnReward, or an impossible value,
+// is [ErrNilHistory]; a missing Store or OnReward, or an impossible value,
 // is an error naming the field.
-func New(src Source, cfg Config) (*Poller, error) {
+func New(src History, cfg Config) (*Poller, error) {
 	if isNil(src) {
-		return nil, ErrNilSource
+		return nil, ErrNilHistory
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

@@ -87,7 +87,7 @@ func TestEveryVoteHandledOnceAcrossPages(t *testing.T) {
 // gatedSource lets a test change the fake between two polls.
 type gatedSource struct {
 	mu  sync.Mutex
-	src voterewards.Source
+	src voterewards.History
 }
 
 func (g *gatedSource) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
@@ -128,7 +128,7 @@ func TestRefusedCursorFallsBackWithoutLossOrDuplicates(t *testing.T) {
 }
 
 // noCursor hides the service's cursors, as a service that gives none would.
-type noCursor struct{ src voterewards.Source }
+type noCursor struct{ src voterewards.History }
 
 func (n noCursor) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
 	p, err := n.src.Votes(ctx, q)
@@ -182,7 +182,7 @@ func TestLookbackIsCutToOneYear(t *testing.T) {
 // timedSource records when each call was made.
 type timedSource struct {
 	mu    sync.Mutex
-	src   voterewards.Source
+	src   voterewards.History
 	calls []time.Time
 }
 
@@ -229,13 +229,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource)
+	assert.ErrorIs(t, err, voterewards.ErrNilHistory)
 	var client *topgg.Client
 	_, err = voterewards.New(client, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource, "a typed nil *topgg.Client fails at New, not in a goroutine later")
+	assert.ErrorIs(t, err, voterewards.ErrNilHistory, "a typed nil *topgg.Client fails at New, not in a goroutine later")
 	var src *sliceSource
 	_, err = voterewards.New(src, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource, "any typed nil Source")
+	assert.ErrorIs(t, err, voterewards.ErrNilHistory, "any typed nil Source")
 	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
 		"the error names the field")
 }
@@ -272,7 +272,7 @@ func TestNilPollerFailsFast(t *testing.T) {
 // again and the same cursor, as a service might that never sends an empty page.
 type repeatLast struct {
 	mu    sync.Mutex
-	src   voterewards.Source
+	src   voterewards.History
 	last  topgg.Vote
 	calls int
 }
