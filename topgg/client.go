@@ -41,7 +41,6 @@ type Client struct {
 	projectID string
 
 	limits    *limits
-	bufs      bufferPool
 	observers []Observer
 	// refused holds the last refusal of the token, per kind (v1, v0), until
 	// an answer of that kind accepts it; see TokenRefused.
