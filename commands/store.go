@@ -25,24 +25,22 @@ type HashStore interface {
 }
 
 var (
-	_ HashStore = (*MemoryHashStore)(nil)
+	_ HashStore = (*memoryHashStore)(nil)
 	_ HashStore = (*FileHashStore)(nil)
 )
 
-// MemoryHashStore keeps the fingerprint in memory: unchanged commands are not
-// sent twice by one process, but are sent again after a restart. The zero
-// value is ready to use; it is safe for concurrent use.
-type MemoryHashStore struct {
+// memoryHashStore keeps the fingerprint in memory: unchanged commands are not
+// sent twice by one process, but are sent again after a restart. It is the
+// default of Config.Store. The zero value is ready to use; it is safe for
+// concurrent use.
+type memoryHashStore struct {
 	mu   sync.Mutex
 	hash string
 }
 
-// NewMemoryHashStore returns an empty in-memory store.
-func NewMemoryHashStore() *MemoryHashStore { return &MemoryHashStore{} }
-
 // LoadHash returns the saved fingerprint, or "". It fails only when ctx is
 // done, or on a nil store.
-func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
+func (m *memoryHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -56,7 +54,7 @@ func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
 
 // SaveHash replaces the saved fingerprint. It fails only when ctx is done,
 // or on a nil store.
-func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
+func (m *memoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -69,7 +67,7 @@ func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	return nil
 }
 
-var errNilMemoryStore = fmt.Errorf("%w (*commands.MemoryHashStore)", ErrNilStore)
+var errNilMemoryStore = fmt.Errorf("%w (the in-memory HashStore)", ErrNilStore)
 
 // maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
 const maxHashFile = 256

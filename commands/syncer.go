@@ -15,8 +15,8 @@ import (
 
 // Config configures a [Syncer]. The zero value is valid.
 type Config struct {
-	// Store keeps the fingerprint of the last published commands. Default: a
-	// new [MemoryHashStore], so a restart publishes once more.
+	// Store keeps the fingerprint of the last published commands. Default: in
+	// memory, so a restart publishes once more.
 	Store HashStore
 	// Logger receives one line per outcome (published, unchanged, skipped)
 	// and store warnings. Default: discard.
@@ -97,7 +97,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 		return nil, fmt.Errorf("%w (%T)", ErrNilStore, cfg.Store)
 	}
 	if cfg.Store == nil {
-		cfg.Store = NewMemoryHashStore()
+		cfg.Store = &memoryHashStore{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -57,9 +57,9 @@
 // # Inputs that cannot stall it
 //
 // No answer of the service stops or spins the pipeline: a created_at in the
-// future is clamped to the local clock plus [MaxClockSkew], a missing or
+// future is clamped to the local clock plus a minute, a missing or
 // impossible expires_at becomes created_at plus [VoteLifetime], weights are
-// kept within [1, [MaxWeight]], a vote without ids is skipped, each logged;
+// kept within [1, 10], a vote without ids is skipped, each logged;
 // a poll round ends at the first page that adds nothing (whatever its
 // cursor), never sends the same request twice, and reads a bounded number
 // of pages; the next round comes after the interval.

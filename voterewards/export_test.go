@@ -12,3 +12,9 @@ func WithClock(cfg Config, c clock.Clock) Config {
 // StoreFile is the name of the bbolt file OpenStore keeps in its directory,
 // for the tests that damage it.
 const StoreFile = storeFile
+
+// Bounds of sanitize, for the hardening tests.
+const (
+	MaxClockSkew = maxClockSkew
+	MaxWeight    = maxWeight
+)

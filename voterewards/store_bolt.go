@@ -71,27 +71,21 @@ type BoltStore struct {
 
 var _ Store = (*BoltStore)(nil)
 
-// StoreOption configures [OpenStore].
-type StoreOption func(*storeOptions)
-
+// storeOptions are the choices of openStore. noSync skips fsync after each
+// transaction (the benchmarks compare it): the state still survives the
+// process being killed, but not a power loss.
 type storeOptions struct{ noSync bool }
-
-// WithoutFsync makes the store skip fsync after each transaction. The state
-// still survives the process being killed (the kernel holds the written
-// pages), but not a power loss or an OS crash, after which the file may be
-// damaged. It makes delivery several times faster on slow disks.
-func WithoutFsync() StoreOption { return func(o *storeOptions) { o.noSync = true } }
 
 // OpenStore opens (creating if needed) the store in dir, in the file
 // voterewards.db; it creates dir with mode 0700. If another process has it
 // open, it fails within half a second with an error matching [ErrLocked]. A
 // file it cannot trust (truncated, corrupted) is a *[DamagedStoreError]
 // (matching [ErrDamaged]), never a crash. Close it when done.
-func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
-	var o storeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func OpenStore(dir string) (*BoltStore, error) {
+	return openStore(dir, storeOptions{})
+}
+
+func openStore(dir string, o storeOptions) (*BoltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("voterewards: open store: %w", err)
 	}
