@@ -10,8 +10,8 @@ import (
 // Errors of the package, for errors.Is. The errors returned wrap them with
 // the detail (which session, which call).
 var (
-	// ErrRunning means Run was called while the Poster was already running.
-	ErrRunning = errors.New("autopost: already running")
+	// errRunning: Run was called while the Poster was already running.
+	errRunning = fmt.Errorf("autopost: Poster %w", topgg.ErrRunning)
 	// ErrNoSessions means the Poster's Counter has no session attached when
 	// Run starts, so there is nothing to count.
 	ErrNoSessions = errors.New("autopost: no session attached")

@@ -87,7 +87,7 @@ func (p *Poster) Counter() *Counter {
 // after the service's Retry-After when it gave one.
 //
 // Run may be called again after it returned (a fleet runs its leader's
-// Poster each time it wins the lease). It returns [ErrRunning] while another
+// Poster each time it wins the lease). It returns [topgg.ErrRunning] while another
 // Run of the same Poster runs, [topgg.ErrNotConfigured] on a zero Poster, and
 // [ErrNoSessions] when the Poster's own Counter has no session attached.
 func (p *Poster) Run(ctx context.Context) error {
@@ -95,7 +95,7 @@ func (p *Poster) Run(ctx context.Context) error {
 		return errNotMade
 	}
 	if !p.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer p.running.Store(false)
 	if p.counter != nil && p.counter.Attached() == 0 {

@@ -24,8 +24,8 @@ var (
 	// ErrNoPath means a FileHashStore has no path: make it with
 	// NewFileHashStore.
 	ErrNoPath = errors.New("commands: FileHashStore without a path (make it with NewFileHashStore)")
-	// ErrRunning means Run was called while the Job was already running.
-	ErrRunning = errors.New("commands: job already running")
+	// errRunning: Run was called while the Job was already running.
+	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
 	// ErrRefused means the definitions are the ones the service refused the
 	// last time, for a reason no retry mends; they are not sent again. The
 	// error also wraps the service's refusal.

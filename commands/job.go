@@ -98,14 +98,14 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 }
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
-// it. It returns [ErrRunning] while another Run of the Job runs and
+// it. It returns [topgg.ErrRunning] while another Run of the Job runs and
 // [topgg.ErrNotConfigured] on a zero Job.
 func (j *Job) Run(ctx context.Context) error {
 	if j == nil || j.syncer == nil {
 		return errNotMade
 	}
 	if !j.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer j.running.Store(false)
 	if j.cfg.Session != nil && !waitReady(ctx, j.cfg.Session) {

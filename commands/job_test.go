@@ -104,7 +104,7 @@ func TestJobSyncsAtStartAndEachInterval(t *testing.T) {
 	require.NoError(t, first.err)
 	assert.False(t, first.res.Skipped)
 	assert.Len(t, putBodies(srv), 1)
-	assert.ErrorIs(t, r.job.Run(t.Context()), commands.ErrRunning)
+	assert.ErrorIs(t, r.job.Run(t.Context()), topgg.ErrRunning)
 
 	r.advance(commands.DefaultJobInterval)
 	second := r.waitOutcomes(2)[1]

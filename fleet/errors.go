@@ -9,9 +9,9 @@ import (
 )
 
 var (
-	// ErrRunning means Run was called while a Run of the same value is still
+	// errRunning: Run was called while a Run of the same value is still
 	// going on.
-	ErrRunning = errors.New("fleet: already running")
+	errRunning = fmt.Errorf("fleet: %w", topgg.ErrRunning)
 	// ErrNilClient means a nil Redis client (or a typed nil inside the
 	// interface) was given.
 	ErrNilClient = errors.New("fleet: nil Redis client")

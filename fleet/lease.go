@@ -140,7 +140,7 @@ func (l *Lease) Fence(token int64) Fence {
 // lost, Run campaigns again (fn's error, if any, is logged); if fn returned
 // by itself, Run returns its error wrapped, or nil. Redis errors never end
 // Run: it logs them and retries, and leader work is paused while the lease
-// cannot be held. A second concurrent Run returns [ErrRunning]. When Run
+// cannot be held. A second concurrent Run returns [topgg.ErrRunning]. When Run
 // returns, nothing it started is still running; after ctx is done it returns
 // once fn has returned and the release (bounded by RenewEvery) is over.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
@@ -151,7 +151,7 @@ func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int6
 		return ErrNilFunc
 	}
 	if !l.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer l.running.Store(false)
 	defer l.setKnown(false)

@@ -148,7 +148,7 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 	srv := redistest.Start(t)
 	c := startContender(t, srv.Addr(), "bot5", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
-	require.ErrorIs(t, c.lease.Run(context.Background(), blockUntilDone), fleet.ErrRunning)
+	require.ErrorIs(t, c.lease.Run(context.Background(), blockUntilDone), topgg.ErrRunning)
 }
 
 func TestMisuseIsAnError(t *testing.T) {

@@ -77,13 +77,13 @@ func NewReporter(counts *Counts, shards func() []ShardCount, cfg ReporterConfig)
 }
 
 // Run publishes until ctx is done, then returns nil. A second concurrent Run
-// returns [ErrRunning]. Redis errors never end it.
+// returns [topgg.ErrRunning]. Redis errors never end it.
 func (r *Reporter) Run(ctx context.Context) error {
 	if r == nil || r.counts == nil {
 		return errNotMade
 	}
 	if !r.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer r.running.Store(false)
 	for {

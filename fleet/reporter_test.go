@@ -44,7 +44,7 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 		return tot.Servers
 	}
 	require.Eventually(t, func() bool { return total() == 8 }, 5*time.Second, 5*time.Millisecond, "no publish at start")
-	require.ErrorIs(t, rep.Run(ctx), fleet.ErrRunning)
+	require.ErrorIs(t, rep.Run(ctx), topgg.ErrRunning)
 
 	guilds.Store(70)
 	require.Eventually(t, func() bool { return fake.Timers() == 1 }, 5*time.Second, time.Millisecond)

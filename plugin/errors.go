@@ -10,9 +10,9 @@ import (
 // Errors of the plugin's lifecycle and wiring, for [errors.Is]. Each is wrapped
 // with the detail of the call that failed.
 var (
-	// ErrRunning means [Plugin.Run] was called while a Run of the same plugin
-	// has not returned yet.
-	ErrRunning = errors.New("plugin: already running")
+	// errRunning: [Plugin.Run] was called while a Run of the same plugin was
+	// still going on.
+	errRunning = fmt.Errorf("plugin: Plugin %w", topgg.ErrRunning)
 	// ErrAttachAfterRun means [Plugin.Attach] was called after the first
 	// [Plugin.Run]: the jobs have already looked for their sessions, so a
 	// session attached now would post nothing and publish no commands.

@@ -28,7 +28,7 @@ func votesOnly(w *world) plugin.Config {
 }
 
 // TestRunIsExclusiveAndRerunnable: a second Run while one runs returns
-// ErrRunning at once; after Run returned, Run may be called again and the jobs
+// topgg.ErrRunning at once; after Run returned, Run may be called again and the jobs
 // work again.
 func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,7 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	w.tg.AddVotes(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
-	require.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
+	require.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning)
 	require.NoError(t, w.stop(p))
 	assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID), "no stale answer once Run returned")
 
@@ -106,7 +106,7 @@ func TestRunWithoutSessions(t *testing.T) {
 
 // TestStopHoldsNoLock: while Run waits for a reward handler that is slow to
 // stop, the plugin's other methods answer at once (Attach with its error, a
-// second Run with ErrRunning, Active, Counts): no lock is held while waiting.
+// second Run with topgg.ErrRunning, Active, Counts): no lock is held while waiting.
 func TestStopHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
@@ -135,7 +135,7 @@ func TestStopHoldsNoLock(t *testing.T) {
 	go func() {
 		defer close(answered)
 		assert.ErrorIs(t, p.Attach(w.sessions[0]), plugin.ErrAttachAfterRun)
-		assert.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
+		assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning)
 		_ = p.Active(votes(1)[0].PlatformID)
 		_ = p.Counts()
 	}()

@@ -176,7 +176,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // topgg.ErrUnauthorized) tells a refused token).
 //
 // Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
-// [ErrRunning] while another Run of the plugin has not
+// [topgg.ErrRunning] while another Run of the plugin has not
 // returned, [ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
 // included: [voterewards.ErrLocked]). Run may be called again after it returned
@@ -254,7 +254,7 @@ func (p *Plugin) begin() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.running {
-		return ErrRunning
+		return errRunning
 	}
 	if p.sessions == 0 && (p.poster != nil || p.syncer != nil) {
 		return fmt.Errorf("%w: autopost or command sync is on (turn them off in Config to run without sessions)", ErrNoSessions)

@@ -8,3 +8,9 @@ import "errors"
 // this misuse: every package wraps it with its own words (which value, which
 // constructor), so errors.Is(err, topgg.ErrNotConfigured) answers for all.
 var ErrNotConfigured = errors.New("not made by its constructor")
+
+// ErrRunning means Run was called while another Run of the same job was
+// still going on (a Poster, Job, Poller, Plugin, Lease...): a job runs once
+// at a time. Like [ErrNotConfigured], it is the module's one sentinel for
+// this misuse, wrapped by every package with its own words.
+var ErrRunning = errors.New("already running")

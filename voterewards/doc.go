@@ -11,7 +11,7 @@
 // for [Config.GracePeriod], cancels their context, and returns once every
 // handler call has returned. It may be called again after it returned (a
 // fleet runs it each time it wins the lease); a concurrent second call
-// returns [ErrRunning]. Every timer (interval, retries, expiries, pruning,
+// returns [topgg.ErrRunning]. Every timer (interval, retries, expiries, pruning,
 // grace) runs on one injectable clock.
 //
 // # One vote stream

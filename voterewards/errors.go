@@ -10,9 +10,9 @@ import (
 // Sentinel errors, for errors.Is. Errors that carry them are wrapped with
 // details (the field, the file, the vote).
 var (
-	// ErrRunning is returned by [Poller.Run] (and [Poller.Mirror]) when
+	// errRunning is returned by [Poller.Run] (and [Poller.Mirror]) when
 	// another call of it is still running on the same Poller.
-	ErrRunning = errors.New("voterewards: already running")
+	errRunning = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
 	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
 	// not running: the next Run redelivers what is pending anyway.
 	ErrNotRunning = errors.New("voterewards: Run is not running")

@@ -363,7 +363,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	before := calls.Load()
 	go func() { done <- p.Run(ctx) }()
 	require.Eventually(t, func() bool { return calls.Load() > before }, 5*time.Second, time.Millisecond, "Run delivers")
-	assert.ErrorIs(t, p.Run(context.Background()), voterewards.ErrRunning, "a second Run while one runs is refused")
+	assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning, "a second Run while one runs is refused")
 	cancel()
 	require.NoError(t, <-done)
 }
