@@ -31,7 +31,7 @@ func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 
 	c := autopost.NewCounter(2)
 	_, err = c.Attach(nil)
-	require.ErrorIs(t, err, autopost.ErrNilSession)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 
 	noIntent := newSession(0)
 	noIntent.Identify.Intents = discordgo.IntentsGuildMessages
@@ -41,7 +41,7 @@ func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 	// All or nothing: a bad session refuses the whole call.
 	good := newSession(0)
 	_, err = c.Attach(good, nil)
-	require.ErrorIs(t, err, autopost.ErrNilSession)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	assert.Zero(t, c.Attached())
 
 	// Twice, or two sessions of one shard, or a shard beyond the count.

@@ -64,7 +64,7 @@ type ShardStats struct {
 // as discordgo identifies with it; READY confirms it.
 //
 // Attach attaches all the sessions or none. It fails, wrapping a sentinel,
-// for a nil session ([ErrNilSession]), one without the GUILDS intent
+// for a nil session ([topgg.ErrNilArgument]), one without the GUILDS intent
 // ([ErrNoGuildsIntent]), one that is open, being opened or was opened before
 // ([ErrSessionOpen]), and one already attached, or of a shard another
 // attached session has, or of a shard beyond the Counter's shard count

@@ -17,10 +17,8 @@ var (
 	ErrNoSessions = errors.New("autopost: no session attached")
 	// errNotMade: a method was called on a nil or zero Poster; make one with New.
 	errNotMade = fmt.Errorf("autopost: Poster %w (autopost.New)", topgg.ErrNotConfigured)
-	// ErrNilClient means New was given a nil *topgg.Client.
-	ErrNilClient = errors.New("autopost: nil *topgg.Client")
-	// ErrNilSession means a nil *discordgo.Session was given to Attach.
-	ErrNilSession = errors.New("autopost: nil *discordgo.Session")
+	// errNilClient: New was given a nil *topgg.Client.
+	errNilClient = fmt.Errorf("autopost: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	// ErrSessionOpen means a session given to Attach is open, being opened,
 	// or was opened before: its READY, which lists the shard's guilds, has
 	// been missed (a session opened again resumes, with no new READY), so

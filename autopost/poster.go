@@ -30,13 +30,13 @@ type Poster struct {
 
 // New returns a Poster that posts with client the numbers of cfg.Source, or,
 // when it is nil, of a new Counter (of cfg.ShardCount shards) that
-// [Poster.Attach] feeds. It makes no request. It fails with [ErrNilClient]
+// [Poster.Attach] feeds. It makes no request. It fails with [topgg.ErrNilArgument]
 // for a nil client and with a *[ConfigError] for an invalid Config (a
 // negative duration or ShardCount, an unknown mode, MaxBackfill over 100, a
 // nil pointer as Source, or ShardCount set beside a Source).
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

@@ -14,13 +14,13 @@ var (
 	// errNotMade: a method was called on a nil or zero Syncer (make one with
 	// New), or on a nil or zero Job (make one with NewJob).
 	errNotMade = fmt.Errorf("commands: Syncer or Job %w (commands.New, commands.NewJob)", topgg.ErrNotConfigured)
-	// ErrNilClient means New was given a nil *topgg.Client.
-	ErrNilClient = errors.New("commands: nil *topgg.Client")
-	// ErrNilStore means Config.Store holds a nil pointer (a typed nil),
-	// which would panic at its first use.
-	ErrNilStore = errors.New("commands: Config.Store is a nil pointer")
-	// ErrNilSession means a nil *discordgo.Session was given.
-	ErrNilSession = errors.New("commands: nil *discordgo.Session")
+	// errNilClient: New was given a nil *topgg.Client.
+	errNilClient = fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
+	// errNilStore: Config.Store holds a nil pointer (a typed nil), which
+	// would panic at its first use.
+	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
+	// errNilSession: a nil *discordgo.Session was given.
+	errNilSession = fmt.Errorf("commands: %w (*discordgo.Session)", topgg.ErrNilArgument)
 	// ErrNoPath means a FileHashStore has no path: make it with
 	// NewFileHashStore.
 	ErrNoPath = errors.New("commands: FileHashStore without a path (make it with NewFileHashStore)")

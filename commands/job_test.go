@@ -209,14 +209,14 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 
 	_, err = commands.New(nil, commands.Config{})
-	require.ErrorIs(t, err, commands.ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
 	var typedNil *commands.FileHashStore
 	_, err = commands.New(c, commands.Config{Store: typedNil})
-	require.ErrorIs(t, err, commands.ErrNilStore)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	var nilMemory *commands.MemoryHashStore
 	_, err = commands.New(c, commands.Config{Store: nilMemory})
-	require.ErrorIs(t, err, commands.ErrNilStore)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 
 	var pathless commands.FileHashStore
 	_, err = pathless.LoadHash(ctx)

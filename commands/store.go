@@ -67,7 +67,7 @@ func (m *memoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	return nil
 }
 
-var errNilMemoryStore = fmt.Errorf("%w (the in-memory HashStore)", ErrNilStore)
+var errNilMemoryStore = fmt.Errorf("%w (the in-memory HashStore)", errNilStore)
 
 // maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
 const maxHashFile = 256

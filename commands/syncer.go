@@ -87,14 +87,14 @@ func (s *Syncer) lock(ctx context.Context) error {
 func (s *Syncer) unlock() { <-s.turn }
 
 // New returns a Syncer that publishes through client. It makes no request.
-// It fails with [ErrNilClient] for a nil client and [ErrNilStore] for a
+// It fails with [topgg.ErrNilArgument] for a nil client and [topgg.ErrNilArgument] for a
 // typed nil Store.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	if cfg.Store != nil && isNilPointer(cfg.Store) {
-		return nil, fmt.Errorf("%w (%T)", ErrNilStore, cfg.Store)
+		return nil, fmt.Errorf("%w (%T)", errNilStore, cfg.Store)
 	}
 	if cfg.Store == nil {
 		cfg.Store = &memoryHashStore{}

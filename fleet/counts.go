@@ -77,7 +77,7 @@ func (t Total) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 
 // shards on rdb. It does not contact Redis.
 func NewCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg CountsConfig) (*Counts, error) {
 	if isNil(rdb) {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {
 		return nil, err

@@ -129,7 +129,7 @@ func TestCountsMisuse(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	_, err := fleet.NewCounts(nil, "b", 1, fleet.CountsConfig{})
-	require.ErrorIs(t, err, fleet.ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = fleet.NewCounts(srv.Client(t), "b", 0, fleet.CountsConfig{})
 	require.ErrorIs(t, err, fleet.ErrBadConfig)
 	_, err = fleet.NewCounts(srv.Client(t), "b", 1, fleet.CountsConfig{MaxAge: time.Millisecond})

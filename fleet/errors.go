@@ -12,11 +12,11 @@ var (
 	// errRunning: Run was called while a Run of the same value is still
 	// going on.
 	errRunning = fmt.Errorf("fleet: %w", topgg.ErrRunning)
-	// ErrNilClient means a nil Redis client (or a typed nil inside the
-	// interface) was given.
-	ErrNilClient = errors.New("fleet: nil Redis client")
-	// ErrNilFunc means Lease.Run was given a nil leader function.
-	ErrNilFunc = errors.New("fleet: nil leader function")
+	// errNilClient: a nil Redis client (or a typed nil inside the interface)
+	// was given.
+	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
+	// errNilFunc: Lease.Run (or Follow) was given a nil function.
+	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
 	// errNotMade: a method was called on a zero or nil value that must come
 	// from its constructor (NewLease, NewCounts).
 	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)

@@ -39,7 +39,7 @@ func TestFenceRefusesAnOlderTerm(t *testing.T) {
 	assert.Positive(t, rdb.PTTL(ctx, fleet.Key("fence1", "k")).Val())
 
 	require.ErrorIs(t, fleet.Fence{}.Set(ctx, rdb, "x", "y", 0), fleet.ErrNoFence)
-	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), fleet.ErrNilClient)
+	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), topgg.ErrNilArgument)
 	var nilScript *fleet.FencedScript
 	_, err = nilScript.Run(ctx, rdb, cur, nil)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)

@@ -70,7 +70,7 @@ func (s *FencedScript) Run(ctx context.Context, c redis.Scripter, f Fence, keys 
 		return nil, errNotMade
 	}
 	if isNil(c) {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	if f.token == 0 {
 		return nil, ErrNoFence

@@ -49,11 +49,11 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
-// closes. It does not contact Redis. Errors wrap [ErrNilClient],
+// closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadBot] or [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if isNil(rdb) {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -13,7 +13,7 @@ import (
 func TestFleetConstructionAndMisuse(t *testing.T) {
 	t.Parallel()
 	_, err := fleet.New(nil, fleet.Config{Bot: "b", ShardCount: 1})
-	require.ErrorIs(t, err, fleet.ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = fleet.Open("http://:hunter2@127.0.0.1:1", fleet.Config{Bot: "b", ShardCount: 1})
 	require.ErrorIs(t, err, fleet.ErrInvalidURL)
 	assert.NotContains(t, err.Error(), "hunter2")

@@ -73,7 +73,7 @@ type Lease struct {
 // to the client's read timeout before it returns.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
 	if isNil(rdb) {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int6
 		return errNotMade
 	}
 	if fn == nil {
-		return ErrNilFunc
+		return errNilFunc
 	}
 	if !l.running.CompareAndSwap(false, true) {
 		return errRunning

@@ -155,7 +155,7 @@ func TestMisuseIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	_, err := fleet.NewLease(nil, "b", fleet.LeaseConfig{})
-	require.ErrorIs(t, err, fleet.ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = fleet.NewLease(srv.Client(t), "", fleet.LeaseConfig{})
 	require.ErrorIs(t, err, fleet.ErrBadBot)
 	_, err = fleet.NewLease(srv.Client(t), "a{b}", fleet.LeaseConfig{})
@@ -172,7 +172,7 @@ func TestMisuseIsAnError(t *testing.T) {
 	assert.Equal(t, fleet.LeaseState{}, nilLease.State())
 	l, err := fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{})
 	require.NoError(t, err)
-	require.ErrorIs(t, l.Run(context.Background(), nil), fleet.ErrNilFunc)
+	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)
 }
 
 func TestOnChangeSeesEveryTransition(t *testing.T) {

@@ -23,7 +23,7 @@ func (s *VoteStore) Follow(ctx context.Context, added func(voterewards.Vote), re
 		return err
 	}
 	if added == nil || resync == nil {
-		return ErrNilFunc
+		return errNilFunc
 	}
 	ps := s.rdb.Subscribe(ctx, s.channel)
 	// Receive does not watch ctx: closing the PubSub ends a blocked read.

@@ -212,7 +212,7 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	_, err = zero.Load(ctx)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), topgg.ErrNotConfigured)
-	require.ErrorIs(t, s.Follow(ctx, nil, nil), fleet.ErrNilFunc)
+	require.ErrorIs(t, s.Follow(ctx, nil, nil), topgg.ErrNilArgument)
 	_, err = fleet.NewVoteStore(nil)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	require.NoError(t, s.Ping(ctx))

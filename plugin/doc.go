@@ -48,7 +48,7 @@
 // called again after it returned. Wiring mistakes are errors, not log lines:
 // Attach after Run or of an open session ([ErrAttachAfterRun], [ErrSessionOpen]),
 // Run without a session while autopost or command sync is on ([ErrNoSessions]),
-// nil arguments ([ErrNilArgument]), an invalid Config (*[ConfigError]).
+// nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]).
 //
 // The plugin logs to [log/slog.Default] unless given [WithLogger], so its
 // warnings are seen even when the option is forgotten. Command-sync outcomes,

@@ -21,10 +21,10 @@ var (
 	// opening): its READY has been missed, and READY is what the counts and the
 	// command sync start from. Attach sessions before they open.
 	ErrSessionOpen = errors.New("plugin: session already open")
-	// ErrNilArgument means a nil (or typed-nil) value was passed where one is
-	// required: a nil *topgg.Client, a nil session, a nil handler or logger
-	// given to an Option.
-	ErrNilArgument = errors.New("plugin: nil argument")
+	// errNilArg: a nil (or typed-nil) value was passed where one is required:
+	// a nil *topgg.Client, a nil session, a nil handler or logger given to an
+	// Option. The errors returned say which.
+	errNilArg = fmt.Errorf("plugin: %w", topgg.ErrNilArgument)
 	// ErrJobFailed means a job stopped on an error that no restart mends (the
 	// service refused the token, say); [Plugin.Run] then stops the other jobs
 	// and returns it, wrapping the job's own error.

@@ -13,6 +13,7 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // fleetProcess makes one process of a fleet: its own Redis client (through a
@@ -121,7 +122,7 @@ func TestWithFleetNil(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
-	require.ErrorIs(t, err, plugin.ErrNilArgument)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }
 
 // TestFleetModeReadiness: a fleet process checks Redis ("vote_store") and

@@ -66,8 +66,8 @@ func TestAttachMisuse(t *testing.T) {
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 
-	require.ErrorIs(t, p.Attach(), plugin.ErrNilArgument)
-	require.ErrorIs(t, p.Attach(w.sessions[0], nil), plugin.ErrNilArgument)
+	require.ErrorIs(t, p.Attach(), topgg.ErrNilArgument)
+	require.ErrorIs(t, p.Attach(w.sessions[0], nil), topgg.ErrNilArgument)
 
 	w.open(1)
 	require.Eventually(t, func() bool { return w.sessions[1].State.SessionID != "" }, wait, tick, "READY")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -129,7 +130,7 @@ func TestWithMetricsRefusesNil(t *testing.T) {
 	t.Cleanup(tg.Close)
 	for _, m := range []plugin.Metrics{nil, (*topggprom.Metrics)(nil)} {
 		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff}, plugin.WithMetrics(m))
-		assert.ErrorIs(t, err, plugin.ErrNilArgument)
+		assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	}
 }
 

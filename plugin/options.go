@@ -17,7 +17,7 @@ import (
 )
 
 // Option configures a Plugin in [New]. An Option given a nil value makes New fail
-// with [ErrNilArgument]: leaving an option out is how to keep its default.
+// with [topgg.ErrNilArgument]: leaving an option out is how to keep its default.
 type Option func(*options) error
 
 // CommandSyncHandler is told the outcome of every command-sync attempt: the
@@ -68,7 +68,7 @@ func isNil(v any) bool {
 	return false
 }
 
-func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", ErrNilArgument, option) }
+func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
 
 // WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option {
@@ -155,7 +155,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 		}
 		for i, c := range cmds {
 			if c == nil {
-				return fmt.Errorf("%w: WithCommands: command %d is nil", ErrNilArgument, i)
+				return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
 			}
 		}
 		o.commands, o.haveCmds = cmds, true

@@ -52,11 +52,11 @@ type Plugin struct {
 
 // New checks cfg (a zero field means its default) and builds the plugin's jobs. It
 // makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
-// naming the Go field, or [ErrNilArgument] for a nil client or option value. A
+// naming the Go field, or [topgg.ErrNilArgument] for a nil client or option value. A
 // VotePollInterval below 10 seconds is allowed but logged as a warning.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: New: nil *topgg.Client", ErrNilArgument)
+		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	o := defaultOptions()
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("%w: New: option %d is nil", ErrNilArgument, i)
+			return nil, fmt.Errorf("%w: New: option %d is nil", errNilArg, i)
 		}
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -129,7 +129,7 @@ func (p *Plugin) buildJobs() error {
 // Attach registers the plugin's handlers on every shard's session. Call it before
 // the sessions open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
-// [ErrSessionOpen] for a session that is open or opening, [ErrNilArgument] for
+// [ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
 // a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
 // then attaches none of them. The handlers stay for the
 // plugin's life, so the counts are kept between two Runs.
@@ -138,11 +138,11 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		return errNotMade
 	}
 	if len(sessions) == 0 {
-		return fmt.Errorf("%w: Attach: no session", ErrNilArgument)
+		return fmt.Errorf("%w: Attach: no session", errNilArg)
 	}
 	for i, s := range sessions {
 		if s == nil {
-			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
+			return fmt.Errorf("%w: Attach: session %d is nil", errNilArg, i)
 		}
 		if shards.Opened(s) {
 			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)

@@ -9,6 +9,12 @@ import "errors"
 // constructor), so errors.Is(err, topgg.ErrNotConfigured) answers for all.
 var ErrNotConfigured = errors.New("not made by its constructor")
 
+// ErrNilArgument means a nil value (or an interface holding a nil pointer)
+// was given where one is required: a nil *topgg.Client, session, store,
+// history, handler, option or Redis client. Every package wraps this one
+// sentinel, naming the argument.
+var ErrNilArgument = errors.New("nil argument")
+
 // ErrRunning means Run was called while another Run of the same job was
 // still going on (a Poster, Job, Poller, Plugin, Lease...): a job runs once
 // at a time. Like [ErrNotConfigured], it is the module's one sentinel for

@@ -19,9 +19,9 @@ var (
 	// errNotMade is returned by the methods of a Poller that was not made by
 	// [New] (a zero value).
 	errNotMade = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
-	// ErrNilHistory is returned by [New] for a nil History, or an interface
+	// errNilHistory is returned by [New] for a nil History, or an interface
 	// holding a nil pointer (a typed nil such as (*topgg.Client)(nil)).
-	ErrNilHistory = errors.New("voterewards: nil History")
+	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
 	// ErrNoStore is returned by [New] when Config.Store is nil or a typed nil.
 	ErrNoStore = errors.New("voterewards: Config.Store is required (OpenStore(dir) or NewMemoryStore())")
 	// ErrNoRewardHandler is returned by [New] when Config.OnReward is nil.

@@ -35,11 +35,11 @@ type Poller struct {
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
 // delivers them as cfg says. It makes no request and starts nothing. A nil
 // src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [ErrNilHistory]; a missing Store or OnReward, or an impossible value,
+// is [topgg.ErrNilArgument]; a missing Store or OnReward, or an impossible value,
 // is an error naming the field.
 func New(src History, cfg Config) (*Poller, error) {
 	if isNil(src) {
-		return nil, ErrNilHistory
+		return nil, errNilHistory
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {

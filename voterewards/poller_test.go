@@ -229,13 +229,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilHistory)
+	assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	var client *topgg.Client
 	_, err = voterewards.New(client, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilHistory, "a typed nil *topgg.Client fails at New, not in a goroutine later")
+	assert.ErrorIs(t, err, topgg.ErrNilArgument, "a typed nil *topgg.Client fails at New, not in a goroutine later")
 	var src *sliceSource
 	_, err = voterewards.New(src, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilHistory, "any typed nil Source")
+	assert.ErrorIs(t, err, topgg.ErrNilArgument, "any typed nil Source")
 	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
 		"the error names the field")
 }
