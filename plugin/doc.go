@@ -46,8 +46,8 @@
 // outage never takes the bot down; a failure no restart mends (the service
 // refused the token) ends Run with an error wrapping [ErrJobFailed]. Run may be
 // called again after it returned. Wiring mistakes are errors, not log lines:
-// Attach after Run or of an open session ([ErrAttachAfterRun], [ErrSessionOpen]),
-// Run without a session while autopost or command sync is on ([ErrNoSessions]),
+// Attach after Run or of an open session ([ErrAttachAfterRun], [autopost.ErrSessionOpen]),
+// Run without a session while autopost or command sync is on ([autopost.ErrNoSessions]),
 // nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]).
 //
 // The plugin logs to [log/slog.Default] unless given [WithLogger], so its

@@ -71,7 +71,7 @@ func TestAttachMisuse(t *testing.T) {
 
 	w.open(1)
 	require.Eventually(t, func() bool { return w.sessions[1].State.SessionID != "" }, wait, tick, "READY")
-	require.ErrorIs(t, p.Attach(w.sessions[0], w.sessions[1]), plugin.ErrSessionOpen)
+	require.ErrorIs(t, p.Attach(w.sessions[0], w.sessions[1]), autopost.ErrSessionOpen)
 
 	require.NoError(t, p.Attach(w.sessions[0]))
 	w.start(p)
@@ -92,7 +92,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	} {
 		p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
-		require.ErrorIs(t, p.Run(w.ctx()), plugin.ErrNoSessions, "%v", cfg)
+		require.ErrorIs(t, p.Run(w.ctx()), autopost.ErrNoSessions, "%v", cfg)
 	}
 
 	rewards := newRecorder()

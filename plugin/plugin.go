@@ -129,7 +129,7 @@ func (p *Plugin) buildJobs() error {
 // Attach registers the plugin's handlers on every shard's session. Call it before
 // the sessions open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
-// [ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
+// [autopost.ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
 // a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
 // then attaches none of them. The handlers stay for the
 // plugin's life, so the counts are kept between two Runs.
@@ -145,7 +145,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 			return fmt.Errorf("%w: Attach: session %d is nil", errNilArg, i)
 		}
 		if shards.Opened(s) {
-			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
+			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
 	}
 	p.mu.Lock()
@@ -177,7 +177,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 //
 // Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
 // [topgg.ErrRunning] while another Run of the plugin has not
-// returned, [ErrNoSessions] when autopost or command sync is on and no session is
+// returned, [autopost.ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
 // included: [voterewards.ErrLocked]). Run may be called again after it returned
 // (a fleet runs it each time this process leads); the vote state is opened and
@@ -257,7 +257,7 @@ func (p *Plugin) begin() error {
 		return errRunning
 	}
 	if p.sessions == 0 && (p.poster != nil || p.syncer != nil) {
-		return fmt.Errorf("%w: autopost or command sync is on (turn them off in Config to run without sessions)", ErrNoSessions)
+		return fmt.Errorf("plugin: Run: autopost or command sync is on (turn them off in Config to run without sessions): %w", autopost.ErrNoSessions)
 	}
 	p.running, p.ran = true, true
 	return nil
