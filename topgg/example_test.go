@@ -103,7 +103,7 @@ func ExampleClient_VoteStatus() {
 
 	// By Discord user id; no active vote is Voted == false, not an error.
 	for _, user := range []string{"146183080879613966", "111111111111111111"} {
-		st, err := client.VoteStatus(ctx, user, topgg.SourceDiscord)
+		st, err := client.VoteStatus(ctx, user, topgg.UserIDDiscord)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -222,9 +222,9 @@ func (q VotesQuery) validate(now time.Time) error {
 	return nil
 }
 
-func (s Source) validate() error {
+func (s UserIDKind) validate() error {
 	switch s {
-	case "", SourceTopgg, SourceDiscord:
+	case "", UserIDTopgg, UserIDDiscord:
 		return nil
 	}
 	return invalid("source", fmt.Sprintf("%q is unknown", string(s)), "topgg or discord")

@@ -298,7 +298,7 @@ func TestValidateVotes(t *testing.T) {
 	})
 }
 
-func voteStatus(user string, src topgg.Source) func(context.Context, *topgg.Client) error {
+func voteStatus(user string, src topgg.UserIDKind) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
 		_, err := c.VoteStatus(ctx, user, src)
 		return err
@@ -315,7 +315,7 @@ func TestValidateVoteStatus(t *testing.T) {
 		{"20 digits", "", voteStatus("12345678901234567890", "")},
 		{"neutral source word", "source", voteStatus("123", "native")},
 		{"bad source", "source", voteStatus("123", "chatplatform")},
-		{"discord", "", voteStatus("123", topgg.SourceDiscord)},
+		{"discord", "", voteStatus("123", topgg.UserIDDiscord)},
 	})
 }
 
