@@ -123,12 +123,12 @@ func ExampleClient_UpdateMetrics() {
 	}
 	ctx := context.Background()
 
-	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1200), ShardCount: topgg.Ptr(2)})
+	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1200), ShardCount: new(2)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// A payload that breaks a rule is refused before any request.
-	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})
+	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(-1)})
 	fmt.Println(err)
 	fmt.Println(srv.Metrics()[0].Metrics)
 	// Output:
@@ -172,14 +172,14 @@ func ExampleRetryable() {
 	}
 	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 503, RetryAfter: time.Hour})
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1200)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(1200)})
 	var rl *topgg.RateLimitError
 	fmt.Println(topgg.Retryable(err), errors.As(err, &rl), rl.RetryAfter)
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1201)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(1201)})
 	fmt.Println(errors.As(err, &rl), rl.Local, len(srv.Requests()))
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(-1)})
 	fmt.Println(topgg.Retryable(err))
 	// Output:
 	// true true 1h0m0s
