@@ -33,7 +33,4 @@ var (
 	// one: no user id of either kind, no Origin, or ids longer than the store
 	// keeps. A webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
-	// ErrDamaged is matched (errors.Is) by the *[DamagedStoreError] that
-	// [OpenStore] returns for a state file it cannot trust.
-	ErrDamaged = errors.New("voterewards: state file is damaged")
 )

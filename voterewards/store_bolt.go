@@ -80,7 +80,7 @@ type storeOptions struct{ noSync bool }
 // voterewards.db; it creates dir with mode 0700. If another process has it
 // open, it fails within half a second with an error matching [ErrLocked]. A
 // file it cannot trust (truncated, corrupted) is a *[DamagedStoreError]
-// (matching [ErrDamaged]), never a crash. Close it when done.
+// (errors.As), never a crash. Close it when done.
 func OpenStore(dir string) (*BoltStore, error) {
 	return openStore(dir, storeOptions{})
 }
@@ -100,6 +100,12 @@ func openStore(dir string, o storeOptions) (*BoltStore, error) {
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
 	return &BoltStore{db: db, path: path}, nil
+}
+
+// isDamaged reports a *DamagedStoreError in err's chain.
+func isDamaged(err error) bool {
+	var d *DamagedStoreError
+	return errors.As(err, &d)
 }
 
 // openBolt opens the file once checkFile found it sound, containing any panic
@@ -124,7 +130,7 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	case errors.Is(err, ErrDamaged):
+	case isDamaged(err):
 		return nil, err
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, &DamagedStoreError{Path: path, Reason: err.Error()}
@@ -133,7 +139,7 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	}
 	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
 		_ = db.Close()
-		if !errors.Is(err, ErrDamaged) {
+		if !isDamaged(err) {
 			err = &DamagedStoreError{Path: path, Reason: err.Error()}
 		}
 		return nil, err
