@@ -21,9 +21,9 @@ var (
 	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
 	// errNilSession: a nil *discordgo.Session was given.
 	errNilSession = fmt.Errorf("commands: %w (*discordgo.Session)", topgg.ErrNilArgument)
-	// ErrNoPath means a FileHashStore has no path: make it with
+	// errNoPath: a FileHashStore has no path: make it with
 	// NewFileHashStore.
-	ErrNoPath = errors.New("commands: FileHashStore without a path (make it with NewFileHashStore)")
+	errNoPath = fmt.Errorf("commands: FileHashStore (no path) %w (commands.NewFileHashStore)", topgg.ErrNotConfigured)
 	// errRunning: Run was called while the Job was already running.
 	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
 	// ErrRefused means the definitions are the ones the service refused the

@@ -220,8 +220,8 @@ func TestMisuseFailsFast(t *testing.T) {
 
 	var pathless commands.FileHashStore
 	_, err = pathless.LoadHash(ctx)
-	require.ErrorIs(t, err, commands.ErrNoPath)
-	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), commands.ErrNoPath)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
 	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})

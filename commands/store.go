@@ -78,7 +78,7 @@ const maxHashFile = 256
 // leaves either the old or the new fingerprint. It is safe for concurrent use
 // within one process; two processes must not share a path. Make it with
 // [NewFileHashStore]: a zero FileHashStore has no path and fails with
-// [ErrNoPath].
+// [topgg.ErrNotConfigured].
 type FileHashStore struct {
 	path string
 	mu   sync.Mutex
@@ -86,7 +86,7 @@ type FileHashStore struct {
 
 // NewFileHashStore returns a store backed by the file at path. Neither the
 // file nor its directory need exist yet; SaveHash creates the directory. An
-// empty path makes a store whose calls fail with [ErrNoPath].
+// empty path makes a store whose calls fail with [topgg.ErrNotConfigured].
 func NewFileHashStore(path string) *FileHashStore {
 	return &FileHashStore{path: path}
 }
@@ -98,7 +98,7 @@ func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if f == nil || f.path == "" {
-		return "", ErrNoPath
+		return "", errNoPath
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -127,7 +127,7 @@ func (f *FileHashStore) SaveHash(ctx context.Context, hash string) error {
 		return err
 	}
 	if f == nil || f.path == "" {
-		return ErrNoPath
+		return errNoPath
 	}
 	if !validHash(hash) {
 		return fmt.Errorf("commands: SaveHash: %q is not a sha256 hex digest", hash)
