@@ -3,7 +3,6 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -31,14 +30,3 @@ var (
 	// error also wraps the service's refusal.
 	ErrRefused = errors.New("commands: the service refused these definitions before; not sent again")
 )
-
-// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
-// typed nil), which would panic at its first call.
-func isNilPointer(v any) bool {
-	r := reflect.ValueOf(v)
-	switch r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return r.IsNil()
-	}
-	return false
-}

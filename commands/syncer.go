@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -93,7 +94,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
 		return nil, errNilClient
 	}
-	if cfg.Store != nil && isNilPointer(cfg.Store) {
+	if cfg.Store != nil && typednil.Is(cfg.Store) {
 		return nil, fmt.Errorf("%w (%T)", errNilStore, cfg.Store)
 	}
 	if cfg.Store == nil {

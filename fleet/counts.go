@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // DefaultMaxAge is how long a shard's last count is kept when its process
@@ -76,7 +78,7 @@ func (t Total) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 
 // NewCounts returns the counts of bot (see [Key]) for a fleet of shardCount
 // shards on rdb. It does not contact Redis.
 func NewCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg CountsConfig) (*Counts, error) {
-	if isNil(rdb) {
+	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {

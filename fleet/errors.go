@@ -3,7 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -38,17 +37,3 @@ var (
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
 )
-
-// isNil reports whether v is nil or a typed nil pointer, map, slice, func,
-// channel or interface inside an interface.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	default:
-		return false
-	}
-}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Fence is a leader term's right to write shared state: the bot's token
@@ -69,7 +71,7 @@ func (s *FencedScript) Run(ctx context.Context, c redis.Scripter, f Fence, keys 
 	if s == nil || s.script == nil {
 		return nil, errNotMade
 	}
-	if isNil(c) {
+	if typednil.Is(c) {
 		return nil, errNilClient
 	}
 	if f.token == 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Config configures a [Fleet]: what every process of one bot must agree on
@@ -52,7 +53,7 @@ type Fleet struct {
 // closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadBot] or [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
-	if isNil(rdb) {
+	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
 	if cfg.Logger == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // DefaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
@@ -72,7 +73,7 @@ type Lease struct {
 // renewal is abandoned at the deadline all the same, but Run waits for it up
 // to the client's read timeout before it returns.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
-	if isNil(rdb) {
+	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {

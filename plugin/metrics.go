@@ -6,6 +6,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -52,7 +53,7 @@ type Metrics interface {
 // alongside the handlers given with [WithOnPost] and [WithCommandSyncHandler].
 func WithMetrics(m Metrics) Option {
 	return func(o *options) error {
-		if isNil(m) {
+		if typednil.Is(m) {
 			return nilArg("WithMetrics")
 		}
 		o.metrics = m

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -54,18 +54,6 @@ func defaultOptions() options {
 		onReward: func(context.Context, voterewards.Vote) error { return nil },
 		clock:    clock.Real(),
 	}
-}
-
-// isNil reports nil, also inside an interface (a typed nil pointer, map or func).
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	}
-	return false
 }
 
 func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
@@ -168,7 +156,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 // does, after Run returned.
 func WithVoteStore(s voterewards.Store) Option {
 	return func(o *options) error {
-		if isNil(s) {
+		if typednil.Is(s) {
 			return nilArg("WithVoteStore")
 		}
 		o.voteStore = s

@@ -3,10 +3,10 @@ package voterewards
 import (
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Defaults of [Config].
@@ -97,7 +97,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.OnReward == nil {
 		return c, ErrNoRewardHandler
 	}
-	if isNil(c.Store) {
+	if typednil.Is(c.Store) {
 		return c, ErrNoStore
 	}
 	for _, d := range []struct {
@@ -132,20 +132,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.clock = clock.Or(c.clock)
 	return c, nil
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer (or
-// another nil reference): a typed nil passed where an implementation is
-// expected, which would otherwise panic later in a goroutine.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
-		return r.IsNil()
-	}
-	return false
 }
 
 // oldestStart returns the oldest startDate the poller sends at now: one year

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Poller is the vote pipeline of one process: it reads the vote history
@@ -38,7 +40,7 @@ type Poller struct {
 // is [topgg.ErrNilArgument]; a missing Store or OnReward, or an impossible value,
 // is an error naming the field.
 func New(src History, cfg Config) (*Poller, error) {
-	if isNil(src) {
+	if typednil.Is(src) {
 		return nil, errNilHistory
 	}
 	cfg, err := cfg.withDefaults()
