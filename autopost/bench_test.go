@@ -80,7 +80,7 @@ func BenchmarkGuildEvent(b *testing.B) {
 	})
 	b.Run("delete/outage+create/return", func(b *testing.B) {
 		sh := run(b, deleteEvent(0, true), createEvent(0))
-		if got := int(sh.t.servers.Load()); got != n {
+		if _, got, _, _ := sh.stats(); got != n {
 			b.Fatalf("servers %d, want %d", got, n)
 		}
 	})

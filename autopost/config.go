@@ -39,9 +39,14 @@ func (m Mode) String() string {
 const (
 	// DefaultInterval is the time between two posts.
 	DefaultInterval = 30 * time.Minute
-	// MinRecommendedInterval is the shortest interval that does not log a
-	// warning: Top.gg limits how often a bot may post.
-	MinRecommendedInterval = 15 * time.Minute
+	// MinInterval is the shortest Interval [New] accepts: Top.gg limits how
+	// often a bot may post (its v1 project endpoints are "stricter" than the
+	// rest, with no number published; v0 allows 60 calls a minute shared by
+	// every v0 call, then blocks for an hour), and the official libraries
+	// post at most every 15 minutes. A listing shows the numbers with a
+	// delay anyway. The floor does not apply to a client of a fake on this
+	// machine ([topgg.Client.Loopback]), for tests and demos.
+	MinInterval = 15 * time.Minute
 	// DefaultRefresh is the longest time without a post when the numbers do
 	// not change.
 	DefaultRefresh = 3 * time.Hour
@@ -58,8 +63,8 @@ const (
 type Config struct {
 	// Mode selects v1 metrics (default) or v0 bot stats.
 	Mode Mode
-	// Interval is the time between two posts (default 30 minutes). Below 15
-	// minutes is allowed, for tests and demos, but logged as a warning.
+	// Interval is the time between two posts (default 30 minutes, at least
+	// [MinInterval]).
 	Interval time.Duration
 	// Refresh is the longest time between two posts when the numbers do not
 	// change (default 3 hours). It is raised to Interval if smaller.
@@ -85,7 +90,8 @@ type Config struct {
 	// failed) from the Poster's goroutine. It must not block for long; a panic
 	// in it is recovered and logged.
 	OnPost func(Result)
-	// Logger receives one line per post and the warnings (default: discard).
+	// Logger receives one line per post and the warnings (default:
+	// slog.Default(), so that a refused token is seen).
 	Logger *slog.Logger
 
 	// clock times the waits (default: the real clock); tests set a fake.
@@ -106,10 +112,14 @@ func (e *ConfigError) Error() string {
 	return "autopost: Config." + e.Field + ": " + e.Problem
 }
 
-// withDefaults checks c and fills in its zero fields.
-func (c Config) withDefaults() (Config, error) {
+// withDefaults checks c for a client of the real service (local is false)
+// or of a fake on this machine, and fills in its zero fields.
+func (c Config) withDefaults(local bool) (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err
+	}
+	if c.Interval > 0 && c.Interval < MinInterval && !local {
+		return c, &ConfigError{"Interval", fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	}
 	return c.filled(), nil
 }
@@ -158,7 +168,7 @@ func (c Config) filled() Config {
 		c.MaxBackfill = 0
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	return c
 }

@@ -3,12 +3,13 @@ package autopost
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -100,9 +101,9 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 	})
 	for i, s := range sessions {
 		removers = append(removers, s.AddHandler(added[i].onEvent))
-		if shards.Opened(s) {
+		if session.Opened(s) {
 			detach()
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrSessionOpen)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}
 	}
 	return detach, nil
@@ -125,10 +126,10 @@ func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
 		_, dup := c.sessions[s]
 		switch {
 		case dup || taken[id]:
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, id, ErrAttachedTwice)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrAttachedTwice, i, id)
 		case c.shardCount > 0 && (id >= c.shardCount || count > c.shardCount):
-			return nil, fmt.Errorf("autopost: Attach: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards: %w",
-				i, id, count, c.shardCount, ErrAttachedTwice)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards",
+				ErrAttachedTwice, i, id, count, c.shardCount)
 		}
 		taken[id] = true
 	}
@@ -188,13 +189,11 @@ func (c *Counter) AppendShards(dst []ShardStats) []ShardStats {
 	return dst
 }
 
-// Total returns the servers and the unavailable ones over every attached
-// shard, from running totals: O(1) whatever the number of guilds.
-func (c *Counter) Total() (servers, unavailable int) {
-	if c == nil {
-		return 0, 0
-	}
-	return int(c.t.servers.Load()), int(c.t.unavailable.Load())
+// attachedSessions returns the sessions attached now.
+func (c *Counter) attachedSessions() []*discordgo.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Keys(c.sessions))
 }
 
 // Attached returns how many sessions are attached.

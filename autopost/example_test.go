@@ -20,7 +20,10 @@ func Example() {
 		panic(err)
 	}
 	defer discord.Close()
-	topggFake := topggtest.NewServer()
+	topggFake, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	defer topggFake.Close()
 
 	client, err := topgg.New(topggFake.Token(), topgg.WithBaseURL(topggFake.URL), topgg.WithHTTPClient(topggFake.Client()))

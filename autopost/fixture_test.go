@@ -79,7 +79,8 @@ func newFixture(t *testing.T, s setup) *fixture {
 	}, s.dcOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
-	tg := topggtest.NewServer(s.tgOpts...)
+	tg, err := topggtest.NewServer(s.tgOpts...)
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 
 	retry := topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}

@@ -28,9 +28,10 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	dc, err := discordtest.NewServer(discordtest.WithGuilds(discordtest.GuildIDForShard(0, 0, 1)))
 	require.NoError(t, err)
 	defer dc.Close()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	defer tg.Close()
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 	p, err := autopost.New(client, autopost.Config{Interval: 10 * time.Millisecond, Refresh: 10 * time.Millisecond})
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestRunLeavesNoGoroutine(t *testing.T) {
 	require.Eventually(t, func() bool { return len(tg.Metrics()) > 0 }, 5*time.Second, 5*time.Millisecond)
 
 	// A post held in flight by the server is cancelled when Run's context ends.
-	tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 1})
+	require.NoError(t, tg.Inject(topggtest.Fault{Delay: time.Minute, Times: 1}))
 	require.NoError(t, dc.Join(context.Background(), discordtest.GuildIDForShard(1, 0, 1)))
 	require.Eventually(t, func() bool { return tg.PendingFaults() == 0 }, 5*time.Second, 5*time.Millisecond)
 	require.NoError(t, stop())

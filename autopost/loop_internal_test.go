@@ -1,6 +1,7 @@
 package autopost
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 
 func testPoster(t *testing.T, cfg Config) *Poster {
 	t.Helper()
-	c, err := topgg.New("test-token")
+	// A client of a fake on this machine: no interval floor; it sends nothing.
+	c, err := topgg.New("test-token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
 	require.NoError(t, err)
 	p, err := New(c, cfg)
 	require.NoError(t, err)
@@ -73,23 +75,29 @@ func TestFailureWaitCapped(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
-	c, err := Config{}.withDefaults()
+	c, err := Config{}.withDefaults(false)
 	require.NoError(t, err)
+	assert.Same(t, slog.Default(), c.Logger, "a library user sees the warnings by default")
 	assert.Equal(t, DefaultInterval, c.Interval)
 	assert.Equal(t, DefaultRefresh, c.Refresh)
 	assert.Equal(t, DefaultReadyTimeout, c.ReadyTimeout)
 	assert.Equal(t, MaxBackfill, c.MaxBackfill)
 	assert.NotNil(t, c.Logger)
 
-	c, err = Config{Interval: time.Hour, Refresh: time.Minute, MaxBackfill: -1}.withDefaults()
+	c, err = Config{Interval: time.Hour, Refresh: time.Minute, MaxBackfill: -1}.withDefaults(false)
 	require.NoError(t, err)
 	assert.Equal(t, time.Hour, c.Refresh, "Refresh is at least Interval")
 	assert.Equal(t, 0, c.MaxBackfill)
 
 	for _, bad := range []Config{
 		{Interval: -1}, {Refresh: -1}, {ReadyTimeout: -1}, {ShardCount: -1}, {MaxBackfill: 101}, {Mode: 7},
+		{Interval: MinInterval - time.Second},
 	} {
-		_, err := bad.withDefaults()
+		_, err := bad.withDefaults(false)
 		assert.Error(t, err, "%+v", bad)
 	}
+	// The floor protects the real service; a fake on this machine has none.
+	c, err = Config{Interval: time.Millisecond}.withDefaults(true)
+	require.NoError(t, err)
+	assert.Equal(t, time.Millisecond, c.Interval)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -32,13 +33,14 @@ type Poster struct {
 // when it is nil, of a new Counter (of cfg.ShardCount shards) that
 // [Poster.Attach] feeds. It makes no request. It fails with [topgg.ErrNilArgument]
 // for a nil client and with a *[ConfigError] for an invalid Config (a
-// negative duration or ShardCount, an unknown mode, MaxBackfill over 100, a
-// nil pointer as Source, or ShardCount set beside a Source).
+// negative duration or ShardCount, an Interval below [MinInterval] for a
+// client of the real service, an unknown mode, MaxBackfill over 100, a nil
+// pointer as Source, or ShardCount set beside a Source).
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, errNilClient
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.withDefaults(client.Loopback())
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +103,6 @@ func (p *Poster) Run(ctx context.Context) error {
 	if p.counter != nil && p.counter.Attached() == 0 {
 		return ErrNoSessions
 	}
-	if p.cfg.Interval < MinRecommendedInterval {
-		p.log.Warn("post interval is below 15 minutes; Top.gg limits how often a bot may post",
-			"interval", p.cfg.Interval)
-	}
 	if !p.waitComplete(ctx) {
 		return nil
 	}
@@ -117,11 +115,19 @@ func (p *Poster) Run(ctx context.Context) error {
 }
 
 // waitComplete waits until the Source's counts are complete. After
-// ReadyTimeout it reports a skipped attempt naming the missing shards, once,
-// and waits on. It returns false if ctx is done first.
+// session.OpenGrace it warns, once, naming the shards of the Poster's own
+// Counter whose sessions are not opened; after ReadyTimeout it reports a
+// skipped attempt naming the missing shards, once, and waits on. It returns
+// false if ctx is done first.
 func (p *Poster) waitComplete(ctx context.Context) bool {
 	timeout := p.clock.NewTimer(p.cfg.ReadyTimeout)
 	defer timeout.Stop()
+	var openCheck <-chan time.Time // nil: nothing to check
+	if p.counter != nil {
+		t := p.clock.NewTimer(session.OpenGrace)
+		defer t.Stop()
+		openCheck = t.C()
+	}
 	failed := false
 	for {
 		changed := p.source.Changed() // before Counts: a change after it still wakes
@@ -140,14 +146,14 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 			p.log.LogAttrs(ctx, level, "cannot read the counts to post; will ask again", slog.String("error", err.Error()))
 			changed = nil // ask again on the clock
 		}
-		p.waitChange(ctx, changed, timeout, c)
+		p.waitChange(ctx, changed, timeout, &openCheck, c)
 	}
 }
 
 // waitChange waits until the Source says its counts changed (or, without a
-// channel, a recheck period has passed), ctx is done, or the ready timeout
-// fires, which it reports.
-func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, c Counts) {
+// channel, a recheck period has passed), ctx is done, or the open check or
+// the ready timeout fires, which it reports.
+func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, openCheck *<-chan time.Time, c Counts) {
 	var poll <-chan time.Time
 	if changed == nil {
 		t := p.clock.NewTimer(p.recheck())
@@ -158,6 +164,9 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 	case <-ctx.Done():
 	case <-changed:
 	case <-poll:
+	case <-*openCheck:
+		*openCheck = nil
+		session.WarnUnopened(ctx, p.log, p.counter.attachedSessions())
 	case <-timeout.C():
 		p.log.Warn("not every shard has reported yet; the first post waits for them",
 			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)

@@ -21,7 +21,7 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	f := newFixture(t, setup{perShard: 2, clock: newClock(), cfg: autopost.Config{Logger: newTextLogger(&buf)}})
-	f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3}))
 	failedN := func() int {
 		n := 0
 		for _, r := range f.resultsCopy() {
@@ -47,7 +47,7 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 
 	f.tick(f.interval)
 	f.waitPosted(2)
-	f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(30, 0))) // a change, so that the next attempt posts
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	f.tick(f.interval)
@@ -58,14 +58,17 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 func TestResultOutcome(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		r    autopost.Result
-		want string
+		r     autopost.Result
+		want  autopost.Outcome
+		label string
 	}{
-		{autopost.Result{Servers: 2}, autopost.OutcomePosted},
-		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged},
-		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete},
-		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed},
+		{autopost.Result{Servers: 2}, autopost.OutcomePosted, "posted"},
+		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged, "unchanged"},
+		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete, "incomplete"},
+		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed, "failed"},
 	} {
 		assert.Equal(t, tc.want, tc.r.Outcome())
+		assert.Equal(t, tc.label, tc.r.Outcome().String())
 	}
+	assert.Equal(t, "unknown", autopost.Outcome(0).String())
 }

@@ -33,24 +33,43 @@ type Result struct {
 	RetryIn time.Duration
 }
 
-// Outcomes of a post attempt, as [Result.Outcome] names them: a bounded set,
-// fit for a metrics label.
+// Outcome says what one post attempt did: a small fixed set, fit for a
+// metrics label. Its zero value is no outcome.
+type Outcome uint8
+
+// Outcomes of a post attempt, as [Result.Outcome] names them.
 const (
 	// OutcomePosted: the numbers were sent and the service took them.
-	OutcomePosted = "posted"
+	OutcomePosted Outcome = iota + 1
 	// OutcomeUnchanged: nothing was sent, the numbers being those of the
 	// last post and the refresh time not come.
-	OutcomeUnchanged = "unchanged"
+	OutcomeUnchanged
 	// OutcomeIncomplete: nothing was sent because some shards had not
 	// reported.
-	OutcomeIncomplete = "incomplete"
+	OutcomeIncomplete
 	// OutcomeFailed: the attempt failed (Err says why).
-	OutcomeFailed = "failed"
+	OutcomeFailed
 )
 
-// Outcome names what the attempt did: [OutcomePosted], [OutcomeUnchanged],
-// [OutcomeIncomplete] or [OutcomeFailed]. It does not allocate.
-func (r Result) Outcome() string {
+// String returns the outcome's label value, such as "posted", or "unknown".
+// It does not allocate.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomePosted:
+		return "posted"
+	case OutcomeUnchanged:
+		return "unchanged"
+	case OutcomeIncomplete:
+		return "incomplete"
+	case OutcomeFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// Outcome says what the attempt did: [OutcomePosted], [OutcomeUnchanged],
+// [OutcomeIncomplete] or [OutcomeFailed].
+func (r Result) Outcome() Outcome {
 	switch {
 	case r.Err != nil:
 		return OutcomeFailed

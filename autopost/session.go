@@ -12,10 +12,10 @@ import (
 // identifies without the GUILDS intent.
 func checkSession(i int, s *discordgo.Session) error {
 	if s == nil {
-		return fmt.Errorf("autopost: Attach: sessions[%d]: %w (*discordgo.Session)", i, topgg.ErrNilArgument)
+		return fmt.Errorf("autopost: sessions[%d]: %w (*discordgo.Session)", i, topgg.ErrNilArgument)
 	}
 	if s.Identify.Intents&discordgo.IntentsGuilds == 0 {
-		return fmt.Errorf("autopost: Attach: sessions[%d] (shard %d): %w", i, s.ShardID, ErrNoGuildsIntent)
+		return fmt.Errorf("%w: sessions[%d] (shard %d)", ErrNoGuildsIntent, i, s.ShardID)
 	}
 	return nil
 }

@@ -55,9 +55,10 @@ func TestPostsWhatTheSourceGives(t *testing.T) {
 	for _, mode := range []autopost.Mode{autopost.ModeV1, autopost.ModeV0} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			tg := topggtest.NewServer()
+			tg, err := topggtest.NewServer()
+			require.NoError(t, err)
 			t.Cleanup(tg.Close)
-			client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+			client, err := tg.NewClient()
 			require.NoError(t, err)
 			src := &tableSource{}
 			src.set(autopost.Counts{Servers: 5, Shards: 3, PerShard: []int{5, 0, 0}, Missing: []int{1, 2}, BotID: topggtest.DiscordBot().PlatformID}, nil)

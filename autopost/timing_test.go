@@ -36,6 +36,9 @@ func TestFirstPostWaitsForEveryShard(t *testing.T) {
 	assert.Equal(t, 4, r.Servers)
 	assert.Empty(t, f.tg.Requests(), "no partial total")
 	assert.Contains(t, buf.String(), `msg="not every shard has reported yet; the first post waits for them" component=autopost missing=[2] shards=3 waited=1h0m0s`)
+	// Its session was attached but never opened: the warning names it
+	// (after 10 s, here within the hour the clock moved).
+	assert.Contains(t, buf.String(), `msg="sessions attached but not opened: no READY, so nothing is counted or published for their shards until Open is called on them" component=autopost shards=[2] waited=10s`)
 	assert.False(t, f.counts().Complete())
 
 	require.NoError(t, f.sessions[2].Open())
@@ -81,7 +84,7 @@ func TestHonoursRetryAfter(t *testing.T) {
 	retry := topgg.RetryPolicy{MaxAttempts: 1}
 	f := newFixture(t, setup{perShard: 2, retry: &retry, clock: newClock()})
 	f.waitPosted(2)
-	f.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Hour})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Hour}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(50, 0)))
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	f.tick(f.interval)
@@ -106,8 +109,8 @@ func TestBackfillAfterOutage(t *testing.T) {
 	f := newFixture(t, setup{perShard: 2, clock: newClock()})
 	f.waitPosted(2)
 
-	f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Drop: true, Times: 6})
-	f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Status: http.StatusServiceUnavailable, Times: 14})
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Drop: true, Times: 6}))
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Path: metricsPath + "*", Status: http.StatusServiceUnavailable, Times: 14}))
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(50, 0))) // 3: the first failed post
 	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
 	for f.tg.PendingFaults() >= 10 {

@@ -29,16 +29,13 @@ const (
 	minSweep     = 1024
 )
 
-// tally holds the running totals over all shards of a Counter, so that
-// [Counter.Total] costs the same for 10 guilds as for a million. Its zero
-// value is ready to use.
+// tally holds what a Counter's shards share: how many are attached, the
+// shard count and bot id their READYs announce, and the change signal. Its
+// zero value is ready to use.
 type tally struct {
-	servers     atomic.Int64
-	unavailable atomic.Int64
-	ready       atomic.Int64 // attached shards that have their READY
-	attached    atomic.Int64
-	shardHint   atomic.Int64 // largest shard count the sessions announced
-	botID       atomic.Pointer[string]
+	attached  atomic.Int64
+	shardHint atomic.Int64 // largest shard count the sessions announced
+	botID     atomic.Pointer[string]
 
 	// changed is closed, then forgotten, when a shard gets READY, is
 	// attached or is detached: a broadcast to every waiter. It is made
@@ -184,17 +181,11 @@ func weight(state uint64) (servers, unavailable, tombs int) {
 	return 0, 0, 0
 }
 
-// addCounts changes the shard's counts and the totals by the deltas. The
-// caller holds sh.mu.
+// addCounts changes the shard's counts by the deltas. The caller holds
+// sh.mu.
 func (sh *shard) addCounts(dServers, dUnavailable int) {
 	sh.servers += dServers
 	sh.unavailable += dUnavailable
-	if dServers != 0 {
-		sh.t.servers.Add(int64(dServers))
-	}
-	if dUnavailable != 0 {
-		sh.t.unavailable.Add(int64(dUnavailable))
-	}
 }
 
 // sweepLocked drops the tombstones no late event can need any more.
@@ -248,8 +239,6 @@ func (sh *shard) applyReady(r readyInfo) {
 		sh.mu.Unlock()
 		return // a duplicate READY, or one of an older session
 	}
-	sh.t.servers.Add(int64(servers - sh.servers))
-	sh.t.unavailable.Add(int64(unavailable - sh.unavailable))
 	sh.guilds, sh.servers, sh.unavailable, sh.tombs, sh.maxSeq = m, servers, unavailable, 0, seq
 	sh.sweepAt = max(minSweep, servers/4)
 	sh.prevSession, sh.session = sh.session, r.session
@@ -257,7 +246,6 @@ func (sh *shard) applyReady(r readyInfo) {
 		sh.id, sh.count = r.shard[0], r.shard[1]
 	}
 	sh.replayEarlyLocked(r.session)
-	became := !sh.ready
 	sh.ready = true
 	count := sh.count
 	sh.mu.Unlock()
@@ -265,9 +253,6 @@ func (sh *shard) applyReady(r readyInfo) {
 	sh.t.hintShards(count)
 	if r.botID != "" {
 		sh.t.botID.Store(&r.botID)
-	}
-	if became {
-		sh.t.ready.Add(1)
 	}
 	sh.t.wake()
 }
@@ -313,15 +298,7 @@ func (sh *shard) detach() {
 		return
 	}
 	sh.detached = true
-	// Out of the ready count before the guilds leave the totals: a post
-	// that reads the totals and then the ready count (see attempt) never
-	// takes a total without this shard for one with it.
-	if sh.ready {
-		sh.t.ready.Add(-1)
-	}
 	sh.t.attached.Add(-1)
-	sh.t.servers.Add(-int64(sh.servers))
-	sh.t.unavailable.Add(-int64(sh.unavailable))
 	sh.guilds, sh.early = nil, nil
 	sh.servers, sh.unavailable = 0, 0
 	sh.t.wake()

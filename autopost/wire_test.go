@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -125,8 +126,8 @@ func TestV0Stats(t *testing.T) {
 	})
 }
 
-// TestLogsOnePlainLinePerPost checks the log: the short-interval warning, one
-// line per post, and no token anywhere.
+// TestLogsOnePlainLinePerPost checks the log: one line per post, and no
+// token anywhere.
 func TestLogsOnePlainLinePerPost(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
@@ -135,7 +136,27 @@ func TestLogsOnePlainLinePerPost(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.resultsCopy()) > 0 }, 5*time.Second, 5*time.Millisecond)
 	f.stop()
 	out := buf.String()
-	assert.Contains(t, out, "post interval is below 15 minutes")
 	assert.Contains(t, out, `msg="posted the server count to Top.gg" component=autopost servers=2 shards=1`)
 	assert.NotContains(t, out, f.tg.Token())
+}
+
+// TestNewRefusesIntervalBelowFloor: an interval below MinInterval is an error
+// at New for a client of the real service (it used to be a warning at Run);
+// a client of a fake on this machine (a loopback base URL) may go lower.
+func TestNewRefusesIntervalBelowFloor(t *testing.T) {
+	t.Parallel()
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = autopost.New(remote, autopost.Config{Interval: time.Millisecond})
+	var ce *autopost.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Interval", ce.Field)
+	assert.Equal(t, "autopost: Config.Interval: 1ms is below 15m0s, the floor that keeps the bot within Top.gg's limits", err.Error())
+	_, err = autopost.New(remote, autopost.Config{Interval: autopost.MinInterval})
+	require.NoError(t, err)
+
+	local, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
+	require.NoError(t, err)
+	_, err = autopost.New(local, autopost.Config{Interval: time.Millisecond})
+	require.NoError(t, err)
 }

@@ -15,7 +15,10 @@ import (
 // A bot publishes the commands it registers on Discord. The second Sync of
 // the same commands sends nothing. The fake service stands in for Top.gg.
 func ExampleSyncer_Sync() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
@@ -77,7 +80,10 @@ func ExampleNormalize() {
 // A Job publishes the bot's commands when it starts and checks them again
 // every Interval, reporting each outcome; it runs until its context ends.
 func ExampleJob() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
@@ -91,7 +97,7 @@ func ExampleJob() {
 	job, err := commands.NewJob(syncer, commands.JobConfig{
 		Commands: []*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}},
 		// or Session: a session of the bot, to publish what Discord has.
-		OnResult: func(res commands.Result, err error) { synced <- err },
+		OnResult: func(_ context.Context, _ commands.Result, err error) { synced <- err },
 	})
 	if err != nil {
 		log.Fatal(err) // also a command that breaks one of Discord's rules

@@ -25,7 +25,8 @@ func fastRetries() topgg.RetryPolicy {
 // newService starts a fake Top.gg and a real client for it.
 func newService(t *testing.T, opts ...topggtest.Option) (*topggtest.Server, *topgg.Client) {
 	t.Helper()
-	srv := topggtest.NewServer(opts...)
+	srv, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	c, err := topgg.New(srv.Token(),
 		topgg.WithBaseURL(srv.URL),

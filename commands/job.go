@@ -20,11 +20,20 @@ import (
 // DefaultJobInterval is the time between two syncs of a [Job].
 const DefaultJobInterval = 15 * time.Minute
 
-// ErrJobSource means a JobConfig sets neither or both of Commands and
-// Session.
-var ErrJobSource = errors.New("commands: JobConfig: set exactly one of Commands and Session")
+// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
+// client of the real service: a failing sync is retried within the interval,
+// so a shorter one would send Top.gg a PUT of the commands as often (its v1
+// project endpoints have "stricter" limits, with no number published). A
+// client of a fake on this machine ([topgg.Client.Loopback]) has no floor.
+const MinJobInterval = time.Minute
 
-// JobConfig configures a [Job]. Exactly one of Commands and Session is set.
+// ErrJobSource means a JobConfig says neither what to publish nor where to
+// read it (none of Commands, Session and Ready), or sets Session beside
+// Commands or Ready.
+var ErrJobSource = errors.New("commands: JobConfig: set Commands, Session or Ready (Session alone)")
+
+// JobConfig configures a [Job]: Commands, Session, or Ready (with or without
+// Commands).
 type JobConfig struct {
 	// Commands are the definitions to publish, as the bot registers them on
 	// Discord. A non-nil empty slice clears the listing's commands. They
@@ -36,28 +45,35 @@ type JobConfig struct {
 	// registers its commands after READY, so the Job reads them again every
 	// Interval; an unchanged list costs one Discord GET and no Top.gg call.
 	Session *discordgo.Session
+	// Ready, for a bot of several sessions (shards), replaces Session: Run
+	// calls it first, and it returns once one of them has its READY, with
+	// that session (or with ctx's error). Without Commands, the commands are
+	// read from Discord through that session; with them, the first sync
+	// waits for it.
+	Ready func(ctx context.Context) (*discordgo.Session, error)
 	// Interval is the time between two syncs (default 15 minutes).
 	Interval time.Duration
 	// OnResult, if not nil, is called after each sync with its outcome:
 	// the Result, and the error when it failed (a *topgg.ValidationError,
-	// *topgg.APIError, *topgg.RateLimitError, a Discord failure, ...). It
-	// runs on the Job's goroutine, must not block for long, and a panic in
-	// it is recovered and logged.
-	OnResult func(Result, error)
-	// Logger receives the failures (default: discard).
+	// *topgg.APIError, *topgg.RateLimitError, a Discord failure, ...), and
+	// Run's context. It runs on the Job's goroutine, must not block for
+	// long, and a panic in it is recovered and logged.
+	OnResult func(ctx context.Context, r Result, err error)
+	// Logger receives the failures (default: slog.Default(), so that a refused token is seen).
 	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
 }
 
 // Job runs a [Syncer] as a long-running job: it syncs once when Run starts
-// (with a Session, once the session has its READY) and again every
+// (with a Session or Ready, once a session has its READY) and again every
 // Interval, and reports each outcome to OnResult. A failure worth retrying
 // (topgg.Retryable, or a Discord 5xx, 429 or connection failure) is retried
-// with backoff, never before the service's Retry-After; a refusal that no
-// retry mends (an invalid token, definitions the service refused) is not
-// retried: the same definitions are not sent again, only changed ones, at
-// the next Interval.
+// with backoff, never before the service's Retry-After. Definitions the
+// service refused are not retried: the same definitions are not sent again,
+// only changed ones, at the next Interval. A refused token ends Run with
+// the error (wrapping topgg.ErrUnauthorized): no sync can pass until the
+// token is replaced.
 //
 // Make it with [NewJob]; a zero or nil Job fails Run with
 // [topgg.ErrNotConfigured]. Run may be called again after it returned.
@@ -69,14 +85,16 @@ type Job struct {
 }
 
 // NewJob returns a Job that syncs with s. It fails with [topgg.ErrNotConfigured]
-// for a nil or zero Syncer, [ErrJobSource] unless exactly one of Commands
-// and Session is set, a *topgg.ValidationError for Commands that break
-// Discord's rules, and an error for a negative Interval.
+// for a nil or zero Syncer, [ErrJobSource] for a JobConfig with none of
+// Commands, Session and Ready or with Session beside one of them, a
+// *topgg.ValidationError for Commands that break Discord's rules, and an
+// error for a negative Interval or one below [MinJobInterval] for a client
+// of the real service.
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	if (cfg.Commands == nil) == (cfg.Session == nil) {
+	if cfg.Session != nil && (cfg.Commands != nil || cfg.Ready != nil) || cfg.Session == nil && cfg.Commands == nil && cfg.Ready == nil {
 		return nil, ErrJobSource
 	}
 	if cfg.Commands != nil {
@@ -89,17 +107,20 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 		return nil, errors.New("commands: JobConfig.Interval: must not be negative")
 	case cfg.Interval == 0:
 		cfg.Interval = DefaultJobInterval
+	case cfg.Interval < MinJobInterval && !s.client.Loopback():
+		return nil, fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	cfg.clock = clock.Or(cfg.clock)
 	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
 }
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
-// it. It returns [topgg.ErrRunning] while another Run of the Job runs and
-// [topgg.ErrNotConfigured] on a zero Job.
+// it. It returns the error of a refused token (wrapping
+// topgg.ErrUnauthorized, after reporting it), [topgg.ErrRunning] while another Run
+// of the Job runs and [topgg.ErrNotConfigured] on a zero Job.
 func (j *Job) Run(ctx context.Context) error {
 	if j == nil || j.syncer == nil {
 		return errNotMade
@@ -108,13 +129,14 @@ func (j *Job) Run(ctx context.Context) error {
 		return errRunning
 	}
 	defer j.running.Store(false)
-	if j.cfg.Session != nil && !waitReady(ctx, j.cfg.Session) {
+	session, ok := j.session(ctx)
+	if !ok {
 		return nil
 	}
 	var refused *refusal
 	failures := 0
 	for {
-		res, err := j.once(ctx, refused)
+		res, err := j.once(ctx, session, refused)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -123,9 +145,12 @@ func (j *Job) Run(ctx context.Context) error {
 		case err == nil:
 			failures, refused = 0, nil
 			j.report(ctx, res, nil)
+		case errors.Is(err, topgg.ErrUnauthorized):
+			j.report(ctx, res, err)
+			return err
 		case errors.Is(err, ErrRefused):
 			// Reported when it was refused; these are the same definitions.
-			j.log.Debug("commands: definitions unchanged since the service refused them; not sent again")
+			j.log.Debug("definitions unchanged since the service refused them; not sent again")
 		case retryable(err):
 			failures++
 			wait = retryWait(failures, err, j.cfg.Interval)
@@ -142,24 +167,43 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 }
 
-func (j *Job) once(ctx context.Context, refused *refusal) (Result, error) {
-	if j.cfg.Session != nil {
-		return j.syncer.syncFromDiscord(ctx, j.cfg.Session, refused)
+// session waits for the session the commands are read through (or whose
+// READY the first sync waits for): nil without Session and Ready. It
+// reports false when ctx ended first.
+func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
+	switch {
+	case j.cfg.Session != nil:
+		return j.cfg.Session, waitReady(ctx, j.cfg.Session)
+	case j.cfg.Ready != nil:
+		s, err := j.cfg.Ready(ctx)
+		return s, err == nil && s != nil && ctx.Err() == nil
+	}
+	return nil, true
+}
+
+func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
+	if j.cfg.Commands == nil {
+		return j.syncer.syncFromDiscord(ctx, session, refused)
 	}
 	return j.syncer.sync(ctx, j.cfg.Commands, refused)
 }
 
 // report logs a failure and calls OnResult.
 func (j *Job) report(ctx context.Context, res Result, err error) {
-	if err != nil {
-		j.log.LogAttrs(ctx, slog.LevelWarn, "commands: could not publish the slash commands",
-			slog.String("error", err.Error()), slog.Bool("retrying", retryable(err)))
+	switch {
+	case err == nil:
+	case retryable(err):
+		j.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
+			slog.String("error", err.Error()))
+	default:
+		j.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",
+			slog.String("error", err.Error()))
 	}
 	if j.cfg.OnResult == nil {
 		return
 	}
-	if rec := panics.Try(func() { j.cfg.OnResult(res, err) }); rec != nil {
-		j.log.LogAttrs(ctx, slog.LevelError, "commands: OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+	if rec := panics.Try(func() { j.cfg.OnResult(ctx, res, err) }); rec != nil {
+		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
 	}
 }
 
@@ -218,25 +262,44 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 	return true
 }
 
-// Outcomes of a sync, as [Outcome] names them: a bounded set, fit for a
-// metrics label.
+// Outcome says what one sync did: a small fixed set, fit for a metrics
+// label. Its zero value is no outcome.
+type Outcome uint8
+
+// Outcomes of a sync, as [OutcomeOf] names them.
 const (
 	// OutcomePublished: the definitions were sent and the service took them.
-	OutcomePublished = "published"
+	OutcomePublished Outcome = iota + 1
 	// OutcomeUnchanged: nothing was sent, the definitions being those
 	// published last.
-	OutcomeUnchanged = "unchanged"
+	OutcomeUnchanged
 	// OutcomeSkipped: nothing was sent for another reason (the project is
 	// not a Discord bot).
-	OutcomeSkipped = "skipped"
+	OutcomeSkipped
 	// OutcomeFailed: the sync failed.
-	OutcomeFailed = "failed"
+	OutcomeFailed
 )
 
-// Outcome names the outcome of a sync, as [JobConfig.OnResult] gets it:
+// String returns the outcome's label value, such as "published", or
+// "unknown". It does not allocate.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomePublished:
+		return "published"
+	case OutcomeUnchanged:
+		return "unchanged"
+	case OutcomeSkipped:
+		return "skipped"
+	case OutcomeFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// OutcomeOf says what a sync did, from what [JobConfig.OnResult] gets:
 // [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
-// [OutcomeFailed]. It does not allocate.
-func Outcome(r Result, err error) string {
+// [OutcomeFailed].
+func OutcomeOf(r Result, err error) Outcome {
 	switch {
 	case err != nil:
 		return OutcomeFailed

@@ -39,7 +39,7 @@ type jobRun struct {
 func startJob(t *testing.T, s *commands.Syncer, cfg commands.JobConfig) *jobRun {
 	t.Helper()
 	r := &jobRun{t: t, clock: clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
-	cfg.OnResult = func(res commands.Result, err error) {
+	cfg.OnResult = func(_ context.Context, res commands.Result, err error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.outcomes = append(r.outcomes, outcome{res, err})
@@ -126,7 +126,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("5xx", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		failed := r.waitOutcomes(1)[0]
 		assert.True(t, topgg.Retryable(failed.err))
@@ -137,7 +137,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("429", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		var rl *topgg.RateLimitError
 		require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
@@ -148,7 +148,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	t.Run("422", func(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
-		srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity})
+		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity}))
 		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 		refused := r.waitOutcomes(1)[0]
 		var ae *topgg.APIError
@@ -192,6 +192,56 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	assert.Len(t, putBodies(srv), 2)
 }
 
+// TestJobWaitsForReadyThenPublishesCommands: with Ready beside Commands, the
+// first publish waits until Ready returns; a Ready ended by the context ends
+// Run with nil.
+func TestJobWaitsForReadyThenPublishesCommands(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	ready := make(chan struct{})
+	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{
+		Commands: botCommands(),
+		Ready: func(ctx context.Context) (*discordgo.Session, error) {
+			select {
+			case <-ready:
+				return &discordgo.Session{}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+	})
+	assert.Never(t, func() bool { return len(r.got()) > 0 }, 50*time.Millisecond, 5*time.Millisecond, "no sync before READY")
+	close(ready)
+	require.NoError(t, r.waitOutcomes(1)[0].err)
+	assert.Len(t, putBodies(srv), 1)
+	require.NoError(t, r.stop())
+}
+
+// TestJobEndsOnRefusedToken: a refused token is reported once and ends Run
+// with an error wrapping topgg.ErrUnauthorized, for a supervisor to stop.
+func TestJobEndsOnRefusedToken(t *testing.T) {
+	t.Parallel()
+	srv, err := topggtest.NewServer()
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	bad, err := topgg.New("not-the-token", topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()),
+		topgg.WithRetryPolicy(fastRetries()))
+	require.NoError(t, err)
+	var got []error
+	job, err := commands.NewJob(newSyncer(t, bad, commands.Config{}), commands.JobConfig{
+		Commands: botCommands(),
+		OnResult: func(_ context.Context, _ commands.Result, err error) { got = append(got, err) },
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = job.Run(ctx)
+	require.ErrorIs(t, err, topgg.ErrUnauthorized)
+	assert.NotContains(t, err.Error(), "not-the-token")
+	require.Len(t, got, 1)
+	assert.ErrorIs(t, got[0], topgg.ErrUnauthorized)
+}
+
 // TestMisuseFailsFast: zero and nil values, nil clients, stores and sessions
 // are errors, never a hang or a panic.
 func TestMisuseFailsFast(t *testing.T) {
@@ -230,17 +280,34 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorIs(t, err, commands.ErrJobSource)
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
 	require.ErrorIs(t, err, commands.ErrJobSource)
+	ready := func(context.Context) (*discordgo.Session, error) { return nil, nil }
+	_, err = commands.NewJob(s, commands.JobConfig{Ready: ready, Session: &discordgo.Session{}})
+	require.ErrorIs(t, err, commands.ErrJobSource)
 	var verr *topgg.ValidationError
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
 	var zeroJob commands.Job
 	require.ErrorIs(t, zeroJob.Run(ctx), topgg.ErrNotConfigured)
+
+	// The interval floor protects the real service; a fake on this machine has none.
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: time.Second})
+	require.ErrorContains(t, err, "commands: JobConfig.Interval: 1s is below 1m0s")
+	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: commands.MinJobInterval})
+	require.NoError(t, err)
+	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Interval: time.Millisecond})
+	require.NoError(t, err, "the test's client is of a fake on this machine")
 }
 
 func TestOutcome(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, commands.OutcomeFailed, commands.Outcome(commands.Result{}, errors.New("x")))
-	require.Equal(t, commands.OutcomeUnchanged, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
-	require.Equal(t, commands.OutcomeSkipped, commands.Outcome(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
-	require.Equal(t, commands.OutcomePublished, commands.Outcome(commands.Result{Commands: 2}, nil))
+	require.Equal(t, commands.OutcomeFailed, commands.OutcomeOf(commands.Result{}, errors.New("x")))
+	require.Equal(t, commands.OutcomeUnchanged, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
+	require.Equal(t, commands.OutcomeSkipped, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
+	require.Equal(t, commands.OutcomePublished, commands.OutcomeOf(commands.Result{Commands: 2}, nil))
+	for o, want := range map[commands.Outcome]string{commands.OutcomePublished: "published", commands.OutcomeUnchanged: "unchanged",
+		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown"} {
+		require.Equal(t, want, o.String())
+	}
 }

@@ -20,7 +20,7 @@ type Config struct {
 	// memory, so a restart publishes once more.
 	Store HashStore
 	// Logger receives one line per outcome (published, unchanged, skipped)
-	// and store warnings. Default: discard.
+	// and store warnings (default: slog.Default()).
 	Logger *slog.Logger
 }
 
@@ -101,7 +101,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 		cfg.Store = &memoryHashStore{}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	return &Syncer{
 		client: client,
@@ -176,7 +176,7 @@ func (s *Syncer) readProject(ctx context.Context) (*topgg.Project, error) {
 
 // skipNotBot logs, in one line, why nothing is published for p.
 func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
-	s.log.Info("commands: not publishing slash commands: only a Discord bot project has commands",
+	s.log.Info("not publishing slash commands: only a Discord bot project has commands",
 		"project_id", p.ID, "platform", string(p.Platform), "type", string(p.Type))
 	return Result{Skipped: true, Reason: SkipNotDiscordBot, Commands: n}
 }
@@ -190,11 +190,11 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("commands: loading the last hash: %w", err)
 		}
-		s.log.Warn("commands: cannot read the last sync's hash; publishing anyway", "error", err)
+		s.log.Warn("cannot read the last sync's hash; publishing anyway", "error", err)
 		last = ""
 	}
 	if last == res.Hash {
-		s.log.Info("commands: slash commands unchanged since the last sync; not publishing", "commands", len(defs))
+		s.log.Info("slash commands unchanged since the last sync; not publishing", "commands", len(defs))
 		res.Skipped, res.Reason = true, SkipUnchanged
 		return res, nil
 	}
@@ -204,9 +204,9 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	if err := s.client.SetCommands(ctx, defs); err != nil {
 		return res, fmt.Errorf("commands: publishing %d command(s): %w", len(defs), err)
 	}
-	s.log.Info("commands: published slash commands", "commands", len(defs))
+	s.log.Info("published slash commands", "commands", len(defs))
 	if err := s.store.SaveHash(ctx, res.Hash); err != nil {
-		s.log.Warn("commands: published, but cannot save the hash; the next sync will publish again", "error", err)
+		s.log.Warn("published, but cannot save the hash; the next sync will publish again", "error", err)
 	}
 	return res, nil
 }

@@ -207,7 +207,7 @@ func TestSyncFailedPublishIsRetriedByNextSync(t *testing.T) {
 			srv, c := newService(t)
 			store := commands.NewMemoryHashStore()
 			s := newSyncer(t, c, commands.Config{Store: store})
-			srv.Inject(tc.fault)
+			require.NoError(t, srv.Inject(tc.fault))
 
 			res, err := s.Sync(t.Context(), botCommands())
 			require.Error(t, err)
@@ -240,7 +240,7 @@ func TestSyncProjectReadFailureIsRetriedByNextSync(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	s := newSyncer(t, c, commands.Config{})
-	srv.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable, Times: 3})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable, Times: 3}))
 
 	_, err := s.Sync(t.Context(), botCommands())
 	var apiErr *topgg.APIError
@@ -391,7 +391,7 @@ func TestSyncWaitingForItsTurnHonoursContext(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	s := newSyncer(t, c, commands.Config{})
-	srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Delay: time.Minute})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Delay: time.Minute}))
 
 	slowCtx, cancelSlow := context.WithCancel(t.Context())
 	defer cancelSlow()

@@ -337,8 +337,8 @@ func checkChatInput(errs formErrors, i int, prefix, name, description string) {
 // /applications/{app}/commands would.
 func (s *Server) Commands() []*discordgo.ApplicationCommand { return s.scopeCommands("") }
 
-// GuildCommands returns the application commands registered for one guild.
-func (s *Server) GuildCommands(guildID string) []*discordgo.ApplicationCommand {
+// guildCommands returns the application commands registered for one guild.
+func (s *Server) guildCommands(guildID string) []*discordgo.ApplicationCommand {
 	if guildID == "" {
 		return nil
 	}

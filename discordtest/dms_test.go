@@ -69,13 +69,13 @@ func TestRESTDirectMessageFaults(t *testing.T) {
 	srv := newServer(t)
 	s := restSession(t, srv)
 	s.MaxRestRetries = 0
-	require.NoError(t, srv.Inject(discordtest.RouteMessageCreate, 1, discordtest.LongBody(10)))
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "POST", Path: "/channels/*", Status: http.StatusOK, Body: "{         "}))
 	ch, err := s.UserChannelCreate("4000000000000000004")
 	require.NoError(t, err)
 	_, err = s.ChannelMessageSend(ch.ID, "hi")
 	require.Error(t, err)
 	assert.Empty(t, srv.DirectMessages())
-	require.NoError(t, srv.Inject(discordtest.RouteDMCreate, 1, discordtest.LongBody(10)))
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "POST", Path: "/users/@me/channels", Status: http.StatusOK, Body: "{         "}))
 	_, err = s.UserChannelCreate("4000000000000000004")
 	require.Error(t, err)
 }

@@ -1,31 +1,93 @@
 // Package discordtest is a fake Discord for testing a discordgo bot end to
 // end: an unmodified discordgo (v0.29) session connects to it over real HTTP
-// and a real websocket on 127.0.0.1. It is modelled on net/http/httptest:
-// [NewServer] starts it, [Server.APIBase] and [Server.HTTPClient] point a
-// session's REST calls at it, [Server.Close] stops it. Next to
-// [github.com/dblkit/go-topgg/topgg/topggtest], the fake Top.gg, it lets a
-// bot's own tests run the bot whole, without the internet or a token. It
-// serves what a bot that lives on Top.gg uses, not Discord's whole API.
+// and a real websocket on 127.0.0.1. It is modelled on net/http/httptest, as
+// is [github.com/dblkit/go-topgg/topgg/topggtest], the fake Top.gg, and both
+// follow one convention: [NewServer] starts it and fails (never panics) on
+// an invalid option, [Server.URL] is its root, [Server.APIBase] the REST
+// root a session is pointed at, [Server.Client] an *http.Client that reaches
+// only this server, [Server.Close] and [Server.CloseClientConnections] stop
+// it and drop connections, and [Server.Inject] plays a [Fault] (the same
+// fields in both kits). Every misuse is an error. Together they let a bot's
+// own tests run the bot whole, without the internet or a token. It serves
+// what a bot that lives on Top.gg uses, not Discord's whole API.
 //
-// A test of a bot that answers /vote from Top.gg and gives voters a role (the
-// whole program is the package's Example (Bot)):
+// A bot tested whole: real discordgo sessions on two shards against the fake
+// Discord, a real Top.gg client against the fake Top.gg, and a user who
+// types /vote before and after voting (the same program runs as the
+// package's Example (Bot)):
 //
-//	guild := discordtest.GuildIDForShard(0, 1, 2) // a guild on shard 1 of 2
-//	discord, _ := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(guild))
-//	defer discord.Close() // after the sessions' Close
-//	tg := topggtest.NewServer(topggtest.WithProject(project))
-//	defer tg.Close()
-//	tg.AddVote(topggtest.Vote{UserID: "...", PlatformID: voter})
+//	// The bot under test: /vote looks the user up on Top.gg and gives
+//	// voters a role.
+//	type voteBot struct {
+//		topgg  *topgg.Client
+//		roleID string
+//	}
 //
-//	// The bot, as in production, with the fakes' URLs and tokens.
-//	group, _ := shards.New(discord.Token(), 2, shards.WithAPIBase(discord.APIBase()))
-//	defer group.Close()
-//	... add the bot's handlers, register its commands, group.Open(ctx) ...
+//	func (b *voteBot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {
+//		if i.Type != discordgo.InteractionApplicationCommand || i.Member == nil {
+//			return
+//		}
+//		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+//		defer cancel()
+//		user, msg := i.Member.User.ID, "Vote for me on Top.gg, then ask again."
+//		st, err := b.topgg.VoteStatus(ctx, user, topgg.UserIDDiscord)
+//		if err == nil && st.Voted {
+//			err = s.GuildMemberRoleAdd(i.GuildID, user, b.roleID, discordgo.WithContext(ctx))
+//			msg = "Thank you for voting: enjoy the voter role."
+//		}
+//		if err != nil {
+//			msg = "Something went wrong; try again later."
+//		}
+//		_ = s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+//			Type: discordgo.InteractionResponseChannelMessageWithSource,
+//			Data: &discordgo.InteractionResponseData{Content: msg},
+//		}, discordgo.WithContext(ctx))
+//	}
 //
-//	// A user types /vote; the test waits for the bot's answer and its effect.
-//	id, _, _ := discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
-//	reply, _ := discord.WaitInteractionReply(ctx, id)
-//	roles := discord.MemberRoles(guild, voter)
+//	func TestVote(t *testing.T) {
+//		ctx := t.Context()
+//		const voter, role = "300000000000000042", "900000000000000777"
+//		guild := discordtest.GuildIDForShard(0, 1, 2) // a guild on shard 1 of 2
+//		discord, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(guild))
+//		require.NoError(t, err)
+//		t.Cleanup(discord.Close) // cleanups run last first: after the sessions' Close
+//		project := topggtest.DiscordBot()
+//		project.PlatformID = discord.BotUserID()
+//		tg, err := topggtest.NewServer(topggtest.WithProject(project))
+//		require.NoError(t, err)
+//		t.Cleanup(tg.Close)
+//
+//		// The bot, as it runs in production, given the fakes' URLs and tokens.
+//		client, err := tg.NewClient() // topgg.New with tg's token, URL and HTTP client
+//		require.NoError(t, err)
+//		group, err := shards.New(discord.Token(), 2, shards.WithAPIBase(discord.APIBase()))
+//		require.NoError(t, err)
+//		t.Cleanup(func() { group.Close() })
+//		bot := &voteBot{topgg: client, roleID: role}
+//		for _, s := range group.Sessions() {
+//			s.ShouldReconnectOnError = false // see Server.NewSession
+//			s.AddHandler(bot.onInteraction)
+//		}
+//		cmd := &discordgo.ApplicationCommand{Name: "vote", Description: "Vote and get the voter role"}
+//		_, err = group.Sessions()[0].ApplicationCommandBulkOverwrite(discord.ApplicationID(), "",
+//			[]*discordgo.ApplicationCommand{cmd}, discordgo.WithContext(ctx))
+//		require.NoError(t, err)
+//		require.NoError(t, group.Open(ctx))
+//
+//		// A user types /vote; the test waits for the bot's answer and its effect.
+//		vote := func() string {
+//			id, _, err := discord.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: voter})
+//			require.NoError(t, err)
+//			reply, err := discord.WaitInteractionReply(ctx, id)
+//			require.NoError(t, err)
+//			return reply.Content
+//		}
+//		require.Equal(t, "Vote for me on Top.gg, then ask again.", vote())
+//		require.Empty(t, discord.MemberRoles(guild, voter))
+//		tg.AddVote(topggtest.Vote{UserID: "100000000000000042", PlatformID: voter})
+//		require.Equal(t, "Thank you for voting: enjoy the voter role.", vote())
+//		require.Equal(t, []string{role}, discord.MemberRoles(guild, voter))
+//	}
 //
 // A [Server] serves:
 //
@@ -43,20 +105,21 @@
 //     Discord does.
 //
 // Tests inspect the effects with [Server.Commands], [Server.MemberRoles],
-// [Server.RoleChanges], [Server.InteractionReplies] and
+// [Server.RoleChanges], [Server.WaitInteractionReply] and
 // [Server.DirectMessages] (or wait with [Server.WaitDirectMessages]), make a
-// user refuse DMs with [Server.BlockDMs], and make Discord
-// misbehave with [Server.Inject]: a 429 with Retry-After ([RateLimited]), a
-// body that never ends ([LongBody]), a request never answered ([NoAnswer]),
-// or a dropped gateway connection ([Server.DropConnection]).
+// user refuse DMs with [Server.BlockDMs], and make Discord misbehave with
+// [Server.Inject]: a 429 as Discord sends it (Fault.RetryAfter), a body that
+// never ends (Fault.Endless), a request never answered (a long Fault.Delay,
+// counted by [Server.Held]), or dropped connections
+// ([Server.CloseClientConnections]).
 //
 // A guild belongs to shard (guild_id >> 22) % shard_count, as on Discord;
 // [GuildIDForShard] makes IDs that land on a chosen shard. It serves 100,000
 // guilds over 16 shards in a few seconds.
 //
-// Sessions made by [Server.NewSession] (or configured with [Server.HTTPClient]
-// and [Server.Dialer]) can only reach this server: requests to any other host
-// fail, so a test never touches the internet.
+// Sessions made by [Server.NewSession] (or given [Server.Client]) can only
+// reach this server: requests to any other host fail, so a test never
+// touches the internet.
 //
 // Close every discordgo session before closing the Server: a session whose
 // connection drops reconnects forever (discordgo's ShouldReconnectOnError),

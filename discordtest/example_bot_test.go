@@ -14,7 +14,7 @@ import (
 )
 
 // voteBot is the bot under test: /vote looks the user up on Top.gg and gives
-// voters a role.
+// voters a role. The package comment shows it, word for word.
 type voteBot struct {
 	topgg  *topgg.Client
 	roleID string
@@ -23,13 +23,12 @@ type voteBot struct {
 var voteBotCommand = &discordgo.ApplicationCommand{Name: "vote", Description: "Vote for the bot and get the voter role"}
 
 func (b *voteBot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {
-	if i.Type != discordgo.InteractionApplicationCommand || i.ApplicationCommandData().Name != voteBotCommand.Name || i.Member == nil {
+	if i.Type != discordgo.InteractionApplicationCommand || i.Member == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	user := i.Member.User.ID
-	msg := "Vote for me on Top.gg, then ask again."
+	user, msg := i.Member.User.ID, "Vote for me on Top.gg, then ask again."
 	st, err := b.topgg.VoteStatus(ctx, user, topgg.UserIDDiscord)
 	if err == nil && st.Voted {
 		err = s.GuildMemberRoleAdd(i.GuildID, user, b.roleID, discordgo.WithContext(ctx))
@@ -40,7 +39,7 @@ func (b *voteBot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCr
 	}
 	_ = s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
+		Data: &discordgo.InteractionResponseData{Content: msg},
 	}, discordgo.WithContext(ctx))
 }
 
@@ -63,11 +62,16 @@ func Example_bot() {
 	defer discord.Close() // runs after the sessions' Close
 	project := topggtest.DiscordBot()
 	project.PlatformID = discord.BotUserID()
-	tg := topggtest.NewServer(topggtest.WithProject(project))
+	tg, err := topggtest.NewServer(topggtest.WithProject(project))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer tg.Close()
 
-	// The bot, as it runs in production, given the fakes' URLs and tokens.
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL))
+	// The bot, as it runs in production, given the fakes' URLs and tokens
+	// (tg.NewClient is topgg.New with tg's token, URL and HTTP client).
+	client, err := tg.NewClient()
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -23,11 +23,11 @@ func do(t *testing.T, ctx context.Context, srv *discordtest.Server, method, path
 	if method == http.MethodPut || method == http.MethodPost || method == http.MethodPatch {
 		body = strings.NewReader(`[]`)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, srv.URL()+"/api/v9"+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, srv.URL+"/api/v9"+path, body)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bot "+srv.Token())
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := srv.HTTPClient().Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -36,32 +36,34 @@ func do(t *testing.T, ctx context.Context, srv *discordtest.Server, method, path
 	return resp, b, err
 }
 
-// TestEveryRouteTakesFaults: each Route names a real endpoint: a fault
-// injected on it is played on a request to that endpoint, once, and the
+// TestEveryRouteTakesFaults: on each endpoint, a fault injected for its
+// method and path is played on a request to that endpoint, once, and the
 // next request gets the normal answer.
 func TestEveryRouteTakesFaults(t *testing.T) {
 	t.Parallel()
 	guild := discordtest.GuildIDForShard(0, 0, 1)
 	srv := newServer(t, discordtest.WithGuilds(guild))
 	app := srv.ApplicationID()
-	for route, path := range map[discordtest.Route]string{
-		discordtest.RouteGateway:                "/gateway",
-		discordtest.RouteGatewayBot:             "/gateway/bot",
-		discordtest.RouteCurrentUser:            "/users/@me",
-		discordtest.RouteApplication:            "/oauth2/applications/@me",
-		discordtest.RouteCurrentApplication:     "/applications/@me",
-		discordtest.RouteCommands:               "/applications/" + app + "/commands",
-		discordtest.RouteCommandsOverwrite:      "/applications/" + app + "/commands",
-		discordtest.RouteCommandCreate:          "/applications/" + app + "/commands",
-		discordtest.RouteGuildCommandsOverwrite: "/applications/" + app + "/guilds/" + guild + "/commands",
-		discordtest.RouteMemberRoleAdd:          "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
-		discordtest.RouteMemberRoleRemove:       "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
-		discordtest.RouteInteractionCallback:    "/interactions/1300000000000000003/tok/callback",
-		discordtest.RouteInteractionEdit:        "/webhooks/" + app + "/tok/messages/@original",
-		discordtest.RouteInteractionFollowup:    "/webhooks/" + app + "/tok",
+	for route, path := range map[string]string{
+		"GET /gateway":                 "/gateway",
+		"GET /gateway/bot":             "/gateway/bot",
+		"GET /users/@me":               "/users/@me",
+		"GET /oauth2/applications/@me": "/oauth2/applications/@me",
+		"GET /applications/@me":        "/applications/@me",
+		"GET commands":                 "/applications/" + app + "/commands",
+		"PUT commands":                 "/applications/" + app + "/commands",
+		"POST commands":                "/applications/" + app + "/commands",
+		"PUT guild commands":           "/applications/" + app + "/guilds/" + guild + "/commands",
+		"PUT role":                     "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		"DELETE role":                  "/guilds/" + guild + "/members/1300000000000000001/roles/1300000000000000002",
+		"POST /users/@me/channels":     "/users/@me/channels",
+		"POST message":                 "/channels/1300000000000000004/messages",
+		"POST callback":                "/interactions/1300000000000000003/tok/callback",
+		"PATCH original":               "/webhooks/" + app + "/tok/messages/@original",
+		"POST followup":                "/webhooks/" + app + "/tok",
 	} {
-		method, _, _ := strings.Cut(string(route), " ")
-		require.NoError(t, srv.Inject(route, 1, discordtest.RateLimited(1500*time.Millisecond, false)))
+		method, _, _ := strings.Cut(route, " ")
+		require.NoError(t, srv.Inject(discordtest.Fault{Method: method, Path: path, RetryAfter: 1500 * time.Millisecond}))
 		resp, _, err := do(t, testContext(t), srv, method, path)
 		require.NoError(t, err, route)
 		require.Equal(t, http.StatusTooManyRequests, resp.StatusCode, route)
@@ -77,8 +79,9 @@ func TestEveryRouteTakesFaults(t *testing.T) {
 func TestRateLimitedAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 2, discordtest.RateLimited(250*time.Millisecond, false)))
-	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.RateLimited(time.Minute, true)))
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "GET", Path: "/users/@me", Times: 2, RetryAfter: 250 * time.Millisecond}))
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "GET", Path: "/users/@me", RetryAfter: time.Minute,
+		Header: map[string]string{"X-RateLimit-Global": "true"}}))
 	for _, want := range []struct {
 		retry  string
 		global bool
@@ -90,6 +93,7 @@ func TestRateLimitedAnswer(t *testing.T) {
 		assert.Equal(t, want.retry, resp.Header.Get("X-RateLimit-Reset-After"))
 		assert.Equal(t, "0", resp.Header.Get("X-RateLimit-Remaining"))
 		assert.Equal(t, want.global, resp.Header.Get("X-RateLimit-Global") == "true")
+		assert.Equal(t, map[bool]string{false: "user", true: "global"}[want.global], resp.Header.Get("X-RateLimit-Scope"))
 		var b struct {
 			RetryAfter float64 `json:"retry_after"`
 			Global     bool    `json:"global"`
@@ -110,17 +114,17 @@ func TestRateLimitedAnswer(t *testing.T) {
 func TestLongBody(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(100_000)))
+	require.NoError(t, srv.Inject(discordtest.Fault{Path: "/users/@me", Status: http.StatusOK, Body: "{" + strings.Repeat(" ", 99_999)}))
 	resp, body, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Len(t, body, 100_000)
 
-	require.NoError(t, srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(0)))
+	require.NoError(t, srv.Inject(discordtest.Fault{Path: "/users/@me", Body: "{", Endless: true}))
 	req, err := http.NewRequestWithContext(testContext(t), http.MethodGet, srv.APIBase()+"users/@me", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bot "+srv.Token())
-	resp, err = srv.HTTPClient().Do(req)
+	resp, err = srv.Client().Do(req)
 	require.NoError(t, err)
 	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<20))
 	require.NoError(t, err)
@@ -128,12 +132,12 @@ func TestLongBody(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 }
 
-// TestNoAnswer: the request is held until the client gives up (Held counts
-// it meanwhile), or until Close.
+// TestNoAnswer: a request under a long Delay is held until the client gives
+// up (Held counts it meanwhile), or until Close.
 func TestNoAnswer(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.NoError(t, srv.Inject(discordtest.RouteGateway, -1, discordtest.NoAnswer()))
+	require.NoError(t, srv.Inject(discordtest.Fault{Path: "/gateway", Delay: time.Hour, Times: 2}))
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() { _, _, err := do(t, ctx, srv, http.MethodGet, "/gateway"); done <- err }()
@@ -142,24 +146,35 @@ func TestNoAnswer(t *testing.T) {
 	require.ErrorIs(t, <-done, context.Canceled)
 	require.Eventually(t, func() bool { return srv.Held() == 0 }, waitFor, time.Millisecond)
 
-	srv.ClearFaults()
-	resp, _, err := do(t, testContext(t), srv, http.MethodGet, "/gateway")
+	assert.Equal(t, 1, srv.PendingFaults())
+	resp, _, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
 	require.NoError(t, err)
-	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "another path is not held")
 
 	// Close ends a held request too.
-	require.NoError(t, srv.Inject(discordtest.RouteGateway, 1, discordtest.NoAnswer()))
 	go func() { _, _, err := do(t, testContext(t), srv, http.MethodGet, "/gateway"); done <- err }()
 	require.Eventually(t, func() bool { return srv.Held() == 1 }, waitFor, time.Millisecond)
 	srv.Close()
 	<-done
 }
 
-// TestInjectMisuse: an unknown route, a zero Fault or n == 0 is an error.
+// TestInjectMisuse: a fault that does nothing, a body with no answer to
+// carry it, a negative count or wait, a bad status or a relative path is an
+// error, and nothing is queued.
 func TestInjectMisuse(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	require.Error(t, srv.Inject("GET /nowhere", 1, discordtest.NoAnswer()))
-	require.Error(t, srv.Inject(discordtest.RouteGateway, 1, discordtest.Fault{}))
-	require.Error(t, srv.Inject(discordtest.RouteGateway, 0, discordtest.NoAnswer()))
+	for _, f := range []discordtest.Fault{
+		{},
+		{Path: "/gateway"},
+		{Delay: time.Second, Body: "{}"},
+		{Status: 429, Times: -1},
+		{Delay: -time.Second},
+		{Status: 1000},
+		{Path: "gateway", Status: 500},
+		{Method: "GET /gateway", Status: 500},
+	} {
+		require.Error(t, srv.Inject(f), "%+v", f)
+	}
+	assert.Zero(t, srv.PendingFaults())
 }

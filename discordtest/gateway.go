@@ -6,9 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -404,7 +402,7 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		"guilds":             stubs,
 		"session_id":         sess.id,
 		"session_type":       "normal",
-		"resume_gateway_url": s.GatewayURL(),
+		"resume_gateway_url": s.gatewayURL(),
 		"shard":              shard,
 		"application":        map[string]any{"id": s.cfg.appID, "flags": s.cfg.appFlags},
 		"private_channels":   []any{},
@@ -542,29 +540,23 @@ func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	return sess, nil
 }
 
-// DropConnection closes the live connection of a shard without a close
-// frame, as a network failure would. discordgo notices, reconnects (after
-// its one-second Close) and resumes; events sent meanwhile are replayed.
-// It returns ErrShardNotConnected (wrapped) if the shard has no connection.
-func (s *Server) DropConnection(shardID int) error {
+// CloseClientConnections closes every open connection to the Server, REST
+// and gateway, without a close frame, as a network failure would, like
+// httptest.Server.CloseClientConnections. A discordgo session with
+// ShouldReconnectOnError notices, reconnects (after its one-second Close)
+// and resumes; events sent meanwhile are replayed.
+func (s *Server) CloseClientConnections() {
 	s.mu.Lock()
-	sess, err := s.connectedLocked(shardID)
-	if err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("discordtest: drop connection: %w", err)
+	conns := make([]*gwConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
 	}
-	c := sess.conn
 	s.mu.Unlock()
-	s.log.Debug("gateway connection dropped", "shard", shardID)
-	return ignoreClosed(c.ws.Close())
-}
-
-// ignoreClosed treats closing an already closed socket as success.
-func ignoreClosed(err error) error {
-	if errors.Is(err, net.ErrClosed) {
-		return nil
+	for _, c := range conns {
+		_ = c.ws.Close()
 	}
-	return err
+	s.log.Debug("client connections dropped", "gateway", len(conns))
+	s.http.CloseClientConnections()
 }
 
 // randomHex returns n random bytes in hex, for session IDs and tokens.

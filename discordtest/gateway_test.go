@@ -139,7 +139,7 @@ func TestIdentifyDuringOutageSendsNoGuildCreate(t *testing.T) {
 	assert.Len(t, first.snapshot(), 3, "the first session no longer gets the shard's events")
 }
 
-func TestDropConnectionResumes(t *testing.T) {
+func TestCloseClientConnectionsResumes(t *testing.T) {
 	t.Parallel()
 	g0, g1 := discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)
 	srv := newServer(t, discordtest.WithGuilds(g0))
@@ -147,7 +147,7 @@ func TestDropConnectionResumes(t *testing.T) {
 	rec.waitLog(1)
 	require.Eventually(t, func() bool { return srv.Heartbeats() >= 1 }, waitFor, 5*time.Millisecond)
 
-	require.NoError(t, srv.DropConnection(0))
+	srv.CloseClientConnections()
 	assert.Equal(t, []string{"create:" + g0, "resumed"}, rec.waitLog(2))
 	require.NoError(t, srv.WaitConnected(testContext(t), 1))
 	require.NoError(t, srv.Join(testContext(t), g1))

@@ -17,8 +17,8 @@ type guildState struct {
 	joinedAt    time.Time
 }
 
-// Guild describes a guild the bot is in, as the Server sees it.
-type Guild struct {
+// guildInfo describes a guild the bot is in, as the Server sees it.
+type guildInfo struct {
 	ID          string
 	ShardID     int
 	Unavailable bool // in an outage
@@ -194,22 +194,23 @@ func (s *Server) Restore(ctx context.Context, guildID string) error {
 	})
 }
 
-// Guilds returns the guilds the bot is in (available or not), ordered by ID.
-func (s *Server) Guilds() []Guild {
+// guildList returns the guilds the bot is in (available or not), ordered
+// by ID.
+func (s *Server) guildList() []guildInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Guild, 0, len(s.guilds))
+	out := make([]guildInfo, 0, len(s.guilds))
 	for _, g := range s.guilds {
-		out = append(out, Guild{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
+		out = append(out, guildInfo{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
 	}
-	slices.SortFunc(out, func(a, b Guild) int { return snowflake.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b guildInfo) int { return snowflake.Compare(a.ID, b.ID) })
 	return out
 }
 
 // GuildIDs returns the IDs of the guilds the bot is in (available or not),
 // ordered by ID.
 func (s *Server) GuildIDs() []string {
-	guilds := s.Guilds()
+	guilds := s.guildList()
 	ids := make([]string, len(guilds))
 	for i, g := range guilds {
 		ids[i] = g.ID

@@ -76,8 +76,8 @@ type interactionState struct {
 // Interact dispatches INTERACTION_CREATE (type APPLICATION_COMMAND) for a
 // registered command to the session of the guild's shard, and returns the
 // interaction's ID and token: the bot answers on
-// /interactions/{id}/{token}/callback, and InteractionReplies and
-// WaitInteractionReply show the answer. It fails with ErrUnknownCommand,
+// /interactions/{id}/{token}/callback, and WaitInteractionReply shows the
+// answer. It fails with ErrUnknownCommand,
 // ErrUnknownGuild, ErrGuildUnavailable, ErrShardNotConnected,
 // ErrInvalidSnowflake (all wrapped) or the context's error.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
@@ -448,9 +448,9 @@ func (s *Server) editOriginal(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.messageLocked(it, it.originalMessageID, chatInputCommandMessage, m))
 }
 
-// InteractionReplies returns every answer the bot gave to interactions, in
+// interactionReplies returns every answer the bot gave to interactions, in
 // arrival order.
-func (s *Server) InteractionReplies() []InteractionReply {
+func (s *Server) interactionReplies() []InteractionReply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.replies)

@@ -8,20 +8,21 @@ import (
 	"time"
 )
 
-// Defaults of a Server made without options.
+// Defaults of a Server made without options; Server.Token, BotUserID and
+// ApplicationID return the values in use.
 const (
-	// DefaultToken is the bot token the Server accepts unless WithToken says
+	// defaultToken is the bot token the Server accepts unless WithToken says
 	// otherwise (without the "Bot " prefix).
-	DefaultToken = "discordtest-token"
-	// DefaultBotID is the bot user's ID; it is also the application ID unless
+	defaultToken = "discordtest-token"
+	// defaultBotID is the bot user's ID; it is also the application ID unless
 	// WithApplicationID says otherwise, as for any bot created since 2020.
-	DefaultBotID = "1100000000000000001"
-	// DefaultBotName is the bot user's name.
-	DefaultBotName = "discordtest-bot"
-	// DefaultHeartbeatInterval is the heartbeat interval sent in HELLO,
+	defaultBotID = "1100000000000000001"
+	// defaultBotName is the bot user's name.
+	defaultBotName = "discordtest-bot"
+	// defaultHeartbeatInterval is the heartbeat interval sent in HELLO,
 	// Discord's usual value. discordgo sends a first heartbeat at once and
 	// then one per interval, so a long interval does not slow tests down.
-	DefaultHeartbeatInterval = 41250 * time.Millisecond
+	defaultHeartbeatInterval = 41250 * time.Millisecond
 )
 
 // Option configures a Server. An option that gets an invalid value makes
@@ -43,11 +44,11 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		shardCount: 1,
-		botID:      DefaultBotID,
-		botName:    DefaultBotName,
-		token:      DefaultToken,
+		botID:      defaultBotID,
+		botName:    defaultBotName,
+		token:      defaultToken,
 		logger:     slog.New(slog.DiscardHandler),
-		heartbeat:  DefaultHeartbeatInterval,
+		heartbeat:  defaultHeartbeatInterval,
 	}
 }
 
@@ -78,7 +79,8 @@ func WithGuilds(ids ...string) Option {
 	}
 }
 
-// WithBotUser sets the bot user's ID (a snowflake) and name.
+// WithBotUser sets the bot user's ID (a snowflake) and name (default
+// "1100000000000000001", "discordtest-bot"; see Server.BotUserID).
 func WithBotUser(id, name string) Option {
 	return func(c *config) error {
 		if _, err := parseSnowflake(id); err != nil {
@@ -112,7 +114,8 @@ func WithApplicationFlags(flags int) Option {
 	}
 }
 
-// WithToken sets the bot token the Server accepts, without the "Bot " prefix.
+// WithToken sets the bot token the Server accepts, without the "Bot " prefix
+// (default "discordtest-token"; see Server.Token).
 func WithToken(token string) Option {
 	return func(c *config) error {
 		if token == "" || strings.ContainsAny(token, " \t\r\n") {

@@ -138,6 +138,9 @@ func (s *Server) restHandler() http.Handler {
 			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.Status)
 		}()
 
+		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
+			return
+		}
 		switch {
 		case readErr != nil:
 			writeError(rec, http.StatusBadRequest, codeGeneral, "400: Bad Request")
@@ -157,12 +160,6 @@ func (s *Server) restHandler() http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if _, pattern := mux.Handler(r); pattern != "" {
-			if f, ok := s.takeFault(r.Method, pattern); ok {
-				s.play(rec, r, f)
-				return
-			}
-		}
 		mux.ServeHTTP(rec, r)
 	})
 }
@@ -194,12 +191,12 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"url": s.GatewayURL()})
+	writeJSON(w, http.StatusOK, map[string]string{"url": s.gatewayURL()})
 }
 
 func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"url":    s.GatewayURL(),
+		"url":    s.gatewayURL(),
 		"shards": s.cfg.shardCount,
 		"session_start_limit": map[string]int{
 			"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1,

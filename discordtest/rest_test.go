@@ -107,7 +107,7 @@ func TestRESTUnknownEndpointIs404AndRecorded(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, calls[0].Status)
 
 	// An unsupported API version is unknown too; a wrong method is 405.
-	client := srv.HTTPClient()
+	client := srv.Client()
 	for path, status := range map[string]int{"/api/v6/users/@me": 404, "/api/v10/users/@me": 200} {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://discord.com"+path, nil)
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/dblkit/go-topgg/internal/fault"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
@@ -22,6 +23,10 @@ import (
 // take a context that bounds the write. Close stops every goroutine the
 // Server started.
 type Server struct {
+	// URL is the base URL of the Server, "http://127.0.0.1:port", with no
+	// trailing slash. REST lives under URL+"/api/v9" (see APIBase).
+	URL string
+
 	cfg       config
 	log       *slog.Logger
 	http      *httptest.Server
@@ -31,6 +36,7 @@ type Server struct {
 	wsWG      sync.WaitGroup // one per gateway connection handler
 	started   time.Time
 	done      chan struct{} // closed by Close: ends the faults that hold requests
+	faults    fault.Queue   // has its own lock
 
 	mu           sync.Mutex
 	closed       bool
@@ -47,8 +53,6 @@ type Server struct {
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
 	replies      []InteractionReply
-	faults       map[Route][]*injected
-	held         int // requests a NoAnswer fault holds
 	dms          dmState
 }
 
@@ -76,7 +80,6 @@ func NewServer(opts ...Option) (*Server, error) {
 		commands:     make(map[string][]commandRecord),
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
-		faults:       make(map[Route][]*injected),
 		done:         make(chan struct{}),
 	}
 	for _, id := range cfg.guilds {
@@ -101,8 +104,9 @@ func NewServer(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}}
-	// addr is read by the handlers (GatewayURL), so it is set before they can run.
+	// addr is read by the handlers (gatewayURL), so it is set before they can run.
 	s.addr = l.Addr().String()
+	s.URL = "http://" + s.addr
 	s.http.Start()
 	s.transport = &http.Transport{
 		Proxy:               nil,
@@ -114,16 +118,13 @@ func NewServer(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// URL returns the base URL of the Server, "http://127.0.0.1:port".
-func (s *Server) URL() string { return "http://" + s.addr }
-
 // APIBase returns the REST API root with a trailing slash,
 // "http://127.0.0.1:port/api/v9/", the counterpart of discordgo.EndpointAPI.
-func (s *Server) APIBase() string { return s.URL() + "/api/v9/" }
+func (s *Server) APIBase() string { return s.URL + "/api/v9/" }
 
-// GatewayURL returns the websocket URL that GET /gateway hands out,
+// gatewayURL returns the websocket URL that GET /gateway hands out,
 // "ws://127.0.0.1:port/gateway/".
-func (s *Server) GatewayURL() string { return "ws://" + s.addr + gatewayPath }
+func (s *Server) gatewayURL() string { return "ws://" + s.addr + gatewayPath }
 
 // Token returns the bot token the Server accepts, without the "Bot " prefix.
 func (s *Server) Token() string { return s.cfg.token }
@@ -138,8 +139,8 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
 // Close closes every gateway connection (close code 1001) and the HTTP
-// server, waits for their goroutines and closes idle client connections of
-// Transport. Close discordgo sessions first (see the package comment). Close
+// server, waits for their goroutines and closes the idle connections of the
+// clients made by Client. Close discordgo sessions first (see the package comment). Close
 // is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
@@ -223,9 +224,9 @@ func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	return nil
 }
 
-// Heartbeats returns how many heartbeats (op 1) the gateway received, over
-// all connections.
-func (s *Server) Heartbeats() int {
+// heartbeatCount returns how many heartbeats (op 1) the gateway received,
+// over all connections.
+func (s *Server) heartbeatCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.heartbeats

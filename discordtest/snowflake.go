@@ -45,17 +45,22 @@ func ShardForGuild(guildID string, shardCount int) (int, error) {
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
 // shardID out of shardCount. For one shardCount, distinct (n, shardID) pairs
 // give distinct IDs, and the same pair always gives the same ID, so tests can
-// build their guild lists without a Server. It panics if n < 0, shardCount < 1
-// or shardID is not in [0, shardCount): those are mistakes in the test.
+// build their guild lists without a Server.
+//
+// If n < 0, shardCount < 1, shardID is not in [0, shardCount) or n is too
+// large, it returns a string that is not a snowflake and names the mistake:
+// every function and method of this package refuses it with
+// ErrInvalidSnowflake (wrapped), so the mistake fails the test where the ID
+// is used, without a panic.
 func GuildIDForShard(n, shardID, shardCount int) string {
+	invalid := fmt.Sprintf("invalid-GuildIDForShard(%d,%d,%d)", n, shardID, shardCount)
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {
-		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): need n >= 0 and 0 <= shardID < shardCount",
-			n, shardID, shardCount))
+		return invalid
 	}
 	base := uint64(guildIDBase) - uint64(guildIDBase)%uint64(shardCount)
 	ts := base + uint64(n)*uint64(shardCount) + uint64(shardID)
 	if ts > maxTimestamp {
-		panic(fmt.Sprintf("discordtest: GuildIDForShard(%d, %d, %d): n too large", n, shardID, shardCount))
+		return invalid
 	}
 	return strconv.FormatUint(ts<<22, 10)
 }

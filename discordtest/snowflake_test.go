@@ -50,9 +50,15 @@ func TestShardForGuildRejectsBadInput(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestGuildIDForShardPanicsOnMistakes(t *testing.T) {
+// TestGuildIDForShardMistakes: a mistake gives an ID that every use
+// refuses, without a panic.
+func TestGuildIDForShardMistakes(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][3]int{{-1, 0, 1}, {0, 1, 1}, {0, -1, 2}, {0, 0, 0}} {
-		assert.Panics(t, func() { discordtest.GuildIDForShard(args[0], args[1], args[2]) }, fmt.Sprint(args))
+	for _, args := range [][3]int{{-1, 0, 1}, {0, 1, 1}, {0, -1, 2}, {0, 0, 0}, {1 << 50, 0, 1}} {
+		id := discordtest.GuildIDForShard(args[0], args[1], args[2])
+		_, err := discordtest.ShardForGuild(id, 2)
+		assert.ErrorIs(t, err, discordtest.ErrInvalidSnowflake, fmt.Sprint(args))
+		_, err = discordtest.NewServer(discordtest.WithGuilds(id))
+		assert.ErrorIs(t, err, discordtest.ErrInvalidSnowflake, fmt.Sprint(args))
 	}
 }

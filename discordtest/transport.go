@@ -56,24 +56,19 @@ func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.base.RoundTrip(out)
 }
 
-// Transport returns a RoundTripper that sends every request for
-// discord.com, discordapp.com, discord.gg, discordapp.net or their
-// subdomains to this Server (scheme and host rewritten, path kept) and
-// refuses any other host. It is safe for concurrent use; its idle
-// connections are closed by Close.
-func (s *Server) Transport() http.RoundTripper {
-	return &rewriteTransport{addr: s.addr, base: s.transport}
+// Client returns a new *http.Client, for discordgo.Session.Client, that
+// sends every request for discord.com, discordapp.com, discord.gg,
+// discordapp.net or their subdomains to this Server (scheme and host
+// rewritten, path kept) and refuses any other host, so a session using it
+// never reaches the internet, even with discordgo's default endpoints. Its
+// idle connections are closed by Close.
+func (s *Server) Client() *http.Client {
+	return &http.Client{Transport: &rewriteTransport{addr: s.addr, base: s.transport}, Timeout: 20 * time.Second}
 }
 
-// HTTPClient returns a new *http.Client using Transport, for
-// discordgo.Session.Client.
-func (s *Server) HTTPClient() *http.Client {
-	return &http.Client{Transport: s.Transport(), Timeout: 20 * time.Second}
-}
-
-// Dialer returns a new websocket dialer, for discordgo.Session.Dialer, that
+// dialer returns a new websocket dialer, for discordgo.Session.Dialer, that
 // can only connect to this Server (no proxy).
-func (s *Server) Dialer() *websocket.Dialer {
+func (s *Server) dialer() *websocket.Dialer {
 	return &websocket.Dialer{
 		NetDialContext:   s.dialOnlyHere,
 		HandshakeTimeout: 10 * time.Second,
@@ -82,7 +77,7 @@ func (s *Server) Dialer() *websocket.Dialer {
 
 // NewSession returns a discordgo session for shard shardID of shardCount,
 // configured for this Server and not opened: token "Bot <token>", Client
-// from HTTPClient, Dialer from Dialer, ShardID/ShardCount and Identify.Shard
+// from Client, a Dialer that reaches only this Server, ShardID/ShardCount and Identify.Shard
 // set, intents Guilds, and ShouldReconnectOnError false. Everything else is
 // discordgo's default (SyncEvents false, State enabled). The caller opens
 // and closes it, and must close it before the Server.
@@ -91,9 +86,10 @@ func (s *Server) Dialer() *websocket.Dialer {
 // sends its close frame just before the heartbeat goroutine writes (right
 // after Open, or when a tick coincides with Close), the failed heartbeat
 // calls reconnect, which opens the session again after Close and leaves
-// goroutines behind. A test that wants reconnects (see DropConnection) sets
-// ShouldReconnectOnError to true and, before closing, waits until Heartbeats
-// shows the new connection's first heartbeat.
+// goroutines behind. A test that wants reconnects (see
+// CloseClientConnections) sets ShouldReconnectOnError to true and, before
+// closing, waits until the session's LastHeartbeatAck is later than the
+// reconnect: the new connection's first heartbeat was answered.
 func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
 	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
 		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)
@@ -102,8 +98,8 @@ func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error)
 	if err != nil {
 		return nil, fmt.Errorf("discordtest: new session: %w", err)
 	}
-	sess.Client = s.HTTPClient()
-	sess.Dialer = s.Dialer()
+	sess.Client = s.Client()
+	sess.Dialer = s.dialer()
 	sess.ShardID = shardID
 	sess.ShardCount = shardCount
 	sess.Identify.Shard = &[2]int{shardID, shardCount}

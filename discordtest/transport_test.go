@@ -14,7 +14,7 @@ import (
 func TestTransportRewritesDiscordHostsOnly(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	client := srv.HTTPClient()
+	client := srv.Client()
 	get := func(url string) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 		require.NoError(t, err)
@@ -25,7 +25,7 @@ func TestTransportRewritesDiscordHostsOnly(t *testing.T) {
 		"https://discord.com/api/v9/gateway",
 		"https://DiscordApp.com/api/v9/gateway",
 		srv.APIBase() + "gateway",
-		srv.URL() + "/api/v10/gateway",
+		srv.URL + "/api/v10/gateway",
 	} {
 		resp, err := get(url)
 		require.NoError(t, err, url)

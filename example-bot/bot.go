@@ -55,6 +55,13 @@ type bot struct {
 // HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
 // during the start is a clean stop, not an error.
 func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
+	return runBotWith(ctx, cfg, log, hc, nil)
+}
+
+// runBotWith is runBot that hands the plugin to made, when not nil, once it
+// is made (before it runs): the demo finds the webhook receiver's address
+// through it.
+func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
 	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
@@ -88,23 +95,26 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) 
 		return stoppedEarly(err)
 	}
 	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
-	fl, err := openFleet(cfg, b.botID, log)
+	fl, rdb, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
 	if fl != nil {
-		defer fl.Close() // after the plugin's Run returned (see shutdown)
+		defer rdb.Close() // after the plugin's Run returned (see shutdown)
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis",
 			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
 	}
-	if b.reminders, err = openReminderStore(cfg, fl); err != nil {
+	if b.reminders, err = openReminderStore(cfg, rdb, b.botID); err != nil {
 		return stoppedEarly(err)
 	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	if b.plugin, err = plugin.New(client, pluginConfig(cfg), popts...); err != nil {
 		return stoppedEarly(err)
+	}
+	if made != nil {
+		made(b.plugin)
 	}
 	stopOps, err := b.attach(ctx, ops)
 	if err != nil {

@@ -7,17 +7,15 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
-	"strconv"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/dblkit/go-topgg/internal/httpx"
-	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -49,8 +47,8 @@ type config struct {
 // touches neither the network nor the disk (see checkStateDir).
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
-	if err := plugin.LoadEnv(ctx, &c, l); err != nil {
-		return config{}, nameVariable(err)
+	if err := plugin.LoadEnv(ctx, &c, l); err != nil { // it validates c.Plugin
+		return config{}, err
 	}
 	return c, c.validate()
 }
@@ -90,31 +88,42 @@ func (c config) validateTokens() error {
 		// would make every request fail.
 		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	if strings.TrimSpace(topggToken) == "" {
-		return badVariable("TOPGG_TOKEN", "is empty")
-	}
-	// The Top.gg client is the authority on its token and its URL. The token goes
-	// first, alone, so that a refusal is pinned on the right variable; its
-	// messages never quote the token.
+	// The Top.gg client is the authority on its token and its URL, and words
+	// its errors (which never quote the token, nor a URL's user info or
+	// query): they are shown as they are, after the variable. The token goes
+	// first, alone, so that a refusal is pinned on the right variable.
 	if _, err := topgg.New(topggToken); err != nil {
-		return badVariable("TOPGG_TOKEN", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "topgg: New: "), "token "))
+		return badVariable("TOPGG_TOKEN", err.Error())
 	}
 	return nil
 }
 
-// validateURLs checks TOPGG_API_URL and DISCORD_API_URL; the tokens are valid.
+// validateURLs checks TOPGG_API_URL (the Top.gg client decides) and
+// DISCORD_API_URL (by the same rules); the tokens are valid.
 func (c config) validateURLs() error {
-	for _, u := range []struct{ name, value string }{{"TOPGG_API_URL", c.TopggAPIURL}, {"DISCORD_API_URL", c.DiscordAPIURL}} {
-		if problem := checkBaseURL(u.value); problem != "" {
-			return badVariable(u.name, problem)
-		}
+	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
+	if err != nil {
+		return badVariable("TOPGG_API_URL", err.Error())
 	}
-	if _, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL)); err != nil {
-		// checkBaseURL holds the client's rules; this is a safety net, and the
-		// client's message may quote the URL, so it is not repeated.
-		return badVariable("TOPGG_API_URL", fmt.Sprintf("%s is refused by the Top.gg client", redactURL(c.TopggAPIURL)))
+	// The same rules: the Discord token is sent to it; discordgo checks none.
+	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil {
+		return badVariable("DISCORD_API_URL", err.Error())
 	}
-	return nil
+	return c.validateFloors(client)
+}
+
+// validateFloors checks the plugin's interval floors, which depend on the
+// client (none for a fake on this machine, as in the end-to-end tests), so
+// LoadEnv cannot. Every field of c.Plugin comes from its variable: the error
+// names it.
+func (c config) validateFloors(client *topgg.Client) error {
+	err := c.Plugin.ValidateFor(client)
+	var ce *plugin.ConfigError
+	if errors.As(err, &ce) && ce.Variable == "" {
+		f, _ := reflect.TypeFor[plugin.Config]().FieldByName(strings.TrimPrefix(ce.Field, "Config."))
+		ce.Variable, _, _ = strings.Cut(f.Tag.Get("env"), ",")
+	}
+	return err
 }
 
 // validateRewards checks REWARD_GUILD_ID and REWARD_ROLE_ID.
@@ -151,48 +160,15 @@ func (c config) validateLogging() error {
 }
 
 // validateServers checks what the bot listens on (METRICS_ADDR,
-// TOPGG_WEBHOOK_ADDR) and the plugin's own settings.
+// TOPGG_WEBHOOK_ADDR); LoadEnv checked the plugin's own settings.
 func (c config) validateServers() error {
 	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
 		return err
-	}
-	if err := c.Plugin.Validate(); err != nil {
-		return nameVariable(err)
 	}
 	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
 		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
 	}
 	return nil
-}
-
-// checkBaseURL returns what is wrong with an API base URL, or "". A base URL
-// takes no user info, query or fragment (a REST base is joined with paths, and
-// credentials travel in headers), and plain http is only for this machine: the
-// tokens would cross the network in clear text. The problem shows the URL
-// without user info and query, which may hold secrets.
-func checkBaseURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		// Not shown: without a host, a password may sit anywhere in it.
-		return "is not an absolute http(s) URL, such as https://discord.com/api/v9"
-	}
-	shown := redactURL(raw)
-	switch {
-	case u.User != nil:
-		return fmt.Sprintf("%s: a base URL takes no user info", shown)
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return fmt.Sprintf("%s: a base URL takes no query or fragment", shown)
-	case u.Scheme == "http" && !httpx.IsLoopback(u.Hostname()):
-		return fmt.Sprintf("%s: plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); "+
-			"elsewhere the token would travel in clear text, so use https", shown)
-	}
-	return ""
-}
-
-// redactURL returns raw quoted for messages, without its secrets
-// (redact.RawURL).
-func redactURL(raw string) string {
-	return strconv.Quote(redact.RawURL(raw))
 }
 
 // checkStateDir makes sure the state directory can be created and written when a

@@ -152,6 +152,10 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"discord url query", map[string]string{"DISCORD_API_URL": "https://proxy.example/api/v9?sig=s3cr3t"}, nil, "DISCORD_API_URL", []string{"s3cr3t"}},
 		{"discord url unparsable", map[string]string{"DISCORD_API_URL": "https://ops:hunter2@[::1/api"}, nil, "DISCORD_API_URL", []string{"hunter2"}},
 		{"relative discord url with password", map[string]string{"DISCORD_API_URL": "ops:hunter2@proxy/api"}, nil, "DISCORD_API_URL", []string{"hunter2"}},
+		// The interval floors that protect the real service (none for a fake on this machine).
+		{"poll interval below the floor", map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "1ms", "TOPGG_API_URL": "https://top.gg/api"}, nil, "TOPGG_VOTE_POLL_INTERVAL", nil},
+		{"autopost interval below the floor", map[string]string{"TOPGG_AUTOPOST_INTERVAL": "1m", "TOPGG_API_URL": "https://top.gg/api"}, nil, "TOPGG_AUTOPOST_INTERVAL", nil},
+		{"topgg url with v1", map[string]string{"TOPGG_API_URL": "https://top.gg/api/v1"}, nil, "TOPGG_API_URL", nil},
 		{"shard count huge", map[string]string{"SHARD_COUNT": "1000000000"}, nil, "SHARD_COUNT", nil},
 		{"shard count one over", map[string]string{"SHARD_COUNT": "4097"}, nil, "SHARD_COUNT", nil},
 		// Fleet mode: malformed values name their variable; the password never shows.
@@ -215,8 +219,8 @@ func TestConfigBaseURLs(t *testing.T) {
 	}
 }
 
-// TestConfigMessagesHideURLSecrets: a refused URL is shown without its user
-// info and query, which may hold credentials.
+// TestConfigMessagesHideURLSecrets: a refused URL is shown with its user info
+// and query marked (redact.URL), since they may hold credentials.
 func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	t.Parallel()
 	env := validEnv("http://127.0.0.1:1")
@@ -225,7 +229,7 @@ func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "DISCORD_API_URL", ce.Variable)
-	assert.Equal(t, `"http://xxxxx@proxy.example/api/v9?...": a base URL takes no user info`, ce.Problem)
+	assert.Equal(t, `"http://xxxxx@proxy.example/api/v9?...": takes no user info`, ce.Problem)
 }
 
 // TestCheckStateDir: the directory is created (with its parents) and left

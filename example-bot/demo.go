@@ -23,6 +23,7 @@ type demo struct {
 	discord *discordtest.Server
 	topgg   *topggtest.Server
 	guilds  []string
+	plugin  chan *plugin.Plugin // the bot's, once made
 }
 
 func (d *demo) say(format string, args ...any) {
@@ -47,9 +48,10 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer dsrv.Close()
 	project := topggtest.DiscordBot()
 	project.PlatformID = dsrv.BotUserID()
-	hook := newDemoHook()
-	defer hook.close()
-	tsrv := topggtest.NewServer(topggtest.WithProject(project), topggtest.WithWebhook(hook.url(), demoWebhookSecret))
+	tsrv, err := topggtest.NewServer(topggtest.WithProject(project))
+	if err != nil {
+		return err
+	}
 	defer tsrv.Close()
 
 	dir, err := os.MkdirTemp("", "topgg-demo-state-")
@@ -69,7 +71,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret},
 		},
 	}
-	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds}
+	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds, plugin: make(chan *plugin.Plugin, 1)}
 	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
 		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes every second\n" +
 		"    (a real bot posts every 30 minutes and polls every minute). Its webhook receiver listens on 127.0.0.1.\n" +
@@ -77,9 +79,9 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	botCtx, stopBot := context.WithCancel(ctx)
 	defer stopBot()
-	log := slog.New(hookAddrHandler{Handler: slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}), hook: hook})
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	done := make(chan error, 1)
-	go func() { done <- runBot(botCtx, cfg, log, nil) }()
+	go func() { done <- runBotWith(botCtx, cfg, log, nil, func(p *plugin.Plugin) { d.plugin <- p }) }()
 
 	if err := d.script(ctx, done); err != nil {
 		stopBot()

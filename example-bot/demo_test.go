@@ -33,6 +33,7 @@ func TestDemo(t *testing.T) {
 		">>> Top.gg shows 4 servers.",
 		">>> The bot replied (only alice sees it): \"Vote for me on Top.gg: https://top.gg/bot/",
 		"Your vote is active until",
+		">>> The bot's webhook receiver listens at http://127.0.0.1:",
 		"Top.gg sends each vote to the bot's webhook receiver, signed,",
 		">>> Both roles were given ",
 		"Top.gg's deliveries were answered 204, 204.",
@@ -50,7 +51,7 @@ func TestDemo(t *testing.T) {
 	}
 	// The bot's own log lines are in the narration.
 	for _, msg := range []string{
-		`msg="posted the server count to Top.gg"`, `msg="commands: published slash commands"`,
+		`msg="posted the server count to Top.gg"`, `msg="published slash commands"`,
 		`msg="vote rewarded: role given"`, `msg="vote expired: role taken back"`,
 	} {
 		assert.Contains(t, out, msg)

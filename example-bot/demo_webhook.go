@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -22,85 +17,26 @@ import (
 // project's webhook settings on Top.gg).
 const demoWebhookSecret = "whs_demo_secret"
 
-// demoHook stands for the internet between Top.gg and the bot: the fake
-// Top.gg needs the receiver's URL before the bot listens (on a free port of
-// 127.0.0.1, which it logs), so it delivers here, and demoHook forwards to
-// the bot's receiver once the log said where it is (503 until then, which
-// Top.gg retries).
-type demoHook struct {
-	srv    *httptest.Server
-	client *http.Client
-	target atomic.Pointer[string] // the bot's receiver address
-}
-
-func newDemoHook() *demoHook {
-	h := &demoHook{client: &http.Client{Timeout: 10 * time.Second}}
-	h.srv = httptest.NewServer(http.HandlerFunc(h.forward))
-	return h
-}
-
-// url is the receiver URL to give the fake Top.gg.
-func (h *demoHook) url() string { return h.srv.URL + plugin.DefaultWebhookPath }
-
-func (h *demoHook) close() {
-	h.srv.Close()
-	h.client.CloseIdleConnections()
-}
-
-func (h *demoHook) forward(w http.ResponseWriter, r *http.Request) {
-	addr := h.target.Load()
-	if addr == nil {
-		http.Error(w, "the bot is not listening yet", http.StatusServiceUnavailable)
-		return
+// connectWebhook gives the fake Top.gg the URL of the bot's webhook
+// receiver, as an owner pastes it into the project's webhook settings: the
+// plugin's own server listens on a free port of 127.0.0.1, which
+// Plugin.WebhookAddr tells once Run listens.
+func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool) error) error {
+	var p *plugin.Plugin
+	select {
+	case p = <-d.plugin:
+	case <-ctx.Done():
+		return fmt.Errorf("timed out waiting for the plugin: %w", ctx.Err())
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		http.Error(w, "reading the body", http.StatusBadRequest)
-		return
+	if err := wait("the webhook receiver", func() bool { return p.WebhookAddr() != nil }); err != nil {
+		return err
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+*addr+r.URL.Path, bytes.NewReader(body))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	url := "http://" + p.WebhookAddr().String() + plugin.DefaultWebhookPath
+	if err := d.topgg.AddWebhook(url, demoWebhookSecret); err != nil {
+		return err
 	}
-	req.Header = r.Header.Clone()
-	resp, err := h.client.Do(req)
-	if err != nil {
-		http.Error(w, "the bot is unreachable", http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, io.LimitReader(resp.Body, 64<<10))
-}
-
-// hookAddrHandler is a slog.Handler that passes every record on and, from the
-// plugin's "webhook receiver listening" record, tells demoHook the address.
-type hookAddrHandler struct {
-	slog.Handler
-	hook *demoHook
-}
-
-func (h hookAddrHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "webhook receiver listening" {
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "addr" {
-				addr := a.Value.String()
-				h.hook.target.Store(&addr)
-				return false
-			}
-			return true
-		})
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h hookAddrHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return hookAddrHandler{Handler: h.Handler.WithAttrs(attrs), hook: h.hook}
-}
-
-func (h hookAddrHandler) WithGroup(name string) slog.Handler {
-	return hookAddrHandler{Handler: h.Handler.WithGroup(name), hook: h.hook}
+	d.say("The bot's webhook receiver listens at %s; the project's webhook settings on Top.gg get that URL.", url)
+	return nil
 }
 
 // votes is the demo's vote part: two votes arrive by webhook and are
@@ -109,6 +45,9 @@ func (h hookAddrHandler) WithGroup(name string) slog.Handler {
 // role is taken back and he gets the reminder.
 func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) error {
 	alice, bob := "300000000000000001", "300000000000000002"
+	if err := d.connectWebhook(ctx, wait); err != nil {
+		return err
+	}
 	// Start right after a poll, so that the webhook is the first to tell.
 	polls := d.polls()
 	if err := wait("a poll", func() bool { return d.polls() > polls }); err != nil {
@@ -118,7 +57,7 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 	d.say("Two users vote on Top.gg: alice, and bob on a weekend (weight 2). A vote lasts 12 hours on Top.gg;\n" +
 		"    for the demo bob's lasts 5 seconds. Top.gg sends each vote to the bot's webhook receiver, signed,\n" +
 		"    and the bot gives each the voter role at once.")
-	d.topgg.AddVotes(
+	d.topgg.AddVote(
 		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
 	)

@@ -113,10 +113,11 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	project.PlatformID = dc.BotUserID()
 	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
-	tg := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
+	tg, err := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
 		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),
 		topggtest.WithWebhookRetries(2*time.Second, 50*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond,
 			200*time.Millisecond, 200*time.Millisecond, 400*time.Millisecond))
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	rewardGuild := discordtest.GuildIDForShard(0, 0, shardCount)
 	e := &e2e{t: t, dc: dc, tg: tg, state: t.TempDir(), env: map[string]string{
@@ -131,7 +132,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	// about 3 s, so the kill lands in the middle of the deliveries.
 	e.slowRoles(10 * time.Millisecond)
 	all := makeVotes(300)
-	tg.AddVotes(all...)
+	tg.AddVote(all...)
 
 	var procs []*proc
 	for i, ids := range []string{"0-1", "2-3", "4-5"} {
@@ -201,7 +202,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	// Webhook votes to random processes, the dead one included.
 	balancer.open.Store(true)
 	hooks := fleetVotes(1, 30)
-	tg.AddVotes(hooks...)
+	tg.AddVote(hooks...)
 	requireRewardedOnce := func(votes []topggtest.Vote, what string) {
 		t.Helper()
 		require.Eventually(t, func() bool {
@@ -234,7 +235,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	srv.Kill()
 	srv.Restart()
 	after := fleetVotes(2, 10)
-	tg.AddVotes(after...)
+	tg.AddVote(after...)
 	requireRewardedOnce(after, "post-restart")
 	added, _ = e.grants()
 	assert.Len(t, added, len(all)+len(hooks)+len(after), "every vote rewarded")

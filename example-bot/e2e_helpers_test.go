@@ -71,7 +71,8 @@ func newE2E(t *testing.T, tgOpts ...topggtest.Option) *e2e {
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID()
-	tg := topggtest.NewServer(append([]topggtest.Option{topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project)}, tgOpts...)...)
+	tg, err := topggtest.NewServer(append([]topggtest.Option{topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project)}, tgOpts...)...)
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	state := t.TempDir()
 	return &e2e{t: t, dc: dc, tg: tg, state: state, env: map[string]string{
@@ -102,7 +103,7 @@ func (e *e2e) ctx() context.Context {
 // the fake's own GET /gateway. It returns the number of role changes that have
 // reached the proxy so far.
 func (e *e2e) slowRoles(delay time.Duration) (arrived func() int) {
-	target, err := url.Parse(e.dc.URL())
+	target, err := url.Parse(e.dc.URL)
 	require.NoError(e.t, err)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	var n atomic.Int32

@@ -162,7 +162,7 @@ func TestE2ESIGTERMDuringStartup(t *testing.T) {
 func TestE2ESIGTERMDuringReward(t *testing.T) {
 	e := newE2E(t)
 	arrived := e.slowRoles(time.Hour)
-	e.tg.AddVotes(makeVotes(3)...)
+	e.tg.AddVote(makeVotes(3)...)
 	bot := e.startBot()
 	bot.waitMsg("bot is online")
 	require.Eventually(t, func() bool { return arrived() > 0 }, wait, tick, "no role request reached Discord")
@@ -179,7 +179,7 @@ func TestE2ESIGTERMDuringReward(t *testing.T) {
 func TestE2ESecondSignalKills(t *testing.T) {
 	e := newE2E(t)
 	arrived := e.slowRoles(time.Hour)
-	e.tg.AddVotes(makeVotes(1)...)
+	e.tg.AddVote(makeVotes(1)...)
 	bot := e.startBot()
 	bot.waitMsg("bot is online")
 	require.Eventually(t, func() bool { return arrived() > 0 }, wait, tick, "no role request reached Discord")

@@ -60,7 +60,7 @@ func TestE2ECommandsAndServerCount(t *testing.T) {
 	recs := bot.records()
 	assert.NotEmpty(t, recs)
 	assert.GreaterOrEqual(t, bot.countMsg("posted the server count to Top.gg"), 3)
-	assert.Equal(t, 1, bot.countMsg("commands: published slash commands"))
+	assert.Equal(t, 1, bot.countMsg("published slash commands"))
 	assert.Equal(t, 1, bot.countMsg("registered slash commands on Discord"))
 	assert.Equal(t, 1, bot.countMsg("shutting down"))
 }
@@ -108,7 +108,7 @@ func TestE2EAutopostV0(t *testing.T) {
 func TestE2EVotesRewarded(t *testing.T) {
 	e := newE2E(t, topggtest.WithPageSize(10))
 	all := makeVotes(35)
-	e.tg.AddVotes(all...)
+	e.tg.AddVote(all...)
 	bot := e.startBot()
 	ctx := e.ctx()
 
@@ -176,7 +176,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 	// about 1.7 s, and the kill lands at the first grant, with ~30 to come.
 	e.slowRoles(50 * time.Millisecond)
 	all := makeVotes(35)
-	e.tg.AddVotes(all...)
+	e.tg.AddVote(all...)
 	first := e.startBot()
 
 	require.Eventually(t, func() bool { added, _ := e.grants(); return len(added) >= 1 }, wait, time.Millisecond)

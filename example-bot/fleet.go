@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
 )
@@ -135,16 +137,22 @@ func (c config) runShards() shardIDs {
 }
 
 // openFleet connects (lazily: no request is made here) to the fleet of the
-// application appID, or returns nil outside fleet mode.
-func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
+// application appID, or returns nils outside fleet mode. The bot keeps the
+// Redis client (its vote reminders live there too) and closes it after the
+// plugin's Run returned.
+func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, redis.UniversalClient, error) {
 	if !c.fleetMode() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	f, err := fleet.Open(c.RedisURL.Reveal(), fleet.Config{
+	rdb, err := fleet.NewClient(c.RedisURL.Reveal())
+	if err != nil {
+		return nil, nil, errors.Join(errors.New("fleet"), err)
+	}
+	f, err := fleet.New(rdb, fleet.Config{
 		Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log,
 	})
 	if err != nil {
-		return nil, errors.Join(errors.New("fleet"), err)
+		return nil, nil, errors.Join(errors.New("fleet"), err, rdb.Close())
 	}
-	return f, nil
+	return f, rdb, nil
 }

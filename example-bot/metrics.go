@@ -37,7 +37,7 @@ const (
 type ops struct {
 	addr    string
 	reg     *prometheus.Registry
-	metrics *topggprom.Metrics
+	metrics *topggprom.Collector
 }
 
 // newOps makes the registry and the collectors, or returns nil when
@@ -108,11 +108,11 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, rea
 	if o == nil {
 		return func() error { return nil }, nil
 	}
-	livez, err := health.NewHandler("livez", p.LivenessChecks()...)
+	livez, err := health.NewProbe("livez", p.LivenessChecks()...)
 	if err != nil {
 		return nil, err
 	}
-	readyz, err := health.NewHandler("readyz", append(p.ReadinessChecks(), ready...)...)
+	readyz, err := health.NewProbe("readyz", append(p.ReadinessChecks(), ready...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/promtest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -51,53 +51,33 @@ func get(t *testing.T, url string, header ...string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// scrapeBot fetches /metrics from the running bot and parses it with
-// Prometheus' own text parser; it returns the families and the raw text.
-func scrapeBot(t *testing.T, base string) (map[string]*dto.MetricFamily, string) {
+// scrapeBot fetches /metrics from the running bot, checks that Prometheus'
+// own text parser takes it, and returns the text.
+func scrapeBot(t *testing.T, base string) string {
 	t.Helper()
 	status, body := get(t, base+"/metrics", "Accept", "text/plain; version=0.0.4")
 	require.Equal(t, http.StatusOK, status, body)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	_, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	require.NoError(t, err)
-	return fams, body
+	return body
 }
 
-// series returns the value of the series of family name with exactly the
-// given labels (a histogram's sample count), and whether it exists.
-func series(fams map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
-	f, ok := fams[name]
-	if !ok {
-		return 0, false
+// series returns the value of the series of name with exactly the given
+// labels (a histogram's sample count), and whether text has it.
+func series(text, name string, labels map[string]string) (float64, bool) {
+	if v, ok := promtest.Value(text, promtest.Series(name, labels)); ok {
+		return v, true
 	}
-	for _, m := range f.GetMetric() {
-		if len(m.GetLabel()) != len(labels) {
-			continue
-		}
-		match := true
-		for _, lp := range m.GetLabel() {
-			match = match && labels[lp.GetName()] == lp.GetValue()
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		}
-	}
-	return 0, false
+	return promtest.Value(text, promtest.Series(name+"_count", labels))
 }
 
 // boundedLabels are the values each label of a topgg_ family may take.
 var boundedLabels = map[string]*regexp.Regexp{
 	"route":   regexp.MustCompile(`^(project|announcements|metrics|metrics_batch|commands|votes|vote_status|legacy_bots|legacy_stats|legacy_check|legacy_voters|unknown)$`),
 	"method":  regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE|other)$`),
-	"code":    regexp.MustCompile(`^([1-5][0-9][0-9]|none|other)$`),
+	"code":    regexp.MustCompile(`^(200|201|204|400|401|403|404|408|413|429|500|502|503|504|none|other)$`),
+	"le":      regexp.MustCompile(`^([0-9.e+]+|\+Inf)$`), // a histogram's bucket bounds
 	"outcome": regexp.MustCompile(`^[a-z_]{2,20}$`),
 	"source":  regexp.MustCompile(`^(history|webhook|webhook-v0|other)$`),
 	"api":     regexp.MustCompile(`^(v1|v0)$`),
@@ -111,9 +91,9 @@ var boundedLabels = map[string]*regexp.Regexp{
 func TestE2EMetricsScrape(t *testing.T) {
 	e := newE2E(t)
 	// The first post is answered 429 with a second's Retry-After.
-	e.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Millisecond})
+	require.NoError(t, e.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, RetryAfter: time.Millisecond}))
 	votes := makeVotes(3)
-	e.tg.AddVotes(votes...)
+	e.tg.AddVote(votes...)
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()
@@ -139,14 +119,13 @@ func TestE2EMetricsScrape(t *testing.T) {
 		{"topgg_votes_pending", nil, 0},
 		{"topgg_api_token_refused", map[string]string{"api": "v1"}, 0},
 	}
-	var fams map[string]*dto.MetricFamily
 	var text string
 	// The counters are updated right after the log records the test waited
 	// on: wait for the scrape to show them.
 	require.Eventually(t, func() bool {
-		fams, text = scrapeBot(t, base)
+		text = scrapeBot(t, base)
 		for _, w := range want {
-			if v, ok := series(fams, w.name, w.labels); !ok || v != w.value {
+			if v, ok := series(text, w.name, w.labels); !ok || v != w.value {
 				return false
 			}
 		}
@@ -154,28 +133,24 @@ func TestE2EMetricsScrape(t *testing.T) {
 	}, wait, 50*time.Millisecond, "last scrape:\n%s", text)
 
 	// The latencies: votes made 30 minutes ago, rewarded now.
-	for _, m := range fams["topgg_vote_reward_latency_seconds"].GetMetric() {
-		if m.GetLabel()[0].GetValue() != "history" {
-			continue
-		}
-		h := m.GetHistogram()
-		assert.Greater(t, h.GetSampleSum(), 3*29*60.0)
-		assert.Less(t, h.GetSampleSum(), 3*60*60.0)
-	}
+	sum, ok := promtest.Value(text, `topgg_vote_reward_latency_seconds_sum{source="history"}`)
+	require.True(t, ok)
+	assert.Greater(t, sum, 3*29*60.0)
+	assert.Less(t, sum, 3*60*60.0)
 	// The Go and process collectors are there too.
-	assert.Contains(t, fams, "go_goroutines")
-	assert.Contains(t, fams, "process_start_time_seconds")
+	_, ok = promtest.Value(text, "go_goroutines")
+	assert.True(t, ok, "go_goroutines")
+	_, ok = promtest.Value(text, "process_start_time_seconds")
+	assert.True(t, ok, "process_start_time_seconds")
 
-	for name, f := range fams {
+	for name, labels := range promtest.Labels(text) {
 		if !strings.HasPrefix(name, "topgg_") {
 			continue
 		}
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				re, ok := boundedLabels[lp.GetName()]
-				require.True(t, ok, "%s: unexpected label %s", name, lp.GetName())
-				assert.Regexp(t, re, lp.GetValue(), "%s{%s}", name, lp.GetName())
-			}
+		for k, v := range labels {
+			re, ok := boundedLabels[k]
+			require.True(t, ok, "%s: unexpected label %s", name, k)
+			assert.Regexp(t, re, v, "%s{%s}", name, k)
 		}
 	}
 	for _, v := range votes {
@@ -193,7 +168,7 @@ func TestE2EMetricsScrape(t *testing.T) {
 func TestE2EProbes(t *testing.T) {
 	e := newE2E(t)
 	// Discord makes the shards wait two seconds for the gateway's address.
-	require.NoError(t, e.dc.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(2*time.Second, false)))
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Path: "/gateway", RetryAfter: 2 * time.Second}))
 	e.env["METRICS_ADDR"] = "127.0.0.1:0"
 	bot := e.startBot()
 	base := bot.opsURL()
@@ -214,7 +189,7 @@ func TestE2EProbes(t *testing.T) {
 	bot.waitMsg("bot is online")
 
 	// Top.gg refuses the token on every vote poll from now on.
-	e.tg.Inject(topggtest.Fault{Path: votesPath, Status: http.StatusUnauthorized, Times: 1_000_000})
+	require.NoError(t, e.tg.Inject(topggtest.Fault{Path: votesPath, Status: http.StatusUnauthorized, Times: 1_000_000}))
 	require.Eventually(t, func() bool { s, _ := ready(); return s == http.StatusServiceUnavailable }, wait, 20*time.Millisecond)
 	status, body = ready()
 	assert.Equal(t, http.StatusServiceUnavailable, status)

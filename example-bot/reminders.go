@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/snowflake"
@@ -46,38 +47,49 @@ type reminderStore interface {
 	WantsReminder(ctx context.Context, userID string) (bool, error)
 }
 
-// openReminderStore returns where the /vote remind opt-ins live: in a fleet,
-// a Redis set every process shares (the interaction may reach any process,
-// the expiry only the leader); else a file in the state directory. Nil when
-// vote polling, and so expiry, is off.
-func openReminderStore(cfg config, fl *fleet.Fleet) (reminderStore, error) {
+// openReminderStore returns where the /vote remind opt-ins live: in a fleet
+// (rdb not nil), a Redis set every process shares (the interaction may reach
+// any process, the expiry only the leader); else a file in the state
+// directory. Nil when vote polling, and so expiry, is off.
+func openReminderStore(cfg config, rdb redis.UniversalClient, appID string) (reminderStore, error) {
 	if cfg.Plugin.VotePollInterval != nil && *cfg.Plugin.VotePollInterval == 0 {
 		return nil, nil
 	}
-	if fl != nil {
-		set, err := fl.Set("reminders")
-		if err != nil {
-			return nil, err
-		}
-		return fleetReminders{set}, nil
+	if rdb != nil {
+		return fleetReminders{rdb: rdb, key: fleet.Key(appID, "set:reminders")}, nil
 	}
 	return openReminders(cmp.Or(cfg.Plugin.StateDir, plugin.DefaultStateDir))
 }
 
-// fleetReminders is a reminderStore in a Redis set shared by the fleet.
-type fleetReminders struct{ set *fleet.Set }
+// fleetReminders is a reminderStore in a Redis set shared by the fleet, in
+// the bot's key space. Its writes are not fenced: any process records the
+// opt-in of the interaction it got.
+type fleetReminders struct {
+	rdb redis.UniversalClient
+	key string
+}
 
 // SetReminder implements reminderStore.
 func (f fleetReminders) SetReminder(ctx context.Context, userID string, on bool) error {
+	var err error
 	if on {
-		return f.set.Add(ctx, userID)
+		err = f.rdb.SAdd(ctx, f.key, userID).Err()
+	} else {
+		err = f.rdb.SRem(ctx, f.key, userID).Err()
 	}
-	return f.set.Remove(ctx, userID)
+	if err != nil {
+		return fmt.Errorf("vote reminders: %w", err)
+	}
+	return nil
 }
 
 // WantsReminder implements reminderStore.
 func (f fleetReminders) WantsReminder(ctx context.Context, userID string) (bool, error) {
-	return f.set.Contains(ctx, userID)
+	ok, err := f.rdb.SIsMember(ctx, f.key, userID).Result()
+	if err != nil {
+		return false, fmt.Errorf("vote reminders: %w", err)
+	}
+	return ok, nil
 }
 
 // fileReminders is a reminderStore in one JSON file, rewritten whole and

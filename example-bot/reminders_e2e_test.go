@@ -75,7 +75,7 @@ func TestE2EReminderAtExpiry(t *testing.T) {
 	bob.CreatedAt, bob.ExpiresAt = now, now.Add(life)
 	dave.CreatedAt, dave.ExpiresAt = now, now.Add(life)
 	start := time.Now()
-	e.tg.AddVotes(alice, bob, carolEarlier, carol, dave)
+	e.tg.AddVote(alice, bob, carolEarlier, carol, dave)
 	require.Eventually(t, func() bool {
 		added, _ := e.grants()
 		return added[alice.PlatformID] == 1 && added[bob.PlatformID] == 1 && added[carol.PlatformID] == 2 && added[dave.PlatformID] == 1

@@ -93,9 +93,7 @@ func TestFleetRemindersShared(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never-made")
 	cfg := config{Plugin: plugin.Config{StateDir: dir}}
 	open := func() reminderStore {
-		f, err := fleet.New(srv.Client(t), fleet.Config{Bot: "b", ShardCount: 1})
-		require.NoError(t, err)
-		r, err := openReminderStore(cfg, f)
+		r, err := openReminderStore(cfg, srv.Client(t), "b")
 		require.NoError(t, err)
 		return r
 	}
@@ -104,6 +102,10 @@ func TestFleetRemindersShared(t *testing.T) {
 	on, err := leader.WantsReminder(ctx, "300000000000000001")
 	require.NoError(t, err)
 	assert.True(t, on, "the leader does not see a follower's opt-in")
+	// The set the fleet's Set kept before 0.3.0: an upgrade keeps the opt-ins.
+	member, err := srv.Client(t).SIsMember(ctx, fleet.Key("b", "set:reminders"), "300000000000000001").Result()
+	require.NoError(t, err)
+	assert.True(t, member)
 	require.NoError(t, leader.SetReminder(ctx, "300000000000000001", false))
 	on, err = follower.WantsReminder(ctx, "300000000000000001")
 	require.NoError(t, err)
@@ -111,7 +113,7 @@ func TestFleetRemindersShared(t *testing.T) {
 	assert.NoDirExists(t, dir, "fleet mode wrote a state file")
 
 	off := config{Plugin: plugin.Config{VotePollInterval: new(time.Duration(0))}}
-	r, err := openReminderStore(off, nil)
+	r, err := openReminderStore(off, nil, "")
 	require.NoError(t, err)
 	assert.Nil(t, r, "no reminders without vote polling")
 }

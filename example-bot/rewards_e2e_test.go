@@ -17,8 +17,8 @@ import (
 // after its 8 s budget.
 func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 	e := newE2E(t)
-	require.NoError(t, e.dc.Inject(discordtest.RouteMemberRoleAdd, -1, discordtest.RateLimited(time.Minute, false)))
-	e.tg.AddVotes(makeVotes(2)...)
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute, Times: 100}))
+	e.tg.AddVote(makeVotes(2)...)
 	bot := e.startBot()
 	bot.waitMsg("bot is online")
 	bot.waitMsg("Discord is rate-limiting the bot; waiting")
@@ -35,9 +35,9 @@ func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 // the next attempt gives the role.
 func TestE2EEndlessAnswerToRoleGrant(t *testing.T) {
 	e := newE2E(t)
-	require.NoError(t, e.dc.Inject(discordtest.RouteMemberRoleAdd, 1, discordtest.LongBody(-1)))
+	require.NoError(t, e.dc.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", Body: "{", Endless: true}))
 	votes := makeVotes(1)
-	e.tg.AddVotes(votes...)
+	e.tg.AddVote(votes...)
 	bot := e.startBot()
 	bot.waitMsg("vote rewarded: role given")
 	assert.Contains(t, bot.stderr.String(), "response body longer than 8388608 bytes")

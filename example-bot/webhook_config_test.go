@@ -59,6 +59,7 @@ func TestWebhookConfigErrorsExit2(t *testing.T) {
 		{"secret empty", map[string]string{"TOPGG_WEBHOOK_SECRET": ""}, "TOPGG_WEBHOOK_SECRET"},
 		{"secret with an empty item", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + ",,"}, "TOPGG_WEBHOOK_SECRET"},
 		{"secret with a space", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + " x"}, "TOPGG_WEBHOOK_SECRET"},
+		{"secret without whs_", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + "," + unitWebhookSecret[len("whs_"):]}, "TOPGG_WEBHOOK_SECRET"},
 		{"auth with a newline", map[string]string{"TOPGG_WEBHOOK_AUTH": unitWebhookAuth + "\n"}, "TOPGG_WEBHOOK_AUTH"},
 		{"poll off with webhooks", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret, "TOPGG_VOTE_POLL_INTERVAL": "0"}, "TOPGG_VOTE_POLL_INTERVAL"},
 	} {

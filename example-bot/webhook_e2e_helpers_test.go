@@ -27,11 +27,14 @@ const (
 	e2eRetry = 50 * time.Millisecond
 )
 
-// hookProxy stands where Top.gg's webhooks go: the fake Top.gg needs the
-// receiver's URL when it is made, before the bot listens (on a free port,
-// which it logs). The proxy forwards to the bot once told where it is, and
-// answers 503 while it is not (the bot not yet running). It can also answer
-// 500 itself (the receiver failing) or hold deliveries until released.
+// hookProxy stands where Top.gg's webhooks go: one URL for the fake Top.gg
+// across the bot processes a test starts and kills, each listening on a free
+// port it logs (the bot is another process: its log is what an operator
+// sees; an in-process bot is found by plugin.Plugin.WebhookAddr and given to
+// the fake with topggtest.Server.AddWebhook, as the demo does). The proxy
+// forwards to the current bot once told where it is, and answers 503 while
+// there is none. It can also answer 500 itself (the receiver failing) or
+// hold deliveries until released.
 type hookProxy struct {
 	t      *testing.T
 	srv    *httptest.Server

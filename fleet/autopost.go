@@ -5,46 +5,38 @@ import (
 	"fmt"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
-var _ autopost.Source = (*Source)(nil)
+var _ autopost.Source = (*totalSource)(nil)
 
-// Source is the fleet's total as an [autopost.Source], for the leader's
+// totalSource is the fleet's total as an [autopost.Source], for the leader's
 // [autopost.Poster] (Config.Source): each call to Counts reads every shard's
-// last published count in one round trip ([Counts.Total]). Missing is not
+// last published count in one round trip (shardCounts.Total). Missing is not
 // empty until every shard of [0, ShardCount) has reported (and lists the
 // shards silent for longer than MaxAge), so the Poster never posts a partial
 // total; PerShard has ShardCount entries (v0 stats). BotID, which v0 posts
 // need, is taken from this process's own Counter (its READY). Make it with
-// [NewSource]; safe for concurrent use.
-type Source struct {
-	counts *Counts
+// newTotalSource; safe for concurrent use.
+type totalSource struct {
+	counts *shardCounts
 	local  *autopost.Counter
 }
 
-// NewSource returns the Source of counts. local is this process's own
+// newTotalSource returns the totalSource of counts. local is this process's own
 // Counter, the one its sessions are attached to: it gives BotID. It fails
-// with [topgg.ErrNotConfigured] for a nil or zero *Counts and [ErrBadConfig] for a
-// nil Counter.
-func NewSource(counts *Counts, local *autopost.Counter) (*Source, error) {
-	if counts == nil || counts.rdb == nil {
-		return nil, fmt.Errorf("fleet: nil or zero *Counts: %w", topgg.ErrNotConfigured)
-	}
+// with [ErrBadConfig] for a nil Counter.
+func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource, error) {
 	if local == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
 	}
-	return &Source{counts: counts, local: local}, nil
+	return &totalSource{counts: counts, local: local}, nil
 }
 
 // Counts returns the fleet's total as the Poster posts it. Unavailable is 0:
 // the processes publish their shards' guild counts, outages included, not
 // how many are unavailable. A Redis error is returned (the Poster retries
 // with backoff).
-func (s *Source) Counts(ctx context.Context) (autopost.Counts, error) {
-	if s == nil || s.counts == nil {
-		return autopost.Counts{}, errNotMade
-	}
+func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 	t, err := s.counts.Total(ctx)
 	if err != nil {
 		return autopost.Counts{}, err
@@ -65,9 +57,9 @@ func (s *Source) Counts(ctx context.Context) (autopost.Counts, error) {
 // Changed returns nil: other processes' first reports are not signalled, so
 // the Poster asks Counts again every sixteenth of its interval (at most every
 // minute) until the total is complete.
-func (s *Source) Changed() <-chan struct{} { return nil }
+func (s *totalSource) Changed() <-chan struct{} { return nil }
 
-// NewCounterReporter returns a [Reporter] that publishes the shards of
+// newCounterReporter returns a reporter that publishes the shards of
 // counter (this process's own, see [autopost.Counter.AppendShards]) that have
 // their READY, one round trip per publish: every period, and at once when a
 // shard gets its READY or is attached or detached ([autopost.Counter.Changed]),
@@ -75,23 +67,23 @@ func (s *Source) Changed() <-chan struct{} { return nil }
 // published: it keeps its last published count for MaxAge, as a shard whose
 // process stopped. The buffers are reused from one publish to the next, so
 // a publish allocates nothing once they have grown. It fails like
-// [NewReporter], and with [ErrBadConfig] for a nil Counter.
-func NewCounterReporter(counts *Counts, counter *autopost.Counter, cfg ReporterConfig) (*Reporter, error) {
+// newReporter, and with [ErrBadConfig] for a nil Counter.
+func newCounterReporter(counts *shardCounts, counter *autopost.Counter, cfg reporterConfig) (*reporter, error) {
 	if counter == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
 	}
-	// The buffers need no lock: only the Reporter's Run calls the function,
+	// The buffers need no lock: only the reporter's Run calls the function,
 	// one Run at a time, and it is done with the slice before the next call.
 	var (
 		stats []autopost.ShardStats
-		out   []ShardCount
+		out   []shardReport
 	)
-	r, err := NewReporter(counts, func() []ShardCount {
+	r, err := newReporter(counts, func() []shardReport {
 		stats = counter.AppendShards(stats[:0])
 		out = out[:0]
 		for _, s := range stats {
 			if s.Ready {
-				out = append(out, ShardCount{Shard: s.ID, Guilds: s.Servers})
+				out = append(out, shardReport{Shard: s.ID, Guilds: s.Servers})
 			}
 		}
 		return out

@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -12,27 +12,26 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
 // fleetProcess is one simulated process: its own Redis client, its own
-// Counter of its own shards' sessions, and a Reporter publishing them.
+// Counter of its own shards' sessions, and a reporter publishing them.
 type fleetProcess struct {
 	counter  *autopost.Counter
-	counts   *fleet.Counts
+	counts   *shardCounts
 	sessions []*discordgo.Session
 }
 
 // startProcess attaches sessions for shards to a new Counter and runs a
-// Reporter for it until the test ends. The sessions are not opened.
+// reporter for it until the test ends. The sessions are not opened.
 func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount int, shards ...int) *fleetProcess {
 	t.Helper()
 	p := &fleetProcess{counter: autopost.NewCounter(shardCount)}
 	var err error
-	p.counts, err = fleet.NewCounts(newClient(t, addr), "bot", shardCount, fleet.CountsConfig{})
+	p.counts, err = newShardCounts(newClient(t, addr), "bot", shardCount, countsConfig{})
 	require.NoError(t, err)
 	for _, id := range shards {
 		s, err := dc.NewSession(id, shardCount)
@@ -42,7 +41,7 @@ func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount 
 	_, err = p.counter.Attach(p.sessions...)
 	require.NoError(t, err)
 	// A period of an hour: the shards must be published when they get READY.
-	rep, err := fleet.NewCounterReporter(p.counts, p.counter, fleet.ReporterConfig{Every: time.Hour})
+	rep, err := newCounterReporter(p.counts, p.counter, reporterConfig{Every: time.Hour})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -68,7 +67,7 @@ func (p *fleetProcess) open(t *testing.T) {
 
 // TestLeaderPosterPostsTheFleetTotal runs two processes of a 4-shard bot
 // (shards 0-1 and 2-3, 3 and 5 guilds per shard) that publish their
-// Counters, and the first one's Poster on the fleet Source: nothing is
+// Counters, and the first one's Poster on the fleet totalSource: nothing is
 // posted while the second process's shards have not reported, then the exact
 // total with shard_count 4.
 func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
@@ -84,14 +83,15 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 	dc, err := discordtest.NewServer(discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
 	require.NoError(t, err)
 	t.Cleanup(dc.Close)
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
 	require.NoError(t, err)
 
 	a := startProcess(t, srv.Addr(), dc, shardCount, 0, 1)
 	b := startProcess(t, srv.Addr(), dc, shardCount, 2, 3)
-	src, err := fleet.NewSource(a.counts, a.counter)
+	src, err := newTotalSource(a.counts, a.counter)
 	require.NoError(t, err)
 	poster, err := autopost.New(client, autopost.Config{Source: src, Interval: 1600 * time.Millisecond}) // rechecks every 100 ms
 	require.NoError(t, err)
@@ -125,16 +125,10 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 
 func TestSourceAndCounterReporterMisuse(t *testing.T) {
 	t.Parallel()
-	_, err := fleet.NewSource(nil, autopost.NewCounter(1))
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	_, err = fleet.NewCounterReporter(nil, autopost.NewCounter(1), fleet.ReporterConfig{})
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	counts, err := fleet.NewCounts(newClient(t, "127.0.0.1:1"), "bot", 1, fleet.CountsConfig{})
+	counts, err := newShardCounts(newClient(t, "127.0.0.1:1"), "bot", 1, countsConfig{})
 	require.NoError(t, err)
-	_, err = fleet.NewSource(counts, nil)
-	require.ErrorIs(t, err, fleet.ErrBadConfig)
-	_, err = fleet.NewCounterReporter(counts, nil, fleet.ReporterConfig{})
-	require.ErrorIs(t, err, fleet.ErrBadConfig)
-	_, err = (*fleet.Source)(nil).Counts(context.Background())
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	_, err = newTotalSource(counts, nil)
+	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = newCounterReporter(counts, nil, reporterConfig{})
+	require.ErrorIs(t, err, ErrBadConfig)
 }

@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
@@ -48,9 +47,9 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // simFleet is a fleet of procs processes sharing shards shards, each with its
 // own client (its own connection pool), as separate processes would have.
 type simFleet struct {
-	procs  []*fleet.Counts
+	procs  []*shardCounts
 	rts    []*roundTrips
-	shards [][]fleet.ShardCount
+	shards [][]shardReport
 	total  int64
 }
 
@@ -61,12 +60,12 @@ func newSimFleet(tb testing.TB, addr, bot string, shards, procs int) *simFleet {
 		rdb := newClient(tb, addr)
 		rt := &roundTrips{}
 		rdb.AddHook(rt)
-		c, err := fleet.NewCounts(rdb, bot, shards, fleet.CountsConfig{})
+		c, err := newShardCounts(rdb, bot, shards, countsConfig{})
 		require.NoError(tb, err)
-		var mine []fleet.ShardCount
+		var mine []shardReport
 		for s := p * per; s < (p+1)*per; s++ {
 			g := 1000 + s%997
-			mine = append(mine, fleet.ShardCount{Shard: s, Guilds: g})
+			mine = append(mine, shardReport{Shard: s, Guilds: g})
 			f.total += int64(g)
 		}
 		f.procs, f.rts, f.shards = append(f.procs, c), append(f.rts, rt), append(f.shards, mine)
@@ -105,7 +104,7 @@ func TestPublishAndTotalAreOneRoundTripEach(t *testing.T) {
 
 // BenchmarkFleet20000Shards50Processes measures, on a simulated fleet of
 // 20,000 shards in 50 processes with separate clients:
-//   - aggregate: the leader's Total per interval (goal <= 50 ms);
+//   - aggregate: the leader's fleetTotal per interval (goal <= 50 ms);
 //   - publish: one interval of all 50 processes publishing at once, with the
 //     round trips per process per publish (goal 1) and the Redis memory per
 //     shard (goal <= 200 B) as metrics.
@@ -119,7 +118,7 @@ func BenchmarkFleet20000Shards50Processes(b *testing.B) {
 	f.publishAll(b)
 
 	b.Run("aggregate", func(b *testing.B) {
-		var tot fleet.Total
+		var tot fleetTotal
 		for b.Loop() {
 			var err error
 			tot, err = f.procs[0].Total(ctx)
@@ -145,7 +144,7 @@ func BenchmarkFleet20000Shards50Processes(b *testing.B) {
 			sum += rt.n.Load()
 		}
 		b.ReportMetric(float64(sum)/float64(n*procs), "roundtrips/publish")
-		key := fleet.Key("bench", "counts:"+strconv.Itoa(shards))
+		key := Key("bench", "counts:"+strconv.Itoa(shards))
 		usage, err := obs.MemoryUsage(ctx, key, 0).Result()
 		if err != nil {
 			b.Fatal(err)

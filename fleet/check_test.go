@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -21,16 +20,16 @@ import (
 func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var zero fleet.Lease
+	var zero Lease
 	require.ErrorIs(t, zero.Check(context.Background()), topgg.ErrNotConfigured)
 
-	idle, err := fleet.NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
+	idle, err := NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
 	require.NoError(t, err)
-	require.ErrorIs(t, idle.Check(context.Background()), fleet.ErrLeadershipUnknown, "before Run")
+	require.ErrorIs(t, idle.Check(context.Background()), ErrLeadershipUnknown, "before Run")
 
-	changes := make(chan fleet.LeaseState, 16)
+	changes := make(chan LeaseState, 16)
 	cfg := shortLease
-	cfg.OnChange = func(s fleet.LeaseState) { changes <- s }
+	cfg.OnChange = func(s LeaseState) { changes <- s }
 	leader := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
 	require.Eventually(t, func() bool { return leader.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	assert.NoError(t, leader.lease.Check(context.Background()))
@@ -51,9 +50,9 @@ func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)
 
 	require.NoError(t, follower.stopAndWait(t))
-	assert.ErrorIs(t, follower.lease.Check(context.Background()), fleet.ErrLeadershipUnknown, "after Run returned")
+	assert.ErrorIs(t, follower.lease.Check(context.Background()), ErrLeadershipUnknown, "after Run returned")
 	require.NoError(t, leader.stopAndWait(t))
-	assert.ErrorIs(t, leader.lease.Check(context.Background()), fleet.ErrLeadershipUnknown)
+	assert.ErrorIs(t, leader.lease.Check(context.Background()), ErrLeadershipUnknown)
 	last := <-changes
 	assert.False(t, last.Leader)
 	assert.Empty(t, changes, "the follower's knowledge is no transition")

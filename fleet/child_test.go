@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
@@ -30,7 +29,7 @@ const (
 )
 
 // fencedAppend appends ARGV[1] to the list KEYS[1] if the caller still leads.
-var fencedAppend = fleet.NewFencedScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
+var fencedAppend = NewFencedScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
 
 // childMain is a leader process for the paused-leader test: it campaigns,
 // and while it leads appends "child:<token>:<n>" to the shared list through
@@ -45,14 +44,14 @@ func childMain(role string) int {
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	bot := os.Getenv(childBotEnv)
-	lease, err := fleet.NewLease(rdb, bot, shortLease)
+	lease, err := NewLease(rdb, bot, shortLease)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	list := fleet.Key(bot, "writes")
+	list := Key(bot, "writes")
 	err = lease.Run(ctx, func(lctx context.Context, token int64) error {
 		defer cancel() // one term is the whole life of this process
 		f := lease.Fence(token)
@@ -66,7 +65,7 @@ func childMain(role string) int {
 		}
 		_, err := fencedAppend.Run(context.Background(), rdb, f, []string{list}, fmt.Sprintf("child:%d:late", token))
 		switch {
-		case errors.Is(err, fleet.ErrFenced):
+		case errors.Is(err, ErrFenced):
 			fmt.Println("after-loss fenced")
 		case err == nil:
 			fmt.Println("after-loss wrote")
@@ -115,15 +114,15 @@ func TestPausedLeaderWritesNothingAfterItResumes(t *testing.T) {
 	childToken := expectLine(t, lines, "leader ")
 	ctx := context.Background()
 	obs := srv.Client(t)
-	list := fleet.Key(bot, "writes")
+	list := Key(bot, "writes")
 	require.Eventually(t, func() bool { return obs.LLen(ctx, list).Val() > 3 }, 5*time.Second, 5*time.Millisecond,
 		"the child leader never wrote through the fence")
 
 	// Pause the leader past its TTL; another process must win and write.
 	require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
 	parent := startContender(t, srv.Addr(), bot, shortLease, func(lctx context.Context, tok int64) error {
-		_, err := fencedAppend.Run(lctx, obs, fleet.Fence{}, []string{list}, "never") // the zero fence writes nothing
-		assert.ErrorIs(t, err, fleet.ErrNoFence)
+		_, err := fencedAppend.Run(lctx, obs, Fence{}, []string{list}, "never") // the zero fence writes nothing
+		assert.ErrorIs(t, err, ErrNoFence)
 		return blockUntilDone(lctx, tok)
 	})
 	require.Eventually(t, func() bool { return parent.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond,

@@ -31,39 +31,40 @@
 //
 // # Counts
 //
-// [Counts] keeps every shard's guild count in one string per bot and shard
-// count, 8 bytes per shard at offset shard*8 (count, then Redis time of the
-// report, big-endian uint32). A process publishes all its shards with one
-// EVAL (one round trip, stamped with Redis's clock so machines' clocks do not
-// matter); the leader reads them all with one pipelined TIME+GETRANGE and
-// gets the exact total, the per-shard list (v0 stats), and the shards that
-// are missing: never reported, or last reported more than MaxAge (default
-// 1 h) ago. A [Total] with missing shards is not postable: the caller posts
-// nothing and logs them, never a total that silently misses shards.
-//
-// [Source] turns [Counts.Total] into the autopost.Source of the leader's
-// Poster, and [NewCounterReporter] publishes an autopost.Counter's ready
-// shards every period and at once when a shard gets its READY.
+// The shard counts ([Fleet.Counts]) keep every shard's guild count in one
+// string per bot and shard count, 8 bytes per shard at offset shard*8
+// (count, then Redis time of the report, big-endian uint32). A process
+// publishes all its shards with one EVAL (one round trip, stamped with
+// Redis's clock so machines' clocks do not matter); the leader reads them all
+// with one pipelined TIME+GETRANGE and gets the exact total, the per-shard
+// list (v0 stats), and the shards that are missing: never reported, or last
+// reported more than MaxAge (default 1 h) ago. A total with missing shards is
+// not posted: the Poster posts nothing and logs them, never a total that
+// silently misses shards.
 //
 // # Votes and commands
 //
-// [VoteStore] is the voterewards.Store of the fleet: every method is one Lua
-// script (the dedup rule runs inside it, so concurrent webhooks in several
-// processes add a vote once); the poll's checkpoint, delivered and expired
-// marks and pruning are fenced, webhook ingests (any process) are not. The
-// ingest script publishes the votes it added in the same atomic step, so
-// [VoteStore.Follow] (voterewards.Feed) gives every process each new vote in
-// Ingest order within about a millisecond (BenchmarkVoteFeedLatency), and
-// asks for a resync after every reconnect. [HashStore] keeps the command
-// hash in Redis, its SaveHash fenced.
+// [Fleet.VoteStore] is the voterewards.Store of the fleet: every method is
+// one Lua script (the dedup rule runs inside it, so concurrent webhooks in
+// several processes add a vote once); the poll's checkpoint, delivered and
+// expired marks and pruning are fenced, webhook ingests (any process) are
+// not. The ingest script publishes the votes it added in the same atomic
+// step, so the store's feed (voterewards.Feed) gives every process each new
+// vote in Ingest order within about a millisecond
+// (BenchmarkVoteFeedLatency), and asks for a resync after every reconnect.
+// [Fleet.HashStore] keeps the command hash in Redis, its SaveHash fenced.
 //
-// [Fleet] bundles all of it for one process ([Open] with a URL, or [New] on
-// a client), so that the plugin package wires a fleet without Redis types.
+// # Use
+//
+// Open the fleet ([Open] with a URL, or [New] on a client) and give it to
+// the plugin (plugin.WithFleet), which runs every part above; close it after
+// the plugin's Run returned. A bot that builds its own leader-only work runs
+// it under a [Lease] and writes through its [Fence].
 //
 // # Faults
 //
 // Redis errors never panic and never end a Run: they are returned by
-// Publish and Total, and logged and retried by the lease, whose leader work
+// the counts, and logged and retried by the lease, whose leader work
 // pauses once the lease cannot be renewed in time and resumes when Redis is
 // back. [NewClient] and [ParseURL] accept redis:// and rediss:// (TLS) URLs and
 // never show the password: not in errors, and no type of this package holds

@@ -17,7 +17,7 @@ var (
 	// errNilFunc: Lease.Run (or Follow) was given a nil function.
 	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
 	// errNotMade: a method was called on a zero or nil value that must come
-	// from its constructor (NewLease, NewCounts).
+	// from its constructor (New, NewLease).
 	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	// ErrBadBot means the bot name is empty or holds a character that would
 	// break the key layout ('{', '}' or a space).

@@ -2,8 +2,8 @@ package fleet
 
 import "github.com/dblkit/go-topgg/internal/clock"
 
-// WithReporterClock sets the Reporter's clock (tests advance a fake one).
-func WithReporterClock(cfg ReporterConfig, c clock.Clock) ReporterConfig {
+// WithReporterClock sets the reporter's clock (tests advance a fake one).
+func WithReporterClock(cfg reporterConfig, c clock.Clock) reporterConfig {
 	cfg.clock = c
 	return cfg
 }

@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -25,22 +24,22 @@ func TestFenceRefusesAnOlderTerm(t *testing.T) {
 	a := startContender(t, srv.Addr(), "fence1", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	old := a.lease.Fence(a.lease.State().Token)
-	require.NoError(t, old.Set(ctx, rdb, fleet.Key("fence1", "k"), "a", 0))
+	require.NoError(t, old.Set(ctx, rdb, Key("fence1", "k"), "a", 0))
 
 	require.NoError(t, a.stopAndWait(t))
 	b := startContender(t, srv.Addr(), "fence1", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return b.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 
-	err := old.Set(ctx, rdb, fleet.Key("fence1", "k"), "stale", time.Minute)
-	require.ErrorIs(t, err, fleet.ErrFenced)
+	err := old.Set(ctx, rdb, Key("fence1", "k"), "stale", time.Minute)
+	require.ErrorIs(t, err, ErrFenced)
 	cur := b.lease.Fence(b.lease.State().Token)
-	require.NoError(t, cur.Set(ctx, rdb, fleet.Key("fence1", "k"), "b", time.Minute))
-	assert.Equal(t, "b", rdb.Get(ctx, fleet.Key("fence1", "k")).Val())
-	assert.Positive(t, rdb.PTTL(ctx, fleet.Key("fence1", "k")).Val())
+	require.NoError(t, cur.Set(ctx, rdb, Key("fence1", "k"), "b", time.Minute))
+	assert.Equal(t, "b", rdb.Get(ctx, Key("fence1", "k")).Val())
+	assert.Positive(t, rdb.PTTL(ctx, Key("fence1", "k")).Val())
 
-	require.ErrorIs(t, fleet.Fence{}.Set(ctx, rdb, "x", "y", 0), fleet.ErrNoFence)
+	require.ErrorIs(t, Fence{}.Set(ctx, rdb, "x", "y", 0), ErrNoFence)
 	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), topgg.ErrNilArgument)
-	var nilScript *fleet.FencedScript
+	var nilScript *FencedScript
 	_, err = nilScript.Run(ctx, rdb, cur, nil)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	assert.Equal(t, fmt.Sprintf("fence(token %d)", cur.Token()), cur.String())
@@ -70,7 +69,7 @@ func TestLeadershipRecoversAfterRedisIsKilledAndRestarted(t *testing.T) {
 	st := l.lease.State()
 	assert.Greater(t, st.Token, before, "the AOF kept the token counter")
 	rdb := srv.Client(t)
-	require.NoError(t, l.lease.Fence(st.Token).Set(ctx, rdb, fleet.Key("restart", "k"), "v", 0))
+	require.NoError(t, l.lease.Fence(st.Token).Set(ctx, rdb, Key("restart", "k"), "v", 0))
 	warned := 0
 	for _, c := range cs { // a contender waiting out the TTL may not have tried Redis during the outage
 		if strings.Contains(c.log.String(), "level=WARN") {
@@ -98,11 +97,11 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithPassword(pw))
 
 	// A wrong password: errors are logged, never with the password in them.
-	wrong, err := fleet.NewClient("redis://:" + pw + "-wrong@" + srv.Addr() + "/0")
+	wrong, err := NewClient("redis://:" + pw + "-wrong@" + srv.Addr() + "/0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = wrong.Close() })
 	var logs testlog.Buffer
-	l, err := fleet.NewLease(wrong, "pw", fleet.LeaseConfig{TTL: time.Second, Logger: logs.Logger()})
+	l, err := NewLease(wrong, "pw", LeaseConfig{TTL: time.Second, Logger: logs.Logger()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -112,16 +111,16 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	require.NoError(t, <-done)
 
 	// The right password works.
-	good, err := fleet.NewClient(srv.URL())
+	good, err := NewClient(srv.URL())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = good.Close() })
 	require.NoError(t, good.Ping(context.Background()).Err())
-	counts, err := fleet.NewCounts(good, "pw", 4, fleet.CountsConfig{})
+	counts, err := newShardCounts(good, "pw", 4, countsConfig{})
 	require.NoError(t, err)
 
 	var shown strings.Builder
 	shown.WriteString(logs.String())
-	for _, v := range []any{l, counts, l.State(), l.Fence(1), fleet.LeaseConfig{}, fleet.CountsConfig{}} {
+	for _, v := range []any{l, counts, l.State(), l.Fence(1), LeaseConfig{}, countsConfig{}} {
 		fmt.Fprintf(&shown, "%v %+v %#v\n", v, v, v)
 	}
 	for _, bad := range []string{
@@ -132,8 +131,8 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 		"http://:" + pw + "@127.0.0.1:6379/0",     // bad scheme
 		"redis://:" + pw + "@127.0.0.1:6379/0?dial_timeout=" + pw,
 	} {
-		_, err := fleet.NewClient(bad)
-		require.ErrorIs(t, err, fleet.ErrInvalidURL, bad)
+		_, err := NewClient(bad)
+		require.ErrorIs(t, err, ErrInvalidURL, bad)
 		fmt.Fprintf(&shown, "%v\n", err)
 	}
 	assert.NotContains(t, shown.String(), pw)
@@ -144,13 +143,13 @@ func TestRedissURLTurnsTLSOn(t *testing.T) {
 	t.Parallel()
 	// No TLS server here (redis-server's TLS needs certificates): check that
 	// the options carry TLS, and a plain URL does not.
-	opts, err := fleet.ParseURL("rediss://:pw@redis.example:6380/2")
+	opts, err := ParseURL("rediss://:pw@redis.example:6380/2")
 	require.NoError(t, err)
 	require.NotNil(t, opts.TLSConfig)
 	assert.Equal(t, "redis.example", opts.TLSConfig.ServerName)
 	assert.Equal(t, 2, opts.DB)
 	assert.True(t, opts.ContextTimeoutEnabled)
-	opts, err = fleet.ParseURL("redis://127.0.0.1:6379")
+	opts, err = ParseURL("redis://127.0.0.1:6379")
 	require.NoError(t, err)
 	assert.Nil(t, opts.TLSConfig)
 }
@@ -160,28 +159,28 @@ func TestRedissURLWorksEndToEnd(t *testing.T) {
 	const pw = "tls-Secret-pw"
 	srv := redistest.Start(t, redistest.WithTLS(), redistest.WithPassword(pw))
 	require.True(t, strings.HasPrefix(srv.URL(), "rediss://"))
-	opts, err := fleet.ParseURL(srv.URL())
+	opts, err := ParseURL(srv.URL())
 	require.NoError(t, err)
 	require.NotNil(t, opts.TLSConfig, "rediss:// turns TLS on")
 	opts.TLSConfig.RootCAs = srv.RootCAs() // the test's self-signed certificate
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 
-	l, err := fleet.NewLease(rdb, "tls", shortLease)
+	l, err := NewLease(rdb, "tls", shortLease)
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, l.Run(ctx, func(lctx context.Context, token int64) error {
-		return l.Fence(token).Set(lctx, rdb, fleet.Key("tls", "k"), "v", 0)
+		return l.Fence(token).Set(lctx, rdb, Key("tls", "k"), "v", 0)
 	}))
-	c, err := fleet.NewCounts(rdb, "tls", 1, fleet.CountsConfig{})
+	c, err := newShardCounts(rdb, "tls", 1, countsConfig{})
 	require.NoError(t, err)
-	require.NoError(t, c.Publish(ctx, []fleet.ShardCount{{Shard: 0, Guilds: 3}}))
+	require.NoError(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: 3}}))
 	tot, err := c.Total(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), tot.Servers)
 
 	// Without the CA the certificate is refused, and the error holds no password.
-	bad, err := fleet.NewClient(srv.URL())
+	bad, err := NewClient(srv.URL())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bad.Close() })
 	err = bad.Ping(ctx).Err()

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -8,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Config configures a [Fleet]: what every process of one bot must agree on
@@ -30,23 +33,24 @@ type Config struct {
 	// [DefaultMaxAge]).
 	MaxAge time.Duration
 	// Logger receives the lease's and the reporter's problems (default:
-	// discard).
+	// slog.Default()).
 	Logger *slog.Logger
 }
 
 // Fleet bundles the Redis-backed parts one process of a fleet needs, so that
-// a caller (the plugin) uses them without touching Redis types: the leader
-// [Lease], the shard [Counts] with their [Reporter] and leader [Source], the
-// fenced command [HashStore] and the shared [VoteStore]. Make it with [New] or [Open]; safe for
-// concurrent use. It is not a job: its parts are.
+// a caller (the plugin, see plugin.WithFleet) uses them without touching
+// Redis types: the leader [Lease], the shard counts ([Fleet.Counts]), the
+// fenced command hash store ([Fleet.HashStore]) and the shared vote store
+// ([Fleet.VoteStore]). Make it with [New] or [Open]; safe for concurrent use.
+// It is not a job: its parts are.
 type Fleet struct {
 	rdb    redis.UniversalClient
 	owned  bool // Open made rdb: Close closes it
 	cfg    Config
 	lease  *Lease
-	counts *Counts
-	hashes *HashStore
-	votes  *VoteStore
+	counts *shardCounts
+	hashes *hashStore
+	votes  *voteStore
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
@@ -57,7 +61,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 		return nil, errNilClient
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	if cfg.ReportEvery < 0 {
 		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)
@@ -66,19 +70,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := NewCounts(rdb, cfg.Bot, cfg.ShardCount, CountsConfig{MaxAge: cfg.MaxAge})
+	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{MaxAge: cfg.MaxAge, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	hashes, err := NewHashStore(lease)
-	if err != nil {
-		return nil, err
-	}
-	votes, err := NewVoteStore(lease)
-	if err != nil {
-		return nil, err
-	}
-	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: hashes, votes: votes}, nil
+	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
 }
 
 // Open is [New] on a client of its own for a redis:// or rediss:// URL (see
@@ -114,53 +110,63 @@ func (f *Fleet) Lease() *Lease {
 	return f.lease
 }
 
-// Counts returns the shard counts of the fleet.
-func (f *Fleet) Counts() *Counts {
-	if f == nil {
-		return nil
+// Counts returns what the fleet's counts are to this process, whose own
+// shards local counts (the Counter its sessions are attached to): total, the
+// fleet's exact total as the [autopost.Source] of the leader's Poster, and
+// report, the job every process runs to publish local's ready shards (every
+// ReportEvery, and at once when a shard gets its READY or is attached or
+// detached) until its context is done.
+//
+// total's Counts reads every shard's last count in one round trip; its
+// Missing is not empty until every shard of [0, ShardCount) has reported (it
+// lists those silent for longer than MaxAge), so the Poster never posts a
+// partial total. Unavailable is 0 and BotID is local's. A Redis error is
+// returned by total (the Poster retries) and logged by report (which retries
+// next period; the last counts stay valid for MaxAge). It fails with
+// [topgg.ErrNotConfigured] on a Fleet not made by [New] or [Open] and with
+// [ErrBadConfig] for a nil Counter.
+func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
+	if f == nil || f.counts == nil {
+		return nil, nil, errNotMade
 	}
-	return f.counts
+	src, err := newTotalSource(f.counts, local)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := newCounterReporter(f.counts, local, reporterConfig{Every: f.cfg.ReportEvery, Logger: f.cfg.Logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, r.Run, nil
 }
 
-// HashStore returns the command hash store, fenced by the lease.
-func (f *Fleet) HashStore() *HashStore {
-	if f == nil {
+// HashStore returns the [commands.HashStore] of the leader's command sync:
+// the fingerprint of the last published commands lives in Redis (key
+// Key(bot, "commands:hash")), so that a new leader does not publish unchanged
+// commands again. SaveHash is fenced with the lease's current term: it fails
+// with [ErrFenced] once a newer leader exists and [ErrNoFence] while this
+// process does not lead; LoadHash reads without a fence. Nil on a Fleet not
+// made by New or Open.
+func (f *Fleet) HashStore() commands.HashStore {
+	if f == nil || f.hashes == nil {
 		return nil
 	}
 	return f.hashes
 }
 
-// VoteStore returns the vote store shared by the fleet, its leader writes
-// fenced by the lease.
-func (f *Fleet) VoteStore() *VoteStore {
-	if f == nil {
+// VoteStore returns the [voterewards.Store] every process of the fleet
+// shares, with the promises of the bbolt store: each method is one Lua script,
+// atomic and as durable as Redis's persistence (run it with AOF), and the
+// dedup rule runs inside it, so concurrent ingests add one vote once. Any
+// process may Ingest without a checkpoint (webhooks); the leader's writes (the
+// poll's checkpoint, Delivered, Expired, Prune) are fenced by the lease
+// ([ErrFenced], [ErrNoFence]). It is a [voterewards.Feed] (Redis pub/sub:
+// every process learns each added vote in Ingest order within moments, and
+// resyncs after a reconnect) and has Ping(ctx) error for readiness checks.
+// Nil on a Fleet not made by New or Open.
+func (f *Fleet) VoteStore() voterewards.Store {
+	if f == nil || f.votes == nil {
 		return nil
 	}
 	return f.votes
-}
-
-// ShardCount returns the bot's total shard count.
-func (f *Fleet) ShardCount() int {
-	if f == nil {
-		return 0
-	}
-	return f.cfg.ShardCount
-}
-
-// Source returns the fleet total for the leader's Poster; local is this
-// process's Counter (see [NewSource]).
-func (f *Fleet) Source(local *autopost.Counter) (*Source, error) {
-	if f == nil {
-		return nil, errNotMade
-	}
-	return NewSource(f.counts, local)
-}
-
-// Reporter returns the job that publishes local's shards every ReportEvery
-// (see [NewCounterReporter]); every process runs one.
-func (f *Fleet) Reporter(local *autopost.Counter) (*Reporter, error) {
-	if f == nil {
-		return nil, errNotMade
-	}
-	return NewCounterReporter(f.counts, local, ReporterConfig{Every: f.cfg.ReportEvery, Logger: f.cfg.Logger})
 }

@@ -8,37 +8,30 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
-var _ commands.HashStore = (*HashStore)(nil)
+var _ commands.HashStore = (*hashStore)(nil)
 
-// HashStore is a [commands.HashStore] in Redis, for the leader's command
+// hashStore is a [commands.HashStore] in Redis, for the leader's command
 // sync: the fingerprint of the last published commands lives in the key
 // Key(bot, "commands:hash"), so that a new leader does not publish unchanged
 // commands again. SaveHash is fenced with the lease's current term: it is
 // refused ([ErrFenced]) once a newer leader exists, and ([ErrNoFence]) while
 // this process does not lead, so only the leader records a publish. LoadHash
-// reads without a fence. Make it with [NewHashStore]; safe for concurrent use.
-type HashStore struct {
+// reads without a fence. Make it with newHashStore; safe for concurrent use.
+type hashStore struct {
 	lease *Lease
 	key   string
 }
 
-// NewHashStore returns the command hash store of the lease's bot, fenced by
+// newHashStore returns the command hash store of the lease's bot, fenced by
 // the lease's term. It does not contact Redis.
-func NewHashStore(lease *Lease) (*HashStore, error) {
-	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("fleet: nil or zero *Lease: %w", topgg.ErrNotConfigured)
-	}
-	return &HashStore{lease: lease, key: Key(lease.bot, "commands:hash")}, nil
+func newHashStore(lease *Lease) *hashStore {
+	return &hashStore{lease: lease, key: Key(lease.bot, "commands:hash")}
 }
 
 // LoadHash returns the saved fingerprint, or "" when none was saved.
-func (h *HashStore) LoadHash(ctx context.Context) (string, error) {
-	if h == nil || h.lease == nil {
-		return "", errNotMade
-	}
+func (h *hashStore) LoadHash(ctx context.Context) (string, error) {
 	v, err := h.lease.rdb.Get(ctx, h.key).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", nil
@@ -52,10 +45,7 @@ func (h *HashStore) LoadHash(ctx context.Context) (string, error) {
 // SaveHash replaces the saved fingerprint if this process holds the newest
 // leader token; otherwise it returns an error wrapping [ErrFenced] (a newer
 // leader exists) or [ErrNoFence] (this process does not lead).
-func (h *HashStore) SaveHash(ctx context.Context, hash string) error {
-	if h == nil || h.lease == nil {
-		return errNotMade
-	}
+func (h *hashStore) SaveHash(ctx context.Context, hash string) error {
 	f := h.lease.Fence(h.lease.State().Token)
 	if err := f.Set(ctx, h.lease.rdb, h.key, hash, 0); err != nil {
 		return fmt.Errorf("fleet: save command hash: %w", err)

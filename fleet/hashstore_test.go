@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -9,9 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
@@ -23,10 +21,7 @@ func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
 	a := startContender(t, srv.Addr(), "hs", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	b := startContender(t, srv.Addr(), "hs", shortLease, blockUntilDone)
-	ha, err := fleet.NewHashStore(a.lease)
-	require.NoError(t, err)
-	hb, err := fleet.NewHashStore(b.lease)
-	require.NoError(t, err)
+	ha, hb := newHashStore(a.lease), newHashStore(b.lease)
 
 	got, err := hb.LoadHash(ctx)
 	require.NoError(t, err)
@@ -35,24 +30,14 @@ func TestHashStoreSavesOnlyForTheNewestLeader(t *testing.T) {
 	got, err = hb.LoadHash(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, hash, got, "a follower reads what the leader saved")
-	require.ErrorIs(t, hb.SaveHash(ctx, "follower"), fleet.ErrNoFence)
+	require.ErrorIs(t, hb.SaveHash(ctx, "follower"), ErrNoFence)
 
 	// A newer term (as if another process won while a was paused): a's
 	// SaveHash is refused although a still believes it leads.
-	require.NoError(t, rdb.Incr(ctx, fleet.Key("hs", "fence")).Err())
+	require.NoError(t, rdb.Incr(ctx, Key("hs", "fence")).Err())
 	require.True(t, a.lease.State().Leader)
-	require.ErrorIs(t, ha.SaveHash(ctx, "stale"), fleet.ErrFenced)
+	require.ErrorIs(t, ha.SaveHash(ctx, "stale"), ErrFenced)
 	got, err = ha.LoadHash(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, hash, got)
-}
-
-func TestHashStoreMisuse(t *testing.T) {
-	t.Parallel()
-	_, err := fleet.NewHashStore(nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	var zero fleet.HashStore
-	_, err = zero.LoadHash(context.Background())
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	require.ErrorIs(t, zero.SaveHash(context.Background(), "x"), topgg.ErrNotConfigured)
 }

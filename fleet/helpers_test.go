@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
@@ -56,7 +55,7 @@ func (p *partition) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 
 // contender is one process campaigning for the lease in a test.
 type contender struct {
-	lease *fleet.Lease
+	lease *Lease
 	rdb   *redis.Client
 	part  *partition
 	log   *testlog.Buffer
@@ -74,13 +73,13 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 // startContender makes a lease on its own client and runs it with fn until
 // the test ends (or stop is called).
-func startContender(t *testing.T, addr, bot string, cfg fleet.LeaseConfig, fn func(context.Context, int64) error) *contender {
+func startContender(t *testing.T, addr, bot string, cfg LeaseConfig, fn func(context.Context, int64) error) *contender {
 	t.Helper()
 	c := &contender{rdb: newClient(t, addr), part: &partition{}, log: &testlog.Buffer{}, done: make(chan error, 1)}
 	c.rdb.AddHook(c.part)
 	cfg.Logger = c.log.Logger()
 	var err error
-	c.lease, err = fleet.NewLease(c.rdb, bot, cfg)
+	c.lease, err = NewLease(c.rdb, bot, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stop = cancel

@@ -35,10 +35,12 @@ type LeaseConfig struct {
 	// difference between this machine and Redis. Writes that slip past it are
 	// still refused by the fence.
 	Margin time.Duration
-	// Logger receives campaign, renewal and release problems (default: discard).
+	// Logger receives campaign, renewal and release problems (default: slog.Default()).
 	Logger *slog.Logger
 	// OnChange, if set, is called (synchronously, from Run's goroutine; it
-	// must not block) after each leadership transition, e.g. to feed metrics.
+	// must not block) after each leadership transition, e.g. to feed metrics
+	// (topggprom.Collector.ObserveLease). A panic in it is recovered and
+	// logged.
 	OnChange func(LeaseState)
 
 	clock clock.Clock // tests inject a fake; default clock.Real()
@@ -106,7 +108,7 @@ func (c *LeaseConfig) fill() error {
 		c.RenewEvery = c.TTL / 3
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	switch {
 	case c.TTL < 100*time.Millisecond:

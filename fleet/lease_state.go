@@ -72,6 +72,17 @@ func (l *Lease) setState(leader bool, token int64) {
 	s := l.state
 	l.mu.Unlock()
 	if l.onChange != nil {
-		l.onChange(s)
+		l.tellChange(s)
 	}
+}
+
+// tellChange calls OnChange, containing a panic: a metrics hook's bug must
+// not end the campaign.
+func (l *Lease) tellChange(s LeaseState) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			l.log.Error("OnChange panicked", "leader", s.Leader, "panic", rec)
+		}
+	}()
+	l.onChange(s)
 }

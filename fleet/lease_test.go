@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -12,14 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 // shortLease is a lease fast enough for tests and slow enough for -race on two
 // busy cores.
-var shortLease = fleet.LeaseConfig{TTL: 1200 * time.Millisecond}
+var shortLease = LeaseConfig{TTL: 1200 * time.Millisecond}
 
 func TestOneLeaderAmongFiveContendersKeptByRenewal(t *testing.T) {
 	t.Parallel()
@@ -66,7 +65,7 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 		<-lctx.Done()
 		now := time.Now()
 		// The lease must still be alive in Redis when the leader stops.
-		pttl, _ := obs.PTTL(ctx, fleet.Key("bot2", "lease")).Result()
+		pttl, _ := obs.PTTL(ctx, Key("bot2", "lease")).Result()
 		stops <- stopped{pttl: pttl, cause: context.Cause(lctx), took: now.Sub(*cutAt.Load())}
 		return lctx.Err()
 	}
@@ -89,7 +88,7 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 	case <-time.After(2 * shortLease.TTL):
 		t.Fatal("the partitioned leader did not stop within 2 TTL")
 	}
-	assert.ErrorIs(t, s.cause, fleet.ErrLeaseLost)
+	assert.ErrorIs(t, s.cause, ErrLeaseLost)
 	assert.Positive(t, s.pttl, "the leader stopped only after its lease had expired in Redis")
 	assert.Less(t, s.took, shortLease.TTL, "the leader stopped within TTL of its last renewal")
 
@@ -111,13 +110,13 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	long := fleet.LeaseConfig{TTL: 30 * time.Second}
+	long := LeaseConfig{TTL: 30 * time.Second}
 	a := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	b := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
 	// b waits for a 30 s lease: only the release can hand it over quickly.
 	require.Eventually(t, func() bool {
-		return b.rdb.PubSubNumSub(context.Background(), fleet.Key("bot3", "lease:released")).Val()[fleet.Key("bot3", "lease:released")] > 0
+		return b.rdb.PubSubNumSub(context.Background(), Key("bot3", "lease:released")).Val()[Key("bot3", "lease:released")] > 0
 	}, 5*time.Second, 5*time.Millisecond, "b never subscribed to releases")
 
 	start := time.Now()
@@ -130,12 +129,12 @@ func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
 func TestLeaderFunctionReturningEndsRun(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	l, err := fleet.NewLease(srv.Client(t), "bot4", shortLease)
+	l, err := NewLease(srv.Client(t), "bot4", shortLease)
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	err = l.Run(context.Background(), func(context.Context, int64) error { return boom })
 	require.ErrorIs(t, err, boom)
-	exists, err := srv.Client(t).Exists(context.Background(), fleet.Key("bot4", "lease")).Result()
+	exists, err := srv.Client(t).Exists(context.Background(), Key("bot4", "lease")).Result()
 	require.NoError(t, err)
 	assert.Zero(t, exists, "the lease is released when Run returns")
 	st := l.State()
@@ -154,23 +153,23 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 func TestMisuseIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	_, err := fleet.NewLease(nil, "b", fleet.LeaseConfig{})
+	_, err := NewLease(nil, "b", LeaseConfig{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
-	_, err = fleet.NewLease(srv.Client(t), "", fleet.LeaseConfig{})
-	require.ErrorIs(t, err, fleet.ErrBadBot)
-	_, err = fleet.NewLease(srv.Client(t), "a{b}", fleet.LeaseConfig{})
-	require.ErrorIs(t, err, fleet.ErrBadBot)
-	_, err = fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{TTL: time.Second, RenewEvery: time.Second})
-	require.ErrorIs(t, err, fleet.ErrBadConfig)
-	_, err = fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{TTL: time.Second, Margin: 2 * time.Second})
-	require.ErrorIs(t, err, fleet.ErrBadConfig)
+	_, err = NewLease(srv.Client(t), "", LeaseConfig{})
+	require.ErrorIs(t, err, ErrBadBot)
+	_, err = NewLease(srv.Client(t), "a{b}", LeaseConfig{})
+	require.ErrorIs(t, err, ErrBadBot)
+	_, err = NewLease(srv.Client(t), "b", LeaseConfig{TTL: time.Second, RenewEvery: time.Second})
+	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = NewLease(srv.Client(t), "b", LeaseConfig{TTL: time.Second, Margin: 2 * time.Second})
+	require.ErrorIs(t, err, ErrBadConfig)
 
-	var zero fleet.Lease
+	var zero Lease
 	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
-	var nilLease *fleet.Lease
+	var nilLease *Lease
 	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
-	assert.Equal(t, fleet.LeaseState{}, nilLease.State())
-	l, err := fleet.NewLease(srv.Client(t), "b", fleet.LeaseConfig{})
+	assert.Equal(t, LeaseState{}, nilLease.State())
+	l, err := NewLease(srv.Client(t), "b", LeaseConfig{})
 	require.NoError(t, err)
 	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)
 }
@@ -179,10 +178,10 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var mu sync.Mutex
-	var seen []fleet.LeaseState
+	var seen []LeaseState
 	cfg := shortLease
-	cfg.OnChange = func(s fleet.LeaseState) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
-	l, err := fleet.NewLease(srv.Client(t), "bot6", cfg)
+	cfg.OnChange = func(s LeaseState) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
+	l, err := NewLease(srv.Client(t), "bot6", cfg)
 	require.NoError(t, err)
 	require.NoError(t, l.Run(context.Background(), func(context.Context, int64) error { return nil }))
 	mu.Lock()
@@ -194,12 +193,26 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	assert.Equal(t, uint64(2), seen[1].Changes)
 }
 
+// A panicking OnChange is contained: the term runs and ends as without it,
+// and the log says which hook panicked.
+func TestOnChangePanicIsContained(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := shortLease
+	cfg.OnChange = func(LeaseState) { panic("metrics bug") }
+	var ran atomic.Bool
+	c := startContender(t, srv.Addr(), "bot-panic", cfg, func(context.Context, int64) error { ran.Store(true); return nil })
+	require.Eventually(t, func() bool { return strings.Count(c.log.String(), "OnChange panicked") >= 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.True(t, ran.Load())
+	assert.Contains(t, c.log.String(), "metrics bug")
+}
+
 func TestLeaseKeyWithoutExpiryIsNotPolledHard(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	rdb := srv.Client(t)
-	key := fleet.Key("noexp", "lease")
+	key := Key("noexp", "lease")
 	require.NoError(t, rdb.Set(ctx, key, "someone-else", 0).Err())
 	c := startContender(t, srv.Addr(), "noexp", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "lease key has no expiry") },

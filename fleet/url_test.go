@@ -1,11 +1,9 @@
-package fleet_test
+package fleet
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/dblkit/go-topgg/fleet"
 )
 
 // No error of ParseURL shows the password, wherever the URL holds it: after
@@ -19,11 +17,11 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 		"http://hunter2@127.0.0.1:6379",
 		"redis://u:hunter2@127.0.0.1:6379/0?dial_timeout=hunter2",
 	} {
-		_, err := fleet.ParseURL(raw)
-		if assert.ErrorIs(t, err, fleet.ErrInvalidURL, raw) {
+		_, err := ParseURL(raw)
+		if assert.ErrorIs(t, err, ErrInvalidURL, raw) {
 			assert.NotContains(t, err.Error(), "hunter2", raw)
 		}
 	}
-	_, err := fleet.ParseURL("redis://user:pw@127.0.0.1:6379/x")
+	_, err := ParseURL("redis://user:pw@127.0.0.1:6379/x")
 	assert.Contains(t, err.Error(), "redis://xxxxx@127.0.0.1:6379/x", "the user info is marked, not shown")
 }

@@ -18,15 +18,15 @@ import (
 )
 
 var (
-	_ voterewards.Store = (*VoteStore)(nil)
-	_ voterewards.Feed  = (*VoteStore)(nil)
+	_ voterewards.Store = (*voteStore)(nil)
+	_ voterewards.Feed  = (*voteStore)(nil)
 )
 
 // pruneLimit bounds the votes one Prune call removes, so that one script
 // never blocks Redis for long; the next prune goes on.
 const pruneLimit = 10_000
 
-// VoteStore is a [voterewards.Store] in Redis, shared by every process of a
+// voteStore is a [voterewards.Store] in Redis, shared by every process of a
 // fleet, with the promises of the bbolt store: each method is one Lua script
 // (atomic; durable as Redis's persistence: run it with AOF), dedup by voter
 // within [voterewards.DedupWindow] inside the script, so that concurrent
@@ -42,8 +42,8 @@ const pruneLimit = 10_000
 // sees them in the order of the Ingest calls, within a few milliseconds;
 // after any reconnect the follower is told to resync (reload).
 //
-// Make it with [NewVoteStore]; safe for concurrent use.
-type VoteStore struct {
+// Make it with newVoteStore; safe for concurrent use.
+type voteStore struct {
 	rdb   redis.UniversalClient
 	lease *Lease
 
@@ -52,36 +52,23 @@ type VoteStore struct {
 	checkpoint                                   string
 }
 
-// NewVoteStore returns the vote store of the lease's bot, its leader writes
+// newVoteStore returns the vote store of the lease's bot, its leader writes
 // fenced by the lease's term. It does not contact Redis.
-func NewVoteStore(lease *Lease) (*VoteStore, error) {
-	if lease == nil || lease.rdb == nil {
-		return nil, fmt.Errorf("fleet: nil or zero *Lease: %w", topgg.ErrNotConfigured)
-	}
+func newVoteStore(lease *Lease) *voteStore {
 	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
-	return &VoteStore{
+	return &voteStore{
 		rdb: lease.rdb, lease: lease, channel: k("added"),
 		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
 		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
-	}, nil
-}
-
-func (s *VoteStore) ready() error {
-	if s == nil || s.rdb == nil {
-		return errNotMade
 	}
-	return nil
 }
 
 // fence is the lease's current term (the zero Fence when not leading).
-func (s *VoteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
+func (s *voteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
 
 // Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
 // consistent.
-func (s *VoteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
-	if err := s.ready(); err != nil {
-		return nil, err
-	}
+func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	var cp *redis.StringCmd
 	var seen, pending, expiries *redis.MapStringStringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -119,10 +106,7 @@ func (s *VoteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
 // poll); without, any process may call it.
-func (s *VoteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
-	if err := s.ready(); err != nil {
-		return nil, err
-	}
+func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -167,10 +151,7 @@ func (s *VoteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 }
 
 // Delivered implements [voterewards.Store]; fenced.
-func (s *VoteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
+func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	flag, enc := "0", ""
 	if expire {
 		flag, enc = "1", encodeVote(v)
@@ -182,10 +163,7 @@ func (s *VoteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bo
 }
 
 // Expired implements [voterewards.Store]; fenced.
-func (s *VoteStore) Expired(ctx context.Context, v voterewards.Vote) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
+func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key()); err != nil {
 		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key(), err)
 	}
@@ -195,12 +173,10 @@ func (s *VoteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 // Prune implements [voterewards.Store]; fenced. It removes at most 10,000
 // votes per call (the next prune goes on), so one call never blocks Redis
 // for long.
-func (s *VoteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
+func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
-		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit)
+		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
+		int64(voterewards.VoteLifetime/time.Second))
 	if err != nil {
 		return fmt.Errorf("fleet: prune votes: %w", err)
 	}
@@ -294,10 +270,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
 // whether the store takes writes now (plugin.Pinger).
-func (s *VoteStore) Ping(ctx context.Context) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
+func (s *voteStore) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("fleet: vote store: %w", err)
 	}

@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -7,16 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// benchLeaderStore returns a VoteStore whose lease this benchmark holds.
-func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *fleet.VoteStore {
+// benchLeaderStore returns a voteStore whose lease this benchmark holds.
+func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *voteStore {
 	b.Helper()
-	lease, err := fleet.NewLease(newClient(b, srv.Addr()), bot, fleet.LeaseConfig{TTL: 10 * time.Second})
+	lease, err := NewLease(newClient(b, srv.Addr()), bot, LeaseConfig{TTL: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,10 +29,7 @@ func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *fleet.Vo
 		}
 		time.Sleep(time.Millisecond)
 	}
-	s, err := fleet.NewVoteStore(lease)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := newVoteStore(lease)
 	return s
 }
 
@@ -135,14 +131,11 @@ func BenchmarkVoteStoreIngestWebhooks(b *testing.B) {
 func BenchmarkVoteFeedLatency(b *testing.B) {
 	srv := redistest.Start(b)
 	writer := benchLeaderStore(b, srv, "feedbench")
-	lease, err := fleet.NewLease(newClient(b, srv.Addr()), "feedbench", fleet.LeaseConfig{})
+	lease, err := NewLease(newClient(b, srv.Addr()), "feedbench", LeaseConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	reader, err := fleet.NewVoteStore(lease)
-	if err != nil {
-		b.Fatal(err)
-	}
+	reader := newVoteStore(lease)
 	got := make(chan struct{}, 1)
 	listening := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -18,10 +18,7 @@ import (
 // not decode also asks for a resync. Redis errors never end it: it waits
 // (50 ms doubling to 1 s) and reconnects, until ctx is done; then it returns
 // nil. Nothing it started outlives it.
-func (s *VoteStore) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
-	if err := s.ready(); err != nil {
-		return err
-	}
+func (s *voteStore) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
 		return errNilFunc
 	}

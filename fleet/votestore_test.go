@@ -1,4 +1,4 @@
-package fleet_test
+package fleet
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -20,13 +19,11 @@ import (
 
 // leadingStore returns a vote store on srv for a new bot, whose lease this
 // process holds until the test ends (the store's leader writes are fenced).
-func leadingStore(t *testing.T, srv *redistest.Server, bot string) (*fleet.VoteStore, *contender) {
+func leadingStore(t *testing.T, srv *redistest.Server, bot string) (*voteStore, *contender) {
 	t.Helper()
-	c := startContender(t, srv.Addr(), bot, fleet.LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
+	c := startContender(t, srv.Addr(), bot, LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
 	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, time.Millisecond)
-	s, err := fleet.NewVoteStore(c.lease)
-	require.NoError(t, err)
-	return s, c
+	return newVoteStore(c.lease), c
 }
 
 func TestVoteStorePassesTheStoreSuite(t *testing.T) {
@@ -55,30 +52,29 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	leader, c := leadingStore(t, srv, "fenced")
-	other := startContender(t, srv.Addr(), "fenced", fleet.LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-	follower, err := fleet.NewVoteStore(other.lease)
-	require.NoError(t, err)
+	other := startContender(t, srv.Addr(), "fenced", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
+	follower := newVoteStore(other.lease)
 
 	a, b := testVote(1), testVote(2)
 	added, err := follower.Ingest(ctx, nil, []voterewards.Vote{a})
 	require.NoError(t, err, "any process ingests webhook votes")
 	require.Len(t, added, 1)
 	_, err = follower.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{b})
-	require.ErrorIs(t, err, fleet.ErrNoFence)
-	require.ErrorIs(t, follower.Delivered(ctx, a, true), fleet.ErrNoFence)
-	require.ErrorIs(t, follower.Expired(ctx, a), fleet.ErrNoFence)
-	require.ErrorIs(t, follower.Prune(ctx, time.Now(), time.Now()), fleet.ErrNoFence)
+	require.ErrorIs(t, err, ErrNoFence)
+	require.ErrorIs(t, follower.Delivered(ctx, a, true), ErrNoFence)
+	require.ErrorIs(t, follower.Expired(ctx, a), ErrNoFence)
+	require.ErrorIs(t, follower.Prune(ctx, time.Now(), time.Now()), ErrNoFence)
 
 	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c1"}, []voterewards.Vote{b})
 	require.NoError(t, err)
 	require.NoError(t, leader.Delivered(ctx, a, true))
 
-	require.NoError(t, srv.Client(t).Incr(ctx, fleet.Key("fenced", "fence")).Err()) // a newer term
+	require.NoError(t, srv.Client(t).Incr(ctx, Key("fenced", "fence")).Err()) // a newer term
 	require.True(t, c.lease.State().Leader, "the old leader still believes it leads")
 	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "stale"}, []voterewards.Vote{testVote(3)})
-	require.ErrorIs(t, err, fleet.ErrFenced)
-	require.ErrorIs(t, leader.Delivered(ctx, b, false), fleet.ErrFenced)
-	require.ErrorIs(t, leader.Expired(ctx, a), fleet.ErrFenced)
+	require.ErrorIs(t, err, ErrFenced)
+	require.ErrorIs(t, leader.Delivered(ctx, b, false), ErrFenced)
+	require.ErrorIs(t, leader.Expired(ctx, a), ErrFenced)
 
 	snap, err := follower.Load(ctx)
 	require.NoError(t, err)
@@ -130,9 +126,10 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 
 	rewarded := make(chan voterewards.Vote, 4)
@@ -155,10 +152,8 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	run(leader.Run)
 	var followers []*voterewards.Poller
 	for range 2 {
-		c := startContender(t, srv.Addr(), "feed", fleet.LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-		s, err := fleet.NewVoteStore(c.lease)
-		require.NoError(t, err)
-		p := poller(s)
+		c := startContender(t, srv.Addr(), "feed", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
+		p := poller(newVoteStore(c.lease))
 		run(p.Mirror)
 		followers = append(followers, p)
 	}
@@ -192,28 +187,22 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Follow(fctx, func(voterewards.Vote) {}, func() { resyncs.Add(1) }) }()
 	require.Eventually(t, func() bool { return resyncs.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, rdb.Publish(ctx, fleet.Key("damaged", "votes:added"), "not a vote").Err())
+	require.NoError(t, rdb.Publish(ctx, Key("damaged", "votes:added"), "not a vote").Err())
 	require.Eventually(t, func() bool { return resyncs.Load() == 2 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
 
-	require.NoError(t, rdb.HSet(ctx, fleet.Key("damaged", "votes:pending"), "k", "{broken").Err())
+	require.NoError(t, rdb.HSet(ctx, Key("damaged", "votes:pending"), "k", "{broken").Err())
 	_, err := s.Load(ctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "damaged vote record")
-	require.NoError(t, rdb.Del(ctx, fleet.Key("damaged", "votes:pending")).Err())
+	require.NoError(t, rdb.Del(ctx, Key("damaged", "votes:pending")).Err())
 	_, err = s.Load(ctx)
 	require.NoError(t, err)
-	require.NoError(t, rdb.Set(ctx, fleet.Key("damaged", "votes:checkpoint"), "garbage", 0).Err())
+	require.NoError(t, rdb.Set(ctx, Key("damaged", "votes:checkpoint"), "garbage", 0).Err())
 	_, err = s.Load(ctx)
 	require.Error(t, err)
 
-	var zero fleet.VoteStore
-	_, err = zero.Load(ctx)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	require.ErrorIs(t, zero.Follow(ctx, func(voterewards.Vote) {}, func() {}), topgg.ErrNotConfigured)
 	require.ErrorIs(t, s.Follow(ctx, nil, nil), topgg.ErrNilArgument)
-	_, err = fleet.NewVoteStore(nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	require.NoError(t, s.Ping(ctx))
 }

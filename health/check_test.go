@@ -22,11 +22,11 @@ func get(t *testing.T, h http.Handler, target string) (int, string) {
 	return rec.Code, string(body)
 }
 
-func TestHandler(t *testing.T) {
+func TestProbe(t *testing.T) {
 	t.Parallel()
 	failing := errors.New("not yet:\nshard 2")
 	var fail bool
-	h, err := health.NewHandler("readyz",
+	h, err := health.NewProbe("readyz",
 		health.Check{Name: "shards", Func: func(context.Context) error {
 			if fail {
 				return failing
@@ -59,7 +59,7 @@ func TestHandler(t *testing.T) {
 
 func TestPanickingCheckFails(t *testing.T) {
 	t.Parallel()
-	h, err := health.NewHandler("livez", health.Check{Name: "jobs", Func: func(context.Context) error { panic("boom") }})
+	h, err := health.NewProbe("livez", health.Check{Name: "jobs", Func: func(context.Context) error { panic("boom") }})
 	require.NoError(t, err)
 	code, body := get(t, h, "/livez?verbose")
 	require.Equal(t, http.StatusServiceUnavailable, code)
@@ -68,13 +68,13 @@ func TestPanickingCheckFails(t *testing.T) {
 
 func TestNoChecksPasses(t *testing.T) {
 	t.Parallel()
-	h, err := health.NewHandler("livez")
+	h, err := health.NewProbe("livez")
 	require.NoError(t, err)
 	code, _ := get(t, h, "/livez")
 	require.Equal(t, http.StatusOK, code)
 }
 
-func TestNewHandlerRefusesBadChecks(t *testing.T) {
+func TestNewProbeRefusesBadChecks(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context) error { return nil }
 	for _, checks := range [][]health.Check{
@@ -83,9 +83,9 @@ func TestNewHandlerRefusesBadChecks(t *testing.T) {
 		{{Name: "a"}},
 		{{Name: "a", Func: ok}, {Name: "a", Func: ok}},
 	} {
-		_, err := health.NewHandler("readyz", checks...)
+		_, err := health.NewProbe("readyz", checks...)
 		require.ErrorIs(t, err, health.ErrInvalidCheck)
 	}
-	_, err := health.NewHandler("")
+	_, err := health.NewProbe("")
 	require.ErrorIs(t, err, health.ErrInvalidCheck)
 }

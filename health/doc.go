@@ -2,8 +2,9 @@
 // from named checks, with no metrics library.
 //
 // A [Check] is a name and a function that returns nil when its condition
-// holds. [NewHandler] makes an http.Handler of checks: it answers 200 "ok"
-// when every check passes and 503 otherwise, naming the failed checks; with
+// holds. [NewProbe] makes a [Probe], an http.Handler of checks: it runs them
+// concurrently and answers within [Timeout], 200 "ok" when every check
+// passes and 503 otherwise, naming the failed checks; with
 // the query parameter verbose it names every check, one per line, in the
 // style of Kubernetes' own probes:
 //
@@ -12,5 +13,5 @@
 //	readyz check failed
 //
 // plugin.Plugin gives its checks with LivenessChecks and ReadinessChecks; a
-// program adds its own (a fleet's leadership, say) to the same handler.
+// program adds its own (a fleet's leadership, say) to the same Probe.
 package health

@@ -15,7 +15,7 @@ import (
 // Serve /readyz from named checks: 503 until every check passes.
 func Example() {
 	var shardsReady atomic.Bool
-	ready, err := health.NewHandler("readyz",
+	ready, err := health.NewProbe("readyz",
 		health.Check{Name: "shards", Func: func(context.Context) error {
 			if !shardsReady.Load() {
 				return errors.New("waiting for READY")

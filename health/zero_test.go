@@ -10,19 +10,20 @@ import (
 	"github.com/dblkit/go-topgg/health"
 )
 
-// A Handler not made by NewHandler fails its probe (503), never passes it:
-// a zero readiness handler used to answer 200 "ok", and a nil one panicked.
-func TestZeroOrNilHandlerFails(t *testing.T) {
+// A Probe not made by NewProbe fails (503), never passes: a zero readiness
+// handler used to answer 200 "ok", and a nil one panicked.
+func TestZeroOrNilProbeFails(t *testing.T) {
 	t.Parallel()
-	for name, h := range map[string]*health.Handler{"zero": {}, "nil": nil} {
+	for name, p := range map[string]*health.Probe{"zero": {}, "nil": nil} {
 		assert.NotPanics(t, func() {
-			code, body := get(t, h, "/readyz?verbose")
+			code, body := get(t, p, "/readyz?verbose")
 			assert.Equal(t, http.StatusServiceUnavailable, code, name)
-			assert.Contains(t, body, "not made by health.NewHandler", name)
-			results, ok := h.Run(context.Background())
+			assert.Contains(t, body, "not made by health.NewProbe", name)
+			names, errs, ok := health.Run(context.Background(), p)
 			assert.False(t, ok, name)
-			if assert.Len(t, results, 1, name) {
-				assert.ErrorIs(t, results[0].Err, health.ErrInvalidCheck, name)
+			assert.Equal(t, []string{"probe"}, names, name)
+			if assert.Len(t, errs, 1, name) {
+				assert.ErrorIs(t, errs[0], health.ErrInvalidCheck, name)
 			}
 		}, name)
 	}

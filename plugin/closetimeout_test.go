@@ -21,7 +21,7 @@ func TestStopGraceCancelsHandlers(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff
 	cfg.SyncCommands = new(false)
@@ -73,7 +73,7 @@ func TestStopGraceCancelsHandlers(t *testing.T) {
 func TestCleanCloseLogsNoStopError(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(3)...)
+	w.tg.AddVote(votes(3)...)
 	cfg := w.config()
 	rewards := newRecorder()
 	var logs logBuffer

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -53,8 +54,8 @@ type Config struct {
 	// Autopost is "v1" (PATCH metrics, the default), "v0" (POST /bots/:id/stats)
 	// or "off".
 	Autopost string `env:"TOPGG_AUTOPOST"`
-	// AutopostInterval is the time between posts (default 30m); below 15
-	// minutes is logged as a warning.
+	// AutopostInterval is the time between posts (default 30m, at least
+	// autopost.MinInterval, 15m; see [Config.ValidateFor]).
 	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL"`
 	// AutopostRefresh is the longest time without a post when the numbers do
 	// not change (default 3h; raised to AutopostInterval if smaller).
@@ -67,9 +68,9 @@ type Config struct {
 	// first READY (nil: true).
 	SyncCommands *bool `env:"TOPGG_SYNC_COMMANDS"`
 
-	// VotePollInterval is the time between vote polls (nil: 1m); 0 turns vote
-	// polling, rewards and [Plugin.Active] off. Below 10 seconds [New] logs a
-	// warning: the service limits requests.
+	// VotePollInterval is the time between vote polls (nil: 1m, else at
+	// least voterewards.MinInterval, 10s; see [Config.ValidateFor]); 0 turns
+	// vote polling, rewards and [Plugin.Active] off.
 	VotePollInterval *time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL"`
 	// VoteLookback is how far back the first poll reaches when nothing is saved
 	// (default 12h, at most one year).
@@ -85,6 +86,8 @@ type Config struct {
 	VoteRetryDelay time.Duration `env:"TOPGG_VOTE_RETRY_DELAY"`
 	// VoteStopGrace is how long the handlers that are running may finish once
 	// Run's context is done, before their own context is cancelled (default 10s).
+	// A handler that ignores its context is left behind voterewards.CancelWait
+	// later, and Run returns without it.
 	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
 
 	// StateDir is where poll state (cursor, delivered votes, pending expiries)
@@ -127,7 +130,9 @@ type ConfigError struct {
 	// variable of a caller's own struct that failed to parse).
 	Field string
 	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
-	// when the value came from the environment; empty for a value set in code.
+	// when the value came from the environment, or when [LoadEnv] found the
+	// field unset and a rule that ties two settings blames it (the operator
+	// sets it with the variable); empty for a value set in code.
 	Variable string
 	// Problem says what is wrong with the value.
 	Problem string
@@ -181,6 +186,28 @@ func (c Config) Validate() error {
 	return c.validateWebhook(bad)
 }
 
+// ValidateFor is [Config.Validate] and the interval floors that keep a bot
+// within the limits of the service client calls: AutopostInterval at least
+// autopost.MinInterval (15m), VotePollInterval at least
+// voterewards.MinInterval (10s) unless 0 (off); the packages' docs say why.
+// The floors do not apply when client's base URL is on this machine
+// ([topgg.Client.Loopback]: a fake such as topggtest), so tests and demos can
+// run with short intervals. [New] calls it; a nil client is the real service.
+func (c Config) ValidateFor(client *topgg.Client) error {
+	if err := c.Validate(); err != nil || (client != nil && client.Loopback()) {
+		return err
+	}
+	const floor = "%s is below %s, the floor that keeps the bot within Top.gg's limits"
+	switch {
+	case c.AutopostInterval > 0 && c.AutopostInterval < autopost.MinInterval:
+		return &ConfigError{Field: "Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
+	case c.VotePollInterval != nil && *c.VotePollInterval > 0 && *c.VotePollInterval < voterewards.MinInterval:
+		return &ConfigError{Field: "Config.VotePollInterval",
+			Problem: fmt.Sprintf(floor+" (0 turns polling off)", *c.VotePollInterval, voterewards.MinInterval)}
+	}
+	return nil
+}
+
 // validateWebhook checks the webhook settings: a receiver needs a secret to
 // check deliveries against, and vote polling to reconcile what it loses.
 func (c Config) validateWebhook(bad func(field, format string, args ...any) error) error {
@@ -194,11 +221,11 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 		return bad("WebhookPath", "%q does not start with /", c.WebhookPath)
 	}
 	// The receiver is the authority on its secrets: what New would refuse
-	// (an empty item, white space such as a trailing newline) is refused
+	// (an empty item, white space such as a trailing newline, no whs_) is refused
 	// here, before the bot goes online, naming the field, never the value.
 	for i, s := range c.WebhookSecrets {
 		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
-			return bad("WebhookSecrets", "item %d of %d is empty or holds white space or a control character", i+1, len(c.WebhookSecrets))
+			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_", i+1, len(c.WebhookSecrets))
 		}
 	}
 	if c.WebhookAuth != "" {

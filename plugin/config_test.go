@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -275,6 +278,10 @@ func TestLoadEnvBadTarget(t *testing.T) {
 		F float64 `env:"F"`
 	}{}, &struct {
 		F int `env:"F, prefix=X"`
+	}{}, &struct {
+		S struct {
+			F int `env:"F"`
+		} `env:", prefix=X_"`
 	}{}} {
 		err := plugin.LoadEnv(context.Background(), target, envconfig.MapLookuper(map[string]string{"F": "1"}))
 		require.Error(t, err, "%T", target)
@@ -318,33 +325,57 @@ func TestNewMisuse(t *testing.T) {
 	}
 }
 
-// TestNewWarnsShortPollInterval: a vote poll interval below 10 s is allowed
-// (tests use them) but logged as a warning; 10 s and off are not.
-func TestNewWarnsShortPollInterval(t *testing.T) {
+// TestNewIntervalFloors: intervals that would flood the real service are a
+// *ConfigError at New (a 1 ms poll used to be a warning, and sent 1,355
+// requests in 2 s); the floors themselves, off (0) and the defaults are
+// accepted, and a client of a fake on this machine has no floor.
+func TestNewIntervalFloors(t *testing.T) {
+	t.Parallel()
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	local, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		cfg   plugin.Config
+		field string // "": accepted
+	}{
+		{plugin.Config{VotePollInterval: new(time.Millisecond)}, "Config.VotePollInterval"},
+		{plugin.Config{VotePollInterval: new(9999 * time.Millisecond)}, "Config.VotePollInterval"},
+		{plugin.Config{AutopostInterval: time.Minute}, "Config.AutopostInterval"},
+		{plugin.Config{VotePollInterval: new(voterewards.MinInterval), AutopostInterval: autopost.MinInterval}, ""},
+		{plugin.Config{VotePollInterval: new(time.Duration(0))}, ""},
+		{plugin.Config{}, ""},
+	} {
+		tc.cfg.StateDir = t.TempDir()
+		_, err := plugin.New(remote, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		if tc.field == "" {
+			require.NoError(t, err, "%v", tc.cfg)
+		} else {
+			var ce *plugin.ConfigError
+			require.ErrorAs(t, err, &ce, "%v", tc.cfg)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Contains(t, err.Error(), "is below")
+			assert.Equal(t, 1, strings.Count(err.Error(), "plugin:"), err.Error())
+		}
+		_, err = plugin.New(local, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err, "no floor for a fake on this machine: %v", tc.cfg)
+	}
+}
+
+// TestNewValidatesCommands: a definition Discord would refuse is an error at
+// New, where it is given (it used to be a log line once the sync ran, and
+// the bot ran with no commands listed).
+func TestNewValidatesCommands(t *testing.T) {
 	t.Parallel()
 	client, err := topgg.New("token")
 	require.NoError(t, err)
-	for _, tc := range []struct {
-		interval time.Duration
-		warned   bool
-	}{
-		{time.Second, true},
-		{9999 * time.Millisecond, true},
-		{10 * time.Second, false},
-		{time.Minute, false},
-		{0, false},
-	} {
-		var logs logBuffer
-		cfg := plugin.Config{Autopost: plugin.AutopostOff, VotePollInterval: new(tc.interval), StateDir: t.TempDir()}
-		_, err := plugin.New(client, cfg, plugin.WithLogger(logs.Logger()))
-		require.NoError(t, err, "%s is valid", tc.interval)
-		if tc.warned {
-			assert.Contains(t, logs.String(), `level=WARN msg="vote poll interval is below 10 seconds`, "%s", tc.interval)
-			assert.Contains(t, logs.String(), "interval="+tc.interval.String())
-		} else {
-			assert.Empty(t, logs.String(), "%s", tc.interval)
-		}
-	}
+	_, err = plugin.New(client, plugin.Config{}, plugin.WithCommands([]*discordgo.ApplicationCommand{
+		{Name: "vote", Description: "Vote"}, {Name: "Ping", Description: "Pong"},
+	}))
+	var ve *topgg.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "commands[1].name", ve.Field)
+	assert.True(t, strings.HasPrefix(err.Error(), "plugin: WithCommands: "), err.Error())
 }
 
 // TestConfigString: String shows nil pointers as "default", not addresses.
@@ -354,4 +385,77 @@ func TestConfigString(t *testing.T) {
 	assert.Contains(t, s, "SyncCommands:default")
 	assert.Contains(t, s, "VotePollInterval:0s")
 	assert.Equal(t, s, fmt.Sprint(plugin.Config{VotePollInterval: new(time.Duration(0))}))
+}
+
+// TestLoadConfigNamesMissingVariable: a rule that ties two settings names the
+// variable of the one left unset (the operator sets it), not a Go field.
+func TestLoadConfigNamesMissingVariable(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, map[string]string{"TOPGG_WEBHOOK_ADDR": ":8080"})
+	var ce *plugin.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "TOPGG_WEBHOOK_SECRET", ce.Variable)
+	assert.True(t, strings.HasPrefix(err.Error(), "TOPGG_WEBHOOK_SECRET: is empty"), err.Error())
+
+	// Set in code, the field is named as such.
+	cfg := plugin.Config{WebhookAddr: ":8080", VotePollInterval: new(time.Duration(0)), WebhookAuth: "auth"}
+	err = plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(nil))
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Config.VotePollInterval", ce.Field)
+	assert.Empty(t, ce.Variable)
+}
+
+// structToken is a struct type that decodes itself, as a bot's secret
+// holder may be; go-envconfig decodes such types apart from the others.
+type structToken struct{ p *string }
+
+func (s *structToken) EnvDecode(v string) error {
+	if strings.HasPrefix(v, "Bot ") {
+		return fmt.Errorf("%q starts with Bot", v)
+	}
+	s.p = &v
+	return nil
+}
+
+// TestLoadEnvStructDecoder: a struct type that decodes itself follows the
+// same rules as the others: set but empty refused, a value set in code kept,
+// a decoder's refusal named by variable, a secret's value never quoted.
+func TestLoadEnvStructDecoder(t *testing.T) {
+	t.Parallel()
+	type target struct {
+		Token structToken `env:"BOT_TOKEN"`
+		Other structToken `env:"OTHER, required"`
+	}
+	load := func(c *target, env map[string]string) error {
+		return plugin.LoadEnv(context.Background(), c, envconfig.MapLookuper(env))
+	}
+	var c target
+	require.NoError(t, load(&c, map[string]string{"BOT_TOKEN": "abc", "OTHER": "x"}))
+	assert.Equal(t, "abc", *c.Token.p)
+
+	code := "from-code"
+	c = target{Token: structToken{&code}}
+	require.NoError(t, load(&c, map[string]string{"BOT_TOKEN": "from-env", "OTHER": "x"}))
+	assert.Equal(t, "from-code", *c.Token.p, "a value set in code is kept")
+
+	for _, tc := range []struct {
+		env      map[string]string
+		variable string
+		problem  string
+	}{
+		{map[string]string{"BOT_TOKEN": "", "OTHER": "x"}, "BOT_TOKEN", "is set but empty"},
+		{map[string]string{"BOT_TOKEN": "Bot s3cr3t", "OTHER": "x"}, "BOT_TOKEN", "is malformed"},
+		{map[string]string{"BOT_TOKEN": "x", "OTHER": "Bot s3cr3t"}, "OTHER", `"Bot s3cr3t" is malformed: "Bot s3cr3t" starts with Bot`},
+		{map[string]string{"BOT_TOKEN": "x"}, "OTHER", "is required but not set"},
+	} {
+		var c target
+		err := load(&c, tc.env)
+		var ce *plugin.ConfigError
+		require.ErrorAs(t, err, &ce, "%v", tc.env)
+		assert.Equal(t, tc.variable, ce.Variable)
+		assert.Contains(t, ce.Problem, tc.problem)
+		if tc.variable == "BOT_TOKEN" {
+			assert.NotContains(t, err.Error(), "s3cr3t")
+		}
+	}
 }

@@ -48,7 +48,10 @@
 // called again after it returned. Wiring mistakes are errors, not log lines:
 // Attach after Run or of an open session ([ErrAttachAfterRun], [autopost.ErrSessionOpen]),
 // Run without a session while autopost or command sync is on ([autopost.ErrNoSessions]),
-// nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]).
+// nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]), a
+// command definition Discord would refuse ([WithCommands]), and an interval that
+// would flood Top.gg ([Config.ValidateFor]: autopost at least every 15 minutes,
+// votes polled at most every 10 seconds, except against a fake on this machine).
 //
 // The plugin logs to [log/slog.Default] unless given [WithLogger], so its
 // warnings are seen even when the option is forgotten. Command-sync outcomes,

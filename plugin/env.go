@@ -25,25 +25,30 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 	return c, nil
 }
 
-// LoadEnv fills target, a pointer to a struct with `env:"NAME"` tags (a bot's own
-// configuration embedding Config, say), from lookuper (nil means the process
-// environment), then validates every Config it holds.
+// LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
+// tags (a bot's own configuration embedding Config, say), from lookuper (nil
+// means the process environment), through [envconfig.ProcessWith], then
+// validates every Config it holds. A tag's `default=` is the programmer's, and
+// go-envconfig reads it as it does.
 //
-// Field by field, at any depth:
+// Field by field, at any depth, as go-envconfig does:
 //   - a field already non-zero in target (set in code; for a pointer, non-nil even
 //     if it points to false or 0) is kept, and its variable is not read;
 //   - a zero field takes its variable's value when the variable is set, else the
 //     `default=` of its tag (Config's tags have none: its defaults are applied
-//     by [New], never written here), else it stays zero; a tag with `required`
-//     makes an unset variable an error.
+//     by [New], never written here), else it stays zero (nil for a pointer); a
+//     tag with `required` makes an unset variable an error.
 //
-// Every value is read as written: a variable set but empty is an error (unset it
-// for the default); integers are decimal (no sign +, no leading zero, no
-// underscore, no hex or octal); booleans are true, false, 1 or 0; durations are
-// Go durations such as 90s or 1h30m (0 needs no unit). Fields of other types
-// must implement envconfig.Decoder or encoding.TextUnmarshaler. A bad value is a
-// *ConfigError naming the variable; a value of a variable whose name says it is
-// a secret (TOKEN, SECRET, PASSWORD, AUTH) is never quoted.
+// Stricter than go-envconfig alone, every value is read as written: a variable
+// set but empty is an error (unset it for the default); integers are decimal (no
+// sign +, no leading zero, no underscore, no hex or octal); booleans are true,
+// false, 1 or 0; durations are Go durations such as 90s or 1h30m (0 needs no
+// unit). Fields of other types must implement envconfig.DecoderCtx,
+// envconfig.Decoder or encoding.TextUnmarshaler (floats, slices and maps are
+// refused: go-envconfig would read them loosely). A bad value is a *ConfigError
+// naming the variable; a value of a variable whose name says it is a secret
+// (TOKEN, SECRET, PASSWORD, AUTH) is never quoted. The interval floors depend
+// on the client, so [New] checks them ([Config.ValidateFor]), not LoadEnv.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -52,152 +57,112 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	if lookuper == nil {
 		lookuper = envconfig.OsLookuper()
 	}
-	l := envLoader{ctx: ctx, look: lookuper}
-	read, err := l.walk(v.Elem(), v.Elem().Type().Name())
-	if err == nil && v.Elem().Type() == configType {
-		err = validateLoaded(v.Elem().Interface().(Config), read)
+	s := &strict{ctx: ctx, look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
+	if err := s.collect(v.Elem(), v.Elem().Type().Name(), map[reflect.Type]bool{}); err != nil {
+		return err
 	}
-	return err
+	err := envconfig.ProcessWith(ctx, &envconfig.Config{
+		Target:   target,
+		Lookuper: s,
+		// Without it, go-envconfig allocates a nil *bool or *time.Duration
+		// whose variable is unset, and nil means the default.
+		DefaultNoInit: true,
+	})
+	switch {
+	case s.refused != nil: // the first value refused; go-envconfig saw it unset
+		return s.refused
+	case errors.Is(err, envconfig.ErrMissingRequired):
+		return &ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
+	case err != nil:
+		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
+	}
+	return validateAll(v.Elem(), s.read)
 }
 
-// envLoader walks a struct and fills it from the environment.
-type envLoader struct {
-	ctx  context.Context
-	look envconfig.Lookuper
+// envField is a tagged field LoadEnv reads: its path in errors, its type
+// (pointers removed), and whether it was set in code.
+type envField struct {
+	path string
+	typ  reflect.Type
+	kept bool
 }
 
-var configType = reflect.TypeFor[Config]()
+// strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
+// go-envconfig only values these rules accept, in the form go-envconfig
+// decodes as LoadEnv means them. A value it refuses is recorded, and given
+// to go-envconfig as unset. (A Lookuper rather than a Mutator: go-envconfig
+// calls no mutator for a struct type that decodes itself, and such a field
+// set in code would be overwritten.)
+type strict struct {
+	ctx     context.Context
+	look    envconfig.Lookuper
+	fields  map[string]envField // by variable
+	read    map[string]bool     // variables whose value came from the environment
+	last    string              // the last variable looked up: the missing one on ErrMissingRequired
+	refused *ConfigError        // the first value refused
+}
 
-// walk fills the fields of the struct v (named path in errors) and returns the
-// variables it read, by field name. A Config it meets is validated once filled,
-// and its error names the variable when the bad value came from it.
-func (l envLoader) walk(v reflect.Value, path string) (map[string]string, error) {
+// collect records the tagged fields of the struct v and refuses the types
+// whose decoding go-envconfig does not keep as strict as LoadEnv.
+func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]bool) error {
 	t := v.Type()
-	read := map[string]string{}
+	if seen[t] {
+		return fmt.Errorf("plugin: LoadEnv: %s: struct type %s is recursive", path, t)
+	}
+	seen[t] = true
+	defer delete(seen, t)
 	for i := range t.NumField() {
 		f, fv := t.Field(i), v.Field(i)
-		tag, tagged := f.Tag.Lookup("env")
+		name, opts, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name = strings.TrimSpace(name); !f.IsExported() {
+			continue // go-envconfig refuses it when tagged
+		}
+		if strings.Contains(strings.ToLower(opts), "prefix=") {
+			return fmt.Errorf("plugin: LoadEnv: field %s: env tag option prefix= is not supported", path+"."+f.Name)
+		}
+		kept := !fv.IsZero()
+		for fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				fv = reflect.New(fv.Type().Elem())
+			}
+			fv = fv.Elem()
+		}
+		fpath := path + "." + f.Name
 		switch {
-		case !f.IsExported():
-			if tagged {
-				return nil, fmt.Errorf("plugin: LoadEnv: field %s.%s is unexported and cannot be set", path, f.Name)
+		case name != "" && readable(fv.Type()):
+			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept}
+		case fv.Kind() == reflect.Struct:
+			if err := s.collect(fv, fpath, seen); err != nil {
+				return err
 			}
-		case !tagged:
-			if f.Type.Kind() == reflect.Struct && !decodable(fv) {
-				sub, err := l.walk(fv, f.Name)
-				if err != nil {
-					return nil, err
-				}
-				if f.Type == configType {
-					if err := validateLoaded(fv.Interface().(Config), sub); err != nil {
-						return nil, err
-					}
-				}
-			}
-		default:
-			name, err := l.field(fv, tag, path+"."+f.Name)
-			if err != nil {
-				return nil, err
-			}
-			if name != "" {
-				read[f.Name] = name
-			}
+		case name != "":
+			return fmt.Errorf("plugin: LoadEnv: field %s has type %s, which LoadEnv does not read (give it an EnvDecode or UnmarshalText method)", fpath, f.Type)
 		}
 	}
-	return read, nil
+	return nil
 }
 
-// validateLoaded validates c and, when the bad field was read from a variable,
-// names the variable. A variable that sets a non-pointer field of Config to its
-// zero ("0s", "0") is refused: that zero means "the default" in code, and an
-// operator who writes 0 means something else (unset the variable for the
-// default; the pointer fields read 0 and false as written: off).
-func validateLoaded(c Config, read map[string]string) error {
-	v := reflect.ValueOf(c)
-	for i := range configType.NumField() {
-		f := configType.Field(i)
-		if name, ok := read[f.Name]; ok && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
-			return &ConfigError{Field: "Config." + f.Name, Variable: name,
-				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
-		}
+// Lookup reads key and checks its value against the type of its field.
+func (s *strict) Lookup(key string) (string, bool) {
+	s.last = key
+	val, set := s.look.Lookup(key)
+	f, ok := s.fields[key]
+	if !ok || !set || s.refused != nil {
+		return val, set && s.refused == nil
 	}
-	err := c.Validate()
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		if name, ok := read[strings.TrimPrefix(ce.Field, "Config.")]; ok {
-			ce.Variable = name
-		}
+	if f.kept {
+		return "", false // set in code: kept, the variable is not read
 	}
-	return err
-}
-
-// envTag is a parsed `env:"NAME, required, default=..."` tag.
-type envTag struct {
-	name     string
-	required bool
-	def      *string // nil: no default
-}
-
-// parseTag reads the tag of the field at path; options other than required and
-// default= are refused, so that none is silently ignored.
-func parseTag(tag, path string) (envTag, error) {
-	name, opts, _ := strings.Cut(tag, ",")
-	t := envTag{name: strings.TrimSpace(name)}
-	if t.name == "" {
-		return t, fmt.Errorf("plugin: LoadEnv: field %s has no variable name in its env tag", path)
+	problem := "is set but empty; unset it to take the default"
+	if val != "" {
+		val, problem = strictValue(s.ctx, f.typ, val, secretName(key))
 	}
-	for opts = strings.TrimSpace(opts); opts != ""; {
-		var opt string
-		opt, opts, _ = strings.Cut(opts, ",")
-		opt, opts = strings.TrimSpace(opt), strings.TrimSpace(opts)
-		switch {
-		case opt == "required":
-			t.required = true
-		case strings.HasPrefix(opt, "default="):
-			d := strings.TrimPrefix(opt, "default=")
-			if opts != "" { // a default may hold commas: it takes the rest of the tag
-				d += "," + opts
-			}
-			t.def, opts = &d, ""
-		default:
-			return t, fmt.Errorf("plugin: LoadEnv: field %s: env tag option %q is not supported (only required and default=)", path, opt)
-		}
+	if problem != "" {
+		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
+		return "", false
 	}
-	return t, nil
-}
-
-// field fills one tagged field. It returns the variable's name when the value came
-// from the environment (not from a default, not kept from code).
-func (l envLoader) field(fv reflect.Value, tag, path string) (string, error) {
-	t, err := parseTag(tag, path)
-	if err != nil {
-		return "", err
-	}
-	if !readable(fv) {
-		return "", fmt.Errorf("plugin: LoadEnv: field %s has type %s, which LoadEnv does not read (give it an EnvDecode or UnmarshalText method)", path, fv.Type())
-	}
-	if !fv.IsZero() {
-		return "", nil // set in code: kept, the variable is not read
-	}
-	bad := func(problem string) error { return &ConfigError{Field: path, Variable: t.name, Problem: problem} }
-	val, set := l.look.Lookup(t.name)
-	switch {
-	case set && val == "":
-		return "", bad("is set but empty; unset it to take the default")
-	case !set && t.required:
-		return "", bad("is required but not set")
-	case !set && t.def == nil:
-		return "", nil
-	case !set:
-		val = *t.def
-	}
-	if problem := decode(l.ctx, fv, val, secretName(t.name)); problem != "" {
-		return "", bad(problem)
-	}
-	if set {
-		return t.name, nil
-	}
-	return "", nil
+	s.read[key] = true
+	return val, true
 }
 
 // secretName reports a variable whose value must not be quoted in an error.
@@ -207,13 +172,10 @@ func secretName(name string) bool {
 		strings.Contains(n, "AUTH")
 }
 
-// decodable reports a field that decodes itself from one variable.
-func decodable(fv reflect.Value) bool {
-	if !fv.CanAddr() {
-		return false
-	}
-	switch fv.Addr().Interface().(type) {
-	case envconfig.Decoder, envconfig.DecoderCtx, encoding.TextUnmarshaler:
+// decodes reports a type that decodes itself from one variable.
+func decodes(t reflect.Type) bool {
+	switch reflect.New(t).Interface().(type) {
+	case envconfig.DecoderCtx, envconfig.Decoder, encoding.TextUnmarshaler:
 		return true
 	}
 	return false
@@ -221,127 +183,143 @@ func decodable(fv reflect.Value) bool {
 
 var durationType = reflect.TypeFor[time.Duration]()
 
-// readable reports a field type decode can set.
-func readable(fv reflect.Value) bool {
-	if decodable(fv) {
-		return true
-	}
-	t := fv.Type()
-	if t.Kind() == reflect.Pointer {
-		return readable(reflect.New(t.Elem()).Elem())
-	}
+// readable reports a field type whose values strictValue checks.
+func readable(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return true
 	}
-	return false
+	return decodes(t)
 }
 
-// decode sets fv from val, read as written, and returns what is wrong with val, or
-// "". secret keeps val out of the message.
-func decode(ctx context.Context, fv reflect.Value, val string, secret bool) string {
+// strictValue checks val for a field of type t and returns the value for
+// go-envconfig to decode, or what is wrong with val. secret keeps val out of
+// the message.
+func strictValue(ctx context.Context, t reflect.Type, val string, secret bool) (string, string) {
 	shown := strconv.Quote(val)
 	if secret {
 		shown = "the value"
 	}
-	if handled, problem := decodeSelf(ctx, fv, val, shown, secret); handled {
-		return problem
-	}
-	if fv.Kind() == reflect.Pointer {
-		p := reflect.New(fv.Type().Elem())
-		if problem := decode(ctx, p.Elem(), val, secret); problem != "" {
-			return problem
-		}
-		fv.Set(p)
-		return ""
-	}
-	return decodeKind(fv, val, shown)
-}
-
-// decodeSelf decodes a field that decodes itself (envconfig.Decoder,
-// encoding.TextUnmarshaler); handled is false for other fields.
-func decodeSelf(ctx context.Context, fv reflect.Value, val, shown string, secret bool) (handled bool, problem string) {
-	if !fv.CanAddr() {
-		return false, ""
-	}
-	var err error
-	switch d := fv.Addr().Interface().(type) {
-	case envconfig.DecoderCtx:
-		err = d.EnvDecode(ctx, val)
-	case envconfig.Decoder:
-		err = d.EnvDecode(val)
-	case encoding.TextUnmarshaler:
-		err = d.UnmarshalText([]byte(val))
-	default:
-		return false, ""
-	}
 	switch {
-	case err == nil:
-		return true, ""
-	case secret: // the decoder's message may quote the value
-		return true, "is malformed"
-	}
-	return true, fmt.Sprintf("%s is malformed: %v", shown, err)
-}
-
-// decodeKind decodes a duration, string, bool or integer field.
-func decodeKind(fv reflect.Value, val, shown string) string {
-	switch {
-	case fv.Type() == durationType:
-		d, err := time.ParseDuration(val)
-		if err != nil {
-			return fmt.Sprintf("%s is not a duration such as 90s or 1h30m", shown)
+	case decodes(t):
+		// Decoded once here, on a copy, so that its error names the variable.
+		if err := decodeSelf(ctx, reflect.New(t).Interface(), val); err != nil {
+			if secret { // the decoder's message may quote the value
+				return "", "is malformed"
+			}
+			return "", fmt.Sprintf("%s is malformed: %v", shown, err)
 		}
-		fv.SetInt(int64(d))
-	case fv.Kind() == reflect.String:
-		fv.SetString(val)
-	case fv.Kind() == reflect.Bool:
-		b, ok := map[string]bool{"true": true, "1": true, "false": false, "0": false}[strings.ToLower(val)]
+	case t == durationType:
+		if _, err := time.ParseDuration(val); err != nil {
+			return "", fmt.Sprintf("%s is not a duration such as 90s or 1h30m", shown)
+		}
+	case t.Kind() == reflect.Bool:
+		b, ok := map[string]string{"true": "true", "1": "true", "false": "false", "0": "false"}[strings.ToLower(val)]
 		if !ok {
-			return fmt.Sprintf("%s is not true, false, 1 or 0", shown)
+			return "", fmt.Sprintf("%s is not true, false, 1 or 0", shown)
 		}
-		fv.SetBool(b)
-	case fv.CanInt(), fv.CanUint():
-		n, problem := parseDecimal(val, shown, fv.Type().Bits(), fv.CanInt())
-		if problem != "" {
-			return problem
-		}
-		if fv.CanInt() {
-			fv.SetInt(n)
-		} else {
-			fv.SetUint(uint64(n))
-		}
-	default: // readable refused it before
-		return fmt.Sprintf("has type %s, which LoadEnv does not read", fv.Type())
+		return b, ""
+	case t.Kind() != reflect.String:
+		return val, checkDecimal(val, shown, t.Bits(), t.Kind() <= reflect.Int64)
 	}
-	return ""
+	return val, ""
 }
 
-// parseDecimal reads a decimal integer as written: an optional minus sign (when
-// signed), then digits without a leading zero. "010" is refused, not read as 8 or
-// 10: either would surprise someone.
-func parseDecimal(val, shown string, bits int, signed bool) (int64, string) {
+// decodeSelf decodes val into p, a pointer whose type implements one of the
+// decoders, in go-envconfig's order of preference.
+func decodeSelf(ctx context.Context, p any, val string) error {
+	switch d := p.(type) {
+	case envconfig.DecoderCtx:
+		return d.EnvDecode(ctx, val)
+	case envconfig.Decoder:
+		return d.EnvDecode(val)
+	case encoding.TextUnmarshaler:
+		return d.UnmarshalText([]byte(val))
+	}
+	return nil
+}
+
+// checkDecimal checks a decimal integer as written: an optional minus sign (when
+// signed), then digits without a leading zero, in range. "010" is refused, not
+// read as 8 or 10: either would surprise someone. Such a value means the same
+// to go-envconfig's base-prefixed parsing.
+func checkDecimal(val, shown string, bits int, signed bool) string {
 	digits := val
 	if signed {
 		digits = strings.TrimPrefix(val, "-")
 	}
 	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, fmt.Sprintf("%s is not a decimal whole number", shown)
+		return fmt.Sprintf("%s is not a decimal whole number", shown)
 	}
 	if len(digits) > 1 && digits[0] == '0' {
-		return 0, fmt.Sprintf("%s has a leading zero; write the number in decimal without it", shown)
+		return fmt.Sprintf("%s has a leading zero; write the number in decimal without it", shown)
 	}
-	if !signed {
-		n, err := strconv.ParseUint(val, 10, bits)
-		if err != nil {
-			return 0, fmt.Sprintf("%s is out of range", shown)
-		}
-		return int64(n), "" // the bits are kept: the caller converts back to uint64
+	var err error
+	if signed {
+		_, err = strconv.ParseInt(val, 10, bits)
+	} else {
+		_, err = strconv.ParseUint(val, 10, bits)
 	}
-	n, err := strconv.ParseInt(val, 10, bits)
 	if err != nil {
-		return 0, fmt.Sprintf("%s is out of range", shown)
+		return fmt.Sprintf("%s is out of range", shown)
 	}
-	return n, ""
+	return ""
+}
+
+var configType = reflect.TypeFor[Config]()
+
+// validateAll validates every Config in the struct v, at any depth, naming
+// the variable of a bad value that was read.
+func validateAll(v reflect.Value, read map[string]bool) error {
+	if v.Type() == configType {
+		return validateLoaded(v.Interface().(Config), read)
+	}
+	for i := range v.NumField() {
+		f := v.Field(i)
+		for f.Kind() == reflect.Pointer && !f.IsNil() {
+			f = f.Elem()
+		}
+		if f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
+			if err := validateAll(f, read); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// configVariable returns the variable of the Config field named field.
+func configVariable(field string) string {
+	f, _ := configType.FieldByName(field)
+	name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+	return strings.TrimSpace(name)
+}
+
+// validateLoaded validates c and, when the bad field was read from a variable
+// or left zero, names the variable. A variable that sets a non-pointer field of Config to its
+// zero ("0s", "0") is refused: that zero means "the default" in code, and an
+// operator who writes 0 means something else (unset the variable for the
+// default; the pointer fields read 0 and false as written: off).
+func validateLoaded(c Config, read map[string]bool) error {
+	v := reflect.ValueOf(c)
+	for i := range configType.NumField() {
+		f := configType.Field(i)
+		if name := configVariable(f.Name); read[name] && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
+			return &ConfigError{Field: "Config." + f.Name, Variable: name,
+				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
+		}
+	}
+	err := c.Validate()
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		// A field left zero is named by its variable too: a rule that ties
+		// two settings (a webhook address and no secret) blames the one that
+		// is missing, and the operator sets it with the variable.
+		field := strings.TrimPrefix(ce.Field, "Config.")
+		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
+			ce.Variable = configVariable(field)
+		}
+	}
+	return err
 }

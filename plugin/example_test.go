@@ -28,7 +28,10 @@ func Example() {
 		panic(err)
 	}
 	defer discord.Close()
-	listing := topggtest.NewServer()
+	listing, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	defer listing.Close()
 	listing.AddVote(topggtest.Vote{UserID: "800000000000000001", PlatformID: "300000000000000001"})
 

@@ -17,7 +17,7 @@ import (
 func TestRefusedCommandsAreNotResent(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 	var logs logBuffer
 	cfg := w.config()
 	cfg.Autopost = plugin.AutopostOff

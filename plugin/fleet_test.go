@@ -1,8 +1,10 @@
 package plugin_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
@@ -56,8 +59,10 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 	w.open(0, 1)
 	require.Eventually(t, func() bool { return fa.Lease().State().Leader || fb.Lease().State().Leader }, wait, tick)
 	ctx := w.ctx()
+	total, _, err := fa.Counts(autopost.NewCounter(0)) // the fleet's total, as the leader reads it
+	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		tot, err := fa.Counts().Total(ctx)
+		tot, err := total.Counts(ctx)
 		return err == nil && tot.Servers == 4
 	}, wait, tick, "process a never published its shards")
 	assert.Empty(t, w.tg.Metrics(), "posted while shards 2-3 had not reported")
@@ -100,7 +105,7 @@ func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
 	srv := redistest.Start(t)
 	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
 	vs := votes(20)
-	w.tg.AddVotes(vs...)
+	w.tg.AddVote(vs...)
 	rec := newRecorder()
 	cfg := w.config()
 	a, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))
@@ -150,4 +155,36 @@ func TestFleetModeReadiness(t *testing.T) {
 	assert.True(t, names["vote_store"])
 	assert.True(t, names["leadership"])
 	assert.False(t, names["state_dir"])
+}
+
+// TestFleetModeRefusedTokenEndsRun: in a fleet, a token the service refuses
+// ends the leader's jobs and Run, once, with ErrJobFailed wrapping
+// topgg.ErrUnauthorized (the leader job passes it through, not wrapped again).
+func TestFleetModeRefusedTokenEndsRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	w := newWorld(t, worldSpec{})
+	bad, err := topgg.New("not-the-token", topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
+	require.NoError(t, err)
+	f, err := fleet.Open(srv.URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	cfg := w.config()
+	cfg.Autopost, cfg.VotePollInterval = plugin.AutopostOff, new(time.Duration(0))
+	p, err := plugin.New(bad, cfg, plugin.WithFleet(f), plugin.WithCommands(botCommands()),
+		plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	require.NoError(t, p.Attach(w.sessions...))
+	done := make(chan error, 1)
+	go func() { done <- p.Run(context.Background()) }()
+	w.open()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, plugin.ErrJobFailed)
+		require.ErrorIs(t, err, topgg.ErrUnauthorized)
+		assert.Equal(t, 1, strings.Count(err.Error(), plugin.ErrJobFailed.Error()), "wrapped twice: %v", err)
+		assert.NotContains(t, err.Error(), "not-the-token")
+	case <-time.After(wait):
+		t.Fatal("Run goes on with a refused token")
+	}
 }

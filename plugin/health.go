@@ -121,7 +121,7 @@ func (s *jobStates) check(context.Context) error {
 }
 
 // LivenessChecks returns the checks of a liveness probe, for a
-// [health.NewHandler] of "livez": "jobs" fails when the last [Plugin.Run]
+// [health.NewProbe] of "livez": "jobs" fails when the last [Plugin.Run]
 // ended with a failure no restart mends (a refused token, say), or when a job
 // keeps failing (5 times in a row without running well since). It passes
 // before Run, while it runs, and after a clean stop: a restart of the process
@@ -135,7 +135,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 }
 
 // ReadinessChecks returns the checks of a readiness probe, for a
-// [health.NewHandler] of "readyz":
+// [health.NewProbe] of "readyz":
 //   - "running": [Plugin.Run] is running;
 //   - "shards" (with autopost): every attached shard has its READY;
 //   - "token": Top.gg has not refused the token since it last accepted it
@@ -143,7 +143,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "state_dir" (when Config.StateDir is used): a file can be written there;
 //   - "vote_store" (for a store of [WithVoteStore] that is a [Pinger]): Ping.
 //
-// A fleet adds its own (leadership known) to the same handler.
+// A fleet adds its own (leadership known) to the same Probe.
 func (p *Plugin) ReadinessChecks() []health.Check {
 	if p == nil {
 		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}
@@ -153,14 +153,14 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
 	}
 	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
-	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.syncer != nil) { // a fleet keeps its state in Redis
+	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
-	if pinger, ok := p.opts.voteStore.(Pinger); ok && p.set.votePoll > 0 {
+	if pinger, ok := p.voteStore.(Pinger); ok {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
 	}
 	if p.fleet != nil {
-		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.f.Lease().Check})
+		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.Lease().Check})
 	}
 	return checks
 }
@@ -175,7 +175,7 @@ func (p *Plugin) checkRunning(context.Context) error {
 }
 
 func (p *Plugin) checkShards(context.Context) error {
-	shards := p.poster.Counter().AppendShards(nil)
+	shards := p.counter.AppendShards(nil)
 	if len(shards) == 0 {
 		return errors.New("no shard attached")
 	}

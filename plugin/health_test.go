@@ -27,9 +27,9 @@ type probe struct {
 
 func newProbe(t *testing.T, p *plugin.Plugin) *probe {
 	t.Helper()
-	live, err := health.NewHandler("livez", p.LivenessChecks()...)
+	live, err := health.NewProbe("livez", p.LivenessChecks()...)
 	require.NoError(t, err)
-	ready, err := health.NewHandler("readyz", p.ReadinessChecks()...)
+	ready, err := health.NewProbe("readyz", p.ReadinessChecks()...)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", live)
@@ -93,7 +93,7 @@ func TestReadinessFollowsShardsAndToken(t *testing.T) {
 	require.Eventually(t, func() bool { c, _ := pr.get("/readyz"); return c == http.StatusOK }, wait, tick)
 	requireLive()
 
-	w.tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 1 << 20})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 1 << 20}))
 	require.Eventually(t, func() bool { c, _ := pr.get("/readyz"); return c == http.StatusServiceUnavailable }, wait, tick)
 	_, body = pr.get("/readyz")
 	require.Contains(t, body, "[-]token failed: Top.gg refused the token (401)")
@@ -112,7 +112,7 @@ func TestReadinessFollowsShardsAndToken(t *testing.T) {
 func TestLivenessFailsWhenRunFailed(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
-	w.tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 1 << 20})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 1 << 20}))
 	cfg := w.config()
 	cfg.VotePollInterval = new(time.Duration(0))
 	p := w.plugin(cfg, plugin.WithCommands([]*discordgo.ApplicationCommand{}))

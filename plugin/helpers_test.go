@@ -81,7 +81,8 @@ func newWorld(t *testing.T, spec worldSpec) *world {
 
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID() // so that v0 stats for the bot of READY are accepted
-	tg := topggtest.NewServer(append([]topggtest.Option{topggtest.WithProject(project)}, spec.tgOpts...)...)
+	tg, err := topggtest.NewServer(append([]topggtest.Option{topggtest.WithProject(project)}, spec.tgOpts...)...)
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	w := &world{t: t, dc: dc, tg: tg, client: newClient(t, tg), shards: spec.shards}
 	for i := range spec.shards {

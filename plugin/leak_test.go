@@ -49,7 +49,8 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		w := &world{t: t, dc: dc, shards: 2}
 		project := topggtest.DiscordBot()
 		project.PlatformID = dc.BotUserID()
-		w.tg = topggtest.NewServer(topggtest.WithProject(project), topggtest.WithPageSize(5))
+		w.tg, err = topggtest.NewServer(topggtest.WithProject(project), topggtest.WithPageSize(5))
+		require.NoError(t, err)
 		defer w.tg.Close()
 		w.client = newClient(t, w.tg)
 		for i := range 2 {
@@ -60,7 +61,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		defer w.closeSessions()
 
 		const nVotes = 40
-		w.tg.AddVotes(votes(nVotes)...)
+		w.tg.AddVote(votes(nVotes)...)
 		rewards := newRecorder()
 		cfg := w.config()
 		// Held handlers: they run until the test lets them go, which it does
@@ -92,7 +93,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		require.Eventually(t, func() bool { return running.Load() > 0 }, wait, tick, "no reward handler started")
 
 		// Hold the next post in flight, then close while it waits.
-		w.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Delay: time.Minute, Times: 10})
+		require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Delay: time.Minute, Times: 10}))
 		require.NoError(t, dc.Join(w.ctx(), discordtest.GuildIDForShard(1, 0, 2)))
 		require.Eventually(t, func() bool { return w.count(http.MethodPatch, metricsPath) > 1 }, wait, tick)
 

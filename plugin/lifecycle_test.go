@@ -1,10 +1,10 @@
 package plugin_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -35,14 +36,14 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	rewards := newRecorder()
 	p := w.plugin(votesOnly(w), plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
-	w.tg.AddVotes(votes(2)...)
+	w.tg.AddVote(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
 	require.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning)
 	require.NoError(t, w.stop(p))
 	assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID), "no stale answer once Run returned")
 
-	w.tg.AddVotes(votes(3)[2:]...)
+	w.tg.AddVote(votes(3)[2:]...)
 	ctx, cancel := context.WithCancel(context.Background())
 	again := make(chan error, 1)
 	go func() { again <- p.Run(ctx) }()
@@ -96,7 +97,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	}
 
 	rewards := newRecorder()
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	p, err := plugin.New(w.client, votesOnly(w), plugin.WithRewardHandler(rewards.handle),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestRunWithoutSessions(t *testing.T) {
 func TestStopHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	w.tg.AddVotes(votes(1)...)
+	w.tg.AddVote(votes(1)...)
 	cfg := votesOnly(w)
 	cfg.VoteStopGrace = time.Minute // the handler decides when Run returns
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -191,7 +192,7 @@ func TestCommandSyncHandler(t *testing.T) {
 	for _, refused := range []bool{false, true} {
 		w := newWorld(t, worldSpec{})
 		if refused {
-			w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100})
+			require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 		}
 		type outcome struct {
 			r   commands.Result
@@ -253,7 +254,7 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 	t.Run("votes", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{})
-		w.tg.AddVotes(votes(1)...)
+		w.tg.AddVote(votes(1)...)
 		cfg := votesOnly(w)
 		cfg.VoteAttempts, cfg.VoteRetryDelay, cfg.VoteConcurrency = 2, time.Millisecond, 1
 		var mu sync.Mutex
@@ -311,13 +312,48 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 // to slog.Default(), so a forgotten option still shows them. Not parallel: it
 // sets the process's default logger.
 func TestDefaultLoggerIsSlogDefault(t *testing.T) {
-	var buf bytes.Buffer
+	var buf logBuffer
 	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	slog.SetDefault(buf.Logger())
 	defer slog.SetDefault(old)
-	client, err := topgg.New("token")
+	// A client of nothing on this machine: the poll fails, and says so.
+	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
 	require.NoError(t, err)
-	_, err = plugin.New(client, plugin.Config{VotePollInterval: new(time.Second)})
+	p, err := plugin.New(client, plugin.Config{
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), StateDir: t.TempDir(),
+		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
+	})
 	require.NoError(t, err)
-	assert.Contains(t, buf.String(), "vote poll interval is below 10 seconds")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	assert.Eventually(t, func() bool { return strings.Contains(buf.String(), "webhook receiver listening") },
+		5*time.Second, 5*time.Millisecond, "the plugin's own line")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+}
+
+// TestUnopenedSessionsAreNamedWithinSeconds: sessions attached but never
+// opened are named in a warning 10 s after Run starts (on the plugin's
+// clock), instead of minutes of silence; opened ones are not named.
+func TestUnopenedSessionsAreNamedWithinSeconds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{shards: 2})
+	fake := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	var logs logBuffer
+	cfg := w.config()
+	cfg.VotePollInterval = new(time.Duration(0))
+	p := w.plugin(cfg, plugin.WithClock(fake), plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open(0)
+	require.Eventually(t, func() bool { return fake.Timers() > 0 }, wait, tick)
+	fake.Advance(9 * time.Second)
+	assert.NotContains(t, logs.String(), "not opened")
+	fake.Advance(time.Second)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "sessions attached but not opened") }, wait, tick)
+	assert.Contains(t, logs.String(), "shards=[1]")
 }

@@ -3,61 +3,35 @@ package plugin_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/promtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// The Prometheus collectors are the plugin's Metrics as they are.
-var _ plugin.Metrics = (*topggprom.Metrics)(nil)
+// The Prometheus collector is the plugin's Observer as it is.
+var _ plugin.Observer = (*topggprom.Collector)(nil)
 
-// gathered returns the value of a series of reg (a histogram's count), 0 if
-// it has none.
-func gathered(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+// gathered returns the value of a series of c (name it name_count for a
+// histogram's count), 0 if it has none.
+func gathered(t *testing.T, c *topggprom.Collector, name string, labels map[string]string) float64 {
 	t.Helper()
-	fams, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if !hasLabels(m, labels) {
-				continue
-			}
-			switch {
-			case m.Counter != nil:
-				return m.GetCounter().GetValue()
-			case m.Gauge != nil:
-				return m.GetGauge().GetValue()
-			case m.Histogram != nil:
-				return float64(m.GetHistogram().GetSampleCount())
-			}
-		}
-	}
-	return 0
-}
-
-func hasLabels(m *dto.Metric, labels map[string]string) bool {
-	if len(m.GetLabel()) != len(labels) {
-		return false
-	}
-	for _, lp := range m.GetLabel() {
-		if labels[lp.GetName()] != lp.GetValue() {
-			return false
-		}
-	}
-	return true
+	v, _ := promtest.Value(promtest.Text(t, c), promtest.Series(name, labels))
+	return v
 }
 
 // TestWithMetricsCountsEveryJob: with WithMetrics, the autopost attempts, the
@@ -66,13 +40,12 @@ func hasLabels(m *dto.Metric, labels map[string]string) bool {
 // leader job's calls set the leader gauge.
 func TestWithMetricsCountsEveryJob(t *testing.T) {
 	t.Parallel()
-	ht := newHookTarget(t)
-	w := newWorld(t, worldSpec{perShard: 2, tgOpts: []topggtest.Option{topggtest.WithWebhook(ht.srv.URL+"/hook", testSecret)}})
-	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
+	w := newWorld(t, worldSpec{perShard: 2})
+	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
 	cfg := w.config()
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	cfg.WebhookAddr = "127.0.0.1:0"
 	posts := make(chan autopost.Result, 64)
 	failing := 0
 	reward := func(_ context.Context, v voterewards.Vote) error {
@@ -82,53 +55,54 @@ func TestWithMetricsCountsEveryJob(t *testing.T) {
 		}
 		return nil
 	}
-	p := w.plugin(cfg, plugin.WithMetrics(m), plugin.WithRewardHandler(reward),
+	p := w.plugin(cfg, plugin.WithMetrics(c), plugin.WithRewardHandler(reward),
 		plugin.WithOnPost(func(r autopost.Result) { posts <- r }))
-	ht.set(t, p)
 	w.start(p)
 	w.open()
 	w.waitPolls(1)
+	deliverToPlugin(t, w, p)
 	for _, v := range votes(2) {
 		w.tg.AddVote(v) // delivered by webhook, and seen again by the poll
 	}
 
 	labels := func(k, v string) map[string]string { return map[string]string{k: v} }
 	require.Eventually(t, func() bool {
-		return gathered(t, reg, "topgg_votes_rewarded_total", labels("source", "webhook"))+
-			gathered(t, reg, "topgg_votes_rewarded_total", labels("source", "history")) == 2 &&
-			gathered(t, reg, "topgg_webhook_requests_total", labels("outcome", "accepted")) == 2 &&
-			gathered(t, reg, "topgg_autopost_posts_total", labels("outcome", "posted")) >= 1 &&
-			gathered(t, reg, "topgg_commands_syncs_total", labels("outcome", "published")) == 1
+		return gathered(t, c, "topgg_votes_rewarded_total", labels("source", "webhook"))+
+			gathered(t, c, "topgg_votes_rewarded_total", labels("source", "history")) == 2 &&
+			gathered(t, c, "topgg_webhook_requests_total", labels("outcome", "accepted")) == 2 &&
+			gathered(t, c, "topgg_autopost_posts_total", labels("outcome", "posted")) >= 1 &&
+			gathered(t, c, "topgg_commands_syncs_total", labels("outcome", "published")) == 1
 	}, wait, tick)
 	<-posts // WithOnPost still hears the posts
 	ingested := 0.0
 	for _, s := range []string{"webhook", "history"} {
-		ingested += gathered(t, reg, "topgg_votes_ingested_total", labels("source", s))
+		ingested += gathered(t, c, "topgg_votes_ingested_total", labels("source", s))
 	}
 	assert.Equal(t, 2.0, ingested, "each vote stored once, by whichever source came first")
 	require.Eventually(t, func() bool {
-		return gathered(t, reg, "topgg_votes_duplicate_total", labels("source", "history"))+
-			gathered(t, reg, "topgg_votes_duplicate_total", labels("source", "webhook")) >= 2
+		return gathered(t, c, "topgg_votes_duplicate_total", labels("source", "history"))+
+			gathered(t, c, "topgg_votes_duplicate_total", labels("source", "webhook")) >= 2
 	}, wait, tick, "the second source's records are duplicates")
-	assert.Equal(t, 1.0, gathered(t, reg, "topgg_vote_reward_retries_total", labels("source", "webhook"))+
-		gathered(t, reg, "topgg_vote_reward_retries_total", labels("source", "history")))
-	assert.Equal(t, 2.0, gathered(t, reg, "topgg_vote_reward_latency_seconds", labels("source", "webhook"))+
-		gathered(t, reg, "topgg_vote_reward_latency_seconds", labels("source", "history")))
-	assert.Equal(t, 0.0, gathered(t, reg, "topgg_votes_pending", nil))
+	assert.Equal(t, 1.0, gathered(t, c, "topgg_vote_reward_retries_total", labels("source", "webhook"))+
+		gathered(t, c, "topgg_vote_reward_retries_total", labels("source", "history")))
+	assert.Equal(t, 2.0, gathered(t, c, "topgg_vote_reward_latency_seconds_count", labels("source", "webhook"))+
+		gathered(t, c, "topgg_vote_reward_latency_seconds_count", labels("source", "history")))
+	assert.Equal(t, 0.0, gathered(t, c, "topgg_votes_pending", nil))
 
 	p.Leading(true)
-	assert.Equal(t, 1.0, gathered(t, reg, "topgg_fleet_leader", nil))
+	assert.Equal(t, 1.0, gathered(t, c, "topgg_fleet_leader", nil))
 	p.Leading(false)
-	assert.Equal(t, 0.0, gathered(t, reg, "topgg_fleet_leader", nil))
-	assert.Equal(t, 2.0, gathered(t, reg, "topgg_fleet_leadership_changes_total", nil))
+	assert.Equal(t, 0.0, gathered(t, c, "topgg_fleet_leader", nil))
+	assert.Equal(t, 2.0, gathered(t, c, "topgg_fleet_leadership_changes_total", nil))
 }
 
-// TestWithMetricsRefusesNil: a nil Metrics, or a typed nil one, is an error.
+// TestWithMetricsRefusesNil: a nil Observer, or a typed nil one, is an error.
 func TestWithMetricsRefusesNil(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	for _, m := range []plugin.Metrics{nil, (*topggprom.Metrics)(nil)} {
+	for _, m := range []plugin.Observer{nil, (*topggprom.Collector)(nil)} {
 		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff}, plugin.WithMetrics(m))
 		assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	}
@@ -142,4 +116,47 @@ func TestChecksOfNilPlugin(t *testing.T) {
 	for _, c := range append(p.LivenessChecks(), p.ReadinessChecks()...) {
 		assert.Error(t, c.Func(context.Background()), c.Name)
 	}
+}
+
+// panicky is an Observer whose every method panics.
+type panicky struct{}
+
+func (panicky) ObservePost(autopost.Result)        { panic("ObservePost bug") }
+func (panicky) ObserveSync(commands.Result, error) { panic("ObserveSync bug") }
+func (panicky) ObserveVote(voterewards.Event)      { panic("ObserveVote bug") }
+func (panicky) ObserveWebhook(webhook.Outcome)     { panic("ObserveWebhook bug") }
+func (panicky) ObserveLease(fleet.LeaseState)      { panic("ObserveLease bug") }
+
+// TestWithMetricsContainsPanics: an Observer that panics in every method
+// breaks nothing: the posts reach WithOnPost, the commands are published and
+// the votes rewarded, the leader's calls return, and the log names the hook.
+func TestWithMetricsContainsPanics(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 2})
+	var log logBuffer
+	posts := make(chan autopost.Result, 64)
+	rewarded := make(chan string, 8)
+	p := w.plugin(w.config(), plugin.WithMetrics(panicky{}), plugin.WithLogger(log.Logger()),
+		plugin.WithOnPost(func(r autopost.Result) { posts <- r }),
+		plugin.WithRewardHandler(func(_ context.Context, v voterewards.Vote) error { rewarded <- v.PlatformID; return nil }))
+	w.start(p)
+	w.open()
+	w.tg.AddVote(votes(1)[0])
+	select {
+	case <-posts:
+	case <-time.After(wait):
+		t.Fatal("no post reached WithOnPost")
+	}
+	select {
+	case id := <-rewarded:
+		assert.Equal(t, votes(1)[0].PlatformID, id)
+	case <-time.After(wait):
+		t.Fatal("no vote rewarded")
+	}
+	require.NotPanics(t, func() { p.Leading(true); p.Leading(false) })
+	require.Eventually(t, func() bool {
+		s := log.String()
+		return strings.Contains(s, "ObservePost bug") && strings.Contains(s, "ObserveVote bug") &&
+			strings.Contains(s, "ObserveLease bug") && strings.Contains(s, "ObserveSync bug")
+	}, wait, tick, "log: %s", log.String())
 }

@@ -24,7 +24,7 @@ type Option func(*options) error
 // result and a nil error when the listing is up to date (published, or skipped as
 // unchanged), the error when the attempt failed (a refused definition, a refused
 // token, a service error). It is called from the sync job's goroutine; it should
-// return soon, and a panic in it is recovered and the sync restarted.
+// return soon; a panic in it is recovered and logged.
 type CommandSyncHandler func(ctx context.Context, r commands.Result, err error)
 
 type options struct {
@@ -37,10 +37,10 @@ type options struct {
 	commands  []*discordgo.ApplicationCommand
 	haveCmds  bool
 	voteStore voterewards.Store
-	fleet     *fleet.Fleet // WithFleet (fleet.go)
+	fleet     *fleet.Fleet // WithFleet (backend_fleet.go)
 	clock     clock.Clock  // set by tests (export_test.go)
 
-	metrics         Metrics               // WithMetrics (metrics.go)
+	metrics         Observer              // WithMetrics (metrics.go)
 	voteObserver    voterewards.Observer  // from metrics: nil without
 	webhookObserver func(webhook.Outcome) // from metrics: nil without
 }
@@ -135,7 +135,8 @@ func WithCommandSyncHandler(f CommandSyncHandler) Option {
 // WithCommands sets the slash commands to publish. Without it, the plugin publishes
 // the application's commands as Discord has them after the first READY. A non-nil
 // empty slice clears the listing's commands; a nil slice or a nil command is an
-// error.
+// error ([topgg.ErrNilArgument]), and so is a definition Discord would refuse: [New]
+// returns the *topgg.ValidationError of [commands.Validate].
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {
@@ -145,6 +146,12 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 			if c == nil {
 				return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
 			}
+		}
+		// Checked here, where they are given: a definition Discord would
+		// refuse (an upper-case name, say) used to surface only once the
+		// sync ran, as a log line, and the bot ran with no commands listed.
+		if err := commands.Validate(cmds); err != nil {
+			return fmt.Errorf("plugin: WithCommands: %w", err)
 		}
 		o.commands, o.haveCmds = cmds, true
 		return nil

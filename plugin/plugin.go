@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -26,39 +27,47 @@ import (
 // session before it opens, then [Plugin.Run] it until the bot stops. Its methods
 // are safe for concurrent use.
 type Plugin struct {
-	client *topgg.Client
-	set    settings
-	opts   options
-	log    *slog.Logger
-	sup    supervisor
+	client  *topgg.Client
+	set     settings
+	opts    options
+	log     *slog.Logger
+	sup     supervisor
+	backend backend
 
-	poster *autopost.Poster // nil when autopost is off
-	syncer *commands.Syncer // nil when command sync is off
-	hook   *webhook.Handler // nil when webhooks are off
-	fleet  *fleetParts      // nil unless WithFleet (fleet.go)
+	// The jobs, each built once by New; nil when turned off.
+	counter  *autopost.Counter   // the sessions' counts, which the poster's Source reads
+	poster   *autopost.Poster    // posts the backend's Source
+	commands *commands.Job       // publishes the slash commands
+	votes    *voterewards.Poller // polls and delivers the votes
+	// voteStore is the votes' store: WithVoteStore's, or the backend's.
+	voteStore voterewards.Store
+	fleet     *fleet.Fleet // WithFleet's, for the readiness checks; nil in one process
+
+	hook  *webhook.Receiver // nil when webhooks are off
+	bound boundAddr         // the webhook server's address while it serves (webhook.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
 
-	poller atomic.Pointer[voterewards.Poller] // the running poller, for Active
+	poller atomic.Pointer[voterewards.Poller] // votes, while Run runs it or its mirror: for Active
 	states *jobStates                         // for liveness
 
 	// mu guards the fields below. It is never held while a job runs or stops.
 	mu       sync.Mutex
-	sessions int  // how many sessions are attached
-	ran      bool // Run was called: Attach is refused from then on
+	sessions []*discordgo.Session // attached
+	ran      bool                 // Run was called: Attach is refused from then on
 	running  bool
 }
 
 // New checks cfg (a zero field means its default) and builds the plugin's jobs. It
 // makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
-// naming the Go field, or [topgg.ErrNilArgument] for a nil client or option value. A
-// VotePollInterval below 10 seconds is allowed but logged as a warning.
+// naming the Go field (see [Config.ValidateFor] for the interval floors), or
+// [topgg.ErrNilArgument] for a nil client or option value.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
 	}
 	o := defaultOptions()
@@ -79,12 +88,12 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
 	}
-	p.states = &jobStates{clock: o.clock}
-	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
-	if set.votePoll > 0 && set.votePoll < minRecommendedVotePoll {
-		p.log.Warn("vote poll interval is below 10 seconds; Top.gg limits how often a bot may ask for its votes",
-			"interval", set.votePoll)
+	p.backend = &localBackend{dir: set.StateDir}
+	if o.fleet != nil {
+		p.backend, p.fleet = &fleetBackend{f: o.fleet}, o.fleet
 	}
+	p.states = &jobStates{clock: o.clock}
+	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
 	if err := p.buildJobs(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
@@ -94,36 +103,45 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	return p, nil
 }
 
-// minRecommendedVotePoll is the shortest vote poll interval that does not log a
-// warning: the service limits how often a project may ask for its votes, and a vote
-// a few seconds late costs nothing. Tests use shorter intervals, so it is no error.
-const minRecommendedVotePoll = 10 * time.Second
-
-// buildJobs makes the poster and the syncer the settings turn on.
+// buildJobs makes the jobs the settings turn on, each once, over the
+// plugin's backend.
 func (p *Plugin) buildJobs() error {
 	if p.set.Autopost != AutopostOff {
+		p.counter = autopost.NewCounter(0)
+		src, err := p.backend.source(p.counter)
+		if err != nil {
+			return err
+		}
 		mode := autopost.ModeV1
 		if p.set.Autopost == AutopostV0 {
 			mode = autopost.ModeV0
 		}
-		poster, err := autopost.New(p.client, autopost.Config{
+		if p.poster, err = autopost.New(p.client, autopost.Config{
 			Mode: mode, Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
-			ReadyTimeout: p.set.AutopostReadyTimeout, OnPost: p.opts.onPost, Logger: p.opts.logger,
-		})
-		if err != nil {
+			ReadyTimeout: p.set.AutopostReadyTimeout, Source: src, OnPost: p.opts.onPost, Logger: p.opts.logger,
+		}); err != nil {
 			return err
 		}
-		p.poster = poster
 	}
 	if p.set.syncCommands {
-		store := commands.NewFileHashStore(filepath.Join(p.set.StateDir, "commands.sha256"))
-		syncer, err := commands.New(p.client, commands.Config{Store: store, Logger: p.opts.logger})
+		job, err := p.newCommandJob(p.backend.hashes())
 		if err != nil {
 			return err
 		}
-		p.syncer = syncer
+		p.commands = job
 	}
-	return p.buildFleet()
+	if p.set.votePoll > 0 {
+		p.voteStore = p.opts.voteStore
+		if p.voteStore == nil {
+			p.voteStore = p.backend.votes()
+		}
+		poller, err := p.newPoller(p.voteStore)
+		if err != nil {
+			return err
+		}
+		p.votes = poller
+	}
+	return nil
 }
 
 // Attach registers the plugin's handlers on every shard's session. Call it before
@@ -144,7 +162,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if s == nil {
 			return fmt.Errorf("%w: Attach: session %d is nil", errNilArg, i)
 		}
-		if shards.Opened(s) {
+		if session.Opened(s) {
 			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
 	}
@@ -153,8 +171,8 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if p.ran {
 		return ErrAttachAfterRun
 	}
-	if p.poster != nil {
-		if _, err := p.poster.Attach(sessions...); err != nil {
+	if p.counter != nil {
+		if _, err := p.counter.Attach(sessions...); err != nil {
 			return fmt.Errorf("plugin: Attach: %w", err)
 		}
 	}
@@ -163,7 +181,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 			p.firstReadyOnce.Do(func() { p.firstReady <- s })
 		})
 	}
-	p.sessions += len(sessions)
+	p.sessions = append(p.sessions, sessions...)
 	return nil
 }
 
@@ -179,9 +197,11 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // [topgg.ErrRunning] while another Run of the plugin has not
 // returned, [autopost.ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
-// included: [voterewards.ErrLocked]). Run may be called again after it returned
-// (a fleet runs it each time this process leads); the vote state is opened and
-// closed by each Run.
+// included: [voterewards.ErrLocked]). Run may be called again after it returned;
+// the vote state in Config.StateDir is opened and closed by each Run. In a
+// fleet ([WithFleet]) Run runs the leader-only jobs each time this process
+// wins the lease, until it loses it. Sessions still not opened 10 seconds
+// after Run started are named in a warning.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
 		return errNotMade
@@ -192,37 +212,44 @@ func (p *Plugin) Run(ctx context.Context) error {
 	defer p.end()
 	p.states.begin()
 
-	var store voterewards.Store = p.opts.voteStore
-	var bolt *voterewards.BoltStore
-	if p.set.votePoll > 0 && store == nil && p.fleet == nil { // a fleet's leader opens it (fleet.go)
-		s, err := voterewards.OpenStore(p.set.StateDir)
-		if err != nil {
-			return fmt.Errorf("plugin: vote state: %w", err)
-		}
-		bolt, store = s, s
+	closeState, err := p.backend.open()
+	if err != nil {
+		return fmt.Errorf("plugin: vote state: %w", err)
 	}
-
 	l, err := p.listenWebhook(ctx)
 	if err != nil {
-		if bolt != nil {
-			err = errors.Join(err, bolt.Close())
-		}
-		return err
+		return errors.Join(err, closeState())
 	}
-
-	jobs := p.jobs(store)
+	jobs := p.backend.jobs(p, p.leaderJobs())
 	if l != nil {
 		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
+	var wg sync.WaitGroup
+	wctx, stopWarn := context.WithCancel(ctx)
+	wg.Go(func() { p.warnUnopened(wctx) })
 	err = p.supervise(ctx, jobs) // without p.mu: Active, Counts and Attach answer meanwhile
+	stopWarn()
+	wg.Wait()
 	p.poller.Store(nil)
 	p.states.end(err)
-	if bolt != nil {
-		if cerr := bolt.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
-		}
+	if cerr := closeState(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
 	}
 	return err
+}
+
+// warnUnopened warns, once, after session.OpenGrace, naming the shards
+// whose sessions are attached but not opened: without READY nothing is
+// counted or published, which the ready timeout would tell only minutes
+// later.
+func (p *Plugin) warnUnopened(ctx context.Context) {
+	if clock.Sleep(ctx, p.opts.clock, session.OpenGrace) != nil {
+		return
+	}
+	p.mu.Lock()
+	sessions := slices.Clone(p.sessions)
+	p.mu.Unlock()
+	session.WarnUnopened(ctx, p.log, sessions)
 }
 
 // made reports whether p was made by New: a zero Plugin would run no job and
@@ -256,7 +283,7 @@ func (p *Plugin) begin() error {
 	if p.running {
 		return errRunning
 	}
-	if p.sessions == 0 && (p.poster != nil || p.syncer != nil) {
+	if len(p.sessions) == 0 && (p.poster != nil || p.commands != nil) {
 		return fmt.Errorf("plugin: Run: autopost or command sync is on (turn them off in Config to run without sessions): %w", autopost.ErrNoSessions)
 	}
 	p.running, p.ran = true, true
@@ -275,34 +302,27 @@ type job struct {
 	run  func(context.Context) error
 }
 
-// jobs lists the jobs the settings turn on.
-func (p *Plugin) jobs(store voterewards.Store) []job {
+// leaderJobs lists the jobs only one process of a bot may run: in one
+// process, this one; in a fleet, its leader.
+func (p *Plugin) leaderJobs() []job {
 	var jobs []job
-	if p.set.votePoll > 0 {
-		jobs = append(jobs, job{"votes", func(ctx context.Context) error { return p.runVotes(ctx, store) }})
+	if p.votes != nil {
+		jobs = append(jobs, job{"votes", func(ctx context.Context) error {
+			p.poller.Store(p.votes)
+			return p.votes.Run(ctx)
+		}})
 	}
-	if p.syncer != nil {
-		jobs = append(jobs, job{"commands", p.syncCommands})
+	if p.commands != nil {
+		jobs = append(jobs, job{"commands", p.commands.Run})
 	}
 	if p.poster != nil {
 		jobs = append(jobs, job{"autopost", p.poster.Run})
 	}
-	return p.fleetJobs(jobs)
+	return jobs
 }
 
-// runVotes runs one poller until ctx is done. A poller runs once, so a restart after
-// a failure builds a new one on the same store.
-func (p *Plugin) runVotes(ctx context.Context, store voterewards.Store) error {
-	poller, err := p.newPoller(store)
-	if err != nil {
-		return err
-	}
-	p.poller.Store(poller)
-	return poller.Run(ctx)
-}
-
-// newPoller builds a vote poller on store with the plugin's settings and
-// handlers: the one place a poller is configured, in one process or a fleet.
+// newPoller builds the vote poller on store with the plugin's settings and
+// handlers.
 func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error) {
 	return voterewards.New(p.client, voterewards.Config{
 		OnReward:    p.opts.onReward,
@@ -334,9 +354,9 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 // Counts returns the server and shard counts the poster would post now; the zero
 // value when autopost is off. The counts are kept while Run is not running.
 func (p *Plugin) Counts() autopost.Counts {
-	if p.poster == nil {
+	if p.counter == nil {
 		return autopost.Counts{}
 	}
-	c, _ := p.poster.Counter().Counts(context.Background()) // fails only on a done context
+	c, _ := p.counter.Counts(context.Background()) // fails only on a done context
 	return c
 }

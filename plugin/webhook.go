@@ -10,9 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
-	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Errors of the webhook receiver, for [errors.Is].
@@ -33,6 +31,10 @@ const (
 	webhookWriteTimeout      = 10 * time.Second
 	webhookIdleTimeout       = 2 * time.Minute
 	webhookShutdownTimeout   = 5 * time.Second
+	// webhookAbandonWait is how long, once the shutdown closed the
+	// connections (cancelling the handlers' context), the receiver still
+	// waits for its handlers before it stops without them.
+	webhookAbandonWait = time.Second
 )
 
 // buildWebhook makes the receiver when the Config sets a secret.
@@ -74,37 +76,36 @@ func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	return p.hook, nil
 }
 
-// ingestWebhook stores a webhook's vote in the vote pipeline.
+// ingestWebhook stores a webhook's vote in the running vote pipeline.
 func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
-	if v.Test {
-		return nil // a v0 test delivery is no vote
-	}
 	poller := p.poller.Load()
 	if poller == nil {
+		if v.Test {
+			return nil // a v0 test delivery is no vote
+		}
 		return ErrNotRunning
 	}
-	err := poller.Ingest(ctx, fromWebhook(v))
-	if errors.Is(err, voterewards.ErrInvalidVote) {
-		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
-	}
-	return err
+	return poller.IngestWebhook(ctx, v)
 }
 
-// fromWebhook turns a webhook's vote into the pipeline's. A v0 vote has no
-// times: the pipeline takes its receipt time.
-func fromWebhook(v webhook.Vote) voterewards.Vote {
-	origin := voterewards.OriginWebhook
-	if v.Version == 0 {
-		origin = voterewards.OriginWebhookV0
+// boundAddr holds the webhook server's listening address, nil when it does
+// not listen.
+type boundAddr = atomic.Pointer[net.Addr]
+
+// WebhookAddr returns the address the plugin's own webhook server listens on
+// (Config.WebhookAddr, with the port the system picked for port 0) while it
+// serves: from just after Run starts until just before Run returns. It is
+// nil otherwise, and when the plugin serves no receiver itself (no
+// Config.WebhookAddr: see [Plugin.WebhookHandler]). The receiver's URL is
+// "http://" + WebhookAddr().String() + Config.WebhookPath.
+func (p *Plugin) WebhookAddr() net.Addr {
+	if p == nil {
+		return nil
 	}
-	return voterewards.Vote{
-		Vote: topgg.Vote{
-			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
-			CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
-		},
-		Origin: origin,
-		Hook:   &voterewards.Hook{ID: v.ID, Query: v.Query},
+	if a := p.bound.Load(); a != nil {
+		return *a
 	}
+	return nil
 }
 
 // listenWebhook opens the webhook server's listener, so that a bad address
@@ -142,9 +143,13 @@ func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 // serveWebhook serves the receiver on l until ctx is done, then lets the
 // requests in flight finish (they store their vote) for a bounded time. Past
 // it, their connections are closed (which cancels their context), and it
-// returns once their handlers have returned: http.Server.Close does not wait
-// for them, and nothing of Run may outlive it.
+// returns once their handlers have returned (http.Server.Close does not wait
+// for them, and nothing of Run may outlive it), or webhookAbandonWait later
+// without those that ignore their context.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
+	addr := l.Addr()
+	p.bound.Store(&addr)
+	defer p.bound.Store(nil)
 	var inflight sync.WaitGroup
 	mux := http.NewServeMux()
 	mux.Handle(p.set.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -175,8 +180,21 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	}
 	<-served
 	// Serve has returned and every connection is closed: no handler starts
-	// any more, so this Wait cannot race an Add.
-	inflight.Wait()
+	// any more, so this Wait cannot race an Add. A handler that ignores its
+	// cancelled context (a Store given with WithVoteStore that does) would
+	// hold Run for ever: past webhookAbandonWait it is left behind (the
+	// requests in flight at the stop, and one waiter), its answer goes to a
+	// closed connection.
+	handlersDone := make(chan struct{})
+	go func() { inflight.Wait(); close(handlersDone) }()
+	left := p.opts.clock.NewTimer(webhookAbandonWait)
+	defer left.Stop()
+	select {
+	case <-handlersDone:
+	case <-left.C():
+		p.log.Error("webhook handlers ignored their cancelled context; the receiver stops without them",
+			"waited", webhookShutdownTimeout+webhookAbandonWait)
+	}
 	if err != nil {
 		return fmt.Errorf("webhook receiver: shutdown: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -33,7 +35,8 @@ type benchReceiver struct {
 
 func newBenchReceiver(b *testing.B, poll time.Duration, onReward voterewards.Handler) *benchReceiver {
 	b.Helper()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(b, err)
 	b.Cleanup(tg.Close)
 	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
 	if err != nil {

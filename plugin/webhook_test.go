@@ -21,31 +21,23 @@ import (
 
 const testSecret = "whs_plugin_test_secret"
 
-// hookTarget is a receiver URL for topggtest whose handler is set once the
-// plugin exists (the fake needs the URL first).
-type hookTarget struct {
-	srv *httptest.Server
-	h   atomic.Pointer[http.Handler]
-}
-
-func newHookTarget(t *testing.T) *hookTarget {
-	ht := &hookTarget{}
-	ht.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := ht.h.Load()
-		if h == nil {
-			http.Error(w, "no handler yet", http.StatusServiceUnavailable)
-			return
+// deliverToPlugin waits for p's own webhook server (Config.WebhookAddr) to
+// listen, and points the fake Top.gg at it.
+func deliverToPlugin(t *testing.T, w *world, p *plugin.Plugin) string {
+	t.Helper()
+	var addr atomic.Pointer[string]
+	require.Eventually(t, func() bool {
+		a := p.WebhookAddr()
+		if a == nil {
+			return false
 		}
-		(*h).ServeHTTP(w, r)
-	}))
-	t.Cleanup(ht.srv.Close)
-	return ht
-}
-
-func (ht *hookTarget) set(t *testing.T, p *plugin.Plugin) {
-	h, err := p.WebhookHandler()
-	require.NoError(t, err)
-	ht.h.Store(&h)
+		s := a.String()
+		addr.Store(&s)
+		return true
+	}, wait, tick, "the webhook server does not listen")
+	url := "http://" + *addr.Load() + plugin.DefaultWebhookPath
+	require.NoError(t, w.tg.AddWebhook(url, testSecret))
+	return url
 }
 
 // originRecorder records each reward with the source that delivered it.
@@ -76,16 +68,16 @@ func (r *originRecorder) get(id string) ([]voterewards.Origin, map[string]string
 // query when the webhook came first; the delivery is answered 204.
 func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
 	t.Parallel()
-	ht := newHookTarget(t)
-	w := newWorld(t, worldSpec{tgOpts: []topggtest.Option{topggtest.WithWebhook(ht.srv.URL+"/hook", testSecret)}})
+	w := newWorld(t, worldSpec{})
 	rec := &originRecorder{origins: map[string][]voterewards.Origin{}, queries: map[string]map[string]string{}}
 	cfg := votesOnly(w)
 	cfg.VotePollInterval = new(time.Hour) // the first poll at start, then none: the webhook comes first
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	cfg.WebhookAddr = "127.0.0.1:0"
 	p := w.plugin(cfg, plugin.WithRewardHandler(rec.handle))
-	ht.set(t, p)
 	w.start(p)
 	w.waitPolls(1)
+	deliverToPlugin(t, w, p)
 
 	v := votes(1)[0]
 	v.CreatedAt, v.ExpiresAt = time.Now().UTC(), time.Now().UTC().Add(12*time.Hour)
@@ -144,6 +136,7 @@ func TestWebhookConfigMistakes(t *testing.T) {
 		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "Config.WebhookPath"},
 		"auth with a newline":    {plugin.Config{WebhookAuth: "v0-auth\n"}, "Config.WebhookAuth"},
 		"secret with a space":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret, "whs_x y"}}, "Config.WebhookSecrets"},
+		"secret without whs_":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{webhook.Secret(testSecret[len("whs_"):])}}, "Config.WebhookSecrets"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.cfg.Validate()
@@ -153,7 +146,8 @@ func TestWebhookConfigMistakes(t *testing.T) {
 			assert.NotContains(t, err.Error(), testSecret)
 		})
 	}
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	p, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false)})
 	require.NoError(t, err)
@@ -173,4 +167,73 @@ func TestWebhookSecretsFromEnvironment(t *testing.T) {
 	for _, s := range []string{"whs_a", "whs_b", "v0-auth-value"} {
 		assert.NotContains(t, cfg.String(), s)
 	}
+}
+
+// TestWebhookAddrWhileServing: WebhookAddr is nil before Run, the bound
+// address (the port picked for :0) while Run serves, where a delivery is
+// answered, and nil once Run returned; a plugin that serves no receiver
+// itself has none.
+func TestWebhookAddrWhileServing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := votesOnly(w)
+	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	mounted := w.plugin(cfg)
+	assert.Nil(t, mounted.WebhookAddr(), "no Config.WebhookAddr: the bot mounts WebhookHandler itself")
+
+	cfg.WebhookAddr = "127.0.0.1:0"
+	p := w.plugin(cfg)
+	assert.Nil(t, p.WebhookAddr(), "before Run")
+	w.start(p)
+	url := deliverToPlugin(t, w, p)
+	assert.Regexp(t, `^http://127\.0\.0\.1:[1-9][0-9]*/`, url)
+	w.tg.SendWebhookTest()
+	require.Eventually(t, func() bool { d := w.tg.Deliveries(); return len(d) == 1 && d[0].Done }, wait, tick)
+	assert.True(t, w.tg.Deliveries()[0].Delivered())
+	require.NoError(t, w.stop(p))
+	assert.Nil(t, p.WebhookAddr(), "after Run")
+}
+
+// panicStore is a vote store whose Ingest panics on a webhook's vote, as a
+// store with a bug would.
+type panicStore struct{ *voterewards.MemoryStore }
+
+func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+	if len(votes) > 0 && votes[0].Origin != voterewards.OriginHistory {
+		panic("store bug")
+	}
+	return s.MemoryStore.Ingest(ctx, cp, votes)
+}
+
+// TestWebhookStorePanicIsAnswered500: a panic in the vote store under the
+// plugin's own webhook server reaches Top.gg as a 500 (retried), not as a
+// dropped connection, and the server goes on serving.
+func TestWebhookStorePanicIsAnswered500(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{tgOpts: []topggtest.Option{topggtest.WithWebhookRetries(2*time.Second, 10*time.Millisecond, 10*time.Millisecond)}})
+	cfg := votesOnly(w)
+	cfg.VotePollInterval = new(time.Hour)
+	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
+	cfg.WebhookAddr = "127.0.0.1:0"
+	rec := &originRecorder{origins: map[string][]voterewards.Origin{}, queries: map[string]map[string]string{}}
+	p := w.plugin(cfg, plugin.WithVoteStore(panicStore{voterewards.NewMemoryStore()}), plugin.WithRewardHandler(rec.handle))
+	w.start(p)
+	deliverToPlugin(t, w, p)
+
+	v := votes(1)[0]
+	v.CreatedAt, v.ExpiresAt = time.Now().UTC(), time.Now().UTC().Add(12*time.Hour)
+	w.tg.AddVote(v)
+	w.tg.SendWebhookTest()
+	require.Eventually(t, func() bool {
+		d := w.tg.Deliveries()
+		return len(d) == 2 && d[0].Done && d[1].Done
+	}, wait, tick)
+	d := w.tg.Deliveries()
+	for _, a := range d[0].Attempts { // the vote: 500 on every attempt, each an answer
+		assert.NoError(t, a.Err)
+		assert.Equal(t, http.StatusInternalServerError, a.Status)
+	}
+	assert.True(t, d[1].Delivered(), "the server serves on after a panic")
+	origins, _ := rec.get(v.PlatformID)
+	assert.NotContains(t, origins, voterewards.OriginWebhook, "a vote whose store panicked was rewarded")
 }

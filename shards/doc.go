@@ -2,6 +2,15 @@
 // context, and makes every Discord REST call of those sessions honour its
 // context and read a bounded body.
 //
+// Why a bot author needs it: the rest of the module works under contexts
+// (every job is Run(ctx) and returns once ctx is done), but discordgo's Open
+// and its REST calls do not. Without this package a bot cannot stop while a
+// shard connects, a reward handler's role grant outlives the shutdown that
+// cancelled it, and the bot's own READY-driven start (the plugin attaches
+// before Open, then waits for READY) has no bound. The example bot opens its
+// shards with it; the plugin and autopost do not need it (they take any
+// discordgo session).
+//
 // discordgo (v0.29) takes no context in Open, sleeps through a 429 without
 // looking at one (time.Sleep, holding the route's lock), and reads whole
 // whatever body Discord sends. A bot that wants a SIGTERM to end its start at

@@ -55,7 +55,7 @@ func TestOpenAndClose(t *testing.T) {
 func TestOpenEndsWhenGatewayLookupIsSilent(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 2)
-	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, -1, discordtest.NoAnswer()))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Path: "/gateway", Delay: time.Hour, Times: 100}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return w.group.Open(ctx) })
 	require.Eventually(t, func() bool { return w.srv.Held() == 1 }, quick, time.Millisecond, "the lookup never arrived")
@@ -72,7 +72,7 @@ func TestOpenEndsWhenGatewayLookupIsSilent(t *testing.T) {
 func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(time.Minute, false)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Path: "/gateway", RetryAfter: time.Minute}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return w.group.Open(ctx) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
@@ -85,7 +85,7 @@ func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
 func TestOpenAfterRateLimitedLookup(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 2)
-	require.NoError(t, w.srv.Inject(discordtest.RouteGateway, 1, discordtest.RateLimited(time.Minute, false)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Path: "/gateway", RetryAfter: time.Minute}))
 	done := async(func() error { return w.group.Open(w.ctx()) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
 	w.clock.Advance(time.Minute)

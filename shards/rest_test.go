@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func (w *world) roleCalls() int {
 func TestRateLimitedRoleCallEndsWithContext(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(discordtest.RouteMemberRoleAdd, 1, discordtest.RateLimited(time.Minute, false)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() error { return w.roleAdd(ctx) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
@@ -65,7 +66,7 @@ func TestRateLimitedRoleCallEndsWithContext(t *testing.T) {
 func TestRateLimitedRoleCallWaitsItOut(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(discordtest.RouteMemberRoleAdd, 1, discordtest.RateLimited(30*time.Second, false)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: 30 * time.Second}))
 	done := async(func() error { return w.roleAdd(w.ctx()) })
 	require.Eventually(t, func() bool { return w.clock.Timers() > 0 }, quick, time.Millisecond, "no wait began")
 	w.clock.Advance(29 * time.Second)
@@ -84,7 +85,8 @@ func TestRateLimitedRoleCallWaitsItOut(t *testing.T) {
 func TestGlobalRateLimitHoldsEveryRoute(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(discordtest.RouteMemberRoleAdd, 1, discordtest.RateLimited(time.Minute, true)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute,
+		Header: map[string]string{"X-RateLimit-Global": "true"}}))
 	grant := async(func() error { return w.roleAdd(w.ctx()) })
 	require.Eventually(t, func() bool { return w.clock.Timers() == 1 }, quick, time.Millisecond)
 
@@ -106,7 +108,7 @@ func TestGlobalRateLimitHoldsEveryRoute(t *testing.T) {
 func TestRateLimitGivesUp(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	require.NoError(t, w.srv.Inject(discordtest.RouteMemberRoleAdd, -1, discordtest.RateLimited(time.Second, false)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Second, Times: 100}))
 	done := async(func() error { return w.roleAdd(w.ctx()) })
 	for i := 1; i < 5; i++ {
 		require.Eventually(t, func() bool { return w.roleCalls() == i && w.clock.Timers() > 0 }, quick, time.Millisecond)
@@ -127,7 +129,7 @@ func TestEndlessBodyIsCut(t *testing.T) {
 	t.Parallel()
 	const limit = 1 << 20
 	w := newWorld(t, 1, shards.WithMaxBodySize(limit))
-	require.NoError(t, w.srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(-1)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "GET", Path: "/users/@me", Body: "{", Endless: true}))
 	s := w.group.Sessions()[0]
 	done := async(func() error { _, err := s.User("@me", discordgo.WithContext(w.ctx())); return err })
 	err := within(t, done, "the call with an endless body")
@@ -147,7 +149,7 @@ func TestEndlessBodyIsCut(t *testing.T) {
 func TestLongBodyUnderTheBound(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1, shards.WithMaxBodySize(1<<20))
-	require.NoError(t, w.srv.Inject(discordtest.RouteCurrentUser, 1, discordtest.LongBody(1<<20)))
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: "GET", Path: "/users/@me", Status: http.StatusOK, Body: "{" + strings.Repeat(" ", 1<<20-1)}))
 	_, err := w.group.Sessions()[0].User("@me", discordgo.WithContext(w.ctx()))
 	require.Error(t, err)
 	var tooLarge *shards.BodyTooLargeError

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -88,7 +90,8 @@ func benchPair(b *testing.B, setup func(*topggtest.Server), client func(context.
 }
 
 func benchServer(b *testing.B, setup func(*topggtest.Server)) *topggtest.Server {
-	srv := topggtest.NewServer(topggtest.WithLegacyLimit(0, 0))
+	srv, err := topggtest.NewServer(topggtest.WithLegacyLimit(0, 0))
+	require.NoError(b, err)
 	b.Cleanup(srv.Close)
 	if setup != nil {
 		setup(srv)

@@ -27,7 +27,7 @@ func TestBlockSeenAfterLegacyWait(t *testing.T) {
 	require.NoError(t, err)
 
 	// The blocker takes the second slot; its answer, late, is a one-hour 429.
-	srv.Inject(topggtest.Fault{Path: "/bots*", RetryAfter: time.Hour, Delay: 200 * time.Millisecond})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots*", RetryAfter: time.Hour, Delay: 200 * time.Millisecond}))
 	blocker := make(chan error, 1)
 	go func() {
 		_, err := l.Stats(t.Context(), bot)
@@ -59,8 +59,8 @@ func TestBlockSeenBeforeRetry(t *testing.T) {
 	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{
 		MaxAttempts: 3, MinBackoff: time.Second, MaxBackoff: time.Second, MaxRetryAfter: 5 * time.Second,
 	}))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500})
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", RetryAfter: time.Hour})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500}))
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", RetryAfter: time.Hour}))
 
 	retrier := waitCall(t.Context(), c, voteStatus("1", ""))
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)

@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redact"
 )
 
@@ -45,6 +45,9 @@ type Client struct {
 	// refused holds the last refusal of the token, per kind (v1, v0), until
 	// an answer of that kind accepts it; see TokenRefused.
 	refused [2]atomic.Pointer[APIError]
+	// oddRetryAfter is set once an unusable Retry-After was logged, so that
+	// a peer sending them is logged once, not at every answer.
+	oddRetryAfter atomic.Bool
 
 	mu   sync.Mutex
 	kind projectKind // learnt from Project(); zero until then
@@ -67,8 +70,9 @@ type config struct {
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
-// URL; plain http is refused unless the host is a loopback address (a local fake such as
-// topggtest) or [WithInsecureHTTP] is given.
+// URL without user info, query or fragment, and the root, not its /v1 (the client adds
+// /v1 to v1 routes); plain http is refused unless the host is a loopback address (a local
+// fake such as topggtest) or [WithInsecureHTTP] is given. [New] reports a URL it refuses.
 func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
@@ -217,24 +221,17 @@ func checkToken(token string) error {
 	return nil
 }
 
-// parseBaseURL checks the API root. Its errors never quote a password a URL may carry.
+// parseBaseURL checks the API root by the rules of every base URL a token is
+// sent to (internal/baseurl), and refuses the /v1 that the client adds itself.
+// Its errors never show a URL's user info or query.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the *url.Error would repeat the whole URL
-		}
-		return nil, fmt.Errorf("topgg: base URL: %w", err)
+		return nil, fmt.Errorf("topgg: base URL %w", err)
 	}
-	if u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("topgg: base URL %q: want an absolute http(s) URL", redact.URL(u))
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("topgg: base URL %q: no user info, query or fragment allowed", redact.URL(u))
-	}
-	if u.Scheme == "http" && !insecure && !httpx.IsLoopback(u.Hostname()) {
-		return nil, fmt.Errorf("topgg: base URL %q: plain http is only allowed to a loopback host (use WithInsecureHTTP)", redact.URL(u))
+	if strings.HasSuffix(u.Path, "/v1") {
+		// Every v1 route would become /v1/v1/...: a 404 with no hint.
+		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
 	}
 	return u, nil
 }
@@ -245,6 +242,13 @@ func defaultHTTPClient() *http.Client {
 	t.ResponseHeaderTimeout = 30 * time.Second
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
+
+// Loopback reports whether the client's base URL is on this machine (localhost or a
+// loopback address): a fake such as topggtest, never the real service. The jobs'
+// interval floors (autopost.MinInterval, voterewards.MinInterval), which keep a
+// bot within the service's limits, do not apply to such a client, so that tests
+// and demos may run with short intervals; nothing a user sets by accident lifts them.
+func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
 // ProjectID returns the project id carried in the token's informal payload, or "" when
 // the token carries none. It is a hint: the authoritative id comes from [Client.Project].

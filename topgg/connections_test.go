@@ -41,14 +41,14 @@ func TestOneConnection(t *testing.T) {
 			require.False(t, st.Voted)
 			counts[404]++
 		case 2: // 429 without Retry-After
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 429, Body: `{"title":"Too Many Requests","status":429}`})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 429, Body: `{"title":"Too Many Requests","status":429}`}))
 			_, err := c.VoteStatus(t.Context(), voter, "")
 			var rl *topgg.RateLimitError
 			require.ErrorAs(t, err, &rl)
 			require.False(t, rl.Local)
 			counts[429]++
 		case 3: // 500 with a problem body far larger than what the error keeps
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500, Body: bigProblem, ContentType: "application/problem+json"})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 500, Body: bigProblem, ContentType: "application/problem+json"}))
 			_, err := c.VoteStatus(t.Context(), voter, "")
 			var apiErr *topgg.APIError
 			require.ErrorAs(t, err, &apiErr)
@@ -75,7 +75,7 @@ func TestLargeErrorBodyKeepsConnection(t *testing.T) {
 		big[i] = 'x'
 	}
 	for range 20 {
-		srv.Inject(topggtest.Fault{Status: 500, Body: `{"detail":"` + string(big) + `"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: 500, Body: `{"detail":"` + string(big) + `"}`}))
 		_, err := c.Project(t.Context())
 		require.Error(t, err)
 		_, err = c.Project(t.Context())

@@ -78,7 +78,7 @@ func TestEchoedTokenRedacted(t *testing.T) {
 	token := srv.Token()
 	logs := &logBuffer{}
 	c := newClient(t, srv, topgg.WithLogger(slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	echo := topggtest.EchoAuthorization
+	echo := "{{authorization}}"
 	long := strings.Repeat("x", 4<<10-40)
 	ctx := t.Context()
 
@@ -116,14 +116,14 @@ func TestEchoedTokenRedacted(t *testing.T) {
 				return err
 			}},
 	} {
-		srv.Inject(tc.fault)
+		require.NoError(t, srv.Inject(tc.fault))
 		err := tc.call(ctx, c)
 		require.Error(t, err, tc.name)
 		requireNoSecret(t, token, err)
 		require.Zero(t, srv.PendingFaults(), tc.name)
 	}
 	// The service's words are kept, only the token is gone.
-	srv.Inject(topggtest.Fault{Path: metricsPath, Status: 400, Body: `{"detail":"got ` + echo + `"}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: metricsPath, Status: 400, Body: `{"detail":"got ` + echo + `"}`}))
 	err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -113,11 +114,16 @@ type APIError struct {
 // contains the token.
 func (e *APIError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	status := http.StatusText(e.StatusCode)
+	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
+	// Each thing once: a problem+json title is often the status text
+	// ("401 Unauthorized: Unauthorized"), and a detail may repeat the title.
+	said := []string{status}
 	for _, s := range []string{e.Title, e.Detail, e.Message} {
-		if s != "" {
+		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
 			b.WriteString(": ")
 			b.WriteString(s)
+			said = append(said, s)
 		}
 	}
 	if e.Attempts > 1 {

@@ -30,9 +30,26 @@ func TestAPIErrorFromProblem(t *testing.T) {
 	require.Empty(t, apiErr.Message)
 	require.Equal(t, 1, apiErr.Attempts)
 	require.Contains(t, string(apiErr.Body), `"status":422`)
-	require.Contains(t, err.Error(), "422 Unprocessable Entity")
-	require.Contains(t, err.Error(), apiErr.Detail)
+	require.Contains(t, err.Error(), "422 Unprocessable Entity: "+apiErr.Detail, "the title repeats the status text: said once")
 	requireOnlyAPIError(t, err)
+}
+
+// TestAPIErrorSaysEachThingOnce: a title equal to the status text, or a
+// detail or message equal to what was said, is not repeated.
+func TestAPIErrorSaysEachThingOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  topgg.APIError
+		want string
+	}{
+		{topgg.APIError{Op: "GET /v1/projects/@me", StatusCode: 401, Title: "Unauthorized"}, "topgg: GET /v1/projects/@me: 401 Unauthorized"},
+		{topgg.APIError{Op: "GET x", StatusCode: 400, Title: "Bad Request", Detail: "bad cursor"}, "topgg: GET x: 400 Bad Request: bad cursor"},
+		{topgg.APIError{Op: "GET x", StatusCode: 503, Title: "Down", Detail: "down"}, "topgg: GET x: 503 Service Unavailable: Down"},
+		{topgg.APIError{Op: "POST x", StatusCode: 429, Message: "Too many requests"}, "topgg: POST x: 429 Too Many Requests"},
+		{topgg.APIError{Op: "POST x", StatusCode: 404, Message: "Bot not found"}, "topgg: POST x: 404 Not Found: Bot not found"},
+	} {
+		require.Equal(t, tc.want, tc.err.Error())
+	}
 }
 
 func TestAPIErrorFromLegacy(t *testing.T) {
@@ -46,7 +63,7 @@ func TestAPIErrorFromLegacy(t *testing.T) {
 		`not json at all`:          "",
 		`{"error": 42}`:            "",
 	} {
-		srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 418, Body: body})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 418, Body: body}))
 		_, err := l.Stats(t.Context(), srv.Project().PlatformID)
 		var apiErr *topgg.APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -65,7 +82,7 @@ func TestAPIErrorBodyIsBounded(t *testing.T) {
 	srv := newServer(t)
 	c := newClient(t, srv)
 	big := `{"detail":"` + strings.Repeat("x", 1<<20) + `"}`
-	srv.Inject(topggtest.Fault{Status: 409, Body: big})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 409, Body: big}))
 
 	_, err := c.Project(t.Context())
 	var apiErr *topgg.APIError
@@ -79,7 +96,7 @@ func TestErrNotFound(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 404})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 404}))
 	_, err := c.Project(t.Context())
 	require.ErrorIs(t, err, topgg.ErrNotFound)
 	require.NotErrorIs(t, err, topgg.ErrUnauthorized)
@@ -119,7 +136,7 @@ func TestErrUnauthorized(t *testing.T) {
 			`{"title":"Bad Request","status":400}`,
 			``,
 		} {
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body}))
 			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 			require.ErrorIs(t, err, topgg.ErrUnauthorized, body)
 		}
@@ -141,17 +158,17 @@ func TestErrUnauthorized(t *testing.T) {
 		// v0 and the vote and command routes document no 400 for a bad token: the
 		// message, whatever it says, does not make one unauthorized...
 		for _, body := range []string{`{"error":"Invalid token"}`, `{"error":"limit must be a number"}`} {
-			srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: body})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 400, Body: body}))
 			_, err := c.Legacy().Stats(t.Context(), srv.Project().PlatformID)
 			require.NotErrorIs(t, err, topgg.ErrUnauthorized, body)
 		}
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"Invalid project token"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"Invalid project token"}`}))
 		_, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: ago(time.Hour)})
 		require.NotErrorIs(t, err, topgg.ErrUnauthorized)
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", Status: 400, Body: `{"detail":"token"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/commands", Status: 400, Body: `{"detail":"token"}`}))
 		require.NotErrorIs(t, c.SetCommands(t.Context(), nil), topgg.ErrUnauthorized)
 		// ...and on the routes whose only 400 is a bad token, any words do.
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Body: `{"detail":"name too long"}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Body: `{"detail":"name too long"}`}))
 		_, err = c.Project(t.Context())
 		require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	})
@@ -162,7 +179,7 @@ func TestDecodeError(t *testing.T) {
 	for _, body := range []string{`{not json`, `{"id": 5}`, `[]`, `{"created_at":"yesterday"}`, ` `} {
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Status: 200, Body: body})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: body}))
 
 		_, err := c.Project(t.Context())
 		if body == `{"created_at":"yesterday"}` {
@@ -187,7 +204,7 @@ func TestDecodeErrorVoteTimes(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"2026-01-17 23:36","expires_at":"x","weight":1}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"2026-01-17 23:36","expires_at":"x","weight":1}`}))
 	_, err := c.VoteStatus(t.Context(), "1", "")
 	var de *topgg.DecodeError
 	require.ErrorAs(t, err, &de)
@@ -206,7 +223,7 @@ func TestTimestampForms(t *testing.T) {
 		"2026-01-17T23:36:06.2510149+00:00",
 		"2026-01-18T00:36:06.1234567+01:00",
 	} {
-		srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"` + ts + `","expires_at":"` + ts + `","weight":2}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: 200, Body: `{"created_at":"` + ts + `","expires_at":"` + ts + `","weight":2}`}))
 		st, err := c.VoteStatus(t.Context(), "1", "")
 		require.NoError(t, err, ts)
 		require.True(t, st.Voted)
@@ -267,7 +284,23 @@ func TestNewRefusesBadInput(t *testing.T) {
 			require.NotContains(t, err.Error(), tc.token)
 		}
 		require.NotContains(t, err.Error(), "hunter2")
+		require.NotContains(t, err.Error(), "user:", "user info is not shown")
+		require.NotContains(t, err.Error(), "x=1", "the query is not shown")
 	}
+}
+
+// TestNewRefusesV1BaseURL: a base URL that ends in /v1 would send every v1
+// call to /v1/v1/...; it is refused with a hint, whatever its slashes.
+func TestNewRefusesV1BaseURL(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"https://top.gg/api/v1", "https://top.gg/api/v1/", "http://127.0.0.1:1/api/v1//"} {
+		_, err := topgg.New("tok", topgg.WithBaseURL(u))
+		require.Error(t, err, u)
+		require.Contains(t, err.Error(), "give the root, e.g. https://top.gg/api; the client adds /v1", u)
+		require.Equal(t, 1, strings.Count(err.Error(), "topgg:"), "the prefix says it once: %s", err)
+	}
+	_, err := topgg.New("tok", topgg.WithBaseURL("https://proxy.example/v1x/api"))
+	require.NoError(t, err, "only a last segment of v1 is refused")
 }
 
 func TestNewBaseURL(t *testing.T) {

@@ -16,7 +16,10 @@ import (
 // In production, leave out WithBaseURL: the client then talks to https://top.gg/api.
 
 func ExampleNew() {
-	srv := topggtest.NewServer() // a Discord bot project
+	srv, err := topggtest.NewServer() // a Discord bot project
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
@@ -36,7 +39,10 @@ func ExampleNew() {
 }
 
 func ExampleClient_Votes() {
-	srv := topggtest.NewServer(topggtest.WithPageSize(2))
+	srv, err := topggtest.NewServer(topggtest.WithPageSize(2))
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	start := time.Now().Add(-time.Hour)
 	for i, user := range []string{"800000000000000001", "800000000000000002", "800000000000000003"} {
@@ -67,7 +73,10 @@ func ExampleClient_Votes() {
 }
 
 func ExampleClient_AllVotes() {
-	srv := topggtest.NewServer(topggtest.WithPageSize(2))
+	srv, err := topggtest.NewServer(topggtest.WithPageSize(2))
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	start := time.Now().Add(-time.Hour)
 	for i, user := range []string{"800000000000000001", "800000000000000002", "800000000000000003"} {
@@ -92,7 +101,10 @@ func ExampleClient_AllVotes() {
 }
 
 func ExampleClient_VoteStatus() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2})
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
@@ -115,7 +127,10 @@ func ExampleClient_VoteStatus() {
 }
 
 func ExampleClient_UpdateMetrics() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
@@ -137,7 +152,10 @@ func ExampleClient_UpdateMetrics() {
 }
 
 func ExampleLegacy_PostStats() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
@@ -164,13 +182,18 @@ func ExampleLegacy_PostStats() {
 // call again later? A Retry-After, on any status, also says when: the client
 // refuses the route's calls until then, without sending them.
 func ExampleRetryable() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 503, RetryAfter: time.Hour})
+	if err := srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 503, RetryAfter: time.Hour}); err != nil {
+		log.Fatal(err)
+	}
 
 	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(1200)})
 	var rl *topgg.RateLimitError

@@ -20,7 +20,8 @@ func fastRetries() topgg.RetryPolicy {
 
 func newServer(t *testing.T, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()
-	srv := topggtest.NewServer(opts...)
+	srv, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	return srv
 }

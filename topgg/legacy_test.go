@@ -12,7 +12,7 @@ import (
 )
 
 // otherBots lists three more bots beside the project's own.
-func otherBots(srv *topggtest.Server) {
+func otherBots(t *testing.T, srv *topggtest.Server) {
 	date := time.Date(2020, 5, 1, 12, 0, 0, 0, time.UTC)
 	for i, b := range []topggtest.Bot{
 		{ID: "100000000000000001", Username: "alpha", MonthlyPoints: 5, GitHub: "https://github.com/a/alpha", DonateBotGuildID: "200000000000000001"},
@@ -20,14 +20,14 @@ func otherBots(srv *topggtest.Server) {
 		{ID: "100000000000000003", Username: "gamma", MonthlyPoints: 50, CertifiedBot: true, Vanity: "gamma"},
 	} {
 		b.Date = date.AddDate(0, 0, i)
-		srv.AddBot(b)
+		require.NoError(t, srv.AddBot(b))
 	}
 }
 
 func TestSearchBots(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	otherBots(srv)
+	otherBots(t, srv)
 	l := newClient(t, srv).Legacy()
 
 	list, err := l.SearchBots(t.Context(), topgg.BotQuery{Limit: 2, Offset: 1, Sort: "-monthlyPoints", Fields: []string{"id", "username", "monthlyPoints"}})
@@ -53,7 +53,7 @@ func TestSearchBots(t *testing.T) {
 func TestSearchBotsDefaults(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	otherBots(srv)
+	otherBots(t, srv)
 	l := newClient(t, srv).Legacy()
 
 	list, err := l.SearchBots(t.Context(), topgg.BotQuery{Sort: "id"})
@@ -75,7 +75,7 @@ func url0(t *testing.T, srv *topggtest.Server) string {
 func TestBot(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	otherBots(srv)
+	otherBots(t, srv)
 	l := newClient(t, srv).Legacy()
 
 	b, err := l.Bot(t.Context(), "100000000000000002")
@@ -93,7 +93,7 @@ func TestBot(t *testing.T) {
 func TestBotFields(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	otherBots(srv)
+	otherBots(t, srv)
 	l := newClient(t, srv).Legacy()
 
 	b, err := l.Bot(t.Context(), "100000000000000003", "username", "certifiedBot", "vanity")
@@ -234,12 +234,12 @@ func TestHasVotedAcceptsBooleans(t *testing.T) {
 	srv := newServer(t)
 	l := newClient(t, srv).Legacy()
 	bot := srv.Project().PlatformID
-	srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":true}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":true}`}))
 	voted, err := l.HasVoted(t.Context(), bot, "146183080879613966")
 	require.NoError(t, err)
 	require.True(t, voted)
 
-	srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":2}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/*", Status: 200, Body: `{"voted":2}`}))
 	_, err = l.HasVoted(t.Context(), bot, "146183080879613966")
 	var de *topgg.DecodeError
 	require.ErrorAs(t, err, &de)

@@ -26,19 +26,6 @@ const (
 	RouteLegacyVoters                   // GET /bots/:bot_id/votes
 )
 
-// lastRoute is the highest Route.
-const lastRoute = RouteLegacyVoters
-
-// Routes returns every Route, in order: a metrics package can create its
-// series up front.
-func Routes() []Route {
-	out := make([]Route, 0, lastRoute)
-	for r := RouteProject; r <= lastRoute; r++ {
-		out = append(out, r)
-	}
-	return out
-}
-
 // String returns the route's label value, such as "metrics_batch", or
 // "unknown" for a value that is no Route. It does not allocate.
 func (r Route) String() string {
@@ -97,18 +84,6 @@ const (
 	OutcomeBadAnswer
 )
 
-// lastOutcome is the highest Outcome.
-const lastOutcome = OutcomeBadAnswer
-
-// Outcomes returns every Outcome, in order.
-func Outcomes() []Outcome {
-	out := make([]Outcome, 0, lastOutcome)
-	for o := OutcomeOK; o <= lastOutcome; o++ {
-		out = append(out, o)
-	}
-	return out
-}
-
 // String returns the outcome's label value, such as "rate_limited", or
 // "unknown". It does not allocate.
 func (o Outcome) String() string {
@@ -151,6 +126,8 @@ type Request struct {
 // Observer is told of every attempt of every call of a [Client], from the
 // calling goroutine, after the attempt and before any retry wait. It must be
 // safe for concurrent use and return quickly; it must not call the Client.
+// A panic in it is recovered and logged (with [WithLogger]'s logger): the
+// call goes on as if the observer had returned.
 type Observer func(Request)
 
 // WithObserver adds o to the client's observers; it may be given several
@@ -171,8 +148,20 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 	req := Request{Route: r.route, Method: r.method, Attempt: attempt, Status: status, Duration: took,
 		Outcome: outcomeOf(err), Err: err}
 	for _, o := range c.observers {
-		o(req)
+		c.tell(o, req)
 	}
+}
+
+// tell calls one observer, containing a panic: an observer's bug must not
+// break the call it watches. It does not allocate when o returns.
+func (c *Client) tell(o Observer, req Request) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			c.log.LogAttrs(context.Background(), slog.LevelError, "topgg: Observer panicked",
+				slog.String("route", req.Route.String()), slog.String("outcome", req.Outcome.String()), slog.Any("panic", rec))
+		}
+	}()
+	o(req)
 }
 
 // outcomeOf classifies an attempt's error, as send and acquire return it (not

@@ -48,7 +48,7 @@ func TestAllVotesEndsWhenPagesDoNotProgress(t *testing.T) {
 		problem string
 	}{
 		{"same votes under a new cursor each time", []topggtest.Fault{
-			{Times: 50, Body: votePage("c"+topggtest.FaultHit, 1)},
+			{Times: 50, Body: votePage("c"+"{{hit}}", 1)},
 		}, 2, "repeats the votes of an earlier page"},
 		{"cursors in a cycle", []topggtest.Fault{
 			{Body: votePage("a", 1)}, {Body: votePage("b", 2)}, {Body: votePage("c", 3)}, {Body: votePage("a", 4)}, {Times: 50, Body: votePage("b", 5)},
@@ -57,7 +57,7 @@ func TestAllVotesEndsWhenPagesDoNotProgress(t *testing.T) {
 			{Body: votePage("a", 1)}, {Times: 50, Body: votePage("a", 2)},
 		}, 2, "cursor did not advance"},
 		{"two pages in turn under fresh cursors", []topggtest.Fault{
-			{Body: votePage("a", 1, 2)}, {Body: votePage("b", 3)}, {Times: 50, Body: votePage("c"+topggtest.FaultHit, 1, 2)},
+			{Body: votePage("a", 1, 2)}, {Body: votePage("b", 3)}, {Times: 50, Body: votePage("c"+"{{hit}}", 1, 2)},
 		}, 5, "repeats the votes of an earlier page"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestAllVotesEndsWhenPagesDoNotProgress(t *testing.T) {
 			c := newClient(t, srv)
 			for _, f := range tc.pages {
 				f.Path, f.Status = "/v1/projects/@me/votes", 200
-				srv.Inject(f)
+				require.NoError(t, srv.Inject(f))
 			}
 			votes, errs := walk(t, c)
 			require.Len(t, errs, 1)
@@ -89,7 +89,7 @@ func TestAllVotesEqualVotesOnDistinctPagesAreFine(t *testing.T) {
 	srv := newServer(t)
 	c := newClient(t, srv)
 	for _, body := range []string{votePage("a", 1, 2), votePage("b", 2, 3), votePage("c", 3), `{"cursor":"d","data":[]}`} {
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: body})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: body}))
 	}
 	votes, errs := walk(t, c)
 	require.Empty(t, errs)

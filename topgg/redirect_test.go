@@ -126,7 +126,7 @@ func TestRedirectWithinTheBaseURLFollowed(t *testing.T) {
 func TestRedirectSecretInLocation(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	srv.Inject(topggtest.Fault{Status: http.StatusFound, Header: map[string]string{"Location": "https://" + srv.Token() + ".example.com/x?t=" + topggtest.EchoAuthorization}})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: http.StatusFound, Header: map[string]string{"Location": "https://" + srv.Token() + ".example.com/x?t=" + "{{authorization}}"}}))
 	c, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
 	require.NoError(t, err)
 	_, err = c.Project(t.Context())

@@ -48,7 +48,7 @@ func TestRetry5xxThenSuccess(t *testing.T) {
 				t.Parallel()
 				srv := newServer(t)
 				c := newClient(t, srv)
-				srv.Inject(topggtest.Fault{Method: tc.method, Path: tc.path, Status: status})
+				require.NoError(t, srv.Inject(topggtest.Fault{Method: tc.method, Path: tc.path, Status: status}))
 
 				require.NoError(t, tc.call(t.Context(), c))
 				reqs := srv.Requests()
@@ -67,7 +67,7 @@ func TestRetryGivesUp(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Status: 503, Times: 10})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 503, Times: 10}))
 
 	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
@@ -83,7 +83,7 @@ func TestNoRetryOn4xx(t *testing.T) {
 	for _, status := range []int{400, 401, 403, 404, 409, 422} {
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Status: status})
+		require.NoError(t, srv.Inject(topggtest.Fault{Status: status}))
 		err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 		var apiErr *topgg.APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -96,7 +96,7 @@ func TestRetryAfterIsWaitedOut(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Second})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Second}))
 
 	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)}))
 	reqs := srv.Requests()
@@ -112,7 +112,7 @@ func TestRetryAfterFromBody(t *testing.T) {
 	srv := newServer(t)
 	c := newClient(t, srv)
 	// No header: the body's kebab-case key says how long.
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 429, Body: `{"retry-after": 1}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 429, Body: `{"retry-after": 1}`}))
 
 	_, err := c.Project(t.Context())
 	require.NoError(t, err)
@@ -125,7 +125,7 @@ func TestLongRetryAfterFailsFastThereafter(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Minute})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Minute}))
 
 	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	require.ErrorIs(t, err, topgg.ErrRateLimited)
@@ -168,7 +168,7 @@ func TestRetryAfterOverPolicyBound(t *testing.T) {
 	p := fastRetries()
 	p.MaxRetryAfter = 500 * time.Millisecond
 	c := newClient(t, srv, topgg.WithRetryPolicy(p))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: time.Second})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: time.Second}))
 
 	_, err := c.Project(t.Context())
 	var rl *topgg.RateLimitError
@@ -181,7 +181,7 @@ func Test429WithoutRetryAfterBacksOff(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 429, Body: `{"title":"Too Many Requests"}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: 429, Body: `{"title":"Too Many Requests"}`}))
 
 	_, err := c.Project(t.Context())
 	require.NoError(t, err)
@@ -199,7 +199,7 @@ func TestAnnouncementNeverRetried(t *testing.T) {
 		srv := newServer(t)
 		c := newClient(t, srv)
 		f.Path = "/v1/projects/@me/announcements"
-		srv.Inject(f)
+		require.NoError(t, srv.Inject(f))
 
 		_, err := c.PostAnnouncement(t.Context(), topgg.NewAnnouncement{Title: "Hello", Content: "An announcement."})
 		require.Error(t, err)
@@ -226,7 +226,7 @@ func TestDroppedConnection(t *testing.T) {
 			srv := newServer(t)
 			c := newClient(t, srv)
 			// Twice: net/http itself resends some requests once on a reused connection.
-			srv.Inject(topggtest.Fault{Method: tc.method, Path: tc.path, Drop: true, Times: 2})
+			require.NoError(t, srv.Inject(topggtest.Fault{Method: tc.method, Path: tc.path, Drop: true, Times: 2}))
 
 			require.NoError(t, tc.call(t.Context(), c))
 			require.Len(t, srv.Requests(), 3)
@@ -239,7 +239,7 @@ func TestDroppedConnectionGivesUp(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Drop: true, Times: 100})
+	require.NoError(t, srv.Inject(topggtest.Fault{Drop: true, Times: 100}))
 
 	_, err := c.Project(t.Context())
 	var reqErr *topgg.RequestError
@@ -275,7 +275,7 @@ func TestCancelDuringRetryAfter(t *testing.T) {
 	p := fastRetries()
 	p.MaxRetryAfter = time.Minute
 	c := newClient(t, srv, topgg.WithRetryPolicy(p))
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: 30 * time.Second})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: 30 * time.Second}))
 	ctx, cancel := context.WithCancel(t.Context())
 
 	done := waitCall(ctx, c, metrics(topgg.BotMetrics{ServerCount: new(1)}))
@@ -288,7 +288,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Minute, MaxBackoff: time.Minute}))
-	srv.Inject(topggtest.Fault{Status: 500})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 500}))
 	ctx, cancel := context.WithCancel(t.Context())
 
 	done := waitCall(ctx, c, func(ctx context.Context, c *topgg.Client) error {
@@ -304,7 +304,7 @@ func TestCancelDuringRequest(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Delay: time.Minute})
+	require.NoError(t, srv.Inject(topggtest.Fault{Delay: time.Minute}))
 	ctx, cancel := context.WithCancel(t.Context())
 
 	done := waitCall(ctx, c, voteStatus("1", ""))
@@ -335,7 +335,7 @@ func TestDeadlineDuringRetryAfter(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: 3 * time.Second})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: 3 * time.Second}))
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 

@@ -53,7 +53,7 @@ func TestRetryAfterBlocksTheFamilyWhileOneCallWaits(t *testing.T) {
 			logger, logs := warnLogs()
 			c := newClient(t, srv, topgg.WithLogger(logger))
 			const wait = time.Second
-			srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: status, RetryAfter: wait})
+			require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: status, RetryAfter: wait}))
 
 			first := waitCall(t.Context(), c, metrics(topgg.BotMetrics{ServerCount: new(1)}))
 			require.Eventually(t, func() bool { return strings.Contains(logs.String(), "rate limited") }, 5*time.Second, time.Millisecond)
@@ -86,7 +86,7 @@ func TestRetryAfterOutlivesAShortDeadline(t *testing.T) {
 	logger, logs := warnLogs()
 	c := newClient(t, srv, topgg.WithLogger(logger))
 	const wait = 3 * time.Second
-	srv.Inject(topggtest.Fault{Path: metricsPath, RetryAfter: wait})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: metricsPath, RetryAfter: wait}))
 
 	short, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
@@ -127,7 +127,7 @@ func TestRetryAfterOnAnyStatusBlocks(t *testing.T) {
 			if tc.httpDate {
 				f.Header = map[string]string{"Retry-After": time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)}
 			}
-			srv.Inject(f)
+			require.NoError(t, srv.Inject(f))
 
 			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 			require.Len(t, srv.Requests(), 1, "an hour is not waited out, nor retried")
@@ -172,7 +172,7 @@ func TestRetryAfterZeroIsNoTightLoop(t *testing.T) {
 	p := fastRetries()
 	p.MinBackoff, p.MaxBackoff = 50*time.Millisecond, 50*time.Millisecond
 	c := newClient(t, srv, topgg.WithRetryPolicy(p))
-	srv.Inject(topggtest.Fault{Status: 429, Times: 10, Header: map[string]string{"Retry-After": "0"}})
+	require.NoError(t, srv.Inject(topggtest.Fault{Status: 429, Times: 10, Header: map[string]string{"Retry-After": "0"}}))
 
 	_, err := c.Project(t.Context())
 	require.ErrorIs(t, err, topgg.ErrRateLimited)

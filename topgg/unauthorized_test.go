@@ -58,13 +58,13 @@ func TestErrUnauthorizedByStatusAndRoute(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t)
 			c := newClient(t, srv)
-			srv.Inject(topggtest.Fault{Method: rt.method, Path: rt.path, Status: 401, Body: `{"detail":"nothing about credentials"}`})
+			require.NoError(t, srv.Inject(topggtest.Fault{Method: rt.method, Path: rt.path, Status: 401, Body: `{"detail":"nothing about credentials"}`}))
 			err := rt.call(t.Context(), c)
 			require.ErrorIs(t, err, topgg.ErrUnauthorized)
 			require.False(t, topgg.Retryable(err))
 
 			for _, body := range []string{``, `{"title":"Bad Request","status":400,"detail":"Invalid token"}`, `{"error":"bad value"}`} {
-				srv.Inject(topggtest.Fault{Method: rt.method, Path: rt.path, Status: 400, Body: body})
+				require.NoError(t, srv.Inject(topggtest.Fault{Method: rt.method, Path: rt.path, Status: 400, Body: body}))
 				err = rt.call(t.Context(), c)
 				var apiErr *topgg.APIError
 				require.ErrorAs(t, err, &apiErr)
@@ -98,12 +98,12 @@ func TestLegacyTokenHint(t *testing.T) {
 	require.Contains(t, apiErr.Hint, "legacy v0")
 	require.Contains(t, err.Error(), "hint: the token looks like a legacy v0 bot token")
 
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400}))
 	err = c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	require.ErrorAs(t, err, &apiErr)
 	require.NotEmpty(t, apiErr.Hint, "the 400 of a bad token on v1 gets the hint too")
 
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"bad cursor"}`})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 400, Body: `{"detail":"bad cursor"}`}))
 	_, err = c.Votes(t.Context(), topgg.VotesQuery{Cursor: "x"})
 	require.ErrorAs(t, err, &apiErr)
 	require.Empty(t, apiErr.Hint, "not a refusal of the token")

@@ -149,7 +149,7 @@ func TestAllVotesYieldsErrorLast(t *testing.T) {
 	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
 	start := ago(24 * time.Hour)
 	addVotes(srv, start, 25)
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500, Times: 3})
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500, Times: 3}))
 
 	var votes, errs int
 	for v, err := range c.AllVotes(t.Context(), start) {
@@ -186,7 +186,7 @@ func TestAllVotesErrorAfterVotes(t *testing.T) {
 		}
 		got = append(got, v)
 		if len(got) == 10 { // the second page will fail
-			srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500})
+			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 500}))
 		}
 	}
 	requireVotes(t, want[:10], got)
@@ -268,7 +268,7 @@ func TestAllVotesOddCursors(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: `{"data":[` + vote + `]}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: `{"data":[` + vote + `]}`}))
 		n := 0
 		for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
 			require.NoError(t, err)
@@ -281,7 +281,7 @@ func TestAllVotesOddCursors(t *testing.T) {
 		t.Parallel()
 		srv := newServer(t)
 		c := newClient(t, srv)
-		srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 10, Body: `{"cursor":"same","data":[` + vote + `]}`})
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 10, Body: `{"cursor":"same","data":[` + vote + `]}`}))
 		var errs []error
 		n := 0
 		for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {

@@ -6,43 +6,49 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topggprom"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Run with: go test -run '^$' -bench . -benchmem ./topggprom/
 //
 // The cost of each hook once its labels have been seen: no allocation.
 
-func newBenchMetrics(b *testing.B) *topggprom.Metrics {
-	m, err := topggprom.New(prometheus.NewRegistry())
+func newBenchCollector(b *testing.B) *topggprom.Collector {
+	c, err := topggprom.New(prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m
+	return c
 }
 
 func BenchmarkObserveRequest(b *testing.B) {
-	m := newBenchMetrics(b)
+	c := newBenchCollector(b)
 	r := topgg.Request{Route: topgg.RouteMetrics, Method: "PATCH", Attempt: 1, Status: 204, Duration: 80 * time.Millisecond, Outcome: topgg.OutcomeOK}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.ObserveRequest(r)
+		c.ObserveRequest(r)
 	}
 }
 
+// BenchmarkVoteRewarded: ObserveVote of a reward delivered.
 func BenchmarkVoteRewarded(b *testing.B) {
-	m := newBenchMetrics(b)
+	c := newBenchCollector(b)
+	e := voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.VoteRewarded("webhook", 3*time.Second)
+		c.ObserveVote(e)
 	}
 }
 
+// BenchmarkAutopostAttempt: ObservePost of a post.
 func BenchmarkAutopostAttempt(b *testing.B) {
-	m := newBenchMetrics(b)
+	c := newBenchCollector(b)
+	r := autopost.Result{Servers: 1000, Shards: 2}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.AutopostAttempt("posted", 1000, 2, 0)
+		c.ObservePost(r)
 	}
 }

@@ -1,29 +1,33 @@
-// Package topggprom exposes the hooks of go-topgg as Prometheus metrics,
-// with github.com/prometheus/client_golang. It is the only package of the
-// module that imports Prometheus: the client, autopost, commands and
-// voterewards offer plain hooks (an observer func, a result callback) and
-// know nothing of it.
+// Package topggprom exposes the observations of go-topgg's jobs as
+// Prometheus metrics, with github.com/prometheus/client_golang. It is the
+// only package of the module that imports Prometheus: the client and the
+// jobs tell typed values (a [topgg.Request], an autopost.Result, a
+// voterewards.Event, a webhook.Outcome, a fleet.LeaseState) to a hook of
+// their own type, and know nothing of it.
 //
-// [New] registers the collectors; each hook is a method that takes plain
-// values, so that it can be given to the hook as it is or from a one-line
-// adapter:
+// [New] makes a [Collector] and registers it; each of its Observe methods is
+// one job's hook, of that hook's type, given as it is:
 //
-//	m, err := topggprom.New(prometheus.DefaultRegisterer)
-//	client, err := topgg.New(token, topgg.WithObserver(m.ObserveRequest))
-//	p, err := plugin.New(client, cfg, plugin.WithMetrics(m)) // every job of the plugin
+//	c, err := topggprom.New(prometheus.DefaultRegisterer)
+//	client, err := topgg.New(token, topgg.WithObserver(c.ObserveRequest))
+//	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job of the plugin
 //
-// Without the plugin, each job takes its hook: autopost.Config.OnPost (call
-// AutopostAttempt), commands' OnResult (CommandSync),
-// voterewards.Config.Observer (VotesIngested, VoteRewarded, VoteRetried,
-// VoteGivenUp, VotesPending, VoteExpired; plugin's adapter shows how),
-// webhook.Config.Observer (WebhookRequest(o.String())) and
-// fleet.LeaseConfig.OnChange (FleetLeader(s.Leader)).
+// Without the plugin: autopost.Config.OnPost = c.ObservePost,
+// commands.JobConfig.OnResult = c.ObserveSync, voterewards.Config.Observer =
+// c.ObserveVote, webhook.Config.Observer = c.ObserveWebhook and
+// fleet.LeaseConfig.OnChange = c.ObserveLease. The jobs contain a panic in a
+// hook and log it; the Collector's methods do not panic, not even on a nil
+// Collector.
 //
 // Every name has the topgg_ prefix and its unit; every label value comes
-// from a fixed set (route families, outcomes, vote sources), never from an
-// id: a value outside its set is counted as "other". The metrics:
+// from a fixed set (route families, methods, documented status codes,
+// outcomes, vote sources), never from an id: a value outside its set is
+// counted as "other" ("unknown" for a route or a request outcome). The
+// metrics:
 //
-//	topgg_api_requests_total{route,method,code,outcome}   counter: attempts of API calls (code "none": no answer)
+//	topgg_api_requests_total{route,method,code,outcome}   counter: attempts of API calls (code: 200, 201, 204, 400,
+//	                                                      401, 403, 404, 408, 413, 429, 500, 502, 503, 504,
+//	                                                      none (no answer) or other)
 //	topgg_api_request_duration_seconds{route}             histogram: attempts that were sent
 //	topgg_api_retries_total{route}                        counter: attempts after the first of a call
 //	topgg_api_token_refused{api}                          gauge: 1 while the service refuses the token (api "v1" or "v0")
@@ -40,8 +44,9 @@
 //	topgg_votes_given_up_total{source}                    counter: votes whose handler failed every attempt
 //	topgg_votes_pending                                   gauge: votes stored and not yet rewarded
 //	topgg_vote_expiries_total                             counter: expiry handlers that succeeded
-//	topgg_webhook_requests_total{outcome}                 counter: webhook deliveries by outcome (accepted, unauthorized,
-//	                                                      forbidden, stale, bad_request, too_large, method_not_allowed, store_failed)
+//	topgg_webhook_requests_total{outcome}                 counter: webhook deliveries by outcome (webhook.Outcome's
+//	                                                      names: accepted, unauthorized, forbidden, stale,
+//	                                                      bad_request, too_large, method_not_allowed, store_failed, ...)
 //	topgg_fleet_leader                                    gauge: 1 while this process leads the fleet
 //	topgg_fleet_leadership_changes_total                  counter: times this process won or lost the lead
 package topggprom

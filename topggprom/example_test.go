@@ -17,15 +17,18 @@ import (
 
 // Count the client's calls and serve them on /metrics.
 func Example() {
-	fake := topggtest.NewServer() // the real service in production
-	defer fake.Close()
-
-	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
+	fake, err := topggtest.NewServer() // the real service in production
 	if err != nil {
 		panic(err)
 	}
-	client, err := topgg.New(fake.Token(), topgg.WithBaseURL(fake.URL), topgg.WithObserver(m.ObserveRequest))
+	defer fake.Close()
+
+	reg := prometheus.NewRegistry()
+	c, err := topggprom.New(reg)
+	if err != nil {
+		panic(err)
+	}
+	client, err := topgg.New(fake.Token(), topgg.WithBaseURL(fake.URL), topgg.WithObserver(c.ObserveRequest))
 	if err != nil {
 		panic(err)
 	}

@@ -1,49 +1,61 @@
 package topggprom
 
-import (
-	"slices"
-	"strconv"
-)
-
-// other is the label value of anything outside a label's fixed set.
-const other = "other"
-
-// voteSources are voterewards.Origin's String values.
-func voteSources() []string { return []string{"history", "webhook", "webhook-v0"} }
-
-// autopostOutcomes are autopost.Result.Outcome's values.
-func autopostOutcomes() []string { return []string{"posted", "unchanged", "incomplete", "failed"} }
-
-// commandOutcomes are commands.Outcome's values.
-func commandOutcomes() []string { return []string{"published", "unchanged", "skipped", "failed"} }
-
-// Webhook outcomes: webhook.Outcome's String values.
+// Label values outside a label's set: "unknown" for the route and outcome of
+// an API request (the client's own word for a value that is none of its
+// own), "other" elsewhere.
 const (
-	WebhookAccepted         = "accepted"           // 2xx: the vote was stored (or the test event answered)
-	WebhookUnauthorized     = "unauthorized"       // a missing or malformed signature header (v0: no Authorization)
-	WebhookForbidden        = "forbidden"          // a signature no secret made, or a wrong v0 Authorization
-	WebhookStale            = "stale"              // a signature timestamp too old or too new
-	WebhookBadRequest       = "bad_request"        // a body that could not be decoded
-	WebhookTooLarge         = "too_large"          // a body over the limit
-	WebhookMethodNotAllowed = "method_not_allowed" // not a POST
-	WebhookStoreFailed      = "store_failed"       // the vote could not be stored: 5xx, Top.gg retries
+	other   = "other"
+	unknown = "unknown"
 )
 
-func webhookOutcomes() []string {
-	return []string{WebhookAccepted, WebhookUnauthorized, WebhookForbidden, WebhookStale, WebhookBadRequest,
-		WebhookTooLarge, WebhookMethodNotAllowed, WebhookStoreFailed}
+// enum is one of the jobs' small typed sets (topgg.Route, autopost.Outcome,
+// voterewards.Origin, ...): its values count from 1 and String names each.
+type enum interface {
+	~uint8
+	String() string
 }
 
-// index returns v's index in set, or len(set) (the "other" slot).
-func index(v string, set []string) int {
-	if i := slices.Index(set, v); i >= 0 {
-		return i
+// labels returns the label values of T, indexed by value: [0] is zero (for
+// the zero value and any value outside the set), then the String of T(1),
+// T(2), ... up to the first that names no value. A value added to a set
+// later gets its series without a change here.
+func labels[T enum](zero string) []string {
+	out := []string{zero}
+	for i := 1; i < 256; i++ {
+		s := T(i).String()
+		if !isLabel(s) {
+			break
+		}
+		out = append(out, s)
 	}
-	return len(set)
+	return out
 }
 
-// withOther returns set followed by "other".
-func withOther(set []string) []string { return append(slices.Clone(set), other) }
+// isLabel reports whether s names a value: lower-case letters, digits, '_'
+// and '-' ("unknown", and the "Origin(4)" of a value out of voterewards'
+// set, are not).
+func isLabel(s string) bool {
+	if s == "" || s == unknown {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// at returns v's index in a table of n label values, or 0 (the zero value's
+// slot) for a value outside it.
+func at[T ~uint8](v T, n int) int {
+	if int(v) < n {
+		return int(v)
+	}
+	return 0
+}
 
 // method bounds an HTTP method.
 func method(m string) string {
@@ -54,25 +66,23 @@ func method(m string) string {
 	return other
 }
 
-// statusCodes holds the label value of every status code from 100 to 599,
-// made once per Metrics so that a request costs no conversion.
-type statusCodes [500]string
+// documented are the status codes with a label value of their own: those
+// Top.gg's API documents or the client treats apart (a retry, a refused
+// token, the 404 that means "no vote"), three digits each, one space apart.
+const documented = "200 201 204 400 401 403 404 408 413 429 500 502 503 504"
 
-func newStatusCodes() *statusCodes {
-	var s statusCodes
-	for i := range s {
-		s[i] = strconv.Itoa(i + 100)
-	}
-	return &s
-}
-
-// code returns the label value of a status: "none" for no answer.
-func (s *statusCodes) code(status int) string {
-	switch {
-	case status == 0:
+// code returns the label value of a status code: one of documented, "none"
+// for no answer, and "other" for any other code, so that an upstream
+// answering odd codes cannot grow the series. It does not allocate.
+func code(status int) string {
+	if status == 0 {
 		return "none"
-	case status < 100 || status > 599:
-		return other
 	}
-	return s[status-100]
+	for i := 0; i+3 <= len(documented); i += 4 {
+		s := documented[i : i+3]
+		if int(s[0]-'0')*100+int(s[1]-'0')*10+int(s[2]-'0') == status {
+			return s
+		}
+	}
+	return other
 }

@@ -2,26 +2,29 @@ package topggprom_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/promtest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // staticSource gives the Poster complete counts, without Discord.
@@ -30,106 +33,66 @@ type staticSource struct{ c autopost.Counts }
 func (s staticSource) Counts(context.Context) (autopost.Counts, error) { return s.c, nil }
 func (s staticSource) Changed() <-chan struct{}                        { return nil }
 
-// scrape fetches /metrics over HTTP and parses it with Prometheus' own
-// text parser.
-func scrape(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
-	t.Helper()
-	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	defer srv.Close()
-	req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", "text/plain; version=0.0.4")
-	resp, err := srv.Client().Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	require.NoError(t, err)
-	return fams
-}
-
-// value returns the value of the series of family name with exactly the
-// given labels (a counter's, a gauge's, or a histogram's sample count).
-func value(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
-	t.Helper()
-	f, ok := fams[name]
-	require.True(t, ok, "no family %s", name)
-	for _, m := range f.GetMetric() {
-		got := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			got[lp.GetName()] = lp.GetValue()
-		}
-		if len(got) != len(labels) {
-			continue
-		}
-		match := true
-		for k, v := range labels {
-			match = match && got[k] == v
-		}
-		if !match {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	t.Fatalf("no series %s%v; have %v", name, labels, f.GetMetric())
-	return 0
-}
-
 // allowed are the label values each label may take.
 var allowed = map[string]*regexp.Regexp{
 	"route":   regexp.MustCompile(`^(project|announcements|metrics|metrics_batch|commands|votes|vote_status|legacy_bots|legacy_stats|legacy_check|legacy_voters|unknown)$`),
 	"method":  regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE|other)$`),
-	"code":    regexp.MustCompile(`^([1-5][0-9][0-9]|none|other)$`),
+	"code":    regexp.MustCompile(`^(200|201|204|400|401|403|404|408|413|429|500|502|503|504|none|other)$`),
 	"outcome": regexp.MustCompile(`^[a-z_]+$`),
 	"source":  regexp.MustCompile(`^(history|webhook|webhook-v0|other)$`),
 	"api":     regexp.MustCompile(`^(v1|v0)$`),
+	"le":      regexp.MustCompile(`^[0-9.e+]+|\+Inf$`),
 }
 
-// requireBounded checks every label of every topgg_ family against its set.
-func requireBounded(t *testing.T, fams map[string]*dto.MetricFamily) {
+// requireBounded checks every label of every topgg_ series against its set.
+func requireBounded(t *testing.T, text string) {
 	t.Helper()
-	for name, f := range fams {
-		if len(name) < 6 || name[:6] != "topgg_" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				re, ok := allowed[lp.GetName()]
-				require.True(t, ok, "%s: unexpected label %s", name, lp.GetName())
-				require.Regexp(t, re, lp.GetValue(), "%s{%s}", name, lp.GetName())
-			}
+	for name, labels := range promtest.Labels(text) {
+		for k, v := range labels {
+			re, ok := allowed[k]
+			require.True(t, ok, "%s: unexpected label %s", name, k)
+			require.Regexp(t, re, v, "%s{%s}", name, k)
 		}
 	}
 }
 
+// requireValue checks the value of one series of text.
+func requireValue(t *testing.T, text string, want float64, name string, labels map[string]string) {
+	t.Helper()
+	series := promtest.Series(name, labels)
+	got, ok := promtest.Value(text, series)
+	require.True(t, ok, "no series %s in:\n%s", series, text)
+	assert.Equal(t, want, got, series)
+}
+
+func lbl(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
 func TestScrapeCountsPostsAnd429(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
+	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
 	retry := topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxRetryAfter: 5 * time.Second}
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithRetryPolicy(retry), topgg.WithObserver(m.ObserveRequest))
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithRetryPolicy(retry), topgg.WithObserver(c.ObserveRequest))
 	require.NoError(t, err)
 
 	// The first PATCH is refused with a 429; the client waits and retries.
-	tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond})
+	require.NoError(t, tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond}))
 	var mu sync.Mutex
 	var results []autopost.Result
 	poster, err := autopost.New(client, autopost.Config{
 		Interval: time.Hour,
 		Source:   staticSource{autopost.Counts{Servers: 42, Shards: 2, PerShard: []int{20, 22}}},
 		OnPost: func(r autopost.Result) {
-			m.AutopostAttempt(r.Outcome(), r.Servers, r.Shards, r.Backfilled)
+			c.ObservePost(r)
 			mu.Lock()
 			results = append(results, r)
 			mu.Unlock()
@@ -143,56 +106,113 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 
-	m.CommandSync(commands.Outcome(commands.Result{Commands: 1}, nil))
-	m.VoteRewarded("webhook", 3*time.Second)
-	m.VoteRewarded("800506814562787328", time.Minute) // not a source: counted as other
-	m.WebhookRequest("/etc/passwd")
-	m.FleetLeader(true)
+	c.ObserveSync(commands.Result{Commands: 1}, nil)
+	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
+	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: 200, Latency: time.Minute}) // not a source: counted as other
+	c.ObserveWebhook(webhook.Outcome(250))                                                                                              // not an outcome: other
+	c.ObserveLease(fleet.LeaseState{Leader: true})
 
-	fams := scrape(t, reg)
-	assert.Equal(t, 1.0, value(t, fams, "topgg_api_requests_total",
-		map[string]string{"route": "metrics", "method": "PATCH", "code": "429", "outcome": "rate_limited"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_api_requests_total",
-		map[string]string{"route": "metrics", "method": "PATCH", "code": "204", "outcome": "ok"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_api_retries_total", map[string]string{"route": "metrics"}))
-	assert.Equal(t, 2.0, value(t, fams, "topgg_api_request_duration_seconds", map[string]string{"route": "metrics"}))
-	assert.Equal(t, 0.0, value(t, fams, "topgg_api_token_refused", map[string]string{"api": "v1"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_autopost_posts_total", map[string]string{"outcome": "posted"}))
-	assert.Equal(t, 0.0, value(t, fams, "topgg_autopost_posts_total", map[string]string{"outcome": "failed"}))
-	assert.Equal(t, 42.0, value(t, fams, "topgg_autopost_servers", nil))
-	assert.Equal(t, 2.0, value(t, fams, "topgg_autopost_shards", nil))
-	assert.Positive(t, value(t, fams, "topgg_autopost_last_post_timestamp_seconds", nil))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_commands_syncs_total", map[string]string{"outcome": "published"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_votes_rewarded_total", map[string]string{"source": "webhook"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_votes_rewarded_total", map[string]string{"source": "other"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_vote_reward_latency_seconds", map[string]string{"source": "webhook"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_webhook_requests_total", map[string]string{"outcome": "other"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_fleet_leader", nil))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_fleet_leadership_changes_total", nil))
-	requireBounded(t, fams)
+	text := promtest.Text(t, c)
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "429", "outcome", "rate_limited"))
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "204", "outcome", "ok"))
+	requireValue(t, text, 1, "topgg_api_retries_total", lbl("route", "metrics"))
+	requireValue(t, text, 2, "topgg_api_request_duration_seconds_count", lbl("route", "metrics"))
+	requireValue(t, text, 0, "topgg_api_token_refused", lbl("api", "v1"))
+	requireValue(t, text, 1, "topgg_autopost_posts_total", lbl("outcome", "posted"))
+	requireValue(t, text, 0, "topgg_autopost_posts_total", lbl("outcome", "failed"))
+	requireValue(t, text, 42, "topgg_autopost_servers", nil)
+	requireValue(t, text, 2, "topgg_autopost_shards", nil)
+	last, ok := promtest.Value(text, "topgg_autopost_last_post_timestamp_seconds")
+	require.True(t, ok)
+	assert.Positive(t, last)
+	requireValue(t, text, 1, "topgg_commands_syncs_total", lbl("outcome", "published"))
+	requireValue(t, text, 1, "topgg_votes_rewarded_total", lbl("source", "webhook"))
+	requireValue(t, text, 1, "topgg_votes_rewarded_total", lbl("source", "other"))
+	requireValue(t, text, 1, "topgg_vote_reward_latency_seconds_count", lbl("source", "webhook"))
+	requireValue(t, text, 1, "topgg_webhook_requests_total", lbl("outcome", "other"))
+	requireValue(t, text, 0, "topgg_webhook_requests_total", lbl("outcome", "store_failed"))
+	requireValue(t, text, 1, "topgg_fleet_leader", nil)
+	requireValue(t, text, 1, "topgg_fleet_leadership_changes_total", nil)
+	requireBounded(t, text)
 }
 
 // TestScrapeTokenRefused: a 401 sets topgg_api_token_refused until a success.
 func TestScrapeTokenRefused(t *testing.T) {
 	t.Parallel()
-	tg := topggtest.NewServer()
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
+	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithObserver(m.ObserveRequest))
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithObserver(c.ObserveRequest))
 	require.NoError(t, err)
-	tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized})
+	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	_, err = client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
-	fams := scrape(t, reg)
-	assert.Equal(t, 1.0, value(t, fams, "topgg_api_token_refused", map[string]string{"api": "v1"}))
-	assert.Equal(t, 1.0, value(t, fams, "topgg_api_requests_total",
-		map[string]string{"route": "project", "method": "GET", "code": "401", "outcome": "api_error"}))
+	text := promtest.Text(t, c)
+	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v1"))
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "project", "method", "GET", "code", "401", "outcome", "api_error"))
 	_, err = client.Project(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 0.0, value(t, scrape(t, reg), "topgg_api_token_refused", map[string]string{"api": "v1"}))
-	requireBounded(t, fams)
+	requireValue(t, promtest.Text(t, c, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
+	requireBounded(t, text)
+}
+
+// TestOddStatusCodesDoNotGrowSeries: an upstream answering every status code
+// from 200 to 599 adds at most one series per documented code (and one for
+// all the others) to the request counter, and a second round adds none.
+func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
+	t.Parallel()
+	project, err := json.Marshal(topggtest.DiscordBot())
+	require.NoError(t, err)
+	var status atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(status.Load()))
+		_, _ = w.Write(project)
+	}))
+	t.Cleanup(srv.Close)
+	tg, err := topggtest.NewServer() // for a token of the right shape
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	c, err := topggprom.New(prometheus.NewRegistry())
+	require.NoError(t, err)
+	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(srv.URL), topgg.WithRetryPolicy(topgg.NoRetries()),
+		topgg.WithObserver(c.ObserveRequest))
+	require.NoError(t, err)
+
+	round := func() int {
+		for code := 200; code <= 599; code++ {
+			status.Store(int32(code))
+			_, _ = client.Project(context.Background())
+		}
+		return testutil.CollectAndCount(c, "topgg_api_requests_total")
+	}
+	first := round()
+	// 14 documented codes and "other", each under a few outcomes at most.
+	assert.LessOrEqual(t, first, 2*16, "series after 400 status codes")
+	assert.Equal(t, first, round(), "a second round adds no series")
+	requireBounded(t, promtest.Text(t, c))
+}
+
+// Any status, method, route or outcome, however odd, lands in a bounded set.
+func TestRequestLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	c, err := topggprom.New(prometheus.NewRegistry())
+	require.NoError(t, err)
+	for status := -1; status < 1000; status++ {
+		c.ObserveRequest(topgg.Request{Route: topgg.Route(status % 256), Method: "BREW", Status: status, Outcome: topgg.Outcome(status % 256)})
+	}
+	// 12 routes (11 and unknown) x 1 method x 16 codes x 7 outcomes at most;
+	// the codes alone: 16.
+	n := testutil.CollectAndCount(c, "topgg_api_requests_total")
+	assert.LessOrEqual(t, n, 12*16*7)
+	codes := map[string]bool{}
+	for _, labels := range promtest.Labels(promtest.Text(t, c, "topgg_api_requests_total")) {
+		codes[labels["code"]] = true
+	}
+	assert.Len(t, codes, 16)
+	requireBounded(t, promtest.Text(t, c))
 }
 
 func TestNewRefusesNilAndDuplicates(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -166,14 +168,15 @@ func BenchmarkEndToEnd(b *testing.B) {
 			const total = 100_000
 			for range b.N {
 				b.StopTimer()
-				srv := topggtest.NewServer()
+				srv, err := topggtest.NewServer()
+				require.NoError(b, err)
 				base := time.Now().Add(-11 * time.Hour)
 				for n := range total / 100 {
 					for _, v := range benchPage(n, base, 100*time.Millisecond, total).Votes {
 						srv.AddVote(topggtest.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt})
 					}
 				}
-				client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+				client, err := srv.NewClient()
 				if err != nil {
 					b.Fatal(err)
 				}

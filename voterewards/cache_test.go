@@ -20,7 +20,7 @@ func TestActiveMatchesTheServiceVoteStatus(t *testing.T) {
 	vote := func(u int, ago time.Duration) topggtest.Vote {
 		return topggtest.Vote{UserID: userID(u), PlatformID: platformID(u), CreatedAt: now.Add(-ago), Weight: 1 + u%2}
 	}
-	srv.AddVotes(
+	srv.AddVote(
 		vote(1, time.Hour),                          // active
 		vote(2, 12*time.Hour+30*time.Minute),        // expired
 		vote(3, 20*time.Hour), vote(3, 2*time.Hour), // expired, then active

@@ -18,7 +18,24 @@ const (
 	DefaultMaxAttempts = 5
 	DefaultRetryDelay  = time.Second
 	DefaultGracePeriod = 10 * time.Second
+	// CancelWait is how long Run still waits, once the grace period is over
+	// and the handlers' context is cancelled, for the handlers to return:
+	// a handler still running then ignores its context, and Run returns
+	// without it.
+	CancelWait = time.Second
 )
+
+// MinInterval is the shortest Interval [New] accepts for a History that is the
+// real service (a *topgg.Client whose base URL is not on this machine; see
+// [topgg.Client.Loopback]). Top.gg publishes no number for its v1 project
+// endpoints beyond "stricter" than the rest; the only per-minute limit it
+// publishes is v0's 60 calls a minute, with an hour's block past it. An idle
+// poll every 10 seconds is 6 calls a minute, a tenth of that, which leaves
+// room for the pages of a catch-up and the bot's other calls; a vote seen 10
+// seconds later costs nothing (it lasts 12 hours). A 1 ms interval once sent
+// 1,355 requests in 2 seconds. Fakes on this machine, and Sources that are
+// not a client of the service, have no floor: tests and demos go lower.
+const MinInterval = 10 * time.Second
 
 // VoteLifetime is how long a Top.gg vote stays active. [Poller.Active] counts
 // the vote window as covered once the poller has read the history from at
@@ -59,7 +76,7 @@ type Config struct {
 	// just under one year, the service's limit.
 	Lookback time.Duration
 	// Interval is the wait between polls once the history is read to its end
-	// (default 1m).
+	// (default 1m, at least [MinInterval] from the real service).
 	Interval time.Duration
 	// Overlap is how far before the newest vote seen the poller restarts when
 	// the service refuses its cursor or gives none (default 1m).
@@ -77,7 +94,8 @@ type Config struct {
 	RetryDelay time.Duration
 	// GracePeriod is how long running handlers may go on once Run's context
 	// is done, before their own context is cancelled (default 10s). Run
-	// returns only once every handler call has returned.
+	// returns once every handler call has returned, or [CancelWait] after
+	// the cancellation, leaving behind a handler that ignores its context.
 	GracePeriod time.Duration
 
 	// Observer, if set, is told of the pipeline's events (votes ingested by
@@ -85,7 +103,8 @@ type Config struct {
 	// pending count): a hook for metrics. See [Event].
 	Observer Observer
 
-	// Logger receives the poller's records (default: discard).
+	// Logger receives the poller's records (default: slog.Default(), so that
+	// a refused token or a vote given up on is seen).
 	Logger *slog.Logger
 
 	// clock times every wait (intervals, retries, expiries, pruning, the
@@ -93,7 +112,22 @@ type Config struct {
 	clock clock.Clock
 }
 
-func (c Config) withDefaults() (Config, error) {
+// remote is a History that says whether it is a fake on this machine, as
+// *topgg.Client does.
+type remote interface{ Loopback() bool }
+
+// checkFloor refuses an Interval below MinInterval for a src that is the
+// real service.
+func (c Config) checkFloor(src History) error {
+	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
+		return fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
+			ErrBadConfig, c.Interval, MinInterval)
+	}
+	return nil
+}
+
+// withDefaults checks c for polling src and fills in its zero fields.
+func (c Config) withDefaults(src History) (Config, error) {
 	if c.OnReward == nil {
 		return c, ErrNoRewardHandler
 	}
@@ -107,6 +141,9 @@ func (c Config) withDefaults() (Config, error) {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
+	}
+	if err := c.checkFloor(src); err != nil {
+		return c, err
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
 		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
@@ -128,7 +165,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	c.clock = clock.Or(c.clock)
 	return c, nil

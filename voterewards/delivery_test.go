@@ -30,7 +30,7 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 	flaky := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-3 * time.Hour)}
 	panicking := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-3 * time.Hour)}
 	fine := topggtest.Vote{UserID: userID(4), PlatformID: platformID(4), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(failing, afterFailing, flaky, panicking, fine)
+	srv.AddVote(failing, afterFailing, flaky, panicking, fine)
 
 	var mu sync.Mutex
 	attempts := map[string]int{}

@@ -55,7 +55,7 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	now := time.Now()
 	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
 	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(first, second)
+	srv.AddVote(first, second)
 	store := &echoFirstStore{MemoryStore: voterewards.NewMemoryStore(), claimed: make(chan struct{})}
 
 	secondStarted := make(chan struct{})

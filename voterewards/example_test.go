@@ -14,7 +14,10 @@ import (
 
 // A bot rewards each vote once; here against the fake service.
 func Example() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2,
 		CreatedAt: time.Now().Add(-time.Hour)})
@@ -69,7 +72,10 @@ func Example() {
 // fractional digits and Z instead of 7 and +00:00, no id) is not rewarded
 // again.
 func ExamplePoller_Ingest() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
 	if err != nil {

@@ -50,9 +50,9 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 		later = append(later, topggtest.Vote{UserID: userID(10 + i), PlatformID: platformID(10 + i), CreatedAt: t0.Add(-12*time.Hour + 3500*time.Millisecond)})
 		active = append(active, topggtest.Vote{UserID: userID(20 + i), PlatformID: platformID(20 + i), CreatedAt: t0.Add(-time.Hour)})
 	}
-	srv.AddVotes(soon...)
-	srv.AddVotes(later...)
-	srv.AddVotes(active...)
+	srv.AddVote(soon...)
+	srv.AddVote(later...)
+	srv.AddVote(active...)
 	dir := t.TempDir()
 
 	// Run 1: every vote rewarded, the first group expires.
@@ -108,7 +108,7 @@ func TestExpiryOfLateDeliveredVoteRunsBeforeTheUsersNextVote(t *testing.T) {
 	// together, the first vote's expiry must come before the second reward.
 	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
 	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(first, second)
+	srv.AddVote(first, second)
 	var log eventLog
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"), Store: voterewards.NewMemoryStore(), Lookback: 24 * time.Hour})
 	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 5*time.Second, 5*time.Millisecond)

@@ -40,7 +40,8 @@ func platformID(n int) string { return fmt.Sprintf("3%017d", n) }
 // newServer starts a fake service closed at cleanup.
 func newServer(t testing.TB, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()
-	srv := topggtest.NewServer(opts...)
+	srv, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -151,7 +151,7 @@ func TestOneVoteAcrossSources(t *testing.T) {
 				}
 			}
 			if c.history != nil {
-				srv.AddVotes(c.history(now)...)
+				srv.AddVote(c.history(now)...)
 			}
 			stop := goRun(t, p.Run)
 			t.Cleanup(func() { _ = stop() })

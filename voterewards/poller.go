@@ -29,6 +29,8 @@ type Poller struct {
 
 	running   atomic.Bool
 	mirroring atomic.Bool
+	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
+	oddTimes atomic.Bool
 
 	mu     sync.Mutex
 	active *run // the running Run, for Ingest and Redeliver; nil if none
@@ -37,13 +39,14 @@ type Poller struct {
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
 // delivers them as cfg says. It makes no request and starts nothing. A nil
 // src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [topgg.ErrNilArgument]; a missing Store or OnReward, or an impossible value,
-// is an error naming the field.
+// is [topgg.ErrNilArgument]; a missing Store or OnReward, an impossible value,
+// or an Interval below [MinInterval] from the real service, is an error naming
+// the field.
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.withDefaults(src)
 	if err != nil {
 		return nil, err
 	}
@@ -147,5 +150,9 @@ func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	if err == nil && snap == nil {
 		err = errNilSnapshot
 	}
-	return snap, err
+	if err != nil {
+		return nil, err
+	}
+	p.noteOddTimes(ctx, checkSnapshot(snap, p.cfg.clock.Now()))
+	return snap, nil
 }

@@ -32,7 +32,7 @@ func addHistory(srv *topggtest.Server, now time.Time) []topggtest.Vote {
 			CreatedAt: now.Add(-11*time.Hour + time.Duration(i)*2*time.Minute),
 		})
 	}
-	srv.AddVotes(votes...)
+	srv.AddVote(votes...)
 	return votes
 }
 
@@ -162,7 +162,7 @@ func TestLookbackIsCutToOneYear(t *testing.T) {
 	old := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.AddDate(0, 0, -400)}
 	inYear := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.AddDate(0, 0, -300)}
 	recent := topggtest.Vote{UserID: userID(3), PlatformID: platformID(3), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVotes(old, inYear, recent)
+	srv.AddVote(old, inYear, recent)
 	rec := newRecorder()
 	startPoller(t, newClient(t, srv), voterewards.Config{
 		OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Lookback: 3 * 365 * 24 * time.Hour,
@@ -197,7 +197,7 @@ func TestRateLimitWaitsRetryAfter(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Minute)})
-	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", RetryAfter: time.Second})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", RetryAfter: time.Second}))
 	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))}
 	rec := newRecorder()
 	startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 10 * time.Millisecond})
@@ -238,6 +238,21 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	assert.ErrorIs(t, err, topgg.ErrNilArgument, "any typed nil Source")
 	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
 		"the error names the field")
+
+	// The interval floor protects the real service: an error at New (it was a
+	// warning, and a 1 ms interval sent 1,355 requests in 2 s); a client of a
+	// fake on this machine may go lower.
+	remote, err := topgg.New("token")
+	require.NoError(t, err)
+	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
+	require.ErrorIs(t, err, voterewards.ErrBadConfig)
+	assert.Equal(t, "voterewards: invalid Config: Interval 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
+	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: voterewards.MinInterval})
+	require.NoError(t, err)
+	local, err := topgg.New("token", topgg.WithBaseURL("http://localhost:1/api"))
+	require.NoError(t, err)
+	_, err = voterewards.New(local, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
+	require.NoError(t, err)
 }
 
 // TestZeroPollerFailsFast: a Poller not made by New returns a sentinel from
@@ -317,13 +332,13 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	srv := newServer(t, topggtest.WithPageSize(50))
 	addHistory(srv, time.Now())
 	// Failures on the first request and in the middle of the pages.
-	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 2, Status: 503})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 2, Status: 503}))
 	rec := newRecorder()
 	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
 	startPoller(t, client, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
 	require.Eventually(t, func() bool { return rec.count() >= 50 }, 5*time.Second, time.Millisecond)
-	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 3, Status: 500})
-	srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Drop: true, Times: 2})
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 3, Status: 500}))
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Drop: true, Times: 2}))
 	require.Eventually(t, func() bool { return srv.PendingFaults() == 0 }, 5*time.Second, time.Millisecond)
 	srv.AddVote(topggtest.Vote{UserID: userID(900), PlatformID: platformID(900)})
 	requireExactlyOnce(t, srv, rec)

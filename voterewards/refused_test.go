@@ -40,7 +40,9 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	var buf testlog.Buffer
 	client := newClient(t, srv, topgg.WithLogger(buf.Logger()))
 	const warn, debug = `level=WARN msg="poll failed: Top.gg refuses the token"`, `level=DEBUG msg="poll failed: Top.gg refuses the token"`
-	spell := func(n int) { srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: n}) }
+	spell := func(n int) {
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: n}))
+	}
 
 	spell(4)
 	_ = startPoller(t, client, voterewards.Config{OnReward: newRecorder().handle, Store: voterewards.NewMemoryStore(),

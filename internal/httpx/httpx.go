@@ -1,12 +1,9 @@
 // Package httpx holds the module's small HTTP helpers, one of each: a
-// ResponseWriter that remembers its status, and the loopback test behind every
-// "plain http only to this machine" rule.
+// ResponseWriter that remembers its status. (The loopback test is
+// internal/baseurl.Loopback.)
 package httpx
 
-import (
-	"net"
-	"net/http"
-)
+import "net/http"
 
 // StatusRecorder is an http.ResponseWriter that remembers the first status
 // written (200 when the handler wrote a body first, 0 when it wrote nothing).
@@ -33,13 +30,3 @@ func (r *StatusRecorder) Write(b []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the writer underneath (flush, deadlines).
 func (r *StatusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// IsLoopback reports a host (without port) that names this machine:
-// "localhost" or a loopback IP (127.0.0.0/8, ::1).
-func IsLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

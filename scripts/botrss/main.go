@@ -67,7 +67,10 @@ func measure(bot string, ids []string, shards int, timeout time.Duration) (hwm, 
 	defer dc.Close()
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID()
-	tg := topggtest.NewServer(topggtest.WithProject(project))
+	tg, err := topggtest.NewServer(topggtest.WithProject(project))
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	defer tg.Close()
 	state, err := os.MkdirTemp("", "botrss-")
 	if err != nil {

@@ -2,10 +2,24 @@
 // for tests: the current interface (v1, under URL+"/v1") and the legacy
 // interface (v0, under URL+"/bots"), served over real HTTP on 127.0.0.1.
 //
-// It is modelled on net/http/httptest: [NewServer] starts a listener,
-// [Server.URL] is the API root to give a client as its base URL,
-// [Server.Client] returns an *http.Client wired to it, and [Server.Close]
-// shuts it down. The API root carries a path prefix ("/api", like the real
+// It is modelled on net/http/httptest, as is
+// [github.com/dblkit/go-topgg/discordtest], the fake Discord, and both follow
+// one convention: [NewServer] starts a listener and fails (never panics) on
+// an invalid option, [Server.URL] is the API root to give a client as its
+// base URL, [Server.Client] returns an *http.Client wired to it,
+// [Server.Close] and [Server.CloseClientConnections] stop it and drop
+// connections, and [Server.Inject] plays a [Fault] (the same fields in both
+// kits). Every misuse is an error. [Server.NewClient] makes the
+// [github.com/dblkit/go-topgg/topgg.Client] a bot would make, pointed at the
+// fake:
+//
+//	srv, err := topggtest.NewServer()
+//	require.NoError(t, err)
+//	t.Cleanup(srv.Close)
+//	client, err := srv.NewClient()
+//	require.NoError(t, err)
+//
+// The API root carries a path prefix ("/api", like the real
 // https://top.gg/api) so that a client which builds absolute paths instead of
 // resolving against its base URL gets a 404.
 //
@@ -20,8 +34,8 @@
 // [Server.Metrics], [Server.Commands], [Server.Announcements],
 // [Server.ProjectUpdates] and [Server.LegacyStats], drive it with
 // [Server.AddVote], [Server.AddBot] and [Server.ExpireCursors], and inject
-// failures (statuses, rate limits, dropped connections, delays) with
-// [Server.Inject]. A clock given by [WithNow] drives every time rule, so
+// failures (statuses, rate limits, dropped connections, delays, bodies that
+// never end) with [Server.Inject]. A clock given by [WithNow] drives every time rule, so
 // cooldowns and expiries can be tested without waiting.
 //
 // Where the spec leaves an answer open, the fake chooses as follows. v1:

@@ -29,7 +29,10 @@ func get(srv *topggtest.Server, path string) (*http.Response, []byte) {
 }
 
 func ExampleNewServer() {
-	srv := topggtest.NewServer() // a Discord bot project by default
+	srv, err := topggtest.NewServer() // a Discord bot project by default
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 
 	_, body := get(srv, "/v1/projects/@me")
@@ -46,7 +49,10 @@ func ExampleNewServer() {
 
 func ExampleServer_AddVote() {
 	now := time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC)
-	srv := topggtest.NewServer(topggtest.WithNow(func() time.Time { return now }))
+	srv, err := topggtest.NewServer(topggtest.WithNow(func() time.Time { return now }))
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2})
 
@@ -70,9 +76,14 @@ func ExampleServer_AddVote() {
 }
 
 func ExampleServer_Inject() {
-	srv := topggtest.NewServer()
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
-	srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: 3 * time.Second})
+	if err := srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", RetryAfter: 3 * time.Second}); err != nil {
+		panic(err)
+	}
 
 	res, body := get(srv, "/v1/projects/@me")
 	fmt.Println(res.StatusCode, res.Header.Get("Retry-After"), string(body))

@@ -17,8 +17,8 @@ import (
 func TestFaultStatusByVersion(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable})
-	s.Inject(Fault{Path: "/bots*", Status: http.StatusBadGateway})
+	require.NoError(t, s.Inject(Fault{Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable}))
+	require.NoError(t, s.Inject(Fault{Path: "/bots*", Status: http.StatusBadGateway}))
 	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusServiceUnavailable)
 	requireLegacyError(t, v0(t, s, http.MethodGet, "/bots", nil), http.StatusBadGateway)
 	require.Zero(t, s.PendingFaults())
@@ -29,9 +29,9 @@ func TestFaultStatusByVersion(t *testing.T) {
 func TestFaultMatchingTimesAndOrder(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Method: "patch", Path: "/v1/projects/@me/metrics", Times: 2, Status: 500})
-	s.Inject(Fault{Path: "/v1/projects/@me/*", Status: 502})
-	s.Inject(Fault{Status: 504})
+	require.NoError(t, s.Inject(Fault{Method: "patch", Path: "/v1/projects/@me/metrics", Times: 2, Status: 500}))
+	require.NoError(t, s.Inject(Fault{Path: "/v1/projects/@me/*", Status: 502}))
+	require.NoError(t, s.Inject(Fault{Status: 504}))
 	require.Equal(t, 4, s.PendingFaults())
 
 	// GET /projects/@me matches neither the first (method, path) nor the
@@ -50,13 +50,13 @@ func TestFaultMatchingTimesAndOrder(t *testing.T) {
 func TestFaultRetryAfter(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{RetryAfter: 1500 * time.Millisecond})
+	require.NoError(t, s.Inject(Fault{RetryAfter: 1500 * time.Millisecond}))
 	r := v1(t, s, http.MethodPatch, "/projects/@me/metrics", `{"server_count":1}`)
 	requireStatus(t, r, http.StatusTooManyRequests)
 	require.Equal(t, "2", r.Header.Get("Retry-After"))
 	require.JSONEq(t, `{"retry-after":2}`, string(r.Body))
 
-	s.Inject(Fault{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second})
+	require.NoError(t, s.Inject(Fault{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second}))
 	r = v1(t, s, http.MethodGet, "/projects/@me", nil)
 	requireProblem(t, r, http.StatusServiceUnavailable)
 	require.Equal(t, "3", r.Header.Get("Retry-After"))
@@ -65,8 +65,8 @@ func TestFaultRetryAfter(t *testing.T) {
 func TestFaultCustomBody(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Status: 500, Body: `<html>oops</html>`, ContentType: "text/html"})
-	s.Inject(Fault{Status: 400, Body: `{"message":"old style"}`})
+	require.NoError(t, s.Inject(Fault{Status: 500, Body: `<html>oops</html>`, ContentType: "text/html"}))
+	require.NoError(t, s.Inject(Fault{Status: 400, Body: `{"message":"old style"}`}))
 	r := v1(t, s, http.MethodGet, "/projects/@me", nil)
 	require.Equal(t, 500, r.Status)
 	require.Equal(t, "text/html", r.Header.Get("Content-Type"))
@@ -80,7 +80,7 @@ func TestFaultCustomBody(t *testing.T) {
 func TestFaultDrop(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Method: http.MethodPost, Drop: true})
+	require.NoError(t, s.Inject(Fault{Method: http.MethodPost, Drop: true}))
 	body := `{"data":[{"metrics":{"server_count":1}}]}`
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/v1/projects/@me/metrics/batch", strings.NewReader(body))
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestFaultDelayHonoursContext(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
 	s := newTestServer(t, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	s.Inject(Fault{Delay: time.Minute, Status: 500})
+	require.NoError(t, s.Inject(Fault{Delay: time.Minute, Status: 500}))
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/v1/projects/@me", nil)
@@ -126,7 +126,7 @@ func TestFaultDelayHonoursContext(t *testing.T) {
 func TestFaultDelayOnlyThenServes(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Delay: 20 * time.Millisecond})
+	require.NoError(t, s.Inject(Fault{Delay: 20 * time.Millisecond}))
 	start := time.Now()
 	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
 	require.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
@@ -134,8 +134,9 @@ func TestFaultDelayOnlyThenServes(t *testing.T) {
 
 func TestCloseDropsDelayedRequests(t *testing.T) {
 	t.Parallel()
-	s := NewServer()
-	s.Inject(Fault{Delay: time.Minute})
+	s, err := NewServer()
+	require.NoError(t, err)
+	require.NoError(t, s.Inject(Fault{Delay: time.Minute}))
 	errc := make(chan error, 1)
 	go func() {
 		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+"/v1/projects/@me", nil)
@@ -158,7 +159,7 @@ func TestCloseDropsDelayedRequests(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close waited for the delay")
 	}
-	err := <-errc
+	err = <-errc
 	require.Error(t, err)
 	require.False(t, errors.Is(err, context.DeadlineExceeded))
 }
@@ -166,15 +167,15 @@ func TestCloseDropsDelayedRequests(t *testing.T) {
 func TestFaultEchoesAuthorizationAndAddsHeaders(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.Inject(Fault{Status: 401, Body: `{"detail":"bad header ` + EchoAuthorization + `"}`,
-		Header: map[string]string{"X-Seen": EchoAuthorization, "Retry-After": "Wed, 21 Oct 2037 07:28:00 GMT"}, RetryAfter: time.Second})
+	require.NoError(t, s.Inject(Fault{Status: 401, Body: `{"detail":"bad header ` + "{{authorization}}" + `"}`,
+		Header: map[string]string{"X-Seen": "{{authorization}}", "Retry-After": "Wed, 21 Oct 2037 07:28:00 GMT"}, RetryAfter: time.Second}))
 	r := v1(t, s, http.MethodGet, "/projects/@me", nil)
 	require.Equal(t, 401, r.Status)
 	require.JSONEq(t, `{"detail":"bad header Bearer `+s.Token()+`"}`, string(r.Body))
 	require.Equal(t, "Bearer "+s.Token(), r.Header.Get("X-Seen"))
 	require.Equal(t, "Wed, 21 Oct 2037 07:28:00 GMT", r.Header.Get("Retry-After"), "Header wins over RetryAfter")
 
-	s.Inject(Fault{Path: "/bots*", Status: 400, Body: EchoAuthorization, ContentType: "text/plain"})
+	require.NoError(t, s.Inject(Fault{Path: "/bots*", Status: 400, Body: "{{authorization}}", ContentType: "text/plain"}))
 	r = v0(t, s, http.MethodGet, "/bots", nil)
 	require.Equal(t, 400, r.Status)
 	require.Equal(t, s.Token(), string(r.Body))
@@ -184,7 +185,7 @@ func TestFaultRetryAfterOnAnyStatus(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	for _, status := range []int{400, 403, 500, 503} {
-		s.Inject(Fault{Status: status, RetryAfter: time.Minute})
+		require.NoError(t, s.Inject(Fault{Status: status, RetryAfter: time.Minute}))
 		r := v1(t, s, http.MethodGet, "/projects/@me", nil)
 		requireProblem(t, r, status)
 		require.Equal(t, "60", r.Header.Get("Retry-After"), "status %d", status)
@@ -194,8 +195,8 @@ func TestFaultRetryAfterOnAnyStatus(t *testing.T) {
 func TestFaultHitNumbers(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	headers := map[string]string{"X-Hit": FaultHit}
-	s.Inject(Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 3, Body: `{"cursor":"c` + FaultHit + `","data":[]}`, Header: headers})
+	headers := map[string]string{"X-Hit": "{{hit}}"}
+	require.NoError(t, s.Inject(Fault{Path: "/v1/projects/@me/votes", Status: 200, Times: 3, Body: `{"cursor":"c` + "{{hit}}" + `","data":[]}`, Header: headers}))
 	headers["X-Hit"] = "changed after Inject"
 	for i := 1; i <= 3; i++ {
 		r := v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=2026-01-01T00:00:00Z", nil)

@@ -39,7 +39,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func newTestServer(t *testing.T, opts ...Option) *Server {
 	t.Helper()
-	s := NewServer(opts...)
+	s, err := NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
 }

@@ -3,6 +3,7 @@ package topggtest
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -134,11 +135,11 @@ func ownBot(p Project, now time.Time) Bot {
 }
 
 // AddBot lists a bot in the v0 directory, replacing a bot with the same ID.
-// ClientID defaults to ID and Date to the server clock. It panics on an
+// ClientID defaults to ID and Date to the server clock. It fails on an
 // empty ID.
-func (s *Server) AddBot(b Bot) {
+func (s *Server) AddBot(b Bot) error {
 	if b.ID == "" {
-		panic("topggtest: AddBot needs an ID")
+		return errors.New("topggtest: AddBot needs an ID")
 	}
 	b = b.clone()
 	if b.ClientID == "" {
@@ -152,13 +153,14 @@ func (s *Server) AddBot(b Bot) {
 	defer s.mu.Unlock()
 	if i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == b.ID }); i >= 0 {
 		s.bots[i] = b
-		return
+		return nil
 	}
 	s.bots = append(s.bots, b)
+	return nil
 }
 
-// Bots returns the v0 directory in listing order.
-func (s *Server) Bots() []Bot {
+// directory returns the v0 directory in listing order.
+func (s *Server) directory() []Bot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Bot, len(s.bots))
@@ -243,7 +245,7 @@ func (s *Server) searchBots(c *call) {
 	}
 	fields := parseFields(q.Get("fields"))
 
-	bots := s.Bots()
+	bots := s.directory()
 	if order != nil {
 		slices.SortStableFunc(bots, order)
 	}

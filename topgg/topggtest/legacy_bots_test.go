@@ -76,7 +76,7 @@ func TestAddBotAndFields(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	five := 5
-	s.AddBot(Bot{ID: "42", Username: "other", GitHub: "https://github.com/x/y", DonateBotGuildID: "777", ServerCount: &five, CertifiedBot: true})
+	require.NoError(t, s.AddBot(Bot{ID: "42", Username: "other", GitHub: "https://github.com/x/y", DonateBotGuildID: "777", ServerCount: &five, CertifiedBot: true}))
 	r := v0(t, s, http.MethodGet, "/bots/42?fields=id,github,donatebotguildid,server_count,certifiedBot,nope", nil)
 	requireStatus(t, r, http.StatusOK)
 	var b map[string]any
@@ -85,10 +85,10 @@ func TestAddBotAndFields(t *testing.T) {
 		"id": "42", "github": "https://github.com/x/y", "donatebotguildid": "777", "server_count": float64(5), "certifiedBot": true,
 	}, b)
 
-	s.AddBot(Bot{ID: "42", Username: "renamed"})
-	require.Len(t, s.Bots(), 2, "same id replaces")
-	require.Equal(t, "renamed", s.Bots()[1].Username)
-	require.Panics(t, func() { s.AddBot(Bot{}) })
+	require.NoError(t, s.AddBot(Bot{ID: "42", Username: "renamed"}))
+	require.Len(t, s.directory(), 2, "same id replaces")
+	require.Equal(t, "renamed", s.directory()[1].Username)
+	require.Error(t, s.AddBot(Bot{}))
 }
 
 func TestSearchBots(t *testing.T) {
@@ -96,8 +96,8 @@ func TestSearchBots(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
 	own := DiscordBot().PlatformID // 264811613708746752, added at t0
-	s.AddBot(Bot{ID: "99", MonthlyPoints: 50, Date: t0.Add(time.Hour)})
-	s.AddBot(Bot{ID: "1000000000000000000", MonthlyPoints: 7, Date: t0.Add(-time.Hour)})
+	require.NoError(t, s.AddBot(Bot{ID: "99", MonthlyPoints: 50, Date: t0.Add(time.Hour)}))
+	require.NoError(t, s.AddBot(Bot{ID: "1000000000000000000", MonthlyPoints: 7, Date: t0.Add(-time.Hour)}))
 
 	p := searchBots(t, s, "")
 	require.Equal(t, 50, *p.Limit)
@@ -129,7 +129,7 @@ func TestSearchBotsPagesManyBots(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	for i := range 120 {
-		s.AddBot(Bot{ID: strconv.Itoa(1000 + i)})
+		require.NoError(t, s.AddBot(Bot{ID: strconv.Itoa(1000 + i)}))
 	}
 	p := searchBots(t, s, "?limit=100&offset=100&sort=id")
 	require.Equal(t, 21, *p.Count)

@@ -80,6 +80,6 @@ func TestLegacyStatsPostAndGet(t *testing.T) {
 func TestLegacyStatsOfOtherBots(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.AddBot(Bot{ID: "42", ServerCount: intp(9), ShardCount: intp(1), Shards: []int{9}})
+	require.NoError(t, s.AddBot(Bot{ID: "42", ServerCount: intp(9), ShardCount: intp(1), Shards: []int{9}}))
 	require.Equal(t, map[string]any{"server_count": float64(9), "shards": []any{9.0}, "shard_count": float64(1)}, getStats(t, s, "42"))
 }

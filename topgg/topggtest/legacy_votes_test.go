@@ -14,7 +14,7 @@ func TestLegacyVoters(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
 	own := DiscordBot().PlatformID
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-3 * time.Hour)},
 		Vote{UserID: "u2", PlatformID: "d2", Weight: 2, CreatedAt: t0.Add(-2 * time.Hour)},
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-time.Hour)},
@@ -51,7 +51,7 @@ func TestLegacyVotersCap(t *testing.T) {
 func TestLegacyOwnBotOnly(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	s.AddBot(Bot{ID: "42"})
+	require.NoError(t, s.AddBot(Bot{ID: "42"}))
 	for _, p := range []string{"/bots/42/votes", "/bots/42/check?userId=1"} {
 		requireLegacyError(t, v0(t, s, http.MethodGet, p, nil), http.StatusForbidden)
 	}
@@ -66,7 +66,7 @@ func TestLegacyCheck(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
 	own := DiscordBot().PlatformID
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-12*time.Hour + time.Second)},
 		Vote{UserID: "u2", PlatformID: "d2", CreatedAt: t0.Add(-12 * time.Hour)},
 	)

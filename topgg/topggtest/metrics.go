@@ -49,11 +49,11 @@ func (s *Server) Metrics() []MetricsRecord {
 // metricsShape lists the fields a project kind accepts (spec 2.3).
 func metricsShape(p Project) (fields []string, ok bool) {
 	switch {
-	case p.Platform == PlatformDiscord && p.Type == TypeBot:
+	case p.Platform == platformDiscord && p.Type == typeBot:
 		return []string{"server_count", "shard_count"}, true
-	case p.Platform == PlatformDiscord && p.Type == TypeServer:
+	case p.Platform == platformDiscord && p.Type == typeServer:
 		return []string{"member_count", "online_count"}, true
-	case p.Platform == PlatformRoblox && p.Type == TypeGame:
+	case p.Platform == platformRoblox && p.Type == typeGame:
 		return []string{"player_count"}, true
 	}
 	return nil, false
@@ -83,7 +83,7 @@ func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
 		}
 		out[k] = n
 	}
-	if p.Type == TypeGame {
+	if p.Type == typeGame {
 		if _, ok := out["player_count"]; !ok {
 			return nil, errors.New("player_count is required")
 		}

@@ -10,12 +10,12 @@ import (
 
 // Platform and type values of the projects the spec defines metrics for.
 const (
-	PlatformDiscord = "discord"
-	PlatformRoblox  = "roblox"
+	platformDiscord = "discord"
+	platformRoblox  = "roblox"
 
-	TypeBot    = "bot"
-	TypeServer = "server"
-	TypeGame   = "game"
+	typeBot    = "bot"
+	typeServer = "server"
+	typeGame   = "game"
 )
 
 // Project is the listed project that owns the server's token: what
@@ -25,9 +25,11 @@ const (
 // commands can be published (only for a Discord bot). Values the spec does
 // not define are served as given; metrics for such a kind are refused.
 type Project struct {
-	ID          string
-	Name        string
-	Platform    string
+	ID   string
+	Name string
+	// Platform is "discord" or "roblox" for the kinds the spec defines.
+	Platform string
+	// Type is "bot" or "server" on Discord, "game" on Roblox.
 	Type        string
 	Headline    string
 	Tags        []string
@@ -48,8 +50,8 @@ func DiscordBot() Project {
 	return Project{
 		ID:          "803190510032756736",
 		Name:        "Example Bot",
-		Platform:    PlatformDiscord,
-		Type:        TypeBot,
+		Platform:    platformDiscord,
+		Type:        typeBot,
 		Headline:    "A friendly example bot that keeps your server tidy.",
 		Tags:        []string{"moderation", "utility"},
 		Votes:       42,
@@ -65,8 +67,8 @@ func DiscordServer() Project {
 	return Project{
 		ID:          "1084541204582825984",
 		Name:        "Example Community",
-		Platform:    PlatformDiscord,
-		Type:        TypeServer,
+		Platform:    platformDiscord,
+		Type:        typeServer,
 		Headline:    "A welcoming community for people who like examples.",
 		Tags:        []string{"community", "gaming"},
 		Votes:       17,
@@ -82,8 +84,8 @@ func RobloxGame() Project {
 	return Project{
 		ID:          "1191201011204009984",
 		Name:        "Example Obby",
-		Platform:    PlatformRoblox,
-		Type:        TypeGame,
+		Platform:    platformRoblox,
+		Type:        typeGame,
 		Headline:    "Jump, climb and race through a hundred example stages.",
 		Tags:        []string{"obby", "adventure"},
 		Votes:       7,
@@ -94,7 +96,7 @@ func RobloxGame() Project {
 	}
 }
 
-func (p Project) isDiscordBot() bool { return p.Platform == PlatformDiscord && p.Type == TypeBot }
+func (p Project) isDiscordBot() bool { return p.Platform == platformDiscord && p.Type == typeBot }
 
 func (p Project) clone() Project {
 	p.Tags = slices.Clone(p.Tags)

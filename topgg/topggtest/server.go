@@ -3,6 +3,7 @@ package topggtest
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -13,6 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // apiPrefix is where the API root is mounted, like https://top.gg/api, so
@@ -37,10 +41,10 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	accepts   atomic.Int64
+	faults    fault.Queue // has its own lock
 
 	mu               sync.Mutex
 	requests         []Request
-	faults           []*pendingFault
 	votes            []storedVote
 	voteSeq          int64
 	cursorEpoch      int64
@@ -59,21 +63,18 @@ type Server struct {
 }
 
 // NewServer starts a fake service on 127.0.0.1 with a random port. The
-// caller must Close it (t.Cleanup(srv.Close)). It panics if the listener
-// cannot be opened or an option is invalid, as httptest.NewServer does.
-func NewServer(opts ...Option) *Server {
+// caller must Close it (t.Cleanup(srv.Close)). It fails only on an invalid
+// option or if it cannot listen, as discordtest.NewServer does.
+func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
-		o(&cfg)
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
 	}
-	if cfg.pageSize < 1 {
-		panic("topggtest: WithPageSize needs n >= 1")
-	}
-	if cfg.now == nil {
-		panic("topggtest: WithNow needs a non-nil clock")
-	}
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("topggtest: listen: %w", err)
 	}
 	token := cfg.token
 	if token == "" {
@@ -90,7 +91,7 @@ func NewServer(opts ...Option) *Server {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
 	}
 
-	ts := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	ts := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serve)}}
 	ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			s.accepts.Add(1)
@@ -100,7 +101,7 @@ func NewServer(opts ...Option) *Server {
 	ts.Start()
 	s.ts = ts
 	s.URL = ts.URL + apiPrefix
-	return s
+	return s, nil
 }
 
 // Token returns the token the server accepts: "Bearer "+Token() on v1, the
@@ -113,6 +114,14 @@ func (s *Server) Project() Project { return s.cfg.project.clone() }
 // Client returns an *http.Client configured to talk to the server. Its idle
 // connections are closed by Close.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// NewClient returns a Top.gg client for this server, made as a bot makes
+// its own with topgg.New: the server's Token, with its URL as base URL and
+// Client as HTTP client, then opts (which may replace either).
+func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
+	base := []topgg.Option{topgg.WithBaseURL(s.URL), topgg.WithHTTPClient(s.Client())}
+	return topgg.New(s.token, append(base, opts...)...)
+}
 
 // Close stops the server: requests held by an injected Delay are dropped at
 // once, webhook deliveries stop (a waiting retry at once, an attempt in
@@ -157,9 +166,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.record(r, path, body)
 
 	faulted := false
-	if f, ok := s.takeFault(r.Method, path); ok {
+	if f, ok := s.faults.Take(r.Method, path); ok {
 		faulted = true
-		if s.applyFault(sw, r, path, f) {
+		if s.playFault(sw, r, path, f) {
 			s.logRequest(r, path, sw.status, faulted, start)
 			return
 		}

@@ -206,11 +206,12 @@ func TestAcceptsCountsConnections(t *testing.T) {
 
 func TestCloseIsIdempotent(t *testing.T) {
 	t.Parallel()
-	s := NewServer()
+	s, err := NewServer()
+	require.NoError(t, err)
 	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
 	s.Close()
 	s.Close()
-	_, err := http.Get(s.URL + "/v1/projects/@me")
+	_, err = http.Get(s.URL + "/v1/projects/@me")
 	require.Error(t, err)
 }
 
@@ -231,6 +232,9 @@ func TestLoggerNeverSeesTheToken(t *testing.T) {
 
 func TestOptionsValidation(t *testing.T) {
 	t.Parallel()
-	require.Panics(t, func() { NewServer(WithPageSize(0)) })
-	require.Panics(t, func() { NewServer(WithNow(nil)) })
+	for _, opt := range []Option{WithPageSize(0), WithNow(nil)} {
+		s, err := NewServer(opt)
+		require.Error(t, err)
+		require.Nil(t, s)
+	}
 }

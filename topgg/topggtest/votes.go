@@ -40,13 +40,19 @@ type storedVote struct {
 
 func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 
-// AddVote records a vote. Defaults: Weight 1, CreatedAt the server clock,
-// ExpiresAt CreatedAt+12h. It is safe to call at any time, also while
+// AddVote records votes, in order. Defaults: Weight 1, CreatedAt the server
+// clock, ExpiresAt CreatedAt+12h. It is safe to call at any time, also while
 // requests are served; a vote added after the last page is served by the
 // next request with the last cursor, unless it is dated before that cursor's
 // position (as with the real service, a late vote dated in the past is
 // skipped by cursors).
-func (s *Server) AddVote(v Vote) {
+func (s *Server) AddVote(votes ...Vote) {
+	for _, v := range votes {
+		s.addVote(v)
+	}
+}
+
+func (s *Server) addVote(v Vote) {
 	now := s.now()
 	if v.Weight == 0 {
 		v.Weight = 1
@@ -71,13 +77,6 @@ func (s *Server) AddVote(v Vote) {
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
 	s.deliverVote(sv.Vote, sv.seq)
-}
-
-// AddVotes records several votes, each as by AddVote.
-func (s *Server) AddVotes(votes ...Vote) {
-	for _, v := range votes {
-		s.AddVote(v)
-	}
 }
 
 // Votes returns every recorded vote, ordered by CreatedAt (then insertion).

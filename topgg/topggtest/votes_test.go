@@ -86,7 +86,7 @@ func TestVotePageSizeAndRecordShape(t *testing.T) {
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now), WithPageSize(2))
 	created := time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC)
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2, CreatedAt: created},
 		Vote{UserID: "b", CreatedAt: created.Add(time.Second)},
 		Vote{UserID: "c", CreatedAt: created.Add(2 * time.Second)},
@@ -109,7 +109,7 @@ func TestVoteStartDate(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
-	s.AddVotes(Vote{UserID: "old", CreatedAt: t0.Add(-2 * time.Hour)}, Vote{UserID: "at", CreatedAt: t0.Add(-time.Hour)}, Vote{UserID: "new"})
+	s.AddVote(Vote{UserID: "old", CreatedAt: t0.Add(-2 * time.Hour)}, Vote{UserID: "at", CreatedAt: t0.Add(-time.Hour)}, Vote{UserID: "new"})
 
 	p := getVotes(t, s, since(t0.Add(-time.Hour)))
 	require.Len(t, p.Data, 2, "startDate is inclusive")
@@ -134,7 +134,7 @@ func TestVoteCursorTakesPrecedence(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now), WithPageSize(1))
-	s.AddVotes(Vote{UserID: "a", CreatedAt: t0.Add(-2 * time.Minute)}, Vote{UserID: "b", CreatedAt: t0.Add(-time.Minute)})
+	s.AddVote(Vote{UserID: "a", CreatedAt: t0.Add(-2 * time.Minute)}, Vote{UserID: "b", CreatedAt: t0.Add(-time.Minute)})
 	p := getVotes(t, s, since(t0.Add(-time.Hour)))
 	require.Equal(t, "a", p.Data[0].UserID)
 	q := cursor(*p.Cursor)
@@ -147,7 +147,7 @@ func TestExpireCursors(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now), WithPageSize(1))
-	s.AddVotes(Vote{UserID: "a", CreatedAt: t0.Add(-2 * time.Minute)}, Vote{UserID: "b", CreatedAt: t0.Add(-time.Minute)})
+	s.AddVote(Vote{UserID: "a", CreatedAt: t0.Add(-2 * time.Minute)}, Vote{UserID: "b", CreatedAt: t0.Add(-time.Minute)})
 	old := *getVotes(t, s, since(t0.Add(-time.Hour))).Cursor
 
 	s.ExpireCursors()
@@ -196,7 +196,7 @@ func TestVoteStatus(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
 	s := newTestServer(t, WithNow(clock.Now))
-	s.AddVotes(
+	s.AddVote(
 		Vote{UserID: "u1", PlatformID: "d1", CreatedAt: t0.Add(-20 * time.Hour)},
 		Vote{UserID: "u1", PlatformID: "d1", Weight: 2, CreatedAt: t0.Add(-time.Hour)},
 		Vote{UserID: "u2", PlatformID: "d2", CreatedAt: t0.Add(-13 * time.Hour)},

@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -57,29 +58,74 @@ func (t webhookTarget) version() int {
 // secret (a "whs_..." value) like Top.gg signs them: [Server.AddVote] sends a
 // vote.create, [Server.SendWebhookTest] a webhook.test. A project can have
 // several webhooks: give the option once per receiver, each with its own
-// secret. NewServer panics on an empty secret or a URL that is not absolute
-// http(s).
+// secret. NewServer fails on a secret that is not one "whs_..." value or a
+// URL that is not absolute http(s). For a receiver started after the server,
+// see [Server.AddWebhook].
 func WithWebhook(rawURL, secret string) Option {
-	return func(c *config) {
-		mustWebhookURL(rawURL)
-		if secret == "" {
-			panic("topggtest: WithWebhook needs a secret")
+	return func(c *config) error {
+		t, err := v1Target(rawURL, secret)
+		if err != nil {
+			return err
 		}
-		c.webhooks.targets = append(c.webhooks.targets, webhookTarget{url: rawURL, secret: webhook.Secret(secret)})
+		c.webhooks.targets = append(c.webhooks.targets, t)
+		return nil
 	}
+}
+
+// AddWebhook makes the running server deliver v1 webhooks to rawURL too, as
+// [WithWebhook] does from the start: for a receiver whose URL is known only
+// once it listens (started after the fake, or on port 0). Votes added from
+// then on are delivered to it; earlier ones are not. It returns an error,
+// and adds nothing, for a URL that is not absolute http(s) or a secret that
+// is not one "whs_..." value.
+func (s *Server) AddWebhook(rawURL, secret string) error {
+	t, err := v1Target(rawURL, secret)
+	if err != nil {
+		return err
+	}
+	h := &s.hooks
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.added = append(h.added, t)
+	return nil
+}
+
+// v1Target checks a v1 receiver as given to WithWebhook or AddWebhook.
+func v1Target(rawURL, secret string) (webhookTarget, error) {
+	if err := checkWebhookURL(rawURL); err != nil {
+		return webhookTarget{}, err
+	}
+	// One secret, as the receiver would take it (webhook.New refuses the
+	// others): a fake signing with a malformed one tests nothing real.
+	if list, err := webhook.SplitSecrets(secret); err != nil || len(list) != 1 || string(list[0]) != secret {
+		return webhookTarget{}, errors.New("topggtest: a webhook secret is one whs_... value, without white space")
+	}
+	return webhookTarget{url: rawURL, secret: webhook.Secret(secret)}, nil
+}
+
+// webhookTargets returns the receivers: those of the options, then those
+// added by AddWebhook.
+func (s *Server) webhookTargets() []webhookTarget {
+	h := &s.hooks
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Concat(s.cfg.webhooks.targets, h.added)
 }
 
 // WithLegacyWebhook makes the server deliver v0 (legacy) webhooks to rawURL
 // with the Authorization header set to auth: {bot | guild, user, type,
-// isWeekend, query}, no signature and no timestamp. NewServer panics on an
+// isWeekend, query}, no signature and no timestamp. NewServer fails on an
 // empty auth or a URL that is not absolute http(s).
 func WithLegacyWebhook(rawURL, auth string) Option {
-	return func(c *config) {
-		mustWebhookURL(rawURL)
+	return func(c *config) error {
+		if err := checkWebhookURL(rawURL); err != nil {
+			return err
+		}
 		if auth == "" {
-			panic("topggtest: WithLegacyWebhook needs an Authorization value")
+			return errors.New("topggtest: WithLegacyWebhook needs an Authorization value")
 		}
 		c.webhooks.targets = append(c.webhooks.targets, webhookTarget{url: rawURL, auth: webhook.Secret(auth)})
+		return nil
 	}
 }
 
@@ -90,13 +136,13 @@ func WithLegacyWebhook(rawURL, auth string) Option {
 // for v0): len(delays) retries at most. Tests shorten them; the waits are
 // real time, so that the schedule can be observed.
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
-	return func(c *config) {
+	return func(c *config) error {
 		if timeout > 0 {
 			c.webhooks.timeout = timeout
 		}
 		for _, d := range delays {
 			if d < 0 {
-				panic("topggtest: WithWebhookRetries needs delays >= 0")
+				return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
 			}
 		}
 		c.webhooks.delays = slices.Clone(delays)
@@ -105,14 +151,16 @@ func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 			c.webhooks.delays = []time.Duration{} // no retry, not the default
 			c.webhooks.legacyDelays = []time.Duration{}
 		}
+		return nil
 	}
 }
 
-func mustWebhookURL(raw string) {
+func checkWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		panic("topggtest: a webhook URL must be an absolute http(s) URL")
+		return errors.New("topggtest: a webhook URL must be an absolute http(s) URL")
 	}
+	return nil
 }
 
 // Delivery is one webhook the server sent, with every attempt and answer.

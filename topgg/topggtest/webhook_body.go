@@ -78,7 +78,7 @@ func voter(userID, platformID string) webhookUser {
 
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
 	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == TypeServer {
+	if s.cfg.project.Type == typeServer {
 		b.Guild = s.cfg.project.PlatformID
 	} else {
 		b.Bot = s.cfg.project.PlatformID
@@ -114,7 +114,8 @@ func mustJSON(v any) []byte {
 // deliverVote sends the vote.create of a vote just added (seq is its
 // insertion number) to every receiver. AddVote calls it under s.mu.
 func (s *Server) deliverVote(v Vote, seq int64) {
-	if len(s.cfg.webhooks.targets) == 0 {
+	targets := s.webhookTargets()
+	if len(targets) == 0 {
 		return
 	}
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
@@ -123,7 +124,7 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
-	for _, t := range s.cfg.webhooks.targets {
+	for _, t := range targets {
 		body := v1
 		if t.version() == 0 {
 			body = v0
@@ -149,7 +150,7 @@ func (s *Server) SendWebhookTest() {
 		Project webhookProject `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
 	v0 := s.legacyBody(testUserPlatformID, "test", false, "")
-	for _, t := range s.cfg.webhooks.targets {
+	for _, t := range s.webhookTargets() {
 		body, typ := v1, "webhook.test"
 		if t.version() == 0 {
 			body = v0
@@ -167,7 +168,7 @@ func (s *Server) SendWebhookEvent(eventType string, data any) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range s.cfg.webhooks.targets {
+	for _, t := range s.webhookTargets() {
 		if t.version() == 1 {
 			s.startDelivery(t, eventType, body)
 		}

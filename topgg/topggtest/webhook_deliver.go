@@ -28,6 +28,7 @@ type webhookState struct {
 	client     *http.Client
 	wg         sync.WaitGroup
 	deliveries []*Delivery
+	added      []webhookTarget // by AddWebhook, after those of the options
 }
 
 // start records a delivery of body to t and runs it in a goroutine. After

@@ -27,10 +27,13 @@ func ExampleWithWebhook() {
 	receiver := httptest.NewServer(h)
 	defer receiver.Close()
 
-	srv := topggtest.NewServer(
+	srv, err := topggtest.NewServer(
 		topggtest.WithWebhook(receiver.URL, "whs_example"),
 		// Retries come after 10, 20 and 40 ms instead of 1, 2 and 4 s.
 		topggtest.WithWebhookRetries(time.Second, 10*time.Millisecond, 20*time.Millisecond, 40*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
 	defer srv.Close()
 
 	srv.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689", Query: "ref=abc"})

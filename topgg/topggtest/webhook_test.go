@@ -21,7 +21,7 @@ import (
 
 const hookSecret = "whs_topggtest_receiver_secret"
 
-// receiver is a webhook.Handler on a real server that keeps what it got.
+// receiver is a webhook.Receiver on a real server that keeps what it got.
 type receiver struct {
 	URL    string
 	mu     sync.Mutex
@@ -65,7 +65,8 @@ func (r *receiver) Events() []webhook.Event {
 
 func newServer(t *testing.T, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()
-	s := topggtest.NewServer(opts...)
+	s, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -265,7 +266,7 @@ func TestLegacyWebhookVote(t *testing.T) {
 		assert.Empty(t, d.Attempts[0].Header.Get("X-Topgg-Signature"))
 		assert.Equal(t, []webhook.Vote{{
 			PlatformID: "160105994217586689", ProjectPlatformID: project.PlatformID, Weight: 2,
-			Guild: project.Type == topggtest.TypeServer, Query: map[string]string{"ref": "a b", "x": "1"},
+			Guild: project.Type == "server", Query: map[string]string{"ref": "a b", "x": "1"},
 		}}, rcv.Votes())
 	}
 }
@@ -300,10 +301,11 @@ func TestCloseEndsDeliveriesAndLeavesNoGoroutine(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	defer srv.Close()
-	s := topggtest.NewServer(
+	s, err := topggtest.NewServer(
 		topggtest.WithWebhook(srv.URL+"/fail", hookSecret), // waits an hour to retry
 		topggtest.WithWebhook(srv.URL+"/hang", hookSecret), // in flight at Close
 		topggtest.WithWebhookRetries(time.Hour, time.Hour))
+	require.NoError(t, err)
 	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2"})
 	<-hung
 	require.Eventually(t, func() bool {
@@ -325,4 +327,34 @@ func TestCloseEndsDeliveriesAndLeavesNoGoroutine(t *testing.T) {
 	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2"}) // after Close: no delivery
 	s.SendWebhookTest()
 	assert.Len(t, s.Deliveries(), 2)
+}
+
+// TestAddWebhookPointsARunningServerAtAReceiver: a receiver started after the
+// fake gets the votes added from then on, signed like the others, and the
+// events; a malformed URL or secret is an error and adds nothing.
+func TestAddWebhookPointsARunningServerAtAReceiver(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	s.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689"})
+	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	for _, bad := range []struct{ url, secret string }{
+		{"127.0.0.1:1/hook", hookSecret}, {rcv.URL, ""}, {rcv.URL, "topggtest_receiver_secret"},
+		{rcv.URL, hookSecret + ",whs_b"}, {rcv.URL, hookSecret + "\n"},
+	} {
+		assert.Error(t, s.AddWebhook(bad.url, bad.secret), "%q %q", bad.url, bad.secret)
+	}
+	require.NoError(t, s.AddWebhook(rcv.URL, hookSecret))
+
+	s.AddVote(topggtest.Vote{UserID: "900000000000000002", PlatformID: "160105994217586690", Weight: 2})
+	s.SendWebhookTest()
+	ds := done(t, s, 2)
+	for _, d := range ds {
+		assert.Equal(t, rcv.URL, d.URL)
+		assert.True(t, d.Delivered(), "%+v", d)
+	}
+	votes := rcv.Votes()
+	require.Len(t, votes, 1, "only the vote added after AddWebhook is delivered")
+	assert.Equal(t, "160105994217586690", votes[0].PlatformID)
+	assert.Equal(t, 2, votes[0].Weight)
+	assert.Len(t, rcv.Events(), 2)
 }

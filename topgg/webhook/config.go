@@ -12,19 +12,20 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// MaxBodyBytes is the largest body a [Handler] reads; a larger one is
+// MaxBodyBytes is the largest body a [Receiver] reads; a larger one is
 // refused with 413 before it is read whole. A vote.create is under 1 KiB.
 const MaxBodyBytes = 2 << 20
 
-// Config configures a [Handler] made by [New]. At least one secret (Secrets
+// Config configures a [Receiver] made by [New]. At least one secret (Secrets
 // or LegacyAuth) and one callback (OnVote or OnEvent) are required.
 //
 // A Config prints without its secrets under every fmt verb and in slog.
 type Config struct {
 	// Secrets are the v1 signing secrets ("whs_..."), one per webhook of the
-	// project: a delivery signed by any of them is accepted. Rotating a
-	// secret on Top.gg kills the old one at once, so during a rotation list
-	// both here before changing it there.
+	// project: a delivery signed by any of them is accepted. New refuses one
+	// without the "whs_" prefix. Rotating a secret on Top.gg kills the old
+	// one at once, so during a rotation list both here before changing it
+	// there.
 	Secrets []Secret
 	// LegacyAuth is the v0 Authorization value. When set, a delivery without
 	// an x-topgg-signature header is taken as v0 and accepted when its
@@ -38,7 +39,8 @@ type Config struct {
 	// an error matching [ErrMalformedBody] (a vote the store can never take)
 	// makes it 400, which Top.gg does not retry.
 	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
-	// called concurrently for several deliveries. When nil, votes are
+	// called concurrently for several deliveries. A panic in it is answered
+	// like an error (500) and logged with its stack. When nil, votes are
 	// answered 204 at once and reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
 	// OnEvent receives every accepted event, votes included (after OnVote
@@ -46,20 +48,22 @@ type Config struct {
 	// before ServeHTTP returns: nothing runs after the request, and a slow
 	// OnEvent only holds its connection (and http.Server.Shutdown). ctx has
 	// the request's values but is not cancelled when Top.gg hangs up after
-	// its answer. It may be called concurrently.
+	// its answer. It may be called concurrently. A panic in it is logged
+	// with its stack and observed as [OutcomePanic]; the answer stands.
 	OnEvent func(ctx context.Context, e Event)
 	// OnIntegrationCreate answers an integration.create (Top.gg expects the
-	// answer in the response). An error makes the answer 500. When nil, an
+	// answer in the response). An error or a panic makes the answer 500. When nil, an
 	// integration.create is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
 
 	// Tolerance is how far a v1 signature's timestamp may be from now, in
 	// either direction (default [DefaultTolerance], 5 minutes).
 	Tolerance time.Duration
-	// Observer, if set, is told the outcome of every delivery the Handler
+	// Observer, if set, is told the outcome of every delivery the Receiver
 	// answers, once the answer is written (before OnEvent): a hook for
-	// metrics. It is called synchronously and must return quickly; a panic
-	// in it is recovered and logged.
+	// metrics. An OnEvent that panicked is told once more, as
+	// [OutcomePanic]. It is called synchronously and must return quickly; a
+	// panic in it is recovered and logged.
 	Observer func(Outcome)
 	// Logger receives refusals and callback failures (default: discard). No
 	// secret, signature or body is ever logged.
@@ -98,12 +102,12 @@ func (c Config) check() (Config, error) {
 		return c, ErrNoSecret
 	}
 	for i, s := range c.Secrets {
-		if !wellFormed(s) {
-			return c, fmt.Errorf("%w: Config.Secrets[%d]", ErrEmptySecret, i)
+		if problem := checkV1Secret(s); problem != "" {
+			return c, fmt.Errorf("%w: Config.Secrets[%d] %s", ErrMalformedSecret, i, problem)
 		}
 	}
 	if c.LegacyAuth != "" && !wellFormed(c.LegacyAuth) {
-		return c, fmt.Errorf("%w: Config.LegacyAuth", ErrEmptySecret)
+		return c, fmt.Errorf("%w: Config.LegacyAuth %s", ErrMalformedSecret, whiteSpace)
 	}
 	if c.OnVote == nil && c.OnEvent == nil {
 		return c, ErrNoCallback
@@ -121,21 +125,43 @@ func (c Config) check() (Config, error) {
 	return c, nil
 }
 
-// SplitSecrets splits a comma-separated list of secrets, as an environment
-// variable holds them ("whs_a,whs_b"), trimming white space around each. An
-// empty list or item is an error wrapping [ErrEmptySecret] that does not
-// quote the list.
+// SplitSecrets splits a comma-separated list of v1 secrets, as an
+// environment variable holds them ("whs_a,whs_b"), trimming white space
+// around each. An empty list or item, or an item [New] would refuse (one
+// without the "whs_" prefix), is an error wrapping [ErrMalformedSecret] that
+// does not quote the list.
 func SplitSecrets(list string) ([]Secret, error) {
 	parts := strings.Split(list, ",")
 	out := make([]Secret, 0, len(parts))
 	for i, p := range parts {
 		s := Secret(strings.TrimSpace(p))
-		if !wellFormed(s) {
-			return nil, fmt.Errorf("%w: item %d of %d", ErrEmptySecret, i+1, len(parts))
+		if problem := checkV1Secret(s); problem != "" {
+			return nil, fmt.Errorf("%w: item %d of %d %s", ErrMalformedSecret, i+1, len(parts), problem)
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// v1SecretPrefix starts every v1 signing secret, as Top.gg's webhook
+// settings show it ("whs_..."). A v1 secret without it is refused by New,
+// SplitSecrets and Verify: it is not what Top.gg signs with (a v0 secret, a
+// token, a truncated copy), and every delivery would be answered 403.
+const v1SecretPrefix = "whs_"
+
+// whiteSpace is the problem of a secret wellFormed refuses.
+const whiteSpace = "is empty or holds white space or a control character (a trailing newline?)"
+
+// checkV1Secret says what is wrong with a v1 secret, or "". It never quotes
+// the secret.
+func checkV1Secret(s Secret) string {
+	switch {
+	case !wellFormed(s):
+		return whiteSpace
+	case !strings.HasPrefix(string(s), v1SecretPrefix) || len(s) == len(v1SecretPrefix):
+		return "does not start with " + v1SecretPrefix + " followed by the secret (copy it whole from the project's webhook settings on Top.gg; a v0 secret goes in LegacyAuth)"
+	}
+	return ""
 }
 
 // wellFormed refuses an empty secret and one with white space or control

@@ -48,7 +48,7 @@ func Decode(body []byte) (Event, error) {
 }
 
 // decoded is a decoded delivery. A vote is kept in vote, outside ev, so that
-// a Handler without OnEvent hands it to OnVote without a heap allocation.
+// a Receiver without OnEvent hands it to OnVote without a heap allocation.
 type decoded struct {
 	ev     Event // ev.Vote is nil
 	vote   Vote
@@ -66,15 +66,6 @@ func (d *decoded) event() Event {
 }
 
 func decodeV1(body []byte, d *decoded) error {
-	var w wireEvent
-	if !fastDecode(body, &w) {
-		return decodeV1Slow(body, d)
-	}
-	return w.fill(body, d)
-}
-
-// decodeV1Slow decodes with encoding/json what fastDecode does not take.
-func decodeV1Slow(body []byte, d *decoded) error {
 	var w wireEvent
 	err := json.Unmarshal(body, &w)
 	if err == nil {

@@ -2,7 +2,7 @@ package webhook
 
 import "errors"
 
-// Errors of a delivery, for errors.Is. The [Handler] answers each with the
+// Errors of a delivery, for errors.Is. The [Receiver] answers each with the
 // status given; [Verify], [Decode] and [DecodeLegacy] return them wrapped.
 // None of them quotes a secret, a signature or a body.
 var (
@@ -29,9 +29,11 @@ var (
 var (
 	// ErrNoSecret: the Config has neither a v1 secret nor a v0 LegacyAuth.
 	ErrNoSecret = errors.New("webhook: no secret configured (Config.Secrets or Config.LegacyAuth)")
-	// ErrEmptySecret: a secret in Config.Secrets is empty or has white space
-	// or control characters around or inside it.
-	ErrEmptySecret = errors.New("webhook: empty or malformed secret")
+	// ErrMalformedSecret: a secret is empty or has white space or control
+	// characters around or inside it, or a v1 secret does not start with
+	// "whs_". The error names the secret's place, never
+	// its value.
+	ErrMalformedSecret = errors.New("webhook: malformed secret")
 	// ErrNoCallback: the Config has neither OnVote nor OnEvent, so a delivery
 	// would reach nobody.
 	ErrNoCallback = errors.New("webhook: no callback configured (Config.OnVote or Config.OnEvent)")

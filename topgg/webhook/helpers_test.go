@@ -95,7 +95,7 @@ func config(rec *recorder) (webhook.Config, *clock.Fake) {
 	return webhook.WithClock(cfg, clk), clk
 }
 
-func newHandler(t *testing.T, cfg webhook.Config) *webhook.Handler {
+func newReceiver(t *testing.T, cfg webhook.Config) *webhook.Receiver {
 	t.Helper()
 	h, err := webhook.New(cfg)
 	require.NoError(t, err)

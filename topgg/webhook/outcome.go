@@ -3,12 +3,11 @@ package webhook
 import (
 	"context"
 	"errors"
-	"log/slog"
 )
 
-// Outcome says how a [Handler] answered one delivery: a small fixed set, fit
-// for a metrics label. Its String values are those of topggprom's Webhook*
-// constants.
+// Outcome says how a [Receiver] answered one delivery: a small fixed set, fit
+// for a metrics label (topggprom labels each value by its String, and any
+// value without a name as "other").
 type Outcome uint8
 
 // Outcomes of a delivery.
@@ -33,6 +32,12 @@ const (
 	// OutcomeStoreFailed: 500; OnVote (or OnIntegrationCreate) failed, and
 	// Top.gg retries.
 	OutcomeStoreFailed
+	// OutcomePanic: a callback panicked. For OnVote or OnIntegrationCreate,
+	// before the answer, it is the delivery's outcome: 500, and Top.gg
+	// retries. For OnEvent, after the answer, the delivery was already
+	// observed as OutcomeAccepted, and this second observation counts the
+	// panic.
+	OutcomePanic
 )
 
 // String returns the outcome's label value, such as "store_failed", or
@@ -55,6 +60,8 @@ func (o Outcome) String() string {
 		return "method_not_allowed"
 	case OutcomeStoreFailed:
 		return "store_failed"
+	case OutcomePanic:
+		return "panic"
 	}
 	return "unknown"
 }
@@ -76,14 +83,9 @@ func outcomeOf(err error) Outcome {
 }
 
 // observe tells the Observer, if any, of one answer, containing a panic.
-func (h *Handler) observe(ctx context.Context, o Outcome) {
+func (h *Receiver) observe(ctx context.Context, o Outcome) {
 	if h.observer == nil {
 		return
 	}
-	defer func() {
-		if rec := recover(); rec != nil {
-			h.log.ErrorContext(ctx, "webhook Observer panicked", slog.String("outcome", o.String()), slog.Any("panic", rec))
-		}
-	}()
-	h.observer(o)
+	_ = h.contain(ctx, "Observer", func() error { h.observer(o); return nil })
 }

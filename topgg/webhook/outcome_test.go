@@ -37,7 +37,7 @@ func (o *outcomes) last() webhook.Outcome {
 	return o.all[len(o.all)-1]
 }
 
-// TestObserverSeesEveryOutcome: each answer of the Handler is reported once,
+// TestObserverSeesEveryOutcome: each answer of the Receiver is reported once,
 // with the outcome matching its status.
 func TestObserverSeesEveryOutcome(t *testing.T) {
 	t.Parallel()
@@ -46,7 +46,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	cfg.LegacyAuth = legacy
 	var obs outcomes
 	cfg.Observer = obs.observe
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	legacyReq := func(auth string) *http.Request {
 		req := httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(`{"bot":"1","user":"2","type":"upvote"}`))
 		req.Header.Set("Authorization", auth)
@@ -93,10 +93,11 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		obs.mu.Unlock()
 	}
 	labels := map[string]bool{}
-	for o := webhook.OutcomeAccepted; o <= webhook.OutcomeStoreFailed; o++ {
+	for o := webhook.OutcomeAccepted; o <= webhook.OutcomePanic; o++ {
 		labels[o.String()] = true
 	}
-	assert.Len(t, labels, 8, "distinct label values")
+	assert.Len(t, labels, 9, "distinct label values")
+	assert.Equal(t, "panic", webhook.OutcomePanic.String())
 	assert.Equal(t, "unknown", webhook.Outcome(0).String())
 }
 
@@ -109,10 +110,11 @@ func TestObserverPanicDoesNotChangeTheAnswer(t *testing.T) {
 	var buf testlog.Buffer
 	cfg.Logger = buf.Logger()
 	cfg.Observer = func(webhook.Outcome) { panic("observer bug") }
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	w := serve(h, signed(t, secretA, now, voteBody))
 	require.Equal(t, http.StatusNoContent, w.Code)
 	assert.Len(t, rec.Votes(), 1)
 	assert.Len(t, rec.Events(), 1, "OnEvent still runs")
-	assert.Contains(t, buf.String(), "webhook Observer panicked")
+	assert.Contains(t, buf.String(), "webhook callback panicked")
+	assert.Contains(t, buf.String(), "callback=Observer")
 }

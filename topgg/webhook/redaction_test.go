@@ -41,7 +41,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 	rec := &recorder{}
 	cfg, _ := config(rec)
 	cfg.LegacyAuth = legacy
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	ic := webhook.IntegrationCreate{ConnectionID: "1", WebhookSecret: "whs_integration_secret"}
 	ev := webhook.Event{Type: webhook.TypeIntegrationCreate, IntegrationCreate: &ic}
 	all := []webhook.Secret{secretA, secretB, legacy, ic.WebhookSecret}
@@ -76,7 +76,7 @@ func TestSecretsNeverLoggedOrInErrors(t *testing.T) {
 	cfg.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
 		return webhook.IntegrationAnswer{}, errors.New("no")
 	}
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 
 	var answers strings.Builder
 	integration := `{"type":"integration.create","data":{"connection_id":"1","webhook_secret":"whs_integration_secret"}}`

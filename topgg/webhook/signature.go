@@ -159,19 +159,19 @@ func (k *keyring) match(s *signature, body []byte) bool {
 // signed "<t>.<body>" and t is within tolerance of now (in either direction;
 // tolerance <= 0 means [DefaultTolerance]); otherwise an error wrapping
 // [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]. A [Handler] does this for every delivery; Verify is
+// [ErrSignatureMismatch]. A [Receiver] does this for every delivery; Verify is
 // for receivers that are not an http.Handler.
 //
 // No secret is a misuse ([ErrNoSecret]), and so is an empty or malformed one
-// ([ErrEmptySecret], wrapped): anyone can sign with an empty key, so a
+// ([ErrMalformedSecret], wrapped): anyone can sign with an empty key, so a
 // secret read from an unset variable would otherwise accept forgeries.
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
 	if len(secrets) == 0 {
 		return ErrNoSecret
 	}
 	for i, s := range secrets {
-		if !wellFormed(s) {
-			return fmt.Errorf("%w: secret %d of %d", ErrEmptySecret, i+1, len(secrets))
+		if problem := checkV1Secret(s); problem != "" {
+			return fmt.Errorf("%w: secret %d of %d %s", ErrMalformedSecret, i+1, len(secrets), problem)
 		}
 	}
 	if header == "" {

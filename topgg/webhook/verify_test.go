@@ -18,6 +18,7 @@ func TestVerifyRefusesEmptyOrMissingSecrets(t *testing.T) {
 		"only empty":        {""},
 		"empty beside good": {secretA, ""},
 		"trailing newline":  {secretA + "\n"},
+		"without whs_":      {secretA, "4f1c2e9a"},
 		"none":              nil,
 	} {
 		err := webhook.Verify(forged, body, now, 0, secrets...)
@@ -25,7 +26,7 @@ func TestVerifyRefusesEmptyOrMissingSecrets(t *testing.T) {
 		if len(secrets) == 0 {
 			assert.ErrorIs(t, err, webhook.ErrNoSecret, name)
 		} else {
-			assert.ErrorIs(t, err, webhook.ErrEmptySecret, name)
+			assert.ErrorIs(t, err, webhook.ErrMalformedSecret, name)
 		}
 	}
 	assert.NoError(t, webhook.Verify(webhook.Sign(secretA, now, body), body, now, 0, secretA))

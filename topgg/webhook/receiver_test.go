@@ -23,7 +23,7 @@ func TestGoodSignatureIsStoredThenAnswered204(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 
 	req := signed(t, secretA, now, voteBody)
 	req.Header.Set(webhook.TraceHeader, "trace-1")
@@ -43,7 +43,7 @@ func TestSecondSecretOfTheSetIsAccepted(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 
 	w := serve(h, signed(t, secretB, now, voteBody))
 	require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
@@ -62,7 +62,7 @@ func TestWrongSecretIs403(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	refused(t, rec, serve(h, signed(t, "whs_not_ours", now, voteBody)), http.StatusForbidden)
 }
 
@@ -70,7 +70,7 @@ func TestTamperedBodyIs403(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	sig := webhook.Sign(secretA, now, []byte(voteBody))
 	tampered := strings.Replace(voteBody, `"weight":1`, `"weight":2`, 1)
 	refused(t, rec, serve(h, withHeader(sig, tampered)), http.StatusForbidden)
@@ -85,7 +85,7 @@ func TestMissingSignatureIs401(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(voteBody))
 	refused(t, rec, serve(h, req), http.StatusUnauthorized)
 }
@@ -114,7 +114,7 @@ func TestGarbledSignatureIs401(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			cfg, _ := config(rec)
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			refused(t, rec, serve(h, withHeader(header, voteBody)), http.StatusUnauthorized)
 		})
 	}
@@ -138,7 +138,7 @@ func TestSignatureHeaderVariantsAreAccepted(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			cfg, _ := config(rec)
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			w := serve(h, withHeader(header, voteBody))
 			assert.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 			assert.Len(t, rec.Votes(), 1)
@@ -164,7 +164,7 @@ func TestTimestampBoundaries(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			cfg, _ := config(rec)
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			w := serve(h, signed(t, secretA, now.Add(tc.offset), voteBody))
 			if tc.want != http.StatusNoContent {
 				refused(t, rec, w, tc.want)
@@ -181,7 +181,7 @@ func TestTimestampWindowMovesWithTheClockAndTolerance(t *testing.T) {
 	rec := &recorder{}
 	cfg, clk := config(rec)
 	cfg.Tolerance = 30 * time.Second
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 
 	require.Equal(t, http.StatusNoContent, serve(h, signed(t, secretA, now.Add(-30*time.Second), voteBody)).Code)
 	// Half a second later the same t is just outside the 30 s.
@@ -213,7 +213,7 @@ func TestLegacyAuthorization(t *testing.T) {
 			if tc.legacy {
 				cfg.LegacyAuth = legacy
 			}
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)
@@ -239,7 +239,7 @@ func TestV1DeliveryWithOnlyLegacyConfiguredIs403(t *testing.T) {
 	rec := &recorder{}
 	cfg, _ := config(rec)
 	cfg.Secrets, cfg.LegacyAuth = nil, legacy
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	refused(t, rec, serve(h, signed(t, secretA, now, voteBody)), http.StatusForbidden)
 }
 
@@ -260,7 +260,7 @@ func TestOversizedBodyIs413WithoutReadingItWhole(t *testing.T) {
 		t.Parallel()
 		rec := &recorder{}
 		cfg, _ := config(rec)
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		body := &countingReader{}
 		req := withHeader(webhook.Sign(secretA, now, nil), "")
 		req.Body = io.NopCloser(body)
@@ -273,7 +273,7 @@ func TestOversizedBodyIs413WithoutReadingItWhole(t *testing.T) {
 		rec := &recorder{}
 		cfg, _ := config(rec)
 		cfg.LegacyAuth = legacy
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		for _, req := range []*http.Request{
 			withHeader(webhook.Sign(secretA, now, nil), ""),
 			httptest.NewRequest(http.MethodPost, "/", nil),
@@ -292,7 +292,7 @@ func TestOversizedBodyIs413WithoutReadingItWhole(t *testing.T) {
 		t.Parallel()
 		rec := &recorder{}
 		cfg, _ := config(rec)
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		body := voteBody + strings.Repeat(" ", webhook.MaxBodyBytes-len(voteBody))
 		w := serve(h, signed(t, secretA, now, body))
 		assert.Equal(t, http.StatusNoContent, w.Code, "a body of exactly MaxBodyBytes is read")
@@ -303,7 +303,7 @@ func TestOversizedBodyOverTheWireIs413(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	srv := httptest.NewServer(newHandler(t, cfg))
+	srv := httptest.NewServer(newReceiver(t, cfg))
 	t.Cleanup(srv.Close)
 
 	body := bytes.Repeat([]byte(" "), 3<<20)
@@ -322,7 +322,7 @@ func TestOtherMethodsAre405(t *testing.T) {
 	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodHead, http.MethodDelete} {
 		rec := &recorder{}
 		cfg, _ := config(rec)
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		req := signed(t, secretA, now, voteBody)
 		req.Method = m
 		w := serve(h, req)
@@ -346,7 +346,7 @@ func TestMalformedBodyIs400(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			cfg, _ := config(rec)
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			refused(t, rec, serve(h, signed(t, secretA, now, body)), http.StatusBadRequest)
 		})
 	}
@@ -356,7 +356,7 @@ func TestVoteNotStoredIs500AndNoEvent(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{voteErr: errors.New("disk full")}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	w := serve(h, signed(t, secretA, now, voteBody))
 	assert.Equal(t, http.StatusInternalServerError, w.Code)
 	assert.NotContains(t, w.Body.String(), "disk full", "the store's error stays in the log")
@@ -387,7 +387,7 @@ func TestOnEventRunsAfterTheAnswerReachedTopgg(t *testing.T) {
 				<-release
 				assert.NoError(t, ctx.Err(), "OnEvent's context is not cancelled when Top.gg hangs up")
 			}
-			srv := httptest.NewServer(newHandler(t, cfg))
+			srv := httptest.NewServer(newReceiver(t, cfg))
 			t.Cleanup(srv.Close)
 			var once sync.Once
 			t.Cleanup(func() { once.Do(func() { close(release) }) }) // never leave OnEvent blocked
@@ -438,7 +438,7 @@ func TestIntegrationCreateIsAnswered(t *testing.T) {
 			got = e
 			return webhook.IntegrationAnswer{WebhookURL: "https://bot.example/topgg", Routes: []string{"vote.create"}}, nil
 		}
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		w := serve(h, signed(t, secretA, now, body))
 		require.Equal(t, http.StatusOK, w.Code)
 		assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
@@ -453,7 +453,7 @@ func TestIntegrationCreateIsAnswered(t *testing.T) {
 		t.Parallel()
 		rec := &recorder{}
 		cfg, _ := config(rec)
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		w := serve(h, signed(t, secretA, now, body))
 		assert.Equal(t, http.StatusNoContent, w.Code)
 		assert.Len(t, rec.Events(), 1)
@@ -465,7 +465,7 @@ func TestIntegrationCreateIsAnswered(t *testing.T) {
 		cfg.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
 			return webhook.IntegrationAnswer{}, nil // no URL: a bug, not an answer
 		}
-		h := newHandler(t, cfg)
+		h := newReceiver(t, cfg)
 		assert.Equal(t, http.StatusInternalServerError, serve(h, signed(t, secretA, now, body)).Code)
 		assert.Empty(t, rec.Events())
 	})
@@ -482,7 +482,7 @@ func TestOtherEventsReachOnEventOnly(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			cfg, _ := config(rec)
-			h := newHandler(t, cfg)
+			h := newReceiver(t, cfg)
 			w := serve(h, signed(t, secretA, now, body))
 			require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 			assert.Empty(t, rec.Votes())
@@ -497,18 +497,18 @@ func TestVotesWithoutOnVoteAreAnsweredAndReachOnEvent(t *testing.T) {
 	rec := &recorder{}
 	cfg, _ := config(rec)
 	cfg.OnVote = nil
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	require.Equal(t, http.StatusNoContent, serve(h, signed(t, secretA, now, voteBody)).Code)
 	require.Len(t, rec.Events(), 1)
 	assert.Equal(t, wantVote(), *rec.Events()[0].Vote)
 }
 
-func TestUnconfiguredHandlerAnswers500(t *testing.T) {
+func TestUnconfiguredReceiverAnswers500(t *testing.T) {
 	t.Parallel()
-	var zero webhook.Handler
+	var zero webhook.Receiver
 	assert.Equal(t, http.StatusInternalServerError, serve(&zero, signed(t, secretA, now, voteBody)).Code)
-	var nilHandler *webhook.Handler
-	assert.Equal(t, http.StatusInternalServerError, serve(nilHandler, signed(t, secretA, now, voteBody)).Code)
+	var nilReceiver *webhook.Receiver
+	assert.Equal(t, http.StatusInternalServerError, serve(nilReceiver, signed(t, secretA, now, voteBody)).Code)
 }
 
 func TestNewRefusesUselessConfigs(t *testing.T) {
@@ -520,15 +520,19 @@ func TestNewRefusesUselessConfigs(t *testing.T) {
 		want error
 	}{
 		{"no secret", webhook.Config{OnVote: onVote}, webhook.ErrNoSecret},
-		{"empty v1 secret", webhook.Config{Secrets: []webhook.Secret{secretA, ""}, OnVote: onVote}, webhook.ErrEmptySecret},
-		{"v1 secret with newline", webhook.Config{Secrets: []webhook.Secret{secretA + "\n"}, OnVote: onVote}, webhook.ErrEmptySecret},
-		{"v0 secret with space", webhook.Config{LegacyAuth: " " + legacy, OnVote: onVote}, webhook.ErrEmptySecret},
+		{"empty v1 secret", webhook.Config{Secrets: []webhook.Secret{secretA, ""}, OnVote: onVote}, webhook.ErrMalformedSecret},
+		{"v1 secret with newline", webhook.Config{Secrets: []webhook.Secret{secretA + "\n"}, OnVote: onVote}, webhook.ErrMalformedSecret},
+		{"v0 secret with space", webhook.Config{LegacyAuth: " " + legacy, OnVote: onVote}, webhook.ErrMalformedSecret},
+		{"v1 secret without whs_", webhook.Config{Secrets: []webhook.Secret{secretA, "4f1c2e9a7b3d"}, OnVote: onVote}, webhook.ErrMalformedSecret},
+		{"v1 secret that is only whs_", webhook.Config{Secrets: []webhook.Secret{"whs_"}, OnVote: onVote}, webhook.ErrMalformedSecret},
+		{"v0 secret given as v1", webhook.Config{Secrets: []webhook.Secret{legacy}, OnVote: onVote}, webhook.ErrMalformedSecret},
 		{"no callback", webhook.Config{Secrets: []webhook.Secret{secretA}}, webhook.ErrNoCallback},
 		{"negative tolerance", webhook.Config{Secrets: []webhook.Secret{secretA}, OnVote: onVote, Tolerance: -time.Second}, nil},
 	} {
 		h, err := webhook.New(tc.cfg)
 		assert.Nil(t, h, tc.name)
 		require.Error(t, err, tc.name)
+		assert.NotContains(t, err.Error(), "4f1c2e9a7b3d", "%s: the error quotes the secret", tc.name)
 		if tc.want != nil {
 			assert.ErrorIs(t, err, tc.want, tc.name)
 		}
@@ -546,7 +550,7 @@ func TestAnswersCarryNoCallbackDetail(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	cfg, _ := config(rec)
-	h := newHandler(t, cfg)
+	h := newReceiver(t, cfg)
 	w := serve(h, signed(t, "whs_not_ours", now, voteBody))
 	var probe map[string]any
 	assert.Error(t, json.Unmarshal(w.Body.Bytes(), &probe), "refusals are short text, not JSON")
@@ -558,9 +562,9 @@ func TestSplitSecrets(t *testing.T) {
 	got, err := webhook.SplitSecrets(" whs_a , whs_b\n")
 	require.NoError(t, err)
 	assert.Equal(t, []webhook.Secret{"whs_a", "whs_b"}, got)
-	for _, list := range []string{"", "whs_a,", ",whs_a", "whs_a,,whs_b", "whs a"} {
+	for _, list := range []string{"", "whs_a,", ",whs_a", "whs_a,,whs_b", "whs a", "whs_a,b", "whs_a,WHS_b", "whs_a,whs_"} {
 		_, err := webhook.SplitSecrets(list)
-		assert.ErrorIs(t, err, webhook.ErrEmptySecret, "%q", list)
+		assert.ErrorIs(t, err, webhook.ErrMalformedSecret, "%q", list)
 		if err != nil {
 			assert.NotContains(t, err.Error(), "whs_a")
 		}

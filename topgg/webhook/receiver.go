@@ -16,7 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// Handler receives Top.gg webhook deliveries: an http.Handler for POST
+// Receiver receives Top.gg webhook deliveries: an http.Handler for POST
 // requests, v1 (signed) and, when configured, v0 (legacy) on the same path.
 // Make it with [New]; it is safe for concurrent use, and nothing of a
 // delivery runs after its ServeHTTP returned.
@@ -31,11 +31,16 @@ import (
 //   - 400 for a body that is not a valid event, 413 for a body over
 //     [MaxBodyBytes] (refused without being read whole), 405 for a method
 //     other than POST;
-//   - 500 when OnVote or OnIntegrationCreate failed.
+//   - 500 when OnVote or OnIntegrationCreate failed or panicked.
 //
-// No callback runs for a refused delivery. A Handler prints without its
-// secrets; the zero Handler answers every request 500.
-type Handler struct {
+// A panic in a callback (OnVote, OnIntegrationCreate, OnEvent, Observer) is
+// contained: it is logged at Error with the callback's name and the stack,
+// and the peer gets the answer an error would give (500 before the answer;
+// after it, nothing more is written) without any detail of the panic.
+//
+// No callback runs for a refused delivery. A Receiver prints without its
+// secrets; the zero Receiver answers every request 500.
+type Receiver struct {
 	keys          *keyring               // v1 secrets; nil when v1 is off
 	legacy        func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	onVote        func(context.Context, Vote) error
@@ -45,18 +50,17 @@ type Handler struct {
 	tolerance     time.Duration
 	log           *slog.Logger
 	clock         clock.Clock
-	bufs          *bufPool
 }
 
-// New returns a Handler for cfg. It fails with [ErrNoSecret], [ErrEmptySecret]
+// New returns a Receiver for cfg. It fails with [ErrNoSecret], [ErrMalformedSecret]
 // or [ErrNoCallback] (wrapped) for a Config that could accept nothing or
 // deliver to nobody.
-func New(cfg Config) (*Handler, error) {
+func New(cfg Config) (*Receiver, error) {
 	cfg, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{
+	h := &Receiver{
 		onVote:        cfg.OnVote,
 		onEvent:       cfg.OnEvent,
 		onIntegration: cfg.OnIntegrationCreate,
@@ -64,7 +68,6 @@ func New(cfg Config) (*Handler, error) {
 		tolerance:     cfg.Tolerance,
 		log:           cfg.Logger.With("component", "topgg/webhook"),
 		clock:         cfg.clock,
-		bufs:          newBufPool(),
 	}
 	if len(cfg.Secrets) > 0 {
 		h.keys = newKeyring(cfg.Secrets)
@@ -75,31 +78,31 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// String describes the Handler without its secrets.
-func (h *Handler) String() string {
+// String describes the Receiver without its secrets.
+func (h *Receiver) String() string {
 	if h == nil || h.clock == nil {
-		return "webhook.Handler{unconfigured}"
+		return "webhook.Receiver{unconfigured}"
 	}
 	n := 0
 	if h.keys != nil {
 		n = len(h.keys.pools)
 	}
-	return fmt.Sprintf("webhook.Handler{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", n, setOrNot(h.legacy != nil), h.tolerance)
+	return fmt.Sprintf("webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", n, setOrNot(h.legacy != nil), h.tolerance)
 }
 
-// GoString describes the Handler without its secrets, for %#v.
-func (h *Handler) GoString() string { return h.String() }
+// GoString describes the Receiver without its secrets, for %#v.
+func (h *Receiver) GoString() string { return h.String() }
 
-// Format prints the Handler without its secrets under every verb.
-func (h *Handler) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, h.String()) }
+// Format prints the Receiver without its secrets under every verb.
+func (h *Receiver) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, h.String()) }
 
-// errNotConfigured answers a zero or nil Handler.
-var errNotConfigured = errors.New("webhook: Handler not made by webhook.New")
+// errNotConfigured answers a zero or nil Receiver.
+var errNotConfigured = errors.New("webhook: Receiver not made by webhook.New")
 
 // ServeHTTP receives one delivery: it authenticates it, reads and decodes the
 // body, lets OnVote (or OnIntegrationCreate) store it, answers, flushes the
 // answer, and then calls OnEvent.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h == nil || h.clock == nil {
 		http.Error(w, errNotConfigured.Error(), http.StatusInternalServerError)
 		return
@@ -123,20 +126,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.onEvent != nil {
-		h.onEvent(context.WithoutCancel(r.Context()), d.event())
+		// After the answer: a panic writes nothing more (Top.gg has its 2xx)
+		// and is counted on its own.
+		ctx := context.WithoutCancel(r.Context())
+		if err := h.contain(ctx, "OnEvent", func() error { h.onEvent(ctx, d.event()); return nil }); err != nil {
+			h.observe(ctx, OutcomePanic)
+		}
 	}
 }
 
 // receive authenticates the request and decodes its body: v1 when it has a
 // signature header, else v0.
-func (h *Handler) receive(r *http.Request, d *decoded) error {
+func (h *Receiver) receive(r *http.Request, d *decoded) error {
 	if vals := r.Header.Values(SignatureHeader); len(vals) > 0 {
 		return h.receiveV1(r, vals, d)
 	}
 	return h.receiveV0(r, d)
 }
 
-func (h *Handler) receiveV1(r *http.Request, vals []string, d *decoded) error {
+func (h *Receiver) receiveV1(r *http.Request, vals []string, d *decoded) error {
 	if h.keys == nil {
 		return fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
 	}
@@ -152,18 +160,17 @@ func (h *Handler) receiveV1(r *http.Request, vals []string, d *decoded) error {
 	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
 		return err
 	}
-	buf, err := h.bufs.read(r)
-	defer h.bufs.put(buf)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	if !h.keys.match(&sig, *buf) {
+	if !h.keys.match(&sig, body) {
 		return ErrSignatureMismatch
 	}
-	return decodeV1(*buf, d)
+	return decodeV1(body, d)
 }
 
-func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
+func (h *Receiver) receiveV0(r *http.Request, d *decoded) error {
 	if h.legacy == nil {
 		return fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
 	}
@@ -174,17 +181,16 @@ func (h *Handler) receiveV0(r *http.Request, d *decoded) error {
 	if !h.legacy(auth) {
 		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
-	buf, err := h.bufs.read(r)
-	defer h.bufs.put(buf)
+	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
-	return decodeV0(*buf, d)
+	return decodeV0(body, d)
 }
 
 // legacyChecker compares with want in constant time. Only want's digest is
 // kept, inside a closure: the comparison takes the same time whatever the
-// lengths, and no formatting of a Handler reaches even the digest.
+// lengths, and no formatting of a Receiver reaches even the digest.
 func legacyChecker(want Secret) func(string) bool {
 	wantSum := sha256.Sum256([]byte(want))
 	return func(auth string) bool {
@@ -207,7 +213,7 @@ func statusOf(err error) int {
 	}
 }
 
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
 	level := slog.LevelDebug // scanners and wrong methods are noise
 	if status == http.StatusForbidden || status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
 		level = slog.LevelWarn // looks like Top.gg, but something is misconfigured
@@ -223,21 +229,11 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, err
 
 // answer stores what must be stored before the answer, then writes and
 // flushes it. It returns the outcome: OutcomeAccepted, or why not.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
+func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
 	switch {
 	case d.isVote && h.onVote != nil:
-		if err := h.onVote(r.Context(), d.vote); err != nil {
-			if errors.Is(err, ErrMalformedBody) {
-				// The store says this can never be a vote: a retry would fail the same way.
-				h.log.WarnContext(r.Context(), "webhook vote refused as malformed; answering 400",
-					slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
-				http.Error(w, "malformed vote", http.StatusBadRequest)
-				return OutcomeMalformed
-			}
-			h.log.ErrorContext(r.Context(), "webhook vote not stored; answering 500 so that Top.gg retries",
-				slog.Int("version", d.vote.Version), slog.String("vote_id", d.vote.ID), slog.Any("error", err))
-			http.Error(w, "vote not stored", http.StatusInternalServerError)
-			return OutcomeStoreFailed
+		if o := h.storeVote(w, r, &d.vote); o != OutcomeAccepted {
+			return o
 		}
 	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
 		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
@@ -247,8 +243,41 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, d *decoded) Out
 	return OutcomeAccepted
 }
 
-func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) Outcome {
-	ans, err := h.onIntegration(r.Context(), *ic)
+// storeVote calls OnVote. On an error or a panic it writes the answer and
+// returns why; on success it writes nothing and returns OutcomeAccepted.
+func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Outcome {
+	ctx := r.Context()
+	err := h.contain(ctx, "OnVote", func() error { return h.onVote(ctx, *v) })
+	switch {
+	case err == nil:
+		return OutcomeAccepted
+	case errors.Is(err, errPanicked):
+		http.Error(w, "vote not stored", http.StatusInternalServerError)
+		return OutcomePanic
+	case errors.Is(err, ErrMalformedBody):
+		// The store says this can never be a vote: a retry would fail the same way.
+		h.log.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
+			slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
+		http.Error(w, "malformed vote", http.StatusBadRequest)
+		return OutcomeMalformed
+	}
+	h.log.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
+		slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
+	http.Error(w, "vote not stored", http.StatusInternalServerError)
+	return OutcomeStoreFailed
+}
+
+func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) Outcome {
+	ctx := r.Context()
+	var ans IntegrationAnswer
+	err := h.contain(ctx, "OnIntegrationCreate", func() (err error) {
+		ans, err = h.onIntegration(ctx, *ic)
+		return err
+	})
+	if errors.Is(err, errPanicked) {
+		http.Error(w, "integration not created", http.StatusInternalServerError)
+		return OutcomePanic
+	}
 	if err == nil && ans.WebhookURL == "" {
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
 	}
@@ -276,7 +305,7 @@ func (h *Handler) answerIntegration(w http.ResponseWriter, r *http.Request, ic *
 	return OutcomeAccepted
 }
 
-func (h *Handler) flush(w http.ResponseWriter, r *http.Request) {
+func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
 	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		h.log.DebugContext(r.Context(), "webhook answer not flushed", slog.Any("error", err))
 	}

@@ -1,0 +1,238 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/conc/panics"
+)
+
+// Timeout bounds one probe: a check with no answer by then fails, and the
+// probe answers. A check that ignores its context and keeps running is left
+// to finish on its own; its late result is dropped, and it is not started
+// again while it runs (the probes meanwhile report it as still running), so
+// that at most one call of each check is ever in flight.
+const Timeout = 5 * time.Second
+
+// Check is one named condition of a probe.
+type Check struct {
+	// Name names the check in the answer: lower-case letters, digits, '_'
+	// and '-', as in "shards" or "token".
+	Name string
+	// Func returns nil when the condition holds, else why not. Its error is
+	// shown in a verbose answer, so it must carry no secret. It must honour
+	// ctx and be safe for concurrent use; a panic in it fails the check.
+	Func func(ctx context.Context) error
+}
+
+// result is the outcome of one check in one probe.
+type result struct {
+	name string
+	err  error // nil: passed
+}
+
+// ErrInvalidCheck matches the errors of [NewProbe] for a check without a
+// valid name or function, or a name given twice, and the failed result of a
+// Probe not made by NewProbe.
+var ErrInvalidCheck = errors.New("health: invalid check")
+
+// Probe is an http.Handler that answers a liveness or readiness probe from
+// its checks. Make it with [NewProbe]; it is safe for concurrent use.
+type Probe struct {
+	name    string // "livez", "readyz": the last line of a failed answer
+	checks  []*check
+	timeout time.Duration // Timeout; tests shorten it (export_test.go)
+}
+
+// check is a Check and its call in flight, if one is.
+type check struct {
+	Check
+	mu     sync.Mutex
+	flight *flight // nil when no call runs
+}
+
+// flight is one call of a check: err is set before done is closed.
+type flight struct {
+	done    chan struct{}
+	err     error
+	started time.Time
+}
+
+// NewProbe returns a Probe named name (as in "readyz", for its answer) that
+// runs checks, concurrently, on every request, and answers within [Timeout].
+// It fails, matching [ErrInvalidCheck], for a check without a valid name or
+// function, or a name given twice. No check at all is valid: the probe
+// always passes.
+func NewProbe(name string, checks ...Check) (*Probe, error) {
+	if !validName(name) {
+		return nil, fmt.Errorf("%w: probe name %q: want lower-case letters, digits, '_' or '-'", ErrInvalidCheck, name)
+	}
+	seen := make(map[string]bool, len(checks))
+	p := &Probe{name: name, timeout: Timeout}
+	for i, c := range checks {
+		switch {
+		case !validName(c.Name):
+			return nil, fmt.Errorf("%w: checks[%d]: name %q: want lower-case letters, digits, '_' or '-'", ErrInvalidCheck, i, c.Name)
+		case c.Func == nil:
+			return nil, fmt.Errorf("%w: checks[%d] (%s): nil Func", ErrInvalidCheck, i, c.Name)
+		case seen[c.Name]:
+			return nil, fmt.Errorf("%w: checks[%d]: name %q given twice", ErrInvalidCheck, i, c.Name)
+		}
+		seen[c.Name] = true
+		p.checks = append(p.checks, &check{Check: c})
+	}
+	return p, nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '_', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// errNotMade fails the one check of a nil or zero Probe.
+var errNotMade = fmt.Errorf("%w: Probe not made by health.NewProbe", ErrInvalidCheck)
+
+// run runs every check within the timeout and returns their results, in
+// order, and whether all passed. A nil or zero Probe fails, with one result
+// named "probe": a probe that passes without having been set up would hide
+// the mistake.
+func (p *Probe) run(ctx context.Context) (results []result, ok bool) {
+	if p == nil || p.name == "" {
+		return []result{{name: "probe", err: errNotMade}}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	flights := make([]*flight, len(p.checks))
+	joined := make([]bool, len(p.checks))
+	for i, c := range p.checks {
+		flights[i], joined[i] = c.start(ctx)
+	}
+	results = make([]result, len(p.checks))
+	ok = true
+	for i, f := range flights {
+		results[i] = result{name: p.checks[i].Name, err: f.wait(ctx, joined[i])}
+		ok = ok && results[i].err == nil
+	}
+	return results, ok
+}
+
+// start starts a call of c with ctx, or returns the call still running from
+// an earlier probe (joined: true): a check that ignores its context is never
+// running twice.
+func (c *check) start(ctx context.Context) (f *flight, joined bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.flight != nil {
+		return c.flight, true
+	}
+	f = &flight{done: make(chan struct{}), started: time.Now()}
+	c.flight = f
+	// The call outlives a request that goes away: a probe that joins it
+	// still gets its answer, and it is bounded by its own timeout.
+	deadline, _ := ctx.Deadline()
+	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	go func() {
+		defer cancel()
+		err := call(cctx, c.Func)
+		c.mu.Lock()
+		f.err, c.flight = err, nil
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	return f, false
+}
+
+// wait returns f's result, or, once ctx is done, why it has none.
+func (f *flight) wait(ctx context.Context, joined bool) error {
+	select { // a call that answered counts, even if the bound passed since
+	case <-f.done:
+		return f.err
+	default:
+	}
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+	}
+	if joined {
+		return fmt.Errorf("still running since an earlier probe, %s ago: %w", time.Since(f.started).Round(time.Millisecond), ctx.Err())
+	}
+	return fmt.Errorf("no answer in time: %w", ctx.Err())
+}
+
+// call runs one check; a panic or a done context fails it.
+func call(ctx context.Context, f func(context.Context) error) error {
+	var err error
+	if rec := panics.Try(func() { err = f(ctx) }); rec != nil {
+		return fmt.Errorf("panic: %v", rec.Value)
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// ServeHTTP answers GET and HEAD: 200 when every check passes, else 503,
+// within [Timeout]. The body names the failed checks; with ?verbose (any
+// value), every check and the reason of each failure. Other methods get 405.
+func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	results, ok := p.run(r.Context())
+	_, verbose := r.URL.Query()["verbose"]
+	var b strings.Builder
+	for _, res := range results {
+		switch {
+		case res.err == nil && verbose:
+			fmt.Fprintf(&b, "[+]%s ok\n", res.name)
+		case res.err != nil && verbose:
+			fmt.Fprintf(&b, "[-]%s failed: %s\n", res.name, oneLine(res.err.Error()))
+		case res.err != nil:
+			fmt.Fprintf(&b, "[-]%s failed\n", res.name)
+		}
+	}
+	status := http.StatusOK
+	if ok {
+		b.WriteString("ok\n")
+	} else {
+		status = http.StatusServiceUnavailable
+		fmt.Fprintf(&b, "%s check failed\n", p.probeName())
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte(b.String()))
+	}
+}
+
+// oneLine keeps an error on its line of the answer.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// probeName is the probe's name, "health" for a nil or zero Probe.
+func (p *Probe) probeName() string {
+	if p == nil || p.name == "" {
+		return "health"
+	}
+	return p.name
+}

@@ -1,0 +1,66 @@
+// Package baseurl holds the one set of rules for the base URL of a service a
+// token is sent to (Top.gg's, Discord's), and the one loopback check: "plain
+// http only to this machine", and "no interval floors for a fake on this
+// machine".
+package baseurl
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/dblkit/go-topgg/internal/redact"
+)
+
+// Error is a refused base URL. Its message shows the URL as redact.URL does
+// (user info and query marked, where a password or a key may sit), and not at
+// all when it does not parse (a password may then sit anywhere in it).
+type Error struct {
+	// URL is the URL as shown (redact.URL), or "" when it does not parse.
+	URL string
+	// Problem says what is wrong with it.
+	Problem string
+}
+
+// Error returns `"<URL>": <Problem>`, or the problem alone.
+func (e *Error) Error() string {
+	if e.URL == "" {
+		return e.Problem
+	}
+	return strconv.Quote(e.URL) + ": " + e.Problem
+}
+
+// Parse checks raw, a REST base URL joined with paths: absolute http(s), no
+// user info, query or fragment (credentials travel in headers), and plain
+// http only to this machine unless insecure (the token would cross the
+// network in clear text). Trailing slashes are dropped. Errors are *Error.
+func Parse(raw string, insecure bool) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, &Error{Problem: "is not an absolute http(s) URL"}
+	}
+	bad := func(problem string) error { return &Error{URL: redact.URL(u), Problem: problem} }
+	switch {
+	case u.User != nil:
+		return nil, bad("takes no user info")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, bad("takes no query or fragment")
+	case u.Scheme == "http" && !insecure && !Loopback(u.Hostname()):
+		return nil, bad("plain http is only allowed to this machine (localhost, 127.0.0.1, ::1); " +
+			"elsewhere the token would travel in clear text, so use https")
+	}
+	return u, nil
+}
+
+// Loopback reports whether host (a URL's Hostname(), without port or
+// brackets) is this machine: "localhost" or a loopback IP address
+// (127.0.0.0/8, ::1). A name that merely starts like one, such as
+// 127.0.0.1.example.com, is not.
+func Loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

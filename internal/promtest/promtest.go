@@ -1,0 +1,101 @@
+// Package promtest reads Prometheus' text exposition in tests: what
+// prometheus/testutil formats from a collector ([Text]), or the body of a
+// /metrics answer. Series are named as the text writes them:
+// name{a="x",b="y"}, labels sorted by name ([Series] builds that).
+package promtest
+
+import (
+	"iter"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Text returns the families names of c (all of them without names) in the
+// text format, failing t if c cannot be collected or is inconsistent (a
+// pedantic registry checks it).
+func Text(t testing.TB, c prometheus.Collector, names ...string) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatalf("promtest: register: %v", err)
+	}
+	if len(names) == 0 {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("promtest: gather: %v", err)
+		}
+		for _, f := range fams {
+			names = append(names, f.GetName())
+		}
+	}
+	b, err := testutil.GatherAndFormat(reg, expfmt.TypeTextPlain, names...)
+	if err != nil {
+		t.Fatalf("promtest: gather: %v", err)
+	}
+	return string(b)
+}
+
+// Series returns the text form of the series of name with labels.
+func Series(name string, labels map[string]string) string {
+	if len(labels) == 0 {
+		return name
+	}
+	var b strings.Builder
+	b.WriteString(name)
+	for i, k := range slices.Sorted(maps.Keys(labels)) {
+		if i == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + strconv.Quote(labels[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Value returns the value of series in text (for a histogram, name it
+// name_count{...} for its count), and whether text has it.
+func Value(text, series string) (float64, bool) {
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, series+" ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+var (
+	seriesLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? `)
+	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
+)
+
+// Labels yields the name and the labels of every series line of text.
+func Labels(text string) iter.Seq2[string, map[string]string] {
+	return func(yield func(string, map[string]string) bool) {
+		for line := range strings.Lines(text) {
+			m := seriesLine.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			labels := map[string]string{}
+			for _, p := range labelPair.FindAllStringSubmatch(m[2], -1) {
+				labels[p[1]] = p[2]
+			}
+			if !yield(m[1], labels) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package plugin
+
+import (
+	"context"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/commands"
+)
+
+// commandResync is how often the commands are checked again: read from
+// Discord (a bot often registers its commands in its own READY handler, so
+// the first read may come too early) or, given with [WithCommands], compared
+// with the last published hash. An unchanged list costs no Top.gg request.
+const commandResync = 15 * time.Minute
+
+// newCommandJob builds the command sync: after the first READY of any
+// attached session, it publishes the commands given with [WithCommands], or
+// else the application's commands read from Discord, and checks them again
+// every commandResync. Every attempt reaches the [CommandSyncHandler].
+// Definitions the service refuses are not sent again (the rest of the plugin
+// runs on); a refused token ends the job's Run, for the supervisor to stop
+// the plugin.
+func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Job, error) {
+	syncer, err := commands.New(p.client, commands.Config{Store: store, Logger: p.opts.logger})
+	if err != nil {
+		return nil, err
+	}
+	cfg := commands.JobConfig{Ready: p.waitFirstReady, Interval: commandResync, Logger: p.opts.logger}
+	if p.opts.haveCmds {
+		cfg.Commands = p.opts.commands
+	}
+	cfg.OnResult = p.opts.onSync
+	return commands.NewJob(syncer, cfg)
+}
+
+// waitFirstReady returns the first attached session that got its READY, once
+// one has, or ctx's error.
+func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case s := <-p.firstReady:
+		// Put it back so that a restarted sync (or the next Run) finds it too.
+		p.firstReady <- s
+		return s, nil
+	}
+}

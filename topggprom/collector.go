@@ -1,0 +1,198 @@
+package topggprom
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+const namespace = "topgg"
+
+// requestBuckets, in seconds, span a fast answer to the client's 60 s timeout.
+func requestBuckets() []float64 { return []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60} }
+
+// rewardBuckets, in seconds, span a webhook vote rewarded at once to one the
+// poll found late or a handler retried for hours.
+func rewardBuckets() []float64 {
+	return []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}
+}
+
+// Collector turns the observations of go-topgg's jobs into Prometheus
+// metrics. Make it with [New]. Its Observe methods are the jobs' hooks, each
+// of the hook's own type, so that it is given as it is (see the package
+// doc); they are safe for concurrent use and cost no allocation once a label
+// combination has been seen. The methods of a nil or zero Collector do
+// nothing. It is a [prometheus.Collector] of its metrics.
+type Collector struct {
+	all []prometheus.Collector
+
+	requests  *prometheus.CounterVec
+	reqMu     sync.RWMutex
+	reqCache  map[requestKey]prometheus.Counter
+	routes    []string // label values by topgg.Route; [0] "unknown"
+	outcomes  []string // label values by topgg.Outcome; [0] "unknown"
+	durations []prometheus.Observer
+	retries   []prometheus.Counter
+	refused   [2]prometheus.Gauge // v1, v0
+
+	posts      []prometheus.Counter // by autopost.Outcome; [0] "other"
+	servers    prometheus.Gauge
+	shards     prometheus.Gauge
+	backfilled prometheus.Counter
+	lastPost   prometheus.Gauge
+	syncs      []prometheus.Counter // by commands.Outcome
+
+	// by voterewards.Origin; [0] "other"
+	ingested, duplicates, rewarded, voteRetries, givenUp []prometheus.Counter
+	latency                                              []prometheus.Observer
+	pending                                              prometheus.Gauge
+	expiries                                             prometheus.Counter
+
+	webhooks []prometheus.Counter // by webhook.Outcome
+
+	leader  prometheus.Gauge
+	changes prometheus.Counter
+	leadMu  sync.Mutex
+	leading bool
+}
+
+type requestKey struct {
+	route   topgg.Route
+	method  string
+	code    string
+	outcome topgg.Outcome
+}
+
+// New makes the collectors and registers them with reg (for example
+// prometheus.DefaultRegisterer, or a prometheus.NewRegistry()). It fails
+// when reg is nil or refuses a collector (one of the same name is already
+// registered: make one Collector per registry).
+func New(reg prometheus.Registerer) (*Collector, error) {
+	if reg == nil {
+		return nil, errors.New("topggprom: New: nil Registerer")
+	}
+	if rv := reflect.ValueOf(reg); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		// A nil *prometheus.Registry would panic in Register.
+		return nil, fmt.Errorf("topggprom: New: nil %T", reg)
+	}
+	c := &Collector{reqCache: make(map[requestKey]prometheus.Counter)}
+	c.api()
+	c.jobs()
+	c.votes()
+	if err := reg.Register(c); err != nil {
+		return nil, fmt.Errorf("topggprom: New: %w", err)
+	}
+	return c, nil
+}
+
+// Describe sends the descriptions of every metric of c.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	if c.off() {
+		return
+	}
+	for _, m := range c.all {
+		m.Describe(ch)
+	}
+}
+
+// Collect sends every metric of c.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if c.off() {
+		return
+	}
+	for _, m := range c.all {
+		m.Collect(ch)
+	}
+}
+
+func (c *Collector) add(m prometheus.Collector) { c.all = append(c.all, m) }
+
+// counters makes a counter vector with one label and resolves one counter
+// per value of values, so that every series shows from the start.
+func (c *Collector) counters(name, help, label string, values []string) []prometheus.Counter {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
+	c.add(v)
+	out := make([]prometheus.Counter, len(values))
+	for i, lv := range values {
+		out[i] = v.WithLabelValues(lv)
+	}
+	return out
+}
+
+func (c *Collector) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
+	c.add(g)
+	return g
+}
+
+func (c *Collector) counter(name, help string) prometheus.Counter {
+	m := prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help})
+	c.add(m)
+	return m
+}
+
+func (c *Collector) api() {
+	c.routes, c.outcomes = labels[topgg.Route](unknown), labels[topgg.Outcome](unknown)
+	c.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
+		Help: "Attempts of Top.gg API calls, by route family, method, status code (none: no answer; other: a code the service does not document) and outcome."},
+		[]string{"route", "method", "code", "outcome"})
+	c.add(c.requests)
+	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
+		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: requestBuckets()},
+		[]string{"route"})
+	c.add(durations)
+	retries := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
+		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"})
+	c.add(retries)
+	for _, r := range c.routes {
+		c.durations = append(c.durations, durations.WithLabelValues(r))
+		c.retries = append(c.retries, retries.WithLabelValues(r))
+	}
+	refused := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
+		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"})
+	c.add(refused)
+	c.refused = [2]prometheus.Gauge{refused.WithLabelValues("v1"), refused.WithLabelValues("v0")}
+}
+
+func (c *Collector) jobs() {
+	c.posts = c.counters("autopost_posts_total", "Post attempts of the server count, by outcome.", "outcome", labels[autopost.Outcome](other))
+	c.servers = c.gauge("autopost_servers", "Servers counted at the last post attempt.")
+	c.shards = c.gauge("autopost_shards", "Shards counted at the last post attempt.")
+	c.backfilled = c.counter("autopost_backfilled_samples_total", "Missed samples sent in a metrics batch.")
+	c.lastPost = c.gauge("autopost_last_post_timestamp_seconds", "Unix time of the last successful post.")
+	c.syncs = c.counters("commands_syncs_total", "Slash command syncs, by outcome.", "outcome", labels[commands.Outcome](other))
+	c.webhooks = c.counters("webhook_requests_total", "Webhook deliveries, by outcome.", "outcome", labels[webhook.Outcome](other))
+	c.leader = c.gauge("fleet_leader", "1 while this process leads the fleet, else 0.")
+	c.changes = c.counter("fleet_leadership_changes_total", "Times this process won or lost the fleet's lead.")
+}
+
+func (c *Collector) votes() {
+	src := labels[voterewards.Origin](other)
+	c.ingested = c.counters("votes_ingested_total", "New votes stored, by the source that delivered them first.", "source", src)
+	c.duplicates = c.counters("votes_duplicate_total", "Records of a vote already stored, by source.", "source", src)
+	c.rewarded = c.counters("votes_rewarded_total", "Votes whose reward handler succeeded, by source.", "source", src)
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
+		Help: "Time from a vote's created_at to its reward handler's success, by source.", Buckets: rewardBuckets()}, []string{"source"})
+	c.add(latency)
+	for _, s := range src {
+		c.latency = append(c.latency, latency.WithLabelValues(s))
+	}
+	c.voteRetries = c.counters("vote_reward_retries_total", "Reward handler attempts after the first, by source.", "source", src)
+	c.givenUp = c.counters("votes_given_up_total", "Votes whose reward handler failed every attempt, by source.", "source", src)
+	c.pending = c.gauge("votes_pending", "Votes stored and not yet rewarded that the running vote pipeline holds (queued, in progress, given up); 0 where none runs.")
+	c.expiries = c.counter("vote_expiries_total", "Expiry handlers that succeeded.")
+}
+
+// off reports a nil or zero Collector (one not made by [New], or the nil of
+// a New that failed): its methods then do nothing, rather than panic inside
+// the client or the job that calls them.
+func (c *Collector) off() bool { return c == nil || c.requests == nil }
