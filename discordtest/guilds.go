@@ -1,13 +1,13 @@
 package discordtest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // guildState is what the fake knows of a guild the bot is in.
@@ -53,13 +53,8 @@ func (s *Server) shardGuildIDsLocked(shard int) []string {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, compareSnowflakes)
+	slices.SortFunc(ids, snowflake.Compare)
 	return ids
-}
-
-// compareSnowflakes orders IDs numerically (all are valid snowflakes).
-func compareSnowflakes(a, b string) int {
-	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // guildChange applies change under s.mu (it returns the event to send, or
@@ -75,7 +70,7 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	if err != nil {
 		return fmt.Errorf("discordtest: %s: %w", what, err)
 	}
-	shard := shardOf(v, s.cfg.shardCount)
+	shard := snowflake.Shard(v, s.cfg.shardCount)
 	s.mu.Lock()
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
@@ -160,6 +155,6 @@ func (s *Server) GuildIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := slices.Collect(maps.Keys(s.guilds))
-	slices.SortFunc(ids, compareSnowflakes)
+	slices.SortFunc(ids, snowflake.Compare)
 	return ids
 }

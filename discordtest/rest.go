@@ -10,7 +10,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // maxRequestBody bounds a REST request body (Discord's own limit for JSON
@@ -113,11 +114,11 @@ func (s *Server) restHandler() http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-		rec := &fault.Recorder{ResponseWriter: w}
+		rec := &httpx.StatusRecorder{ResponseWriter: w}
 		authorized := s.authorized(r.Header.Get("Authorization"))
 		header := r.Header.Clone()
 		if header.Get("Authorization") != "" {
-			header.Set("Authorization", "[redacted]")
+			header.Set("Authorization", redact.Mark)
 		}
 		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
 		defer func() {

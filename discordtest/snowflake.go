@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 const (
@@ -14,19 +16,14 @@ const (
 	maxTimestamp = 1<<42 - 1
 )
 
-// parseSnowflake checks that id is a snowflake and returns its value.
+// parseSnowflake checks that id is a snowflake as Discord writes it ("007"
+// and "7" must not be two guilds) and returns its value.
 func parseSnowflake(id string) (uint64, error) {
-	v, err := strconv.ParseUint(id, 10, 64)
-	// Only canonical decimal: "007" and "7" must not be two guilds.
-	if err != nil || id[0] == '+' || (len(id) > 1 && id[0] == '0') {
+	if !snowflake.Valid(id) {
 		return 0, fmt.Errorf("%q: %w", id, ErrInvalidSnowflake)
 	}
+	v, _ := snowflake.Parse(id)
 	return v, nil
-}
-
-// shardOf is Discord's routing rule: (guild_id >> 22) % shard_count.
-func shardOf(id uint64, shardCount int) int {
-	return int((id >> 22) % uint64(shardCount))
 }
 
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard

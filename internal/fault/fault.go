@@ -260,31 +260,6 @@ func writeEndless(w http.ResponseWriter, r *http.Request, closing <-chan struct{
 	}
 }
 
-// Recorder is a ResponseWriter that remembers the status of the answer.
-type Recorder struct {
-	http.ResponseWriter
-	Status int // 0 until the handler answers
-}
-
-// WriteHeader records the first status and passes it on.
-func (r *Recorder) WriteHeader(status int) {
-	if r.Status == 0 {
-		r.Status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Write records 200 if no status was written, as net/http does.
-func (r *Recorder) Write(b []byte) (int, error) {
-	if r.Status == 0 {
-		r.Status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection, for Drop.
-func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
 // Drop closes the connection under the request without an answer.
 func Drop(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -132,7 +133,7 @@ func (s *Server) now() time.Time { return s.cfg.now() }
 // serve records the request, applies faults, then routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	start, faulted := time.Now(), false
-	sw := &fault.Recorder{ResponseWriter: w}
+	sw := &httpx.StatusRecorder{ResponseWriter: w}
 	path, mounted := strings.CutPrefix(r.URL.Path, apiPrefix)
 	mounted = mounted && (path == "" || strings.HasPrefix(path, "/"))
 	if !mounted {
