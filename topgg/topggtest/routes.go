@@ -86,16 +86,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
 	}
+	auth := s.checkLegacyAuth
 	if v1 {
-		if ok, detail := s.checkV1Auth(r); !ok {
-			writeProblem(w, http.StatusUnauthorized, detail)
-			return
-		}
-	} else {
-		if ok, msg := s.checkLegacyAuth(r); !ok {
-			writeLegacyError(w, http.StatusUnauthorized, msg)
-			return
-		}
+		auth = s.checkV1Auth
+	}
+	if ok, msg := auth(r); !ok {
+		writeError(w, path, http.StatusUnauthorized, msg)
+		return
 	}
 	now := s.now()
 	if !v1 {

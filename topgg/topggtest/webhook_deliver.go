@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -69,9 +68,8 @@ func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trac
 		h.mu.Lock()
 		d.Attempts = append(d.Attempts, a)
 		h.mu.Unlock()
-		s.cfg.logger.Debug("topggtest webhook",
-			slog.String("type", d.Type), slog.Int("version", d.Version), slog.Int("attempt", try+1),
-			slog.Int("status", a.Status), slog.Any("error", a.Err))
+		s.cfg.logger.Debug("topggtest webhook", "type", d.Type, "version", d.Version, "attempt", try+1,
+			"status", a.Status, "error", a.Err)
 		if (a.Err == nil && a.Status < 500) || try >= len(delays) || !sleepCtx(ctx, delays[try]) {
 			break
 		}
