@@ -9,12 +9,10 @@ import (
 )
 
 const (
-	codeUnknownChannel       = 10003
-	codeCannotMessageUser    = 50007
-	maxMessageContentRunes   = 2000
-	dmChannelType            = 1 // DM
-	messageTimestampLayout   = "2006-01-02T15:04:05.000000+00:00"
-	cannotMessageUserMessage = "Cannot send messages to this user"
+	codeUnknownChannel     = 10003
+	codeCannotMessageUser  = 50007
+	maxMessageContentRunes = 2000
+	dmChannelType          = 1 // DM
 )
 
 // DirectMessage is one message the bot sent to a user's DM channel
@@ -88,7 +86,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	case s.dms.blocked[user]:
 		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, codeCannotMessageUser, cannotMessageUserMessage)
+		writeError(w, http.StatusForbidden, codeCannotMessageUser, "Cannot send messages to this user")
 		return
 	}
 	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
@@ -97,7 +95,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
-		"timestamp": time.Now().UTC().Format(messageTimestampLayout),
+		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
 	})
 }
 

@@ -388,7 +388,10 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		s.log.Debug("gateway ready failed", "shard", shard[0], "err", err)
 		return false
 	}
-	s.markReady(sess)
+	s.mu.Lock()
+	sess.ready = true
+	s.notifyLocked()
+	s.mu.Unlock()
 	s.log.Debug("gateway ready", "shard", shard[0], "shard_count", shard[1], "guilds", len(ids))
 	return true
 }
@@ -459,17 +462,12 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 	if err != nil {
 		return false
 	}
-	s.markReady(sess)
-	s.log.Debug("gateway resumed", "shard", sess.shard[0], "replayed", len(replay))
-	return true
-}
-
-// markReady counts sess as connected (READY or RESUMED sent).
-func (s *Server) markReady(sess *gwSession) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	sess.ready = true
 	s.notifyLocked()
+	s.mu.Unlock()
+	s.log.Debug("gateway resumed", "shard", sess.shard[0], "replayed", len(replay))
+	return true
 }
 
 func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
