@@ -94,27 +94,37 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	if cfg.Session != nil && (cfg.Commands != nil || cfg.Ready != nil) || cfg.Session == nil && cfg.Commands == nil && cfg.Ready == nil {
-		return nil, ErrJobSource
+	if err := cfg.check(s.client.Loopback()); err != nil {
+		return nil, err
 	}
-	if cfg.Commands != nil {
-		if err := Validate(cfg.Commands); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case cfg.Interval < 0:
-		return nil, errors.New("commands: JobConfig.Interval: must not be negative")
-	case cfg.Interval == 0:
+	if cfg.Interval == 0 {
 		cfg.Interval = DefaultJobInterval
-	case cfg.Interval < MinJobInterval && !s.client.Loopback():
-		return nil, fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	cfg.clock = clock.Or(cfg.clock)
 	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
+}
+
+// check refuses a JobConfig NewJob cannot run; loopback lifts the interval
+// floor (a fake service on this machine).
+func (cfg *JobConfig) check(loopback bool) error {
+	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
+		return ErrJobSource
+	}
+	if cfg.Commands != nil {
+		if err := Validate(cfg.Commands); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cfg.Interval < 0:
+		return errors.New("commands: JobConfig.Interval: must not be negative")
+	case cfg.Interval > 0 && cfg.Interval < MinJobInterval && !loopback:
+		return fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
+	}
+	return nil
 }
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
