@@ -18,16 +18,16 @@ import (
 // Discord's limits on application commands
 // (https://discord.com/developers/docs/interactions/application-commands).
 const (
-	MaxChatInputCommands = 100  // global CHAT_INPUT commands per application
-	MaxUserCommands      = 5    // USER (user context menu) commands
-	MaxMessageCommands   = 5    // MESSAGE (message context menu) commands
-	MaxNameLength        = 32   // command, option and localised names, in characters
-	MaxDescriptionLength = 100  // descriptions, in characters
-	MaxOptions           = 25   // options per command, subcommand or group
-	MaxChoices           = 25   // choices per option
-	MaxChoiceLength      = 100  // choice names and string choice values, in characters
-	MaxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
-	MaxStringOptionLen   = 6000 // bound of min_length and max_length
+	maxChatInputCommands = 100  // global CHAT_INPUT commands per application
+	maxUserCommands      = 5    // USER (user context menu) commands
+	maxMessageCommands   = 5    // MESSAGE (message context menu) commands
+	maxNameLength        = 32   // command, option and localised names, in characters
+	maxDescriptionLength = 100  // descriptions, in characters
+	maxOptions           = 25   // options per command, subcommand or group
+	maxChoices           = 25   // choices per option
+	maxChoiceLength      = 100  // choice names and string choice values, in characters
+	maxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
+	maxStringOptionLen   = 6000 // bound of min_length and max_length
 )
 
 // chatInputName is Discord's rule for CHAT_INPUT command and option names:
@@ -96,11 +96,11 @@ func commandType(c *discordgo.ApplicationCommand) discordgo.ApplicationCommandTy
 func typeLimit(typ discordgo.ApplicationCommandType) int {
 	switch typ {
 	case discordgo.UserApplicationCommand:
-		return MaxUserCommands
+		return maxUserCommands
 	case discordgo.MessageApplicationCommand:
-		return MaxMessageCommands
+		return maxMessageCommands
 	}
-	return MaxChatInputCommands
+	return maxChatInputCommands
 }
 
 // invalid makes the error: field is the path, cmd the command's name.
@@ -142,9 +142,9 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 	if err := validateOptions(field, c.Name, c.Options, levelCommand); err != nil {
 		return err
 	}
-	if n := commandCharacters(c); n > MaxCommandCharacters {
+	if n := commandCharacters(c); n > maxCommandCharacters {
 		return invalid(field, c.Name, fmt.Sprintf("has %d characters of names, descriptions and choices", n),
-			fmt.Sprintf("at most %d per command", MaxCommandCharacters))
+			fmt.Sprintf("at most %d per command", maxCommandCharacters))
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
 }
 
 func checkMenuName(field, cmd, name string) error {
-	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength {
+	if n := utf8.RuneCountInString(name); n < 1 || n > maxNameLength {
 		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 32 characters")
 	}
 	return nil
@@ -193,7 +193,7 @@ func checkChatName(field, cmd, name string) error {
 }
 
 func checkDescription(field, cmd, d string) error {
-	if n := utf8.RuneCountInString(d); n < 1 || n > MaxDescriptionLength {
+	if n := utf8.RuneCountInString(d); n < 1 || n > maxDescriptionLength {
 		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
 	}
 	return nil

@@ -14,9 +14,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// DefaultMaxAge is how long a shard's last count is kept when its process
+// defaultMaxAge is how long a shard's last count is kept when its process
 // stops reporting, when countsConfig.MaxAge is zero.
-const DefaultMaxAge = time.Hour
+const defaultMaxAge = time.Hour
 
 // futureSlack is how far ahead of Redis's clock, when the leader reads the
 // counts, a shard's report time may lie and still count: a later one was not
@@ -105,7 +105,7 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 		return nil, fmt.Errorf("%w: shard count %d", ErrBadConfig, shardCount)
 	}
 	if cfg.MaxAge == 0 {
-		cfg.MaxAge = DefaultMaxAge
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.MaxAge < time.Second {
 		return nil, fmt.Errorf("%w: max age %v is below 1s", ErrBadConfig, cfg.MaxAge)

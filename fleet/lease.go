@@ -17,8 +17,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// DefaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
-const DefaultLeaseTTL = 15 * time.Second
+// defaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
+const defaultLeaseTTL = 15 * time.Second
 
 // LeaseConfig tunes a [Lease]. The zero value is ready to use.
 type LeaseConfig struct {
@@ -99,7 +99,7 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 
 func (c *LeaseConfig) fill() error {
 	if c.TTL == 0 {
-		c.TTL = DefaultLeaseTTL
+		c.TTL = defaultLeaseTTL
 	}
 	if c.Margin == 0 {
 		c.Margin = c.TTL / 5

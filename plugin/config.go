@@ -21,11 +21,11 @@ const (
 
 // Defaults of the Config fields left zero (nil for the pointer fields).
 const (
-	DefaultAutopost         = AutopostV1
-	DefaultAutopostInterval = autopost.DefaultInterval
-	DefaultSyncCommands     = true
-	DefaultVotePollInterval = time.Minute
-	DefaultVoteLookback     = voterewards.DefaultLookback
+	defaultAutopost         = AutopostV1
+	defaultAutopostInterval = autopost.DefaultInterval
+	defaultSyncCommands     = true
+	defaultVotePollInterval = time.Minute
+	defaultVoteLookback     = voterewards.DefaultLookback
 	DefaultStateDir         = "./topgg-state"
 	DefaultWebhookPath      = "/topgg/webhook"
 )
@@ -267,12 +267,12 @@ type settings struct {
 // resolve applies the defaults to a valid Config. It is the one place that knows
 // them; LoadEnv never writes them into the caller's struct.
 func (c Config) resolve() settings {
-	s := settings{Config: c, syncCommands: DefaultSyncCommands, votePoll: DefaultVotePollInterval}
+	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
 	if s.Autopost == "" {
-		s.Autopost = DefaultAutopost
+		s.Autopost = defaultAutopost
 	}
 	if s.AutopostInterval == 0 {
-		s.AutopostInterval = DefaultAutopostInterval
+		s.AutopostInterval = defaultAutopostInterval
 	}
 	if c.SyncCommands != nil {
 		s.syncCommands = *c.SyncCommands
@@ -281,7 +281,7 @@ func (c Config) resolve() settings {
 		s.votePoll = *c.VotePollInterval
 	}
 	if s.VoteLookback == 0 {
-		s.VoteLookback = DefaultVoteLookback
+		s.VoteLookback = defaultVoteLookback
 	}
 	if s.StateDir == "" {
 		s.StateDir = DefaultStateDir

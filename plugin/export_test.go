@@ -14,3 +14,5 @@ func WithClock(c clock.Clock) Option {
 // Leading calls what the fleet's leader job calls at the start (true) and
 // the end (false) of a term.
 func (p *Plugin) Leading(yes bool) { p.leading(yes) }
+
+const DefaultVotePollInterval = defaultVotePollInterval
