@@ -8,3 +8,6 @@ func WithClock(cfg Config, c clock.Clock) Config {
 	cfg.clock = c
 	return cfg
 }
+
+// Attached is Counter.attached, for the external tests.
+func Attached(c *Counter) int { return c.attached() }

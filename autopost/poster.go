@@ -100,7 +100,7 @@ func (p *Poster) Run(ctx context.Context) error {
 		return errRunning
 	}
 	defer p.running.Store(false)
-	if p.counter != nil && p.counter.Attached() == 0 {
+	if p.counter != nil && p.counter.attached() == 0 {
 		return ErrNoSessions
 	}
 	if !p.waitComplete(ctx) {

@@ -13,3 +13,5 @@ type MemoryHashStore = memoryHashStore
 
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
+
+type FileHashStore = fileHashStore

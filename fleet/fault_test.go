@@ -132,7 +132,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 		"redis://:" + pw + "@127.0.0.1:6379/0?dial_timeout=" + pw,
 	} {
 		_, err := NewClient(bad)
-		require.ErrorIs(t, err, ErrInvalidURL, bad)
+		require.ErrorIs(t, err, ErrBadConfig, bad)
 		fmt.Fprintf(&shown, "%v\n", err)
 	}
 	assert.NotContains(t, shown.String(), pw)

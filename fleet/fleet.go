@@ -55,7 +55,7 @@ type Fleet struct {
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
 // closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
-// [ErrBadBot] or [ErrBadConfig].
+// [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient

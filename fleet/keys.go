@@ -19,7 +19,7 @@ func Key(bot, name string) string { return keyPrefix + "{" + bot + "}:" + name }
 // checkBot validates a bot name used in keys.
 func checkBot(bot string) error {
 	if bot == "" || strings.ContainsAny(bot, "{} \t\r\n") {
-		return fmt.Errorf("%w: %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadBot, bot)
+		return fmt.Errorf("%w: bot name %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadConfig, bot)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 		"redis://u:hunter2@127.0.0.1:6379/0?dial_timeout=hunter2",
 	} {
 		_, err := ParseURL(raw)
-		if assert.ErrorIs(t, err, ErrInvalidURL, raw) {
+		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
 			assert.NotContains(t, err.Error(), "hunter2", raw)
 		}
 	}
