@@ -36,5 +36,4 @@
 // that reads nothing of State (counts from the events, shard from the guild
 // ID) should set StateEnabled to false before Open: at 100,000 guilds over 16
 // shards, State is about 200 MiB of the example bot's 250 MiB.
-//
 package shards
