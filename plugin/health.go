@@ -56,49 +56,38 @@ func (s *jobStates) get(name string) *jobState {
 
 // started records a (re)start of a job, with the failures before it.
 func (s *jobStates) started(name string, failures int) {
+	s.locked(func() {
+		j := s.get(name)
+		j.running, j.started, j.failures = true, s.clock.Now(), failures
+	})
+}
+
+// locked runs f under s.mu; it does nothing on a nil jobStates.
+func (s *jobStates) locked(f func()) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.get(name)
-	j.running, j.started, j.failures = true, s.clock.Now(), failures
+	f()
 }
 
 // stopped records the end of a job's run; failed says whether it failed.
 func (s *jobStates) stopped(name string, failed bool) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.get(name)
-	j.running = false
-	if failed {
-		j.failures++
-	} else {
-		j.failures = 0 // done, or stopped: not a crash loop
-	}
+	s.locked(func() {
+		j := s.get(name)
+		j.running = false
+		if failed {
+			j.failures++
+		} else {
+			j.failures = 0 // done, or stopped: not a crash loop
+		}
+	})
 }
 
 // begin forgets the jobs of the last Run; end records how Run ended.
-func (s *jobStates) begin() {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.jobs, s.failed = nil, nil
-}
-
-func (s *jobStates) end(err error) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failed = err
-}
+func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = nil, nil }) }
+func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
 // check fails when the last Run ended with a failure no restart mends, or
 // when a job has failed crashLoop times in a row and not run well since.
