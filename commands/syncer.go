@@ -116,17 +116,11 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 // listing's commands (PUT []), again only when that is a change.
 //
 // The first Sync reads the token's project; a project that is not a Discord
-// bot is logged once per call and skipped (Result.Reason is
-// [SkipNotDiscordBot]) without sending anything. The fingerprint is saved
-// only after the service accepted the commands, so a failed publish is
-// retried by the next Sync.
-//
-// Invalid definitions fail before any request, the project read included, as
-// described at [Validate].
-// A failure to read or save the fingerprint is logged and does not fail the
-// sync: at worst the same commands are sent once more. Errors of the service
-// are returned wrapped, usable with errors.As (*topgg.APIError,
-// *topgg.RateLimitError, ...).
+// bot is skipped ([SkipNotDiscordBot]) without sending anything. Invalid
+// definitions fail before any request ([Validate]). The fingerprint is saved
+// only after the service accepted the commands; a failure to read or save it
+// is logged and at worst sends the same commands once more. Errors of the
+// service are returned wrapped (*topgg.APIError, *topgg.RateLimitError, ...).
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
 	return s.sync(ctx, cmds, nil)
 }

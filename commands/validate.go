@@ -36,26 +36,12 @@ const (
 // be lower case where the script has cases, checked apart.
 var chatInputName = regexp.MustCompile(`^[-_'\p{L}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
 
-// Validate checks cmds against Discord's rules for application commands, as
-// Discord would on registration, and returns the first broken rule as a
+// Validate checks cmds against Discord's rules for application commands
+// (names, descriptions, options, choices, lengths and counts, as Discord
+// checks them on registration), and returns the first broken rule as a
 // *topgg.ValidationError whose Field is the path of the offending value
 // (such as "commands[2].options[0].name") and whose Problem names the
 // command. It sends nothing; [Normalize] and every sync call it first.
-//
-// The rules: at most 100 CHAT_INPUT, 5 USER and 5 MESSAGE commands, one per
-// type and name; a CHAT_INPUT name (command or option) matches
-// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ in lower case, a USER or
-// MESSAGE name has 1 to 32 characters of any case (spaces allowed);
-// CHAT_INPUT descriptions have 1 to 100 characters, USER and MESSAGE
-// commands none and no options; localised names and descriptions follow the
-// same rules; at most 25 options per level with unique names, required ones
-// before optional ones; subcommand groups only at the top and holding only
-// subcommands, subcommands holding no subcommand, and no mixing of
-// subcommands with plain options; at most 25 choices, only on string,
-// integer and number options and not with autocomplete, with names of 1 to
-// 100 characters and string values of at most 100; min_length and
-// max_length within 0 to 6000 and in order; min_value <= max_value; and at
-// most 4000 characters of names, descriptions and choices per command.
 func Validate(cmds []*discordgo.ApplicationCommand) error {
 	type identity struct {
 		typ  discordgo.ApplicationCommandType
