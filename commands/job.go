@@ -310,13 +310,8 @@ func (o Outcome) String() string {
 // [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
 // [OutcomeFailed].
 func OutcomeOf(r Result, err error) Outcome {
-	switch {
-	case err != nil:
+	if err != nil {
 		return OutcomeFailed
-	case r.Skipped && r.Reason == SkipUnchanged:
-		return OutcomeUnchanged
-	case r.Skipped:
-		return OutcomeSkipped
 	}
-	return OutcomePublished
+	return r.Outcome
 }
