@@ -15,3 +15,5 @@ type MemoryHashStore = memoryHashStore
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
 
 type FileHashStore = fileHashStore
+
+const DefaultJobInterval = defaultJobInterval

@@ -17,8 +17,8 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// DefaultJobInterval is the time between two syncs of a [Job].
-const DefaultJobInterval = 15 * time.Minute
+// defaultJobInterval is the time between two syncs of a [Job].
+const defaultJobInterval = 15 * time.Minute
 
 // MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
 // client of the real service: a failing sync is retried within the interval,
@@ -98,7 +98,7 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 		return nil, err
 	}
 	if cfg.Interval == 0 {
-		cfg.Interval = DefaultJobInterval
+		cfg.Interval = defaultJobInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

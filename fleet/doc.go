@@ -66,7 +66,7 @@
 // Redis errors never panic and never end a Run: they are returned by
 // the counts, and logged and retried by the lease, whose leader work
 // pauses once the lease cannot be renewed in time and resumes when Redis is
-// back. [NewClient] and [ParseURL] accept redis:// and rediss:// (TLS) URLs and
+// back. [NewClient] and [Open] accept redis:// and rediss:// (TLS) URLs and
 // never show the password: not in errors, and no type of this package holds
 // it.
 //

@@ -14,9 +14,6 @@ type LeaseState struct {
 	Leader bool
 	// Token is the fencing token of the current term (0 when not leader).
 	Token int64
-	// Changes counts the transitions (becoming leader or ceasing to be) since
-	// the Lease was made.
-	Changes uint64
 	// Since is when the current state began (zero before the first change).
 	Since time.Time
 	// Known is true while this process knows who leads: it leads, or its
@@ -24,7 +21,7 @@ type LeaseState struct {
 	// the lease. It is false before Run, after Run returned, while Redis
 	// cannot be reached by a process that does not lead, and between a term
 	// and the next answer. A change of Known alone is no transition: it does
-	// not count in Changes nor call OnChange.
+	// not call OnChange.
 	Known bool
 }
 
@@ -68,7 +65,7 @@ func (l *Lease) State() LeaseState {
 func (l *Lease) setState(leader bool, token int64) {
 	l.mu.Lock()
 	// A leader knows; a term's end leaves it unknown until the next answer.
-	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now(), Known: leader}
+	l.state = LeaseState{Leader: leader, Token: token, Since: l.clock.Now(), Known: leader}
 	s := l.state
 	l.mu.Unlock()
 	if l.onChange != nil {

@@ -17,17 +17,17 @@ import (
 // error: a URL that does not parse is reported without any of its text, other
 // problems with the password replaced by "xxxxx".
 func NewClient(rawURL string) (*redis.Client, error) {
-	opts, err := ParseURL(rawURL)
+	opts, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return redis.NewClient(opts), nil
 }
 
-// ParseURL is [NewClient] without the client: the go-redis options for a URL,
+// parseURL is NewClient without the client: the go-redis options for a URL,
 // with ContextTimeoutEnabled set. Errors wrap [ErrBadConfig] and never hold
 // the password.
-func ParseURL(rawURL string) (*redis.Options, error) {
+func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error quotes the whole input, and a password holding '/' or '#'

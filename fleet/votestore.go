@@ -255,7 +255,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 }
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
-// whether the store takes writes now (plugin.Pinger).
+// whether the store takes writes now (the plugin's "vote_store" readiness check).
 func (s *voteStore) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("fleet: vote store: %w", err)

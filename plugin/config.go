@@ -34,7 +34,7 @@ const (
 const maxVoteLookback = 365 * 24 * time.Hour
 
 // Config holds every setting of the plugin and the jobs it wires, with the
-// environment variable that sets each (read by [LoadEnv] and [LoadConfig]).
+// environment variable that sets each (read by [LoadEnv]).
 //
 // Every zero field means its default, so plugin.Config{} built in code is valid:
 // v1 autopost every 30 minutes, command sync on, votes polled every minute, state

@@ -18,14 +18,6 @@ import (
 // about half a minute of failing.
 const crashLoop = 5
 
-// Pinger is implemented by a vote store that can tell whether it takes writes
-// (a fleet's shared store, say). A store given with [WithVoteStore] that
-// implements it gets a "vote_store" readiness check.
-type Pinger interface {
-	// Ping returns nil when the store can take a write now.
-	Ping(ctx context.Context) error
-}
-
 // jobStates is what the supervisor tells liveness: per job, the failures in a
 // row and whether it runs; and the failure that ended the last Run.
 type jobStates struct {
@@ -130,7 +122,8 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "token": Top.gg has not refused the token since it last accepted it
 //     ([topgg.Client.TokenRefused]);
 //   - "state_dir" (when Config.StateDir is used): a file can be written there;
-//   - "vote_store" (for a store of [WithVoteStore] that is a [Pinger]): Ping.
+//   - "vote_store" (for a vote store with a Ping(ctx) error method, such as a
+//     fleet's): Ping, nil when the store can take a write now.
 //
 // A fleet adds its own (leadership known) to the same Probe.
 func (p *Plugin) ReadinessChecks() []health.Check {
@@ -145,7 +138,7 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
-	if pinger, ok := p.voteStore.(Pinger); ok {
+	if pinger, ok := p.voteStore.(interface{ Ping(context.Context) error }); ok {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
 	}
 	if p.fleet != nil {

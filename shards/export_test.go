@@ -17,3 +17,5 @@ func WithAbortGrace(d time.Duration) Option {
 }
 
 const MaxShards = maxShards
+
+var WithMaxBodySize = withMaxBodySize
