@@ -37,8 +37,8 @@ func (m Mode) String() string {
 
 // Defaults of the Config fields left zero.
 const (
-	// DefaultInterval is the time between two posts.
-	DefaultInterval = 30 * time.Minute
+	// defaultInterval is the time between two posts.
+	defaultInterval = 30 * time.Minute
 	// MinInterval is the shortest Interval [New] accepts: Top.gg limits how
 	// often a bot may post (its v1 project endpoints are "stricter" than the
 	// rest, with no number published; v0 allows 60 calls a minute shared by
@@ -152,7 +152,7 @@ func (c Config) check() error {
 func (c Config) filled() Config {
 	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
 	if c.Refresh == 0 {
 		c.Refresh = defaultRefresh

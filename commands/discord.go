@@ -27,7 +27,7 @@ var errDiscordFetch = errors.New("commands: fetching the application's commands 
 // without global commands clears the listing's commands. A Discord failure is
 // returned wrapped (discordgo's *discordgo.RESTError for an HTTP answer).
 func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
-	return s.syncFromDiscord(ctx, session, nil)
+	return failed(s.syncFromDiscord(ctx, session, nil))
 }
 
 // syncFromDiscord is SyncFromDiscord; definitions matching refused fail with

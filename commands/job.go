@@ -193,9 +193,9 @@ func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 
 func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if j.cfg.Commands == nil {
-		return j.syncer.syncFromDiscord(ctx, session, refused)
+		return failed(j.syncer.syncFromDiscord(ctx, session, refused))
 	}
-	return j.syncer.sync(ctx, j.cfg.Commands, refused)
+	return failed(j.syncer.sync(ctx, j.cfg.Commands, refused))
 }
 
 // report logs a failure and calls OnResult.
@@ -276,7 +276,7 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 // label. Its zero value is no outcome.
 type Outcome uint8
 
-// Outcomes of a sync, as [OutcomeOf] names them.
+// Outcomes of a sync, as [Result.Outcome] names them.
 const (
 	// OutcomePublished: the definitions were sent and the service took them.
 	OutcomePublished Outcome = iota + 1
@@ -306,12 +306,10 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// OutcomeOf says what a sync did, from what [JobConfig.OnResult] gets:
-// [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
-// [OutcomeFailed].
-func OutcomeOf(r Result, err error) Outcome {
+// failed sets the Outcome of a sync that returned an error.
+func failed(r Result, err error) (Result, error) {
 	if err != nil {
-		return OutcomeFailed
+		r.Outcome = OutcomeFailed
 	}
-	return r.Outcome
+	return r, err
 }

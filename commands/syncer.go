@@ -29,7 +29,7 @@ type Result struct {
 	// Outcome is what the sync did: [OutcomePublished], [OutcomeUnchanged]
 	// (the commands are the ones published last time) or [OutcomeSkipped]
 	// (the token's project is not a Discord bot: only a Discord bot has
-	// commands on its listing). Zero beside an error; see [OutcomeOf].
+	// commands on its listing), or [OutcomeFailed] beside an error.
 	Outcome Outcome
 	// Commands is the number of command definitions considered.
 	Commands int
@@ -112,7 +112,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 // is logged and at worst sends the same commands once more. Errors of the
 // service are returned wrapped (*topgg.APIError, *topgg.RateLimitError, ...).
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
-	return s.sync(ctx, cmds, nil)
+	return failed(s.sync(ctx, cmds, nil))
 }
 
 // refusal is the definitions the service refused for good, by fingerprint,

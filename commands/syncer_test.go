@@ -214,7 +214,7 @@ func TestSyncFailedPublishIsRetriedByNextSync(t *testing.T) {
 			var apiErr *topgg.APIError
 			require.ErrorAs(t, err, &apiErr)
 			require.Equal(t, tc.status, apiErr.StatusCode)
-			require.Equal(t, commands.OutcomeFailed, commands.OutcomeOf(res, err), "a failed publish is no skip")
+			require.Equal(t, commands.OutcomeFailed, res.Outcome, "a failed publish is no skip")
 			require.Equal(t, tc.attempts, countRequests(srv, http.MethodPut, commandsPath))
 			saved, err := store.LoadHash(t.Context())
 			require.NoError(t, err)

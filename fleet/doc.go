@@ -10,7 +10,7 @@
 // release are Lua compare-and-set on the lease's value (holder id and token);
 // there is no lock library (none fences). [Lease.Run] campaigns, then runs
 // the leader's work with a context cancelled (cause [ErrLeaseLost]) when the
-// lease is taken or has not been renewed by TTL-Margin after the send time of
+// lease is taken or has not been renewed by TTL-TTL/5 after the send time of
 // the last successful renewal, on the local monotonic clock: Redis counts the
 // TTL from when it received that renewal, later than it was sent, so the
 // leader stops before the lease can expire. On return it releases the lease

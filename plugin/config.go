@@ -22,7 +22,6 @@ const (
 // Defaults of the Config fields left zero (nil for the pointer fields).
 const (
 	defaultAutopost         = AutopostV1
-	defaultAutopostInterval = autopost.DefaultInterval
 	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
 	defaultVoteLookback     = voterewards.DefaultLookback
@@ -271,9 +270,6 @@ func (c Config) resolve() settings {
 	if s.Autopost == "" {
 		s.Autopost = defaultAutopost
 	}
-	if s.AutopostInterval == 0 {
-		s.AutopostInterval = defaultAutopostInterval
-	}
 	if c.SyncCommands != nil {
 		s.syncCommands = *c.SyncCommands
 	}
@@ -289,7 +285,7 @@ func (c Config) resolve() settings {
 	if s.WebhookPath == "" {
 		s.WebhookPath = DefaultWebhookPath
 	}
-	// Refresh, ready timeout and the vote settings keep 0: their packages apply
+	// The autopost intervals and the vote settings keep 0: their packages apply
 	// their own defaults to it, and say them in their docs.
 	return s
 }
