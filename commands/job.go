@@ -41,7 +41,7 @@ type JobConfig struct {
 	Commands []*discordgo.ApplicationCommand
 	// Session, for a bot that gives no list, is one of its sessions: once
 	// it has its READY, the application's global commands are read from
-	// Discord through it (see [Syncer.SyncFromDiscord]). A bot often
+	// Discord through it (GET /applications/{id}/commands). A bot often
 	// registers its commands after READY, so the Job reads them again every
 	// Interval; an unchanged list costs one Discord GET and no Top.gg call.
 	Session *discordgo.Session
