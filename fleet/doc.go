@@ -4,30 +4,20 @@
 //
 // # Leadership
 //
-// [Lease] elects one leader per bot. Taking the lease is one Lua call:
-// SET lease NX PX ttl and, only for the winner, INCR of a token counter, so
-// each term has a fencing token larger than every earlier one. Renewal and
-// release are Lua compare-and-set on the lease's value (holder id and token);
-// there is no lock library (none fences). [Lease.Run] campaigns, then runs
-// the leader's work with a context cancelled (cause [ErrLeaseLost]) when the
-// lease is taken or has not been renewed by TTL-TTL/5 after the send time of
-// the last successful renewal, on the local monotonic clock: Redis counts the
-// TTL from when it received that renewal, later than it was sent, so the
-// leader stops before the lease can expire. On return it releases the lease
-// and publishes the release, so a contender waiting on that channel takes
-// over at once (a few ms in the tests), rather than after the TTL.
+// [Lease] elects one leader per bot: taking the lease is one Lua call (SET
+// NX PX and, for the winner only, INCR of a token counter, so each term has a
+// fencing token larger than every earlier one); renewal and release are Lua
+// compare-and-set. [Lease.Run] runs the leader's work with a context that
+// ends before the lease can expire, and on return publishes the release, so
+// a waiting contender takes over at once rather than after the TTL.
 //
-// A pause longer than the margin (GC, SIGSTOP, a swap storm) can still let a
-// stale leader act after its successor started. That is what the fence is
-// for: every write a leader makes to shared state goes through a
-// [FencedScript] (or [Fence.Set]), which Redis runs only while the token
-// counter still equals the writer's token. The test that SIGSTOPs a leading
-// child process past its TTL shows its late write refused.
-//
-// The token counter must survive as long as the leases: run Redis with AOF
-// (or RDB) persistence. If the counter is lost anyway, the next token is
-// Redis's clock in milliseconds, above every token drawn before (elections
-// are far rarer than one per millisecond).
+// A pause longer than the safety margin (GC, SIGSTOP, a swap storm) can still
+// let a stale leader act after its successor started: every write a leader
+// makes to shared state goes through a [FencedScript] (or [Fence.Set]), which
+// Redis runs only while the token counter still equals the writer's token.
+// The counter must survive as long as the leases: run Redis with AOF (or RDB)
+// persistence. If it is lost anyway, the next token is Redis's clock in
+// milliseconds, above every token drawn before.
 //
 // # Counts
 //
