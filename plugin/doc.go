@@ -7,10 +7,10 @@
 // The whole use:
 //
 //	// The settings: every zero field of Config means its default, so Config{}
-//	// works; LoadConfig reads the TOPGG_* variables (LoadEnv fills a bot's own
+//	// works; LoadEnv reads the TOPGG_* variables into it (or into a bot's own
 //	// struct that embeds a Config). Errors name the variable.
-//	cfg, err := plugin.LoadConfig(ctx, nil)
-//	if err != nil {
+//	var cfg plugin.Config
+//	if err := plugin.LoadEnv(ctx, &cfg, nil); err != nil {
 //		log.Fatal(err) // e.g. "TOPGG_VOTE_POLL_INTERVAL: is set but empty; ..."
 //	}
 //	client, err := topgg.New(os.Getenv("TOPGG_TOKEN"))
