@@ -29,29 +29,9 @@ const (
 // String returns the route's label value, such as "metrics_batch", or
 // "unknown" for a value that is no Route. It does not allocate.
 func (r Route) String() string {
-	switch r {
-	case RouteProject:
-		return "project"
-	case RouteAnnouncements:
-		return "announcements"
-	case RouteMetrics:
-		return "metrics"
-	case RouteMetricsBatch:
-		return "metrics_batch"
-	case RouteCommands:
-		return "commands"
-	case RouteVotes:
-		return "votes"
-	case RouteVoteStatus:
-		return "vote_status"
-	case RouteLegacyBots:
-		return "legacy_bots"
-	case RouteLegacyStats:
-		return "legacy_stats"
-	case RouteLegacyCheck:
-		return "legacy_check"
-	case RouteLegacyVoters:
-		return "legacy_voters"
+	names := [...]string{"unknown", "project", "announcements", "metrics", "metrics_batch", "commands", "votes", "vote_status", "legacy_bots", "legacy_stats", "legacy_check", "legacy_voters"}
+	if int(r) < len(names) {
+		return names[r]
 	}
 	return "unknown"
 }
@@ -87,19 +67,9 @@ const (
 // String returns the outcome's label value, such as "rate_limited", or
 // "unknown". It does not allocate.
 func (o Outcome) String() string {
-	switch o {
-	case OutcomeOK:
-		return "ok"
-	case OutcomeAPIError:
-		return "api_error"
-	case OutcomeRateLimited:
-		return "rate_limited"
-	case OutcomeBlocked:
-		return "blocked"
-	case OutcomeTransportError:
-		return "transport_error"
-	case OutcomeBadAnswer:
-		return "bad_answer"
+	names := [...]string{"unknown", "ok", "api_error", "rate_limited", "blocked", "transport_error", "bad_answer"}
+	if int(o) < len(names) {
+		return names[o]
 	}
 	return "unknown"
 }

@@ -80,10 +80,7 @@ func (c Config) String() string {
 		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
 }
 
-// GoString describes the Config without its secrets, for %#v.
-func (c Config) GoString() string { return c.String() }
-
-// Format prints the Config without its secrets under every verb.
+// Format prints the Config without its secrets under every verb (%#v included).
 func (c Config) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // LogValue makes slog print the Config without its secrets.

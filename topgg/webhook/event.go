@@ -100,23 +100,15 @@ type IntegrationCreate struct {
 	User          User
 }
 
-// String prints the event with its secret redacted.
-func (e IntegrationCreate) String() string { return fmt.Sprintf("%+v", plainIntegrationCreate(e)) }
-
-// GoString prints the event with its secret redacted, for %#v.
-func (e IntegrationCreate) GoString() string {
-	return "webhook.IntegrationCreate" + strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate")
-}
-
-// Format prints the event with its secret redacted under every verb: a
-// pointer to it inside a struct printed with a verb that does not fit a
-// pointer (%s, %d) would otherwise be printed by fmt without any method.
+// Format prints the event with its secret redacted under every verb. The
+// Secret redacts itself, but not where fmt reports a bad verb (%d on a
+// pointer to it inside a struct), which prints without calling any method.
 func (e IntegrationCreate) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
-		_, _ = io.WriteString(f, e.GoString())
+		_, _ = io.WriteString(f, "webhook.IntegrationCreate"+strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate"))
 		return
 	}
-	_, _ = io.WriteString(f, e.String())
+	_, _ = fmt.Fprintf(f, "%+v", plainIntegrationCreate(e))
 }
 
 // plainIntegrationCreate has IntegrationCreate's fields and none of its

@@ -7,3 +7,6 @@ func WithClock(c Config, clk clock.Clock) Config {
 	c.clock = clk
 	return c
 }
+
+// DecodeLegacy decodes a v0 body, for the decoding tests.
+var DecodeLegacy = decodeLegacy

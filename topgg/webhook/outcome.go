@@ -43,25 +43,9 @@ const (
 // String returns the outcome's label value, such as "store_failed", or
 // "unknown". It does not allocate.
 func (o Outcome) String() string {
-	switch o {
-	case OutcomeAccepted:
-		return "accepted"
-	case OutcomeUnauthorized:
-		return "unauthorized"
-	case OutcomeForbidden:
-		return "forbidden"
-	case OutcomeStale:
-		return "stale"
-	case OutcomeMalformed:
-		return "bad_request"
-	case OutcomeTooLarge:
-		return "too_large"
-	case OutcomeMethodNotAllowed:
-		return "method_not_allowed"
-	case OutcomeStoreFailed:
-		return "store_failed"
-	case OutcomePanic:
-		return "panic"
+	names := [...]string{"unknown", "accepted", "unauthorized", "forbidden", "stale", "bad_request", "too_large", "method_not_allowed", "store_failed", "panic"}
+	if int(o) < len(names) {
+		return names[o]
 	}
 	return "unknown"
 }

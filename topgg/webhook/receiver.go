@@ -41,7 +41,7 @@ import (
 // No callback runs for a refused delivery. A Receiver prints without its
 // secrets; the zero Receiver answers every request 500.
 type Receiver struct {
-	keys          *keyring               // v1 secrets; nil when v1 is off
+	keys          keyring                // v1 secrets; nil when v1 is off
 	legacy        func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	onVote        func(context.Context, Vote) error
 	onEvent       func(context.Context, Event)
@@ -83,17 +83,10 @@ func (h *Receiver) String() string {
 	if h == nil || h.clock == nil {
 		return "webhook.Receiver{unconfigured}"
 	}
-	n := 0
-	if h.keys != nil {
-		n = len(h.keys.pools)
-	}
-	return fmt.Sprintf("webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", n, setOrNot(h.legacy != nil), h.tolerance)
+	return fmt.Sprintf("webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", len(h.keys), setOrNot(h.legacy != nil), h.tolerance)
 }
 
-// GoString describes the Receiver without its secrets, for %#v.
-func (h *Receiver) GoString() string { return h.String() }
-
-// Format prints the Receiver without its secrets under every verb.
+// Format prints the Receiver without its secrets under every verb (%#v included).
 func (h *Receiver) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, h.String()) }
 
 // errNotConfigured answers a zero or nil Receiver.
@@ -113,14 +106,14 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.observe(r.Context(), OutcomeMethodNotAllowed)
 		return
 	}
-	var d decoded
-	if err := h.receive(r, &d); err != nil {
+	ev, err := h.receive(r)
+	if err != nil {
 		h.refuse(w, r, statusOf(err), err)
 		h.observe(r.Context(), outcomeOf(err))
 		return
 	}
-	d.ev.Trace = r.Header.Get(TraceHeader)
-	outcome := h.answer(w, r, &d)
+	ev.Trace = r.Header.Get(TraceHeader)
+	outcome := h.answer(w, r, &ev)
 	h.observe(r.Context(), outcome)
 	if outcome != OutcomeAccepted {
 		return
@@ -129,7 +122,7 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// After the answer: a panic writes nothing more (Top.gg has its 2xx)
 		// and is counted on its own.
 		ctx := context.WithoutCancel(r.Context())
-		if err := h.contain(ctx, "OnEvent", func() error { h.onEvent(ctx, d.event()); return nil }); err != nil {
+		if err := h.contain(ctx, "OnEvent", func() error { h.onEvent(ctx, ev); return nil }); err != nil {
 			h.observe(ctx, OutcomePanic)
 		}
 	}
@@ -137,55 +130,55 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // receive authenticates the request and decodes its body: v1 when it has a
 // signature header, else v0.
-func (h *Receiver) receive(r *http.Request, d *decoded) error {
+func (h *Receiver) receive(r *http.Request) (Event, error) {
 	if vals := r.Header.Values(SignatureHeader); len(vals) > 0 {
-		return h.receiveV1(r, vals, d)
+		return h.receiveV1(r, vals)
 	}
-	return h.receiveV0(r, d)
+	return h.receiveV0(r)
 }
 
-func (h *Receiver) receiveV1(r *http.Request, vals []string, d *decoded) error {
+func (h *Receiver) receiveV1(r *http.Request, vals []string) (Event, error) {
 	if h.keys == nil {
-		return fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
+		return Event{}, fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
 	}
 	if len(vals) != 1 {
-		return fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
+		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
 	}
 	sig, err := parseSignature(vals[0])
 	if err != nil {
-		return err
+		return Event{}, err
 	}
 	// The timestamp is checked before the body is read: a stale replay costs
 	// nothing.
 	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
-		return err
+		return Event{}, err
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return err
+		return Event{}, err
 	}
 	if !h.keys.match(&sig, body) {
-		return ErrSignatureMismatch
+		return Event{}, ErrSignatureMismatch
 	}
-	return decodeV1(body, d)
+	return Decode(body)
 }
 
-func (h *Receiver) receiveV0(r *http.Request, d *decoded) error {
+func (h *Receiver) receiveV0(r *http.Request) (Event, error) {
 	if h.legacy == nil {
-		return fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
+		return Event{}, fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
 	}
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
-		return fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
+		return Event{}, fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
 	}
 	if !h.legacy(auth) {
-		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
+		return Event{}, fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return err
+		return Event{}, err
 	}
-	return decodeV0(body, d)
+	return decodeLegacy(body)
 }
 
 // legacyChecker compares with want in constant time. Only want's digest is
@@ -229,14 +222,14 @@ func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, er
 
 // answer stores what must be stored before the answer, then writes and
 // flushes it. It returns the outcome: OutcomeAccepted, or why not.
-func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
+func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) Outcome {
 	switch {
-	case d.isVote && h.onVote != nil:
-		if o := h.storeVote(w, r, &d.vote); o != OutcomeAccepted {
+	case ev.Vote != nil && h.onVote != nil:
+		if o := h.storeVote(w, r, ev.Vote); o != OutcomeAccepted {
 			return o
 		}
-	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
-		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
+	case ev.IntegrationCreate != nil && h.onIntegration != nil:
+		return h.answerIntegration(w, r, ev.IntegrationCreate)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	h.flush(w, r)

@@ -8,7 +8,6 @@ import (
 	"hash"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -86,18 +85,11 @@ func parseSignature(h string) (signature, error) {
 // parseUnix accepts 1 to 18 decimal digits, no sign: enough for any date of
 // this era, and it cannot overflow.
 func parseUnix(v string) (int64, error) {
-	if len(v) == 0 || len(v) > 18 {
-		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 digits", ErrMalformedSignature)
+	t, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || len(v) > 18 {
+		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
 	}
-	var t int64
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: the timestamp is not a decimal number", ErrMalformedSignature)
-		}
-		t = t*10 + int64(c-'0')
-	}
-	return t, nil
+	return int64(t), nil
 }
 
 // fresh checks that the signature's time is within tol of now, either way.
@@ -109,24 +101,15 @@ func (s *signature) fresh(now time.Time, tol time.Duration) error {
 	return nil
 }
 
-// keyring computes the MACs of a set of secrets. The keys live only in the
-// pools' closures, which no formatting prints; each pool keeps keyed HMAC
-// states so that a verification allocates nothing.
-type keyring struct {
-	pools []sync.Pool
-}
+// keyring computes the MACs of a set of secrets. The keys live only in
+// closures, which no formatting prints.
+type keyring []func() hash.Hash
 
-type macState struct {
-	h   hash.Hash
-	pre [24]byte // "<t>." fits: t has at most 18 digits
-	sum [sha256.Size]byte
-}
-
-func newKeyring(secrets []Secret) *keyring {
-	k := &keyring{pools: make([]sync.Pool, len(secrets))}
+func newKeyring(secrets []Secret) keyring {
+	k := make(keyring, len(secrets))
 	for i, s := range secrets {
 		key := []byte(s)
-		k.pools[i].New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
+		k[i] = func() hash.Hash { return hmac.New(sha256.New, key) }
 	}
 	return k
 }
@@ -134,24 +117,25 @@ func newKeyring(secrets []Secret) *keyring {
 // match reports whether any secret signed "<ts>.<body>" with any of the
 // signature's MACs. Each comparison takes constant time; the search stops at
 // the first match, which tells a caller with a valid signature nothing new.
-func (k *keyring) match(s *signature, body []byte) bool {
-	for i := range k.pools {
-		st := k.pools[i].Get().(*macState)
-		st.h.Reset()
-		pre := append(append(st.pre[:0], s.ts...), '.')
-		st.h.Write(pre)
-		st.h.Write(body)
-		sum := st.h.Sum(st.sum[:0])
+func (k keyring) match(s *signature, body []byte) bool {
+	for _, mac := range k {
+		sum := macOf(mac(), s.ts, body)
 		ok := false
-		for j := 0; j < s.n; j++ {
+		for j := range s.n {
 			ok = hmac.Equal(sum, s.macs[j][:]) || ok
 		}
-		k.pools[i].Put(st)
 		if ok {
 			return true
 		}
 	}
 	return false
+}
+
+// macOf returns the MAC of "<ts>.<body>".
+func macOf(h hash.Hash, ts string, body []byte) []byte {
+	h.Write([]byte(ts + "."))
+	h.Write(body)
+	return h.Sum(nil)
 }
 
 // Verify checks a v1 delivery: header is the x-topgg-signature value, body
@@ -198,9 +182,5 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 // "<t>.<body>">". It is for tests of a receiver; see also [NewRequest].
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
 }
