@@ -46,7 +46,7 @@ type Announcement struct {
 // ended mid-body, the JSON is malformed) still posted the announcement: the cooldown
 // starts and the error is a *DecodeError that says so and wraps the cause.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
-	if err := a.Validate(); err != nil {
+	if err := a.validate(); err != nil {
 		return nil, err
 	}
 	const family = "v1:announcements"

@@ -3,7 +3,6 @@ package topgg
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -38,10 +37,9 @@ type Client struct {
 	log       *slog.Logger
 	retry     RetryPolicy
 	userAgent []string
-	projectID string
 
 	limits    *limits
-	observers []Observer
+	observers []func(Request)
 	// refused holds the last refusal of the token, per kind (v1, v0), until
 	// an answer of that kind accepts it; see TokenRefused.
 	refused [2]atomic.Pointer[APIError]
@@ -66,7 +64,7 @@ type config struct {
 	legacyN   int
 	legacyPer time.Duration
 	clk       clock.Clock
-	observers []Observer
+	observers []func(Request)
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
@@ -189,7 +187,6 @@ func New(token string, opts ...Option) (*Client, error) {
 		log:       cfg.log.With("component", "topgg"),
 		retry:     cfg.retry,
 		userAgent: []string{cfg.userAgent},
-		projectID: projectIDFromToken(token),
 		limits:    newLimits(cfg.clk, cfg.legacyN, cfg.legacyPer),
 		observers: cfg.observers,
 	}
@@ -250,20 +247,10 @@ func defaultHTTPClient() *http.Client {
 // and demos may run with short intervals; nothing a user sets by accident lifts them.
 func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
-// ProjectID returns the project id carried in the token's informal payload, or "" when
-// the token carries none. It is a hint: the authoritative id comes from [Client.Project].
-func (c *Client) ProjectID() string { return c.projectID }
-
-// String describes the client without its token.
-func (c *Client) String() string {
-	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
+// Format prints the client, its base URL and no token, under every verb.
+func (c *Client) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
-
-// GoString describes the client without its token, for %#v.
-func (c *Client) GoString() string { return c.String() }
-
-// Format prints the client without its token under every verb (%v, %+v, %#v, %s, %q).
-func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
 
 // Legacy returns the v0 (/bots) interface of this client. It shares the client's
 // transport, retries and limits; v0 calls authenticate with the bare token.

@@ -17,7 +17,7 @@ import (
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
-func (l *Legacy) String() string { return "topgg.Legacy{" + l.c.String() + "}" }
+func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.c) }
 
 const legacyFamily = "v0"
 

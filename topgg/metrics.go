@@ -2,7 +2,6 @@ package topgg
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -10,8 +9,6 @@ import (
 // Metrics is a metrics payload for one kind of project: [BotMetrics], [ServerMetrics]
 // or [GameMetrics]. The set is closed: the service accepts no other shape.
 type Metrics interface {
-	// Validate checks the payload against the service's rules.
-	Validate() error
 	kind() projectKind
 	validate(field string) error
 }
@@ -62,17 +59,21 @@ type MetricsSample struct {
 	Metrics   Metrics
 }
 
-// MarshalJSON encodes the sample as the service's batch entry.
-func (s MetricsSample) MarshalJSON() ([]byte, error) {
-	e := struct {
-		Metrics   Metrics    `json:"metrics"`
-		Timestamp *time.Time `json:"timestamp,omitempty"`
-	}{Metrics: s.Metrics}
-	if !s.Timestamp.IsZero() {
-		t := s.Timestamp.UTC()
-		e.Timestamp = &t
+// batchEntry is a MetricsSample as the service's batch takes it.
+type batchEntry struct {
+	Metrics   Metrics    `json:"metrics"`
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+}
+
+func batchEntries(samples []MetricsSample) []batchEntry {
+	data := make([]batchEntry, len(samples))
+	for i, s := range samples {
+		data[i].Metrics = s.Metrics
+		if !s.Timestamp.IsZero() {
+			data[i].Timestamp = new(s.Timestamp.UTC())
+		}
 	}
-	return json.Marshal(e)
+	return data
 }
 
 // PostMetricsBatch sends 1 to [MaxBatch] samples at once (POST /v1/projects/@me/metrics/batch).
@@ -84,8 +85,8 @@ func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) 
 		return err
 	}
 	body := struct {
-		Data []MetricsSample `json:"data"`
-	}{samples}
+		Data []batchEntry `json:"data"`
+	}{batchEntries(samples)}
 	_, err := c.do(ctx, &call{method: http.MethodPost, path: c.project.v1Path("/metrics/batch"), body: body, idempotent: true, family: "v1:metrics", route: RouteMetricsBatch, tokenOnly400: true}, nil)
 	return err
 }

@@ -74,7 +74,7 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Request describes one attempt of a call, as an [Observer] sees it. It is a
+// Request describes one attempt of a call, as an observer ([WithObserver]) sees it. It is a
 // plain value: observing it allocates nothing.
 type Request struct {
 	Route  Route
@@ -93,17 +93,12 @@ type Request struct {
 	Err error
 }
 
-// Observer is told of every attempt of every call of a [Client], from the
-// calling goroutine, after the attempt and before any retry wait. It must be
-// safe for concurrent use and return quickly; it must not call the Client.
-// A panic in it is recovered and logged (with [WithLogger]'s logger): the
-// call goes on as if the observer had returned.
-type Observer func(Request)
-
-// WithObserver adds o to the client's observers; it may be given several
-// times, and the observers are called in the order given. A nil o is an
-// error. Without an observer, a call costs nothing more.
-func WithObserver(o Observer) Option {
+// WithObserver adds o to the client's observers, which are told of every
+// attempt of every call, in the order given, from the calling goroutine,
+// after the attempt and before any retry wait. o must be safe for concurrent
+// use, return quickly and not call the Client; a panic in it is recovered and
+// logged. A nil o is an error. Without an observer, a call costs nothing more.
+func WithObserver(o func(Request)) Option {
 	return func(c *config) error {
 		if o == nil {
 			return errors.New("topgg: WithObserver: nil Observer")
@@ -124,7 +119,7 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 
 // tell calls one observer, containing a panic: an observer's bug must not
 // break the call it watches. It does not allocate when o returns.
-func (c *Client) tell(o Observer, req Request) {
+func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			c.log.LogAttrs(context.Background(), slog.LevelError, "topgg: Observer panicked",

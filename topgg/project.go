@@ -81,7 +81,7 @@ type ProjectUpdate struct {
 // UpdateProject sets the headline and/or page content (PATCH /v1/projects/@me). The
 // website may take up to an hour to show the change.
 func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
-	if err := u.Validate(); err != nil {
+	if err := u.validate(); err != nil {
 		return err
 	}
 	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path(""), body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)

@@ -28,13 +28,6 @@ func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
 }
 
-// NoRetries returns a policy that sends every call once.
-func NoRetries() RetryPolicy {
-	p := DefaultRetryPolicy()
-	p.MaxAttempts = 1
-	return p
-}
-
 func (p RetryPolicy) validate() error {
 	switch {
 	case p.MaxAttempts < 1:

@@ -34,24 +34,6 @@ func tokenPayload(token string) map[string]json.RawMessage {
 	return p
 }
 
-// projectIDFromToken reads the project id ({"id": ...}) from the token's payload,
-// or "" when there is none.
-func projectIDFromToken(token string) string {
-	id, ok := tokenPayload(token)["id"]
-	if !ok {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(id, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
 // legacyTokenHint is the hint a refused v1 call carries when the token looks like
 // a legacy v0 (bot) token: a payload that has "bot": true and no "_t" member,
 // which every project token has. Any other payload, or none, gives no hint.

@@ -390,16 +390,6 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	return e
 }
 
-// retryAfter reads the Retry-After header (seconds, possibly fractional, or an HTTP
-// date) and falls back to the body key "retry-after" (seconds). The result is clamped
-// to [0, maxRetryAfter]; ok is false when neither gives a value.
-func retryAfter(header string, body []byte, now time.Time) (time.Duration, bool) {
-	if d, ok := parseRetryAfterHeader(header, now); ok {
-		return d, true
-	}
-	return parseRetryAfterBody(body)
-}
-
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 	if len(body) == 0 {
 		return 0, false

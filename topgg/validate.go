@@ -55,9 +55,8 @@ func checkCount(field string, n *int) error {
 	return nil
 }
 
-// Validate checks the update against the service's rules: at least one member, known
-// locales, lengths in characters.
-func (u ProjectUpdate) Validate() error {
+// validate checks the update: at least one member, known locales, lengths in characters.
+func (u ProjectUpdate) validate() error {
 	if len(u.Headline) == 0 && len(u.PageContent) == 0 {
 		return invalid("headline/page_content", "both are empty", "at least one of headline and page_content")
 	}
@@ -79,8 +78,7 @@ func (u ProjectUpdate) Validate() error {
 	return nil
 }
 
-// Validate checks title and content lengths and the category.
-func (a NewAnnouncement) Validate() error {
+func (a NewAnnouncement) validate() error {
 	if err := checkLen("title", a.Title, announcementTitleMin, announcementTitleMax); err != nil {
 		return err
 	}
@@ -94,9 +92,6 @@ func (a NewAnnouncement) Validate() error {
 	return invalid("category", fmt.Sprintf("%q is unknown", string(a.Category)), "announcement, event or new_feature")
 }
 
-// Validate checks the payload: counts >= 0 and at least one field.
-func (m BotMetrics) Validate() error { return m.validate("metrics") }
-
 func (m BotMetrics) validate(f string) error {
 	if m.ServerCount == nil && m.ShardCount == nil {
 		return invalid(f, "has no field", "at least one of server_count and shard_count")
@@ -106,9 +101,6 @@ func (m BotMetrics) validate(f string) error {
 	}
 	return checkCount(f+".shard_count", m.ShardCount)
 }
-
-// Validate checks the payload: counts >= 0, at least one field, online <= member.
-func (m ServerMetrics) Validate() error { return m.validate("metrics") }
 
 func (m ServerMetrics) validate(f string) error {
 	if m.MemberCount == nil && m.OnlineCount == nil {
@@ -125,9 +117,6 @@ func (m ServerMetrics) validate(f string) error {
 	}
 	return nil
 }
-
-// Validate checks the payload: player_count >= 0.
-func (m GameMetrics) Validate() error { return m.validate("metrics") }
 
 func (m GameMetrics) validate(f string) error {
 	return checkCount(f+".player_count", &m.PlayerCount)

@@ -21,9 +21,6 @@ type Vote struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// ActiveAt reports whether the vote is still active at t.
-func (v Vote) ActiveAt(t time.Time) bool { return t.Before(v.ExpiresAt) }
-
 // VotePage is one page of the vote history, oldest vote first.
 type VotePage struct {
 	// Cursor reads the next page. It may be present, even "", on the last page.
