@@ -21,7 +21,7 @@ var (
 	// ErrMalformedBody: a body that is not JSON, or an event of a known type
 	// that lacks a required member (400).
 	ErrMalformedBody = errors.New("webhook: malformed body")
-	// ErrBodyTooLarge: a body over [MaxBodyBytes] (413).
+	// ErrBodyTooLarge: a body over 2 MiB (413).
 	ErrBodyTooLarge = errors.New("webhook: body too large")
 )
 

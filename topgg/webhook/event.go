@@ -25,25 +25,20 @@ const (
 	TypeIntegrationDelete EventType = "integration.delete"
 )
 
-// Project is the project a v1 event is about.
+// Project is the project a v1 event is about: its Top.gg id, its type ("bot",
+// "server", "game", ...) and platform ("discord", "roblox", ...) as sent, and
+// its id on the platform (a bot's application id, a server's guild id).
 type Project struct {
-	// ID is the Top.gg project id.
-	ID string `json:"id"`
-	// Type is "bot", "server", "game", ... (kept as sent).
-	Type string `json:"type"`
-	// Platform is "discord", "roblox", ... (kept as sent).
-	Platform string `json:"platform"`
-	// PlatformID is the project's id on its platform (the Discord
-	// application id of a bot, the guild id of a server).
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Platform   string `json:"platform"`
 	PlatformID string `json:"platform_id"`
 }
 
-// User is the Top.gg user a v1 event is about.
+// User is the Top.gg user a v1 event is about: the Top.gg user id, the id on
+// the project's platform (the Discord user id), name and avatar.
 type User struct {
-	// ID is the Top.gg user id.
-	ID string `json:"id"`
-	// PlatformID is the user's id on the project's platform (the Discord
-	// user id).
+	ID         string `json:"id"`
 	PlatformID string `json:"platform_id"`
 	Name       string `json:"name"`
 	AvatarURL  string `json:"avatar_url"`
@@ -54,21 +49,14 @@ type User struct {
 type Vote struct {
 	// Version is 1 for a v1 (signed) delivery, 0 for a legacy one.
 	Version int
-	// ID is the vote's id (v1 only). The vote history has no id: a store
-	// that merges both sources cannot deduplicate on it alone.
-	ID string
-	// UserID is the voter's Top.gg user id (v1 only).
-	UserID string
-	// PlatformID is the voter's id on the platform, the Discord user id:
-	// user.platform_id in v1, user in v0.
-	PlatformID string
-	// UserName and AvatarURL describe the voter (v1 only).
-	UserName, AvatarURL string
-	// ProjectID is the Top.gg project id (v1 only).
-	ProjectID string
-	// ProjectPlatformID is the project's platform id: project.platform_id in
-	// v1, bot or guild in v0.
-	ProjectPlatformID string
+	// ID (the vote's id), UserID (the voter's Top.gg id), UserName,
+	// AvatarURL and ProjectID (the Top.gg project id) are v1 only. The vote
+	// history has no id: a store that merges both cannot deduplicate on it.
+	ID, UserID, UserName, AvatarURL, ProjectID string
+	// PlatformID is the voter's Discord user id (user.platform_id in v1,
+	// user in v0); ProjectPlatformID the project's (project.platform_id in
+	// v1, bot or guild in v0).
+	PlatformID, ProjectPlatformID string
 	// Guild is true for a v0 vote for a server (the body had guild, not bot).
 	Guild bool
 	// Weight is how many votes it counts for: as sent in v1 (1 if absent),

@@ -10,3 +10,6 @@ func WithClock(c Config, clk clock.Clock) Config {
 
 // DecodeLegacy decodes a v0 body, for the decoding tests.
 var DecodeLegacy = decodeLegacy
+
+// MaxBodyBytes is the largest body a Receiver reads.
+const MaxBodyBytes = maxBodyBytes

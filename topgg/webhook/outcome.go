@@ -1,10 +1,5 @@
 package webhook
 
-import (
-	"context"
-	"errors"
-)
-
 // Outcome says how a [Receiver] answered one delivery: a small fixed set, fit
 // for a metrics label (topggprom labels each value by its String, and any
 // value without a name as "other").
@@ -25,7 +20,7 @@ const (
 	// OutcomeMalformed: 400; a body that is not a valid event, or a vote the
 	// store can never take.
 	OutcomeMalformed
-	// OutcomeTooLarge: 413; a body over [MaxBodyBytes].
+	// OutcomeTooLarge: 413; a body over 2 MiB.
 	OutcomeTooLarge
 	// OutcomeMethodNotAllowed: 405; not a POST.
 	OutcomeMethodNotAllowed
@@ -48,28 +43,4 @@ func (o Outcome) String() string {
 		return names[o]
 	}
 	return "unknown"
-}
-
-// outcomeOf classifies a refusal of receive.
-func outcomeOf(err error) Outcome {
-	switch {
-	case errors.Is(err, ErrNoSignature), errors.Is(err, ErrMalformedSignature):
-		return OutcomeUnauthorized
-	case errors.Is(err, ErrTimestamp):
-		return OutcomeStale
-	case errors.Is(err, ErrSignatureMismatch):
-		return OutcomeForbidden
-	case errors.Is(err, ErrBodyTooLarge):
-		return OutcomeTooLarge
-	default:
-		return OutcomeMalformed
-	}
-}
-
-// observe tells the Observer, if any, of one answer, containing a panic.
-func (h *Receiver) observe(ctx context.Context, o Outcome) {
-	if h.observer == nil {
-		return
-	}
-	_ = h.contain(ctx, "Observer", func() error { h.observer(o); return nil })
 }

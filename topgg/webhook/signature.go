@@ -1,6 +1,9 @@
 package webhook
 
 import (
+	"bytes"
+	"context"
+	"net/http"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,9 +22,9 @@ const (
 	TraceHeader = "X-Topgg-Trace"
 )
 
-// DefaultTolerance is how far a signature's timestamp may be from now, in
+// defaultTolerance is how far a signature's timestamp may be from now, in
 // either direction, by default: the 5 minutes of Top.gg's documentation.
-const DefaultTolerance = 5 * time.Minute
+const defaultTolerance = 5 * time.Minute
 
 // Bounds of the signature header: a header longer, or with more v1 entries,
 // is malformed. Top.gg sends one entry of 64 hex digits.
@@ -141,7 +144,7 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 // Verify checks a v1 delivery: header is the x-topgg-signature value, body
 // the raw body, now the current time. It returns nil when one of secrets
 // signed "<t>.<body>" and t is within tolerance of now (in either direction;
-// tolerance <= 0 means [DefaultTolerance]); otherwise an error wrapping
+// tolerance <= 0 means 5 minutes); otherwise an error wrapping
 // [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
 // [ErrSignatureMismatch]. A [Receiver] does this for every delivery; Verify is
 // for receivers that are not an http.Handler.
@@ -162,7 +165,7 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 		return ErrNoSignature
 	}
 	if tolerance <= 0 {
-		tolerance = DefaultTolerance
+		tolerance = defaultTolerance
 	}
 	sig, err := parseSignature(header)
 	if err != nil {
@@ -183,4 +186,17 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
 	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
+}
+
+// NewRequest returns a POST of body to url as Top.gg sends a v1 delivery:
+// JSON, signed with secret at time t (see [Sign]). It is for tests of a
+// receiver, this package's [Receiver] or another.
+func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SignatureHeader, Sign(secret, t, body))
+	return req, nil
 }
