@@ -3,12 +3,12 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
