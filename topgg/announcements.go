@@ -50,7 +50,7 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 		return nil, err
 	}
 	const family = "v1:announcements"
-	r := &call{method: http.MethodPost, path: c.project.v1Path("/announcements"), body: a, family: family, route: RouteAnnouncements, allowEmpty: true, tokenOnly400: true}
+	r := &call{method: http.MethodPost, path: me + "/announcements", body: a, family: family, route: RouteAnnouncements, allowEmpty: true, tokenOnly400: true}
 	var out Announcement
 	// allowEmpty: the post succeeded even if the service sends nothing back, and
 	// calling it a failure would invite a second post.

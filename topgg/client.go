@@ -22,6 +22,9 @@ const DefaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 
+// me is the path of the project that owns the token, the only one v1 lets a token reach.
+const me = "/v1/projects/@me"
+
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
 // it is safe for concurrent use by many goroutines. The zero value is not usable.
 type Client struct {
@@ -30,7 +33,6 @@ type Client struct {
 	auth      credentials
 	scrub     redact.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
-	project   projectRef
 	base      *url.URL
 	target    string // base.String(): request URLs are target + path + "?" + query
 	http      *http.Client
@@ -180,7 +182,6 @@ func New(token string, opts ...Option) (*Client, error) {
 		auth:      newCredentials(token),
 		scrub:     scrub,
 		hint:      tokenHint(token),
-		project:   projectMe,
 		base:      base,
 		target:    base.String(),
 		http:      hc,

@@ -43,7 +43,7 @@ func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path("/metrics"), body: m, idempotent: true, family: "v1:metrics", route: RouteMetrics, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPatch, path: me + "/metrics", body: m, idempotent: true, family: "v1:metrics", route: RouteMetrics, tokenOnly400: true}, nil)
 	return err
 }
 
@@ -87,6 +87,6 @@ func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) 
 	body := struct {
 		Data []batchEntry `json:"data"`
 	}{batchEntries(samples)}
-	_, err := c.do(ctx, &call{method: http.MethodPost, path: c.project.v1Path("/metrics/batch"), body: body, idempotent: true, family: "v1:metrics", route: RouteMetricsBatch, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPost, path: me + "/metrics/batch", body: body, idempotent: true, family: "v1:metrics", route: RouteMetricsBatch, tokenOnly400: true}, nil)
 	return err
 }

@@ -2,6 +2,7 @@ package topgg
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -54,7 +55,7 @@ type projectKind struct {
 // that later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
 	var p Project
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path(""), idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, &p); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -84,6 +85,35 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	if err := u.validate(); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path(""), body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPatch, path: me, body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
 	return err
+}
+
+// SetCommands overwrites the listing's slash commands with defs (PUT
+// /v1/projects/@me/commands). Each element is one already-encoded Discord
+// application-command object; an empty or nil slice clears the list. Only a Discord
+// bot project has commands: when the client knows the project is another kind, it
+// fails validation without a request.
+func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
+	if err := c.checkCommands(defs); err != nil {
+		return err
+	}
+	if defs == nil {
+		defs = []json.RawMessage{}
+	}
+	_, err := c.do(ctx, &call{method: http.MethodPut, path: me + "/commands", body: defs, idempotent: true, family: "v1:commands", route: RouteCommands}, nil)
+	return err
+}
+
+// Locale is a language code the service accepts for headlines and page
+// content: one of en, de, fr, pt, tr, hi, ja, ar, nl, ko, it, es, ru, uk, vi, zh.
+type Locale string
+
+// Valid reports whether l is one of the 16 supported locales.
+func (l Locale) Valid() bool {
+	switch l {
+	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":
+		return true
+	}
+	return false
 }

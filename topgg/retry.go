@@ -1,7 +1,11 @@
 package topgg
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
@@ -43,4 +47,59 @@ func (p RetryPolicy) validate() error {
 // backoff returns the wait before retry number n (1 for the first retry).
 func (p RetryPolicy) backoff(n int) time.Duration {
 	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
+}
+
+// Retryable reports whether the call that returned err may succeed if made again
+// later, unchanged: a connection failure or timeout (*[RequestError]), a 5xx other
+// than 501 and 505, a 408, 425 or 429 (*[APIError]), and every *[RateLimitError]
+// (wait for its RetryAfter first). It is false for nil; for a broken rule
+// (*[ValidationError]); for a refusal no retry mends (any other 4xx, an invalid
+// token included); for an answer that could not be decoded (*[DecodeError]: the
+// same answer would come again, and an announcement was already posted); for a
+// walk whose pages do not progress (*[PaginationError]); for a refused redirect
+// ([ErrUnsafeRedirect]) or certificate; for a cancelled context (anywhere in the
+// chain) or an expired one outside a *RequestError; and for errors this package
+// did not make. The first error of this package in err's chain decides.
+// Every package of the module decides with it.
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var r interface{ retryable() bool }
+	if errors.As(err, &r) {
+		return r.retryable()
+	}
+	// The sentinel itself, wrapped by a caller, says "wait, then retry".
+	return errors.Is(err, ErrRateLimited)
+}
+
+// retryable: a request that got no answer may get one next time, unless the
+// failure is one of configuration (a redirect off the base URL, a certificate
+// the client does not trust). A *RequestError wraps context.DeadlineExceeded only
+// for the *http.Client's own timeout: the caller's context gives a bare error.
+func (e *RequestError) retryable() bool {
+	var cert *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	switch {
+	case errors.Is(e.Err, ErrUnsafeRedirect), errors.As(e.Err, &cert),
+		errors.As(e.Err, &unknownAuthority), errors.As(e.Err, &hostname):
+		return false
+	}
+	return true
+}
+
+func (e *DecodeError) retryable() bool     { return false }
+func (e *ValidationError) retryable() bool { return false }
+func (e *PaginationError) retryable() bool { return false }
+func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
+func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
+func retryableStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status >= 500 && status < 600
 }

@@ -61,7 +61,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
 	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes"), query: query, idempotent: true, family: votesFamily, route: RouteVotes}, &p); err != nil {
+	if _, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
@@ -78,7 +78,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 // yielded and then a *[PaginationError] (matching [ErrPagination]) ends it.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
-		guard := newPageGuard(http.MethodGet + " " + c.project.v1Path("/votes"))
+		guard := newPageGuard(http.MethodGet + " " + me + "/votes")
 		q := VotesQuery{StartDate: since}
 		for {
 			page, err := c.Votes(ctx, q)
@@ -151,7 +151,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes/" + userID), query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}
