@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It authenticates
-// with the bare token and keeps to the service's limit of 60 calls a minute on the
-// client side, waiting for a slot rather than failing. Safe for concurrent use.
+// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It sends
+// the bare token and keeps to the service's limit of 60 calls a minute,
+// waiting for a slot rather than failing. Safe for concurrent use.
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
@@ -51,26 +51,24 @@ type Bot struct {
 	DonateBotGuildID string    `json:"donatebotguildid"`
 }
 
-// BotQuery selects bots of the directory.
+// BotQuery selects bots of the directory: a page of Limit bots (up to 500; 0
+// means the service's 50) after Offset, sorted by "id", "date" or
+// "monthlyPoints" (a leading "-" for descending), each with only the v0
+// Fields named ("username", "github", ...) when any are.
 type BotQuery struct {
-	// Limit is the page size, up to 500; 0 means the service's default, 50.
-	Limit int
-	// Offset is how many bots to skip.
-	Offset int
-	// Sort is one of "id", "date", "monthlyPoints", with a leading "-" for descending.
-	Sort string
-	// Fields limits each bot to these fields (v0 names, e.g. "username", "github").
-	Fields []string
+	Limit, Offset int
+	Sort          string
+	Fields        []string
 }
 
-// BotList is one page of the directory.
+// BotList is one page of the directory; Count is the number of results in
+// it, Total of all matching bots.
 type BotList struct {
 	Results []Bot `json:"results"`
 	Limit   int   `json:"limit"`
 	Offset  int   `json:"offset"`
-	// Count is the number of results in this page; Total, of all matching bots.
-	Count int `json:"count"`
-	Total int `json:"total"`
+	Count   int   `json:"count"`
+	Total   int   `json:"total"`
 }
 
 // SearchBots returns a page of the bot directory (GET /bots).
@@ -109,9 +107,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	}
 	var v string
 	if len(fields) > 0 {
-		// Validated bot field names: nothing to escape but the commas, which
-		// the service reads either way.
-		v = "fields=" + strings.Join(fields, ",")
+		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
 	var out Bot
 	if err := l.get(ctx, RouteLegacyBots, "/bots/"+botID, v, &out); err != nil {
@@ -139,9 +135,8 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 	return out, nil
 }
 
-// BotStats are a bot's posted stats.
+// BotStats are a bot's posted stats; ServerCount and ShardCount are 0 when never posted.
 type BotStats struct {
-	// ServerCount and ShardCount are 0 when never posted.
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards"`
 	ShardCount  int   `json:"shard_count"`
@@ -159,16 +154,14 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 	return &out, nil
 }
 
-// StatsUpdate is what [Legacy.PostStats] posts.
+// StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
+// the posting shard's, with its zero-based ShardID), optionally the count
+// per shard, and the total number of shards (0 sends none).
 type StatsUpdate struct {
-	// ServerCount is the total server count (or this shard's, with ShardID).
-	ServerCount int `json:"server_count"`
-	// Shards is the server count per shard, when all shards are known.
-	Shards []int `json:"shards,omitempty"`
-	// ShardID is the zero-based id of the posting shard, if it posts for itself.
-	ShardID *int `json:"shard_id,omitempty"`
-	// ShardCount is the bot's total number of shards; 0 sends none.
-	ShardCount int `json:"shard_count,omitempty"`
+	ServerCount int   `json:"server_count"`
+	Shards      []int `json:"shards,omitempty"`
+	ShardID     *int  `json:"shard_id,omitempty"`
+	ShardCount  int   `json:"shard_count,omitempty"`
 }
 
 // PostStats posts the bot's stats (POST /bots/:bot_id/stats). Posting the same stats
@@ -205,10 +198,9 @@ type voteCheck struct {
 	Voted flag `json:"voted"`
 }
 
-// flag decodes the v0 0/1 flag, and also true/false, which some answers use.
+// flag decodes the v0 0/1 flag, and also true/false and null.
 type flag bool
 
-// UnmarshalJSON accepts 0, 1, true, false and null.
 func (f *flag) UnmarshalJSON(b []byte) error {
 	switch string(bytes.TrimSpace(b)) {
 	case "1", "true":

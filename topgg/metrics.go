@@ -13,11 +13,11 @@ type Metrics interface {
 	validate(field string) error
 }
 
-// BotMetrics are the metrics of a Discord bot. At least one field must be set.
+// BotMetrics are the metrics of a Discord bot (ShardCount: its total number
+// of shards). At least one field must be set.
 type BotMetrics struct {
 	ServerCount *int `json:"server_count,omitempty"`
-	// ShardCount is the bot's total number of shards.
-	ShardCount *int `json:"shard_count,omitempty"`
+	ShardCount  *int `json:"shard_count,omitempty"`
 }
 
 // ServerMetrics are the metrics of a Discord server. At least one field must be set;
@@ -37,8 +37,7 @@ func (ServerMetrics) kind() projectKind { return projectKind{PlatformDiscord, Pr
 func (GameMetrics) kind() projectKind   { return projectKind{PlatformRoblox, ProjectTypeGame} }
 
 // UpdateMetrics sets the project's live metrics (PATCH /v1/projects/@me/metrics).
-// When the client knows the project's kind (after [Client.Project]), a payload of
-// another kind fails validation without a request.
+// After [Client.Project], a payload of another kind fails validation.
 func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
@@ -50,11 +49,9 @@ func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 // MaxBatch is the largest number of entries of one metrics batch.
 const MaxBatch = 100
 
-// MetricsSample is one entry of a metrics batch: the metrics and, optionally, the
-// moment they apply to.
+// MetricsSample is one entry of a metrics batch: the metrics and, optionally,
+// when they applied (zero: applied first, in order; at most 5 minutes ahead).
 type MetricsSample struct {
-	// Timestamp is when the metrics applied; zero sends none (applied first, in order).
-	// It may not be more than 5 minutes in the future.
 	Timestamp time.Time
 	Metrics   Metrics
 }
@@ -76,10 +73,9 @@ func batchEntries(samples []MetricsSample) []batchEntry {
 	return data
 }
 
-// PostMetricsBatch sends 1 to [MaxBatch] samples at once (POST /v1/projects/@me/metrics/batch).
-// The service applies entries without timestamp first, in order, then the others by
-// ascending timestamp, and stops at the first invalid entry. Sending the same batch
-// twice sets the same values, so the call is retried like an idempotent one.
+// PostMetricsBatch sends 1 to [MaxBatch] samples at once (POST
+// /v1/projects/@me/metrics/batch). Sending the same batch twice sets the same
+// values, so the call is retried like an idempotent one.
 func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) error {
 	if err := c.checkBatch(samples, time.Now()); err != nil {
 		return err

@@ -6,8 +6,7 @@ import (
 	"net/http"
 )
 
-// Platform is the platform a project lives on. Values the client does not know decode
-// as they are, without failing.
+// Platform is the platform a project lives on; unknown values decode as they are.
 type Platform string
 
 // Platforms the service documents.
@@ -16,7 +15,7 @@ const (
 	PlatformRoblox  Platform = "roblox"
 )
 
-// ProjectType is the kind of project on its platform. Unknown values decode as they are.
+// ProjectType is the kind of project on its platform; unknown values decode as they are.
 type ProjectType string
 
 // Project types the service documents.
@@ -70,12 +69,11 @@ func (c *Client) knownKind() projectKind {
 	return c.kind
 }
 
-// ProjectUpdate changes the listing's headline and page content, per locale. At least
-// one of the two maps must have an entry.
+// ProjectUpdate changes the listing's headline (3 to 140 characters) and
+// Markdown page content (300 to 50,000), per locale. At least one of the two
+// maps must have an entry.
 type ProjectUpdate struct {
-	// Headline maps a locale to a headline of 3 to 140 characters.
-	Headline map[Locale]string `json:"headline,omitempty"`
-	// PageContent maps a locale to Markdown page content of 300 to 50,000 characters.
+	Headline    map[Locale]string `json:"headline,omitempty"`
 	PageContent map[Locale]string `json:"page_content,omitempty"`
 }
 
@@ -90,10 +88,9 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 }
 
 // SetCommands overwrites the listing's slash commands with defs (PUT
-// /v1/projects/@me/commands). Each element is one already-encoded Discord
-// application-command object; an empty or nil slice clears the list. Only a Discord
-// bot project has commands: when the client knows the project is another kind, it
-// fails validation without a request.
+// /v1/projects/@me/commands), each an encoded Discord application-command
+// object; an empty or nil slice clears the list. Only a Discord bot has
+// commands: after [Client.Project], another kind fails validation.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
 	if err := c.checkCommands(defs); err != nil {
 		return err
