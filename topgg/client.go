@@ -40,8 +40,8 @@ type Client struct {
 	retry     RetryPolicy
 	userAgent []string
 
-	limits    *limits
-	observers []func(Request)
+	limits        *limits
+	observers     []func(Request)
 	refused       [2]atomic.Pointer[APIError] // per kind (v1, v0); see TokenRefused
 	oddRetryAfter atomic.Bool                 // an unusable Retry-After was logged once
 

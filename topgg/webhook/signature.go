@@ -14,21 +14,17 @@ import (
 	"time"
 )
 
-// Headers of a v1 delivery.
+// Headers of a v1 delivery: the signature, "t=<unix seconds>,v1=<hex
+// HMAC-SHA256>", and a trace id for Top.gg's support.
 const (
-	// SignatureHeader carries "t=<unix seconds>,v1=<hex HMAC-SHA256>".
 	SignatureHeader = "X-Topgg-Signature"
-	// TraceHeader carries a trace id for Top.gg's support.
-	TraceHeader = "X-Topgg-Trace"
+	TraceHeader     = "X-Topgg-Trace"
 )
 
-// defaultTolerance is how far a signature's timestamp may be from now, in
-// either direction, by default: the 5 minutes of Top.gg's documentation.
-const defaultTolerance = 5 * time.Minute
-
-// Bounds of the signature header: a header longer, or with more v1 entries,
-// is malformed. Top.gg sends one entry of 64 hex digits.
 const (
+	// defaultTolerance is the 5 minutes of Top.gg's documentation.
+	defaultTolerance = 5 * time.Minute
+	// Bounds of the signature header; Top.gg sends one entry of 64 hex digits.
 	maxSignatureHeader = 1024
 	maxSignatures      = 8
 )
@@ -42,10 +38,8 @@ type signature struct {
 	n    int
 }
 
-// parseSignature parses "t=<unix>,v1=<hex>[,v1=<hex>...]". Parts may come in
-// any order, with spaces around them; keys other than t and v1 (a future
-// scheme) are ignored. It wraps ErrMalformedSignature, never quoting the
-// header.
+// parseSignature parses "t=<unix>,v1=<hex>[,v1=<hex>...]", parts in any
+// order; keys other than t and v1 (a future scheme) are ignored.
 func parseSignature(h string) (signature, error) {
 	var s signature
 	if len(h) > maxSignatureHeader {
@@ -141,17 +135,13 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Verify checks a v1 delivery: header is the x-topgg-signature value, body
-// the raw body, now the current time. It returns nil when one of secrets
-// signed "<t>.<body>" and t is within tolerance of now (in either direction;
-// tolerance <= 0 means 5 minutes); otherwise an error wrapping
-// [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]. A [Receiver] does this for every delivery; Verify is
-// for receivers that are not an http.Handler.
-//
-// No secret is a misuse ([ErrNoSecret]), and so is an empty or malformed one
-// ([ErrMalformedSecret], wrapped): anyone can sign with an empty key, so a
-// secret read from an unset variable would otherwise accept forgeries.
+// Verify checks a v1 delivery, for receivers that are not an http.Handler:
+// header is the x-topgg-signature value, body the raw body. It returns nil
+// when one of secrets signed "<t>.<body>" and t is within tolerance of now
+// (<= 0: 5 minutes), else an error wrapping [ErrNoSignature],
+// [ErrMalformedSignature], [ErrTimestamp] or [ErrSignatureMismatch]. No
+// secret ([ErrNoSecret]) or a malformed one ([ErrMalformedSecret]) is a
+// misuse: anyone can sign with an empty key.
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
 	if len(secrets) == 0 {
 		return ErrNoSecret
@@ -181,16 +171,14 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 }
 
 // Sign returns the x-topgg-signature value Top.gg would send for body signed
-// with secret at time t: "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of
-// "<t>.<body>">". It is for tests of a receiver; see also [NewRequest].
+// with secret at time t, for tests of a receiver.
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
 	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery:
-// JSON, signed with secret at time t (see [Sign]). It is for tests of a
-// receiver, this package's [Receiver] or another.
+// JSON, signed with secret at time t, for tests of a receiver.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
