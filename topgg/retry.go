@@ -11,19 +11,16 @@ import (
 	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
-// RetryPolicy says how idempotent calls are retried. Calls that are not idempotent
-// (announcements) are never sent twice, whatever the policy.
+// RetryPolicy says how idempotent calls are retried (announcements are never
+// sent twice). MaxAttempts counts every try (1 turns retries off). The wait
+// before the first retry is MinBackoff, doubling up to MaxBackoff, less a
+// random jitter of up to half. MaxRetryAfter is the longest Retry-After block
+// a call waits out before sending (a longer one is a *RateLimitError at
+// once); a call sent only once never waits for a block.
 type RetryPolicy struct {
-	// MaxAttempts is the number of tries in all, the first included; 1 turns retries off.
-	MaxAttempts int
-	// MinBackoff is the wait before the first retry; each next wait doubles, up to MaxBackoff.
-	// A random jitter of up to half the wait is taken off so that clients spread out.
+	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
-	// MaxRetryAfter is the longest block (from a Retry-After, on any status) that a
-	// call waits out before sending, whether its own answer or another call's
-	// taught it; a longer one returns a *RateLimitError at once. Calls that are
-	// sent only once (announcements, or MaxAttempts 1) never wait for a block.
-	MaxRetryAfter time.Duration
+	MaxRetryAfter          time.Duration
 }
 
 // DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff from
@@ -49,18 +46,15 @@ func (p RetryPolicy) backoff(n int) time.Duration {
 	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
 }
 
-// Retryable reports whether the call that returned err may succeed if made again
-// later, unchanged: a connection failure or timeout (*[RequestError]), a 5xx other
-// than 501 and 505, a 408, 425 or 429 (*[APIError]), and every *[RateLimitError]
-// (wait for its RetryAfter first). It is false for nil; for a broken rule
-// (*[ValidationError]); for a refusal no retry mends (any other 4xx, an invalid
-// token included); for an answer that could not be decoded (*[DecodeError]: the
-// same answer would come again, and an announcement was already posted); for a
-// walk whose pages do not progress (*[PaginationError]); for a refused redirect
-// ([ErrUnsafeRedirect]) or certificate; for a cancelled context (anywhere in the
-// chain) or an expired one outside a *RequestError; and for errors this package
-// did not make. The first error of this package in err's chain decides.
-// Every package of the module decides with it.
+// Retryable reports whether the call that returned err may succeed if made
+// again later, unchanged: true for a connection failure or timeout
+// (*[RequestError]), a 5xx other than 501 and 505, a 408, 425 or 429
+// (*[APIError]), and every *[RateLimitError] (wait for its RetryAfter first).
+// It is false for nil, a broken rule, any other 4xx, an answer that could not
+// be decoded (the same would come again), a walk whose pages do not progress,
+// a refused redirect or certificate, a cancelled context, and errors this
+// package did not make. The first error of this package in err's chain
+// decides; every package of the module decides with it.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
@@ -75,8 +69,7 @@ func Retryable(err error) bool {
 
 // retryable: a request that got no answer may get one next time, unless the
 // failure is one of configuration (a redirect off the base URL, a certificate
-// the client does not trust). A *RequestError wraps context.DeadlineExceeded only
-// for the *http.Client's own timeout: the caller's context gives a bare error.
+// the client does not trust).
 func (e *RequestError) retryable() bool {
 	var cert *tls.CertificateVerificationError
 	var unknownAuthority x509.UnknownAuthorityError

@@ -12,17 +12,14 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// The service's limits that the client checks before sending (a
-// *ValidationError names the rule broken).
+// The service's limits that the client checks before sending.
 const (
 	headlineMin, headlineMax                       = 3, 140
 	pageContentMin, pageContentMax                 = 300, 50000
 	announcementTitleMin, announcementTitleMax     = 3, 100
 	announcementContentMin, announcementContentMax = 10, 2000
-	// maxBotsLimit is the largest page of GET /bots.
-	maxBotsLimit = 500
-	// maxBatchFuture is how far in the future a batch timestamp may be.
-	maxBatchFuture = 5 * time.Minute
+	maxBotsLimit                                   = 500             // the largest page of GET /bots
+	maxBatchFuture                                 = 5 * time.Minute // how far ahead a batch timestamp may be
 )
 
 func invalid(field, problem, rule string) *ValidationError {
@@ -39,11 +36,12 @@ func checkLen(field, s string, lo, hi int) error {
 }
 
 func checkSnowflake(field, id string) error {
-	if id == "" {
-		return invalid(field, "is empty", "a numeric id")
-	}
 	if _, ok := snowflake.Parse(id); !ok {
-		return invalid(field, fmt.Sprintf("%q is not a number", id), "a numeric id")
+		problem := fmt.Sprintf("%q is not a number", id)
+		if id == "" {
+			problem = "is empty"
+		}
+		return invalid(field, problem, "a numeric id")
 	}
 	return nil
 }
@@ -136,8 +134,7 @@ func (c *Client) checkMetrics(field string, m Metrics) error {
 	return nil
 }
 
-// isNilMetrics catches a nil interface and a nil pointer payload, whose value
-// methods would panic.
+// isNilMetrics catches a nil interface and a nil pointer payload.
 func isNilMetrics(m Metrics) bool {
 	switch p := m.(type) {
 	case nil:
@@ -243,36 +240,35 @@ func (q BotQuery) validate() error {
 	if q.Limit < 0 || q.Limit > maxBotsLimit {
 		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", maxBotsLimit))
 	}
-	if q.Offset < 0 {
-		return invalid("offset", fmt.Sprintf("is %d", q.Offset), ">= 0")
+	if err := checkCount("offset", &q.Offset); err != nil {
+		return err
 	}
 	switch strings.TrimPrefix(q.Sort, "-") {
-	case "", "id", "date", "monthlyPoints":
+	case "id", "date", "monthlyPoints":
+	case "":
+		if q.Sort == "-" {
+			return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
+		}
 	default:
 		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
-	}
-	if q.Sort == "-" {
-		return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
 	}
 	return checkBotFields(q.Fields)
 }
 
 func (s StatsUpdate) validate() error {
-	if s.ServerCount < 0 {
-		return invalid("server_count", fmt.Sprintf("is %d", s.ServerCount), ">= 0")
+	if err := checkCount("server_count", &s.ServerCount); err != nil {
+		return err
 	}
-	for i, n := range s.Shards {
-		if n < 0 {
-			return invalid(fmt.Sprintf("shards[%d]", i), fmt.Sprintf("is %d", n), ">= 0")
+	for i := range s.Shards {
+		if err := checkCount(fmt.Sprintf("shards[%d]", i), &s.Shards[i]); err != nil {
+			return err
 		}
 	}
-	if s.ShardCount < 0 {
-		return invalid("shard_count", fmt.Sprintf("is %d", s.ShardCount), ">= 0")
+	if err := checkCount("shard_count", &s.ShardCount); err != nil {
+		return err
 	}
-	if s.ShardID != nil {
-		if *s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount) {
-			return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
-		}
+	if s.ShardID != nil && (*s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount)) {
+		return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
 	}
 	return nil
 }
