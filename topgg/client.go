@@ -61,7 +61,6 @@ type config struct {
 	insecure  bool
 	legacyN   int
 	legacyPer time.Duration
-	clk       clock.Clock
 	observers []func(Request)
 }
 
@@ -152,7 +151,6 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
-		clk:       clock.Real(),
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -180,7 +178,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		log:       cfg.log.With("component", "topgg"),
 		retry:     cfg.retry,
 		userAgent: []string{cfg.userAgent},
-		limits:    newLimits(cfg.clk, cfg.legacyN, cfg.legacyPer),
+		limits:    newLimits(clock.Real(), cfg.legacyN, cfg.legacyPer),
 		observers: cfg.observers,
 	}
 	return c, nil

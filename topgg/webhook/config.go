@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -16,9 +15,8 @@ import (
 const maxBodyBytes = 2 << 20
 
 // Config configures a [Receiver] made by [New]. At least one secret (Secrets
-// or LegacyAuth) and one callback (OnVote or OnEvent) are required.
-//
-// A Config prints without its secrets under every fmt verb and in slog.
+// or LegacyAuth) and one callback (OnVote or OnEvent) are required. A Config
+// prints without its secrets.
 type Config struct {
 	// Secrets are the v1 signing secrets ("whs_..."), one per webhook of the
 	// project: a delivery signed by any of them is accepted. Rotating a
@@ -26,8 +24,7 @@ type Config struct {
 	// both here before changing it there.
 	Secrets []Secret
 	// LegacyAuth is the v0 Authorization value. When set, a delivery without
-	// an x-topgg-signature header is taken as v0 and accepted when its
-	// Authorization header equals LegacyAuth. Empty: v0 is refused.
+	// a signature header is v0, accepted when its Authorization equals it.
 	LegacyAuth Secret
 
 	// OnVote stores a vote (v1 vote.create, v0 upvote and test) before Top.gg
@@ -52,30 +49,27 @@ type Config struct {
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
 
 	// Tolerance is how far a v1 signature's timestamp may be from now, in
-	// either direction (default 5 minutes, 5 minutes).
+	// either direction (default 5 minutes).
 	Tolerance time.Duration
 	// Observer, if set, is told the outcome of every delivery once the answer
 	// is written (before OnEvent), and once more, as [OutcomePanic], of an
 	// OnEvent that panicked. It must return quickly.
 	Observer func(Outcome)
-	// Logger receives refusals and callback failures (default: discard). No
-	// secret, signature or body is ever logged.
+	// Logger receives refusals and callback failures (default: discard).
 	Logger *slog.Logger
 
 	clock clock.Clock // default the real one; tests set it through export_test.go
 }
 
-// String describes the Config without its secrets.
-func (c Config) String() string {
-	return fmt.Sprintf("webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
+// Format prints the Config without its secrets under every verb.
+func (c Config) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
 		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
 }
 
-// Format prints the Config without its secrets under every verb (%#v included).
-func (c Config) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
-
-// LogValue makes slog print the Config without its secrets.
-func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+// LogValue makes slog print the Config without its secrets (its JSON
+// handler would not call Format).
+func (c Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
 
 func setOrNot(set bool) string {
 	if set {
@@ -137,8 +131,7 @@ const v1SecretPrefix = "whs_"
 // whiteSpace is the problem of a secret wellFormed refuses.
 const whiteSpace = "is empty or holds white space or a control character (a trailing newline?)"
 
-// checkV1Secret says what is wrong with a v1 secret, or "". It never quotes
-// the secret.
+// checkV1Secret says what is wrong with a v1 secret, or "", never quoting it.
 func checkV1Secret(s Secret) string {
 	switch {
 	case !wellFormed(s):
@@ -150,16 +143,7 @@ func checkV1Secret(s Secret) string {
 }
 
 // wellFormed refuses an empty secret and one with white space or control
-// bytes: a secret read from a file or an environment variable with a
-// trailing newline would otherwise never match, silently.
+// bytes: one read with a trailing newline would otherwise never match.
 func wellFormed(s Secret) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b <= ' ' || b == 0x7f {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.ContainsFunc(string(s), func(r rune) bool { return r <= ' ' || r == 0x7f })
 }
