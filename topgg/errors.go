@@ -19,6 +19,8 @@ var (
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError.
 	ErrRateLimited = errors.New("topgg: rate limited")
+	// ErrPagination matches every *PaginationError.
+	ErrPagination = errors.New("topgg: the service's pages do not progress")
 )
 
 // ValidationError reports an argument that breaks one of the service's rules,
@@ -113,9 +115,7 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
 	}
 	if e.Hint != "" {
-		b.WriteString(" (hint: ")
-		b.WriteString(e.Hint)
-		b.WriteString(")")
+		fmt.Fprintf(&b, " (hint: %s)", e.Hint)
 	}
 	return b.String()
 }
@@ -182,9 +182,6 @@ func (e *RateLimitError) Unwrap() error {
 	return e.API
 }
 
-// ErrPagination matches every *PaginationError.
-var ErrPagination = errors.New("topgg: the service's pages do not progress")
-
 // PaginationError ends a walk over pages ([Client.AllVotes]) that the
 // service's answers would keep going forever: a cursor that does not advance
 // or comes back (a cycle), a page that repeats an earlier page's votes, or
@@ -203,21 +200,16 @@ func (e *PaginationError) Error() string {
 // Is makes errors.Is(err, ErrPagination) work.
 func (e *PaginationError) Is(target error) bool { return target == ErrPagination }
 
-// ErrNotConfigured means a method was called on a value not made by its
-// constructor: a nil or zero Poster, Syncer, Job, Poller, Plugin, Fleet or
-// Lease, which has nothing to work with. It is the module's one sentinel for
-// this misuse: every package wraps it with its own words (which value, which
-// constructor), so errors.Is(err, topgg.ErrNotConfigured) answers for all.
-var ErrNotConfigured = errors.New("not made by its constructor")
-
-// ErrNilArgument means a nil value (or an interface holding a nil pointer)
-// was given where one is required: a nil *topgg.Client, session, store,
-// history, handler, option or Redis client. Every package wraps this one
-// sentinel, naming the argument.
-var ErrNilArgument = errors.New("nil argument")
-
-// ErrRunning means Run was called while another Run of the same job was
-// still going on (a Poster, Job, Poller, Plugin, Lease...): a job runs once
-// at a time. Like [ErrNotConfigured], it is the module's one sentinel for
-// this misuse, wrapped by every package with its own words.
-var ErrRunning = errors.New("already running")
+// Misuse sentinels, the module's one for each meaning: every package wraps
+// them with its own words (which value, which argument), so that errors.Is
+// with them answers for all.
+var (
+	// ErrNotConfigured: a method called on a nil or zero value not made by
+	// its constructor (a Poster, Syncer, Job, Poller, Plugin, Fleet, Lease...).
+	ErrNotConfigured = errors.New("not made by its constructor")
+	// ErrNilArgument: a nil value (or an interface holding a nil pointer)
+	// where one is required.
+	ErrNilArgument = errors.New("nil argument")
+	// ErrRunning: Run called while another Run of the same job is going on.
+	ErrRunning = errors.New("already running")
+)

@@ -20,14 +20,10 @@ import (
 )
 
 const (
-	// maxBody bounds a successful answer (a v0 search of 500 bots with long descriptions is the largest).
-	maxBody = 32 << 20
-	// maxErrorBody bounds what an error keeps of a failed answer's body.
-	maxErrorBody = 4 << 10
-	// maxDrain bounds how much of an unread body is read to let the connection be reused.
-	maxDrain = 256 << 10
-	// maxRetryAfter bounds a Retry-After value so that arithmetic on it cannot overflow.
-	maxRetryAfter = 24 * time.Hour
+	maxBody       = 32 << 20       // a successful answer (a v0 search of 500 long bots is the largest)
+	maxErrorBody  = 4 << 10        // what an error keeps of a failed answer's body
+	maxDrain      = 256 << 10      // what is read of an unread body, for the connection's reuse
+	maxRetryAfter = 24 * time.Hour // a Retry-After, so that arithmetic on it cannot overflow
 )
 
 // hdrJSON is shared by every request and never modified.
@@ -376,9 +372,6 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 }
 
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
-	if len(body) == 0 {
-		return 0, false
-	}
 	var b struct {
 		RetryAfter json.RawMessage `json:"retry-after"`
 	}
@@ -396,9 +389,6 @@ func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
 	if d, ok := parseSeconds(h); ok {
 		return d, true
 	}
@@ -423,9 +413,11 @@ func peerNow(date string, local time.Time) time.Time {
 	return t
 }
 
-// parseSeconds reads a decimal number of seconds, clamped to [0, maxRetryAfter].
+// parseSeconds reads a decimal number of seconds, clamped to [0,
+// maxRetryAfter]. It refuses what ParseFloat also takes but no server means:
+// "Inf", "NaN", hex floats, underscores.
 func parseSeconds(s string) (time.Duration, bool) {
-	if s == "" || !isDecimal(s) {
+	if s == "" || strings.Trim(s, "0123456789.+-eE") != "" {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -439,17 +431,4 @@ func parseSeconds(s string) (time.Duration, bool) {
 		return maxRetryAfter, true
 	}
 	return time.Duration(f * float64(time.Second)), true
-}
-
-// isDecimal accepts plain decimal numbers ("2", "1.5", "-3", "1e2") and refuses what
-// ParseFloat also takes but no server means: "Inf", "NaN", hex floats, underscores.
-func isDecimal(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b >= '0' && b <= '9', b == '.', b == '-', b == '+', b == 'e', b == 'E':
-		default:
-			return false
-		}
-	}
-	return true
 }
