@@ -66,13 +66,10 @@ type legacySlot struct {
 
 var noSlot = legacySlot{i: -1}
 
-// acquire clears one send of r, just before it goes out. When r's family is
-// blocked it waits the block out if the rest of its budget (maxWait in all)
-// covers it, else fails with a local *RateLimitError. A v0 call then takes a
-// slot of the window, waiting until fewer than legacyN v0 requests were sent
-// in the last legacyPer: unlike a token bucket, a sliding window never lets
-// more through in any window, which is what the service counts. The block is
-// checked under the lock that takes the slot, and again after every wait.
+// acquire clears one send of r. It waits out a block of r's family within
+// its budget (maxWait in all), else fails with a local *RateLimitError; a v0
+// call then takes a slot of the sliding window (which, unlike a token bucket,
+// never lets more than legacyN through in any window), waiting if need be.
 // The caller reports the end of its request with doneLegacy.
 func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
 	budget := maxWait

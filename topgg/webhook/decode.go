@@ -25,10 +25,9 @@ type wireData struct {
 }
 
 // Decode decodes a v1 body ({"type": ..., "data": {...}}) into an Event of
-// Version 1. A known type lacking a required member, and a body that is not
-// a JSON object with a type, is an error wrapping [ErrMalformedBody]; an
-// unknown type is not an error: its data is kept in Event.Data. Decode does
-// not check the signature (see [Verify]) and keeps no reference to body.
+// Version 1; an unknown type keeps its data in Event.Data. A body that is not
+// a JSON object with a type, or a known type lacking a required member, wraps
+// [ErrMalformedBody]. It checks no signature (see [Verify]).
 func Decode(body []byte) (Event, error) {
 	var w struct {
 		Type EventType       `json:"type"`
@@ -102,11 +101,8 @@ func (d *wireData) vote() (*Vote, error) {
 }
 
 // decodeLegacy decodes a v0 body ({bot | guild, user, type, isWeekend,
-// query}) into an Event of Version 0. Types "upvote" and "test" become a
-// vote.create Event (Vote.Test set for "test"); another type is kept as sent
-// with the body in Event.Data. A body that is not such a JSON object, or a
-// vote without user or without bot and guild, wraps [ErrMalformedBody]. A
-// query string that does not parse keeps the pairs that do.
+// query}): "upvote" and "test" become a vote.create Event (Vote.Test for
+// "test"); another type keeps the body in Event.Data.
 func decodeLegacy(body []byte) (Event, error) {
 	var w struct {
 		Bot, Guild, User, Type, Query string

@@ -17,25 +17,13 @@ import (
 // Receiver receives Top.gg webhook deliveries: an http.Handler for POST
 // requests, v1 (signed) and, when configured, v0 (legacy) on the same path.
 // Make it with [New]; it is safe for concurrent use, and nothing of a
-// delivery runs after its ServeHTTP returned.
-//
-// Answers, chosen so that Top.gg retries exactly what may succeed later
-// (it retries a timeout or a 5xx, never a 4xx):
-//   - 204 once the event is accepted (and OnVote stored a vote); 200 with a
-//     JSON body for an integration.create that OnIntegrationCreate answered;
-//   - 401 for a missing or malformed signature header (v0: no Authorization);
-//   - 403 for a signature no secret made, a timestamp outside the tolerance,
-//     a wrong v0 Authorization, or a v1 delivery when no v1 secret is set;
-//   - 400 for a body that is not a valid event, 413 for a body over 2 MiB
-//     (refused without being read whole), 405 for a method other than POST;
-//   - 500 when OnVote or OnIntegrationCreate failed or panicked.
-//
-// A panic in a callback (OnVote, OnIntegrationCreate, OnEvent, Observer) is
-// logged at Error with the callback's name and the stack; the peer gets the
-// answer an error would give, without any detail of the panic.
-//
-// No callback runs for a refused delivery. A Receiver prints without its
-// secrets; the zero Receiver answers every request 500.
+// delivery runs after its ServeHTTP returned. Its answers (see [Outcome])
+// make Top.gg retry exactly what may succeed later: 204 (200 with the answer
+// to an integration.create) once accepted and stored, 4xx for what no retry
+// mends (a body over 2 MiB refused without being read whole), 500 when a
+// callback failed. A panic in a callback is logged at Error with the stack,
+// and the peer gets the answer an error would give. No callback runs for a
+// refused delivery; the zero Receiver answers every request 500.
 type Receiver struct {
 	keys   keyring                // v1 secrets; nil when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
@@ -292,10 +280,8 @@ func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
 var errPanicked = errors.New("panicked")
 
 // contain calls f and turns a panic in it into an error wrapping
-// errPanicked, logged at Error with the callback's name, the panic's value
-// and the stack. The stack goes to the log only: the peer gets the answer
-// it would get for an error, and net/http never sees the panic (it would
-// drop the connection, which Top.gg does not retry, and print the stack).
+// errPanicked, logged with the stack. net/http never sees the panic: it would
+// drop the connection, which Top.gg does not retry.
 func (h *Receiver) contain(ctx context.Context, callback string, f func() error) (err error) {
 	defer func() {
 		if rec := recover(); rec != nil {

@@ -9,14 +9,10 @@ import (
 const redacted = "[redacted]"
 
 // Secret is a webhook secret: a v1 signing secret ("whs_..."), the v0
-// Authorization value, or the webhook_secret of an integration.create event.
-// It is a string, so a literal or string(s) converts either way, but it never
-// prints: fmt under every verb, slog and encoding/json all show "[redacted]".
-//
-// fmt cannot call methods on values it reaches through unexported struct
-// fields, so a Secret kept in an unexported field of a struct that is printed
-// whole is printed in clear; keep secrets in exported fields or behind a
-// pointer.
+// Authorization value, or an integration's webhook_secret. It never prints:
+// fmt, slog and encoding/json all show "[redacted]"; string(s) is the value.
+// fmt calls no method of a value in an unexported struct field, so keep
+// secrets in exported fields or behind a pointer.
 type Secret string
 
 // String returns "[redacted]".
