@@ -151,6 +151,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
+		http:      defaultHTTPClient(),
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -161,27 +162,22 @@ func New(token string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := defaultHTTPClient()
-	if cfg.http != nil {
-		cp := *cfg.http
-		hc = &cp
-	}
+	hc := *cfg.http // a copy: the caller's is never changed
 	scrub := redact.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
-	c := &Client{
+	return &Client{
 		auth:      newCredentials(token),
 		scrub:     scrub,
 		hint:      tokenHint(token),
 		base:      base,
 		target:    base.String(),
-		http:      hc,
+		http:      &hc,
 		log:       cfg.log.With("component", "topgg"),
 		retry:     cfg.retry,
 		userAgent: []string{cfg.userAgent},
 		limits:    newLimits(clock.Real(), cfg.legacyN, cfg.legacyPer),
 		observers: cfg.observers,
-	}
-	return c, nil
+	}, nil
 }
 
 // checkToken refuses a token that could never work; its errors never quote it.
@@ -195,12 +191,8 @@ func checkToken(token string) error {
 		return errors.New(`topgg: New: the token starts with "Bearer ": pass the token alone (the client sends "Bearer <token>" on v1 and the bare token on v0)`)
 	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
 		return errors.New("topgg: New: token contains white space")
-	}
-	for i := 0; i < len(token); i++ {
-		// net/http would refuse the header on every call.
-		if b := token[i]; b < 0x20 || b == 0x7f {
-			return errors.New("topgg: New: token contains a control character")
-		}
+	case strings.ContainsFunc(token, func(r rune) bool { return r < 0x20 || r == 0x7f }): // net/http would refuse the header
+		return errors.New("topgg: New: token contains a control character")
 	}
 	return nil
 }

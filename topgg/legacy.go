@@ -89,11 +89,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 	if len(q.Fields) > 0 {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
-	var out BotList
-	if err := l.get(ctx, RouteLegacyBots, "/bots", v.Encode(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[BotList](ctx, l.c, legacyGet(RouteLegacyBots, "/bots", v.Encode()))
 }
 
 // Bot returns one bot (GET /bots/:bot_id), with only the given fields when any are
@@ -109,11 +105,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	if len(fields) > 0 {
 		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	var out Bot
-	if err := l.get(ctx, RouteLegacyBots, "/bots/"+botID, v, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[Bot](ctx, l.c, legacyGet(RouteLegacyBots, "/bots/"+botID, v))
 }
 
 // Voter is one of a bot's last voters.
@@ -147,11 +139,7 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
-	var out BotStats
-	if err := l.get(ctx, RouteLegacyStats, "/bots/"+botID+"/stats", "", &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[BotStats](ctx, l.c, legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
 }
 
 // StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
@@ -214,6 +202,10 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 }
 
 func (l *Legacy) get(ctx context.Context, route Route, path string, q string, out any) error {
-	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}, out)
+	_, err := l.c.do(ctx, legacyGet(route, path, q), out)
 	return err
+}
+
+func legacyGet(route Route, path, q string) *call {
+	return &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}
 }

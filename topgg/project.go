@@ -53,14 +53,14 @@ type projectKind struct {
 // Project returns the token's project. The client remembers its platform and type, so
 // that later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
-	var p Project
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, &p); err != nil {
+	p, err := get[Project](ctx, c, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true})
+	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	c.kind = projectKind{p.Platform, p.Type}
 	c.mu.Unlock()
-	return &p, nil
+	return p, nil
 }
 
 func (c *Client) knownKind() projectKind {

@@ -286,6 +286,15 @@ func serviceAnswer(contentType string, body []byte) bool {
 	return len(body) > 0 && body[0] == '{' && json.Valid(body)
 }
 
+// get makes the call r and returns its decoded answer.
+func get[T any](ctx context.Context, c *Client, r *call) (*T, error) {
+	var out T
+	if _, err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // decodeJSON decodes a successful answer into out. An empty body is an error
 // unless the caller expects none (out nil) or allows it.
 func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) error {

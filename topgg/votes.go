@@ -51,11 +51,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	} else {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
-	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes}, &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
 }
 
 // AllVotes iterates over every vote since since, oldest first, page by page
