@@ -8,21 +8,15 @@ import (
 	"time"
 )
 
-// EventType is the "type" of a v1 delivery. Types this package does not know
-// are kept as sent.
+// EventType is the "type" of a v1 delivery; unknown types are kept as sent.
 type EventType string
 
 // The event types Top.gg sends.
 const (
-	// TypeVoteCreate: a user voted. v0 deliveries (upvote and test) have it too.
-	TypeVoteCreate EventType = "vote.create"
-	// TypeWebhookTest: the "send test" button of the webhook settings.
-	TypeWebhookTest EventType = "webhook.test"
-	// TypeIntegrationCreate: a user connected an integration (approved
-	// integrations only); Top.gg expects an [IntegrationAnswer].
-	TypeIntegrationCreate EventType = "integration.create"
-	// TypeIntegrationDelete: a user removed an integration.
-	TypeIntegrationDelete EventType = "integration.delete"
+	TypeVoteCreate        EventType = "vote.create"        // a user voted (v0 upvote and test too)
+	TypeWebhookTest       EventType = "webhook.test"       // the webhook settings' "send test" button
+	TypeIntegrationCreate EventType = "integration.create" // a user connected an integration; answered with an [IntegrationAnswer]
+	TypeIntegrationDelete EventType = "integration.delete" // a user removed an integration
 )
 
 // Project is the project a v1 event is about: its Top.gg id, its type ("bot",
@@ -120,14 +114,12 @@ type IntegrationAnswer struct {
 // one of Vote, Test, IntegrationCreate, IntegrationDelete and Data is set,
 // according to Type.
 type Event struct {
-	// Type is the delivery's type; a v0 delivery is a vote.create (its
-	// Vote.Test says whether it was a test), unless its type was neither
-	// "upvote" nor "test", which is kept as sent.
+	// Type is the delivery's type; a v0 upvote or test is a vote.create.
 	Type EventType
 	// Version is 1 for a signed delivery, 0 for a legacy one.
 	Version int
-	// Trace is the x-topgg-trace header, an id for Top.gg's support. It is
-	// not an id of the event: retries may share it or not.
+	// Trace is the x-topgg-trace header, for Top.gg's support; retries may
+	// share it or not.
 	Trace string
 
 	Vote              *Vote
