@@ -128,6 +128,27 @@ func (k keyring) match(s *signature, body []byte) bool {
 	return false
 }
 
+// verify checks a signature header at now and returns the body read reads,
+// once the timestamp passed (a stale replay costs nothing) and a secret
+// signed it.
+func (k keyring) verify(header string, now time.Time, tol time.Duration, read func() ([]byte, error)) ([]byte, error) {
+	sig, err := parseSignature(header)
+	if err != nil {
+		return nil, err
+	}
+	if err := sig.fresh(now, tol); err != nil {
+		return nil, err
+	}
+	body, err := read()
+	if err != nil {
+		return nil, err
+	}
+	if !k.match(&sig, body) {
+		return nil, ErrSignatureMismatch
+	}
+	return body, nil
+}
+
 // macOf returns the MAC of "<ts>.<body>".
 func macOf(h hash.Hash, ts string, body []byte) []byte {
 	h.Write([]byte(ts + "."))
@@ -157,17 +178,8 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 	if tolerance <= 0 {
 		tolerance = defaultTolerance
 	}
-	sig, err := parseSignature(header)
-	if err != nil {
-		return err
-	}
-	if err := sig.fresh(now, tolerance); err != nil {
-		return err
-	}
-	if !newKeyring(secrets).match(&sig, body) {
-		return ErrSignatureMismatch
-	}
-	return nil
+	_, err := newKeyring(secrets).verify(header, now, tolerance, func() ([]byte, error) { return body, nil })
+	return err
 }
 
 // Sign returns the x-topgg-signature value Top.gg would send for body signed
