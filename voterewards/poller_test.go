@@ -198,7 +198,7 @@ func TestRateLimitWaitsRetryAfter(t *testing.T) {
 	srv := newServer(t)
 	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Minute)})
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", RetryAfter: time.Second}))
-	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))}
+	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))}
 	rec := newRecorder()
 	startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 10 * time.Millisecond})
 	requireExactlyOnce(t, srv, rec)
@@ -334,7 +334,7 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	// Failures on the first request and in the middle of the pages.
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 2, Status: 503}))
 	rec := newRecorder()
-	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))
 	startPoller(t, client, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
 	require.Eventually(t, func() bool { return rec.count() >= 50 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 3, Status: 500}))
