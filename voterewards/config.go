@@ -9,20 +9,22 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// Defaults of [Config].
+// DefaultLookback is how far back a first Run reads by default.
+const DefaultLookback = 12 * time.Hour
+
+// CancelWait is how long Run still waits, once the grace period is over and
+// the handlers' context is cancelled, for the handlers to return: a handler
+// still running then ignores its context, and Run returns without it.
+const CancelWait = time.Second
+
+// Defaults of the other fields of [Config], as their docs say.
 const (
-	DefaultLookback    = 12 * time.Hour
-	DefaultInterval    = time.Minute
-	DefaultOverlap     = time.Minute
-	DefaultConcurrency = 4
-	DefaultMaxAttempts = 5
-	DefaultRetryDelay  = time.Second
-	DefaultGracePeriod = 10 * time.Second
-	// CancelWait is how long Run still waits, once the grace period is over
-	// and the handlers' context is cancelled, for the handlers to return:
-	// a handler still running then ignores its context, and Run returns
-	// without it.
-	CancelWait = time.Second
+	defaultInterval    = time.Minute
+	defaultOverlap     = time.Minute
+	defaultConcurrency = 4
+	defaultMaxAttempts = 5
+	defaultRetryDelay  = time.Second
+	defaultGracePeriod = 10 * time.Second
 )
 
 // MinInterval is the shortest Interval [New] accepts for a History that is the
@@ -49,7 +51,7 @@ const maxRetryDelay = time.Minute
 // limit, so that clock skew and retries never make a request invalid.
 const historyMargin = time.Hour
 
-// Config configures a [Poller]. Zero fields take the defaults above; only
+// Config configures a [Poller]. Zero fields take their defaults; only
 // OnReward and Store are required.
 type Config struct {
 	// OnReward is called for every new vote (required).
@@ -58,13 +60,12 @@ type Config struct {
 	// ExpiresAt passes, e.g. to take a voter role back. A handler that keeps
 	// per-user state should check [Poller.Active]: the user may have voted again.
 	OnExpire Handler
-	// OnGiveUp, if set, is called (from a worker goroutine) when a handler failed
-	// MaxAttempts times; err is then a *[DeliveryError]. The vote stays
-	// pending in the store (the user's later votes are not held up): the next
-	// [Poller.Run], or [Poller.Redeliver], calls the handler again. It is
-	// also called when the store could not record a handler's outcome after
-	// MaxAttempts writes (or once Run's context was done); err is then a
-	// *[RecordError], and the vote stays pending too.
+	// OnGiveUp, if set, is called (from a worker goroutine) with a
+	// *[DeliveryError] when a handler failed MaxAttempts times, or when the
+	// store could not record its success after MaxAttempts writes (or once
+	// Run's context was done). The vote stays pending in the store (the
+	// user's later votes are not held up): the next [Poller.Run], or
+	// [Poller.Redeliver], calls the handler again.
 	OnGiveUp func(v Vote, err error)
 
 	// Store keeps the cursor, the dedup set and the pending work (required):
@@ -98,10 +99,11 @@ type Config struct {
 	// the cancellation, leaving behind a handler that ignores its context.
 	GracePeriod time.Duration
 
-	// Observer, if set, is told of the pipeline's events (votes ingested by
-	// origin, rewards delivered with their latency, retries, give-ups, the
-	// pending count): a hook for metrics. See [Event].
-	Observer Observer
+	// Observer, if set, is told of the pipeline's events (see [EventType]):
+	// a hook for metrics. It is called synchronously from the goroutine that
+	// made the event, so it must be safe for concurrent use and return
+	// quickly; a panic in it is recovered and logged.
+	Observer func(Event)
 
 	// Logger receives the poller's records (default: slog.Default(), so that
 	// a refused token or a vote given up on is seen).
@@ -129,10 +131,10 @@ func (c Config) checkFloor(src History) error {
 // withDefaults checks c for polling src and fills in its zero fields.
 func (c Config) withDefaults(src History) (Config, error) {
 	if c.OnReward == nil {
-		return c, ErrNoRewardHandler
+		return c, fmt.Errorf("%w: OnReward is required", ErrBadConfig)
 	}
 	if typednil.Is(c.Store) {
-		return c, ErrNoStore
+		return c, fmt.Errorf("%w: Store is required (OpenStore(dir) or NewMemoryStore())", ErrBadConfig)
 	}
 	for _, d := range []struct {
 		name string
@@ -154,15 +156,15 @@ func (c Config) withDefaults(src History) (Config, error) {
 		}
 	}
 	def(&c.Lookback, DefaultLookback)
-	def(&c.Interval, DefaultInterval)
-	def(&c.Overlap, DefaultOverlap)
-	def(&c.RetryDelay, DefaultRetryDelay)
-	def(&c.GracePeriod, DefaultGracePeriod)
+	def(&c.Interval, defaultInterval)
+	def(&c.Overlap, defaultOverlap)
+	def(&c.RetryDelay, defaultRetryDelay)
+	def(&c.GracePeriod, defaultGracePeriod)
 	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
+		c.Concurrency = defaultConcurrency
 	}
 	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
+		c.MaxAttempts = defaultMaxAttempts
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -366,7 +366,7 @@ func (r *run) process(j job) (job, bool) {
 // failed handler is retried (RetryDelay, doubling, MaxAttempts times), and
 // reports whether it succeeded. The end of Run stops the retries but not the
 // first write: an outcome reached as Run ends is still recorded. A write that
-// finally fails is logged and passed to OnGiveUp as a *RecordError.
+// finally fails is logged and passed to OnGiveUp.
 func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
 	ctx := context.WithoutCancel(r.hctx)
@@ -383,7 +383,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 				continue
 			}
 		}
-		rerr := &RecordError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Err: err}
+		rerr := &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err}
 		r.log.Error("recording the outcome failed; the vote stays pending",
 			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()), slog.Int("attempts", n), slog.Any("error", err))
 		r.giveUp(j.kind, j.v, rerr)
@@ -420,14 +420,14 @@ func (r *run) attempt(j job) (int, error) {
 	}
 }
 
-// call runs one handler call, turning a panic into a *PanicError.
+// call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
 	if j.kind == KindExpiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
-		return &PanicError{Value: rec.Value, Stack: rec.Stack}
+		return rec.AsError()
 	}
 	return err
 }

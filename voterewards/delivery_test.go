@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/conc/panics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -120,8 +121,9 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 	require.ErrorAs(t, gaveUp[keyOf(failing)], &derr)
 	assert.Equal(t, voterewards.KindReward, derr.Kind)
 	assert.Equal(t, 3, derr.Attempts)
+	assert.False(t, derr.Recording)
 	assert.ErrorIs(t, derr, errHandler)
-	var perr *voterewards.PanicError
+	var perr *panics.ErrRecovered
 	require.ErrorAs(t, gaveUp[keyOf(panicking)], &perr)
 	assert.ErrorIs(t, gaveUp[keyOf(panicking)], errHandler)
 	assert.NotEmpty(t, perr.Stack)

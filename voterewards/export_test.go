@@ -18,3 +18,9 @@ const (
 	MaxClockSkew = maxClockSkew
 	MaxWeight    = maxWeight
 )
+
+// MemoryStore is NewMemoryStore's type, for the tests that wrap it.
+type MemoryStore = memoryStore
+
+// NewMemory returns NewMemoryStore's store as its type.
+func NewMemory() *MemoryStore { return NewMemoryStore().(*memoryStore) }

@@ -50,7 +50,7 @@ func (t EventType) String() string {
 	return "unknown"
 }
 
-// Event is one thing the pipeline did, as an [Observer] sees it. It is a
+// Event is one thing the pipeline did, as [Config.Observer] sees it. It is a
 // plain value and carries no user id: observing it allocates nothing, and a
 // metrics package can use its fields as bounded labels.
 type Event struct {
@@ -68,12 +68,6 @@ type Event struct {
 	// Pending is EventPending's.
 	Pending int
 }
-
-// Observer is told of the pipeline's events (see [EventType]), synchronously,
-// from the goroutine that made them: it must be safe for concurrent use and
-// return quickly (a counter's increment). A panic in it is recovered and
-// logged.
-type Observer func(Event)
 
 // observe tells the observer of e, if there is one, containing a panic.
 func (p *Poller) observe(e Event) {

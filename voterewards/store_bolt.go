@@ -50,7 +50,7 @@ const (
 // ingestGroup), which waits for no timer.
 const (
 	batchDelay = time.Millisecond
-	batchSize  = DefaultConcurrency
+	batchSize  = defaultConcurrency
 )
 
 // storeVersion 2 added the per-voter index (cross-source dedup) and keys
@@ -65,7 +65,6 @@ const storeVersion = 2
 // for concurrent use; the file is locked against other processes while open.
 type BoltStore struct {
 	db     *bolt.DB
-	path   string
 	ingest ingestGroup
 }
 
@@ -99,7 +98,7 @@ func openStore(dir string, o storeOptions) (*BoltStore, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
-	return &BoltStore{db: db, path: path}, nil
+	return &BoltStore{db: db}, nil
 }
 
 // isDamaged reports a *DamagedStoreError in err's chain.
@@ -206,9 +205,6 @@ func migrateV1(tx *bolt.Tx) error {
 	}
 	return nil
 }
-
-// Path returns the path of the bbolt file.
-func (s *BoltStore) Path() string { return s.path }
 
 // Close closes the file and releases its lock. Call it once every [Poller.Run]
 // (and [Poller.Ingest]) using the store has returned.

@@ -9,16 +9,12 @@ import (
 	"time"
 )
 
-// feedBuffer bounds the votes a [MemoryStore] feed holds for a slow follower;
+// feedBuffer bounds the votes a memory store's feed holds for a slow follower;
 // past it the follower is told to resync instead.
 const feedBuffer = 4096
 
-// MemoryStore is a [Store] in memory: it forgets everything when the process
-// ends, so a restart delivers the lookback window again. Use it for tests and
-// throwaway runs; keep one value across pollers to simulate a restart. It is
-// safe for concurrent use. It implements [Feed], so several Pollers sharing
-// one MemoryStore behave as the processes of a fleet sharing one store.
-type MemoryStore struct {
+// memoryStore is the Store of NewMemoryStore.
+type memoryStore struct {
 	mu       sync.Mutex
 	cp       Checkpoint
 	seen     map[string]Vote
@@ -29,21 +25,22 @@ type MemoryStore struct {
 	subs     map[*follower]struct{}
 }
 
-var (
-	_ Store = (*MemoryStore)(nil)
-	_ Feed  = (*MemoryStore)(nil)
-)
+var _ Feed = (*memoryStore)(nil)
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{
+// NewMemoryStore returns an empty [Store] in memory: it forgets everything
+// when the process ends, so a restart delivers the lookback window again. Use
+// it for tests and throwaway runs; keep one value across pollers to simulate
+// a restart. It is safe for concurrent use. It implements [Feed], so several
+// Pollers sharing one behave as the processes of a fleet sharing one store.
+func NewMemoryStore() Store {
+	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
 	}
 }
 
 // Load implements [Store].
-func (s *MemoryStore) Load(ctx context.Context) (*Snapshot, error) {
+func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -62,7 +59,7 @@ func (s *MemoryStore) Load(ctx context.Context) (*Snapshot, error) {
 }
 
 // Ingest implements [Store].
-func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -131,7 +128,7 @@ func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
 }
 
 // Delivered implements [Store].
-func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
+func (s *memoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -145,7 +142,7 @@ func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error 
 }
 
 // Expired implements [Store].
-func (s *MemoryStore) Expired(ctx context.Context, v Vote) error {
+func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -157,7 +154,7 @@ func (s *MemoryStore) Expired(ctx context.Context, v Vote) error {
 
 // Prune implements [Store]. It walks the votes in the order they were added
 // and stops at the first one that must stay.
-func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -183,7 +180,7 @@ func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) e
 }
 
 // Follow implements [Feed].
-func (s *MemoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
+func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
 	f := &follower{wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.subs[f] = struct{}{}

@@ -114,59 +114,30 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// DeliveryError reports a handler that failed on every attempt; it is what
-// [Config.OnGiveUp] receives. The vote is NOT recorded as done: it stays
-// pending in the store and is delivered again by the next [Poller.Run] or
-// [Poller.Redeliver]; a reward that was not delivered gets no expiry.
+// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed
+// on every attempt or, with Recording set, a handler's success that the store
+// could not record after as many writes. The vote is NOT recorded as done: it
+// stays pending in the store, and the next [Poller.Run] or
+// [Poller.Redeliver] calls its handler again; a reward not recorded as
+// delivered gets no expiry until then.
 type DeliveryError struct {
 	Kind     Kind
 	Key      string
 	Attempts int
-	// Err is the last attempt's error; a *PanicError if it panicked.
+	// Recording is set when the handler succeeded and recording it failed.
+	Recording bool
+	// Err is the last attempt's error: the store's if Recording, else the
+	// handler's (a *panics.ErrRecovered of github.com/sourcegraph/conc/panics,
+	// with the value and the stack, if it panicked).
 	Err error
 }
 
 func (e *DeliveryError) Error() string {
+	if e.Recording {
+		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+	}
 	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
 }
 
 // Unwrap returns the last attempt's error.
 func (e *DeliveryError) Unwrap() error { return e.Err }
-
-// RecordError reports a store write that failed on every attempt: the outcome
-// of a handler call (Kind) for the vote Key could not be recorded. The vote
-// stays pending in the store, so its handler is called again at the next
-// Run or Redeliver (and a reward's expiry is not scheduled until then);
-// [Config.OnGiveUp] receives it.
-type RecordError struct {
-	Kind     Kind
-	Key      string
-	Attempts int
-	// Err is the last write's error.
-	Err error
-}
-
-func (e *RecordError) Error() string {
-	return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
-}
-
-// Unwrap returns the last write's error.
-func (e *RecordError) Unwrap() error { return e.Err }
-
-// PanicError is a handler panic, contained by the poller and treated as a failure.
-type PanicError struct {
-	// Value is what the handler panicked with.
-	Value any
-	// Stack is the goroutine's stack at the panic.
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("voterewards: handler panicked: %v", e.Value) }
-
-// Unwrap returns Value if it is an error.
-func (e *PanicError) Unwrap() error {
-	if err, ok := e.Value.(error); ok {
-		return err
-	}
-	return nil
-}
