@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -27,6 +28,11 @@ func (c *activeCache) add(votes []Vote) {
 			}
 		}
 	}
+}
+
+// addActive adds the votes not expired at now.
+func (c *activeCache) addActive(votes []Vote, now time.Time) {
+	c.add(slices.DeleteFunc(slices.Clone(votes), func(v Vote) bool { return !v.ExpiresAt.After(now) }))
 }
 
 // until returns the latest expiry known for id.

@@ -28,20 +28,14 @@ const (
 )
 
 // MinInterval is the shortest Interval [New] accepts for a History that is the
-// real service (a *topgg.Client whose base URL is not on this machine; see
-// [topgg.Client.Loopback]). Top.gg publishes no number for its v1 project
-// endpoints beyond "stricter" than the rest; the only per-minute limit it
-// publishes is v0's 60 calls a minute, with an hour's block past it. An idle
-// poll every 10 seconds is 6 calls a minute, a tenth of that, which leaves
-// room for the pages of a catch-up and the bot's other calls; a vote seen 10
-// seconds later costs nothing (it lasts 12 hours). A 1 ms interval once sent
-// 1,355 requests in 2 seconds. Fakes on this machine, and Sources that are
-// not a client of the service, have no floor: tests and demos go lower.
+// real service (a *topgg.Client not on this machine; see
+// [topgg.Client.Loopback]). The only per-minute limit Top.gg publishes is
+// v0's 60 calls a minute; a poll every 10 seconds is a tenth of it, leaving
+// room for a catch-up's pages and the bot's other calls, and a vote seen 10
+// seconds later costs nothing. Fakes on this machine have no floor.
 const MinInterval = 10 * time.Second
 
-// VoteLifetime is how long a Top.gg vote stays active. [Poller.Active] counts
-// the vote window as covered once the poller has read the history from at
-// least this far back.
+// VoteLifetime is how long a Top.gg vote stays active.
 const VoteLifetime = 12 * time.Hour
 
 // maxRetryDelay caps the doubling retry delay of a failing handler.
@@ -57,8 +51,8 @@ type Config struct {
 	// OnReward is called for every new vote (required).
 	OnReward Handler
 	// OnExpire, if set, is called once for every delivered vote when its
-	// ExpiresAt passes, e.g. to take a voter role back. A handler that keeps
-	// per-user state should check [Poller.Active]: the user may have voted again.
+	// ExpiresAt passes, e.g. to take a voter role back ([Poller.Active] says
+	// whether the user voted again).
 	OnExpire Handler
 	// OnGiveUp, if set, is called (from a worker goroutine) with a
 	// *[DeliveryError] when a handler failed MaxAttempts times, or when the
@@ -68,13 +62,12 @@ type Config struct {
 	// [Poller.Redeliver], calls the handler again.
 	OnGiveUp func(v Vote, err error)
 
-	// Store keeps the cursor, the dedup set and the pending work (required):
-	// [OpenStore] for a directory that survives restarts, [NewMemoryStore] for
+	// Store keeps the state (required): [OpenStore], or [NewMemoryStore] for
 	// tests. The caller closes it after Run returned.
 	Store Store
 
-	// Lookback is how far back the first run reads (default 12h). It is cut to
-	// just under one year, the service's limit.
+	// Lookback is how far back the first run reads (default 12h, at most
+	// just under the service's one year).
 	Lookback time.Duration
 	// Interval is the wait between polls once the history is read to its end
 	// (default 1m, at least [MinInterval] from the real service).
@@ -82,21 +75,18 @@ type Config struct {
 	// Overlap is how far before the newest vote seen the poller restarts when
 	// the service refuses its cursor or gives none (default 1m).
 	Overlap time.Duration
-	// Concurrency is how many handler calls run at once (default 4). It also
-	// bounds how many votes a crash can deliver twice.
+	// Concurrency is how many handler calls run at once (default 4), and so
+	// how many votes a crash can deliver twice.
 	Concurrency int
-	// MaxAttempts is how many times a handler is called for one vote before
-	// the poller gives up (default 5); also how many times a failed store
-	// write of its outcome is tried.
+	// MaxAttempts is how many times a handler is called for one vote, or a
+	// store write of its outcome tried, before giving up (default 5).
 	MaxAttempts int
-	// RetryDelay is the wait before the first retry of a failing handler, or
-	// of a failed store write; it doubles on each retry, up to one minute,
-	// less a random part of up to half (default 1s).
+	// RetryDelay is the wait before the first retry of a handler or a store
+	// write; it doubles on each retry, up to a minute, less a random part of
+	// up to half (default 1s).
 	RetryDelay time.Duration
 	// GracePeriod is how long running handlers may go on once Run's context
-	// is done, before their own context is cancelled (default 10s). Run
-	// returns once every handler call has returned, or [CancelWait] after
-	// the cancellation, leaving behind a handler that ignores its context.
+	// is done, before their own context is cancelled (default 10s).
 	GracePeriod time.Duration
 
 	// Observer, if set, is told of the pipeline's events (see [EventType]):
@@ -109,13 +99,11 @@ type Config struct {
 	// a refused token or a vote given up on is seen).
 	Logger *slog.Logger
 
-	// clock times every wait (intervals, retries, expiries, pruning, the
-	// grace period); tests set a fake one through export_test.go.
+	// clock times every wait; tests set a fake one (export_test.go).
 	clock clock.Clock
 }
 
-// remote is a History that says whether it is a fake on this machine, as
-// *topgg.Client does.
+// remote is a History that says whether it is on this machine (*topgg.Client).
 type remote interface{ Loopback() bool }
 
 // checkFloor refuses an Interval below MinInterval for a src that is the
@@ -173,6 +161,5 @@ func (c Config) withDefaults(src History) (Config, error) {
 	return c, nil
 }
 
-// oldestStart returns the oldest startDate the poller sends at now: one year
-// back, the service's limit, plus a margin.
+// oldestStart returns the oldest startDate the poller sends at now.
 func oldestStart(now time.Time) time.Time { return now.AddDate(-1, 0, 0).Add(historyMargin) }

@@ -16,7 +16,7 @@ import (
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker; beyond it the
-// fetch loop waits, and the rest of the backlog stays in the store.
+// fetch loop waits, and the backlog stays in the store.
 const queuedPerWorker = 256
 
 // job is one handler call to make: a reward for a new vote or an expiry.
@@ -32,8 +32,8 @@ func jobOrder(a, b job) int {
 	return cmp.Or(a.at.Compare(b.at), -cmp.Compare(a.kind, b.kind))
 }
 
-// lane holds the queued jobs of one user, in event order. At most one worker
-// runs a lane, which is what keeps a user's calls from overlapping.
+// lane holds the queued jobs of one user, in event order; at most one worker
+// runs it, so a user's calls never overlap.
 type lane struct {
 	id   string
 	jobs []job
@@ -49,7 +49,6 @@ func (l *lane) insert(j job) {
 	l.jobs[i] = j
 }
 
-// jobKey identifies a job among those a run knows.
 type jobKey struct {
 	kind Kind
 	key  string
@@ -59,27 +58,22 @@ type jobKey struct {
 type claimState uint8
 
 const (
-	// claimQueued: queued or running.
-	claimQueued claimState = iota
-	// claimDone: handled and recorded in this run (at says when).
-	claimDone
-	// claimGivenUp: its handler failed every attempt, or its outcome could
-	// not be recorded. It stays pending in the store, and this run takes it
-	// again only for [Poller.Redeliver]: an echo of the vote (the store's
-	// feed, a resync's reload) must not retry it behind the caller's back.
+	claimQueued claimState = iota // queued or running
+	claimDone                     // handled and recorded in this run
+	// claimGivenUp: failed every attempt, or not recorded. It stays pending,
+	// and this run takes it again only for [Poller.Redeliver], not for an
+	// echo of the vote (the feed, a resync's reload).
 	claimGivenUp
 )
 
-// claimed is a job a run took on.
 type claimed struct {
 	state claimState
 	at    time.Time // when it was done (claimDone)
 }
 
-// forgetDone is how long a run remembers a job it finished: long enough for
-// the echoes of a vote to arrive (the store's feed reporting a vote this
-// process ingested, a reload whose snapshot was taken before the record),
-// short enough that the memory holds minutes of votes, not the window.
+// forgetDone is how long a run remembers a finished job: long enough for the
+// echoes of a vote to arrive (the feed, a reload of an older snapshot), short
+// enough to hold minutes of votes, not the window.
 const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
@@ -89,26 +83,21 @@ type delivery struct {
 	lmu   sync.Mutex
 	lanes map[string]*lane
 	// known holds the jobs this run took on, so that a vote that reaches it
-	// twice (its own Ingest and the store's feed, a reload while the vote is
-	// queued or just delivered) is handled once. Done entries are forgotten
-	// after forgetDone; given-up entries are kept until Redeliver takes them
-	// again; a job abandoned at the end of Run is dropped.
+	// twice (its Ingest and the feed's echo, a reload) is handled once.
 	known map[jobKey]claimed
-	// pending counts the rewards claimed and not delivered, those given up
-	// included; seq numbers its changes.
+	// pending counts the rewards claimed and not delivered (given up
+	// included); seq numbers its changes.
 	pending int
 	seq     uint64
 
-	// omu orders the reports of the pending count: the goroutines that
-	// change it report outside lmu, so two reports could reach the observer
-	// swapped and leave a stale count; a report older than the last one made
-	// is dropped instead.
+	// omu orders the reports of the pending count, made outside lmu: a
+	// report older than the last one made is dropped, not shown stale.
 	omu      sync.Mutex
 	reported uint64
 }
 
-// pendingReport is a change of the pending count to report: the count, and
-// the change's place among the others (0: no change).
+// pendingReport is a pending count to report and its change's number (0:
+// no change).
 type pendingReport struct {
 	n   int
 	seq uint64
@@ -143,10 +132,9 @@ func (d *delivery) init(workers int) {
 	d.known = map[jobKey]claimed{}
 }
 
-// claim takes on the job of kind for v, reporting false if this run has it
-// already (a given-up job is taken again if retake), and tells the observer
-// of a new pending reward. It is for jobs that do not go to a lane at once
-// (a future expiry); queue claims the others.
+// claim takes on a job that does not go to a lane at once (a future
+// expiry), reporting false if this run has it already (a given-up one is
+// taken again if retake).
 func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	ok, change := r.claimLocked(kind, v, retake)
@@ -155,8 +143,7 @@ func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	return ok
 }
 
-// claimLocked takes on the job, with lmu held, and returns the change of the
-// pending count to report.
+// claimLocked is claim with lmu held; it returns the pending change to report.
 func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
 	k := jobKey{kind, v.Key()}
 	if c, ok := d.known[k]; ok {
@@ -174,7 +161,6 @@ func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingRep
 	return true, d.changePending(1)
 }
 
-// outcome is how a claimed job ended in this run.
 type outcome uint8
 
 const (
@@ -183,8 +169,8 @@ const (
 	outcomeAbandoned                // cut short by the end of Run
 )
 
-// settle records how a claimed job ended at now, and ends a reward's place
-// in the pending count unless it stays pending (given up).
+// settle records how a claimed job ended at now, and takes a reward out of
+// the pending count unless it was given up.
 func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
@@ -216,8 +202,7 @@ func (d *delivery) forget(t time.Time) {
 	}
 }
 
-// holds reports whether claiming j would fail now: skipping j on that answer
-// is what a claim made a moment earlier would have done.
+// holds reports whether claiming j would fail now.
 func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
@@ -225,20 +210,16 @@ func (d *delivery) holds(j job, retake bool) bool {
 	return ok && (c.state != claimGivenUp || !retake)
 }
 
-// admit claims j (a given-up one too if retake) and queues it, in one step
-// under lmu: two paths that bring the same votes (the poll and the store's
-// feed echo, a reload) cannot interleave so that a user's later vote is
-// queued, and started, before an earlier one that the other path claimed
-// and had not queued yet. A job this run has already is skipped. It reports
-// false if ctx ended while it waited for room (j then stays pending).
+// admit claims j (a given-up one too if retake) and queues it in one step
+// under lmu, so that two paths bringing the same votes (the poll, the feed's
+// echo, a reload) cannot queue a user's later vote before an earlier one. A
+// job this run has is skipped. It reports false if ctx ended while it waited
+// for room (j then stays pending).
 func (r *run) admit(ctx context.Context, j job, retake bool) bool {
 	return r.queue(ctx, j, true, retake)
 }
 
-// enqueue queues j, already claimed, behind the user's earlier jobs,
-// starting a worker for the user if none runs. It waits while the queue is
-// full, and reports false if ctx ended first (j then stays pending in the
-// store).
+// enqueue queues j, already claimed, as admit does.
 func (r *run) enqueue(ctx context.Context, j job) bool {
 	return r.queue(ctx, j, false, false)
 }
@@ -280,8 +261,8 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	return true
 }
 
-// runLane handles the user's jobs one after another until none is left, or
-// until Run's context is done, which leaves the rest pending in the store.
+// runLane handles the user's jobs until none is left or Run's context is
+// done (the rest stays pending in the store).
 func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
@@ -310,15 +291,12 @@ func (r *run) runLane(l *lane) {
 	}
 }
 
-// process makes the handler call of j with retries, records the outcome, and
-// returns a follow-up job: the expiry of a delivered vote that has already
-// expired, which must run before the user's next vote. A job whose handler
-// failed every attempt is not recorded: it stays pending in the store.
+// process calls j's handler with retries, records the outcome, and returns
+// a follow-up job: the expiry of a delivered vote already expired, which
+// must run before the user's next vote.
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
-	if r.late.Load() {
-		// Run returned without this call (it ignored its cancelled
-		// context): its outcome is dropped, and the vote stays pending.
+	if r.late.Load() { // Run returned without this call: dropped, still pending
 		return job{}, false
 	}
 	if err != nil {
@@ -344,8 +322,6 @@ func (r *run) process(j job) (job, bool) {
 	}
 	expire := r.p.cfg.OnExpire != nil
 	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
-		// Still pending in the store: delivered again by Redeliver or the
-		// next Run, and its expiry scheduled then.
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		return job{}, false
 	}
@@ -362,11 +338,9 @@ func (r *run) process(j job) (job, bool) {
 	return job{}, false
 }
 
-// record writes the outcome of j to the store, retrying a failed write as a
-// failed handler is retried (RetryDelay, doubling, MaxAttempts times), and
+// record writes the outcome of j to the store, retried as a handler is, and
 // reports whether it succeeded. The end of Run stops the retries but not the
-// first write: an outcome reached as Run ends is still recorded. A write that
-// finally fails is logged and passed to OnGiveUp.
+// first write: an outcome reached as Run ends is still recorded.
 func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
 	ctx := context.WithoutCancel(r.hctx)
@@ -392,8 +366,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 }
 
 // attempt calls the handler until it succeeds or MaxAttempts is reached,
-// waiting RetryDelay (doubling, with jitter) between calls. It returns
-// errAbandoned if the end of Run interrupted it.
+// and returns errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if n > 1 {
@@ -403,9 +376,7 @@ func (r *run) attempt(j job) (int, error) {
 		if err == nil {
 			return n, nil
 		}
-		if r.hctx.Err() != nil {
-			// Cancelled at the end of the grace period: not the handler's
-			// fault; try again next run.
+		if r.hctx.Err() != nil { // cancelled after the grace period: next run
 			return n, errAbandoned
 		}
 		if n >= r.p.cfg.MaxAttempts {
@@ -432,8 +403,7 @@ func (r *run) call(j job) (err error) {
 	return err
 }
 
-// giveUp tells the observer, and passes err to OnGiveUp, if set, containing a
-// panic of it.
+// giveUp tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(kind Kind, v Vote, err error) {
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
@@ -447,7 +417,7 @@ func (r *run) giveUp(kind Kind, v Vote, err error) {
 	}
 }
 
-// sleep waits d on the poller's clock, or until ctx is done (then its error).
+// sleep waits d on the poller's clock, or until ctx is done.
 func (r *run) sleep(ctx context.Context, d time.Duration) error {
 	return clock.Sleep(ctx, r.p.cfg.clock, d)
 }

@@ -93,14 +93,7 @@ func (p *Poller) loadCache(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := p.cfg.clock.Now()
-	active := make([]Vote, 0, len(snap.Seen))
-	for _, v := range snap.Seen {
-		if v.ExpiresAt.After(now) {
-			active = append(active, v)
-		}
-	}
-	p.cache.add(active)
+	p.cache.addActive(snap.Seen, p.cfg.clock.Now())
 	p.coverFrom(snap.Checkpoint)
 	return nil
 }
