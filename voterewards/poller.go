@@ -12,11 +12,10 @@ import (
 )
 
 // Poller is the vote pipeline of one process: it reads the vote history
-// ([Poller.Run]), takes votes from webhooks ([Poller.Ingest]), keeps them in
-// one [Store] where the records of one vote from several sources are one vote,
-// and delivers each vote to the handlers of its [Config]. Make it with [New].
-// Its methods are safe for concurrent use; a nil or zero Poller returns
-// [topgg.ErrNotConfigured].
+// ([Poller.Run]), takes webhook votes ([Poller.Ingest]), keeps them in one
+// [Store], and delivers each vote to the handlers of its [Config]. Make it
+// with [New]. Its methods are safe for concurrent use; a nil or zero Poller
+// returns [topgg.ErrNotConfigured].
 type Poller struct {
 	src   History
 	cfg   Config
@@ -37,11 +36,9 @@ type Poller struct {
 }
 
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
-// delivers them as cfg says. It makes no request and starts nothing. A nil
-// src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [topgg.ErrNilArgument]; a missing Store or OnReward, an impossible value,
-// or an Interval below [MinInterval] from the real service, is an error naming
-// the field.
+// delivers them as cfg says; it makes no request and starts nothing. A nil
+// src (a typed nil too) is [topgg.ErrNilArgument]; a Config it cannot run is
+// [ErrBadConfig], naming the field.
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
@@ -62,18 +59,14 @@ func New(src History, cfg Config) (*Poller, error) {
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)
-// and returns once they are durably stored (nil), or why they are not: a
-// webhook receiver answers 2xx only on nil. It works whether or not Run is
-// running: the votes are pending in the store, [Poller.Active] knows them at
-// once, and the running Run (in this process at once; in another process
-// through the store's [Feed]) delivers them; without a Run, the next Run
-// does. A vote the store already holds (the same vote from another source,
-// or a replayed delivery; see [DedupWindow]) is not stored again and is
+// and returns nil once they are durable: a webhook receiver answers 2xx only
+// then. Whether or not Run is running, [Poller.Active] knows them at once, and
+// a Run (here, or elsewhere through the store's [Feed]; else the next one)
+// delivers them. A vote the store holds already (see [DedupWindow]) is
 // rewarded once. Each vote needs an Origin and a PlatformID or UserID; its
 // times are sanitized like the poll's (a missing CreatedAt is the receipt
-// time, as for v0 webhooks, and ExpiresAt then CreatedAt + [VoteLifetime]).
-// A vote that cannot be one fails the whole call with [ErrInvalidVote] and
-// nothing is stored. Concurrent calls share store commits.
+// time). A vote that cannot be one fails the whole call with
+// [ErrInvalidVote], and nothing is stored.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -103,12 +96,9 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 }
 
 // Redeliver asks the running Run to deliver again every reward (and due
-// expiry) the store holds as pending and Run is not handling already: the
-// votes whose handler failed every attempt, or whose outcome could not be
-// recorded. Within a Run only Redeliver takes those again: the store's feed
-// echoing such a vote, or a feed resync, does not. It returns once they are
-// queued (not delivered), or
-// [ErrNotRunning] if Run is not running (the next Run delivers them), or
+// expiry) pending in the store that it is not handling: those given up on
+// (within a Run nothing else retries them). It returns once they are queued,
+// or [ErrNotRunning] if Run is not running (the next Run delivers them), or
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
@@ -141,7 +131,6 @@ func (p *Poller) setActive(r *run) {
 	p.mu.Unlock()
 }
 
-// errNilSnapshot is a Store's answer of neither a snapshot nor an error.
 var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
 
 // load loads the store, refusing a nil snapshot.

@@ -8,23 +8,20 @@ import (
 	"time"
 )
 
-// Bounds on what the service (or a webhook) may send. Nothing outside them
-// stalls the pipeline: times and weights are clamped, and the vote goes on.
+// Bounds on what the service (or a webhook) may send: outside them, times and
+// weights are clamped, and the vote goes on.
 const (
-	// maxClockSkew is how far in the future, by the local clock, a vote's
-	// created_at may lie: a later one is clamped to now + maxClockSkew. An
-	// unclamped future vote would make the poller ask for votes from that
-	// date, and miss every vote until then.
+	// maxClockSkew is how far in the future a created_at may lie: a vote from
+	// the future would make the poller skip every vote until then.
 	maxClockSkew = time.Minute
 	// maxWeight is the largest weight kept (the service sends 1, or 2 on
-	// weekends); a larger one becomes maxWeight, a smaller than 1 becomes 1.
+	// weekends); weights are kept within [1, maxWeight].
 	maxWeight = 10
 	// maxQueryEntries bounds a webhook query kept with a vote.
 	maxQueryEntries = 32
 )
 
-// fixes records what sanitize changed, for one log line; a bit set, so that
-// the hot path does not allocate.
+// fixes records what sanitize changed, for one log line.
 type fixes uint8
 
 const (
@@ -49,14 +46,10 @@ func (f fixes) String() string {
 	return strings.Join(out, ", ")
 }
 
-// sanitize returns v made safe to store and schedule at now: UTC times
-// without monotonic readings, created_at no later than now+maxClockSkew (and,
-// when missing, the receipt time now: v0 webhooks carry none), expires_at
-// after created_at and at most 2*VoteLifetime after it (else created_at +
-// VoteLifetime), a weight in [1, maxWeight], a bounded query, and its Key. It
-// reports what it changed. A vote it cannot make safe (no id of either kind,
-// an id the store cannot keep, no Origin) is an error wrapping
-// ErrInvalidVote.
+// sanitize returns v made safe to store and schedule at now (times by
+// fixTimes, weight in [1, maxWeight], a bounded query) and what it changed.
+// A vote it cannot make safe (no id, an id too long, no Origin) is an error
+// wrapping ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	if err := checkIDs(v); err != nil {
 		return v, 0, err
@@ -90,8 +83,10 @@ func checkIDs(v Vote) error {
 	return nil
 }
 
-// fixTimes returns created and expires made sane at now (see sanitize). A v0
-// webhook's missing times are expected, not fixes to log.
+// fixTimes returns created and expires in UTC without monotonic readings,
+// created no later than now+maxClockSkew (now if missing: v0 webhooks carry
+// none, which is no fix to log), and expires after created and at most
+// 2*VoteLifetime after it (else created+VoteLifetime).
 func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
 	var f fixes
 	c, e := created.UTC().Round(0), expires.UTC().Round(0)
@@ -128,15 +123,12 @@ func queryFits(q map[string]string) bool {
 }
 
 // checkSnapshot makes the times a store returns safe at now, as sanitize
-// makes an arriving vote's: a store shared by several processes (Redis,
-// PostgreSQL) holds times that this process did not measure, written by a
-// process whose clock was ahead, by an older version, or planted. A
-// checkpoint time later than now+maxClockSkew is treated as missing (a
-// LastSeen from the future would make the poll skip every vote until then;
-// a missing one re-reads from Since, which the dedup set absorbs; a missing
-// Since restarts the lookback), and each vote's times are fixed as sanitize
-// fixes them (an expiry a year away would never fire). It returns how many
-// values it changed; a snapshot a sane store returns is left as it is.
+// does an arriving vote's: a shared store holds times written by processes
+// whose clock was ahead, or planted. A checkpoint time past
+// now+maxClockSkew is treated as missing (a re-read the dedup set absorbs,
+// instead of a poll that skips every vote until then), and each vote's times
+// are fixed (an expiry a year away would never fire). It returns how many
+// values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
@@ -162,11 +154,8 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	return n
 }
 
-// checkFed fixes the times of a vote that another process published on the
-// store's feed, as checkSnapshot fixes a loaded one's: a message on a shared
-// channel may come from a process whose clock is ahead, or be planted, and an
-// expiry a year away would keep the voter Active, and its expiry job waiting,
-// for a year.
+// checkFed fixes the times of a vote from the store's feed, as
+// checkSnapshot does a loaded one's.
 func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
@@ -176,8 +165,7 @@ func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
 	return v
 }
 
-// noteOddTimes logs, once per Poller, that n values a shared store (or its
-// feed) gave were out of range and were clamped.
+// noteOddTimes logs, once per Poller, that n values from the store were clamped.
 func (p *Poller) noteOddTimes(ctx context.Context, n int) {
 	if n == 0 || p.oddTimes.Swap(true) {
 		return

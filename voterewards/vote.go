@@ -42,8 +42,7 @@ type Vote struct {
 	// Origin is the source that delivered the vote first.
 	Origin Origin
 	// Hook is what a webhook delivery carried beyond the vote record; nil
-	// for a vote read from the history. (A pointer keeps Vote small: votes
-	// are map values and channel elements on the hot path.)
+	// for a vote read from the history (a pointer keeps Vote small).
 	Hook *Hook
 }
 
@@ -56,17 +55,15 @@ type Hook struct {
 	Query map[string]string
 }
 
-// Key identifies the vote across sources, polls and restarts: the voter's id
-// (PlatformID, else UserID) and the creation time, as "id@created_at" (RFC
-// 3339, UTC, nanoseconds). It is the store's dedup key, and a handler can use
-// it as an idempotency key.
+// Key identifies the vote across sources, polls and restarts, as
+// "id@created_at" (the voter's PlatformID, else UserID; RFC 3339, UTC,
+// nanoseconds): a handler can use it as an idempotency key.
 func (v Vote) Key() string {
 	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// voterID is the id a vote is deduplicated and serialised on: the platform
-// id, present in every source (history, v1 and v0 webhooks), else the
-// service's user id.
+// voterID is the id a vote is deduplicated on: the platform id, present in
+// every source, else the user id.
 func voterID(v topgg.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID
@@ -74,22 +71,12 @@ func voterID(v topgg.Vote) string {
 	return v.UserID
 }
 
-func newVote(v topgg.Vote) Vote {
-	// Votes are wall-clock facts: drop location and monotonic readings so that
-	// a vote read from the store and from the service compare equal.
-	v.CreatedAt = v.CreatedAt.UTC().Round(0)
-	v.ExpiresAt = v.ExpiresAt.UTC().Round(0)
-	return Vote{Vote: v, Origin: OriginHistory}
-}
-
 // lane returns the id whose votes are handled one at a time.
 func (v Vote) lane() string { return voterID(v.Vote) }
 
-// Handler handles one vote. It is called from the poller's worker goroutines;
-// calls for one user never overlap. A non-nil error (or a panic) makes the
-// poller retry the call later. ctx is cancelled when Run's context is done
-// and the grace period ([Config.GracePeriod]) has passed; a handler should
-// return soon after.
+// Handler handles one vote, from a worker goroutine; calls for one user never
+// overlap. An error (or a panic) makes the poller retry the call later. ctx
+// is cancelled once Run's context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
 // Kind says which handler a delivery is for.

@@ -10,18 +10,14 @@ import (
 )
 
 // IngestWebhook stores a vote a [webhook.Receiver] delivered, as
-// [Poller.Ingest] stores any vote: it has the shape of webhook.Config's
-// OnVote, so that a receiver feeds a poller with
+// [Poller.Ingest] does; it is webhook.Config's OnVote:
 //
 //	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
 //
-// The vote keeps the delivery's id and query (in Vote.Hook) and its origin
-// ([OriginWebhook] for v1, [OriginWebhookV0] for a legacy delivery, whose
-// creation time is its receipt). A v0 test delivery is no vote: nothing is
-// stored, and nil answers it 204. A vote the pipeline can never take
-// ([ErrInvalidVote]) also wraps [webhook.ErrMalformedBody], which the
-// receiver answers 400 (never retried); any other error is answered 500, and
-// Top.gg retries.
+// The vote keeps the delivery's id and query (Vote.Hook) and its origin. A v0
+// test delivery is no vote: nil, nothing stored. [ErrInvalidVote] also wraps
+// [webhook.ErrMalformedBody] (answered 400, never retried); other errors are
+// answered 500, and Top.gg retries.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -36,8 +32,7 @@ func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	return err
 }
 
-// fromWebhook turns a webhook's vote into the pipeline's. A v0 vote has no
-// times: Ingest takes its receipt time.
+// fromWebhook turns a webhook's vote into the pipeline's.
 func fromWebhook(v webhook.Vote) Vote {
 	origin := OriginWebhook
 	if v.Version == 0 {
