@@ -8,22 +8,17 @@ import (
 	"time"
 )
 
-// The bolt store keeps votes in a small binary form rather than JSON: it is
-// decoded for every vote at start and written for every vote read, and a fixed
-// layout is easy to bound-check.
+// The bolt store's votes, in a binary form (decoded for every vote at start,
+// and easy to bound-check), a string being len(uvarint) bytes:
 //
 //	v1: version(1) created(8) expires(8) weight(uvarint) user_id platform_id
 //	v2: v1 + origin(1) id query_len(uvarint) (key value)*query_len
-//
-// where a string is len(uvarint) bytes. Version 1 records (round one) decode
-// as history votes.
 const (
 	codecV1      = 1
 	codecVersion = 2
 )
 
-// maxIDLen bounds the ids (and query strings) a record may carry, so a
-// damaged record cannot make the decoder allocate without limit.
+// maxIDLen bounds the ids and query strings of a record.
 const maxIDLen = 1 << 10
 
 var errBadRecord = errors.New("voterewards: damaged vote record in store")
@@ -146,9 +141,8 @@ func decodeString(b []byte) (string, []byte, error) {
 	return string(b[:l]), b[l:], nil
 }
 
-// seenKey is the bolt key of a vote in the dedup set and the pending
-// deliveries: the creation time first, so that iteration is oldest first and
-// pruning stops early, then the voter id; together the dedup key.
+// seenKey is a vote's key in the dedup set and the pending deliveries: the
+// creation time (iteration oldest first) and the voter id.
 func seenKey(v Vote) []byte {
 	id := v.lane()
 	k := make([]byte, 8, 8+len(id))
@@ -156,9 +150,8 @@ func seenKey(v Vote) []byte {
 	return append(k, id...)
 }
 
-// voterKey is the key of a vote in the per-voter index: the voter id with its
-// length first (so that no id is a prefix of another's keys), then the
-// creation time, so that a voter's votes near a time are one seek away.
+// voterKey is a vote's key in the per-voter index: the voter id, its length
+// first (no id a prefix of another's keys), then the creation time.
 func voterKey(id string, created time.Time) []byte {
 	return appendVoterKey(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), id, created)
 }

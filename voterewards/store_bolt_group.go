@@ -8,12 +8,9 @@ import (
 )
 
 // ingestGroup is the group commit of the webhook votes: a caller that finds
-// no commit running commits every request queued so far in one transaction
-// (one fsync); requests that arrive meanwhile queue up, and when the commit
-// ends the first of them leads the next. Under load a commit carries every
-// request that came during the one before, with no timer to wait for; alone,
-// a request commits at once. (bbolt's DB.Batch waits for a timer or a full
-// batch, and its size is tuned for the delivery records.)
+// no commit running commits every request queued so far in one transaction;
+// the requests that arrive meanwhile queue up, and the first of them leads
+// the next commit. Unlike DB.Batch, no timer (BENCHMARKS.md).
 type ingestGroup struct {
 	mu    sync.Mutex
 	queue []*ingestReq
@@ -24,12 +21,11 @@ type ingestReq struct {
 	votes []Vote
 	added []Vote
 	err   error
-	done  chan struct{} // closed when the request is committed (or failed)
-	lead  chan struct{} // signalled when the request is to lead a commit
+	done  chan struct{} // closed when committed (or failed)
+	lead  chan struct{} // signalled to lead a commit
 }
 
-// submit stores votes, sharing the commit with concurrent calls, and returns
-// the added ones once they are durable.
+// submit stores votes and returns the added ones once they are durable.
 func (g *ingestGroup) submit(db *bolt.DB, votes []Vote) ([]Vote, error) {
 	req := &ingestReq{votes: votes, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	g.mu.Lock()
@@ -60,8 +56,8 @@ func (g *ingestGroup) submit(db *bolt.DB, votes []Vote) ([]Vote, error) {
 	return req.added, req.err
 }
 
-// commit stores the batch in one transaction. If it fails, each request is
-// tried alone, so that one bad request fails only itself.
+// commit stores the batch in one transaction, or each request alone if
+// that fails, so that one bad request fails only itself.
 func commit(db *bolt.DB, batch []*ingestReq) {
 	defer func() {
 		for _, r := range batch {

@@ -87,10 +87,8 @@ func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 	return added, nil
 }
 
-// voterTimes holds the CreatedAt of one voter's votes in the dedup set: the
-// first inline, so that a voter with one vote in the window (the usual case)
-// costs no allocation; a handful at most, since votes are 12 h apart and
-// pruning keeps about a day.
+// voterTimes holds the CreatedAt of one voter's votes in the dedup set, the
+// first inline: a voter with one vote (the usual case) costs no allocation.
 type voterTimes struct {
 	first time.Time
 	rest  []time.Time
@@ -152,8 +150,7 @@ func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
 	return nil
 }
 
-// Prune implements [Store]. It walks the votes in the order they were added
-// and stops at the first one that must stay.
+// Prune implements [Store], stopping at the first vote added that must stay.
 func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
