@@ -86,43 +86,17 @@ type delivery struct {
 	// twice (its Ingest and the feed's echo, a reload) is handled once.
 	known map[jobKey]claimed
 	// pending counts the rewards claimed and not delivered (given up
-	// included); seq numbers its changes.
+	// included).
 	pending int
-	seq     uint64
-
-	// omu orders the reports of the pending count, made outside lmu: a
-	// report older than the last one made is dropped, not shown stale.
-	omu      sync.Mutex
-	reported uint64
 }
 
-// pendingReport is a pending count to report and its change's number (0:
-// no change).
-type pendingReport struct {
-	n   int
-	seq uint64
-}
-
-// changePending adds delta to the pending count, with lmu held.
-func (d *delivery) changePending(delta int) pendingReport {
-	d.pending += delta
-	d.seq++
-	return pendingReport{n: d.pending, seq: d.seq}
-}
-
-// report tells the observer of a change of the pending count, unless a
-// later change was reported already.
-func (r *run) report(c pendingReport) {
-	if c.seq == 0 || r.late.Load() {
-		return
+// changePending adds delta to the pending count and reports it, with lmu
+// held, so that the observer hears the counts in order.
+func (r *run) changePending(delta int) {
+	r.pending += delta
+	if !r.late.Load() {
+		r.p.observe(Event{Type: EventPending, Pending: r.pending})
 	}
-	r.omu.Lock()
-	defer r.omu.Unlock()
-	if c.seq <= r.reported {
-		return
-	}
-	r.reported = c.seq
-	r.p.observe(Event{Type: EventPending, Pending: c.n})
 }
 
 func (d *delivery) init(workers int) {
@@ -137,28 +111,22 @@ func (d *delivery) init(workers int) {
 // taken again if retake).
 func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	r.lmu.Lock()
-	ok, change := r.claimLocked(kind, v, retake)
-	r.lmu.Unlock()
-	r.report(change)
-	return ok
+	defer r.lmu.Unlock()
+	return r.claimLocked(kind, v, retake)
 }
 
-// claimLocked is claim with lmu held; it returns the pending change to report.
-func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
+// claimLocked is claim with lmu held.
+func (r *run) claimLocked(kind Kind, v Vote, retake bool) bool {
 	k := jobKey{kind, v.Key()}
-	if c, ok := d.known[k]; ok {
-		if c.state != claimGivenUp || !retake {
-			return false, pendingReport{}
-		}
-		// Counted as pending when it was first claimed.
-		d.known[k] = claimed{state: claimQueued}
-		return true, pendingReport{}
+	c, ok := r.known[k]
+	if ok && (c.state != claimGivenUp || !retake) {
+		return false
 	}
-	d.known[k] = claimed{state: claimQueued}
-	if kind != KindReward {
-		return true, pendingReport{}
+	r.known[k] = claimed{state: claimQueued}
+	if !ok && kind == KindReward { // a given-up one is counted already
+		r.changePending(1)
 	}
-	return true, d.changePending(1)
+	return true
 }
 
 type outcome uint8
@@ -182,13 +150,10 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	case outcomeAbandoned:
 		delete(r.known, k)
 	}
-	if kind != KindReward || o == outcomeGivenUp {
-		r.lmu.Unlock()
-		return
+	if kind == KindReward && o != outcomeGivenUp {
+		r.changePending(-1)
 	}
-	change := r.changePending(-1)
 	r.lmu.Unlock()
-	r.report(change)
 }
 
 // forget drops the jobs done before t.
@@ -225,8 +190,7 @@ func (r *run) enqueue(ctx context.Context, j job) bool {
 }
 
 func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
-	if claim && r.holds(j, retake) {
-		// An echo of a job this run has: skipped without waiting for room.
+	if claim && r.holds(j, retake) { // an echo: skipped without waiting for room
 		return true
 	}
 	select {
@@ -236,14 +200,10 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	}
 	id := j.v.lane()
 	r.lmu.Lock()
-	var change pendingReport
-	if claim {
-		var ok bool
-		if ok, change = r.claimLocked(j.kind, j.v, retake); !ok {
-			r.lmu.Unlock()
-			<-r.slots
-			return true
-		}
+	if claim && !r.claimLocked(j.kind, j.v, retake) {
+		r.lmu.Unlock()
+		<-r.slots
+		return true
 	}
 	l, running := r.lanes[id]
 	if running {
@@ -253,9 +213,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 		r.lanes[id] = l
 	}
 	r.lmu.Unlock()
-	r.report(change)
-	if !running {
-		// Blocks while every worker is busy: the backpressure on the fetch loop.
+	if !running { // blocks while every worker is busy: the fetch loop's backpressure
 		r.pool.Go(func() { r.runLane(l) })
 	}
 	return true

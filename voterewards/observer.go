@@ -27,21 +27,9 @@ const (
 	EventPending
 )
 
-// String returns the type's name, such as "ingested"; it does not allocate.
+// String returns the type's name, such as "ingested".
 func (t EventType) String() string {
-	switch t {
-	case EventIngested:
-		return "ingested"
-	case EventDelivered:
-		return "delivered"
-	case EventRetried:
-		return "retried"
-	case EventGivenUp:
-		return "given_up"
-	case EventPending:
-		return "pending"
-	}
-	return "unknown"
+	return name(t, "EventType", "ingested", "delivered", "retried", "given_up", "pending")
 }
 
 // Event is one thing the pipeline did, as [Config.Observer] sees it: a plain

@@ -23,16 +23,14 @@ const (
 )
 
 // String returns "history", "webhook" or "webhook-v0".
-func (o Origin) String() string {
-	switch o {
-	case OriginHistory:
-		return "history"
-	case OriginWebhook:
-		return "webhook"
-	case OriginWebhookV0:
-		return "webhook-v0"
+func (o Origin) String() string { return name(o, "Origin", "history", "webhook", "webhook-v0") }
+
+// name returns the name of the n-th value of a type, counting from 1.
+func name[T ~uint8](n T, typ string, names ...string) string {
+	if n == 0 || int(n) > len(names) {
+		return fmt.Sprintf("%s(%d)", typ, uint8(n))
 	}
-	return fmt.Sprintf("Origin(%d)", uint8(o))
+	return names[n-1]
 }
 
 // Vote is a vote as the handlers see it: the service's record, where it came
@@ -91,15 +89,7 @@ const (
 )
 
 // String returns "reward" or "expiry".
-func (k Kind) String() string {
-	switch k {
-	case KindReward:
-		return "reward"
-	case KindExpiry:
-		return "expiry"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
 
 // DeliveryError is what [Config.OnGiveUp] receives: a handler that failed
 // on every attempt or, with Recording set, a handler's success that the store
