@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
@@ -31,8 +30,7 @@ type Poller struct {
 	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
 	oddTimes atomic.Bool
 
-	mu     sync.Mutex
-	active *run // the running Run, for Ingest and Redeliver; nil if none
+	active atomic.Pointer[run] // the running Run, for Ingest and Redeliver
 }
 
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
@@ -89,7 +87,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	}
 	p.observeIngest(clean, added)
 	p.cache.add(added)
-	if r := p.current(); r != nil {
+	if r := p.active.Load(); r != nil {
 		r.in.offer(added)
 	}
 	return nil
@@ -104,7 +102,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
 	}
-	r := p.current()
+	r := p.active.Load()
 	if r == nil {
 		return ErrNotRunning
 	}
@@ -117,18 +115,6 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func (p *Poller) current() *run {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.active
-}
-
-func (p *Poller) setActive(r *run) {
-	p.mu.Lock()
-	p.active = r
-	p.mu.Unlock()
 }
 
 var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")

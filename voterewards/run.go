@@ -33,8 +33,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	r := p.newRun(ctx)
 	defer close(r.ended)
 	defer r.hcancel()
-	p.setActive(r)
-	defer p.setActive(nil)
+	p.active.Store(r)
+	defer p.active.Store(nil)
 
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()

@@ -235,14 +235,14 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 // Ingest implements [Store]. Calls without a checkpoint (webhook votes) share
 // commits with concurrent ones.
 func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if cp == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return s.ingest.submit(s.db, votes)
 	}
 	var added []Vote
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(ctx, s.db.Update, "store votes", func(tx *bolt.Tx) error {
 		var err error
 		if added, err = addVotes(tx, votes, added[:0]); err != nil {
 			return err
@@ -250,9 +250,21 @@ func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: store votes: %w", err)
+		return nil, err
 	}
 	return added, nil
+}
+
+// write runs fn in a write transaction by run (db.Update, or db.Batch to
+// share it), unless ctx is done, its error wrapped with what.
+func (s *BoltStore) write(ctx context.Context, run func(func(*bolt.Tx) error) error, what string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := run(fn); err != nil {
+		return fmt.Errorf("voterewards: %s: %w", what, err)
+	}
+	return nil
 }
 
 // addVotes adds each vote that is not a duplicate to the dedup set and the
@@ -302,44 +314,27 @@ func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
 
 // Delivered implements [Store].
 func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
-	if err := ctx.Err(); err != nil {
+	return s.write(ctx, s.db.Batch, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
+		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
+		if err == nil && expire {
+			err = tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
+		}
 		return err
-	}
-	err := s.db.Batch(func(tx *bolt.Tx) error {
-		if err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v)); err != nil {
-			return err
-		}
-		if expire {
-			return tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
-		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key(), err)
-	}
-	return nil
 }
 
 // Expired implements [Store].
 func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := s.db.Batch(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
-	if err != nil {
-		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key(), err)
-	}
-	return nil
+	return s.write(ctx, s.db.Batch, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
+	})
 }
 
 // Prune implements [Store].
 func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	return s.write(ctx, s.db.Update, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
@@ -357,8 +352,4 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("voterewards: prune store: %w", err)
-	}
-	return nil
 }

@@ -39,12 +39,20 @@ func NewMemoryStore() Store {
 	}
 }
 
-// Load implements [Store].
-func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
+// lock takes the store's lock, unless ctx is done.
+func (s *memoryStore) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
+	return nil
+}
+
+// Load implements [Store].
+func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
 	defer s.mu.Unlock()
 	snap := &Snapshot{
 		Checkpoint: s.cp,
@@ -60,10 +68,9 @@ func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
 
 // Ingest implements [Store].
 func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
-	if err := ctx.Err(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	var added []Vote
 	for _, v := range votes {
@@ -127,10 +134,9 @@ func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
 
 // Delivered implements [Store].
 func (s *memoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pending, v.Key())
 	if expire {
@@ -141,10 +147,9 @@ func (s *memoryStore) Delivered(ctx context.Context, v Vote, expire bool) error 
 
 // Expired implements [Store].
 func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.expiries, v.Key())
 	return nil
@@ -152,10 +157,9 @@ func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
 
 // Prune implements [Store], stopping at the first vote added that must stay.
 func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, v := range s.order {
