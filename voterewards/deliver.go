@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,9 +45,7 @@ func (l *lane) insert(j job) {
 	for i > 0 && jobOrder(l.jobs[i-1], j) > 0 {
 		i--
 	}
-	l.jobs = append(l.jobs, job{})
-	copy(l.jobs[i+1:], l.jobs[i:])
-	l.jobs[i] = j
+	l.jobs = slices.Insert(l.jobs, i, j)
 }
 
 type jobKey struct {
@@ -182,11 +181,6 @@ func (d *delivery) holds(j job, retake bool) bool {
 // for room (j then stays pending).
 func (r *run) admit(ctx context.Context, j job, retake bool) bool {
 	return r.queue(ctx, j, true, retake)
-}
-
-// enqueue queues j, already claimed, as admit does.
-func (r *run) enqueue(ctx context.Context, j job) bool {
-	return r.queue(ctx, j, false, false)
 }
 
 func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {

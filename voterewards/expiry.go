@@ -29,10 +29,7 @@ func (e *expiries) push(v Vote) {
 // a later vote.
 func (r *run) scheduleExpiry(v Vote) {
 	r.expiries.push(v)
-	select {
-	case r.nudge <- struct{}{}:
-	default:
-	}
+	poke(r.nudge)
 }
 
 // due pops the votes expired at now and returns when the next one expires
@@ -57,7 +54,7 @@ func (r *run) expiryLoop(ctx context.Context) {
 		now := clk.Now()
 		due, next := r.expiries.due(now)
 		for _, v := range due {
-			if !r.enqueue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}) {
+			if !r.queue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}, false, false) { // claimed already
 				return // still pending in the store: fires at the next run
 			}
 		}

@@ -39,12 +39,7 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	defer stopPrune()
 	go func() {
 		defer stopPrune()
-		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() {
-			select {
-			case resync <- struct{}{}:
-			default:
-			}
-		})
+		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
 	}()
 	p.pruneCache(pruneCtx, resync)
 	if err := <-done; err != nil && ctx.Err() == nil {

@@ -106,7 +106,8 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	if r == nil {
 		return ErrNotRunning
 	}
-	done := r.in.requestReload(true)
+	done := make(chan struct{})
+	r.in.ask(true, done)
 	select {
 	case <-done:
 		return nil

@@ -245,6 +245,14 @@ func (r *run) reload(ctx context.Context, redeliver bool) error {
 	return nil
 }
 
+// poke sends on ch, a channel of one slot, unless a send is waiting already.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
 // maxIntake bounds the votes waiting in the intake; past it the run reloads
 // the store instead.
 const maxIntake = 4096
@@ -262,13 +270,6 @@ type intake struct {
 
 func (in *intake) init() { in.wake = make(chan struct{}, 1) }
 
-func (in *intake) signal() {
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
-}
-
 func (in *intake) offer(votes []Vote) {
 	if len(votes) == 0 {
 		return
@@ -280,25 +281,18 @@ func (in *intake) offer(votes []Vote) {
 		in.votes = append(in.votes, votes...)
 	}
 	in.mu.Unlock()
-	in.signal()
+	poke(in.wake)
 }
 
-// requestReload asks for a reload (one that takes the given-up work again if
-// redeliver); the channel is closed once it is done.
-func (in *intake) requestReload(redeliver bool) <-chan struct{} {
-	w := make(chan struct{})
-	in.ask(redeliver, w)
-	return w
-}
-
-// ask asks for a reload whose waiters are closed once it is done.
+// ask asks for a reload (one that takes the given-up work again if
+// redeliver), closing the waiters once it is done.
 func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
 	in.mu.Lock()
 	in.reload = true
 	in.redeliver = in.redeliver || redeliver
 	in.waiters = append(in.waiters, waiters...)
 	in.mu.Unlock()
-	in.signal()
+	poke(in.wake)
 }
 
 func (in *intake) take() (votes []Vote, reload, redeliver bool, waiters []chan struct{}) {

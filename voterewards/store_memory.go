@@ -227,10 +227,7 @@ func (f *follower) push(votes []Vote) {
 		f.buf = append(f.buf, votes...)
 	}
 	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	poke(f.wake)
 }
 
 func (f *follower) take() ([]Vote, bool) {
