@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
@@ -145,11 +146,7 @@ func queryKey(q topgg.VotesQuery) string {
 
 // newest returns the latest created_at of votes (not empty).
 func newest(votes []topgg.Vote) time.Time {
-	t := votes[0].CreatedAt
-	for _, v := range votes[1:] {
-		t = later(t, v.CreatedAt)
-	}
-	return t
+	return slices.MaxFunc(votes, func(a, b topgg.Vote) int { return a.CreatedAt.Compare(b.CreatedAt) }).CreatedAt
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped

@@ -64,20 +64,16 @@ func (p *Poller) observeIngest(votes, added []Vote) {
 	if p.cfg.Observer == nil {
 		return
 	}
-	for o := OriginHistory; o <= OriginWebhookV0; o++ {
-		in, out := countOrigin(votes, o), countOrigin(added, o)
-		if in > 0 || out > 0 {
-			p.observe(Event{Type: EventIngested, Origin: o, Added: out, Duplicates: max(in-out, 0)})
-		}
-	}
-}
-
-func countOrigin(votes []Vote, o Origin) int {
-	n := 0
+	var in, out [OriginWebhookV0 + 1]int // sanitized: no other Origin
 	for i := range votes {
-		if votes[i].Origin == o {
-			n++
+		in[votes[i].Origin]++
+	}
+	for i := range added {
+		out[added[i].Origin]++
+	}
+	for o := OriginHistory; o <= OriginWebhookV0; o++ {
+		if in[o] > 0 || out[o] > 0 {
+			p.observe(Event{Type: EventIngested, Origin: o, Added: out[o], Duplicates: max(in[o]-out[o], 0)})
 		}
 	}
-	return n
 }
