@@ -217,7 +217,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
 			continue
 		}
-		if f != 0 {
+		if f != nil {
 			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
 		}
 		votes = append(votes, v)

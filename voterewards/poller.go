@@ -76,7 +76,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 		if err != nil {
 			return err
 		}
-		if f != 0 {
+		if f != nil {
 			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
 		}
 		clean[i] = s

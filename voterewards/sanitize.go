@@ -21,30 +21,10 @@ const (
 	maxQueryEntries = 32
 )
 
-// fixes records what sanitize changed, for one log line.
-type fixes uint8
+// fixes lists what sanitize changed, for one log line (nil if nothing).
+type fixes []string
 
-const (
-	fixFuture fixes = 1 << iota
-	fixNoCreated
-	fixExpiry
-	fixWeight
-	fixQuery
-)
-
-func (f fixes) String() string {
-	var out []string
-	for _, n := range []struct {
-		bit  fixes
-		name string
-	}{{fixFuture, "created_at in the future"}, {fixNoCreated, "no created_at"}, {fixExpiry, "expires_at out of range"},
-		{fixWeight, "weight out of range"}, {fixQuery, "query too large"}} {
-		if f&n.bit != 0 {
-			out = append(out, n.name)
-		}
-	}
-	return strings.Join(out, ", ")
-}
+func (f fixes) String() string { return strings.Join(f, ", ") }
 
 // sanitize returns v made safe to store and schedule at now (times by
 // fixTimes, weight in [1, maxWeight], a bounded query) and what it changed.
@@ -52,19 +32,19 @@ func (f fixes) String() string {
 // wrapping ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	if err := checkIDs(v); err != nil {
-		return v, 0, err
+		return v, nil, err
 	}
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
 	if v.Weight < 1 || v.Weight > maxWeight {
 		v.Weight = min(max(v.Weight, 1), maxWeight)
-		f |= fixWeight
+		f = append(f, "weight out of range")
 	}
 	if v.Hook != nil && !queryFits(v.Hook.Query) {
 		h := *v.Hook // the caller's Hook is not ours to change
 		h.Query = nil
 		v.Hook = &h
-		f |= fixQuery
+		f = append(f, "query too large")
 	}
 	return v, f, nil
 }
@@ -94,15 +74,15 @@ func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, f
 	case c.IsZero():
 		c = now
 		if !v0 {
-			f |= fixNoCreated
+			f = append(f, "no created_at")
 		}
 	case c.After(now.Add(maxClockSkew)):
 		c = now.Add(maxClockSkew)
-		f |= fixFuture
+		f = append(f, "created_at in the future")
 	}
 	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
 		if !e.IsZero() || !v0 {
-			f |= fixExpiry
+			f = append(f, "expires_at out of range")
 		}
 		e = c.Add(VoteLifetime)
 	}
@@ -146,7 +126,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 			v := &votes[i]
 			var f fixes
 			v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
-			if f != 0 {
+			if f != nil {
 				n++
 			}
 		}
@@ -159,7 +139,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
-	if f != 0 {
+	if f != nil {
 		p.noteOddTimes(ctx, 1)
 	}
 	return v
