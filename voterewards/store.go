@@ -27,12 +27,12 @@ type Checkpoint struct {
 // Snapshot is everything a [Store] holds, as [Store.Load] returns it.
 type Snapshot struct {
 	Checkpoint Checkpoint
-	// Seen is the dedup set: every vote stored and not yet pruned.
+	// Seen is the dedup set: every vote stored and not yet pruned. It and
+	// the lists below are in any order: the Poller orders the work.
 	Seen []Vote
-	// Pending are the votes whose reward is not yet delivered, oldest first.
+	// Pending are the votes whose reward is not yet delivered.
 	Pending []Vote
-	// Expiries are the delivered votes whose expiry is not yet handled,
-	// soonest ExpiresAt first.
+	// Expiries are the delivered votes whose expiry is not yet handled.
 	Expiries []Vote
 }
 

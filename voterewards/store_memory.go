@@ -1,7 +1,6 @@
 package voterewards
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -54,16 +53,12 @@ func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	snap := &Snapshot{
+	return &Snapshot{
 		Checkpoint: s.cp,
 		Seen:       slices.Collect(maps.Values(s.seen)),
 		Pending:    slices.Collect(maps.Values(s.pending)),
 		Expiries:   slices.Collect(maps.Values(s.expiries)),
-	}
-	slices.SortFunc(snap.Seen, byCreated)
-	slices.SortFunc(snap.Pending, byCreated)
-	slices.SortFunc(snap.Expiries, byExpiry)
-	return snap, nil
+	}, nil
 }
 
 // Ingest implements [Store].
@@ -236,12 +231,4 @@ func (f *follower) take() ([]Vote, bool) {
 	votes, lost := f.buf, f.lost
 	f.buf, f.lost = nil, false
 	return votes, lost
-}
-
-func byCreated(a, b Vote) int {
-	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key(), b.Key()))
-}
-
-func byExpiry(a, b Vote) int {
-	return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), byCreated(a, b))
 }

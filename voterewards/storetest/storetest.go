@@ -41,7 +41,6 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 		{"CrossSourceDedup", testCrossSource},
 		{"DedupWindowBoundary", testDedupBoundary},
 		{"DeliveredAndExpired", testDeliveredAndExpired},
-		{"Order", testOrder},
 		{"Prune", testPrune},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
@@ -199,17 +198,6 @@ func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
 	require.NoError(t, s.Delivered(ctx, a, false), "recording again is harmless")
 	require.NoError(t, s.Expired(ctx, a))
 	assert.Equal(t, keys([]voterewards.Vote{c}), keys(load(t, s).Pending))
-}
-
-func testOrder(t *testing.T, s voterewards.Store) {
-	ctx := context.Background()
-	late, early := vote(1, base.Add(time.Hour), voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
-	ingest(t, s, nil, late, early)
-	snap := load(t, s)
-	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(snap.Pending), "pending oldest first")
-	require.NoError(t, s.Delivered(ctx, late, true))
-	require.NoError(t, s.Delivered(ctx, early, true))
-	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(load(t, s).Expiries), "expiries soonest first")
 }
 
 func testPrune(t *testing.T, s voterewards.Store) {
