@@ -73,21 +73,7 @@ func decodeVote(b []byte) (Vote, error) {
 	w := d.uvarint(1 << 31)
 	v.Weight, v.UserID, v.PlatformID = int(w), d.string(), d.string()
 	if b[0] == codecVersion {
-		if len(d.b) < 1 || d.b[0] < byte(OriginHistory) || d.b[0] > byte(OriginWebhookV0) {
-			return Vote{}, errBadRecord
-		}
-		v.Origin, d.b = Origin(d.b[0]), d.b[1:]
-		h := Hook{ID: d.string()}
-		if q := d.uvarint(maxQueryEntries); q > 0 && !d.bad {
-			h.Query = make(map[string]string, q)
-			for range q {
-				k := d.string()
-				h.Query[k] = d.string()
-			}
-		}
-		if h.ID != "" || h.Query != nil {
-			v.Hook = &h
-		}
+		d.v2(&v)
 	}
 	if d.bad || len(d.b) != 0 {
 		return Vote{}, errBadRecord
@@ -100,6 +86,26 @@ func decodeVote(b []byte) (Vote, error) {
 type decoder struct {
 	b   []byte
 	bad bool
+}
+
+// v2 reads the fields version 2 added.
+func (d *decoder) v2(v *Vote) {
+	if len(d.b) < 1 || d.b[0] < byte(OriginHistory) || d.b[0] > byte(OriginWebhookV0) {
+		d.bad = true
+		return
+	}
+	v.Origin, d.b = Origin(d.b[0]), d.b[1:]
+	h := Hook{ID: d.string()}
+	if q := d.uvarint(maxQueryEntries); q > 0 && !d.bad {
+		h.Query = make(map[string]string, q)
+		for range q {
+			k := d.string()
+			h.Query[k] = d.string()
+		}
+	}
+	if h.ID != "" || h.Query != nil {
+		v.Hook = &h
+	}
 }
 
 func (d *decoder) uvarint(limit uint64) uint64 {

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -103,19 +104,6 @@ type Config struct {
 	clock clock.Clock
 }
 
-// remote is a History that says whether it is on this machine (*topgg.Client).
-type remote interface{ Loopback() bool }
-
-// checkFloor refuses an Interval below MinInterval for a src that is the
-// real service.
-func (c Config) checkFloor(src History) error {
-	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
-		return fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
-			ErrBadConfig, c.Interval, MinInterval)
-	}
-	return nil
-}
-
 // withDefaults checks c for polling src and fills in its zero fields.
 func (c Config) withDefaults(src History) (Config, error) {
 	if c.OnReward == nil {
@@ -132,31 +120,22 @@ func (c Config) withDefaults(src History) (Config, error) {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
 	}
-	if err := c.checkFloor(src); err != nil {
-		return c, err
+	// A History on this machine (*topgg.Client says) has no floor.
+	if r, ok := src.(interface{ Loopback() bool }); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
+		return c, fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
+			ErrBadConfig, c.Interval, MinInterval)
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
 		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&c.Lookback, DefaultLookback)
-	def(&c.Interval, defaultInterval)
-	def(&c.Overlap, defaultOverlap)
-	def(&c.RetryDelay, defaultRetryDelay)
-	def(&c.GracePeriod, defaultGracePeriod)
-	if c.Concurrency == 0 {
-		c.Concurrency = defaultConcurrency
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = defaultMaxAttempts
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Lookback = cmp.Or(c.Lookback, DefaultLookback)
+	c.Interval = cmp.Or(c.Interval, defaultInterval)
+	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
+	c.RetryDelay = cmp.Or(c.RetryDelay, defaultRetryDelay)
+	c.GracePeriod = cmp.Or(c.GracePeriod, defaultGracePeriod)
+	c.Concurrency = cmp.Or(c.Concurrency, defaultConcurrency)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, defaultMaxAttempts)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.clock = clock.Or(c.clock)
 	return c, nil
 }
