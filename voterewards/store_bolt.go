@@ -84,7 +84,7 @@ func openStore(dir string, o storeOptions) (*BoltStore, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
-	return &BoltStore{db: db}, nil
+	return &BoltStore{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1)}}, nil
 }
 
 func isDamaged(err error) bool {
