@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"runtime/debug"
 
@@ -66,22 +65,14 @@ type boltMeta struct {
 // elements in bounds and in order, and is reached once. A missing or empty
 // file is fine: bbolt creates it.
 func checkFile(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := os.ReadFile(path) // the vote window: tens of MB at most
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("voterewards: open store %s: %w", path, err)
-	}
-	if st.Size() == 0 {
-		return nil
-	}
-	c := &fileCheck{r: f, size: st.Size(), seen: map[uint64]bool{}}
+	c := &fileCheck{b: b, size: int64(len(b)), seen: map[uint64]bool{}}
 	if reason := c.run(); reason != "" {
 		return &DamagedStoreError{Path: path, Reason: reason}
 	}
@@ -89,7 +80,7 @@ func checkFile(path string) error {
 }
 
 type fileCheck struct {
-	r    io.ReaderAt
+	b    []byte
 	size int64
 	ps   int64
 	meta boltMeta
@@ -126,13 +117,10 @@ func (c *fileCheck) run() string {
 
 // readMeta reads the meta page at off, expecting page id off/ps.
 func (c *fileCheck) readMeta(off, ps int64) (boltMeta, string) {
-	var b [pageHeaderSize + 64]byte
-	if off+int64(len(b)) > c.size {
+	if off+pageHeaderSize+64 > c.size {
 		return boltMeta{}, "file shorter than a meta page"
 	}
-	if _, err := c.r.ReadAt(b[:], off); err != nil {
-		return boltMeta{}, err.Error()
-	}
+	b := c.b[off:]
 	le := binary.LittleEndian
 	mb := b[pageHeaderSize:]
 	if le.Uint16(b[8:]) != flagMeta {
@@ -166,10 +154,7 @@ func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
 		return nil, fmt.Sprintf("page %d reached twice", id)
 	}
 	c.seen[id] = true
-	var hdr [pageHeaderSize]byte
-	if _, err := c.r.ReadAt(hdr[:], int64(id)*c.ps); err != nil {
-		return nil, fmt.Sprintf("page %d: %v", id, err)
-	}
+	hdr := c.b[int64(id)*c.ps:] // id < pgid <= size/ps
 	le := binary.LittleEndian
 	if le.Uint64(hdr[0:]) != id {
 		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(hdr[0:]))
@@ -184,11 +169,7 @@ func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
 	for i := range n {
 		c.seen[id+uint64(i)] = true
 	}
-	buf := make([]byte, n*c.ps)
-	if _, err := c.r.ReadAt(buf, int64(id)*c.ps); err != nil {
-		return nil, fmt.Sprintf("page %d: %v", id, err)
-	}
-	return buf, ""
+	return c.b[int64(id)*c.ps:][:n*c.ps], ""
 }
 
 func (c *fileCheck) checkFreelist(id uint64) string {
