@@ -317,22 +317,8 @@ func guard(path string, fn func() error) (err error) {
 	return fn()
 }
 
-// walkAll reads every bucket (nested ones too), so that a damaged page shows
-// at open rather than later.
+// walkAll reads every bucket the store uses (it nests none), so that a
+// damaged page shows at open rather than later.
 func walkAll(tx *bolt.Tx) error {
-	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, 0) })
-}
-
-func walkBucket(b *bolt.Bucket, depth int) error {
-	if depth > maxTreeDepth {
-		return errors.New("buckets nested too deep")
-	}
-	return b.ForEach(func(k, v []byte) error {
-		if v == nil {
-			if nb := b.Bucket(k); nb != nil {
-				return walkBucket(nb, depth+1)
-			}
-		}
-		return nil
-	})
+	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
 }

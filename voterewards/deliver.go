@@ -248,38 +248,33 @@ func (r *run) runLane(l *lane) {
 // must run before the user's next vote.
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
-	if r.late.Load() { // Run returned without this call: dropped, still pending
+	switch {
+	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
-	}
-	if err != nil {
-		if errors.Is(err, errAbandoned) {
-			r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
-			return job{}, false
-		}
+	case errors.Is(err, errAbandoned):
+		r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
+		return job{}, false
+	case err != nil:
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-			slog.Int("attempts", attempts), slog.Any("error", err))
-		r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err})
+		r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
+	expire := j.kind == KindReward && r.p.cfg.OnExpire != nil
+	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
 	if j.kind == KindExpiry {
-		// If this fails, the expiry stays pending, for Redeliver or the next Run.
-		if r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }) {
-			r.settle(j.kind, j.v, outcomeDone, r.p.cfg.clock.Now())
-			r.p.observe(Event{Type: EventDelivered, Kind: KindExpiry, Origin: j.v.Origin})
-		} else {
-			r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		}
-		return job{}, false
+		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
-	expire := r.p.cfg.OnExpire != nil
-	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
+	if !r.record(j, write) { // still pending, for Redeliver or the next Run
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
 	r.settle(j.kind, j.v, outcomeDone, now)
-	r.p.observe(Event{Type: EventDelivered, Kind: KindReward, Origin: j.v.Origin, Latency: now.Sub(j.v.CreatedAt)})
+	e := Event{Type: EventDelivered, Kind: j.kind, Origin: j.v.Origin}
+	if j.kind == KindReward {
+		e.Latency = now.Sub(j.v.CreatedAt)
+	}
+	r.p.observe(e)
 	if !expire || !r.claim(KindExpiry, j.v, false) {
 		return job{}, false
 	}
@@ -301,19 +296,11 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		if err == nil {
 			return true
 		}
-		if n < r.p.cfg.MaxAttempts {
-			delay := retryWait(n, r.p.cfg.RetryDelay)
-			r.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-				slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-			if r.sleep(r.stop, delay) == nil {
-				continue
-			}
+		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
+			r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err},
+				"recording the outcome failed; the vote stays pending")
+			return false
 		}
-		rerr := &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err}
-		r.log.Error("recording the outcome failed; the vote stays pending",
-			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()), slog.Int("attempts", n), slog.Any("error", err))
-		r.giveUp(j.kind, j.v, rerr)
-		return false
 	}
 }
 
@@ -325,22 +312,26 @@ func (r *run) attempt(j job) (int, error) {
 			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
 		}
 		err := r.call(j)
-		if err == nil {
+		switch {
+		case err == nil:
 			return n, nil
-		}
-		if r.hctx.Err() != nil { // cancelled after the grace period: next run
+		case r.hctx.Err() != nil: // cancelled after the grace period: next run
 			return n, errAbandoned
-		}
-		if n >= r.p.cfg.MaxAttempts {
+		case n >= r.p.cfg.MaxAttempts:
 			return n, err
-		}
-		delay := retryWait(n, r.p.cfg.RetryDelay)
-		r.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-			slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-		if r.sleep(r.stop, delay) != nil {
+		case !r.retry(j, n, "handler failed; retrying", err):
 			return n, errAbandoned
 		}
 	}
+}
+
+// retry logs failed attempt n of j and waits before the next, reporting
+// false if Run's context ended the wait.
+func (r *run) retry(j job, n int, msg string, err error) bool {
+	delay := retryWait(n, r.p.cfg.RetryDelay)
+	r.log.Warn(msg, slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
+		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
+	return r.sleep(r.stop, delay) == nil
 }
 
 // call runs one handler call, turning a panic into an error.
@@ -355,17 +346,19 @@ func (r *run) call(j job) (err error) {
 	return err
 }
 
-// giveUp tells the observer and OnGiveUp, containing a panic of it.
-func (r *run) giveUp(kind Kind, v Vote, err error) {
+// giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
+func (r *run) giveUp(j job, err *DeliveryError, msg string) {
+	r.log.Error(msg, slog.String("kind", j.kind.String()), slog.String("key", err.Key),
+		slog.Int("attempts", err.Attempts), slog.Any("error", err.Err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Kind: kind, Origin: v.Origin})
+	r.p.observe(Event{Type: EventGivenUp, Kind: j.kind, Origin: j.v.Origin})
 	if r.p.cfg.OnGiveUp == nil {
 		return
 	}
-	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(v, err) }); rec != nil {
-		r.log.Error("OnGiveUp panicked", slog.String("key", v.Key()), slog.Any("panic", rec.Value))
+	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
+		r.log.Error("OnGiveUp panicked", slog.String("key", err.Key), slog.Any("panic", rec.Value))
 	}
 }
 

@@ -8,7 +8,17 @@ import (
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
 )
+
+// History is the vote history a [Poller] reads, page by page. *topgg.Client
+// satisfies it; tests and adapters may wrap one. A poller calls Votes from
+// one goroutine, never concurrently.
+type History interface {
+	Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error)
+}
+
+var _ History = (*topgg.Client)(nil)
 
 // Poller is the vote pipeline of one process: it reads the vote history
 // ([Poller.Run]), takes webhook votes ([Poller.Ingest]), keeps them in one
