@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -12,8 +13,6 @@ type activeCache struct {
 	mu  sync.RWMutex
 	ids map[string]int64
 }
-
-func newActiveCache() *activeCache { return &activeCache{ids: map[string]int64{}} }
 
 func (c *activeCache) add(votes []Vote) {
 	c.mu.Lock()
@@ -46,11 +45,7 @@ func (c *activeCache) prune(now time.Time) {
 	n := now.UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, exp := range c.ids {
-		if exp <= n {
-			delete(c.ids, id)
-		}
-	}
+	maps.DeleteFunc(c.ids, func(_ string, exp int64) bool { return exp <= n })
 }
 
 // Status is what [Poller.Active] knows about a user's vote.

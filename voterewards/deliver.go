@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -159,11 +160,7 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 func (d *delivery) forget(t time.Time) {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
-	for k, c := range d.known {
-		if c.state == claimDone && c.at.Before(t) {
-			delete(d.known, k)
-		}
-	}
+	maps.DeleteFunc(d.known, func(_ jobKey, c claimed) bool { return c.state == claimDone && c.at.Before(t) })
 }
 
 // holds reports whether claiming j would fail now.
@@ -218,7 +215,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
-		if len(l.jobs) == 0 || r.stopping() {
+		if len(l.jobs) == 0 || r.stop.Err() != nil {
 			n := len(l.jobs)
 			l.jobs = nil
 			delete(r.lanes, l.id)

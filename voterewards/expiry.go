@@ -17,18 +17,12 @@ type expiries struct {
 	nudge chan struct{}
 }
 
-func (e *expiries) init() { e.nudge = make(chan struct{}, 1) }
-
-func (e *expiries) push(v Vote) {
-	e.emu.Lock()
-	heap.Push(&e.heap, v)
-	e.emu.Unlock()
-}
-
 // scheduleExpiry adds v and wakes the expiry loop, whose timer may be set for
 // a later vote.
 func (r *run) scheduleExpiry(v Vote) {
-	r.expiries.push(v)
+	r.emu.Lock()
+	heap.Push(&r.heap, v)
+	r.emu.Unlock()
 	poke(r.nudge)
 }
 

@@ -75,7 +75,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			}
 			return r.failed(err)
 		}
-		r.succeeded()
+		r.failures, r.refused = 0, false // a spell of failures ends
 		if len(page.Votes) == 0 {
 			return r.caughtUpNow(ctx)
 		}
@@ -165,9 +165,6 @@ func (r *run) failed(err error) time.Duration {
 	r.log.LogAttrs(context.Background(), level, msg, slog.Any("error", err), slog.Int("failures", r.failures), slog.Duration("retry_in", wait))
 	return wait
 }
-
-// succeeded ends a spell of failures.
-func (r *run) succeeded() { r.failures, r.refused = 0, false }
 
 // cursorRefused reports whether an answer to a cursor request says the cursor
 // is no good (rather than the token, or the rate limit).

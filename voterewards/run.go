@@ -93,13 +93,9 @@ func (p *Poller) newRun(ctx context.Context) *run {
 	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.delivery.init(p.cfg.Concurrency)
-	r.expiries.init()
-	r.in.init()
+	r.nudge, r.in.wake = make(chan struct{}, 1), make(chan struct{}, 1)
 	return r
 }
-
-// stopping reports whether Run's context is done.
-func (r *run) stopping() bool { return r.stop.Err() != nil }
 
 // prepare takes in the loaded state and returns the work a previous run left.
 func (r *run) prepare(snap *Snapshot) []job {
@@ -267,8 +263,6 @@ type intake struct {
 	waiters   []chan struct{}
 	wake      chan struct{}
 }
-
-func (in *intake) init() { in.wake = make(chan struct{}, 1) }
 
 func (in *intake) offer(votes []Vote) {
 	if len(votes) == 0 {

@@ -208,19 +208,12 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 		if b := meta.Get([]byte(keySince)); len(b) == 8 {
 			snap.Checkpoint.Since = getTime(b)
 		}
-		for _, l := range []struct {
-			bucket string
-			out    *[]Vote
-		}{{bucketSeen, &snap.Seen}, {bucketPending, &snap.Pending}, {bucketExpiry, &snap.Expiries}} {
-			err := tx.Bucket([]byte(l.bucket)).ForEach(func(_, v []byte) error {
+		for name, out := range map[string]*[]Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
+			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
 				vote, err := decodeVote(v)
-				if err != nil {
-					return err
-				}
-				*l.out = append(*l.out, vote)
-				return nil
-			})
-			if err != nil {
+				*out = append(*out, vote)
+				return err
+			}); err != nil {
 				return err
 			}
 		}
