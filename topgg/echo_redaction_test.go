@@ -87,6 +87,9 @@ func TestEchoedTokenRedacted(t *testing.T) {
 		fault topggtest.Fault
 		call  func(context.Context, *topgg.Client) error
 	}{
+		// An unusable Retry-After is logged (once): scrubbed, even cut short.
+		{"Retry-After header", topggtest.Fault{Path: "/v1/projects/@me", Status: 400, Header: map[string]string{"Retry-After": echo}},
+			project},
 		{"v1 problem+json", topggtest.Fault{Path: metricsPath, Status: 400, ContentType: "application/problem+json",
 			Body: `{"type":"about:blank#` + echo + `","title":"Bad ` + echo + `","status":400,"detail":"got ` + echo + `"}`},
 			metrics(topgg.BotMetrics{ServerCount: new(1)})},
@@ -132,6 +135,7 @@ func TestEchoedTokenRedacted(t *testing.T) {
 	out := logs.String()
 	require.Contains(t, out, `"level":"DEBUG"`)
 	require.Contains(t, out, "retrying")
+	require.Contains(t, out, `"retry_after":"Bearer [redacted]`, "the unusable Retry-After is logged, scrubbed")
 	for _, secret := range secretsOf(token) {
 		require.NotContains(t, out, secret)
 	}

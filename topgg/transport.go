@@ -222,8 +222,10 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	header := resp.Header.Get("Retry-After")
 	ra, hinted := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
 	if !hinted && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
+		// The header is the service's text like a body: it may echo the token.
+		n := min(len(header), 64)
 		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
-			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", header[:min(len(header), 64)]),
+			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
 			slog.Duration("max", maxRetryAfter))
 	}
 	var until time.Time
