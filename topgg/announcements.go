@@ -41,6 +41,9 @@ type Announcement struct {
 // a local *RateLimitError. A 2xx whose body cannot be read still posted it:
 // the cooldown starts, and the error is a *DecodeError that says so.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
 	if err := a.validate(); err != nil {
 		return nil, err
 	}

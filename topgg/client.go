@@ -26,7 +26,8 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 const me = "/v1/projects/@me"
 
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
-// it is safe for concurrent use by many goroutines. The zero value is not usable.
+// it is safe for concurrent use by many goroutines. The zero value (and a nil
+// *Client) is not usable: its calls fail with [ErrNotConfigured].
 type Client struct {
 	// auth and scrub (which takes the token out of what the service sends
 	// back) hold the token in closures, which no formatting can print.
@@ -138,7 +139,8 @@ func WithLegacyLimit(n int, per time.Duration) Option {
 // New returns a Client for the project that owns token. It makes no request.
 // The token is given alone: New refuses one that starts with "Bearer " (the
 // client adds it on v1, and v0 takes the bare token) or holds white space or
-// control characters. None of its errors quotes the token.
+// control characters, and a nil Option ([ErrNilArgument]). None of its errors
+// quotes the token.
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -153,7 +155,10 @@ func New(token string, opts ...Option) (*Client, error) {
 		legacyPer: time.Minute,
 		http:      defaultHTTPClient(),
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("topgg: New: option %d: %w (Option)", i, ErrNilArgument)
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
@@ -222,10 +227,27 @@ func defaultHTTPClient() *http.Client {
 // such as topggtest, never the real service. The jobs' interval floors
 // (autopost.MinInterval, voterewards.MinInterval) do not apply to such a
 // client, so that tests and demos may use short intervals.
-func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
+// A client not made by [New] is not.
+func (c *Client) Loopback() bool { return c.ready() == nil && baseurl.Loopback(c.base.Hostname()) }
 
-// Format prints the client, its base URL and no token, under every verb.
+// errNotMade is what every call of a nil or zero Client returns.
+var errNotMade = fmt.Errorf("topgg: Client %w (topgg.New)", ErrNotConfigured)
+
+// ready returns errNotMade unless c was made by New (which always sets auth).
+func (c *Client) ready() error {
+	if c == nil || c.auth == nil {
+		return errNotMade
+	}
+	return nil
+}
+
+// Format prints the client, its base URL and no token, under every verb; a
+// nil or zero client prints as such rather than panic.
 func (c *Client) Format(f fmt.State, _ rune) {
+	if c.ready() != nil {
+		_, _ = fmt.Fprint(f, "topgg.Client{not made by topgg.New}")
+		return
+	}
 	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 

@@ -17,7 +17,16 @@ import (
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
-func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.c) }
+func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.client()) }
+
+// client returns the Client of l; nil for a nil *Legacy, whose calls then fail
+// with ErrNotConfigured like a zero one's.
+func (l *Legacy) client() *Client {
+	if l == nil {
+		return nil
+	}
+	return l.c
+}
 
 const legacyFamily = "v0"
 
@@ -73,6 +82,9 @@ type BotList struct {
 
 // SearchBots returns a page of the bot directory (GET /bots).
 func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
+	if err := l.client().ready(); err != nil {
+		return nil, err
+	}
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
@@ -89,12 +101,15 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 	if len(q.Fields) > 0 {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
-	return get[BotList](ctx, l.c, legacyGet(RouteLegacyBots, "/bots", v.Encode()))
+	return get[BotList](ctx, l.client(), legacyGet(RouteLegacyBots, "/bots", v.Encode()))
 }
 
 // Bot returns one bot (GET /bots/:bot_id), with only the given fields when any are
 // named. An unlisted bot is an error matching [ErrNotFound].
 func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot, error) {
+	if err := l.client().ready(); err != nil {
+		return nil, err
+	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
@@ -105,7 +120,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	if len(fields) > 0 {
 		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	return get[Bot](ctx, l.c, legacyGet(RouteLegacyBots, "/bots/"+botID, v))
+	return get[Bot](ctx, l.client(), legacyGet(RouteLegacyBots, "/bots/"+botID, v))
 }
 
 // Voter is one of a bot's last voters.
@@ -117,6 +132,9 @@ type Voter struct {
 
 // Voters returns the bot's last 1,000 unique voters (GET /bots/:bot_id/votes).
 func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
+	if err := l.client().ready(); err != nil {
+		return nil, err
+	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
@@ -136,10 +154,13 @@ type BotStats struct {
 
 // Stats returns the bot's posted stats (GET /bots/:bot_id/stats).
 func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
+	if err := l.client().ready(); err != nil {
+		return nil, err
+	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
-	return get[BotStats](ctx, l.c, legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
+	return get[BotStats](ctx, l.client(), legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
 }
 
 // StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
@@ -155,19 +176,25 @@ type StatsUpdate struct {
 // PostStats posts the bot's stats (POST /bots/:bot_id/stats). Posting the same stats
 // twice is harmless, so the call is retried like an idempotent one.
 func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) error {
+	if err := l.client().ready(); err != nil {
+		return err
+	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return err
 	}
 	if err := s.validate(); err != nil {
 		return err
 	}
-	_, err := l.c.do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily, route: RouteLegacyStats}, nil)
+	_, err := l.client().do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily, route: RouteLegacyStats}, nil)
 	return err
 }
 
 // HasVoted reports whether the Discord user voted for the bot in the past 12 hours
 // (GET /bots/:bot_id/check).
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
+	if err := l.client().ready(); err != nil {
+		return false, err
+	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return false, err
 	}
@@ -202,7 +229,7 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 }
 
 func (l *Legacy) get(ctx context.Context, route Route, path string, q string, out any) error {
-	_, err := l.c.do(ctx, legacyGet(route, path, q), out)
+	_, err := l.client().do(ctx, legacyGet(route, path, q), out)
 	return err
 }
 

@@ -39,6 +39,9 @@ func (GameMetrics) kind() projectKind   { return projectKind{PlatformRoblox, Pro
 // UpdateMetrics sets the project's live metrics (PATCH /v1/projects/@me/metrics).
 // After [Client.Project], a payload of another kind fails validation.
 func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
+	if err := c.ready(); err != nil {
+		return err
+	}
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
 	}
@@ -77,6 +80,9 @@ func batchEntries(samples []MetricsSample) []batchEntry {
 // /v1/projects/@me/metrics/batch). Sending the same batch twice sets the same
 // values, so the call is retried like an idempotent one.
 func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) error {
+	if err := c.ready(); err != nil {
+		return err
+	}
 	if err := c.checkBatch(samples, time.Now()); err != nil {
 		return err
 	}

@@ -132,8 +132,12 @@ func outcomeOf(err error) Outcome {
 // token (an *[APIError] matching [ErrUnauthorized]), or nil when it has not
 // since it last accepted it. A refusal is cleared by a later 2xx of its kind
 // (v1 or v0: a legacy bot token works on v0 only); v1's is returned first. A
-// readiness check reads it: it costs an atomic load.
+// readiness check reads it: it costs an atomic load. A client not made by
+// [New] returns [ErrNotConfigured]: it can call nothing.
 func (c *Client) TokenRefused() error {
+	if err := c.ready(); err != nil {
+		return err
+	}
 	for i := range c.refused {
 		if e := c.refused[i].Load(); e != nil {
 			return e

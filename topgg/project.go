@@ -80,6 +80,9 @@ type ProjectUpdate struct {
 // UpdateProject sets the headline and/or page content (PATCH /v1/projects/@me). The
 // website may take up to an hour to show the change.
 func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
+	if err := c.ready(); err != nil {
+		return err
+	}
 	if err := u.validate(); err != nil {
 		return err
 	}
@@ -92,6 +95,9 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 // object; an empty or nil slice clears the list. Only a Discord bot has
 // commands: after [Client.Project], another kind fails validation.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
+	if err := c.ready(); err != nil {
+		return err
+	}
 	if err := c.checkCommands(defs); err != nil {
 		return err
 	}

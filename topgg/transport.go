@@ -57,6 +57,9 @@ func (r *call) op() string { return r.method + " " + r.path }
 // 2xx with an error when its body could not be read or decoded, a 404 with a
 // nil error when r.absentOn404 and the service answered it.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
+	if err := c.ready(); err != nil {
+		return 0, err
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -42,6 +42,9 @@ const votesFamily = "v1:votes"
 // Votes returns one page of the vote history (GET /v1/projects/@me/votes). It
 // shares its rate-limit block with [Client.VoteStatus].
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
 	}
@@ -116,6 +119,9 @@ type VoteStatus struct {
 // misconfiguration does not read as "nobody voted". It shares its rate-limit
 // block with [Client.Votes].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
+	if err := c.ready(); err != nil {
+		return VoteStatus{}, err
+	}
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
 	}
