@@ -1,0 +1,26 @@
+package autopost
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// String describes the Counter by its shard count, without its sessions: a
+// discordgo.Session holds the bot token in clear, and fmt prints a pointer
+// reached under a verb that does not fit it (%s, %q, %d, %x) field by field.
+func (c *Counter) String() string {
+	if c == nil {
+		return "autopost.Counter(nil)"
+	}
+	c.mu.Lock()
+	n := len(c.sessions)
+	c.mu.Unlock()
+	return fmt.Sprintf("autopost.Counter{shard count: %d, sessions attached: %d}", c.shardCount, n)
+}
+
+// Format prints the Counter as String does, under every verb (%#v too).
+func (c *Counter) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
+
+// LogValue makes slog print the Counter as String does.
+func (c *Counter) LogValue() slog.Value { return slog.StringValue(c.String()) }

@@ -1,0 +1,40 @@
+package commands
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// String describes the JobConfig without its Session: a discordgo.Session
+// holds the bot token in clear, and fmt prints a pointer reached under a verb
+// that does not fit it (%s, %q, %d, %x) field by field.
+func (cfg JobConfig) String() string {
+	session := "none"
+	if cfg.Session != nil {
+		session = fmt.Sprintf("shard %d", cfg.Session.ShardID)
+	}
+	return fmt.Sprintf("commands.JobConfig{commands: %d, session: %s, ready: %t, interval: %s}",
+		len(cfg.Commands), session, cfg.Ready != nil, cfg.Interval)
+}
+
+// Format prints the JobConfig as String does, under every verb (%#v too).
+func (cfg JobConfig) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, cfg.String()) }
+
+// String describes the Job by its JobConfig, without its Session.
+func (j *Job) String() string {
+	if j == nil || j.syncer == nil {
+		return "commands.Job(not made by commands.NewJob)"
+	}
+	return "commands.Job{" + j.cfg.String() + "}"
+}
+
+// Format prints the Job as String does, under every verb (%#v too).
+func (j *Job) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, j.String()) }
+
+// LogValue makes slog print the JobConfig as String does (its JSON handler
+// would otherwise marshal the Session, token and all, when it could).
+func (cfg JobConfig) LogValue() slog.Value { return slog.StringValue(cfg.String()) }
+
+// LogValue makes slog print the Job as String does.
+func (j *Job) LogValue() slog.Value { return slog.StringValue(j.String()) }

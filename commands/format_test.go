@@ -1,0 +1,48 @@
+package commands_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+)
+
+// TestPrintedJobHoldsNoBotToken: a JobConfig or Job with a Session, printed
+// under any verb or logged, does not show the session's bot token (fmt prints
+// a *discordgo.Session reached under %s, %q, %d or %x in full).
+func TestPrintedJobHoldsNoBotToken(t *testing.T) {
+	t.Parallel()
+	const botToken = "MTIzNDU2Nzg5MDEyMzQ1Njc4.BOTSEKRIT.token"
+	s, err := discordgo.New("Bot " + botToken)
+	require.NoError(t, err)
+	_, c := newService(t)
+	cfg := commands.JobConfig{Session: s}
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), cfg)
+	require.NoError(t, err)
+
+	var b bytes.Buffer
+	for _, v := range []any{cfg, &cfg, job, []any{cfg}, struct{ J *commands.Job }{job}} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%T", "%p"} {
+			fmt.Fprintf(&b, verb+"\n", v)
+		}
+	}
+	slog.New(slog.NewTextHandler(&b, nil)).Info("job", "cfg", cfg, "job", job)
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("job", "cfg", cfg, "job", job)
+	out := b.String()
+	require.NotContains(t, out, "SEKRIT")
+	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
+	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))
+	require.NotContains(t, out, "!ERROR", "slog prints them through LogValue")
+	require.Contains(t, out, "commands.Job{commands.JobConfig{commands: 0, session: shard 0, ready: false, interval: 15m0s}}")
+
+	for _, z := range []*commands.Job{nil, {}} {
+		for _, verb := range []string{"%v", "%s", "%d"} {
+			require.Equal(t, "commands.Job(not made by commands.NewJob)", fmt.Sprintf(verb, z))
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// String describes the Plugin by its attached shards, without their
+// sessions: a discordgo.Session holds the bot token in clear, and fmt prints
+// a pointer reached under a verb that does not fit it (%s, %q, %d, %x) field
+// by field.
+func (p *Plugin) String() string {
+	if !p.made() {
+		return "plugin.Plugin(not made by plugin.New)"
+	}
+	p.mu.Lock()
+	ids := make([]int, len(p.sessions))
+	for i, s := range p.sessions {
+		ids[i] = s.ShardID
+	}
+	p.mu.Unlock()
+	return fmt.Sprintf("plugin.Plugin{shards attached: %v, webhooks: %t}", ids, p.hook != nil)
+}
+
+// Format prints the Plugin as String does, under every verb (%#v too).
+func (p *Plugin) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, p.String()) }
+
+// LogValue makes slog print the Plugin as String does.
+func (p *Plugin) LogValue() slog.Value { return slog.StringValue(p.String()) }
