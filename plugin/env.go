@@ -34,8 +34,11 @@ import (
 // unit). Fields of other types must implement envconfig.DecoderCtx,
 // envconfig.Decoder or encoding.TextUnmarshaler (floats, slices and maps are
 // refused: go-envconfig would read them loosely). A bad value is a *ConfigError
-// naming the variable; a value of a variable whose name says it is a secret
-// (TOKEN, SECRET, PASSWORD, AUTH) is never quoted. The interval floors depend
+// naming the variable and what is wrong. Only the values of Config's own
+// fields that are not secrets are quoted: any other value may be a secret (a
+// Redis URL with a password, an API key), so its error says what is wrong
+// without it, and a decoder's message is kept only when it shows no part of
+// the value. The interval floors depend
 // on the client, so [New] checks them ([Config.ValidateFor]), not LoadEnv.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
@@ -73,6 +76,9 @@ type envField struct {
 	path string
 	typ  reflect.Type
 	kept bool
+	// shown: a field of Config that holds no secret, whose value an error
+	// may quote.
+	shown bool
 }
 
 // strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
@@ -118,7 +124,7 @@ func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]boo
 		fpath := path + "." + f.Name
 		switch {
 		case name != "" && readable(fv.Type()):
-			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept}
+			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept, shown: t == configType && !secretName(name)}
 		case fv.Kind() == reflect.Struct:
 			if err := s.collect(fv, fpath, seen); err != nil {
 				return err
@@ -143,7 +149,7 @@ func (s *strict) Lookup(key string) (string, bool) {
 	}
 	problem := "is set but empty; unset it to take the default"
 	if val != "" {
-		val, problem = strictValue(s.ctx, f.typ, val, secretName(key))
+		val, problem = strictValue(s.ctx, f, val)
 	}
 	if problem != "" {
 		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
@@ -153,7 +159,8 @@ func (s *strict) Lookup(key string) (string, bool) {
 	return val, true
 }
 
-// secretName reports a variable whose value must not be quoted in an error.
+// secretName reports a variable of Config whose value must not be quoted in
+// an error.
 func secretName(name string) bool {
 	n := strings.ToUpper(name)
 	return strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
@@ -181,22 +188,19 @@ func readable(t reflect.Type) bool {
 	return decodes(t)
 }
 
-// strictValue checks val for a field of type t and returns the value for
-// go-envconfig to decode, or what is wrong with val. secret keeps val out of
-// the message.
-func strictValue(ctx context.Context, t reflect.Type, val string, secret bool) (string, string) {
-	shown := strconv.Quote(val)
-	if secret {
-		shown = "the value"
+// strictValue checks val for the field f and returns the value for
+// go-envconfig to decode, or what is wrong with val, quoting it only when f
+// is shown.
+func strictValue(ctx context.Context, f envField, val string) (string, string) {
+	t, shown := f.typ, "the value"
+	if f.shown {
+		shown = strconv.Quote(val)
 	}
 	switch {
 	case decodes(t):
 		// Decoded once here, on a copy, so that its error names the variable.
 		if err := decodeSelf(ctx, reflect.New(t).Interface(), val); err != nil {
-			if secret { // the decoder's message may quote the value
-				return "", "is malformed"
-			}
-			return "", fmt.Sprintf("%s is malformed: %v", shown, err)
+			return "", malformed(f, shown, val, err)
 		}
 	case t == durationType:
 		if _, err := time.ParseDuration(val); err != nil {
@@ -212,6 +216,36 @@ func strictValue(ctx context.Context, t reflect.Type, val string, secret bool) (
 		return val, checkDecimal(val, shown, t.Bits(), t.Kind() <= reflect.Int64)
 	}
 	return val, ""
+}
+
+// malformed says that a decoder refused val. Config's decoders never quote a
+// secret; any other decoder's message is kept only when it shows no trace of
+// val (the whole value stands as "the value").
+func malformed(f envField, shown, val string, err error) string {
+	if f.shown || f.typ.PkgPath() == configType.PkgPath() {
+		return fmt.Sprintf("%s is malformed: %v", shown, err)
+	}
+	if msg, ok := withoutValue(err.Error(), val); ok {
+		return "is malformed: " + msg
+	}
+	return "is malformed (the decoder's reason is not shown: it quotes part of the value)"
+}
+
+// minTrace is the shortest run of a value's bytes that counts as showing it.
+const minTrace = 4
+
+// withoutValue returns msg with val (quoted or not) replaced by "the value",
+// and false when msg still holds a run of minTrace bytes of val: a part of a
+// secret (a URL's password, one item of a list) would show.
+func withoutValue(msg, val string) (string, bool) {
+	const hole = "\x00"
+	msg = strings.ReplaceAll(strings.ReplaceAll(msg, strconv.Quote(val), hole), val, hole)
+	for i := 0; i+minTrace <= len(val); i++ {
+		if strings.Contains(msg, val[i:i+minTrace]) {
+			return "", false
+		}
+	}
+	return strings.ReplaceAll(msg, hole, "the value"), true
 }
 
 // decodeSelf decodes val into p, a pointer whose type implements one of the
