@@ -51,13 +51,23 @@ const storeVersion = 2
 
 // BoltStore is the default [Store]: one bbolt file in a directory. Every change
 // is a transaction, so the file survives kill -9 and, fsynced, a power loss.
-// It is safe for concurrent use and locked against other processes.
+// It is safe for concurrent use and locked against other processes. Make it
+// with [OpenStore]: every method of a zero or nil BoltStore returns an error
+// matching [topgg.ErrNotConfigured].
 type BoltStore struct {
 	db     *bolt.DB
 	ingest ingestGroup
 }
 
 var _ Store = (*BoltStore)(nil)
+
+// made fails the methods of a BoltStore not made by OpenStore.
+func (s *BoltStore) made() error {
+	if s == nil || s.db == nil {
+		return errStoreNotMade
+	}
+	return nil
+}
 
 // storeOptions are openStore's; noSync (for the benchmarks) skips fsync.
 type storeOptions struct{ noSync bool }
@@ -191,10 +201,18 @@ func migrateV1(tx *bolt.Tx) error {
 
 // Close closes the file and releases its lock, once every [Poller.Run] and
 // [Poller.Ingest] using the store has returned.
-func (s *BoltStore) Close() error { return s.db.Close() }
+func (s *BoltStore) Close() error {
+	if err := s.made(); err != nil {
+		return err
+	}
+	return s.db.Close()
+}
 
 // Load implements [Store].
 func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -228,6 +246,9 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 // Ingest implements [Store]. Calls without a checkpoint (webhook votes) share
 // commits with concurrent ones.
 func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if cp == nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -307,6 +328,9 @@ func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
 
 // Delivered implements [Store].
 func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.write(ctx, s.db.Batch, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
 		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
 		if err == nil && expire {
@@ -318,6 +342,9 @@ func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
 
 // Expired implements [Store].
 func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.write(ctx, s.db.Batch, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
 	})
@@ -325,6 +352,9 @@ func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
 
 // Prune implements [Store].
 func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
 	return s.write(ctx, s.db.Update, "prune store", func(tx *bolt.Tx) error {

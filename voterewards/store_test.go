@@ -91,3 +91,23 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, added, "the dedup index survives the restart")
 }
+
+// TestBoltStoreNotMade: every method of a zero or nil BoltStore returns
+// ErrNotConfigured rather than panic on its missing file.
+func TestBoltStoreNotMade(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	v := storeVote(1, time.Now(), time.Now().Add(time.Hour))
+	for _, s := range []*voterewards.BoltStore{nil, {}} {
+		_, err := s.Load(ctx)
+		require.ErrorIs(t, err, topgg.ErrNotConfigured)
+		_, err = s.Ingest(ctx, &voterewards.Checkpoint{}, []voterewards.Vote{v})
+		require.ErrorIs(t, err, topgg.ErrNotConfigured)
+		_, err = s.Ingest(ctx, nil, []voterewards.Vote{v})
+		require.ErrorIs(t, err, topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.Delivered(ctx, v, true), topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.Expired(ctx, v), topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.Prune(ctx, time.Now(), time.Now()), topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.Close(), topgg.ErrNotConfigured)
+	}
+}
