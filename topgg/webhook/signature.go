@@ -190,8 +190,14 @@ func Sign(secret Secret, t time.Time, body []byte) string {
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery:
-// JSON, signed with secret at time t, for tests of a receiver.
+// JSON, signed with secret at time t, for tests of a receiver. An empty
+// secret, or one with white space or control bytes, is refused with
+// [ErrMalformedSecret] (never quoted), as [Verify] and [New] refuse it:
+// anyone can sign with an empty key.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
+	if !wellFormed(secret) {
+		return nil, fmt.Errorf("%w: NewRequest: the secret %s", ErrMalformedSecret, whiteSpace)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

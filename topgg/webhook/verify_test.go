@@ -31,3 +31,21 @@ func TestVerifyRefusesEmptyOrMissingSecrets(t *testing.T) {
 	}
 	assert.NoError(t, webhook.Verify(webhook.Sign(secretA, now, body), body, now, 0, secretA))
 }
+
+// TestNewRequestRefusesEmptySecret: NewRequest will not sign with a key
+// anyone has (an unset variable), nor with one a Receiver would refuse for
+// its white space, and its error does not quote the secret.
+func TestNewRequestRefusesEmptySecret(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []webhook.Secret{"", "whs_SEKRIT\n", "whs_SEK RIT"} {
+		req, err := webhook.NewRequest(t.Context(), "http://127.0.0.1/hook", secret, now, []byte(voteBody))
+		assert.ErrorIs(t, err, webhook.ErrMalformedSecret, "%q", secret)
+		assert.Nil(t, req)
+		if err != nil {
+			assert.NotContains(t, err.Error(), "SEK")
+		}
+	}
+	req, err := webhook.NewRequest(t.Context(), "http://127.0.0.1/hook", secretA, now, []byte(voteBody))
+	assert.NoError(t, err)
+	assert.NotNil(t, req)
+}
