@@ -156,7 +156,7 @@ func (c Config) Validate() error {
 	switch c.Autopost {
 	case "", AutopostV1, AutopostV0, AutopostOff:
 	default:
-		return bad("Autopost", "%q is not one of v1, v0, off", c.Autopost)
+		return bad("Autopost", "is not one of v1, v0, off") // not quoted: a secret set in the wrong variable would show
 	}
 	for _, d := range []struct {
 		field string
@@ -217,7 +217,7 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	case on && c.VotePollInterval != nil && *c.VotePollInterval == 0:
 		return bad("VotePollInterval", "is 0 (off), but webhooks need the poll to recover the votes whose delivery was lost")
 	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
-		return bad("WebhookPath", "%q does not start with /", c.WebhookPath)
+		return bad("WebhookPath", "does not start with /")
 	}
 	// The receiver is the authority on its secrets: what New would refuse
 	// (an empty item, white space such as a trailing newline, no whs_) is refused

@@ -101,21 +101,21 @@ func TestLoadConfigMalformed(t *testing.T) {
 		variable, value string
 		problem         string // a piece of the message
 	}{
-		{"TOPGG_AUTOPOST", "v2", `"v2" is not one of v1, v0, off`},
+		{"TOPGG_AUTOPOST", "v2", "is not one of v1, v0, off"},
 		{"TOPGG_AUTOPOST", "", "set but empty"},
-		{"TOPGG_AUTOPOST_INTERVAL", "soon", `"soon" is not a duration`},
-		{"TOPGG_AUTOPOST_INTERVAL", "30", `"30" is not a duration`},
+		{"TOPGG_AUTOPOST_INTERVAL", "soon", "the value is not a duration"},
+		{"TOPGG_AUTOPOST_INTERVAL", "30", "the value is not a duration"},
 		{"TOPGG_AUTOPOST_INTERVAL", "-5m", "negative"},
 		{"TOPGG_AUTOPOST_INTERVAL", "", "set but empty"},
 		{"TOPGG_AUTOPOST_INTERVAL", "0s", "unset the variable for the default"},
 		{"TOPGG_VOTE_ATTEMPTS", "0", "unset the variable for the default"},
 		{"TOPGG_AUTOPOST_REFRESH", "-1h", "negative"},
 		{"TOPGG_AUTOPOST_READY_TIMEOUT", "later", "not a duration"},
-		{"TOPGG_VOTE_POLL_INTERVAL", "often", `"often" is not a duration`},
+		{"TOPGG_VOTE_POLL_INTERVAL", "often", "the value is not a duration"},
 		{"TOPGG_VOTE_POLL_INTERVAL", "-1s", "negative"},
 		// It used to turn rewards off without a word.
 		{"TOPGG_VOTE_POLL_INTERVAL", "", "set but empty"},
-		{"TOPGG_VOTE_LOOKBACK", "forever", `"forever" is not a duration`},
+		{"TOPGG_VOTE_LOOKBACK", "forever", "the value is not a duration"},
 		{"TOPGG_VOTE_LOOKBACK", "9000h", "more than one year"},
 		{"TOPGG_VOTE_LOOKBACK", "", "set but empty"},
 		{"TOPGG_VOTE_CONCURRENCY", "010", "leading zero"},
@@ -128,7 +128,7 @@ func TestLoadConfigMalformed(t *testing.T) {
 		{"TOPGG_VOTE_ATTEMPTS", "-1", "negative"},
 		{"TOPGG_VOTE_RETRY_DELAY", "-1s", "negative"},
 		{"TOPGG_VOTE_STOP_GRACE", "-1s", "negative"},
-		{"TOPGG_SYNC_COMMANDS", "maybe", `"maybe" is not true, false, 1 or 0`},
+		{"TOPGG_SYNC_COMMANDS", "maybe", "the value is not true, false, 1 or 0"},
 		{"TOPGG_SYNC_COMMANDS", "", "set but empty"},
 		{"TOPGG_STATE_DIR", "", "set but empty"},
 	} {
@@ -206,9 +206,9 @@ func TestLoadEnvEmbedded(t *testing.T) {
 		{map[string]string{}, "BOT_TOKEN", "is required but not set"},
 		{map[string]string{"BOT_TOKEN": "x", "SHARDS": "two"}, "SHARDS", "the value is not a decimal"},
 		{map[string]string{"BOT_TOKEN": "x", "SHARDS": "010"}, "SHARDS", "leading zero"},
-		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "long"}, "TOPGG_VOTE_LOOKBACK", `"long" is not a duration`},
+		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "long"}, "TOPGG_VOTE_LOOKBACK", "the value is not a duration"},
 		{map[string]string{"BOT_TOKEN": "x", "TOPGG_VOTE_LOOKBACK": "9000h"}, "TOPGG_VOTE_LOOKBACK", "more than one year"},
-		{map[string]string{"BOT_TOKEN": "x", "TOPGG_SYNC_COMMANDS": "yes please"}, "TOPGG_SYNC_COMMANDS", "yes please"},
+		{map[string]string{"BOT_TOKEN": "x", "TOPGG_SYNC_COMMANDS": "yes please"}, "TOPGG_SYNC_COMMANDS", "the value is not true, false, 1 or 0"},
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(tc.env))
@@ -337,9 +337,13 @@ func TestLoadEnvQuotesNoValueOfTheBot(t *testing.T) {
 	var c botConfig
 	err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{"KEYS": "abcd,,efgh"}))
 	require.ErrorContains(t, err, "KEYS: is malformed: an item is empty")
-	// A value of Config's own, not secret, is quoted.
-	err = plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{"TOPGG_VOTE_LOOKBACK": "forever"}))
-	require.ErrorContains(t, err, `TOPGG_VOTE_LOOKBACK: "forever" is not a duration`)
+	// Nor is a value of Config's own: a secret may be set in the wrong variable.
+	for _, variable := range []string{"TOPGG_VOTE_LOOKBACK", "TOPGG_AUTOPOST", "TOPGG_WEBHOOK_PATH", "TOPGG_SYNC_COMMANDS", "TOPGG_VOTE_CONCURRENCY"} {
+		var c botConfig
+		err = plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{variable: "redispass"}))
+		require.ErrorContains(t, err, variable+":")
+		require.NotContains(t, err.Error(), "redispass")
+	}
 }
 
 // TestLoadEnvBadTarget: a target LoadEnv cannot fill is an error, not a

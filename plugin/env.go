@@ -34,11 +34,10 @@ import (
 // unit). Fields of other types must implement envconfig.DecoderCtx,
 // envconfig.Decoder or encoding.TextUnmarshaler (floats, slices and maps are
 // refused: go-envconfig would read them loosely). A bad value is a *ConfigError
-// naming the variable and what is wrong. Only the values of Config's own
-// fields that are not secrets are quoted: any other value may be a secret (a
-// Redis URL with a password, an API key), so its error says what is wrong
-// without it, and a decoder's message is kept only when it shows no part of
-// the value. The interval floors depend
+// naming the variable and what is wrong, never quoting the value: any value
+// may be a secret (a Redis URL with a password, an API key, a secret set in
+// the wrong variable). A decoder's message is kept when it shows no part of
+// the value (this package's decoders never quote one). The interval floors depend
 // on the client, so [New] checks them ([Config.ValidateFor]), not LoadEnv.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
@@ -76,9 +75,6 @@ type envField struct {
 	path string
 	typ  reflect.Type
 	kept bool
-	// shown: a field of Config that holds no secret, whose value an error
-	// may quote.
-	shown bool
 }
 
 // strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
@@ -124,7 +120,7 @@ func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]boo
 		fpath := path + "." + f.Name
 		switch {
 		case name != "" && readable(fv.Type()):
-			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept, shown: t == configType && !secretName(name)}
+			s.fields[name] = envField{path: fpath, typ: fv.Type(), kept: kept}
 		case fv.Kind() == reflect.Struct:
 			if err := s.collect(fv, fpath, seen); err != nil {
 				return err
@@ -149,7 +145,7 @@ func (s *strict) Lookup(key string) (string, bool) {
 	}
 	problem := "is set but empty; unset it to take the default"
 	if val != "" {
-		val, problem = strictValue(s.ctx, f, val)
+		val, problem = strictValue(s.ctx, f.typ, val)
 	}
 	if problem != "" {
 		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
@@ -157,14 +153,6 @@ func (s *strict) Lookup(key string) (string, bool) {
 	}
 	s.read[key] = true
 	return val, true
-}
-
-// secretName reports a variable of Config whose value must not be quoted in
-// an error.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	return strings.Contains(n, "TOKEN") || strings.Contains(n, "SECRET") || strings.Contains(n, "PASSWORD") ||
-		strings.Contains(n, "AUTH")
 }
 
 // decodes reports a type that decodes itself from one variable.
@@ -188,19 +176,15 @@ func readable(t reflect.Type) bool {
 	return decodes(t)
 }
 
-// strictValue checks val for the field f and returns the value for
-// go-envconfig to decode, or what is wrong with val, quoting it only when f
-// is shown.
-func strictValue(ctx context.Context, f envField, val string) (string, string) {
-	t, shown := f.typ, "the value"
-	if f.shown {
-		shown = strconv.Quote(val)
-	}
+// strictValue checks val for a field of type t and returns the value for
+// go-envconfig to decode, or what is wrong with val, without quoting it.
+func strictValue(ctx context.Context, t reflect.Type, val string) (string, string) {
+	const shown = "the value"
 	switch {
 	case decodes(t):
 		// Decoded once here, on a copy, so that its error names the variable.
 		if err := decodeSelf(ctx, reflect.New(t).Interface(), val); err != nil {
-			return "", malformed(f, shown, val, err)
+			return "", malformed(t, val, err)
 		}
 	case t == durationType:
 		if _, err := time.ParseDuration(val); err != nil {
@@ -218,12 +202,12 @@ func strictValue(ctx context.Context, f envField, val string) (string, string) {
 	return val, ""
 }
 
-// malformed says that a decoder refused val. Config's decoders never quote a
-// secret; any other decoder's message is kept only when it shows no trace of
-// val (the whole value stands as "the value").
-func malformed(f envField, shown, val string, err error) string {
-	if f.shown || f.typ.PkgPath() == configType.PkgPath() {
-		return fmt.Sprintf("%s is malformed: %v", shown, err)
+// malformed says that the decoder of t refused val. This package's decoders
+// never quote a value; any other decoder's message is kept only when it shows
+// no trace of val (the whole value stands as "the value").
+func malformed(t reflect.Type, val string, err error) string {
+	if t.PkgPath() == configType.PkgPath() {
+		return "the value is malformed: " + err.Error()
 	}
 	if msg, ok := withoutValue(err.Error(), val); ok {
 		return "is malformed: " + msg
