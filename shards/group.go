@@ -151,7 +151,7 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	}
 	j, ok := g.index[shard]
 	if !ok {
-		return nil, fmt.Errorf("shards: guild %s is on shard %d: %w", guildID, shard, ErrNotHere)
+		return nil, fmt.Errorf("%w: guild %s is on shard %d", ErrNotHere, guildID, shard)
 	}
 	return g.sessions[j], nil
 }
@@ -176,10 +176,10 @@ func (g *Group) Open(ctx context.Context) error {
 	switch g.state {
 	case stateOpening, stateOpened:
 		g.mu.Unlock()
-		return fmt.Errorf("shards: Open: %w", ErrOpened)
+		return ErrOpened
 	case stateClosed:
 		g.mu.Unlock()
-		return fmt.Errorf("shards: Open: %w", ErrClosed)
+		return fmt.Errorf("%w: Open after Close", ErrClosed)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

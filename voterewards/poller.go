@@ -88,7 +88,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	}
 	added, err := p.store.Ingest(ctx, nil, clean)
 	if err != nil {
-		return fmt.Errorf("voterewards: ingest: %w", err)
+		return fmt.Errorf("voterewards: storing the votes: %w", err)
 	}
 	p.observeIngest(clean, added)
 	p.cache.add(added)

@@ -248,7 +248,7 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: load store: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", s.path, err)
 	}
 	return snap, nil
 }
@@ -272,7 +272,7 @@ func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: store votes: %w", err)
+		return nil, fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return added, nil
 }

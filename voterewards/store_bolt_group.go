@@ -81,7 +81,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].added, batch[0].err = nil, fmt.Errorf("voterewards: store votes: %w", err)
+		batch[0].added, batch[0].err = nil, fmt.Errorf("writing %s: %w", db.Path(), err)
 		return
 	}
 	for _, r := range batch {
@@ -91,7 +91,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 			return err
 		})
 		if err != nil {
-			r.added, r.err = nil, fmt.Errorf("voterewards: store votes: %w", err)
+			r.added, r.err = nil, fmt.Errorf("writing %s: %w", db.Path(), err)
 		}
 	}
 }
