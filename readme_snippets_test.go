@@ -18,17 +18,21 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -249,6 +253,48 @@ func fleetTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, dis
 	// readme:end
 }
 
+func operatingTour(ctx context.Context, token string, cfg plugin.Config) error {
+	// readme:begin operating
+	c, err := topggprom.New(prometheus.DefaultRegisterer)
+	if err != nil {
+		return err
+	}
+	client, err := topgg.New(token, topgg.WithObserver(c.ObserveRequest))
+	if err != nil {
+		return err
+	}
+	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job the plugin runs
+	if err != nil {
+		return err
+	}
+	ready, err := health.NewProbe("readyz", p.ReadinessChecks()...)
+	if err != nil {
+		return err
+	}
+	http.Handle("/metrics", promhttp.Handler())
+	http.Handle("/readyz", ready)
+	return p.Run(ctx)
+	// readme:end
+}
+
+func operatingJobsTour(client *topgg.Client, syncer *commands.Syncer, c *topggprom.Collector) error {
+	// readme:begin operating without the plugin
+	poster, err := autopost.New(client, autopost.Config{OnPost: c.ObservePost})
+	if err != nil {
+		return err
+	}
+	job, err := commands.NewJob(syncer, commands.JobConfig{
+		Commands: myCommands,
+		OnResult: func(_ context.Context, r commands.Result, err error) { c.ObserveSync(r, err) },
+	})
+	if err != nil {
+		return err
+	}
+	// readme:end
+	_, _ = poster, job
+	return nil
+}
+
 func TestBotRewardsAWebhookVote(t *testing.T) {
 	// readme:begin testing
 	discord, err := discordtest.NewServer() // a fake Discord: one shard, one guild
@@ -300,4 +346,4 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 }
 
 // The tours are compiled, not run: they need the real services.
-var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, run, shardsTour, fleetTour}
+var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}
