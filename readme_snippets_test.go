@@ -332,13 +332,17 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 	})
 	require.NoError(t, session.Open())
 
-	// The receiver listens once Run started; the fake delivers every new vote to it.
-	require.Eventually(t, func() bool { return p.WebhookAddr() != nil }, 10*time.Second, 10*time.Millisecond)
+	// Once Run listens and the first poll read the history, the fake delivers every new vote
+	// to the receiver, and the next poll is a minute away: the reward comes from the webhook.
+	const voter = "300000000000000042"
+	require.Eventually(t, func() bool { return p.WebhookAddr() != nil && p.Active(voter).Covered },
+		10*time.Second, 10*time.Millisecond)
 	require.NoError(t, listing.AddWebhook("http://"+p.WebhookAddr().String()+"/topgg/webhook", "whs_test"))
-	listing.AddVote(topggtest.Vote{UserID: "100000000000000042", PlatformID: "300000000000000042"})
+	listing.AddVote(topggtest.Vote{UserID: "100000000000000042", PlatformID: voter})
 	select {
 	case v := <-rewarded:
-		require.Equal(t, "300000000000000042", v.PlatformID)
+		require.Equal(t, voter, v.PlatformID)
+		require.Equal(t, voterewards.OriginWebhook, v.Origin)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the vote was not rewarded")
 	}
