@@ -3,8 +3,10 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,6 +15,14 @@ import (
 // DefaultMaxAge is how long a shard's last count is kept when its process
 // stops reporting, when countsConfig.MaxAge is zero.
 const DefaultMaxAge = time.Hour
+
+// futureSlack is how far ahead of Redis's clock, when the leader reads the
+// counts, a shard's report time may lie and still count: a later one was not
+// stamped by this Redis's clock as it runs now (a planted or damaged record, or
+// Redis's clock stepped back: a restore, an NTP step, a failover to a replica
+// whose clock is behind). Such a shard is missing, as a stale one is, until
+// its process publishes again; the leader logs it once per episode.
+const futureSlack = 5 * time.Second
 
 // recordSize is the bytes per shard in the counts string: the guild count
 // and the Redis time (unix seconds) of the report, both big-endian uint32.
@@ -24,6 +34,9 @@ type countsConfig struct {
 	// process stopped reporting (default 1 h: as in a Discord outage, its
 	// guilds still have the bot). Past it the shard is missing.
 	MaxAge time.Duration
+	// Logger receives the warning about reports stamped in the future
+	// (default: discard).
+	Logger *slog.Logger
 }
 
 // shardCounts publishes this process's shard guild counts to Redis and reads the
@@ -42,6 +55,10 @@ type shardCounts struct {
 	key        string
 	shardCount int
 	maxAge     time.Duration
+	log        *slog.Logger
+	// future is set while the last Total found reports stamped in the future,
+	// so that an episode is logged once, not at every read.
+	future atomic.Bool
 }
 
 // shardReport is one shard's guild count as a process reports it.
@@ -61,7 +78,7 @@ type fleetTotal struct {
 	// shard). v0 stats post it as the shards list.
 	PerShard []int
 	// Missing lists the shards that never reported or whose last report is
-	// older than MaxAge, in increasing order.
+	// older than MaxAge, or later than futureSlack ahead, in increasing order.
 	Missing []int
 	// Oldest is the age of the oldest report that was counted.
 	Oldest time.Duration
@@ -91,7 +108,11 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 	if cfg.MaxAge < time.Second {
 		return nil, fmt.Errorf("%w: max age %v is below 1s", ErrBadConfig, cfg.MaxAge)
 	}
-	return &shardCounts{rdb: rdb, key: Key(bot, "counts:"+strconv.Itoa(shardCount)), shardCount: shardCount, maxAge: cfg.MaxAge}, nil
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &shardCounts{rdb: rdb, key: Key(bot, "counts:"+strconv.Itoa(shardCount)), shardCount: shardCount, maxAge: cfg.MaxAge,
+		log: cfg.Logger.With("component", "fleet.counts", "bot", bot)}, nil
 }
 
 // publishScript writes the records of the given shards, stamped with Redis's
@@ -135,8 +156,8 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 
 // Total reads every shard's last count in one round trip (TIME and GETRANGE
 // pipelined) and sums them. Shards that never reported, or whose last report
-// is older than MaxAge by Redis's clock, are listed in Missing and add
-// nothing; the total is then not postable.
+// is older than MaxAge or later than futureSlack ahead by Redis's clock, are
+// listed in Missing and add nothing; the total is then not postable.
 func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
@@ -148,15 +169,34 @@ func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
 	if err != nil {
 		return fleetTotal{}, fmt.Errorf("fleet: read shard counts: %w", err)
 	}
-	return c.sum(now.Val(), data.Val()), nil
+	t, future := c.sum(now.Val(), data.Val())
+	c.noteFuture(ctx, future, t.At)
+	return t, nil
+}
+
+// noteFuture logs the shards whose report lies in the future, once per
+// episode: when they first appear, not at every read while they stay.
+func (c *shardCounts) noteFuture(ctx context.Context, future []int, now time.Time) {
+	if len(future) == 0 {
+		c.future.Store(false)
+		return
+	}
+	if c.future.Swap(true) {
+		return
+	}
+	c.log.WarnContext(ctx, "shard counts stamped ahead of Redis's clock are treated as missing until their process publishes again",
+		slog.Any("shards", future), slog.Time("redis_time", now), slog.Duration("slack", futureSlack))
 }
 
 // sum decodes the records (data may be shorter than shardCount records when
-// the highest shards never reported).
-func (c *shardCounts) sum(now time.Time, data string) fleetTotal {
+// the highest shards never reported), and also returns the shards whose
+// report time lies more than futureSlack ahead of now (missing too).
+func (c *shardCounts) sum(now time.Time, data string) (fleetTotal, []int) {
 	t := fleetTotal{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
 	nowSec := now.Unix()
 	oldest := nowSec
+	slack := int64(futureSlack / time.Second)
+	var future []int
 	for shard := range c.shardCount {
 		off := shard * recordSize
 		if off+recordSize > len(data) {
@@ -165,6 +205,13 @@ func (c *shardCounts) sum(now time.Time, data string) fleetTotal {
 		}
 		guilds := be32(data, off)
 		at := int64(be32(data, off+4))
+		if at > nowSec+slack {
+			// Not stamped by this clock as it runs now: counting it would
+			// post a number nobody vouches for, and keep it forever.
+			future = append(future, shard)
+			t.Missing = append(t.Missing, shard)
+			continue
+		}
 		if at == 0 || time.Duration(nowSec-at)*time.Second > c.maxAge {
 			t.Missing = append(t.Missing, shard)
 			continue
@@ -173,8 +220,9 @@ func (c *shardCounts) sum(now time.Time, data string) fleetTotal {
 		t.Servers += int64(guilds)
 		oldest = min(oldest, at)
 	}
-	t.Oldest = time.Duration(nowSec-oldest) * time.Second
-	return t
+	// A report up to futureSlack ahead is counted as of now.
+	t.Oldest = max(time.Duration(nowSec-oldest)*time.Second, 0)
+	return t, future
 }
 
 // be32 decodes a big-endian uint32 at off from a string, without copying the

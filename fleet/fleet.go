@@ -69,7 +69,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{MaxAge: cfg.MaxAge})
+	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{MaxAge: cfg.MaxAge, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

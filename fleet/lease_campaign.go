@@ -11,6 +11,11 @@ import (
 // expire is not polled in a tight loop.
 const minWait = 10 * time.Millisecond
 
+// leaseSlack is how much longer than TTL a holder's remaining lease, as Redis
+// reports it, may be before the campaign calls the key odd (and waits TTL,
+// not what the key says).
+const leaseSlack = time.Second
+
 // campaign tries to take the lease until it wins (ok) or ctx is done. Between
 // attempts it waits for the holder's remaining TTL, or a release message, or,
 // after a Redis error, a capped backoff. sent is the local time just before
@@ -23,6 +28,7 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 	defer ps.Close()
 	released := ps.Channel()
 	backoff := time.Duration(0)
+	warned := false // an odd key is logged once per campaign, not per attempt
 	for ctx.Err() == nil {
 		sent = l.clock.Now()
 		token, wait, err := l.tryAcquire(ctx)
@@ -39,6 +45,17 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 		case wait < 0: // the key has no TTL: someone set it by hand; do not poll it hard
 			backoff = 0
 			l.log.Warn("lease key has no expiry; was it written by something else?", "key", l.leaseKey)
+			wait = l.ttl
+		case wait > l.ttl+leaseSlack:
+			// An expiry no holder with our TTL sets: a key written by something
+			// else, or a process with another TTL. Its time is not trusted: the
+			// wait is clamped to TTL below, and the key is logged once.
+			backoff = 0
+			if !warned {
+				warned = true
+				l.log.Warn("lease key expires later than any holder sets; was it written by something else?",
+					"key", l.leaseKey, "expires_in", wait, "ttl", l.ttl)
+			}
 			wait = l.ttl
 		default:
 			backoff = 0

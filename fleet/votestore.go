@@ -175,7 +175,8 @@ func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 // for long.
 func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
-		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit)
+		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
+		int64(voterewards.VoteLifetime/time.Second))
 	if err != nil {
 		return fmt.Errorf("fleet: prune votes: %w", err)
 	}

@@ -92,11 +92,14 @@ return 1
 // pruneScript removes, in creation order (by second, then key), the votes of
 // the dedup set created before ARGV[1..2] (sec, nsec) and expired at ARGV[3..4]
 // (sec, nsec), and stops at the first one that must stay or after ARGV[5]
-// votes. KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
+// votes. ARGV[6] is the vote lifetime in seconds: an expiry before its
+// creation or more than two lifetimes after it is read as creation plus one
+// lifetime (as voterewards' sanitize fixes it). KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
 // it removed.
 var pruneScript = NewFencedScript(`
 local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
+local life = tonumber(ARGV[6])
 local removed = 0
 local function before(s, n, s2, n2) return s < s2 or (s == s2 and n < n2) end
 while removed < limit do
@@ -108,6 +111,11 @@ while removed < limit do
       local css, cns, es, en, voter = string.match(m, '^(-?%d+) (%d+) (-?%d+) (%d+) (.*)$')
       local cs, cn = tonumber(css), tonumber(cns)
       es, en = tonumber(es), tonumber(en)
+      if es < cs or es - cs > 2 * life then
+        -- An expiry no sanitized vote has (a planted or damaged record):
+        -- taken as sanitize would fix it, else it would stop every prune.
+        es, en = cs + life, cn
+      end
       if not before(cs, cn, cbs, cbn) or before(nows, nown, es, en) then return removed end
       local times = redis.call('HGET', KEYS[2], voter)
       if times then

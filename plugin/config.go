@@ -86,6 +86,8 @@ type Config struct {
 	VoteRetryDelay time.Duration `env:"TOPGG_VOTE_RETRY_DELAY"`
 	// VoteStopGrace is how long the handlers that are running may finish once
 	// Run's context is done, before their own context is cancelled (default 10s).
+	// A handler that ignores its context is left behind voterewards.CancelWait
+	// later, and Run returns without it.
 	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
 
 	// StateDir is where poll state (cursor, delivered votes, pending expiries)

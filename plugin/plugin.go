@@ -93,7 +93,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		p.backend, p.fleet = &fleetBackend{f: o.fleet}, o.fleet
 	}
 	p.states = &jobStates{clock: o.clock}
-	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states}
+	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
 	if err := p.buildJobs(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}

@@ -22,6 +22,14 @@ const (
 	maxRestartDelay = time.Minute
 )
 
+// jobStopWait is how long, once Run's context is done, the supervisor waits
+// for a job beyond what the job itself promises (the vote poller's grace
+// period is added to it): a job still running then ignores its context (a
+// caller's hook or store blocked without one), and the supervisor returns
+// without it, leaving its goroutine behind (one per job at most) and
+// dropping what it returns.
+const jobStopWait = 30 * time.Second
+
 // supervisor runs the plugin's jobs, each as Run(ctx) error, and restarts the
 // ones that fail. It holds no lock and keeps no state between calls.
 type supervisor struct {
@@ -29,6 +37,8 @@ type supervisor struct {
 	clock clock.Clock
 	// states, when set, is told of each start and end, for liveness.
 	states *jobStates
+	// stopWait bounds the wait for a job once ctx is done (0: jobStopWait).
+	stopWait time.Duration
 }
 
 // run runs job until ctx is done. A job that returns an error or panics is logged
@@ -78,14 +88,38 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 	return nil
 }
 
-// once runs job one time and turns a panic into an error, logged with its stack.
+// once runs job one time and turns a panic into an error, logged with its
+// stack. Once ctx is done it waits for the job at most stopWait: a job that
+// ignores its context is left behind, and what it returns later is dropped.
 func (s supervisor) once(ctx context.Context, name string, job func(context.Context) error) error {
-	var err error
-	if r := panics.Try(func() { err = job(ctx) }); r != nil {
-		s.log.Error("job panicked", "job", name, "panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
-		return fmt.Errorf("panic: %v", r.Value)
+	result := make(chan error, 1) // buffered: a late result is dropped, not blocked on
+	go func() {
+		var err error
+		if r := panics.Try(func() { err = job(ctx) }); r != nil {
+			s.log.Error("job panicked", "job", name, "panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+			err = fmt.Errorf("panic: %v", r.Value)
+		}
+		result <- err
+	}()
+	select {
+	case err := <-result:
+		return err
+	case <-ctx.Done():
 	}
-	return err
+	wait := s.stopWait
+	if wait <= 0 {
+		wait = jobStopWait
+	}
+	t := s.clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case err := <-result:
+		return err
+	case <-t.C():
+		s.log.Error("job ignored the stop; returning without it (its goroutine is left behind, its result dropped)",
+			"job", name, "waited", wait)
+		return nil
+	}
 }
 
 // permanent reports an error that no restart mends: the service answered and

@@ -31,6 +31,10 @@ const (
 	webhookWriteTimeout      = 10 * time.Second
 	webhookIdleTimeout       = 2 * time.Minute
 	webhookShutdownTimeout   = 5 * time.Second
+	// webhookAbandonWait is how long, once the shutdown closed the
+	// connections (cancelling the handlers' context), the receiver still
+	// waits for its handlers before it stops without them.
+	webhookAbandonWait = time.Second
 )
 
 // buildWebhook makes the receiver when the Config sets a secret.
@@ -139,8 +143,9 @@ func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 // serveWebhook serves the receiver on l until ctx is done, then lets the
 // requests in flight finish (they store their vote) for a bounded time. Past
 // it, their connections are closed (which cancels their context), and it
-// returns once their handlers have returned: http.Server.Close does not wait
-// for them, and nothing of Run may outlive it.
+// returns once their handlers have returned (http.Server.Close does not wait
+// for them, and nothing of Run may outlive it), or webhookAbandonWait later
+// without those that ignore their context.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	addr := l.Addr()
 	p.bound.Store(&addr)
@@ -175,8 +180,21 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	}
 	<-served
 	// Serve has returned and every connection is closed: no handler starts
-	// any more, so this Wait cannot race an Add.
-	inflight.Wait()
+	// any more, so this Wait cannot race an Add. A handler that ignores its
+	// cancelled context (a Store given with WithVoteStore that does) would
+	// hold Run for ever: past webhookAbandonWait it is left behind (the
+	// requests in flight at the stop, and one waiter), its answer goes to a
+	// closed connection.
+	handlersDone := make(chan struct{})
+	go func() { inflight.Wait(); close(handlersDone) }()
+	left := p.opts.clock.NewTimer(webhookAbandonWait)
+	defer left.Stop()
+	select {
+	case <-handlersDone:
+	case <-left.C():
+		p.log.Error("webhook handlers ignored their cancelled context; the receiver stops without them",
+			"waited", webhookShutdownTimeout+webhookAbandonWait)
+	}
 	if err != nil {
 		return fmt.Errorf("webhook receiver: shutdown: %w", err)
 	}

@@ -45,6 +45,9 @@ type Client struct {
 	// refused holds the last refusal of the token, per kind (v1, v0), until
 	// an answer of that kind accepts it; see TokenRefused.
 	refused [2]atomic.Pointer[APIError]
+	// oddRetryAfter is set once an unusable Retry-After was logged, so that
+	// a peer sending them is logged once, not at every answer.
+	oddRetryAfter atomic.Bool
 
 	mu   sync.Mutex
 	kind projectKind // learnt from Project(); zero until then

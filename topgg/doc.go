@@ -20,7 +20,10 @@
 // call of the family is sent before it ends, whoever made it and whatever its
 // deadline. A call that may be retried waits out a block of up to
 // [RetryPolicy.MaxRetryAfter]; any other is refused at once with a local
-// *[RateLimitError] that says how long to wait.
+// *[RateLimitError] that says how long to wait. A Retry-After given as an
+// HTTP date is measured from the answer's own Date header (so a service whose
+// clock is ahead or behind still gets the wait it asked for); a date more than
+// 24 hours ahead is ignored (and logged once), as a missing one would be.
 //
 // [Client.AllVotes] always ends: cursors that cycle or pages that repeat end it
 // with a *[PaginationError].

@@ -33,7 +33,10 @@ func TestRetryAfterParsing(t *testing.T) {
 		{"", "", 0, false},
 		{now.Add(30 * time.Second).Format(http.TimeFormat), "", 30 * time.Second, true},
 		{now.Add(-time.Hour).Format(http.TimeFormat), "", 0, true},
-		{now.AddDate(1, 0, 0).Format(http.TimeFormat), "", maxRetryAfter, true},
+		// A date further ahead than the longest block is not trusted: missing.
+		{now.AddDate(1, 0, 0).Format(http.TimeFormat), "", 0, false},
+		{now.AddDate(1, 0, 0).Format(http.TimeFormat), `{"retry-after": 7}`, 7 * time.Second, true},
+		{now.Add(maxRetryAfter).Format(http.TimeFormat), "", maxRetryAfter, true},
 		// The body is the fallback, the header wins.
 		{"", `{"retry-after": 7}`, 7 * time.Second, true},
 		{"", `{"retry-after": 0.25}`, 250 * time.Millisecond, true},

@@ -237,7 +237,13 @@ func (c *Client) errorBody(data []byte) []byte {
 // before this or any call waits), and says whether and when to try again.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
-	ra, hinted := parseRetryAfterHeader(resp.Header.Get("Retry-After"), time.Now())
+	header := resp.Header.Get("Retry-After")
+	ra, hinted := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
+	if !hinted && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
+			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", header[:min(len(header), 64)]),
+			slog.Duration("max", maxRetryAfter))
+	}
 	var until time.Time
 	if hinted && ra > 0 {
 		until = c.recordBlock(ctx, r, status, ra)
@@ -461,9 +467,28 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 		return d, true
 	}
 	if t, err := http.ParseTime(h); err == nil {
-		return clampRetry(t.Sub(now)), true
+		d := t.Sub(now)
+		if d > maxRetryAfter {
+			// A date further ahead than any block the client keeps: the
+			// peer's clock or the header is wrong, and a day-long block
+			// from it would stop every call. Treated as missing.
+			return 0, false
+		}
+		return max(d, 0), true
 	}
 	return 0, false
+}
+
+// peerNow is the time an HTTP-date Retry-After is measured from: the
+// answer's own Date, when it has one within maxRetryAfter of local (so that a
+// peer whose clock is ahead or behind ours still gets the wait it asked for),
+// else local.
+func peerNow(date string, local time.Time) time.Time {
+	t, err := http.ParseTime(strings.TrimSpace(date))
+	if err != nil || t.Sub(local).Abs() > maxRetryAfter {
+		return local
+	}
+	return t
 }
 
 // parseSeconds reads a decimal number of seconds, clamped to [0, maxRetryAfter].

@@ -18,6 +18,11 @@ const (
 	DefaultMaxAttempts = 5
 	DefaultRetryDelay  = time.Second
 	DefaultGracePeriod = 10 * time.Second
+	// CancelWait is how long Run still waits, once the grace period is over
+	// and the handlers' context is cancelled, for the handlers to return:
+	// a handler still running then ignores its context, and Run returns
+	// without it.
+	CancelWait = time.Second
 )
 
 // MinInterval is the shortest Interval [New] accepts for a Source that is the
@@ -89,7 +94,8 @@ type Config struct {
 	RetryDelay time.Duration
 	// GracePeriod is how long running handlers may go on once Run's context
 	// is done, before their own context is cancelled (default 10s). Run
-	// returns only once every handler call has returned.
+	// returns once every handler call has returned, or [CancelWait] after
+	// the cancellation, leaving behind a handler that ignores its context.
 	GracePeriod time.Duration
 
 	// Observer, if set, is told of the pipeline's events (votes ingested by

@@ -124,7 +124,7 @@ func (d *delivery) changePending(delta int) pendingReport {
 // report tells the observer of a change of the pending count, unless a
 // later change was reported already.
 func (r *run) report(c pendingReport) {
-	if c.seq == 0 {
+	if c.seq == 0 || r.late.Load() {
 		return
 	}
 	r.omu.Lock()
@@ -316,6 +316,11 @@ func (r *run) runLane(l *lane) {
 // failed every attempt is not recorded: it stays pending in the store.
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
+	if r.late.Load() {
+		// Run returned without this call (it ignored its cancelled
+		// context): its outcome is dropped, and the vote stays pending.
+		return job{}, false
+	}
 	if err != nil {
 		if errors.Is(err, errAbandoned) {
 			r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
@@ -430,6 +435,9 @@ func (r *run) call(j job) (err error) {
 // giveUp tells the observer, and passes err to OnGiveUp, if set, containing a
 // panic of it.
 func (r *run) giveUp(kind Kind, v Vote, err error) {
+	if r.late.Load() {
+		return // Run has returned: nobody is to hear of this run any more
+	}
 	r.p.observe(Event{Type: EventGivenUp, Kind: kind, Origin: v.Origin})
 	if r.p.cfg.OnGiveUp == nil {
 		return

@@ -10,7 +10,8 @@
 // run left pending, polls the history every [Config.Interval] and delivers
 // new votes until its context is done; then it lets running handlers finish
 // for [Config.GracePeriod], cancels their context, and returns once every
-// handler call has returned. It may be called again after it returned (a
+// handler call has returned, or [CancelWait] later without a handler that
+// ignores its context (its outcome is dropped). It may be called again after it returned (a
 // fleet runs it each time it wins the lease); a concurrent second call
 // returns [ErrRunning]. Every timer (interval, retries, expiries, pruning,
 // grace) runs on one injectable clock.

@@ -45,7 +45,7 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	defer stopPrune()
 	go func() {
 		defer stopPrune()
-		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{v}) }, func() {
+		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() {
 			select {
 			case resync <- struct{}{}:
 			default:

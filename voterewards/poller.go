@@ -27,6 +27,8 @@ type Poller struct {
 
 	running   atomic.Bool
 	mirroring atomic.Bool
+	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
+	oddTimes atomic.Bool
 
 	mu     sync.Mutex
 	active *run // the running Run, for Ingest and Redeliver; nil if none
@@ -146,5 +148,9 @@ func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	if err == nil && snap == nil {
 		err = errNilSnapshot
 	}
-	return snap, err
+	if err != nil {
+		return nil, err
+	}
+	p.noteOddTimes(ctx, checkSnapshot(snap, p.cfg.clock.Now()))
+	return snap, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +16,11 @@ import (
 // store: an error doing so is returned. When ctx is done it stops polling and
 // taking new work, lets the handler calls in progress finish for
 // [Config.GracePeriod], then cancels their context, and returns nil once
-// every handler call has returned and nothing it started is running. Work not
+// every handler call has returned and nothing it started is running; or, if
+// a handler ignores its cancelled context, [CancelWait] later without it
+// (its goroutine is left behind, at most one per worker, and its outcome is
+// dropped: the vote stays pending, so the next Run may call the handler for
+// it again while the stuck call still runs). Work not
 // done stays pending in the store for the next Run. A second Run while one is
 // running returns [ErrRunning]; Run may be called again after it returned
 // (a fleet runs it each time it wins the lease).
@@ -73,6 +78,9 @@ type run struct {
 	hctx    context.Context
 	hcancel context.CancelFunc
 	ended   chan struct{} // closed when Run returns
+	// late is set when Run returned without the handlers that ignored their
+	// cancelled context: what they return is dropped (deliver.go).
+	late atomic.Bool
 
 	delivery
 	expiries
@@ -161,14 +169,27 @@ func (r *run) drain(loops *sync.WaitGroup) {
 		r.pool.Wait()
 		close(done)
 	}()
-	grace := r.p.cfg.clock.NewTimer(r.p.cfg.GracePeriod)
+	clk := r.p.cfg.clock
+	grace := clk.NewTimer(r.p.cfg.GracePeriod)
 	defer grace.Stop()
 	select {
 	case <-done:
+		return
 	case <-grace.C():
-		r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
-		r.hcancel()
-		<-done
+	}
+	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
+	r.hcancel()
+	// A handler that ignores its context would hold Run forever: past
+	// CancelWait it is left behind (at most one goroutine per worker, and the
+	// one waiting for them), and whatever it returns later is dropped.
+	left := clk.NewTimer(CancelWait)
+	defer left.Stop()
+	select {
+	case <-done:
+	case <-left.C():
+		r.late.Store(true)
+		r.log.Error("handlers ignored their cancelled context; Run returns without them, and their outcome is dropped (the votes stay pending)",
+			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", CancelWait))
 	}
 }
 
@@ -177,7 +198,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 // calls go on meanwhile.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{v}) }, func() { r.in.requestReload(false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.requestReload(false) })
 		if ctx.Err() != nil {
 			return
 		}

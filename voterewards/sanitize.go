@@ -1,7 +1,9 @@
 package voterewards
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -124,4 +126,63 @@ func queryFits(q map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// checkSnapshot makes the times a store returns safe at now, as sanitize
+// makes an arriving vote's: a store shared by several processes (Redis,
+// PostgreSQL) holds times that this process did not measure, written by a
+// process whose clock was ahead, by an older version, or planted. A
+// checkpoint time later than now+MaxClockSkew is treated as missing (a
+// LastSeen from the future would make the poll skip every vote until then;
+// a missing one re-reads from Since, which the dedup set absorbs; a missing
+// Since restarts the lookback), and each vote's times are fixed as sanitize
+// fixes them (an expiry a year away would never fire). It returns how many
+// values it changed; a snapshot a sane store returns is left as it is.
+func checkSnapshot(snap *Snapshot, now time.Time) int {
+	now = now.UTC().Round(0)
+	limit := now.Add(MaxClockSkew)
+	n := 0
+	if snap.Checkpoint.LastSeen.After(limit) {
+		snap.Checkpoint.LastSeen = time.Time{}
+		n++
+	}
+	if snap.Checkpoint.Since.After(limit) {
+		snap.Checkpoint.Since = time.Time{}
+		n++
+	}
+	for _, votes := range [][]Vote{snap.Seen, snap.Pending, snap.Expiries} {
+		for i := range votes {
+			v := &votes[i]
+			var f fixes
+			v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
+			if f != 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkFed fixes the times of a vote that another process published on the
+// store's feed, as checkSnapshot fixes a loaded one's: a message on a shared
+// channel may come from a process whose clock is ahead, or be planted, and an
+// expiry a year away would keep the voter Active, and its expiry job waiting,
+// for a year.
+func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
+	var f fixes
+	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
+	if f != 0 {
+		p.noteOddTimes(ctx, 1)
+	}
+	return v
+}
+
+// noteOddTimes logs, once per Poller, that n values a shared store (or its
+// feed) gave were out of range and were clamped.
+func (p *Poller) noteOddTimes(ctx context.Context, n int) {
+	if n == 0 || p.oddTimes.Swap(true) {
+		return
+	}
+	p.log.WarnContext(ctx, "the store holds times in the future or out of range; clamped (logged once)",
+		slog.Int("values", n), slog.Duration("max_clock_skew", MaxClockSkew))
 }
