@@ -138,7 +138,7 @@ func voterewardsTour(ctx context.Context, client *topgg.Client, discordUserID st
 		return err
 	}
 	ran := make(chan error, 1)
-	go func() { ran <- poller.Run(ctx) }() // until ctx is done; returns once every handler call returned
+	go func() { ran <- poller.Run(ctx) }() // until ctx is done; then running handlers get GracePeriod to finish
 
 	st := poller.Active(discordUserID) // from memory, no request
 	log.Printf("active: %t until %s", st.Active, st.Until)
