@@ -56,11 +56,11 @@ func clientTour(ctx context.Context, discordUserID string) error {
 		return err
 	}
 	log.Printf("listed as %s", project.Name)
-	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1200), ShardCount: topgg.Ptr(2)})
+	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1200), ShardCount: new(2)})
 	if err != nil {
 		return err
 	}
-	status, err := client.VoteStatus(ctx, discordUserID, topgg.SourceDiscord) // no vote is not an error
+	status, err := client.VoteStatus(ctx, discordUserID, topgg.UserIDDiscord) // no vote is not an error
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func run() error {
 	p, err = plugin.New(client, cfg.Topgg,
 		plugin.WithCommands(myCommands),
 		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
-			return grantRole(ctx, v.PlatformID) // idempotent on v.Key
+			return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
 		}),
 		plugin.WithExpiryHandler(func(ctx context.Context, v voterewards.Vote) error {
 			if p.Active(v.PlatformID).Active {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestAttachRefusesWhatWouldNeverCount: a session that would silently count
@@ -30,7 +31,7 @@ func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 
 	c := autopost.NewCounter(2)
 	_, err = c.Attach(nil)
-	require.ErrorIs(t, err, autopost.ErrNilSession)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 
 	noIntent := newSession(0)
 	noIntent.Identify.Intents = discordgo.IntentsGuildMessages
@@ -40,7 +41,7 @@ func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 	// All or nothing: a bad session refuses the whole call.
 	good := newSession(0)
 	_, err = c.Attach(good, nil)
-	require.ErrorIs(t, err, autopost.ErrNilSession)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	assert.Zero(t, c.Attached())
 
 	// Twice, or two sessions of one shard, or a shard beyond the count.
@@ -148,7 +149,7 @@ func TestZeroCounterWorks(t *testing.T) {
 
 	var nilCounter *autopost.Counter
 	_, err = nilCounter.Attach(s)
-	require.ErrorIs(t, err, autopost.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = nilCounter.Counts(context.Background())
-	require.ErrorIs(t, err, autopost.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

@@ -3,10 +3,10 @@ package autopost
 import (
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -140,7 +140,7 @@ func (c Config) check() error {
 		return &ConfigError{"ShardCount", negative}
 	case c.MaxBackfill > MaxBackfill:
 		return &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
-	case c.Source != nil && isNilPointer(c.Source):
+	case c.Source != nil && typednil.Is(c.Source):
 		return &ConfigError{"Source", "is a nil pointer"}
 	case c.Source != nil && c.ShardCount != 0:
 		return &ConfigError{"ShardCount", "must be zero when Source is set (the Source gives the shard count)"}
@@ -171,15 +171,4 @@ func (c Config) filled() Config {
 		c.Logger = slog.Default()
 	}
 	return c
-}
-
-// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
-// typed nil), which would panic at its first call.
-func isNilPointer(v any) bool {
-	r := reflect.ValueOf(v)
-	switch r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return r.IsNil()
-	}
-	return false
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ Source = (*Counter)(nil)
@@ -64,7 +65,7 @@ type ShardStats struct {
 // as discordgo identifies with it; READY confirms it.
 //
 // Attach attaches all the sessions or none. It fails, wrapping a sentinel,
-// for a nil session ([ErrNilSession]), one without the GUILDS intent
+// for a nil session ([topgg.ErrNilArgument]), one without the GUILDS intent
 // ([ErrNoGuildsIntent]), one that is open, being opened or was opened before
 // ([ErrSessionOpen]), and one already attached, or of a shard another
 // attached session has, or of a shard beyond the Counter's shard count
@@ -76,7 +77,7 @@ type ShardStats struct {
 // once.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if c == nil {
-		return nil, fmt.Errorf("%w: Attach on a nil *Counter", ErrNotConfigured)
+		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", topgg.ErrNotConfigured)
 	}
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {
@@ -212,7 +213,7 @@ func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, err
 	}
 	if c == nil {
-		return Counts{}, fmt.Errorf("%w: Counts on a nil *Counter", ErrNotConfigured)
+		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", topgg.ErrNotConfigured)
 	}
 	shards := c.AppendShards(nil)
 	n := c.shardTotal()

@@ -1,22 +1,24 @@
 package autopost
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
 
 // Errors of the package, for errors.Is. The errors returned wrap them with
 // the detail (which session, which call).
 var (
-	// ErrRunning means Run was called while the Poster was already running.
-	ErrRunning = errors.New("autopost: already running")
+	// errRunning: Run was called while the Poster was already running.
+	errRunning = fmt.Errorf("autopost: Poster %w", topgg.ErrRunning)
 	// ErrNoSessions means the Poster's Counter has no session attached when
 	// Run starts, so there is nothing to count.
 	ErrNoSessions = errors.New("autopost: no session attached")
-	// ErrNotConfigured means a method was called on a nil or zero Poster:
-	// make one with New.
-	ErrNotConfigured = errors.New("autopost: Poster not made with autopost.New")
-	// ErrNilClient means New was given a nil *topgg.Client.
-	ErrNilClient = errors.New("autopost: nil *topgg.Client")
-	// ErrNilSession means a nil *discordgo.Session was given to Attach.
-	ErrNilSession = errors.New("autopost: nil *discordgo.Session")
+	// errNotMade: a method was called on a nil or zero Poster; make one with New.
+	errNotMade = fmt.Errorf("autopost: Poster %w (autopost.New)", topgg.ErrNotConfigured)
+	// errNilClient: New was given a nil *topgg.Client.
+	errNilClient = fmt.Errorf("autopost: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	// ErrSessionOpen means a session given to Attach is open, being opened,
 	// or was opened before: its READY, which lists the shard's guilds, has
 	// been missed (a session opened again resumes, with no new READY), so

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // onEvent is the shard's discordgo handler. It takes the raw *discordgo.Event
@@ -33,7 +35,7 @@ func (sh *shard) onGuild(s *discordgo.Session, seq int64, g *discordgo.Guild, st
 		return
 	}
 	id, unavailable, session := guildFields(s, g)
-	gid, ok := parseSnowflake(id)
+	gid, ok := snowflake.Parse(id)
 	if !ok {
 		return
 	}
@@ -91,7 +93,7 @@ func readReady(e *discordgo.Event) (readyInfo, bool) {
 		info.botID = w.User.ID
 	}
 	for _, g := range w.Guilds {
-		id, ok := parseSnowflake(g.ID)
+		id, ok := snowflake.Parse(g.ID)
 		if !ok {
 			continue
 		}

@@ -147,7 +147,7 @@ func (p *Poster) send(ctx context.Context, l *loop, c Counts, res *Result) error
 }
 
 func metrics(c Counts) topgg.BotMetrics {
-	return topgg.BotMetrics{ServerCount: topgg.Ptr(c.Servers), ShardCount: topgg.Ptr(c.Shards)}
+	return topgg.BotMetrics{ServerCount: new(c.Servers), ShardCount: new(c.Shards)}
 }
 
 // sendV0 posts the legacy stats, with the per-shard list.

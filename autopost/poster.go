@@ -31,14 +31,14 @@ type Poster struct {
 
 // New returns a Poster that posts with client the numbers of cfg.Source, or,
 // when it is nil, of a new Counter (of cfg.ShardCount shards) that
-// [Poster.Attach] feeds. It makes no request. It fails with [ErrNilClient]
+// [Poster.Attach] feeds. It makes no request. It fails with [topgg.ErrNilArgument]
 // for a nil client and with a *[ConfigError] for an invalid Config (a
 // negative duration or ShardCount, an Interval below [MinInterval] for a
 // client of the real service, an unknown mode, MaxBackfill over 100, a nil
 // pointer as Source, or ShardCount set beside a Source).
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
 	cfg, err := cfg.withDefaults(client.Loopback())
 	if err != nil {
@@ -63,7 +63,7 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 // another Source.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if p == nil || p.client == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	if p.counter == nil {
 		return nil, ErrNoCounter
@@ -89,15 +89,15 @@ func (p *Poster) Counter() *Counter {
 // after the service's Retry-After when it gave one.
 //
 // Run may be called again after it returned (a fleet runs its leader's
-// Poster each time it wins the lease). It returns [ErrRunning] while another
-// Run of the same Poster runs, [ErrNotConfigured] on a zero Poster, and
+// Poster each time it wins the lease). It returns [topgg.ErrRunning] while another
+// Run of the same Poster runs, [topgg.ErrNotConfigured] on a zero Poster, and
 // [ErrNoSessions] when the Poster's own Counter has no session attached.
 func (p *Poster) Run(ctx context.Context) error {
 	if p == nil || p.client == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer p.running.Store(false)
 	if p.counter != nil && p.counter.Attached() == 0 {

@@ -19,7 +19,7 @@ var errDiscordFetch = errors.New("commands: fetching the application's commands 
 // them, for a bot that does not give its list to [Syncer.Sync]. Call it after
 // the session's first READY: the application ID comes from READY (the bot
 // user's ID when READY carries no application). It returns [ErrNotReady]
-// before that, and [ErrNilSession] for a nil session.
+// before that, and [topgg.ErrNilArgument] for a nil session.
 //
 // It reads the project first and asks Discord nothing for a project that is
 // not a Discord bot. Otherwise it fetches GET /applications/{id}/commands
@@ -37,7 +37,7 @@ func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session
 		return Result{}, err
 	}
 	if session == nil {
-		return Result{}, ErrNilSession
+		return Result{}, errNilSession
 	}
 	appID := applicationID(session)
 	if appID == "" {

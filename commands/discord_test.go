@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -143,5 +144,5 @@ func TestSyncFromDiscordBeforeReady(t *testing.T) {
 	_, err = s.SyncFromDiscord(context.Background(), unopened)
 	require.ErrorIs(t, err, commands.ErrNotReady)
 	_, err = s.SyncFromDiscord(context.Background(), nil)
-	require.ErrorIs(t, err, commands.ErrNilSession)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }

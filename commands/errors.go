@@ -2,40 +2,31 @@ package commands
 
 import (
 	"errors"
-	"reflect"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Errors of the package, for errors.Is; the errors returned wrap them with
 // the detail.
 var (
-	// ErrNotConfigured means a method was called on a nil or zero Syncer
-	// (make one with New), or on a nil or zero Job (make one with NewJob).
-	ErrNotConfigured = errors.New("commands: not made with commands.New or commands.NewJob")
-	// ErrNilClient means New was given a nil *topgg.Client.
-	ErrNilClient = errors.New("commands: nil *topgg.Client")
-	// ErrNilStore means Config.Store holds a nil pointer (a typed nil),
-	// which would panic at its first use.
-	ErrNilStore = errors.New("commands: Config.Store is a nil pointer")
-	// ErrNilSession means a nil *discordgo.Session was given.
-	ErrNilSession = errors.New("commands: nil *discordgo.Session")
-	// ErrNoPath means a FileHashStore has no path: make it with
+	// errNotMade: a method was called on a nil or zero Syncer (make one with
+	// New), or on a nil or zero Job (make one with NewJob).
+	errNotMade = fmt.Errorf("commands: Syncer or Job %w (commands.New, commands.NewJob)", topgg.ErrNotConfigured)
+	// errNilClient: New was given a nil *topgg.Client.
+	errNilClient = fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
+	// errNilStore: Config.Store holds a nil pointer (a typed nil), which
+	// would panic at its first use.
+	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
+	// errNilSession: a nil *discordgo.Session was given.
+	errNilSession = fmt.Errorf("commands: %w (*discordgo.Session)", topgg.ErrNilArgument)
+	// errNoPath: a FileHashStore has no path: make it with
 	// NewFileHashStore.
-	ErrNoPath = errors.New("commands: FileHashStore without a path (make it with NewFileHashStore)")
-	// ErrRunning means Run was called while the Job was already running.
-	ErrRunning = errors.New("commands: job already running")
+	errNoPath = fmt.Errorf("commands: FileHashStore (no path) %w (commands.NewFileHashStore)", topgg.ErrNotConfigured)
+	// errRunning: Run was called while the Job was already running.
+	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
 	// ErrRefused means the definitions are the ones the service refused the
 	// last time, for a reason no retry mends; they are not sent again. The
 	// error also wraps the service's refusal.
 	ErrRefused = errors.New("commands: the service refused these definitions before; not sent again")
 )
-
-// isNilPointer reports whether v, not nil itself, holds a nil pointer (a
-// typed nil), which would panic at its first call.
-func isNilPointer(v any) bool {
-	r := reflect.ValueOf(v)
-	switch r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return r.IsNil()
-	}
-	return false
-}

@@ -7,3 +7,9 @@ func WithJobClock(cfg JobConfig, c clock.Clock) JobConfig {
 	cfg.clock = c
 	return cfg
 }
+
+// MemoryHashStore is the default, in-memory HashStore, for the store tests.
+type MemoryHashStore = memoryHashStore
+
+// NewMemoryHashStore returns an empty in-memory store.
+func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }

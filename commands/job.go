@@ -76,7 +76,7 @@ type JobConfig struct {
 // token is replaced.
 //
 // Make it with [NewJob]; a zero or nil Job fails Run with
-// [ErrNotConfigured]. Run may be called again after it returned.
+// [topgg.ErrNotConfigured]. Run may be called again after it returned.
 type Job struct {
 	syncer  *Syncer
 	cfg     JobConfig
@@ -84,7 +84,7 @@ type Job struct {
 	running atomic.Bool
 }
 
-// NewJob returns a Job that syncs with s. It fails with [ErrNotConfigured]
+// NewJob returns a Job that syncs with s. It fails with [topgg.ErrNotConfigured]
 // for a nil or zero Syncer, [ErrJobSource] for a JobConfig with none of
 // Commands, Session and Ready or with Session beside one of them, a
 // *topgg.ValidationError for Commands that break Discord's rules, and an
@@ -119,14 +119,14 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
 // it. It returns the error of a refused token (wrapping
-// topgg.ErrUnauthorized, after reporting it), [ErrRunning] while another Run
-// of the Job runs and [ErrNotConfigured] on a zero Job.
+// topgg.ErrUnauthorized, after reporting it), [topgg.ErrRunning] while another Run
+// of the Job runs and [topgg.ErrNotConfigured] on a zero Job.
 func (j *Job) Run(ctx context.Context) error {
 	if j == nil || j.syncer == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !j.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer j.running.Store(false)
 	session, ok := j.session(ctx)

@@ -104,7 +104,7 @@ func TestJobSyncsAtStartAndEachInterval(t *testing.T) {
 	require.NoError(t, first.err)
 	assert.False(t, first.res.Skipped)
 	assert.Len(t, putBodies(srv), 1)
-	assert.ErrorIs(t, r.job.Run(t.Context()), commands.ErrRunning)
+	assert.ErrorIs(t, r.job.Run(t.Context()), topgg.ErrRunning)
 
 	r.advance(commands.DefaultJobInterval)
 	second := r.waitOutcomes(2)[1]
@@ -251,31 +251,31 @@ func TestMisuseFailsFast(t *testing.T) {
 
 	var zero commands.Syncer
 	_, err := zero.Sync(ctx, botCommands())
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = zero.SyncFromDiscord(ctx, nil)
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	var nilSyncer *commands.Syncer
 	_, err = nilSyncer.Sync(ctx, nil)
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 
 	_, err = commands.New(nil, commands.Config{})
-	require.ErrorIs(t, err, commands.ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
 	var typedNil *commands.FileHashStore
 	_, err = commands.New(c, commands.Config{Store: typedNil})
-	require.ErrorIs(t, err, commands.ErrNilStore)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	var nilMemory *commands.MemoryHashStore
 	_, err = commands.New(c, commands.Config{Store: nilMemory})
-	require.ErrorIs(t, err, commands.ErrNilStore)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 
 	var pathless commands.FileHashStore
 	_, err = pathless.LoadHash(ctx)
-	require.ErrorIs(t, err, commands.ErrNoPath)
-	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), commands.ErrNoPath)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
 	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})
-	require.ErrorIs(t, err, commands.ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	_, err = commands.NewJob(s, commands.JobConfig{})
 	require.ErrorIs(t, err, commands.ErrJobSource)
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
@@ -287,7 +287,7 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
 	var zeroJob commands.Job
-	require.ErrorIs(t, zeroJob.Run(ctx), commands.ErrNotConfigured)
+	require.ErrorIs(t, zeroJob.Run(ctx), topgg.ErrNotConfigured)
 
 	// The interval floor protects the real service; a fake on this machine has none.
 	remote, err := topgg.New("token")

@@ -25,24 +25,22 @@ type HashStore interface {
 }
 
 var (
-	_ HashStore = (*MemoryHashStore)(nil)
+	_ HashStore = (*memoryHashStore)(nil)
 	_ HashStore = (*FileHashStore)(nil)
 )
 
-// MemoryHashStore keeps the fingerprint in memory: unchanged commands are not
-// sent twice by one process, but are sent again after a restart. The zero
-// value is ready to use; it is safe for concurrent use.
-type MemoryHashStore struct {
+// memoryHashStore keeps the fingerprint in memory: unchanged commands are not
+// sent twice by one process, but are sent again after a restart. It is the
+// default of Config.Store. The zero value is ready to use; it is safe for
+// concurrent use.
+type memoryHashStore struct {
 	mu   sync.Mutex
 	hash string
 }
 
-// NewMemoryHashStore returns an empty in-memory store.
-func NewMemoryHashStore() *MemoryHashStore { return &MemoryHashStore{} }
-
 // LoadHash returns the saved fingerprint, or "". It fails only when ctx is
 // done, or on a nil store.
-func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
+func (m *memoryHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -56,7 +54,7 @@ func (m *MemoryHashStore) LoadHash(ctx context.Context) (string, error) {
 
 // SaveHash replaces the saved fingerprint. It fails only when ctx is done,
 // or on a nil store.
-func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
+func (m *memoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -69,7 +67,7 @@ func (m *MemoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	return nil
 }
 
-var errNilMemoryStore = fmt.Errorf("%w (*commands.MemoryHashStore)", ErrNilStore)
+var errNilMemoryStore = fmt.Errorf("%w (the in-memory HashStore)", errNilStore)
 
 // maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
 const maxHashFile = 256
@@ -80,7 +78,7 @@ const maxHashFile = 256
 // leaves either the old or the new fingerprint. It is safe for concurrent use
 // within one process; two processes must not share a path. Make it with
 // [NewFileHashStore]: a zero FileHashStore has no path and fails with
-// [ErrNoPath].
+// [topgg.ErrNotConfigured].
 type FileHashStore struct {
 	path string
 	mu   sync.Mutex
@@ -88,7 +86,7 @@ type FileHashStore struct {
 
 // NewFileHashStore returns a store backed by the file at path. Neither the
 // file nor its directory need exist yet; SaveHash creates the directory. An
-// empty path makes a store whose calls fail with [ErrNoPath].
+// empty path makes a store whose calls fail with [topgg.ErrNotConfigured].
 func NewFileHashStore(path string) *FileHashStore {
 	return &FileHashStore{path: path}
 }
@@ -100,7 +98,7 @@ func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if f == nil || f.path == "" {
-		return "", ErrNoPath
+		return "", errNoPath
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -129,7 +127,7 @@ func (f *FileHashStore) SaveHash(ctx context.Context, hash string) error {
 		return err
 	}
 	if f == nil || f.path == "" {
-		return ErrNoPath
+		return errNoPath
 	}
 	if !validHash(hash) {
 		return fmt.Errorf("commands: SaveHash: %q is not a sha256 hex digest", hash)

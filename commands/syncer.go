@@ -10,13 +10,14 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Config configures a [Syncer]. The zero value is valid.
 type Config struct {
-	// Store keeps the fingerprint of the last published commands. Default: a
-	// new [MemoryHashStore], so a restart publishes once more.
+	// Store keeps the fingerprint of the last published commands. Default: in
+	// memory, so a restart publishes once more.
 	Store HashStore
 	// Logger receives one line per outcome (published, unchanged, skipped)
 	// and store warnings (default: slog.Default()).
@@ -50,7 +51,7 @@ type Result struct {
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
 // Make it with [New]; a zero or nil Syncer fails every call with
-// [ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
+// [topgg.ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
 // time, and a call waiting for its turn gives up when its context is done.
 // It starts no goroutine, so there is nothing to close; [Job] runs it as a
 // long-running job.
@@ -69,7 +70,7 @@ type Syncer struct {
 // ready fails a call on a nil or zero Syncer.
 func (s *Syncer) ready() error {
 	if s == nil || s.client == nil || s.turn == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	return nil
 }
@@ -87,17 +88,17 @@ func (s *Syncer) lock(ctx context.Context) error {
 func (s *Syncer) unlock() { <-s.turn }
 
 // New returns a Syncer that publishes through client. It makes no request.
-// It fails with [ErrNilClient] for a nil client and [ErrNilStore] for a
+// It fails with [topgg.ErrNilArgument] for a nil client and [topgg.ErrNilArgument] for a
 // typed nil Store.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
-		return nil, ErrNilClient
+		return nil, errNilClient
 	}
-	if cfg.Store != nil && isNilPointer(cfg.Store) {
-		return nil, fmt.Errorf("%w (%T)", ErrNilStore, cfg.Store)
+	if cfg.Store != nil && typednil.Is(cfg.Store) {
+		return nil, fmt.Errorf("%w (%T)", errNilStore, cfg.Store)
 	}
 	if cfg.Store == nil {
-		cfg.Store = NewMemoryHashStore()
+		cfg.Store = &memoryHashStore{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -30,7 +30,7 @@
 //		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 //		defer cancel()
 //		user, msg := i.Member.User.ID, "Vote for me on Top.gg, then ask again."
-//		st, err := b.topgg.VoteStatus(ctx, user, topgg.SourceDiscord)
+//		st, err := b.topgg.VoteStatus(ctx, user, topgg.UserIDDiscord)
 //		if err == nil && st.Voted {
 //			err = s.GuildMemberRoleAdd(i.GuildID, user, b.roleID, discordgo.WithContext(ctx))
 //			msg = "Thank you for voting: enjoy the voter role."

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // guildState is what the fake knows of a guild the bot is in.
@@ -89,22 +91,8 @@ func (s *Server) shardGuildIDsLocked(shard int) []string {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, compareSnowflakes)
+	slices.SortFunc(ids, snowflake.Compare)
 	return ids
-}
-
-// compareSnowflakes orders IDs numerically (all are valid snowflakes).
-func compareSnowflakes(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // guildChange validates guildID, applies change under s.mu (which returns
@@ -122,7 +110,7 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	if err != nil {
 		return fmt.Errorf("discordtest: %s: %w", what, err)
 	}
-	shard := shardOf(v, s.cfg.shardCount)
+	shard := snowflake.Shard(v, s.cfg.shardCount)
 	s.mu.Lock()
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
@@ -215,7 +203,7 @@ func (s *Server) guildList() []guildInfo {
 	for _, g := range s.guilds {
 		out = append(out, guildInfo{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
 	}
-	slices.SortFunc(out, func(a, b guildInfo) int { return compareSnowflakes(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b guildInfo) int { return snowflake.Compare(a.ID, b.ID) })
 	return out
 }
 

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // maxRequestBody bounds a REST request body (Discord's own limit for JSON
@@ -72,30 +75,6 @@ func invalidForm(w http.ResponseWriter, errs any) {
 	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
 }
 
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-// Unwrap lets http.ResponseController reach the connection, for Drop
-// faults.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
 // restHandler serves the REST API: it records every request, checks the
 // API version and the bot token, then routes.
 func (s *Server) restHandler() http.Handler {
@@ -140,23 +119,23 @@ func (s *Server) restHandler() http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &httpx.StatusRecorder{ResponseWriter: w}
 		authorized := s.authorized(r.Header.Get("Authorization"))
 		header := r.Header.Clone()
 		if header.Get("Authorization") != "" {
-			header.Set("Authorization", "[redacted]")
+			header.Set("Authorization", redact.Mark)
 		}
 		call := Call{
 			Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
 			Header: header, Body: body, Authorized: authorized,
 		}
 		defer func() {
-			call.Status = rec.status
+			call.Status = rec.Status
 			s.mu.Lock()
 			s.calls = append(s.calls, call)
 			s.mu.Unlock()
 			// The path may hold an interaction token: log the route only.
-			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.status)
+			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.Status)
 		}()
 
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {

@@ -3,6 +3,8 @@ package discordtest
 import (
 	"net/http"
 	"slices"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // memberKey names a member of a guild.
@@ -73,7 +75,7 @@ func (s *Server) memberRolesLocked(guildID, userID string) []string {
 	for id := range s.roles[memberKey{guildID, userID}] {
 		roles = append(roles, id)
 	}
-	slices.SortFunc(roles, compareSnowflakes)
+	slices.SortFunc(roles, snowflake.Compare)
 	return roles
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // Server is a fake Discord: REST API and gateway on one 127.0.0.1 port.
@@ -86,7 +87,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			continue
 		}
 		v, _ := parseSnowflake(id) // checked by WithGuilds
-		s.guilds[id] = &guildState{id: id, shard: shardOf(v, cfg.shardCount), joinedAt: s.started}
+		s.guilds[id] = &guildState{id: id, shard: snowflake.Shard(v, cfg.shardCount), joinedAt: s.started}
 	}
 
 	mux := http.NewServeMux()

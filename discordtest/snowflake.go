@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // discordEpoch is the first millisecond of 2015, the zero of snowflake time.
@@ -17,19 +19,14 @@ const guildIDBase = 1609459200000 - discordEpoch
 // maxTimestamp is the largest timestamp a snowflake holds (42 bits).
 const maxTimestamp = 1<<42 - 1
 
-// parseSnowflake checks that id is a snowflake and returns its value.
+// parseSnowflake checks that id is a snowflake as Discord writes it ("007"
+// and "7" must not be two guilds) and returns its value.
 func parseSnowflake(id string) (uint64, error) {
-	v, err := strconv.ParseUint(id, 10, 64)
-	// Only canonical decimal: "007" and "7" must not be two guilds.
-	if err != nil || id[0] == '+' || (len(id) > 1 && id[0] == '0') {
+	if !snowflake.Valid(id) {
 		return 0, fmt.Errorf("%q: %w", id, ErrInvalidSnowflake)
 	}
+	v, _ := snowflake.Parse(id)
 	return v, nil
-}
-
-// shardOf is Discord's routing rule: (guild_id >> 22) % shard_count.
-func shardOf(id uint64, shardCount int) int {
-	return int((id >> 22) % uint64(shardCount))
 }
 
 // ShardForGuild returns the shard, out of shardCount, that receives the
@@ -42,7 +39,7 @@ func ShardForGuild(guildID string, shardCount int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("discordtest: guild: %w", err)
 	}
-	return shardOf(v, shardCount), nil
+	return snowflake.Shard(v, shardCount), nil
 }
 
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard

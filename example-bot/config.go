@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -17,6 +16,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/internal/baseurl"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -132,7 +132,7 @@ func (c config) validateRewards() error {
 		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
 	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
-		if id.value != "" && !isSnowflake(id.value) {
+		if id.value != "" && !snowflake.Valid(id.value) {
 			return badVariable(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
 		}
 	}
@@ -169,16 +169,6 @@ func (c config) validateServers() error {
 		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
 	}
 	return nil
-}
-
-// isSnowflake reports a Discord id as written by Discord: decimal digits, no
-// leading zero, and a value that fits its 64 bits (a 23-digit number does not).
-func isSnowflake(s string) bool {
-	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
-		return false
-	}
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
 }
 
 // checkStateDir makes sure the state directory can be created and written when a

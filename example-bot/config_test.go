@@ -219,8 +219,8 @@ func TestConfigBaseURLs(t *testing.T) {
 	}
 }
 
-// TestConfigMessagesHideURLSecrets: a refused URL is shown without its user
-// info and query, which may hold credentials.
+// TestConfigMessagesHideURLSecrets: a refused URL is shown with its user info
+// and query marked (redact.URL), since they may hold credentials.
 func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	t.Parallel()
 	env := validEnv("http://127.0.0.1:1")
@@ -229,7 +229,7 @@ func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "DISCORD_API_URL", ce.Variable)
-	assert.Equal(t, `"http://proxy.example/api/v9": takes no user info`, ce.Problem)
+	assert.Equal(t, `"http://xxxxx@proxy.example/api/v9?...": takes no user info`, ce.Problem)
 }
 
 // TestCheckStateDir: the directory is created (with its parents) and left

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -57,24 +58,14 @@ func newWebhookBalancer(t *testing.T, backends []string) (*webhookBalancer, stri
 			return
 		}
 		i := rand.IntN(len(b.proxies))
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &httpx.StatusRecorder{ResponseWriter: w}
 		b.proxies[i].ServeHTTP(rec, r)
-		if rec.status/100 == 2 {
+		if rec.Status/100 == 2 {
 			b.accepted[i].Add(1)
 		}
 	}))
 	t.Cleanup(srv.Close)
 	return b, srv.URL
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
 }
 
 // fleetVotes returns n votes by distinct users of group g, created now.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
 // botBinary is the example bot built once by TestMain for the end-to-end
@@ -23,6 +25,9 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	if !redistest.Announce("example-bot") {
+		return 1
+	}
 	if !testing.Short() {
 		dir, err := os.MkdirTemp("", "example-bot-e2e-")
 		if err != nil {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/dblkit/go-topgg/internal/baseurl"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // redacted stands in for a secret in every printed form of the configuration.
-const redacted = "[redacted]"
+const redacted = redact.Mark
 
 // secret holds a token. It prints as [redacted] with every fmt verb and flag and
 // in slog (empty when unset, so a missing token is still told apart). Its value
@@ -54,8 +54,8 @@ func (s secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().Strin
 // recurse into Format.
 type shownConfig config
 
-// shown returns c with its URLs stripped of user info, query and fragment, where
-// a password or a key may sit (the tokens redact themselves).
+// shown returns c with its URLs shown without password, query and fragment,
+// where a password or a key may sit (the tokens redact themselves).
 func (c config) shown() shownConfig {
 	r := shownConfig(c)
 	r.TopggAPIURL, r.DiscordAPIURL = stripURLIfSet(r.TopggAPIURL), stripURLIfSet(r.DiscordAPIURL)
@@ -86,5 +86,5 @@ func stripURLIfSet(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	return baseurl.StripRaw(raw)
+	return redact.RawURL(raw)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -129,7 +130,7 @@ func openReminders(dir string) (*fileReminders, error) {
 		return nil, fmt.Errorf("vote reminders: %s is damaged or of an unknown version (move it away to start without the opt-ins)", f.path)
 	}
 	for _, u := range doc.Users {
-		if !isSnowflake(u) {
+		if !snowflake.Valid(u) {
 			return nil, fmt.Errorf("vote reminders: %s holds %q, which is not a Discord id", f.path, u)
 		}
 		f.users[u] = struct{}{}

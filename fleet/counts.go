@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // DefaultMaxAge is how long a shard's last count is kept when its process
@@ -93,8 +95,8 @@ func (t fleetTotal) Postable() bool { return t.ShardCount > 0 && len(t.Missing) 
 // newShardCounts returns the counts of bot (see [Key]) for a fleet of shardCount
 // shards on rdb. It does not contact Redis.
 func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg countsConfig) (*shardCounts, error) {
-	if isNil(rdb) {
-		return nil, ErrNilClient
+	if typednil.Is(rdb) {
+		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {
 		return nil, err

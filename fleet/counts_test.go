@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // process publishes its shards, as one process of the fleet would.
@@ -127,7 +128,7 @@ func TestCountsMisuse(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	_, err := newShardCounts(nil, "b", 1, countsConfig{})
-	require.ErrorIs(t, err, ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = newShardCounts(srv.Client(t), "b", 0, countsConfig{})
 	require.ErrorIs(t, err, ErrBadConfig)
 	_, err = newShardCounts(srv.Client(t), "b", 1, countsConfig{MaxAge: time.Millisecond})

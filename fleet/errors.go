@@ -2,21 +2,23 @@ package fleet
 
 import (
 	"errors"
-	"reflect"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var (
-	// ErrRunning means Run was called while a Run of the same value is still
+	// errRunning: Run was called while a Run of the same value is still
 	// going on.
-	ErrRunning = errors.New("fleet: already running")
-	// ErrNilClient means a nil Redis client (or a typed nil inside the
-	// interface) was given.
-	ErrNilClient = errors.New("fleet: nil Redis client")
-	// ErrNilFunc means Lease.Run was given a nil leader function.
-	ErrNilFunc = errors.New("fleet: nil leader function")
-	// ErrNotConfigured means a method was called on a zero or nil value that
-	// must come from its constructor (NewLease, newShardCounts).
-	ErrNotConfigured = errors.New("fleet: not built by its constructor")
+	errRunning = fmt.Errorf("fleet: %w", topgg.ErrRunning)
+	// errNilClient: a nil Redis client (or a typed nil inside the interface)
+	// was given.
+	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
+	// errNilFunc: Lease.Run (or Follow) was given a nil function.
+	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
+	// errNotMade: a method was called on a zero or nil value that must come
+	// from its constructor (New, NewLease).
+	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	// ErrBadBot means the bot name is empty or holds a character that would
 	// break the key layout ('{', '}' or a space).
 	ErrBadBot = errors.New("fleet: invalid bot name")
@@ -35,17 +37,3 @@ var (
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
 )
-
-// isNil reports whether v is nil or a typed nil pointer, map, slice, func,
-// channel or interface inside an interface.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	default:
-		return false
-	}
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestFenceRefusesAnOlderTerm(t *testing.T) {
@@ -37,10 +38,10 @@ func TestFenceRefusesAnOlderTerm(t *testing.T) {
 	assert.Positive(t, rdb.PTTL(ctx, Key("fence1", "k")).Val())
 
 	require.ErrorIs(t, Fence{}.Set(ctx, rdb, "x", "y", 0), ErrNoFence)
-	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), ErrNilClient)
+	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), topgg.ErrNilArgument)
 	var nilScript *FencedScript
 	_, err = nilScript.Run(ctx, rdb, cur, nil)
-	require.ErrorIs(t, err, ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	assert.Equal(t, fmt.Sprintf("fence(token %d)", cur.Token()), cur.String())
 }
 

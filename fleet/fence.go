@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Fence is a leader term's right to write shared state: the bot's token
@@ -67,10 +69,10 @@ func NewFencedScript(body string) *FencedScript {
 // or Redis's error.
 func (s *FencedScript) Run(ctx context.Context, c redis.Scripter, f Fence, keys []string, args ...any) (any, error) {
 	if s == nil || s.script == nil {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
-	if isNil(c) {
-		return nil, ErrNilClient
+	if typednil.Is(c) {
+		return nil, errNilClient
 	}
 	if f.token == 0 {
 		return nil, ErrNoFence

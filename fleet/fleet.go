@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -53,11 +54,11 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
-// closes. It does not contact Redis. Errors wrap [ErrNilClient],
+// closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadBot] or [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
-	if isNil(rdb) {
-		return nil, ErrNilClient
+	if typednil.Is(rdb) {
+		return nil, errNilClient
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -122,11 +123,11 @@ func (f *Fleet) Lease() *Lease {
 // partial total. Unavailable is 0 and BotID is local's. A Redis error is
 // returned by total (the Poster retries) and logged by report (which retries
 // next period; the last counts stay valid for MaxAge). It fails with
-// [ErrNotConfigured] on a Fleet not made by [New] or [Open] and with
+// [topgg.ErrNotConfigured] on a Fleet not made by [New] or [Open] and with
 // [ErrBadConfig] for a nil Counter.
 func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
 	if f == nil || f.counts == nil {
-		return nil, nil, ErrNotConfigured
+		return nil, nil, errNotMade
 	}
 	src, err := newTotalSource(f.counts, local)
 	if err != nil {

@@ -5,12 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestFleetConstructionAndMisuse(t *testing.T) {
 	t.Parallel()
 	_, err := New(nil, Config{Bot: "b", ShardCount: 1})
-	require.ErrorIs(t, err, ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = Open("http://:hunter2@127.0.0.1:1", Config{Bot: "b", ShardCount: 1})
 	require.ErrorIs(t, err, ErrInvalidURL)
 	assert.NotContains(t, err.Error(), "hunter2")
@@ -32,7 +34,7 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	var nilFleet *Fleet
 	assert.Nil(t, nilFleet.Lease())
 	_, _, err = nilFleet.Counts(nil)
-	require.ErrorIs(t, err, ErrNotConfigured)
+	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 	assert.Nil(t, nilFleet.HashStore())
 	assert.Nil(t, nilFleet.VoteStore())
 	require.NoError(t, nilFleet.Close())

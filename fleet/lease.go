@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // DefaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
@@ -74,8 +75,8 @@ type Lease struct {
 // renewal is abandoned at the deadline all the same, but Run waits for it up
 // to the client's read timeout before it returns.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
-	if isNil(rdb) {
-		return nil, ErrNilClient
+	if typednil.Is(rdb) {
+		return nil, errNilClient
 	}
 	if err := checkBot(bot); err != nil {
 		return nil, err
@@ -142,18 +143,18 @@ func (l *Lease) Fence(token int64) Fence {
 // lost, Run campaigns again (fn's error, if any, is logged); if fn returned
 // by itself, Run returns its error wrapped, or nil. Redis errors never end
 // Run: it logs them and retries, and leader work is paused while the lease
-// cannot be held. A second concurrent Run returns [ErrRunning]. When Run
+// cannot be held. A second concurrent Run returns [topgg.ErrRunning]. When Run
 // returns, nothing it started is still running; after ctx is done it returns
 // once fn has returned and the release (bounded by RenewEvery) is over.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
 	if l == nil || l.rdb == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if fn == nil {
-		return ErrNilFunc
+		return errNilFunc
 	}
 	if !l.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer l.running.Store(false)
 	defer l.setKnown(false)

@@ -36,10 +36,10 @@ var ErrLeadershipUnknown = errors.New("fleet: leadership unknown (the lease is n
 // ([LeaseState].Known), else an error wrapping [ErrLeadershipUnknown]: a
 // readiness check ("leadership") for a process of a fleet. It costs one lock
 // and makes no request. A Lease not made by [NewLease] fails with
-// [ErrNotConfigured].
+// [topgg.ErrNotConfigured].
 func (l *Lease) Check(context.Context) error {
 	if l == nil || l.rdb == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !l.State().Known {
 		return ErrLeadershipUnknown

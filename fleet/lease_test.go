@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // shortLease is a lease fast enough for tests and slow enough for -race on two
@@ -146,14 +147,14 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 	srv := redistest.Start(t)
 	c := startContender(t, srv.Addr(), "bot5", shortLease, blockUntilDone)
 	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
-	require.ErrorIs(t, c.lease.Run(context.Background(), blockUntilDone), ErrRunning)
+	require.ErrorIs(t, c.lease.Run(context.Background(), blockUntilDone), topgg.ErrRunning)
 }
 
 func TestMisuseIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	_, err := NewLease(nil, "b", LeaseConfig{})
-	require.ErrorIs(t, err, ErrNilClient)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = NewLease(srv.Client(t), "", LeaseConfig{})
 	require.ErrorIs(t, err, ErrBadBot)
 	_, err = NewLease(srv.Client(t), "a{b}", LeaseConfig{})
@@ -164,13 +165,13 @@ func TestMisuseIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadConfig)
 
 	var zero Lease
-	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), ErrNotConfigured)
+	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
 	var nilLease *Lease
-	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), ErrNotConfigured)
+	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
 	assert.Equal(t, LeaseState{}, nilLease.State())
 	l, err := NewLease(srv.Client(t), "b", LeaseConfig{})
 	require.NoError(t, err)
-	require.ErrorIs(t, l.Run(context.Background(), nil), ErrNilFunc)
+	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)
 }
 
 func TestOnChangeSeesEveryTransition(t *testing.T) {

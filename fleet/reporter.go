@@ -58,10 +58,10 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 }
 
 // Run publishes until ctx is done, then returns nil. A second concurrent Run
-// returns [ErrRunning]. Redis errors never end it.
+// returns [topgg.ErrRunning]. Redis errors never end it.
 func (r *reporter) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer r.running.Store(false)
 	for {

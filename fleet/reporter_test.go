@@ -12,6 +12,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing.T) {
@@ -42,7 +43,7 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 		return tot.Servers
 	}
 	require.Eventually(t, func() bool { return total() == 8 }, 5*time.Second, 5*time.Millisecond, "no publish at start")
-	require.ErrorIs(t, rep.Run(ctx), ErrRunning)
+	require.ErrorIs(t, rep.Run(ctx), topgg.ErrRunning)
 
 	guilds.Store(70)
 	require.Eventually(t, func() bool { return fake.Timers() == 1 }, 5*time.Second, time.Millisecond)

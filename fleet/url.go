@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // NewClient returns a go-redis client for a redis:// or rediss:// (TLS) URL,
@@ -47,21 +49,6 @@ func ParseURL(rawURL string) (*redis.Options, error) {
 	return opts, nil
 }
 
-// shownURL is the URL as errors may show it: the password replaced, the
-// query and fragment left out (their options may hold secrets too). A user
-// name without a password is replaced too: "redis://secret@host", the form
-// of Redis before ACLs, puts the password there.
-func shownURL(u *url.URL) string {
-	v := *u
-	v.RawQuery, v.Fragment, v.RawFragment, v.ForceQuery = "", "", "", false
-	if u.User != nil {
-		if _, ok := u.User.Password(); !ok && u.User.Username() != "" {
-			v.User = url.User("xxxxx")
-		}
-	}
-	s := v.Redacted()
-	if u.RawQuery != "" {
-		s += "?..."
-	}
-	return s
-}
+// shownURL is the URL as errors may show it: no password, query or fragment
+// (their options may hold secrets too), by the module's one rule.
+func shownURL(u *url.URL) string { return redact.URL(u) }

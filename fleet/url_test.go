@@ -23,5 +23,5 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 		}
 	}
 	_, err := ParseURL("redis://user:pw@127.0.0.1:6379/x")
-	assert.Contains(t, err.Error(), "user", "a user name beside a password is shown")
+	assert.Contains(t, err.Error(), "redis://xxxxx@127.0.0.1:6379/x", "the user info is marked, not shown")
 }

@@ -124,7 +124,7 @@ func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 		if voter == "" {
 			voter = v.UserID
 		}
-		args = append(args, v.Key, voter, v.CreatedAt.Unix(), v.CreatedAt.Nanosecond(),
+		args = append(args, v.Key(), voter, v.CreatedAt.Unix(), v.CreatedAt.Nanosecond(),
 			v.ExpiresAt.Unix(), v.ExpiresAt.Nanosecond(), encodeVote(v))
 	}
 	keys := []string{s.seen, s.voters, s.order, s.meta, s.pending, s.checkpoint}
@@ -156,16 +156,16 @@ func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bo
 	if expire {
 		flag, enc = "1", encodeVote(v)
 	}
-	if _, err := deliveredScript.Run(ctx, s.rdb, s.fence(), []string{s.pending, s.expiries}, v.Key, flag, enc); err != nil {
-		return fmt.Errorf("fleet: record vote %s delivered: %w", v.Key, err)
+	if _, err := deliveredScript.Run(ctx, s.rdb, s.fence(), []string{s.pending, s.expiries}, v.Key(), flag, enc); err != nil {
+		return fmt.Errorf("fleet: record vote %s delivered: %w", v.Key(), err)
 	}
 	return nil
 }
 
 // Expired implements [voterewards.Store]; fenced.
 func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
-	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key); err != nil {
-		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key, err)
+	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key()); err != nil {
+		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key(), err)
 	}
 	return nil
 }
@@ -184,7 +184,7 @@ func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 }
 
 func byCreated(a, b voterewards.Vote) int {
-	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key, b.Key))
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key(), b.Key()))
 }
 
 func byExpiry(a, b voterewards.Vote) int {
@@ -207,7 +207,7 @@ type voteRecord struct {
 }
 
 func encodeVote(v voterewards.Vote) string {
-	r := voteRecord{Key: v.Key, UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
+	r := voteRecord{Key: v.Key(), UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
 		Created: v.CreatedAt.UnixNano(), Expires: v.ExpiresAt.UnixNano(), Origin: uint8(v.Origin)}
 	if v.Hook != nil {
 		r.Hook, r.HookID, r.Query = true, v.Hook.ID, v.Hook.Query
@@ -228,7 +228,7 @@ func decodeVote(raw string) (voterewards.Vote, error) {
 	v := voterewards.Vote{
 		Vote: topgg.Vote{UserID: r.UserID, PlatformID: r.PlatformID, Weight: r.Weight,
 			CreatedAt: time.Unix(0, r.Created).UTC(), ExpiresAt: time.Unix(0, r.Expires).UTC()},
-		Key: r.Key, Origin: voterewards.Origin(r.Origin),
+		Origin: voterewards.Origin(r.Origin),
 	}
 	if r.Hook {
 		v.Hook = &voterewards.Hook{ID: r.HookID, Query: r.Query}

@@ -22,7 +22,7 @@ import (
 func rawVote(u int, created, expires time.Time) voterewards.Vote {
 	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
 		CreatedAt: created.UTC().Round(0), ExpiresAt: expires.UTC().Round(0)}
-	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginWebhook}
+	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
 }
 
 // TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture: a record in a real
@@ -46,9 +46,9 @@ func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
 	require.NoError(t, err)
 	var keys []string
 	for _, v := range snap.Seen {
-		keys = append(keys, v.Key)
+		keys = append(keys, v.Key())
 	}
-	assert.Equal(t, []string{fresh.Key}, keys, "the planted expiry stopped the prune")
+	assert.Equal(t, []string{fresh.Key()}, keys, "the planted expiry stopped the prune")
 }
 
 // TestPollerClampsTimesFromTheFutureInRedis: a checkpoint whose LastSeen and
@@ -80,7 +80,7 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	var logs testlog.Buffer
 	p, err := voterewards.New(client, voterewards.Config{Store: s, Logger: logs.Logger(), Interval: 50 * time.Millisecond,
 		OnReward: func(_ context.Context, v voterewards.Vote) error { rewarded <- v.PlatformID; return nil },
-		OnExpire: func(_ context.Context, v voterewards.Vote) error { expired <- v.Key; return nil }})
+		OnExpire: func(_ context.Context, v voterewards.Vote) error { expired <- v.Key(); return nil }})
 	require.NoError(t, err)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -95,7 +95,7 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	}
 	select {
 	case got := <-expired:
-		assert.Equal(t, stuck.Key, got)
+		assert.Equal(t, stuck.Key(), got)
 	case <-time.After(5 * time.Second):
 		t.Fatal("an expiry a year away was scheduled for next year")
 	}

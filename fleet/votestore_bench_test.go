@@ -40,7 +40,7 @@ func benchVote(n int, base time.Time) voterewards.Vote {
 	created := base.Add(time.Duration(n) * time.Second).UTC()
 	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
 		CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)}
-	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory}
+	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory}
 }
 
 // voteStores are the stores compared: Redis (AOF, fsync on every write, as

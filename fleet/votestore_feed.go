@@ -20,7 +20,7 @@ import (
 // nil. Nothing it started outlives it.
 func (s *voteStore) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
-		return ErrNilFunc
+		return errNilFunc
 	}
 	ps := s.rdb.Subscribe(ctx, s.channel)
 	// Receive does not watch ctx: closing the PubSub ends a blocked read.

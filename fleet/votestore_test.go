@@ -41,7 +41,7 @@ func testVote(u int) voterewards.Vote {
 	now := time.Now().UTC().Round(0)
 	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
 		CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)}
-	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginWebhook}
+	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
 }
 
 // TestVoteStoreFencesTheLeadersWrites: a follower may ingest webhook votes
@@ -80,8 +80,8 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "c1", snap.Checkpoint.Cursor)
 	assert.Len(t, snap.Seen, 2, "the refused ingest added nothing")
-	assert.Equal(t, []string{b.Key}, []string{snap.Pending[0].Key})
-	assert.Equal(t, a.Key, snap.Expiries[0].Key)
+	assert.Equal(t, []string{b.Key()}, []string{snap.Pending[0].Key()})
+	assert.Equal(t, a.Key(), snap.Expiries[0].Key())
 }
 
 // TestVoteStoreFeedResyncsAfterRedisRestarts: a follower is told to resync
@@ -95,7 +95,7 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 	got := make(chan string, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Follow(ctx, func(v voterewards.Vote) { got <- v.Key }, func() { resyncs.Add(1) })
+		done <- s.Follow(ctx, func(v voterewards.Vote) { got <- v.Key() }, func() { resyncs.Add(1) })
 	}()
 	require.Eventually(t, func() bool { return resyncs.Load() == 1 }, 5*time.Second, time.Millisecond)
 
@@ -110,7 +110,7 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	select {
 	case k := <-got:
-		assert.Equal(t, v.Key, k)
+		assert.Equal(t, v.Key(), k)
 	case <-time.After(5 * time.Second):
 		t.Fatal("a vote ingested after the restart never reached the follower")
 	}
@@ -163,7 +163,7 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 	require.NoError(t, followers[0].Ingest(context.Background(), v))
 	select {
 	case got := <-rewarded:
-		assert.Equal(t, v.Key, got.Key)
+		assert.Equal(t, v.Key(), got.Key())
 	case <-time.After(5 * time.Second):
 		t.Fatal("the leader never delivered a vote ingested by a follower")
 	}
@@ -203,6 +203,6 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	_, err = s.Load(ctx)
 	require.Error(t, err)
 
-	require.ErrorIs(t, s.Follow(ctx, nil, nil), ErrNilFunc)
+	require.ErrorIs(t, s.Follow(ctx, nil, nil), topgg.ErrNilArgument)
 	require.NoError(t, s.Ping(ctx))
 }

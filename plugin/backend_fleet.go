@@ -7,6 +7,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -30,7 +31,7 @@ func WithFleet(f *fleet.Fleet) Option {
 		}
 		if f.Lease() == nil {
 			// A zero Fleet would fail later, naming the vote store or the counts.
-			return fmt.Errorf("%w: WithFleet: a fleet.Fleet not made by fleet.New or fleet.Open", ErrNotConfigured)
+			return fmt.Errorf("plugin: WithFleet: a fleet.Fleet %w (fleet.New, fleet.Open)", topgg.ErrNotConfigured)
 		}
 		o.fleet = f
 		return nil

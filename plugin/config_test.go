@@ -308,20 +308,20 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 }
 
 // TestNewMisuse: a nil client, a nil option and an option given nil are
-// ErrNilArgument.
+// topgg.ErrNilArgument.
 func TestNewMisuse(t *testing.T) {
 	t.Parallel()
 	client, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = plugin.New(nil, plugin.Config{})
-	require.ErrorIs(t, err, plugin.ErrNilArgument)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	for i, opt := range []plugin.Option{
 		nil, plugin.WithLogger(nil), plugin.WithRewardHandler(nil), plugin.WithExpiryHandler(nil),
 		plugin.WithGiveUpHandler(nil), plugin.WithOnPost(nil), plugin.WithCommandSyncHandler(nil),
 		plugin.WithCommands(nil), plugin.WithVoteStore(nil), plugin.WithVoteStore((*voterewards.MemoryStore)(nil)),
 	} {
 		_, err := plugin.New(client, plugin.Config{}, opt)
-		require.ErrorIs(t, err, plugin.ErrNilArgument, "option %d", i)
+		require.ErrorIs(t, err, topgg.ErrNilArgument, "option %d", i)
 	}
 }
 

@@ -34,7 +34,7 @@
 //		p, err = plugin.New(client, cfg.Topgg,
 //			plugin.WithCommands(myCommands),
 //			plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
-//				return grantRole(ctx, v.PlatformID) // idempotent on v.Key
+//				return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
 //			}),
 //			plugin.WithExpiryHandler(func(ctx context.Context, v voterewards.Vote) error {
 //				if p.Active(v.PlatformID).Active {
@@ -60,9 +60,9 @@
 // outage never takes the bot down; a failure no restart mends (the service
 // refused the token) ends Run with an error wrapping [ErrJobFailed]. Run may be
 // called again after it returned. Wiring mistakes are errors, not log lines:
-// Attach after Run or of an open session ([ErrAttachAfterRun], [ErrSessionOpen]),
-// Run without a session while autopost or command sync is on ([ErrNoSessions]),
-// nil arguments ([ErrNilArgument]), an invalid Config (*[ConfigError]), a
+// Attach after Run or of an open session ([ErrAttachAfterRun], [autopost.ErrSessionOpen]),
+// Run without a session while autopost or command sync is on ([autopost.ErrNoSessions]),
+// nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]), a
 // command definition Discord would refuse ([WithCommands]), and an interval that
 // would flood Top.gg ([Config.ValidateFor]: autopost at least every 15 minutes,
 // votes polled at most every 10 seconds, except against a fake on this machine).

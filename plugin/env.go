@@ -52,7 +52,7 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("%w: LoadEnv needs a non-nil pointer to a struct, not %T", ErrNilArgument, target)
+		return fmt.Errorf("%w: LoadEnv needs a non-nil pointer to a struct, not %T", errNilArg, target)
 	}
 	if lookuper == nil {
 		lookuper = envconfig.OsLookuper()

@@ -55,7 +55,7 @@ func Example() {
 	},
 		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}}),
 		plugin.WithRewardHandler(func(_ context.Context, v voterewards.Vote) error {
-			rewarded <- v // a real bot gives a role, idempotently on v.Key
+			rewarded <- v // a real bot gives a role, idempotently on v.Key()
 			return nil
 		}),
 		plugin.WithOnPost(func(r autopost.Result) {

@@ -127,7 +127,7 @@ func TestWithFleetNil(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	_, err := plugin.New(w.client, w.config(), plugin.WithFleet(nil))
-	require.ErrorIs(t, err, plugin.ErrNilArgument)
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }
 
 // TestFleetModeReadiness: a fleet process checks Redis ("vote_store") and

@@ -165,9 +165,6 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 	return checks
 }
 
-// errNotMade fails the checks of a Plugin not made with New.
-var errNotMade = errors.New("plugin: not made with plugin.New")
-
 func (p *Plugin) checkRunning(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

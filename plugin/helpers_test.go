@@ -246,7 +246,7 @@ func newRecorder() *recorder { return &recorder{calls: map[string]int{}} }
 func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls[v.Key]++
+	r.calls[v.Key()]++
 	r.votes = append(r.votes, v)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -15,13 +16,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// TestMain fails the package if any test leaves a goroutine behind.
+// TestMain says in one line why the fleet tests skip when redis-server is
+// missing, and fails the package if any test leaves a goroutine behind.
 func TestMain(m *testing.M) {
+	if !redistest.Announce("plugin") {
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -29,7 +29,7 @@ func votesOnly(w *world) plugin.Config {
 }
 
 // TestRunIsExclusiveAndRerunnable: a second Run while one runs returns
-// ErrRunning at once; after Run returned, Run may be called again and the jobs
+// topgg.ErrRunning at once; after Run returned, Run may be called again and the jobs
 // work again.
 func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	t.Parallel()
@@ -39,7 +39,7 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	w.tg.AddVote(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
-	require.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
+	require.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning)
 	require.NoError(t, w.stop(p))
 	assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID), "no stale answer once Run returned")
 
@@ -67,12 +67,12 @@ func TestAttachMisuse(t *testing.T) {
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 
-	require.ErrorIs(t, p.Attach(), plugin.ErrNilArgument)
-	require.ErrorIs(t, p.Attach(w.sessions[0], nil), plugin.ErrNilArgument)
+	require.ErrorIs(t, p.Attach(), topgg.ErrNilArgument)
+	require.ErrorIs(t, p.Attach(w.sessions[0], nil), topgg.ErrNilArgument)
 
 	w.open(1)
 	require.Eventually(t, func() bool { return w.sessions[1].State.SessionID != "" }, wait, tick, "READY")
-	require.ErrorIs(t, p.Attach(w.sessions[0], w.sessions[1]), plugin.ErrSessionOpen)
+	require.ErrorIs(t, p.Attach(w.sessions[0], w.sessions[1]), autopost.ErrSessionOpen)
 
 	require.NoError(t, p.Attach(w.sessions[0]))
 	w.start(p)
@@ -93,7 +93,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	} {
 		p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
-		require.ErrorIs(t, p.Run(w.ctx()), plugin.ErrNoSessions, "%v", cfg)
+		require.ErrorIs(t, p.Run(w.ctx()), autopost.ErrNoSessions, "%v", cfg)
 	}
 
 	rewards := newRecorder()
@@ -107,7 +107,7 @@ func TestRunWithoutSessions(t *testing.T) {
 
 // TestStopHoldsNoLock: while Run waits for a reward handler that is slow to
 // stop, the plugin's other methods answer at once (Attach with its error, a
-// second Run with ErrRunning, Active, Counts): no lock is held while waiting.
+// second Run with topgg.ErrRunning, Active, Counts): no lock is held while waiting.
 func TestStopHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
@@ -136,7 +136,7 @@ func TestStopHoldsNoLock(t *testing.T) {
 	go func() {
 		defer close(answered)
 		assert.ErrorIs(t, p.Attach(w.sessions[0]), plugin.ErrAttachAfterRun)
-		assert.ErrorIs(t, p.Run(context.Background()), plugin.ErrRunning)
+		assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning)
 		_ = p.Active(votes(1)[0].PlatformID)
 		_ = p.Counts()
 	}()

@@ -8,6 +8,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -39,7 +40,7 @@ type Observer interface {
 // handlers given with [WithOnPost] and [WithCommandSyncHandler].
 func WithMetrics(o Observer) Option {
 	return func(opts *options) error {
-		if isNil(o) {
+		if typednil.Is(o) {
 			return nilArg("WithMetrics")
 		}
 		opts.metrics = o

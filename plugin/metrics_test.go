@@ -16,6 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/promtest"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
@@ -103,7 +104,7 @@ func TestWithMetricsRefusesNil(t *testing.T) {
 	t.Cleanup(tg.Close)
 	for _, m := range []plugin.Observer{nil, (*topggprom.Collector)(nil)} {
 		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff}, plugin.WithMetrics(m))
-		assert.ErrorIs(t, err, plugin.ErrNilArgument)
+		assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reflect"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -12,12 +11,13 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Option configures a Plugin in [New]. An Option given a nil value makes New fail
-// with [ErrNilArgument]: leaving an option out is how to keep its default.
+// with [topgg.ErrNilArgument]: leaving an option out is how to keep its default.
 type Option func(*options) error
 
 // CommandSyncHandler is told the outcome of every command-sync attempt: the
@@ -56,19 +56,7 @@ func defaultOptions() options {
 	}
 }
 
-// isNil reports nil, also inside an interface (a typed nil pointer, map or func).
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Interface, reflect.Chan:
-		return rv.IsNil()
-	}
-	return false
-}
-
-func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", ErrNilArgument, option) }
+func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
 
 // WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option {
@@ -147,7 +135,7 @@ func WithCommandSyncHandler(f CommandSyncHandler) Option {
 // WithCommands sets the slash commands to publish. Without it, the plugin publishes
 // the application's commands as Discord has them after the first READY. A non-nil
 // empty slice clears the listing's commands; a nil slice or a nil command is an
-// error ([ErrNilArgument]), and so is a definition Discord would refuse: [New]
+// error ([topgg.ErrNilArgument]), and so is a definition Discord would refuse: [New]
 // returns the *topgg.ValidationError of [commands.Validate].
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
@@ -156,7 +144,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 		}
 		for i, c := range cmds {
 			if c == nil {
-				return fmt.Errorf("%w: WithCommands: command %d is nil", ErrNilArgument, i)
+				return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
 			}
 		}
 		// Checked here, where they are given: a definition Discord would
@@ -175,7 +163,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 // does, after Run returned.
 func WithVoteStore(s voterewards.Store) Option {
 	return func(o *options) error {
-		if isNil(s) {
+		if typednil.Is(s) {
 			return nilArg("WithVoteStore")
 		}
 		o.voteStore = s

@@ -62,10 +62,10 @@ type Plugin struct {
 // New checks cfg (a zero field means its default) and builds the plugin's jobs. It
 // makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
 // naming the Go field (see [Config.ValidateFor] for the interval floors), or
-// [ErrNilArgument] for a nil client or option value.
+// [topgg.ErrNilArgument] for a nil client or option value.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: New: nil *topgg.Client", ErrNilArgument)
+		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
 	}
 	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	o := defaultOptions()
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("%w: New: option %d is nil", ErrNilArgument, i)
+			return nil, fmt.Errorf("%w: New: option %d is nil", errNilArg, i)
 		}
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -147,23 +147,23 @@ func (p *Plugin) buildJobs() error {
 // Attach registers the plugin's handlers on every shard's session. Call it before
 // the sessions open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
-// [ErrSessionOpen] for a session that is open or opening, [ErrNilArgument] for
-// a nil session or none, and [ErrNotConfigured] for a Plugin not made by [New]; it
+// [autopost.ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
+// a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
 // then attaches none of them. The handlers stay for the
 // plugin's life, so the counts are kept between two Runs.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if !p.made() {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if len(sessions) == 0 {
-		return fmt.Errorf("%w: Attach: no session", ErrNilArgument)
+		return fmt.Errorf("%w: Attach: no session", errNilArg)
 	}
 	for i, s := range sessions {
 		if s == nil {
-			return fmt.Errorf("%w: Attach: session %d is nil", ErrNilArgument, i)
+			return fmt.Errorf("%w: Attach: session %d is nil", errNilArg, i)
 		}
 		if session.Opened(s) {
-			return fmt.Errorf("%w: Attach: session %d (shard %d)", ErrSessionOpen, i, s.ShardID)
+			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
 	}
 	p.mu.Lock()
@@ -193,9 +193,9 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // returns its error wrapping [ErrJobFailed] and the cause (errors.Is(err,
 // topgg.ErrUnauthorized) tells a refused token).
 //
-// Run returns at once with [ErrNotConfigured] for a Plugin not made by [New],
-// [ErrRunning] while another Run of the plugin has not
-// returned, [ErrNoSessions] when autopost or command sync is on and no session is
+// Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
+// [topgg.ErrRunning] while another Run of the plugin has not
+// returned, [autopost.ErrNoSessions] when autopost or command sync is on and no session is
 // attached, or an error opening the state directory (another process holding it
 // included: [voterewards.ErrLocked]). Run may be called again after it returned;
 // the vote state in Config.StateDir is opened and closed by each Run. In a
@@ -204,7 +204,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // after Run started are named in a warning.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if err := p.begin(); err != nil {
 		return err
@@ -281,10 +281,10 @@ func (p *Plugin) begin() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.running {
-		return ErrRunning
+		return errRunning
 	}
 	if len(p.sessions) == 0 && (p.poster != nil || p.commands != nil) {
-		return fmt.Errorf("%w: autopost or command sync is on (turn them off in Config to run without sessions)", ErrNoSessions)
+		return fmt.Errorf("plugin: Run: autopost or command sync is on (turn them off in Config to run without sessions): %w", autopost.ErrNoSessions)
 	}
 	p.running, p.ran = true, true
 	return nil

@@ -230,7 +230,7 @@ func TestRewardHandlerPanicIsContained(t *testing.T) {
 	var tried sync.Map // vote key -> struct{}: the first call of each vote panics
 	var panics atomic.Int32
 	handler := func(ctx context.Context, v voterewards.Vote) error {
-		if _, again := tried.LoadOrStore(v.Key, struct{}{}); !again {
+		if _, again := tried.LoadOrStore(v.Key(), struct{}{}); !again {
 			panics.Add(1)
 			panic("reward handler bug")
 		}
@@ -297,7 +297,7 @@ func TestJobsOff(t *testing.T) {
 		assert.Zero(t, w.count(http.MethodGet, votesPath))
 		assert.Zero(t, rewards.total())
 		assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID))
-		assert.NoFileExists(t, filepath.Join(cfg.StateDir, voterewards.StoreFile), "no vote state opened")
+		assert.NoFileExists(t, filepath.Join(cfg.StateDir, "voterewards.db"), "no vote state opened (voterewards' bbolt file)")
 	})
 
 	t.Run("all", func(t *testing.T) {

@@ -68,7 +68,7 @@ func (p *Plugin) buildWebhook() error {
 // [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if !p.made() {
-		return nil, ErrNotConfigured
+		return nil, errNotMade
 	}
 	if p.hook == nil {
 		return nil, ErrWebhookOff

@@ -22,12 +22,12 @@ func TestZeroPluginIsRefused(t *testing.T) {
 	s, err := discordgo.New("Bot x")
 	require.NoError(t, err)
 	for name, p := range map[string]*plugin.Plugin{"zero": {}, "nil": nil} {
-		assert.ErrorIs(t, p.Attach(s), plugin.ErrNotConfigured, name)
+		assert.ErrorIs(t, p.Attach(s), topgg.ErrNotConfigured, name)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		assert.ErrorIs(t, p.Run(ctx), plugin.ErrNotConfigured, name)
+		assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured, name)
 		cancel()
 		_, err := p.WebhookHandler()
-		assert.ErrorIs(t, err, plugin.ErrNotConfigured, name)
+		assert.ErrorIs(t, err, topgg.ErrNotConfigured, name)
 	}
 }
 
@@ -38,5 +38,5 @@ func TestWithZeroFleetIsRefused(t *testing.T) {
 	c, err := topgg.New("x.y.z")
 	require.NoError(t, err)
 	_, err = plugin.New(c, plugin.Config{}, plugin.WithFleet(&fleet.Fleet{}))
-	assert.ErrorIs(t, err, plugin.ErrNotConfigured)
+	assert.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

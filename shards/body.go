@@ -12,7 +12,9 @@ import (
 type BodyTooLargeError struct {
 	// Limit is the bound, in bytes.
 	Limit int64
-	// Method and Route are the request's method and URL path.
+	// Method and Route are the request's method and route: its URL path with
+	// the IDs other than the major parameter replaced by ":id" and tokens
+	// (interaction and webhook tokens) by ":token", as in [RateLimitError].
 	Method, Route string
 }
 
@@ -34,7 +36,7 @@ func (t *bodyLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	tooLarge := &BodyTooLargeError{Limit: t.limit, Method: req.Method, Route: req.URL.Path}
+	tooLarge := &BodyTooLargeError{Limit: t.limit, Method: req.Method, Route: routeKey(req.URL.Path)}
 	if resp.ContentLength > t.limit {
 		_ = resp.Body.Close()
 		return nil, tooLarge

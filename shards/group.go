@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // MaxShards bounds the shard count of a Group: every shard is a gateway
@@ -52,9 +53,11 @@ const (
 // New makes the sessions of a bot with shardCount shards (1 to MaxShards),
 // not opened: one per shard, or, with [WithShardIDs], one per shard this
 // process runs. token is the bot token without the "Bot " prefix; it appears in
-// no error. Each session has the shard pair, the intents (DefaultIntents
-// unless WithIntents), and this package's HTTP client and gateway dialer;
-// everything else is discordgo's default, State included.
+// no error. Each session has the shard pair, the GUILDS intent (guild events,
+// which a bot on a listing needs to count its servers; add others to
+// Identify.Intents of [Group.Sessions] before Open), and this package's HTTP
+// client and gateway dialer; everything else is discordgo's default, State
+// included.
 func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err := checkToken(token); err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 		s.Client, s.Dialer = client, d.websocketDialer()
 		s.ShardID, s.ShardCount = i, shardCount
 		s.Identify.Shard = &[2]int{i, shardCount}
-		s.Identify.Intents = cfg.intents
+		s.Identify.Intents = discordgo.IntentsGuilds
 		g.sessions = append(g.sessions, s)
 		g.dialers = append(g.dialers, d)
 	}
@@ -141,11 +144,11 @@ func (g *Group) Sessions() []*discordgo.Session {
 // [WithShardIDs], a guild of a shard this Group does not run is an error
 // wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
-	n, err := strconv.ParseUint(guildID, 10, 64)
-	if err != nil || guildID[0] == '+' {
+	n, ok := snowflake.Parse(guildID)
+	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
-	shard := int((n >> 22) % uint64(g.shardCount))
+	shard := snowflake.Shard(n, g.shardCount)
 	if g.index == nil {
 		return g.sessions[shard], nil
 	}

@@ -9,23 +9,18 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
-
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // Defaults of a Group made without options.
 const (
-	// DefaultMaxBodySize bounds a REST response body: Discord's largest
+	// defaultMaxBodySize bounds a REST response body: Discord's largest
 	// answers (a guild's full member page, a thousand audit log entries) are a
 	// few hundred KiB.
-	DefaultMaxBodySize = 8 << 20
-	// DefaultTimeout bounds one REST call, its rate-limit waits included,
+	defaultMaxBodySize = 8 << 20
+	// defaultTimeout bounds one REST call, its rate-limit waits included,
 	// when the caller gives no earlier deadline (discordgo's own default).
-	DefaultTimeout = 20 * time.Second
-	// DefaultIntents are the gateway intents of the sessions: guild events,
-	// which a bot on a listing needs to count its servers.
-	DefaultIntents = discordgo.IntentsGuilds
+	defaultTimeout = 20 * time.Second
 	// openAbortGrace bounds the wait for an aborted discordgo Open to return.
 	openAbortGrace = 2 * time.Second
 )
@@ -38,7 +33,6 @@ type config struct {
 	client     *http.Client
 	logger     *slog.Logger
 	maxBody    int64
-	intents    discordgo.Intent
 	clock      clock.Clock
 	abortGrace time.Duration
 	shardIDs   []int // WithShardIDs; nil: every shard
@@ -46,10 +40,9 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		client:     &http.Client{Timeout: DefaultTimeout},
+		client:     &http.Client{Timeout: defaultTimeout},
 		logger:     slog.New(slog.DiscardHandler),
-		maxBody:    DefaultMaxBodySize,
-		intents:    DefaultIntents,
+		maxBody:    defaultMaxBodySize,
 		clock:      clock.Real(),
 		abortGrace: openAbortGrace,
 	}
@@ -76,9 +69,9 @@ func WithAPIBase(base string) Option {
 }
 
 // WithHTTPClient sets the HTTP client the sessions' REST calls are based on
-// (default: http.DefaultTransport with DefaultTimeout). The client is copied,
+// (default: http.DefaultTransport with a 20 s timeout). The client is copied,
 // never modified: its Transport is wrapped, its Timeout kept (0 means
-// DefaultTimeout: a rate-limit wait must end somewhere).
+// 20 s: a rate-limit wait must end somewhere).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -86,7 +79,7 @@ func WithHTTPClient(hc *http.Client) Option {
 		}
 		cp := *hc
 		if cp.Timeout <= 0 {
-			cp.Timeout = DefaultTimeout
+			cp.Timeout = defaultTimeout
 		}
 		c.client = &cp
 		return nil
@@ -106,22 +99,13 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithMaxBodySize bounds every REST response body (default
-// DefaultMaxBodySize); a longer one fails the call with a *BodyTooLargeError.
+// 8 MiB); a longer one fails the call with a *BodyTooLargeError.
 func WithMaxBodySize(n int64) Option {
 	return func(c *config) error {
 		if n < 1 {
 			return fmt.Errorf("shards: max body size %d: must be at least 1", n)
 		}
 		c.maxBody = n
-		return nil
-	}
-}
-
-// WithIntents sets the gateway intents of every session (default
-// DefaultIntents).
-func WithIntents(i discordgo.Intent) Option {
-	return func(c *config) error {
-		c.intents = i
 		return nil
 	}
 }

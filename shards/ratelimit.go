@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // Bounds of a rate-limit wait and of the retries of one request.
@@ -251,6 +252,6 @@ func routeKey(path string) string {
 }
 
 func isSnowflake(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
+	_, ok := snowflake.Parse(s)
+	return ok
 }

@@ -115,3 +115,17 @@ func TestBodyLimit(t *testing.T) {
 		assert.True(t, strings.Contains(err.Error(), "GET /api/v9/users/@me"), err.Error())
 	}
 }
+
+// TestBodyLimitErrorHoldsNoToken: the route of a *BodyTooLargeError, which is
+// logged, shows an interaction or webhook token as ":token".
+func TestBodyLimitErrorHoldsNoToken(t *testing.T) {
+	t.Parallel()
+	const token = "aW50ZXJhY3Rpb246c2VjcmV0LXRva2Vu"
+	req, err := http.NewRequest(http.MethodPatch, "https://discord.com/api/v9/webhooks/123456789012345678/"+token+"/messages/@original", http.NoBody)
+	require.NoError(t, err)
+	_, err = (&bodyLimit{limit: 10, next: answer{100, true}}).RoundTrip(req)
+	var tooLarge *BodyTooLargeError
+	require.ErrorAs(t, err, &tooLarge)
+	assert.Equal(t, "/api/v9/webhooks/123456789012345678/:token/messages/@original", tooLarge.Route)
+	assert.NotContains(t, err.Error(), token)
+}

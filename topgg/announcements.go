@@ -41,7 +41,7 @@ type Announcement struct {
 //
 // It is never sent twice: a failure is returned as it is, without retry, since a
 // retry could post the announcement twice. After any 2xx answer the client refuses
-// further announcements for [AnnouncementCooldown] with a local *RateLimitError.
+// further announcements for 4 hours (the service's limit) with a local *RateLimitError.
 // A 2xx whose body cannot be read or decoded (the connection broke off, the context
 // ended mid-body, the JSON is malformed) still posted the announcement: the cooldown
 // starts and the error is a *DecodeError that says so and wraps the cause.
@@ -57,7 +57,7 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {
 		// Whatever went wrong after the status line, the service took the post.
-		c.limits.block(family, AnnouncementCooldown)
+		c.limits.block(family, announcementCooldown)
 	}
 	if err != nil {
 		if status >= 200 && status < 300 {

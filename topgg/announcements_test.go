@@ -64,8 +64,8 @@ func TestPostAnnouncementCooldownIsLocal(t *testing.T) {
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
 	require.Nil(t, rl.API)
-	require.InDelta(t, topgg.AnnouncementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
-	require.WithinDuration(t, time.Now().Add(topgg.AnnouncementCooldown), rl.Until, time.Minute)
+	require.InDelta(t, announcementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
+	require.WithinDuration(t, time.Now().Add(announcementCooldown), rl.Until, time.Minute)
 	require.Len(t, srv.Requests(), 1, "the second announcement must not be sent")
 
 	// The block is the announcements' own: other v1 calls still go out.
@@ -134,6 +134,9 @@ func TestPostAnnouncementBrokenReply(t *testing.T) {
 	var rl *topgg.RateLimitError
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
-	require.InDelta(t, topgg.AnnouncementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
+	require.InDelta(t, announcementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
 	require.EqualValues(t, 1, posts.Load(), "the second announcement must not be sent")
 }
+
+// announcementCooldown is the service's limit of one announcement per 4 hours.
+const announcementCooldown = 4 * time.Hour

@@ -146,7 +146,7 @@ func BenchmarkUpdateMetrics(b *testing.B) {
 	benchPair(b, nil,
 		func(ctx context.Context, c *topgg.Client) error {
 			n++
-			return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(n), ShardCount: topgg.Ptr(2)})
+			return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(n), ShardCount: new(2)})
 		},
 		func(ctx context.Context, hc *http.Client, srv *topggtest.Server) error {
 			n++
@@ -235,7 +235,7 @@ func BenchmarkObserver(b *testing.B) {
 			n := 0
 			run(b, srv, func(ctx context.Context) error {
 				n++
-				return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(n), ShardCount: topgg.Ptr(2)})
+				return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(n), ShardCount: new(2)})
 			})
 		})
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
@@ -28,7 +29,7 @@ type Client struct {
 	// auth holds the token in a closure, which no formatting can print; so does
 	// scrub, which takes it out of whatever the service sends back.
 	auth      credentials
-	scrub     redactor
+	scrub     redact.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
 	project   projectRef
 	base      *url.URL
@@ -40,7 +41,6 @@ type Client struct {
 	projectID string
 
 	limits    *limits
-	bufs      bufferPool
 	observers []Observer
 	// refused holds the last refusal of the token, per kind (v1, v0), until
 	// an answer of that kind accepts it; see TokenRefused.
@@ -176,7 +176,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		cp := *cfg.http
 		hc = &cp
 	}
-	scrub := newRedactor(token)
+	scrub := redact.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
 	c := &Client{
 		auth:      newCredentials(token),
@@ -231,7 +231,7 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	}
 	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", baseurl.Strip(u), DefaultBaseURL)
+		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
 	}
 	return u, nil
 }
@@ -256,7 +256,7 @@ func (c *Client) ProjectID() string { return c.projectID }
 
 // String describes the client without its token.
 func (c *Client) String() string {
-	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", c.base.Redacted())
+	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 
 // GoString describes the client without its token, for %#v.

@@ -55,7 +55,7 @@ func TestOneConnection(t *testing.T) {
 			require.Equal(t, 500, apiErr.StatusCode)
 			counts[500]++
 		case 4: // 204 without a body
-			require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(i)}))
+			require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(i)}))
 			counts[204]++
 		}
 	}
@@ -101,7 +101,7 @@ func TestConcurrentUse(t *testing.T) {
 			case 1:
 				_, err = c.VoteStatus(t.Context(), "1", "")
 			case 2:
-				err = c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(i)})
+				err = c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(i)})
 			case 3:
 				_, err = c.Legacy().HasVoted(t.Context(), bot, "2")
 			}

@@ -89,9 +89,9 @@ func TestEchoedTokenRedacted(t *testing.T) {
 	}{
 		{"v1 problem+json", topggtest.Fault{Path: metricsPath, Status: 400, ContentType: "application/problem+json",
 			Body: `{"type":"about:blank#` + echo + `","title":"Bad ` + echo + `","status":400,"detail":"got ` + echo + `"}`},
-			metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(1)})},
+			metrics(topgg.BotMetrics{ServerCount: new(1)})},
 		{"v1 problem+json, JSON-escaped", topggtest.Fault{Path: metricsPath, Status: 422, Body: `{"detail":"got \u0042earer ` + echo + `"}`},
-			metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(1)})},
+			metrics(topgg.BotMetrics{ServerCount: new(1)})},
 		{"v0 error", topggtest.Fault{Path: "/bots*", Status: 401, Body: `{"error":"` + echo + `","message":"` + echo + `"}`},
 			legacy(func(ctx context.Context, l *topgg.Legacy) error {
 				_, err := l.Stats(ctx, srv.Project().PlatformID)
@@ -124,7 +124,7 @@ func TestEchoedTokenRedacted(t *testing.T) {
 	}
 	// The service's words are kept, only the token is gone.
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: metricsPath, Status: 400, Body: `{"detail":"got ` + echo + `"}`}))
-	err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, "got Bearer [redacted]", apiErr.Detail)

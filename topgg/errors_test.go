@@ -18,7 +18,7 @@ func TestAPIErrorFromProblem(t *testing.T) {
 	srv := newServer(t, topggtest.WithProject(topggtest.RobloxGame()))
 	c := newClient(t, srv)
 
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, "PATCH /v1/projects/@me/metrics", apiErr.Op)
@@ -137,7 +137,7 @@ func TestErrUnauthorized(t *testing.T) {
 			``,
 		} {
 			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400, Body: body}))
-			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 			require.ErrorIs(t, err, topgg.ErrUnauthorized, body)
 		}
 	})

@@ -115,7 +115,7 @@ func ExampleClient_VoteStatus() {
 
 	// By Discord user id; no active vote is Voted == false, not an error.
 	for _, user := range []string{"146183080879613966", "111111111111111111"} {
-		st, err := client.VoteStatus(ctx, user, topgg.SourceDiscord)
+		st, err := client.VoteStatus(ctx, user, topgg.UserIDDiscord)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -138,12 +138,12 @@ func ExampleClient_UpdateMetrics() {
 	}
 	ctx := context.Background()
 
-	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1200), ShardCount: topgg.Ptr(2)})
+	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1200), ShardCount: new(2)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// A payload that breaks a rule is refused before any request.
-	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})
+	err = client.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(-1)})
 	fmt.Println(err)
 	fmt.Println(srv.Metrics()[0].Metrics)
 	// Output:
@@ -195,14 +195,14 @@ func ExampleRetryable() {
 		log.Fatal(err)
 	}
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1200)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(1200)})
 	var rl *topgg.RateLimitError
 	fmt.Println(topgg.Retryable(err), errors.As(err, &rl), rl.RetryAfter)
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(1201)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(1201)})
 	fmt.Println(errors.As(err, &rl), rl.Local, len(srv.Requests()))
 
-	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})
+	err = client.UpdateMetrics(context.Background(), topgg.BotMetrics{ServerCount: new(-1)})
 	fmt.Println(topgg.Retryable(err))
 	// Output:
 	// true true 1h0m0s

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // fuzzDecoder checks the decoder of one answer type: it never panics, a failure is a
@@ -114,7 +116,7 @@ const fuzzToken = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJfdCI6IiIsImlkIjoiMzY0
 func secretsOf(token string) []string {
 	out := []string{token}
 	for _, p := range strings.Split(token, ".") {
-		if len(p) >= minSecretPart {
+		if len(p) >= redact.MinSecretPart {
 			out = append(out, p)
 		}
 	}
@@ -135,7 +137,7 @@ func FuzzNewAPIError(f *testing.F) {
 		f.Add(422, []byte(s), false)
 	}
 	f.Add(400, []byte(`{"detail":"`+strings.Repeat("x", maxErrorBody-20)+fuzzToken+`"}`), true)
-	scrub := newRedactor(fuzzToken)
+	scrub := redact.NewScrubber(fuzzToken)
 	f.Fuzz(func(t *testing.T, status int, data []byte, truncated bool) {
 		if len(data) > maxErrorBody {
 			data, truncated = data[:maxErrorBody], true
@@ -145,7 +147,7 @@ func FuzzNewAPIError(f *testing.F) {
 			t.Fatalf("bad APIError %+v", e)
 		}
 		kept := e.Body // up to the first mark, which the bound may have cut
-		if i := bytes.Index(kept, []byte(redactedMark[:len(redactedMark)-1])); i >= 0 {
+		if i := bytes.Index(kept, []byte(redact.Mark[:len(redact.Mark)-1])); i >= 0 {
 			kept = kept[:i]
 		}
 		if !bytes.HasPrefix(data, kept) {
@@ -166,36 +168,6 @@ func FuzzNewAPIError(f *testing.F) {
 	})
 }
 
-// FuzzRedactor: whatever the token (of the characters tokens are made of) and the
-// text, the scrubbed text holds neither the token nor its long parts, and a text
-// cut short does not end with the start of one.
-func FuzzRedactor(f *testing.F) {
-	f.Add(fuzzToken, []byte("Bearer "+fuzzToken), false)
-	f.Add(fuzzToken, []byte("x: "+fuzzToken[:30]), true)
-	f.Add("abc.defghijk.lmn+/=", []byte(`"abc.defghijk.lmn\u002B\/\u003D" abc.defghijk.lmn%2B%2F%3D defghijk`), false)
-	f.Fuzz(func(t *testing.T, token string, text []byte, truncated bool) {
-		if len(token) < minSecretPart || strings.Trim(token, tokenAlphabet) != "" {
-			return
-		}
-		out := newRedactor(token)(text, truncated)
-		for _, secret := range secretsOf(token) {
-			if bytes.Contains(out, []byte(secret)) {
-				t.Fatalf("%q scrubbed to %q still holds %q", text, out, secret)
-			}
-			for k := minPartialTail; truncated && k < len(secret); k++ {
-				if bytes.HasSuffix(out, []byte(secret[:k])) {
-					t.Fatalf("%q scrubbed to %q ends with the start of %q", text, out, secret)
-				}
-			}
-		}
-		if !bytes.Contains(out, []byte(redactedMark)) && !bytes.Equal(out, text) {
-			t.Fatalf("%q changed to %q with nothing redacted", text, out)
-		}
-	})
-}
-
-const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=."
-
 // FuzzProjectIDFromToken: never panics; the id of a well-formed payload is found
 // whatever base64 alphabet and padding carry it.
 func FuzzProjectIDFromToken(f *testing.F) {
@@ -207,7 +179,7 @@ func FuzzProjectIDFromToken(f *testing.F) {
 		if h := tokenHint(token); h != "" && h != legacyTokenHint {
 			t.Fatalf("unexpected hint %q", h)
 		}
-		if err := checkToken(token); err != nil && len(token) >= minSecretPart && strings.Contains(err.Error(), token) {
+		if err := checkToken(token); err != nil && len(token) >= redact.MinSecretPart && strings.Contains(err.Error(), token) {
 			t.Fatalf("checkToken quotes the token: %v", err)
 		}
 		if !utf8.ValidString(id) {

@@ -8,8 +8,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// AnnouncementCooldown is the service's limit of one announcement per 4 hours.
-const AnnouncementCooldown = 4 * time.Hour
+// announcementCooldown is the service's limit of one announcement per 4 hours.
+const announcementCooldown = 4 * time.Hour
 
 // limits is what the client knows locally about the service's limits: blocks learnt
 // from Retry-After answers, per route family, and the v0 sliding window. It is per

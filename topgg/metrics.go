@@ -16,9 +16,6 @@ type Metrics interface {
 	validate(field string) error
 }
 
-// Ptr returns a pointer to v, for the optional fields of metrics payloads.
-func Ptr[T any](v T) *T { return &v }
-
 // BotMetrics are the metrics of a Discord bot. At least one field must be set.
 type BotMetrics struct {
 	ServerCount *int `json:"server_count,omitempty"`

@@ -21,15 +21,15 @@ func TestUpdateMetrics(t *testing.T) {
 		body    string
 		stored  map[string]int
 	}{
-		{"bot", topggtest.DiscordBot(), topgg.BotMetrics{ServerCount: topgg.Ptr(1200), ShardCount: topgg.Ptr(2)},
+		{"bot", topggtest.DiscordBot(), topgg.BotMetrics{ServerCount: new(1200), ShardCount: new(2)},
 			`{"server_count":1200,"shard_count":2}`, map[string]int{"server_count": 1200, "shard_count": 2}},
-		{"bot servers only", topggtest.DiscordBot(), topgg.BotMetrics{ServerCount: topgg.Ptr(0)},
+		{"bot servers only", topggtest.DiscordBot(), topgg.BotMetrics{ServerCount: new(0)},
 			`{"server_count":0}`, map[string]int{"server_count": 0}},
-		{"bot by pointer", topggtest.DiscordBot(), &topgg.BotMetrics{ShardCount: topgg.Ptr(4)},
+		{"bot by pointer", topggtest.DiscordBot(), &topgg.BotMetrics{ShardCount: new(4)},
 			`{"shard_count":4}`, map[string]int{"shard_count": 4}},
-		{"server", topggtest.DiscordServer(), topgg.ServerMetrics{MemberCount: topgg.Ptr(500), OnlineCount: topgg.Ptr(500)},
+		{"server", topggtest.DiscordServer(), topgg.ServerMetrics{MemberCount: new(500), OnlineCount: new(500)},
 			`{"member_count":500,"online_count":500}`, map[string]int{"member_count": 500, "online_count": 500}},
-		{"server online only", topggtest.DiscordServer(), topgg.ServerMetrics{OnlineCount: topgg.Ptr(7)},
+		{"server online only", topggtest.DiscordServer(), topgg.ServerMetrics{OnlineCount: new(7)},
 			`{"online_count":7}`, map[string]int{"online_count": 7}},
 		{"game", topggtest.RobloxGame(), topgg.GameMetrics{PlayerCount: 0},
 			`{"player_count":0}`, map[string]int{"player_count": 0}},
@@ -63,9 +63,9 @@ func TestPostMetricsBatch(t *testing.T) {
 	t2 := ago(time.Hour)
 
 	samples := []topgg.MetricsSample{
-		{Timestamp: t2, Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(20)}},
-		{Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(30), ShardCount: topgg.Ptr(1)}},
-		{Timestamp: t1.In(time.FixedZone("CET", 3600)), Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(10)}},
+		{Timestamp: t2, Metrics: topgg.BotMetrics{ServerCount: new(20)}},
+		{Metrics: topgg.BotMetrics{ServerCount: new(30), ShardCount: new(1)}},
+		{Timestamp: t1.In(time.FixedZone("CET", 3600)), Metrics: topgg.BotMetrics{ServerCount: new(10)}},
 	}
 	require.NoError(t, c.PostMetricsBatch(t.Context(), samples))
 

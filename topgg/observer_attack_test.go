@@ -28,7 +28,7 @@ func TestObserverPanicIsContainedAcrossRetries(t *testing.T) {
 	srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: http.StatusServiceUnavailable})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(4)}))
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(4)}))
 	got := rec.requests()
 	require.Len(t, got, 2, "both attempts reached the second observer")
 	assert.Equal(t, topgg.OutcomeOK, got[1].Outcome)

@@ -43,7 +43,7 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 
 	// A 429 then the success of the retry: two attempts of one call.
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond}))
-	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(3)}))
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(3)}))
 	_, err := c.Legacy().Bot(ctx, topggtest.DiscordBot().PlatformID)
 	require.NoError(t, err)
 	st, err := c.VoteStatus(ctx, "800506814562787328", "")
@@ -84,7 +84,7 @@ func TestObserverOutcomes(t *testing.T) {
 	require.Error(t, c.SetCommands(ctx, nil))
 	require.Error(t, c.SetCommands(ctx, nil))
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics/batch", Drop: true, Times: 2}))
-	require.Error(t, c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(1)}}}))
+	require.Error(t, c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: new(1)}}}))
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusOK, Body: "{not json"}))
 	_, err = c.Project(ctx)
 	require.Error(t, err)
@@ -177,7 +177,7 @@ func TestTokenRefusedOncePerSpell(t *testing.T) {
 
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: 3}))
 	for range 3 {
-		err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+		err := c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)})
 		require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	}
 	refused := c.TokenRefused()
@@ -195,13 +195,13 @@ func TestTokenRefusedOncePerSpell(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, c.TokenRefused())
 
-	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)}))
 	require.NoError(t, c.TokenRefused())
 	require.Contains(t, logs.String(), "Top.gg accepts the token again")
 
 	// A new spell is logged again.
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
-	require.Error(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	require.Error(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)}))
 	require.Equal(t, 2, strings.Count(logs.String(), "level=ERROR"), logs.String())
 }
 

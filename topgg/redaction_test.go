@@ -45,8 +45,8 @@ func TestTokenNeverShown(t *testing.T) {
 	_, err = c.Project(ctx)
 	require.NoError(t, err)
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Hour}))
-	collect(c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
-	collect(c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})) // local block
+	collect(c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)}))
+	collect(c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(1)})) // local block
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 200, Body: `{"created_at": 1}`}))
 	_, err = c.VoteStatus(ctx, "1", "")
 	collect(err)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // ErrUnsafeRedirect matches the *RequestError of a call whose answer redirected
@@ -23,10 +25,10 @@ const maxRedirects = 10
 // request (an upgrade from http to https on the same host is allowed), and then
 // only as next (the caller's own policy, or net/http's limit of 10) allows. The
 // refusal names both origins, scrubbed of any trace of the token.
-func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redactor) func(*http.Request, []*http.Request) error {
+func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact.Scrubber) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
-			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, scrub.str(origin(via[0].URL)), scrub.str(origin(req.URL)))
+			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, scrub.Text(origin(via[0].URL)), scrub.Text(origin(req.URL)))
 		}
 		if next != nil {
 			return next(req, via)

@@ -55,7 +55,7 @@ func TestRedirectOffTheBaseURLRefused(t *testing.T) {
 
 			for _, call := range []func() error{
 				func() error { _, err := c.Project(t.Context()); return err },
-				func() error { return c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)}) },
+				func() error { return c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)}) },
 				func() error { _, err := c.Legacy().Stats(t.Context(), plain.Project().PlatformID); return err },
 			} {
 				before := hits.Load()

@@ -22,7 +22,7 @@ var idempotentCalls = []struct {
 		return err
 	}},
 	{"update project", "PATCH", "/v1/projects/@me", headline("A new headline")},
-	{"metrics", "PATCH", "/v1/projects/@me/metrics", metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(3)})},
+	{"metrics", "PATCH", "/v1/projects/@me/metrics", metrics(topgg.BotMetrics{ServerCount: new(3)})},
 	{"batch", "POST", "/v1/projects/@me/metrics/batch", batch(2, nil)},
 	{"commands", "PUT", "/v1/projects/@me/commands", commands(`{"name":"vote","description":"Vote"}`)},
 	{"votes", "GET", "/v1/projects/@me/votes", votesFrom(time.Now().Add(-time.Hour))},
@@ -69,7 +69,7 @@ func TestRetryGivesUp(t *testing.T) {
 	c := newClient(t, srv)
 	require.NoError(t, srv.Inject(topggtest.Fault{Status: 503, Times: 10}))
 
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 503, apiErr.StatusCode)
@@ -84,7 +84,7 @@ func TestNoRetryOn4xx(t *testing.T) {
 		srv := newServer(t)
 		c := newClient(t, srv)
 		require.NoError(t, srv.Inject(topggtest.Fault{Status: status}))
-		err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+		err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 		var apiErr *topgg.APIError
 		require.ErrorAs(t, err, &apiErr)
 		require.Equal(t, status, apiErr.StatusCode)
@@ -98,12 +98,12 @@ func TestRetryAfterIsWaitedOut(t *testing.T) {
 	c := newClient(t, srv)
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Second}))
 
-	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)}))
 	reqs := srv.Requests()
 	require.Len(t, reqs, 2)
 	require.GreaterOrEqual(t, reqs[1].At.Sub(reqs[0].At), time.Second, "no request may go out before Retry-After ends")
 	// A short 429 that was waited out leaves no block behind.
-	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(2)}))
+	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(2)}))
 	require.Len(t, srv.Requests(), 3)
 }
 
@@ -127,7 +127,7 @@ func TestLongRetryAfterFailsFastThereafter(t *testing.T) {
 	c := newClient(t, srv)
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: time.Minute}))
 
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	require.ErrorIs(t, err, topgg.ErrRateLimited)
 	var rl *topgg.RateLimitError
 	require.ErrorAs(t, err, &rl)
@@ -142,7 +142,7 @@ func TestLongRetryAfterFailsFastThereafter(t *testing.T) {
 
 	// The whole metrics family is blocked, without a request...
 	for _, call := range []func(context.Context, *topgg.Client) error{
-		metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(2)}),
+		metrics(topgg.BotMetrics{ServerCount: new(2)}),
 		batch(1, nil),
 	} {
 		err = call(t.Context(), c)
@@ -278,7 +278,7 @@ func TestCancelDuringRetryAfter(t *testing.T) {
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: 30 * time.Second}))
 	ctx, cancel := context.WithCancel(t.Context())
 
-	done := waitCall(ctx, c, metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+	done := waitCall(ctx, c, metrics(topgg.BotMetrics{ServerCount: new(1)}))
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
 	requireCanceledSoon(t, cancel, done)
 	require.Len(t, srv.Requests(), 1)

@@ -55,7 +55,7 @@ func TestRetryAfterBlocksTheFamilyWhileOneCallWaits(t *testing.T) {
 			const wait = time.Second
 			require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: status, RetryAfter: wait}))
 
-			first := waitCall(t.Context(), c, metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(1)}))
+			first := waitCall(t.Context(), c, metrics(topgg.BotMetrics{ServerCount: new(1)}))
 			require.Eventually(t, func() bool { return strings.Contains(logs.String(), "rate limited") }, 5*time.Second, time.Millisecond)
 
 			// The block is known: a call of the family waits for its end...
@@ -90,7 +90,7 @@ func TestRetryAfterOutlivesAShortDeadline(t *testing.T) {
 
 	short, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
-	err := c.UpdateMetrics(short, topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(short, topgg.BotMetrics{ServerCount: new(1)})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Len(t, srv.Requests(), 1)
 	require.Contains(t, logs.String(), "rate limited", "the 429 came before the deadline")
@@ -98,10 +98,10 @@ func TestRetryAfterOutlivesAShortDeadline(t *testing.T) {
 	// Another short caller of the family sends nothing either...
 	short2, cancel2 := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel2()
-	require.ErrorIs(t, c.PostMetricsBatch(short2, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(2)}}}), context.DeadlineExceeded)
+	require.ErrorIs(t, c.PostMetricsBatch(short2, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: new(2)}}}), context.DeadlineExceeded)
 	require.Len(t, srv.Requests(), 1)
 	// ...and one that can wait goes out once the block ends.
-	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(2)}))
+	require.NoError(t, c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(2)}))
 	require.Len(t, srv.Requests(), 2)
 	requireQuietUntil(t, srv, metricsPath, wait)
 }
@@ -129,7 +129,7 @@ func TestRetryAfterOnAnyStatusBlocks(t *testing.T) {
 			}
 			require.NoError(t, srv.Inject(f))
 
-			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+			err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 			require.Len(t, srv.Requests(), 1, "an hour is not waited out, nor retried")
 			var apiErr *topgg.APIError
 			require.ErrorAs(t, err, &apiErr)
@@ -149,7 +149,7 @@ func TestRetryAfterOnAnyStatusBlocks(t *testing.T) {
 				require.False(t, topgg.Retryable(err))
 			}
 
-			for _, call := range []func(context.Context, *topgg.Client) error{metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(2)}), batch(1, nil)} {
+			for _, call := range []func(context.Context, *topgg.Client) error{metrics(topgg.BotMetrics{ServerCount: new(2)}), batch(1, nil)} {
 				err = call(t.Context(), c)
 				require.ErrorAs(t, err, &rl)
 				require.True(t, rl.Local)

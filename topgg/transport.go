@@ -13,10 +13,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 const (
@@ -28,9 +28,6 @@ const (
 	maxDrain = 256 << 10
 	// maxRetryAfter bounds a Retry-After value so that arithmetic on it cannot overflow.
 	maxRetryAfter = 24 * time.Hour
-	// maxPooledBuffer is the largest read buffer kept for reuse; a rare huge answer
-	// (a full bot search) must not stay pinned in memory.
-	maxPooledBuffer = 1 << 20
 )
 
 // Header values shared by every request; never modified.
@@ -190,7 +187,7 @@ func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err er
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(err)}
+	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
 		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
 			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
@@ -204,20 +201,17 @@ func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err er
 // success reads and decodes a 2xx answer.
 func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
 	status := resp.StatusCode
-	bp := c.bufs.get()
-	defer c.bufs.put(bp)
-	data, readErr := readAll(resp, *bp)
-	*bp = data
+	data, readErr := readAll(resp)
 	switch {
 	case errors.Is(readErr, errBodyTooLarge):
 		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: readErr}
 	case readErr != nil:
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.err(readErr)}
+		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(readErr)}
 	}
 	if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {
-			de.Body, de.Err = c.errorBody(data), c.scrub.err(de.Err)
+			de.Body, de.Err = c.errorBody(data), c.scrub.Err(de.Err)
 		}
 		return status, -1, err
 	}
@@ -328,32 +322,18 @@ func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) er
 // errBodyTooLarge reports a successful answer over maxBody bytes.
 var errBodyTooLarge = fmt.Errorf("body larger than %d bytes", maxBody)
 
-// readAll reads a successful answer's body into buf (reusing its capacity) up to
-// maxBody bytes, and closes it. A body read to its end leaves the connection
-// ready for reuse.
-func readAll(resp *http.Response, buf []byte) ([]byte, error) {
+// readAll reads a successful answer's body, up to maxBody bytes, and closes it.
+// A body read to its end leaves the connection ready for reuse.
+func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	buf = buf[:0]
-	if n := resp.ContentLength; n > int64(cap(buf)) && n <= maxBody {
-		// +1 so that the read that meets EOF needs no growth.
-		buf = make([]byte, 0, n+1)
+	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
+		return nil, nil
 	}
-	for {
-		if len(buf) > maxBody {
-			return buf[:maxBody], errBodyTooLarge
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := resp.Body.Read(buf[len(buf):min(cap(buf), maxBody+1)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if len(data) > maxBody {
+		return data[:maxBody], errBodyTooLarge
 	}
+	return data, err
 }
 
 // readError keeps the start of a failed answer's body (truncated is true when
@@ -369,25 +349,6 @@ func readError(resp *http.Response) (data []byte, truncated bool) {
 	return data, truncated
 }
 
-// bufferPool recycles read buffers of one Client (no package-level state).
-type bufferPool struct{ p sync.Pool }
-
-func (b *bufferPool) get() *[]byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return v
-	}
-	s := make([]byte, 0, 4<<10)
-	return &s
-}
-
-func (b *bufferPool) put(s *[]byte) {
-	if cap(*s) > maxPooledBuffer {
-		return
-	}
-	*s = (*s)[:0]
-	b.p.Put(s)
-}
-
 func cut(b []byte) []byte {
 	if len(b) > maxErrorBody {
 		b = b[:maxErrorBody]
@@ -399,7 +360,7 @@ func cut(b []byte) []byte {
 // wrong type is ignored, not fatal. data is at most maxErrorBody bytes, cut short
 // when truncated. Every string kept passes through scrub, which takes out the
 // token wherever the service quoted it.
-func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redactor) *APIError {
+func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redact.Scrubber) *APIError {
 	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))
@@ -411,7 +372,7 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	str := func(k string) string {
 		var s string
 		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return scrub.str(s)
+			return scrub.Text(s)
 		}
 		return ""
 	}

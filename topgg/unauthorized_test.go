@@ -30,7 +30,7 @@ var routes = []struct {
 		_, err := c.PostAnnouncement(ctx, topgg.NewAnnouncement{Title: "Hello", Content: "An announcement."})
 		return err
 	}},
-	{"metrics", "PATCH", "/v1/projects/@me/metrics", true, metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(3)})},
+	{"metrics", "PATCH", "/v1/projects/@me/metrics", true, metrics(topgg.BotMetrics{ServerCount: new(3)})},
 	{"batch", "POST", "/v1/projects/@me/metrics/batch", true, batch(2, nil)},
 	{"commands", "PUT", "/v1/projects/@me/commands", false, commands(`{"name":"vote","description":"Vote"}`)},
 	{"votes", "GET", "/v1/projects/@me/votes", false, votesFrom(ago(time.Hour))},
@@ -99,7 +99,7 @@ func TestLegacyTokenHint(t *testing.T) {
 	require.Contains(t, err.Error(), "hint: the token looks like a legacy v0 bot token")
 
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", Status: 400}))
-	err = c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err = c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	require.ErrorAs(t, err, &apiErr)
 	require.NotEmpty(t, apiErr.Hint, "the 400 of a bad token on v1 gets the hint too")
 

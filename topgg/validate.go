@@ -8,18 +8,21 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// The service's limits that the client checks before sending.
+// The service's limits that the client checks before sending (a
+// *ValidationError names the rule broken).
 const (
-	HeadlineMin, HeadlineMax                       = 3, 140
-	PageContentMin, PageContentMax                 = 300, 50000
-	AnnouncementTitleMin, AnnouncementTitleMax     = 3, 100
-	AnnouncementContentMin, AnnouncementContentMax = 10, 2000
-	// MaxBotsLimit is the largest page of GET /bots.
-	MaxBotsLimit = 500
-	// MaxBatchFuture is how far in the future a batch timestamp may be.
-	MaxBatchFuture = 5 * time.Minute
+	headlineMin, headlineMax                       = 3, 140
+	pageContentMin, pageContentMax                 = 300, 50000
+	announcementTitleMin, announcementTitleMax     = 3, 100
+	announcementContentMin, announcementContentMax = 10, 2000
+	// maxBotsLimit is the largest page of GET /bots.
+	maxBotsLimit = 500
+	// maxBatchFuture is how far in the future a batch timestamp may be.
+	maxBatchFuture = 5 * time.Minute
 )
 
 func invalid(field, problem, rule string) *ValidationError {
@@ -39,7 +42,7 @@ func checkSnowflake(field, id string) error {
 	if id == "" {
 		return invalid(field, "is empty", "a numeric id")
 	}
-	if len(id) > 20 || strings.Trim(id, "0123456789") != "" {
+	if _, ok := snowflake.Parse(id); !ok {
 		return invalid(field, fmt.Sprintf("%q is not a number", id), "a numeric id")
 	}
 	return nil
@@ -62,7 +65,7 @@ func (u ProjectUpdate) Validate() error {
 		name   string
 		values map[Locale]string
 		lo, hi int
-	}{{"headline", u.Headline, HeadlineMin, HeadlineMax}, {"page_content", u.PageContent, PageContentMin, PageContentMax}} {
+	}{{"headline", u.Headline, headlineMin, headlineMax}, {"page_content", u.PageContent, pageContentMin, pageContentMax}} {
 		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
 			field := fmt.Sprintf("%s[%s]", m.name, loc)
 			if !loc.Valid() {
@@ -78,10 +81,10 @@ func (u ProjectUpdate) Validate() error {
 
 // Validate checks title and content lengths and the category.
 func (a NewAnnouncement) Validate() error {
-	if err := checkLen("title", a.Title, AnnouncementTitleMin, AnnouncementTitleMax); err != nil {
+	if err := checkLen("title", a.Title, announcementTitleMin, announcementTitleMax); err != nil {
 		return err
 	}
-	if err := checkLen("content", a.Content, AnnouncementContentMin, AnnouncementContentMax); err != nil {
+	if err := checkLen("content", a.Content, announcementContentMin, announcementContentMax); err != nil {
 		return err
 	}
 	switch a.Category {
@@ -172,7 +175,7 @@ func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
 		if i > 0 && s.Metrics.kind() != samples[0].Metrics.kind() {
 			return invalid(field+".metrics", "differs in kind from data[0]", "one project kind per batch")
 		}
-		if s.Timestamp.After(now.Add(MaxBatchFuture)) {
+		if s.Timestamp.After(now.Add(maxBatchFuture)) {
 			return invalid(field+".timestamp", fmt.Sprintf("%s is in the future", s.Timestamp.UTC().Format(time.RFC3339)), "at most 5 minutes in the future")
 		}
 	}
@@ -219,9 +222,9 @@ func (q VotesQuery) validate(now time.Time) error {
 	return nil
 }
 
-func (s Source) validate() error {
+func (s UserIDKind) validate() error {
 	switch s {
-	case "", SourceTopgg, SourceDiscord:
+	case "", UserIDTopgg, UserIDDiscord:
 		return nil
 	}
 	return invalid("source", fmt.Sprintf("%q is unknown", string(s)), "topgg or discord")
@@ -248,8 +251,8 @@ func checkBotFields(fields []string) error {
 }
 
 func (q BotQuery) validate() error {
-	if q.Limit < 0 || q.Limit > MaxBotsLimit {
-		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", MaxBotsLimit))
+	if q.Limit < 0 || q.Limit > maxBotsLimit {
+		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", maxBotsLimit))
 	}
 	if q.Offset < 0 {
 		return invalid("offset", fmt.Sprintf("is %d", q.Offset), ">= 0")

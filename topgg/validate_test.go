@@ -127,9 +127,9 @@ func TestValidateMetrics(t *testing.T) {
 		t.Parallel()
 		runBoundaries(t, []boundary{
 			{"no field", "metrics", metrics(topgg.BotMetrics{})},
-			{"servers -1", "metrics.server_count", metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(-1)})},
-			{"shards -1", "metrics.shard_count", metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(1), ShardCount: topgg.Ptr(-1)})},
-			{"zero", "", metrics(topgg.BotMetrics{ServerCount: topgg.Ptr(0), ShardCount: topgg.Ptr(0)})},
+			{"servers -1", "metrics.server_count", metrics(topgg.BotMetrics{ServerCount: new(-1)})},
+			{"shards -1", "metrics.shard_count", metrics(topgg.BotMetrics{ServerCount: new(1), ShardCount: new(-1)})},
+			{"zero", "", metrics(topgg.BotMetrics{ServerCount: new(0), ShardCount: new(0)})},
 			{"nil", "metrics", metrics(nil)},
 			{"nil pointer", "metrics", metrics((*topgg.BotMetrics)(nil))},
 		})
@@ -138,10 +138,10 @@ func TestValidateMetrics(t *testing.T) {
 		t.Parallel()
 		runBoundaries(t, []boundary{
 			{"no field", "metrics", metrics(topgg.ServerMetrics{})},
-			{"members -1", "metrics.member_count", metrics(topgg.ServerMetrics{MemberCount: topgg.Ptr(-1)})},
-			{"online -1", "metrics.online_count", metrics(topgg.ServerMetrics{OnlineCount: topgg.Ptr(-1)})},
-			{"online > member", "metrics.online_count", metrics(topgg.ServerMetrics{MemberCount: topgg.Ptr(10), OnlineCount: topgg.Ptr(11)})},
-			{"online = member", "", metrics(topgg.ServerMetrics{MemberCount: topgg.Ptr(10), OnlineCount: topgg.Ptr(10)})},
+			{"members -1", "metrics.member_count", metrics(topgg.ServerMetrics{MemberCount: new(-1)})},
+			{"online -1", "metrics.online_count", metrics(topgg.ServerMetrics{OnlineCount: new(-1)})},
+			{"online > member", "metrics.online_count", metrics(topgg.ServerMetrics{MemberCount: new(10), OnlineCount: new(11)})},
+			{"online = member", "", metrics(topgg.ServerMetrics{MemberCount: new(10), OnlineCount: new(10)})},
 			{"nil pointer", "metrics", metrics((*topgg.ServerMetrics)(nil))},
 		}, topggtest.WithProject(topggtest.DiscordServer()))
 	})
@@ -161,8 +161,8 @@ func TestValidateProjectKind(t *testing.T) {
 	t.Parallel()
 	kinds := map[string]topggtest.Project{"bot": topggtest.DiscordBot(), "server": topggtest.DiscordServer(), "game": topggtest.RobloxGame()}
 	payloads := map[string]topgg.Metrics{
-		"bot":    topgg.BotMetrics{ServerCount: topgg.Ptr(1)},
-		"server": topgg.ServerMetrics{MemberCount: topgg.Ptr(1)},
+		"bot":    topgg.BotMetrics{ServerCount: new(1)},
+		"server": topgg.ServerMetrics{MemberCount: new(1)},
 		"game":   topgg.GameMetrics{PlayerCount: 1},
 	}
 	for kind, p := range kinds {
@@ -196,7 +196,7 @@ func TestWrongKindBeforeProject(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t, topggtest.WithProject(topggtest.RobloxGame()))
 	c := newClient(t, srv)
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: topgg.Ptr(1)})
+	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 422, apiErr.StatusCode)
@@ -207,7 +207,7 @@ func batch(n int, mod func(i int, s *topgg.MetricsSample)) func(context.Context,
 	return func(ctx context.Context, c *topgg.Client) error {
 		samples := make([]topgg.MetricsSample, n)
 		for i := range samples {
-			samples[i] = topgg.MetricsSample{Timestamp: time.Now().Add(-time.Duration(n-i) * time.Minute), Metrics: topgg.BotMetrics{ServerCount: topgg.Ptr(i)}}
+			samples[i] = topgg.MetricsSample{Timestamp: time.Now().Add(-time.Duration(n-i) * time.Minute), Metrics: topgg.BotMetrics{ServerCount: new(i)}}
 			if mod != nil {
 				mod(i, &samples[i])
 			}
@@ -226,7 +226,7 @@ func TestValidateBatch(t *testing.T) {
 		{"101 entries", "data", batch(101, nil)},
 		{"invalid entry", "data[3].metrics.server_count", batch(5, func(i int, s *topgg.MetricsSample) {
 			if i == 3 {
-				s.Metrics = topgg.BotMetrics{ServerCount: topgg.Ptr(-1)}
+				s.Metrics = topgg.BotMetrics{ServerCount: new(-1)}
 			}
 		})},
 		{"empty entry", "data[1].metrics", batch(2, func(i int, s *topgg.MetricsSample) {
@@ -298,7 +298,7 @@ func TestValidateVotes(t *testing.T) {
 	})
 }
 
-func voteStatus(user string, src topgg.Source) func(context.Context, *topgg.Client) error {
+func voteStatus(user string, src topgg.UserIDKind) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
 		_, err := c.VoteStatus(ctx, user, src)
 		return err
@@ -315,7 +315,7 @@ func TestValidateVoteStatus(t *testing.T) {
 		{"20 digits", "", voteStatus("12345678901234567890", "")},
 		{"neutral source word", "source", voteStatus("123", "native")},
 		{"bad source", "source", voteStatus("123", "chatplatform")},
-		{"discord", "", voteStatus("123", topgg.SourceDiscord)},
+		{"discord", "", voteStatus("123", topgg.UserIDDiscord)},
 	})
 }
 
@@ -379,13 +379,13 @@ func TestValidateLegacy(t *testing.T) {
 			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, Shards: []int{1, -1}})
 		})},
 		{"post stats shard id = count", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: topgg.Ptr(2), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(2), ShardCount: 2})
 		})},
 		{"post stats shard id < count", "", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: topgg.Ptr(1), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(1), ShardCount: 2})
 		})},
 		{"post stats negative shard id", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: topgg.Ptr(-1)})
+			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(-1)})
 		})},
 	})
 }
@@ -417,7 +417,7 @@ func TestValidateMethods(t *testing.T) {
 	requireInvalid(t, topgg.NewAnnouncement{Title: "ab", Content: runes("é", 10)}.Validate(), "title")
 	require.NoError(t, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "abc"}}.Validate())
 	requireInvalid(t, topgg.ProjectUpdate{}.Validate(), "headline/page_content")
-	require.NoError(t, topgg.BotMetrics{ShardCount: topgg.Ptr(1)}.Validate())
-	requireInvalid(t, topgg.ServerMetrics{MemberCount: topgg.Ptr(1), OnlineCount: topgg.Ptr(2)}.Validate(), "metrics.online_count")
+	require.NoError(t, topgg.BotMetrics{ShardCount: new(1)}.Validate())
+	requireInvalid(t, topgg.ServerMetrics{MemberCount: new(1), OnlineCount: new(2)}.Validate(), "metrics.online_count")
 	requireInvalid(t, topgg.GameMetrics{PlayerCount: -5}.Validate(), "metrics.player_count")
 }

@@ -111,15 +111,16 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 	}
 }
 
-// Source says which kind of user id a vote lookup takes.
-type Source string
+// UserIDKind says which kind of user id a vote lookup takes (the service's
+// source query parameter).
+type UserIDKind string
 
-// Sources of user ids.
+// Kinds of user ids.
 const (
-	// SourceTopgg looks a user up by Top.gg user id (the service's default).
-	SourceTopgg Source = "topgg"
-	// SourceDiscord looks a user up by Discord user id.
-	SourceDiscord Source = "discord"
+	// UserIDTopgg looks a user up by Top.gg user id (the service's default).
+	UserIDTopgg UserIDKind = "topgg"
+	// UserIDDiscord looks a user up by Discord user id.
+	UserIDDiscord UserIDKind = "discord"
 )
 
 // VoteStatus is a user's most recent vote, as [Client.VoteStatus] found it.
@@ -133,7 +134,7 @@ type VoteStatus struct {
 }
 
 // VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id).
-// source "" means [SourceTopgg]. No active vote is a normal answer: Voted false and a
+// source "" means [UserIDTopgg]. No active vote is a normal answer: Voted false and a
 // nil error. The service says so with a 404 in JSON (problem+json); any other 404,
 // such as a web server's HTML page for a base URL that misses /api, is returned as
 // an *APIError matching [ErrNotFound], so that a misconfiguration does not read as
@@ -141,7 +142,7 @@ type VoteStatus struct {
 //
 // It shares its rate-limit block with [Client.Votes]: a block one of them learns
 // from a 429 refuses calls of both, locally, until it ends.
-func (c *Client) VoteStatus(ctx context.Context, userID string, source Source) (VoteStatus, error) {
+func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
 	}

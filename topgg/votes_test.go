@@ -205,12 +205,12 @@ func TestVoteStatus(t *testing.T) {
 
 	for _, tc := range []struct {
 		user   string
-		source topgg.Source
+		source topgg.UserIDKind
 		query  []string // nil: no source parameter
 	}{
 		{"800506814562787328", "", nil},
-		{"800506814562787328", topgg.SourceTopgg, []string{"topgg"}},
-		{"146183080879613966", topgg.SourceDiscord, []string{"discord"}},
+		{"800506814562787328", topgg.UserIDTopgg, []string{"topgg"}},
+		{"146183080879613966", topgg.UserIDDiscord, []string{"discord"}},
 	} {
 		n := len(srv.Requests())
 		st, err := c.VoteStatus(t.Context(), tc.user, tc.source)
@@ -239,10 +239,10 @@ func TestVoteStatusNoVote(t *testing.T) {
 
 	for _, tc := range []struct {
 		user   string
-		source topgg.Source
+		source topgg.UserIDKind
 	}{
-		{"800506814562787328", topgg.SourceDiscord},
-		{"900000000000000001", topgg.SourceTopgg},
+		{"800506814562787328", topgg.UserIDDiscord},
+		{"900000000000000001", topgg.UserIDTopgg},
 		{"123456789012345678", ""},
 	} {
 		st, err := c.VoteStatus(t.Context(), tc.user, tc.source)

@@ -149,7 +149,7 @@ func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
 	require.NoError(t, err)
 	var keys []string
 	for _, v := range snap.Expiries {
-		keys = append(keys, v.Key)
+		keys = append(keys, v.Key())
 	}
 	assert.Contains(t, keys, keyOf(expired), "the expiry stays pending for the next Run")
 }

@@ -120,8 +120,8 @@ func BenchmarkIngest(b *testing.B) {
 		open func(b *testing.B) Store
 	}{
 		{"memory", func(*testing.B) Store { return NewMemoryStore() }},
-		{"bolt", func(b *testing.B) Store { return openBench(b) }},
-		{"bolt-nofsync", func(b *testing.B) Store { return openBench(b, WithoutFsync()) }},
+		{"bolt", func(b *testing.B) Store { return openBench(b, storeOptions{}) }},
+		{"bolt-nofsync", func(b *testing.B) Store { return openBench(b, storeOptions{noSync: true}) }},
 		// With an Observer that counts every event, as a metrics one does:
 		// the cost of the hook when used.
 		{"memory-observed", func(*testing.B) Store { return NewMemoryStore() }},
@@ -151,8 +151,8 @@ func BenchmarkIngest(b *testing.B) {
 	}
 }
 
-func openBench(b *testing.B, opts ...StoreOption) *BoltStore {
-	s, err := OpenStore(b.TempDir(), opts...)
+func openBench(b *testing.B, o storeOptions) *BoltStore {
+	s, err := openStore(b.TempDir(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 				}
 				var store Store = NewMemoryStore()
 				if name == "bolt" {
-					store = openBench(b)
+					store = openBench(b, storeOptions{})
 				}
 				var delivered atomic.Int64
 				p, err := New(client, Config{Store: store, Interval: 10 * time.Millisecond,
@@ -229,7 +229,7 @@ func residentMemory(b *testing.B, name string) {
 	var store Store = NewMemoryStore()
 	var bolt *BoltStore
 	if name == "bolt-nofsync" {
-		bolt = openBench(b, WithoutFsync())
+		bolt = openBench(b, storeOptions{noSync: true})
 		store = bolt
 	}
 	var delivered atomic.Int64
@@ -268,7 +268,7 @@ func BenchmarkIngestWebhooks(b *testing.B) {
 			name = "delivering"
 		}
 		b.Run(name, func(b *testing.B) {
-			store := openBench(b)
+			store := openBench(b, storeOptions{})
 			var delivered atomic.Int64
 			p, err := New(idleSource{}, Config{Store: store, OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
 			if err != nil {

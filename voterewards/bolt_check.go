@@ -15,7 +15,7 @@ import (
 
 // DamagedStoreError is what [OpenStore] returns for a state file it cannot
 // trust (truncated, overwritten, corrupted): bbolt would panic or fault on
-// it, so it is refused before bbolt touches it. Matches [ErrDamaged].
+// it, so it is refused before bbolt touches it. Match it with errors.As.
 type DamagedStoreError struct {
 	// Path is the damaged file.
 	Path string
@@ -28,9 +28,6 @@ func (e *DamagedStoreError) Error() string {
 		"(keep it for inspection) and start again; a new file is created, and the first run re-reads the "+
 		"lookback window of the vote history (votes in it may be rewarded again)", e.Path, e.Reason)
 }
-
-// Is makes errors.Is(err, ErrDamaged) hold.
-func (e *DamagedStoreError) Is(target error) bool { return target == ErrDamaged }
 
 // The bbolt file format, as far as checkFile reads it (go.etcd.io/bbolt
 // internal/common: page.go, meta.go, inode.go).

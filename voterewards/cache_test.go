@@ -35,8 +35,8 @@ func TestActiveMatchesTheServiceVoteStatus(t *testing.T) {
 	for u := 1; u <= 6; u++ {
 		for _, c := range []struct {
 			id  string
-			src topgg.Source
-		}{{userID(u), topgg.SourceTopgg}, {platformID(u), topgg.SourceDiscord}} {
+			src topgg.UserIDKind
+		}{{userID(u), topgg.UserIDTopgg}, {platformID(u), topgg.UserIDDiscord}} {
 			want, err := client.VoteStatus(ctx, c.id, c.src)
 			require.NoError(t, err)
 			got := p.Active(c.id)

@@ -99,7 +99,6 @@ func decodeVote(b []byte) (Vote, error) {
 	if len(b) != 0 {
 		return Vote{}, errBadRecord
 	}
-	v.Key = VoteKey(v.Vote)
 	return v, nil
 }
 

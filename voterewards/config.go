@@ -3,10 +3,10 @@ package voterewards
 import (
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Defaults of [Config].
@@ -25,7 +25,7 @@ const (
 	CancelWait = time.Second
 )
 
-// MinInterval is the shortest Interval [New] accepts for a Source that is the
+// MinInterval is the shortest Interval [New] accepts for a History that is the
 // real service (a *topgg.Client whose base URL is not on this machine; see
 // [topgg.Client.Loopback]). Top.gg publishes no number for its v1 project
 // endpoints beyond "stricter" than the rest; the only per-minute limit it
@@ -112,13 +112,13 @@ type Config struct {
 	clock clock.Clock
 }
 
-// remote is a Source that says whether it is a fake on this machine, as
+// remote is a History that says whether it is a fake on this machine, as
 // *topgg.Client does.
 type remote interface{ Loopback() bool }
 
 // checkFloor refuses an Interval below MinInterval for a src that is the
 // real service.
-func (c Config) checkFloor(src Source) error {
+func (c Config) checkFloor(src History) error {
 	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
 		return fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
 			ErrBadConfig, c.Interval, MinInterval)
@@ -127,11 +127,11 @@ func (c Config) checkFloor(src Source) error {
 }
 
 // withDefaults checks c for polling src and fills in its zero fields.
-func (c Config) withDefaults(src Source) (Config, error) {
+func (c Config) withDefaults(src History) (Config, error) {
 	if c.OnReward == nil {
 		return c, ErrNoRewardHandler
 	}
-	if isNil(c.Store) {
+	if typednil.Is(c.Store) {
 		return c, ErrNoStore
 	}
 	for _, d := range []struct {
@@ -169,20 +169,6 @@ func (c Config) withDefaults(src Source) (Config, error) {
 	}
 	c.clock = clock.Or(c.clock)
 	return c, nil
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer (or
-// another nil reference): a typed nil passed where an implementation is
-// expected, which would otherwise panic later in a goroutine.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
-		return r.IsNil()
-	}
-	return false
 }
 
 // oldestStart returns the oldest startDate the poller sends at now: one year

@@ -43,7 +43,7 @@ func TestCrashChild(t *testing.T) {
 	handle := func(_ context.Context, v voterewards.Vote) error {
 		// Handlers that take a while make the kills land mid-delivery.
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
-		if _, err := log.WriteString(round + " " + v.Key + "\n"); err != nil {
+		if _, err := log.WriteString(round + " " + v.Key() + "\n"); err != nil {
 			return err
 		}
 		return log.Sync()
@@ -108,7 +108,7 @@ func pendingKeys(t *testing.T, dir string) map[string]bool {
 	require.NoError(t, err)
 	out := map[string]bool{}
 	for _, v := range snap.Pending {
-		out[v.Key] = true
+		out[v.Key()] = true
 	}
 	return out
 }

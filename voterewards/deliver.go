@@ -158,7 +158,7 @@ func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 // claimLocked takes on the job, with lmu held, and returns the change of the
 // pending count to report.
 func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
-	k := jobKey{kind, v.Key}
+	k := jobKey{kind, v.Key()}
 	if c, ok := d.known[k]; ok {
 		if c.state != claimGivenUp || !retake {
 			return false, pendingReport{}
@@ -186,7 +186,7 @@ const (
 // settle records how a claimed job ended at now, and ends a reward's place
 // in the pending count unless it stays pending (given up).
 func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
-	k := jobKey{kind, v.Key}
+	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
 	switch o {
 	case outcomeDone:
@@ -221,7 +221,7 @@ func (d *delivery) forget(t time.Time) {
 func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
-	c, ok := d.known[jobKey{j.kind, j.v.Key}]
+	c, ok := d.known[jobKey{j.kind, j.v.Key()}]
 	return ok && (c.state != claimGivenUp || !retake)
 }
 
@@ -327,9 +327,9 @@ func (r *run) process(j job) (job, bool) {
 			return job{}, false
 		}
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+		r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
 			slog.Int("attempts", attempts), slog.Any("error", err))
-		r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key, Attempts: attempts, Err: err})
+		r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err})
 		return job{}, false
 	}
 	if j.kind == KindExpiry {
@@ -377,15 +377,15 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		if n < r.p.cfg.MaxAttempts {
 			delay := retryWait(n, r.p.cfg.RetryDelay)
-			r.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+			r.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
 				slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 			if r.sleep(r.stop, delay) == nil {
 				continue
 			}
 		}
-		rerr := &RecordError{Kind: j.kind, Key: j.v.Key, Attempts: n, Err: err}
+		rerr := &RecordError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Err: err}
 		r.log.Error("recording the outcome failed; the vote stays pending",
-			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key), slog.Int("attempts", n), slog.Any("error", err))
+			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()), slog.Int("attempts", n), slog.Any("error", err))
 		r.giveUp(j.kind, j.v, rerr)
 		return false
 	}
@@ -412,7 +412,7 @@ func (r *run) attempt(j job) (int, error) {
 			return n, err
 		}
 		delay := retryWait(n, r.p.cfg.RetryDelay)
-		r.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key),
+		r.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
 			slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 		if r.sleep(r.stop, delay) != nil {
 			return n, errAbandoned
@@ -443,7 +443,7 @@ func (r *run) giveUp(kind Kind, v Vote, err error) {
 		return
 	}
 	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(v, err) }); rec != nil {
-		r.log.Error("OnGiveUp panicked", slog.String("key", v.Key), slog.Any("panic", rec.Value))
+		r.log.Error("OnGiveUp panicked", slog.String("key", v.Key()), slog.Any("panic", rec.Value))
 	}
 }
 

@@ -39,10 +39,10 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 	gaveUpAt := map[string]time.Time{}
 	handle := func(_ context.Context, v voterewards.Vote) error {
 		mu.Lock()
-		attempts[v.Key]++
-		n := attempts[v.Key]
+		attempts[v.Key()]++
+		n := attempts[v.Key()]
 		mu.Unlock()
-		switch v.Key {
+		switch v.Key() {
 		case keyOf(failing):
 			return errHandler
 		case keyOf(flaky):
@@ -53,16 +53,16 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 			panic(errHandler)
 		}
 		mu.Lock()
-		delivered[v.Key] = time.Now()
+		delivered[v.Key()] = time.Now()
 		mu.Unlock()
 		return nil
 	}
 	onGiveUp := func(v voterewards.Vote, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		gaveUp[v.Key] = err
-		if _, ok := gaveUpAt[v.Key]; !ok {
-			gaveUpAt[v.Key] = time.Now()
+		gaveUp[v.Key()] = err
+		if _, ok := gaveUpAt[v.Key()]; !ok {
+			gaveUpAt[v.Key()] = time.Now()
 		}
 	}
 	store := voterewards.NewMemoryStore()

@@ -13,7 +13,7 @@
 // handler call has returned, or [CancelWait] later without a handler that
 // ignores its context (its outcome is dropped). It may be called again after it returned (a
 // fleet runs it each time it wins the lease); a concurrent second call
-// returns [ErrRunning]. Every timer (interval, retries, expiries, pruning,
+// returns [topgg.ErrRunning]. Every timer (interval, retries, expiries, pruning,
 // grace) runs on one injectable clock.
 //
 // # One vote stream
@@ -59,9 +59,9 @@
 // # Inputs that cannot stall it
 //
 // No answer of the service stops or spins the pipeline: a created_at in the
-// future is clamped to the local clock plus [MaxClockSkew], a missing or
+// future is clamped to the local clock plus a minute, a missing or
 // impossible expires_at becomes created_at plus [VoteLifetime], weights are
-// kept within [1, [MaxWeight]], a vote without ids is skipped, each logged;
+// kept within [1, 10], a vote without ids is skipped, each logged;
 // a poll round ends at the first page that adds nothing (whatever its
 // cursor), never sends the same request twice, and reads a bounded number
 // of pages; the next round comes after the interval.

@@ -60,7 +60,7 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 
 	secondStarted := make(chan struct{})
 	log := eventLog{after: func(kind string, v voterewards.Vote) {
-		if kind == "reward" && v.Key == keyOf(second) {
+		if kind == "reward" && v.Key() == keyOf(second) {
 			close(secondStarted)
 		}
 	}}
@@ -137,8 +137,8 @@ func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 		OnReward: func(_ context.Context, got voterewards.Vote) error {
 			mu.Lock()
 			defer mu.Unlock()
-			attempts[got.Key]++
-			if got.Key == keyOf(v) && failing.Load() {
+			attempts[got.Key()]++
+			if got.Key() == keyOf(v) && failing.Load() {
 				return errHandler
 			}
 			return nil
@@ -162,8 +162,7 @@ func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	at := clk.Now().UTC().Round(0)
 	next := voterewards.Vote{Vote: topgg.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: at, ExpiresAt: at.Add(voterewards.VoteLifetime)},
 		Origin: voterewards.OriginWebhook}
-	next.Key = voterewards.VoteKey(next.Vote)
-	nextKey := next.Key
+	nextKey := next.Key()
 	_, err := inner.Ingest(context.Background(), nil, []voterewards.Vote{next})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { clk.Advance(time.Second); return tries(nextKey) == 1 }, 5*time.Second, time.Millisecond)

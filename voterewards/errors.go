@@ -1,22 +1,27 @@
 package voterewards
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/topgg"
+)
 
 // Sentinel errors, for errors.Is. Errors that carry them are wrapped with
 // details (the field, the file, the vote).
 var (
-	// ErrRunning is returned by [Poller.Run] (and [Poller.Mirror]) when
+	// errRunning is returned by [Poller.Run] (and [Poller.Mirror]) when
 	// another call of it is still running on the same Poller.
-	ErrRunning = errors.New("voterewards: already running")
+	errRunning = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
 	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
 	// not running: the next Run redelivers what is pending anyway.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
-	// ErrNotConfigured is returned by the methods of a Poller that was not
-	// made by [New] (a zero value).
-	ErrNotConfigured = errors.New("voterewards: Poller not made by New")
-	// ErrNilSource is returned by [New] for a nil Source, or an interface
+	// errNotMade is returned by the methods of a Poller that was not made by
+	// [New] (a zero value).
+	errNotMade = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
+	// errNilHistory is returned by [New] for a nil History, or an interface
 	// holding a nil pointer (a typed nil such as (*topgg.Client)(nil)).
-	ErrNilSource = errors.New("voterewards: nil Source")
+	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
 	// ErrNoStore is returned by [New] when Config.Store is nil or a typed nil.
 	ErrNoStore = errors.New("voterewards: Config.Store is required (OpenStore(dir) or NewMemoryStore())")
 	// ErrNoRewardHandler is returned by [New] when Config.OnReward is nil.
@@ -28,7 +33,4 @@ var (
 	// one: no user id of either kind, no Origin, or ids longer than the store
 	// keeps. A webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
-	// ErrDamaged is matched (errors.Is) by the *[DamagedStoreError] that
-	// [OpenStore] returns for a state file it cannot trust.
-	ErrDamaged = errors.New("voterewards: state file is damaged")
 )

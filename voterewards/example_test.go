@@ -41,7 +41,7 @@ func Example() {
 	p, err := voterewards.New(client, voterewards.Config{
 		Store: store,
 		OnReward: func(ctx context.Context, v voterewards.Vote) error {
-			// Give the reward here; v.Key is an idempotency key.
+			// Give the reward here; v.Key() is an idempotency key.
 			rewarded <- v
 			return nil
 		},

@@ -23,10 +23,10 @@ type expiryLog struct {
 }
 
 func (e *expiryLog) handle(_ context.Context, v voterewards.Vote) error {
-	assert.False(e.t, clock.Or(e.clk).Now().Before(v.ExpiresAt), "expiry of %s before %s", v.Key, v.ExpiresAt)
+	assert.False(e.t, clock.Or(e.clk).Now().Before(v.ExpiresAt), "expiry of %s before %s", v.Key(), v.ExpiresAt)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.calls[v.Key]++
+	e.calls[v.Key()]++
 	return nil
 }
 

@@ -8,3 +8,13 @@ func WithClock(cfg Config, c clock.Clock) Config {
 	cfg.clock = c
 	return cfg
 }
+
+// StoreFile is the name of the bbolt file OpenStore keeps in its directory,
+// for the tests that damage it.
+const StoreFile = storeFile
+
+// Bounds of sanitize, for the hardening tests.
+const (
+	MaxClockSkew = maxClockSkew
+	MaxWeight    = maxWeight
+)

@@ -125,8 +125,8 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	return 0, true
 }
 
-// errNilPage is a Source's answer of neither a page nor an error.
-var errNilPage = errors.New("voterewards: Source returned no page and no error")
+// errNilPage is a History's answer of neither a page nor an error.
+var errNilPage = errors.New("voterewards: History returned no page and no error")
 
 // failedOrLimited returns the wait after a failed request: Retry-After for a
 // rate limit, else the doubling failure wait.
@@ -243,7 +243,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			continue
 		}
 		if f != 0 {
-			r.log.Warn("vote corrected", slog.String("key", v.Key), slog.String("fixes", f.String()))
+			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)

@@ -80,7 +80,7 @@ func requireBurstReadOnce(t *testing.T, src *sliceSource) []topgg.VotesQuery {
 	require.NoError(t, stop())
 	assert.Len(t, src.calls(), n)
 	for _, v := range src.votes {
-		assert.Equal(t, 1, rec.snapshot()[voterewards.VoteKey(v)], "vote of %s", v.UserID)
+		assert.Equal(t, 1, rec.snapshot()[voterewards.Vote{Vote: v}.Key()], "vote of %s", v.UserID)
 	}
 	return src.calls()
 }

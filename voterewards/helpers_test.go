@@ -56,7 +56,7 @@ func newClient(t testing.TB, srv *topggtest.Server, opts ...topgg.Option) *topgg
 }
 
 // startPoller runs a poller until cleanup (before the server closes).
-func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *voterewards.Poller {
+func startPoller(t testing.TB, src voterewards.History, cfg voterewards.Config) *voterewards.Poller {
 	t.Helper()
 	p, _ := runPoller(t, src, cfg)
 	return p
@@ -65,7 +65,7 @@ func startPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) *
 // runPoller makes a poller and runs it in a goroutine; stop cancels Run and
 // returns its result once it returned (bounded). Calling stop again returns
 // the same result.
-func runPoller(t testing.TB, src voterewards.Source, cfg voterewards.Config) (*voterewards.Poller, func() error) {
+func runPoller(t testing.TB, src voterewards.History, cfg voterewards.Config) (*voterewards.Poller, func() error) {
 	t.Helper()
 	if cfg.Interval == 0 {
 		cfg.Interval = 20 * time.Millisecond
@@ -115,9 +115,9 @@ func newRecorder() *recorder {
 func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls[v.Key]++
-	r.votes[v.Key] = v
-	r.order = append(r.order, v.Key)
+	r.calls[v.Key()]++
+	r.votes[v.Key()] = v
+	r.order = append(r.order, v.Key())
 	return nil
 }
 
@@ -145,7 +145,7 @@ func (r *recorder) snapshot() map[string]int {
 
 // keyOf is the dedup key the poller should give a fake's vote.
 func keyOf(v topggtest.Vote) string {
-	return voterewards.VoteKey(topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt})
+	return voterewards.Vote{Vote: topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt}}.Key()
 }
 
 // keysOf returns the dedup keys of every vote the fake holds.
@@ -190,7 +190,7 @@ func (l *eventLog) handler(kind string) voterewards.Handler {
 	return func(_ context.Context, v voterewards.Vote) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.events = append(l.events, kind+" "+v.Key)
+		l.events = append(l.events, kind+" "+v.Key())
 		if l.after != nil {
 			l.after(kind, v)
 		}

@@ -268,7 +268,7 @@ func TestTwoProcessesShareAStore(t *testing.T) {
 	srv.AddVote(polled)
 	leaderClock.Advance(time.Hour)
 	require.Eventually(t, func() bool { return follower.Active(polled.PlatformID).Active }, 5*time.Second, time.Millisecond)
-	assert.ErrorIs(t, follower.Mirror(context.Background()), voterewards.ErrRunning, "one Mirror at a time")
+	assert.ErrorIs(t, follower.Mirror(context.Background()), topgg.ErrRunning, "one Mirror at a time")
 	// Its first load may have come before the leader's first checkpoint: the
 	// next prune tick loads the store again until the window is covered.
 	// (Advancing inside the wait: a resync may replace the timer meanwhile.)

@@ -14,15 +14,15 @@ import (
 // it loads once and prunes the cache (the process's own Ingest calls feed it
 // anyway). Once the store's checkpoint shows the history read from far
 // enough back, a process that only mirrors answers Covered too (the leader
-// polls on). It may run beside Run. It returns [ErrRunning] if another Mirror
+// polls on). It may run beside Run. It returns [topgg.ErrRunning] if another Mirror
 // call is running, and the store's error if the first load fails or, as soon
 // as it does, the feed fails for good.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.mirroring.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer p.mirroring.Store(false)
 	if err := p.loadCache(ctx); err != nil {

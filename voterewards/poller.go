@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // Poller is the vote pipeline of one process: it reads the vote history
@@ -14,9 +16,9 @@ import (
 // one [Store] where the records of one vote from several sources are one vote,
 // and delivers each vote to the handlers of its [Config]. Make it with [New].
 // Its methods are safe for concurrent use; a nil or zero Poller returns
-// [ErrNotConfigured].
+// [topgg.ErrNotConfigured].
 type Poller struct {
-	src   Source
+	src   History
 	cfg   Config
 	log   *slog.Logger
 	store Store
@@ -37,12 +39,12 @@ type Poller struct {
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
 // delivers them as cfg says. It makes no request and starts nothing. A nil
 // src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [ErrNilSource]; a missing Store or OnReward, an impossible value, or an
-// Interval below [MinInterval] from the real service, is an error naming the
-// field.
-func New(src Source, cfg Config) (*Poller, error) {
-	if isNil(src) {
-		return nil, ErrNilSource
+// is [topgg.ErrNilArgument]; a missing Store or OnReward, an impossible value,
+// or an Interval below [MinInterval] from the real service, is an error naming
+// the field.
+func New(src History, cfg Config) (*Poller, error) {
+	if typednil.Is(src) {
+		return nil, errNilHistory
 	}
 	cfg, err := cfg.withDefaults(src)
 	if err != nil {
@@ -74,7 +76,7 @@ func New(src Source, cfg Config) (*Poller, error) {
 // nothing is stored. Concurrent calls share store commits.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	now := p.cfg.clock.Now()
 	clean := make([]Vote, len(votes))
@@ -84,7 +86,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 			return err
 		}
 		if f != 0 {
-			p.log.Warn("vote corrected", slog.String("key", s.Key), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
+			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
 		}
 		clean[i] = s
 	}
@@ -110,7 +112,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	r := p.current()
 	if r == nil {

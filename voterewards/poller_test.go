@@ -87,7 +87,7 @@ func TestEveryVoteHandledOnceAcrossPages(t *testing.T) {
 // gatedSource lets a test change the fake between two polls.
 type gatedSource struct {
 	mu  sync.Mutex
-	src voterewards.Source
+	src voterewards.History
 }
 
 func (g *gatedSource) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
@@ -128,7 +128,7 @@ func TestRefusedCursorFallsBackWithoutLossOrDuplicates(t *testing.T) {
 }
 
 // noCursor hides the service's cursors, as a service that gives none would.
-type noCursor struct{ src voterewards.Source }
+type noCursor struct{ src voterewards.History }
 
 func (n noCursor) Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
 	p, err := n.src.Votes(ctx, q)
@@ -182,7 +182,7 @@ func TestLookbackIsCutToOneYear(t *testing.T) {
 // timedSource records when each call was made.
 type timedSource struct {
 	mu    sync.Mutex
-	src   voterewards.Source
+	src   voterewards.History
 	calls []time.Time
 }
 
@@ -229,13 +229,13 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource)
+	assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	var client *topgg.Client
 	_, err = voterewards.New(client, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource, "a typed nil *topgg.Client fails at New, not in a goroutine later")
+	assert.ErrorIs(t, err, topgg.ErrNilArgument, "a typed nil *topgg.Client fails at New, not in a goroutine later")
 	var src *sliceSource
 	_, err = voterewards.New(src, cfg)
-	assert.ErrorIs(t, err, voterewards.ErrNilSource, "any typed nil Source")
+	assert.ErrorIs(t, err, topgg.ErrNilArgument, "any typed nil Source")
 	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
 		"the error names the field")
 
@@ -261,10 +261,10 @@ func TestZeroPollerFailsFast(t *testing.T) {
 	t.Parallel()
 	var p voterewards.Poller
 	ctx := context.Background()
-	assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
-	assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+	assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
 	assert.Equal(t, voterewards.Status{}, p.Active("1"))
 }
 
@@ -275,10 +275,10 @@ func TestNilPollerFailsFast(t *testing.T) {
 	var p *voterewards.Poller
 	ctx := context.Background()
 	assert.NotPanics(t, func() {
-		assert.ErrorIs(t, p.Run(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Mirror(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Redeliver(ctx), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.Ingest(ctx), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
 		assert.Equal(t, voterewards.Status{}, p.Active("1"))
 	})
 }
@@ -287,7 +287,7 @@ func TestNilPollerFailsFast(t *testing.T) {
 // again and the same cursor, as a service might that never sends an empty page.
 type repeatLast struct {
 	mu    sync.Mutex
-	src   voterewards.Source
+	src   voterewards.History
 	last  topgg.Vote
 	calls int
 }
@@ -355,7 +355,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	var pending []voterewards.Vote
 	for i := range 8 {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
-		pending = append(pending, voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory})
+		pending = append(pending, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
 	}
 	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending)
 	require.NoError(t, err)
@@ -378,7 +378,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	before := calls.Load()
 	go func() { done <- p.Run(ctx) }()
 	require.Eventually(t, func() bool { return calls.Load() > before }, 5*time.Second, time.Millisecond, "Run delivers")
-	assert.ErrorIs(t, p.Run(context.Background()), voterewards.ErrRunning, "a second Run while one runs is refused")
+	assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning, "a second Run while one runs is refused")
 	cancel()
 	require.NoError(t, <-done)
 }

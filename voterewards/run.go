@@ -22,14 +22,14 @@ import (
 // dropped: the vote stays pending, so the next Run may call the handler for
 // it again while the stuck call still runs). Work not
 // done stays pending in the store for the next Run. A second Run while one is
-// running returns [ErrRunning]; Run may be called again after it returned
+// running returns [topgg.ErrRunning]; Run may be called again after it returned
 // (a fleet runs it each time it wins the lease).
 func (p *Poller) Run(ctx context.Context) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if !p.running.CompareAndSwap(false, true) {
-		return ErrRunning
+		return errRunning
 	}
 	defer p.running.Store(false)
 	p.caughtUp.Store(false)

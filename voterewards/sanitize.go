@@ -11,14 +11,14 @@ import (
 // Bounds on what the service (or a webhook) may send. Nothing outside them
 // stalls the pipeline: times and weights are clamped, and the vote goes on.
 const (
-	// MaxClockSkew is how far in the future, by the local clock, a vote's
-	// created_at may lie: a later one is clamped to now + MaxClockSkew. An
+	// maxClockSkew is how far in the future, by the local clock, a vote's
+	// created_at may lie: a later one is clamped to now + maxClockSkew. An
 	// unclamped future vote would make the poller ask for votes from that
 	// date, and miss every vote until then.
-	MaxClockSkew = time.Minute
-	// MaxWeight is the largest weight kept (the service sends 1, or 2 on
-	// weekends); a larger one becomes MaxWeight, a smaller than 1 becomes 1.
-	MaxWeight = 10
+	maxClockSkew = time.Minute
+	// maxWeight is the largest weight kept (the service sends 1, or 2 on
+	// weekends); a larger one becomes maxWeight, a smaller than 1 becomes 1.
+	maxWeight = 10
 	// maxQueryEntries bounds a webhook query kept with a vote.
 	maxQueryEntries = 32
 )
@@ -50,10 +50,10 @@ func (f fixes) String() string {
 }
 
 // sanitize returns v made safe to store and schedule at now: UTC times
-// without monotonic readings, created_at no later than now+MaxClockSkew (and,
+// without monotonic readings, created_at no later than now+maxClockSkew (and,
 // when missing, the receipt time now: v0 webhooks carry none), expires_at
 // after created_at and at most 2*VoteLifetime after it (else created_at +
-// VoteLifetime), a weight in [1, MaxWeight], a bounded query, and its Key. It
+// VoteLifetime), a weight in [1, maxWeight], a bounded query, and its Key. It
 // reports what it changed. A vote it cannot make safe (no id of either kind,
 // an id the store cannot keep, no Origin) is an error wrapping
 // ErrInvalidVote.
@@ -63,8 +63,8 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	}
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
-	if v.Weight < 1 || v.Weight > MaxWeight {
-		v.Weight = min(max(v.Weight, 1), MaxWeight)
+	if v.Weight < 1 || v.Weight > maxWeight {
+		v.Weight = min(max(v.Weight, 1), maxWeight)
 		f |= fixWeight
 	}
 	if v.Hook != nil && !queryFits(v.Hook.Query) {
@@ -73,7 +73,6 @@ func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 		v.Hook = &h
 		f |= fixQuery
 	}
-	v.Key = VoteKey(v.Vote)
 	return v, f, nil
 }
 
@@ -102,8 +101,8 @@ func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, f
 		if !v0 {
 			f |= fixNoCreated
 		}
-	case c.After(now.Add(MaxClockSkew)):
-		c = now.Add(MaxClockSkew)
+	case c.After(now.Add(maxClockSkew)):
+		c = now.Add(maxClockSkew)
 		f |= fixFuture
 	}
 	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
@@ -132,7 +131,7 @@ func queryFits(q map[string]string) bool {
 // makes an arriving vote's: a store shared by several processes (Redis,
 // PostgreSQL) holds times that this process did not measure, written by a
 // process whose clock was ahead, by an older version, or planted. A
-// checkpoint time later than now+MaxClockSkew is treated as missing (a
+// checkpoint time later than now+maxClockSkew is treated as missing (a
 // LastSeen from the future would make the poll skip every vote until then;
 // a missing one re-reads from Since, which the dedup set absorbs; a missing
 // Since restarts the lookback), and each vote's times are fixed as sanitize
@@ -140,7 +139,7 @@ func queryFits(q map[string]string) bool {
 // values it changed; a snapshot a sane store returns is left as it is.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
-	limit := now.Add(MaxClockSkew)
+	limit := now.Add(maxClockSkew)
 	n := 0
 	if snap.Checkpoint.LastSeen.After(limit) {
 		snap.Checkpoint.LastSeen = time.Time{}
@@ -184,5 +183,5 @@ func (p *Poller) noteOddTimes(ctx context.Context, n int) {
 		return
 	}
 	p.log.WarnContext(ctx, "the store holds times in the future or out of range; clamped (logged once)",
-		slog.Int("values", n), slog.Duration("max_clock_skew", MaxClockSkew))
+		slog.Int("values", n), slog.Duration("max_clock_skew", maxClockSkew))
 }

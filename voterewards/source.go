@@ -6,11 +6,11 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Source reads pages of the vote history. *topgg.Client satisfies it; tests and
-// adapters may wrap one. A poller calls Votes from one goroutine, never
-// concurrently.
-type Source interface {
+// History is the vote history a [Poller] reads, page by page. *topgg.Client
+// satisfies it; tests and adapters may wrap one. A poller calls Votes from
+// one goroutine, never concurrently.
+type History interface {
 	Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error)
 }
 
-var _ Source = (*topgg.Client)(nil)
+var _ History = (*topgg.Client)(nil)

@@ -17,8 +17,8 @@ import (
 // BoltStore in this process) has the directory open. Match it with errors.Is.
 var ErrLocked = errors.New("voterewards: state directory is in use by another process")
 
-// StoreFile is the name of the bbolt file [OpenStore] keeps in its directory.
-const StoreFile = "voterewards.db"
+// storeFile is the name of the bbolt file [OpenStore] keeps in its directory.
+const storeFile = "voterewards.db"
 
 // openTimeout is how long OpenStore waits for the file lock: long enough to
 // ride out a process that is just exiting, short enough to fail clearly.
@@ -71,31 +71,25 @@ type BoltStore struct {
 
 var _ Store = (*BoltStore)(nil)
 
-// StoreOption configures [OpenStore].
-type StoreOption func(*storeOptions)
-
+// storeOptions are the choices of openStore. noSync skips fsync after each
+// transaction (the benchmarks compare it): the state still survives the
+// process being killed, but not a power loss.
 type storeOptions struct{ noSync bool }
 
-// WithoutFsync makes the store skip fsync after each transaction. The state
-// still survives the process being killed (the kernel holds the written
-// pages), but not a power loss or an OS crash, after which the file may be
-// damaged. It makes delivery several times faster on slow disks.
-func WithoutFsync() StoreOption { return func(o *storeOptions) { o.noSync = true } }
+// OpenStore opens (creating if needed) the store in dir, in the file
+// voterewards.db; it creates dir with mode 0700. If another process has it
+// open, it fails within half a second with an error matching [ErrLocked]. A
+// file it cannot trust (truncated, corrupted) is a *[DamagedStoreError]
+// (errors.As), never a crash. Close it when done.
+func OpenStore(dir string) (*BoltStore, error) {
+	return openStore(dir, storeOptions{})
+}
 
-// OpenStore opens (creating if needed) the store in dir, which it creates with
-// mode 0700. If another process has it open, it fails within half a second with
-// an error matching [ErrLocked]. A file it cannot trust (truncated, corrupted)
-// is a *[DamagedStoreError] (matching [ErrDamaged]), never a crash. Close it
-// when done.
-func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
-	var o storeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func openStore(dir string, o storeOptions) (*BoltStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("voterewards: open store: %w", err)
 	}
-	path := filepath.Join(dir, StoreFile)
+	path := filepath.Join(dir, storeFile)
 	db, err := openBolt(path, o)
 	if err != nil {
 		return nil, err
@@ -106,6 +100,12 @@ func OpenStore(dir string, opts ...StoreOption) (*BoltStore, error) {
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
 	return &BoltStore{db: db, path: path}, nil
+}
+
+// isDamaged reports a *DamagedStoreError in err's chain.
+func isDamaged(err error) bool {
+	var d *DamagedStoreError
+	return errors.As(err, &d)
 }
 
 // openBolt opens the file once checkFile found it sound, containing any panic
@@ -130,7 +130,7 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	case errors.Is(err, ErrDamaged):
+	case isDamaged(err):
 		return nil, err
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, &DamagedStoreError{Path: path, Reason: err.Error()}
@@ -139,7 +139,7 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	}
 	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
 		_ = db.Close()
-		if !errors.Is(err, ErrDamaged) {
+		if !isDamaged(err) {
 			err = &DamagedStoreError{Path: path, Reason: err.Error()}
 		}
 		return nil, err
@@ -337,7 +337,7 @@ func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key, err)
+		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key(), err)
 	}
 	return nil
 }
@@ -349,7 +349,7 @@ func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
 	}
 	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
 	if err != nil {
-		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key, err)
+		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key(), err)
 	}
 	return nil
 }

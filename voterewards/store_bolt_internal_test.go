@@ -16,7 +16,7 @@ import (
 // the other changes down nor leave the store unable to write.
 func TestBoltStoreWritesAfterAPanickingChange(t *testing.T) {
 	t.Parallel()
-	s, err := OpenStore(t.TempDir(), WithoutFsync())
+	s, err := openStore(t.TempDir(), storeOptions{noSync: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()

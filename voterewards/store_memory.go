@@ -76,9 +76,9 @@ func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 			continue
 		}
 		s.byVoter[id] = times.add(v.CreatedAt)
-		s.seen[v.Key] = v
+		s.seen[v.Key()] = v
 		s.order = append(s.order, v)
-		s.pending[v.Key] = v
+		s.pending[v.Key()] = v
 		added = append(added, v)
 	}
 	if cp != nil {
@@ -137,9 +137,9 @@ func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.pending, v.Key)
+	delete(s.pending, v.Key())
 	if expire {
-		s.expiries[v.Key] = v
+		s.expiries[v.Key()] = v
 	}
 	return nil
 }
@@ -151,7 +151,7 @@ func (s *MemoryStore) Expired(ctx context.Context, v Vote) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.expiries, v.Key)
+	delete(s.expiries, v.Key())
 	return nil
 }
 
@@ -168,7 +168,7 @@ func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) e
 		if !v.CreatedAt.Before(createdBefore) || v.ExpiresAt.After(now) {
 			break
 		}
-		delete(s.seen, v.Key)
+		delete(s.seen, v.Key())
 		id := v.lane()
 		if times, ok := s.byVoter[id].remove(v.CreatedAt); ok {
 			s.byVoter[id] = times
@@ -244,7 +244,7 @@ func (f *follower) take() ([]Vote, bool) {
 }
 
 func byCreated(a, b Vote) int {
-	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key, b.Key))
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key(), b.Key()))
 }
 
 func byExpiry(a, b Vote) int {

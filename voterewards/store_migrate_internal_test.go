@@ -34,7 +34,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	pendingV := topgg.Vote{UserID: "71", PlatformID: "31", Weight: 2, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
 	expiryV := topgg.Vote{UserID: "72", PlatformID: "32", Weight: 1, CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(10 * time.Hour)}
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := bolt.Open(filepath.Join(dir, storeFile), 0o600, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
 		oldKey := func(v topgg.Vote) []byte {
@@ -75,7 +75,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "c7", snap.Checkpoint.Cursor)
 	require.Len(t, snap.Pending, 1)
-	assert.Equal(t, VoteKey(pendingV), snap.Pending[0].Key)
+	assert.Equal(t, Vote{Vote: pendingV}.Key(), snap.Pending[0].Key())
 	assert.Equal(t, OriginHistory, snap.Pending[0].Origin)
 	assert.Equal(t, 2, snap.Pending[0].Weight)
 	require.Len(t, snap.Expiries, 1)
@@ -89,7 +89,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	hook := pendingV
 	hook.UserID = ""
 	hook.CreatedAt = hook.CreatedAt.Add(700 * time.Nanosecond)
-	added, err := s.Ingest(ctx, nil, []Vote{{Vote: hook, Key: VoteKey(hook), Origin: OriginWebhook}})
+	added, err := s.Ingest(ctx, nil, []Vote{{Vote: hook, Origin: OriginWebhook}})
 	require.NoError(t, err)
 	assert.Empty(t, added)
 	snap, err = s.Load(ctx)

@@ -15,13 +15,13 @@ import (
 
 func storeVote(u int, created, expires time.Time) voterewards.Vote {
 	tv := topgg.Vote{UserID: userID(u), PlatformID: platformID(u), Weight: 1 + u%2, CreatedAt: created.UTC(), ExpiresAt: expires.UTC()}
-	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: voterewards.OriginHistory}
+	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory}
 }
 
 func keys(votes []voterewards.Vote) []string {
 	out := []string{}
 	for _, v := range votes {
-		out = append(out, v.Key)
+		out = append(out, v.Key())
 	}
 	return out
 }

@@ -39,11 +39,6 @@ func (o Origin) String() string {
 // from and its dedup key.
 type Vote struct {
 	topgg.Vote
-	// Key identifies the vote across sources, polls and restarts: the voter's
-	// id (PlatformID, else UserID) and the creation time, as
-	// "id@created_at" (RFC 3339, UTC, nanoseconds). A handler can use it as an
-	// idempotency key.
-	Key string
 	// Origin is the source that delivered the vote first.
 	Origin Origin
 	// Hook is what a webhook delivery carried beyond the vote record; nil
@@ -61,10 +56,12 @@ type Hook struct {
 	Query map[string]string
 }
 
-// VoteKey returns the dedup key of v: its platform id (or, if the service sent
-// none, its user id) and its creation time. It is what [Vote.Key] holds.
-func VoteKey(v topgg.Vote) string {
-	return voterID(v) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
+// Key identifies the vote across sources, polls and restarts: the voter's id
+// (PlatformID, else UserID) and the creation time, as "id@created_at" (RFC
+// 3339, UTC, nanoseconds). It is the store's dedup key, and a handler can use
+// it as an idempotency key.
+func (v Vote) Key() string {
+	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
 // voterID is the id a vote is deduplicated and serialised on: the platform
@@ -82,7 +79,7 @@ func newVote(v topgg.Vote) Vote {
 	// a vote read from the store and from the service compare equal.
 	v.CreatedAt = v.CreatedAt.UTC().Round(0)
 	v.ExpiresAt = v.ExpiresAt.UTC().Round(0)
-	return Vote{Vote: v, Key: VoteKey(v), Origin: OriginHistory}
+	return Vote{Vote: v, Origin: OriginHistory}
 }
 
 // lane returns the id whose votes are handled one at a time.

@@ -24,7 +24,7 @@ import (
 // Top.gg retries.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if p == nil || p.store == nil {
-		return ErrNotConfigured
+		return errNotMade
 	}
 	if v.Test {
 		return nil

@@ -129,7 +129,7 @@ func (r *recorder) nth(n int) voterewards.Vote {
 func TestIngestWebhookOnAZeroPoller(t *testing.T) {
 	t.Parallel()
 	for _, p := range []*voterewards.Poller{nil, {}} {
-		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{Test: true}), voterewards.ErrNotConfigured)
-		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{PlatformID: "1"}), voterewards.ErrNotConfigured)
+		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{Test: true}), topgg.ErrNotConfigured)
+		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{PlatformID: "1"}), topgg.ErrNotConfigured)
 	}
 }

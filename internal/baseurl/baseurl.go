@@ -9,13 +9,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// Error is a refused base URL. Its message shows the URL without user info,
-// query and fragment, where a password or a key may sit, and not at all when
-// it does not parse (a password may then sit anywhere in it).
+// Error is a refused base URL. Its message shows the URL as redact.URL does
+// (user info and query marked, where a password or a key may sit), and not at
+// all when it does not parse (a password may then sit anywhere in it).
 type Error struct {
-	// URL is the URL as shown: stripped, or "" when it does not parse.
+	// URL is the URL as shown (redact.URL), or "" when it does not parse.
 	URL string
 	// Problem says what is wrong with it.
 	Problem string
@@ -38,7 +40,7 @@ func Parse(raw string, insecure bool) (*url.URL, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, &Error{Problem: "is not an absolute http(s) URL"}
 	}
-	bad := func(problem string) error { return &Error{URL: Strip(u), Problem: problem} }
+	bad := func(problem string) error { return &Error{URL: redact.URL(u), Problem: problem} }
 	switch {
 	case u.User != nil:
 		return nil, bad("takes no user info")
@@ -49,22 +51,6 @@ func Parse(raw string, insecure bool) (*url.URL, error) {
 			"elsewhere the token would travel in clear text, so use https")
 	}
 	return u, nil
-}
-
-// Strip returns u without user info, query and fragment, for messages and logs.
-func Strip(u *url.URL) string {
-	c := *u
-	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
-	return c.String()
-}
-
-// StripRaw is Strip for a URL not parsed yet: "the URL" when it does not parse.
-func StripRaw(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "the URL"
-	}
-	return Strip(u)
 }
 
 // Loopback reports whether host (a URL's Hostname(), without port or

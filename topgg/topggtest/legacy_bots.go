@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // v0 directory paging, spec 4.2.
@@ -178,17 +180,9 @@ func (s *Server) findBotLocked(id string) (Bot, bool) {
 }
 
 var botSorts = map[string]func(a, b Bot) int{
-	"id":            func(a, b Bot) int { return compareSnowflakes(a.ID, b.ID) },
+	"id":            func(a, b Bot) int { return snowflake.Compare(a.ID, b.ID) },
 	"date":          func(a, b Bot) int { return a.Date.Compare(b.Date) },
 	"monthlyPoints": func(a, b Bot) int { return cmp.Compare(a.MonthlyPoints, b.MonthlyPoints) },
-}
-
-// compareSnowflakes orders decimal ids numerically without parsing limits.
-func compareSnowflakes(a, b string) int {
-	if c := cmp.Compare(len(a), len(b)); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
 }
 
 // projectBot keeps only the requested wire fields of a bot (the fields query).

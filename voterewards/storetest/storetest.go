@@ -62,13 +62,13 @@ func vote(u int, created time.Time, origin voterewards.Origin) voterewards.Vote 
 		UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1 + u%2,
 		CreatedAt: created.UTC().Round(0), ExpiresAt: created.UTC().Round(0).Add(voterewards.VoteLifetime),
 	}
-	return voterewards.Vote{Vote: tv, Key: voterewards.VoteKey(tv), Origin: origin}
+	return voterewards.Vote{Vote: tv, Origin: origin}
 }
 
 func keys(votes []voterewards.Vote) []string {
 	out := []string{}
 	for _, v := range votes {
-		out = append(out, v.Key)
+		out = append(out, v.Key())
 	}
 	return out
 }
@@ -116,20 +116,18 @@ func testRoundTrip(t *testing.T, s voterewards.Store) {
 	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
 	v0 := vote(2, base, voterewards.OriginWebhookV0)
 	v0.UserID = "" // v0 webhooks know the platform id only
-	v0.Key = voterewards.VoteKey(v0.Vote)
 	only := vote(3, base, voterewards.OriginHistory)
 	only.PlatformID = "" // keyed on the user id when there is no platform id
-	only.Key = voterewards.VoteKey(only.Vote)
 	added := ingest(t, s, nil, hook, v0, only)
 	require.Len(t, added, 3)
 	snap := load(t, s)
 	byKey := map[string]voterewards.Vote{}
 	for _, v := range snap.Pending {
-		byKey[v.Key] = v
+		byKey[v.Key()] = v
 	}
 	for _, want := range []voterewards.Vote{hook, v0, only} {
-		got, ok := byKey[want.Key]
-		require.True(t, ok, "vote %s not pending", want.Key)
+		got, ok := byKey[want.Key()]
+		require.True(t, ok, "vote %s not pending", want.Key())
 		assert.Equal(t, want.UserID, got.UserID)
 		assert.Equal(t, want.PlatformID, got.PlatformID)
 		assert.Equal(t, want.Weight, got.Weight)
@@ -157,11 +155,9 @@ func testCrossSource(t *testing.T, s voterewards.Store) {
 	history := vote(1, created, voterewards.OriginHistory)
 	hook := vote(1, created.Add(900*time.Nanosecond), voterewards.OriginWebhook) // 7 digits, one more
 	hook.Hook = &voterewards.Hook{ID: "808499215864008704"}
-	hook.UserID = "" // not needed to match
-	hook.Key = voterewards.VoteKey(hook.Vote)
+	hook.UserID = ""                                                       // not needed to match
 	v0 := vote(1, created.Add(3*time.Second), voterewards.OriginWebhookV0) // receipt time
 	v0.UserID = ""
-	v0.Key = voterewards.VoteKey(v0.Vote)
 
 	require.Equal(t, keys([]voterewards.Vote{hook}), keys(ingest(t, s, nil, hook)))
 	assert.Empty(t, ingest(t, s, &voterewards.Checkpoint{Cursor: "c"}, history), "the poll's record of a webhook vote")
@@ -297,7 +293,7 @@ func testFeed(t *testing.T, s voterewards.Store) {
 	go func() {
 		done <- feed.Follow(ctx, func(v voterewards.Vote) {
 			mu.Lock()
-			got = append(got, v.Key)
+			got = append(got, v.Key())
 			mu.Unlock()
 		}, func() { resyncs <- struct{}{} })
 	}()

@@ -1,4 +1,8 @@
-package topgg
+// Package redact keeps secrets out of what the module shows: a token scrubbed
+// from what a service sends back ([Scrubber]), URLs shown without their
+// credentials ([URL]), and the [Mark] that stands in for a secret. It is the
+// one place of these rules in the module.
+package redact
 
 import (
 	"bytes"
@@ -8,36 +12,37 @@ import (
 	"strings"
 )
 
-// redactedMark replaces every trace of the token in what the service says.
-const redactedMark = "[redacted]"
+// Mark replaces a secret in whatever is shown: a trace of a token in what a
+// service says, a header, a printed secret.
+const Mark = "[redacted]"
 
 // Bounds of what counts as a trace of the token.
 const (
-	// minSecretPart is the shortest '.'-separated part of the token that is
+	// MinSecretPart is the shortest '.'-separated part of the token that is
 	// scrubbed on its own (a service may quote only the signature).
-	minSecretPart = 8
-	// minPartialTail is the shortest start of a secret that is scrubbed at the
+	MinSecretPart = 8
+	// MinPartialTail is the shortest start of a secret that is scrubbed at the
 	// end of a body cut short, where the rest of the secret was cut off.
-	minPartialTail = 4
+	MinPartialTail = 4
 )
 
-// redactor scrubs the token from bytes the service sent (error bodies, quoted
+// Scrubber scrubs a token from bytes a service sent (error bodies, quoted
 // headers, transport errors). truncated says that b was cut short, so that a
 // secret cut in two at its end is scrubbed too. It returns b itself when there
-// is nothing to scrub. The secrets live only in the closure, which no formatting
-// prints (see credentials).
-type redactor func(b []byte, truncated bool) []byte
+// is nothing to scrub. The secrets live only in the closure, which no
+// formatting prints. A nil Scrubber's methods change nothing.
+type Scrubber func(b []byte, truncated bool) []byte
 
-// newRedactor returns the redactor of token: it scrubs the token (and so
-// "Bearer <token>"), each of its parts of at least minSecretPart bytes, and the
+// NewScrubber returns the Scrubber of token: it scrubs the token (and so
+// "Bearer <token>"), each of its parts of at least MinSecretPart bytes, and the
 // forms these take when a service escapes them in JSON or in a URL.
-func newRedactor(token string) redactor {
+func NewScrubber(token string) Scrubber {
 	secrets := secretForms(token)
 	return func(b []byte, truncated bool) []byte {
 		out := b
 		for _, s := range secrets {
 			if bytes.Contains(out, s) {
-				out = bytes.ReplaceAll(out, s, []byte(redactedMark))
+				out = bytes.ReplaceAll(out, s, []byte(Mark))
 			}
 		}
 		if truncated {
@@ -52,7 +57,7 @@ func newRedactor(token string) redactor {
 func secretForms(token string) [][]byte {
 	raw := []string{token}
 	for part := range strings.SplitSeq(token, ".") {
-		if len(part) >= minSecretPart && part != token {
+		if len(part) >= MinSecretPart && part != token {
 			raw = append(raw, part)
 		}
 	}
@@ -75,36 +80,36 @@ func secretForms(token string) [][]byte {
 }
 
 // scrubPartialTail replaces an end of b that is the start of a secret (at least
-// minPartialTail bytes of it): the rest of that secret was cut off.
+// MinPartialTail bytes of it): the rest of that secret was cut off.
 func scrubPartialTail(b []byte, secrets [][]byte) []byte {
 	for _, s := range secrets {
-		for k := min(len(s)-1, len(b)); k >= minPartialTail; k-- {
+		for k := min(len(s)-1, len(b)); k >= MinPartialTail; k-- {
 			if bytes.HasSuffix(b, s[:k]) {
-				return append(b[:len(b)-k:len(b)-k], redactedMark...)
+				return append(b[:len(b)-k:len(b)-k], Mark...)
 			}
 		}
 	}
 	return b
 }
 
-// str scrubs a string.
-func (r redactor) str(s string) string {
+// Text scrubs a string.
+func (r Scrubber) Text(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
 	return string(r([]byte(s), false))
 }
 
-// err returns err unchanged when its message holds no trace of the token, and
+// Err returns err unchanged when its message holds no trace of the token, and
 // otherwise an error with the scrubbed message only: the original (a
 // *time.ParseError quoting a field, a transport error quoting a malformed status
 // line) is dropped, since it would still hand the token to errors.As or %#v.
-func (r redactor) err(err error) error {
+func (r Scrubber) Err(err error) error {
 	if err == nil || r == nil {
 		return err
 	}
 	msg := err.Error()
-	if clean := r.str(msg); clean != msg {
+	if clean := r.Text(msg); clean != msg {
 		return errors.New(clean)
 	}
 	return err

@@ -1,0 +1,85 @@
+package redact
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=."
+
+const fuzzToken = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJfdCI6IiIsImlkIjoiMzY0ODA2MDI5ODc2NTU1Nzc2In0=.c2lnbmF0dXJlK3NpZ25hdHVyZS9zaWduYXR1cmU"
+
+// secretsOf lists what must never be shown of token: itself and its long parts.
+func secretsOf(token string) []string {
+	out := []string{token}
+	for _, p := range strings.Split(token, ".") {
+		if len(p) >= MinSecretPart {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// FuzzScrubber: whatever the token (of the characters tokens are made of) and the
+// text, the scrubbed text holds neither the token nor its long parts, and a text
+// cut short does not end with the start of one.
+func FuzzScrubber(f *testing.F) {
+	f.Add(fuzzToken, []byte("Bearer "+fuzzToken), false)
+	f.Add(fuzzToken, []byte("x: "+fuzzToken[:30]), true)
+	f.Add("abc.defghijk.lmn+/=", []byte(`"abc.defghijk.lmn\u002B\/\u003D" abc.defghijk.lmn%2B%2F%3D defghijk`), false)
+	f.Fuzz(func(t *testing.T, token string, text []byte, truncated bool) {
+		if len(token) < MinSecretPart || strings.Trim(token, tokenAlphabet) != "" {
+			return
+		}
+		out := NewScrubber(token)(text, truncated)
+		for _, secret := range secretsOf(token) {
+			if bytes.Contains(out, []byte(secret)) {
+				t.Fatalf("%q scrubbed to %q still holds %q", text, out, secret)
+			}
+			for k := MinPartialTail; truncated && k < len(secret); k++ {
+				if bytes.HasSuffix(out, []byte(secret[:k])) {
+					t.Fatalf("%q scrubbed to %q ends with the start of %q", text, out, secret)
+				}
+			}
+		}
+		if !bytes.Contains(out, []byte(Mark)) && !bytes.Equal(out, text) {
+			t.Fatalf("%q changed to %q with nothing redacted", text, out)
+		}
+	})
+}
+
+// TestScrubberTextAndErr: a nil Scrubber (no token) changes nothing; an error with no
+// trace of the token is returned as it is, one with a trace loses its chain.
+func TestScrubberTextAndErr(t *testing.T) {
+	t.Parallel()
+	var none Scrubber
+	assert.Equal(t, "x "+fuzzToken, none.Text("x "+fuzzToken))
+	s := NewScrubber(fuzzToken)
+	assert.Equal(t, "Bearer "+Mark, s.Text("Bearer "+fuzzToken))
+	plain := errors.New("plain")
+	assert.Same(t, plain, s.Err(plain))
+	wrapped := &url.Error{Op: "Get", URL: "x", Err: errors.New("echo " + fuzzToken)}
+	got := s.Err(wrapped)
+	assert.NotContains(t, got.Error(), fuzzToken)
+	var ue *url.Error
+	assert.False(t, errors.As(got, &ue), "the original, which still holds the token, is dropped")
+}
+
+func TestURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"redis://:hunter2@127.0.0.1:6379/0":              "redis://xxxxx@127.0.0.1:6379/0",
+		"redis://user:hunter2@host:1/0":                  "redis://xxxxx@host:1/0",
+		"redis://hunter2@host:1":                         "redis://xxxxx@host:1",
+		"https://ops:pw@proxy.example/api/v9?sig=s#frag": "https://xxxxx@proxy.example/api/v9?...",
+		"https://top.gg/api/":                            "https://top.gg/api/",
+		"::not a url":                                    "the URL",
+	} {
+		assert.Equal(t, want, RawURL(raw), raw)
+	}
+}

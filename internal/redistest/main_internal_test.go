@@ -1,0 +1,42 @@
+package redistest
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestMain says in one line why the tests that start a server skip when
+// redis-server is missing.
+func TestMain(m *testing.M) {
+	if !Announce("internal/redistest") {
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// TestAnnounceSaysWhyInOneLine: without redis-server, one line names the
+// package, says the tests are skipped and how to install the server; under CI
+// the package fails instead.
+func TestAnnounceSaysWhyInOneLine(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	assert.True(t, announce(&b, "fleet", false))
+	assert.Equal(t, "fleet: redis-server not found in PATH; the tests that need it are skipped (go test -v lists them); "+
+		"install: apt-get install redis-server\n", b.String())
+
+	b.Reset()
+	assert.False(t, announce(&b, "fleet", true), "CI: the package fails")
+	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
+	assert.Contains(t, b.String(), "fleet: FAIL: redis-server not found")
+	assert.Contains(t, b.String(), "apt-get install redis-server")
+}
+
+// TestAnnounceIsSilentWithRedis: with redis-server in PATH (as on this
+// project's machines) Announce says nothing and lets the tests run.
+func TestAnnounceIsSilentWithRedis(t *testing.T) {
+	Require(t)
+	assert.True(t, Announce("redistest"))
+}
