@@ -112,7 +112,7 @@ func commandsTour(ctx context.Context, client *topgg.Client) error {
 	job, err := commands.NewJob(syncer, commands.JobConfig{
 		Commands: myCommands,
 		OnResult: func(ctx context.Context, r commands.Result, err error) {
-			log.Printf("command sync: %s", commands.OutcomeOf(r, err))
+			log.Printf("command sync: %s (%v)", r.Outcome, err) // published, unchanged, skipped or failed
 		},
 	})
 	if err != nil {

@@ -37,8 +37,8 @@ func (m Mode) String() string {
 
 // Defaults of the Config fields left zero.
 const (
-	// DefaultInterval is the time between two posts.
-	DefaultInterval = 30 * time.Minute
+	// defaultInterval is the time between two posts.
+	defaultInterval = 30 * time.Minute
 	// MinInterval is the shortest Interval [New] accepts: Top.gg limits how
 	// often a bot may post (its v1 project endpoints are "stricter" than the
 	// rest, with no number published; v0 allows 60 calls a minute shared by
@@ -47,13 +47,13 @@ const (
 	// delay anyway. The floor does not apply to a client of a fake on this
 	// machine ([topgg.Client.Loopback]), for tests and demos.
 	MinInterval = 15 * time.Minute
-	// DefaultRefresh is the longest time without a post when the numbers do
+	// defaultRefresh is the longest time without a post when the numbers do
 	// not change.
-	DefaultRefresh = 3 * time.Hour
-	// DefaultReadyTimeout is how long the first post waits for every shard
+	defaultRefresh = 3 * time.Hour
+	// defaultReadyTimeout is how long the first post waits for every shard
 	// to report before it says, in a warning and a skipped Result, which
 	// are missing.
-	DefaultReadyTimeout = 5 * time.Minute
+	defaultReadyTimeout = 5 * time.Minute
 	// MaxBackfill is the largest number of missed samples kept while the
 	// service is unreachable: one metrics batch.
 	MaxBackfill = topgg.MaxBatch
@@ -152,14 +152,14 @@ func (c Config) check() error {
 func (c Config) filled() Config {
 	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
-		c.Interval = DefaultInterval
+		c.Interval = defaultInterval
 	}
 	if c.Refresh == 0 {
-		c.Refresh = DefaultRefresh
+		c.Refresh = defaultRefresh
 	}
 	c.Refresh = max(c.Refresh, c.Interval)
 	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = DefaultReadyTimeout
+		c.ReadyTimeout = defaultReadyTimeout
 	}
 	switch {
 	case c.MaxBackfill == 0:

@@ -196,8 +196,8 @@ func (c *Counter) attachedSessions() []*discordgo.Session {
 	return slices.Collect(maps.Keys(c.sessions))
 }
 
-// Attached returns how many sessions are attached.
-func (c *Counter) Attached() int {
+// attached returns how many sessions are attached.
+func (c *Counter) attached() int {
 	if c == nil {
 		return 0
 	}

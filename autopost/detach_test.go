@@ -77,7 +77,7 @@ func TestDetachOneOfTwoPostsNothing(t *testing.T) {
 	f.waitPosted(4)
 	f.detach[1]()
 	f.detach[1]() // twice is harmless
-	counts, err := f.poster.Counter().Counts(f.ctx())
+	counts, err := autopost.CounterOf(f.poster).Counts(f.ctx())
 	require.NoError(t, err)
 	assert.Equal(t, []int{1}, counts.Missing)
 	assert.Equal(t, []int{2, 0}, counts.PerShard)

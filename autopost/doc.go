@@ -51,18 +51,13 @@
 // not posted again when the shards come back with the same counts. Run
 // returns when its context is done, and may be run again after.
 //
-// Known limitation: discordgo does not tell which gateway connection an event
-// came on, so the Counter takes the session of discordgo's State when the
-// handler runs. If a handler goroutine of an old session is delayed until
-// after a new session (a full re-identify, not a resume) has its READY, its
-// guild event is taken as the new session's, with the old session's sequence
-// number. When that number is higher than the new session's, the event pins
-// the guild's state (counted or not, maybe wrongly) until the new session
-// sends an event for that guild with a higher sequence number, or the next
-// READY. It needs a handler goroutine delayed longer than a whole reconnect
-// (a new connection, a refused resume, a new IDENTIFY and its READY), so it
-// is rare; setting SyncEvents on the sessions rules it out, as the handlers
-// then run one after another in the order of the events.
+// Known limitation: discordgo does not say which gateway connection an
+// event came on, so the Counter takes the session of discordgo's State when
+// the handler runs. A handler goroutine of an old session delayed past a new
+// session's READY (longer than a whole re-identify) is taken as the new
+// session's, with the old sequence number, and may pin its guild's state
+// until a later event for that guild or the next READY. Setting SyncEvents on
+// the sessions rules it out.
 //
 // By default it posts v1 metrics (PATCH /v1/projects/@me/metrics with
 // server_count and shard_count); [ModeV0] posts the legacy bot stats

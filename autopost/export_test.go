@@ -8,3 +8,9 @@ func WithClock(cfg Config, c clock.Clock) Config {
 	cfg.clock = c
 	return cfg
 }
+
+// Attached is Counter.attached, for the external tests.
+func Attached(c *Counter) int { return c.attached() }
+
+// CounterOf returns the Poster's own Counter, nil when it posts from another Source.
+func CounterOf(p *Poster) *Counter { return p.counter }

@@ -235,7 +235,7 @@ func newTextLogger(w io.Writer) *slog.Logger {
 // counts reads the Poster's Counter.
 func (f *fixture) counts() autopost.Counts {
 	f.t.Helper()
-	c, err := f.poster.Counter().Counts(f.ctx())
+	c, err := autopost.CounterOf(f.poster).Counts(f.ctx())
 	require.NoError(f.t, err)
 	return c
 }

@@ -78,9 +78,9 @@ func TestConfigDefaults(t *testing.T) {
 	c, err := Config{}.withDefaults(false)
 	require.NoError(t, err)
 	assert.Same(t, slog.Default(), c.Logger, "a library user sees the warnings by default")
-	assert.Equal(t, DefaultInterval, c.Interval)
-	assert.Equal(t, DefaultRefresh, c.Refresh)
-	assert.Equal(t, DefaultReadyTimeout, c.ReadyTimeout)
+	assert.Equal(t, defaultInterval, c.Interval)
+	assert.Equal(t, defaultRefresh, c.Refresh)
+	assert.Equal(t, defaultReadyTimeout, c.ReadyTimeout)
 	assert.Equal(t, MaxBackfill, c.MaxBackfill)
 	assert.NotNil(t, c.Logger)
 

@@ -71,15 +71,6 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 	return p.counter.Attach(sessions...)
 }
 
-// Counter returns the Poster's own Counter, or nil when it posts from
-// another Source.
-func (p *Poster) Counter() *Counter {
-	if p == nil {
-		return nil
-	}
-	return p.counter
-}
-
 // Run posts the counts until ctx is done, then returns nil; nothing it
 // started outlives it. The first post goes out once the Source's counts are
 // complete (every shard has its READY), then one every Interval; while they
@@ -100,7 +91,7 @@ func (p *Poster) Run(ctx context.Context) error {
 		return errRunning
 	}
 	defer p.running.Store(false)
-	if p.counter != nil && p.counter.Attached() == 0 {
+	if p.counter != nil && p.counter.attached() == 0 {
 		return ErrNoSessions
 	}
 	if !p.waitComplete(ctx) {

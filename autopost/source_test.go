@@ -71,7 +71,7 @@ func TestPostsWhatTheSourceGives(t *testing.T) {
 			require.NoError(t, err)
 			_, err = p.Attach()
 			require.ErrorIs(t, err, autopost.ErrNoCounter)
-			assert.Nil(t, p.Counter())
+			assert.Nil(t, autopost.CounterOf(p))
 
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

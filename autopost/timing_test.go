@@ -104,6 +104,9 @@ func TestHonoursRetryAfter(t *testing.T) {
 // TestBackfillAfterOutage: while Top.gg is unreachable (dropped connections,
 // then 503s) the Poster keeps one sample per interval; when it is back they
 // go in one batch, in timestamp order, then the current numbers.
+//
+// gocyclo 16: one outage told in order (drops, 503s, recovery), with the
+// checks of each phase where it happens.
 func TestBackfillAfterOutage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, setup{perShard: 2, clock: newClock()})

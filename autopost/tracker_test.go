@@ -252,7 +252,8 @@ func TestShardReconnectShuffled(t *testing.T) {
 		for _, ev := range evs {
 			sh.onEvent(s, ev)
 		}
-		_, servers, unavailable, _ := sh.stats()
+		_, servers, unavailable, ready := sh.stats()
+		require.True(t, ready, "round %d: ready after the new session's READY", round)
 		require.Equal(t, wantServers, servers, "round %d: servers", round)
 		require.Equal(t, wantUnavailable, unavailable, "round %d: unavailable", round)
 	}
@@ -320,8 +321,9 @@ func TestShardStaleSessionAndDuplicateReady(t *testing.T) {
 	sh.guildEvent("s1", 50, 4<<22, stateAvailable)
 	sh.onEvent(s, timeline{session: "s1", ready: []uint64{5 << 22}}.events(t)[0])
 	sh.onEvent(s, timeline{session: "s2", ready: []uint64{6 << 22}}.events(t)[0])
-	_, servers, _, _ := sh.stats()
+	_, servers, _, ready := sh.stats()
 	assert.Equal(t, 2, servers)
+	assert.True(t, ready)
 }
 
 // TestShardTombstoneSweep: tombstones of removed guilds are swept once no

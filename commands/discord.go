@@ -8,30 +8,22 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// ErrNotReady is returned by [Syncer.SyncFromDiscord] for a session that has
-// not received READY yet, so the application ID is unknown.
-var ErrNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
+// errNotReady: a session that has not received READY yet, so the
+// application ID is unknown.
+var errNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
 
 // errDiscordFetch marks a failure to read the commands from Discord.
 var errDiscordFetch = errors.New("commands: fetching the application's commands from Discord")
 
-// SyncFromDiscord publishes the application's global commands as Discord has
-// them, for a bot that does not give its list to [Syncer.Sync]. Call it after
-// the session's first READY: the application ID comes from READY (the bot
-// user's ID when READY carries no application). It returns [ErrNotReady]
-// before that, and [topgg.ErrNilArgument] for a nil session.
-//
-// It reads the project first and asks Discord nothing for a project that is
-// not a Discord bot. Otherwise it fetches GET /applications/{id}/commands
-// through s, honouring ctx, and goes on as Sync does, so an application
-// without global commands clears the listing's commands. A Discord failure is
-// returned wrapped (discordgo's *discordgo.RESTError for an HTTP answer).
-func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
-	return s.syncFromDiscord(ctx, session, nil)
-}
-
-// syncFromDiscord is SyncFromDiscord; definitions matching refused fail with
-// ErrRefused unsent.
+// syncFromDiscord publishes the application's global commands as Discord
+// has them, for a Job without Commands, after the session's first READY (the
+// application ID comes from READY, or the bot user's ID when READY carries no
+// application). It reads the project first and asks Discord nothing for a
+// project that is not a Discord bot; otherwise it fetches GET
+// /applications/{id}/commands through session, honouring ctx, and goes on as
+// Sync does, so an application without global commands clears the listing's
+// commands. A Discord failure is returned wrapped (a *discordgo.RESTError for
+// an HTTP answer); definitions matching refused fail with ErrRefused unsent.
 func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if err := s.ready(); err != nil {
 		return Result{}, err
@@ -41,7 +33,7 @@ func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session
 	}
 	appID := applicationID(session)
 	if appID == "" {
-		return Result{}, ErrNotReady
+		return Result{}, errNotReady
 	}
 	if err := s.lock(ctx); err != nil {
 		return Result{}, err

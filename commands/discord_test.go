@@ -62,7 +62,7 @@ func TestSyncFromDiscordPublishesWhatWasRegistered(t *testing.T) {
 
 	res, err := s.SyncFromDiscord(t.Context(), session)
 	require.NoError(t, err)
-	require.False(t, res.Skipped)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
 	require.Equal(t, 3, res.Commands)
 	require.Equal(t, 1, commandFetches(dsrv))
 	bodies := putBodies(srv)
@@ -72,14 +72,14 @@ func TestSyncFromDiscordPublishesWhatWasRegistered(t *testing.T) {
 	// Unchanged on Discord: nothing sent.
 	again, err := s.SyncFromDiscord(t.Context(), session)
 	require.NoError(t, err)
-	require.True(t, again.Skipped)
-	require.Equal(t, commands.SkipUnchanged, again.Reason)
+	require.NotEqual(t, commands.OutcomePublished, again.Outcome)
+	require.Equal(t, commands.OutcomeUnchanged, again.Outcome)
 	require.Equal(t, res.Hash, again.Hash)
 
 	// The bot's own list and Discord's copy of it are the same definitions.
 	own, err := s.Sync(t.Context(), registered)
 	require.NoError(t, err)
-	require.True(t, own.Skipped)
+	require.NotEqual(t, commands.OutcomePublished, own.Outcome)
 	require.Equal(t, res.Hash, own.Hash)
 	require.Len(t, putBodies(srv), 1)
 
@@ -93,7 +93,7 @@ func TestSyncFromDiscordPublishesWhatWasRegistered(t *testing.T) {
 	require.NoError(t, err)
 	cleared, err := s.SyncFromDiscord(t.Context(), session)
 	require.NoError(t, err)
-	require.False(t, cleared.Skipped)
+	require.Equal(t, commands.OutcomePublished, cleared.Outcome)
 	require.Zero(t, cleared.Commands)
 
 	bodies = putBodies(srv)
@@ -110,8 +110,8 @@ func TestSyncFromDiscordSkipsNonBotProjectWithoutAskingDiscord(t *testing.T) {
 
 	res, err := s.SyncFromDiscord(t.Context(), session)
 	require.NoError(t, err)
-	require.True(t, res.Skipped)
-	require.Equal(t, commands.SkipNotDiscordBot, res.Reason)
+	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
+	require.Equal(t, commands.OutcomeSkipped, res.Outcome)
 	require.Zero(t, commandFetches(dsrv))
 	require.Zero(t, countRequests(srv, http.MethodPut, commandsPath))
 }

@@ -2,9 +2,9 @@
 // listing (PUT /v1/projects/@me/commands).
 //
 // A [Syncer] takes the []*discordgo.ApplicationCommand the bot registers on
-// Discord ([Syncer.Sync]), or fetches the application's global commands from
-// Discord when the bot gives none ([Syncer.SyncFromDiscord]), turns them into
-// a canonical form with [Normalize], and sends them only when they differ
+// Discord ([Syncer.Sync]; a [Job] given a Session and no Commands fetches
+// the application's global commands from Discord), turns them into a
+// canonical form with [Normalize], and sends them only when they differ
 // from the last successful sync. The fingerprint of the last sync lives in a
 // [HashStore]: in memory by default, or in a file ([NewFileHashStore]) so that
 // a restart does not publish unchanged commands again.

@@ -20,9 +20,9 @@ var (
 	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
 	// errNilSession: a nil *discordgo.Session was given.
 	errNilSession = fmt.Errorf("commands: %w (*discordgo.Session)", topgg.ErrNilArgument)
-	// errNoPath: a FileHashStore has no path: make it with
+	// errNoPath: a fileHashStore has no path: make it with
 	// NewFileHashStore.
-	errNoPath = fmt.Errorf("commands: FileHashStore (no path) %w (commands.NewFileHashStore)", topgg.ErrNotConfigured)
+	errNoPath = fmt.Errorf("commands: fileHashStore (no path) %w (commands.NewFileHashStore)", topgg.ErrNotConfigured)
 	// errRunning: Run was called while the Job was already running.
 	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
 	// ErrRefused means the definitions are the ones the service refused the

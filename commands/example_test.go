@@ -45,13 +45,13 @@ func ExampleSyncer_Sync() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("skipped=%v reason=%q commands=%d\n", res.Skipped, res.Reason, res.Commands)
+		fmt.Printf("%s commands=%d\n", res.Outcome, res.Commands)
 	}
 	listing, _ := srv.Commands()
 	fmt.Println(string(listing))
 	// Output:
-	// skipped=false reason="" commands=1
-	// skipped=true reason="unchanged since the last sync" commands=1
+	// published commands=1
+	// unchanged commands=1
 	// [{"description":"Vote for the bot","name":"vote","options":[{"description":"Remind me in 12 hours","name":"remind","type":5}],"type":1}]
 }
 

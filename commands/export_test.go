@@ -1,6 +1,12 @@
 package commands
 
-import "github.com/dblkit/go-topgg/internal/clock"
+import (
+	"context"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
 
 // WithJobClock returns cfg with the Job's waits timed by c.
 func WithJobClock(cfg JobConfig, c clock.Clock) JobConfig {
@@ -13,3 +19,14 @@ type MemoryHashStore = memoryHashStore
 
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
+
+type FileHashStore = fileHashStore
+
+const DefaultJobInterval = defaultJobInterval
+
+var ErrNotReady = errNotReady
+
+// SyncFromDiscord is the one-shot sync a Job without Commands runs.
+func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
+	return failed(s.syncFromDiscord(ctx, session, nil))
+}

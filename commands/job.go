@@ -17,8 +17,8 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// DefaultJobInterval is the time between two syncs of a [Job].
-const DefaultJobInterval = 15 * time.Minute
+// defaultJobInterval is the time between two syncs of a [Job].
+const defaultJobInterval = 15 * time.Minute
 
 // MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
 // client of the real service: a failing sync is retried within the interval,
@@ -41,7 +41,7 @@ type JobConfig struct {
 	Commands []*discordgo.ApplicationCommand
 	// Session, for a bot that gives no list, is one of its sessions: once
 	// it has its READY, the application's global commands are read from
-	// Discord through it (see [Syncer.SyncFromDiscord]). A bot often
+	// Discord through it (GET /applications/{id}/commands). A bot often
 	// registers its commands after READY, so the Job reads them again every
 	// Interval; an unchanged list costs one Discord GET and no Top.gg call.
 	Session *discordgo.Session
@@ -94,27 +94,37 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	if cfg.Session != nil && (cfg.Commands != nil || cfg.Ready != nil) || cfg.Session == nil && cfg.Commands == nil && cfg.Ready == nil {
-		return nil, ErrJobSource
+	if err := cfg.check(s.client.Loopback()); err != nil {
+		return nil, err
 	}
-	if cfg.Commands != nil {
-		if err := Validate(cfg.Commands); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case cfg.Interval < 0:
-		return nil, errors.New("commands: JobConfig.Interval: must not be negative")
-	case cfg.Interval == 0:
-		cfg.Interval = DefaultJobInterval
-	case cfg.Interval < MinJobInterval && !s.client.Loopback():
-		return nil, fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
+	if cfg.Interval == 0 {
+		cfg.Interval = defaultJobInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	cfg.clock = clock.Or(cfg.clock)
 	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
+}
+
+// check refuses a JobConfig NewJob cannot run; loopback lifts the interval
+// floor (a fake service on this machine).
+func (cfg *JobConfig) check(loopback bool) error {
+	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
+		return ErrJobSource
+	}
+	if cfg.Commands != nil {
+		if err := Validate(cfg.Commands); err != nil {
+			return err
+		}
+	}
+	switch {
+	case cfg.Interval < 0:
+		return errors.New("commands: JobConfig.Interval: must not be negative")
+	case cfg.Interval > 0 && cfg.Interval < MinJobInterval && !loopback:
+		return fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
+	}
+	return nil
 }
 
 // Run syncs until ctx is done, then returns nil; nothing it started outlives
@@ -183,9 +193,9 @@ func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 
 func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if j.cfg.Commands == nil {
-		return j.syncer.syncFromDiscord(ctx, session, refused)
+		return failed(j.syncer.syncFromDiscord(ctx, session, refused))
 	}
-	return j.syncer.sync(ctx, j.cfg.Commands, refused)
+	return failed(j.syncer.sync(ctx, j.cfg.Commands, refused))
 }
 
 // report logs a failure and calls OnResult.
@@ -266,7 +276,7 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 // label. Its zero value is no outcome.
 type Outcome uint8
 
-// Outcomes of a sync, as [OutcomeOf] names them.
+// Outcomes of a sync, as [Result.Outcome] names them.
 const (
 	// OutcomePublished: the definitions were sent and the service took them.
 	OutcomePublished Outcome = iota + 1
@@ -296,17 +306,10 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// OutcomeOf says what a sync did, from what [JobConfig.OnResult] gets:
-// [OutcomePublished], [OutcomeUnchanged], [OutcomeSkipped] or
-// [OutcomeFailed].
-func OutcomeOf(r Result, err error) Outcome {
-	switch {
-	case err != nil:
-		return OutcomeFailed
-	case r.Skipped && r.Reason == SkipUnchanged:
-		return OutcomeUnchanged
-	case r.Skipped:
-		return OutcomeSkipped
+// failed sets the Outcome of a sync that returned an error.
+func failed(r Result, err error) (Result, error) {
+	if err != nil {
+		r.Outcome = OutcomeFailed
 	}
-	return OutcomePublished
+	return r, err
 }

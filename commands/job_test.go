@@ -2,7 +2,6 @@ package commands_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -102,14 +101,14 @@ func TestJobSyncsAtStartAndEachInterval(t *testing.T) {
 	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
 	first := r.waitOutcomes(1)[0]
 	require.NoError(t, first.err)
-	assert.False(t, first.res.Skipped)
+	assert.Equal(t, commands.OutcomePublished, first.res.Outcome)
 	assert.Len(t, putBodies(srv), 1)
 	assert.ErrorIs(t, r.job.Run(t.Context()), topgg.ErrRunning)
 
 	r.advance(commands.DefaultJobInterval)
 	second := r.waitOutcomes(2)[1]
 	require.NoError(t, second.err)
-	assert.Equal(t, commands.SkipUnchanged, second.res.Reason)
+	assert.Equal(t, commands.OutcomeUnchanged, second.res.Outcome)
 	assert.Len(t, putBodies(srv), 1)
 
 	require.NoError(t, r.stop())
@@ -302,10 +301,6 @@ func TestMisuseFailsFast(t *testing.T) {
 
 func TestOutcome(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, commands.OutcomeFailed, commands.OutcomeOf(commands.Result{}, errors.New("x")))
-	require.Equal(t, commands.OutcomeUnchanged, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipUnchanged}, nil))
-	require.Equal(t, commands.OutcomeSkipped, commands.OutcomeOf(commands.Result{Skipped: true, Reason: commands.SkipNotDiscordBot}, nil))
-	require.Equal(t, commands.OutcomePublished, commands.OutcomeOf(commands.Result{Commands: 2}, nil))
 	for o, want := range map[commands.Outcome]string{commands.OutcomePublished: "published", commands.OutcomeUnchanged: "unchanged",
 		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown"} {
 		require.Equal(t, want, o.String())

@@ -40,26 +40,16 @@ func falseMeansAbsent(key string) bool {
 }
 
 // Normalize returns the definitions to publish for cmds, one JSON object per
-// command, in the order of cmds.
+// command, in the order of cmds: each command as discordgo sends it to
+// Discord, without what Discord assigns (id, application_id, guild_id,
+// version), in a canonical form (sorted members; no null, empty or false
+// members that mean the default; type 1 when none is set). The order of
+// commands, options and choices is kept, since Discord shows them in it.
+// Equal definitions always give equal bytes, and Normalize of its own output
+// gives the same bytes again.
 //
-// Each object is the command as discordgo sends it to Discord, without what
-// Discord assigns (id, application_id, guild_id, version), and in a canonical
-// form: members in sorted order, no null members, no empty options, choices,
-// channel types or localisation maps, no option "required" or "autocomplete"
-// that is false, and a command type of 1 (chat input) when none is set.
-// Everything else is kept as given: type, names, descriptions and their
-// localisations, options and sub-options with their choices, channel types,
-// bounds and autocomplete, default member permissions, dm_permission,
-// contexts, integration types and nsfw. The order of commands, options and
-// choices is kept, since Discord shows them in that order.
-//
-// The output depends only on the content of cmds, never on map iteration
-// order, so equal definitions always give equal bytes. Normalize of its own
-// output, decoded back into commands, gives the same bytes again.
-//
-// Definitions that break one of Discord's rules (see [Validate]) fail with a
-// *topgg.ValidationError naming the command and the field; a value that
-// cannot be encoded (such as a NaN choice) fails with the encoder's error.
+// Definitions that break one of Discord's rules fail as [Validate] says; a
+// value that cannot be encoded (a NaN choice) fails with the encoder's error.
 // cmds is only read.
 func Normalize(cmds []*discordgo.ApplicationCommand) ([]json.RawMessage, error) {
 	if err := Validate(cmds); err != nil {

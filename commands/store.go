@@ -26,7 +26,7 @@ type HashStore interface {
 
 var (
 	_ HashStore = (*memoryHashStore)(nil)
-	_ HashStore = (*FileHashStore)(nil)
+	_ HashStore = (*fileHashStore)(nil)
 )
 
 // memoryHashStore keeps the fingerprint in memory: unchanged commands are not
@@ -72,28 +72,27 @@ var errNilMemoryStore = fmt.Errorf("%w (the in-memory HashStore)", errNilStore)
 // maxHashFile bounds what LoadHash reads: a fingerprint is 64 hex digits.
 const maxHashFile = 256
 
-// FileHashStore keeps the fingerprint in one small file, so that a restarted
-// bot does not publish unchanged commands again. Writes are atomic (a
-// temporary file in the same directory, synced, then renamed), so a crash
-// leaves either the old or the new fingerprint. It is safe for concurrent use
-// within one process; two processes must not share a path. Make it with
-// [NewFileHashStore]: a zero FileHashStore has no path and fails with
-// [topgg.ErrNotConfigured].
-type FileHashStore struct {
+// fileHashStore is the HashStore of NewFileHashStore.
+type fileHashStore struct {
 	path string
 	mu   sync.Mutex
 }
 
-// NewFileHashStore returns a store backed by the file at path. Neither the
-// file nor its directory need exist yet; SaveHash creates the directory. An
-// empty path makes a store whose calls fail with [topgg.ErrNotConfigured].
-func NewFileHashStore(path string) *FileHashStore {
-	return &FileHashStore{path: path}
+// NewFileHashStore returns a store that keeps the fingerprint in the file at
+// path, so that a restarted bot does not publish unchanged commands again.
+// Neither the file nor its directory need exist yet; SaveHash creates the
+// directory. Writes are atomic (a temporary file in the same directory,
+// synced, then renamed), so a crash leaves either the old or the new
+// fingerprint. It is safe for concurrent use within one process; two
+// processes must not share a path. An empty path makes a store whose calls
+// fail with [topgg.ErrNotConfigured].
+func NewFileHashStore(path string) HashStore {
+	return &fileHashStore{path: path}
 }
 
 // LoadHash returns the fingerprint in the file, or "" when the file does not
 // exist. A file that does not hold a fingerprint is an error.
-func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
+func (f *fileHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -122,7 +121,7 @@ func (f *FileHashStore) LoadHash(ctx context.Context) (string, error) {
 }
 
 // SaveHash writes hash to the file atomically.
-func (f *FileHashStore) SaveHash(ctx context.Context, hash string) error {
+func (f *fileHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -24,23 +24,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// SkipReason says why a sync sent nothing.
-type SkipReason string
-
-// Reasons a sync sends nothing.
-const (
-	// SkipUnchanged: the commands are the ones published last time.
-	SkipUnchanged SkipReason = "unchanged since the last sync"
-	// SkipNotDiscordBot: the token's project is not a Discord bot, and only a
-	// Discord bot has commands on its listing.
-	SkipNotDiscordBot SkipReason = "the project is not a Discord bot"
-)
-
 // Result is the outcome of a sync that did not fail.
 type Result struct {
-	// Skipped is true when nothing was sent; Reason then says why.
-	Skipped bool
-	Reason  SkipReason
+	// Outcome is what the sync did: [OutcomePublished], [OutcomeUnchanged]
+	// (the commands are the ones published last time) or [OutcomeSkipped]
+	// (the token's project is not a Discord bot: only a Discord bot has
+	// commands on its listing), or [OutcomeFailed] beside an error.
+	Outcome Outcome
 	// Commands is the number of command definitions considered.
 	Commands int
 	// Hash is the fingerprint of the definitions for this project: the hex
@@ -116,19 +106,13 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 // listing's commands (PUT []), again only when that is a change.
 //
 // The first Sync reads the token's project; a project that is not a Discord
-// bot is logged once per call and skipped (Result.Reason is
-// [SkipNotDiscordBot]) without sending anything. The fingerprint is saved
-// only after the service accepted the commands, so a failed publish is
-// retried by the next Sync.
-//
-// Invalid definitions fail before any request, the project read included, as
-// described at [Validate].
-// A failure to read or save the fingerprint is logged and does not fail the
-// sync: at worst the same commands are sent once more. Errors of the service
-// are returned wrapped, usable with errors.As (*topgg.APIError,
-// *topgg.RateLimitError, ...).
+// bot is skipped ([OutcomeSkipped]) without sending anything. Invalid
+// definitions fail before any request ([Validate]). The fingerprint is saved
+// only after the service accepted the commands; a failure to read or save it
+// is logged and at worst sends the same commands once more. Errors of the
+// service are returned wrapped (*topgg.APIError, *topgg.RateLimitError, ...).
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
-	return s.sync(ctx, cmds, nil)
+	return failed(s.sync(ctx, cmds, nil))
 }
 
 // refusal is the definitions the service refused for good, by fingerprint,
@@ -178,7 +162,7 @@ func (s *Syncer) readProject(ctx context.Context) (*topgg.Project, error) {
 func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
 	s.log.Info("not publishing slash commands: only a Discord bot project has commands",
 		"project_id", p.ID, "platform", string(p.Platform), "type", string(p.Type))
-	return Result{Skipped: true, Reason: SkipNotDiscordBot, Commands: n}
+	return Result{Outcome: OutcomeSkipped, Commands: n}
 }
 
 // publish sends defs unless their fingerprint is the saved one, or the one
@@ -195,7 +179,7 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	}
 	if last == res.Hash {
 		s.log.Info("slash commands unchanged since the last sync; not publishing", "commands", len(defs))
-		res.Skipped, res.Reason = true, SkipUnchanged
+		res.Outcome = OutcomeUnchanged
 		return res, nil
 	}
 	if refused != nil && refused.hash == res.Hash {
@@ -205,6 +189,7 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 		return res, fmt.Errorf("commands: publishing %d command(s): %w", len(defs), err)
 	}
 	s.log.Info("published slash commands", "commands", len(defs))
+	res.Outcome = OutcomePublished
 	if err := s.store.SaveHash(ctx, res.Hash); err != nil {
 		s.log.Warn("published, but cannot save the hash; the next sync will publish again", "error", err)
 	}

@@ -41,8 +41,8 @@ func TestSyncPublishesNormalizedDefinitions(t *testing.T) {
 
 	res, err := s.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.False(t, res.Skipped)
-	require.Empty(t, res.Reason)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
 	require.Equal(t, 3, res.Commands)
 	require.Len(t, res.Hash, 64)
 
@@ -79,8 +79,8 @@ func TestSyncUnchangedDefinitionsAreNotSentTwice(t *testing.T) {
 	again[0].Options = []*discordgo.ApplicationCommandOption{}
 	res, err := s.Sync(t.Context(), again)
 	require.NoError(t, err)
-	require.True(t, res.Skipped)
-	require.Equal(t, commands.SkipUnchanged, res.Reason)
+	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
+	require.Equal(t, commands.OutcomeUnchanged, res.Outcome)
 	require.Equal(t, 3, res.Commands)
 
 	require.Len(t, putBodies(srv), 1)
@@ -99,7 +99,7 @@ func TestSyncChangedDefinitionIsSent(t *testing.T) {
 	changed[1].Options[0].Options[0].Options[1].MaxValue = 72
 	second, err := s.Sync(t.Context(), changed)
 	require.NoError(t, err)
-	require.False(t, second.Skipped)
+	require.Equal(t, commands.OutcomePublished, second.Outcome)
 	require.NotEqual(t, first.Hash, second.Hash)
 
 	bodies := putBodies(srv)
@@ -112,7 +112,7 @@ func TestSyncChangedDefinitionIsSent(t *testing.T) {
 	// Going back is a change too: the listing holds the changed version.
 	third, err := s.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.False(t, third.Skipped)
+	require.Equal(t, commands.OutcomePublished, third.Outcome)
 	require.Equal(t, first.Hash, third.Hash)
 	bodies = putBodies(srv)
 	require.Len(t, bodies, 3)
@@ -133,8 +133,8 @@ func TestSyncSkipsProjectThatIsNotADiscordBot(t *testing.T) {
 
 			res, err := s.Sync(t.Context(), botCommands())
 			require.NoError(t, err)
-			require.True(t, res.Skipped)
-			require.Equal(t, commands.SkipNotDiscordBot, res.Reason)
+			require.NotEqual(t, commands.OutcomePublished, res.Outcome)
+			require.Equal(t, commands.OutcomeSkipped, res.Outcome)
 			require.Empty(t, res.Hash)
 
 			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
@@ -161,19 +161,19 @@ func TestSyncEmptyListClearsOnlyWhenChanged(t *testing.T) {
 
 	res, err := s.Sync(t.Context(), nil)
 	require.NoError(t, err)
-	require.False(t, res.Skipped, "the first sync of an empty list clears")
+	require.Equal(t, commands.OutcomePublished, res.Outcome, "the first sync of an empty list clears")
 	require.Zero(t, res.Commands)
 
 	res, err = s.Sync(t.Context(), []*discordgo.ApplicationCommand{})
 	require.NoError(t, err)
-	require.True(t, res.Skipped)
-	require.Equal(t, commands.SkipUnchanged, res.Reason)
+	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
+	require.Equal(t, commands.OutcomeUnchanged, res.Outcome)
 
 	_, err = s.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 	res, err = s.Sync(t.Context(), nil)
 	require.NoError(t, err)
-	require.False(t, res.Skipped)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
 
 	bodies := putBodies(srv)
 	require.Len(t, bodies, 3)
@@ -214,7 +214,7 @@ func TestSyncFailedPublishIsRetriedByNextSync(t *testing.T) {
 			var apiErr *topgg.APIError
 			require.ErrorAs(t, err, &apiErr)
 			require.Equal(t, tc.status, apiErr.StatusCode)
-			require.False(t, res.Skipped)
+			require.Equal(t, commands.OutcomeFailed, res.Outcome, "a failed publish is no skip")
 			require.Equal(t, tc.attempts, countRequests(srv, http.MethodPut, commandsPath))
 			saved, err := store.LoadHash(t.Context())
 			require.NoError(t, err)
@@ -224,7 +224,7 @@ func TestSyncFailedPublishIsRetriedByNextSync(t *testing.T) {
 
 			res, err = s.Sync(t.Context(), botCommands())
 			require.NoError(t, err)
-			require.False(t, res.Skipped)
+			require.Equal(t, commands.OutcomePublished, res.Outcome)
 			require.Equal(t, tc.attempts+1, countRequests(srv, http.MethodPut, commandsPath))
 			saved, err = store.LoadHash(t.Context())
 			require.NoError(t, err)
@@ -250,7 +250,7 @@ func TestSyncProjectReadFailureIsRetriedByNextSync(t *testing.T) {
 
 	res, err := s.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.False(t, res.Skipped)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
 	require.Equal(t, 4, countRequests(srv, http.MethodGet, "/v1/projects/@me"))
 	require.Len(t, putBodies(srv), 1)
 }
@@ -292,8 +292,8 @@ func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
 	restarted := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
 	res, err := restarted.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.True(t, res.Skipped)
-	require.Equal(t, commands.SkipUnchanged, res.Reason)
+	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
+	require.Equal(t, commands.OutcomeUnchanged, res.Outcome)
 	require.Len(t, putBodies(srv), 1)
 
 	// The same store with another bot project's token still publishes there.
@@ -303,7 +303,7 @@ func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
 	moved := newSyncer(t, otherClient, commands.Config{Store: commands.NewFileHashStore(path)})
 	res, err = moved.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.False(t, res.Skipped)
+	require.Equal(t, commands.OutcomePublished, res.Outcome)
 	require.Len(t, putBodies(otherSrv), 1)
 }
 
@@ -341,7 +341,7 @@ func TestSyncStoreFailuresDoNotFailTheSync(t *testing.T) {
 			for range 2 {
 				res, err := s.Sync(t.Context(), botCommands())
 				require.NoError(t, err)
-				require.False(t, res.Skipped, "without a usable hash every sync publishes")
+				require.Equal(t, commands.OutcomePublished, res.Outcome, "without a usable hash every sync publishes")
 			}
 			require.Len(t, putBodies(srv), 2)
 			require.Contains(t, logs.String(), "level=WARN")
@@ -373,7 +373,7 @@ func TestSyncConcurrentCallsPublishOnce(t *testing.T) {
 			defer wg.Done()
 			res, err := s.Sync(context.Background(), botCommands())
 			assert.NoError(t, err)
-			skipped[i] = res.Skipped
+			skipped[i] = res.Outcome != commands.OutcomePublished
 		}()
 	}
 	wg.Wait()
@@ -412,6 +412,6 @@ func TestSyncWaitingForItsTurnHonoursContext(t *testing.T) {
 	require.ErrorIs(t, <-slowErr, context.Canceled)
 	res, err := s.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
-	require.False(t, res.Skipped, "the cancelled publish saved no hash")
+	require.Equal(t, commands.OutcomePublished, res.Outcome, "the cancelled publish saved no hash")
 	require.Equal(t, 2, countRequests(srv, http.MethodPut, commandsPath))
 }

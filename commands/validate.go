@@ -18,16 +18,16 @@ import (
 // Discord's limits on application commands
 // (https://discord.com/developers/docs/interactions/application-commands).
 const (
-	MaxChatInputCommands = 100  // global CHAT_INPUT commands per application
-	MaxUserCommands      = 5    // USER (user context menu) commands
-	MaxMessageCommands   = 5    // MESSAGE (message context menu) commands
-	MaxNameLength        = 32   // command, option and localised names, in characters
-	MaxDescriptionLength = 100  // descriptions, in characters
-	MaxOptions           = 25   // options per command, subcommand or group
-	MaxChoices           = 25   // choices per option
-	MaxChoiceLength      = 100  // choice names and string choice values, in characters
-	MaxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
-	MaxStringOptionLen   = 6000 // bound of min_length and max_length
+	maxChatInputCommands = 100  // global CHAT_INPUT commands per application
+	maxUserCommands      = 5    // USER (user context menu) commands
+	maxMessageCommands   = 5    // MESSAGE (message context menu) commands
+	maxNameLength        = 32   // command, option and localised names, in characters
+	maxDescriptionLength = 100  // descriptions, in characters
+	maxOptions           = 25   // options per command, subcommand or group
+	maxChoices           = 25   // choices per option
+	maxChoiceLength      = 100  // choice names and string choice values, in characters
+	maxCommandCharacters = 4000 // names, descriptions and choice names and values of one command together
+	maxStringOptionLen   = 6000 // bound of min_length and max_length
 )
 
 // chatInputName is Discord's rule for CHAT_INPUT command and option names:
@@ -36,26 +36,12 @@ const (
 // be lower case where the script has cases, checked apart.
 var chatInputName = regexp.MustCompile(`^[-_'\p{L}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
 
-// Validate checks cmds against Discord's rules for application commands, as
-// Discord would on registration, and returns the first broken rule as a
+// Validate checks cmds against Discord's rules for application commands
+// (names, descriptions, options, choices, lengths and counts, as Discord
+// checks them on registration), and returns the first broken rule as a
 // *topgg.ValidationError whose Field is the path of the offending value
 // (such as "commands[2].options[0].name") and whose Problem names the
 // command. It sends nothing; [Normalize] and every sync call it first.
-//
-// The rules: at most 100 CHAT_INPUT, 5 USER and 5 MESSAGE commands, one per
-// type and name; a CHAT_INPUT name (command or option) matches
-// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ in lower case, a USER or
-// MESSAGE name has 1 to 32 characters of any case (spaces allowed);
-// CHAT_INPUT descriptions have 1 to 100 characters, USER and MESSAGE
-// commands none and no options; localised names and descriptions follow the
-// same rules; at most 25 options per level with unique names, required ones
-// before optional ones; subcommand groups only at the top and holding only
-// subcommands, subcommands holding no subcommand, and no mixing of
-// subcommands with plain options; at most 25 choices, only on string,
-// integer and number options and not with autocomplete, with names of 1 to
-// 100 characters and string values of at most 100; min_length and
-// max_length within 0 to 6000 and in order; min_value <= max_value; and at
-// most 4000 characters of names, descriptions and choices per command.
 func Validate(cmds []*discordgo.ApplicationCommand) error {
 	type identity struct {
 		typ  discordgo.ApplicationCommandType
@@ -96,11 +82,11 @@ func commandType(c *discordgo.ApplicationCommand) discordgo.ApplicationCommandTy
 func typeLimit(typ discordgo.ApplicationCommandType) int {
 	switch typ {
 	case discordgo.UserApplicationCommand:
-		return MaxUserCommands
+		return maxUserCommands
 	case discordgo.MessageApplicationCommand:
-		return MaxMessageCommands
+		return maxMessageCommands
 	}
-	return MaxChatInputCommands
+	return maxChatInputCommands
 }
 
 // invalid makes the error: field is the path, cmd the command's name.
@@ -142,9 +128,9 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 	if err := validateOptions(field, c.Name, c.Options, levelCommand); err != nil {
 		return err
 	}
-	if n := commandCharacters(c); n > MaxCommandCharacters {
+	if n := commandCharacters(c); n > maxCommandCharacters {
 		return invalid(field, c.Name, fmt.Sprintf("has %d characters of names, descriptions and choices", n),
-			fmt.Sprintf("at most %d per command", MaxCommandCharacters))
+			fmt.Sprintf("at most %d per command", maxCommandCharacters))
 	}
 	return nil
 }
@@ -172,7 +158,7 @@ func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
 }
 
 func checkMenuName(field, cmd, name string) error {
-	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength {
+	if n := utf8.RuneCountInString(name); n < 1 || n > maxNameLength {
 		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 32 characters")
 	}
 	return nil
@@ -193,7 +179,7 @@ func checkChatName(field, cmd, name string) error {
 }
 
 func checkDescription(field, cmd, d string) error {
-	if n := utf8.RuneCountInString(d); n < 1 || n > MaxDescriptionLength {
+	if n := utf8.RuneCountInString(d); n < 1 || n > maxDescriptionLength {
 		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
 	}
 	return nil

@@ -23,7 +23,7 @@ func isSub(t discordgo.ApplicationCommandOptionType) bool {
 
 // validateOptions checks one list of options at lvl, then each option.
 func validateOptions(field, cmd string, opts []*discordgo.ApplicationCommandOption, lvl level) error {
-	if len(opts) > MaxOptions {
+	if len(opts) > maxOptions {
 		return invalid(field+".options", cmd, fmt.Sprintf("has %d options", len(opts)), "at most 25 options")
 	}
 	names := make(map[string]int, len(opts))
@@ -122,7 +122,7 @@ func validateChoices(f, cmd string, o *discordgo.ApplicationCommandOption) error
 			"choices only on string, integer and number options")
 	case o.Autocomplete:
 		return invalid(f+".choices", cmd, fmt.Sprintf("option %q has choices and autocomplete", o.Name), "choices or autocomplete, not both")
-	case len(o.Choices) > MaxChoices:
+	case len(o.Choices) > maxChoices:
 		return invalid(f+".choices", cmd, fmt.Sprintf("has %d choices", len(o.Choices)), "at most 25 choices")
 	}
 	for i, ch := range o.Choices {
@@ -138,7 +138,7 @@ func validateChoices(f, cmd string, o *discordgo.ApplicationCommandOption) error
 				return err
 			}
 		}
-		if s, ok := ch.Value.(string); ok && utf8.RuneCountInString(s) > MaxChoiceLength {
+		if s, ok := ch.Value.(string); ok && utf8.RuneCountInString(s) > maxChoiceLength {
 			return invalid(cf+".value", cmd, fmt.Sprintf("has %d characters", utf8.RuneCountInString(s)), "at most 100 characters")
 		}
 	}
@@ -146,7 +146,7 @@ func validateChoices(f, cmd string, o *discordgo.ApplicationCommandOption) error
 }
 
 func checkChoiceText(field, cmd, s string) error {
-	if n := utf8.RuneCountInString(s); n < 1 || n > MaxChoiceLength {
+	if n := utf8.RuneCountInString(s); n < 1 || n > maxChoiceLength {
 		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
 	}
 	return nil
@@ -154,10 +154,10 @@ func checkChoiceText(field, cmd, s string) error {
 
 // validateBounds checks min/max length and value.
 func validateBounds(f, cmd string, o *discordgo.ApplicationCommandOption) error {
-	if o.MinLength != nil && (*o.MinLength < 0 || *o.MinLength > MaxStringOptionLen) {
+	if o.MinLength != nil && (*o.MinLength < 0 || *o.MinLength > maxStringOptionLen) {
 		return invalid(f+".min_length", cmd, fmt.Sprintf("is %d", *o.MinLength), "0 to 6000")
 	}
-	if o.MaxLength != 0 && (o.MaxLength < 1 || o.MaxLength > MaxStringOptionLen) {
+	if o.MaxLength != 0 && (o.MaxLength < 1 || o.MaxLength > maxStringOptionLen) {
 		return invalid(f+".max_length", cmd, fmt.Sprintf("is %d", o.MaxLength), "1 to 6000")
 	}
 	if o.MinLength != nil && o.MaxLength != 0 && *o.MinLength > o.MaxLength {

@@ -8,31 +8,21 @@ import (
 	"time"
 )
 
-// Discord JSON error codes of direct messages.
 const (
-	codeUnknownChannel       = 10003
-	codeCannotMessageUser    = 50007
-	maxMessageContentRunes   = 2000
-	dmChannelType            = 1 // DM
-	defaultMessageType       = 0
-	messageTimestampLayout   = "2006-01-02T15:04:05.000000+00:00"
-	cannotMessageUserMessage = "Cannot send messages to this user"
+	codeUnknownChannel     = 10003
+	codeCannotMessageUser  = 50007
+	maxMessageContentRunes = 2000
+	dmChannelType          = 1 // DM
 )
 
-// DirectMessage is one message the bot sent to a user's DM channel: POST
-// /users/@me/channels (discordgo's UserChannelCreate) opens the channel, POST
-// /channels/{channel}/messages (ChannelMessageSend) sends into it. Messages
-// refused (see [Server.BlockDMs]) are not recorded here; [Server.Calls] has
-// every request.
+// DirectMessage is one message the bot sent to a user's DM channel
+// (discordgo's UserChannelCreate, then ChannelMessageSend) and the Server
+// accepted (see [Server.BlockDMs]).
 type DirectMessage struct {
-	// UserID is the recipient.
-	UserID string
-	// ChannelID is the DM channel, the same for every message to one user.
-	ChannelID string
-	// MessageID is the id the Server gave the message.
+	UserID    string // the recipient
+	ChannelID string // the same for every message to one user
 	MessageID string
-	// Content is the message's content.
-	Content string
+	Content   string
 }
 
 // dmState is the Server's DM channels and messages; guarded by Server.mu.
@@ -43,14 +33,8 @@ type dmState struct {
 	messages []DirectMessage
 }
 
-func (d *dmState) init() {
-	if d.channels == nil {
-		d.channels, d.owners, d.blocked = map[string]string{}, map[string]string{}, map[string]bool{}
-	}
-}
-
-// openDM serves POST /users/@me/channels {"recipient_id": ...}: the user's DM
-// channel, created on first use, as Discord does.
+// openDM serves POST /users/@me/channels: the user's DM channel, created on
+// first use.
 func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
@@ -59,12 +43,10 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := parseSnowflake(body.RecipientID); err != nil {
-		invalidForm(w, map[string]any{"recipient_id": map[string]any{"_errors": []map[string]string{
-			{"code": "NUMBER_TYPE_COERCE", "message": "Value is not snowflake."}}}})
+		invalidForm(w, "recipient_id", "NUMBER_TYPE_COERCE", "Value is not snowflake.")
 		return
 	}
 	s.mu.Lock()
-	s.dms.init()
 	id, ok := s.dms.channels[body.RecipientID]
 	if !ok {
 		id = s.nextIDLocked()
@@ -73,18 +55,14 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "type": dmChannelType, "last_message_id": nil, "flags": 0,
-		"recipients": []map[string]any{{
-			"id": body.RecipientID, "username": "user-" + body.RecipientID, "global_name": nil,
-			"discriminator": "0", "avatar": nil, "public_flags": 0,
-		}},
+		"id": id, "type": dmChannelType,
+		"recipients": []map[string]any{{"id": body.RecipientID, "username": "user-" + body.RecipientID, "discriminator": "0"}},
 	})
 }
 
 // createMessage serves POST /channels/{channel}/messages for a DM channel
-// opened by openDM (any other channel is 404 Unknown Channel: the fake keeps
-// no guild channels): 403 Cannot send messages to this user when the user
-// blocks DMs, else the message, recorded.
+// (any other is 404 Unknown Channel): 403 when the user blocks DMs, else the
+// message, recorded.
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	channel := r.PathValue("channel")
 	var m messageBody
@@ -96,12 +74,10 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len([]rune(m.content())) > maxMessageContentRunes {
-		invalidForm(w, map[string]any{"content": map[string]any{"_errors": []map[string]string{
-			{"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}}}})
+		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 		return
 	}
 	s.mu.Lock()
-	s.dms.init()
 	user, ok := s.dms.owners[channel]
 	switch {
 	case !ok:
@@ -110,7 +86,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	case s.dms.blocked[user]:
 		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, codeCannotMessageUser, cannotMessageUserMessage)
+		writeError(w, http.StatusForbidden, codeCannotMessageUser, "Cannot send messages to this user")
 		return
 	}
 	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
@@ -118,32 +94,26 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	s.notifyLocked()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": dm.MessageID, "channel_id": channel, "type": defaultMessageType, "content": dm.Content,
-		"timestamp": time.Now().UTC().Format(messageTimestampLayout), "edited_timestamp": nil,
-		"tts": false, "mention_everyone": false, "mentions": []any{}, "mention_roles": []any{},
-		"attachments": []any{}, "embeds": []any{}, "pinned": false, "flags": 0,
-		"author": s.botUser(),
+		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
+		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
 	})
 }
 
 // BlockDMs makes the Server refuse every later message to userID's DM
-// channel with 403 and JSON code 50007 (Cannot send messages to this user),
-// as Discord does when a user closed their DMs or shares no server with the
-// bot. Opening the channel still succeeds, as on Discord. It fails with
-// ErrInvalidSnowflake (wrapped) for an id that is not a snowflake.
+// channel with 403 and code 50007, as Discord does when a user closed their
+// DMs; opening the channel still succeeds. It fails with ErrInvalidSnowflake
+// for an id that is not a snowflake.
 func (s *Server) BlockDMs(userID string) error {
 	if _, err := parseSnowflake(userID); err != nil {
 		return fmt.Errorf("discordtest: block DMs: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dms.init()
 	s.dms.blocked[userID] = true
 	return nil
 }
 
-// DirectMessages returns every message the bot sent to a DM channel and the
-// Server accepted, in arrival order.
+// DirectMessages returns every accepted direct message, in arrival order.
 func (s *Server) DirectMessages() []DirectMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,8 +121,8 @@ func (s *Server) DirectMessages() []DirectMessage {
 }
 
 // WaitDirectMessages blocks until the bot has sent at least n direct messages
-// to userID, the context is done (returning its error) or the Server is
-// closed (ErrClosed), and returns that user's messages.
+// to userID, the context is done or the Server is closed (ErrClosed), and
+// returns that user's messages.
 func (s *Server) WaitDirectMessages(ctx context.Context, userID string, n int) ([]DirectMessage, error) {
 	var out []DirectMessage
 	err := s.waitFor(ctx, func() bool {

@@ -1,15 +1,12 @@
 // Package discordtest is a fake Discord for testing a discordgo bot end to
-// end: an unmodified discordgo (v0.29) session connects to it over real HTTP
-// and a real websocket on 127.0.0.1. It is modelled on net/http/httptest, as
-// is [github.com/dblkit/go-topgg/topgg/topggtest], the fake Top.gg, and both
-// follow one convention: [NewServer] starts it and fails (never panics) on
-// an invalid option, [Server.URL] is its root, [Server.APIBase] the REST
-// root a session is pointed at, [Server.Client] an *http.Client that reaches
-// only this server, [Server.Close] and [Server.CloseClientConnections] stop
-// it and drop connections, and [Server.Inject] plays a [Fault] (the same
-// fields in both kits). Every misuse is an error. Together they let a bot's
-// own tests run the bot whole, without the internet or a token. It serves
-// what a bot that lives on Top.gg uses, not Discord's whole API.
+// end, without the internet or a token: an unmodified discordgo (v0.29)
+// session connects to it over real HTTP and a real websocket on 127.0.0.1.
+// It follows the httptest convention of
+// [github.com/dblkit/go-topgg/topgg/topggtest]: [NewServer], [Server.URL],
+// [Server.Client], [Server.Close], [Server.CloseClientConnections] and
+// [Server.Inject] with the same [Fault]; [Server.APIBase] is the REST root a
+// session is pointed at. It serves what a bot on Top.gg uses, not Discord's
+// whole API.
 //
 // A bot tested whole: real discordgo sessions on two shards against the fake
 // Discord, a real Top.gg client against the fake Top.gg, and a user who
@@ -89,41 +86,23 @@
 //		require.Equal(t, []string{role}, discord.MemberRoles(guild, voter))
 //	}
 //
-// A [Server] serves:
-//
-//   - the gateway: HELLO, IDENTIFY (token and shard pair checked), heartbeats
-//     and their ACKs, READY followed by one GUILD_CREATE per available guild of
-//     the shard, RESUME with replay of missed dispatches, and on demand
-//     GUILD_CREATE / GUILD_DELETE ([Server.Join], [Server.Remove],
-//     [Server.Outage], [Server.Restore]) and INTERACTION_CREATE for a
-//     registered slash command ([Server.Interact]);
-//   - the REST endpoints such a bot uses, under /api/v9 (and /api/v10): the
-//     gateway URL, the bot user, the application, application commands,
-//     member roles, interaction callbacks and their follow-ups, and direct
-//     messages (opening a user's DM channel, sending into it). Every request
-//     is recorded ([Server.Calls]); an unknown endpoint answers 404 like
-//     Discord does.
-//
-// Tests inspect the effects with [Server.Commands], [Server.MemberRoles],
-// [Server.RoleChanges], [Server.WaitInteractionReply] and
-// [Server.DirectMessages] (or wait with [Server.WaitDirectMessages]), make a
-// user refuse DMs with [Server.BlockDMs], and make Discord misbehave with
-// [Server.Inject]: a 429 as Discord sends it (Fault.RetryAfter), a body that
-// never ends (Fault.Endless), a request never answered (a long Fault.Delay,
-// counted by [Server.Held]), or dropped connections
-// ([Server.CloseClientConnections]).
+// The gateway speaks HELLO, IDENTIFY (token and shard checked), heartbeats,
+// READY and the shard's GUILD_CREATEs, RESUME with replay, and on demand
+// guild events ([Server.Join], [Server.Remove], [Server.Outage],
+// [Server.Restore]) and slash commands ([Server.Interact]). REST, under
+// /api/v9 and /api/v10, serves the gateway URL, the bot user and
+// application, application commands, member roles, interaction callbacks
+// and direct messages; every request is recorded ([Server.Calls]) and an
+// unknown endpoint is a 404 as on Discord. Tests read the effects with
+// [Server.Commands], [Server.MemberRoles], [Server.RoleChanges],
+// [Server.WaitInteractionReply] and [Server.WaitDirectMessages], refuse DMs
+// with [Server.BlockDMs], and make Discord misbehave with [Server.Inject].
 //
 // A guild belongs to shard (guild_id >> 22) % shard_count, as on Discord;
-// [GuildIDForShard] makes IDs that land on a chosen shard. It serves 100,000
-// guilds over 16 shards in a few seconds.
+// [GuildIDForShard] makes IDs on a chosen shard. Sessions made by
+// [Server.NewSession], or given [Server.Client], reach only this server.
 //
-// Sessions made by [Server.NewSession] (or given [Server.Client]) can only
-// reach this server: requests to any other host fail, so a test never
-// touches the internet.
-//
-// Close every discordgo session before closing the Server: a session whose
-// connection drops reconnects forever (discordgo's ShouldReconnectOnError),
-// and its goroutines would outlive the test. For the same reason tests set
-// ShouldReconnectOnError to false unless they test reconnects (see
-// [Server.NewSession]).
+// Close every discordgo session before the Server: a session whose
+// connection drops reconnects forever, its goroutines outliving the test
+// (see [Server.NewSession]).
 package discordtest

@@ -2,14 +2,13 @@ package discordtest
 
 import "errors"
 
-// Sentinel errors, always returned wrapped ("discordtest: join <id>: ...")
-// with the guild, shard or command concerned. Test them with errors.Is.
+// Sentinel errors, returned wrapped with the guild, shard or command
+// concerned.
 var (
 	// ErrClosed means the Server was closed.
 	ErrClosed = errors.New("server closed")
-	// ErrShardNotConnected means no session of the shard that owns the guild
-	// is connected (identified or resumed, and not dropped), so the event
-	// would have nowhere to go.
+	// ErrShardNotConnected means no session of the guild's shard is
+	// connected, so the event would have nowhere to go.
 	ErrShardNotConnected = errors.New("shard not connected")
 	// ErrUnknownGuild means the bot is not in the guild.
 	ErrUnknownGuild = errors.New("bot is not in the guild")
@@ -19,10 +18,8 @@ var (
 	ErrGuildUnavailable = errors.New("guild is unavailable")
 	// ErrGuildAvailable means the guild is not in an outage.
 	ErrGuildAvailable = errors.New("guild is available")
-	// ErrUnknownCommand means no application command of that name is
-	// registered (globally or for the guild).
+	// ErrUnknownCommand means no application command has that name.
 	ErrUnknownCommand = errors.New("unknown application command")
-	// ErrInvalidSnowflake means an ID is not a Discord snowflake (a decimal
-	// unsigned 64-bit integer).
+	// ErrInvalidSnowflake means an ID is not a canonical decimal uint64.
 	ErrInvalidSnowflake = errors.New("invalid snowflake")
 )

@@ -1,8 +1,14 @@
 package discordtest
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
 // What the package's own tests (package discordtest_test) read that a user
@@ -12,17 +18,62 @@ const DefaultToken = defaultToken
 
 func (s *Server) GatewayURL() string { return s.gatewayURL() }
 
-func (s *Server) Heartbeats() int { return s.heartbeatCount() }
+// Heartbeats returns how many heartbeats (op 1) the gateway received.
+func (s *Server) Heartbeats() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heartbeats
+}
 
-func (s *Server) InteractionReplies() []InteractionReply { return s.interactionReplies() }
+// InteractionReplies returns every answer the bot gave to interactions.
+func (s *Server) InteractionReplies() []InteractionReply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.replies)
+}
 
+// GuildCommands returns the application commands registered for one guild.
 func (s *Server) GuildCommands(guildID string) []*discordgo.ApplicationCommand {
-	return s.guildCommands(guildID)
+	s.mu.Lock()
+	raws := rawList(s.commands[guildID])
+	s.mu.Unlock()
+	out := make([]*discordgo.ApplicationCommand, len(raws))
+	for i, raw := range raws {
+		out[i] = new(discordgo.ApplicationCommand)
+		_ = json.Unmarshal(raw, out[i])
+	}
+	return out
 }
 
 // Guild is a guild as the Server sees it.
-type Guild = guildInfo
+type Guild struct {
+	ID          string
+	ShardID     int
+	Unavailable bool
+}
 
-func (s *Server) Guilds() []Guild { return s.guildList() }
+func (s *Server) Guilds() []Guild {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Guild
+	for _, g := range s.guilds {
+		out = append(out, Guild{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
+	}
+	slices.SortFunc(out, func(a, b Guild) int { return snowflake.Compare(a.ID, b.ID) })
+	return out
+}
 
 func (s *Server) Dialer() *websocket.Dialer { return s.dialer() }
+
+// ShardForGuild returns the shard, out of shardCount, that receives the
+// events of guild guildID.
+func ShardForGuild(guildID string, shardCount int) (int, error) {
+	if shardCount < 1 {
+		return 0, fmt.Errorf("discordtest: shard count %d: must be at least 1", shardCount)
+	}
+	v, err := parseSnowflake(guildID)
+	if err != nil {
+		return 0, fmt.Errorf("discordtest: guild: %w", err)
+	}
+	return snowflake.Shard(v, shardCount), nil
+}

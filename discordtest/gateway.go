@@ -3,10 +3,10 @@ package discordtest
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,20 +18,12 @@ import (
 )
 
 const (
-	// gatewayPath is where the websocket gateway is served; GET /gateway
-	// returns ws://host:port + gatewayPath.
-	gatewayPath = "/gateway/"
-	// maxGatewayFrame bounds what a client may send in one frame (Discord
-	// closes at 4096 bytes; discordgo's IDENTIFY is far below both).
-	maxGatewayFrame = 1 << 20
-	// maxBacklog is how many dispatches a session keeps for RESUME.
-	maxBacklog = 4096
-	// writeTimeout bounds one gateway write when the context has no
-	// earlier deadline.
-	writeTimeout = 5 * time.Second
-	// drainTimeout is how long a refused connection waits for the client
-	// to close after the close frame, so the frame is read before the socket
-	// goes away.
+	gatewayPath     = "/gateway/" // GET /gateway hands out ws://host:port + gatewayPath
+	maxGatewayFrame = 1 << 20     // bounds one client frame
+	maxBacklog      = 4096        // dispatches a session keeps for RESUME
+	writeTimeout    = 5 * time.Second
+	// drainTimeout is how long a refused connection waits for the client to
+	// close after the close frame, so the client reads the code, not a reset.
 	drainTimeout = time.Second
 )
 
@@ -61,8 +53,7 @@ const (
 	closeInvalidAPIVersion    = 4012
 )
 
-// outFrame is a gateway payload sent to the client; s and t are null except
-// for dispatches, as on Discord.
+// outFrame is a gateway payload sent; s and t are null except in dispatches.
 type outFrame struct {
 	Op int     `json:"op"`
 	D  any     `json:"d"`
@@ -76,19 +67,17 @@ type inFrame struct {
 	D  json.RawMessage `json:"d"`
 }
 
-type identifyData struct {
-	Token string  `json:"token"`
-	Shard *[2]int `json:"shard"`
+// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (Token,
+// SessionID, Seq).
+type authData struct {
+	Token     string  `json:"token"`
+	Shard     *[2]int `json:"shard"`
+	SessionID string  `json:"session_id"`
+	Seq       int64   `json:"seq"`
 }
 
-type resumeData struct {
-	Token     string `json:"token"`
-	SessionID string `json:"session_id"`
-	Seq       int64  `json:"seq"`
-}
-
-// gwConn is one websocket connection. Writes are serialised by writeMu;
-// session is only touched by the connection's own handler goroutine.
+// gwConn is one websocket connection; session is only touched by the
+// connection's own handler goroutine.
 type gwConn struct {
 	ws        *websocket.Conn
 	writeMu   sync.Mutex
@@ -96,9 +85,9 @@ type gwConn struct {
 	session   *gwSession
 }
 
-// write sends one text frame. The context's deadline, if earlier than
-// writeTimeout, bounds the write; a cancellation alone does not interrupt
-// it, since half a frame would break the connection.
+// write sends one text frame within writeTimeout or the context's earlier
+// deadline; a cancellation alone does not interrupt it (half a frame would
+// break the connection).
 func (c *gwConn) write(ctx context.Context, b []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
@@ -118,8 +107,8 @@ func (c *gwConn) writeJSON(ctx context.Context, v any) error {
 	return c.write(ctx, b)
 }
 
-// closeWith sends a close frame and closes the socket at once. Safe from
-// any goroutine (WriteControl may run concurrently with a write).
+// closeWith sends a close frame and closes the socket at once, from any
+// goroutine.
 func (c *gwConn) closeWith(code int, text string) {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
@@ -128,10 +117,10 @@ func (c *gwConn) closeWith(code int, text string) {
 	})
 }
 
-// reject sends a close frame and waits (bounded) for the client to close
-// its end before closing the socket, so the client reads the close code
-// rather than a reset. Only the connection's handler goroutine calls it.
-func (c *gwConn) reject(code int, text string) {
+// reject sends a close frame and waits up to drainTimeout for the client to
+// close its end. Only the connection's handler goroutine calls it. It
+// returns false: the connection does not go on.
+func (c *gwConn) reject(code int, text string) bool {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
 			time.Now().Add(time.Second))
@@ -143,6 +132,7 @@ func (c *gwConn) reject(code int, text string) {
 		}
 		_ = c.ws.Close()
 	})
+	return false
 }
 
 // sentFrame is a dispatch kept for replay on RESUME.
@@ -152,10 +142,9 @@ type sentFrame struct {
 }
 
 // gwSession is a gateway session: created by IDENTIFY, continued by RESUME
-// on a new connection. mu serialises dispatches (sequence numbers follow
-// the wire order) and guards seq and backlog. conn is written with both
-// s.mu and mu held, so either lock is enough to read it. ready is guarded
-// by s.mu.
+// on a new connection. mu serialises dispatches (sequence numbers follow the
+// wire order) and guards seq and backlog; conn is written with s.mu and mu
+// held, so either is enough to read it; ready is guarded by s.mu.
 type gwSession struct {
 	id    string
 	shard [2]int
@@ -169,9 +158,9 @@ type gwSession struct {
 }
 
 // dispatchLocked sends one dispatch (op 0) with the next sequence number and
-// keeps it for RESUME. With no connection the event waits in the backlog.
-// A failed write closes the connection, as a broken network would: the
-// client reconnects and resumes. The caller holds sess.mu.
+// keeps it for RESUME (with no connection it only waits there). A failed
+// write closes the connection, as a broken network would. The caller holds
+// sess.mu.
 func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
@@ -222,8 +211,6 @@ func (sess *gwSession) framesAfterLocked(seq int64) ([]sentFrame, bool) {
 	return slices.Clone(sess.backlog[i:]), true
 }
 
-// serveGateway upgrades to a websocket and runs the gateway protocol until
-// the connection ends.
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
@@ -255,7 +242,6 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	s.runGateway(c, r.URL.Query().Get("v"), r.URL.Query().Get("encoding"))
 }
 
-// forgetConn runs when a connection's handler ends.
 func (s *Server) forgetConn(c *gwConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -272,8 +258,7 @@ func (s *Server) forgetConn(c *gwConn) {
 	_ = c.ws.Close()
 }
 
-// runGateway is the read loop of one connection: HELLO, then client ops
-// until the connection fails or is refused.
+// runGateway is the read loop of one connection: HELLO, then client ops.
 func (s *Server) runGateway(c *gwConn, v, encoding string) {
 	ctx := context.Background() // writes are bounded by writeTimeout
 	version, ok := c.checkQuery(v, encoding)
@@ -303,22 +288,19 @@ func (s *Server) runGateway(c *gwConn, v, encoding string) {
 	}
 }
 
-// checkQuery checks the gateway URL's v and encoding (empty when absent) and
-// returns the API version; it refuses the connection and reports false when
-// they are not supported.
+// checkQuery returns the API version of the gateway URL's v and encoding;
+// it refuses the connection and reports false when they are not supported.
 func (c *gwConn) checkQuery(v, encoding string) (int, bool) {
 	version := 10
 	if v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 9 || n > 10 {
-			c.reject(closeInvalidAPIVersion, "Invalid API version.")
-			return 0, false
+			return 0, c.reject(closeInvalidAPIVersion, "Invalid API version.")
 		}
 		version = n
 	}
 	if encoding != "" && encoding != "json" {
-		c.reject(closeDecodeError, "Decode error.")
-		return 0, false
+		return 0, c.reject(closeDecodeError, "Decode error.")
 	}
 	return version, true
 }
@@ -331,50 +313,35 @@ func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int
 		s.heartbeats++
 		s.mu.Unlock()
 		return c.writeJSON(ctx, outFrame{Op: opHeartbeatACK}) == nil
-	case opIdentify:
-		if c.session != nil {
-			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-			return false
-		}
-		return s.identify(ctx, c, f.D, version)
-	case opResume:
-		if c.session != nil {
-			c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-			return false
+	case opIdentify, opResume:
+		switch {
+		case c.session != nil:
+			return c.reject(closeAlreadyAuthenticated, "Already authenticated.")
+		case f.Op == opIdentify:
+			return s.identify(ctx, c, f.D, version)
 		}
 		return s.resume(ctx, c, f.D)
 	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
 		if c.session == nil {
-			c.reject(closeNotAuthenticated, "Not authenticated.")
-			return false
+			return c.reject(closeNotAuthenticated, "Not authenticated.")
 		}
 		// Accepted and ignored: the fake has no presences, voice or members.
 		return true
 	default:
-		c.reject(closeUnknownOpcode, "Unknown opcode.")
-		return false
+		return c.reject(closeUnknownOpcode, "Unknown opcode.")
 	}
-}
-
-// tokenOK reports whether a gateway token (with or without "Bot ") is the
-// Server's token, in constant time.
-func (s *Server) tokenOK(token string) bool {
-	token = strings.TrimPrefix(token, "Bot ")
-	return subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.token)) == 1
 }
 
 // identify checks an IDENTIFY, starts a session and sends READY and the
 // shard's GUILD_CREATEs. It reports whether the connection goes on.
 func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, version int) bool {
-	var d identifyData
+	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
-		c.reject(closeDecodeError, "Decode error.")
-		return false
+		return c.reject(closeDecodeError, "Decode error.")
 	}
-	if !s.tokenOK(d.Token) {
+	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
 		s.log.Debug("gateway identify refused: authentication failed")
-		c.reject(closeAuthenticationFailed, "Authentication failed.")
-		return false
+		return c.reject(closeAuthenticationFailed, "Authentication failed.")
 	}
 	shard, ok := s.checkShard(c, d.Shard)
 	if !ok {
@@ -397,18 +364,8 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		}
 	}
 	ready := map[string]any{
-		"v":                  version,
-		"user":               s.botUser(),
-		"guilds":             stubs,
-		"session_id":         sess.id,
-		"session_type":       "normal",
-		"resume_gateway_url": s.gatewayURL(),
-		"shard":              shard,
-		"application":        map[string]any{"id": s.cfg.appID, "flags": s.cfg.appFlags},
-		"private_channels":   []any{},
-		"relationships":      []any{},
-		"presences":          []any{},
-		"_trace":             []string{"discordtest"},
+		"v": version, "user": s.botUser(), "guilds": stubs, "session_id": sess.id,
+		"resume_gateway_url": s.gatewayURL(), "shard": shard, "application": map[string]any{"id": s.cfg.appID},
 	}
 	s.sessions[sess.id] = sess
 	s.live[shard[0]] = sess
@@ -439,9 +396,8 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 	return true
 }
 
-// checkShard returns the shard an IDENTIFY asks for ([0, 1] when it names
-// none); it refuses the connection and reports false when the Server does not
-// run that shard.
+// checkShard returns the shard an IDENTIFY asks for ([0, 1] when none); it
+// refuses the connection and reports false when the Server does not run it.
 func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 	shard := [2]int{0, 1}
 	if asked != nil {
@@ -449,31 +405,26 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 	}
 	switch {
 	case shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]:
-		c.reject(closeInvalidShard, "Invalid shard.")
-		return shard, false
+		return shard, c.reject(closeInvalidShard, "Invalid shard.")
 	case shard[1] < s.cfg.shardCount:
-		c.reject(closeShardingRequired, "Sharding required.")
-		return shard, false
+		return shard, c.reject(closeShardingRequired, "Sharding required.")
 	case shard[1] != s.cfg.shardCount:
-		c.reject(closeInvalidShard, "Invalid shard.")
-		return shard, false
+		return shard, c.reject(closeInvalidShard, "Invalid shard.")
 	}
 	return shard, true
 }
 
-// resume continues a session on this connection: replays the dispatches
-// the client missed, then RESUMED. An unknown session, or one whose missed
-// events are gone, gets INVALID_SESSION (d=false), and discordgo identifies
-// again on the same connection. It reports whether the connection goes on.
+// resume continues a session on this connection: the missed dispatches,
+// then RESUMED. An unknown session, or one whose missed events are gone,
+// gets INVALID_SESSION (d=false), and discordgo identifies again. It reports
+// whether the connection goes on.
 func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) bool {
-	var d resumeData
+	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
-		c.reject(closeDecodeError, "Decode error.")
-		return false
+		return c.reject(closeDecodeError, "Decode error.")
 	}
-	if !s.tokenOK(d.Token) {
-		c.reject(closeAuthenticationFailed, "Authentication failed.")
-		return false
+	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
+		return c.reject(closeAuthenticationFailed, "Authentication failed.")
 	}
 	s.mu.Lock()
 	sess := s.sessions[d.SessionID]
@@ -525,10 +476,9 @@ func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
 }
 
 // connectedLocked returns the session that receives the events of shard,
-// or ErrShardNotConnected. A session identified a moment ago qualifies even
-// if READY is still being written: its mutex puts later events after it, so
-// a test may send events as soon as discordgo's Open returns. The caller
-// holds s.mu.
+// or ErrShardNotConnected. A session still being sent READY qualifies: its
+// mutex puts later events after it, so a test may send events as soon as
+// discordgo's Open returns. The caller holds s.mu.
 func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	if s.closed {
 		return nil, ErrClosed
@@ -540,17 +490,13 @@ func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	return sess, nil
 }
 
-// CloseClientConnections closes every open connection to the Server, REST
-// and gateway, without a close frame, as a network failure would, like
-// httptest.Server.CloseClientConnections. A discordgo session with
-// ShouldReconnectOnError notices, reconnects (after its one-second Close)
-// and resumes; events sent meanwhile are replayed.
+// CloseClientConnections closes every connection, REST and gateway, without
+// a close frame, as a network failure would. A discordgo session with
+// ShouldReconnectOnError reconnects and resumes; events sent meanwhile are
+// replayed.
 func (s *Server) CloseClientConnections() {
 	s.mu.Lock()
-	conns := make([]*gwConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(s.conns))
 	s.mu.Unlock()
 	for _, c := range conns {
 		_ = c.ws.Close()
@@ -559,7 +505,7 @@ func (s *Server) CloseClientConnections() {
 	s.http.CloseClientConnections()
 }
 
-// randomHex returns n random bytes in hex, for session IDs and tokens.
+// randomHex returns n random bytes in hex.
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)

@@ -3,6 +3,7 @@ package discordtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -17,62 +18,23 @@ type guildState struct {
 	joinedAt    time.Time
 }
 
-// guildInfo describes a guild the bot is in, as the Server sees it.
-type guildInfo struct {
-	ID          string
-	ShardID     int
-	Unavailable bool // in an outage
-}
-
 // memberCount is the member count every fake guild reports: the bot and
 // one owner.
 const memberCount = 2
 
 // botUser is the bot's user object.
 func (s *Server) botUser() map[string]any {
-	return map[string]any{
-		"id":            s.cfg.botID,
-		"username":      s.cfg.botName,
-		"discriminator": "0",
-		"global_name":   nil,
-		"avatar":        nil,
-		"bot":           true,
-		"verified":      true,
-		"mfa_enabled":   false,
-		"flags":         0,
-		"public_flags":  0,
-	}
+	return map[string]any{"id": s.cfg.botID, "username": s.cfg.botName, "discriminator": "0", "bot": true, "verified": true}
 }
 
-// guildPayloadLocked is the guild object of GUILD_CREATE. The caller holds
-// s.mu.
+// guildPayloadLocked is the guild object of GUILD_CREATE (fields left out
+// are zero). The caller holds s.mu.
 func (s *Server) guildPayloadLocked(g *guildState) map[string]any {
 	return map[string]any{
-		"id":                            g.id,
-		"name":                          "Guild " + g.id,
-		"icon":                          nil,
-		"owner_id":                      ownerID(g.id),
-		"joined_at":                     g.joinedAt.Format(time.RFC3339Nano),
-		"member_count":                  memberCount,
-		"large":                         false,
-		"unavailable":                   false,
-		"verification_level":            0,
-		"default_message_notifications": 0,
-		"explicit_content_filter":       0,
-		"mfa_level":                     0,
-		"nsfw_level":                    0,
-		"premium_tier":                  0,
-		"preferred_locale":              "en-US",
-		"features":                      []string{},
+		"id": g.id, "name": "Guild " + g.id, "owner_id": ownerID(g.id), "preferred_locale": "en-US",
+		"joined_at": g.joinedAt.Format(time.RFC3339Nano), "member_count": memberCount,
 		// The @everyone role has the guild's ID.
-		"roles":        []map[string]any{{"id": g.id, "name": "@everyone", "permissions": "0", "position": 0}},
-		"emojis":       []any{},
-		"stickers":     []any{},
-		"channels":     []any{},
-		"threads":      []any{},
-		"members":      []any{},
-		"presences":    []any{},
-		"voice_states": []any{},
+		"roles": []map[string]any{{"id": g.id, "name": "@everyone", "permissions": "0", "position": 0}},
 	}
 }
 
@@ -82,8 +44,8 @@ func ownerID(guildID string) string {
 	return fmt.Sprint(v + 1)
 }
 
-// shardGuildIDsLocked returns the sorted IDs of the guilds of a shard. The
-// caller holds s.mu.
+// shardGuildIDsLocked returns the sorted IDs of a shard's guilds. The caller
+// holds s.mu.
 func (s *Server) shardGuildIDsLocked(shard int) []string {
 	var ids []string
 	for id, g := range s.guilds {
@@ -95,12 +57,10 @@ func (s *Server) shardGuildIDsLocked(shard int) []string {
 	return ids
 }
 
-// guildChange validates guildID, applies change under s.mu (which returns
-// the event to send, or an error and leaves the state alone) and sends the
-// event to the connected session of the guild's shard.
-//
-// The state changes before the write: if the write fails the connection is
-// closed and a resuming session gets the event again, as on Discord.
+// guildChange applies change under s.mu (it returns the event to send, or
+// an error and leaves the state alone) and sends the event to the guild's
+// shard. The state changes first: if the write fails, a resuming session
+// gets the event again, as on Discord.
 func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	change func(g *guildState, exists bool, shard int) (typ string, d any, err error)) error {
 	if err := ctx.Err(); err != nil {
@@ -132,11 +92,9 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	return nil
 }
 
-// Join adds the bot to a new guild: GUILD_CREATE (available) to the
-// guild's shard. It fails with ErrGuildExists if the bot is already in it,
-// ErrShardNotConnected if the shard has no connected session,
-// ErrInvalidSnowflake for a bad ID, ErrClosed after Close, or the context's
-// error.
+// Join adds the bot to a new guild: GUILD_CREATE to the guild's shard. It
+// fails with ErrGuildExists, ErrShardNotConnected, ErrInvalidSnowflake,
+// ErrClosed or the context's error.
 func (s *Server) Join(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "join", guildID, func(_ *guildState, exists bool, shard int) (string, any, error) {
 		if exists {
@@ -148,9 +106,8 @@ func (s *Server) Join(ctx context.Context, guildID string) error {
 	})
 }
 
-// Remove takes the bot out of a guild (it left or was kicked): GUILD_DELETE
-// without "unavailable". It fails with ErrUnknownGuild if the bot is not in
-// it, and like Join otherwise. A guild in an outage can be removed.
+// Remove takes the bot out of a guild, in an outage or not: GUILD_DELETE
+// without "unavailable". It fails with ErrUnknownGuild, and like Join.
 func (s *Server) Remove(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "remove", guildID, func(_ *guildState, exists bool, _ int) (string, any, error) {
 		if !exists {
@@ -161,10 +118,9 @@ func (s *Server) Remove(ctx context.Context, guildID string) error {
 	})
 }
 
-// Outage makes a guild unavailable: GUILD_DELETE with "unavailable": true.
-// The bot stays in the guild. It fails with ErrUnknownGuild,
-// ErrGuildUnavailable if it is already in an outage, and like Join
-// otherwise.
+// Outage makes a guild unavailable, the bot staying in it: GUILD_DELETE
+// with "unavailable": true. It fails with ErrUnknownGuild,
+// ErrGuildUnavailable, and like Join.
 func (s *Server) Outage(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "outage", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {
@@ -178,9 +134,8 @@ func (s *Server) Outage(ctx context.Context, guildID string) error {
 	})
 }
 
-// Restore ends a guild's outage: GUILD_CREATE (available). It fails with
-// ErrUnknownGuild, ErrGuildAvailable if the guild is not in an outage, and
-// like Join otherwise.
+// Restore ends a guild's outage: GUILD_CREATE. It fails with
+// ErrUnknownGuild, ErrGuildAvailable, and like Join.
 func (s *Server) Restore(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "restore", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {
@@ -194,26 +149,12 @@ func (s *Server) Restore(ctx context.Context, guildID string) error {
 	})
 }
 
-// guildList returns the guilds the bot is in (available or not), ordered
-// by ID.
-func (s *Server) guildList() []guildInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]guildInfo, 0, len(s.guilds))
-	for _, g := range s.guilds {
-		out = append(out, guildInfo{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
-	}
-	slices.SortFunc(out, func(a, b guildInfo) int { return snowflake.Compare(a.ID, b.ID) })
-	return out
-}
-
 // GuildIDs returns the IDs of the guilds the bot is in (available or not),
 // ordered by ID.
 func (s *Server) GuildIDs() []string {
-	guilds := s.guildList()
-	ids := make([]string, len(guilds))
-	for i, g := range guilds {
-		ids[i] = g.ID
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Collect(maps.Keys(s.guilds))
+	slices.SortFunc(ids, snowflake.Compare)
 	return ids
 }

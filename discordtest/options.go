@@ -8,25 +8,15 @@ import (
 	"time"
 )
 
-// Defaults of a Server made without options; Server.Token, BotUserID and
-// ApplicationID return the values in use.
+// Defaults of a Server made without options (documented on the options).
 const (
-	// defaultToken is the bot token the Server accepts unless WithToken says
-	// otherwise (without the "Bot " prefix).
-	defaultToken = "discordtest-token"
-	// defaultBotID is the bot user's ID; it is also the application ID unless
-	// WithApplicationID says otherwise, as for any bot created since 2020.
-	defaultBotID = "1100000000000000001"
-	// defaultBotName is the bot user's name.
-	defaultBotName = "discordtest-bot"
-	// defaultHeartbeatInterval is the heartbeat interval sent in HELLO,
-	// Discord's usual value. discordgo sends a first heartbeat at once and
-	// then one per interval, so a long interval does not slow tests down.
-	defaultHeartbeatInterval = 41250 * time.Millisecond
+	defaultToken             = "discordtest-token"
+	defaultBotID             = "1100000000000000001"
+	defaultBotName           = "discordtest-bot"
+	defaultHeartbeatInterval = 41250 * time.Millisecond // Discord's usual value
 )
 
-// Option configures a Server. An option that gets an invalid value makes
-// NewServer fail.
+// Option configures a Server; an invalid value makes NewServer fail.
 type Option func(*config) error
 
 type config struct {
@@ -35,7 +25,6 @@ type config struct {
 	botID      string
 	botName    string
 	appID      string
-	appFlags   int
 	token      string
 	logger     *slog.Logger
 	heartbeat  time.Duration
@@ -52,9 +41,9 @@ func defaultConfig() config {
 	}
 }
 
-// WithShardCount sets the number of shards the bot runs (default 1). The
-// gateway refuses an IDENTIFY whose shard count differs, and routes each
-// guild to shard (guild_id >> 22) % n.
+// WithShardCount sets the number of shards the bot runs (default 1): the
+// gateway refuses an IDENTIFY with another count, and routes each guild to
+// shard (guild_id >> 22) % n.
 func WithShardCount(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -94,22 +83,14 @@ func WithBotUser(id, name string) Option {
 	}
 }
 
-// WithApplicationID sets the application ID (default: the bot user's ID).
+// WithApplicationID sets the application ID (default: the bot user's ID,
+// as for any bot created since 2020).
 func WithApplicationID(id string) Option {
 	return func(c *config) error {
 		if _, err := parseSnowflake(id); err != nil {
 			return fmt.Errorf("discordtest: application %q: %w", id, err)
 		}
 		c.appID = id
-		return nil
-	}
-}
-
-// WithApplicationFlags sets the application flags sent in READY and by the
-// application endpoints (default 0).
-func WithApplicationFlags(flags int) Option {
-	return func(c *config) error {
-		c.appFlags = flags
 		return nil
 	}
 }
@@ -127,8 +108,8 @@ func WithToken(token string) Option {
 	}
 }
 
-// WithLogger sets the logger (default: discard). The Server logs connections,
-// gateway events and requests at debug level, never a token.
+// WithLogger sets the logger of connections, gateway events and requests
+// (debug level, never a token; default discard).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
@@ -140,10 +121,10 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithHeartbeatInterval sets the heartbeat interval sent in HELLO (whole
-// milliseconds, at least 1ms). discordgo drops the connection when the last
-// ACK is more than five intervals old, and a busy machine under -race can
-// stall its goroutines for a second: keep it at 400ms or more. The default
-// (41.25s) never costs a test any time.
+// milliseconds; default 41.25s, which costs a test no time: discordgo beats
+// at once, then once per interval). discordgo drops the connection when the
+// last ACK is five intervals old, and -race can stall a busy machine for a
+// second: keep it at 400ms or more.
 func WithHeartbeatInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {

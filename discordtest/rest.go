@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -21,13 +22,10 @@ const maxRequestBody = 1 << 20
 type Call struct {
 	Method string
 	Path   string // URL path, e.g. "/api/v9/users/@me"
-	Query  string // raw query, without "?"
 	// Header is the request header; the Authorization value is replaced by
 	// "[redacted]" so a Call can be printed.
 	Header http.Header
 	Body   []byte
-	// Authorized reports whether Authorization was "Bot <token>".
-	Authorized bool
 	// Status is the HTTP status the Server answered.
 	Status int
 }
@@ -63,15 +61,19 @@ func writeError(w http.ResponseWriter, status, code int, message string) {
 	writeJSON(w, status, apiError{Message: message, Code: code})
 }
 
-func notFound(w http.ResponseWriter) {
-	writeError(w, http.StatusNotFound, codeGeneral, "404: Not Found")
+// writeStatus answers Discord's plain error, e.g. {"message": "404: Not
+// Found", "code": 0}.
+func writeStatus(w http.ResponseWriter, status int) {
+	writeError(w, status, codeGeneral, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
 }
 
-func methodNotAllowed(w http.ResponseWriter) {
-	writeError(w, http.StatusMethodNotAllowed, codeGeneral, "405: Method Not Allowed")
-}
-
-func invalidForm(w http.ResponseWriter, errs any) {
+// invalidForm answers Discord's 400 Invalid Form Body with one error, on
+// field or (field empty) on the whole body.
+func invalidForm(w http.ResponseWriter, field, code, message string) {
+	var errs any = map[string]any{"_errors": []map[string]string{{"code": code, "message": message}}}
+	if field != "" {
+		errs = map[string]any{field: errs}
+	}
 	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
 }
 
@@ -83,7 +85,7 @@ func (s *Server) restHandler() http.Handler {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			h, ok := methods[r.Method]
 			if !ok {
-				methodNotAllowed(w)
+				writeStatus(w, http.StatusMethodNotAllowed)
 				return
 			}
 			h(w, r)
@@ -94,16 +96,11 @@ func (s *Server) restHandler() http.Handler {
 	route(api+"/gateway/bot", map[string]http.HandlerFunc{http.MethodGet: s.getGatewayBot})
 	route(api+"/users/@me", map[string]http.HandlerFunc{http.MethodGet: s.getMe})
 	route(api+"/oauth2/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
-	route(api+"/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
 	for _, scope := range []string{"/applications/{app}/commands", "/applications/{app}/guilds/{guild}/commands"} {
 		route(api+scope, map[string]http.HandlerFunc{
 			http.MethodGet:  s.listCommands,
 			http.MethodPut:  s.overwriteCommands,
 			http.MethodPost: s.createCommand,
-		})
-		route(api+scope+"/{command}", map[string]http.HandlerFunc{
-			http.MethodGet:    s.getCommand,
-			http.MethodDelete: s.deleteCommand,
 		})
 	}
 	route(api+"/guilds/{guild}/members/{user}/roles/{role}", map[string]http.HandlerFunc{
@@ -113,9 +110,7 @@ func (s *Server) restHandler() http.Handler {
 	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
 	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
 	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
-	route(api+"/webhooks/{app}/{token}", map[string]http.HandlerFunc{http.MethodPost: s.followup})
-	route(api+"/webhooks/{app}/{token}/messages/@original", map[string]http.HandlerFunc{http.MethodPatch: s.editOriginal})
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { notFound(w) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusNotFound) })
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
@@ -125,10 +120,7 @@ func (s *Server) restHandler() http.Handler {
 		if header.Get("Authorization") != "" {
 			header.Set("Authorization", redact.Mark)
 		}
-		call := Call{
-			Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			Header: header, Body: body, Authorized: authorized,
-		}
+		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
 		defer func() {
 			call.Status = rec.Status
 			s.mu.Lock()
@@ -141,26 +133,21 @@ func (s *Server) restHandler() http.Handler {
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
 			return
 		}
+		// GET /gateway is public on Discord; everything else needs the token.
+		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
 		switch {
 		case readErr != nil:
-			writeError(rec, http.StatusBadRequest, codeGeneral, "400: Bad Request")
-			return
+			writeStatus(rec, http.StatusBadRequest)
 		case len(body) > maxRequestBody:
-			writeError(rec, http.StatusRequestEntityTooLarge, codeGeneral, "413: Request Entity Too Large")
-			return
+			writeStatus(rec, http.StatusRequestEntityTooLarge)
 		case !supportedVersion(r.URL.Path):
-			notFound(rec)
-			return
+			writeStatus(rec, http.StatusNotFound)
+		case !authorized && !public:
+			writeStatus(rec, http.StatusUnauthorized)
+		default:
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mux.ServeHTTP(rec, r)
 		}
-		// GET /gateway is public on Discord; everything else needs the bot
-		// token (discordgo always sends it).
-		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
-		if !authorized && !public {
-			writeError(rec, http.StatusUnauthorized, codeGeneral, "401: Unauthorized")
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		mux.ServeHTTP(rec, r)
 	})
 }
 
@@ -184,7 +171,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"
 		}
-		invalidForm(w, map[string]any{"_errors": []map[string]string{{"code": "BASE_TYPE_BAD_JSON", "message": msg}}})
+		invalidForm(w, "", "BASE_TYPE_BAD_JSON", msg)
 		return false
 	}
 	return true
@@ -210,17 +197,7 @@ func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) getApplication(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id":                     s.cfg.appID,
-		"name":                   s.cfg.botName,
-		"icon":                   nil,
-		"description":            "",
-		"bot_public":             true,
-		"bot_require_code_grant": false,
-		"verify_key":             strings.Repeat("0", 64),
-		"flags":                  s.cfg.appFlags,
-		"bot":                    s.botUser(),
-		"owner": map[string]any{
-			"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0", "avatar": nil,
-		},
+		"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
+		"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"},
 	})
 }

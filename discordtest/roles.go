@@ -10,29 +10,25 @@ import (
 // memberKey names a member of a guild.
 type memberKey struct{ guild, user string }
 
-// RoleChange is one role request the Server accepted: PUT (Added) or DELETE
-// (not Added) /guilds/{guild}/members/{user}/roles/{role}. Requests that
-// change nothing (adding a role the member has) are recorded too.
+// RoleChange is one role request the Server accepted, PUT (Added) or
+// DELETE /guilds/{guild}/members/{user}/roles/{role}, even one that changes
+// nothing.
 type RoleChange struct {
-	GuildID string
-	UserID  string
-	RoleID  string
-	Added   bool
-	// Reason is the X-Audit-Log-Reason header, if any.
-	Reason string
+	GuildID, UserID, RoleID string
+	Added                   bool
+	Reason                  string // the X-Audit-Log-Reason header
 }
 
 func (s *Server) addRole(w http.ResponseWriter, r *http.Request)    { s.changeRole(w, r, true) }
 func (s *Server) removeRole(w http.ResponseWriter, r *http.Request) { s.changeRole(w, r, false) }
 
-// changeRole answers 204 for a guild the bot is in (any user and role
-// snowflakes: the fake does not model members or roles), 404 Unknown Guild
-// otherwise.
+// changeRole answers 204 for a guild the bot is in (any user and role: the
+// fake models neither), 404 Unknown Guild otherwise.
 func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, add bool) {
 	guild, user, role := r.PathValue("guild"), r.PathValue("user"), r.PathValue("role")
 	for _, id := range []string{guild, user, role} {
 		if _, err := parseSnowflake(id); err != nil {
-			notFound(w)
+			writeStatus(w, http.StatusNotFound)
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,14 +18,12 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// Server is a fake Discord: REST API and gateway on one 127.0.0.1 port.
-//
-// All methods are safe for concurrent use. Methods that send gateway events
-// take a context that bounds the write. Close stops every goroutine the
-// Server started.
+// Server is a fake Discord: REST API and gateway on one 127.0.0.1 port. Its
+// methods are safe for concurrent use; those that send gateway events take a
+// context that bounds the write.
 type Server struct {
-	// URL is the base URL of the Server, "http://127.0.0.1:port", with no
-	// trailing slash. REST lives under URL+"/api/v9" (see APIBase).
+	// URL is "http://127.0.0.1:port"; REST lives under URL+"/api/v9" (see
+	// APIBase).
 	URL string
 
 	cfg       config
@@ -56,8 +55,8 @@ type Server struct {
 	dms          dmState
 }
 
-// NewServer starts a fake Discord listening on 127.0.0.1 (a free port). It
-// fails only on an invalid option or if it cannot listen.
+// NewServer starts a fake Discord on 127.0.0.1 (a free port). It fails only
+// on an invalid option or if it cannot listen.
 func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, opt := range opts {
@@ -81,6 +80,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
+		dms:          dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{}},
 	}
 	for _, id := range cfg.guilds {
 		if _, dup := s.guilds[id]; dup {
@@ -97,14 +97,13 @@ func NewServer(opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discordtest: listen: %w", err)
 	}
-	// httptest.Server waits for in-flight requests on Close; websocket
-	// handlers are hijacked, so wsWG covers them.
+	// httptest.Server.Close waits for requests, not for hijacked websocket
+	// handlers: wsWG does.
 	s.http = &httptest.Server{Listener: l, Config: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}}
-	// addr is read by the handlers (gatewayURL), so it is set before they can run.
 	s.addr = l.Addr().String()
 	s.URL = "http://" + s.addr
 	s.http.Start()
@@ -122,8 +121,7 @@ func NewServer(opts ...Option) (*Server, error) {
 // "http://127.0.0.1:port/api/v9/", the counterpart of discordgo.EndpointAPI.
 func (s *Server) APIBase() string { return s.URL + "/api/v9/" }
 
-// gatewayURL returns the websocket URL that GET /gateway hands out,
-// "ws://127.0.0.1:port/gateway/".
+// gatewayURL is the websocket URL that GET /gateway hands out.
 func (s *Server) gatewayURL() string { return "ws://" + s.addr + gatewayPath }
 
 // Token returns the bot token the Server accepts, without the "Bot " prefix.
@@ -139,9 +137,8 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
 // Close closes every gateway connection (close code 1001) and the HTTP
-// server, waits for their goroutines and closes the idle connections of the
-// clients made by Client. Close discordgo sessions first (see the package comment). Close
-// is idempotent.
+// server and waits for their goroutines. Close discordgo sessions first (see
+// the package comment). Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -149,10 +146,7 @@ func (s *Server) Close() {
 		return
 	}
 	s.closed = true
-	conns := make([]*gwConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := slices.Collect(maps.Keys(s.conns))
 	s.notifyLocked()
 	close(s.done)
 	s.mu.Unlock()
@@ -167,8 +161,7 @@ func (s *Server) Close() {
 	s.log.Debug("closed")
 }
 
-// notifyLocked wakes every waiter (WaitConnected, WaitInteractionReply).
-// The caller holds s.mu.
+// notifyLocked wakes every waiter. The caller holds s.mu.
 func (s *Server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -196,7 +189,7 @@ func (s *Server) waitFor(ctx context.Context, cond func() bool) error {
 }
 
 // ConnectedShards returns how many shards have a connected session that was
-// sent its READY (or RESUMED) and its initial GUILD_CREATEs.
+// sent READY (or RESUMED) and its GUILD_CREATEs.
 func (s *Server) ConnectedShards() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -214,9 +207,8 @@ func (s *Server) connectedShardsLocked() int {
 }
 
 // WaitConnected blocks until at least n shards are connected (see
-// ConnectedShards), the context is done (returning its error) or the Server
-// is closed (ErrClosed). The events written to the sessions may still be in
-// flight: wait for them with discordgo handlers.
+// ConnectedShards), the context is done or the Server is closed (ErrClosed).
+// The events sent may still be in flight: wait for them with handlers.
 func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	if err := s.waitFor(ctx, func() bool { return s.connectedShardsLocked() >= n }); err != nil {
 		return fmt.Errorf("discordtest: wait for %d connected shards: %w", n, err)
@@ -224,16 +216,7 @@ func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	return nil
 }
 
-// heartbeatCount returns how many heartbeats (op 1) the gateway received,
-// over all connections.
-func (s *Server) heartbeatCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.heartbeats
-}
-
-// Calls returns a copy of every REST request received so far, in arrival
-// order.
+// Calls returns a copy of every REST request received, in arrival order.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,16 +8,13 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// discordEpoch is the first millisecond of 2015, the zero of snowflake time.
-const discordEpoch = 1420070400000
-
-// guildIDBase is the snowflake timestamp (ms since discordEpoch) that
-// GuildIDForShard counts from: 2021-01-01, well before any ID the Server
-// makes from the clock, so the two never collide.
-const guildIDBase = 1609459200000 - discordEpoch
-
-// maxTimestamp is the largest timestamp a snowflake holds (42 bits).
-const maxTimestamp = 1<<42 - 1
+const (
+	discordEpoch = 1420070400000 // 2015-01-01 in ms, the zero of snowflake time
+	// guildIDBase is where GuildIDForShard counts from: 2021-01-01, before
+	// any ID the Server makes from the clock, so the two never collide.
+	guildIDBase  = 1609459200000 - discordEpoch
+	maxTimestamp = 1<<42 - 1
+)
 
 // parseSnowflake checks that id is a snowflake as Discord writes it ("007"
 // and "7" must not be two guilds) and returns its value.
@@ -29,29 +26,10 @@ func parseSnowflake(id string) (uint64, error) {
 	return v, nil
 }
 
-// ShardForGuild returns the shard, out of shardCount, that receives the
-// events of guild guildID: (guild_id >> 22) % shardCount.
-func ShardForGuild(guildID string, shardCount int) (int, error) {
-	if shardCount < 1 {
-		return 0, fmt.Errorf("discordtest: shard count %d: must be at least 1", shardCount)
-	}
-	v, err := parseSnowflake(guildID)
-	if err != nil {
-		return 0, fmt.Errorf("discordtest: guild: %w", err)
-	}
-	return snowflake.Shard(v, shardCount), nil
-}
-
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
-// shardID out of shardCount. For one shardCount, distinct (n, shardID) pairs
-// give distinct IDs, and the same pair always gives the same ID, so tests can
-// build their guild lists without a Server.
-//
-// If n < 0, shardCount < 1, shardID is not in [0, shardCount) or n is too
-// large, it returns a string that is not a snowflake and names the mistake:
-// every function and method of this package refuses it with
-// ErrInvalidSnowflake (wrapped), so the mistake fails the test where the ID
-// is used, without a panic.
+// shardID out of shardCount: distinct pairs give distinct IDs, the same pair
+// the same ID. On bad arguments it returns a string that names the mistake
+// and that this package refuses with ErrInvalidSnowflake where it is used.
 func GuildIDForShard(n, shardID, shardCount int) string {
 	invalid := fmt.Sprintf("invalid-GuildIDForShard(%d,%d,%d)", n, shardID, shardCount)
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {

@@ -13,8 +13,7 @@ import (
 )
 
 // dialOnlyHere dials the Server and refuses any other address, so a client
-// configured by this package cannot reach the internet even through a
-// redirect or a URL it built itself.
+// of this package cannot reach the internet, even through a redirect.
 func (s *Server) dialOnlyHere(ctx context.Context, network, addr string) (net.Conn, error) {
 	if addr != s.addr {
 		return nil, fmt.Errorf("discordtest: refusing to dial %s: only %s is allowed", addr, s.addr)
@@ -23,8 +22,7 @@ func (s *Server) dialOnlyHere(ctx context.Context, network, addr string) (net.Co
 	return d.DialContext(ctx, network, addr)
 }
 
-// isDiscordHost reports whether host is one of Discord's API, CDN or gateway
-// hosts.
+// isDiscordHost reports whether host is one of Discord's.
 func isDiscordHost(host string) bool {
 	host = strings.ToLower(host)
 	for _, domain := range []string{"discord.com", "discordapp.com", "discord.gg", "discordapp.net"} {
@@ -58,16 +56,13 @@ func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // Client returns a new *http.Client, for discordgo.Session.Client, that
 // sends every request for discord.com, discordapp.com, discord.gg,
-// discordapp.net or their subdomains to this Server (scheme and host
-// rewritten, path kept) and refuses any other host, so a session using it
-// never reaches the internet, even with discordgo's default endpoints. Its
-// idle connections are closed by Close.
+// discordapp.net or their subdomains to this Server (path kept) and refuses
+// any other host, so discordgo's default endpoints reach the fake.
 func (s *Server) Client() *http.Client {
 	return &http.Client{Transport: &rewriteTransport{addr: s.addr, base: s.transport}, Timeout: 20 * time.Second}
 }
 
-// dialer returns a new websocket dialer, for discordgo.Session.Dialer, that
-// can only connect to this Server (no proxy).
+// dialer returns a websocket dialer that reaches only this Server.
 func (s *Server) dialer() *websocket.Dialer {
 	return &websocket.Dialer{
 		NetDialContext:   s.dialOnlyHere,
@@ -76,20 +71,15 @@ func (s *Server) dialer() *websocket.Dialer {
 }
 
 // NewSession returns a discordgo session for shard shardID of shardCount,
-// configured for this Server and not opened: token "Bot <token>", Client
-// from Client, a Dialer that reaches only this Server, ShardID/ShardCount and Identify.Shard
-// set, intents Guilds, and ShouldReconnectOnError false. Everything else is
-// discordgo's default (SyncEvents false, State enabled). The caller opens
-// and closes it, and must close it before the Server.
+// set up for this Server and not opened (the caller opens it, and closes it
+// before the Server): the bot token, Client, a Dialer that reaches only this
+// Server, the shard, intents Guilds, and ShouldReconnectOnError false.
 //
-// Reconnecting is off because of a race in discordgo v0.29: when Close
-// sends its close frame just before the heartbeat goroutine writes (right
-// after Open, or when a tick coincides with Close), the failed heartbeat
-// calls reconnect, which opens the session again after Close and leaves
-// goroutines behind. A test that wants reconnects (see
-// CloseClientConnections) sets ShouldReconnectOnError to true and, before
-// closing, waits until the session's LastHeartbeatAck is later than the
-// reconnect: the new connection's first heartbeat was answered.
+// Reconnecting is off because of a race in discordgo v0.29: a heartbeat that
+// fails just as Close sends its close frame reconnects the session after
+// Close, leaving goroutines behind. A test that wants reconnects (see
+// CloseClientConnections) turns it on and, before closing, waits until the
+// session's LastHeartbeatAck is later than the reconnect.
 func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
 	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
 		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)

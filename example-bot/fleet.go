@@ -111,10 +111,12 @@ func (c config) validateFleet() error {
 		}
 		return nil
 	}
-	if _, err := fleet.ParseURL(redisURL); err != nil {
+	rdb, err := fleet.NewClient(redisURL) // connects to nothing yet
+	if err != nil {
 		// fleet's messages never show the password.
 		return bad("REDIS_URL", strings.TrimPrefix(err.Error(), "fleet: "))
 	}
+	_ = rdb.Close()
 	if c.FleetLease < minFleetLease || c.FleetLease > maxFleetLease {
 		return bad("TOPGG_FLEET_LEASE", fmt.Sprintf("%v is not between %v and %v", c.FleetLease, minFleetLease, maxFleetLease))
 	}

@@ -32,21 +32,35 @@ func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight, "source", v.Origin.String())
 		return nil
 	}
-	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
-	s, err := r.bot.shardFor(guild)
-	if err != nil {
-		return err
-	}
-	err = s.GuildMemberRoleAdd(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason("voted on Top.gg"))
-	if notMember(err) {
-		r.log.Info("vote received from a user outside the reward guild; no role given", "user", v.PlatformID)
-		return nil
-	}
-	if err != nil {
+	given, err := r.role(ctx, v, true)
+	if !given || err != nil {
 		return err
 	}
 	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt, "source", v.Origin.String())
 	return nil
+}
+
+// role gives (add) or takes back the voter role; done is false for a user
+// not in the reward guild (Discord's 404, which no retry mends).
+func (r *rewards) role(ctx context.Context, v voterewards.Vote, add bool) (done bool, err error) {
+	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
+	s, err := r.bot.shardFor(guild)
+	if err != nil {
+		return false, err
+	}
+	call, reason := s.GuildMemberRoleRemove, "Top.gg vote expired"
+	if add {
+		call, reason = s.GuildMemberRoleAdd, "voted on Top.gg"
+	}
+	err = call(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+		if add {
+			r.log.Info("vote received from a user outside the reward guild; no role given", "user", v.PlatformID)
+		}
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // onExpire takes the role back and sends the vote reminder (to a user who
@@ -69,25 +83,9 @@ func (r *rewards) takeRole(ctx context.Context, v voterewards.Vote) error {
 		r.log.Info("vote expired", "user", v.PlatformID)
 		return nil
 	}
-	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
-	s, err := r.bot.shardFor(guild)
-	if err != nil {
-		return err
+	taken, err := r.role(ctx, v, false)
+	if taken {
+		r.log.Info("vote expired: role taken back", "user", v.PlatformID)
 	}
-	err = s.GuildMemberRoleRemove(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason("Top.gg vote expired"))
-	if notMember(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	r.log.Info("vote expired: role taken back", "user", v.PlatformID)
-	return nil
-}
-
-// notMember reports Discord's answer for a user who is not in the guild, which no
-// retry mends.
-func notMember(err error) bool {
-	var re *discordgo.RESTError
-	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound
+	return err
 }

@@ -9,14 +9,8 @@ import (
 
 var _ autopost.Source = (*totalSource)(nil)
 
-// totalSource is the fleet's total as an [autopost.Source], for the leader's
-// [autopost.Poster] (Config.Source): each call to Counts reads every shard's
-// last published count in one round trip (shardCounts.Total). Missing is not
-// empty until every shard of [0, ShardCount) has reported (and lists the
-// shards silent for longer than MaxAge), so the Poster never posts a partial
-// total; PerShard has ShardCount entries (v0 stats). BotID, which v0 posts
-// need, is taken from this process's own Counter (its READY). Make it with
-// newTotalSource; safe for concurrent use.
+// totalSource is the total of [Fleet.Counts] (see there what it promises).
+// BotID, which v0 posts need, is local's (its READY). Safe for concurrent use.
 type totalSource struct {
 	counts *shardCounts
 	local  *autopost.Counter
@@ -59,15 +53,10 @@ func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 // minute) until the total is complete.
 func (s *totalSource) Changed() <-chan struct{} { return nil }
 
-// newCounterReporter returns a reporter that publishes the shards of
-// counter (this process's own, see [autopost.Counter.AppendShards]) that have
-// their READY, one round trip per publish: every period, and at once when a
-// shard gets its READY or is attached or detached ([autopost.Counter.Changed]),
-// so that the leader's first post need not wait a period. A shard not ready yet is not
-// published: it keeps its last published count for MaxAge, as a shard whose
-// process stopped. The buffers are reused from one publish to the next, so
-// a publish allocates nothing once they have grown. It fails like
-// newReporter, and with [ErrBadConfig] for a nil Counter.
+// newCounterReporter returns the report job of [Fleet.Counts]: it publishes
+// counter's shards that have their READY (one not ready keeps its last count
+// for MaxAge, as a stopped process's), also at once on [autopost.Counter.Changed].
+// The buffers are reused, so a publish allocates nothing once they have grown.
 func newCounterReporter(counts *shardCounts, counter *autopost.Counter, cfg reporterConfig) (*reporter, error) {
 	if counter == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)

@@ -35,7 +35,7 @@ func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	assert.NoError(t, leader.lease.Check(context.Background()))
 	first := <-changes
 	assert.True(t, first.Leader)
-	assert.True(t, first.Known)
+	assert.True(t, first.known)
 
 	follower := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
 	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)

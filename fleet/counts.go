@@ -14,9 +14,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// DefaultMaxAge is how long a shard's last count is kept when its process
+// defaultMaxAge is how long a shard's last count is kept when its process
 // stops reporting, when countsConfig.MaxAge is zero.
-const DefaultMaxAge = time.Hour
+const defaultMaxAge = time.Hour
 
 // futureSlack is how far ahead of Redis's clock, when the leader reads the
 // counts, a shard's report time may lie and still count: a later one was not
@@ -82,15 +82,9 @@ type fleetTotal struct {
 	// Missing lists the shards that never reported or whose last report is
 	// older than MaxAge, or later than futureSlack ahead, in increasing order.
 	Missing []int
-	// Oldest is the age of the oldest report that was counted.
-	Oldest time.Duration
 	// At is Redis's time when the counts were read.
 	At time.Time
 }
-
-// Postable reports whether the total covers every shard: when false the
-// caller posts nothing and logs Missing.
-func (t fleetTotal) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 }
 
 // newShardCounts returns the counts of bot (see [Key]) for a fleet of shardCount
 // shards on rdb. It does not contact Redis.
@@ -105,7 +99,7 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 		return nil, fmt.Errorf("%w: shard count %d", ErrBadConfig, shardCount)
 	}
 	if cfg.MaxAge == 0 {
-		cfg.MaxAge = DefaultMaxAge
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.MaxAge < time.Second {
 		return nil, fmt.Errorf("%w: max age %v is below 1s", ErrBadConfig, cfg.MaxAge)
@@ -196,7 +190,6 @@ func (c *shardCounts) noteFuture(ctx context.Context, future []int, now time.Tim
 func (c *shardCounts) sum(now time.Time, data string) (fleetTotal, []int) {
 	t := fleetTotal{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
 	nowSec := now.Unix()
-	oldest := nowSec
 	slack := int64(futureSlack / time.Second)
 	var future []int
 	for shard := range c.shardCount {
@@ -220,10 +213,7 @@ func (c *shardCounts) sum(now time.Time, data string) (fleetTotal, []int) {
 		}
 		t.PerShard[shard] = int(guilds)
 		t.Servers += int64(guilds)
-		oldest = min(oldest, at)
 	}
-	// A report up to futureSlack ahead is counted as of now.
-	t.Oldest = max(time.Duration(nowSec-oldest)*time.Second, 0)
 	return t, future
 }
 

@@ -86,7 +86,6 @@ func TestStaleShardIsKeptWithinTheBoundAndDroppedAfter(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, tot.Postable())
 	assert.Equal(t, int64(18), tot.Servers)
-	assert.GreaterOrEqual(t, tot.Oldest, 59*time.Minute)
 
 	// 61 minutes: past the bound, the shard is missing and nothing is postable.
 	age(61 * time.Minute)

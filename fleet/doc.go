@@ -4,30 +4,20 @@
 //
 // # Leadership
 //
-// [Lease] elects one leader per bot. Taking the lease is one Lua call:
-// SET lease NX PX ttl and, only for the winner, INCR of a token counter, so
-// each term has a fencing token larger than every earlier one. Renewal and
-// release are Lua compare-and-set on the lease's value (holder id and token);
-// there is no lock library (none fences). [Lease.Run] campaigns, then runs
-// the leader's work with a context cancelled (cause [ErrLeaseLost]) when the
-// lease is taken or has not been renewed by TTL-Margin after the send time of
-// the last successful renewal, on the local monotonic clock: Redis counts the
-// TTL from when it received that renewal, later than it was sent, so the
-// leader stops before the lease can expire. On return it releases the lease
-// and publishes the release, so a contender waiting on that channel takes
-// over at once (a few ms in the tests), rather than after the TTL.
+// [Lease] elects one leader per bot: taking the lease is one Lua call (SET
+// NX PX and, for the winner only, INCR of a token counter, so each term has a
+// fencing token larger than every earlier one); renewal and release are Lua
+// compare-and-set. [Lease.Run] runs the leader's work with a context that
+// ends before the lease can expire, and on return publishes the release, so
+// a waiting contender takes over at once rather than after the TTL.
 //
-// A pause longer than the margin (GC, SIGSTOP, a swap storm) can still let a
-// stale leader act after its successor started. That is what the fence is
-// for: every write a leader makes to shared state goes through a
-// [FencedScript] (or [Fence.Set]), which Redis runs only while the token
-// counter still equals the writer's token. The test that SIGSTOPs a leading
-// child process past its TTL shows its late write refused.
-//
-// The token counter must survive as long as the leases: run Redis with AOF
-// (or RDB) persistence. If the counter is lost anyway, the next token is
-// Redis's clock in milliseconds, above every token drawn before (elections
-// are far rarer than one per millisecond).
+// A pause longer than the safety margin (GC, SIGSTOP, a swap storm) can still
+// let a stale leader act after its successor started: every write a leader
+// makes to shared state goes through a [FencedScript] (or [Fence.Set]), which
+// Redis runs only while the token counter still equals the writer's token.
+// The counter must survive as long as the leases: run Redis with AOF (or RDB)
+// persistence. If it is lost anyway, the next token is Redis's clock in
+// milliseconds, above every token drawn before.
 //
 // # Counts
 //
@@ -66,40 +56,15 @@
 // Redis errors never panic and never end a Run: they are returned by
 // the counts, and logged and retried by the lease, whose leader work
 // pauses once the lease cannot be renewed in time and resumes when Redis is
-// back. [NewClient] and [ParseURL] accept redis:// and rediss:// (TLS) URLs and
+// back. [NewClient] and [Open] accept redis:// and rediss:// (TLS) URLs and
 // never show the password: not in errors, and no type of this package holds
 // it.
 //
-// # Scale: 100,000 shards on many machines, and what gives out first
+// # Scale
 //
-// Measured on a simulated fleet of 20,000 shards in 50 processes with
-// separate clients, against a local redis-server 7.0 on a 2-core VM
-// (go test -run '^$' -bench Fleet -benchmem ./fleet/):
-//
-//   - leader aggregate per interval: 0.3-0.35 ms (goal 50 ms), one round trip;
-//   - publish: 1.000 round trips per process per publish; Redis CPU 1.3-1.6 us
-//     per shard published (at most 0.64 ms of Redis time for a 400-shard process);
-//   - memory: 16.4 B per shard for the key (8 B of data, doubled by Redis's
-//     string growth), 83 B per shard of used_memory growth including the 50
-//     clients' connection buffers (goal 200 B).
-//
-// On paper, 100,000 shards in 250 processes of 400 shards: the counts key is
-// 0.8-1.6 MB; the leader's aggregate reads 800 KB, about 1.8 ms (linear);
-// one interval of publishes costs Redis 160 ms of CPU in 250 slices of
-// 0.64 ms, which is 0.3% of one core at a one-minute interval. The lease
-// costs the leader one small Lua call every TTL/3 and each waiting process
-// one call per TTL (250 processes, 15 s TTL: about 17 calls/s), plus one idle
-// pub/sub connection per waiting process (with its pool, about 750
-// connections; Redis's default limit is 10,000).
-//
-// What gives out first is single-node Redis latency, not memory or
-// aggregation time: all of a bot's keys share one hash slot on purpose (so a
-// fenced script may touch them atomically), so one Redis node carries the
-// bot, and each publish blocks that node for 1.6 us per shard in it. A
-// process with 10,000 shards would stall every other client for about 16 ms
-// per publish; a publish interval near one second would cost a whole core at
-// 600,000 shards. Both are far from 100,000 shards at minute intervals; the
-// remedy, if needed, is a packed binary argument (one SETRANGE per run of
-// contiguous shards) rather than more Redis. Hard limits of the layout: a
-// shard's guild count below 2^32 and report times before 2106.
+// All of a bot's keys share one hash slot (so a fenced script may touch them
+// atomically), so one Redis node carries the bot: single-node latency gives
+// out first (each publish blocks it about 1.6 us per shard in it), not memory
+// or aggregation time. Hard limits of the layout: a shard's guild count below
+// 2^32 and report times before 2106. The figures are in BENCHMARKS.md.
 package fleet

@@ -19,14 +19,10 @@ var (
 	// errNotMade: a method was called on a zero or nil value that must come
 	// from its constructor (New, NewLease).
 	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
-	// ErrBadBot means the bot name is empty or holds a character that would
-	// break the key layout ('{', '}' or a space).
-	ErrBadBot = errors.New("fleet: invalid bot name")
-	// ErrBadConfig means a duration, shard count or shard id is out of range.
+	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
+	// id is refused. A refused URL's text shows it with its password replaced,
+	// or not at all.
 	ErrBadConfig = errors.New("fleet: invalid configuration")
-	// ErrInvalidURL means a Redis URL does not parse. The error text shows the
-	// URL with its password replaced, or no URL at all.
-	ErrInvalidURL = errors.New("fleet: invalid Redis URL")
 	// ErrLeaseLost is the cause (context.Cause) of a leader context that was
 	// cancelled because the lease was taken by another process or could not
 	// be renewed before the safety margin.

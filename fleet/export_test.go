@@ -7,3 +7,6 @@ func WithReporterClock(cfg reporterConfig, c clock.Clock) reporterConfig {
 	cfg.clock = c
 	return cfg
 }
+
+// Postable reports whether the total covers every shard.
+func (t fleetTotal) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 }

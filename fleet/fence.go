@@ -35,9 +35,6 @@ type Fence struct {
 // Token returns the term's fencing token (0 for the zero Fence).
 func (f Fence) Token() int64 { return f.token }
 
-// String shows the token only.
-func (f Fence) String() string { return fmt.Sprintf("fence(token %d)", f.token) }
-
 // fencePrelude takes the fence key and token off the front of KEYS and ARGV,
 // so that the body sees its own keys and arguments from index 1, and refuses
 // the call unless the token is current. The error code FENCED is how Redis

@@ -23,14 +23,14 @@ type Config struct {
 	// ShardCount is the bot's total number of shards, across every process.
 	// Required.
 	ShardCount int
-	// LeaseTTL is the leader lease's time to live (default [DefaultLeaseTTL]).
+	// LeaseTTL is the leader lease's time to live (default [defaultLeaseTTL]).
 	// A dead leader is replaced within about LeaseTTL.
 	LeaseTTL time.Duration
 	// ReportEvery is how often each process publishes its shards' counts
-	// (default [DefaultReportEvery]).
+	// (default [defaultReportEvery]).
 	ReportEvery time.Duration
 	// MaxAge is how long a silent shard's last count still counts (default
-	// [DefaultMaxAge]).
+	// [defaultMaxAge]).
 	MaxAge time.Duration
 	// Logger receives the lease's and the reporter's problems (default:
 	// slog.Default()).
@@ -55,7 +55,7 @@ type Fleet struct {
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
 // closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
-// [ErrBadBot] or [ErrBadConfig].
+// [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient

@@ -14,10 +14,10 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	_, err := New(nil, Config{Bot: "b", ShardCount: 1})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = Open("http://:hunter2@127.0.0.1:1", Config{Bot: "b", ShardCount: 1})
-	require.ErrorIs(t, err, ErrInvalidURL)
+	require.ErrorIs(t, err, ErrBadConfig)
 	assert.NotContains(t, err.Error(), "hunter2")
 	_, err = Open("redis://127.0.0.1:1", Config{Bot: "", ShardCount: 1})
-	require.ErrorIs(t, err, ErrBadBot)
+	require.ErrorIs(t, err, ErrBadConfig)
 	_, err = Open("redis://127.0.0.1:1", Config{Bot: "b"})
 	require.ErrorIs(t, err, ErrBadConfig)
 

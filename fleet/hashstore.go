@@ -12,13 +12,7 @@ import (
 
 var _ commands.HashStore = (*hashStore)(nil)
 
-// hashStore is a [commands.HashStore] in Redis, for the leader's command
-// sync: the fingerprint of the last published commands lives in the key
-// Key(bot, "commands:hash"), so that a new leader does not publish unchanged
-// commands again. SaveHash is fenced with the lease's current term: it is
-// refused ([ErrFenced]) once a newer leader exists, and ([ErrNoFence]) while
-// this process does not lead, so only the leader records a publish. LoadHash
-// reads without a fence. Make it with newHashStore; safe for concurrent use.
+// hashStore is the store of [Fleet.HashStore] (see there what it promises).
 type hashStore struct {
 	lease *Lease
 	key   string

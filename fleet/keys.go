@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// KeyPrefix is the first part of every Redis key and channel the fleet uses.
-const KeyPrefix = "topgg:"
+// keyPrefix is the first part of every Redis key and channel the fleet uses.
+const keyPrefix = "topgg:"
 
 // Key returns the Redis key named name in bot's key space:
 // "topgg:{bot}:name". Every key of one bot carries the same hash tag {bot},
@@ -14,12 +14,12 @@ const KeyPrefix = "topgg:"
 // the vote store) may touch several of them atomically. Other packages that
 // keep fleet state in Redis build their keys with Key so that a fenced script
 // can reach them.
-func Key(bot, name string) string { return KeyPrefix + "{" + bot + "}:" + name }
+func Key(bot, name string) string { return keyPrefix + "{" + bot + "}:" + name }
 
 // checkBot validates a bot name used in keys.
 func checkBot(bot string) error {
 	if bot == "" || strings.ContainsAny(bot, "{} \t\r\n") {
-		return fmt.Errorf("%w: %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadBot, bot)
+		return fmt.Errorf("%w: bot name %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadConfig, bot)
 	}
 	return nil
 }

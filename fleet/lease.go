@@ -17,24 +17,19 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// DefaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
-const DefaultLeaseTTL = 15 * time.Second
+// defaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
+const defaultLeaseTTL = 15 * time.Second
 
 // LeaseConfig tunes a [Lease]. The zero value is ready to use.
 type LeaseConfig struct {
 	// TTL is how long the lease lives in Redis without renewal (default 15 s,
-	// at least 100 ms). A dead leader is replaced within about TTL; a leader
-	// cut off from Redis stops its work within TTL - Margin.
-	TTL time.Duration
-	// RenewEvery is the renewal period (default TTL/3, so two renewals may
-	// fail before the margin is reached). It must be shorter than TTL-Margin.
-	RenewEvery time.Duration
-	// Margin is how long before the lease could expire the leader function's
-	// context is cancelled (default TTL/5). It covers the time the leader's
+	// at least 100 ms). A dead leader is replaced within about TTL. The lease
+	// is renewed every TTL/3, and a leader cut off from Redis stops its work
+	// within TTL - TTL/5: the margin of TTL/5 covers the time the leader's
 	// work needs to notice the cancellation and stop, and the clock-rate
-	// difference between this machine and Redis. Writes that slip past it are
-	// still refused by the fence.
-	Margin time.Duration
+	// difference between this machine and Redis; two renewals may fail before
+	// it is reached. Writes that slip past it are still refused by the fence.
+	TTL time.Duration
 	// Logger receives campaign, renewal and release problems (default: slog.Default()).
 	Logger *slog.Logger
 	// OnChange, if set, is called (synchronously, from Run's goroutine; it
@@ -90,7 +85,7 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 		rdb: rdb, bot: bot,
 		leaseKey: Key(bot, "lease"), fenceKey: Key(bot, "fence"), channel: Key(bot, "lease:released"),
 		holder: hex.EncodeToString(id[:]),
-		ttl:    cfg.TTL, renewEvery: cfg.RenewEvery, margin: cfg.Margin,
+		ttl:    cfg.TTL, renewEvery: cfg.TTL / 3, margin: cfg.TTL / 5,
 		log: cfg.Logger.With("component", "fleet.lease", "bot", bot), onChange: cfg.OnChange,
 		clock: clock.Or(cfg.clock),
 	}
@@ -99,24 +94,13 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 
 func (c *LeaseConfig) fill() error {
 	if c.TTL == 0 {
-		c.TTL = DefaultLeaseTTL
-	}
-	if c.Margin == 0 {
-		c.Margin = c.TTL / 5
-	}
-	if c.RenewEvery == 0 {
-		c.RenewEvery = c.TTL / 3
+		c.TTL = defaultLeaseTTL
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	switch {
-	case c.TTL < 100*time.Millisecond:
+	if c.TTL < 100*time.Millisecond {
 		return fmt.Errorf("%w: lease TTL %v is below 100ms", ErrBadConfig, c.TTL)
-	case c.Margin < 0 || c.Margin >= c.TTL:
-		return fmt.Errorf("%w: lease margin %v must be in [0, TTL %v)", ErrBadConfig, c.Margin, c.TTL)
-	case c.RenewEvery <= 0 || c.RenewEvery >= c.TTL-c.Margin:
-		return fmt.Errorf("%w: renewal period %v must be in (0, TTL-margin %v)", ErrBadConfig, c.RenewEvery, c.TTL-c.Margin)
 	}
 	return nil
 }
@@ -133,7 +117,7 @@ func (l *Lease) Fence(token int64) Fence {
 
 // Run campaigns for the lease until ctx is done. Each time it wins, it calls
 // fn with a context that is cancelled (cause [ErrLeaseLost]) when the lease is
-// taken by another or has not been renewed by TTL-Margin after the send time
+// taken by another or has not been renewed by TTL-TTL/5 after the send time
 // of the last successful renewal (measured on the local monotonic clock), so
 // that fn stops before the lease can expire; and with the term's fencing
 // token. fn must return promptly once its context is done.
@@ -145,7 +129,7 @@ func (l *Lease) Fence(token int64) Fence {
 // Run: it logs them and retries, and leader work is paused while the lease
 // cannot be held. A second concurrent Run returns [topgg.ErrRunning]. When Run
 // returns, nothing it started is still running; after ctx is done it returns
-// once fn has returned and the release (bounded by RenewEvery) is over.
+// once fn has returned and the release (bounded by TTL/3) is over.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
 	if l == nil || l.rdb == nil {
 		return errNotMade

@@ -16,7 +16,7 @@ type renewal struct {
 
 // keep renews the lease every renewEvery while ctx lives, and calls lose
 // when the lease was taken (a renewal found another value) or when
-// TTL-Margin has passed since the send time of the last successful renewal
+// TTL-margin has passed since the send time of the last successful renewal
 // (or of the acquisition): the lease may then expire at any moment, so the
 // leader must already be stopping. Renewal requests run one at a time on
 // their own goroutine, so that a hung request cannot delay the deadline;

@@ -14,34 +14,31 @@ type LeaseState struct {
 	Leader bool
 	// Token is the fencing token of the current term (0 when not leader).
 	Token int64
-	// Changes counts the transitions (becoming leader or ceasing to be) since
-	// the Lease was made.
-	Changes uint64
 	// Since is when the current state began (zero before the first change).
 	Since time.Time
-	// Known is true while this process knows who leads: it leads, or its
+	// known is true while this process knows who leads: it leads, or its
 	// last campaign attempt got Redis's answer that another process holds
-	// the lease. It is false before Run, after Run returned, while Redis
-	// cannot be reached by a process that does not lead, and between a term
-	// and the next answer. A change of Known alone is no transition: it does
-	// not count in Changes nor call OnChange.
-	Known bool
+	// the lease ([Lease.Check]). A change of known alone is no transition: it
+	// does not call OnChange.
+	known bool
 }
 
 // ErrLeadershipUnknown is [Lease.Check]'s error while this process does not
 // know who leads.
 var ErrLeadershipUnknown = errors.New("fleet: leadership unknown (the lease is not running, or Redis cannot be reached)")
 
-// Check returns nil while this process knows who leads the fleet
-// ([LeaseState].Known), else an error wrapping [ErrLeadershipUnknown]: a
-// readiness check ("leadership") for a process of a fleet. It costs one lock
-// and makes no request. A Lease not made by [NewLease] fails with
+// Check returns nil while this process knows who leads the fleet (it leads,
+// or its last campaign attempt got Redis's answer that another process
+// does), else an error wrapping [ErrLeadershipUnknown] (before Run, after Run
+// returned, while Redis cannot be reached by a process that does not lead,
+// and between a term and the next answer): a readiness check ("leadership")
+// for a process of a fleet. It costs one lock and makes no request. A Lease not made by [NewLease] fails with
 // [topgg.ErrNotConfigured].
 func (l *Lease) Check(context.Context) error {
 	if l == nil || l.rdb == nil {
 		return errNotMade
 	}
-	if !l.State().Known {
+	if !l.State().known {
 		return ErrLeadershipUnknown
 	}
 	return nil
@@ -51,7 +48,7 @@ func (l *Lease) Check(context.Context) error {
 func (l *Lease) setKnown(known bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.state.Known = known
+	l.state.known = known
 }
 
 // State returns the current leadership state. Safe for concurrent use.
@@ -68,7 +65,7 @@ func (l *Lease) State() LeaseState {
 func (l *Lease) setState(leader bool, token int64) {
 	l.mu.Lock()
 	// A leader knows; a term's end leaves it unknown until the next answer.
-	l.state = LeaseState{Leader: leader, Token: token, Changes: l.state.Changes + 1, Since: l.clock.Now(), Known: leader}
+	l.state = LeaseState{Leader: leader, Token: token, Since: l.clock.Now(), known: leader}
 	s := l.state
 	l.mu.Unlock()
 	if l.onChange != nil {

@@ -10,9 +10,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// DefaultReportEvery is how often each process publishes its shards'
+// defaultReportEvery is how often each process publishes its shards'
 // counts when Config.ReportEvery is zero.
-const DefaultReportEvery = 15 * time.Second
+const defaultReportEvery = 15 * time.Second
 
 // reporterConfig tunes a reporter. The zero value is ready to use.
 type reporterConfig struct {
@@ -45,7 +45,7 @@ type reporter struct {
 // returns this process's shards only.
 func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterConfig) (*reporter, error) {
 	if cfg.Every == 0 {
-		cfg.Every = DefaultReportEvery
+		cfg.Every = defaultReportEvery
 	}
 	if cfg.Every < 100*time.Millisecond {
 		return nil, fmt.Errorf("%w: report period %v is below 100ms", ErrBadConfig, cfg.Every)

@@ -17,25 +17,25 @@ import (
 // error: a URL that does not parse is reported without any of its text, other
 // problems with the password replaced by "xxxxx".
 func NewClient(rawURL string) (*redis.Client, error) {
-	opts, err := ParseURL(rawURL)
+	opts, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	return redis.NewClient(opts), nil
 }
 
-// ParseURL is [NewClient] without the client: the go-redis options for a URL,
-// with ContextTimeoutEnabled set. Errors wrap [ErrInvalidURL] and never hold
+// parseURL is NewClient without the client: the go-redis options for a URL,
+// with ContextTimeoutEnabled set. Errors wrap [ErrBadConfig] and never hold
 // the password.
-func ParseURL(rawURL string) (*redis.Options, error) {
+func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error quotes the whole input, and a password holding '/' or '#'
 		// makes parts of it show up in the inner message too: say nothing.
-		return nil, fmt.Errorf("%w: the URL does not parse (not shown: it may hold a password)", ErrInvalidURL)
+		return nil, fmt.Errorf("%w: Redis URL does not parse (not shown: it may hold a password)", ErrBadConfig)
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("%w: %s: scheme must be redis or rediss", ErrInvalidURL, shownURL(u))
+		return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis or rediss", ErrBadConfig, shownURL(u))
 	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -43,7 +43,7 @@ func ParseURL(rawURL string) (*redis.Options, error) {
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		}
-		return nil, fmt.Errorf("%w: %s: %s", ErrInvalidURL, shownURL(u), msg)
+		return nil, fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), msg)
 	}
 	opts.ContextTimeoutEnabled = true
 	return opts, nil

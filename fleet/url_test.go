@@ -17,11 +17,11 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 		"http://hunter2@127.0.0.1:6379",
 		"redis://u:hunter2@127.0.0.1:6379/0?dial_timeout=hunter2",
 	} {
-		_, err := ParseURL(raw)
-		if assert.ErrorIs(t, err, ErrInvalidURL, raw) {
+		_, err := parseURL(raw)
+		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
 			assert.NotContains(t, err.Error(), "hunter2", raw)
 		}
 	}
-	_, err := ParseURL("redis://user:pw@127.0.0.1:6379/x")
+	_, err := parseURL("redis://user:pw@127.0.0.1:6379/x")
 	assert.Contains(t, err.Error(), "redis://xxxxx@127.0.0.1:6379/x", "the user info is marked, not shown")
 }

@@ -26,23 +26,9 @@ var (
 // never blocks Redis for long; the next prune goes on.
 const pruneLimit = 10_000
 
-// voteStore is a [voterewards.Store] in Redis, shared by every process of a
-// fleet, with the promises of the bbolt store: each method is one Lua script
-// (atomic; durable as Redis's persistence: run it with AOF), dedup by voter
-// within [voterewards.DedupWindow] inside the script, so that concurrent
-// ingests from several processes add one vote once.
-//
-// Any process may Ingest without a checkpoint (webhooks). The leader's writes
-// are fenced with the lease's current term and refused ([ErrFenced],
-// [ErrNoFence]) once a newer leader exists or this process does not lead:
-// Ingest with a checkpoint (the poll), Delivered, Expired and Prune.
-//
-// It implements [voterewards.Feed] with Redis pub/sub: the ingest script
-// publishes the votes it added, in the same atomic step, so every follower
-// sees them in the order of the Ingest calls, within a few milliseconds;
-// after any reconnect the follower is told to resync (reload).
-//
-// Make it with newVoteStore; safe for concurrent use.
+// voteStore is the store of [Fleet.VoteStore] (see there what it promises):
+// the dedup window is [voterewards.DedupWindow]; leader writes are Ingest
+// with a checkpoint (the poll), Delivered, Expired and Prune.
 type voteStore struct {
 	rdb   redis.UniversalClient
 	lease *Lease
@@ -269,7 +255,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 }
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
-// whether the store takes writes now (plugin.Pinger).
+// whether the store takes writes now (the plugin's "vote_store" readiness check).
 func (s *voteStore) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("fleet: vote store: %w", err)

@@ -90,17 +90,7 @@ func NewProbe(name string, checks ...Check) (*Probe, error) {
 }
 
 func validName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '_', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
 // errNotMade fails the one check of a nil or zero Probe.

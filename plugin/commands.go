@@ -18,7 +18,7 @@ const commandResync = 15 * time.Minute
 // newCommandJob builds the command sync: after the first READY of any
 // attached session, it publishes the commands given with [WithCommands], or
 // else the application's commands read from Discord, and checks them again
-// every commandResync. Every attempt reaches the [CommandSyncHandler].
+// every commandResync. Every attempt reaches [WithCommandSyncHandler]'s function.
 // Definitions the service refuses are not sent again (the rest of the plugin
 // runs on); a refused token ends the job's Run, for the supervisor to stop
 // the plugin.

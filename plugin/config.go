@@ -21,11 +21,10 @@ const (
 
 // Defaults of the Config fields left zero (nil for the pointer fields).
 const (
-	DefaultAutopost         = AutopostV1
-	DefaultAutopostInterval = autopost.DefaultInterval
-	DefaultSyncCommands     = true
-	DefaultVotePollInterval = time.Minute
-	DefaultVoteLookback     = voterewards.DefaultLookback
+	defaultAutopost         = AutopostV1
+	defaultSyncCommands     = true
+	defaultVotePollInterval = time.Minute
+	defaultVoteLookback     = voterewards.DefaultLookback
 	DefaultStateDir         = "./topgg-state"
 	DefaultWebhookPath      = "/topgg/webhook"
 )
@@ -34,7 +33,7 @@ const (
 const maxVoteLookback = 365 * 24 * time.Hour
 
 // Config holds every setting of the plugin and the jobs it wires, with the
-// environment variable that sets each (read by [LoadEnv] and [LoadConfig]).
+// environment variable that sets each (read by [LoadEnv]).
 //
 // Every zero field means its default, so plugin.Config{} built in code is valid:
 // v1 autopost every 30 minutes, command sync on, votes polled every minute, state
@@ -267,12 +266,9 @@ type settings struct {
 // resolve applies the defaults to a valid Config. It is the one place that knows
 // them; LoadEnv never writes them into the caller's struct.
 func (c Config) resolve() settings {
-	s := settings{Config: c, syncCommands: DefaultSyncCommands, votePoll: DefaultVotePollInterval}
+	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
 	if s.Autopost == "" {
-		s.Autopost = DefaultAutopost
-	}
-	if s.AutopostInterval == 0 {
-		s.AutopostInterval = DefaultAutopostInterval
+		s.Autopost = defaultAutopost
 	}
 	if c.SyncCommands != nil {
 		s.syncCommands = *c.SyncCommands
@@ -281,7 +277,7 @@ func (c Config) resolve() settings {
 		s.votePoll = *c.VotePollInterval
 	}
 	if s.VoteLookback == 0 {
-		s.VoteLookback = DefaultVoteLookback
+		s.VoteLookback = defaultVoteLookback
 	}
 	if s.StateDir == "" {
 		s.StateDir = DefaultStateDir
@@ -289,7 +285,7 @@ func (c Config) resolve() settings {
 	if s.WebhookPath == "" {
 		s.WebhookPath = DefaultWebhookPath
 	}
-	// Refresh, ready timeout and the vote settings keep 0: their packages apply
+	// The autopost intervals and the vote settings keep 0: their packages apply
 	// their own defaults to it, and say them in their docs.
 	return s
 }

@@ -5,8 +5,8 @@
 // supervisor.
 //
 // The whole use, a bot configured from the environment (LoadEnv fills the
-// bot's own struct that holds a Config; LoadConfig reads the TOPGG_*
-// variables alone) whose voters get a role until their vote expires:
+// bot's own struct that holds a Config, or a Config alone) whose voters get a
+// role until their vote expires:
 //
 //	func run() error {
 //		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

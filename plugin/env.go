@@ -13,18 +13,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 )
 
-// LoadConfig reads a Config from the environment through lookuper (nil means the
-// process environment) and validates it. Unset variables leave their fields zero
-// (nil), which [New] reads as the defaults. Errors are *ConfigError naming the
-// variable. To mix in values set in code, or load a bot's own struct, see [LoadEnv].
-func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error) {
-	var c Config
-	if err := LoadEnv(ctx, &c, lookuper); err != nil {
-		return Config{}, err
-	}
-	return c, nil
-}
-
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
 // tags (a bot's own configuration embedding Config, say), from lookuper (nil
 // means the process environment), through [envconfig.ProcessWith], then

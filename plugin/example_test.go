@@ -20,7 +20,7 @@ import (
 // the shard is ready, the /vote command is published, and a vote reaches the
 // reward handler. It runs against the module's fakes of Discord and Top.gg; a
 // real bot makes its client with topgg.New(token), its sessions with
-// discordgo.New("Bot " + token), and its Config with plugin.LoadConfig.
+// discordgo.New("Bot " + token), and its Config with plugin.LoadEnv.
 func Example() {
 	discord, err := discordtest.NewServer(discordtest.WithGuilds(
 		discordtest.GuildIDForShard(0, 0, 1), discordtest.GuildIDForShard(1, 0, 1)))
@@ -49,7 +49,7 @@ func Example() {
 	rewarded := make(chan voterewards.Vote, 1)
 	// Every zero field of Config means its default (v1 autopost every 30
 	// minutes, command sync on, votes polled every minute); a real bot loads it
-	// with plugin.LoadConfig(ctx, nil) from its TOPGG_* variables.
+	// with plugin.LoadEnv(ctx, &cfg, nil) from its TOPGG_* variables.
 	p, err := plugin.New(client, plugin.Config{
 		StateDir: dir, // the vote cursor, the delivered votes and the commands' hash
 	},

@@ -1,6 +1,12 @@
 package plugin
 
-import "github.com/dblkit/go-topgg/internal/clock"
+import (
+	"context"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+)
 
 // WithClock sets the clock of the supervisor and of the check for sessions
 // never opened, for tests.
@@ -14,3 +20,15 @@ func WithClock(c clock.Clock) Option {
 // Leading calls what the fleet's leader job calls at the start (true) and
 // the end (false) of a term.
 func (p *Plugin) Leading(yes bool) { p.leading(yes) }
+
+const DefaultVotePollInterval = defaultVotePollInterval
+
+// LoadConfig reads a Config from the environment through lookuper, as a bot
+// does with LoadEnv.
+func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error) {
+	var c Config
+	if err := LoadEnv(ctx, &c, lookuper); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}

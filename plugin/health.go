@@ -18,14 +18,6 @@ import (
 // about half a minute of failing.
 const crashLoop = 5
 
-// Pinger is implemented by a vote store that can tell whether it takes writes
-// (a fleet's shared store, say). A store given with [WithVoteStore] that
-// implements it gets a "vote_store" readiness check.
-type Pinger interface {
-	// Ping returns nil when the store can take a write now.
-	Ping(ctx context.Context) error
-}
-
 // jobStates is what the supervisor tells liveness: per job, the failures in a
 // row and whether it runs; and the failure that ended the last Run.
 type jobStates struct {
@@ -56,49 +48,38 @@ func (s *jobStates) get(name string) *jobState {
 
 // started records a (re)start of a job, with the failures before it.
 func (s *jobStates) started(name string, failures int) {
+	s.locked(func() {
+		j := s.get(name)
+		j.running, j.started, j.failures = true, s.clock.Now(), failures
+	})
+}
+
+// locked runs f under s.mu; it does nothing on a nil jobStates.
+func (s *jobStates) locked(f func()) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.get(name)
-	j.running, j.started, j.failures = true, s.clock.Now(), failures
+	f()
 }
 
 // stopped records the end of a job's run; failed says whether it failed.
 func (s *jobStates) stopped(name string, failed bool) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	j := s.get(name)
-	j.running = false
-	if failed {
-		j.failures++
-	} else {
-		j.failures = 0 // done, or stopped: not a crash loop
-	}
+	s.locked(func() {
+		j := s.get(name)
+		j.running = false
+		if failed {
+			j.failures++
+		} else {
+			j.failures = 0 // done, or stopped: not a crash loop
+		}
+	})
 }
 
 // begin forgets the jobs of the last Run; end records how Run ended.
-func (s *jobStates) begin() {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.jobs, s.failed = nil, nil
-}
-
-func (s *jobStates) end(err error) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failed = err
-}
+func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = nil, nil }) }
+func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
 // check fails when the last Run ended with a failure no restart mends, or
 // when a job has failed crashLoop times in a row and not run well since.
@@ -141,7 +122,8 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "token": Top.gg has not refused the token since it last accepted it
 //     ([topgg.Client.TokenRefused]);
 //   - "state_dir" (when Config.StateDir is used): a file can be written there;
-//   - "vote_store" (for a store of [WithVoteStore] that is a [Pinger]): Ping.
+//   - "vote_store" (for a vote store with a Ping(ctx) error method, such as a
+//     fleet's): Ping, nil when the store can take a write now.
 //
 // A fleet adds its own (leadership known) to the same Probe.
 func (p *Plugin) ReadinessChecks() []health.Check {
@@ -156,7 +138,7 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
-	if pinger, ok := p.voteStore.(Pinger); ok {
+	if pinger, ok := p.voteStore.(interface{ Ping(context.Context) error }); ok {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
 	}
 	if p.fleet != nil {

@@ -20,20 +20,13 @@ import (
 // with [topgg.ErrNilArgument]: leaving an option out is how to keep its default.
 type Option func(*options) error
 
-// CommandSyncHandler is told the outcome of every command-sync attempt: the
-// result and a nil error when the listing is up to date (published, or skipped as
-// unchanged), the error when the attempt failed (a refused definition, a refused
-// token, a service error). It is called from the sync job's goroutine; it should
-// return soon; a panic in it is recovered and logged.
-type CommandSyncHandler func(ctx context.Context, r commands.Result, err error)
-
 type options struct {
 	logger    *slog.Logger
 	onReward  voterewards.Handler
 	onExpire  voterewards.Handler
 	onGiveUp  func(voterewards.Vote, error)
 	onPost    func(autopost.Result)
-	onSync    CommandSyncHandler
+	onSync    func(context.Context, commands.Result, error)
 	commands  []*discordgo.ApplicationCommand
 	haveCmds  bool
 	voteStore voterewards.Store
@@ -120,9 +113,12 @@ func WithOnPost(f func(autopost.Result)) Option {
 }
 
 // WithCommandSyncHandler sets the function told the outcome of every command-sync
-// attempt, failures included (they are also logged). Use it to alert on, or stop
-// the bot for, slash commands the listing refused.
-func WithCommandSyncHandler(f CommandSyncHandler) Option {
+// attempt: the result and a nil error when the listing is up to date, the error
+// when the attempt failed (a refused definition or token, a service error; also
+// logged). Use it to alert on, or stop the bot for, slash commands the listing
+// refused. It is called from the sync job's goroutine and should return soon; a
+// panic in it is recovered and logged.
+func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
 	return func(o *options) error {
 		if f == nil {
 			return nilArg("WithCommandSyncHandler")

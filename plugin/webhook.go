@@ -18,9 +18,9 @@ var (
 	// ErrWebhookOff means [Plugin.WebhookHandler] was called on a plugin whose
 	// Config sets no webhook secret.
 	ErrWebhookOff = errors.New("plugin: webhooks are off (Config.WebhookSecrets and WebhookAuth are empty)")
-	// ErrNotRunning means a webhook vote arrived while the plugin's Run was not
+	// errNotRunning means a webhook vote arrived while the plugin's Run was not
 	// running: it is answered 500, so Top.gg retries it (and the poll recovers it).
-	ErrNotRunning = errors.New("plugin: not running")
+	errNotRunning = errors.New("plugin: not running")
 )
 
 // Timeouts of the plugin's webhook server. Top.gg waits 5 s for an answer and
@@ -83,7 +83,7 @@ func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
 		if v.Test {
 			return nil // a v0 test delivery is no vote
 		}
-		return ErrNotRunning
+		return errNotRunning
 	}
 	return poller.IngestWebhook(ctx, v)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // BodyTooLargeError is the error of a REST call whose response body is
-// longer than the Group's bound (WithMaxBodySize): the body is not read
+// longer than the Group's bound (8 MiB): the body is not read
 // further, so an endless answer costs no more than the bound.
 type BodyTooLargeError struct {
 	// Limit is the bound, in bytes.

@@ -2,20 +2,13 @@
 // context, and makes every Discord REST call of those sessions honour its
 // context and read a bounded body.
 //
-// Why a bot author needs it: the rest of the module works under contexts
-// (every job is Run(ctx) and returns once ctx is done), but discordgo's Open
-// and its REST calls do not. Without this package a bot cannot stop while a
-// shard connects, a reward handler's role grant outlives the shutdown that
-// cancelled it, and the bot's own READY-driven start (the plugin attaches
-// before Open, then waits for READY) has no bound. The example bot opens its
-// shards with it; the plugin and autopost do not need it (they take any
-// discordgo session).
-//
-// discordgo (v0.29) takes no context in Open, sleeps through a 429 without
+// Why a bot author needs it: the rest of the module works under contexts,
+// but discordgo (v0.29) takes none in Open, sleeps through a 429 without
 // looking at one (time.Sleep, holding the route's lock), and reads whole
-// whatever body Discord sends. A bot that wants a SIGTERM to end its start at
-// once, or its shutdown to stop a role grant that Discord rate-limits, ends up
-// writing the same few hundred lines around it; this package is those lines:
+// whatever body Discord sends. Without this package a bot cannot stop while a
+// shard connects, and a reward handler's role grant outlives the shutdown
+// that cancelled it. The example bot opens its shards with it; the plugin and
+// autopost take any discordgo session.
 //
 //   - [New] makes one session per shard (token, shard pair, intents, and an
 //     HTTP client and websocket dialer of this package);
@@ -43,7 +36,4 @@
 // that reads nothing of State (counts from the events, shard from the guild
 // ID) should set StateEnabled to false before Open: at 100,000 guilds over 16
 // shards, State is about 200 MiB of the example bot's 250 MiB.
-//
-// The name: what a bot opens and closes is its shards; the REST pieces ride on
-// the same sessions and transport, so they live here too.
 package shards

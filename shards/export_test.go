@@ -15,3 +15,7 @@ func WithClock(c clock.Clock) Option {
 func WithAbortGrace(d time.Duration) Option {
 	return func(cfg *config) error { cfg.abortGrace = d; return nil }
 }
+
+const MaxShards = maxShards
+
+var WithMaxBodySize = withMaxBodySize

@@ -20,10 +20,7 @@ func (g *Group) String() string {
 	return fmt.Sprintf("shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
 }
 
-// GoString describes the Group without its sessions, for %#v.
-func (g *Group) GoString() string { return g.String() }
-
-// Format prints the Group without its sessions under every verb.
+// Format prints the Group without its sessions under every verb (%#v too).
 func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
 
 // LogValue makes slog print the Group without its sessions.

@@ -14,10 +14,10 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// MaxShards bounds the shard count of a Group: every shard is a gateway
+// maxShards bounds the shard count of a Group: every shard is a gateway
 // connection with its own goroutines and buffers in this process, and
 // Discord's largest bots run a few thousand.
-const MaxShards = 1 << 16
+const maxShards = 1 << 16
 
 // Group is a bot's shard sessions: one discordgo session per shard, opened
 // together under a context and closed together.
@@ -50,7 +50,7 @@ const (
 	stateClosed
 )
 
-// New makes the sessions of a bot with shardCount shards (1 to MaxShards),
+// New makes the sessions of a bot with shardCount shards (1 to maxShards),
 // not opened: one per shard, or, with [WithShardIDs], one per shard this
 // process runs. token is the bot token without the "Bot " prefix; it appears in
 // no error. Each session has the shard pair, the GUILDS intent (guild events,
@@ -62,8 +62,8 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err := checkToken(token); err != nil {
 		return nil, err
 	}
-	if shardCount < 1 || shardCount > MaxShards {
-		return nil, fmt.Errorf("shards: shard count %d: must be between 1 and %d", shardCount, MaxShards)
+	if shardCount < 1 || shardCount > maxShards {
+		return nil, fmt.Errorf("shards: shard count %d: must be between 1 and %d", shardCount, maxShards)
 	}
 	cfg := defaultConfig()
 	for _, opt := range opts {

@@ -98,9 +98,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithMaxBodySize bounds every REST response body (default
+// withMaxBodySize bounds every REST response body (default
 // 8 MiB); a longer one fails the call with a *BodyTooLargeError.
-func WithMaxBodySize(n int64) Option {
+func withMaxBodySize(n int64) Option {
 	return func(c *config) error {
 		if n < 1 {
 			return fmt.Errorf("shards: max body size %d: must be at least 1", n)

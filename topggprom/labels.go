@@ -1,5 +1,7 @@
 package topggprom
 
+import "strings"
+
 // Label values outside a label's set: "unknown" for the route and outcome of
 // an API request (the client's own word for a value that is none of its
 // own), "other" elsewhere.
@@ -35,17 +37,7 @@ func labels[T enum](zero string) []string {
 // and '-' ("unknown", and the "Origin(4)" of a value out of voterewards'
 // set, are not).
 func isLabel(s string) bool {
-	if s == "" || s == unknown {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '_', b == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return s != "" && s != unknown && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
 // at returns v's index in a table of n label values, or 0 (the zero value's

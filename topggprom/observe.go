@@ -88,7 +88,11 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 	if c.off() {
 		return
 	}
-	c.syncs[at(commands.OutcomeOf(r, err), len(c.syncs))].Inc()
+	o := r.Outcome
+	if err != nil {
+		o = commands.OutcomeFailed
+	}
+	c.syncs[at(o, len(c.syncs))].Inc()
 }
 
 // ObserveVote counts one event of the vote pipeline: a

@@ -106,7 +106,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 
-	c.ObserveSync(commands.Result{Commands: 1}, nil)
+	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: 200, Latency: time.Minute}) // not a source: counted as other
 	c.ObserveWebhook(webhook.Outcome(250))                                                                                              // not an outcome: other

@@ -1,8 +1,6 @@
 // Package fault plays the failures injected into the two fake services,
-// topgg/topggtest and discordtest: one queue, one matching rule and one way to
-// play a failure, so that the Fault of each kit means the same thing. Each kit
-// declares its own documented Fault type with the same fields and converts it
-// to this one.
+// topgg/topggtest and discordtest, so that the Fault of each kit (declared
+// and documented there, with the same fields) means the same thing.
 package fault
 
 import (
@@ -18,10 +16,8 @@ import (
 
 // Placeholders replaced in a Fault's Body and Header values.
 const (
-	// EchoAuthorization stands for the request's Authorization header.
-	EchoAuthorization = "{{authorization}}"
-	// Hit stands for the number of this hit of the fault (1, 2, ...).
-	Hit = "{{hit}}"
+	EchoAuthorization = "{{authorization}}" // the request's Authorization header
+	Hit               = "{{hit}}"           // the number of this hit (1, 2, ...)
 )
 
 // Fault is the kits' Fault, field for field (see topggtest.Fault).
@@ -102,8 +98,8 @@ type pending struct {
 	left, hits int
 }
 
-// Queue holds the injected faults of one server. Its zero value is empty
-// and ready; it is safe for concurrent use.
+// Queue holds the injected faults of one server. Its zero value is ready; it
+// is safe for concurrent use.
 type Queue struct {
 	mu     sync.Mutex
 	faults []*pending
@@ -140,8 +136,7 @@ func (q *Queue) Held() int {
 	return q.held
 }
 
-// Take consumes one hit of the first fault matching the request and returns
-// it with Hit replaced.
+// Take consumes one hit of the first fault matching the request.
 func (q *Queue) Take(method, path string) (Fault, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -177,11 +172,10 @@ func (f *pending) numbered() Fault {
 type Service struct {
 	// RetryAfter sets the service's rate-limit headers for a wait of d.
 	RetryAfter func(h http.Header, d time.Duration)
-	// Answer writes the service's own answer with status (headers set, the
-	// fault's Body empty).
+	// Answer writes the service's own body with status.
 	Answer func(w http.ResponseWriter, r *http.Request, status int)
-	// Closing is closed when the server closes: a held request is dropped
-	// and an endless body ends.
+	// Closing is closed when the server closes: held requests are dropped,
+	// endless bodies end.
 	Closing <-chan struct{}
 }
 
@@ -224,8 +218,8 @@ func (q *Queue) Play(w http.ResponseWriter, r *http.Request, f Fault, svc Servic
 	return true
 }
 
-// hold waits d and reports whether the request ended meanwhile: the client
-// left, or the server is closing (then the connection is dropped).
+// hold waits d and reports whether the request ended meanwhile (the client
+// left, or the server closed and the connection was dropped).
 func (q *Queue) hold(w http.ResponseWriter, r *http.Request, d time.Duration, closing <-chan struct{}) bool {
 	q.mu.Lock()
 	q.held++
@@ -248,13 +242,10 @@ func (q *Queue) hold(w http.ResponseWriter, r *http.Request, d time.Duration, cl
 	}
 }
 
-// endlessChunk is what writeEndless writes at a time.
-const endlessChunk = 32 << 10
-
 // writeEndless writes white space until the client goes or the server
 // closes.
 func writeEndless(w http.ResponseWriter, r *http.Request, closing <-chan struct{}) {
-	chunk := []byte(strings.Repeat(" ", endlessChunk))
+	chunk := []byte(strings.Repeat(" ", 32<<10))
 	for {
 		select {
 		case <-r.Context().Done():

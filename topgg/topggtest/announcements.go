@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// Announcement rules, spec 2.2 and 8, and the categories of wire-values.md.
 const (
 	announcementCooldown = 4 * time.Hour
 	titleMin, titleMax   = 3, 100
@@ -20,10 +19,9 @@ var announcementCategories = []string{"announcement", "event", "new_feature"}
 
 // Announcement is one accepted POST /v1/projects/@me/announcements.
 type Announcement struct {
-	Title   string
-	Content string
-	// Category is "announcement" when the request had none.
-	Category  string
+	Title     string
+	Content   string
+	Category  string // "announcement" when the request had none
 	CreatedAt time.Time
 }
 
@@ -54,8 +52,8 @@ func (s *Server) postAnnouncement(c *call) {
 	}
 
 	s.mu.Lock()
-	if !s.lastAnnouncement.IsZero() {
-		if next := s.lastAnnouncement.Add(announcementCooldown); c.now.Before(next) {
+	if n := len(s.announcements); n > 0 {
+		if next := s.announcements[n-1].CreatedAt.Add(announcementCooldown); c.now.Before(next) {
 			s.mu.Unlock()
 			secs := retryAfterSeconds(next.Sub(c.now))
 			c.w.Header().Set("Retry-After", fmt.Sprint(secs))
@@ -67,7 +65,6 @@ func (s *Server) postAnnouncement(c *call) {
 			return
 		}
 	}
-	s.lastAnnouncement = c.now
 	s.announcements = append(s.announcements, a)
 	s.mu.Unlock()
 

@@ -7,12 +7,12 @@ import (
 	"slices"
 )
 
-// Commands returns the body of the last accepted
-// PUT /v1/projects/@me/commands exactly as sent, and whether there was one.
+// Commands returns the body of the last accepted PUT .../commands, and
+// whether there was one.
 func (s *Server) Commands() (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.commands), s.hasCommands
+	return slices.Clone(s.commands), s.commands != nil
 }
 
 func (s *Server) putCommands(c *call) {
@@ -26,7 +26,6 @@ func (s *Server) putCommands(c *call) {
 	}
 	s.mu.Lock()
 	s.commands = slices.Clone(c.body)
-	s.hasCommands = true
 	s.mu.Unlock()
 	writeNoContent(c.w)
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// position is a point in the (CreatedAt, insertion) order of votes: a
-// cursor means "after this position", so votes added later are still found.
+// position is a point in the (CreatedAt, insertion) order of votes; a
+// cursor means "after this position".
 type position struct {
 	nano int64
 	seq  int64
@@ -43,10 +43,8 @@ func (s *Server) decodeCursor(c string) (position, bool) {
 	return p, true
 }
 
-// ExpireCursors makes every cursor issued so far invalid: the next request
-// that presents one gets 400 with a problem saying the cursor is invalid,
-// so a client's fallback to startDate can be tested. Cursors issued later
-// work as usual.
+// ExpireCursors makes every cursor issued so far invalid (400), to test a
+// client's fallback to startDate.
 func (s *Server) ExpireCursors() {
 	s.mu.Lock()
 	s.cursorEpoch++

@@ -19,66 +19,60 @@ const (
 	botsMaxLimit     = 500
 )
 
-// Bot is a v0 directory entry (spec 2.8), served with the real field
-// names given beside each field. Empty nullable strings (Avatar, DefAvatar,
-// LongDesc, Website, Support, GitHub, Invite, Vanity) are served as null,
-// and nil ServerCount/ShardCount as null; nil slices as [].
+// Bot is a v0 directory entry (spec 2.8), served with the JSON names of its
+// tags. Empty nullable strings (Avatar, GitHub, Vanity) and nil
+// ServerCount/ShardCount are served as null, nil slices as []. The fields a
+// test has no use for (discriminator, lib, prefix, shortdesc, points, ...)
+// are served empty, or as the project's for its own bot.
 type Bot struct {
-	ID               string    // "id"
-	ClientID         string    // "clientid"; defaults to ID
-	Username         string    // "username"
-	Discriminator    string    // "discriminator"
-	Avatar           string    // "avatar"
-	DefAvatar        string    // "defAvatar"
-	Lib              string    // "lib"
-	Prefix           string    // "prefix"
-	ShortDesc        string    // "shortdesc"
-	LongDesc         string    // "longdesc"
-	Tags             []string  // "tags"
-	Website          string    // "website"
-	Support          string    // "support"
-	GitHub           string    // "github"
-	Owners           []string  // "owners"
-	Guilds           []string  // "guilds"
-	Invite           string    // "invite"
-	Date             time.Time // "date"; defaults to the server clock at AddBot
-	ServerCount      *int      // "server_count"; set by POST /bots/:id/stats
-	ShardCount       *int      // "shard_count"; set by POST /bots/:id/stats
-	Shards           []int     // "shards"; set by POST /bots/:id/stats
-	CertifiedBot     bool      // "certifiedBot"
-	Vanity           string    // "vanity"
-	Points           int       // "points"
-	MonthlyPoints    int       // "monthlyPoints"
-	DonateBotGuildID string    // "donatebotguildid"
+	ID               string    `json:"id"`
+	ClientID         string    `json:"clientid"` // defaults to ID
+	Username         string    `json:"username"`
+	Avatar           string    `json:"-"`
+	Tags             []string  `json:"-"`
+	GitHub           string    `json:"-"`
+	Owners           []string  `json:"-"`
+	Guilds           []string  `json:"-"`
+	Date             time.Time `json:"-"`            // defaults to the server clock at AddBot
+	ServerCount      *int      `json:"server_count"` // set by POST /bots/:id/stats
+	ShardCount       *int      `json:"shard_count"`  // set by POST /bots/:id/stats
+	Shards           []int     `json:"-"`            // set by POST /bots/:id/stats
+	CertifiedBot     bool      `json:"certifiedBot"`
+	Vanity           string    `json:"-"`
+	MonthlyPoints    int       `json:"monthlyPoints"`
+	DonateBotGuildID string    `json:"donatebotguildid"`
+
+	own ownProfile // the project's own bot only
 }
 
+// ownProfile is what the directory shows of the project's own bot beyond
+// Bot's fields.
+type ownProfile struct {
+	Discriminator string  `json:"discriminator"`
+	DefAvatar     *string `json:"defAvatar"`
+	Lib           string  `json:"lib"`
+	Prefix        string  `json:"prefix"`
+	ShortDesc     string  `json:"shortdesc"`
+	Points        int     `json:"points"`
+}
+
+// botJSON is the wire form of a Bot: the fields tagged "-" above, in their
+// nullable or never-null form, and the profile.
 type botJSON struct {
-	ID               string   `json:"id"`
-	ClientID         string   `json:"clientid"`
-	Username         string   `json:"username"`
-	Discriminator    string   `json:"discriminator"`
-	Avatar           *string  `json:"avatar"`
-	DefAvatar        *string  `json:"defAvatar"`
-	Lib              string   `json:"lib"`
-	Prefix           string   `json:"prefix"`
-	ShortDesc        string   `json:"shortdesc"`
-	LongDesc         *string  `json:"longdesc"`
-	Tags             []string `json:"tags"`
-	Website          *string  `json:"website"`
-	Support          *string  `json:"support"`
-	GitHub           *string  `json:"github"`
-	Owners           []string `json:"owners"`
-	Guilds           []string `json:"guilds"`
-	Invite           *string  `json:"invite"`
-	Date             string   `json:"date"`
-	ServerCount      *int     `json:"server_count"`
-	ShardCount       *int     `json:"shard_count"`
-	Shards           []int    `json:"shards"`
-	CertifiedBot     bool     `json:"certifiedBot"`
-	Vanity           *string  `json:"vanity"`
-	Points           int      `json:"points"`
-	MonthlyPoints    int      `json:"monthlyPoints"`
-	DonateBotGuildID string   `json:"donatebotguildid"`
+	Bot
+	ownProfile
+	Avatar   *string  `json:"avatar"`
+	LongDesc *string  `json:"longdesc"`
+	Tags     []string `json:"tags"`
+	Website  *string  `json:"website"`
+	Support  *string  `json:"support"`
+	GitHub   *string  `json:"github"`
+	Owners   []string `json:"owners"`
+	Guilds   []string `json:"guilds"`
+	Invite   *string  `json:"invite"`
+	Date     string   `json:"date"`
+	Shards   []int    `json:"shards"`
+	Vanity   *string  `json:"vanity"`
 }
 
 func nullable(s string) *string {
@@ -97,14 +91,9 @@ func orEmpty[T any](s []T) []T {
 
 func (b Bot) wire() botJSON {
 	return botJSON{
-		ID: b.ID, ClientID: b.ClientID, Username: b.Username, Discriminator: b.Discriminator,
-		Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), Lib: b.Lib, Prefix: b.Prefix,
-		ShortDesc: b.ShortDesc, LongDesc: nullable(b.LongDesc), Tags: orEmpty(b.Tags),
-		Website: nullable(b.Website), Support: nullable(b.Support), GitHub: nullable(b.GitHub),
-		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Invite: nullable(b.Invite),
-		Date: formatTime(b.Date), ServerCount: b.ServerCount, ShardCount: b.ShardCount,
-		Shards: orEmpty(b.Shards), CertifiedBot: b.CertifiedBot, Vanity: nullable(b.Vanity),
-		Points: b.Points, MonthlyPoints: b.MonthlyPoints, DonateBotGuildID: b.DonateBotGuildID,
+		Bot: b, ownProfile: b.own, Avatar: nullable(b.Avatar), Tags: orEmpty(b.Tags), GitHub: nullable(b.GitHub),
+		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Date: formatTime(b.Date),
+		Shards: orEmpty(b.Shards), Vanity: nullable(b.Vanity),
 	}
 }
 
@@ -127,10 +116,10 @@ func (b Bot) clone() Bot {
 // ownBot is the directory entry of a Discord bot project.
 func ownBot(p Project, now time.Time) Bot {
 	return Bot{
-		ID: p.PlatformID, ClientID: p.PlatformID, Username: p.Name, Discriminator: "0",
-		DefAvatar: "6debd47ed13483642cf09e832ed0bc1b", Lib: "discordgo", Prefix: "/",
-		ShortDesc: p.Headline, Tags: slices.Clone(p.Tags), Owners: []string{"160105994217586689"},
-		Date: now.Round(0), Points: p.VotesTotal, MonthlyPoints: p.Votes,
+		ID: p.PlatformID, ClientID: p.PlatformID, Username: p.Name, Tags: slices.Clone(p.Tags),
+		Owners: []string{"160105994217586689"}, Date: now.Round(0), MonthlyPoints: p.Votes,
+		own: ownProfile{Discriminator: "0", DefAvatar: nullable("6debd47ed13483642cf09e832ed0bc1b"),
+			Lib: "discordgo", Prefix: "/", ShortDesc: p.Headline, Points: p.VotesTotal},
 	}
 }
 

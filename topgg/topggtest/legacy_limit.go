@@ -3,9 +3,8 @@ package topggtest
 import "time"
 
 // legacyLimited applies the v0 limit as a sliding window over the accepted
-// requests of the (single) valid token, and reports how long to wait when
-// the limit is spent. A refused request does not count. The service also
-// blocks for an hour once exceeded; the fake does not, so tests stay short.
+// requests and reports how long to wait when it is spent. (The service also
+// blocks for an hour once exceeded; the fake does not, so tests stay short.)
 func (s *Server) legacyLimited(now time.Time) (time.Duration, bool) {
 	n, win := s.cfg.legacyLimit, s.cfg.legacyWin
 	if n <= 0 || win <= 0 {

@@ -10,15 +10,10 @@ import (
 
 // LegacyStats is the last body accepted by POST /bots/:id/stats, decoded.
 type LegacyStats struct {
-	// ServerCount is server_count, or the sum of the list when server_count
-	// was sent as a per-shard array.
-	ServerCount int
-	// Shards is the per-shard list: shards, or server_count when it was an
-	// array; nil when neither was sent.
-	Shards []int
-	// ShardID and ShardCount are nil when absent.
-	ShardID    *int
-	ShardCount *int
+	ServerCount int   // server_count, or the sum of its per-shard array
+	Shards      []int // shards, or server_count's array; nil if neither
+	ShardID     *int  // nil when absent
+	ShardCount  *int  // nil when absent
 }
 
 // LegacyStats returns the last v0 stats posted and whether any were.
@@ -62,20 +57,14 @@ func (s *Server) postLegacyStats(c *call) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param })
-	if i < 0 {
-		// Unreachable while bots are never removed; kept so a future
-		// removal cannot index out of range.
-		writeLegacyError(c.w, http.StatusNotFound, "Not found")
-		return
-	}
+	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
 	applyLegacyStats(&s.bots[i], st)
 	s.legacyStats = &st
 	c.w.WriteHeader(http.StatusOK)
 }
 
 // applyLegacyStats folds a post into the bot's stats: a list replaces the
-// shards; a single shard's count (shard_id) updates its slot and the total.
+// shards; a shard_id's count updates its slot and the total.
 func applyLegacyStats(b *Bot, st LegacyStats) {
 	total := st.ServerCount
 	switch {
@@ -103,7 +92,7 @@ func applyLegacyStats(b *Bot, st LegacyStats) {
 }
 
 // decodeLegacyStats decodes and checks a v0 stats body as Top.gg does; the
-// error is the message Top.gg's 400 carries.
+// error is the message of its 400.
 func decodeLegacyStats(body []byte) (LegacyStats, error) {
 	var raw struct {
 		ServerCount json.RawMessage `json:"server_count"`
@@ -139,8 +128,8 @@ func decodeLegacyStats(body []byte) (LegacyStats, error) {
 	return st, nil
 }
 
-// legacyServerCount reads the required server_count: a count, or a list of
-// per-shard counts, which it returns as shards with their sum as total.
+// legacyServerCount reads the required server_count: a count, or per-shard
+// counts, returned as shards with their sum as total.
 func legacyServerCount(raw json.RawMessage) (total int, shards []int, err error) {
 	switch {
 	case isAbsent(raw):

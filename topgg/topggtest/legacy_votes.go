@@ -7,7 +7,6 @@ import (
 	"time"
 )
 
-// v0 voter rules, spec 4.2 and 8.
 const (
 	votersMax     = 1000
 	checkLookback = 12 * time.Hour
@@ -19,9 +18,8 @@ type voterJSON struct {
 	Avatar   string `json:"avatar"`
 }
 
-// legacyVoters serves GET /bots/:id/votes: the last 1,000 unique voters,
-// most recent first, identified by the votes' PlatformID. Votes carry no
-// name, so username and avatar hash are derived from the id.
+// legacyVoters serves GET /bots/:id/votes: the last 1,000 unique voters
+// (PlatformID), most recent first, named after their id.
 func (s *Server) legacyVoters(c *call) {
 	if !s.ownBotOnly(c) {
 		return
@@ -42,8 +40,8 @@ func (s *Server) legacyVoters(c *call) {
 	writeJSON(c.w, http.StatusOK, out)
 }
 
-// legacyCheck serves GET /bots/:id/check?userId=: voted 1 when the user
-// (by PlatformID) has a vote created in the past 12 hours.
+// legacyCheck serves GET /bots/:id/check?userId=: 1 when the user
+// (PlatformID) voted in the past 12 hours.
 func (s *Server) legacyCheck(c *call) {
 	if !s.ownBotOnly(c) {
 		return

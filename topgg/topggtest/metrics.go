@@ -17,24 +17,18 @@ const (
 	batchFutureMax = 5 * time.Minute
 )
 
-// MetricsRecord is one metrics payload the server accepted, from
-// PATCH /v1/projects/@me/metrics or one entry of
-// POST /v1/projects/@me/metrics/batch.
+// MetricsRecord is one metrics payload the server accepted, from PATCH
+// .../metrics or one entry of POST .../metrics/batch.
 type MetricsRecord struct {
-	// Metrics is the decoded payload, e.g. {"server_count": 12}.
-	Metrics map[string]int
-	// Timestamp is the batch entry's timestamp; zero when the entry had
-	// none and always zero for PATCH (see ReceivedAt).
-	Timestamp time.Time
-	// ReceivedAt is the server clock (see WithNow) when the request came in.
-	ReceivedAt time.Time
-	// Batch reports whether the payload came from a batch.
-	Batch bool
+	Metrics map[string]int // e.g. {"server_count": 12}
+	// Timestamp is the batch entry's, zero if it had none or for PATCH.
+	Timestamp  time.Time
+	ReceivedAt time.Time // the server clock (see WithNow)
+	Batch      bool
 }
 
-// Metrics returns every accepted metrics payload in application order: for
-// a batch, entries without a timestamp in request order, then timestamped
-// ones in ascending time.
+// Metrics returns every accepted metrics payload in application order (in
+// a batch, entries without a timestamp first, then by time).
 func (s *Server) Metrics() []MetricsRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -114,8 +108,7 @@ type batchEntry struct {
 	ts      time.Time // zero without timestamp
 }
 
-// postMetricsBatch decodes the whole body first (a body that cannot be
-// ordered is refused before anything is applied), then applies entries in
+// postMetricsBatch decodes the whole body first, then applies entries in
 // the spec's order and stops at the first invalid one, leaving the earlier
 // ones applied.
 func (s *Server) postMetricsBatch(c *call) {

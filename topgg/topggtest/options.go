@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// Option configures a [Server] at [NewServer]. An option that gets an
-// invalid value makes NewServer fail.
+// Option configures a [Server]; an invalid value makes NewServer fail.
 type Option func(*config) error
 
 type config struct {
@@ -45,12 +44,9 @@ func WithToken(token string) Option {
 	return func(c *config) error { c.token = token; return nil }
 }
 
-// WithNow sets the clock behind every time rule: vote defaults and expiry,
-// the v0 12-hour check, the announcement cooldown, the one-year startDate
-// limit, the 5-minute future limit of batch timestamps, the v0 rate-limit
-// window and the At times of recorded requests. Delays injected with
-// [Fault] use real time. now must be safe for concurrent use; a nil now
-// makes NewServer fail.
+// WithNow sets the clock behind every time rule of the service and the At
+// of recorded requests (a [Fault]'s Delay and webhooks use real time). now
+// must be safe for concurrent use.
 func WithNow(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
@@ -61,8 +57,8 @@ func WithNow(now func() time.Time) Option {
 	}
 }
 
-// WithPageSize sets how many votes one page of GET /v1/projects/@me/votes
-// holds (default 100). NewServer fails if n < 1.
+// WithPageSize sets how many votes a page of the vote history holds
+// (default 100, at least 1).
 func WithPageSize(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -73,15 +69,14 @@ func WithPageSize(n int) Option {
 	}
 }
 
-// WithLegacyLimit sets the v0 rate limit: at most n requests per token in
-// any sliding window of the given length (default 60 per minute). n <= 0 or
-// window <= 0 disables the limit.
+// WithLegacyLimit sets the v0 rate limit: at most n requests in any sliding
+// window (default 60 per minute); n <= 0 or window <= 0 disables it.
 func WithLegacyLimit(n int, window time.Duration) Option {
 	return func(c *config) error { c.legacyLimit, c.legacyWin = n, window; return nil }
 }
 
-// WithLogger sets the logger for request and fault records (debug level).
-// The token is never logged. Default: discard; nil keeps the default.
+// WithLogger sets the logger of requests (debug level, never the token);
+// default discard, nil keeps it.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l != nil {

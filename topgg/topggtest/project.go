@@ -8,7 +8,6 @@ import (
 	"slices"
 )
 
-// Platform and type values of the projects the spec defines metrics for.
 const (
 	platformDiscord = "discord"
 	platformRoblox  = "roblox"
@@ -19,33 +18,29 @@ const (
 )
 
 // Project is the listed project that owns the server's token: what
-// GET /v1/projects/@me returns and what every v1 endpoint acts on.
-//
-// Platform and Type decide which metrics payload is accepted and whether
-// commands can be published (only for a Discord bot). Values the spec does
-// not define are served as given; metrics for such a kind are refused.
+// GET /v1/projects/@me returns (spec 2.1, the JSON names of its tags) and
+// what every v1 endpoint acts on. Platform and Type decide which metrics
+// are accepted and whether commands can be published (a Discord bot only);
+// other values are served as given, and refuse metrics.
 type Project struct {
-	ID   string
-	Name string
-	// Platform is "discord" or "roblox" for the kinds the spec defines.
-	Platform string
-	// Type is "bot" or "server" on Discord, "game" on Roblox.
-	Type        string
-	Headline    string
-	Tags        []string
-	Votes       int
-	VotesTotal  int
-	ReviewScore float64
-	ReviewCount int
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Platform    string   `json:"platform"` // "discord" or "roblox"
+	Type        string   `json:"type"`     // "bot" or "server" on Discord, "game" on Roblox
+	Headline    string   `json:"headline"`
+	Tags        []string `json:"tags"`
+	Votes       int      `json:"votes"`
+	VotesTotal  int      `json:"votes_total"`
+	ReviewScore float64  `json:"review_score"`
+	ReviewCount int      `json:"review_count"`
 	// PlatformID is the project's id on its platform: the Discord
-	// application (bot) id for a bot, which is also its v0 bot id; the guild
-	// id for a server; the universe id for a Roblox game.
-	PlatformID string
+	// application id of a bot (also its v0 bot id), the guild id of a
+	// server, the universe id of a Roblox game. It is not served.
+	PlatformID string `json:"-"`
 }
 
-// DiscordBot returns a realistic Discord bot project. It is the default
-// project of [NewServer]; its bot (id PlatformID) is listed in the v0
-// directory.
+// DiscordBot returns a realistic Discord bot project, the default of
+// [NewServer]; its bot is listed in the v0 directory.
 func DiscordBot() Project {
 	return Project{
 		ID:          "803190510032756736",
@@ -103,37 +98,15 @@ func (p Project) clone() Project {
 	return p
 }
 
-// projectJSON is the wire form of spec 2.1.
-type projectJSON struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Platform    string   `json:"platform"`
-	Type        string   `json:"type"`
-	Headline    string   `json:"headline"`
-	Tags        []string `json:"tags"`
-	Votes       int      `json:"votes"`
-	VotesTotal  int      `json:"votes_total"`
-	ReviewScore float64  `json:"review_score"`
-	ReviewCount int      `json:"review_count"`
-}
-
-func (p Project) wire() projectJSON {
-	tags := p.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return projectJSON{
-		ID: p.ID, Name: p.Name, Platform: p.Platform, Type: p.Type, Headline: p.Headline,
-		Tags: tags, Votes: p.Votes, VotesTotal: p.VotesTotal,
-		ReviewScore: p.ReviewScore, ReviewCount: p.ReviewCount,
-	}
+func (p Project) wire() Project {
+	p.Tags = orEmpty(p.Tags)
+	return p
 }
 
 // ProjectToken returns the token the fake issues by default for a project
-// id: three '.'-separated parts like a real project token, a base64url
-// header, a base64 (standard alphabet, padded) payload
-// {"_t":"","id":"<projectID>"} and a base64url signature. It is
-// deterministic, so two servers for the same project share a token.
+// id, shaped like a real one: a base64url header, a padded standard base64
+// payload {"_t":"","id":"<projectID>"} and a base64url signature. Two
+// servers for the same project share it.
 func ProjectToken(projectID string) string {
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	payloadJSON, _ := json.Marshal(struct {

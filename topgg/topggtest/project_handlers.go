@@ -19,21 +19,20 @@ const (
 	pageContentMax = 50000
 )
 
-// ProjectUpdate is the merged result of every accepted
-// PATCH /v1/projects/@me: the latest value per locale.
+// ProjectUpdate is the latest value per locale of every accepted PATCH
+// /v1/projects/@me.
 type ProjectUpdate struct {
 	Headline    map[string]string
 	PageContent map[string]string
 }
 
 // ProjectUpdates returns a copy of the headline and page content set so far
-// by PATCH /v1/projects/@me, merged per locale. The maps are empty, not
-// nil, before any update. GET /v1/projects/@me keeps the creation headline,
-// as the service's cache would for up to an hour.
+// (empty maps before any). GET /v1/projects/@me keeps the first headline, as
+// the service's cache would for up to an hour.
 func (s *Server) ProjectUpdates() ProjectUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ProjectUpdate{Headline: cloneMap(s.headline), PageContent: cloneMap(s.pageContent)}
+	return ProjectUpdate{Headline: maps.Clone(s.headline), PageContent: maps.Clone(s.pageContent)}
 }
 
 func (s *Server) getProject(c *call) {

@@ -10,15 +10,13 @@ import (
 // Request is one request as the server received it.
 type Request struct {
 	Method string
-	// Path is the URL path without the "/api" mount prefix, e.g.
-	// "/v1/projects/@me"; a request outside the prefix keeps its full path.
+	// Path is the URL path without the "/api" prefix (a request outside it
+	// keeps its full path).
 	Path   string
 	Query  url.Values
 	Header http.Header
-	// Body is the body as read, cut at 8 MiB.
-	Body []byte
-	// At is the server clock (see WithNow) at receipt.
-	At time.Time
+	Body   []byte    // cut at 8 MiB
+	At     time.Time // the server clock (see WithNow)
 }
 
 func (s *Server) record(r *http.Request, path string, body []byte) {
@@ -35,25 +33,16 @@ func (s *Server) record(r *http.Request, path string, body []byte) {
 	s.mu.Unlock()
 }
 
-// Requests returns a copy of every request received so far, in arrival
-// order, including faulted and refused ones.
+// Requests returns a copy of every request received, in arrival order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Request, len(s.requests))
 	for i, r := range s.requests {
-		r.Query = cloneValues(r.Query)
+		r.Query, _ = url.ParseQuery(r.Query.Encode()) // a deep copy
 		r.Header = r.Header.Clone()
 		r.Body = slices.Clone(r.Body)
 		out[i] = r
-	}
-	return out
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = slices.Clone(vs)
 	}
 	return out
 }

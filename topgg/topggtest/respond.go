@@ -92,27 +92,17 @@ func decodeStrict(body []byte, v any) error {
 	return nil
 }
 
-// parseInt accepts only a JSON integer literal ("5"), not 5.0, 1e3, "5" or
-// null: the service's counts are integers.
-func parseInt(raw json.RawMessage) (int, error) {
-	s := string(bytes.TrimSpace(raw))
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, errors.New("must be an integer")
-	}
-	return int(n), nil
-}
-
-// parseCount is parseInt that also refuses negatives.
+// parseCount accepts only a JSON integer literal >= 0 ("5"), not 5.0, 1e3,
+// "5" or null: the service's counts are integers.
 func parseCount(raw json.RawMessage) (int, error) {
-	n, err := parseInt(raw)
-	if err != nil {
-		return 0, err
-	}
-	if n < 0 {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	switch {
+	case err != nil:
+		return 0, errors.New("must be an integer")
+	case n < 0:
 		return 0, errors.New("must be >= 0")
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // hasJSONContentType reports whether a request with a body declares JSON.

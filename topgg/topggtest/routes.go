@@ -19,63 +19,47 @@ type call struct {
 
 type handler func(*Server, *call)
 
-// match maps a path (without the mount prefix) to its handlers by method.
+// routes are the endpoints by path (without the mount prefix); ":" is a
+// path parameter, the user_id of a v1 vote lookup or a v0 bot id.
+var routes = []struct {
+	path    string
+	methods map[string]handler
+}{
+	{"/v1/projects/@me", map[string]handler{http.MethodGet: (*Server).getProject, http.MethodPatch: (*Server).patchProject}},
+	{"/v1/projects/@me/announcements", map[string]handler{http.MethodPost: (*Server).postAnnouncement}},
+	{"/v1/projects/@me/metrics", map[string]handler{http.MethodPatch: (*Server).patchMetrics}},
+	{"/v1/projects/@me/metrics/batch", map[string]handler{http.MethodPost: (*Server).postMetricsBatch}},
+	{"/v1/projects/@me/commands", map[string]handler{http.MethodPut: (*Server).putCommands}},
+	{"/v1/projects/@me/votes", map[string]handler{http.MethodGet: (*Server).listVotes}},
+	{"/v1/projects/@me/votes/:", map[string]handler{http.MethodGet: (*Server).voteStatus}},
+	{"/bots", map[string]handler{http.MethodGet: (*Server).searchBots}},
+	{"/bots/:", map[string]handler{http.MethodGet: (*Server).getBot}},
+	{"/bots/:/votes", map[string]handler{http.MethodGet: (*Server).legacyVoters}},
+	{"/bots/:/stats", map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
+	{"/bots/:/check", map[string]handler{http.MethodGet: (*Server).legacyCheck}},
+}
+
+// match maps a path to its handlers by method and its parameter.
 func match(path string) (methods map[string]handler, param string, ok bool) {
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if slices.Contains(segs, "") {
+	segs := strings.Split(path, "/")
+	if slices.Contains(segs[1:], "") {
 		return nil, "", false
 	}
-	switch {
-	case len(segs) >= 3 && segs[0] == "v1" && segs[1] == "projects" && segs[2] == "@me":
-		return matchV1(segs[3:])
-	case segs[0] == "bots":
-		return matchLegacy(segs[1:])
-	}
-	return nil, "", false
-}
-
-func matchV1(rest []string) (map[string]handler, string, bool) {
-	switch len(rest) {
-	case 0:
-		return map[string]handler{http.MethodGet: (*Server).getProject, http.MethodPatch: (*Server).patchProject}, "", true
-	case 1:
-		switch rest[0] {
-		case "announcements":
-			return map[string]handler{http.MethodPost: (*Server).postAnnouncement}, "", true
-		case "metrics":
-			return map[string]handler{http.MethodPatch: (*Server).patchMetrics}, "", true
-		case "commands":
-			return map[string]handler{http.MethodPut: (*Server).putCommands}, "", true
-		case "votes":
-			return map[string]handler{http.MethodGet: (*Server).listVotes}, "", true
+	for _, rt := range routes {
+		want := strings.Split(rt.path, "/")
+		if len(want) != len(segs) {
+			continue
 		}
-	case 2:
-		switch rest[0] {
-		case "metrics":
-			if rest[1] == "batch" {
-				return map[string]handler{http.MethodPost: (*Server).postMetricsBatch}, "", true
+		param = ""
+		for i, w := range want {
+			if w == ":" {
+				param = segs[i]
+			} else if w != segs[i] {
+				break
 			}
-		case "votes":
-			return map[string]handler{http.MethodGet: (*Server).voteStatus}, rest[1], true
-		}
-	}
-	return nil, "", false
-}
-
-func matchLegacy(rest []string) (map[string]handler, string, bool) {
-	switch len(rest) {
-	case 0:
-		return map[string]handler{http.MethodGet: (*Server).searchBots}, "", true
-	case 1:
-		return map[string]handler{http.MethodGet: (*Server).getBot}, rest[0], true
-	case 2:
-		switch rest[1] {
-		case "votes":
-			return map[string]handler{http.MethodGet: (*Server).legacyVoters}, rest[0], true
-		case "stats":
-			return map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}, rest[0], true
-		case "check":
-			return map[string]handler{http.MethodGet: (*Server).legacyCheck}, rest[0], true
+			if i == len(want)-1 {
+				return rt.methods, param, true
+			}
 		}
 	}
 	return nil, "", false
@@ -102,16 +86,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
 	}
+	auth := s.checkLegacyAuth
 	if v1 {
-		if ok, detail := s.checkV1Auth(r); !ok {
-			writeProblem(w, http.StatusUnauthorized, detail)
-			return
-		}
-	} else {
-		if ok, msg := s.checkLegacyAuth(r); !ok {
-			writeLegacyError(w, http.StatusUnauthorized, msg)
-			return
-		}
+		auth = s.checkV1Auth
+	}
+	if ok, msg := auth(r); !ok {
+		writeError(w, path, http.StatusUnauthorized, msg)
+		return
 	}
 	now := s.now()
 	if !v1 {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,23 +15,19 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// apiPrefix is where the API root is mounted, like https://top.gg/api, so
-// that a client ignoring its base URL's path is caught by a 404.
-const apiPrefix = "/api"
+const (
+	apiPrefix    = "/api"  // the API root's path, as on https://top.gg/api
+	maxBodyBytes = 8 << 20 // 16 locales of 50,000 four-byte runes fit
+)
 
-// maxBodyBytes bounds every request body; 16 locales of 50,000 four-byte
-// runes fit, anything larger is refused with 413.
-const maxBodyBytes = 8 << 20
-
-// Server is a running fake of the Top.gg service. Create it with
-// [NewServer] and stop it with [Server.Close]. All methods are safe for
+// Server is a running fake of the Top.gg service. Its methods are safe for
 // concurrent use, also while requests are in flight.
 type Server struct {
-	// URL is the API root, "http://127.0.0.1:<port>/api", with no trailing
-	// slash. v1 lives under URL+"/v1", v0 under URL+"/bots".
+	// URL is the API root, "http://127.0.0.1:<port>/api".
 	URL string
 
 	cfg       config
@@ -43,28 +38,25 @@ type Server struct {
 	accepts   atomic.Int64
 	faults    fault.Queue // has its own lock
 
-	mu               sync.Mutex
-	requests         []Request
-	votes            []storedVote
-	voteSeq          int64
-	cursorEpoch      int64
-	metrics          []MetricsRecord
-	commands         []byte
-	hasCommands      bool
-	announcements    []Announcement
-	lastAnnouncement time.Time
-	headline         map[string]string
-	pageContent      map[string]string
-	bots             []Bot
-	legacyStats      *LegacyStats
-	legacyHits       []time.Time
+	mu            sync.Mutex
+	requests      []Request
+	votes         []storedVote
+	voteSeq       int64
+	cursorEpoch   int64
+	metrics       []MetricsRecord
+	commands      []byte
+	announcements []Announcement
+	headline      map[string]string
+	pageContent   map[string]string
+	bots          []Bot
+	legacyStats   *LegacyStats
+	legacyHits    []time.Time
 
 	hooks webhookState // has its own lock
 }
 
-// NewServer starts a fake service on 127.0.0.1 with a random port. The
-// caller must Close it (t.Cleanup(srv.Close)). It fails only on an invalid
-// option or if it cannot listen, as discordtest.NewServer does.
+// NewServer starts a fake service on 127.0.0.1 (a free port); the caller
+// must Close it. It fails only on an invalid option or if it cannot listen.
 func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -111,70 +103,58 @@ func (s *Server) Token() string { return s.token }
 // Project returns the project that owns the token.
 func (s *Server) Project() Project { return s.cfg.project.clone() }
 
-// Client returns an *http.Client configured to talk to the server. Its idle
-// connections are closed by Close.
+// Client returns an *http.Client configured to talk to the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
-// NewClient returns a Top.gg client for this server, made as a bot makes
-// its own with topgg.New: the server's Token, with its URL as base URL and
-// Client as HTTP client, then opts (which may replace either).
+// NewClient returns topgg.New(Token, base URL URL, HTTP client Client,
+// then opts, which may replace either).
 func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 	base := []topgg.Option{topgg.WithBaseURL(s.URL), topgg.WithHTTPClient(s.Client())}
 	return topgg.New(s.token, append(base, opts...)...)
 }
 
-// Close stops the server: requests held by an injected Delay are dropped at
-// once, webhook deliveries stop (a waiting retry at once, an attempt in
-// flight is cancelled) and are waited for, then Close waits for the
-// remaining requests to finish, like httptest.Server.Close. It may be called
-// more than once.
+// Close stops the server: requests held by a Delay are dropped, webhook
+// deliveries stop and are waited for, then it waits for the remaining
+// requests, like httptest.Server.Close. It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.hooks.close()
 	s.ts.Close()
 }
 
-// CloseClientConnections closes every open connection to the server, so
-// clients see dropped connections, like
-// httptest.Server.CloseClientConnections.
+// CloseClientConnections closes every open connection to the server.
 func (s *Server) CloseClientConnections() { s.ts.CloseClientConnections() }
 
-// Accepts returns how many TCP connections the server has accepted so far;
-// a client that reuses keep-alive connections makes it grow slower than the
-// request count.
+// Accepts returns how many TCP connections the server has accepted.
 func (s *Server) Accepts() int { return int(s.accepts.Load()) }
 
 func (s *Server) now() time.Time { return s.cfg.now() }
 
 // serve records the request, applies faults, then routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	start, faulted := time.Now(), false
+	sw := &httpx.StatusRecorder{ResponseWriter: w}
 	path, mounted := strings.CutPrefix(r.URL.Path, apiPrefix)
 	mounted = mounted && (path == "" || strings.HasPrefix(path, "/"))
 	if !mounted {
 		path = r.URL.Path
 	}
-
 	body, err := io.ReadAll(http.MaxBytesReader(sw, r.Body, maxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	isTooLarge := errors.As(err, &tooLarge)
 	if err != nil && !isTooLarge {
-		// The client went away mid-body; there is nobody to answer.
-		return
+		return // the client went away mid-body
 	}
 	s.record(r, path, body)
+	defer func() {
+		// Method and path only: the Authorization header never reaches a log.
+		s.cfg.logger.Debug("topggtest request", "method", r.Method, "path", path,
+			"status", sw.Status, "fault", faulted, "duration", time.Since(start))
+	}()
 
-	faulted := false
-	if f, ok := s.faults.Take(r.Method, path); ok {
-		faulted = true
-		if s.playFault(sw, r, path, f) {
-			s.logRequest(r, path, sw.status, faulted, start)
-			return
-		}
-	}
-
+	f, faulted := s.faults.Take(r.Method, path)
 	switch {
+	case faulted && s.playFault(sw, r, path, f):
 	case !mounted:
 		writeLegacyError(sw, http.StatusNotFound, "Not found")
 	case isTooLarge:
@@ -182,17 +162,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.route(sw, r, path, body)
 	}
-	s.logRequest(r, path, sw.status, faulted, start)
-}
-
-func (s *Server) logRequest(r *http.Request, path string, status int, faulted bool, start time.Time) {
-	// Only method and path: the Authorization header never reaches a log.
-	s.cfg.logger.Debug("topggtest request",
-		slog.String("method", r.Method),
-		slog.String("path", path),
-		slog.Int("status", status),
-		slog.Bool("fault", faulted),
-		slog.Duration("duration", time.Since(start)))
 }
 
 // checkV1Auth reports whether the request carries "Bearer <token>".
@@ -227,34 +196,4 @@ func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 
 func (s *Server) tokenMatches(got string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
-}
-
-// statusWriter remembers the status for the log; Unwrap lets
-// http.ResponseController reach the connection for Drop faults.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return maps.Clone(m)
 }

@@ -6,32 +6,23 @@ import (
 	"time"
 )
 
-// Vote rules: a vote lasts 12 hours; history reaches back one year.
-const (
-	voteLifetime = 12 * time.Hour
-)
+const voteLifetime = 12 * time.Hour
 
-// Vote is one vote for the project. It feeds the v1 vote history and
-// lookup and the v0 voters list and check (where the voter's id is
-// PlatformID).
+// Vote is one vote for the project, served by the v1 vote history and
+// lookup and the v0 voters list and check.
 type Vote struct {
-	// UserID is the voter's Top.gg user id (source=topgg).
-	UserID string
-	// PlatformID is the voter's Discord user id (source=discord, and v0).
-	PlatformID string
-	// Weight is how many votes it counts for: 1, or 2 on weekends.
-	Weight    int
-	CreatedAt time.Time
-	ExpiresAt time.Time
-	// Query is the query string of the vote page's URL, e.g. "ref=abc"
-	// (a leading "?" is optional). Only webhooks carry it (see WithWebhook):
-	// v1 as an object of its parameters, v0 as "?ref=abc". The history does
-	// not.
+	UserID     string // the voter's Top.gg id (source=topgg)
+	PlatformID string // the voter's Discord id (source=discord, and v0)
+	Weight     int    // 1, or 2 on weekends
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	// Query is the query string of the vote page's URL, e.g. "ref=abc";
+	// only webhooks carry it.
 	Query string
 }
 
-// storedVote orders votes by (CreatedAt, seq); seq is the insertion
-// sequence, so a cursor is a position in that order, stable under inserts.
+// storedVote orders votes by (CreatedAt, seq), seq the insertion sequence,
+// so a cursor is a position in that order, stable under inserts.
 type storedVote struct {
 	Vote
 	nano int64
@@ -40,12 +31,10 @@ type storedVote struct {
 
 func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 
-// AddVote records votes, in order. Defaults: Weight 1, CreatedAt the server
-// clock, ExpiresAt CreatedAt+12h. It is safe to call at any time, also while
-// requests are served; a vote added after the last page is served by the
-// next request with the last cursor, unless it is dated before that cursor's
-// position (as with the real service, a late vote dated in the past is
-// skipped by cursors).
+// AddVote records votes, in order, and delivers their webhooks. Defaults:
+// Weight 1, CreatedAt the server clock, ExpiresAt CreatedAt+12h. A vote
+// added later is served from the last cursor unless it is dated before the
+// cursor's position (as on the real service).
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
 		s.addVote(v)
@@ -70,8 +59,6 @@ func (s *Server) addVote(v Vote) {
 	defer s.mu.Unlock()
 	s.voteSeq++
 	sv := storedVote{Vote: v, nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}
-	// seq is the largest so far, so the vote goes after every vote with the
-	// same or an earlier time.
 	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].nano > sv.nano })
 	s.votes = append(s.votes, storedVote{})
 	copy(s.votes[i+1:], s.votes[i:])
@@ -90,7 +77,6 @@ func (s *Server) Votes() []Vote {
 	return out
 }
 
-// voteJSON is a vote record of the vote list page.
 type voteJSON struct {
 	UserID     string `json:"user_id"`
 	PlatformID string `json:"platform_id"`
@@ -152,8 +138,8 @@ func (s *Server) listVotes(c *call) {
 	writeJSON(c.w, http.StatusOK, page)
 }
 
-// voteStatus serves GET /v1/projects/@me/votes/:user_id: the latest vote of
-// the user that has not expired.
+// voteStatus serves GET /v1/projects/@me/votes/:user_id: the user's latest
+// vote that has not expired.
 func (s *Server) voteStatus(c *call) {
 	byPlatform := false
 	switch src := c.r.URL.Query().Get("source"); src {

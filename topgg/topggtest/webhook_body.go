@@ -8,9 +8,7 @@ import (
 	"time"
 )
 
-// Webhook bodies, in the shapes Top.gg sends.
-
-// webhookTime formats a webhook timestamp as Top.gg does: 7 fractional
+// webhookTime formats a timestamp as Top.gg's webhooks do: 7 fractional
 // digits and "+00:00" (the vote history uses up to 6 and "Z").
 func webhookTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.0000000") + "+00:00"
@@ -67,8 +65,7 @@ func (s *Server) webhookProject() webhookProject {
 	return webhookProject{ID: p.ID, Type: p.Type, Platform: p.Platform, PlatformID: p.PlatformID}
 }
 
-// voter describes the user of a vote; the fake knows no names, so it makes
-// them up from the ids.
+// voter describes the user of a vote, named after the ids.
 func voter(userID, platformID string) webhookUser {
 	return webhookUser{
 		ID: userID, PlatformID: platformID, Name: "voter" + platformID,
@@ -89,8 +86,8 @@ func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte
 	return mustJSON(b)
 }
 
-// queryObject is the v1 form of a query string: its parameters (the first
-// value of each), nil when there are none.
+// queryObject is the v1 form of a query string: the first value of each
+// parameter, nil when there are none.
 func queryObject(query string) map[string]string {
 	vals, _ := url.ParseQuery(strings.TrimPrefix(query, "?")) // keeps what parses
 	if len(vals) == 0 {
@@ -112,7 +109,7 @@ func mustJSON(v any) []byte {
 }
 
 // deliverVote sends the vote.create of a vote just added (seq is its
-// insertion number) to every receiver. AddVote calls it under s.mu.
+// insertion number). AddVote calls it under s.mu.
 func (s *Server) deliverVote(v Vote, seq int64) {
 	targets := s.webhookTargets()
 	if len(targets) == 0 {
@@ -124,54 +121,47 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
+	s.sendAll(targets, "vote.create", v1, v0)
+}
+
+// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0
+// receiver.
+func (s *Server) sendAll(targets []webhookTarget, typ string, v1, v0 []byte) {
 	for _, t := range targets {
-		body := v1
-		if t.version() == 0 {
-			body = v0
+		switch {
+		case t.version() == 1:
+			s.startDelivery(t, typ, v1)
+		case v0 != nil:
+			s.startDelivery(t, typ, v0)
 		}
-		s.startDelivery(t, "vote.create", body)
 	}
 }
 
-// Test user of webhook.test, as the settings page's button sends it: the
-// project owner.
+// The user of webhook.test: the project owner.
 const (
 	testUserID         = "900000000000000001"
 	testUserPlatformID = "160105994217586689"
 )
 
-// SendWebhookTest sends a webhook.test to every receiver, as the "send test"
-// button of Top.gg's webhook settings does: v1 {"type": "webhook.test",
-// "data": {user, project}}, v0 a vote body of type "test". Deliveries run in
-// the background; see [Server.Deliveries].
+// SendWebhookTest sends a webhook.test to every receiver in the background,
+// as the "send test" button of Top.gg's webhook settings does (v0: a vote
+// body of type "test").
 func (s *Server) SendWebhookTest() {
 	v1 := mustJSON(webhookEnvelope{Type: "webhook.test", Data: struct {
 		User    webhookUser    `json:"user"`
 		Project webhookProject `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
-	v0 := s.legacyBody(testUserPlatformID, "test", false, "")
-	for _, t := range s.webhookTargets() {
-		body, typ := v1, "webhook.test"
-		if t.version() == 0 {
-			body = v0
-		}
-		s.startDelivery(t, typ, body)
-	}
+	s.sendAll(s.webhookTargets(), "webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
 }
 
 // SendWebhookEvent sends {"type": eventType, "data": data} to every v1
-// receiver (v0 has votes only), for events the fake does not make itself:
-// integration.create, integration.delete, or a type Top.gg may add. data is
-// encoded with encoding/json; an error is returned before anything is sent.
+// receiver, for events the fake does not make itself (integration.create,
+// ...). It fails, sending nothing, if data cannot be encoded as JSON.
 func (s *Server) SendWebhookEvent(eventType string, data any) error {
 	body, err := json.Marshal(webhookEnvelope{Type: eventType, Data: data})
 	if err != nil {
 		return err
 	}
-	for _, t := range s.webhookTargets() {
-		if t.version() == 1 {
-			s.startDelivery(t, eventType, body)
-		}
-	}
+	s.sendAll(s.webhookTargets(), eventType, body, nil)
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -17,9 +16,8 @@ import (
 // maxAnswerBytes bounds the recorded body of a receiver's answer.
 const maxAnswerBytes = 64 << 10
 
-// webhookState runs the deliveries: one goroutine per delivery, all ended
-// and waited for by close. Its zero value is ready; it never takes s.mu, so
-// AddVote may call it under s.mu.
+// webhookState runs the deliveries, one goroutine each, ended and waited
+// for by close. Its zero value is ready; it never takes s.mu.
 type webhookState struct {
 	mu         sync.Mutex
 	closed     bool
@@ -31,8 +29,8 @@ type webhookState struct {
 	added      []webhookTarget // by AddWebhook, after those of the options
 }
 
-// start records a delivery of body to t and runs it in a goroutine. After
-// close it does nothing.
+// startDelivery records a delivery of body to t and runs it in a goroutine
+// (after close, nothing).
 func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 	h := &s.hooks
 	h.mu.Lock()
@@ -57,29 +55,21 @@ func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 }
 
 // deliver makes the attempts of one delivery: again after a timeout, a
-// connection error or a 5xx, after each wait of the schedule, never after
-// another answer.
+// connection error or a 5xx, never after another answer.
 func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
 	h := &s.hooks
 	defer h.wg.Done()
 	delays := s.cfg.webhooks.delays
 	if delays == nil {
-		delays = DefaultWebhookRetryDelays()
-	}
-	if t.version() == 0 {
-		delays = s.cfg.webhooks.legacyDelays
-		if delays == nil {
-			delays = DefaultLegacyWebhookRetryDelays()
-		}
+		delays = defaultRetryDelays(t.version())
 	}
 	for try := 0; ; try++ {
 		a := s.attempt(ctx, d, t, trace)
 		h.mu.Lock()
 		d.Attempts = append(d.Attempts, a)
 		h.mu.Unlock()
-		s.cfg.logger.Debug("topggtest webhook",
-			slog.String("type", d.Type), slog.Int("version", d.Version), slog.Int("attempt", try+1),
-			slog.Int("status", a.Status), slog.Any("error", a.Err))
+		s.cfg.logger.Debug("topggtest webhook", "type", d.Type, "version", d.Version, "attempt", try+1,
+			"status", a.Status, "error", a.Err)
 		if (a.Err == nil && a.Status < 500) || try >= len(delays) || !sleepCtx(ctx, delays[try]) {
 			break
 		}
@@ -93,20 +83,19 @@ func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trac
 func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trace string) Attempt {
 	timeout := s.cfg.webhooks.timeout
 	if timeout <= 0 {
-		timeout = DefaultWebhookTimeout
+		timeout = defaultWebhookTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(d.Body))
-	if err != nil { // unreachable: the URL was checked by the option
+	if err != nil { // the URL was checked by the option
 		return Attempt{At: time.Now(), Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "topggtest-webhook")
 	req.Header.Set(webhook.TraceHeader, trace)
 	if t.secret != "" {
-		// Real time, like the real service's wall clock, even under WithNow:
-		// a receiver checks the timestamp against its own (real) clock.
+		// Real time even under WithNow: the receiver checks it against its own.
 		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.secret, time.Now(), d.Body))
 	} else {
 		req.Header.Set("Authorization", string(t.auth))
@@ -121,8 +110,7 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	a.Status = resp.StatusCode
 	a.Body, err = io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
-		// The status came in time but the body did not: Top.gg would count
-		// it as a timeout.
+		// The body did not come in time: Top.gg counts it as a timeout.
 		a.Status, a.Err = 0, fmt.Errorf("topggtest: webhook answer from %s: %w", req.URL.Redacted(), err)
 	}
 	return a
@@ -140,8 +128,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// close stops every delivery (a waiting retry at once, an attempt in flight
-// by cancelling it) and waits for their goroutines.
+// close stops every delivery, waiting or in flight, and waits for them.
 func (h *webhookState) close() {
 	h.mu.Lock()
 	h.closed = true
