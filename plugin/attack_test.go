@@ -72,17 +72,17 @@ func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	assert.Contains(t, logs.String(), "ignored their cancelled context")
 }
 
-// deafStore is a MemoryStore whose webhook Ingest blocks until released,
+// deafStore is a memory store whose webhook Ingest blocks until released,
 // whatever its context says.
 type deafStore struct {
-	*voterewards.MemoryStore
+	memStore
 	rel     *releaser
 	entered chan struct{}
 }
 
 func (s *deafStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
 	if cp != nil { // the poll
-		return s.MemoryStore.Ingest(ctx, cp, votes)
+		return s.memStore.Ingest(ctx, cp, votes)
 	}
 	select {
 	case s.entered <- struct{}{}:
@@ -102,7 +102,7 @@ func TestWebhookStopIsBoundedWhenAHandlerIgnoresItsContext(t *testing.T) {
 	}
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	store := &deafStore{MemoryStore: voterewards.NewMemoryStore(), rel: newReleaser(t), entered: make(chan struct{}, 1)}
+	store := &deafStore{memStore: newMemStore(), rel: newReleaser(t), entered: make(chan struct{}, 1)}
 	addr := freeAddr(t)
 	cfg := plugin.Config{
 		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),

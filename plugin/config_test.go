@@ -318,7 +318,7 @@ func TestNewMisuse(t *testing.T) {
 	for i, opt := range []plugin.Option{
 		nil, plugin.WithLogger(nil), plugin.WithRewardHandler(nil), plugin.WithExpiryHandler(nil),
 		plugin.WithGiveUpHandler(nil), plugin.WithOnPost(nil), plugin.WithCommandSyncHandler(nil),
-		plugin.WithCommands(nil), plugin.WithVoteStore(nil), plugin.WithVoteStore((*voterewards.MemoryStore)(nil)),
+		plugin.WithCommands(nil), plugin.WithVoteStore(nil), plugin.WithVoteStore((*voterewards.BoltStore)(nil)),
 	} {
 		_, err := plugin.New(client, plugin.Config{}, opt)
 		require.ErrorIs(t, err, topgg.ErrNilArgument, "option %d", i)

@@ -33,9 +33,9 @@ type options struct {
 	fleet     *fleet.Fleet // WithFleet (backend_fleet.go)
 	clock     clock.Clock  // set by tests (export_test.go)
 
-	metrics         Observer              // WithMetrics (metrics.go)
-	voteObserver    voterewards.Observer  // from metrics: nil without
-	webhookObserver func(webhook.Outcome) // from metrics: nil without
+	metrics         Observer                // WithMetrics (metrics.go)
+	voteObserver    func(voterewards.Event) // from metrics: nil without
+	webhookObserver func(webhook.Outcome)   // from metrics: nil without
 }
 
 func defaultOptions() options {
@@ -89,8 +89,8 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 }
 
 // WithGiveUpHandler sets the function called when a handler failed every attempt (err is a
-// *voterewards.DeliveryError), or when recording a delivered vote kept failing (a
-// *voterewards.RecordError: the vote stays pending and is delivered again at the next start).
+// *voterewards.DeliveryError), or when recording a delivered vote kept failing (its
+// Recording set: the vote stays pending and is delivered again at the next start).
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 	return func(o *options) error {
 		if f == nil {

@@ -17,17 +17,17 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// slowStore is a MemoryStore whose Ingest, once its context ends, takes a
+// slowStore is a memory store whose Ingest, once its context ends, takes a
 // moment more to return (a commit finishing), and counts the calls in it.
 type slowStore struct {
-	*voterewards.MemoryStore
+	memStore
 	entered  chan struct{}
 	inflight atomic.Int32
 }
 
 func (s *slowStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
 	if cp != nil { // the poll: not the call under test
-		return s.MemoryStore.Ingest(ctx, cp, votes)
+		return s.memStore.Ingest(ctx, cp, votes)
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
@@ -60,7 +60,7 @@ func TestWebhookRequestDoesNotOutliveRun(t *testing.T) {
 	}
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	store := &slowStore{MemoryStore: voterewards.NewMemoryStore(), entered: make(chan struct{}, 1)}
+	store := &slowStore{memStore: newMemStore(), entered: make(chan struct{}, 1)}
 	addr := freeAddr(t)
 	cfg := plugin.Config{
 		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),

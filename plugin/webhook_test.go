@@ -194,15 +194,23 @@ func TestWebhookAddrWhileServing(t *testing.T) {
 	assert.Nil(t, p.WebhookAddr(), "after Run")
 }
 
+// memStore is what voterewards.NewMemoryStore returns: a Store and a Feed.
+type memStore interface {
+	voterewards.Store
+	voterewards.Feed
+}
+
+func newMemStore() memStore { return voterewards.NewMemoryStore().(memStore) }
+
 // panicStore is a vote store whose Ingest panics on a webhook's vote, as a
 // store with a bug would.
-type panicStore struct{ *voterewards.MemoryStore }
+type panicStore struct{ memStore }
 
 func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
 	if len(votes) > 0 && votes[0].Origin != voterewards.OriginHistory {
 		panic("store bug")
 	}
-	return s.MemoryStore.Ingest(ctx, cp, votes)
+	return s.memStore.Ingest(ctx, cp, votes)
 }
 
 // TestWebhookStorePanicIsAnswered500: a panic in the vote store under the
@@ -216,7 +224,7 @@ func TestWebhookStorePanicIsAnswered500(t *testing.T) {
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
 	cfg.WebhookAddr = "127.0.0.1:0"
 	rec := &originRecorder{origins: map[string][]voterewards.Origin{}, queries: map[string]map[string]string{}}
-	p := w.plugin(cfg, plugin.WithVoteStore(panicStore{voterewards.NewMemoryStore()}), plugin.WithRewardHandler(rec.handle))
+	p := w.plugin(cfg, plugin.WithVoteStore(panicStore{newMemStore()}), plugin.WithRewardHandler(rec.handle))
 	w.start(p)
 	deliverToPlugin(t, w, p)
 

@@ -19,13 +19,11 @@ const (
 	CategoryNewFeature   AnnouncementCategory = "new_feature"
 )
 
-// NewAnnouncement is an announcement to post.
+// NewAnnouncement is an announcement to post: a title of 3 to 100
+// characters, content of 10 to 2,000, and an optional category.
 type NewAnnouncement struct {
-	// Title has 3 to 100 characters.
-	Title string `json:"title"`
-	// Content has 10 to 2,000 characters.
-	Content string `json:"content"`
-	// Category is optional.
+	Title    string               `json:"title"`
+	Content  string               `json:"content"`
 	Category AnnouncementCategory `json:"category,omitempty"`
 }
 
@@ -38,25 +36,19 @@ type Announcement struct {
 }
 
 // PostAnnouncement posts an announcement (POST /v1/projects/@me/announcements).
-//
-// It is never sent twice: a failure is returned as it is, without retry, since a
-// retry could post the announcement twice. After any 2xx answer the client refuses
-// further announcements for 4 hours (the service's limit) with a local *RateLimitError.
-// A 2xx whose body cannot be read or decoded (the connection broke off, the context
-// ended mid-body, the JSON is malformed) still posted the announcement: the cooldown
-// starts and the error is a *DecodeError that says so and wraps the cause.
+// It is never sent twice, since a retry could post it twice. After any 2xx the
+// client refuses further announcements for 4 hours (the service's limit) with
+// a local *RateLimitError. A 2xx whose body cannot be read still posted it:
+// the cooldown starts, and the error is a *DecodeError that says so.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
-	if err := a.Validate(); err != nil {
+	if err := a.validate(); err != nil {
 		return nil, err
 	}
 	const family = "v1:announcements"
-	r := &call{method: http.MethodPost, path: c.project.v1Path("/announcements"), body: a, family: family, route: RouteAnnouncements, allowEmpty: true, tokenOnly400: true}
+	r := &call{method: http.MethodPost, path: me + "/announcements", body: a, family: family, route: RouteAnnouncements, allowEmpty: true, tokenOnly400: true}
 	var out Announcement
-	// allowEmpty: the post succeeded even if the service sends nothing back, and
-	// calling it a failure would invite a second post.
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {
-		// Whatever went wrong after the status line, the service took the post.
 		c.limits.block(family, announcementCooldown)
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package topgg
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -23,31 +22,28 @@ const DefaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 
+// me is the path of the project that owns the token, the only one v1 lets a token reach.
+const me = "/v1/projects/@me"
+
 // Client calls the Top.gg API with one project token. Make it with [New] and share it:
 // it is safe for concurrent use by many goroutines. The zero value is not usable.
 type Client struct {
-	// auth holds the token in a closure, which no formatting can print; so does
-	// scrub, which takes it out of whatever the service sends back.
+	// auth and scrub (which takes the token out of what the service sends
+	// back) hold the token in closures, which no formatting can print.
 	auth      credentials
 	scrub     redact.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
-	project   projectRef
 	base      *url.URL
 	target    string // base.String(): request URLs are target + path + "?" + query
 	http      *http.Client
 	log       *slog.Logger
 	retry     RetryPolicy
 	userAgent []string
-	projectID string
 
-	limits    *limits
-	observers []Observer
-	// refused holds the last refusal of the token, per kind (v1, v0), until
-	// an answer of that kind accepts it; see TokenRefused.
-	refused [2]atomic.Pointer[APIError]
-	// oddRetryAfter is set once an unusable Retry-After was logged, so that
-	// a peer sending them is logged once, not at every answer.
-	oddRetryAfter atomic.Bool
+	limits        *limits
+	observers     []func(Request)
+	refused       [2]atomic.Pointer[APIError] // per kind (v1, v0); see TokenRefused
+	oddRetryAfter atomic.Bool                 // an unusable Retry-After was logged once
 
 	mu   sync.Mutex
 	kind projectKind // learnt from Project(); zero until then
@@ -65,14 +61,13 @@ type config struct {
 	insecure  bool
 	legacyN   int
 	legacyPer time.Duration
-	clk       clock.Clock
-	observers []Observer
+	observers []func(Request)
 }
 
-// WithBaseURL sets the API root (default [DefaultBaseURL]). It must be an absolute https
-// URL without user info, query or fragment, and the root, not its /v1 (the client adds
-// /v1 to v1 routes); plain http is refused unless the host is a loopback address (a local
-// fake such as topggtest) or [WithInsecureHTTP] is given. [New] reports a URL it refuses.
+// WithBaseURL sets the API root (default [DefaultBaseURL]): an absolute https
+// URL without user info, query or fragment, and without the /v1 the client
+// adds. Plain http is refused unless the host is a loopback address (a local
+// fake such as topggtest) or [WithInsecureHTTP] is given.
 func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
@@ -82,11 +77,9 @@ func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
-// WithHTTPClient makes the client send through a copy of hc. hc itself is never
-// changed. The copy follows a redirect only to the base URL's scheme and host (an
-// upgrade to https is allowed), and then as hc.CheckRedirect allows: a redirect
-// to plain http or to another host fails with [ErrUnsafeRedirect] before the token
-// could follow it.
+// WithHTTPClient makes the client send through a copy of hc (hc is not
+// changed), which follows a redirect only to the base URL's scheme (or https)
+// and host, and then as hc.CheckRedirect allows; see [ErrUnsafeRedirect].
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -98,7 +91,6 @@ func WithHTTPClient(hc *http.Client) Option {
 }
 
 // WithLogger sets the logger for retries, waits and rate limits (default: discard).
-// The token is never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l != nil {
@@ -130,9 +122,9 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithLegacyLimit sets the client-side limit of v0 calls: at most n in any window of
-// length per (default 60 per minute, the service's limit; n = 0 turns it off). A v0
-// call over the limit waits, honouring its context, rather than failing.
+// WithLegacyLimit sets the client-side limit of v0 calls: at most n in any
+// window of length per (default 60 a minute, the service's limit; n = 0 turns
+// it off). A v0 call over the limit waits, with its context, rather than fail.
 func WithLegacyLimit(n int, per time.Duration) Option {
 	return func(c *config) error {
 		if n < 0 || per < 0 {
@@ -144,10 +136,9 @@ func WithLegacyLimit(n int, per time.Duration) Option {
 }
 
 // New returns a Client for the project that owns token. It makes no request.
-//
 // The token is given alone: New refuses one that starts with "Bearer " (the
-// client adds that prefix on v1 and must send the token bare on v0), and one with
-// white space or control characters inside. None of its errors quotes the token.
+// client adds it on v1, and v0 takes the bare token) or holds white space or
+// control characters. None of its errors quotes the token.
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -160,7 +151,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
-		clk:       clock.Real(),
+		http:      defaultHTTPClient(),
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
@@ -171,37 +162,27 @@ func New(token string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := defaultHTTPClient()
-	if cfg.http != nil {
-		cp := *cfg.http
-		hc = &cp
-	}
+	hc := *cfg.http // a copy: the caller's is never changed
 	scrub := redact.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
-	c := &Client{
+	return &Client{
 		auth:      newCredentials(token),
 		scrub:     scrub,
 		hint:      tokenHint(token),
-		project:   projectMe,
 		base:      base,
 		target:    base.String(),
-		http:      hc,
+		http:      &hc,
 		log:       cfg.log.With("component", "topgg"),
 		retry:     cfg.retry,
 		userAgent: []string{cfg.userAgent},
-		projectID: projectIDFromToken(token),
-		limits:    newLimits(cfg.clk, cfg.legacyN, cfg.legacyPer),
+		limits:    newLimits(clock.Real(), cfg.legacyN, cfg.legacyPer),
 		observers: cfg.observers,
-	}
-	return c, nil
+	}, nil
 }
 
 // checkToken refuses a token that could never work; its errors never quote it.
-//
-// A "Bearer " prefix is refused rather than stripped: it is a header value pasted
-// where the token belongs, and saying so at startup shows the mistake where it is
-// made (the same value may feed other tools), while a silent strip would also
-// accept any other scheme's prefix as part of a token.
+// A "Bearer " prefix is refused rather than stripped: saying so shows the
+// mistake where it is made (the same value may feed other tools).
 func checkToken(token string) error {
 	switch {
 	case token == "":
@@ -210,20 +191,14 @@ func checkToken(token string) error {
 		return errors.New(`topgg: New: the token starts with "Bearer ": pass the token alone (the client sends "Bearer <token>" on v1 and the bare token on v0)`)
 	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
 		return errors.New("topgg: New: token contains white space")
-	}
-	for i := 0; i < len(token); i++ {
-		// A control byte would make net/http refuse the header on every call;
-		// say so once, here, without quoting the token.
-		if b := token[i]; b < 0x20 || b == 0x7f {
-			return errors.New("topgg: New: token contains a control character")
-		}
+	case strings.ContainsFunc(token, func(r rune) bool { return r < 0x20 || r == 0x7f }): // net/http would refuse the header
+		return errors.New("topgg: New: token contains a control character")
 	}
 	return nil
 }
 
-// parseBaseURL checks the API root by the rules of every base URL a token is
-// sent to (internal/baseurl), and refuses the /v1 that the client adds itself.
-// Its errors never show a URL's user info or query.
+// parseBaseURL checks the API root (internal/baseurl) and refuses the /v1
+// that the client adds itself.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
@@ -243,38 +218,25 @@ func defaultHTTPClient() *http.Client {
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 
-// Loopback reports whether the client's base URL is on this machine (localhost or a
-// loopback address): a fake such as topggtest, never the real service. The jobs'
-// interval floors (autopost.MinInterval, voterewards.MinInterval), which keep a
-// bot within the service's limits, do not apply to such a client, so that tests
-// and demos may run with short intervals; nothing a user sets by accident lifts them.
+// Loopback reports whether the client's base URL is on this machine: a fake
+// such as topggtest, never the real service. The jobs' interval floors
+// (autopost.MinInterval, voterewards.MinInterval) do not apply to such a
+// client, so that tests and demos may use short intervals.
 func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
-// ProjectID returns the project id carried in the token's informal payload, or "" when
-// the token carries none. It is a hint: the authoritative id comes from [Client.Project].
-func (c *Client) ProjectID() string { return c.projectID }
-
-// String describes the client without its token.
-func (c *Client) String() string {
-	return fmt.Sprintf("topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
+// Format prints the client, its base URL and no token, under every verb.
+func (c *Client) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 
-// GoString describes the client without its token, for %#v.
-func (c *Client) GoString() string { return c.String() }
-
-// Format prints the client without its token under every verb (%v, %+v, %#v, %s, %q).
-func (c *Client) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
-
-// Legacy returns the v0 (/bots) interface of this client. It shares the client's
-// transport, retries and limits; v0 calls authenticate with the bare token.
+// Legacy returns the v0 (/bots) interface of this client, which shares its
+// transport, retries and limits.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
-// credentials returns the ready-made Authorization header value of v1 (Bearer) or
-// v0 (bare). The token lives only inside this closure: fmt prints a func as an
-// address, even when it reaches the field through reflection (as %s on a Client
-// value does), where a string or a pointer to one would be printed in full. The
-// slices are shared by every request and never modified (a RoundTripper must not
-// modify its request), which saves building them per call.
+// credentials returns the Authorization header value of v1 (Bearer) or v0
+// (bare). The token lives only inside this closure: fmt prints a func as an
+// address, even through reflection. The slices are shared by every request
+// and never modified.
 type credentials func(legacy bool) []string
 
 func newCredentials(token string) credentials {

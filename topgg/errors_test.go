@@ -2,6 +2,7 @@ package topgg_test
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -307,7 +308,7 @@ func TestNewBaseURL(t *testing.T) {
 	t.Parallel()
 	c, err := topgg.New("tok")
 	require.NoError(t, err)
-	require.Contains(t, c.String(), "https://top.gg/api", "https by default")
+	require.Contains(t, fmt.Sprint(c), "https://top.gg/api", "https by default")
 
 	for _, ok := range []string{"http://127.0.0.1:1/api", "http://localhost:8080/api/", "http://[::1]:1/api", "https://example.com/api"} {
 		_, err := topgg.New("tok", topgg.WithBaseURL(ok))

@@ -168,14 +168,13 @@ func FuzzNewAPIError(f *testing.F) {
 	})
 }
 
-// FuzzProjectIDFromToken: never panics; the id of a well-formed payload is found
-// whatever base64 alphabet and padding carry it.
-func FuzzProjectIDFromToken(f *testing.F) {
+// FuzzTokenPayload: never panics; a well-formed payload is read whatever
+// base64 alphabet and padding carry it.
+func FuzzTokenPayload(f *testing.F) {
 	f.Add("h.eyJfdCI6IiIsImlkIjoiMzY0ODA2MDI5ODc2NTU1Nzc2In0=.s", "364806029876555776")
 	f.Add("a.b.c", "1")
 	f.Add("..", "")
 	f.Fuzz(func(t *testing.T, token, id string) {
-		_ = projectIDFromToken(token)
 		if h := tokenHint(token); h != "" && h != legacyTokenHint {
 			t.Fatalf("unexpected hint %q", h)
 		}
@@ -195,8 +194,8 @@ func FuzzProjectIDFromToken(f *testing.F) {
 		}
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			tok := "hdr." + enc.EncodeToString(payload) + ".sig"
-			if got := projectIDFromToken(tok); got != id {
-				t.Fatalf("%s: got %q, want %q", tok, got, id)
+			if got, _ := tokenPayload(tok)["id"]; string(got) != string(mustJSON(t, id)) {
+				t.Fatalf("%s: got %s, want %q", tok, got, id)
 			}
 			if h := tokenHint(tok); h != "" {
 				t.Fatalf("%s: a project token got the hint %q", tok, h)
@@ -235,4 +234,21 @@ func FuzzRetryAfter(f *testing.F) {
 			t.Fatalf("%q: body wait %v out of range", body, bd)
 		}
 	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// retryAfter reads the header, then the body, as the client does on a 429.
+func retryAfter(header string, body []byte, now time.Time) (time.Duration, bool) {
+	if d, ok := parseRetryAfterHeader(header, now); ok {
+		return d, true
+	}
+	return parseRetryAfterBody(body)
 }

@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It authenticates
-// with the bare token and keeps to the service's limit of 60 calls a minute on the
-// client side, waiting for a slot rather than failing. Safe for concurrent use.
+// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It sends
+// the bare token and keeps to the service's limit of 60 calls a minute,
+// waiting for a slot rather than failing. Safe for concurrent use.
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
-func (l *Legacy) String() string { return "topgg.Legacy{" + l.c.String() + "}" }
+func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.c) }
 
 const legacyFamily = "v0"
 
@@ -51,26 +51,24 @@ type Bot struct {
 	DonateBotGuildID string    `json:"donatebotguildid"`
 }
 
-// BotQuery selects bots of the directory.
+// BotQuery selects bots of the directory: a page of Limit bots (up to 500; 0
+// means the service's 50) after Offset, sorted by "id", "date" or
+// "monthlyPoints" (a leading "-" for descending), each with only the v0
+// Fields named ("username", "github", ...) when any are.
 type BotQuery struct {
-	// Limit is the page size, up to 500; 0 means the service's default, 50.
-	Limit int
-	// Offset is how many bots to skip.
-	Offset int
-	// Sort is one of "id", "date", "monthlyPoints", with a leading "-" for descending.
-	Sort string
-	// Fields limits each bot to these fields (v0 names, e.g. "username", "github").
-	Fields []string
+	Limit, Offset int
+	Sort          string
+	Fields        []string
 }
 
-// BotList is one page of the directory.
+// BotList is one page of the directory; Count is the number of results in
+// it, Total of all matching bots.
 type BotList struct {
 	Results []Bot `json:"results"`
 	Limit   int   `json:"limit"`
 	Offset  int   `json:"offset"`
-	// Count is the number of results in this page; Total, of all matching bots.
-	Count int `json:"count"`
-	Total int `json:"total"`
+	Count   int   `json:"count"`
+	Total   int   `json:"total"`
 }
 
 // SearchBots returns a page of the bot directory (GET /bots).
@@ -91,11 +89,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 	if len(q.Fields) > 0 {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
-	var out BotList
-	if err := l.get(ctx, RouteLegacyBots, "/bots", v.Encode(), &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[BotList](ctx, l.c, legacyGet(RouteLegacyBots, "/bots", v.Encode()))
 }
 
 // Bot returns one bot (GET /bots/:bot_id), with only the given fields when any are
@@ -109,15 +103,9 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	}
 	var v string
 	if len(fields) > 0 {
-		// Validated bot field names: nothing to escape but the commas, which
-		// the service reads either way.
-		v = "fields=" + strings.Join(fields, ",")
+		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	var out Bot
-	if err := l.get(ctx, RouteLegacyBots, "/bots/"+botID, v, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[Bot](ctx, l.c, legacyGet(RouteLegacyBots, "/bots/"+botID, v))
 }
 
 // Voter is one of a bot's last voters.
@@ -139,9 +127,8 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 	return out, nil
 }
 
-// BotStats are a bot's posted stats.
+// BotStats are a bot's posted stats; ServerCount and ShardCount are 0 when never posted.
 type BotStats struct {
-	// ServerCount and ShardCount are 0 when never posted.
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards"`
 	ShardCount  int   `json:"shard_count"`
@@ -152,23 +139,17 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
-	var out BotStats
-	if err := l.get(ctx, RouteLegacyStats, "/bots/"+botID+"/stats", "", &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[BotStats](ctx, l.c, legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
 }
 
-// StatsUpdate is what [Legacy.PostStats] posts.
+// StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
+// the posting shard's, with its zero-based ShardID), optionally the count
+// per shard, and the total number of shards (0 sends none).
 type StatsUpdate struct {
-	// ServerCount is the total server count (or this shard's, with ShardID).
-	ServerCount int `json:"server_count"`
-	// Shards is the server count per shard, when all shards are known.
-	Shards []int `json:"shards,omitempty"`
-	// ShardID is the zero-based id of the posting shard, if it posts for itself.
-	ShardID *int `json:"shard_id,omitempty"`
-	// ShardCount is the bot's total number of shards; 0 sends none.
-	ShardCount int `json:"shard_count,omitempty"`
+	ServerCount int   `json:"server_count"`
+	Shards      []int `json:"shards,omitempty"`
+	ShardID     *int  `json:"shard_id,omitempty"`
+	ShardCount  int   `json:"shard_count,omitempty"`
 }
 
 // PostStats posts the bot's stats (POST /bots/:bot_id/stats). Posting the same stats
@@ -205,10 +186,9 @@ type voteCheck struct {
 	Voted flag `json:"voted"`
 }
 
-// flag decodes the v0 0/1 flag, and also true/false, which some answers use.
+// flag decodes the v0 0/1 flag, and also true/false and null.
 type flag bool
 
-// UnmarshalJSON accepts 0, 1, true, false and null.
 func (f *flag) UnmarshalJSON(b []byte) error {
 	switch string(bytes.TrimSpace(b)) {
 	case "1", "true":
@@ -222,6 +202,10 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 }
 
 func (l *Legacy) get(ctx context.Context, route Route, path string, q string, out any) error {
-	_, err := l.c.do(ctx, &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}, out)
+	_, err := l.c.do(ctx, legacyGet(route, path, q), out)
 	return err
+}
+
+func legacyGet(route Route, path, q string) *call {
+	return &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}
 }

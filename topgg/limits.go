@@ -11,9 +11,8 @@ import (
 // announcementCooldown is the service's limit of one announcement per 4 hours.
 const announcementCooldown = 4 * time.Hour
 
-// limits is what the client knows locally about the service's limits: blocks learnt
-// from Retry-After answers, per route family, and the v0 sliding window. It is per
-// Client.
+// limits is what the client knows of the service's limits: blocks learnt from
+// Retry-After answers, per route family, and the v0 sliding window.
 type limits struct {
 	clk clock.Clock
 
@@ -34,8 +33,8 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 	return l
 }
 
-// checkLocked returns the remaining block of family at now, or 0, and forgets an
-// ended block. l.mu must be held.
+// checkLocked returns the rest of family's block at now, and forgets an ended
+// one. l.mu must be held.
 func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.Time) {
 	until, ok := l.blocked[family]
 	if !ok {
@@ -59,8 +58,7 @@ func (l *limits) block(family string, d time.Duration) time.Time {
 	return l.blocked[family]
 }
 
-// legacySlot is a place in the v0 window taken by acquire; i < 0 when no slot
-// was taken (a v1 call, or the limiter is off).
+// legacySlot is a place in the v0 window; i < 0 when none was taken.
 type legacySlot struct {
 	i  int
 	at time.Time
@@ -68,19 +66,11 @@ type legacySlot struct {
 
 var noSlot = legacySlot{i: -1}
 
-// acquire clears one send of r, just before it goes out: it fails when ctx is done;
-// when r's family is blocked it waits the block out if the rest of its budget
-// (maxWait for the whole call of acquire) covers it, and otherwise fails with a
-// local *RateLimitError; and for a v0 call it takes a slot of the window, waiting
-// (with ctx) until fewer than legacyN v0 requests were sent in the last legacyPer. A
-// sliding window, unlike a token bucket, never lets more than legacyN through in
-// any window, which is what the service counts. The caller reports the end of its
-// request with doneLegacy.
-//
-// The block is checked under the same lock that takes the slot, and again after
-// every wait: a block another call records while this one waits is seen, and no
-// slot is spent on a call that is refused or whose context is done. The budget
-// bounds the waits for blocks, however often other calls renew them.
+// acquire clears one send of r. It waits out a block of r's family within
+// its budget (maxWait in all), else fails with a local *RateLimitError; a v0
+// call then takes a slot of the sliding window (which, unlike a token bucket,
+// never lets more than legacyN through in any window), waiting if need be.
+// The caller reports the end of its request with doneLegacy.
 func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
 	budget := maxWait
 	for {
@@ -120,10 +110,9 @@ func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (l
 	}
 }
 
-// doneLegacy moves a slot's time to the end of its request. The service counts a
-// request when it arrives, somewhere between our send and its answer; counting
-// from the answer keeps the next request a full window after the service's count,
-// whatever the latency. (Going over the limit costs a one-hour block.)
+// doneLegacy moves a slot's time to the end of its request: the service
+// counts a request somewhere between our send and its answer, and going over
+// the limit costs a one-hour block.
 func (l *limits) doneLegacy(s legacySlot) {
 	if s.i < 0 {
 		return

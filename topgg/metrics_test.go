@@ -94,7 +94,7 @@ func TestPostMetricsBatch(t *testing.T) {
 
 func TestMetricsSampleJSON(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(topgg.MetricsSample{Metrics: topgg.GameMetrics{PlayerCount: 3}})
+	b, err := json.Marshal(topgg.BatchEntries([]topgg.MetricsSample{{Metrics: topgg.GameMetrics{PlayerCount: 3}}})[0])
 	require.NoError(t, err)
 	require.JSONEq(t, `{"metrics":{"player_count":3}}`, string(b))
 }

@@ -26,32 +26,11 @@ const (
 	RouteLegacyVoters                   // GET /bots/:bot_id/votes
 )
 
-// String returns the route's label value, such as "metrics_batch", or
-// "unknown" for a value that is no Route. It does not allocate.
+// String returns the route's label value, such as "metrics_batch", or "unknown".
 func (r Route) String() string {
-	switch r {
-	case RouteProject:
-		return "project"
-	case RouteAnnouncements:
-		return "announcements"
-	case RouteMetrics:
-		return "metrics"
-	case RouteMetricsBatch:
-		return "metrics_batch"
-	case RouteCommands:
-		return "commands"
-	case RouteVotes:
-		return "votes"
-	case RouteVoteStatus:
-		return "vote_status"
-	case RouteLegacyBots:
-		return "legacy_bots"
-	case RouteLegacyStats:
-		return "legacy_stats"
-	case RouteLegacyCheck:
-		return "legacy_check"
-	case RouteLegacyVoters:
-		return "legacy_voters"
+	names := [...]string{"unknown", "project", "announcements", "metrics", "metrics_batch", "commands", "votes", "vote_status", "legacy_bots", "legacy_stats", "legacy_check", "legacy_voters"}
+	if int(r) < len(names) {
+		return names[r]
 	}
 	return "unknown"
 }
@@ -60,80 +39,46 @@ func (r Route) String() string {
 // metrics label.
 type Outcome uint8
 
-// Outcomes of an attempt.
+// Outcomes of an attempt, by the type of its Err.
 const (
-	// OutcomeOK: the service answered 2xx (or the 404 that means "none" to
-	// VoteStatus) and the answer was read.
-	OutcomeOK Outcome = iota + 1
-	// OutcomeAPIError: the service answered with an error status other than
-	// a rate limit (Err is an *APIError).
-	OutcomeAPIError
-	// OutcomeRateLimited: the service answered 429, or another retryable
-	// status with a Retry-After (Err is a *RateLimitError).
-	OutcomeRateLimited
-	// OutcomeBlocked: the client refused the attempt itself, without a
-	// request, because a Retry-After block of the route's family has not
-	// ended (Err is a local *RateLimitError; Status and Duration are 0).
-	OutcomeBlocked
-	// OutcomeTransportError: no usable answer: the connection failed, was
-	// dropped or timed out, or the body could not be read (Err is a
-	// *RequestError).
-	OutcomeTransportError
-	// OutcomeBadAnswer: a 2xx answer whose body could not be decoded (Err is
-	// a *DecodeError).
-	OutcomeBadAnswer
+	OutcomeOK             Outcome = iota + 1 // a 2xx (or VoteStatus's 404 "none"), read
+	OutcomeAPIError                          // an *APIError other than a rate limit
+	OutcomeRateLimited                       // a *RateLimitError from an answer
+	OutcomeBlocked                           // a local *RateLimitError: nothing sent
+	OutcomeTransportError                    // a *RequestError: no usable answer
+	OutcomeBadAnswer                         // a *DecodeError: a 2xx not decoded
 )
 
-// String returns the outcome's label value, such as "rate_limited", or
-// "unknown". It does not allocate.
+// String returns the outcome's label value, such as "rate_limited", or "unknown".
 func (o Outcome) String() string {
-	switch o {
-	case OutcomeOK:
-		return "ok"
-	case OutcomeAPIError:
-		return "api_error"
-	case OutcomeRateLimited:
-		return "rate_limited"
-	case OutcomeBlocked:
-		return "blocked"
-	case OutcomeTransportError:
-		return "transport_error"
-	case OutcomeBadAnswer:
-		return "bad_answer"
+	names := [...]string{"unknown", "ok", "api_error", "rate_limited", "blocked", "transport_error", "bad_answer"}
+	if int(o) < len(names) {
+		return names[o]
 	}
 	return "unknown"
 }
 
-// Request describes one attempt of a call, as an [Observer] sees it. It is a
-// plain value: observing it allocates nothing.
+// Request describes one attempt of a call, as an observer ([WithObserver])
+// sees it: Attempt is 1 for the first send; Status is 0 when nothing
+// answered; Duration runs from the send to the end of reading the answer (0
+// for an attempt refused locally); Err is the attempt's error as the call
+// would return it (nil for OutcomeOK).
 type Request struct {
-	Route  Route
-	Method string // http.MethodGet, ...
-	// Attempt is 1 for the first send of a call, 2 for its first retry, ...
-	Attempt int
-	// Status is the answer's status code; 0 when there was none.
-	Status int
-	// Duration is the time from the send to the end of reading the answer
-	// (or to the failure); 0 for an attempt refused locally.
+	Route    Route
+	Method   string
+	Attempt  int
+	Status   int
 	Duration time.Duration
 	Outcome  Outcome
-	// Err is the attempt's error (scrubbed of the token, as the call would
-	// return it); nil when Outcome is OutcomeOK. errors.Is(r.Err,
-	// ErrUnauthorized) tells a refused token.
-	Err error
+	Err      error
 }
 
-// Observer is told of every attempt of every call of a [Client], from the
-// calling goroutine, after the attempt and before any retry wait. It must be
-// safe for concurrent use and return quickly; it must not call the Client.
-// A panic in it is recovered and logged (with [WithLogger]'s logger): the
-// call goes on as if the observer had returned.
-type Observer func(Request)
-
-// WithObserver adds o to the client's observers; it may be given several
-// times, and the observers are called in the order given. A nil o is an
-// error. Without an observer, a call costs nothing more.
-func WithObserver(o Observer) Option {
+// WithObserver adds o to the client's observers, which are told of every
+// attempt of every call, in the order given, from the calling goroutine,
+// after the attempt and before any retry wait. o must be safe for concurrent
+// use, return quickly and not call the Client; a panic in it is recovered and
+// logged. A nil o is an error. Without an observer, a call costs nothing more.
+func WithObserver(o func(Request)) Option {
 	return func(c *config) error {
 		if o == nil {
 			return errors.New("topgg: WithObserver: nil Observer")
@@ -154,7 +99,7 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 
 // tell calls one observer, containing a panic: an observer's bug must not
 // break the call it watches. It does not allocate when o returns.
-func (c *Client) tell(o Observer, req Request) {
+func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			c.log.LogAttrs(context.Background(), slog.LevelError, "topgg: Observer panicked",
@@ -184,11 +129,10 @@ func outcomeOf(err error) Outcome {
 }
 
 // TokenRefused returns the answer with which the service last refused the
-// token (an *[APIError] matching [ErrUnauthorized], with its Hint), or nil when
-// it has not refused it since it last accepted it. A v1 refusal is cleared by
-// a later 2xx of a v1 call, a v0 one by a later 2xx of a v0 call: a legacy bot
-// token works on v0 and is refused on v1. The v1 refusal is returned first.
-// A readiness check reads it; it costs one atomic load.
+// token (an *[APIError] matching [ErrUnauthorized]), or nil when it has not
+// since it last accepted it. A refusal is cleared by a later 2xx of its kind
+// (v1 or v0: a legacy bot token works on v0 only); v1's is returned first. A
+// readiness check reads it: it costs an atomic load.
 func (c *Client) TokenRefused() error {
 	for i := range c.refused {
 		if e := c.refused[i].Load(); e != nil {
@@ -203,7 +147,9 @@ const tokenCheckHint = "check that the token is the project's current API token,
 	"Top.gg dashboard (Integrations & API), given alone; a regenerated token replaces the old one"
 
 // noteIfRefused, for an answer that refuses the token, gives a v1 refusal
-// the client's hint and records the refusal.
+// the client's hint and records it. The first of a spell (since the service
+// last accepted the token) is logged at error level, with what to check; the
+// repeats are not, so that a loop retrying every minute does not fill the log.
 func (c *Client) noteIfRefused(ctx context.Context, r *call, e *APIError) {
 	if !e.unauthorized() {
 		return
@@ -211,14 +157,6 @@ func (c *Client) noteIfRefused(ctx context.Context, r *call, e *APIError) {
 	if !r.legacy {
 		e.Hint = c.hint
 	}
-	c.noteRefused(ctx, r, e)
-}
-
-// noteRefused records a refusal of the token. The first of a spell (since the
-// service last accepted the token) is logged at error level, with what to
-// check; the repeats are not, so that a loop retrying every minute does not
-// fill the log.
-func (c *Client) noteRefused(ctx context.Context, r *call, e *APIError) {
 	if c.refused[kindIndex(r.legacy)].Swap(e) != nil {
 		return
 	}

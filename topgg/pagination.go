@@ -5,16 +5,13 @@ import (
 	"strconv"
 )
 
-// maxPages bounds one walk over the vote history: at the service's 100 votes a
-// page, 100 million votes, more than a year of history holds for any project. A
-// service that keeps answering fresh pages beyond it is not describing history.
+// maxPages bounds one walk over the vote history: at 100 votes a page, more
+// than a year of history holds for any project.
 const maxPages = 1 << 20
 
-// pageGuard ends a walk over pages that does not progress. It remembers a hash of
-// every cursor and of every page's votes (16 bytes a page), so a cursor that comes
-// back, the same one at once or after a cycle, and a page that repeats an earlier
-// one under a new cursor, are caught the first time they happen. One guard serves
-// one walk; it is not safe for concurrent use.
+// pageGuard ends a walk over pages that does not progress. It remembers a
+// hash of every cursor and of every page's votes (16 bytes a page), so a
+// cursor that comes back and a page that repeats are caught at once.
 type pageGuard struct {
 	op      string
 	seed    maphash.Seed
@@ -27,8 +24,7 @@ func newPageGuard(op string) *pageGuard {
 	return &pageGuard{op: op, seed: maphash.MakeSeed(), cursors: map[uint64]struct{}{}, votes: map[uint64]struct{}{}}
 }
 
-// next checks a page whose votes were yielded and whose cursor is to be
-// followed, and returns a *PaginationError when following it could go on forever.
+// next checks a page whose cursor is to be followed.
 func (g *pageGuard) next(sent string, p *VotePage) error {
 	g.pages++
 	if g.pages >= maxPages {

@@ -2,11 +2,11 @@ package topgg
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
-// Platform is the platform a project lives on. Values the client does not know decode
-// as they are, without failing.
+// Platform is the platform a project lives on; unknown values decode as they are.
 type Platform string
 
 // Platforms the service documents.
@@ -15,7 +15,7 @@ const (
 	PlatformRoblox  Platform = "roblox"
 )
 
-// ProjectType is the kind of project on its platform. Unknown values decode as they are.
+// ProjectType is the kind of project on its platform; unknown values decode as they are.
 type ProjectType string
 
 // Project types the service documents.
@@ -53,14 +53,14 @@ type projectKind struct {
 // Project returns the token's project. The client remembers its platform and type, so
 // that later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
-	var p Project
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path(""), idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, &p); err != nil {
+	p, err := get[Project](ctx, c, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true})
+	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	c.kind = projectKind{p.Platform, p.Type}
 	c.mu.Unlock()
-	return &p, nil
+	return p, nil
 }
 
 func (c *Client) knownKind() projectKind {
@@ -69,21 +69,48 @@ func (c *Client) knownKind() projectKind {
 	return c.kind
 }
 
-// ProjectUpdate changes the listing's headline and page content, per locale. At least
-// one of the two maps must have an entry.
+// ProjectUpdate changes the listing's headline (3 to 140 characters) and
+// Markdown page content (300 to 50,000), per locale. At least one of the two
+// maps must have an entry.
 type ProjectUpdate struct {
-	// Headline maps a locale to a headline of 3 to 140 characters.
-	Headline map[Locale]string `json:"headline,omitempty"`
-	// PageContent maps a locale to Markdown page content of 300 to 50,000 characters.
+	Headline    map[Locale]string `json:"headline,omitempty"`
 	PageContent map[Locale]string `json:"page_content,omitempty"`
 }
 
 // UpdateProject sets the headline and/or page content (PATCH /v1/projects/@me). The
 // website may take up to an hour to show the change.
 func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
-	if err := u.Validate(); err != nil {
+	if err := u.validate(); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: c.project.v1Path(""), body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{method: http.MethodPatch, path: me, body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
 	return err
+}
+
+// SetCommands overwrites the listing's slash commands with defs (PUT
+// /v1/projects/@me/commands), each an encoded Discord application-command
+// object; an empty or nil slice clears the list. Only a Discord bot has
+// commands: after [Client.Project], another kind fails validation.
+func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
+	if err := c.checkCommands(defs); err != nil {
+		return err
+	}
+	if defs == nil {
+		defs = []json.RawMessage{}
+	}
+	_, err := c.do(ctx, &call{method: http.MethodPut, path: me + "/commands", body: defs, idempotent: true, family: "v1:commands", route: RouteCommands}, nil)
+	return err
+}
+
+// Locale is a language code the service accepts for headlines and page
+// content: one of en, de, fr, pt, tr, hi, ja, ar, nl, ko, it, es, ru, uk, vi, zh.
+type Locale string
+
+// Valid reports whether l is one of the 16 supported locales.
+func (l Locale) Valid() bool {
+	switch l {
+	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":
+		return true
+	}
+	return false
 }

@@ -49,17 +49,6 @@ func TestProjectUnknownKindDecodes(t *testing.T) {
 	require.False(t, p.IsDiscordBot())
 }
 
-func TestProjectIDFromToken(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c := newClient(t, srv)
-	require.Equal(t, srv.Project().ID, c.ProjectID())
-
-	opaque, err := topgg.New("not-a-structured-token")
-	require.NoError(t, err)
-	require.Empty(t, opaque.ProjectID())
-}
-
 func TestUpdateProject(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -67,8 +56,8 @@ func TestUpdateProject(t *testing.T) {
 
 	page := runes("Ein ausführlicher Text über den Bot. ", 10)
 	u := topgg.ProjectUpdate{
-		Headline:    map[topgg.Locale]string{topgg.LocaleEnglish: "The best bot", topgg.LocaleJapanese: "最高のボット"},
-		PageContent: map[topgg.Locale]string{topgg.LocaleGerman: page},
+		Headline:    map[topgg.Locale]string{"en": "The best bot", "ja": "最高のボット"},
+		PageContent: map[topgg.Locale]string{"de": page},
 	}
 	require.NoError(t, c.UpdateProject(t.Context(), u))
 

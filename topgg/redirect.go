@@ -10,21 +10,17 @@ import (
 	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// ErrUnsafeRedirect matches the *RequestError of a call whose answer redirected
-// to another scheme or host. The client refuses such a redirect before following
-// it, so the token is sent neither in clear text (https downgraded to http) nor to
-// another host. Retrying does not help: fix the base URL.
+// ErrUnsafeRedirect matches the *RequestError of a call whose answer
+// redirected to another scheme or host: the client refuses to follow, so the
+// token is sent neither in clear text nor to another host.
 var ErrUnsafeRedirect = errors.New("topgg: redirect refused: it leaves the base URL's scheme and host, and the token must not follow")
 
-// maxRedirects is net/http's own limit, kept when the caller's *http.Client has
-// no CheckRedirect of its own: a service that redirects in a circle is stopped.
+// maxRedirects is net/http's own limit, kept without a caller's CheckRedirect.
 const maxRedirects = 10
 
-// safeRedirects returns the CheckRedirect of the client's copy of the caller's
-// *http.Client: a redirect is followed only to the scheme and host of the first
-// request (an upgrade from http to https on the same host is allowed), and then
-// only as next (the caller's own policy, or net/http's limit of 10) allows. The
-// refusal names both origins, scrubbed of any trace of the token.
+// safeRedirects returns the CheckRedirect of the client's *http.Client: a
+// redirect is followed only to the scheme (or https) and host of the first
+// request, and then as next (the caller's policy, or the limit of 10) allows.
 func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact.Scrubber) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
@@ -52,8 +48,7 @@ func sameOrigin(from, to *url.URL) bool {
 	return strings.EqualFold(from.Hostname(), to.Hostname()) && effectivePort(from) == effectivePort(to)
 }
 
-// effectivePort is the URL's port, or its scheme's default one. An upgrade from
-// http to https on default ports keeps the host.
+// effectivePort is the URL's port, or "" for its scheme's default one.
 func effectivePort(u *url.URL) string {
 	if p := u.Port(); p != "" && !(p == "80" && strings.EqualFold(u.Scheme, "http")) && !(p == "443" && strings.EqualFold(u.Scheme, "https")) {
 		return p
@@ -61,6 +56,5 @@ func effectivePort(u *url.URL) string {
 	return ""
 }
 
-// origin is scheme://host, without user info, path or query (which a service
-// could fill with anything).
+// origin is scheme://host, without user info, path or query.
 func origin(u *url.URL) string { return u.Scheme + "://" + u.Host }

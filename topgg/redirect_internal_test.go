@@ -33,10 +33,3 @@ func TestSameOrigin(t *testing.T) {
 		require.Equal(t, tc.want, sameOrigin(from, to), "%s -> %s", tc.from, tc.to)
 	}
 }
-
-func TestV1PathsFromOneProjectReference(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "/v1/projects/@me", projectMe.v1Path(""))
-	require.Equal(t, "/v1/projects/@me/votes/1", projectMe.v1Path("/votes/1"))
-	require.Equal(t, "/v1/projects/803190510032756736/metrics", projectRef("803190510032756736").v1Path("/metrics"))
-}

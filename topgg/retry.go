@@ -1,38 +1,32 @@
 package topgg
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
-// RetryPolicy says how idempotent calls are retried. Calls that are not idempotent
-// (announcements) are never sent twice, whatever the policy.
+// RetryPolicy says how idempotent calls are retried (announcements are never
+// sent twice). MaxAttempts counts every try (1 turns retries off). The wait
+// before the first retry is MinBackoff, doubling up to MaxBackoff, less a
+// random jitter of up to half. MaxRetryAfter is the longest Retry-After block
+// a call waits out before sending (a longer one is a *RateLimitError at
+// once); a call sent only once never waits for a block.
 type RetryPolicy struct {
-	// MaxAttempts is the number of tries in all, the first included; 1 turns retries off.
-	MaxAttempts int
-	// MinBackoff is the wait before the first retry; each next wait doubles, up to MaxBackoff.
-	// A random jitter of up to half the wait is taken off so that clients spread out.
+	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
-	// MaxRetryAfter is the longest block (from a Retry-After, on any status) that a
-	// call waits out before sending, whether its own answer or another call's
-	// taught it; a longer one returns a *RateLimitError at once. Calls that are
-	// sent only once (announcements, or MaxAttempts 1) never wait for a block.
-	MaxRetryAfter time.Duration
+	MaxRetryAfter          time.Duration
 }
 
 // DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff from
 // 250 ms to 8 s, and Retry-After waited out up to 5 s.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
-}
-
-// NoRetries returns a policy that sends every call once.
-func NoRetries() RetryPolicy {
-	p := DefaultRetryPolicy()
-	p.MaxAttempts = 1
-	return p
 }
 
 func (p RetryPolicy) validate() error {
@@ -50,4 +44,55 @@ func (p RetryPolicy) validate() error {
 // backoff returns the wait before retry number n (1 for the first retry).
 func (p RetryPolicy) backoff(n int) time.Duration {
 	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
+}
+
+// Retryable reports whether the call that returned err may succeed if made
+// again later, unchanged: true for a connection failure or timeout
+// (*[RequestError]), a 5xx other than 501 and 505, a 408, 425 or 429
+// (*[APIError]), and every *[RateLimitError] (wait for its RetryAfter first).
+// It is false for nil, a broken rule, any other 4xx, an answer that could not
+// be decoded (the same would come again), a walk whose pages do not progress,
+// a refused redirect or certificate, a cancelled context, and errors this
+// package did not make. The first error of this package in err's chain
+// decides; every package of the module decides with it.
+func Retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var r interface{ retryable() bool }
+	if errors.As(err, &r) {
+		return r.retryable()
+	}
+	// The sentinel itself, wrapped by a caller, says "wait, then retry".
+	return errors.Is(err, ErrRateLimited)
+}
+
+// retryable: a request that got no answer may get one next time, unless the
+// failure is one of configuration (a redirect off the base URL, a certificate
+// the client does not trust).
+func (e *RequestError) retryable() bool {
+	var cert *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	switch {
+	case errors.Is(e.Err, ErrUnsafeRedirect), errors.As(e.Err, &cert),
+		errors.As(e.Err, &unknownAuthority), errors.As(e.Err, &hostname):
+		return false
+	}
+	return true
+}
+
+func (e *DecodeError) retryable() bool     { return false }
+func (e *ValidationError) retryable() bool { return false }
+func (e *PaginationError) retryable() bool { return false }
+func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
+func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
+func retryableStatus(status int) bool {
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status >= 500 && status < 600
 }

@@ -8,9 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// tokenPayload decodes the token's informal payload: the middle of three
-// '.'-separated parts, base64 JSON (either alphabet, padded or not). The payload is
-// not documented, so any failure yields nil and never an error.
+// tokenPayload decodes the token's undocumented payload, the middle of three
+// '.'-separated parts, base64 JSON (either alphabet, padded or not), or nil.
 func tokenPayload(token string) map[string]json.RawMessage {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -34,32 +33,12 @@ func tokenPayload(token string) map[string]json.RawMessage {
 	return p
 }
 
-// projectIDFromToken reads the project id ({"id": ...}) from the token's payload,
-// or "" when there is none.
-func projectIDFromToken(token string) string {
-	id, ok := tokenPayload(token)["id"]
-	if !ok {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(id, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
-// legacyTokenHint is the hint a refused v1 call carries when the token looks like
-// a legacy v0 (bot) token: a payload that has "bot": true and no "_t" member,
-// which every project token has. Any other payload, or none, gives no hint.
+// legacyTokenHint is the hint of a refused v1 call when the token looks like
+// a legacy v0 token: "bot": true and no "_t", which every project token has.
 const legacyTokenHint = `the token looks like a legacy v0 bot token (its payload has "bot" and no "_t"); ` +
 	`v1 needs a project token, while a legacy token still works with Client.Legacy()`
 
-// tokenHint returns the hint for a refused v1 call made with token, or "". It
-// never quotes the token.
+// tokenHint returns the hint for a refused v1 call made with token, or "".
 func tokenHint(token string) string {
 	p := tokenPayload(token)
 	if p == nil {
@@ -72,9 +51,8 @@ func tokenHint(token string) string {
 	return ""
 }
 
-// hasBearerPrefix reports whether token starts with the "Bearer" auth scheme
-// (any case) followed by white space: a header value pasted where the token
-// belongs.
+// hasBearerPrefix reports whether token starts with "Bearer" (any case) and
+// white space: a header value pasted where the token belongs.
 func hasBearerPrefix(token string) bool {
 	const scheme = "bearer"
 	if len(token) <= len(scheme) || !strings.EqualFold(token[:len(scheme)], scheme) {

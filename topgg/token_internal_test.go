@@ -7,30 +7,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestProjectIDFromTokenForms(t *testing.T) {
+func TestTokenPayloadForms(t *testing.T) {
 	t.Parallel()
-	payload := []byte(`{"_t":"","id":"364806029876555776"}`)
+	payload := []byte(`{"bot":true,"id":"364806029876555776"}`)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		tok := "eyJhbGciOiJIUzI1NiJ9." + enc.EncodeToString(payload) + ".c2ln"
-		require.Equal(t, "364806029876555776", projectIDFromToken(tok))
+		require.Equal(t, legacyTokenHint, tokenHint(tok))
 	}
 	// A payload whose base64 differs between alphabets.
-	odd := []byte(`{"id":"1","x":"???>>>"}`)
-	require.Equal(t, "1", projectIDFromToken("h."+base64.StdEncoding.EncodeToString(odd)+".s"))
-	require.Equal(t, "1", projectIDFromToken("h."+base64.RawURLEncoding.EncodeToString(odd)+".s"))
+	odd := []byte(`{"bot":true,"x":"???>>>"}`)
+	require.Equal(t, legacyTokenHint, tokenHint("h."+base64.StdEncoding.EncodeToString(odd)+".s"))
+	require.Equal(t, legacyTokenHint, tokenHint("h."+base64.RawURLEncoding.EncodeToString(odd)+".s"))
 
-	for tok, want := range map[string]string{
-		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"id":364806029876555776}`)) + ".s": "364806029876555776",
-		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"_t":""}`)) + ".s":                 "",
-		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"id":null}`)) + ".s":               "",
-		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"id":{}}`)) + ".s":                 "",
-		"h." + base64.RawURLEncoding.EncodeToString([]byte(`not json`)) + ".s":                  "",
-		"h.!!!.s":      "",
-		"only.two":     "",
-		"a.b.c.d":      "",
-		"opaque-token": "",
-		"":             "",
+	for _, tok := range []string{
+		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"_t":"","bot":true}`)) + ".s",
+		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"bot":null}`)) + ".s",
+		"h." + base64.RawURLEncoding.EncodeToString([]byte(`{"bot":{}}`)) + ".s",
+		"h." + base64.RawURLEncoding.EncodeToString([]byte(`not json`)) + ".s",
+		"h.!!!.s", "only.two", "a.b.c.d", "opaque-token", "",
 	} {
-		require.Equal(t, want, projectIDFromToken(tok), tok)
+		require.Empty(t, tokenHint(tok), tok)
 	}
 }

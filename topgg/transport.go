@@ -20,20 +20,14 @@ import (
 )
 
 const (
-	// maxBody bounds a successful answer (a v0 search of 500 bots with long descriptions is the largest).
-	maxBody = 32 << 20
-	// maxErrorBody bounds what an error keeps of a failed answer's body.
-	maxErrorBody = 4 << 10
-	// maxDrain bounds how much of an unread body is read to let the connection be reused.
-	maxDrain = 256 << 10
-	// maxRetryAfter bounds a Retry-After value so that arithmetic on it cannot overflow.
-	maxRetryAfter = 24 * time.Hour
+	maxBody       = 32 << 20       // a successful answer (a v0 search of 500 long bots is the largest)
+	maxErrorBody  = 4 << 10        // what an error keeps of a failed answer's body
+	maxDrain      = 256 << 10      // what is read of an unread body, for the connection's reuse
+	maxRetryAfter = 24 * time.Hour // a Retry-After, so that arithmetic on it cannot overflow
 )
 
-// Header values shared by every request; never modified.
-var (
-	hdrJSON = []string{"application/json"}
-)
+// hdrJSON is shared by every request and never modified.
+var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
@@ -46,24 +40,22 @@ type call struct {
 	idempotent bool
 	// allowEmpty accepts an empty 2xx body although out is set.
 	allowEmpty bool
-	// family groups routes that share a rate limit block.
-	family string
-	// route names the call for observers.
-	route Route
-	// absentOn404 makes a 404 that the service itself answered (see serviceAnswer)
-	// a success with nothing decoded: the caller reads the 404 status as "none".
+	family     string // groups routes that share a rate limit block
+	route      Route  // names the call for observers
+	// absentOn404 makes a 404 that the service itself answered (see
+	// serviceAnswer) a success with nothing decoded.
 	absentOn404 bool
-	// tokenOnly400: the route's only documented 400 is an invalid project token,
-	// so a 400 matches ErrUnauthorized (see APIError.Is).
+	// tokenOnly400: the route's only documented 400 is an invalid project
+	// token, so a 400 matches ErrUnauthorized.
 	tokenOnly400 bool
 }
 
 func (r *call) op() string { return r.method + " " + r.path }
 
-// do sends r, retrying as the policy allows, and decodes a 2xx body into out (when out
-// is not nil). It returns the final status: 0 when nothing was answered, a 2xx also
-// with an error when that answer's body could not be read or decoded, and a 404 with
-// a nil error (out untouched) when r.absentOn404 and the service answered it.
+// do sends r, retrying as the policy allows, and decodes a 2xx body into out
+// (when not nil). It returns the final status: 0 when nothing was answered, a
+// 2xx with an error when its body could not be read or decoded, a 404 with a
+// nil error when r.absentOn404 and the service answered it.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -84,8 +76,7 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if !r.idempotent {
 		attempts = 1
 	}
-	// A call that may be retried waits out a short block (its own 429's, or one
-	// another call learnt) rather than fail; one that is sent once never waits.
+	// A call that may be retried waits out a short block rather than fail.
 	var maxWait time.Duration
 	if attempts > 1 {
 		maxWait = c.retry.MaxRetryAfter
@@ -112,11 +103,10 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 }
 
 // try clears one attempt with the limits (waiting out up to maxWait of a
-// block), sends it, and tells the observers. A refusal by the limits comes
-// back with a negative wait: it is not retried.
+// block), sends it, and tells the observers. A refusal by the limits has a
+// negative wait: it is not retried.
 func (c *Client) try(ctx context.Context, r *call, target string, payload []byte, attempt int, maxWait time.Duration, out any) (int, time.Duration, error) {
-	// Before every send, not once per call: a block that another call records
-	// while this one waits for a v0 slot or backs off must stop it too.
+	// Before every send: a block recorded while this call waited stops it too.
 	slot, err := c.limits.acquire(ctx, r, maxWait)
 	if err != nil {
 		if len(c.observers) > 0 && ctx.Err() == nil {
@@ -148,8 +138,6 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
-	// Direct assignment of canonical keys with shared, read-only values: no
-	// per-request slices.
 	req.Header["Authorization"] = c.auth(r.legacy)
 	req.Header["Accept"] = hdrJSON
 	req.Header["User-Agent"] = c.userAgent
@@ -179,10 +167,10 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	return c.failure(ctx, r, resp, attempt)
 }
 
-// failedRequest turns a transport failure into a *RequestError (scrubbed: a
+// failedRequest turns a transport failure into a scrubbed *RequestError (a
 // malformed answer's bytes can be quoted in it) and the wait before a retry.
 func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
-	// The *url.Error holds the URL, which never carries the token; keep only its cause.
+	// Keep only the *url.Error's cause: the URL says nothing new.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
@@ -227,8 +215,8 @@ func (c *Client) errorBody(data []byte) []byte {
 }
 
 // failure turns an answer that says no into an error, records the block its
-// Retry-After asks for (from any status, at once: before the body is read and
-// before this or any call waits), and says whether and when to try again.
+// Retry-After asks for (on any status, before the body is read), and says
+// whether and when to try again.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
 	header := resp.Header.Get("Retry-After")
@@ -259,9 +247,9 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	return status, wait, err
 }
 
-// retryAfterFailure says whether and when to try again after apiErr (-1:
-// never), and returns the error for it: a *RateLimitError on a 429 or a
-// retryable answer under a block that ends at until (zero when none).
+// retryAfterFailure says when to try again after apiErr (-1: never), and
+// returns a *RateLimitError on a 429 or on a retryable answer under a block
+// that ends at until.
 func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, attempt int) (time.Duration, error) {
 	ra := apiErr.RetryAfter
 	switch {
@@ -270,9 +258,8 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
 		}
-		// The next attempt's acquire waits out what is left of the block; the
-		// backoff keeps a Retry-After of almost nothing (or none, on a 429) from
-		// being a tight loop.
+		// The next acquire waits out the block; the backoff keeps a tiny
+		// Retry-After from making a tight loop.
 		return c.retry.backoff(attempt), rl
 	case apiErr.retryable():
 		return c.retry.backoff(attempt), apiErr
@@ -280,8 +267,7 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 	return -1, apiErr
 }
 
-// recordBlock blocks r's family for d, says so in the log, and returns the end
-// of the block.
+// recordBlock blocks r's family for d, logs it, and returns the block's end.
 func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) time.Time {
 	until := c.limits.block(r.family, d)
 	c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited", slog.String("op", r.op()), slog.Int("status", status),
@@ -289,9 +275,8 @@ func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Du
 	return until
 }
 
-// serviceAnswer reports whether an error answer comes from the service rather than
-// from whatever else answers under a wrong base URL (a web server's HTML 404 page):
-// the service answers in JSON, problem+json on v1.
+// serviceAnswer reports whether an error answer comes from the service (JSON,
+// problem+json on v1) rather than a web server under a wrong base URL.
 func serviceAnswer(contentType string, body []byte) bool {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/problem+json" || mt == "application/json") {
 		return true
@@ -299,6 +284,15 @@ func serviceAnswer(contentType string, body []byte) bool {
 	// A proxy may change the Content-Type; the body still shows a JSON object.
 	body = bytes.TrimSpace(body)
 	return len(body) > 0 && body[0] == '{' && json.Valid(body)
+}
+
+// get makes the call r and returns its decoded answer.
+func get[T any](ctx context.Context, c *Client, r *call) (*T, error) {
+	var out T
+	if _, err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // decodeJSON decodes a successful answer into out. An empty body is an error
@@ -314,7 +308,7 @@ func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) er
 		return &DecodeError{Op: op, Status: status, Err: errors.New("empty body")}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return &DecodeError{Op: op, Status: status, Body: cut(data), Err: err}
+		return &DecodeError{Op: op, Status: status, Err: err} // the caller adds the scrubbed body
 	}
 	return nil
 }
@@ -323,7 +317,6 @@ func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) er
 var errBodyTooLarge = fmt.Errorf("body larger than %d bytes", maxBody)
 
 // readAll reads a successful answer's body, up to maxBody bytes, and closes it.
-// A body read to its end leaves the connection ready for reuse.
 func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
@@ -336,9 +329,8 @@ func readAll(resp *http.Response) ([]byte, error) {
 	return data, err
 }
 
-// readError keeps the start of a failed answer's body (truncated is true when
-// there was more), drains a bounded rest so the connection can be reused, and
-// closes it.
+// readError keeps the start of a failed answer's body (truncated when there
+// was more), drains a bounded rest for the connection's reuse, and closes it.
 func readError(resp *http.Response) (data []byte, truncated bool) {
 	defer resp.Body.Close()
 	data, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
@@ -356,10 +348,8 @@ func cut(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
-// newAPIError decodes a v1 problem+json or a v0 error body leniently: a field of the
-// wrong type is ignored, not fatal. data is at most maxErrorBody bytes, cut short
-// when truncated. Every string kept passes through scrub, which takes out the
-// token wherever the service quoted it.
+// newAPIError decodes a v1 problem+json or a v0 error body leniently (a field
+// of the wrong type is ignored). Every string kept is scrubbed of the token.
 func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redact.Scrubber) *APIError {
 	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
 	if len(data) > 0 {
@@ -390,20 +380,7 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	return e
 }
 
-// retryAfter reads the Retry-After header (seconds, possibly fractional, or an HTTP
-// date) and falls back to the body key "retry-after" (seconds). The result is clamped
-// to [0, maxRetryAfter]; ok is false when neither gives a value.
-func retryAfter(header string, body []byte, now time.Time) (time.Duration, bool) {
-	if d, ok := parseRetryAfterHeader(header, now); ok {
-		return d, true
-	}
-	return parseRetryAfterBody(body)
-}
-
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
-	if len(body) == 0 {
-		return 0, false
-	}
 	var b struct {
 		RetryAfter json.RawMessage `json:"retry-after"`
 	}
@@ -421,18 +398,12 @@ func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
 	if d, ok := parseSeconds(h); ok {
 		return d, true
 	}
 	if t, err := http.ParseTime(h); err == nil {
 		d := t.Sub(now)
-		if d > maxRetryAfter {
-			// A date further ahead than any block the client keeps: the
-			// peer's clock or the header is wrong, and a day-long block
-			// from it would stop every call. Treated as missing.
+		if d > maxRetryAfter { // a wrong clock or header: treated as missing
 			return 0, false
 		}
 		return max(d, 0), true
@@ -440,10 +411,9 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// peerNow is the time an HTTP-date Retry-After is measured from: the
-// answer's own Date, when it has one within maxRetryAfter of local (so that a
-// peer whose clock is ahead or behind ours still gets the wait it asked for),
-// else local.
+// peerNow is the time an HTTP-date Retry-After is measured from: the answer's
+// own Date when within maxRetryAfter of local (a peer whose clock is off
+// still gets the wait it asked for), else local.
 func peerNow(date string, local time.Time) time.Time {
 	t, err := http.ParseTime(strings.TrimSpace(date))
 	if err != nil || t.Sub(local).Abs() > maxRetryAfter {
@@ -452,9 +422,11 @@ func peerNow(date string, local time.Time) time.Time {
 	return t
 }
 
-// parseSeconds reads a decimal number of seconds, clamped to [0, maxRetryAfter].
+// parseSeconds reads a decimal number of seconds, clamped to [0,
+// maxRetryAfter]. It refuses what ParseFloat also takes but no server means:
+// "Inf", "NaN", hex floats, underscores.
 func parseSeconds(s string) (time.Duration, bool) {
-	if s == "" || !isDecimal(s) {
+	if s == "" || strings.Trim(s, "0123456789.+-eE") != "" {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -467,22 +439,5 @@ func parseSeconds(s string) (time.Duration, bool) {
 	case f >= maxRetryAfter.Seconds():
 		return maxRetryAfter, true
 	}
-	return clampRetry(time.Duration(f * float64(time.Second))), true
-}
-
-// isDecimal accepts plain decimal numbers ("2", "1.5", "-3", "1e2") and refuses what
-// ParseFloat also takes but no server means: "Inf", "NaN", hex floats, underscores.
-func isDecimal(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch b := s[i]; {
-		case b >= '0' && b <= '9', b == '.', b == '-', b == '+', b == 'e', b == 'E':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func clampRetry(d time.Duration) time.Duration {
-	return min(max(d, 0), maxRetryAfter)
+	return time.Duration(f * float64(time.Second)), true
 }

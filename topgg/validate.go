@@ -12,17 +12,14 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// The service's limits that the client checks before sending (a
-// *ValidationError names the rule broken).
+// The service's limits that the client checks before sending.
 const (
 	headlineMin, headlineMax                       = 3, 140
 	pageContentMin, pageContentMax                 = 300, 50000
 	announcementTitleMin, announcementTitleMax     = 3, 100
 	announcementContentMin, announcementContentMax = 10, 2000
-	// maxBotsLimit is the largest page of GET /bots.
-	maxBotsLimit = 500
-	// maxBatchFuture is how far in the future a batch timestamp may be.
-	maxBatchFuture = 5 * time.Minute
+	maxBotsLimit                                   = 500             // the largest page of GET /bots
+	maxBatchFuture                                 = 5 * time.Minute // how far ahead a batch timestamp may be
 )
 
 func invalid(field, problem, rule string) *ValidationError {
@@ -39,11 +36,12 @@ func checkLen(field, s string, lo, hi int) error {
 }
 
 func checkSnowflake(field, id string) error {
-	if id == "" {
-		return invalid(field, "is empty", "a numeric id")
-	}
 	if _, ok := snowflake.Parse(id); !ok {
-		return invalid(field, fmt.Sprintf("%q is not a number", id), "a numeric id")
+		problem := fmt.Sprintf("%q is not a number", id)
+		if id == "" {
+			problem = "is empty"
+		}
+		return invalid(field, problem, "a numeric id")
 	}
 	return nil
 }
@@ -55,9 +53,8 @@ func checkCount(field string, n *int) error {
 	return nil
 }
 
-// Validate checks the update against the service's rules: at least one member, known
-// locales, lengths in characters.
-func (u ProjectUpdate) Validate() error {
+// validate checks the update: at least one member, known locales, lengths in characters.
+func (u ProjectUpdate) validate() error {
 	if len(u.Headline) == 0 && len(u.PageContent) == 0 {
 		return invalid("headline/page_content", "both are empty", "at least one of headline and page_content")
 	}
@@ -79,8 +76,7 @@ func (u ProjectUpdate) Validate() error {
 	return nil
 }
 
-// Validate checks title and content lengths and the category.
-func (a NewAnnouncement) Validate() error {
+func (a NewAnnouncement) validate() error {
 	if err := checkLen("title", a.Title, announcementTitleMin, announcementTitleMax); err != nil {
 		return err
 	}
@@ -94,9 +90,6 @@ func (a NewAnnouncement) Validate() error {
 	return invalid("category", fmt.Sprintf("%q is unknown", string(a.Category)), "announcement, event or new_feature")
 }
 
-// Validate checks the payload: counts >= 0 and at least one field.
-func (m BotMetrics) Validate() error { return m.validate("metrics") }
-
 func (m BotMetrics) validate(f string) error {
 	if m.ServerCount == nil && m.ShardCount == nil {
 		return invalid(f, "has no field", "at least one of server_count and shard_count")
@@ -106,9 +99,6 @@ func (m BotMetrics) validate(f string) error {
 	}
 	return checkCount(f+".shard_count", m.ShardCount)
 }
-
-// Validate checks the payload: counts >= 0, at least one field, online <= member.
-func (m ServerMetrics) Validate() error { return m.validate("metrics") }
 
 func (m ServerMetrics) validate(f string) error {
 	if m.MemberCount == nil && m.OnlineCount == nil {
@@ -125,9 +115,6 @@ func (m ServerMetrics) validate(f string) error {
 	}
 	return nil
 }
-
-// Validate checks the payload: player_count >= 0.
-func (m GameMetrics) Validate() error { return m.validate("metrics") }
 
 func (m GameMetrics) validate(f string) error {
 	return checkCount(f+".player_count", &m.PlayerCount)
@@ -147,8 +134,7 @@ func (c *Client) checkMetrics(field string, m Metrics) error {
 	return nil
 }
 
-// isNilMetrics catches a nil interface and a nil pointer payload, whose value
-// methods would panic.
+// isNilMetrics catches a nil interface and a nil pointer payload.
 func isNilMetrics(m Metrics) bool {
 	switch p := m.(type) {
 	case nil:
@@ -254,36 +240,35 @@ func (q BotQuery) validate() error {
 	if q.Limit < 0 || q.Limit > maxBotsLimit {
 		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", maxBotsLimit))
 	}
-	if q.Offset < 0 {
-		return invalid("offset", fmt.Sprintf("is %d", q.Offset), ">= 0")
+	if err := checkCount("offset", &q.Offset); err != nil {
+		return err
 	}
 	switch strings.TrimPrefix(q.Sort, "-") {
-	case "", "id", "date", "monthlyPoints":
+	case "id", "date", "monthlyPoints":
+	case "":
+		if q.Sort == "-" {
+			return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
+		}
 	default:
 		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
-	}
-	if q.Sort == "-" {
-		return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
 	}
 	return checkBotFields(q.Fields)
 }
 
 func (s StatsUpdate) validate() error {
-	if s.ServerCount < 0 {
-		return invalid("server_count", fmt.Sprintf("is %d", s.ServerCount), ">= 0")
+	if err := checkCount("server_count", &s.ServerCount); err != nil {
+		return err
 	}
-	for i, n := range s.Shards {
-		if n < 0 {
-			return invalid(fmt.Sprintf("shards[%d]", i), fmt.Sprintf("is %d", n), ">= 0")
+	for i := range s.Shards {
+		if err := checkCount(fmt.Sprintf("shards[%d]", i), &s.Shards[i]); err != nil {
+			return err
 		}
 	}
-	if s.ShardCount < 0 {
-		return invalid("shard_count", fmt.Sprintf("is %d", s.ShardCount), ">= 0")
+	if err := checkCount("shard_count", &s.ShardCount); err != nil {
+		return err
 	}
-	if s.ShardID != nil {
-		if *s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount) {
-			return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
-		}
+	if s.ShardID != nil && (*s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount)) {
+		return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
 	}
 	return nil
 }

@@ -45,13 +45,13 @@ func runBoundaries(t *testing.T, cases []boundary, opts ...topggtest.Option) {
 
 func headline(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{topgg.LocaleEnglish: s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": s}})
 	}
 }
 
 func pageContent(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{topgg.LocaleKorean: s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{"ko": s}})
 	}
 }
 
@@ -412,12 +412,12 @@ func TestValidateCommands(t *testing.T) {
 
 func TestValidateMethods(t *testing.T) {
 	t.Parallel()
-	// The exported Validate methods apply the same rules without a client.
-	require.NoError(t, topgg.NewAnnouncement{Title: "abc", Content: runes("é", 10)}.Validate())
-	requireInvalid(t, topgg.NewAnnouncement{Title: "ab", Content: runes("é", 10)}.Validate(), "title")
-	require.NoError(t, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "abc"}}.Validate())
-	requireInvalid(t, topgg.ProjectUpdate{}.Validate(), "headline/page_content")
-	require.NoError(t, topgg.BotMetrics{ShardCount: new(1)}.Validate())
-	requireInvalid(t, topgg.ServerMetrics{MemberCount: new(1), OnlineCount: new(2)}.Validate(), "metrics.online_count")
-	requireInvalid(t, topgg.GameMetrics{PlayerCount: -5}.Validate(), "metrics.player_count")
+	// The rules apply without a client too.
+	require.NoError(t, topgg.Validate(topgg.NewAnnouncement{Title: "abc", Content: runes("é", 10)}))
+	requireInvalid(t, topgg.Validate(topgg.NewAnnouncement{Title: "ab", Content: runes("é", 10)}), "title")
+	require.NoError(t, topgg.Validate(topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "abc"}}))
+	requireInvalid(t, topgg.Validate(topgg.ProjectUpdate{}), "headline/page_content")
+	require.NoError(t, topgg.Validate(topgg.BotMetrics{ShardCount: new(1)}))
+	requireInvalid(t, topgg.Validate(topgg.ServerMetrics{MemberCount: new(1), OnlineCount: new(2)}), "metrics.online_count")
+	requireInvalid(t, topgg.Validate(topgg.GameMetrics{PlayerCount: -5}), "metrics.player_count")
 }

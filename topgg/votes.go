@@ -8,51 +8,39 @@ import (
 	"time"
 )
 
-// Vote is one vote of the project's vote history.
+// Vote is one vote of the project's vote history: the voter's Top.gg id and
+// platform (Discord) id, how many votes it counts for (2 on weekend-bonus
+// votes), and when it was made and expires (when the user may vote again).
 type Vote struct {
-	// UserID is the voter's Top.gg user id.
-	UserID string `json:"user_id"`
-	// PlatformID is the voter's id on the project's platform (the Discord user id).
-	PlatformID string `json:"platform_id"`
-	// Weight is how many votes this one counts for (2 on weekend-bonus votes).
-	Weight    int       `json:"weight"`
-	CreatedAt time.Time `json:"created_at"`
-	// ExpiresAt is when the user may vote again; the vote is active until then.
-	ExpiresAt time.Time `json:"expires_at"`
+	UserID     string    `json:"user_id"`
+	PlatformID string    `json:"platform_id"`
+	Weight     int       `json:"weight"`
+	CreatedAt  time.Time `json:"created_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
 }
 
-// ActiveAt reports whether the vote is still active at t.
-func (v Vote) ActiveAt(t time.Time) bool { return t.Before(v.ExpiresAt) }
-
-// VotePage is one page of the vote history, oldest vote first.
+// VotePage is one page of the vote history, oldest vote first. Votes is empty
+// once the history is read to its end; Cursor reads the next page (it may be
+// present, even "", on the last page).
 type VotePage struct {
-	// Cursor reads the next page. It may be present, even "", on the last page.
 	Cursor string `json:"cursor"`
-	// Votes is empty once the history is read to its end.
-	Votes []Vote `json:"data"`
+	Votes  []Vote `json:"data"`
 }
 
-// VotesQuery selects a page of votes: by Cursor, or, without one, from StartDate.
+// VotesQuery selects a page of votes: by Cursor (an opaque value from a
+// previous page), or, without one, from StartDate (at most a year back).
 type VotesQuery struct {
-	// Cursor is an opaque value from a previous page; it takes precedence over StartDate.
-	Cursor string
-	// StartDate is where the history starts when there is no cursor; it may not be
-	// more than one year in the past.
+	Cursor    string
 	StartDate time.Time
 }
 
-// votesFamily is the rate-limit family of both vote routes, [Client.Votes] and
-// [Client.VoteStatus], on purpose: the service publishes no per-route v1 limits,
-// its v1 limits count per project, and the two routes read the same vote data, so a
-// 429 on one most likely means the other would get one too. Sharing the block
-// costs at most a wait the service asked for; splitting it would spend a request
-// per route to learn the same block again.
+// votesFamily is the rate-limit family of both vote routes: v1 limits count
+// per project, and the two read the same data, so a 429 on one most likely
+// means the other would get one too.
 const votesFamily = "v1:votes"
 
-// Votes returns one page of the vote history (GET /v1/projects/@me/votes).
-//
-// It shares its rate-limit block with [Client.VoteStatus]: a block one of them
-// learns from a 429 refuses calls of both, locally, until it ends.
+// Votes returns one page of the vote history (GET /v1/projects/@me/votes). It
+// shares its rate-limit block with [Client.VoteStatus].
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
@@ -63,25 +51,17 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	} else {
 		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
 	}
-	var p VotePage
-	if _, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes"), query: query, idempotent: true, family: votesFamily, route: RouteVotes}, &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
 }
 
-// AllVotes iterates over every vote since since, oldest first, following the cursor
-// page by page until a page comes back empty (or without a cursor to follow). A
-// failure is yielded once, as the last element. Stopping the loop early sends no
-// further request. Each iteration of the returned sequence starts over from since.
-//
-// The walk always ends: when the service's answers would keep it going (a cursor
-// that does not advance or comes back after other pages, a page that repeats an
-// earlier page's votes under a new cursor), the votes of the offending page are
-// yielded and then a *[PaginationError] (matching [ErrPagination]) ends it.
+// AllVotes iterates over every vote since since, oldest first, page by page
+// until a page comes back empty or without a cursor. A failure is yielded
+// once, last. Stopping early sends no further request; each iteration starts
+// over from since. The walk always ends: pages that would keep it going
+// (see [PaginationError]) are yielded, then a *PaginationError ends it.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
-		guard := newPageGuard(http.MethodGet + " " + c.project.v1Path("/votes"))
+		guard := newPageGuard(http.MethodGet + " " + me + "/votes")
 		q := VotesQuery{StartDate: since}
 		for {
 			page, err := c.Votes(ctx, q)
@@ -98,8 +78,7 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 				}
 			}
 			if page.Cursor == "" {
-				// Nothing further can be asked for; the service marks the end with
-				// an empty page, but a last page without a cursor ends it as well.
+				// The end is an empty page, but a page without a cursor ends it too.
 				return
 			}
 			if err := guard.next(q.Cursor, page); err != nil {
@@ -115,33 +94,27 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 // source query parameter).
 type UserIDKind string
 
-// Kinds of user ids.
+// Kinds of user ids: Top.gg's (the service's default) and Discord's.
 const (
-	// UserIDTopgg looks a user up by Top.gg user id (the service's default).
-	UserIDTopgg UserIDKind = "topgg"
-	// UserIDDiscord looks a user up by Discord user id.
+	UserIDTopgg   UserIDKind = "topgg"
 	UserIDDiscord UserIDKind = "discord"
 )
 
 // VoteStatus is a user's most recent vote, as [Client.VoteStatus] found it.
+// Voted is false, and the rest zero, when the service knows no active vote.
 type VoteStatus struct {
-	// Voted is false when the service knows no active vote of the user; the other
-	// fields are then zero.
 	Voted     bool      `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Weight    int       `json:"weight"`
 }
 
-// VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id).
-// source "" means [UserIDTopgg]. No active vote is a normal answer: Voted false and a
-// nil error. The service says so with a 404 in JSON (problem+json); any other 404,
-// such as a web server's HTML page for a base URL that misses /api, is returned as
-// an *APIError matching [ErrNotFound], so that a misconfiguration does not read as
-// "nobody voted".
-//
-// It shares its rate-limit block with [Client.Votes]: a block one of them learns
-// from a 429 refuses calls of both, locally, until it ends.
+// VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id);
+// source "" means [UserIDTopgg]. No active vote is Voted false and a nil
+// error: the service's JSON 404. Any other 404 (a web server's page under a
+// wrong base URL) is an *APIError matching [ErrNotFound], so that a
+// misconfiguration does not read as "nobody voted". It shares its rate-limit
+// block with [Client.Votes].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
@@ -154,7 +127,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: c.project.v1Path("/votes/" + userID), query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}

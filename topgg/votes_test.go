@@ -252,14 +252,6 @@ func TestVoteStatusNoVote(t *testing.T) {
 	require.Len(t, srv.Requests(), 3, "a 404 is not retried")
 }
 
-func TestVoteActiveAt(t *testing.T) {
-	t.Parallel()
-	now := time.Now()
-	v := topgg.Vote{CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(time.Hour)}
-	require.True(t, v.ActiveAt(now))
-	require.False(t, v.ActiveAt(v.ExpiresAt))
-}
-
 func TestAllVotesOddCursors(t *testing.T) {
 	t.Parallel()
 	vote := `{"user_id":"1","platform_id":"2","weight":1,"created_at":"2026-01-17T23:36:06Z","expires_at":"2026-01-18T11:36:06Z"}`

@@ -96,7 +96,7 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 }
 
 // ObserveVote counts one event of the vote pipeline: a
-// [voterewards.Observer] as it is. An expiry handler counts only when it
+// voterewards.Config.Observer as it is. An expiry handler counts only when it
 // succeeds; a negative latency (a clock ahead of this one) counts as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	if c.off() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -29,10 +28,10 @@ func (idleSource) Votes(ctx context.Context, _ topgg.VotesQuery) (*topgg.VotePag
 
 // benchPoller returns the run of a poller whose store is loaded and whose
 // workers run, but without the fetch loop: the caller plays the fetch loop.
-func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool, obs ...Observer) (*run, context.Context) {
+func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool, obs ...func(Event)) (*run, context.Context) {
 	b.Helper()
 	cfg := Config{
-		Store: store, Concurrency: DefaultConcurrency, clock: clk,
+		Store: store, Concurrency: defaultConcurrency, clock: clk,
 		OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil },
 	}
 	if len(obs) > 0 {
@@ -129,7 +128,7 @@ func BenchmarkIngest(b *testing.B) {
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
 			var delivered, observed atomic.Int64
-			var obs []Observer
+			var obs []func(Event)
 			if strings.HasSuffix(s.name, "-observed") {
 				obs = append(obs, func(Event) { observed.Add(1) })
 			}
@@ -250,7 +249,7 @@ func residentMemory(b *testing.B, name string) {
 		}
 	}
 	if bolt != nil {
-		if fi, err := os.Stat(filepath.Clean(bolt.Path())); err == nil {
+		if fi, err := os.Stat(bolt.db.Path()); err == nil {
 			b.ReportMetric(float64(fi.Size())/(1<<20), "fileMB")
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"runtime/debug"
 
@@ -14,8 +13,8 @@ import (
 )
 
 // DamagedStoreError is what [OpenStore] returns for a state file it cannot
-// trust (truncated, overwritten, corrupted): bbolt would panic or fault on
-// it, so it is refused before bbolt touches it. Match it with errors.As.
+// trust (truncated, overwritten, corrupted), refused before bbolt, which
+// would panic or fault on it, touches it.
 type DamagedStoreError struct {
 	// Path is the damaged file.
 	Path string
@@ -30,7 +29,10 @@ func (e *DamagedStoreError) Error() string {
 }
 
 // The bbolt file format, as far as checkFile reads it (go.etcd.io/bbolt
-// internal/common: page.go, meta.go, inode.go).
+// internal/common). bbolt v1.5.0 validates only the meta pages at open, then
+// walks the trees in a goroutine of its own (rebuilding the freelist, or in
+// Tx.Check), where a damaged page is a crash no recover reaches: measured,
+// the damaged-file tests crash the process without this check.
 const (
 	boltMagic       = 0xED0CDAED
 	boltVersion     = 2
@@ -48,7 +50,6 @@ const (
 	maxPageSize     = 1 << 20
 )
 
-// boltMeta is the part of a meta page checkFile uses.
 type boltMeta struct {
 	pageSize uint32
 	root     uint64
@@ -57,30 +58,21 @@ type boltMeta struct {
 	txid     uint64
 }
 
-// checkFile validates the structure of a bbolt file before bbolt opens it:
-// the meta pages (magic, version, checksum, page size), that the file is as
-// long as the meta says, and that every page reachable from the root (the
-// B+trees of every bucket, inline buckets, the freelist) lies in the file,
-// carries its own id and a valid type, holds elements within its bounds, and
-// is reached once (no cycle). A missing or empty file is fine: bbolt
-// creates it.
+// checkFile validates a bbolt file before bbolt opens it: the meta pages
+// (magic, version, checksum, page size), the file's length, and that every
+// page reachable from the root (every bucket's tree, inline buckets, the
+// freelist) lies in the file, carries its own id and a valid type, holds its
+// elements in bounds and in order, and is reached once. A missing or empty
+// file is fine: bbolt creates it.
 func checkFile(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := os.ReadFile(path) // the vote window: tens of MB at most
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("voterewards: open store %s: %w", path, err)
-	}
-	if st.Size() == 0 {
-		return nil
-	}
-	c := &fileCheck{r: f, size: st.Size(), seen: map[uint64]bool{}}
+	c := &fileCheck{b: b, size: int64(len(b)), seen: map[uint64]bool{}}
 	if reason := c.run(); reason != "" {
 		return &DamagedStoreError{Path: path, Reason: reason}
 	}
@@ -88,7 +80,7 @@ func checkFile(path string) error {
 }
 
 type fileCheck struct {
-	r    io.ReaderAt
+	b    []byte
 	size int64
 	ps   int64
 	meta boltMeta
@@ -99,8 +91,7 @@ type fileCheck struct {
 func (c *fileCheck) run() string {
 	m0, err0 := c.readMeta(0, 0)
 	ps := int64(m0.pageSize)
-	if err0 != "" {
-		// bbolt then finds the page size in the second meta page.
+	if err0 != "" { // bbolt then looks for the second meta page here
 		ps = int64(os.Getpagesize())
 	}
 	m1, err1 := c.readMeta(ps, ps)
@@ -126,13 +117,10 @@ func (c *fileCheck) run() string {
 
 // readMeta reads the meta page at off, expecting page id off/ps.
 func (c *fileCheck) readMeta(off, ps int64) (boltMeta, string) {
-	var b [pageHeaderSize + 64]byte
-	if off+int64(len(b)) > c.size {
+	if off+pageHeaderSize+64 > c.size {
 		return boltMeta{}, "file shorter than a meta page"
 	}
-	if _, err := c.r.ReadAt(b[:], off); err != nil {
-		return boltMeta{}, err.Error()
-	}
+	b := c.b[off:]
 	le := binary.LittleEndian
 	mb := b[pageHeaderSize:]
 	if le.Uint16(b[8:]) != flagMeta {
@@ -166,10 +154,7 @@ func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
 		return nil, fmt.Sprintf("page %d reached twice", id)
 	}
 	c.seen[id] = true
-	var hdr [pageHeaderSize]byte
-	if _, err := c.r.ReadAt(hdr[:], int64(id)*c.ps); err != nil {
-		return nil, fmt.Sprintf("page %d: %v", id, err)
-	}
+	hdr := c.b[int64(id)*c.ps:] // id < pgid <= size/ps
 	le := binary.LittleEndian
 	if le.Uint64(hdr[0:]) != id {
 		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(hdr[0:]))
@@ -184,11 +169,7 @@ func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
 	for i := range n {
 		c.seen[id+uint64(i)] = true
 	}
-	buf := make([]byte, n*c.ps)
-	if _, err := c.r.ReadAt(buf, int64(id)*c.ps); err != nil {
-		return nil, fmt.Sprintf("page %d: %v", id, err)
-	}
-	return buf, ""
+	return c.b[int64(id)*c.ps:][:n*c.ps], ""
 }
 
 func (c *fileCheck) checkFreelist(id uint64) string {
@@ -210,10 +191,8 @@ func (c *fileCheck) checkFreelist(id uint64) string {
 }
 
 // checkTree checks the B+tree rooted at page id, whose keys must lie in
-// [lo, hi) (nil: unbounded), and returns the largest key in it. bbolt checks
-// the same key order when it rebuilds the freelist at open, in a goroutine
-// of its own, where a finding becomes a crash: so this check must find
-// everything it would.
+// [lo, hi) (nil: unbounded), and returns its largest key. It must find every
+// key order fault bbolt's own walk would (a crash there).
 func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
 	if depth > maxTreeDepth {
 		return nil, "tree too deep"
@@ -225,9 +204,8 @@ func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, stri
 	return c.checkNode(p, depth, lo, hi)
 }
 
-// checkNode checks a page's elements (p starts with its header): bounds and
-// key order, then descends into the children of a branch and the buckets of
-// a leaf.
+// checkNode checks a page's elements (p starts with its header), then
+// descends into a branch's children and a leaf's buckets.
 func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, string) {
 	le := binary.LittleEndian
 	if len(p) < pageHeaderSize {
@@ -274,8 +252,8 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 	return maxKey, ""
 }
 
-// element returns the key and value of element i of page p (a branch
-// element has no value), or false if they lie outside the page.
+// element returns the key and value of element i of page p, or false if they
+// lie outside it.
 func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
 	le := binary.LittleEndian
 	e := pageHeaderSize + i*elemSize
@@ -293,8 +271,7 @@ func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
 	return p[start : start+ks], p[start+ks : start+ks+vs], true
 }
 
-// keyInOrder checks element i's key against the one before it (or the lower
-// bound) and the upper bound, as bbolt's verifyKeyOrder does.
+// keyInOrder checks element i's key as bbolt's verifyKeyOrder does.
 func keyInOrder(i int, key, prev, hi []byte) string {
 	switch c := bytes.Compare(prev, key); {
 	case i == 0 && prev != nil && c > 0:
@@ -308,8 +285,7 @@ func keyInOrder(i int, key, prev, hi []byte) string {
 	return ""
 }
 
-// checkBucket checks a bucket value: its header and its root page, or its
-// inline page.
+// checkBucket checks a bucket value: its root page, or its inline page.
 func (c *fileCheck) checkBucket(v []byte, depth int) string {
 	if len(v) < 16 {
 		return "short bucket header"
@@ -329,9 +305,8 @@ func (c *fileCheck) checkBucket(v []byte, depth int) string {
 	return reason
 }
 
-// guard runs fn, turning a panic, or a memory fault (SIGSEGV/SIGBUS on the
-// mmapped file), into a *DamagedStoreError for path. It restores the
-// goroutine's panic-on-fault setting before it returns.
+// guard runs fn, turning a panic or a memory fault (SIGSEGV/SIGBUS on the
+// mmapped file) into a *DamagedStoreError for path.
 func guard(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -342,22 +317,8 @@ func guard(path string, fn func() error) (err error) {
 	return fn()
 }
 
-// walkAll reads every key and value of every bucket (nested ones too), so
-// that a damaged page shows at open rather than in a later call.
+// walkAll reads every bucket the store uses (it nests none), so that a
+// damaged page shows at open rather than later.
 func walkAll(tx *bolt.Tx) error {
-	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, 0) })
-}
-
-func walkBucket(b *bolt.Bucket, depth int) error {
-	if depth > maxTreeDepth {
-		return errors.New("buckets nested too deep")
-	}
-	return b.ForEach(func(k, v []byte) error {
-		if v == nil {
-			if nb := b.Bucket(k); nb != nil {
-				return walkBucket(nb, depth+1)
-			}
-		}
-		return nil
-	})
+	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
 }

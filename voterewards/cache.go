@@ -1,20 +1,18 @@
 package voterewards
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
 
-// activeCache maps user ids, of both kinds, to the latest ExpiresAt seen, as
-// Unix nanoseconds: one map and small values keep a lookup to one probe and
-// free of allocation. A string that is a user id of one voter and a platform
-// id of another answers for both, as asking by either kind of id would.
+// activeCache maps user ids, of both kinds, to the latest ExpiresAt seen, in
+// Unix nanoseconds: a lookup is one probe and allocates nothing.
 type activeCache struct {
 	mu  sync.RWMutex
 	ids map[string]int64
 }
-
-func newActiveCache() *activeCache { return &activeCache{ids: map[string]int64{}} }
 
 func (c *activeCache) add(votes []Vote) {
 	c.mu.Lock()
@@ -29,6 +27,11 @@ func (c *activeCache) add(votes []Vote) {
 	}
 }
 
+// addActive adds the votes not expired at now.
+func (c *activeCache) addActive(votes []Vote, now time.Time) {
+	c.add(slices.DeleteFunc(slices.Clone(votes), func(v Vote) bool { return !v.ExpiresAt.After(now) }))
+}
+
 // until returns the latest expiry known for id.
 func (c *activeCache) until(id string) int64 {
 	c.mu.RLock()
@@ -37,17 +40,12 @@ func (c *activeCache) until(id string) int64 {
 	return exp
 }
 
-// prune drops the ids whose votes have all expired, so the cache holds the
-// vote window, not the history.
+// prune drops the ids whose votes have all expired.
 func (c *activeCache) prune(now time.Time) {
 	n := now.UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, exp := range c.ids {
-		if exp <= n {
-			delete(c.ids, id)
-		}
-	}
+	maps.DeleteFunc(c.ids, func(_ string, exp int64) bool { return exp <= n })
 }
 
 // Status is what [Poller.Active] knows about a user's vote.
@@ -58,19 +56,16 @@ type Status struct {
 	// zero when Active is false.
 	Until time.Time
 	// Covered is true once the poller has read the whole vote window (the last
-	// [VoteLifetime]) up to the end of the history, in the current or last Run
-	// of this Poller. Until then an
-	// inactive answer may be wrong: the vote may not have been read yet.
+	// [VoteLifetime]) to the end of the history, in this Poller's current or
+	// last Run; until then an inactive answer may be wrong.
 	Covered bool
 }
 
-// Active reports from memory, without a request, whether the user with the
-// given id (Top.gg user id or platform id, e.g. Discord user id) has an
-// active vote, and whether the answer covers the whole vote window. It is safe
-// for concurrent use, does not allocate, and may be called at any time (a
-// zero Poller knows nothing). It learns votes from the poll, from
-// [Poller.Ingest] at once, and, in a process that runs [Poller.Mirror] on a
-// shared store, from the other processes.
+// Active reports from memory, without a request or an allocation, whether
+// the user with the given id (Top.gg user id or platform id, e.g. Discord
+// user id) has an active vote, and whether the answer covers the vote window.
+// It learns votes from the poll, from [Poller.Ingest] at once, and from other
+// processes through [Poller.Mirror]. A zero Poller knows nothing.
 func (p *Poller) Active(id string) Status {
 	if p == nil || p.cache == nil {
 		return Status{}

@@ -8,22 +8,17 @@ import (
 	"time"
 )
 
-// The bolt store keeps votes in a small binary form rather than JSON: it is
-// decoded for every vote at start and written for every vote read, and a fixed
-// layout is easy to bound-check.
+// The bolt store's votes, in a binary form (decoded for every vote at start,
+// and easy to bound-check), a string being len(uvarint) bytes:
 //
 //	v1: version(1) created(8) expires(8) weight(uvarint) user_id platform_id
 //	v2: v1 + origin(1) id query_len(uvarint) (key value)*query_len
-//
-// where a string is len(uvarint) bytes. Version 1 records (round one) decode
-// as history votes.
 const (
 	codecV1      = 1
 	codecVersion = 2
 )
 
-// maxIDLen bounds the ids (and query strings) a record may carry, so a
-// damaged record cannot make the decoder allocate without limit.
+// maxIDLen bounds the ids and query strings of a record.
 const maxIDLen = 1 << 10
 
 var errBadRecord = errors.New("damaged vote record")
@@ -72,83 +67,70 @@ func decodeVote(b []byte) (Vote, error) {
 	if len(b) < 17 || (b[0] != codecV1 && b[0] != codecVersion) {
 		return Vote{}, errBadRecord
 	}
-	version := b[0]
-	var v Vote
-	v.CreatedAt = getTime(b[1:9])
-	v.ExpiresAt = getTime(b[9:17])
-	b = b[17:]
-	w, n := binary.Uvarint(b)
-	if n <= 0 || w > 1<<31 {
-		return Vote{}, errBadRecord
+	v := Vote{Origin: OriginHistory}
+	v.CreatedAt, v.ExpiresAt = getTime(b[1:9]), getTime(b[9:17])
+	d := decoder{b: b[17:]}
+	w := d.uvarint(1 << 31)
+	v.Weight, v.UserID, v.PlatformID = int(w), d.string(), d.string()
+	if b[0] == codecVersion {
+		d.v2(&v)
 	}
-	v.Weight = int(w)
-	b = b[n:]
-	var err error
-	if v.UserID, b, err = decodeString(b); err != nil {
-		return Vote{}, err
-	}
-	if v.PlatformID, b, err = decodeString(b); err != nil {
-		return Vote{}, err
-	}
-	v.Origin = OriginHistory
-	if version == codecVersion {
-		if b, err = decodeV2(&v, b); err != nil {
-			return Vote{}, err
-		}
-	}
-	if len(b) != 0 {
+	if d.bad || len(d.b) != 0 {
 		return Vote{}, errBadRecord
 	}
 	return v, nil
 }
 
-// decodeV2 decodes the fields version 2 added.
-func decodeV2(v *Vote, b []byte) ([]byte, error) {
-	if len(b) < 1 || b[0] < byte(OriginHistory) || b[0] > byte(OriginWebhookV0) {
-		return nil, errBadRecord
+// decoder reads a record's fields; once one is bad (bad set), the rest are
+// zero.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+// v2 reads the fields version 2 added.
+func (d *decoder) v2(v *Vote) {
+	if len(d.b) < 1 || d.b[0] < byte(OriginHistory) || d.b[0] > byte(OriginWebhookV0) {
+		d.bad = true
+		return
 	}
-	v.Origin = Origin(b[0])
-	var h Hook
-	var err error
-	if h.ID, b, err = decodeString(b[1:]); err != nil {
-		return nil, err
-	}
-	q, n := binary.Uvarint(b)
-	if n <= 0 || q > maxQueryEntries {
-		return nil, errBadRecord
-	}
-	b = b[n:]
-	if q > 0 {
+	v.Origin, d.b = Origin(d.b[0]), d.b[1:]
+	h := Hook{ID: d.string()}
+	if q := d.uvarint(maxQueryEntries); q > 0 && !d.bad {
 		h.Query = make(map[string]string, q)
-	}
-	for range q {
-		var k, val string
-		if k, b, err = decodeString(b); err != nil {
-			return nil, err
+		for range q {
+			k := d.string()
+			h.Query[k] = d.string()
 		}
-		if val, b, err = decodeString(b); err != nil {
-			return nil, err
-		}
-		h.Query[k] = val
 	}
 	if h.ID != "" || h.Query != nil {
 		v.Hook = &h
 	}
-	return b, nil
 }
 
-func decodeString(b []byte) (string, []byte, error) {
-	l, n := binary.Uvarint(b)
-	if n <= 0 || l > maxIDLen || uint64(len(b)-n) < l {
-		return "", nil, errBadRecord
+func (d *decoder) uvarint(limit uint64) uint64 {
+	x, n := binary.Uvarint(d.b)
+	if d.bad || n <= 0 || x > limit {
+		d.bad = true
+		return 0
 	}
-	b = b[n:]
-	return string(b[:l]), b[l:], nil
+	d.b = d.b[n:]
+	return x
 }
 
-// seenKey is the bolt key of a vote in the dedup set and the pending
-// deliveries: the creation time first, so that iteration is oldest first and
-// pruning stops early, then the voter id; together the dedup key.
+func (d *decoder) string() string {
+	l := d.uvarint(maxIDLen)
+	if d.bad || uint64(len(d.b)) < l {
+		d.bad = true
+		return ""
+	}
+	s := string(d.b[:l])
+	d.b = d.b[l:]
+	return s
+}
+
+// seenKey is a vote's key in the dedup set and the pending deliveries: the
+// creation time (iteration oldest first) and the voter id.
 func seenKey(v Vote) []byte {
 	id := v.lane()
 	k := make([]byte, 8, 8+len(id))
@@ -156,9 +138,8 @@ func seenKey(v Vote) []byte {
 	return append(k, id...)
 }
 
-// voterKey is the key of a vote in the per-voter index: the voter id with its
-// length first (so that no id is a prefix of another's keys), then the
-// creation time, so that a voter's votes near a time are one seek away.
+// voterKey is a vote's key in the per-voter index: the voter id, its length
+// first (no id a prefix of another's keys), then the creation time.
 func voterKey(id string, created time.Time) []byte {
 	return appendVoterKey(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), id, created)
 }

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -9,37 +10,33 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// Defaults of [Config].
+// DefaultLookback is how far back a first Run reads by default.
+const DefaultLookback = 12 * time.Hour
+
+// CancelWait is how long Run still waits, once the grace period is over and
+// the handlers' context is cancelled, for the handlers to return: a handler
+// still running then ignores its context, and Run returns without it.
+const CancelWait = time.Second
+
+// Defaults of the other fields of [Config], as their docs say.
 const (
-	DefaultLookback    = 12 * time.Hour
-	DefaultInterval    = time.Minute
-	DefaultOverlap     = time.Minute
-	DefaultConcurrency = 4
-	DefaultMaxAttempts = 5
-	DefaultRetryDelay  = time.Second
-	DefaultGracePeriod = 10 * time.Second
-	// CancelWait is how long Run still waits, once the grace period is over
-	// and the handlers' context is cancelled, for the handlers to return:
-	// a handler still running then ignores its context, and Run returns
-	// without it.
-	CancelWait = time.Second
+	defaultInterval    = time.Minute
+	defaultOverlap     = time.Minute
+	defaultConcurrency = 4
+	defaultMaxAttempts = 5
+	defaultRetryDelay  = time.Second
+	defaultGracePeriod = 10 * time.Second
 )
 
 // MinInterval is the shortest Interval [New] accepts for a History that is the
-// real service (a *topgg.Client whose base URL is not on this machine; see
-// [topgg.Client.Loopback]). Top.gg publishes no number for its v1 project
-// endpoints beyond "stricter" than the rest; the only per-minute limit it
-// publishes is v0's 60 calls a minute, with an hour's block past it. An idle
-// poll every 10 seconds is 6 calls a minute, a tenth of that, which leaves
-// room for the pages of a catch-up and the bot's other calls; a vote seen 10
-// seconds later costs nothing (it lasts 12 hours). A 1 ms interval once sent
-// 1,355 requests in 2 seconds. Fakes on this machine, and Sources that are
-// not a client of the service, have no floor: tests and demos go lower.
+// real service (a *topgg.Client not on this machine; see
+// [topgg.Client.Loopback]). The only per-minute limit Top.gg publishes is
+// v0's 60 calls a minute; a poll every 10 seconds is a tenth of it, leaving
+// room for a catch-up's pages and the bot's other calls, and a vote seen 10
+// seconds later costs nothing. Fakes on this machine have no floor.
 const MinInterval = 10 * time.Second
 
-// VoteLifetime is how long a Top.gg vote stays active. [Poller.Active] counts
-// the vote window as covered once the poller has read the history from at
-// least this far back.
+// VoteLifetime is how long a Top.gg vote stays active.
 const VoteLifetime = 12 * time.Hour
 
 // maxRetryDelay caps the doubling retry delay of a failing handler.
@@ -49,31 +46,29 @@ const maxRetryDelay = time.Minute
 // limit, so that clock skew and retries never make a request invalid.
 const historyMargin = time.Hour
 
-// Config configures a [Poller]. Zero fields take the defaults above; only
+// Config configures a [Poller]. Zero fields take their defaults; only
 // OnReward and Store are required.
 type Config struct {
 	// OnReward is called for every new vote (required).
 	OnReward Handler
 	// OnExpire, if set, is called once for every delivered vote when its
-	// ExpiresAt passes, e.g. to take a voter role back. A handler that keeps
-	// per-user state should check [Poller.Active]: the user may have voted again.
+	// ExpiresAt passes, e.g. to take a voter role back ([Poller.Active] says
+	// whether the user voted again).
 	OnExpire Handler
-	// OnGiveUp, if set, is called (from a worker goroutine) when a handler failed
-	// MaxAttempts times; err is then a *[DeliveryError]. The vote stays
-	// pending in the store (the user's later votes are not held up): the next
-	// [Poller.Run], or [Poller.Redeliver], calls the handler again. It is
-	// also called when the store could not record a handler's outcome after
-	// MaxAttempts writes (or once Run's context was done); err is then a
-	// *[RecordError], and the vote stays pending too.
+	// OnGiveUp, if set, is called (from a worker goroutine) with a
+	// *[DeliveryError] when a handler failed MaxAttempts times, or when the
+	// store could not record its success after MaxAttempts writes (or once
+	// Run's context was done). The vote stays pending in the store (the
+	// user's later votes are not held up): the next [Poller.Run], or
+	// [Poller.Redeliver], calls the handler again.
 	OnGiveUp func(v Vote, err error)
 
-	// Store keeps the cursor, the dedup set and the pending work (required):
-	// [OpenStore] for a directory that survives restarts, [NewMemoryStore] for
+	// Store keeps the state (required): [OpenStore], or [NewMemoryStore] for
 	// tests. The caller closes it after Run returned.
 	Store Store
 
-	// Lookback is how far back the first run reads (default 12h). It is cut to
-	// just under one year, the service's limit.
+	// Lookback is how far back the first run reads (default 12h, at most
+	// just under the service's one year).
 	Lookback time.Duration
 	// Interval is the wait between polls once the history is read to its end
 	// (default 1m, at least [MinInterval] from the real service).
@@ -81,58 +76,41 @@ type Config struct {
 	// Overlap is how far before the newest vote seen the poller restarts when
 	// the service refuses its cursor or gives none (default 1m).
 	Overlap time.Duration
-	// Concurrency is how many handler calls run at once (default 4). It also
-	// bounds how many votes a crash can deliver twice.
+	// Concurrency is how many handler calls run at once (default 4), and so
+	// how many votes a crash can deliver twice.
 	Concurrency int
-	// MaxAttempts is how many times a handler is called for one vote before
-	// the poller gives up (default 5); also how many times a failed store
-	// write of its outcome is tried.
+	// MaxAttempts is how many times a handler is called for one vote, or a
+	// store write of its outcome tried, before giving up (default 5).
 	MaxAttempts int
-	// RetryDelay is the wait before the first retry of a failing handler, or
-	// of a failed store write; it doubles on each retry, up to one minute,
-	// less a random part of up to half (default 1s).
+	// RetryDelay is the wait before the first retry of a handler or a store
+	// write; it doubles on each retry, up to a minute, less a random part of
+	// up to half (default 1s).
 	RetryDelay time.Duration
 	// GracePeriod is how long running handlers may go on once Run's context
-	// is done, before their own context is cancelled (default 10s). Run
-	// returns once every handler call has returned, or [CancelWait] after
-	// the cancellation, leaving behind a handler that ignores its context.
+	// is done, before their own context is cancelled (default 10s).
 	GracePeriod time.Duration
 
-	// Observer, if set, is told of the pipeline's events (votes ingested by
-	// origin, rewards delivered with their latency, retries, give-ups, the
-	// pending count): a hook for metrics. See [Event].
-	Observer Observer
+	// Observer, if set, is told of the pipeline's events (see [EventType]):
+	// a hook for metrics. It is called synchronously from the goroutine that
+	// made the event, so it must be safe for concurrent use and return
+	// quickly; a panic in it is recovered and logged.
+	Observer func(Event)
 
 	// Logger receives the poller's records (default: slog.Default(), so that
 	// a refused token or a vote given up on is seen).
 	Logger *slog.Logger
 
-	// clock times every wait (intervals, retries, expiries, pruning, the
-	// grace period); tests set a fake one through export_test.go.
+	// clock times every wait; tests set a fake one (export_test.go).
 	clock clock.Clock
-}
-
-// remote is a History that says whether it is a fake on this machine, as
-// *topgg.Client does.
-type remote interface{ Loopback() bool }
-
-// checkFloor refuses an Interval below MinInterval for a src that is the
-// real service.
-func (c Config) checkFloor(src History) error {
-	if r, ok := src.(remote); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
-		return fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
-			ErrBadConfig, c.Interval, MinInterval)
-	}
-	return nil
 }
 
 // withDefaults checks c for polling src and fills in its zero fields.
 func (c Config) withDefaults(src History) (Config, error) {
 	if c.OnReward == nil {
-		return c, ErrNoRewardHandler
+		return c, fmt.Errorf("%w: OnReward is required", ErrBadConfig)
 	}
 	if typednil.Is(c.Store) {
-		return c, ErrNoStore
+		return c, fmt.Errorf("%w: Store is required (OpenStore(dir) or NewMemoryStore())", ErrBadConfig)
 	}
 	for _, d := range []struct {
 		name string
@@ -142,35 +120,25 @@ func (c Config) withDefaults(src History) (Config, error) {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
 	}
-	if err := c.checkFloor(src); err != nil {
-		return c, err
+	// A History on this machine (*topgg.Client says) has no floor.
+	if r, ok := src.(interface{ Loopback() bool }); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
+		return c, fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
+			ErrBadConfig, c.Interval, MinInterval)
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
 		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&c.Lookback, DefaultLookback)
-	def(&c.Interval, DefaultInterval)
-	def(&c.Overlap, DefaultOverlap)
-	def(&c.RetryDelay, DefaultRetryDelay)
-	def(&c.GracePeriod, DefaultGracePeriod)
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Lookback = cmp.Or(c.Lookback, DefaultLookback)
+	c.Interval = cmp.Or(c.Interval, defaultInterval)
+	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
+	c.RetryDelay = cmp.Or(c.RetryDelay, defaultRetryDelay)
+	c.GracePeriod = cmp.Or(c.GracePeriod, defaultGracePeriod)
+	c.Concurrency = cmp.Or(c.Concurrency, defaultConcurrency)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, defaultMaxAttempts)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	c.clock = clock.Or(c.clock)
 	return c, nil
 }
 
-// oldestStart returns the oldest startDate the poller sends at now: one year
-// back, the service's limit, plus a margin.
+// oldestStart returns the oldest startDate the poller sends at now.
 func oldestStart(now time.Time) time.Time { return now.AddDate(-1, 0, 0).Add(historyMargin) }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,7 +18,7 @@ import (
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker; beyond it the
-// fetch loop waits, and the rest of the backlog stays in the store.
+// fetch loop waits, and the backlog stays in the store.
 const queuedPerWorker = 256
 
 // job is one handler call to make: a reward for a new vote or an expiry.
@@ -32,8 +34,8 @@ func jobOrder(a, b job) int {
 	return cmp.Or(a.at.Compare(b.at), -cmp.Compare(a.kind, b.kind))
 }
 
-// lane holds the queued jobs of one user, in event order. At most one worker
-// runs a lane, which is what keeps a user's calls from overlapping.
+// lane holds the queued jobs of one user, in event order; at most one worker
+// runs it, so a user's calls never overlap.
 type lane struct {
 	id   string
 	jobs []job
@@ -44,12 +46,9 @@ func (l *lane) insert(j job) {
 	for i > 0 && jobOrder(l.jobs[i-1], j) > 0 {
 		i--
 	}
-	l.jobs = append(l.jobs, job{})
-	copy(l.jobs[i+1:], l.jobs[i:])
-	l.jobs[i] = j
+	l.jobs = slices.Insert(l.jobs, i, j)
 }
 
-// jobKey identifies a job among those a run knows.
 type jobKey struct {
 	kind Kind
 	key  string
@@ -59,27 +58,22 @@ type jobKey struct {
 type claimState uint8
 
 const (
-	// claimQueued: queued or running.
-	claimQueued claimState = iota
-	// claimDone: handled and recorded in this run (at says when).
-	claimDone
-	// claimGivenUp: its handler failed every attempt, or its outcome could
-	// not be recorded. It stays pending in the store, and this run takes it
-	// again only for [Poller.Redeliver]: an echo of the vote (the store's
-	// feed, a resync's reload) must not retry it behind the caller's back.
+	claimQueued claimState = iota // queued or running
+	claimDone                     // handled and recorded in this run
+	// claimGivenUp: failed every attempt, or not recorded. It stays pending,
+	// and this run takes it again only for [Poller.Redeliver], not for an
+	// echo of the vote (the feed, a resync's reload).
 	claimGivenUp
 )
 
-// claimed is a job a run took on.
 type claimed struct {
 	state claimState
 	at    time.Time // when it was done (claimDone)
 }
 
-// forgetDone is how long a run remembers a job it finished: long enough for
-// the echoes of a vote to arrive (the store's feed reporting a vote this
-// process ingested, a reload whose snapshot was taken before the record),
-// short enough that the memory holds minutes of votes, not the window.
+// forgetDone is how long a run remembers a finished job: long enough for the
+// echoes of a vote to arrive (the feed, a reload of an older snapshot), short
+// enough to hold minutes of votes, not the window.
 const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
@@ -89,51 +83,20 @@ type delivery struct {
 	lmu   sync.Mutex
 	lanes map[string]*lane
 	// known holds the jobs this run took on, so that a vote that reaches it
-	// twice (its own Ingest and the store's feed, a reload while the vote is
-	// queued or just delivered) is handled once. Done entries are forgotten
-	// after forgetDone; given-up entries are kept until Redeliver takes them
-	// again; a job abandoned at the end of Run is dropped.
+	// twice (its Ingest and the feed's echo, a reload) is handled once.
 	known map[jobKey]claimed
-	// pending counts the rewards claimed and not delivered, those given up
-	// included; seq numbers its changes.
+	// pending counts the rewards claimed and not delivered (given up
+	// included).
 	pending int
-	seq     uint64
-
-	// omu orders the reports of the pending count: the goroutines that
-	// change it report outside lmu, so two reports could reach the observer
-	// swapped and leave a stale count; a report older than the last one made
-	// is dropped instead.
-	omu      sync.Mutex
-	reported uint64
 }
 
-// pendingReport is a change of the pending count to report: the count, and
-// the change's place among the others (0: no change).
-type pendingReport struct {
-	n   int
-	seq uint64
-}
-
-// changePending adds delta to the pending count, with lmu held.
-func (d *delivery) changePending(delta int) pendingReport {
-	d.pending += delta
-	d.seq++
-	return pendingReport{n: d.pending, seq: d.seq}
-}
-
-// report tells the observer of a change of the pending count, unless a
-// later change was reported already.
-func (r *run) report(c pendingReport) {
-	if c.seq == 0 || r.late.Load() {
-		return
+// changePending adds delta to the pending count and reports it, with lmu
+// held, so that the observer hears the counts in order.
+func (r *run) changePending(delta int) {
+	r.pending += delta
+	if !r.late.Load() {
+		r.p.observe(Event{Type: EventPending, Pending: r.pending})
 	}
-	r.omu.Lock()
-	defer r.omu.Unlock()
-	if c.seq <= r.reported {
-		return
-	}
-	r.reported = c.seq
-	r.p.observe(Event{Type: EventPending, Pending: c.n})
 }
 
 func (d *delivery) init(workers int) {
@@ -143,38 +106,29 @@ func (d *delivery) init(workers int) {
 	d.known = map[jobKey]claimed{}
 }
 
-// claim takes on the job of kind for v, reporting false if this run has it
-// already (a given-up job is taken again if retake), and tells the observer
-// of a new pending reward. It is for jobs that do not go to a lane at once
-// (a future expiry); queue claims the others.
+// claim takes on a job that does not go to a lane at once (a future
+// expiry), reporting false if this run has it already (a given-up one is
+// taken again if retake).
 func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	r.lmu.Lock()
-	ok, change := r.claimLocked(kind, v, retake)
-	r.lmu.Unlock()
-	r.report(change)
-	return ok
+	defer r.lmu.Unlock()
+	return r.claimLocked(kind, v, retake)
 }
 
-// claimLocked takes on the job, with lmu held, and returns the change of the
-// pending count to report.
-func (d *delivery) claimLocked(kind Kind, v Vote, retake bool) (bool, pendingReport) {
+// claimLocked is claim with lmu held.
+func (r *run) claimLocked(kind Kind, v Vote, retake bool) bool {
 	k := jobKey{kind, v.Key()}
-	if c, ok := d.known[k]; ok {
-		if c.state != claimGivenUp || !retake {
-			return false, pendingReport{}
-		}
-		// Counted as pending when it was first claimed.
-		d.known[k] = claimed{state: claimQueued}
-		return true, pendingReport{}
+	c, ok := r.known[k]
+	if ok && (c.state != claimGivenUp || !retake) {
+		return false
 	}
-	d.known[k] = claimed{state: claimQueued}
-	if kind != KindReward {
-		return true, pendingReport{}
+	r.known[k] = claimed{state: claimQueued}
+	if !ok && kind == KindReward { // a given-up one is counted already
+		r.changePending(1)
 	}
-	return true, d.changePending(1)
+	return true
 }
 
-// outcome is how a claimed job ended in this run.
 type outcome uint8
 
 const (
@@ -183,8 +137,8 @@ const (
 	outcomeAbandoned                // cut short by the end of Run
 )
 
-// settle records how a claimed job ended at now, and ends a reward's place
-// in the pending count unless it stays pending (given up).
+// settle records how a claimed job ended at now, and takes a reward out of
+// the pending count unless it was given up.
 func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
@@ -196,28 +150,20 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	case outcomeAbandoned:
 		delete(r.known, k)
 	}
-	if kind != KindReward || o == outcomeGivenUp {
-		r.lmu.Unlock()
-		return
+	if kind == KindReward && o != outcomeGivenUp {
+		r.changePending(-1)
 	}
-	change := r.changePending(-1)
 	r.lmu.Unlock()
-	r.report(change)
 }
 
 // forget drops the jobs done before t.
 func (d *delivery) forget(t time.Time) {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
-	for k, c := range d.known {
-		if c.state == claimDone && c.at.Before(t) {
-			delete(d.known, k)
-		}
-	}
+	maps.DeleteFunc(d.known, func(_ jobKey, c claimed) bool { return c.state == claimDone && c.at.Before(t) })
 }
 
-// holds reports whether claiming j would fail now: skipping j on that answer
-// is what a claim made a moment earlier would have done.
+// holds reports whether claiming j would fail now.
 func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
@@ -225,27 +171,17 @@ func (d *delivery) holds(j job, retake bool) bool {
 	return ok && (c.state != claimGivenUp || !retake)
 }
 
-// admit claims j (a given-up one too if retake) and queues it, in one step
-// under lmu: two paths that bring the same votes (the poll and the store's
-// feed echo, a reload) cannot interleave so that a user's later vote is
-// queued, and started, before an earlier one that the other path claimed
-// and had not queued yet. A job this run has already is skipped. It reports
-// false if ctx ended while it waited for room (j then stays pending).
+// admit claims j (a given-up one too if retake) and queues it in one step
+// under lmu, so that two paths bringing the same votes (the poll, the feed's
+// echo, a reload) cannot queue a user's later vote before an earlier one. A
+// job this run has is skipped. It reports false if ctx ended while it waited
+// for room (j then stays pending).
 func (r *run) admit(ctx context.Context, j job, retake bool) bool {
 	return r.queue(ctx, j, true, retake)
 }
 
-// enqueue queues j, already claimed, behind the user's earlier jobs,
-// starting a worker for the user if none runs. It waits while the queue is
-// full, and reports false if ctx ended first (j then stays pending in the
-// store).
-func (r *run) enqueue(ctx context.Context, j job) bool {
-	return r.queue(ctx, j, false, false)
-}
-
 func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
-	if claim && r.holds(j, retake) {
-		// An echo of a job this run has: skipped without waiting for room.
+	if claim && r.holds(j, retake) { // an echo: skipped without waiting for room
 		return true
 	}
 	select {
@@ -255,14 +191,10 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	}
 	id := j.v.lane()
 	r.lmu.Lock()
-	var change pendingReport
-	if claim {
-		var ok bool
-		if ok, change = r.claimLocked(j.kind, j.v, retake); !ok {
-			r.lmu.Unlock()
-			<-r.slots
-			return true
-		}
+	if claim && !r.claimLocked(j.kind, j.v, retake) {
+		r.lmu.Unlock()
+		<-r.slots
+		return true
 	}
 	l, running := r.lanes[id]
 	if running {
@@ -272,20 +204,18 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 		r.lanes[id] = l
 	}
 	r.lmu.Unlock()
-	r.report(change)
-	if !running {
-		// Blocks while every worker is busy: the backpressure on the fetch loop.
+	if !running { // blocks while every worker is busy: the fetch loop's backpressure
 		r.pool.Go(func() { r.runLane(l) })
 	}
 	return true
 }
 
-// runLane handles the user's jobs one after another until none is left, or
-// until Run's context is done, which leaves the rest pending in the store.
+// runLane handles the user's jobs until none is left or Run's context is
+// done (the rest stays pending in the store).
 func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
-		if len(l.jobs) == 0 || r.stopping() {
+		if len(l.jobs) == 0 || r.stop.Err() != nil {
 			n := len(l.jobs)
 			l.jobs = nil
 			delete(r.lanes, l.id)
@@ -310,48 +240,38 @@ func (r *run) runLane(l *lane) {
 	}
 }
 
-// process makes the handler call of j with retries, records the outcome, and
-// returns a follow-up job: the expiry of a delivered vote that has already
-// expired, which must run before the user's next vote. A job whose handler
-// failed every attempt is not recorded: it stays pending in the store.
+// process calls j's handler with retries, records the outcome, and returns
+// a follow-up job: the expiry of a delivered vote already expired, which
+// must run before the user's next vote.
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
-	if r.late.Load() {
-		// Run returned without this call (it ignored its cancelled
-		// context): its outcome is dropped, and the vote stays pending.
+	switch {
+	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
-	}
-	if err != nil {
-		if errors.Is(err, errAbandoned) {
-			r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
-			return job{}, false
-		}
+	case errors.Is(err, errAbandoned):
+		r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
+		return job{}, false
+	case err != nil:
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.log.Error("giving up on vote for this run; it stays pending", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-			slog.Int("attempts", attempts), slog.Any("error", err))
-		r.giveUp(j.kind, j.v, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err})
+		r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
+	expire := j.kind == KindReward && r.p.cfg.OnExpire != nil
+	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
 	if j.kind == KindExpiry {
-		// If this fails, the expiry stays pending, for Redeliver or the next Run.
-		if r.record(j, func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }) {
-			r.settle(j.kind, j.v, outcomeDone, r.p.cfg.clock.Now())
-			r.p.observe(Event{Type: EventDelivered, Kind: KindExpiry, Origin: j.v.Origin})
-		} else {
-			r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		}
-		return job{}, false
+		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
-	expire := r.p.cfg.OnExpire != nil
-	if !r.record(j, func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }) {
-		// Still pending in the store: delivered again by Redeliver or the
-		// next Run, and its expiry scheduled then.
+	if !r.record(j, write) { // still pending, for Redeliver or the next Run
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
 	r.settle(j.kind, j.v, outcomeDone, now)
-	r.p.observe(Event{Type: EventDelivered, Kind: KindReward, Origin: j.v.Origin, Latency: now.Sub(j.v.CreatedAt)})
+	e := Event{Type: EventDelivered, Kind: j.kind, Origin: j.v.Origin}
+	if j.kind == KindReward {
+		e.Latency = now.Sub(j.v.CreatedAt)
+	}
+	r.p.observe(e)
 	if !expire || !r.claim(KindExpiry, j.v, false) {
 		return job{}, false
 	}
@@ -362,11 +282,9 @@ func (r *run) process(j job) (job, bool) {
 	return job{}, false
 }
 
-// record writes the outcome of j to the store, retrying a failed write as a
-// failed handler is retried (RetryDelay, doubling, MaxAttempts times), and
+// record writes the outcome of j to the store, retried as a handler is, and
 // reports whether it succeeded. The end of Run stops the retries but not the
-// first write: an outcome reached as Run ends is still recorded. A write that
-// finally fails is logged and passed to OnGiveUp as a *RecordError.
+// first write: an outcome reached as Run ends is still recorded.
 func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
 	ctx := context.WithoutCancel(r.hctx)
@@ -375,79 +293,73 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		if err == nil {
 			return true
 		}
-		if n < r.p.cfg.MaxAttempts {
-			delay := retryWait(n, r.p.cfg.RetryDelay)
-			r.log.Warn("recording the outcome failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-				slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-			if r.sleep(r.stop, delay) == nil {
-				continue
-			}
+		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
+			r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err},
+				"recording the outcome failed; the vote stays pending")
+			return false
 		}
-		rerr := &RecordError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Err: err}
-		r.log.Error("recording the outcome failed; the vote stays pending",
-			slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()), slog.Int("attempts", n), slog.Any("error", err))
-		r.giveUp(j.kind, j.v, rerr)
-		return false
 	}
 }
 
 // attempt calls the handler until it succeeds or MaxAttempts is reached,
-// waiting RetryDelay (doubling, with jitter) between calls. It returns
-// errAbandoned if the end of Run interrupted it.
+// and returns errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if n > 1 {
 			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
 		}
 		err := r.call(j)
-		if err == nil {
+		switch {
+		case err == nil:
 			return n, nil
-		}
-		if r.hctx.Err() != nil {
-			// Cancelled at the end of the grace period: not the handler's
-			// fault; try again next run.
+		case r.hctx.Err() != nil: // cancelled after the grace period: next run
 			return n, errAbandoned
-		}
-		if n >= r.p.cfg.MaxAttempts {
+		case n >= r.p.cfg.MaxAttempts:
 			return n, err
-		}
-		delay := retryWait(n, r.p.cfg.RetryDelay)
-		r.log.Warn("handler failed; retrying", slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
-			slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
-		if r.sleep(r.stop, delay) != nil {
+		case !r.retry(j, n, "handler failed; retrying", err):
 			return n, errAbandoned
 		}
 	}
 }
 
-// call runs one handler call, turning a panic into a *PanicError.
+// retry logs failed attempt n of j and waits before the next, reporting
+// false if Run's context ended the wait.
+func (r *run) retry(j job, n int, msg string, err error) bool {
+	delay := retryWait(n, r.p.cfg.RetryDelay)
+	r.log.Warn(msg, slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
+		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
+	return r.sleep(r.stop, delay) == nil
+}
+
+// call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
 	if j.kind == KindExpiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
-		return &PanicError{Value: rec.Value, Stack: rec.Stack}
+		return rec.AsError()
 	}
 	return err
 }
 
-// giveUp tells the observer, and passes err to OnGiveUp, if set, containing a
-// panic of it.
-func (r *run) giveUp(kind Kind, v Vote, err error) {
+// giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
+func (r *run) giveUp(j job, err *DeliveryError, msg string) {
+	r.log.Error(msg, slog.String("kind", j.kind.String()), slog.String("key", err.Key),
+		slog.Int("attempts", err.Attempts), slog.Any("error", err.Err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Kind: kind, Origin: v.Origin})
+	r.p.observe(Event{Type: EventGivenUp, Kind: j.kind, Origin: j.v.Origin})
 	if r.p.cfg.OnGiveUp == nil {
 		return
 	}
-	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(v, err) }); rec != nil {
-		r.log.Error("OnGiveUp panicked", slog.String("key", v.Key()), slog.Any("panic", rec.Value))
+	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
+		r.log.Error("OnGiveUp panicked", slog.String("key", err.Key), slog.Any("panic", rec.Value))
 	}
 }
 
-// sleep waits d on the poller's clock, or until ctx is done (then its error).
+// sleep waits d on the poller's clock, or until ctx is done.
 func (r *run) sleep(ctx context.Context, d time.Duration) error {
 	return clock.Sleep(ctx, r.p.cfg.clock, d)
 }

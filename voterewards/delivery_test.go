@@ -3,15 +3,18 @@ package voterewards_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/conc/panics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -120,8 +123,9 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 	require.ErrorAs(t, gaveUp[keyOf(failing)], &derr)
 	assert.Equal(t, voterewards.KindReward, derr.Kind)
 	assert.Equal(t, 3, derr.Attempts)
+	assert.False(t, derr.Recording)
 	assert.ErrorIs(t, derr, errHandler)
-	var perr *voterewards.PanicError
+	var perr *panics.ErrRecovered
 	require.ErrorAs(t, gaveUp[keyOf(panicking)], &perr)
 	assert.ErrorIs(t, gaveUp[keyOf(panicking)], errHandler)
 	assert.NotEmpty(t, perr.Stack)
@@ -250,4 +254,60 @@ func TestRunStopsWithContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after cancel")
 	}
+}
+
+// reversedStore loads its pending work newest first: the Store contract
+// leaves the order to the Poller.
+type reversedStore struct{ voterewards.Store }
+
+func (s reversedStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	snap, err := s.Store.Load(ctx)
+	if err == nil {
+		slices.SortFunc(snap.Pending, func(a, b voterewards.Vote) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		slices.SortFunc(snap.Expiries, func(a, b voterewards.Vote) int { return b.ExpiresAt.Compare(a.ExpiresAt) })
+	}
+	return snap, err
+}
+
+// TestPendingWorkInEventOrderWhateverTheStoreOrder: the work a store holds,
+// in whatever order it loads, is delivered per user in event order: a vote's
+// expiry before the reward of the user's next vote, rewards oldest first.
+func TestPendingWorkInEventOrderWhateverTheStoreOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().UTC().Round(0)
+	store := voterewards.NewMemoryStore()
+	var votes []voterewards.Vote
+	for i, ago := range []time.Duration{50 * time.Hour, 37 * time.Hour, 25 * time.Hour, time.Hour} {
+		tv := topgg.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now.Add(-ago)}
+		tv.ExpiresAt = tv.CreatedAt.Add(voterewards.VoteLifetime)
+		votes = append(votes, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
+		_, err := store.Ingest(ctx, nil, votes[i:])
+		require.NoError(t, err)
+	}
+	for _, v := range votes[:2] { // delivered, their expiries pending
+		require.NoError(t, store.Delivered(ctx, v, true))
+	}
+	var mu sync.Mutex
+	var got []string
+	record := func(what string) voterewards.Handler {
+		return func(_ context.Context, v voterewards.Vote) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, what+" "+v.Key())
+			return nil
+		}
+	}
+	startPoller(t, newClient(t, newServer(t)), voterewards.Config{OnReward: record("reward"), OnExpire: record("expire"),
+		Store: reversedStore{store}, Concurrency: 4})
+	want := []string{"expire " + votes[0].Key(), "expire " + votes[1].Key(), "reward " + votes[2].Key(),
+		"expire " + votes[2].Key(), "reward " + votes[3].Key()}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= len(want)
+	}, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, want, got)
 }

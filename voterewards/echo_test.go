@@ -56,7 +56,7 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
 	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
 	srv.AddVote(first, second)
-	store := &echoFirstStore{MemoryStore: voterewards.NewMemoryStore(), claimed: make(chan struct{})}
+	store := &echoFirstStore{MemoryStore: voterewards.NewMemory(), claimed: make(chan struct{})}
 
 	secondStarted := make(chan struct{})
 	log := eventLog{after: func(kind string, v voterewards.Vote) {
@@ -130,7 +130,7 @@ func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	var mu sync.Mutex
 	attempts := map[string]int{}
 	givenUp := 0
-	inner := voterewards.NewMemoryStore()
+	inner := voterewards.NewMemory()
 	store := &lateEchoStore{MemoryStore: inner, release: make(chan struct{})}
 	cfg := voterewards.WithClock(voterewards.Config{
 		Store: store, MaxAttempts: 2, RetryDelay: time.Second,

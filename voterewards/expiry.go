@@ -17,22 +17,13 @@ type expiries struct {
 	nudge chan struct{}
 }
 
-func (e *expiries) init() { e.nudge = make(chan struct{}, 1) }
-
-func (e *expiries) push(v Vote) {
-	e.emu.Lock()
-	heap.Push(&e.heap, v)
-	e.emu.Unlock()
-}
-
 // scheduleExpiry adds v and wakes the expiry loop, whose timer may be set for
 // a later vote.
 func (r *run) scheduleExpiry(v Vote) {
-	r.expiries.push(v)
-	select {
-	case r.nudge <- struct{}{}:
-	default:
-	}
+	r.emu.Lock()
+	heap.Push(&r.heap, v)
+	r.emu.Unlock()
+	poke(r.nudge)
 }
 
 // due pops the votes expired at now and returns when the next one expires
@@ -57,7 +48,7 @@ func (r *run) expiryLoop(ctx context.Context) {
 		now := clk.Now()
 		due, next := r.expiries.due(now)
 		for _, v := range due {
-			if !r.enqueue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}) {
+			if !r.queue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}, false, false) { // claimed already
 				return // still pending in the store: fires at the next run
 			}
 		}

@@ -5,27 +5,25 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// pruneEvery is how often (by the poller's clock) the dedup set and the cache
-// drop the votes that can no longer come back.
+// pruneEvery is how often the dedup set and the cache drop expired votes.
 const pruneEvery = time.Minute
 
 // firstFailureWait is the wait after a first failed poll; it doubles (with
 // jitter) up to Interval.
 const firstFailureWait = time.Second
 
-// maxPagesPerPoll bounds the requests of one poll: a backstop against a
-// service whose answers never end. 10,000 pages are a million votes; a longer
-// history goes on after Interval from the saved cursor.
+// maxPagesPerPoll bounds the requests of one poll (a million votes): a
+// backstop against answers that never end; the rest comes after Interval.
 const maxPagesPerPoll = 10_000
 
-// fetchLoop queues the work a previous run left, then polls: it reads pages
-// until the end of the history, waits Interval, and starts again.
+// fetchLoop queues the work a previous run left, then polls every Interval.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	for _, j := range startup {
 		if !r.admit(ctx, j, false) {
@@ -39,22 +37,14 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	}
 }
 
-// poll reads pages until the history is read to its end, a page adds
-// nothing, or a request fails, and returns how long to wait before the next
-// poll.
-//
-// A poll starts from the saved cursor, or from the last vote seen minus the
-// overlap, and then follows the cursors. After a page that has votes but no
-// cursor it goes on from that page's newest created_at (kept in from) rather
-// than from the checkpoint again, which would read the same first page over
-// and over when more than a page of votes lies within the overlap.
-//
-// Every loop here is driven by the service's answers, so each is bounded: a
-// poll never sends the same request twice; a page that adds no vote (and, without
-// a cursor, does not move from forward) ends the poll, its cursor saved, and
-// the next poll comes after Interval: a service that answers every cursor with
-// the same votes and a new cursor gets one request per Interval; and a poll
-// reads at most maxPagesPerPoll pages.
+// poll reads pages until the end of the history, a page that adds nothing,
+// or a failed request, and returns the wait before the next poll. It starts
+// from the saved cursor, or the last vote seen minus the overlap, and follows
+// the cursors; after a page with votes and no cursor it goes on from that
+// page's newest created_at (from), not from the checkpoint, which would read
+// the same page again. Bounded whatever the service answers: no request is
+// sent twice, a page that adds no vote (and, without a cursor, does not move
+// from forward) ends the poll, and at most maxPagesPerPoll pages are read.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
 	asked := map[string]bool{}
@@ -85,7 +75,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			}
 			return r.failed(err)
 		}
-		r.succeeded()
+		r.failures, r.refused = 0, false // a spell of failures ends
 		if len(page.Votes) == 0 {
 			return r.caughtUpNow(ctx)
 		}
@@ -93,9 +83,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		if page.Cursor == "" {
 			next = newest(page.Votes)
 		}
-		if added == 0 && (page.Cursor != "" || !next.After(from)) {
-			// Nothing new: the end of the history as far as this poll can
-			// tell, whatever the cursor says.
+		if added == 0 && (page.Cursor != "" || !next.After(from)) { // nothing new
 			return r.caughtUpNow(ctx)
 		}
 		from = next
@@ -115,9 +103,7 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 		return r.failedOrLimited(err), false
 	}
 	r.cp.Cursor = ""
-	if refusedOnce {
-		// A cursor from this very poll refused too: not a stale checkpoint
-		// but a confused service; back off.
+	if refusedOnce { // a cursor of this very poll refused too: back off
 		return r.failed(err), false
 	}
 	r.log.Warn("cursor refused; restarting from the last vote seen", slog.Any("error", err),
@@ -143,7 +129,7 @@ func (r *run) failedOrLimited(err error) time.Duration {
 }
 
 // caughtUpNow marks the history as read to its end, prunes if due, and
-// returns the wait before the next poll.
+// returns Interval.
 func (r *run) caughtUpNow(ctx context.Context) time.Duration {
 	r.p.caughtUp.Store(true)
 	r.maybePrune(ctx)
@@ -160,20 +146,12 @@ func queryKey(q topgg.VotesQuery) string {
 
 // newest returns the latest created_at of votes (not empty).
 func newest(votes []topgg.Vote) time.Time {
-	t := votes[0].CreatedAt
-	for _, v := range votes[1:] {
-		t = later(t, v.CreatedAt)
-	}
-	return t
+	return slices.MaxFunc(votes, func(a, b topgg.Vote) int { return a.CreatedAt.Compare(b.CreatedAt) }).CreatedAt
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
-// at Interval.
-//
-// A refused token is the client's to report: it logs the first refusal of a
-// spell at error level, with what to check. Here the first failed poll of
-// the spell is a warning and the repeats are debug records, so that a poll
-// every minute does not fill the log with the same error.
+// at Interval. A refused token is the client's to report at error level:
+// here its first failure of a spell is a warning, the repeats debug records.
 func (r *run) failed(err error) time.Duration {
 	r.failures++
 	wait := backoff.Exp(r.failures, firstFailureWait, r.p.cfg.Interval)
@@ -188,9 +166,6 @@ func (r *run) failed(err error) time.Duration {
 	return wait
 }
 
-// succeeded ends a spell of failures.
-func (r *run) succeeded() { r.failures, r.refused = 0, false }
-
 // cursorRefused reports whether an answer to a cursor request says the cursor
 // is no good (rather than the token, or the rate limit).
 func cursorRefused(err error) bool {
@@ -200,9 +175,8 @@ func cursorRefused(err error) bool {
 }
 
 // query returns the next request: by cursor; else from from, if set; else
-// from the last vote seen minus the overlap (the first run: from Since). It
-// never goes more than a year back, nor later than now minus the overlap (so
-// that no vote time, however it came, can make it ask for the future).
+// from the last vote seen minus the overlap (at first, from Since); never
+// more than a year back, nor later than now minus the overlap.
 func (r *run) query(from time.Time) topgg.VotesQuery {
 	if r.cp.Cursor != "" {
 		return topgg.VotesQuery{Cursor: r.cp.Cursor}
@@ -219,7 +193,6 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 		start = latest
 	}
 	if oldest := oldestStart(now); start.Before(oldest) {
-		// The service no longer has the history between start and oldest.
 		r.log.Warn("vote history older than one year is gone; skipping it", slog.Time("from", start), slog.Time("to", oldest))
 		start = oldest
 		r.cp.Since = later(r.cp.Since, oldest)
@@ -228,10 +201,9 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 	return topgg.VotesQuery{StartDate: start}
 }
 
-// ingest sanitizes and stores a page (new votes as pending, with the new
-// checkpoint, in one change), then queues the new votes; it returns how many
-// were new. A vote that cannot be one (no id) is logged and skipped: no
-// answer of the service stops the pipeline.
+// ingest sanitizes and stores a page with the new checkpoint in one change,
+// then queues the new votes, and returns how many were new. A vote that
+// cannot be one (no id) is logged and skipped.
 func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	now := r.p.cfg.clock.Now()
 	votes := make([]Vote, 0, len(page.Votes))
@@ -242,7 +214,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
 			continue
 		}
-		if f != 0 {
+		if f != nil {
 			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
 		}
 		votes = append(votes, v)
@@ -251,9 +223,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	switch {
 	case page.Cursor != "":
 		cp.Cursor = page.Cursor
-	case len(page.Votes) > 0:
-		// A page without a cursor: the poll goes on from its newest vote,
-		// the next one from LastSeen.
+	case len(page.Votes) > 0: // the next poll goes on from LastSeen
 		cp.Cursor = ""
 	}
 	var added []Vote
@@ -275,8 +245,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 }
 
 // maybePrune drops, at most once per pruneEvery, the votes that expired and
-// lie before the overlap window, from the dedup set and the cache: both then
-// hold the vote window, not the history.
+// lie before the overlap window, from the dedup set and the cache.
 func (r *run) maybePrune(ctx context.Context) {
 	now := r.p.cfg.clock.Now()
 	if now.Sub(r.lastPrune) < pruneEvery {
@@ -288,7 +257,6 @@ func (r *run) maybePrune(ctx context.Context) {
 		return
 	}
 	cutoff := r.cp.LastSeen.Add(-r.p.cfg.Overlap)
-	// A prune cut short by the end of Run is not a failure: the next run prunes again.
 	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}

@@ -7,16 +7,12 @@ import (
 )
 
 // Mirror keeps [Poller.Active] current in a process that does not run
-// [Poller.Run] (a fleet's followers), until ctx is done; then it returns nil.
-// It loads the store's votes into the cache and, if the store is a [Feed],
-// follows it: votes that any process ingests are known within moments, and
-// after a resync the store is loaded again. With a store that is not a Feed
-// it loads once and prunes the cache (the process's own Ingest calls feed it
-// anyway). Once the store's checkpoint shows the history read from far
-// enough back, a process that only mirrors answers Covered too (the leader
-// polls on). It may run beside Run. It returns [topgg.ErrRunning] if another Mirror
-// call is running, and the store's error if the first load fails or, as soon
-// as it does, the feed fails for good.
+// [Poller.Run] (a fleet's followers) until ctx is done, then returns nil. It
+// loads the store's votes and, if the store is a [Feed], follows it (loading
+// again after a resync); else it only prunes. Once the store's checkpoint
+// shows the history read from far enough back, Active answers Covered too.
+// It may run beside Run. It returns [topgg.ErrRunning] beside another Mirror
+// call, and the store's error if the first load, or the feed, fails.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -38,19 +34,12 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	}
 	resync := make(chan struct{}, 1)
 	done := make(chan error, 1)
-	// The prune loop ends with the feed: a feed that failed for good ends
-	// Mirror with its error (a supervisor restarts it), rather than leave a
-	// cache that learns nothing more until ctx is done.
+	// A feed that failed for good ends Mirror, for a supervisor to restart.
 	pruneCtx, stopPrune := context.WithCancel(ctx)
 	defer stopPrune()
 	go func() {
 		defer stopPrune()
-		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() {
-			select {
-			case resync <- struct{}{}:
-			default:
-			}
-		})
+		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
 	}()
 	p.pruneCache(pruneCtx, resync)
 	if err := <-done; err != nil && ctx.Err() == nil {
@@ -71,9 +60,7 @@ func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 			return
 		case <-t.C():
 			p.cache.prune(clk.Now())
-			if !p.caughtUp.Load() && !p.running.Load() {
-				// Not covered yet: the leader may have saved its first
-				// checkpoint since the last load.
+			if !p.caughtUp.Load() && !p.running.Load() { // a first checkpoint since?
 				if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
 					p.log.Warn("mirror: reloading the store failed", slog.Any("error", err))
 				}
@@ -93,22 +80,14 @@ func (p *Poller) loadCache(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := p.cfg.clock.Now()
-	active := make([]Vote, 0, len(snap.Seen))
-	for _, v := range snap.Seen {
-		if v.ExpiresAt.After(now) {
-			active = append(active, v)
-		}
-	}
-	p.cache.add(active)
+	p.cache.addActive(snap.Seen, p.cfg.clock.Now())
 	p.coverFrom(snap.Checkpoint)
 	return nil
 }
 
-// coverFrom makes Active's answers Covered in a process that does not run Run
-// (a fleet's follower) once the store's checkpoint shows that the vote history
-// was read from far enough back: the leader that saved it polls the rest. A
-// process whose own Run is running decides for itself.
+// coverFrom makes Active's answers Covered in a process that does not run
+// Run once the store's checkpoint shows the history read from far enough
+// back (the leader polls the rest).
 func (p *Poller) coverFrom(cp Checkpoint) {
 	if p.running.Load() || cp.Since.IsZero() || cp.LastSeen.IsZero() && cp.Cursor == "" {
 		return

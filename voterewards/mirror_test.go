@@ -26,7 +26,7 @@ func TestMirrorReturnsWhenTheFeedFails(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	p, err := voterewards.New(newClient(t, srv), voterewards.Config{
-		OnReward: newRecorder().handle, Store: brokenFeed{voterewards.NewMemoryStore()},
+		OnReward: newRecorder().handle, Store: brokenFeed{voterewards.NewMemory()},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -10,70 +10,40 @@ type EventType uint8
 
 // Types of [Event].
 const (
-	// EventIngested: a source delivered records of votes (a page of the
-	// history, or one [Poller.Ingest] call's votes of one Origin). Added
-	// counts the new votes stored, Duplicates the records of votes the
-	// store already held.
+	// EventIngested: a source delivered records of votes (a history page, or
+	// one Ingest call's votes of one Origin): Added new, Duplicates not.
 	EventIngested EventType = iota + 1
-	// EventDelivered: a handler succeeded and its outcome was recorded. For
-	// a reward, Latency is the time from the vote's CreatedAt to then, on
-	// the poller's clock.
+	// EventDelivered: a handler succeeded and was recorded; for a reward,
+	// Latency is the time since the vote's CreatedAt.
 	EventDelivered
-	// EventRetried: a handler failed and is called again (Attempt is the
-	// attempt about to be made: 2 for the first retry).
+	// EventRetried: a handler failed and is called again (Attempt: 2 for
+	// the first retry).
 	EventRetried
-	// EventGivenUp: a handler failed every attempt, or its outcome could not
-	// be recorded: the vote stays pending in the store for the next Run or
-	// [Poller.Redeliver].
+	// EventGivenUp: a handler failed every attempt, or was not recorded
+	// (see [DeliveryError]).
 	EventGivenUp
-	// EventPending: the number of rewards this Run holds and has not
-	// delivered (queued, in progress, or given up and kept pending) changed
-	// to Pending. A Run starts from the store's pending votes and reports 0
-	// when it returns: in a fleet, only the leader's Run holds any.
+	// EventPending: the number of rewards this Run holds undelivered
+	// (queued, running, or given up) changed to Pending; 0 when Run returns.
 	EventPending
 )
 
-// String returns the type's name, such as "ingested"; it does not allocate.
+// String returns the type's name, such as "ingested".
 func (t EventType) String() string {
-	switch t {
-	case EventIngested:
-		return "ingested"
-	case EventDelivered:
-		return "delivered"
-	case EventRetried:
-		return "retried"
-	case EventGivenUp:
-		return "given_up"
-	case EventPending:
-		return "pending"
-	}
-	return "unknown"
+	return name(t, "EventType", "ingested", "delivered", "retried", "given_up", "pending")
 }
 
-// Event is one thing the pipeline did, as an [Observer] sees it. It is a
-// plain value and carries no user id: observing it allocates nothing, and a
-// metrics package can use its fields as bounded labels.
+// Event is one thing the pipeline did, as [Config.Observer] sees it: a plain
+// value without user ids, whose fields make bounded metric labels.
 type Event struct {
-	Type EventType
-	// Kind is the handler of EventDelivered, EventRetried and EventGivenUp.
-	Kind Kind
-	// Origin is the source of the vote (of the records, for EventIngested).
-	Origin Origin
-	// Added and Duplicates are EventIngested's counts.
-	Added, Duplicates int
-	// Latency is EventDelivered's, for a reward.
-	Latency time.Duration
-	// Attempt is EventRetried's.
-	Attempt int
-	// Pending is EventPending's.
-	Pending int
-}
+	Type   EventType
+	Kind   Kind   // of EventDelivered, EventRetried and EventGivenUp
+	Origin Origin // the vote's source
 
-// Observer is told of the pipeline's events (see [EventType]), synchronously,
-// from the goroutine that made them: it must be safe for concurrent use and
-// return quickly (a counter's increment). A panic in it is recovered and
-// logged.
-type Observer func(Event)
+	Added, Duplicates int           // EventIngested's
+	Latency           time.Duration // EventDelivered's, for a reward
+	Attempt           int           // EventRetried's
+	Pending           int           // EventPending's
+}
 
 // observe tells the observer of e, if there is one, containing a panic.
 func (p *Poller) observe(e Event) {
@@ -88,27 +58,22 @@ func (p *Poller) observe(e Event) {
 	p.cfg.Observer(e)
 }
 
-// observeIngest reports the outcome of storing votes: per Origin, how many
-// were new (in added) and how many the store held already. It does not
-// allocate.
+// observeIngest reports, per Origin, how many votes were new (in added) and
+// how many the store held already.
 func (p *Poller) observeIngest(votes, added []Vote) {
 	if p.cfg.Observer == nil {
 		return
 	}
-	for o := OriginHistory; o <= OriginWebhookV0; o++ {
-		in, out := countOrigin(votes, o), countOrigin(added, o)
-		if in > 0 || out > 0 {
-			p.observe(Event{Type: EventIngested, Origin: o, Added: out, Duplicates: max(in-out, 0)})
-		}
-	}
-}
-
-func countOrigin(votes []Vote, o Origin) int {
-	n := 0
+	var in, out [OriginWebhookV0 + 1]int // sanitized: no other Origin
 	for i := range votes {
-		if votes[i].Origin == o {
-			n++
+		in[votes[i].Origin]++
+	}
+	for i := range added {
+		out[added[i].Origin]++
+	}
+	for o := OriginHistory; o <= OriginWebhookV0; o++ {
+		if in[o] > 0 || out[o] > 0 {
+			p.observe(Event{Type: EventIngested, Origin: o, Added: out[o], Duplicates: max(in[o]-out[o], 0)})
 		}
 	}
-	return n
 }

@@ -1,28 +1,40 @@
 package voterewards
 
 import (
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
-// TestPendingReportsArriveInOrder: two goroutines change the pending count
-// and report outside the lock; the one that reports last may hold the older
-// count. That report is dropped, so the observer's last count is the true one.
+// TestPendingReportsArriveInOrder: goroutines change the pending count at
+// once; the observer hears every count in order (none stale, each one step
+// from the one before), so its last count is the true one.
 func TestPendingReportsArriveInOrder(t *testing.T) {
 	t.Parallel()
-	var got []int
+	var got []int // appended under lmu
 	p := &Poller{cfg: Config{Observer: func(e Event) { got = append(got, e.Pending) }}}
 	r := &run{p: p}
 	r.delivery.init(1)
-	r.lmu.Lock()
-	first := r.changePending(1)  // 1
-	second := r.changePending(1) // 2
-	third := r.changePending(-1) // 1
-	r.lmu.Unlock()
-	r.report(first)
-	r.report(third)
-	r.report(second) // late: dropped
-	assert.Equal(t, []int{1, 1}, got)
-	assert.Equal(t, 1, r.pending)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			v := Vote{Vote: topgg.Vote{UserID: strconv.Itoa(i)}}
+			assert.True(t, r.claim(KindReward, v, false))
+			r.settle(KindReward, v, outcomeDone, time.Time{})
+		})
+	}
+	wg.Wait()
+	require.Len(t, got, 100)
+	assert.Equal(t, 1, got[0])
+	for i := 1; i < len(got); i++ {
+		assert.Contains(t, []int{got[i-1] - 1, got[i-1] + 1}, got[i], "report %d", i)
+	}
+	assert.Equal(t, 0, got[99])
+	assert.Equal(t, 0, r.pending)
 }

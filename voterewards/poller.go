@@ -5,18 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
+// History is the vote history a [Poller] reads, page by page. *topgg.Client
+// satisfies it; tests and adapters may wrap one. A poller calls Votes from
+// one goroutine, never concurrently.
+type History interface {
+	Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error)
+}
+
+var _ History = (*topgg.Client)(nil)
+
 // Poller is the vote pipeline of one process: it reads the vote history
-// ([Poller.Run]), takes votes from webhooks ([Poller.Ingest]), keeps them in
-// one [Store] where the records of one vote from several sources are one vote,
-// and delivers each vote to the handlers of its [Config]. Make it with [New].
-// Its methods are safe for concurrent use; a nil or zero Poller returns
-// [topgg.ErrNotConfigured].
+// ([Poller.Run]), takes webhook votes ([Poller.Ingest]), keeps them in one
+// [Store], and delivers each vote to the handlers of its [Config]. Make it
+// with [New]. Its methods are safe for concurrent use; a nil or zero Poller
+// returns [topgg.ErrNotConfigured].
 type Poller struct {
 	src   History
 	cfg   Config
@@ -32,16 +41,13 @@ type Poller struct {
 	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
 	oddTimes atomic.Bool
 
-	mu     sync.Mutex
-	active *run // the running Run, for Ingest and Redeliver; nil if none
+	active atomic.Pointer[run] // the running Run, for Ingest and Redeliver
 }
 
 // New returns a Poller that reads votes from src (usually a *topgg.Client) and
-// delivers them as cfg says. It makes no request and starts nothing. A nil
-// src, or an interface holding a nil pointer (such as a nil *topgg.Client),
-// is [topgg.ErrNilArgument]; a missing Store or OnReward, an impossible value,
-// or an Interval below [MinInterval] from the real service, is an error naming
-// the field.
+// delivers them as cfg says; it makes no request and starts nothing. A nil
+// src (a typed nil too) is [topgg.ErrNilArgument]; a Config it cannot run is
+// [ErrBadConfig], naming the field.
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
@@ -55,25 +61,21 @@ func New(src History, cfg Config) (*Poller, error) {
 		cfg:   cfg,
 		log:   cfg.Logger.With(slog.String("component", "voterewards")),
 		store: cfg.Store,
-		cache: newActiveCache(),
+		cache: &activeCache{ids: map[string]int64{}},
 	}
 	p.since.Store(1<<63 - 1)
 	return p, nil
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)
-// and returns once they are durably stored (nil), or why they are not: a
-// webhook receiver answers 2xx only on nil. It works whether or not Run is
-// running: the votes are pending in the store, [Poller.Active] knows them at
-// once, and the running Run (in this process at once; in another process
-// through the store's [Feed]) delivers them; without a Run, the next Run
-// does. A vote the store already holds (the same vote from another source,
-// or a replayed delivery; see [DedupWindow]) is not stored again and is
+// and returns nil once they are durable: a webhook receiver answers 2xx only
+// then. Whether or not Run is running, [Poller.Active] knows them at once, and
+// a Run (here, or elsewhere through the store's [Feed]; else the next one)
+// delivers them. A vote the store holds already (see [DedupWindow]) is
 // rewarded once. Each vote needs an Origin and a PlatformID or UserID; its
 // times are sanitized like the poll's (a missing CreatedAt is the receipt
-// time, as for v0 webhooks, and ExpiresAt then CreatedAt + [VoteLifetime]).
-// A vote that cannot be one fails the whole call with [ErrInvalidVote] and
-// nothing is stored. Concurrent calls share store commits.
+// time). A vote that cannot be one fails the whole call with
+// [ErrInvalidVote], and nothing is stored.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -85,40 +87,77 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 		if err != nil {
 			return err
 		}
-		if f != 0 {
+		if f != nil {
 			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
 		}
 		clean[i] = s
 	}
 	added, err := p.store.Ingest(ctx, nil, clean)
 	if err != nil {
-		return fmt.Errorf("voterewards: storing the votes: %w", err)
+		return fmt.Errorf("voterewards: ingest: %w", err)
 	}
 	p.observeIngest(clean, added)
 	p.cache.add(added)
-	if r := p.current(); r != nil {
+	if r := p.active.Load(); r != nil {
 		r.in.offer(added)
 	}
 	return nil
 }
 
+// IngestWebhook stores a vote a [webhook.Receiver] delivered, as
+// [Poller.Ingest] does; it is webhook.Config's OnVote:
+//
+//	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
+//
+// The vote keeps the delivery's id and query (Vote.Hook) and its origin. A v0
+// test delivery is no vote: nil, nothing stored. [ErrInvalidVote] also wraps
+// [webhook.ErrMalformedBody] (answered 400, never retried); other errors are
+// answered 500, and Top.gg retries.
+func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
+	if p == nil || p.store == nil {
+		return errNotMade
+	}
+	if v.Test {
+		return nil
+	}
+	err := p.Ingest(ctx, fromWebhook(v))
+	if errors.Is(err, ErrInvalidVote) {
+		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
+	}
+	return err
+}
+
+// fromWebhook turns a webhook's vote into the pipeline's.
+func fromWebhook(v webhook.Vote) Vote {
+	origin := OriginWebhook
+	if v.Version == 0 {
+		origin = OriginWebhookV0
+	}
+	return Vote{
+		Vote: topgg.Vote{
+			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
+			CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
+		},
+		Origin: origin,
+		Hook:   &Hook{ID: v.ID, Query: v.Query},
+	}
+}
+
 // Redeliver asks the running Run to deliver again every reward (and due
-// expiry) the store holds as pending and Run is not handling already: the
-// votes whose handler failed every attempt, or whose outcome could not be
-// recorded. Within a Run only Redeliver takes those again: the store's feed
-// echoing such a vote, or a feed resync, does not. It returns once they are
-// queued (not delivered), or
-// [ErrNotRunning] if Run is not running (the next Run delivers them), or
+// expiry) pending in the store that it is not handling: those given up on
+// (within a Run nothing else retries them). It returns once they are queued,
+// or [ErrNotRunning] if Run is not running (the next Run delivers them), or
 // ctx's error.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
 	}
-	r := p.current()
+	r := p.active.Load()
 	if r == nil {
 		return ErrNotRunning
 	}
-	done := r.in.requestReload(true)
+	done := make(chan struct{})
+	r.in.ask(true, done)
 	select {
 	case <-done:
 		return nil
@@ -129,19 +168,6 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	}
 }
 
-func (p *Poller) current() *run {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.active
-}
-
-func (p *Poller) setActive(r *run) {
-	p.mu.Lock()
-	p.active = r
-	p.mu.Unlock()
-}
-
-// errNilSnapshot is a Store's answer of neither a snapshot nor an error.
 var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
 
 // load loads the store, refusing a nil snapshot.

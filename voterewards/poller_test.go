@@ -124,7 +124,7 @@ func TestRefusedCursorFallsBackWithoutLossOrDuplicates(t *testing.T) {
 	assert.NotEmpty(t, reqs[0].Query.Get("cursor"), "the refused cursor")
 	start, err := time.Parse(time.RFC3339Nano, reqs[1].Query.Get("startDate"))
 	require.NoError(t, err, "the fallback reads from a startDate")
-	assert.True(t, start.Equal(lastSeen.Add(-voterewards.DefaultOverlap)), "fallback from %s", start)
+	assert.True(t, start.Equal(lastSeen.Add(-time.Minute)), "fallback from %s", start)
 }
 
 // noCursor hides the service's cursors, as a service that gives none would.
@@ -198,7 +198,7 @@ func TestRateLimitWaitsRetryAfter(t *testing.T) {
 	srv := newServer(t)
 	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Minute)})
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", RetryAfter: time.Second}))
-	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))}
+	src := &timedSource{src: newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))}
 	rec := newRecorder()
 	startPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: 10 * time.Millisecond})
 	requireExactlyOnce(t, srv, rec)
@@ -212,20 +212,21 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context, voterewards.Vote) error { return nil }
 	store := voterewards.NewMemoryStore()
-	var nilStore *voterewards.MemoryStore
+	var nilStore *voterewards.BoltStore
 	for name, c := range map[string]struct {
-		cfg  voterewards.Config
-		want error
+		cfg   voterewards.Config
+		field string // the error names it
 	}{
-		"no handler":       {voterewards.Config{Store: store}, voterewards.ErrNoRewardHandler},
-		"no store":         {voterewards.Config{OnReward: ok}, voterewards.ErrNoStore},
-		"typed nil store":  {voterewards.Config{OnReward: ok, Store: nilStore}, voterewards.ErrNoStore},
-		"negative":         {voterewards.Config{OnReward: ok, Store: store, Interval: -time.Second}, voterewards.ErrBadConfig},
-		"negative grace":   {voterewards.Config{OnReward: ok, Store: store, GracePeriod: -time.Second}, voterewards.ErrBadConfig},
-		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, voterewards.ErrBadConfig},
+		"no handler":       {voterewards.Config{Store: store}, "OnReward"},
+		"no store":         {voterewards.Config{OnReward: ok}, "Store"},
+		"typed nil store":  {voterewards.Config{OnReward: ok, Store: nilStore}, "Store"},
+		"negative":         {voterewards.Config{OnReward: ok, Store: store, Interval: -time.Second}, "Interval"},
+		"negative grace":   {voterewards.Config{OnReward: ok, Store: store, GracePeriod: -time.Second}, "GracePeriod"},
+		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, "Concurrency"},
 	} {
 		_, err := voterewards.New(noCursor{}, c.cfg)
-		assert.ErrorIs(t, err, c.want, name)
+		assert.ErrorIs(t, err, voterewards.ErrBadConfig, name)
+		assert.ErrorContains(t, err, c.field, name)
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
@@ -334,7 +335,7 @@ func TestFailedPollsAreRetried(t *testing.T) {
 	// Failures on the first request and in the middle of the pages.
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 2, Status: 503}))
 	rec := newRecorder()
-	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+	client := newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))
 	startPoller(t, client, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
 	require.Eventually(t, func() bool { return rec.count() >= 50 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, srv.Inject(topggtest.Fault{Method: "GET", Path: "/v1/projects/@me/votes", Times: 3, Status: 500}))

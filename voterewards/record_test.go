@@ -48,7 +48,7 @@ func TestFailedDeliveryRecordIsRetried(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	v := soonExpiring(srv, 300*time.Millisecond)
-	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: 2}
+	store := &flakyStore{MemoryStore: voterewards.NewMemory(), failDelivered: 2}
 	var rewards, expiries counter
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rewards.handle, OnExpire: expiries.handle, Store: store})
 
@@ -70,7 +70,7 @@ func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	v := soonExpiring(srv, 200*time.Millisecond)
-	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: -1}
+	store := &flakyStore{MemoryStore: voterewards.NewMemory(), failDelivered: -1}
 	var rewards, expiries counter
 	var mu sync.Mutex
 	var reported []error
@@ -100,8 +100,9 @@ func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, reported, 1)
 	assert.ErrorIs(t, reported[0], errStoreDown)
-	var rerr *voterewards.RecordError
+	var rerr *voterewards.DeliveryError
 	require.ErrorAs(t, reported[0], &rerr)
+	assert.True(t, rerr.Recording)
 	assert.Equal(t, voterewards.KindReward, rerr.Kind)
 	assert.Equal(t, keyOf(v), rerr.Key)
 	assert.Equal(t, 3, rerr.Attempts)
@@ -116,7 +117,7 @@ func TestCloseStopsRecordRetries(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)})
-	store := &flakyStore{MemoryStore: voterewards.NewMemoryStore(), failDelivered: -1}
+	store := &flakyStore{MemoryStore: voterewards.NewMemory(), failDelivered: -1}
 	var rewards counter
 	reported := make(chan error, 2)
 	_, stop := runPoller(t, newClient(t, srv), voterewards.Config{
@@ -133,8 +134,9 @@ func TestCloseStopsRecordRetries(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waits for the store retry")
 	}
-	var rerr *voterewards.RecordError
+	var rerr *voterewards.DeliveryError
 	require.ErrorAs(t, <-reported, &rerr)
+	assert.True(t, rerr.Recording)
 	assert.Equal(t, 1, rerr.Attempts)
 	assert.EqualValues(t, 1, store.delivered.Load())
 	snap, err := store.Load(context.Background())

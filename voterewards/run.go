@@ -12,18 +12,14 @@ import (
 )
 
 // Run polls the vote history and delivers the votes (polled, ingested, or
-// left pending by an earlier run) until ctx is done. It first loads the
-// store: an error doing so is returned. When ctx is done it stops polling and
-// taking new work, lets the handler calls in progress finish for
-// [Config.GracePeriod], then cancels their context, and returns nil once
-// every handler call has returned and nothing it started is running; or, if
-// a handler ignores its cancelled context, [CancelWait] later without it
-// (its goroutine is left behind, at most one per worker, and its outcome is
-// dropped: the vote stays pending, so the next Run may call the handler for
-// it again while the stuck call still runs). Work not
-// done stays pending in the store for the next Run. A second Run while one is
-// running returns [topgg.ErrRunning]; Run may be called again after it returned
-// (a fleet runs it each time it wins the lease).
+// left pending by an earlier run) until ctx is done; an error loading the
+// store is returned. Then it stops taking work, lets handler calls finish for
+// [Config.GracePeriod], cancels their context, and returns nil once they
+// returned, or [CancelWait] later without a handler that ignores its context
+// (its outcome is dropped: the vote stays pending, and the next Run may call
+// it again while the stuck call runs). Work not done stays pending for the
+// next Run. A concurrent second Run returns [topgg.ErrRunning]; Run may be
+// called again after it returned (a fleet runs it each time it leads).
 func (p *Poller) Run(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -37,8 +33,8 @@ func (p *Poller) Run(ctx context.Context) error {
 	r := p.newRun(ctx)
 	defer close(r.ended)
 	defer r.hcancel()
-	p.setActive(r)
-	defer p.setActive(nil)
+	p.active.Store(r)
+	defer p.active.Store(nil)
 
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
@@ -68,7 +64,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// run is the state of one Run call, shared by its goroutines only.
+// run is the state of one Run call.
 type run struct {
 	p   *Poller
 	log *slog.Logger
@@ -78,8 +74,8 @@ type run struct {
 	hctx    context.Context
 	hcancel context.CancelFunc
 	ended   chan struct{} // closed when Run returns
-	// late is set when Run returned without the handlers that ignored their
-	// cancelled context: what they return is dropped (deliver.go).
+	// late is set when Run returned without handlers that ignored their
+	// cancelled context: what they return is dropped.
 	late atomic.Bool
 
 	delivery
@@ -97,17 +93,11 @@ func (p *Poller) newRun(ctx context.Context) *run {
 	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.delivery.init(p.cfg.Concurrency)
-	r.expiries.init()
-	r.in.init()
+	r.nudge, r.in.wake = make(chan struct{}, 1), make(chan struct{}, 1)
 	return r
 }
 
-// stopping reports whether Run's context is done.
-func (r *run) stopping() bool { return r.stop.Err() != nil }
-
-// prepare takes in the loaded state and returns the work a previous run left,
-// in event order so that a user's late expiry runs before the reward of the
-// vote that followed it.
+// prepare takes in the loaded state and returns the work a previous run left.
 func (r *run) prepare(snap *Snapshot) []job {
 	p := r.p
 	now := p.cfg.clock.Now()
@@ -128,18 +118,11 @@ func (r *run) prepare(snap *Snapshot) []job {
 }
 
 // pendingWork feeds the cache with snap's active votes, schedules its future
-// expiries that this run does not hold (a given-up one too if retake), and
-// returns the rewards and due expiries, in event order, for admit to claim
-// and queue: claiming them here, apart from queueing them, would let another
-// path queue a user's later vote first.
+// expiries this run does not hold (a given-up one too if retake), and returns
+// the rewards and due expiries in event order (a user's late expiry before
+// the reward of the vote that followed it), for admit to claim and queue.
 func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
-	active := make([]Vote, 0, len(snap.Seen))
-	for _, v := range snap.Seen {
-		if v.ExpiresAt.After(now) {
-			active = append(active, v)
-		}
-	}
-	r.p.cache.add(active)
+	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
 		work = append(work, job{kind: KindReward, v: v, at: v.CreatedAt})
@@ -163,9 +146,7 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 func (r *run) drain(loops *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() {
-		// The loops are the only callers of pool.Go, so the pool may be
-		// waited for once they are gone.
-		loops.Wait()
+		loops.Wait() // the only callers of pool.Go
 		r.pool.Wait()
 		close(done)
 	}()
@@ -179,9 +160,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 	}
 	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
 	r.hcancel()
-	// A handler that ignores its context would hold Run forever: past
-	// CancelWait it is left behind (at most one goroutine per worker, and the
-	// one waiting for them), and whatever it returns later is dropped.
+	// Past CancelWait a handler that ignores its context is left behind.
 	left := clk.NewTimer(CancelWait)
 	defer left.Stop()
 	select {
@@ -193,12 +172,11 @@ func (r *run) drain(loops *sync.WaitGroup) {
 	}
 }
 
-// follow feeds the run with the votes other processes add to a shared store.
-// A feed that fails is retried with backoff: the poll and the local Ingest
-// calls go on meanwhile.
+// follow feeds the run with the votes other processes add to a shared store,
+// following again with backoff after a failure.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.requestReload(false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -209,9 +187,9 @@ func (r *run) follow(ctx context.Context, feed Feed) {
 	}
 }
 
-// intakeLoop queues the votes that Ingest (here, or in another process
-// through the feed) added, and reloads the pending work from the store when
-// asked (Redeliver, a feed resync, an overflowing intake).
+// intakeLoop queues the votes Ingest added (here, or elsewhere through the
+// feed), and reloads the pending work when asked (Redeliver, a feed resync,
+// an overflowing intake).
 func (r *run) intakeLoop(ctx context.Context) {
 	failures := 0
 	for {
@@ -228,7 +206,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 				}
 				failures++
 				r.log.Error("reloading pending work failed; retrying", slog.Any("error", err))
-				r.in.retry(waiters, redeliver)
+				r.in.ask(redeliver, waiters...)
 				if r.sleep(ctx, retryWait(failures, r.p.cfg.RetryDelay)) != nil {
 					return
 				}
@@ -248,9 +226,8 @@ func (r *run) intakeLoop(ctx context.Context) {
 	}
 }
 
-// reload queues the pending work of the store that this run is not handling;
-// with redeliver (Redeliver asked for it) the work it gave up too, which a
-// reload for a feed's resync or a full intake leaves alone.
+// reload queues the store's pending work this run is not handling; with
+// redeliver (for Redeliver) the work it gave up too.
 func (r *run) reload(ctx context.Context, redeliver bool) error {
 	snap, err := r.p.load(ctx)
 	if err != nil {
@@ -264,8 +241,16 @@ func (r *run) reload(ctx context.Context, redeliver bool) error {
 	return nil
 }
 
-// maxIntake bounds the votes waiting in the intake; past it the intake asks
-// for a reload instead (they are pending in the store).
+// poke sends on ch, a channel of one slot, unless a send is waiting already.
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// maxIntake bounds the votes waiting in the intake; past it the run reloads
+// the store instead.
 const maxIntake = 4096
 
 // intake hands votes from Ingest calls and the feed to the run without
@@ -279,15 +264,6 @@ type intake struct {
 	wake      chan struct{}
 }
 
-func (in *intake) init() { in.wake = make(chan struct{}, 1) }
-
-func (in *intake) signal() {
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
-}
-
 func (in *intake) offer(votes []Vote) {
 	if len(votes) == 0 {
 		return
@@ -299,30 +275,18 @@ func (in *intake) offer(votes []Vote) {
 		in.votes = append(in.votes, votes...)
 	}
 	in.mu.Unlock()
-	in.signal()
+	poke(in.wake)
 }
 
-// requestReload asks for a reload (one that takes the given-up work again if
-// redeliver); the channel is closed once it is done.
-func (in *intake) requestReload(redeliver bool) <-chan struct{} {
-	w := make(chan struct{})
-	in.mu.Lock()
-	in.reload = true
-	in.redeliver = in.redeliver || redeliver
-	in.waiters = append(in.waiters, w)
-	in.mu.Unlock()
-	in.signal()
-	return w
-}
-
-// retry asks again for a reload that failed, keeping its waiters.
-func (in *intake) retry(waiters []chan struct{}, redeliver bool) {
+// ask asks for a reload (one that takes the given-up work again if
+// redeliver), closing the waiters once it is done.
+func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
 	in.mu.Lock()
 	in.reload = true
 	in.redeliver = in.redeliver || redeliver
 	in.waiters = append(in.waiters, waiters...)
 	in.mu.Unlock()
-	in.signal()
+	poke(in.wake)
 }
 
 func (in *intake) take() (votes []Vote, reload, redeliver bool, waiters []chan struct{}) {
@@ -333,5 +297,5 @@ func (in *intake) take() (votes []Vote, reload, redeliver bool, waiters []chan s
 	return votes, reload, redeliver, waiters
 }
 
-// errAbandoned means Run's context ended the retries; the job stays pending.
+// errAbandoned: Run's context ended the retries; the job stays pending.
 var errAbandoned = errors.New("voterewards: delivery abandoned at stop")

@@ -8,70 +8,43 @@ import (
 	"time"
 )
 
-// Bounds on what the service (or a webhook) may send. Nothing outside them
-// stalls the pipeline: times and weights are clamped, and the vote goes on.
+// Bounds on what the service (or a webhook) may send: outside them, times and
+// weights are clamped, and the vote goes on.
 const (
-	// maxClockSkew is how far in the future, by the local clock, a vote's
-	// created_at may lie: a later one is clamped to now + maxClockSkew. An
-	// unclamped future vote would make the poller ask for votes from that
-	// date, and miss every vote until then.
+	// maxClockSkew is how far in the future a created_at may lie: a vote from
+	// the future would make the poller skip every vote until then.
 	maxClockSkew = time.Minute
 	// maxWeight is the largest weight kept (the service sends 1, or 2 on
-	// weekends); a larger one becomes maxWeight, a smaller than 1 becomes 1.
+	// weekends); weights are kept within [1, maxWeight].
 	maxWeight = 10
 	// maxQueryEntries bounds a webhook query kept with a vote.
 	maxQueryEntries = 32
 )
 
-// fixes records what sanitize changed, for one log line; a bit set, so that
-// the hot path does not allocate.
-type fixes uint8
+// fixes lists what sanitize changed, for one log line (nil if nothing).
+type fixes []string
 
-const (
-	fixFuture fixes = 1 << iota
-	fixNoCreated
-	fixExpiry
-	fixWeight
-	fixQuery
-)
+func (f fixes) String() string { return strings.Join(f, ", ") }
 
-func (f fixes) String() string {
-	var out []string
-	for _, n := range []struct {
-		bit  fixes
-		name string
-	}{{fixFuture, "created_at in the future"}, {fixNoCreated, "no created_at"}, {fixExpiry, "expires_at out of range"},
-		{fixWeight, "weight out of range"}, {fixQuery, "query too large"}} {
-		if f&n.bit != 0 {
-			out = append(out, n.name)
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// sanitize returns v made safe to store and schedule at now: UTC times
-// without monotonic readings, created_at no later than now+maxClockSkew (and,
-// when missing, the receipt time now: v0 webhooks carry none), expires_at
-// after created_at and at most 2*VoteLifetime after it (else created_at +
-// VoteLifetime), a weight in [1, maxWeight], a bounded query, and its Key. It
-// reports what it changed. A vote it cannot make safe (no id of either kind,
-// an id the store cannot keep, no Origin) is an error wrapping
-// ErrInvalidVote.
+// sanitize returns v made safe to store and schedule at now (times by
+// fixTimes, weight in [1, maxWeight], a bounded query) and what it changed.
+// A vote it cannot make safe (no id, an id too long, no Origin) is an error
+// wrapping ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	if err := checkIDs(v); err != nil {
-		return v, 0, err
+		return v, nil, err
 	}
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
 	if v.Weight < 1 || v.Weight > maxWeight {
 		v.Weight = min(max(v.Weight, 1), maxWeight)
-		f |= fixWeight
+		f = append(f, "weight out of range")
 	}
 	if v.Hook != nil && !queryFits(v.Hook.Query) {
 		h := *v.Hook // the caller's Hook is not ours to change
 		h.Query = nil
 		v.Hook = &h
-		f |= fixQuery
+		f = append(f, "query too large")
 	}
 	return v, f, nil
 }
@@ -90,8 +63,10 @@ func checkIDs(v Vote) error {
 	return nil
 }
 
-// fixTimes returns created and expires made sane at now (see sanitize). A v0
-// webhook's missing times are expected, not fixes to log.
+// fixTimes returns created and expires in UTC without monotonic readings,
+// created no later than now+maxClockSkew (now if missing: v0 webhooks carry
+// none, which is no fix to log), and expires after created and at most
+// 2*VoteLifetime after it (else created+VoteLifetime).
 func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
 	var f fixes
 	c, e := created.UTC().Round(0), expires.UTC().Round(0)
@@ -99,15 +74,15 @@ func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, f
 	case c.IsZero():
 		c = now
 		if !v0 {
-			f |= fixNoCreated
+			f = append(f, "no created_at")
 		}
 	case c.After(now.Add(maxClockSkew)):
 		c = now.Add(maxClockSkew)
-		f |= fixFuture
+		f = append(f, "created_at in the future")
 	}
 	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {
 		if !e.IsZero() || !v0 {
-			f |= fixExpiry
+			f = append(f, "expires_at out of range")
 		}
 		e = c.Add(VoteLifetime)
 	}
@@ -128,15 +103,12 @@ func queryFits(q map[string]string) bool {
 }
 
 // checkSnapshot makes the times a store returns safe at now, as sanitize
-// makes an arriving vote's: a store shared by several processes (Redis,
-// PostgreSQL) holds times that this process did not measure, written by a
-// process whose clock was ahead, by an older version, or planted. A
-// checkpoint time later than now+maxClockSkew is treated as missing (a
-// LastSeen from the future would make the poll skip every vote until then;
-// a missing one re-reads from Since, which the dedup set absorbs; a missing
-// Since restarts the lookback), and each vote's times are fixed as sanitize
-// fixes them (an expiry a year away would never fire). It returns how many
-// values it changed; a snapshot a sane store returns is left as it is.
+// does an arriving vote's: a shared store holds times written by processes
+// whose clock was ahead, or planted. A checkpoint time past
+// now+maxClockSkew is treated as missing (a re-read the dedup set absorbs,
+// instead of a poll that skips every vote until then), and each vote's times
+// are fixed (an expiry a year away would never fire). It returns how many
+// values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
@@ -154,7 +126,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 			v := &votes[i]
 			var f fixes
 			v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
-			if f != 0 {
+			if f != nil {
 				n++
 			}
 		}
@@ -162,22 +134,18 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	return n
 }
 
-// checkFed fixes the times of a vote that another process published on the
-// store's feed, as checkSnapshot fixes a loaded one's: a message on a shared
-// channel may come from a process whose clock is ahead, or be planted, and an
-// expiry a year away would keep the voter Active, and its expiry job waiting,
-// for a year.
+// checkFed fixes the times of a vote from the store's feed, as
+// checkSnapshot does a loaded one's.
 func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
-	if f != 0 {
+	if f != nil {
 		p.noteOddTimes(ctx, 1)
 	}
 	return v
 }
 
-// noteOddTimes logs, once per Poller, that n values a shared store (or its
-// feed) gave were out of range and were clamped.
+// noteOddTimes logs, once per Poller, that n values from the store were clamped.
 func (p *Poller) noteOddTimes(ctx context.Context, n int) {
 	if n == 0 || p.oddTimes.Swap(true) {
 		return

@@ -13,19 +13,16 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// ErrLocked is returned by [OpenStore] when another process (or another
-// BoltStore in this process) has the directory open. Match it with errors.Is.
+// ErrLocked is returned by [OpenStore] when another process (or BoltStore)
+// has the directory open.
 var ErrLocked = errors.New("voterewards: state directory is in use by another process")
 
-// storeFile is the name of the bbolt file [OpenStore] keeps in its directory.
 const storeFile = "voterewards.db"
 
-// openTimeout is how long OpenStore waits for the file lock: long enough to
-// ride out a process that is just exiting, short enough to fail clearly.
+// openTimeout is how long OpenStore waits for the lock of an exiting process.
 const openTimeout = 500 * time.Millisecond
 
-// Bucket names and keys of the file; converted to []byte where used, so that
-// no package-level slice can be changed.
+// Bucket names and keys of the file (strings: no package-level slice).
 const (
 	bucketMeta    = "meta"
 	bucketSeen    = "seen"
@@ -39,48 +36,36 @@ const (
 	keySince    = "since"
 )
 
-// Batching of the delivery and expiry records (bbolt's DB.Batch): the records
-// of workers that finish within batchDelay of each other share one
-// transaction and one fsync. A full batch commits at once, so batchSize is the
-// default Concurrency: with the default pool (or a multiple of it) busy
-// workers fill batches and rarely wait for the delay; with fewer workers each
-// record waits up to batchDelay, small next to a handler's network call.
-//
-// Webhook votes ([Poller.Ingest]) have a group commit of their own (see
-// ingestGroup), which waits for no timer.
+// Delivery and expiry records of workers finishing within batchDelay share one
+// transaction and fsync (bbolt's DB.Batch); a batch of the default
+// Concurrency commits at once. Webhook votes have their own group commit
+// (ingestGroup), which waits for no timer.
 const (
 	batchDelay = time.Millisecond
-	batchSize  = DefaultConcurrency
+	batchSize  = defaultConcurrency
 )
 
-// storeVersion 2 added the per-voter index (cross-source dedup) and keys
-// votes by platform id; a version 1 file is migrated at open.
+// storeVersion 2 added the per-voter index and keys votes by platform id; a
+// version 1 file is migrated at open.
 const storeVersion = 2
 
 // BoltStore is the default [Store]: one bbolt file in a directory. Every change
-// is a bbolt transaction, so the file holds the state before or after it even
-// if the process is killed (kill -9) in the middle; with the default fsync it
-// also survives a power loss. Delivery records that arrive together (several
-// workers finishing at once) share one transaction and one fsync. It is safe
-// for concurrent use; the file is locked against other processes while open.
+// is a transaction, so the file survives kill -9 and, fsynced, a power loss.
+// It is safe for concurrent use and locked against other processes.
 type BoltStore struct {
 	db     *bolt.DB
-	path   string
 	ingest ingestGroup
 }
 
 var _ Store = (*BoltStore)(nil)
 
-// storeOptions are the choices of openStore. noSync skips fsync after each
-// transaction (the benchmarks compare it): the state still survives the
-// process being killed, but not a power loss.
+// storeOptions are openStore's; noSync (for the benchmarks) skips fsync.
 type storeOptions struct{ noSync bool }
 
-// OpenStore opens (creating if needed) the store in dir, in the file
-// voterewards.db; it creates dir with mode 0700. If another process has it
-// open, it fails within half a second with an error matching [ErrLocked]. A
-// file it cannot trust (truncated, corrupted) is a *[DamagedStoreError]
-// (errors.As), never a crash. Close it when done.
+// OpenStore opens (creating if needed, dir with mode 0700) the store in
+// dir/voterewards.db. If another process has it open, it fails within half a
+// second with [ErrLocked]; a file it cannot trust is a *[DamagedStoreError],
+// never a crash. Close it when done.
 func OpenStore(dir string) (*BoltStore, error) {
 	return openStore(dir, storeOptions{})
 }
@@ -99,17 +84,16 @@ func openStore(dir string, o storeOptions) (*BoltStore, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("voterewards: open store %s: %w", path, err)
 	}
-	return &BoltStore{db: db, path: path}, nil
+	return &BoltStore{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1)}}, nil
 }
 
-// isDamaged reports a *DamagedStoreError in err's chain.
 func isDamaged(err error) bool {
 	var d *DamagedStoreError
 	return errors.As(err, &d)
 }
 
-// openBolt opens the file once checkFile found it sound, containing any panic
-// or fault of bbolt on a file damaged in a way the check missed.
+// openBolt opens the file once checkFile found it sound, containing a panic
+// or fault of bbolt on damage the check missed.
 func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
@@ -120,8 +104,7 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 		db, err = bolt.Open(path, 0o600, &bolt.Options{
 			Timeout: openTimeout,
 			NoSync:  o.noSync,
-			// The freelist is rebuilt at open instead of written at every
-			// commit: fewer pages per delivery record.
+			// Rebuilt at open, not written at every commit: fewer pages.
 			NoFreelistSync: true,
 			FreelistType:   bolt.FreelistMapType,
 		})
@@ -169,8 +152,7 @@ func prepareBuckets(tx *bolt.Tx) error {
 	return meta.Put([]byte(keyVersion), []byte{storeVersion})
 }
 
-// migrateV1 re-keys a version 1 file: votes were keyed by user id (now by
-// platform id), and the per-voter index did not exist.
+// migrateV1 re-keys a version 1 file (keyed by user id, no voter index).
 func migrateV1(tx *bolt.Tx) error {
 	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
 		b := tx.Bucket([]byte(name))
@@ -207,11 +189,8 @@ func migrateV1(tx *bolt.Tx) error {
 	return nil
 }
 
-// Path returns the path of the bbolt file.
-func (s *BoltStore) Path() string { return s.path }
-
-// Close closes the file and releases its lock. Call it once every [Poller.Run]
-// (and [Poller.Ingest]) using the store has returned.
+// Close closes the file and releases its lock, once every [Poller.Run] and
+// [Poller.Ingest] using the store has returned.
 func (s *BoltStore) Close() error { return s.db.Close() }
 
 // Load implements [Store].
@@ -229,42 +208,34 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 		if b := meta.Get([]byte(keySince)); len(b) == 8 {
 			snap.Checkpoint.Since = getTime(b)
 		}
-		for _, l := range []struct {
-			bucket string
-			out    *[]Vote
-		}{{bucketSeen, &snap.Seen}, {bucketPending, &snap.Pending}, {bucketExpiry, &snap.Expiries}} {
-			err := tx.Bucket([]byte(l.bucket)).ForEach(func(_, v []byte) error {
+		for name, out := range map[string]*[]Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
+			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
 				vote, err := decodeVote(v)
-				if err != nil {
-					return err
-				}
-				*l.out = append(*l.out, vote)
-				return nil
-			})
-			if err != nil {
+				*out = append(*out, vote)
+				return err
+			}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.path, err)
+		return nil, fmt.Errorf("reading %s: %w", s.db.Path(), err)
 	}
 	return snap, nil
 }
 
-// Ingest implements [Store]. Calls without a checkpoint (webhook votes)
-// share transactions and fsyncs with the concurrent ones (a group commit).
+// Ingest implements [Store]. Calls without a checkpoint (webhook votes) share
+// commits with concurrent ones.
 func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	if cp == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		return s.ingest.submit(s.db, votes)
 	}
 	var added []Vote
-	// The poller's pages: one caller and a large change, no group to join.
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.write(ctx, s.db.Update, "store votes", func(tx *bolt.Tx) error {
 		var err error
 		if added, err = addVotes(tx, votes, added[:0]); err != nil {
 			return err
@@ -272,13 +243,25 @@ func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", s.path, err)
+		return nil, err
 	}
 	return added, nil
 }
 
-// addVotes adds to the dedup set and the pending deliveries each vote that
-// is not a duplicate, appending the added ones to added.
+// write runs fn in a write transaction by run (db.Update, or db.Batch to
+// share it), unless ctx is done, its error wrapped with what.
+func (s *BoltStore) write(ctx context.Context, run func(func(*bolt.Tx) error) error, what string, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := run(fn); err != nil {
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
+	}
+	return nil
+}
+
+// addVotes adds each vote that is not a duplicate to the dedup set and the
+// pending deliveries, and appends it to added.
 func addVotes(tx *bolt.Tx, votes, added []Vote) ([]Vote, error) {
 	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
 	c := voters.Cursor() // one for the transaction: Seek starts afresh
@@ -299,8 +282,8 @@ func addVotes(tx *bolt.Tx, votes, added []Vote) ([]Vote, error) {
 }
 
 // duplicateIn reports whether the per-voter index holds a vote of id created
-// less than DedupWindow from t: the first key at or after t-DedupWindow (+1ns)
-// is the only candidate.
+// less than DedupWindow from t: the first key after t-DedupWindow is the only
+// candidate.
 func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
 	from := appendVoterKey(buf, id, t.Add(-DedupWindow+1))
 	k, _ := c.Seek(from)
@@ -324,44 +307,27 @@ func putCheckpoint(meta *bolt.Bucket, cp Checkpoint) error {
 
 // Delivered implements [Store].
 func (s *BoltStore) Delivered(ctx context.Context, v Vote, expire bool) error {
-	if err := ctx.Err(); err != nil {
+	return s.write(ctx, s.db.Batch, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
+		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
+		if err == nil && expire {
+			err = tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
+		}
 		return err
-	}
-	err := s.update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v)); err != nil {
-			return err
-		}
-		if expire {
-			return tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
-		}
-		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("voterewards: record delivery of %s: %w", v.Key(), err)
-	}
-	return nil
 }
 
 // Expired implements [Store].
 func (s *BoltStore) Expired(ctx context.Context, v Vote) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := s.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v)) })
-	if err != nil {
-		return fmt.Errorf("voterewards: record expiry of %s: %w", v.Key(), err)
-	}
-	return nil
+	return s.write(ctx, s.db.Batch, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
+	})
 }
 
 // Prune implements [Store].
 func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	return s.write(ctx, s.db.Update, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
@@ -379,17 +345,4 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("voterewards: prune store: %w", err)
-	}
-	return nil
 }
-
-// update runs fn in a write transaction shared with the changes other
-// goroutines submit within batchDelay (bbolt's DB.Batch), and returns once
-// that transaction is durable. fn may run more than once: if a change of the
-// batch fails, bbolt runs the others again without it and the failing one
-// alone, so fn must set every result it reports afresh on each run. A panic in
-// fn fails the batch's run of fn and is raised again in the caller when fn
-// runs alone.
-func (s *BoltStore) update(fn func(*bolt.Tx) error) error { return s.db.Batch(fn) }

@@ -7,61 +7,48 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ingestGroup is the group commit of the webhook votes: a caller that finds
-// no commit running commits every request queued so far in one transaction
-// (one fsync); requests that arrive meanwhile queue up, and when the commit
-// ends the first of them leads the next. Under load a commit carries every
-// request that came during the one before, with no timer to wait for; alone,
-// a request commits at once. (bbolt's DB.Batch waits for a timer or a full
-// batch, and its size is tuned for the delivery records.)
+// ingestGroup is the group commit of the webhook votes: the caller that takes
+// the turn commits every request queued so far in one transaction; requests
+// that arrive meanwhile queue up, and one of their callers takes the next
+// turn. Unlike DB.Batch, no timer (BENCHMARKS.md).
 type ingestGroup struct {
 	mu    sync.Mutex
 	queue []*ingestReq
-	busy  bool
+	turn  chan struct{} // one slot: held by the committing caller
 }
 
 type ingestReq struct {
-	votes []Vote
-	added []Vote
-	err   error
-	done  chan struct{} // closed when the request is committed (or failed)
-	lead  chan struct{} // signalled when the request is to lead a commit
+	votes, added []Vote
+	err          error
+	done         chan struct{} // closed when committed (or failed)
 }
 
-// submit stores votes, sharing the commit with concurrent calls, and returns
-// the added ones once they are durable.
+// submit stores votes and returns the added ones once they are durable.
 func (g *ingestGroup) submit(db *bolt.DB, votes []Vote) ([]Vote, error) {
-	req := &ingestReq{votes: votes, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	req := &ingestReq{votes: votes, done: make(chan struct{})}
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
-	if g.busy {
-		g.mu.Unlock()
-		select {
-		case <-req.done:
-			return req.added, req.err
-		case <-req.lead:
-		}
+	g.mu.Unlock()
+	select {
+	case <-req.done: // committed by the caller whose turn it was
+	case g.turn <- struct{}{}:
+		// Queued before the turn was taken: in this batch, or committed by
+		// the turn before.
 		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		g.mu.Unlock()
+		if len(batch) > 0 {
+			commit(db, batch)
+		}
+		<-g.turn
 	}
-	g.busy = true
-	batch := g.queue
-	g.queue = nil
-	g.mu.Unlock()
-
-	commit(db, batch)
-
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].lead <- struct{}{}
-	} else {
-		g.busy = false
-	}
-	g.mu.Unlock()
+	<-req.done
 	return req.added, req.err
 }
 
-// commit stores the batch in one transaction. If it fails, each request is
-// tried alone, so that one bad request fails only itself.
+// commit stores the batch in one transaction, or each request alone if
+// that fails, so that one bad request fails only itself.
 func commit(db *bolt.DB, batch []*ingestReq) {
 	defer func() {
 		for _, r := range batch {
@@ -81,7 +68,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].added, batch[0].err = nil, fmt.Errorf("writing %s: %w", db.Path(), err)
+		batch[0].added, batch[0].err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
 		return
 	}
 	for _, r := range batch {
@@ -91,7 +78,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 			return err
 		})
 		if err != nil {
-			r.added, r.err = nil, fmt.Errorf("writing %s: %w", db.Path(), err)
+			r.added, r.err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
 		}
 	}
 }

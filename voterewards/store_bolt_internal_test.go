@@ -28,7 +28,7 @@ func TestBoltStoreWritesAfterAPanickingChange(t *testing.T) {
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
-		_ = s.update(func(*bolt.Tx) error { panic("boom") })
+		_ = s.db.Batch(func(*bolt.Tx) error { panic("boom") })
 	}()
 	select {
 	case r := <-panicked:

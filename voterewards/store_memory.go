@@ -1,7 +1,6 @@
 package voterewards
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -9,16 +8,12 @@ import (
 	"time"
 )
 
-// feedBuffer bounds the votes a [MemoryStore] feed holds for a slow follower;
+// feedBuffer bounds the votes a memory store's feed holds for a slow follower;
 // past it the follower is told to resync instead.
 const feedBuffer = 4096
 
-// MemoryStore is a [Store] in memory: it forgets everything when the process
-// ends, so a restart delivers the lookback window again. Use it for tests and
-// throwaway runs; keep one value across pollers to simulate a restart. It is
-// safe for concurrent use. It implements [Feed], so several Pollers sharing
-// one MemoryStore behave as the processes of a fleet sharing one store.
-type MemoryStore struct {
+// memoryStore is the Store of NewMemoryStore.
+type memoryStore struct {
 	mu       sync.Mutex
 	cp       Checkpoint
 	seen     map[string]Vote
@@ -29,44 +24,48 @@ type MemoryStore struct {
 	subs     map[*follower]struct{}
 }
 
-var (
-	_ Store = (*MemoryStore)(nil)
-	_ Feed  = (*MemoryStore)(nil)
-)
+var _ Feed = (*memoryStore)(nil)
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{
+// NewMemoryStore returns an empty [Store] in memory: it forgets everything
+// when the process ends, so a restart delivers the lookback window again. Use
+// it for tests and throwaway runs; keep one value across pollers to simulate
+// a restart. It is safe for concurrent use. It implements [Feed], so several
+// Pollers sharing one behave as the processes of a fleet sharing one store.
+func NewMemoryStore() Store {
+	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
 	}
 }
 
-// Load implements [Store].
-func (s *MemoryStore) Load(ctx context.Context) (*Snapshot, error) {
+// lock takes the store's lock, unless ctx is done.
+func (s *memoryStore) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
+	return nil
+}
+
+// Load implements [Store].
+func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
 	defer s.mu.Unlock()
-	snap := &Snapshot{
+	return &Snapshot{
 		Checkpoint: s.cp,
 		Seen:       slices.Collect(maps.Values(s.seen)),
 		Pending:    slices.Collect(maps.Values(s.pending)),
 		Expiries:   slices.Collect(maps.Values(s.expiries)),
-	}
-	slices.SortFunc(snap.Seen, byCreated)
-	slices.SortFunc(snap.Pending, byCreated)
-	slices.SortFunc(snap.Expiries, byExpiry)
-	return snap, nil
+	}, nil
 }
 
 // Ingest implements [Store].
-func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
-	if err := ctx.Err(); err != nil {
+func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	var added []Vote
 	for _, v := range votes {
@@ -90,10 +89,8 @@ func (s *MemoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 	return added, nil
 }
 
-// voterTimes holds the CreatedAt of one voter's votes in the dedup set: the
-// first inline, so that a voter with one vote in the window (the usual case)
-// costs no allocation; a handful at most, since votes are 12 h apart and
-// pruning keeps about a day.
+// voterTimes holds the CreatedAt of one voter's votes in the dedup set, the
+// first inline: a voter with one vote (the usual case) costs no allocation.
 type voterTimes struct {
 	first time.Time
 	rest  []time.Time
@@ -131,11 +128,10 @@ func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
 }
 
 // Delivered implements [Store].
-func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
-	if err := ctx.Err(); err != nil {
+func (s *memoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.pending, v.Key())
 	if expire {
@@ -145,23 +141,20 @@ func (s *MemoryStore) Delivered(ctx context.Context, v Vote, expire bool) error 
 }
 
 // Expired implements [Store].
-func (s *MemoryStore) Expired(ctx context.Context, v Vote) error {
-	if err := ctx.Err(); err != nil {
+func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.expiries, v.Key())
 	return nil
 }
 
-// Prune implements [Store]. It walks the votes in the order they were added
-// and stops at the first one that must stay.
-func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := ctx.Err(); err != nil {
+// Prune implements [Store], stopping at the first vote added that must stay.
+func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, v := range s.order {
@@ -183,7 +176,7 @@ func (s *MemoryStore) Prune(ctx context.Context, createdBefore, now time.Time) e
 }
 
 // Follow implements [Feed].
-func (s *MemoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
+func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
 	f := &follower{wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.subs[f] = struct{}{}
@@ -229,10 +222,7 @@ func (f *follower) push(votes []Vote) {
 		f.buf = append(f.buf, votes...)
 	}
 	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	poke(f.wake)
 }
 
 func (f *follower) take() ([]Vote, bool) {
@@ -241,12 +231,4 @@ func (f *follower) take() ([]Vote, bool) {
 	votes, lost := f.buf, f.lost
 	f.buf, f.lost = nil, false
 	return votes, lost
-}
-
-func byCreated(a, b Vote) int {
-	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.Key(), b.Key()))
-}
-
-func byExpiry(a, b Vote) int {
-	return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), byCreated(a, b))
 }

@@ -2,6 +2,7 @@ package voterewards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,16 +24,14 @@ const (
 )
 
 // String returns "history", "webhook" or "webhook-v0".
-func (o Origin) String() string {
-	switch o {
-	case OriginHistory:
-		return "history"
-	case OriginWebhook:
-		return "webhook"
-	case OriginWebhookV0:
-		return "webhook-v0"
+func (o Origin) String() string { return name(o, "Origin", "history", "webhook", "webhook-v0") }
+
+// name returns the name of the n-th value of a type, counting from 1.
+func name[T ~uint8](n T, typ string, names ...string) string {
+	if n == 0 || int(n) > len(names) {
+		return fmt.Sprintf("%s(%d)", typ, uint8(n))
 	}
-	return fmt.Sprintf("Origin(%d)", uint8(o))
+	return names[n-1]
 }
 
 // Vote is a vote as the handlers see it: the service's record, where it came
@@ -42,8 +41,7 @@ type Vote struct {
 	// Origin is the source that delivered the vote first.
 	Origin Origin
 	// Hook is what a webhook delivery carried beyond the vote record; nil
-	// for a vote read from the history. (A pointer keeps Vote small: votes
-	// are map values and channel elements on the hot path.)
+	// for a vote read from the history (a pointer keeps Vote small).
 	Hook *Hook
 }
 
@@ -56,17 +54,15 @@ type Hook struct {
 	Query map[string]string
 }
 
-// Key identifies the vote across sources, polls and restarts: the voter's id
-// (PlatformID, else UserID) and the creation time, as "id@created_at" (RFC
-// 3339, UTC, nanoseconds). It is the store's dedup key, and a handler can use
-// it as an idempotency key.
+// Key identifies the vote across sources, polls and restarts, as
+// "id@created_at" (the voter's PlatformID, else UserID; RFC 3339, UTC,
+// nanoseconds): a handler can use it as an idempotency key.
 func (v Vote) Key() string {
 	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// voterID is the id a vote is deduplicated and serialised on: the platform
-// id, present in every source (history, v1 and v0 webhooks), else the
-// service's user id.
+// voterID is the id a vote is deduplicated on: the platform id, present in
+// every source, else the user id.
 func voterID(v topgg.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID
@@ -74,22 +70,12 @@ func voterID(v topgg.Vote) string {
 	return v.UserID
 }
 
-func newVote(v topgg.Vote) Vote {
-	// Votes are wall-clock facts: drop location and monotonic readings so that
-	// a vote read from the store and from the service compare equal.
-	v.CreatedAt = v.CreatedAt.UTC().Round(0)
-	v.ExpiresAt = v.ExpiresAt.UTC().Round(0)
-	return Vote{Vote: v, Origin: OriginHistory}
-}
-
 // lane returns the id whose votes are handled one at a time.
 func (v Vote) lane() string { return voterID(v.Vote) }
 
-// Handler handles one vote. It is called from the poller's worker goroutines;
-// calls for one user never overlap. A non-nil error (or a panic) makes the
-// poller retry the call later. ctx is cancelled when Run's context is done
-// and the grace period ([Config.GracePeriod]) has passed; a handler should
-// return soon after.
+// Handler handles one vote, from a worker goroutine; calls for one user never
+// overlap. An error (or a panic) makes the poller retry the call later. ctx
+// is cancelled once Run's context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
 // Kind says which handler a delivery is for.
@@ -104,69 +90,52 @@ const (
 )
 
 // String returns "reward" or "expiry".
-func (k Kind) String() string {
-	switch k {
-	case KindReward:
-		return "reward"
-	case KindExpiry:
-		return "expiry"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
 
-// DeliveryError reports a handler that failed on every attempt; it is what
-// [Config.OnGiveUp] receives. The vote is NOT recorded as done: it stays
-// pending in the store and is delivered again by the next [Poller.Run] or
-// [Poller.Redeliver]; a reward that was not delivered gets no expiry.
+// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed
+// on every attempt or, with Recording set, a handler's success that the store
+// could not record after as many writes. The vote is NOT recorded as done: it
+// stays pending in the store, and the next [Poller.Run] or
+// [Poller.Redeliver] calls its handler again; a reward not recorded as
+// delivered gets no expiry until then.
 type DeliveryError struct {
 	Kind     Kind
 	Key      string
 	Attempts int
-	// Err is the last attempt's error; a *PanicError if it panicked.
+	// Recording is set when the handler succeeded and recording it failed.
+	Recording bool
+	// Err is the last attempt's error: the store's if Recording, else the
+	// handler's (a *panics.ErrRecovered of github.com/sourcegraph/conc/panics,
+	// with the value and the stack, if it panicked).
 	Err error
 }
 
 func (e *DeliveryError) Error() string {
+	if e.Recording {
+		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+	}
 	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
 }
 
 // Unwrap returns the last attempt's error.
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// RecordError reports a store write that failed on every attempt: the outcome
-// of a handler call (Kind) for the vote Key could not be recorded. The vote
-// stays pending in the store, so its handler is called again at the next
-// Run or Redeliver (and a reward's expiry is not scheduled until then);
-// [Config.OnGiveUp] receives it.
-type RecordError struct {
-	Kind     Kind
-	Key      string
-	Attempts int
-	// Err is the last write's error.
-	Err error
-}
+// Sentinel errors, for errors.Is; the errors that carry them say the field,
+// the file or the vote.
+var (
+	// ErrBadConfig is returned by [New] for a Config it cannot run: OnReward
+	// or Store missing, a negative duration or count, an Interval below the
+	// floor. The error names the field.
+	ErrBadConfig = errors.New("voterewards: invalid Config")
+	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
+	// one: no user id of either kind, no Origin, or ids longer than the store
+	// keeps. A webhook receiver answers such a delivery 400.
+	ErrInvalidVote = errors.New("voterewards: invalid vote")
+	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
+	// not running: the next Run redelivers what is pending anyway.
+	ErrNotRunning = errors.New("voterewards: Run is not running")
 
-func (e *RecordError) Error() string {
-	return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
-}
-
-// Unwrap returns the last write's error.
-func (e *RecordError) Unwrap() error { return e.Err }
-
-// PanicError is a handler panic, contained by the poller and treated as a failure.
-type PanicError struct {
-	// Value is what the handler panicked with.
-	Value any
-	// Stack is the goroutine's stack at the panic.
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("voterewards: handler panicked: %v", e.Value) }
-
-// Unwrap returns Value if it is an error.
-func (e *PanicError) Unwrap() error {
-	if err, ok := e.Value.(error); ok {
-		return err
-	}
-	return nil
-}
+	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
+	errNotMade    = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
+	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+)

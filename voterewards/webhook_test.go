@@ -110,7 +110,7 @@ func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 func TestIngestWebhookStorePanicIsAnswered500(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()
-	url := hookedPoller(t, voterewards.Config{Store: panicStore{voterewards.NewMemoryStore()}, OnReward: rec.handle})
+	url := hookedPoller(t, voterewards.Config{Store: panicStore{voterewards.NewMemory()}, OnReward: rec.handle})
 	body := `{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` + time.Now().UTC().Format(time.RFC3339Nano) +
 		`","expires_at":"` + time.Now().UTC().Add(time.Hour).Format(time.RFC3339Nano) + `","user":{"platform_id":"` + platformID(1) + `"}}}`
 	assert.Equal(t, http.StatusInternalServerError, post(t, url, 1, body))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -12,82 +11,65 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// MaxBodyBytes is the largest body a [Receiver] reads; a larger one is
-// refused with 413 before it is read whole. A vote.create is under 1 KiB.
-const MaxBodyBytes = 2 << 20
+// maxBodyBytes is the largest body a Receiver reads. A vote.create is under 1 KiB.
+const maxBodyBytes = 2 << 20
 
 // Config configures a [Receiver] made by [New]. At least one secret (Secrets
-// or LegacyAuth) and one callback (OnVote or OnEvent) are required.
-//
-// A Config prints without its secrets under every fmt verb and in slog.
+// or LegacyAuth) and one callback (OnVote or OnEvent) are required. A Config
+// prints without its secrets.
 type Config struct {
 	// Secrets are the v1 signing secrets ("whs_..."), one per webhook of the
-	// project: a delivery signed by any of them is accepted. New refuses one
-	// without the "whs_" prefix. Rotating a secret on Top.gg kills the old
-	// one at once, so during a rotation list both here before changing it
-	// there.
+	// project: a delivery signed by any of them is accepted. Rotating a
+	// secret on Top.gg kills the old one at once, so during a rotation list
+	// both here before changing it there.
 	Secrets []Secret
 	// LegacyAuth is the v0 Authorization value. When set, a delivery without
-	// an x-topgg-signature header is taken as v0 and accepted when its
-	// Authorization header equals LegacyAuth. Empty: v0 is refused.
+	// a signature header is v0, accepted when its Authorization equals it.
 	LegacyAuth Secret
 
 	// OnVote stores a vote (v1 vote.create, v0 upvote and test) before Top.gg
 	// gets its answer. Return nil only once the vote is durably stored: the
-	// answer is then 204, and Top.gg never sends it again. An error makes the
-	// answer 500, and Top.gg retries (v1 3 times, about 1, 2 and 4 s later);
-	// an error matching [ErrMalformedBody] (a vote the store can never take)
-	// makes it 400, which Top.gg does not retry.
-	// ctx is the request's: it ends if Top.gg hangs up (after 5 s). It may be
-	// called concurrently for several deliveries. A panic in it is answered
-	// like an error (500) and logged with its stack. When nil, votes are
-	// answered 204 at once and reach OnEvent only.
+	// answer is then 204, and Top.gg never sends it again. An error (or a
+	// panic) makes the answer 500, and Top.gg retries (v1 3 times, about 1, 2
+	// and 4 s later); an error matching [ErrMalformedBody] (a vote the store
+	// can never take) makes it 400, which Top.gg does not retry. ctx is the
+	// request's: it ends if Top.gg hangs up (after 5 s). It may be called
+	// concurrently. When nil, votes are answered 204 and reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
-	// OnEvent receives every accepted event, votes included (after OnVote
-	// returned nil), once the answer is written and flushed to Top.gg, and
-	// before ServeHTTP returns: nothing runs after the request, and a slow
-	// OnEvent only holds its connection (and http.Server.Shutdown). ctx has
-	// the request's values but is not cancelled when Top.gg hangs up after
-	// its answer. It may be called concurrently. A panic in it is logged
-	// with its stack and observed as [OutcomePanic]; the answer stands.
+	// OnEvent receives every accepted event, votes included, once the answer
+	// is flushed to Top.gg and before ServeHTTP returns: a slow OnEvent only
+	// holds its connection (and http.Server.Shutdown). ctx has the request's
+	// values but is not cancelled when Top.gg hangs up. It may be called
+	// concurrently. A panic in it is observed as [OutcomePanic]; the answer
+	// stands.
 	OnEvent func(ctx context.Context, e Event)
 	// OnIntegrationCreate answers an integration.create (Top.gg expects the
-	// answer in the response). An error or a panic makes the answer 500. When nil, an
-	// integration.create is answered 204 and reaches OnEvent only.
+	// answer in the response). An error or a panic makes the answer 500. When
+	// nil, an integration.create is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
 
 	// Tolerance is how far a v1 signature's timestamp may be from now, in
-	// either direction (default [DefaultTolerance], 5 minutes).
+	// either direction (default 5 minutes).
 	Tolerance time.Duration
-	// Observer, if set, is told the outcome of every delivery the Receiver
-	// answers, once the answer is written (before OnEvent): a hook for
-	// metrics. An OnEvent that panicked is told once more, as
-	// [OutcomePanic]. It is called synchronously and must return quickly; a
-	// panic in it is recovered and logged.
+	// Observer, if set, is told the outcome of every delivery once the answer
+	// is written (before OnEvent), and once more, as [OutcomePanic], of an
+	// OnEvent that panicked. It must return quickly.
 	Observer func(Outcome)
-	// Logger receives refusals and callback failures (default: discard). No
-	// secret, signature or body is ever logged.
+	// Logger receives refusals and callback failures (default: discard).
 	Logger *slog.Logger
 
-	// clock tells the time of the timestamp check (default the real clock);
-	// tests inject a fake through export_test.go.
-	clock clock.Clock
+	clock clock.Clock // default the real one; tests set it through export_test.go
 }
 
-// String describes the Config without its secrets.
-func (c Config) String() string {
-	return fmt.Sprintf("webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
+// Format prints the Config without its secrets under every verb.
+func (c Config) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
 		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
 }
 
-// GoString describes the Config without its secrets, for %#v.
-func (c Config) GoString() string { return c.String() }
-
-// Format prints the Config without its secrets under every verb.
-func (c Config) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
-
-// LogValue makes slog print the Config without its secrets.
-func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+// LogValue makes slog print the Config without its secrets (its JSON
+// handler would not call Format).
+func (c Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
 
 func setOrNot(set bool) string {
 	if set {
@@ -116,7 +98,7 @@ func (c Config) check() (Config, error) {
 		return c, errors.New("webhook: Config.Tolerance is negative")
 	}
 	if c.Tolerance == 0 {
-		c.Tolerance = DefaultTolerance
+		c.Tolerance = defaultTolerance
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -125,11 +107,10 @@ func (c Config) check() (Config, error) {
 	return c, nil
 }
 
-// SplitSecrets splits a comma-separated list of v1 secrets, as an
-// environment variable holds them ("whs_a,whs_b"), trimming white space
-// around each. An empty list or item, or an item [New] would refuse (one
-// without the "whs_" prefix), is an error wrapping [ErrMalformedSecret] that
-// does not quote the list.
+// SplitSecrets splits a comma-separated list of v1 secrets ("whs_a,whs_b", as
+// an environment variable holds them), trimming white space around each. An
+// empty list or item, or one [New] would refuse, is an error wrapping
+// [ErrMalformedSecret] that does not quote the list.
 func SplitSecrets(list string) ([]Secret, error) {
 	parts := strings.Split(list, ",")
 	out := make([]Secret, 0, len(parts))
@@ -143,17 +124,14 @@ func SplitSecrets(list string) ([]Secret, error) {
 	return out, nil
 }
 
-// v1SecretPrefix starts every v1 signing secret, as Top.gg's webhook
-// settings show it ("whs_..."). A v1 secret without it is refused by New,
-// SplitSecrets and Verify: it is not what Top.gg signs with (a v0 secret, a
-// token, a truncated copy), and every delivery would be answered 403.
+// v1SecretPrefix starts every v1 signing secret. One without it (a v0
+// secret, a token, a truncated copy) would get every delivery answered 403.
 const v1SecretPrefix = "whs_"
 
 // whiteSpace is the problem of a secret wellFormed refuses.
 const whiteSpace = "is empty or holds white space or a control character (a trailing newline?)"
 
-// checkV1Secret says what is wrong with a v1 secret, or "". It never quotes
-// the secret.
+// checkV1Secret says what is wrong with a v1 secret, or "", never quoting it.
 func checkV1Secret(s Secret) string {
 	switch {
 	case !wellFormed(s):
@@ -165,16 +143,7 @@ func checkV1Secret(s Secret) string {
 }
 
 // wellFormed refuses an empty secret and one with white space or control
-// bytes: a secret read from a file or an environment variable with a
-// trailing newline would otherwise never match, silently.
+// bytes: one read with a trailing newline would otherwise never match.
 func wellFormed(s Secret) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b <= ' ' || b == 0x7f {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.ContainsFunc(string(s), func(r rune) bool { return r <= ' ' || r == 0x7f })
 }

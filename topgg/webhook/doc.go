@@ -1,24 +1,20 @@
 // Package webhook receives Top.gg webhook deliveries: it verifies v1
-// signatures and v0 authorization and decodes the typed events. It has no
-// dependency on Discord libraries, stores or exporters; a vote store plugs in
-// through [Config.OnVote] (package voterewards: OnVote: poller.IngestWebhook).
+// signatures and v0 authorization and decodes the typed events. A vote store
+// plugs in through [Config.OnVote] (package voterewards: OnVote:
+// poller.IngestWebhook).
 //
-// v1 ("webhooks v2") deliveries carry an x-topgg-signature header,
-// "t=<unix seconds>,v1=<hex>": an HMAC-SHA256 keyed with the webhook's
-// "whs_" secret over "<t>.<raw body>". [Receiver] accepts a delivery signed by
-// any secret of a set (a project can have several webhooks, and a rotated
-// secret dies at once), within a tolerance of the timestamp (5 minutes by
-// default, either way). v0 (legacy) deliveries carry the shared secret in
-// the Authorization header; the same Receiver takes them when no signature
-// header is present and [Config.LegacyAuth] is set.
+// v1 deliveries carry an x-topgg-signature header, "t=<unix seconds>,v1=<hex>":
+// an HMAC-SHA256 keyed with the webhook's "whs_" secret over "<t>.<raw body>".
+// [Receiver] accepts a delivery signed by any secret of a set (a project can
+// have several webhooks), within 5 minutes of the timestamp by default. v0
+// deliveries carry the shared secret in the Authorization header; the same
+// Receiver takes them when [Config.LegacyAuth] is set.
 //
-// Top.gg retries a delivery that timed out (5 s) or got a 5xx, and never one
-// that got a 4xx. So the Receiver answers 2xx only once [Config.OnVote] has
-// stored the vote, 5xx when it could not, and 4xx for what no retry can mend
-// (a bad signature, a malformed body). Everything else happens after the
-// answer, in [Config.OnEvent], before ServeHTTP returns.
+// Top.gg retries a delivery that timed out (5 s) or got a 5xx, never one that
+// got a 4xx. So the Receiver answers 2xx only once [Config.OnVote] has stored
+// the vote, 5xx when it could not, and 4xx for what no retry can mend.
 //
 // Secrets are of type [Secret], which never prints; no secret, signature or
 // body reaches a log or an error. [Sign] and [NewRequest] make v1 deliveries
-// for tests (a v0 one is a POST with the Authorization header set).
+// for tests.
 package webhook

@@ -8,42 +8,31 @@ import (
 	"time"
 )
 
-// EventType is the "type" of a v1 delivery. Types this package does not know
-// are kept as sent.
+// EventType is the "type" of a v1 delivery; unknown types are kept as sent.
 type EventType string
 
 // The event types Top.gg sends.
 const (
-	// TypeVoteCreate: a user voted. v0 deliveries (upvote and test) have it too.
-	TypeVoteCreate EventType = "vote.create"
-	// TypeWebhookTest: the "send test" button of the webhook settings.
-	TypeWebhookTest EventType = "webhook.test"
-	// TypeIntegrationCreate: a user connected an integration (approved
-	// integrations only); Top.gg expects an [IntegrationAnswer].
-	TypeIntegrationCreate EventType = "integration.create"
-	// TypeIntegrationDelete: a user removed an integration.
-	TypeIntegrationDelete EventType = "integration.delete"
+	TypeVoteCreate        EventType = "vote.create"        // a user voted (v0 upvote and test too)
+	TypeWebhookTest       EventType = "webhook.test"       // the webhook settings' "send test" button
+	TypeIntegrationCreate EventType = "integration.create" // a user connected an integration; answered with an [IntegrationAnswer]
+	TypeIntegrationDelete EventType = "integration.delete" // a user removed an integration
 )
 
-// Project is the project a v1 event is about.
+// Project is the project a v1 event is about: its Top.gg id, its type ("bot",
+// "server", "game", ...) and platform ("discord", "roblox", ...) as sent, and
+// its id on the platform (a bot's application id, a server's guild id).
 type Project struct {
-	// ID is the Top.gg project id.
-	ID string `json:"id"`
-	// Type is "bot", "server", "game", ... (kept as sent).
-	Type string `json:"type"`
-	// Platform is "discord", "roblox", ... (kept as sent).
-	Platform string `json:"platform"`
-	// PlatformID is the project's id on its platform (the Discord
-	// application id of a bot, the guild id of a server).
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	Platform   string `json:"platform"`
 	PlatformID string `json:"platform_id"`
 }
 
-// User is the Top.gg user a v1 event is about.
+// User is the Top.gg user a v1 event is about: the Top.gg user id, the id on
+// the project's platform (the Discord user id), name and avatar.
 type User struct {
-	// ID is the Top.gg user id.
-	ID string `json:"id"`
-	// PlatformID is the user's id on the project's platform (the Discord
-	// user id).
+	ID         string `json:"id"`
 	PlatformID string `json:"platform_id"`
 	Name       string `json:"name"`
 	AvatarURL  string `json:"avatar_url"`
@@ -54,21 +43,14 @@ type User struct {
 type Vote struct {
 	// Version is 1 for a v1 (signed) delivery, 0 for a legacy one.
 	Version int
-	// ID is the vote's id (v1 only). The vote history has no id: a store
-	// that merges both sources cannot deduplicate on it alone.
-	ID string
-	// UserID is the voter's Top.gg user id (v1 only).
-	UserID string
-	// PlatformID is the voter's id on the platform, the Discord user id:
-	// user.platform_id in v1, user in v0.
-	PlatformID string
-	// UserName and AvatarURL describe the voter (v1 only).
-	UserName, AvatarURL string
-	// ProjectID is the Top.gg project id (v1 only).
-	ProjectID string
-	// ProjectPlatformID is the project's platform id: project.platform_id in
-	// v1, bot or guild in v0.
-	ProjectPlatformID string
+	// ID (the vote's id), UserID (the voter's Top.gg id), UserName,
+	// AvatarURL and ProjectID (the Top.gg project id) are v1 only. The vote
+	// history has no id: a store that merges both cannot deduplicate on it.
+	ID, UserID, UserName, AvatarURL, ProjectID string
+	// PlatformID is the voter's Discord user id (user.platform_id in v1,
+	// user in v0); ProjectPlatformID the project's (project.platform_id in
+	// v1, bot or guild in v0).
+	PlatformID, ProjectPlatformID string
 	// Guild is true for a v0 vote for a server (the body had guild, not bot).
 	Guild bool
 	// Weight is how many votes it counts for: as sent in v1 (1 if absent),
@@ -100,23 +82,15 @@ type IntegrationCreate struct {
 	User          User
 }
 
-// String prints the event with its secret redacted.
-func (e IntegrationCreate) String() string { return fmt.Sprintf("%+v", plainIntegrationCreate(e)) }
-
-// GoString prints the event with its secret redacted, for %#v.
-func (e IntegrationCreate) GoString() string {
-	return "webhook.IntegrationCreate" + strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate")
-}
-
-// Format prints the event with its secret redacted under every verb: a
-// pointer to it inside a struct printed with a verb that does not fit a
-// pointer (%s, %d) would otherwise be printed by fmt without any method.
+// Format prints the event with its secret redacted under every verb. The
+// Secret redacts itself, but not where fmt reports a bad verb (%d on a
+// pointer to it inside a struct), which prints without calling any method.
 func (e IntegrationCreate) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
-		_, _ = io.WriteString(f, e.GoString())
+		_, _ = io.WriteString(f, "webhook.IntegrationCreate"+strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate"))
 		return
 	}
-	_, _ = io.WriteString(f, e.String())
+	_, _ = fmt.Fprintf(f, "%+v", plainIntegrationCreate(e))
 }
 
 // plainIntegrationCreate has IntegrationCreate's fields and none of its
@@ -140,14 +114,12 @@ type IntegrationAnswer struct {
 // one of Vote, Test, IntegrationCreate, IntegrationDelete and Data is set,
 // according to Type.
 type Event struct {
-	// Type is the delivery's type; a v0 delivery is a vote.create (its
-	// Vote.Test says whether it was a test), unless its type was neither
-	// "upvote" nor "test", which is kept as sent.
+	// Type is the delivery's type; a v0 upvote or test is a vote.create.
 	Type EventType
 	// Version is 1 for a signed delivery, 0 for a legacy one.
 	Version int
-	// Trace is the x-topgg-trace header, an id for Top.gg's support. It is
-	// not an id of the event: retries may share it or not.
+	// Trace is the x-topgg-trace header, for Top.gg's support; retries may
+	// share it or not.
 	Trace string
 
 	Vote              *Vote

@@ -7,3 +7,9 @@ func WithClock(c Config, clk clock.Clock) Config {
 	c.clock = clk
 	return c
 }
+
+// DecodeLegacy decodes a v0 body, for the decoding tests.
+var DecodeLegacy = decodeLegacy
+
+// MaxBodyBytes is the largest body a Receiver reads.
+const MaxBodyBytes = maxBodyBytes

@@ -33,7 +33,7 @@ func FuzzParseSignature(f *testing.F) {
 				t.Fatalf("accepted a timestamp %q that is not decimal", s.ts)
 			}
 		}
-		_ = s.fresh(at, DefaultTolerance) // no overflow panic
+		_ = s.fresh(at, defaultTolerance) // no overflow panic
 		if newKeyring([]Secret{"whs_a"}).match(&s, body) && Verify(h, body, time.Unix(s.t, 0), 0, "whs_a") != nil {
 			t.Fatalf("the keyring and Verify disagree on %q", h)
 		}

@@ -10,46 +10,24 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
-	"time"
-
-	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // Receiver receives Top.gg webhook deliveries: an http.Handler for POST
 // requests, v1 (signed) and, when configured, v0 (legacy) on the same path.
 // Make it with [New]; it is safe for concurrent use, and nothing of a
-// delivery runs after its ServeHTTP returned.
-//
-// Answers, chosen so that Top.gg retries exactly what may succeed later
-// (it retries a timeout or a 5xx, never a 4xx):
-//   - 204 once the event is accepted (and OnVote stored a vote); 200 with a
-//     JSON body for an integration.create that OnIntegrationCreate answered;
-//   - 401 for a missing or malformed signature header (v0: no Authorization);
-//   - 403 for a signature no secret made, a timestamp outside the tolerance,
-//     a wrong v0 Authorization, or a v1 delivery when no v1 secret is set;
-//   - 400 for a body that is not a valid event, 413 for a body over
-//     [MaxBodyBytes] (refused without being read whole), 405 for a method
-//     other than POST;
-//   - 500 when OnVote or OnIntegrationCreate failed or panicked.
-//
-// A panic in a callback (OnVote, OnIntegrationCreate, OnEvent, Observer) is
-// contained: it is logged at Error with the callback's name and the stack,
-// and the peer gets the answer an error would give (500 before the answer;
-// after it, nothing more is written) without any detail of the panic.
-//
-// No callback runs for a refused delivery. A Receiver prints without its
-// secrets; the zero Receiver answers every request 500.
+// delivery runs after its ServeHTTP returned. Its answers (see [Outcome])
+// make Top.gg retry exactly what may succeed later: 204 (200 with the answer
+// to an integration.create) once accepted and stored, 4xx for what no retry
+// mends (a body over 2 MiB refused without being read whole), 500 when a
+// callback failed. A panic in a callback is logged at Error with the stack,
+// and the peer gets the answer an error would give. No callback runs for a
+// refused delivery; the zero Receiver answers every request 500.
 type Receiver struct {
-	keys          *keyring               // v1 secrets; nil when v1 is off
-	legacy        func(auth string) bool // checks a v0 Authorization; nil when v0 is off
-	onVote        func(context.Context, Vote) error
-	onEvent       func(context.Context, Event)
-	onIntegration func(context.Context, IntegrationCreate) (IntegrationAnswer, error)
-	observer      func(Outcome)
-	tolerance     time.Duration
-	log           *slog.Logger
-	clock         clock.Clock
+	keys   keyring                // v1 secrets; nil when v1 is off
+	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
+	cfg    Config                 // checked, without its secrets
 }
 
 // New returns a Receiver for cfg. It fails with [ErrNoSecret], [ErrMalformedSecret]
@@ -60,132 +38,109 @@ func New(cfg Config) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Receiver{
-		onVote:        cfg.OnVote,
-		onEvent:       cfg.OnEvent,
-		onIntegration: cfg.OnIntegrationCreate,
-		observer:      cfg.Observer,
-		tolerance:     cfg.Tolerance,
-		log:           cfg.Logger.With("component", "topgg/webhook"),
-		clock:         cfg.clock,
-	}
+	h := &Receiver{}
 	if len(cfg.Secrets) > 0 {
 		h.keys = newKeyring(cfg.Secrets)
 	}
 	if cfg.LegacyAuth != "" {
 		h.legacy = legacyChecker(cfg.LegacyAuth)
 	}
+	// The secrets live only in closures, which no formatting prints.
+	cfg.Secrets, cfg.LegacyAuth = nil, ""
+	cfg.Logger = cfg.Logger.With("component", "topgg/webhook")
+	h.cfg = cfg
 	return h, nil
 }
 
-// String describes the Receiver without its secrets.
-func (h *Receiver) String() string {
-	if h == nil || h.clock == nil {
-		return "webhook.Receiver{unconfigured}"
-	}
-	n := 0
-	if h.keys != nil {
-		n = len(h.keys.pools)
-	}
-	return fmt.Sprintf("webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", n, setOrNot(h.legacy != nil), h.tolerance)
-}
-
-// GoString describes the Receiver without its secrets, for %#v.
-func (h *Receiver) GoString() string { return h.String() }
-
 // Format prints the Receiver without its secrets under every verb.
-func (h *Receiver) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, h.String()) }
-
-// errNotConfigured answers a zero or nil Receiver.
-var errNotConfigured = errors.New("webhook: Receiver not made by webhook.New")
+func (h *Receiver) Format(f fmt.State, _ rune) {
+	if h == nil || h.cfg.clock == nil {
+		_, _ = io.WriteString(f, "webhook.Receiver{unconfigured}")
+		return
+	}
+	_, _ = fmt.Fprintf(f, "webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", len(h.keys), setOrNot(h.legacy != nil), h.cfg.Tolerance)
+}
 
 // ServeHTTP receives one delivery: it authenticates it, reads and decodes the
 // body, lets OnVote (or OnIntegrationCreate) store it, answers, flushes the
 // answer, and then calls OnEvent.
 func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h == nil || h.clock == nil {
-		http.Error(w, errNotConfigured.Error(), http.StatusInternalServerError)
+	if h == nil || h.cfg.clock == nil {
+		http.Error(w, "webhook: Receiver not made by webhook.New", http.StatusInternalServerError)
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(w, r, http.StatusMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
-		h.observe(r.Context(), OutcomeMethodNotAllowed)
+		h.refuse(w, r, http.StatusMethodNotAllowed, OutcomeMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
 		return
 	}
-	var d decoded
-	if err := h.receive(r, &d); err != nil {
-		h.refuse(w, r, statusOf(err), err)
-		h.observe(r.Context(), outcomeOf(err))
+	ev, err := h.receive(r)
+	if err != nil {
+		status, outcome := refusal(err)
+		h.refuse(w, r, status, outcome, err)
 		return
 	}
-	d.ev.Trace = r.Header.Get(TraceHeader)
-	outcome := h.answer(w, r, &d)
+	ev.Trace = r.Header.Get(TraceHeader)
+	outcome := h.answer(w, r, &ev)
 	h.observe(r.Context(), outcome)
-	if outcome != OutcomeAccepted {
+	if outcome != OutcomeAccepted || h.cfg.OnEvent == nil {
 		return
 	}
-	if h.onEvent != nil {
-		// After the answer: a panic writes nothing more (Top.gg has its 2xx)
-		// and is counted on its own.
-		ctx := context.WithoutCancel(r.Context())
-		if err := h.contain(ctx, "OnEvent", func() error { h.onEvent(ctx, d.event()); return nil }); err != nil {
-			h.observe(ctx, OutcomePanic)
-		}
+	// After the answer: a panic writes nothing more (Top.gg has its 2xx)
+	// and is counted on its own.
+	ctx := context.WithoutCancel(r.Context())
+	if err := h.contain(ctx, "OnEvent", func() error { h.cfg.OnEvent(ctx, ev); return nil }); err != nil {
+		h.observe(ctx, OutcomePanic)
 	}
 }
 
 // receive authenticates the request and decodes its body: v1 when it has a
 // signature header, else v0.
-func (h *Receiver) receive(r *http.Request, d *decoded) error {
-	if vals := r.Header.Values(SignatureHeader); len(vals) > 0 {
-		return h.receiveV1(r, vals, d)
-	}
-	return h.receiveV0(r, d)
-}
-
-func (h *Receiver) receiveV1(r *http.Request, vals []string, d *decoded) error {
-	if h.keys == nil {
-		return fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
-	}
-	if len(vals) != 1 {
-		return fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
-	}
-	sig, err := parseSignature(vals[0])
-	if err != nil {
-		return err
-	}
-	// The timestamp is checked before the body is read: a stale replay costs
-	// nothing.
-	if err := sig.fresh(h.clock.Now(), h.tolerance); err != nil {
-		return err
+func (h *Receiver) receive(r *http.Request) (Event, error) {
+	vals := r.Header.Values(SignatureHeader)
+	switch {
+	case len(vals) > 0 && h.keys == nil:
+		return Event{}, fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
+	case len(vals) > 1:
+		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
+	case len(vals) == 1:
+		body, err := h.keys.verify(vals[0], h.cfg.clock.Now(), h.cfg.Tolerance, func() ([]byte, error) { return readBody(r) })
+		if err != nil {
+			return Event{}, err
+		}
+		return Decode(body)
+	case h.legacy == nil:
+		return Event{}, fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
+	case r.Header.Get("Authorization") == "":
+		return Event{}, fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
+	case !h.legacy(r.Header.Get("Authorization")):
+		return Event{}, fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return err
+		return Event{}, err
 	}
-	if !h.keys.match(&sig, body) {
-		return ErrSignatureMismatch
-	}
-	return decodeV1(body, d)
+	return decodeLegacy(body)
 }
 
-func (h *Receiver) receiveV0(r *http.Request, d *decoded) error {
-	if h.legacy == nil {
-		return fmt.Errorf("%w: missing %s header", ErrNoSignature, SignatureHeader)
+// readBody reads at most maxBodyBytes of r's body: a declared Content-Length
+// over the cap is refused before any byte is read, an undeclared body as
+// soon as one byte beyond the cap arrives.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrBodyTooLarge, r.ContentLength, maxBodyBytes)
 	}
-	auth := r.Header.Get("Authorization")
-	if auth == "" {
-		return fmt.Errorf("%w: missing %s or Authorization header", ErrNoSignature, SignatureHeader)
+	if r.Body == nil {
+		return nil, nil
 	}
-	if !h.legacy(auth) {
-		return fmt.Errorf("%w: wrong Authorization", ErrSignatureMismatch)
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if len(b) > maxBodyBytes {
+		return nil, fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, maxBodyBytes)
 	}
-	body, err := readBody(r)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("webhook: reading the body: %w", err)
 	}
-	return decodeV0(body, d)
+	return b, nil
 }
 
 // legacyChecker compares with want in constant time. Only want's digest is
@@ -199,44 +154,47 @@ func legacyChecker(want Secret) func(string) bool {
 	}
 }
 
-// statusOf maps a refusal to the status Top.gg must see: 4xx, never retried.
-func statusOf(err error) int {
+// refusal maps a refusal to the status Top.gg must see (4xx, never retried)
+// and its outcome.
+func refusal(err error) (int, Outcome) {
 	switch {
 	case errors.Is(err, ErrNoSignature), errors.Is(err, ErrMalformedSignature):
-		return http.StatusUnauthorized
-	case errors.Is(err, ErrSignatureMismatch), errors.Is(err, ErrTimestamp):
-		return http.StatusForbidden
+		return http.StatusUnauthorized, OutcomeUnauthorized
+	case errors.Is(err, ErrTimestamp):
+		return http.StatusForbidden, OutcomeStale
+	case errors.Is(err, ErrSignatureMismatch):
+		return http.StatusForbidden, OutcomeForbidden
 	case errors.Is(err, ErrBodyTooLarge):
-		return http.StatusRequestEntityTooLarge
-	default: // ErrMalformedBody, or a body cut short by the client
-		return http.StatusBadRequest
+		return http.StatusRequestEntityTooLarge, OutcomeTooLarge
 	}
+	return http.StatusBadRequest, OutcomeMalformed // or a body cut short by the client
 }
 
-func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, err error) {
+func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, outcome Outcome, err error) {
 	level := slog.LevelDebug // scanners and wrong methods are noise
 	if status == http.StatusForbidden || status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
 		level = slog.LevelWarn // looks like Top.gg, but something is misconfigured
 	}
-	h.log.Log(r.Context(), level, "webhook delivery refused",
+	h.cfg.Logger.Log(r.Context(), level, "webhook delivery refused",
 		slog.Int("status", status), slog.String("reason", err.Error()), slog.String("remote", r.RemoteAddr))
 	if status == http.StatusRequestEntityTooLarge {
 		// Do not let the server drain the rest of a huge body.
 		w.Header().Set("Connection", "close")
 	}
 	http.Error(w, err.Error(), status)
+	h.observe(r.Context(), outcome)
 }
 
 // answer stores what must be stored before the answer, then writes and
 // flushes it. It returns the outcome: OutcomeAccepted, or why not.
-func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Outcome {
+func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) Outcome {
 	switch {
-	case d.isVote && h.onVote != nil:
-		if o := h.storeVote(w, r, &d.vote); o != OutcomeAccepted {
+	case ev.Vote != nil && h.cfg.OnVote != nil:
+		if o := h.storeVote(w, r, ev.Vote); o != OutcomeAccepted {
 			return o
 		}
-	case d.ev.IntegrationCreate != nil && h.onIntegration != nil:
-		return h.answerIntegration(w, r, d.ev.IntegrationCreate)
+	case ev.IntegrationCreate != nil && h.cfg.OnIntegrationCreate != nil:
+		return h.answerIntegration(w, r, ev.IntegrationCreate)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	h.flush(w, r)
@@ -247,7 +205,7 @@ func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, d *decoded) Ou
 // returns why; on success it writes nothing and returns OutcomeAccepted.
 func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Outcome {
 	ctx := r.Context()
-	err := h.contain(ctx, "OnVote", func() error { return h.onVote(ctx, *v) })
+	err := h.contain(ctx, "OnVote", func() error { return h.cfg.OnVote(ctx, *v) })
 	switch {
 	case err == nil:
 		return OutcomeAccepted
@@ -256,12 +214,12 @@ func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Ou
 		return OutcomePanic
 	case errors.Is(err, ErrMalformedBody):
 		// The store says this can never be a vote: a retry would fail the same way.
-		h.log.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
+		h.cfg.Logger.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
 			slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
 		http.Error(w, "malformed vote", http.StatusBadRequest)
 		return OutcomeMalformed
 	}
-	h.log.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
+	h.cfg.Logger.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
 		slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
 	http.Error(w, "vote not stored", http.StatusInternalServerError)
 	return OutcomeStoreFailed
@@ -271,7 +229,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 	ctx := r.Context()
 	var ans IntegrationAnswer
 	err := h.contain(ctx, "OnIntegrationCreate", func() (err error) {
-		ans, err = h.onIntegration(ctx, *ic)
+		ans, err = h.cfg.OnIntegrationCreate(ctx, *ic)
 		return err
 	})
 	if errors.Is(err, errPanicked) {
@@ -282,7 +240,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
 	}
 	if err != nil {
-		h.log.ErrorContext(r.Context(), "webhook integration.create not answered; answering 500",
+		h.cfg.Logger.ErrorContext(ctx, "webhook integration.create not answered; answering 500",
 			slog.String("connection_id", ic.ConnectionID), slog.Any("error", err))
 		http.Error(w, "integration not created", http.StatusInternalServerError)
 		return OutcomeStoreFailed
@@ -290,11 +248,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 	if ans.Routes == nil {
 		ans.Routes = []string{}
 	}
-	body, err := json.Marshal(ans)
-	if err != nil { // unreachable: two strings and a slice of strings
-		http.Error(w, "integration answer not encoded", http.StatusInternalServerError)
-		return OutcomeStoreFailed
-	}
+	body, _ := json.Marshal(ans) // two strings and a slice of strings: cannot fail
 	// A Content-Length makes the answer complete at the flush; a chunked one
 	// would end only when ServeHTTP returns, after OnEvent.
 	w.Header().Set("Content-Type", "application/json")
@@ -307,6 +261,30 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 
 func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
 	if err := http.NewResponseController(w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		h.log.DebugContext(r.Context(), "webhook answer not flushed", slog.Any("error", err))
+		h.cfg.Logger.DebugContext(r.Context(), "webhook answer not flushed", slog.Any("error", err))
+	}
+}
+
+// errPanicked marks the error contain makes of a callback's panic.
+var errPanicked = errors.New("panicked")
+
+// contain calls f and turns a panic in it into an error wrapping
+// errPanicked, logged with the stack. net/http never sees the panic: it would
+// drop the connection, which Top.gg does not retry.
+func (h *Receiver) contain(ctx context.Context, callback string, f func() error) (err error) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			h.cfg.Logger.ErrorContext(ctx, "webhook callback panicked",
+				slog.String("callback", callback), slog.Any("panic", rec), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("webhook: %s %w", callback, errPanicked)
+		}
+	}()
+	return f()
+}
+
+// observe tells the Observer, if any, of one answer, containing a panic.
+func (h *Receiver) observe(ctx context.Context, o Outcome) {
+	if h.cfg.Observer != nil {
+		_ = h.contain(ctx, "Observer", func() error { h.cfg.Observer(o); return nil })
 	}
 }

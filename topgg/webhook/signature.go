@@ -1,32 +1,30 @@
 package webhook
 
 import (
+	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
-// Headers of a v1 delivery.
+// Headers of a v1 delivery: the signature, "t=<unix seconds>,v1=<hex
+// HMAC-SHA256>", and a trace id for Top.gg's support.
 const (
-	// SignatureHeader carries "t=<unix seconds>,v1=<hex HMAC-SHA256>".
 	SignatureHeader = "X-Topgg-Signature"
-	// TraceHeader carries a trace id for Top.gg's support.
-	TraceHeader = "X-Topgg-Trace"
+	TraceHeader     = "X-Topgg-Trace"
 )
 
-// DefaultTolerance is how far a signature's timestamp may be from now, in
-// either direction, by default: the 5 minutes of Top.gg's documentation.
-const DefaultTolerance = 5 * time.Minute
-
-// Bounds of the signature header: a header longer, or with more v1 entries,
-// is malformed. Top.gg sends one entry of 64 hex digits.
 const (
+	// defaultTolerance is the 5 minutes of Top.gg's documentation.
+	defaultTolerance = 5 * time.Minute
+	// Bounds of the signature header; Top.gg sends one entry of 64 hex digits.
 	maxSignatureHeader = 1024
 	maxSignatures      = 8
 )
@@ -40,10 +38,8 @@ type signature struct {
 	n    int
 }
 
-// parseSignature parses "t=<unix>,v1=<hex>[,v1=<hex>...]". Parts may come in
-// any order, with spaces around them; keys other than t and v1 (a future
-// scheme) are ignored. It wraps ErrMalformedSignature, never quoting the
-// header.
+// parseSignature parses "t=<unix>,v1=<hex>[,v1=<hex>...]", parts in any
+// order; keys other than t and v1 (a future scheme) are ignored.
 func parseSignature(h string) (signature, error) {
 	var s signature
 	if len(h) > maxSignatureHeader {
@@ -86,18 +82,11 @@ func parseSignature(h string) (signature, error) {
 // parseUnix accepts 1 to 18 decimal digits, no sign: enough for any date of
 // this era, and it cannot overflow.
 func parseUnix(v string) (int64, error) {
-	if len(v) == 0 || len(v) > 18 {
-		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 digits", ErrMalformedSignature)
+	t, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || len(v) > 18 {
+		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
 	}
-	var t int64
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: the timestamp is not a decimal number", ErrMalformedSignature)
-		}
-		t = t*10 + int64(c-'0')
-	}
-	return t, nil
+	return int64(t), nil
 }
 
 // fresh checks that the signature's time is within tol of now, either way.
@@ -109,24 +98,15 @@ func (s *signature) fresh(now time.Time, tol time.Duration) error {
 	return nil
 }
 
-// keyring computes the MACs of a set of secrets. The keys live only in the
-// pools' closures, which no formatting prints; each pool keeps keyed HMAC
-// states so that a verification allocates nothing.
-type keyring struct {
-	pools []sync.Pool
-}
+// keyring computes the MACs of a set of secrets. The keys live only in
+// closures, which no formatting prints.
+type keyring []func() hash.Hash
 
-type macState struct {
-	h   hash.Hash
-	pre [24]byte // "<t>." fits: t has at most 18 digits
-	sum [sha256.Size]byte
-}
-
-func newKeyring(secrets []Secret) *keyring {
-	k := &keyring{pools: make([]sync.Pool, len(secrets))}
+func newKeyring(secrets []Secret) keyring {
+	k := make(keyring, len(secrets))
 	for i, s := range secrets {
 		key := []byte(s)
-		k.pools[i].New = func() any { return &macState{h: hmac.New(sha256.New, key)} }
+		k[i] = func() hash.Hash { return hmac.New(sha256.New, key) }
 	}
 	return k
 }
@@ -134,19 +114,13 @@ func newKeyring(secrets []Secret) *keyring {
 // match reports whether any secret signed "<ts>.<body>" with any of the
 // signature's MACs. Each comparison takes constant time; the search stops at
 // the first match, which tells a caller with a valid signature nothing new.
-func (k *keyring) match(s *signature, body []byte) bool {
-	for i := range k.pools {
-		st := k.pools[i].Get().(*macState)
-		st.h.Reset()
-		pre := append(append(st.pre[:0], s.ts...), '.')
-		st.h.Write(pre)
-		st.h.Write(body)
-		sum := st.h.Sum(st.sum[:0])
+func (k keyring) match(s *signature, body []byte) bool {
+	for _, mac := range k {
+		sum := macOf(mac(), s.ts, body)
 		ok := false
-		for j := 0; j < s.n; j++ {
+		for j := range s.n {
 			ok = hmac.Equal(sum, s.macs[j][:]) || ok
 		}
-		k.pools[i].Put(st)
 		if ok {
 			return true
 		}
@@ -154,17 +128,41 @@ func (k *keyring) match(s *signature, body []byte) bool {
 	return false
 }
 
-// Verify checks a v1 delivery: header is the x-topgg-signature value, body
-// the raw body, now the current time. It returns nil when one of secrets
-// signed "<t>.<body>" and t is within tolerance of now (in either direction;
-// tolerance <= 0 means [DefaultTolerance]); otherwise an error wrapping
-// [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]. A [Receiver] does this for every delivery; Verify is
-// for receivers that are not an http.Handler.
-//
-// No secret is a misuse ([ErrNoSecret]), and so is an empty or malformed one
-// ([ErrMalformedSecret], wrapped): anyone can sign with an empty key, so a
-// secret read from an unset variable would otherwise accept forgeries.
+// verify checks a signature header at now and returns the body read reads,
+// once the timestamp passed (a stale replay costs nothing) and a secret
+// signed it.
+func (k keyring) verify(header string, now time.Time, tol time.Duration, read func() ([]byte, error)) ([]byte, error) {
+	sig, err := parseSignature(header)
+	if err != nil {
+		return nil, err
+	}
+	if err := sig.fresh(now, tol); err != nil {
+		return nil, err
+	}
+	body, err := read()
+	if err != nil {
+		return nil, err
+	}
+	if !k.match(&sig, body) {
+		return nil, ErrSignatureMismatch
+	}
+	return body, nil
+}
+
+// macOf returns the MAC of "<ts>.<body>".
+func macOf(h hash.Hash, ts string, body []byte) []byte {
+	h.Write([]byte(ts + "."))
+	h.Write(body)
+	return h.Sum(nil)
+}
+
+// Verify checks a v1 delivery, for receivers that are not an http.Handler:
+// header is the x-topgg-signature value, body the raw body. It returns nil
+// when one of secrets signed "<t>.<body>" and t is within tolerance of now
+// (<= 0: 5 minutes), else an error wrapping [ErrNoSignature],
+// [ErrMalformedSignature], [ErrTimestamp] or [ErrSignatureMismatch]. No
+// secret ([ErrNoSecret]) or a malformed one ([ErrMalformedSecret]) is a
+// misuse: anyone can sign with an empty key.
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
 	if len(secrets) == 0 {
 		return ErrNoSecret
@@ -178,29 +176,27 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 		return ErrNoSignature
 	}
 	if tolerance <= 0 {
-		tolerance = DefaultTolerance
+		tolerance = defaultTolerance
 	}
-	sig, err := parseSignature(header)
-	if err != nil {
-		return err
-	}
-	if err := sig.fresh(now, tolerance); err != nil {
-		return err
-	}
-	if !newKeyring(secrets).match(&sig, body) {
-		return ErrSignatureMismatch
-	}
-	return nil
+	_, err := newKeyring(secrets).verify(header, now, tolerance, func() ([]byte, error) { return body, nil })
+	return err
 }
 
 // Sign returns the x-topgg-signature value Top.gg would send for body signed
-// with secret at time t: "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of
-// "<t>.<body>">". It is for tests of a receiver; see also [NewRequest].
+// with secret at time t, for tests of a receiver.
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
+}
+
+// NewRequest returns a POST of body to url as Top.gg sends a v1 delivery:
+// JSON, signed with secret at time t, for tests of a receiver.
+func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SignatureHeader, Sign(secret, t, body))
+	return req, nil
 }

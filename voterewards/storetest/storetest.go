@@ -41,7 +41,6 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 		{"CrossSourceDedup", testCrossSource},
 		{"DedupWindowBoundary", testDedupBoundary},
 		{"DeliveredAndExpired", testDeliveredAndExpired},
-		{"Order", testOrder},
 		{"Prune", testPrune},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
@@ -201,17 +200,6 @@ func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, keys([]voterewards.Vote{c}), keys(load(t, s).Pending))
 }
 
-func testOrder(t *testing.T, s voterewards.Store) {
-	ctx := context.Background()
-	late, early := vote(1, base.Add(time.Hour), voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
-	ingest(t, s, nil, late, early)
-	snap := load(t, s)
-	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(snap.Pending), "pending oldest first")
-	require.NoError(t, s.Delivered(ctx, late, true))
-	require.NoError(t, s.Delivered(ctx, early, true))
-	assert.Equal(t, keys([]voterewards.Vote{early, late}), keys(load(t, s).Expiries), "expiries soonest first")
-}
-
 func testPrune(t *testing.T, s voterewards.Store) {
 	ctx := context.Background()
 	now := base
@@ -286,40 +274,30 @@ func testFeed(t *testing.T, s voterewards.Store) {
 		t.Skip("the store does not implement voterewards.Feed")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var mu sync.Mutex
-	var got []string
-	resyncs := make(chan struct{}, 8)
-	done := make(chan error, 1)
+	got, resyncs, done := make(chan string, 8), make(chan struct{}, 8), make(chan error, 1)
 	go func() {
-		done <- feed.Follow(ctx, func(v voterewards.Vote) {
-			mu.Lock()
-			got = append(got, v.Key())
-			mu.Unlock()
-		}, func() { resyncs <- struct{}{} })
+		done <- feed.Follow(ctx, func(v voterewards.Vote) { got <- v.Key() }, func() { resyncs <- struct{}{} })
 	}()
-	select {
-	case <-resyncs:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Follow did not resync once listening")
-	}
+	receive(t, resyncs, "Follow did not resync once listening")
 	a, b := vote(1, base, voterewards.OriginWebhook), vote(2, base, voterewards.OriginHistory)
 	ingest(t, s, nil, a)
 	ingest(t, s, &voterewards.Checkpoint{Cursor: "c"}, b, a)
 	ingest(t, s, nil, a)
-	want := keys([]voterewards.Vote{a, b})
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= len(want)
-	}, 5*time.Second, time.Millisecond, "added votes reported within moments")
+	first, second := receive(t, got, "added votes reported within moments"), receive(t, got, "added votes reported within moments")
+	assert.Equal(t, keys([]voterewards.Vote{a, b}), []string{first, second}, "each added vote, in order")
 	cancel()
+	require.NoError(t, receive(t, done, "Follow did not return after its context ended"), "Follow returns nil when its context ends")
+	assert.Empty(t, got, "each added vote once; duplicates not reported")
+}
+
+// receive returns what ch gives within 5 seconds, or fails the test with msg.
+func receive[T any](t *testing.T, ch <-chan T, msg string) T {
+	t.Helper()
 	select {
-	case err := <-done:
-		require.NoError(t, err, "Follow returns nil when its context ends")
+	case v := <-ch:
+		return v
 	case <-time.After(5 * time.Second):
-		t.Fatal("Follow did not return after its context ended")
+		t.Fatal(msg)
+		panic("unreachable")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, want, got, "each added vote once, in order; duplicates not reported")
 }
