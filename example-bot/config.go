@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -160,13 +162,27 @@ func (c config) validateLogging() error {
 }
 
 // validateServers checks what the bot listens on (METRICS_ADDR,
-// TOPGG_WEBHOOK_ADDR); LoadEnv checked the plugin's own settings.
+// TOPGG_WEBHOOK_ADDR): a typo stops the bot at once instead of failing a
+// server once the bot is online.
 func (c config) validateServers() error {
-	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
-		return err
+	return errors.Join(checkAddr("METRICS_ADDR", c.MetricsAddr), checkAddr("TOPGG_WEBHOOK_ADDR", c.Plugin.WebhookAddr))
+}
+
+// checkAddr checks an address variable: empty, or host:port or :port with a
+// port from 0 to 65535 (0 picks a free one, which the log says).
+func checkAddr(variable, addr string) error {
+	if addr == "" {
+		return nil
 	}
-	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
-		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
+	host, port, err := net.SplitHostPort(addr)
+	problem := ""
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strconv.FormatUint(n, 10) != port {
+		problem = fmt.Sprintf("%q is not host:port or :port with a port from 0 to 65535, such as :8080", addr)
+	} else if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == '/' }) {
+		problem = fmt.Sprintf("%q: the host holds white space or a slash", addr)
+	}
+	if problem != "" {
+		return badVariable(variable, problem)
 	}
 	return nil
 }

@@ -152,16 +152,3 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, rea
 		return nil
 	}, nil
 }
-
-// checkMetricsAddr checks METRICS_ADDR: empty, or host:port (":9090",
-// "127.0.0.1:9090").
-func checkMetricsAddr(addr string) error {
-	if addr == "" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil || port == "" {
-		return &plugin.ConfigError{Variable: "METRICS_ADDR", Problem: fmt.Sprintf("%q is not host:port (as in :9090)", addr)}
-	}
-	return nil
-}
