@@ -21,12 +21,16 @@ const handshakeTimeout = 45 * time.Second
 type gatewayDialer struct {
 	dialer net.Dialer
 
+	stopped context.Context // done once stop was called: no dial from then on
+	stopFn  context.CancelFunc
 	mu      sync.Mutex
-	stopped chan struct{} // closed by stop: no dial from then on
-	last    net.Conn      // the connection dialled last
+	last    net.Conn // the connection dialled last
 }
 
-func newGatewayDialer() *gatewayDialer { return &gatewayDialer{stopped: make(chan struct{})} }
+func newGatewayDialer() *gatewayDialer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &gatewayDialer{stopped: ctx, stopFn: cancel}
+}
 
 // websocketDialer returns the dialer for discordgo's Session.Dialer:
 // gorilla's defaults, with d's connections.
@@ -41,15 +45,7 @@ func (d *gatewayDialer) websocketDialer() *websocket.Dialer {
 func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-d.stopped:
-			cancel()
-		case <-done:
-		}
-	}()
+	defer context.AfterFunc(d.stopped, cancel)()
 	c, err := d.dialer.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
@@ -57,11 +53,9 @@ func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Con
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	// stop takes mu: either it sees this connection, or this sees it stopped.
-	select {
-	case <-d.stopped:
+	if d.stopped.Err() != nil {
 		_ = c.Close()
 		return nil, ErrClosed
-	default:
 	}
 	d.last = c
 	return c, nil
@@ -74,11 +68,7 @@ func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Con
 func (d *gatewayDialer) stop(abort bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	select {
-	case <-d.stopped:
-	default:
-		close(d.stopped)
-	}
+	d.stopFn()
 	if abort && d.last != nil {
 		_ = d.last.Close()
 	}

@@ -31,8 +31,8 @@ type Group struct {
 	index      map[int]int // shard ID -> index in sessions, with WithShardIDs
 	sessions   []*discordgo.Session
 	dialers    []*gatewayDialer // one per session
-	shut       chan struct{}    // closed once the Group stops connecting (see stop)
-	shutOnce   sync.Once
+	shut       context.Context  // done once the Group stops connecting (see stop)
+	shutFn     context.CancelFunc
 
 	mu         sync.Mutex
 	state      groupState
@@ -78,7 +78,8 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, shardCount: shardCount, shut: make(chan struct{}), stuck: make([]bool, len(ids))}
+	g := &Group{cfg: cfg, shardCount: shardCount, stuck: make([]bool, len(ids))}
+	g.shut, g.shutFn = context.WithCancel(context.Background())
 	if cfg.shardIDs != nil {
 		g.index = make(map[int]int, len(ids))
 		for j, id := range ids {
@@ -250,7 +251,7 @@ func (g *Group) abortOpen(ctx context.Context, j int, errc <-chan error) error {
 // stop makes the Group stop connecting: gateway lookups end, dials are
 // refused, and the pending connection of session abort (if >= 0) is dropped.
 func (g *Group) stop(abort int) {
-	g.shutOnce.Do(func() { close(g.shut) })
+	g.shutFn()
 	for i, d := range g.dialers {
 		d.stop(i == abort)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -14,7 +13,7 @@ import (
 // Open is cancelled or the Group is closed. Other requests pass untouched. It
 // is safe for concurrent use.
 type gatewayLookup struct {
-	shut <-chan struct{} // closed when the Group stops
+	shut context.Context // done when the Group stops
 	next http.RoundTripper
 }
 
@@ -24,16 +23,8 @@ func (t *gatewayLookup) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	ctx, cancel := context.WithCancel(req.Context())
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-t.shut:
-			cancel()
-		case <-done:
-		}
-	}()
-	var once sync.Once
-	release := func() { once.Do(func() { close(done); cancel() }) }
+	stop := context.AfterFunc(t.shut, cancel)
+	release := func() { stop(); cancel() }
 	resp, err := t.next.RoundTrip(req.Clone(ctx))
 	if err != nil {
 		release()
