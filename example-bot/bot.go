@@ -52,16 +52,11 @@ type bot struct {
 }
 
 // runBot runs the bot until ctx is done, then shuts it down. hc, when not nil, is the
-// HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
-// during the start is a clean stop, not an error.
-func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	return runBotWith(ctx, cfg, log, hc, nil)
-}
-
-// runBotWith is runBot that hands the plugin to made, when not nil, once it
-// is made (before it runs): the demo finds the webhook receiver's address
-// through it.
-func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
+// HTTP client for Discord's REST calls. made, when not nil, is handed the
+// plugin once it is made (before it runs): the demo finds the webhook
+// receiver's address through it. A ctx done during the start is a clean stop,
+// not an error.
+func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
 	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err

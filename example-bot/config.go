@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -230,4 +231,14 @@ func parseLevel(s string) (slog.Level, error) {
 		return l, l.UnmarshalText([]byte(s))
 	}
 	return l, fmt.Errorf("%q is not debug, info, warn or error", s)
+}
+
+// newLogger makes the bot's logger; level and format were checked by the config.
+func newLogger(level, format string, w io.Writer) *slog.Logger {
+	lvl, _ := parseLevel(level)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

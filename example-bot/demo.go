@@ -81,7 +81,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer stopBot()
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	done := make(chan error, 1)
-	go func() { done <- runBotWith(botCtx, cfg, log, nil, func(p *plugin.Plugin) { d.plugin <- p }) }()
+	go func() { done <- runBot(botCtx, cfg, log, nil, func(p *plugin.Plugin) { d.plugin <- p }) }()
 
 	if err := d.script(ctx, done); err != nil {
 		stopBot()

@@ -2,6 +2,7 @@ package shards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -90,7 +91,9 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	send := req
 	for attempt := 1; ; attempt++ {
 		if err := t.wait(ctx, req.Method, route); err != nil {
-			closeBody(send)
+			if send.Body != nil {
+				_ = send.Body.Close()
+			}
 			return nil, err
 		}
 		resp, err := t.next.RoundTrip(send)
@@ -124,12 +127,6 @@ func again(req *http.Request) (*http.Request, error) {
 	}
 	out.Body = body
 	return out, nil
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
 }
 
 // wait returns when neither the route nor the bot is rate-limited, or with
@@ -213,7 +210,7 @@ func retryAfter(h http.Header) time.Duration {
 func seconds(s string) (time.Duration, bool) {
 	secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	switch {
-	case err != nil && !isRangeErr(err), math.IsNaN(secs):
+	case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(secs): // out of range still gives ±Inf
 		return 0, false
 	case secs >= maxRateLimitWait.Seconds():
 		return maxRateLimitWait, true
@@ -221,12 +218,6 @@ func seconds(s string) (time.Duration, bool) {
 		return 0, true
 	}
 	return time.Duration(secs * float64(time.Second)), true
-}
-
-// isRangeErr reports ParseFloat's out-of-range error, which still gives ±Inf.
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // routeKey names a route the way Discord limits it: the path with the major

@@ -208,11 +208,7 @@ func (s *Server) start() error {
 	s.cmd, s.done, s.logs = cmd, done, logs
 	s.mu.Unlock()
 	if err := s.waitReady(done); err != nil {
-		_ = cmd.Process.Kill()
-		<-done
-		s.mu.Lock()
-		s.cmd = nil
-		s.mu.Unlock()
+		s.Kill()
 		return fmt.Errorf("%w; server output:\n%s", err, s.Logs())
 	}
 	return nil
