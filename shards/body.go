@@ -7,15 +7,10 @@ import (
 )
 
 // BodyTooLargeError is the error of a REST call whose response body is
-// longer than the Group's bound (8 MiB): the body is not read
-// further, so an endless answer costs no more than the bound.
+// longer than the Group's bound (8 MiB), which is not read further.
 type BodyTooLargeError struct {
-	// Limit is the bound, in bytes.
-	Limit int64
-	// Method and Route are the request's method and route: its URL path with
-	// the IDs other than the major parameter replaced by ":id" and tokens
-	// (interaction and webhook tokens) by ":token", as in [RateLimitError].
-	Method, Route string
+	Limit         int64  // the bound, in bytes
+	Method, Route string // as in [RateLimitError]
 }
 
 // Error names the request and the bound.
