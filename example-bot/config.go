@@ -24,9 +24,8 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// config is the bot's whole configuration, read from the environment. It holds
-// both tokens as secrets, so it never prints them: every fmt verb and slog show
-// them as [redacted] (see redact.go).
+// config is the bot's whole configuration, read from the environment. Its
+// secrets print as [redacted] (redact.go).
 type config struct {
 	DiscordToken  secret `env:"DISCORD_TOKEN, required"`
 	TopggToken    secret `env:"TOPGG_TOKEN, required"`
@@ -46,8 +45,8 @@ type config struct {
 	Plugin plugin.Config
 }
 
-// loadConfig reads and checks the configuration; errors name the variable. It
-// touches neither the network nor the disk (see checkStateDir).
+// loadConfig reads and checks the configuration, touching neither the network
+// nor the disk; errors name the variable.
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
 	if err := plugin.LoadEnv(ctx, &c, l); err != nil { // it validates c.Plugin
@@ -56,18 +55,13 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	return c, c.validate()
 }
 
-// maxShards bounds SHARD_COUNT. Every shard is a gateway connection with its own
-// goroutines and buffers in this one process; Discord's largest bots run a few
-// thousand, so a bigger value is a typo that would only exhaust the memory.
+// maxShards bounds SHARD_COUNT: Discord's largest bots run a few thousand
+// shards, so more is a typo that would exhaust the memory of this process.
 const maxShards = 4096
 
-// validate checks the configuration, one area after the other, and returns
-// the first problem as a *plugin.ConfigError that names the variable.
+// validate returns the first problem as a *plugin.ConfigError naming the variable.
 func (c config) validate() error {
-	for _, check := range []func() error{
-		c.validateTokens, c.validateURLs, c.validateRewards, c.validateShards,
-		c.validateFleet, c.validateLogging, c.validateServers,
-	} {
+	for _, check := range []func() error{c.validateClient, c.validateRewards, c.validateFleet, c.validateRest} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -80,8 +74,10 @@ func badVariable(v, problem string) error {
 	return &plugin.ConfigError{Variable: v, Problem: problem}
 }
 
-// validateTokens checks DISCORD_TOKEN and TOPGG_TOKEN.
-func (c config) validateTokens() error {
+// validateClient checks DISCORD_TOKEN, TOPGG_TOKEN, TOPGG_API_URL,
+// DISCORD_API_URL and the plugin's interval floors, which depend on the
+// client (none for a fake on this machine), so LoadEnv cannot check them.
+func (c config) validateClient() error {
 	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
 	if strings.TrimSpace(discordToken) == "" {
 		return badVariable("DISCORD_TOKEN", "is empty")
@@ -91,20 +87,12 @@ func (c config) validateTokens() error {
 		// would make every request fail.
 		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	// The Top.gg client is the authority on its token and its URL, and words
-	// its errors (which never quote the token, nor a URL's user info or
-	// query): they are shown as they are, after the variable. The token goes
-	// first, alone, so that a refusal is pinned on the right variable.
+	// The Top.gg client is the authority on its token and URL, and its errors
+	// quote neither. The token goes first, alone, to blame the right variable.
 	if _, err := topgg.New(topggToken); err != nil {
 		return badVariable("TOPGG_TOKEN", err.Error())
 	}
-	return nil
-}
-
-// validateURLs checks TOPGG_API_URL (the Top.gg client decides) and
-// DISCORD_API_URL (by the same rules); the tokens are valid.
-func (c config) validateURLs() error {
-	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
+	client, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL))
 	if err != nil {
 		return badVariable("TOPGG_API_URL", err.Error())
 	}
@@ -112,16 +100,8 @@ func (c config) validateURLs() error {
 	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil {
 		return badVariable("DISCORD_API_URL", err.Error())
 	}
-	return c.validateFloors(client)
-}
-
-// validateFloors checks the plugin's interval floors, which depend on the
-// client (none for a fake on this machine, as in the end-to-end tests), so
-// LoadEnv cannot. Every field of c.Plugin comes from its variable: the error
-// names it.
-func (c config) validateFloors(client *topgg.Client) error {
-	err := c.Plugin.ValidateFor(client)
-	var ce *plugin.ConfigError
+	err = c.Plugin.ValidateFor(client)
+	var ce *plugin.ConfigError // every field of c.Plugin comes from its variable: name it
 	if errors.As(err, &ce) && ce.Variable == "" {
 		f, _ := reflect.TypeFor[plugin.Config]().FieldByName(strings.TrimPrefix(ce.Field, "Config."))
 		ce.Variable, _, _ = strings.Cut(f.Tag.Get("env"), ",")
@@ -142,30 +122,16 @@ func (c config) validateRewards() error {
 	return nil
 }
 
-// validateShards checks SHARD_COUNT (validateFleet checks SHARD_IDS).
-func (c config) validateShards() error {
-	if c.ShardCount < 1 || c.ShardCount > maxShards {
-		return badVariable("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
-			c.ShardCount, maxShards))
-	}
-	return nil
-}
-
-// validateLogging checks LOG_LEVEL and LOG_FORMAT.
-func (c config) validateLogging() error {
+// validateRest checks LOG_LEVEL, LOG_FORMAT and what the bot listens on
+// (METRICS_ADDR, TOPGG_WEBHOOK_ADDR: a typo stops the bot at once instead of
+// failing a server once the bot is online).
+func (c config) validateRest() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return badVariable("LOG_LEVEL", err.Error())
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return badVariable("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
 	}
-	return nil
-}
-
-// validateServers checks what the bot listens on (METRICS_ADDR,
-// TOPGG_WEBHOOK_ADDR): a typo stops the bot at once instead of failing a
-// server once the bot is online.
-func (c config) validateServers() error {
 	return errors.Join(checkAddr("METRICS_ADDR", c.MetricsAddr), checkAddr("TOPGG_WEBHOOK_ADDR", c.Plugin.WebhookAddr))
 }
 
@@ -188,17 +154,16 @@ func checkAddr(variable, addr string) error {
 	return nil
 }
 
-// checkStateDir makes sure the state directory can be created and written when a
-// job keeps state there (vote polling, command sync), so that a bad
-// TOPGG_STATE_DIR stops the bot before any request rather than after it went
-// online. It touches only the local file system.
+// checkStateDir makes sure the state directory can be created and written when
+// a job keeps state there, so that a bad TOPGG_STATE_DIR stops the bot before
+// any request rather than after it went online.
 func checkStateDir(c config) error {
 	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
 	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
 	if (!polling && !syncing) || c.fleetMode() { // a fleet keeps its state in Redis
 		return nil
 	}
-	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }
+	bad := func(problem string) error { return badVariable("TOPGG_STATE_DIR", problem) }
 	dir := cmp.Or(c.Plugin.StateDir, plugin.DefaultStateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
@@ -207,9 +172,7 @@ func checkStateDir(c config) error {
 	if err != nil {
 		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
 	}
-	name := f.Name()
-	err = errors.Join(f.Close(), os.Remove(name))
-	if err != nil {
+	if err = errors.Join(f.Close(), os.Remove(f.Name())); err != nil {
 		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
 	}
 	return nil

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/plugin"
 )
 
 // shardIDs is SHARD_IDS: the shards this process runs, in increasing order,
@@ -95,9 +94,13 @@ const (
 	maxFleetLease = 10 * time.Minute
 )
 
-// validateFleet checks REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
+// validateFleet checks SHARD_COUNT, REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
 func (c config) validateFleet() error {
-	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
+	bad := badVariable
+	if c.ShardCount < 1 || c.ShardCount > maxShards {
+		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
+			c.ShardCount, maxShards))
+	}
 	for _, id := range c.ShardIDs {
 		if id >= c.ShardCount {
 			return bad("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
