@@ -67,11 +67,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, 
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
 	for _, s := range group.Sessions() {
-		// Nothing the bot runs reads discordgo's State (autopost counts from
-		// the events, shardFor computes the shard, /vote and the rewards use
-		// the interaction and the config): without it, the guilds are not kept,
-		// a third of the memory at 100,000 guilds. READY's session id, which
-		// autopost reads, is kept even so.
+		// Nothing the bot runs reads discordgo's State, a third of the memory
+		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
 		s.StateEnabled = false
 		s.AddHandler(b.onInteraction)
 	}
@@ -89,7 +86,10 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, 
 	if err != nil {
 		return stoppedEarly(err)
 	}
-	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
+	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	if ops != nil {
+		popts = append(popts, plugin.WithMetrics(ops.metrics))
+	}
 	fl, rdb, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
@@ -105,13 +105,24 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, 
 	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	if b.plugin, err = plugin.New(client, pluginConfig(cfg), popts...); err != nil {
+	// The running handlers get at most pluginCloseTimeout once the stop comes,
+	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	pcfg := cfg.Plugin
+	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
+		pcfg.VoteStopGrace = pluginCloseTimeout
+	}
+	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
 	if made != nil {
 		made(b.plugin)
 	}
-	stopOps, err := b.attach(ctx, ops)
+	// Attached and serving before the sessions open: /readyz answers 503
+	// until every shard has its READY.
+	if err := b.plugin.Attach(group.Sessions()...); err != nil {
+		return stoppedEarly(err)
+	}
+	stopOps, err := ops.start(ctx, b.plugin, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
@@ -152,22 +163,10 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 	return defs, nil
 }
 
-// pluginConfig returns the plugin's configuration. The running handlers get
-// at most pluginCloseTimeout once the stop comes, whatever
-// TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
-func pluginConfig(cfg config) plugin.Config {
-	pcfg := cfg.Plugin
-	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
-		pcfg.VoteStopGrace = pluginCloseTimeout
-	}
-	return pcfg
-}
-
 // serve runs the plugin and opens the shards, waits until ctx is done or the
-// plugin fails, then shuts both down (see shutdown).
+// plugin fails (a state directory in use, a refused token), then stops the
+// jobs (saving the vote state) and closes the shards, within shutdownBudget.
 func (b *bot) serve(ctx context.Context) error {
-	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
-	// state directory in use, a refused token), the bot stops too.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	online, pluginFailed := context.WithCancel(ctx)
@@ -195,11 +194,16 @@ func (b *bot) serve(ctx context.Context) error {
 		<-online.Done()
 		b.log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown(stopJobs))
+	closeShards := func() error {
+		err := b.shards.Close()
+		b.log.Info("gateway connections closed")
+		return err
+	}
+	return errors.Join(openErr, stopAll(stopJobs, closeShards, shutdownBudget, jobsFirst))
 }
 
-// fetchApplication reads the bot's own application (its id names the commands)
-// under ctx: discordgo's Application takes no request options.
+// fetchApplication reads the bot's application under ctx (discordgo's
+// Application takes no request options).
 func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.Application, error) {
 	body, err := s.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
 		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
@@ -216,24 +220,10 @@ func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.App
 	return &app, nil
 }
 
-// shutdown stops the jobs (saving the vote state) and closes the shards, within
-// shutdownBudget.
-func (b *bot) shutdown(stopJobs func() error) error {
-	return stopAll(stopJobs, b.closeShards, shutdownBudget, jobsFirst)
-}
-
-// closeShards closes the shards, all at once.
-func (b *bot) closeShards() error {
-	err := b.shards.Close()
-	b.log.Info("gateway connections closed")
-	return err
-}
-
 // stopAll runs stopJobs, then closeShards once the jobs have stopped or after
-// jobsFirst, whichever comes first: the jobs go first, so that no post sees the
-// shards vanish, but a job that is slow to stop does not keep the shards open.
-// It returns within budget: if a step is still running then, it says which (the
-// step's goroutine is left to the process's exit).
+// jobsFirst: no post sees the shards vanish, and a slow job does not keep them
+// open. It returns within budget, saying which step still runs then (its
+// goroutine is left to the process's exit).
 func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration) error {
 	deadline := time.NewTimer(budget)
 	defer deadline.Stop()
@@ -268,9 +258,8 @@ func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration
 	return errors.Join(jobsErr, shardsErr)
 }
 
-// shardFor returns the session of the shard that holds guildID. In a fleet the
-// guild may be on another process's shard: REST calls are not tied to a
-// shard, so any session of this process makes them.
+// shardFor returns the session of guildID's shard, or, for another process's
+// shard, any session of this one: REST calls are not tied to a shard.
 func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
 	s, err := b.shards.ForGuild(guildID)
 	if errors.Is(err, shards.ErrNotHere) {

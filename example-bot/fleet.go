@@ -52,8 +52,7 @@ func (s *shardIDs) EnvDecode(v string) error {
 	return nil
 }
 
-// parseShardID reads one id as written: decimal digits, no sign, no leading
-// zero.
+// parseShardID reads one id: decimal digits, no sign, no leading zero.
 func parseShardID(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.Trim(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
@@ -86,9 +85,8 @@ func (s shardIDs) String() string {
 	return b.String()
 }
 
-// minFleetLease and maxFleetLease bound TOPGG_FLEET_LEASE: below a second,
-// a GC pause or a slow Redis costs the leadership; above ten minutes, a dead
-// leader leaves the listing unposted for too long.
+// Bounds of TOPGG_FLEET_LEASE: below a second, a GC pause costs the
+// leadership; above ten minutes, a dead leader leaves the listing unposted.
 const (
 	minFleetLease = time.Second
 	maxFleetLease = 10 * time.Minute
@@ -126,7 +124,6 @@ func (c config) validateFleet() error {
 	return nil
 }
 
-// fleetMode reports whether the bot runs as one process of a fleet.
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
 
 // runShards returns the shards this process runs.
@@ -141,10 +138,9 @@ func (c config) runShards() shardIDs {
 	return ids
 }
 
-// openFleet connects (lazily: no request is made here) to the fleet of the
-// application appID, or returns nils outside fleet mode. The bot keeps the
-// Redis client (its vote reminders live there too) and closes it after the
-// plugin's Run returned.
+// openFleet connects lazily to the fleet of the application appID, or returns
+// nils outside fleet mode. The bot keeps the Redis client (for its reminders)
+// and closes it after the plugin's Run returned.
 func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, redis.UniversalClient, error) {
 	if !c.fleetMode() {
 		return nil, nil, nil

@@ -7,13 +7,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// redacted stands in for a secret in every printed form of the configuration.
-const redacted = redact.Mark
-
-// secret holds a token. It prints as [redacted] with every fmt verb and flag and
-// in slog (empty when unset, so a missing token is still told apart). Its value
-// sits behind a pointer, so that even fmt's reflection over a struct that holds
-// it in an unexported field, where no method is called, shows only an address.
+// secret holds a token. It prints as [redacted] with every fmt verb and in slog
+// (empty when unset). Its value sits behind a pointer, so that fmt's
+// reflection into an unexported field, which calls no method, shows an address.
 type secret struct{ p *string }
 
 func newSecret(s string) secret { return secret{&s} }
@@ -35,7 +31,7 @@ func (s *secret) EnvDecode(v string) error {
 // Format prints [redacted], or nothing when unset, whatever the verb.
 func (s secret) Format(f fmt.State, verb rune) {
 	if s.p != nil {
-		fmt.Fprintf(f, fmt.FormatString(f, verb), redacted)
+		fmt.Fprintf(f, fmt.FormatString(f, verb), redact.Mark)
 	}
 }
 
@@ -44,7 +40,7 @@ func (s secret) LogValue() slog.Value {
 	if s.p == nil {
 		return slog.StringValue("")
 	}
-	return slog.StringValue(redacted)
+	return slog.StringValue(redact.Mark)
 }
 
 // MarshalText keeps the token out of encoders that skip Format (JSON, say).
@@ -58,13 +54,12 @@ type shownConfig config
 // where a password or a key may sit (the tokens redact themselves).
 func (c config) shown() shownConfig {
 	r := shownConfig(c)
-	r.TopggAPIURL, r.DiscordAPIURL = stripURLIfSet(r.TopggAPIURL), stripURLIfSet(r.DiscordAPIURL)
+	r.TopggAPIURL, r.DiscordAPIURL = redact.RawURL(r.TopggAPIURL), redact.RawURL(r.DiscordAPIURL) // "" stays ""
 	return r
 }
 
 // Format prints the configuration with its secrets redacted, for every verb and
-// flag (%v, %+v, %#v, %s, %q...): they must not reach a log or a panic message
-// by a careless Printf.
+// flag: they must not reach a log or a panic message by a careless Printf.
 func (c config) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, fmt.FormatString(f, verb), c.shown())
 }
@@ -80,11 +75,4 @@ func (c config) LogValue() slog.Value {
 		slog.Duration("FleetLease", r.FleetLease), slog.String("LogLevel", r.LogLevel), slog.String("LogFormat", r.LogFormat),
 		slog.Any("Plugin", r.Plugin),
 	)
-}
-
-func stripURLIfSet(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	return redact.RawURL(raw)
 }

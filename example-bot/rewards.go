@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 
@@ -22,9 +21,7 @@ type rewards struct {
 	log *slog.Logger
 }
 
-func (r *rewards) enabled() bool {
-	return r.bot.cfg.RewardGuildID != "" && r.bot.cfg.RewardRoleID != ""
-}
+func (r *rewards) enabled() bool { return r.bot.cfg.RewardGuildID != "" }
 
 // onVote is idempotent: adding a role the member has is a no-op on Discord.
 func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
@@ -53,8 +50,7 @@ func (r *rewards) role(ctx context.Context, v voterewards.Vote, add bool) (done 
 		call, reason = s.GuildMemberRoleAdd, "voted on Top.gg"
 	}
 	err = call(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
-	var re *discordgo.RESTError
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusNotFound {
+	if restStatus(err) == http.StatusNotFound {
 		if add {
 			r.log.Info("vote received from a user outside the reward guild; no role given", "user", v.PlatformID)
 		}
@@ -71,21 +67,12 @@ func (r *rewards) onExpire(ctx context.Context, v voterewards.Vote) error {
 		r.log.Info("vote expired but the user voted again; role kept, no reminder", "user", v.PlatformID)
 		return nil
 	}
-	if err := r.takeRole(ctx, v); err != nil {
-		return err
-	}
-	return r.bot.remind(ctx, v)
-}
-
-// takeRole takes the voter role back from the voter of an expired vote.
-func (r *rewards) takeRole(ctx context.Context, v voterewards.Vote) error {
 	if !r.enabled() {
 		r.log.Info("vote expired", "user", v.PlatformID)
-		return nil
-	}
-	taken, err := r.role(ctx, v, false)
-	if taken {
+	} else if taken, err := r.role(ctx, v, false); err != nil {
+		return err
+	} else if taken {
 		r.log.Info("vote expired: role taken back", "user", v.PlatformID)
 	}
-	return err
+	return r.bot.remind(ctx, v)
 }
