@@ -101,8 +101,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// script drives the demo's story against the running bot, checking each
-// step on the fakes; done reports the bot's end.
+// script drives the story, checking each step on the fakes; done is the bot's end.
 func (d *demo) script(ctx context.Context, done <-chan error) error {
 	wait := waiter(ctx, done)
 	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
@@ -141,8 +140,7 @@ func waiter(ctx context.Context, done <-chan error) func(what string, cond func(
 	}
 }
 
-// guildStep is one change to the bot's servers in the demo, and the server
-// count Top.gg should then show.
+// guildStep is one change to the bot's servers, and the count Top.gg then shows.
 type guildStep struct {
 	say    string
 	act    func(context.Context, string) error
@@ -151,8 +149,7 @@ type guildStep struct {
 	posts  bool // whether the change makes the bot post; an unchanged count is not posted again
 }
 
-// guildChanges adds, removes and takes down servers, and checks what Top.gg
-// shows after each.
+// guildChanges adds, removes and takes down servers, checking Top.gg after each.
 func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) error) error {
 	steps := []guildStep{
 		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
@@ -224,14 +221,11 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// demoWebhookSecret signs the demo's webhooks (a real one comes from the
-// project's webhook settings on Top.gg).
+// demoWebhookSecret signs the demo's webhooks.
 const demoWebhookSecret = "whs_demo_secret"
 
-// connectWebhook gives the fake Top.gg the URL of the bot's webhook
-// receiver, as an owner pastes it into the project's webhook settings: the
-// plugin's own server listens on a free port of 127.0.0.1, which
-// Plugin.WebhookAddr tells once Run listens.
+// connectWebhook gives the fake Top.gg the receiver's URL, as an owner pastes
+// it into the project's settings (Plugin.WebhookAddr tells the free port).
 func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool) error) error {
 	var p *plugin.Plugin
 	select {
@@ -250,10 +244,8 @@ func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool
 	return nil
 }
 
-// votes is the demo's vote part: two votes arrive by webhook and are
-// rewarded at once; the poll reads them from the history and rewards nothing
-// again; alice uses /vote, bob asks for a reminder; bob's vote expires: his
-// role is taken back and he gets the reminder.
+// votes: two votes come by webhook, rewarded at once, and the poll rewards
+// nothing again; alice uses /vote, bob asks for a reminder; bob's vote expires.
 func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) error {
 	alice, bob := "300000000000000001", "300000000000000002"
 	if err := d.connectWebhook(ctx, wait); err != nil {
@@ -316,8 +308,7 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 	return nil
 }
 
-// useVote runs /vote as a user, with the remind option when given, and
-// returns the bot's reply.
+// useVote runs /vote as a user, with remind when given, and returns the reply.
 func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (string, error) {
 	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
 	if remind != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -285,3 +287,35 @@ func (g *Group) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// String describes the Group by its shards, without its sessions: a
+// discordgo.Session holds the bot token in clear, and fmt prints a pointer
+// reached under a verb that does not fit it (%s, %q, %d, %x) field by field.
+func (g *Group) String() string {
+	if g == nil {
+		return "shards.Group(nil)"
+	}
+	ids := make([]int, len(g.sessions))
+	for i, s := range g.sessions {
+		ids[i] = s.ShardID
+	}
+	return fmt.Sprintf("shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
+}
+
+// Format prints the Group without its sessions under every verb (%#v too).
+func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
+
+// LogValue makes slog print the Group without its sessions.
+func (g *Group) LogValue() slog.Value { return slog.StringValue(g.String()) }
+
+// Sentinel errors, returned wrapped; test them with errors.Is.
+var (
+	// ErrClosed means the Group was closed, or its Open was cancelled: its
+	// sessions do not connect again.
+	ErrClosed = errors.New("shards: group closed")
+	// ErrOpened means Open was called again: a Group is opened once.
+	ErrOpened = errors.New("shards: group already opened")
+	// ErrNotHere means a guild is on a shard this Group does not run (see
+	// WithShardIDs): another process of the bot has its session.
+	ErrNotHere = errors.New("shards: guild on a shard of another process")
+)

@@ -8,21 +8,16 @@ import (
 	"time"
 )
 
-// Clock tells the time and makes timers. Implementations are safe for
-// concurrent use.
+// Clock tells the time and makes timers, as package time does. Implementations
+// are safe for concurrent use.
 type Clock interface {
-	// Now returns the current time.
 	Now() time.Time
-	// NewTimer returns a timer that sends the time on its channel once d has
-	// passed (at once for d <= 0).
-	NewTimer(d time.Duration) Timer
+	NewTimer(d time.Duration) Timer // fires at once for d <= 0
 }
 
-// Timer is the part of *time.Timer the jobs use.
+// Timer is the part of *time.Timer the jobs use: C() is its channel.
 type Timer interface {
-	// C is the channel the timer sends on when it fires.
 	C() <-chan time.Time
-	// Stop prevents the timer from firing; it reports whether it stopped it.
 	Stop() bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -150,9 +151,8 @@ func (f *fileReminders) WantsReminder(_ context.Context, userID string) (bool, e
 	return ok, nil
 }
 
-// writeFileAtomic replaces path with v as JSON: a synced temporary file
-// renamed over path, then the directory synced so that the rename survives a
-// power cut.
+// writeFileAtomic replaces path with v as JSON: a synced temporary file renamed
+// over path, and the directory synced so that the rename survives a power cut.
 func writeFileAtomic(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -245,4 +245,68 @@ func restStatus(err error) int {
 		return 0
 	}
 	return re.Response.StatusCode
+}
+
+// rewards gives the voter role on a vote and takes it back when the vote
+// expires (with REWARD_GUILD_ID and REWARD_ROLE_ID; otherwise it only logs).
+// The role calls carry the handler's context, which the sessions' transport
+// honours, so the shutdown ends a call Discord rate-limits.
+type rewards struct {
+	bot *bot
+	log *slog.Logger
+}
+
+func (r *rewards) enabled() bool { return r.bot.cfg.RewardGuildID != "" }
+
+// onVote is idempotent: adding a role the member has is a no-op on Discord.
+func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
+	if !r.enabled() {
+		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight, "source", v.Origin.String())
+		return nil
+	}
+	given, err := r.role(ctx, v, true)
+	if !given || err != nil {
+		return err
+	}
+	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt, "source", v.Origin.String())
+	return nil
+}
+
+// role gives (add) or takes back the voter role; done is false for a user
+// not in the reward guild (Discord's 404, which no retry mends).
+func (r *rewards) role(ctx context.Context, v voterewards.Vote, add bool) (done bool, err error) {
+	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
+	s, err := r.bot.shardFor(guild)
+	if err != nil {
+		return false, err
+	}
+	call, reason := s.GuildMemberRoleRemove, "Top.gg vote expired"
+	if add {
+		call, reason = s.GuildMemberRoleAdd, "voted on Top.gg"
+	}
+	err = call(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
+	if restStatus(err) == http.StatusNotFound {
+		if add {
+			r.log.Info("vote received from a user outside the reward guild; no role given", "user", v.PlatformID)
+		}
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// onExpire takes the role back and sends the reminder, unless the user voted
+// again since (they keep the role, and cannot vote yet).
+func (r *rewards) onExpire(ctx context.Context, v voterewards.Vote) error {
+	if st := r.bot.plugin.Active(v.PlatformID); st.Active {
+		r.log.Info("vote expired but the user voted again; role kept, no reminder", "user", v.PlatformID)
+		return nil
+	}
+	if !r.enabled() {
+		r.log.Info("vote expired", "user", v.PlatformID)
+	} else if taken, err := r.role(ctx, v, false); err != nil {
+		return err
+	} else if taken {
+		r.log.Info("vote expired: role taken back", "user", v.PlatformID)
+	}
+	return r.bot.remind(ctx, v)
 }
