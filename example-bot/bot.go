@@ -25,11 +25,10 @@ var voteCommand = discordgo.ApplicationCommand{
 	}},
 }
 
-// Shutdown bounds. SIGTERM must end the process within 10 s: the whole shutdown
-// gets shutdownBudget; the vote handlers that are running get pluginCloseTimeout
-// to finish (then their context is cancelled); the shards are closed once the
-// jobs stopped, or after jobsFirst at the latest, so that a slow job never keeps
-// them open; discordgo's Close then takes a second.
+// Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
+// handlers get pluginCloseTimeout (then their context is cancelled); the
+// shards close once the jobs stopped, or after jobsFirst; discordgo's Close
+// then takes a second.
 const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
@@ -51,17 +50,15 @@ type bot struct {
 	reminders reminderStore
 }
 
-// runBot runs the bot until ctx is done, then shuts it down. hc, when not nil, is the
-// HTTP client for Discord's REST calls. made, when not nil, is handed the
-// plugin once it is made (before it runs): the demo finds the webhook
-// receiver's address through it. A ctx done during the start is a clean stop,
-// not an error.
-func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
+// runBot runs the bot until ctx is done, then shuts it down; a ctx done during
+// the start is a clean stop. made, when not nil, is handed the plugin before
+// it runs: the demo finds the webhook receiver's address through it.
+func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin.Plugin)) error {
 	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
 	}
-	group, err := newShards(cfg, log, hc)
+	group, err := newShards(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -129,15 +126,11 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, 
 	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
 }
 
-// newShards makes the discordgo sessions of the shards this process runs,
-// not yet open.
-func newShards(cfg config, log *slog.Logger, hc *http.Client) (*shards.Group, error) {
+// newShards makes the sessions of the shards this process runs, not yet open.
+func newShards(cfg config, log *slog.Logger) (*shards.Group, error) {
 	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
 	if cfg.ShardIDs != nil {
 		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	if hc != nil {
-		opts = append(opts, shards.WithHTTPClient(hc))
 	}
 	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
 	if err != nil {

@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer stopBot()
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	done := make(chan error, 1)
-	go func() { done <- runBot(botCtx, cfg, log, nil, func(p *plugin.Plugin) { d.plugin <- p }) }()
+	go func() { done <- runBot(botCtx, cfg, log, func(p *plugin.Plugin) { d.plugin <- p }) }()
 
 	if err := d.script(ctx, done); err != nil {
 		stopBot()
@@ -158,24 +158,22 @@ func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) 
 		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
 	}
 	for _, s := range steps {
-		if err := d.runStep(ctx, wait, s); err != nil {
+		if s.say != "" {
+			d.say("%s", s.say)
+		}
+		before := len(d.topgg.Metrics())
+		if err := s.act(ctx, s.guild); err != nil {
 			return err
 		}
-	}
-	d.say("Top.gg shows %d servers.", d.lastServers())
-	return nil
-}
-
-// runStep runs one guild step and checks its count.
-func (d *demo) runStep(ctx context.Context, wait func(string, func() bool) error, s guildStep) error {
-	if s.say != "" {
-		d.say("%s", s.say)
-	}
-	before := len(d.topgg.Metrics())
-	if err := s.act(ctx, s.guild); err != nil {
-		return err
-	}
-	if !s.posts {
+		if s.posts {
+			err := wait(fmt.Sprintf("%d servers", s.expect), func() bool {
+				return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		// Nothing new is posted; give the bot two intervals to prove it.
 		select {
 		case <-time.After(2500 * time.Millisecond):
@@ -185,11 +183,9 @@ func (d *demo) runStep(ctx context.Context, wait func(string, func() bool) error
 		if got := d.lastServers(); got != s.expect {
 			return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
 		}
-		return nil
 	}
-	return wait(fmt.Sprintf("%d servers", s.expect), func() bool {
-		return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
-	})
+	d.say("Top.gg shows %d servers.", d.lastServers())
+	return nil
 }
 
 func (d *demo) lastMetric(name string) int {

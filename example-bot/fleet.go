@@ -18,8 +18,7 @@ import (
 // written as ids and ranges ("0-3", "0,2,4", "0-1,4-5"). Nil: every shard.
 type shardIDs []int
 
-// maxShardID bounds a range's size before SHARD_COUNT is known (a typo such
-// as 0-1000000000 must not allocate gigabytes).
+// maxShardID bounds a range before SHARD_COUNT is known (0-1000000000 must not allocate gigabytes).
 const maxShardID = maxShards - 1
 
 // EnvDecode parses the list. Ids and ranges may not overlap.

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		return exitConfig
 	}
 	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
-	if err := runBot(ctx, cfg, log, nil, nil); err != nil {
+	if err := runBot(ctx, cfg, log, nil); err != nil {
 		log.Error("bot stopped", "error", err)
 		return exitFailed
 	}

@@ -56,8 +56,7 @@ func newOps(cfg config) (*ops, error) {
 	return &ops{addr: cfg.MetricsAddr, reg: reg, metrics: m}, nil
 }
 
-// newClient makes the Top.gg client and, with METRICS_ADDR, the collectors
-// that count its requests.
+// newClient makes the Top.gg client and the collectors that count its requests.
 func newClient(cfg config, log *slog.Logger) (*topgg.Client, *ops, error) {
 	o, err := newOps(cfg)
 	if err != nil {

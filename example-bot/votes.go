@@ -29,11 +29,10 @@ import (
 // once per vote and records, so a restart sends none twice (a crash between
 // the DM and that record may: at least once, like every handler).
 
-// remindOption is the /vote option by which a user turns reminders on or off.
-const remindOption = "remind"
-
-// remindersFile is the opt-in file in TOPGG_STATE_DIR.
-const remindersFile = "reminders.json"
+const (
+	remindOption  = "remind"         // the /vote option that turns reminders on or off
+	remindersFile = "reminders.json" // the opt-ins in TOPGG_STATE_DIR
+)
 
 // reminderStore keeps which users want a reminder, safe for concurrent use.
 // SetReminder returns once the choice is durable.

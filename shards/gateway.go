@@ -15,11 +15,9 @@ import (
 // handshakeTimeout is gorilla's default websocket handshake bound.
 const handshakeTimeout = 45 * time.Second
 
-// gatewayDialer dials one shard's gateway connections until it is stopped,
-// and can abort the connection a pending Open waits on: Open holds the
-// session's lock while it waits for the gateway's first messages, so Close
-// cannot interrupt it, but closing the connection under it can. It is safe
-// for concurrent use.
+// gatewayDialer dials one shard's gateway connections until stopped, and can
+// abort the connection a pending Open waits on (Open holds the session's lock,
+// so Close cannot interrupt it; closing its connection can). Concurrency-safe.
 type gatewayDialer struct {
 	dialer net.Dialer
 
@@ -76,10 +74,8 @@ func (d *gatewayDialer) stop(abort bool) {
 	}
 }
 
-// gatewayLookup ties the gateway lookup that discordgo's Open makes (GET
-// gateway, without a context) to the Group's life: it ends when the Group's
-// Open is cancelled or the Group is closed. Other requests pass untouched. It
-// is safe for concurrent use.
+// gatewayLookup ends the gateway lookup discordgo's Open makes without a
+// context (GET gateway) when the Group stops; other requests pass untouched.
 type gatewayLookup struct {
 	shut context.Context // done when the Group stops
 	next http.RoundTripper

@@ -19,12 +19,9 @@ import (
 // maxShards bounds the shard count: Discord's largest bots run a few thousand.
 const maxShards = 1 << 16
 
-// Group is a bot's shard sessions: one discordgo session per shard, opened
-// together under a context and closed together.
-//
-// Open is called once; Close may be called at any time, from any goroutine,
-// and more than once. The sessions are discordgo's own: add handlers and set
-// fields (StateEnabled, SyncEvents, ...) before Open.
+// Group is a bot's shard sessions, opened together under a context and closed
+// together. Open is called once; Close at any time, from any goroutine, more
+// than once. Add handlers and set the sessions' fields before Open.
 type Group struct {
 	cfg        config
 	shardCount int         // the bot's total

@@ -14,15 +14,9 @@ import (
 
 // Defaults of a Group made without options.
 const (
-	// defaultMaxBodySize bounds a REST response body: Discord's largest
-	// answers (a guild's full member page, a thousand audit log entries) are a
-	// few hundred KiB.
-	defaultMaxBodySize = 8 << 20
-	// defaultTimeout bounds one REST call, its rate-limit waits included,
-	// when the caller gives no earlier deadline (discordgo's own default).
-	defaultTimeout = 20 * time.Second
-	// openAbortGrace bounds the wait for an aborted discordgo Open to return.
-	openAbortGrace = 2 * time.Second
+	defaultMaxBodySize = 8 << 20          // Discord's largest answers are a few hundred KiB
+	defaultTimeout     = 20 * time.Second // of one REST call, its rate-limit waits included (discordgo's)
+	openAbortGrace     = 2 * time.Second  // for an aborted discordgo Open to return
 )
 
 // Option configures a Group. An option given an invalid value makes New fail.
