@@ -110,6 +110,8 @@ func makeEvent(t testing.TB, typ string, seq int64, d any) *discordgo.Event {
 
 // randomTimeline makes a plausible session: READY with n stubs, their lazy
 // GUILD_CREATEs, then ops random joins, removals, outages and returns.
+//
+// gocyclo 15: one case per kind of random step.
 func randomTimeline(r *rand.Rand, session string, n, ops int, nextID *uint64) timeline {
 	tl := timeline{session: session}
 	state := map[uint64]bool{} // id -> unavailable

@@ -64,7 +64,7 @@
 //
 // All of a bot's keys share one hash slot (so a fenced script may touch them
 // atomically), so one Redis node carries the bot: single-node latency gives
-// out first (each publish blocks it about 1.6 us per shard in it), not memory
+// out first (each publish blocks it for 3-4 us per shard in it on a loaded 2-core VM), not memory
 // or aggregation time. Hard limits of the layout: a shard's guild count below
 // 2^32 and report times before 2106. The figures are in BENCHMARKS.md.
 package fleet

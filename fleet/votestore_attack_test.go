@@ -126,18 +126,20 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	go func() { done <- p.Mirror(mctx) }()
 	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
 
-	// Wait until the mirror listens: a vote ingested now reaches it.
-	probe := testVote(1)
+	// Wait until the mirror has subscribed: a message published before that
+	// is lost (pub/sub keeps nothing), and the planted vote is in no store a
+	// resync could read. A probe vote made Active proves only the first load.
+	channel, rdb := Key("feedfuture", "votes:added"), srv.Client(t)
 	require.Eventually(t, func() bool {
-		_, err := s.Ingest(ctx, nil, []voterewards.Vote{probe})
-		return err == nil && p.Active(probe.PlatformID).Active
-	}, 5*time.Second, 20*time.Millisecond)
+		n, err := rdb.PubSubNumSub(ctx, channel).Result()
+		return err == nil && n[channel] > 0
+	}, 5*time.Second, 5*time.Millisecond)
 
 	now := time.Now()
 	created := now.Add(-time.Hour)
 	planted := fmt.Sprintf(`{"k":"3%017d@x","u":"7%017d","p":"3%017d","w":1,"c":%d,"e":%d,"o":1}`,
 		2, 2, 2, created.UnixNano(), now.Add(365*24*time.Hour).UnixNano())
-	require.NoError(t, srv.Client(t).Publish(ctx, Key("feedfuture", "votes:added"), planted).Err())
+	require.NoError(t, rdb.Publish(ctx, channel, planted).Err())
 	id := fmt.Sprintf("3%017d", 2)
 	require.Eventually(t, func() bool { return p.Active(id).Active }, 5*time.Second, time.Millisecond)
 	until := p.Active(id).Until

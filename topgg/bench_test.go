@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
@@ -238,5 +240,70 @@ func BenchmarkObserver(b *testing.B) {
 				return c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(n), ShardCount: new(2)})
 			})
 		})
+	}
+}
+
+// BenchmarkLegacyHasVoted is the v0 vote check (GET /bots/:id/check) beside
+// its floor, both against a server that answers {"voted":1} from memory, so
+// that the fake's own work does not hide the client's: client is
+// Legacy.HasVoted (the v0 limiter off), floor is net/http with the same
+// headers and json.Unmarshal into a struct with an int field. Goal: ns/op
+// within 1.2x of the floor.
+func BenchmarkLegacyHasVoted(b *testing.B) {
+	const botID, userID = "1026525568344264724", benchVoter
+	mem := func(b *testing.B) *httptest.Server {
+		answer := []byte(`{"voted":1}`)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "11")
+			_, _ = w.Write(answer)
+		}))
+		b.Cleanup(srv.Close)
+		return srv
+	}
+	b.Run("client", func(b *testing.B) {
+		srv := mem(b)
+		c, err := topgg.New("bench-token", topgg.WithBaseURL(srv.URL), topgg.WithLegacyLimit(0, 0))
+		require.NoError(b, err)
+		loop(b, func(ctx context.Context) error {
+			ok, err := c.Legacy().HasVoted(ctx, botID, userID)
+			if err == nil && !ok {
+				err = errors.New("not voted")
+			}
+			return err
+		})
+	})
+	b.Run("floor", func(b *testing.B) {
+		srv := mem(b)
+		hc := floorClient()
+		b.Cleanup(hc.CloseIdleConnections)
+		target := srv.URL + "/bots/" + botID + "/check?userId=" + userID
+		loop(b, func(ctx context.Context) error {
+			var out struct {
+				Voted int `json:"voted"`
+			}
+			if err := floorDo(ctx, hc, "GET", target, "bench-token", nil, &out); err != nil {
+				return err
+			}
+			if out.Voted != 1 {
+				return errors.New("not voted")
+			}
+			return nil
+		})
+	})
+}
+
+// loop times call b.N times after one untimed call (which opens the connection).
+func loop(b *testing.B, call func(context.Context) error) {
+	ctx := context.Background()
+	if err := call(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := call(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -113,6 +113,12 @@ func pendingKeys(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// TestCrashSafety kills a child process running the poller mid-delivery,
+// round after round, and checks after each restart that no vote is skipped
+// and that duplicates stay within the concurrency bound.
+//
+// gocyclo 16: one kill-and-restart loop told in order, with the checks of
+// each round where it ends.
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes for several seconds")

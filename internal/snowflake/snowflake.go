@@ -21,6 +21,10 @@ func Parse(s string) (uint64, bool) {
 		if d > 9 {
 			return 0, false
 		}
+		if i < 19 { // 19 digits fit in a uint64: no overflow check (29% -> 21% of autopost's guild event)
+			v = v*10 + d
+			continue
+		}
 		hi, lo := bits.Mul64(v, 10)
 		lo, carry := bits.Add64(lo, d, 0)
 		if hi != 0 || carry != 0 {
