@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,9 +106,7 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
 	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
 	pcfg := cfg.Plugin
-	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
-		pcfg.VoteStopGrace = pluginCloseTimeout
-	}
+	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
 	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
