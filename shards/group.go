@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // maxShards bounds the shard count: Discord's largest bots run a few thousand.
@@ -129,12 +130,18 @@ func (g *Group) httpClient() *http.Client {
 // Sessions returns the sessions in shard ID order, in a new slice (with
 // [WithShardIDs], this process's shards only).
 func (g *Group) Sessions() []*discordgo.Session {
+	if !g.made() {
+		return nil
+	}
 	return append([]*discordgo.Session(nil), g.sessions...)
 }
 
 // ForGuild returns the session of guildID's shard, (guild_id >> 22) % shard
 // count; a shard this Group does not run is an error wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
+	if !g.made() {
+		return nil, errNotMade
+	}
 	n, ok := snowflake.Parse(guildID)
 	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
@@ -158,6 +165,9 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 // session whose aborted discordgo Open does not return within two seconds is
 // abandoned (its lock is held, Close could not close it), and the error says so.
 func (g *Group) Open(ctx context.Context) error {
+	if !g.made() {
+		return errNotMade
+	}
 	if ctx == nil {
 		return errors.New("shards: Open: nil context")
 	}
@@ -251,6 +261,9 @@ func (g *Group) stop(abort int) {
 // a reconnect loop Close cannot stop (the stopped dialer refuses each try)
 // until the process exits; leak tests set ShouldReconnectOnError to false.
 func (g *Group) Close() error {
+	if !g.made() {
+		return errNotMade
+	}
 	g.mu.Lock()
 	if g.state == stateClosed {
 		g.mu.Unlock()
@@ -284,6 +297,13 @@ func (g *Group) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// made reports whether g was made by New: a zero Group has no sessions to
+// open and no stop to signal.
+func (g *Group) made() bool { return g != nil && g.shutFn != nil }
+
+// errNotMade: a method was called on a nil or zero Group; make one with New.
+var errNotMade = fmt.Errorf("shards: Group %w (shards.New)", topgg.ErrNotConfigured)
 
 // String describes the Group by its shards, without its sessions: a
 // discordgo.Session holds the bot token in clear, and fmt prints a pointer
