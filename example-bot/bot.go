@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,11 +26,10 @@ var voteCommand = discordgo.ApplicationCommand{
 	}},
 }
 
-// Shutdown bounds. SIGTERM must end the process within 10 s: the whole shutdown
-// gets shutdownBudget; the vote handlers that are running get pluginCloseTimeout
-// to finish (then their context is cancelled); the shards are closed once the
-// jobs stopped, or after jobsFirst at the latest, so that a slow job never keeps
-// them open; discordgo's Close then takes a second.
+// Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
+// handlers get pluginCloseTimeout (then their context is cancelled); the
+// shards close once the jobs stopped, or after jobsFirst; discordgo's Close
+// then takes a second.
 const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
@@ -51,32 +51,22 @@ type bot struct {
 	reminders reminderStore
 }
 
-// runBot runs the bot until ctx is done, then shuts it down. hc, when not nil, is the
-// HTTP client for Discord's REST calls (the demo passes the fake's). A ctx done
-// during the start is a clean stop, not an error.
-func runBot(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client) error {
-	return runBotWith(ctx, cfg, log, hc, nil)
-}
-
-// runBotWith is runBot that hands the plugin to made, when not nil, once it
-// is made (before it runs): the demo finds the webhook receiver's address
-// through it.
-func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Client, made func(*plugin.Plugin)) error {
+// runBot runs the bot until ctx is done, then shuts it down; a ctx done during
+// the start is a clean stop. made, when not nil, is handed the plugin before
+// it runs: the demo finds the webhook receiver's address through it.
+func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin.Plugin)) error {
 	client, ops, err := newClient(cfg, log) // ops: nil without METRICS_ADDR (metrics.go)
 	if err != nil {
 		return err
 	}
-	group, err := newShards(cfg, log, hc)
+	group, err := newShards(cfg, log)
 	if err != nil {
 		return err
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
 	for _, s := range group.Sessions() {
-		// Nothing the bot runs reads discordgo's State (autopost counts from
-		// the events, shardFor computes the shard, /vote and the rewards use
-		// the interaction and the config): without it, the guilds are not kept,
-		// a third of the memory at 100,000 guilds. READY's session id, which
-		// autopost reads, is kept even so.
+		// Nothing the bot runs reads discordgo's State, a third of the memory
+		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
 		s.StateEnabled = false
 		s.AddHandler(b.onInteraction)
 	}
@@ -94,7 +84,10 @@ func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Clie
 	if err != nil {
 		return stoppedEarly(err)
 	}
-	popts := append([]plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}, ops.pluginOptions()...)
+	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	if ops != nil {
+		popts = append(popts, plugin.WithMetrics(ops.metrics))
+	}
 	fl, rdb, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
@@ -110,28 +103,33 @@ func runBotWith(ctx context.Context, cfg config, log *slog.Logger, hc *http.Clie
 	}
 	r := &rewards{bot: b, log: log}
 	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	if b.plugin, err = plugin.New(client, pluginConfig(cfg), popts...); err != nil {
+	// The running handlers get at most pluginCloseTimeout once the stop comes,
+	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	pcfg := cfg.Plugin
+	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
+	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
 		return stoppedEarly(err)
 	}
 	if made != nil {
 		made(b.plugin)
 	}
-	stopOps, err := b.attach(ctx, ops)
+	// Attached and serving before the sessions open: /readyz answers 503
+	// until every shard has its READY.
+	if err := b.plugin.Attach(group.Sessions()...); err != nil {
+		return stoppedEarly(err)
+	}
+	stopOps, err := ops.start(ctx, b.plugin, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
 	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
 }
 
-// newShards makes the discordgo sessions of the shards this process runs,
-// not yet open.
-func newShards(cfg config, log *slog.Logger, hc *http.Client) (*shards.Group, error) {
+// newShards makes the sessions of the shards this process runs, not yet open.
+func newShards(cfg config, log *slog.Logger) (*shards.Group, error) {
 	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
 	if cfg.ShardIDs != nil {
 		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	if hc != nil {
-		opts = append(opts, shards.WithHTTPClient(hc))
 	}
 	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
 	if err != nil {
@@ -157,22 +155,10 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 	return defs, nil
 }
 
-// pluginConfig returns the plugin's configuration. The running handlers get
-// at most pluginCloseTimeout once the stop comes, whatever
-// TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
-func pluginConfig(cfg config) plugin.Config {
-	pcfg := cfg.Plugin
-	if pcfg.VoteStopGrace == 0 || pcfg.VoteStopGrace > pluginCloseTimeout {
-		pcfg.VoteStopGrace = pluginCloseTimeout
-	}
-	return pcfg
-}
-
 // serve runs the plugin and opens the shards, waits until ctx is done or the
-// plugin fails, then shuts both down (see shutdown).
+// plugin fails (a state directory in use, a refused token), then stops the
+// jobs (saving the vote state) and closes the shards, within shutdownBudget.
 func (b *bot) serve(ctx context.Context) error {
-	// The plugin runs until the shutdown stops it, jobs first; if it fails (a
-	// state directory in use, a refused token), the bot stops too.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	online, pluginFailed := context.WithCancel(ctx)
@@ -200,11 +186,16 @@ func (b *bot) serve(ctx context.Context) error {
 		<-online.Done()
 		b.log.Info("shutting down")
 	}
-	return errors.Join(openErr, b.shutdown(stopJobs))
+	closeShards := func() error {
+		err := b.shards.Close()
+		b.log.Info("gateway connections closed")
+		return err
+	}
+	return errors.Join(openErr, stopAll(stopJobs, closeShards, shutdownBudget, jobsFirst))
 }
 
-// fetchApplication reads the bot's own application (its id names the commands)
-// under ctx: discordgo's Application takes no request options.
+// fetchApplication reads the bot's application under ctx (discordgo's
+// Application takes no request options).
 func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.Application, error) {
 	body, err := s.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
 		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
@@ -221,24 +212,10 @@ func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.App
 	return &app, nil
 }
 
-// shutdown stops the jobs (saving the vote state) and closes the shards, within
-// shutdownBudget.
-func (b *bot) shutdown(stopJobs func() error) error {
-	return stopAll(stopJobs, b.closeShards, shutdownBudget, jobsFirst)
-}
-
-// closeShards closes the shards, all at once.
-func (b *bot) closeShards() error {
-	err := b.shards.Close()
-	b.log.Info("gateway connections closed")
-	return err
-}
-
 // stopAll runs stopJobs, then closeShards once the jobs have stopped or after
-// jobsFirst, whichever comes first: the jobs go first, so that no post sees the
-// shards vanish, but a job that is slow to stop does not keep the shards open.
-// It returns within budget: if a step is still running then, it says which (the
-// step's goroutine is left to the process's exit).
+// jobsFirst: no post sees the shards vanish, and a slow job does not keep them
+// open. It returns within budget, saying which step still runs then (its
+// goroutine is left to the process's exit).
 func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration) error {
 	deadline := time.NewTimer(budget)
 	defer deadline.Stop()
@@ -273,9 +250,8 @@ func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration
 	return errors.Join(jobsErr, shardsErr)
 }
 
-// shardFor returns the session of the shard that holds guildID. In a fleet the
-// guild may be on another process's shard: REST calls are not tied to a
-// shard, so any session of this process makes them.
+// shardFor returns the session of guildID's shard, or, for another process's
+// shard, any session of this one: REST calls are not tied to a shard.
 func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
 	s, err := b.shards.ForGuild(guildID)
 	if errors.Is(err, shards.ErrNotHere) {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -16,14 +19,14 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/internal/baseurl"
+	"github.com/dblkit/go-topgg/internal/redact"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// config is the bot's whole configuration, read from the environment. It holds
-// both tokens as secrets, so it never prints them: every fmt verb and slog show
-// them as [redacted] (see redact.go).
+// config is the bot's whole configuration, read from the environment. Its
+// secrets print as [redacted] (see secret).
 type config struct {
 	DiscordToken  secret `env:"DISCORD_TOKEN, required"`
 	TopggToken    secret `env:"TOPGG_TOKEN, required"`
@@ -43,8 +46,8 @@ type config struct {
 	Plugin plugin.Config
 }
 
-// loadConfig reads and checks the configuration; errors name the variable. It
-// touches neither the network nor the disk (see checkStateDir).
+// loadConfig reads and checks the configuration, touching neither the network
+// nor the disk; errors name the variable.
 func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	var c config
 	if err := plugin.LoadEnv(ctx, &c, l); err != nil { // it validates c.Plugin
@@ -53,18 +56,13 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	return c, c.validate()
 }
 
-// maxShards bounds SHARD_COUNT. Every shard is a gateway connection with its own
-// goroutines and buffers in this one process; Discord's largest bots run a few
-// thousand, so a bigger value is a typo that would only exhaust the memory.
+// maxShards bounds SHARD_COUNT: Discord's largest bots run a few thousand
+// shards, so more is a typo that would exhaust the memory of this process.
 const maxShards = 4096
 
-// validate checks the configuration, one area after the other, and returns
-// the first problem as a *plugin.ConfigError that names the variable.
+// validate returns the first problem as a *plugin.ConfigError naming the variable.
 func (c config) validate() error {
-	for _, check := range []func() error{
-		c.validateTokens, c.validateURLs, c.validateRewards, c.validateShards,
-		c.validateFleet, c.validateLogging, c.validateServers,
-	} {
+	for _, check := range []func() error{c.validateClient, c.validateRewards, c.validateFleet, c.validateRest} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -77,8 +75,10 @@ func badVariable(v, problem string) error {
 	return &plugin.ConfigError{Variable: v, Problem: problem}
 }
 
-// validateTokens checks DISCORD_TOKEN and TOPGG_TOKEN.
-func (c config) validateTokens() error {
+// validateClient checks DISCORD_TOKEN, TOPGG_TOKEN, TOPGG_API_URL,
+// DISCORD_API_URL and the plugin's interval floors, which depend on the
+// client (none for a fake on this machine), so LoadEnv cannot check them.
+func (c config) validateClient() error {
 	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
 	if strings.TrimSpace(discordToken) == "" {
 		return badVariable("DISCORD_TOKEN", "is empty")
@@ -88,20 +88,12 @@ func (c config) validateTokens() error {
 		// would make every request fail.
 		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
 	}
-	// The Top.gg client is the authority on its token and its URL, and words
-	// its errors (which never quote the token, nor a URL's user info or
-	// query): they are shown as they are, after the variable. The token goes
-	// first, alone, so that a refusal is pinned on the right variable.
+	// The Top.gg client is the authority on its token and URL, and its errors
+	// quote neither. The token goes first, alone, to blame the right variable.
 	if _, err := topgg.New(topggToken); err != nil {
 		return badVariable("TOPGG_TOKEN", err.Error())
 	}
-	return nil
-}
-
-// validateURLs checks TOPGG_API_URL (the Top.gg client decides) and
-// DISCORD_API_URL (by the same rules); the tokens are valid.
-func (c config) validateURLs() error {
-	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
+	client, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL))
 	if err != nil {
 		return badVariable("TOPGG_API_URL", err.Error())
 	}
@@ -109,16 +101,8 @@ func (c config) validateURLs() error {
 	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil {
 		return badVariable("DISCORD_API_URL", err.Error())
 	}
-	return c.validateFloors(client)
-}
-
-// validateFloors checks the plugin's interval floors, which depend on the
-// client (none for a fake on this machine, as in the end-to-end tests), so
-// LoadEnv cannot. Every field of c.Plugin comes from its variable: the error
-// names it.
-func (c config) validateFloors(client *topgg.Client) error {
-	err := c.Plugin.ValidateFor(client)
-	var ce *plugin.ConfigError
+	err = c.Plugin.ValidateFor(client)
+	var ce *plugin.ConfigError // every field of c.Plugin comes from its variable: name it
 	if errors.As(err, &ce) && ce.Variable == "" {
 		f, _ := reflect.TypeFor[plugin.Config]().FieldByName(strings.TrimPrefix(ce.Field, "Config."))
 		ce.Variable, _, _ = strings.Cut(f.Tag.Get("env"), ",")
@@ -139,49 +123,48 @@ func (c config) validateRewards() error {
 	return nil
 }
 
-// validateShards checks SHARD_COUNT (validateFleet checks SHARD_IDS).
-func (c config) validateShards() error {
-	if c.ShardCount < 1 || c.ShardCount > maxShards {
-		return badVariable("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
-			c.ShardCount, maxShards))
-	}
-	return nil
-}
-
-// validateLogging checks LOG_LEVEL and LOG_FORMAT.
-func (c config) validateLogging() error {
+// validateRest checks LOG_LEVEL, LOG_FORMAT and what the bot listens on
+// (METRICS_ADDR, TOPGG_WEBHOOK_ADDR: a typo stops the bot at once instead of
+// failing a server once the bot is online).
+func (c config) validateRest() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return badVariable("LOG_LEVEL", err.Error())
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return badVariable("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
 	}
+	return errors.Join(checkAddr("METRICS_ADDR", c.MetricsAddr), checkAddr("TOPGG_WEBHOOK_ADDR", c.Plugin.WebhookAddr))
+}
+
+// checkAddr checks an address variable: empty, or host:port or :port with a
+// port from 0 to 65535 (0 picks a free one, which the log says).
+func checkAddr(variable, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	problem := ""
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strconv.FormatUint(n, 10) != port {
+		problem = fmt.Sprintf("%q is not host:port or :port with a port from 0 to 65535, such as :8080", addr)
+	} else if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == '/' }) {
+		problem = fmt.Sprintf("%q: the host holds white space or a slash", addr)
+	}
+	if problem != "" {
+		return badVariable(variable, problem)
+	}
 	return nil
 }
 
-// validateServers checks what the bot listens on (METRICS_ADDR,
-// TOPGG_WEBHOOK_ADDR); LoadEnv checked the plugin's own settings.
-func (c config) validateServers() error {
-	if err := checkMetricsAddr(c.MetricsAddr); err != nil {
-		return err
-	}
-	if problem := checkWebhookAddr(c.Plugin.WebhookAddr); problem != "" {
-		return badVariable("TOPGG_WEBHOOK_ADDR", problem)
-	}
-	return nil
-}
-
-// checkStateDir makes sure the state directory can be created and written when a
-// job keeps state there (vote polling, command sync), so that a bad
-// TOPGG_STATE_DIR stops the bot before any request rather than after it went
-// online. It touches only the local file system.
+// checkStateDir makes sure the state directory can be created and written when
+// a job keeps state there, so that a bad TOPGG_STATE_DIR stops the bot before
+// any request rather than after it went online.
 func checkStateDir(c config) error {
 	polling := c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
 	syncing := c.Plugin.SyncCommands == nil || *c.Plugin.SyncCommands
 	if (!polling && !syncing) || c.fleetMode() { // a fleet keeps its state in Redis
 		return nil
 	}
-	bad := func(problem string) error { return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Problem: problem} }
+	bad := func(problem string) error { return badVariable("TOPGG_STATE_DIR", problem) }
 	dir := cmp.Or(c.Plugin.StateDir, plugin.DefaultStateDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
@@ -190,9 +173,7 @@ func checkStateDir(c config) error {
 	if err != nil {
 		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
 	}
-	name := f.Name()
-	err = errors.Join(f.Close(), os.Remove(name))
-	if err != nil {
+	if err = errors.Join(f.Close(), os.Remove(f.Name())); err != nil {
 		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
 	}
 	return nil
@@ -214,4 +195,82 @@ func parseLevel(s string) (slog.Level, error) {
 		return l, l.UnmarshalText([]byte(s))
 	}
 	return l, fmt.Errorf("%q is not debug, info, warn or error", s)
+}
+
+// newLogger makes the bot's logger; level and format were checked by the config.
+func newLogger(level, format string, w io.Writer) *slog.Logger {
+	lvl, _ := parseLevel(level)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// secret holds a token. It prints as [redacted] with every fmt verb and in slog
+// (empty when unset). Its value sits behind a pointer, so that fmt's
+// reflection into an unexported field, which calls no method, shows an address.
+type secret struct{ p *string }
+
+func newSecret(s string) secret { return secret{&s} }
+
+// Reveal returns the token, for the one call that sends it.
+func (s secret) Reveal() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+// EnvDecode lets LoadEnv read the token from its variable.
+func (s *secret) EnvDecode(v string) error {
+	s.p = &v
+	return nil
+}
+
+// Format prints [redacted], or nothing when unset, whatever the verb.
+func (s secret) Format(f fmt.State, verb rune) {
+	if s.p != nil {
+		fmt.Fprintf(f, fmt.FormatString(f, verb), redact.Mark)
+	}
+}
+
+// LogValue shows [redacted] in slog, or an empty string when unset.
+func (s secret) LogValue() slog.Value {
+	if s.p == nil {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(redact.Mark)
+}
+
+// MarshalText keeps the token out of encoders that skip Format (JSON, say).
+func (s secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+
+// shownConfig is config without its methods, so that printing it does not
+// recurse into Format.
+type shownConfig config
+
+// shown returns c with its URLs shown without password, query and fragment,
+// where a password or a key may sit (the tokens redact themselves).
+func (c config) shown() shownConfig {
+	r := shownConfig(c)
+	r.TopggAPIURL, r.DiscordAPIURL = redact.RawURL(r.TopggAPIURL), redact.RawURL(r.DiscordAPIURL) // "" stays ""
+	return r
+}
+
+// Format prints the configuration with its secrets redacted, for every verb and
+// flag: they must not reach a log or a panic message by a careless Printf.
+func (c config) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), c.shown())
+}
+
+// LogValue shows the configuration in slog, a group of its fields, with its
+// secrets redacted.
+func (c config) LogValue() slog.Value {
+	r := reflect.ValueOf(c.shown())
+	attrs := make([]slog.Attr, r.NumField())
+	for i := range attrs {
+		attrs[i] = slog.Any(r.Type().Field(i).Name, r.Field(i).Interface())
+	}
+	return slog.GroupValue(attrs...)
 }

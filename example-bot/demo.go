@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
@@ -81,7 +84,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer stopBot()
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	done := make(chan error, 1)
-	go func() { done <- runBotWith(botCtx, cfg, log, nil, func(p *plugin.Plugin) { d.plugin <- p }) }()
+	go func() { done <- runBot(botCtx, cfg, log, func(p *plugin.Plugin) { d.plugin <- p }) }()
 
 	if err := d.script(ctx, done); err != nil {
 		stopBot()
@@ -98,8 +101,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// script drives the demo's story against the running bot, checking each
-// step on the fakes; done reports the bot's end.
+// script drives the story, checking each step on the fakes; done is the bot's end.
 func (d *demo) script(ctx context.Context, done <-chan error) error {
 	wait := waiter(ctx, done)
 	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
@@ -138,8 +140,7 @@ func waiter(ctx context.Context, done <-chan error) func(what string, cond func(
 	}
 }
 
-// guildStep is one change to the bot's servers in the demo, and the server
-// count Top.gg should then show.
+// guildStep is one change to the bot's servers, and the count Top.gg then shows.
 type guildStep struct {
 	say    string
 	act    func(context.Context, string) error
@@ -148,8 +149,7 @@ type guildStep struct {
 	posts  bool // whether the change makes the bot post; an unchanged count is not posted again
 }
 
-// guildChanges adds, removes and takes down servers, and checks what Top.gg
-// shows after each.
+// guildChanges adds, removes and takes down servers, checking Top.gg after each.
 func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) error) error {
 	steps := []guildStep{
 		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
@@ -158,24 +158,22 @@ func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) 
 		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
 	}
 	for _, s := range steps {
-		if err := d.runStep(ctx, wait, s); err != nil {
+		if s.say != "" {
+			d.say("%s", s.say)
+		}
+		before := len(d.topgg.Metrics())
+		if err := s.act(ctx, s.guild); err != nil {
 			return err
 		}
-	}
-	d.say("Top.gg shows %d servers.", d.lastServers())
-	return nil
-}
-
-// runStep runs one guild step and checks its count.
-func (d *demo) runStep(ctx context.Context, wait func(string, func() bool) error, s guildStep) error {
-	if s.say != "" {
-		d.say("%s", s.say)
-	}
-	before := len(d.topgg.Metrics())
-	if err := s.act(ctx, s.guild); err != nil {
-		return err
-	}
-	if !s.posts {
+		if s.posts {
+			err := wait(fmt.Sprintf("%d servers", s.expect), func() bool {
+				return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		// Nothing new is posted; give the bot two intervals to prove it.
 		select {
 		case <-time.After(2500 * time.Millisecond):
@@ -185,11 +183,9 @@ func (d *demo) runStep(ctx context.Context, wait func(string, func() bool) error
 		if got := d.lastServers(); got != s.expect {
 			return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
 		}
-		return nil
 	}
-	return wait(fmt.Sprintf("%d servers", s.expect), func() bool {
-		return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
-	})
+	d.say("Top.gg shows %d servers.", d.lastServers())
+	return nil
 }
 
 func (d *demo) lastMetric(name string) int {
@@ -219,4 +215,134 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
+}
+
+// demoWebhookSecret signs the demo's webhooks.
+const demoWebhookSecret = "whs_demo_secret"
+
+// connectWebhook gives the fake Top.gg the receiver's URL, as an owner pastes
+// it into the project's settings (Plugin.WebhookAddr tells the free port).
+func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool) error) error {
+	var p *plugin.Plugin
+	select {
+	case p = <-d.plugin:
+	case <-ctx.Done():
+		return fmt.Errorf("timed out waiting for the plugin: %w", ctx.Err())
+	}
+	if err := wait("the webhook receiver", func() bool { return p.WebhookAddr() != nil }); err != nil {
+		return err
+	}
+	url := "http://" + p.WebhookAddr().String() + plugin.DefaultWebhookPath
+	if err := d.topgg.AddWebhook(url, demoWebhookSecret); err != nil {
+		return err
+	}
+	d.say("The bot's webhook receiver listens at %s; the project's webhook settings on Top.gg get that URL.", url)
+	return nil
+}
+
+// votes: two votes come by webhook, rewarded at once, and the poll rewards
+// nothing again; alice uses /vote, bob asks for a reminder; bob's vote expires.
+func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) error {
+	alice, bob := "300000000000000001", "300000000000000002"
+	if err := d.connectWebhook(ctx, wait); err != nil {
+		return err
+	}
+	// Start right after a poll, so that the webhook is the first to tell.
+	polls := d.polls()
+	if err := wait("a poll", func() bool { return d.polls() > polls }); err != nil {
+		return err
+	}
+	now := time.Now()
+	d.say("Two users vote on Top.gg: alice, and bob on a weekend (weight 2). A vote lasts 12 hours on Top.gg;\n" +
+		"    for the demo bob's lasts 5 seconds. Top.gg sends each vote to the bot's webhook receiver, signed,\n" +
+		"    and the bot gives each the voter role at once.")
+	d.topgg.AddVote(
+		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
+		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
+	)
+	if err := wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
+		return err
+	}
+	d.say("Both roles were given %d ms after the votes (source=webhook in the log above); Top.gg's deliveries were answered %s.",
+		time.Since(now).Milliseconds(), d.deliveryStatuses())
+
+	polls = d.polls()
+	if err := wait("two polls", func() bool { return d.polls() >= polls+2 }); err != nil {
+		return err
+	}
+	d.say("The bot polled the vote history since: it holds the same two votes (without the webhook's id, and with\n"+
+		"    another timestamp format). The bot knows them: still %d role grants.", d.roleChanges(true))
+
+	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
+	reply, err := d.useVote(ctx, alice, "alice", nil)
+	if err != nil {
+		return err
+	}
+	d.say("The bot replied (only alice sees it): %q", reply)
+
+	on := true
+	if reply, err = d.useVote(ctx, bob, "bob", &on); err != nil {
+		return err
+	}
+	d.say("bob uses /vote remind:True, to get a direct message when he can vote again. The bot replied: %q", reply)
+
+	d.say("bob's vote expires: the bot takes his role back. alice keeps hers.")
+	if err := wait("bob's role to be taken back", func() bool { return d.roleChanges(false) == 1 }); err != nil {
+		return err
+	}
+	dms, err := d.discord.WaitDirectMessages(ctx, bob, 1)
+	if err != nil {
+		return err
+	}
+	d.say("bob got a direct message: %q", dms[0].Content)
+	if got := d.discord.MemberRoles(d.guilds[0], bob); len(got) != 0 {
+		return fmt.Errorf("bob still has the roles %v", got)
+	}
+	if got := d.discord.MemberRoles(d.guilds[0], alice); len(got) != 1 {
+		return fmt.Errorf("alice has the roles %v, want the voter role", got)
+	}
+	return nil
+}
+
+// useVote runs /vote as a user, with remind when given, and returns the reply.
+func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (string, error) {
+	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
+	if remind != nil {
+		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: remindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
+		}
+	}
+	id, _, err := d.discord.Interact(ctx, spec)
+	if err != nil {
+		return "", err
+	}
+	reply, err := d.discord.WaitInteractionReply(ctx, id)
+	return reply.Content, err
+}
+
+// polls counts the vote history requests the fake Top.gg received.
+func (d *demo) polls() int {
+	n := 0
+	for _, r := range d.topgg.Requests() {
+		if r.Method == http.MethodGet && r.Path == "/v1/projects/@me/votes" {
+			n++
+		}
+	}
+	return n
+}
+
+// deliveryStatuses lists the answers to the webhook deliveries, e.g. "204, 204".
+func (d *demo) deliveryStatuses() string {
+	out := ""
+	for i, del := range d.topgg.Deliveries() {
+		if i > 0 {
+			out += ", "
+		}
+		if n := len(del.Attempts); n > 0 {
+			out += fmt.Sprint(del.Attempts[n-1].Status)
+		} else {
+			out += "none yet"
+		}
+	}
+	return out
 }

@@ -12,15 +12,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/plugin"
 )
 
 // shardIDs is SHARD_IDS: the shards this process runs, in increasing order,
 // written as ids and ranges ("0-3", "0,2,4", "0-1,4-5"). Nil: every shard.
 type shardIDs []int
 
-// maxShardID bounds a range's size before SHARD_COUNT is known (a typo such
-// as 0-1000000000 must not allocate gigabytes).
+// maxShardID bounds a range before SHARD_COUNT is known (0-1000000000 must not allocate gigabytes).
 const maxShardID = maxShards - 1
 
 // EnvDecode parses the list. Ids and ranges may not overlap.
@@ -53,8 +51,7 @@ func (s *shardIDs) EnvDecode(v string) error {
 	return nil
 }
 
-// parseShardID reads one id as written: decimal digits, no sign, no leading
-// zero.
+// parseShardID reads one id: decimal digits, no sign, no leading zero.
 func parseShardID(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.Trim(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
@@ -87,17 +84,20 @@ func (s shardIDs) String() string {
 	return b.String()
 }
 
-// minFleetLease and maxFleetLease bound TOPGG_FLEET_LEASE: below a second,
-// a GC pause or a slow Redis costs the leadership; above ten minutes, a dead
-// leader leaves the listing unposted for too long.
+// Bounds of TOPGG_FLEET_LEASE: below a second, a GC pause costs the
+// leadership; above ten minutes, a dead leader leaves the listing unposted.
 const (
 	minFleetLease = time.Second
 	maxFleetLease = 10 * time.Minute
 )
 
-// validateFleet checks REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
+// validateFleet checks SHARD_COUNT, REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
 func (c config) validateFleet() error {
-	bad := func(v, problem string) error { return &plugin.ConfigError{Variable: v, Problem: problem} }
+	bad := badVariable
+	if c.ShardCount < 1 || c.ShardCount > maxShards {
+		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
+			c.ShardCount, maxShards))
+	}
 	for _, id := range c.ShardIDs {
 		if id >= c.ShardCount {
 			return bad("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
@@ -123,7 +123,6 @@ func (c config) validateFleet() error {
 	return nil
 }
 
-// fleetMode reports whether the bot runs as one process of a fleet.
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
 
 // runShards returns the shards this process runs.
@@ -138,10 +137,9 @@ func (c config) runShards() shardIDs {
 	return ids
 }
 
-// openFleet connects (lazily: no request is made here) to the fleet of the
-// application appID, or returns nils outside fleet mode. The bot keeps the
-// Redis client (its vote reminders live there too) and closes it after the
-// plugin's Run returned.
+// openFleet connects lazily to the fleet of the application appID, or returns
+// nils outside fleet mode. The bot keeps the Redis client (for its reminders)
+// and closes it after the plugin's Run returned.
 func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, redis.UniversalClient, error) {
 	if !c.fleetMode() {
 		return nil, nil, nil

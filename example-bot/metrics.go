@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,14 +13,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topggprom"
 )
 
-// Timeouts of the operations server (METRICS_ADDR). A scrape or a probe is a
-// small GET answered from memory; a client slower than this is not a
-// Prometheus or a kubelet.
+// Timeouts of the operations server: a scrape or a probe is a small GET
+// answered from memory.
 const (
 	opsReadHeaderTimeout = 5 * time.Second
 	opsReadTimeout       = 10 * time.Second
@@ -30,18 +29,16 @@ const (
 	opsShutdownTimeout   = time.Second // within the 10 s a SIGTERM leaves
 )
 
-// ops is the bot's operations server on METRICS_ADDR: /metrics (Prometheus,
-// on a registry of its own with the Go and process collectors), /livez and
-// /readyz (the plugin's health checks). A nil *ops (METRICS_ADDR unset) adds
-// nothing and serves nothing.
+// ops is the operations server on METRICS_ADDR: /metrics (its own registry,
+// with the Go and process collectors), /livez and /readyz. A nil *ops
+// (METRICS_ADDR unset) serves nothing.
 type ops struct {
 	addr    string
 	reg     *prometheus.Registry
 	metrics *topggprom.Collector
 }
 
-// newOps makes the registry and the collectors, or returns nil when
-// METRICS_ADDR is unset. It listens on nothing yet.
+// newOps makes the registry and the collectors (nil without METRICS_ADDR).
 func newOps(cfg config) (*ops, error) {
 	if cfg.MetricsAddr == "" {
 		return nil, nil
@@ -59,51 +56,26 @@ func newOps(cfg config) (*ops, error) {
 	return &ops{addr: cfg.MetricsAddr, reg: reg, metrics: m}, nil
 }
 
-// newClient makes the Top.gg client and, with METRICS_ADDR, the collectors
-// that count its requests.
+// newClient makes the Top.gg client and the collectors that count its requests.
 func newClient(cfg config, log *slog.Logger) (*topgg.Client, *ops, error) {
 	o, err := newOps(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := topgg.New(cfg.TopggToken.Reveal(),
-		append([]topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}, o.clientOptions()...)...)
+	opts := []topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}
+	if o != nil {
+		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
+	}
+	client, err := topgg.New(cfg.TopggToken.Reveal(), opts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	return client, o, nil
 }
 
-// attach attaches the plugin to the shards' sessions and starts the
-// operations server (when o is not nil), before the sessions open: /readyz
-// answers 503 until every shard has its READY.
-func (b *bot) attach(ctx context.Context, o *ops) (stopOps func() error, err error) {
-	if err := b.plugin.Attach(b.shards.Sessions()...); err != nil {
-		return nil, err
-	}
-	return o.start(ctx, b.plugin, b.log)
-}
-
-// clientOptions counts the Top.gg client's requests.
-func (o *ops) clientOptions() []topgg.Option {
-	if o == nil {
-		return nil
-	}
-	return []topgg.Option{topgg.WithObserver(o.metrics.ObserveRequest)}
-}
-
-// pluginOptions counts what the plugin's jobs do.
-func (o *ops) pluginOptions() []plugin.Option {
-	if o == nil {
-		return nil
-	}
-	return []plugin.Option{plugin.WithMetrics(o.metrics)}
-}
-
-// start listens on METRICS_ADDR and serves until the returned stop is
-// called; stop shuts the server down (bounded) and returns once it is gone.
-// ready are readiness checks beyond the plugin's (a fleet's leadership).
-// A nil *ops starts nothing.
+// start serves on METRICS_ADDR until stop, which shuts the server down
+// (bounded) and returns once it is gone. ready are readiness checks beyond
+// the plugin's.
 func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, ready ...health.Check) (stop func() error, err error) {
 	if o == nil {
 		return func() error { return nil }, nil
@@ -133,35 +105,15 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, rea
 		IdleTimeout:       opsIdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
+	go func() { served <- httpx.Serve(serveCtx, srv, l, opsShutdownTimeout) }()
 	log.Info("metrics server listening", "addr", l.Addr().String(), "paths", "/metrics /livez /readyz")
 	return func() error {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opsShutdownTimeout)
-		defer cancel()
-		err := srv.Shutdown(sctx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = srv.Close()
-		}
-		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
-		}
-		if err != nil {
+		stopServe()
+		if err := <-served; err != nil {
 			return fmt.Errorf("metrics server: %w", err)
 		}
 		return nil
 	}, nil
-}
-
-// checkMetricsAddr checks METRICS_ADDR: empty, or host:port (":9090",
-// "127.0.0.1:9090").
-func checkMetricsAddr(addr string) error {
-	if addr == "" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil || port == "" {
-		return &plugin.ConfigError{Variable: "METRICS_ADDR", Problem: fmt.Sprintf("%q is not host:port (as in :9090)", addr)}
-	}
-	return nil
 }

@@ -25,7 +25,7 @@ func TestMetricsAddr(t *testing.T) {
 	assert.Nil(t, o, "no METRICS_ADDR, no server")
 
 	for _, good := range []string{":9090", "127.0.0.1:0", "[::1]:9090"} {
-		assert.NoError(t, checkMetricsAddr(good), good)
+		assert.NoError(t, checkAddr("METRICS_ADDR", good), good)
 	}
 	for _, bad := range []string{"9090", "localhost", "http://127.0.0.1:9090", ":"} {
 		env := validEnv("https://example.invalid")

@@ -4,41 +4,55 @@
 // expiry, for every vote), into the bot's shard sessions and runs them under one
 // supervisor.
 //
-// The whole use:
+// The whole use, a bot configured from the environment (LoadEnv fills the
+// bot's own struct that holds a Config, or a Config alone) whose voters get a
+// role until their vote expires:
 //
-//	// The settings: every zero field of Config means its default, so Config{}
-//	// works; LoadEnv reads the TOPGG_* variables into it (or into a bot's own
-//	// struct that embeds a Config). Errors name the variable.
-//	var cfg plugin.Config
-//	if err := plugin.LoadEnv(ctx, &cfg, nil); err != nil {
-//		log.Fatal(err) // e.g. "TOPGG_VOTE_POLL_INTERVAL: is set but empty; ..."
+//	func run() error {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		var cfg struct {
+//			DiscordToken string        `env:"DISCORD_TOKEN, required"`
+//			TopggToken   string        `env:"TOPGG_TOKEN, required"`
+//			Topgg        plugin.Config // TOPGG_AUTOPOST, TOPGG_VOTE_POLL_INTERVAL, TOPGG_WEBHOOK_*, ...
+//		}
+//		if err := plugin.LoadEnv(ctx, &cfg, nil); err != nil {
+//			return err // names the variable: "TOPGG_TOKEN: is required but not set"
+//		}
+//		client, err := topgg.New(cfg.TopggToken)
+//		if err != nil {
+//			return err
+//		}
+//		group, err := shards.New(cfg.DiscordToken, 1) // discordgo sessions, one per shard
+//		if err != nil {
+//			return err
+//		}
+//		defer group.Close() // after Run returned
+//
+//		// plugin.Config{} in code is valid too: every zero field means its default.
+//		var p *plugin.Plugin // the expiry handler asks it whether the user voted again
+//		p, err = plugin.New(client, cfg.Topgg,
+//			plugin.WithCommands(myCommands),
+//			plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
+//				return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
+//			}),
+//			plugin.WithExpiryHandler(func(ctx context.Context, v voterewards.Vote) error {
+//				if p.Active(v.PlatformID).Active {
+//					return nil // voted again since: keep the role
+//				}
+//				return takeRole(ctx, v.PlatformID)
+//			}))
+//		if err != nil {
+//			return err
+//		}
+//		if err := p.Attach(group.Sessions()...); err != nil { // before the sessions open
+//			return err
+//		}
+//		if err := group.Open(ctx); err != nil {
+//			return err
+//		}
+//		return p.Run(ctx) // until SIGTERM: every job stopped and the vote state saved when it returns
 //	}
-//	client, err := topgg.New(os.Getenv("TOPGG_TOKEN"))
-//	...
-//	var p *plugin.Plugin // the expiry handler asks it whether the user voted again
-//	p, err = plugin.New(client, cfg,
-//		plugin.WithCommands(myCommands), // else the commands Discord has after READY
-//		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
-//			return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
-//		}),
-//		plugin.WithExpiryHandler(func(ctx context.Context, v voterewards.Vote) error {
-//			if p.Active(v.PlatformID).Active {
-//				return nil // voted again since: keep the role
-//			}
-//			return takeRole(ctx, v.PlatformID)
-//		}))
-//	...
-//	// Before the sessions open: READY is where counting and command sync start.
-//	if err := p.Attach(sessions...); err != nil { ... }
-//
-//	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-//	defer stop()
-//	ran := make(chan error, 1)
-//	go func() { ran <- p.Run(ctx) }() // until ctx is done
-//	// ... open the sessions; answer commands with p.Active(userID) ...
-//	<-ctx.Done()
-//	err = <-ran // the jobs stopped, running handlers finished, vote state saved
-//	// ... then close the sessions.
 //
 // [Plugin.Run] is the one lifecycle primitive, like every job of the module: it
 // works until its context is done and returns once nothing it started is left. A

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -165,20 +166,10 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		IdleTimeout:       webhookIdleTimeout,
 		ErrorLog:          nil,
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	select {
-	case err := <-served:
+	err := httpx.Serve(ctx, srv, l, webhookShutdownTimeout)
+	if ctx.Err() == nil { // Serve failed on its own
 		return fmt.Errorf("webhook receiver: %w", err)
-	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), webhookShutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = srv.Close()
-	}
-	<-served
 	// Serve has returned and every connection is closed: no handler starts
 	// any more, so this Wait cannot race an Add. A handler that ignores its
 	// cancelled context (a Store given with WithVoteStore that does) would
@@ -196,7 +187,7 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 			"waited", webhookShutdownTimeout+webhookAbandonWait)
 	}
 	if err != nil {
-		return fmt.Errorf("webhook receiver: shutdown: %w", err)
+		return fmt.Errorf("webhook receiver: %w", err)
 	}
 	return nil
 }

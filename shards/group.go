@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,27 +14,23 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
-// maxShards bounds the shard count of a Group: every shard is a gateway
-// connection with its own goroutines and buffers in this process, and
-// Discord's largest bots run a few thousand.
+// maxShards bounds the shard count: Discord's largest bots run a few thousand.
 const maxShards = 1 << 16
 
-// Group is a bot's shard sessions: one discordgo session per shard, opened
-// together under a context and closed together.
-//
-// Open is called once; Close may be called at any time, from any goroutine,
-// and more than once. The sessions are discordgo's own: add handlers and set
-// fields (StateEnabled, SyncEvents, ...) before Open.
+// Group is a bot's shard sessions, opened together under a context and closed
+// together. Open is called once; Close at any time, from any goroutine, more
+// than once. Add handlers and set the sessions' fields before Open.
 type Group struct {
 	cfg        config
 	shardCount int         // the bot's total
 	index      map[int]int // shard ID -> index in sessions, with WithShardIDs
 	sessions   []*discordgo.Session
 	dialers    []*gatewayDialer // one per session
-	shut       chan struct{}    // closed once the Group stops connecting (see stop)
-	shutOnce   sync.Once
+	shut       context.Context  // done once the Group stops connecting (see stop)
+	shutFn     context.CancelFunc
 
 	mu         sync.Mutex
 	state      groupState
@@ -50,14 +48,11 @@ const (
 	stateClosed
 )
 
-// New makes the sessions of a bot with shardCount shards (1 to maxShards),
-// not opened: one per shard, or, with [WithShardIDs], one per shard this
-// process runs. token is the bot token without the "Bot " prefix; it appears in
-// no error. Each session has the shard pair, the GUILDS intent (guild events,
-// which a bot on a listing needs to count its servers; add others to
-// Identify.Intents of [Group.Sessions] before Open), and this package's HTTP
-// client and gateway dialer; everything else is discordgo's default, State
-// included.
+// New makes the sessions, not opened, of a bot with shardCount shards (1 to
+// maxShards): one per shard, or per shard of [WithShardIDs]. token is the bot
+// token without "Bot "; no error quotes it. Each session has its shard pair,
+// the GUILDS intent (to count servers; add others to Identify.Intents before
+// Open), and this package's HTTP client and dialer; the rest is discordgo's.
 func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err := checkToken(token); err != nil {
 		return nil, err
@@ -78,7 +73,8 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, shardCount: shardCount, shut: make(chan struct{}), stuck: make([]bool, len(ids))}
+	g := &Group{cfg: cfg, shardCount: shardCount, stuck: make([]bool, len(ids))}
+	g.shut, g.shutFn = context.WithCancel(context.Background())
 	if cfg.shardIDs != nil {
 		g.index = make(map[int]int, len(ids))
 		for j, id := range ids {
@@ -114,10 +110,9 @@ func checkToken(token string) error {
 	return nil
 }
 
-// httpClient is the sessions' client: the configured one, with its
-// transport wrapped (outermost first) by the gateway lookup's tie to the
-// Group (so that it also ends a rate-limit wait of the lookup), the rate
-// limiter, the body bound and the API base rewriting.
+// httpClient is the configured client, its transport wrapped (outermost
+// first, so that the Group's stop also ends the lookup's rate-limit wait) by
+// the gateway lookup, the rate limiter, the body bound and the rewriting.
 func (g *Group) httpClient() *http.Client {
 	base := g.cfg.client.Transport
 	if base == nil {
@@ -132,18 +127,21 @@ func (g *Group) httpClient() *http.Client {
 	return &hc
 }
 
-// Sessions returns the sessions, in shard ID order (a new slice, the same
-// sessions). With [WithShardIDs] they are this process's shards only: check
-// each session's ShardID.
+// Sessions returns the sessions in shard ID order, in a new slice (with
+// [WithShardIDs], this process's shards only).
 func (g *Group) Sessions() []*discordgo.Session {
+	if !g.made() {
+		return nil
+	}
 	return append([]*discordgo.Session(nil), g.sessions...)
 }
 
-// ForGuild returns the session of the shard that receives the events of
-// guild guildID: (guild_id >> 22) % shard count, Discord's rule. With
-// [WithShardIDs], a guild of a shard this Group does not run is an error
-// wrapping [ErrNotHere].
+// ForGuild returns the session of guildID's shard, (guild_id >> 22) % shard
+// count; a shard this Group does not run is an error wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
+	if !g.made() {
+		return nil, errNotMade
+	}
 	n, ok := snowflake.Parse(guildID)
 	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
@@ -154,24 +152,22 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	}
 	j, ok := g.index[shard]
 	if !ok {
-		return nil, fmt.Errorf("shards: guild %s is on shard %d: %w", guildID, shard, ErrNotHere)
+		return nil, fmt.Errorf("%w: guild %s is on shard %d", ErrNotHere, guildID, shard)
 	}
 	return g.sessions[j], nil
 }
 
-// Open connects every shard, one after the other, and returns once each has
-// its READY, or at once when ctx is done: the pending connection is dropped
-// (a gateway lookup Discord does not answer, or rate-limits, a gateway that
-// never says HELLO), no shard connects from then on, and Open returns an
-// error wrapping ctx's and ErrClosed. Once Open has returned, ctx no longer
-// matters: the sessions run (and reconnect) until Close. Whatever Open
-// returns, Close the Group.
-// A second Open returns ErrOpened; an Open after Close, ErrClosed.
-//
-// If an aborted discordgo Open does not return within two seconds, that
-// session is left to itself (its lock is held, so Close could not close it)
-// and the error says so.
+// Open connects the shards one after the other and returns once each has its
+// READY, or at once when ctx is done: the pending connection is dropped, no
+// shard connects from then on, and the error wraps ctx's and ErrClosed. Once
+// Open has returned, ctx no longer matters. Whatever it returns, Close the
+// Group. A second Open returns ErrOpened; an Open after Close, ErrClosed. A
+// session whose aborted discordgo Open does not return within two seconds is
+// abandoned (its lock is held, Close could not close it), and the error says so.
 func (g *Group) Open(ctx context.Context) error {
+	if !g.made() {
+		return errNotMade
+	}
 	if ctx == nil {
 		return errors.New("shards: Open: nil context")
 	}
@@ -179,10 +175,10 @@ func (g *Group) Open(ctx context.Context) error {
 	switch g.state {
 	case stateOpening, stateOpened:
 		g.mu.Unlock()
-		return fmt.Errorf("shards: Open: %w", ErrOpened)
+		return ErrOpened
 	case stateClosed:
 		g.mu.Unlock()
-		return fmt.Errorf("shards: Open: %w", ErrClosed)
+		return fmt.Errorf("%w: Open after Close", ErrClosed)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -250,24 +246,24 @@ func (g *Group) abortOpen(ctx context.Context, j int, errc <-chan error) error {
 // stop makes the Group stop connecting: gateway lookups end, dials are
 // refused, and the pending connection of session abort (if >= 0) is dropped.
 func (g *Group) stop(abort int) {
-	g.shutOnce.Do(func() { close(g.shut) })
+	g.shutFn()
 	for i, d := range g.dialers {
 		d.stop(i == abort)
 	}
 }
 
-// Close stops the Group (a pending Open is cancelled and waited for, bounded)
-// and closes every session at once: discordgo's Close takes a second per
-// session, so they are closed concurrently. It returns the sessions' errors,
-// and says which were abandoned by an aborted Open. Close is idempotent.
+// Close cancels a pending Open (waiting for it, bounded) and closes every
+// session concurrently (discordgo's Close takes a second each). It returns
+// the sessions' errors, naming those an aborted Open abandoned; it is
+// idempotent.
 //
-// Known limitation of discordgo v0.29: if a session's heartbeat fails at the
-// moment Close sends its close frame, discordgo starts a reconnect loop that
-// Close cannot stop; the stopped dialer refuses each attempt, and the loop
-// retries (1 s, 2 s, ... up to 10 min apart) until the process exits. Tests
-// that check for leaked goroutines set ShouldReconnectOnError to false on the
-// sessions.
+// discordgo v0.29: a heartbeat failing as Close sends its close frame starts
+// a reconnect loop Close cannot stop (the stopped dialer refuses each try)
+// until the process exits; leak tests set ShouldReconnectOnError to false.
 func (g *Group) Close() error {
+	if !g.made() {
+		return errNotMade
+	}
 	g.mu.Lock()
 	if g.state == stateClosed {
 		g.mu.Unlock()
@@ -301,3 +297,42 @@ func (g *Group) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// made reports whether g was made by New: a zero Group has no sessions to
+// open and no stop to signal.
+func (g *Group) made() bool { return g != nil && g.shutFn != nil }
+
+// errNotMade: a method was called on a nil or zero Group; make one with New.
+var errNotMade = fmt.Errorf("shards: Group %w (shards.New)", topgg.ErrNotConfigured)
+
+// String describes the Group by its shards, without its sessions: a
+// discordgo.Session holds the bot token in clear, and fmt prints a pointer
+// reached under a verb that does not fit it (%s, %q, %d, %x) field by field.
+func (g *Group) String() string {
+	if g == nil {
+		return "shards.Group(nil)"
+	}
+	ids := make([]int, len(g.sessions))
+	for i, s := range g.sessions {
+		ids[i] = s.ShardID
+	}
+	return fmt.Sprintf("shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
+}
+
+// Format prints the Group without its sessions under every verb (%#v too).
+func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
+
+// LogValue makes slog print the Group without its sessions.
+func (g *Group) LogValue() slog.Value { return slog.StringValue(g.String()) }
+
+// Sentinel errors, returned wrapped; test them with errors.Is.
+var (
+	// ErrClosed means the Group was closed, or its Open was cancelled: its
+	// sessions do not connect again.
+	ErrClosed = errors.New("shards: group closed")
+	// ErrOpened means Open was called again: a Group is opened once.
+	ErrOpened = errors.New("shards: group already opened")
+	// ErrNotHere means a guild is on a shard this Group does not run (see
+	// WithShardIDs): another process of the bot has its session.
+	ErrNotHere = errors.New("shards: guild on a shard of another process")
+)

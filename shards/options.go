@@ -14,15 +14,9 @@ import (
 
 // Defaults of a Group made without options.
 const (
-	// defaultMaxBodySize bounds a REST response body: Discord's largest
-	// answers (a guild's full member page, a thousand audit log entries) are a
-	// few hundred KiB.
-	defaultMaxBodySize = 8 << 20
-	// defaultTimeout bounds one REST call, its rate-limit waits included,
-	// when the caller gives no earlier deadline (discordgo's own default).
-	defaultTimeout = 20 * time.Second
-	// openAbortGrace bounds the wait for an aborted discordgo Open to return.
-	openAbortGrace = 2 * time.Second
+	defaultMaxBodySize = 8 << 20          // Discord's largest answers are a few hundred KiB
+	defaultTimeout     = 20 * time.Second // of one REST call, its rate-limit waits included (discordgo's)
+	openAbortGrace     = 2 * time.Second  // for an aborted discordgo Open to return
 )
 
 // Option configures a Group. An option given an invalid value makes New fail.
@@ -48,11 +42,10 @@ func defaultConfig() config {
 	}
 }
 
-// WithAPIBase sends the sessions' REST calls to another API root than
-// discordgo.EndpointAPI (https://discord.com/api/v9/): a REST proxy, or a test
-// server such as discordtest's APIBase. The path and query of each call are
-// kept. base must be an absolute http(s) URL without user info, query or
-// fragment.
+// WithAPIBase sends the REST calls to another API root than
+// discordgo.EndpointAPI (a proxy, or discordtest's APIBase), keeping each
+// call's path and query. base is an absolute http(s) URL without user info,
+// query or fragment.
 func WithAPIBase(base string) Option {
 	return func(c *config) error {
 		u, err := url.Parse(base)
@@ -68,10 +61,9 @@ func WithAPIBase(base string) Option {
 	}
 }
 
-// WithHTTPClient sets the HTTP client the sessions' REST calls are based on
-// (default: http.DefaultTransport with a 20 s timeout). The client is copied,
-// never modified: its Transport is wrapped, its Timeout kept (0 means
-// 20 s: a rate-limit wait must end somewhere).
+// WithHTTPClient sets the client the REST calls are based on (default:
+// http.DefaultTransport, 20 s timeout). It is copied, its Transport wrapped,
+// its Timeout kept (0 means 20 s: a rate-limit wait must end somewhere).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -98,8 +90,7 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// withMaxBodySize bounds every REST response body (default
-// 8 MiB); a longer one fails the call with a *BodyTooLargeError.
+// withMaxBodySize bounds every REST response body (default 8 MiB).
 func withMaxBodySize(n int64) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -110,11 +101,9 @@ func withMaxBodySize(n int64) Option {
 	}
 }
 
-// WithShardIDs makes the Group run only the given shards of the bot (one
-// process of several, each running some of the shards): New makes sessions
-// for these IDs only, each still identifying with the bot's total shard
-// count. The IDs must be distinct and in [0, shardCount); their order does
-// not matter. Without this option the Group runs every shard.
+// WithShardIDs makes the Group run only these shards (one process of
+// several), each identifying with the bot's total shard count. The IDs must
+// be distinct and in [0, shardCount), in any order. Default: every shard.
 func WithShardIDs(ids ...int) Option {
 	return func(c *config) error {
 		if len(ids) == 0 {

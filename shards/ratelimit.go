@@ -2,6 +2,7 @@ package shards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,20 +19,11 @@ import (
 
 // Bounds of a rate-limit wait and of the retries of one request.
 const (
-	// minRateLimitWait is the least wait after a 429, so that a bad answer
-	// (Retry-After: 0) cannot make the transport spin.
-	minRateLimitWait = 100 * time.Millisecond
-	// maxRateLimitWait caps an absurd Retry-After; the request's context or
-	// the client's timeout ends any real wait long before.
-	maxRateLimitWait = 24 * time.Hour
-	// maxRateLimitAttempts bounds the sends of one request that Discord keeps
-	// answering 429.
-	maxRateLimitAttempts = 5
-	// maxDrain bounds what is read of a 429's body to reuse the connection.
-	maxDrain = 64 << 10
-	// sweepAt is the number of remembered routes above which expired ones
-	// are forgotten.
-	sweepAt = 1024
+	minRateLimitWait     = 100 * time.Millisecond // so that Retry-After: 0 cannot make it spin
+	maxRateLimitWait     = 24 * time.Hour         // caps an absurd Retry-After
+	maxRateLimitAttempts = 5                      // sends of one request Discord keeps answering 429
+	maxDrain             = 64 << 10               // read of a 429's body, to reuse the connection
+	sweepAt              = 1024                   // remembered routes above which expired ones go
 )
 
 // The headers by which discordgo's rate limiter decides to sleep. They are
@@ -39,20 +31,16 @@ const (
 // only waits are this transport's, which end with the request's context.
 var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
 
-// RateLimitError is the error of a REST call that Discord kept answering 429
-// (Too Many Requests), or whose body cannot be sent again after a 429. It is
-// returned instead of the 429 itself, so that discordgo never sleeps through
-// it.
+// RateLimitError is the error of a REST call that Discord kept answering 429,
+// or whose body cannot be sent again after a 429. It replaces the 429, so
+// that discordgo never sleeps through it.
 type RateLimitError struct {
 	// Method and Route are the request's method and route (IDs other than
 	// the route's major parameter replaced by ":id", tokens by ":token").
 	Method, Route string
-	// RetryAfter is Discord's last Retry-After.
-	RetryAfter time.Duration
-	// Global reports a limit on every route of the bot.
-	Global bool
-	// Attempts is how many times the request was sent.
-	Attempts int
+	RetryAfter    time.Duration // Discord's last Retry-After
+	Global        bool          // a limit on every route of the bot
+	Attempts      int           // how many times the request was sent
 }
 
 // Error names the request, the limit and the attempts.
@@ -66,10 +54,8 @@ func (e *RateLimitError) Error() string {
 }
 
 // rateLimiter waits out Discord's rate limits before sending, under the
-// request's context, and sends a request again after a 429. It remembers, per
-// route, until when Discord said to wait (a 429's Retry-After, or an
-// exhausted bucket's reset), and the global limit. It is safe for concurrent
-// use.
+// request's context, and sends again after a 429. It remembers per route, and
+// globally, until when Discord said to wait. It is safe for concurrent use.
 type rateLimiter struct {
 	next  http.RoundTripper
 	clock clock.Clock
@@ -90,7 +76,9 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	send := req
 	for attempt := 1; ; attempt++ {
 		if err := t.wait(ctx, req.Method, route); err != nil {
-			closeBody(send)
+			if send.Body != nil {
+				_ = send.Body.Close()
+			}
 			return nil, err
 		}
 		resp, err := t.next.RoundTrip(send)
@@ -124,12 +112,6 @@ func again(req *http.Request) (*http.Request, error) {
 	}
 	out.Body = body
 	return out, nil
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
 }
 
 // wait returns when neither the route nor the bot is rate-limited, or with
@@ -213,7 +195,7 @@ func retryAfter(h http.Header) time.Duration {
 func seconds(s string) (time.Duration, bool) {
 	secs, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	switch {
-	case err != nil && !isRangeErr(err), math.IsNaN(secs):
+	case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(secs): // out of range still gives ±Inf
 		return 0, false
 	case secs >= maxRateLimitWait.Seconds():
 		return maxRateLimitWait, true
@@ -221,12 +203,6 @@ func seconds(s string) (time.Duration, bool) {
 		return 0, true
 	}
 	return time.Duration(secs * float64(time.Second)), true
-}
-
-// isRangeErr reports ParseFloat's out-of-range error, which still gives ±Inf.
-func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
 }
 
 // routeKey names a route the way Discord limits it: the path with the major

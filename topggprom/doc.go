@@ -6,16 +6,18 @@
 // their own type, and know nothing of it.
 //
 // [New] makes a [Collector] and registers it; each of its Observe methods is
-// one job's hook, of that hook's type, given as it is:
+// one job's hook, of that hook's type (ObserveSync without the context
+// commands.JobConfig.OnResult passes first):
 //
 //	c, err := topggprom.New(prometheus.DefaultRegisterer)
 //	client, err := topgg.New(token, topgg.WithObserver(c.ObserveRequest))
 //	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job of the plugin
 //
 // Without the plugin: autopost.Config.OnPost = c.ObservePost,
-// commands.JobConfig.OnResult = c.ObserveSync, voterewards.Config.Observer =
-// c.ObserveVote, webhook.Config.Observer = c.ObserveWebhook and
-// fleet.LeaseConfig.OnChange = c.ObserveLease. The jobs contain a panic in a
+// voterewards.Config.Observer = c.ObserveVote, webhook.Config.Observer =
+// c.ObserveWebhook, fleet.LeaseConfig.OnChange = c.ObserveLease, and
+// commands.JobConfig.OnResult = func(_ context.Context, r commands.Result, err
+// error) { c.ObserveSync(r, err) }. The jobs contain a panic in a
 // hook and log it; the Collector's methods do not panic, not even on a nil
 // Collector.
 //

@@ -82,8 +82,8 @@ func (c *Collector) ObservePost(r autopost.Result) {
 	}
 }
 
-// ObserveSync counts one slash command sync: a commands.JobConfig.OnResult
-// as it is.
+// ObserveSync counts one slash command sync, as commands.JobConfig.OnResult
+// reports it (without its context) and as plugin.Observer has it.
 func (c *Collector) ObserveSync(r commands.Result, err error) {
 	if c.off() {
 		return

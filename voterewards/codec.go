@@ -21,7 +21,7 @@ const (
 // maxIDLen bounds the ids and query strings of a record.
 const maxIDLen = 1 << 10
 
-var errBadRecord = errors.New("voterewards: damaged vote record in store")
+var errBadRecord = errors.New("damaged vote record")
 
 // putTime orders times as unsigned big-endian bytes, negative ones too.
 func putTime(b []byte, t time.Time) { binary.BigEndian.PutUint64(b, uint64(t.UnixNano())^(1<<63)) }

@@ -50,7 +50,7 @@ func (p *Poller) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("voterewards: run: load store: %w", err)
+		return fmt.Errorf("voterewards: loading the vote store: %w", err)
 	}
 	startup := r.prepare(snap)
 	loops.Go(func() { r.fetchLoop(loopCtx, startup) })

@@ -238,7 +238,7 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: load store: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", s.db.Path(), err)
 	}
 	return snap, nil
 }
@@ -276,7 +276,7 @@ func (s *BoltStore) write(ctx context.Context, run func(func(*bolt.Tx) error) er
 		return err
 	}
 	if err := run(fn); err != nil {
-		return fmt.Errorf("voterewards: %s: %w", what, err)
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].added, batch[0].err = nil, fmt.Errorf("voterewards: store votes: %w", err)
+		batch[0].added, batch[0].err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
 		return
 	}
 	for _, r := range batch {
@@ -78,7 +78,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 			return err
 		})
 		if err != nil {
-			r.added, r.err = nil, fmt.Errorf("voterewards: store votes: %w", err)
+			r.added, r.err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
 		}
 	}
 }

@@ -1,9 +1,16 @@
 // Package httpx holds the module's small HTTP helpers, one of each: a
-// ResponseWriter that remembers its status. (The loopback test is
-// internal/baseurl.Loopback.)
+// ResponseWriter that remembers its status, and a server's serve and bounded
+// shutdown. (The loopback test is internal/baseurl.Loopback.)
 package httpx
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
 
 // StatusRecorder is an http.ResponseWriter that remembers the first status
 // written (200 when the handler wrote a body first, 0 when it wrote nothing).
@@ -30,3 +37,28 @@ func (r *StatusRecorder) Write(b []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the writer underneath (flush, deadlines).
 func (r *StatusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Serve serves srv on l until ctx is done, then shuts srv down: the requests
+// in flight get grace to finish, then their connections are closed. It
+// returns once srv.Serve has returned, and at once with Serve's error if
+// Serve fails before ctx is done.
+func Serve(ctx context.Context, srv *http.Server, l net.Listener, grace time.Duration) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	<-served
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -48,18 +48,11 @@ func Series(name string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return name
 	}
-	var b strings.Builder
-	b.WriteString(name)
-	for i, k := range slices.Sorted(maps.Keys(labels)) {
-		if i == 0 {
-			b.WriteByte('{')
-		} else {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + strconv.Quote(labels[k]))
+	pairs := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+"="+strconv.Quote(labels[k]))
 	}
-	b.WriteByte('}')
-	return b.String()
+	return name + "{" + strings.Join(pairs, ",") + "}"
 }
 
 // Value returns the value of series in text (for a histogram, name it

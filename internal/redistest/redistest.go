@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -208,11 +209,7 @@ func (s *Server) start() error {
 	s.cmd, s.done, s.logs = cmd, done, logs
 	s.mu.Unlock()
 	if err := s.waitReady(done); err != nil {
-		_ = cmd.Process.Kill()
-		<-done
-		s.mu.Lock()
-		s.cmd = nil
-		s.mu.Unlock()
+		s.Kill()
 		return fmt.Errorf("%w; server output:\n%s", err, s.Logs())
 	}
 	return nil
@@ -268,4 +265,44 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// installHint says how to get redis-server on the Debian and Ubuntu machines
+// the project runs on.
+const installHint = "install: apt-get install redis-server"
+
+// Announce is for the TestMain of package pkg, whose tests need redis-server.
+// Without it in PATH, it says in one line that the Redis tests are skipped and
+// how to install it; with CI set, that the package fails, and returns false
+// (TestMain exits 1: CI never skips silently). The line goes to /dev/tty when
+// there is one (go test shows a passing package's output only with -v).
+func Announce(pkg string) bool {
+	if _, err := exec.LookPath(Binary); err == nil {
+		return true
+	}
+	w, closeW := announceWriter()
+	defer closeW()
+	return announce(w, pkg, os.Getenv("CI") != "")
+}
+
+// announce writes the line for a missing redis-server and reports whether
+// the tests may run.
+func announce(w io.Writer, pkg string, ci bool) bool {
+	if ci {
+		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the Redis tests must not be skipped; %s\n",
+			pkg, Binary, installHint)
+		return false
+	}
+	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the tests that need it are skipped (go test -v lists them); %s\n",
+		pkg, Binary, installHint)
+	return true
+}
+
+// announceWriter returns the terminal, or stderr when there is none.
+func announceWriter() (io.Writer, func()) {
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return os.Stderr, func() {}
+	}
+	return tty, func() { _ = tty.Close() }
 }

@@ -159,6 +159,18 @@ func (s *Server) directory() []Bot {
 	return out
 }
 
+// botOr404 returns a copy of the bot of the request's :id, or answers 404
+// as the service does.
+func (s *Server) botOr404(c *call) (Bot, bool) {
+	s.mu.Lock()
+	b, ok := s.findBotLocked(c.param)
+	s.mu.Unlock()
+	if !ok {
+		writeLegacyError(c.w, http.StatusNotFound, "Not found")
+	}
+	return b, ok
+}
+
 // findBotLocked returns a copy of the bot with the id. Callers hold s.mu.
 func (s *Server) findBotLocked(id string) (Bot, bool) {
 	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == id })
@@ -259,11 +271,8 @@ func queryInt(v string, def int) (int, error) {
 
 // getBot serves GET /bots/:id.
 func (s *Server) getBot(c *call) {
-	s.mu.Lock()
-	b, ok := s.findBotLocked(c.param)
-	s.mu.Unlock()
+	b, ok := s.botOr404(c)
 	if !ok {
-		writeLegacyError(c.w, http.StatusNotFound, "Not found")
 		return
 	}
 	writeJSON(c.w, http.StatusOK, projectBot(b, parseFields(c.r.URL.Query().Get("fields"))))

@@ -30,11 +30,8 @@ func (s *Server) LegacyStats() (LegacyStats, bool) {
 
 // getLegacyStats serves GET /bots/:id/stats for any listed bot.
 func (s *Server) getLegacyStats(c *call) {
-	s.mu.Lock()
-	b, ok := s.findBotLocked(c.param)
-	s.mu.Unlock()
+	b, ok := s.botOr404(c)
 	if !ok {
-		writeLegacyError(c.w, http.StatusNotFound, "Not found")
 		return
 	}
 	writeJSON(c.w, http.StatusOK, struct {

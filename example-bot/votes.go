@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -23,34 +24,27 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Vote reminders: a user who runs /vote with remind:True gets a direct message
-// when their vote expires, that is when they can vote again. The reminder is
-// sent by the expiry handler, which voterewards calls once per delivered vote
-// and records, so a restart sends no reminder twice (a crash between the DM
-// and that record may: at least once, like every handler). The opt-in is kept
-// in the state directory, so it survives restarts.
+// Vote reminders: a user who runs /vote remind:True gets a direct message when
+// their vote expires. The expiry handler sends it, which voterewards calls
+// once per vote and records, so a restart sends none twice (a crash between
+// the DM and that record may: at least once, like every handler).
 
-// remindOption is the /vote option by which a user turns reminders on or off.
-const remindOption = "remind"
+const (
+	remindOption  = "remind"         // the /vote option that turns reminders on or off
+	remindersFile = "reminders.json" // the opt-ins in TOPGG_STATE_DIR
+)
 
-// remindersFile is the opt-in file in TOPGG_STATE_DIR.
-const remindersFile = "reminders.json"
-
-// reminderStore keeps which users want a reminder when their vote expires.
-// One process keeps it in a file; a fleet in a Redis set that every
-// process shares. Implementations are safe for concurrent use.
+// reminderStore keeps which users want a reminder, safe for concurrent use.
+// SetReminder returns once the choice is durable.
 type reminderStore interface {
-	// SetReminder records that userID wants (on) or no longer wants reminders;
-	// it returns once the choice is durable.
 	SetReminder(ctx context.Context, userID string, on bool) error
-	// WantsReminder reports whether userID asked for reminders.
 	WantsReminder(ctx context.Context, userID string) (bool, error)
 }
 
-// openReminderStore returns where the /vote remind opt-ins live: in a fleet
-// (rdb not nil), a Redis set every process shares (the interaction may reach
-// any process, the expiry only the leader); else a file in the state
-// directory. Nil when vote polling, and so expiry, is off.
+// openReminderStore returns where the opt-ins live: in a fleet (rdb not nil),
+// a Redis set every process shares (the interaction may reach any process,
+// the expiry only the leader); else a file in the state directory. Nil when
+// vote polling, and so expiry, is off.
 func openReminderStore(cfg config, rdb redis.UniversalClient, appID string) (reminderStore, error) {
 	if cfg.Plugin.VotePollInterval != nil && *cfg.Plugin.VotePollInterval == 0 {
 		return nil, nil
@@ -61,29 +55,24 @@ func openReminderStore(cfg config, rdb redis.UniversalClient, appID string) (rem
 	return openReminders(cmp.Or(cfg.Plugin.StateDir, plugin.DefaultStateDir))
 }
 
-// fleetReminders is a reminderStore in a Redis set shared by the fleet, in
-// the bot's key space. Its writes are not fenced: any process records the
-// opt-in of the interaction it got.
+// fleetReminders is a reminderStore in a Redis set of the bot's key space. Its
+// writes are not fenced: any process records the opt-in of its interaction.
 type fleetReminders struct {
 	rdb redis.UniversalClient
 	key string
 }
 
-// SetReminder implements reminderStore.
 func (f fleetReminders) SetReminder(ctx context.Context, userID string, on bool) error {
-	var err error
+	op := f.rdb.SRem
 	if on {
-		err = f.rdb.SAdd(ctx, f.key, userID).Err()
-	} else {
-		err = f.rdb.SRem(ctx, f.key, userID).Err()
+		op = f.rdb.SAdd
 	}
-	if err != nil {
+	if err := op(ctx, f.key, userID).Err(); err != nil {
 		return fmt.Errorf("vote reminders: %w", err)
 	}
 	return nil
 }
 
-// WantsReminder implements reminderStore.
 func (f fleetReminders) WantsReminder(ctx context.Context, userID string) (bool, error) {
 	ok, err := f.rdb.SIsMember(ctx, f.key, userID).Result()
 	if err != nil {
@@ -93,19 +82,13 @@ func (f fleetReminders) WantsReminder(ctx context.Context, userID string) (bool,
 }
 
 // fileReminders is a reminderStore in one JSON file, rewritten whole and
-// atomically (a new file, synced, then renamed over the old one, and the
-// directory synced) on each change: a crash leaves the old set or the new
-// one, never a torn file. The set stays in memory between changes. One file
-// write per opt-in is fine for the few users who use /vote at a time; the
-// file is a few bytes per user.
+// atomically on each change (a crash leaves the old set or the new one), and
+// kept in memory. One write per opt-in is fine at the pace of /vote.
 type fileReminders struct {
-	path string
-
+	path  string
 	mu    sync.Mutex // held across a write: writes are serialised
 	users map[string]struct{}
 }
-
-var _ reminderStore = (*fileReminders)(nil)
 
 // remindersDoc is the file's content.
 type remindersDoc struct {
@@ -113,9 +96,8 @@ type remindersDoc struct {
 	Users   []string `json:"users"`
 }
 
-// openReminders reads the opt-ins kept in dir (none if the file does not
-// exist yet). A file it cannot read is an error naming it: the bot does not
-// start with the opt-ins silently forgotten.
+// openReminders reads the opt-ins kept in dir (none without the file). A file
+// it cannot read is an error: the opt-ins are never silently forgotten.
 func openReminders(dir string) (*fileReminders, error) {
 	f := &fileReminders{path: filepath.Join(dir, remindersFile), users: map[string]struct{}{}}
 	b, err := os.ReadFile(f.path)
@@ -138,7 +120,7 @@ func openReminders(dir string) (*fileReminders, error) {
 	return f, nil
 }
 
-// SetReminder implements reminderStore. An unchanged choice writes nothing.
+// SetReminder writes nothing for an unchanged choice.
 func (f *fileReminders) SetReminder(ctx context.Context, userID string, on bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -161,7 +143,6 @@ func (f *fileReminders) SetReminder(ctx context.Context, userID string, on bool)
 	return nil
 }
 
-// WantsReminder implements reminderStore.
 func (f *fileReminders) WantsReminder(_ context.Context, userID string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -169,9 +150,8 @@ func (f *fileReminders) WantsReminder(_ context.Context, userID string) (bool, e
 	return ok, nil
 }
 
-// writeFileAtomic replaces path with v as JSON: a temporary file in the same
-// directory, synced, renamed over path, then the directory synced so that the
-// rename itself survives a power cut.
+// writeFileAtomic replaces path with v as JSON: a synced temporary file renamed
+// over path, and the directory synced so that the rename survives a power cut.
 func writeFileAtomic(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -228,10 +208,9 @@ func (b *bot) setReminder(ctx context.Context, userID string, on bool) string {
 	return "I will not remind you to vote."
 }
 
-// remind sends the vote reminder to the voter of v, if they asked for one.
-// A user who does not accept the bot's DMs (Discord answers 403) or any other
-// refusal of the request is logged and not retried: no retry would mend it.
-// Other failures (5xx, the network) are returned, so voterewards retries.
+// remind sends the vote reminder to the voter of v, if they asked for one. A
+// refusal (a user who takes no DMs: 403) is logged, not retried: no retry
+// would mend it. Other failures are returned, so voterewards retries.
 func (b *bot) remind(ctx context.Context, v voterewards.Vote) error {
 	if b.reminders == nil {
 		return nil
@@ -243,9 +222,11 @@ func (b *bot) remind(ctx context.Context, v voterewards.Vote) error {
 	s := b.shards.Sessions()[0] // REST calls are not tied to a shard
 	ch, err := s.UserChannelCreate(v.PlatformID, discordgo.WithContext(ctx))
 	if err == nil {
-		_, err = s.ChannelMessageSend(ch.ID, reminderText(b.botID), discordgo.WithContext(ctx))
+		_, err = s.ChannelMessageSend(ch.ID, fmt.Sprintf("Your Top.gg vote has expired: you can vote again now! https://top.gg/bot/%s/vote\n"+
+			"(To stop these reminders, use /vote remind:False.)", b.botID), discordgo.WithContext(ctx))
 	}
-	if refused(err) {
+	if code := restStatus(err); code >= 400 && code < 500 && code != http.StatusTooManyRequests {
+		// Refused (429 is waited out by discordgo and the sessions' transport).
 		b.log.Info("could not send the vote reminder: Discord refused the direct message", "user", v.PlatformID, "error", err)
 		return nil
 	}
@@ -256,20 +237,75 @@ func (b *bot) remind(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
-// reminderText is the reminder's message.
-func reminderText(botID string) string {
-	return fmt.Sprintf("Your Top.gg vote has expired: you can vote again now! https://top.gg/bot/%s/vote\n"+
-		"(To stop these reminders, use /vote remind:False.)", botID)
-}
-
-// refused reports a 4xx answer other than 429 (which discordgo and the
-// sessions' transport wait out): the request itself is refused, and
-// repeating it would get the same answer.
-func refused(err error) bool {
+// restStatus returns the HTTP status of Discord's answer in err, or 0.
+func restStatus(err error) int {
 	var re *discordgo.RESTError
 	if !errors.As(err, &re) || re.Response == nil {
-		return false
+		return 0
 	}
-	code := re.Response.StatusCode
-	return code >= 400 && code < 500 && code != http.StatusTooManyRequests
+	return re.Response.StatusCode
+}
+
+// rewards gives the voter role on a vote and takes it back when the vote
+// expires (with REWARD_GUILD_ID and REWARD_ROLE_ID; otherwise it only logs).
+// The role calls carry the handler's context, which the sessions' transport
+// honours, so the shutdown ends a call Discord rate-limits.
+type rewards struct {
+	bot *bot
+	log *slog.Logger
+}
+
+func (r *rewards) enabled() bool { return r.bot.cfg.RewardGuildID != "" }
+
+// onVote is idempotent: adding a role the member has is a no-op on Discord.
+func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
+	if !r.enabled() {
+		r.log.Info("vote received", "user", v.PlatformID, "weight", v.Weight, "source", v.Origin.String())
+		return nil
+	}
+	given, err := r.role(ctx, v, true)
+	if !given || err != nil {
+		return err
+	}
+	r.log.Info("vote rewarded: role given", "user", v.PlatformID, "weight", v.Weight, "until", v.ExpiresAt, "source", v.Origin.String())
+	return nil
+}
+
+// role gives (add) or takes back the voter role; done is false for a user
+// not in the reward guild (Discord's 404, which no retry mends).
+func (r *rewards) role(ctx context.Context, v voterewards.Vote, add bool) (done bool, err error) {
+	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
+	s, err := r.bot.shardFor(guild)
+	if err != nil {
+		return false, err
+	}
+	call, reason := s.GuildMemberRoleRemove, "Top.gg vote expired"
+	if add {
+		call, reason = s.GuildMemberRoleAdd, "voted on Top.gg"
+	}
+	err = call(guild, v.PlatformID, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
+	if restStatus(err) == http.StatusNotFound {
+		if add {
+			r.log.Info("vote received from a user outside the reward guild; no role given", "user", v.PlatformID)
+		}
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// onExpire takes the role back and sends the reminder, unless the user voted
+// again since (they keep the role, and cannot vote yet).
+func (r *rewards) onExpire(ctx context.Context, v voterewards.Vote) error {
+	if st := r.bot.plugin.Active(v.PlatformID); st.Active {
+		r.log.Info("vote expired but the user voted again; role kept, no reminder", "user", v.PlatformID)
+		return nil
+	}
+	if !r.enabled() {
+		r.log.Info("vote expired", "user", v.PlatformID)
+	} else if taken, err := r.role(ctx, v, false); err != nil {
+		return err
+	} else if taken {
+		r.log.Info("vote expired: role taken back", "user", v.PlatformID)
+	}
+	return r.bot.remind(ctx, v)
 }

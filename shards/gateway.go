@@ -1,0 +1,112 @@
+package shards
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+)
+
+// handshakeTimeout is gorilla's default websocket handshake bound.
+const handshakeTimeout = 45 * time.Second
+
+// gatewayDialer dials one shard's gateway connections until stopped, and can
+// abort the connection a pending Open waits on (Open holds the session's lock,
+// so Close cannot interrupt it; closing its connection can). Concurrency-safe.
+type gatewayDialer struct {
+	dialer net.Dialer
+
+	stopped context.Context // done once stop was called: no dial from then on
+	stopFn  context.CancelFunc
+	mu      sync.Mutex
+	last    net.Conn // the connection dialled last
+}
+
+func newGatewayDialer() *gatewayDialer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &gatewayDialer{stopped: ctx, stopFn: cancel}
+}
+
+// websocketDialer returns the dialer for discordgo's Session.Dialer:
+// gorilla's defaults, with d's connections.
+func (d *gatewayDialer) websocketDialer() *websocket.Dialer {
+	return &websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: handshakeTimeout,
+		NetDialContext:   d.dial,
+	}
+}
+
+func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(d.stopped, cancel)()
+	c, err := d.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// stop takes mu: either it sees this connection, or this sees it stopped.
+	if d.stopped.Err() != nil {
+		_ = c.Close()
+		return nil, ErrClosed
+	}
+	d.last = c
+	return c, nil
+}
+
+// stop refuses every dial from now on and ends those in flight. With abort,
+// it also closes the connection dialled last: only while an Open is pending,
+// since once Open has returned that connection is the shard's live one, which
+// discordgo's Close ends properly. stop is idempotent.
+func (d *gatewayDialer) stop(abort bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopFn()
+	if abort && d.last != nil {
+		_ = d.last.Close()
+	}
+}
+
+// gatewayLookup ends the gateway lookup discordgo's Open makes without a
+// context (GET gateway) when the Group stops; other requests pass untouched.
+type gatewayLookup struct {
+	shut context.Context // done when the Group stops
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper without changing req.
+func (t *gatewayLookup) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet || req.URL.String() != discordgo.EndpointGateway {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.shut, cancel)
+	release := func() { stop(); cancel() }
+	resp, err := t.next.RoundTrip(req.Clone(ctx))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// The body is read after RoundTrip returns: ctx lives until it is closed.
+	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+// releaseOnClose runs release when the body is closed.
+type releaseOnClose struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releaseOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
+}
