@@ -10,9 +10,8 @@
 // *[RateLimitError]); the sentinels work with [errors.Is]. [Retryable] says
 // whether a call is worth making again.
 //
-// Idempotent calls are retried on 5xx, connection failures and short 429s
-// with capped, jittered exponential backoff; announcements are never sent
-// twice. A Retry-After, on any status, blocks the route's family from the
+// Idempotent calls are retried (see [RetryPolicy]); announcements are never
+// sent twice. A Retry-After, on any status, blocks the route's family from the
 // moment the answer arrives: no call of the family is sent before it ends. A
 // Retry-After date is measured from the answer's own Date header; one more
 // than 24 hours ahead is ignored (and logged once).

@@ -10,13 +10,7 @@
 // an *http.Client wired to it, [Server.Close] and
 // [Server.CloseClientConnections] stop it, and [Server.Inject] plays a
 // [Fault] (the same fields in both kits). [Server.NewClient] makes the
-// [github.com/dblkit/go-topgg/topgg.Client] a bot would make:
-//
-//	srv, err := topggtest.NewServer()
-//	require.NoError(t, err)
-//	t.Cleanup(srv.Close)
-//	client, err := srv.NewClient()
-//	require.NoError(t, err)
+// [github.com/dblkit/go-topgg/topgg.Client] a bot would make.
 //
 // The fake enforces the service's rules as the service does (authentication,
 // lengths in runes, locales, metrics shapes per project kind, batches, the

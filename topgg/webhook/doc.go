@@ -10,10 +10,6 @@
 // deliveries carry the shared secret in the Authorization header; the same
 // Receiver takes them when [Config.LegacyAuth] is set.
 //
-// Top.gg retries a delivery that timed out (5 s) or got a 5xx, never one that
-// got a 4xx. So the Receiver answers 2xx only once [Config.OnVote] has stored
-// the vote, 5xx when it could not, and 4xx for what no retry can mend.
-//
 // Secrets are of type [Secret], which never prints; no secret, signature or
 // body reaches a log or an error. [Sign] and [NewRequest] make v1 deliveries
 // for tests.
