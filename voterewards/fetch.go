@@ -81,7 +81,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 		}
 		next := from
 		if page.Cursor == "" {
-			next = newest(page.Votes)
+			next = slices.MaxFunc(page.Votes, func(a, b topgg.Vote) int { return a.CreatedAt.Compare(b.CreatedAt) }).CreatedAt
 		}
 		if added == 0 && (page.Cursor != "" || !next.After(from)) { // nothing new
 			return r.caughtUpNow(ctx)
@@ -142,11 +142,6 @@ func queryKey(q topgg.VotesQuery) string {
 		return "cursor " + q.Cursor
 	}
 	return "start " + q.StartDate.UTC().Format(time.RFC3339Nano)
-}
-
-// newest returns the latest created_at of votes (not empty).
-func newest(votes []topgg.Vote) time.Time {
-	return slices.MaxFunc(votes, func(a, b topgg.Vote) int { return a.CreatedAt.Compare(b.CreatedAt) }).CreatedAt
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
@@ -227,7 +222,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		cp.Cursor = ""
 	}
 	var added []Vote
-	if len(votes) > 0 || !sameCheckpoint(cp, r.cp) {
+	if len(votes) > 0 || cp.Cursor != r.cp.Cursor || !cp.LastSeen.Equal(r.cp.LastSeen) || !cp.Since.Equal(r.cp.Since) {
 		var err error
 		if added, err = r.p.store.Ingest(ctx, &cp, votes); err != nil {
 			return 0, err
@@ -261,10 +256,6 @@ func (r *run) maybePrune(ctx context.Context) {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
 	r.forget(now.Add(-forgetDone))
-}
-
-func sameCheckpoint(a, b Checkpoint) bool {
-	return a.Cursor == b.Cursor && a.LastSeen.Equal(b.LastSeen) && a.Since.Equal(b.Since)
 }
 
 func later(a, b time.Time) time.Time {

@@ -67,14 +67,6 @@ func retryAfterSeconds(d time.Duration) int {
 	return max(secs, 1)
 }
 
-// writeRateLimited answers 429 with a Retry-After header and the service's
-// {"retry-after": N} body.
-func writeRateLimited(w http.ResponseWriter, d time.Duration) {
-	secs := retryAfterSeconds(d)
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
-}
-
 // decodeStrict decodes exactly one JSON value, refusing unknown members and
 // trailing data, so a misspelt field in a client is caught.
 func decodeStrict(body []byte, v any) error {
@@ -103,13 +95,6 @@ func parseCount(raw json.RawMessage) (int, error) {
 		return 0, errors.New("must be >= 0")
 	}
 	return int(n), nil
-}
-
-// hasJSONContentType reports whether a request with a body declares JSON.
-func hasJSONContentType(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
-	mt, _, _ := strings.Cut(ct, ";")
-	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -97,11 +98,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 	now := s.now()
 	if !v1 {
 		if wait, limited := s.legacyLimited(now); limited {
-			writeRateLimited(w, wait)
+			secs := retryAfterSeconds(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
 			return
 		}
 	}
-	if len(body) > 0 && !hasJSONContentType(r) {
+	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if len(body) > 0 && !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		writeError(w, path, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
