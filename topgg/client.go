@@ -146,6 +146,9 @@ func New(token string, opts ...Option) (*Client, error) {
 	if err := checkToken(token); err != nil {
 		return nil, err
 	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 16
+	t.ResponseHeaderTimeout = 30 * time.Second
 	cfg := config{
 		baseURL:   DefaultBaseURL,
 		log:       slog.New(slog.DiscardHandler),
@@ -153,7 +156,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
-		http:      defaultHTTPClient(),
+		http:      &http.Client{Transport: t, Timeout: 60 * time.Second},
 	}
 	for i, o := range opts {
 		if o == nil {
@@ -214,13 +217,6 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
 	}
 	return u, nil
-}
-
-func defaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 16
-	t.ResponseHeaderTimeout = 30 * time.Second
-	return &http.Client{Transport: t, Timeout: 60 * time.Second}
 }
 
 // Loopback reports whether the client's base URL is on this machine: a fake

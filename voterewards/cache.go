@@ -32,14 +32,6 @@ func (c *activeCache) addActive(votes []Vote, now time.Time) {
 	c.add(slices.DeleteFunc(slices.Clone(votes), func(v Vote) bool { return !v.ExpiresAt.After(now) }))
 }
 
-// until returns the latest expiry known for id.
-func (c *activeCache) until(id string) int64 {
-	c.mu.RLock()
-	exp := c.ids[id]
-	c.mu.RUnlock()
-	return exp
-}
-
 // prune drops the ids whose votes have all expired.
 func (c *activeCache) prune(now time.Time) {
 	n := now.UnixNano()
@@ -72,7 +64,10 @@ func (p *Poller) Active(id string) Status {
 	}
 	now := p.cfg.clock.Now()
 	var st Status
-	if exp := p.cache.until(id); exp > now.UnixNano() {
+	p.cache.mu.RLock()
+	exp := p.cache.ids[id] // the latest expiry known for id
+	p.cache.mu.RUnlock()
+	if exp > now.UnixNano() {
 		st.Active, st.Until = true, time.Unix(0, exp).UTC()
 	}
 	st.Covered = p.caughtUp.Load() && p.since.Load() <= now.Add(-VoteLifetime).UnixNano()

@@ -81,17 +81,11 @@ func (p *Poller) loadCache(ctx context.Context) error {
 		return err
 	}
 	p.cache.addActive(snap.Seen, p.cfg.clock.Now())
-	p.coverFrom(snap.Checkpoint)
-	return nil
-}
-
-// coverFrom makes Active's answers Covered in a process that does not run
-// Run once the store's checkpoint shows the history read from far enough
-// back (the leader polls the rest).
-func (p *Poller) coverFrom(cp Checkpoint) {
-	if p.running.Load() || cp.Since.IsZero() || cp.LastSeen.IsZero() && cp.Cursor == "" {
-		return
+	// Active answers Covered, beside no Run, once the store's checkpoint shows
+	// the history read from far enough back (the leader polls the rest).
+	if cp := snap.Checkpoint; !p.running.Load() && !cp.Since.IsZero() && (!cp.LastSeen.IsZero() || cp.Cursor != "") {
+		p.since.Store(cp.Since.UnixNano())
+		p.caughtUp.Store(true)
 	}
-	p.since.Store(cp.Since.UnixNano())
-	p.caughtUp.Store(true)
+	return nil
 }

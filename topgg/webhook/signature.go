@@ -55,11 +55,12 @@ func parseSignature(h string) (signature, error) {
 			if s.ts != "" {
 				return s, fmt.Errorf("%w: two timestamps", ErrMalformedSignature)
 			}
-			t, err := parseUnix(v)
-			if err != nil {
-				return s, err
+			// 1 to 18 digits, no sign: any date of this era, and no overflow.
+			t, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || len(v) > 18 {
+				return s, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
 			}
-			s.t, s.ts = t, v
+			s.t, s.ts = int64(t), v
 		case "v1":
 			if s.n == maxSignatures {
 				return s, fmt.Errorf("%w: more than %d v1 signatures", ErrMalformedSignature, maxSignatures)
@@ -77,16 +78,6 @@ func parseSignature(h string) (signature, error) {
 		return s, fmt.Errorf("%w: want t=<unix seconds>,v1=<hex>", ErrMalformedSignature)
 	}
 	return s, nil
-}
-
-// parseUnix accepts 1 to 18 decimal digits, no sign: enough for any date of
-// this era, and it cannot overflow.
-func parseUnix(v string) (int64, error) {
-	t, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || len(v) > 18 {
-		return 0, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
-	}
-	return int64(t), nil
 }
 
 // fresh checks that the signature's time is within tol of now, either way.
