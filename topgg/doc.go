@@ -10,14 +10,11 @@
 // *[RateLimitError]); the sentinels work with [errors.Is]. [Retryable] says
 // whether a call is worth making again.
 //
-// Idempotent calls are retried (see [RetryPolicy]); announcements are never
-// sent twice. A Retry-After, on any status, blocks the route's family from the
-// moment the answer arrives: no call of the family is sent before it ends. A
-// Retry-After date is measured from the answer's own Date header; one more
-// than 24 hours ahead is ignored (and logged once).
+// Idempotent calls are retried (see [RetryPolicy]). A Retry-After, on any
+// status, blocks the route's family (see [RateLimitError]); a date is measured
+// from the answer's own Date header, and one over 24 hours ahead is ignored.
 //
 // The token is never part of an error, a log line or any formatting of the
-// Client, whatever the service answers: redirects off the base URL's scheme
-// and host are refused before the token could follow, and where the service
-// quotes the token it is replaced by "[redacted]".
+// Client, even where the service quotes it, and a redirect off the base URL's
+// scheme and host is refused before the token could follow.
 package topgg

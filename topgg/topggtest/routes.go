@@ -66,9 +66,7 @@ func match(path string) (methods map[string]handler, param string, ok bool) {
 	return nil, "", false
 }
 
-// route answers 404 for unknown paths, 405 for wrong methods, 401 for bad
-// auth, 415 for a body that is not JSON, 429 over the v0 limit, and
-// otherwise runs the handler.
+// route answers the refusals the package doc lists, else runs the handler.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body []byte) {
 	v1 := isV1Path(path)
 	methods, param, ok := match(path)

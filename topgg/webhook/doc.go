@@ -5,12 +5,6 @@
 //
 // v1 deliveries carry an x-topgg-signature header, "t=<unix seconds>,v1=<hex>":
 // an HMAC-SHA256 keyed with the webhook's "whs_" secret over "<t>.<raw body>".
-// [Receiver] accepts a delivery signed by any secret of a set (a project can
-// have several webhooks), within 5 minutes of the timestamp by default. v0
-// deliveries carry the shared secret in the Authorization header; the same
-// Receiver takes them when [Config.LegacyAuth] is set.
-//
-// Secrets are of type [Secret], which never prints; no secret, signature or
-// body reaches a log or an error. [Sign] and [NewRequest] make v1 deliveries
-// for tests.
+// v0 deliveries carry the shared secret in the Authorization header. No
+// secret, signature or body reaches a log or an error.
 package webhook
