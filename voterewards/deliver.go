@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -154,13 +153,6 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
-}
-
-// forget drops the jobs done before t.
-func (d *delivery) forget(t time.Time) {
-	d.lmu.Lock()
-	defer d.lmu.Unlock()
-	maps.DeleteFunc(d.known, func(_ jobKey, c claimed) bool { return c.state == claimDone && c.at.Before(t) })
 }
 
 // holds reports whether claiming j would fail now.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -99,7 +100,10 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	if ctx.Err() != nil {
 		return 0, false
 	}
-	if q.Cursor == "" || !cursorRefused(err) {
+	// A 4xx other than a refused token or the rate limit says the cursor is no good.
+	var e *topgg.APIError
+	if q.Cursor == "" || !errors.As(err, &e) || e.StatusCode < 400 || e.StatusCode >= 500 ||
+		e.StatusCode == http.StatusTooManyRequests || errors.Is(e, topgg.ErrUnauthorized) {
 		return r.failedOrLimited(err), false
 	}
 	r.cp.Cursor = ""
@@ -159,14 +163,6 @@ func (r *run) failed(err error) time.Duration {
 	}
 	r.log.LogAttrs(context.Background(), level, msg, slog.Any("error", err), slog.Int("failures", r.failures), slog.Duration("retry_in", wait))
 	return wait
-}
-
-// cursorRefused reports whether an answer to a cursor request says the cursor
-// is no good (rather than the token, or the rate limit).
-func cursorRefused(err error) bool {
-	var e *topgg.APIError
-	return errors.As(err, &e) && e.StatusCode >= 400 && e.StatusCode < 500 &&
-		e.StatusCode != http.StatusTooManyRequests && !errors.Is(e, topgg.ErrUnauthorized)
 }
 
 // query returns the next request: by cursor; else from from, if set; else
@@ -255,7 +251,9 @@ func (r *run) maybePrune(ctx context.Context) {
 	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
-	r.forget(now.Add(-forgetDone))
+	r.lmu.Lock() // forget the jobs done before forgetDone ago
+	maps.DeleteFunc(r.known, func(_ jobKey, c claimed) bool { return c.state == claimDone && c.at.Before(now.Add(-forgetDone)) })
+	r.lmu.Unlock()
 }
 
 func later(a, b time.Time) time.Time {

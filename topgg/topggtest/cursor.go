@@ -16,13 +16,6 @@ func (p position) after(q position) bool {
 	return p.nano > q.nano || (p.nano == q.nano && p.seq > q.seq)
 }
 
-// encodeCursor makes an opaque cursor; the epoch ties it to the current
-// ExpireCursors generation. Callers hold s.mu.
-func (s *Server) encodeCursor(p position) string {
-	raw := fmt.Sprintf("tg1:%d:%d:%d", s.cursorEpoch, p.nano, p.seq)
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
-
 func (s *Server) decodeCursor(c string) (position, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {

@@ -1,6 +1,8 @@
 package topggtest
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"sort"
 	"time"
@@ -132,7 +134,8 @@ func (s *Server) listVotes(c *call) {
 		})
 		from = v.pos()
 	}
-	page.Cursor = s.encodeCursor(from)
+	// An opaque cursor; the epoch ties it to the current ExpireCursors generation.
+	page.Cursor = base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "tg1:%d:%d:%d", s.cursorEpoch, from.nano, from.seq))
 	s.mu.Unlock()
 
 	writeJSON(c.w, http.StatusOK, page)
