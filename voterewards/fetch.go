@@ -39,13 +39,11 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 }
 
 // poll reads pages until the end of the history, a page that adds nothing,
-// or a failed request, and returns the wait before the next poll. It starts
-// from the saved cursor, or the last vote seen minus the overlap, and follows
-// the cursors; after a page with votes and no cursor it goes on from that
-// page's newest created_at (from), not from the checkpoint, which would read
-// the same page again. Bounded whatever the service answers: no request is
-// sent twice, a page that adds no vote (and, without a cursor, does not move
-// from forward) ends the poll, and at most maxPagesPerPoll pages are read.
+// or a failed request, and returns the wait before the next poll. After a
+// page with votes and no cursor it goes on from that page's newest created_at
+// (from), as the checkpoint would read the same page again. Bounded whatever
+// the service answers: no request is sent twice, and at most maxPagesPerPoll
+// pages are read.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
 	asked := map[string]bool{}

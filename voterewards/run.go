@@ -17,9 +17,8 @@ import (
 // [Config.GracePeriod], cancels their context, and returns nil once they
 // returned, or [CancelWait] later without a handler that ignores its context
 // (its outcome is dropped: the vote stays pending, and the next Run may call
-// it again while the stuck call runs). Work not done stays pending for the
-// next Run. A concurrent second Run returns [topgg.ErrRunning]; Run may be
-// called again after it returned (a fleet runs it each time it leads).
+// it again while the stuck call runs). A concurrent second Run returns
+// [topgg.ErrRunning]; Run may be called again after it returned.
 func (p *Poller) Run(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade

@@ -26,11 +26,9 @@ type memoryStore struct {
 
 var _ Feed = (*memoryStore)(nil)
 
-// NewMemoryStore returns an empty [Store] in memory: it forgets everything
-// when the process ends, so a restart delivers the lookback window again. Use
-// it for tests and throwaway runs; keep one value across pollers to simulate
-// a restart. It is safe for concurrent use. It implements [Feed], so several
-// Pollers sharing one behave as the processes of a fleet sharing one store.
+// NewMemoryStore returns an empty [Store] in memory, for tests and throwaway
+// runs (a restart delivers the lookback window again). It is safe for
+// concurrent use and implements [Feed]: Pollers sharing one behave as a fleet.
 func NewMemoryStore() Store {
 	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},

@@ -5,14 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
-
-// webhookTime formats a timestamp as Top.gg's webhooks do: 7 fractional
-// digits and "+00:00" (the vote history uses up to 6 and "Z").
-func webhookTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.0000000") + "+00:00"
-}
 
 // webhookVoteIDBase makes vote ids that look like Top.gg's snowflakes.
 const webhookVoteIDBase = 808499215864008704
@@ -115,9 +108,12 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 	if len(targets) == 0 {
 		return
 	}
+	// Times as Top.gg's webhooks write them: 7 fractional digits and "+00:00"
+	// (the vote history uses up to 6 and "Z").
+	const layout = "2006-01-02T15:04:05.0000000"
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
 		ID: WebhookVoteID(seq), Weight: v.Weight,
-		CreatedAt: webhookTime(v.CreatedAt), ExpiresAt: webhookTime(v.ExpiresAt),
+		CreatedAt: v.CreatedAt.UTC().Format(layout) + "+00:00", ExpiresAt: v.ExpiresAt.UTC().Format(layout) + "+00:00",
 		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
