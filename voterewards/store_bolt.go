@@ -37,9 +37,8 @@ const (
 )
 
 // Delivery and expiry records of workers finishing within batchDelay share one
-// transaction and fsync (bbolt's DB.Batch); a batch of the default
-// Concurrency commits at once. Webhook votes have their own group commit
-// (ingestGroup), which waits for no timer.
+// transaction and fsync (bbolt's DB.Batch). Webhook votes have their own
+// group commit (ingestGroup), which waits for no timer.
 const (
 	batchDelay = time.Millisecond
 	batchSize  = defaultConcurrency

@@ -116,9 +116,8 @@ func WithLegacyWebhook(rawURL, auth string) Option {
 }
 
 // WithWebhookRetries sets how long a delivery attempt may take before it
-// counts as a timeout (default 5 s; <= 0 keeps it) and the waits before
-// each retry, v1 and v0 alike: len(delays) retries at most (default: see
-// the package doc). The waits are real time, so the schedule can be observed.
+// times out (default 5 s; <= 0 keeps it) and the real-time waits before each
+// retry, v1 and v0 alike: len(delays) retries at most.
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 	return func(c *config) error {
 		if timeout > 0 {
