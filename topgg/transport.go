@@ -57,24 +57,10 @@ func (r *call) op() string { return r.method + " " + r.path }
 // 2xx with an error when its body could not be read or decoded, a 404 with a
 // nil error when r.absentOn404 and the service answered it.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
-	if err := c.ready(); err != nil {
+	target, payload, err := c.prepare(ctx, r)
+	if err != nil {
 		return 0, err
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	var payload []byte
-	if r.body != nil {
-		var err error
-		if payload, err = json.Marshal(r.body); err != nil {
-			return 0, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
-		}
-	}
-	target := c.target + r.path
-	if r.query != "" {
-		target += "?" + r.query
-	}
-
 	attempts := c.retry.MaxAttempts
 	if !r.idempotent {
 		attempts = 1
@@ -103,6 +89,26 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return status, err
 		}
 	}
+}
+
+// prepare checks that the call may start and returns its URL and encoded body.
+func (c *Client) prepare(ctx context.Context, r *call) (target string, payload []byte, err error) {
+	if err := c.ready(); err != nil {
+		return "", nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	if r.body != nil {
+		if payload, err = json.Marshal(r.body); err != nil {
+			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
+		}
+	}
+	target = c.target + r.path
+	if r.query != "" {
+		target += "?" + r.query
+	}
+	return target, payload, nil
 }
 
 // try clears one attempt with the limits (waiting out up to maxWait of a
