@@ -4,18 +4,10 @@
 //
 // # Leadership
 //
-// [Lease] elects one leader per bot: taking the lease is one Lua call (SET
-// NX PX and, for the winner only, INCR of a token counter, so each term has a
-// fencing token larger than every earlier one); renewal and release are Lua
-// compare-and-set. [Lease.Run] runs the leader's work with a context that
-// ends before the lease can expire, and on return publishes the release, so
-// a waiting contender takes over at once rather than after the TTL.
-//
-// A pause longer than the safety margin (GC, SIGSTOP, a swap storm) can still
-// let a stale leader act after its successor started: every write a leader
-// makes to shared state goes through a [FencedScript] (or [Fence.Set]), which
-// Redis runs only while the token counter still equals the writer's token.
-// The counter must survive as long as the leases: run Redis with AOF (or RDB)
+// [Lease] elects one leader per bot, each term with a fencing token larger
+// than every earlier one; [Lease.Run] runs the leader's work with a context
+// that ends before the lease can expire. A stale leader (paused past its
+// lease) cannot write shared state: see [Fence]. The token counter must survive as long as the leases: run Redis with AOF (or RDB)
 // persistence. If it is lost anyway, the next token is Redis's clock in
 // milliseconds, above every token drawn before.
 //
@@ -44,12 +36,8 @@
 // (BenchmarkVoteFeedLatency), and asks for a resync after every reconnect.
 // [Fleet.HashStore] keeps the command hash in Redis, its SaveHash fenced.
 //
-// # Use
-//
-// Open the fleet ([Open] with a URL, or [New] on a client) and give it to
-// the plugin (plugin.WithFleet), which runs every part above; close it after
-// the plugin's Run returned. A bot that builds its own leader-only work runs
-// it under a [Lease] and writes through its [Fence].
+// Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
+// after the plugin's Run returned.
 //
 // # Faults
 //
