@@ -15,26 +15,14 @@
 //
 // The shard counts ([Fleet.Counts]) keep every shard's guild count in one
 // string per bot and shard count, 8 bytes per shard at offset shard*8
-// (count, then Redis time of the report, big-endian uint32). A process
-// publishes all its shards with one EVAL (one round trip, stamped with
-// Redis's clock so machines' clocks do not matter); the leader reads them all
-// with one pipelined TIME+GETRANGE and gets the exact total, the per-shard
-// list (v0 stats), and the shards that are missing: never reported, or last
-// reported more than MaxAge (default 1 h) ago. A total with missing shards is
-// not posted: the Poster posts nothing and logs them, never a total that
-// silently misses shards.
+// (count, then Redis time of the report, big-endian uint32), stamped with
+// Redis's clock so machines' clocks do not matter. A total with missing
+// shards (never reported, or silent for MaxAge) is never posted.
 //
 // # Votes and commands
 //
-// [Fleet.VoteStore] is the voterewards.Store of the fleet: every method is
-// one Lua script (the dedup rule runs inside it, so concurrent webhooks in
-// several processes add a vote once); the poll's checkpoint, delivered and
-// expired marks and pruning are fenced, webhook ingests (any process) are
-// not. The ingest script publishes the votes it added in the same atomic
-// step, so the store's feed (voterewards.Feed) gives every process each new
-// vote in Ingest order within about a millisecond
-// (BenchmarkVoteFeedLatency), and asks for a resync after every reconnect.
-// [Fleet.HashStore] keeps the command hash in Redis, its SaveHash fenced.
+// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet;
+// [Fleet.HashStore] keeps the command hash in Redis. Leader writes are fenced.
 //
 // Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
 // after the plugin's Run returned.
