@@ -21,10 +21,6 @@
 // hook and log it; the Collector's methods do not panic, not even on a nil
 // Collector.
 //
-// Every name has the topgg_ prefix and its unit; every label value comes
-// from a fixed set (route families, methods, documented status codes,
-// outcomes, vote sources), never from an id: a value outside its set is
-// counted as "other" ("unknown" for a route or a request outcome). The
-// metrics, their labels and values are listed in the README's metrics table
-// and in each metric's help text.
+// Every label value comes from a fixed set, never from an id, so
+// cardinality stays bounded; the metrics are listed in the README.
 package topggprom
