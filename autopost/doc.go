@@ -29,9 +29,7 @@
 // the events of one connection reach the Counter in any order. The Counter orders
 // them by their gateway sequence number, per guild, and holds back the events
 // that overtake their session's READY until that READY is applied: the count is
-// the same whatever order the handlers ran in. Each GUILD_CREATE and
-// GUILD_DELETE costs O(1) time and, once the shard's guild map has grown to
-// size, no allocation.
+// the same whatever order the handlers ran in.
 //
 // [Poster.Run] posts the counts once every shard has its READY, then every
 // [Config.Interval]; while some shard has not reported nothing is posted: a
