@@ -44,7 +44,7 @@ type Fault struct {
 	ContentType string
 	// Header adds headers to the answer, after the rate-limit headers.
 	Header map[string]string
-	// Endless makes the body go on with white space until the client goes.
+	// Endless makes the body go on with white space until the client or Server goes.
 	Endless bool
 }
 
