@@ -44,7 +44,5 @@
 // until a later event for that guild or the next READY. Setting SyncEvents on
 // the sessions rules it out.
 //
-// By default it posts v1 metrics (PATCH /v1/projects/@me/metrics with
-// server_count and shard_count); [ModeV0] posts the legacy bot stats
-// (POST /bots/:bot_id/stats) instead.
+// It posts v1 metrics by default, legacy v0 stats with [ModeV0].
 package autopost
