@@ -16,7 +16,7 @@ import (
 // (ids snowBase|(i+1)<<22) and a session whose State is on "s1".
 func benchShard(b *testing.B, n int) (*shard, *discordgo.Session) {
 	b.Helper()
-	sh := newShard(newTally(), 0, 1)
+	sh := newShard(&tally{}, 0, 1)
 	sh.applyReady(readyOf(n, 0))
 	s, err := discordgo.New("Bot bench")
 	if err != nil {
@@ -229,7 +229,7 @@ func BenchmarkMemoryPerGuild(b *testing.B) {
 					var before, after runtime.MemStats
 					runtime.GC()
 					runtime.ReadMemStats(&before)
-					sh := newShard(newTally(), 0, 1)
+					sh := newShard(&tally{}, 0, 1)
 					if how == "ready" {
 						sh.applyReady(r)
 					} else {

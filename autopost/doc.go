@@ -8,10 +8,7 @@
 //	detach, err := poster.Attach(sessions...) // before the sessions open
 //	err = poster.Run(ctx)                     // blocks until ctx is done
 //
-// The Counter is attached to the bot's discordgo sessions (one per shard)
-// before they open, and refuses, with an error, a session that it could not
-// count: nil, open or opened before (its READY was missed), without the
-// GUILDS intent, or of a shard already attached. It counts guilds from the
+// The Counter ([Counter.Attach]) counts guilds from the
 // gateway events READY, GUILD_CREATE and GUILD_DELETE, not from discordgo's
 // State, which drops a guild during an outage:
 //
@@ -32,24 +29,12 @@
 // the events of one connection reach the Counter in any order. The Counter orders
 // them by their gateway sequence number, per guild, and holds back the events
 // that overtake their session's READY until that READY is applied: the count is
-// the same whatever order the handlers ran in. Each GUILD_CREATE and
-// GUILD_DELETE costs O(1) time and, once the shard's guild map has grown to
-// size, no allocation.
+// the same whatever order the handlers ran in.
 //
-// [Poster.Run] posts the counts: first as soon as every shard has its READY
-// (the Source's counts are complete), then every [Config.Interval]. It
-// skips a post whose numbers have not changed since the last one, unless
-// [Config.Refresh] has passed; it waits out the service's Retry-After; it
-// backs off after other failures and never gives up on a service error.
-// While Top.gg cannot take the numbers it keeps one timestamped sample per
-// interval and sends them in one metrics batch when the service is back,
-// before the current numbers. While some shard has not reported (not yet
-// ready, detached, or silent in a fleet) nothing is posted: a partial
-// server_count would replace the listing's exact one, and one of 0 would
-// wipe it. Each such attempt is reported as a skipped [Result] naming the
-// missing shards; the numbers posted last stay the reference, so they are
-// not posted again when the shards come back with the same counts. Run
-// returns when its context is done, and may be run again after.
+// [Poster.Run] posts the counts once every shard has its READY, then every
+// [Config.Interval]; while some shard has not reported nothing is posted: a
+// partial server_count would replace the listing's exact one, and one of 0
+// would wipe it.
 //
 // Known limitation: discordgo does not say which gateway connection an
 // event came on, so the Counter takes the session of discordgo's State when
@@ -59,7 +44,5 @@
 // until a later event for that guild or the next READY. Setting SyncEvents on
 // the sessions rules it out.
 //
-// By default it posts v1 metrics (PATCH /v1/projects/@me/metrics with
-// server_count and shard_count); [ModeV0] posts the legacy bot stats
-// (POST /bots/:bot_id/stats) instead.
+// It posts v1 metrics by default, legacy v0 stats with [ModeV0].
 package autopost

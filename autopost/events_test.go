@@ -22,7 +22,7 @@ func FuzzReadReady(f *testing.F) {
 				t.Fatal("guild id 0")
 			}
 		}
-		sh := newShard(newTally(), 0, 1)
+		sh := newShard(&tally{}, 0, 1)
 		sh.applyReady(info)
 	})
 }

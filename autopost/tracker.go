@@ -44,8 +44,6 @@ type tally struct {
 	changed chan struct{}
 }
 
-func newTally() *tally { return &tally{} }
-
 // changedCh returns the channel the next wake closes.
 func (t *tally) changedCh() <-chan struct{} {
 	t.mu.Lock()

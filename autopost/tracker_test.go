@@ -187,7 +187,7 @@ func TestShardInOrder(t *testing.T) {
 	require.Equal(t, 5, servers) // a c d e f
 	require.Equal(t, 1, unavailable)
 
-	tal := newTally()
+	tal := &tally{}
 	sh := newShard(tal, 0, 1)
 	s := testSession(t, "s1")
 	for _, ev := range tl.events(t) {
@@ -212,7 +212,7 @@ func TestShardShuffled(t *testing.T) {
 		evs := tl.events(t)
 		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 
-		tal := newTally()
+		tal := &tally{}
 		sh := newShard(tal, 0, 1)
 		s := testSession(t, "s1")
 		for _, ev := range evs {
@@ -240,7 +240,7 @@ func TestShardReconnectShuffled(t *testing.T) {
 		second := randomTimeline(r, "s2", 1+r.IntN(15), r.IntN(40), &next)
 		wantServers, wantUnavailable := second.model()
 
-		tal := newTally()
+		tal := &tally{}
 		sh := newShard(tal, 0, 1)
 		s := testSession(t, "s1")
 		evs := first.events(t)
@@ -266,7 +266,7 @@ func TestShardReconnectShuffled(t *testing.T) {
 func TestShardConcurrent(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
-	tal := newTally()
+	tal := &tally{}
 	var next uint64
 	want := 0
 	var wg sync.WaitGroup
@@ -304,7 +304,7 @@ func TestShardReadyReadsRawPayload(t *testing.T) {
 	// What State does to the READY guild slice on GUILD_DELETE of the first.
 	r := ev.Struct.(*discordgo.Ready)
 	r.Guilds = append(r.Guilds[:0], r.Guilds[1:]...)
-	sh := newShard(newTally(), 0, 1)
+	sh := newShard(&tally{}, 0, 1)
 	sh.onEvent(testSession(t, "s1"), ev)
 	_, servers, unavailable, _ := sh.stats()
 	assert.Equal(t, 3, servers)
@@ -313,7 +313,7 @@ func TestShardReadyReadsRawPayload(t *testing.T) {
 
 func TestShardStaleSessionAndDuplicateReady(t *testing.T) {
 	t.Parallel()
-	tal := newTally()
+	tal := &tally{}
 	sh := newShard(tal, 0, 1)
 	s := testSession(t, "s1")
 	sh.onEvent(s, timeline{session: "s1", ready: []uint64{1 << 22}}.events(t)[0])
@@ -333,7 +333,7 @@ func TestShardStaleSessionAndDuplicateReady(t *testing.T) {
 // GUILD_CREATE older than the removal is ignored.
 func TestShardTombstoneSweep(t *testing.T) {
 	t.Parallel()
-	tal := newTally()
+	tal := &tally{}
 	sh := newShard(tal, 0, 1)
 	sh.onEvent(testSession(t, "s1"), timeline{session: "s1"}.events(t)[0])
 	seq := int64(1)
@@ -361,7 +361,7 @@ func TestShardTombstoneSweep(t *testing.T) {
 
 func TestShardDetach(t *testing.T) {
 	t.Parallel()
-	tal := newTally()
+	tal := &tally{}
 	tal.attached.Add(1)
 	sh := newShard(tal, 0, 1)
 	s := testSession(t, "s1")

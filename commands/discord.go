@@ -15,15 +15,10 @@ var errNotReady = errors.New("commands: discordgo session is not ready (no READY
 // errDiscordFetch marks a failure to read the commands from Discord.
 var errDiscordFetch = errors.New("commands: fetching the application's commands from Discord")
 
-// syncFromDiscord publishes the application's global commands as Discord
-// has them, for a Job without Commands, after the session's first READY (the
-// application ID comes from READY, or the bot user's ID when READY carries no
-// application). It reads the project first and asks Discord nothing for a
-// project that is not a Discord bot; otherwise it fetches GET
-// /applications/{id}/commands through session, honouring ctx, and goes on as
-// Sync does, so an application without global commands clears the listing's
-// commands. A Discord failure is returned wrapped (a *discordgo.RESTError for
-// an HTTP answer); definitions matching refused fail with ErrRefused unsent.
+// syncFromDiscord publishes the application's global commands as Discord has
+// them (GET /applications/{id}/commands, after the first READY), for a Job
+// without Commands, then goes on as Sync does. It asks Discord nothing for a
+// project that is not a Discord bot.
 func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if err := s.ready(); err != nil {
 		return Result{}, err

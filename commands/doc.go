@@ -10,10 +10,7 @@
 // a restart does not publish unchanged commands again.
 //
 // The definitions are checked against Discord's rules ([Validate]) before
-// anything is sent, the project read included. A [Job] runs the sync as a
-// long-running job (Run(ctx) error): once at start and again at an interval,
-// each outcome reported to a callback, failures worth retrying retried with
-// backoff and after any Retry-After, refused definitions never sent again.
+// anything is sent. A [Job] runs the sync as a long-running job.
 //
 // Only a Discord bot project has commands. For any other project the Syncer
 // sends nothing and says so in one log line.

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"maps"
@@ -48,7 +49,7 @@ func Validate(cmds []*discordgo.ApplicationCommand) error {
 		if c == nil {
 			return invalid(field, "", "is nil", "a command definition")
 		}
-		typ := commandType(c)
+		typ := cmp.Or(c.Type, discordgo.ChatApplicationCommand) // 0 means a chat command
 		if err := validateCommand(field, c, typ); err != nil {
 			return err
 		}
@@ -64,13 +65,6 @@ func Validate(cmds []*discordgo.ApplicationCommand) error {
 		}
 	}
 	return nil
-}
-
-func commandType(c *discordgo.ApplicationCommand) discordgo.ApplicationCommandType {
-	if c.Type == 0 {
-		return discordgo.ChatApplicationCommand
-	}
-	return c.Type
 }
 
 func typeLimit(typ discordgo.ApplicationCommandType) int {

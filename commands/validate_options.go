@@ -17,10 +17,6 @@ const (
 	levelSubcommand              // a subcommand's options: plain options only
 )
 
-func isSub(t discordgo.ApplicationCommandOptionType) bool {
-	return t == discordgo.ApplicationCommandOptionSubCommand || t == discordgo.ApplicationCommandOptionSubCommandGroup
-}
-
 // validateOptions checks one list of options at lvl, then each option.
 func validateOptions(field, cmd string, opts []*discordgo.ApplicationCommandOption, lvl level) error {
 	if len(opts) > maxOptions {
@@ -40,7 +36,7 @@ func validateOptions(field, cmd string, opts []*discordgo.ApplicationCommandOpti
 			return invalid(f+".name", cmd, fmt.Sprintf("%q is also the name of options[%d]", o.Name, j), "unique option names")
 		}
 		names[o.Name] = i
-		if isSub(o.Type) {
+		if o.Type == discordgo.ApplicationCommandOptionSubCommand || o.Type == discordgo.ApplicationCommandOptionSubCommandGroup {
 			subs++
 		} else if !o.Required {
 			optional = true

@@ -87,16 +87,9 @@
 //	}
 //
 // The gateway speaks HELLO, IDENTIFY (token and shard checked), heartbeats,
-// READY and the shard's GUILD_CREATEs, RESUME with replay, and on demand
-// guild events ([Server.Join], [Server.Remove], [Server.Outage],
-// [Server.Restore]) and slash commands ([Server.Interact]). REST, under
-// /api/v9 and /api/v10, serves the gateway URL, the bot user and
-// application, application commands, member roles, interaction callbacks
-// and direct messages; every request is recorded ([Server.Calls]) and an
-// unknown endpoint is a 404 as on Discord. Tests read the effects with
-// [Server.Commands], [Server.MemberRoles], [Server.RoleChanges],
-// [Server.WaitInteractionReply] and [Server.WaitDirectMessages], refuse DMs
-// with [Server.BlockDMs], and make Discord misbehave with [Server.Inject].
+// READY, GUILD_CREATE and RESUME with replay; REST, under /api/v9 and
+// /api/v10, records every request ([Server.Calls]) and answers an unknown
+// endpoint with a 404 as Discord does.
 //
 // A guild belongs to shard (guild_id >> 22) % shard_count, as on Discord;
 // [GuildIDForShard] makes IDs on a chosen shard. Sessions made by

@@ -21,9 +21,8 @@ import (
 type Fault struct {
 	// Method matches the request method (case-insensitive); empty matches any.
 	Method string
-	// Path matches the path under "/api/v9" or "/api/v10", e.g.
-	// "/users/@me": exactly, or as a prefix if it ends with '*'; empty
-	// matches any path.
+	// Path matches the path under "/api/v9" or "/api/v10" ("/users/@me"),
+	// as a prefix if it ends with '*'; empty matches any path.
 	Path string
 	// Times is how many matching requests the fault hits; 0 means 1.
 	Times int
@@ -45,8 +44,7 @@ type Fault struct {
 	ContentType string
 	// Header adds headers to the answer, after the rate-limit headers.
 	Header map[string]string
-	// Endless makes the body go on after Body with white space until the
-	// client goes or the Server is closed.
+	// Endless makes the body go on with white space until the client or Server goes.
 	Endless bool
 }
 

@@ -5,9 +5,8 @@
 // TOPGG_WEBHOOK_ADDR set it also receives votes by Top.gg's webhooks, rewarded at
 // once; the vote history is still polled, to reward the votes whose webhook was lost.
 //
-// Its whole configuration comes from the environment (see the README). With -demo it
-// runs fully offline against in-process fakes of Top.gg and Discord and tells what
-// happens.
+// It is configured from the environment (see the README); -demo runs it offline
+// against in-process fakes of Top.gg and Discord.
 package main
 
 import (

@@ -4,18 +4,10 @@
 //
 // # Leadership
 //
-// [Lease] elects one leader per bot: taking the lease is one Lua call (SET
-// NX PX and, for the winner only, INCR of a token counter, so each term has a
-// fencing token larger than every earlier one); renewal and release are Lua
-// compare-and-set. [Lease.Run] runs the leader's work with a context that
-// ends before the lease can expire, and on return publishes the release, so
-// a waiting contender takes over at once rather than after the TTL.
-//
-// A pause longer than the safety margin (GC, SIGSTOP, a swap storm) can still
-// let a stale leader act after its successor started: every write a leader
-// makes to shared state goes through a [FencedScript] (or [Fence.Set]), which
-// Redis runs only while the token counter still equals the writer's token.
-// The counter must survive as long as the leases: run Redis with AOF (or RDB)
+// [Lease] elects one leader per bot, each term with a fencing token larger
+// than every earlier one; [Lease.Run] runs the leader's work with a context
+// that ends before the lease can expire. A stale leader (paused past its
+// lease) cannot write shared state: see [Fence]. The token counter must survive as long as the leases: run Redis with AOF (or RDB)
 // persistence. If it is lost anyway, the next token is Redis's clock in
 // milliseconds, above every token drawn before.
 //
@@ -23,33 +15,17 @@
 //
 // The shard counts ([Fleet.Counts]) keep every shard's guild count in one
 // string per bot and shard count, 8 bytes per shard at offset shard*8
-// (count, then Redis time of the report, big-endian uint32). A process
-// publishes all its shards with one EVAL (one round trip, stamped with
-// Redis's clock so machines' clocks do not matter); the leader reads them all
-// with one pipelined TIME+GETRANGE and gets the exact total, the per-shard
-// list (v0 stats), and the shards that are missing: never reported, or last
-// reported more than MaxAge (default 1 h) ago. A total with missing shards is
-// not posted: the Poster posts nothing and logs them, never a total that
-// silently misses shards.
+// (count, then Redis time of the report, big-endian uint32), stamped with
+// Redis's clock so machines' clocks do not matter. A total with missing
+// shards (never reported, or silent for MaxAge) is never posted.
 //
 // # Votes and commands
 //
-// [Fleet.VoteStore] is the voterewards.Store of the fleet: every method is
-// one Lua script (the dedup rule runs inside it, so concurrent webhooks in
-// several processes add a vote once); the poll's checkpoint, delivered and
-// expired marks and pruning are fenced, webhook ingests (any process) are
-// not. The ingest script publishes the votes it added in the same atomic
-// step, so the store's feed (voterewards.Feed) gives every process each new
-// vote in Ingest order within about a millisecond
-// (BenchmarkVoteFeedLatency), and asks for a resync after every reconnect.
-// [Fleet.HashStore] keeps the command hash in Redis, its SaveHash fenced.
+// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet;
+// [Fleet.HashStore] keeps the command hash in Redis. Leader writes are fenced.
 //
-// # Use
-//
-// Open the fleet ([Open] with a URL, or [New] on a client) and give it to
-// the plugin (plugin.WithFleet), which runs every part above; close it after
-// the plugin's Run returned. A bot that builds its own leader-only work runs
-// it under a [Lease] and writes through its [Fence].
+// Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
+// after the plugin's Run returned.
 //
 // # Faults
 //

@@ -12,6 +12,5 @@
 //	[-]token failed: Top.gg refused the token (401): check ...
 //	readyz check failed
 //
-// plugin.Plugin gives its checks with LivenessChecks and ReadinessChecks; a
-// program adds its own (a fleet's leadership, say) to the same Probe.
+// plugin.Plugin gives its checks with LivenessChecks and ReadinessChecks.
 package health

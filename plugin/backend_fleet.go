@@ -12,13 +12,11 @@ import (
 )
 
 // WithFleet runs the plugin as one process of a fleet that shares Redis
-// through f (see the fleet package): every process counts its own shards and
-// publishes their counts; only the leader (one process at a time, elected by
-// f's lease) posts the fleet's exact total, publishes the slash commands (the
-// last published hash kept in Redis, its write fenced) and polls and delivers
-// the votes. The leader's jobs run under a context that ends when the lease
-// is lost, and start again when this process wins it back. The plugin does
-// not close f: the caller does, after Run returned.
+// through f (see the fleet package): every process publishes its own shards'
+// counts; only the leader (elected by f's lease, its jobs stopped when the
+// lease is lost) posts the total, publishes the commands and polls and
+// delivers the votes. The plugin does not close f: the caller does, after
+// Run returned.
 //
 // The vote state lives in Redis (a [WithVoteStore] store replaces it), not
 // in Config.StateDir: every process mirrors it, so [Plugin.Active] answers

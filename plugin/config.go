@@ -35,18 +35,11 @@ const maxVoteLookback = 365 * 24 * time.Hour
 // Config holds every setting of the plugin and the jobs it wires, with the
 // environment variable that sets each (read by [LoadEnv]).
 //
-// Every zero field means its default, so plugin.Config{} built in code is valid:
-// v1 autopost every 30 minutes, command sync on, votes polled every minute, state
-// in ./topgg-state. A value set in code is never replaced by loading the
-// environment. Two settings turn a job off with a value that is also the zero of
-// their type (false, 0), so they are pointers: nil means the default, and a non-nil
-// value is exactly what the caller said, false and 0 included:
+// Every zero field means its default, so plugin.Config{} built in code is
+// valid. SyncCommands and VotePollInterval are pointers because their "off"
+// (false, 0) is also their zero: nil means the default.
 //
 //	cfg := plugin.Config{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))}
-//
-// The environment says the same with TOPGG_SYNC_COMMANDS=false and
-// TOPGG_VOTE_POLL_INTERVAL=0; autopost is turned off with Autopost "off" in both.
-// The default of the other fields (0, "") has no "off" to be confused with.
 //
 // Config holds no secret; its String method shows the values as set.
 type Config struct {

@@ -54,18 +54,9 @@
 //		return p.Run(ctx) // until SIGTERM: every job stopped and the vote state saved when it returns
 //	}
 //
-// [Plugin.Run] is the one lifecycle primitive, like every job of the module: it
-// works until its context is done and returns once nothing it started is left. A
-// job that fails or panics is logged and restarted with backoff, so a Top.gg
-// outage never takes the bot down; a failure no restart mends (the service
-// refused the token) ends Run with an error wrapping [ErrJobFailed]. Run may be
-// called again after it returned. Wiring mistakes are errors, not log lines:
-// Attach after Run or of an open session ([ErrAttachAfterRun], [autopost.ErrSessionOpen]),
-// Run without a session while autopost or command sync is on ([autopost.ErrNoSessions]),
-// nil arguments ([topgg.ErrNilArgument]), an invalid Config (*[ConfigError]), a
-// command definition Discord would refuse ([WithCommands]), and an interval that
-// would flood Top.gg ([Config.ValidateFor]: autopost at least every 15 minutes,
-// votes polled at most every 10 seconds, except against a fake on this machine).
+// [Plugin.Run] is the one lifecycle primitive, like every job of the module: a
+// failing job is restarted with backoff, so a Top.gg outage never takes the bot
+// down. Wiring mistakes are errors, not log lines (see [New], [Plugin.Attach]).
 //
 // The plugin logs to [log/slog.Default] unless given [WithLogger], so its
 // warnings are seen even when the option is forgotten. Command-sync outcomes,

@@ -16,16 +16,9 @@ import (
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
 // tags (a bot's own configuration embedding Config, say), from lookuper (nil
 // means the process environment), through [envconfig.ProcessWith], then
-// validates every Config it holds. A tag's `default=` is the programmer's, and
-// go-envconfig reads it as it does.
-//
-// Field by field, at any depth, as go-envconfig does:
-//   - a field already non-zero in target (set in code; for a pointer, non-nil even
-//     if it points to false or 0) is kept, and its variable is not read;
-//   - a zero field takes its variable's value when the variable is set, else the
-//     `default=` of its tag (Config's tags have none: its defaults are applied
-//     by [New], never written here), else it stays zero (nil for a pointer); a
-//     tag with `required` makes an unset variable an error.
+// validates every Config it holds. As in go-envconfig, a field already
+// non-zero in target (a pointer: non-nil) is kept; Config's tags have no
+// `default=`: [New] applies its defaults.
 //
 // Stricter than go-envconfig alone, every value is read as written: a variable
 // set but empty is an error (unset it for the default); integers are decimal (no

@@ -38,17 +38,6 @@ type options struct {
 	webhookObserver func(webhook.Outcome)   // from metrics: nil without
 }
 
-func defaultOptions() options {
-	return options{
-		// A bot author wires the plugin once; a forgotten WithLogger must not
-		// hide its warnings.
-		logger: slog.Default(),
-		// Without a reward handler the poller still runs, to answer Active.
-		onReward: func(context.Context, voterewards.Vote) error { return nil },
-		clock:    clock.Real(),
-	}
-}
-
 func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
 
 // WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).

@@ -70,7 +70,12 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if err := cfg.ValidateFor(client); err != nil {
 		return nil, err
 	}
-	o := defaultOptions()
+	o := options{
+		logger: slog.Default(), // a forgotten WithLogger must not hide warnings
+		// Without a reward handler the poller still runs, to answer Active.
+		onReward: func(context.Context, voterewards.Vote) error { return nil },
+		clock:    clock.Real(),
+	}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("%w: New: option %d is nil", errNilArg, i)

@@ -9,13 +9,10 @@
 // role grant outlives the shutdown that cancelled it. The example bot uses
 // it; the plugin and autopost take any discordgo session.
 //
-// [New] makes one session per shard; [Group.Open] connects them and returns
-// when every shard has its READY, or at once when its context is done;
-// [Group.Close] closes them all and refuses reconnections. Every REST request
-// goes through a transport that waits out Discord's rate limits (429
-// Retry-After, an exhausted bucket, the global limit) where the request's
-// context can end the wait, and fails a body longer than a bound (8 MiB) with
-// a [*BodyTooLargeError]. A call honours cancellation when given the context:
+// [New] makes one session per shard; [Group.Open] and [Group.Close] open and
+// close them. Every REST request waits out Discord's rate limits where its
+// context can end the wait, and fails a body over 8 MiB with a
+// [*BodyTooLargeError]. A call honours cancellation when given the context:
 //
 //	err := s.GuildMemberRoleAdd(guildID, userID, roleID, discordgo.WithContext(ctx))
 //

@@ -13,18 +13,9 @@
 //	client, err := topgg.New(token, topgg.WithObserver(c.ObserveRequest))
 //	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job of the plugin
 //
-// Without the plugin: autopost.Config.OnPost = c.ObservePost,
-// voterewards.Config.Observer = c.ObserveVote, webhook.Config.Observer =
-// c.ObserveWebhook, fleet.LeaseConfig.OnChange = c.ObserveLease, and
-// commands.JobConfig.OnResult = func(_ context.Context, r commands.Result, err
-// error) { c.ObserveSync(r, err) }. The jobs contain a panic in a
-// hook and log it; the Collector's methods do not panic, not even on a nil
-// Collector.
+// Without the plugin, each job takes its method as its hook (see the README).
+// The Collector's methods do not panic, not even on a nil Collector.
 //
-// Every name has the topgg_ prefix and its unit; every label value comes
-// from a fixed set (route families, methods, documented status codes,
-// outcomes, vote sources), never from an id: a value outside its set is
-// counted as "other" ("unknown" for a route or a request outcome). The
-// metrics, their labels and values are listed in the README's metrics table
-// and in each metric's help text.
+// Every label value comes from a fixed set, never from an id, so
+// cardinality stays bounded; the metrics are listed in the README.
 package topggprom
