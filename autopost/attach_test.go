@@ -16,7 +16,7 @@ import (
 )
 
 // TestAttachRefusesWhatWouldNeverCount: a session that would silently count
-// nothing is refused with a sentinel error, and nothing of the call is
+// nothing is refused with a named error, and nothing of the call is
 // attached.
 func TestAttachRefusesWhatWouldNeverCount(t *testing.T) {
 	t.Parallel()

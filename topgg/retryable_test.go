@@ -69,11 +69,11 @@ func TestRetryableTable(t *testing.T) {
 		{"503 block", &topgg.RateLimitError{Op: "x", RetryAfter: time.Hour, API: api(503)}, true},
 		{"local block", &topgg.RateLimitError{Op: "x", RetryAfter: time.Hour, Local: true}, true},
 
-		{"sentinel ErrRateLimited", topgg.ErrRateLimited, true},
-		{"sentinel ErrNotFound", topgg.ErrNotFound, false},
-		{"sentinel ErrUnauthorized", topgg.ErrUnauthorized, false},
-		{"sentinel ErrPagination", topgg.ErrPagination, false},
-		{"sentinel ErrUnsafeRedirect", topgg.ErrUnsafeRedirect, false},
+		{"ErrRateLimited itself", topgg.ErrRateLimited, true},
+		{"ErrNotFound itself", topgg.ErrNotFound, false},
+		{"ErrUnauthorized itself", topgg.ErrUnauthorized, false},
+		{"ErrPagination itself", topgg.ErrPagination, false},
+		{"ErrUnsafeRedirect itself", topgg.ErrUnsafeRedirect, false},
 		{"context.Canceled", context.Canceled, false},
 		{"context.DeadlineExceeded", context.DeadlineExceeded, false},
 

@@ -256,7 +256,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestZeroPollerFailsFast: a Poller not made by New returns a sentinel from
+// TestZeroPollerFailsFast: a Poller not made by New returns a named error from
 // every method, never a panic or a hang.
 func TestZeroPollerFailsFast(t *testing.T) {
 	t.Parallel()
