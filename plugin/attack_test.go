@@ -2,7 +2,6 @@ package plugin_test
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -117,27 +115,7 @@ func TestWebhookStopIsBoundedWhenAHandlerIgnoresItsContext(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
 
-	body := []byte(`{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` +
-		time.Now().UTC().Format(time.RFC3339Nano) + `","expires_at":"` + time.Now().Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
-		`","project":{"id":"2","type":"bot","platform":"discord","platform_id":"3"},"user":{"id":"4","platform_id":"5","name":"u","avatar_url":""}}}`)
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			_ = c.Close()
-		}
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		req, err := webhook.NewRequest(context.Background(), "http://"+addr+"/topgg/webhook", testSecret, time.Now(), body)
-		if !assert.NoError(t, err) {
-			return
-		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-		}
-	}()
+	sent := sendVoteOnceListening(t, addr)
 	select {
 	case <-store.entered:
 	case <-time.After(10 * time.Second):

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
@@ -20,6 +22,7 @@ import (
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -298,3 +301,34 @@ func userID(prefix, i int) string { return fmt.Sprintf("%03d%015d", prefix, i) }
 
 // logBuffer collects the log lines the code under test writes from its goroutines.
 type logBuffer = testlog.Buffer
+
+// sendVoteOnceListening waits until the plugin's receiver at addr accepts
+// connections, then sends it one signed vote.create in the background; the
+// channel is closed once the request has returned (its answer does not
+// matter: the tests using it cut the server off).
+func sendVoteOnceListening(t *testing.T, addr string) <-chan struct{} {
+	t.Helper()
+	now := time.Now()
+	body := []byte(`{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` +
+		now.UTC().Format(time.RFC3339Nano) + `","expires_at":"` + now.Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
+		`","project":{"id":"2","type":"bot","platform":"discord","platform_id":"3"},"user":{"id":"4","platform_id":"5","name":"u","avatar_url":""}}}`)
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		req, err := webhook.NewRequest(context.Background(), "http://"+addr+"/topgg/webhook", testSecret, now, body)
+		if !assert.NoError(t, err) {
+			return
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+		}
+	}()
+	return sent
+}

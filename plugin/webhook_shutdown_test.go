@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -74,28 +72,7 @@ func TestWebhookRequestDoesNotOutliveRun(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
 
-	body := []byte(`{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` +
-		time.Now().UTC().Format(time.RFC3339Nano) + `","expires_at":"` + time.Now().Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
-		`","project":{"id":"2","type":"bot","platform":"discord","platform_id":"3"},"user":{"id":"4","platform_id":"5","name":"u","avatar_url":""}}}`)
-	require.Eventually(t, func() bool { // the receiver listens
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			_ = c.Close()
-		}
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		req, err := webhook.NewRequest(context.Background(), "http://"+addr+"/topgg/webhook", testSecret, time.Now(), body)
-		if !assert.NoError(t, err) {
-			return
-		}
-		// The answer does not matter: the server cuts the request off.
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-		}
-	}()
+	sent := sendVoteOnceListening(t, addr)
 	select {
 	case <-store.entered:
 	case <-time.After(10 * time.Second):
