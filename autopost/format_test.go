@@ -1,15 +1,14 @@
 package autopost_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -31,15 +30,7 @@ func TestPrintedCounterHoldsNoBotToken(t *testing.T) {
 	_, err = counter.Attach(s)
 	require.NoError(t, err)
 
-	var b bytes.Buffer
-	for _, v := range []any{counter, p, struct{ C *autopost.Counter }{counter}} {
-		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%T", "%p"} {
-			fmt.Fprintf(&b, verb+"\n", v)
-		}
-	}
-	slog.New(slog.NewTextHandler(&b, nil)).Info("autopost", "counter", counter, "poster", p)
-	slog.New(slog.NewJSONHandler(&b, nil)).Info("autopost", "counter", counter, "poster", p)
-	out := b.String()
+	out := testlog.PrintAll(counter, p, struct{ C *autopost.Counter }{counter})
 	require.NotContains(t, out, "SEKRIT")
 	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
 	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))

@@ -1,15 +1,14 @@
 package commands_test
 
 import (
-	"bytes"
 	"fmt"
-	"log/slog"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // TestPrintedJobHoldsNoBotToken: a JobConfig or Job with a Session, printed
@@ -25,15 +24,7 @@ func TestPrintedJobHoldsNoBotToken(t *testing.T) {
 	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), cfg)
 	require.NoError(t, err)
 
-	var b bytes.Buffer
-	for _, v := range []any{cfg, &cfg, job, []any{cfg}, struct{ J *commands.Job }{job}} {
-		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%T", "%p"} {
-			fmt.Fprintf(&b, verb+"\n", v)
-		}
-	}
-	slog.New(slog.NewTextHandler(&b, nil)).Info("job", "cfg", cfg, "job", job)
-	slog.New(slog.NewJSONHandler(&b, nil)).Info("job", "cfg", cfg, "job", job)
-	out := b.String()
+	out := testlog.PrintAll(cfg, &cfg, job, []any{cfg}, struct{ J *commands.Job }{job})
 	require.NotContains(t, out, "SEKRIT")
 	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
 	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))

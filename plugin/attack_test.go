@@ -99,28 +99,9 @@ func TestWebhookStopIsBoundedWhenAHandlerIgnoresItsContext(t *testing.T) {
 		t.Skip("waits out the webhook server's 5 s shutdown grace")
 	}
 	t.Parallel()
-	w := newWorld(t, worldSpec{})
 	store := &deafStore{memStore: newMemStore(), rel: newReleaser(t), entered: make(chan struct{}, 1)}
-	addr := freeAddr(t)
-	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),
-		WebhookAddr: addr, WebhookSecrets: plugin.WebhookSecrets{testSecret},
-	}
 	var logs logBuffer
-	p, err := plugin.New(w.client, cfg, plugin.WithLogger(logs.Logger()),
-		plugin.WithVoteStore(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
-
-	sent := sendVoteOnceListening(t, addr)
-	select {
-	case <-store.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the webhook vote never reached the store")
-	}
+	cancel, ran, sent := runUntilStoreEntered(t, store, store.entered, logs.Logger())
 	start := time.Now()
 	cancel()
 	select {

@@ -332,3 +332,31 @@ func sendVoteOnceListening(t *testing.T, addr string) <-chan struct{} {
 	}()
 	return sent
 }
+
+// runUntilStoreEntered runs a plugin whose only job is its webhook receiver,
+// on store, sends it one vote and waits until entered says the store holds
+// the delivery. It returns the Run's cancel, its result and the channel
+// closed once the delivery's request returned.
+func runUntilStoreEntered(t *testing.T, store voterewards.Store, entered <-chan struct{}, log *slog.Logger) (context.CancelFunc, <-chan error, <-chan struct{}) {
+	t.Helper()
+	w := newWorld(t, worldSpec{})
+	addr := freeAddr(t)
+	cfg := plugin.Config{
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),
+		WebhookAddr: addr, WebhookSecrets: plugin.WebhookSecrets{testSecret},
+	}
+	p, err := plugin.New(w.client, cfg, plugin.WithLogger(log),
+		plugin.WithVoteStore(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }()
+	sent := sendVoteOnceListening(t, addr)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the webhook vote never reached the store")
+	}
+	return cancel, ran, sent
+}

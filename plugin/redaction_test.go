@@ -1,7 +1,6 @@
 package plugin_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -33,16 +33,11 @@ func TestPrintedPluginHoldsNoWebhookSecret(t *testing.T) {
 	s, err := discordgo.New("Bot " + botToken)
 	require.NoError(t, err)
 	require.NoError(t, p.Attach(s))
-	var b bytes.Buffer
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d", "%T", "%p"} {
-		fmt.Fprintf(&b, verb+"\n", p)
-	}
-	assert.Contains(t, b.String(), "plugin.Plugin{shards attached: [0]")
-	slog.New(slog.NewTextHandler(&b, nil)).Info("plugin", "p", p)
-	slog.New(slog.NewJSONHandler(&b, nil)).Info("plugin", "p", p)
-	assert.NotContains(t, b.String(), "SEKRIT")
-	assert.NotContains(t, b.String(), fmt.Sprintf("%x", "v0SEKRIT"))
-	assert.NotContains(t, b.String(), fmt.Sprintf("%x", "BOTSEKRIT"))
+	out := testlog.PrintAll(p)
+	assert.Contains(t, out, "plugin.Plugin{shards attached: [0]")
+	assert.NotContains(t, out, "SEKRIT")
+	assert.NotContains(t, out, fmt.Sprintf("%x", "v0SEKRIT"))
+	assert.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
 	for _, z := range []*plugin.Plugin{nil, {}} {
 		for _, verb := range []string{"%v", "%s", "%d", "%x"} {
 			assert.Equal(t, "plugin.Plugin(not made by plugin.New)", fmt.Sprintf(verb, z))

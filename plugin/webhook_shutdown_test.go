@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -57,27 +56,8 @@ func TestWebhookRequestDoesNotOutliveRun(t *testing.T) {
 		t.Skip("waits out the webhook server's 5 s shutdown grace")
 	}
 	t.Parallel()
-	w := newWorld(t, worldSpec{})
 	store := &slowStore{memStore: newMemStore(), entered: make(chan struct{}, 1)}
-	addr := freeAddr(t)
-	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),
-		WebhookAddr: addr, WebhookSecrets: plugin.WebhookSecrets{testSecret},
-	}
-	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)),
-		plugin.WithVoteStore(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
-
-	sent := sendVoteOnceListening(t, addr)
-	select {
-	case <-store.entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the webhook vote never reached the store")
-	}
+	cancel, ran, sent := runUntilStoreEntered(t, store, store.entered, slog.New(slog.DiscardHandler))
 	cancel()
 	select {
 	case err := <-ran:

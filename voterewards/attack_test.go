@@ -83,16 +83,7 @@ func TestGracePeriodHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	stoppedAt := clk.Now()
 	cancel()
 
-	var runErr error
-	require.Eventually(t, func() bool {
-		select {
-		case runErr = <-done:
-			return true
-		default:
-			clk.Advance(100 * time.Millisecond)
-			return false
-		}
-	}, 5*time.Second, time.Millisecond, "Run waits for handlers that ignore their context")
+	runErr := awaitAdvancing(t, clk, 100*time.Millisecond, done, "Run waits for handlers that ignore their context")
 	returned.Store(true)
 	require.NoError(t, runErr)
 	assert.LessOrEqual(t, clk.Now().Sub(stoppedAt), grace+voterewards.CancelWait+200*time.Millisecond,

@@ -215,16 +215,7 @@ func TestGracePeriodThenCancelsHandlersAndKeepsTheVote(t *testing.T) {
 	// returns only once the clock is moved on. (The grace timer is made as
 	// the loops stop theirs, so the test moves the clock until Run returns
 	// and checks when the handler's context ended.)
-	var runErr error
-	require.Eventually(t, func() bool {
-		select {
-		case runErr = <-done:
-			return true
-		default:
-			clk.Advance(10 * time.Second)
-			return false
-		}
-	}, 5*time.Second, time.Millisecond, "Run did not return after the grace period")
+	runErr := awaitAdvancing(t, clk, 10*time.Second, done, "Run did not return after the grace period")
 	require.NoError(t, runErr, "a stop is clean even when handlers had to be cancelled")
 	at := cancelledAt.Load()
 	require.NotNil(t, at, "the handler's context was cancelled")

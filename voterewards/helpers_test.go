@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -98,6 +99,24 @@ func goRun(t testing.TB, job func(context.Context) error) func() error {
 		})
 		return result
 	}
+}
+
+// awaitAdvancing moves clk on by step until done yields Run's error, and
+// returns it: Run's grace timers are on the fake clock and made as its loops
+// stop, so the test moves the clock until Run returns (bounded by 5 s).
+func awaitAdvancing(t *testing.T, clk *clock.Fake, step time.Duration, done <-chan error, msg string) error {
+	t.Helper()
+	var runErr error
+	require.Eventually(t, func() bool {
+		select {
+		case runErr = <-done:
+			return true
+		default:
+			clk.Advance(step)
+			return false
+		}
+	}, 5*time.Second, time.Millisecond, msg)
+	return runErr
 }
 
 // recorder counts handler calls by vote key; safe for concurrent use.
