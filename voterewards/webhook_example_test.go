@@ -48,8 +48,10 @@ func ExamplePoller_IngestWebhook() {
 		panic(err)
 	}
 
-	for i := 0; i < 500 && len(srv.Requests()) == 0; i++ {
-		time.Sleep(10 * time.Millisecond) // the first poll, so that the webhook tells first
+	// Wait (bounded) until the first poll has read the history, so that the
+	// webhook, not that poll, is the first to tell of the vote below.
+	for i := 0; i < 500 && !p.Active("146183080879613966").Covered; i++ {
+		time.Sleep(10 * time.Millisecond)
 	}
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
 		CreatedAt: time.Now(), Query: "ref=abc"})
