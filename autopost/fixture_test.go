@@ -35,6 +35,9 @@ type setup struct {
 	retry      *topgg.RetryPolicy // default: fast retries, 429s not waited out by the client
 	dcOpts     []discordtest.Option
 	tgOpts     []topggtest.Option
+	// faults are injected into the fake Top.gg before the Poster runs, so
+	// that its first post meets them.
+	faults []topggtest.Fault
 	// clock, if set, times the Poster's waits: the test advances it.
 	clock *clock.Fake
 }
@@ -82,6 +85,9 @@ func newFixture(t *testing.T, s setup) *fixture {
 	tg, err := topggtest.NewServer(s.tgOpts...)
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
+	for _, fault := range s.faults {
+		require.NoError(t, tg.Inject(fault))
+	}
 
 	retry := topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
 	if s.retry != nil {

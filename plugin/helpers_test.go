@@ -340,10 +340,11 @@ func sendVoteOnceListening(t *testing.T, addr string) <-chan struct{} {
 func runUntilStoreEntered(t *testing.T, store voterewards.Store, entered <-chan struct{}, log *slog.Logger) (context.CancelFunc, <-chan error, <-chan struct{}) {
 	t.Helper()
 	w := newWorld(t, worldSpec{})
-	addr := freeAddr(t)
+	// Port 0 and WebhookAddr, not a port picked free beforehand: another
+	// test may take that port before the plugin listens on it.
 	cfg := plugin.Config{
 		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),
-		WebhookAddr: addr, WebhookSecrets: plugin.WebhookSecrets{testSecret},
+		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{testSecret},
 	}
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(log),
 		plugin.WithVoteStore(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
@@ -352,7 +353,8 @@ func runUntilStoreEntered(t *testing.T, store voterewards.Store, entered <-chan 
 	t.Cleanup(cancel)
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
-	sent := sendVoteOnceListening(t, addr)
+	require.Eventually(t, func() bool { return p.WebhookAddr() != nil }, 10*time.Second, 5*time.Millisecond)
+	sent := sendVoteOnceListening(t, p.WebhookAddr().String())
 	select {
 	case <-entered:
 	case <-time.After(10 * time.Second):

@@ -3,7 +3,6 @@ package plugin_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,16 +34,6 @@ func (s *slowStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 	<-ctx.Done()
 	time.Sleep(300 * time.Millisecond) // the tail that must not outlive Run
 	return nil, ctx.Err()
-}
-
-// freeAddr returns a loopback address nobody listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }
 
 // TestWebhookRequestDoesNotOutliveRun: a delivery still being stored when the
