@@ -92,7 +92,7 @@ func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
 // poll); without, any process may call it.
-func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -261,4 +261,17 @@ func (s *voteStore) Ping(ctx context.Context) error {
 		return fmt.Errorf("fleet: vote store: %w", err)
 	}
 	return nil
+}
+
+// errLedgerTODO marks the ledger methods not yet written (round three, issue 15).
+var errLedgerTODO = errors.New("fleet: vote ledger not implemented yet")
+
+// Stats implements [voterewards.Store].
+func (s *voteStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	return voterewards.Stats{}, errLedgerTODO
+}
+
+// Leaderboard implements [voterewards.Store].
+func (s *voteStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	return nil, errLedgerTODO
 }

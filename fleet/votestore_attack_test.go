@@ -38,7 +38,7 @@ func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
 	planted := rawVote(1, now.Add(-72*time.Hour), now.Add(365*24*time.Hour))
 	old := rawVote(2, now.Add(-48*time.Hour), now.Add(-36*time.Hour))
 	fresh := rawVote(3, now.Add(-time.Hour), now.Add(11*time.Hour))
-	_, err := s.Ingest(ctx, nil, []voterewards.Vote{planted, old, fresh})
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{planted, old, fresh}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 
 	require.NoError(t, s.Prune(ctx, now.Add(-voterewards.DedupWindow), now))
@@ -64,7 +64,7 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	now := time.Now()
 	year := now.Add(365 * 24 * time.Hour)
 	stuck := rawVote(1, now.Add(-13*time.Hour), year)
-	_, err := s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: year, Since: year}, []voterewards.Vote{stuck})
+	_, err := s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: year, Since: year}, []voterewards.Vote{stuck}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.NoError(t, s.Delivered(ctx, stuck, true))
 

@@ -87,7 +87,7 @@ func BenchmarkVoteStoreIngestPages(b *testing.B) {
 					page[i] = benchVote(p*100+i, base)
 				}
 				cp := voterewards.Checkpoint{Cursor: fmt.Sprint(p), LastSeen: page[99].CreatedAt, Since: base}
-				added, err := s.Ingest(context.Background(), &cp, page)
+				added, err := s.Ingest(context.Background(), &cp, page, voterewards.DefaultStreakGrace)
 				if err != nil || len(added) != len(page) {
 					b.Fatalf("ingest: %d added, %v", len(added), err)
 				}
@@ -113,7 +113,7 @@ func BenchmarkVoteStoreIngestWebhooks(b *testing.B) {
 				for pb.Next() {
 					v := benchVote(int(next.Add(1)), base)
 					v.Origin = voterewards.OriginWebhook
-					if _, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}); err != nil {
+					if _, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace); err != nil {
 						b.Error(err)
 						return
 					}
@@ -153,7 +153,7 @@ func BenchmarkVoteFeedLatency(b *testing.B) {
 	base := time.Now().Add(-60 * 24 * time.Hour)
 	b.ResetTimer()
 	for n := range b.N {
-		if _, err := writer.Ingest(context.Background(), nil, []voterewards.Vote{benchVote(n, base)}); err != nil {
+		if _, err := writer.Ingest(context.Background(), nil, []voterewards.Vote{benchVote(n, base)}, voterewards.DefaultStreakGrace); err != nil {
 			b.Fatal(err)
 		}
 		<-got

@@ -56,22 +56,22 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 	follower := newVoteStore(other.lease)
 
 	a, b := testVote(1), testVote(2)
-	added, err := follower.Ingest(ctx, nil, []voterewards.Vote{a})
+	added, err := follower.Ingest(ctx, nil, []voterewards.Vote{a}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err, "any process ingests webhook votes")
 	require.Len(t, added, 1)
-	_, err = follower.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{b})
+	_, err = follower.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{b}, voterewards.DefaultStreakGrace)
 	require.ErrorIs(t, err, ErrNoFence)
 	require.ErrorIs(t, follower.Delivered(ctx, a, true), ErrNoFence)
 	require.ErrorIs(t, follower.Expired(ctx, a), ErrNoFence)
 	require.ErrorIs(t, follower.Prune(ctx, time.Now(), time.Now()), ErrNoFence)
 
-	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c1"}, []voterewards.Vote{b})
+	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c1"}, []voterewards.Vote{b}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.NoError(t, leader.Delivered(ctx, a, true))
 
 	require.NoError(t, srv.Client(t).Incr(ctx, Key("fenced", "fence")).Err()) // a newer term
 	require.True(t, c.lease.State().Leader, "the old leader still believes it leads")
-	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "stale"}, []voterewards.Vote{testVote(3)})
+	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "stale"}, []voterewards.Vote{testVote(3)}, voterewards.DefaultStreakGrace)
 	require.ErrorIs(t, err, ErrFenced)
 	require.ErrorIs(t, leader.Delivered(ctx, b, false), ErrFenced)
 	require.ErrorIs(t, leader.Expired(ctx, a), ErrFenced)
@@ -105,7 +105,7 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 		"no resync after Redis restarted")
 	v := testVote(9)
 	require.Eventually(t, func() bool {
-		_, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v})
+		_, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
 	select {

@@ -78,9 +78,9 @@ type deafStore struct {
 	entered chan struct{}
 }
 
-func (s *deafStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s *deafStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if cp != nil { // the poll
-		return s.memStore.Ingest(ctx, cp, votes)
+		return s.memStore.Ingest(ctx, cp, votes, grace)
 	}
 	select {
 	case s.entered <- struct{}{}:

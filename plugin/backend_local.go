@@ -80,8 +80,8 @@ func (r *runStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return use(r, func(s *voterewards.BoltStore) (*voterewards.Snapshot, error) { return s.Load(ctx) })
 }
 
-func (r *runStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
-	return use(r, func(s *voterewards.BoltStore) ([]voterewards.Vote, error) { return s.Ingest(ctx, cp, votes) })
+func (r *runStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	return use(r, func(s *voterewards.BoltStore) ([]voterewards.Vote, error) { return s.Ingest(ctx, cp, votes, grace) })
 }
 
 func (r *runStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
@@ -94,4 +94,12 @@ func (r *runStore) Expired(ctx context.Context, v voterewards.Vote) error {
 
 func (r *runStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	return done(r, func(s *voterewards.BoltStore) error { return s.Prune(ctx, createdBefore, now) })
+}
+
+func (r *runStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	return use(r, func(s *voterewards.BoltStore) (voterewards.Stats, error) { return s.Stats(ctx, user) })
+}
+
+func (r *runStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	return use(r, func(s *voterewards.BoltStore) ([]voterewards.Standing, error) { return s.Leaderboard(ctx, month, n) })
 }

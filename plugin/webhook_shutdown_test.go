@@ -21,9 +21,9 @@ type slowStore struct {
 	inflight atomic.Int32
 }
 
-func (s *slowStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s *slowStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if cp != nil { // the poll: not the call under test
-		return s.memStore.Ingest(ctx, cp, votes)
+		return s.memStore.Ingest(ctx, cp, votes, grace)
 	}
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)

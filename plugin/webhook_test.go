@@ -206,11 +206,11 @@ func newMemStore() memStore { return voterewards.NewMemoryStore().(memStore) }
 // store with a bug would.
 type panicStore struct{ memStore }
 
-func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if len(votes) > 0 && votes[0].Origin != voterewards.OriginHistory {
 		panic("store bug")
 	}
-	return s.memStore.Ingest(ctx, cp, votes)
+	return s.memStore.Ingest(ctx, cp, votes, grace)
 }
 
 // TestWebhookStorePanicIsAnswered500: a panic in the vote store under the

@@ -90,6 +90,11 @@ type Config struct {
 	// is done, before their own context is cancelled (default 10s).
 	GracePeriod time.Duration
 
+	// StreakGrace is how long after a vote could be renewed (its ExpiresAt)
+	// a new vote still continues the voter's streak (default
+	// [DefaultStreakGrace]; see [Stats]).
+	StreakGrace time.Duration
+
 	// Observer, if set, is told of the pipeline's events (see [EventType]):
 	// a hook for metrics. It is called synchronously from the goroutine that
 	// made the event, so it must be safe for concurrent use and return
@@ -115,7 +120,7 @@ func (c Config) withDefaults(src History) (Config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"Overlap", c.Overlap}, {"RetryDelay", c.RetryDelay}, {"GracePeriod", c.GracePeriod}} {
+	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"Overlap", c.Overlap}, {"RetryDelay", c.RetryDelay}, {"GracePeriod", c.GracePeriod}, {"StreakGrace", c.StreakGrace}} {
 		if d.v < 0 {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
@@ -133,6 +138,7 @@ func (c Config) withDefaults(src History) (Config, error) {
 	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
 	c.RetryDelay = cmp.Or(c.RetryDelay, defaultRetryDelay)
 	c.GracePeriod = cmp.Or(c.GracePeriod, defaultGracePeriod)
+	c.StreakGrace = cmp.Or(c.StreakGrace, DefaultStreakGrace)
 	c.Concurrency = cmp.Or(c.Concurrency, defaultConcurrency)
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, defaultMaxAttempts)
 	c.Logger = cmp.Or(c.Logger, slog.Default())

@@ -30,7 +30,7 @@ func goodStoreFile(t *testing.T) []byte {
 		votes = append(votes, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
 	}
 	ctx := context.Background()
-	_, err = s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c", LastSeen: now}, votes)
+	_, err = s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c", LastSeen: now}, votes, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	for _, v := range votes[:200] {
 		require.NoError(t, s.Delivered(ctx, v, true))

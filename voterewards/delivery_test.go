@@ -273,7 +273,7 @@ func TestPendingWorkInEventOrderWhateverTheStoreOrder(t *testing.T) {
 		tv := topgg.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now.Add(-ago)}
 		tv.ExpiresAt = tv.CreatedAt.Add(voterewards.VoteLifetime)
 		votes = append(votes, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
-		_, err := store.Ingest(ctx, nil, votes[i:])
+		_, err := store.Ingest(ctx, nil, votes[i:], voterewards.DefaultStreakGrace)
 		require.NoError(t, err)
 	}
 	for _, v := range votes[:2] { // delivered, their expiries pending

@@ -29,8 +29,8 @@ type echoFirstStore struct {
 	claimed chan struct{}
 }
 
-func (s *echoFirstStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
-	added, err := s.MemoryStore.Ingest(ctx, cp, votes)
+func (s *echoFirstStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	added, err := s.MemoryStore.Ingest(ctx, cp, votes, grace)
 	if err == nil && len(added) > 0 {
 		s.once.Do(func() {
 			select {
@@ -163,7 +163,7 @@ func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	next := voterewards.Vote{Vote: topgg.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: at, ExpiresAt: at.Add(voterewards.VoteLifetime)},
 		Origin: voterewards.OriginWebhook}
 	nextKey := next.Key()
-	_, err := inner.Ingest(context.Background(), nil, []voterewards.Vote{next})
+	_, err := inner.Ingest(context.Background(), nil, []voterewards.Vote{next}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { clk.Advance(time.Second); return tries(nextKey) == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, 2, tries(keyOf(v)), "a given-up reward is not retried by an echo")

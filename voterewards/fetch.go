@@ -218,7 +218,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	var added []Vote
 	if len(votes) > 0 || cp.Cursor != r.cp.Cursor || !cp.LastSeen.Equal(r.cp.LastSeen) || !cp.Since.Equal(r.cp.Since) {
 		var err error
-		if added, err = r.p.store.Ingest(ctx, &cp, votes); err != nil {
+		if added, err = r.p.store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
 			return 0, err
 		}
 		r.p.observeIngest(votes, added)

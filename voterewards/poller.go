@@ -92,7 +92,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 		}
 		clean[i] = s
 	}
-	added, err := p.store.Ingest(ctx, nil, clean)
+	added, err := p.store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
 	if err != nil {
 		return fmt.Errorf("voterewards: ingest: %w", err)
 	}

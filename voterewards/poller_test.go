@@ -358,7 +358,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(11 * time.Hour)}
 		pending = append(pending, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
 	}
-	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending)
+	_, err := store.Ingest(context.Background(), &voterewards.Checkpoint{LastSeen: now}, pending, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	src := &sliceSource{}
 	var calls atomic.Int64

@@ -54,7 +54,12 @@ type Store interface {
 	// of the same voter (PlatformID, else UserID) whose CreatedAt differs
 	// from its own by less than [DedupWindow]. It is durable when Ingest
 	// returns nil.
-	Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) (added []Vote, err error)
+	//
+	// In the same atomic change it counts each added vote in its voter's
+	// ledger with [Stats.Add] and the given streak grace, and sets the
+	// added vote's Stats to the result; the Stats of a vote are kept with it
+	// (Load returns them on pending votes and expiries).
+	Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) (added []Vote, err error)
 	// Delivered removes v from the pending deliveries and, if expire is true,
 	// adds it to the pending expiries, in one atomic change. v is identified
 	// by its Key.
@@ -67,6 +72,15 @@ type Store interface {
 	// creation order, not expired): it only bounds the set to the vote
 	// window. Pending deliveries and expiries are not touched.
 	Prune(ctx context.Context, createdBefore, now time.Time) error
+
+	// Stats returns the ledger of voter user (a PlatformID, else a UserID)
+	// in one read; a voter never seen gets a zero Stats with User set.
+	Stats(ctx context.Context, user string) (Stats, error)
+	// Leaderboard returns the top n voters ([CompareStandings] order) of the
+	// UTC month that holds month, or of all time if month is zero. n must be
+	// 1..[MaxLeaderboard] ([ErrBadLeaderboard]). Prune does not touch the
+	// ledger: totals and boards cover every vote ever admitted.
+	Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error)
 }
 
 // Feed is implemented by a [Store] shared by several processes (a fleet), so

@@ -244,7 +244,7 @@ func (s *BoltStore) Load(ctx context.Context) (*Snapshot, error) {
 
 // Ingest implements [Store]. Calls without a checkpoint (webhook votes) share
 // commits with concurrent ones.
-func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) ([]Vote, error) {
 	if err := s.made(); err != nil {
 		return nil, err
 	}
@@ -374,4 +374,17 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		}
 		return nil
 	})
+}
+
+// errLedgerTODO marks the ledger methods not yet written (round three, issue 15).
+var errLedgerTODO = errors.New("voterewards: ledger not implemented in this store yet")
+
+// Stats implements [Store].
+func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
+	return Stats{}, errLedgerTODO
+}
+
+// Leaderboard implements [Store].
+func (s *BoltStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
+	return nil, errLedgerTODO
 }

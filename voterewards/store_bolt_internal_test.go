@@ -22,7 +22,7 @@ func TestBoltStoreWritesAfterAPanickingChange(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UTC().Round(0)
 	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(VoteLifetime)})
-	_, err = s.Ingest(ctx, &Checkpoint{LastSeen: now}, []Vote{v})
+	_, err = s.Ingest(ctx, &Checkpoint{LastSeen: now}, []Vote{v}, DefaultStreakGrace)
 	require.NoError(t, err)
 
 	panicked := make(chan any, 1)

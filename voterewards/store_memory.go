@@ -22,6 +22,7 @@ type memoryStore struct {
 	pending  map[string]Vote
 	expiries map[string]Vote
 	subs     map[*follower]struct{}
+	ledger   memoryLedger
 }
 
 var _ Feed = (*memoryStore)(nil)
@@ -33,6 +34,7 @@ func NewMemoryStore() Store {
 	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
+		ledger: newMemoryLedger(),
 	}
 }
 
@@ -60,7 +62,7 @@ func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
 }
 
 // Ingest implements [Store].
-func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) ([]Vote, error) {
+func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) ([]Vote, error) {
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -73,6 +75,7 @@ func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote) 
 			continue
 		}
 		s.byVoter[id] = times.add(v.CreatedAt)
+		v.Stats = s.ledger.add(v, grace)
 		s.seen[v.Key()] = v
 		s.order = append(s.order, v)
 		s.pending[v.Key()] = v

@@ -89,7 +89,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	hook := pendingV
 	hook.UserID = ""
 	hook.CreatedAt = hook.CreatedAt.Add(700 * time.Nanosecond)
-	added, err := s.Ingest(ctx, nil, []Vote{{Vote: hook, Origin: OriginWebhook}})
+	added, err := s.Ingest(ctx, nil, []Vote{{Vote: hook, Origin: OriginWebhook}}, DefaultStreakGrace)
 	require.NoError(t, err)
 	assert.Empty(t, added)
 	snap, err = s.Load(ctx)

@@ -71,7 +71,7 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	a, b := storeVote(1, now.Add(-2*time.Hour), now.Add(10*time.Hour)), storeVote(2, now.Add(-time.Hour), now.Add(11*time.Hour))
 	b.Origin, b.Hook = voterewards.OriginWebhook, &voterewards.Hook{ID: "42", Query: map[string]string{"ref": "x"}}
 	cp := voterewards.Checkpoint{Cursor: "c9", LastSeen: now, Since: now.Add(-12 * time.Hour)}
-	_, err = s.Ingest(ctx, &cp, []voterewards.Vote{a, b})
+	_, err = s.Ingest(ctx, &cp, []voterewards.Vote{a, b}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.NoError(t, s.Delivered(ctx, a, true))
 	require.NoError(t, s.Close())
@@ -87,7 +87,7 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	assert.Equal(t, b, snap.Pending[0], "votes come back as they went in")
 	assert.Equal(t, keys([]voterewards.Vote{a}), keys(snap.Expiries))
 	again := storeVote(2, now.Add(-time.Hour+time.Microsecond), now.Add(11*time.Hour))
-	added, err := s.Ingest(ctx, nil, []voterewards.Vote{again})
+	added, err := s.Ingest(ctx, nil, []voterewards.Vote{again}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	assert.Empty(t, added, "the dedup index survives the restart")
 }
@@ -101,9 +101,9 @@ func TestBoltStoreNotMade(t *testing.T) {
 	for _, s := range []*voterewards.BoltStore{nil, {}} {
 		_, err := s.Load(ctx)
 		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		_, err = s.Ingest(ctx, &voterewards.Checkpoint{}, []voterewards.Vote{v})
+		_, err = s.Ingest(ctx, &voterewards.Checkpoint{}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		_, err = s.Ingest(ctx, nil, []voterewards.Vote{v})
+		_, err = s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 		require.ErrorIs(t, err, topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.Delivered(ctx, v, true), topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.Expired(ctx, v), topgg.ErrNotConfigured)

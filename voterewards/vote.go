@@ -43,6 +43,9 @@ type Vote struct {
 	// Hook is what a webhook delivery carried beyond the vote record; nil
 	// for a vote read from the history (a pointer keeps Vote small).
 	Hook *Hook
+	// Stats is the voter's ledger right after this vote was admitted (zero
+	// until a [Store] admits the vote).
+	Stats Stats
 }
 
 // Hook is what a webhook delivery carried beyond the vote record.

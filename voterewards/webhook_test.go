@@ -97,11 +97,11 @@ func TestIngestWebhookIsTheReceiversOnVote(t *testing.T) {
 // panicStore is a store whose Ingest panics, as a store with a bug would.
 type panicStore struct{ *voterewards.MemoryStore }
 
-func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote) ([]voterewards.Vote, error) {
+func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if len(votes) > 0 && votes[0].Origin != voterewards.OriginHistory {
 		panic("store bug")
 	}
-	return s.MemoryStore.Ingest(ctx, cp, votes)
+	return s.MemoryStore.Ingest(ctx, cp, votes, grace)
 }
 
 // TestIngestWebhookStorePanicIsAnswered500: a panic in the store under

@@ -81,7 +81,7 @@ func load(t *testing.T, s voterewards.Store) *voterewards.Snapshot {
 
 func ingest(t *testing.T, s voterewards.Store, cp *voterewards.Checkpoint, votes ...voterewards.Vote) []voterewards.Vote {
 	t.Helper()
-	added, err := s.Ingest(context.Background(), cp, votes)
+	added, err := s.Ingest(context.Background(), cp, votes, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	return added
 }
@@ -220,7 +220,7 @@ func testPrune(t *testing.T, s voterewards.Store) {
 func testCancelled(t *testing.T, s voterewards.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)})
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)}, voterewards.DefaultStreakGrace)
 	require.Error(t, err, "Ingest with a done context")
 	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
 }
@@ -234,7 +234,7 @@ func testConcurrentDuplicates(t *testing.T, s voterewards.Store) {
 	for i := range callers {
 		wg.Go(func() {
 			v := vote(1, base.Add(time.Duration(i)*time.Second), voterewards.Origin(1+i%3))
-			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v})
+			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 			assert.NoError(t, err)
 			added.Add(int32(len(got)))
 		})
@@ -253,7 +253,7 @@ func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
 		wg.Go(func() {
 			for i := range each {
 				v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
-				got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v})
+				got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 				if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
 					assert.NoError(t, s.Delivered(context.Background(), v, false))
 				}

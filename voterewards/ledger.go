@@ -1,0 +1,139 @@
+package voterewards
+
+import (
+	"cmp"
+	"errors"
+	"time"
+)
+
+// DefaultStreakGrace is the default [Config.StreakGrace]: a day after a vote
+// could be renewed, so that a user who votes once a day, at any hour, keeps
+// the streak.
+const DefaultStreakGrace = 24 * time.Hour
+
+// MaxLeaderboard is the most standings one [Store.Leaderboard] call returns.
+const MaxLeaderboard = 1000
+
+// ErrBadLeaderboard is returned by Leaderboard for n outside 1..[MaxLeaderboard].
+var ErrBadLeaderboard = errors.New("voterewards: leaderboard size must be 1..1000")
+
+// Stats is one voter's ledger: what every [Store] keeps per voter, updated in
+// the same atomic step that admits a vote (so a duplicate never counts), with
+// [Stats.Add]. A [Vote] given to a handler carries the voter's Stats as they
+// stood right after that vote was admitted; [Poller.Stats] reads them now.
+//
+// The rules, defined once here and applied by every store:
+//   - Votes counts each admitted vote once; Total adds its Weight (a weekend
+//     vote counts 2, and Weight below 1 counts 1). A vote that two sources
+//     deliver (history and webhook) is one vote ([DedupWindow]) and counts once.
+//   - A streak is a run of votes, each made no later than StreakUntil of the
+//     one before: that vote's ExpiresAt (when the user could vote again) plus
+//     the grace ([Config.StreakGrace], default [DefaultStreakGrace]). A vote
+//     made later starts a new streak of 1. Streak is the length of the run
+//     ending with the newest vote; BestStreak the longest run seen.
+//   - A late vote (one created before LastVote: the history delivering what a
+//     webhook missed, after a newer vote) counts in Votes, Total and its own
+//     month, but leaves Streak, StreakUntil and LastVote as they are: streaks
+//     are reckoned in the order votes are admitted, and a store keeps no
+//     per-vote history to re-reckon them.
+//   - Month is the UTC calendar month of the newest vote; MonthVotes and
+//     MonthTotal count that month's votes. Read them with [Stats.ThisMonth].
+type Stats struct {
+	// User is the voter's id: the Discord id (PlatformID), else the Top.gg
+	// user id, as [Poller.Active] takes it.
+	User string
+	// Votes is the number of votes counted; Total the sum of their weights.
+	Votes, Total int
+	// Streak is the length of the streak ending with LastVote; BestStreak
+	// the longest streak the voter had.
+	Streak, BestStreak int
+	// StreakUntil is the last instant a new vote continues Streak.
+	StreakUntil time.Time
+	// Month is the first instant of LastVote's UTC month; MonthVotes and
+	// MonthTotal count the votes made in it.
+	Month                  time.Time
+	MonthVotes, MonthTotal int
+	// LastVote is the CreatedAt of the newest vote counted.
+	LastVote time.Time
+}
+
+// Add returns s with v counted, as the rules of [Stats] say, given the
+// streak grace. It is the one function every store applies; it reads no
+// clock. s must be the ledger of v's voter (a zero Stats for a first vote).
+func (s Stats) Add(v Vote, grace time.Duration) Stats {
+	if s.User == "" {
+		s.User = voterID(v.Vote)
+	}
+	w := max(v.Weight, 1)
+	s.Votes++
+	s.Total += w
+	m := MonthOf(v.CreatedAt)
+	switch {
+	case s.Month.IsZero() || m.After(s.Month):
+		s.Month, s.MonthVotes, s.MonthTotal = m, 1, w
+	case m.Equal(s.Month):
+		s.MonthVotes++
+		s.MonthTotal += w
+	}
+	if s.Votes > 1 && v.CreatedAt.Before(s.LastVote) {
+		return s // late: counted, streak untouched
+	}
+	if s.Votes > 1 && !v.CreatedAt.After(s.StreakUntil) {
+		s.Streak++
+	} else {
+		s.Streak = 1
+	}
+	s.BestStreak = max(s.BestStreak, s.Streak)
+	s.StreakUntil = v.ExpiresAt.Add(grace)
+	s.LastVote = v.CreatedAt
+	return s
+}
+
+// CurrentStreak returns Streak if a vote made at now still continues it,
+// else 0: a streak whose grace has passed is over.
+func (s Stats) CurrentStreak(now time.Time) int {
+	if s.Votes == 0 || now.After(s.StreakUntil) {
+		return 0
+	}
+	return s.Streak
+}
+
+// ThisMonth returns the votes and the weighted total of now's UTC month:
+// MonthVotes and MonthTotal if Month is that month, else zeros.
+func (s Stats) ThisMonth(now time.Time) (votes, total int) {
+	if !s.Month.Equal(MonthOf(now)) {
+		return 0, 0
+	}
+	return s.MonthVotes, s.MonthTotal
+}
+
+// MonthOf returns the first instant of t's UTC calendar month.
+func MonthOf(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// Standing is one line of a leaderboard: a voter's votes and weighted total
+// over the board's span (a month, or all time).
+type Standing struct {
+	User         string
+	Votes, Total int
+	// ReachedAt is the CreatedAt of the newest vote counted in the span:
+	// of two equal totals, the one reached first ranks higher.
+	ReachedAt time.Time
+}
+
+// CompareStandings orders a leaderboard: higher Total first, then earlier
+// ReachedAt, then User (so that the order is total and the same in every
+// store).
+func CompareStandings(a, b Standing) int {
+	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.User, b.User))
+}
+
+// checkLeaderboard validates a Leaderboard call's n.
+func checkLeaderboard(n int) error {
+	if n < 1 || n > MaxLeaderboard {
+		return ErrBadLeaderboard
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package voterewards
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// memoryLedger is the memory store's ledger: every voter's Stats, and one
+// board per month (all time is read from the Stats). Reads sort the board:
+// the memory store is for tests and small bots.
+type memoryLedger struct {
+	stats  map[string]Stats
+	months map[time.Time]map[string]Standing
+}
+
+func newMemoryLedger() memoryLedger {
+	return memoryLedger{stats: map[string]Stats{}, months: map[time.Time]map[string]Standing{}}
+}
+
+// add counts v and returns its voter's new Stats.
+func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
+	id := voterID(v.Vote)
+	st := l.stats[id].Add(v, grace)
+	l.stats[id] = st
+	m := MonthOf(v.CreatedAt)
+	board := l.months[m]
+	if board == nil {
+		board = map[string]Standing{}
+		l.months[m] = board
+	}
+	board[id] = standingAdd(board[id], id, v)
+	return st
+}
+
+// standingAdd counts v in a voter's standing of one span.
+func standingAdd(s Standing, user string, v Vote) Standing {
+	s.User = user
+	s.Votes++
+	s.Total += max(v.Weight, 1)
+	if v.CreatedAt.After(s.ReachedAt) {
+		s.ReachedAt = v.CreatedAt
+	}
+	return s
+}
+
+// Stats implements [Store].
+func (s *memoryStore) Stats(ctx context.Context, user string) (Stats, error) {
+	if err := s.lock(ctx); err != nil {
+		return Stats{}, err
+	}
+	defer s.mu.Unlock()
+	st, ok := s.ledger.stats[user]
+	if !ok {
+		st.User = user
+	}
+	return st, nil
+}
+
+// Leaderboard implements [Store].
+func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
+	if err := checkLeaderboard(n); err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var all []Standing
+	if month.IsZero() {
+		for _, st := range s.ledger.stats {
+			all = append(all, Standing{User: st.User, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
+		}
+	} else {
+		for _, st := range s.ledger.months[MonthOf(month)] {
+			all = append(all, st)
+		}
+	}
+	slices.SortFunc(all, CompareStandings)
+	return all[:min(n, len(all))], nil
+}
