@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func (w *world) perks() plugin.VoterPerks {
 // through the gate).
 func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plugin.Plugin {
 	w.t.Helper()
-	opts = append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithVoterPerks(w.perks())}, opts...)
+	opts = append([]plugin.Option{plugin.WithLogger(testLogger()), plugin.WithVoterPerks(w.perks())}, opts...)
 	p, err := plugin.New(w.client, cfg, opts...)
 	require.NoError(w.t, err)
 	var ss []*discordgo.Session
@@ -253,4 +254,12 @@ func (w *world) newSession(i int) {
 	s, err := w.dc.NewSession(i, len(w.guilds))
 	require.NoError(w.t, err)
 	w.sessions[i] = s
+}
+
+// testLogger is quiet unless VOTERPERKS_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("VOTERPERKS_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
