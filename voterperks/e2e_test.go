@@ -3,6 +3,7 @@ package voterperks_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,10 +54,10 @@ func TestOneProcess(t *testing.T) {
 
 	// The opt-ins are read back after the restart.
 	var expired calls
-	failedOnce := false
+	var failedOnce atomic.Bool
 	bot = w.bot(cfg, []int{0}, plugin.WithVoteStore(store), plugin.WithExpiryHandler(func(_ context.Context, v voterewards.Vote) error {
 		if expired.add(v.PlatformID) == 1 && v.PlatformID == alice.PlatformID {
-			failedOnce = true // one worker per user: no race
+			failedOnce.Store(true)
 			return errors.New("the bot's own expiry work failed once")
 		}
 		return nil
@@ -101,7 +102,7 @@ func TestOneProcess(t *testing.T) {
 		return expired.get(alice.PlatformID) == 2 && expired.get(bob.PlatformID) == 1 &&
 			expired.get(carol.PlatformID) == 1 && expired.get(dave.PlatformID) == 1
 	}, wait, tick, "the expiries were not all handled")
-	assert.True(t, failedOnce)
+	assert.True(t, failedOnce.Load())
 	assert.Len(t, w.dmsTo(alice.PlatformID), 1, "the redelivered expiry reminded again")
 	assert.Empty(t, w.dmsTo(bob.PlatformID), "bob did not opt in")
 	assert.Empty(t, w.dmsTo(carol.PlatformID), "carol voted again")
