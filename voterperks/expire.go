@@ -34,7 +34,7 @@ func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 		return nil
 	}
 	if st := p.votes.Active(user); st.Active {
-		p.log.Info("vote expired but the user voted again: role kept, no reminder", "user", user, "key", v.Key())
+		p.log.Info("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
 		return nil
 	}
 	if err := p.takeRole(ctx, user); err != nil {
@@ -114,10 +114,10 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 	case err == nil:
 		return true, nil
 	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
-		p.log.Info("vote reminder skipped: the user's direct messages are closed", "user", user, "key", v.Key())
+		p.log.Info("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "reason", "direct messages closed (50007)")
 		return false, nil
 	case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
-		p.log.Warn("vote reminder skipped: Discord refused the direct message", "user", user, "key", v.Key(), "error", err)
+		p.log.Warn("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "error", err)
 		return false, nil
 	}
 	return false, fmt.Errorf("voterperks: sending the vote reminder: %w", err)
