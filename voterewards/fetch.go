@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -55,6 +56,9 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			return r.caughtUpNow(ctx)
 		}
 		asked[k] = true
+		if term.Check(ctx) != nil { // a fleet leader past its term: its context is done now
+			return 0
+		}
 		page, err := r.p.src.Votes(ctx, q)
 		if err == nil && page == nil {
 			err = errNilPage
