@@ -29,7 +29,7 @@ import (
 const (
 	childEnv         = "PLUGIN_TEST_CHILD"
 	childRedisEnv    = "PLUGIN_TEST_REDIS"
-	childTopggEnv    = "PLUGIN_TEST_TOPGG"    // base URL
+	childTopggEnv    = "PLUGIN_TEST_TOPGG" // base URL
 	childTopggTokEnv = "PLUGIN_TEST_TOPGG_TOKEN"
 	childDiscordEnv  = "PLUGIN_TEST_DISCORD" // host:port of the fake Discord
 	childDiscordTok  = "PLUGIN_TEST_DISCORD_TOKEN"
@@ -49,7 +49,7 @@ const (
 	// childRetryDelay is the reward handler's first retry delay: the retry
 	// comes 150-300 ms after the failure (jittered).
 	childRetryDelay = 300 * time.Millisecond
-	rewardRole    = "900000000000000001"
+	rewardRole      = "900000000000000001"
 )
 
 // sender adds the senderHeader to every request, and, when addr is set,
