@@ -101,9 +101,50 @@ func runChild(name string) error {
 	if err != nil {
 		return err
 	}
-	sess, err := discordgo.New("Bot " + os.Getenv(childDiscordTok))
+	sess, err := childSession(name, shard, shards)
 	if err != nil {
 		return err
+	}
+	f, err := fleet.Open(os.Getenv(childRedisEnv), fleet.Config{Bot: "app1", ShardCount: shards, LeaseTTL: childLeaseTTL,
+		ReportEvery: 100 * time.Millisecond, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gates := os.Getenv(childGatesEnv)
+	cfg := plugin.Config{
+		Autopost: plugin.AutopostV1, AutopostInterval: childInterval, AutopostRefresh: childInterval,
+		SyncCommands: new(true), VotePollInterval: new(childInterval), VoteLookback: 13 * time.Hour,
+		VoteConcurrency: 2, VoteRetryDelay: childRetryDelay, StateDir: gates,
+	}
+	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithLogger(log),
+		plugin.WithRewardHandler(childReward(name, sess, gates, os.Getenv(childGuildEnv))),
+		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}))
+	if err != nil {
+		return err
+	}
+	if err := p.Attach(sess); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { tellLeadership(ctx, f.Lease()) })
+	runErr := make(chan error, 1)
+	wg.Go(func() { runErr <- p.Run(ctx) })
+	if err := sess.Open(); err != nil {
+		stop()
+		wg.Wait()
+		return errors.Join(err, <-runErr)
+	}
+	wg.Wait()
+	return errors.Join(<-runErr, sess.Close())
+}
+
+// childSession returns the shard's session, its requests sent to the fake
+// Discord and marked with the process's name.
+func childSession(name string, shard, shards int) (*discordgo.Session, error) {
+	sess, err := discordgo.New("Bot " + os.Getenv(childDiscordTok))
+	if err != nil {
+		return nil, err
 	}
 	sess.Client = &http.Client{Transport: sender{name: name, addr: os.Getenv(childDiscordEnv), base: http.DefaultTransport},
 		Timeout: 10 * time.Second}
@@ -111,15 +152,13 @@ func runChild(name string) error {
 	sess.Identify.Shard = &[2]int{shard, shards}
 	sess.Identify.Intents = discordgo.IntentsGuilds
 	sess.ShouldReconnectOnError = false
-	f, err := fleet.Open(os.Getenv(childRedisEnv), fleet.Config{Bot: "app1", ShardCount: shards, LeaseTTL: childLeaseTTL,
-		ReportEvery: 100 * time.Millisecond, Logger: log})
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gates, guild := os.Getenv(childGatesEnv), os.Getenv(childGuildEnv)
+	return sess, nil
+}
+
+// childReward is the reward handler of childMain.
+func childReward(name string, sess *discordgo.Session, gates, guild string) voterewards.Handler {
 	var failedOnce sync.Map // votes whose first call in this process failed
-	reward := func(ctx context.Context, v voterewards.Vote) error {
+	return func(ctx context.Context, v voterewards.Vote) error {
 		gate := gateOf(v.PlatformID)
 		if roundVote(v.PlatformID) == 1 {
 			if _, failed := failedOnce.LoadOrStore(v.Key(), true); !failed {
@@ -152,30 +191,6 @@ func runChild(name string) error {
 			}
 		}
 	}
-	cfg := plugin.Config{
-		Autopost: plugin.AutopostV1, AutopostInterval: childInterval, AutopostRefresh: childInterval,
-		SyncCommands: new(true), VotePollInterval: new(childInterval), VoteLookback: 13 * time.Hour,
-		VoteConcurrency: 2, VoteRetryDelay: childRetryDelay, StateDir: gates,
-	}
-	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithLogger(log), plugin.WithRewardHandler(reward),
-		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}))
-	if err != nil {
-		return err
-	}
-	if err := p.Attach(sess); err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { tellLeadership(ctx, f.Lease()) })
-	runErr := make(chan error, 1)
-	wg.Go(func() { runErr <- p.Run(ctx) })
-	if err := sess.Open(); err != nil {
-		stop()
-		wg.Wait()
-		return errors.Join(err, <-runErr)
-	}
-	wg.Wait()
-	return errors.Join(<-runErr, sess.Close())
 }
 
 // tellLeadership prints each change of l's leadership until ctx is done.
