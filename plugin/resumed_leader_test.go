@@ -167,6 +167,12 @@ func TestResumedLeaderActsNot(t *testing.T) {
 		name := fmt.Sprintf("p%d", i)
 		procs[name] = startChild(t, name, append([]string{fmt.Sprintf("%s=%d/%d", childShardEnv, i, shards)}, env...))
 	}
+	t.Cleanup(func() { // first (cleanups run last first): all stop at once, then each is waited for
+		for _, c := range procs {
+			_ = c.cmd.Process.Signal(syscall.SIGCONT)
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	})
 	until(t, procs, 30*time.Second, func() bool { return len(tg.Metrics()) > 0 }, "the fleet never posted its total")
 	t.Logf("fleet up in %v", time.Since(began).Round(time.Millisecond))
 
