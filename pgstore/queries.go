@@ -47,7 +47,7 @@ func newQueries(s string) queries {
 		// The newest row of each key: a pruned vote added again is a new row.
 		votesByKey: f("SELECT " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
 		// An expiry already handled by [Store.Expiry] is not pending again.
-		delivered:  f("UPDATE %[1]s.votes SET pending = false, expiry_pending = (expiry_pending OR $2) AND NOT expiry_done WHERE key = $1"),
+		delivered:  f("UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($2 AND NOT expiry_done) WHERE key = $1"),
 		expired:    f("UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending"),
 		prune:      f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
 		lockReward: f("SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE"),
