@@ -3,6 +3,7 @@
 package pgstore_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,7 @@ const (
 	fleetRedisEnv = "PGSTORE_FLEET_REDIS"
 	fleetURLEnv   = "PGSTORE_FLEET_URL"
 	fleetTokenEnv = "PGSTORE_FLEET_TOKEN"
+	fleetHoldEnv  = "PGSTORE_FLEET_HOLD" // how long a handler takes after its credit (default 0.5-3 ms)
 )
 
 // Fleet run figures: 3 processes, 600 votes (the last 200 added during the
@@ -46,6 +48,7 @@ const (
 	fleetFirst     = 400
 	fleetKills     = 4
 	fleetSchema    = "topgg"
+	fleetBot       = "pgfleet"
 	fleetApp       = "app_fleet"
 	fleetLeaseTTL  = time.Second
 )
@@ -65,20 +68,21 @@ func TestFleetChild(t *testing.T) {
 	require.NoError(t, err)
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(fleetRedisEnv), ContextTimeoutEnabled: true})
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("process", name)
-	f, err := fleet.New(rdb, fleet.Config{Bot: "pgfleet", ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
+	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
 	fence := plugin.FleetFence(f)
 	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, Fence: fence, Logger: log})
 	require.NoError(t, err)
 	client, err := topgg.New(os.Getenv(fleetTokenEnv), topgg.WithBaseURL(os.Getenv(fleetURLEnv)))
 	require.NoError(t, err)
+	hold, _ := time.ParseDuration(os.Getenv(fleetHoldEnv))
 	reward := store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
 		token := fence()
 		if err := creditPoints(ctx, tx, fleetApp, name+" "+strconv.FormatInt(token, 10), v); err != nil {
 			return err
 		}
 		fmt.Println("credited", v.Key(), token)
-		time.Sleep(time.Duration(500+rand.IntN(2500)) * time.Microsecond)
+		time.Sleep(cmp.Or(hold, time.Duration(500+rand.IntN(2500))*time.Microsecond))
 		return nil
 	})
 	p, err := plugin.New(client, plugin.Config{
@@ -94,8 +98,8 @@ func TestFleetChild(t *testing.T) {
 // and one redis-server (the lease), rewarding votes with points in the
 // store's transaction, and SIGKILLs whichever leads, mid-delivery, 4 times
 // (a new process replaces each): every voter ends with exactly the sum of
-// their votes' weights, and the credits, in commit order, come from one
-// leader term at a time, the terms in token order.
+// their votes' weights, and the credits, in the order they were written,
+// come from one leader term at a time, the terms in token order.
 func TestFleetOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes for several seconds")
@@ -104,55 +108,105 @@ func TestFleetOnPostgres(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	dsn := startPostgres(t)
-	pool := connect(t, dsn)
-	createApp(t, pool, fleetApp)
-	rds := redistest.Start(t)
-	srv, err := topggtest.NewServer(topggtest.WithPageSize(50))
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	set := newVoteSet(fleetVotes, fleetUsers, rng)
-	srv.AddVote(set.votes[:fleetFirst]...)
-	added := fleetFirst
-
-	env := func(name string) []string {
-		return []string{fleetChildEnv + "=" + name, fleetDSNEnv + "=" + dsn, fleetRedisEnv + "=" + rds.Addr(),
-			fleetURLEnv + "=" + srv.URL, fleetTokenEnv + "=" + srv.Token()}
-	}
-	procs := make([]*child, 0, fleetProcesses+fleetKills)
-	for i := range fleetProcesses {
-		procs = append(procs, startChild(t, "TestFleetChild", env(fmt.Sprintf("p%d", i))...))
-	}
+	fr := newFleetRun(t, rng, 0)
 	start := time.Now()
 	var killedTokens []string
-	killed := map[*child]bool{}
-	for kill := range fleetKills {
-		leader, token := awaitCredits(t, procs, 1+rng.IntN(30))
+	for range fleetKills {
+		leader, token := awaitCredits(t, fr.procs, 1+rng.IntN(30))
 		leader.kill()
-		killed[leader] = true
+		fr.killed[leader] = true
 		killedTokens = append(killedTokens, token)
-		procs = append(procs, startChild(t, "TestFleetChild", env(fmt.Sprintf("p%d", fleetProcesses+kill))...))
-		next := min(added+(fleetVotes-fleetFirst)/fleetKills, fleetVotes)
-		srv.AddVote(set.votes[added:next]...)
-		added = next
+		fr.start()
+		fr.addVotes((fleetVotes - fleetFirst) / fleetKills)
 	}
-	require.Eventually(t, func() bool {
-		n, err := distinctCredited(context.Background(), pool, fleetApp)
-		return err == nil && n == fleetVotes
-	}, 30*time.Second, 20*time.Millisecond, "not every vote was credited")
+	fr.awaitAllCredited()
 	took := time.Since(start)
-	for _, c := range procs {
-		require.True(t, killed[c] || c.alive(), "a process of the fleet exited by itself:\n%s", c.output())
-	}
-
-	got := readTally(t, pool, fleetApp)
-	duplicates := got.rows - len(got.credits)
-	assert.Zero(t, duplicates, "votes credited twice")
-	assert.Len(t, got.credits, fleetVotes)
-	assert.Equal(t, set.want, got.points, "points differ from the sum of each voter's weights")
-	terms := checkTermsInOrder(t, pool)
+	fr.checkExact()
+	terms := checkTermsInOrder(t, fr.pool)
 	t.Logf("fleet on PostgreSQL: %d processes, %d leaders SIGKILLed mid-delivery (tokens %v), %d votes credited once each "+
-		"by %d leader terms, 0 twice, in %v", fleetProcesses, fleetKills, killedTokens, fleetVotes, terms, took)
+		"by %d leader terms, 0 twice, in %v", fleetProcesses, fleetKills, killedTokens, fleetVotes, terms, took.Round(time.Millisecond))
+}
+
+// fleetRun is the world of a fleet test: PostgreSQL with the bot's tables,
+// a redis-server, the fake service with the first votes of set, and the
+// fleet's processes.
+type fleetRun struct {
+	t      *testing.T
+	dsn    string
+	pool   *pgxpool.Pool
+	rds    *redistest.Server
+	srv    *topggtest.Server
+	set    voteSet
+	added  int           // votes of set in srv
+	hold   time.Duration // how long each handler takes after its credit; 0: 0.5-3 ms
+	procs  []*child
+	names  map[*child]string
+	killed map[*child]bool
+}
+
+// newFleetRun starts the servers and fleetProcesses processes, whose
+// handlers take hold after their credit (0: 0.5-3 ms).
+func newFleetRun(t *testing.T, rng *rand.Rand, hold time.Duration) *fleetRun {
+	t.Helper()
+	dsn := startPostgres(t)
+	fr := &fleetRun{t: t, dsn: dsn, pool: connect(t, dsn), rds: redistest.Start(t),
+		set: newVoteSet(fleetVotes, fleetUsers, rng), hold: hold, names: map[*child]string{}, killed: map[*child]bool{}}
+	createApp(t, fr.pool, fleetApp)
+	var err error
+	fr.srv, err = topggtest.NewServer(topggtest.WithPageSize(50))
+	require.NoError(t, err)
+	t.Cleanup(fr.srv.Close)
+	fr.addVotes(fleetFirst)
+	for range fleetProcesses {
+		fr.start()
+	}
+	return fr
+}
+
+// start starts one more process of the fleet.
+func (fr *fleetRun) start() *child {
+	name := fmt.Sprintf("p%d", len(fr.procs))
+	// More connections than handlers at once (4): a handler waiting for a
+	// vote's row lock holds its connection, and the poll needs one too.
+	c := startChild(fr.t, "TestFleetChild", fleetChildEnv+"="+name, fleetDSNEnv+"="+fr.dsn+"&pool_max_conns=10",
+		fleetRedisEnv+"="+fr.rds.Addr(), fleetURLEnv+"="+fr.srv.URL, fleetTokenEnv+"="+fr.srv.Token(),
+		fleetHoldEnv+"="+fr.hold.String())
+	fr.procs = append(fr.procs, c)
+	fr.names[c] = name
+	return c
+}
+
+// addVotes adds the next n votes of the set to the service (fewer when the
+// set runs out) and returns the last one added.
+func (fr *fleetRun) addVotes(n int) topggtest.Vote {
+	next := min(fr.added+n, len(fr.set.votes))
+	fr.srv.AddVote(fr.set.votes[fr.added:next]...)
+	fr.added = next
+	return fr.set.votes[next-1]
+}
+
+// awaitAllCredited adds the rest of the votes and waits until every vote
+// was credited, and checks that no process of the fleet exited by itself.
+func (fr *fleetRun) awaitAllCredited() {
+	fr.t.Helper()
+	fr.addVotes(len(fr.set.votes))
+	require.Eventually(fr.t, func() bool {
+		n, err := distinctCredited(context.Background(), fr.pool, fleetApp)
+		return err == nil && n == len(fr.set.votes)
+	}, 30*time.Second, 20*time.Millisecond, "not every vote was credited")
+	for _, c := range fr.procs {
+		require.True(fr.t, fr.killed[c] || c.alive(), "a process of the fleet exited by itself:\n%s", c.output())
+	}
+}
+
+// checkExact checks the bot's tables: every vote credited once, every
+// voter's points the sum of their votes' weights.
+func (fr *fleetRun) checkExact() {
+	fr.t.Helper()
+	got := readTally(fr.t, fr.pool, fleetApp)
+	assert.Zero(fr.t, got.rows-len(got.credits), "votes credited twice")
+	assert.Len(fr.t, got.credits, len(fr.set.votes))
+	assert.Equal(fr.t, fr.set.want, got.points, "points differ from the sum of each voter's weights")
 }
 
 // awaitCredits waits until one of procs (the leader) printed n more
