@@ -19,9 +19,9 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
 // that rewards each vote exactly once, through crashes, restarts and leader
-// changes: in ONE transaction it locks the vote's row, returns nil at once
-// if the vote's reward is already done, calls h, marks the reward done,
-// checks the fence ([Config.Fence]) and commits. If h fails (or panics) its
+// changes: in ONE transaction it locks the vote's row and marks the reward
+// done, checks the fence ([Config.Fence]; fenced, h is not called), returns
+// nil at once if the reward was already done, calls h and commits. If h fails (or panics) its
 // writes roll back and the Poller retries it later. The Poller's
 // [Store.Delivered] that follows is idempotent with the mark, so a crash
 // between the commit and Delivered never calls h twice.
@@ -31,16 +31,21 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 // outside tx): a crash between the handler's return and Delivered calls it
 // again.
 func (s *Store) Reward(h TxHandler) voterewards.Handler {
-	return s.txHandler("reward", h, s.q.lockReward, s.q.markReward)
+	return s.txHandler("reward", h, s.q.markReward)
 }
 
 // Expiry is [Store.Reward] for voterewards.Config.OnExpire: each vote's
 // expiry is handled exactly once, with the same transaction.
 func (s *Store) Expiry(h TxHandler) voterewards.Handler {
-	return s.txHandler("expiry", h, s.q.lockExpiry, s.q.markExpiry)
+	return s.txHandler("expiry", h, s.q.markExpiry)
 }
 
-func (s *Store) txHandler(op string, h TxHandler, lock, mark string) voterewards.Handler {
+// txHandler makes the handler of Reward and Expiry; mark locks and marks
+// the vote, returning its previous mark. The fence is checked before h: its
+// share lock, held to the commit, makes a newer leader wait for this
+// transaction, so checking first is as safe as checking last, and a fenced
+// process does not run h.
+func (s *Store) txHandler(op string, h TxHandler, mark string) voterewards.Handler {
 	return func(ctx context.Context, v voterewards.Vote) error {
 		if h == nil {
 			return fmt.Errorf("pgstore: %s handler: %w (TxHandler)", op, topgg.ErrNilArgument)
@@ -50,37 +55,48 @@ func (s *Store) txHandler(op string, h TxHandler, lock, mark string) voterewards
 			return err
 		}
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var id int64
+			b := &pgx.Batch{}
 			var done bool
-			if err := tx.QueryRow(ctx, lock, v.Key()).Scan(&id, &done); err != nil {
+			found := false
+			b.Queue(mark, v.Key()).QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&done)
 				if errors.Is(err, pgx.ErrNoRows) {
-					return fmt.Errorf("%w: %s", ErrUnknownVote, v.Key())
+					return nil
 				}
+				found = err == nil
+				return err
+			})
+			if fenced {
+				b.Queue(s.q.checkFence, tok)
+			}
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
 				return err
 			}
-			if done {
-				return nil
+			switch {
+			case !found:
+				return fmt.Errorf("%w: %s", ErrUnknownVote, v.Key())
+			case done:
+				return errSkip // roll back the (repeated) mark
 			}
 			if err := h(ctx, tx, v); err != nil {
 				return &handlerError{err}
 			}
-			b := &pgx.Batch{}
-			b.Queue(mark, id)
-			if fenced {
-				b.Queue(s.q.checkFence, tok)
-			}
-			return tx.SendBatch(ctx, b).Close()
+			return nil
 		})
 		var he *handlerError
-		if errors.As(err, &he) {
+		switch {
+		case err == nil, errors.Is(err, errSkip):
+			return nil
+		case errors.As(err, &he):
 			return he.err // the handler's own error, as it returned it
-		}
-		if err != nil {
+		default:
 			return wrap(op+" of vote "+v.Key(), err)
 		}
-		return nil
 	}
 }
+
+// errSkip rolls back the transaction of a vote already handled.
+var errSkip = errors.New("already done")
 
 // handlerError carries a TxHandler's error out of the transaction unchanged.
 type handlerError struct{ err error }
