@@ -70,8 +70,11 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		log: cfg.Logger.With("component", "fleet.reporter"), clock: clock.Or(cfg.clock)}, nil
 }
 
-// Run publishes until ctx is done, then returns nil. A second concurrent Run
-// returns [topgg.ErrRunning]. Redis errors never end it.
+// Run publishes until ctx is done, then publishes once more if a change is
+// not published yet (within a second at most; the shards' last counts then
+// stay valid for MaxAge, as a stopped process's do), and returns nil. A
+// second concurrent Run returns [topgg.ErrRunning]. Redis errors never end
+// it.
 func (r *reporter) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errRunning
@@ -85,20 +88,37 @@ func (r *reporter) Run(ctx context.Context) error {
 		}
 		start := r.clock.Now()
 		next := r.every
-		if r.publish(ctx) {
+		if err := r.publish(ctx); err == nil {
 			failures = 0
 		} else {
 			failures++
 			next = min(next, backoff.Exp(failures, minPublishGap, maxRetry))
+			if ctx.Err() == nil {
+				r.log.Warn("publishing shard counts failed; retrying", "err", err, "retry_in", next)
+			}
 		}
 		if !r.wait(ctx, changed, next) {
+			if closed(changed) {
+				r.last(ctx)
+			}
 			return nil
 		}
 		// Coalesce: whatever changes until the gap has passed goes out in
 		// one publish.
 		if clock.Sleep(ctx, r.clock, minPublishGap-r.clock.Now().Sub(start)) != nil {
+			r.last(ctx)
 			return nil
 		}
+	}
+}
+
+// closed reports whether a change channel has fired.
+func closed(changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -115,13 +135,20 @@ func (r *reporter) wait(ctx context.Context, changed <-chan struct{}, d time.Dur
 	return true
 }
 
-// publish publishes the shards now, and reports whether it succeeded.
-func (r *reporter) publish(ctx context.Context) bool {
+// last is the publish after ctx is done, of a change not yet published, so
+// that a process that stops leaves its newest counts (a shard that got its
+// READY a moment before, say).
+func (r *reporter) last(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxRetry)
+	defer cancel()
+	if err := r.publish(lctx); err != nil {
+		r.log.Warn("publishing the last shard counts before stopping failed", "err", err)
+	}
+}
+
+// publish publishes the shards now, in one round trip bounded by a period.
+func (r *reporter) publish(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, r.every)
 	defer cancel()
-	err := r.counts.Publish(pctx, r.shards())
-	if err != nil && ctx.Err() == nil {
-		r.log.Warn("publishing shard counts failed; retrying", "err", err)
-	}
-	return err == nil
+	return r.counts.Publish(pctx, r.shards())
 }

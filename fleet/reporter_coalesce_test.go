@@ -135,3 +135,42 @@ func TestReporterCoalescesChanges(t *testing.T) {
 		"a lone change waited")
 	assert.EqualValues(t, 3, evals.n.Load())
 }
+
+// TestReporterPublishesAPendingChangeWhenStopped: a change not yet
+// published (inside the gap) when the reporter is stopped is published
+// before Run returns, so that a process that stops (a leader handing over)
+// leaves its newest counts, which the next leader's total needs.
+func TestReporterPublishesAPendingChangeWhenStopped(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	counts, err := newShardCounts(newClient(t, srv.Addr()), "stopping", 1, countsConfig{})
+	require.NoError(t, err)
+	for _, inGap := range []bool{true, false} {
+		var guilds atomic.Int64
+		var sig signal
+		fake := &timerLog{Fake: clock.NewFake(time.Unix(1_700_000_000, 0))}
+		rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
+			WithReporterClock(reporterConfig{Every: time.Hour}, fake))
+		require.NoError(t, err)
+		rep.changed = sig.changed
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- rep.Run(runCtx) }()
+		require.Eventually(t, func() bool { return fake.waitingFor(time.Hour) }, 5*time.Second, time.Millisecond)
+		guilds.Store(7)
+		if inGap {
+			sig.fire()
+			require.Eventually(t, func() bool { return fake.waitingFor(minPublishGap) }, 5*time.Second, time.Millisecond)
+		}
+		cancel()
+		require.NoError(t, <-done)
+		tot, err := counts.Total(ctx)
+		require.NoError(t, err)
+		if inGap {
+			assert.EqualValues(t, 7, tot.Servers, "the pending change was not published on stop")
+		} else {
+			assert.EqualValues(t, 0, tot.Servers, "published on stop without a change")
+		}
+	}
+}
