@@ -160,3 +160,39 @@ func TestVoteLedgerDamagedRecords(t *testing.T) {
 	_, err = s.Leaderboard(ctx, time.Time{}, 10)
 	require.ErrorIs(t, err, errBadLedger)
 }
+
+// TestVoteLedgerReadsAreOneRoundTrip: Stats is one command, and a
+// leaderboard (all time or a month) one script, whatever its size.
+func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	leader, _ := leadingStore(t, srv, "trips")
+	base := time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)
+	var votes []voterewards.Vote
+	for u := range 50 {
+		votes = append(votes, ledgerVote(u, base.Add(time.Duration(u)*time.Minute), 1+u%3))
+	}
+	_, err := leader.Ingest(ctx, nil, votes, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+
+	rdb := newClient(t, srv.Addr())
+	trips := &roundTrips{}
+	rdb.AddHook(trips)
+	lease, err := NewLease(rdb, "trips", LeaseConfig{})
+	require.NoError(t, err)
+	s := newVoteStore(lease)
+	_, err = s.Leaderboard(ctx, time.Time{}, 1) // loads the script: later calls are one EVALSHA
+	require.NoError(t, err)
+	trips.n.Store(0)
+	st, err := s.Stats(ctx, votes[7].PlatformID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Total)
+	assert.EqualValues(t, 1, trips.n.Swap(0), "Stats")
+	for _, month := range []time.Time{{}, base} {
+		board, err := s.Leaderboard(ctx, month, 50)
+		require.NoError(t, err)
+		assert.Len(t, board, 50)
+		assert.EqualValues(t, 1, trips.n.Swap(0), "Leaderboard of %v", month)
+	}
+}
