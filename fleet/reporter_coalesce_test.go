@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // evalCounter is a go-redis hook counting the scripts a client sends (a
@@ -173,4 +174,45 @@ func TestReporterPublishesAPendingChangeWhenStopped(t *testing.T) {
 			assert.EqualValues(t, 0, tot.Servers, "published on stop without a change")
 		}
 	}
+}
+
+// TestReporterRetriesWithinASecond: a change made while Redis is down is
+// published within a second of its return, not a period later.
+func TestReporterRetriesWithinASecond(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	counts, err := newShardCounts(newClient(t, srv.Addr()), "retry", 1, countsConfig{})
+	require.NoError(t, err)
+	var guilds atomic.Int64
+	var sig signal
+	var logs testlog.Buffer
+	fake := &timerLog{Fake: clock.NewFake(time.Unix(1_700_000_000, 0))}
+	rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
+		WithReporterClock(reporterConfig{Every: time.Hour, Logger: logs.Logger()}, fake))
+	require.NoError(t, err)
+	rep.changed = sig.changed
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rep.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { return fake.waitingFor(time.Hour) }, 5*time.Second, time.Millisecond)
+
+	srv.Kill()
+	guilds.Store(3)
+	sig.fire()
+	require.Eventually(t, func() bool { return fake.waitingFor(minPublishGap) }, 5*time.Second, time.Millisecond)
+	fake.Advance(minPublishGap)
+	require.Eventually(t, func() bool {
+		d := time.Duration(fake.last.Load())
+		return fake.Timers() == 1 && d > 0 && d <= maxRetry
+	}, 10*time.Second, time.Millisecond, "a failed publish is not retried within a second")
+	srv.Restart()
+	require.Eventually(t, func() bool {
+		if fake.Timers() == 1 {
+			fake.Advance(maxRetry)
+		}
+		tot, err := counts.Total(ctx)
+		return err == nil && tot.Servers == 3
+	}, 10*time.Second, 10*time.Millisecond, "the change was not published after Redis came back")
 }
