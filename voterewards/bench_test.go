@@ -287,8 +287,11 @@ func BenchmarkIngestWebhooks(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					n := next.Add(1)
+					// A v1 vote.create carries expires_at; one without it
+					// would be corrected and logged (a warning per vote).
+					created := base.Add(time.Duration(n) * time.Microsecond)
 					v := Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", n), PlatformID: fmt.Sprintf("3%017d", n), Weight: 1,
-						CreatedAt: base.Add(time.Duration(n) * time.Microsecond)}, Origin: OriginWebhook}
+						CreatedAt: created, ExpiresAt: created.Add(VoteLifetime)}, Origin: OriginWebhook}
 					if err := p.Ingest(context.Background(), v); err != nil {
 						b.Error(err)
 						return
