@@ -16,16 +16,6 @@ import (
 	"github.com/dblkit/go-topgg/shards"
 )
 
-// voteCommand is the bot's one slash command.
-var voteCommand = discordgo.ApplicationCommand{
-	Name:        "vote",
-	Description: "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
-	Options: []*discordgo.ApplicationCommandOption{{
-		Type: discordgo.ApplicationCommandOptionBoolean, Name: remindOption,
-		Description: "DM me when I can vote again (True), or stop these reminders (False)",
-	}},
-}
-
 // Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
 // handlers get pluginCloseTimeout (then their context is cancelled); the
 // shards close once the jobs stopped, or after jobsFirst; discordgo's Close
@@ -34,9 +24,6 @@ const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
 	jobsFirst          = pluginCloseTimeout + time.Second
-	// interactionSaveTimeout bounds saving a /vote choice: Discord drops an
-	// interaction not answered within 3 s.
-	interactionSaveTimeout = 2 * time.Second
 )
 
 // bot is a running example bot: one discordgo session per shard and the plugin.
@@ -59,9 +46,13 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	if err != nil {
 		return err
 	}
-	group, err := newShards(cfg, log)
+	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
+	if cfg.ShardIDs != nil {
+		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
+	}
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
 	if err != nil {
-		return err
+		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
 	for _, s := range group.Sessions() {
@@ -78,7 +69,6 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		}
 		return err
 	}
-
 	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
 	defs, err := b.registerCommands(ctx)
 	if err != nil {
@@ -93,10 +83,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		return stoppedEarly(err)
 	}
 	if fl != nil {
-		defer rdb.Close() // after the plugin's Run returned (see shutdown)
+		defer rdb.Close() // after the plugin's Run returned (see serve)
 		popts = append(popts, plugin.WithFleet(fl))
-		log.Info("fleet mode: sharing counts and leadership through Redis",
-			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
+		log.Info("fleet mode: sharing counts and leadership through Redis", "shards", group, "lease", cfg.FleetLease)
 	}
 	if b.reminders, err = openReminderStore(cfg, rdb, b.botID); err != nil {
 		return stoppedEarly(err)
@@ -125,24 +114,20 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
 }
 
-// newShards makes the sessions of the shards this process runs, not yet open.
-func newShards(cfg config, log *slog.Logger) (*shards.Group, error) {
-	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
-	if cfg.ShardIDs != nil {
-		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("discord sessions: %w", err)
-	}
-	return group, nil
-}
-
 // registerCommands reads the bot's application (setting b.botID) and puts the
 // bot's slash commands on Discord; it returns their definitions.
 func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCommand, error) {
 	s0 := b.shards.Sessions()[0]
-	app, err := fetchApplication(ctx, s0)
+	// discordgo's Application takes no request options, so no context.
+	body, err := s0.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
+		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
+	var app discordgo.Application
+	if err == nil {
+		err = json.Unmarshal(body, &app)
+	}
+	if err == nil && app.ID == "" {
+		err = errors.New("the application Discord sent has no id")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the Discord application: %w", err)
 	}
@@ -171,8 +156,6 @@ func (b *bot) serve(ctx context.Context) error {
 		}
 		ran <- err
 	}()
-	stopJobs := func() error { stopRun(); return <-ran }
-
 	openErr := b.shards.Open(online)
 	switch {
 	case online.Err() != nil:
@@ -180,12 +163,12 @@ func (b *bot) serve(ctx context.Context) error {
 		// shutdown reports): not a failure of its own.
 		b.log.Info("stopped before going online; shutting down")
 		openErr = nil
-	case openErr != nil:
-	default:
-		b.log.Info("bot is online", "shards", b.cfg.runShards().String(), "shard_count", b.cfg.ShardCount)
+	case openErr == nil:
+		b.log.Info("bot is online", "shards", b.shards)
 		<-online.Done()
 		b.log.Info("shutting down")
 	}
+	stopJobs := func() error { stopRun(); return <-ran }
 	closeShards := func() error {
 		err := b.shards.Close()
 		b.log.Info("gateway connections closed")
@@ -194,105 +177,34 @@ func (b *bot) serve(ctx context.Context) error {
 	return errors.Join(openErr, stopAll(stopJobs, closeShards, shutdownBudget, jobsFirst))
 }
 
-// fetchApplication reads the bot's application under ctx (discordgo's
-// Application takes no request options).
-func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.Application, error) {
-	body, err := s.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
-		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
-	if err != nil {
-		return nil, err
-	}
-	var app discordgo.Application
-	if err := json.Unmarshal(body, &app); err != nil {
-		return nil, fmt.Errorf("decoding the application: %w", err)
-	}
-	if app.ID == "" {
-		return nil, errors.New("the application Discord sent has no id")
-	}
-	return &app, nil
-}
-
 // stopAll runs stopJobs, then closeShards once the jobs have stopped or after
 // jobsFirst: no post sees the shards vanish, and a slow job does not keep them
 // open. It returns within budget, saying which step still runs then (its
 // goroutine is left to the process's exit).
 func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration) error {
-	deadline := time.NewTimer(budget)
-	defer deadline.Stop()
-	jobsDone := make(chan error, 1)
-	go func() { jobsDone <- stopJobs() }()
-
+	deadline := time.After(budget)
+	jobs, shards := make(chan error, 1), make(chan error, 1)
+	go func() { jobs <- stopJobs() }()
 	var jobsErr error
 	jobsStopped := false
-	first := time.NewTimer(jobsFirst)
-	defer first.Stop()
 	select {
-	case jobsErr = <-jobsDone:
+	case jobsErr = <-jobs:
 		jobsStopped = true
-	case <-first.C:
+	case <-time.After(jobsFirst):
 	}
-
-	shardsDone := make(chan error, 1)
-	go func() { shardsDone <- closeShards() }()
+	go func() { shards <- closeShards() }()
 	var shardsErr error
 	select {
-	case shardsErr = <-shardsDone:
-	case <-deadline.C:
+	case shardsErr = <-shards:
+	case <-deadline:
 		return fmt.Errorf("shutdown took longer than %s: the shards did not close", budget)
 	}
 	if !jobsStopped {
 		select {
-		case jobsErr = <-jobsDone:
-		case <-deadline.C:
+		case jobsErr = <-jobs:
+		case <-deadline:
 			return fmt.Errorf("shutdown took longer than %s: the jobs did not stop", budget)
 		}
 	}
 	return errors.Join(jobsErr, shardsErr)
-}
-
-// shardFor returns the session of guildID's shard, or, for another process's
-// shard, any session of this one: REST calls are not tied to a shard.
-func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
-	s, err := b.shards.ForGuild(guildID)
-	if errors.Is(err, shards.ErrNotHere) {
-		return b.shards.Sessions()[0], nil
-	}
-	return s, err
-}
-
-// onInteraction answers /vote from the vote cache, without a request to Top.gg.
-func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {
-	if i.Type != discordgo.InteractionApplicationCommand || i.ApplicationCommandData().Name != voteCommand.Name {
-		return
-	}
-	user := i.User
-	if i.Member != nil {
-		user = i.Member.User
-	}
-	if user == nil {
-		return
-	}
-	msg := fmt.Sprintf("Vote for me on Top.gg: https://top.gg/bot/%s/vote", b.botID)
-	switch st := b.plugin.Active(user.ID); {
-	case st.Active:
-		msg += fmt.Sprintf("\nYour vote is active until <t:%d:t>. Thank you!", st.Until.Unix())
-	case st.Covered:
-		msg += "\nYou have no active vote right now."
-	default:
-		msg += "\nI am still reading the vote history; ask again in a minute to see your vote."
-	}
-	if on, given := remindOptionValue(i.ApplicationCommandData()); given {
-		ctx, cancel := context.WithTimeout(context.Background(), interactionSaveTimeout)
-		msg += "\n" + b.setReminder(ctx, user.ID, on)
-		cancel()
-	}
-	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
-		Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
-	})
-	if err != nil {
-		b.log.Warn("could not answer /vote", "user", user.ID, "error", err)
-		return
-	}
-	b.log.Info("answered /vote", "user", user.ID)
 }

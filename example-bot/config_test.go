@@ -325,7 +325,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 		}
 	}
 	assert.Contains(t, fmt.Sprintf("%+v", cfg), "DiscordToken:[redacted]")
-	assert.Contains(t, buf.String(), "cfg.TopggToken=[redacted]")
+	assert.Contains(t, buf.String(), "TopggToken:[redacted]")
 	assert.Contains(t, fmt.Sprintf("%+v", config{}), "DiscordToken: ", "an unset token shows empty")
 	out, err := json.Marshal(shownConfig(cfg))
 	require.NoError(t, err)

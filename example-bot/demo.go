@@ -67,7 +67,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	cfg := config{
 		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()),
 		TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
-		RewardGuildID: guilds[0], RewardRoleID: role,
+		RewardGuildID: discordID(guilds[0]), RewardRoleID: role,
 		ShardCount: shards, LogLevel: "info", LogFormat: "text",
 		Plugin: plugin.Config{
 			AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,

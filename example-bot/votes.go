@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/redis/go-redis/v9"
@@ -21,6 +22,7 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -28,6 +30,18 @@ import (
 // their vote expires. The expiry handler sends it, which voterewards calls
 // once per vote and records, so a restart sends none twice (a crash between
 // the DM and that record may: at least once, like every handler).
+
+const interactionSaveTimeout = 2 * time.Second // Discord drops an interaction not answered within 3 s
+
+// voteCommand is the bot's one slash command.
+var voteCommand = discordgo.ApplicationCommand{
+	Name:        "vote",
+	Description: "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
+	Options: []*discordgo.ApplicationCommandOption{{
+		Type: discordgo.ApplicationCommandOptionBoolean, Name: remindOption,
+		Description: "DM me when I can vote again (True), or stop these reminders (False)",
+	}},
+}
 
 const (
 	remindOption  = "remind"         // the /vote option that turns reminders on or off
@@ -274,7 +288,7 @@ func (r *rewards) onVote(ctx context.Context, v voterewards.Vote) error {
 // role gives (add) or takes back the voter role; done is false for a user
 // not in the reward guild (Discord's 404, which no retry mends).
 func (r *rewards) role(ctx context.Context, v voterewards.Vote, add bool) (done bool, err error) {
-	guild, role := r.bot.cfg.RewardGuildID, r.bot.cfg.RewardRoleID
+	guild, role := string(r.bot.cfg.RewardGuildID), string(r.bot.cfg.RewardRoleID)
 	s, err := r.bot.shardFor(guild)
 	if err != nil {
 		return false, err
@@ -308,4 +322,51 @@ func (r *rewards) onExpire(ctx context.Context, v voterewards.Vote) error {
 		r.log.Info("vote expired: role taken back", "user", v.PlatformID)
 	}
 	return r.bot.remind(ctx, v)
+}
+
+// shardFor returns the session of guildID's shard, or, for another process's
+// shard, any session of this one: REST calls are not tied to a shard.
+func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
+	s, err := b.shards.ForGuild(guildID)
+	if errors.Is(err, shards.ErrNotHere) {
+		return b.shards.Sessions()[0], nil
+	}
+	return s, err
+}
+
+// onInteraction answers /vote from the vote cache, without a request to Top.gg.
+func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {
+	if i.Type != discordgo.InteractionApplicationCommand || i.ApplicationCommandData().Name != voteCommand.Name {
+		return
+	}
+	user := i.User
+	if i.Member != nil {
+		user = i.Member.User
+	}
+	if user == nil {
+		return
+	}
+	msg := fmt.Sprintf("Vote for me on Top.gg: https://top.gg/bot/%s/vote", b.botID)
+	switch st := b.plugin.Active(user.ID); {
+	case st.Active:
+		msg += fmt.Sprintf("\nYour vote is active until <t:%d:t>. Thank you!", st.Until.Unix())
+	case st.Covered:
+		msg += "\nYou have no active vote right now."
+	default:
+		msg += "\nI am still reading the vote history; ask again in a minute to see your vote."
+	}
+	if on, given := remindOptionValue(i.ApplicationCommandData()); given {
+		ctx, cancel := context.WithTimeout(context.Background(), interactionSaveTimeout)
+		msg += "\n" + b.setReminder(ctx, user.ID, on)
+		cancel()
+	}
+	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
+	})
+	if err != nil {
+		b.log.Warn("could not answer /vote", "user", user.ID, "error", err)
+		return
+	}
+	b.log.Info("answered /vote", "user", user.ID)
 }
