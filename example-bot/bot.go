@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
@@ -33,9 +34,6 @@ type bot struct {
 	shards *shards.Group
 	plugin *plugin.Plugin
 	botID  string
-	// reminders keeps the /vote remind opt-ins; nil when vote polling (and
-	// so every expiry) is off.
-	reminders reminderStore
 }
 
 // runBot runs the bot until ctx is done, then shuts it down; a ctx done during
@@ -59,7 +57,6 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		// Nothing the bot runs reads discordgo's State, a third of the memory
 		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
 		s.StateEnabled = false
-		s.AddHandler(b.onInteraction)
 	}
 	stoppedEarly := func(err error) error {
 		err = errors.Join(err, group.Close())
@@ -78,20 +75,18 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	if ops != nil {
 		popts = append(popts, plugin.WithMetrics(ops.metrics))
 	}
-	fl, rdb, err := openFleet(cfg, b.botID, log)
+	fl, err := openFleet(cfg, b.botID, log)
 	if err != nil {
 		return stoppedEarly(err)
 	}
 	if fl != nil {
-		defer rdb.Close() // after the plugin's Run returned (see serve)
+		defer fl.Close() // after the plugin's Run returned (see serve)
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis", "shards", group, "lease", cfg.FleetLease)
 	}
-	if b.reminders, err = openReminderStore(cfg, rdb, b.botID); err != nil {
-		return stoppedEarly(err)
+	if cfg.votesOn() {
+		popts = append(popts, plugin.WithVoterPerks(b.perks()))
 	}
-	r := &rewards{bot: b, log: log}
-	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
 	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
 	pcfg := cfg.Plugin
@@ -101,6 +96,9 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	}
 	if made != nil {
 		made(b.plugin)
+	}
+	for _, s := range group.Sessions() {
+		s.AddHandler(b.plugin.Perks().Handle) // /vote and /leaderboard; a nil Perks answers nothing
 	}
 	// Attached and serving before the sessions open: /readyz answers 503
 	// until every shard has its READY.
@@ -132,7 +130,10 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 		return nil, fmt.Errorf("reading the Discord application: %w", err)
 	}
 	b.botID = app.ID
-	defs := []*discordgo.ApplicationCommand{&voteCommand}
+	defs := []*discordgo.ApplicationCommand{}
+	if b.cfg.votesOn() {
+		defs = voterperks.Commands(texts)
+	}
 	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
 		return nil, fmt.Errorf("registering slash commands on Discord: %w", err)
 	}

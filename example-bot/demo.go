@@ -15,6 +15,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // demoTimeout bounds the whole demo; each step waits for what it shows, not a fixed time.
@@ -266,7 +267,7 @@ func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (st
 	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
 	if remind != nil {
 		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
-			{Name: remindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
+			{Name: voterperks.RemindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
 		}
 	}
 	id, _, err := d.discord.Interact(ctx, spec)

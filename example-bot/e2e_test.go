@@ -24,8 +24,9 @@ func TestE2ECommandsAndServerCount(t *testing.T) {
 	ctx := e.ctx()
 
 	e.requireCommandsMatch()
-	require.Len(t, e.dc.Commands(), 1)
+	require.Len(t, e.dc.Commands(), 2)
 	assert.Equal(t, "vote", e.dc.Commands()[0].Name)
+	assert.Equal(t, "leaderboard", e.dc.Commands()[1].Name)
 	e.waitServers(3)
 	require.NoError(t, e.dc.WaitConnected(ctx, e2eShards))
 
@@ -131,8 +132,8 @@ func TestE2EVotesRewarded(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{short.PlatformID: 1}, removed)
-	assert.Equal(t, len(all)+1, bot.countMsg("vote rewarded: role given"))
-	assert.Equal(t, 1, bot.countMsg("vote expired: role taken back"))
+	assert.Equal(t, len(all)+1, bot.countMsg("voter role given"))
+	assert.Equal(t, 1, bot.countMsg("voter role taken back"))
 	pages := e.count(http.MethodGet, votesPath)
 	assert.GreaterOrEqual(t, pages, 4, "35 votes at 10 a page take 4 pages")
 
@@ -140,8 +141,8 @@ func TestE2EVotesRewarded(t *testing.T) {
 	before := len(e.tg.Requests())
 	for _, tc := range []struct{ user, want string }{
 		{all[3].PlatformID, "Your vote is active until"},
-		{short.PlatformID, "You have no active vote right now."},
-		{"300555555555555555", "You have no active vote right now."},
+		{short.PlatformID, "You have no active vote right now"},
+		{"300555555555555555", "You have no active vote right now"},
 	} {
 		id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: tc.user})
 		require.NoError(t, err)

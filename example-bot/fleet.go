@@ -2,15 +2,12 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
 )
@@ -104,19 +101,10 @@ func (c config) validateFleet() error {
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
 
 // openFleet connects lazily to the fleet of the application appID, or returns
-// nils outside fleet mode. The bot keeps the Redis client (for its reminders)
-// and closes it after the plugin's Run returned.
-func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, redis.UniversalClient, error) {
+// nil outside fleet mode. It is closed after the plugin's Run returned.
+func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
 	if !c.fleetMode() {
-		return nil, nil, nil
+		return nil, nil
 	}
-	rdb, err := fleet.NewClient(c.RedisURL.Reveal())
-	if err != nil {
-		return nil, nil, fmt.Errorf("fleet: %w", err)
-	}
-	f, err := fleet.New(rdb, fleet.Config{Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log})
-	if err != nil {
-		return nil, nil, errors.Join(err, rdb.Close())
-	}
-	return f, rdb, nil
+	return fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log})
 }
