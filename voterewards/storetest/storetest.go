@@ -30,10 +30,7 @@ import (
 // Run runs the suite, each case on a store of its own from open.
 func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(t *testing.T, s voterewards.Store)
-	}{
+	cases := []suiteCase{
 		{"EmptyLoad", testEmptyLoad},
 		{"CheckpointSavedWithVotes", testCheckpoint},
 		{"VotesComeBackAsTheyWentIn", testRoundTrip},
@@ -47,9 +44,16 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Feed", testFeed},
 	}
+	cases = append(cases, ledgerCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
+}
+
+// suiteCase is one case of the suite, run on a new store.
+type suiteCase struct {
+	name string
+	fn   func(t *testing.T, s voterewards.Store)
 }
 
 // base is the suite's fixed time: stores must not depend on the wall clock.
@@ -223,6 +227,7 @@ func testCancelled(t *testing.T, s voterewards.Store) {
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)}, voterewards.DefaultStreakGrace)
 	require.Error(t, err, "Ingest with a done context")
 	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
+	assert.Zero(t, stats(t, s, voter(1)).Votes, "a failed Ingest counts nothing")
 }
 
 // testConcurrentDuplicates races the records of one vote from many callers:
