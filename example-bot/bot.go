@@ -34,6 +34,7 @@ type bot struct {
 	shards *shards.Group
 	plugin *plugin.Plugin
 	botID  string
+	points *pointsStore // nil: no points (see points.go)
 }
 
 // runBot runs the bot until ctx is done, then shuts it down; a ctx done during
@@ -84,8 +85,15 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis", "shards", group, "lease", cfg.FleetLease)
 	}
+	pointOpts, err := b.openPoints(ctx, fl)
+	if err != nil {
+		return stoppedEarly(err)
+	}
+	if b.points != nil {
+		defer b.points.close() // after the plugin's Run returned
+	}
 	if cfg.votesOn() {
-		popts = append(popts, plugin.WithVoterPerks(b.perks()))
+		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
 	}
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
 	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
@@ -132,7 +140,7 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 	b.botID = app.ID
 	defs := []*discordgo.ApplicationCommand{}
 	if b.cfg.votesOn() {
-		defs = voterperks.Commands(texts)
+		defs = voterperks.Commands(voterperks.Texts{})
 	}
 	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
 		return nil, fmt.Errorf("registering slash commands on Discord: %w", err)

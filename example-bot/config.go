@@ -36,7 +36,8 @@ type config struct {
 	RewardRoleID  discordID `env:"REWARD_ROLE_ID"`
 	ShardCount    int       `env:"SHARD_COUNT, default=1"`
 	// Fleet mode (fleet.go): one process of several sharing Redis.
-	RedisURL    secret        `env:"REDIS_URL"` // may hold a password
+	RedisURL    secret        `env:"REDIS_URL"`    // may hold a password
+	DatabaseURL secret        `env:"DATABASE_URL"` // points.go
 	ShardIDs    shardIDs      `env:"SHARD_IDS"`
 	FleetLease  time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
 	LogLevel    string        `env:"LOG_LEVEL, default=info"`
@@ -96,6 +97,11 @@ func (c config) validateClient() error {
 // validateRest checks the reward role, the log settings and what the bot
 // listens on (a typo stops the bot at once, not once it is online).
 func (c config) validateRest() error {
+	if c.DatabaseURL.Reveal() != "" {
+		if err := checkDatabaseURL(c.DatabaseURL.Reveal()); err != nil {
+			return err
+		}
+	}
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
 		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
