@@ -65,7 +65,10 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 	}
 	store, err := pgstore.Open(ctx, pool, pcfg)
 	if err == nil {
-		_, err = pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+pointsTable+" (user_id text PRIMARY KEY, points bigint NOT NULL)")
+		// Under a lock: processes of a fleet that start together would race
+		// on CREATE TABLE IF NOT EXISTS. (No arguments: one implicit transaction.)
+		_, err = pool.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+pointsTable+"')); "+
+			"CREATE TABLE IF NOT EXISTS "+pointsTable+" (user_id text PRIMARY KEY, points bigint NOT NULL)")
 	}
 	if err != nil {
 		pool.Close()
