@@ -167,4 +167,3 @@ func standingAdd(s voterewards.Standing, v voterewards.Vote) voterewards.Standin
 	}
 	return s
 }
-

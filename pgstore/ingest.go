@@ -20,8 +20,9 @@ const notifyLimit = 7000
 // voters of votes (so that concurrent Ingests of one voter, from any
 // process, run one after the other), reads their ledgers and the votes near
 // each new one, then writes the added votes, the ledgers ([voterewards.Stats.Add],
-// computed here on the locked rows), the month standings, the checkpoint and
-// the feed's notifications. With a checkpoint it is a leader write: fenced.
+// computed here on the locked voters), the month standings, the checkpoint
+// and the feed's notifications. With a checkpoint it is a leader write:
+// fenced. Two round trips: BEGIN goes with the reads, COMMIT with the writes.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
@@ -33,33 +34,41 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 			return nil, err
 		}
 	}
-	var added []voterewards.Vote
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		if added, err = s.admit(ctx, tx, votes, grace); err != nil {
-			return err
-		}
-		b := &pgx.Batch{}
-		if err := s.queueAdded(b, added); err != nil {
-			return err
-		}
-		if cp != nil {
-			b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
-		}
-		if fenced {
-			b.Queue(s.q.checkFence, tok)
-		}
-		return tx.SendBatch(ctx, b).Close()
-	})
+	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return nil, wrap("ingest", err)
+	}
+	defer pc.Release()
+	conn := pc.Conn()
+	added, err := s.admit(ctx, conn, votes, grace)
+	if err == nil {
+		b := &pgx.Batch{}
+		if err = s.queueAdded(b, added); err == nil {
+			if cp != nil {
+				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
+			}
+			if fenced {
+				b.Queue(s.q.checkFence, tok)
+			}
+			if len(votes) > 0 {
+				b.Queue("COMMIT") // without votes, the batch is its own (implicit) transaction
+			}
+			err = conn.SendBatch(ctx, b).Close()
+		}
+	}
+	if err != nil {
+		if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
+			// Keep the connection: Release would close one left in a transaction.
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
 		return nil, wrap("ingest", err)
 	}
 	return added, nil
 }
 
-// admit locks the voters of votes and returns the votes to add, each with
-// its Stats, in order.
-func (s *Store) admit(ctx context.Context, tx pgx.Tx, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+// admit begins the transaction, locks the voters of votes and returns the
+// votes to add, each with its Stats, in order. Without votes it does nothing.
+func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if len(votes) == 0 {
 		return nil, nil
 	}
@@ -68,39 +77,32 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, votes []voterewards.Vote, 
 		voters[i], created[i] = voterOf(v), v.CreatedAt.UnixNano()
 	}
 	b := &pgx.Batch{}
+	b.Queue("BEGIN")
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
-	b.Queue(s.q.ledgerOf, voters)
-	b.Queue(s.q.nearVotes, voters, created, int64(voterewards.DedupWindow))
-	br := tx.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
-	}
 	ledger := map[string]voterewards.Stats{}
-	rows, _ := br.Query()
-	for rows.Next() {
-		st, err := scanStats(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
+	b.Queue(s.q.ledgerOf, voters).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			st, err := scanStats(rows)
+			if err != nil {
+				return err
+			}
+			ledger[st.User] = st
 		}
-		ledger[st.User] = st
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+		return rows.Err()
+	})
 	near := map[string][]int64{}
-	rows, _ = br.Query()
-	for rows.Next() {
-		var voter string
-		var c int64
-		if err := rows.Scan(&voter, &c); err != nil {
-			rows.Close()
-			return nil, err
+	b.Queue(s.q.nearVotes, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var voter string
+			var c int64
+			if err := rows.Scan(&voter, &c); err != nil {
+				return err
+			}
+			near[voter] = append(near[voter], c)
 		}
-		near[voter] = append(near[voter], c)
-	}
-	if err := rows.Err(); err != nil {
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}
 	var added []voterewards.Vote
@@ -115,7 +117,7 @@ func (s *Store) admit(ctx context.Context, tx pgx.Tx, votes []voterewards.Vote, 
 		v.Stats = st
 		added = append(added, v)
 	}
-	return added, br.Close()
+	return added, nil
 }
 
 // within reports whether two creation times are one vote: less than

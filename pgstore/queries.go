@@ -8,7 +8,7 @@ type queries struct {
 	saveCheckpoint, checkFence, notify                                       string
 	load, loadCheckpoint, votesByKey                                         string
 	delivered, expired, prune                                                string
-	lockReward, markReward, lockExpiry, markExpiry                           string
+	markReward, markExpiry                                                   string
 	stats, board, monthBoard                                                 string
 }
 
@@ -47,13 +47,24 @@ func newQueries(s string) queries {
 		// The newest row of each key: a pruned vote added again is a new row.
 		votesByKey: f("SELECT " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
 		// An expiry already handled by [Store.Expiry] is not pending again.
-		delivered:  f("UPDATE %[1]s.votes SET pending = false, expiry_pending = (expiry_pending OR $2) AND NOT expiry_done WHERE key = $1"),
-		expired:    f("UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending"),
-		prune:      f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
-		lockReward: f("SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE"),
-		markReward: f("UPDATE %[1]s.votes SET reward_done = true WHERE id = $1"),
-		lockExpiry: f("SELECT id, expiry_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE"),
-		markExpiry: f("UPDATE %[1]s.votes SET expiry_done = true WHERE id = $1"),
+		// After a Reward transaction (reward_done) the record commits
+		// without waiting for the disk: lost in a server crash, the vote is
+		// pending again and its redelivery finds the done mark.
+		delivered: f(`WITH u AS (UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($2 AND NOT expiry_done)
+				WHERE key = $1 RETURNING reward_done)
+			SELECT set_config('synchronous_commit', CASE WHEN bool_and(reward_done) THEN 'off' ELSE 'on' END, true) FROM u`),
+		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending RETURNING expiry_done)
+			SELECT set_config('synchronous_commit', CASE WHEN bool_and(expiry_done) THEN 'off' ELSE 'on' END, true) FROM u`),
+		prune: f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
+		// Lock the vote's newest row and mark it done in one statement
+		// (rolled back with the handler's writes if it fails); the previous
+		// mark tells a done vote (true) from one to handle (false).
+		markReward: f(`UPDATE %[1]s.votes v SET reward_done = true FROM (
+				SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+			WHERE v.id = o.id RETURNING o.reward_done`),
+		markExpiry: f(`UPDATE %[1]s.votes v SET expiry_done = true FROM (
+				SELECT id, expiry_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+			WHERE v.id = o.id RETURNING o.expiry_done`),
 		stats: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
 			FROM %[1]s.voters WHERE voter = $1`),
 		board:      f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
