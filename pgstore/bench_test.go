@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -166,4 +167,41 @@ func BenchmarkLedger(b *testing.B) {
 			i += 7919
 		}
 	})
+}
+
+// BenchmarkFeedLatency: from the return of one process's Ingest to the vote
+// reaching another process's Follow (two pools).
+func BenchmarkFeedLatency(b *testing.B) {
+	ctx := context.Background()
+	dbURL := pg.Server(b).Database(b)
+	writer, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	require.NoError(b, err)
+	reader, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	require.NoError(b, err)
+	got, ready := make(chan time.Time, 1), make(chan struct{}, 1)
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- reader.Follow(fctx, func(voterewards.Vote) { got <- time.Now() }, func() { ready <- struct{}{} })
+	}()
+	defer func() { cancel(); <-done }()
+	<-ready
+	var lat, worst time.Duration
+	i := 0
+	for b.Loop() {
+		if _, err := writer.Ingest(ctx, nil, []voterewards.Vote{benchVote(i)}, voterewards.DefaultStreakGrace); err != nil {
+			b.Fatal(err)
+		}
+		committed := time.Now()
+		select {
+		case at := <-got:
+			d := at.Sub(committed)
+			lat, worst = lat+d, max(worst, d)
+		case <-time.After(10 * time.Second):
+			b.Fatal("the vote did not reach the other process")
+		}
+		i++
+	}
+	b.ReportMetric(float64(lat.Microseconds())/float64(i)/1000, "ms-latency")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-worst")
 }

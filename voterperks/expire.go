@@ -2,6 +2,8 @@ package voterperks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 
@@ -32,7 +34,7 @@ func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 		return nil
 	}
 	if st := p.votes.Active(user); st.Active {
-		p.log.Info("vote expired but the user voted again: role kept, no reminder", "user", user, "key", v.Key())
+		p.log.Info("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
 		return nil
 	}
 	if err := p.takeRole(ctx, user); err != nil {
@@ -71,6 +73,27 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
+// sendOnce sends a message that Discord creates once however often it is
+// sent within a few minutes: its nonce is derived from key and enforced
+// (enforce_nonce: Discord answers a repeat with the first message). A leader
+// that dies between the message and the record of it leaves the next leader
+// (within the lease's time to live) to send it again: Discord shows one.
+// discordgo's MessageSend has no nonce, so the body is written here.
+func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key string) error {
+	sum := sha256.Sum256([]byte(key))
+	body := struct {
+		Content      string `json:"content"`
+		Nonce        string `json:"nonce"`
+		EnforceNonce bool   `json:"enforce_nonce"`
+	}{content, hex.EncodeToString(sum[:])[:maxNonce], true}
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+	return err
+}
+
+// maxNonce is the longest nonce Discord takes (25 characters).
+const maxNonce = 25
+
 // sendReminder sends the direct message. sent is false, with a nil error,
 // when Discord refused it for good: the user's DMs are closed (50007) or
 // another refusal no retry mends (a 4xx other than 429, which the session
@@ -84,17 +107,17 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 	text := p.texts.Reminder(ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}) + "\n" + p.texts.ReminderStop
 	ch, err := s.UserChannelCreate(user, discordgo.WithContext(ctx))
 	if err == nil {
-		_, err = s.ChannelMessageSend(ch.ID, text, discordgo.WithContext(ctx))
+		err = sendOnce(ctx, s, ch.ID, text, v.Key())
 	}
 	code, status := restCode(err)
 	switch {
 	case err == nil:
 		return true, nil
 	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
-		p.log.Info("vote reminder skipped: the user's direct messages are closed", "user", user, "key", v.Key())
+		p.log.Info("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "reason", "direct messages closed (50007)")
 		return false, nil
 	case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
-		p.log.Warn("vote reminder skipped: Discord refused the direct message", "user", user, "key", v.Key(), "error", err)
+		p.log.Warn("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "error", err)
 		return false, nil
 	}
 	return false, fmt.Errorf("voterperks: sending the vote reminder: %w", err)

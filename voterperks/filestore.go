@@ -104,6 +104,9 @@ func (f *FileReminders) SetReminder(ctx context.Context, userID string, on bool)
 
 // Reminder reads from memory.
 func (f *FileReminders) Reminder(_ context.Context, userID string) (on bool, last string, err error) {
+	if f == nil || f.path == "" {
+		return false, "", errNotMadeFile
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last, on = f.last[userID]
@@ -124,7 +127,7 @@ func (f *FileReminders) Reminded(ctx context.Context, userID, key string) error 
 // change applies edit to a copy of the opt-ins and, if it changed them,
 // writes the file, then keeps the copy.
 func (f *FileReminders) change(ctx context.Context, edit func(map[string]string) bool) error {
-	if f == nil || f.last == nil {
+	if f == nil || f.path == "" {
 		return errNotMadeFile
 	}
 	if err := ctx.Err(); err != nil {

@@ -40,7 +40,7 @@ func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	if err != nil || !changed {
 		return err
 	}
-	p.log.Info("voter role given", "user", user, "until", v.ExpiresAt, "source", v.Origin.String())
+	p.log.Info("vote rewarded: role given", "user", user, "until", v.ExpiresAt, "source", v.Origin.String())
 	return nil
 }
 
@@ -52,7 +52,7 @@ func (p *Perks) takeRole(ctx context.Context, user string) error {
 	}
 	changed, err := p.role(ctx, user, false)
 	if err == nil && changed {
-		p.log.Info("voter role taken back", "user", user)
+		p.log.Info("vote expired: role taken back", "user", user)
 	}
 	return err
 }
