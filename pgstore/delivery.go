@@ -49,12 +49,16 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Delivered implements [voterewards.Store]; a leader write (fenced). It is
 // idempotent, and an expiry already handled by [Store.Expiry] is not made
-// pending again.
+// pending again. After a [Store.Reward] transaction it commits without
+// waiting for the disk: lost in a crash of the server, the vote is pending
+// again, and its redelivery finds the done mark and skips the handler.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
 }
 
-// Expired implements [voterewards.Store]; a leader write (fenced).
+// Expired implements [voterewards.Store]; a leader write (fenced). After a
+// [Store.Expiry] transaction it commits without waiting for the disk, as
+// Delivered does after a Reward.
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }

@@ -78,6 +78,8 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	// Durable when Ingest returns, whatever the server's default.
+	b.Queue("SET LOCAL synchronous_commit = on")
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	ledger := map[string]voterewards.Stats{}
 	b.Queue(s.q.ledgerOf, voters).Query(func(rows pgx.Rows) error {

@@ -45,29 +45,52 @@ func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
 	if err := errors.Join(
 		l.stats.Put([]byte(id), encodeLedger(st)),
 		l.board.Put(boardKey(all, allTimeStanding(st)), encodeVotes(st.Votes)),
-		l.countMonth(id, v),
+		l.countMonth(id, v, old),
 	); err != nil {
 		return Stats{}, err
 	}
 	return st, nil
 }
 
-// countMonth counts v in its voter's standing of v's month and on that
-// month's board.
-func (l ledgerTx) countMonth(id string, v Vote) error {
-	sp, mk := span(v.CreatedAt), monthKey(MonthOf(v.CreatedAt), id)
-	var old Standing
-	if b := l.months.Get(mk); b != nil {
-		var err error
-		if old, err = decodeStanding(id, b); err != nil {
-			return fmt.Errorf("month standing of voter %q: %w", id, err)
+// countMonth counts v in its voter's standing of v's month, and on that
+// month's board. The standing of the voter's newest month is in the ledger
+// record (MonthVotes, MonthTotal, and LastVote, the month's newest vote);
+// older months' are in the months bucket, written when a vote opens a new
+// month and when a late vote counts in an old one: one more write per
+// voter and month, not per vote.
+func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
+	m := MonthOf(v.CreatedAt)
+	var prev Standing
+	switch {
+	case old.Votes == 0:
+	case m.Equal(old.Month):
+		prev = Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+	case m.After(old.Month): // the old month is done: keep its standing for late votes
+		done := Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
+			return err
 		}
-		if err := l.board.Delete(boardKey(sp, old)); err != nil {
+	default: // a late vote of an older month
+		if b := l.months.Get(monthKey(m, id)); b != nil {
+			var err error
+			if prev, err = decodeStanding(id, b); err != nil {
+				return fmt.Errorf("month standing of voter %q: %w", id, err)
+			}
+		}
+	}
+	sp := span(m)
+	if prev.Votes > 0 {
+		if err := l.board.Delete(boardKey(sp, prev)); err != nil {
 			return err
 		}
 	}
-	st := standingAdd(old, id, v)
-	return errors.Join(l.months.Put(mk, encodeStanding(st)), l.board.Put(boardKey(sp, st), encodeVotes(st.Votes)))
+	st := standingAdd(prev, id, v)
+	if m.Before(old.Month) {
+		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
+			return err
+		}
+	}
+	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
 }
 
 // allTimeStanding is a voter's line on the all-time board.

@@ -39,7 +39,7 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			return b.Put([]byte("1"), rec)
 		}, true, false, true, false},
 		{"month standing", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte(bucketMonths)).Put(monthKey(MonthOf(now), "1"), []byte{1})
+			return tx.Bucket([]byte(bucketMonths)).Put(monthKey(MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
 		}, false, false, true, false},
 		{"board entry", func(tx *bolt.Tx) error {
 			sp := span(now)
@@ -72,7 +72,8 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			check(tc.board, err, "the all-time board")
 			_, err = s.Leaderboard(ctx, now, 10)
 			check(tc.month, err, "the month's board")
-			_, err = s.Ingest(ctx, nil, []Vote{mk("1", now.Add(24*time.Hour))}, DefaultStreakGrace)
+			// A late vote of February: its month's standing is read.
+			_, err = s.Ingest(ctx, nil, []Vote{mk("1", now.Add(-48*time.Hour))}, DefaultStreakGrace)
 			check(tc.ingest, err, "Ingest")
 			st, err := s.Stats(ctx, "2")
 			require.NoError(t, err, "another voter's ledger reads")

@@ -202,6 +202,8 @@ func (s *Server) start() error {
 		"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "max_connections=300",
 		"-c", "shared_buffers=32MB", "-c", "log_min_messages=warning", "-c", "logging_collector=off")
 	s.prepare(cmd)
+	// A test binary that dies (a panic, a timeout) takes its server along.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	lw := &lockedWriter{mu: &s.mu, w: s.logs}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {

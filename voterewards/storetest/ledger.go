@@ -22,6 +22,7 @@ func ledgerCases() []suiteCase {
 		{"LedgerWeekendWeight", testWeekendWeight},
 		{"LedgerVoteSeenTwice", testSeenTwice},
 		{"LedgerLateVote", testLateVote},
+		{"LedgerLateVotesOfPastMonths", testLateVotesOfPastMonths},
 		{"LedgerMonthBoundary", testMonthBoundary},
 		{"LedgerLeaderboardOrder", testLeaderboardOrder},
 		{"LedgerLeaderboardBounds", testLeaderboardBounds},
@@ -217,6 +218,31 @@ func testLateVote(t *testing.T, s voterewards.Store) {
 		board(t, s, base, 10), "a late vote does not move ReachedAt back")
 	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 4, Total: 6, ReachedAt: b.CreatedAt}},
 		board(t, s, time.Time{}, 10))
+}
+
+// testLateVotesOfPastMonths: late votes land on their own months' boards,
+// added to what those months held, however many months back.
+func testLateVotesOfPastMonths(t *testing.T, s voterewards.Store) {
+	day := 24 * time.Hour
+	feb27 := time.Date(2026, 2, 27, 12, 0, 0, 0, time.UTC)
+	ingest(t, s, nil, lvote(1, feb27, 2), lvote(1, feb27.Add(2*day), 1), lvote(1, feb27.Add(3*day), 1)) // Feb 27, Mar 1, Mar 2
+	ingest(t, s, nil, lvote(2, feb27, 1))
+	late := []voterewards.Vote{lvote(1, feb27.Add(day), 1), lvote(1, feb27.Add(-36*time.Hour), 2), lvote(1, feb27.Add(-40*day), 1)} // Feb 28, Feb 26, Jan 18
+	for _, v := range late {
+		require.Len(t, ingest(t, s, nil, v), 1)
+	}
+	assertBoard(t, []voterewards.Standing{
+		{User: voter(1), Votes: 3, Total: 5, ReachedAt: feb27.Add(day)},
+		{User: voter(2), Votes: 1, Total: 1, ReachedAt: feb27},
+	}, board(t, s, feb27, 10), "February: its votes, late ones included")
+	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 2, Total: 2, ReachedAt: feb27.Add(3 * day)}}, board(t, s, feb27.Add(3*day), 10), "March")
+	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 1, Total: 1, ReachedAt: late[2].CreatedAt}}, board(t, s, late[2].CreatedAt, 10), "January")
+	got := stats(t, s, voter(1))
+	assert.Equal(t, 6, got.Votes)
+	assert.Equal(t, 8, got.Total)
+	assert.Equal(t, 2, got.MonthVotes, "March's")
+	assert.Equal(t, 2, got.Streak, "Feb 27 to Mar 1 is 48 h: the streak restarted on Mar 1")
+	assertStats(t, fold(append([]voterewards.Vote{lvote(1, feb27, 2), lvote(1, feb27.Add(2*day), 1), lvote(1, feb27.Add(3*day), 1)}, late...)...), got)
 }
 
 // testMonthBoundary: months are UTC calendar months, to the nanosecond.

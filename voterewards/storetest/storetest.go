@@ -1,7 +1,10 @@
 // Package storetest is the shared test suite of [voterewards.Store]: every
 // promise of the interface (and of [voterewards.Feed], when the store
-// implements it), the cross-source dedup rule, and concurrency. Run it from a
-// store's tests:
+// implements it), the cross-source dedup rule, concurrency, and the ledger:
+// its edge cases one by one, and a seeded random stream of votes whose Stats
+// and leaderboards must be exactly those of [voterewards.Stats.Add] folded
+// over the votes the store added (so a store that re-implements the rule, in
+// Lua or SQL, is checked against the Go one). Run it from a store's tests:
 //
 //	func TestMyStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) voterewards.Store { return openMyStore(t) })
@@ -9,7 +12,8 @@
 //
 // open must return a new, empty store for each call, closed by the caller's
 // t.Cleanup. The suite uses the interfaces only, so it runs unchanged against
-// any implementation (the memory and bbolt stores here, Redis in a fleet).
+// any implementation (the memory and bbolt stores here, Redis in a fleet,
+// PostgreSQL). The suite's votes are in 2026 and need nanosecond times kept.
 package storetest
 
 import (
