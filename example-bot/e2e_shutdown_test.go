@@ -169,7 +169,7 @@ func TestE2ESIGTERMDuringReward(t *testing.T) {
 
 	bot.terminate()
 	assert.Equal(t, 1, bot.countMsg("gateway connections closed"), "the shards were not closed")
-	assert.Zero(t, bot.countMsg("voter role given"))
+	assert.Zero(t, bot.countMsg("vote rewarded: role given"))
 	assert.Empty(t, e.dc.RoleChanges())
 }
 

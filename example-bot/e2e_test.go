@@ -132,8 +132,8 @@ func TestE2EVotesRewarded(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{short.PlatformID: 1}, removed)
-	assert.Equal(t, len(all)+1, bot.countMsg("voter role given"))
-	assert.Equal(t, 1, bot.countMsg("voter role taken back"))
+	assert.Equal(t, len(all)+1, bot.countMsg("vote rewarded: role given"))
+	assert.Equal(t, 1, bot.countMsg("vote expired: role taken back"))
 	pages := e.count(http.MethodGet, votesPath)
 	assert.GreaterOrEqual(t, pages, 4, "35 votes at 10 a page take 4 pages")
 

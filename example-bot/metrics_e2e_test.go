@@ -98,7 +98,7 @@ func TestE2EMetricsScrape(t *testing.T) {
 	bot := e.startBot()
 	base := bot.opsURL()
 	e.waitServers(3)
-	require.Eventually(t, func() bool { return bot.countMsg("voter role given") == len(votes) }, wait, tick)
+	require.Eventually(t, func() bool { return bot.countMsg("vote rewarded: role given") == len(votes) }, wait, tick)
 	e.requireCommandsMatch()
 
 	want := []struct {

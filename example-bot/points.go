@@ -55,9 +55,9 @@ func checkDatabaseURL(raw string) error {
 // openPostgres opens the vote store and the points table in DATABASE_URL's
 // database (fenced by the fleet's lease in a fleet), and gives the plugin the store.
 func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, plugin.Option, error) {
-	pool, err := pgxpool.New(ctx, c.DatabaseURL.Reveal()) // connects on first use
+	pool, err := pgstore.Connect(ctx, c.DatabaseURL.Reveal()) // its errors never hold the password
 	if err != nil {
-		return nil, nil, errors.New("DATABASE_URL: cannot use it") // pgx's message could quote it
+		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	pcfg := pgstore.Config{}
 	if fl != nil {
@@ -80,10 +80,7 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		return err
 	}
 	return &pointsStore{
-		// TODO(pg-exactly-once): store.Reward(credit), once pgstore has it.
-		reward: func(ctx context.Context, v voterewards.Vote) error {
-			return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return credit(ctx, tx, v) })
-		},
+		reward: store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
 		read: func(ctx context.Context, user string) (n int64, err error) {
 			err = pool.QueryRow(ctx, "SELECT points FROM "+pointsTable+" WHERE user_id = $1", user).Scan(&n)
 			if errors.Is(err, pgx.ErrNoRows) {

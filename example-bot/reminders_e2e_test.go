@@ -89,9 +89,9 @@ func TestE2EReminderAtExpiry(t *testing.T) {
 	require.Len(t, dms, 1)
 	assert.Contains(t, dms[0].Content, "you can vote again now! https://top.gg/bot/"+e.dc.ApplicationID()+"/vote")
 	require.Eventually(t, func() bool {
-		return bot.countUserMsg("voter role taken back", bob.PlatformID) == 1 &&
-			bot.countUserMsg("vote reminder skipped: the user's direct messages are closed", dave.PlatformID) == 1 &&
-			bot.countUserMsg("vote expired but the user voted again: role kept, no reminder", carol.PlatformID) == 1
+		return bot.countUserMsg("vote expired: role taken back", bob.PlatformID) == 1 &&
+			bot.countUserMsg("could not send the vote reminder: Discord refused the direct message", dave.PlatformID) == 1 &&
+			bot.countUserMsg("vote expired but the user voted again; role kept, no reminder", carol.PlatformID) == 1
 	}, wait, tick)
 	assert.Empty(t, e.dc.MemberRoles(guild(0, 0), alice.PlatformID))
 	assert.Empty(t, e.dc.MemberRoles(guild(0, 0), dave.PlatformID))

@@ -25,7 +25,7 @@ func TestE2ESIGTERMDuringRateLimitedReward(t *testing.T) {
 
 	bot.terminate()
 	assert.Equal(t, 1, bot.countMsg("gateway connections closed"), "the shards were not closed")
-	assert.Zero(t, bot.countMsg("voter role given"))
+	assert.Zero(t, bot.countMsg("vote rewarded: role given"))
 	assert.Empty(t, e.dc.MemberRoles(guild(0, 0), makeVotes(1)[0].PlatformID))
 }
 
@@ -39,7 +39,7 @@ func TestE2EEndlessAnswerToRoleGrant(t *testing.T) {
 	votes := makeVotes(1)
 	e.tg.AddVote(votes...)
 	bot := e.startBot()
-	bot.waitMsg("voter role given")
+	bot.waitMsg("vote rewarded: role given")
 	assert.Contains(t, bot.stderr.String(), "response body longer than 8388608 bytes")
 	assert.Equal(t, []string{rewardRole}, e.dc.MemberRoles(guild(0, 0), votes[0].PlatformID))
 	bot.terminate()

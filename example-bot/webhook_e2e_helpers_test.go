@@ -209,7 +209,7 @@ func (e *e2e) waitDeliveries(n int) []topggtest.Delivery {
 func (p *proc) sourcesOf(user string) []string {
 	var out []string
 	for _, rec := range p.records() {
-		if rec["msg"] == "voter role given" && rec["user"] == user {
+		if rec["msg"] == "vote rewarded: role given" && rec["user"] == user {
 			s, _ := rec["source"].(string)
 			out = append(out, s)
 		}
