@@ -85,14 +85,12 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		popts = append(popts, plugin.WithFleet(fl))
 		log.Info("fleet mode: sharing counts and leadership through Redis", "shards", group, "lease", cfg.FleetLease)
 	}
-	pointOpts, err := b.openPoints(ctx, fl)
+	pointOpts, err := b.openPoints(ctx, fl) // nil, and no points, with vote polling off
 	if err != nil {
 		return stoppedEarly(err)
 	}
 	if b.points != nil {
 		defer b.points.close() // after the plugin's Run returned
-	}
-	if cfg.votesOn() {
 		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
 	}
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -129,10 +127,9 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
 	var app discordgo.Application
 	if err == nil {
-		err = json.Unmarshal(body, &app)
-	}
-	if err == nil && app.ID == "" {
-		err = errors.New("the application Discord sent has no id")
+		if err = json.Unmarshal(body, &app); err == nil && app.ID == "" {
+			err = errors.New("the application Discord sent has no id")
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the Discord application: %w", err)
@@ -194,26 +191,22 @@ func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration
 	deadline := time.After(budget)
 	jobs, shards := make(chan error, 1), make(chan error, 1)
 	go func() { jobs <- stopJobs() }()
-	var jobsErr error
-	jobsStopped := false
 	select {
-	case jobsErr = <-jobs:
-		jobsStopped = true
+	case err := <-jobs:
+		jobs <- err // read again below
 	case <-time.After(jobsFirst):
 	}
 	go func() { shards <- closeShards() }()
-	var shardsErr error
-	select {
-	case shardsErr = <-shards:
-	case <-deadline:
-		return fmt.Errorf("shutdown took longer than %s: the shards did not close", budget)
-	}
-	if !jobsStopped {
+	var errs [2]error
+	for i, step := range []struct {
+		done <-chan error
+		late string
+	}{{shards, "the shards did not close"}, {jobs, "the jobs did not stop"}} {
 		select {
-		case jobsErr = <-jobs:
+		case errs[i] = <-step.done:
 		case <-deadline:
-			return fmt.Errorf("shutdown took longer than %s: the jobs did not stop", budget)
+			return fmt.Errorf("shutdown took longer than %s: %s", budget, step.late)
 		}
 	}
-	return errors.Join(jobsErr, shardsErr)
+	return errors.Join(errs[1], errs[0])
 }

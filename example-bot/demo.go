@@ -133,7 +133,16 @@ func (d *demo) script(ctx context.Context) error {
 
 // guildChanges adds, removes and takes down servers, checking Top.gg after each.
 func (d *demo) guildChanges(ctx context.Context) error {
-	for _, s := range []struct {
+	change := func(act func(context.Context, string) error, guild string, servers int) error {
+		before := len(d.topgg.Metrics())
+		if err := act(ctx, guild); err != nil {
+			return err
+		}
+		return d.wait(fmt.Sprintf("%d servers", servers), func() bool {
+			return d.lastMetric("server_count") == servers && len(d.topgg.Metrics()) > before
+		})
+	}
+	for _, c := range []struct {
 		say    string
 		act    func(context.Context, string) error
 		guild  string
@@ -143,16 +152,10 @@ func (d *demo) guildChanges(ctx context.Context) error {
 		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5},
 		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4},
 	} {
-		if s.say != "" {
-			d.say("%s", s.say)
+		if c.say != "" {
+			d.say("%s", c.say)
 		}
-		before := len(d.topgg.Metrics())
-		if err := s.act(ctx, s.guild); err != nil {
-			return err
-		}
-		if err := d.wait(fmt.Sprintf("%d servers", s.expect), func() bool {
-			return d.lastMetric("server_count") == s.expect && len(d.topgg.Metrics()) > before
-		}); err != nil {
+		if err := change(c.act, c.guild, c.expect); err != nil {
 			return err
 		}
 	}
