@@ -23,7 +23,7 @@ var ErrTermOver = term.ErrOver
 // [ErrTermOver], having ended the term. Call it right before an action only
 // the leader may take outside Redis (a request to Discord in a reward
 // handler, say): the plugin's jobs already call it before each of theirs.
-// It makes no request and takes no lock (about 50 ns).
+// It makes no request, takes no lock and allocates nothing (50-170 ns).
 func CheckTerm(ctx context.Context) error {
 	return term.Check(ctx)
 }

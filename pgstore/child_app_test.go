@@ -114,8 +114,3 @@ func newVoteSet(n, users int, rng *rand.Rand) voteSet {
 	}
 	return s
 }
-
-// lookback reaches back past the set's first vote.
-func (s voteSet) lookback() time.Duration {
-	return time.Since(s.votes[0].CreatedAt) + time.Hour
-}

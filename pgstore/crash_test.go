@@ -40,6 +40,9 @@ const (
 	crashKills       = 30
 	crashConcurrency = 4
 	crashFirstVotes  = 400 // in the history before the first child starts; 20 more after each kill
+	// crashLookback is how far back the child's first poll reads: past the
+	// first vote of the set (newVoteSet: 4 votes per voter, 13 h apart).
+	crashLookback = time.Duration(crashVotes/crashUsers+1) * 13 * time.Hour
 )
 
 // TestCrashChild is the bot process TestExactlyOnceThroughCrashes kills: it
@@ -96,19 +99,12 @@ func TestCrashChild(t *testing.T) {
 		t.Fatalf("unknown handler %q", mode)
 	}
 	p, err := voterewards.New(client, voterewards.Config{
-		OnReward: handler, Store: store, Interval: 10 * time.Millisecond, Lookback: crashLookback(t),
+		OnReward: handler, Store: store, Interval: 10 * time.Millisecond, Lookback: crashLookback,
 		Concurrency: crashConcurrency, RetryDelay: time.Millisecond,
 	})
 	require.NoError(t, err)
 	fmt.Println("started")
 	require.NoError(t, p.Run(ctx)) // until SIGKILL
-}
-
-// crashLookback is how far back the child's first poll reads: past the first
-// vote of the set (see newVoteSet: 4 votes per voter, 13 h apart).
-func crashLookback(t *testing.T) time.Duration {
-	t.Helper()
-	return time.Duration(crashVotes/crashUsers+1) * 13 * time.Hour
 }
 
 // lockedRand is rng.IntN safe for the handler's concurrent calls.

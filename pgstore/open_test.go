@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,16 +66,23 @@ func TestOpenMisuse(t *testing.T) {
 	_, err := pgstore.Open(ctx, nil, pgstore.Config{})
 	assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	pool := pg.Pool(t)
-	for _, bad := range []string{"Topgg", "a-b", `x"; DROP TABLE y; --`, "1abc", strings.Repeat("a", 64)} {
+	for _, bad := range []string{"Topgg", "a-b", `x"; DROP TABLE y; --`, "1abc", strings.Repeat("a", 51)} {
 		_, err = pgstore.Open(ctx, pool, pgstore.Config{Schema: bad})
 		assert.ErrorIs(t, err, pgstore.ErrBadConfig, "%q", bad)
 	}
 }
 
-// TestSchemasAreSeparate: two schemas in one database are two stores.
+// TestSchemasAreSeparate: two schemas in one database are two stores, and
+// the longest schema name works, feed included.
 func TestSchemasAreSeparate(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
+	long, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: strings.Repeat("z", 50)})
+	require.NoError(t, err)
+	got, resyncs := follow(t, long)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+	ingest(t, long, nil, vote(9, base))
+	assert.Equal(t, vote(9, base).Key(), receive(t, got, 5*time.Second, "no vote on the long schema's feed").Key())
 	a, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: "bot_a"})
 	require.NoError(t, err)
 	b, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: "bot_b"})

@@ -44,7 +44,8 @@ var (
 type Config struct {
 	// Schema is the PostgreSQL schema holding the store's tables, created
 	// if missing (default [DefaultSchema]). Lower-case letters, digits and
-	// underscores, starting with a letter or underscore, at most 63 bytes.
+	// underscores, starting with a letter or underscore, at most 50 bytes
+	// (the feed's NOTIFY channel is named after it, within PostgreSQL's 63).
 	Schema string
 	// Fence returns the current lease token of a fleet's leader term (as
 	// fleet.Fence.Token gives it), or 0 when this process is not leading.
@@ -59,7 +60,7 @@ type Config struct {
 
 // schemaName is what Config.Schema may be: a plain identifier, so that it
 // needs no quoting rules of its own in the NOTIFY channel and lock keys.
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 
 // Store is a [voterewards.Store] and [voterewards.Feed] in PostgreSQL, shared
 // by every process of a fleet: see the package documentation. Its methods
@@ -93,7 +94,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		schema = DefaultSchema
 	}
 	if !schemaName.MatchString(schema) {
-		return nil, fmt.Errorf("%w: Schema %q: lower-case letters, digits and _, at most 63", ErrBadConfig, schema)
+		return nil, fmt.Errorf("%w: Schema %q: lower-case letters, digits and _, at most 50", ErrBadConfig, schema)
 	}
 	log := cfg.Logger
 	if log == nil {

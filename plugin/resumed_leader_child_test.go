@@ -39,8 +39,13 @@ const (
 )
 
 // senderHeader names the process that sent a request, on every request a
-// child makes to either fake, so that the test can tell who sent what.
-const senderHeader = "X-Test-Sender"
+// child makes to either fake, so that the test can tell who sent what;
+// sentAtHeader is when the request reached the process's HTTP transport
+// (Unix nanoseconds), after every check the library makes before it.
+const (
+	senderHeader = "X-Test-Sender"
+	sentAtHeader = "X-Test-Sent-At"
+)
 
 // Timing of the fleet in the resumed-leader test: short, on loopback.
 const (
@@ -64,6 +69,7 @@ type sender struct {
 func (s sender) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.Header.Set(senderHeader, s.name)
+	out.Header.Set(sentAtHeader, strconv.FormatInt(time.Now().UnixNano(), 10))
 	if s.addr != "" {
 		out.URL.Scheme, out.URL.Host, out.Host = "http", s.addr, ""
 	}

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -107,19 +110,27 @@ func (c *child) signal(t *testing.T, sig syscall.Signal) {
 	require.NoError(t, c.cmd.Process.Signal(sig), "%v to %s", sig, c.name)
 }
 
-// sent lists the requests the fakes received from process name, as
-// "METHOD path" lines: Top.gg's and Discord's REST.
-func sent(tg *topggtest.Server, dc *discordtest.Server, name string) []string {
-	var out []string
-	for _, r := range tg.Requests() {
-		if r.Header.Get(senderHeader) == name {
-			out = append(out, "topgg "+r.Method+" "+r.Path)
+// request is one request a process sent, as a fake received it.
+type request struct {
+	what   string    // "topgg GET /path" or "discord PUT /path"
+	sentAt time.Time // when it reached the sender's HTTP transport
+}
+
+// sent lists the requests the fakes received from process name: Top.gg's
+// and Discord's REST.
+func sent(tg *topggtest.Server, dc *discordtest.Server, name string) []request {
+	var out []request
+	add := func(h http.Header, what string) {
+		if h.Get(senderHeader) == name {
+			ns, _ := strconv.ParseInt(h.Get(sentAtHeader), 10, 64)
+			out = append(out, request{what, time.Unix(0, ns)})
 		}
 	}
+	for _, r := range tg.Requests() {
+		add(r.Header, "topgg "+r.Method+" "+r.Path)
+	}
 	for _, c := range dc.Calls() {
-		if c.Header.Get(senderHeader) == name {
-			out = append(out, "discord "+c.Method+" "+c.Path)
-		}
+		add(c.Header, "discord "+c.Method+" "+c.Path)
 	}
 	return out
 }
@@ -177,9 +188,10 @@ func TestResumedLeaderActsNot(t *testing.T) {
 	t.Logf("fleet up in %v", time.Since(began).Round(time.Millisecond))
 
 	done := 0
+	var window atomic.Int32 // requests in the window: checked before a stop, received after it
 	for k := 1; done < resumedRounds; k++ {
 		require.LessOrEqual(t, k, maxRounds, "only %d of %d rounds proved anything", done, resumedRounds)
-		counts := resumedRound(t, k, tg, dc, procs, gates)
+		counts := resumedRound(t, k, tg, dc, procs, gates, &window)
 		if t.Failed() {
 			t.Fatalf("round %d failed (after %d good rounds)", k, done)
 		}
@@ -187,13 +199,14 @@ func TestResumedLeaderActsNot(t *testing.T) {
 			done++
 		}
 	}
-	t.Logf("%d rounds in %v", done, time.Since(began).Round(time.Millisecond))
+	t.Logf("%d rounds in %v; %d request(s) in the window", done, time.Since(began).Round(time.Millisecond), window.Load())
 }
 
 // resumedRound runs round k (see TestResumedLeaderActsNot) and reports
 // whether it counts: false when the resumed process won a new term within
 // the round, which makes its requests allowed.
-func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Server, procs map[string]*child, gates string) bool {
+func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Server, procs map[string]*child, gates string,
+	window *atomic.Int32) bool {
 	votes := roundVotes(k, 3)
 	tg.AddVote(votes...)
 	gate := gateOf(votes[0].PlatformID)
@@ -224,7 +237,7 @@ func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Ser
 	require.NoError(t, os.WriteFile(filepath.Join(gates, "open-"+gate), nil, 0o600))
 	// Every 100 ms timer of the stopped leader (post, poll) is due by now,
 	// and whatever it sent before the stop has reached the fakes.
-	before := sent(tg, dc, leader.name)
+	before := len(sent(tg, dc, leader.name))
 
 	resumed := time.Now()
 	leader.signal(t, syscall.SIGCONT)
@@ -233,13 +246,22 @@ func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Ser
 	// What a resumed leader sends, it sends at once; give its jobs three of
 	// their intervals all the same.
 	time.Sleep(3 * childInterval)
-	after := sent(tg, dc, leader.name)
 	if leader.printed(t, "leader ", resumed) > 0 {
 		t.Logf("round %d: %s won a new term right after it resumed; not counted", k, leader.name)
 		return false
 	}
-	assert.Equal(t, before, after, "round %d: %s sent requests after it resumed past its term: %v",
-		k, leader.name, after[min(len(before), len(after)):])
+	var late []string
+	for _, r := range sent(tg, dc, leader.name)[before:] {
+		if r.sentAt.After(resumed) {
+			late = append(late, r.what)
+			continue
+		}
+		// Handed to the transport before the stop (its check passed
+		// then), written after: the window the fleet doc states.
+		window.Add(1)
+		t.Logf("round %d: %s's %s was in the window: checked before the stop, sent after", k, leader.name, r.what)
+	}
+	assert.Empty(t, late, "round %d: %s sent requests after it resumed past its term", k, leader.name)
 
 	for _, v := range votes {
 		until(t, procs, 10*time.Second, func() bool { return len(dc.MemberRoles(dcGuild(t, dc), v.PlatformID)) > 0 },
