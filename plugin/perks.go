@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -26,6 +27,11 @@ type VoterPerks struct {
 	// vote state: the file reminders.json in Config.StateDir in one process,
 	// Redis in a fleet ([WithFleet]).
 	Reminders bool
+	// ReminderStore, if set, keeps the opt-ins instead of the backend's
+	// (Reminders must be on): for a bot whose votes are in PostgreSQL
+	// ([WithVoteStore] with a pgstore.Store), the store's
+	// (*pgstore.Store).Reminders, so that the opt-ins live beside the votes.
+	ReminderStore voterperks.ReminderStore
 	// Texts overrides what the perks say (see [voterperks.Texts]).
 	Texts voterperks.Texts
 }
@@ -68,7 +74,16 @@ func (p *Plugin) buildPerks() error {
 		return &ConfigError{Field: "Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
 	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
-	if v.Reminders {
+	store := v.ReminderStore
+	if typednil.Is(store) {
+		store = nil
+	}
+	switch {
+	case store != nil && !v.Reminders:
+		return &ConfigError{Field: "VoterPerks.ReminderStore", Problem: "is set while VoterPerks.Reminders is false"}
+	case store != nil:
+		cfg.Reminders = store
+	case v.Reminders:
 		rb, ok := p.backend.(reminderBackend)
 		if !ok {
 			return fmt.Errorf("WithVoterPerks: this backend keeps no reminders")

@@ -115,7 +115,7 @@ func TestFileReminders(t *testing.T) {
 	assert.ErrorIs(t, zero.SetReminder(ctx, "1", true), topgg.ErrNotConfigured)
 }
 
-func topggClient(t *testing.T) *topgg.Client {
+func topggClient(t testing.TB) *topgg.Client {
 	t.Helper()
 	c, err := topgg.New("token")
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -24,7 +25,9 @@ import (
 //
 // Call it from the leader only (voterewards calls the handlers in the
 // process that runs the poller): the record of a reminder is a leader's
-// write, fenced in a fleet.
+// write, fenced in a fleet, and a leader whose term is over (the context
+// carries the fleet's term: see fleet.CheckTerm) neither changes a role nor
+// sends a message.
 func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 	if !p.made() {
 		return errNotMade
@@ -57,9 +60,6 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	if !on || last == key {
 		return nil
 	}
-	if err := ctx.Err(); err != nil { // the term ended: the next leader reminds
-		return err
-	}
 	sent, err := p.sendReminder(ctx, v)
 	if err != nil {
 		return err
@@ -87,6 +87,9 @@ func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key
 		EnforceNonce bool   `json:"enforce_nonce"`
 	}{content, hex.EncodeToString(sum[:])[:maxNonce], true}
 	endpoint := discordgo.EndpointChannelMessages(channelID)
+	if err := term.Check(ctx); err != nil { // a fleet leader past its term sends nothing: the next one does
+		return err
+	}
 	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
 	return err
 }

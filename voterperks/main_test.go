@@ -4,14 +4,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
-// TestMain says in one line why the fleet tests skip when redis-server is
-// missing (and fails under CI).
+// pg is the package's PostgreSQL, started by the first test that needs it.
+var pg = pgtest.New("voterperks")
+
+// TestMain says in one line why the fleet or PostgreSQL tests skip when
+// redis-server or PostgreSQL is missing (and fails under CI).
 func TestMain(m *testing.M) {
 	if !redistest.Announce("voterperks") {
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(pg.Main(m))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -69,6 +70,9 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 	call, reason := s.GuildMemberRoleRemove, reasonTaken
 	if add {
 		call, reason = s.GuildMemberRoleAdd, reasonGiven
+	}
+	if err := term.Check(ctx); err != nil { // a fleet leader past its term changes nothing
+		return false, err
 	}
 	err = call(guild, user, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
 	if code, status := restCode(err); status == http.StatusNotFound {

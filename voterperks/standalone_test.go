@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -130,4 +132,29 @@ func TestRoleOutsideTheGuildIsSkipped(t *testing.T) {
 	assert.Empty(t, w.dc.RoleChanges())
 	require.NoError(t, perks.OnReward(ctx, v))
 	assert.Equal(t, []string{voterRole}, w.dc.MemberRoles(w.guilds[0], v.PlatformID))
+}
+
+// TestLeaderPastItsTermActsNot: a handler whose context carries a fleet
+// leader's term that is over (a process resumed after a pause past its
+// lease) gives no role and sends no reminder: the next leader does.
+func TestLeaderPastItsTermActsNot(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	file, err := voterperks.OpenFileReminders(t.TempDir())
+	require.NoError(t, err)
+	perks := standalone(t, w, file, w.sessions[0])
+	ctx := w.ctx()
+	v := expiredVote(1)
+	require.NoError(t, perks.SetReminder(ctx, v.PlatformID, true))
+	over := term.With(ctx, term.New(nil, time.Now().Add(-time.Second), nil))
+	assert.ErrorIs(t, perks.OnExpire(over, v), fleet.ErrTermOver)
+	active := v
+	active.ExpiresAt = time.Now().Add(time.Hour)
+	assert.ErrorIs(t, perks.OnReward(over, active), fleet.ErrTermOver)
+	assert.Empty(t, w.dc.RoleChanges())
+	assert.Empty(t, w.dc.DirectMessages())
+	on, last, err := file.Reminder(ctx, v.PlatformID)
+	require.NoError(t, err)
+	assert.True(t, on)
+	assert.Empty(t, last, "nothing recorded")
 }
