@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // pg is the package's PostgreSQL, started on first use (TestMain stops it).
@@ -108,7 +110,9 @@ func (e *e2e) requireLedgerAnswers(ctx context.Context, guild string) {
 // runLedgerE2E: votes arrive by the history (before the bot starts) and by
 // webhook (while it runs); /vote then shows each user's streak, total and
 // points, and /leaderboard this month's top voters, on the store env selects.
-func runLedgerE2E(t *testing.T, env map[string]string) *proc {
+// ben then opts in to reminders; it returns the bot and where the opt-in went
+// if in a file: the reminders file of TOPGG_STATE_DIR.
+func runLedgerE2E(t *testing.T, env map[string]string) (*proc, string) {
 	e, hp := newWebhookE2E(t, false)
 	maps.Copy(e.env, env)
 	e.env["TOPGG_VOTE_LOOKBACK"] = "24h" // ann's first vote is 13 hours old
@@ -122,20 +126,23 @@ func runLedgerE2E(t *testing.T, env map[string]string) *proc {
 	require.Equal(t, []string{"webhook"}, bot.waitSources(ben))
 	e.requireLedgerAnswers(ctx, guild(0, 0))
 	e.requireLedgerAnswers(ctx, guild(0, 1)) // the other shard's session answers too
+	assert.Contains(t, e.useVote(ctx, ben, new(true)), "I will send you a direct message when you can vote again.")
 	bot.terminate()
-	return bot
+	return bot, filepath.Join(e.state, voterperks.RemindersFile)
 }
 
 // TestE2ELedgerEmbedded: /vote and /leaderboard on the embedded store (bbolt),
 // the points in TOPGG_STATE_DIR.
 func TestE2ELedgerEmbedded(t *testing.T) {
-	runLedgerE2E(t, nil)
+	_, reminders := runLedgerE2E(t, nil)
+	assert.FileExists(t, reminders)
 }
 
 // TestE2ELedgerPostgres: the same with DATABASE_URL: the vote store and the
-// points in PostgreSQL; the password never shows.
+// points and the reminder opt-ins in PostgreSQL; the password never shows.
 func TestE2ELedgerPostgres(t *testing.T) {
-	bot := runLedgerE2E(t, map[string]string{"DATABASE_URL": databaseURL(t)})
+	bot, reminders := runLedgerE2E(t, map[string]string{"DATABASE_URL": databaseURL(t)})
+	assert.NoFileExists(t, reminders, "the opt-in went to the state directory, not to PostgreSQL")
 	assert.NotContains(t, bot.stderr.String()+bot.stdout.String(), pgPassword)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // The bot's own economy: vote points per user, a vote's weight each. With
@@ -33,9 +34,10 @@ const (
 
 // pointsStore keeps the points: reward credits a vote, read returns a user's.
 type pointsStore struct {
-	reward voterewards.Handler
-	read   func(ctx context.Context, user string) (int64, error)
-	close  func() error
+	reward    voterewards.Handler
+	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
+	read      func(ctx context.Context, user string) (int64, error)
+	close     func() error
 }
 
 // checkDatabaseURL checks DATABASE_URL without quoting it: it holds a password.
@@ -64,6 +66,10 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		pcfg.Fence = plugin.FleetFence(fl)
 	}
 	store, err := pgstore.Open(ctx, pool, pcfg)
+	var reminders *pgstore.Reminders // the opt-ins, with the votes
+	if err == nil {
+		reminders, err = store.Reminders(ctx)
+	}
 	if err == nil {
 		// Under a lock: processes of a fleet that start together would race
 		// on CREATE TABLE IF NOT EXISTS. (No arguments: one implicit transaction.)
@@ -80,7 +86,8 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		return err
 	}
 	return &pointsStore{
-		reward: store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
+		reminders: reminders,
+		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
 		read: func(ctx context.Context, user string) (n int64, err error) {
 			err = pool.QueryRow(ctx, "SELECT points FROM "+pointsTable+" WHERE user_id = $1", user).Scan(&n)
 			if errors.Is(err, pgx.ErrNoRows) {
