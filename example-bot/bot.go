@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
@@ -54,12 +55,20 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
-	for _, s := range group.Sessions() {
-		// Nothing the bot runs reads discordgo's State, a third of the memory
-		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
-		s.StateEnabled = false
+	var closers []func() error // the fleet and the points, closed after the plugin's Run returned
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	stopOps := func() error { return nil }
+	if err = b.start(ctx, client, ops, &closers); err == nil {
+		if made != nil {
+			made(b.plugin)
+		}
+		stopOps, err = ops.start(ctx, b.plugin, log)
 	}
-	stoppedEarly := func(err error) error {
+	if err != nil {
 		err = errors.Join(err, group.Close())
 		if ctx.Err() != nil {
 			log.Info("stopped before going online")
@@ -67,55 +76,56 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		}
 		return err
 	}
+	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
+}
+
+// start registers the commands, opens the fleet and the points, makes the
+// plugin and attaches the sessions to it; closers gets what to close at the end.
+func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers *[]func() error) error {
 	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
 	defs, err := b.registerCommands(ctx)
 	if err != nil {
-		return stoppedEarly(err)
+		return err
 	}
-	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
+	popts := []plugin.Option{plugin.WithLogger(b.log), plugin.WithCommands(defs)}
 	if ops != nil {
 		popts = append(popts, plugin.WithMetrics(ops.metrics))
 	}
-	fl, err := openFleet(cfg, b.botID, log)
+	fl, err := openFleet(b.cfg, b.botID, b.log)
 	if err != nil {
-		return stoppedEarly(err)
+		return err
 	}
 	if fl != nil {
-		defer fl.Close() // after the plugin's Run returned (see serve)
+		*closers = append(*closers, fl.Close)
 		popts = append(popts, plugin.WithFleet(fl))
-		log.Info("fleet mode: sharing counts and leadership through Redis", "shards", group, "lease", cfg.FleetLease)
+		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
 	}
-	pointOpts, err := b.openPoints(ctx, fl) // nil, and no points, with vote polling off
+	pointOpts, err := b.openPoints(ctx, fl) // no points with vote polling off, or in a fleet without a database
 	if err != nil {
-		return stoppedEarly(err)
+		return err
 	}
 	if b.points != nil {
-		defer b.points.close() // after the plugin's Run returned
+		*closers = append(*closers, b.points.close)
+	}
+	if b.cfg.votesOn() {
 		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
 	}
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
 	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
-	pcfg := cfg.Plugin
+	pcfg := b.cfg.Plugin
 	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
 	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
-		return stoppedEarly(err)
+		return err
 	}
-	if made != nil {
-		made(b.plugin)
-	}
-	for _, s := range group.Sessions() {
+	for _, s := range b.shards.Sessions() {
+		// Nothing the bot runs reads discordgo's State, a third of the memory
+		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
+		s.StateEnabled = false
 		s.AddHandler(b.plugin.Perks().Handle) // /vote and /leaderboard; a nil Perks answers nothing
 	}
-	// Attached and serving before the sessions open: /readyz answers 503
-	// until every shard has its READY.
-	if err := b.plugin.Attach(group.Sessions()...); err != nil {
-		return stoppedEarly(err)
-	}
-	stopOps, err := ops.start(ctx, b.plugin, log)
-	if err != nil {
-		return stoppedEarly(err)
-	}
-	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
+	// Attached and serving (ops) before the sessions open: /readyz answers
+	// 503 until every shard has its READY.
+	return b.plugin.Attach(b.shards.Sessions()...)
 }
 
 // registerCommands reads the bot's application (setting b.botID) and puts the

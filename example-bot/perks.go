@@ -18,7 +18,10 @@ func (c config) votesOn() bool {
 // streak, total and points) and /leaderboard (this month's top 10), the
 // reminders, and the voter role with REWARD_GUILD_ID and REWARD_ROLE_ID.
 func (b *bot) perks() plugin.VoterPerks {
-	v := plugin.VoterPerks{BotID: b.botID, Reminders: true, ReminderStore: b.points.reminders, Texts: voterperks.Texts{Vote: b.voteText}}
+	v := plugin.VoterPerks{BotID: b.botID, Reminders: true, Texts: voterperks.Texts{Vote: b.voteText}}
+	if b.points != nil {
+		v.ReminderStore = b.points.reminders // PostgreSQL's with DATABASE_URL, else nil: the backend's
+	}
 	if b.cfg.RewardGuildID != "" {
 		v.Role = &voterperks.Role{GuildID: string(b.cfg.RewardGuildID), RoleID: string(b.cfg.RewardRoleID)}
 	}
