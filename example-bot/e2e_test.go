@@ -219,6 +219,8 @@ func TestE2EConfigErrors(t *testing.T) {
 		{"TOPGG_API_URL", "http://example.com/api"},
 		{"TOPGG_TOKEN", "a b"},
 		{"TOPGG_STATE_DIR", "/proc/nope"},
+		{"DATABASE_URL", "mysql://bot:" + pgPassword + "@127.0.0.1/bot"},
+		{"DATABASE_URL", "postgres://bot:" + pgPassword + "@127.0.0.1:99999/bot"},
 	} {
 		env := map[string]string{}
 		for k, v := range e.env {
@@ -231,6 +233,7 @@ func TestE2EConfigErrors(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(out, "\n"), "one line: %q", out)
 		assert.True(t, strings.HasPrefix(out, "example-bot: configuration: "+tc.variable+": "), "%q", out)
 		assert.NotContains(t, out, "goroutine ")
+		assert.NotContains(t, out, pgPassword)
 		assert.Empty(t, bot.stdout.String())
 	}
 	// Missing entirely (not only empty).
