@@ -237,12 +237,16 @@ func (d *demo) votes(ctx context.Context) error {
 		"    another timestamp format). The bot knows them: still %d role grants.", d.roleChanges(true))
 
 	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
-	reply, err := d.useVote(ctx, alice, "alice", nil)
+	reply, err := d.useCommand(ctx, "vote", alice, "alice", nil)
 	if err != nil {
 		return err
 	}
 	d.say("The bot replied (only alice sees it): %q", reply)
-	if reply, err = d.useVote(ctx, bob, "bob", new(true)); err != nil {
+	if reply, err = d.useCommand(ctx, "leaderboard", alice, "alice", nil); err != nil {
+		return err
+	}
+	d.say("alice uses /leaderboard, this month's top voters from the bot's vote ledger. The bot replied: %q", reply)
+	if reply, err = d.useCommand(ctx, "vote", bob, "bob", new(true)); err != nil {
 		return err
 	}
 	d.say("bob uses /vote remind:True, to get a direct message when he can vote again. The bot replied: %q", reply)
@@ -265,9 +269,9 @@ func (d *demo) votes(ctx context.Context) error {
 	return nil
 }
 
-// useVote runs /vote as a user, with remind when given, and returns the reply.
-func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (string, error) {
-	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
+// useCommand runs a command as a user, with /vote's remind when given, and returns the reply.
+func (d *demo) useCommand(ctx context.Context, command, user, name string, remind *bool) (string, error) {
+	spec := discordtest.InteractionSpec{Command: command, GuildID: d.guilds[0], UserID: user, Username: name}
 	if remind != nil {
 		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: voterperks.RemindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
