@@ -42,16 +42,12 @@ type pointsStore struct {
 
 // checkDatabaseURL checks DATABASE_URL without quoting it: it holds a password.
 func checkDatabaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {
-		_, err = pgxpool.ParseConfig(raw)
-	} else {
-		err = cmp.Or(err, errors.New("bad scheme"))
+	if u, err := url.Parse(raw); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {
+		if _, err = pgxpool.ParseConfig(raw); err == nil {
+			return nil
+		}
 	}
-	if err != nil {
-		return badVariable("DATABASE_URL", "is not a postgres:// URL such as postgres://user:password@host:5432/db (the value is not shown)")
-	}
-	return nil
+	return badVariable("DATABASE_URL", "is not a postgres:// URL such as postgres://user:password@host:5432/db (the value is not shown)")
 }
 
 // openPostgres opens the vote store and the points table in DATABASE_URL's
