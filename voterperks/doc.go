@@ -9,7 +9,13 @@
 // reads the votes through [Votes] (a *voterewards.Poller, or the plugin) and
 // keeps the reminder opt-ins in a [ReminderStore] of the bot's backend: a file
 // in the state directory ([OpenFileReminders]), Redis in a fleet
-// (fleet.Fleet.Reminders). With the plugin, plugin.WithVoterPerks wires it all.
+// (fleet.Fleet.Reminders), PostgreSQL beside a pgstore vote store
+// (pgstore.Store.Reminders). With the plugin, plugin.WithVoterPerks wires it
+// all.
+//
+// In a fleet, the handlers run in the leader only, and check its term
+// (fleet.CheckTerm) right before each role call and direct message: a
+// leader resumed after a pause past its lease changes nothing.
 //
 // The handlers [Perks.OnReward] and [Perks.OnExpire] are voterewards
 // handlers: at least once per vote, calls of one user never overlapping. Both

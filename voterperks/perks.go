@@ -31,7 +31,8 @@ var _ Votes = (*voterewards.Poller)(nil)
 // ReminderStore keeps, per user, whether they want a reminder and which vote
 // they were last reminded of. It is kept with the vote state: a file in the
 // state directory ([OpenFileReminders]) for one process, Redis for a fleet
-// (fleet.Fleet.Reminders). Implementations are safe for concurrent use, and
+// (fleet.Fleet.Reminders), PostgreSQL for votes kept there
+// (pgstore.Store.Reminders). Implementations are safe for concurrent use, and
 // each method is one atomic change, durable when it returns nil.
 type ReminderStore interface {
 	// SetReminder records the user's choice. Any process may call it (the
