@@ -103,6 +103,9 @@ func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
 	if err := s.made(); err != nil {
 		return Stats{}, err
 	}
+	if err := checkUser(user); err != nil {
+		return Stats{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Stats{}, err
 	}
