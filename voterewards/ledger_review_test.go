@@ -82,4 +82,6 @@ func TestReviewControlCharactersInIDs(t *testing.T) {
 // historyNever is a History the tests never poll.
 type historyNever struct{}
 
-func (historyNever) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) { return nil, nil }
+func (historyNever) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	return nil, nil
+}
