@@ -2,7 +2,9 @@ package voterewards
 
 import (
 	"context"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,4 +37,32 @@ type historyStub struct{}
 
 func (historyStub) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
 	return &topgg.VotePage{}, nil
+}
+
+// TestLedgerStreakGraceForever: a bot that wants streaks never to break sets
+// StreakGrace to the longest Duration. StreakUntil then lies past 2262,
+// which the stores' nanosecond times cannot hold (bolt read it back in
+// 1733: every vote restarted the streak); Add keeps it at the last instant
+// they can, so that every store counts the same streak.
+func TestLedgerStreakGraceForever(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bolt, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bolt.Close() })
+	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const forever = time.Duration(math.MaxInt64)
+	for name, s := range map[string]Store{"memory": NewMemoryStore(), "bolt": bolt} {
+		for i := range 3 {
+			c := created.Add(time.Duration(i) * 30 * 24 * time.Hour) // a month apart: only the grace keeps the streak
+			added, err := s.Ingest(ctx, nil, []Vote{newVote(topgg.Vote{PlatformID: "1", Weight: 1, CreatedAt: c, ExpiresAt: c.Add(VoteLifetime)})}, forever)
+			require.NoError(t, err, name)
+			require.Len(t, added, 1, name)
+			assert.Equal(t, i+1, added[0].Stats.Streak, "%s: vote %d", name, i)
+		}
+		st, err := s.Stats(ctx, "1")
+		require.NoError(t, err, name)
+		assert.Equal(t, 3, st.Streak, name)
+		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
+	}
 }
