@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
@@ -34,6 +36,7 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // myCommands are a bot's slash commands, as it registers them on Discord.
@@ -164,6 +167,45 @@ func webhookTour(poller *voterewards.Poller) error {
 	return nil
 }
 
+func postgresTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, discordUserID string) error {
+	// readme:begin postgres
+	pool, err := pgstore.Connect(ctx, os.Getenv("DATABASE_URL")) // errors never show the password
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{}) // creates or migrates its schema ("topgg")
+	if err != nil {
+		return err
+	}
+	credit := store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+		_, err := tx.Exec(ctx, `INSERT INTO wallets (user_id, coins) VALUES ($1, $2)
+			ON CONFLICT (user_id) DO UPDATE SET coins = wallets.coins + EXCLUDED.coins`, v.PlatformID, 100*v.Weight)
+		return err // an error rolls the coins back with the vote's done mark; the vote is retried
+	})
+	p, err := plugin.New(client, cfg, plugin.WithVoteStore(store), plugin.WithRewardHandler(credit))
+	if err != nil {
+		return err
+	}
+	go func() { _ = p.Run(ctx) }()
+
+	st, err := store.Stats(ctx, discordUserID) // the voter's ledger, one read
+	if err != nil {
+		return err
+	}
+	month, _ := st.ThisMonth(time.Now())
+	log.Printf("streak %d (best %d), %d votes this month, %d in all", st.CurrentStreak(time.Now()), st.BestStreak, month, st.Votes)
+	top, err := store.Leaderboard(ctx, time.Now(), 10) // this UTC month; time.Time{} for all time
+	if err != nil {
+		return err
+	}
+	for i, s := range top {
+		log.Printf("#%d %s: %d votes (weighted %d)", i+1, s.User, s.Votes, s.Total)
+	}
+	// readme:end
+	return nil
+}
+
 // readme:begin plugin
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -209,6 +251,29 @@ func run() error {
 		return err
 	}
 	return p.Run(ctx) // until SIGTERM: every job stopped and the vote state saved when it returns
+}
+
+// readme:end
+
+// readme:begin voter features
+// newVoterBot wires the voter features into a bot's plugin: call it before the sessions open.
+func newVoterBot(client *topgg.Client, cfg plugin.Config, sessions []*discordgo.Session, botID, guildID, roleID string) (*plugin.Plugin, error) {
+	p, err := plugin.New(client, cfg,
+		// /vote (remind:True/False) and /leaderboard beside the bot's own commands; register them on Discord too.
+		plugin.WithCommands(append(voterperks.Commands(voterperks.Texts{}), premiumCommand)),
+		plugin.WithVoterPerks(plugin.VoterPerks{
+			BotID:     botID,                                              // the vote link: https://top.gg/bot/<botID>/vote
+			Role:      &voterperks.Role{GuildID: guildID, RoleID: roleID}, // held while the vote is active
+			Reminders: true,                                               // a DM when the user can vote again (opt-in)
+		}))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sessions {
+		s.AddHandler(p.Perks().Handle)                   // answers /vote and /leaderboard
+		s.AddHandler(p.Perks().Gate(premium, "premium")) // runs premium for voters only
+	}
+	return p, p.Attach(sessions...)
 }
 
 // readme:end
@@ -350,4 +415,4 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 }
 
 // The tours are compiled, not run: they need the real services.
-var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}
+var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, postgresTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}
