@@ -66,3 +66,31 @@ func TestLedgerStreakGraceForever(t *testing.T) {
 		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
 	}
 }
+
+// TestLedgerReadsOfUnmadeValues: the ledger's reads on a Poller or
+// BoltStore not made by their constructors (zero, nil) return
+// topgg.ErrNotConfigured, and a closed BoltStore an error: never a panic.
+func TestLedgerReadsOfUnmadeValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	closed, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	var nilPoller *Poller
+	var nilBolt *BoltStore
+	readers := map[string]interface {
+		Stats(context.Context, string) (Stats, error)
+		Leaderboard(context.Context, time.Time, int) ([]Standing, error)
+	}{"zero Poller": &Poller{}, "nil Poller": nilPoller, "zero BoltStore": &BoltStore{}, "nil BoltStore": nilBolt, "closed BoltStore": closed}
+	for name, r := range readers {
+		assert.NotPanics(t, func() {
+			_, err := r.Stats(ctx, "1")
+			assert.Error(t, err, "%s: Stats", name)
+			_, err = r.Leaderboard(ctx, time.Time{}, 10)
+			assert.Error(t, err, "%s: Leaderboard", name)
+			if name != "closed BoltStore" {
+				assert.ErrorIs(t, err, topgg.ErrNotConfigured, name)
+			}
+		}, name)
+	}
+}
