@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"testing"
 	"time"
@@ -167,4 +168,25 @@ func TestReviewRewardOfNilHandler(t *testing.T) {
 	s := open(t, pgstore.Config{})
 	assert.Nil(t, s.Reward(nil), "Reward(nil)")
 	assert.Nil(t, s.Expiry(nil), "Expiry(nil)")
+}
+
+// TestReviewStreakGraceForever: a StreakGrace of "forever" (the longest
+// Duration) puts StreakUntil past 2262, which UnixNano cannot hold: the
+// store reads back another time and every vote restarts the streak (the
+// memory and Redis stores keep it; bolt keeps April 2262, the last instant
+// it holds).
+func TestReviewStreakGraceForever(t *testing.T) {
+	t.Skip("finding 13: pgstore/codec.go ns(StreakUntil) overflows UnixNano past 2262: with StreakGrace = math.MaxInt64 every vote restarts the streak")
+	s := open(t, pgstore.Config{})
+	const forever = time.Duration(math.MaxInt64)
+	for i := range 3 {
+		v := vote(1, base.Add(time.Duration(i)*30*24*time.Hour)) // a month apart: only the grace keeps the streak
+		added, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, forever)
+		require.NoError(t, err)
+		require.Len(t, added, 1)
+		assert.Equal(t, i+1, added[0].Stats.Streak, "vote %d", i)
+		st, err := s.Stats(context.Background(), v.PlatformID)
+		require.NoError(t, err)
+		assert.Equal(t, i+1, st.Streak, "vote %d, read back", i)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -38,8 +37,7 @@ type Stats struct {
 	// longest streak the voter had.
 	Streak, BestStreak int
 	// StreakUntil is the last instant a new vote continues Streak: the
-	// newest vote's ExpiresAt plus the streak grace (at most April 2262,
-	// the last instant the stores keep: a grace of "forever" holds).
+	// newest vote's ExpiresAt plus the streak grace.
 	StreakUntil time.Time
 	// Month is the first instant of LastVote's UTC month; MonthVotes and
 	// MonthTotal count the votes made in it (late ones included). Read
@@ -63,7 +61,7 @@ func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	s.Total += w
 	m := MonthOf(v.CreatedAt)
 	switch {
-	case s.Votes == 1 || m.After(s.Month): // a first vote: Month may be the zero time's month
+	case s.Month.IsZero() || m.After(s.Month):
 		s.Month, s.MonthVotes, s.MonthTotal = m, 1, w
 	case m.Equal(s.Month):
 		s.MonthVotes++
@@ -79,16 +77,9 @@ func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	}
 	s.BestStreak = max(s.BestStreak, s.Streak)
 	s.StreakUntil = v.ExpiresAt.Add(grace)
-	if last := lastInstant(); s.StreakUntil.After(last) {
-		s.StreakUntil = last // a grace of "forever": past what the stores' times hold
-	}
 	s.LastVote = v.CreatedAt
 	return s
 }
-
-// lastInstant is the last instant the stores keep (nanoseconds since 1970
-// in an int64: April 2262).
-func lastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
 
 // CurrentStreak returns Streak if a vote made at now still continues it,
 // else 0: a streak whose grace has passed is over.

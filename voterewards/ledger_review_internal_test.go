@@ -41,9 +41,9 @@ func (historyStub) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, er
 
 // TestLedgerStreakGraceForever: a bot that wants streaks never to break sets
 // StreakGrace to the longest Duration. StreakUntil then lies past 2262,
-// which the stores' nanosecond times cannot hold (bolt read it back in
-// 1733: every vote restarted the streak); Add keeps it at the last instant
-// they can, so that every store counts the same streak.
+// which the bolt file's nanosecond times cannot hold (it read back in 1733:
+// every vote restarted the streak); the bolt store keeps the last instant
+// they can, so that it counts the same streaks as the memory store.
 func TestLedgerStreakGraceForever(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
