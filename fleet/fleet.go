@@ -77,10 +77,13 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
 }
 
-// Open is [New] on a client of its own for a redis:// or rediss:// URL (see
-// [NewClient]; the password never shows in errors). [Fleet.Close] closes it.
+// Open is [New] on a client of its own for the URL, which selects the
+// deployment (see [NewUniversalClient]): a single node (redis://,
+// rediss://), Redis Cluster ([SchemeCluster]) or a master through Sentinel
+// ([SchemeSentinel]). The password never shows in errors. [Fleet.Close]
+// closes the client.
 func Open(redisURL string, cfg Config) (*Fleet, error) {
-	rdb, err := NewClient(redisURL)
+	rdb, err := NewUniversalClient(redisURL)
 	if err != nil {
 		return nil, err
 	}
