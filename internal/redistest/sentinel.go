@@ -227,20 +227,33 @@ func (s *Sentinel) KillMaster(ctx context.Context) (killed, promoted *Server) {
 		s.t.Fatalf("redistest: %v", err)
 	}
 	killed.Kill()
-	promoted = s.nodes[0]
-	if promoted == killed {
-		promoted = s.nodes[1]
+	promoted = s.Other(killed)
+	s.WaitMaster(ctx, promoted)
+	return killed, promoted
+}
+
+// Other returns the node that is not n.
+func (s *Sentinel) Other(n *Server) *Server {
+	if n == s.nodes[0] {
+		return s.nodes[1]
 	}
+	return s.nodes[0]
+}
+
+// WaitMaster waits (bounded) until a majority of the sentinels name n as
+// master and n answers ROLE as one (after a kill the test made itself).
+func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
+	s.t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, failoverTimeout)
 	defer cancel()
 	for {
 		m, err := s.Master(wctx)
-		if err == nil && m == promoted && isMaster(wctx, promoted) {
-			return killed, promoted
+		if err == nil && m == n && isMaster(wctx, n) {
+			return
 		}
 		if !sleepCtx(wctx, 50*time.Millisecond) {
-			s.t.Fatalf("redistest: the sentinels did not promote %s within %v", promoted.Addr(), failoverTimeout)
-			return nil, nil
+			s.t.Fatalf("redistest: the sentinels did not make %s master within %v", n.Addr(), failoverTimeout)
+			return
 		}
 	}
 }
