@@ -46,7 +46,7 @@ type haWorld struct {
 	client     *topgg.Client
 
 	mu      sync.Mutex
-	terms   []haTerm            // in the order they began
+	terms   []haTerm           // in the order they began
 	rewards map[string][]int64 // voter -> the token of each reward call (one vote per voter)
 }
 
