@@ -54,7 +54,11 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
-// closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
+// closes. It does not contact Redis. rdb is a *redis.Client (one node, or
+// Sentinel's failover client) or a *redis.ClusterClient, for which the lease
+// waits for the replicas' acknowledgement of its elections (see "Redis
+// Cluster and Sentinel" in the package doc); another UniversalClient (a
+// Ring) works, without that wait. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
