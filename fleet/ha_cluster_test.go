@@ -89,5 +89,6 @@ func TestClusterFleetSurvivesAMasterFailover(t *testing.T) {
 			live = append(live, p)
 		}
 	}
-	assert.Len(t, haLeaders(live...), 1, "one leader after the failover")
+	assert.Eventually(t, func() bool { return len(haLeaders(live...)) == 1 }, haWait, haTick,
+		"not one leader after the failover")
 }
