@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -161,17 +162,17 @@ func (c *Cluster) keySlot(ctx context.Context, key string) (int64, error) {
 	return 0, fmt.Errorf("no node answers CLUSTER KEYSLOT: %w", err)
 }
 
-// masterOfSlot returns the node that every live node naming a master for
-// slot names (CLUSTER SHARDS is Redis 7+; CLUSTER SLOTS is older and enough).
+// masterOfSlot returns the node that every live node naming an online
+// master for slot names (CLUSTER SHARDS).
 func (c *Cluster) masterOfSlot(ctx context.Context, slot int64) (*Server, error) {
 	var found *Server
 	for _, n := range c.nodes {
 		var addr string
 		err := withNode(ctx, n, func(nc *redis.Client) error {
-			ranges, err := nc.ClusterSlots(ctx).Result()
-			for _, r := range ranges {
-				if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-					addr = r.Nodes[0].Addr
+			shards, err := nc.ClusterShards(ctx).Result()
+			for _, sh := range shards {
+				if servesSlot(sh, slot) {
+					addr = onlineMaster(sh)
 				}
 			}
 			return err
@@ -189,6 +190,25 @@ func (c *Cluster) masterOfSlot(ctx context.Context, slot int64) (*Server, error)
 		return nil, fmt.Errorf("no live node names a master for slot %d", slot)
 	}
 	return found, nil
+}
+
+func servesSlot(sh redis.ClusterShard, slot int64) bool {
+	for _, r := range sh.Slots {
+		if r.Start <= slot && slot <= r.End {
+			return true
+		}
+	}
+	return false
+}
+
+// onlineMaster returns host:port of the shard's online master ("" if none).
+func onlineMaster(sh redis.ClusterShard) string {
+	for _, nd := range sh.Nodes {
+		if nd.Role == "master" && nd.Health == "online" {
+			return net.JoinHostPort(nd.IP, strconv.FormatInt(nd.Port, 10))
+		}
+	}
+	return ""
 }
 
 func (c *Cluster) byAddr(addr string) *Server {
