@@ -46,7 +46,7 @@ func StartCluster(t testing.TB) *Cluster {
 			// A replica may be promoted however long it was cut off: the
 			// tests kill masters on purpose, and must not stall on a
 			// replica Redis finds too stale.
-			"--cluster-replica-validity-factor", "0")))
+			"--cluster-replica-validity-factor", "0", fastSync()[0], fastSync()[1])))
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.nodes {

@@ -31,6 +31,11 @@ const MasterName = "mymaster"
 // replaced within a few times this.
 const downAfter = 1000 * time.Millisecond
 
+// fastSync returns the arguments of a master that starts a replica's full
+// sync at once, not after the default 5 s wait for more replicas (the
+// diskless sync delay).
+func fastSync() []string { return []string{"--repl-diskless-sync-delay", "0"} }
+
 // Sentinel is a Sentinel-managed Redis owned by a test: one master and one
 // replica (each a [Server] with AOF), watched by three redis-sentinel
 // processes with quorum 2 and down-after-milliseconds 1000. Its methods are
@@ -76,8 +81,8 @@ func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	bin := RequireSentinel(t)
 	s := &Sentinel{t: t}
-	master := Start(t)
-	replica := Start(t, WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(master.port)))
+	master := Start(t, WithArgs(fastSync()...))
+	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port)}, fastSync()...)...))
 	s.nodes = []*Server{master, replica}
 	for range 3 {
 		p, err := startSentinelProc(bin, t.TempDir(), master.port)
