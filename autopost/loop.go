@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -123,6 +124,9 @@ func (p *Poster) failureDelay(l *loop, c Counts, now time.Time, err error) time.
 // send posts c: in v1, the missed samples first (in one batch), then the
 // current numbers.
 func (p *Poster) send(ctx context.Context, l *loop, c Counts, res *Result) error {
+	if err := term.Check(ctx); err != nil { // a fleet leader past its term posts nothing
+		return err
+	}
 	if p.cfg.Mode == ModeV0 {
 		return p.sendV0(ctx, c)
 	}

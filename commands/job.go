@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -192,6 +193,9 @@ func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 }
 
 func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
+	if err := term.Check(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
+		return Result{}, fmt.Errorf("commands: %w", err)
+	}
 	if j.cfg.Commands == nil {
 		return failed(j.syncer.syncFromDiscord(ctx, session, refused))
 	}

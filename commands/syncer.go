@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -184,6 +185,9 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	}
 	if refused != nil && refused.hash == res.Hash {
 		return res, fmt.Errorf("%w: %w", ErrRefused, refused.err)
+	}
+	if err := term.Check(ctx); err != nil {
+		return res, fmt.Errorf("commands: %w", err)
 	}
 	if err := s.client.SetCommands(ctx, defs); err != nil {
 		return res, fmt.Errorf("commands: publishing %d command(s): %w", len(defs), err)

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
@@ -123,7 +124,11 @@ func (l *Lease) Fence(token int64) Fence {
 // taken by another or has not been renewed by TTL-TTL/5 after the send time
 // of the last successful renewal (measured on the local monotonic clock), so
 // that fn stops before the lease can expire; and with the term's fencing
-// token. fn must return promptly once its context is done.
+// token. fn must return promptly once its context is done. The context also
+// carries the term: [CheckTerm] on it fails, wrapping [ErrTermOver], from
+// the moment that deadline passes on the local monotonic clock, without
+// waiting for the cancellation to reach fn's goroutines (the first failed
+// check cancels the context).
 //
 // When fn returns, Run stops renewing and releases the lease (the contenders
 // are told at once). Then: if ctx is done, Run returns nil; if the lease was
@@ -164,14 +169,17 @@ func (l *Lease) lead(ctx context.Context, fn func(context.Context, int64) error,
 	l.setState(true, token)
 
 	leaderCtx, cancelLeader := context.WithCancelCause(ctx)
+	t := l.term(sent, cancelLeader)
+	leaderCtx = term.With(leaderCtx, t)
 	keepCtx, stopKeep := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { l.keep(keepCtx, cancelLeader, value, sent) })
+	wg.Go(func() { l.keep(keepCtx, t, value, sent) })
 
 	ferr := fn(leaderCtx, token)
 	lost := errors.Is(context.Cause(leaderCtx), ErrLeaseLost)
 	stopKeep()
 	wg.Wait()
+	t.End(nil) // fn returned: a straggler of its work checks in vain
 	cancelLeader(nil)
 
 	l.setState(false, 0)

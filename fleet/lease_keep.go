@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // renewal is the outcome of one renewal request sent at sent.
@@ -14,14 +16,15 @@ type renewal struct {
 	err  error
 }
 
-// keep renews the lease every renewEvery while ctx lives, and calls lose
-// when the lease was taken (a renewal found another value) or when
+// keep renews the lease every renewEvery while ctx lives, moves the term's
+// deadline on each successful renewal, and ends the term when the lease
+// was taken (a renewal found another value) or when
 // TTL-margin has passed since the send time of the last successful renewal
 // (or of the acquisition): the lease may then expire at any moment, so the
 // leader must already be stopping. Renewal requests run one at a time on
 // their own goroutine, so that a hung request cannot delay the deadline;
 // keep waits for it before returning.
-func (l *Lease) keep(ctx context.Context, lose context.CancelCauseFunc, value string, sent time.Time) {
+func (l *Lease) keep(ctx context.Context, t *term.Term, value string, sent time.Time) {
 	deadline := sent.Add(l.ttl - l.margin)
 	lost := l.clock.NewTimer(deadline.Sub(l.clock.Now()))
 	defer func() { lost.Stop() }()
@@ -39,7 +42,7 @@ func (l *Lease) keep(ctx context.Context, lose context.CancelCauseFunc, value st
 		case <-ctx.Done():
 			return
 		case <-lost.C():
-			lose(fmt.Errorf("%w: not renewed within TTL-margin (%v)", ErrLeaseLost, l.ttl-l.margin))
+			t.End(fmt.Errorf("%w: not renewed within TTL-margin (%v)", ErrLeaseLost, l.ttl-l.margin))
 			return
 		case <-tick.C():
 			tick = l.clock.NewTimer(l.renewEvery)
@@ -59,10 +62,11 @@ func (l *Lease) keep(ctx context.Context, lose context.CancelCauseFunc, value st
 			case r.err != nil:
 				l.log.Warn("lease renewal failed", "err", r.err, "stop_in", deadline.Sub(l.clock.Now()))
 			case !r.ok:
-				lose(fmt.Errorf("%w: the lease is held by another process", ErrLeaseLost))
+				t.End(fmt.Errorf("%w: the lease is held by another process", ErrLeaseLost))
 				return
 			default:
 				deadline = r.sent.Add(l.ttl - l.margin)
+				t.Extend(deadline)
 				lost.Stop()
 				lost = l.clock.NewTimer(deadline.Sub(l.clock.Now()))
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -84,8 +85,20 @@ func (b *fleetBackend) jobs(p *Plugin, leader []job) []job {
 // lead runs the leader-only jobs of one term under the supervisor until ctx
 // ends (the lease is lost or the plugin stops). A job that fails for good
 // ends the term's other jobs, and its error ends the lease's Run, and so the
-// plugin's. A term's deadline (issue 17) belongs here.
+// plugin's.
+//
+// ctx carries the term (fleet.Lease.Run puts it there): each job checks it
+// right before each leader-only action (autopost before each post, commands
+// before the read and the publish, votes before each history request and
+// each handler call, the client before each Top.gg request), so that a
+// process resumed past its lease starts nothing, and the first check that
+// finds the term over cancels ctx for every job of the term.
 func (p *Plugin) lead(ctx context.Context, jobs []job) error {
+	if term.From(ctx) == nil {
+		// Every leader-only action would pass its check: refuse to lead
+		// rather than act without a deadline.
+		return fmt.Errorf("plugin: %w: the leader's context carries no term", topgg.ErrNotConfigured)
+	}
 	p.leading(true)
 	defer p.leading(false)
 	return p.supervise(ctx, jobs)

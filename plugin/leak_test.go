@@ -22,9 +22,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// TestMain says in one line why the fleet tests skip when redis-server is
-// missing, and fails the package if any test leaves a goroutine behind.
+// TestMain runs a process of a test's fleet when asked (childMain), says in
+// one line why the fleet tests skip when redis-server is missing, and fails
+// the package if any test leaves a goroutine behind.
 func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		os.Exit(childMain(name)) // a process of the resumed-leader test's fleet
+	}
 	if !redistest.Announce("plugin") {
 		os.Exit(1)
 	}

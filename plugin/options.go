@@ -144,7 +144,10 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 }
 
 // WithVoteStore replaces the vote state kept in Config.StateDir, e.g. with
-// voterewards.NewMemoryStore() for tests. The plugin does not close it: the caller
+// voterewards.NewMemoryStore() for tests, or with the bot's own PostgreSQL
+// database (a *pgstore.Store, which the bot opens: its handler rewards
+// through the store's transaction, pgstore.Store.Reward, exactly once; in a
+// fleet, open it with [FleetFence]). The plugin does not close it: the caller
 // does, after Run returned.
 func WithVoteStore(s voterewards.Store) Option {
 	return func(o *options) error {

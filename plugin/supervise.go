@@ -11,6 +11,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -63,7 +64,9 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 			// returns while stopping (the vote poller had to cancel running
 			// handlers, say) is news to the operator. A bare cancellation is just
 			// how the stop reached a request in flight.
-			if !errors.Is(err, context.Canceled) {
+			// Nor is a fleet leader's term that ended under it (the check
+			// that found it over cancelled ctx).
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, term.ErrOver) {
 				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
 			return nil

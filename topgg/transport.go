@@ -17,6 +17,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/term"
 )
 
 const (
@@ -158,6 +159,11 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	debug := c.log.Enabled(ctx, slog.LevelDebug)
 	if debug {
 		start = time.Now()
+	}
+	// A fleet leader's term is checked last, right before the send: a
+	// process resumed past its lease sends nothing (see fleet.CheckTerm).
+	if err := term.Check(ctx); err != nil {
+		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

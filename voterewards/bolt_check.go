@@ -317,8 +317,10 @@ func guard(path string, fn func() error) (err error) {
 	return fn()
 }
 
-// walkAll reads every bucket the store uses (it nests none), so that a
-// damaged page shows at open rather than later.
+// walkAll reads every bucket the store uses (the ledger's too; it nests
+// none), so that a damaged page shows at open rather than later. A record
+// that is sound bbolt but not a record (a damaged vote, ledger or board
+// entry) is an error of the call that reads it, naming the file.
 func walkAll(tx *bolt.Tx) error {
 	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
 }

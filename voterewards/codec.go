@@ -13,9 +13,11 @@ import (
 //
 //	v1: version(1) created(8) expires(8) weight(uvarint) user_id platform_id
 //	v2: v1 + origin(1) id query_len(uvarint) (key value)*query_len
+//	v3: v2 + the vote's Stats (codec_ledger.go)
 const (
 	codecV1      = 1
-	codecVersion = 2
+	codecV2      = 2
+	codecVersion = 3
 )
 
 // maxIDLen bounds the ids and query strings of a record.
@@ -35,7 +37,7 @@ func encodeVote(v Vote) []byte {
 	if v.Hook != nil {
 		h = *v.Hook
 	}
-	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID)
+	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID) + statsLen + len(v.Stats.User)
 	for k, val := range h.Query {
 		n += 2*binary.MaxVarintLen64 + len(k) + len(val)
 	}
@@ -56,7 +58,7 @@ func encodeVote(v Vote) []byte {
 			b = appendString(appendString(b, k), h.Query[k])
 		}
 	}
-	return b
+	return appendVoteStats(b, v.Stats)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -64,7 +66,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 func decodeVote(b []byte) (Vote, error) {
-	if len(b) < 17 || (b[0] != codecV1 && b[0] != codecVersion) {
+	if len(b) < 17 || b[0] < codecV1 || b[0] > codecVersion {
 		return Vote{}, errBadRecord
 	}
 	v := Vote{Origin: OriginHistory}
@@ -72,8 +74,11 @@ func decodeVote(b []byte) (Vote, error) {
 	d := decoder{b: b[17:]}
 	w := d.uvarint(1 << 31)
 	v.Weight, v.UserID, v.PlatformID = int(w), d.string(), d.string()
-	if b[0] == codecVersion {
+	if b[0] >= codecV2 {
 		d.v2(&v)
+	}
+	if b[0] >= codecVersion {
+		d.v3(&v)
 	}
 	if d.bad || len(d.b) != 0 {
 		return Vote{}, errBadRecord

@@ -23,6 +23,9 @@ func TestCodecRoundTrip(t *testing.T) {
 
 func FuzzDecodeVote(f *testing.F) {
 	f.Add(encodeVote(newVote(topgg.Vote{UserID: "1", PlatformID: "2", Weight: 1, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})))
+	withStats := newVote(topgg.Vote{UserID: "1", Weight: 2, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})
+	withStats.Stats = Stats{}.Add(withStats, DefaultStreakGrace)
+	f.Add(encodeVote(withStats))
 	f.Add([]byte{codecVersion})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -33,5 +36,20 @@ func FuzzDecodeVote(f *testing.F) {
 		again, err := decodeVote(encodeVote(v))
 		require.NoError(t, err)
 		assert.Equal(t, v, again)
+	})
+}
+
+func FuzzDecodeLedger(f *testing.F) {
+	v := newVote(topgg.Vote{UserID: "1", PlatformID: "2", Weight: 1, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})
+	f.Add(encodeLedger(Stats{}.Add(v, DefaultStreakGrace)))
+	f.Add([]byte{ledgerVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := decodeLedger("u", b)
+		if err != nil {
+			return
+		}
+		again, err := decodeLedger("u", encodeLedger(s))
+		require.NoError(t, err)
+		assert.Equal(t, s, again)
 	})
 }

@@ -113,6 +113,29 @@ func pendingKeys(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// requireLedgerExact checks the ledger the killed children left: each vote
+// of the fake (one per voter) counted exactly once, with its weight, though
+// deliveries were repeated.
+func requireLedgerExact(t *testing.T, dir string, srv *topggtest.Server) {
+	t.Helper()
+	store, err := voterewards.OpenStore(dir)
+	require.NoError(t, err)
+	defer store.Close()
+	votes, total := 0, 0
+	for _, v := range srv.Votes() {
+		st, err := store.Stats(context.Background(), v.PlatformID)
+		require.NoError(t, err)
+		require.Equal(t, 1, st.Votes, "voter %s", v.PlatformID)
+		require.Equal(t, v.Weight, st.Total, "voter %s", v.PlatformID)
+		votes, total = votes+1, total+v.Weight
+	}
+	top, err := store.Leaderboard(context.Background(), time.Time{}, 1)
+	require.NoError(t, err)
+	require.Len(t, top, 1)
+	assert.Equal(t, 2, top[0].Total, "a weekend vote leads")
+	t.Logf("ledger after the kills: %d votes, total %d, each counted once", votes, total)
+}
+
 // TestCrashSafety kills a child process running the poller mid-delivery,
 // round after round, and checks after each restart that no vote is skipped
 // and that duplicates stay within the concurrency bound.
@@ -208,6 +231,7 @@ func TestCrashSafety(t *testing.T) {
 	// Every duplicate comes from a vote that a kill caught handled but not
 	// recorded; no vote is delivered twice otherwise.
 	assert.LessOrEqual(t, duplicates, causedByKills)
+	requireLedgerExact(t, dir, srv)
 	maxRound := 0
 	for _, n := range inFlightAtKill {
 		maxRound = max(maxRound, n)

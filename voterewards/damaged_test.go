@@ -65,6 +65,9 @@ func openDamaged(t *testing.T, b []byte) bool {
 	// A file that passed the check is read whole without a crash; a record
 	// it cannot decode is an error, not a panic.
 	_, _ = s.Load(context.Background())
+	_, _ = s.Stats(context.Background(), platformID(7))
+	_, _ = s.Leaderboard(context.Background(), time.Time{}, voterewards.MaxLeaderboard)
+	_, _ = s.Leaderboard(context.Background(), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), voterewards.MaxLeaderboard)
 	return false
 }
 

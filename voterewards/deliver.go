@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker; beyond it the
@@ -297,6 +298,11 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 // and returns errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
+		if term.Check(r.hctx) != nil {
+			// A fleet leader past its term calls no handler: the vote stays
+			// pending for the next leader.
+			return n - 1, errAbandoned
+		}
 		if n > 1 {
 			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
 		}

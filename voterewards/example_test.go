@@ -142,3 +142,58 @@ func ExampleOpenStore() {
 	fmt.Println(errors.Is(err, voterewards.ErrLocked))
 	// Output: true
 }
+
+// A bot shows a voter's streak and a leaderboard. Here two votes of one
+// user a day apart (one read from the history, one by webhook) and one of
+// another user; the Stats are also on each vote the handlers receive
+// (v.Stats).
+func ExamplePoller_Stats() {
+	srv, err := topggtest.NewServer()
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	if err != nil {
+		panic(err)
+	}
+	p, err := voterewards.New(client, voterewards.Config{
+		Store:    voterewards.NewMemoryStore(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil },
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	vote := func(user string, created time.Time, weight int, origin voterewards.Origin) voterewards.Vote {
+		return voterewards.Vote{Vote: topgg.Vote{PlatformID: user, Weight: weight, CreatedAt: created,
+			ExpiresAt: created.Add(voterewards.VoteLifetime)}, Origin: origin}
+	}
+	// Ingest stores votes without Run; Run would deliver them.
+	if err := p.Ingest(ctx,
+		vote("146183080879613966", now.Add(-25*time.Hour), 2, voterewards.OriginHistory),
+		vote("146183080879613966", now.Add(-time.Hour), 1, voterewards.OriginWebhook),
+		vote("222222222222222222", now.Add(-2*time.Hour), 2, voterewards.OriginWebhook),
+	); err != nil {
+		panic(err)
+	}
+
+	st, err := p.Stats(ctx, "146183080879613966")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("votes", st.Votes, "total", st.Total, "streak", st.CurrentStreak(time.Now()))
+
+	board, err := p.Leaderboard(ctx, time.Time{}, 10) // all time; a month: any instant of it
+	if err != nil {
+		panic(err)
+	}
+	for i, s := range board {
+		fmt.Println(i+1, s.User, s.Total)
+	}
+	// Output:
+	// votes 2 total 3 streak 2
+	// 1 146183080879613966 3
+	// 2 222222222222222222 2
+}

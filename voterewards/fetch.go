@@ -3,6 +3,7 @@ package voterewards
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -55,10 +57,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 			return r.caughtUpNow(ctx)
 		}
 		asked[k] = true
-		page, err := r.p.src.Votes(ctx, q)
-		if err == nil && page == nil {
-			err = errNilPage
-		}
+		page, err := r.page(ctx, q)
 		if err != nil {
 			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
 			if !retry {
@@ -89,6 +88,19 @@ func (r *run) poll(ctx context.Context) time.Duration {
 	}
 	r.log.Warn("poll stopped at its page limit; going on after the interval", slog.Int("pages", maxPagesPerPoll))
 	return r.p.cfg.Interval
+}
+
+// page reads one page of the history, unless this process is a fleet
+// leader past its term (whose context the failed check has then cancelled).
+func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	if err := term.Check(ctx); err != nil {
+		return nil, fmt.Errorf("voterewards: %w", err)
+	}
+	page, err := r.p.src.Votes(ctx, q)
+	if err == nil && page == nil {
+		err = errNilPage
+	}
+	return page, err
 }
 
 // requestFailed decides what a failed request q means: retry at once from

@@ -17,49 +17,38 @@ const MaxLeaderboard = 1000
 // ErrBadLeaderboard is returned by Leaderboard for n outside 1..[MaxLeaderboard].
 var ErrBadLeaderboard = errors.New("voterewards: leaderboard size must be 1..1000")
 
-// Stats is one voter's ledger: what every [Store] keeps per voter, updated in
-// the same atomic step that admits a vote (so a duplicate never counts), with
-// [Stats.Add]. A [Vote] given to a handler carries the voter's Stats as they
+// Stats is one voter's ledger: what every [Store] keeps per voter, updated
+// with [Stats.Add] in the same atomic step that admits a vote, so that a
+// duplicate never counts. The rules (streaks, weekend weights, votes seen
+// twice, late votes, UTC months) are the package documentation's "The
+// ledger". A [Vote] given to a handler carries the voter's Stats as they
 // stood right after that vote was admitted; [Poller.Stats] reads them now.
-//
-// The rules, defined once here and applied by every store:
-//   - Votes counts each admitted vote once; Total adds its Weight (a weekend
-//     vote counts 2, and Weight below 1 counts 1). A vote that two sources
-//     deliver (history and webhook) is one vote ([DedupWindow]) and counts once.
-//   - A streak is a run of votes, each made no later than StreakUntil of the
-//     one before: that vote's ExpiresAt (when the user could vote again) plus
-//     the grace ([Config.StreakGrace], default [DefaultStreakGrace]). A vote
-//     made later starts a new streak of 1. Streak is the length of the run
-//     ending with the newest vote; BestStreak the longest run seen.
-//   - A late vote (one created before LastVote: the history delivering what a
-//     webhook missed, after a newer vote) counts in Votes, Total and its own
-//     month, but leaves Streak, StreakUntil and LastVote as they are: streaks
-//     are reckoned in the order votes are admitted, and a store keeps no
-//     per-vote history to re-reckon them.
-//   - Month is the UTC calendar month of the newest vote; MonthVotes and
-//     MonthTotal count that month's votes. Read them with [Stats.ThisMonth].
 type Stats struct {
 	// User is the voter's id: the Discord id (PlatformID), else the Top.gg
 	// user id, as [Poller.Active] takes it.
 	User string
 	// Votes is the number of votes counted; Total the sum of their weights.
 	Votes, Total int
-	// Streak is the length of the streak ending with LastVote; BestStreak
-	// the longest streak the voter had.
+	// Streak is the length of the streak ending with LastVote (see
+	// [Stats.CurrentStreak] for whether it still runs); BestStreak the
+	// longest streak the voter had.
 	Streak, BestStreak int
-	// StreakUntil is the last instant a new vote continues Streak.
+	// StreakUntil is the last instant a new vote continues Streak: the
+	// newest vote's ExpiresAt plus the streak grace.
 	StreakUntil time.Time
 	// Month is the first instant of LastVote's UTC month; MonthVotes and
-	// MonthTotal count the votes made in it.
+	// MonthTotal count the votes made in it (late ones included). Read
+	// them with [Stats.ThisMonth]; earlier months are on the leaderboards.
 	Month                  time.Time
 	MonthVotes, MonthTotal int
 	// LastVote is the CreatedAt of the newest vote counted.
 	LastVote time.Time
 }
 
-// Add returns s with v counted, as the rules of [Stats] say, given the
-// streak grace. It is the one function every store applies; it reads no
-// clock. s must be the ledger of v's voter (a zero Stats for a first vote).
+// Add returns s with v counted, as the package documentation's "The
+// ledger" says, given the streak grace. It is the one function every store
+// applies; it reads no clock. s must be the ledger of v's voter (a zero
+// Stats for a first vote), and v a vote not counted before.
 func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	if s.User == "" {
 		s.User = voterID(v.Vote)

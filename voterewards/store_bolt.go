@@ -29,6 +29,9 @@ const (
 	bucketVoters  = "voters"
 	bucketPending = "pending"
 	bucketExpiry  = "expiry"
+	bucketLedger  = "ledger"
+	bucketMonths  = "ledger_months"
+	bucketBoard   = "board"
 
 	keyVersion  = "version"
 	keyCursor   = "cursor"
@@ -44,9 +47,10 @@ const (
 	batchSize  = defaultConcurrency
 )
 
-// storeVersion 2 added the per-voter index and keys votes by platform id; a
-// version 1 file is migrated at open.
-const storeVersion = 2
+// storeVersion 2 added the per-voter index and keys votes by platform id;
+// 3 the ledger (and the Stats of each vote record). Older files are
+// migrated at open.
+const storeVersion = 3
 
 // BoltStore is the default [Store]: one bbolt file in a directory. Every change
 // is a transaction, so the file survives kill -9 and, fsynced, a power loss.
@@ -139,65 +143,6 @@ func openBolt(path string, o storeOptions) (*bolt.DB, error) {
 	return db, nil
 }
 
-// prepareBuckets creates the buckets of a new file and migrates an old one.
-func prepareBuckets(tx *bolt.Tx) error {
-	for _, name := range []string{bucketMeta, bucketSeen, bucketVoters, bucketPending, bucketExpiry} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return err
-		}
-	}
-	meta := tx.Bucket([]byte(bucketMeta))
-	switch v := meta.Get([]byte(keyVersion)); {
-	case v == nil:
-	case bytes.Equal(v, []byte{1}):
-		if err := migrateV1(tx); err != nil {
-			return fmt.Errorf("migrating from version 1: %w", err)
-		}
-	case !bytes.Equal(v, []byte{storeVersion}):
-		return fmt.Errorf("unknown store version %v (written by a newer release?)", v)
-	default:
-		return nil
-	}
-	return meta.Put([]byte(keyVersion), []byte{storeVersion})
-}
-
-// migrateV1 re-keys a version 1 file (keyed by user id, no voter index).
-func migrateV1(tx *bolt.Tx) error {
-	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
-		b := tx.Bucket([]byte(name))
-		var votes []Vote
-		if err := b.ForEach(func(_, val []byte) error {
-			v, err := decodeVote(val)
-			votes = append(votes, v)
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := tx.DeleteBucket([]byte(name)); err != nil {
-			return err
-		}
-		nb, err := tx.CreateBucket([]byte(name))
-		if err != nil {
-			return err
-		}
-		for _, v := range votes {
-			k := seenKey(v)
-			if name == bucketExpiry {
-				k = expiryKey(v)
-			}
-			if err := nb.Put(k, encodeVote(v)); err != nil {
-				return err
-			}
-			if name == bucketSeen {
-				if err := tx.Bucket([]byte(bucketVoters)).Put(voterKey(v.lane(), v.CreatedAt), nil); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // Close closes the file and releases its lock, once every [Poller.Run] and
 // [Poller.Ingest] using the store has returned.
 func (s *BoltStore) Close() error {
@@ -252,12 +197,12 @@ func (s *BoltStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, gr
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return s.ingest.submit(s.db, votes)
+		return s.ingest.submit(s.db, votes, grace)
 	}
 	var added []Vote
 	err := s.write(ctx, s.db.Update, "store votes", func(tx *bolt.Tx) error {
 		var err error
-		if added, err = addVotes(tx, votes, added[:0]); err != nil {
+		if added, err = addVotes(tx, votes, added[:0], grace); err != nil {
 			return err
 		}
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
@@ -281,15 +226,21 @@ func (s *BoltStore) write(ctx context.Context, run func(func(*bolt.Tx) error) er
 }
 
 // addVotes adds each vote that is not a duplicate to the dedup set and the
-// pending deliveries, and appends it to added.
-func addVotes(tx *bolt.Tx, votes, added []Vote) ([]Vote, error) {
+// pending deliveries, counts it in the ledger (with its Stats), and appends
+// it to added.
+func addVotes(tx *bolt.Tx, votes, added []Vote, grace time.Duration) ([]Vote, error) {
 	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
+	ledger := openLedger(tx)
 	c := voters.Cursor() // one for the transaction: Seek starts afresh
 	var kb [64]byte
 	for _, v := range votes {
 		id := v.lane()
 		if duplicateIn(c, id, v.CreatedAt, kb[:0]) {
 			continue
+		}
+		var err error
+		if v.Stats, err = ledger.count(v, grace); err != nil {
+			return nil, err
 		}
 		k, val := seenKey(v), encodeVote(v)
 		// Put copies the key, so the voter key may live on the stack.
@@ -374,17 +325,4 @@ func (s *BoltStore) Prune(ctx context.Context, createdBefore, now time.Time) err
 		}
 		return nil
 	})
-}
-
-// errLedgerTODO marks the ledger methods not yet written (round three, issue 15).
-var errLedgerTODO = errors.New("voterewards: ledger not implemented in this store yet")
-
-// Stats implements [Store].
-func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
-	return Stats{}, errLedgerTODO
-}
-
-// Leaderboard implements [Store].
-func (s *BoltStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
-	return nil, errLedgerTODO
 }

@@ -3,6 +3,7 @@ package voterewards
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -19,13 +20,14 @@ type ingestGroup struct {
 
 type ingestReq struct {
 	votes, added []Vote
+	grace        time.Duration
 	err          error
 	done         chan struct{} // closed when committed (or failed)
 }
 
 // submit stores votes and returns the added ones once they are durable.
-func (g *ingestGroup) submit(db *bolt.DB, votes []Vote) ([]Vote, error) {
-	req := &ingestReq{votes: votes, done: make(chan struct{})}
+func (g *ingestGroup) submit(db *bolt.DB, votes []Vote, grace time.Duration) ([]Vote, error) {
+	req := &ingestReq{votes: votes, grace: grace, done: make(chan struct{})}
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
 	g.mu.Unlock()
@@ -58,7 +60,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 	err := db.Update(func(tx *bolt.Tx) error {
 		for _, r := range batch {
 			var err error
-			if r.added, err = addVotes(tx, r.votes, r.added[:0]); err != nil {
+			if r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace); err != nil {
 				return err
 			}
 		}
@@ -74,7 +76,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 	for _, r := range batch {
 		err := db.Update(func(tx *bolt.Tx) error {
 			var err error
-			r.added, err = addVotes(tx, r.votes, r.added[:0])
+			r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace)
 			return err
 		})
 		if err != nil {

@@ -57,7 +57,8 @@ func (s *memoryStore) Stats(ctx context.Context, user string) (Stats, error) {
 	return st, nil
 }
 
-// Leaderboard implements [Store].
+// Leaderboard implements [Store], keeping the top n while it walks the
+// board: no sort of every voter.
 func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
 	if err := checkLeaderboard(n); err != nil {
 		return nil, err
@@ -66,16 +67,32 @@ func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	var all []Standing
+	top := topN{n: n}
 	if month.IsZero() {
 		for _, st := range s.ledger.stats {
-			all = append(all, Standing{User: st.User, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
+			top.offer(Standing{User: st.User, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
 		}
 	} else {
 		for _, st := range s.ledger.months[MonthOf(month)] {
-			all = append(all, st)
+			top.offer(st)
 		}
 	}
-	slices.SortFunc(all, CompareStandings)
-	return all[:min(n, len(all))], nil
+	return top.list, nil
+}
+
+// topN keeps the first n standings offered, in CompareStandings order.
+type topN struct {
+	n    int
+	list []Standing
+}
+
+func (t *topN) offer(s Standing) {
+	if len(t.list) == t.n && CompareStandings(s, t.list[t.n-1]) >= 0 {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(t.list, s, CompareStandings)
+	if len(t.list) == t.n {
+		t.list = t.list[:t.n-1]
+	}
+	t.list = slices.Insert(t.list, i, s)
 }

@@ -71,8 +71,11 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	a, b := storeVote(1, now.Add(-2*time.Hour), now.Add(10*time.Hour)), storeVote(2, now.Add(-time.Hour), now.Add(11*time.Hour))
 	b.Origin, b.Hook = voterewards.OriginWebhook, &voterewards.Hook{ID: "42", Query: map[string]string{"ref": "x"}}
 	cp := voterewards.Checkpoint{Cursor: "c9", LastSeen: now, Since: now.Add(-12 * time.Hour)}
-	_, err = s.Ingest(ctx, &cp, []voterewards.Vote{a, b}, voterewards.DefaultStreakGrace)
+	added, err := s.Ingest(ctx, &cp, []voterewards.Vote{a, b}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
+	require.Len(t, added, 2)
+	b.Stats = added[1].Stats
+	require.Equal(t, 1, b.Stats.Votes, "the vote's Stats are set")
 	require.NoError(t, s.Delivered(ctx, a, true))
 	require.NoError(t, s.Close())
 
@@ -84,12 +87,18 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	assert.Equal(t, "c9", snap.Checkpoint.Cursor)
 	assert.True(t, snap.Checkpoint.Since.Equal(cp.Since))
 	require.Len(t, snap.Pending, 1)
-	assert.Equal(t, b, snap.Pending[0], "votes come back as they went in")
+	assert.Equal(t, b, snap.Pending[0], "votes come back as they went in, with their Stats")
 	assert.Equal(t, keys([]voterewards.Vote{a}), keys(snap.Expiries))
 	again := storeVote(2, now.Add(-time.Hour+time.Microsecond), now.Add(11*time.Hour))
-	added, err := s.Ingest(ctx, nil, []voterewards.Vote{again}, voterewards.DefaultStreakGrace)
+	added, err = s.Ingest(ctx, nil, []voterewards.Vote{again}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	assert.Empty(t, added, "the dedup index survives the restart")
+	st, err := s.Stats(ctx, b.PlatformID)
+	require.NoError(t, err)
+	assert.Equal(t, b.Stats, st, "the ledger survives the restart")
+	board, err := s.Leaderboard(ctx, time.Time{}, 10)
+	require.NoError(t, err)
+	assert.Len(t, board, 2)
 }
 
 // TestBoltStoreNotMade: every method of a zero or nil BoltStore returns

@@ -1,7 +1,10 @@
 // Package storetest is the shared test suite of [voterewards.Store]: every
 // promise of the interface (and of [voterewards.Feed], when the store
-// implements it), the cross-source dedup rule, and concurrency. Run it from a
-// store's tests:
+// implements it), the cross-source dedup rule, concurrency, and the ledger:
+// its edge cases one by one, and a seeded random stream of votes whose Stats
+// and leaderboards must be exactly those of [voterewards.Stats.Add] folded
+// over the votes the store added (so a store that re-implements the rule, in
+// Lua or SQL, is checked against the Go one). Run it from a store's tests:
 //
 //	func TestMyStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) voterewards.Store { return openMyStore(t) })
@@ -9,7 +12,8 @@
 //
 // open must return a new, empty store for each call, closed by the caller's
 // t.Cleanup. The suite uses the interfaces only, so it runs unchanged against
-// any implementation (the memory and bbolt stores here, Redis in a fleet).
+// any implementation (the memory and bbolt stores here, Redis in a fleet,
+// PostgreSQL). The suite's votes are in 2026 and need nanosecond times kept.
 package storetest
 
 import (
@@ -30,10 +34,7 @@ import (
 // Run runs the suite, each case on a store of its own from open.
 func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(t *testing.T, s voterewards.Store)
-	}{
+	cases := []suiteCase{
 		{"EmptyLoad", testEmptyLoad},
 		{"CheckpointSavedWithVotes", testCheckpoint},
 		{"VotesComeBackAsTheyWentIn", testRoundTrip},
@@ -47,9 +48,16 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Feed", testFeed},
 	}
+	cases = append(cases, ledgerCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
+}
+
+// suiteCase is one case of the suite, run on a new store.
+type suiteCase struct {
+	name string
+	fn   func(t *testing.T, s voterewards.Store)
 }
 
 // base is the suite's fixed time: stores must not depend on the wall clock.
@@ -223,6 +231,7 @@ func testCancelled(t *testing.T, s voterewards.Store) {
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)}, voterewards.DefaultStreakGrace)
 	require.Error(t, err, "Ingest with a done context")
 	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
+	assert.Zero(t, stats(t, s, voter(1)).Votes, "a failed Ingest counts nothing")
 }
 
 // testConcurrentDuplicates races the records of one vote from many callers:

@@ -1,0 +1,153 @@
+package term_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
+)
+
+var start = time.Date(2026, 11, 25, 17, 0, 0, 0, time.UTC)
+
+// ender counts the calls of a term's end function and keeps the first cause.
+type ender struct {
+	calls atomic.Int32
+	cause atomic.Pointer[error]
+}
+
+func (e *ender) end(cause error) {
+	e.calls.Add(1)
+	e.cause.CompareAndSwap(nil, &cause)
+}
+
+func TestCheckPassesUntilTheDeadlineThenEndsTheTerm(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	var e ender
+	tm := term.New(clk, start.Add(time.Second), e.end)
+	ctx := term.With(context.Background(), tm)
+
+	require.NoError(t, term.Check(ctx))
+	clk.Advance(999 * time.Millisecond)
+	require.NoError(t, term.Check(ctx), "1 ms before the deadline")
+	left, ok := tm.Left()
+	assert.True(t, ok)
+	assert.Equal(t, time.Millisecond, left)
+	assert.Zero(t, e.calls.Load(), "ended while valid")
+
+	clk.Advance(time.Millisecond)
+	err := term.Check(ctx)
+	require.ErrorIs(t, err, term.ErrOver, "at the deadline the term is over")
+	assert.Equal(t, int32(1), e.calls.Load(), "the first failed check ends the term")
+	require.NotNil(t, e.cause.Load())
+	assert.ErrorIs(t, *e.cause.Load(), term.ErrOver, "the end's cause says why")
+
+	// Over for good: a later check fails without ending it again, and the
+	// deadline cannot be moved back.
+	tm.Extend(start.Add(time.Hour))
+	require.ErrorIs(t, term.Check(ctx), term.ErrOver, "extended after it ended")
+	_, ok = tm.Left()
+	assert.False(t, ok)
+	assert.Equal(t, int32(1), e.calls.Load())
+}
+
+func TestExtendMovesTheDeadlineOnlyForward(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	tm := term.New(clk, start.Add(time.Second), nil) // a nil end function is allowed
+	tm.Extend(start.Add(3 * time.Second))
+	tm.Extend(start.Add(2 * time.Second)) // an older renewal's answer, late: ignored
+	clk.Advance(2500 * time.Millisecond)
+	require.NoError(t, tm.Check(), "the later deadline was lost to an older one")
+	clk.Advance(500 * time.Millisecond)
+	require.ErrorIs(t, tm.Check(), term.ErrOver)
+}
+
+func TestEndStopsTheTermAtOnce(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	var e ender
+	tm := term.New(clk, start.Add(time.Hour), e.end)
+	lost := errors.New("the lease is held by another process")
+	tm.End(lost)
+	tm.End(errors.New("again"))
+	require.ErrorIs(t, tm.Check(), term.ErrOver, "an hour left, but the lease was lost")
+	assert.Equal(t, int32(1), e.calls.Load(), "the end function is called once")
+	assert.Equal(t, lost, *e.cause.Load())
+}
+
+func TestCheckWithoutATermPasses(t *testing.T) {
+	t.Parallel()
+	// One process, or a job run outside a fleet leader: always allowed.
+	require.NoError(t, term.Check(context.Background()))
+	assert.Nil(t, term.From(context.Background()))
+	// A context derived from the leader's keeps its term.
+	clk := clock.NewFake(start)
+	tm := term.New(clk, start, nil)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(term.With(context.Background(), tm)))
+	defer cancel()
+	assert.Same(t, tm, term.From(ctx))
+	require.ErrorIs(t, term.Check(ctx), term.ErrOver, "a deadline of now is passed")
+}
+
+// TestCheckOnTheRealClock: a term whose deadline is read on the real clock
+// expires by itself, with no timer and no renewal.
+func TestCheckOnTheRealClock(t *testing.T) {
+	t.Parallel()
+	tm := term.New(nil, time.Now().Add(20*time.Millisecond), nil)
+	require.NoError(t, tm.Check())
+	require.Eventually(t, func() bool { return errors.Is(tm.Check(), term.ErrOver) }, 5*time.Second, time.Millisecond)
+}
+
+// TestConcurrentUse runs renewals, checks and an end at once (under -race):
+// once End returned, no Check passes.
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	var e ender
+	tm := term.New(clk, start.Add(time.Second), e.end)
+	var wg sync.WaitGroup
+	var endedFlag atomic.Bool
+	for i := range 4 {
+		wg.Go(func() {
+			for n := range 1000 {
+				tm.Extend(start.Add(time.Duration(i*1000+n) * time.Millisecond))
+			}
+		})
+		wg.Go(func() {
+			for range 1000 {
+				wasEnded := endedFlag.Load()
+				if err := tm.Check(); err == nil {
+					assert.False(t, wasEnded, "a check passed after End")
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		tm.End(errors.New("lost"))
+		endedFlag.Store(true)
+	})
+	wg.Wait()
+	require.ErrorIs(t, tm.Check(), term.ErrOver)
+	assert.Equal(t, int32(1), e.calls.Load())
+}
+
+func BenchmarkCheck(b *testing.B) {
+	tm := term.New(nil, time.Now().Add(time.Hour), nil)
+	ctx, cancel := context.WithCancel(term.With(context.Background(), tm))
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := term.Check(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

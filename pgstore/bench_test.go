@@ -1,0 +1,207 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/pgtest"
+	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// benchVoters is how many voters the ingest and delivery benchmarks cycle
+// through (each voter's next vote a VoteLifetime later, so none is a
+// duplicate).
+const benchVoters = 1000
+
+// benchVote is the i-th vote of the benchmarks.
+func benchVote(i int) voterewards.Vote {
+	return vote(i%benchVoters, base.Add(time.Duration(i/benchVoters)*voterewards.VoteLifetime))
+}
+
+// floor is the benchmarks' floor: the least a store could do per vote, one
+// transaction with one INSERT ... ON CONFLICT DO NOTHING of the vote and one
+// UPDATE of the voter's points row, through pgx.
+type floor struct{ pool *pgxpool.Pool }
+
+func newFloor(b *testing.B, pool *pgxpool.Pool) floor {
+	b.Helper()
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `CREATE TABLE floor_votes (key text PRIMARY KEY);
+		CREATE TABLE floor_points (voter text PRIMARY KEY, points int NOT NULL)`)
+	require.NoError(b, err)
+	_, err = pool.Exec(ctx, "INSERT INTO floor_points SELECT '3' || lpad(g::text, 17, '0'), 0 FROM generate_series(0, $1) g", benchVoters)
+	require.NoError(b, err)
+	return floor{pool}
+}
+
+func (f floor) add(ctx context.Context, v voterewards.Vote) error {
+	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO floor_votes VALUES ($1) ON CONFLICT DO NOTHING", v.Key()); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "UPDATE floor_points SET points = points + $2 WHERE voter = $1", v.PlatformID, v.Weight)
+		return err
+	})
+}
+
+// reportVsFloor reports the store's and the floor's votes/s and their ratio.
+func reportVsFloor(b *testing.B, n int, store, fl time.Duration) {
+	b.ReportMetric(float64(n)/store.Seconds(), "votes/s")
+	b.ReportMetric(float64(n)/fl.Seconds(), "floor-votes/s")
+	b.ReportMetric(store.Seconds()/fl.Seconds(), "x-floor")
+}
+
+// BenchmarkIngest: one vote per Ingest (as a webhook gives them), beside the
+// floor, interleaved in the same run.
+func BenchmarkIngest(b *testing.B) {
+	ctx := context.Background()
+	pool := pg.Pool(b)
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(b, err)
+	fl := newFloor(b, pool)
+	var inStore, inFloor time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		v := benchVote(i)
+		t0 := time.Now()
+		if _, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := fl.add(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
+	}
+	reportVsFloor(b, b.N, inStore, inFloor)
+}
+
+// BenchmarkDelivery: the reward of one vote in its transaction (crediting a
+// points row) and the Poller's Delivered after it, beside the floor.
+func BenchmarkDelivery(b *testing.B) {
+	ctx := context.Background()
+	pool := pg.Pool(b)
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(b, err)
+	fl := newFloor(b, pool)
+	_, err = pool.Exec(ctx, `CREATE TABLE points (voter text PRIMARY KEY, points int NOT NULL);
+		INSERT INTO points SELECT voter, 0 FROM floor_points`)
+	require.NoError(b, err)
+	reward := s.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+		_, err := tx.Exec(ctx, "UPDATE points SET points = points + $2 WHERE voter = $1", v.PlatformID, v.Weight)
+		return err
+	})
+	votes := make([]voterewards.Vote, b.N)
+	for i := range votes {
+		votes[i] = benchVote(i)
+	}
+	for i := 0; i < len(votes); i += 1000 {
+		_, err := s.Ingest(ctx, nil, votes[i:min(i+1000, len(votes))], voterewards.DefaultStreakGrace)
+		require.NoError(b, err)
+	}
+	var inStore, inFloor time.Duration
+	b.ResetTimer()
+	for _, v := range votes {
+		t0 := time.Now()
+		if err := reward(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Delivered(ctx, v, false); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := fl.add(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
+	}
+	reportVsFloor(b, b.N, inStore, inFloor)
+}
+
+// BenchmarkLedger reads the ledger of 100,000 voters: the all-time and the
+// month's top 10, and one voter's Stats.
+func BenchmarkLedger(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, pgstore.Config{})
+	const voters, chunk = 100_000, 2000
+	for i := 0; i < voters; i += chunk {
+		votes := make([]voterewards.Vote, 0, chunk)
+		for u := i; u < i+chunk; u++ {
+			v := vote(u, base.Add(time.Duration(u)*time.Millisecond))
+			v.Weight = 1 + u%7
+			votes = append(votes, v)
+		}
+		_, err := s.Ingest(ctx, nil, votes, voterewards.DefaultStreakGrace)
+		require.NoError(b, err)
+	}
+	b.Run("Leaderboard/all-time", func(b *testing.B) {
+		for b.Loop() {
+			board, err := s.Leaderboard(ctx, time.Time{}, 10)
+			if err != nil || len(board) != 10 {
+				b.Fatal(err, len(board))
+			}
+		}
+	})
+	b.Run("Leaderboard/month", func(b *testing.B) {
+		for b.Loop() {
+			board, err := s.Leaderboard(ctx, base, 10)
+			if err != nil || len(board) != 10 {
+				b.Fatal(err, len(board))
+			}
+		}
+	})
+	b.Run("Stats", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			st, err := s.Stats(ctx, fmt.Sprintf("3%017d", i%voters))
+			if err != nil || st.Votes != 1 {
+				b.Fatal(err, st)
+			}
+			i += 7919
+		}
+	})
+}
+
+// BenchmarkFeedLatency: from the return of one process's Ingest to the vote
+// reaching another process's Follow (two pools).
+func BenchmarkFeedLatency(b *testing.B) {
+	ctx := context.Background()
+	dbURL := pg.Server(b).Database(b)
+	writer, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	require.NoError(b, err)
+	reader, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	require.NoError(b, err)
+	got, ready := make(chan time.Time, 1), make(chan struct{}, 1)
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- reader.Follow(fctx, func(voterewards.Vote) { got <- time.Now() }, func() { ready <- struct{}{} })
+	}()
+	defer func() { cancel(); <-done }()
+	<-ready
+	var lat, worst time.Duration
+	i := 0
+	for b.Loop() {
+		if _, err := writer.Ingest(ctx, nil, []voterewards.Vote{benchVote(i)}, voterewards.DefaultStreakGrace); err != nil {
+			b.Fatal(err)
+		}
+		committed := time.Now()
+		select {
+		case at := <-got:
+			d := at.Sub(committed)
+			lat, worst = lat+d, max(worst, d)
+		case <-time.After(10 * time.Second):
+			b.Fatal("the vote did not reach the other process")
+		}
+		i++
+	}
+	b.ReportMetric(float64(lat.Microseconds())/float64(i)/1000, "ms-latency")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-worst")
+}

@@ -1,0 +1,53 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/dblkit/go-topgg/internal/redact"
+)
+
+// Connect opens a pool on the database at dbURL (a postgres:// or
+// postgresql:// URL, as DATABASE_URL holds it) and checks that the server
+// answers. Its errors never hold the password, whatever the URL: a URL that
+// does not parse is [ErrBadURL], shown with its user info replaced (or not
+// at all); a server that cannot be reached is named by host, not by URL.
+func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
+	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
+		// Not shown: a connection string of another form may hold the
+		// password anywhere.
+		return nil, fmt.Errorf("%w: not a postgres:// URL (want postgres://user:password@host:port/database)", ErrBadURL)
+	}
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		// pgx's message quotes the URL, with only the password it could
+		// find masked: a malformed URL may hide it elsewhere.
+		return nil, fmt.Errorf("%w: %s", ErrBadURL, redact.RawURL(dbURL))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		if err = pool.Ping(ctx); err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, cfg.ConnConfig.Password, cfg.ConnConfig.User))
+	}
+	return pool, nil
+}
+
+// scrubbed returns err, or only its message with the credentials scrubbed
+// if the message holds them (the original, which errors.As could still
+// reach, is dropped then). The user name counts: "postgres://secret@host"
+// puts a password there, and pgx names the user in its errors.
+func scrubbed(err error, credentials ...string) error {
+	for _, c := range credentials {
+		if c != "" {
+			err = redact.NewScrubber(c).Err(err)
+		}
+	}
+	return err
+}

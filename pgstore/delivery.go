@@ -1,0 +1,91 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Load implements [voterewards.Store]: the checkpoint and the votes in the
+// dedup set or with work pending, read in one snapshot.
+func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	snap := &voterewards.Snapshot{}
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var last, since *int64
+		err := tx.QueryRow(ctx, s.q.loadCheckpoint).Scan(&snap.Checkpoint.Cursor, &last, &since)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		snap.Checkpoint.LastSeen, snap.Checkpoint.Since = fromNS(last), fromNS(since)
+		rows, _ := tx.Query(ctx, s.q.load)
+		defer rows.Close()
+		for rows.Next() {
+			var seen, pending, expiry bool
+			v, err := scanVote(rows, &seen, &pending, &expiry)
+			if err != nil {
+				return err
+			}
+			if seen {
+				snap.Seen = append(snap.Seen, v)
+			}
+			if pending {
+				snap.Pending = append(snap.Pending, v)
+			}
+			if expiry {
+				snap.Expiries = append(snap.Expiries, v)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap("load", err)
+	}
+	return snap, nil
+}
+
+// Delivered implements [voterewards.Store]; a leader write (fenced). It is
+// idempotent, and an expiry already handled by [Store.Expiry] is not made
+// pending again. After a [Store.Reward] transaction it commits without
+// waiting for the disk: lost in a crash of the server, the vote is pending
+// again, and its redelivery finds the done mark and skips the handler.
+func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
+}
+
+// Expired implements [voterewards.Store]; a leader write (fenced). After a
+// [Store.Expiry] transaction it commits without waiting for the disk, as
+// Delivered does after a Reward.
+func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
+	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
+}
+
+// Prune implements [voterewards.Store]; a leader write (fenced). The votes
+// leave the dedup set only: PostgreSQL keeps every vote (and the ledger).
+func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano())
+}
+
+// leaderExec runs one statement and, with a fence, the fence's check in the
+// same (implicit) transaction: one round trip.
+func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
+	tok, fenced, err := s.token()
+	if err != nil {
+		return err
+	}
+	if !fenced {
+		_, err = s.pool.Exec(ctx, sql, args...)
+	} else {
+		b := &pgx.Batch{}
+		b.Queue(sql, args...)
+		b.Queue(s.q.checkFence, tok)
+		err = s.pool.SendBatch(ctx, b).Close()
+	}
+	if err != nil {
+		return wrap(op, err)
+	}
+	return nil
+}

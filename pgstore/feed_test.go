@@ -1,0 +1,116 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/pgtest"
+	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// follow runs s.Follow until the test ends, reporting votes and resyncs.
+func follow(t *testing.T, s *pgstore.Store) (got chan voterewards.Vote, resyncs chan struct{}) {
+	t.Helper()
+	got, resyncs = make(chan voterewards.Vote, 1024), make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Follow(ctx, func(v voterewards.Vote) { got <- v }, func() { resyncs <- struct{}{} })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Error("Follow did not return after its context ended")
+		}
+	})
+	return got, resyncs
+}
+
+func receive[T any](t *testing.T, ch <-chan T, within time.Duration, msg string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(within):
+		require.FailNow(t, msg)
+		panic("unreachable")
+	}
+}
+
+// TestFeedAcrossProcesses: votes one process adds reach another process's
+// Follow (two pools, as two processes have), with their Stats, in order.
+// The feed's latency is measured by BenchmarkFeedLatency; here each vote
+// must arrive within a second, a bound a loaded machine keeps.
+func TestFeedAcrossProcesses(t *testing.T) {
+	dbURL := pg.Server(t).Database(t)
+	ctx := context.Background()
+	writer, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	require.NoError(t, err)
+	reader, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	require.NoError(t, err)
+	got, resyncs := follow(t, reader)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+
+	for i := range 20 {
+		v := vote(i%3, base.Add(time.Duration(i)*voterewards.VoteLifetime))
+		added := ingest(t, writer, nil, v, v)
+		require.Len(t, added, 1)
+		start := time.Now()
+		g := receive(t, got, time.Second, "the vote did not reach the other process within a second")
+		t.Logf("vote %d: %s", i, time.Since(start))
+		assert.Equal(t, v.Key(), g.Key())
+		assert.Equal(t, added[0].Stats, g.Stats, "with its Stats")
+	}
+	assert.Empty(t, got, "each vote once")
+}
+
+// TestFeedManyVotesSplitsPayloads: one Ingest of more votes than one NOTIFY
+// payload holds reaches Follow whole and in order.
+func TestFeedManyVotesSplitsPayloads(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	got, resyncs := follow(t, s)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+	var votes []voterewards.Vote
+	for i := range 600 { // about 50 bytes a key: 30 KB of keys
+		votes = append(votes, vote(i, base.Add(time.Duration(i)*time.Millisecond)))
+	}
+	require.Len(t, ingest(t, s, nil, votes...), len(votes))
+	for i, v := range votes {
+		g := receive(t, got, 5*time.Second, "a vote of the batch is missing")
+		require.Equal(t, v.Key(), g.Key(), "vote %d", i)
+	}
+}
+
+// TestFeedResyncsAfterReconnect: when Follow's connection dies, it
+// reconnects, resyncs, and reports the votes added after.
+func TestFeedResyncsAfterReconnect(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(t, err)
+	got, resyncs := follow(t, s)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+	var killed int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN%'`).Scan(&killed))
+	require.Equal(t, 1, killed, "the feed's connection")
+	receive(t, resyncs, 10*time.Second, "Follow did not resync after reconnecting")
+	v := vote(1, base)
+	ingest(t, s, nil, v)
+	assert.Equal(t, v.Key(), receive(t, got, 5*time.Second, "no vote after the reconnect").Key())
+}
+
+// TestFollowMisuse: nil callbacks are an error, not a panic.
+func TestFollowMisuse(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	assert.Error(t, s.Follow(context.Background(), nil, func() {}))
+	assert.Error(t, s.Follow(context.Background(), func(voterewards.Vote) {}, nil))
+}

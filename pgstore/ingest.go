@@ -1,0 +1,214 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// notifyLimit bounds one NOTIFY payload, under PostgreSQL's 8000 bytes.
+const notifyLimit = 7000
+
+// Ingest implements [voterewards.Store] in one transaction: it locks the
+// voters of votes (so that concurrent Ingests of one voter, from any
+// process, run one after the other), reads their ledgers and the votes near
+// each new one, then writes the added votes, the ledgers ([voterewards.Stats.Add],
+// computed here on the locked voters), the month standings, the checkpoint
+// and the feed's notifications. With a checkpoint it is a leader write:
+// fenced. Two round trips: BEGIN goes with the reads, COMMIT with the writes.
+func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: ingest: %w", err)
+	}
+	tok, fenced := int64(0), false
+	if cp != nil {
+		var err error
+		if tok, fenced, err = s.token(); err != nil {
+			return nil, err
+		}
+	}
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, wrap("ingest", err)
+	}
+	defer pc.Release()
+	conn := pc.Conn()
+	added, err := s.admit(ctx, conn, votes, grace)
+	if err == nil {
+		b := &pgx.Batch{}
+		if err = s.queueAdded(b, added); err == nil {
+			if cp != nil {
+				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
+			}
+			if fenced {
+				b.Queue(s.q.checkFence, tok)
+			}
+			if len(votes) > 0 {
+				b.Queue("COMMIT") // without votes, the batch is its own (implicit) transaction
+			}
+			err = conn.SendBatch(ctx, b).Close()
+		}
+	}
+	if err != nil {
+		if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
+			// Keep the connection: Release would close one left in a transaction.
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+		return nil, wrap("ingest", err)
+	}
+	return added, nil
+}
+
+// admit begins the transaction, locks the voters of votes and returns the
+// votes to add, each with its Stats, in order. Without votes it does nothing.
+func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if len(votes) == 0 {
+		return nil, nil
+	}
+	voters, created := make([]string, len(votes)), make([]int64, len(votes))
+	for i, v := range votes {
+		voters[i], created[i] = voterOf(v), v.CreatedAt.UnixNano()
+	}
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	// Durable when Ingest returns, whatever the server's default.
+	b.Queue("SET LOCAL synchronous_commit = on")
+	b.Queue(s.q.lockVoters, s.lockKeys(voters))
+	ledger := map[string]voterewards.Stats{}
+	b.Queue(s.q.ledgerOf, voters).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			st, err := scanStats(rows)
+			if err != nil {
+				return err
+			}
+			ledger[st.User] = st
+		}
+		return rows.Err()
+	})
+	near := map[string][]int64{}
+	b.Queue(s.q.nearVotes, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var voter string
+			var c int64
+			if err := rows.Scan(&voter, &c); err != nil {
+				return err
+			}
+			near[voter] = append(near[voter], c)
+		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	var added []voterewards.Vote
+	for i, v := range votes {
+		id, c := voters[i], created[i]
+		if slices.ContainsFunc(near[id], func(o int64) bool { return within(o, c) }) {
+			continue
+		}
+		near[id] = append(near[id], c)
+		st := ledger[id].Add(v, grace)
+		ledger[id] = st
+		v.Stats = st
+		added = append(added, v)
+	}
+	return added, nil
+}
+
+// within reports whether two creation times are one vote: less than
+// DedupWindow apart.
+func within(a, b int64) bool {
+	d := a - b
+	return d < int64(voterewards.DedupWindow) && d > -int64(voterewards.DedupWindow)
+}
+
+// lockKeys returns the advisory lock keys of voters, sorted (so that two
+// Ingests lock their common voters in one order: no deadlock) and distinct.
+func (s *Store) lockKeys(voters []string) []int64 {
+	keys := make([]int64, 0, len(voters))
+	for _, v := range voters {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(s.lockNS))
+		_, _ = h.Write([]byte(v))
+		keys = append(keys, int64(h.Sum64()))
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// queueAdded queues the writes of the added votes: the votes, their voters'
+// ledgers (the last Stats of each), the month standings and the
+// notifications of the feed (their keys, in order, in payloads under
+// PostgreSQL's limit; delivered at commit).
+func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
+	if len(added) == 0 {
+		return nil
+	}
+	var va voteArgs
+	last := map[string]voterewards.Stats{}
+	var order []string
+	months := map[monthKey]voterewards.Standing{}
+	var monthOrder []monthKey
+	for _, v := range added {
+		if err := va.add(v); err != nil {
+			return err
+		}
+		id := voterOf(v)
+		if _, ok := last[id]; !ok {
+			order = append(order, id)
+		}
+		last[id] = v.Stats
+		mk := monthKey{voterewards.MonthOf(v.CreatedAt).UnixNano(), id}
+		if _, ok := months[mk]; !ok {
+			monthOrder = append(monthOrder, mk)
+		}
+		months[mk] = standingAdd(months[mk], v)
+	}
+	var la ledgerArgs
+	for _, id := range order {
+		la.add(last[id])
+	}
+	var mMonth, mTotal, mReached []int64
+	var mVoter []string
+	var mVotes []int
+	for _, mk := range monthOrder {
+		st := months[mk]
+		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
+		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
+	}
+	b.Queue(s.q.insertVotes, va.args()...)
+	b.Queue(s.q.upsertVoters, la.args()...)
+	b.Queue(s.q.upsertMonths, mMonth, mVoter, mVotes, mTotal, mReached)
+	for _, p := range payloads(va.key) {
+		b.Queue(s.q.notify, s.channel, p)
+	}
+	return nil
+}
+
+// payloads joins keys by newlines into payloads of at most notifyLimit bytes
+// (a key is far shorter: voterewards bounds the ids).
+func payloads(keys []string) []string {
+	var out []string
+	var sb strings.Builder
+	for _, k := range keys {
+		if sb.Len() > 0 && sb.Len()+1+len(k) > notifyLimit {
+			out = append(out, sb.String())
+			sb.Reset()
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(k)
+	}
+	if sb.Len() > 0 {
+		out = append(out, sb.String())
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Stats implements [voterewards.Store]: one indexed read of the voter's row.
+func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	st, err := scanStats(s.pool.QueryRow(ctx, s.q.stats, user))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return voterewards.Stats{User: user}, nil
+	}
+	if err != nil {
+		return voterewards.Stats{}, wrap("stats", err)
+	}
+	return st, nil
+}
+
+// Leaderboard implements [voterewards.Store]: one scan of the board's index
+// ((month,) total desc, reached, voter), reading n rows.
+func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	if n < 1 || n > voterewards.MaxLeaderboard {
+		return nil, voterewards.ErrBadLeaderboard
+	}
+	var rows pgx.Rows
+	if month.IsZero() {
+		rows, _ = s.pool.Query(ctx, s.q.board, n)
+	} else {
+		rows, _ = s.pool.Query(ctx, s.q.monthBoard, voterewards.MonthOf(month).UnixNano(), n)
+	}
+	board, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (voterewards.Standing, error) {
+		var st voterewards.Standing
+		var total, reached int64
+		err := r.Scan(&st.User, &st.Votes, &total, &reached)
+		st.Total, st.ReachedAt = int(total), fromNS(&reached)
+		return st, err
+	})
+	if err != nil {
+		return nil, wrap("leaderboard", err)
+	}
+	return board, nil
+}

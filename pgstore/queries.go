@@ -1,0 +1,73 @@
+package pgstore
+
+import "fmt"
+
+// queries are the store's SQL, with the schema's quoted name filled in once.
+type queries struct {
+	lockVoters, ledgerOf, nearVotes, insertVotes, upsertVoters, upsertMonths string
+	saveCheckpoint, checkFence, notify                                       string
+	load, loadCheckpoint, votesByKey                                         string
+	delivered, expired, prune                                                string
+	markReward, markExpiry                                                   string
+	stats, board, monthBoard                                                 string
+}
+
+// voteCols are the columns a vote is read from, in [scanVote]'s order.
+const voteCols = "user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats"
+
+func newQueries(s string) queries {
+	f := func(q string) string { return fmt.Sprintf(q, s) }
+	return queries{
+		// The voters' locks, taken in the order of their keys (sorted by
+		// the caller), serialize the Ingests of one voter: the dedup check
+		// and the ledger read must see every vote committed before.
+		lockVoters: "SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k",
+		ledgerOf: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
+			FROM %[1]s.voters WHERE voter = ANY($1::text[])`),
+		nearVotes: f(`SELECT DISTINCT v.voter, v.created_ns FROM %[1]s.votes v
+			JOIN unnest($1::text[], $2::bigint[]) AS q(voter, c) ON v.voter = q.voter
+			WHERE v.seen AND v.created_ns > q.c - $3 AND v.created_ns < q.c + $3`),
+		insertVotes: f(`INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::smallint[], $9::json[], $10::json[])`),
+		upsertVoters: f(`INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
+			SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::int[], $9::bigint[], $10::bigint[])
+			ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
+				best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
+				month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns`),
+		upsertMonths: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::bigint[])
+			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
+				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
+		saveCheckpoint: f(`INSERT INTO %[1]s.checkpoint (id, cursor, last_seen_ns, since_ns) VALUES (1, $1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET cursor = EXCLUDED.cursor, last_seen_ns = EXCLUDED.last_seen_ns, since_ns = EXCLUDED.since_ns`),
+		checkFence:     f("SELECT %[1]s.check_fence($1)"),
+		notify:         "SELECT pg_notify($1, $2)",
+		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
+		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
+		// The newest row of each key: a pruned vote added again is a new row.
+		votesByKey: f("SELECT " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
+		// An expiry already handled by [Store.Expiry] is not pending again.
+		// After a Reward transaction (reward_done) the record commits
+		// without waiting for the disk: lost in a server crash, the vote is
+		// pending again and its redelivery finds the done mark.
+		delivered: f(`WITH u AS (UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($2 AND NOT expiry_done)
+				WHERE key = $1 RETURNING reward_done)
+			SELECT set_config('synchronous_commit', CASE WHEN bool_and(reward_done) THEN 'off' ELSE 'on' END, true) FROM u`),
+		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending RETURNING expiry_done)
+			SELECT set_config('synchronous_commit', CASE WHEN bool_and(expiry_done) THEN 'off' ELSE 'on' END, true) FROM u`),
+		prune: f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
+		// Lock the vote's newest row and mark it done in one statement
+		// (rolled back with the handler's writes if it fails); the previous
+		// mark tells a done vote (true) from one to handle (false).
+		markReward: f(`UPDATE %[1]s.votes v SET reward_done = true FROM (
+				SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+			WHERE v.id = o.id RETURNING o.reward_done`),
+		markExpiry: f(`UPDATE %[1]s.votes v SET expiry_done = true FROM (
+				SELECT id, expiry_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+			WHERE v.id = o.id RETURNING o.expiry_done`),
+		stats: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
+			FROM %[1]s.voters WHERE voter = $1`),
+		board:      f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
+		monthBoard: f("SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1 ORDER BY total DESC, reached_ns, voter LIMIT $2"),
+	}
+}

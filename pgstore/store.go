@@ -1,0 +1,128 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// DefaultSchema is the schema [Open] keeps its tables in when
+// [Config.Schema] is empty.
+const DefaultSchema = "topgg"
+
+// Errors, for errors.Is; the errors that carry them say more.
+var (
+	// ErrFenced means a leader write was refused: a newer lease token has
+	// been seen (another process leads now), or [Config.Fence] returned 0
+	// (this process is not leading). Nothing of the write was committed.
+	ErrFenced = errors.New("pgstore: write refused by the fence: not the current leader")
+	// ErrSchemaTooNew is returned by [Open] when the database's schema was
+	// made by a newer version of this package than the running one: the
+	// store will not guess at tables it does not know.
+	ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this code knows")
+	// ErrBadConfig is returned by [Open] for a Config it cannot use; the
+	// error names the field.
+	ErrBadConfig = errors.New("pgstore: invalid Config")
+	// ErrBadURL is returned by [Connect] for a URL it cannot parse. The
+	// error never holds the password.
+	ErrBadURL = errors.New("pgstore: malformed database URL")
+	// ErrUnknownVote is returned by the handlers of [Store.Reward] and
+	// [Store.Expiry] for a vote the store does not hold.
+	ErrUnknownVote = errors.New("pgstore: vote not in the store")
+)
+
+// Config configures [Open]. The zero Config is valid: schema "topgg", one
+// process, no logs.
+type Config struct {
+	// Schema is the PostgreSQL schema holding the store's tables, created
+	// if missing (default [DefaultSchema]). Lower-case letters, digits and
+	// underscores, starting with a letter or underscore, at most 50 bytes
+	// (the feed's NOTIFY channel is named after it, within PostgreSQL's 63).
+	Schema string
+	// Fence returns the current lease token of a fleet's leader term (as
+	// fleet.Fence.Token gives it), or 0 when this process is not leading.
+	// Every leader write (Ingest with a checkpoint, Delivered, Expired,
+	// Prune and the transactions of Reward and Expiry) checks, in its own
+	// transaction, that no newer token has been seen, and fails with
+	// [ErrFenced] otherwise. nil: one process, no fence.
+	Fence func() int64
+	// Logger receives the feed's reconnections; nil discards them.
+	Logger *slog.Logger
+}
+
+// schemaName is what Config.Schema may be: a plain identifier, so that it
+// needs no quoting rules of its own in the NOTIFY channel and lock keys.
+var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
+
+// Store is a [voterewards.Store] and [voterewards.Feed] in PostgreSQL, shared
+// by every process of a fleet: see the package documentation. Its methods
+// are safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	fence   func() int64
+	log     *slog.Logger
+	schema  string
+	channel string // the NOTIFY channel of added votes
+	lockNS  string // prefix of the voter lock keys
+	q       queries
+}
+
+var (
+	_ voterewards.Store = (*Store)(nil)
+	_ voterewards.Feed  = (*Store)(nil)
+)
+
+// Open returns the store kept in pool's database under cfg.Schema, creating
+// the schema or migrating it to [SchemaVersion] first, in one transaction
+// under an advisory lock (so that processes opening at once do it once). A
+// schema newer than SchemaVersion is [ErrSchemaTooNew]. The pool stays the
+// caller's: close it after the last use of the Store.
+func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("pgstore: Open: %w (pool)", topgg.ErrNilArgument)
+	}
+	schema := cfg.Schema
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("%w: Schema %q: lower-case letters, digits and _, at most 50", ErrBadConfig, schema)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := migrate(ctx, pool, schema); err != nil {
+		return nil, err
+	}
+	return &Store{
+		pool: pool, fence: cfg.Fence, log: log, schema: schema,
+		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
+		q: newQueries(pgx.Identifier{schema}.Sanitize()),
+	}, nil
+}
+
+// Schema returns the schema the store's tables are in.
+func (s *Store) Schema() string { return s.schema }
+
+// token returns the fence token a leader write must check, and whether it
+// must: with no Config.Fence there is nothing to check. A zero or negative
+// token (not leading) is refused here, before any write.
+func (s *Store) token() (int64, bool, error) {
+	if s.fence == nil {
+		return 0, false, nil
+	}
+	tok := s.fence()
+	if tok <= 0 {
+		return 0, false, fmt.Errorf("%w (token %d: not leading)", ErrFenced, tok)
+	}
+	return tok, true, nil
+}

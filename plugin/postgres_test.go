@@ -1,0 +1,203 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/pgtest"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// pointsBot is a bot's economy in its PostgreSQL database: one points row
+// per voter, credited with each vote's weight in the reward's transaction.
+// Its handler fails once for every vote after it wrote, so that a failed
+// attempt's credit shows if it were not rolled back.
+type pointsBot struct {
+	pool *pgxpool.Pool
+	mu   sync.Mutex
+	seen map[string]bool // votes whose handler failed once
+}
+
+func newPointsBot(t *testing.T, pool *pgxpool.Pool) *pointsBot {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `CREATE TABLE points (user_id text PRIMARY KEY, points bigint NOT NULL)`)
+	require.NoError(t, err)
+	return &pointsBot{pool: pool, seen: map[string]bool{}}
+}
+
+// credit is the bot's transactional reward handler.
+func (b *pointsBot) credit(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO points (user_id, points) VALUES ($1, $2)
+		ON CONFLICT (user_id) DO UPDATE SET points = points.points + EXCLUDED.points`, v.PlatformID, v.Weight); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.seen[v.Key()] {
+		b.seen[v.Key()] = true
+		return errFirstAttempt
+	}
+	return nil
+}
+
+// errFirstAttempt is the error of a handler's first attempt: a service it
+// calls failed after the credit was written.
+var errFirstAttempt = errors.New("the shop's API answered 503")
+
+// points returns every voter's points.
+func (b *pointsBot) points(t *testing.T) map[string]int64 {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(), `SELECT user_id, points FROM points`)
+	require.NoError(t, err)
+	out := map[string]int64{}
+	var user string
+	var pts int64
+	_, err = pgx.ForEachRow(rows, []any{&user, &pts}, func() error { out[user] = pts; return nil })
+	require.NoError(t, err)
+	return out
+}
+
+// weights is what points must hold once every vote of vs was rewarded once.
+func weights(vs []topggtest.Vote) map[string]int64 {
+	out := map[string]int64{}
+	for _, v := range vs {
+		out[v.PlatformID] += int64(v.Weight)
+	}
+	return out
+}
+
+// TestPostgresVoteStore runs the plugin on the bot's own PostgreSQL store,
+// in one process and in a fleet, over one server.
+func TestPostgresVoteStore(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.Start(t)
+	t.Run("one process", func(t *testing.T) {
+		t.Parallel()
+		testPostgresOneProcess(t, pg.Pool(t))
+	})
+	t.Run("fleet", func(t *testing.T) {
+		t.Parallel()
+		testPostgresFleet(t, pg.Database(t))
+	})
+}
+
+// testPostgresOneProcess: given with WithVoteStore, the store is used as is
+// (nothing kept in Config.StateDir), votes are rewarded through its
+// transaction (a failed attempt's credit is rolled back: points exact), and
+// Active knows them.
+func testPostgresOneProcess(t *testing.T, pool *pgxpool.Pool) {
+	ctx := context.Background()
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(t, err)
+	bot := newPointsBot(t, pool)
+	w := newWorld(t, worldSpec{})
+	vs := votes(10)
+	w.tg.AddVote(vs...)
+	cfg := w.config()
+	cfg.VoteRetryDelay = time.Millisecond
+	p := w.plugin(cfg, plugin.WithVoteStore(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
+	w.start(p)
+	w.open()
+	want := weights(vs)
+	require.Eventually(t, func() bool { return len(bot.points(t)) == len(want) }, wait, tick, "not every vote was rewarded")
+	w.waitPolls(3)
+	assert.Equal(t, want, bot.points(t), "a vote credited twice, or a failed attempt's credit kept")
+	for _, v := range vs {
+		assert.True(t, p.Active(v.PlatformID).Active, "Active does not know %s", v.PlatformID)
+	}
+	files, err := filepath.Glob(filepath.Join(cfg.StateDir, "*vote*"))
+	require.NoError(t, err)
+	assert.Empty(t, files, "the plugin kept votes in the state directory beside the store it was given")
+	snap, err := store.Load(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, snap.Pending)
+}
+
+// pgFleetProcess makes one process of a fleet whose votes are in the
+// PostgreSQL database dsn: its own pool, Fleet and store (fenced by the
+// fleet's lease through plugin.FleetFence), a plugin attached to the given
+// shards' sessions.
+func (w *world) pgFleetProcess(redisURL, dsn string, shards []int, bot *pointsBot) (*plugin.Plugin, *fleet.Fleet, *pgstore.Store) {
+	w.t.Helper()
+	f, err := fleet.Open(redisURL, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
+		ReportEvery: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
+	store, err := pgstore.Open(context.Background(), pgtest.OpenPool(w.t, dsn), pgstore.Config{Fence: plugin.FleetFence(f)})
+	require.NoError(w.t, err)
+	cfg := w.config()
+	cfg.VoteRetryDelay = time.Millisecond
+	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithFleet(f),
+		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}),
+		plugin.WithVoteStore(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
+	require.NoError(w.t, err)
+	var ss []*discordgo.Session
+	for _, i := range shards {
+		ss = append(ss, w.sessions[i])
+	}
+	require.NoError(w.t, p.Attach(ss...))
+	return p, f, store
+}
+
+// testPostgresFleet: two processes share one PostgreSQL store and Redis
+// (the lease). The leader rewards each vote once; both processes' Active
+// learn every vote (the store's feed); the follower's leader writes are
+// refused by the fence; when the leader stops, the other takes over and
+// rewards the votes that come after, each once.
+func testPostgresFleet(t *testing.T, dsn string) {
+	ctx := context.Background()
+	rds := redistest.Start(t)
+	bot := newPointsBot(t, pgtest.OpenPool(t, dsn))
+	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
+	vs := votes(20)
+	w.tg.AddVote(vs[:10]...)
+	a, fa, sa := w.pgFleetProcess(rds.URL(), dsn, []int{0}, bot)
+	b, fb, sb := w.pgFleetProcess(rds.URL(), dsn, []int{1}, bot)
+	w.start(a)
+	w.start(b)
+	w.open()
+	require.Eventually(t, func() bool { return len(bot.points(t)) == 10 }, wait, tick, "not every vote was rewarded")
+	assert.Equal(t, weights(vs[:10]), bot.points(t))
+	for _, v := range vs[:10] {
+		for _, p := range []*plugin.Plugin{a, b} {
+			assert.Eventually(t, func() bool { return p.Active(v.PlatformID).Active }, wait, tick)
+		}
+	}
+
+	leader, follower, followerStore := a, b, sb
+	if fb.Lease().State().Leader {
+		leader, follower, followerStore = b, a, sa
+	}
+	require.True(t, fa.Lease().State().Leader != fb.Lease().State().Leader, "not one leader")
+	snap, err := followerStore.Load(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, snap.Seen)
+	err = followerStore.Delivered(ctx, snap.Seen[0], false)
+	assert.ErrorIs(t, err, pgstore.ErrFenced, "a process that does not lead wrote the delivered mark")
+
+	require.NoError(t, w.stop(leader))
+	w.tg.AddVote(vs[10:]...)
+	require.Eventually(t, func() bool { return len(bot.points(t)) == len(vs) }, 3*wait, tick,
+		"the new leader did not reward the later votes")
+	w.waitPolls(3)
+	assert.Equal(t, weights(vs), bot.points(t), "a vote credited twice across the hand-over")
+	for _, v := range vs[10:] {
+		assert.Eventually(t, func() bool { return follower.Active(v.PlatformID).Active }, wait, tick)
+	}
+}

@@ -1,0 +1,51 @@
+package topgg_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+// TestRequestOfAnEndedTermIsNotSent: a request whose context carries a fleet
+// leader's term is sent while the term is valid, and not at all once its
+// deadline passed (read on the term's clock): the error wraps term.ErrOver
+// and is not worth retrying.
+func TestRequestOfAnEndedTermIsNotSent(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	start := time.Unix(1_700_000_000, 0)
+	clk := clock.NewFake(start)
+	ctx := term.With(context.Background(), term.New(clk, start.Add(time.Second), nil))
+
+	_, err := c.Project(ctx)
+	require.NoError(t, err, "sent within the term")
+	clk.Advance(time.Second)
+	_, err = c.Project(ctx)
+	require.ErrorIs(t, err, term.ErrOver)
+	assert.False(t, topgg.Retryable(err))
+	assert.Len(t, srv.Requests(), 1, "a request went out after the term's deadline")
+}
+
+// TestRetryOfAnEndedTermIsNotSent: the term is checked before each attempt,
+// so a retry due after the term ended (the lease was lost during the
+// backoff) is not sent.
+func TestRetryOfAnEndedTermIsNotSent(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable}))
+	tm := term.New(nil, time.Now().Add(time.Hour), nil)
+	c := newClient(t, srv, topgg.WithObserver(func(topgg.Request) { tm.End(nil) })) // after the first attempt
+	_, err := c.Project(term.With(context.Background(), tm))
+	require.ErrorIs(t, err, term.ErrOver)
+	assert.Len(t, srv.Requests(), 1, "the retry went out after the term ended")
+}

@@ -1,0 +1,123 @@
+package voterewards_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// ledgerVote is a vote of voter "u1" created at created, with weight w.
+func ledgerVote(created time.Time, w int) voterewards.Vote {
+	return voterewards.Vote{Vote: topgg.Vote{
+		UserID: "u1", Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime),
+	}, Origin: voterewards.OriginHistory}
+}
+
+func TestStatsAddFirstVote(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
+	got := voterewards.Stats{}.Add(ledgerVote(at, 2), time.Hour)
+	assert.Equal(t, voterewards.Stats{
+		User: "u1", Votes: 1, Total: 2, Streak: 1, BestStreak: 1,
+		StreakUntil: at.Add(voterewards.VoteLifetime + time.Hour),
+		Month:       time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), MonthVotes: 1, MonthTotal: 2,
+		LastVote: at,
+	}, got)
+	zero := voterewards.Stats{}.Add(ledgerVote(at, 0), time.Hour)
+	assert.Equal(t, 1, zero.Total, "a weight below 1 counts 1")
+}
+
+func TestStatsAddStreakEdge(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
+	first := voterewards.Stats{}.Add(ledgerVote(at, 1), voterewards.DefaultStreakGrace)
+	until := at.Add(voterewards.VoteLifetime + voterewards.DefaultStreakGrace)
+	require.True(t, until.Equal(first.StreakUntil))
+
+	on := first.Add(ledgerVote(until, 1), voterewards.DefaultStreakGrace)
+	assert.Equal(t, 2, on.Streak, "at StreakUntil: continues")
+	assert.Equal(t, 2, on.BestStreak)
+	after := first.Add(ledgerVote(until.Add(time.Nanosecond), 1), voterewards.DefaultStreakGrace)
+	assert.Equal(t, 1, after.Streak, "a nanosecond later: a new streak")
+	assert.Equal(t, 1, after.BestStreak)
+
+	best := on.Add(ledgerVote(until.Add(5*24*time.Hour), 1), voterewards.DefaultStreakGrace)
+	assert.Equal(t, 1, best.Streak)
+	assert.Equal(t, 2, best.BestStreak, "BestStreak keeps the longest run")
+	assert.Equal(t, 3, best.Votes)
+}
+
+func TestStatsAddLateVote(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	s := voterewards.Stats{}.Add(ledgerVote(at, 1), voterewards.DefaultStreakGrace)
+	s = s.Add(ledgerVote(at.Add(24*time.Hour), 1), voterewards.DefaultStreakGrace)
+	late := s.Add(ledgerVote(at.Add(12*time.Hour), 2), voterewards.DefaultStreakGrace)
+	assert.Equal(t, 3, late.Votes)
+	assert.Equal(t, 4, late.Total)
+	assert.Equal(t, 3, late.MonthVotes)
+	assert.Equal(t, s.Streak, late.Streak, "a late vote leaves the streak")
+	assert.Equal(t, s.StreakUntil, late.StreakUntil)
+	assert.Equal(t, s.LastVote, late.LastVote)
+
+	prev := s.Add(ledgerVote(at.Add(-48*time.Hour), 2), voterewards.DefaultStreakGrace) // February
+	assert.Equal(t, 3, prev.Votes)
+	assert.Equal(t, 4, prev.Total)
+	assert.Equal(t, s.Month, prev.Month, "a late vote of an earlier month leaves Month")
+	assert.Equal(t, 2, prev.MonthVotes)
+	assert.Equal(t, 2, prev.MonthTotal)
+}
+
+func TestStatsAddMonthBoundary(t *testing.T) {
+	t.Parallel()
+	april := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	s := voterewards.Stats{}.Add(ledgerVote(april.Add(-time.Nanosecond), 2), voterewards.DefaultStreakGrace)
+	assert.Equal(t, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), s.Month)
+	s = s.Add(ledgerVote(april.Add(12*time.Hour), 1), voterewards.DefaultStreakGrace)
+	assert.Equal(t, april, s.Month)
+	assert.Equal(t, 1, s.MonthVotes)
+	assert.Equal(t, 1, s.MonthTotal)
+	assert.Equal(t, 2, s.Streak, "streaks cross months")
+	assert.Equal(t, 3, s.Total)
+}
+
+func TestStatsCurrentStreak(t *testing.T) {
+	t.Parallel()
+	assert.Zero(t, voterewards.Stats{}.CurrentStreak(time.Now()), "no votes")
+	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
+	s := voterewards.Stats{}.Add(ledgerVote(at, 1), voterewards.DefaultStreakGrace)
+	s = s.Add(ledgerVote(at.Add(24*time.Hour), 1), voterewards.DefaultStreakGrace)
+	assert.Equal(t, 2, s.CurrentStreak(at.Add(24*time.Hour)))
+	assert.Equal(t, 2, s.CurrentStreak(s.StreakUntil), "until the last instant")
+	assert.Zero(t, s.CurrentStreak(s.StreakUntil.Add(time.Nanosecond)), "over after")
+}
+
+func TestStatsThisMonth(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 31, 23, 0, 0, 0, time.UTC)
+	s := voterewards.Stats{}.Add(ledgerVote(at, 2), voterewards.DefaultStreakGrace)
+	votes, total := s.ThisMonth(at.Add(59 * time.Minute))
+	assert.Equal(t, [2]int{1, 2}, [2]int{votes, total})
+	votes, total = s.ThisMonth(at.Add(time.Hour))
+	assert.Equal(t, [2]int{0, 0}, [2]int{votes, total}, "April has no votes yet")
+	// 00:30 on April 1 at UTC+2 is still March in UTC.
+	votes, _ = s.ThisMonth(time.Date(2026, 4, 1, 0, 30, 0, 0, time.FixedZone("UTC+2", 2*3600)))
+	assert.Equal(t, 1, votes, "months are UTC's")
+	votes, _ = voterewards.Stats{}.ThisMonth(time.Time{})
+	assert.Zero(t, votes)
+}
+
+func TestCompareStandings(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
+	a := voterewards.Standing{User: "b", Total: 5, ReachedAt: at}
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "a", Total: 4}), "higher total first")
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "a", Total: 5, ReachedAt: at.Add(1)}), "reached first")
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "c", Total: 5, ReachedAt: at}), "then by user")
+	assert.Zero(t, voterewards.CompareStandings(a, a))
+}

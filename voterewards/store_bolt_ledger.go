@@ -1,0 +1,153 @@
+package voterewards
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ledgerTx is the ledger's buckets in one write transaction.
+type ledgerTx struct {
+	stats, months, board *bolt.Bucket
+}
+
+func openLedger(tx *bolt.Tx) ledgerTx {
+	return ledgerTx{
+		stats:  tx.Bucket([]byte(bucketLedger)),
+		months: tx.Bucket([]byte(bucketMonths)),
+		board:  tx.Bucket([]byte(bucketBoard)),
+	}
+}
+
+// count counts v in its voter's ledger, its month's board and the all-time
+// board, and returns the voter's new Stats: a bounded number of reads and
+// writes, whatever the number of voters or votes.
+func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
+	id := v.lane()
+	var old Stats
+	if b := l.stats.Get([]byte(id)); b != nil {
+		var err error
+		if old, err = decodeLedger(id, b); err != nil {
+			return Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
+		}
+	}
+	st := old.Add(v, grace)
+	all := span(time.Time{})
+	if old.Votes > 0 {
+		if err := l.board.Delete(boardKey(all, allTimeStanding(old))); err != nil {
+			return Stats{}, err
+		}
+	}
+	if err := errors.Join(
+		l.stats.Put([]byte(id), encodeLedger(st)),
+		l.board.Put(boardKey(all, allTimeStanding(st)), encodeVotes(st.Votes)),
+		l.countMonth(id, v, old),
+	); err != nil {
+		return Stats{}, err
+	}
+	return st, nil
+}
+
+// countMonth counts v in its voter's standing of v's month, and on that
+// month's board. The standing of the voter's newest month is in the ledger
+// record (MonthVotes, MonthTotal, and LastVote, the month's newest vote);
+// older months' are in the months bucket, written when a vote opens a new
+// month and when a late vote counts in an old one: one more write per
+// voter and month, not per vote.
+func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
+	m := MonthOf(v.CreatedAt)
+	var prev Standing
+	switch {
+	case old.Votes == 0:
+	case m.Equal(old.Month):
+		prev = Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+	case m.After(old.Month): // the old month is done: keep its standing for late votes
+		done := Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
+			return err
+		}
+	default: // a late vote of an older month
+		if b := l.months.Get(monthKey(m, id)); b != nil {
+			var err error
+			if prev, err = decodeStanding(id, b); err != nil {
+				return fmt.Errorf("month standing of voter %q: %w", id, err)
+			}
+		}
+	}
+	sp := span(m)
+	if prev.Votes > 0 {
+		if err := l.board.Delete(boardKey(sp, prev)); err != nil {
+			return err
+		}
+	}
+	st := standingAdd(prev, id, v)
+	if m.Before(old.Month) {
+		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
+			return err
+		}
+	}
+	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
+}
+
+// allTimeStanding is a voter's line on the all-time board.
+func allTimeStanding(s Stats) Standing {
+	return Standing{User: s.User, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
+}
+
+// Stats implements [Store]: one read of the voter's record.
+func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
+	if err := s.made(); err != nil {
+		return Stats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	st := Stats{User: user}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketLedger)).Get([]byte(user))
+		if b == nil {
+			return nil
+		}
+		var err error
+		st, err = decodeLedger(user, b)
+		return err
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("voterewards: reading the ledger of %q in %s: %w", user, s.db.Path(), err)
+	}
+	return st, nil
+}
+
+// Leaderboard implements [Store]: the first n keys of the board's span.
+func (s *BoltStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
+	if err := checkLeaderboard(n); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sp := span(month)
+	var out []Standing
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte(bucketBoard)).Cursor()
+		for k, v := c.Seek(sp[:]); k != nil && bytes.HasPrefix(k, sp[:]) && len(out) < n; k, v = c.Next() {
+			st, err := decodeBoard(k, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, st)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("voterewards: reading the leaderboard in %s: %w", s.db.Path(), err)
+	}
+	return out, nil
+}
