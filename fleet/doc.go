@@ -10,6 +10,27 @@
 // lease) cannot write shared state: see [Fence]. Run Redis with AOF (or RDB)
 // persistence, so that the token counter outlives a restart.
 //
+// # The leader's term, and the window left
+//
+// The fence guards Redis, not what a leader does elsewhere: a request to
+// Top.gg, a reward or expiry handler's call, a message to Discord. So each
+// term has a deadline, the send time of the last successful renewal plus TTL
+// minus TTL/5 (moved on each renewal), and every leader-only action checks
+// it on the local monotonic clock right before it starts ([CheckTerm]; the
+// plugin's jobs do: each Top.gg request, retries included, each vote poll,
+// each reward or expiry handler call, each command sync). A leader resumed
+// after a pause past its deadline (SIGSTOP, a frozen VM) starts nothing: its
+// first check fails and ends the term, whichever of its goroutines runs
+// first. What is left is the time between a check and the send it guards:
+// for a Top.gg request, the HTTP transport's work up to the last byte
+// written (10-30 us on loopback); before a handler call, well under a
+// microsecond. A pause that falls exactly there still lets that one action
+// out after the pause, as it does a handler already running, which may call
+// [CheckTerm] itself before each of its own requests. TTL/5 is the margin
+// for that window, for the clock-rate difference between this machine and
+// Redis, and for the new leader, which cannot win before the old lease
+// expires in Redis.
+//
 // # Redis Cluster and Sentinel
 //
 // [Open] selects the deployment by the URL's scheme: redis:// or rediss://
@@ -62,27 +83,6 @@
 // each repeated at most once per failover. A handler that must not repeat
 // uses the vote's Key as an idempotency key, as it does for the process that
 // dies between its handler's return and the mark.
-//
-// # The leader's term, and the window left
-//
-// The fence guards Redis, not what a leader does elsewhere: a request to
-// Top.gg, a reward or expiry handler's call, a message to Discord. So each
-// term has a deadline, the send time of the last successful renewal plus TTL
-// minus TTL/5 (moved on each renewal), and every leader-only action checks
-// it on the local monotonic clock right before it starts ([CheckTerm]; the
-// plugin's jobs do: each Top.gg request, retries included, each vote poll,
-// each reward or expiry handler call, each command sync). A leader resumed
-// after a pause past its deadline (SIGSTOP, a frozen VM) starts nothing: its
-// first check fails and ends the term, whichever of its goroutines runs
-// first. What is left is the time between a check and the send it guards:
-// for a Top.gg request, the HTTP transport's work up to the last byte
-// written (10-30 us on loopback); before a handler call, well under a
-// microsecond. A pause that falls exactly there still lets that one action
-// out after the pause, as it does a handler already running, which may call
-// [CheckTerm] itself before each of its own requests. TTL/5 is the margin
-// for that window, for the clock-rate difference between this machine and
-// Redis, and for the new leader, which cannot win before the old lease
-// expires in Redis.
 //
 // # Counts
 //
