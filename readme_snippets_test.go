@@ -34,6 +34,7 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // myCommands are a bot's slash commands, as it registers them on Discord.
@@ -209,6 +210,29 @@ func run() error {
 		return err
 	}
 	return p.Run(ctx) // until SIGTERM: every job stopped and the vote state saved when it returns
+}
+
+// readme:end
+
+// readme:begin voter features
+// newVoterBot wires the voter features into a bot's plugin: call it before the sessions open.
+func newVoterBot(client *topgg.Client, cfg plugin.Config, sessions []*discordgo.Session, botID, guildID, roleID string) (*plugin.Plugin, error) {
+	p, err := plugin.New(client, cfg,
+		// /vote (remind:True/False) and /leaderboard beside the bot's own commands; register them on Discord too.
+		plugin.WithCommands(append(voterperks.Commands(voterperks.Texts{}), premiumCommand)),
+		plugin.WithVoterPerks(plugin.VoterPerks{
+			BotID:     botID,                                              // the vote link: https://top.gg/bot/<botID>/vote
+			Role:      &voterperks.Role{GuildID: guildID, RoleID: roleID}, // held while the vote is active
+			Reminders: true,                                               // a DM when the user can vote again (opt-in)
+		}))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sessions {
+		s.AddHandler(p.Perks().Handle)                   // answers /vote and /leaderboard
+		s.AddHandler(p.Perks().Gate(premium, "premium")) // runs premium for voters only
+	}
+	return p, p.Attach(sessions...)
 }
 
 // readme:end

@@ -31,6 +31,7 @@ type dmState struct {
 	owners   map[string]string // DM channel ID -> user ID
 	blocked  map[string]bool   // users who do not accept DMs from the bot
 	messages []DirectMessage
+	nonces   map[nonceKey]sentNonce // enforced nonces (dms_nonce.go)
 }
 
 // openDM serves POST /users/@me/channels: the user's DM channel, created on
@@ -89,9 +90,13 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, codeCannotMessageUser, "Cannot send messages to this user")
 		return
 	}
-	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
-	s.dms.messages = append(s.dms.messages, dm)
-	s.notifyLocked()
+	dm, repeated := s.dms.repeatLocked(channel, &m)
+	if !repeated {
+		dm = DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
+		s.dms.messages = append(s.dms.messages, dm)
+		s.dms.rememberLocked(&m, dm)
+		s.notifyLocked()
+	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),

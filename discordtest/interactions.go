@@ -178,6 +178,10 @@ type messageBody struct {
 	Components  []json.RawMessage      `json:"components"`
 	Attachments []json.RawMessage      `json:"attachments"`
 	Poll        json.RawMessage        `json:"poll"`
+	// Nonce and EnforceNonce: a message sent again with the same enforced
+	// nonce is not created again (dms_nonce.go).
+	Nonce        json.RawMessage `json:"nonce"`
+	EnforceNonce bool            `json:"enforce_nonce"`
 }
 
 func (m *messageBody) content() string {

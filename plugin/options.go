@@ -31,6 +31,7 @@ type options struct {
 	haveCmds  bool
 	voteStore voterewards.Store
 	fleet     *fleet.Fleet // WithFleet (backend_fleet.go)
+	perks     *VoterPerks  // WithVoterPerks (perks.go)
 	clock     clock.Clock  // set by tests (export_test.go)
 
 	metrics         Observer                // WithMetrics (metrics.go)

@@ -19,6 +19,7 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // Plugin puts a discordgo bot on its Top.gg listing: it posts server and shard
@@ -42,6 +43,8 @@ type Plugin struct {
 	// voteStore is the votes' store: WithVoteStore's, or the backend's.
 	voteStore voterewards.Store
 	fleet     *fleet.Fleet // WithFleet's, for the readiness checks; nil in one process
+
+	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
 	hook  *webhook.Receiver // nil when webhooks are off
 	bound boundAddr         // the webhook server's address while it serves (webhook.go)
@@ -99,6 +102,9 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
+	if err := p.buildPerks(); err != nil { // before the poller: it wraps the handlers
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
 	if err := p.buildJobs(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}

@@ -1,0 +1,184 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
+)
+
+// VoterPerks switches on the voter features of the [voterperks] package
+// (see [WithVoterPerks]).
+type VoterPerks struct {
+	// BotID is the bot's Discord id (its application id), for the vote
+	// link. Required.
+	BotID string
+	// Role, if set, is the voter role, given on every reward and taken back
+	// when the vote expires, unless a newer vote of the user is active.
+	Role *voterperks.Role
+	// Reminders turns on the reminder direct messages, opt-in per user
+	// (/vote remind:True, or [voterperks.Perks.SetReminder]), kept with the
+	// vote state: the file reminders.json in Config.StateDir in one process,
+	// Redis in a fleet ([WithFleet]).
+	Reminders bool
+	// ReminderStore, if set, keeps the opt-ins instead of the backend's
+	// (Reminders must be on): for a bot whose votes are in PostgreSQL
+	// ([WithVoteStore] with a pgstore.Store), the store's
+	// (*pgstore.Store).Reminders, so that the opt-ins live beside the votes.
+	ReminderStore voterperks.ReminderStore
+	// Texts overrides what the perks say (see [voterperks.Texts]).
+	Texts voterperks.Texts
+}
+
+// WithVoterPerks turns on the voter features: the voter role and the
+// reminders run beside the reward and expiry handlers of
+// [WithRewardHandler] and [WithExpiryHandler] (the perks' first, then
+// yours, for each vote), and [Plugin.Perks] gives the gate and the /vote and
+// /leaderboard handlers (register [voterperks.Commands] on Discord and with
+// [WithCommands]). The perks' REST calls go through the first attached
+// session. It needs vote polling on (a *[ConfigError] from [New] otherwise).
+func WithVoterPerks(v VoterPerks) Option {
+	return func(o *options) error {
+		o.perks = &v
+		return nil
+	}
+}
+
+// Perks returns the voter features of [WithVoterPerks], nil without it.
+func (p *Plugin) Perks() *voterperks.Perks {
+	if p == nil {
+		return nil
+	}
+	return p.perks
+}
+
+// reminderBackend is a backend that keeps reminder opt-ins.
+type reminderBackend interface {
+	reminders() voterperks.ReminderStore
+}
+
+// buildPerks makes the perks of WithVoterPerks and puts their handlers
+// before the bot's own. New calls it before it builds the vote poller.
+func (p *Plugin) buildPerks() error {
+	v := p.opts.perks
+	if v == nil {
+		return nil
+	}
+	if p.set.votePoll <= 0 {
+		return &ConfigError{Field: "Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
+	}
+	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
+	store := v.ReminderStore
+	if typednil.Is(store) {
+		store = nil
+	}
+	switch {
+	case store != nil && !v.Reminders:
+		return &ConfigError{Field: "VoterPerks.ReminderStore", Problem: "is set while VoterPerks.Reminders is false"}
+	case store != nil:
+		cfg.Reminders = store
+	case v.Reminders:
+		rb, ok := p.backend.(reminderBackend)
+		if !ok {
+			return fmt.Errorf("WithVoterPerks: this backend keeps no reminders")
+		}
+		cfg.Reminders = rb.reminders()
+	}
+	perks, err := voterperks.New(pluginVotes{p}, cfg)
+	if err != nil {
+		return err
+	}
+	p.perks = perks
+	p.opts.onReward = chain(perks.OnReward, p.opts.onReward)
+	p.opts.onExpire = chain(perks.OnExpire, p.opts.onExpire)
+	return nil
+}
+
+// chain calls first, then next (if any) when first succeeded: a retry calls
+// both again, and both are idempotent.
+func chain(first, next voterewards.Handler) voterewards.Handler {
+	if next == nil {
+		return first
+	}
+	return func(ctx context.Context, v voterewards.Vote) error {
+		if err := first(ctx, v); err != nil {
+			return err
+		}
+		return next(ctx, v)
+	}
+}
+
+// restSession returns the first attached session, nil before Attach.
+func (p *Plugin) restSession() *discordgo.Session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sessions) == 0 {
+		return nil
+	}
+	return p.sessions[0]
+}
+
+// pluginVotes is the perks' view of the plugin's votes: Active from the
+// cache of the Run under way (the poller's or its mirror's), the ledger
+// from the store.
+type pluginVotes struct{ p *Plugin }
+
+func (v pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }
+
+func (v pluginVotes) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	return v.p.votes.Stats(ctx, user)
+}
+
+func (v pluginVotes) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	return v.p.votes.Leaderboard(ctx, month, n)
+}
+
+// reminders keeps the opt-ins in the state directory's file, read on first
+// use (New opens no file).
+func (b *localBackend) reminders() voterperks.ReminderStore { return &lazyFileReminders{dir: b.dir} }
+
+// reminders keeps the opt-ins in Redis.
+func (b *fleetBackend) reminders() voterperks.ReminderStore { return b.f.Reminders() }
+
+// lazyFileReminders opens the state directory's reminders file on first use.
+type lazyFileReminders struct {
+	dir  string
+	once sync.Once
+	f    *voterperks.FileReminders
+	err  error
+}
+
+func (l *lazyFileReminders) open() (*voterperks.FileReminders, error) {
+	l.once.Do(func() { l.f, l.err = voterperks.OpenFileReminders(l.dir) })
+	return l.f, l.err
+}
+
+func (l *lazyFileReminders) SetReminder(ctx context.Context, userID string, on bool) error {
+	f, err := l.open()
+	if err != nil {
+		return err
+	}
+	return f.SetReminder(ctx, userID, on)
+}
+
+func (l *lazyFileReminders) Reminder(ctx context.Context, userID string) (bool, string, error) {
+	f, err := l.open()
+	if err != nil {
+		return false, "", err
+	}
+	return f.Reminder(ctx, userID)
+}
+
+func (l *lazyFileReminders) Reminded(ctx context.Context, userID, key string) error {
+	f, err := l.open()
+	if err != nil {
+		return err
+	}
+	return f.Reminded(ctx, userID, key)
+}

@@ -1,0 +1,123 @@
+package voterperks_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
+)
+
+// TestNewRefusesMisuse: a nil Votes, a BotID or role that is no Discord id,
+// a missing Session are errors naming what is wrong; a zero Perks refuses
+// every call.
+func TestNewRefusesMisuse(t *testing.T) {
+	t.Parallel()
+	poller, err := voterewards.New(topggClient(t), voterewards.Config{
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: voterewards.NewMemoryStore(),
+	})
+	require.NoError(t, err)
+	session := func() *discordgo.Session { return nil }
+	_, err = voterperks.New(nil, voterperks.Config{BotID: "1", Session: session})
+	assert.ErrorIs(t, err, topgg.ErrNilArgument)
+	var typed *voterewards.Poller
+	_, err = voterperks.New(typed, voterperks.Config{BotID: "1", Session: session})
+	assert.ErrorIs(t, err, topgg.ErrNilArgument)
+	for name, cfg := range map[string]voterperks.Config{
+		"BotID":   {BotID: "bot", Session: session},
+		"Session": {BotID: "1"},
+		"Role":    {BotID: "1", Session: session, Role: &voterperks.Role{GuildID: "1"}},
+	} {
+		_, err := voterperks.New(poller, cfg)
+		assert.ErrorIs(t, err, voterperks.ErrBadConfig, name)
+		assert.ErrorContains(t, err, name)
+	}
+	p, err := voterperks.New(poller, voterperks.Config{BotID: "1", Session: session})
+	require.NoError(t, err)
+	assert.ErrorIs(t, p.SetReminder(t.Context(), "2", true), voterperks.ErrRemindersOff)
+	v := voterewards.Vote{}
+	v.PlatformID = "2"
+	v.ExpiresAt = time.Now().Add(time.Hour)
+	assert.NoError(t, p.OnReward(t.Context(), v), "no role: nothing to do")
+
+	var zero voterperks.Perks
+	assert.ErrorIs(t, zero.OnReward(t.Context(), v), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, zero.OnExpire(t.Context(), v), topgg.ErrNotConfigured)
+	assert.ErrorIs(t, zero.SetReminder(t.Context(), "2", true), topgg.ErrNotConfigured)
+}
+
+// TestCommandsPassValidate: the ready definitions, default or overridden,
+// pass commands.Validate; a description Discord would refuse does not.
+func TestCommandsPassValidate(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, commands.Validate(voterperks.Commands(voterperks.Texts{})))
+	custom := voterperks.Commands(voterperks.Texts{VoteDescription: "Vote!", LeaderboardDescription: "Best voters"})
+	require.NoError(t, commands.Validate(custom))
+	assert.Equal(t, "Vote!", custom[0].Description)
+	assert.Equal(t, voterperks.DefaultTexts().RemindDescription, custom[0].Options[0].Description)
+	long := voterperks.Commands(voterperks.Texts{VoteDescription: string(make([]byte, 101))})
+	assert.Error(t, commands.Validate(long))
+}
+
+// TestFileReminders: choices and records survive a reopen; the example
+// bot's version 1 file is read (its users opted in, none reminded yet); a
+// damaged file is an error naming it, never an empty set.
+func TestFileReminders(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	f, err := voterperks.OpenFileReminders(dir)
+	require.NoError(t, err)
+	require.NoError(t, f.SetReminder(ctx, "1", true))
+	require.NoError(t, f.SetReminder(ctx, "2", true))
+	require.NoError(t, f.Reminded(ctx, "1", "1@k"))
+	require.NoError(t, f.Reminded(ctx, "3", "3@k"), "not opted in: nothing recorded")
+	require.NoError(t, f.SetReminder(ctx, "1", true), "on again keeps the record")
+	require.NoError(t, f.SetReminder(ctx, "2", false))
+
+	again, err := voterperks.OpenFileReminders(dir)
+	require.NoError(t, err)
+	for user, want := range map[string]struct {
+		on   bool
+		last string
+	}{"1": {true, "1@k"}, "2": {false, ""}, "3": {false, ""}} {
+		on, last, err := again.Reminder(ctx, user)
+		require.NoError(t, err)
+		assert.Equal(t, want.on, on, user)
+		assert.Equal(t, want.last, last, user)
+	}
+
+	v1 := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(v1, voterperks.RemindersFile), []byte(`{"version":1,"users":["7","8"]}`), 0o600))
+	old, err := voterperks.OpenFileReminders(v1)
+	require.NoError(t, err)
+	on, last, err := old.Reminder(ctx, "8")
+	require.NoError(t, err)
+	assert.True(t, on)
+	assert.Empty(t, last)
+
+	for _, bad := range []string{`{`, `{"version":3,"users":{}}`, `{"version":2,"users":{"x":""}}`} {
+		d := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(d, voterperks.RemindersFile), []byte(bad), 0o600))
+		_, err := voterperks.OpenFileReminders(d)
+		assert.ErrorContains(t, err, filepath.Join(d, voterperks.RemindersFile), bad)
+	}
+	var zero voterperks.FileReminders
+	assert.ErrorIs(t, zero.SetReminder(ctx, "1", true), topgg.ErrNotConfigured)
+}
+
+func topggClient(t testing.TB) *topgg.Client {
+	t.Helper()
+	c, err := topgg.New("token")
+	require.NoError(t, err)
+	return c
+}

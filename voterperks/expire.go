@@ -1,0 +1,127 @@
+package voterperks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// OnExpire is the expiry handler (voterewards.Config.OnExpire, or
+// plugin.WithVoterPerks's), called when a vote expires, the moment its voter
+// can vote again. Unless the user voted again since (their newer vote is
+// active: they keep the role, and cannot vote yet), it takes the voter role
+// back (Config.Role) and, if the user opted in (Config.Reminders), sends
+// them the reminder: once per vote, across restarts and leader changes (the
+// store records the vote reminded, and a redelivered expiry finds it). A user
+// whose direct messages are closed (Discord's 50007) is skipped, not
+// retried. Other failures are returned, for voterewards to retry.
+//
+// Call it from the leader only (voterewards calls the handlers in the
+// process that runs the poller): the record of a reminder is a leader's
+// write, fenced in a fleet, and a leader whose term is over (the context
+// carries the fleet's term: see fleet.CheckTerm) neither changes a role nor
+// sends a message.
+func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
+	if !p.made() {
+		return errNotMade
+	}
+	user := v.PlatformID
+	if user == "" {
+		return nil
+	}
+	if st := p.votes.Active(user); st.Active {
+		p.log.Info("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
+		return nil
+	}
+	if err := p.takeRole(ctx, user); err != nil {
+		return err
+	}
+	return p.remind(ctx, v)
+}
+
+// remind sends v's reminder to its voter if they want one and were not
+// reminded of v yet, then records it.
+func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
+	if p.cfg.Reminders == nil {
+		return nil
+	}
+	user, key := v.PlatformID, v.Key()
+	on, last, err := p.cfg.Reminders.Reminder(ctx, user)
+	if err != nil {
+		return fmt.Errorf("voterperks: reading the reminder choice: %w", err)
+	}
+	if !on || last == key {
+		return nil
+	}
+	sent, err := p.sendReminder(ctx, v)
+	if err != nil {
+		return err
+	}
+	if err := p.cfg.Reminders.Reminded(ctx, user, key); err != nil {
+		return fmt.Errorf("voterperks: recording the reminder: %w", err)
+	}
+	if sent {
+		p.log.Info("vote reminder sent", "user", user, "key", key)
+	}
+	return nil
+}
+
+// sendOnce sends a message that Discord creates once however often it is
+// sent within a few minutes: its nonce is derived from key and enforced
+// (enforce_nonce: Discord answers a repeat with the first message). A leader
+// that dies between the message and the record of it leaves the next leader
+// (within the lease's time to live) to send it again: Discord shows one.
+// discordgo's MessageSend has no nonce, so the body is written here.
+func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key string) error {
+	sum := sha256.Sum256([]byte(key))
+	body := struct {
+		Content      string `json:"content"`
+		Nonce        string `json:"nonce"`
+		EnforceNonce bool   `json:"enforce_nonce"`
+	}{content, hex.EncodeToString(sum[:])[:maxNonce], true}
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	if err := term.Check(ctx); err != nil { // a fleet leader past its term sends nothing: the next one does
+		return err
+	}
+	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+	return err
+}
+
+// maxNonce is the longest nonce Discord takes (25 characters).
+const maxNonce = 25
+
+// sendReminder sends the direct message. sent is false, with a nil error,
+// when Discord refused it for good: the user's DMs are closed (50007) or
+// another refusal no retry mends (a 4xx other than 429, which the session
+// waits out).
+func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool, err error) {
+	s, err := p.session()
+	if err != nil {
+		return false, err
+	}
+	user := v.PlatformID
+	text := p.texts.Reminder(ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}) + "\n" + p.texts.ReminderStop
+	ch, err := s.UserChannelCreate(user, discordgo.WithContext(ctx))
+	if err == nil {
+		err = sendOnce(ctx, s, ch.ID, text, v.Key())
+	}
+	code, status := restCode(err)
+	switch {
+	case err == nil:
+		return true, nil
+	case code == discordgo.ErrCodeCannotSendMessagesToThisUser:
+		p.log.Info("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "reason", "direct messages closed (50007)")
+		return false, nil
+	case status >= 400 && status < 500 && status != http.StatusTooManyRequests:
+		p.log.Warn("could not send the vote reminder: Discord refused the direct message", "user", user, "key", v.Key(), "error", err)
+		return false, nil
+	}
+	return false, fmt.Errorf("voterperks: sending the vote reminder: %w", err)
+}

@@ -1,0 +1,70 @@
+package voterperks
+
+import (
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// InteractionHandler is a discordgo interaction handler, as s.AddHandler
+// takes it.
+type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCreate)
+
+// Gate returns h for voters only: for a user whose vote is active, it calls
+// h; for any other, it answers the interaction itself, ephemerally, with the
+// vote link and when they can vote (Texts.Gate), and h is not called. It
+// reads the vote cache only ([Votes.Active]: no request), so it answers in
+// every process of a fleet, as soon as the vote reached that process's
+// mirror.
+//
+// With commands named, Gate handles only the application commands of those
+// names (other interactions are left to other handlers: register it with
+// s.AddHandler directly); with none, it gates every interaction it is given
+// (call it from the bot's own router).
+func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
+	return func(s *discordgo.Session, i *discordgo.InteractionCreate) {
+		if len(commands) > 0 && !isCommand(i, commands) {
+			return
+		}
+		user := interactionUser(i)
+		if user == "" || !p.made() {
+			return
+		}
+		st := p.votes.Active(user)
+		if st.Active {
+			h(s, i)
+			return
+		}
+		msg := p.texts.Gate(GateInfo{UserID: user, VoteURL: p.VoteURL(), Status: st, Now: p.cfg.clock.Now()})
+		p.respond(s, i, msg, "gate")
+	}
+}
+
+// isCommand reports whether i is an application command named one of names.
+func isCommand(i *discordgo.InteractionCreate, names []string) bool {
+	return i.Type == discordgo.InteractionApplicationCommand && slices.Contains(names, i.ApplicationCommandData().Name)
+}
+
+// interactionUser returns the id of the user who made i ("" if none).
+func interactionUser(i *discordgo.InteractionCreate) string {
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		return i.Member.User.ID
+	case i.User != nil:
+		return i.User.ID
+	}
+	return ""
+}
+
+// respond answers i ephemerally with msg, under interactionTimeout.
+func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, msg, what string) {
+	ctx, cancel := p.interactionContext()
+	defer cancel()
+	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", err)
+	}
+}

@@ -1,0 +1,265 @@
+package voterperks_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterperks"
+)
+
+const (
+	// wait bounds every wait: generous for a loaded 2-core machine under
+	// -race, never reached when the code works.
+	wait = 15 * time.Second
+	tick = 5 * time.Millisecond
+
+	voterRole   = "900000000000000777"
+	premiumName = "premium"
+	premiumText = "premium content"
+)
+
+// premiumCommand is the bot's own command that only voters may use.
+var premiumCommand = &discordgo.ApplicationCommand{Name: premiumName, Description: "For voters only"}
+
+// premium answers /premium: what the gate lets voters reach.
+func premium(s *discordgo.Session, i *discordgo.InteractionCreate) {
+	_ = s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: premiumText},
+	})
+}
+
+// world is one test's fake Discord (one guild and one real discordgo
+// session per shard) and fake Top.gg.
+type world struct {
+	t        *testing.T
+	dc       *discordtest.Server
+	tg       *topggtest.Server
+	client   *topgg.Client
+	sessions []*discordgo.Session
+	guilds   []string // guilds[i] is on shard i
+
+	mu   sync.Mutex
+	runs map[*plugin.Plugin]*running
+}
+
+type running struct {
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+func newWorld(t *testing.T, shards int) *world {
+	t.Helper()
+	w := &world{t: t}
+	for i := range shards {
+		w.guilds = append(w.guilds, discordtest.GuildIDForShard(0, i, shards))
+	}
+	var err error
+	w.dc, err = discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(w.guilds...))
+	require.NoError(t, err)
+	t.Cleanup(w.dc.Close)
+	project := topggtest.DiscordBot()
+	project.PlatformID = w.dc.BotUserID()
+	w.tg, err = topggtest.NewServer(topggtest.WithProject(project))
+	require.NoError(t, err)
+	t.Cleanup(w.tg.Close)
+	w.client, err = topgg.New(w.tg.Token(), topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
+	require.NoError(t, err)
+	for i := range shards {
+		s, err := w.dc.NewSession(i, shards)
+		require.NoError(t, err)
+		w.sessions = append(w.sessions, s)
+	}
+	t.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, s := range w.sessions {
+			wg.Go(func() { _ = s.Close() })
+		}
+		wg.Wait()
+	})
+	// The bot registers its commands on Discord: the perks' and its own.
+	cmds := append(voterperks.Commands(voterperks.Texts{}), premiumCommand)
+	_, err = w.sessions[0].ApplicationCommandBulkOverwrite(w.dc.ApplicationID(), "", cmds)
+	require.NoError(t, err)
+	return w
+}
+
+// config is a plugin Config for a test: votes only, polled often.
+func (w *world) config() plugin.Config {
+	return plugin.Config{
+		Autopost:         plugin.AutopostOff,
+		SyncCommands:     new(false),
+		VotePollInterval: new(20 * time.Millisecond),
+		VoteLookback:     13 * time.Hour,
+		VoteRetryDelay:   20 * time.Millisecond,
+		StateDir:         w.t.TempDir(),
+	}
+}
+
+// perks returns the VoterPerks of the tests: the voter role in the guild of
+// shard 0, reminders on.
+func (w *world) perks() plugin.VoterPerks {
+	return plugin.VoterPerks{
+		BotID: w.dc.ApplicationID(), Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: true,
+	}
+}
+
+// bot makes a plugin with the perks, attached to the sessions of shards,
+// whose interactions the perks answer (/vote, /leaderboard, and /premium
+// through the gate).
+func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plugin.Plugin {
+	w.t.Helper()
+	opts = append([]plugin.Option{plugin.WithLogger(testLogger()), plugin.WithVoterPerks(w.perks())}, opts...)
+	p, err := plugin.New(w.client, cfg, opts...)
+	require.NoError(w.t, err)
+	var ss []*discordgo.Session
+	for _, i := range shards {
+		ss = append(ss, w.sessions[i])
+		w.sessions[i].AddHandler(p.Perks().Handle)
+		w.sessions[i].AddHandler(p.Perks().Gate(premium, premiumName))
+	}
+	require.NoError(w.t, p.Attach(ss...))
+	return p
+}
+
+func (w *world) start(p *plugin.Plugin) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	w.mu.Lock()
+	if w.runs == nil {
+		w.runs = map[*plugin.Plugin]*running{}
+	}
+	w.runs[p] = r
+	w.mu.Unlock()
+	w.t.Cleanup(func() { assert.NoError(w.t, w.stop(p)) })
+}
+
+// stop cancels p's Run and returns its error once it returned.
+func (w *world) stop(p *plugin.Plugin) error {
+	w.mu.Lock()
+	r := w.runs[p]
+	w.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.err = <-r.done:
+		case <-time.After(wait):
+			r.err = errors.New("Run did not return after its context was cancelled")
+		}
+	})
+	return r.err
+}
+
+func (w *world) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	w.t.Cleanup(cancel)
+	return ctx
+}
+
+// interact makes user use command in the guild of shard (with the remind
+// option when remind is not nil) and returns the bot's reply.
+func (w *world) interact(shard int, command, user string, remind *bool) discordtest.InteractionReply {
+	w.t.Helper()
+	ctx := w.ctx()
+	spec := discordtest.InteractionSpec{Command: command, GuildID: w.guilds[shard], UserID: user}
+	if remind != nil {
+		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: voterperks.RemindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
+		}
+	}
+	id, _, err := w.dc.Interact(ctx, spec)
+	require.NoError(w.t, err)
+	reply, err := w.dc.WaitInteractionReply(ctx, id)
+	require.NoError(w.t, err)
+	return reply
+}
+
+// vote is a vote of user number n, made at created, expiring after life.
+func vote(n int, created time.Time, life time.Duration) topggtest.Vote {
+	return topggtest.Vote{UserID: fmt.Sprintf("81%016d", n), PlatformID: fmt.Sprintf("31%016d", n), Weight: 1,
+		CreatedAt: created, ExpiresAt: created.Add(life)}
+}
+
+// roleChanges counts the role grants and removals per user.
+func (w *world) roleChanges() (added, removed map[string]int) {
+	added, removed = map[string]int{}, map[string]int{}
+	for _, c := range w.dc.RoleChanges() {
+		if c.Added {
+			added[c.UserID]++
+		} else {
+			removed[c.UserID]++
+		}
+	}
+	return added, removed
+}
+
+// dmsTo returns the direct messages user got.
+func (w *world) dmsTo(user string) []discordtest.DirectMessage {
+	var out []discordtest.DirectMessage
+	for _, m := range w.dc.DirectMessages() {
+		if m.UserID == user {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// calls counts a user's calls of a handler, safe for concurrent use.
+type calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *calls) add(user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[user]++
+	return c.n[user]
+}
+
+func (c *calls) get(user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[user]
+}
+
+// newSession replaces the session of shard i (closed) with a new one, not
+// open: a restarted process's.
+func (w *world) newSession(i int) {
+	w.t.Helper()
+	require.NoError(w.t, w.sessions[i].Close())
+	s, err := w.dc.NewSession(i, len(w.guilds))
+	require.NoError(w.t, err)
+	w.sessions[i] = s
+}
+
+// testLogger is quiet unless VOTERPERKS_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("VOTERPERKS_TEST_LOG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -1,0 +1,181 @@
+package voterperks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// Votes is what the perks read of the votes. *voterewards.Poller implements
+// it; so does the plugin's view of its poller. Active must answer from memory
+// (the gate calls it on every interaction); Stats and Leaderboard read the
+// store's ledger.
+type Votes interface {
+	Active(userID string) voterewards.Status
+	Stats(ctx context.Context, user string) (voterewards.Stats, error)
+	Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error)
+}
+
+var _ Votes = (*voterewards.Poller)(nil)
+
+// ReminderStore keeps, per user, whether they want a reminder and which vote
+// they were last reminded of. It is kept with the vote state: a file in the
+// state directory ([OpenFileReminders]) for one process, Redis for a fleet
+// (fleet.Fleet.Reminders), PostgreSQL for votes kept there
+// (pgstore.Store.Reminders). Implementations are safe for concurrent use, and
+// each method is one atomic change, durable when it returns nil.
+type ReminderStore interface {
+	// SetReminder records the user's choice. Any process may call it (the
+	// interaction that asks reaches any process of a fleet). Turning
+	// reminders on for a user who has them on keeps their last reminded vote.
+	SetReminder(ctx context.Context, userID string, on bool) error
+	// Reminder returns whether the user wants reminders and the key
+	// ([voterewards.Vote.Key]) of the last vote they were reminded of ("" if
+	// none).
+	Reminder(ctx context.Context, userID string) (on bool, last string, err error)
+	// Reminded records that the user was reminded of vote key, if they still
+	// want reminders (else it changes nothing). It is the leader's write: in
+	// a fleet it is fenced, and fails once a newer leader exists.
+	Reminded(ctx context.Context, userID, key string) error
+}
+
+// Role is the voter role: given in GuildID to every voter while their vote is
+// active.
+type Role struct {
+	GuildID, RoleID string
+}
+
+// Config configures [New]. BotID and Session are required; each feature is
+// off unless its field turns it on.
+type Config struct {
+	// BotID is the bot's Discord id (its application id), for the vote link
+	// https://top.gg/bot/BotID/vote. Required.
+	BotID string
+	// Session returns the session the REST calls (roles, direct messages)
+	// go through: any open session of the bot (REST calls are not tied to a
+	// shard); nil while none is. Give every call of the bot one session's
+	// rate limiter by returning the same one. Required.
+	Session func() *discordgo.Session
+	// Role, if set, is the voter role ([Perks.OnReward], [Perks.OnExpire]).
+	Role *Role
+	// Reminders, if set, turns reminders on and keeps the opt-ins: a user who
+	// opts in ([Perks.SetReminder], /vote remind:True) gets a direct message
+	// when each vote expires.
+	Reminders ReminderStore
+	// Texts overrides what the perks say; a zero field keeps its default.
+	Texts Texts
+	// Logger receives the perks' records (default slog.Default()).
+	Logger *slog.Logger
+
+	clock clock.Clock // tests set a fake one (export_test.go)
+}
+
+// Perks is the bot's voter features. Make it with [New]; its methods are
+// safe for concurrent use.
+type Perks struct {
+	votes Votes
+	cfg   Config
+	log   *slog.Logger
+	texts Texts
+}
+
+// Errors of [New] and of the handlers, for errors.Is.
+var (
+	// ErrBadConfig is returned by [New] for a Config it cannot use; the error
+	// names the field.
+	ErrBadConfig = errors.New("voterperks: invalid Config")
+	// ErrNoSession is returned by a handler while Config.Session gives no
+	// session: voterewards retries it later.
+	ErrNoSession = errors.New("voterperks: no Discord session to call through")
+	// ErrRemindersOff is returned by [Perks.SetReminder] when Config.Reminders
+	// is nil.
+	ErrRemindersOff = errors.New("voterperks: reminders are off")
+	// ErrBadUser is returned by [Perks.SetReminder] for a user id that is not
+	// a Discord id.
+	ErrBadUser = errors.New("voterperks: not a Discord user id")
+
+	errNotMade = fmt.Errorf("voterperks: Perks %w (voterperks.New)", topgg.ErrNotConfigured)
+)
+
+// New returns the perks of cfg over votes. It makes no request. A nil votes
+// is [topgg.ErrNilArgument]; a Config it cannot use is [ErrBadConfig].
+func New(votes Votes, cfg Config) (*Perks, error) {
+	if typednil.Is(votes) {
+		return nil, fmt.Errorf("voterperks: New: %w (Votes)", topgg.ErrNilArgument)
+	}
+	if !snowflake.Valid(cfg.BotID) {
+		return nil, fmt.Errorf("%w: BotID %q is not a Discord id", ErrBadConfig, cfg.BotID)
+	}
+	if cfg.Session == nil {
+		return nil, fmt.Errorf("%w: Session is required", ErrBadConfig)
+	}
+	if r := cfg.Role; r != nil && (!snowflake.Valid(r.GuildID) || !snowflake.Valid(r.RoleID)) {
+		return nil, fmt.Errorf("%w: Role {%q, %q}: the guild and the role must be Discord ids", ErrBadConfig, r.GuildID, r.RoleID)
+	}
+	if typednil.Is(cfg.Reminders) {
+		cfg.Reminders = nil
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cfg.clock = clock.Or(cfg.clock)
+	return &Perks{votes: votes, cfg: cfg, log: cfg.Logger.With("component", "voterperks"), texts: cfg.Texts.withDefaults()}, nil
+}
+
+// VoteURL returns the bot's vote page: https://top.gg/bot/BotID/vote.
+func (p *Perks) VoteURL() string { return "https://top.gg/bot/" + p.cfg.BotID + "/vote" }
+
+// session returns the session of the REST calls.
+func (p *Perks) session() (*discordgo.Session, error) {
+	if s := p.cfg.Session(); s != nil {
+		return s, nil
+	}
+	return nil, ErrNoSession
+}
+
+func (p *Perks) made() bool { return p != nil && p.votes != nil }
+
+// SetReminder records whether userID wants a direct message when they can
+// vote again, as /vote remind does. It returns once the choice is durable;
+// [ErrRemindersOff] without Config.Reminders.
+func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
+	if !p.made() {
+		return errNotMade
+	}
+	if p.cfg.Reminders == nil {
+		return ErrRemindersOff
+	}
+	if !snowflake.Valid(userID) {
+		return fmt.Errorf("%w: %q", ErrBadUser, userID)
+	}
+	if err := p.cfg.Reminders.SetReminder(ctx, userID, on); err != nil {
+		return fmt.Errorf("voterperks: saving the reminder choice: %w", err)
+	}
+	return nil
+}
+
+// restCode returns Discord's JSON error code and the HTTP status in err, or
+// zeros.
+func restCode(err error) (code, status int) {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) {
+		return 0, 0
+	}
+	if re.Message != nil {
+		code = re.Message.Code
+	}
+	if re.Response != nil {
+		status = re.Response.StatusCode
+	}
+	return code, status
+}
