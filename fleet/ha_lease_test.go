@@ -65,7 +65,7 @@ func TestLeaseOnARingElectsWithoutWaiting(t *testing.T) {
 }
 
 // portOf returns srv's port.
-func portOf(t *testing.T, srv *redistest.Server) string {
+func portOf(t testing.TB, srv *redistest.Server) string {
 	t.Helper()
 	_, port, err := net.SplitHostPort(srv.Addr())
 	require.NoError(t, err)
