@@ -65,15 +65,40 @@ func scanVote(row pgx.Row, before ...any) (voterewards.Vote, error) {
 // scanStats reads a ledger row (voter, votes, total, streak, best_streak,
 // streak_until_ns, month_ns, month_votes, month_total, last_vote_ns).
 func scanStats(row pgx.Row) (voterewards.Stats, error) {
-	var (
-		st                 voterewards.Stats
-		until, month, last *int64
-		total, monthTotal  int64
-	)
-	err := row.Scan(&st.User, &st.Votes, &total, &st.Streak, &st.BestStreak, &until, &month, &st.MonthVotes, &monthTotal, &last)
-	st.Total, st.MonthTotal = int(total), int(monthTotal)
-	st.StreakUntil, st.Month, st.LastVote = fromNS(until), fromNS(month), fromNS(last)
+	st, _, err := scanLedger(row, false)
 	return st, err
+}
+
+// scanAdmit reads a row of admitRead: a ledger row (NULLs for a new voter,
+// read as a zero Stats with User set, which Stats.Add treats as zero) and
+// the creation times of the voter's votes near the new ones.
+func scanAdmit(row pgx.Row) (voterewards.Stats, []int64, error) {
+	return scanLedger(row, true)
+}
+
+func scanLedger(row pgx.Row, withNear bool) (voterewards.Stats, []int64, error) {
+	var (
+		st                                    voterewards.Stats
+		votes, streak, best, monthVotes       *int
+		total, monthTotal, until, month, last *int64
+		near                                  []int64
+	)
+	dest := []any{&st.User, &votes, &total, &streak, &best, &until, &month, &monthVotes, &monthTotal, &last}
+	if withNear {
+		dest = append(dest, &near)
+	}
+	err := row.Scan(dest...)
+	st.Votes, st.Streak, st.BestStreak, st.MonthVotes = deref(votes), deref(streak), deref(best), deref(monthVotes)
+	st.Total, st.MonthTotal = int(deref(total)), int(deref(monthTotal))
+	st.StreakUntil, st.Month, st.LastVote = fromNS(until), fromNS(month), fromNS(last)
+	return st, near, err
+}
+
+func deref[T int | int64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // voteArgs are the column arrays of votes for insertVotes.

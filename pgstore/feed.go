@@ -25,7 +25,8 @@ const (
 // holds one connection of the pool while it runs. When the connection fails
 // it reconnects (backing off up to 5 s) and calls resync again once
 // listening: votes committed meanwhile reach it through resync, not added.
-// It returns nil when ctx is done.
+// It never gives up before ctx is done (each failure is logged and
+// retried), and returns nil then; nil callbacks are an error.
 func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
 		return fmt.Errorf("pgstore: Follow: %w", errNilCallback)

@@ -78,29 +78,16 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	// Durable when Ingest returns, whatever the server's default.
-	b.Queue("SET LOCAL synchronous_commit = on")
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	ledger := map[string]voterewards.Stats{}
-	b.Queue(s.q.ledgerOf, voters).Query(func(rows pgx.Rows) error {
+	near := map[string][]int64{}
+	b.Queue(s.q.admitRead, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			st, err := scanStats(rows)
+			st, times, err := scanAdmit(rows)
 			if err != nil {
 				return err
 			}
-			ledger[st.User] = st
-		}
-		return rows.Err()
-	})
-	near := map[string][]int64{}
-	b.Queue(s.q.nearVotes, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var voter string
-			var c int64
-			if err := rows.Scan(&voter, &c); err != nil {
-				return err
-			}
-			near[voter] = append(near[voter], c)
+			ledger[st.User], near[st.User] = st, times
 		}
 		return rows.Err()
 	})
@@ -183,12 +170,8 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
 		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
 	}
-	b.Queue(s.q.insertVotes, va.args()...)
-	b.Queue(s.q.upsertVoters, la.args()...)
-	b.Queue(s.q.upsertMonths, mMonth, mVoter, mVotes, mTotal, mReached)
-	for _, p := range payloads(va.key) {
-		b.Queue(s.q.notify, s.channel, p)
-	}
+	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, payloads(va.key))
+	b.Queue(s.q.admitWrite, args...)
 	return nil
 }
 

@@ -4,12 +4,12 @@ import "fmt"
 
 // queries are the store's SQL, with the schema's quoted name filled in once.
 type queries struct {
-	lockVoters, ledgerOf, nearVotes, insertVotes, upsertVoters, upsertMonths string
-	saveCheckpoint, checkFence, notify                                       string
-	load, loadCheckpoint, votesByKey                                         string
-	delivered, expired, prune                                                string
-	markReward, markExpiry                                                   string
-	stats, board, monthBoard                                                 string
+	lockVoters, admitRead, admitWrite string
+	saveCheckpoint, checkFence        string
+	load, loadCheckpoint, votesByKey  string
+	delivered, expired, prune         string
+	markReward, markExpiry            string
+	stats, board, monthBoard          string
 }
 
 // voteCols are the columns a vote is read from, in [scanVote]'s order.
@@ -19,29 +19,42 @@ func newQueries(s string) queries {
 	f := func(q string) string { return fmt.Sprintf(q, s) }
 	return queries{
 		// The voters' locks, taken in the order of their keys (sorted by
-		// the caller), serialize the Ingests of one voter: the dedup check
-		// and the ledger read must see every vote committed before.
-		lockVoters: "SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k",
-		ledgerOf: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
-			FROM %[1]s.voters WHERE voter = ANY($1::text[])`),
-		nearVotes: f(`SELECT DISTINCT v.voter, v.created_ns FROM %[1]s.votes v
-			JOIN unnest($1::text[], $2::bigint[]) AS q(voter, c) ON v.voter = q.voter
-			WHERE v.seen AND v.created_ns > q.c - $3 AND v.created_ns < q.c + $3`),
-		insertVotes: f(`INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::smallint[], $9::json[], $10::json[])`),
-		upsertVoters: f(`INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
-			SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::int[], $9::bigint[], $10::bigint[])
-			ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
-				best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
-				month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns`),
-		upsertMonths: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::bigint[])
-			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
-				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
+		// the caller), serialize the Ingests of one voter: the statement
+		// after it (a new snapshot) sees every vote committed before.
+		// Ingest commits synchronously whatever the server's default.
+		lockVoters: `SELECT set_config('synchronous_commit', 'on', true),
+			(SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k)`,
+		// Each voter's ledger (NULLs for a new voter) and the creation
+		// times of its votes in the dedup set near the new ones.
+		admitRead: f(`SELECT q.voter, o.votes, o.total, o.streak, o.best_streak, o.streak_until_ns, o.month_ns,
+				o.month_votes, o.month_total, o.last_vote_ns,
+				ARRAY(SELECT v.created_ns FROM %[1]s.votes v
+					WHERE v.voter = q.voter AND v.seen AND v.created_ns > q.lo - $3 AND v.created_ns < q.hi + $3)
+			FROM (SELECT voter, min(c) AS lo, max(c) AS hi FROM unnest($1::text[], $2::bigint[]) AS u(voter, c) GROUP BY voter) q
+			LEFT JOIN %[1]s.voters o ON o.voter = q.voter`),
+		// The added votes, their voters' ledgers, the month standings and
+		// the feed's notifications, in one statement.
+		admitWrite: f(`WITH iv AS (
+				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[],
+					$8::smallint[], $9::json[], $10::json[])
+			), uv AS (
+				INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
+				SELECT * FROM unnest($11::text[], $12::int[], $13::bigint[], $14::int[], $15::int[], $16::bigint[], $17::bigint[],
+					$18::int[], $19::bigint[], $20::bigint[])
+				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
+					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
+					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
+			), um AS (
+				INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+				SELECT * FROM unnest($21::bigint[], $22::text[], $23::int[], $24::bigint[], $25::bigint[])
+				ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
+					reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)
+			)
+			SELECT count(pg_notify($26, p)) FROM unnest($27::text[]) AS p`),
 		saveCheckpoint: f(`INSERT INTO %[1]s.checkpoint (id, cursor, last_seen_ns, since_ns) VALUES (1, $1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET cursor = EXCLUDED.cursor, last_seen_ns = EXCLUDED.last_seen_ns, since_ns = EXCLUDED.since_ns`),
 		checkFence:     f("SELECT %[1]s.check_fence($1)"),
-		notify:         "SELECT pg_notify($1, $2)",
 		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
 		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
 		// The newest row of each key: a pruned vote added again is a new row.
