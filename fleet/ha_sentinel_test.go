@@ -194,6 +194,11 @@ func TestSentinelFleetLosesNoVoteAcrossFailovers(t *testing.T) {
 	ps := []*haProcess{w.start(0, 0), w.start(1, 1), w.start(2, 2)}
 	first := w.addVotes(0, 5)
 	w.waitRewarded(first, "the first votes were never rewarded")
+	// Every shard reported before the cut, so its count is on the replica: a
+	// stopped process's count that only the dead master had would make its
+	// shard missing, and the leader would rightly post nothing.
+	require.Eventually(t, func() bool { return slices.Contains(w.postedTotals(), shards*perShard) },
+		haWait, haTick, "the exact total was never posted")
 	master, err := s.Master(ctx)
 	require.NoError(t, err)
 	replica := s.Other(master)
