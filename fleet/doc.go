@@ -94,8 +94,11 @@
 //
 // # Votes and commands
 //
-// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet;
+// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet, its
+// voters' ledger counted in the script that admits each vote;
 // [Fleet.HashStore] keeps the command hash in Redis. Leader writes are fenced.
+// A fleet may keep its votes in PostgreSQL instead (package pgstore, fenced
+// by [Lease] tokens through plugin.FleetFence).
 //
 // Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
 // after the plugin's Run returned.

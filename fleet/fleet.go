@@ -120,11 +120,15 @@ func (f *Fleet) Lease() *Lease {
 // Counts returns what the fleet's counts are to this process, whose own
 // shards local counts (the Counter its sessions are attached to): total, the
 // fleet's exact total as the [autopost.Source] of the leader's Poster, and
-// report, the job every process runs to publish local's ready shards (every
-// ReportEvery, and at once when a shard gets its READY or is attached or
-// detached) until its context is done.
+// report, the job every process runs to publish local's ready shards until
+// its context is done: on every change (a guild join or leave, an outage, a
+// READY, an attach or a detach), at most once per 250 ms, every ReportEvery,
+// and once more when stopped with a change unpublished; a failed publish is
+// retried within a second.
 //
-// total's Counts reads every shard's last count in one round trip; its
+// total takes this process's own shards from local (fresher than its last
+// publish) and the others' from Redis, so a post reflects every shard's
+// change within 250 ms plus a round trip. It reads every shard's last count in one round trip; its
 // Missing is not empty until every shard of [0, ShardCount) has reported (it
 // lists those silent for longer than MaxAge), so the Poster never posts a
 // partial total. Unavailable is 0 and BotID is local's. A Redis error is
@@ -170,7 +174,10 @@ func (f *Fleet) HashStore() commands.HashStore {
 // ([ErrFenced], [ErrNoFence]). It is a [voterewards.Feed] (Redis pub/sub:
 // every process learns each added vote in Ingest order within moments, and
 // resyncs after a reconnect) and has Ping(ctx) error for readiness checks.
-// Nil on a Fleet not made by New or Open.
+// The ledger ([voterewards.Stats], leaderboards) is counted in the ingest
+// script that admits a vote: a hash field per voter, sorted sets per month
+// and for all time; Stats is one HGET, Leaderboard one script. Nil on a
+// Fleet not made by New or Open.
 func (f *Fleet) VoteStore() voterewards.Store {
 	if f == nil || f.votes == nil {
 		return nil
