@@ -209,6 +209,14 @@ func webhookLatency(b *testing.B) time.Duration {
 			time.Sleep(settle)
 		}
 	}
+	reportLatency(b, lat, ans)
+	return lat[0][len(lat[0])/2]
+}
+
+// reportLatency reports the percentiles of the handler calls (lat) and of
+// the answers (ans) of the plugin ([0]) and the floor ([1]), and their ratios;
+// it sorts both.
+func reportLatency(b *testing.B, lat, ans [2][]time.Duration) {
 	for side, prefix := range []string{"", "floor-"} {
 		slices.Sort(lat[side])
 		for _, p := range []struct {
@@ -235,7 +243,6 @@ func webhookLatency(b *testing.B) time.Duration {
 		b.ReportMetric(percentile(ans[1], p.q), "floor-answer-"+p.name+"-ms")
 		b.ReportMetric(percentile(ans[0], p.q)/percentile(ans[1], p.q), "answer-"+p.name+"-x")
 	}
-	return lat[0][len(lat[0])/2]
 }
 
 // pollLatency reports the polling path, and its ratio to webhookP50.
