@@ -13,6 +13,9 @@ import (
 // Load implements [voterewards.Store]: the checkpoint and the votes in the
 // dedup set or with work pending, read in one snapshot.
 func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	if err := s.claimForRead(ctx); err != nil {
+		return nil, err
+	}
 	snap := &voterewards.Snapshot{}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var last, since *int64
@@ -70,21 +73,20 @@ func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
 }
 
 // leaderExec runs one statement and, with a fence, the fence's check in the
-// same (implicit) transaction: one round trip.
+// same (implicit) transaction, its lock waits bounded by Config.TxTimeout:
+// one round trip.
 func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
-	tok, fenced, err := s.token()
+	tok, fenced, err := s.leaderToken(ctx)
 	if err != nil {
 		return err
 	}
-	if !fenced {
-		_, err = s.pool.Exec(ctx, sql, args...)
-	} else {
-		b := &pgx.Batch{}
-		b.Queue(sql, args...)
+	b := &pgx.Batch{}
+	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(sql, args...)
+	if fenced {
 		b.Queue(s.q.checkFence, tok)
-		err = s.pool.SendBatch(ctx, b).Close()
 	}
-	if err != nil {
+	if err = s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return wrap(op, err)
 	}
 	return nil

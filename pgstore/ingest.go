@@ -30,7 +30,7 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	tok, fenced := int64(0), false
 	if cp != nil {
 		var err error
-		if tok, fenced, err = s.token(); err != nil {
+		if tok, fenced, err = s.leaderToken(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -78,6 +78,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(s.q.txLimits, s.limit)
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	ledger := map[string]voterewards.Stats{}
 	near := map[string][]int64{}

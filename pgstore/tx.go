@@ -50,12 +50,13 @@ func (s *Store) txHandler(op string, h TxHandler, mark string) voterewards.Handl
 		if h == nil {
 			return fmt.Errorf("pgstore: %s handler: %w (TxHandler)", op, topgg.ErrNilArgument)
 		}
-		tok, fenced, err := s.token()
+		tok, fenced, err := s.leaderToken(ctx)
 		if err != nil {
 			return err
 		}
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
+			b.Queue(s.q.txLimits, s.limit)
 			var done bool
 			found := false
 			b.Queue(mark, v.Key()).QueryRow(func(row pgx.Row) error {

@@ -87,6 +87,9 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 			return nil, err
 		}
 	}
+	if err := o.checkFencedStore(); err != nil {
+		return nil, err
+	}
 	o.wireMetrics()
 	set := cfg.resolve()
 	p := &Plugin{
