@@ -136,7 +136,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		pool: pool, fence: cfg.Fence, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
 		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
-		q: newQueries(pgx.Identifier{schema}.Sanitize()),
+		q:     newQueries(pgx.Identifier{schema}.Sanitize()),
 	}, nil
 }
 
