@@ -13,8 +13,10 @@ import (
 
 // TxHandler handles a vote inside the store's transaction: its writes
 // through tx commit together with the vote's done mark, or not at all. It
-// must not commit or roll back tx, and should do nothing outside the
-// database that a retry would repeat.
+// must not commit or roll back tx, should do nothing outside the database
+// that a retry would repeat, and must return within [Config.TxTimeout]:
+// PostgreSQL aborts a transaction idle for longer (the commit then fails and
+// the vote is retried).
 type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
