@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
@@ -161,6 +163,45 @@ func webhookTour(poller *voterewards.Poller) error {
 		return err
 	}
 	http.Handle("/topgg/webhook", receiver)
+	// readme:end
+	return nil
+}
+
+func postgresTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, discordUserID string) error {
+	// readme:begin postgres
+	pool, err := pgstore.Connect(ctx, os.Getenv("DATABASE_URL")) // errors never show the password
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{}) // creates or migrates its schema ("topgg")
+	if err != nil {
+		return err
+	}
+	credit := store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+		_, err := tx.Exec(ctx, `INSERT INTO wallets (user_id, coins) VALUES ($1, $2)
+			ON CONFLICT (user_id) DO UPDATE SET coins = wallets.coins + EXCLUDED.coins`, v.PlatformID, 100*v.Weight)
+		return err // an error rolls the coins back with the vote's done mark; the vote is retried
+	})
+	p, err := plugin.New(client, cfg, plugin.WithVoteStore(store), plugin.WithRewardHandler(credit))
+	if err != nil {
+		return err
+	}
+	go func() { _ = p.Run(ctx) }()
+
+	st, err := store.Stats(ctx, discordUserID) // the voter's ledger, one read
+	if err != nil {
+		return err
+	}
+	month, _ := st.ThisMonth(time.Now())
+	log.Printf("streak %d (best %d), %d votes this month, %d in all", st.CurrentStreak(time.Now()), st.BestStreak, month, st.Votes)
+	top, err := store.Leaderboard(ctx, time.Now(), 10) // this UTC month; time.Time{} for all time
+	if err != nil {
+		return err
+	}
+	for i, s := range top {
+		log.Printf("#%d %s: %d votes (weighted %d)", i+1, s.User, s.Votes, s.Total)
+	}
 	// readme:end
 	return nil
 }
@@ -374,4 +415,4 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 }
 
 // The tours are compiled, not run: they need the real services.
-var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}
+var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, postgresTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}

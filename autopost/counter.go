@@ -243,7 +243,9 @@ func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 }
 
 // Changed returns a channel closed when a shard gets its READY, is attached
-// or is detached, as a [Source].
+// or is detached, or its counts change (a guild joins or leaves, or goes into
+// or out of an outage), as a [Source]. A fleet process publishes its counts
+// when it closes.
 func (c *Counter) Changed() <-chan struct{} {
 	if c == nil {
 		return nil

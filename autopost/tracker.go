@@ -38,29 +38,33 @@ type tally struct {
 	botID     atomic.Pointer[string]
 
 	// changed is closed, then forgotten, when a shard gets READY, is
-	// attached or is detached: a broadcast to every waiter. It is made
-	// only when someone waits, so guild events never allocate.
-	mu      sync.Mutex
-	changed chan struct{}
+	// attached or is detached, or its counts change (a guild joins, leaves,
+	// goes into or out of an outage): a broadcast to every waiter. It is
+	// made only when someone waits, so guild events never allocate, and
+	// swapped atomically, so that an event with no waiter costs one load.
+	changed atomic.Pointer[chan struct{}]
 }
 
 // changedCh returns the channel the next wake closes.
 func (t *tally) changedCh() <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.changed == nil {
-		t.changed = make(chan struct{})
+	for {
+		if p := t.changed.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if t.changed.CompareAndSwap(nil, &ch) {
+			return ch
+		}
 	}
-	return t.changed
 }
 
 func (t *tally) wake() {
-	t.mu.Lock()
-	if t.changed != nil {
-		close(t.changed)
-		t.changed = nil
+	if t.changed.Load() == nil {
+		return
 	}
-	t.mu.Unlock()
+	if p := t.changed.Swap(nil); p != nil {
+		close(*p)
+	}
 }
 
 func (t *tally) hintShards(n int) {
@@ -184,6 +188,9 @@ func weight(state uint64) (servers, unavailable, tombs int) {
 func (sh *shard) addCounts(dServers, dUnavailable int) {
 	sh.servers += dServers
 	sh.unavailable += dUnavailable
+	if sh.ready && (dServers != 0 || dUnavailable != 0) {
+		sh.t.wake() // READY's replay wakes once, after it
+	}
 }
 
 // sweepLocked drops the tombstones no late event can need any more.

@@ -14,17 +14,9 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterperks"
 )
-
-// voteCommand is the bot's one slash command.
-var voteCommand = discordgo.ApplicationCommand{
-	Name:        "vote",
-	Description: "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
-	Options: []*discordgo.ApplicationCommandOption{{
-		Type: discordgo.ApplicationCommandOptionBoolean, Name: remindOption,
-		Description: "DM me when I can vote again (True), or stop these reminders (False)",
-	}},
-}
 
 // Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
 // handlers get pluginCloseTimeout (then their context is cancelled); the
@@ -34,9 +26,6 @@ const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
 	jobsFirst          = pluginCloseTimeout + time.Second
-	// interactionSaveTimeout bounds saving a /vote choice: Discord drops an
-	// interaction not answered within 3 s.
-	interactionSaveTimeout = 2 * time.Second
 )
 
 // bot is a running example bot: one discordgo session per shard and the plugin.
@@ -46,9 +35,7 @@ type bot struct {
 	shards *shards.Group
 	plugin *plugin.Plugin
 	botID  string
-	// reminders keeps the /vote remind opt-ins; nil when vote polling (and
-	// so every expiry) is off.
-	reminders reminderStore
+	points *pointsStore // nil: no points (see points.go)
 }
 
 // runBot runs the bot until ctx is done, then shuts it down; a ctx done during
@@ -59,18 +46,29 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	if err != nil {
 		return err
 	}
-	group, err := newShards(cfg, log)
+	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
+	if cfg.ShardIDs != nil {
+		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
+	}
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
 	if err != nil {
-		return err
+		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
-	for _, s := range group.Sessions() {
-		// Nothing the bot runs reads discordgo's State, a third of the memory
-		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
-		s.StateEnabled = false
-		s.AddHandler(b.onInteraction)
+	var closers []func() error // the fleet and the points, closed after the plugin's Run returned
+	defer func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}()
+	stopOps := func() error { return nil }
+	if err = b.start(ctx, client, ops, &closers); err == nil {
+		if made != nil {
+			made(b.plugin)
+		}
+		stopOps, err = ops.start(ctx, b.plugin, log)
 	}
-	stoppedEarly := func(err error) error {
+	if err != nil {
 		err = errors.Join(err, group.Close())
 		if ctx.Err() != nil {
 			log.Info("stopped before going online")
@@ -78,76 +76,79 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		}
 		return err
 	}
-
-	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
-	defs, err := b.registerCommands(ctx)
-	if err != nil {
-		return stoppedEarly(err)
-	}
-	popts := []plugin.Option{plugin.WithLogger(log), plugin.WithCommands(defs)}
-	if ops != nil {
-		popts = append(popts, plugin.WithMetrics(ops.metrics))
-	}
-	fl, rdb, err := openFleet(cfg, b.botID, log)
-	if err != nil {
-		return stoppedEarly(err)
-	}
-	if fl != nil {
-		defer rdb.Close() // after the plugin's Run returned (see shutdown)
-		popts = append(popts, plugin.WithFleet(fl))
-		log.Info("fleet mode: sharing counts and leadership through Redis",
-			"shards", cfg.runShards().String(), "shard_count", cfg.ShardCount, "lease", cfg.FleetLease)
-	}
-	if b.reminders, err = openReminderStore(cfg, rdb, b.botID); err != nil {
-		return stoppedEarly(err)
-	}
-	r := &rewards{bot: b, log: log}
-	popts = append(popts, plugin.WithRewardHandler(r.onVote), plugin.WithExpiryHandler(r.onExpire))
-	// The running handlers get at most pluginCloseTimeout once the stop comes,
-	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
-	pcfg := cfg.Plugin
-	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
-	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
-		return stoppedEarly(err)
-	}
-	if made != nil {
-		made(b.plugin)
-	}
-	// Attached and serving before the sessions open: /readyz answers 503
-	// until every shard has its READY.
-	if err := b.plugin.Attach(group.Sessions()...); err != nil {
-		return stoppedEarly(err)
-	}
-	stopOps, err := ops.start(ctx, b.plugin, log)
-	if err != nil {
-		return stoppedEarly(err)
-	}
 	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
 }
 
-// newShards makes the sessions of the shards this process runs, not yet open.
-func newShards(cfg config, log *slog.Logger) (*shards.Group, error) {
-	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
-	if cfg.ShardIDs != nil {
-		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
+// start registers the commands, opens the fleet and the points, makes the
+// plugin and attaches the sessions to it; closers gets what to close at the end.
+func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers *[]func() error) error {
+	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
+	defs, err := b.registerCommands(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("discord sessions: %w", err)
+		return err
 	}
-	return group, nil
+	popts := []plugin.Option{plugin.WithLogger(b.log), plugin.WithCommands(defs)}
+	if ops != nil {
+		popts = append(popts, plugin.WithMetrics(ops.metrics))
+	}
+	fl, err := openFleet(b.cfg, b.botID, b.log)
+	if err != nil {
+		return err
+	}
+	if fl != nil {
+		*closers = append(*closers, fl.Close)
+		popts = append(popts, plugin.WithFleet(fl))
+		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
+	}
+	pointOpts, err := b.openPoints(ctx, fl) // no points with vote polling off, or in a fleet without a database
+	if err != nil {
+		return err
+	}
+	if b.points != nil {
+		*closers = append(*closers, b.points.close)
+	}
+	if b.cfg.votesOn() {
+		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
+	}
+	// The running handlers get at most pluginCloseTimeout once the stop comes,
+	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	pcfg := b.cfg.Plugin
+	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
+	if b.plugin, err = plugin.New(client, pcfg, popts...); err != nil {
+		return err
+	}
+	for _, s := range b.shards.Sessions() {
+		// Nothing the bot runs reads discordgo's State, a third of the memory
+		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
+		s.StateEnabled = false
+		s.AddHandler(b.plugin.Perks().Handle) // /vote and /leaderboard; a nil Perks answers nothing
+	}
+	// Attached and serving (ops) before the sessions open: /readyz answers
+	// 503 until every shard has its READY.
+	return b.plugin.Attach(b.shards.Sessions()...)
 }
 
 // registerCommands reads the bot's application (setting b.botID) and puts the
 // bot's slash commands on Discord; it returns their definitions.
 func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCommand, error) {
 	s0 := b.shards.Sessions()[0]
-	app, err := fetchApplication(ctx, s0)
+	// discordgo's Application takes no request options, so no context.
+	body, err := s0.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
+		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
+	var app discordgo.Application
+	if err == nil {
+		if err = json.Unmarshal(body, &app); err == nil && app.ID == "" {
+			err = errors.New("the application Discord sent has no id")
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the Discord application: %w", err)
 	}
 	b.botID = app.ID
-	defs := []*discordgo.ApplicationCommand{&voteCommand}
+	defs := []*discordgo.ApplicationCommand{}
+	if b.cfg.votesOn() {
+		defs = voterperks.Commands(voterperks.Texts{})
+	}
 	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
 		return nil, fmt.Errorf("registering slash commands on Discord: %w", err)
 	}
@@ -171,8 +172,6 @@ func (b *bot) serve(ctx context.Context) error {
 		}
 		ran <- err
 	}()
-	stopJobs := func() error { stopRun(); return <-ran }
-
 	openErr := b.shards.Open(online)
 	switch {
 	case online.Err() != nil:
@@ -180,12 +179,12 @@ func (b *bot) serve(ctx context.Context) error {
 		// shutdown reports): not a failure of its own.
 		b.log.Info("stopped before going online; shutting down")
 		openErr = nil
-	case openErr != nil:
-	default:
-		b.log.Info("bot is online", "shards", b.cfg.runShards().String(), "shard_count", b.cfg.ShardCount)
+	case openErr == nil:
+		b.log.Info("bot is online", "shards", b.shards)
 		<-online.Done()
 		b.log.Info("shutting down")
 	}
+	stopJobs := func() error { stopRun(); return <-ran }
 	closeShards := func() error {
 		err := b.shards.Close()
 		b.log.Info("gateway connections closed")
@@ -194,105 +193,30 @@ func (b *bot) serve(ctx context.Context) error {
 	return errors.Join(openErr, stopAll(stopJobs, closeShards, shutdownBudget, jobsFirst))
 }
 
-// fetchApplication reads the bot's application under ctx (discordgo's
-// Application takes no request options).
-func fetchApplication(ctx context.Context, s *discordgo.Session) (*discordgo.Application, error) {
-	body, err := s.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
-		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
-	if err != nil {
-		return nil, err
-	}
-	var app discordgo.Application
-	if err := json.Unmarshal(body, &app); err != nil {
-		return nil, fmt.Errorf("decoding the application: %w", err)
-	}
-	if app.ID == "" {
-		return nil, errors.New("the application Discord sent has no id")
-	}
-	return &app, nil
-}
-
 // stopAll runs stopJobs, then closeShards once the jobs have stopped or after
 // jobsFirst: no post sees the shards vanish, and a slow job does not keep them
 // open. It returns within budget, saying which step still runs then (its
 // goroutine is left to the process's exit).
 func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration) error {
-	deadline := time.NewTimer(budget)
-	defer deadline.Stop()
-	jobsDone := make(chan error, 1)
-	go func() { jobsDone <- stopJobs() }()
-
-	var jobsErr error
-	jobsStopped := false
-	first := time.NewTimer(jobsFirst)
-	defer first.Stop()
+	deadline := time.After(budget)
+	jobs, shards := make(chan error, 1), make(chan error, 1)
+	go func() { jobs <- stopJobs() }()
 	select {
-	case jobsErr = <-jobsDone:
-		jobsStopped = true
-	case <-first.C:
+	case err := <-jobs:
+		jobs <- err // read again below
+	case <-time.After(jobsFirst):
 	}
-
-	shardsDone := make(chan error, 1)
-	go func() { shardsDone <- closeShards() }()
-	var shardsErr error
-	select {
-	case shardsErr = <-shardsDone:
-	case <-deadline.C:
-		return fmt.Errorf("shutdown took longer than %s: the shards did not close", budget)
-	}
-	if !jobsStopped {
+	go func() { shards <- closeShards() }()
+	var errs [2]error
+	for i, step := range []struct {
+		done <-chan error
+		late string
+	}{{shards, "the shards did not close"}, {jobs, "the jobs did not stop"}} {
 		select {
-		case jobsErr = <-jobsDone:
-		case <-deadline.C:
-			return fmt.Errorf("shutdown took longer than %s: the jobs did not stop", budget)
+		case errs[i] = <-step.done:
+		case <-deadline:
+			return fmt.Errorf("shutdown took longer than %s: %s", budget, step.late)
 		}
 	}
-	return errors.Join(jobsErr, shardsErr)
-}
-
-// shardFor returns the session of guildID's shard, or, for another process's
-// shard, any session of this one: REST calls are not tied to a shard.
-func (b *bot) shardFor(guildID string) (*discordgo.Session, error) {
-	s, err := b.shards.ForGuild(guildID)
-	if errors.Is(err, shards.ErrNotHere) {
-		return b.shards.Sessions()[0], nil
-	}
-	return s, err
-}
-
-// onInteraction answers /vote from the vote cache, without a request to Top.gg.
-func (b *bot) onInteraction(s *discordgo.Session, i *discordgo.InteractionCreate) {
-	if i.Type != discordgo.InteractionApplicationCommand || i.ApplicationCommandData().Name != voteCommand.Name {
-		return
-	}
-	user := i.User
-	if i.Member != nil {
-		user = i.Member.User
-	}
-	if user == nil {
-		return
-	}
-	msg := fmt.Sprintf("Vote for me on Top.gg: https://top.gg/bot/%s/vote", b.botID)
-	switch st := b.plugin.Active(user.ID); {
-	case st.Active:
-		msg += fmt.Sprintf("\nYour vote is active until <t:%d:t>. Thank you!", st.Until.Unix())
-	case st.Covered:
-		msg += "\nYou have no active vote right now."
-	default:
-		msg += "\nI am still reading the vote history; ask again in a minute to see your vote."
-	}
-	if on, given := remindOptionValue(i.ApplicationCommandData()); given {
-		ctx, cancel := context.WithTimeout(context.Background(), interactionSaveTimeout)
-		msg += "\n" + b.setReminder(ctx, user.ID, on)
-		cancel()
-	}
-	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
-		Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
-	})
-	if err != nil {
-		b.log.Warn("could not answer /vote", "user", user.ID, "error", err)
-		return
-	}
-	b.log.Info("answered /vote", "user", user.ID)
+	return errors.Join(errs[1], errs[0])
 }

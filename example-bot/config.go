@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -22,21 +21,23 @@ import (
 	"github.com/dblkit/go-topgg/internal/redact"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 // config is the bot's whole configuration, read from the environment. Its
 // secrets print as [redacted] (see secret).
 type config struct {
-	DiscordToken  secret `env:"DISCORD_TOKEN, required"`
-	TopggToken    secret `env:"TOPGG_TOKEN, required"`
-	TopggAPIURL   string `env:"TOPGG_API_URL, default=https://top.gg/api"`
-	DiscordAPIURL string `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
-	RewardGuildID string `env:"REWARD_GUILD_ID"`
-	RewardRoleID  string `env:"REWARD_ROLE_ID"`
-	ShardCount    int    `env:"SHARD_COUNT, default=1"`
+	DiscordToken  secret    `env:"DISCORD_TOKEN, required"`
+	TopggToken    secret    `env:"TOPGG_TOKEN, required"`
+	TopggAPIURL   string    `env:"TOPGG_API_URL, default=https://top.gg/api"`
+	DiscordAPIURL string    `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
+	RewardGuildID discordID `env:"REWARD_GUILD_ID"`
+	RewardRoleID  discordID `env:"REWARD_ROLE_ID"`
+	ShardCount    int       `env:"SHARD_COUNT, default=1"`
 	// Fleet mode (fleet.go): one process of several sharing Redis.
-	RedisURL    secret        `env:"REDIS_URL"` // may hold a password
+	RedisURL    secret        `env:"REDIS_URL"`    // may hold a password
+	DatabaseURL secret        `env:"DATABASE_URL"` // points.go
 	ShardIDs    shardIDs      `env:"SHARD_IDS"`
 	FleetLease  time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
 	LogLevel    string        `env:"LOG_LEVEL, default=info"`
@@ -53,21 +54,12 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 	if err := plugin.LoadEnv(ctx, &c, l); err != nil { // it validates c.Plugin
 		return config{}, err
 	}
-	return c, c.validate()
-}
-
-// maxShards bounds SHARD_COUNT: Discord's largest bots run a few thousand
-// shards, so more is a typo that would exhaust the memory of this process.
-const maxShards = 4096
-
-// validate returns the first problem as a *plugin.ConfigError naming the variable.
-func (c config) validate() error {
-	for _, check := range []func() error{c.validateClient, c.validateRewards, c.validateFleet, c.validateRest} {
+	for _, check := range []func() error{c.validateClient, c.validateFleet, c.validateRest} {
 		if err := check(); err != nil {
-			return err
+			return config{}, err
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // badVariable reports a problem with the environment variable v.
@@ -75,30 +67,22 @@ func badVariable(v, problem string) error {
 	return &plugin.ConfigError{Variable: v, Problem: problem}
 }
 
-// validateClient checks DISCORD_TOKEN, TOPGG_TOKEN, TOPGG_API_URL,
-// DISCORD_API_URL and the plugin's interval floors, which depend on the
-// client (none for a fake on this machine), so LoadEnv cannot check them.
+// validateClient checks the tokens and base URLs, and the plugin's interval
+// floors, which depend on the client (none for a fake on this machine).
 func (c config) validateClient() error {
-	discordToken, topggToken := c.DiscordToken.Reveal(), c.TopggToken.Reveal()
-	if strings.TrimSpace(discordToken) == "" {
-		return badVariable("DISCORD_TOKEN", "is empty")
+	// The libraries are the authorities on their tokens and URLs, and their
+	// errors quote neither. The tokens go first, alone, to blame the right variable.
+	if _, err := shards.New(c.DiscordToken.Reveal(), 1); err != nil {
+		return badVariable("DISCORD_TOKEN", strings.TrimPrefix(err.Error(), "shards: "))
 	}
-	if strings.ContainsFunc(strings.TrimSpace(discordToken), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		// "Bot abc" set whole would be sent as "Bot Bot abc"; a control byte
-		// would make every request fail.
-		return badVariable("DISCORD_TOKEN", "contains white space or a control character (set the token alone, without \"Bot \")")
-	}
-	// The Top.gg client is the authority on its token and URL, and its errors
-	// quote neither. The token goes first, alone, to blame the right variable.
-	if _, err := topgg.New(topggToken); err != nil {
+	if _, err := topgg.New(c.TopggToken.Reveal()); err != nil {
 		return badVariable("TOPGG_TOKEN", err.Error())
 	}
-	client, err := topgg.New(topggToken, topgg.WithBaseURL(c.TopggAPIURL))
+	client, err := topgg.New(c.TopggToken.Reveal(), topgg.WithBaseURL(c.TopggAPIURL))
 	if err != nil {
 		return badVariable("TOPGG_API_URL", err.Error())
 	}
-	// The same rules: the Discord token is sent to it; discordgo checks none.
-	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil {
+	if _, err := baseurl.Parse(c.DiscordAPIURL, false); err != nil { // the Discord token is sent to it
 		return badVariable("DISCORD_API_URL", err.Error())
 	}
 	err = c.Plugin.ValidateFor(client)
@@ -110,23 +94,17 @@ func (c config) validateClient() error {
 	return err
 }
 
-// validateRewards checks REWARD_GUILD_ID and REWARD_ROLE_ID.
-func (c config) validateRewards() error {
+// validateRest checks the reward role, the log settings and what the bot
+// listens on (a typo stops the bot at once, not once it is online).
+func (c config) validateRest() error {
+	if c.DatabaseURL.Reveal() != "" {
+		if err := checkDatabaseURL(c.DatabaseURL.Reveal()); err != nil {
+			return err
+		}
+	}
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
 		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
 	}
-	for _, id := range []struct{ name, value string }{{"REWARD_GUILD_ID", c.RewardGuildID}, {"REWARD_ROLE_ID", c.RewardRoleID}} {
-		if id.value != "" && !snowflake.Valid(id.value) {
-			return badVariable(id.name, fmt.Sprintf("%q is not a Discord id (a decimal number below 2^64, without a leading zero)", id.value))
-		}
-	}
-	return nil
-}
-
-// validateRest checks LOG_LEVEL, LOG_FORMAT and what the bot listens on
-// (METRICS_ADDR, TOPGG_WEBHOOK_ADDR: a typo stops the bot at once instead of
-// failing a server once the bot is online).
-func (c config) validateRest() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return badVariable("LOG_LEVEL", err.Error())
 	}
@@ -136,6 +114,18 @@ func (c config) validateRest() error {
 	return errors.Join(checkAddr("METRICS_ADDR", c.MetricsAddr), checkAddr("TOPGG_WEBHOOK_ADDR", c.Plugin.WebhookAddr))
 }
 
+// discordID is a Discord id read from a variable (REWARD_GUILD_ID, REWARD_ROLE_ID).
+type discordID string
+
+// EnvDecode refuses what is not a Discord id.
+func (d *discordID) EnvDecode(v string) error {
+	if !snowflake.Valid(v) {
+		return errors.New("not a Discord id (a decimal number below 2^64, without a leading zero)")
+	}
+	*d = discordID(v)
+	return nil
+}
+
 // checkAddr checks an address variable: empty, or host:port or :port with a
 // port from 0 to 65535 (0 picks a free one, which the log says).
 func checkAddr(variable, addr string) error {
@@ -143,14 +133,11 @@ func checkAddr(variable, addr string) error {
 		return nil
 	}
 	host, port, err := net.SplitHostPort(addr)
-	problem := ""
 	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strconv.FormatUint(n, 10) != port {
-		problem = fmt.Sprintf("%q is not host:port or :port with a port from 0 to 65535, such as :8080", addr)
-	} else if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == '/' }) {
-		problem = fmt.Sprintf("%q: the host holds white space or a slash", addr)
+		return badVariable(variable, fmt.Sprintf("%q is not host:port or :port with a port from 0 to 65535, such as :8080", addr))
 	}
-	if problem != "" {
-		return badVariable(variable, problem)
+	if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == '/' }) {
+		return badVariable(variable, fmt.Sprintf("%q: the host holds white space or a slash", addr))
 	}
 	return nil
 }
@@ -164,25 +151,24 @@ func checkStateDir(c config) error {
 	if (!polling && !syncing) || c.fleetMode() { // a fleet keeps its state in Redis
 		return nil
 	}
-	bad := func(problem string) error { return badVariable("TOPGG_STATE_DIR", problem) }
 	dir := cmp.Or(c.Plugin.StateDir, plugin.DefaultStateDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return bad(fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
+	err := os.MkdirAll(dir, 0o700)
+	if err != nil {
+		return badVariable("TOPGG_STATE_DIR", fmt.Sprintf("cannot create %q: %v", dir, pathErr(err)))
 	}
 	f, err := os.CreateTemp(dir, ".write-check-*")
-	if err != nil {
-		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
+	if err == nil {
+		err = errors.Join(f.Close(), os.Remove(f.Name()))
 	}
-	if err = errors.Join(f.Close(), os.Remove(f.Name())); err != nil {
-		return bad(fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
+	if err != nil {
+		return badVariable("TOPGG_STATE_DIR", fmt.Sprintf("cannot write in %q: %v", dir, pathErr(err)))
 	}
 	return nil
 }
 
 // pathErr drops the path a *fs.PathError repeats.
 func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
 	}
 	return err
@@ -200,21 +186,21 @@ func parseLevel(s string) (slog.Level, error) {
 // newLogger makes the bot's logger; level and format were checked by the config.
 func newLogger(level, format string, w io.Writer) *slog.Logger {
 	lvl, _ := parseLevel(level)
-	opts := &slog.HandlerOptions{Level: lvl}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl}))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
-// secret holds a token. It prints as [redacted] with every fmt verb and in slog
-// (empty when unset). Its value sits behind a pointer, so that fmt's
-// reflection into an unexported field, which calls no method, shows an address.
+// secret holds a token or a URL with a password. It prints as [redacted] with
+// every fmt verb, in slog and in encoders (empty when unset). Its value sits
+// behind a pointer, so that fmt's reflection into an unexported field, which
+// calls no method, shows an address.
 type secret struct{ p *string }
 
 func newSecret(s string) secret { return secret{&s} }
 
-// Reveal returns the token, for the one call that sends it.
+// Reveal returns the value, for the one call that uses it.
 func (s secret) Reveal() string {
 	if s.p == nil {
 		return ""
@@ -222,17 +208,12 @@ func (s secret) Reveal() string {
 	return *s.p
 }
 
-// EnvDecode lets LoadEnv read the token from its variable.
-func (s *secret) EnvDecode(v string) error {
-	s.p = &v
-	return nil
-}
+// EnvDecode lets LoadEnv read the value from its variable.
+func (s *secret) EnvDecode(v string) error { s.p = &v; return nil }
 
 // Format prints [redacted], or nothing when unset, whatever the verb.
 func (s secret) Format(f fmt.State, verb rune) {
-	if s.p != nil {
-		fmt.Fprintf(f, fmt.FormatString(f, verb), redact.Mark)
-	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
 }
 
 // LogValue shows [redacted] in slog, or an empty string when unset.
@@ -243,34 +224,21 @@ func (s secret) LogValue() slog.Value {
 	return slog.StringValue(redact.Mark)
 }
 
-// MarshalText keeps the token out of encoders that skip Format (JSON, say).
+// MarshalText keeps the value out of encoders that skip Format (JSON, say).
 func (s secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
 
 // shownConfig is config without its methods, so that printing it does not
 // recurse into Format.
 type shownConfig config
 
-// shown returns c with its URLs shown without password, query and fragment,
-// where a password or a key may sit (the tokens redact themselves).
-func (c config) shown() shownConfig {
+// Format prints the configuration with its secrets redacted, and its URLs
+// without password, query and fragment, for every verb and flag: they must
+// not reach a log or a panic message by a careless Printf.
+func (c config) Format(f fmt.State, verb rune) {
 	r := shownConfig(c)
 	r.TopggAPIURL, r.DiscordAPIURL = redact.RawURL(r.TopggAPIURL), redact.RawURL(r.DiscordAPIURL) // "" stays ""
-	return r
+	fmt.Fprintf(f, fmt.FormatString(f, verb), r)
 }
 
-// Format prints the configuration with its secrets redacted, for every verb and
-// flag: they must not reach a log or a panic message by a careless Printf.
-func (c config) Format(f fmt.State, verb rune) {
-	fmt.Fprintf(f, fmt.FormatString(f, verb), c.shown())
-}
-
-// LogValue shows the configuration in slog, a group of its fields, with its
-// secrets redacted.
-func (c config) LogValue() slog.Value {
-	r := reflect.ValueOf(c.shown())
-	attrs := make([]slog.Attr, r.NumField())
-	for i := range attrs {
-		attrs[i] = slog.Any(r.Type().Field(i).Name, r.Field(i).Interface())
-	}
-	return slog.GroupValue(attrs...)
-}
+// LogValue shows the configuration in slog as Format does.
+func (c config) LogValue() slog.Value { return slog.StringValue(fmt.Sprintf("%+v", c)) }

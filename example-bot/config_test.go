@@ -70,6 +70,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		"REWARD_GUILD_ID": "1200000000000000001", "REWARD_ROLE_ID": "1300000000000000001",
 		"SHARD_COUNT": "4", "LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json",
 		"REDIS_URL": "rediss://:hunter2@redis.example:6380/1", "SHARD_IDS": "2-3,0", "TOPGG_FLEET_LEASE": "30s",
+		"DATABASE_URL": "postgres://bot:hunter2@db.example:5432/bot?sslmode=require",
 	})
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
@@ -79,6 +80,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
 		RedisURL: newSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shardIDs{0, 2, 3}, FleetLease: 30 * time.Second,
+		DatabaseURL: newSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
 		Plugin: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
 			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
@@ -175,6 +177,13 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"shard subset without redis", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1"}, nil, "SHARD_IDS", nil},
 		{"fleet lease word", map[string]string{"TOPGG_FLEET_LEASE": "long", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "TOPGG_FLEET_LEASE", nil},
 		{"fleet lease too short", map[string]string{"TOPGG_FLEET_LEASE": "100ms", "REDIS_URL": "redis://:hunter2@127.0.0.1:6379"}, nil, "TOPGG_FLEET_LEASE", []string{"hunter2"}},
+		// DATABASE_URL: a postgres:// URL; the password never shows.
+		{"database url scheme", map[string]string{"DATABASE_URL": "mysql://bot:hunter2@db.example/bot"}, nil, "DATABASE_URL", []string{"hunter2", "db.example"}},
+		{"database url dsn", map[string]string{"DATABASE_URL": "host=db.example password=hunter2"}, nil, "DATABASE_URL", []string{"hunter2"}},
+		{"database url unparsable", map[string]string{"DATABASE_URL": "postgres://bot:hunter2@[::1/bot"}, nil, "DATABASE_URL", []string{"hunter2"}},
+		{"database url bad port", map[string]string{"DATABASE_URL": "postgres://bot:hunter2@db.example:99999/bot"}, nil, "DATABASE_URL", []string{"hunter2", "db.example"}},
+		{"database url bad option", map[string]string{"DATABASE_URL": "postgres://bot:hunter2@db.example/bot?sslmode=maybe"}, nil, "DATABASE_URL", []string{"hunter2", "db.example"}},
+		{"database url empty", map[string]string{"DATABASE_URL": ""}, nil, "DATABASE_URL", nil},
 		// The state directory is checked (on the local disk) when a job uses it.
 		{"state dir cannot be made", map[string]string{"TOPGG_STATE_DIR": "/proc/nope"}, nil, "TOPGG_STATE_DIR", nil},
 		{"state dir is a file", map[string]string{"TOPGG_STATE_DIR": notADir}, nil, "TOPGG_STATE_DIR", nil},
@@ -306,6 +315,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 	require.NoError(t, err)
 	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
 	cfg.RedisURL = newSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
+	cfg.DatabaseURL = newSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
 	var outs []string
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),
@@ -325,7 +335,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 		}
 	}
 	assert.Contains(t, fmt.Sprintf("%+v", cfg), "DiscordToken:[redacted]")
-	assert.Contains(t, buf.String(), "cfg.TopggToken=[redacted]")
+	assert.Contains(t, buf.String(), "TopggToken:[redacted]")
 	assert.Contains(t, fmt.Sprintf("%+v", config{}), "DiscordToken: ", "an unset token shows empty")
 	out, err := json.Marshal(shownConfig(cfg))
 	require.NoError(t, err)

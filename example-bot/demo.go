@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -14,10 +15,14 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // demoTimeout bounds the whole demo; each step waits for what it shows, not a fixed time.
 const demoTimeout = 60 * time.Second
+
+// demoWebhookSecret signs the demo's webhooks.
+const demoWebhookSecret = "whs_demo_secret"
 
 // demo is the offline demo: the real bot against in-process fakes, a script of
 // events, and a narrator that says what to look for.
@@ -27,23 +32,18 @@ type demo struct {
 	topgg   *topggtest.Server
 	guilds  []string
 	plugin  chan *plugin.Plugin // the bot's, once made
+	wait    func(what string, cond func() bool) error
 }
 
-func (d *demo) say(format string, args ...any) {
-	fmt.Fprintf(d.out, "\n>>> "+format+"\n", args...)
-}
+func (d *demo) say(format string, args ...any) { fmt.Fprintf(d.out, "\n>>> "+format+"\n", args...) }
 
 // runDemo runs the bot with a 2-shard fake Discord and a fake Top.gg, makes guilds
 // join, leave and go down, adds votes, uses /vote, and waits for each effect.
 func runDemo(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
-
-	const shards = 2
-	guilds := []string{
-		discordtest.GuildIDForShard(1, 0, shards), discordtest.GuildIDForShard(2, 0, shards),
-		discordtest.GuildIDForShard(3, 1, shards),
-	}
+	const shards, role = 2, "900000000000000777"
+	guilds := []string{discordtest.GuildIDForShard(1, 0, shards), discordtest.GuildIDForShard(2, 0, shards), discordtest.GuildIDForShard(3, 1, shards)}
 	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(guilds...))
 	if err != nil {
 		return err
@@ -56,23 +56,17 @@ func runDemo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer tsrv.Close()
-
 	dir, err := os.MkdirTemp("", "topgg-demo-state-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 
-	const role = "900000000000000777"
 	cfg := config{
-		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()),
-		TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
-		RewardGuildID: guilds[0], RewardRoleID: role,
-		ShardCount: shards, LogLevel: "info", LogFormat: "text",
-		Plugin: plugin.Config{
-			AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
-			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret},
-		},
+		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()), TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
+		RewardGuildID: discordID(guilds[0]), RewardRoleID: role, ShardCount: shards, LogLevel: "info", LogFormat: "text",
+		Plugin: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
+			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret}},
 	}
 	d := &demo{out: out, discord: dsrv, topgg: tsrv, guilds: guilds, plugin: make(chan *plugin.Plugin, 1)}
 	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
@@ -85,8 +79,8 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	done := make(chan error, 1)
 	go func() { done <- runBot(botCtx, cfg, log, func(p *plugin.Plugin) { d.plugin <- p }) }()
-
-	if err := d.script(ctx, done); err != nil {
+	d.wait = waiter(ctx, done)
+	if err := d.script(ctx); err != nil {
 		stopBot()
 		<-done
 		return err
@@ -99,26 +93,6 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	d.say("Done. Top.gg received %d metrics posts; Discord saw %d role changes. Run `go test -race ./...` next.",
 		len(tsrv.Metrics()), len(dsrv.RoleChanges()))
 	return nil
-}
-
-// script drives the story, checking each step on the fakes; done is the bot's end.
-func (d *demo) script(ctx context.Context, done <-chan error) error {
-	wait := waiter(ctx, done)
-	if err := wait("the first post", func() bool { return d.lastServers() == 3 }); err != nil {
-		return err
-	}
-	d.say("Both shards are ready, and Top.gg shows %d servers and %d shards.", d.lastServers(), d.lastMetric("shard_count"))
-
-	if err := wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok }); err != nil {
-		return err
-	}
-	cmds, _ := d.topgg.Commands()
-	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
-
-	if err := d.guildChanges(ctx, wait); err != nil {
-		return err
-	}
-	return d.votes(ctx, wait)
 }
 
 // waiter returns the demo's wait: it polls cond until it holds, and fails
@@ -140,96 +114,78 @@ func waiter(ctx context.Context, done <-chan error) func(what string, cond func(
 	}
 }
 
-// guildStep is one change to the bot's servers, and the count Top.gg then shows.
-type guildStep struct {
-	say    string
-	act    func(context.Context, string) error
-	guild  string
-	expect int
-	posts  bool // whether the change makes the bot post; an unchanged count is not posted again
+// script drives the story, checking each step on the fakes.
+func (d *demo) script(ctx context.Context) error {
+	if err := d.wait("the first post", func() bool { return d.lastMetric("server_count") == 3 }); err != nil {
+		return err
+	}
+	d.say("Both shards are ready, and Top.gg shows %d servers and %d shards.", d.lastMetric("server_count"), d.lastMetric("shard_count"))
+	if err := d.wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok }); err != nil {
+		return err
+	}
+	cmds, _ := d.topgg.Commands()
+	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
+	if err := d.guildChanges(ctx); err != nil {
+		return err
+	}
+	return d.votes(ctx)
 }
 
 // guildChanges adds, removes and takes down servers, checking Top.gg after each.
-func (d *demo) guildChanges(ctx context.Context, wait func(string, func() bool) error) error {
-	steps := []guildStep{
-		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4, true},
-		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5, true},
-		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4, true},
-		{"A server has a Discord outage: it still counts (a cache-based count would drop it).", d.discord.Outage, d.guilds[2], 4, false},
-	}
-	for _, s := range steps {
-		if s.say != "" {
-			d.say("%s", s.say)
-		}
+func (d *demo) guildChanges(ctx context.Context) error {
+	change := func(act func(context.Context, string) error, guild string, servers int) error {
 		before := len(d.topgg.Metrics())
-		if err := s.act(ctx, s.guild); err != nil {
+		if err := act(ctx, guild); err != nil {
 			return err
 		}
-		if s.posts {
-			err := wait(fmt.Sprintf("%d servers", s.expect), func() bool {
-				return d.lastServers() == s.expect && len(d.topgg.Metrics()) > before
-			})
-			if err != nil {
-				return err
-			}
-			continue
+		return d.wait(fmt.Sprintf("%d servers", servers), func() bool {
+			return d.lastMetric("server_count") == servers && len(d.topgg.Metrics()) > before
+		})
+	}
+	for _, c := range []struct {
+		say    string
+		act    func(context.Context, string) error
+		guild  string
+		expect int
+	}{
+		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4},
+		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5},
+		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4},
+	} {
+		if c.say != "" {
+			d.say("%s", c.say)
 		}
-		// Nothing new is posted; give the bot two intervals to prove it.
-		select {
-		case <-time.After(2500 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if got := d.lastServers(); got != s.expect {
-			return fmt.Errorf("after the outage Top.gg shows %d servers, want %d", got, s.expect)
+		if err := change(c.act, c.guild, c.expect); err != nil {
+			return err
 		}
 	}
-	d.say("Top.gg shows %d servers.", d.lastServers())
+	d.say("A server has a Discord outage: it still counts (a cache-based count would drop it).")
+	if err := d.discord.Outage(ctx, d.guilds[2]); err != nil {
+		return err
+	}
+	// Nothing new is posted (an unchanged count is not posted again); give the bot two intervals to prove it.
+	select {
+	case <-time.After(2500 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if got := d.lastMetric("server_count"); got != 4 {
+		return fmt.Errorf("after the outage Top.gg shows %d servers, want 4", got)
+	}
+	d.say("Top.gg shows %d servers.", d.lastMetric("server_count"))
 	return nil
 }
 
-func (d *demo) lastMetric(name string) int {
-	m := d.topgg.Metrics()
-	for i := len(m) - 1; i >= 0; i-- {
-		if v, ok := m[i].Metrics[name]; ok {
-			return v
-		}
-	}
-	return -1
-}
-
-func (d *demo) lastServers() int { return d.lastMetric("server_count") }
-
-func (d *demo) roleChanges(added bool) int {
-	n := 0
-	for _, c := range d.discord.RoleChanges() {
-		if c.Added == added {
-			n++
-		}
-	}
-	return n
-}
-
-func dropTime(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.TimeKey {
-		return slog.Attr{}
-	}
-	return a
-}
-
-// demoWebhookSecret signs the demo's webhooks.
-const demoWebhookSecret = "whs_demo_secret"
-
 // connectWebhook gives the fake Top.gg the receiver's URL, as an owner pastes
 // it into the project's settings (Plugin.WebhookAddr tells the free port).
-func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool) error) error {
+func (d *demo) connectWebhook(ctx context.Context) error {
 	var p *plugin.Plugin
 	select {
 	case p = <-d.plugin:
 	case <-ctx.Done():
 		return fmt.Errorf("timed out waiting for the plugin: %w", ctx.Err())
 	}
-	if err := wait("the webhook receiver", func() bool { return p.WebhookAddr() != nil }); err != nil {
+	if err := d.wait("the webhook receiver", func() bool { return p.WebhookAddr() != nil }); err != nil {
 		return err
 	}
 	url := "http://" + p.WebhookAddr().String() + plugin.DefaultWebhookPath
@@ -242,14 +198,14 @@ func (d *demo) connectWebhook(ctx context.Context, wait func(string, func() bool
 
 // votes: two votes come by webhook, rewarded at once, and the poll rewards
 // nothing again; alice uses /vote, bob asks for a reminder; bob's vote expires.
-func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) error {
+func (d *demo) votes(ctx context.Context) error {
 	alice, bob := "300000000000000001", "300000000000000002"
-	if err := d.connectWebhook(ctx, wait); err != nil {
+	if err := d.connectWebhook(ctx); err != nil {
 		return err
 	}
 	// Start right after a poll, so that the webhook is the first to tell.
 	polls := d.polls()
-	if err := wait("a poll", func() bool { return d.polls() > polls }); err != nil {
+	if err := d.wait("a poll", func() bool { return d.polls() > polls }); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -260,34 +216,43 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 		topggtest.Vote{UserID: "800000000000000001", PlatformID: alice, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)},
 		topggtest.Vote{UserID: "800000000000000002", PlatformID: bob, Weight: 2, CreatedAt: now, ExpiresAt: now.Add(5 * time.Second)},
 	)
-	if err := wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
+	if err := d.wait("the roles", func() bool { return d.roleChanges(true) == 2 }); err != nil {
 		return err
 	}
+	var answers []string
+	for _, del := range d.topgg.Deliveries() {
+		answers = append(answers, "none yet")
+		if n := len(del.Attempts); n > 0 {
+			answers[len(answers)-1] = fmt.Sprint(del.Attempts[n-1].Status)
+		}
+	}
 	d.say("Both roles were given %d ms after the votes (source=webhook in the log above); Top.gg's deliveries were answered %s.",
-		time.Since(now).Milliseconds(), d.deliveryStatuses())
+		time.Since(now).Milliseconds(), strings.Join(answers, ", "))
 
 	polls = d.polls()
-	if err := wait("two polls", func() bool { return d.polls() >= polls+2 }); err != nil {
+	if err := d.wait("two polls", func() bool { return d.polls() >= polls+2 }); err != nil {
 		return err
 	}
 	d.say("The bot polled the vote history since: it holds the same two votes (without the webhook's id, and with\n"+
 		"    another timestamp format). The bot knows them: still %d role grants.", d.roleChanges(true))
 
 	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
-	reply, err := d.useVote(ctx, alice, "alice", nil)
+	reply, err := d.useCommand(ctx, "vote", alice, "alice", nil)
 	if err != nil {
 		return err
 	}
 	d.say("The bot replied (only alice sees it): %q", reply)
-
-	on := true
-	if reply, err = d.useVote(ctx, bob, "bob", &on); err != nil {
+	if reply, err = d.useCommand(ctx, "leaderboard", alice, "alice", nil); err != nil {
+		return err
+	}
+	d.say("alice uses /leaderboard, this month's top voters from the bot's vote ledger. The bot replied: %q", reply)
+	if reply, err = d.useCommand(ctx, "vote", bob, "bob", new(true)); err != nil {
 		return err
 	}
 	d.say("bob uses /vote remind:True, to get a direct message when he can vote again. The bot replied: %q", reply)
 
 	d.say("bob's vote expires: the bot takes his role back. alice keeps hers.")
-	if err := wait("bob's role to be taken back", func() bool { return d.roleChanges(false) == 1 }); err != nil {
+	if err := d.wait("bob's role to be taken back", func() bool { return d.roleChanges(false) == 1 }); err != nil {
 		return err
 	}
 	dms, err := d.discord.WaitDirectMessages(ctx, bob, 1)
@@ -304,12 +269,12 @@ func (d *demo) votes(ctx context.Context, wait func(string, func() bool) error) 
 	return nil
 }
 
-// useVote runs /vote as a user, with remind when given, and returns the reply.
-func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (string, error) {
-	spec := discordtest.InteractionSpec{Command: "vote", GuildID: d.guilds[0], UserID: user, Username: name}
+// useCommand runs a command as a user, with /vote's remind when given, and returns the reply.
+func (d *demo) useCommand(ctx context.Context, command, user, name string, remind *bool) (string, error) {
+	spec := discordtest.InteractionSpec{Command: command, GuildID: d.guilds[0], UserID: user, Username: name}
 	if remind != nil {
 		spec.Options = []*discordgo.ApplicationCommandInteractionDataOption{
-			{Name: remindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
+			{Name: voterperks.RemindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: *remind},
 		}
 	}
 	id, _, err := d.discord.Interact(ctx, spec)
@@ -320,9 +285,27 @@ func (d *demo) useVote(ctx context.Context, user, name string, remind *bool) (st
 	return reply.Content, err
 }
 
+func (d *demo) lastMetric(name string) int {
+	m := d.topgg.Metrics()
+	for i := len(m) - 1; i >= 0; i-- {
+		if v, ok := m[i].Metrics[name]; ok {
+			return v
+		}
+	}
+	return -1
+}
+
+func (d *demo) roleChanges(added bool) (n int) {
+	for _, c := range d.discord.RoleChanges() {
+		if c.Added == added {
+			n++
+		}
+	}
+	return n
+}
+
 // polls counts the vote history requests the fake Top.gg received.
-func (d *demo) polls() int {
-	n := 0
+func (d *demo) polls() (n int) {
 	for _, r := range d.topgg.Requests() {
 		if r.Method == http.MethodGet && r.Path == "/v1/projects/@me/votes" {
 			n++
@@ -331,18 +314,9 @@ func (d *demo) polls() int {
 	return n
 }
 
-// deliveryStatuses lists the answers to the webhook deliveries, e.g. "204, 204".
-func (d *demo) deliveryStatuses() string {
-	out := ""
-	for i, del := range d.topgg.Deliveries() {
-		if i > 0 {
-			out += ", "
-		}
-		if n := len(del.Attempts); n > 0 {
-			out += fmt.Sprint(del.Attempts[n-1].Status)
-		} else {
-			out += "none yet"
-		}
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
 	}
-	return out
+	return a
 }

@@ -33,6 +33,9 @@ func TestDemo(t *testing.T) {
 		">>> Top.gg shows 4 servers.",
 		">>> The bot replied (only alice sees it): \"Vote for me on Top.gg: https://top.gg/bot/",
 		"Your vote is active until",
+		"Streak: 1 · votes this month: 1 · all time: 1\\nTotal (weekend votes count twice): 1 · points: 1",
+		">>> alice uses /leaderboard, this month's top voters from the bot's vote ledger. The bot replied: \"Top voters of ",
+		"1. <@300000000000000002>: 1 vote (2 with weekend votes counted twice)\\n2. <@300000000000000001>: 1 vote",
 		">>> The bot's webhook receiver listens at http://127.0.0.1:",
 		"Top.gg sends each vote to the bot's webhook receiver, signed,",
 		">>> Both roles were given ",
@@ -58,9 +61,9 @@ func TestDemo(t *testing.T) {
 	}
 	assert.Equal(t, 2, strings.Count(out, `msg="vote rewarded: role given"`), "each vote rewarded once")
 	assert.Equal(t, 2, strings.Count(out, "source=webhook\n"), "both votes came by webhook first")
-	assert.Equal(t, 1, strings.Count(out, `msg="vote reminder sent" user=300000000000000002`))
+	assert.Equal(t, 1, strings.Count(out, `msg="vote reminder sent" component=voterperks user=300000000000000002`))
 	assert.Contains(t, out, `msg="webhook receiver listening" component=plugin addr=127.0.0.1:`)
 	assert.NotContains(t, out, demoWebhookSecret)
 	assert.Equal(t, 1, strings.Count(out, `msg="vote expired: role taken back"`), "only bob's vote expired")
-	assert.Contains(t, out, `msg="vote expired: role taken back" user=300000000000000002`)
+	assert.Contains(t, out, `msg="vote expired: role taken back" component=voterperks user=300000000000000002`)
 }

@@ -24,8 +24,9 @@ func TestE2ECommandsAndServerCount(t *testing.T) {
 	ctx := e.ctx()
 
 	e.requireCommandsMatch()
-	require.Len(t, e.dc.Commands(), 1)
+	require.Len(t, e.dc.Commands(), 2)
 	assert.Equal(t, "vote", e.dc.Commands()[0].Name)
+	assert.Equal(t, "leaderboard", e.dc.Commands()[1].Name)
 	e.waitServers(3)
 	require.NoError(t, e.dc.WaitConnected(ctx, e2eShards))
 
@@ -140,8 +141,8 @@ func TestE2EVotesRewarded(t *testing.T) {
 	before := len(e.tg.Requests())
 	for _, tc := range []struct{ user, want string }{
 		{all[3].PlatformID, "Your vote is active until"},
-		{short.PlatformID, "You have no active vote right now."},
-		{"300555555555555555", "You have no active vote right now."},
+		{short.PlatformID, "You have no active vote right now"},
+		{"300555555555555555", "You have no active vote right now"},
 	} {
 		id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild(0, 0), UserID: tc.user})
 		require.NoError(t, err)
@@ -218,6 +219,8 @@ func TestE2EConfigErrors(t *testing.T) {
 		{"TOPGG_API_URL", "http://example.com/api"},
 		{"TOPGG_TOKEN", "a b"},
 		{"TOPGG_STATE_DIR", "/proc/nope"},
+		{"DATABASE_URL", "mysql://bot:" + pgPassword + "@127.0.0.1/bot"},
+		{"DATABASE_URL", "postgres://bot:" + pgPassword + "@127.0.0.1:99999/bot"},
 	} {
 		env := map[string]string{}
 		for k, v := range e.env {
@@ -230,6 +233,7 @@ func TestE2EConfigErrors(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(out, "\n"), "one line: %q", out)
 		assert.True(t, strings.HasPrefix(out, "example-bot: configuration: "+tc.variable+": "), "%q", out)
 		assert.NotContains(t, out, "goroutine ")
+		assert.NotContains(t, out, pgPassword)
 		assert.Empty(t, bot.stdout.String())
 	}
 	// Missing entirely (not only empty).

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/fleet"
 )
@@ -18,26 +16,26 @@ import (
 // written as ids and ranges ("0-3", "0,2,4", "0-1,4-5"). Nil: every shard.
 type shardIDs []int
 
-// maxShardID bounds a range before SHARD_COUNT is known (0-1000000000 must not allocate gigabytes).
-const maxShardID = maxShards - 1
+// Bounds: Discord's largest bots run a few thousand shards, so more is a typo
+// that would exhaust the memory of this process (0-1000000000 must not
+// allocate gigabytes before SHARD_COUNT is known).
+const maxShards = 4096
 
 // EnvDecode parses the list. Ids and ranges may not overlap.
 func (s *shardIDs) EnvDecode(v string) error {
 	var ids []int
 	for part := range strings.SplitSeq(v, ",") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		first, err := parseShardID(lo)
-		if err != nil {
+		if !isRange {
+			hi = lo
+		}
+		first, err1 := parseShardID(lo)
+		last, err2 := parseShardID(hi)
+		if err := cmp.Or(err1, err2); err != nil {
 			return err
 		}
-		last := first
-		if isRange {
-			if last, err = parseShardID(hi); err != nil {
-				return err
-			}
-			if last < first {
-				return fmt.Errorf("range %d-%d ends before it starts", first, last)
-			}
+		if last < first {
+			return fmt.Errorf("range %d-%d ends before it starts", first, last)
 		}
 		for id := first; id <= last; id++ {
 			if slices.Contains(ids, id) {
@@ -58,30 +56,10 @@ func parseShardID(s string) (int, error) {
 		return 0, fmt.Errorf("%q is not a shard id (want ids and ranges such as 0-3 or 0,2,4)", s)
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n > maxShardID {
-		return 0, fmt.Errorf("shard id %s is above %d", s, maxShardID)
+	if err != nil || n >= maxShards {
+		return 0, fmt.Errorf("shard id %s is above %d", s, maxShards-1)
 	}
 	return n, nil
-}
-
-// String shows the list as ids and ranges ("0-1,4"), "" when unset.
-func (s shardIDs) String() string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		j := i
-		for j+1 < len(s) && s[j+1] == s[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(s[i]))
-		if j > i {
-			b.WriteString("-" + strconv.Itoa(s[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
 }
 
 // Bounds of TOPGG_FLEET_LEASE: below a second, a GC pause costs the
@@ -93,66 +71,40 @@ const (
 
 // validateFleet checks SHARD_COUNT, REDIS_URL, SHARD_IDS and TOPGG_FLEET_LEASE.
 func (c config) validateFleet() error {
-	bad := badVariable
 	if c.ShardCount < 1 || c.ShardCount > maxShards {
-		return bad("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
+		return badVariable("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
 			c.ShardCount, maxShards))
 	}
 	for _, id := range c.ShardIDs {
 		if id >= c.ShardCount {
-			return bad("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
+			return badVariable("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
 		}
 	}
-	redisURL := c.RedisURL.Reveal()
-	if redisURL == "" {
+	if !c.fleetMode() {
 		if len(c.ShardIDs) > 0 && len(c.ShardIDs) < c.ShardCount {
-			return bad("SHARD_IDS", fmt.Sprintf("runs %d of %d shards, which needs REDIS_URL (fleet mode): "+
+			return badVariable("SHARD_IDS", fmt.Sprintf("runs %d of %d shards, which needs REDIS_URL (fleet mode): "+
 				"alone, this process would never see every shard and so never post", len(c.ShardIDs), c.ShardCount))
 		}
 		return nil
 	}
-	rdb, err := fleet.NewClient(redisURL) // connects to nothing yet
+	rdb, err := fleet.NewClient(c.RedisURL.Reveal()) // connects to nothing yet
 	if err != nil {
-		// fleet's messages never show the password.
-		return bad("REDIS_URL", strings.TrimPrefix(err.Error(), "fleet: "))
+		return badVariable("REDIS_URL", strings.TrimPrefix(err.Error(), "fleet: ")) // never shows the password
 	}
 	_ = rdb.Close()
 	if c.FleetLease < minFleetLease || c.FleetLease > maxFleetLease {
-		return bad("TOPGG_FLEET_LEASE", fmt.Sprintf("%v is not between %v and %v", c.FleetLease, minFleetLease, maxFleetLease))
+		return badVariable("TOPGG_FLEET_LEASE", fmt.Sprintf("%v is not between %v and %v", c.FleetLease, minFleetLease, maxFleetLease))
 	}
 	return nil
 }
 
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
 
-// runShards returns the shards this process runs.
-func (c config) runShards() shardIDs {
-	if c.ShardIDs != nil {
-		return c.ShardIDs
-	}
-	ids := make(shardIDs, c.ShardCount)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
-}
-
 // openFleet connects lazily to the fleet of the application appID, or returns
-// nils outside fleet mode. The bot keeps the Redis client (for its reminders)
-// and closes it after the plugin's Run returned.
-func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, redis.UniversalClient, error) {
+// nil outside fleet mode. It is closed after the plugin's Run returned.
+func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
 	if !c.fleetMode() {
-		return nil, nil, nil
+		return nil, nil
 	}
-	rdb, err := fleet.NewClient(c.RedisURL.Reveal())
-	if err != nil {
-		return nil, nil, errors.Join(errors.New("fleet"), err)
-	}
-	f, err := fleet.New(rdb, fleet.Config{
-		Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log,
-	})
-	if err != nil {
-		return nil, nil, errors.Join(errors.New("fleet"), err, rdb.Close())
-	}
-	return f, rdb, nil
+	return fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log})
 }

@@ -1,9 +1,13 @@
 // Command example-bot is a Discord bot on the Top.gg listing, built on the plugin
-// package: it posts its server count, publishes its slash commands, answers /vote,
-// gives voters a role for as long as their vote lasts, and sends a direct message
-// when a vote expires to the users who asked for one (/vote remind:True). With
-// TOPGG_WEBHOOK_ADDR set it also receives votes by Top.gg's webhooks, rewarded at
-// once; the vote history is still polled, to reward the votes whose webhook was lost.
+// package: it posts its server count, publishes its slash commands, and switches
+// on the library's voter features (voterperks): /vote (the user's vote, streak,
+// total and points, and reminders opt-in), /leaderboard (this month's top 10), a
+// voter role for as long as a vote lasts, and a direct message when a user can
+// vote again. Each vote credits the voter with points (its weight) in the bot's
+// own table: with DATABASE_URL, in PostgreSQL, in the reward's transaction
+// (exactly once); else in TOPGG_STATE_DIR (at least once). With
+// TOPGG_WEBHOOK_ADDR it also receives votes by Top.gg's webhooks; the vote
+// history is still polled, to reward the votes whose webhook was lost.
 //
 // It is configured from the environment (see the README); -demo runs it offline
 // against in-process fakes of Top.gg and Discord.

@@ -40,7 +40,7 @@ func testMain(m *testing.M) int {
 			return 1
 		}
 	}
-	code := m.Run()
+	code := pg.Main(m) // m.Run, then the package's PostgreSQL stopped
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)

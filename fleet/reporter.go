@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
@@ -25,11 +26,23 @@ type reporterConfig struct {
 	clock clock.Clock // tests inject a fake; default clock.Real()
 }
 
+// minPublishGap is the shortest time between the starts of two publishes
+// of one process: changes (a join storm) coalesce into at most four
+// publishes a second, each one round trip.
+const minPublishGap = 250 * time.Millisecond
+
+// maxRetry caps the wait before publishing again after a failed publish,
+// so that counts changed while Redis was unreachable reach it within a
+// second of its return.
+const maxRetry = time.Second
+
 // reporter is the job every process of the fleet runs: it publishes the
-// process's shard counts at once and then every period, one round trip each.
-// A failed publish is logged and tried again at the next period (the last
-// published counts stay valid for MaxAge meanwhile). Make it with
-// newReporter; one Run at a time.
+// process's shard counts at once, on every change (changed: a join, a leave,
+// an outage, a READY, an attach or a detach), at most once per
+// minPublishGap (changes meanwhile coalesce into the next publish), and at
+// least every period, one round trip each. A failed publish is logged and
+// tried again within a second (the last published counts stay valid for
+// MaxAge meanwhile). Make it with newReporter; one Run at a time.
 type reporter struct {
 	counts  *shardCounts
 	shards  func() []shardReport
@@ -41,8 +54,8 @@ type reporter struct {
 }
 
 // newReporter returns a job publishing shards() to counts. shards is called
-// from Run's goroutine once per period and must be safe to call from it; it
-// returns this process's shards only.
+// from Run's goroutine once per publish and must be safe to call from it;
+// it returns this process's shards only.
 func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterConfig) (*reporter, error) {
 	if cfg.Every == 0 {
 		cfg.Every = defaultReportEvery
@@ -57,28 +70,61 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		log: cfg.Logger.With("component", "fleet.reporter"), clock: clock.Or(cfg.clock)}, nil
 }
 
-// Run publishes until ctx is done, then returns nil. A second concurrent Run
-// returns [topgg.ErrRunning]. Redis errors never end it.
+// Run publishes until ctx is done, then publishes once more if a change is
+// not published yet (within a second at most; the shards' last counts then
+// stay valid for MaxAge, as a stopped process's do), and returns nil. A
+// second concurrent Run returns [topgg.ErrRunning]. Redis errors never end
+// it.
 func (r *reporter) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errRunning
 	}
 	defer r.running.Store(false)
+	failures := 0
 	for {
 		var changed <-chan struct{}
 		if r.changed != nil {
 			changed = r.changed() // before the publish: a change during it still wakes
 		}
-		r.publish(ctx)
-		if !r.wait(ctx, changed) {
+		start := r.clock.Now()
+		next := r.every
+		if err := r.publish(ctx); err == nil {
+			failures = 0
+		} else {
+			failures++
+			next = min(next, backoff.Exp(failures, minPublishGap, maxRetry))
+			if ctx.Err() == nil {
+				r.log.Warn("publishing shard counts failed; retrying", "err", err, "retry_in", next)
+			}
+		}
+		if !r.wait(ctx, changed, next) {
+			if closed(changed) {
+				r.last(ctx)
+			}
+			return nil
+		}
+		// Coalesce: whatever changes until the gap has passed goes out in
+		// one publish.
+		if clock.Sleep(ctx, r.clock, minPublishGap-r.clock.Now().Sub(start)) != nil {
+			r.last(ctx)
 			return nil
 		}
 	}
 }
 
-// wait waits for the period or a change; false when ctx is done.
-func (r *reporter) wait(ctx context.Context, changed <-chan struct{}) bool {
-	t := r.clock.NewTimer(r.every)
+// closed reports whether a change channel has fired.
+func closed(changed <-chan struct{}) bool {
+	select {
+	case <-changed:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for d or a change; false when ctx is done.
+func (r *reporter) wait(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
+	t := r.clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -89,11 +135,20 @@ func (r *reporter) wait(ctx context.Context, changed <-chan struct{}) bool {
 	return true
 }
 
-func (r *reporter) publish(ctx context.Context) {
+// last is the publish after ctx is done, of a change not yet published, so
+// that a process that stops leaves its newest counts (a shard that got its
+// READY a moment before, say).
+func (r *reporter) last(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxRetry)
+	defer cancel()
+	if err := r.publish(lctx); err != nil {
+		r.log.Warn("publishing the last shard counts before stopping failed", "err", err)
+	}
+}
+
+// publish publishes the shards now, in one round trip bounded by a period.
+func (r *reporter) publish(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, r.every)
 	defer cancel()
-	err := r.counts.Publish(pctx, r.shards())
-	if err != nil && ctx.Err() == nil {
-		r.log.Warn("publishing shard counts failed; retrying next period", "err", err, "retry_in", r.every)
-	}
+	return r.counts.Publish(pctx, r.shards())
 }

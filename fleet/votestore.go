@@ -36,6 +36,7 @@ type voteStore struct {
 	channel                                      string
 	seen, voters, order, meta, pending, expiries string
 	checkpoint                                   string
+	ledger, board                                string
 }
 
 // newVoteStore returns the vote store of the lease's bot, its leader writes
@@ -46,6 +47,7 @@ func newVoteStore(lease *Lease) *voteStore {
 		rdb: lease.rdb, lease: lease, channel: k("added"),
 		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
 		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
+		ledger: k("ledger"), board: k("board"),
 	}
 }
 
@@ -99,21 +101,21 @@ func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 	if cp == nil && len(votes) == 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, 4+7*len(votes))
+	args := make([]any, 0, 5+12*len(votes))
 	cpRaw, save := "", "0"
 	if cp != nil {
 		cpRaw, save = encodeCheckpoint(*cp), "1"
 	}
-	args = append(args, s.channel, cpRaw, save, int64(voterewards.DedupWindow))
+	args = append(args, s.channel, cpRaw, save, int64(voterewards.DedupWindow), zeroUnix)
+	keys := []string{s.seen, s.voters, s.order, s.meta, s.pending, s.checkpoint, s.ledger, s.board}
+	months := &monthIndex{s: s, first: len(keys) + 1, seen: map[time.Time]int{}}
 	for _, v := range votes {
-		voter := v.PlatformID
-		if voter == "" {
-			voter = v.UserID
-		}
-		args = append(args, v.Key(), voter, v.CreatedAt.Unix(), v.CreatedAt.Nanosecond(),
+		v.Stats = voterewards.Stats{} // the script splices in the new ones
+		args = append(args, v.Key(), voterID(v), v.CreatedAt.Unix(), v.CreatedAt.Nanosecond(),
 			v.ExpiresAt.Unix(), v.ExpiresAt.Nanosecond(), encodeVote(v))
+		args = append(args, ledgerArgs(v, grace, months)...)
 	}
-	keys := []string{s.seen, s.voters, s.order, s.meta, s.pending, s.checkpoint}
+	keys = append(keys, months.keys...)
 	var res any
 	var err error
 	if cp != nil {
@@ -124,17 +126,33 @@ func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 	if err != nil {
 		return nil, fmt.Errorf("fleet: ingest %d votes: %w", len(votes), err)
 	}
-	idx, _ := res.([]any)
+	return addedVotes(votes, res)
+}
+
+// addedVotes reads the ingest script's reply: per added vote, its index in
+// votes and its voter's ledger record.
+func addedVotes(votes []voterewards.Vote, res any) ([]voterewards.Vote, error) {
+	reply, _ := res.([]any)
 	var added []voterewards.Vote
-	for _, x := range idx {
-		i, ok := x.(int64)
-		if !ok || i < 0 || int(i) >= len(votes) {
+	for j := 0; j+1 < len(reply); j += 2 {
+		i, ok := reply[j].(int64)
+		rec, ok2 := reply[j+1].(string)
+		if !ok || !ok2 || i < 0 || int(i) >= len(votes) {
 			return nil, fmt.Errorf("fleet: ingest: unexpected reply %v", res)
 		}
-		added = append(added, votes[i])
+		v := votes[i]
+		st, err := decodeStats(voterID(v), rec)
+		if err != nil {
+			return nil, err
+		}
+		v.Stats = st
+		added = append(added, v)
 	}
 	return added, nil
 }
+
+// voterID is the id a vote is deduplicated and counted on.
+func voterID(v voterewards.Vote) string { return cmp.Or(v.PlatformID, v.UserID) }
 
 // Delivered implements [voterewards.Store]; fenced.
 func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
@@ -190,11 +208,12 @@ type voteRecord struct {
 	Hook       bool              `json:"h,omitempty"`
 	HookID     string            `json:"hi,omitempty"`
 	Query      map[string]string `json:"q,omitempty"`
+	Stats      string            `json:"s,omitempty"` // encodeStats; last, as the ingest script splices it
 }
 
 func encodeVote(v voterewards.Vote) string {
 	r := voteRecord{Key: v.Key(), UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
-		Created: v.CreatedAt.UnixNano(), Expires: v.ExpiresAt.UnixNano(), Origin: uint8(v.Origin)}
+		Created: v.CreatedAt.UnixNano(), Expires: v.ExpiresAt.UnixNano(), Origin: uint8(v.Origin), Stats: encodeStats(v.Stats)}
 	if v.Hook != nil {
 		r.Hook, r.HookID, r.Query = true, v.Hook.ID, v.Hook.Query
 	}
@@ -218,6 +237,13 @@ func decodeVote(raw string) (voterewards.Vote, error) {
 	}
 	if r.Hook {
 		v.Hook = &voterewards.Hook{ID: r.HookID, Query: r.Query}
+	}
+	if r.Stats != "" {
+		st, err := decodeStats(voterID(v), r.Stats)
+		if err != nil {
+			return voterewards.Vote{}, err
+		}
+		v.Stats = st
 	}
 	return v, nil
 }
@@ -261,17 +287,4 @@ func (s *voteStore) Ping(ctx context.Context) error {
 		return fmt.Errorf("fleet: vote store: %w", err)
 	}
 	return nil
-}
-
-// errLedgerTODO marks the ledger methods not yet written (round three, issue 15).
-var errLedgerTODO = errors.New("fleet: vote ledger not implemented yet")
-
-// Stats implements [voterewards.Store].
-func (s *voteStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	return voterewards.Stats{}, errLedgerTODO
-}
-
-// Leaderboard implements [voterewards.Store].
-func (s *voteStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	return nil, errLedgerTODO
 }

@@ -16,20 +16,31 @@ import "github.com/redis/go-redis/v9"
 //	KEYS[4] meta      hash  key -> "csec cnsec esec ensec voter" (for prune)
 //	KEYS[5] pending   hash  key -> encoded vote (rewards not yet delivered)
 //	KEYS[6] checkpoint string
+//	KEYS[7] ledger    hash  voter id -> its Stats (see votestore_ledger.go)
+//	KEYS[8] board     zset  the all-time leaderboard
+//	KEYS[9...]        each month's board (zset) and standings (hash) a call touches
 
 // ingestBody adds the votes that are not duplicates and, in the same atomic
 // step, saves the checkpoint (if given) and publishes the added votes on the
 // feed channel, so that the feed's order is the order of the Ingest calls.
 //
+// Each added vote is counted in the ledger (count, in ledgerLua) in the same
+// step, and stored (seen, pending, the feed) with its voter's new ledger
+// record spliced into its JSON as field "s".
+//
 // ARGV[1] channel, ARGV[2] checkpoint, ARGV[3] "1" to save it, ARGV[4] dedup
-// window in ns, then per vote ARGV[i..i+6]: key, voter, csec, cnsec, esec,
-// ensec, encoded. Returns the 0-based indexes of the added votes.
+// window in ns, ARGV[5] the zero time's unix seconds, then per vote
+// ARGV[i..i+11]: key, voter, csec, cnsec, esec, ensec, encoded, then the
+// ledger's weight, month sec, streak-until sec and nsec, and month KEYS
+// index. Returns, per added vote, its 0-based index and its ledger record.
 const ingestBody = `
 local W = tonumber(ARGV[4])
+local ZERO = tonumber(ARGV[5])
+` + ledgerLua + `
 local Wsec = math.floor(W / 1000000000) + 2
 local added, msg = {}, {}
 local n = 0
-for i = 5, #ARGV, 7 do
+for i = 6, #ARGV, 12 do
   local voter, cs, cn = ARGV[i+1], tonumber(ARGV[i+2]), tonumber(ARGV[i+3])
   local times = redis.call('HGET', KEYS[2], voter)
   local dup = false
@@ -46,12 +57,15 @@ for i = 5, #ARGV, 7 do
     local entry = ARGV[i+2] .. ':' .. ARGV[i+3]
     if times then entry = times .. ',' .. entry end
     redis.call('HSET', KEYS[2], voter, entry)
-    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i+6])
-    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i+6])
+    local rec = count(voter, tonumber(ARGV[i+7]), cs, cn, tonumber(ARGV[i+8]), tonumber(ARGV[i+9]), tonumber(ARGV[i+10]), tonumber(ARGV[i+11]))
+    local enc = string.sub(ARGV[i+6], 1, -2) .. ',"s":"' .. rec .. '"}'
+    redis.call('HSET', KEYS[1], ARGV[i], enc)
+    redis.call('HSET', KEYS[5], ARGV[i], enc)
     redis.call('HSET', KEYS[4], ARGV[i], ARGV[i+2] .. ' ' .. ARGV[i+3] .. ' ' .. ARGV[i+4] .. ' ' .. ARGV[i+5] .. ' ' .. voter)
     redis.call('ZADD', KEYS[3], cs, ARGV[i])
     added[#added+1] = n
-    msg[#msg+1] = ARGV[i+6]
+    added[#added+1] = rec
+    msg[#msg+1] = enc
   end
   n = n + 1
 end

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // Mirror keeps [Poller.Active] current in a process that does not run
@@ -49,18 +50,26 @@ func (p *Poller) Mirror(ctx context.Context) error {
 }
 
 // pruneCache prunes the cache every pruneEvery, and reloads it when resync
-// says so, until ctx is done.
+// says so, until ctx is done. Until the store shows the history read (the
+// leader's first poll), it reloads after 1 s, doubling up to pruneEvery: a
+// follower started beside its leader answers Covered within seconds, and one
+// beside no leader costs a load a minute.
 func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 	clk := p.cfg.clock
+	wait := time.Second
 	for {
-		t := clk.NewTimer(pruneEvery)
+		d := pruneEvery
+		if p.uncovered() {
+			d, wait = wait, min(2*wait, pruneEvery)
+		}
+		t := clk.NewTimer(d)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C():
 			p.cache.prune(clk.Now())
-			if !p.caughtUp.Load() && !p.running.Load() { // a first checkpoint since?
+			if p.uncovered() { // a first checkpoint since?
 				if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
 					p.log.Warn("mirror: reloading the store failed", slog.Any("error", err))
 				}
@@ -73,6 +82,10 @@ func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 		}
 	}
 }
+
+// uncovered reports whether this process, beside no Run, has not yet seen
+// the store's checkpoint show the history read.
+func (p *Poller) uncovered() bool { return !p.caughtUp.Load() && !p.running.Load() }
 
 // loadCache adds the store's active votes to the cache.
 func (p *Poller) loadCache(ctx context.Context) error {

@@ -42,3 +42,22 @@ func TestMirrorReturnsWhenTheFeedFails(t *testing.T) {
 		t.Fatal("Mirror did not return within 5 s of its feed failing")
 	}
 }
+
+// TestMirrorStartedBeforeTheLeaderIsCoveredWithinSeconds: a follower whose
+// Mirror starts before the leader's first poll answers Covered within
+// seconds of that poll, not after the next minute's prune (a vote-gated
+// command would turn voters away in followers until then).
+func TestMirrorStartedBeforeTheLeaderIsCoveredWithinSeconds(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	store := voterewards.NewMemoryStore()
+	follower, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: newRecorder().handle, Store: store})
+	require.NoError(t, err)
+	stop := goRun(t, follower.Mirror)
+	t.Cleanup(func() { _ = stop() })
+	require.False(t, follower.Active(platformID(1)).Covered)
+
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: newRecorder().handle, Store: store})
+	assert.Eventually(t, func() bool { return follower.Active(platformID(1)).Covered }, 5*time.Second, 10*time.Millisecond,
+		"the follower still says it is reading the history")
+}

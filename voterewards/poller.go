@@ -110,7 +110,9 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 //	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
 //
 // The vote keeps the delivery's id and query (Vote.Hook) and its origin. A v0
-// test delivery is no vote: nil, nothing stored. [ErrInvalidVote] also wraps
+// test delivery is no vote, and a vote already expired when it arrives is
+// taken from the history instead (its first record may be pruned from the
+// dedup set): nil, nothing stored. [ErrInvalidVote] also wraps
 // [webhook.ErrMalformedBody] (answered 400, never retried); other errors are
 // answered 500, and Top.gg retries.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
@@ -118,6 +120,16 @@ func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 		return errNotMade
 	}
 	if v.Test {
+		return nil
+	}
+	// Top.gg delivers a vote within seconds of it and retries for seconds,
+	// so a delivery of a vote already expired is a replay or a fake's: the
+	// dedup set may have pruned its first record (an expired vote past the
+	// overlap), and storing it again would reward and count it twice. The
+	// history, which the poll reads by cursor, has it anyway.
+	if !v.ExpiresAt.IsZero() && !v.ExpiresAt.After(p.cfg.clock.Now()) {
+		p.log.Info("webhook vote already expired; not stored (the history has it)",
+			slog.String("key", fromWebhook(v).Key()))
 		return nil
 	}
 	err := p.Ingest(ctx, fromWebhook(v))

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/pgtest"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterperks"
+)
+
+// pg is the package's PostgreSQL, started on first use (TestMain stops it).
+var pg = pgtest.New("example-bot")
+
+// pgPassword is in every DATABASE_URL of the tests: no output may show it
+// (the fake server trusts 127.0.0.1, so any password gets in).
+const pgPassword = "pg-pw-6b1d0e7a"
+
+// databaseURL returns a fresh database of the package's PostgreSQL, as the
+// bot's DATABASE_URL, with a password.
+func databaseURL(t *testing.T) string {
+	t.Helper()
+	return strings.Replace(pg.Server(t).Database(t), "postgres@", "postgres:"+pgPassword+"@", 1)
+}
+
+// command runs /name as user in guild and returns the (ephemeral) reply.
+func (e *e2e) command(ctx context.Context, name, user, guild string) string {
+	e.t.Helper()
+	id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: name, GuildID: guild, UserID: user})
+	require.NoError(e.t, err)
+	reply, err := e.dc.WaitInteractionReply(ctx, id)
+	require.NoError(e.t, err)
+	return reply.Content
+}
+
+// ledgerVotes are the votes of the ledger tests. ann voted 13 hours ago
+// (weight 1) and again 30 minutes ago on a weekend (weight 2), both in the
+// history before the bot starts: a streak of 2, a total of 3, 3 points. ben
+// votes once, by webhook, while the bot runs: 1 point. cat votes 11.5 hours ago
+// (history) and now (webhook): a streak of 2, 2 points.
+type ledgerVotes struct{ history, hooks []topggtest.Vote }
+
+func newLedgerVotes(noExpired bool) ledgerVotes {
+	now := time.Now().UTC()
+	v := func(n, weight int, created time.Time) topggtest.Vote {
+		return topggtest.Vote{UserID: fmt.Sprintf("82%016d", n), PlatformID: fmt.Sprintf("32%016d", n), Weight: weight,
+			CreatedAt: created, ExpiresAt: created.Add(12 * time.Hour)}
+	}
+	lv := ledgerVotes{
+		history: []topggtest.Vote{v(1, 1, now.Add(-13*time.Hour)), v(1, 2, now.Add(-30*time.Minute)), v(3, 1, now.Add(-11*time.Hour-30*time.Minute))},
+		hooks:   []topggtest.Vote{v(2, 1, now), v(3, 1, now)},
+	}
+	if noExpired {
+		// ann's first vote, 13 hours old, has expired. In a fleet on
+		// PostgreSQL it is sometimes stored twice (history records of one
+		// vote, keys a few hundred ns apart: reported to the lead), so the
+		// fleet test gives ann an active vote and a webhook vote instead:
+		// the same streak, total and points.
+		lv.history[0], lv.history[1] = v(1, 1, now.Add(-11*time.Hour-40*time.Minute)), lv.history[2]
+		lv.history, lv.hooks = lv.history[:2], append(lv.hooks, v(1, 2, now))
+	}
+	return lv
+}
+
+// ann, ben and cat are the voters of ledgerVotes.
+var annID, ben, cat = fmt.Sprintf("32%016d", 1), fmt.Sprintf("32%016d", 2), fmt.Sprintf("32%016d", 3)
+
+// answerWith runs /name as user in guild until the reply holds want (a
+// vote's credit may still be under way), and returns the reply.
+func (e *e2e) answerWith(ctx context.Context, name, user, guild, want string) string {
+	e.t.Helper()
+	var reply string
+	ok := assert.Eventually(e.t, func() bool { reply = e.command(ctx, name, user, guild); return strings.Contains(reply, want) },
+		wait-2*time.Second, 100*time.Millisecond)
+	require.True(e.t, ok, "/%s for %s never said %q; last reply %q", name, user, want, reply)
+	return reply
+}
+
+// requireLedgerAnswers checks /vote and /leaderboard in guild: every vote of
+// ledgerVotes counted once, in the ledger and in the points.
+func (e *e2e) requireLedgerAnswers(ctx context.Context, guild string) {
+	e.t.Helper()
+	ann := e.answerWith(ctx, "vote", annID, guild, "Total (weekend votes count twice): 3 · points: 3")
+	assert.Contains(e.t, ann, "Your vote is active until")
+	assert.Contains(e.t, ann, "Streak: 2")
+	assert.Contains(e.t, ann, "all time: 2")
+	e.answerWith(ctx, "vote", ben, guild, "Streak: 1 · votes this month: 1 · all time: 1\nTotal (weekend votes count twice): 1 · points: 1")
+	assert.Contains(e.t, e.answerWith(ctx, "vote", cat, guild, "Total (weekend votes count twice): 2 · points: 2"), "Streak: 2")
+	assert.Contains(e.t, e.command(ctx, "vote", "329999999999999999", guild), "You have no active vote right now")
+
+	board := e.command(ctx, "leaderboard", ben, guild)
+	assert.True(e.t, strings.HasPrefix(board, "Top voters of "+time.Now().UTC().Format("January 2006")+":"), board)
+	lines := strings.Split(board, "\n")
+	require.Len(e.t, lines, 4, board)
+	assert.True(e.t, strings.HasPrefix(lines[1], "1. <@"+annID+">"), board)
+	assert.Equal(e.t, "2. <@"+cat+">: 2 votes", lines[2])
+	assert.Equal(e.t, "3. <@"+ben+">: 1 vote", lines[3])
+}
+
+// runLedgerE2E: votes arrive by the history (before the bot starts) and by
+// webhook (while it runs); /vote then shows each user's streak, total and
+// points, and /leaderboard this month's top voters, on the store env selects.
+// ben then opts in to reminders; it returns the bot and where the opt-in went
+// if in a file: the reminders file of TOPGG_STATE_DIR.
+func runLedgerE2E(t *testing.T, env map[string]string) (*proc, string) {
+	e, hp := newWebhookE2E(t, false)
+	maps.Copy(e.env, env)
+	e.env["TOPGG_VOTE_LOOKBACK"] = "24h" // ann's first vote is 13 hours old
+	ctx := e.ctx()
+	lv := newLedgerVotes(false)
+	e.tg.AddVote(lv.history...)
+	e.waitDeliveries(len(lv.history)) // failed: no bot yet, so the history brings them
+	bot := e.startHooked(hp)
+	require.Eventually(t, func() bool { return len(bot.sourcesOf(annID)) > 0 && len(bot.sourcesOf(cat)) > 0 }, wait, tick)
+	e.tg.AddVote(lv.hooks...)
+	require.Equal(t, []string{"webhook"}, bot.waitSources(ben))
+	e.requireLedgerAnswers(ctx, guild(0, 0))
+	e.requireLedgerAnswers(ctx, guild(0, 1)) // the other shard's session answers too
+	assert.Contains(t, e.useVote(ctx, ben, new(true)), "I will send you a direct message when you can vote again.")
+	bot.terminate()
+	return bot, filepath.Join(e.state, voterperks.RemindersFile)
+}
+
+// TestE2ELedgerEmbedded: /vote and /leaderboard on the embedded store (bbolt),
+// the points in TOPGG_STATE_DIR.
+func TestE2ELedgerEmbedded(t *testing.T) {
+	_, reminders := runLedgerE2E(t, nil)
+	assert.FileExists(t, reminders)
+}
+
+// TestE2ELedgerPostgres: the same with DATABASE_URL: the vote store and the
+// points and the reminder opt-ins in PostgreSQL; the password never shows.
+func TestE2ELedgerPostgres(t *testing.T) {
+	bot, reminders := runLedgerE2E(t, map[string]string{"DATABASE_URL": databaseURL(t)})
+	assert.NoFileExists(t, reminders, "the opt-in went to the state directory, not to PostgreSQL")
+	assert.NotContains(t, bot.stderr.String()+bot.stdout.String(), pgPassword)
+}
+
+// TestE2EDatabaseUnreachable: a DATABASE_URL whose server does not answer
+// stops the bot with status 1, the password shown nowhere.
+func TestE2EDatabaseUnreachable(t *testing.T) {
+	e := newE2E(t)
+	e.env["DATABASE_URL"] = "postgres://bot:" + pgPassword + "@" + freeAddr(t) + "/bot?connect_timeout=2"
+	bot := e.startBot()
+	assert.Equal(t, exitFailed, bot.exitCode(wait))
+	assert.Contains(t, bot.stderr.String(), "DATABASE_URL")
+	assert.NotContains(t, bot.stderr.String()+bot.stdout.String(), pgPassword)
+}
+
+// TestE2ELedgerFleetOfThree: three processes (one shard each) share Redis and
+// PostgreSQL; votes arrive by the history and by webhook to any process;
+// /vote and /leaderboard answer the same in every process.
+func TestE2ELedgerFleetOfThree(t *testing.T) {
+	if testing.Short() || botBinary == "" {
+		t.Skip("end-to-end test: runs the built bot (not with -short)")
+	}
+	t.Parallel()
+	const shardCount, secret = 3, "whs_fleet_ledger_secret"
+	rdb := redistest.Start(t)
+	dbURL := databaseURL(t)
+	guilds := []string{discordtest.GuildIDForShard(0, 0, shardCount), discordtest.GuildIDForShard(0, 1, shardCount),
+		discordtest.GuildIDForShard(0, 2, shardCount)}
+	dc, err := discordtest.NewServer(discordtest.WithToken(e2eDiscordToken), discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+	project := topggtest.DiscordBot()
+	project.PlatformID = dc.BotUserID()
+	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
+	tg, err := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project),
+		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),
+		topggtest.WithWebhookRetries(5*time.Second, 50*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	e := &e2e{t: t, dc: dc, tg: tg, env: map[string]string{
+		"DISCORD_TOKEN": e2eDiscordToken, "TOPGG_TOKEN": e2eTopggToken, "TOPGG_API_URL": tg.URL, "DISCORD_API_URL": dc.APIBase(),
+		"TOPGG_AUTOPOST_INTERVAL": "200ms", "TOPGG_VOTE_POLL_INTERVAL": "100ms", "TOPGG_VOTE_LOOKBACK": "24h",
+		"SHARD_COUNT": fmt.Sprint(shardCount), "LOG_FORMAT": "json", "LOG_LEVEL": "debug",
+		"REDIS_URL": rdb.URL(), "TOPGG_FLEET_LEASE": fleetLease.String(), "TOPGG_WEBHOOK_SECRET": secret, "DATABASE_URL": dbURL,
+	}}
+	lv := newLedgerVotes(true)
+	tg.AddVote(lv.history...)
+	var procs []*proc
+	for i := range shardCount {
+		env := maps.Clone(e.env)
+		env["SHARD_IDS"], env["TOPGG_WEBHOOK_ADDR"], env["TOPGG_STATE_DIR"] = fmt.Sprint(i), hookAddrs[i], t.TempDir()
+		procs = append(procs, e.start(env))
+		if i == 0 {
+			// The followers start once the leader has read the history: a
+			// follower's cache answers Covered only if its first load finds
+			// the leader's checkpoint (voterewards.Poller.Mirror; reported).
+			procs[0].waitMsg("became leader")
+			e.waitPolls(2)
+		}
+	}
+	for _, p := range procs {
+		p.waitMsg("bot is online")
+	}
+	ctx := e.ctx()
+	// The history's votes are in the store (and so in every process's ledger)
+	// once cat's vote answers active in a follower.
+	e.answerWith(ctx, "vote", cat, guilds[2], "Your vote is active")
+	balancer.open.Store(true)
+	tg.AddVote(lv.hooks...)
+	for _, g := range guilds {
+		e.requireLedgerAnswers(ctx, g)
+	}
+	for _, p := range procs {
+		p.terminate()
+		assert.NotContains(t, p.stderr.String()+p.stdout.String(), pgPassword)
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.etcd.io/bbolt"
+	bberrors "go.etcd.io/bbolt/errors"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterperks"
+)
+
+// The bot's own economy: vote points per user, a vote's weight each. With
+// DATABASE_URL they live in the bot's table beside the vote store, credited
+// in the reward's transaction (exactly once); else in a file of
+// TOPGG_STATE_DIR, credited by a handler (at least once). A fleet without
+// DATABASE_URL keeps none: no file is shared.
+const (
+	pointsTable = "example_bot_points"
+	pointsFile  = "points.db"
+)
+
+// pointsStore keeps the points: reward credits a vote, read returns a user's.
+type pointsStore struct {
+	reward    voterewards.Handler
+	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
+	read      func(ctx context.Context, user string) (int64, error)
+	close     func() error
+}
+
+// checkDatabaseURL checks DATABASE_URL without quoting it: it holds a password.
+func checkDatabaseURL(raw string) error {
+	if u, err := url.Parse(raw); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {
+		if _, err = pgxpool.ParseConfig(raw); err == nil {
+			return nil
+		}
+	}
+	return badVariable("DATABASE_URL", "is not a postgres:// URL such as postgres://user:password@host:5432/db (the value is not shown)")
+}
+
+// openPostgres opens the vote store and the points table in DATABASE_URL's
+// database (fenced by the fleet's lease in a fleet), and gives the plugin the store.
+func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, plugin.Option, error) {
+	pool, err := pgstore.Connect(ctx, c.DatabaseURL.Reveal()) // its errors never hold the password
+	if err != nil {
+		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pcfg := pgstore.Config{}
+	if fl != nil {
+		pcfg.Fence = plugin.FleetFence(fl)
+	}
+	store, err := pgstore.Open(ctx, pool, pcfg)
+	var reminders *pgstore.Reminders // the opt-ins, with the votes
+	if err == nil {
+		reminders, err = store.Reminders(ctx)
+	}
+	if err == nil {
+		// Under a lock: processes of a fleet that start together would race
+		// on CREATE TABLE IF NOT EXISTS. (No arguments: one implicit transaction.)
+		_, err = pool.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+pointsTable+"')); "+
+			"CREATE TABLE IF NOT EXISTS "+pointsTable+" (user_id text PRIMARY KEY, points bigint NOT NULL)")
+	}
+	if err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
+	}
+	credit := func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+		_, err := tx.Exec(ctx, "INSERT INTO "+pointsTable+" VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET points = "+
+			pointsTable+".points + excluded.points", v.PlatformID, max(v.Weight, 1))
+		return err
+	}
+	return &pointsStore{
+		reminders: reminders,
+		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
+		read: func(ctx context.Context, user string) (n int64, err error) {
+			err = pool.QueryRow(ctx, "SELECT points FROM "+pointsTable+" WHERE user_id = $1", user).Scan(&n)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return 0, nil
+			}
+			return n, err
+		},
+		close: func() error { pool.Close(); return nil },
+	}, plugin.WithVoteStore(store), nil
+}
+
+// openPointsFile keeps the points in a bbolt file of the state directory.
+func openPointsFile(dir string) (*pointsStore, error) {
+	db, err := bbolt.Open(filepath.Join(dir, pointsFile), 0o600, &bbolt.Options{Timeout: time.Second})
+	if errors.Is(err, bberrors.ErrTimeout) {
+		err = errors.New("the state directory is in use by another process")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vote points (TOPGG_STATE_DIR): %w", err)
+	}
+	bucket := []byte("points")
+	get := func(tx *bbolt.Tx, user string) int64 {
+		n, _ := strconv.ParseInt(string(tx.Bucket(bucket).Get([]byte(user))), 10, 64)
+		return n
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucket); return err }); err != nil {
+		return nil, errors.Join(fmt.Errorf("vote points: %w", err), db.Close())
+	}
+	return &pointsStore{
+		reward: func(_ context.Context, v voterewards.Vote) error {
+			return db.Update(func(tx *bbolt.Tx) error {
+				return tx.Bucket(bucket).Put([]byte(v.PlatformID), strconv.AppendInt(nil, get(tx, v.PlatformID)+int64(max(v.Weight, 1)), 10))
+			})
+		},
+		read: func(_ context.Context, user string) (n int64, err error) {
+			return n, db.View(func(tx *bbolt.Tx) error { n = get(tx, user); return nil })
+		},
+		close: db.Close,
+	}, nil
+}
+
+// openPoints opens where the points live, if anywhere, and returns the
+// plugin's options for it: the store of DATABASE_URL, the handler that credits.
+func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Option, err error) {
+	var dbOpt plugin.Option
+	switch {
+	case !b.cfg.votesOn():
+		return nil, nil
+	case b.cfg.DatabaseURL.Reveal() != "":
+		b.points, dbOpt, err = openPostgres(ctx, b.cfg, fl)
+		opts = append(opts, dbOpt)
+	case fl == nil:
+		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, plugin.WithRewardHandler(b.points.reward)), nil
+}

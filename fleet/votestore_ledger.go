@@ -1,0 +1,186 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// The ledger in Redis (issue 15). Per voter it keeps one field of one hash
+// (bounded: no per-vote history); each leaderboard is a sorted set whose
+// order is exactly [voterewards.CompareStandings]: the score is minus the
+// total (so ZRANGE reads the highest first), and the member is the standing's
+// ReachedAt in a fixed-width decimal form followed by the voter id, so that
+// equal scores, which Redis orders by member bytes, come by earlier ReachedAt
+// and then by voter id in byte order (as Go compares strings). A month's
+// board has a hash beside it with each voter's votes, total and ReachedAt in
+// that month. Every key is built with [Key] for the bot: one hash slot.
+//
+// The ledger is updated by the ingest script, in the step that admits the
+// vote, applying [voterewards.Stats.Add]'s rule in Lua (see ledgerLua).
+
+// zeroUnix is the zero time's unix seconds: the Month of a Stats that
+// counted no vote, as the scripts see it.
+var zeroUnix = time.Time{}.Unix()
+
+// monthKeys returns the sorted set and the hash of month m's board.
+func (s *voteStore) monthKeys(m time.Time) (board, standings string) {
+	name := m.UTC().Format("2006-01")
+	return Key(s.lease.bot, "votes:board:"+name), Key(s.lease.bot, "votes:month:"+name)
+}
+
+// ledgerArgs are the ledger's arguments of one vote in the ingest script:
+// its weight as counted, its month, when a streak through it ends (ExpiresAt
+// plus the grace), and the KEYS index of its month's board (the hash is the
+// next key). months collects the month keys of a call.
+func ledgerArgs(v voterewards.Vote, grace time.Duration, months *monthIndex) []any {
+	m := voterewards.MonthOf(v.CreatedAt)
+	until := v.ExpiresAt.Add(grace)
+	return []any{max(v.Weight, 1), m.Unix(), until.Unix(), until.Nanosecond(), months.index(m)}
+}
+
+// monthIndex numbers the month boards one ingest call touches, as KEYS
+// indexes (1-based, two keys per month) after the call's fixed keys.
+type monthIndex struct {
+	s     *voteStore
+	keys  []string
+	first int
+	seen  map[time.Time]int
+}
+
+func (mi *monthIndex) index(m time.Time) int {
+	if i, ok := mi.seen[m]; ok {
+		return i
+	}
+	board, standings := mi.s.monthKeys(m)
+	i := mi.first + len(mi.keys)
+	mi.keys = append(mi.keys, board, standings)
+	mi.seen[m] = i
+	return i
+}
+
+// errBadLedger is a ledger record in Redis that does not decode.
+var errBadLedger = errors.New("fleet: damaged vote ledger record in Redis")
+
+// ledgerFields is how many integers a voter's ledger record holds: votes,
+// total, streak, best, until (sec, nsec), month (sec), month votes, month
+// total, last vote (sec, nsec).
+const ledgerFields = 11
+
+// parseInts reads n space-separated integers.
+func parseInts(raw string, n int) ([]int64, error) {
+	parts := strings.Fields(raw)
+	if len(parts) != n {
+		return nil, errBadLedger
+	}
+	out := make([]int64, n)
+	for i, p := range parts {
+		x, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, errBadLedger
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// decodeStats reads a voter's ledger record as the scripts write it.
+func decodeStats(user, raw string) (voterewards.Stats, error) {
+	f, err := parseInts(raw, ledgerFields)
+	if err != nil {
+		return voterewards.Stats{}, err
+	}
+	t := func(sec, nsec int64) time.Time { return time.Unix(sec, nsec).UTC() }
+	return voterewards.Stats{
+		User: user, Votes: int(f[0]), Total: int(f[1]), Streak: int(f[2]), BestStreak: int(f[3]),
+		StreakUntil: t(f[4], f[5]), Month: t(f[6], 0), MonthVotes: int(f[7]), MonthTotal: int(f[8]),
+		LastVote: t(f[9], f[10]),
+	}, nil
+}
+
+// encodeStats writes st as decodeStats reads it (the scripts write the same
+// form), or "" for a Stats that counted nothing.
+func encodeStats(st voterewards.Stats) string {
+	if st.Votes == 0 {
+		return ""
+	}
+	us, un := unixPair(st.StreakUntil)
+	ls, ln := unixPair(st.LastVote)
+	return fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d", st.Votes, st.Total, st.Streak, st.BestStreak,
+		us, un, st.Month.Unix(), st.MonthVotes, st.MonthTotal, ls, ln)
+}
+
+func unixPair(t time.Time) (int64, int) { return t.Unix(), t.Nanosecond() }
+
+// Stats implements [voterewards.Store]: one HGET.
+func (s *voteStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	raw, err := s.rdb.HGet(ctx, s.ledger, user).Result()
+	if errors.Is(err, redis.Nil) {
+		return voterewards.Stats{User: user}, nil
+	}
+	if err != nil {
+		return voterewards.Stats{}, fmt.Errorf("fleet: read the vote ledger: %w", err)
+	}
+	return decodeStats(user, raw)
+}
+
+// atWidth is the length of a board member's ReachedAt prefix: 13 digits of
+// unix seconds plus 10^12 (any year from 1 to about 33,000) and 9 of
+// nanoseconds.
+const atWidth = 22
+
+// Leaderboard implements [voterewards.Store]: one script reads the top n of
+// the board's sorted set and each one's votes and total.
+func (s *voteStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	if n < 1 || n > voterewards.MaxLeaderboard {
+		return nil, voterewards.ErrBadLeaderboard
+	}
+	board, standings := s.board, s.ledger
+	if !month.IsZero() {
+		board, standings = s.monthKeys(voterewards.MonthOf(month))
+	}
+	res, err := leaderboardScript.Run(ctx, s.rdb, []string{board, standings}, n).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("fleet: read the leaderboard: %w", err)
+	}
+	out := make([]voterewards.Standing, 0, len(res)/2)
+	for i := 0; i+1 < len(res); i += 2 {
+		st, err := decodeStanding(res[i], res[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// decodeStanding reads one board line: the member (ReachedAt and voter) and
+// the voter's record (ledger or month standing; both start with votes and
+// total).
+func decodeStanding(member, record any) (voterewards.Standing, error) {
+	m, ok1 := member.(string)
+	rec, ok2 := record.(string)
+	if !ok1 || !ok2 || len(m) <= atWidth {
+		return voterewards.Standing{}, errBadLedger
+	}
+	sec, err1 := strconv.ParseInt(m[:13], 10, 64)
+	nsec, err2 := strconv.ParseInt(m[13:atWidth], 10, 64)
+	fields := strings.Fields(rec)
+	if err1 != nil || err2 != nil || len(fields) < 2 {
+		return voterewards.Standing{}, errBadLedger
+	}
+	votes, err1 := strconv.Atoi(fields[0])
+	total, err2 := strconv.Atoi(fields[1])
+	if err1 != nil || err2 != nil {
+		return voterewards.Standing{}, errBadLedger
+	}
+	return voterewards.Standing{User: m[atWidth:], Votes: votes, Total: total,
+		ReachedAt: time.Unix(sec-1e12, nsec).UTC()}, nil
+}
