@@ -13,6 +13,9 @@ import (
 // Load implements [voterewards.Store]: the checkpoint and the votes in the
 // dedup set or with work pending, read in one snapshot.
 func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if err := s.claimForRead(ctx); err != nil {
 		return nil, err
 	}
@@ -45,7 +48,7 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, wrap("load", err)
+		return nil, s.wrap("load", err)
 	}
 	return snap, nil
 }
@@ -56,6 +59,9 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // waiting for the disk: lost in a crash of the server, the vote is pending
 // again, and its redelivery finds the done mark and skips the handler.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
 }
 
@@ -63,12 +69,18 @@ func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) 
 // [Store.Expiry] transaction it commits without waiting for the disk, as
 // Delivered does after a Reward.
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }
 
 // Prune implements [voterewards.Store]; a leader write (fenced). The votes
 // leave the dedup set only: PostgreSQL keeps every vote (and the ledger).
 func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano())
 }
 
@@ -76,6 +88,9 @@ func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
 // same (implicit) transaction, its lock waits bounded by Config.TxTimeout:
 // one round trip.
 func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	tok, fenced, err := s.leaderToken(ctx)
 	if err != nil {
 		return err
@@ -87,7 +102,7 @@ func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) err
 		b.Queue(s.q.checkFence, tok)
 	}
 	if err = s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return wrap(op, err)
+		return s.wrap(op, err)
 	}
 	return nil
 }

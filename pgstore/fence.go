@@ -11,7 +11,7 @@ import (
 // Fenced reports whether the store's leader writes are fenced
 // ([Config.Fence] was set): a store shared by the processes of a fleet
 // must be, and the plugin refuses one that is not.
-func (s *Store) Fenced() bool { return s.fence != nil }
+func (s *Store) Fenced() bool { return s != nil && s.fence != nil }
 
 // token returns the fence token a leader write must check, and whether it
 // must: with no Config.Fence there is nothing to check. A zero or negative
@@ -43,7 +43,7 @@ func (s *Store) leaderToken(ctx context.Context) (int64, bool, error) {
 	b.Queue(s.q.txLimits, s.limit)
 	b.Queue(s.q.checkFence, tok)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return 0, false, wrap("raise the fence", err)
+		return 0, false, s.wrap("raise the fence", err)
 	}
 	for {
 		old := s.claimed.Load()
@@ -67,9 +67,11 @@ func (s *Store) claimForRead(ctx context.Context) error {
 // tell whether the store can take a write now. Its error never holds the
 // password (nor the user name).
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	if err := s.pool.Ping(ctx); err != nil {
-		cc := s.pool.Config().ConnConfig
-		return fmt.Errorf("pgstore: ping: %w", scrubbed(err, cc.Password, cc.User))
+		return s.wrap("ping", err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -24,6 +25,9 @@ const notifyLimit = 7000
 // and the feed's notifications. With a checkpoint it is a leader write:
 // fenced. Two round trips: BEGIN goes with the reads, COMMIT with the writes.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}
@@ -36,7 +40,7 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	}
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, wrap("ingest", err)
+		return nil, s.wrap("ingest", err)
 	}
 	defer pc.Release()
 	conn := pc.Conn()
@@ -61,7 +65,7 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 			// Keep the connection: Release would close one left in a transaction.
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
-		return nil, wrap("ingest", err)
+		return nil, s.wrap("ingest", err)
 	}
 	return added, nil
 }
@@ -171,28 +175,43 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
 		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
 	}
-	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, payloads(va.key))
+	notes, err := payloads(va.key)
+	if err != nil {
+		return err
+	}
+	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, notes)
 	b.Queue(s.q.admitWrite, args...)
 	return nil
 }
 
-// payloads joins keys by newlines into payloads of at most notifyLimit bytes
-// (a key is far shorter: voterewards bounds the ids).
-func payloads(keys []string) []string {
+// payloads makes JSON arrays of keys, each of at most notifyLimit bytes (a
+// key is far shorter: voterewards bounds the ids). JSON, not a separator: an
+// id may hold any character PostgreSQL's text can.
+func payloads(keys []string) ([]string, error) {
 	var out []string
 	var sb strings.Builder
-	for _, k := range keys {
-		if sb.Len() > 0 && sb.Len()+1+len(k) > notifyLimit {
+	flush := func() {
+		if sb.Len() > 0 {
+			sb.WriteByte(']')
 			out = append(out, sb.String())
 			sb.Reset()
 		}
-		if sb.Len() > 0 {
-			sb.WriteByte('\n')
+	}
+	for _, k := range keys {
+		js, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
 		}
-		sb.WriteString(k)
+		if sb.Len() > 0 && sb.Len()+1+len(js)+1 > notifyLimit {
+			flush()
+		}
+		if sb.Len() == 0 {
+			sb.WriteByte('[')
+		} else {
+			sb.WriteByte(',')
+		}
+		sb.Write(js)
 	}
-	if sb.Len() > 0 {
-		out = append(out, sb.String())
-	}
-	return out
+	flush()
+	return out, nil
 }

@@ -140,5 +140,13 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}, nil
 }
 
+// made returns errNotMade for a nil or zero Store (not made by Open).
+func (s *Store) made() error {
+	if s == nil || s.pool == nil {
+		return errNotMade
+	}
+	return nil
+}
+
 // Schema returns the schema the store's tables are in.
 func (s *Store) Schema() string { return s.schema }
