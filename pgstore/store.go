@@ -59,7 +59,10 @@ type Config struct {
 	// Every leader write (Ingest with a checkpoint, Delivered, Expired,
 	// Prune and the transactions of Reward and Expiry) checks, in its own
 	// transaction, that no newer token has been seen, and fails with
-	// [ErrFenced] otherwise. nil: one process, no fence.
+	// [ErrFenced] otherwise. The first action of a term (Load, or a leader
+	// write, with a token newer than this Store has used) first raises the
+	// fence to it, so that the older term's writes are refused from then on.
+	// nil: one process, no fence (a fleet's plugin refuses such a store).
 	Fence func() int64
 	// TxTimeout bounds the store's transactions (default
 	// [DefaultTxTimeout]): PostgreSQL aborts one that sits idle for longer
