@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"testing"
 	"time"
@@ -119,5 +120,25 @@ func TestStoreErrorsHideCredentials(t *testing.T) {
 		}
 		_, isConnect := errors.AsType[*pgconn.ConnectError](err)
 		assert.False(t, isConnect, "%s: a ConnectError (its Config holds the password) reachable through errors.As", name)
+	}
+}
+
+// TestStreakGraceForever: a StreakGrace of "forever" (the longest Duration)
+// puts StreakUntil past April 2262, beyond Unix nanoseconds: the store keeps
+// the last instant they hold, so the streak goes on (it wrapped around into
+// 1677 and restarted every streak).
+func TestStreakGraceForever(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	const forever = time.Duration(math.MaxInt64)
+	for i := range 3 {
+		v := vote(1, base.Add(time.Duration(i)*30*24*time.Hour)) // a month apart: only the grace keeps the streak
+		added, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, forever)
+		require.NoError(t, err)
+		require.Len(t, added, 1)
+		assert.Equal(t, i+1, added[0].Stats.Streak, "vote %d", i)
+		st, err := s.Stats(context.Background(), v.PlatformID)
+		require.NoError(t, err)
+		assert.Equal(t, i+1, st.Streak, "vote %d, read back", i)
+		assert.True(t, st.StreakUntil.After(base.Add(200*365*24*time.Hour)), "StreakUntil %v", st.StreakUntil)
 	}
 }
