@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,6 +32,7 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}
+	votes = s.storable(votes)
 	tok, fenced := int64(0), false
 	if cp != nil {
 		var err error
@@ -69,6 +71,30 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	}
 	return added, nil
 }
+
+// storable returns votes without those whose ids PostgreSQL's text cannot
+// hold (a NUL byte, invalid UTF-8), each logged: refused alone, rather than
+// failing the whole batch on every retry, which would stall the poll behind
+// it for good. No id Top.gg gives holds one.
+func (s *Store) storable(votes []voterewards.Vote) []voterewards.Vote {
+	bad := func(v voterewards.Vote) bool { return !textOK(v.UserID) || !textOK(v.PlatformID) }
+	if !slices.ContainsFunc(votes, bad) {
+		return votes
+	}
+	out := make([]voterewards.Vote, 0, len(votes))
+	for _, v := range votes {
+		if bad(v) {
+			s.log.Warn("pgstore: vote refused: an id PostgreSQL text cannot hold (NUL or invalid UTF-8)",
+				"user_id", fmt.Sprintf("%q", v.UserID), "platform_id", fmt.Sprintf("%q", v.PlatformID))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// textOK reports whether PostgreSQL's text can hold s.
+func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // admit begins the transaction, locks the voters of votes and returns the
 // votes to add, each with its Stats, in order. Without votes it does nothing.

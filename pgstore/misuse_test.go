@@ -142,3 +142,23 @@ func TestStreakGraceForever(t *testing.T) {
 		assert.True(t, st.StreakUntil.After(base.Add(200*365*24*time.Hour)), "StreakUntil %v", st.StreakUntil)
 	}
 }
+
+// TestIngestRefusesUnstorableIdsAlone: a vote whose id PostgreSQL's text
+// cannot hold (a NUL byte, invalid UTF-8) is refused alone; the rest of the
+// batch, and the checkpoint, go in (the whole batch failing on every retry
+// would stall the poll behind it for good).
+func TestIngestRefusesUnstorableIdsAlone(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, pgstore.Config{})
+	nul, bad, good := vote(1, base), vote(2, base), vote(3, base)
+	nul.PlatformID = "3\x0000000000000000001"
+	bad.UserID = "7\xff"
+	added, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c"}, []voterewards.Vote{nul, bad, good}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	require.Len(t, added, 1)
+	assert.Equal(t, good.Key(), added[0].Key())
+	snap, err := s.Load(ctx)
+	require.NoError(t, err)
+	assert.Len(t, snap.Seen, 1)
+	assert.Equal(t, "c", snap.Checkpoint.Cursor)
+}
