@@ -54,7 +54,11 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
-// closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
+// closes. It does not contact Redis. rdb is a *redis.Client (one node, or
+// Sentinel's failover client) or a *redis.ClusterClient, for which the lease
+// waits for the replicas' acknowledgement of its elections (see "Redis
+// Cluster and Sentinel" in the package doc); another UniversalClient (a
+// Ring) works, without that wait. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
@@ -77,10 +81,13 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
 }
 
-// Open is [New] on a client of its own for a redis:// or rediss:// URL (see
-// [NewClient]; the password never shows in errors). [Fleet.Close] closes it.
+// Open is [New] on a client of its own for the URL, which selects the
+// deployment (see [NewUniversalClient]): a single node (redis://,
+// rediss://), Redis Cluster ([SchemeCluster]) or a master through Sentinel
+// ([SchemeSentinel]). The password never shows in errors. [Fleet.Close]
+// closes the client.
 func Open(redisURL string, cfg Config) (*Fleet, error) {
-	rdb, err := NewClient(redisURL)
+	rdb, err := NewUniversalClient(redisURL)
 	if err != nil {
 		return nil, err
 	}

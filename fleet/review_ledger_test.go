@@ -17,7 +17,6 @@ import (
 // bolt stores return an error wrapping topgg.ErrNilArgument); the Redis
 // store answers a zero Stats.
 func TestReviewRedisStatsOfNoUser(t *testing.T) {
-	t.Skip("finding 2: fleet/votestore_ledger.go Stats answers a zero Stats for user \"\" (memory and bolt: an error wrapping topgg.ErrNilArgument)")
 	t.Parallel()
 	s, _ := leadingStore(t, redistest.Start(t), "review-nouser")
 	_, err := s.Stats(context.Background(), "")

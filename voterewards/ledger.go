@@ -61,7 +61,7 @@ func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	s.Total += w
 	m := MonthOf(v.CreatedAt)
 	switch {
-	case s.Month.IsZero() || m.After(s.Month):
+	case s.Votes == 1 || m.After(s.Month): // a first vote: its month may be the zero time's
 		s.Month, s.MonthVotes, s.MonthTotal = m, 1, w
 	case m.Equal(s.Month):
 		s.MonthVotes++

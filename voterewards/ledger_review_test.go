@@ -41,7 +41,6 @@ func reviewPoller(t *testing.T) *voterewards.Poller {
 // vote that old is now dropped as expired on arrival, 3111948; the history
 // path still counts it.)
 func TestReviewAncientHistoryVote(t *testing.T) {
-	t.Skip("finding 5: sanitize.go fixTimes keeps a created_at before 1678 (no floor); bolt's and pgstore's time encodings overflow")
 	ctx := context.Background()
 	s, err := voterewards.OpenStore(t.TempDir())
 	require.NoError(t, err)
@@ -89,7 +88,6 @@ func (o *onePage) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, err
 // retry) and splits pgstore's feed payloads ("\n"). checkIDs should refuse
 // it (ErrInvalidVote) so that every store sees the same votes.
 func TestReviewControlCharactersInIDs(t *testing.T) {
-	t.Skip("finding 3: sanitize.go checkIDs accepts ids with NUL, newlines, invalid UTF-8 (see pgstore TestReviewIdWithNUL, TestReviewIdWithNewline)")
 	ctx := context.Background()
 	p := reviewPoller(t)
 	now := time.Now().UTC()
