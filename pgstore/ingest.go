@@ -73,18 +73,21 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // storable returns votes without those whose ids PostgreSQL's text cannot
-// hold (a NUL byte, invalid UTF-8), each logged: refused alone, rather than
+// hold (a NUL byte, invalid UTF-8) or whose times its nanoseconds cannot (the
+// Poller refuses both before; a store called directly may get them), each logged: refused alone, rather than
 // failing the whole batch on every retry, which would stall the poll behind
 // it for good. No id Top.gg gives holds one.
 func (s *Store) storable(votes []voterewards.Vote) []voterewards.Vote {
-	bad := func(v voterewards.Vote) bool { return !textOK(v.UserID) || !textOK(v.PlatformID) }
+	bad := func(v voterewards.Vote) bool {
+		return !textOK(v.UserID) || !textOK(v.PlatformID) || !nanoOK(v.CreatedAt) || !nanoOK(v.ExpiresAt)
+	}
 	if !slices.ContainsFunc(votes, bad) {
 		return votes
 	}
 	out := make([]voterewards.Vote, 0, len(votes))
 	for _, v := range votes {
 		if bad(v) {
-			s.log.Warn("pgstore: vote refused: an id PostgreSQL text cannot hold (NUL or invalid UTF-8)",
+			s.log.Warn("pgstore: vote refused: an id PostgreSQL text cannot hold (NUL or invalid UTF-8), or a time outside 1678-2262 (kept as Unix nanoseconds)",
 				"user_id", fmt.Sprintf("%q", v.UserID), "platform_id", fmt.Sprintf("%q", v.PlatformID))
 			continue
 		}
@@ -92,6 +95,9 @@ func (s *Store) storable(votes []voterewards.Vote) []voterewards.Vote {
 	}
 	return out
 }
+
+// nanoOK reports whether t fits the Unix nanoseconds the store keeps.
+func nanoOK(t time.Time) bool { return t.Year() > 1677 && t.Year() < 2262 }
 
 // textOK reports whether PostgreSQL's text can hold s.
 func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
