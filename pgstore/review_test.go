@@ -25,7 +25,6 @@ import (
 // TestReviewZeroStore: a zero Store (not made by Open) is misuse: every
 // method returns an error, none panics.
 func TestReviewZeroStore(t *testing.T) {
-	t.Skip("finding 1: a zero pgstore.Store panics (nil pool) in every method: store.go has no made() check (ledger.go:15, delivery.go:80, ingest.go, feed.go:51, tx.go)")
 	ctx := context.Background()
 	var s pgstore.Store
 	calls := map[string]func() error{
@@ -55,7 +54,6 @@ func TestReviewZeroStore(t *testing.T) {
 // TestReviewStatsNoUser: asking the ledger of user "" is misuse (no voter
 // has that id: a caller's field left empty), an error, not a zero Stats.
 func TestReviewStatsNoUser(t *testing.T) {
-	t.Skip("finding 2: Stats(ctx, \"\") returns a zero Stats and no error (ledger.go:14); the memory and bolt stores now refuse it")
 	s := open(t, pgstore.Config{})
 	_, err := s.Stats(context.Background(), "")
 	require.Error(t, err)
@@ -66,7 +64,6 @@ func TestReviewStatsNoUser(t *testing.T) {
 // batch fail on every retry (the poller would be stuck behind it forever):
 // it is refused alone (ErrInvalidVote) or stored, and the others are added.
 func TestReviewIdWithNUL(t *testing.T) {
-	t.Skip("finding 3: a voter id holding NUL (or invalid UTF-8) fails the whole Ingest batch with SQLSTATE 22021 on every retry (ingest.go); fix in voterewards.checkIDs (sanitize.go) or per vote here")
 	s := open(t, pgstore.Config{})
 	bad := vote(1, base)
 	bad.PlatformID = "3\x0000000000000000001"
@@ -85,7 +82,6 @@ func TestReviewIdWithNUL(t *testing.T) {
 // TestReviewIdWithNewline: the feed's payload joins keys with "\n"; a voter
 // id holding one splits its key, and the vote never reaches a follower.
 func TestReviewIdWithNewline(t *testing.T) {
-	t.Skip("finding 4: the feed splits NOTIFY payloads on \\n (feed.go:71, ingest.go payloads): a voter id holding a newline never reaches Follow")
 	s := open(t, pgstore.Config{})
 	got, resyncs := follow(t, s)
 	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
@@ -100,7 +96,6 @@ func TestReviewIdWithNewline(t *testing.T) {
 // UnixNano; the store must keep what it was given (or refuse the vote), not
 // a different time.
 func TestReviewAncientVote(t *testing.T) {
-	t.Skip("finding 5: a CreatedAt before 1678 overflows UnixNano (codec.go toNS): the store keeps another time (2169 for 1000); fix in voterewards sanitize (floor on created_at)")
 	s := open(t, pgstore.Config{})
 	old := time.Date(1000, 6, 15, 0, 0, 0, 0, time.UTC)
 	v := vote(1, old)
@@ -109,10 +104,10 @@ func TestReviewAncientVote(t *testing.T) {
 		require.ErrorIs(t, err, voterewards.ErrInvalidVote)
 		return
 	}
-	require.Len(t, added, 1)
+	assert.Empty(t, added, "refused alone (logged), not stored with another time")
 	st, err := s.Stats(context.Background(), v.PlatformID)
 	require.NoError(t, err)
-	assert.True(t, st.LastVote.Equal(old), "LastVote %v, want %v", st.LastVote, old)
+	assert.Zero(t, st.Votes)
 }
 
 // TestReviewStoreErrorsHideCredentials: Connect hides the user and password
@@ -122,7 +117,6 @@ func TestReviewAncientVote(t *testing.T) {
 // password for anything that unwraps it (errors.As, a logger that walks
 // the chain). The Store should scrub them as Connect does.
 func TestReviewStoreErrorsHideCredentials(t *testing.T) {
-	t.Skip("finding 7: pgstore wraps pgconn.ConnectError as is (errors.go wrap): the user name in the message, the password in ConnectError.Config")
 	ctx := context.Background()
 	srv := pgtest.Start(t)
 	admin := srv.Pool(t)
@@ -164,7 +158,6 @@ func TestReviewStoreErrorsHideCredentials(t *testing.T) {
 // as failed deliveries retried and given up. Returning nil would make
 // voterewards.New (OnReward is required) and the plugin refuse it at once.
 func TestReviewRewardOfNilHandler(t *testing.T) {
-	t.Skip("finding 9: pgstore/tx.go txHandler checks h == nil at each call, not when Reward/Expiry is called")
 	s := open(t, pgstore.Config{})
 	assert.Nil(t, s.Reward(nil), "Reward(nil)")
 	assert.Nil(t, s.Expiry(nil), "Expiry(nil)")
@@ -176,7 +169,6 @@ func TestReviewRewardOfNilHandler(t *testing.T) {
 // memory and Redis stores keep it; bolt keeps April 2262, the last instant
 // it holds).
 func TestReviewStreakGraceForever(t *testing.T) {
-	t.Skip("finding 13: pgstore/codec.go ns(StreakUntil) overflows UnixNano past 2262: with StreakGrace = math.MaxInt64 every vote restarts the streak")
 	s := open(t, pgstore.Config{})
 	const forever = time.Duration(math.MaxInt64)
 	for i := range 3 {

@@ -26,7 +26,6 @@ import (
 // misuse must be an error from New (the store could say whether it is
 // fenced, e.g. a Fenced() bool the plugin asks through an interface).
 func TestReviewFleetWithUnfencedPostgresStore(t *testing.T) {
-	t.Skip("finding 6: plugin.New accepts WithFleet + WithVoteStore(a pgstore.Store with a nil Config.Fence): no fence in a fleet, silently (plugin/options.go WithVoteStore, pgstore/store.go Config.Fence)")
 	pg := pgtest.Start(t)
 	rds := redistest.Start(t)
 	f, err := fleet.Open(rds.URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)})
