@@ -5,12 +5,16 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
@@ -59,7 +63,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
-	return validateAll(v.Elem(), s.read)
+	return validateAll(v.Elem(), s.read, nil)
 }
 
 // envField is a tagged field LoadEnv reads: its path in errors, its type
@@ -268,11 +272,40 @@ func checkDecimal(val, shown string, bits int, signed bool) string {
 
 var configType = reflect.TypeFor[Config]()
 
-// validateAll validates every Config in the struct v, at any depth, naming
-// the variable of a bad value that was read.
-func validateAll(v reflect.Value, read map[string]bool) error {
+// ValidateEnv checks every Config in target, a struct (or a pointer to one)
+// that [LoadEnv] filled from lookuper (nil: the process environment), with
+// [Config.ValidateFor] and client: the interval floors, which LoadEnv leaves
+// to [New] because they depend on the client. Like LoadEnv, it returns a
+// *ConfigError naming the variable of the bad field when the variable is set
+// in lookuper, so a bot can stop at start with the variable's name, not the
+// Go field's.
+func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
+	v := reflect.ValueOf(target)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return fmt.Errorf("%w: ValidateEnv needs a struct or a pointer to one, not %T", errNilArg, target)
+	}
+	if lookuper == nil {
+		lookuper = envconfig.OsLookuper()
+	}
+	read := map[string]bool{}
+	for f := range configType.Fields() {
+		if name := configVariable(f.Name); name != "" {
+			val, ok := lookuper.Lookup(name)
+			read[name] = ok && val != ""
+		}
+	}
+	return validateAll(v, read, func(c Config) error { return c.ValidateFor(client) })
+}
+
+// validateAll validates every Config in the struct v, at any depth, with
+// validate (nil: Config.Validate), naming the variable of a bad value that
+// was read.
+func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read)
+		return validateLoaded(v.Interface().(Config), read, validate)
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -280,7 +313,7 @@ func validateAll(v reflect.Value, read map[string]bool) error {
 			f = f.Elem()
 		}
 		if f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
-			if err := validateAll(f, read); err != nil {
+			if err := validateAll(f, read, validate); err != nil {
 				return err
 			}
 		}
@@ -300,7 +333,7 @@ func configVariable(field string) string {
 // zero ("0s", "0") is refused: that zero means "the default" in code, and an
 // operator who writes 0 means something else (unset the variable for the
 // default; the pointer fields read 0 and false as written: off).
-func validateLoaded(c Config, read map[string]bool) error {
+func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
@@ -309,7 +342,10 @@ func validateLoaded(c Config, read map[string]bool) error {
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	err := c.Validate()
+	if validate == nil {
+		validate = Config.Validate
+	}
+	err := validate(c)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
 		// A field left zero is named by its variable too: a rule that ties
@@ -322,3 +358,42 @@ func validateLoaded(c Config, read map[string]bool) error {
 	}
 	return err
 }
+
+// Secret holds a token or a URL with a password in a configuration struct
+// that LoadEnv fills (it implements go-envconfig's Decoder). It prints as
+// [redacted] with every fmt verb, in slog and in text encoders (JSON), and as
+// an empty string when unset. Its value sits behind a pointer, so that fmt's
+// reflection into an unexported field, which calls no method, shows an
+// address, not the value (a string-based type such as webhook.Secret would
+// show it there).
+type Secret struct{ p *string }
+
+// NewSecret returns a Secret holding s (set, even when s is empty).
+func NewSecret(s string) Secret { return Secret{&s} }
+
+// Reveal returns the value ("" when unset), for the one call that uses it.
+func (s Secret) Reveal() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+// EnvDecode lets LoadEnv read the value from its variable.
+func (s *Secret) EnvDecode(v string) error { s.p = &v; return nil }
+
+// Format prints [redacted], or nothing when unset, whatever the verb.
+func (s Secret) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
+}
+
+// LogValue shows [redacted] in slog, or an empty string when unset.
+func (s Secret) LogValue() slog.Value {
+	if s.p == nil {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(redact.Mark)
+}
+
+// MarshalText keeps the value out of encoders that skip Format (JSON, say).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
