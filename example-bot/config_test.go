@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/shards"
 )
 
 // Distinctive tokens: any output that holds one of them leaked it.
@@ -48,8 +49,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken:  newSecret(unitDiscordToken),
-		TopggToken:    newSecret(unitTopggToken),
+		DiscordToken:  plugin.NewSecret(unitDiscordToken),
+		TopggToken:    plugin.NewSecret(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
@@ -75,12 +76,12 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken: newSecret(unitDiscordToken), TopggToken: newSecret(unitTopggToken),
+		DiscordToken: plugin.NewSecret(unitDiscordToken), TopggToken: plugin.NewSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
-		RedisURL: newSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shardIDs{0, 2, 3}, FleetLease: 30 * time.Second,
-		DatabaseURL: newSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
+		RedisURL: plugin.NewSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
+		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
 		Plugin: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
 			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
@@ -172,6 +173,7 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"shard ids empty part", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0,,2", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids negative", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "-1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids leading zero", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "01", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids above the bound", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "4096", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids huge range", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1000000000", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids empty", map[string]string{"SHARD_IDS": "", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard subset without redis", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1"}, nil, "SHARD_IDS", nil},
@@ -314,8 +316,8 @@ func TestConfigRedactsTokens(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
-	cfg.RedisURL = newSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
-	cfg.DatabaseURL = newSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
+	cfg.RedisURL = plugin.NewSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
+	cfg.DatabaseURL = plugin.NewSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
 	var outs []string
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),

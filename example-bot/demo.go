@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer os.RemoveAll(dir)
 
 	cfg := config{
-		DiscordToken: newSecret(dsrv.Token()), TopggToken: newSecret(tsrv.Token()), TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
+		DiscordToken: plugin.NewSecret(dsrv.Token()), TopggToken: plugin.NewSecret(tsrv.Token()), TopggAPIURL: tsrv.URL, DiscordAPIURL: dsrv.APIBase(),
 		RewardGuildID: discordID(guilds[0]), RewardRoleID: role, ShardCount: shards, LogLevel: "info", LogFormat: "text",
 		Plugin: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
 			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret}},

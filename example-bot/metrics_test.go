@@ -11,6 +11,8 @@ import (
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin"
 )
 
 // TestMetricsAddr: METRICS_ADDR is unset by default (no server), a host:port
@@ -25,7 +27,7 @@ func TestMetricsAddr(t *testing.T) {
 	assert.Nil(t, o, "no METRICS_ADDR, no server")
 
 	for _, good := range []string{":9090", "127.0.0.1:0", "[::1]:9090"} {
-		assert.NoError(t, checkAddr("METRICS_ADDR", good), good)
+		assert.NoError(t, plugin.CheckAddr(good), good)
 	}
 	for _, bad := range []string{"9090", "localhost", "http://127.0.0.1:9090", ":"} {
 		env := validEnv("https://example.invalid")

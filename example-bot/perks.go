@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -18,7 +17,7 @@ func (c config) votesOn() bool {
 // streak, total and points) and /leaderboard (this month's top 10), the
 // reminders, and the voter role with REWARD_GUILD_ID and REWARD_ROLE_ID.
 func (b *bot) perks() plugin.VoterPerks {
-	v := plugin.VoterPerks{BotID: b.botID, Reminders: true, Texts: voterperks.Texts{Vote: b.voteText}}
+	v := plugin.VoterPerks{BotID: b.botID, Reminders: true, Texts: voterperks.Texts{VoteExtra: b.voteExtra}}
 	if b.points != nil {
 		v.ReminderStore = b.points.reminders // PostgreSQL's with DATABASE_URL, else nil: the backend's
 	}
@@ -28,22 +27,18 @@ func (b *bot) perks() plugin.VoterPerks {
 	return v
 }
 
-// voteText is the library's /vote answer, with the user's weighted total and
-// points. The answer must come within Discord's 3 s, hence the short bound.
-func (b *bot) voteText(v voterperks.VoteInfo) string {
-	msg := voterperks.DefaultTexts().Vote(v)
+// voteExtra adds the user's weighted total and points to /vote's answer.
+func (b *bot) voteExtra(ctx context.Context, v voterperks.VoteInfo) string {
 	if b.points == nil {
-		return msg
+		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	points, err := b.points.read(ctx, v.UserID)
 	if err != nil {
 		b.log.Warn("/vote: could not read the user's points", "user", v.UserID, "error", err)
-		return msg
+		return ""
 	}
 	if v.StatsErr != nil {
-		return msg + fmt.Sprintf("\nPoints: %d", points)
+		return fmt.Sprintf("Points: %d", points)
 	}
-	return msg + fmt.Sprintf("\nTotal (weekend votes count twice): %d · points: %d", v.Stats.Total, points)
+	return fmt.Sprintf("Total (weekend votes count twice): %d · points: %d", v.Stats.Total, points)
 }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.etcd.io/bbolt"
 	bberrors "go.etcd.io/bbolt/errors"
 
@@ -38,16 +36,6 @@ type pointsStore struct {
 	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
 	read      func(ctx context.Context, user string) (int64, error)
 	close     func() error
-}
-
-// checkDatabaseURL checks DATABASE_URL without quoting it: it holds a password.
-func checkDatabaseURL(raw string) error {
-	if u, err := url.Parse(raw); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {
-		if _, err = pgxpool.ParseConfig(raw); err == nil {
-			return nil
-		}
-	}
-	return badVariable("DATABASE_URL", "is not a postgres:// URL such as postgres://user:password@host:5432/db (the value is not shown)")
 }
 
 // openPostgres opens the vote store and the points table in DATABASE_URL's
