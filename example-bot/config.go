@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -36,9 +35,8 @@ type config struct {
 	DatabaseURL plugin.Secret `env:"DATABASE_URL"` // points.go
 	ShardIDs    shards.IDs    `env:"SHARD_IDS"`
 	FleetLease  time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
-	LogLevel    string        `env:"LOG_LEVEL, default=info"`
-	LogFormat   string        `env:"LOG_FORMAT, default=text"`
 	MetricsAddr string        `env:"METRICS_ADDR"` // metrics.go
+	Log         plugin.Log    // LOG_LEVEL, LOG_FORMAT
 
 	Plugin plugin.Config
 }
@@ -82,20 +80,14 @@ func (c config) validateClient(l envconfig.Lookuper) error {
 	return plugin.ValidateEnv(c, l, client)
 }
 
-// validateRest checks the database URL, the reward role, the log settings
-// and METRICS_ADDR (a typo stops the bot at once, not once it is online).
+// validateRest checks the database URL, the reward role and METRICS_ADDR
+// (a typo stops the bot at once, not once it is online).
 func (c config) validateRest() error {
 	if err := pgstore.CheckURL(c.DatabaseURL.Reveal()); c.DatabaseURL.Reveal() != "" && err != nil {
 		return badVariable("DATABASE_URL", strings.TrimPrefix(err.Error(), pgstore.ErrBadURL.Error()+": "))
 	}
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
 		return badVariable("REWARD_ROLE_ID", "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together")
-	}
-	if _, err := parseLevel(c.LogLevel); err != nil {
-		return badVariable("LOG_LEVEL", err.Error())
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return badVariable("LOG_FORMAT", fmt.Sprintf("%q is not text or json", c.LogFormat))
 	}
 	if err := plugin.CheckAddr(c.MetricsAddr); err != nil {
 		return badVariable("METRICS_ADDR", err.Error())
@@ -127,24 +119,6 @@ func checkStateDir(c config) error {
 		ce.Variable = "TOPGG_STATE_DIR"
 	}
 	return err
-}
-
-func parseLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	switch strings.ToLower(s) {
-	case "debug", "info", "warn", "error":
-		return l, l.UnmarshalText([]byte(s))
-	}
-	return l, fmt.Errorf("%q is not debug, info, warn or error", s)
-}
-
-// newLogger makes the bot's logger; level and format were checked by the config.
-func newLogger(level, format string, w io.Writer) *slog.Logger {
-	lvl, _ := parseLevel(level)
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lvl}))
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
 }
 
 // shownConfig is config without its methods, so that printing it does not

@@ -55,8 +55,6 @@ func TestLoadConfigDefaults(t *testing.T) {
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
 		FleetLease:    15 * time.Second,
-		LogLevel:      "info",
-		LogFormat:     "text",
 		Plugin:        plugin.Config{}, // every zero field is its default, applied by plugin.New
 	}, cfg)
 }
@@ -79,7 +77,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		DiscordToken: plugin.NewSecret(unitDiscordToken), TopggToken: plugin.NewSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
-		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
+		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
 		RedisURL: plugin.NewSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
 		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
 		Plugin: plugin.Config{
@@ -278,33 +276,20 @@ func TestBadFlagExits(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-demo", "the usage lists the flags")
 }
 
-// TestParseLevel: the four levels, in any case, and nothing else.
-func TestParseLevel(t *testing.T) {
+// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Log, whose
+// test checks every level and format).
+func TestLogger(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{"debug": "DEBUG", "INFO": "INFO", "Warn": "WARN", "error": "ERROR"} {
-		l, err := parseLevel(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, l.String())
-	}
-	for _, in := range []string{"", "trace", "warning", "info+1"} {
-		_, err := parseLevel(in)
-		assert.Error(t, err, in)
-	}
-}
-
-// TestNewLogger: the format and the level are those configured.
-func TestNewLogger(t *testing.T) {
-	t.Parallel()
+	env := validEnv("http://127.0.0.1:1")
+	env["LOG_LEVEL"], env["LOG_FORMAT"] = "warn", "json"
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+	require.NoError(t, err)
 	var buf bytes.Buffer
-	log := newLogger("warn", "json", &buf)
+	log := cfg.Log.Logger(&buf)
 	log.Info("hidden")
 	log.Warn("shown", "n", 1)
 	assert.NotContains(t, buf.String(), "hidden")
 	assert.Contains(t, buf.String(), `"msg":"shown","n":1}`)
-
-	buf.Reset()
-	newLogger("debug", "text", &buf).Debug("details")
-	assert.Contains(t, buf.String(), "level=DEBUG msg=details")
 }
 
 // TestConfigRedactsTokens: no fmt verb, flag or slog handler prints a token of

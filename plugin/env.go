@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"reflect"
 	"strconv"
@@ -397,3 +398,50 @@ func (s Secret) LogValue() slog.Value {
 
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+
+// Log is a bot's logging settings, for the configuration LoadEnv fills:
+// LOG_LEVEL (debug, info, warn or error, in any case; default info) and
+// LOG_FORMAT (text or json; default text). [Log.Logger] makes the logger.
+type Log struct {
+	Level  LogLevel  `env:"LOG_LEVEL"`
+	Format LogFormat `env:"LOG_FORMAT"`
+}
+
+// LogLevel is a slog level read strictly: debug, info, warn or error, in any
+// case (not slog's offsets such as info+2). The zero value is info.
+type LogLevel slog.Level
+
+// EnvDecode reads a level; its error quotes no value.
+func (l *LogLevel) EnvDecode(v string) error {
+	var lvl slog.Level
+	switch strings.ToLower(v) {
+	case "debug", "info", "warn", "error":
+		if err := lvl.UnmarshalText([]byte(v)); err == nil {
+			*l = LogLevel(lvl)
+			return nil
+		}
+	}
+	return errors.New("is not debug, info, warn or error")
+}
+
+// LogFormat is text or json; empty is text.
+type LogFormat string
+
+// EnvDecode reads a format; its error quotes no value.
+func (f *LogFormat) EnvDecode(v string) error {
+	if v != "text" && v != "json" {
+		return errors.New("is not text or json")
+	}
+	*f = LogFormat(v)
+	return nil
+}
+
+// Logger returns a logger writing to w at l's level in l's format (slog's
+// text or JSON handler).
+func (l Log) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(l.Level)}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -133,3 +133,43 @@ func TestSecretRedacts(t *testing.T) {
 	assert.Empty(t, plugin.Secret{}.Reveal())
 	assert.Equal(t, "[redacted]", fmt.Sprint(plugin.NewSecret("")), "set, even empty")
 }
+
+// TestLogFromEnv: LOG_LEVEL takes the four levels in any case and nothing
+// else, LOG_FORMAT text or json, each error naming its variable; unset is
+// info and text; the logger writes at that level in that format.
+func TestLogFromEnv(t *testing.T) {
+	t.Parallel()
+	type cfg struct{ Log plugin.Log }
+	load := func(env map[string]string) (cfg, error) {
+		var c cfg
+		return c, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(env))
+	}
+	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
+		c, err := load(map[string]string{"LOG_LEVEL": in})
+		require.NoError(t, err, in)
+		assert.Equal(t, want, slog.Level(c.Log.Level), in)
+	}
+	for variable, bads := range map[string][]string{"LOG_LEVEL": {"", "trace", "warning", "info+1"}, "LOG_FORMAT": {"", "xml", "JSON"}} {
+		for _, bad := range bads {
+			_, err := load(map[string]string{variable: bad})
+			var ce *plugin.ConfigError
+			require.ErrorAs(t, err, &ce, bad)
+			assert.Equal(t, variable, ce.Variable, bad)
+		}
+	}
+	c, err := load(nil)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	c.Log.Logger(&buf).Debug("hidden")
+	c.Log.Logger(&buf).Info("shown")
+	assert.NotContains(t, buf.String(), "hidden")
+	assert.Contains(t, buf.String(), "level=INFO msg=shown")
+
+	buf.Reset()
+	c, err = load(map[string]string{"LOG_LEVEL": "warn", "LOG_FORMAT": "json"})
+	require.NoError(t, err)
+	c.Log.Logger(&buf).Info("hidden")
+	c.Log.Logger(&buf).Warn("shown", "n", 1)
+	assert.NotContains(t, buf.String(), "hidden")
+	assert.Contains(t, buf.String(), `"msg":"shown","n":1}`)
+}
