@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
@@ -91,16 +92,18 @@ func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers
 	if ops != nil {
 		popts = append(popts, plugin.WithMetrics(ops.metrics))
 	}
-	fl, err := openFleet(b.cfg, b.botID, b.log)
-	if err != nil {
-		return err
-	}
-	if fl != nil {
+	var fl *fleet.Fleet // connected lazily; closed after the plugin's Run returned
+	if b.cfg.fleetMode() {
+		c := b.cfg
+		fl, err = fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: b.botID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: b.log})
+		if err != nil {
+			return err
+		}
 		*closers = append(*closers, fl.Close)
 		popts = append(popts, plugin.WithFleet(fl))
 		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
 	}
-	pointOpts, err := b.openPoints(ctx, fl) // no points with vote polling off, or in a fleet without a database
+	pointOpts, err := b.openPoints(ctx, fl)
 	if err != nil {
 		return err
 	}

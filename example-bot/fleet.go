@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -48,12 +47,3 @@ func (c config) validateFleet() error {
 }
 
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
-
-// openFleet connects lazily to the fleet of the application appID, or returns
-// nil outside fleet mode. It is closed after the plugin's Run returned.
-func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
-	if !c.fleetMode() {
-		return nil, nil
-	}
-	return fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log})
-}

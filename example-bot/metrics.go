@@ -25,31 +25,20 @@ type ops struct {
 	metrics *topggprom.Collector
 }
 
-// newOps makes the registry and the collectors (nil without METRICS_ADDR).
-func newOps(cfg config) (*ops, error) {
-	if cfg.MetricsAddr == "" {
-		return nil, nil
-	}
-	reg := prometheus.NewRegistry()
-	m, err := topggprom.New(reg)
-	if err == nil {
-		err = errors.Join(reg.Register(collectors.NewGoCollector()),
-			reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	return &ops{addr: cfg.MetricsAddr, reg: reg, metrics: m}, nil
-}
-
-// newClient makes the Top.gg client and the collectors that count its requests.
-func newClient(cfg config, log *slog.Logger) (*topgg.Client, *ops, error) {
-	o, err := newOps(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
+// newClient makes the Top.gg client and, with METRICS_ADDR, the registry and
+// the collectors (the client's requests, Go's and the process's); ops is nil
+// without METRICS_ADDR.
+func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error) {
 	opts := []topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}
-	if o != nil {
+	if cfg.MetricsAddr != "" {
+		o = &ops{addr: cfg.MetricsAddr, reg: prometheus.NewRegistry()}
+		if o.metrics, err = topggprom.New(o.reg); err == nil {
+			err = errors.Join(o.reg.Register(collectors.NewGoCollector()),
+				o.reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
+		}
 		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
 	}
 	client, err := topgg.New(cfg.TopggToken.Reveal(), opts...)

@@ -30,8 +30,10 @@ const (
 	pointsFile  = "points.db"
 )
 
-// pointsStore keeps the points: reward credits a vote, read returns a user's.
+// pointsStore keeps the points: reward credits a vote, read returns a user's;
+// opts give the plugin the store of DATABASE_URL.
 type pointsStore struct {
+	opts      []plugin.Option
 	reward    voterewards.Handler
 	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
 	read      func(ctx context.Context, user string) (int64, error)
@@ -40,10 +42,10 @@ type pointsStore struct {
 
 // openPostgres opens the vote store and the points table in DATABASE_URL's
 // database (fenced by the fleet's lease in a fleet), and gives the plugin the store.
-func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, plugin.Option, error) {
+func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, error) {
 	pool, err := pgstore.Connect(ctx, c.DatabaseURL.Reveal()) // its errors never hold the password
 	if err != nil {
-		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	pcfg := pgstore.Config{}
 	if fl != nil {
@@ -62,7 +64,7 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 	}
 	if err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
+		return nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
 	}
 	credit := func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
 		_, err := tx.Exec(ctx, "INSERT INTO "+pointsTable+" VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET points = "+
@@ -70,6 +72,7 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		return err
 	}
 	return &pointsStore{
+		opts:      []plugin.Option{plugin.WithVoteStore(store)},
 		reminders: reminders,
 		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
 		read: func(ctx context.Context, user string) (n int64, err error) {
@@ -80,7 +83,7 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 			return n, err
 		},
 		close: func() error { pool.Close(); return nil },
-	}, plugin.WithVoteStore(store), nil
+	}, nil
 }
 
 // openPointsFile keeps the points in a bbolt file of the state directory.
@@ -116,20 +119,16 @@ func openPointsFile(dir string) (*pointsStore, error) {
 // openPoints opens where the points live, if anywhere, and returns the
 // plugin's options for it: the store of DATABASE_URL, the handler that credits.
 func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Option, err error) {
-	var dbOpt plugin.Option
-	switch {
-	case !b.cfg.votesOn():
-		return nil, nil
-	case b.cfg.DatabaseURL.Reveal() != "":
-		b.points, dbOpt, err = openPostgres(ctx, b.cfg, fl)
-		opts = append(opts, dbOpt)
-	case fl == nil:
-		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
+	switch db := b.cfg.DatabaseURL.Reveal() != ""; {
+	case !b.cfg.votesOn() || (fl != nil && !db):
+		return nil, nil // no points with vote polling off, or in a fleet without a database
+	case db:
+		b.points, err = openPostgres(ctx, b.cfg, fl)
 	default:
-		return nil, nil
+		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return append(opts, plugin.WithRewardHandler(b.points.reward)), nil
+	return append(b.points.opts, plugin.WithRewardHandler(b.points.reward)), nil
 }
