@@ -110,7 +110,7 @@ func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers
 	if b.points != nil {
 		*closers = append(*closers, b.points.close)
 	}
-	if b.cfg.votesOn() {
+	if b.cfg.Plugin.PollsVotes() {
 		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
 	}
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -140,7 +140,7 @@ func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCom
 	}
 	b.botID = app.ID
 	defs := []*discordgo.ApplicationCommand{}
-	if b.cfg.votesOn() {
+	if b.cfg.Plugin.PollsVotes() {
 		defs = voterperks.Commands(voterperks.Texts{})
 	}
 	if _, err := b.shards.Sessions()[0].ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {

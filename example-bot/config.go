@@ -13,7 +13,6 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/redact"
-	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
@@ -23,13 +22,13 @@ import (
 // config is the bot's whole configuration, read from the environment. Its
 // secrets print as [redacted] (plugin.Secret).
 type config struct {
-	DiscordToken  plugin.Secret `env:"DISCORD_TOKEN, required"`
-	TopggToken    plugin.Secret `env:"TOPGG_TOKEN, required"`
-	TopggAPIURL   string        `env:"TOPGG_API_URL, default=https://top.gg/api"`
-	DiscordAPIURL string        `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
-	RewardGuildID discordID     `env:"REWARD_GUILD_ID"`
-	RewardRoleID  discordID     `env:"REWARD_ROLE_ID"`
-	ShardCount    int           `env:"SHARD_COUNT, default=1"`
+	DiscordToken  plugin.Secret    `env:"DISCORD_TOKEN, required"`
+	TopggToken    plugin.Secret    `env:"TOPGG_TOKEN, required"`
+	TopggAPIURL   string           `env:"TOPGG_API_URL, default=https://top.gg/api"`
+	DiscordAPIURL string           `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
+	RewardGuildID plugin.Snowflake `env:"REWARD_GUILD_ID"`
+	RewardRoleID  plugin.Snowflake `env:"REWARD_ROLE_ID"`
+	ShardCount    int              `env:"SHARD_COUNT, default=1"`
 	// Fleet mode (fleet.go): one process of several sharing Redis.
 	RedisURL    plugin.Secret `env:"REDIS_URL"`    // may hold a password
 	DatabaseURL plugin.Secret `env:"DATABASE_URL"` // points.go
@@ -92,18 +91,6 @@ func (c config) validateRest() error {
 	if err := plugin.CheckAddr(c.MetricsAddr); err != nil {
 		return badVariable("METRICS_ADDR", err.Error())
 	}
-	return nil
-}
-
-// discordID is a Discord id read from a variable (REWARD_GUILD_ID, REWARD_ROLE_ID).
-type discordID string
-
-// EnvDecode refuses what is not a Discord id.
-func (d *discordID) EnvDecode(v string) error {
-	if !snowflake.Valid(v) {
-		return errors.New("not a Discord id (a decimal number below 2^64, without a leading zero)")
-	}
-	*d = discordID(v)
 	return nil
 }
 

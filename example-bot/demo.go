@@ -81,7 +81,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 
 	cfg := config{
 		DiscordToken: plugin.NewSecret(dsrv.Token()), TopggToken: plugin.NewSecret(tsrv.Token()), TopggAPIURL: tsrv.URL,
-		DiscordAPIURL: dsrv.APIBase(), RewardGuildID: discordID(guilds[0]), RewardRoleID: role, ShardCount: shards,
+		DiscordAPIURL: dsrv.APIBase(), RewardGuildID: plugin.Snowflake(guilds[0]), RewardRoleID: role, ShardCount: shards,
 		Plugin: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
 			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret}},
 	}

@@ -58,8 +58,5 @@ func (o *ops) start(ctx context.Context, p *plugin.Plugin, log *slog.Logger) (st
 		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
 	log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
-	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx)) // serves until the bot is down
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(serveCtx) }()
-	return func() error { stopServe(); return <-served }, nil
+	return srv.Start(), nil // answers until the bot is down
 }

@@ -8,11 +8,6 @@ import (
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
-// votesOn reports whether votes are polled, which every voter feature needs.
-func (c config) votesOn() bool {
-	return c.Plugin.VotePollInterval == nil || *c.Plugin.VotePollInterval > 0
-}
-
 // perks are the voter features: /vote (with its reminder opt-in, the user's
 // streak, total and points) and /leaderboard (this month's top 10), the
 // reminders, and the voter role with REWARD_GUILD_ID and REWARD_ROLE_ID.

@@ -120,7 +120,7 @@ func openPointsFile(dir string) (*pointsStore, error) {
 // plugin's options for it: the store of DATABASE_URL, the handler that credits.
 func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Option, err error) {
 	switch db := b.cfg.DatabaseURL.Reveal() != ""; {
-	case !b.cfg.votesOn() || (fl != nil && !db):
+	case !b.cfg.Plugin.PollsVotes() || (fl != nil && !db):
 		return nil, nil // no points with vote polling off, or in a fleet without a database
 	case db:
 		b.points, err = openPostgres(ctx, b.cfg, fl)

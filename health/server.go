@@ -98,6 +98,16 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
+// Start runs Run in its own goroutine, bound to no context: an operations
+// server should answer until the bot it watches is down, after the bot's
+// context is done. stop ends it and returns Run's error.
+func (s *Server) Start() (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Run(ctx) }()
+	return func() error { cancel(); return <-served }
+}
+
 // Close stops listening, for a Server that will not Run (a start that failed
 // later); it is a no-op once Run was called.
 func (s *Server) Close() error {

@@ -236,6 +236,11 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	return nil
 }
 
+// PollsVotes reports whether the vote history is polled (VotePollInterval
+// nil, the default, or above 0), which every vote feature needs: the vote
+// handlers, the webhook receiver and the voter perks.
+func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
+
 // CheckAddr checks an address to listen on, such as Config.WebhookAddr or a
 // bot's metrics address: empty (nothing to listen on), or host:port or :port
 // with a decimal port from 0 to 65535 (0 picks a free one) and a host

@@ -15,6 +15,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/snowflake"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -444,4 +445,18 @@ func (l Log) Logger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Snowflake is a Discord ID (a guild, a role, a user) read from a variable:
+// a decimal number below 2^64 without a leading zero. The empty Snowflake
+// is unset.
+type Snowflake string
+
+// EnvDecode refuses what is not a Discord ID; its error quotes no value.
+func (id *Snowflake) EnvDecode(v string) error {
+	if !snowflake.Valid(v) {
+		return errors.New("not a Discord id (a decimal number below 2^64, without a leading zero)")
+	}
+	*id = Snowflake(v)
+	return nil
 }

@@ -173,3 +173,30 @@ func TestLogFromEnv(t *testing.T) {
 	assert.NotContains(t, buf.String(), "hidden")
 	assert.Contains(t, buf.String(), `"msg":"shown","n":1}`)
 }
+
+// TestSnowflake: a Discord ID from a variable; anything else fails naming
+// the variable, without the value.
+func TestSnowflake(t *testing.T) {
+	t.Parallel()
+	type cfg struct {
+		Guild plugin.Snowflake `env:"REWARD_GUILD_ID"`
+	}
+	var c cfg
+	require.NoError(t, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(map[string]string{"REWARD_GUILD_ID": "1200000000000000001"})))
+	assert.Equal(t, plugin.Snowflake("1200000000000000001"), c.Guild)
+	for _, bad := range []string{"my-guild", "01200000000000000001", "18446744073709551616", "-1", "1 "} {
+		err := plugin.LoadEnv(t.Context(), &cfg{}, envconfig.MapLookuper(map[string]string{"REWARD_GUILD_ID": bad}))
+		var ce *plugin.ConfigError
+		require.ErrorAs(t, err, &ce, bad)
+		assert.Equal(t, "REWARD_GUILD_ID", ce.Variable)
+		assert.NotContains(t, err.Error(), bad)
+	}
+}
+
+// TestPollsVotes: polling is on by default and with an interval, off with 0.
+func TestPollsVotes(t *testing.T) {
+	t.Parallel()
+	assert.True(t, plugin.Config{}.PollsVotes())
+	assert.True(t, plugin.Config{VotePollInterval: new(time.Minute)}.PollsVotes())
+	assert.False(t, plugin.Config{VotePollInterval: new(time.Duration(0))}.PollsVotes())
+}
