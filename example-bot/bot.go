@@ -35,6 +35,8 @@ type bot struct {
 	plugin *plugin.Plugin
 	botID  string
 	points *pointsStore // nil: no points (see points.go)
+	// closers close the fleet and the points after the plugin's Run returned.
+	closers []func() error
 }
 
 // runBot runs the bot until ctx is done, then shuts it down; a ctx done during
@@ -54,14 +56,13 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
-	var closers []func() error // the fleet and the points, closed after the plugin's Run returned
 	defer func() {
-		for _, c := range closers {
+		for _, c := range b.closers {
 			_ = c()
 		}
 	}()
 	stopOps := func() error { return nil }
-	if err = b.start(ctx, client, ops, &closers); err == nil {
+	if err = b.start(ctx, client, ops); err == nil {
 		if made != nil {
 			made(b.plugin)
 		}
@@ -81,8 +82,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 }
 
 // start registers the commands, opens the fleet and the points, makes the
-// plugin and attaches the sessions to it; closers gets what to close at the end.
-func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers *[]func() error) error {
+// plugin and attaches the sessions to it.
+func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops) error {
 	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
 	defs, err := b.registerCommands(ctx)
 	if err != nil {
@@ -99,16 +100,13 @@ func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers
 		if err != nil {
 			return err
 		}
-		*closers = append(*closers, fl.Close)
+		b.closers = append(b.closers, fl.Close)
 		popts = append(popts, plugin.WithFleet(fl))
 		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
 	}
 	pointOpts, err := b.openPoints(ctx, fl)
 	if err != nil {
 		return err
-	}
-	if b.points != nil {
-		*closers = append(*closers, b.points.close)
 	}
 	if b.cfg.Plugin.PollsVotes() {
 		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -18,11 +19,10 @@ import (
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
-// demoTimeout bounds the whole demo; each step waits for what it shows, not a fixed time.
-const demoTimeout = 60 * time.Second
-
-// demoWebhookSecret signs the demo's webhooks.
-const demoWebhookSecret = "whs_demo_secret"
+const (
+	demoTimeout       = 60 * time.Second  // the whole demo; each step waits for what it shows, not a fixed time
+	demoWebhookSecret = "whs_demo_secret" // signs the demo's webhooks
+)
 
 // demo is the offline demo: the real bot against in-process fakes, a script of
 // events, and a narrator that says what to look for. Its first failure sticks
@@ -33,8 +33,8 @@ type demo struct {
 	discord *discordtest.Server
 	topgg   *topggtest.Server
 	guilds  []string
-	plugin  chan *plugin.Plugin // the bot's, once made
-	done    chan error          // the bot's runBot; a wait that reads it puts it back
+	plugin  atomic.Pointer[plugin.Plugin] // the bot's, once made
+	done    chan error                    // the bot's runBot; a wait that reads it puts it back
 	err     error
 }
 
@@ -85,7 +85,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 		Plugin: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
 			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret}},
 	}
-	d := &demo{ctx: ctx, out: out, discord: dsrv, topgg: tsrv, guilds: guilds, plugin: make(chan *plugin.Plugin, 1), done: make(chan error, 1)}
+	d := &demo{ctx: ctx, out: out, discord: dsrv, topgg: tsrv, guilds: guilds, done: make(chan error, 1)}
 	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
 		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes every second\n" +
 		"    (a real bot posts every 30 minutes and polls every minute). Its webhook receiver listens on 127.0.0.1.\n" +
@@ -93,7 +93,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	botCtx, stopBot := context.WithCancel(ctx)
 	defer stopBot()
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
-	go func() { d.done <- runBot(botCtx, cfg, log, func(p *plugin.Plugin) { d.plugin <- p }) }()
+	go func() { d.done <- runBot(botCtx, cfg, log, d.plugin.Store) }()
 	d.guildChanges()
 	d.votes()
 	d.say("Stopping the bot, as on SIGTERM: the jobs stop, the vote state is saved, the shards close.")
@@ -130,25 +130,11 @@ func (d *demo) guildChanges() {
 	d.wait("command sync", func() bool { _, ok := d.topgg.Commands(); return ok })
 	cmds, _ := d.topgg.Commands()
 	d.say("The bot registered its slash commands on Discord and published the same to Top.gg: %s", cmds)
-	for _, c := range []struct {
-		say    string
-		act    func(context.Context, string) error
-		guild  string
-		expect int
-	}{
-		{"Two servers add the bot.", d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4},
-		{"", d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5},
-		{"A server removes the bot: the count goes down.", d.discord.Remove, d.guilds[1], 4},
-	} {
-		if c.say != "" {
-			d.say("%s", c.say)
-		}
-		before := len(d.topgg.Metrics())
-		d.check(c.act(d.ctx, c.guild))
-		d.wait(fmt.Sprintf("%d servers", c.expect), func() bool {
-			return d.lastMetric("server_count") == c.expect && len(d.topgg.Metrics()) > before
-		})
-	}
+	d.say("Two servers add the bot.")
+	d.change(d.discord.Join, discordtest.GuildIDForShard(4, 0, 2), 4)
+	d.change(d.discord.Join, discordtest.GuildIDForShard(5, 1, 2), 5)
+	d.say("A server removes the bot: the count goes down.")
+	d.change(d.discord.Remove, d.guilds[1], 4)
 	d.say("A server has a Discord outage: it still counts (a cache-based count would drop it).")
 	if !d.check(d.discord.Outage(d.ctx, d.guilds[2])) {
 		return
@@ -165,22 +151,25 @@ func (d *demo) guildChanges() {
 	d.say("Top.gg shows %d servers.", d.lastMetric("server_count"))
 }
 
+// change acts on guild and waits for Top.gg to get a new post of servers.
+func (d *demo) change(act func(context.Context, string) error, guild string, servers int) {
+	before := len(d.topgg.Metrics())
+	d.check(act(d.ctx, guild))
+	d.wait(fmt.Sprintf("%d servers", servers), func() bool {
+		return d.lastMetric("server_count") == servers && len(d.topgg.Metrics()) > before
+	})
+}
+
 // votes: two votes come by webhook, rewarded at once, and the poll rewards
 // nothing again; alice uses /vote and /leaderboard, bob asks for a reminder;
 // bob's vote expires, and he gets his reminder.
 func (d *demo) votes() {
 	alice, bob := "300000000000000001", "300000000000000002"
-	var p *plugin.Plugin
-	select {
-	case p = <-d.plugin:
-	case <-d.ctx.Done():
-		d.check(fmt.Errorf("timed out waiting for the plugin: %w", d.ctx.Err()))
-	}
 	// The project's webhook settings on Top.gg get the receiver's URL (WebhookAddr tells the free port).
-	if !d.wait("the webhook receiver", func() bool { return p.WebhookAddr() != nil }) {
+	if !d.wait("the webhook receiver", func() bool { return d.plugin.Load() != nil && d.plugin.Load().WebhookAddr() != nil }) {
 		return
 	}
-	url := "http://" + p.WebhookAddr().String() + plugin.DefaultWebhookPath
+	url := "http://" + d.plugin.Load().WebhookAddr().String() + plugin.DefaultWebhookPath
 	d.check(d.topgg.AddWebhook(url, demoWebhookSecret))
 	d.say("The bot's webhook receiver listens at %s; the project's webhook settings on Top.gg get that URL.", url)
 	d.waitPolls(1) // start right after a poll, so that the webhook is the first to tell

@@ -130,5 +130,6 @@ func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Op
 	if err != nil {
 		return nil, err
 	}
+	b.closers = append(b.closers, b.points.close)
 	return append(b.points.opts, plugin.WithRewardHandler(b.points.reward)), nil
 }
