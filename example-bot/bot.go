@@ -47,11 +47,8 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	if err != nil {
 		return err
 	}
-	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
-	if cfg.ShardIDs != nil {
-		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount,
+		shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log), cfg.ShardIDs.Option())
 	if err != nil {
 		return fmt.Errorf("discord sessions: %w", err)
 	}

@@ -8,13 +8,12 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 )
 
-// maxShards bounds SHARD_COUNT: Discord's largest bots run a few thousand
-// shards, and each is a gateway connection of this one process.
-const maxShards = 4096
-
-// Bounds of TOPGG_FLEET_LEASE: below a second, a GC pause costs the
-// leadership; above ten minutes, a dead leader leaves the listing unposted.
+// Bounds: of SHARD_COUNT, as Discord's largest bots run a few thousand shards,
+// each a gateway connection of this one process; of TOPGG_FLEET_LEASE, as
+// below a second a GC pause costs the leadership, and above ten minutes a
+// dead leader leaves the listing unposted.
 const (
+	maxShards     = 4096
 	minFleetLease = time.Second
 	maxFleetLease = 10 * time.Minute
 )

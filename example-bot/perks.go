@@ -12,9 +12,10 @@ import (
 // streak, total and points) and /leaderboard (this month's top 10), the
 // reminders, and the voter role with REWARD_GUILD_ID and REWARD_ROLE_ID.
 func (b *bot) perks() plugin.VoterPerks {
-	v := plugin.VoterPerks{BotID: b.botID, Reminders: true, Texts: voterperks.Texts{VoteExtra: b.voteExtra}}
+	v := plugin.VoterPerks{BotID: b.botID, Reminders: true}
 	if b.points != nil {
 		v.ReminderStore = b.points.reminders // PostgreSQL's with DATABASE_URL, else nil: the backend's
+		v.Texts.VoteExtra = b.voteExtra
 	}
 	if b.cfg.RewardGuildID != "" {
 		v.Role = &voterperks.Role{GuildID: string(b.cfg.RewardGuildID), RoleID: string(b.cfg.RewardRoleID)}
@@ -24,9 +25,6 @@ func (b *bot) perks() plugin.VoterPerks {
 
 // voteExtra adds the user's weighted total and points to /vote's answer.
 func (b *bot) voteExtra(ctx context.Context, v voterperks.VoteInfo) string {
-	if b.points == nil {
-		return ""
-	}
 	points, err := b.points.read(ctx, v.UserID)
 	if err != nil {
 		b.log.Warn("/vote: could not read the user's points", "user", v.UserID, "error", err)

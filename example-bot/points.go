@@ -75,12 +75,8 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		opts:      []plugin.Option{plugin.WithVoteStore(store)},
 		reminders: reminders,
 		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
-		read: func(ctx context.Context, user string) (n int64, err error) {
-			err = pool.QueryRow(ctx, "SELECT points FROM "+pointsTable+" WHERE user_id = $1", user).Scan(&n)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return 0, nil
-			}
-			return n, err
+		read: func(ctx context.Context, user string) (n int64, err error) { // 0 for a user without points
+			return n, pool.QueryRow(ctx, "SELECT coalesce((SELECT points FROM "+pointsTable+" WHERE user_id = $1), 0)", user).Scan(&n)
 		},
 		close: func() error { pool.Close(); return nil },
 	}, nil

@@ -63,6 +63,16 @@ func (ids *IDs) EnvDecode(v string) error {
 	return nil
 }
 
+// Option is [WithShardIDs] with these IDs, or, for nil or empty IDs (every
+// shard), an option that keeps the default: a configuration's IDs go to New
+// as they are.
+func (ids IDs) Option() Option {
+	if len(ids) == 0 {
+		return func(*config) error { return nil }
+	}
+	return WithShardIDs(ids...)
+}
+
 // String writes the list back as ParseIDs reads it, with runs as ranges.
 func (ids IDs) String() string {
 	var b strings.Builder

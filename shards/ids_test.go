@@ -51,3 +51,19 @@ func TestIDsEnvDecode(t *testing.T) {
 	assert.Contains(t, err.Error(), "ShardIDs")
 	assert.Contains(t, err.Error(), "ends before it starts")
 }
+
+// TestIDsOption: parsed IDs make a Group of those shards only; nil IDs keep
+// every shard.
+func TestIDsOption(t *testing.T) {
+	t.Parallel()
+	ids, err := shards.ParseIDs("1,3")
+	require.NoError(t, err)
+	g, err := shards.New("token", 4, ids.Option())
+	require.NoError(t, err)
+	assert.Equal(t, "shards.Group{shard count: 4, shards: [1 3]}", g.String())
+	g, err = shards.New("token", 2, shards.IDs(nil).Option())
+	require.NoError(t, err)
+	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", g.String())
+	_, err = shards.New("token", 2, ids.Option())
+	assert.Error(t, err, "shard 3 of 2")
+}
