@@ -294,7 +294,7 @@ func shardsTour(ctx context.Context, discordToken string, shardCount int) error 
 
 func fleetTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, discordToken, botID string) error {
 	// readme:begin fleet
-	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: botID, ShardCount: 6}) // redis:// or rediss://
+	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: botID, ShardCount: 6}) // redis://, redis+cluster://, redis+sentinel://
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,8 @@
 // [Lease] elects one leader per bot, each term with a fencing token larger
 // than every earlier one; [Lease.Run] runs the leader's work with a context
 // that ends before the lease can expire. A stale leader (paused past its
-// lease) cannot write shared state: see [Fence]. The token counter must survive as long as the leases: run Redis with AOF (or RDB)
-// persistence. If it is lost anyway, the next token is Redis's clock in
-// milliseconds, above every token drawn before.
+// lease) cannot write shared state: see [Fence]. Run Redis with AOF (or RDB)
+// persistence, so that the token counter outlives a restart.
 //
 // # The leader's term, and the window left
 //
@@ -32,6 +31,59 @@
 // Redis, and for the new leader, which cannot win before the old lease
 // expires in Redis.
 //
+// # Redis Cluster and Sentinel
+//
+// [Open] selects the deployment by the URL's scheme: redis:// or rediss://
+// for one node, redis+cluster:// for Redis Cluster (the host and each addr
+// parameter are seed nodes), redis+sentinel:// for a master found through
+// Sentinel (the host and each addr parameter are sentinels; master_name is
+// required); rediss+cluster:// and rediss+sentinel:// for TLS. See
+// [NewUniversalClient]. [New] takes a client the caller built: a
+// *redis.Client (Sentinel's failover client included) or a
+// *redis.ClusterClient (give it a ClusterStateReloadInterval of a few
+// seconds or less: go-redis learns of a promoted replica only from a reload
+// or a MOVED reply, and a dead master sends none; the lease reloads the map
+// after each of its own errors too). All of a bot's keys share one hash slot,
+// so on a cluster one master (and its replicas) serves the bot.
+//
+// Replication is asynchronous, so a failover can lose the last writes the
+// old master acknowledged. For the lease this matters, and it is closed in two
+// ways:
+//   - An election or a renewal counts only once every replica connected to
+//     the master has acknowledged it (WAIT, within TTL/10, at most 1 s). An
+//     election that is not acknowledged in time is given back (the lease
+//     released, the term never begun, its token never used); a renewal that
+//     is not does not move the leader's deadline. So a replica that Sentinel
+//     or Cluster promotes holds every token a term has used, and the lease
+//     with the expiry its leader counts on.
+//   - A token is the larger of the last one plus one and Redis's clock in
+//     milliseconds. A replica that was cut off when a token was drawn (so the
+//     master did not wait for it) is promoted only after the master was
+//     unreachable for the failover's detection time (down-after-milliseconds,
+//     cluster-node-timeout: a second or more), so the next token, drawn on
+//     its clock, is above the lost one, unless the two machines' clocks
+//     differ by more than that time. The same holds when a single node loses
+//     its data without persistence.
+//
+// Tokens therefore never repeat and never go backwards across a failover: a
+// term's token is above every token of an earlier term, and a stale leader's
+// fenced writes are refused on the promoted replica. Redis's
+// min-replicas-to-write closes the cut-off case without relying on clocks,
+// at the cost of refusing writes while no replica is connected.
+//
+// Other writes are not waited for. A failover can undo the writes the old
+// master acknowledged and the promoted replica had not received: those of the
+// replication lag (about a round trip on a healthy link), or all since the
+// link broke if the promoted replica had been cut off (min-replicas-max-lag
+// bounds that). The promoted replica holds a prefix of the old master's
+// writes, so no vote is lost: a vote it lacks is after the poll checkpoint it
+// holds, and the next term's poll ingests it again. But a vote whose reward
+// was recorded (delivered mark) in the undone writes is rewarded once more, by
+// the next term. That is the bound: the rewards recorded in the undone writes,
+// each repeated at most once per failover. A handler that must not repeat
+// uses the vote's Key as an idempotency key, as it does for the process that
+// dies between its handler's return and the mark.
+//
 // # Counts
 //
 // The shard counts ([Fleet.Counts]) keep every shard's guild count in one
@@ -42,8 +94,11 @@
 //
 // # Votes and commands
 //
-// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet;
+// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet, its
+// voters' ledger counted in the script that admits each vote;
 // [Fleet.HashStore] keeps the command hash in Redis. Leader writes are fenced.
+// A fleet may keep its votes in PostgreSQL instead (package pgstore, fenced
+// by [Lease] tokens through plugin.FleetFence).
 //
 // Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
 // after the plugin's Run returned.
@@ -53,9 +108,9 @@
 // Redis errors never panic and never end a Run: they are returned by
 // the counts, and logged and retried by the lease, whose leader work
 // pauses once the lease cannot be renewed in time and resumes when Redis is
-// back. [NewClient] and [Open] accept redis:// and rediss:// (TLS) URLs and
-// never show the password: not in errors, and no type of this package holds
-// it.
+// back (a failover is such a pause). [NewClient], [NewUniversalClient] and
+// [Open] never show the password: not in errors, and no type of this package
+// holds it.
 //
 // # Scale
 //

@@ -54,7 +54,11 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
-// closes. It does not contact Redis. Errors wrap [topgg.ErrNilArgument],
+// closes. It does not contact Redis. rdb is a *redis.Client (one node, or
+// Sentinel's failover client) or a *redis.ClusterClient, for which the lease
+// waits for the replicas' acknowledgement of its elections (see "Redis
+// Cluster and Sentinel" in the package doc); another UniversalClient (a
+// Ring) works, without that wait. Errors wrap [topgg.ErrNilArgument],
 // [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
@@ -77,10 +81,13 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
 }
 
-// Open is [New] on a client of its own for a redis:// or rediss:// URL (see
-// [NewClient]; the password never shows in errors). [Fleet.Close] closes it.
+// Open is [New] on a client of its own for the URL, which selects the
+// deployment (see [NewUniversalClient]): a single node (redis://,
+// rediss://), Redis Cluster ([SchemeCluster]) or a master through Sentinel
+// ([SchemeSentinel]). The password never shows in errors. [Fleet.Close]
+// closes the client.
 func Open(redisURL string, cfg Config) (*Fleet, error) {
-	rdb, err := NewClient(redisURL)
+	rdb, err := NewUniversalClient(redisURL)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +120,15 @@ func (f *Fleet) Lease() *Lease {
 // Counts returns what the fleet's counts are to this process, whose own
 // shards local counts (the Counter its sessions are attached to): total, the
 // fleet's exact total as the [autopost.Source] of the leader's Poster, and
-// report, the job every process runs to publish local's ready shards (every
-// ReportEvery, and at once when a shard gets its READY or is attached or
-// detached) until its context is done.
+// report, the job every process runs to publish local's ready shards until
+// its context is done: on every change (a guild join or leave, an outage, a
+// READY, an attach or a detach), at most once per 250 ms, every ReportEvery,
+// and once more when stopped with a change unpublished; a failed publish is
+// retried within a second.
 //
-// total's Counts reads every shard's last count in one round trip; its
+// total takes this process's own shards from local (fresher than its last
+// publish) and the others' from Redis, so a post reflects every shard's
+// change within 250 ms plus a round trip. It reads every shard's last count in one round trip; its
 // Missing is not empty until every shard of [0, ShardCount) has reported (it
 // lists those silent for longer than MaxAge), so the Poster never posts a
 // partial total. Unavailable is 0 and BotID is local's. A Redis error is
@@ -163,7 +174,10 @@ func (f *Fleet) HashStore() commands.HashStore {
 // ([ErrFenced], [ErrNoFence]). It is a [voterewards.Feed] (Redis pub/sub:
 // every process learns each added vote in Ingest order within moments, and
 // resyncs after a reconnect) and has Ping(ctx) error for readiness checks.
-// Nil on a Fleet not made by New or Open.
+// The ledger ([voterewards.Stats], leaderboards) is counted in the ingest
+// script that admits a vote: a hash field per voter, sorted sets per month
+// and for all time; Stats is one HGET, Leaderboard one script. Nil on a
+// Fleet not made by New or Open.
 func (f *Fleet) VoteStore() voterewards.Store {
 	if f == nil || f.votes == nil {
 		return nil

@@ -43,8 +43,11 @@ type LeaseConfig struct {
 }
 
 // Lease elects one leader per bot among the processes that share a Redis: a
-// key set with SET NX PX, a fencing token drawn from a counter by the winner,
-// renewal and release by Lua compare-and-set. Make it with [NewLease]; its
+// key set with SET NX PX, a fencing token drawn by the winner (above the
+// last one and at least Redis's clock in milliseconds), renewal and release
+// by Lua compare-and-set; with replicas, an election or renewal counts once
+// every connected replica acknowledged it (see the package doc on Cluster
+// and Sentinel). Make it with [NewLease]; its
 // methods are safe for concurrent use, and one Run may be going on at a time.
 type Lease struct {
 	rdb        redis.UniversalClient

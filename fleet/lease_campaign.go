@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,18 +71,37 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 }
 
 // tryAcquire runs the acquire script once: the token when won, else how long
-// the current holder's lease still lives.
+// the current holder's lease still lives. A win counts only once every
+// replica of the master acknowledged it (see runAcked): otherwise the lease
+// is given back at once and the token never used, so that a failover that
+// loses the increment cannot hand the same token to two terms.
 func (l *Lease) tryAcquire(ctx context.Context) (token int64, wait time.Duration, err error) {
 	actx, cancel := context.WithTimeout(ctx, l.renewEvery)
 	defer cancel()
-	vals, err := acquireScript.Run(actx, l.rdb, []string{l.leaseKey, l.fenceKey}, l.holder, l.ttl.Milliseconds()).Int64Slice()
-	if err != nil {
+	reply, err := l.runAcked(actx, acquireScript, []string{l.leaseKey, l.fenceKey},
+		[]any{l.holder, l.ttl.Milliseconds()}, func(v any) bool { t, _, ok := acquireReply(v); return ok && t > 0 })
+	token, wait, ok := acquireReply(reply)
+	switch {
+	case err != nil && ok && token > 0:
+		l.release(ctx, l.holder+":"+strconv.FormatInt(token, 10))
+		return 0, 0, fmt.Errorf("fleet: election with token %d given back: %w", token, err)
+	case err != nil:
 		return 0, 0, err
-	}
-	if len(vals) != 2 {
+	case !ok:
 		return 0, 0, redis.Nil
 	}
-	return vals[0], time.Duration(vals[1]) * time.Millisecond, nil
+	return token, wait, nil
+}
+
+// acquireReply reads the acquire script's {token, remaining TTL ms}.
+func acquireReply(v any) (token int64, wait time.Duration, ok bool) {
+	vals, _ := v.([]any)
+	if len(vals) != 2 {
+		return 0, 0, false
+	}
+	t, ok1 := vals[0].(int64)
+	w, ok2 := vals[1].(int64)
+	return t, time.Duration(w) * time.Millisecond, ok1 && ok2
 }
 
 // waitRelease waits d, or until a release is announced; false when ctx is done.

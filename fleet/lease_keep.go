@@ -75,16 +75,20 @@ func (l *Lease) keep(ctx context.Context, t *term.Term, value string, sent time.
 }
 
 // renew extends our lease by TTL if it still holds value; the request may
-// take at most budget (the time left before the deadline).
+// take at most budget (the time left before the deadline). A renewal that
+// the replicas did not all acknowledge is an error (the deadline does not
+// move): a failover could lose it, leaving a shorter lease in Redis than
+// the leader counts on.
 func (l *Lease) renew(ctx context.Context, value string, budget time.Duration) (bool, error) {
 	if budget <= 0 {
 		return false, fmt.Errorf("%w: no time left to renew", ErrLeaseLost)
 	}
 	rctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	n, err := renewScript.Run(rctx, l.rdb, []string{l.leaseKey}, value, l.ttl.Milliseconds()).Int()
+	v, err := l.runAcked(rctx, renewScript, []string{l.leaseKey}, []any{value, l.ttl.Milliseconds()},
+		func(v any) bool { return v == int64(1) })
 	if err != nil {
 		return false, err
 	}
-	return n == 1, nil
+	return v == int64(1), nil
 }

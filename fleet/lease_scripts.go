@@ -10,20 +10,26 @@ import "github.com/redis/go-redis/v9"
 // KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder id, ARGV[2] TTL ms.
 // Returns {token, 0} when won, {0, remaining TTL ms} when held by another.
 //
-// When the counter is missing (first use, or Redis lost its data without
-// persistence), the first token is Redis's clock in milliseconds: tokens then
-// stay above every token drawn before the loss (elections are far rarer than
-// one per millisecond), so a stale leader cannot be mistaken for a new one.
+// The token is the larger of the counter plus one and Redis's clock in
+// milliseconds. The counter alone keeps tokens increasing on one master; the
+// clock keeps them increasing when a master's last increments are lost: with
+// the counter (Redis lost its data without persistence), or with a failover
+// to a replica that was cut off when they were drawn (see runAcked for the
+// connected ones). Such a replica is promoted only once the old master has
+// been unreachable for the failover's detection time (Sentinel's
+// down-after-milliseconds, cluster-node-timeout: a second or more), so its
+// clock has moved past every token drawn before, unless the two machines'
+// clocks differ by more than that. Elections are far rarer than one per
+// millisecond, so the counter rarely leads the clock.
 var acquireScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1])}
 end
-local t = redis.call('INCR', KEYS[2])
-if t == 1 then
-  local now = redis.call('TIME')
-  t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  redis.call('SET', KEYS[2], string.format('%d', t))
-end
+local now = redis.call('TIME')
+local t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if last >= t then t = last + 1 end
+redis.call('SET', KEYS[2], string.format('%d', t))
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%d', t), 'NX', 'PX', ARGV[2])
 return {t, 0}
 `)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -121,6 +122,9 @@ func unixPair(t time.Time) (int64, int) { return t.Unix(), t.Nanosecond() }
 
 // Stats implements [voterewards.Store]: one HGET.
 func (s *voteStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	if user == "" {
+		return voterewards.Stats{}, fmt.Errorf("fleet: vote ledger Stats: %w (user)", topgg.ErrNilArgument)
+	}
 	raw, err := s.rdb.HGet(ctx, s.ledger, user).Result()
 	if errors.Is(err, redis.Nil) {
 		return voterewards.Stats{User: user}, nil

@@ -8,7 +8,9 @@ import "github.com/redis/go-redis/v9"
 // voter on the all-time board KEYS[8] and on the vote's month board (KEYS[mi]
 // sorted set, KEYS[mi+1] hash: voter -> "votes total rsec rnsec").
 // Times are (sec, nsec) pairs, exact in Lua's doubles. ZERO is the zero
-// time's unix seconds: the Month of a voter not seen yet.
+// time's unix seconds: the Month of a voter not seen yet (a first vote is
+// told by its count, v == 1, as in Add: a vote of January, year 1, has the
+// zero Month too).
 //
 // count(voter, w, csec, cnsec, msec, usec, unsec, mi) returns the voter's
 // new record, which the script also splices into the stored vote.
@@ -28,7 +30,7 @@ local function count(voter, w, cs, cn, ms, us, un, mi)
     redis.call('ZREM', KEYS[8], at(lS, lN) .. voter)
   end
   v, t = v + 1, t + w
-  if m == ZERO or ms > m then
+  if v == 1 or ms > m then
     m, mv, mt = ms, 1, w
   elseif ms == m then
     mv, mt = mv + 1, mt + w

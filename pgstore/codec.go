@@ -3,6 +3,7 @@ package pgstore
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,14 +11,26 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ns returns t as Unix nanoseconds, nil for the zero time (NULL).
+// ns returns t as Unix nanoseconds, nil for the zero time (NULL). A time
+// beyond what they hold (before 1678, after April 2262: a StreakUntil of a
+// "forever" StreakGrace) is kept as the nearest instant they hold, not
+// wrapped around into another time.
 func ns(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
 	n := t.UnixNano()
+	switch {
+	case t.After(lastNS):
+		n = math.MaxInt64
+	case t.Before(firstNS):
+		n = math.MinInt64
+	}
 	return &n
 }
+
+// firstNS and lastNS are the first and last instants Unix nanoseconds hold.
+var firstNS, lastNS = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // fromNS is the inverse of [ns]: UTC, no monotonic reading.
 func fromNS(n *int64) time.Time {

@@ -2,9 +2,11 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/dblkit/go-topgg/internal/redact"
@@ -40,14 +42,18 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 }
 
 // scrubbed returns err, or only its message with the credentials scrubbed
-// if the message holds them (the original, which errors.As could still
-// reach, is dropped then). The user name counts: "postgres://secret@host"
+// if the message holds them or err holds a *pgconn.ConnectError (whose
+// Config holds the password): the original, which errors.As could still
+// reach, is dropped then. The user name counts: "postgres://secret@host"
 // puts a password there, and pgx names the user in its errors.
 func scrubbed(err error, credentials ...string) error {
 	for _, c := range credentials {
 		if c != "" {
 			err = redact.NewScrubber(c).Err(err)
 		}
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		err = errors.New(err.Error())
 	}
 	return err
 }

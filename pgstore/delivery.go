@@ -13,6 +13,12 @@ import (
 // Load implements [voterewards.Store]: the checkpoint and the votes in the
 // dedup set or with work pending, read in one snapshot.
 func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
+	if err := s.claimForRead(ctx); err != nil {
+		return nil, err
+	}
 	snap := &voterewards.Snapshot{}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var last, since *int64
@@ -42,7 +48,7 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, wrap("load", err)
+		return nil, s.wrap("load", err)
 	}
 	return snap, nil
 }
@@ -53,6 +59,9 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // waiting for the disk: lost in a crash of the server, the vote is pending
 // again, and its redelivery finds the done mark and skips the handler.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
 }
 
@@ -60,32 +69,40 @@ func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) 
 // [Store.Expiry] transaction it commits without waiting for the disk, as
 // Delivered does after a Reward.
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }
 
 // Prune implements [voterewards.Store]; a leader write (fenced). The votes
 // leave the dedup set only: PostgreSQL keeps every vote (and the ledger).
 func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano())
 }
 
 // leaderExec runs one statement and, with a fence, the fence's check in the
-// same (implicit) transaction: one round trip.
+// same (implicit) transaction, its lock waits bounded by Config.TxTimeout:
+// one round trip.
 func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
-	tok, fenced, err := s.token()
+	if err := s.made(); err != nil {
+		return err
+	}
+	tok, fenced, err := s.leaderToken(ctx)
 	if err != nil {
 		return err
 	}
-	if !fenced {
-		_, err = s.pool.Exec(ctx, sql, args...)
-	} else {
-		b := &pgx.Batch{}
-		b.Queue(sql, args...)
+	b := &pgx.Batch{}
+	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(sql, args...)
+	if fenced {
 		b.Queue(s.q.checkFence, tok)
-		err = s.pool.SendBatch(ctx, b).Close()
 	}
-	if err != nil {
-		return wrap(op, err)
+	if err = s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return s.wrap(op, err)
 	}
 	return nil
 }

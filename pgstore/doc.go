@@ -30,5 +30,29 @@
 // database (each voter's Ingests run one after the other, under a lock), new
 // votes reach every process's Follow by LISTEN/NOTIFY, and with
 // [Config.Fence] set to the lease's token every leader write checks in its
-// own transaction that no newer leader has written ([ErrFenced]).
+// own transaction that no newer leader has written ([ErrFenced]); a store
+// without a fence is for one process ([Store.Fenced] tells).
+//
+// A new term raises the fence at its first action (the Poller's Load, or
+// any leader write), in a transaction of its own, before anything else: from
+// then on every write of an older term is refused, though the new leader has
+// written nothing yet. The raise waits for the older term's open
+// transactions (each holds the fence row's share lock to its commit).
+//
+// [Config.TxTimeout] (in a fleet: about the lease's TTL) bounds how long a
+// leader that stops (a GC pause, SIGSTOP, a frozen VM) can hold up the next:
+// PostgreSQL aborts a transaction idle for longer, rolling back its
+// handler's writes and releasing its locks (the votes it was rewarding, the
+// voters it was ingesting, the fence row), and every lock wait fails after
+// as long. The aborted votes are rewarded once, by the new leader.
+//
+// What remains (the window): a write of the older term can still commit
+// after the lease passed on, if it checked the fence before the new term's
+// raise (between the lease's change and the new leader's first action, or
+// while the raise waits) and, if its process stopped in the middle of it,
+// resumed within TxTimeout. Such a write is ordered before the whole new term
+// (the raise waited for it), so each vote stays rewarded exactly once; it is
+// only late. A write that reaches PostgreSQL after the raise is refused. A
+// vote a leader was rewarding when it stopped waits up to TxTimeout for the
+// next leader.
 package pgstore

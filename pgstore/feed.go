@@ -2,9 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +28,9 @@ const (
 // It never gives up before ctx is done (each failure is logged and
 // retried), and returns nil then; nil callbacks are an error.
 func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
+	if err := s.made(); err != nil {
+		return err
+	}
 	if added == nil || resync == nil {
 		return fmt.Errorf("pgstore: Follow: %w", errNilCallback)
 	}
@@ -37,7 +40,7 @@ func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync
 			return nil
 		}
 		d := backoff.Exp(attempt, followFirstDelay, followMaxDelay)
-		s.log.Warn("pgstore: vote feed lost its connection; reconnecting", "err", err, "retry_in", d)
+		s.log.Warn("pgstore: vote feed lost its connection; reconnecting", "err", s.scrub(err), "retry_in", d)
 		if backoff.Sleep(ctx, d) != nil {
 			return nil
 		}
@@ -69,7 +72,11 @@ func (s *Store) listen(ctx context.Context, added func(voterewards.Vote), resync
 		if n.Channel != s.channel || n.Payload == "" {
 			continue
 		}
-		votes, err := s.votesByKey(ctx, conn, strings.Split(n.Payload, "\n"))
+		var keys []string
+		if err := json.Unmarshal([]byte(n.Payload), &keys); err != nil {
+			return fmt.Errorf("pgstore: a vote notification that is not a JSON array of keys: %w", err)
+		}
+		votes, err := s.votesByKey(ctx, conn, keys)
 		if err != nil {
 			return err
 		}

@@ -20,10 +20,13 @@ import (
 
 // TestFleetOnPostgresPausedLeader pauses the leader of a 3-process fleet
 // (SIGSTOP) in the middle of rewarding, with credits written in open
-// transactions, until another process holds the lease; then continues it.
-// Each vote the paused leader was rewarding is credited once: by the paused
-// leader's own commit (no newer token had written yet) or, refused or rolled
-// back, by the new leader; every voter's points are exact.
+// transactions, until another process holds the lease. The new leader must
+// credit votes within a bound (5x the lease's TTL, pgstore.Config.TxTimeout
+// being the TTL) while the old one is still stopped: PostgreSQL aborts the
+// paused transactions, releasing their locks. Then the paused leader is
+// continued: it commits nothing more (its transactions were aborted, and the
+// new term raised the fence), each vote is credited once and every voter's
+// points are exact.
 func TestFleetOnPostgresPausedLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses child processes for several seconds")
@@ -45,8 +48,13 @@ func TestFleetOnPostgresPausedLeader(t *testing.T) {
 		n, _ := strconv.ParseInt(tok, 10, 64)
 		return err == nil && n > paused
 	}, 10*fleetLeaseTTL, 10*time.Millisecond, "no process took the lease of the paused leader")
+	newLease := time.Now()
 	name := fr.names[leader]
 	before := committedBy(t, fr.pool, name)
+	require.Eventually(t, func() bool { return creditsAfter(t, fr.pool, paused) > 0 }, fleetStallBound, 10*time.Millisecond,
+		"the new leader credited nothing within %v while the old one was paused", fleetStallBound)
+	stalled := time.Since(newLease)
+	require.Equal(t, before, committedBy(t, fr.pool, name), "the paused leader committed while stopped")
 	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGCONT))
 
 	fr.awaitAllCredited()
@@ -59,9 +67,26 @@ func TestFleetOnPostgresPausedLeader(t *testing.T) {
 		}
 	}
 	assert.Positive(t, inFlight, "the pause caught no credit in an open transaction: the test proves nothing")
+	assert.Equal(t, before, after, "the paused leader committed once continued: its transactions were not aborted, "+
+		"or its term was not fenced")
 	t.Logf("paused leader (token %s): %d credits in open transactions when paused past its lease, %d committed by it "+
-		"once continued, the rest by the new leader; %d votes credited once each", token, inFlight, len(after)-len(before),
-		len(fr.set.votes))
+		"once continued; the new leader's first credit %v after it took the lease; %d votes credited once each",
+		token, inFlight, len(after)-len(before), stalled.Round(time.Millisecond), len(fr.set.votes))
+}
+
+// fleetStallBound is how long a paused leader may keep the new one from
+// crediting: its transactions' idle time (TxTimeout = the lease's TTL), the
+// new term's start, and slack for a loaded machine.
+const fleetStallBound = 5 * fleetLeaseTTL
+
+// creditsAfter returns how many credits of terms newer than token were
+// committed.
+func creditsAfter(t *testing.T, pool *pgxpool.Pool, token int64) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM `+fleetApp+`.credits
+		WHERE split_part(tag, ' ', 2)::bigint > $1`, token).Scan(&n))
+	return n
 }
 
 // committedBy returns the votes whose credit process name committed.

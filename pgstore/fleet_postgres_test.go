@@ -71,7 +71,9 @@ func TestFleetChild(t *testing.T) {
 	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
 	fence := plugin.FleetFence(f)
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, Fence: fence, Logger: log})
+	// TxTimeout as the lease's TTL: a leader paused in a transaction stalls
+	// the next one that long at most.
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, Fence: fence, TxTimeout: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
 	client, err := topgg.New(os.Getenv(fleetTokenEnv), topgg.WithBaseURL(os.Getenv(fleetURLEnv)))
 	require.NoError(t, err)

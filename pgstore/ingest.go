@@ -2,11 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,19 +26,23 @@ const notifyLimit = 7000
 // and the feed's notifications. With a checkpoint it is a leader write:
 // fenced. Two round trips: BEGIN goes with the reads, COMMIT with the writes.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}
+	votes = s.storable(votes)
 	tok, fenced := int64(0), false
 	if cp != nil {
 		var err error
-		if tok, fenced, err = s.token(); err != nil {
+		if tok, fenced, err = s.leaderToken(ctx); err != nil {
 			return nil, err
 		}
 	}
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, wrap("ingest", err)
+		return nil, s.wrap("ingest", err)
 	}
 	defer pc.Release()
 	conn := pc.Conn()
@@ -61,10 +67,40 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 			// Keep the connection: Release would close one left in a transaction.
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
-		return nil, wrap("ingest", err)
+		return nil, s.wrap("ingest", err)
 	}
 	return added, nil
 }
+
+// storable returns votes without those whose ids PostgreSQL's text cannot
+// hold (a NUL byte, invalid UTF-8) or whose times its nanoseconds cannot (the
+// Poller refuses both before; a store called directly may get them), each logged: refused alone, rather than
+// failing the whole batch on every retry, which would stall the poll behind
+// it for good. No id Top.gg gives holds one.
+func (s *Store) storable(votes []voterewards.Vote) []voterewards.Vote {
+	bad := func(v voterewards.Vote) bool {
+		return !textOK(v.UserID) || !textOK(v.PlatformID) || !nanoOK(v.CreatedAt) || !nanoOK(v.ExpiresAt)
+	}
+	if !slices.ContainsFunc(votes, bad) {
+		return votes
+	}
+	out := make([]voterewards.Vote, 0, len(votes))
+	for _, v := range votes {
+		if bad(v) {
+			s.log.Warn("pgstore: vote refused: an id PostgreSQL text cannot hold (NUL or invalid UTF-8), or a time outside 1678-2262 (kept as Unix nanoseconds)",
+				"user_id", fmt.Sprintf("%q", v.UserID), "platform_id", fmt.Sprintf("%q", v.PlatformID))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// nanoOK reports whether t fits the Unix nanoseconds the store keeps.
+func nanoOK(t time.Time) bool { return t.Year() > 1677 && t.Year() < 2262 }
+
+// textOK reports whether PostgreSQL's text can hold s.
+func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // admit begins the transaction, locks the voters of votes and returns the
 // votes to add, each with its Stats, in order. Without votes it does nothing.
@@ -78,6 +114,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
+	b.Queue(s.q.txLimits, s.limit)
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	ledger := map[string]voterewards.Stats{}
 	near := map[string][]int64{}
@@ -170,28 +207,43 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
 		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
 	}
-	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, payloads(va.key))
+	notes, err := payloads(va.key)
+	if err != nil {
+		return err
+	}
+	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, notes)
 	b.Queue(s.q.admitWrite, args...)
 	return nil
 }
 
-// payloads joins keys by newlines into payloads of at most notifyLimit bytes
-// (a key is far shorter: voterewards bounds the ids).
-func payloads(keys []string) []string {
+// payloads makes JSON arrays of keys, each of at most notifyLimit bytes (a
+// key is far shorter: voterewards bounds the ids). JSON, not a separator: an
+// id may hold any character PostgreSQL's text can.
+func payloads(keys []string) ([]string, error) {
 	var out []string
 	var sb strings.Builder
-	for _, k := range keys {
-		if sb.Len() > 0 && sb.Len()+1+len(k) > notifyLimit {
+	flush := func() {
+		if sb.Len() > 0 {
+			sb.WriteByte(']')
 			out = append(out, sb.String())
 			sb.Reset()
 		}
-		if sb.Len() > 0 {
-			sb.WriteByte('\n')
+	}
+	for _, k := range keys {
+		js, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
 		}
-		sb.WriteString(k)
+		if sb.Len() > 0 && sb.Len()+1+len(js)+1 > notifyLimit {
+			flush()
+		}
+		if sb.Len() == 0 {
+			sb.WriteByte('[')
+		} else {
+			sb.WriteByte(',')
+		}
+		sb.Write(js)
 	}
-	if sb.Len() > 0 {
-		out = append(out, sb.String())
-	}
-	return out
+	flush()
+	return out, nil
 }

@@ -3,21 +3,29 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Stats implements [voterewards.Store]: one indexed read of the voter's row.
 func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	if err := s.made(); err != nil {
+		return voterewards.Stats{}, err
+	}
+	if user == "" {
+		return voterewards.Stats{}, fmt.Errorf("pgstore: Stats: %w (no user id)", topgg.ErrNilArgument)
+	}
 	st, err := scanStats(s.pool.QueryRow(ctx, s.q.stats, user))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return voterewards.Stats{User: user}, nil
 	}
 	if err != nil {
-		return voterewards.Stats{}, wrap("stats", err)
+		return voterewards.Stats{}, s.wrap("stats", err)
 	}
 	return st, nil
 }
@@ -25,6 +33,9 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 // Leaderboard implements [voterewards.Store]: one scan of the board's index
 // ((month,) total desc, reached, voter), reading n rows.
 func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	if err := s.made(); err != nil {
+		return nil, err
+	}
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard
 	}
@@ -42,7 +53,7 @@ func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 		return st, err
 	})
 	if err != nil {
-		return nil, wrap("leaderboard", err)
+		return nil, s.wrap("leaderboard", err)
 	}
 	return board, nil
 }

@@ -6,6 +6,7 @@ import "fmt"
 type queries struct {
 	lockVoters, admitRead, admitWrite string
 	saveCheckpoint, checkFence        string
+	txLimits                          string
 	load, loadCheckpoint, votesByKey  string
 	delivered, expired, prune         string
 	markReward, markExpiry            string
@@ -54,7 +55,11 @@ func newQueries(s string) queries {
 			SELECT count(pg_notify($26, p)) FROM unnest($27::text[]) AS p`),
 		saveCheckpoint: f(`INSERT INTO %[1]s.checkpoint (id, cursor, last_seen_ns, since_ns) VALUES (1, $1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET cursor = EXCLUDED.cursor, last_seen_ns = EXCLUDED.last_seen_ns, since_ns = EXCLUDED.since_ns`),
-		checkFence:     f("SELECT %[1]s.check_fence($1)"),
+		checkFence: f("SELECT %[1]s.check_fence($1)"),
+		// Config.TxTimeout (milliseconds), for the rest of the transaction:
+		// PostgreSQL aborts it once idle for longer (its process paused),
+		// and a lock wait fails after as long.
+		txLimits:       `SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`,
 		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
 		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
 		// The newest row of each key: a pruned vote added again is a new row.

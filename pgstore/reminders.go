@@ -72,7 +72,7 @@ func (r *Reminders) SetReminder(ctx context.Context, userID string, on bool) err
 		sql = r.set
 	}
 	if _, err := r.s.pool.Exec(ctx, sql, userID); err != nil {
-		return wrap("set reminder", err)
+		return r.s.wrap("set reminder", err)
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (r *Reminders) Reminder(ctx context.Context, userID string) (on bool, last 
 		return false, "", nil
 	}
 	if err != nil {
-		return false, "", wrap("read reminder", err)
+		return false, "", r.s.wrap("read reminder", err)
 	}
 	return true, last, nil
 }

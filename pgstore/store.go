@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,6 +20,10 @@ import (
 // DefaultSchema is the schema [Open] keeps its tables in when
 // [Config.Schema] is empty.
 const DefaultSchema = "topgg"
+
+// DefaultTxTimeout is [Config.TxTimeout] when it is zero: the default lease
+// TTL of a fleet (fleet.LeaseConfig.TTL).
+const DefaultTxTimeout = 15 * time.Second
 
 // Errors, for errors.Is; the errors that carry them say more.
 var (
@@ -52,8 +59,21 @@ type Config struct {
 	// Every leader write (Ingest with a checkpoint, Delivered, Expired,
 	// Prune and the transactions of Reward and Expiry) checks, in its own
 	// transaction, that no newer token has been seen, and fails with
-	// [ErrFenced] otherwise. nil: one process, no fence.
+	// [ErrFenced] otherwise. The first action of a term (Load, or a leader
+	// write, with a token newer than this Store has used) first raises the
+	// fence to it, so that the older term's writes are refused from then on.
+	// nil: one process, no fence (a fleet's plugin refuses such a store).
 	Fence func() int64
+	// TxTimeout bounds the store's transactions (default
+	// [DefaultTxTimeout]): PostgreSQL aborts one that sits idle for longer
+	// (its process paused or frozen, or a [TxHandler] busy outside the
+	// database), rolling back all of it; and a lock wait (a vote or a
+	// voter locked by another process's transaction) fails after as long.
+	// So a paused leader's open transactions cannot stall the fleet for
+	// longer than TxTimeout, nor commit once it resumes past it. In a fleet,
+	// set it to about the lease's TTL. A TxHandler must finish within it.
+	// At least a millisecond; negative is [ErrBadConfig].
+	TxTimeout time.Duration
 	// Logger receives the feed's reconnections; nil discards them.
 	Logger *slog.Logger
 }
@@ -72,7 +92,12 @@ type Store struct {
 	schema  string
 	channel string // the NOTIFY channel of added votes
 	lockNS  string // prefix of the voter lock keys
+	limit   string // TxTimeout in milliseconds, for set_config
 	q       queries
+
+	// claimed is the newest token this process raised the fence to: a
+	// token above it is a new term, whose first action raises the fence.
+	claimed atomic.Int64
 }
 
 var (
@@ -96,6 +121,13 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if !schemaName.MatchString(schema) {
 		return nil, fmt.Errorf("%w: Schema %q: lower-case letters, digits and _, at most 50", ErrBadConfig, schema)
 	}
+	timeout := cfg.TxTimeout
+	if timeout == 0 {
+		timeout = DefaultTxTimeout
+	}
+	if timeout < time.Millisecond {
+		return nil, fmt.Errorf("%w: TxTimeout %v: at least 1ms (0: %v)", ErrBadConfig, cfg.TxTimeout, DefaultTxTimeout)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -106,23 +138,18 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	return &Store{
 		pool: pool, fence: cfg.Fence, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
-		q: newQueries(pgx.Identifier{schema}.Sanitize()),
+		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
+		q:     newQueries(pgx.Identifier{schema}.Sanitize()),
 	}, nil
+}
+
+// made returns errNotMade for a nil or zero Store (not made by Open).
+func (s *Store) made() error {
+	if s == nil || s.pool == nil {
+		return errNotMade
+	}
+	return nil
 }
 
 // Schema returns the schema the store's tables are in.
 func (s *Store) Schema() string { return s.schema }
-
-// token returns the fence token a leader write must check, and whether it
-// must: with no Config.Fence there is nothing to check. A zero or negative
-// token (not leading) is refused here, before any write.
-func (s *Store) token() (int64, bool, error) {
-	if s.fence == nil {
-		return 0, false, nil
-	}
-	tok := s.fence()
-	if tok <= 0 {
-		return 0, false, fmt.Errorf("%w (token %d: not leading)", ErrFenced, tok)
-	}
-	return tok, true, nil
-}

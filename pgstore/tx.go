@@ -7,14 +7,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // TxHandler handles a vote inside the store's transaction: its writes
 // through tx commit together with the vote's done mark, or not at all. It
-// must not commit or roll back tx, and should do nothing outside the
-// database that a retry would repeat.
+// must not commit or roll back tx, should do nothing outside the database
+// that a retry would repeat, and must return within [Config.TxTimeout]:
+// PostgreSQL aborts a transaction idle for longer (the commit then fails and
+// the vote is retried).
 type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
@@ -30,35 +31,43 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 // one transaction. At least once (any other handler, and anything h does
 // outside tx): a crash between the handler's return and Delivered calls it
 // again.
+//
+// Reward(nil) returns nil, which voterewards.New refuses (OnReward is
+// required), rather than a handler that fails every vote.
 func (s *Store) Reward(h TxHandler) voterewards.Handler {
-	return s.txHandler("reward", h, s.q.markReward)
+	return s.txHandler("reward", h, func(q *queries) string { return q.markReward })
 }
 
 // Expiry is [Store.Reward] for voterewards.Config.OnExpire: each vote's
-// expiry is handled exactly once, with the same transaction.
+// expiry is handled exactly once, with the same transaction. Expiry(nil)
+// returns nil.
 func (s *Store) Expiry(h TxHandler) voterewards.Handler {
-	return s.txHandler("expiry", h, s.q.markExpiry)
+	return s.txHandler("expiry", h, func(q *queries) string { return q.markExpiry })
 }
 
-// txHandler makes the handler of Reward and Expiry; mark locks and marks
-// the vote, returning its previous mark. The fence is checked before h: its
+// txHandler makes the handler of Reward and Expiry; mark picks the query
+// that locks and marks the vote, returning its previous mark. The fence is checked before h: its
 // share lock, held to the commit, makes a newer leader wait for this
 // transaction, so checking first is as safe as checking last, and a fenced
 // process does not run h.
-func (s *Store) txHandler(op string, h TxHandler, mark string) voterewards.Handler {
+func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) voterewards.Handler {
+	if h == nil {
+		return nil // refused where it is given: voterewards.New requires a handler
+	}
 	return func(ctx context.Context, v voterewards.Vote) error {
-		if h == nil {
-			return fmt.Errorf("pgstore: %s handler: %w (TxHandler)", op, topgg.ErrNilArgument)
+		if err := s.made(); err != nil {
+			return err
 		}
-		tok, fenced, err := s.token()
+		tok, fenced, err := s.leaderToken(ctx)
 		if err != nil {
 			return err
 		}
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
+			b.Queue(s.q.txLimits, s.limit)
 			var done bool
 			found := false
-			b.Queue(mark, v.Key()).QueryRow(func(row pgx.Row) error {
+			b.Queue(mark(&s.q), v.Key()).QueryRow(func(row pgx.Row) error {
 				err := row.Scan(&done)
 				if errors.Is(err, pgx.ErrNoRows) {
 					return nil
@@ -90,7 +99,7 @@ func (s *Store) txHandler(op string, h TxHandler, mark string) voterewards.Handl
 		case errors.As(err, &he):
 			return he.err // the handler's own error, as it returned it
 		default:
-			return wrap(op+" of vote "+v.Key(), err)
+			return s.wrap(op+" of vote "+v.Key(), err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -127,14 +128,22 @@ func TestExpiryOnce(t *testing.T) {
 }
 
 // TestTxHandlerMisuse: a nil TxHandler and a vote the store does not hold
-// are errors, not panics or silence.
+// are errors, not panics or silence. Reward(nil) and Expiry(nil) are nil,
+// so that the Poller refuses them when it is made, not at each vote.
 func TestTxHandlerMisuse(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, pgstore.Config{})
-	assert.ErrorIs(t, s.Reward(nil)(ctx, vote(1, base)), topgg.ErrNilArgument)
-	assert.ErrorIs(t, s.Expiry(nil)(ctx, vote(1, base)), topgg.ErrNilArgument)
+	assert.Nil(t, s.Reward(nil), "Reward(nil)")
+	assert.Nil(t, s.Expiry(nil), "Expiry(nil)")
+	srv, err := topggtest.NewServer()
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
+	require.NoError(t, err)
+	_, err = voterewards.New(client, voterewards.Config{Store: s, OnReward: s.Reward(nil)})
+	assert.Error(t, err, "a Poller rewarding with Reward(nil)")
 	called := false
-	err := s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, vote(1, base))
+	err = s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, vote(1, base))
 	assert.ErrorIs(t, err, pgstore.ErrUnknownVote)
 	assert.False(t, called)
 }

@@ -64,8 +64,10 @@ type Plugin struct {
 
 // New checks cfg (a zero field means its default) and builds the plugin's jobs. It
 // makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
-// naming the Go field (see [Config.ValidateFor] for the interval floors), or
-// [topgg.ErrNilArgument] for a nil client or option value.
+// naming the Go field (see [Config.ValidateFor] for the interval floors),
+// [topgg.ErrNilArgument] for a nil client or option value, or
+// [topgg.ErrNotConfigured] for a fleet given a vote store whose leader writes
+// are not fenced (a pgstore store opened without Config.Fence: see [FleetFence]).
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -86,6 +88,9 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
+	}
+	if err := o.checkFencedStore(); err != nil {
+		return nil, err
 	}
 	o.wireMetrics()
 	set := cfg.resolve()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // ErrUnsafeRedirect matches the *RequestError of a call whose answer
@@ -25,6 +26,11 @@ func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
 			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, scrub.Text(origin(via[0].URL)), scrub.Text(origin(req.URL)))
+		}
+		// net/http sends the redirected request itself: a leader's term is
+		// checked before it as before the first one (see transport.go).
+		if err := term.Check(req.Context()); err != nil {
+			return err
 		}
 		if next != nil {
 			return next(req, via)

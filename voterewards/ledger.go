@@ -3,7 +3,10 @@ package voterewards
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // DefaultStreakGrace is the default [Config.StreakGrace]: a day after a vote
@@ -58,7 +61,7 @@ func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	s.Total += w
 	m := MonthOf(v.CreatedAt)
 	switch {
-	case s.Month.IsZero() || m.After(s.Month):
+	case s.Votes == 1 || m.After(s.Month): // a first vote: its month may be the zero time's
 		s.Month, s.MonthVotes, s.MonthTotal = m, 1, w
 	case m.Equal(s.Month):
 		s.MonthVotes++
@@ -117,6 +120,18 @@ type Standing struct {
 // store).
 func CompareStandings(a, b Standing) int {
 	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.User, b.User))
+}
+
+// errNoUser is returned by Stats for the user id "": no voter has it, so
+// asking for it is a field left empty, not a voter who never voted.
+var errNoUser = fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
+
+// checkUser validates a Stats call's user.
+func checkUser(user string) error {
+	if user == "" {
+		return errNoUser
+	}
+	return nil
 }
 
 // checkLeaderboard validates a Leaderboard call's n.

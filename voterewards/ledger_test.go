@@ -121,3 +121,19 @@ func TestCompareStandings(t *testing.T) {
 	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "c", Total: 5, ReachedAt: at}), "then by user")
 	assert.Zero(t, voterewards.CompareStandings(a, a))
 }
+
+// TestStatsAddMonthOfTheZeroTime: the first month of the calendar starts at
+// the zero time; its votes count in it like any month's (Add tells a first
+// vote by Votes, not by a zero Month).
+func TestStatsAddMonthOfTheZeroTime(t *testing.T) {
+	t.Parallel()
+	first := time.Date(1, 1, 10, 0, 0, 0, 0, time.UTC)
+	var s voterewards.Stats
+	for i := range 3 {
+		s = s.Add(ledgerVote(first.Add(time.Duration(i)*24*time.Hour), 1), voterewards.DefaultStreakGrace)
+	}
+	assert.Equal(t, 3, s.Votes)
+	assert.Equal(t, 3, s.MonthVotes, "every vote of the month counted in it")
+	assert.Equal(t, 3, s.MonthTotal)
+	assert.Equal(t, 3, s.Streak)
+}

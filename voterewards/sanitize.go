@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Bounds on what the service (or a webhook) may send: outside them, times and
@@ -20,6 +22,12 @@ const (
 	// maxQueryEntries bounds a webhook query kept with a vote.
 	maxQueryEntries = 32
 )
+
+// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: Top.gg
+// started in 2016, and the stores keep times as Unix nanoseconds (from 1678
+// on), so an older time is a broken record that would make every later vote
+// of its voter "late".
+const oldestVoteUnix = 946684800
 
 // fixes lists what sanitize changed, for one log line (nil if nothing).
 type fixes []string
@@ -60,7 +68,26 @@ func checkIDs(v Vote) error {
 	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
 		return fmt.Errorf("%w: %v", ErrInvalidVote, v.Origin)
 	}
+	// Ids are numbers; one holding a control character or invalid UTF-8 is
+	// refused here, so that every store takes the same votes (PostgreSQL's
+	// text refuses NUL and bad UTF-8 and would fail the whole batch).
+	for _, id := range []string{v.UserID, v.PlatformID} {
+		if !printable(id) {
+			return fmt.Errorf("%w: an id holds a control character or invalid UTF-8", ErrInvalidVote)
+		}
+	}
+	if !v.CreatedAt.IsZero() && v.CreatedAt.Unix() < oldestVoteUnix {
+		return fmt.Errorf("%w: created_at before 2000", ErrInvalidVote)
+	}
 	return nil
+}
+
+// printable reports whether id is valid UTF-8 without control characters.
+func printable(id string) bool {
+	if !utf8.ValidString(id) {
+		return false
+	}
+	return !strings.ContainsFunc(id, unicode.IsControl)
 }
 
 // fixTimes returns created and expires in UTC without monotonic readings,

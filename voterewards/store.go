@@ -74,7 +74,8 @@ type Store interface {
 	Prune(ctx context.Context, createdBefore, now time.Time) error
 
 	// Stats returns the ledger of voter user (a PlatformID, else a UserID)
-	// in one read; a voter never seen gets a zero Stats with User set.
+	// in one read; a voter never seen gets a zero Stats with User set, and
+	// user "" is an error wrapping [topgg.ErrNilArgument].
 	Stats(ctx context.Context, user string) (Stats, error)
 	// Leaderboard returns the top n voters ([CompareStandings] order) of the
 	// UTC month that holds month, or of all time if month is zero. n must be

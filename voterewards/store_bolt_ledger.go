@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,6 +37,12 @@ func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
 		}
 	}
 	st := old.Add(v, grace)
+	if last := boltLastInstant(); st.StreakUntil.After(last) {
+		// A StreakGrace of "forever" puts StreakUntil past what the file's
+		// times hold (it read back in 1733, and every vote restarted the
+		// streak): keep the last instant they do, which every vote continues.
+		st.StreakUntil = last
+	}
 	all := span(time.Time{})
 	if old.Votes > 0 {
 		if err := l.board.Delete(boardKey(all, allTimeStanding(old))); err != nil {
@@ -93,6 +100,10 @@ func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
 	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
 }
 
+// boltLastInstant is the last instant the file's times hold: nanoseconds
+// since 1970 in an int64, April 2262.
+func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
+
 // allTimeStanding is a voter's line on the all-time board.
 func allTimeStanding(s Stats) Standing {
 	return Standing{User: s.User, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
@@ -101,6 +112,9 @@ func allTimeStanding(s Stats) Standing {
 // Stats implements [Store]: one read of the voter's record.
 func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
 	if err := s.made(); err != nil {
+		return Stats{}, err
+	}
+	if err := checkUser(user); err != nil {
 		return Stats{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -46,6 +46,9 @@ func standingAdd(s Standing, user string, v Vote) Standing {
 
 // Stats implements [Store].
 func (s *memoryStore) Stats(ctx context.Context, user string) (Stats, error) {
+	if err := checkUser(user); err != nil {
+		return Stats{}, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return Stats{}, err
 	}

@@ -131,8 +131,9 @@ var (
 	// floor. The error names the field.
 	ErrBadConfig = errors.New("voterewards: invalid Config")
 	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
-	// one: no user id of either kind, no Origin, or ids longer than the store
-	// keeps. A webhook receiver answers such a delivery 400.
+	// one: no user id of either kind, no Origin, ids longer than the store
+	// keeps or holding control characters or invalid UTF-8, or a created_at
+	// before 2000. A webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
 	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
 	// not running: the next Run redelivers what is pending anyway.

@@ -1,10 +1,12 @@
 package redistest
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -14,8 +16,16 @@ func TestMain(m *testing.M) {
 	if !Announce("internal/redistest") {
 		os.Exit(1)
 	}
+	// The failover tests kill servers on purpose: go-redis would print every
+	// failed dial to stderr through its process-wide logger.
+	redis.SetLogger(quiet{})
 	os.Exit(m.Run())
 }
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // TestAnnounceSaysWhyInOneLine: without redis-server, one line names the
 // package, says the tests are skipped and how to install the server; under CI
@@ -39,4 +49,19 @@ func TestAnnounceSaysWhyInOneLine(t *testing.T) {
 func TestAnnounceIsSilentWithRedis(t *testing.T) {
 	Require(t)
 	assert.True(t, Announce("redistest"))
+}
+
+// TestAnnounceSentinelSaysWhyInOneLine: without redis-sentinel, one line
+// says the Sentinel tests are skipped and how to install it; under CI the
+// package fails instead.
+func TestAnnounceSentinelSaysWhyInOneLine(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	assert.True(t, announceSentinel(&b, "fleet", false))
+	assert.Equal(t, "fleet: redis-sentinel not found in PATH; the Sentinel tests are skipped (go test -v lists them); "+
+		"install: apt-get install redis-sentinel\n", b.String())
+	b.Reset()
+	assert.False(t, announceSentinel(&b, "fleet", true), "CI: the package fails")
+	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
+	assert.Contains(t, b.String(), "fleet: FAIL: redis-sentinel not found")
 }

@@ -43,6 +43,7 @@ type Server struct {
 	roots    *x509.CertPool // trusts the server's certificate, with TLS
 	certFile string
 	keyFile  string
+	extra    []string // WithArgs
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -56,6 +57,13 @@ type Option func(*Server)
 // WithPassword makes the server require password (requirepass).
 func WithPassword(password string) Option {
 	return func(s *Server) { s.password = password }
+}
+
+// WithArgs adds command-line arguments to the server's (after the
+// package's own, so that they win): e.g. "--replicaof", "127.0.0.1 6379", or
+// the cluster settings [StartCluster] uses.
+func WithArgs(args ...string) Option {
+	return func(s *Server) { s.extra = append(s.extra, args...) }
 }
 
 // Require returns the path of redis-server, or ends the test: t.Skip naming the
@@ -186,6 +194,7 @@ func (s *Server) args() []string {
 	if s.password != "" {
 		a = append(a, "--requirepass", s.password)
 	}
+	a = append(a, s.extra...)
 	if s.tls {
 		a[1] = "0" // no plain port
 		a = append(a, "--tls-port", strconv.Itoa(s.port), "--tls-cert-file", s.certFile,
@@ -276,13 +285,21 @@ const installHint = "install: apt-get install redis-server"
 // how to install it; with CI set, that the package fails, and returns false
 // (TestMain exits 1: CI never skips silently). The line goes to /dev/tty when
 // there is one (go test shows a passing package's output only with -v).
+//
+// The same goes for redis-sentinel (the Sentinel tests, see [StartSentinel]):
+// without it, one line says those tests are skipped and how to install it.
 func Announce(pkg string) bool {
-	if _, err := exec.LookPath(Binary); err == nil {
+	_, errServer := exec.LookPath(Binary)
+	_, errSentinel := exec.LookPath(SentinelBinary)
+	if errServer == nil && errSentinel == nil {
 		return true
 	}
 	w, closeW := announceWriter()
 	defer closeW()
-	return announce(w, pkg, os.Getenv("CI") != "")
+	if errServer != nil {
+		return announce(w, pkg, os.Getenv("CI") != "")
+	}
+	return announceSentinel(w, pkg, os.Getenv("CI") != "")
 }
 
 // announce writes the line for a missing redis-server and reports whether
@@ -295,6 +312,19 @@ func announce(w io.Writer, pkg string, ci bool) bool {
 	}
 	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the tests that need it are skipped (go test -v lists them); %s\n",
 		pkg, Binary, installHint)
+	return true
+}
+
+// announceSentinel writes the line for a missing redis-sentinel and
+// reports whether the tests may run.
+func announceSentinel(w io.Writer, pkg string, ci bool) bool {
+	if ci {
+		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the Sentinel tests must not be skipped; %s\n",
+			pkg, SentinelBinary, sentinelInstallHint)
+		return false
+	}
+	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the Sentinel tests are skipped (go test -v lists them); %s\n",
+		pkg, SentinelBinary, sentinelInstallHint)
 	return true
 }
 

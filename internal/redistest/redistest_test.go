@@ -72,3 +72,20 @@ func TestTLSServerAnswersOverTLSOnly(t *testing.T) {
 	defer plain.Close()
 	require.Error(t, plain.Ping(context.Background()).Err(), "a plain client must not get through")
 }
+
+const (
+	redistestWait = 20 * time.Second
+	tick          = 20 * time.Millisecond
+)
+
+func TestMissingSentinelSkipsOrFailsUnderCI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("CI", "")
+	r := &recTB{TB: t}
+	redistest.RequireSentinel(r)
+	assert.Contains(t, r.skipped, "apt-get install redis-sentinel")
+	t.Setenv("CI", "true")
+	r = &recTB{TB: t}
+	redistest.RequireSentinel(r)
+	assert.Contains(t, r.fatal, "apt-get install redis-sentinel")
+}

@@ -35,6 +35,7 @@ const ended = math.MinInt64
 
 // Term is one leader term. Make it with [New]; its methods are safe for
 // concurrent use, and cost no lock: the deadline is one atomic word.
+// A nil or zero Term is no valid term: its Check fails, it never panics.
 type Term struct {
 	clock clock.Clock
 	// base is the first deadline, read with its monotonic clock reading:
@@ -59,6 +60,9 @@ func New(c clock.Clock, deadline time.Time, end func(cause error)) *Term {
 // Extend moves the deadline to deadline if that is later, unless the term
 // has ended: a term never comes back.
 func (t *Term) Extend(deadline time.Time) {
+	if !t.made() {
+		return
+	}
 	next := int64(deadline.Sub(t.base))
 	for {
 		cur := t.until.Load()
@@ -74,6 +78,9 @@ func (t *Term) Extend(deadline time.Time) {
 // End ends the term for cause (the lease was lost, the work returned): every
 // later Check fails. The first call calls the end function given to [New].
 func (t *Term) End(cause error) {
+	if t == nil {
+		return
+	}
 	t.until.Store(ended)
 	t.once.Do(func() {
 		if t.end != nil {
@@ -82,14 +89,26 @@ func (t *Term) End(cause error) {
 	})
 }
 
+// made reports whether t was made by New: a nil or zero Term is no term,
+// and every check of it fails (closed, not open).
+func (t *Term) made() bool { return t != nil && t.clock != nil }
+
 // Left returns the time left before the deadline on the term's clock:
-// zero or less once it passed, and ok false once the term ended.
+// zero or less once it passed, and ok false once the term ended (or t was
+// not made by [New]).
 func (t *Term) Left() (left time.Duration, ok bool) {
+	if !t.made() {
+		return 0, false
+	}
 	until := t.until.Load()
 	if until == ended {
 		return 0, false
 	}
-	return time.Duration(until) - t.clock.Now().Sub(t.base), true
+	elapsed := t.clock.Now().Sub(t.base) // negative before the first deadline
+	if elapsed < 0 && until > math.MaxInt64+int64(elapsed) {
+		return math.MaxInt64, true // saturated: a deadline centuries ahead must not wrap around
+	}
+	return time.Duration(until) - elapsed, true
 }
 
 // Check returns nil while the deadline is ahead, else an error wrapping
@@ -97,6 +116,8 @@ func (t *Term) Left() (left time.Duration, ok bool) {
 func (t *Term) Check() error {
 	left, ok := t.Left()
 	switch {
+	case !t.made():
+		return fmt.Errorf("%w: no term (not made by term.New)", ErrOver)
 	case !ok:
 		return fmt.Errorf("%w: it ended", ErrOver)
 	case left > 0:
@@ -126,9 +147,11 @@ func From(ctx context.Context) *Term {
 // having ended the term (and so cancelled the leader's context). Call it
 // right before each leader-only action: a request to Top.gg, a handler call,
 // a message sent; what is left between the check and the action is the
-// window in which a pause can still let a stale leader act.
+// window in which a pause can still let a stale leader act. A context given
+// a nil term by [With] fails: it is a leader's work with no valid term.
 func Check(ctx context.Context) error {
-	if t := From(ctx); t != nil {
+	if v := ctx.Value(ctxKey{}); v != nil {
+		t, _ := v.(*Term)
 		return t.Check()
 	}
 	return nil

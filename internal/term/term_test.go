@@ -151,3 +151,41 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestExtendFarAheadKeepsTheTerm: a deadline too far to count in
+// nanoseconds from the first (a lease TTL of centuries) saturates; the
+// term stays valid, it does not wrap around into an ended one.
+func TestExtendFarAheadKeepsTheTerm(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(start)
+	var e ender
+	tm := term.New(clk, start.Add(time.Hour), e.end)
+	tm.Extend(start.Add(time.Hour).AddDate(300, 0, 0))
+	require.NoError(t, tm.Check(), "a deadline 300 years ahead")
+	left, ok := tm.Left()
+	assert.True(t, ok)
+	assert.Positive(t, left)
+	clk.Advance(2 * time.Hour)
+	require.NoError(t, tm.Check(), "past the first deadline, before the extended one")
+	assert.Zero(t, e.calls.Load())
+}
+
+// TestMisuseFailsClosed: a nil or zero Term (not made by New), or a
+// context given a nil one, is no valid term: every check fails with
+// ErrOver, none panics, and nothing is let through as if there were no
+// fleet.
+func TestMisuseFailsClosed(t *testing.T) {
+	t.Parallel()
+	var nilTerm *term.Term
+	for name, tm := range map[string]*term.Term{"nil": nilTerm, "zero": {}} {
+		assert.NotPanics(t, func() {
+			assert.ErrorIs(t, tm.Check(), term.ErrOver, name)
+			_, ok := tm.Left()
+			assert.False(t, ok, name)
+			tm.Extend(start.Add(time.Hour))
+			tm.End(errors.New("done"))
+			assert.ErrorIs(t, term.Check(term.With(context.Background(), tm)), term.ErrOver, "%s, in a context", name)
+		}, name)
+	}
+	assert.NoError(t, term.Check(context.Background()), "no term at all: one process")
+}

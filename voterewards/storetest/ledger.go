@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -357,6 +358,8 @@ func testUnknownUser(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, only.UserID, got.User)
 	_, err := s.Stats(canceled(), voter(1))
 	assert.Error(t, err, "Stats with a done context")
+	_, err = s.Stats(context.Background(), "")
+	assert.ErrorIs(t, err, topgg.ErrNilArgument, "Stats of no user is misuse")
 }
 
 func canceled() context.Context {

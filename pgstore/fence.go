@@ -1,0 +1,77 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Fenced reports whether the store's leader writes are fenced
+// ([Config.Fence] was set): a store shared by the processes of a fleet
+// must be, and the plugin refuses one that is not.
+func (s *Store) Fenced() bool { return s != nil && s.fence != nil }
+
+// token returns the fence token a leader write must check, and whether it
+// must: with no Config.Fence there is nothing to check. A zero or negative
+// token (not leading) is refused here, before any write.
+func (s *Store) token() (int64, bool, error) {
+	if s.fence == nil {
+		return 0, false, nil
+	}
+	tok := s.fence()
+	if tok <= 0 {
+		return 0, false, fmt.Errorf("%w (token %d: not leading)", ErrFenced, tok)
+	}
+	return tok, true, nil
+}
+
+// leaderToken is token for a leader action: the first one of a new term
+// (a token above any this process raised the fence to) first raises the
+// fence, in a transaction of its own, so that from then on every write of an
+// older term is refused, even before this term writes anything. The raise
+// waits for the older term's open transactions to end (each holds the fence
+// row's share lock): they commit first, or are aborted after
+// [Config.TxTimeout] idle.
+func (s *Store) leaderToken(ctx context.Context) (int64, bool, error) {
+	tok, fenced, err := s.token()
+	if err != nil || !fenced || tok <= s.claimed.Load() {
+		return tok, fenced, err
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(s.q.checkFence, tok)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return 0, false, s.wrap("raise the fence", err)
+	}
+	for {
+		old := s.claimed.Load()
+		if old >= tok || s.claimed.CompareAndSwap(old, tok) {
+			return tok, true, nil
+		}
+	}
+}
+
+// claimForRead raises the fence for a new term before a read that starts
+// it (Load): a refusal only means this process no longer leads, which a read
+// need not care about; its writes will be refused.
+func (s *Store) claimForRead(ctx context.Context) error {
+	if _, _, err := s.leaderToken(ctx); err != nil && !errors.Is(err, ErrFenced) {
+		return err
+	}
+	return nil
+}
+
+// Ping returns nil when the database answers, so that a readiness check can
+// tell whether the store can take a write now. Its error never holds the
+// password (nor the user name).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.made(); err != nil {
+		return err
+	}
+	if err := s.pool.Ping(ctx); err != nil {
+		return s.wrap("ping", err)
+	}
+	return nil
+}

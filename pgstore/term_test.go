@@ -1,0 +1,178 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// TestNewTermFencesAtOnce: a newer leader's term raises the fence at its
+// first action, a read (the Poller's Load): from then on every leader write
+// of the older term is refused, though the newer leader wrote nothing yet.
+func TestNewTermFencesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	var oldL, newL lease
+	oldL.tok.Store(1)
+	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token})
+	require.NoError(t, err)
+	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token})
+	require.NoError(t, err)
+	a, b := vote(1, base), vote(2, base.Add(time.Hour))
+	ingest(t, old, &voterewards.Checkpoint{Cursor: "old"}, a, b)
+	require.NoError(t, old.Delivered(ctx, a, false), "token 1 leads")
+
+	_, err = cur.Load(ctx) // a follower's read (token 0) raises nothing
+	require.NoError(t, err)
+	require.NoError(t, old.Delivered(ctx, a, false), "token 1 still leads: no newer term began")
+
+	newL.tok.Store(2)
+	_, err = cur.Load(ctx) // the first action of term 2
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, old.Delivered(ctx, b, false), pgstore.ErrFenced, "Delivered of the older term")
+	assert.ErrorIs(t, old.Expired(ctx, a), pgstore.ErrFenced, "Expired of the older term")
+	_, err = old.Ingest(ctx, &voterewards.Checkpoint{Cursor: "stale"}, nil, voterewards.DefaultStreakGrace)
+	assert.ErrorIs(t, err, pgstore.ErrFenced, "Ingest of the older term")
+	called := false
+	err = old.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, b)
+	assert.ErrorIs(t, err, pgstore.ErrFenced, "the reward transaction of the older term")
+	assert.False(t, called)
+	_, err = old.Load(ctx)
+	assert.NoError(t, err, "a read of the older term is no write: it still reads")
+
+	snap, err := cur.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "old", snap.Checkpoint.Cursor)
+	require.Len(t, snap.Pending, 1, "b is still pending")
+	assert.Equal(t, b.Key(), snap.Pending[0].Key())
+}
+
+// TestNewTermFencesAtFirstWrite: a term whose first action is a write (no
+// Load: a bot with its own leader election) raises the fence before it, in a
+// transaction of its own, even when the write itself waits or fails.
+func TestNewTermFencesAtFirstWrite(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	var oldL, newL lease
+	oldL.tok.Store(1)
+	newL.tok.Store(2)
+	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token})
+	require.NoError(t, err)
+	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token})
+	require.NoError(t, err)
+	a := vote(1, base)
+	ingest(t, old, &voterewards.Checkpoint{Cursor: "old"}, a)
+	// Term 2's first action: a reward whose handler fails, so that the
+	// reward's own transaction (and its fence check) rolls back.
+	err = cur.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { return assert.AnError })(ctx, a)
+	require.ErrorIs(t, err, assert.AnError)
+	assert.ErrorIs(t, old.Delivered(ctx, a, false), pgstore.ErrFenced, "the fence stayed raised")
+}
+
+// TestPausedTransactionBounded: a leader paused in a reward's transaction
+// (its handler blocks, the session sits idle in the transaction, holding
+// the vote's row lock and the fence row's share lock) stalls the newer
+// leader for about Config.TxTimeout at most: PostgreSQL aborts the paused
+// transaction (its writes rolled back), the newer leader rewards the vote
+// while the paused one is still stopped, and when the paused one resumes,
+// its commit fails: the vote is rewarded once.
+func TestPausedTransactionBounded(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	const timeout = 300 * time.Millisecond
+	_, err := pool.Exec(ctx, `CREATE TABLE credits (vote_key text NOT NULL, by text NOT NULL)`)
+	require.NoError(t, err)
+	credit := func(by string) pgstore.TxHandler {
+		return func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+			_, err := tx.Exec(ctx, `INSERT INTO credits VALUES ($1, $2)`, v.Key(), by)
+			return err
+		}
+	}
+	var oldL, newL lease
+	oldL.tok.Store(1)
+	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token, TxTimeout: timeout})
+	require.NoError(t, err)
+	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token, TxTimeout: timeout})
+	require.NoError(t, err)
+	v := ingest(t, old, &voterewards.Checkpoint{Cursor: "c"}, vote(1, base))[0]
+
+	paused, resume := make(chan struct{}), make(chan struct{})
+	oldDone := make(chan error, 1)
+	go func() {
+		oldDone <- old.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+			if err := credit("old")(ctx, tx, v); err != nil {
+				return err
+			}
+			close(paused)
+			<-resume // the process is stopped here, inside its transaction
+			return nil
+		})(ctx, v)
+	}()
+	receive(t, paused, 10*time.Second, "the old leader's handler did not run")
+
+	newL.tok.Store(2) // the lease passed on
+	start := time.Now()
+	curDone := make(chan error, 1)
+	go func() {
+		if _, err := cur.Load(ctx); err != nil {
+			curDone <- err
+			return
+		}
+		curDone <- cur.Reward(credit("new"))(ctx, v)
+	}()
+	var curErr error
+	select {
+	case curErr = <-curDone:
+	case <-time.After(10 * timeout):
+		close(resume)
+		<-oldDone
+		require.FailNow(t, "the new leader was stalled by the paused one's transaction for 10x TxTimeout")
+	}
+	took := time.Since(start)
+	require.NoError(t, curErr)
+	t.Logf("the new leader rewarded the vote %v after the paused one stopped it (TxTimeout %v)", took.Round(time.Millisecond), timeout)
+	close(resume)
+	assert.Error(t, receive(t, oldDone, 10*time.Second, "the paused reward did not return"),
+		"the paused transaction was aborted: its commit must fail")
+
+	var by []string
+	rows, err := pool.Query(ctx, `SELECT by FROM credits WHERE vote_key = $1`, v.Key())
+	require.NoError(t, err)
+	by, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"new"}, by, "the vote is rewarded once, by the new leader")
+	assert.ErrorIs(t, old.Delivered(ctx, v, false), pgstore.ErrFenced)
+}
+
+// TestTxTimeoutConfig: a TxTimeout under a millisecond (other than zero,
+// the default) is refused.
+func TestTxTimeoutConfig(t *testing.T) {
+	pool := pg.Pool(t)
+	for _, d := range []time.Duration{-time.Second, time.Microsecond} {
+		_, err := pgstore.Open(context.Background(), pool, pgstore.Config{TxTimeout: d})
+		assert.ErrorIs(t, err, pgstore.ErrBadConfig, "TxTimeout %v", d)
+	}
+}
+
+// TestFencedAndPing: Fenced tells whether Config.Fence was set; Ping
+// answers nil while the database does, an error once it cannot.
+func TestFencedAndPing(t *testing.T) {
+	ctx := context.Background()
+	var l lease
+	assert.False(t, open(t, pgstore.Config{}).Fenced())
+	pool := pg.Pool(t)
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: l.token})
+	require.NoError(t, err)
+	assert.True(t, s.Fenced())
+	require.NoError(t, s.Ping(ctx))
+	pool.Close()
+	assert.Error(t, s.Ping(ctx), "a closed pool cannot take a write")
+}
