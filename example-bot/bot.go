@@ -3,15 +3,14 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
@@ -36,6 +35,8 @@ type bot struct {
 	plugin *plugin.Plugin
 	botID  string
 	points *pointsStore // nil: no points (see points.go)
+	// closers close the fleet and the points after the plugin's Run returned.
+	closers []func() error
 }
 
 // runBot runs the bot until ctx is done, then shuts it down; a ctx done during
@@ -46,23 +47,19 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 	if err != nil {
 		return err
 	}
-	opts := []shards.Option{shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log)}
-	if cfg.ShardIDs != nil {
-		opts = append(opts, shards.WithShardIDs(cfg.ShardIDs...))
-	}
-	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount, opts...)
+	group, err := shards.New(cfg.DiscordToken.Reveal(), cfg.ShardCount,
+		shards.WithAPIBase(cfg.DiscordAPIURL), shards.WithLogger(log), cfg.ShardIDs.Option())
 	if err != nil {
 		return fmt.Errorf("discord sessions: %w", err)
 	}
 	b := &bot{cfg: cfg, log: log, shards: group}
-	var closers []func() error // the fleet and the points, closed after the plugin's Run returned
 	defer func() {
-		for _, c := range closers {
+		for _, c := range b.closers {
 			_ = c()
 		}
 	}()
 	stopOps := func() error { return nil }
-	if err = b.start(ctx, client, ops, &closers); err == nil {
+	if err = b.start(ctx, client, ops); err == nil {
 		if made != nil {
 			made(b.plugin)
 		}
@@ -76,12 +73,14 @@ func runBot(ctx context.Context, cfg config, log *slog.Logger, made func(*plugin
 		}
 		return err
 	}
-	return errors.Join(b.serve(ctx), stopOps()) // probes answer until the bot is down
+	// The jobs stop (saving the vote state) before the shards close; the
+	// probes answer until the bot is down.
+	return errors.Join(group.Serve(ctx, b.plugin.Run, shards.Shutdown{JobsFirst: jobsFirst, Budget: shutdownBudget}), stopOps())
 }
 
 // start registers the commands, opens the fleet and the points, makes the
-// plugin and attaches the sessions to it; closers gets what to close at the end.
-func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers *[]func() error) error {
+// plugin and attaches the sessions to it.
+func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops) error {
 	// The commands go to Discord first, then (on READY) the same definitions to Top.gg.
 	defs, err := b.registerCommands(ctx)
 	if err != nil {
@@ -91,23 +90,22 @@ func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers
 	if ops != nil {
 		popts = append(popts, plugin.WithMetrics(ops.metrics))
 	}
-	fl, err := openFleet(b.cfg, b.botID, b.log)
-	if err != nil {
-		return err
-	}
-	if fl != nil {
-		*closers = append(*closers, fl.Close)
+	var fl *fleet.Fleet // connected lazily; closed after the plugin's Run returned
+	if b.cfg.fleetMode() {
+		c := b.cfg
+		fl, err = fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: b.botID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: b.log})
+		if err != nil {
+			return err
+		}
+		b.closers = append(b.closers, fl.Close)
 		popts = append(popts, plugin.WithFleet(fl))
 		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
 	}
-	pointOpts, err := b.openPoints(ctx, fl) // no points with vote polling off, or in a fleet without a database
+	pointOpts, err := b.openPoints(ctx, fl)
 	if err != nil {
 		return err
 	}
-	if b.points != nil {
-		*closers = append(*closers, b.points.close)
-	}
-	if b.cfg.votesOn() {
+	if b.cfg.Plugin.PollsVotes() {
 		popts = append(append(popts, pointOpts...), plugin.WithVoterPerks(b.perks()))
 	}
 	// The running handlers get at most pluginCloseTimeout once the stop comes,
@@ -131,92 +129,18 @@ func (b *bot) start(ctx context.Context, client *topgg.Client, ops *ops, closers
 // registerCommands reads the bot's application (setting b.botID) and puts the
 // bot's slash commands on Discord; it returns their definitions.
 func (b *bot) registerCommands(ctx context.Context) ([]*discordgo.ApplicationCommand, error) {
-	s0 := b.shards.Sessions()[0]
-	// discordgo's Application takes no request options, so no context.
-	body, err := s0.RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
-		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
-	var app discordgo.Application
-	if err == nil {
-		if err = json.Unmarshal(body, &app); err == nil && app.ID == "" {
-			err = errors.New("the application Discord sent has no id")
-		}
-	}
+	app, err := b.shards.Application(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Discord application: %w", err)
+		return nil, err
 	}
 	b.botID = app.ID
 	defs := []*discordgo.ApplicationCommand{}
-	if b.cfg.votesOn() {
+	if b.cfg.Plugin.PollsVotes() {
 		defs = voterperks.Commands(voterperks.Texts{})
 	}
-	if _, err := s0.ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
+	if _, err := b.shards.Sessions()[0].ApplicationCommandBulkOverwrite(app.ID, "", defs, discordgo.WithContext(ctx)); err != nil {
 		return nil, fmt.Errorf("registering slash commands on Discord: %w", err)
 	}
 	b.log.Info("registered slash commands on Discord", "commands", len(defs))
 	return defs, nil
-}
-
-// serve runs the plugin and opens the shards, waits until ctx is done or the
-// plugin fails (a state directory in use, a refused token), then stops the
-// jobs (saving the vote state) and closes the shards, within shutdownBudget.
-func (b *bot) serve(ctx context.Context) error {
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	online, pluginFailed := context.WithCancel(ctx)
-	defer pluginFailed()
-	ran := make(chan error, 1)
-	go func() {
-		err := b.plugin.Run(runCtx)
-		if err != nil {
-			pluginFailed()
-		}
-		ran <- err
-	}()
-	openErr := b.shards.Open(online)
-	switch {
-	case online.Err() != nil:
-		// Open returned because of the stop (or a failed plugin, which the
-		// shutdown reports): not a failure of its own.
-		b.log.Info("stopped before going online; shutting down")
-		openErr = nil
-	case openErr == nil:
-		b.log.Info("bot is online", "shards", b.shards)
-		<-online.Done()
-		b.log.Info("shutting down")
-	}
-	stopJobs := func() error { stopRun(); return <-ran }
-	closeShards := func() error {
-		err := b.shards.Close()
-		b.log.Info("gateway connections closed")
-		return err
-	}
-	return errors.Join(openErr, stopAll(stopJobs, closeShards, shutdownBudget, jobsFirst))
-}
-
-// stopAll runs stopJobs, then closeShards once the jobs have stopped or after
-// jobsFirst: no post sees the shards vanish, and a slow job does not keep them
-// open. It returns within budget, saying which step still runs then (its
-// goroutine is left to the process's exit).
-func stopAll(stopJobs, closeShards func() error, budget, jobsFirst time.Duration) error {
-	deadline := time.After(budget)
-	jobs, shards := make(chan error, 1), make(chan error, 1)
-	go func() { jobs <- stopJobs() }()
-	select {
-	case err := <-jobs:
-		jobs <- err // read again below
-	case <-time.After(jobsFirst):
-	}
-	go func() { shards <- closeShards() }()
-	var errs [2]error
-	for i, step := range []struct {
-		done <-chan error
-		late string
-	}{{shards, "the shards did not close"}, {jobs, "the jobs did not stop"}} {
-		select {
-		case errs[i] = <-step.done:
-		case <-deadline:
-			return fmt.Errorf("shutdown took longer than %s: %s", budget, step.late)
-		}
-	}
-	return errors.Join(errs[1], errs[0])
 }

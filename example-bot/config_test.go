@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/shards"
 )
 
 // Distinctive tokens: any output that holds one of them leaked it.
@@ -48,14 +49,12 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken:  newSecret(unitDiscordToken),
-		TopggToken:    newSecret(unitTopggToken),
+		DiscordToken:  plugin.NewSecret(unitDiscordToken),
+		TopggToken:    plugin.NewSecret(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
 		FleetLease:    15 * time.Second,
-		LogLevel:      "info",
-		LogFormat:     "text",
 		Plugin:        plugin.Config{}, // every zero field is its default, applied by plugin.New
 	}, cfg)
 }
@@ -75,12 +74,12 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	assert.Equal(t, config{
-		DiscordToken: newSecret(unitDiscordToken), TopggToken: newSecret(unitTopggToken),
+		DiscordToken: plugin.NewSecret(unitDiscordToken), TopggToken: plugin.NewSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
-		ShardCount: 4, LogLevel: "DEBUG", LogFormat: "json",
-		RedisURL: newSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shardIDs{0, 2, 3}, FleetLease: 30 * time.Second,
-		DatabaseURL: newSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
+		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
+		RedisURL: plugin.NewSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
+		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
 		Plugin: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
 			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
@@ -172,6 +171,7 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"shard ids empty part", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0,,2", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids negative", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "-1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids leading zero", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "01", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
+		{"shard ids above the bound", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "4096", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids huge range", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1000000000", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids empty", map[string]string{"SHARD_IDS": "", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard subset without redis", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-1"}, nil, "SHARD_IDS", nil},
@@ -276,33 +276,20 @@ func TestBadFlagExits(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-demo", "the usage lists the flags")
 }
 
-// TestParseLevel: the four levels, in any case, and nothing else.
-func TestParseLevel(t *testing.T) {
+// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Log, whose
+// test checks every level and format).
+func TestLogger(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{"debug": "DEBUG", "INFO": "INFO", "Warn": "WARN", "error": "ERROR"} {
-		l, err := parseLevel(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, l.String())
-	}
-	for _, in := range []string{"", "trace", "warning", "info+1"} {
-		_, err := parseLevel(in)
-		assert.Error(t, err, in)
-	}
-}
-
-// TestNewLogger: the format and the level are those configured.
-func TestNewLogger(t *testing.T) {
-	t.Parallel()
+	env := validEnv("http://127.0.0.1:1")
+	env["LOG_LEVEL"], env["LOG_FORMAT"] = "warn", "json"
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+	require.NoError(t, err)
 	var buf bytes.Buffer
-	log := newLogger("warn", "json", &buf)
+	log := cfg.Log.Logger(&buf)
 	log.Info("hidden")
 	log.Warn("shown", "n", 1)
 	assert.NotContains(t, buf.String(), "hidden")
 	assert.Contains(t, buf.String(), `"msg":"shown","n":1}`)
-
-	buf.Reset()
-	newLogger("debug", "text", &buf).Debug("details")
-	assert.Contains(t, buf.String(), "level=DEBUG msg=details")
 }
 
 // TestConfigRedactsTokens: no fmt verb, flag or slog handler prints a token of
@@ -314,8 +301,8 @@ func TestConfigRedactsTokens(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
-	cfg.RedisURL = newSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
-	cfg.DatabaseURL = newSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
+	cfg.RedisURL = plugin.NewSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
+	cfg.DatabaseURL = plugin.NewSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
 	var outs []string
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),

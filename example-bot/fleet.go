@@ -1,70 +1,19 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
-	"log/slog"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/fleet"
 )
 
-// shardIDs is SHARD_IDS: the shards this process runs, in increasing order,
-// written as ids and ranges ("0-3", "0,2,4", "0-1,4-5"). Nil: every shard.
-type shardIDs []int
-
-// Bounds: Discord's largest bots run a few thousand shards, so more is a typo
-// that would exhaust the memory of this process (0-1000000000 must not
-// allocate gigabytes before SHARD_COUNT is known).
-const maxShards = 4096
-
-// EnvDecode parses the list. Ids and ranges may not overlap.
-func (s *shardIDs) EnvDecode(v string) error {
-	var ids []int
-	for part := range strings.SplitSeq(v, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		if !isRange {
-			hi = lo
-		}
-		first, err1 := parseShardID(lo)
-		last, err2 := parseShardID(hi)
-		if err := cmp.Or(err1, err2); err != nil {
-			return err
-		}
-		if last < first {
-			return fmt.Errorf("range %d-%d ends before it starts", first, last)
-		}
-		for id := first; id <= last; id++ {
-			if slices.Contains(ids, id) {
-				return fmt.Errorf("shard %d is listed twice (overlapping ranges)", id)
-			}
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	*s = ids
-	return nil
-}
-
-// parseShardID reads one id: decimal digits, no sign, no leading zero.
-func parseShardID(s string) (int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.Trim(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
-		return 0, fmt.Errorf("%q is not a shard id (want ids and ranges such as 0-3 or 0,2,4)", s)
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n >= maxShards {
-		return 0, fmt.Errorf("shard id %s is above %d", s, maxShards-1)
-	}
-	return n, nil
-}
-
-// Bounds of TOPGG_FLEET_LEASE: below a second, a GC pause costs the
-// leadership; above ten minutes, a dead leader leaves the listing unposted.
+// Bounds: of SHARD_COUNT, as Discord's largest bots run a few thousand shards,
+// each a gateway connection of this one process; of TOPGG_FLEET_LEASE, as
+// below a second a GC pause costs the leadership, and above ten minutes a
+// dead leader leaves the listing unposted.
 const (
+	maxShards     = 4096
 	minFleetLease = time.Second
 	maxFleetLease = 10 * time.Minute
 )
@@ -75,10 +24,8 @@ func (c config) validateFleet() error {
 		return badVariable("SHARD_COUNT", fmt.Sprintf("%d is not between 1 and %d (each shard is a gateway connection of this one process)",
 			c.ShardCount, maxShards))
 	}
-	for _, id := range c.ShardIDs {
-		if id >= c.ShardCount {
-			return badVariable("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", id, c.ShardCount))
-		}
+	if n := len(c.ShardIDs); n > 0 && c.ShardIDs[n-1] >= c.ShardCount {
+		return badVariable("SHARD_IDS", fmt.Sprintf("shard %d is not below SHARD_COUNT (%d)", c.ShardIDs[n-1], c.ShardCount))
 	}
 	if !c.fleetMode() {
 		if len(c.ShardIDs) > 0 && len(c.ShardIDs) < c.ShardCount {
@@ -99,12 +46,3 @@ func (c config) validateFleet() error {
 }
 
 func (c config) fleetMode() bool { return c.RedisURL.Reveal() != "" }
-
-// openFleet connects lazily to the fleet of the application appID, or returns
-// nil outside fleet mode. It is closed after the plugin's Run returned.
-func openFleet(c config, appID string, log *slog.Logger) (*fleet.Fleet, error) {
-	if !c.fleetMode() {
-		return nil, nil
-	}
-	return fleet.Open(c.RedisURL.Reveal(), fleet.Config{Bot: appID, ShardCount: c.ShardCount, LeaseTTL: c.FleetLease, Logger: log})
-}

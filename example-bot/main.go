@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
 		return exitConfig
 	}
-	log := newLogger(cfg.LogLevel, cfg.LogFormat, stderr)
+	log := cfg.Log.Logger(stderr)
 	if err := runBot(ctx, cfg, log, nil); err != nil {
 		log.Error("bot stopped", "error", err)
 		return exitFailed

@@ -11,6 +11,8 @@ import (
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/plugin"
 )
 
 // TestMetricsAddr: METRICS_ADDR is unset by default (no server), a host:port
@@ -20,12 +22,12 @@ func TestMetricsAddr(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(validEnv("https://example.invalid")))
 	require.NoError(t, err)
 	assert.Empty(t, cfg.MetricsAddr)
-	o, err := newOps(cfg)
+	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	assert.Nil(t, o, "no METRICS_ADDR, no server")
 
 	for _, good := range []string{":9090", "127.0.0.1:0", "[::1]:9090"} {
-		assert.NoError(t, checkAddr("METRICS_ADDR", good), good)
+		assert.NoError(t, plugin.CheckAddr(good), good)
 	}
 	for _, bad := range []string{"9090", "localhost", "http://127.0.0.1:9090", ":"} {
 		env := validEnv("https://example.invalid")
@@ -44,7 +46,8 @@ func TestMetricsAddrInUse(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	o, err := newOps(config{MetricsAddr: l.Addr().String()})
+	cfg := config{MetricsAddr: l.Addr().String(), TopggToken: plugin.NewSecret("token"), TopggAPIURL: "https://top.gg/api"}
+	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	_, err = o.start(context.Background(), nil, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "METRICS_ADDR")

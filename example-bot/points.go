@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.etcd.io/bbolt"
 	bberrors "go.etcd.io/bbolt/errors"
 
@@ -32,30 +30,22 @@ const (
 	pointsFile  = "points.db"
 )
 
-// pointsStore keeps the points: reward credits a vote, read returns a user's.
+// pointsStore keeps the points: reward credits a vote, read returns a user's;
+// opts give the plugin the store of DATABASE_URL.
 type pointsStore struct {
+	opts      []plugin.Option
 	reward    voterewards.Handler
 	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
 	read      func(ctx context.Context, user string) (int64, error)
 	close     func() error
 }
 
-// checkDatabaseURL checks DATABASE_URL without quoting it: it holds a password.
-func checkDatabaseURL(raw string) error {
-	if u, err := url.Parse(raw); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {
-		if _, err = pgxpool.ParseConfig(raw); err == nil {
-			return nil
-		}
-	}
-	return badVariable("DATABASE_URL", "is not a postgres:// URL such as postgres://user:password@host:5432/db (the value is not shown)")
-}
-
 // openPostgres opens the vote store and the points table in DATABASE_URL's
 // database (fenced by the fleet's lease in a fleet), and gives the plugin the store.
-func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, plugin.Option, error) {
+func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, error) {
 	pool, err := pgstore.Connect(ctx, c.DatabaseURL.Reveal()) // its errors never hold the password
 	if err != nil {
-		return nil, nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	pcfg := pgstore.Config{}
 	if fl != nil {
@@ -74,7 +64,7 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 	}
 	if err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
+		return nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
 	}
 	credit := func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
 		_, err := tx.Exec(ctx, "INSERT INTO "+pointsTable+" VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET points = "+
@@ -82,17 +72,14 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		return err
 	}
 	return &pointsStore{
+		opts:      []plugin.Option{plugin.WithVoteStore(store)},
 		reminders: reminders,
 		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
-		read: func(ctx context.Context, user string) (n int64, err error) {
-			err = pool.QueryRow(ctx, "SELECT points FROM "+pointsTable+" WHERE user_id = $1", user).Scan(&n)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return 0, nil
-			}
-			return n, err
+		read: func(ctx context.Context, user string) (n int64, err error) { // 0 for a user without points
+			return n, pool.QueryRow(ctx, "SELECT coalesce((SELECT points FROM "+pointsTable+" WHERE user_id = $1), 0)", user).Scan(&n)
 		},
 		close: func() error { pool.Close(); return nil },
-	}, plugin.WithVoteStore(store), nil
+	}, nil
 }
 
 // openPointsFile keeps the points in a bbolt file of the state directory.
@@ -128,20 +115,17 @@ func openPointsFile(dir string) (*pointsStore, error) {
 // openPoints opens where the points live, if anywhere, and returns the
 // plugin's options for it: the store of DATABASE_URL, the handler that credits.
 func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Option, err error) {
-	var dbOpt plugin.Option
-	switch {
-	case !b.cfg.votesOn():
-		return nil, nil
-	case b.cfg.DatabaseURL.Reveal() != "":
-		b.points, dbOpt, err = openPostgres(ctx, b.cfg, fl)
-		opts = append(opts, dbOpt)
-	case fl == nil:
-		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
+	switch db := b.cfg.DatabaseURL.Reveal() != ""; {
+	case !b.cfg.Plugin.PollsVotes() || (fl != nil && !db):
+		return nil, nil // no points with vote polling off, or in a fleet without a database
+	case db:
+		b.points, err = openPostgres(ctx, b.cfg, fl)
 	default:
-		return nil, nil
+		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return append(opts, plugin.WithRewardHandler(b.points.reward)), nil
+	b.closers = append(b.closers, b.points.close)
+	return append(b.points.opts, plugin.WithRewardHandler(b.points.reward)), nil
 }

@@ -84,9 +84,9 @@ func TestWebhookConfigErrorsExit2(t *testing.T) {
 func TestCheckWebhookAddr(t *testing.T) {
 	t.Parallel()
 	for _, ok := range []string{"", ":8080", "127.0.0.1:0", "[::1]:443", "example.com:65535"} {
-		assert.NoError(t, checkAddr("TOPGG_WEBHOOK_ADDR", ok), ok)
+		assert.NoError(t, plugin.CheckAddr(ok), ok)
 	}
 	for _, bad := range []string{"8080", ":65536", ":-1", ":08080", "a b:80", "http://x:80", "::1:80"} {
-		assert.Error(t, checkAddr("TOPGG_WEBHOOK_ADDR", bad), bad)
+		assert.Error(t, plugin.CheckAddr(bad), bad)
 	}
 }

@@ -45,3 +45,34 @@ func Example() {
 	// [+]shards ok
 	// ok
 }
+
+// An operations server: /metrics (any http.Handler; promhttp's in a bot),
+// /livez and /readyz, on its own address until the context is done.
+func ExampleListen() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	srv, err := health.Listen(ctx, health.ServerConfig{
+		Addr:      "127.0.0.1:0", // METRICS_ADDR in the example bot
+		Metrics:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "up 1") }),
+		Readiness: []health.Check{{Name: "shards", Func: func(context.Context) error { return nil }}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	resp, err := http.Get("http://" + srv.Addr().String() + "/readyz")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	fmt.Printf("%d %s", resp.StatusCode, body) // body ends with a newline
+	stop() // in a bot: once the shards are closed, so that /readyz answers until then
+	fmt.Println("stopped:", <-done)
+	// Output:
+	// 200 ok
+	// stopped: <nil>
+}

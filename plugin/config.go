@@ -2,7 +2,12 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,6 +209,9 @@ func (c Config) ValidateFor(client *topgg.Client) error {
 // check deliveries against, and vote polling to reconcile what it loses.
 func (c Config) validateWebhook(bad func(field, format string, args ...any) error) error {
 	on := len(c.WebhookSecrets) > 0 || c.WebhookAuth != ""
+	if err := CheckAddr(c.WebhookAddr); err != nil {
+		return bad("WebhookAddr", "%v", err)
+	}
 	switch {
 	case c.WebhookAddr != "" && !on:
 		return bad("WebhookSecrets", "is empty, and so is WebhookAuth: the receiver at %s could check no delivery", c.WebhookAddr)
@@ -224,6 +232,60 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 		if _, err := webhook.New(webhook.Config{LegacyAuth: c.WebhookAuth, OnVote: noVote}); err != nil {
 			return bad("WebhookAuth", "holds white space or a control character (a trailing newline?)")
 		}
+	}
+	return nil
+}
+
+// PollsVotes reports whether the vote history is polled (VotePollInterval
+// nil, the default, or above 0), which every vote feature needs: the vote
+// handlers, the webhook receiver and the voter perks.
+func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
+
+// CheckAddr checks an address to listen on, such as Config.WebhookAddr or a
+// bot's metrics address: empty (nothing to listen on), or host:port or :port
+// with a decimal port from 0 to 65535 (0 picks a free one) and a host
+// without white space or a slash. Run would fail on the same address only
+// once the bot is online; its error quotes the address, which is no secret.
+func CheckAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || strconv.FormatUint(n, 10) != port {
+		return fmt.Errorf("%q is not host:port or :port with a port from 0 to 65535, such as :8080", addr)
+	}
+	if strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == '/' }) {
+		return fmt.Errorf("%q: the host holds white space or a slash", addr)
+	}
+	return nil
+}
+
+// CheckStateDir makes sure StateDir (default ./topgg-state) can be created
+// and written in, when a job keeps state there (vote polling or command
+// sync on), so that a bad directory stops a bot before any request rather
+// than once it is online. It creates the directory (0700) and a file it
+// removes; the error is a *ConfigError naming Config.StateDir. A plugin with
+// a fleet or a vote store of its own keeps no state there: do not call it.
+func (c Config) CheckStateDir() error {
+	st := c.resolve()
+	if !st.syncCommands && st.votePoll == 0 {
+		return nil
+	}
+	bad := func(what string, err error) error {
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			err = pe.Err // without the path it repeats
+		}
+		return &ConfigError{Field: "Config.StateDir", Problem: fmt.Sprintf("cannot %s %q: %v", what, st.StateDir, err)}
+	}
+	if err := os.MkdirAll(st.StateDir, 0o700); err != nil {
+		return bad("create", err)
+	}
+	f, err := os.CreateTemp(st.StateDir, ".write-check-*")
+	if err == nil {
+		err = errors.Join(f.Close(), os.Remove(f.Name()))
+	}
+	if err != nil {
+		return bad("write in", err)
 	}
 	return nil
 }

@@ -5,12 +5,18 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
@@ -59,7 +65,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
-	return validateAll(v.Elem(), s.read)
+	return validateAll(v.Elem(), s.read, nil)
 }
 
 // envField is a tagged field LoadEnv reads: its path in errors, its type
@@ -268,11 +274,40 @@ func checkDecimal(val, shown string, bits int, signed bool) string {
 
 var configType = reflect.TypeFor[Config]()
 
-// validateAll validates every Config in the struct v, at any depth, naming
-// the variable of a bad value that was read.
-func validateAll(v reflect.Value, read map[string]bool) error {
+// ValidateEnv checks every Config in target, a struct (or a pointer to one)
+// that [LoadEnv] filled from lookuper (nil: the process environment), with
+// [Config.ValidateFor] and client: the interval floors, which LoadEnv leaves
+// to [New] because they depend on the client. Like LoadEnv, it returns a
+// *ConfigError naming the variable of the bad field when the variable is set
+// in lookuper, so a bot can stop at start with the variable's name, not the
+// Go field's.
+func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
+	v := reflect.ValueOf(target)
+	for v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return fmt.Errorf("%w: ValidateEnv needs a struct or a pointer to one, not %T", errNilArg, target)
+	}
+	if lookuper == nil {
+		lookuper = envconfig.OsLookuper()
+	}
+	read := map[string]bool{}
+	for f := range configType.Fields() {
+		if name := configVariable(f.Name); name != "" {
+			val, ok := lookuper.Lookup(name)
+			read[name] = ok && val != ""
+		}
+	}
+	return validateAll(v, read, func(c Config) error { return c.ValidateFor(client) })
+}
+
+// validateAll validates every Config in the struct v, at any depth, with
+// validate (nil: Config.Validate), naming the variable of a bad value that
+// was read.
+func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read)
+		return validateLoaded(v.Interface().(Config), read, validate)
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -280,7 +315,7 @@ func validateAll(v reflect.Value, read map[string]bool) error {
 			f = f.Elem()
 		}
 		if f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
-			if err := validateAll(f, read); err != nil {
+			if err := validateAll(f, read, validate); err != nil {
 				return err
 			}
 		}
@@ -300,7 +335,7 @@ func configVariable(field string) string {
 // zero ("0s", "0") is refused: that zero means "the default" in code, and an
 // operator who writes 0 means something else (unset the variable for the
 // default; the pointer fields read 0 and false as written: off).
-func validateLoaded(c Config, read map[string]bool) error {
+func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
@@ -309,7 +344,10 @@ func validateLoaded(c Config, read map[string]bool) error {
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	err := c.Validate()
+	if validate == nil {
+		validate = Config.Validate
+	}
+	err := validate(c)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
 		// A field left zero is named by its variable too: a rule that ties
@@ -321,4 +359,104 @@ func validateLoaded(c Config, read map[string]bool) error {
 		}
 	}
 	return err
+}
+
+// Secret holds a token or a URL with a password in a configuration struct
+// that LoadEnv fills (it implements go-envconfig's Decoder). It prints as
+// [redacted] with every fmt verb, in slog and in text encoders (JSON), and as
+// an empty string when unset. Its value sits behind a pointer, so that fmt's
+// reflection into an unexported field, which calls no method, shows an
+// address, not the value (a string-based type such as webhook.Secret would
+// show it there).
+type Secret struct{ p *string }
+
+// NewSecret returns a Secret holding s (set, even when s is empty).
+func NewSecret(s string) Secret { return Secret{&s} }
+
+// Reveal returns the value ("" when unset), for the one call that uses it.
+func (s Secret) Reveal() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+// EnvDecode lets LoadEnv read the value from its variable.
+func (s *Secret) EnvDecode(v string) error { s.p = &v; return nil }
+
+// Format prints [redacted], or nothing when unset, whatever the verb.
+func (s Secret) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
+}
+
+// LogValue shows [redacted] in slog, or an empty string when unset.
+func (s Secret) LogValue() slog.Value {
+	if s.p == nil {
+		return slog.StringValue("")
+	}
+	return slog.StringValue(redact.Mark)
+}
+
+// MarshalText keeps the value out of encoders that skip Format (JSON, say).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+
+// Log is a bot's logging settings, for the configuration LoadEnv fills:
+// LOG_LEVEL (debug, info, warn or error, in any case; default info) and
+// LOG_FORMAT (text or json; default text). [Log.Logger] makes the logger.
+type Log struct {
+	Level  LogLevel  `env:"LOG_LEVEL"`
+	Format LogFormat `env:"LOG_FORMAT"`
+}
+
+// LogLevel is a slog level read strictly: debug, info, warn or error, in any
+// case (not slog's offsets such as info+2). The zero value is info.
+type LogLevel slog.Level
+
+// EnvDecode reads a level; its error quotes no value.
+func (l *LogLevel) EnvDecode(v string) error {
+	var lvl slog.Level
+	switch strings.ToLower(v) {
+	case "debug", "info", "warn", "error":
+		if err := lvl.UnmarshalText([]byte(v)); err == nil {
+			*l = LogLevel(lvl)
+			return nil
+		}
+	}
+	return errors.New("is not debug, info, warn or error")
+}
+
+// LogFormat is text or json; empty is text.
+type LogFormat string
+
+// EnvDecode reads a format; its error quotes no value.
+func (f *LogFormat) EnvDecode(v string) error {
+	if v != "text" && v != "json" {
+		return errors.New("is not text or json")
+	}
+	*f = LogFormat(v)
+	return nil
+}
+
+// Logger returns a logger writing to w at l's level in l's format (slog's
+// text or JSON handler).
+func (l Log) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.Level(l.Level)}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// Snowflake is a Discord ID (a guild, a role, a user) read from a variable:
+// a decimal number below 2^64 without a leading zero. The empty Snowflake
+// is unset.
+type Snowflake string
+
+// EnvDecode refuses what is not a Discord ID; its error quotes no value.
+func (id *Snowflake) EnvDecode(v string) error {
+	if !snowflake.Valid(v) {
+		return errors.New("not a Discord id (a decimal number below 2^64, without a leading zero)")
+	}
+	*id = Snowflake(v)
+	return nil
 }

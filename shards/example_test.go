@@ -58,3 +58,40 @@ func Example() {
 	// Output:
 	// shard 1 role given: true
 }
+
+// A bot's main loop: the shards open while a job runs beside them (in a bot,
+// a plugin's Run, attached to the sessions first); on SIGTERM the job stops
+// first, then the shards close, within the budget.
+func ExampleGroup_Serve() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	discord, err := discordtest.NewServer(discordtest.WithShardCount(2))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer discord.Close()
+	group, err := shards.New(discord.Token(), 2, shards.WithAPIBase(discord.APIBase()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	app, err := group.Application(ctx) // its ID registers the slash commands
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// In a bot: ctx is signal.NotifyContext's, and the job is plugin.Run.
+	serveCtx, stop := context.WithCancel(ctx)
+	job := func(ctx context.Context) error {
+		stop() // here: stop at once, as a SIGTERM would
+		<-ctx.Done()
+		fmt.Println("job stopped while the shards were open")
+		return nil
+	}
+	err = group.Serve(serveCtx, job, shards.Shutdown{JobsFirst: 5 * time.Second, Budget: 8 * time.Second})
+	fmt.Println("application", app.ID == discord.BotUserID(), "served:", err)
+	// Output:
+	// job stopped while the shards were open
+	// application true served: <nil>
+}

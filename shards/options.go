@@ -79,7 +79,7 @@ func WithHTTPClient(hc *http.Client) Option {
 }
 
 // WithLogger sets the logger (default: discard). The Group logs rate-limit
-// waits and shard connections, never a token.
+// waits, shard connections and Serve's steps, never a token.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {

@@ -81,6 +81,11 @@ func (p *Perks) voteAnswer(user string, data discordgo.ApplicationCommandInterac
 		p.log.Warn("/vote: could not read the user's ledger", "user", user, "error", info.StatsErr)
 	}
 	msg := p.texts.Vote(info)
+	if p.texts.VoteExtra != nil {
+		if extra := p.texts.VoteExtra(ctx, info); extra != "" {
+			msg += "\n" + extra
+		}
+	}
 	if on, given := remindOptionValue(data); given {
 		msg += "\n" + p.remindAnswer(ctx, user, on)
 	}

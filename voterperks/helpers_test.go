@@ -51,7 +51,8 @@ type world struct {
 	tg       *topggtest.Server
 	client   *topgg.Client
 	sessions []*discordgo.Session
-	guilds   []string // guilds[i] is on shard i
+	guilds   []string         // guilds[i] is on shard i
+	texts    voterperks.Texts // the perks' texts; zero: the defaults
 
 	mu   sync.Mutex
 	runs map[*plugin.Plugin]*running
@@ -117,6 +118,7 @@ func (w *world) config() plugin.Config {
 func (w *world) perks() plugin.VoterPerks {
 	return plugin.VoterPerks{
 		BotID: w.dc.ApplicationID(), Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: true,
+		Texts: w.texts,
 	}
 }
 

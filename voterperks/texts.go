@@ -1,6 +1,7 @@
 package voterperks
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -49,6 +50,11 @@ type LeaderboardInfo struct {
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string
+	// VoteExtra, when set, adds a line to /vote's answer (after Vote's, before
+	// the remind option's): a bot's own figure for the user, such as points
+	// read from its database. ctx ends before Discord's 3 s to answer; an
+	// empty string adds nothing. It has no default.
+	VoteExtra func(ctx context.Context, v VoteInfo) string
 	// RemindOn, RemindOff, RemindFailed and RemindersOff end /vote's answer
 	// when the user gave the remind option: saved on, saved off, not saved,
 	// reminders off on this bot.

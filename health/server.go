@@ -1,0 +1,118 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/dblkit/go-topgg/internal/httpx"
+)
+
+// Bounds of the operations server: a scrape or a probe is a small GET
+// answered from memory, and a probe's checks take at most [Timeout].
+const (
+	serverTimeout = 2 * Timeout
+	// ShutdownGrace is how long requests in flight get once [Server.Run]'s
+	// context is done; then their connections are closed. Within the 10 s
+	// a SIGTERM leaves.
+	ShutdownGrace = time.Second
+)
+
+// ServerConfig is what an operations server serves.
+type ServerConfig struct {
+	// Addr is host:port or :port; port 0 picks a free one (see Server.Addr).
+	Addr string
+	// Metrics answers GET /metrics (promhttp.HandlerFor(reg, ...), say);
+	// nil: no /metrics.
+	Metrics http.Handler
+	// Liveness and Readiness are the checks of /livez and /readyz
+	// (plugin.Plugin's LivenessChecks and ReadinessChecks, say).
+	Liveness, Readiness []Check
+	// Logger gets the HTTP server's errors (a client's bad TLS or request) at
+	// debug level; nil: none.
+	Logger *slog.Logger
+}
+
+// Server is an operations server listening: /metrics, /livez and /readyz on
+// one address, apart from the bot's public endpoints. Make it with [Listen];
+// [Server.Run] it once, or Close it.
+type Server struct {
+	srv  *http.Server
+	l    net.Listener
+	used atomic.Bool
+}
+
+// Listen makes the probes and listens on cfg.Addr now, so that a taken port
+// or a bad check stops a bot before it goes online; ctx bounds the listen
+// only. Errors name the address, never a check's secret.
+func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if ctx == nil || cfg.Addr == "" {
+		return nil, fmt.Errorf("%w: Listen needs a context and an address", ErrInvalidCheck)
+	}
+	mux := http.NewServeMux()
+	for path, checks := range map[string][]Check{"livez": cfg.Liveness, "readyz": cfg.Readiness} {
+		p, err := NewProbe(path, checks...)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/"+path, p)
+	}
+	if cfg.Metrics != nil {
+		mux.Handle("GET /metrics", cfg.Metrics)
+	}
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("health: operations server: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: serverTimeout / 2, ReadTimeout: serverTimeout,
+		WriteTimeout: serverTimeout, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	return &Server{srv: srv, l: l}, nil
+}
+
+// Addr is the address the server listens on (the port picked for port 0).
+func (s *Server) Addr() net.Addr { return s.l.Addr() }
+
+// Run serves until ctx is done, then shuts the server down (see
+// [ShutdownGrace]) and returns once it is gone. A second Run, or a Run after
+// Close, is an error.
+func (s *Server) Run(ctx context.Context) error {
+	if s == nil || s.srv == nil || ctx == nil {
+		return fmt.Errorf("%w: Run needs a Server from Listen and a context", ErrInvalidCheck)
+	}
+	if s.used.Swap(true) {
+		return errors.New("health: operations server already run or closed")
+	}
+	if err := httpx.Serve(ctx, s.srv, s.l, ShutdownGrace); err != nil {
+		return fmt.Errorf("health: operations server: %w", err)
+	}
+	return nil
+}
+
+// Start runs Run in its own goroutine, bound to no context: an operations
+// server should answer until the bot it watches is down, after the bot's
+// context is done. stop ends it and returns Run's error.
+func (s *Server) Start() (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Run(ctx) }()
+	return func() error { cancel(); return <-served }
+}
+
+// Close stops listening, for a Server that will not Run (a start that failed
+// later); it is a no-op once Run was called.
+func (s *Server) Close() error {
+	if s == nil || s.srv == nil || s.used.Swap(true) {
+		return nil
+	}
+	return s.l.Close()
+}

@@ -1,0 +1,34 @@
+package shards
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Application reads the bot's application (GET /oauth2/applications/@me)
+// through the first session, under ctx: discordgo's own Application takes no
+// request options. An application without an ID is an error; the
+// application's ID is the bot's user ID, which slash commands are registered
+// under.
+func (g *Group) Application(ctx context.Context) (*discordgo.Application, error) {
+	if !g.made() {
+		return nil, errNotMade
+	}
+	body, err := g.sessions[0].RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
+		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
+	var app discordgo.Application
+	if err == nil {
+		if err = json.Unmarshal(body, &app); err == nil && app.ID == "" {
+			err = errors.New("the application Discord sent has no id")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shards: reading the Discord application: %w", err)
+	}
+	return &app, nil
+}

@@ -1,0 +1,107 @@
+package shards
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// IDs is a list of shard IDs in increasing order, such as a SHARD_IDS
+// variable: IDs and ranges separated by commas ("0-3", "0,2,4", "0-1, 4-5").
+// It implements go-envconfig's Decoder, so a configuration struct can hold
+// one; give it to [WithShardIDs] when not empty. Nil means every shard.
+type IDs []int
+
+// ParseIDs reads a list written as IDs and ranges. An ID is decimal digits
+// without sign or leading zero, below 65,536 (a larger one is a typo that
+// must not allocate before the shard count is known); ranges may not end
+// before they start, and no ID may be listed twice. Errors quote the part
+// they refuse (shard IDs are no secret).
+func ParseIDs(s string) (IDs, error) {
+	seen := make(map[int]bool)
+	var ids IDs
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		if !isRange {
+			hi = lo
+		}
+		first, err1 := parseID(lo)
+		last, err2 := parseID(hi)
+		if err := cmp.Or(err1, err2); err != nil {
+			return nil, err
+		}
+		if last < first {
+			return nil, fmt.Errorf("shards: range %d-%d ends before it starts", first, last)
+		}
+		for id := first; id <= last; id++ {
+			if seen[id] {
+				return nil, fmt.Errorf("shards: shard %d is listed twice (overlapping ranges)", id)
+			}
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// EnvDecode is go-envconfig's Decoder: it parses v with [ParseIDs]. An
+// empty v, which go-envconfig also passes for an unset variable, is nil:
+// every shard (plugin.LoadEnv refuses a variable set but empty).
+func (ids *IDs) EnvDecode(v string) error {
+	if v == "" {
+		*ids = nil
+		return nil
+	}
+	parsed, err := ParseIDs(v)
+	if err != nil {
+		return err
+	}
+	*ids = parsed
+	return nil
+}
+
+// Option is [WithShardIDs] with these IDs, or, for nil or empty IDs (every
+// shard), an option that keeps the default: a configuration's IDs go to New
+// as they are.
+func (ids IDs) Option() Option {
+	if len(ids) == 0 {
+		return func(*config) error { return nil }
+	}
+	return WithShardIDs(ids...)
+}
+
+// String writes the list back as ParseIDs reads it, with runs as ranges.
+func (ids IDs) String() string {
+	var b strings.Builder
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(ids[i]))
+		if j > i {
+			fmt.Fprintf(&b, "-%d", ids[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// parseID reads one ID: decimal digits, no sign, no leading zero, below maxShards.
+func parseID(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Trim(s, "0123456789") != "" || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("shards: %q is not a shard ID (want IDs and ranges such as 0-3 or 0,2,4)", s)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n >= maxShards {
+		return 0, fmt.Errorf("shards: shard ID %s is above %d", s, maxShards-1)
+	}
+	return n, nil
+}

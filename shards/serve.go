@@ -1,0 +1,104 @@
+package shards
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Shutdown bounds the stop of [Group.Serve]. A process has about 10 s after
+// SIGTERM; discordgo's Close takes a second.
+type Shutdown struct {
+	// JobsFirst is how long the shards stay open for the job to stop (a
+	// post or a role grant in flight needs them). Default 5 s.
+	JobsFirst time.Duration
+	// Budget bounds the whole stop. Default 8 s.
+	Budget time.Duration
+}
+
+// Default bounds of a zero Shutdown.
+const (
+	DefaultJobsFirst = 5 * time.Second
+	DefaultBudget    = 8 * time.Second
+)
+
+// Serve opens the shards and runs job beside them (a plugin's Run, say,
+// given the sessions before), until ctx is done or job returns (a failure
+// before ctx is done: the shards then stop opening). It then stops job by
+// cancelling its context and closes the shards once job has returned, or
+// after s.JobsFirst: no job sees the shards vanish, and a slow job does not
+// keep them open. It returns within s.Budget of the stop, with the errors of
+// Open (not one of the stop's own making), of job and of Close; past the
+// budget, an error says which step still runs (its goroutine is left to the
+// process's exit). It logs "bot is online", "shutting down" and "gateway
+// connections closed". A Group serves once; Close after Serve is a no-op.
+func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Shutdown) error {
+	if !g.made() {
+		return errNotMade
+	}
+	if ctx == nil || job == nil {
+		return errors.New("shards: Serve: nil context or job")
+	}
+	if s.JobsFirst < 0 || s.Budget < 0 {
+		return errors.New("shards: Serve: negative shutdown bound")
+	}
+	s.JobsFirst, s.Budget = cmp.Or(s.JobsFirst, DefaultJobsFirst), cmp.Or(s.Budget, DefaultBudget)
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	online, jobFailed := context.WithCancel(ctx)
+	defer jobFailed()
+	ran := make(chan error, 1)
+	go func() {
+		err := job(runCtx)
+		jobFailed()
+		ran <- err
+	}()
+	log := g.cfg.logger
+	openErr := g.Open(online)
+	switch {
+	case online.Err() != nil:
+		// Open returned because of the stop (or a failed job, which the
+		// stop reports): not a failure of its own.
+		log.Info("stopped before going online; shutting down")
+		openErr = nil
+	case openErr == nil:
+		log.Info("bot is online", "shards", g)
+		<-online.Done()
+		log.Info("shutting down")
+	}
+	stopJob := func() error { stopRun(); return <-ran }
+	closeShards := func() error {
+		err := g.Close()
+		log.Info("gateway connections closed")
+		return err
+	}
+	return errors.Join(openErr, stopInOrder(stopJob, closeShards, s.Budget, s.JobsFirst))
+}
+
+// stopInOrder runs stopJob, then closeShards once the job has stopped or
+// after jobsFirst, and returns within budget (see Serve).
+func stopInOrder(stopJob, closeShards func() error, budget, jobsFirst time.Duration) error {
+	deadline := time.After(budget)
+	jobs, shards := make(chan error, 1), make(chan error, 1)
+	go func() { jobs <- stopJob() }()
+	select {
+	case err := <-jobs:
+		jobs <- err // read again below
+	case <-time.After(jobsFirst):
+	}
+	go func() { shards <- closeShards() }()
+	var errs [2]error
+	for i, step := range []struct {
+		done <-chan error
+		late string
+	}{{shards, "the shards did not close"}, {jobs, "the jobs did not stop"}} {
+		select {
+		case errs[i] = <-step.done:
+		case <-deadline:
+			return fmt.Errorf("shards: shutdown took longer than %s: %s", budget, step.late)
+		}
+	}
+	return errors.Join(errs[1], errs[0])
+}
