@@ -15,6 +15,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // Bounds of a rate-limit wait and of the retries of one request.
@@ -75,7 +76,13 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, route := req.Context(), routeKey(req.URL.Path)
 	send := req
 	for attempt := 1; ; attempt++ {
-		if err := t.wait(ctx, req.Method, route); err != nil {
+		// The wait may outlast a fleet leader's term: check it right before
+		// each send, as the Top.gg client does (a no-op outside a fleet).
+		err := t.wait(ctx, req.Method, route)
+		if err == nil {
+			err = term.Check(ctx)
+		}
+		if err != nil {
 			if send.Body != nil {
 				_ = send.Body.Close()
 			}

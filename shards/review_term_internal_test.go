@@ -26,7 +26,6 @@ import (
 // it. RoundTrip should call term.Check(req.Context()) right before each
 // send.
 func TestReviewRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
-	t.Skip("finding 11: shards/ratelimit.go rateLimiter.RoundTrip sends after a rate-limit wait without term.Check(req.Context())")
 	t.Parallel()
 	var hits atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -90,7 +90,7 @@ func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key
 	if err := term.Check(ctx); err != nil { // a fleet leader past its term sends nothing: the next one does
 		return err
 	}
-	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, discordgo.WithContext(ctx))
+	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, leaderCall(ctx)...)
 	return err
 }
 
@@ -99,8 +99,8 @@ const maxNonce = 25
 
 // sendReminder sends the direct message. sent is false, with a nil error,
 // when Discord refused it for good: the user's DMs are closed (50007) or
-// another refusal no retry mends (a 4xx other than 429, which the session
-// waits out).
+// another refusal no retry mends (a 4xx other than 429, which goes back to
+// the pipeline's retries: see leaderCall).
 func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool, err error) {
 	s, err := p.session()
 	if err != nil {
@@ -108,7 +108,7 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 	}
 	user := v.PlatformID
 	text := p.texts.Reminder(ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}) + "\n" + p.texts.ReminderStop
-	ch, err := s.UserChannelCreate(user, discordgo.WithContext(ctx))
+	ch, err := s.UserChannelCreate(user, leaderCall(ctx)...)
 	if err == nil {
 		err = sendOnce(ctx, s, ch.ID, text, v.Key())
 	}

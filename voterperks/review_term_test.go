@@ -35,11 +35,11 @@ func (alwaysActive) Leaderboard(context.Context, time.Time, int) ([]voterewards.
 // before discordgo's call; discordgo then waits out a 429 (and retries
 // 5xx) by itself and sends the request again, unchecked. A leader paused
 // during that wait past its term (its context not cancelled yet: the
-// lease's goroutine has not run) still gives the role: a stale leader's
-// Discord write. The calls should pass discordgo.WithRetryOnRatelimit(false)
-// and WithRestRetries(0) and let voterewards retry, with the term checked.
+// lease's goroutine has not run) still gave the role: a stale leader's
+// Discord write. The calls pass discordgo.WithRetryOnRatelimit(false) and
+// WithRestRetries(0) (leaderCall): the 429 is the call's error, and the
+// pipeline's retry checks the term first.
 func TestReviewRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
-	t.Skip("finding 11: voterperks/role.go role and expire.go sendOnce let discordgo retry a 429/5xx by itself, after term.Check: a stale leader's role change or DM goes out")
 	t.Parallel()
 	w := newWorld(t, 1)
 	p, err := voterperks.New(alwaysActive{}, voterperks.Config{
@@ -61,8 +61,11 @@ func TestReviewRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
 	}()
 	now := time.Now().UTC()
 	tv := topgg.Vote{UserID: "810000000000000001", PlatformID: "310000000000000001", Weight: 1, CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)}
-	err = p.OnReward(ctx, voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook})
-	assert.ErrorIs(t, err, term.ErrOver)
+	v := voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
+	err = p.OnReward(ctx, v)
+	require.Error(t, err, "the 429 goes back to the pipeline, not waited out and resent by discordgo")
+	require.Eventually(t, func() bool { return term.Check(ctx) != nil }, wait, time.Millisecond)
+	assert.ErrorIs(t, p.OnReward(ctx, v), term.ErrOver, "the pipeline's retry checks the term first")
 	added, _ := w.roleChanges()
 	assert.Zero(t, added[tv.PlatformID], "the role was given after the term's deadline")
 }

@@ -74,7 +74,7 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 	if err := term.Check(ctx); err != nil { // a fleet leader past its term changes nothing
 		return false, err
 	}
-	err = call(guild, user, role, discordgo.WithContext(ctx), discordgo.WithAuditLogReason(reason))
+	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)
 	if code, status := restCode(err); status == http.StatusNotFound {
 		p.log.Info("voter role: the user or the guild is unknown to Discord; skipped", "user", user, "guild", guild,
 			"add", add, slog.Int("code", code))
