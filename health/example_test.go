@@ -70,7 +70,7 @@ func ExampleListen() {
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	fmt.Printf("%d %s", resp.StatusCode, body) // body ends with a newline
-	stop() // in a bot: once the shards are closed, so that /readyz answers until then
+	stop()                                     // in a bot: once the shards are closed, so that /readyz answers until then
 	fmt.Println("stopped:", <-done)
 	// Output:
 	// 200 ok
