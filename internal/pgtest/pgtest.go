@@ -38,6 +38,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // startTimeout bounds initdb and the wait for a started server to answer.
@@ -134,7 +136,7 @@ func start(bin string) (*Server, error) {
 		return nil, err
 	}
 	for range 5 { // a freed port may be taken by someone else before we bind it: try another
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = serverproc.FreePort(); err != nil {
 			break
 		}
 		if err = s.start(); err == nil {
@@ -204,7 +206,7 @@ func (s *Server) start() error {
 	s.prepare(cmd)
 	// A test binary that dies (a panic, a timeout) takes its server along.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	lw := &lockedWriter{mu: &s.mu, w: s.logs}
+	lw := &serverproc.LockedWriter{Mu: &s.mu, W: s.logs}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
@@ -390,24 +392,4 @@ func OpenPool(t testing.TB, dbURL string) *pgxpool.Pool {
 	}
 	t.Cleanup(p.Close)
 	return p
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

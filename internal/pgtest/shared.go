@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // installHint says how to get PostgreSQL on the Debian and Ubuntu machines
@@ -80,7 +82,7 @@ func Announce(pkg string) bool {
 	if _, err := FindBin(); err == nil {
 		return true
 	}
-	w, closeW := announceWriter()
+	w, closeW := serverproc.AnnounceWriter()
 	defer closeW()
 	return announce(w, pkg, os.Getenv("CI") != "")
 }
@@ -96,13 +98,4 @@ func announce(w io.Writer, pkg string, ci bool) bool {
 	_, _ = fmt.Fprintf(w, "%s: PostgreSQL (initdb, postgres) not found; the tests that need it are skipped (go test -v lists them); %s\n",
 		pkg, installHint)
 	return true
-}
-
-// announceWriter returns the terminal, or stderr when there is none.
-func announceWriter() (io.Writer, func()) {
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return os.Stderr, func() {}
-	}
-	return tty, func() { _ = tty.Close() }
 }

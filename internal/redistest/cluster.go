@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // clusterNodeTimeout is the cluster-node-timeout of the test clusters: a
@@ -140,7 +142,7 @@ func (c *Cluster) KillMasterOf(ctx context.Context, key string) (killed, promote
 				return killed, promoted
 			}
 		}
-		if !sleepCtx(wctx, 50*time.Millisecond) {
+		if clock.Sleep(wctx, clock.Real(), 50*time.Millisecond) != nil {
 			c.t.Fatalf("redistest: the replica of %s was not promoted within %v (last: %v)", killed.Addr(), failoverTimeout, err)
 			return nil, nil
 		}
@@ -228,7 +230,7 @@ func (c *Cluster) waitHealthy(ctx context.Context, nodes []*Server) error {
 		if err == nil {
 			return nil
 		}
-		if !sleepCtx(ctx, 50*time.Millisecond) {
+		if clock.Sleep(ctx, clock.Real(), 50*time.Millisecond) != nil {
 			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
 		}
 	}
@@ -259,16 +261,4 @@ func withNode(ctx context.Context, n *Server, fn func(*redis.Client) error) erro
 		ReadTimeout: time.Second, ContextTimeoutEnabled: true})
 	defer nc.Close()
 	return fn(nc)
-}
-
-// sleepCtx waits d (a poll interval of a bounded wait); false once ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // Binary is the name of the server executable looked up in PATH.
@@ -99,7 +101,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	var err error
 	for range 5 { // a freed port may be taken by someone else before we bind it: try another
-		if s.port, err = freePort(); err != nil {
+		if s.port, err = serverproc.FreePort(); err != nil {
 			t.Fatalf("redistest: free port: %v", err)
 		}
 		if err = s.start(); err == nil {
@@ -207,7 +209,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Dir = s.dir
 	logs := &bytes.Buffer{}
-	lw := &lockedWriter{mu: &s.mu, w: logs}
+	lw := &serverproc.LockedWriter{Mu: &s.mu, W: logs}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
@@ -255,27 +257,6 @@ func (s *Server) stop() {
 	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
 }
 
-// freePort asks the kernel for a free port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // installHint says how to get redis-server on the Debian and Ubuntu machines
 // the project runs on.
 const installHint = "install: apt-get install redis-server"
@@ -294,7 +275,7 @@ func Announce(pkg string) bool {
 	if errServer == nil && errSentinel == nil {
 		return true
 	}
-	w, closeW := announceWriter()
+	w, closeW := serverproc.AnnounceWriter()
 	defer closeW()
 	if errServer != nil {
 		return announce(w, pkg, os.Getenv("CI") != "")
@@ -326,13 +307,4 @@ func announceSentinel(w io.Writer, pkg string, ci bool) bool {
 	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the Sentinel tests are skipped (go test -v lists them); %s\n",
 		pkg, SentinelBinary, sentinelInstallHint)
 	return true
-}
-
-// announceWriter returns the terminal, or stderr when there is none.
-func announceWriter() (io.Writer, func()) {
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return os.Stderr, func() {}
-	}
-	return tty, func() { _ = tty.Close() }
 }

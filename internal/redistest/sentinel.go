@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // SentinelBinary is the name of the Sentinel executable looked up in PATH
@@ -100,7 +103,7 @@ func StartSentinel(t testing.TB) *Sentinel {
 	ctx, cancel := context.WithTimeout(context.Background(), failoverTimeout)
 	defer cancel()
 	for !s.settled(ctx, master) {
-		if !sleepCtx(ctx, 50*time.Millisecond) {
+		if clock.Sleep(ctx, clock.Real(), 50*time.Millisecond) != nil {
 			t.Fatalf("redistest: the sentinels did not settle within %v", failoverTimeout)
 		}
 	}
@@ -111,7 +114,7 @@ func startSentinelProc(bin, dir string, masterPort int) (*sentinelProc, error) {
 	var err error
 	for range 5 { // a freed port may be taken before we bind it: try another
 		var port int
-		if port, err = freePort(); err != nil {
+		if port, err = serverproc.FreePort(); err != nil {
 			return nil, err
 		}
 		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %s\n"+
@@ -133,7 +136,7 @@ func startSentinelProc(bin, dir string, masterPort int) (*sentinelProc, error) {
 func (p *sentinelProc) start(bin, conf string) error {
 	p.cmd = exec.Command(bin, conf)
 	p.cmd.Dir = p.dir
-	lw := &lockedWriter{mu: &p.mu, w: &p.logs}
+	lw := &serverproc.LockedWriter{Mu: &p.mu, W: &p.logs}
 	p.cmd.Stdout, p.cmd.Stderr = lw, lw
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
@@ -256,7 +259,7 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 		if err == nil && m == n && isMaster(wctx, n) {
 			return
 		}
-		if !sleepCtx(wctx, 50*time.Millisecond) {
+		if clock.Sleep(wctx, clock.Real(), 50*time.Millisecond) != nil {
 			s.t.Fatalf("redistest: the sentinels did not make %s master within %v", n.Addr(), failoverTimeout)
 			return
 		}
