@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +42,8 @@ func childMain(role string) int {
 		fmt.Fprintln(os.Stderr, "unknown child role", role)
 		return 2
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient does
 	defer rdb.Close()
 	bot := os.Getenv(childBotEnv)
 	lease, err := NewLease(rdb, bot, shortLease)

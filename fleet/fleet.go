@@ -58,8 +58,11 @@ type Fleet struct {
 // Sentinel's failover client) or a *redis.ClusterClient, for which the lease
 // waits for the replicas' acknowledgement of its elections (see "Redis
 // Cluster and Sentinel" in the package doc); another UniversalClient (a
-// Ring) works, without that wait. Errors wrap [topgg.ErrNilArgument],
-// [ErrBadConfig].
+// Ring) works, without that wait. A client of your own should turn go-redis's
+// maintenance notifications off (MaintNotificationsConfig with Mode
+// maintnotifications.ModeDisabled, as [NewClient] does): their "auto" default
+// races in go-redis v9.23 with the lease's pinned connection at start. Errors
+// wrap [topgg.ErrNilArgument], [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +67,8 @@ type contender struct {
 // newClient returns a client of addr with its own pool (a separate process).
 func newClient(t testing.TB, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: 200 * time.Millisecond})
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}, // as fleet.NewClient does
+		DialTimeout:              200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

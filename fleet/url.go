@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/dblkit/go-topgg/internal/redact"
 )
@@ -47,6 +48,20 @@ func NewClient(rawURL string) (*redis.Client, error) {
 	return redis.NewClient(opts), nil
 }
 
+// noMaintNotifications returns c, or a config with go-redis's maintenance
+// notifications off when the URL set none. Their default, "auto", tries a
+// handshake on each new connection and, against a server without them
+// (Redis before 8), turns itself off by writing the client's options: a
+// write that races (go-redis v9.23) with a connection of the lease's pinned
+// Conn starting at the same time, since Conn's copy shares those options
+// under its own lock. The fleet needs no maintenance notifications.
+func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Config {
+	if c != nil {
+		return c
+	}
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+}
+
 // NewUniversalClient returns the go-redis client a URL selects: a single node
 // for redis:// and rediss:// (as [NewClient]), a *redis.ClusterClient for
 // [SchemeCluster] (it reloads the slot map at least every second while in
@@ -77,6 +92,7 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 		if opts.ClusterStateReloadInterval == 0 {
 			opts.ClusterStateReloadInterval = clusterReload
 		}
+		opts.MaintNotificationsConfig = noMaintNotifications(opts.MaintNotificationsConfig)
 		return redis.NewClusterClient(opts), nil
 	case "sentinel":
 		opts, err := redis.ParseFailoverURL(plain)
@@ -113,6 +129,7 @@ func parseURL(rawURL string) (*redis.Options, error) {
 		return nil, urlError(u, err)
 	}
 	opts.ContextTimeoutEnabled = true
+	opts.MaintNotificationsConfig = noMaintNotifications(opts.MaintNotificationsConfig)
 	return opts, nil
 }
 

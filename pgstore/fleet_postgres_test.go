@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +67,8 @@ func TestFleetChild(t *testing.T) {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv(fleetDSNEnv))
 	require.NoError(t, err)
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(fleetRedisEnv), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(fleetRedisEnv), ContextTimeoutEnabled: true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient does
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("process", name)
 	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)

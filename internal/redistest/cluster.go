@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/dblkit/go-topgg/internal/clock"
 )
@@ -101,7 +102,8 @@ func (c *Cluster) Nodes() []*Server { return slices.Clone(c.nodes) }
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true,
-		DialTimeout: 200 * time.Millisecond, ClusterStateReloadInterval: 200 * time.Millisecond})
+		DialTimeout: 200 * time.Millisecond, ClusterStateReloadInterval: 200 * time.Millisecond,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient: see redistest.go's Client
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/dblkit/go-topgg/internal/serverproc"
 )
@@ -140,6 +141,9 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{
 		Addr: s.Addr(), Password: s.password, TLSConfig: s.tlsConfig(),
 		ContextTimeoutEnabled: true, MaxRetries: -1,
+		// As fleet.NewClient: go-redis's "auto" maintenance notifications race
+		// with a pinned Conn starting at once (go-redis v9.23, Redis 7).
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
