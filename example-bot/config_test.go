@@ -328,3 +328,20 @@ func TestConfigRedactsTokens(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), unitDiscordToken)
 }
+
+// TestRedisURLOfClusterAndSentinelIsTaken: REDIS_URL may name a Redis Cluster
+// or a master through Sentinel, as fleet.Open takes them (it exited 2 when
+// the check accepted only redis:// and rediss://).
+func TestRedisURLOfClusterAndSentinelIsTaken(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{
+		"redis+cluster://:hunter2@10.0.0.1:6379?addr=10.0.0.2:6379",
+		"rediss+sentinel://10.0.0.1:26379/0?master_name=mymaster&password=hunter2",
+	} {
+		env := validEnv("http://127.0.0.1:1")
+		maps.Copy(env, map[string]string{"REDIS_URL": u})
+		cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+		require.NoError(t, err, "%s", "a "+u[:strings.Index(u, ":")]+" URL")
+		assert.Equal(t, u, cfg.RedisURL.Reveal())
+	}
+}

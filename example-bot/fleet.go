@@ -34,7 +34,7 @@ func (c config) validateFleet() error {
 		}
 		return nil
 	}
-	rdb, err := fleet.NewClient(c.RedisURL.Reveal()) // connects to nothing yet
+	rdb, err := fleet.NewUniversalClient(c.RedisURL.Reveal()) // connects to nothing yet; a Cluster or Sentinel URL too
 	if err != nil {
 		return badVariable("REDIS_URL", strings.TrimPrefix(err.Error(), "fleet: ")) // never shows the password
 	}
