@@ -172,9 +172,8 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	requireExactPosts()
 	require.Eventually(t, func() bool { added, _ := e.grants(); return len(added) >= 20 }, wait, time.Millisecond,
 		"the leader never rewarded a vote")
-	ls := leaders(procs)
-	require.Len(t, ls, 1, "one leader at a time")
-	leader := ls[0]
+	require.Eventually(t, func() bool { return len(leaders(procs)) == 1 }, wait, tick, "one leader at a time")
+	leader := leaders(procs)[0]
 	leader.kill()
 	killed := time.Now()
 	atKill, _ := e.grants()
@@ -193,7 +192,9 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	t.Logf("a new leader posted %v after the kill (lease TTL %v)", took.Round(time.Millisecond), fleetLease)
 	assert.Less(t, took, 2*fleetLease, "the new leader posted later than 2x the lease TTL")
 	requireExactPosts() // the killed process's shards 0-1 still count
-	require.Len(t, leaders(rest), 1, "one new leader")
+	// The post can reach the fake before the new leader's "became leader"
+	// line reaches the test through its stderr pipe: wait for the line.
+	require.Eventually(t, func() bool { return len(leaders(rest)) == 1 }, wait, tick, "one new leader")
 
 	require.Eventually(t, func() bool { added, _ := e.grants(); return len(added) == len(all) }, wait, tick,
 		"a vote was lost when the leader died")
