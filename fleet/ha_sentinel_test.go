@@ -245,7 +245,7 @@ func TestSentinelFleetLosesNoVoteAcrossFailovers(t *testing.T) {
 
 	// The second failover, right after an election.
 	master.Restart() // the sentinels make it a replica of the promoted one
-	waitInSync(t, ctx, replica.Client(t))
+	waitInSync(t, ctx, s.Client(t))
 	require.Eventually(t, func() bool { return len(haLeaders(live...)) == 1 }, haWait, haTick)
 	second2 := haLeaders(live...)[0]
 	n := len(w.tokens())
@@ -284,7 +284,8 @@ func waitLoaded(t *testing.T, ctx context.Context, f *Fleet, n int) {
 	}, haWait, haTick, "a vote was lost by the store, or is left undelivered")
 }
 
-// waitInSync waits until the master c talks to has one replica online.
+// waitInSync waits until the master c talks to (through Sentinel: whichever
+// node is master now) has one replica online.
 func waitInSync(t *testing.T, ctx context.Context, c *redis.Client) {
 	t.Helper()
 	require.Eventually(t, func() bool {

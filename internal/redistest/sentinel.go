@@ -31,8 +31,10 @@ const sentinelInstallHint = "install: apt-get install redis-sentinel"
 const MasterName = "mymaster"
 
 // downAfter is the sentinels' down-after-milliseconds: a dead master is
-// replaced within a few times this.
-const downAfter = 1000 * time.Millisecond
+// replaced within a few times this. At 1 s, a promoted replica busy for a
+// second on a loaded CI machine (go test runs packages side by side) was
+// itself voted down and the restarted old master promoted back.
+const downAfter = 2000 * time.Millisecond
 
 // fastSync returns the arguments of a master that starts a replica's full
 // sync at once, not after the default 5 s wait for more replicas (the
@@ -41,7 +43,7 @@ func fastSync() []string { return []string{"--repl-diskless-sync-delay", "0"} }
 
 // Sentinel is a Sentinel-managed Redis owned by a test: one master and one
 // replica (each a [Server] with AOF), watched by three redis-sentinel
-// processes with quorum 2 and down-after-milliseconds 1000. Its methods are
+// processes with quorum 2 and down-after-milliseconds 2000. Its methods are
 // safe for concurrent use; the test's Cleanup stops every process.
 type Sentinel struct {
 	t         testing.TB
