@@ -67,6 +67,10 @@ func TestReadmeVoterBot(t *testing.T) {
 		require.NoError(t, err)
 		return reply.Content
 	}
+	// The bbolt vote state is open only while Run runs: wait for Run to have
+	// read the history (so it holds the state) before the first /vote, whose
+	// answer reads the voter's ledger; before that it would answer without it.
+	require.Eventually(t, func() bool { return p.Active(voter).Covered }, 10*time.Second, 5*time.Millisecond)
 	assert.Contains(t, use("vote", &discordgo.ApplicationCommandInteractionDataOption{
 		Name: "remind", Type: discordgo.ApplicationCommandOptionBoolean, Value: true}), "I will send you a direct message")
 	now := time.Now().UTC()
@@ -76,6 +80,7 @@ func TestReadmeVoterBot(t *testing.T) {
 	dms, err := discord.WaitDirectMessages(t.Context(), voter, 1)
 	require.NoError(t, err)
 	assert.Contains(t, dms[0].Content, "To stop these reminders")
+	assert.Contains(t, use("vote"), "all time: 1", "/vote does not show the voter's ledger")
 	assert.Empty(t, discord.MemberRoles(guild, voter))
 	added := 0
 	for _, c := range discord.RoleChanges() {
