@@ -162,3 +162,37 @@ func TestIngestRefusesUnstorableIdsAlone(t *testing.T) {
 	assert.Len(t, snap.Seen, 1)
 	assert.Equal(t, "c", snap.Checkpoint.Cursor)
 }
+
+// TestAncientVoteIsRefusedAlone: a vote's CreatedAt before 1678 does not fit
+// UnixNano; the store refuses it alone (the Poller refuses it before, as any
+// created_at before 2000), and never keeps a different time.
+func TestAncientVoteIsRefusedAlone(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	old := time.Date(1000, 6, 15, 0, 0, 0, 0, time.UTC)
+	v := vote(1, old)
+	added, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+	if err != nil {
+		require.ErrorIs(t, err, voterewards.ErrInvalidVote)
+		return
+	}
+	assert.Empty(t, added, "refused alone (logged), not stored with another time")
+	st, err := s.Stats(context.Background(), v.PlatformID)
+	require.NoError(t, err)
+	assert.Zero(t, st.Votes)
+}
+
+// TestReviewStoreErrorsHideCredentials: Connect hides the user and password
+// of the URL (the user may be the secret); once connected, the Store's own
+// errors for a server gone (pgconn's "failed to connect to `user=...`")
+// name the user, and keep a *pgconn.ConnectError whose Config holds the
+// password for anything that unwraps it (errors.As, a logger that walks
+// the chain). The Store should scrub them as Connect does.
+
+// TestRewardOfNilHandler: Reward(nil) and Expiry(nil) return nil, so that
+// voterewards.New (OnReward is required) and the plugin refuse the misuse at
+// once, rather than a handler failing every vote as it comes.
+func TestRewardOfNilHandler(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	assert.Nil(t, s.Reward(nil), "Reward(nil)")
+	assert.Nil(t, s.Expiry(nil), "Expiry(nil)")
+}

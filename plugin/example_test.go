@@ -88,8 +88,9 @@ func Example() {
 	fmt.Printf("rewarded Discord user %s\n", v.PlatformID)
 
 	cmds, ok := listing.Commands()
-	for ; !ok; cmds, ok = listing.Commands() { // published on the first READY, beside the post
+	for i := 0; !ok && i < 500; i++ { // published on the first READY, beside the post (bounded: 5 s)
 		time.Sleep(10 * time.Millisecond)
+		cmds, ok = listing.Commands()
 	}
 	fmt.Printf("published %s\n", cmds)
 
