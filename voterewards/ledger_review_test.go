@@ -1,8 +1,7 @@
 package voterewards_test
 
 // Findings of the hostile review (review-attack) in files outside the
-// ledger's: each test fails on the code it names and is skipped until its
-// owner fixes it.
+// ledger's: each test failed on the code it names before its fix.
 
 import (
 	"context"
