@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -24,13 +25,11 @@ type VoterPerks struct {
 	Role *voterperks.Role
 	// Reminders turns on the reminder direct messages, opt-in per user
 	// (/vote remind:True, or [voterperks.Perks.SetReminder]), kept with the
-	// vote state: the file reminders.json in Config.StateDir in one process,
-	// Redis in a fleet ([WithFleet]).
+	// vote state: in the PostgreSQL database of a *pgstore.Store given to
+	// [WithVoteStore], else the file reminders.json in Config.StateDir in
+	// one process, Redis in a fleet ([WithFleet]).
 	Reminders bool
-	// ReminderStore, if set, keeps the opt-ins instead of the backend's
-	// (Reminders must be on): for a bot whose votes are in PostgreSQL
-	// ([WithVoteStore] with a pgstore.Store), the store's
-	// (*pgstore.Store).Reminders, so that the opt-ins live beside the votes.
+	// ReminderStore, if set, keeps the opt-ins instead (Reminders must be on).
 	ReminderStore voterperks.ReminderStore
 	// Texts overrides what the perks say (see [voterperks.Texts]).
 	Texts voterperks.Texts
@@ -83,6 +82,8 @@ func (p *Plugin) buildPerks() error {
 		return &ConfigError{Field: "VoterPerks.ReminderStore", Problem: "is set while VoterPerks.Reminders is false"}
 	case store != nil:
 		cfg.Reminders = store
+	case v.Reminders && isPostgres(p.opts.voteStore):
+		cfg.Reminders = &pgReminders{store: p.opts.voteStore.(*pgstore.Store)}
 	case v.Reminders:
 		rb, ok := p.backend.(reminderBackend)
 		if !ok {
@@ -123,6 +124,9 @@ func (p *Plugin) restSession() *discordgo.Session {
 	}
 	return p.sessions[0]
 }
+
+// isPostgres reports whether the vote store is PostgreSQL's.
+func isPostgres(s any) bool { _, ok := s.(*pgstore.Store); return ok }
 
 // pluginVotes is the perks' view of the plugin's votes: Active from the
 // cache of the Run under way (the poller's or its mirror's), the ledger
