@@ -116,8 +116,10 @@ func ExamplePerks_Gate() {
 
 	// A webhook vote: the cache knows it at once.
 	now := time.Now()
-	_ = poller.Ingest(ctx, voterewards.Vote{Vote: topgg.Vote{UserID: "100000000000000001", PlatformID: "300000000000000001",
-		CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)}, Origin: voterewards.OriginWebhook})
+	if err := poller.Ingest(ctx, voterewards.Vote{Vote: topgg.Vote{UserID: "100000000000000001", PlatformID: "300000000000000001",
+		Weight: 1, CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)}, Origin: voterewards.OriginWebhook}); err != nil {
+		panic(err)
+	}
 	for _, user := range []string{"300000000000000001", "300000000000000002"} {
 		id, _, err := discord.Interact(ctx, discordtest.InteractionSpec{Command: "premium", GuildID: guild, UserID: user})
 		if err != nil {
