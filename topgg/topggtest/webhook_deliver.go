@@ -85,11 +85,16 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	if timeout <= 0 {
 		timeout = defaultWebhookTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// The attempt starts when its timeout does, so that At plus the timeout is
+	// never later than the moment it gives up (a stamp taken after the timer
+	// made a timed-out attempt look shorter than its timeout).
+	a := Attempt{At: time.Now()}
+	ctx, cancel := context.WithDeadline(ctx, a.At.Add(timeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(d.Body))
 	if err != nil { // the URL was checked by the option
-		return Attempt{At: time.Now(), Err: err}
+		a.Err = err
+		return a
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "topggtest-webhook")
@@ -100,7 +105,7 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	} else {
 		req.Header.Set("Authorization", string(t.auth))
 	}
-	a := Attempt{At: time.Now(), Header: req.Header.Clone()}
+	a.Header = req.Header.Clone()
 	resp, err := s.hooks.client.Do(req)
 	if err != nil {
 		a.Err = fmt.Errorf("topggtest: webhook to %s: %w", req.URL.Redacted(), err)
