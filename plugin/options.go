@@ -35,8 +35,8 @@ type options struct {
 	// the Redis client (a field would keep every method of the fleet's types,
 	// since the linker keeps what reflection over a Plugin could reach).
 	newFleet func() backend
-	perks     *VoterPerks  // WithVoterPerks (perks.go)
-	clock     clock.Clock  // set by tests (export_test.go)
+	perks    *VoterPerks // WithVoterPerks (perks.go)
+	clock    clock.Clock // set by tests (export_test.go)
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without
