@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // Reminders is the store of vote reminder opt-ins of a bot whose votes are
@@ -32,6 +33,18 @@ const remindersTable = `CREATE TABLE IF NOT EXISTS %[1]s.reminders (
 	user_id text COLLATE "C" PRIMARY KEY,
 	last_key text NOT NULL DEFAULT ''
 )`
+
+// OpenReminders is [Store.Reminders] as a voterperks.ReminderStore: what
+// plugin.WithVoterPerks asks of a vote store that keeps the reminder opt-ins
+// beside the votes. Going through an interface, rather than the store's
+// type, lets a bot that does not use PostgreSQL leave pgx out of its binary.
+func (s *Store) OpenReminders(ctx context.Context) (voterperks.ReminderStore, error) {
+	r, err := s.Reminders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
 // Reminders returns the reminder opt-ins kept beside the votes, creating
 // their table if it is missing (under the schema's advisory lock, so that

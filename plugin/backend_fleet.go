@@ -7,6 +7,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -32,7 +33,7 @@ func WithFleet(f *fleet.Fleet) Option {
 			// A zero Fleet would fail later, naming the vote store or the counts.
 			return fmt.Errorf("plugin: WithFleet: a fleet.Fleet %w (fleet.New, fleet.Open)", topgg.ErrNotConfigured)
 		}
-		o.fleet = f
+		o.newFleet = func() backend { return &fleetBackend{f: f} }
 		return nil
 	}
 }
@@ -102,4 +103,14 @@ func (p *Plugin) lead(ctx context.Context, jobs []job) error {
 	p.leading(true)
 	defer p.leading(false)
 	return p.supervise(ctx, jobs)
+}
+
+// leadershipBackend is a backend whose process may lead: its readiness
+// includes knowing whether it does.
+type leadershipBackend interface {
+	leadershipCheck() health.Check
+}
+
+func (b *fleetBackend) leadershipCheck() health.Check {
+	return health.Check{Name: "leadership", Func: b.f.Lease().Check}
 }

@@ -135,14 +135,14 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
 	}
 	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
-	if p.fleet == nil && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
+	if _, local := p.backend.(*localBackend); local && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
 		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
 	}
 	if pinger, ok := p.voteStore.(interface{ Ping(context.Context) error }); ok {
 		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
 	}
-	if p.fleet != nil {
-		checks = append(checks, health.Check{Name: "leadership", Func: p.fleet.Lease().Check})
+	if lc, ok := p.backend.(leadershipBackend); ok {
+		checks = append(checks, lc.leadershipCheck())
 	}
 	return checks
 }

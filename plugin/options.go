@@ -9,7 +9,6 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -30,9 +29,14 @@ type options struct {
 	commands  []*discordgo.ApplicationCommand
 	haveCmds  bool
 	voteStore voterewards.Store
-	fleet     *fleet.Fleet // WithFleet (backend_fleet.go)
-	perks     *VoterPerks  // WithVoterPerks (perks.go)
-	clock     clock.Clock  // set by tests (export_test.go)
+	// newFleet makes the fleet backend (WithFleet, backend_fleet.go). No
+	// field of options or Plugin holds a *fleet.Fleet: a program that never
+	// calls WithFleet then links none of the fleet's code, nor, through it,
+	// the Redis client (a field would keep every method of the fleet's types,
+	// since the linker keeps what reflection over a Plugin could reach).
+	newFleet func() backend
+	perks    *VoterPerks // WithVoterPerks (perks.go)
+	clock    clock.Clock // set by tests (export_test.go)
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without

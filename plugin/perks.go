@@ -9,7 +9,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
-	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -26,8 +25,10 @@ type VoterPerks struct {
 	// Reminders turns on the reminder direct messages, opt-in per user
 	// (/vote remind:True, or [voterperks.Perks.SetReminder]), kept with the
 	// vote state: in the PostgreSQL database of a *pgstore.Store given to
-	// [WithVoteStore], else the file reminders.json in Config.StateDir in
-	// one process, Redis in a fleet ([WithFleet]).
+	// [WithVoteStore] (any vote store with an OpenReminders(ctx)
+	// (voterperks.ReminderStore, error) method keeps them), else the file
+	// reminders.json in Config.StateDir in one process, Redis in a fleet
+	// ([WithFleet]).
 	Reminders bool
 	// ReminderStore, if set, keeps the opt-ins instead (Reminders must be on).
 	ReminderStore voterperks.ReminderStore
@@ -82,8 +83,8 @@ func (p *Plugin) buildPerks() error {
 		return &ConfigError{Field: "VoterPerks.ReminderStore", Problem: "is set while VoterPerks.Reminders is false"}
 	case store != nil:
 		cfg.Reminders = store
-	case v.Reminders && isPostgres(p.opts.voteStore):
-		cfg.Reminders = &pgReminders{store: p.opts.voteStore.(*pgstore.Store)}
+	case v.Reminders && keepsReminders(p.opts.voteStore):
+		cfg.Reminders = &storeReminders{open: p.opts.voteStore.(reminderKeeper).OpenReminders}
 	case v.Reminders:
 		rb, ok := p.backend.(reminderBackend)
 		if !ok {
@@ -125,8 +126,9 @@ func (p *Plugin) restSession() *discordgo.Session {
 	return p.sessions[0]
 }
 
-// isPostgres reports whether the vote store is PostgreSQL's.
-func isPostgres(s any) bool { _, ok := s.(*pgstore.Store); return ok }
+// keepsReminders reports whether the vote store keeps reminder opt-ins
+// itself (PostgreSQL's does).
+func keepsReminders(s any) bool { _, ok := s.(reminderKeeper); return ok }
 
 // pluginVotes is the perks' view of the plugin's votes: Active from the
 // cache of the Run under way (the poller's or its mirror's), the ledger

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/topgg"
@@ -42,7 +41,6 @@ type Plugin struct {
 	votes    *voterewards.Poller // polls and delivers the votes
 	// voteStore is the votes' store: WithVoteStore's, or the backend's.
 	voteStore voterewards.Store
-	fleet     *fleet.Fleet // WithFleet's, for the readiness checks; nil in one process
 
 	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
@@ -102,8 +100,8 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		firstReady: make(chan *discordgo.Session, 1),
 	}
 	p.backend = &localBackend{dir: set.StateDir}
-	if o.fleet != nil {
-		p.backend, p.fleet = &fleetBackend{f: o.fleet}, o.fleet
+	if o.newFleet != nil {
+		p.backend = o.newFleet()
 	}
 	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}

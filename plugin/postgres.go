@@ -39,7 +39,7 @@ type fenceable interface{ Fenced() bool }
 // not: every process would write as leader, unchecked, and a leader that
 // lost its lease could still write.
 func (o *options) checkFencedStore() error {
-	if o.fleet == nil || o.voteStore == nil {
+	if o.newFleet == nil || o.voteStore == nil {
 		return nil
 	}
 	if s, ok := o.voteStore.(fenceable); ok && !s.Fenced() {
