@@ -73,7 +73,7 @@ func run(ctx context.Context) error {
 	}
 	for _, s := range group.Sessions() {
 		// It reads nothing of discordgo's State, which would hold every
-		// guild (about 190 MiB more at 100,000 guilds): off, as in the
+		// guild (190 MiB more at 100,000 of discordtest's guilds): off, as in the
 		// example bot and the bare bot.
 		s.StateEnabled = false
 		s.AddHandler(p.Perks().Handle)
