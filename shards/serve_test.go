@@ -52,6 +52,9 @@ func TestServeStopsTheJobBeforeTheShards(t *testing.T) {
 	stop()
 	err := within(t, served, "Serve")
 	require.ErrorIs(t, err, errJob)
+	// discordgo runs each handler in its own goroutine: a Disconnect fired by
+	// Close may be handled just after Serve returned.
+	require.Eventually(t, func() bool { return len(ev.get()) >= 5 }, quick, time.Millisecond, "both shards' Disconnect: %v", ev.get())
 	assert.Equal(t, []string{"ready", "ready", "job stopped", "disconnected", "disconnected"}, ev.get())
 	require.NoError(t, w.group.Close(), "Close after Serve")
 }
