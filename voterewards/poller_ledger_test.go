@@ -1,6 +1,7 @@
 package voterewards_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -54,6 +55,11 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			hs := httptest.NewServer(rcv)
 			t.Cleanup(hs.Close)
 			require.NoError(t, srv.AddWebhook(hs.URL, string(hookSecret)))
+			// The webhook comes first: the next poll is held (the poller makes
+			// one at a time) until the webhook's vote is in; before, a poll
+			// under load could read the vote first and make it the history's.
+			require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me/votes", Delay: 3 * time.Second}))
+			require.Eventually(t, func() bool { return srv.Held() == 1 }, 5*time.Second, time.Millisecond, "no poll held")
 			srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now}) // webhook, then history
 			require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond, "the webhook's vote")
 			v = rec.nth(1)
