@@ -6,7 +6,6 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -26,7 +25,7 @@ func Example() {
 	}
 	defer topggFake.Close()
 
-	client, err := topgg.New(topggFake.Token(), topgg.WithBaseURL(topggFake.URL), topgg.WithHTTPClient(topggFake.Client()))
+	client, err := topggFake.NewClient()
 	if err != nil {
 		panic(err)
 	}

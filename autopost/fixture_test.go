@@ -93,8 +93,7 @@ func newFixture(t *testing.T, s setup) *fixture {
 	if s.retry != nil {
 		retry = *s.retry
 	}
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()),
-		topgg.WithRetryPolicy(retry))
+	client, err := tg.NewClient(topgg.WithRetryPolicy(retry))
 	require.NoError(t, err)
 
 	f := &fixture{t: t, dc: dc, tg: tg, client: client, sessions: map[int]*discordgo.Session{},

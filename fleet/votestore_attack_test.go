@@ -73,7 +73,7 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	t.Cleanup(tg.Close)
 	missed := topggtest.Vote{UserID: "700000000000000002", PlatformID: "300000000000000002", CreatedAt: now.Add(-time.Hour)}
 	tg.AddVote(missed)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 	rewarded := make(chan string, 4)
 	expired := make(chan string, 4)
@@ -115,7 +115,7 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 	var logs testlog.Buffer
 	p, err := voterewards.New(client, voterewards.Config{Store: s, Logger: logs.Logger(),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -81,7 +80,7 @@ func mirror(t *testing.T, s *pgstore.Store) *voterewards.Poller {
 	srv, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	require.NoError(t, err)
 	p, err := voterewards.New(client, voterewards.Config{Store: s,
 		OnReward: func(context.Context, voterewards.Vote) error { return nil }}) // a follower calls none

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/pgstore"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -35,7 +34,7 @@ func TestPollerRewardsInItsTransaction(t *testing.T) {
 		srv.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
 			Weight: 1 + u%2, CreatedAt: time.Now().Add(-time.Hour)})
 	}
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	require.NoError(t, err)
 	callsCh := make(chan struct{}, 64) // handler calls, from the Poller's workers
 	p, err := voterewards.New(client, voterewards.Config{

@@ -11,7 +11,6 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -35,7 +34,7 @@ func Example() {
 	defer listing.Close()
 	listing.AddVote(topggtest.Vote{UserID: "800000000000000001", PlatformID: "300000000000000001"})
 
-	client, err := topgg.New(listing.Token(), topgg.WithBaseURL(listing.URL), topgg.WithHTTPClient(listing.Client()))
+	client, err := listing.NewClient()
 	if err != nil {
 		panic(err)
 	}

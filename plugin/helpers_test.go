@@ -100,8 +100,7 @@ func newWorld(t *testing.T, spec worldSpec) *world {
 // newClient returns a real client for tg that retries twice, quickly.
 func newClient(t *testing.T, tg *topggtest.Server) *topgg.Client {
 	t.Helper()
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()),
-		topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}))
+	client, err := tg.NewClient(topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}))
 	require.NoError(t, err)
 	return client
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -60,7 +59,7 @@ func newBenchReceiver(b *testing.B, poll time.Duration, onReward voterewards.Han
 	tg, err := topggtest.NewServer()
 	require.NoError(b, err)
 	b.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func Example() {
 	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 2,
 		CreatedAt: time.Now().Add(-time.Hour)})
 
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	if err != nil {
 		panic(err)
 	}
@@ -77,7 +77,7 @@ func ExamplePoller_Ingest() {
 		panic(err)
 	}
 	defer srv.Close()
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	if err != nil {
 		panic(err)
 	}
@@ -153,7 +153,7 @@ func ExamplePoller_Stats() {
 		panic(err)
 	}
 	defer srv.Close()
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	if err != nil {
 		panic(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -21,7 +20,7 @@ func ExamplePoller_IngestWebhook() {
 		panic(err)
 	}
 	defer srv.Close()
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL), topgg.WithHTTPClient(srv.Client()))
+	client, err := srv.NewClient()
 	if err != nil {
 		panic(err)
 	}
