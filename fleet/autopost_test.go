@@ -13,7 +13,6 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -74,19 +73,11 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const shardCount = 4
-	var guilds []string
-	for shard, n := range []int{3, 3, 5, 5} {
-		for i := range n {
-			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, shardCount))
-		}
-	}
-	dc, err := discordtest.NewServer(discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
-	require.NoError(t, err)
-	t.Cleanup(dc.Close)
+	dc := newFakeDiscord(t, 3, 3, 5, 5)
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 
 	a := startProcess(t, srv.Addr(), dc, shardCount, 0, 1)

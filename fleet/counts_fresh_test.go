@@ -31,16 +31,8 @@ const freshShards = 4
 func startFreshFleet(t *testing.T) *freshFleet {
 	t.Helper()
 	f := &freshFleet{srv: redistest.Start(t)}
-	var guilds []string
-	for shard, n := range []int{3, 3, 5, 5} {
-		for i := range n {
-			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, freshShards))
-		}
-	}
+	f.dc = newFakeDiscord(t, 3, 3, 5, 5) // freshShards shards
 	var err error
-	f.dc, err = discordtest.NewServer(discordtest.WithShardCount(freshShards), discordtest.WithGuilds(guilds...))
-	require.NoError(t, err)
-	t.Cleanup(f.dc.Close)
 	f.tg, err = topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(f.tg.Close)

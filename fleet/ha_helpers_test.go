@@ -70,19 +70,15 @@ type haProcess struct {
 // guildsPerShard guilds each.
 func newHAWorld(t *testing.T, url string, shardCount, guildsPerShard int) *haWorld {
 	t.Helper()
-	var guilds []string
-	for shard := range shardCount {
-		for i := range guildsPerShard {
-			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, shardCount))
-		}
+	perShard := make([]int, shardCount)
+	for i := range perShard {
+		perShard[i] = guildsPerShard
 	}
-	dc, err := discordtest.NewServer(discordtest.WithShardCount(shardCount), discordtest.WithGuilds(guilds...))
-	require.NoError(t, err)
-	t.Cleanup(dc.Close)
+	dc := newFakeDiscord(t, perShard...)
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithHTTPClient(tg.Client()))
+	client, err := tg.NewClient()
 	require.NoError(t, err)
 	return &haWorld{t: t, url: url, shardCount: shardCount, dc: dc, tg: tg, client: client,
 		rewards: map[string][]int64{}}

@@ -92,22 +92,8 @@ func TestReporterCoalescesChanges(t *testing.T) {
 	var guilds atomic.Int64
 	var sig signal
 	fake := &timerLog{Fake: clock.NewFake(time.Unix(1_700_000_000, 0))}
-	rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
-		WithReporterClock(reporterConfig{Every: time.Hour}, fake))
-	require.NoError(t, err)
-	rep.changed = sig.changed
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rep.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	total := func() int64 {
-		tot, err := counts.Total(ctx)
-		if err != nil || !tot.Postable() {
-			return -1
-		}
-		return tot.Servers
-	}
+	runReporter(t, oneShardReporter(t, counts, &guilds, &sig, reporterConfig{}, fake))
+	total := func() int64 { return postedServers(ctx, counts) }
 	require.Eventually(t, func() bool { return total() == 0 && fake.waitingFor(time.Hour) }, 5*time.Second, time.Millisecond,
 		"no publish at start")
 	require.EqualValues(t, 1, evals.n.Load())
@@ -151,21 +137,14 @@ func TestReporterPublishesAPendingChangeWhenStopped(t *testing.T) {
 		var guilds atomic.Int64
 		var sig signal
 		fake := &timerLog{Fake: clock.NewFake(time.Unix(1_700_000_000, 0))}
-		rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
-			WithReporterClock(reporterConfig{Every: time.Hour}, fake))
-		require.NoError(t, err)
-		rep.changed = sig.changed
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- rep.Run(runCtx) }()
+		stop := runReporter(t, oneShardReporter(t, counts, &guilds, &sig, reporterConfig{}, fake))
 		require.Eventually(t, func() bool { return fake.waitingFor(time.Hour) }, 5*time.Second, time.Millisecond)
 		guilds.Store(7)
 		if inGap {
 			sig.fire()
 			require.Eventually(t, func() bool { return fake.waitingFor(minPublishGap) }, 5*time.Second, time.Millisecond)
 		}
-		cancel()
-		require.NoError(t, <-done)
+		require.NoError(t, stop())
 		tot, err := counts.Total(ctx)
 		require.NoError(t, err)
 		if inGap {
@@ -188,14 +167,7 @@ func TestReporterRetriesWithinASecond(t *testing.T) {
 	var sig signal
 	var logs testlog.Buffer
 	fake := &timerLog{Fake: clock.NewFake(time.Unix(1_700_000_000, 0))}
-	rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
-		WithReporterClock(reporterConfig{Every: time.Hour, Logger: logs.Logger()}, fake))
-	require.NoError(t, err)
-	rep.changed = sig.changed
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rep.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runReporter(t, oneShardReporter(t, counts, &guilds, &sig, reporterConfig{Logger: logs.Logger()}, fake))
 	require.Eventually(t, func() bool { return fake.waitingFor(time.Hour) }, 5*time.Second, time.Millisecond)
 
 	srv.Kill()

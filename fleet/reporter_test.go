@@ -30,18 +30,8 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	}, WithReporterClock(reporterConfig{Every: time.Minute, Logger: logs.Logger()}, fake))
 	require.NoError(t, err)
 
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rep.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	total := func() int64 {
-		tot, err := counts.Total(ctx)
-		if err != nil || !tot.Postable() {
-			return -1
-		}
-		return tot.Servers
-	}
+	stop := runReporter(t, rep)
+	total := func() int64 { return postedServers(ctx, counts) }
 	require.Eventually(t, func() bool { return total() == 8 }, 5*time.Second, 5*time.Millisecond, "no publish at start")
 	require.ErrorIs(t, rep.Run(ctx), topgg.ErrRunning)
 
@@ -65,7 +55,5 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 		return total() == 701
 	}, 10*time.Second, 10*time.Millisecond, "publishing did not resume after Redis came back")
 
-	cancel()
-	require.NoError(t, <-done)
-	done <- nil
+	require.NoError(t, stop())
 }
