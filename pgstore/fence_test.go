@@ -18,13 +18,8 @@ import (
 func TestFence(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
-	var oldL, newL lease
-	oldL.tok.Store(1)
-	newL.tok.Store(2)
-	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token})
-	require.NoError(t, err)
-	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token})
-	require.NoError(t, err)
+	old, cur, oldL, _ := twoTerms(t, pool, 2, pgstore.Config{})
+	var err error
 
 	a, b := vote(1, base), vote(2, base)
 	ingest(t, old, &voterewards.Checkpoint{Cursor: "old"}, a)

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -40,3 +42,21 @@ func (l *lease) token() int64 { return l.tok.Load() }
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// twoTerms opens two stores on pool as the processes of two leaders, each
+// fenced by its own lease: the older one's token is 1, the newer one's
+// newTok (0: it has not led yet). cfg's other fields apply to both.
+func twoTerms(t *testing.T, pool *pgxpool.Pool, newTok int64, cfg pgstore.Config) (old, cur *pgstore.Store, oldL, newL *lease) {
+	t.Helper()
+	oldL, newL = &lease{}, &lease{}
+	oldL.tok.Store(1)
+	newL.tok.Store(newTok)
+	oc, nc := cfg, cfg
+	oc.Fence, nc.Fence = oldL.token, newL.token
+	var err error
+	old, err = pgstore.Open(context.Background(), pool, oc)
+	require.NoError(t, err)
+	cur, err = pgstore.Open(context.Background(), pool, nc)
+	require.NoError(t, err)
+	return old, cur, oldL, newL
+}

@@ -19,12 +19,8 @@ import (
 func TestNewTermFencesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
-	var oldL, newL lease
-	oldL.tok.Store(1)
-	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token})
-	require.NoError(t, err)
-	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token})
-	require.NoError(t, err)
+	old, cur, _, newL := twoTerms(t, pool, 0, pgstore.Config{})
+	var err error
 	a, b := vote(1, base), vote(2, base.Add(time.Hour))
 	ingest(t, old, &voterewards.Checkpoint{Cursor: "old"}, a, b)
 	require.NoError(t, old.Delivered(ctx, a, false), "token 1 leads")
@@ -61,13 +57,8 @@ func TestNewTermFencesAtOnce(t *testing.T) {
 func TestNewTermFencesAtFirstWrite(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
-	var oldL, newL lease
-	oldL.tok.Store(1)
-	newL.tok.Store(2)
-	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token})
-	require.NoError(t, err)
-	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token})
-	require.NoError(t, err)
+	old, cur, _, _ := twoTerms(t, pool, 2, pgstore.Config{})
+	var err error
 	a := vote(1, base)
 	ingest(t, old, &voterewards.Checkpoint{Cursor: "old"}, a)
 	// Term 2's first action: a reward whose handler fails, so that the
@@ -96,12 +87,7 @@ func TestPausedTransactionBounded(t *testing.T) {
 			return err
 		}
 	}
-	var oldL, newL lease
-	oldL.tok.Store(1)
-	old, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: oldL.token, TxTimeout: timeout})
-	require.NoError(t, err)
-	cur, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: newL.token, TxTimeout: timeout})
-	require.NoError(t, err)
+	old, cur, _, newL := twoTerms(t, pool, 0, pgstore.Config{TxTimeout: timeout})
 	v := ingest(t, old, &voterewards.Checkpoint{Cursor: "c"}, vote(1, base))[0]
 
 	paused, resume := make(chan struct{}), make(chan struct{})
