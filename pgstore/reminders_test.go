@@ -57,3 +57,24 @@ func TestReminders(t *testing.T) {
 	_, err = (&pgstore.Store{}).Reminders(ctx)
 	assert.ErrorIs(t, err, topgg.ErrNotConfigured)
 }
+
+// TestOpenReminders: OpenReminders, what the plugin asks of a vote store,
+// gives the same opt-ins as Reminders (the table made on first use), and a
+// Store not made by Open is an error.
+func TestOpenReminders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, pg.Pool(t), pgstore.Config{Schema: "open_reminders"})
+	require.NoError(t, err)
+	rs, err := s.OpenReminders(ctx)
+	require.NoError(t, err)
+	require.NoError(t, rs.SetReminder(ctx, "1", true))
+	direct, err := s.Reminders(ctx)
+	require.NoError(t, err)
+	on, _, err := direct.Reminder(ctx, "1")
+	require.NoError(t, err)
+	assert.True(t, on, "OpenReminders keeps the opt-ins elsewhere than Reminders")
+
+	_, err = (&pgstore.Store{}).OpenReminders(ctx)
+	assert.ErrorIs(t, err, topgg.ErrNotConfigured)
+}
