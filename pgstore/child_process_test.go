@@ -4,7 +4,6 @@ package pgstore_test
 
 import (
 	"bufio"
-	"bytes"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // child is the test binary re-executed to run one Test*Child function: a
@@ -22,7 +23,7 @@ import (
 type child struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	stderr lockedBuffer
+	stderr testlog.Buffer
 	exited chan struct{} // closed once cmd is reaped
 
 	mu    sync.Mutex
@@ -150,23 +151,4 @@ func (c *child) output() string {
 	out := strings.Join(c.lines, "\n")
 	c.mu.Unlock()
 	return out + "\n" + c.stderr.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for the writes of exec's copier and a
-// reader.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -2,7 +2,6 @@ package plugin_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -36,7 +36,7 @@ const (
 type child struct {
 	name   string
 	cmd    *exec.Cmd
-	stderr syncBuffer
+	stderr testlog.Buffer
 	exited chan struct{} // closed once the process is reaped
 
 	mu    sync.Mutex
@@ -296,22 +296,4 @@ func until(t *testing.T, procs map[string]*child, timeout time.Duration, cond fu
 func dcGuild(t *testing.T, dc *discordtest.Server) string {
 	t.Helper()
 	return discordtest.GuildIDForShard(0, 0, dc.ShardCount())
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // TestSuperviseStopIsBoundedWhenAJobIgnoresItsContext: a job that blocks on a
@@ -20,7 +22,7 @@ import (
 func TestSuperviseStopIsBoundedWhenAJobIgnoresItsContext(t *testing.T) {
 	t.Parallel()
 	fake := newFake()
-	var logs syncBuf
+	var logs testlog.Buffer
 	const stopWait = time.Minute
 	s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake, stopWait: stopWait}
 	release := make(chan struct{})

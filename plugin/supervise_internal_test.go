@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -22,24 +22,6 @@ const (
 	testWait = 10 * time.Second
 	testTick = time.Millisecond
 )
-
-// syncBuf is a log sink safe for the supervised goroutine and the test.
-type syncBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // runs counts the runs of a supervised job.
 type runs struct {
@@ -93,7 +75,7 @@ func waitTimer(t *testing.T, fake *clock.Fake) {
 // clock; both failures are logged with the job's name; the panic does not escape.
 func TestSuperviseRestartsWithBackoff(t *testing.T) {
 	t.Parallel()
-	var logs syncBuf
+	var logs testlog.Buffer
 	fake := newFake()
 	s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
 	var r runs
@@ -172,7 +154,7 @@ func TestSupervisePermanentNotRestarted(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuf
+			var logs testlog.Buffer
 			fake := newFake()
 			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
 			var r runs
@@ -260,7 +242,7 @@ func TestSuperviseLogsStopError(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuf
+			var logs testlog.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
 			var r runs
 			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: newFake()}
