@@ -23,18 +23,20 @@ type memoryStore struct {
 	expiries map[string]Vote
 	subs     map[*follower]struct{}
 	ledger   memoryLedger
+	hash     string
+	remind   map[string]string // opted-in user -> key of the last vote reminded
 }
 
 var _ Feed = (*memoryStore)(nil)
 
-// NewMemoryStore returns an empty [Store] in memory, for tests and throwaway
+// NewMemoryStore returns an empty [State] in memory, for tests and throwaway
 // runs (a restart delivers the lookback window again). It is safe for
 // concurrent use and implements [Feed]: Pollers sharing one behave as a fleet.
-func NewMemoryStore() Store {
+func NewMemoryStore() State {
 	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
-		ledger: newMemoryLedger(),
+		ledger: newMemoryLedger(), remind: map[string]string{},
 	}
 }
 

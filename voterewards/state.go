@@ -1,0 +1,59 @@
+package voterewards
+
+import (
+	"context"
+	"errors"
+)
+
+// State is all of a bot's state in one storage: the votes with their ledger
+// ([Store]), the fingerprint of the last published slash commands (the
+// method set of commands.HashStore) and the reminder opt-ins
+// ([ReminderStore]). Each storage is one package: boltstate (a directory),
+// redisstate (Redis, shared by a fleet), pgstore (PostgreSQL, alone or in a
+// fleet); [NewMemoryStore] is one in memory, for tests. storetest checks
+// every promise on each.
+type State interface {
+	Store
+	ReminderStore
+	// LoadHash returns the saved command fingerprint, or "" when none was saved.
+	LoadHash(ctx context.Context) (string, error)
+	// SaveHash replaces the saved command fingerprint: a leader write.
+	SaveHash(ctx context.Context, hash string) error
+	// UseFence gives the state the leader's fence, once, before its first
+	// use (plugin.New does it): nil for one process, which always leads; a
+	// fleet's token otherwise. From then on every leader write (Ingest with
+	// a checkpoint, Delivered, Expired, Prune, SaveHash, Reminded) fails,
+	// wrapping an ErrFenced of the storage, unless the fence's token is the
+	// newest the state has seen. A state only one process can hold (memory,
+	// a directory) refuses a fence with [ErrNotShared]; a state that only a
+	// fleet shares (Redis) refuses nil with [ErrNeedsFence].
+	UseFence(f Fence) error
+}
+
+// Fence returns the fencing token of the leader term this process holds,
+// and 0 while it holds none (fleet's Lease.State().Token).
+type Fence func() int64
+
+// ReminderStore keeps, per user, whether they want a vote reminder and which
+// vote they were last reminded of. Implementations are safe for concurrent
+// use, and each method is one atomic change, durable when it returns nil.
+type ReminderStore interface {
+	// SetReminder records the user's choice. Any process may call it.
+	// Turning reminders on again keeps the last reminded vote.
+	SetReminder(ctx context.Context, userID string, on bool) error
+	// Reminder returns whether the user wants reminders and the key
+	// ([Vote.Key]) of the last vote they were reminded of ("" if none).
+	Reminder(ctx context.Context, userID string) (on bool, last string, err error)
+	// Reminded records that the user was reminded of vote key, if they still
+	// want reminders (else it changes nothing): a leader write.
+	Reminded(ctx context.Context, userID, key string) error
+}
+
+var (
+	// ErrNotShared is [State.UseFence]'s answer for a fence given to a
+	// state that only one process can hold (memory, a directory).
+	ErrNotShared = errors.New("voterewards: this state is one process's; a fleet shares Redis or PostgreSQL")
+	// ErrNeedsFence is [State.UseFence]'s answer for no fence given to a
+	// state only a fleet shares (Redis): its leader writes need a term.
+	ErrNeedsFence = errors.New("voterewards: this state is a fleet's; its leader writes need the fleet's fence")
+)
