@@ -30,7 +30,7 @@ func TestVoteStorePassesTheStoreSuite(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var n atomic.Int32
-	storetest.Run(t, func(t *testing.T) voterewards.Store {
+	storetest.Run(t, func(t *testing.T) voterewards.State {
 		s, _ := leadingStore(t, srv, fmt.Sprintf("suite%d", n.Add(1)))
 		return s
 	})

@@ -15,7 +15,7 @@ import (
 // TestStoreSuite runs the shared store suite (every promise of
 // voterewards.Store and Feed) on PostgreSQL.
 func TestStoreSuite(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) voterewards.Store { return open(t, pgstore.Config{}) })
+	storetest.Run(t, func(t *testing.T) voterewards.State { return open(t, pgstore.Config{}) })
 }
 
 // TestKeepsEveryVote: Prune takes votes out of the dedup set only; the

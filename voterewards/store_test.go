@@ -28,12 +28,12 @@ func keys(votes []voterewards.Vote) []string {
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(*testing.T) voterewards.Store { return voterewards.NewMemoryStore() })
+	storetest.Run(t, func(*testing.T) voterewards.State { return voterewards.NewMemoryStore() })
 }
 
 func TestBoltStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) voterewards.Store {
+	storetest.Run(t, func(t *testing.T) voterewards.State {
 		s, err := voterewards.OpenStore(t.TempDir())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })

@@ -7,7 +7,7 @@
 // Lua or SQL, is checked against the Go one). Run it from a store's tests:
 //
 //	func TestMyStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) voterewards.Store { return openMyStore(t) })
+//		storetest.Run(t, func(t *testing.T) voterewards.State { return openMyStore(t) })
 //	}
 //
 // open must return a new, empty store for each call, closed by the caller's
@@ -32,7 +32,7 @@ import (
 )
 
 // Run runs the suite, each case on a store of its own from open.
-func Run(t *testing.T, open func(t *testing.T) voterewards.Store) {
+func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 	t.Helper()
 	cases := []suiteCase{
 		{"EmptyLoad", testEmptyLoad},
