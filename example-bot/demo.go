@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
@@ -79,12 +80,12 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 
-	cfg := config{
+	cfg := config{Env: plugin.Env{
 		DiscordToken: plugin.NewSecret(dsrv.Token()), TopggToken: plugin.NewSecret(tsrv.Token()), TopggAPIURL: tsrv.URL,
-		DiscordAPIURL: dsrv.APIBase(), RewardGuildID: plugin.Snowflake(guilds[0]), RewardRoleID: role, ShardCount: shards,
-		Plugin: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second), StateDir: dir,
+		DiscordAPIURL: dsrv.APIBase(), ShardCount: shards, StateDir: dir,
+		Config: plugin.Config{AutopostInterval: time.Second, VotePollInterval: new(time.Second),
 			WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{demoWebhookSecret}},
-	}
+	}, RewardGuildID: plugin.Snowflake(guilds[0]), RewardRoleID: role}
 	d := &demo{ctx: ctx, out: out, discord: dsrv, topgg: tsrv, guilds: guilds, done: make(chan error, 1)}
 	d.say("A fake Top.gg and a fake Discord run in this process (nothing leaves the machine).\n" +
 		"    The bot starts with 2 shards and 3 servers, posting every second and polling votes every second\n" +
@@ -93,7 +94,11 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	botCtx, stopBot := context.WithCancel(ctx)
 	defer stopBot()
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
-	go func() { d.done <- runBot(botCtx, cfg, log, d.plugin.Store) }()
+	b, err := newBot(cfg, envconfig.MapLookuper(nil), log)
+	if err != nil {
+		return err
+	}
+	go func() { d.done <- b.run(botCtx, d.plugin.Store) }()
 	d.guildChanges()
 	d.votes()
 	d.say("Stopping the bot, as on SIGTERM: the jobs stop, the vote state is saved, the shards close.")

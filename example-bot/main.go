@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +24,8 @@ import (
 	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/dblkit/go-topgg/plugin"
 )
 
 func main() {
@@ -57,17 +60,21 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		}
 		return exitOK
 	}
-
 	cfg, err := loadConfig(ctx, env)
-	if err == nil {
-		err = checkStateDir(cfg)
-	}
 	if err != nil {
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
 		return exitConfig
 	}
 	log := cfg.Log.Logger(stderr)
-	if err := runBot(ctx, cfg, log, nil); err != nil {
+	b, err := newBot(cfg, env, log)
+	if _, bad := errors.AsType[*plugin.ConfigError](err); bad {
+		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
+		return exitConfig
+	}
+	if err == nil {
+		err = b.run(ctx, nil)
+	}
+	if err != nil {
 		log.Error("bot stopped", "error", err)
 		return exitFailed
 	}

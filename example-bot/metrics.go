@@ -29,7 +29,7 @@ type ops struct {
 // the collectors (the client's requests, Go's and the process's); ops is nil
 // without METRICS_ADDR.
 func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error) {
-	opts := []topgg.Option{topgg.WithBaseURL(cfg.TopggAPIURL), topgg.WithLogger(log)}
+	opts := []topgg.Option{topgg.WithLogger(log)}
 	if cfg.MetricsAddr != "" {
 		o = &ops{addr: cfg.MetricsAddr, reg: prometheus.NewRegistry()}
 		if o.metrics, err = topggprom.New(o.reg); err == nil {
@@ -41,7 +41,7 @@ func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error
 		}
 		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
 	}
-	client, err := topgg.New(cfg.TopggToken.Reveal(), opts...)
+	client, err := cfg.Client(opts...) // a refused token or URL names its variable
 	return client, o, err
 }
 

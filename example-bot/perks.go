@@ -11,10 +11,9 @@ import (
 // perks are the voter features: /vote (with its reminder opt-in, the user's
 // streak, total and points) and /leaderboard (this month's top 10), the
 // reminders, and the voter role with REWARD_GUILD_ID and REWARD_ROLE_ID.
-func (b *bot) perks() plugin.VoterPerks {
-	v := plugin.VoterPerks{BotID: b.botID, Reminders: true}
+func (b *bot) perks(appID string) plugin.VoterPerks {
+	v := plugin.VoterPerks{BotID: appID, Reminders: true}
 	if b.points != nil {
-		v.ReminderStore = b.points.reminders // PostgreSQL's with DATABASE_URL, else nil: the backend's
 		v.Texts.VoteExtra = b.voteExtra
 	}
 	if b.cfg.RewardGuildID != "" {

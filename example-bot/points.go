@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,16 +12,14 @@ import (
 	"go.etcd.io/bbolt"
 	bberrors "go.etcd.io/bbolt/errors"
 
-	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/plugin/deploy"
 	"github.com/dblkit/go-topgg/voterewards"
-	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // The bot's own economy: vote points per user, a vote's weight each. With
-// DATABASE_URL they live in the bot's table beside the vote store, credited
-// in the reward's transaction (exactly once); else in a file of
+// DATABASE_URL they live in the bot's table beside the state, credited in
+// the reward's transaction (exactly once); else in a file of
 // TOPGG_STATE_DIR, credited by a handler (at least once). A fleet without
 // DATABASE_URL keeps none: no file is shared.
 const (
@@ -30,41 +27,21 @@ const (
 	pointsFile  = "points.db"
 )
 
-// pointsStore keeps the points: reward credits a vote, read returns a user's;
-// opts give the plugin the store of DATABASE_URL.
+// pointsStore keeps the points: reward credits a vote, read returns a user's.
 type pointsStore struct {
-	opts      []plugin.Option
-	reward    voterewards.Handler
-	reminders voterperks.ReminderStore // nil: the backend's (the state directory's file, or Redis)
-	read      func(ctx context.Context, user string) (int64, error)
-	close     func() error
+	reward voterewards.Handler
+	read   func(ctx context.Context, user string) (int64, error)
+	close  func() error
 }
 
-// openPostgres opens the vote store and the points table in DATABASE_URL's
-// database (fenced by the fleet's lease in a fleet), and gives the plugin the store.
-func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore, error) {
-	pool, err := pgstore.Connect(ctx, c.DatabaseURL.Reveal()) // its errors never hold the password
+// openPostgres makes the points table in the deployment's database.
+func openPostgres(ctx context.Context, d *deploy.Deployment) (*pointsStore, error) {
+	// Under a lock: processes of a fleet that start together would race
+	// on CREATE TABLE IF NOT EXISTS. (No arguments: one implicit transaction.)
+	_, err := d.Pool.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+pointsTable+"')); "+
+		"CREATE TABLE IF NOT EXISTS "+pointsTable+" (user_id text PRIMARY KEY, points bigint NOT NULL)")
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	pcfg := pgstore.Config{}
-	if fl != nil {
-		pcfg.Fence = plugin.FleetFence(fl)
-	}
-	store, err := pgstore.Open(ctx, pool, pcfg)
-	var reminders *pgstore.Reminders // the opt-ins, with the votes
-	if err == nil {
-		reminders, err = store.Reminders(ctx)
-	}
-	if err == nil {
-		// Under a lock: processes of a fleet that start together would race
-		// on CREATE TABLE IF NOT EXISTS. (No arguments: one implicit transaction.)
-		_, err = pool.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('"+pointsTable+"')); "+
-			"CREATE TABLE IF NOT EXISTS "+pointsTable+" (user_id text PRIMARY KEY, points bigint NOT NULL)")
-	}
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("the PostgreSQL vote store (DATABASE_URL): %w", err)
+		return nil, fmt.Errorf("the points table (DATABASE_URL): %w", err)
 	}
 	credit := func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
 		_, err := tx.Exec(ctx, "INSERT INTO "+pointsTable+" VALUES ($1, $2) ON CONFLICT (user_id) DO UPDATE SET points = "+
@@ -72,13 +49,11 @@ func openPostgres(ctx context.Context, c config, fl *fleet.Fleet) (*pointsStore,
 		return err
 	}
 	return &pointsStore{
-		opts:      []plugin.Option{plugin.WithVoteStore(store)},
-		reminders: reminders,
-		reward:    store.Reward(credit), // exactly once: the credit and the vote's done mark commit together
+		reward: d.Postgres.Reward(credit), // exactly once: the credit and the vote's done mark commit together
 		read: func(ctx context.Context, user string) (n int64, err error) { // 0 for a user without points
-			return n, pool.QueryRow(ctx, "SELECT coalesce((SELECT points FROM "+pointsTable+" WHERE user_id = $1), 0)", user).Scan(&n)
+			return n, d.Pool.QueryRow(ctx, "SELECT coalesce((SELECT points FROM "+pointsTable+" WHERE user_id = $1), 0)", user).Scan(&n)
 		},
-		close: func() error { pool.Close(); return nil },
+		close: func() error { return nil }, // the pool is the deployment's
 	}, nil
 }
 
@@ -113,19 +88,19 @@ func openPointsFile(dir string) (*pointsStore, error) {
 }
 
 // openPoints opens where the points live, if anywhere, and returns the
-// plugin's options for it: the store of DATABASE_URL, the handler that credits.
-func (b *bot) openPoints(ctx context.Context, fl *fleet.Fleet) (opts []plugin.Option, err error) {
-	switch db := b.cfg.DatabaseURL.Reveal() != ""; {
-	case !b.cfg.Plugin.PollsVotes() || (fl != nil && !db):
-		return nil, nil // no points with vote polling off, or in a fleet without a database
-	case db:
-		b.points, err = openPostgres(ctx, b.cfg, fl)
+// plugin's option for the handler that credits them.
+func (b *bot) openPoints(ctx context.Context) ([]plugin.Option, error) {
+	var err error
+	switch {
+	case b.dep.Postgres != nil:
+		b.points, err = openPostgres(ctx, b.dep)
+	case b.dep.Fleet != nil:
+		return nil, nil // a fleet without a database keeps no points
 	default:
-		b.points, err = openPointsFile(cmp.Or(b.cfg.Plugin.StateDir, plugin.DefaultStateDir))
+		b.points, err = openPointsFile(b.cfg.StateDir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	b.closers = append(b.closers, b.points.close)
-	return append(b.points.opts, plugin.WithRewardHandler(b.points.reward)), nil
+	return []plugin.Option{plugin.WithRewardHandler(b.points.reward)}, nil
 }

@@ -2,11 +2,16 @@ package plugin
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // commandResync is how often the commands are checked again: read from
@@ -29,7 +34,7 @@ func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Job, error) 
 	}
 	cfg := commands.JobConfig{Ready: p.waitFirstReady, Interval: commandResync, Logger: p.opts.logger}
 	if p.opts.haveCmds {
-		cfg.Commands = p.opts.commands
+		cfg.Commands = p.commandList()
 	}
 	cfg.OnResult = p.opts.onSync
 	return commands.NewJob(syncer, cfg)
@@ -46,4 +51,43 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 		p.firstReady <- s
 		return s, nil
 	}
+}
+
+// RegisterCommands puts the bot's slash commands on Discord as the
+// application appID's global commands, in one bulk overwrite (idempotent):
+// those of [WithCommands], and with [WithVoterPerks] the perks' /vote and
+// /leaderboard, the same list the plugin publishes on Top.gg. It goes
+// through the first attached session. Errors: [topgg.ErrNotConfigured]
+// without WithCommands (an overwrite would drop commands the plugin does not
+// know), [autopost.ErrNoSessions] before Attach, or Discord's.
+func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
+	if !p.made() {
+		return errNotMade
+	}
+	if !p.opts.haveCmds {
+		return fmt.Errorf("plugin: RegisterCommands: %w (WithCommands)", topgg.ErrNotConfigured)
+	}
+	s := p.restSession()
+	if s == nil {
+		return fmt.Errorf("plugin: RegisterCommands: %w", autopost.ErrNoSessions)
+	}
+	if _, err := s.ApplicationCommandBulkOverwrite(appID, "", p.commandList(), discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("plugin: registering slash commands on Discord: %w", err)
+	}
+	return nil
+}
+
+// commandList is WithCommands's list, then the voter perks' commands it
+// does not already name.
+func (p *Plugin) commandList() []*discordgo.ApplicationCommand {
+	list := slices.Clone(p.opts.commands)
+	if p.opts.perks == nil {
+		return list
+	}
+	for _, c := range voterperks.Commands(p.opts.perks.Texts) {
+		if !slices.ContainsFunc(list, func(d *discordgo.ApplicationCommand) bool { return d.Name == c.Name }) {
+			list = append(list, c)
+		}
+	}
+	return list
 }

@@ -2,11 +2,8 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +27,6 @@ const (
 	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
 	defaultVoteLookback     = voterewards.DefaultLookback
-	DefaultStateDir         = "./topgg-state"
 	DefaultWebhookPath      = "/topgg/webhook"
 )
 
@@ -87,10 +83,6 @@ type Config struct {
 	// later, and Run returns without it.
 	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
 
-	// StateDir is where poll state (cursor, delivered votes, pending expiries)
-	// and the last command-sync hash are kept (default ./topgg-state).
-	StateDir string `env:"TOPGG_STATE_DIR"`
-
 	// WebhookAddr is the address the plugin's webhook receiver listens on
 	// while Run runs, e.g. ":8080"; empty (the default): the plugin serves no
 	// HTTP, and a bot with its own server mounts [Plugin.WebhookHandler].
@@ -133,16 +125,26 @@ type ConfigError struct {
 	Variable string
 	// Problem says what is wrong with the value.
 	Problem string
+	// Err is the refusal of the package that checks the value, if any: its
+	// text stands as the Problem when Problem is empty.
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Error names the variable when the value came from the environment, else the
 // field: "TOPGG_AUTOPOST_INTERVAL: -5m0s is negative" or
 // "plugin: Config.AutopostInterval: -5m0s is negative".
 func (e *ConfigError) Error() string {
-	if e.Variable != "" {
-		return e.Variable + ": " + e.Problem
+	problem := e.Problem
+	if problem == "" && e.Err != nil {
+		problem = e.Err.Error()
 	}
-	return "plugin: " + e.Field + ": " + e.Problem
+	if e.Variable != "" {
+		return e.Variable + ": " + problem
+	}
+	return "plugin: " + e.Field + ": " + problem
 }
 
 // Validate checks the values as set, a zero meaning its default, and returns a
@@ -241,6 +243,10 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 // handlers, the webhook receiver and the voter perks.
 func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
 
+// KeepsState reports whether a job of c keeps state (vote polling or command
+// sync on), which [New] then needs from [WithState].
+func (c Config) KeepsState() bool { s := c.resolve(); return s.votePoll > 0 || s.syncCommands }
+
 // CheckAddr checks an address to listen on, such as Config.WebhookAddr or a
 // bot's metrics address: empty (nothing to listen on), or host:port or :port
 // with a decimal port from 0 to 65535 (0 picks a free one) and a host
@@ -260,36 +266,6 @@ func CheckAddr(addr string) error {
 	return nil
 }
 
-// CheckStateDir makes sure StateDir (default ./topgg-state) can be created
-// and written in, when a job keeps state there (vote polling or command
-// sync on), so that a bad directory stops a bot before any request rather
-// than once it is online. It creates the directory (0700) and a file it
-// removes; the error is a *ConfigError naming Config.StateDir. A plugin with
-// a fleet or a vote store of its own keeps no state there: do not call it.
-func (c Config) CheckStateDir() error {
-	st := c.resolve()
-	if !st.syncCommands && st.votePoll == 0 {
-		return nil
-	}
-	bad := func(what string, err error) error {
-		if pe, ok := errors.AsType[*fs.PathError](err); ok {
-			err = pe.Err // without the path it repeats
-		}
-		return &ConfigError{Field: "Config.StateDir", Problem: fmt.Sprintf("cannot %s %q: %v", what, st.StateDir, err)}
-	}
-	if err := os.MkdirAll(st.StateDir, 0o700); err != nil {
-		return bad("create", err)
-	}
-	f, err := os.CreateTemp(st.StateDir, ".write-check-*")
-	if err == nil {
-		err = errors.Join(f.Close(), os.Remove(f.Name()))
-	}
-	if err != nil {
-		return bad("write in", err)
-	}
-	return nil
-}
-
 // noVote is the callback of the receivers Validate builds to check secrets.
 func noVote(context.Context, webhook.Vote) error { return nil }
 
@@ -298,10 +274,10 @@ func noVote(context.Context, webhook.Vote) error { return nil }
 func (c Config) String() string {
 	return fmt.Sprintf("{Autopost:%q AutopostInterval:%s AutopostRefresh:%s AutopostReadyTimeout:%s "+
 		"SyncCommands:%s VotePollInterval:%s VoteLookback:%s VoteConcurrency:%d VoteAttempts:%d "+
-		"VoteRetryDelay:%s VoteStopGrace:%s StateDir:%q WebhookAddr:%q WebhookPath:%q WebhookSecrets:%d set WebhookAuth:%s}",
+		"VoteRetryDelay:%s VoteStopGrace:%s WebhookAddr:%q WebhookPath:%q WebhookSecrets:%d set WebhookAuth:%s}",
 		c.Autopost, c.AutopostInterval, c.AutopostRefresh, c.AutopostReadyTimeout,
 		ptrString(c.SyncCommands), ptrString(c.VotePollInterval), c.VoteLookback, c.VoteConcurrency, c.VoteAttempts,
-		c.VoteRetryDelay, c.VoteStopGrace, c.StateDir, c.WebhookAddr, c.WebhookPath, len(c.WebhookSecrets), c.WebhookAuth)
+		c.VoteRetryDelay, c.VoteStopGrace, c.WebhookAddr, c.WebhookPath, len(c.WebhookSecrets), c.WebhookAuth)
 }
 
 func ptrString[T any](p *T) string {
@@ -333,9 +309,6 @@ func (c Config) resolve() settings {
 	}
 	if s.VoteLookback == 0 {
 		s.VoteLookback = defaultVoteLookback
-	}
-	if s.StateDir == "" {
-		s.StateDir = DefaultStateDir
 	}
 	if s.WebhookPath == "" {
 		s.WebhookPath = DefaultWebhookPath

@@ -272,7 +272,10 @@ func checkDecimal(val, shown string, bits int, signed bool) string {
 	return ""
 }
 
-var configType = reflect.TypeFor[Config]()
+var (
+	configType = reflect.TypeFor[Config]()
+	envType    = reflect.TypeFor[Env]()
+)
 
 // ValidateEnv checks every Config in target, a struct (or a pointer to one)
 // that [LoadEnv] filled from lookuper (nil: the process environment), with
@@ -308,6 +311,11 @@ func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) 
 func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
 	if v.Type() == configType {
 		return validateLoaded(v.Interface().(Config), read, validate)
+	}
+	if v.Type() == envType {
+		if err := v.Interface().(Env).validate(); err != nil {
+			return err
+		}
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -121,11 +120,8 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "shards" (with autopost): every attached shard has its READY;
 //   - "token": Top.gg has not refused the token since it last accepted it
 //     ([topgg.Client.TokenRefused]);
-//   - "state_dir" (when Config.StateDir is used): a file can be written there;
-//   - "vote_store" (for a vote store with a Ping(ctx) error method, such as a
-//     fleet's): Ping, nil when the store can take a write now.
-//
-// A fleet adds its own (leadership known) to the same Probe.
+//   - "state" (with [WithState]): the state can take a write now;
+//   - "leadership" (with [WithFleet]): this process knows whether it leads.
 func (p *Plugin) ReadinessChecks() []health.Check {
 	if p == nil {
 		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}
@@ -135,16 +131,10 @@ func (p *Plugin) ReadinessChecks() []health.Check {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
 	}
 	checks = append(checks, health.Check{Name: "token", Func: p.checkToken})
-	if _, local := p.backend.(*localBackend); local && ((p.set.votePoll > 0 && p.opts.voteStore == nil) || p.commands != nil) { // a fleet keeps its state in Redis
-		checks = append(checks, health.Check{Name: "state_dir", Func: p.checkStateDir})
+	if p.opts.state != nil {
+		checks = append(checks, health.Check{Name: "state", Func: p.opts.state.Ping})
 	}
-	if pinger, ok := p.voteStore.(interface{ Ping(context.Context) error }); ok {
-		checks = append(checks, health.Check{Name: "vote_store", Func: pinger.Ping})
-	}
-	if lc, ok := p.backend.(leadershipBackend); ok {
-		checks = append(checks, lc.leadershipCheck())
-	}
-	return checks
+	return append(checks, p.opts.leader.checks()...)
 }
 
 func (p *Plugin) checkRunning(context.Context) error {
@@ -193,20 +183,4 @@ func (p *Plugin) checkToken(context.Context) error {
 		msg += "; " + hint
 	}
 	return errors.New(msg)
-}
-
-// checkStateDir writes, syncs and removes a small file in the state directory.
-func (p *Plugin) checkStateDir(context.Context) error {
-	f, err := os.CreateTemp(p.set.StateDir, ".readyz-*")
-	if err != nil {
-		return fmt.Errorf("state directory not writable: %w", err)
-	}
-	_, werr := f.Write([]byte("ok"))
-	serr := f.Sync()
-	cerr := f.Close()
-	rerr := os.Remove(f.Name())
-	if err := errors.Join(werr, serr, cerr, rerr); err != nil {
-		return fmt.Errorf("state directory not writable: %w", err)
-	}
-	return nil
 }

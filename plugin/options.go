@@ -11,6 +11,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -20,23 +21,18 @@ import (
 type Option func(*options) error
 
 type options struct {
-	logger    *slog.Logger
-	onReward  voterewards.Handler
-	onExpire  voterewards.Handler
-	onGiveUp  func(voterewards.Vote, error)
-	onPost    func(autopost.Result)
-	onSync    func(context.Context, commands.Result, error)
-	commands  []*discordgo.ApplicationCommand
-	haveCmds  bool
-	voteStore voterewards.Store
-	// newFleet makes the fleet backend (WithFleet, backend_fleet.go). No
-	// field of options or Plugin holds a *fleet.Fleet: a program that never
-	// calls WithFleet then links none of the fleet's code, nor, through it,
-	// the Redis client (a field would keep every method of the fleet's types,
-	// since the linker keeps what reflection over a Plugin could reach).
-	newFleet func() backend
-	perks    *VoterPerks // WithVoterPerks (perks.go)
-	clock    clock.Clock // set by tests (export_test.go)
+	logger   *slog.Logger
+	onReward voterewards.Handler
+	onExpire voterewards.Handler
+	onGiveUp func(voterewards.Vote, error)
+	onPost   func(autopost.Result)
+	onSync   func(context.Context, commands.Result, error)
+	commands []*discordgo.ApplicationCommand
+	haveCmds bool
+	state    voterewards.State // WithState
+	leader   leader            // always, or WithFleet's (fleet.go)
+	perks    *VoterPerks       // WithVoterPerks (perks.go)
+	clock    clock.Clock       // set by tests (export_test.go)
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without
@@ -148,18 +144,32 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	}
 }
 
-// WithVoteStore replaces the vote state kept in Config.StateDir, e.g. with
-// voterewards.NewMemoryStore() for tests, or with the bot's own PostgreSQL
-// database (a *pgstore.Store, which the bot opens: its handler rewards
-// through the store's transaction, pgstore.Store.Reward, exactly once; in a
-// fleet, open it with [FleetFence]). The plugin does not close it: the caller
-// does, after Run returned.
-func WithVoteStore(s voterewards.Store) Option {
+// WithState sets where the bot's state lives: votes and ledger, the last
+// published command hash and the reminder opt-ins, all in s (boltstate for a
+// directory, redisstate for Redis, pgstore for PostgreSQL). Vote polling and
+// command sync need one. New hands s the leader's fence; the caller closes s
+// after Run returned.
+func WithState(s voterewards.State) Option {
 	return func(o *options) error {
 		if typednil.Is(s) {
-			return nilArg("WithVoteStore")
+			return nilArg("WithState")
 		}
-		o.voteStore = s
+		o.state = s
 		return nil
 	}
+}
+
+// useState checks that the jobs that keep state have one, and hands it the
+// leader's fence (nil in one process), so that no shared state runs unfenced.
+func (o *options) useState(set settings) error {
+	if o.state == nil {
+		if set.KeepsState() {
+			return fmt.Errorf("plugin: vote polling and command sync keep state: %w (WithState)", topgg.ErrNotConfigured)
+		}
+		return nil
+	}
+	if err := o.state.UseFence(o.leader.fence()); err != nil {
+		return fmt.Errorf("plugin: WithState: %w", err)
+	}
+	return nil
 }

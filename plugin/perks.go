@@ -2,13 +2,10 @@ package plugin
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -23,15 +20,9 @@ type VoterPerks struct {
 	// when the vote expires, unless a newer vote of the user is active.
 	Role *voterperks.Role
 	// Reminders turns on the reminder direct messages, opt-in per user
-	// (/vote remind:True, or [voterperks.Perks.SetReminder]), kept with the
-	// vote state: in the PostgreSQL database of a *pgstore.Store given to
-	// [WithVoteStore] (any vote store with an OpenReminders(ctx)
-	// (voterperks.ReminderStore, error) method keeps them), else the file
-	// reminders.json in Config.StateDir in one process, Redis in a fleet
-	// ([WithFleet]).
+	// (/vote remind:True, or [voterperks.Perks.SetReminder]), the opt-ins
+	// kept in the state of [WithState].
 	Reminders bool
-	// ReminderStore, if set, keeps the opt-ins instead (Reminders must be on).
-	ReminderStore voterperks.ReminderStore
 	// Texts overrides what the perks say (see [voterperks.Texts]).
 	Texts voterperks.Texts
 }
@@ -39,10 +30,11 @@ type VoterPerks struct {
 // WithVoterPerks turns on the voter features: the voter role and the
 // reminders run beside the reward and expiry handlers of
 // [WithRewardHandler] and [WithExpiryHandler] (the perks' first, then
-// yours, for each vote), and [Plugin.Perks] gives the gate and the /vote and
-// /leaderboard handlers (register [voterperks.Commands] on Discord and with
-// [WithCommands]). The perks' REST calls go through the first attached
-// session. It needs vote polling on (a *[ConfigError] from [New] otherwise).
+// yours, for each vote); [Plugin.Attach] adds the /vote and /leaderboard
+// handler, [Plugin.RegisterCommands] and the command sync add their
+// commands, and [Plugin.Perks] gives the gate. The perks' REST calls go
+// through the first attached session. It needs vote polling on (a
+// *[ConfigError] from [New] otherwise).
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v
@@ -58,11 +50,6 @@ func (p *Plugin) Perks() *voterperks.Perks {
 	return p.perks
 }
 
-// reminderBackend is a backend that keeps reminder opt-ins.
-type reminderBackend interface {
-	reminders() voterperks.ReminderStore
-}
-
 // buildPerks makes the perks of WithVoterPerks and puts their handlers
 // before the bot's own. New calls it before it builds the vote poller.
 func (p *Plugin) buildPerks() error {
@@ -74,23 +61,8 @@ func (p *Plugin) buildPerks() error {
 		return &ConfigError{Field: "Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
 	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
-	store := v.ReminderStore
-	if typednil.Is(store) {
-		store = nil
-	}
-	switch {
-	case store != nil && !v.Reminders:
-		return &ConfigError{Field: "VoterPerks.ReminderStore", Problem: "is set while VoterPerks.Reminders is false"}
-	case store != nil:
-		cfg.Reminders = store
-	case v.Reminders && keepsReminders(p.opts.voteStore):
-		cfg.Reminders = &storeReminders{open: p.opts.voteStore.(reminderKeeper).OpenReminders}
-	case v.Reminders:
-		rb, ok := p.backend.(reminderBackend)
-		if !ok {
-			return fmt.Errorf("WithVoterPerks: this backend keeps no reminders")
-		}
-		cfg.Reminders = rb.reminders()
+	if v.Reminders {
+		cfg.Reminders = p.opts.state
 	}
 	perks, err := voterperks.New(pluginVotes{p}, cfg)
 	if err != nil {
@@ -126,10 +98,6 @@ func (p *Plugin) restSession() *discordgo.Session {
 	return p.sessions[0]
 }
 
-// keepsReminders reports whether the vote store keeps reminder opt-ins
-// itself (PostgreSQL's does).
-func keepsReminders(s any) bool { _, ok := s.(reminderKeeper); return ok }
-
 // pluginVotes is the perks' view of the plugin's votes: Active from the
 // cache of the Run under way (the poller's or its mirror's), the ledger
 // from the store.
@@ -143,48 +111,4 @@ func (v pluginVotes) Stats(ctx context.Context, user string) (voterewards.Stats,
 
 func (v pluginVotes) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	return v.p.votes.Leaderboard(ctx, month, n)
-}
-
-// reminders keeps the opt-ins in the state directory's file, read on first
-// use (New opens no file).
-func (b *localBackend) reminders() voterperks.ReminderStore { return &lazyFileReminders{dir: b.dir} }
-
-// reminders keeps the opt-ins in Redis.
-func (b *fleetBackend) reminders() voterperks.ReminderStore { return b.f.Reminders() }
-
-// lazyFileReminders opens the state directory's reminders file on first use.
-type lazyFileReminders struct {
-	dir  string
-	once sync.Once
-	f    *voterperks.FileReminders
-	err  error
-}
-
-func (l *lazyFileReminders) open() (*voterperks.FileReminders, error) {
-	l.once.Do(func() { l.f, l.err = voterperks.OpenFileReminders(l.dir) })
-	return l.f, l.err
-}
-
-func (l *lazyFileReminders) SetReminder(ctx context.Context, userID string, on bool) error {
-	f, err := l.open()
-	if err != nil {
-		return err
-	}
-	return f.SetReminder(ctx, userID, on)
-}
-
-func (l *lazyFileReminders) Reminder(ctx context.Context, userID string) (bool, string, error) {
-	f, err := l.open()
-	if err != nil {
-		return false, "", err
-	}
-	return f.Reminder(ctx, userID)
-}
-
-func (l *lazyFileReminders) Reminded(ctx context.Context, userID, key string) error {
-	f, err := l.open()
-	if err != nil {
-		return err
-	}
-	return f.Reminded(ctx, userID, key)
 }

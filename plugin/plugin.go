@@ -27,20 +27,18 @@ import (
 // session before it opens, then [Plugin.Run] it until the bot stops. Its methods
 // are safe for concurrent use.
 type Plugin struct {
-	client  *topgg.Client
-	set     settings
-	opts    options
-	log     *slog.Logger
-	sup     supervisor
-	backend backend
+	client *topgg.Client
+	set    settings
+	opts   options
+	log    *slog.Logger
+	sup    supervisor
 
 	// The jobs, each built once by New; nil when turned off.
-	counter  *autopost.Counter   // the sessions' counts, which the poster's Source reads
-	poster   *autopost.Poster    // posts the backend's Source
-	commands *commands.Job       // publishes the slash commands
-	votes    *voterewards.Poller // polls and delivers the votes
-	// voteStore is the votes' store: WithVoteStore's, or the backend's.
-	voteStore voterewards.Store
+	counter  *autopost.Counter           // the sessions' counts, which the poster's Source reads
+	poster   *autopost.Poster            // posts the leader's Source
+	report   func(context.Context) error // publishes this process's shards to the fleet; nil in one process
+	commands *commands.Job               // publishes the slash commands
+	votes    *voterewards.Poller         // polls and delivers the votes
 
 	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
@@ -60,12 +58,12 @@ type Plugin struct {
 	running  bool
 }
 
-// New checks cfg (a zero field means its default) and builds the plugin's jobs. It
-// makes no request, opens no file and starts nothing. Errors: a *[ConfigError]
-// naming the Go field (see [Config.ValidateFor] for the interval floors),
-// [topgg.ErrNilArgument] for a nil client or option value, or
-// [topgg.ErrNotConfigured] for a fleet given a vote store whose leader writes
-// are not fenced (a pgstore store opened without Config.Fence: see [FleetFence]).
+// New checks cfg (a zero field means its default), hands the leader's fence
+// to the state ([WithState], [WithFleet]) and builds the plugin's jobs. It
+// makes no request and starts nothing. Errors: a *[ConfigError] naming the Go
+// field (see [Config.ValidateFor] for the interval floors), the state's
+// refusal of the fence (voterewards.ErrNotShared, voterewards.ErrNeedsFence),
+// or [topgg.ErrNilArgument] for a nil client or option value.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -78,6 +76,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		// Without a reward handler the poller still runs, to answer Active.
 		onReward: func(context.Context, voterewards.Vote) error { return nil },
 		clock:    clock.Real(),
+		leader:   always{},
 	}
 	for i, opt := range opts {
 		if opt == nil {
@@ -87,21 +86,17 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 			return nil, err
 		}
 	}
-	if err := o.checkFencedStore(); err != nil {
-		return nil, err
-	}
 	o.wireMetrics()
 	set := cfg.resolve()
+	if err := o.useState(set); err != nil {
+		return nil, err
+	}
 	p := &Plugin{
 		client:     client,
 		set:        set,
 		opts:       o,
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
-	}
-	p.backend = &localBackend{dir: set.StateDir}
-	if o.newFleet != nil {
-		p.backend = o.newFleet()
 	}
 	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
@@ -118,14 +113,15 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 }
 
 // buildJobs makes the jobs the settings turn on, each once, over the
-// plugin's backend.
+// plugin's state and leader.
 func (p *Plugin) buildJobs() error {
 	if p.set.Autopost != AutopostOff {
 		p.counter = autopost.NewCounter(0)
-		src, err := p.backend.source(p.counter)
+		src, report, err := p.opts.leader.counts(p.counter)
 		if err != nil {
 			return err
 		}
+		p.report = report
 		mode := autopost.ModeV1
 		if p.set.Autopost == AutopostV0 {
 			mode = autopost.ModeV0
@@ -138,18 +134,14 @@ func (p *Plugin) buildJobs() error {
 		}
 	}
 	if p.set.syncCommands {
-		job, err := p.newCommandJob(p.backend.hashes())
+		job, err := p.newCommandJob(p.opts.state)
 		if err != nil {
 			return err
 		}
 		p.commands = job
 	}
 	if p.set.votePoll > 0 {
-		p.voteStore = p.opts.voteStore
-		if p.voteStore == nil {
-			p.voteStore = p.backend.votes()
-		}
-		poller, err := p.newPoller(p.voteStore)
+		poller, err := p.newPoller(p.opts.state)
 		if err != nil {
 			return err
 		}
@@ -158,8 +150,9 @@ func (p *Plugin) buildJobs() error {
 	return nil
 }
 
-// Attach registers the plugin's handlers on every shard's session. Call it before
-// the sessions open (their READY is what the jobs wait for) and before the first
+// Attach registers the plugin's handlers on every shard's session, the voter
+// perks' commands included ([WithVoterPerks]). Call it before the sessions
+// open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
 // [autopost.ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
 // a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
@@ -194,6 +187,9 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		s.AddHandler(func(s *discordgo.Session, _ *discordgo.Ready) {
 			p.firstReadyOnce.Do(func() { p.firstReady <- s })
 		})
+		if p.perks != nil {
+			s.AddHandler(p.perks.Handle)
+		}
 	}
 	p.sessions = append(p.sessions, sessions...)
 	return nil
@@ -210,12 +206,10 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
 // [topgg.ErrRunning] while another Run of the plugin has not
 // returned, [autopost.ErrNoSessions] when autopost or command sync is on and no session is
-// attached, or an error opening the state directory (another process holding it
-// included: [voterewards.ErrLocked]). Run may be called again after it returned;
-// the vote state in Config.StateDir is opened and closed by each Run. In a
-// fleet ([WithFleet]) Run runs the leader-only jobs each time this process
-// wins the lease, until it loses it. Sessions still not opened 10 seconds
-// after Run started are named in a warning.
+// attached. Run may be called again after it returned. In a fleet
+// ([WithFleet]) Run runs the leader-only jobs each time this process wins the
+// lease, until it loses it. Sessions still not opened 10 seconds after Run
+// started are named in a warning.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
 		return errNotMade
@@ -226,15 +220,11 @@ func (p *Plugin) Run(ctx context.Context) error {
 	defer p.end()
 	p.states.begin()
 
-	closeState, err := p.backend.open()
-	if err != nil {
-		return fmt.Errorf("plugin: vote state: %w", err)
-	}
 	l, err := p.listenWebhook(ctx)
 	if err != nil {
-		return errors.Join(err, closeState())
+		return err
 	}
-	jobs := p.backend.jobs(p, p.leaderJobs())
+	jobs := p.jobs()
 	if l != nil {
 		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
@@ -246,9 +236,6 @@ func (p *Plugin) Run(ctx context.Context) error {
 	wg.Wait()
 	p.poller.Store(nil)
 	p.states.end(err)
-	if cerr := closeState(); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("plugin: closing vote state: %w", cerr))
-	}
 	return err
 }
 
@@ -314,6 +301,32 @@ func (p *Plugin) end() {
 type job struct {
 	name string
 	run  func(context.Context) error
+}
+
+// jobs lists the jobs of one Run: the leader-only ones (run now in one
+// process, by the lease holder in a fleet) and, in a fleet, those every
+// process runs (its shards' report, the votes mirror for Active).
+func (p *Plugin) jobs() []job {
+	lead := p.leaderJobs()
+	if _, one := p.opts.leader.(always); one {
+		return lead
+	}
+	var jobs []job
+	if p.report != nil {
+		jobs = append(jobs, job{"fleet reporter", p.report})
+	}
+	if p.votes != nil {
+		jobs = append(jobs, job{"votes mirror", func(ctx context.Context) error {
+			p.poller.Store(p.votes)
+			return p.votes.Mirror(ctx)
+		}})
+	}
+	if len(lead) > 0 {
+		jobs = append(jobs, job{"fleet leader", func(ctx context.Context) error {
+			return p.opts.leader.run(ctx, func(ctx context.Context) error { return p.supervise(ctx, lead) }, p.leading)
+		}})
+	}
+	return jobs
 }
 
 // leaderJobs lists the jobs only one process of a bot may run: in one

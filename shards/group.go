@@ -58,7 +58,7 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 		return nil, err
 	}
 	if shardCount < 1 || shardCount > maxShards {
-		return nil, fmt.Errorf("shards: shard count %d: must be between 1 and %d", shardCount, maxShards)
+		return nil, &topgg.ValidationError{Field: "shard count", Problem: fmt.Sprintf("is %d", shardCount), Rule: fmt.Sprintf("1 to %d", maxShards)}
 	}
 	cfg := defaultConfig()
 	for _, opt := range opts {
@@ -102,10 +102,11 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 func checkToken(token string) error {
 	switch {
 	case strings.TrimSpace(token) == "":
-		return errors.New("shards: token is empty")
+		return &topgg.ValidationError{Field: "Discord token", Problem: "is empty", Rule: "the bot's token"}
 	case strings.ContainsFunc(token, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
 		// "Bot abc" would be sent as "Bot Bot abc"; a control byte fails every request.
-		return errors.New("shards: token contains white space or a control character (give the token alone, without \"Bot \")")
+		return &topgg.ValidationError{Field: "Discord token", Problem: "contains white space or a control character",
+			Rule: "the token alone, without \"Bot \""}
 	}
 	return nil
 }

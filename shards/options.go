@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Defaults of a Group made without options.
@@ -50,11 +51,11 @@ func WithAPIBase(base string) Option {
 	return func(c *config) error {
 		u, err := url.Parse(base)
 		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return errors.New("shards: API base is not an absolute http(s) URL")
+			return &topgg.ValidationError{Field: "Discord API base", Problem: "is not an absolute http(s) URL", Rule: "https://host[/path]"}
 		}
 		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 			// Not quoted: user info or a query may hold a secret.
-			return errors.New("shards: API base takes no user info, query or fragment")
+			return &topgg.ValidationError{Field: "Discord API base", Problem: "has user info, a query or a fragment", Rule: "https://host[/path]"}
 		}
 		c.apiBase = trimBase(base)
 		return nil
@@ -126,7 +127,7 @@ func (c *config) ids(shardCount int) ([]int, error) {
 	ids := slices.Sorted(slices.Values(c.shardIDs))
 	for i, id := range ids {
 		if id < 0 || id >= shardCount {
-			return nil, fmt.Errorf("shards: shard ID %d: must be in [0, %d)", id, shardCount)
+			return nil, &topgg.ValidationError{Field: "shard ids", Problem: fmt.Sprintf("shard %d is not below the shard count", id), Rule: fmt.Sprintf("0 to %d", shardCount-1)}
 		}
 		if i > 0 && ids[i-1] == id {
 			return nil, fmt.Errorf("shards: shard ID %d given twice", id)

@@ -168,7 +168,7 @@ func New(token string, opts ...Option) (*Client, error) {
 	}
 	base, err := parseBaseURL(cfg.baseURL, cfg.insecure)
 	if err != nil {
-		return nil, err
+		return nil, &ValidationError{Field: "base URL", Problem: err.Error(), Rule: "https://host[/path], the API root"}
 	}
 	hc := *cfg.http // a copy: the caller's is never changed
 	scrub := redact.NewScrubber(token)
@@ -188,21 +188,24 @@ func New(token string, opts ...Option) (*Client, error) {
 	}, nil
 }
 
-// checkToken refuses a token that could never work; its errors never quote it.
-// A "Bearer " prefix is refused rather than stripped: saying so shows the
-// mistake where it is made (the same value may feed other tools).
+// checkToken refuses a token that could never work, as a *ValidationError
+// of Field "token" that never quotes it. A "Bearer " prefix is refused rather
+// than stripped: saying so shows the mistake where it is made.
 func checkToken(token string) error {
+	problem := ""
 	switch {
 	case token == "":
-		return errors.New("topgg: New: empty token")
+		problem = "is empty"
 	case hasBearerPrefix(token):
-		return errors.New(`topgg: New: the token starts with "Bearer ": pass the token alone (the client sends "Bearer <token>" on v1 and the bare token on v0)`)
+		problem = `starts with "Bearer ": pass the token alone`
 	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
-		return errors.New("topgg: New: token contains white space")
+		problem = "contains white space"
 	case strings.ContainsFunc(token, func(r rune) bool { return r < 0x20 || r == 0x7f }): // net/http would refuse the header
-		return errors.New("topgg: New: token contains a control character")
+		problem = "contains a control character"
+	default:
+		return nil
 	}
-	return nil
+	return &ValidationError{Field: "token", Problem: problem, Rule: "the project's API token alone (the client adds \"Bearer \" on v1)"}
 }
 
 // parseBaseURL checks the API root (internal/baseurl) and refuses the /v1
@@ -210,11 +213,11 @@ func checkToken(token string) error {
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
-		return nil, fmt.Errorf("topgg: base URL %w", err)
+		return nil, err
 	}
 	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, fmt.Errorf("topgg: base URL %q: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
+		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
 	}
 	return u, nil
 }

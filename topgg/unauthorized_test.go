@@ -3,6 +3,7 @@ package topgg_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,6 +148,9 @@ func TestNewRefusesBearerPrefix(t *testing.T) {
 		require.Nil(t, c)
 		require.Contains(t, err.Error(), `starts with "Bearer "`)
 		require.Contains(t, err.Error(), "pass the token alone")
+		ve, ok := errors.AsType[*topgg.ValidationError](err)
+		require.True(t, ok, "a *topgg.ValidationError, so a caller can name its variable")
+		require.Equal(t, "token", ve.Field)
 		for _, part := range strings.Split(tok, ".") {
 			require.NotContains(t, err.Error(), part)
 		}

@@ -19,6 +19,8 @@ type State interface {
 	LoadHash(ctx context.Context) (string, error)
 	// SaveHash replaces the saved command fingerprint: a leader write.
 	SaveHash(ctx context.Context, hash string) error
+	// Ping returns nil when the state can take a write now, for readiness.
+	Ping(ctx context.Context) error
 	// UseFence gives the state the leader's fence, once, before its first
 	// use (plugin.New does it): nil for one process, which always leads; a
 	// fleet's token otherwise. From then on every leader write (Ingest with

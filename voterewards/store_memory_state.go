@@ -10,6 +10,9 @@ func (s *memoryStore) UseFence(f Fence) error {
 	return nil
 }
 
+// Ping implements [State]: memory always answers.
+func (s *memoryStore) Ping(ctx context.Context) error { return ctx.Err() }
+
 // LoadHash implements [State].
 func (s *memoryStore) LoadHash(ctx context.Context) (string, error) {
 	if err := s.lock(ctx); err != nil {

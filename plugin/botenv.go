@@ -1,0 +1,70 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// Env is a bot's deployment as the example bot reads it from the
+// environment with [LoadEnv]: the tokens and API roots, the shards, where the
+// state lives (TOPGG_STATE_DIR, or REDIS_URL, or DATABASE_URL: see package
+// plugin/deploy), the fleet's lease, logging and the plugin's [Config]. Embed
+// it in a bot's own configuration. Its secrets print as [redacted].
+type Env struct {
+	DiscordToken  Secret        `env:"DISCORD_TOKEN, required"`
+	TopggToken    Secret        `env:"TOPGG_TOKEN, required"`
+	TopggAPIURL   string        `env:"TOPGG_API_URL, default=https://top.gg/api"`
+	DiscordAPIURL string        `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
+	ShardCount    int           `env:"SHARD_COUNT, default=1"`
+	ShardIDs      shards.IDs    `env:"SHARD_IDS"`                              // this process's shards (default all); a subset needs REDIS_URL
+	StateDir      string        `env:"TOPGG_STATE_DIR, default=./topgg-state"` // one process's state, without REDIS_URL and DATABASE_URL
+	RedisURL      Secret        `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
+	DatabaseURL   Secret        `env:"DATABASE_URL"`                           // the state in PostgreSQL
+	FleetLease    time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
+	Log           Log
+	Config        Config
+}
+
+// Fleet reports whether REDIS_URL makes this process one of a fleet.
+func (e Env) Fleet() bool { return e.RedisURL.Reveal() != "" }
+
+// Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL; a
+// refused value is a *ConfigError naming its variable.
+func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
+	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
+	return c, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
+}
+
+// Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of
+// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming
+// its variable.
+func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
+	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
+		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), e.ShardIDs.Option()}, opts...)...)
+	return g, blame(err, map[string]string{"Discord token": "DISCORD_TOKEN", "shard count": "SHARD_COUNT",
+		"shard ids": "SHARD_IDS", "Discord API base": "DISCORD_API_URL"})
+}
+
+// blame makes err a *ConfigError naming the variable of the field a
+// *topgg.ValidationError names, when vars knows it.
+func blame(err error, vars map[string]string) error {
+	if ve, ok := errors.AsType[*topgg.ValidationError](err); ok && vars[ve.Field] != "" {
+		return &ConfigError{Variable: vars[ve.Field], Err: err}
+	}
+	return err
+}
+
+// validate checks the rules that tie Env's values together, which no one
+// package sees whole.
+func (e Env) validate() error {
+	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
+		return &ConfigError{Field: "Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
+			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
+			n, e.ShardCount)}
+	}
+	return nil
+}

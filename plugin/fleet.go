@@ -1,0 +1,70 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// WithFleet runs the plugin as one process of a fleet (see the fleet
+// package): every process publishes its shards' counts and mirrors the
+// votes, so [Plugin.Active] answers everywhere; only the holder of f's lease
+// posts the total, publishes the commands, polls and delivers the votes and
+// sends reminders, each action checked against its term. New hands the
+// lease's fence to the state of [WithState], which must be shareable (Redis,
+// PostgreSQL). The caller closes f after Run returned.
+func WithFleet(f *fleet.Fleet) Option {
+	return func(o *options) error {
+		if f == nil {
+			return nilArg("WithFleet")
+		}
+		if f.Lease() == nil {
+			return fmt.Errorf("plugin: WithFleet: a fleet.Fleet %w (fleet.New, fleet.Open)", topgg.ErrNotConfigured)
+		}
+		// An interface value made here, not a *fleet.Fleet field: a bot that
+		// never calls WithFleet links none of the fleet's code nor go-redis.
+		o.leader = fleetLeader{f}
+		return nil
+	}
+}
+
+// fleetLeader is the leader of a fleet: the holder of f's lease.
+type fleetLeader struct{ f *fleet.Fleet }
+
+func (l fleetLeader) counts(local *autopost.Counter) (autopost.Source, func(context.Context) error, error) {
+	return l.f.Counts(local)
+}
+
+func (l fleetLeader) fence() voterewards.Fence {
+	lease := l.f.Lease()
+	return func() int64 { return lease.State().Token }
+}
+
+// run campaigns for the lease and runs lead during each term. The term
+// travels in lead's context (fleet.CheckTerm): the jobs reach it through
+// packages that know nothing of fleets (the client before each request,
+// autopost before each post, commands before each publish, voterewards
+// before each poll and handler call, voterperks before each Discord write),
+// and each checks it right before acting, so that a process resumed past its
+// lease starts nothing.
+func (l fleetLeader) run(ctx context.Context, lead func(context.Context) error, leading func(bool)) error {
+	return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
+		if term.From(ctx) == nil {
+			// Every leader-only check would pass: refuse to lead without a deadline.
+			return fmt.Errorf("plugin: %w: the leader's context carries no term", topgg.ErrNotConfigured)
+		}
+		leading(true)
+		defer leading(false)
+		return lead(ctx)
+	})
+}
+
+func (l fleetLeader) checks() []health.Check {
+	return []health.Check{{Name: "leadership", Func: l.f.Lease().Check}}
+}
