@@ -1,11 +1,10 @@
-// Package pgstore keeps the vote pipeline of
-// [github.com/dblkit/go-topgg/voterewards] in PostgreSQL (through pgx), so
-// that a bot's rewards can be rows of its own database, written in the same
-// transaction as the vote's done mark.
+// Package pgstore keeps a bot's state ([voterewards.State]: the votes and
+// their ledger, the command hash, the reminder opt-ins) in PostgreSQL
+// (through pgx), so that a bot's rewards can be rows of its own database,
+// written in the same transaction as the vote's done mark.
 //
-// [Open] returns a [Store]: a [voterewards.Store] (pass it as
-// voterewards.Config.Store) and a [voterewards.Feed], shared by every process
-// of a fleet. It creates its tables in a schema of their own (default
+// [Open] returns a [Store]: a [voterewards.State] and a [voterewards.Feed],
+// shared by every process of a fleet. It creates its tables in a schema of their own (default
 // "topgg") and migrates them when a newer version of this package opens an
 // older schema; a schema newer than the code is an error ([ErrSchemaTooNew]).
 // Every vote is kept; the dedup set is the votes not yet pruned; the ledger
@@ -28,10 +27,10 @@
 //
 // Processes that share the database share one store: dedup is done in the
 // database (each voter's Ingests run one after the other, under a lock), new
-// votes reach every process's Follow by LISTEN/NOTIFY, and with
-// [Config.Fence] set to the lease's token every leader write checks in its
-// own transaction that no newer leader has written ([ErrFenced]); a store
-// without a fence is for one process ([Store.Fenced] tells).
+// votes reach every process's Follow by LISTEN/NOTIFY, and with the lease's
+// fence ([Store.UseFence]) every leader write checks in its own transaction
+// that no newer leader has written ([ErrFenced]); a store without a fence is
+// for one process.
 //
 // A new term raises the fence at its first action (the Poller's Load, or
 // any leader write), in a transaction of its own, before anything else: from

@@ -6,21 +6,32 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Fenced reports whether the store's leader writes are fenced
-// ([Config.Fence] was set): a store shared by the processes of a fleet
-// must be, and the plugin refuses one that is not.
-func (s *Store) Fenced() bool { return s != nil && s.fence != nil }
+// UseFence implements [voterewards.State]: nil for one process (unfenced),
+// or a fleet's fence, whose token every leader write checks ([ErrFenced]).
+// Call it once, before the first use: a second call wraps [ErrBadConfig].
+func (s *Store) UseFence(f voterewards.Fence) error {
+	if err := s.made(); err != nil {
+		return err
+	}
+	if !s.fence.CompareAndSwap(nil, &f) {
+		return fmt.Errorf("%w: UseFence called twice: a store's fence is given once", ErrBadConfig)
+	}
+	return nil
+}
 
 // token returns the fence token a leader write must check, and whether it
-// must: with no Config.Fence there is nothing to check. A zero or negative
-// token (not leading) is refused here, before any write.
+// must: with no fence there is nothing to check. A zero or negative token
+// (not leading) is refused here, before any write.
 func (s *Store) token() (int64, bool, error) {
-	if s.fence == nil {
+	f := s.fence.Load()
+	if f == nil || *f == nil {
 		return 0, false, nil
 	}
-	tok := s.fence()
+	tok := (*f)()
 	if tok <= 0 {
 		return 0, false, fmt.Errorf("%w (token %d: not leading)", ErrFenced, tok)
 	}

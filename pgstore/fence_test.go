@@ -13,8 +13,9 @@ import (
 )
 
 // TestFence: two processes share the store; once the newer leader (token
-// 2) wrote, every leader write of the older one (token 1) is refused and
-// commits nothing, while its webhook Ingests (no checkpoint) still go in.
+// 2) wrote, every leader write of the older one (token 1), SaveHash and
+// Reminded included, is refused and commits nothing, while its webhook
+// Ingests (no checkpoint) still go in.
 func TestFence(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
@@ -35,6 +36,15 @@ func TestFence(t *testing.T) {
 	err = old.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, b)
 	assert.ErrorIs(t, err, pgstore.ErrFenced, "the reward transaction")
 	assert.False(t, called, "a fenced process does not run the handler")
+	require.NoError(t, cur.SetReminder(ctx, "1", true))
+	assert.ErrorIs(t, old.SaveHash(ctx, "stale"), pgstore.ErrFenced)
+	assert.ErrorIs(t, old.Reminded(ctx, "1", "1@stale"), pgstore.ErrFenced)
+	hash, err := cur.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, hash, "the refused SaveHash saved nothing")
+	_, last, err := cur.Reminder(ctx, "1")
+	require.NoError(t, err)
+	assert.Empty(t, last, "nor did the refused Reminded")
 
 	snap, err := cur.Load(ctx)
 	require.NoError(t, err)
@@ -58,13 +68,16 @@ func TestFence(t *testing.T) {
 func TestFenceZeroTokenRefused(t *testing.T) {
 	ctx := context.Background()
 	var l lease
-	s := open(t, pgstore.Config{Fence: l.token})
+	s := fenced(t, open(t, pgstore.Config{}), l.token)
 	v := ingest(t, s, nil, vote(1, base))[0]
 	_, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c"}, nil, voterewards.DefaultStreakGrace)
 	assert.ErrorIs(t, err, pgstore.ErrFenced)
 	assert.ErrorIs(t, s.Delivered(ctx, v, false), pgstore.ErrFenced)
 	assert.ErrorIs(t, s.Expired(ctx, v), pgstore.ErrFenced)
 	assert.ErrorIs(t, s.Prune(ctx, base, base), pgstore.ErrFenced)
+	assert.ErrorIs(t, s.SaveHash(ctx, "h"), pgstore.ErrFenced)
+	require.NoError(t, s.SetReminder(ctx, "1", true), "an opt-in is no leader write")
+	assert.ErrorIs(t, s.Reminded(ctx, "1", "1@k"), pgstore.ErrFenced)
 	called := false
 	assert.ErrorIs(t, s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, v), pgstore.ErrFenced)
 	assert.False(t, called)

@@ -72,11 +72,13 @@ func TestFleetChild(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("process", name)
 	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
-	fence := plugin.FleetFence(f)
+	lease := f.Lease()
+	fence := func() int64 { return lease.State().Token }
 	// TxTimeout as the lease's TTL: a leader paused in a transaction stalls
 	// the next one that long at most.
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, Fence: fence, TxTimeout: fleetLeaseTTL, Logger: log})
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, TxTimeout: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
+	require.NoError(t, store.UseFence(fence))
 	client, err := topgg.New(os.Getenv(fleetTokenEnv), topgg.WithBaseURL(os.Getenv(fleetURLEnv)))
 	require.NoError(t, err)
 	hold, _ := time.ParseDuration(os.Getenv(fleetHoldEnv))

@@ -51,12 +51,17 @@ func twoTerms(t *testing.T, pool *pgxpool.Pool, newTok int64, cfg pgstore.Config
 	oldL, newL = &lease{}, &lease{}
 	oldL.tok.Store(1)
 	newL.tok.Store(newTok)
-	oc, nc := cfg, cfg
-	oc.Fence, nc.Fence = oldL.token, newL.token
 	var err error
-	old, err = pgstore.Open(context.Background(), pool, oc)
+	old, err = pgstore.Open(context.Background(), pool, cfg)
 	require.NoError(t, err)
-	cur, err = pgstore.Open(context.Background(), pool, nc)
+	cur, err = pgstore.Open(context.Background(), pool, cfg)
 	require.NoError(t, err)
-	return old, cur, oldL, newL
+	return fenced(t, old, oldL.token), fenced(t, cur, newL.token), oldL, newL
+}
+
+// fenced gives s the fence f (as plugin.New does in a fleet) and returns it.
+func fenced(t testing.TB, s *pgstore.Store, f voterewards.Fence) *pgstore.Store {
+	t.Helper()
+	require.NoError(t, s.UseFence(f))
+	return s
 }

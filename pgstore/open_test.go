@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -54,7 +55,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pgstore.Open(ctx, pool, pgstore.Config{})
 	require.ErrorIs(t, err, pgstore.ErrSchemaTooNew)
-	assert.Contains(t, err.Error(), "version 2")
+	assert.Contains(t, err.Error(), fmt.Sprintf("version %d", pgstore.SchemaVersion+1))
 	_, err = pgstore.Open(ctx, pool, pgstore.Config{Schema: "other"})
 	assert.NoError(t, err, "another schema is another store")
 }
@@ -93,5 +94,5 @@ func TestSchemasAreSeparate(t *testing.T) {
 	st, err := b.Stats(ctx, vote(1, base).PlatformID)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Votes)
-	var _ voterewards.Store = a
+	var _ voterewards.State = a
 }

@@ -11,6 +11,9 @@ type queries struct {
 	delivered, expired, prune         string
 	markReward, markExpiry            string
 	stats, board, monthBoard          string
+	setReminder, unsetReminder        string
+	reminder, reminded                string
+	loadHash, saveHash                string
 }
 
 // voteCols are the columns a vote is read from, in [scanVote]'s order.
@@ -85,7 +88,13 @@ func newQueries(s string) queries {
 			WHERE v.id = o.id RETURNING o.expiry_done`),
 		stats: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
 			FROM %[1]s.voters WHERE voter = $1`),
-		board:      f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
-		monthBoard: f("SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1 ORDER BY total DESC, reached_ns, voter LIMIT $2"),
+		board:         f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
+		monthBoard:    f("SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1 ORDER BY total DESC, reached_ns, voter LIMIT $2"),
+		setReminder:   f("INSERT INTO %[1]s.reminders (user_id) VALUES ($1) ON CONFLICT DO NOTHING"),
+		unsetReminder: f("DELETE FROM %[1]s.reminders WHERE user_id = $1"),
+		reminder:      f("SELECT last_key FROM %[1]s.reminders WHERE user_id = $1"),
+		reminded:      f("UPDATE %[1]s.reminders SET last_key = $2 WHERE user_id = $1"),
+		loadHash:      f("SELECT hash FROM %[1]s.command_hash WHERE id = 1"),
+		saveHash:      f("INSERT INTO %[1]s.command_hash VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET hash = EXCLUDED.hash"),
 	}
 }

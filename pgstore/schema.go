@@ -92,6 +92,13 @@ var migrations = [...]string{
 			RAISE EXCEPTION 'pgstore: lease token %% is older than %%', tok, cur USING ERRCODE = 'TGF01';
 		END IF;
 	END $f$;`,
+	// 2: the reminder opt-ins (IF NOT EXISTS: version 1's Store.Reminders
+	// made the table on first use) and the last published command hash.
+	`CREATE TABLE IF NOT EXISTS %[1]s.reminders (
+		user_id text COLLATE "C" PRIMARY KEY,
+		last_key text NOT NULL DEFAULT ''
+	);
+	CREATE TABLE %[1]s.command_hash (id int PRIMARY KEY CHECK (id = 1), hash text NOT NULL);`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an

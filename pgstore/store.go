@@ -28,15 +28,15 @@ const DefaultTxTimeout = 15 * time.Second
 // Errors, for errors.Is; the errors that carry them say more.
 var (
 	// ErrFenced means a leader write was refused: a newer lease token has
-	// been seen (another process leads now), or [Config.Fence] returned 0
-	// (this process is not leading). Nothing of the write was committed.
+	// been seen (another process leads now), or the fence ([Store.UseFence])
+	// returned 0 (this process is not leading). Nothing of it was committed.
 	ErrFenced = errors.New("pgstore: write refused by the fence: not the current leader")
 	// ErrSchemaTooNew is returned by [Open] when the database's schema was
 	// made by a newer version of this package than the running one: the
 	// store will not guess at tables it does not know.
 	ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this code knows")
-	// ErrBadConfig is returned by [Open] for a Config it cannot use; the
-	// error names the field.
+	// ErrBadConfig is returned by [Open] for a Config it cannot use (the
+	// error names the field), and by a second [Store.UseFence].
 	ErrBadConfig = errors.New("pgstore: invalid Config")
 	// ErrBadURL is returned by [Connect] for a URL it cannot parse. The
 	// error never holds the password.
@@ -54,16 +54,6 @@ type Config struct {
 	// underscores, starting with a letter or underscore, at most 50 bytes
 	// (the feed's NOTIFY channel is named after it, within PostgreSQL's 63).
 	Schema string
-	// Fence returns the current lease token of a fleet's leader term (as
-	// fleet.Fence.Token gives it), or 0 when this process is not leading.
-	// Every leader write (Ingest with a checkpoint, Delivered, Expired,
-	// Prune and the transactions of Reward and Expiry) checks, in its own
-	// transaction, that no newer token has been seen, and fails with
-	// [ErrFenced] otherwise. The first action of a term (Load, or a leader
-	// write, with a token newer than this Store has used) first raises the
-	// fence to it, so that the older term's writes are refused from then on.
-	// nil: one process, no fence (a fleet's plugin refuses such a store).
-	Fence func() int64
 	// TxTimeout bounds the store's transactions (default
 	// [DefaultTxTimeout]): PostgreSQL aborts one that sits idle for longer
 	// (its process paused or frozen, or a [TxHandler] busy outside the
@@ -82,12 +72,12 @@ type Config struct {
 // needs no quoting rules of its own in the NOTIFY channel and lock keys.
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 
-// Store is a [voterewards.Store] and [voterewards.Feed] in PostgreSQL, shared
+// Store is a [voterewards.State] and [voterewards.Feed] in PostgreSQL, shared
 // by every process of a fleet: see the package documentation. Its methods
 // are safe for concurrent use.
 type Store struct {
 	pool    *pgxpool.Pool
-	fence   func() int64
+	fence   atomic.Pointer[voterewards.Fence] // set once, by UseFence
 	log     *slog.Logger
 	schema  string
 	channel string // the NOTIFY channel of added votes
@@ -101,9 +91,12 @@ type Store struct {
 }
 
 var (
-	_ voterewards.Store = (*Store)(nil)
+	_ voterewards.State = (*Store)(nil)
 	_ voterewards.Feed  = (*Store)(nil)
 )
+
+// errNotMade is what a Store not made by Open answers.
+var errNotMade = fmt.Errorf("pgstore: %w (pgstore.Open)", topgg.ErrNotConfigured)
 
 // Open returns the store kept in pool's database under cfg.Schema, creating
 // the schema or migrating it to [SchemaVersion] first, in one transaction
@@ -136,7 +129,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{
-		pool: pool, fence: cfg.Fence, log: log, schema: schema,
+		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
 		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
 		q:     newQueries(pgx.Identifier{schema}.Sanitize()),

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,16 +149,32 @@ func TestTxTimeoutConfig(t *testing.T) {
 	}
 }
 
-// TestFencedAndPing: Fenced tells whether Config.Fence was set; Ping
-// answers nil while the database does, an error once it cannot.
-func TestFencedAndPing(t *testing.T) {
+// TestUseFenceOnceAndPing: UseFence(nil) leaves the leader writes
+// unfenced, a fence fences them; a second UseFence is ErrBadConfig and
+// changes nothing; UseFence while other calls run is no race. Ping answers
+// nil while the database does, an error once it cannot.
+func TestUseFenceOnceAndPing(t *testing.T) {
 	ctx := context.Background()
-	var l lease
-	assert.False(t, open(t, pgstore.Config{}).Fenced())
+	var l lease // token 0: not leading
+	one := fenced(t, open(t, pgstore.Config{}), nil)
+	require.NoError(t, one.SaveHash(ctx, "h"), "one process: unfenced")
+	err := one.UseFence(l.token)
+	require.ErrorIs(t, err, pgstore.ErrBadConfig)
+	assert.Contains(t, err.Error(), "twice")
+	require.NoError(t, one.SaveHash(ctx, "h"), "the second UseFence changed nothing")
+
 	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: l.token})
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
 	require.NoError(t, err)
-	assert.True(t, s.Fenced())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := s.SaveHash(ctx, "h") // before or after the fence: either answer
+		assert.True(t, err == nil || errorsIs(err, pgstore.ErrFenced), "%v", err)
+	})
+	require.NoError(t, s.UseFence(l.token))
+	wg.Wait()
+	assert.ErrorIs(t, s.UseFence(nil), pgstore.ErrBadConfig)
+	assert.ErrorIs(t, s.SaveHash(ctx, "h"), pgstore.ErrFenced, "the fence stayed")
 	require.NoError(t, s.Ping(ctx))
 	pool.Close()
 	assert.Error(t, s.Ping(ctx), "a closed pool cannot take a write")

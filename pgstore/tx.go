@@ -21,7 +21,7 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
 // that rewards each vote exactly once, through crashes, restarts and leader
 // changes: in ONE transaction it locks the vote's row and marks the reward
-// done, checks the fence ([Config.Fence]; fenced, h is not called), returns
+// done, checks the fence ([Store.UseFence]; fenced, h is not called), returns
 // nil at once if the reward was already done, calls h and commits. If h fails (or panics) its
 // writes roll back and the Poller retries it later. The Poller's
 // [Store.Delivered] that follows is idempotent with the mark, so a crash
