@@ -14,7 +14,7 @@ import (
 )
 
 // TestOneProcessBotLinksNoRedisPostgresOrPrometheus builds a bot on the
-// plugin alone, in one process (scripts/pluginbot), and sums the sizes of
+// plugin alone, in one process (example-bot/minimal), and sums the sizes of
 // its symbols by dependency: a bot that does not use the fleet, the
 // PostgreSQL store or metrics must not carry their code (issue 19: what a
 // bot does not use, it must not pay for in memory either, and linked code is
@@ -26,7 +26,7 @@ func TestOneProcessBotLinksNoRedisPostgresOrPrometheus(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command builds the probe")
 	bin := filepath.Join(t.TempDir(), "pluginonly")
-	build := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "github.com/dblkit/go-topgg/scripts/pluginbot")
+	build := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "github.com/dblkit/go-topgg/example-bot/minimal")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	nm := exec.CommandContext(t.Context(), goTool, "tool", "nm", "-size", bin)
