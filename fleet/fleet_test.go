@@ -25,8 +25,6 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, f.counts.shardCount)
 	assert.NotNil(t, f.Lease())
-	assert.NotNil(t, f.HashStore())
-	assert.NotNil(t, f.VoteStore())
 	_, _, err = f.Counts(nil)
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.NoError(t, f.Close())
@@ -35,7 +33,5 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	assert.Nil(t, nilFleet.Lease())
 	_, _, err = nilFleet.Counts(nil)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	assert.Nil(t, nilFleet.HashStore())
-	assert.Nil(t, nilFleet.VoteStore())
 	require.NoError(t, nilFleet.Close())
 }

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -32,7 +33,7 @@ const (
 )
 
 // haWorld is a bot run as several in-process fleet processes, each with its
-// own Redis client made by Open from the URL (its own connections and lease
+// own Redis client made from the URL (its own connections and lease
 // holder, as a separate process has: the promises under test live in Redis,
 // so an address space of its own would change nothing but the speed),
 // against the fake Top.gg (HTTP) and the fake Discord (real discordgo
@@ -56,10 +57,11 @@ type haTerm struct {
 	token int64
 }
 
-// haProcess is one process of the fleet.
+// haProcess is one process of the fleet: its lease and counts, and its state.
 type haProcess struct {
 	id       int
-	f        *Fleet
+	f        *fleet.Fleet
+	state    *State
 	counter  *autopost.Counter
 	sessions []*discordgo.Session
 	stop     context.CancelFunc
@@ -86,14 +88,19 @@ func newHAWorld(t *testing.T, url string, shardCount, guildsPerShard int) *haWor
 
 // start runs one process for shards: its reporter, and its lease, whose
 // every term runs the leader's jobs (the Poster of the fleet total, the vote
-// Poller on the fleet's store) until the term ends.
+// Poller on the process's state, fenced by the lease) until the term ends.
 func (w *haWorld) start(id int, shards ...int) *haProcess {
 	t := w.t
 	t.Helper()
-	f, err := Open(w.url, Config{Bot: haBot, ShardCount: w.shardCount, LeaseTTL: haTTL,
+	rdb, err := fleet.NewUniversalClient(w.url)
+	require.NoError(t, err)
+	f, err := fleet.New(rdb, fleet.Config{Bot: haBot, ShardCount: w.shardCount, LeaseTTL: haTTL,
 		ReportEvery: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	p := &haProcess{id: id, f: f, counter: autopost.NewCounter(w.shardCount), done: make(chan struct{})}
+	state, err := New(rdb, haBot)
+	require.NoError(t, err)
+	require.NoError(t, state.UseFence(func() int64 { return f.Lease().State().Token }))
+	p := &haProcess{id: id, f: f, state: state, counter: autopost.NewCounter(w.shardCount), done: make(chan struct{})}
 	for _, s := range shards {
 		sess, err := w.dc.NewSession(s, w.shardCount)
 		require.NoError(t, err)
@@ -125,7 +132,7 @@ func (w *haWorld) start(id int, shards ...int) *haProcess {
 			cw.Go(func() { _ = s.Close() })
 		}
 		cw.Wait()
-		assert.NoError(t, f.Close())
+		assert.NoError(t, rdb.Close())
 	})
 	for _, s := range p.sessions {
 		require.NoError(t, s.Open())
@@ -143,7 +150,7 @@ func (w *haWorld) lead(ctx context.Context, p *haProcess, total autopost.Source,
 	if err != nil {
 		return err
 	}
-	poller, err := voterewards.New(w.client, voterewards.Config{Store: p.f.VoteStore(), Interval: haPollStep,
+	poller, err := voterewards.New(w.client, voterewards.Config{Store: p.state, Interval: haPollStep,
 		RetryDelay: 50 * time.Millisecond, GracePeriod: time.Second, Logger: slog.New(slog.DiscardHandler),
 		OnReward: func(_ context.Context, v voterewards.Vote) error {
 			w.mu.Lock()
@@ -245,4 +252,20 @@ func assertIncreasing(t *testing.T, tokens []int64) {
 	for i := 1; i < len(tokens); i++ {
 		assert.Greater(t, tokens[i], tokens[i-1], "term %d's token is not above the one before: %v", i, tokens)
 	}
+}
+
+// newFakeDiscord starts a fake Discord of len(perShard) shards, shard i in
+// perShard[i] guilds, closed at the end of the test.
+func newFakeDiscord(t *testing.T, perShard ...int) *discordtest.Server {
+	t.Helper()
+	var guilds []string
+	for shard, n := range perShard {
+		for i := range n {
+			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, len(perShard)))
+		}
+	}
+	dc, err := discordtest.NewServer(discordtest.WithShardCount(len(perShard)), discordtest.WithGuilds(guilds...))
+	require.NoError(t, err)
+	t.Cleanup(dc.Close)
+	return dc
 }
