@@ -21,8 +21,9 @@ type Config struct {
 	// ShardCount is the bot's total number of shards, across every process.
 	// Required.
 	ShardCount int
-	// LeaseTTL is the leader lease's time to live (default [defaultLeaseTTL]).
-	// A dead leader is replaced within about LeaseTTL.
+	// LeaseTTL is the leader lease's time to live (default [defaultLeaseTTL],
+	// within [MinLeaseTTL, MaxLeaseTTL]). A dead leader is replaced within
+	// about LeaseTTL.
 	LeaseTTL time.Duration
 	// ReportEvery is how often each process publishes its shards' counts
 	// (default [defaultReportEvery]).
@@ -34,6 +35,11 @@ type Config struct {
 	// slog.Default()).
 	Logger *slog.Logger
 }
+
+// MinLeaseTTL and MaxLeaseTTL bound [Config.LeaseTTL]: below a second a GC
+// pause costs the leadership; above ten minutes a dead leader leaves the
+// leader's jobs (the listing's posts) undone that long.
+const MinLeaseTTL, MaxLeaseTTL = time.Second, 10 * time.Minute
 
 // Fleet is who leads a bot's processes, and their counts: the [Lease] and
 // [Fleet.Counts], for a caller (plugin.WithFleet) that touches no Redis type.
@@ -65,6 +71,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	}
 	if cfg.ReportEvery < 0 {
 		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)
+	}
+	if cfg.LeaseTTL != 0 && (cfg.LeaseTTL < MinLeaseTTL || cfg.LeaseTTL > MaxLeaseTTL) {
+		return nil, fmt.Errorf("%w: LeaseTTL %v is not between %v and %v", ErrBadConfig, cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
 	lease, err := NewLease(rdb, cfg.Bot, LeaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger})
 	if err != nil {
