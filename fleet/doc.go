@@ -71,18 +71,9 @@
 // min-replicas-to-write closes the cut-off case without relying on clocks,
 // at the cost of refusing writes while no replica is connected.
 //
-// Other writes are not waited for. A failover can undo the writes the old
-// master acknowledged and the promoted replica had not received: those of the
-// replication lag (about a round trip on a healthy link), or all since the
-// link broke if the promoted replica had been cut off (min-replicas-max-lag
-// bounds that). The promoted replica holds a prefix of the old master's
-// writes, so no vote is lost: a vote it lacks is after the poll checkpoint it
-// holds, and the next term's poll ingests it again. But a vote whose reward
-// was recorded (delivered mark) in the undone writes is rewarded once more, by
-// the next term. That is the bound: the rewards recorded in the undone writes,
-// each repeated at most once per failover. A handler that must not repeat
-// uses the vote's Key as an idempotency key, as it does for the process that
-// dies between its handler's return and the mark.
+// Other writes are not waited for: a failover can undo those the promoted
+// replica had not received (the counts' last reports, a Redis state's; see
+// package redisstate for what that means for votes).
 //
 // # Counts
 //
@@ -94,11 +85,9 @@
 //
 // # Votes and commands
 //
-// [Fleet.VoteStore] is the voterewards.Store (and Feed) of the fleet, its
-// voters' ledger counted in the script that admits each vote;
-// [Fleet.HashStore] keeps the command hash in Redis. Leader writes are fenced.
-// A fleet may keep its votes in PostgreSQL instead (package pgstore, fenced
-// by [Lease] tokens through plugin.FleetFence).
+// fleet keeps no state: a bot's votes, command hash and opt-ins are a
+// voterewards.State (package redisstate or pgstore), whose leader writes the
+// plugin fences with the lease's token (State.UseFence).
 //
 // Open the fleet ([Open] or [New]) and give it to plugin.WithFleet; close it
 // after the plugin's Run returned.

@@ -14,7 +14,7 @@ var (
 	// errNilClient: a nil Redis client (or a typed nil inside the interface)
 	// was given.
 	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
-	// errNilFunc: Lease.Run (or Follow) was given a nil function.
+	// errNilFunc: Lease.Run was given a nil function.
 	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
 	// errNotMade: a method was called on a zero or nil value that must come
 	// from its constructor (New, NewLease).

@@ -35,6 +35,17 @@ type Fence struct {
 // Token returns the term's fencing token (0 for the zero Fence).
 func (f Fence) Token() int64 { return f.token }
 
+// Fences returns, without a [Lease], the fence of bot's term by its token
+// (as [Lease.Fence]): how a state kept in Redis fences its leader writes.
+// Token 0 gives [ErrNoFence]. Errors wrap [ErrBadConfig] for a bot [Key] refuses.
+func Fences(bot string) (func(token int64) Fence, error) {
+	if err := checkBot(bot); err != nil {
+		return nil, err
+	}
+	key := Key(bot, "fence")
+	return func(token int64) Fence { return Fence{key: key, token: token} }, nil
+}
+
 // fencePrelude takes the fence key and token off the front of KEYS and ARGV,
 // so that the body sees its own keys and arguments from index 1, and refuses
 // the call unless the token is current. The error code FENCED is how Redis

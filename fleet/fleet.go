@@ -9,9 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/autopost"
-	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/typednil"
-	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Config configures a [Fleet]: what every process of one bot must agree on
@@ -23,8 +21,9 @@ type Config struct {
 	// ShardCount is the bot's total number of shards, across every process.
 	// Required.
 	ShardCount int
-	// LeaseTTL is the leader lease's time to live (default [defaultLeaseTTL]).
-	// A dead leader is replaced within about LeaseTTL.
+	// LeaseTTL is the leader lease's time to live (default [defaultLeaseTTL],
+	// within [MinLeaseTTL, MaxLeaseTTL]). A dead leader is replaced within
+	// about LeaseTTL.
 	LeaseTTL time.Duration
 	// ReportEvery is how often each process publishes its shards' counts
 	// (default [defaultReportEvery]).
@@ -37,20 +36,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Fleet bundles the Redis-backed parts one process of a fleet needs, so that
-// a caller (the plugin, see plugin.WithFleet) uses them without touching
-// Redis types: the leader [Lease], the shard counts ([Fleet.Counts]), the
-// fenced command hash store ([Fleet.HashStore]) and the shared vote store
-// ([Fleet.VoteStore]). Make it with [New] or [Open]; safe for concurrent use.
-// It is not a job: its parts are.
+// MinLeaseTTL and MaxLeaseTTL bound [Config.LeaseTTL]: below a second a GC
+// pause costs the leadership; above ten minutes a dead leader leaves the
+// leader's jobs (the listing's posts) undone that long.
+const MinLeaseTTL, MaxLeaseTTL = time.Second, 10 * time.Minute
+
+// Fleet is who leads a bot's processes, and their counts: the [Lease] and
+// [Fleet.Counts], for a caller (plugin.WithFleet) that touches no Redis type.
+// Make it with [New] or [Open]; safe for concurrent use; not a job: its parts are.
 type Fleet struct {
 	rdb    redis.UniversalClient
 	owned  bool // Open made rdb: Close closes it
 	cfg    Config
 	lease  *Lease
 	counts *shardCounts
-	hashes *hashStore
-	votes  *voteStore
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and
@@ -73,6 +72,9 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if cfg.ReportEvery < 0 {
 		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)
 	}
+	if cfg.LeaseTTL != 0 && (cfg.LeaseTTL < MinLeaseTTL || cfg.LeaseTTL > MaxLeaseTTL) {
+		return nil, fmt.Errorf("%w: LeaseTTL %v is not between %v and %v", ErrBadConfig, cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+	}
 	lease, err := NewLease(rdb, cfg.Bot, LeaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -81,7 +83,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts, hashes: newHashStore(lease), votes: newVoteStore(lease)}, nil
+	return &Fleet{rdb: rdb, cfg: cfg, lease: lease, counts: counts}, nil
 }
 
 // Open is [New] on a client of its own for the URL, which selects the
@@ -152,38 +154,4 @@ func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report f
 		return nil, nil, err
 	}
 	return src, r.Run, nil
-}
-
-// HashStore returns the [commands.HashStore] of the leader's command sync:
-// the fingerprint of the last published commands lives in Redis (key
-// Key(bot, "commands:hash")), so that a new leader does not publish unchanged
-// commands again. SaveHash is fenced with the lease's current term: it fails
-// with [ErrFenced] once a newer leader exists and [ErrNoFence] while this
-// process does not lead; LoadHash reads without a fence. Nil on a Fleet not
-// made by New or Open.
-func (f *Fleet) HashStore() commands.HashStore {
-	if f == nil || f.hashes == nil {
-		return nil
-	}
-	return f.hashes
-}
-
-// VoteStore returns the [voterewards.Store] every process of the fleet
-// shares, with the promises of the bbolt store: each method is one Lua script,
-// atomic and as durable as Redis's persistence (run it with AOF), and the
-// dedup rule runs inside it, so concurrent ingests add one vote once. Any
-// process may Ingest without a checkpoint (webhooks); the leader's writes (the
-// poll's checkpoint, Delivered, Expired, Prune) are fenced by the lease
-// ([ErrFenced], [ErrNoFence]). It is a [voterewards.Feed] (Redis pub/sub:
-// every process learns each added vote in Ingest order within moments, and
-// resyncs after a reconnect) and has Ping(ctx) error for readiness checks.
-// The ledger ([voterewards.Stats], leaderboards) is counted in the ingest
-// script that admits a vote: a hash field per voter, sorted sets per month
-// and for all time; Stats is one HGET, Leaderboard one script. Nil on a
-// Fleet not made by New or Open.
-func (f *Fleet) VoteStore() voterewards.Store {
-	if f == nil || f.votes == nil {
-		return nil
-	}
-	return f.votes
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,8 +26,6 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, f.counts.shardCount)
 	assert.NotNil(t, f.Lease())
-	assert.NotNil(t, f.HashStore())
-	assert.NotNil(t, f.VoteStore())
 	_, _, err = f.Counts(nil)
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.NoError(t, f.Close())
@@ -35,7 +34,26 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	assert.Nil(t, nilFleet.Lease())
 	_, _, err = nilFleet.Counts(nil)
 	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	assert.Nil(t, nilFleet.HashStore())
-	assert.Nil(t, nilFleet.VoteStore())
 	require.NoError(t, nilFleet.Close())
+}
+
+// TestFleetLeaseTTLIsBounded: Config.LeaseTTL is refused outside
+// [MinLeaseTTL, MaxLeaseTTL], naming the field and the bounds; zero is the
+// default and the bounds themselves are accepted.
+func TestFleetLeaseTTLIsBounded(t *testing.T) {
+	t.Parallel()
+	for _, ttl := range []time.Duration{-time.Second, 100 * time.Millisecond, MinLeaseTTL - time.Nanosecond, MaxLeaseTTL + time.Nanosecond, time.Hour} {
+		f, err := Open("redis://127.0.0.1:1", Config{Bot: "b", ShardCount: 1, LeaseTTL: ttl})
+		require.ErrorIs(t, err, ErrBadConfig, ttl)
+		assert.Nil(t, f)
+		assert.ErrorContains(t, err, "LeaseTTL")
+		assert.ErrorContains(t, err, "between 1s and 10m0s")
+	}
+	for _, ttl := range []time.Duration{0, MinLeaseTTL, MaxLeaseTTL} {
+		f, err := Open("redis://127.0.0.1:1", Config{Bot: "b", ShardCount: 1, LeaseTTL: ttl})
+		require.NoError(t, err, ttl)
+		require.NoError(t, f.Close())
+	}
+	assert.Equal(t, time.Second, MinLeaseTTL)
+	assert.Equal(t, 10*time.Minute, MaxLeaseTTL)
 }

@@ -51,7 +51,6 @@ type LeaseConfig struct {
 // methods are safe for concurrent use, and one Run may be going on at a time.
 type Lease struct {
 	rdb        redis.UniversalClient
-	bot        string
 	leaseKey   string
 	fenceKey   string
 	channel    string
@@ -86,7 +85,7 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 	var id [12]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go >= 1.24)
 	l := &Lease{
-		rdb: rdb, bot: bot,
+		rdb:      rdb,
 		leaseKey: Key(bot, "lease"), fenceKey: Key(bot, "fence"), channel: Key(bot, "lease:released"),
 		holder: hex.EncodeToString(id[:]),
 		ttl:    cfg.TTL, renewEvery: cfg.TTL / 3, margin: cfg.TTL / 5,

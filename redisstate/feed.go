@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // not decode also asks for a resync. Redis errors never end it: it waits
 // (50 ms doubling to 1 s) and reconnects, until ctx is done; then it returns
 // nil. Nothing it started outlives it.
-func (s *voteStore) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
+func (s *State) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
 		return errNilFunc
 	}

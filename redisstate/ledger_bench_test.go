@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 
 // benchLedger returns a store whose ledger counts users voters, each with
 // one to three votes this month (pages of 1,000 votes, unfenced ingest).
-func benchLedger(b *testing.B, users int) *voteStore {
+func benchLedger(b *testing.B, users int) *State {
 	b.Helper()
 	srv := redistest.Start(b)
-	s := benchLeaderStore(b, srv, "ledgerbench")
+	s, _ := leadingState(b, srv, "ledgerbench")
 	base := time.Now().UTC()
 	base = voterewards.MonthOf(base).Add(time.Hour)
 	page := make([]voterewards.Vote, 0, 1000)

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -33,7 +34,7 @@ func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "prunefuture")
+	s, _ := leadingState(t, srv, "prunefuture")
 	now := time.Now()
 	planted := rawVote(1, now.Add(-72*time.Hour), now.Add(365*24*time.Hour))
 	old := rawVote(2, now.Add(-48*time.Hour), now.Add(-36*time.Hour))
@@ -60,7 +61,7 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "pollfuture")
+	s, _ := leadingState(t, srv, "pollfuture")
 	now := time.Now()
 	year := now.Add(365 * 24 * time.Hour)
 	stuck := rawVote(1, now.Add(-13*time.Hour), year)
@@ -111,7 +112,7 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "feedfuture")
+	s, _ := leadingState(t, srv, "feedfuture")
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
@@ -129,7 +130,7 @@ func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	// Wait until the mirror has subscribed: a message published before that
 	// is lost (pub/sub keeps nothing), and the planted vote is in no store a
 	// resync could read. A probe vote made Active proves only the first load.
-	channel, rdb := Key("feedfuture", "votes:added"), srv.Client(t)
+	channel, rdb := fleet.Key("feedfuture", "votes:added"), srv.Client(t)
 	require.Eventually(t, func() bool {
 		n, err := rdb.PubSubNumSub(ctx, channel).Result()
 		return err == nil && n[channel] > 0

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -22,7 +23,7 @@ import (
 // equal scores, which Redis orders by member bytes, come by earlier ReachedAt
 // and then by voter id in byte order (as Go compares strings). A month's
 // board has a hash beside it with each voter's votes, total and ReachedAt in
-// that month. Every key is built with [Key] for the bot: one hash slot.
+// that month. Every key is built with [fleet.Key] for the bot: one hash slot.
 //
 // The ledger is updated by the ingest script, in the step that admits the
 // vote, applying [voterewards.Stats.Add]'s rule in Lua (see ledgerLua).
@@ -32,9 +33,9 @@ import (
 var zeroUnix = time.Time{}.Unix()
 
 // monthKeys returns the sorted set and the hash of month m's board.
-func (s *voteStore) monthKeys(m time.Time) (board, standings string) {
+func (s *State) monthKeys(m time.Time) (board, standings string) {
 	name := m.UTC().Format("2006-01")
-	return Key(s.lease.bot, "votes:board:"+name), Key(s.lease.bot, "votes:month:"+name)
+	return fleet.Key(s.bot, "votes:board:"+name), fleet.Key(s.bot, "votes:month:"+name)
 }
 
 // ledgerArgs are the ledger's arguments of one vote in the ingest script:
@@ -50,7 +51,7 @@ func ledgerArgs(v voterewards.Vote, grace time.Duration, months *monthIndex) []a
 // monthIndex numbers the month boards one ingest call touches, as KEYS
 // indexes (1-based, two keys per month) after the call's fixed keys.
 type monthIndex struct {
-	s     *voteStore
+	s     *State
 	keys  []string
 	first int
 	seen  map[time.Time]int
@@ -68,7 +69,7 @@ func (mi *monthIndex) index(m time.Time) int {
 }
 
 // errBadLedger is a ledger record in Redis that does not decode.
-var errBadLedger = errors.New("fleet: damaged vote ledger record in Redis")
+var errBadLedger = errors.New("redisstate: damaged vote ledger record in Redis")
 
 // ledgerFields is how many integers a voter's ledger record holds: votes,
 // total, streak, best, until (sec, nsec), month (sec), month votes, month
@@ -121,16 +122,16 @@ func encodeStats(st voterewards.Stats) string {
 func unixPair(t time.Time) (int64, int) { return t.Unix(), t.Nanosecond() }
 
 // Stats implements [voterewards.Store]: one HGET.
-func (s *voteStore) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
 	if user == "" {
-		return voterewards.Stats{}, fmt.Errorf("fleet: vote ledger Stats: %w (user)", topgg.ErrNilArgument)
+		return voterewards.Stats{}, fmt.Errorf("redisstate: vote ledger Stats: %w (user)", topgg.ErrNilArgument)
 	}
 	raw, err := s.rdb.HGet(ctx, s.ledger, user).Result()
 	if errors.Is(err, redis.Nil) {
 		return voterewards.Stats{User: user}, nil
 	}
 	if err != nil {
-		return voterewards.Stats{}, fmt.Errorf("fleet: read the vote ledger: %w", err)
+		return voterewards.Stats{}, fmt.Errorf("redisstate: read the vote ledger: %w", err)
 	}
 	return decodeStats(user, raw)
 }
@@ -142,7 +143,7 @@ const atWidth = 22
 
 // Leaderboard implements [voterewards.Store]: one script reads the top n of
 // the board's sorted set and each one's votes and total.
-func (s *voteStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard
 	}
@@ -152,7 +153,7 @@ func (s *voteStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]
 	}
 	res, err := leaderboardScript.Run(ctx, s.rdb, []string{board, standings}, n).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("fleet: read the leaderboard: %w", err)
+		return nil, fmt.Errorf("redisstate: read the leaderboard: %w", err)
 	}
 	out := make([]voterewards.Standing, 0, len(res)/2)
 	for i := 0; i+1 < len(res); i += 2 {

@@ -1,9 +1,13 @@
-package fleet
+package redisstate
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/fleet"
+)
 
 // The vote store's scripts. Every key of one bot shares its hash tag, so on
-// Redis Cluster they live in one slot (see Key). Times travel as a pair of
+// Redis Cluster they live in one slot (see fleet.Key). Times travel as a pair of
 // integers, unix seconds and nanoseconds: Lua's numbers are doubles, exact
 // to 2^53, which unix nanoseconds (about 1.8e18) are not, while the dedup
 // rule must tell 11 h from 11 h minus 1 ns.
@@ -82,13 +86,13 @@ return added
 // ingestFenced is the leader's poll, whose checkpoint is fenced.
 var (
 	ingestScript = redis.NewScript(ingestBody)
-	ingestFenced = NewFencedScript(ingestBody)
+	ingestFenced = fleet.NewFencedScript(ingestBody)
 )
 
 // deliveredScript removes a vote from the pending rewards and, with ARGV[2]
 // "1", adds it to the pending expiries. KEYS[1] pending, KEYS[2] expiries;
 // ARGV[1] key, ARGV[2] expire flag, ARGV[3] encoded vote.
-var deliveredScript = NewFencedScript(`
+var deliveredScript = fleet.NewFencedScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -98,7 +102,7 @@ return 1
 
 // expiredScript removes a vote from the pending expiries. KEYS[1] expiries;
 // ARGV[1] key.
-var expiredScript = NewFencedScript(`
+var expiredScript = fleet.NewFencedScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)
@@ -110,7 +114,7 @@ return 1
 // creation or more than two lifetimes after it is read as creation plus one
 // lifetime (as voterewards' sanitize fixes it). KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
 // it removed.
-var pruneScript = NewFencedScript(`
+var pruneScript = fleet.NewFencedScript(`
 local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
 local life = tonumber(ARGV[6])

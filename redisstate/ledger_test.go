@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -30,7 +31,7 @@ func TestVoteLedgerKeysShareTheBotsSlot(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "slot")
+	s, _ := leadingState(t, srv, "slot")
 	base := time.Date(2026, 1, 31, 20, 0, 0, 0, time.UTC)
 	var votes []voterewards.Vote
 	for i := range 6 {
@@ -43,7 +44,7 @@ func TestVoteLedgerKeysShareTheBotsSlot(t *testing.T) {
 	require.NoError(t, err)
 	var boards int
 	for _, k := range keys {
-		assert.True(t, strings.HasPrefix(k, Key("slot", "")), "key %q is outside the bot's hash tag", k)
+		assert.True(t, strings.HasPrefix(k, fleet.Key("slot", "")), "key %q is outside the bot's hash tag", k)
 		if strings.Contains(k, ":votes:board:") {
 			boards++
 		}
@@ -58,7 +59,7 @@ func TestVoteLedgerIsBoundedPerVoter(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "bounded")
+	s, _ := leadingState(t, srv, "bounded")
 	rdb := srv.Client(t)
 	base := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
 	var want voterewards.Stats
@@ -92,7 +93,7 @@ func TestVoteLedgerFarTimes(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "far")
+	s, _ := leadingState(t, srv, "far")
 	for u, base := range []time.Time{
 		time.Date(1969, 12, 31, 18, 0, 0, 999_999_999, time.UTC),
 		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
@@ -129,11 +130,11 @@ func TestVoteLedgerRefusedIngestCountsNothing(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "refused")
-	require.NoError(t, srv.Client(t).Incr(ctx, Key("refused", "fence")).Err())
+	s, _ := leadingState(t, srv, "refused")
+	require.NoError(t, srv.Client(t).Incr(ctx, fleet.Key("refused", "fence")).Err())
 	v := ledgerVote(1, time.Now(), 1)
 	_, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-	require.ErrorIs(t, err, ErrFenced)
+	require.ErrorIs(t, err, fleet.ErrFenced)
 	st, err := s.Stats(ctx, v.PlatformID)
 	require.NoError(t, err)
 	assert.Equal(t, voterewards.Stats{User: v.PlatformID}, st)
@@ -148,7 +149,7 @@ func TestVoteLedgerDamagedRecords(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "damagedledger")
+	s, _ := leadingState(t, srv, "damagedledger")
 	v := ledgerVote(1, time.Now(), 1)
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	leader, _ := leadingStore(t, srv, "trips")
+	leader, _ := leadingState(t, srv, "trips")
 	base := time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)
 	var votes []voterewards.Vote
 	for u := range 50 {
@@ -179,9 +180,8 @@ func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
 	rdb := newClient(t, srv.Addr())
 	trips := &roundTrips{}
 	rdb.AddHook(trips)
-	lease, err := NewLease(rdb, "trips", LeaseConfig{})
+	s, err := New(rdb, "trips")
 	require.NoError(t, err)
-	s := newVoteStore(lease)
 	_, err = s.Leaderboard(ctx, time.Time{}, 1) // loads the script: later calls are one EVALSHA
 	require.NoError(t, err)
 	trips.n.Store(0)
@@ -195,4 +195,14 @@ func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
 		assert.Len(t, board, 50)
 		assert.EqualValues(t, 1, trips.n.Swap(0), "Leaderboard of %v", month)
 	}
+}
+
+// TestVoteLedgerStatsOfNoUser: Stats(ctx, "") is misuse (the memory and
+// bolt stores return an error wrapping topgg.ErrNilArgument), never a zero
+// Stats.
+func TestVoteLedgerStatsOfNoUser(t *testing.T) {
+	t.Parallel()
+	s, _ := leadingState(t, redistest.Start(t), "nouser")
+	_, err := s.Stats(context.Background(), "")
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"cmp"
@@ -17,46 +17,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-var (
-	_ voterewards.Store = (*voteStore)(nil)
-	_ voterewards.Feed  = (*voteStore)(nil)
-)
-
 // pruneLimit bounds the votes one Prune call removes, so that one script
 // never blocks Redis for long; the next prune goes on.
 const pruneLimit = 10_000
 
-// voteStore is the store of [Fleet.VoteStore] (see there what it promises):
-// the dedup window is [voterewards.DedupWindow]; leader writes are Ingest
-// with a checkpoint (the poll), Delivered, Expired and Prune.
-type voteStore struct {
-	rdb   redis.UniversalClient
-	lease *Lease
-
-	channel                                      string
-	seen, voters, order, meta, pending, expiries string
-	checkpoint                                   string
-	ledger, board                                string
-}
-
-// newVoteStore returns the vote store of the lease's bot, its leader writes
-// fenced by the lease's term. It does not contact Redis.
-func newVoteStore(lease *Lease) *voteStore {
-	k := func(name string) string { return Key(lease.bot, "votes:"+name) }
-	return &voteStore{
-		rdb: lease.rdb, lease: lease, channel: k("added"),
-		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
-		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
-		ledger: k("ledger"), board: k("board"),
-	}
-}
-
-// fence is the lease's current term (the zero Fence when not leading).
-func (s *voteStore) fence() Fence { return s.lease.Fence(s.lease.State().Token) }
-
 // Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
 // consistent.
-func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	var cp *redis.StringCmd
 	var seen, pending, expiries *redis.MapStringStringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -65,7 +32,7 @@ func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("fleet: load votes: %w", err)
+		return nil, fmt.Errorf("redisstate: load votes: %w", err)
 	}
 	snap := &voterewards.Snapshot{}
 	if raw, err := cp.Result(); err == nil {
@@ -94,7 +61,7 @@ func (s *voteStore) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
 // poll); without, any process may call it.
-func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -124,7 +91,7 @@ func (s *voteStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, vote
 		res, err = ingestScript.Run(ctx, s.rdb, keys, args...).Result()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fleet: ingest %d votes: %w", len(votes), err)
+		return nil, fmt.Errorf("redisstate: ingest %d votes: %w", len(votes), err)
 	}
 	return addedVotes(votes, res)
 }
@@ -138,7 +105,7 @@ func addedVotes(votes []voterewards.Vote, res any) ([]voterewards.Vote, error) {
 		i, ok := reply[j].(int64)
 		rec, ok2 := reply[j+1].(string)
 		if !ok || !ok2 || i < 0 || int(i) >= len(votes) {
-			return nil, fmt.Errorf("fleet: ingest: unexpected reply %v", res)
+			return nil, fmt.Errorf("redisstate: ingest: unexpected reply %v", res)
 		}
 		v := votes[i]
 		st, err := decodeStats(voterID(v), rec)
@@ -155,21 +122,21 @@ func addedVotes(votes []voterewards.Vote, res any) ([]voterewards.Vote, error) {
 func voterID(v voterewards.Vote) string { return cmp.Or(v.PlatformID, v.UserID) }
 
 // Delivered implements [voterewards.Store]; fenced.
-func (s *voteStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	flag, enc := "0", ""
 	if expire {
 		flag, enc = "1", encodeVote(v)
 	}
 	if _, err := deliveredScript.Run(ctx, s.rdb, s.fence(), []string{s.pending, s.expiries}, v.Key(), flag, enc); err != nil {
-		return fmt.Errorf("fleet: record vote %s delivered: %w", v.Key(), err)
+		return fmt.Errorf("redisstate: record vote %s delivered: %w", v.Key(), err)
 	}
 	return nil
 }
 
 // Expired implements [voterewards.Store]; fenced.
-func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
+func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 	if _, err := expiredScript.Run(ctx, s.rdb, s.fence(), []string{s.expiries}, v.Key()); err != nil {
-		return fmt.Errorf("fleet: record vote %s expired: %w", v.Key(), err)
+		return fmt.Errorf("redisstate: record vote %s expired: %w", v.Key(), err)
 	}
 	return nil
 }
@@ -177,12 +144,12 @@ func (s *voteStore) Expired(ctx context.Context, v voterewards.Vote) error {
 // Prune implements [voterewards.Store]; fenced. It removes at most 10,000
 // votes per call (the next prune goes on), so one call never blocks Redis
 // for long.
-func (s *voteStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
+func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
 		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
 		int64(voterewards.VoteLifetime/time.Second))
 	if err != nil {
-		return fmt.Errorf("fleet: prune votes: %w", err)
+		return fmt.Errorf("redisstate: prune votes: %w", err)
 	}
 	return nil
 }
@@ -223,7 +190,7 @@ func encodeVote(v voterewards.Vote) string {
 
 // errBadVote is a vote record in Redis that does not decode: written by
 // something else, or damaged.
-var errBadVote = errors.New("fleet: damaged vote record in Redis")
+var errBadVote = errors.New("redisstate: damaged vote record in Redis")
 
 func decodeVote(raw string) (voterewards.Vote, error) {
 	var r voteRecord
@@ -281,10 +248,10 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 }
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
-// whether the store takes writes now (the plugin's "vote_store" readiness check).
-func (s *voteStore) Ping(ctx context.Context) error {
+// whether the state takes writes now (the plugin's "vote_store" readiness check).
+func (s *State) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("fleet: vote store: %w", err)
+		return fmt.Errorf("redisstate: %w", err)
 	}
 	return nil
 }

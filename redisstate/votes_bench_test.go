@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -13,27 +13,6 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
-
-// benchLeaderStore returns a voteStore whose lease this benchmark holds.
-func benchLeaderStore(b *testing.B, srv *redistest.Server, bot string) *voteStore {
-	b.Helper()
-	lease, err := NewLease(newClient(b, srv.Addr()), bot, LeaseConfig{TTL: 10 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- lease.Run(ctx, blockUntilDone) }()
-	b.Cleanup(func() { cancel(); <-done })
-	for deadline := time.Now().Add(10 * time.Second); !lease.State().Leader; {
-		if time.Now().After(deadline) {
-			b.Fatal("never became leader")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	s := newVoteStore(lease)
-	return s
-}
 
 // benchVote is vote n of a stream of one vote a second among 50,000 users
 // (a user votes every 13.9 h, so no vote is a duplicate).
@@ -59,7 +38,8 @@ func voteStores(b *testing.B) []struct {
 		open func(b *testing.B) voterewards.Store
 	}{
 		{"redis", func(b *testing.B) voterewards.Store {
-			return benchLeaderStore(b, srv, fmt.Sprintf("bench%d", n.Add(1)))
+			s, _ := leadingState(b, srv, fmt.Sprintf("bench%d", n.Add(1)))
+			return s
 		}},
 		{"bolt", func(b *testing.B) voterewards.Store {
 			s, err := voterewards.OpenStore(b.TempDir())
@@ -77,7 +57,7 @@ func voteStores(b *testing.B) []struct {
 // the server's share of an ingest, which other load on the machine changes
 // less than the wall time.
 func scriptUsec(b *testing.B, s voterewards.Store) int64 {
-	vs, ok := s.(*voteStore)
+	vs, ok := s.(*State)
 	if !ok {
 		return 0
 	}
@@ -168,12 +148,11 @@ func BenchmarkVoteStoreIngestWebhooks(b *testing.B) {
 // and the leader's delivery wait for. ns/op is that latency.
 func BenchmarkVoteFeedLatency(b *testing.B) {
 	srv := redistest.Start(b)
-	writer := benchLeaderStore(b, srv, "feedbench")
-	lease, err := NewLease(newClient(b, srv.Addr()), "feedbench", LeaseConfig{})
+	writer, _ := leadingState(b, srv, "feedbench")
+	reader, err := New(newClient(b, srv.Addr()), "feedbench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	reader := newVoteStore(lease)
 	got := make(chan struct{}, 1)
 	listening := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
@@ -47,16 +48,16 @@ func TestClusterFleetSurvivesAMasterFailover(t *testing.T) {
 	require.Eventually(t, func() bool { return len(haLeaders(ps...)) == 1 }, haWait, haTick)
 	leader := haLeaders(ps...)[0]
 
-	master, err := cl.MasterOf(ctx, Key(haBot, "lease"))
+	master, err := cl.MasterOf(ctx, fleet.Key(haBot, "lease"))
 	require.NoError(t, err)
 	mc := master.Client(t)
-	require.Eventually(t, func() bool { return mc.HLen(ctx, Key(haBot, "votes:pending")).Val() == 0 },
+	require.Eventually(t, func() bool { return mc.HLen(ctx, fleet.Key(haBot, "votes:pending")).Val() == 0 },
 		haWait, haTick, "the delivered marks never reached the master")
-	require.NoError(t, mc.Set(ctx, Key(haBot, "barrier"), "1", 0).Err())
+	require.NoError(t, mc.Set(ctx, fleet.Key(haBot, "barrier"), "1", 0).Err())
 	require.Equal(t, int64(1), mc.Wait(ctx, 1, 5*time.Second).Val(), "the replica did not catch up")
 	before := w.tokens()
 
-	killed, promoted := cl.KillMasterOf(ctx, Key(haBot, "lease"))
+	killed, promoted := cl.KillMasterOf(ctx, fleet.Key(haBot, "lease"))
 	require.Equal(t, master, killed)
 	leader.stop()
 	// The join lands on a shard of a process still running: a stopped
@@ -79,7 +80,7 @@ func TestClusterFleetSurvivesAMasterFailover(t *testing.T) {
 	for _, tok := range after[len(before):] {
 		assert.Greater(t, tok, before[len(before)-1], "a token repeated or went back across the failover")
 	}
-	counter, err := promoted.Client(t).Get(ctx, Key(haBot, "fence")).Int64()
+	counter, err := promoted.Client(t).Get(ctx, fleet.Key(haBot, "fence")).Int64()
 	require.NoError(t, err, "the promoted replica serves the counter")
 	assert.Equal(t, after[len(after)-1], counter)
 	for v, n := range w.rewardCalls() {

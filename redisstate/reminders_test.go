@@ -1,35 +1,32 @@
-package fleet
+package redisstate
 
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
 // TestRemindersOptInAnywhereRecordFencedByTheLeader: any process sets a
 // choice; only the current leader records a reminder (a follower gets
-// ErrNoFence, a stale leader ErrFenced), and only for a user still opted in;
-// turning reminders on again keeps the record. The example bot's old set is
-// read as opted in and moved to the hash on the next change.
+// fleet.ErrNoFence, a stale leader fleet.ErrFenced), and only for a user still
+// opted in; turning reminders on again keeps the record. The example bot's old
+// set is read as opted in and moved to the hash on the next change.
 func TestRemindersOptInAnywhereRecordFencedByTheLeader(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	rdb := srv.Client(t)
-	a := startContender(t, srv.Addr(), "rm", shortLease, blockUntilDone)
-	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
-	b := startContender(t, srv.Addr(), "rm", shortLease, blockUntilDone)
-	fa := &Fleet{lease: a.lease}
-	ra, rb := fa.Reminders(), (&Fleet{lease: b.lease}).Reminders()
+	ra, _ := leadingState(t, srv, "rm")
+	rb, _ := startProcess(t, srv.Addr(), "rm")
 
 	require.NoError(t, rb.SetReminder(ctx, "1", true), "a follower records an opt-in")
 	require.NoError(t, ra.Reminded(ctx, "1", "1@k"))
-	require.ErrorIs(t, rb.Reminded(ctx, "1", "1@other"), ErrNoFence)
+	require.ErrorIs(t, rb.Reminded(ctx, "1", "1@other"), fleet.ErrNoFence)
 	require.NoError(t, ra.Reminded(ctx, "2", "2@k"), "not opted in: nothing recorded")
 	require.NoError(t, rb.SetReminder(ctx, "1", true))
 	check := func(user string, wantOn bool, wantLast string) {
@@ -42,20 +39,16 @@ func TestRemindersOptInAnywhereRecordFencedByTheLeader(t *testing.T) {
 	check("1", true, "1@k")
 	check("2", false, "")
 
-	require.NoError(t, rdb.SAdd(ctx, Key("rm", "set:reminders"), "3").Err())
+	require.NoError(t, rdb.SAdd(ctx, fleet.Key("rm", "set:reminders"), "3").Err())
 	check("3", true, "")
 	require.NoError(t, ra.Reminded(ctx, "3", "3@k"))
 	check("3", true, "3@k")
-	assert.False(t, rdb.SIsMember(ctx, Key("rm", "set:reminders"), "3").Val(), "moved to the hash")
-	require.NoError(t, rdb.SAdd(ctx, Key("rm", "set:reminders"), "4").Err())
+	assert.False(t, rdb.SIsMember(ctx, fleet.Key("rm", "set:reminders"), "3").Val(), "moved to the hash")
+	require.NoError(t, rdb.SAdd(ctx, fleet.Key("rm", "set:reminders"), "4").Err())
 	require.NoError(t, rb.SetReminder(ctx, "4", false))
 	check("4", false, "")
 
-	require.NoError(t, rdb.Incr(ctx, Key("rm", "fence")).Err()) // a newer term
-	require.ErrorIs(t, ra.Reminded(ctx, "1", "1@new"), ErrFenced)
+	require.NoError(t, rdb.Incr(ctx, fleet.Key("rm", "fence")).Err()) // a newer term
+	require.ErrorIs(t, ra.Reminded(ctx, "1", "1@new"), fleet.ErrFenced)
 	check("1", true, "1@k")
-
-	var zero Reminders
-	assert.ErrorIs(t, zero.SetReminder(ctx, "1", true), errNotMade)
-	assert.Nil(t, (*Fleet)(nil).Reminders())
 }

@@ -1,4 +1,4 @@
-package fleet
+package redisstate
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -17,21 +18,12 @@ import (
 	"github.com/dblkit/go-topgg/voterewards/storetest"
 )
 
-// leadingStore returns a vote store on srv for a new bot, whose lease this
-// process holds until the test ends (the store's leader writes are fenced).
-func leadingStore(t *testing.T, srv *redistest.Server, bot string) (*voteStore, *contender) {
-	t.Helper()
-	c := startContender(t, srv.Addr(), bot, LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-	require.Eventually(t, func() bool { return c.lease.State().Leader }, 5*time.Second, time.Millisecond)
-	return newVoteStore(c.lease), c
-}
-
-func TestVoteStorePassesTheStoreSuite(t *testing.T) {
+func TestStatePassesTheStoreSuite(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var n atomic.Int32
 	storetest.Run(t, func(t *testing.T) voterewards.State {
-		s, _ := leadingStore(t, srv, fmt.Sprintf("suite%d", n.Add(1)))
+		s, _ := leadingState(t, srv, fmt.Sprintf("suite%d", n.Add(1)))
 		return s
 	})
 }
@@ -51,30 +43,29 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	leader, c := leadingStore(t, srv, "fenced")
-	other := startContender(t, srv.Addr(), "fenced", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-	follower := newVoteStore(other.lease)
+	leader, lease := leadingState(t, srv, "fenced")
+	follower, _ := startProcess(t, srv.Addr(), "fenced")
 
 	a, b := testVote(1), testVote(2)
 	added, err := follower.Ingest(ctx, nil, []voterewards.Vote{a}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err, "any process ingests webhook votes")
 	require.Len(t, added, 1)
 	_, err = follower.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{b}, voterewards.DefaultStreakGrace)
-	require.ErrorIs(t, err, ErrNoFence)
-	require.ErrorIs(t, follower.Delivered(ctx, a, true), ErrNoFence)
-	require.ErrorIs(t, follower.Expired(ctx, a), ErrNoFence)
-	require.ErrorIs(t, follower.Prune(ctx, time.Now(), time.Now()), ErrNoFence)
+	require.ErrorIs(t, err, fleet.ErrNoFence)
+	require.ErrorIs(t, follower.Delivered(ctx, a, true), fleet.ErrNoFence)
+	require.ErrorIs(t, follower.Expired(ctx, a), fleet.ErrNoFence)
+	require.ErrorIs(t, follower.Prune(ctx, time.Now(), time.Now()), fleet.ErrNoFence)
 
 	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c1"}, []voterewards.Vote{b}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.NoError(t, leader.Delivered(ctx, a, true))
 
-	require.NoError(t, srv.Client(t).Incr(ctx, Key("fenced", "fence")).Err()) // a newer term
-	require.True(t, c.lease.State().Leader, "the old leader still believes it leads")
+	require.NoError(t, srv.Client(t).Incr(ctx, fleet.Key("fenced", "fence")).Err()) // a newer term
+	require.True(t, lease.State().Leader, "the old leader still believes it leads")
 	_, err = leader.Ingest(ctx, &voterewards.Checkpoint{Cursor: "stale"}, []voterewards.Vote{testVote(3)}, voterewards.DefaultStreakGrace)
-	require.ErrorIs(t, err, ErrFenced)
-	require.ErrorIs(t, leader.Delivered(ctx, b, false), ErrFenced)
-	require.ErrorIs(t, leader.Expired(ctx, a), ErrFenced)
+	require.ErrorIs(t, err, fleet.ErrFenced)
+	require.ErrorIs(t, leader.Delivered(ctx, b, false), fleet.ErrFenced)
+	require.ErrorIs(t, leader.Expired(ctx, a), fleet.ErrFenced)
 
 	snap, err := follower.Load(ctx)
 	require.NoError(t, err)
@@ -89,7 +80,7 @@ func TestVoteStoreFencesTheLeadersWrites(t *testing.T) {
 func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	s, _ := leadingStore(t, srv, "resync")
+	s, _ := leadingState(t, srv, "resync")
 	ctx, cancel := context.WithCancel(context.Background())
 	var resyncs atomic.Int32
 	got := make(chan string, 16)
@@ -147,13 +138,13 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 		go func() { done <- f(ctx) }()
 		t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
 	}
-	ls, _ := leadingStore(t, srv, "feed")
+	ls, _ := leadingState(t, srv, "feed")
 	leader := poller(ls)
 	run(leader.Run)
 	var followers []*voterewards.Poller
 	for range 2 {
-		c := startContender(t, srv.Addr(), "feed", LeaseConfig{TTL: 5 * time.Second}, blockUntilDone)
-		p := poller(newVoteStore(c.lease))
+		s, _ := startProcess(t, srv.Addr(), "feed")
+		p := poller(s)
 		run(p.Mirror)
 		followers = append(followers, p)
 	}
@@ -179,7 +170,7 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingStore(t, srv, "damaged")
+	s, _ := leadingState(t, srv, "damaged")
 	rdb := srv.Client(t)
 
 	fctx, cancel := context.WithCancel(ctx)
@@ -187,19 +178,19 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Follow(fctx, func(voterewards.Vote) {}, func() { resyncs.Add(1) }) }()
 	require.Eventually(t, func() bool { return resyncs.Load() == 1 }, 5*time.Second, time.Millisecond)
-	require.NoError(t, rdb.Publish(ctx, Key("damaged", "votes:added"), "not a vote").Err())
+	require.NoError(t, rdb.Publish(ctx, fleet.Key("damaged", "votes:added"), "not a vote").Err())
 	require.Eventually(t, func() bool { return resyncs.Load() == 2 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
 
-	require.NoError(t, rdb.HSet(ctx, Key("damaged", "votes:pending"), "k", "{broken").Err())
+	require.NoError(t, rdb.HSet(ctx, fleet.Key("damaged", "votes:pending"), "k", "{broken").Err())
 	_, err := s.Load(ctx)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "damaged vote record")
-	require.NoError(t, rdb.Del(ctx, Key("damaged", "votes:pending")).Err())
+	require.NoError(t, rdb.Del(ctx, fleet.Key("damaged", "votes:pending")).Err())
 	_, err = s.Load(ctx)
 	require.NoError(t, err)
-	require.NoError(t, rdb.Set(ctx, Key("damaged", "votes:checkpoint"), "garbage", 0).Err())
+	require.NoError(t, rdb.Set(ctx, fleet.Key("damaged", "votes:checkpoint"), "garbage", 0).Err())
 	_, err = s.Load(ctx)
 	require.Error(t, err)
 

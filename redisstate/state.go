@@ -1,0 +1,78 @@
+package redisstate
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+var (
+	_ voterewards.State = (*State)(nil)
+	_ voterewards.Feed  = (*State)(nil)
+
+	errNilClient = fmt.Errorf("redisstate: %w (Redis client)", topgg.ErrNilArgument)
+	errNilFunc   = fmt.Errorf("redisstate: %w (function)", topgg.ErrNilArgument)
+	// errFenceGiven: no caller may swap the term the writes are checked by.
+	errFenceGiven = errors.New("redisstate: UseFence called twice (the state keeps the first fence)")
+)
+
+// State is a bot's state in Redis (see the package doc). Make it with
+// [New]; safe for concurrent use.
+type State struct {
+	rdb    redis.UniversalClient
+	bot    string
+	fences func(token int64) fleet.Fence
+	term   atomic.Pointer[voterewards.Fence] // UseFence's; nil before
+
+	channel, seen, voters, order, meta, pending, expiries    string
+	checkpoint, ledger, board, hash, reminders, oldReminders string
+}
+
+// New returns the state of bot (its key space, validated as fleet does) on
+// rdb, which the caller keeps and closes. It does not contact Redis. Errors
+// wrap [topgg.ErrNilArgument], [fleet.ErrBadConfig].
+func New(rdb redis.UniversalClient, bot string) (*State, error) {
+	if typednil.Is(rdb) {
+		return nil, errNilClient
+	}
+	fences, err := fleet.Fences(bot)
+	if err != nil {
+		return nil, err
+	}
+	k := func(name string) string { return fleet.Key(bot, "votes:"+name) }
+	return &State{
+		rdb: rdb, bot: bot, fences: fences, channel: k("added"),
+		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
+		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
+		ledger: k("ledger"), board: k("board"), hash: fleet.Key(bot, "commands:hash"),
+		reminders: fleet.Key(bot, "hash:reminders"), oldReminders: fleet.Key(bot, "set:reminders"),
+	}, nil
+}
+
+// UseFence implements [voterewards.State]: each later leader write is fenced
+// by the term whose token f returns then (a fleet's Lease.State().Token).
+// Errors: nil f wraps [voterewards.ErrNeedsFence]; a second call is refused.
+func (s *State) UseFence(f voterewards.Fence) error {
+	if f == nil {
+		return fmt.Errorf("redisstate: %w", voterewards.ErrNeedsFence)
+	}
+	if !s.term.CompareAndSwap(nil, &f) {
+		return errFenceGiven
+	}
+	return nil
+}
+
+// fence is the fence of the term this process holds now (none before UseFence).
+func (s *State) fence() fleet.Fence {
+	if f := s.term.Load(); f != nil {
+		return s.fences((*f)())
+	}
+	return fleet.Fence{}
+}

@@ -1,0 +1,95 @@
+package redisstate
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// TestNewRefusesWhatFleetRefuses: New contacts no server, and refuses a nil
+// client and a bot name fleet cannot use in its keys.
+func TestNewRefusesWhatFleetRefuses(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	_, err := New(nil, "b")
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
+	_, err = New((*redis.Client)(nil), "b")
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
+	for _, bot := range []string{"", "a{b}", "a b"} {
+		_, err = New(rdb, bot)
+		require.ErrorIs(t, err, fleet.ErrBadConfig, bot)
+	}
+	s, err := New(rdb, "b")
+	require.NoError(t, err)
+	assert.Equal(t, fleet.Key("b", "votes:seen"), s.seen, "fleet's key space: an existing fleet's votes are kept")
+}
+
+// leaderWrites are the state's leader writes, each of one new vote.
+func leaderWrites(s *State) map[string]func(context.Context) error {
+	v := testVote(1)
+	return map[string]func(context.Context) error{
+		"Ingest with a checkpoint": func(ctx context.Context) error {
+			_, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c"}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+			return err
+		},
+		"Delivered": func(ctx context.Context) error { return s.Delivered(ctx, v, true) },
+		"Expired":   func(ctx context.Context) error { return s.Expired(ctx, v) },
+		"Prune":     func(ctx context.Context) error { return s.Prune(ctx, time.Now(), time.Now()) },
+		"SaveHash":  func(ctx context.Context) error { return s.SaveHash(ctx, "h") },
+		"Reminded":  func(ctx context.Context) error { return s.Reminded(ctx, "1", v.Key()) },
+	}
+}
+
+// TestUseFenceFencesEveryLeaderWrite: before UseFence every leader write
+// fails with fleet.ErrNoFence (reads and the writes of any process pass);
+// UseFence takes a fence once, never nil; then each leader write is checked
+// against the token the fence returns at that moment: the leader's passes,
+// 0 is ErrNoFence, an older term's is ErrFenced.
+func TestUseFenceFencesEveryLeaderWrite(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := newClient(t, srv.Addr())
+	lease := runLease(t, rdb, "usefence")
+	require.Eventually(t, func() bool { return lease.State().Leader }, 10*time.Second, time.Millisecond)
+	s, err := New(rdb, "usefence")
+	require.NoError(t, err)
+
+	for name, write := range leaderWrites(s) {
+		require.ErrorIs(t, write(ctx), fleet.ErrNoFence, "%s before UseFence", name)
+	}
+	_, err = s.Ingest(ctx, nil, []voterewards.Vote{testVote(2)}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err, "a webhook vote needs no fence")
+	require.NoError(t, s.SetReminder(ctx, "1", true), "an opt-in needs no fence")
+	_, err = s.Load(ctx)
+	require.NoError(t, err)
+
+	require.ErrorIs(t, s.UseFence(nil), voterewards.ErrNeedsFence)
+	var token atomic.Int64
+	require.NoError(t, s.UseFence(func() int64 { return token.Load() }))
+	require.ErrorIs(t, s.UseFence(func() int64 { return lease.State().Token }), errFenceGiven)
+
+	for name, write := range leaderWrites(s) {
+		require.ErrorIs(t, write(ctx), fleet.ErrNoFence, "%s with token 0", name)
+	}
+	leading := lease.State().Token
+	token.Store(leading)
+	for name, write := range leaderWrites(s) {
+		require.NoError(t, write(ctx), "%s with the leader's token", name)
+	}
+	token.Store(leading - 1)
+	for name, write := range leaderWrites(s) {
+		require.ErrorIs(t, write(ctx), fleet.ErrFenced, "%s with an older term's token", name)
+	}
+}
