@@ -27,7 +27,7 @@ type snippet struct {
 func TestReadmeSnippetsAreCompiled(t *testing.T) {
 	t.Parallel()
 	inReadme := fenced(t, read(t, "README.md"))
-	compiled := marked(t, read(t, "readme_snippets_test.go"))
+	compiled := compiledSnippets(t)
 	shown := make(map[string]bool)
 	for i, b := range inReadme {
 		shown[b.code] = true
@@ -47,12 +47,12 @@ func TestReadmeSnippetsAreCompiled(t *testing.T) {
 	}
 }
 
-// TestPluginDocShowsTheReadmeBot: go doc of the plugin package shows the bot
-// of the README's plugin snippet, word for word.
+// TestPluginDocShowsTheReadmeBot: go doc of the plugin package shows the
+// README's first bot (example-bot/minimal), word for word.
 func TestPluginDocShowsTheReadmeBot(t *testing.T) {
 	t.Parallel()
 	var bot string
-	for _, s := range marked(t, read(t, "readme_snippets_test.go")) {
+	for _, s := range compiledSnippets(t) {
 		if s.name == "plugin" {
 			bot = s.code
 		}
@@ -67,6 +67,13 @@ func TestPluginDocShowsTheReadmeBot(t *testing.T) {
 		}
 	}
 	assert.Contains(t, doc.String(), bot, "plugin/doc.go's code block is not the README's plugin snippet")
+}
+
+// compiledSnippets are the marked regions of the compiled sources: the
+// README's first bot is the minimal bot's own code, the rest are in
+// readme_snippets_test.go.
+func compiledSnippets(t *testing.T) []snippet {
+	return append(marked(t, read(t, "example-bot/minimal/main.go")), marked(t, read(t, "readme_snippets_test.go"))...)
 }
 
 var goFence = regexp.MustCompile("(?ms)^```go\n(.*?)^```\n")

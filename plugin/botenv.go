@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -65,6 +66,10 @@ func (e Env) validate() error {
 		return &ConfigError{Field: "Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
+	}
+	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
+		return &ConfigError{Field: "Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
+			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ func main() {
 	}
 }
 
+// readme:begin plugin
 func run(ctx context.Context) error {
 	var env plugin.Env // DISCORD_TOKEN, TOPGG_TOKEN, SHARD_COUNT, TOPGG_STATE_DIR, TOPGG_*, ...
 	if err := plugin.LoadEnv(ctx, &env, nil); err != nil {
@@ -72,3 +73,5 @@ func run(ctx context.Context) error {
 	}
 	return group.Serve(ctx, p.Run, shards.Shutdown{}) // until SIGTERM: the jobs stop, then the shards
 }
+
+// readme:end
