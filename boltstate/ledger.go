@@ -115,7 +115,7 @@ func allTimeStanding(s voterewards.Stats) voterewards.Standing {
 
 // Stats implements [voterewards.Store]: one read of the voter's record.
 func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	if user == "" {
+	if user == "" && s.made() == nil { // a State not made says so first
 		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
 	st := voterewards.Stats{User: user}
@@ -136,7 +136,7 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 
 // Leaderboard implements [voterewards.Store]: the first n keys of the board's span.
 func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	if n < 1 || n > voterewards.MaxLeaderboard {
+	if (n < 1 || n > voterewards.MaxLeaderboard) && s.made() == nil { // a State not made says so first
 		return nil, voterewards.ErrBadLeaderboard
 	}
 	sp := span(month)

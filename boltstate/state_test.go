@@ -121,6 +121,10 @@ func TestStateNotMade(t *testing.T) {
 		require.ErrorIs(t, err, topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.Reminded(ctx, "1", "k"), topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.UseFence(nil), topgg.ErrNotConfigured)
+		_, err = s.Stats(ctx, "")
+		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
+		_, err = s.Leaderboard(ctx, time.Time{}, 0)
+		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
 		require.ErrorIs(t, s.Close(), topgg.ErrNotConfigured)
 	}
 }
