@@ -1,65 +1,45 @@
-package voterewards
+package voterewards_test
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// idleSource never answers; benchmarks feed pages to ingest themselves.
-type idleSource struct{}
-
-func (idleSource) Votes(ctx context.Context, _ topgg.VotesQuery) (*topgg.VotePage, error) {
-	<-ctx.Done()
-	return nil, ctx.Err()
+// openBench opens a boltstate.State in dir for a benchmark.
+func openBench(b *testing.B, dir string) *boltstate.State {
+	s, err := boltstate.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
-// benchPoller returns the run of a poller whose store is loaded and whose
-// workers run, but without the fetch loop: the caller plays the fetch loop.
-func benchPoller(b *testing.B, store Store, clk clock.Clock, delivered *atomic.Int64, expire bool, obs ...func(Event)) (*run, context.Context) {
-	b.Helper()
-	cfg := Config{
-		Store: store, Concurrency: defaultConcurrency, clock: clk,
-		OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil },
-	}
-	if len(obs) > 0 {
-		cfg.Observer = obs[0]
-	}
-	if expire {
-		cfg.OnExpire = func(context.Context, Vote) error { return nil }
-	}
-	p, err := New(idleSource{}, cfg)
+// ramDir returns a directory in memory (/dev/shm), where fsync costs
+// nothing: the "-ram" variants measure bbolt without the disk's fsync (what
+// the unexported noSync option measured when the store was voterewards').
+func ramDir(b *testing.B) string {
+	d, err := os.MkdirTemp("/dev/shm", "boltbench")
 	if err != nil {
-		b.Fatal(err)
+		b.Skip("no /dev/shm:", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := p.newRun(ctx)
-	snap, err := store.Load(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.prepare(snap)
-	var loops sync.WaitGroup
-	if expire {
-		loops.Go(func() { r.expiryLoop(ctx) })
-	}
-	b.Cleanup(func() {
-		cancel()
-		r.drain(&loops)
-	})
-	return r, ctx
+	b.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
 }
 
 // benchPage returns page number n of a synthetic history: 100 votes a page,
@@ -72,7 +52,7 @@ func benchPage(n int, base time.Time, spacing time.Duration, users int) *topgg.V
 		u := k % users
 		page.Votes[i] = topgg.Vote{
 			UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1 + k%2,
-			CreatedAt: created, ExpiresAt: created.Add(VoteLifetime),
+			CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime),
 		}
 	}
 	return page
@@ -86,19 +66,21 @@ func waitDelivered(delivered *atomic.Int64, n int64) {
 
 // BenchmarkActive measures a cache lookup among 100k users with votes.
 func BenchmarkActive(b *testing.B) {
-	p, err := New(idleSource{}, Config{Store: NewMemoryStore(), OnReward: func(context.Context, Vote) error { return nil }})
+	p, err := voterewards.New(voterewards.IdleSource{}, voterewards.Config{Store: voterewards.NewMemoryStore(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	const users = 100_000
 	now := time.Now()
 	ids := make([]string, users)
-	var votes []Vote
+	var votes []voterewards.Vote
 	for u := range users {
 		ids[u] = fmt.Sprintf("3%017d", u)
-		votes = append(votes, newVote(topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: ids[u], CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+		votes = append(votes, voterewards.Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: ids[u],
+			CreatedAt: now.UTC().Round(0), ExpiresAt: now.Add(time.Hour).UTC().Round(0)}, Origin: voterewards.OriginHistory})
 	}
-	p.cache.add(votes)
+	voterewards.AddActive(p, votes)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -116,30 +98,30 @@ func BenchmarkActive(b *testing.B) {
 func BenchmarkIngest(b *testing.B) {
 	stores := []struct {
 		name string
-		open func(b *testing.B) Store
+		open func(b *testing.B) voterewards.Store
 	}{
-		{"memory", func(*testing.B) Store { return NewMemoryStore() }},
-		{"bolt", func(b *testing.B) Store { return openBench(b, storeOptions{}) }},
-		{"bolt-nofsync", func(b *testing.B) Store { return openBench(b, storeOptions{noSync: true}) }},
+		{"memory", func(*testing.B) voterewards.Store { return voterewards.NewMemoryStore() }},
+		{"bolt", func(b *testing.B) voterewards.Store { return openBench(b, b.TempDir()) }},
+		{"bolt-ram", func(b *testing.B) voterewards.Store { return openBench(b, ramDir(b)) }},
 		// With an Observer that counts every event, as a metrics one does:
 		// the cost of the hook when used.
-		{"memory-observed", func(*testing.B) Store { return NewMemoryStore() }},
+		{"memory-observed", func(*testing.B) voterewards.Store { return voterewards.NewMemoryStore() }},
 	}
 	for _, s := range stores {
 		b.Run(s.name, func(b *testing.B) {
 			var delivered, observed atomic.Int64
-			var obs []func(Event)
+			var obs []func(voterewards.Event)
 			if strings.HasSuffix(s.name, "-observed") {
-				obs = append(obs, func(Event) { observed.Add(1) })
+				obs = append(obs, func(voterewards.Event) { observed.Add(1) })
 			}
 			// One vote a second, 50k users: a user votes every 13.9 h, as
 			// real users can (votes less than DedupWindow apart are one).
 			base := time.Now().Add(-60 * 24 * time.Hour)
-			r, ctx := benchPoller(b, s.open(b), clock.Real(), &delivered, false, obs...)
+			r, ctx := voterewards.BenchPoller(b, s.open(b), clock.Real(), &delivered, false, obs...)
 			pages := (b.N + 99) / 100
 			b.ResetTimer()
 			for n := range pages {
-				if _, err := r.ingest(ctx, benchPage(n, base, time.Second, 50_000)); err != nil {
+				if _, err := r.Ingest(ctx, benchPage(n, base, time.Second, 50_000)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -148,15 +130,6 @@ func BenchmarkIngest(b *testing.B) {
 			b.ReportMetric(float64(pages*100)/b.Elapsed().Seconds(), "votes/s")
 		})
 	}
-}
-
-func openBench(b *testing.B, o storeOptions) *BoltStore {
-	s, err := openStore(b.TempDir(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 // BenchmarkEndToEnd measures 100k votes read from topggtest over HTTP (1,000
@@ -179,13 +152,13 @@ func BenchmarkEndToEnd(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var store Store = NewMemoryStore()
+				var store voterewards.Store = voterewards.NewMemoryStore()
 				if name == "bolt" {
-					store = openBench(b, storeOptions{})
+					store = openBench(b, b.TempDir())
 				}
 				var delivered atomic.Int64
-				p, err := New(client, Config{Store: store, Interval: 10 * time.Millisecond,
-					OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
+				p, err := voterewards.New(client, voterewards.Config{Store: store, Interval: 10 * time.Millisecond,
+					OnReward: func(context.Context, voterewards.Vote) error { delivered.Add(1); return nil }})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -212,7 +185,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 // hours) through ingest, delivery and expiry, and reports the live heap after
 // a GC at each quarter: flat once past the vote window. Run with -benchtime=1x.
 func BenchmarkResidentMemory(b *testing.B) {
-	for _, name := range []string{"memory", "bolt-nofsync"} {
+	for _, name := range []string{"memory", "bolt-ram"} {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				residentMemory(b, name)
@@ -225,21 +198,21 @@ func residentMemory(b *testing.B, name string) {
 	const total, spacing, users = 1_000_000, 864 * time.Millisecond, 50_000
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(base)
-	var store Store = NewMemoryStore()
-	var bolt *BoltStore
-	if name == "bolt-nofsync" {
-		bolt = openBench(b, storeOptions{noSync: true})
-		store = bolt
+	var store voterewards.Store = voterewards.NewMemoryStore()
+	var dir string
+	if name == "bolt-ram" {
+		dir = ramDir(b)
+		store = openBench(b, dir)
 	}
 	var delivered atomic.Int64
-	r, ctx := benchPoller(b, store, clk, &delivered, true)
+	r, ctx := voterewards.BenchPoller(b, store, clk, &delivered, true)
 	for n := range total / 100 {
 		page := benchPage(n, base, spacing, users)
 		clk.Set(page.Votes[99].CreatedAt)
-		if _, err := r.ingest(ctx, page); err != nil {
+		if _, err := r.Ingest(ctx, page); err != nil {
 			b.Fatal(err)
 		}
-		r.maybePrune(ctx)
+		r.MaybePrune(ctx)
 		if done := (n + 1) * 100; done%(total/4) == 0 {
 			waitDelivered(&delivered, int64(done))
 			runtime.GC()
@@ -248,8 +221,8 @@ func residentMemory(b *testing.B, name string) {
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), fmt.Sprintf("heapMB@%dk", done/1000))
 		}
 	}
-	if bolt != nil {
-		if fi, err := os.Stat(bolt.db.Path()); err == nil {
+	if dir != "" {
+		if fi, err := os.Stat(filepath.Join(dir, "voterewards.db")); err == nil { // boltstate.Open's file
 			b.ReportMetric(float64(fi.Size())/(1<<20), "fileMB")
 		}
 	}
@@ -267,9 +240,10 @@ func BenchmarkIngestWebhooks(b *testing.B) {
 			name = "delivering"
 		}
 		b.Run(name, func(b *testing.B) {
-			store := openBench(b, storeOptions{})
+			store := openBench(b, b.TempDir())
 			var delivered atomic.Int64
-			p, err := New(idleSource{}, Config{Store: store, OnReward: func(context.Context, Vote) error { delivered.Add(1); return nil }})
+			p, err := voterewards.New(voterewards.IdleSource{}, voterewards.Config{Store: store,
+				OnReward: func(context.Context, voterewards.Vote) error { delivered.Add(1); return nil }})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -290,8 +264,8 @@ func BenchmarkIngestWebhooks(b *testing.B) {
 					// A v1 vote.create carries expires_at; one without it
 					// would be corrected and logged (a warning per vote).
 					created := base.Add(time.Duration(n) * time.Microsecond)
-					v := Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", n), PlatformID: fmt.Sprintf("3%017d", n), Weight: 1,
-						CreatedAt: created, ExpiresAt: created.Add(VoteLifetime)}, Origin: OriginWebhook}
+					v := voterewards.Vote{Vote: topgg.Vote{UserID: fmt.Sprintf("7%017d", n), PlatformID: fmt.Sprintf("3%017d", n), Weight: 1,
+						CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)}, Origin: voterewards.OriginWebhook}
 					if err := p.Ingest(context.Background(), v); err != nil {
 						b.Error(err)
 						return

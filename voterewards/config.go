@@ -63,8 +63,8 @@ type Config struct {
 	// [Poller.Redeliver], calls the handler again.
 	OnGiveUp func(v Vote, err error)
 
-	// Store keeps the state (required): [OpenStore], or [NewMemoryStore] for
-	// tests. The caller closes it after Run returned.
+	// Store keeps the state (required): boltstate.Open's, or [NewMemoryStore]
+	// for tests. The caller closes it after Run returned.
 	Store Store
 
 	// Lookback is how far back the first run reads (default 12h, at most
@@ -115,7 +115,7 @@ func (c Config) withDefaults(src History) (Config, error) {
 		return c, fmt.Errorf("%w: OnReward is required", ErrBadConfig)
 	}
 	if typednil.Is(c.Store) {
-		return c, fmt.Errorf("%w: Store is required (OpenStore(dir) or NewMemoryStore())", ErrBadConfig)
+		return c, fmt.Errorf("%w: Store is required (boltstate.Open(dir) or NewMemoryStore())", ErrBadConfig)
 	}
 	for _, d := range []struct {
 		name string

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -34,7 +35,7 @@ func TestCrashChild(t *testing.T) {
 	if round == "" {
 		t.Skip("run by TestCrashSafety")
 	}
-	store, err := voterewards.OpenStore(os.Getenv(crashDirEnv))
+	store, err := boltstate.Open(os.Getenv(crashDirEnv))
 	require.NoError(t, err)
 	log, err := os.OpenFile(os.Getenv(crashLogEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	require.NoError(t, err)
@@ -101,7 +102,7 @@ func crashLog(t *testing.T, path string) (byKey map[string][]int, byRound map[in
 // votes still waiting for delivery.
 func pendingKeys(t *testing.T, dir string) map[string]bool {
 	t.Helper()
-	store, err := voterewards.OpenStore(dir)
+	store, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	defer store.Close()
 	snap, err := store.Load(context.Background())
@@ -118,7 +119,7 @@ func pendingKeys(t *testing.T, dir string) map[string]bool {
 // deliveries were repeated.
 func requireLedgerExact(t *testing.T, dir string, srv *topggtest.Server) {
 	t.Helper()
-	store, err := voterewards.OpenStore(dir)
+	store, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	defer store.Close()
 	votes, total := 0, 0

@@ -2,11 +2,11 @@ package voterewards_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -31,7 +31,7 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := voterewards.OpenStore(dir) // survives restarts and kill -9
+	store, err := boltstate.Open(dir) // survives restarts and kill -9
 	if err != nil {
 		panic(err)
 	}
@@ -123,24 +123,6 @@ func ExamplePoller_Ingest() {
 	// Output:
 	// rewarded from webhook query abc active: true
 	// rewards: 1
-}
-
-func ExampleOpenStore() {
-	dir, err := os.MkdirTemp("", "voterewards-example")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	store, err := voterewards.OpenStore(dir)
-	if err != nil {
-		panic(err)
-	}
-	defer store.Close()
-
-	// A second process on the same directory is refused.
-	_, err = voterewards.OpenStore(dir)
-	fmt.Println(errors.Is(err, voterewards.ErrLocked))
-	// Output: true
 }
 
 // A bot shows a voter's streak and a leaderboard. Here two votes of one

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -58,7 +59,7 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 	// Run 1: every vote rewarded, the first group expires.
 	// The expiries are timed on a fake clock: the test advances it.
 	clk := clock.NewFake(t0)
-	store, err := voterewards.OpenStore(dir)
+	store, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	rec1, exp1 := newRecorder(), &expiryLog{t: t, clk: clk, calls: map[string]int{}}
 	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec1.handle, OnExpire: exp1.handle, Store: store, Lookback: 13 * time.Hour}, clk)
@@ -78,7 +79,7 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 	clk.Set(t0.Add(3600 * time.Millisecond))
 
 	// Run 2: the late expiries fire at start; nothing else is repeated.
-	store, err = voterewards.OpenStore(dir)
+	store, err = boltstate.Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	rec2, exp2 := newRecorder(), &expiryLog{t: t, clk: clk, calls: map[string]int{}}

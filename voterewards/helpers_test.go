@@ -38,6 +38,15 @@ func TestMain(m *testing.M) {
 func userID(n int) string     { return fmt.Sprintf("7%017d", n) }
 func platformID(n int) string { return fmt.Sprintf("3%017d", n) }
 
+// keys returns the votes' keys, in order.
+func keys(votes []voterewards.Vote) []string {
+	out := []string{}
+	for _, v := range votes {
+		out = append(out, v.Key())
+	}
+	return out
+}
+
 // newServer starts a fake service closed at cleanup.
 func newServer(t testing.TB, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -50,7 +51,7 @@ func TestIngestIsDurableAndWorksWithoutRun(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	dir := t.TempDir()
-	store, err := voterewards.OpenStore(dir)
+	store, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	rec := newRecorder()
 	p, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
@@ -63,7 +64,7 @@ func TestIngestIsDurableAndWorksWithoutRun(t *testing.T) {
 
 	// Durable: a process that died right after the 2xx still has it.
 	require.NoError(t, store.Close())
-	store, err = voterewards.OpenStore(dir)
+	store, err = boltstate.Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	snap, err := store.Load(context.Background())
@@ -217,7 +218,7 @@ func TestConcurrentIngestOfOneVoteRewardsOnce(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	rec := newRecorder()
-	store, err := voterewards.OpenStore(t.TempDir())
+	store, err := boltstate.Open(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = store.Close() })
 	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})

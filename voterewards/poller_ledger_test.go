@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -26,7 +27,7 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 	stores := map[string]func(t *testing.T) voterewards.Store{
 		"memory": func(*testing.T) voterewards.Store { return voterewards.NewMemoryStore() },
 		"bolt": func(t *testing.T) voterewards.Store {
-			s, err := voterewards.OpenStore(t.TempDir())
+			s, err := boltstate.Open(t.TempDir())
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = s.Close() })
 			return s

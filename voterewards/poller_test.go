@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -212,7 +213,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	ok := func(context.Context, voterewards.Vote) error { return nil }
 	store := voterewards.NewMemoryStore()
-	var nilStore *voterewards.BoltStore
+	var nilStore *boltstate.State
 	for name, c := range map[string]struct {
 		cfg   voterewards.Config
 		field string // the error names it

@@ -19,8 +19,10 @@ const (
 	// maxWeight is the largest weight kept (the service sends 1, or 2 on
 	// weekends); weights are kept within [1, maxWeight].
 	maxWeight = 10
-	// maxQueryEntries bounds a webhook query kept with a vote.
+	// maxQueryEntries bounds a webhook query kept with a vote; maxIDLen its
+	// strings and the vote's ids.
 	maxQueryEntries = 32
+	maxIDLen        = 1 << 10
 )
 
 // oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: Top.gg

@@ -139,9 +139,7 @@ var (
 	// not running: the next Run redelivers what is pending anyway.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
-	errRunning = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
-	errNotMade = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
-	// errStoreNotMade is what a BoltStore not made by OpenStore returns.
-	errStoreNotMade = fmt.Errorf("voterewards: BoltStore %w (voterewards.OpenStore)", topgg.ErrNotConfigured)
-	errNilHistory   = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
+	errNotMade    = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
+	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
 )

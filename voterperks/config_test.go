@@ -2,8 +2,6 @@ package voterperks_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -66,53 +64,6 @@ func TestCommandsPassValidate(t *testing.T) {
 	assert.Equal(t, voterperks.DefaultTexts().RemindDescription, custom[0].Options[0].Description)
 	long := voterperks.Commands(voterperks.Texts{VoteDescription: string(make([]byte, 101))})
 	assert.Error(t, commands.Validate(long))
-}
-
-// TestFileReminders: choices and records survive a reopen; the example
-// bot's version 1 file is read (its users opted in, none reminded yet); a
-// damaged file is an error naming it, never an empty set.
-func TestFileReminders(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	dir := t.TempDir()
-	f, err := voterperks.OpenFileReminders(dir)
-	require.NoError(t, err)
-	require.NoError(t, f.SetReminder(ctx, "1", true))
-	require.NoError(t, f.SetReminder(ctx, "2", true))
-	require.NoError(t, f.Reminded(ctx, "1", "1@k"))
-	require.NoError(t, f.Reminded(ctx, "3", "3@k"), "not opted in: nothing recorded")
-	require.NoError(t, f.SetReminder(ctx, "1", true), "on again keeps the record")
-	require.NoError(t, f.SetReminder(ctx, "2", false))
-
-	again, err := voterperks.OpenFileReminders(dir)
-	require.NoError(t, err)
-	for user, want := range map[string]struct {
-		on   bool
-		last string
-	}{"1": {true, "1@k"}, "2": {false, ""}, "3": {false, ""}} {
-		on, last, err := again.Reminder(ctx, user)
-		require.NoError(t, err)
-		assert.Equal(t, want.on, on, user)
-		assert.Equal(t, want.last, last, user)
-	}
-
-	v1 := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(v1, voterperks.RemindersFile), []byte(`{"version":1,"users":["7","8"]}`), 0o600))
-	old, err := voterperks.OpenFileReminders(v1)
-	require.NoError(t, err)
-	on, last, err := old.Reminder(ctx, "8")
-	require.NoError(t, err)
-	assert.True(t, on)
-	assert.Empty(t, last)
-
-	for _, bad := range []string{`{`, `{"version":3,"users":{}}`, `{"version":2,"users":{"x":""}}`} {
-		d := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(d, voterperks.RemindersFile), []byte(bad), 0o600))
-		_, err := voterperks.OpenFileReminders(d)
-		assert.ErrorContains(t, err, filepath.Join(d, voterperks.RemindersFile), bad)
-	}
-	var zero voterperks.FileReminders
-	assert.ErrorIs(t, zero.SetReminder(ctx, "1", true), topgg.ErrNotConfigured)
 }
 
 func topggClient(t testing.TB) *topgg.Client {

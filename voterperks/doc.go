@@ -7,11 +7,9 @@
 // It sits beside the plugin, not in voterewards (which imports no discordgo)
 // and not in plugin (a bot that wires voterewards itself uses it too): it
 // reads the votes through [Votes] (a *voterewards.Poller, or the plugin) and
-// keeps the reminder opt-ins in a [ReminderStore] of the bot's backend: a file
-// in the state directory ([OpenFileReminders]), Redis in a fleet
-// (fleet.Fleet.Reminders), PostgreSQL beside a pgstore vote store
-// (pgstore.Store.Reminders). With the plugin, plugin.WithVoterPerks wires it
-// all.
+// keeps the reminder opt-ins in the bot's voterewards.State, beside its votes
+// (a directory, Redis or PostgreSQL). With the plugin, plugin.WithVoterPerks
+// wires it all.
 //
 // In a fleet, the handlers run in the leader only, and check its term
 // (fleet.CheckTerm) right before each role call and direct message: a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -32,11 +33,16 @@ func Example() {
 	session, _ := discord.NewSession(0, 1) // REST calls need no open session
 	dir := tempDir()
 	defer os.RemoveAll(dir)
-	reminders, _ := voterperks.OpenFileReminders(dir)
+	state, err := boltstate.Open(dir) // the votes and the reminder opt-ins
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer state.Close()
 
 	var perks *voterperks.Perks // the handlers call it; it reads the poller
 	poller, err := voterewards.New(client, voterewards.Config{
-		Store:    voterewards.NewMemoryStore(),
+		Store:    state,
 		OnReward: func(ctx context.Context, v voterewards.Vote) error { return perks.OnReward(ctx, v) },
 		OnExpire: func(ctx context.Context, v voterewards.Vote) error { return perks.OnExpire(ctx, v) },
 	})
@@ -48,7 +54,7 @@ func Example() {
 		BotID:     discord.ApplicationID(),
 		Session:   func() *discordgo.Session { return session },
 		Role:      &voterperks.Role{GuildID: guild, RoleID: role},
-		Reminders: reminders,
+		Reminders: state,
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -28,27 +28,6 @@ type Votes interface {
 
 var _ Votes = (*voterewards.Poller)(nil)
 
-// ReminderStore keeps, per user, whether they want a reminder and which vote
-// they were last reminded of. It is kept with the vote state: a file in the
-// state directory ([OpenFileReminders]) for one process, Redis for a fleet
-// (fleet.Fleet.Reminders), PostgreSQL for votes kept there
-// (pgstore.Store.Reminders). Implementations are safe for concurrent use, and
-// each method is one atomic change, durable when it returns nil.
-type ReminderStore interface {
-	// SetReminder records the user's choice. Any process may call it (the
-	// interaction that asks reaches any process of a fleet). Turning
-	// reminders on for a user who has them on keeps their last reminded vote.
-	SetReminder(ctx context.Context, userID string, on bool) error
-	// Reminder returns whether the user wants reminders and the key
-	// ([voterewards.Vote.Key]) of the last vote they were reminded of ("" if
-	// none).
-	Reminder(ctx context.Context, userID string) (on bool, last string, err error)
-	// Reminded records that the user was reminded of vote key, if they still
-	// want reminders (else it changes nothing). It is the leader's write: in
-	// a fleet it is fenced, and fails once a newer leader exists.
-	Reminded(ctx context.Context, userID, key string) error
-}
-
 // Role is the voter role: given in GuildID to every voter while their vote is
 // active.
 type Role struct {
@@ -68,10 +47,10 @@ type Config struct {
 	Session func() *discordgo.Session
 	// Role, if set, is the voter role ([Perks.OnReward], [Perks.OnExpire]).
 	Role *Role
-	// Reminders, if set, turns reminders on and keeps the opt-ins: a user who
-	// opts in ([Perks.SetReminder], /vote remind:True) gets a direct message
-	// when each vote expires.
-	Reminders ReminderStore
+	// Reminders, if set, turns reminders on and keeps the opt-ins (the bot's
+	// voterewards.State): a user who opts in ([Perks.SetReminder], /vote
+	// remind:True) gets a direct message when each vote expires.
+	Reminders voterewards.ReminderStore
 	// Texts overrides what the perks say; a zero field keeps its default.
 	Texts Texts
 	// Logger receives the perks' records (default slog.Default()).

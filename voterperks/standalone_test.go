@@ -24,7 +24,7 @@ import (
 // failOnce is a reminder store whose first Reminded fails after nothing
 // was written: a leader that died between the direct message and its record.
 type failOnce struct {
-	*voterperks.FileReminders
+	voterewards.ReminderStore
 	failed bool
 }
 
@@ -33,12 +33,12 @@ func (f *failOnce) Reminded(ctx context.Context, user, key string) error {
 		f.failed = true
 		return errors.New("the process died before recording the reminder")
 	}
-	return f.FileReminders.Reminded(ctx, user, key)
+	return f.ReminderStore.Reminded(ctx, user, key)
 }
 
 // standalone returns perks over a real poller (not run: no vote is active)
 // and a session of w's fake Discord, with the given store.
-func standalone(t *testing.T, w *world, store voterperks.ReminderStore, s *discordgo.Session) *voterperks.Perks {
+func standalone(t *testing.T, w *world, store voterewards.ReminderStore, s *discordgo.Session) *voterperks.Perks {
 	t.Helper()
 	poller, err := voterewards.New(w.client, voterewards.Config{
 		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: voterewards.NewMemoryStore(),
@@ -66,9 +66,8 @@ func expiredVote(n int) voterewards.Vote {
 func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	file, err := voterperks.OpenFileReminders(t.TempDir())
-	require.NoError(t, err)
-	store := &failOnce{FileReminders: file}
+	optIns := voterewards.NewMemoryStore()
+	store := &failOnce{ReminderStore: optIns}
 	perks := standalone(t, w, store, w.sessions[0])
 	ctx := w.ctx()
 	v := expiredVote(1)
@@ -85,7 +84,7 @@ func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, posts, "the recorded reminder was sent again")
-	on, last, err := file.Reminder(ctx, v.PlatformID)
+	on, last, err := optIns.Reminder(ctx, v.PlatformID)
 	require.NoError(t, err)
 	assert.True(t, on)
 	assert.Equal(t, v.Key(), last)
@@ -140,9 +139,8 @@ func TestRoleOutsideTheGuildIsSkipped(t *testing.T) {
 func TestLeaderPastItsTermActsNot(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	file, err := voterperks.OpenFileReminders(t.TempDir())
-	require.NoError(t, err)
-	perks := standalone(t, w, file, w.sessions[0])
+	optIns := voterewards.NewMemoryStore()
+	perks := standalone(t, w, optIns, w.sessions[0])
 	ctx := w.ctx()
 	v := expiredVote(1)
 	require.NoError(t, perks.SetReminder(ctx, v.PlatformID, true))
@@ -153,7 +151,7 @@ func TestLeaderPastItsTermActsNot(t *testing.T) {
 	assert.ErrorIs(t, perks.OnReward(over, active), fleet.ErrTermOver)
 	assert.Empty(t, w.dc.RoleChanges())
 	assert.Empty(t, w.dc.DirectMessages())
-	on, last, err := file.Reminder(ctx, v.PlatformID)
+	on, last, err := optIns.Reminder(ctx, v.PlatformID)
 	require.NoError(t, err)
 	assert.True(t, on)
 	assert.Empty(t, last, "nothing recorded")

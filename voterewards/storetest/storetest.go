@@ -1,6 +1,7 @@
-// Package storetest is the shared test suite of [voterewards.Store]: every
-// promise of the interface (and of [voterewards.Feed], when the store
-// implements it), the cross-source dedup rule, concurrency, and the ledger:
+// Package storetest is the shared test suite of [voterewards.State]: every
+// promise of [voterewards.Store] (and of [voterewards.Feed], when the store
+// implements it), the cross-source dedup rule, concurrency, the command hash,
+// the reminder opt-ins ([voterewards.ReminderStore]), and the ledger:
 // its edge cases one by one, and a seeded random stream of votes whose Stats
 // and leaderboards must be exactly those of [voterewards.Stats.Add] folded
 // over the votes the store added (so a store that re-implements the rule, in
@@ -12,8 +13,8 @@
 //
 // open must return a new, empty store for each call, closed by the caller's
 // t.Cleanup. The suite uses the interfaces only, so it runs unchanged against
-// any implementation (the memory and bbolt stores here, Redis in a fleet,
-// PostgreSQL). The suite's votes are in 2026 and need nanosecond times kept.
+// any implementation (memory, boltstate, Redis, PostgreSQL). The suite's
+// votes are in 2026 and need nanosecond times kept.
 package storetest
 
 import (
@@ -50,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 	}
 	cases = append(cases, ledgerCases()...)
 	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+	for _, c := range stateCases() {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
 }

@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 func TestCodecRoundTrip(t *testing.T) {
@@ -24,7 +25,7 @@ func TestCodecRoundTrip(t *testing.T) {
 func FuzzDecodeVote(f *testing.F) {
 	f.Add(encodeVote(newVote(topgg.Vote{UserID: "1", PlatformID: "2", Weight: 1, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})))
 	withStats := newVote(topgg.Vote{UserID: "1", Weight: 2, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})
-	withStats.Stats = Stats{}.Add(withStats, DefaultStreakGrace)
+	withStats.Stats = voterewards.Stats{}.Add(withStats, voterewards.DefaultStreakGrace)
 	f.Add(encodeVote(withStats))
 	f.Add([]byte{codecVersion})
 	f.Add([]byte{})
@@ -41,7 +42,7 @@ func FuzzDecodeVote(f *testing.F) {
 
 func FuzzDecodeLedger(f *testing.F) {
 	v := newVote(topgg.Vote{UserID: "1", PlatformID: "2", Weight: 1, CreatedAt: time.Unix(1, 0), ExpiresAt: time.Unix(2, 0)})
-	f.Add(encodeLedger(Stats{}.Add(v, DefaultStreakGrace)))
+	f.Add(encodeLedger(voterewards.Stats{}.Add(v, voterewards.DefaultStreakGrace)))
 	f.Add([]byte{ledgerVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeLedger("u", b)

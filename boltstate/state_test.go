@@ -1,4 +1,4 @@
-package voterewards_test
+package boltstate_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterewards/storetest"
@@ -26,47 +27,42 @@ func keys(votes []voterewards.Vote) []string {
 	return out
 }
 
-func TestMemoryStore(t *testing.T) {
-	t.Parallel()
-	storetest.Run(t, func(*testing.T) voterewards.State { return voterewards.NewMemoryStore() })
-}
-
-func TestBoltStore(t *testing.T) {
+func TestState(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) voterewards.State {
-		s, err := voterewards.OpenStore(t.TempDir())
+		s, err := boltstate.Open(t.TempDir())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})
 }
 
-func TestOpenStoreTwiceIsRefused(t *testing.T) {
+func TestOpenTwiceIsRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	first, err := voterewards.OpenStore(dir)
+	first, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	start := time.Now()
-	second, err := voterewards.OpenStore(dir)
-	require.ErrorIs(t, err, voterewards.ErrLocked)
+	second, err := boltstate.Open(dir)
+	require.ErrorIs(t, err, boltstate.ErrLocked)
 	assert.Nil(t, second)
 	assert.Contains(t, err.Error(), dir)
 	assert.Less(t, time.Since(start), 3*time.Second, "fails fast, does not hang")
 	require.NoError(t, first.Close())
 
-	again, err := voterewards.OpenStore(dir)
+	again, err := boltstate.Open(dir)
 	require.NoError(t, err, "free again once closed")
 	require.NoError(t, again.Close())
 }
 
-// TestBoltStoreKeepsStateAcrossReopen: what a BoltStore held is there after
-// a restart, webhook fields and dedup included.
-func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
+// TestStateKeptAcrossReopen: what a State held is there after a restart,
+// webhook fields and dedup included.
+func TestStateKeptAcrossReopen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	s, err := voterewards.OpenStore(dir)
+	s, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	a, b := storeVote(1, now.Add(-2*time.Hour), now.Add(10*time.Hour)), storeVote(2, now.Add(-time.Hour), now.Add(11*time.Hour))
 	b.Origin, b.Hook = voterewards.OriginWebhook, &voterewards.Hook{ID: "42", Query: map[string]string{"ref": "x"}}
@@ -79,7 +75,7 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	require.NoError(t, s.Delivered(ctx, a, true))
 	require.NoError(t, s.Close())
 
-	s, err = voterewards.OpenStore(dir)
+	s, err = boltstate.Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	snap, err := s.Load(ctx)
@@ -101,13 +97,13 @@ func TestBoltStoreKeepsStateAcrossReopen(t *testing.T) {
 	assert.Len(t, board, 2)
 }
 
-// TestBoltStoreNotMade: every method of a zero or nil BoltStore returns
+// TestStateNotMade: every method of a zero or nil State returns
 // ErrNotConfigured rather than panic on its missing file.
-func TestBoltStoreNotMade(t *testing.T) {
+func TestStateNotMade(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	v := storeVote(1, time.Now(), time.Now().Add(time.Hour))
-	for _, s := range []*voterewards.BoltStore{nil, {}} {
+	for _, s := range []*boltstate.State{nil, {}} {
 		_, err := s.Load(ctx)
 		require.ErrorIs(t, err, topgg.ErrNotConfigured)
 		_, err = s.Ingest(ctx, &voterewards.Checkpoint{}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
@@ -117,6 +113,51 @@ func TestBoltStoreNotMade(t *testing.T) {
 		require.ErrorIs(t, s.Delivered(ctx, v, true), topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.Expired(ctx, v), topgg.ErrNotConfigured)
 		require.ErrorIs(t, s.Prune(ctx, time.Now(), time.Now()), topgg.ErrNotConfigured)
+		_, err = s.LoadHash(ctx)
+		require.ErrorIs(t, err, topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.SaveHash(ctx, "h"), topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.SetReminder(ctx, "1", true), topgg.ErrNotConfigured)
+		_, _, err = s.Reminder(ctx, "1")
+		require.ErrorIs(t, err, topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.Reminded(ctx, "1", "k"), topgg.ErrNotConfigured)
+		require.ErrorIs(t, s.UseFence(nil), topgg.ErrNotConfigured)
+		_, err = s.Stats(ctx, "")
+		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
+		_, err = s.Leaderboard(ctx, time.Time{}, 0)
+		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
 		require.ErrorIs(t, s.Close(), topgg.ErrNotConfigured)
 	}
+}
+
+// TestUseFence: a directory is one process's: no fence is fine, a fleet's
+// is refused.
+func TestUseFence(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir())
+	require.NoError(t, s.UseFence(nil))
+	require.ErrorIs(t, s.UseFence(func() int64 { return 1 }), voterewards.ErrNotShared)
+}
+
+// TestStateKeepsHashAndOptInsAcrossReopen: the command hash, the choices and
+// the reminders recorded are there after a restart.
+func TestStateKeepsHashAndOptInsAcrossReopen(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, s.SaveHash(ctx, sha("commands")))
+	require.NoError(t, s.SetReminder(ctx, "1", true))
+	require.NoError(t, s.SetReminder(ctx, "2", true))
+	require.NoError(t, s.Reminded(ctx, "1", "1@k"))
+	require.NoError(t, s.Reminded(ctx, "3", "3@k"), "not opted in: nothing recorded")
+	require.NoError(t, s.SetReminder(ctx, "1", true), "on again keeps the record")
+	require.NoError(t, s.SetReminder(ctx, "2", false))
+	require.NoError(t, s.Close())
+
+	s = open(t, dir)
+	hash, err := s.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, sha("commands"), hash)
+	requireOptIns(t, s, map[string]optIn{"1": {true, "1@k"}, "2": {}, "3": {}})
 }

@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"context"
@@ -10,19 +10,20 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // A change that panics inside the shared write transaction must neither take
 // the other changes down nor leave the store unable to write.
-func TestBoltStoreWritesAfterAPanickingChange(t *testing.T) {
+func TestWritesAfterAPanickingChange(t *testing.T) {
 	t.Parallel()
-	s, err := openStore(t.TempDir(), storeOptions{noSync: true})
+	s, err := open(t.TempDir(), options{noSync: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()
 	now := time.Now().UTC().Round(0)
-	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(VoteLifetime)})
-	_, err = s.Ingest(ctx, &Checkpoint{LastSeen: now}, []Vote{v}, DefaultStreakGrace)
+	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+	_, err = s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: now}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 
 	panicked := make(chan any, 1)

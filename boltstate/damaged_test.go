@@ -1,4 +1,4 @@
-package voterewards_test
+package boltstate_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -20,7 +21,7 @@ import (
 func goodStoreFile(t *testing.T) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := voterewards.OpenStore(dir)
+	s, err := boltstate.Open(dir)
 	require.NoError(t, err)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var votes []voterewards.Vote
@@ -36,26 +37,26 @@ func goodStoreFile(t *testing.T) []byte {
 		require.NoError(t, s.Delivered(ctx, v, true))
 	}
 	require.NoError(t, s.Close())
-	b, err := os.ReadFile(filepath.Join(dir, voterewards.StoreFile))
+	b, err := os.ReadFile(filepath.Join(dir, boltstate.StoreFile))
 	require.NoError(t, err)
 	return b
 }
 
 // openDamaged writes b as the store file and opens it: it must either open
-// (and then load without a crash) or fail with a *DamagedStoreError naming
+// (and then load without a crash) or fail with a *DamagedError naming
 // the file. It reports whether it was refused.
 func openDamaged(t *testing.T, b []byte) bool {
 	t.Helper()
 	dir := t.TempDir()
-	path := filepath.Join(dir, voterewards.StoreFile)
+	path := filepath.Join(dir, boltstate.StoreFile)
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	if d := os.Getenv("DAMAGED_DUMP"); d != "" {
 		_ = os.WriteFile(d, b, 0o600)
 	}
-	s, err := voterewards.OpenStore(dir)
+	s, err := boltstate.Open(dir)
 	if err != nil {
-		var derr *voterewards.DamagedStoreError
-		require.ErrorAs(t, err, &derr, "any refusal is a DamagedStoreError: %v", err)
+		var derr *boltstate.DamagedError
+		require.ErrorAs(t, err, &derr, "any refusal is a DamagedError: %v", err)
 		assert.Equal(t, path, derr.Path)
 		assert.Contains(t, err.Error(), path, "the error names the file")
 		assert.Contains(t, err.Error(), "move the file aside", "and says what to do")
@@ -71,7 +72,7 @@ func openDamaged(t *testing.T, b []byte) bool {
 	return false
 }
 
-func TestDamagedStoreFileIsAnErrorNotACrash(t *testing.T) {
+func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 	t.Parallel()
 	good := goodStoreFile(t)
 	require.Greater(t, len(good), 4*4096)
@@ -127,10 +128,10 @@ func TestDamagedStoreFileIsAnErrorNotACrash(t *testing.T) {
 	})
 }
 
-func TestDamagedStoreErrorMatches(t *testing.T) {
+func TestDamagedErrorMatches(t *testing.T) {
 	t.Parallel()
-	err := fmt.Errorf("wrapped: %w", &voterewards.DamagedStoreError{Path: "/x/voterewards.db", Reason: "r"})
-	var derr *voterewards.DamagedStoreError
+	err := fmt.Errorf("wrapped: %w", &boltstate.DamagedError{Path: "/x/voterewards.db", Reason: "r"})
+	var derr *boltstate.DamagedError
 	require.ErrorAs(t, err, &derr)
 	assert.Equal(t, "/x/voterewards.db", derr.Path)
 }

@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // ingestGroup is the group commit of the webhook votes: the caller that takes
@@ -19,14 +21,14 @@ type ingestGroup struct {
 }
 
 type ingestReq struct {
-	votes, added []Vote
+	votes, added []voterewards.Vote
 	grace        time.Duration
 	err          error
 	done         chan struct{} // closed when committed (or failed)
 }
 
 // submit stores votes and returns the added ones once they are durable.
-func (g *ingestGroup) submit(db *bolt.DB, votes []Vote, grace time.Duration) ([]Vote, error) {
+func (g *ingestGroup) submit(db *bolt.DB, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	req := &ingestReq{votes: votes, grace: grace, done: make(chan struct{})}
 	g.mu.Lock()
 	g.queue = append(g.queue, req)

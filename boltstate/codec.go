@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"encoding/binary"
@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// The bolt store's votes, in a binary form (decoded for every vote at start,
+// The state file's votes, in a binary form (decoded for every vote at start,
 // and easy to bound-check), a string being len(uvarint) bytes:
 //
 //	v1: version(1) created(8) expires(8) weight(uvarint) user_id platform_id
@@ -20,8 +22,9 @@ const (
 	codecVersion = 3
 )
 
-// maxIDLen bounds the ids and query strings of a record.
-const maxIDLen = 1 << 10
+// maxIDLen and maxQuery bound a record's ids and query strings, and its
+// query entries: at least voterewards' bounds on a vote (its sanitize).
+const maxIDLen, maxQuery = 1 << 10, 32
 
 var errBadRecord = errors.New("damaged vote record")
 
@@ -32,8 +35,8 @@ func getTime(b []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(b)^(1<<63))).UTC()
 }
 
-func encodeVote(v Vote) []byte {
-	var h Hook
+func encodeVote(v voterewards.Vote) []byte {
+	var h voterewards.Hook
 	if v.Hook != nil {
 		h = *v.Hook
 	}
@@ -65,11 +68,11 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-func decodeVote(b []byte) (Vote, error) {
+func decodeVote(b []byte) (voterewards.Vote, error) {
 	if len(b) < 17 || b[0] < codecV1 || b[0] > codecVersion {
-		return Vote{}, errBadRecord
+		return voterewards.Vote{}, errBadRecord
 	}
-	v := Vote{Origin: OriginHistory}
+	v := voterewards.Vote{Origin: voterewards.OriginHistory}
 	v.CreatedAt, v.ExpiresAt = getTime(b[1:9]), getTime(b[9:17])
 	d := decoder{b: b[17:]}
 	w := d.uvarint(1 << 31)
@@ -81,7 +84,7 @@ func decodeVote(b []byte) (Vote, error) {
 		d.v3(&v)
 	}
 	if d.bad || len(d.b) != 0 {
-		return Vote{}, errBadRecord
+		return voterewards.Vote{}, errBadRecord
 	}
 	return v, nil
 }
@@ -94,14 +97,14 @@ type decoder struct {
 }
 
 // v2 reads the fields version 2 added.
-func (d *decoder) v2(v *Vote) {
-	if len(d.b) < 1 || d.b[0] < byte(OriginHistory) || d.b[0] > byte(OriginWebhookV0) {
+func (d *decoder) v2(v *voterewards.Vote) {
+	if len(d.b) < 1 || d.b[0] < byte(voterewards.OriginHistory) || d.b[0] > byte(voterewards.OriginWebhookV0) {
 		d.bad = true
 		return
 	}
-	v.Origin, d.b = Origin(d.b[0]), d.b[1:]
-	h := Hook{ID: d.string()}
-	if q := d.uvarint(maxQueryEntries); q > 0 && !d.bad {
+	v.Origin, d.b = voterewards.Origin(d.b[0]), d.b[1:]
+	h := voterewards.Hook{ID: d.string()}
+	if q := d.uvarint(maxQuery); q > 0 && !d.bad {
 		h.Query = make(map[string]string, q)
 		for range q {
 			k := d.string()
@@ -134,10 +137,14 @@ func (d *decoder) string() string {
 	return s
 }
 
+// voter is the id a vote is deduplicated and counted on (PlatformID, else
+// UserID): the User that Stats.Add gives its voter's ledger.
+func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).User }
+
 // seenKey is a vote's key in the dedup set and the pending deliveries: the
 // creation time (iteration oldest first) and the voter id.
-func seenKey(v Vote) []byte {
-	id := v.lane()
+func seenKey(v voterewards.Vote) []byte {
+	id := voter(v)
 	k := make([]byte, 8, 8+len(id))
 	putTime(k, v.CreatedAt)
 	return append(k, id...)
@@ -159,8 +166,8 @@ func appendVoterKey(b []byte, id string, created time.Time) []byte {
 }
 
 // expiryKey orders pending expiries by ExpiresAt.
-func expiryKey(v Vote) []byte {
-	id := v.lane()
+func expiryKey(v voterewards.Vote) []byte {
+	id := voter(v)
 	k := make([]byte, 16, 16+len(id))
 	putTime(k, v.ExpiresAt)
 	putTime(k[8:], v.CreatedAt)

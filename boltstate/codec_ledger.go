@@ -1,11 +1,13 @@
-package voterewards
+package boltstate
 
 import (
 	"encoding/binary"
 	"time"
+
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// The bolt store's ledger, in the same binary form as its votes:
+// The state file's ledger, in the same binary form as its votes:
 //
 //	stats:    votes total streak best_streak (uvarints) streak_until(8)
 //	          month(8) month_votes month_total (uvarints) last_vote(8)
@@ -34,7 +36,7 @@ const (
 func span(month time.Time) [8]byte {
 	var k [8]byte
 	if !month.IsZero() {
-		putTime(k[:], MonthOf(month))
+		putTime(k[:], voterewards.MonthOf(month))
 	}
 	return k
 }
@@ -45,7 +47,7 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, k[:]...)
 }
 
-func appendStats(b []byte, s Stats) []byte {
+func appendStats(b []byte, s voterewards.Stats) []byte {
 	for _, n := range []int{s.Votes, s.Total, s.Streak, s.BestStreak} {
 		b = binary.AppendUvarint(b, uint64(max(n, 0)))
 	}
@@ -56,19 +58,19 @@ func appendStats(b []byte, s Stats) []byte {
 }
 
 // encodeLedger encodes a voter's ledger record (the user is its key).
-func encodeLedger(s Stats) []byte {
+func encodeLedger(s voterewards.Stats) []byte {
 	return appendStats(append(make([]byte, 0, 64), ledgerVersion), s)
 }
 
-func decodeLedger(user string, b []byte) (Stats, error) {
+func decodeLedger(user string, b []byte) (voterewards.Stats, error) {
 	if len(b) < 1 || b[0] != ledgerVersion {
-		return Stats{}, errBadRecord
+		return voterewards.Stats{}, errBadRecord
 	}
 	d := decoder{b: b[1:]}
 	s := d.stats()
 	s.User = user
 	if d.bad || len(d.b) != 0 {
-		return Stats{}, errBadRecord
+		return voterewards.Stats{}, errBadRecord
 	}
 	return s, nil
 }
@@ -86,8 +88,8 @@ func (d *decoder) time() time.Time {
 }
 
 // stats reads the fields of appendStats, but the user.
-func (d *decoder) stats() Stats {
-	var s Stats
+func (d *decoder) stats() voterewards.Stats {
+	var s voterewards.Stats
 	s.Votes, s.Total, s.Streak, s.BestStreak = d.count(), d.count(), d.count(), d.count()
 	s.StreakUntil, s.Month = d.time(), d.time()
 	s.MonthVotes, s.MonthTotal = d.count(), d.count()
@@ -96,15 +98,15 @@ func (d *decoder) stats() Stats {
 }
 
 // appendVoteStats appends a vote record's Stats (version 3).
-func appendVoteStats(b []byte, s Stats) []byte {
-	if s == (Stats{}) {
+func appendVoteStats(b []byte, s voterewards.Stats) []byte {
+	if s == (voterewards.Stats{}) {
 		return append(b, 0)
 	}
 	return appendStats(appendString(append(b, 1), s.User), s)
 }
 
 // v3 reads the fields version 3 added.
-func (d *decoder) v3(v *Vote) {
+func (d *decoder) v3(v *voterewards.Vote) {
 	if d.bad || len(d.b) < 1 || d.b[0] > 1 {
 		d.bad = true
 		return
@@ -123,23 +125,23 @@ func monthKey(month time.Time, user string) []byte {
 	return append(appendTime(make([]byte, 0, 8+len(user)), month), user...)
 }
 
-func encodeStanding(s Standing) []byte {
+func encodeStanding(s voterewards.Standing) []byte {
 	b := binary.AppendUvarint(make([]byte, 0, 24), uint64(max(s.Votes, 0)))
 	b = binary.AppendUvarint(b, uint64(max(s.Total, 0)))
 	return appendTime(b, s.ReachedAt)
 }
 
-func decodeStanding(user string, b []byte) (Standing, error) {
+func decodeStanding(user string, b []byte) (voterewards.Standing, error) {
 	d := decoder{b: b}
-	s := Standing{User: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
+	s := voterewards.Standing{User: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
 	if d.bad || len(d.b) != 0 {
-		return Standing{}, errBadRecord
+		return voterewards.Standing{}, errBadRecord
 	}
 	return s, nil
 }
 
 // boardKey is a standing's key on the board of span: CompareStandings order.
-func boardKey(span [8]byte, s Standing) []byte {
+func boardKey(span [8]byte, s voterewards.Standing) []byte {
 	b := append(make([]byte, 0, boardKeyLen+len(s.User)), span[:]...)
 	b = binary.BigEndian.AppendUint64(b, ^uint64(max(s.Total, 0)))
 	return append(appendTime(b, s.ReachedAt), s.User...)
@@ -149,14 +151,14 @@ func boardKey(span [8]byte, s Standing) []byte {
 func encodeVotes(n int) []byte { return binary.AppendUvarint(nil, uint64(max(n, 0))) }
 
 // decodeBoard reads a board entry.
-func decodeBoard(k, v []byte) (Standing, error) {
+func decodeBoard(k, v []byte) (voterewards.Standing, error) {
 	if len(k) < boardKeyLen {
-		return Standing{}, errBadRecord
+		return voterewards.Standing{}, errBadRecord
 	}
 	total := ^binary.BigEndian.Uint64(k[8:16])
 	votes, n := binary.Uvarint(v)
 	if total > maxCount || n <= 0 || n != len(v) || votes > maxCount {
-		return Standing{}, errBadRecord
+		return voterewards.Standing{}, errBadRecord
 	}
-	return Standing{User: string(k[boardKeyLen:]), Votes: int(votes), Total: int(total), ReachedAt: getTime(k[16:24])}, nil
+	return voterewards.Standing{User: string(k[boardKeyLen:]), Votes: int(votes), Total: int(total), ReachedAt: getTime(k[16:24])}, nil
 }

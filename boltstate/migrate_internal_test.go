@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // encodeV1 is the record format of round one.
@@ -68,7 +69,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	}))
 	require.NoError(t, db.Close())
 
-	s, err := OpenStore(dir)
+	s, err := Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()
@@ -76,8 +77,8 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "c7", snap.Checkpoint.Cursor)
 	require.Len(t, snap.Pending, 1)
-	assert.Equal(t, Vote{Vote: pendingV}.Key(), snap.Pending[0].Key())
-	assert.Equal(t, OriginHistory, snap.Pending[0].Origin)
+	assert.Equal(t, voterewards.Vote{Vote: pendingV}.Key(), snap.Pending[0].Key())
+	assert.Equal(t, voterewards.OriginHistory, snap.Pending[0].Origin)
 	assert.Equal(t, 2, snap.Pending[0].Weight)
 	require.Len(t, snap.Expiries, 1)
 	assert.Len(t, snap.Seen, 2)
@@ -94,7 +95,7 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	hook := pendingV
 	hook.UserID = ""
 	hook.CreatedAt = hook.CreatedAt.Add(700 * time.Nanosecond)
-	added, err := s.Ingest(ctx, nil, []Vote{{Vote: hook, Origin: OriginWebhook}}, DefaultStreakGrace)
+	added, err := s.Ingest(ctx, nil, []voterewards.Vote{{Vote: hook, Origin: voterewards.OriginWebhook}}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	assert.Empty(t, added)
 	snap, err = s.Load(ctx)
@@ -104,8 +105,8 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 }
 
 // encodeV2 is the record format of round two (no Stats).
-func encodeV2(v Vote) []byte {
-	v.Stats = Stats{}
+func encodeV2(v voterewards.Vote) []byte {
+	v.Stats = voterewards.Stats{}
 	b := encodeVote(v)
 	b[0] = codecV2
 	return b[:len(b)-1] // the empty Stats' flag
@@ -152,24 +153,24 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(u string, created time.Time, w int) Vote {
-		return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(VoteLifetime)})
+	mk := func(u string, created time.Time, w int) voterewards.Vote {
+		return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
 	}
 	// Given in an order other than creation's: the migration counts in
 	// creation order (streak 3 for voter 1).
-	votes := []Vote{mk("1", now, 1), mk("1", now.Add(-48*time.Hour), 2), mk("1", now.Add(-24*time.Hour), 1), mk("2", now.Add(-30*time.Hour), 2)}
-	s, err := OpenStore(dir)
+	votes := []voterewards.Vote{mk("1", now, 1), mk("1", now.Add(-48*time.Hour), 2), mk("1", now.Add(-24*time.Hour), 1), mk("2", now.Add(-30*time.Hour), 2)}
+	s, err := Open(dir)
 	require.NoError(t, err)
-	_, err = s.Ingest(ctx, &Checkpoint{Cursor: "c3"}, votes, DefaultStreakGrace)
+	_, err = s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c3"}, votes, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.NoError(t, s.Delivered(ctx, votes[1], true))
 	require.NoError(t, s.Close())
 	downgradeToV2(t, filepath.Join(dir, storeFile))
 
-	s, err = OpenStore(dir)
+	s, err = Open(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	want := Stats{}.Add(votes[1], DefaultStreakGrace).Add(votes[2], DefaultStreakGrace).Add(votes[0], DefaultStreakGrace)
+	want := voterewards.Stats{}.Add(votes[1], voterewards.DefaultStreakGrace).Add(votes[2], voterewards.DefaultStreakGrace).Add(votes[0], voterewards.DefaultStreakGrace)
 	got, err := s.Stats(ctx, "31")
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
@@ -188,7 +189,7 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	assert.Equal(t, 1, snap.Expiries[0].Stats.Votes, "the first vote's Stats")
 	board, err := s.Leaderboard(ctx, time.Time{}, 10)
 	require.NoError(t, err)
-	assert.Equal(t, []Standing{
+	assert.Equal(t, []voterewards.Standing{
 		{User: "31", Votes: 3, Total: 4, ReachedAt: now},
 		{User: "32", Votes: 1, Total: 2, ReachedAt: now.Add(-30 * time.Hour)},
 	}, board)
@@ -197,7 +198,7 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	assert.Len(t, feb, 2, "February's board")
 
 	// Counting goes on from the migrated ledger.
-	added, err := s.Ingest(ctx, nil, []Vote{mk("1", now.Add(24*time.Hour), 1)}, DefaultStreakGrace)
+	added, err := s.Ingest(ctx, nil, []voterewards.Vote{mk("1", now.Add(24*time.Hour), 1)}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	require.Len(t, added, 1)
 	assert.Equal(t, 4, added[0].Stats.Streak)

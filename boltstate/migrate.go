@@ -1,15 +1,18 @@
-package voterewards
+package boltstate
 
 import (
 	"bytes"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // prepareBuckets creates the buckets of a new file and migrates an old one.
 func prepareBuckets(tx *bolt.Tx) error {
-	for _, name := range []string{bucketMeta, bucketSeen, bucketVoters, bucketPending, bucketExpiry, bucketLedger, bucketMonths, bucketBoard} {
+	for _, name := range []string{bucketMeta, bucketSeen, bucketVoters, bucketPending, bucketExpiry, bucketLedger, bucketMonths, bucketBoard,
+		bucketCommands, bucketReminders} {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return err
 		}
@@ -40,7 +43,7 @@ func prepareBuckets(tx *bolt.Tx) error {
 func migrateV1(tx *bolt.Tx) error {
 	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
 		b := tx.Bucket([]byte(name))
-		var votes []Vote
+		var votes []voterewards.Vote
 		if err := b.ForEach(func(_, val []byte) error {
 			v, err := decodeVote(val)
 			votes = append(votes, v)
@@ -64,7 +67,7 @@ func migrateV1(tx *bolt.Tx) error {
 				return err
 			}
 			if name == bucketSeen {
-				if err := tx.Bucket([]byte(bucketVoters)).Put(voterKey(v.lane(), v.CreatedAt), nil); err != nil {
+				if err := tx.Bucket([]byte(bucketVoters)).Put(voterKey(voter(v), v.CreatedAt), nil); err != nil {
 					return err
 				}
 			}
@@ -80,13 +83,13 @@ func migrateV1(tx *bolt.Tx) error {
 // not known any more: the ledger counts from the window on.
 func migrateV2(tx *bolt.Tx) error {
 	ledger := openLedger(tx)
-	counted := map[string]Stats{}
+	counted := map[string]voterewards.Stats{}
 	err := tx.Bucket([]byte(bucketSeen)).ForEach(func(_, val []byte) error {
 		v, err := decodeVote(val)
 		if err != nil {
 			return err
 		}
-		st, err := ledger.count(v, DefaultStreakGrace)
+		st, err := ledger.count(v, voterewards.DefaultStreakGrace)
 		counted[v.Key()] = st
 		return err
 	})
@@ -102,7 +105,7 @@ func migrateV2(tx *bolt.Tx) error {
 }
 
 // restat rewrites b's vote records with their Stats from counted.
-func restat(b *bolt.Bucket, counted map[string]Stats) error {
+func restat(b *bolt.Bucket, counted map[string]voterewards.Stats) error {
 	var keys, vals [][]byte
 	if err := b.ForEach(func(k, val []byte) error {
 		v, err := decodeVote(val)

@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"context"
@@ -7,20 +7,30 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
+
+func openBench(b *testing.B, o options) *State {
+	s, err := open(b.TempDir(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
 
 // benchVoters is the size of the ledger benchmarks' population.
 const benchVoters = 100_000
 
 // fillLedger ingests 1 to 3 votes (a day apart, weights 1 and 2) for each
 // of benchVoters voters, all in March 2026: about 200,000 votes.
-func fillLedger(b *testing.B, s Store) {
+func fillLedger(b *testing.B, s voterewards.Store) {
 	b.Helper()
 	ctx := context.Background()
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	var batch []Vote
+	var batch []voterewards.Vote
 	flush := func() {
-		if _, err := s.Ingest(ctx, &Checkpoint{}, batch, DefaultStreakGrace); err != nil {
+		if _, err := s.Ingest(ctx, &voterewards.Checkpoint{}, batch, voterewards.DefaultStreakGrace); err != nil {
 			b.Fatal(err)
 		}
 		batch = batch[:0]
@@ -29,7 +39,7 @@ func fillLedger(b *testing.B, s Store) {
 		for k := range 1 + u%3 {
 			created := base.Add(time.Duration(k)*24*time.Hour + time.Duration(u)*time.Millisecond)
 			batch = append(batch, newVote(topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
-				Weight: 1 + (u+k)%2, CreatedAt: created, ExpiresAt: created.Add(VoteLifetime)}))
+				Weight: 1 + (u+k)%2, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)}))
 		}
 		if len(batch) >= 2000 {
 			flush()
@@ -44,9 +54,9 @@ func fillLedger(b *testing.B, s Store) {
 func BenchmarkLeaderboard(b *testing.B) {
 	for _, name := range []string{"bolt", "memory"} {
 		b.Run(name, func(b *testing.B) {
-			var s Store = NewMemoryStore()
+			var s voterewards.Store = voterewards.NewMemoryStore()
 			if name == "bolt" {
-				s = openBench(b, storeOptions{noSync: true})
+				s = openBench(b, options{noSync: true})
 			}
 			fillLedger(b, s)
 			for _, span := range []struct {
@@ -73,9 +83,9 @@ func BenchmarkLeaderboard(b *testing.B) {
 func BenchmarkStats(b *testing.B) {
 	for _, name := range []string{"bolt", "memory"} {
 		b.Run(name, func(b *testing.B) {
-			var s Store = NewMemoryStore()
+			var s voterewards.Store = voterewards.NewMemoryStore()
 			if name == "bolt" {
-				s = openBench(b, storeOptions{noSync: true})
+				s = openBench(b, options{noSync: true})
 			}
 			fillLedger(b, s)
 			ids := make([]string, 1024)

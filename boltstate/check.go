@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"bytes"
@@ -12,20 +12,20 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// DamagedStoreError is what [OpenStore] returns for a state file it cannot
+// DamagedError is what [Open] returns for a state file it cannot
 // trust (truncated, overwritten, corrupted), refused before bbolt, which
 // would panic or fault on it, touches it.
-type DamagedStoreError struct {
+type DamagedError struct {
 	// Path is the damaged file.
 	Path string
 	// Reason says what the check found.
 	Reason string
 }
 
-func (e *DamagedStoreError) Error() string {
-	return fmt.Sprintf("voterewards: state file %s is damaged (%s): stop the bot, move the file aside "+
-		"(keep it for inspection) and start again; a new file is created, and the first run re-reads the "+
-		"lookback window of the vote history (votes in it may be rewarded again)", e.Path, e.Reason)
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("boltstate: state file %s is damaged (%s): stop the bot, move the file aside (keep it for inspection) "+
+		"and start again; a new file is created, and the first run re-reads the lookback window of the vote history (votes "+
+		"in it may be rewarded again), publishes the commands again and has no reminder opt-ins", e.Path, e.Reason)
 }
 
 // The bbolt file format, as far as checkFile reads it (go.etcd.io/bbolt
@@ -70,11 +70,11 @@ func checkFile(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("voterewards: open store %s: %w", path, err)
+		return fmt.Errorf("boltstate: open %s: %w", path, err)
 	}
 	c := &fileCheck{b: b, size: int64(len(b)), seen: map[uint64]bool{}}
 	if reason := c.run(); reason != "" {
-		return &DamagedStoreError{Path: path, Reason: reason}
+		return &DamagedError{Path: path, Reason: reason}
 	}
 	return nil
 }
@@ -306,12 +306,12 @@ func (c *fileCheck) checkBucket(v []byte, depth int) string {
 }
 
 // guard runs fn, turning a panic or a memory fault (SIGSEGV/SIGBUS on the
-// mmapped file) into a *DamagedStoreError for path.
+// mmapped file) into a *DamagedError for path.
 func guard(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = &DamagedStoreError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it: %v", r)}
+			err = &DamagedError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it: %v", r)}
 		}
 	}()
 	return fn()

@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // ledgerTx is the ledger's buckets in one write transaction.
@@ -27,13 +30,13 @@ func openLedger(tx *bolt.Tx) ledgerTx {
 // count counts v in its voter's ledger, its month's board and the all-time
 // board, and returns the voter's new Stats: a bounded number of reads and
 // writes, whatever the number of voters or votes.
-func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
-	id := v.lane()
-	var old Stats
+func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.Stats, error) {
+	id := voter(v)
+	var old voterewards.Stats
 	if b := l.stats.Get([]byte(id)); b != nil {
 		var err error
 		if old, err = decodeLedger(id, b); err != nil {
-			return Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
+			return voterewards.Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
 		}
 	}
 	st := old.Add(v, grace)
@@ -46,7 +49,7 @@ func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
 	all := span(time.Time{})
 	if old.Votes > 0 {
 		if err := l.board.Delete(boardKey(all, allTimeStanding(old))); err != nil {
-			return Stats{}, err
+			return voterewards.Stats{}, err
 		}
 	}
 	if err := errors.Join(
@@ -54,7 +57,7 @@ func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
 		l.board.Put(boardKey(all, allTimeStanding(st)), encodeVotes(st.Votes)),
 		l.countMonth(id, v, old),
 	); err != nil {
-		return Stats{}, err
+		return voterewards.Stats{}, err
 	}
 	return st, nil
 }
@@ -65,15 +68,15 @@ func (l ledgerTx) count(v Vote, grace time.Duration) (Stats, error) {
 // older months' are in the months bucket, written when a vote opens a new
 // month and when a late vote counts in an old one: one more write per
 // voter and month, not per vote.
-func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
-	m := MonthOf(v.CreatedAt)
-	var prev Standing
+func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stats) error {
+	m := voterewards.MonthOf(v.CreatedAt)
+	var prev voterewards.Standing
 	switch {
 	case old.Votes == 0:
 	case m.Equal(old.Month):
-		prev = Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		prev = voterewards.Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 	case m.After(old.Month): // the old month is done: keep its standing for late votes
-		done := Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		done := voterewards.Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
 			return err
 		}
@@ -91,7 +94,8 @@ func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
 			return err
 		}
 	}
-	st := standingAdd(prev, id, v)
+	// Stats.Add counts a standing as it counts a voter's Votes, Total and LastVote.
+	st := allTimeStanding(voterewards.Stats{User: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
 	if m.Before(old.Month) {
 		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
 			return err
@@ -105,23 +109,17 @@ func (l ledgerTx) countMonth(id string, v Vote, old Stats) error {
 func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
 
 // allTimeStanding is a voter's line on the all-time board.
-func allTimeStanding(s Stats) Standing {
-	return Standing{User: s.User, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
+func allTimeStanding(s voterewards.Stats) voterewards.Standing {
+	return voterewards.Standing{User: s.User, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
 }
 
-// Stats implements [Store]: one read of the voter's record.
-func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
-	if err := s.made(); err != nil {
-		return Stats{}, err
+// Stats implements [voterewards.Store]: one read of the voter's record.
+func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
+	if user == "" && s.made() == nil { // a State not made says so first
+		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
-	if err := checkUser(user); err != nil {
-		return Stats{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Stats{}, err
-	}
-	st := Stats{User: user}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	st := voterewards.Stats{User: user}
+	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketLedger)).Get([]byte(user))
 		if b == nil {
 			return nil
@@ -131,25 +129,19 @@ func (s *BoltStore) Stats(ctx context.Context, user string) (Stats, error) {
 		return err
 	})
 	if err != nil {
-		return Stats{}, fmt.Errorf("voterewards: reading the ledger of %q in %s: %w", user, s.db.Path(), err)
+		return voterewards.Stats{}, err
 	}
 	return st, nil
 }
 
-// Leaderboard implements [Store]: the first n keys of the board's span.
-func (s *BoltStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
-	if err := s.made(); err != nil {
-		return nil, err
-	}
-	if err := checkLeaderboard(n); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// Leaderboard implements [voterewards.Store]: the first n keys of the board's span.
+func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
+	if (n < 1 || n > voterewards.MaxLeaderboard) && s.made() == nil { // a State not made says so first
+		return nil, voterewards.ErrBadLeaderboard
 	}
 	sp := span(month)
-	var out []Standing
-	err := s.db.View(func(tx *bolt.Tx) error {
+	var out []voterewards.Standing
+	err := s.read(ctx, "the leaderboard", func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte(bucketBoard)).Cursor()
 		for k, v := c.Seek(sp[:]); k != nil && bytes.HasPrefix(k, sp[:]) && len(out) < n; k, v = c.Next() {
 			st, err := decodeBoard(k, v)
@@ -161,7 +153,7 @@ func (s *BoltStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("voterewards: reading the leaderboard in %s: %w", s.db.Path(), err)
+		return nil, err
 	}
 	return out, nil
 }

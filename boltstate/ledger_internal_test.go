@@ -1,4 +1,4 @@
-package voterewards
+package boltstate
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // TestBoltLedgerDamagedRecords: a damaged ledger record, month standing or
@@ -20,8 +21,8 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(u string, created time.Time) Vote {
-		return newVote(topgg.Vote{PlatformID: u, Weight: 1, CreatedAt: created, ExpiresAt: created.Add(VoteLifetime)})
+	mk := func(u string, created time.Time) voterewards.Vote {
+		return newVote(topgg.Vote{PlatformID: u, Weight: 1, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
 	}
 	for _, tc := range []struct {
 		name   string
@@ -39,7 +40,7 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			return b.Put([]byte("1"), rec)
 		}, true, false, true, false},
 		{"month standing", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte(bucketMonths)).Put(monthKey(MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
+			return tx.Bucket([]byte(bucketMonths)).Put(monthKey(voterewards.MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
 		}, false, false, true, false},
 		{"board entry", func(tx *bolt.Tx) error {
 			sp := span(now)
@@ -50,9 +51,9 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, storeFile)
-			s, err := OpenStore(dir)
+			s, err := Open(dir)
 			require.NoError(t, err)
-			_, err = s.Ingest(ctx, nil, []Vote{mk("1", now), mk("2", now)}, DefaultStreakGrace)
+			_, err = s.Ingest(ctx, nil, []voterewards.Vote{mk("1", now), mk("2", now)}, voterewards.DefaultStreakGrace)
 			require.NoError(t, err)
 			require.NoError(t, s.db.Update(tc.damage))
 
@@ -73,14 +74,14 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			_, err = s.Leaderboard(ctx, now, 10)
 			check(tc.month, err, "the month's board")
 			// A late vote of February: its month's standing is read.
-			_, err = s.Ingest(ctx, nil, []Vote{mk("1", now.Add(-48*time.Hour))}, DefaultStreakGrace)
+			_, err = s.Ingest(ctx, nil, []voterewards.Vote{mk("1", now.Add(-48*time.Hour))}, voterewards.DefaultStreakGrace)
 			check(tc.ingest, err, "Ingest")
 			st, err := s.Stats(ctx, "2")
 			require.NoError(t, err, "another voter's ledger reads")
 			assert.Equal(t, 1, st.Votes)
 			require.NoError(t, s.Close())
 
-			s, err = OpenStore(dir)
+			s, err = Open(dir)
 			require.NoError(t, err, "a damaged record does not keep the file from opening")
 			require.NoError(t, s.Close())
 		})
@@ -91,7 +92,7 @@ func TestCodecStatsRoundTrip(t *testing.T) {
 	t.Parallel()
 	v := newVote(topgg.Vote{UserID: "1", PlatformID: "2", Weight: 2,
 		CreatedAt: time.Date(2026, 1, 17, 23, 36, 6, 347320001, time.UTC), ExpiresAt: time.Date(2026, 1, 18, 11, 36, 6, 347320001, time.UTC)})
-	v.Stats = Stats{}.Add(v, DefaultStreakGrace)
+	v.Stats = voterewards.Stats{}.Add(v, voterewards.DefaultStreakGrace)
 	got, err := decodeVote(encodeVote(v))
 	require.NoError(t, err)
 	assert.Equal(t, v, got)
@@ -103,7 +104,7 @@ func TestCodecStatsRoundTrip(t *testing.T) {
 		assert.ErrorIs(t, err, errBadRecord, "cut to %d bytes", n)
 	}
 	sp := span(v.CreatedAt)
-	want := Standing{User: "2", Votes: 3, Total: 5, ReachedAt: v.CreatedAt}
+	want := voterewards.Standing{User: "2", Votes: 3, Total: 5, ReachedAt: v.CreatedAt}
 	got2, err := decodeBoard(boardKey(sp, want), encodeVotes(3))
 	require.NoError(t, err)
 	assert.Equal(t, want, got2)

@@ -1,0 +1,375 @@
+// Package boltstate keeps all of a bot's state (votes and their ledger, the
+// last published command hash, the reminder opt-ins) in one bbolt file of a
+// directory: the [voterewards.State] of a bot in one process.
+package boltstate
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// ErrLocked is returned by [Open] when another process (or State) has the
+// directory open.
+var ErrLocked = errors.New("boltstate: state directory is in use by another process")
+
+// storeFile is the state's file, named as when it kept only the votes.
+const storeFile = "voterewards.db"
+
+// openTimeout is how long Open waits for the lock of an exiting process.
+const openTimeout = 500 * time.Millisecond
+
+// Bucket names and keys of the file (strings: no package-level slice).
+const (
+	bucketMeta      = "meta"
+	bucketSeen      = "seen"
+	bucketVoters    = "voters"
+	bucketPending   = "pending"
+	bucketExpiry    = "expiry"
+	bucketLedger    = "ledger"
+	bucketMonths    = "ledger_months"
+	bucketBoard     = "board"
+	bucketCommands  = "commands"
+	bucketReminders = "reminders" // opted-in user -> key of the last vote reminded, or empty
+
+	keyVersion  = "version"
+	keyCursor   = "cursor"
+	keyLastSeen = "last_seen"
+	keySince    = "since"
+	keyHash     = "hash"
+)
+
+// Delivery and expiry records of workers finishing within batchDelay share one
+// transaction and fsync (bbolt's DB.Batch), up to the Poller's default
+// Concurrency. Webhook votes have their own group commit (ingestGroup), which
+// waits for no timer.
+const (
+	batchDelay = time.Millisecond
+	batchSize  = 4
+)
+
+// storeVersion 2 added the per-voter index and keys votes by platform id;
+// 3 the ledger (and the Stats of each vote record). Older files are
+// migrated at open.
+const storeVersion = 3
+
+// State is all of a bot's state in one bbolt file of a directory. Every
+// change is a transaction, so the file survives kill -9 and, fsynced, a power
+// loss. It is safe for concurrent use and locked against other processes.
+// Make it with [Open]: every method of a zero or nil State returns an error
+// matching [topgg.ErrNotConfigured].
+type State struct {
+	db     *bolt.DB
+	ingest ingestGroup
+}
+
+var _ voterewards.State = (*State)(nil)
+
+var errNotMade = fmt.Errorf("boltstate: State %w (boltstate.Open)", topgg.ErrNotConfigured)
+
+// made fails the methods of a State not made by Open.
+func (s *State) made() error {
+	if s == nil || s.db == nil {
+		return errNotMade
+	}
+	return nil
+}
+
+// options are open's; noSync (for the benchmarks) skips fsync.
+type options struct{ noSync bool }
+
+// Open opens (creating if needed, dir with mode 0700) the state in
+// dir/voterewards.db, moving in the command hash and reminder opt-ins of
+// older releases' files. If another process has it open, it fails within
+// half a second with [ErrLocked]; a file it cannot trust is a
+// *[DamagedError], never a crash. Close it when done.
+func Open(dir string) (*State, error) {
+	return open(dir, options{})
+}
+
+func open(dir string, o options) (*State, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("boltstate: open: %w", err)
+	}
+	path := filepath.Join(dir, storeFile)
+	db, err := openBolt(path, o)
+	if err != nil {
+		return nil, err
+	}
+	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
+	var legacy []string
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := prepareBuckets(tx); err != nil {
+			return fmt.Errorf("boltstate: open %s: %w", path, err)
+		}
+		legacy, err = moveLegacy(tx, dir)
+		return err
+	})
+	if err == nil {
+		err = removeLegacy(dir, legacy)
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1)}}, nil
+}
+
+func isDamaged(err error) bool {
+	var d *DamagedError
+	return errors.As(err, &d)
+}
+
+// openBolt opens the file once checkFile found it sound, containing a panic
+// or fault of bbolt on damage the check missed.
+func openBolt(path string, o options) (*bolt.DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err := guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout: openTimeout,
+			NoSync:  o.noSync,
+			// Rebuilt at open, not written at every commit: fewer pages.
+			NoFreelistSync: true,
+			FreelistType:   bolt.FreelistMapType,
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
+	case isDamaged(err):
+		return nil, err
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, &DamagedError{Path: path, Reason: err.Error()}
+	case err != nil:
+		return nil, fmt.Errorf("boltstate: open %s: %w", path, err)
+	}
+	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
+		_ = db.Close()
+		if !isDamaged(err) {
+			err = &DamagedError{Path: path, Reason: err.Error()}
+		}
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the file and releases its lock, once every
+// [voterewards.Poller.Run] and [voterewards.Poller.Ingest] using it returned.
+func (s *State) Close() error {
+	if err := s.made(); err != nil {
+		return err
+	}
+	return s.db.Close()
+}
+
+// UseFence implements [voterewards.State]: a directory is one process's.
+func (s *State) UseFence(f voterewards.Fence) error {
+	if err := s.made(); err != nil || f == nil {
+		return err
+	}
+	return voterewards.ErrNotShared
+}
+
+// LoadHash implements [voterewards.State].
+func (s *State) LoadHash(ctx context.Context) (hash string, err error) {
+	err = s.read(ctx, "the command hash", func(tx *bolt.Tx) error {
+		hash = string(tx.Bucket([]byte(bucketCommands)).Get([]byte(keyHash)))
+		return nil
+	})
+	return hash, err
+}
+
+// SaveHash implements [voterewards.State].
+func (s *State) SaveHash(ctx context.Context, hash string) error {
+	return s.write(ctx, false, "save the command hash", func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketCommands)).Put([]byte(keyHash), []byte(hash))
+	})
+}
+
+// read runs fn in a read transaction, unless s is not made or ctx is done.
+func (s *State) read(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
+	if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+		return err
+	}
+	if err := s.db.View(fn); err != nil {
+		return fmt.Errorf("boltstate: reading %s in %s: %w", what, s.db.Path(), err)
+	}
+	return nil
+}
+
+// Load implements [voterewards.Store].
+func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
+	snap := &voterewards.Snapshot{}
+	err := s.read(ctx, "the votes", func(tx *bolt.Tx) error {
+		meta := tx.Bucket([]byte(bucketMeta))
+		snap.Checkpoint.Cursor = string(meta.Get([]byte(keyCursor)))
+		if b := meta.Get([]byte(keyLastSeen)); len(b) == 8 {
+			snap.Checkpoint.LastSeen = getTime(b)
+		}
+		if b := meta.Get([]byte(keySince)); len(b) == 8 {
+			snap.Checkpoint.Since = getTime(b)
+		}
+		for name, out := range map[string]*[]voterewards.Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
+			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
+				vote, err := decodeVote(v)
+				*out = append(*out, vote)
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook votes) share
+// commits with concurrent ones.
+func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if cp == nil {
+		if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+			return nil, err
+		}
+		return s.ingest.submit(s.db, votes, grace)
+	}
+	var added []voterewards.Vote
+	err := s.write(ctx, false, "store votes", func(tx *bolt.Tx) error {
+		var err error
+		if added, err = addVotes(tx, votes, added[:0], grace); err != nil {
+			return err
+		}
+		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// write runs fn in a write transaction (shared with concurrent ones if
+// batch: bbolt's DB.Batch), unless s is not made or ctx is done.
+func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
+	if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+		return err
+	}
+	run := s.db.Update
+	if batch {
+		run = s.db.Batch
+	}
+	if err := run(fn); err != nil {
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
+	}
+	return nil
+}
+
+// addVotes adds each vote that is not a duplicate to the dedup set and the
+// pending deliveries, counts it in the ledger (with its Stats), and appends
+// it to added.
+func addVotes(tx *bolt.Tx, votes, added []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
+	ledger := openLedger(tx)
+	c := voters.Cursor() // one for the transaction: Seek starts afresh
+	var kb [64]byte
+	for _, v := range votes {
+		id := voter(v)
+		if duplicateIn(c, id, v.CreatedAt, kb[:0]) {
+			continue
+		}
+		var err error
+		if v.Stats, err = ledger.count(v, grace); err != nil {
+			return nil, err
+		}
+		k, val := seenKey(v), encodeVote(v)
+		// Put copies the key, so the voter key may live on the stack.
+		if err := errors.Join(seen.Put(k, val), pending.Put(k, val), voters.Put(appendVoterKey(kb[:0], id, v.CreatedAt), nil)); err != nil {
+			return nil, err
+		}
+		added = append(added, v)
+	}
+	return added, nil
+}
+
+// duplicateIn reports whether the per-voter index holds a vote of id created
+// less than DedupWindow from t: the first key after t-DedupWindow is the only
+// candidate.
+func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
+	from := appendVoterKey(buf, id, t.Add(-voterewards.DedupWindow+1))
+	k, _ := c.Seek(from)
+	prefix := from[:len(from)-8]
+	if k == nil || len(k) != len(from) || !bytes.HasPrefix(k, prefix) {
+		return false
+	}
+	return getTime(k[len(prefix):]).Sub(t) < voterewards.DedupWindow
+}
+
+func putCheckpoint(meta *bolt.Bucket, cp voterewards.Checkpoint) error {
+	var ls, since [8]byte
+	putTime(ls[:], cp.LastSeen)
+	putTime(since[:], cp.Since)
+	return errors.Join(
+		meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
+		meta.Put([]byte(keyLastSeen), ls[:]),
+		meta.Put([]byte(keySince), since[:]),
+	)
+}
+
+// Delivered implements [voterewards.Store].
+func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	return s.write(ctx, true, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
+		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
+		if err == nil && expire {
+			err = tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
+		}
+		return err
+	})
+}
+
+// Expired implements [voterewards.Store].
+func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
+	return s.write(ctx, true, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
+	})
+}
+
+// Prune implements [voterewards.Store].
+func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
+	var limit [8]byte
+	putTime(limit[:], createdBefore)
+	return s.write(ctx, false, "prune store", func(tx *bolt.Tx) error {
+		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
+		var doomed [][]byte
+		c := seen.Cursor()
+		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
+			if len(v) < 17 || getTime(v[9:17]).After(now) {
+				break // the rest expires later still, as a rule
+			}
+			doomed = append(doomed, bytes.Clone(k))
+		}
+		// Deleting after the walk: bbolt cursors may skip a key after Delete.
+		for _, k := range doomed {
+			if err := errors.Join(seen.Delete(k), voters.Delete(voterKey(string(k[8:]), getTime(k[:8])))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
