@@ -186,6 +186,12 @@ func (s *State) UseFence(f voterewards.Fence) error {
 	return voterewards.ErrNotShared
 }
 
+// Ping commits an empty transaction, which writes and syncs the file's meta
+// page: nil when the state can take a write now.
+func (s *State) Ping(ctx context.Context) error {
+	return s.write(ctx, false, "ping", func(*bolt.Tx) error { return nil })
+}
+
 // LoadHash implements [voterewards.State].
 func (s *State) LoadHash(ctx context.Context) (hash string, err error) {
 	err = s.read(ctx, "the command hash", func(tx *bolt.Tx) error {
