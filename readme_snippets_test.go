@@ -12,8 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,12 +22,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -127,13 +127,13 @@ func commandsTour(ctx context.Context, client *topgg.Client) error {
 
 func voterewardsTour(ctx context.Context, client *topgg.Client, discordUserID string) error {
 	// readme:begin voterewards
-	store, err := voterewards.OpenStore("state") // bbolt; survives kill -9
+	state, err := boltstate.Open("state") // one bbolt file; survives kill -9
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer state.Close()
 	poller, err := voterewards.New(client, voterewards.Config{
-		Store:    store,
+		Store:    state,
 		OnReward: func(ctx context.Context, v voterewards.Vote) error { return grantRole(ctx, v.PlatformID) },
 		OnExpire: func(ctx context.Context, v voterewards.Vote) error { return takeRole(ctx, v.PlatformID) },
 	})
@@ -183,7 +183,7 @@ func postgresTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, 
 			ON CONFLICT (user_id) DO UPDATE SET coins = wallets.coins + EXCLUDED.coins`, v.PlatformID, 100*v.Weight)
 		return err // an error rolls the coins back with the vote's done mark; the vote is retried
 	})
-	p, err := plugin.New(client, cfg, plugin.WithVoteStore(store), plugin.WithRewardHandler(credit))
+	p, err := plugin.New(client, cfg, plugin.WithState(store), plugin.WithRewardHandler(credit))
 	if err != nil {
 		return err
 	}
@@ -206,32 +206,10 @@ func postgresTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, 
 	return nil
 }
 
-// readme:begin plugin
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var cfg struct {
-		DiscordToken string        `env:"DISCORD_TOKEN, required"`
-		TopggToken   string        `env:"TOPGG_TOKEN, required"`
-		Topgg        plugin.Config // TOPGG_AUTOPOST, TOPGG_VOTE_POLL_INTERVAL, TOPGG_WEBHOOK_*, ...
-	}
-	if err := plugin.LoadEnv(ctx, &cfg, nil); err != nil {
-		return err // names the variable: "TOPGG_TOKEN: is required but not set"
-	}
-	client, err := topgg.New(cfg.TopggToken)
-	if err != nil {
-		return err
-	}
-	group, err := shards.New(cfg.DiscordToken, 1) // discordgo sessions, one per shard
-	if err != nil {
-		return err
-	}
-	defer group.Close() // after Run returned
-
-	// plugin.Config{} in code is valid too: every zero field means its default.
+func handlersTour(client *topgg.Client, cfg plugin.Config, state voterewards.State) error {
+	// readme:begin handlers
 	var p *plugin.Plugin // the expiry handler asks it whether the user voted again
-	p, err = plugin.New(client, cfg.Topgg,
-		plugin.WithCommands(myCommands),
+	p, err := plugin.New(client, cfg, plugin.WithState(state),
 		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
 			return grantRole(ctx, v.PlatformID) // idempotent on v.Key()
 		}),
@@ -241,26 +219,16 @@ func run() error {
 			}
 			return takeRole(ctx, v.PlatformID)
 		}))
-	if err != nil {
-		return err
-	}
-	if err := p.Attach(group.Sessions()...); err != nil { // before the sessions open
-		return err
-	}
-	if err := group.Open(ctx); err != nil {
-		return err
-	}
-	return p.Run(ctx) // until SIGTERM: every job stopped and the vote state saved when it returns
+	// readme:end
+	_ = p
+	return err
 }
-
-// readme:end
 
 // readme:begin voter features
 // newVoterBot wires the voter features into a bot's plugin: call it before the sessions open.
-func newVoterBot(client *topgg.Client, cfg plugin.Config, sessions []*discordgo.Session, botID, guildID, roleID string) (*plugin.Plugin, error) {
-	p, err := plugin.New(client, cfg,
-		// /vote (remind:True/False) and /leaderboard beside the bot's own commands; register them on Discord too.
-		plugin.WithCommands(append(voterperks.Commands(voterperks.Texts{}), premiumCommand)),
+func newVoterBot(ctx context.Context, client *topgg.Client, cfg plugin.Config, state voterewards.State, sessions []*discordgo.Session, botID, guildID, roleID string) (*plugin.Plugin, error) {
+	p, err := plugin.New(client, cfg, plugin.WithState(state), // the opt-ins live with the votes
+		plugin.WithCommands([]*discordgo.ApplicationCommand{premiumCommand}), // /vote and /leaderboard are added
 		plugin.WithVoterPerks(plugin.VoterPerks{
 			BotID:     botID,                                              // the vote link: https://top.gg/bot/<botID>/vote
 			Role:      &voterperks.Role{GuildID: guildID, RoleID: roleID}, // held while the vote is active
@@ -270,10 +238,12 @@ func newVoterBot(client *topgg.Client, cfg plugin.Config, sessions []*discordgo.
 		return nil, err
 	}
 	for _, s := range sessions {
-		s.AddHandler(p.Perks().Handle)                   // answers /vote and /leaderboard
 		s.AddHandler(p.Perks().Gate(premium, "premium")) // runs premium for voters only
 	}
-	return p, p.Attach(sessions...)
+	if err := p.Attach(sessions...); err != nil { // answers /vote and /leaderboard too
+		return nil, err
+	}
+	return p, p.RegisterCommands(ctx, botID) // on Discord: premium, /vote, /leaderboard
 }
 
 // readme:end
@@ -294,17 +264,25 @@ func shardsTour(ctx context.Context, discordToken string, shardCount int) error 
 
 func fleetTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, discordToken, botID string) error {
 	// readme:begin fleet
-	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: botID, ShardCount: 6}) // redis://, redis+cluster://, redis+sentinel://
+	rdb, err := fleet.NewUniversalClient(os.Getenv("REDIS_URL")) // redis://, redis+cluster://, redis+sentinel://
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer rdb.Close()
+	f, err := fleet.New(rdb, fleet.Config{Bot: botID, ShardCount: 6}) // who leads, and the counts
+	if err != nil {
+		return err
+	}
+	state, err := redisstate.New(rdb, botID) // the votes, the command hash, the opt-ins
+	if err != nil {
+		return err
+	}
 	group, err := shards.New(discordToken, 6, shards.WithShardIDs(2, 3)) // this process runs shards 2 and 3 of 6
 	if err != nil {
 		return err
 	}
 	defer group.Close()
-	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithCommands(myCommands))
+	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithState(state), plugin.WithCommands(myCommands))
 	if err != nil {
 		return err
 	}
@@ -318,7 +296,7 @@ func fleetTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, dis
 	// readme:end
 }
 
-func operatingTour(ctx context.Context, token string, cfg plugin.Config) error {
+func operatingTour(ctx context.Context, token string, cfg plugin.Config, state voterewards.State) error {
 	// readme:begin operating
 	c, err := topggprom.New(prometheus.DefaultRegisterer)
 	if err != nil {
@@ -328,7 +306,7 @@ func operatingTour(ctx context.Context, token string, cfg plugin.Config) error {
 	if err != nil {
 		return err
 	}
-	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job the plugin runs
+	p, err := plugin.New(client, cfg, plugin.WithState(state), plugin.WithMetrics(c)) // every job the plugin runs
 	if err != nil {
 		return err
 	}
@@ -374,10 +352,10 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 
 	rewarded := make(chan voterewards.Vote, 1)
 	p, err := plugin.New(client, plugin.Config{
-		StateDir:       t.TempDir(),
 		WebhookAddr:    "127.0.0.1:0", // port 0: the system picks one, p.WebhookAddr() says which
 		WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
 	},
+		plugin.WithState(voterewards.NewMemoryStore()),                    // or boltstate.Open(t.TempDir())
 		plugin.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))), // shown when the test fails
 		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
 			rewarded <- v
@@ -415,4 +393,4 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 }
 
 // The tours are compiled, not run: they need the real services.
-var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, postgresTour, run, shardsTour, fleetTour, operatingTour, operatingJobsTour}
+var _ = []any{clientTour, autopostTour, commandsTour, voterewardsTour, webhookTour, postgresTour, handlersTour, newVoterBot, shardsTour, fleetTour, operatingTour, operatingJobsTour}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -42,14 +43,20 @@ func TestReadmeVoterBot(t *testing.T) {
 	require.NoError(t, err)
 	session, err := discord.NewSession(0, 1)
 	require.NoError(t, err)
-	cmds := append(voterperks.Commands(voterperks.Texts{}), premiumCommand)
-	_, err = session.ApplicationCommandBulkOverwrite(discord.ApplicationID(), "", cmds)
+	state, err := boltstate.Open(t.TempDir())
 	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, state.Close()) })
 
 	cfg := plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
-		VoteLookback: 13 * time.Hour, StateDir: t.TempDir()}
-	p, err := newVoterBot(client, cfg, []*discordgo.Session{session}, discord.ApplicationID(), guild, role)
+		VoteLookback: 13 * time.Hour}
+	p, err := newVoterBot(t.Context(), client, cfg, state, []*discordgo.Session{session}, discord.ApplicationID(), guild, role)
 	require.NoError(t, err)
+	var registered []string
+	for _, c := range discord.Commands() {
+		registered = append(registered, c.Name)
+	}
+	assert.ElementsMatch(t, []string{"premium", voterperks.VoteCommand, voterperks.LeaderboardCommand}, registered,
+		"RegisterCommands put the bot's and the perks' commands on Discord")
 	ctx, stop := context.WithCancel(t.Context())
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
@@ -67,9 +74,8 @@ func TestReadmeVoterBot(t *testing.T) {
 		require.NoError(t, err)
 		return reply.Content
 	}
-	// The bbolt vote state is open only while Run runs: wait for Run to have
-	// read the history (so it holds the state) before the first /vote, whose
-	// answer reads the voter's ledger; before that it would answer without it.
+	// Wait for Run to have read the history before the first /vote, whose
+	// answer reads the voter's ledger.
 	require.Eventually(t, func() bool { return p.Active(voter).Covered }, 10*time.Second, 5*time.Millisecond)
 	assert.Contains(t, use("vote", &discordgo.ApplicationCommandInteractionDataOption{
 		Name: "remind", Type: discordgo.ApplicationCommandOptionBoolean, Value: true}), "I will send you a direct message")
