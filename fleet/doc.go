@@ -17,8 +17,13 @@
 // term has a deadline, the send time of the last successful renewal plus TTL
 // minus TTL/5 (moved on each renewal), and every leader-only action checks
 // it on the local monotonic clock right before it starts ([CheckTerm]; the
-// plugin's jobs do: each Top.gg request, retries included, each vote poll,
-// each reward or expiry handler call, each command sync). A leader resumed
+// plugin's jobs do: each Top.gg request and redirect, retries included, in
+// topgg; each post in autopost; each command read and publish in commands;
+// each vote poll and reward or expiry handler call in voterewards; each role
+// change and reminder in voterperks; each Discord rate-limit wait in shards).
+// The term travels in the leader's context, not as a parameter, because
+// those packages know nothing of fleets and the checks sit several calls
+// below the job; outside a fleet the context carries none. A leader resumed
 // after a pause past its deadline (SIGSTOP, a frozen VM) starts nothing: its
 // first check fails and ends the term, whichever of its goroutines runs
 // first. What is left is the time between a check and the send it guards:
