@@ -17,6 +17,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestOpenAndClose: Open connects every shard (each gets its guilds), Close
@@ -177,7 +178,8 @@ func TestCloseCancelsPendingOpen(t *testing.T) {
 }
 
 // TestMisuse: what cannot work fails at once, with an error that names the
-// problem and never the token.
+// problem and never the token; a refused token, shard count or API base is a
+// *topgg.ValidationError naming it.
 func TestMisuse(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cr3t-token"
@@ -185,21 +187,25 @@ func TestMisuse(t *testing.T) {
 		token string
 		n     int
 		opts  []shards.Option
+		field string // the *topgg.ValidationError's; "": another error
 	}{
-		"empty token":       {"", 1, nil},
-		"Bot prefix":        {"Bot " + secret, 1, nil},
-		"no shard":          {secret, 0, nil},
-		"too many shards":   {secret, shards.MaxShards + 1, nil},
-		"nil option":        {secret, 1, []shards.Option{nil}},
-		"nil client":        {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}},
-		"nil logger":        {secret, 1, []shards.Option{shards.WithLogger(nil)}},
-		"zero body bound":   {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}},
-		"relative base":     {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}},
-		"base with secrets": {secret, 1, []shards.Option{shards.WithAPIBase("https://u:" + secret + "@example.com/api")}},
+		"empty token":       {"", 1, nil, "Discord token"},
+		"Bot prefix":        {"Bot " + secret, 1, nil, "Discord token"},
+		"no shard":          {secret, 0, nil, "shard count"},
+		"too many shards":   {secret, shards.MaxShards + 1, nil, "shard count"},
+		"nil option":        {secret, 1, []shards.Option{nil}, ""},
+		"nil client":        {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}, ""},
+		"nil logger":        {secret, 1, []shards.Option{shards.WithLogger(nil)}, ""},
+		"zero body bound":   {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}, ""},
+		"relative base":     {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}, "Discord API base"},
+		"base with secrets": {secret, 1, []shards.Option{shards.WithAPIBase("https://u:" + secret + "@example.com/api")}, "Discord API base"},
 	} {
 		_, err := shards.New(tc.token, tc.n, tc.opts...)
 		require.Error(t, err, name)
 		assert.NotContains(t, err.Error(), secret, name)
+		if tc.field != "" {
+			requireInvalid(t, err, tc.field)
+		}
 	}
 	g, err := shards.New(secret, 1)
 	require.NoError(t, err)
@@ -224,4 +230,14 @@ func TestForGuild(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 	assert.False(t, errors.Is(err, shards.ErrClosed))
+}
+
+// requireInvalid requires err to be a *topgg.ValidationError naming field.
+func requireInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	ve, ok := errors.AsType[*topgg.ValidationError](err)
+	require.True(t, ok, "want a *topgg.ValidationError for %s, got %v", field, err)
+	require.Equal(t, field, ve.Field)
+	require.NotEmpty(t, ve.Problem)
+	require.NotEmpty(t, ve.Rule)
 }

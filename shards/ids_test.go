@@ -65,5 +65,5 @@ func TestIDsOption(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", g.String())
 	_, err = shards.New("token", 2, ids.Option())
-	assert.Error(t, err, "shard 3 of 2")
+	requireInvalid(t, err, "shard ids") // shard 3 of 2
 }

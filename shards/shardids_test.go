@@ -50,4 +50,8 @@ func TestWithShardIDsRefusesBadIDs(t *testing.T) {
 		_, err := shards.New("token", 4, shards.WithShardIDs(ids...))
 		assert.Error(t, err, name)
 	}
+	for _, ids := range [][]int{{0, 4}, {-1}} {
+		_, err := shards.New("token", 4, shards.WithShardIDs(ids...))
+		requireInvalid(t, err, "shard ids")
+	}
 }

@@ -256,31 +256,38 @@ func TestRequestErrorConnectionRefused(t *testing.T) {
 	require.NotContains(t, err.Error(), "some.token.value")
 }
 
+// TestNewRefusesBadInput: a token or base URL that could never work is a
+// *ValidationError naming it ("token", "base URL"); no error of New shows the
+// token, the user info or the query.
 func TestNewRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		token string
 		opts  []topgg.Option
+		field string // the *ValidationError's; "": another error
 	}{
-		{"", nil},
-		{"   ", nil},
-		{"two words", nil},
-		{"ctl\x00char", nil},
-		{"ctl\x7fchar", nil},
-		{"tok", []topgg.Option{topgg.WithBaseURL("http://top.gg/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("http://10.0.0.1/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://top.gg/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://user:hunter2@top.gg/api")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/%zz")}},
-		{"tok", []topgg.Option{topgg.WithBaseURL("https://top.gg/api?x=1")}},
-		{"tok", []topgg.Option{topgg.WithHTTPClient(nil)}},
-		{"tok", []topgg.Option{topgg.WithUserAgent("a\r\nX-Evil: 1")}},
+		{"", nil, "token"},
+		{"   ", nil, "token"},
+		{"two words", nil, "token"},
+		{"ctl\x00char", nil, "token"},
+		{"ctl\x7fchar", nil, "token"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("http://top.gg/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("http://10.0.0.1/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://top.gg/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("ftp://user:hunter2@top.gg/api")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://user:hunter2@top.gg/%zz")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithBaseURL("https://top.gg/api?x=1")}, "base URL"},
+		{"tok", []topgg.Option{topgg.WithHTTPClient(nil)}, ""},
+		{"tok", []topgg.Option{topgg.WithUserAgent("a\r\nX-Evil: 1")}, ""},
 	} {
 		c, err := topgg.New(tc.token, tc.opts...)
 		require.Error(t, err, "%q", tc.token)
 		require.Nil(t, c)
+		if tc.field != "" {
+			requireInvalid(t, err, tc.field)
+		}
 		if tc.token != "tok" && strings.TrimSpace(tc.token) != "" {
 			require.NotContains(t, err.Error(), tc.token)
 		}
@@ -298,6 +305,7 @@ func TestNewRefusesV1BaseURL(t *testing.T) {
 		_, err := topgg.New("tok", topgg.WithBaseURL(u))
 		require.Error(t, err, u)
 		require.Contains(t, err.Error(), "give the root, e.g. https://top.gg/api; the client adds /v1", u)
+		requireInvalid(t, err, "base URL")
 		require.Equal(t, 1, strings.Count(err.Error(), "topgg:"), "the prefix says it once: %s", err)
 	}
 	_, err := topgg.New("tok", topgg.WithBaseURL("https://proxy.example/v1x/api"))

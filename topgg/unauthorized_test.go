@@ -163,4 +163,5 @@ func TestNewRefusesBearerPrefix(t *testing.T) {
 	// Any white space inside is refused too, not only ASCII.
 	_, err := topgg.New("abc\u00a0def")
 	require.ErrorContains(t, err, "white space")
+	requireInvalid(t, err, "token")
 }
