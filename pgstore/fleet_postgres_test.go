@@ -73,12 +73,11 @@ func TestFleetChild(t *testing.T) {
 	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
 	lease := f.Lease()
-	fence := func() int64 { return lease.State().Token }
+	fence := func() int64 { return lease.State().Token } // the token a credit is tagged with
 	// TxTimeout as the lease's TTL: a leader paused in a transaction stalls
 	// the next one that long at most.
 	store, err := pgstore.Open(ctx, pool, pgstore.Config{Schema: fleetSchema, TxTimeout: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)
-	require.NoError(t, store.UseFence(fence))
 	client, err := topgg.New(os.Getenv(fleetTokenEnv), topgg.WithBaseURL(os.Getenv(fleetURLEnv)))
 	require.NoError(t, err)
 	hold, _ := time.ParseDuration(os.Getenv(fleetHoldEnv))
@@ -91,10 +90,11 @@ func TestFleetChild(t *testing.T) {
 		time.Sleep(cmp.Or(hold, time.Duration(500+rand.IntN(2500))*time.Microsecond))
 		return nil
 	})
+	// New hands store the lease's fence (WithFleet, WithState).
 	p, err := plugin.New(client, plugin.Config{
 		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback: time.Duration(fleetVotes/fleetUsers+1) * 13 * time.Hour, VoteRetryDelay: time.Millisecond,
-	}, plugin.WithFleet(f), plugin.WithVoteStore(store), plugin.WithRewardHandler(reward), plugin.WithLogger(log))
+	}, plugin.WithFleet(f), plugin.WithState(store), plugin.WithRewardHandler(reward), plugin.WithLogger(log))
 	require.NoError(t, err)
 	fmt.Println("started")
 	require.NoError(t, p.Run(ctx)) // until SIGKILL

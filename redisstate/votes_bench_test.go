@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -42,7 +43,7 @@ func voteStores(b *testing.B) []struct {
 			return s
 		}},
 		{"bolt", func(b *testing.B) voterewards.Store {
-			s, err := voterewards.OpenStore(b.TempDir())
+			s, err := boltstate.Open(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
