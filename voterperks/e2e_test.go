@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -19,21 +20,22 @@ import (
 // TestOneProcess runs the perks in one process through the plugin, real
 // discordgo sessions against the fake Discord and a real client against the
 // fake Top.gg. Users opt in with /vote remind:True; the opt-ins survive a
-// restart (the file in the state directory). Each vote gives the voter role;
-// each expiry takes it back and sends one reminder to those who opted in, no
-// earlier than the expiry and saying how to stop them, once even though the
-// expiry is delivered twice (a handler after the perks' fails once). A user
-// who did not opt in gets none; one who voted again before the expiry keeps
-// the role and gets none; one whose DMs are closed loses the role and is
-// not retried. /premium, gated, answers a user without a vote with the vote
-// link (ephemeral) and runs for a voter; /vote and /leaderboard answer from
-// the cache and the ledger.
+// restart (the state directory's file, closed and opened again). Each vote
+// gives the voter role; each expiry takes it back and sends one reminder to
+// those who opted in, no earlier than the expiry and saying how to stop
+// them, once even though the expiry is delivered twice (a handler after the
+// perks' fails once). A user who did not opt in gets none; one who voted
+// again before the expiry keeps the role and gets none; one whose DMs are
+// closed loses the role and is not retried. /premium, gated, answers a user
+// without a vote with the vote link (ephemeral) and runs for a voter; /vote
+// and /leaderboard answer from the cache and the ledger.
 //
 // gocyclo: one scenario told in order.
 func TestOneProcess(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
-	store := voterewards.NewMemoryStore() // kept across the restart, as the bbolt file would be
+	dir := t.TempDir()
+	state := openState(t, dir)
 	cfg := w.config()
 	const life = 3 * time.Second
 	now := time.Now().UTC()
@@ -41,7 +43,7 @@ func TestOneProcess(t *testing.T) {
 	const erin = "310000000000000005"
 	require.NoError(t, w.dc.BlockDMs(dave.PlatformID))
 
-	bot := w.bot(cfg, []int{0}, plugin.WithVoteStore(store))
+	bot := w.bot(cfg, []int{0}, plugin.WithState(state))
 	w.start(bot)
 	require.NoError(t, w.sessions[0].Open())
 	on, off := true, false
@@ -50,12 +52,14 @@ func TestOneProcess(t *testing.T) {
 	}
 	assert.Contains(t, w.interact(0, "vote", bob.PlatformID, &off).Content, "I will not remind you to vote.")
 	require.NoError(t, w.stop(bot))
+	require.NoError(t, state.Close())
 	w.newSession(0)
 
 	// The opt-ins are read back after the restart.
+	state = openState(t, dir)
 	var expired calls
 	var failedOnce atomic.Bool
-	bot = w.bot(cfg, []int{0}, plugin.WithVoteStore(store), plugin.WithExpiryHandler(func(_ context.Context, v voterewards.Vote) error {
+	bot = w.bot(cfg, []int{0}, plugin.WithState(state), plugin.WithExpiryHandler(func(_ context.Context, v voterewards.Vote) error {
 		if expired.add(v.PlatformID) == 1 && v.PlatformID == alice.PlatformID {
 			failedOnce.Store(true)
 			return errors.New("the bot's own expiry work failed once")
@@ -113,4 +117,14 @@ func TestOneProcess(t *testing.T) {
 	assert.Empty(t, w.dc.MemberRoles(guild, dave.PlatformID))
 	assert.Equal(t, []string{voterRole}, w.dc.MemberRoles(guild, carol.PlatformID), "carol voted again: she keeps the role")
 	assert.Equal(t, []string{voterRole}, w.dc.MemberRoles(guild, frank.PlatformID))
+}
+
+// openState opens the bot's state in dir, closed at the end of the test
+// (after the bots started later stopped).
+func openState(t *testing.T, dir string) *boltstate.State {
+	t.Helper()
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() }) // a second Close, after the test's own, does nothing
+	return s
 }

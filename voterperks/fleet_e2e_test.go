@@ -11,18 +11,23 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // fleetBot makes process i of a fleet of len(w.guilds) processes on the
-// redis-server at url: its own Redis client, the plugin in fleet mode on the
-// session of shard i.
-func (w *world) fleetBot(url string, cfg plugin.Config, i int) (*plugin.Plugin, *fleet.Fleet) {
+// redis-server at url: its own Redis client, with the fleet and the state on
+// it, and the plugin in fleet mode on the session of shard i.
+func (w *world) fleetBot(url string, cfg plugin.Config, i int) (*plugin.Plugin, *fleet.Fleet, *redisstate.State) {
 	w.t.Helper()
-	f, err := fleet.Open(url, fleet.Config{Bot: w.dc.ApplicationID(), ShardCount: len(w.guilds), LeaseTTL: time.Second})
+	rdb, err := fleet.NewUniversalClient(url)
 	require.NoError(w.t, err)
-	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
-	return w.bot(cfg, []int{i}, plugin.WithFleet(f)), f
+	w.t.Cleanup(func() { assert.NoError(w.t, rdb.Close()) })
+	f, err := fleet.New(rdb, fleet.Config{Bot: w.dc.ApplicationID(), ShardCount: len(w.guilds), LeaseTTL: time.Second})
+	require.NoError(w.t, err)
+	state, err := redisstate.New(rdb, w.dc.ApplicationID())
+	require.NoError(w.t, err)
+	return w.bot(cfg, []int{i}, plugin.WithFleet(f), plugin.WithState(state)), f, state
 }
 
 // TestFleetOfThree runs the perks in a fleet of three processes (one shard
@@ -41,8 +46,9 @@ func TestFleetOfThree(t *testing.T) {
 	cfg.VoteStopGrace = time.Millisecond // a stop is as abrupt as a kill for the handlers
 	bots := make([]*plugin.Plugin, 3)
 	fleets := make([]*fleet.Fleet, 3)
+	states := make([]*redisstate.State, 3)
 	for i := range bots {
-		bots[i], fleets[i] = w.fleetBot(srv.URL(), cfg, i)
+		bots[i], fleets[i], states[i] = w.fleetBot(srv.URL(), cfg, i)
 		w.start(bots[i])
 		require.NoError(t, w.sessions[i].Open())
 	}
@@ -80,7 +86,7 @@ func TestFleetOfThree(t *testing.T) {
 	}
 	require.NoError(t, w.stop(bots[lead]))
 	require.Eventually(t, func() bool { l := leader(); return l >= 0 && l != lead }, wait, tick, "no process took over")
-	store := fleets[(lead+1)%3].VoteStore()
+	store := states[(lead+1)%3]
 	require.Eventually(t, func() bool {
 		snap, err := store.Load(w.ctx())
 		return err == nil && !slices.ContainsFunc(snap.Expiries, func(v voterewards.Vote) bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -28,7 +29,6 @@ const (
 	childDiscordTok = "VOTERPERKS_TEST_DISCORD_TOKEN"
 	childBotEnv     = "VOTERPERKS_TEST_BOT"
 	childGuildEnv   = "VOTERPERKS_TEST_GUILD"
-	childStateEnv   = "VOTERPERKS_TEST_STATE"
 )
 
 // childLease is the lease of every process of the killed-leader test.
@@ -56,12 +56,20 @@ func runChild() error {
 	if err != nil {
 		return err
 	}
-	f, err := fleet.Open(os.Getenv(childRedisEnv), fleet.Config{Bot: os.Getenv(childBotEnv), ShardCount: 3, LeaseTTL: childLease, Logger: log})
+	rdb, err := fleet.NewUniversalClient(os.Getenv(childRedisEnv))
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	p, err := plugin.New(client, childConfig(), plugin.WithFleet(f), plugin.WithLogger(log),
+	defer rdb.Close()
+	f, err := fleet.New(rdb, fleet.Config{Bot: os.Getenv(childBotEnv), ShardCount: 3, LeaseTTL: childLease, Logger: log})
+	if err != nil {
+		return err
+	}
+	state, err := redisstate.New(rdb, os.Getenv(childBotEnv))
+	if err != nil {
+		return err
+	}
+	p, err := plugin.New(client, childConfig(), plugin.WithFleet(f), plugin.WithState(state), plugin.WithLogger(log),
 		plugin.WithVoterPerks(plugin.VoterPerks{BotID: os.Getenv(childBotEnv), Reminders: true,
 			Role: &voterperks.Role{GuildID: os.Getenv(childGuildEnv), RoleID: voterRole}}))
 	if err != nil {
@@ -86,6 +94,6 @@ func runChild() error {
 func childConfig() plugin.Config {
 	return plugin.Config{
 		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
-		VoteLookback: 13 * time.Hour, VoteRetryDelay: 20 * time.Millisecond, StateDir: os.Getenv(childStateEnv),
+		VoteLookback: 13 * time.Hour, VoteRetryDelay: 20 * time.Millisecond,
 	}
 }

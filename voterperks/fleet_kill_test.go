@@ -14,6 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -39,11 +40,15 @@ func TestFleetLeaderKilledAtTheDueTime(t *testing.T) {
 	// This process runs shards 1 and 2 as two more processes of the fleet.
 	cfg := w.config()
 	var followers []*fleet.Fleet
+	var state *redisstate.State // the first follower's
 	for i := 1; i <= 2; i++ {
-		p, f := w.fleetBot(srv.URL(), cfg, i)
+		p, f, s := w.fleetBot(srv.URL(), cfg, i)
 		w.start(p)
 		require.NoError(t, w.sessions[i].Open())
 		followers = append(followers, f)
+		if state == nil {
+			state = s
+		}
 	}
 
 	now := time.Now().UTC()
@@ -64,7 +69,7 @@ func TestFleetLeaderKilledAtTheDueTime(t *testing.T) {
 		return slices.ContainsFunc(followers, func(f *fleet.Fleet) bool { return f.Lease().State().Leader })
 	}, wait, tick, "no process took over")
 	require.Eventually(t, func() bool {
-		snap, err := followers[0].VoteStore().Load(w.ctx())
+		snap, err := state.Load(w.ctx())
 		return err == nil && !slices.ContainsFunc(snap.Expiries, func(v voterewards.Vote) bool {
 			return v.PlatformID == alice.PlatformID
 		}) && len(w.dmsTo(alice.PlatformID)) > 0
@@ -81,7 +86,7 @@ func startChild(t *testing.T, w *world, redisURL string) (*exec.Cmd, <-chan stru
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", childRedisEnv+"="+redisURL, childTopggEnv+"="+w.tg.URL,
 		childTopggTok+"="+w.tg.Token(), childDiscordEnv+"="+w.dc.APIBase(), childDiscordTok+"="+w.dc.Token(),
-		childBotEnv+"="+w.dc.ApplicationID(), childGuildEnv+"="+w.guilds[0], childStateEnv+"="+t.TempDir())
+		childBotEnv+"="+w.dc.ApplicationID(), childGuildEnv+"="+w.guilds[0])
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,6 +95,16 @@ func newWorld(t *testing.T, shards int) *world {
 		}
 		wg.Wait()
 	})
+	// Once the bots stopped (their cleanups run first): every interaction
+	// had one answer, Discord refused none (a second handler of /vote would
+	// have its answer refused as already acknowledged).
+	t.Cleanup(func() {
+		for _, c := range w.dc.Calls() {
+			if strings.HasSuffix(c.Path, "/callback") {
+				assert.Less(t, c.Status, 300, "an interaction's answer was refused: %s", c.Body)
+			}
+		}
+	})
 	// The bot registers its commands on Discord: the perks' and its own.
 	cmds := append(voterperks.Commands(voterperks.Texts{}), premiumCommand)
 	_, err = w.sessions[0].ApplicationCommandBulkOverwrite(w.dc.ApplicationID(), "", cmds)
@@ -109,7 +120,6 @@ func (w *world) config() plugin.Config {
 		VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback:     13 * time.Hour,
 		VoteRetryDelay:   20 * time.Millisecond,
-		StateDir:         w.t.TempDir(),
 	}
 }
 
@@ -123,8 +133,8 @@ func (w *world) perks() plugin.VoterPerks {
 }
 
 // bot makes a plugin with the perks, attached to the sessions of shards,
-// whose interactions the perks answer (/vote, /leaderboard, and /premium
-// through the gate).
+// whose interactions the perks answer (/vote and /leaderboard, which Attach
+// adds, and /premium through the gate). opts give the state (WithState).
 func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plugin.Plugin {
 	w.t.Helper()
 	opts = append([]plugin.Option{plugin.WithLogger(testLogger()), plugin.WithVoterPerks(w.perks())}, opts...)
@@ -133,7 +143,6 @@ func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plu
 	var ss []*discordgo.Session
 	for _, i := range shards {
 		ss = append(ss, w.sessions[i])
-		w.sessions[i].AddHandler(p.Perks().Handle)
 		w.sessions[i].AddHandler(p.Perks().Gate(premium, premiumName))
 	}
 	require.NoError(w.t, p.Attach(ss...))

@@ -11,21 +11,16 @@ import (
 	"github.com/dblkit/go-topgg/plugin"
 )
 
-// TestPostgreSQL runs the perks of a bot whose votes are in PostgreSQL (a
-// real server): the opt-in is kept beside the votes (pgstore.Reminders),
-// /vote and /leaderboard read its ledger, and the expiry takes the role back
-// and sends one reminder.
+// TestPostgreSQL runs the perks of a bot whose state is in PostgreSQL (a
+// real server): the opt-in is kept beside the votes, /vote and /leaderboard
+// read its ledger, and the expiry takes the role back and sends one reminder.
 func TestPostgreSQL(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	store, err := pgstore.Open(ctx, pg.Pool(t), pgstore.Config{})
 	require.NoError(t, err)
-	reminders, err := store.Reminders(ctx)
-	require.NoError(t, err)
 	w := newWorld(t, 1)
-	perks := w.perks()
-	perks.ReminderStore = reminders
-	bot := w.bot(w.config(), []int{0}, plugin.WithVoteStore(store), plugin.WithVoterPerks(perks))
+	bot := w.bot(w.config(), []int{0}, plugin.WithState(store))
 	w.start(bot)
 	require.NoError(t, w.sessions[0].Open())
 
@@ -33,7 +28,7 @@ func TestPostgreSQL(t *testing.T) {
 	alice := vote(1, now, 3*time.Second)
 	on := true
 	assert.Contains(t, w.interact(0, "vote", alice.PlatformID, &on).Content, "I will send you a direct message")
-	got, _, err := reminders.Reminder(ctx, alice.PlatformID)
+	got, _, err := store.Reminder(ctx, alice.PlatformID)
 	require.NoError(t, err)
 	require.True(t, got, "the opt-in is not in PostgreSQL")
 	w.tg.AddVote(alice)
@@ -45,7 +40,7 @@ func TestPostgreSQL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, dms[0].Content, "To stop these reminders")
 	require.Eventually(t, func() bool {
-		_, last, err := reminders.Reminder(ctx, alice.PlatformID)
+		_, last, err := store.Reminder(ctx, alice.PlatformID)
 		return err == nil && last != ""
 	}, wait, tick, "the reminder was never recorded")
 	assert.Empty(t, w.dc.MemberRoles(w.guilds[0], alice.PlatformID))

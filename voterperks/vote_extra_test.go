@@ -31,7 +31,7 @@ func TestVoteExtra(t *testing.T) {
 		}
 		return fmt.Sprintf("Points: 7 (all time: %d)", v.Stats.Votes)
 	}
-	bot := w.bot(w.config(), []int{0}, plugin.WithVoteStore(voterewards.NewMemoryStore()))
+	bot := w.bot(w.config(), []int{0}, plugin.WithState(voterewards.NewMemoryStore()))
 	w.start(bot)
 	require.NoError(t, w.sessions[0].Open())
 	require.Eventually(t, func() bool { return bot.Active(points).Covered }, wait, tick, "the history was never read")
