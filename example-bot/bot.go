@@ -4,22 +4,27 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/plugin/deploy"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topggprom"
 )
 
 // Shutdown bounds, as SIGTERM must end the process within 10 s: running vote
-// handlers get pluginCloseTimeout (then their context is cancelled); the
-// shards close once the jobs stopped, or after jobsFirst; discordgo's Close
-// then takes a second.
+// handlers get pluginCloseTimeout (then their context is cancelled); the shards
+// close once the jobs stopped, or after jobsFirst; discordgo's Close takes 1 s.
 const (
 	shutdownBudget     = 8 * time.Second
 	pluginCloseTimeout = 4 * time.Second
@@ -29,24 +34,23 @@ const (
 // bot is the example bot: one discordgo session per shard, the plugin, and
 // what the environment names (the state, the fleet, the points).
 type bot struct {
-	cfg    config
-	log    *slog.Logger
-	client *topgg.Client
-	ops    *ops // nil without METRICS_ADDR (metrics.go)
-	shards *shards.Group
-	dep    *deploy.Deployment
-	plugin *plugin.Plugin
-	points *pointsStore // nil: no points (points.go)
+	cfg     config
+	log     *slog.Logger
+	client  *topgg.Client
+	ops     *ops // nil without METRICS_ADDR
+	stopOps func() error
+	shards  *shards.Group
+	dep     *deploy.Deployment
+	plugin  *plugin.Plugin
+	points  *pointsStore // nil: no points (points.go)
 }
 
-// newBot makes the client, the shards and the metrics registry, and checks
-// what the deployment will open: every value the environment gives is
-// checked here, before any request (a *plugin.ConfigError names its variable).
+// newBot makes the client, the shards and the metrics registry, checking every value
+// of the environment before any request (a *plugin.ConfigError names its variable).
 func newBot(cfg config, env envconfig.Lookuper, log *slog.Logger) (*bot, error) {
 	b := &bot{cfg: cfg, log: log}
 	var err error
-	b.client, b.ops, err = newClient(cfg, log)
-	if err == nil {
+	if b.client, b.ops, err = newClient(cfg, log); err == nil {
 		err = plugin.ValidateEnv(cfg, env, b.client) // the interval floors, which depend on the client
 	}
 	if err == nil {
@@ -59,19 +63,10 @@ func newBot(cfg config, env envconfig.Lookuper, log *slog.Logger) (*bot, error) 
 }
 
 // run runs the bot until ctx is done, then shuts it down; a ctx done during
-// the start is a clean stop. made, when not nil, is handed the plugin before
-// it runs: the demo finds the webhook receiver's address through it.
-func (b *bot) run(ctx context.Context, made func(*plugin.Plugin)) error {
+// the start is a clean stop.
+func (b *bot) run(ctx context.Context) error {
 	defer b.close()
-	stopOps := func() error { return nil }
-	err := b.start(ctx)
-	if err == nil {
-		if made != nil {
-			made(b.plugin)
-		}
-		stopOps, err = b.ops.start(ctx, b.plugin, b.log)
-	}
-	if err != nil {
+	if err := b.start(ctx); err != nil {
 		err = errors.Join(err, b.shards.Close())
 		if ctx.Err() != nil {
 			b.log.Info("stopped before going online")
@@ -79,14 +74,13 @@ func (b *bot) run(ctx context.Context, made func(*plugin.Plugin)) error {
 		}
 		return err
 	}
-	// The jobs stop (saving the vote state) before the shards close; the
-	// probes answer until the bot is down.
-	return errors.Join(b.shards.Serve(ctx, b.plugin.Run, shards.Shutdown{JobsFirst: jobsFirst, Budget: shutdownBudget}), stopOps())
+	// The jobs stop (saving the state) before the shards close; the probes answer until the end.
+	return errors.Join(b.shards.Serve(ctx, b.plugin.Run, shards.Shutdown{JobsFirst: jobsFirst, Budget: shutdownBudget}), b.stopOps())
 }
 
 // start opens the deployment and the points, makes the plugin, attaches the
-// sessions and registers the slash commands on Discord (on READY the plugin
-// publishes the same to Top.gg).
+// sessions, registers the slash commands on Discord (on READY the plugin
+// publishes the same to Top.gg) and starts the ops server.
 func (b *bot) start(ctx context.Context) error {
 	app, err := b.shards.Application(ctx)
 	if err != nil {
@@ -102,27 +96,19 @@ func (b *bot) start(ctx context.Context) error {
 	if b.ops != nil {
 		opts = append(opts, plugin.WithMetrics(b.ops.metrics))
 	}
-	if b.cfg.Config.PollsVotes() {
-		pointOpts, err := b.openPoints(ctx)
-		if err != nil {
-			return err
-		}
-		opts = append(append(opts, pointOpts...), plugin.WithVoterPerks(b.perks(app.ID)))
+	if opts, err = b.perks(ctx, app.ID, opts); err != nil { // points.go
+		return err
 	}
-	// The running handlers get at most pluginCloseTimeout once the stop comes,
-	// whatever TOPGG_VOTE_STOP_GRACE says: SIGTERM must end the bot within 10 s.
+	// Whatever TOPGG_VOTE_STOP_GRACE says, SIGTERM must end the bot within 10 s.
 	pcfg := b.cfg.Config
 	pcfg.VoteStopGrace = min(cmp.Or(pcfg.VoteStopGrace, pluginCloseTimeout), pluginCloseTimeout)
 	if b.plugin, err = plugin.New(b.client, pcfg, opts...); err != nil {
 		return err
 	}
 	for _, s := range b.shards.Sessions() {
-		// Nothing the bot runs reads discordgo's State, a third of the memory
-		// at 100,000 guilds (READY's session id, which autopost reads, is kept).
-		s.StateEnabled = false
+		s.StateEnabled = false // nothing here reads discordgo's State: a third of the memory at 100,000 guilds
 	}
-	// Attached and serving (ops) before the sessions open: /readyz answers
-	// 503 until every shard has its READY.
+	// Attached and serving (ops) before the sessions open: /readyz answers 503 until every READY.
 	if err := b.plugin.Attach(b.shards.Sessions()...); err != nil {
 		return err
 	}
@@ -130,15 +116,55 @@ func (b *bot) start(ctx context.Context) error {
 		return err
 	}
 	b.log.Info("registered slash commands on Discord")
-	return nil
+	b.stopOps, err = b.ops.start(ctx, b.cfg.MetricsAddr, b.plugin, b.log)
+	return err
 }
 
 // close closes the points and the deployment, after the plugin's Run returned.
 func (b *bot) close() {
-	if b.points != nil {
+	if b.points != nil && b.points.close != nil {
 		_ = b.points.close()
 	}
 	if b.dep != nil {
 		_ = b.dep.Close()
 	}
+}
+
+// ops is the operations server on METRICS_ADDR: /metrics (its own registry,
+// with the Go and process collectors), /livez and /readyz; a nil *ops none.
+type ops struct {
+	reg     *prometheus.Registry
+	metrics *topggprom.Collector
+}
+
+// newClient makes the Top.gg client and, with METRICS_ADDR, the ops server's
+// registry and collectors (the client's requests, Go's and the process's).
+func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error) {
+	opts := []topgg.Option{topgg.WithLogger(log)}
+	if cfg.MetricsAddr != "" {
+		o = &ops{reg: prometheus.NewRegistry()}
+		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})) // a new registry
+		if o.metrics, err = topggprom.New(o.reg); err != nil {
+			return nil, nil, fmt.Errorf("metrics: %w", err)
+		}
+		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
+	}
+	client, err := cfg.Client(opts...) // a refused token or URL names its variable
+	return client, o, err
+}
+
+// start serves on METRICS_ADDR until stop, which shuts the server down
+// (within health.ShutdownGrace) and returns once it is gone.
+func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slog.Logger) (stop func() error, err error) {
+	if o == nil {
+		return func() error { return nil }, nil
+	}
+	srv, err := health.Listen(ctx, health.ServerConfig{Addr: addr, Logger: log,
+		Metrics:  promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{Registry: o.reg, Timeout: health.Timeout}),
+		Liveness: p.LivenessChecks(), Readiness: p.ReadinessChecks()})
+	if err != nil {
+		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
+	}
+	log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
+	return srv.Start(), nil // answers until the bot is down
 }

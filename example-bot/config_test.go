@@ -48,15 +48,16 @@ func TestLoadConfigDefaults(t *testing.T) {
 		"DISCORD_TOKEN": unitDiscordToken, "TOPGG_TOKEN": unitTopggToken,
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, config{
+	assert.Equal(t, config{Env: plugin.Env{
 		DiscordToken:  plugin.NewSecret(unitDiscordToken),
 		TopggToken:    plugin.NewSecret(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
+		StateDir:      "./topgg-state",
 		FleetLease:    15 * time.Second,
-		Plugin:        plugin.Config{}, // every zero field is its default, applied by plugin.New
-	}, cfg)
+		Config:        plugin.Config{}, // every zero field is its default, applied by plugin.New
+	}}, cfg)
 }
 
 // TestLoadConfigEveryVariable: each variable of the bot sets its field.
@@ -73,18 +74,17 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	})
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
-	assert.Equal(t, config{
+	assert.Equal(t, config{Env: plugin.Env{
 		DiscordToken: plugin.NewSecret(unitDiscordToken), TopggToken: plugin.NewSecret(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
-		RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001",
 		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
 		RedisURL: plugin.NewSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
-		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"),
-		Plugin: plugin.Config{
+		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"), StateDir: "/srv/state",
+		Config: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
-			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour, StateDir: "/srv/state",
+			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour,
 		},
-	}, cfg)
+	}, RewardGuildID: "1200000000000000001", RewardRoleID: "1300000000000000001"}, cfg)
 }
 
 // TestConfigErrorsExitAtOnce: a missing or malformed variable makes run exit
@@ -228,42 +228,52 @@ func TestConfigBaseURLs(t *testing.T) {
 	}
 }
 
-// TestConfigMessagesHideURLSecrets: a refused URL is shown with its user info
-// and query marked (redact.URL), since they may hold credentials.
+// TestConfigMessagesHideURLSecrets: a URL refused for its user info says
+// so, naming the variable, without the user info, query or fragment, which
+// may hold credentials.
 func TestConfigMessagesHideURLSecrets(t *testing.T) {
 	t.Parallel()
-	env := validEnv("http://127.0.0.1:1")
-	env["DISCORD_API_URL"] = "http://ops:hunter2@proxy.example/api/v9?sig=s3cr3t#frag"
-	_, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
-	var ce *plugin.ConfigError
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "DISCORD_API_URL", ce.Variable)
-	assert.Equal(t, `"http://xxxxx@proxy.example/api/v9?...": takes no user info`, ce.Problem)
+	for _, variable := range []string{"DISCORD_API_URL", "TOPGG_API_URL"} {
+		env := validEnv("http://127.0.0.1:1")
+		env[variable] = "http://ops:hunter2@proxy.example/api?sig=s3cr3t#anchor9"
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitConfig, run(context.Background(), nil, envconfig.MapLookuper(env), &stdout, &stderr))
+		out := stderr.String()
+		assert.True(t, strings.HasPrefix(out, "example-bot: configuration: "+variable+": "), out)
+		assert.Contains(t, out, "user info")
+		for _, secret := range []string{"ops", "hunter2", "s3cr3t", "anchor9"} {
+			assert.NotContains(t, out, secret)
+		}
+	}
 }
 
-// TestCheckStateDir: the directory is created (with its parents) and left
-// without the probe file; it is not touched when no job keeps state.
-func TestCheckStateDir(t *testing.T) {
+// TestStateDirOnlyWhenUsed: TOPGG_STATE_DIR is created (with its parents)
+// before any request when a job keeps state there, and neither created nor
+// checked when none does (a bad one then exits 2 naming it:
+// TestConfigErrorsExitAtOnce). A cancelled run stops before going online.
+func TestStateDirOnlyWhenUsed(t *testing.T) {
 	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	runIn := func(dir string, set map[string]string) (int, string) {
+		env := validEnv("http://127.0.0.1:1")
+		env["TOPGG_STATE_DIR"] = dir
+		maps.Copy(env, set)
+		var stdout, stderr bytes.Buffer
+		return run(ctx, nil, envconfig.MapLookuper(env), &stdout, &stderr), stderr.String()
+	}
 	dir := filepath.Join(t.TempDir(), "a", "state")
-	cfg := config{Plugin: plugin.Config{StateDir: dir}}
-	require.NoError(t, checkStateDir(cfg))
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "the write check left a file behind")
+	code, out := runIn(dir, nil)
+	require.Equal(t, exitOK, code, out)
+	assert.DirExists(t, dir)
 
+	none := map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "0", "TOPGG_SYNC_COMMANDS": "false"}
 	unused := filepath.Join(t.TempDir(), "unused")
-	cfg = config{Plugin: plugin.Config{VotePollInterval: new(time.Duration(0)), SyncCommands: new(false), StateDir: unused}}
-	require.NoError(t, checkStateDir(cfg))
+	code, out = runIn(unused, none)
+	require.Equal(t, exitOK, code, out)
 	assert.NoDirExists(t, unused)
-	cfg.Plugin.StateDir = "/proc/nope"
-	assert.NoError(t, checkStateDir(cfg), "no job keeps state: nothing to check")
-
-	cfg.Plugin.SyncCommands = nil // the default: on
-	var ce *plugin.ConfigError
-	require.ErrorAs(t, checkStateDir(cfg), &ce)
-	assert.Equal(t, "TOPGG_STATE_DIR", ce.Variable)
-	assert.Equal(t, `cannot create "/proc/nope": no such file or directory`, ce.Problem)
+	code, out = runIn("/proc/nope", none)
+	assert.Equal(t, exitOK, code, "no job keeps state: nothing to check: %s", out)
 }
 
 // TestBadFlagExits: an unknown flag is a usage error (status 2), not a run.
@@ -300,7 +310,8 @@ func TestConfigRedactsTokens(t *testing.T) {
 	env := validEnv("http://127.0.0.1:1")
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
-	cfg.TopggAPIURL = "https://ops:hunter2@top.gg/api?key=s3cr3t"
+	// The API URLs are no secrets: one with user info or a query is refused
+	// (TestConfigMessagesHideURLSecrets), so a running bot holds none.
 	cfg.RedisURL = plugin.NewSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
 	cfg.DatabaseURL = plugin.NewSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
 	var outs []string
@@ -324,7 +335,7 @@ func TestConfigRedactsTokens(t *testing.T) {
 	assert.Contains(t, fmt.Sprintf("%+v", cfg), "DiscordToken:[redacted]")
 	assert.Contains(t, buf.String(), "TopggToken:[redacted]")
 	assert.Contains(t, fmt.Sprintf("%+v", config{}), "DiscordToken: ", "an unset token shows empty")
-	out, err := json.Marshal(shownConfig(cfg))
+	out, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), unitDiscordToken)
 }

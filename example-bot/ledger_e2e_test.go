@@ -12,11 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
-	"github.com/dblkit/go-topgg/voterperks"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // pg is the package's PostgreSQL, started on first use (TestMain stops it).
@@ -102,9 +104,9 @@ func (e *e2e) requireLedgerAnswers(ctx context.Context, guild string) {
 
 // runLedgerE2E: votes arrive by the history (before the bot starts) and by
 // webhook (while it runs); /vote then shows each user's streak, total and
-// points, and /leaderboard this month's top voters, on the store env selects.
-// ben then opts in to reminders; it returns the bot and where the opt-in went
-// if in a file: the reminders file of TOPGG_STATE_DIR.
+// points, and /leaderboard this month's top voters, on the state env selects.
+// ben then opts in to reminders; it returns the bot, once stopped, and its
+// TOPGG_STATE_DIR.
 func runLedgerE2E(t *testing.T, env map[string]string) (*proc, string) {
 	e, hp := newWebhookE2E(t, false)
 	maps.Copy(e.env, env)
@@ -121,22 +123,41 @@ func runLedgerE2E(t *testing.T, env map[string]string) (*proc, string) {
 	e.requireLedgerAnswers(ctx, guild(0, 1)) // the other shard's session answers too
 	assert.Contains(t, e.useVote(ctx, ben, new(true)), "I will send you a direct message when you can vote again.")
 	bot.terminate()
-	return bot, filepath.Join(e.state, voterperks.RemindersFile)
+	return bot, e.state
 }
 
-// TestE2ELedgerEmbedded: /vote and /leaderboard on the embedded store (bbolt),
-// the points in TOPGG_STATE_DIR.
+// requireOptedIn requires that ben's opt-in is in s.
+func requireOptedIn(t *testing.T, s voterewards.ReminderStore) {
+	t.Helper()
+	on, _, err := s.Reminder(t.Context(), ben)
+	require.NoError(t, err)
+	assert.True(t, on, "ben's opt-in is not in the state")
+}
+
+// TestE2ELedgerEmbedded: /vote and /leaderboard on the embedded state
+// (bbolt), the points and ben's opt-in in TOPGG_STATE_DIR.
 func TestE2ELedgerEmbedded(t *testing.T) {
-	_, reminders := runLedgerE2E(t, nil)
-	assert.FileExists(t, reminders)
+	_, dir := runLedgerE2E(t, nil)
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	requireOptedIn(t, s)
 }
 
-// TestE2ELedgerPostgres: the same with DATABASE_URL: the vote store and the
-// points and the reminder opt-ins in PostgreSQL; the password never shows.
+// TestE2ELedgerPostgres: the same with DATABASE_URL: the state (votes,
+// ledger, ben's opt-in) and the points in PostgreSQL, nothing in the state
+// directory; the password never shows.
 func TestE2ELedgerPostgres(t *testing.T) {
-	bot, reminders := runLedgerE2E(t, map[string]string{"DATABASE_URL": databaseURL(t)})
-	assert.NoFileExists(t, reminders, "the opt-in went to the state directory, not to PostgreSQL")
+	dbURL := databaseURL(t)
+	bot, dir := runLedgerE2E(t, map[string]string{"DATABASE_URL": dbURL})
+	assert.NoFileExists(t, filepath.Join(dir, "voterewards.db"), "the state directory was used beside PostgreSQL")
 	assert.NotContains(t, bot.stderr.String()+bot.stdout.String(), pgPassword)
+	pool, err := pgstore.Connect(t.Context(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	s, err := pgstore.Open(t.Context(), pool, pgstore.Config{})
+	require.NoError(t, err)
+	requireOptedIn(t, s)
 }
 
 // TestE2EDatabaseUnreachable: a DATABASE_URL whose server does not answer

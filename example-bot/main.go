@@ -1,16 +1,11 @@
-// Command example-bot is a Discord bot on the Top.gg listing, built on the plugin
-// package: it posts its server count, publishes its slash commands, and switches
-// on the library's voter features (voterperks): /vote (the user's vote, streak,
-// total and points, and reminders opt-in), /leaderboard (this month's top 10), a
-// voter role for as long as a vote lasts, and a direct message when a user can
-// vote again. Each vote credits the voter with points (its weight) in the bot's
-// own table: with DATABASE_URL, in PostgreSQL, in the reward's transaction
-// (exactly once); else in TOPGG_STATE_DIR (at least once). With
-// TOPGG_WEBHOOK_ADDR it also receives votes by Top.gg's webhooks; the vote
-// history is still polled, to reward the votes whose webhook was lost.
-//
-// It is configured from the environment (see the README); -demo runs it offline
-// against in-process fakes of Top.gg and Discord.
+// Command example-bot is a Discord bot on the Top.gg listing, built on the
+// plugin package with every feature on: it posts its server count, publishes
+// its slash commands, rewards votes (found by polling and by webhooks) with a
+// voter role and points, answers /vote and /leaderboard, and reminds voters.
+// A vote's points (its weight) go to the bot's own table: with DATABASE_URL in
+// PostgreSQL, in the reward's transaction (exactly once), else in
+// TOPGG_STATE_DIR (at least once). It reads the environment (see the README);
+// -demo runs it offline against in-process fakes of Top.gg and Discord.
 package main
 
 import (
@@ -28,22 +23,14 @@ import (
 	"github.com/dblkit/go-topgg/plugin"
 )
 
+const exitOK, exitFailed, exitConfig = 0, 1, 2 // exit codes
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal asks for a clean stop; from then on the default handling
-	// is back, so that a second one ends the process at once, as in any program.
+	// After the first signal the default handling is back: a second one ends the process at once.
 	context.AfterFunc(ctx, stop)
-	code := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr))
 }
-
-// Exit codes.
-const (
-	exitOK     = 0
-	exitFailed = 1
-	exitConfig = 2
-)
 
 // run is the whole program, apart from the process: it returns the exit code.
 func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) int {
@@ -61,18 +48,17 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		return exitOK
 	}
 	cfg, err := loadConfig(ctx, env)
-	if err != nil {
-		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
-		return exitConfig
-	}
 	log := cfg.Log.Logger(stderr)
-	b, err := newBot(cfg, env, log)
+	var b *bot
+	if err == nil {
+		b, err = newBot(cfg, env, log)
+	}
 	if _, bad := errors.AsType[*plugin.ConfigError](err); bad {
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
 		return exitConfig
 	}
 	if err == nil {
-		err = b.run(ctx, nil)
+		err = b.run(ctx)
 	}
 	if err != nil {
 		log.Error("bot stopped", "error", err)
@@ -80,4 +66,30 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 	}
 	log.Info("bot stopped")
 	return exitOK
+}
+
+// config is the bot's whole configuration, read from the environment: the
+// deployment (plugin.Env: tokens, shards, state, fleet, the plugin's
+// settings) and the bot's own variables. Its secrets print as [redacted].
+type config struct {
+	plugin.Env
+	RewardGuildID plugin.Snowflake `env:"REWARD_GUILD_ID"`
+	RewardRoleID  plugin.Snowflake `env:"REWARD_ROLE_ID"`
+	MetricsAddr   string           `env:"METRICS_ADDR"` // the ops server's (bot.go)
+}
+
+// loadConfig reads and checks the configuration, touching neither the
+// network nor the disk; errors name the variable.
+func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
+	var c config
+	if err := plugin.LoadEnv(ctx, &c, l); err != nil {
+		return config{}, err
+	}
+	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
+		return config{}, &plugin.ConfigError{Variable: "REWARD_ROLE_ID", Problem: "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together"}
+	}
+	if err := plugin.CheckAddr(c.MetricsAddr); err != nil {
+		return config{}, &plugin.ConfigError{Variable: "METRICS_ADDR", Err: err}
+	}
+	return c, nil
 }

@@ -46,9 +46,9 @@ func TestMetricsAddrInUse(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	cfg := config{MetricsAddr: l.Addr().String(), TopggToken: plugin.NewSecret("token"), TopggAPIURL: "https://top.gg/api"}
+	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewSecret("token"), TopggAPIURL: "https://top.gg/api"}}
 	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	_, err = o.start(context.Background(), nil, slog.New(slog.DiscardHandler))
+	_, err = o.start(context.Background(), l.Addr().String(), nil, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "METRICS_ADDR")
 }

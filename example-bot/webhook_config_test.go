@@ -31,13 +31,13 @@ func TestLoadConfigWebhook(t *testing.T) {
 	})
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
-	assert.Equal(t, ":8080", cfg.Plugin.WebhookAddr)
-	assert.Equal(t, "/hooks/topgg", cfg.Plugin.WebhookPath)
-	assert.Equal(t, plugin.WebhookSecrets{unitWebhookSecret, "whs_second"}, cfg.Plugin.WebhookSecrets)
-	assert.Equal(t, webhook.Secret(unitWebhookAuth), cfg.Plugin.WebhookAuth)
-	assert.Nil(t, cfg.Plugin.VotePollInterval, "polling stays on at its default")
+	assert.Equal(t, ":8080", cfg.Config.WebhookAddr)
+	assert.Equal(t, "/hooks/topgg", cfg.Config.WebhookPath)
+	assert.Equal(t, plugin.WebhookSecrets{unitWebhookSecret, "whs_second"}, cfg.Config.WebhookSecrets)
+	assert.Equal(t, webhook.Secret(unitWebhookAuth), cfg.Config.WebhookAuth)
+	assert.Nil(t, cfg.Config.VotePollInterval, "polling stays on at its default")
 	for _, s := range []string{unitWebhookSecret, unitWebhookAuth} {
-		assert.NotContains(t, cfg.Plugin.String(), s)
+		assert.NotContains(t, cfg.Config.String(), s)
 	}
 }
 
