@@ -59,9 +59,14 @@ func blame(err error, vars map[string]string) error {
 	return err
 }
 
+const maxEnvShards = 4096
+
 // validate checks the rules that tie Env's values together, which no one
 // package sees whole.
 func (e Env) validate() error {
+	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
+		return &ConfigError{Field: "Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+	}
 	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
 		return &ConfigError{Field: "Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -56,6 +57,9 @@ func WithAPIBase(base string) Option {
 		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 			// Not quoted: user info or a query may hold a secret.
 			return &topgg.ValidationError{Field: "Discord API base", Problem: "has user info, a query or a fragment", Rule: "https://host[/path]"}
+		}
+		if u.Scheme == "http" && !baseurl.Loopback(u.Hostname()) { // the token would cross the network in clear text
+			return &topgg.ValidationError{Field: "Discord API base", Problem: "is plain http to another machine", Rule: "https, or http to this machine only"}
 		}
 		c.apiBase = trimBase(base)
 		return nil

@@ -55,6 +55,9 @@ func Check(env plugin.Env) error {
 		}
 	} else if !env.Fleet() && env.Config.KeepsState() {
 		st, err := boltstate.Open(env.StateDir)
+		if errors.Is(err, boltstate.ErrLocked) {
+			return nil // in use by another process, which no value fixes: Open says so
+		}
 		if err != nil {
 			return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
 		}
