@@ -33,7 +33,7 @@ type ValidationError struct {
 
 // Error names the field, the problem and the rule.
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("topgg: invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
+	return fmt.Sprintf("invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
 
 // RequestError reports a request that got no usable HTTP answer: the

