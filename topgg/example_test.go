@@ -147,7 +147,7 @@ func ExampleClient_UpdateMetrics() {
 	fmt.Println(err)
 	fmt.Println(srv.Metrics()[0].Metrics)
 	// Output:
-	// topgg: invalid metrics.server_count: is -1 (rule: >= 0)
+	// invalid metrics.server_count: is -1 (rule: >= 0)
 	// map[server_count:1200 shard_count:2]
 }
 
