@@ -189,16 +189,17 @@ func TestMisuse(t *testing.T) {
 		opts  []shards.Option
 		field string // the *topgg.ValidationError's; "": another error
 	}{
-		"empty token":       {"", 1, nil, "Discord token"},
-		"Bot prefix":        {"Bot " + secret, 1, nil, "Discord token"},
-		"no shard":          {secret, 0, nil, "shard count"},
-		"too many shards":   {secret, shards.MaxShards + 1, nil, "shard count"},
-		"nil option":        {secret, 1, []shards.Option{nil}, ""},
-		"nil client":        {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}, ""},
-		"nil logger":        {secret, 1, []shards.Option{shards.WithLogger(nil)}, ""},
-		"zero body bound":   {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}, ""},
-		"relative base":     {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}, "Discord API base"},
-		"base with secrets": {secret, 1, []shards.Option{shards.WithAPIBase("https://u:" + secret + "@example.com/api")}, "Discord API base"},
+		"empty token":          {"", 1, nil, "Discord token"},
+		"Bot prefix":           {"Bot " + secret, 1, nil, "Discord token"},
+		"no shard":             {secret, 0, nil, "shard count"},
+		"too many shards":      {secret, shards.MaxShards + 1, nil, "shard count"},
+		"nil option":           {secret, 1, []shards.Option{nil}, ""},
+		"nil client":           {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}, ""},
+		"nil logger":           {secret, 1, []shards.Option{shards.WithLogger(nil)}, ""},
+		"zero body bound":      {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}, ""},
+		"relative base":        {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}, "Discord API base"},
+		"base with secrets":    {secret, 1, []shards.Option{shards.WithAPIBase("https://u:" + secret + "@example.com/api")}, "Discord API base"},
+		"plain http elsewhere": {secret, 1, []shards.Option{shards.WithAPIBase("http://discord.example/api/v9")}, "Discord API base"},
 	} {
 		_, err := shards.New(tc.token, tc.n, tc.opts...)
 		require.Error(t, err, name)
