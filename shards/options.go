@@ -131,7 +131,7 @@ func (c *config) ids(shardCount int) ([]int, error) {
 	ids := slices.Sorted(slices.Values(c.shardIDs))
 	for i, id := range ids {
 		if id < 0 || id >= shardCount {
-			return nil, &topgg.ValidationError{Field: "shard ids", Problem: fmt.Sprintf("shard %d is not below the shard count", id), Rule: fmt.Sprintf("0 to %d", shardCount-1)}
+			return nil, &topgg.ValidationError{Field: "shard ids", Problem: fmt.Sprintf("shard %d is out of range", id), Rule: fmt.Sprintf("0 to %d", shardCount-1)}
 		}
 		if i > 0 && ids[i-1] == id {
 			return nil, fmt.Errorf("shards: shard ID %d given twice", id)
