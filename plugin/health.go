@@ -123,7 +123,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "state" (with [WithState]): the state can take a write now;
 //   - "leadership" (with [WithFleet]): this process knows whether it leads.
 func (p *Plugin) ReadinessChecks() []health.Check {
-	if p == nil {
+	if !p.made() { // nil or zero: no leader nor client to check
 		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}
 	}
 	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
