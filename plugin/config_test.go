@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -36,14 +37,43 @@ func TestLoadConfigEmpty(t *testing.T) {
 	assert.Equal(t, plugin.Config{}, cfg)
 }
 
-// TestZeroConfigIsValid: plugin.Config{} built in code is valid and New accepts it.
+// TestZeroConfigIsValid: plugin.Config{} built in code is valid and New
+// accepts it, given a state.
 func TestZeroConfigIsValid(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, plugin.Config{}.Validate())
 	client, err := topgg.New("token")
 	require.NoError(t, err)
-	_, err = plugin.New(client, plugin.Config{}, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	_, err = plugin.New(client, plugin.Config{}, plugin.WithLogger(slog.New(slog.DiscardHandler)),
+		plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
+}
+
+// TestNewNeedsAState: vote polling or command sync keep state, so New
+// refuses them without WithState (topgg.ErrNotConfigured, naming the
+// option); with both off no state is needed, and none is checked.
+func TestNewNeedsAState(t *testing.T) {
+	t.Parallel()
+	client, err := topgg.New("token")
+	require.NoError(t, err)
+	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
+	for _, cfg := range []plugin.Config{
+		{},
+		{VotePollInterval: new(time.Duration(0))},
+		{SyncCommands: new(false)},
+	} {
+		require.True(t, cfg.KeepsState(), "%v", cfg)
+		_, err := plugin.New(client, cfg, quiet)
+		require.ErrorIs(t, err, topgg.ErrNotConfigured, "%v", cfg)
+		assert.Contains(t, err.Error(), "WithState", "the error names the option")
+	}
+	off := plugin.Config{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))}
+	require.False(t, off.KeepsState())
+	p, err := plugin.New(client, off, quiet)
+	require.NoError(t, err, "nothing keeps state")
+	for _, c := range p.ReadinessChecks() {
+		assert.NotEqual(t, "state", c.Name, "a state check without a state")
+	}
 }
 
 // TestLoadConfigEveryVariable: each variable sets its field, as written.
@@ -61,7 +91,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		"TOPGG_VOTE_ATTEMPTS":          "3",
 		"TOPGG_VOTE_RETRY_DELAY":       "2s",
 		"TOPGG_VOTE_STOP_GRACE":        "4s",
-		"TOPGG_STATE_DIR":              "/var/lib/bot",
+		"TOPGG_WEBHOOK_PATH":           "/hooks/topgg",
 	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
@@ -76,7 +106,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 		VoteAttempts:         3,
 		VoteRetryDelay:       2 * time.Second,
 		VoteStopGrace:        4 * time.Second,
-		StateDir:             "/var/lib/bot",
+		WebhookPath:          "/hooks/topgg",
 	}, cfg)
 }
 
@@ -130,7 +160,6 @@ func TestLoadConfigMalformed(t *testing.T) {
 		{"TOPGG_VOTE_STOP_GRACE", "-1s", "negative"},
 		{"TOPGG_SYNC_COMMANDS", "maybe", "the value is not true, false, 1 or 0"},
 		{"TOPGG_SYNC_COMMANDS", "", "set but empty"},
-		{"TOPGG_STATE_DIR", "", "set but empty"},
 	} {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
 			t.Parallel()
@@ -226,13 +255,13 @@ func TestLoadEnvEmbedded(t *testing.T) {
 func TestLoadEnvCodeWins(t *testing.T) {
 	t.Parallel()
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, StateDir: "/from/code",
+		Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, WebhookPath: "/from/code",
 		SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
 	}
 	require.NoError(t, plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(map[string]string{
 		"TOPGG_AUTOPOST":           "v2", // malformed, but not read
 		"TOPGG_AUTOPOST_INTERVAL":  "1h",
-		"TOPGG_STATE_DIR":          "/from/env",
+		"TOPGG_WEBHOOK_PATH":       "/from/env",
 		"TOPGG_SYNC_COMMANDS":      "true",
 		"TOPGG_VOTE_POLL_INTERVAL": "5m",
 		"TOPGG_VOTE_LOOKBACK":      "1h",
@@ -243,7 +272,7 @@ func TestLoadEnvCodeWins(t *testing.T) {
 		SyncCommands:     new(false),
 		VotePollInterval: new(time.Duration(0)),
 		VoteLookback:     time.Hour,
-		StateDir:         "/from/code",
+		WebhookPath:      "/from/code",
 	}, cfg)
 }
 
@@ -394,7 +423,7 @@ func TestNewMisuse(t *testing.T) {
 	for i, opt := range []plugin.Option{
 		nil, plugin.WithLogger(nil), plugin.WithRewardHandler(nil), plugin.WithExpiryHandler(nil),
 		plugin.WithGiveUpHandler(nil), plugin.WithOnPost(nil), plugin.WithCommandSyncHandler(nil),
-		plugin.WithCommands(nil), plugin.WithVoteStore(nil), plugin.WithVoteStore((*voterewards.BoltStore)(nil)),
+		plugin.WithCommands(nil), plugin.WithState(nil), plugin.WithState((*boltstate.State)(nil)),
 	} {
 		_, err := plugin.New(client, plugin.Config{}, opt)
 		require.ErrorIs(t, err, topgg.ErrNilArgument, "option %d", i)
@@ -422,8 +451,7 @@ func TestNewIntervalFloors(t *testing.T) {
 		{plugin.Config{VotePollInterval: new(time.Duration(0))}, ""},
 		{plugin.Config{}, ""},
 	} {
-		tc.cfg.StateDir = t.TempDir()
-		_, err := plugin.New(remote, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		_, err := plugin.New(remote, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))
 		if tc.field == "" {
 			require.NoError(t, err, "%v", tc.cfg)
 		} else {
@@ -433,7 +461,7 @@ func TestNewIntervalFloors(t *testing.T) {
 			assert.Contains(t, err.Error(), "is below")
 			assert.Equal(t, 1, strings.Count(err.Error(), "plugin:"), err.Error())
 		}
-		_, err = plugin.New(local, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		_, err = plugin.New(local, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))
 		require.NoError(t, err, "no floor for a fake on this machine: %v", tc.cfg)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -38,37 +36,6 @@ func TestCheckAddr(t *testing.T) {
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_WEBHOOK_ADDR", ce.Variable)
-}
-
-// TestCheckStateDir: the directory is created (with its parents) and left
-// without the probe file; it is not touched when no job keeps state; an
-// unusable one is a *ConfigError naming the field, without the path twice.
-func TestCheckStateDir(t *testing.T) {
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "a", "state")
-	require.NoError(t, plugin.Config{StateDir: dir}.CheckStateDir())
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "the write check left a file behind")
-
-	unused := filepath.Join(t.TempDir(), "unused")
-	off := plugin.Config{VotePollInterval: new(time.Duration(0)), SyncCommands: new(false), StateDir: unused}
-	require.NoError(t, off.CheckStateDir())
-	assert.NoDirExists(t, unused)
-	off.StateDir = "/proc/nope"
-	assert.NoError(t, off.CheckStateDir(), "no job keeps state: nothing to check")
-
-	file := filepath.Join(t.TempDir(), "file")
-	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	for dir, problem := range map[string]string{
-		"/proc/nope": `cannot create "/proc/nope": no such file or directory`,
-		file:         fmt.Sprintf("cannot create %q: not a directory", file),
-	} {
-		var ce *plugin.ConfigError
-		require.ErrorAs(t, plugin.Config{StateDir: dir, SyncCommands: new(false)}.CheckStateDir(), &ce, "polling alone keeps state")
-		assert.Equal(t, "Config.StateDir", ce.Field)
-		assert.Equal(t, problem, ce.Problem)
-	}
 }
 
 // TestValidateEnv: the interval floors, which LoadEnv leaves to New, name the

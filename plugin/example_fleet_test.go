@@ -9,24 +9,35 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// One process of a bot whose 6 shards run in three processes sharing Redis:
-// this one runs shards 2 and 3. Every process reports its shards and mirrors
-// the votes; whichever leads posts the exact total, publishes the commands
-// and delivers the votes. (Not run: it needs Discord, Top.gg and Redis.)
+// One process of a bot whose 6 shards run in three processes sharing Redis
+// (the lease and the state): this one runs shards 2 and 3. Every process
+// reports its shards and mirrors the votes; whichever leads posts the exact
+// total, publishes the commands and delivers the votes. (Not run: it needs
+// Discord, Top.gg and Redis.)
 func ExampleWithFleet() {
 	client, err := topgg.New(os.Getenv("TOPGG_TOKEN"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: "123456789012345678", ShardCount: 6})
+	const bot = "123456789012345678"
+	rdb, err := fleet.NewUniversalClient(os.Getenv("REDIS_URL"))
 	if err != nil {
 		log.Fatal(err) // never shows the Redis password
 	}
-	defer f.Close() // after Run returned
-	p, err := plugin.New(client, plugin.Config{}, plugin.WithFleet(f))
+	defer rdb.Close() // after Run returned
+	f, err := fleet.New(rdb, fleet.Config{Bot: bot, ShardCount: 6})
+	if err != nil {
+		log.Fatal(err)
+	}
+	state, err := redisstate.New(rdb, bot) // the votes, the command hash, the reminder opt-ins
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithFleet(f), plugin.WithState(state))
 	if err != nil {
 		log.Fatal(err)
 	}

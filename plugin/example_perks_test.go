@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
@@ -28,10 +29,14 @@ func ExampleWithVoterPerks() {
 		log.Fatal(err)
 	}
 	defer group.Close() // after Run returned
-	premiumCmd := &discordgo.ApplicationCommand{Name: "premium", Description: "For voters only"}
-	cmds := append(voterperks.Commands(voterperks.Texts{}), premiumCmd)
-	p, err := plugin.New(client, plugin.Config{},
-		plugin.WithCommands(cmds),
+	// The votes, the command hash and the reminder opt-ins.
+	state, err := boltstate.Open("topgg-state")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer state.Close() // after Run returned
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(state),
+		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "premium", Description: "For voters only"}}),
 		plugin.WithVoterPerks(plugin.VoterPerks{
 			BotID: botID, Role: &voterperks.Role{GuildID: guildID, RoleID: roleID}, Reminders: true,
 		}))
@@ -45,15 +50,15 @@ func ExampleWithVoterPerks() {
 		})
 	}
 	for _, s := range group.Sessions() {
-		s.AddHandler(p.Perks().Handle)
 		s.AddHandler(p.Perks().Gate(premium, "premium"))
 	}
-	ctx := context.Background()
-	s0 := group.Sessions()[0]
-	if _, err := s0.ApplicationCommandBulkOverwrite(botID, "", cmds, discordgo.WithContext(ctx)); err != nil {
+	// Attach adds the /vote and /leaderboard handler.
+	if err := p.Attach(group.Sessions()...); err != nil {
 		log.Fatal(err)
 	}
-	if err := p.Attach(group.Sessions()...); err != nil {
+	ctx := context.Background()
+	// /premium, /vote and /leaderboard on Discord, as the listing gets them.
+	if err := p.RegisterCommands(ctx, botID); err != nil {
 		log.Fatal(err)
 	}
 	if err := group.Open(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,7 +19,7 @@ import (
 // vote in coins exactly once: the credit and the delivered mark commit in
 // one transaction, through any crash. (Not run: it needs Top.gg and
 // PostgreSQL.)
-func ExampleWithVoteStore_postgres() {
+func ExampleWithState_postgres() {
 	ctx := context.Background()
 	client, err := topgg.New(os.Getenv("TOPGG_TOKEN"))
 	if err != nil {
@@ -38,7 +39,7 @@ func ExampleWithVoteStore_postgres() {
 			ON CONFLICT (user_id) DO UPDATE SET coins = wallets.coins + EXCLUDED.coins`, v.PlatformID, 100*v.Weight)
 		return err
 	})
-	p, err := plugin.New(client, plugin.Config{}, plugin.WithVoteStore(store), plugin.WithRewardHandler(credit))
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(store), plugin.WithRewardHandler(credit))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,16 +49,18 @@ func ExampleWithVoteStore_postgres() {
 	}
 }
 
-// One process of a fleet whose votes are in PostgreSQL: every process opens
-// the same store, fenced by the fleet's lease, so that only the current
-// leader's writes commit. (Not run: it needs Top.gg, Redis and PostgreSQL.)
-func ExampleFleetFence() {
+// One process of a fleet whose state is in PostgreSQL: every process opens
+// the same store, and New fences it by the fleet's lease, so that only the
+// current leader's writes commit. (Not run: it needs Top.gg, Redis and
+// PostgreSQL.)
+func ExampleWithFleet_postgres() {
 	ctx := context.Background()
 	client, err := topgg.New(os.Getenv("TOPGG_TOKEN"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: "123456789012345678", ShardCount: 6})
+	const lease = 15 * time.Second
+	f, err := fleet.Open(os.Getenv("REDIS_URL"), fleet.Config{Bot: "123456789012345678", ShardCount: 6, LeaseTTL: lease})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,11 +70,12 @@ func ExampleFleetFence() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{Fence: plugin.FleetFence(f)})
+	// A paused leader holds its transactions' locks no longer than its term.
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{TxTimeout: lease})
 	if err != nil {
 		log.Fatal(err)
 	}
-	p, err := plugin.New(client, plugin.Config{}, plugin.WithFleet(f), plugin.WithVoteStore(store),
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithFleet(f), plugin.WithState(store),
 		plugin.WithRewardHandler(store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
 			_, err := tx.Exec(ctx, `UPDATE wallets SET coins = coins + $2 WHERE user_id = $1`, v.PlatformID, 100*v.Weight)
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -43,15 +44,18 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
+	state, err := boltstate.Open(dir) // the vote cursor, the delivered votes and the commands' hash
+	if err != nil {
+		panic(err)
+	}
+	defer state.Close() // after Run returned
 
 	posted := make(chan autopost.Result, 1)
 	rewarded := make(chan voterewards.Vote, 1)
 	// Every zero field of Config means its default (v1 autopost every 30
 	// minutes, command sync on, votes polled every minute); a real bot loads it
 	// with plugin.LoadEnv(ctx, &cfg, nil) from its TOPGG_* variables.
-	p, err := plugin.New(client, plugin.Config{
-		StateDir: dir, // the vote cursor, the delivered votes and the commands' hash
-	},
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(state),
 		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}}),
 		plugin.WithRewardHandler(func(_ context.Context, v voterewards.Vote) error {
 			rewarded <- v // a real bot gives a role, idempotently on v.Key()

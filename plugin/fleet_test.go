@@ -16,26 +16,43 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// fleetProcess makes one process of a fleet: its own Redis client (through a
-// Fleet), a plugin in fleet mode attached to the given shards' sessions.
-func (w *world) fleetProcess(url string, cfg plugin.Config, shards []int, opts ...plugin.Option) (*plugin.Plugin, *fleet.Fleet) {
+// newFleet makes one process's view of a fleet on the Redis at url: its own
+// client, closed at the end of the test, with the fleet of cfg and the bot's
+// Redis state on it.
+func newFleet(t *testing.T, url string, cfg fleet.Config) (*fleet.Fleet, *redisstate.State) {
+	t.Helper()
+	rdb, err := fleet.NewUniversalClient(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, rdb.Close()) })
+	f, err := fleet.New(rdb, cfg)
+	require.NoError(t, err)
+	st, err := redisstate.New(rdb, cfg.Bot)
+	require.NoError(t, err)
+	return f, st
+}
+
+// fleetProcess makes one process of a fleet: its own Redis client, fleet and
+// state (newFleet), a plugin in fleet mode attached to the given shards'
+// sessions.
+func (w *world) fleetProcess(url string, cfg plugin.Config, shards []int, opts ...plugin.Option) (*plugin.Plugin, *fleet.Fleet, *redisstate.State) {
 	w.t.Helper()
-	f, err := fleet.Open(url, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
+	f, st := newFleet(w.t, url, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
 		ReportEvery: 100 * time.Millisecond})
-	require.NoError(w.t, err)
-	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
 	p, err := plugin.New(w.client, cfg, append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler)),
-		plugin.WithFleet(f), plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})}, opts...)...)
+		plugin.WithFleet(f), plugin.WithState(st),
+		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}})}, opts...)...)
 	require.NoError(w.t, err)
 	var ss []*discordgo.Session
 	for _, i := range shards {
 		ss = append(ss, w.sessions[i])
 	}
 	require.NoError(w.t, p.Attach(ss...))
-	return p, f
+	return p, f, st
 }
 
 // TestFleetModeLeaderPostsTheExactTotalAndHandsOver runs a 4-shard bot as two
@@ -51,8 +68,8 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 	cfg := w.config()
 	cfg.AutopostInterval = 400 * time.Millisecond // the fleet Source is read again every 25 ms until complete
 	cfg.VotePollInterval = new(time.Duration(0))
-	a, fa := w.fleetProcess(srv.URL(), cfg, []int{0, 1})
-	b, fb := w.fleetProcess(srv.URL(), cfg, []int{2, 3})
+	a, fa, sa := w.fleetProcess(srv.URL(), cfg, []int{0, 1})
+	b, fb, _ := w.fleetProcess(srv.URL(), cfg, []int{2, 3})
 	w.start(a)
 	w.start(b)
 
@@ -76,7 +93,7 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 	// The leader records the hash after the PUT: wait for the record, which
 	// is what spares the next leader a second PUT, before stopping it.
 	require.Eventually(t, func() bool {
-		h, err := fa.HashStore().LoadHash(ctx)
+		h, err := sa.LoadHash(ctx)
 		return err == nil && h != ""
 	}, wait, tick, "the command hash was never saved")
 
@@ -98,7 +115,7 @@ func TestFleetModeLeaderPostsTheExactTotalAndHandsOver(t *testing.T) {
 }
 
 // TestFleetModeVotesDeliveredOnceAndActiveEverywhere: two processes share
-// the vote store in Redis; only the leader polls and delivers, so each vote
+// the state in Redis; only the leader polls and delivers, so each vote
 // is rewarded once, and both processes' Active know every vote.
 func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
 	t.Parallel()
@@ -108,8 +125,8 @@ func TestFleetModeVotesDeliveredOnceAndActiveEverywhere(t *testing.T) {
 	w.tg.AddVote(vs...)
 	rec := newRecorder()
 	cfg := w.config()
-	a, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))
-	b, _ := w.fleetProcess(srv.URL(), cfg, []int{1}, plugin.WithRewardHandler(rec.handle))
+	a, _, _ := w.fleetProcess(srv.URL(), cfg, []int{0}, plugin.WithRewardHandler(rec.handle))
+	b, _, _ := w.fleetProcess(srv.URL(), cfg, []int{1}, plugin.WithRewardHandler(rec.handle))
 	w.start(a)
 	w.start(b)
 	w.open()
@@ -130,31 +147,48 @@ func TestWithFleetNil(t *testing.T) {
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }
 
-// TestFleetModeReadiness: a fleet process checks Redis ("vote_store") and
-// whether leadership is known ("leadership"), not a state directory it does not use.
+// TestFleetModeReadiness: a fleet process checks its state in Redis
+// ("state") and whether leadership is known ("leadership"), and nothing of a
+// state directory it does not use.
 func TestFleetModeReadiness(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
-	cfg := w.config()
-	cfg.StateDir = "/proc/nope" // unwritable: never checked in a fleet
-	f, err := fleet.Open("redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	f, st := newFleet(t, "redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	p, err := plugin.New(w.client, w.config(), plugin.WithFleet(f), plugin.WithState(st), plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, f.Close()) })
-	p, err := plugin.New(w.client, cfg, plugin.WithFleet(f), plugin.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	names := map[string]bool{}
+	var names []string
 	for _, c := range p.ReadinessChecks() {
-		names[c.Name] = true
-		if c.Name == "vote_store" {
+		names = append(names, c.Name)
+		if c.Name == "state" {
 			assert.Error(t, c.Func(w.ctx()), "nothing listens on 127.0.0.1:1")
 		}
 		if c.Name == "leadership" {
 			assert.ErrorIs(t, c.Func(w.ctx()), fleet.ErrLeadershipUnknown, "not running: leadership unknown")
 		}
 	}
-	assert.True(t, names["vote_store"])
-	assert.True(t, names["leadership"])
-	assert.False(t, names["state_dir"])
+	assert.Equal(t, []string{"running", "shards", "token", "state", "leadership"}, names)
+}
+
+// TestFleetNeedsASharedState: New hands the fleet's fence to the state: a
+// Redis state takes it; a state one process holds (a directory, memory) is
+// refused with voterewards.ErrNotShared, and a Redis state without a fleet
+// with voterewards.ErrNeedsFence (its leader writes would have no term).
+func TestFleetNeedsASharedState(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
+	f, st := newFleet(t, "redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	_, err := plugin.New(w.client, w.config(), quiet, plugin.WithFleet(f), plugin.WithState(st))
+	require.NoError(t, err, "a fleet on its Redis state")
+
+	for name, one := range map[string]voterewards.State{"directory": w.state(), "memory": voterewards.NewMemoryStore()} {
+		_, err := plugin.New(w.client, w.config(), quiet, plugin.WithFleet(f), plugin.WithState(one))
+		require.ErrorIs(t, err, voterewards.ErrNotShared, name)
+	}
+
+	_, alone := newFleet(t, "redis://127.0.0.1:1/0", fleet.Config{Bot: "app1", ShardCount: 1})
+	_, err = plugin.New(w.client, w.config(), quiet, plugin.WithState(alone))
+	require.ErrorIs(t, err, voterewards.ErrNeedsFence, "a Redis state without a fleet")
 }
 
 // TestFleetModeRefusedTokenEndsRun: in a fleet, a token the service refuses
@@ -166,12 +200,10 @@ func TestFleetModeRefusedTokenEndsRun(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	bad, err := topgg.New("not-the-token", topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
 	require.NoError(t, err)
-	f, err := fleet.Open(srv.URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	f, st := newFleet(t, srv.URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second})
 	cfg := w.config()
 	cfg.Autopost, cfg.VotePollInterval = plugin.AutopostOff, new(time.Duration(0))
-	p, err := plugin.New(bad, cfg, plugin.WithFleet(f), plugin.WithCommands(botCommands()),
+	p, err := plugin.New(bad, cfg, plugin.WithFleet(f), plugin.WithState(st), plugin.WithCommands(botCommands()),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	require.NoError(t, p.Attach(w.sessions...))

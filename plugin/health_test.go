@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -83,7 +84,7 @@ func TestReadinessFollowsShardsAndToken(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "[-]shards failed: shards without READY: [0 1]")
 	require.Contains(t, body, "[+]token ok")
-	require.Contains(t, body, "[+]state_dir ok")
+	require.Contains(t, body, "[+]state ok")
 	requireLive()
 
 	w.open(0)
@@ -128,6 +129,30 @@ func TestLivenessFailsWhenRunFailed(t *testing.T) {
 	code, body := pr.get("/livez")
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Contains(t, body, "[-]jobs failed: the plugin stopped")
+}
+
+// TestReadinessChecksTheState: with a state, "state" passes while the state
+// takes a write and fails once it cannot (here closed); one process has no
+// "leadership".
+func TestReadinessChecksTheState(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	st, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	p := w.plugin(w.config(), plugin.WithState(st))
+	var names []string
+	var check func(context.Context) error
+	for _, c := range p.ReadinessChecks() {
+		names = append(names, c.Name)
+		if c.Name == "state" {
+			check = c.Func
+		}
+	}
+	assert.Equal(t, []string{"running", "shards", "token", "state"}, names)
+	require.NotNil(t, check)
+	require.NoError(t, check(w.ctx()))
+	require.NoError(t, st.Close())
+	assert.Error(t, check(w.ctx()), "a closed state takes no write")
 }
 
 func TestZeroPluginChecksFail(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/testlog"
@@ -46,9 +47,11 @@ type world struct {
 	client   *topgg.Client
 	sessions []*discordgo.Session
 	shards   int
+	dir      string // the state's directory (w.state)
 
 	mu   sync.Mutex
 	runs map[*plugin.Plugin]*running
+	st   *boltstate.State
 }
 
 // running is one Run of a plugin in its own goroutine.
@@ -87,7 +90,7 @@ func newWorld(t *testing.T, spec worldSpec) *world {
 	tg, err := topggtest.NewServer(append([]topggtest.Option{topggtest.WithProject(project)}, spec.tgOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	w := &world{t: t, dc: dc, tg: tg, client: newClient(t, tg), shards: spec.shards}
+	w := &world{t: t, dc: dc, tg: tg, client: newClient(t, tg), shards: spec.shards, dir: t.TempDir()}
 	for i := range spec.shards {
 		s, err := dc.NewSession(i, spec.shards)
 		require.NoError(t, err)
@@ -122,16 +125,33 @@ func (w *world) config() plugin.Config {
 		SyncCommands:     new(true),
 		VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback:     13 * time.Hour, // more than a vote's lifetime, so Active can be Covered
-		StateDir:         w.t.TempDir(),
 	}
 }
 
-// plugin makes a plugin and attaches every session.
+// state returns the world's state, a boltstate in w.dir opened at the first
+// call and closed at the end of the test (after the Runs w.start began).
+func (w *world) state() *boltstate.State {
+	w.t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.st == nil {
+		if w.dir == "" {
+			w.dir = w.t.TempDir()
+		}
+		st, err := boltstate.Open(w.dir)
+		require.NoError(w.t, err)
+		w.st = st
+		w.t.Cleanup(func() { assert.NoError(w.t, st.Close()) })
+	}
+	return w.st
+}
+
+// plugin makes a plugin on the world's state and attaches every session.
 func (w *world) plugin(cfg plugin.Config, opts ...plugin.Option) *plugin.Plugin {
 	w.t.Helper()
-	// Quiet by default (the plugin's own default is slog.Default()); a test's
-	// WithLogger comes later and wins.
-	opts = append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler))}, opts...)
+	// Quiet by default (the plugin's own default is slog.Default()), on the
+	// world's state; a test's WithLogger or WithState comes later and wins.
+	opts = append([]plugin.Option{plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(w.state())}, opts...)
 	p, err := plugin.New(w.client, cfg, opts...)
 	require.NoError(w.t, err)
 	require.NoError(w.t, p.Attach(w.sessions...))
@@ -336,7 +356,7 @@ func sendVoteOnceListening(t *testing.T, addr string) <-chan struct{} {
 // on store, sends it one vote and waits until entered says the store holds
 // the delivery. It returns the Run's cancel, its result and the channel
 // closed once the delivery's request returned.
-func runUntilStoreEntered(t *testing.T, store voterewards.Store, entered <-chan struct{}, log *slog.Logger) (context.CancelFunc, <-chan error, <-chan struct{}) {
+func runUntilStoreEntered(t *testing.T, store voterewards.State, entered <-chan struct{}, log *slog.Logger) (context.CancelFunc, <-chan error, <-chan struct{}) {
 	t.Helper()
 	w := newWorld(t, worldSpec{})
 	// Port 0 and WebhookAddr, not a port picked free beforehand: another
@@ -346,7 +366,7 @@ func runUntilStoreEntered(t *testing.T, store voterewards.Store, entered <-chan 
 		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{testSecret},
 	}
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(log),
-		plugin.WithVoteStore(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
+		plugin.WithState(store), plugin.WithRewardHandler(func(context.Context, voterewards.Vote) error { return nil }))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

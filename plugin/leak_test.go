@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/plugin"
@@ -83,7 +84,10 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 				return ctx.Err()
 			}
 		}
-		p, err := plugin.New(w.client, cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(held),
+		dir := t.TempDir()
+		st, err := boltstate.Open(dir)
+		require.NoError(t, err)
+		p, err := plugin.New(w.client, cfg, plugin.WithState(st), plugin.WithCommands(botCommands()), plugin.WithRewardHandler(held),
 			plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
 		require.NoError(t, p.Attach(w.sessions...))
@@ -123,8 +127,10 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Empty(c, jobGoroutines(), "goroutines of the plugin's jobs outlive Run")
 		}, wait, 10*time.Millisecond)
-		// The state is saved and released: the directory can be opened again.
-		st, err := voterewards.OpenStore(cfg.StateDir)
+		// Nothing of the plugin uses the state any more: it closes (its Close
+		// waits for the poller's Run) and the directory can be opened again.
+		require.NoError(t, st.Close())
+		st, err = boltstate.Open(dir)
 		require.NoError(t, err)
 		require.NoError(t, st.Close())
 	}()

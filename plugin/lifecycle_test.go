@@ -35,7 +35,7 @@ func TestRunIsExclusiveAndRerunnable(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	rewards := newRecorder()
-	p := w.plugin(votesOnly(w), plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
+	p := w.plugin(votesOnly(w), plugin.WithState(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
 	w.tg.AddVote(votes(2)...)
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 2 }, wait, tick)
@@ -64,7 +64,7 @@ func TestAttachMisuse(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{shards: 2})
 	cfg := w.config()
-	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 
 	require.ErrorIs(t, p.Attach(), topgg.ErrNilArgument)
@@ -91,14 +91,14 @@ func TestRunWithoutSessions(t *testing.T) {
 		{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))},
 		{Autopost: plugin.AutopostOff, VotePollInterval: new(time.Duration(0))},
 	} {
-		p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+		p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
 		require.ErrorIs(t, p.Run(w.ctx()), autopost.ErrNoSessions, "%v", cfg)
 	}
 
 	rewards := newRecorder()
 	w.tg.AddVote(votes(1)...)
-	p, err := plugin.New(w.client, votesOnly(w), plugin.WithRewardHandler(rewards.handle),
+	p, err := plugin.New(w.client, votesOnly(w), plugin.WithState(w.state()), plugin.WithRewardHandler(rewards.handle),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	w.start(p)
@@ -160,7 +160,7 @@ func TestRefusedTokenEndsRun(t *testing.T) {
 	cfg.Autopost, cfg.VotePollInterval = plugin.AutopostOff, new(time.Duration(0))
 	var reported []error
 	var mu sync.Mutex
-	p, err := plugin.New(bad, cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(slog.New(slog.DiscardHandler)),
+	p, err := plugin.New(bad, cfg, plugin.WithState(w.state()), plugin.WithCommands(botCommands()), plugin.WithLogger(slog.New(slog.DiscardHandler)),
 		plugin.WithCommandSyncHandler(func(_ context.Context, _ commands.Result, err error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -221,28 +221,6 @@ func TestCommandSyncHandler(t *testing.T) {
 		w.waitPolls(2)
 		require.NoError(t, w.stop(p), "a refused definition does not end Run")
 	}
-}
-
-// TestSecondPluginOnStateDir: a second plugin on a state directory in use gets
-// a clear error from Run at once, and can run once the first has returned.
-func TestSecondPluginOnStateDir(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	cfg := votesOnly(w)
-
-	first := w.plugin(cfg)
-	w.start(first)
-	w.waitPolls(1)
-	second := w.plugin(cfg)
-	err := second.Run(context.Background())
-	require.ErrorIs(t, err, voterewards.ErrLocked)
-	assert.Contains(t, err.Error(), "vote state")
-	assert.Contains(t, err.Error(), "in use")
-
-	require.NoError(t, w.stop(first))
-	third := w.plugin(cfg)
-	w.start(third)
-	w.waitPolls(1)
 }
 
 // TestJobSettingsReachTheJobs: the vote settings of Config reach the poller
@@ -320,9 +298,9 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
 	require.NoError(t, err)
 	p, err := plugin.New(client, plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), StateDir: t.TempDir(),
+		Autopost: plugin.AutopostOff, SyncCommands: new(false),
 		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
-	})
+	}, plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

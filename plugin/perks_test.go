@@ -27,21 +27,21 @@ func TestWithVoterPerksChecksItsWiring(t *testing.T) {
 
 	off := cfg
 	off.VotePollInterval = new(time.Duration(0))
-	_, err := plugin.New(w.client, off, plugin.WithVoterPerks(good))
+	_, err := plugin.New(w.client, off, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
 	var ce *plugin.ConfigError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "Config.VotePollInterval", ce.Field)
 
 	bad := good
 	bad.Role = &voterperks.Role{GuildID: "guild"}
-	_, err = plugin.New(w.client, cfg, plugin.WithVoterPerks(bad))
+	_, err = plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(bad))
 	assert.ErrorIs(t, err, voterperks.ErrBadConfig)
 
-	p, err := plugin.New(w.client, cfg, plugin.WithVoterPerks(good))
+	p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
 	require.NoError(t, err)
 	require.NotNil(t, p.Perks())
 	assert.ErrorIs(t, p.Perks().OnReward(t.Context(), vote1()), voterperks.ErrNoSession, "no session attached yet")
-	plain, err := plugin.New(w.client, cfg)
+	plain, err := plugin.New(w.client, cfg, plugin.WithState(w.state()))
 	require.NoError(t, err)
 	assert.Nil(t, plain.Perks())
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -164,7 +163,7 @@ func TestVotesRewardedOnceEach(t *testing.T) {
 	cfg := w.config()
 	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
 	rewards := newRecorder()
-	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
+	p := w.plugin(cfg, plugin.WithState(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
 	assert.Equal(t, voterewards.Status{}, p.Active(all[0].PlatformID), "nothing is known before Start")
 	w.start(p)
 
@@ -202,7 +201,7 @@ func TestExpiryHandlerFires(t *testing.T) {
 	cfg := w.config()
 	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
 	rewards, expiries := newRecorder(), newRecorder()
-	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()),
+	p := w.plugin(cfg, plugin.WithState(voterewards.NewMemoryStore()),
 		plugin.WithRewardHandler(rewards.handle), plugin.WithExpiryHandler(expiries.handle))
 	w.start(p)
 
@@ -236,7 +235,7 @@ func TestRewardHandlerPanicIsContained(t *testing.T) {
 		}
 		return rewards.handle(ctx, v)
 	}
-	p := w.plugin(cfg, plugin.WithVoteStore(voterewards.NewMemoryStore()), plugin.WithRewardHandler(handler))
+	p := w.plugin(cfg, plugin.WithState(voterewards.NewMemoryStore()), plugin.WithRewardHandler(handler))
 	w.start(p)
 	require.Eventually(t, func() bool { return rewards.distinct() == 3 }, wait, tick)
 	w.waitPolls(3)
@@ -276,7 +275,9 @@ func TestJobsOff(t *testing.T) {
 		require.Eventually(t, func() bool { return w.lastServers() == 2 }, wait, tick) // READY has been handled
 		w.waitPolls(5)
 		assert.Zero(t, w.count(http.MethodPut, commandsPath))
-		assert.NoFileExists(t, filepath.Join(cfg.StateDir, "commands.sha256"))
+		hash, err := w.state().LoadHash(w.ctx())
+		require.NoError(t, err)
+		assert.Empty(t, hash, "no command hash saved")
 	})
 
 	t.Run("polling", func(t *testing.T) {
@@ -297,7 +298,10 @@ func TestJobsOff(t *testing.T) {
 		assert.Zero(t, w.count(http.MethodGet, votesPath))
 		assert.Zero(t, rewards.total())
 		assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID))
-		assert.NoFileExists(t, filepath.Join(cfg.StateDir, "voterewards.db"), "no vote state opened (voterewards' bbolt file)")
+		snap, err := w.state().Load(w.ctx())
+		require.NoError(t, err)
+		assert.Zero(t, snap.Checkpoint, "the votes' state was used")
+		assert.Empty(t, snap.Seen)
 	})
 
 	t.Run("all", func(t *testing.T) {
@@ -344,9 +348,10 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	assert.NotContains(t, logs.String(), w.tg.Token())
 }
 
-// TestStateDirSurvivesRestart: a plugin started again on the same state
-// directory delivers no vote twice and does not publish unchanged commands again.
-func TestStateDirSurvivesRestart(t *testing.T) {
+// TestStateSurvivesRestart: a plugin started again on the same state
+// directory, opened again, delivers no vote twice and does not publish
+// unchanged commands again.
+func TestStateSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
 	w.tg.AddVote(votes(5)...)
@@ -356,16 +361,20 @@ func TestStateDirSurvivesRestart(t *testing.T) {
 	var logs logBuffer
 	opts := []plugin.Option{plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle), plugin.WithLogger(logs.Logger())}
 
-	first := w.plugin(cfg, opts...)
+	dir := t.TempDir()
+	st, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	first := w.plugin(cfg, append(opts, plugin.WithState(st))...)
 	w.start(first)
 	w.open()
 	w.requirePublished(botCommands())
 	require.Eventually(t, func() bool { return rewards.distinct() == 5 }, wait, tick)
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(cfg.StateDir, "commands.sha256"))
-		return err == nil
-	}, wait, tick)
+		h, err := st.LoadHash(w.ctx())
+		return err == nil && h != ""
+	}, wait, tick, "the command hash was never saved")
 	require.NoError(t, w.stop(first))
+	require.NoError(t, st.Close())
 	w.closeSessions()
 
 	// A restarted bot: new sessions, a new plugin, the same directory.
@@ -375,7 +384,10 @@ func TestStateDirSurvivesRestart(t *testing.T) {
 		w.sessions[i] = s
 	}
 	w.tg.AddVote(votes(7)[5:]...)
-	second := w.plugin(cfg, opts...)
+	st, err = boltstate.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, st.Close()) })
+	second := w.plugin(cfg, append(opts, plugin.WithState(st))...)
 	w.start(second)
 	w.open()
 	require.Eventually(t, func() bool { return rewards.distinct() == 7 }, wait, tick)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -82,9 +81,9 @@ func weights(vs []topggtest.Vote) map[string]int64 {
 	return out
 }
 
-// TestPostgresVoteStore runs the plugin on the bot's own PostgreSQL store,
-// in one process and in a fleet, over one server.
-func TestPostgresVoteStore(t *testing.T) {
+// TestPostgresState runs the plugin on the bot's own PostgreSQL state, in
+// one process and in a fleet, over one server.
+func TestPostgresState(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.Start(t)
 	t.Run("one process", func(t *testing.T) {
@@ -97,8 +96,8 @@ func TestPostgresVoteStore(t *testing.T) {
 	})
 }
 
-// testPostgresOneProcess: given with WithVoteStore, the store is used as is
-// (nothing kept in Config.StateDir), votes are rewarded through its
+// testPostgresOneProcess: given with WithState, the store is used as is
+// (nothing kept in the world's state, given first), votes are rewarded through its
 // transaction (a failed attempt's credit is rolled back: points exact), and
 // Active knows them.
 func testPostgresOneProcess(t *testing.T, pool *pgxpool.Pool) {
@@ -111,7 +110,7 @@ func testPostgresOneProcess(t *testing.T, pool *pgxpool.Pool) {
 	w.tg.AddVote(vs...)
 	cfg := w.config()
 	cfg.VoteRetryDelay = time.Millisecond
-	p := w.plugin(cfg, plugin.WithVoteStore(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
+	p := w.plugin(cfg, plugin.WithState(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
 	w.start(p)
 	w.open()
 	want := weights(vs)
@@ -121,31 +120,28 @@ func testPostgresOneProcess(t *testing.T, pool *pgxpool.Pool) {
 	for _, v := range vs {
 		assert.True(t, p.Active(v.PlatformID).Active, "Active does not know %s", v.PlatformID)
 	}
-	files, err := filepath.Glob(filepath.Join(cfg.StateDir, "*vote*"))
+	other, err := w.state().Load(ctx)
 	require.NoError(t, err)
-	assert.Empty(t, files, "the plugin kept votes in the state directory beside the store it was given")
+	assert.Empty(t, other.Seen, "the plugin kept votes in a state beside the one it was given last")
 	snap, err := store.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, snap.Pending)
 }
 
 // pgFleetProcess makes one process of a fleet whose votes are in the
-// PostgreSQL database dsn: its own pool, Fleet and store (fenced by the
-// fleet's lease through plugin.FleetFence), a plugin attached to the given
-// shards' sessions.
+// PostgreSQL database dsn: its own pool, Fleet and store (which New fences
+// by the fleet's lease), a plugin attached to the given shards' sessions.
 func (w *world) pgFleetProcess(redisURL, dsn string, shards []int, bot *pointsBot) (*plugin.Plugin, *fleet.Fleet, *pgstore.Store) {
 	w.t.Helper()
-	f, err := fleet.Open(redisURL, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
+	f, _ := newFleet(w.t, redisURL, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
 		ReportEvery: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(w.t, err)
-	w.t.Cleanup(func() { assert.NoError(w.t, f.Close()) })
-	store, err := pgstore.Open(context.Background(), pgtest.OpenPool(w.t, dsn), pgstore.Config{Fence: plugin.FleetFence(f)})
+	store, err := pgstore.Open(context.Background(), pgtest.OpenPool(w.t, dsn), pgstore.Config{})
 	require.NoError(w.t, err)
 	cfg := w.config()
 	cfg.VoteRetryDelay = time.Millisecond
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithFleet(f),
 		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}),
-		plugin.WithVoteStore(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
+		plugin.WithState(store), plugin.WithRewardHandler(store.Reward(bot.credit)))
 	require.NoError(w.t, err)
 	var ss []*discordgo.Session
 	for _, i := range shards {

@@ -13,6 +13,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // A *Plugin printed whole (a careless log line) shows no webhook secret: fmt
@@ -22,10 +23,10 @@ func TestPrintedPluginHoldsNoWebhookSecret(t *testing.T) {
 	c, err := topgg.New("x.y.z")
 	require.NoError(t, err)
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Minute), StateDir: t.TempDir(),
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Minute),
 		WebhookSecrets: plugin.WebhookSecrets{"whs_v1SEKRIT"}, WebhookAuth: "v0SEKRIT",
 	}
-	p, err := plugin.New(c, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)))
+	p, err := plugin.New(c, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	// With a session attached, the bot token must not show either: fmt
 	// prints a *discordgo.Session reached under %s, %q, %d or %x in full.

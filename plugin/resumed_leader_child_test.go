@@ -18,6 +18,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -49,7 +50,7 @@ const (
 
 // Timing of the fleet in the resumed-leader test: short, on loopback.
 const (
-	childLeaseTTL = 500 * time.Millisecond
+	childLeaseTTL = fleet.MinLeaseTTL      // 1 s, the shortest a fleet takes
 	childInterval = 100 * time.Millisecond // posts (refreshed each time) and polls
 	// childRetryDelay is the reward handler's first retry delay: the retry
 	// comes 150-300 ms after the failure (jittered).
@@ -111,19 +112,27 @@ func runChild(name string) error {
 	if err != nil {
 		return err
 	}
-	f, err := fleet.Open(os.Getenv(childRedisEnv), fleet.Config{Bot: "app1", ShardCount: shards, LeaseTTL: childLeaseTTL,
+	rdb, err := fleet.NewUniversalClient(os.Getenv(childRedisEnv))
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	f, err := fleet.New(rdb, fleet.Config{Bot: "app1", ShardCount: shards, LeaseTTL: childLeaseTTL,
 		ReportEvery: 100 * time.Millisecond, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	state, err := redisstate.New(rdb, "app1")
+	if err != nil {
+		return err
+	}
 	gates := os.Getenv(childGatesEnv)
 	cfg := plugin.Config{
 		Autopost: plugin.AutopostV1, AutopostInterval: childInterval, AutopostRefresh: childInterval,
 		SyncCommands: new(true), VotePollInterval: new(childInterval), VoteLookback: 13 * time.Hour,
-		VoteConcurrency: 2, VoteRetryDelay: childRetryDelay, StateDir: gates,
+		VoteConcurrency: 2, VoteRetryDelay: childRetryDelay,
 	}
-	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithLogger(log),
+	p, err := plugin.New(client, cfg, plugin.WithFleet(f), plugin.WithState(state), plugin.WithLogger(log),
 		plugin.WithRewardHandler(childReward(name, sess, gates, os.Getenv(childGuildEnv))),
 		plugin.WithCommands([]*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote"}}))
 	if err != nil {

@@ -137,7 +137,7 @@ func sent(tg *topggtest.Server, dc *discordtest.Server, name string) []request {
 
 // TestResumedLeaderActsNot runs a bot as three processes of a fleet (this
 // test binary, one shard each, every job on: posts and polls every 100 ms,
-// one handler call at a time, lease TTL 500 ms) against one redis-server, the
+// one handler call at a time, lease TTL 1 s) against one redis-server, the
 // fake Top.gg and the fake Discord, which record who sent each request. In
 // each round, three votes come in; the leader's reward handler gives the
 // first voter a role and then waits on a gate file, and fails the second
@@ -153,7 +153,7 @@ func TestResumedLeaderActsNot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a fleet of processes for about 30 s (not with -short)")
 	}
-	// Not parallel: the lease's 500 ms TTL wants the CPU the other tests take.
+	// Not parallel: the lease's 1 s TTL wants the CPU the other tests take.
 	began := time.Now()
 	srv := redistest.Start(t)
 	const shards = 3

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/plugin"
@@ -64,12 +65,16 @@ func newBenchReceiver(b *testing.B, poll time.Duration, onReward voterewards.Han
 		b.Fatal(err)
 	}
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false),
-		VotePollInterval: &poll, StateDir: b.TempDir(),
+		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: &poll,
 		WebhookSecrets: plugin.WebhookSecrets{benchSecret},
 	}
 	recorded := make(chan struct{}, 1)
-	p, err := plugin.New(client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithRewardHandler(onReward),
+	st, err := boltstate.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	p, err := plugin.New(client, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(st), plugin.WithRewardHandler(onReward),
 		plugin.WithMetrics(benchObserver{recorded}))
 	if err != nil {
 		b.Fatal(err)

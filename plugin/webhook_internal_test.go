@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // TestWebhookJobRestartsOnANewListener: a webhook server whose listener failed
@@ -25,9 +26,9 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	addr := free.Addr().String()
 	require.NoError(t, free.Close())
 	p, err := New(client, Config{
-		Autopost: AutopostOff, SyncCommands: new(false), StateDir: t.TempDir(),
+		Autopost: AutopostOff, SyncCommands: new(false),
 		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"},
-	})
+	}, WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 
 	dead, err := net.Listen("tcp", "127.0.0.1:0")

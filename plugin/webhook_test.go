@@ -149,7 +149,8 @@ func TestWebhookConfigMistakes(t *testing.T) {
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	p, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false)})
+	p, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false)},
+		plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	_, err = p.WebhookHandler()
 	assert.ErrorIs(t, err, plugin.ErrWebhookOff)
@@ -194,9 +195,9 @@ func TestWebhookAddrWhileServing(t *testing.T) {
 	assert.Nil(t, p.WebhookAddr(), "after Run")
 }
 
-// memStore is what voterewards.NewMemoryStore returns: a Store and a Feed.
+// memStore is what voterewards.NewMemoryStore returns: a State and a Feed.
 type memStore interface {
-	voterewards.Store
+	voterewards.State
 	voterewards.Feed
 }
 
@@ -224,7 +225,7 @@ func TestWebhookStorePanicIsAnswered500(t *testing.T) {
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
 	cfg.WebhookAddr = "127.0.0.1:0"
 	rec := &originRecorder{origins: map[string][]voterewards.Origin{}, queries: map[string]map[string]string{}}
-	p := w.plugin(cfg, plugin.WithVoteStore(panicStore{newMemStore()}), plugin.WithRewardHandler(rec.handle))
+	p := w.plugin(cfg, plugin.WithState(panicStore{newMemStore()}), plugin.WithRewardHandler(rec.handle))
 	w.start(p)
 	deliverToPlugin(t, w, p)
 

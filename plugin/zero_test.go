@@ -32,7 +32,7 @@ func TestZeroPluginIsRefused(t *testing.T) {
 }
 
 // A zero fleet.Fleet is refused by WithFleet, naming it, rather than by a
-// later check that names the vote store.
+// later check that names the state.
 func TestWithZeroFleetIsRefused(t *testing.T) {
 	t.Parallel()
 	c, err := topgg.New("x.y.z")
