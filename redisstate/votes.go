@@ -248,7 +248,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 }
 
 // Ping returns nil when Redis answers, so that a readiness check can tell
-// whether the state takes writes now (the plugin's "vote_store" readiness check).
+// whether the state takes writes now (the plugin's "state" readiness check).
 func (s *State) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redisstate: %w", err)
