@@ -172,7 +172,7 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	}
 	// Serve has returned and every connection is closed: no handler starts
 	// any more, so this Wait cannot race an Add. A handler that ignores its
-	// cancelled context (a Store given with WithVoteStore that does) would
+	// cancelled context (a state given with WithState that does) would
 	// hold Run for ever: past webhookAbandonWait it is left behind (the
 	// requests in flight at the stop, and one waiter), its answer goes to a
 	// closed connection.
