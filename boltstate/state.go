@@ -93,7 +93,8 @@ type options struct{ noSync bool }
 // dir/voterewards.db, moving in the command hash and reminder opt-ins of
 // older releases' files. If another process has it open, it fails within
 // half a second with [ErrLocked]; a file it cannot trust is a
-// *[DamagedError], never a crash. Close it when done.
+// *[DamagedError], an older file it cannot read an error naming it, never a
+// crash. Close it when done.
 func Open(dir string) (*State, error) {
 	return open(dir, options{})
 }

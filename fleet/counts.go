@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dblkit/go-topgg/internal/fence"
+
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
@@ -92,7 +94,7 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
-	if err := checkBot(bot); err != nil {
+	if err := fence.CheckBot(bot); err != nil {
 		return nil, err
 	}
 	if shardCount < 1 || shardCount > math.MaxInt32/recordSize {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -22,14 +23,14 @@ var (
 	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
 	// id is refused. A refused URL's text shows it with its password replaced,
 	// or not at all.
-	ErrBadConfig = errors.New("fleet: invalid configuration")
+	ErrBadConfig = fence.ErrBadConfig
 	// ErrLeaseLost is the cause (context.Cause) of a leader context that was
 	// cancelled because the lease was taken by another process or could not
 	// be renewed before the safety margin.
 	ErrLeaseLost = errors.New("fleet: lease lost")
 	// ErrFenced means Redis refused a fenced write because a newer leader
 	// token exists (or the counter is gone): the writer is no longer leader.
-	ErrFenced = errors.New("fleet: write refused by the fence: a newer leader exists")
+	ErrFenced = fence.ErrFenced
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
-	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
+	ErrNoFence = fence.ErrNoFence
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
@@ -53,6 +54,7 @@ type Lease struct {
 	rdb        redis.UniversalClient
 	leaseKey   string
 	fenceKey   string
+	fences     func(token int64) Fence
 	channel    string
 	holder     string
 	ttl        time.Duration
@@ -76,7 +78,8 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
-	if err := checkBot(bot); err != nil {
+	fences, err := fence.For(bot)
+	if err != nil {
 		return nil, err
 	}
 	if err := cfg.fill(); err != nil {
@@ -86,7 +89,7 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go >= 1.24)
 	l := &Lease{
 		rdb:      rdb,
-		leaseKey: Key(bot, "lease"), fenceKey: Key(bot, "fence"), channel: Key(bot, "lease:released"),
+		leaseKey: Key(bot, "lease"), fenceKey: Key(bot, "fence"), fences: fences, channel: Key(bot, "lease:released"),
 		holder: hex.EncodeToString(id[:]),
 		ttl:    cfg.TTL, renewEvery: cfg.TTL / 3, margin: cfg.TTL / 5,
 		log: cfg.Logger.With("component", "fleet.lease", "bot", bot), onChange: cfg.OnChange,
@@ -115,7 +118,7 @@ func (l *Lease) Fence(token int64) Fence {
 	if l == nil || l.rdb == nil {
 		return Fence{}
 	}
-	return Fence{key: l.fenceKey, token: token}
+	return l.fences(token)
 }
 
 // Run campaigns for the lease until ctx is done. Each time it wins, it calls

@@ -76,8 +76,8 @@ func (l *Lease) master(ctx context.Context) (*redis.Client, error) {
 
 // reload makes a cluster client reload its slot map after an error: go-redis
 // learns that a replica was promoted only from a reload or a MOVED reply, and
-// a dead master sends none. The whole fleet shares the client, so the counts
-// and the vote store find the new master too.
+// a dead master sends none. The counts, and a Redis state on the same client
+// (as plugin/deploy makes it), find the new master too.
 func (l *Lease) reload(ctx context.Context) {
 	if c, ok := l.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)

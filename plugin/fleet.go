@@ -46,23 +46,25 @@ func (l fleetLeader) fence() voterewards.Fence {
 	return func() int64 { return lease.State().Token }
 }
 
-// run campaigns for the lease and runs lead during each term. The term
-// travels in lead's context (fleet.CheckTerm): the jobs reach it through
-// packages that know nothing of fleets (the client before each request,
-// autopost before each post, commands before each publish, voterewards
-// before each poll and handler call, voterperks before each Discord write),
-// and each checks it right before acting, so that a process resumed past its
-// lease starts nothing.
-func (l fleetLeader) run(ctx context.Context, lead func(context.Context) error, leading func(bool)) error {
-	return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
-		if term.From(ctx) == nil {
-			// Every leader-only check would pass: refuse to lead without a deadline.
-			return fmt.Errorf("plugin: %w: the leader's context carries no term", topgg.ErrNotConfigured)
-		}
-		leading(true)
-		defer leading(false)
-		return lead(ctx)
-	})
+// jobs runs every, and lead each term under the lease. The term travels in
+// lead's context (fleet.CheckTerm): the jobs reach it through packages that
+// know nothing of fleets, and check it right before each leader-only action
+// (see the package doc), so a process resumed past its lease starts nothing.
+func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job {
+	if len(lead) == 0 {
+		return every
+	}
+	return append(every, job{"fleet leader", func(ctx context.Context) error {
+		return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
+			if term.From(ctx) == nil {
+				// Every leader-only check would pass: refuse to lead without a deadline.
+				return fmt.Errorf("plugin: %w: the leader's context carries no term", topgg.ErrNotConfigured)
+			}
+			leading(true)
+			defer leading(false)
+			return supervise(ctx, lead)
+		})
+	}})
 }
 
 func (l fleetLeader) checks() []health.Check {

@@ -19,9 +19,10 @@ type leader interface {
 	// fence is what the state checks on each leader write: nil when this
 	// process always leads.
 	fence() voterewards.Fence
-	// run runs lead each time this process becomes the leader, until ctx is
-	// done; lead's context ends with the term, which leading is told of.
-	run(ctx context.Context, lead func(context.Context) error, leading func(bool)) error
+	// jobs returns the jobs of one Run, given the leader-only ones (lead) and
+	// those every process of a fleet runs (every): lead runs under supervise,
+	// now or in each term, whose start and end leading is told of.
+	jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job
 	// checks are the leader's readiness checks.
 	checks() []health.Check
 }
@@ -35,8 +36,8 @@ func (always) counts(local *autopost.Counter) (autopost.Source, func(context.Con
 
 func (always) fence() voterewards.Fence { return nil }
 
-func (always) run(ctx context.Context, lead func(context.Context) error, _ func(bool)) error {
-	return lead(ctx)
+func (always) jobs(lead, _ []job, _ func(context.Context, []job) error, _ func(bool)) []job {
+	return lead
 }
 
 func (always) checks() []health.Check { return nil }

@@ -31,8 +31,8 @@ type VoterPerks struct {
 // reminders run beside the reward and expiry handlers of
 // [WithRewardHandler] and [WithExpiryHandler] (the perks' first, then
 // yours, for each vote); [Plugin.Attach] adds the /vote and /leaderboard
-// handler, [Plugin.RegisterCommands] and the command sync add their
-// commands, and [Plugin.Perks] gives the gate. The perks' REST calls go
+// handler, [Plugin.RegisterCommands] and the sync of [WithCommands]'s list
+// add their commands, and [Plugin.Perks] gives the gate. The perks' REST calls go
 // through the first attached session. It needs vote polling on (a
 // *[ConfigError] from [New] otherwise).
 func WithVoterPerks(v VoterPerks) Option {

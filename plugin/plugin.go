@@ -61,9 +61,11 @@ type Plugin struct {
 // New checks cfg (a zero field means its default), hands the leader's fence
 // to the state ([WithState], [WithFleet]) and builds the plugin's jobs. It
 // makes no request and starts nothing. Errors: a *[ConfigError] naming the Go
-// field (see [Config.ValidateFor] for the interval floors), the state's
-// refusal of the fence (voterewards.ErrNotShared, voterewards.ErrNeedsFence),
-// or [topgg.ErrNilArgument] for a nil client or option value.
+// field (see [Config.ValidateFor] for the interval floors),
+// [topgg.ErrNotConfigured] when a job keeps state and no [WithState] gave
+// one, the state's refusal of the fence (voterewards.ErrNotShared,
+// voterewards.ErrNeedsFence), voterperks' refusal of [WithVoterPerks], or
+// [topgg.ErrNilArgument] for a nil client or option value.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -88,9 +90,6 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	o.wireMetrics()
 	set := cfg.resolve()
-	if err := o.useState(set); err != nil {
-		return nil, err
-	}
 	p := &Plugin{
 		client:     client,
 		set:        set,
@@ -108,6 +107,10 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	if err := p.buildWebhook(); err != nil {
 		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	// Last: a state takes one fence, so a New that fails leaves it unfenced.
+	if err := o.useState(set); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -151,7 +154,7 @@ func (p *Plugin) buildJobs() error {
 }
 
 // Attach registers the plugin's handlers on every shard's session, the voter
-// perks' commands included ([WithVoterPerks]). Call it before the sessions
+// perks' /vote and /leaderboard handler included ([WithVoterPerks]). Call it before the sessions
 // open (their READY is what the jobs wait for) and before the first
 // [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
 // [autopost.ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
@@ -307,26 +310,17 @@ type job struct {
 // process, by the lease holder in a fleet) and, in a fleet, those every
 // process runs (its shards' report, the votes mirror for Active).
 func (p *Plugin) jobs() []job {
-	lead := p.leaderJobs()
-	if _, one := p.opts.leader.(always); one {
-		return lead
-	}
-	var jobs []job
+	var every []job
 	if p.report != nil {
-		jobs = append(jobs, job{"fleet reporter", p.report})
+		every = append(every, job{"fleet reporter", p.report})
 	}
 	if p.votes != nil {
-		jobs = append(jobs, job{"votes mirror", func(ctx context.Context) error {
+		every = append(every, job{"votes mirror", func(ctx context.Context) error {
 			p.poller.Store(p.votes)
 			return p.votes.Mirror(ctx)
 		}})
 	}
-	if len(lead) > 0 {
-		jobs = append(jobs, job{"fleet leader", func(ctx context.Context) error {
-			return p.opts.leader.run(ctx, func(ctx context.Context) error { return p.supervise(ctx, lead) }, p.leading)
-		}})
-	}
-	return jobs
+	return p.opts.leader.jobs(p.leaderJobs(), every, p.supervise, p.leading)
 }
 
 // leaderJobs lists the jobs only one process of a bot may run: in one

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -35,7 +35,7 @@ var zeroUnix = time.Time{}.Unix()
 // monthKeys returns the sorted set and the hash of month m's board.
 func (s *State) monthKeys(m time.Time) (board, standings string) {
 	name := m.UTC().Format("2006-01")
-	return fleet.Key(s.bot, "votes:board:"+name), fleet.Key(s.bot, "votes:month:"+name)
+	return fence.Key(s.bot, "votes:board:"+name), fence.Key(s.bot, "votes:month:"+name)
 }
 
 // ledgerArgs are the ledger's arguments of one vote in the ingest script:

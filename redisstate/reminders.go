@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/fence"
 )
 
 // setReminder turns a user's reminders on (keeping their last reminded vote)
@@ -24,7 +24,7 @@ return 1
 
 // reminded records the vote a user was last reminded of, if they still
 // want reminders (in the hash, or the old set).
-var reminded = fleet.NewFencedScript(`
+var reminded = fence.NewScript(`
 local on = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1
 if on then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -28,7 +28,7 @@ var (
 type State struct {
 	rdb    redis.UniversalClient
 	bot    string
-	fences func(token int64) fleet.Fence
+	fences func(token int64) fence.Fence
 	term   atomic.Pointer[voterewards.Fence] // UseFence's; nil before
 
 	channel, seen, voters, order, meta, pending, expiries    string
@@ -42,17 +42,17 @@ func New(rdb redis.UniversalClient, bot string) (*State, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
-	fences, err := fleet.Fences(bot)
+	fences, err := fence.For(bot)
 	if err != nil {
 		return nil, err
 	}
-	k := func(name string) string { return fleet.Key(bot, "votes:"+name) }
+	k := func(name string) string { return fence.Key(bot, "votes:"+name) }
 	return &State{
 		rdb: rdb, bot: bot, fences: fences, channel: k("added"),
 		seen: k("seen"), voters: k("voters"), order: k("order"), meta: k("meta"),
 		pending: k("pending"), expiries: k("expiries"), checkpoint: k("checkpoint"),
-		ledger: k("ledger"), board: k("board"), hash: fleet.Key(bot, "commands:hash"),
-		reminders: fleet.Key(bot, "hash:reminders"), oldReminders: fleet.Key(bot, "set:reminders"),
+		ledger: k("ledger"), board: k("board"), hash: fence.Key(bot, "commands:hash"),
+		reminders: fence.Key(bot, "hash:reminders"), oldReminders: fence.Key(bot, "set:reminders"),
 	}, nil
 }
 
@@ -70,9 +70,9 @@ func (s *State) UseFence(f voterewards.Fence) error {
 }
 
 // fence is the fence of the term this process holds now (none before UseFence).
-func (s *State) fence() fleet.Fence {
+func (s *State) fence() fence.Fence {
 	if f := s.term.Load(); f != nil {
 		return s.fences((*f)())
 	}
-	return fleet.Fence{}
+	return fence.Fence{}
 }

@@ -3,7 +3,7 @@ package redisstate
 import (
 	"github.com/redis/go-redis/v9"
 
-	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/fence"
 )
 
 // The vote store's scripts. Every key of one bot shares its hash tag, so on
@@ -20,7 +20,7 @@ import (
 //	KEYS[4] meta      hash  key -> "csec cnsec esec ensec voter" (for prune)
 //	KEYS[5] pending   hash  key -> encoded vote (rewards not yet delivered)
 //	KEYS[6] checkpoint string
-//	KEYS[7] ledger    hash  voter id -> its Stats (see votestore_ledger.go)
+//	KEYS[7] ledger    hash  voter id -> its Stats (see ledger.go)
 //	KEYS[8] board     zset  the all-time leaderboard
 //	KEYS[9...]        each month's board (zset) and standings (hash) a call touches
 
@@ -86,13 +86,13 @@ return added
 // ingestFenced is the leader's poll, whose checkpoint is fenced.
 var (
 	ingestScript = redis.NewScript(ingestBody)
-	ingestFenced = fleet.NewFencedScript(ingestBody)
+	ingestFenced = fence.NewScript(ingestBody)
 )
 
 // deliveredScript removes a vote from the pending rewards and, with ARGV[2]
 // "1", adds it to the pending expiries. KEYS[1] pending, KEYS[2] expiries;
 // ARGV[1] key, ARGV[2] expire flag, ARGV[3] encoded vote.
-var deliveredScript = fleet.NewFencedScript(`
+var deliveredScript = fence.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -102,7 +102,7 @@ return 1
 
 // expiredScript removes a vote from the pending expiries. KEYS[1] expiries;
 // ARGV[1] key.
-var expiredScript = fleet.NewFencedScript(`
+var expiredScript = fence.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)
@@ -114,7 +114,7 @@ return 1
 // creation or more than two lifetimes after it is read as creation plus one
 // lifetime (as voterewards' sanitize fixes it). KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
 // it removed.
-var pruneScript = fleet.NewFencedScript(`
+var pruneScript = fence.NewScript(`
 local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])
 local life = tonumber(ARGV[6])

@@ -19,16 +19,15 @@ type State interface {
 	LoadHash(ctx context.Context) (string, error)
 	// SaveHash replaces the saved command fingerprint: a leader write.
 	SaveHash(ctx context.Context, hash string) error
-	// Ping returns nil when the state can take a write now, for readiness.
+	// Ping returns nil when the state answers now, for readiness.
 	Ping(ctx context.Context) error
-	// UseFence gives the state the leader's fence, once, before its first
-	// use (plugin.New does it): nil for one process, which always leads; a
-	// fleet's token otherwise. From then on every leader write (Ingest with
-	// a checkpoint, Delivered, Expired, Prune, SaveHash, Reminded) fails,
-	// wrapping an ErrFenced of the storage, unless the fence's token is the
-	// newest the state has seen. A state only one process can hold (memory,
-	// a directory) refuses a fence with [ErrNotShared]; a state that only a
-	// fleet shares (Redis) refuses nil with [ErrNeedsFence].
+	// UseFence gives the state the leader's fence before its first use
+	// (plugin.New does it; a shared state takes one call only): nil for one
+	// process, which always leads, else a fleet's, after which every leader
+	// write (Ingest with a checkpoint, Delivered, Expired, Prune, SaveHash,
+	// Reminded) fails unless its token is the newest the state has seen.
+	// Memory and a directory refuse a fence ([ErrNotShared]); Redis refuses
+	// nil ([ErrNeedsFence]).
 	UseFence(f Fence) error
 }
 
@@ -41,7 +40,7 @@ type Fence func() int64
 // use, and each method is one atomic change, durable when it returns nil.
 type ReminderStore interface {
 	// SetReminder records the user's choice. Any process may call it.
-	// Turning reminders on again keeps the last reminded vote.
+	// Turning them on for a user who has them on keeps the last reminded vote.
 	SetReminder(ctx context.Context, userID string, on bool) error
 	// Reminder returns whether the user wants reminders and the key
 	// ([Vote.Key]) of the last vote they were reminded of ("" if none).

@@ -39,8 +39,10 @@ type Deployment struct {
 }
 
 // Check checks what [Open] will open, without a connection: REDIS_URL and
-// DATABASE_URL parse, and the state directory, when it is the state, can be
-// created and written. A refusal is a *plugin.ConfigError naming its variable.
+// DATABASE_URL parse, and the state directory, when it is the state, opens
+// (created, and migrated from 0.4's files) and closes. A refusal is a
+// *plugin.ConfigError naming its variable; a directory another process holds
+// is left to Open.
 func Check(env plugin.Env) error {
 	if env.Fleet() {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // connects to nothing yet
@@ -106,6 +108,9 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 		return nil
 	}
 	st, err := boltstate.Open(env.StateDir)
+	if errors.Is(err, boltstate.ErrLocked) {
+		return err // no value fixes it: not a configuration error
+	}
 	if err != nil {
 		return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
 	}

@@ -1,0 +1,152 @@
+// Package fence is a fleet's fencing in Redis: the bot's key space, and the
+// scripts that write only while their term's token is the newest. fleet's
+// lease draws the tokens; redisstate fences its leader writes with them. It
+// lives apart from fleet so that a state kept in Redis does not link fleet's
+// counts, and through them discordgo.
+package fence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
+)
+
+// Errors, re-exported by fleet under the same names.
+var (
+	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
+	// id is refused. A refused URL's text shows it with its password replaced,
+	// or not at all.
+	ErrBadConfig = errors.New("fleet: invalid configuration")
+	// ErrFenced means Redis refused a fenced write because a newer leader
+	// token exists (or the counter is gone): the writer is no longer leader.
+	ErrFenced = errors.New("fleet: write refused by the fence: a newer leader exists")
+	// ErrNoFence means a fenced write was attempted with a zero Fence.
+	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
+
+	errNotMade   = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
+	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
+)
+
+// keyPrefix is the first part of every Redis key and channel of a fleet.
+const keyPrefix = "topgg:"
+
+// Key returns the Redis key named name in bot's key space:
+// "topgg:{bot}:name". Every key of one bot carries the same hash tag {bot},
+// so that on Redis Cluster they live in one slot and a Lua script may touch
+// several of them atomically.
+func Key(bot, name string) string { return keyPrefix + "{" + bot + "}:" + name }
+
+// CheckBot validates a bot name used in keys.
+func CheckBot(bot string) error {
+	if bot == "" || strings.ContainsAny(bot, "{} \t\r\n") {
+		return fmt.Errorf("%w: bot name %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadConfig, bot)
+	}
+	return nil
+}
+
+// Fence is a leader term's right to write shared state: the bot's token
+// counter key and the term's token. A fenced write is a Lua script that
+// first checks, inside Redis and atomically with the write, that the counter
+// still equals the token, and refuses the write ([ErrFenced]) otherwise. The
+// counter moves only when a process wins the lease, so a leader that was
+// paused (GC, SIGSTOP, a slow network) past its lease and replaced can no
+// longer change anything, whatever its own clock believes.
+//
+// Every write a leader makes to state shared by the fleet (the vote cursor,
+// delivered marks, the command hash, the last posted counts) goes through a
+// [Script] or [Fence.Set]; reads and per-process writes (a process's
+// own shard counts, ingested votes) need no fence. Keys written by a fenced
+// script must be built with [Key] for the same bot, so that on Redis Cluster
+// they share the counter's slot.
+//
+// The zero Fence refuses every write with [ErrNoFence]. A Fence is a value;
+// copy it freely.
+type Fence struct {
+	key   string
+	token int64
+}
+
+// Token returns the term's fencing token (0 for the zero Fence).
+func (f Fence) Token() int64 { return f.token }
+
+// For returns the fence of bot's term by its token: the lease's, and a
+// Redis state's. Errors wrap [ErrBadConfig] for a bot [Key] refuses.
+func For(bot string) (func(token int64) Fence, error) {
+	if err := CheckBot(bot); err != nil {
+		return nil, err
+	}
+	key := Key(bot, "fence")
+	return func(token int64) Fence { return Fence{key: key, token: token} }, nil
+}
+
+// fencePrelude takes the fence key and token off the front of KEYS and ARGV,
+// so that the body sees its own keys and arguments from index 1, and refuses
+// the call unless the token is current. The error code FENCED is how Redis
+// types a script error (like NOSCRIPT or MOVED); it is matched as the code,
+// never as free text.
+const fencePrelude = `local fence_key = table.remove(KEYS, 1)
+local fence_token = table.remove(ARGV, 1)
+if redis.call('GET', fence_key) ~= fence_token then
+  return redis.error_reply('FENCED a newer leader token exists')
+end
+`
+
+// Script is a Lua script that runs only while its caller's token is the
+// newest. Make it with [NewScript]; safe for concurrent use.
+type Script struct {
+	script *redis.Script
+}
+
+// NewScript returns a fenced script running body. Inside body, KEYS and
+// ARGV are exactly the keys and args given to Run.
+func NewScript(body string) *Script {
+	return &Script{script: redis.NewScript(fencePrelude + body)}
+}
+
+// Run runs the script (EVALSHA, EVAL when Redis does not have it) if f's
+// token is current, and returns the script's reply. It returns an error
+// wrapping [ErrFenced] when a newer token exists, [ErrNoFence] for a zero
+// Fence (without contacting Redis), redis.Nil when the script returned nil,
+// or Redis's error.
+func (s *Script) Run(ctx context.Context, c redis.Scripter, f Fence, keys []string, args ...any) (any, error) {
+	if s == nil || s.script == nil {
+		return nil, errNotMade
+	}
+	if typednil.Is(c) {
+		return nil, errNilClient
+	}
+	if f.token == 0 {
+		return nil, ErrNoFence
+	}
+	k := make([]string, 0, len(keys)+1)
+	k = append(append(k, f.key), keys...)
+	a := make([]any, 0, len(args)+1)
+	a = append(append(a, f.token), args...)
+	v, err := s.script.Run(ctx, c, k, a...).Result()
+	if redis.HasErrorPrefix(err, "FENCED") {
+		return nil, fmt.Errorf("%w (token %d)", ErrFenced, f.token)
+	}
+	return v, err
+}
+
+// fencedSet is SET key value [PX ms], fenced.
+var fencedSet = NewScript(`
+if tonumber(ARGV[2]) > 0 then
+  return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return redis.call('SET', KEYS[1], ARGV[1])
+`)
+
+// Set writes key = value (with a time to live if ttl > 0) only if f's token
+// is current; otherwise it returns an error wrapping [ErrFenced].
+func (f Fence) Set(ctx context.Context, c redis.Scripter, key, value string, ttl time.Duration) error {
+	_, err := fencedSet.Run(ctx, c, f, []string{key}, value, ttl.Milliseconds())
+	return err
+}
