@@ -14,13 +14,11 @@ import (
 type Mode int
 
 const (
-	// ModeV1 posts the v1 metrics of the project (PATCH /v1/projects/@me/metrics
-	// with server_count and shard_count) and backfills missed samples with a
-	// metrics batch. It is the default.
+	// ModeV1, the default, posts the project's v1 metrics and backfills missed
+	// samples with a metrics batch.
 	ModeV1 Mode = iota
-	// ModeV0 posts the legacy bot stats (POST /bots/:bot_id/stats) with the
-	// per-shard list, the bot id taken from the sessions' READY (from
-	// Counts.BotID). It has no backfill: v0 stats carry no timestamp.
+	// ModeV0 posts the legacy bot stats with the per-shard list, for the bot
+	// id of Counts.BotID; it has no backfill.
 	ModeV0
 )
 
@@ -39,23 +37,14 @@ func (m Mode) String() string {
 const (
 	// defaultInterval is the time between two posts.
 	defaultInterval = 30 * time.Minute
-	// MinInterval is the shortest Interval [New] accepts: Top.gg limits how
-	// often a bot may post (its v1 project endpoints are "stricter" than the
-	// rest, with no number published; v0 allows 60 calls a minute shared by
-	// every v0 call, then blocks for an hour), and the official libraries
-	// post at most every 15 minutes. A listing shows the numbers with a
-	// delay anyway. The floor does not apply to a client of a fake on this
-	// machine ([topgg.Client.Loopback]), for tests and demos.
+	// MinInterval is the shortest Interval [New] accepts, to stay within
+	// Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
 	MinInterval = 15 * time.Minute
-	// defaultRefresh is the longest time without a post when the numbers do
-	// not change.
+	// defaultRefresh is the longest time without a post.
 	defaultRefresh = 3 * time.Hour
-	// defaultReadyTimeout is how long the first post waits for every shard
-	// to report before it says, in a warning and a skipped Result, which
-	// are missing.
+	// defaultReadyTimeout is how long the first post waits for every shard.
 	defaultReadyTimeout = 5 * time.Minute
-	// MaxBackfill is the largest number of missed samples kept while the
-	// service is unreachable: one metrics batch.
+	// MaxBackfill is the most missed samples kept: one metrics batch.
 	MaxBackfill = topgg.MaxBatch
 )
 
@@ -66,32 +55,26 @@ type Config struct {
 	// Interval is the time between two posts (default 30 minutes, at least
 	// [MinInterval]).
 	Interval time.Duration
-	// Refresh is the longest time between two posts when the numbers do not
-	// change (default 3 hours). It is raised to Interval if smaller.
+	// Refresh is the longest time between two posts of unchanged numbers
+	// (default 3 hours, at least Interval).
 	Refresh time.Duration
-	// ReadyTimeout is how long the first post waits for every shard to
-	// report (its READY) before the missing shards are named in a warning and
-	// in a skipped Result (default 5 minutes). The Poster goes on waiting: it
-	// never posts a total that misses shards.
+	// ReadyTimeout is how long the first post waits for every shard's READY
+	// before naming the missing in a warning and a skipped Result (default 5
+	// minutes); the Poster goes on waiting.
 	ReadyTimeout time.Duration
-	// ShardCount is the bot's total number of shards, posted as shard_count,
-	// for the Poster's own Counter (see [NewCounter]). Zero takes it from the
-	// sessions. It must be zero when Source is set: the Source says it.
+	// ShardCount is the bot's total number of shards for the Poster's own
+	// Counter (see [NewCounter]); it must be zero when Source is set.
 	ShardCount int
-	// Source gives the numbers to post. Nil (the default) is the Poster's
-	// own [Counter], fed by [Poster.Attach]; a fleet gives the leader's
-	// Poster a Source that adds up every process's shards.
+	// Source gives the numbers to post (default: the Poster's own [Counter],
+	// fed by [Poster.Attach]).
 	Source Source
 	// MaxBackfill is how many missed samples are kept while the service is
-	// unreachable (default and maximum 100, one metrics batch; negative turns
-	// backfill off).
+	// unreachable (default and maximum 100; negative turns backfill off).
 	MaxBackfill int
-	// OnPost, if not nil, is called after each post attempt (posted, skipped or
-	// failed) from the Poster's goroutine. It must not block for long; a panic
-	// in it is recovered and logged.
+	// OnPost, if not nil, is called from the Poster's goroutine after each post
+	// attempt; it must not block long. A panic in it is recovered and logged.
 	OnPost func(Result)
-	// Logger receives one line per post and the warnings (default:
-	// slog.Default(), so that a refused token is seen).
+	// Logger receives one line per post and the warnings (default slog.Default()).
 	Logger *slog.Logger
 
 	// clock times the waits (default: the real clock); tests set a fake.
@@ -112,8 +95,7 @@ func (e *ConfigError) Error() string {
 	return "autopost: Config." + e.Field + ": " + e.Problem
 }
 
-// withDefaults checks c for a client of the real service (local is false)
-// or of a fake on this machine, and fills in its zero fields.
+// withDefaults checks c (local: a client of a fake) and fills in its zero fields.
 func (c Config) withDefaults(local bool) (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err

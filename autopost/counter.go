@@ -15,16 +15,10 @@ import (
 
 var _ Source = (*Counter)(nil)
 
-// Counter counts a bot's guilds, per shard, from the gateway events of the
-// discordgo sessions attached to it (one per shard), as the package doc
-// describes. It is the default [Source] of a [Poster]; in a fleet, each
-// process runs one for its own shards and publishes [Counter.AppendShards].
-//
-// The zero value is a Counter that takes the shard count from its sessions,
-// like NewCounter(0). A Counter must not be copied after first use. All
-// methods are safe for concurrent use; the event handlers take one shard's
-// lock for one map update, never block on the network, and do not allocate
-// once the shard's map has grown to size.
+// Counter counts a bot's guilds per shard from the gateway events of the
+// sessions attached to it; it is a Poster's default [Source]. The zero value
+// is NewCounter(0); do not copy it after first use. Safe for concurrent use;
+// its event handlers never block on the network.
 type Counter struct {
 	shardCount int // the bot's total; 0: from the sessions
 	t          tally
@@ -35,10 +29,7 @@ type Counter struct {
 }
 
 // NewCounter returns a Counter for a bot of shardCount shards in all, posted
-// as shard_count. Zero takes it from the sessions: the largest of their
-// shard counts (as set in ShardID/ShardCount or Identify.Shard, and confirmed
-// by READY) and the number of sessions attached. A negative count is taken
-// as zero.
+// as shard_count; zero or less takes it from the sessions.
 func NewCounter(shardCount int) *Counter {
 	return &Counter{shardCount: max(shardCount, 0)}
 }
@@ -51,30 +42,17 @@ type ShardStats struct {
 	Servers int
 	// Unavailable is how many of Servers are in an outage now.
 	Unavailable int
-	// Ready reports whether the shard has received its READY: until then it
-	// has not reported, and Servers is 0.
+	// Ready reports whether the shard has received its READY; until then
+	// Servers is 0.
 	Ready bool
 }
 
-// Attach makes the Counter count the guilds of the given sessions, one per
-// shard, and returns the function that detaches them again. Attach them
-// before their first Open: READY lists the shard's guilds. Attaching while a
-// Poster runs is fine, as long as the session has not been opened.
-//
-// The shard of a session is its ShardID/ShardCount pair (or Identify.Shard),
-// as discordgo identifies with it; READY confirms it.
-//
-// Attach attaches all the sessions or none. It fails, wrapping a sentinel,
-// for a nil session ([topgg.ErrNilArgument]), one without the GUILDS intent
-// ([ErrNoGuildsIntent]), one that is open, being opened or was opened before
-// ([ErrSessionOpen]), and one already attached, or of a shard another
-// attached session has, or of a shard beyond the Counter's shard count
-// ([ErrAttachedTwice]).
-//
-// detach removes the handlers and takes the sessions' guilds out of the
-// counts at once; those shards are then missing, so a Poster posts nothing
-// until sessions for them are attached again. It may be called more than
-// once.
+// Attach makes the Counter count the guilds of sessions, one per shard, which
+// must not have been opened yet; it attaches all or none. It fails for a nil
+// session ([topgg.ErrNilArgument]), one without the GUILDS intent
+// ([ErrNoGuildsIntent]), one opened ([ErrSessionOpen]), and one attached twice
+// or of a shard taken or beyond the shard count ([ErrAttachedTwice]).
+// detach, idempotent, takes their guilds out of the counts at once.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if c == nil {
 		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", topgg.ErrNotConfigured)
@@ -88,10 +66,9 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 	if err != nil {
 		return nil, err
 	}
-	// Handlers are added outside c.mu: discordgo's handler lock may be held
-	// by a running synchronous handler. Each is added before the session is
-	// checked, so that an Open racing with Attach is either seen or has its
-	// READY delivered (see sessionOpened).
+	// Handlers are added outside c.mu (a synchronous handler may hold
+	// discordgo's lock), each before its session is checked, so that a racing
+	// Open is either seen or has its READY delivered.
 	removers := make([]func(), 0, len(sessions))
 	detach = sync.OnceFunc(func() {
 		for _, remove := range removers {
@@ -158,8 +135,7 @@ func (c *Counter) unregister(sessions []*discordgo.Session, added []*shard) {
 	}
 }
 
-// shardPair returns the shard a session identifies as, the way discordgo
-// builds its IDENTIFY.
+// shardPair returns the shard a session identifies as, as discordgo does.
 func shardPair(s *discordgo.Session) (id, count int) {
 	if s.ShardCount > 1 {
 		return s.ShardID, s.ShardCount
@@ -171,9 +147,7 @@ func shardPair(s *discordgo.Session) (id, count int) {
 }
 
 // AppendShards appends the state of every attached shard to dst, in shard
-// id order, and returns the extended slice. It allocates nothing when dst
-// has room: a fleet process can publish its shards every few seconds with
-// one reused buffer.
+// id order; it allocates nothing when dst has room.
 func (c *Counter) AppendShards(dst []ShardStats) []ShardStats {
 	if c == nil {
 		return dst
@@ -204,10 +178,8 @@ func (c *Counter) attached() int {
 	return int(c.t.attached.Load())
 }
 
-// Counts returns the counts of the attached shards, as a [Source]: Missing
-// lists the shards of [0, Shards) without a ready session here. It fails only
-// when ctx is done. Servers is read shard by shard: an event handled
-// meanwhile may show in one shard and not yet in another.
+// Counts returns the counts of the attached shards: Missing lists those of
+// [0, Shards) without a ready session here. It fails only when ctx is done.
 func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 	if err := ctx.Err(); err != nil {
 		return Counts{}, err
@@ -243,9 +215,7 @@ func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 }
 
 // Changed returns a channel closed when a shard gets its READY, is attached
-// or is detached, or its counts change (a guild joins or leaves, or goes into
-// or out of an outage), as a [Source]. A fleet process publishes its counts
-// when it closes.
+// or detached, or its counts change.
 func (c *Counter) Changed() <-chan struct{} {
 	if c == nil {
 		return nil
@@ -253,8 +223,7 @@ func (c *Counter) Changed() <-chan struct{} {
 	return c.t.changedCh()
 }
 
-// shardTotal is the shard_count to post: the configured one, else the largest
-// shard count the sessions announced, or the number attached if larger.
+// shardTotal is the shard_count to post.
 func (c *Counter) shardTotal() int {
 	if c.shardCount > 0 {
 		return c.shardCount

@@ -8,9 +8,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// onEvent is the shard's discordgo handler. It takes the raw *discordgo.Event
-// rather than the typed events because only the raw event carries the gateway
-// sequence number, which orders the events whatever goroutine runs first.
+// onEvent is the shard's discordgo handler; only the raw event carries the
+// sequence number that orders the events.
 func (sh *shard) onEvent(s *discordgo.Session, e *discordgo.Event) {
 	switch e.Type {
 	case "GUILD_CREATE":
@@ -45,12 +44,9 @@ func (sh *shard) onGuild(s *discordgo.Session, seq int64, g *discordgo.Guild, st
 	sh.guildEvent(session, seq, gid, state)
 }
 
-// guildFields reads the guild's id and availability and the session the
-// event came on. discordgo's State keeps the GUILD_CREATE guild and later
-// overwrites it in place (on GUILD_UPDATE, say) under its own lock, so the
-// fields are read under that lock. The session is the State's READY session:
-// State takes each READY before discordgo reads the next message, so it is
-// the session of this event unless a whole reconnect happened since.
+// guildFields reads the guild's id and availability, under the State's lock
+// as State overwrites the guild in place, and the session the event came on:
+// the State's READY session, unless a whole reconnect happened since.
 func guildFields(s *discordgo.Session, g *discordgo.Guild) (id string, unavailable bool, session string) {
 	if s == nil || s.State == nil {
 		return g.ID, g.Unavailable, ""
@@ -79,10 +75,8 @@ type wireGuild struct {
 	Unavailable bool   `json:"unavailable"`
 }
 
-// readReady copies what the tracker needs out of READY. It decodes the raw
-// payload, which nothing modifies: the decoded *discordgo.Ready shares its
-// guild slice and pointers with State, which shifts the slice on GUILD_DELETE
-// and overwrites the guilds on GUILD_CREATE, possibly before this handler runs.
+// readReady copies what the tracker needs out of READY's raw payload: the
+// decoded *discordgo.Ready shares its guilds with State, which modifies them.
 func readReady(e *discordgo.Event) (readyInfo, bool) {
 	var w readyWire
 	if len(e.RawData) == 0 || json.Unmarshal(e.RawData, &w) != nil {

@@ -6,9 +6,8 @@ import (
 	"log/slog"
 )
 
-// String describes the Counter by its shard count, without its sessions: a
-// discordgo.Session holds the bot token in clear, and fmt prints a pointer
-// reached under a verb that does not fit it (%s, %q, %d, %x) field by field.
+// String describes the Counter by its shard count, never its sessions, which
+// hold the bot token.
 func (c *Counter) String() string {
 	if c == nil {
 		return "autopost.Counter(nil)"

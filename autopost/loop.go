@@ -13,25 +13,20 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// loop is the state the posting loop carries from one attempt to the next,
-// for one Run.
+// loop is the state the posting loop carries between attempts of one Run.
 type loop struct {
 	posted   bool // something was posted since Run began
 	last     Counts
 	lastAt   time.Time
 	failures int // consecutive failed attempts
-	// samples are the numbers the service missed while it could not take
-	// them, one per interval, oldest first; nextSample is when the next one
-	// is due.
+	// samples are the numbers the service missed, one per interval;
+	// nextSample is when the next one is due.
 	samples    []topgg.MetricsSample
 	nextSample time.Time
-	// incomplete is set while shards are missing, so that the warning is
-	// logged once per such spell.
+	// incomplete and refused are set while shards are missing or the token
+	// is refused, so that each spell is logged once.
 	incomplete bool
-	// refused is set while the service refuses the token, so that the
-	// failure is logged once per such spell (the client logs the refusal
-	// itself, at error level, once).
-	refused bool
+	refused    bool
 }
 
 // same reports whether a post of c would send what the last one did.
@@ -58,8 +53,7 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 	}
 	res := Result{At: now, Servers: c.Servers, Shards: c.Shards}
 	if !c.Complete() {
-		// A partial total would replace the listing's exact one. l.last
-		// stays, so numbers equal to it are not posted again.
+		// l.last stays, so numbers equal to it are not posted again.
 		level := slog.LevelDebug
 		if !l.incomplete {
 			level = slog.LevelWarn
@@ -101,10 +95,8 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 }
 
 // failureDelay keeps a backfill sample when the post may succeed later and
-// returns the wait before the next attempt: the service's Retry-After when
-// it gave one (never less), else backoff, shortened to the next sample's
-// time so that each interval the service misses keeps its sample; a full
-// Interval after a refusal that no retry mends (topgg.Retryable false).
+// returns the wait before the next attempt: never less than Retry-After, a
+// full Interval after an error no retry mends.
 func (p *Poster) failureDelay(l *loop, c Counts, now time.Time, err error) time.Duration {
 	if !topgg.Retryable(err) {
 		return p.cfg.Interval
@@ -140,8 +132,7 @@ func (p *Poster) send(ctx context.Context, l *loop, c Counts, res *Result) error
 		case topgg.Retryable(err), ctx.Err() != nil:
 			return err
 		default:
-			// The service refused the batch itself: sending it again would
-			// fail again, so the samples are given up.
+			// Refused for itself: sending it again would fail again.
 			p.log.LogAttrs(ctx, slog.LevelWarn, "Top.gg refused the missed samples; dropping them",
 				slog.Int("samples", len(l.samples)), slog.String("error", err.Error()))
 			l.samples = nil
@@ -178,9 +169,8 @@ func (p *Poster) keepSample(l *loop, c Counts, now time.Time) {
 	l.nextSample = now.Add(p.cfg.Interval)
 }
 
-// failureWait is the wait after the n-th failure in a row: from a sixteenth of
-// the interval (at most a minute), doubling up to the interval, less up to
-// half of it at random so that many bots do not retry in step.
+// failureWait is the jittered backoff after the n-th failure in a row, up to
+// the interval.
 func (p *Poster) failureWait(n int) time.Duration {
 	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
 	return backoff.Exp(n, first, p.cfg.Interval)

@@ -13,11 +13,8 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Poster posts a bot's counts to Top.gg: the numbers of a [Source], by
-// default its own [Counter] of the sessions given to [Poster.Attach]. Make
-// it with [New] and run it with [Poster.Run].
-//
-// All methods are safe for concurrent use.
+// Poster posts a [Source]'s counts to Top.gg, by default those of its own
+// [Counter]. Make it with [New]; safe for concurrent use.
 type Poster struct {
 	client  *topgg.Client
 	cfg     Config
@@ -29,13 +26,10 @@ type Poster struct {
 	running atomic.Bool
 }
 
-// New returns a Poster that posts with client the numbers of cfg.Source, or,
-// when it is nil, of a new Counter (of cfg.ShardCount shards) that
-// [Poster.Attach] feeds. It makes no request. It fails with [topgg.ErrNilArgument]
-// for a nil client and with a *[ConfigError] for an invalid Config (a
-// negative duration or ShardCount, an Interval below [MinInterval] for a
-// client of the real service, an unknown mode, MaxBackfill over 100, a nil
-// pointer as Source, or ShardCount set beside a Source).
+// New returns a Poster that posts with client the numbers of cfg.Source, or
+// of its own Counter fed by [Poster.Attach]; it makes no request. It fails
+// with [topgg.ErrNilArgument] for a nil client and with a *[ConfigError] for
+// an invalid Config.
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, errNilClient
@@ -71,18 +65,12 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 	return p.counter.Attach(sessions...)
 }
 
-// Run posts the counts until ctx is done, then returns nil; nothing it
-// started outlives it. The first post goes out once the Source's counts are
-// complete (every shard has its READY), then one every Interval; while they
-// are not, nothing is posted (after ReadyTimeout, or later while shards are
-// missing, each attempt is reported as skipped, naming the missing shards).
-// A service error never ends Run: it is reported and the post retried,
-// after the service's Retry-After when it gave one.
-//
-// Run may be called again after it returned (a fleet runs its leader's
-// Poster each time it wins the lease). It returns [topgg.ErrRunning] while another
-// Run of the same Poster runs, [topgg.ErrNotConfigured] on a zero Poster, and
-// [ErrNoSessions] when the Poster's own Counter has no session attached.
+// Run posts the counts every Interval once they are complete, never a partial
+// total, until ctx is done; then it returns nil, leaving nothing running.
+// Service errors are reported and retried, never returned. It may run again
+// after it returned, and fails with [topgg.ErrRunning] while another Run runs,
+// [topgg.ErrNotConfigured] on a zero Poster, and [ErrNoSessions] when its own
+// Counter has no session attached.
 func (p *Poster) Run(ctx context.Context) error {
 	if p == nil || p.client == nil {
 		return errNotMade
@@ -105,11 +93,9 @@ func (p *Poster) Run(ctx context.Context) error {
 	}
 }
 
-// waitComplete waits until the Source's counts are complete. After
-// session.OpenGrace it warns, once, naming the shards of the Poster's own
-// Counter whose sessions are not opened; after ReadyTimeout it reports a
-// skipped attempt naming the missing shards, once, and waits on. It returns
-// false if ctx is done first.
+// waitComplete waits until the Source's counts are complete, warning once of
+// sessions not opened and of shards missing at ReadyTimeout; false if ctx is
+// done first.
 func (p *Poster) waitComplete(ctx context.Context) bool {
 	timeout := p.clock.NewTimer(p.cfg.ReadyTimeout)
 	defer timeout.Stop()
@@ -141,9 +127,8 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 	}
 }
 
-// waitChange waits until the Source says its counts changed (or, without a
-// channel, a recheck period has passed), ctx is done, or the open check or
-// the ready timeout fires, which it reports.
+// waitChange waits for a change of the counts (or a recheck), ctx, or the
+// open check or ready timeout, which it reports.
 func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, openCheck *<-chan time.Time, c Counts) {
 	var poll <-chan time.Time
 	if changed == nil {

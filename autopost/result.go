@@ -15,44 +15,37 @@ type Result struct {
 	At time.Time
 	// Servers and Shards are the numbers the attempt posted (or would have).
 	Servers, Shards int
-	// Skipped is true when nothing was sent: the numbers were those of the
-	// last post and the refresh time had not come, or some shards had not
-	// reported (Missing says which), so there was no exact total to post.
+	// Skipped is true when nothing was sent: the numbers were unchanged, or
+	// some shards had not reported (Missing says which).
 	Skipped bool
-	// Missing lists the shards that had not reported, when that is why the
-	// attempt was skipped.
+	// Missing lists the shards that had not reported, if that was why.
 	Missing []int
-	// Backfilled is how many missed samples were sent in a metrics batch
-	// before the current numbers.
+	// Backfilled is how many missed samples were sent before the numbers.
 	Backfilled int
-	// Err is why the attempt failed (a *topgg.RateLimitError, *topgg.APIError,
-	// *topgg.RequestError, an error of the Source, ...); nil when posted or
-	// skipped.
+	// Err is why the attempt failed (a *topgg.APIError, an error of the
+	// Source, ...); nil when posted or skipped.
 	Err error
 	// RetryIn is, after a failure, the wait before the next attempt.
 	RetryIn time.Duration
 }
 
-// Outcome says what one post attempt did: a small fixed set, fit for a
-// metrics label. Its zero value is no outcome.
+// Outcome says what one post attempt did, fit for a metrics label; its zero
+// value is no outcome.
 type Outcome uint8
 
 // Outcomes of a post attempt, as [Result.Outcome] names them.
 const (
 	// OutcomePosted: the numbers were sent and the service took them.
 	OutcomePosted Outcome = iota + 1
-	// OutcomeUnchanged: nothing was sent, the numbers being those of the
-	// last post and the refresh time not come.
+	// OutcomeUnchanged: nothing was sent, the numbers being unchanged.
 	OutcomeUnchanged
-	// OutcomeIncomplete: nothing was sent because some shards had not
-	// reported.
+	// OutcomeIncomplete: nothing was sent, some shards having not reported.
 	OutcomeIncomplete
 	// OutcomeFailed: the attempt failed (Err says why).
 	OutcomeFailed
 )
 
 // String returns the outcome's label value, such as "posted", or "unknown".
-// It does not allocate.
 func (o Outcome) String() string {
 	switch o {
 	case OutcomePosted:
@@ -67,8 +60,7 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Outcome says what the attempt did: [OutcomePosted], [OutcomeUnchanged],
-// [OutcomeIncomplete] or [OutcomeFailed].
+// Outcome says what the attempt did.
 func (r Result) Outcome() Outcome {
 	switch {
 	case r.Err != nil:
@@ -81,8 +73,7 @@ func (r Result) Outcome() Outcome {
 	return OutcomePosted
 }
 
-// reportQuietly logs a failure that repeats one already logged (the token is
-// still refused) at debug level only, and calls OnPost.
+// reportQuietly logs a repeated failure at debug level, and calls OnPost.
 func (p *Poster) reportQuietly(ctx context.Context, r Result) {
 	p.log.LogAttrs(ctx, slog.LevelDebug, "could not post the server count to Top.gg; the token is still refused",
 		slog.Duration("retry_in", r.RetryIn), slog.String("error", r.Err.Error()))
@@ -110,8 +101,7 @@ func (p *Poster) report(ctx context.Context, r Result) {
 	p.notify(ctx, r)
 }
 
-// notify calls OnPost, if set, and logs a panic in it instead of letting it
-// end the Poster's goroutine.
+// notify calls OnPost, if set, recovering and logging a panic.
 func (p *Poster) notify(ctx context.Context, r Result) {
 	if p.cfg.OnPost == nil {
 		return

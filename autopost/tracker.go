@@ -5,9 +5,8 @@ import (
 	"sync/atomic"
 )
 
-// The state of a tracked guild sits in the low bits of its map value; the
-// gateway sequence number of the event that set it fills the rest. One uint64
-// per guild keeps the map small and the update allocation-free.
+// A guild's map value packs its state (low bits) with the sequence number of
+// the event that set it: one uint64 per guild.
 const (
 	stateAvailable   uint64 = 0 // counted
 	stateUnavailable uint64 = 1 // in an outage: still counted
@@ -19,29 +18,22 @@ const (
 func pack(seq int64, state uint64) uint64 { return uint64(seq)<<stateBits | state }
 func seqOf(v uint64) int64                { return int64(v >> stateBits) }
 
-// Tombstones of removed guilds keep a late, older GUILD_CREATE from bringing a
-// guild back. One is needed only while such an event can still be in flight,
-// so a sweep drops those that are tombstoneLag sequence numbers old. Sweeps run
-// when the tombstones outnumber a quarter of the live guilds (and at least
-// minSweep), which keeps their cost O(1) per removal, amortised.
+// Tombstones of removed guilds keep a late GUILD_CREATE from bringing a guild
+// back; a sweep drops those tombstoneLag sequence numbers old, when they
+// outnumber a quarter of the live guilds (amortised O(1) per removal).
 const (
 	tombstoneLag = 1 << 14
 	minSweep     = 1024
 )
 
-// tally holds what a Counter's shards share: how many are attached, the
-// shard count and bot id their READYs announce, and the change signal. Its
-// zero value is ready to use.
+// tally holds what a Counter's shards share. Its zero value is ready to use.
 type tally struct {
 	attached  atomic.Int64
 	shardHint atomic.Int64 // largest shard count the sessions announced
 	botID     atomic.Pointer[string]
 
-	// changed is closed, then forgotten, when a shard gets READY, is
-	// attached or is detached, or its counts change (a guild joins, leaves,
-	// goes into or out of an outage): a broadcast to every waiter. It is
-	// made only when someone waits, so guild events never allocate, and
-	// swapped atomically, so that an event with no waiter costs one load.
+	// changed is closed, then forgotten, on each change: a broadcast. It is
+	// made only when someone waits, so guild events never allocate.
 	changed atomic.Pointer[chan struct{}]
 }
 
@@ -83,13 +75,9 @@ type pending struct {
 	state uint64
 }
 
-// shard counts the guilds of one gateway shard (one discordgo session).
-//
-// Events are ordered per guild by sequence number: an event older than the
-// one already applied to its guild is dropped, so the outcome does not depend
-// on the order the handler goroutines run in. Events whose session differs
-// from the one of the applied READY wait in early until that READY arrives,
-// which then replaces the guild set and replays them.
+// shard counts the guilds of one gateway shard (one discordgo session),
+// whatever order its handlers run in: an event older than its guild's last is
+// dropped, and one of a session not yet READY waits in early until it is.
 type shard struct {
 	t *tally
 
@@ -113,9 +101,8 @@ func newShard(t *tally, id, count int) *shard {
 	return &shard{t: t, id: id, count: count, guilds: map[uint64]uint64{}}
 }
 
-// guildEvent applies a GUILD_CREATE or GUILD_DELETE that sets guild id to
-// state. session is the gateway session the event came on ("" if unknown);
-// seq its sequence number (<= 0 if unknown: it then counts as the newest).
+// guildEvent applies a GUILD_CREATE or GUILD_DELETE setting guild id to state;
+// an unknown session is "", an unknown seq <= 0 (then the newest).
 func (sh *shard) guildEvent(session string, seq int64, id uint64, state uint64) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -138,8 +125,8 @@ func (sh *shard) guildEvent(session string, seq int64, id uint64, state uint64) 
 	sh.applyLocked(seq, id, state)
 }
 
-// applyLocked sets guild id to state unless a newer event already touched it,
-// and keeps the counts. The caller holds sh.mu.
+// applyLocked sets guild id to state unless a newer event already touched it.
+// The caller holds sh.mu.
 func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 	if seq <= 0 {
 		seq = sh.maxSeq + 1
@@ -169,8 +156,7 @@ func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 	}
 }
 
-// weight is what one guild in state adds to a shard's counts: counted
-// servers, those in an outage, and tombstones.
+// weight is what one guild in state adds to a shard's counts.
 func weight(state uint64) (servers, unavailable, tombs int) {
 	switch state {
 	case stateAvailable:
@@ -183,8 +169,7 @@ func weight(state uint64) (servers, unavailable, tombs int) {
 	return 0, 0, 0
 }
 
-// addCounts changes the shard's counts by the deltas. The caller holds
-// sh.mu.
+// addCounts changes the shard's counts by the deltas. The caller holds sh.mu.
 func (sh *shard) addCounts(dServers, dUnavailable int) {
 	sh.servers += dServers
 	sh.unavailable += dUnavailable
@@ -233,8 +218,7 @@ type readyInfo struct {
 }
 
 // applyReady replaces the shard's guild set with the READY's and replays the
-// events of that session that came first. A READY of the current or the
-// previous session changes nothing.
+// events of that session that came first.
 func (sh *shard) applyReady(r readyInfo) {
 	seq := max(r.seq, 1)
 	m, servers, unavailable := readyGuilds(r.guilds, seq)
@@ -263,8 +247,7 @@ func (sh *shard) applyReady(r readyInfo) {
 }
 
 // readyGuilds builds a shard's guild map from READY's list, every guild at
-// seq, and counts the servers and those in an outage. A guild listed twice
-// keeps its first entry.
+// seq, and counts it; a guild listed twice keeps its first entry.
 func readyGuilds(guilds []readyGuild, seq int64) (m map[uint64]uint64, servers, unavailable int) {
 	m = make(map[uint64]uint64, len(guilds))
 	for _, g := range guilds {
@@ -282,9 +265,8 @@ func readyGuilds(guilds []readyGuild, seq int64) (m map[uint64]uint64, servers, 
 	return m, servers, unavailable
 }
 
-// replayEarlyLocked applies, then drops, the events kept from before READY
-// when they belong to session (the one READY just opened); events of another
-// session stay. The caller holds sh.mu.
+// replayEarlyLocked applies, then drops, the events of session kept from
+// before its READY. The caller holds sh.mu.
 func (sh *shard) replayEarlyLocked(session string) {
 	if sh.earlySess != session && sh.earlySess != "" {
 		return
@@ -309,8 +291,7 @@ func (sh *shard) detach() {
 	sh.t.wake()
 }
 
-// stats returns the shard's id, its counted guilds, those in an outage, and
-// whether it has its READY.
+// stats returns the shard's id, counts and whether it has its READY.
 func (sh *shard) stats() (id, servers, unavailable int, ready bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

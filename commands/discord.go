@@ -8,17 +8,14 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// errNotReady: a session that has not received READY yet, so the
-// application ID is unknown.
+// errNotReady: a session without READY, so no application ID.
 var errNotReady = errors.New("commands: discordgo session is not ready (no READY received)")
 
 // errDiscordFetch marks a failure to read the commands from Discord.
 var errDiscordFetch = errors.New("commands: fetching the application's commands from Discord")
 
-// syncFromDiscord publishes the application's global commands as Discord has
-// them (GET /applications/{id}/commands, after the first READY), for a Job
-// without Commands, then goes on as Sync does. It asks Discord nothing for a
-// project that is not a Discord bot.
+// syncFromDiscord is Sync of the application's global commands as Discord has
+// them; it asks Discord nothing for a project that is not a Discord bot.
 func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if err := s.ready(); err != nil {
 		return Result{}, err
@@ -52,9 +49,7 @@ func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session
 	return s.publish(ctx, p, defs, refused)
 }
 
-// applicationID reads the application ID from the session's READY state, or
-// "" before READY. State is written by discordgo's event goroutine under its
-// lock.
+// applicationID reads the application ID from the session's State, or "".
 func applicationID(session *discordgo.Session) string {
 	if session == nil || session.State == nil {
 		return ""

@@ -6,9 +6,7 @@ import (
 	"log/slog"
 )
 
-// String describes the JobConfig without its Session: a discordgo.Session
-// holds the bot token in clear, and fmt prints a pointer reached under a verb
-// that does not fit it (%s, %q, %d, %x) field by field.
+// String describes the JobConfig, never its Session, which holds the token.
 func (cfg JobConfig) String() string {
 	session := "none"
 	if cfg.Session != nil {
@@ -32,8 +30,7 @@ func (j *Job) String() string {
 // Format prints the Job as String does, under every verb (%#v too).
 func (j *Job) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, j.String()) }
 
-// LogValue makes slog print the JobConfig as String does (its JSON handler
-// would otherwise marshal the Session, token and all, when it could).
+// LogValue makes slog print the JobConfig as String does.
 func (cfg JobConfig) LogValue() slog.Value { return slog.StringValue(cfg.String()) }
 
 // LogValue makes slog print the Job as String does.

@@ -21,11 +21,8 @@ import (
 // defaultJobInterval is the time between two syncs of a [Job].
 const defaultJobInterval = 15 * time.Minute
 
-// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts for a
-// client of the real service: a failing sync is retried within the interval,
-// so a shorter one would send Top.gg a PUT of the commands as often (its v1
-// project endpoints have "stricter" limits, with no number published). A
-// client of a fake on this machine ([topgg.Client.Loopback]) has no floor.
+// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts, to stay
+// within Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
 const MinJobInterval = time.Minute
 
 // ErrJobSource means a JobConfig says neither what to publish nor where to
@@ -36,48 +33,33 @@ var ErrJobSource = errors.New("commands: JobConfig: set Commands, Session or Rea
 // JobConfig configures a [Job]: Commands, Session, or Ready (with or without
 // Commands).
 type JobConfig struct {
-	// Commands are the definitions to publish, as the bot registers them on
-	// Discord. A non-nil empty slice clears the listing's commands. They
-	// are checked against Discord's rules by NewJob.
+	// Commands are the definitions to publish, checked by NewJob; a non-nil
+	// empty slice clears the listing's commands.
 	Commands []*discordgo.ApplicationCommand
-	// Session, for a bot that gives no list, is one of its sessions: once
-	// it has its READY, the application's global commands are read from
-	// Discord through it (GET /applications/{id}/commands). A bot often
-	// registers its commands after READY, so the Job reads them again every
-	// Interval; an unchanged list costs one Discord GET and no Top.gg call.
+	// Session, for a bot that gives no list, is one of its sessions: once it
+	// has its READY, the application's global commands are read from Discord
+	// through it, every Interval.
 	Session *discordgo.Session
-	// Ready, for a bot of several sessions (shards), replaces Session: Run
-	// calls it first, and it returns once one of them has its READY, with
-	// that session (or with ctx's error). Without Commands, the commands are
-	// read from Discord through that session; with them, the first sync
-	// waits for it.
+	// Ready, for a bot of several shards, replaces Session: it returns a
+	// session once one has its READY (or ctx's error); with Commands, the
+	// first sync waits for it.
 	Ready func(ctx context.Context) (*discordgo.Session, error)
 	// Interval is the time between two syncs (default 15 minutes).
 	Interval time.Duration
-	// OnResult, if not nil, is called after each sync with its outcome:
-	// the Result, and the error when it failed (a *topgg.ValidationError,
-	// *topgg.APIError, *topgg.RateLimitError, a Discord failure, ...), and
-	// Run's context. It runs on the Job's goroutine, must not block for
-	// long, and a panic in it is recovered and logged.
+	// OnResult, if not nil, is called on the Job's goroutine after each sync
+	// with its Result and error; it must not block long. A panic in it is
+	// recovered and logged.
 	OnResult func(ctx context.Context, r Result, err error)
-	// Logger receives the failures (default: slog.Default(), so that a refused token is seen).
+	// Logger receives the failures (default slog.Default()).
 	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
 }
 
-// Job runs a [Syncer] as a long-running job: it syncs once when Run starts
-// (with a Session or Ready, once a session has its READY) and again every
-// Interval, and reports each outcome to OnResult. A failure worth retrying
-// (topgg.Retryable, or a Discord 5xx, 429 or connection failure) is retried
-// with backoff, never before the service's Retry-After. Definitions the
-// service refused are not retried: the same definitions are not sent again,
-// only changed ones, at the next Interval. A refused token ends Run with
-// the error (wrapping topgg.ErrUnauthorized): no sync can pass until the
-// token is replaced.
-//
-// Make it with [NewJob]; a zero or nil Job fails Run with
-// [topgg.ErrNotConfigured]. Run may be called again after it returned.
+// Job runs a [Syncer] at start and every Interval, reporting each outcome to
+// OnResult. Transient failures are retried with backoff, never before
+// Retry-After; refused definitions are not sent again until they change.
+// Make it with [NewJob].
 type Job struct {
 	syncer  *Syncer
 	cfg     JobConfig
@@ -85,12 +67,9 @@ type Job struct {
 	running atomic.Bool
 }
 
-// NewJob returns a Job that syncs with s. It fails with [topgg.ErrNotConfigured]
-// for a nil or zero Syncer, [ErrJobSource] for a JobConfig with none of
-// Commands, Session and Ready or with Session beside one of them, a
-// *topgg.ValidationError for Commands that break Discord's rules, and an
-// error for a negative Interval or one below [MinJobInterval] for a client
-// of the real service.
+// NewJob returns a Job that syncs with s. It fails with
+// [topgg.ErrNotConfigured] for a zero Syncer, [ErrJobSource], a
+// *topgg.ValidationError for invalid Commands, and an error for a bad Interval.
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
@@ -108,8 +87,7 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
 }
 
-// check refuses a JobConfig NewJob cannot run; loopback lifts the interval
-// floor (a fake service on this machine).
+// check refuses a JobConfig NewJob cannot run; loopback lifts the floor.
 func (cfg *JobConfig) check(loopback bool) error {
 	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
 		return ErrJobSource
@@ -128,10 +106,10 @@ func (cfg *JobConfig) check(loopback bool) error {
 	return nil
 }
 
-// Run syncs until ctx is done, then returns nil; nothing it started outlives
-// it. It returns the error of a refused token (wrapping
-// topgg.ErrUnauthorized, after reporting it), [topgg.ErrRunning] while another Run
-// of the Job runs and [topgg.ErrNotConfigured] on a zero Job.
+// Run syncs until ctx is done, then returns nil, leaving nothing running; it
+// may run again after it returned. It returns a refused token's error
+// (wrapping topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run
+// runs and [topgg.ErrNotConfigured] on a zero Job.
 func (j *Job) Run(ctx context.Context) error {
 	if j == nil || j.syncer == nil {
 		return errNotMade
@@ -178,9 +156,8 @@ func (j *Job) Run(ctx context.Context) error {
 	}
 }
 
-// session waits for the session the commands are read through (or whose
-// READY the first sync waits for): nil without Session and Ready. It
-// reports false when ctx ended first.
+// session waits for the session of Session or Ready (nil without them);
+// false when ctx ended first.
 func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 	switch {
 	case j.cfg.Session != nil:
@@ -221,9 +198,8 @@ func (j *Job) report(ctx context.Context, res Result, err error) {
 	}
 }
 
-// retryable reports whether a failed sync may succeed unchanged later: what
-// topgg.Retryable says of Top.gg's errors, and for Discord's, a connection
-// failure, a 5xx or a 429.
+// retryable reports whether a failed sync may succeed unchanged later;
+// for Discord, a connection failure, a 5xx or a 429.
 func retryable(err error) bool {
 	if topgg.Retryable(err) {
 		return true
@@ -239,8 +215,7 @@ func retryable(err error) bool {
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// retryWait is the wait before retry n: backoff from 5 seconds up to
-// interval, and never less than the service's Retry-After.
+// retryWait is the wait before retry n, never less than Retry-After.
 func retryWait(n int, err error, interval time.Duration) time.Duration {
 	wait := backoff.Exp(n, min(5*time.Second, interval), interval)
 	var rl *topgg.RateLimitError
@@ -250,15 +225,13 @@ func retryWait(n int, err error, interval time.Duration) time.Duration {
 	return wait
 }
 
-// waitReady waits until session has its READY (the application id is
-// known), or ctx is done; it reports which.
+// waitReady reports whether session got its READY before ctx was done.
 func waitReady(ctx context.Context, session *discordgo.Session) bool {
 	if applicationID(session) != "" {
 		return true
 	}
 	ready := make(chan struct{}, 1)
-	// discordgo's State takes READY before the handlers run, so the id is
-	// known when this one runs.
+	// State takes READY before the handlers run.
 	remove := session.AddHandler(func(*discordgo.Session, *discordgo.Ready) {
 		select {
 		case ready <- struct{}{}:
@@ -276,26 +249,23 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 	return true
 }
 
-// Outcome says what one sync did: a small fixed set, fit for a metrics
-// label. Its zero value is no outcome.
+// Outcome says what one sync did, fit for a metrics label; its zero value
+// is no outcome.
 type Outcome uint8
 
 // Outcomes of a sync, as [Result.Outcome] names them.
 const (
 	// OutcomePublished: the definitions were sent and the service took them.
 	OutcomePublished Outcome = iota + 1
-	// OutcomeUnchanged: nothing was sent, the definitions being those
-	// published last.
+	// OutcomeUnchanged: nothing was sent, the definitions being unchanged.
 	OutcomeUnchanged
-	// OutcomeSkipped: nothing was sent for another reason (the project is
-	// not a Discord bot).
+	// OutcomeSkipped: nothing was sent as the project is not a Discord bot.
 	OutcomeSkipped
 	// OutcomeFailed: the sync failed.
 	OutcomeFailed
 )
 
-// String returns the outcome's label value, such as "published", or
-// "unknown". It does not allocate.
+// String returns the outcome's label value, such as "published", or "unknown".
 func (o Outcome) String() string {
 	switch o {
 	case OutcomePublished:

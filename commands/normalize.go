@@ -9,9 +9,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// serverAssigned reports the members Discord assigns to a registered command.
-// They say nothing about what the command is, and differ between a command the
-// bot is about to register and the same command read back from Discord.
+// serverAssigned reports the members Discord assigns to a registered command,
+// which differ between a command sent and read back.
 func serverAssigned(key string) bool {
 	switch key {
 	case "id", "application_id", "guild_id", "version":
@@ -20,10 +19,8 @@ func serverAssigned(key string) bool {
 	return false
 }
 
-// emptyMeansAbsent are the members whose empty value means the same as no
-// value. discordgo encodes some of them without omitempty (options,
-// choices, channel_types), so "none" comes out as null or [] depending on how
-// the slice was built.
+// emptyMeansAbsent are the members whose empty value (null or [], as
+// discordgo encodes some without omitempty) means no value.
 func emptyMeansAbsent(key string) bool {
 	switch key {
 	case "options", "choices", "channel_types", "name_localizations", "description_localizations":
@@ -32,26 +29,19 @@ func emptyMeansAbsent(key string) bool {
 	return false
 }
 
-// falseMeansAbsent are option members that discordgo always encodes and whose
-// false is Discord's default, so that a bot that leaves them out and one that
-// sets them to false describe the same option.
+// falseMeansAbsent are option members discordgo always encodes whose false is
+// Discord's default.
 func falseMeansAbsent(key string) bool {
 	return key == "required" || key == "autocomplete"
 }
 
-// Normalize returns the definitions to publish for cmds, one JSON object per
-// command, in the order of cmds: each command as discordgo sends it to
-// Discord, without what Discord assigns (id, application_id, guild_id,
-// version), in a canonical form (sorted members; no null, empty or false
-// members that mean the default; type 1 when none is set). The order of
-// commands, options and choices is kept, since Discord shows them in it.
-// Equal definitions always give equal bytes, and Normalize of its own output
-// gives the same bytes again.
-//
-// Definitions that break one of Discord's rules fail as [Validate] says; a
-// value that cannot be encoded (a NaN choice) fails with the encoder's error.
-// cmds is only read.
+// Normalize returns the definitions to publish for cmds, one canonical JSON
+// object per command in order, without what Discord assigns: equal
+// definitions give equal bytes, and Normalize is idempotent. Invalid cmds fail
+// as [Validate] says; cmds is only read.
 func Normalize(cmds []*discordgo.ApplicationCommand) ([]json.RawMessage, error) {
+	// Canonical: sorted members; no null, empty or false member meaning the
+	// default; type 1 when none is set. Order of options and choices is kept.
 	if err := Validate(cmds); err != nil {
 		return nil, err
 	}
@@ -90,8 +80,7 @@ func normalizeOne(c *discordgo.ApplicationCommand) (json.RawMessage, error) {
 	canonical(m, false)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	// Descriptions often hold '&' or '<'; keep them readable. The bytes stay
-	// deterministic either way.
+	// Keep '&' and '<' in descriptions readable.
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(m); err != nil { // encoding/json sorts map keys
 		return nil, err
@@ -99,9 +88,8 @@ func normalizeOne(c *discordgo.ApplicationCommand) (json.RawMessage, error) {
 	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
-// canonical drops, in place, the members of obj that mean the same as their
-// absence, and recurses into options and choices. isOption is true for an
-// option object.
+// canonical drops, in place, the members of obj (an option if isOption)
+// that mean the same as their absence, recursively.
 func canonical(obj map[string]any, isOption bool) {
 	for k, v := range obj {
 		if meansAbsent(k, v, isOption) {
@@ -118,8 +106,7 @@ func canonical(obj map[string]any, isOption bool) {
 	}
 }
 
-// meansAbsent reports whether member k of value v means the same as no member
-// k at all. isOption is true for a member of an option object.
+// meansAbsent reports whether member k of value v means no member k.
 func meansAbsent(k string, v any, isOption bool) bool {
 	switch v := v.(type) {
 	case nil:

@@ -13,10 +13,9 @@ import (
 	"sync"
 )
 
-// HashStore keeps the fingerprint of the last commands that were published
-// successfully, so that unchanged commands are not sent again. A Syncer
-// calls it from one goroutine at a time; an implementation shared between
-// Syncers must be safe for concurrent use.
+// HashStore keeps the fingerprint of the last published commands. A Syncer
+// calls it one call at a time; one shared between Syncers must be safe for
+// concurrent use.
 type HashStore interface {
 	// LoadHash returns the saved fingerprint, or "" when none was saved.
 	LoadHash(ctx context.Context) (string, error)
@@ -29,10 +28,8 @@ var (
 	_ HashStore = (*fileHashStore)(nil)
 )
 
-// memoryHashStore keeps the fingerprint in memory: unchanged commands are not
-// sent twice by one process, but are sent again after a restart. It is the
-// default of Config.Store. The zero value is ready to use; it is safe for
-// concurrent use.
+// memoryHashStore, Config.Store's default, keeps the fingerprint in memory.
+// The zero value is ready; safe for concurrent use.
 type memoryHashStore struct {
 	mu   sync.Mutex
 	hash string
@@ -52,8 +49,7 @@ func (m *memoryHashStore) LoadHash(ctx context.Context) (string, error) {
 	return m.hash, nil
 }
 
-// SaveHash replaces the saved fingerprint. It fails only when ctx is done,
-// or on a nil store.
+// SaveHash replaces the fingerprint; it fails only when ctx is done or nil.
 func (m *memoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -78,20 +74,16 @@ type fileHashStore struct {
 	mu   sync.Mutex
 }
 
-// NewFileHashStore returns a store that keeps the fingerprint in the file at
-// path, so that a restarted bot does not publish unchanged commands again.
-// Neither the file nor its directory need exist yet; SaveHash creates the
-// directory. Writes are atomic (a temporary file in the same directory,
-// synced, then renamed), so a crash leaves either the old or the new
-// fingerprint. It is safe for concurrent use within one process; two
-// processes must not share a path. An empty path makes a store whose calls
-// fail with [topgg.ErrNotConfigured].
+// NewFileHashStore returns a store keeping the fingerprint in the file at
+// path, created with its directory on save; writes are atomic. Safe for
+// concurrent use in one process; two processes must not share a path. An
+// empty path's store fails with [topgg.ErrNotConfigured].
 func NewFileHashStore(path string) HashStore {
 	return &fileHashStore{path: path}
 }
 
-// LoadHash returns the fingerprint in the file, or "" when the file does not
-// exist. A file that does not hold a fingerprint is an error.
+// LoadHash returns the file's fingerprint, or "" when there is no file; a
+// file not holding one is an error.
 func (f *fileHashStore) LoadHash(ctx context.Context) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -174,8 +166,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	// The rename is only durable once the directory entry is; not every
-	// platform can sync a directory, and the data is safe either way.
+	// Durable once the directory is synced, where the platform can.
 	if d, derr := os.Open(dir); derr == nil {
 		_ = d.Sync()
 		_ = d.Close()

@@ -17,43 +17,34 @@ import (
 
 // Config configures a [Syncer]. The zero value is valid.
 type Config struct {
-	// Store keeps the fingerprint of the last published commands. Default: in
-	// memory, so a restart publishes once more.
+	// Store keeps the last published commands' fingerprint (default: memory).
 	Store HashStore
-	// Logger receives one line per outcome (published, unchanged, skipped)
-	// and store warnings (default: slog.Default()).
+	// Logger receives one line per outcome and store warnings (default
+	// slog.Default()).
 	Logger *slog.Logger
 }
 
 // Result is the outcome of a sync that did not fail.
 type Result struct {
-	// Outcome is what the sync did: [OutcomePublished], [OutcomeUnchanged]
-	// (the commands are the ones published last time) or [OutcomeSkipped]
-	// (the token's project is not a Discord bot: only a Discord bot has
-	// commands on its listing), or [OutcomeFailed] beside an error.
+	// Outcome is what the sync did; [OutcomeFailed] beside an error.
 	Outcome Outcome
 	// Commands is the number of command definitions considered.
 	Commands int
-	// Hash is the fingerprint of the definitions for this project: the hex
-	// SHA-256 of the project ID and the normalized definitions. Empty when the
-	// project is not a Discord bot.
+	// Hash is the fingerprint of the definitions for this project; empty when
+	// the project is not a Discord bot.
 	Hash string
 }
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
-// Make it with [New]; a zero or nil Syncer fails every call with
-// [topgg.ErrNotConfigured]. It is safe for concurrent use: syncs run one at a
-// time, and a call waiting for its turn gives up when its context is done.
-// It starts no goroutine, so there is nothing to close; [Job] runs it as a
-// long-running job.
+// Make it with [New]; a zero Syncer fails with [topgg.ErrNotConfigured]. Safe
+// for concurrent use: syncs run one at a time. It starts no goroutine.
 type Syncer struct {
 	client *topgg.Client
 	store  HashStore
 	log    *slog.Logger
 
-	// turn is a one-slot semaphore that serialises syncs, so that
-	// load-compare-send-save is atomic; unlike a mutex, waiting for it
-	// honours the caller's context. Its holder owns project.
+	// turn serialises syncs, honouring the caller's context as a mutex
+	// cannot; its holder owns project.
 	turn    chan struct{}
 	project *topgg.Project // learnt on the first successful project read
 }
@@ -78,9 +69,8 @@ func (s *Syncer) lock(ctx context.Context) error {
 
 func (s *Syncer) unlock() { <-s.turn }
 
-// New returns a Syncer that publishes through client. It makes no request.
-// It fails with [topgg.ErrNilArgument] for a nil client and [topgg.ErrNilArgument] for a
-// typed nil Store.
+// New returns a Syncer that publishes through client; it makes no request.
+// It fails with [topgg.ErrNilArgument] for a nil client or typed nil Store.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
 		return nil, errNilClient
@@ -102,22 +92,17 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	}, nil
 }
 
-// Sync publishes cmds, the commands the bot registers on Discord, unless
-// they are the ones published last time. An empty or nil cmds clears the
-// listing's commands (PUT []), again only when that is a change.
-//
-// The first Sync reads the token's project; a project that is not a Discord
-// bot is skipped ([OutcomeSkipped]) without sending anything. Invalid
-// definitions fail before any request ([Validate]). The fingerprint is saved
-// only after the service accepted the commands; a failure to read or save it
-// is logged and at worst sends the same commands once more. Errors of the
-// service are returned wrapped (*topgg.APIError, *topgg.RateLimitError, ...).
+// Sync publishes cmds unless they are the ones published last; empty cmds
+// clears the listing's. A project that is not a Discord bot is skipped;
+// invalid definitions fail before any request ([Validate]). A store failure
+// is logged and at worst sends the same commands again; service errors are
+// returned wrapped.
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
 	return failed(s.sync(ctx, cmds, nil))
 }
 
-// refusal is the definitions the service refused for good, by fingerprint,
-// and its answer: a [Job] does not send them again.
+// refusal is definitions the service refused for good, which a [Job] does
+// not send again.
 type refusal struct {
 	hash string
 	err  error
@@ -146,8 +131,7 @@ func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand,
 	return s.publish(ctx, p, defs, refused)
 }
 
-// readProject returns the token's project, read once per Syncer; a failed
-// read is retried by the next call. The caller holds the turn.
+// readProject returns the token's project, read once. The caller holds the turn.
 func (s *Syncer) readProject(ctx context.Context) (*topgg.Project, error) {
 	if s.project == nil {
 		p, err := s.client.Project(ctx)
@@ -166,8 +150,7 @@ func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
 	return Result{Outcome: OutcomeSkipped, Commands: n}
 }
 
-// publish sends defs unless their fingerprint is the saved one, or the one
-// refused. The caller holds the turn.
+// publish sends defs unless saved or refused. The caller holds the turn.
 func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawMessage, refused *refusal) (Result, error) {
 	res := Result{Commands: len(defs), Hash: fingerprint(p.ID, defs)}
 	last, err := s.store.LoadHash(ctx)
@@ -200,8 +183,8 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	return res, nil
 }
 
-// fingerprint hashes the project ID with the definitions, so that a store
-// kept across a token change still publishes to the new project.
+// fingerprint hashes the project ID with the definitions, so that a new
+// token's project is published to.
 func fingerprint(projectID string, defs []json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(projectID))

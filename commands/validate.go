@@ -31,12 +31,9 @@ const (
 	maxStringOptionLen   = 6000 // bound of min_length and max_length
 )
 
-// Validate checks cmds against Discord's rules for application commands
-// (names, descriptions, options, choices, lengths and counts, as Discord
-// checks them on registration), and returns the first broken rule as a
-// *topgg.ValidationError whose Field is the path of the offending value
-// (such as "commands[2].options[0].name") and whose Problem names the
-// command. It sends nothing; [Normalize] and every sync call it first.
+// Validate checks cmds against Discord's rules for application commands and
+// returns the first broken rule as a *topgg.ValidationError whose Field is
+// the offending value's path, such as "commands[2].options[0].name".
 func Validate(cmds []*discordgo.ApplicationCommand) error {
 	type identity struct {
 		typ  discordgo.ApplicationCommandType
@@ -173,8 +170,7 @@ func checkDescription(field, cmd, d string) error {
 	return nil
 }
 
-// localized yields m's entries in locale order, so that the first broken
-// rule reported does not depend on map order.
+// localized yields m's entries in locale order, for a stable first error.
 func localized(m map[discordgo.Locale]string) iter.Seq2[discordgo.Locale, string] {
 	return func(yield func(discordgo.Locale, string) bool) {
 		for _, loc := range slices.Sorted(maps.Keys(m)) {
@@ -186,11 +182,8 @@ func localized(m map[discordgo.Locale]string) iter.Seq2[discordgo.Locale, string
 }
 
 // validChatInputName reports whether name matches Discord's rule for
-// CHAT_INPUT command and option names,
-// ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ (unicode flag; the apostrophe
-// since 2024); lower case, where the script has cases, is checked apart. It
-// is that regular expression written out: compiling it (its Unicode classes)
-// allocated 1.2 MB at the start of every program that links this package.
+// CHAT_INPUT names, ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$ (lower case
+// is checked apart), written out to spare a regexp's start-up cost.
 func validChatInputName(name string) bool {
 	if n := utf8.RuneCountInString(name); n < 1 || n > maxNameLength {
 		return false

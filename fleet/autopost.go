@@ -10,16 +10,15 @@ import (
 
 var _ autopost.Source = (*totalSource)(nil)
 
-// totalSource is the total of [Fleet.Counts] (see there what it promises).
-// BotID, which v0 posts need, is local's (its READY). Safe for concurrent use.
+// totalSource is the total of [Fleet.Counts]; BotID is local's. Safe for
+// concurrent use.
 type totalSource struct {
 	counts *shardCounts
 	local  *autopost.Counter
 }
 
-// newTotalSource returns the totalSource of counts. local is this process's own
-// Counter, the one its sessions are attached to: it gives BotID. It fails
-// with [ErrBadConfig] for a nil Counter.
+// newTotalSource returns the totalSource of counts and this process's own
+// Counter; it fails with [ErrBadConfig] for a nil Counter.
 func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource, error) {
 	if local == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
@@ -27,12 +26,8 @@ func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource,
 	return &totalSource{counts: counts, local: local}, nil
 }
 
-// Counts returns the fleet's total as the Poster posts it: the counts in
-// Redis, with this process's own ready shards read from local instead (they
-// are newer than its last publish, which may be up to minPublishGap old).
-// Unavailable is 0: the processes publish their shards' guild counts,
-// outages included, not how many are unavailable. A Redis error is returned
-// (the Poster retries with backoff).
+// Counts returns the fleet's total: the counts in Redis, with this process's
+// own ready shards read fresher from local. Unavailable is 0: outages count.
 func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 	t, err := s.counts.Total(ctx)
 	if err != nil {
@@ -52,9 +47,8 @@ func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
 	}, nil
 }
 
-// Changed returns nil: other processes' first reports are not signalled, so
-// the Poster asks Counts again every sixteenth of its interval (at most every
-// minute) until the total is complete.
+// Changed returns nil: other processes' reports are not signalled, so the
+// Poster polls Counts until the total is complete.
 func (s *totalSource) Changed() <-chan struct{} { return nil }
 
 // overlay puts this process's ready shards' counts in t, in place of what
@@ -71,17 +65,12 @@ func overlay(t *fleetTotal, local []autopost.ShardStats) {
 }
 
 // newCounterReporter returns the report job of [Fleet.Counts]: it publishes
-// counter's shards that have their READY (one not ready keeps its last count
-// for MaxAge, as a stopped process's), on every [autopost.Counter.Changed]
-// (a join, a leave, an outage, a READY, an attach or a detach), at most once
-// per minPublishGap, and every period.
-// The buffers are reused, so a publish allocates nothing once they have grown.
+// counter's ready shards on every [autopost.Counter.Changed] and every period.
 func newCounterReporter(counts *shardCounts, counter *autopost.Counter, cfg reporterConfig) (*reporter, error) {
 	if counter == nil {
 		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
 	}
-	// The buffers need no lock: only the reporter's Run calls the function,
-	// one Run at a time, and it is done with the slice before the next call.
+	// Reused buffers, no lock: one Run calls the function, one call at a time.
 	var (
 		stats []autopost.ShardStats
 		out   []shardReport

@@ -16,52 +16,38 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// defaultMaxAge is how long a shard's last count is kept when its process
-// stops reporting, when countsConfig.MaxAge is zero.
+// defaultMaxAge is countsConfig.MaxAge's default.
 const defaultMaxAge = time.Hour
 
-// futureSlack is how far ahead of Redis's clock, when the leader reads the
-// counts, a shard's report time may lie and still count: a later one was not
-// stamped by this Redis's clock as it runs now (a planted or damaged record, or
-// Redis's clock stepped back: a restore, an NTP step, a failover to a replica
-// whose clock is behind). Such a shard is missing, as a stale one is, until
-// its process publishes again; the leader logs it once per episode.
+// futureSlack is how far ahead of Redis's clock a shard's report time may lie
+// and still count; a later one (a damaged record, a clock stepped back) is
+// missing until its process publishes again.
 const futureSlack = 5 * time.Second
 
-// recordSize is the bytes per shard in the counts string: the guild count
-// and the Redis time (unix seconds) of the report, both big-endian uint32.
+// recordSize is the bytes per shard in the counts string.
 const recordSize = 8
 
 // countsConfig tunes shardCounts. The zero value is ready to use.
 type countsConfig struct {
-	// MaxAge is how long a shard's last reported count still counts after its
-	// process stopped reporting (default 1 h: as in a Discord outage, its
-	// guilds still have the bot). Past it the shard is missing.
+	// MaxAge is how long a silent shard's last count still counts (default
+	// 1 h); past it the shard is missing.
 	MaxAge time.Duration
-	// Logger receives the warning about reports stamped in the future
-	// (default: discard).
+	// Logger receives warnings about future reports (default: discard).
 	Logger *slog.Logger
 }
 
-// shardCounts publishes this process's shard guild counts to Redis and reads the
-// fleet's total. Layout (why: small and fast at 20,000+ shards): one string
-// per bot and shard count, key Key(bot, "counts:<shardCount>"), holding an
-// 8-byte record per shard at offset shard*8: guild count then report time,
-// both big-endian uint32, the time taken from Redis's clock (so that the
-// machines' clocks do not matter). A record of zeros means "never reported".
-// That is 8 bytes of Redis memory per shard; the total reads it with one
-// GETRANGE. A new shard count starts a new key, so a resharded fleet never
-// mixes layouts; the key expires 2*MaxAge after the last publish.
-//
-// Make it with newShardCounts; safe for concurrent use.
+// shardCounts publishes this process's shard guild counts to Redis and reads
+// the fleet's total. Make it with newShardCounts; safe for concurrent use.
 type shardCounts struct {
+	// One string per bot and shard count, Key(bot, "counts:<shardCount>"),
+	// expiring 2*MaxAge after the last publish: at offset shard*8, the guild
+	// count and Redis's time of the report, big-endian uint32; zeros: never.
 	rdb        redis.UniversalClient
 	key        string
 	shardCount int
 	maxAge     time.Duration
 	log        *slog.Logger
-	// future is set while the last Total found reports stamped in the future,
-	// so that an episode is logged once, not at every read.
+	// future is set while the last Total found future reports: logged once.
 	future atomic.Bool
 }
 
@@ -73,16 +59,13 @@ type shardReport struct {
 
 // fleetTotal is the fleet's count as the leader reads it.
 type fleetTotal struct {
-	// Servers is the sum of the counted shards' guilds. It is exact only
-	// when Missing is empty.
+	// Servers is the counted shards' guilds, exact only when Missing is empty.
 	Servers int64
 	// ShardCount is the bot's number of shards.
 	ShardCount int
-	// PerShard holds each shard's last count, by shard id (0 for a missing
-	// shard). v0 stats post it as the shards list.
+	// PerShard holds each shard's last count by shard id (0 if missing).
 	PerShard []int
-	// Missing lists the shards that never reported or whose last report is
-	// older than MaxAge, or later than futureSlack ahead, in increasing order.
+	// Missing lists the never reported, stale or future shards, in order.
 	Missing []int
 	// At is Redis's time when the counts were read.
 	At time.Time
@@ -113,11 +96,8 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 		log: cfg.Logger.With("component", "fleet.counts", "bot", bot)}, nil
 }
 
-// publishScript writes the records of the given shards, stamped with Redis's
-// time, and refreshes the key's expiry: one EVAL, one round trip, whatever
-// the number of shards. EVAL (not EVALSHA) so that it stays one round trip
-// after a Redis restart or SCRIPT FLUSH; Redis caches the compiled body.
-//
+// publishScript writes the given shards' records, stamped with Redis's time,
+// and refreshes the key's expiry. EVAL, not EVALSHA: no NOSCRIPT round trip.
 // KEYS[1] counts key; ARGV[1] key TTL ms; ARGV[2..] shard, count pairs.
 const publishScript = `
 local now = tonumber(redis.call('TIME')[1])
@@ -128,9 +108,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return now
 `
 
-// Publish records this process's shards' guild counts, in one round trip.
-// An empty list is a no-op. A shard out of [0, shardCount) or a negative or
-// oversized count is an error wrapping [ErrBadConfig], and nothing is written.
+// Publish records this process's shards' guild counts. A shard out of
+// [0, shardCount) or a bad count is an error wrapping [ErrBadConfig], and
+// nothing is written.
 func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	if len(shards) == 0 {
 		return nil
@@ -152,10 +132,8 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	return nil
 }
 
-// Total reads every shard's last count in one round trip (TIME and GETRANGE
-// pipelined) and sums them. Shards that never reported, or whose last report
-// is older than MaxAge or later than futureSlack ahead by Redis's clock, are
-// listed in Missing and add nothing; the total is then not postable.
+// Total reads every shard's last count and sums them; shards never reported,
+// stale or in the future are listed in Missing and add nothing.
 func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
@@ -172,8 +150,7 @@ func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
 	return t, nil
 }
 
-// noteFuture logs the shards whose report lies in the future, once per
-// episode: when they first appear, not at every read while they stay.
+// noteFuture logs the shards whose report lies in the future, once per episode.
 func (c *shardCounts) noteFuture(ctx context.Context, future []int, now time.Time) {
 	if len(future) == 0 {
 		c.future.Store(false)
@@ -186,9 +163,8 @@ func (c *shardCounts) noteFuture(ctx context.Context, future []int, now time.Tim
 		slog.Any("shards", future), slog.Time("redis_time", now), slog.Duration("slack", futureSlack))
 }
 
-// sum decodes the records (data may be shorter than shardCount records when
-// the highest shards never reported), and also returns the shards whose
-// report time lies more than futureSlack ahead of now (missing too).
+// sum decodes the records, which may stop short of shardCount, and also
+// returns the future shards.
 func (c *shardCounts) sum(now time.Time, data string) (fleetTotal, []int) {
 	t := fleetTotal{ShardCount: c.shardCount, PerShard: make([]int, c.shardCount), At: now}
 	nowSec := now.Unix()
@@ -219,8 +195,7 @@ func (c *shardCounts) sum(now time.Time, data string) (fleetTotal, []int) {
 	return t, future
 }
 
-// be32 decodes a big-endian uint32 at off from a string, without copying the
-// (up to megabytes of) records into a []byte first.
+// be32 decodes a big-endian uint32 at off from a string, without copying it.
 func be32(s string, off int) uint32 {
 	_ = s[off+3] // one bounds check
 	return uint32(s[off])<<24 | uint32(s[off+1])<<16 | uint32(s[off+2])<<8 | uint32(s[off+3])

@@ -9,27 +9,21 @@ import (
 )
 
 var (
-	// errRunning: Run was called while a Run of the same value is still
-	// going on.
+	// errRunning: a second Run of the same value.
 	errRunning = fmt.Errorf("fleet: %w", topgg.ErrRunning)
-	// errNilClient: a nil Redis client (or a typed nil inside the interface)
-	// was given.
+	// errNilClient: a nil Redis client, typed nil included.
 	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
 	// errNilFunc: Lease.Run was given a nil function.
 	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
-	// errNotMade: a method was called on a zero or nil value that must come
-	// from its constructor (New, NewLease).
+	// errNotMade: a zero or nil value that must come from New or NewLease.
 	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
-	// id is refused. A refused URL's text shows it with its password replaced,
-	// or not at all.
+	// id is refused; the error never shows a password.
 	ErrBadConfig = fence.ErrBadConfig
-	// ErrLeaseLost is the cause (context.Cause) of a leader context that was
-	// cancelled because the lease was taken by another process or could not
-	// be renewed before the safety margin.
+	// ErrLeaseLost is the cause (context.Cause) of a leader context cancelled
+	// because the lease was taken or could not be renewed in time.
 	ErrLeaseLost = errors.New("fleet: lease lost")
-	// ErrFenced means Redis refused a fenced write because a newer leader
-	// token exists (or the counter is gone): the writer is no longer leader.
+	// ErrFenced means Redis refused a fenced write: the writer is no longer leader.
 	ErrFenced = fence.ErrFenced
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = fence.ErrNoFence

@@ -25,32 +25,24 @@ const defaultLeaseTTL = 15 * time.Second
 // LeaseConfig tunes a [Lease]. The zero value is ready to use.
 type LeaseConfig struct {
 	// TTL is how long the lease lives in Redis without renewal (default 15 s,
-	// at least 100 ms). A dead leader is replaced within about TTL. The lease
-	// is renewed every TTL/3, and a leader cut off from Redis stops its work
-	// within TTL - TTL/5: the margin of TTL/5 covers the time the leader's
-	// work needs to notice the cancellation and stop, and the clock-rate
-	// difference between this machine and Redis; two renewals may fail before
-	// it is reached. Writes that slip past it are still refused by the fence.
+	// at least 100 ms). A dead leader is replaced within about TTL; a leader cut
+	// off from Redis stops its work before its lease can expire.
 	TTL time.Duration
 	// Logger receives campaign, renewal and release problems (default: slog.Default()).
 	Logger *slog.Logger
-	// OnChange, if set, is called (synchronously, from Run's goroutine; it
-	// must not block) after each leadership transition, e.g. to feed metrics
-	// (topggprom.Collector.ObserveLease). A panic in it is recovered and
-	// logged.
+	// OnChange, if set, is called from Run's goroutine after each leadership
+	// transition; it must not block. A panic in it is recovered and logged.
 	OnChange func(LeaseState)
 
 	clock clock.Clock // tests inject a fake; default clock.Real()
 }
 
-// Lease elects one leader per bot among the processes that share a Redis: a
-// key set with SET NX PX, a fencing token drawn by the winner (above the
-// last one and at least Redis's clock in milliseconds), renewal and release
-// by Lua compare-and-set; with replicas, an election or renewal counts once
-// every connected replica acknowledged it (see the package doc on Cluster
-// and Sentinel). Make it with [NewLease]; its
-// methods are safe for concurrent use, and one Run may be going on at a time.
+// Lease elects one leader per bot among the processes that share a Redis,
+// each term with a larger fencing token. Make it with [NewLease]; its methods
+// are safe for concurrent use, and one Run may be going on at a time.
 type Lease struct {
+	// A key set with SET NX PX; renewal and release by Lua compare-and-set;
+	// with replicas, an election or renewal counts once every replica acked it.
 	rdb        redis.UniversalClient
 	leaseKey   string
 	fenceKey   string
@@ -69,11 +61,9 @@ type Lease struct {
 	state   LeaseState
 }
 
-// NewLease returns the lease of bot (the key-space name, e.g. the application
-// id; see [Key]) on rdb. It does not contact Redis. rdb should respect context
-// deadlines (ContextTimeoutEnabled, as [NewClient] sets): otherwise a hung
-// renewal is abandoned at the deadline all the same, but Run waits for it up
-// to the client's read timeout before it returns.
+// NewLease returns the lease of bot (see [Key]) on rdb; it does not contact
+// Redis. rdb should have ContextTimeoutEnabled, as [NewClient] sets, or Run
+// may wait for a hung renewal up to the client's read timeout.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
@@ -111,9 +101,7 @@ func (c *LeaseConfig) fill() error {
 	return nil
 }
 
-// Fence returns the fence of a leader term: pass it to fenced writes
-// ([Fence.Set], [FencedScript.Run]) so that Redis refuses them once a newer
-// token exists.
+// Fence returns the fence of the leader term of token, for fenced writes.
 func (l *Lease) Fence(token int64) Fence {
 	if l == nil || l.rdb == nil {
 		return Fence{}
@@ -122,24 +110,12 @@ func (l *Lease) Fence(token int64) Fence {
 }
 
 // Run campaigns for the lease until ctx is done. Each time it wins, it calls
-// fn with a context that is cancelled (cause [ErrLeaseLost]) when the lease is
-// taken by another or has not been renewed by TTL-TTL/5 after the send time
-// of the last successful renewal (measured on the local monotonic clock), so
-// that fn stops before the lease can expire; and with the term's fencing
-// token. fn must return promptly once its context is done. The context also
-// carries the term: [CheckTerm] on it fails, wrapping [ErrTermOver], from
-// the moment that deadline passes on the local monotonic clock, without
-// waiting for the cancellation to reach fn's goroutines (the first failed
-// check cancels the context).
-//
-// When fn returns, Run stops renewing and releases the lease (the contenders
-// are told at once). Then: if ctx is done, Run returns nil; if the lease was
-// lost, Run campaigns again (fn's error, if any, is logged); if fn returned
-// by itself, Run returns its error wrapped, or nil. Redis errors never end
-// Run: it logs them and retries, and leader work is paused while the lease
-// cannot be held. A second concurrent Run returns [topgg.ErrRunning]. When Run
-// returns, nothing it started is still running; after ctx is done it returns
-// once fn has returned and the release (bounded by TTL/3) is over.
+// fn with the term's fencing token and a context carrying the term, cancelled
+// (cause [ErrLeaseLost]) before the lease can expire; fn must then return
+// promptly. When fn returns, Run releases the lease, then returns nil if ctx
+// is done, campaigns again if the lease was lost, or returns fn's error
+// wrapped. Redis errors are logged and retried, never returned. A second
+// concurrent Run returns [topgg.ErrRunning]; nothing Run started outlives it.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
 	if l == nil || l.rdb == nil {
 		return errNotMade

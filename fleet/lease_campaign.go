@@ -9,19 +9,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// minWait bounds the campaign's sleeps from below, so that a lease about to
-// expire is not polled in a tight loop.
+// minWait keeps a lease about to expire from being polled in a tight loop.
 const minWait = 10 * time.Millisecond
 
-// leaseSlack is how much longer than TTL a holder's remaining lease, as Redis
-// reports it, may be before the campaign calls the key odd (and waits TTL,
-// not what the key says).
+// leaseSlack is how much a holder's remaining lease may exceed TTL before the
+// campaign distrusts the key and waits TTL.
 const leaseSlack = time.Second
 
-// campaign tries to take the lease until it wins (ok) or ctx is done. Between
-// attempts it waits for the holder's remaining TTL, or a release message, or,
-// after a Redis error, a capped backoff. sent is the local time just before
-// the winning request was sent: the lease cannot expire before sent+TTL.
+// campaign tries to take the lease until it wins (ok) or ctx is done. sent is
+// the local time just before the winning request: the lease cannot expire
+// before sent+TTL.
 func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok bool) {
 	// Subscribe before the first attempt, so that a release between a failed
 	// attempt and the wait is not missed. go-redis resubscribes by itself
@@ -49,9 +46,7 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 			l.log.Warn("lease key has no expiry; was it written by something else?", "key", l.leaseKey)
 			wait = l.ttl
 		case wait > l.ttl+leaseSlack:
-			// An expiry no holder with our TTL sets: a key written by something
-			// else, or a process with another TTL. Its time is not trusted: the
-			// wait is clamped to TTL below, and the key is logged once.
+			// An expiry no holder with our TTL sets: not trusted, logged once.
 			backoff = 0
 			if !warned {
 				warned = true
@@ -71,10 +66,8 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 }
 
 // tryAcquire runs the acquire script once: the token when won, else how long
-// the current holder's lease still lives. A win counts only once every
-// replica of the master acknowledged it (see runAcked): otherwise the lease
-// is given back at once and the token never used, so that a failover that
-// loses the increment cannot hand the same token to two terms.
+// the holder's lease still lives. A win the replicas did not all acknowledge
+// is given back, its token never used (see runAcked).
 func (l *Lease) tryAcquire(ctx context.Context) (token int64, wait time.Duration, err error) {
 	actx, cancel := context.WithTimeout(ctx, l.renewEvery)
 	defer cancel()

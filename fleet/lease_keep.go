@@ -16,14 +16,10 @@ type renewal struct {
 	err  error
 }
 
-// keep renews the lease every renewEvery while ctx lives, moves the term's
-// deadline on each successful renewal, and ends the term when the lease
-// was taken (a renewal found another value) or when
-// TTL-margin has passed since the send time of the last successful renewal
-// (or of the acquisition): the lease may then expire at any moment, so the
-// leader must already be stopping. Renewal requests run one at a time on
-// their own goroutine, so that a hung request cannot delay the deadline;
-// keep waits for it before returning.
+// keep renews the lease while ctx lives, moving the term's deadline on each
+// success, and ends the term when the lease was taken or its deadline passed.
+// Renewals run one at a time on their own goroutine, so that a hung request
+// cannot delay the deadline; keep waits for it before returning.
 func (l *Lease) keep(ctx context.Context, t *term.Term, value string, sent time.Time) {
 	deadline := sent.Add(l.ttl - l.margin)
 	lost := l.clock.NewTimer(deadline.Sub(l.clock.Now()))
@@ -74,11 +70,9 @@ func (l *Lease) keep(ctx context.Context, t *term.Term, value string, sent time.
 	}
 }
 
-// renew extends our lease by TTL if it still holds value; the request may
-// take at most budget (the time left before the deadline). A renewal that
-// the replicas did not all acknowledge is an error (the deadline does not
-// move): a failover could lose it, leaving a shorter lease in Redis than
-// the leader counts on.
+// renew extends our lease by TTL if it still holds value, within budget. A
+// renewal the replicas did not all acknowledge is an error: a failover could
+// lose it.
 func (l *Lease) renew(ctx context.Context, value string, budget time.Duration) (bool, error) {
 	if budget <= 0 {
 		return false, fmt.Errorf("%w: no time left to renew", ErrLeaseLost)

@@ -9,34 +9,25 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// errNotAcknowledged: an election or a renewal that the master's replicas
-// did not all acknowledge in time. A failover could lose it, so it does not
-// count: an election is given back (the lease released, the token never
-// used), a renewal does not move the leader's deadline.
+// errNotAcknowledged: an election or renewal not acknowledged by every replica
+// in time, which a failover could lose; it does not count.
 var errNotAcknowledged = errors.New("fleet: not acknowledged by every replica in time")
 
 // maxAckWait caps how long an election or a renewal waits for the replicas.
 const maxAckWait = time.Second
 
-// ackWait is how long an election or a renewal waits for the replicas'
-// acknowledgement: TTL/10, at most maxAckWait, at least 1 ms (WAIT with 0
-// would wait forever). It is well inside the request's own budget (TTL/3).
+// ackWait is how long an election or a renewal waits for the replicas; at
+// least 1 ms, as WAIT 0 waits forever.
 func (l *Lease) ackWait() time.Duration {
 	return max(min(l.ttl/10, maxAckWait), time.Millisecond)
 }
 
-// runAcked runs script on one connection to the master that serves the
-// bot's keys and, when wrote says the reply means it wrote, waits (WAIT) until
-// every replica connected to that master has acknowledged the write; else it
-// returns the reply with an error wrapping [errNotAcknowledged]. WAIT counts
-// the writes of its own connection, hence one pinned connection.
-//
-// This is what keeps fencing tokens from repeating or going backwards across
-// a failover: Sentinel and Cluster promote a replica, and every replica that
-// was connected when a token was drawn holds it. A client that cannot be
-// pinned to the master (one that is neither a *redis.Client, Sentinel's
-// included, nor a *redis.ClusterClient) runs the script without waiting.
+// runAcked runs script on the master of the bot's keys and, when wrote says it
+// wrote, waits until every connected replica acknowledged it, else returns an
+// error wrapping [errNotAcknowledged]: so fencing tokens survive a failover.
+// A client that cannot be pinned to the master runs it without waiting.
 func (l *Lease) runAcked(ctx context.Context, script *redis.Script, keys []string, args []any, wrote func(any) bool) (any, error) {
+	// WAIT counts its own connection's writes, hence one pinned connection.
 	node, err := l.master(ctx)
 	if err != nil {
 		l.reload(ctx)
@@ -74,10 +65,8 @@ func (l *Lease) master(ctx context.Context) (*redis.Client, error) {
 	return nil, nil
 }
 
-// reload makes a cluster client reload its slot map after an error: go-redis
-// learns that a replica was promoted only from a reload or a MOVED reply, and
-// a dead master sends none. The counts, and a Redis state on the same client
-// (as plugin/deploy makes it), find the new master too.
+// reload makes a cluster client reload its slot map after an error, as a dead
+// master sends no MOVED reply; others on the same client benefit too.
 func (l *Lease) reload(ctx context.Context) {
 	if c, ok := l.rdb.(*redis.ClusterClient); ok {
 		c.ReloadState(ctx)

@@ -3,24 +3,11 @@ package fleet
 import "github.com/redis/go-redis/v9"
 
 // acquireScript takes the lease if nobody holds it and draws the next fencing
-// token, in one atomic step, so that a token is drawn only by a winner and
-// "the counter equals my token" means "nobody won after me" (the fence relies
-// on it).
-//
+// token atomically, so that "the counter equals my token" means "nobody won
+// after me". The token is at least Redis's clock in ms, so that it still grows
+// after a failover lost the counter (see the package doc).
 // KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder id, ARGV[2] TTL ms.
 // Returns {token, 0} when won, {0, remaining TTL ms} when held by another.
-//
-// The token is the larger of the counter plus one and Redis's clock in
-// milliseconds. The counter alone keeps tokens increasing on one master; the
-// clock keeps them increasing when a master's last increments are lost: with
-// the counter (Redis lost its data without persistence), or with a failover
-// to a replica that was cut off when they were drawn (see runAcked for the
-// connected ones). Such a replica is promoted only once the old master has
-// been unreachable for the failover's detection time (Sentinel's
-// down-after-milliseconds, cluster-node-timeout: a second or more), so its
-// clock has moved past every token drawn before, unless the two machines'
-// clocks differ by more than that. Elections are far rarer than one per
-// millisecond, so the counter rarely leads the clock.
 var acquireScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1])}
@@ -34,9 +21,7 @@ redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%d', t), 'NX', 'PX',
 return {t, 0}
 `)
 
-// renewScript extends the lease only if it still holds our value
-// (compare-and-set): a lease that expired and was taken is never extended.
-//
+// renewScript extends the lease only if it still holds our value.
 // KEYS[1] lease key; ARGV[1] our value, ARGV[2] TTL ms. Returns 1 or 0.
 var renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -46,9 +31,7 @@ return 0
 `)
 
 // releaseScript deletes the lease only if it still holds our value and tells
-// the contenders on the release channel, so that a successor takes over at
-// once instead of waiting out the TTL.
-//
+// the contenders, so that a successor takes over at once.
 // KEYS[1] lease key; ARGV[1] our value, ARGV[2] release channel. Returns 1 or 0.
 var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -6,20 +6,16 @@ import (
 	"time"
 )
 
-// LeaseState is a snapshot of one Lease's leadership, for metrics and health
-// checks.
+// LeaseState is a snapshot of one Lease's leadership.
 type LeaseState struct {
-	// Leader is true while this process runs the leader function under a
-	// lease it holds.
+	// Leader is true while this process runs the leader function.
 	Leader bool
 	// Token is the fencing token of the current term (0 when not leader).
 	Token int64
 	// Since is when the current state began (zero before the first change).
 	Since time.Time
-	// known is true while this process knows who leads: it leads, or its
-	// last campaign attempt got Redis's answer that another process holds
-	// the lease ([Lease.Check]). A change of known alone is no transition: it
-	// does not call OnChange.
+	// known is true while this process knows who leads ([Lease.Check]); a
+	// change of known alone does not call OnChange.
 	known bool
 }
 
@@ -27,13 +23,9 @@ type LeaseState struct {
 // know who leads.
 var ErrLeadershipUnknown = errors.New("fleet: leadership unknown (the lease is not running, or Redis cannot be reached)")
 
-// Check returns nil while this process knows who leads the fleet (it leads,
-// or its last campaign attempt got Redis's answer that another process
-// does), else an error wrapping [ErrLeadershipUnknown] (before Run, after Run
-// returned, while Redis cannot be reached by a process that does not lead,
-// and between a term and the next answer): a readiness check ("leadership")
-// for a process of a fleet. It costs one lock and makes no request. A Lease not made by [NewLease] fails with
-// [topgg.ErrNotConfigured].
+// Check is a readiness check: nil while this process knows who leads the
+// fleet, else an error wrapping [ErrLeadershipUnknown]. It makes no request. A
+// Lease not made by [NewLease] fails with [topgg.ErrNotConfigured].
 func (l *Lease) Check(context.Context) error {
 	if l == nil || l.rdb == nil {
 		return errNotMade
@@ -73,8 +65,7 @@ func (l *Lease) setState(leader bool, token int64) {
 	}
 }
 
-// tellChange calls OnChange, containing a panic: a metrics hook's bug must
-// not end the campaign.
+// tellChange calls OnChange, containing a panic.
 func (l *Lease) tellChange(s LeaseState) {
 	defer func() {
 		if rec := recover(); rec != nil {

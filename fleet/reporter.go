@@ -11,14 +11,13 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// defaultReportEvery is how often each process publishes its shards'
-// counts when Config.ReportEvery is zero.
+// defaultReportEvery is Config.ReportEvery's default.
 const defaultReportEvery = 15 * time.Second
 
 // reporterConfig tunes a reporter. The zero value is ready to use.
 type reporterConfig struct {
-	// Every is the publish period (default 15 s; at least 100 ms). Keep it
-	// far below the counts' MaxAge.
+	// Every is the publish period (default 15 s; at least 100 ms), far
+	// below the counts' MaxAge.
 	Every time.Duration
 	// Logger receives publish failures (default: slog.Default()).
 	Logger *slog.Logger
@@ -26,23 +25,16 @@ type reporterConfig struct {
 	clock clock.Clock // tests inject a fake; default clock.Real()
 }
 
-// minPublishGap is the shortest time between the starts of two publishes
-// of one process: changes (a join storm) coalesce into at most four
-// publishes a second, each one round trip.
+// minPublishGap is the shortest time between the starts of two publishes:
+// a join storm coalesces.
 const minPublishGap = 250 * time.Millisecond
 
-// maxRetry caps the wait before publishing again after a failed publish,
-// so that counts changed while Redis was unreachable reach it within a
-// second of its return.
+// maxRetry caps the wait before publishing again after a failed publish.
 const maxRetry = time.Second
 
 // reporter is the job every process of the fleet runs: it publishes the
-// process's shard counts at once, on every change (changed: a join, a leave,
-// an outage, a READY, an attach or a detach), at most once per
-// minPublishGap (changes meanwhile coalesce into the next publish), and at
-// least every period, one round trip each. A failed publish is logged and
-// tried again within a second (the last published counts stay valid for
-// MaxAge meanwhile). Make it with newReporter; one Run at a time.
+// process's shard counts at once, on every change, and every period. Make
+// it with newReporter; one Run at a time.
 type reporter struct {
 	counts  *shardCounts
 	shards  func() []shardReport
@@ -53,9 +45,8 @@ type reporter struct {
 	running atomic.Bool
 }
 
-// newReporter returns a job publishing shards() to counts. shards is called
-// from Run's goroutine once per publish and must be safe to call from it;
-// it returns this process's shards only.
+// newReporter returns a job publishing shards(), this process's shards, to
+// counts; shards is called from Run's goroutine.
 func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterConfig) (*reporter, error) {
 	if cfg.Every == 0 {
 		cfg.Every = defaultReportEvery
@@ -70,11 +61,9 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		log: cfg.Logger.With("component", "fleet.reporter"), clock: clock.Or(cfg.clock)}, nil
 }
 
-// Run publishes until ctx is done, then publishes once more if a change is
-// not published yet (within a second at most; the shards' last counts then
-// stay valid for MaxAge, as a stopped process's do), and returns nil. A
-// second concurrent Run returns [topgg.ErrRunning]. Redis errors never end
-// it.
+// Run publishes until ctx is done, then once more if a change is unpublished,
+// and returns nil; Redis errors are logged and retried. A second concurrent
+// Run returns [topgg.ErrRunning].
 func (r *reporter) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errRunning
@@ -103,8 +92,7 @@ func (r *reporter) Run(ctx context.Context) error {
 			}
 			return nil
 		}
-		// Coalesce: whatever changes until the gap has passed goes out in
-		// one publish.
+		// Coalesce the changes until the gap has passed.
 		if clock.Sleep(ctx, r.clock, minPublishGap-r.clock.Now().Sub(start)) != nil {
 			r.last(ctx)
 			return nil
@@ -135,9 +123,7 @@ func (r *reporter) wait(ctx context.Context, changed <-chan struct{}, d time.Dur
 	return true
 }
 
-// last is the publish after ctx is done, of a change not yet published, so
-// that a process that stops leaves its newest counts (a shard that got its
-// READY a moment before, say).
+// last publishes, after ctx is done, a change not yet published.
 func (r *reporter) last(ctx context.Context) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxRetry)
 	defer cancel()
@@ -146,7 +132,7 @@ func (r *reporter) last(ctx context.Context) {
 	}
 }
 
-// publish publishes the shards now, in one round trip bounded by a period.
+// publish publishes the shards now, within a period.
 func (r *reporter) publish(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, r.every)
 	defer cancel()

@@ -14,32 +14,22 @@ import (
 
 // The URL schemes [NewUniversalClient] and [Open] accept, by deployment.
 const (
-	// SchemeCluster (or "rediss+cluster", TLS) selects Redis Cluster: the
-	// host and every addr query parameter are seed nodes, e.g.
-	// "redis+cluster://:password@10.0.0.1:6379?addr=10.0.0.2:6379&addr=10.0.0.3:6379"
-	// (go-redis's ParseClusterURL with redis:// or rediss://).
+	// SchemeCluster (or "rediss+cluster", TLS) selects Redis Cluster; the host
+	// and every addr parameter are seed nodes, as in go-redis's ParseClusterURL.
 	SchemeCluster = "redis+cluster"
 	// SchemeSentinel (or "rediss+sentinel", TLS) selects a master through
-	// Redis Sentinel: the host and every addr query parameter are sentinels,
-	// master_name names the master, the user info is the sentinels' own
-	// credentials and the password query parameter the master's, e.g.
-	// "redis+sentinel://10.0.0.1:26379/0?master_name=mymaster&addr=10.0.0.2:26379&password=secret"
-	// (go-redis's ParseFailoverURL with redis:// or rediss://).
+	// Sentinel, as in go-redis's ParseFailoverURL: the host and every addr are
+	// sentinels, master_name is required, the password parameter is the master's.
 	SchemeSentinel = "redis+sentinel"
 )
 
-// clusterReload is how often (at most, while the client is used) a cluster
-// client made here reloads the slot map: go-redis learns that a replica was
-// promoted only from a reload or a MOVED reply, and a dead master sends none.
+// clusterReload bounds how long a cluster client made here takes to find a
+// promoted replica: a dead master sends no MOVED reply.
 const clusterReload = time.Second
 
-// NewClient returns a go-redis client for a redis:// or rediss:// (TLS) URL,
-// e.g. "rediss://:password@redis.example:6380/0". The client respects context
-// deadlines (ContextTimeoutEnabled), which the lease relies on to bound a
-// renewal by its safety margin. The password never appears in the returned
-// error: a URL that does not parse is reported without any of its text, other
-// problems with the password replaced by "xxxxx". For Cluster and Sentinel
-// URLs, use [NewUniversalClient].
+// NewClient returns a go-redis client, with ContextTimeoutEnabled, for a
+// redis:// or rediss:// (TLS) URL. Errors wrap [ErrBadConfig] and never
+// show the password.
 func NewClient(rawURL string) (*redis.Client, error) {
 	opts, err := parseURL(rawURL)
 	if err != nil {
@@ -48,13 +38,9 @@ func NewClient(rawURL string) (*redis.Client, error) {
 	return redis.NewClient(opts), nil
 }
 
-// noMaintNotifications returns c, or a config with go-redis's maintenance
-// notifications off when the URL set none. Their default, "auto", tries a
-// handshake on each new connection and, against a server without them
-// (Redis before 8), turns itself off by writing the client's options: a
-// write that races (go-redis v9.23) with a connection of the lease's pinned
-// Conn starting at the same time, since Conn's copy shares those options
-// under its own lock. The fleet needs no maintenance notifications.
+// noMaintNotifications returns c, or maintenance notifications off when the
+// URL set none: "auto" turns itself off against Redis before 8 by writing the
+// client's options, racing the lease's pinned Conn (go-redis v9.23).
 func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Config {
 	if c != nil {
 		return c
@@ -62,13 +48,10 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// NewUniversalClient returns the go-redis client a URL selects: a single node
-// for redis:// and rediss:// (as [NewClient]), a *redis.ClusterClient for
-// [SchemeCluster] (it reloads the slot map at least every second while in
-// use, so that it finds a promoted replica), a Sentinel failover client
-// (*redis.Client) for [SchemeSentinel]; each with ContextTimeoutEnabled. Its
-// errors wrap [ErrBadConfig] and never show a password (neither the user
-// info's nor a query parameter's).
+// NewUniversalClient returns the client a URL selects: [NewClient]'s for
+// redis:// and rediss://, a *redis.ClusterClient for [SchemeCluster], a
+// Sentinel failover client for [SchemeSentinel]. Errors wrap [ErrBadConfig]
+// and never show a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -113,9 +96,7 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 // '/' or '#' makes parts of it show up in the inner message too: say nothing.
 var errUnparsable = fmt.Errorf("%w: Redis URL does not parse (not shown: it may hold a password)", ErrBadConfig)
 
-// parseURL is NewClient without the client: the go-redis options for a URL,
-// with ContextTimeoutEnabled set. Errors wrap [ErrBadConfig] and never hold
-// the password.
+// parseURL is NewClient without the client.
 func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -133,9 +114,8 @@ func parseURL(rawURL string) (*redis.Options, error) {
 	return opts, nil
 }
 
-// urlError is go-redis's complaint about u, with every secret of u (the
-// user info's password, or its user name when alone, the value of each query parameter whose name says
-// password) replaced by "xxxxx".
+// urlError is go-redis's complaint about u, with every secret of u replaced by
+// "xxxxx".
 func urlError(u *url.URL, err error) error {
 	msg := err.Error()
 	var secrets []string
@@ -157,6 +137,5 @@ func urlError(u *url.URL, err error) error {
 	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), msg)
 }
 
-// shownURL is the URL as errors may show it: no password, query or fragment
-// (their options may hold secrets too), by the module's one rule.
+// shownURL is the URL as errors may show it.
 func shownURL(u *url.URL) string { return redact.URL(u) }
