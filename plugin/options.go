@@ -159,13 +159,18 @@ func WithState(s voterewards.State) Option {
 	}
 }
 
-// useState checks that the jobs that keep state have one, and hands it the
-// leader's fence (nil in one process), so that no shared state runs unfenced.
-func (o *options) useState(set settings) error {
+// needState refuses a config whose jobs keep state when no [WithState] gave one.
+func (o *options) needState(set settings) error {
+	if o.state == nil && set.KeepsState() {
+		return fmt.Errorf("plugin: vote polling and command sync keep state: %w (WithState)", topgg.ErrNotConfigured)
+	}
+	return nil
+}
+
+// useFence hands the state the leader's fence (nil in one process), so that
+// no shared state runs unfenced.
+func (o *options) useFence() error {
 	if o.state == nil {
-		if set.KeepsState() {
-			return fmt.Errorf("plugin: vote polling and command sync keep state: %w (WithState)", topgg.ErrNotConfigured)
-		}
 		return nil
 	}
 	if err := o.state.UseFence(o.leader.fence()); err != nil {

@@ -90,6 +90,9 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	o.wireMetrics()
 	set := cfg.resolve()
+	if err := o.needState(set); err != nil {
+		return nil, err
+	}
 	p := &Plugin{
 		client:     client,
 		set:        set,
@@ -109,7 +112,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		return nil, fmt.Errorf("plugin: %w", err)
 	}
 	// Last: a state takes one fence, so a New that fails leaves it unfenced.
-	if err := o.useState(set); err != nil {
+	if err := o.useFence(); err != nil {
 		return nil, err
 	}
 	return p, nil
