@@ -10,11 +10,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// Application reads the bot's application (GET /oauth2/applications/@me)
-// through the first session, under ctx: discordgo's own Application takes no
-// request options. An application without an ID is an error; the
-// application's ID is the bot's user ID, which slash commands are registered
-// under.
+// Application reads the bot's application through the first session, under
+// ctx; an application without an ID is an error.
 func (g *Group) Application(ctx context.Context) (*discordgo.Application, error) {
 	if !g.made() {
 		return nil, errNotMade

@@ -2,12 +2,9 @@
 // context, and makes every Discord REST call of those sessions honour its
 // context and read a bounded body.
 //
-// Why a bot author needs it: discordgo (v0.29) takes no context in Open,
-// sleeps through a 429 without looking at one (time.Sleep, holding the
-// route's lock), and reads whole whatever body Discord sends. Without this
-// package a bot cannot stop while a shard connects, and a reward handler's
-// role grant outlives the shutdown that cancelled it. The example bot uses
-// it; the plugin and autopost take any discordgo session.
+// discordgo (v0.29) takes no context in Open, sleeps through a 429 without
+// looking at one, and reads whole whatever body Discord sends; without this
+// package a bot cannot stop while a shard connects.
 //
 // [New] makes one session per shard; [Group.Open] and [Group.Close] open and
 // close them. Every REST request waits out Discord's rate limits where its
@@ -16,11 +13,7 @@
 //
 //	err := s.GuildMemberRoleAdd(guildID, userID, roleID, discordgo.WithContext(ctx))
 //
-// Calls without one are bounded by the client's timeout. discordgo serialises
-// the calls of one route: a call queued behind another's rate-limit wait goes
-// on when that wait ends.
-//
-// A bot that reads nothing of discordgo's State should set StateEnabled to
-// false before Open: at 100,000 guilds over 16 shards, State is about 200 MiB
-// of the example bot's 250 MiB.
+// Calls without one are bounded by the client's timeout. A bot that reads
+// nothing of discordgo's State should set StateEnabled to false before Open,
+// to save most of its memory (see BENCHMARKS.md).
 package shards

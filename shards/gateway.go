@@ -16,8 +16,7 @@ import (
 const handshakeTimeout = 45 * time.Second
 
 // gatewayDialer dials one shard's gateway connections until stopped, and can
-// abort the connection a pending Open waits on (Open holds the session's lock,
-// so Close cannot interrupt it; closing its connection can). Concurrency-safe.
+// abort the connection a pending Open waits on. Safe for concurrent use.
 type gatewayDialer struct {
 	dialer net.Dialer
 
@@ -61,10 +60,9 @@ func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Con
 	return c, nil
 }
 
-// stop refuses every dial from now on and ends those in flight. With abort,
-// it also closes the connection dialled last: only while an Open is pending,
-// since once Open has returned that connection is the shard's live one, which
-// discordgo's Close ends properly. stop is idempotent.
+// stop refuses every dial from now on and ends those in flight; with abort
+// (only while an Open is pending), it also closes the connection dialled last.
+// It is idempotent.
 func (d *gatewayDialer) stop(abort bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -74,8 +72,8 @@ func (d *gatewayDialer) stop(abort bool) {
 	}
 }
 
-// gatewayLookup ends the gateway lookup discordgo's Open makes without a
-// context (GET gateway) when the Group stops; other requests pass untouched.
+// gatewayLookup ends discordgo Open's context-less gateway lookup when the
+// Group stops.
 type gatewayLookup struct {
 	shut context.Context // done when the Group stops
 	next http.RoundTripper

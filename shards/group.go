@@ -48,11 +48,9 @@ const (
 	stateClosed
 )
 
-// New makes the sessions, not opened, of a bot with shardCount shards (1 to
-// maxShards): one per shard, or per shard of [WithShardIDs]. token is the bot
-// token without "Bot "; no error quotes it. Each session has its shard pair,
-// the GUILDS intent (to count servers; add others to Identify.Intents before
-// Open), and this package's HTTP client and dialer; the rest is discordgo's.
+// New makes the unopened sessions of a bot with shardCount shards, one per
+// shard (or per shard of [WithShardIDs]), each with the GUILDS intent. token
+// is the bot token without "Bot "; no error quotes it.
 func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	if err := checkToken(token); err != nil {
 		return nil, err
@@ -111,9 +109,9 @@ func checkToken(token string) error {
 	return nil
 }
 
-// httpClient is the configured client, its transport wrapped (outermost
-// first, so that the Group's stop also ends the lookup's rate-limit wait) by
-// the gateway lookup, the rate limiter, the body bound and the rewriting.
+// httpClient is the configured client, its transport wrapped by the gateway
+// lookup (outermost, so that stop ends its rate-limit wait), the rate
+// limiter, the body bound and the rewriting.
 func (g *Group) httpClient() *http.Client {
 	base := g.cfg.client.Transport
 	if base == nil {
@@ -158,13 +156,10 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	return g.sessions[j], nil
 }
 
-// Open connects the shards one after the other and returns once each has its
-// READY, or at once when ctx is done: the pending connection is dropped, no
-// shard connects from then on, and the error wraps ctx's and ErrClosed. Once
-// Open has returned, ctx no longer matters. Whatever it returns, Close the
-// Group. A second Open returns ErrOpened; an Open after Close, ErrClosed. A
-// session whose aborted discordgo Open does not return within two seconds is
-// abandoned (its lock is held, Close could not close it), and the error says so.
+// Open connects the shards in turn and returns once each has its READY, or
+// when ctx is done, with an error wrapping ctx's and ErrClosed: no shard
+// connects from then on. Close the Group whatever Open returns. A second Open
+// returns ErrOpened; one after Close, ErrClosed.
 func (g *Group) Open(ctx context.Context) error {
 	if !g.made() {
 		return errNotMade
@@ -253,14 +248,10 @@ func (g *Group) stop(abort int) {
 	}
 }
 
-// Close cancels a pending Open (waiting for it, bounded) and closes every
-// session concurrently (discordgo's Close takes a second each). It returns
-// the sessions' errors, naming those an aborted Open abandoned; it is
-// idempotent.
-//
-// discordgo v0.29: a heartbeat failing as Close sends its close frame starts
-// a reconnect loop Close cannot stop (the stopped dialer refuses each try)
-// until the process exits; leak tests set ShouldReconnectOnError to false.
+// Close cancels a pending Open and closes every session concurrently,
+// returning their errors; it is idempotent and safe from any goroutine.
+// discordgo v0.29 may still reconnect a session whose heartbeat fails during
+// Close; leak tests set ShouldReconnectOnError to false.
 func (g *Group) Close() error {
 	if !g.made() {
 		return errNotMade
@@ -299,16 +290,14 @@ func (g *Group) Close() error {
 	return errors.Join(errs...)
 }
 
-// made reports whether g was made by New: a zero Group has no sessions to
-// open and no stop to signal.
+// made reports whether g was made by New.
 func (g *Group) made() bool { return g != nil && g.shutFn != nil }
 
-// errNotMade: a method was called on a nil or zero Group; make one with New.
+// errNotMade: a zero Group.
 var errNotMade = fmt.Errorf("shards: Group %w (shards.New)", topgg.ErrNotConfigured)
 
-// String describes the Group by its shards, without its sessions: a
-// discordgo.Session holds the bot token in clear, and fmt prints a pointer
-// reached under a verb that does not fit it (%s, %q, %d, %x) field by field.
+// String describes the Group by its shards, never its sessions, which hold
+// the bot token.
 func (g *Group) String() string {
 	if g == nil {
 		return "shards.Group(nil)"
@@ -328,12 +317,11 @@ func (g *Group) LogValue() slog.Value { return slog.StringValue(g.String()) }
 
 // Sentinel errors, returned wrapped; test them with errors.Is.
 var (
-	// ErrClosed means the Group was closed, or its Open was cancelled: its
-	// sessions do not connect again.
+	// ErrClosed means the Group was closed, or its Open was cancelled.
 	ErrClosed = errors.New("shards: group closed")
 	// ErrOpened means Open was called again: a Group is opened once.
 	ErrOpened = errors.New("shards: group already opened")
 	// ErrNotHere means a guild is on a shard this Group does not run (see
-	// WithShardIDs): another process of the bot has its session.
+	// WithShardIDs).
 	ErrNotHere = errors.New("shards: guild on a shard of another process")
 )

@@ -8,17 +8,14 @@ import (
 	"strings"
 )
 
-// IDs is a list of shard IDs in increasing order, such as a SHARD_IDS
-// variable: IDs and ranges separated by commas ("0-3", "0,2,4", "0-1, 4-5").
-// It implements go-envconfig's Decoder, so a configuration struct can hold
-// one; give it to [WithShardIDs] when not empty. Nil means every shard.
+// IDs is a list of shard IDs in increasing order, written as a SHARD_IDS
+// variable: "0-3", "0,2,4", "0-1, 4-5". It is a go-envconfig Decoder; nil
+// means every shard.
 type IDs []int
 
-// ParseIDs reads a list written as IDs and ranges. An ID is decimal digits
-// without sign or leading zero, below 65,536 (a larger one is a typo that
-// must not allocate before the shard count is known); ranges may not end
-// before they start, and no ID may be listed twice. Errors quote the part
-// they refuse (shard IDs are no secret).
+// ParseIDs reads a list of IDs (decimal, no sign or leading zero, below
+// 65,536) and ascending ranges, none listed twice. Errors quote the part
+// they refuse.
 func ParseIDs(s string) (IDs, error) {
 	seen := make(map[int]bool)
 	var ids IDs
@@ -47,9 +44,8 @@ func ParseIDs(s string) (IDs, error) {
 	return ids, nil
 }
 
-// EnvDecode is go-envconfig's Decoder: it parses v with [ParseIDs]. An
-// empty v, which go-envconfig also passes for an unset variable, is nil:
-// every shard (plugin.LoadEnv refuses a variable set but empty).
+// EnvDecode is go-envconfig's Decoder: it parses v with [ParseIDs]; an empty
+// v is nil, every shard.
 func (ids *IDs) EnvDecode(v string) error {
 	if v == "" {
 		*ids = nil
@@ -63,9 +59,8 @@ func (ids *IDs) EnvDecode(v string) error {
 	return nil
 }
 
-// Option is [WithShardIDs] with these IDs, or, for nil or empty IDs (every
-// shard), an option that keeps the default: a configuration's IDs go to New
-// as they are.
+// Option is [WithShardIDs] with these IDs, or for empty IDs an option that
+// keeps the default, every shard.
 func (ids IDs) Option() Option {
 	if len(ids) == 0 {
 		return func(*config) error { return nil }

@@ -44,10 +44,8 @@ func defaultConfig() config {
 	}
 }
 
-// WithAPIBase sends the REST calls to another API root than
-// discordgo.EndpointAPI (a proxy, or discordtest's APIBase), keeping each
-// call's path and query. base is an absolute http(s) URL without user info,
-// query or fragment.
+// WithAPIBase sends the REST calls to base, an absolute http(s) URL without
+// user info, query or fragment, instead of discordgo.EndpointAPI.
 func WithAPIBase(base string) Option {
 	return func(c *config) error {
 		u, err := url.Parse(base)
@@ -67,8 +65,7 @@ func WithAPIBase(base string) Option {
 }
 
 // WithHTTPClient sets the client the REST calls are based on (default:
-// http.DefaultTransport, 20 s timeout). It is copied, its Transport wrapped,
-// its Timeout kept (0 means 20 s: a rate-limit wait must end somewhere).
+// http.DefaultTransport, 20 s timeout); it is copied, and a zero Timeout is 20 s.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -106,9 +103,8 @@ func withMaxBodySize(n int64) Option {
 	}
 }
 
-// WithShardIDs makes the Group run only these shards (one process of
-// several), each identifying with the bot's total shard count. The IDs must
-// be distinct and in [0, shardCount), in any order. Default: every shard.
+// WithShardIDs makes the Group run only these shards, distinct and in
+// [0, shardCount) (default: every shard).
 func WithShardIDs(ids ...int) Option {
 	return func(c *config) error {
 		if len(ids) == 0 {

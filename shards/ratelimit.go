@@ -27,14 +27,12 @@ const (
 	sweepAt              = 1024                   // remembered routes above which expired ones go
 )
 
-// The headers by which discordgo's rate limiter decides to sleep. They are
-// taken off every response once this transport has read them, so that the
-// only waits are this transport's, which end with the request's context.
+// The headers by which discordgo's rate limiter decides to sleep, taken off
+// every response so that the only waits are this transport's.
 var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
 
 // RateLimitError is the error of a REST call that Discord kept answering 429,
-// or whose body cannot be sent again after a 429. It replaces the 429, so
-// that discordgo never sleeps through it.
+// or whose body cannot be sent again after a 429.
 type RateLimitError struct {
 	// Method and Route are the request's method and route (IDs other than
 	// the route's major parameter replaced by ":id", tokens by ":token").
@@ -54,9 +52,8 @@ func (e *RateLimitError) Error() string {
 		e.Method, e.Route, scope, e.RetryAfter, e.Attempts)
 }
 
-// rateLimiter waits out Discord's rate limits before sending, under the
-// request's context, and sends again after a 429. It remembers per route, and
-// globally, until when Discord said to wait. It is safe for concurrent use.
+// rateLimiter waits out Discord's per-route and global rate limits under the
+// request's context, and sends again after a 429. Safe for concurrent use.
 type rateLimiter struct {
 	next  http.RoundTripper
 	clock clock.Clock
@@ -76,8 +73,7 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, route := req.Context(), routeKey(req.URL.Path)
 	send := req
 	for attempt := 1; ; attempt++ {
-		// The wait may outlast a fleet leader's term: check it right before
-		// each send, as the Top.gg client does (a no-op outside a fleet).
+		// The wait may outlast a fleet leader's term.
 		err := t.wait(ctx, req.Method, route)
 		if err == nil {
 			err = term.Check(ctx)
@@ -143,8 +139,7 @@ func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
 }
 
 // record remembers the limits a response announces and takes discordgo's
-// rate-limit headers off it. For a 429 it returns the wait and whether it
-// is global.
+// headers off it; for a 429 it returns the wait and whether it is global.
 func (t *rateLimiter) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
 	h := resp.Header
 	now := t.clock.Now()
@@ -212,10 +207,8 @@ func seconds(s string) (time.Duration, bool) {
 	return time.Duration(secs * float64(time.Second)), true
 }
 
-// routeKey names a route the way Discord limits it: the path with the major
-// parameter (the ID after channels, guilds or webhooks) kept, other IDs
-// replaced by ":id" and tokens by ":token", so that the key, which is logged,
-// holds no secret.
+// routeKey names a route as Discord limits it: the major parameter kept,
+// other IDs ":id", tokens ":token", so that the logged key holds no secret.
 func routeKey(path string) string {
 	segs := strings.Split(path, "/")
 	for i, seg := range segs {

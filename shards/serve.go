@@ -24,16 +24,11 @@ const (
 	DefaultBudget    = 8 * time.Second
 )
 
-// Serve opens the shards and runs job beside them (a plugin's Run, say,
-// given the sessions before), until ctx is done or job returns (a failure
-// before ctx is done: the shards then stop opening). It then stops job by
-// cancelling its context and closes the shards once job has returned, or
-// after s.JobsFirst: no job sees the shards vanish, and a slow job does not
-// keep them open. It returns within s.Budget of the stop, with the errors of
-// Open (not one of the stop's own making), of job and of Close; past the
-// budget, an error says which step still runs (its goroutine is left to the
-// process's exit). It logs "bot is online", "shutting down" and "gateway
-// connections closed". A Group serves once; Close after Serve is a no-op.
+// Serve opens the shards and runs job beside them until ctx is done or job
+// returns, then cancels job and closes the shards once it returned or after
+// s.JobsFirst. It returns within s.Budget of the stop, with the errors of
+// Open, job and Close, or one naming the step still running. A Group serves
+// once; Close after Serve is a no-op.
 func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Shutdown) error {
 	if !g.made() {
 		return errNotMade

@@ -13,9 +13,8 @@ import (
 // trimBase returns base with exactly one trailing slash.
 func trimBase(base string) string { return strings.TrimRight(base, "/") + "/" }
 
-// apiRewriter sends discordgo's REST calls to another API base. discordgo
-// builds every URL from its package-level endpoints; changing those would be
-// global state, so the requests are rewritten on their way out instead.
+// apiRewriter sends discordgo's REST calls to another API base, rewriting
+// requests rather than discordgo's global endpoints.
 type apiRewriter struct {
 	base string // with a trailing slash
 	next http.RoundTripper
@@ -48,9 +47,8 @@ func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// rewrittenError says where a rewritten request really went: http.Client's
-// *url.Error around it names the original discord.com URL. It names the host
-// only (the base takes no user info, and the path holds no secret).
+// rewrittenError names the host a rewritten request really went to, which
+// http.Client's *url.Error does not.
 type rewrittenError struct {
 	host string
 	err  error
@@ -69,7 +67,7 @@ func (e *rewrittenError) Timeout() bool {
 }
 
 // BodyTooLargeError is the error of a REST call whose response body is
-// longer than the Group's bound (8 MiB), which is not read further.
+// longer than the Group's bound, which is not read further.
 type BodyTooLargeError struct {
 	Limit         int64  // the bound, in bytes
 	Method, Route string // as in [RateLimitError]

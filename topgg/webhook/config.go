@@ -14,46 +14,36 @@ import (
 // maxBodyBytes is the largest body a Receiver reads. A vote.create is under 1 KiB.
 const maxBodyBytes = 2 << 20
 
-// Config configures a [Receiver] made by [New]. At least one secret (Secrets
-// or LegacyAuth) and one callback (OnVote or OnEvent) are required. A Config
-// prints without its secrets.
+// Config configures a [Receiver]: at least one secret (Secrets or LegacyAuth)
+// and one callback (OnVote or OnEvent) are required. It prints without its
+// secrets.
 type Config struct {
-	// Secrets are the v1 signing secrets ("whs_..."), one per webhook of the
-	// project: a delivery signed by any of them is accepted. Rotating a
-	// secret on Top.gg kills the old one at once, so during a rotation list
-	// both here before changing it there.
+	// Secrets are the v1 signing secrets ("whs_..."); a delivery signed by
+	// any is accepted. To rotate, list both here before changing it on Top.gg.
 	Secrets []Secret
-	// LegacyAuth is the v0 Authorization value. When set, a delivery without
-	// a signature header is v0, accepted when its Authorization equals it.
+	// LegacyAuth is the v0 Authorization value; when set, a delivery without a
+	// signature header is v0, accepted when its Authorization equals it.
 	LegacyAuth Secret
 
-	// OnVote stores a vote (v1 vote.create, v0 upvote and test) before Top.gg
-	// gets its answer. Return nil only once the vote is durably stored: the
-	// answer is then 204, and Top.gg never sends it again. An error (or a
-	// panic) makes the answer 500, and Top.gg retries (v1 3 times, about 1, 2
-	// and 4 s later); an error matching [ErrMalformedBody] (a vote the store
-	// can never take) makes it 400, which Top.gg does not retry. ctx is the
-	// request's: it ends if Top.gg hangs up (after 5 s). It may be called
-	// concurrently. When nil, votes are answered 204 and reach OnEvent only.
+	// OnVote stores a vote before Top.gg gets its answer: return nil only once
+	// it is durably stored (204, never sent again). An error or panic answers
+	// 500, which Top.gg retries; one matching [ErrMalformedBody], 400, which it
+	// does not. ctx is the request's. It may be called concurrently; when nil,
+	// votes are answered 204 and reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
-	// OnEvent receives every accepted event, votes included, once the answer
-	// is flushed to Top.gg and before ServeHTTP returns: a slow OnEvent only
-	// holds its connection (and http.Server.Shutdown). ctx has the request's
-	// values but is not cancelled when Top.gg hangs up. It may be called
-	// concurrently. A panic in it is observed as [OutcomePanic]; the answer
-	// stands.
+	// OnEvent receives every accepted event once the answer is flushed, before
+	// ServeHTTP returns; ctx is not cancelled when Top.gg hangs up. It may be
+	// called concurrently; a panic in it is observed as [OutcomePanic].
 	OnEvent func(ctx context.Context, e Event)
-	// OnIntegrationCreate answers an integration.create (Top.gg expects the
-	// answer in the response). An error or a panic makes the answer 500. When
-	// nil, an integration.create is answered 204 and reaches OnEvent only.
+	// OnIntegrationCreate answers an integration.create; an error or panic
+	// answers 500. When nil, it is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
 
 	// Tolerance is how far a v1 signature's timestamp may be from now, in
 	// either direction (default 5 minutes).
 	Tolerance time.Duration
-	// Observer, if set, is told the outcome of every delivery once the answer
-	// is written (before OnEvent), and once more, as [OutcomePanic], of an
-	// OnEvent that panicked. It must return quickly.
+	// Observer, if set, is told each delivery's outcome once answered, and
+	// [OutcomePanic] of an OnEvent that panicked; it must return quickly.
 	Observer func(Outcome)
 	// Logger receives refusals and callback failures (default: discard).
 	Logger *slog.Logger
@@ -67,8 +57,7 @@ func (c Config) Format(f fmt.State, _ rune) {
 		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
 }
 
-// LogValue makes slog print the Config without its secrets (its JSON
-// handler would not call Format).
+// LogValue makes slog print the Config without its secrets.
 func (c Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
 
 func setOrNot(set bool) string {
@@ -107,10 +96,9 @@ func (c Config) check() (Config, error) {
 	return c, nil
 }
 
-// SplitSecrets splits a comma-separated list of v1 secrets ("whs_a,whs_b", as
-// an environment variable holds them), trimming white space around each. An
-// empty list or item, or one [New] would refuse, is an error wrapping
-// [ErrMalformedSecret] that does not quote the list.
+// SplitSecrets splits a comma-separated list of v1 secrets, trimming each. An
+// empty or bad item is an error wrapping [ErrMalformedSecret] that does not
+// quote the list.
 func SplitSecrets(list string) ([]Secret, error) {
 	parts := strings.Split(list, ",")
 	out := make([]Secret, 0, len(parts))
@@ -124,8 +112,7 @@ func SplitSecrets(list string) ([]Secret, error) {
 	return out, nil
 }
 
-// v1SecretPrefix starts every v1 signing secret. One without it (a v0
-// secret, a token, a truncated copy) would get every delivery answered 403.
+// v1SecretPrefix starts every v1 signing secret.
 const v1SecretPrefix = "whs_"
 
 // whiteSpace is the problem of a secret wellFormed refuses.
@@ -142,8 +129,7 @@ func checkV1Secret(s Secret) string {
 	return ""
 }
 
-// wellFormed refuses an empty secret and one with white space or control
-// bytes: one read with a trailing newline would otherwise never match.
+// wellFormed refuses an empty secret and one with white space or control bytes.
 func wellFormed(s Secret) bool {
 	return s != "" && !strings.ContainsFunc(string(s), func(r rune) bool { return r <= ' ' || r == 0x7f })
 }

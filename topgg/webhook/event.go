@@ -19,9 +19,8 @@ const (
 	TypeIntegrationDelete EventType = "integration.delete" // a user removed an integration
 )
 
-// Project is the project a v1 event is about: its Top.gg id, its type ("bot",
-// "server", "game", ...) and platform ("discord", "roblox", ...) as sent, and
-// its id on the platform (a bot's application id, a server's guild id).
+// Project is the project a v1 event is about: its Top.gg id, type and
+// platform as sent, and its id on the platform.
 type Project struct {
 	ID         string `json:"id"`
 	Type       string `json:"type"`
@@ -82,9 +81,8 @@ type IntegrationCreate struct {
 	User          User
 }
 
-// Format prints the event with its secret redacted under every verb. The
-// Secret redacts itself, but not where fmt reports a bad verb (%d on a
-// pointer to it inside a struct), which prints without calling any method.
+// Format prints the event with its secret redacted under every verb, a bad
+// one included.
 func (e IntegrationCreate) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {
 		_, _ = io.WriteString(f, "webhook.IntegrationCreate"+strings.TrimPrefix(fmt.Sprintf("%#v", plainIntegrationCreate(e)), "webhook.plainIntegrationCreate"))
@@ -103,8 +101,7 @@ type IntegrationDelete struct {
 }
 
 // IntegrationAnswer is what [Config.OnIntegrationCreate] answers Top.gg: the
-// URL the integration's deliveries go to and the event types (routes) it
-// wants, e.g. []string{"vote.create"}.
+// URL of the integration's deliveries and the event types it wants.
 type IntegrationAnswer struct {
 	WebhookURL string   `json:"webhook_url"`
 	Routes     []string `json:"routes"`

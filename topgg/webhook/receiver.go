@@ -14,25 +14,19 @@ import (
 	"strconv"
 )
 
-// Receiver receives Top.gg webhook deliveries: an http.Handler for POST
-// requests, v1 (signed) and, when configured, v0 (legacy) on the same path.
-// Make it with [New]; it is safe for concurrent use, and nothing of a
-// delivery runs after its ServeHTTP returned. Its answers (see [Outcome])
-// make Top.gg retry exactly what may succeed later: 204 (200 with the answer
-// to an integration.create) once accepted and stored, 4xx for what no retry
-// mends (a body over 2 MiB refused without being read whole), 500 when a
-// callback failed. A panic in a callback is logged at Error with the stack,
-// and the peer gets the answer an error would give. No callback runs for a
-// refused delivery; the zero Receiver answers every request 500.
+// Receiver is an http.Handler for Top.gg's POST deliveries, v1 and, when
+// configured, v0. Make it with [New]; safe for concurrent use, and nothing of
+// a delivery outlives its ServeHTTP. It answers 2xx once stored, 4xx for what
+// no retry mends and 500 when a callback failed or panicked, so that Top.gg
+// retries exactly what may succeed; no callback runs for a refused delivery.
 type Receiver struct {
 	keys   keyring                // v1 secrets; nil when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	cfg    Config                 // checked, without its secrets
 }
 
-// New returns a Receiver for cfg. It fails with [ErrNoSecret], [ErrMalformedSecret]
-// or [ErrNoCallback] (wrapped) for a Config that could accept nothing or
-// deliver to nobody.
+// New returns a Receiver for cfg. It fails with [ErrNoSecret],
+// [ErrMalformedSecret] or [ErrNoCallback] (wrapped).
 func New(cfg Config) (*Receiver, error) {
 	cfg, err := cfg.check()
 	if err != nil {
@@ -61,9 +55,8 @@ func (h *Receiver) Format(f fmt.State, _ rune) {
 	_, _ = fmt.Fprintf(f, "webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", len(h.keys), setOrNot(h.legacy != nil), h.cfg.Tolerance)
 }
 
-// ServeHTTP receives one delivery: it authenticates it, reads and decodes the
-// body, lets OnVote (or OnIntegrationCreate) store it, answers, flushes the
-// answer, and then calls OnEvent.
+// ServeHTTP authenticates and decodes one delivery, lets OnVote (or
+// OnIntegrationCreate) store it, flushes the answer, then calls OnEvent.
 func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h == nil || h.cfg.clock == nil {
 		http.Error(w, "webhook: Receiver not made by webhook.New", http.StatusInternalServerError)
@@ -86,8 +79,7 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if outcome != OutcomeAccepted || h.cfg.OnEvent == nil {
 		return
 	}
-	// After the answer: a panic writes nothing more (Top.gg has its 2xx)
-	// and is counted on its own.
+	// After the answer: a panic writes nothing more, and is counted.
 	ctx := context.WithoutCancel(r.Context())
 	if err := h.contain(ctx, "OnEvent", func() error { h.cfg.OnEvent(ctx, ev); return nil }); err != nil {
 		h.observe(ctx, OutcomePanic)
@@ -123,9 +115,8 @@ func (h *Receiver) receive(r *http.Request) (Event, error) {
 	return decodeLegacy(body)
 }
 
-// readBody reads at most maxBodyBytes of r's body: a declared Content-Length
-// over the cap is refused before any byte is read, an undeclared body as
-// soon as one byte beyond the cap arrives.
+// readBody reads at most maxBodyBytes of r's body, refusing a longer one
+// before reading past the cap.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrBodyTooLarge, r.ContentLength, maxBodyBytes)
@@ -143,9 +134,8 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// legacyChecker compares with want in constant time. Only want's digest is
-// kept, inside a closure: the comparison takes the same time whatever the
-// lengths, and no formatting of a Receiver reaches even the digest.
+// legacyChecker compares with want in constant time, whatever the lengths;
+// only want's digest is kept, in a closure no formatting reaches.
 func legacyChecker(want Secret) func(string) bool {
 	wantSum := sha256.Sum256([]byte(want))
 	return func(auth string) bool {
@@ -201,8 +191,7 @@ func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) Out
 	return OutcomeAccepted
 }
 
-// storeVote calls OnVote. On an error or a panic it writes the answer and
-// returns why; on success it writes nothing and returns OutcomeAccepted.
+// storeVote calls OnVote; on failure it writes the answer and returns why.
 func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Outcome {
 	ctx := r.Context()
 	err := h.contain(ctx, "OnVote", func() error { return h.cfg.OnVote(ctx, *v) })
@@ -249,8 +238,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 		ans.Routes = []string{}
 	}
 	body, _ := json.Marshal(ans) // two strings and a slice of strings: cannot fail
-	// A Content-Length makes the answer complete at the flush; a chunked one
-	// would end only when ServeHTTP returns, after OnEvent.
+	// A Content-Length completes the answer at the flush, before OnEvent.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
@@ -268,9 +256,8 @@ func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
 // errPanicked marks the error contain makes of a callback's panic.
 var errPanicked = errors.New("panicked")
 
-// contain calls f and turns a panic in it into an error wrapping
-// errPanicked, logged with the stack. net/http never sees the panic: it would
-// drop the connection, which Top.gg does not retry.
+// contain calls f and turns a panic in it into an error wrapping errPanicked,
+// logged with the stack: net/http would drop the connection unretried.
 func (h *Receiver) contain(ctx context.Context, callback string, f func() error) (err error) {
 	defer func() {
 		if rec := recover(); rec != nil {

@@ -103,8 +103,7 @@ func newKeyring(secrets []Secret) keyring {
 }
 
 // match reports whether any secret signed "<ts>.<body>" with any of the
-// signature's MACs. Each comparison takes constant time; the search stops at
-// the first match, which tells a caller with a valid signature nothing new.
+// signature's MACs, each compared in constant time.
 func (k keyring) match(s *signature, body []byte) bool {
 	for _, mac := range k {
 		sum := macOf(mac(), s.ts, body)
@@ -119,9 +118,8 @@ func (k keyring) match(s *signature, body []byte) bool {
 	return false
 }
 
-// verify checks a signature header at now and returns the body read reads,
-// once the timestamp passed (a stale replay costs nothing) and a secret
-// signed it.
+// verify checks a signature header at now and returns the body read reads;
+// a stale one is refused before reading.
 func (k keyring) verify(header string, now time.Time, tol time.Duration, read func() ([]byte, error)) ([]byte, error) {
 	sig, err := parseSignature(header)
 	if err != nil {
@@ -147,13 +145,10 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Verify checks a v1 delivery, for receivers that are not an http.Handler:
-// header is the x-topgg-signature value, body the raw body. It returns nil
-// when one of secrets signed "<t>.<body>" and t is within tolerance of now
-// (<= 0: 5 minutes), else an error wrapping [ErrNoSignature],
-// [ErrMalformedSignature], [ErrTimestamp] or [ErrSignatureMismatch]. No
-// secret ([ErrNoSecret]) or a malformed one ([ErrMalformedSecret]) is a
-// misuse: anyone can sign with an empty key.
+// Verify checks a v1 delivery's signature header and raw body: nil when one of
+// secrets signed it within tolerance of now (<= 0: 5 minutes), else an error
+// wrapping [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
+// [ErrSignatureMismatch]; no or a bad secret is [ErrNoSecret] or [ErrMalformedSecret].
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
 	if len(secrets) == 0 {
 		return ErrNoSecret
@@ -180,11 +175,9 @@ func Sign(secret Secret, t time.Time, body []byte) string {
 	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
 }
 
-// NewRequest returns a POST of body to url as Top.gg sends a v1 delivery:
-// JSON, signed with secret at time t, for tests of a receiver. An empty
-// secret, or one with white space or control bytes, is refused with
-// [ErrMalformedSecret] (never quoted), as [Verify] and [New] refuse it:
-// anyone can sign with an empty key.
+// NewRequest returns a POST of body to url as Top.gg sends a v1 delivery,
+// signed with secret at time t, for tests. A malformed secret is refused with
+// [ErrMalformedSecret], never quoted.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
 	if !wellFormed(secret) {
 		return nil, fmt.Errorf("%w: NewRequest: the secret %s", ErrMalformedSecret, whiteSpace)
