@@ -12,11 +12,8 @@ import (
 	"github.com/sourcegraph/conc/panics"
 )
 
-// Timeout bounds one probe: a check with no answer by then fails, and the
-// probe answers. A check that ignores its context and keeps running is left
-// to finish on its own; its late result is dropped, and it is not started
-// again while it runs (the probes meanwhile report it as still running), so
-// that at most one call of each check is ever in flight.
+// Timeout bounds one probe: a check with no answer by then fails. At most one
+// call of each check is ever in flight, even of one that ignores its context.
 const Timeout = 5 * time.Second
 
 // Check is one named condition of a probe.
@@ -24,9 +21,9 @@ type Check struct {
 	// Name names the check in the answer: lower-case letters, digits, '_'
 	// and '-', as in "shards" or "token".
 	Name string
-	// Func returns nil when the condition holds, else why not. Its error is
-	// shown in a verbose answer, so it must carry no secret. It must honour
-	// ctx and be safe for concurrent use; a panic in it fails the check.
+	// Func returns nil when the condition holds, else why not, with no secret
+	// (a verbose answer shows it). It must honour ctx and be safe for
+	// concurrent use; a panic in it fails the check.
 	Func func(ctx context.Context) error
 }
 
@@ -36,9 +33,8 @@ type result struct {
 	err  error // nil: passed
 }
 
-// ErrInvalidCheck matches the errors of [NewProbe] for a check without a
-// valid name or function, or a name given twice, and the failed result of a
-// Probe not made by NewProbe.
+// ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate
+// check, and the failed result of a Probe not made by NewProbe.
 var ErrInvalidCheck = errors.New("health: invalid check")
 
 // Probe is an http.Handler that answers a liveness or readiness probe from
@@ -63,11 +59,9 @@ type flight struct {
 	started time.Time
 }
 
-// NewProbe returns a Probe named name (as in "readyz", for its answer) that
-// runs checks, concurrently, on every request, and answers within [Timeout].
-// It fails, matching [ErrInvalidCheck], for a check without a valid name or
-// function, or a name given twice. No check at all is valid: the probe
-// always passes.
+// NewProbe returns a Probe named name (as in "readyz") of checks; with none,
+// it always passes. It fails, matching [ErrInvalidCheck], for a check without
+// a valid name or function, or a name given twice.
 func NewProbe(name string, checks ...Check) (*Probe, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: probe name %q: want lower-case letters, digits, '_' or '-'", ErrInvalidCheck, name)
@@ -97,9 +91,7 @@ func validName(s string) bool {
 var errNotMade = fmt.Errorf("%w: Probe not made by health.NewProbe", ErrInvalidCheck)
 
 // run runs every check within the timeout and returns their results, in
-// order, and whether all passed. A nil or zero Probe fails, with one result
-// named "probe": a probe that passes without having been set up would hide
-// the mistake.
+// order, and whether all passed; a zero Probe fails, not to hide the mistake.
 func (p *Probe) run(ctx context.Context) (results []result, ok bool) {
 	if p == nil || p.name == "" {
 		return []result{{name: "probe", err: errNotMade}}, false
@@ -120,9 +112,7 @@ func (p *Probe) run(ctx context.Context) (results []result, ok bool) {
 	return results, ok
 }
 
-// start starts a call of c with ctx, or returns the call still running from
-// an earlier probe (joined: true): a check that ignores its context is never
-// running twice.
+// start starts a call of c with ctx, or joins the call still running.
 func (c *check) start(ctx context.Context) (f *flight, joined bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,8 +121,7 @@ func (c *check) start(ctx context.Context) (f *flight, joined bool) {
 	}
 	f = &flight{done: make(chan struct{}), started: time.Now()}
 	c.flight = f
-	// The call outlives a request that goes away: a probe that joins it
-	// still gets its answer, and it is bounded by its own timeout.
+	// The call outlives its request, for a probe that joins it.
 	deadline, _ := ctx.Deadline()
 	cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	go func() {
@@ -176,9 +165,8 @@ func call(ctx context.Context, f func(context.Context) error) error {
 	return err
 }
 
-// ServeHTTP answers GET and HEAD: 200 when every check passes, else 503,
-// within [Timeout]. The body names the failed checks; with ?verbose (any
-// value), every check and the reason of each failure. Other methods get 405.
+// ServeHTTP answers GET and HEAD within [Timeout]: 200 when every check
+// passes, else 503 naming the failed (?verbose: every check); others get 405.
 func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")

@@ -13,13 +13,11 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// Bounds of the operations server: a scrape or a probe is a small GET
-// answered from memory, and a probe's checks take at most [Timeout].
+// Bounds of the operations server.
 const (
 	serverTimeout = 2 * Timeout
 	// ShutdownGrace is how long requests in flight get once [Server.Run]'s
-	// context is done; then their connections are closed. Within the 10 s
-	// a SIGTERM leaves.
+	// context is done; then their connections are closed.
 	ShutdownGrace = time.Second
 )
 
@@ -27,28 +25,24 @@ const (
 type ServerConfig struct {
 	// Addr is host:port or :port; port 0 picks a free one (see Server.Addr).
 	Addr string
-	// Metrics answers GET /metrics (promhttp.HandlerFor(reg, ...), say);
-	// nil: no /metrics.
+	// Metrics answers GET /metrics; nil: no /metrics.
 	Metrics http.Handler
 	// Liveness and Readiness are the checks of /livez and /readyz
 	// (plugin.Plugin's LivenessChecks and ReadinessChecks, say).
 	Liveness, Readiness []Check
-	// Logger gets the HTTP server's errors (a client's bad TLS or request) at
-	// debug level; nil: none.
+	// Logger gets the HTTP server's errors at debug level; nil: none.
 	Logger *slog.Logger
 }
 
-// Server is an operations server listening: /metrics, /livez and /readyz on
-// one address, apart from the bot's public endpoints. Make it with [Listen];
-// [Server.Run] it once, or Close it.
+// Server is a listening operations server: /metrics, /livez and /readyz.
+// Make it with [Listen]; [Server.Run] it once, or Close it.
 type Server struct {
 	srv  *http.Server
 	l    net.Listener
 	used atomic.Bool
 }
 
-// Listen makes the probes and listens on cfg.Addr now, so that a taken port
-// or a bad check stops a bot before it goes online; ctx bounds the listen
+// Listen makes the probes and listens on cfg.Addr now; ctx bounds the listen
 // only. Errors name the address, never a check's secret.
 func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if ctx == nil || cfg.Addr == "" {
@@ -98,9 +92,8 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-// Start runs Run in its own goroutine, bound to no context: an operations
-// server should answer until the bot it watches is down, after the bot's
-// context is done. stop ends it and returns Run's error.
+// Start runs Run in its own goroutine, bound to no context, so that it
+// answers until the bot is down; stop ends it and returns Run's error.
 func (s *Server) Start() (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)

@@ -20,18 +20,14 @@ const namespace = "topgg"
 // requestBuckets, in seconds, span a fast answer to the client's 60 s timeout.
 func requestBuckets() []float64 { return []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60} }
 
-// rewardBuckets, in seconds, span a webhook vote rewarded at once to one the
-// poll found late or a handler retried for hours.
+// rewardBuckets, in seconds, span a vote rewarded at once to one retried for hours.
 func rewardBuckets() []float64 {
 	return []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}
 }
 
-// Collector turns the observations of go-topgg's jobs into Prometheus
-// metrics. Make it with [New]. Its Observe methods are the jobs' hooks, each
-// of the hook's own type, so that it is given as it is (see the package
-// doc); they are safe for concurrent use and cost no allocation once a label
-// combination has been seen. The methods of a nil or zero Collector do
-// nothing. It is a [prometheus.Collector] of its metrics.
+// Collector is a [prometheus.Collector] of go-topgg's jobs' metrics; its
+// Observe methods are the jobs' hooks, safe for concurrent use. Make it with
+// [New]; the methods of a nil or zero Collector do nothing.
 type Collector struct {
 	all []prometheus.Collector
 
@@ -72,10 +68,8 @@ type requestKey struct {
 	outcome topgg.Outcome
 }
 
-// New makes the collectors and registers them with reg (for example
-// prometheus.DefaultRegisterer, or a prometheus.NewRegistry()). It fails
-// when reg is nil or refuses a collector (one of the same name is already
-// registered: make one Collector per registry).
+// New makes the collectors and registers them with reg. It fails when reg is
+// nil or refuses a collector: make one Collector per registry.
 func New(reg prometheus.Registerer) (*Collector, error) {
 	if reg == nil {
 		return nil, errors.New("topggprom: New: nil Registerer")
@@ -116,8 +110,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) add(m prometheus.Collector) { c.all = append(c.all, m) }
 
-// counters makes a counter vector with one label and resolves one counter
-// per value of values, so that every series shows from the start.
+// counters makes a counter vector with one label and one counter per value,
+// so that every series shows from the start.
 func (c *Collector) counters(name, help, label string, values []string) []prometheus.Counter {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
 	c.add(v)
@@ -192,7 +186,5 @@ func (c *Collector) votes() {
 	c.expiries = c.counter("vote_expiries_total", "Expiry handlers that succeeded.")
 }
 
-// off reports a nil or zero Collector (one not made by [New], or the nil of
-// a New that failed): its methods then do nothing, rather than panic inside
-// the client or the job that calls them.
+// off reports a nil or zero Collector, whose methods do nothing.
 func (c *Collector) off() bool { return c == nil || c.requests == nil }

@@ -2,25 +2,23 @@ package topggprom
 
 import "strings"
 
-// Label values outside a label's set: "unknown" for the route and outcome of
-// an API request (the client's own word for a value that is none of its
-// own), "other" elsewhere.
+// Label values outside a label's set: "unknown" for an API request's route
+// and outcome (the client's own word), "other" elsewhere.
 const (
 	other   = "other"
 	unknown = "unknown"
 )
 
-// enum is one of the jobs' small typed sets (topgg.Route, autopost.Outcome,
-// voterewards.Origin, ...): its values count from 1 and String names each.
+// enum is one of the jobs' small typed sets: values count from 1, and String
+// names each.
 type enum interface {
 	~uint8
 	String() string
 }
 
 // labels returns the label values of T, indexed by value: [0] is zero (for
-// the zero value and any value outside the set), then the String of T(1),
-// T(2), ... up to the first that names no value. A value added to a set
-// later gets its series without a change here.
+// any value outside the set), then the String of T(1), T(2), ... up to the
+// first that names no value.
 func labels[T enum](zero string) []string {
 	out := []string{zero}
 	for i := 1; i < 256; i++ {
@@ -33,15 +31,12 @@ func labels[T enum](zero string) []string {
 	return out
 }
 
-// isLabel reports whether s names a value: lower-case letters, digits, '_'
-// and '-' ("unknown", and the "Origin(4)" of a value out of voterewards'
-// set, are not).
+// isLabel reports whether s names a value ("unknown" and "Origin(4)" do not).
 func isLabel(s string) bool {
 	return s != "" && s != unknown && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
-// at returns v's index in a table of n label values, or 0 (the zero value's
-// slot) for a value outside it.
+// at returns v's index in a table of n label values, or 0 outside it.
 func at[T ~uint8](v T, n int) int {
 	if int(v) < n {
 		return int(v)
@@ -58,14 +53,12 @@ func method(m string) string {
 	return other
 }
 
-// documented are the status codes with a label value of their own: those
-// Top.gg's API documents or the client treats apart (a retry, a refused
-// token, the 404 that means "no vote"), three digits each, one space apart.
+// documented are the status codes with a label value of their own, those
+// Top.gg documents or the client treats apart, three digits a space apart.
 const documented = "200 201 204 400 401 403 404 408 413 429 500 502 503 504"
 
 // code returns the label value of a status code: one of documented, "none"
-// for no answer, and "other" for any other code, so that an upstream
-// answering odd codes cannot grow the series. It does not allocate.
+// for no answer, and "other" for any other code.
 func code(status int) string {
 	if status == 0 {
 		return "none"

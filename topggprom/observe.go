@@ -13,9 +13,7 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ObserveRequest counts one attempt of an API call: a [topgg.Observer], for
-// topgg.WithObserver(c.ObserveRequest). A label combination seen before
-// costs a map lookup under a read lock and no allocation.
+// ObserveRequest counts one attempt of an API call: a [topgg.Observer].
 func (c *Collector) ObserveRequest(r topgg.Request) {
 	if c.off() {
 		return
@@ -83,7 +81,7 @@ func (c *Collector) ObservePost(r autopost.Result) {
 }
 
 // ObserveSync counts one slash command sync, as commands.JobConfig.OnResult
-// reports it (without its context) and as plugin.Observer has it.
+// reports it, without its context.
 func (c *Collector) ObserveSync(r commands.Result, err error) {
 	if c.off() {
 		return
@@ -95,9 +93,8 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 	c.syncs[at(o, len(c.syncs))].Inc()
 }
 
-// ObserveVote counts one event of the vote pipeline: a
-// voterewards.Config.Observer as it is. An expiry handler counts only when it
-// succeeds; a negative latency (a clock ahead of this one) counts as 0.
+// ObserveVote counts one event of the vote pipeline (a voterewards.Config.Observer);
+// an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	if c.off() {
 		return
