@@ -1,17 +1,9 @@
 // Package discordtest is a fake Discord for testing a discordgo bot end to
 // end, without the internet or a token: an unmodified discordgo (v0.29)
-// session connects to it over real HTTP and a real websocket on 127.0.0.1.
-// It follows the httptest convention of
-// [github.com/dblkit/go-topgg/topgg/topggtest]: [NewServer], [Server.URL],
-// [Server.Client], [Server.Close], [Server.CloseClientConnections] and
-// [Server.Inject] with the same [Fault]; [Server.APIBase] is the REST root a
-// session is pointed at. It serves what a bot on Top.gg uses, not Discord's
-// whole API.
-//
-// A bot tested whole: real discordgo sessions on two shards against the fake
-// Discord, a real Top.gg client against the fake Top.gg, and a user who
-// types /vote before and after voting (the same program runs as the
-// package's Example (Bot)):
+// session connects to it over real HTTP and websocket on 127.0.0.1. It
+// follows topggtest's httptest convention ([NewServer], [Server.Client],
+// [Server.Close], [Server.Inject] ...) and serves what a bot on Top.gg uses,
+// not Discord's whole API. A bot tested whole (the package's Example (Bot)):
 //
 //	// The bot under test: /vote looks the user up on Top.gg and gives
 //	// voters a role.
@@ -86,16 +78,8 @@
 //		require.Equal(t, []string{role}, discord.MemberRoles(guild, voter))
 //	}
 //
-// The gateway speaks HELLO, IDENTIFY (token and shard checked), heartbeats,
-// READY, GUILD_CREATE and RESUME with replay; REST, under /api/v9 and
-// /api/v10, records every request ([Server.Calls]) and answers an unknown
-// endpoint with a 404 as Discord does.
-//
-// A guild belongs to shard (guild_id >> 22) % shard_count, as on Discord;
-// [GuildIDForShard] makes IDs on a chosen shard. Sessions made by
-// [Server.NewSession], or given [Server.Client], reach only this server.
-//
-// Close every discordgo session before the Server: a session whose
-// connection drops reconnects forever, its goroutines outliving the test
-// (see [Server.NewSession]).
+// The gateway speaks HELLO, IDENTIFY, heartbeats, READY, GUILD_CREATE and
+// RESUME with replay; REST records every request ([Server.Calls]) and answers
+// an unknown endpoint 404. A guild belongs to shard (guild_id >> 22) %
+// shard_count ([GuildIDForShard]). Close every session before the Server.
 package discordtest

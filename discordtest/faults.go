@@ -10,10 +10,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/fault"
 )
 
-// Fault is a misbehaviour of Discord that the Server plays on a REST
-// request instead of (or before) its normal answer. It has the fields and
-// rules of [github.com/dblkit/go-topgg/topgg/topggtest.Fault]; only the
-// service's own answers differ, as documented on RetryAfter and Body. The
+// Fault is a misbehaviour of Discord that the Server plays on a REST request
+// instead of (or before) its answer, with the rules of topggtest.Fault; the
 // gateway is dropped with [Server.CloseClientConnections] instead.
 //
 //	srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute})
@@ -28,11 +26,8 @@ type Fault struct {
 	Times int
 	// Status is the answer's status code.
 	Status int
-	// RetryAfter sets Discord's rate-limit headers (Retry-After and
-	// X-RateLimit-Reset-After in seconds with fractions, Remaining 0, Scope
-	// "user"); alone it makes a 429 with Discord's body {"message",
-	// "retry_after", "global"}. A Header X-RateLimit-Global "true" makes the
-	// limit global.
+	// RetryAfter sets Discord's rate-limit headers; alone it makes a 429 with
+	// Discord's body. A Header X-RateLimit-Global "true" makes it global.
 	RetryAfter time.Duration
 	// Drop closes the connection without answering.
 	Drop bool

@@ -86,8 +86,7 @@ type gwConn struct {
 }
 
 // write sends one text frame within writeTimeout or the context's earlier
-// deadline; a cancellation alone does not interrupt it (half a frame would
-// break the connection).
+// deadline; a cancellation alone does not interrupt it.
 func (c *gwConn) write(ctx context.Context, b []byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
@@ -117,9 +116,8 @@ func (c *gwConn) closeWith(code int, text string) {
 	})
 }
 
-// reject sends a close frame and waits up to drainTimeout for the client to
-// close its end. Only the connection's handler goroutine calls it. It
-// returns false: the connection does not go on.
+// reject sends a close frame, waits up to drainTimeout for the client to close
+// its end, and returns false. Only the connection's handler goroutine calls it.
 func (c *gwConn) reject(code int, text string) bool {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
@@ -157,10 +155,8 @@ type gwSession struct {
 	backlog []sentFrame
 }
 
-// dispatchLocked sends one dispatch (op 0) with the next sequence number and
-// keeps it for RESUME (with no connection it only waits there). A failed
-// write closes the connection, as a broken network would. The caller holds
-// sess.mu.
+// dispatchLocked sends one dispatch with the next sequence number and keeps
+// it for RESUME; a failed write closes the connection. The caller holds sess.mu.
 func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
@@ -414,10 +410,9 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 	return shard, true
 }
 
-// resume continues a session on this connection: the missed dispatches,
-// then RESUMED. An unknown session, or one whose missed events are gone,
-// gets INVALID_SESSION (d=false), and discordgo identifies again. It reports
-// whether the connection goes on.
+// resume continues a session on this connection: the missed dispatches, then
+// RESUMED, or INVALID_SESSION when they are gone. It reports whether the
+// connection goes on.
 func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) bool {
 	var d authData
 	if err := json.Unmarshal(raw, &d); err != nil {
@@ -475,10 +470,9 @@ func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
 	return c.writeJSON(ctx, outFrame{Op: opInvalidSession, D: false}) == nil
 }
 
-// connectedLocked returns the session that receives the events of shard,
-// or ErrShardNotConnected. A session still being sent READY qualifies: its
-// mutex puts later events after it, so a test may send events as soon as
-// discordgo's Open returns. The caller holds s.mu.
+// connectedLocked returns the session that receives the events of shard
+// (one still being sent READY too), or ErrShardNotConnected. The caller
+// holds s.mu.
 func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	if s.closed {
 		return nil, ErrClosed
@@ -490,9 +484,8 @@ func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	return sess, nil
 }
 
-// CloseClientConnections closes every connection, REST and gateway, without
-// a close frame, as a network failure would. A discordgo session with
-// ShouldReconnectOnError reconnects and resumes; events sent meanwhile are
+// CloseClientConnections closes every connection, REST and gateway, as a
+// network failure would; a reconnecting session resumes with its events
 // replayed.
 func (s *Server) CloseClientConnections() {
 	s.mu.Lock()

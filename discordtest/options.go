@@ -121,10 +121,8 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithHeartbeatInterval sets the heartbeat interval sent in HELLO (whole
-// milliseconds; default 41.25s, which costs a test no time: discordgo beats
-// at once, then once per interval). discordgo drops the connection when the
-// last ACK is five intervals old, and -race can stall a busy machine for a
-// second: keep it at 400ms or more.
+// milliseconds; default 41.25s). Keep it at 400ms or more, or -race stalls
+// may make discordgo drop the connection.
 func WithHeartbeatInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if d < time.Millisecond {

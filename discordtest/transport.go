@@ -54,10 +54,9 @@ func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.base.RoundTrip(out)
 }
 
-// Client returns a new *http.Client, for discordgo.Session.Client, that
-// sends every request for discord.com, discordapp.com, discord.gg,
-// discordapp.net or their subdomains to this Server (path kept) and refuses
-// any other host, so discordgo's default endpoints reach the fake.
+// Client returns a new *http.Client that sends every request for Discord's
+// hosts (discord.com, discordapp.com, discord.gg, discordapp.net and their
+// subdomains) to this Server, path kept, and refuses any other host.
 func (s *Server) Client() *http.Client {
 	return &http.Client{Transport: &rewriteTransport{addr: s.addr, base: s.transport}, Timeout: 20 * time.Second}
 }
@@ -70,16 +69,10 @@ func (s *Server) dialer() *websocket.Dialer {
 	}
 }
 
-// NewSession returns a discordgo session for shard shardID of shardCount,
-// set up for this Server and not opened (the caller opens it, and closes it
-// before the Server): the bot token, Client, a Dialer that reaches only this
-// Server, the shard, intents Guilds, and ShouldReconnectOnError false.
-//
-// Reconnecting is off because of a race in discordgo v0.29: a heartbeat that
-// fails just as Close sends its close frame reconnects the session after
-// Close, leaving goroutines behind. A test that wants reconnects (see
-// CloseClientConnections) turns it on and, before closing, waits until the
-// session's LastHeartbeatAck is later than the reconnect.
+// NewSession returns an unopened discordgo session of shard shardID of
+// shardCount that reaches only this Server, with intents Guilds and
+// ShouldReconnectOnError false: discordgo v0.29 may reconnect after Close,
+// leaking goroutines. Close it before the Server.
 func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
 	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
 		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)
