@@ -110,7 +110,7 @@ func (s *Server) listVotes(c *call) {
 			writeProblem(c.w, http.StatusBadRequest, "startDate is required when no cursor is given")
 			return
 		}
-		start, err := time.Parse(time.RFC3339Nano, raw)
+		start, err := parseISOTime(raw)
 		if err != nil {
 			writeProblem(c.w, http.StatusBadRequest, "startDate must be an ISO 8601 timestamp")
 			return
