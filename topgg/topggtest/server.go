@@ -146,6 +146,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return // the client went away mid-body
 	}
 	s.record(r, path, body)
+	// Top.gg's edge merges repeated slashes: @top-gg/sdk 3.0.4 to 3.1.2 sent
+	// ".../api//bots/stats". The record keeps the path as sent.
+	for strings.Contains(path, "//") {
+		path = strings.ReplaceAll(path, "//", "/")
+	}
 	defer func() {
 		// Method and path only: the Authorization header never reaches a log.
 		s.cfg.logger.Debug("topggtest request", "method", r.Method, "path", path,
@@ -180,14 +185,16 @@ func (s *Server) checkV1Auth(r *http.Request) (ok bool, detail string) {
 	return true, ""
 }
 
-// checkLegacyAuth reports whether the request carries the bare token.
+// checkLegacyAuth reports whether the request carries the bare token, or
+// "Bearer <token>" as the official Python SDK sent it on v0 for years.
 func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
+		h = h[7:]
+	}
 	switch {
 	case h == "":
 		return false, "Unauthorized: missing Authorization header"
-	case len(h) > 7 && strings.EqualFold(h[:7], "Bearer "):
-		return false, "Unauthorized: v0 expects the bare token, not Bearer"
 	case !s.tokenMatches(h):
 		return false, "Unauthorized: invalid token"
 	}
