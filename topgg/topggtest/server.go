@@ -36,7 +36,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	accepts   atomic.Int64
-	faults    fault.Queue // has its own lock
+	faults    fault.Queue  // has its own lock
+	control   http.Handler // nil without WithControlAPI
 
 	mu            sync.Mutex
 	requests      []Request
@@ -55,8 +56,9 @@ type Server struct {
 	hooks webhookState // has its own lock
 }
 
-// NewServer starts a fake service on 127.0.0.1 (a free port); the caller
-// must Close it. It fails only on an invalid option or if it cannot listen.
+// NewServer starts a fake service on 127.0.0.1 (a free port, unless
+// [WithAddr]); the caller must Close it. It fails only on an invalid option
+// or if it cannot listen.
 func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -64,7 +66,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, fmt.Errorf("topggtest: listen: %w", err)
 	}
@@ -81,6 +83,12 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	if cfg.project.isDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
+	}
+	for _, v := range cfg.votes {
+		s.addVote(v, false)
+	}
+	if cfg.control {
+		s.control = s.controlMux()
 	}
 
 	ts := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serve)}}
@@ -132,6 +140,10 @@ func (s *Server) now() time.Time { return s.cfg.now() }
 
 // serve records the request, applies faults, then routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.control != nil && (r.URL.Path == controlPrefix || strings.HasPrefix(r.URL.Path, controlPrefix+"/")) {
+		s.control.ServeHTTP(w, r)
+		return
+	}
 	start, faulted := time.Now(), false
 	sw := &httpx.StatusRecorder{ResponseWriter: w}
 	path, mounted := strings.CutPrefix(r.URL.Path, apiPrefix)
