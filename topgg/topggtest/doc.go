@@ -36,4 +36,8 @@
 // as Top.gg does: within a 5 s timeout, retried after about 1, 2 and 4 s on a
 // timeout or a 5xx ([WithWebhookRetries] shortens the schedule), each attempt
 // recorded by [Server.Deliveries].
+//
+// For tests in other languages, [WithControlAPI] serves a JSON control API
+// beside the API root (votes, webhooks, faults, the record), and the command
+// topggtest/cmd/topggfake runs the fake as a process of its own.
 package topggtest
