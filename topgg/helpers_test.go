@@ -2,6 +2,7 @@ package topgg_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,12 @@ func requireInvalid(t *testing.T, err error, field string) {
 
 // hours ago, rounded to the millisecond so that times survive the wire exactly.
 func ago(d time.Duration) time.Time { return time.Now().Add(-d).UTC().Truncate(time.Millisecond) }
+
+// sentTime is how the client writes a timestamp it sends (UTC, at most 7
+// fractional digits); sentTimeRE matches it.
+const sentTime = "2006-01-02T15:04:05.9999999Z"
+
+var sentTimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,7})?Z$`)
 
 // logBuffer collects the log lines the code under test writes from its goroutines.
 type logBuffer = testlog.Buffer

@@ -61,8 +61,8 @@ type MetricsSample struct {
 
 // batchEntry is a MetricsSample as the service's batch takes it.
 type batchEntry struct {
-	Metrics   Metrics    `json:"metrics"`
-	Timestamp *time.Time `json:"timestamp,omitempty"`
+	Metrics   Metrics `json:"metrics"`
+	Timestamp string  `json:"timestamp,omitempty"`
 }
 
 func batchEntries(samples []MetricsSample) []batchEntry {
@@ -70,7 +70,7 @@ func batchEntries(samples []MetricsSample) []batchEntry {
 	for i, s := range samples {
 		data[i].Metrics = s.Metrics
 		if !s.Timestamp.IsZero() {
-			data[i].Timestamp = new(s.Timestamp.UTC())
+			data[i].Timestamp = wireTime(s.Timestamp)
 		}
 	}
 	return data

@@ -59,7 +59,7 @@ func TestPostMetricsBatch(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	t1 := ago(2 * time.Hour).Add(123456 * time.Nanosecond) // sub-millisecond precision survives
+	t1 := ago(2 * time.Hour).Add(123400 * time.Nanosecond) // precision to 100 ns survives
 	t2 := ago(time.Hour)
 
 	samples := []topgg.MetricsSample{
@@ -75,7 +75,7 @@ func TestPostMetricsBatch(t *testing.T) {
 		{"metrics":{"server_count":20},"timestamp":%q},
 		{"metrics":{"server_count":30,"shard_count":1}},
 		{"metrics":{"server_count":10},"timestamp":%q}]}`,
-		t2.Format(time.RFC3339Nano), t1.UTC().Format(time.RFC3339Nano))
+		t2.Format(sentTime), t1.UTC().Format(sentTime))
 	require.JSONEq(t, want, string(r.Body))
 
 	// Applied as the service orders them: untimed first, then by time.
@@ -97,4 +97,32 @@ func TestMetricsSampleJSON(t *testing.T) {
 	b, err := json.Marshal(topgg.BatchEntries([]topgg.MetricsSample{{Metrics: topgg.GameMetrics{PlayerCount: 3}}})[0])
 	require.NoError(t, err)
 	require.JSONEq(t, `{"metrics":{"player_count":3}}`, string(b))
+}
+
+// TestPostMetricsBatchTimestampsAtMostSevenDigits: a timestamp with
+// nanoseconds goes out with 7 fractional digits (Top.gg's own precision), in
+// UTC; one on a whole second with none.
+func TestPostMetricsBatchTimestampsAtMostSevenDigits(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	base := ago(time.Hour).Truncate(time.Second)
+	nano := base.Add(123456789).In(time.FixedZone("CET", 3600))
+	require.NoError(t, c.PostMetricsBatch(t.Context(), []topgg.MetricsSample{
+		{Timestamp: nano, Metrics: topgg.BotMetrics{ServerCount: new(1)}},
+		{Timestamp: base, Metrics: topgg.BotMetrics{ServerCount: new(2)}},
+	}))
+
+	var body struct {
+		Data []struct {
+			Timestamp string `json:"timestamp"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(onlyRequest(t, srv).Body, &body))
+	require.Len(t, body.Data, 2)
+	require.Equal(t, base.Add(123456700).Format("2006-01-02T15:04:05.0000000Z"), body.Data[0].Timestamp)
+	require.Equal(t, base.Format("2006-01-02T15:04:05Z"), body.Data[1].Timestamp)
+	for _, d := range body.Data {
+		require.Regexp(t, sentTimeRE, d.Timestamp)
+	}
 }

@@ -76,6 +76,29 @@ func TestErrUnauthorizedByStatusAndRoute(t *testing.T) {
 	}
 }
 
+// TestErrUnauthorizedFromTheFake: a token of another project, refused by the
+// fake as the spec says (400 on the five routes that document it, 401
+// elsewhere), is ErrUnauthorized on every route, in one attempt.
+func TestErrUnauthorizedFromTheFake(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c, err := topgg.New(topggtest.ProjectToken("1"), topgg.WithBaseURL(srv.URL), topgg.WithRetryPolicy(fastRetries()))
+	require.NoError(t, err)
+	for _, rt := range routes {
+		before := len(srv.Requests())
+		err := rt.call(t.Context(), c)
+		require.ErrorIs(t, err, topgg.ErrUnauthorized, rt.name)
+		var apiErr *topgg.APIError
+		require.ErrorAs(t, err, &apiErr)
+		want := http.StatusUnauthorized
+		if rt.tokenOnly400 {
+			want = http.StatusBadRequest
+		}
+		require.Equal(t, want, apiErr.StatusCode, rt.name)
+		require.Len(t, srv.Requests(), before+1, "%s: not retried", rt.name)
+	}
+}
+
 // legacyToken is a token of the v0 era: its payload has "bot": true and no "_t".
 func legacyToken() string {
 	enc := base64.RawURLEncoding
@@ -92,7 +115,7 @@ func TestLegacyTokenHint(t *testing.T) {
 	c, err := topgg.New(tok, topgg.WithBaseURL(srv.URL), topgg.WithRetryPolicy(fastRetries()))
 	require.NoError(t, err)
 
-	_, err = c.Project(t.Context()) // 401 from the server
+	_, err = c.Project(t.Context()) // 400 from the server, as the spec says
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)

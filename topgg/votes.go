@@ -34,6 +34,10 @@ type VotesQuery struct {
 	StartDate time.Time
 }
 
+// wireTime formats a timestamp the client sends: UTC, at most 7 fractional
+// digits (Top.gg's own precision; a strict parser upstream may refuse 9).
+func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.9999999Z") }
+
 // votesFamily is the rate-limit family of both vote routes: v1 limits count
 // per project, and the two read the same data, so a 429 on one most likely
 // means the other would get one too.
@@ -52,7 +56,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if q.Cursor != "" {
 		query = "cursor=" + url.QueryEscape(q.Cursor)
 	} else {
-		query = "startDate=" + url.QueryEscape(q.StartDate.UTC().Format(time.RFC3339Nano))
+		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
 	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
 }

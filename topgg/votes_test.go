@@ -68,7 +68,7 @@ func TestVotesPages(t *testing.T) {
 		requireV1(t, srv, r, "GET", "/v1/projects/@me/votes")
 		require.Empty(t, r.Body)
 	}
-	require.Equal(t, []string{start.Format(time.RFC3339Nano)}, reqs[0].Query["startDate"])
+	require.Equal(t, []string{start.Format(sentTime)}, reqs[0].Query["startDate"])
 	require.NotContains(t, reqs[0].Query, "cursor")
 	require.Equal(t, []string{p1.Cursor}, reqs[1].Query["cursor"])
 	require.NotContains(t, reqs[1].Query, "startDate")
@@ -85,7 +85,24 @@ func TestVotesStartDateInOtherZone(t *testing.T) {
 	p, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: start.In(time.FixedZone("EST", -5*3600))})
 	require.NoError(t, err)
 	requireVotes(t, want, p.Votes)
-	require.Equal(t, start.UTC().Format(time.RFC3339Nano), onlyRequest(t, srv).Query.Get("startDate"))
+	require.Equal(t, start.UTC().Format(sentTime), onlyRequest(t, srv).Query.Get("startDate"))
+}
+
+// TestVotesStartDateAtMostSevenDigits: a startDate with nanoseconds goes out
+// with 7 fractional digits, cut (never rounded up past a vote at the start).
+func TestVotesStartDateAtMostSevenDigits(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	start := ago(time.Hour).Truncate(time.Second).Add(987654321)
+	want := addVotes(srv, start, 1)
+
+	p, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: start})
+	require.NoError(t, err)
+	requireVotes(t, want, p.Votes)
+	got := onlyRequest(t, srv).Query.Get("startDate")
+	require.Equal(t, start.Truncate(100).Format("2006-01-02T15:04:05.0000000Z"), got)
+	require.Regexp(t, sentTimeRE, got)
 }
 
 func TestAllVotes(t *testing.T) {

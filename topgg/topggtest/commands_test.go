@@ -53,3 +53,18 @@ func TestPutCommandsOnlyForDiscordBots(t *testing.T) {
 		require.False(t, ok)
 	}
 }
+
+// TestPostCommands: POST /v1/projects/@me/commands, which both official v1
+// SDKs send (Node 4.0 postCommands, topggpy 2.0 post_commands), sets the
+// commands as PUT does; the record keeps the method as sent.
+func TestPostCommands(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	body := `[{"options":[],"name":"test","name_localizations":null,"description":"command description","description_localizations":null,"contexts":[],"default_permission":null,"default_member_permissions":null,"dm_permission":false,"integration_types":[],"nsfw":false}]`
+	requireStatus(t, v1(t, s, http.MethodPost, "/projects/@me/commands", body), http.StatusNoContent)
+	got, ok := s.Commands()
+	require.True(t, ok)
+	require.Equal(t, body, string(got))
+	require.Equal(t, http.MethodPost, s.Requests()[0].Method)
+	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/commands", `[{"description":"x"}]`), http.StatusUnprocessableEntity)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +81,35 @@ func send(t *testing.T, s *Server, method, path, auth string, body any) response
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	res, err := s.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
+// sdkHeaders are the headers the official SDKs send besides the token's:
+// @top-gg/sdk 3.1.6 (undici) sets Content-Type on a request with a body;
+// topggpy sets it on every request, GET included.
+var (
+	nodeSDK   = map[string]string{"User-Agent": "undici"}
+	pythonSDK = map[string]string{"Content-Type": "application/json", "User-Agent": "topggpy (https://github.com/top-gg-community/python-sdk 1.5.0) Python/"}
+)
+
+// sendAs makes one request to s.URL+path with exactly these headers (plus
+// Content-Type application/json when there is a body) and a raw body.
+func sendAs(t *testing.T, s *Server, method, path string, header map[string]string, auth, body string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Authorization", auth)
 	res, err := s.Client().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()

@@ -27,7 +27,7 @@ func TestLegacyRateLimit(t *testing.T) {
 
 	// v1 is not limited by the v0 window, and bad tokens are not counted.
 	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
-	requireLegacyError(t, send(t, s, http.MethodGet, "/bots/"+own, "Bearer "+s.Token(), nil), http.StatusUnauthorized)
+	requireLegacyError(t, send(t, s, http.MethodGet, "/bots/"+own, "Bearer "+s.Token()+"x", nil), http.StatusUnauthorized)
 
 	clock.Advance(40 * time.Second) // the first request leaves the window
 	requireStatus(t, get(), http.StatusOK)

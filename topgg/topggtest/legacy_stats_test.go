@@ -83,3 +83,43 @@ func TestLegacyStatsOfOtherBots(t *testing.T) {
 	require.NoError(t, s.AddBot(Bot{ID: "42", ServerCount: intp(9), ShardCount: intp(1), Shards: []int{9}}))
 	require.Equal(t, map[string]any{"server_count": float64(9), "shards": []any{9.0}, "shard_count": float64(1)}, getStats(t, s, "42"))
 }
+
+// TestLegacyStatsOfTheToken: POST and GET /bots/stats act on the token's
+// bot, as every official v0 client calls them (@top-gg/sdk 3.1.6 postStats
+// with the bare token; topggpy 1.x post_guild_count and get_guild_count with
+// "Bearer"); the record keeps the path as sent.
+func TestLegacyStatsOfTheToken(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	own := DiscordBot().PlatformID
+
+	r := sendAs(t, s, http.MethodPost, "/bots/stats", nodeSDK, s.Token(), `{"server_count":28,"shard_id":1,"shard_count":2}`)
+	requireStatus(t, r, http.StatusOK)
+	st, ok := s.LegacyStats()
+	require.True(t, ok)
+	require.Equal(t, LegacyStats{ServerCount: 28, ShardID: intp(1), ShardCount: intp(2)}, st)
+	require.Equal(t, map[string]any{"server_count": float64(28), "shards": []any{0.0, 28.0}, "shard_count": float64(2)}, getStats(t, s, own))
+
+	requireStatus(t, sendAs(t, s, http.MethodPost, "/bots/stats", pythonSDK, "Bearer "+s.Token(), `{"server_count": 30}`), http.StatusOK)
+	r = sendAs(t, s, http.MethodGet, "/bots/stats", pythonSDK, "Bearer "+s.Token(), "")
+	requireStatus(t, r, http.StatusOK)
+	var got map[string]any
+	r.decode(t, &got)
+	require.Equal(t, map[string]any{"server_count": float64(30), "shards": []any{0.0, 28.0}, "shard_count": float64(2)}, got)
+
+	reqs := s.Requests()
+	require.Equal(t, "/bots/stats", reqs[0].Path)
+	require.Equal(t, "/bots/stats", reqs[len(reqs)-1].Path)
+	require.Equal(t, "Bearer "+s.Token(), reqs[len(reqs)-1].Header.Get("Authorization"))
+}
+
+// TestLegacyStatsOfTheTokenWithoutABot: a project that is not a Discord bot
+// has no bot to post for.
+func TestLegacyStatsOfTheTokenWithoutABot(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, WithProject(DiscordServer()))
+	requireLegacyError(t, sendAs(t, s, http.MethodPost, "/bots/stats", nodeSDK, s.Token(), `{"server_count":28}`), http.StatusNotFound)
+	requireLegacyError(t, sendAs(t, s, http.MethodGet, "/bots/stats", pythonSDK, "Bearer "+s.Token(), ""), http.StatusNotFound)
+	_, ok := s.LegacyStats()
+	require.False(t, ok)
+}

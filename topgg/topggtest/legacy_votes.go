@@ -67,3 +67,10 @@ func (s *Server) legacyCheck(c *call) {
 	s.mu.Unlock()
 	writeJSON(c.w, http.StatusOK, map[string]int{"voted": voted})
 }
+
+// weekend serves GET /weekend: true from Friday to Sunday (UTC, the server
+// clock), when Top.gg counts votes twice.
+func (s *Server) weekend(c *call) {
+	d := c.now.UTC().Weekday()
+	writeJSON(c.w, http.StatusOK, map[string]bool{"is_weekend": d == time.Friday || d == time.Saturday || d == time.Sunday})
+}

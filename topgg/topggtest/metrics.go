@@ -174,7 +174,7 @@ func decodeBatch(body []byte) ([]batchEntry, error) {
 		}
 		entries[i] = batchEntry{index: i, metrics: e.Metrics}
 		if e.Timestamp != nil {
-			ts, err := time.Parse(time.RFC3339Nano, *e.Timestamp)
+			ts, err := parseISOTime(*e.Timestamp)
 			if err != nil {
 				return nil, fmt.Errorf("data[%d].timestamp: not an ISO 8601 timestamp", i)
 			}

@@ -3,6 +3,7 @@ package topggtest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestBatchShape(t *testing.T) {
 		"null entry":        `{"data":[null]}`,
 		"unknown member":    `{"data":[{"metrics":{"server_count":1},"at":"x"}]}`,
 		"bad timestamp":     `{"data":[{"metrics":{"server_count":1},"timestamp":"yesterday"}]}`,
-		"date only":         `{"data":[{"metrics":{"server_count":1},"timestamp":"2026-01-17"}]}`,
+		"not a date":        `{"data":[{"metrics":{"server_count":1},"timestamp":"2026-13-17"}]}`,
 		"bad entry metrics": `{"data":[{"metrics":{"member_count":1}}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -168,4 +169,40 @@ func TestBatchFutureTimestamps(t *testing.T) {
 		`{"data":[{"metrics":{"server_count":2},"timestamp":"`+plus+`"}]}`), http.StatusNoContent)
 	require.Len(t, s.Metrics(), 2)
 	require.True(t, strings.HasSuffix(plus, "+02:00"))
+}
+
+// TestBatchTimestampISOForms: a batch entry's timestamp is ISO 8601 in the
+// forms the official SDKs send (Node 4.0 passes the caller's string through,
+// e.g. toISOString(); topggpy 2.0 sends isoformat(), naive or aware), read
+// as UTC when it has no offset.
+func TestBatchTimestampISOForms(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	s := newTestServer(t, WithNow(clock.Now))
+	forms := map[string]time.Time{
+		"2026-01-17T23:30:00.123Z":         time.Date(2026, 1, 17, 23, 30, 0, 123000000, time.UTC),
+		"2026-01-17T23:31:00.123456":       time.Date(2026, 1, 17, 23, 31, 0, 123456000, time.UTC),
+		"2026-01-17T23:32:00":              time.Date(2026, 1, 17, 23, 32, 0, 0, time.UTC),
+		"2026-01-18T00:33:00.123456+01:00": time.Date(2026, 1, 17, 23, 33, 0, 123456000, time.UTC),
+		"2026-01-17T23:34:00.1234567+0000": time.Date(2026, 1, 17, 23, 34, 0, 123456700, time.UTC),
+		"2026-01-17T23:35:00.123456789Z":   time.Date(2026, 1, 17, 23, 35, 0, 123456789, time.UTC),
+		"2026-01-17":                       time.Date(2026, 1, 17, 0, 0, 0, 0, time.UTC),
+	}
+	var data []map[string]any
+	for ts := range forms {
+		data = append(data, map[string]any{"timestamp": ts, "metrics": map[string]int{"server_count": 1}})
+	}
+	requireStatus(t, v1(t, s, http.MethodPost, "/projects/@me/metrics/batch", map[string]any{"data": data}), http.StatusNoContent)
+	got := s.Metrics()
+	require.Len(t, got, len(forms))
+	var want []time.Time
+	for _, w := range forms {
+		want = append(want, w)
+	}
+	slices.SortFunc(want, time.Time.Compare)
+	for i, m := range got {
+		require.True(t, want[i].Equal(m.Timestamp), "%d: %s != %s", i, want[i], m.Timestamp)
+	}
+	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/metrics/batch",
+		`{"data":[{"metrics":{"server_count":1},"timestamp":"2026-01-17T23:46:06.347320"}]}`), http.StatusUnprocessableEntity)
 }

@@ -11,6 +11,9 @@ import (
 type Option func(*config) error
 
 type config struct {
+	addr        string
+	control     bool
+	votes       []Vote
 	project     Project
 	token       string
 	now         func() time.Time
@@ -23,6 +26,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
+		addr:        "127.0.0.1:0",
 		project:     DiscordBot(),
 		now:         time.Now,
 		pageSize:    100,
@@ -84,4 +88,22 @@ func WithLogger(l *slog.Logger) Option {
 		}
 		return nil
 	}
+}
+
+// WithAddr sets the address the server listens on (default "127.0.0.1:0": a
+// free loopback port).
+func WithAddr(addr string) Option {
+	return func(c *config) error { c.addr = addr; return nil }
+}
+
+// WithVotes records votes at start, as [Server.AddVote] does but without
+// webhooks: the history a test starts from.
+func WithVotes(votes ...Vote) Option {
+	return func(c *config) error { c.votes = append(c.votes, votes...); return nil }
+}
+
+// WithControlAPI serves the control API under "/control", beside the API
+// root, for a test in any language (see cmd/topggfake).
+func WithControlAPI() Option {
+	return func(c *config) error { c.control = true; return nil }
 }

@@ -97,4 +97,19 @@ func parseCount(raw json.RawMessage) (int, error) {
 	return int(n), nil
 }
 
+// isoLayouts are the ISO 8601 forms of a timestamp the official SDKs send:
+// with Z or an offset (+hh:mm, +hhmm), in local time without one (Python's
+// isoformat() of a naive datetime, read as UTC), or a date alone. Go reads
+// any number of fractional digits after the seconds.
+var isoLayouts = []string{time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", time.DateOnly}
+
+func parseISOTime(s string) (t time.Time, err error) {
+	for _, l := range isoLayouts {
+		if t, err = time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	return t, err
+}
+
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -21,30 +21,39 @@ type call struct {
 type handler func(*Server, *call)
 
 // routes are the endpoints by path (without the mount prefix); ":" is a
-// path parameter, the user_id of a v1 vote lookup or a v0 bot id.
+// path parameter, the user_id of a v1 vote lookup or a v0 bot id. The v0
+// paths without a bot id (the official SDKs' forms) act on the token's bot
+// and come before "/bots/:". token400 marks the v1 routes where the spec
+// answers 400 to an invalid token.
 var routes = []struct {
-	path    string
-	methods map[string]handler
+	path     string
+	token400 bool
+	methods  map[string]handler
 }{
-	{"/v1/projects/@me", map[string]handler{http.MethodGet: (*Server).getProject, http.MethodPatch: (*Server).patchProject}},
-	{"/v1/projects/@me/announcements", map[string]handler{http.MethodPost: (*Server).postAnnouncement}},
-	{"/v1/projects/@me/metrics", map[string]handler{http.MethodPatch: (*Server).patchMetrics}},
-	{"/v1/projects/@me/metrics/batch", map[string]handler{http.MethodPost: (*Server).postMetricsBatch}},
-	{"/v1/projects/@me/commands", map[string]handler{http.MethodPut: (*Server).putCommands}},
-	{"/v1/projects/@me/votes", map[string]handler{http.MethodGet: (*Server).listVotes}},
-	{"/v1/projects/@me/votes/:", map[string]handler{http.MethodGet: (*Server).voteStatus}},
-	{"/bots", map[string]handler{http.MethodGet: (*Server).searchBots}},
-	{"/bots/:", map[string]handler{http.MethodGet: (*Server).getBot}},
-	{"/bots/:/votes", map[string]handler{http.MethodGet: (*Server).legacyVoters}},
-	{"/bots/:/stats", map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
-	{"/bots/:/check", map[string]handler{http.MethodGet: (*Server).legacyCheck}},
+	{"/v1/projects/@me", true, map[string]handler{http.MethodGet: (*Server).getProject, http.MethodPatch: (*Server).patchProject}},
+	{"/v1/projects/@me/announcements", true, map[string]handler{http.MethodPost: (*Server).postAnnouncement}},
+	{"/v1/projects/@me/metrics", true, map[string]handler{http.MethodPatch: (*Server).patchMetrics}},
+	{"/v1/projects/@me/metrics/batch", true, map[string]handler{http.MethodPost: (*Server).postMetricsBatch}},
+	// POST: what both official v1 SDKs send (and Top.gg's older docs said).
+	{"/v1/projects/@me/commands", false, map[string]handler{http.MethodPut: (*Server).putCommands, http.MethodPost: (*Server).putCommands}},
+	{"/v1/projects/@me/votes", false, map[string]handler{http.MethodGet: (*Server).listVotes}},
+	{"/v1/projects/@me/votes/:", false, map[string]handler{http.MethodGet: (*Server).voteStatus}},
+	{"/bots", false, map[string]handler{http.MethodGet: (*Server).searchBots}},
+	{"/bots/stats", false, map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
+	{"/bots/votes", false, map[string]handler{http.MethodGet: (*Server).legacyVoters}},
+	{"/bots/check", false, map[string]handler{http.MethodGet: (*Server).legacyCheck}},
+	{"/bots/:", false, map[string]handler{http.MethodGet: (*Server).getBot}},
+	{"/bots/:/votes", false, map[string]handler{http.MethodGet: (*Server).legacyVoters}},
+	{"/bots/:/stats", false, map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
+	{"/bots/:/check", false, map[string]handler{http.MethodGet: (*Server).legacyCheck}},
+	{"/weekend", false, map[string]handler{http.MethodGet: (*Server).weekend}},
 }
 
-// match maps a path to its handlers by method and its parameter.
-func match(path string) (methods map[string]handler, param string, ok bool) {
+// match maps a path to its route and its parameter.
+func match(path string) (methods map[string]handler, param string, token400, ok bool) {
 	segs := strings.Split(path, "/")
 	if slices.Contains(segs[1:], "") {
-		return nil, "", false
+		return nil, "", false, false
 	}
 	for _, rt := range routes {
 		want := strings.Split(rt.path, "/")
@@ -59,17 +68,17 @@ func match(path string) (methods map[string]handler, param string, ok bool) {
 				break
 			}
 			if i == len(want)-1 {
-				return rt.methods, param, true
+				return rt.methods, param, rt.token400, true
 			}
 		}
 	}
-	return nil, "", false
+	return nil, "", false, false
 }
 
 // route answers the refusals the package doc lists, else runs the handler.
 func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body []byte) {
 	v1 := isV1Path(path)
-	methods, param, ok := match(path)
+	methods, param, token400, ok := match(path)
 	if !ok {
 		if v1 {
 			writeProblem(w, http.StatusNotFound, "no such endpoint")
@@ -90,11 +99,18 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 		auth = s.checkV1Auth
 	}
 	if ok, msg := auth(r); !ok {
-		writeError(w, path, http.StatusUnauthorized, msg)
+		status := http.StatusUnauthorized
+		if token400 {
+			status = http.StatusBadRequest
+		}
+		writeError(w, path, status, msg)
 		return
 	}
+	if !v1 && param == "" && strings.HasPrefix(path, "/bots/") {
+		param = s.cfg.project.PlatformID // the bot of the token
+	}
 	now := s.now()
-	if !v1 {
+	if strings.HasPrefix(path, "/bots") {
 		if wait, limited := s.legacyLimited(now); limited {
 			secs := retryAfterSeconds(wait)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))

@@ -36,7 +36,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	accepts   atomic.Int64
-	faults    fault.Queue // has its own lock
+	faults    fault.Queue  // has its own lock
+	control   http.Handler // nil without WithControlAPI
 
 	mu            sync.Mutex
 	requests      []Request
@@ -55,8 +56,9 @@ type Server struct {
 	hooks webhookState // has its own lock
 }
 
-// NewServer starts a fake service on 127.0.0.1 (a free port); the caller
-// must Close it. It fails only on an invalid option or if it cannot listen.
+// NewServer starts a fake service on 127.0.0.1 (a free port, unless
+// [WithAddr]); the caller must Close it. It fails only on an invalid option
+// or if it cannot listen.
 func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -64,7 +66,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, fmt.Errorf("topggtest: listen: %w", err)
 	}
@@ -81,6 +83,12 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	if cfg.project.isDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
+	}
+	for _, v := range cfg.votes {
+		s.addVote(v, false)
+	}
+	if cfg.control {
+		s.control = s.controlMux()
 	}
 
 	ts := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(s.serve)}}
@@ -132,6 +140,10 @@ func (s *Server) now() time.Time { return s.cfg.now() }
 
 // serve records the request, applies faults, then routes it.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.control != nil && (r.URL.Path == controlPrefix || strings.HasPrefix(r.URL.Path, controlPrefix+"/")) {
+		s.control.ServeHTTP(w, r)
+		return
+	}
 	start, faulted := time.Now(), false
 	sw := &httpx.StatusRecorder{ResponseWriter: w}
 	path, mounted := strings.CutPrefix(r.URL.Path, apiPrefix)
@@ -146,6 +158,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return // the client went away mid-body
 	}
 	s.record(r, path, body)
+	// Top.gg's edge merges repeated slashes: @top-gg/sdk 3.0.4 to 3.1.2 sent
+	// ".../api//bots/stats". The record keeps the path as sent.
+	for strings.Contains(path, "//") {
+		path = strings.ReplaceAll(path, "//", "/")
+	}
 	defer func() {
 		// Method and path only: the Authorization header never reaches a log.
 		s.cfg.logger.Debug("topggtest request", "method", r.Method, "path", path,
@@ -180,14 +197,16 @@ func (s *Server) checkV1Auth(r *http.Request) (ok bool, detail string) {
 	return true, ""
 }
 
-// checkLegacyAuth reports whether the request carries the bare token.
+// checkLegacyAuth reports whether the request carries the bare token, or
+// "Bearer <token>" as the official Python SDK sent it on v0 for years.
 func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
+		h = h[7:]
+	}
 	switch {
 	case h == "":
 		return false, "Unauthorized: missing Authorization header"
-	case len(h) > 7 && strings.EqualFold(h[:7], "Bearer "):
-		return false, "Unauthorized: v0 expects the bare token, not Bearer"
 	case !s.tokenMatches(h):
 		return false, "Unauthorized: invalid token"
 	}

@@ -60,35 +60,78 @@ func TestWithTokenReplacesDefault(t *testing.T) {
 	s := newTestServer(t, WithToken("custom-token"))
 	require.Equal(t, "custom-token", s.Token())
 	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer custom-token", nil), http.StatusOK)
-	requireProblem(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer "+ProjectToken(DiscordBot().ID), nil), http.StatusUnauthorized)
+	requireProblem(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer "+ProjectToken(DiscordBot().ID), nil), http.StatusBadRequest)
 }
 
+// TestV1Auth: a refused token is a 400 on the five routes where the spec
+// says so (project details, PATCH project, announcements, metrics, batch),
+// a 401 on the others, whatever is wrong with it; the request goes no
+// further.
 func TestV1Auth(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	for name, auth := range map[string]string{
-		"missing":      "",
-		"bare token":   s.Token(),
-		"wrong token":  "Bearer " + s.Token() + "x",
-		"other scheme": "Basic " + s.Token(),
+	for _, rt := range []struct {
+		method, path string
+		body         string
+		status       int
+	}{
+		{http.MethodGet, "/v1/projects/@me", "", http.StatusBadRequest},
+		{http.MethodPatch, "/v1/projects/@me", `{"headline":{"en":"A new headline"}}`, http.StatusBadRequest},
+		{http.MethodPost, "/v1/projects/@me/announcements", `{"title":"Hello","content":"An announcement."}`, http.StatusBadRequest},
+		{http.MethodPatch, "/v1/projects/@me/metrics", `{"server_count":1}`, http.StatusBadRequest},
+		{http.MethodPost, "/v1/projects/@me/metrics/batch", `{"data":[{"metrics":{"server_count":1}}]}`, http.StatusBadRequest},
+		{http.MethodPut, "/v1/projects/@me/commands", `[]`, http.StatusUnauthorized},
+		{http.MethodGet, "/v1/projects/@me/votes?startDate=2026-01-17", "", http.StatusUnauthorized},
+		{http.MethodGet, "/v1/projects/@me/votes/1", "", http.StatusUnauthorized},
 	} {
-		t.Run(name, func(t *testing.T) {
-			detail := requireProblem(t, send(t, s, http.MethodGet, "/v1/projects/@me", auth, nil), http.StatusUnauthorized)
-			require.NotContains(t, detail, s.Token())
-		})
+		for name, auth := range map[string]string{
+			"missing":      "",
+			"bare token":   s.Token(),
+			"wrong token":  "Bearer " + s.Token() + "x",
+			"other scheme": "Basic " + s.Token(),
+		} {
+			t.Run(rt.method+" "+rt.path+" "+name, func(t *testing.T) {
+				var body any
+				if rt.body != "" {
+					body = rt.body
+				}
+				detail := requireProblem(t, send(t, s, rt.method, rt.path, auth, body), rt.status)
+				require.NotContains(t, detail, s.Token())
+			})
+		}
 	}
+	require.Empty(t, s.Metrics())
+	require.Empty(t, s.Announcements())
 	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "bearer "+s.Token(), nil), http.StatusOK)
 }
 
+// TestV0Auth: v0 takes the bare token, and "Bearer <token>" as the official
+// Python SDK sent it on v0 (topggpy 1.x: every call, GET ones with a JSON
+// Content-Type too); the record keeps the header as sent.
 func TestV0Auth(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	id := DiscordBot().PlatformID
 	requireStatus(t, send(t, s, http.MethodGet, "/bots/"+id, s.Token(), nil), http.StatusOK)
+	for _, auth := range []string{"Bearer " + s.Token(), "bearer " + s.Token()} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+"/bots/"+id+"/stats", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", "topggpy (https://github.com/top-gg-community/python-sdk 1.5.0) Python/")
+		res, err := s.Client().Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, auth)
+		reqs := s.Requests()
+		require.Equal(t, auth, reqs[len(reqs)-1].Header.Get("Authorization"), "recorded as sent")
+	}
 	for name, auth := range map[string]string{
-		"missing":     "",
-		"bearer":      "Bearer " + s.Token(),
-		"wrong token": s.Token() + "x",
+		"missing":      "",
+		"bearer alone": "Bearer ",
+		"wrong bearer": "Bearer " + s.Token() + "x",
+		"wrong token":  s.Token() + "x",
+		"other scheme": "Basic " + s.Token(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			msg := requireLegacyError(t, send(t, s, http.MethodGet, "/bots/"+id, auth, nil), http.StatusUnauthorized)
@@ -111,7 +154,9 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 	requireProblem(t, r, http.StatusMethodNotAllowed)
 	require.Equal(t, "GET, PATCH", r.Header.Get("Allow"))
 	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/metrics", `{"server_count":1}`), http.StatusMethodNotAllowed)
-	requireProblem(t, v1(t, s, http.MethodPost, "/projects/@me/commands", `[]`), http.StatusMethodNotAllowed)
+	r = v1(t, s, http.MethodDelete, "/projects/@me/commands", nil)
+	requireProblem(t, r, http.StatusMethodNotAllowed)
+	require.Equal(t, "POST, PUT", r.Header.Get("Allow"))
 	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/metrics/batch", nil), http.StatusMethodNotAllowed)
 
 	r = v0(t, s, http.MethodPut, "/bots/1/stats", nil)
@@ -222,10 +267,10 @@ func TestLoggerNeverSeesTheToken(t *testing.T) {
 	s := newTestServer(t, WithLogger(logger))
 	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me", nil), http.StatusOK)
 	requireStatus(t, v0(t, s, http.MethodGet, "/bots?limit=1", nil), http.StatusOK)
-	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer wrong", nil), http.StatusUnauthorized)
+	requireStatus(t, send(t, s, http.MethodGet, "/v1/projects/@me", "Bearer wrong", nil), http.StatusBadRequest)
 	out := buf.String()
 	assert.Contains(t, out, "path=/v1/projects/@me")
-	assert.Contains(t, out, "status=401")
+	assert.Contains(t, out, "status=400")
 	assert.NotContains(t, out, s.Token())
 	assert.NotContains(t, out, "wrong")
 }
@@ -237,4 +282,21 @@ func TestOptionsValidation(t *testing.T) {
 		require.Error(t, err)
 		require.Nil(t, s)
 	}
+}
+
+// TestRepeatedSlashesMerged: @top-gg/sdk 3.0.4 to 3.1.2 joined "/api/" and
+// "/bots/stats" into "/api//bots/stats", which Top.gg's edge merges; the
+// record keeps the path as sent. A trailing slash stays unknown.
+func TestRepeatedSlashesMerged(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	requireStatus(t, sendAs(t, s, http.MethodPost, "//bots/stats", nodeSDK, s.Token(), `{"server_count":3}`), http.StatusOK)
+	requireStatus(t, v1(t, s, http.MethodGet, "//projects//@me", nil), http.StatusOK)
+	st, ok := s.LegacyStats()
+	require.True(t, ok)
+	require.Equal(t, 3, st.ServerCount)
+	reqs := s.Requests()
+	require.Equal(t, "//bots/stats", reqs[0].Path)
+	require.Equal(t, "/v1//projects//@me", reqs[1].Path)
+	requireLegacyError(t, v0(t, s, http.MethodGet, "/bots//", nil), http.StatusNotFound)
 }

@@ -13,14 +13,14 @@ const voteLifetime = 12 * time.Hour
 // Vote is one vote for the project, served by the v1 vote history and
 // lookup and the v0 voters list and check.
 type Vote struct {
-	UserID     string // the voter's Top.gg id (source=topgg)
-	PlatformID string // the voter's Discord id (source=discord, and v0)
-	Weight     int    // 1, or 2 on weekends
-	CreatedAt  time.Time
-	ExpiresAt  time.Time
+	UserID     string    `json:"user_id"`     // the voter's Top.gg id (source=topgg)
+	PlatformID string    `json:"platform_id"` // the voter's Discord id (source=discord, and v0)
+	Weight     int       `json:"weight"`      // 1, or 2 on weekends
+	CreatedAt  time.Time `json:"created_at"`
+	ExpiresAt  time.Time `json:"expires_at"`
 	// Query is the query string of the vote page's URL, e.g. "ref=abc";
 	// only webhooks carry it.
-	Query string
+	Query string `json:"query"`
 }
 
 // storedVote orders votes by (CreatedAt, seq), seq the insertion sequence,
@@ -39,11 +39,11 @@ func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 // cursor's position (as on the real service).
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
-		s.addVote(v)
+		s.addVote(v, true)
 	}
 }
 
-func (s *Server) addVote(v Vote) {
+func (s *Server) addVote(v Vote, deliver bool) {
 	now := s.now()
 	if v.Weight == 0 {
 		v.Weight = 1
@@ -65,7 +65,9 @@ func (s *Server) addVote(v Vote) {
 	s.votes = append(s.votes, storedVote{})
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
-	s.deliverVote(sv.Vote, sv.seq)
+	if deliver {
+		s.deliverVote(sv.Vote, sv.seq)
+	}
 }
 
 // Votes returns every recorded vote, ordered by CreatedAt (then insertion).
@@ -110,7 +112,7 @@ func (s *Server) listVotes(c *call) {
 			writeProblem(c.w, http.StatusBadRequest, "startDate is required when no cursor is given")
 			return
 		}
-		start, err := time.Parse(time.RFC3339Nano, raw)
+		start, err := parseISOTime(raw)
 		if err != nil {
 			writeProblem(c.w, http.StatusBadRequest, "startDate must be an ISO 8601 timestamp")
 			return

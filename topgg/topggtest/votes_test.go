@@ -122,7 +122,7 @@ func TestVoteStartDate(t *testing.T) {
 
 	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes", nil), http.StatusBadRequest)
 	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes?cursor=", nil), http.StatusBadRequest)
-	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=2026-01-17", nil), http.StatusBadRequest)
+	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=17.01.2026", nil), http.StatusBadRequest)
 	requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes?startDate=1700000000", nil), http.StatusBadRequest)
 
 	// +00:00 offsets and 7 fractional digits parse like Z.
@@ -240,4 +240,47 @@ func TestAddVoteDefaults(t *testing.T) {
 		{UserID: "b", Weight: 2, CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour)},
 		{UserID: "a", Weight: 1, CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)},
 	}, s.Votes())
+}
+
+// TestVoteStartDateISOForms: startDate is ISO 8601, in the forms the official
+// SDKs send: topggpy 2.0 get_votes(since) sends since.isoformat() (a naive
+// datetime.now() has no offset and no fraction on a whole second), Node 4.0
+// getVotes(since) sends toISOString() (3 digits, percent-encoded), Top.gg
+// writes 7 digits, Go 9; a date alone is midnight UTC. The record keeps the
+// value as sent.
+func TestVoteStartDateISOForms(t *testing.T) {
+	t.Parallel()
+	clock := newClock() // 2026-01-17T23:36:06.34732Z
+	s := newTestServer(t, WithNow(clock.Now))
+	s.AddVote(Vote{UserID: "before", CreatedAt: t0.Add(-time.Hour - time.Microsecond)}, Vote{UserID: "at", CreatedAt: t0.Add(-time.Hour)})
+	s.AddVote(Vote{UserID: "day before", CreatedAt: time.Date(2026, 1, 16, 23, 59, 59, 0, time.UTC)})
+
+	for _, tc := range []struct{ name, rawQuery, first string }{
+		{"python naive", "startDate=2026-01-17T22:36:06.347320", "at"},
+		{"python naive, whole second", "startDate=2026-01-17T22:36:06", "before"},
+		{"python aware", "startDate=2026-01-17T22%3A36%3A06.347320%2B00%3A00", "at"},
+		{"python aware, other zone", "startDate=2026-01-17T23%3A36%3A06.347320%2B01%3A00", "at"},
+		{"node toISOString", "startDate=2026-01-17T22%3A36%3A06.347Z", "before"},
+		{"top.gg 7 digits", "startDate=2026-01-17T22:36:06.3473200%2B00:00", "at"},
+		{"go 9 digits", "startDate=2026-01-17T22:36:06.347320000Z", "at"},
+		{"offset without colon", "startDate=2026-01-17T22:36:06.34732%2B0000", "at"},
+		{"date alone", "startDate=2026-01-17", "before"},
+		{"date alone, day before", "startDate=2026-01-16", "day before"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := v1(t, s, http.MethodGet, "/projects/@me/votes?"+tc.rawQuery, nil)
+			requireStatus(t, r, http.StatusOK)
+			var p votesPage
+			r.decode(t, &p)
+			require.NotEmpty(t, p.Data)
+			require.Equal(t, tc.first, p.Data[0].UserID)
+			reqs := s.Requests()
+			want, err := url.ParseQuery(tc.rawQuery)
+			require.NoError(t, err)
+			require.Equal(t, want, reqs[len(reqs)-1].Query, "recorded as sent")
+		})
+	}
+	for _, bad := range []string{"yesterday", "1700000000", "2026-01-17T25:00:00Z", "2026-01-17T22:36", "17/01/2026"} {
+		requireProblem(t, v1(t, s, http.MethodGet, "/projects/@me/votes?"+url.Values{"startDate": {bad}}.Encode(), nil), http.StatusBadRequest)
+	}
 }

@@ -67,7 +67,10 @@ func WithWebhook(rawURL, secret string) Option {
 // URL is known only once it listens: votes added from then on are delivered
 // to it. It fails, adding nothing, where WithWebhook does.
 func (s *Server) AddWebhook(rawURL, secret string) error {
-	t, err := v1Target(rawURL, secret)
+	return s.addTarget(v1Target(rawURL, secret))
+}
+
+func (s *Server) addTarget(t webhookTarget, err error) error {
 	if err != nil {
 		return err
 	}
@@ -104,15 +107,29 @@ func (s *Server) webhookTargets() []webhookTarget {
 // URL that is not absolute http(s).
 func WithLegacyWebhook(rawURL, auth string) Option {
 	return func(c *config) error {
-		if err := checkWebhookURL(rawURL); err != nil {
+		t, err := v0Target(rawURL, auth)
+		if err != nil {
 			return err
 		}
-		if auth == "" {
-			return errors.New("topggtest: WithLegacyWebhook needs an Authorization value")
-		}
-		c.webhooks.targets = append(c.webhooks.targets, webhookTarget{url: rawURL, auth: webhook.Secret(auth)})
+		c.webhooks.targets = append(c.webhooks.targets, t)
 		return nil
 	}
+}
+
+// AddLegacyWebhook is [WithLegacyWebhook] for a running server, as
+// [Server.AddWebhook] is for v1.
+func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
+	return s.addTarget(v0Target(rawURL, auth))
+}
+
+func v0Target(rawURL, auth string) (webhookTarget, error) {
+	if err := checkWebhookURL(rawURL); err != nil {
+		return webhookTarget{}, err
+	}
+	if auth == "" {
+		return webhookTarget{}, errors.New("topggtest: a legacy webhook needs an Authorization value")
+	}
+	return webhookTarget{url: rawURL, auth: webhook.Secret(auth)}, nil
 }
 
 // WithWebhookRetries sets how long a delivery attempt may take before it

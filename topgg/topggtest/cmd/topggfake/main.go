@@ -1,0 +1,166 @@
+// Command topggfake runs the fake Top.gg service of package topggtest as a
+// server of its own, for a bot's tests in any language:
+//
+//	go run github.com/dblkit/go-topgg/topgg/topggtest/cmd/topggfake@latest
+//
+// Once it listens it prints three lines, TOPGG_FAKE_URL=<API root>,
+// TOPGG_FAKE_TOKEN=<token> and TOPGG_FAKE_CONTROL=<control API root>, then
+// serves until SIGTERM or SIGINT. Each flag defaults to its environment
+// variable:
+//
+//	-addr                 TOPGG_FAKE_ADDR                 listen address (default 127.0.0.1:0, a free port)
+//	-token                TOPGG_FAKE_TOKEN                the token accepted (default: a project token of the project)
+//	-project              TOPGG_FAKE_PROJECT              bot (default), server, game, or JSON over the bot: {"id":..,"platform_id":..}
+//	-votes                TOPGG_FAKE_VOTES                votes already cast (no webhook): a JSON array, or @file
+//	-webhook              TOPGG_FAKE_WEBHOOK_URL          a v1 receiver, signed with
+//	-webhook-secret       TOPGG_FAKE_WEBHOOK_SECRET       its whs_ secret
+//	-legacy-webhook       TOPGG_FAKE_LEGACY_WEBHOOK_URL   a v0 receiver, called with
+//	-legacy-webhook-auth  TOPGG_FAKE_LEGACY_WEBHOOK_AUTH  its Authorization
+//	-v                                                    log requests to stderr (never the token)
+//
+// A vote is {"user_id", "platform_id", "weight", "created_at", "expires_at",
+// "query"}, all optional (RFC 3339 times; defaults: weight 1, now, 12 hours
+// later). The control API answers JSON, and {"error": ...} with a 400:
+//
+//	GET  /control                info: {"url", "token", "project"}
+//	POST /control/votes          add a vote or an array of votes; webhooks follow
+//	POST /control/webhooks       add a receiver: {"url", "secret"} (v1) or {"url", "authorization"} (v0)
+//	POST /control/webhooks/test  send a webhook test to every receiver
+//	POST /control/faults         inject a fault: {"method", "path", "times", "status", "retry_after",
+//	                             "delay" (seconds), "drop", "body", "content_type", "header", "endless"}
+//	GET  /control/requests       the requests received, as sent
+//	GET  /control/deliveries     the webhooks sent, with their attempts
+//
+// It exits 0 once stopped, 2 on a flag it cannot read, 1 when the server
+// cannot start (a value topggtest refuses, an address it cannot listen on).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/dblkit/go-topgg/topgg/topggtest"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("topggfake", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	str := func(name, env, def, usage string) *string {
+		if v := getenv(env); v != "" {
+			def = v
+		}
+		return fs.String(name, def, usage+" ($"+env+")")
+	}
+	addr := str("addr", "TOPGG_FAKE_ADDR", "127.0.0.1:0", "listen `address`")
+	token := str("token", "TOPGG_FAKE_TOKEN", "", "the `token` accepted (default: a project token of the project)")
+	project := str("project", "TOPGG_FAKE_PROJECT", "bot", "bot, server, game, or a JSON object over the bot")
+	votes := str("votes", "TOPGG_FAKE_VOTES", "", "votes already cast: a JSON array, or @file")
+	hook := str("webhook", "TOPGG_FAKE_WEBHOOK_URL", "", "`URL` of a v1 webhook receiver")
+	secret := str("webhook-secret", "TOPGG_FAKE_WEBHOOK_SECRET", "", "its whs_ `secret`")
+	legacy := str("legacy-webhook", "TOPGG_FAKE_LEGACY_WEBHOOK_URL", "", "`URL` of a v0 webhook receiver")
+	auth := str("legacy-webhook-auth", "TOPGG_FAKE_LEGACY_WEBHOOK_AUTH", "", "its Authorization `value`")
+	verbose := fs.Bool("v", false, "log requests to stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	p, err := parseProject(*project)
+	if err != nil {
+		fmt.Fprintln(stderr, "topggfake:", err)
+		return 2
+	}
+	vs, err := parseVotes(*votes)
+	if err != nil {
+		fmt.Fprintln(stderr, "topggfake:", err)
+		return 2
+	}
+
+	opts := []topggtest.Option{topggtest.WithAddr(*addr), topggtest.WithToken(*token), topggtest.WithProject(p),
+		topggtest.WithVotes(vs...), topggtest.WithControlAPI()}
+	if *hook != "" || *secret != "" {
+		opts = append(opts, topggtest.WithWebhook(*hook, *secret))
+	}
+	if *legacy != "" || *auth != "" {
+		opts = append(opts, topggtest.WithLegacyWebhook(*legacy, *auth))
+	}
+	if *verbose {
+		opts = append(opts, topggtest.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+
+	// Before listening: a SIGTERM sent as soon as the URL is read is caught.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := topggtest.NewServer(opts...)
+	if err != nil {
+		fmt.Fprintln(stderr, "topggfake:", err)
+		return 1
+	}
+	defer srv.Close()
+	fmt.Fprintf(stdout, "TOPGG_FAKE_URL=%s\nTOPGG_FAKE_TOKEN=%s\nTOPGG_FAKE_CONTROL=%s/control\n",
+		srv.URL, srv.Token(), strings.TrimSuffix(srv.URL, "/api"))
+	<-ctx.Done()
+	return 0
+}
+
+// parseProject reads -project: a preset's name, or JSON over the bot preset
+// (the names of GET /v1/projects/@me, and platform_id).
+func parseProject(spec string) (topggtest.Project, error) {
+	switch spec {
+	case "bot":
+		return topggtest.DiscordBot(), nil
+	case "server":
+		return topggtest.DiscordServer(), nil
+	case "game":
+		return topggtest.RobloxGame(), nil
+	}
+	p := struct {
+		topggtest.Project
+		PlatformID *string `json:"platform_id"`
+	}{Project: topggtest.DiscordBot()}
+	if err := decodeStrict([]byte(spec), &p); err != nil {
+		return p.Project, fmt.Errorf("-project: want bot, server, game or a JSON object: %w", err)
+	}
+	if p.PlatformID != nil {
+		p.Project.PlatformID = *p.PlatformID
+	}
+	return p.Project, nil
+}
+
+// parseVotes reads -votes: a JSON array of votes, or @file holding one.
+func parseVotes(spec string) ([]topggtest.Vote, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	data := []byte(spec)
+	if name, ok := strings.CutPrefix(spec, "@"); ok {
+		var err error
+		if data, err = os.ReadFile(name); err != nil {
+			return nil, fmt.Errorf("-votes: %w", err)
+		}
+	}
+	var votes []topggtest.Vote
+	if err := decodeStrict(data, &votes); err != nil {
+		return nil, fmt.Errorf("-votes: want a JSON array of votes: %w", err)
+	}
+	return votes, nil
+}
+
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

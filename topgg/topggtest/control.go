@@ -1,0 +1,127 @@
+package topggtest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// controlPrefix is where [WithControlAPI] serves, beside the API root.
+const controlPrefix = "/control"
+
+// controlMux is the control API: JSON in and out, errors as {"error": ...},
+// no token (the fake listens on loopback unless told otherwise).
+func (s *Server) controlMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /control", func(w http.ResponseWriter, _ *http.Request) {
+		p := s.Project()
+		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": struct {
+			Project
+			PlatformID string `json:"platform_id"`
+		}{p.wire(), p.PlatformID}})
+	})
+	mux.HandleFunc("POST /control/votes", controlCall(func(body []byte) error {
+		var votes []Vote
+		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+			votes = make([]Vote, 1)
+			if err := decodeStrict(body, &votes[0]); err != nil {
+				return err
+			}
+		} else if err := decodeStrict(body, &votes); err != nil {
+			return err
+		}
+		s.AddVote(votes...)
+		return nil
+	}))
+	mux.HandleFunc("POST /control/webhooks", controlCall(func(body []byte) error {
+		var t struct{ URL, Secret, Authorization string }
+		if err := decodeStrict(body, &t); err != nil {
+			return err
+		}
+		if t.Secret != "" {
+			return s.AddWebhook(t.URL, t.Secret)
+		}
+		return s.AddLegacyWebhook(t.URL, t.Authorization)
+	}))
+	mux.HandleFunc("POST /control/webhooks/test", controlCall(func([]byte) error { s.SendWebhookTest(); return nil }))
+	mux.HandleFunc("POST /control/faults", controlCall(func(body []byte) error {
+		var f struct {
+			Method, Path, Body string
+			Times, Status      int
+			Drop, Endless      bool
+			Delay              float64 // seconds
+			RetryAfter         float64 `json:"retry_after"` // seconds
+			ContentType        string  `json:"content_type"`
+			Header             map[string]string
+		}
+		if err := decodeStrict(body, &f); err != nil {
+			return err
+		}
+		return s.Inject(Fault{Method: f.Method, Path: f.Path, Times: f.Times, Status: f.Status,
+			RetryAfter: seconds(f.RetryAfter), Drop: f.Drop, Delay: seconds(f.Delay), Body: f.Body,
+			ContentType: f.ContentType, Header: f.Header, Endless: f.Endless})
+	}))
+	mux.HandleFunc("GET /control/requests", func(w http.ResponseWriter, _ *http.Request) {
+		type request struct {
+			Method string      `json:"method"`
+			Path   string      `json:"path"`
+			Query  url.Values  `json:"query"`
+			Header http.Header `json:"header"`
+			Body   string      `json:"body"`
+			At     time.Time   `json:"at"`
+		}
+		out := []request{}
+		for _, r := range s.Requests() {
+			out = append(out, request{r.Method, r.Path, r.Query, r.Header, string(r.Body), r.At})
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	mux.HandleFunc("GET /control/deliveries", func(w http.ResponseWriter, _ *http.Request) {
+		type attempt struct {
+			At     time.Time `json:"at"`
+			Status int       `json:"status"`
+			Error  string    `json:"error,omitempty"`
+		}
+		type delivery struct {
+			URL       string    `json:"url"`
+			Version   int       `json:"version"`
+			Type      string    `json:"type"`
+			Body      string    `json:"body"`
+			Attempts  []attempt `json:"attempts"`
+			Done      bool      `json:"done"`
+			Delivered bool      `json:"delivered"`
+		}
+		out := []delivery{}
+		for _, d := range s.Deliveries() {
+			dj := delivery{d.URL, d.Version, d.Type, string(d.Body), []attempt{}, d.Done, d.Delivered()}
+			for _, a := range d.Attempts {
+				dj.Attempts = append(dj.Attempts, attempt{At: a.At, Status: a.Status})
+				if a.Err != nil {
+					dj.Attempts[len(dj.Attempts)-1].Error = a.Err.Error()
+				}
+			}
+			out = append(out, dj)
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	return mux
+}
+
+// controlCall answers 204 when do accepts the body, else 400 with its error.
+func controlCall(do func(body []byte) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err == nil {
+			err = do(body)
+		}
+		if err != nil {
+			writeLegacyError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeNoContent(w)
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
