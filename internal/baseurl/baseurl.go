@@ -1,7 +1,6 @@
-// Package baseurl holds the one set of rules for the base URL of a service a
-// token is sent to (Top.gg's, Discord's), and the one loopback check: "plain
-// http only to this machine", and "no interval floors for a fake on this
-// machine".
+// Package baseurl holds the rules for the base URL of a service a token is
+// sent to, and the loopback check: plain http and no interval floors only for
+// this machine.
 package baseurl
 
 import (
@@ -13,9 +12,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// Error is a refused base URL. Its message shows the URL as redact.URL does
-// (user info and query marked, where a password or a key may sit), and not at
-// all when it does not parse (a password may then sit anywhere in it).
+// Error is a refused base URL. Its message shows the URL as redact.URL does,
+// and not at all when it does not parse.
 type Error struct {
 	// URL is the URL as shown (redact.URL), or "" when it does not parse.
 	URL string

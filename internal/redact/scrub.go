@@ -1,7 +1,6 @@
 // Package redact keeps secrets out of what the module shows: a token scrubbed
 // from what a service sends back ([Scrubber]), URLs shown without their
-// credentials ([URL]), and the [Mark] that stands in for a secret. It is the
-// one place of these rules in the module.
+// credentials ([URL]), and the [Mark] that stands in for a secret.
 package redact
 
 import (
@@ -26,11 +25,9 @@ const (
 	MinPartialTail = 4
 )
 
-// Scrubber scrubs a token from bytes a service sent (error bodies, quoted
-// headers, transport errors). truncated says that b was cut short, so that a
-// secret cut in two at its end is scrubbed too. It returns b itself when there
-// is nothing to scrub. The secrets live only in the closure, which no
-// formatting prints. A nil Scrubber's methods change nothing.
+// Scrubber scrubs a token from bytes a service sent; truncated says b was cut
+// short, so that a secret cut at its end is scrubbed too. It returns b itself
+// when there is nothing to scrub. A nil Scrubber's methods change nothing.
 type Scrubber func(b []byte, truncated bool) []byte
 
 // NewScrubber returns the Scrubber of token: it scrubs the token (and so
@@ -101,9 +98,8 @@ func (r Scrubber) Text(s string) string {
 }
 
 // Err returns err unchanged when its message holds no trace of the token, and
-// otherwise an error with the scrubbed message only: the original (a
-// *time.ParseError quoting a field, a transport error quoting a malformed status
-// line) is dropped, since it would still hand the token to errors.As or %#v.
+// otherwise an error with the scrubbed message only, dropping the original,
+// which would still hand the token to errors.As or %#v.
 func (r Scrubber) Err(err error) error {
 	if err == nil || r == nil {
 		return err

@@ -13,24 +13,13 @@ import (
 )
 
 // Opened reports whether s is open, being opened, or was opened before: a
-// session whose READY a handler added now may never see. It reads what
-// discordgo v0.29 exposes:
-//
-//   - Open and Close hold the session's write lock for their whole run
-//     (Open dispatches READY inside it), so a failed TryRLock means one is
-//     under way;
-//   - Open reads READY before it returns and State stores READY's session
-//     id and user whether or not state tracking is on; discordgo keeps
-//     them after Close, so a session opened before shows them too (and its
-//     next Open resumes, with no READY);
-//   - DataReady is set once the first heartbeat went out.
-//
-// A caller that needs READY adds its handler first and asks after: an Open
-// that takes the lock after this check dispatches READY to that handler, and
-// one that took it before is seen here. A session built without
-// discordgo.New may have no State yet; it has not been opened (Open makes
-// one). A nil session is not opened.
+// session whose READY a handler added now may never see. A caller that needs
+// READY adds its handler first and asks after. A nil session is not opened.
 func Opened(s *discordgo.Session) bool {
+	// discordgo v0.29: Open and Close hold the write lock for their whole run;
+	// State keeps READY's session id and user, even after Close; DataReady is
+	// set once the first heartbeat went out. A session without State was
+	// never opened.
 	if s == nil {
 		return false
 	}
@@ -51,10 +40,7 @@ func Opened(s *discordgo.Session) bool {
 }
 
 // OpenGrace is how long a job waits for its attached sessions to be opened
-// before it warns about those that are not: a bot that attaches its sessions
-// but never opens them gets no READY, so nothing is counted or published,
-// and without the warning it would learn that only from the ready timeout,
-// minutes later.
+// before it warns about those that are not.
 const OpenGrace = 10 * time.Second
 
 // WarnUnopened logs one warning naming the shards of the sessions that are

@@ -1,15 +1,8 @@
 // Package term is a fleet leader's term: the time until which this process
-// may act as the leader. The lease sets its deadline (the send time of the
-// last successful renewal, plus the lease's TTL, minus a safety margin) and
-// moves it on each renewal; every leader-only action calls [Check] right
-// before it starts. The deadline is read on the local monotonic clock, so a
-// process resumed after a pause past its deadline (SIGSTOP, a VM frozen, a
-// long GC stop) starts nothing: it does not depend on which of its goroutines
-// the scheduler runs first after the pause, as a cancelled context does.
-//
-// The term travels in the leader work's context ([With]), so that a job
-// reached through several packages needs no new parameter; outside a fleet
-// the context carries none and [Check] always passes.
+// may act as the leader, on the local monotonic clock, so that a process
+// resumed after a pause past its deadline starts nothing. Every leader-only
+// action calls [Check] right before it starts; the term travels in the
+// leader's context ([With]), and outside a fleet [Check] always passes.
 package term
 
 import (
@@ -24,35 +17,28 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// ErrOver means the leader's term is over: its deadline passed (or the lease
-// was lost, or the term's work ended), so no leader-only action may start.
-// fleet.ErrTermOver is this error.
+// ErrOver means the leader's term is over, so no leader-only action may
+// start. fleet.ErrTermOver is this error.
 var ErrOver = errors.New("the leader's term is over")
 
-// ended is the deadline offset of a term ended by [Term.End]: before any
-// time.
+// ended is the deadline offset of a term ended by [Term.End].
 const ended = math.MinInt64
 
-// Term is one leader term. Make it with [New]; its methods are safe for
-// concurrent use, and cost no lock: the deadline is one atomic word.
-// A nil or zero Term is no valid term: its Check fails, it never panics.
+// Term is one leader term. Make it with [New]; safe for concurrent use. A
+// nil or zero Term is no valid term: its Check fails, it never panics.
 type Term struct {
 	clock clock.Clock
-	// base is the first deadline, read with its monotonic clock reading:
-	// deadlines are kept as offsets from it, so that comparing them uses the
-	// monotonic clock (a wall-clock step cannot lengthen the term).
+	// base is the first deadline with its monotonic reading; deadlines are
+	// offsets from it, so a wall-clock step cannot lengthen the term.
 	base  time.Time
 	until atomic.Int64 // deadline - base, in nanoseconds; ended once over
 	end   func(cause error)
 	once  sync.Once
 }
 
-// New returns a term that lasts until deadline, read on c (nil: the real
-// clock), deadline taken from the same clock so that it has a monotonic
-// reading. end, if not nil, is called once, with the cause, when the term
-// ends: by [Term.End], or by the first [Term.Check] that finds the deadline
-// passed. The lease passes the cancel function of the leader's context, so
-// that the term's jobs stop at once.
+// New returns a term that lasts until deadline, taken from c (nil: the real
+// clock). end, if not nil, is called once with the cause when the term ends,
+// by [Term.End] or the first [Term.Check] past the deadline.
 func New(c clock.Clock, deadline time.Time, end func(cause error)) *Term {
 	return &Term{clock: clock.Or(c), base: deadline, end: end}
 }
@@ -75,8 +61,8 @@ func (t *Term) Extend(deadline time.Time) {
 	}
 }
 
-// End ends the term for cause (the lease was lost, the work returned): every
-// later Check fails. The first call calls the end function given to [New].
+// End ends the term for cause: every later Check fails. The first call calls
+// the end function given to [New].
 func (t *Term) End(cause error) {
 	if t == nil {
 		return
@@ -142,13 +128,9 @@ func From(ctx context.Context) *Term {
 	return t
 }
 
-// Check returns nil when ctx carries no term (one process: it always
-// leads) or when its term is valid now; else an error wrapping [ErrOver],
-// having ended the term (and so cancelled the leader's context). Call it
-// right before each leader-only action: a request to Top.gg, a handler call,
-// a message sent; what is left between the check and the action is the
-// window in which a pause can still let a stale leader act. A context given
-// a nil term by [With] fails: it is a leader's work with no valid term.
+// Check returns nil when ctx carries no term or its term is valid now; else
+// it ends the term and returns an error wrapping [ErrOver]. A nil term given
+// to [With] fails. Call it right before each leader-only action.
 func Check(ctx context.Context) error {
 	if v := ctx.Value(ctxKey{}); v != nil {
 		t, _ := v.(*Term)
