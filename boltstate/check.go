@@ -12,9 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// DamagedError is what [Open] returns for a state file it cannot
-// trust (truncated, overwritten, corrupted), refused before bbolt, which
-// would panic or fault on it, touches it.
+// DamagedError is what [Open] returns for a state file it cannot trust
+// (truncated, overwritten, corrupted), refused before bbolt touches it.
 type DamagedError struct {
 	// Path is the damaged file.
 	Path string
@@ -29,10 +28,9 @@ func (e *DamagedError) Error() string {
 }
 
 // The bbolt file format, as far as checkFile reads it (go.etcd.io/bbolt
-// internal/common). bbolt v1.5.0 validates only the meta pages at open, then
-// walks the trees in a goroutine of its own (rebuilding the freelist, or in
-// Tx.Check), where a damaged page is a crash no recover reaches: measured,
-// the damaged-file tests crash the process without this check.
+// internal/common). bbolt validates only the meta pages at open, then walks
+// the trees in a goroutine of its own, where a damaged page is a crash no
+// recover reaches.
 const (
 	boltMagic       = 0xED0CDAED
 	boltVersion     = 2
@@ -58,12 +56,10 @@ type boltMeta struct {
 	txid     uint64
 }
 
-// checkFile validates a bbolt file before bbolt opens it: the meta pages
-// (magic, version, checksum, page size), the file's length, and that every
-// page reachable from the root (every bucket's tree, inline buckets, the
-// freelist) lies in the file, carries its own id and a valid type, holds its
-// elements in bounds and in order, and is reached once. A missing or empty
-// file is fine: bbolt creates it.
+// checkFile validates a bbolt file before bbolt opens it: the meta pages, the
+// file's length, and that every page reachable from the root lies in the
+// file, carries its own id and a valid type, holds its elements in bounds and
+// in order, and is reached once. A missing or empty file is fine.
 func checkFile(path string) error {
 	b, err := os.ReadFile(path) // the vote window: tens of MB at most
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
@@ -317,10 +313,8 @@ func guard(path string, fn func() error) (err error) {
 	return fn()
 }
 
-// walkAll reads every bucket the store uses (the ledger's too; it nests
-// none), so that a damaged page shows at open rather than later. A record
-// that is sound bbolt but not a record (a damaged vote, ledger or board
-// entry) is an error of the call that reads it, naming the file.
+// walkAll reads every bucket the store uses, so that a damaged page shows at
+// open; a damaged record is an error of the call that reads it.
 func walkAll(tx *bolt.Tx) error {
 	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
 }

@@ -31,8 +31,7 @@ const (
 )
 
 // span is the board span of month's UTC month, or of all time if month is
-// zero: eight zero bytes, below every month's (no month since 1678 encodes
-// to zeros).
+// zero: eight zero bytes, below every month's.
 func span(month time.Time) [8]byte {
 	var k [8]byte
 	if !month.IsZero() {

@@ -28,8 +28,7 @@ func openLedger(tx *bolt.Tx) ledgerTx {
 }
 
 // count counts v in its voter's ledger, its month's board and the all-time
-// board, and returns the voter's new Stats: a bounded number of reads and
-// writes, whatever the number of voters or votes.
+// board, in a bounded number of reads and writes, and returns the new Stats.
 func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.Stats, error) {
 	id := voter(v)
 	var old voterewards.Stats
@@ -41,9 +40,8 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 	}
 	st := old.Add(v, grace)
 	if last := boltLastInstant(); st.StreakUntil.After(last) {
-		// A StreakGrace of "forever" puts StreakUntil past what the file's
-		// times hold (it read back in 1733, and every vote restarted the
-		// streak): keep the last instant they do, which every vote continues.
+		// A "forever" StreakGrace puts StreakUntil past what the file's
+		// times hold: keep the last instant they do.
 		st.StreakUntil = last
 	}
 	all := span(time.Time{})
@@ -63,11 +61,8 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 }
 
 // countMonth counts v in its voter's standing of v's month, and on that
-// month's board. The standing of the voter's newest month is in the ledger
-// record (MonthVotes, MonthTotal, and LastVote, the month's newest vote);
-// older months' are in the months bucket, written when a vote opens a new
-// month and when a late vote counts in an old one: one more write per
-// voter and month, not per vote.
+// month's board. The newest month's standing is in the ledger record; older
+// months' are in the months bucket, written once per voter and month.
 func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stats) error {
 	m := voterewards.MonthOf(v.CreatedAt)
 	var prev voterewards.Standing

@@ -15,11 +15,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
-// moveLegacy moves into tx the entries of the files in which older releases
-// kept part of a bot's state beside voterewards.db, each only where its
-// bucket has none, and returns the files to remove once tx commits: after a
-// crash between, the next Open moves the same entries again, undoing no
-// later change. A file it cannot read is an error naming it.
+// moveLegacy moves into tx the entries of older releases' files beside
+// voterewards.db, each only where its bucket has none, and returns the files
+// to remove once tx commits (a crash between repeats the move harmlessly).
 func moveLegacy(tx *bolt.Tx, dir string) ([]string, error) {
 	var moved []string
 	for _, f := range []struct {
@@ -58,8 +56,8 @@ func removeLegacy(dir string, paths []string) error {
 			return fmt.Errorf("boltstate: removing a file moved into the state: %w", err)
 		}
 	}
-	// Removals (and the state file's creation) are durable once the directory is;
-	// not every platform can sync one, and a file that comes back undoes nothing.
+	// Removals are durable once the directory is synced; not every
+	// platform can, and a file that comes back undoes nothing.
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		_ = d.Close()

@@ -76,11 +76,9 @@ func migrateV1(tx *bolt.Tx) error {
 	return nil
 }
 
-// migrateV2 starts the ledger of a version 2 file from the votes it still
-// holds (the dedup set: the vote window), counted in creation order with
-// DefaultStreakGrace, so that streaks running at the upgrade go on; the
-// pending deliveries and expiries get those votes' Stats. Older votes are
-// not known any more: the ledger counts from the window on.
+// migrateV2 starts the ledger of a version 2 file from the votes of its
+// dedup set, in creation order with DefaultStreakGrace, so that running
+// streaks go on; pending work gets those votes' Stats.
 func migrateV2(tx *bolt.Tx) error {
 	ledger := openLedger(tx)
 	counted := map[string]voterewards.Stats{}

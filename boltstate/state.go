@@ -51,24 +51,21 @@ const (
 )
 
 // Delivery and expiry records of workers finishing within batchDelay share one
-// transaction and fsync (bbolt's DB.Batch), up to the Poller's default
-// Concurrency. Webhook votes have their own group commit (ingestGroup), which
-// waits for no timer.
+// transaction and fsync (bbolt's DB.Batch); webhook votes have their own group
+// commit (ingestGroup).
 const (
 	batchDelay = time.Millisecond
 	batchSize  = 4
 )
 
 // storeVersion 2 added the per-voter index and keys votes by platform id;
-// 3 the ledger (and the Stats of each vote record). Older files are
-// migrated at open.
+// 3 the ledger. Older files are migrated at open.
 const storeVersion = 3
 
 // State is all of a bot's state in one bbolt file of a directory. Every
-// change is a transaction, so the file survives kill -9 and, fsynced, a power
-// loss. It is safe for concurrent use and locked against other processes.
-// Make it with [Open]: every method of a zero or nil State returns an error
-// matching [topgg.ErrNotConfigured].
+// change is a transaction, so the file survives kill -9 and a power loss.
+// Safe for concurrent use, and locked against other processes. Make it with
+// [Open]; a State not made by Open returns [topgg.ErrNotConfigured].
 type State struct {
 	db     *bolt.DB
 	ingest ingestGroup
@@ -89,12 +86,10 @@ func (s *State) made() error {
 // options are open's; noSync (for the benchmarks) skips fsync.
 type options struct{ noSync bool }
 
-// Open opens (creating if needed, dir with mode 0700) the state in
-// dir/voterewards.db, moving in the command hash and reminder opt-ins of
-// older releases' files. If another process has it open, it fails within
-// half a second with [ErrLocked]; a file it cannot trust is a
-// *[DamagedError], an older file it cannot read an error naming it, never a
-// crash. Close it when done.
+// Open opens (creating if needed, with mode 0700) the state in dir, moving in
+// the files of older releases. Errors: [ErrLocked] if another process has it
+// open; a *[DamagedError] for a file it cannot trust, never a crash. Close it
+// when done.
 func Open(dir string) (*State, error) {
 	return open(dir, options{})
 }
@@ -187,8 +182,8 @@ func (s *State) UseFence(f voterewards.Fence) error {
 	return voterewards.ErrNotShared
 }
 
-// Ping commits an empty transaction, which writes and syncs the file's meta
-// page: nil when the state can take a write now.
+// Ping returns nil when the state can take a write now (it commits an empty
+// transaction, which syncs the file).
 func (s *State) Ping(ctx context.Context) error {
 	return s.write(ctx, false, "ping", func(*bolt.Tx) error { return nil })
 }
@@ -249,8 +244,8 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return snap, nil
 }
 
-// Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook votes) share
-// commits with concurrent ones.
+// Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook
+// votes) share commits with concurrent ones.
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if cp == nil {
 		if err := cmp.Or(s.made(), ctx.Err()); err != nil {

@@ -12,9 +12,8 @@ import (
 )
 
 // ns returns t as Unix nanoseconds, nil for the zero time (NULL). A time
-// beyond what they hold (before 1678, after April 2262: a StreakUntil of a
-// "forever" StreakGrace) is kept as the nearest instant they hold, not
-// wrapped around into another time.
+// beyond what they hold (a "forever" StreakGrace) is kept as the nearest
+// instant they hold, not wrapped around.
 func ns(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
@@ -82,9 +81,8 @@ func scanStats(row pgx.Row) (voterewards.Stats, error) {
 	return st, err
 }
 
-// scanAdmit reads a row of admitRead: a ledger row (NULLs for a new voter,
-// read as a zero Stats with User set, which Stats.Add treats as zero) and
-// the creation times of the voter's votes near the new ones.
+// scanAdmit reads a row of admitRead: a ledger row (NULLs for a new voter:
+// a zero Stats with User set) and the voter's creation times near the new ones.
 func scanAdmit(row pgx.Row) (voterewards.Stats, []int64, error) {
 	return scanLedger(row, true)
 }

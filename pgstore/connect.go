@@ -13,10 +13,9 @@ import (
 )
 
 // Connect opens a pool on the database at dbURL (a postgres:// or
-// postgresql:// URL, as DATABASE_URL holds it) and checks that the server
-// answers. Its errors never hold the password, whatever the URL: a URL that
-// does not parse is [ErrBadURL], shown with its user info replaced (or not
-// at all); a server that cannot be reached is named by host, not by URL.
+// postgresql:// URL) and checks that the server answers. Its errors never
+// hold the password: a URL that does not parse is [ErrBadURL]; a server that
+// cannot be reached is named by host, not by URL.
 func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
 		// Not shown: a connection string of another form may hold the
@@ -41,11 +40,9 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// scrubbed returns err, or only its message with the credentials scrubbed
-// if the message holds them or err holds a *pgconn.ConnectError (whose
-// Config holds the password): the original, which errors.As could still
-// reach, is dropped then. The user name counts: "postgres://secret@host"
-// puts a password there, and pgx names the user in its errors.
+// scrubbed returns err, or only its message with the credentials scrubbed if
+// it holds them or a *pgconn.ConnectError (whose Config holds the password).
+// The user name counts: "postgres://secret@host" puts a password there.
 func scrubbed(err error, credentials ...string) error {
 	for _, c := range credentials {
 		if c != "" {

@@ -55,9 +55,7 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 
 // Delivered implements [voterewards.Store]; a leader write (fenced). It is
 // idempotent, and an expiry already handled by [Store.Expiry] is not made
-// pending again. After a [Store.Reward] transaction it commits without
-// waiting for the disk: lost in a crash of the server, the vote is pending
-// again, and its redelivery finds the done mark and skips the handler.
+// pending again.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	if err := s.made(); err != nil {
 		return err
@@ -65,9 +63,7 @@ func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) 
 	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
 }
 
-// Expired implements [voterewards.Store]; a leader write (fenced). After a
-// [Store.Expiry] transaction it commits without waiting for the disk, as
-// Delivered does after a Reward.
+// Expired implements [voterewards.Store]; a leader write (fenced).
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
 	if err := s.made(); err != nil {
 		return err
@@ -85,8 +81,7 @@ func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
 }
 
 // leaderExec runs one statement and, with a fence, the fence's check in the
-// same (implicit) transaction, its lock waits bounded by Config.TxTimeout:
-// one round trip.
+// same implicit transaction: one round trip.
 func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
 	if err := s.made(); err != nil {
 		return err

@@ -10,10 +10,8 @@ import (
 // fenceCode is the SQLSTATE check_fence raises for a stale token.
 const fenceCode = "TGF01"
 
-// wrap names the operation in err, makes a refusal of the fence
-// [ErrFenced], and scrubs the credentials of the store's pool from it (a
-// failed dial names the user, and carries the password in its
-// pgconn.ConnectError).
+// wrap names the operation in err, makes a refusal of the fence [ErrFenced],
+// and scrubs the credentials of the store's pool from it.
 func (s *Store) wrap(op string, err error) error {
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == fenceCode {
 		return fmt.Errorf("pgstore: %s: %w (%s)", op, ErrFenced, pe.Message)
@@ -22,9 +20,8 @@ func (s *Store) wrap(op string, err error) error {
 }
 
 // scrub returns err without the credentials of the store's pool: the
-// password always; the user name too when err is a failed dial (which
-// names it, and whose chain is dropped), not in every other message that
-// happens to hold the user's name.
+// password always; the user name too when err is a failed dial, which names
+// it.
 func (s *Store) scrub(err error) error {
 	cc := s.pool.Config().ConnConfig
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {

@@ -19,14 +19,11 @@ const (
 	followMaxDelay   = 5 * time.Second
 )
 
-// Follow implements [voterewards.Feed] with LISTEN/NOTIFY: each Ingest that
-// adds votes notifies their keys in its transaction (PostgreSQL delivers them
-// at commit, in commit order), and Follow reads the votes back by key. It
-// holds one connection of the pool while it runs. When the connection fails
-// it reconnects (backing off up to 5 s) and calls resync again once
-// listening: votes committed meanwhile reach it through resync, not added.
-// It never gives up before ctx is done (each failure is logged and
-// retried), and returns nil then; nil callbacks are an error.
+// Follow implements [voterewards.Feed] with LISTEN/NOTIFY, holding one
+// connection of the pool while it runs. When the connection fails it
+// reconnects with backoff and calls resync again once listening. It never
+// gives up before ctx is done, and returns nil then; nil callbacks are an
+// error.
 func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if err := s.made(); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // UseFence implements [voterewards.State]: nil for one process (unfenced),
 // or a fleet's fence, whose token every leader write checks ([ErrFenced]).
-// Call it once, before the first use: a second call wraps [ErrBadConfig].
+// A second call wraps [ErrBadConfig].
 func (s *Store) UseFence(f voterewards.Fence) error {
 	if err := s.made(); err != nil {
 		return err
@@ -24,8 +24,7 @@ func (s *Store) UseFence(f voterewards.Fence) error {
 }
 
 // token returns the fence token a leader write must check, and whether it
-// must: with no fence there is nothing to check. A zero or negative token
-// (not leading) is refused here, before any write.
+// must; a token <= 0 (not leading) is refused before any write.
 func (s *Store) token() (int64, bool, error) {
 	f := s.fence.Load()
 	if f == nil || *f == nil {
@@ -39,12 +38,9 @@ func (s *Store) token() (int64, bool, error) {
 }
 
 // leaderToken is token for a leader action: the first one of a new term
-// (a token above any this process raised the fence to) first raises the
-// fence, in a transaction of its own, so that from then on every write of an
-// older term is refused, even before this term writes anything. The raise
-// waits for the older term's open transactions to end (each holds the fence
-// row's share lock): they commit first, or are aborted after
-// [Config.TxTimeout] idle.
+// first raises the fence, in a transaction of its own, so that every write of
+// an older term is refused from then on. The raise waits for the older
+// term's open transactions (each holds the fence row's share lock).
 func (s *Store) leaderToken(ctx context.Context) (int64, bool, error) {
 	tok, fenced, err := s.token()
 	if err != nil || !fenced || tok <= s.claimed.Load() {
@@ -64,9 +60,8 @@ func (s *Store) leaderToken(ctx context.Context) (int64, bool, error) {
 	}
 }
 
-// claimForRead raises the fence for a new term before a read that starts
-// it (Load): a refusal only means this process no longer leads, which a read
-// need not care about; its writes will be refused.
+// claimForRead raises the fence for a new term before a read that starts it
+// (Load); a refusal is the writes' to report.
 func (s *Store) claimForRead(ctx context.Context) error {
 	if _, _, err := s.leaderToken(ctx); err != nil && !errors.Is(err, ErrFenced) {
 		return err
@@ -74,9 +69,8 @@ func (s *Store) claimForRead(ctx context.Context) error {
 	return nil
 }
 
-// Ping returns nil when the database answers, so that a readiness check can
-// tell whether the store can take a write now. Its error never holds the
-// password (nor the user name).
+// Ping returns nil when the database answers, for readiness. Its error never
+// holds the password nor the user name.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.made(); err != nil {
 		return err

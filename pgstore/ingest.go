@@ -20,11 +20,10 @@ const notifyLimit = 7000
 
 // Ingest implements [voterewards.Store] in one transaction: it locks the
 // voters of votes (so that concurrent Ingests of one voter, from any
-// process, run one after the other), reads their ledgers and the votes near
-// each new one, then writes the added votes, the ledgers ([voterewards.Stats.Add],
-// computed here on the locked voters), the month standings, the checkpoint
-// and the feed's notifications. With a checkpoint it is a leader write:
-// fenced. Two round trips: BEGIN goes with the reads, COMMIT with the writes.
+// process, run one after the other), then writes the added votes, ledgers,
+// month standings, checkpoint and feed notifications. With a checkpoint it
+// is a leader write: fenced. Two round trips: BEGIN with the reads, COMMIT
+// with the writes.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := s.made(); err != nil {
 		return nil, err
@@ -73,10 +72,8 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // storable returns votes without those whose ids PostgreSQL's text cannot
-// hold (a NUL byte, invalid UTF-8) or whose times its nanoseconds cannot (the
-// Poller refuses both before; a store called directly may get them), each logged: refused alone, rather than
-// failing the whole batch on every retry, which would stall the poll behind
-// it for good. No id Top.gg gives holds one.
+// hold or whose times its nanoseconds cannot, each logged: refused alone
+// rather than failing the batch on every retry, which would stall the poll.
 func (s *Store) storable(votes []voterewards.Vote) []voterewards.Vote {
 	bad := func(v voterewards.Vote) bool {
 		return !textOK(v.UserID) || !textOK(v.PlatformID) || !nanoOK(v.CreatedAt) || !nanoOK(v.ExpiresAt)
@@ -168,9 +165,8 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes: the votes, their voters'
-// ledgers (the last Stats of each), the month standings and the
-// notifications of the feed (their keys, in order, in payloads under
-// PostgreSQL's limit; delivered at commit).
+// last ledgers, the month standings and the feed's notifications (delivered
+// at commit).
 func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 	if len(added) == 0 {
 		return nil
@@ -216,9 +212,8 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 	return nil
 }
 
-// payloads makes JSON arrays of keys, each of at most notifyLimit bytes (a
-// key is far shorter: voterewards bounds the ids). JSON, not a separator: an
-// id may hold any character PostgreSQL's text can.
+// payloads makes JSON arrays of keys (an id may hold any character), each of
+// at most notifyLimit bytes.
 func payloads(keys []string) ([]string, error) {
 	var out []string
 	var sb strings.Builder

@@ -22,10 +22,9 @@ const voteCols = "user_id, platform_id, weight, created_ns, expires_ns, origin, 
 func newQueries(s string) queries {
 	f := func(q string) string { return fmt.Sprintf(q, s) }
 	return queries{
-		// The voters' locks, taken in the order of their keys (sorted by
-		// the caller), serialize the Ingests of one voter: the statement
-		// after it (a new snapshot) sees every vote committed before.
-		// Ingest commits synchronously whatever the server's default.
+		// The voters' locks, taken in key order, serialize the Ingests of
+		// one voter; the next statement (a new snapshot) sees every vote
+		// committed before. Ingest commits synchronously whatever the default.
 		lockVoters: `SELECT set_config('synchronous_commit', 'on', true),
 			(SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k)`,
 		// Each voter's ledger (NULLs for a new voter) and the creation
@@ -59,27 +58,24 @@ func newQueries(s string) queries {
 		saveCheckpoint: f(`INSERT INTO %[1]s.checkpoint (id, cursor, last_seen_ns, since_ns) VALUES (1, $1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET cursor = EXCLUDED.cursor, last_seen_ns = EXCLUDED.last_seen_ns, since_ns = EXCLUDED.since_ns`),
 		checkFence: f("SELECT %[1]s.check_fence($1)"),
-		// Config.TxTimeout (milliseconds), for the rest of the transaction:
-		// PostgreSQL aborts it once idle for longer (its process paused),
-		// and a lock wait fails after as long.
+		// Config.TxTimeout (milliseconds) for the rest of the transaction,
+		// idle or waiting on a lock.
 		txLimits:       `SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`,
 		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
 		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
 		// The newest row of each key: a pruned vote added again is a new row.
 		votesByKey: f("SELECT " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
 		// An expiry already handled by [Store.Expiry] is not pending again.
-		// After a Reward transaction (reward_done) the record commits
-		// without waiting for the disk: lost in a server crash, the vote is
-		// pending again and its redelivery finds the done mark.
+		// After a Reward transaction the record commits without waiting for
+		// the disk: lost in a crash, the redelivery finds the done mark.
 		delivered: f(`WITH u AS (UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($2 AND NOT expiry_done)
 				WHERE key = $1 RETURNING reward_done)
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(reward_done) THEN 'off' ELSE 'on' END, true) FROM u`),
 		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending RETURNING expiry_done)
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(expiry_done) THEN 'off' ELSE 'on' END, true) FROM u`),
 		prune: f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
-		// Lock the vote's newest row and mark it done in one statement
-		// (rolled back with the handler's writes if it fails); the previous
-		// mark tells a done vote (true) from one to handle (false).
+		// Lock the vote's newest row and mark it done (rolled back with the
+		// handler's writes); the previous mark tells a done vote.
 		markReward: f(`UPDATE %[1]s.votes v SET reward_done = true FROM (
 				SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
 			WHERE v.id = o.id RETURNING o.reward_done`),

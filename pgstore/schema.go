@@ -102,8 +102,8 @@ var migrations = [...]string{
 }
 
 // migrate creates or migrates the schema in one transaction, under an
-// advisory lock of its own (two processes opening at once: the second waits
-// and finds the work done).
+// advisory lock of its own: a second process opening at once waits and finds
+// the work done.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {

@@ -21,19 +21,17 @@ import (
 // [Config.Schema] is empty.
 const DefaultSchema = "topgg"
 
-// DefaultTxTimeout is [Config.TxTimeout] when it is zero: the default lease
-// TTL of a fleet (fleet.LeaseConfig.TTL).
+// DefaultTxTimeout is [Config.TxTimeout] when it is zero: a fleet's default
+// lease TTL.
 const DefaultTxTimeout = 15 * time.Second
 
-// Errors, for errors.Is; the errors that carry them say more.
+// Errors, for errors.Is.
 var (
-	// ErrFenced means a leader write was refused: a newer lease token has
-	// been seen (another process leads now), or the fence ([Store.UseFence])
-	// returned 0 (this process is not leading). Nothing of it was committed.
+	// ErrFenced means a leader write was refused: another process leads now,
+	// or this one does not. Nothing of it was committed.
 	ErrFenced = errors.New("pgstore: write refused by the fence: not the current leader")
 	// ErrSchemaTooNew is returned by [Open] when the database's schema was
-	// made by a newer version of this package than the running one: the
-	// store will not guess at tables it does not know.
+	// made by a newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this code knows")
 	// ErrBadConfig is returned by [Open] for a Config it cannot use (the
 	// error names the field), and by a second [Store.UseFence].
@@ -49,32 +47,27 @@ var (
 // Config configures [Open]. The zero Config is valid: schema "topgg", one
 // process, no logs.
 type Config struct {
-	// Schema is the PostgreSQL schema holding the store's tables, created
-	// if missing (default [DefaultSchema]). Lower-case letters, digits and
-	// underscores, starting with a letter or underscore, at most 50 bytes
-	// (the feed's NOTIFY channel is named after it, within PostgreSQL's 63).
+	// Schema is the PostgreSQL schema holding the store's tables, created if
+	// missing (default [DefaultSchema]): lower-case letters, digits and
+	// underscores, starting with a letter or underscore, at most 50 bytes.
 	Schema string
-	// TxTimeout bounds the store's transactions (default
-	// [DefaultTxTimeout]): PostgreSQL aborts one that sits idle for longer
-	// (its process paused or frozen, or a [TxHandler] busy outside the
-	// database), rolling back all of it; and a lock wait (a vote or a
-	// voter locked by another process's transaction) fails after as long.
-	// So a paused leader's open transactions cannot stall the fleet for
-	// longer than TxTimeout, nor commit once it resumes past it. In a fleet,
-	// set it to about the lease's TTL. A TxHandler must finish within it.
-	// At least a millisecond; negative is [ErrBadConfig].
+	// TxTimeout bounds the store's transactions and lock waits (default
+	// [DefaultTxTimeout], at least a millisecond): PostgreSQL aborts one idle
+	// for longer, rolling back all of it, so a paused leader stalls the
+	// fleet no longer and commits nothing past it. In a fleet, set it to
+	// about the lease's TTL. A TxHandler must finish within it.
 	TxTimeout time.Duration
 	// Logger receives the feed's reconnections; nil discards them.
 	Logger *slog.Logger
 }
 
-// schemaName is what Config.Schema may be: a plain identifier, so that it
-// needs no quoting rules of its own in the NOTIFY channel and lock keys.
+// schemaName is what Config.Schema may be: a plain identifier, which needs no
+// quoting in the NOTIFY channel (named after it, within PostgreSQL's 63
+// bytes) and lock keys.
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 
 // Store is a [voterewards.State] and [voterewards.Feed] in PostgreSQL, shared
-// by every process of a fleet: see the package documentation. Its methods
-// are safe for concurrent use.
+// by every process of a fleet. Safe for concurrent use.
 type Store struct {
 	pool    *pgxpool.Pool
 	fence   atomic.Pointer[voterewards.Fence] // set once, by UseFence
@@ -99,9 +92,8 @@ var (
 var errNotMade = fmt.Errorf("pgstore: %w (pgstore.Open)", topgg.ErrNotConfigured)
 
 // Open returns the store kept in pool's database under cfg.Schema, creating
-// the schema or migrating it to [SchemaVersion] first, in one transaction
-// under an advisory lock (so that processes opening at once do it once). A
-// schema newer than SchemaVersion is [ErrSchemaTooNew]. The pool stays the
+// or migrating the schema first, once even when processes open at once. A
+// schema newer than [SchemaVersion] is [ErrSchemaTooNew]. The pool stays the
 // caller's: close it after the last use of the Store.
 func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if pool == nil {

@@ -13,27 +13,16 @@ import (
 // TxHandler handles a vote inside the store's transaction: its writes
 // through tx commit together with the vote's done mark, or not at all. It
 // must not commit or roll back tx, should do nothing outside the database
-// that a retry would repeat, and must return within [Config.TxTimeout]:
-// PostgreSQL aborts a transaction idle for longer (the commit then fails and
-// the vote is retried).
+// that a retry would repeat, and must return within [Config.TxTimeout].
 type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
 // that rewards each vote exactly once, through crashes, restarts and leader
-// changes: in ONE transaction it locks the vote's row and marks the reward
-// done, checks the fence ([Store.UseFence]; fenced, h is not called), returns
-// nil at once if the reward was already done, calls h and commits. If h fails (or panics) its
-// writes roll back and the Poller retries it later. The Poller's
-// [Store.Delivered] that follows is idempotent with the mark, so a crash
-// between the commit and Delivered never calls h twice.
-//
-// Exactly once (Reward, Expiry): h's database writes and the done mark are
-// one transaction. At least once (any other handler, and anything h does
-// outside tx): a crash between the handler's return and Delivered calls it
-// again.
-//
-// Reward(nil) returns nil, which voterewards.New refuses (OnReward is
-// required), rather than a handler that fails every vote.
+// changes: h's database writes and the vote's done mark commit in one
+// transaction, h is not called for a vote already done nor by a fenced
+// process, and if h fails (or panics) its writes roll back and the Poller
+// retries it. What h does outside tx is at least once. Reward(nil) returns
+// nil, which voterewards.New refuses.
 func (s *Store) Reward(h TxHandler) voterewards.Handler {
 	return s.txHandler("reward", h, func(q *queries) string { return q.markReward })
 }
@@ -46,10 +35,11 @@ func (s *Store) Expiry(h TxHandler) voterewards.Handler {
 }
 
 // txHandler makes the handler of Reward and Expiry; mark picks the query
-// that locks and marks the vote, returning its previous mark. The fence is checked before h: its
+// that locks and marks the vote, returning its previous mark. The fence's
 // share lock, held to the commit, makes a newer leader wait for this
-// transaction, so checking first is as safe as checking last, and a fenced
-// process does not run h.
+// transaction, so checking it before h is as safe as after, and a fenced
+// process does not run h. Delivered, which follows, is idempotent with the
+// mark.
 func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) voterewards.Handler {
 	if h == nil {
 		return nil // refused where it is given: voterewards.New requires a handler

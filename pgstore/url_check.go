@@ -7,11 +7,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// CheckURL checks dbURL as [Connect] will read it, without connecting: a
-// postgres:// or postgresql:// URL with a host that pgx parses (port, options
-// such as sslmode). A bot calls it while reading its configuration, so that
-// a typo stops it at once rather than when it connects. The error wraps
-// [ErrBadURL] and quotes no part of the URL: it holds a password.
+// CheckURL checks dbURL as [Connect] will read it, without connecting, so
+// that a typo stops a bot while it reads its configuration. The error wraps
+// [ErrBadURL] and quotes no part of the URL.
 func CheckURL(dbURL string) error {
 	u, err := url.Parse(dbURL)
 	if err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") && u.Host != "" {

@@ -10,11 +10,10 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Env is a bot's deployment as the example bot reads it from the
-// environment with [LoadEnv]: the tokens and API roots, the shards, where the
-// state lives (TOPGG_STATE_DIR, or REDIS_URL, or DATABASE_URL: see package
-// plugin/deploy), the fleet's lease, logging and the plugin's [Config]. Embed
-// it in a bot's own configuration. Its secrets print as [redacted].
+// Env is a bot's deployment as read from the environment with [LoadEnv]:
+// tokens and API roots, shards, where the state lives (see plugin/deploy),
+// the fleet's lease, logging and the plugin's [Config]. Embed it in a bot's
+// own configuration; its secrets print as [redacted].
 type Env struct {
 	DiscordToken  Secret        `env:"DISCORD_TOKEN, required"`
 	TopggToken    Secret        `env:"TOPGG_TOKEN, required"`
@@ -41,8 +40,8 @@ func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 }
 
 // Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of
-// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming
-// its variable.
+// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming its
+// variable.
 func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
 		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), e.ShardIDs.Option()}, opts...)...)
@@ -61,8 +60,7 @@ func blame(err error, vars map[string]string) error {
 
 const maxEnvShards = 4096
 
-// validate checks the rules that tie Env's values together, which no one
-// package sees whole.
+// validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
 		return &ConfigError{Field: "Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}

@@ -15,18 +15,14 @@ import (
 )
 
 // commandResync is how often the commands are checked again: read from
-// Discord (a bot often registers its commands in its own READY handler, so
-// the first read may come too early) or, given with [WithCommands], compared
-// with the last published hash. An unchanged list costs no Top.gg request.
+// Discord (a bot often registers its own in its READY handler) or compared
+// with the last published hash.
 const commandResync = 15 * time.Minute
 
 // newCommandJob builds the command sync: after the first READY of any
-// attached session, it publishes the commands given with [WithCommands], or
-// else the application's commands read from Discord, and checks them again
-// every commandResync. Every attempt reaches [WithCommandSyncHandler]'s function.
-// Definitions the service refuses are not sent again (the rest of the plugin
-// runs on); a refused token ends the job's Run, for the supervisor to stop
-// the plugin.
+// attached session, it publishes the commands of [WithCommands], else the
+// application's read from Discord, and checks them every commandResync.
+// Refused definitions are not sent again; a refused token ends the job.
 func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Job, error) {
 	syncer, err := commands.New(p.client, commands.Config{Store: store, Logger: p.opts.logger})
 	if err != nil {
@@ -53,13 +49,12 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 	}
 }
 
-// RegisterCommands puts the bot's slash commands on Discord as the
-// application appID's global commands, in one bulk overwrite (idempotent):
-// those of [WithCommands], and with [WithVoterPerks] the perks' /vote and
-// /leaderboard, the same list the plugin publishes on Top.gg. It goes
-// through the first attached session. Errors: [topgg.ErrNotConfigured]
-// without WithCommands (an overwrite would drop commands the plugin does not
-// know), [autopost.ErrNoSessions] before Attach, or Discord's.
+// RegisterCommands puts the bot's slash commands (those of [WithCommands] and
+// the voter perks', the list the plugin publishes on Top.gg) on Discord as
+// appID's global commands, in one idempotent bulk overwrite through the first
+// attached session. Errors: [topgg.ErrNotConfigured] without WithCommands (an
+// overwrite would drop commands the plugin does not know),
+// [autopost.ErrNoSessions] before Attach, or Discord's.
 func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	if !p.made() {
 		return errNotMade

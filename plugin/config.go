@@ -34,66 +34,58 @@ const (
 const maxVoteLookback = 365 * 24 * time.Hour
 
 // Config holds every setting of the plugin and the jobs it wires, with the
-// environment variable that sets each (read by [LoadEnv]).
-//
-// Every zero field means its default, so plugin.Config{} built in code is
-// valid. SyncCommands and VotePollInterval are pointers because their "off"
-// (false, 0) is also their zero: nil means the default.
+// environment variable that sets each (read by [LoadEnv]). Every zero field
+// means its default, so plugin.Config{} is valid; SyncCommands and
+// VotePollInterval are pointers because their "off" is also their zero:
 //
 //	cfg := plugin.Config{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))}
 //
 // Config holds no secret; its String method shows the values as set.
 type Config struct {
-	// Autopost is "v1" (PATCH metrics, the default), "v0" (POST /bots/:id/stats)
-	// or "off".
+	// Autopost is "v1" (the default), "v0" or "off".
 	Autopost string `env:"TOPGG_AUTOPOST"`
 	// AutopostInterval is the time between posts (default 30m, at least
-	// autopost.MinInterval, 15m; see [Config.ValidateFor]).
+	// autopost.MinInterval; see [Config.ValidateFor]).
 	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL"`
 	// AutopostRefresh is the longest time without a post when the numbers do
 	// not change (default 3h; raised to AutopostInterval if smaller).
 	AutopostRefresh time.Duration `env:"TOPGG_AUTOPOST_REFRESH"`
 	// AutopostReadyTimeout bounds the wait for every attached shard's READY
-	// before the first post (default 5m); then the ready shards are posted.
+	// before the first post (default 5m).
 	AutopostReadyTimeout time.Duration `env:"TOPGG_AUTOPOST_READY_TIMEOUT"`
 
-	// SyncCommands publishes the bot's slash commands to the listing after the
-	// first READY (nil: true).
+	// SyncCommands publishes the bot's slash commands after the first READY
+	// (nil: true).
 	SyncCommands *bool `env:"TOPGG_SYNC_COMMANDS"`
 
-	// VotePollInterval is the time between vote polls (nil: 1m, else at
-	// least voterewards.MinInterval, 10s; see [Config.ValidateFor]); 0 turns
-	// vote polling, rewards and [Plugin.Active] off.
+	// VotePollInterval is the time between vote polls (nil: 1m, else at least
+	// voterewards.MinInterval); 0 turns vote polling, rewards and
+	// [Plugin.Active] off.
 	VotePollInterval *time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL"`
-	// VoteLookback is how far back the first poll reaches when nothing is saved
-	// (default 12h, at most one year).
+	// VoteLookback is how far back the first poll reaches when nothing is
+	// saved (default 12h, at most one year).
 	VoteLookback time.Duration `env:"TOPGG_VOTE_LOOKBACK"`
-	// VoteConcurrency is how many reward and expiry handler calls run at once
-	// (default 4).
+	// VoteConcurrency is how many handler calls run at once (default 4).
 	VoteConcurrency int `env:"TOPGG_VOTE_CONCURRENCY"`
 	// VoteAttempts is how many times a handler is called for one vote before
 	// the plugin gives up on it (default 5).
 	VoteAttempts int `env:"TOPGG_VOTE_ATTEMPTS"`
-	// VoteRetryDelay is the wait before the first retry of a failing handler;
-	// it doubles on each retry, up to one minute (default 1s).
+	// VoteRetryDelay is the wait before a failing handler's first retry; it
+	// doubles up to a minute (default 1s).
 	VoteRetryDelay time.Duration `env:"TOPGG_VOTE_RETRY_DELAY"`
-	// VoteStopGrace is how long the handlers that are running may finish once
-	// Run's context is done, before their own context is cancelled (default 10s).
-	// A handler that ignores its context is left behind voterewards.CancelWait
-	// later, and Run returns without it.
+	// VoteStopGrace is how long running handlers may finish once Run's
+	// context is done, before their context is cancelled (default 10s).
 	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
 
-	// WebhookAddr is the address the plugin's webhook receiver listens on
-	// while Run runs, e.g. ":8080"; empty (the default): the plugin serves no
-	// HTTP, and a bot with its own server mounts [Plugin.WebhookHandler].
+	// WebhookAddr is the address the webhook receiver listens on while Run
+	// runs, e.g. ":8080"; empty (the default): no HTTP, and a bot with its own
+	// server mounts [Plugin.WebhookHandler].
 	WebhookAddr string `env:"TOPGG_WEBHOOK_ADDR"`
-	// WebhookPath is the receiver's path on WebhookAddr (default
-	// "/topgg/webhook").
+	// WebhookPath is the receiver's path (default "/topgg/webhook").
 	WebhookPath string `env:"TOPGG_WEBHOOK_PATH"`
 	// WebhookSecrets are the v1 signing secrets ("whs_..."), one per webhook
 	// of the project; from the environment, a comma-separated list. With
-	// WebhookAuth, they turn the webhook receiver on (which needs vote
-	// polling on: the poll reconciles what webhooks lose).
+	// WebhookAuth, they turn the receiver on, which needs vote polling on.
 	WebhookSecrets WebhookSecrets `env:"TOPGG_WEBHOOK_SECRET"`
 	// WebhookAuth is the legacy v0 webhook's Authorization value.
 	WebhookAuth webhook.Secret `env:"TOPGG_WEBHOOK_AUTH"`
@@ -115,18 +107,17 @@ func (w *WebhookSecrets) UnmarshalText(b []byte) error {
 
 // ConfigError reports a setting that is missing or invalid.
 type ConfigError struct {
-	// Field is the Go field, e.g. "Config.AutopostInterval" (empty for a
-	// variable of a caller's own struct that failed to parse).
+	// Field is the Go field, e.g. "Config.AutopostInterval"; empty for a
+	// variable of a caller's own struct.
 	Field string
 	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
-	// when the value came from the environment, or when [LoadEnv] found the
-	// field unset and a rule that ties two settings blames it (the operator
-	// sets it with the variable); empty for a value set in code.
+	// when the value came from the environment or [LoadEnv] found the field
+	// unset; empty for a value set in code.
 	Variable string
 	// Problem says what is wrong with the value.
 	Problem string
-	// Err is the refusal of the package that checks the value, if any: its
-	// text stands as the Problem when Problem is empty.
+	// Err is the refusal of the package that checks the value, if any; its
+	// text stands for an empty Problem.
 	Err error
 }
 
@@ -185,13 +176,11 @@ func (c Config) Validate() error {
 	return c.validateWebhook(bad)
 }
 
-// ValidateFor is [Config.Validate] and the interval floors that keep a bot
-// within the limits of the service client calls: AutopostInterval at least
-// autopost.MinInterval (15m), VotePollInterval at least
-// voterewards.MinInterval (10s) unless 0 (off); the packages' docs say why.
-// The floors do not apply when client's base URL is on this machine
-// ([topgg.Client.Loopback]: a fake such as topggtest), so tests and demos can
-// run with short intervals. [New] calls it; a nil client is the real service.
+// ValidateFor is [Config.Validate] and the interval floors of the service:
+// AutopostInterval at least autopost.MinInterval, VotePollInterval at least
+// voterewards.MinInterval unless 0. The floors do not apply when client's
+// base URL is on this machine ([topgg.Client.Loopback]); a nil client is the
+// real service. [New] calls it.
 func (c Config) ValidateFor(client *topgg.Client) error {
 	if err := c.Validate(); err != nil || (client != nil && client.Loopback()) {
 		return err
@@ -222,9 +211,8 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
 		return bad("WebhookPath", "does not start with /")
 	}
-	// The receiver is the authority on its secrets: what New would refuse
-	// (an empty item, white space such as a trailing newline, no whs_) is refused
-	// here, before the bot goes online, naming the field, never the value.
+	// The receiver is the authority on its secrets: what New would refuse is
+	// refused here, before the bot goes online, naming the field, never the value.
 	for i, s := range c.WebhookSecrets {
 		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
 			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_", i+1, len(c.WebhookSecrets))
@@ -238,20 +226,17 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	return nil
 }
 
-// PollsVotes reports whether the vote history is polled (VotePollInterval
-// nil, the default, or above 0), which every vote feature needs: the vote
-// handlers, the webhook receiver and the voter perks.
+// PollsVotes reports whether the vote history is polled, which every vote
+// feature needs: handlers, the webhook receiver and the voter perks.
 func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
 
 // KeepsState reports whether a job of c keeps state (vote polling or command
 // sync on), which [New] then needs from [WithState].
 func (c Config) KeepsState() bool { s := c.resolve(); return s.votePoll > 0 || s.syncCommands }
 
-// CheckAddr checks an address to listen on, such as Config.WebhookAddr or a
-// bot's metrics address: empty (nothing to listen on), or host:port or :port
-// with a decimal port from 0 to 65535 (0 picks a free one) and a host
-// without white space or a slash. Run would fail on the same address only
-// once the bot is online; its error quotes the address, which is no secret.
+// CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty,
+// or host:port or :port with a decimal port (0 picks a free one) and a host
+// without white space or a slash. Its error quotes the address.
 func CheckAddr(addr string) error {
 	if addr == "" {
 		return nil
@@ -269,8 +254,7 @@ func CheckAddr(addr string) error {
 // noVote is the callback of the receivers Validate builds to check secrets.
 func noVote(context.Context, webhook.Vote) error { return nil }
 
-// String shows the values as set, with "default" for a nil pointer field, so a
-// log line of the configuration reads as the caller wrote it.
+// String shows the values as set, "default" for a nil pointer field.
 func (c Config) String() string {
 	return fmt.Sprintf("{Autopost:%q AutopostInterval:%s AutopostRefresh:%s AutopostReadyTimeout:%s "+
 		"SyncCommands:%s VotePollInterval:%s VoteLookback:%s VoteConcurrency:%d VoteAttempts:%d "+
@@ -294,8 +278,8 @@ type settings struct {
 	votePoll     time.Duration // 0: off
 }
 
-// resolve applies the defaults to a valid Config. It is the one place that knows
-// them; LoadEnv never writes them into the caller's struct.
+// resolve applies the defaults to a valid Config; LoadEnv never writes them
+// into the caller's struct.
 func (c Config) resolve() settings {
 	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
 	if s.Autopost == "" {
@@ -313,7 +297,6 @@ func (c Config) resolve() settings {
 	if s.WebhookPath == "" {
 		s.WebhookPath = DefaultWebhookPath
 	}
-	// The autopost intervals and the vote settings keep 0: their packages apply
-	// their own defaults to it, and say them in their docs.
+	// The autopost intervals and vote settings keep 0: their packages default it.
 	return s
 }

@@ -20,24 +20,15 @@ import (
 )
 
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
-// tags (a bot's own configuration embedding Config, say), from lookuper (nil
-// means the process environment), through [envconfig.ProcessWith], then
-// validates every Config it holds. As in go-envconfig, a field already
-// non-zero in target (a pointer: non-nil) is kept; Config's tags have no
-// `default=`: [New] applies its defaults.
+// tags (a bot's own configuration embedding Config, say), from lookuper (nil:
+// the process environment), then validates every Config it holds. A field
+// already non-zero in target is kept; the defaults are [New]'s.
 //
-// Stricter than go-envconfig alone, every value is read as written: a variable
-// set but empty is an error (unset it for the default); integers are decimal (no
-// sign +, no leading zero, no underscore, no hex or octal); booleans are true,
-// false, 1 or 0; durations are Go durations such as 90s or 1h30m (0 needs no
-// unit). Fields of other types must implement envconfig.DecoderCtx,
-// envconfig.Decoder or encoding.TextUnmarshaler (floats, slices and maps are
-// refused: go-envconfig would read them loosely). A bad value is a *ConfigError
-// naming the variable and what is wrong, never quoting the value: any value
-// may be a secret (a Redis URL with a password, an API key, a secret set in
-// the wrong variable). A decoder's message is kept when it shows no part of
-// the value (this package's decoders never quote one). The interval floors depend
-// on the client, so [New] checks them ([Config.ValidateFor]), not LoadEnv.
+// Every value is read as written: a variable set but empty is an error;
+// integers are plain decimal; booleans are true, false, 1 or 0; durations are
+// Go durations. Fields of other types must decode themselves (floats, slices
+// and maps are refused). A bad value is a *ConfigError naming the variable,
+// never quoting the value. The interval floors are [New]'s ([Config.ValidateFor]).
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -53,8 +44,8 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	err := envconfig.ProcessWith(ctx, &envconfig.Config{
 		Target:   target,
 		Lookuper: s,
-		// Without it, go-envconfig allocates a nil *bool or *time.Duration
-		// whose variable is unset, and nil means the default.
+		// Else go-envconfig allocates a nil pointer field whose variable is
+		// unset, and nil means the default.
 		DefaultNoInit: true,
 	})
 	switch {
@@ -77,11 +68,9 @@ type envField struct {
 }
 
 // strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
-// go-envconfig only values these rules accept, in the form go-envconfig
-// decodes as LoadEnv means them. A value it refuses is recorded, and given
-// to go-envconfig as unset. (A Lookuper rather than a Mutator: go-envconfig
-// calls no mutator for a struct type that decodes itself, and such a field
-// set in code would be overwritten.)
+// go-envconfig only values they accept, and records a refused one, given as
+// unset. (Not a Mutator: go-envconfig calls none for a type that decodes
+// itself, and such a field set in code would be overwritten.)
 type strict struct {
 	ctx     context.Context
 	look    envconfig.Lookuper
@@ -201,9 +190,8 @@ func strictValue(ctx context.Context, t reflect.Type, val string) (string, strin
 	return val, ""
 }
 
-// malformed says that the decoder of t refused val. This package's decoders
-// never quote a value; any other decoder's message is kept only when it shows
-// no trace of val (the whole value stands as "the value").
+// malformed says that the decoder of t refused val. A foreign decoder's
+// message is kept only when it shows no trace of val.
 func malformed(t reflect.Type, val string, err error) string {
 	if t.PkgPath() == configType.PkgPath() {
 		return "the value is malformed: " + err.Error()
@@ -217,9 +205,8 @@ func malformed(t reflect.Type, val string, err error) string {
 // minTrace is the shortest run of a value's bytes that counts as showing it.
 const minTrace = 4
 
-// withoutValue returns msg with val (quoted or not) replaced by "the value",
-// and false when msg still holds a run of minTrace bytes of val: a part of a
-// secret (a URL's password, one item of a list) would show.
+// withoutValue returns msg with val replaced by "the value", and false when
+// msg still holds a run of minTrace bytes of val (a part of a secret).
 func withoutValue(msg, val string) (string, bool) {
 	const hole = "\x00"
 	msg = strings.ReplaceAll(strings.ReplaceAll(msg, strconv.Quote(val), hole), val, hole)
@@ -245,10 +232,9 @@ func decodeSelf(ctx context.Context, p any, val string) error {
 	return nil
 }
 
-// checkDecimal checks a decimal integer as written: an optional minus sign (when
-// signed), then digits without a leading zero, in range. "010" is refused, not
-// read as 8 or 10: either would surprise someone. Such a value means the same
-// to go-envconfig's base-prefixed parsing.
+// checkDecimal checks a decimal integer as written: an optional minus sign
+// (when signed), then digits without a leading zero ("010" would surprise as
+// 8 or 10), in range.
 func checkDecimal(val, shown string, bits int, signed bool) string {
 	digits := val
 	if signed {
@@ -279,11 +265,8 @@ var (
 
 // ValidateEnv checks every Config in target, a struct (or a pointer to one)
 // that [LoadEnv] filled from lookuper (nil: the process environment), with
-// [Config.ValidateFor] and client: the interval floors, which LoadEnv leaves
-// to [New] because they depend on the client. Like LoadEnv, it returns a
-// *ConfigError naming the variable of the bad field when the variable is set
-// in lookuper, so a bot can stop at start with the variable's name, not the
-// Go field's.
+// [Config.ValidateFor] and client. Like LoadEnv, its *ConfigError names the
+// variable of the bad field when the variable is set.
 func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
 	v := reflect.ValueOf(target)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
@@ -306,8 +289,7 @@ func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) 
 }
 
 // validateAll validates every Config in the struct v, at any depth, with
-// validate (nil: Config.Validate), naming the variable of a bad value that
-// was read.
+// validate (nil: Config.Validate).
 func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
 	if v.Type() == configType {
 		return validateLoaded(v.Interface().(Config), read, validate)
@@ -339,10 +321,8 @@ func configVariable(field string) string {
 }
 
 // validateLoaded validates c and, when the bad field was read from a variable
-// or left zero, names the variable. A variable that sets a non-pointer field of Config to its
-// zero ("0s", "0") is refused: that zero means "the default" in code, and an
-// operator who writes 0 means something else (unset the variable for the
-// default; the pointer fields read 0 and false as written: off).
+// or left zero, names the variable. A variable that sets a non-pointer field
+// to its zero is refused: in code that zero means "the default".
 func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
@@ -358,9 +338,8 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	err := validate(c)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
-		// A field left zero is named by its variable too: a rule that ties
-		// two settings (a webhook address and no secret) blames the one that
-		// is missing, and the operator sets it with the variable.
+		// A field left zero is named by its variable too: a rule that ties two
+		// settings blames the missing one, which the operator sets by variable.
 		field := strings.TrimPrefix(ce.Field, "Config.")
 		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
 			ce.Variable = configVariable(field)
@@ -370,13 +349,9 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 }
 
 // Secret holds a token or a URL with a password in a configuration struct
-// that LoadEnv fills (it implements go-envconfig's Decoder). It prints as
-// [redacted] with every fmt verb, in slog and in text encoders (JSON), and as
-// an empty string when unset. Its value sits behind a pointer, so that fmt's
-// reflection into an unexported field, which calls no method, shows an
-// address, not the value (a string-based type such as webhook.Secret would
-// show it there).
-type Secret struct{ p *string }
+// that LoadEnv fills. It prints as [redacted] with every fmt verb, in slog
+// and in text encoders, and as an empty string when unset.
+type Secret struct{ p *string } // a pointer: fmt reflecting into a field prints an address, not the value
 
 // NewSecret returns a Secret holding s (set, even when s is empty).
 func NewSecret(s string) Secret { return Secret{&s} }
@@ -408,16 +383,15 @@ func (s Secret) LogValue() slog.Value {
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
 
-// Log is a bot's logging settings, for the configuration LoadEnv fills:
-// LOG_LEVEL (debug, info, warn or error, in any case; default info) and
-// LOG_FORMAT (text or json; default text). [Log.Logger] makes the logger.
+// Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error, in
+// any case; default info) and LOG_FORMAT (text or json; default text).
 type Log struct {
 	Level  LogLevel  `env:"LOG_LEVEL"`
 	Format LogFormat `env:"LOG_FORMAT"`
 }
 
 // LogLevel is a slog level read strictly: debug, info, warn or error, in any
-// case (not slog's offsets such as info+2). The zero value is info.
+// case. The zero value is info.
 type LogLevel slog.Level
 
 // EnvDecode reads a level; its error quotes no value.
@@ -445,8 +419,7 @@ func (f *LogFormat) EnvDecode(v string) error {
 	return nil
 }
 
-// Logger returns a logger writing to w at l's level in l's format (slog's
-// text or JSON handler).
+// Logger returns a logger writing to w at l's level in l's format.
 func (l Log) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: slog.Level(l.Level)}
 	if l.Format == "json" {
@@ -455,9 +428,8 @@ func (l Log) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// Snowflake is a Discord ID (a guild, a role, a user) read from a variable:
-// a decimal number below 2^64 without a leading zero. The empty Snowflake
-// is unset.
+// Snowflake is a Discord ID read from a variable: a decimal number below 2^64
+// without a leading zero. The empty Snowflake is unset.
 type Snowflake string
 
 // EnvDecode refuses what is not a Discord ID; its error quotes no value.

@@ -12,13 +12,12 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// WithFleet runs the plugin as one process of a fleet (see the fleet
-// package): every process publishes its shards' counts and mirrors the
-// votes, so [Plugin.Active] answers everywhere; only the holder of f's lease
-// posts the total, publishes the commands, polls and delivers the votes and
-// sends reminders, each action checked against its term. New hands the
-// lease's fence to the state of [WithState], which must be shareable (Redis,
-// PostgreSQL). The caller closes f after Run returned.
+// WithFleet runs the plugin as one process of a fleet: every process
+// publishes its shards' counts and mirrors the votes, so [Plugin.Active]
+// answers everywhere; only the holder of f's lease runs the leader-only jobs,
+// each action checked against its term. New hands the lease's fence to the
+// state of [WithState], which must be shareable. The caller closes f after
+// Run returned.
 func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -27,8 +26,8 @@ func WithFleet(f *fleet.Fleet) Option {
 		if f.Lease() == nil {
 			return fmt.Errorf("plugin: WithFleet: a fleet.Fleet %w (fleet.New, fleet.Open)", topgg.ErrNotConfigured)
 		}
-		// An interface value made here, not a *fleet.Fleet field: a bot that
-		// never calls WithFleet links none of the fleet's code nor go-redis.
+		// An interface value, not a *fleet.Fleet field: a bot without
+		// WithFleet links neither the fleet nor go-redis.
 		o.leader = fleetLeader{f}
 		return nil
 	}
@@ -47,9 +46,8 @@ func (l fleetLeader) fence() voterewards.Fence {
 }
 
 // jobs runs every, and lead each term under the lease. The term travels in
-// lead's context (fleet.CheckTerm): the jobs reach it through packages that
-// know nothing of fleets, and check it right before each leader-only action
-// (see the package doc), so a process resumed past its lease starts nothing.
+// lead's context, checked before each leader-only action by packages that
+// know nothing of fleets.
 func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job {
 	if len(lead) == 0 {
 		return every

@@ -6,10 +6,8 @@ import (
 	"log/slog"
 )
 
-// String describes the Plugin by its attached shards, without their
-// sessions: a discordgo.Session holds the bot token in clear, and fmt prints
-// a pointer reached under a verb that does not fit it (%s, %q, %d, %x) field
-// by field.
+// String describes the Plugin by its attached shards, never their sessions,
+// which hold the bot token.
 func (p *Plugin) String() string {
 	if !p.made() {
 		return "plugin.Plugin(not made by plugin.New)"

@@ -13,8 +13,7 @@ import (
 )
 
 // crashLoop is the number of failures in a row after which a job that has not
-// run well since counts as dead for liveness: with the supervisor's backoff,
-// about half a minute of failing.
+// run well since counts as dead for liveness.
 const crashLoop = 5
 
 // jobStates is what the supervisor tells liveness: per job, the failures in a
@@ -100,12 +99,10 @@ func (s *jobStates) check(context.Context) error {
 	return nil
 }
 
-// LivenessChecks returns the checks of a liveness probe, for a
-// [health.NewProbe] of "livez": "jobs" fails when the last [Plugin.Run]
-// ended with a failure no restart mends (a refused token, say), or when a job
-// keeps failing (5 times in a row without running well since). It passes
-// before Run, while it runs, and after a clean stop: a restart of the process
-// would not help then.
+// LivenessChecks returns the checks of a liveness probe ("livez"): "jobs"
+// fails when the last [Plugin.Run] ended with a failure no restart mends, or
+// when a job keeps failing without running well since. It passes before Run,
+// while it runs, and after a clean stop.
 func (p *Plugin) LivenessChecks() []health.Check {
 	var states *jobStates // nil for a nil Plugin: the check fails, not panics
 	if p != nil {
@@ -114,8 +111,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 	return []health.Check{{Name: "jobs", Func: states.check}}
 }
 
-// ReadinessChecks returns the checks of a readiness probe, for a
-// [health.NewProbe] of "readyz":
+// ReadinessChecks returns the checks of a readiness probe ("readyz"):
 //   - "running": [Plugin.Run] is running;
 //   - "shards" (with autopost): every attached shard has its READY;
 //   - "token": Top.gg has not refused the token since it last accepted it

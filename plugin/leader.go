@@ -9,9 +9,8 @@ import (
 )
 
 // leader is DESIGN's Leader axis, who may act and until when: this process
-// always (always, below), or the holder of a fleet's lease while its term
-// holds (fleetLeader, fleet.go). The state is the other axis, one
-// voterewards.State given with [WithState]; New hands it the leader's fence.
+// always, or the holder of a fleet's lease while its term holds. The state is
+// the other axis; New hands it the leader's fence.
 type leader interface {
 	// counts returns what the poster posts, given this process's counter,
 	// and the job that publishes this process's shards (nil: none).
@@ -19,9 +18,9 @@ type leader interface {
 	// fence is what the state checks on each leader write: nil when this
 	// process always leads.
 	fence() voterewards.Fence
-	// jobs returns the jobs of one Run, given the leader-only ones (lead) and
-	// those every process of a fleet runs (every): lead runs under supervise,
-	// now or in each term, whose start and end leading is told of.
+	// jobs returns the jobs of one Run: lead (leader-only) runs under
+	// supervise, now or in each term, whose start and end leading is told
+	// of; every (a fleet's every process) runs beside.
 	jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job
 	// checks are the leader's readiness checks.
 	checks() []health.Check

@@ -14,15 +14,10 @@ import (
 )
 
 // Observer is told what every job the plugin builds does, in the jobs' own
-// typed values: each method is one job's hook, of that hook's type (autopost
-// attempts, command syncs, the vote pipeline's events, webhook deliveries,
-// fleet leadership). *topggprom.Collector implements it; the plugin itself
-// imports no metrics library. The methods are called synchronously from the
-// jobs' goroutines: they must be safe for concurrent use and return quickly.
-// A panic in one is recovered and logged.
-//
-// The API client's own requests are observed by the client: give it the
-// observer when making it (topgg.WithObserver(c.ObserveRequest)).
+// typed values; *topggprom.Collector implements it. The methods are called
+// synchronously from the jobs' goroutines: they must be safe for concurrent
+// use and return quickly. A panic in one is recovered and logged. The API
+// client's requests are the client's to observe (topgg.WithObserver).
 type Observer interface {
 	// ObservePost: one post attempt of the server count.
 	ObservePost(autopost.Result)
@@ -48,11 +43,9 @@ func WithMetrics(o Observer) Option {
 	}
 }
 
-// wireMetrics folds the Observer into the hooks the jobs are built with; New
-// calls it once every option is applied. A panic in the Observer is
-// contained the way the jobs contain one in their hooks (voterewards' and the
-// webhook's Observer are given as they are); the calls made beside a user's
-// handler are contained here, so that the handler still runs.
+// wireMetrics folds the Observer into the jobs' hooks once every option is
+// applied. The calls made beside a user's handler are contained here, so
+// that the handler still runs.
 func (o *options) wireMetrics() {
 	m := o.metrics
 	if m == nil {
@@ -78,16 +71,14 @@ func (o *options) wireMetrics() {
 }
 
 // leading tells the Observer, if any, that this process leads the fleet or
-// no longer does. The fleet's leader job calls it at the start and the end
-// of each term.
+// no longer does.
 func (p *Plugin) leading(yes bool) {
 	if m := p.opts.metrics; m != nil {
 		contain(p.log, "ObserveLease", func() { m.ObserveLease(fleet.LeaseState{Leader: yes}) })
 	}
 }
 
-// contain calls f, logging a panic in it (from the Observer named hook)
-// rather than letting it end the job that called.
+// contain calls f, logging a panic in it rather than ending the caller.
 func contain(log *slog.Logger, hook string, f func()) {
 	defer func() {
 		if rec := recover(); rec != nil {

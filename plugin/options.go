@@ -16,8 +16,8 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Option configures a Plugin in [New]. An Option given a nil value makes New fail
-// with [topgg.ErrNilArgument]: leaving an option out is how to keep its default.
+// Option configures a Plugin in [New]. An Option given a nil value makes New
+// fail with [topgg.ErrNilArgument]; leave an option out for its default.
 type Option func(*options) error
 
 type options struct {
@@ -52,9 +52,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithRewardHandler sets the handler called once for every new vote. It is retried
-// on error and must be idempotent on [voterewards.Vote.Key]: a crash between its return
-// and the record of it makes it run again.
+// WithRewardHandler sets the handler called once for every new vote. It is
+// retried on error and must be idempotent on [voterewards.Vote.Key].
 func WithRewardHandler(h voterewards.Handler) Option {
 	return func(o *options) error {
 		if h == nil {
@@ -65,9 +64,8 @@ func WithRewardHandler(h voterewards.Handler) Option {
 	}
 }
 
-// WithExpiryHandler sets the handler called once for every rewarded vote when it
-// expires, e.g. to take a voter role back. The user may have voted again since:
-// check [Plugin.Active] before taking anything back.
+// WithExpiryHandler sets the handler called once for every rewarded vote when
+// it expires. The user may have voted again: check [Plugin.Active].
 func WithExpiryHandler(h voterewards.Handler) Option {
 	return func(o *options) error {
 		if h == nil {
@@ -78,9 +76,9 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 	}
 }
 
-// WithGiveUpHandler sets the function called when a handler failed every attempt (err is a
-// *voterewards.DeliveryError), or when recording a delivered vote kept failing (its
-// Recording set: the vote stays pending and is delivered again at the next start).
+// WithGiveUpHandler sets the function called with a *voterewards.DeliveryError
+// when a handler, or the record of its success, failed every attempt; the
+// vote stays pending.
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -102,12 +100,10 @@ func WithOnPost(f func(autopost.Result)) Option {
 	}
 }
 
-// WithCommandSyncHandler sets the function told the outcome of every command-sync
-// attempt: the result and a nil error when the listing is up to date, the error
-// when the attempt failed (a refused definition or token, a service error; also
-// logged). Use it to alert on, or stop the bot for, slash commands the listing
-// refused. It is called from the sync job's goroutine and should return soon; a
-// panic in it is recovered and logged.
+// WithCommandSyncHandler sets the function told the outcome of every
+// command-sync attempt: the result and a nil error when the listing is up to
+// date, else the error (also logged). It is called from the sync job's
+// goroutine and should return soon; a panic in it is recovered and logged.
 func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -118,11 +114,10 @@ func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err e
 	}
 }
 
-// WithCommands sets the slash commands to publish. Without it, the plugin publishes
-// the application's commands as Discord has them after the first READY. A non-nil
-// empty slice clears the listing's commands; a nil slice or a nil command is an
-// error ([topgg.ErrNilArgument]), and so is a definition Discord would refuse: [New]
-// returns the *topgg.ValidationError of [commands.Validate].
+// WithCommands sets the slash commands to publish (default: the application's
+// commands as Discord has them after the first READY); a non-nil empty slice
+// clears the listing's. A nil slice or command is [topgg.ErrNilArgument]; a
+// definition Discord would refuse, [commands.Validate]'s *topgg.ValidationError.
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {
@@ -133,9 +128,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 				return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
 			}
 		}
-		// Checked here, where they are given: a definition Discord would
-		// refuse (an upper-case name, say) used to surface only once the
-		// sync ran, as a log line, and the bot ran with no commands listed.
+		// Checked where they are given, not when the sync runs.
 		if err := commands.Validate(cmds); err != nil {
 			return fmt.Errorf("plugin: WithCommands: %w", err)
 		}
@@ -144,11 +137,9 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	}
 }
 
-// WithState sets where the bot's state lives: votes and ledger, the last
-// published command hash and the reminder opt-ins, all in s (boltstate for a
-// directory, redisstate for Redis, pgstore for PostgreSQL). Vote polling and
-// command sync need one. New hands s the leader's fence; the caller closes s
-// after Run returned.
+// WithState sets where the bot's state lives (votes and ledger, the command
+// hash, reminder opt-ins); vote polling and command sync need one. New hands
+// s the leader's fence; the caller closes s after Run returned.
 func WithState(s voterewards.State) Option {
 	return func(o *options) error {
 		if typednil.Is(s) {
@@ -167,8 +158,7 @@ func (o *options) needState(set settings) error {
 	return nil
 }
 
-// useFence hands the state the leader's fence (nil in one process), so that
-// no shared state runs unfenced.
+// useFence hands the state the leader's fence (nil in one process).
 func (o *options) useFence() error {
 	if o.state == nil {
 		return nil

@@ -10,31 +10,26 @@ import (
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
-// VoterPerks switches on the voter features of the [voterperks] package
-// (see [WithVoterPerks]).
+// VoterPerks switches on the voter features of the [voterperks] package.
 type VoterPerks struct {
-	// BotID is the bot's Discord id (its application id), for the vote
-	// link. Required.
+	// BotID is the bot's Discord id, for the vote link. Required.
 	BotID string
 	// Role, if set, is the voter role, given on every reward and taken back
-	// when the vote expires, unless a newer vote of the user is active.
+	// when the vote expires unless a newer vote is active.
 	Role *voterperks.Role
-	// Reminders turns on the reminder direct messages, opt-in per user
-	// (/vote remind:True, or [voterperks.Perks.SetReminder]), the opt-ins
-	// kept in the state of [WithState].
+	// Reminders turns on the reminder direct messages, opt-in per user, kept
+	// in the state of [WithState].
 	Reminders bool
 	// Texts overrides what the perks say (see [voterperks.Texts]).
 	Texts voterperks.Texts
 }
 
-// WithVoterPerks turns on the voter features: the voter role and the
-// reminders run beside the reward and expiry handlers of
-// [WithRewardHandler] and [WithExpiryHandler] (the perks' first, then
-// yours, for each vote); [Plugin.Attach] adds the /vote and /leaderboard
-// handler, [Plugin.RegisterCommands] and the sync of [WithCommands]'s list
-// add their commands, and [Plugin.Perks] gives the gate. The perks' REST calls go
-// through the first attached session. It needs vote polling on (a
-// *[ConfigError] from [New] otherwise).
+// WithVoterPerks turns on the voter features: the voter role and reminders
+// run before the handlers of [WithRewardHandler] and [WithExpiryHandler];
+// [Plugin.Attach] adds the /vote and /leaderboard handler,
+// [Plugin.RegisterCommands] and the command sync add their commands, and
+// [Plugin.Perks] gives the gate. It needs vote polling on (else [New] returns
+// a *[ConfigError]).
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v
@@ -51,7 +46,7 @@ func (p *Plugin) Perks() *voterperks.Perks {
 }
 
 // buildPerks makes the perks of WithVoterPerks and puts their handlers
-// before the bot's own. New calls it before it builds the vote poller.
+// before the bot's own; before the vote poller is built.
 func (p *Plugin) buildPerks() error {
 	v := p.opts.perks
 	if v == nil {
@@ -98,9 +93,7 @@ func (p *Plugin) restSession() *discordgo.Session {
 	return p.sessions[0]
 }
 
-// pluginVotes is the perks' view of the plugin's votes: Active from the
-// cache of the Run under way (the poller's or its mirror's), the ledger
-// from the store.
+// pluginVotes is the perks' view of the plugin's votes.
 type pluginVotes struct{ p *Plugin }
 
 func (v pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }

@@ -22,10 +22,9 @@ import (
 )
 
 // Plugin puts a discordgo bot on its Top.gg listing: it posts server and shard
-// counts, publishes slash commands on the first READY, and polls votes to call the
-// reward and expiry handlers. Make it with [New], [Plugin.Attach] every shard's
-// session before it opens, then [Plugin.Run] it until the bot stops. Its methods
-// are safe for concurrent use.
+// counts, publishes slash commands and polls votes for the reward and expiry
+// handlers. Make it with [New], [Plugin.Attach] every shard's session before
+// it opens, then [Plugin.Run] it until the bot stops. Safe for concurrent use.
 type Plugin struct {
 	client *topgg.Client
 	set    settings
@@ -58,14 +57,12 @@ type Plugin struct {
 	running  bool
 }
 
-// New checks cfg (a zero field means its default), hands the leader's fence
-// to the state ([WithState], [WithFleet]) and builds the plugin's jobs. It
-// makes no request and starts nothing. Errors: a *[ConfigError] naming the Go
-// field (see [Config.ValidateFor] for the interval floors),
-// [topgg.ErrNotConfigured] when a job keeps state and no [WithState] gave
-// one, the state's refusal of the fence (voterewards.ErrNotShared,
-// voterewards.ErrNeedsFence), voterperks' refusal of [WithVoterPerks], or
-// [topgg.ErrNilArgument] for a nil client or option value.
+// New checks cfg, hands the leader's fence to the state ([WithState],
+// [WithFleet]) and builds the jobs; it makes no request and starts nothing.
+// Errors: a *[ConfigError]; [topgg.ErrNotConfigured] when a job keeps state
+// and no [WithState] gave one; the state's refusal of the fence
+// (voterewards.ErrNotShared, ErrNeedsFence); voterperks' refusal of
+// [WithVoterPerks]; [topgg.ErrNilArgument] for a nil client or option.
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -156,14 +153,12 @@ func (p *Plugin) buildJobs() error {
 	return nil
 }
 
-// Attach registers the plugin's handlers on every shard's session, the voter
-// perks' /vote and /leaderboard handler included ([WithVoterPerks]). Call it before the sessions
-// open (their READY is what the jobs wait for) and before the first
-// [Plugin.Run]. It returns [ErrAttachAfterRun] once Run was called,
-// [autopost.ErrSessionOpen] for a session that is open or opening, [topgg.ErrNilArgument] for
-// a nil session or none, and [topgg.ErrNotConfigured] for a Plugin not made by [New]; it
-// then attaches none of them. The handlers stay for the
-// plugin's life, so the counts are kept between two Runs.
+// Attach registers the plugin's handlers (the voter perks' included) on every
+// shard's session, before the sessions open and before the first
+// [Plugin.Run]; they stay for the plugin's life. Errors, attaching none:
+// [ErrAttachAfterRun], [autopost.ErrSessionOpen] for a session open or
+// opening, [topgg.ErrNilArgument] for a nil session or none,
+// [topgg.ErrNotConfigured] for a Plugin not made by [New].
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if !p.made() {
 		return errNotMade
@@ -202,20 +197,16 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 }
 
 // Run runs the jobs until ctx is done, then stops them and returns nil once
-// nothing of them is left: the vote poller at once, command sync on the first
-// READY, the poster once every shard is ready. A job that fails or panics is
-// logged and restarted with backoff; it never takes the bot down. A job that fails
-// in a way no restart mends (Top.gg refused the token) stops the others, and Run
-// returns its error wrapping [ErrJobFailed] and the cause (errors.Is(err,
-// topgg.ErrUnauthorized) tells a refused token).
+// none is left. A job that fails or panics is logged and restarted with
+// backoff; one that no restart mends (Top.gg refused the token) stops the
+// others, and Run returns its error wrapping [ErrJobFailed] and the cause.
+// In a fleet ([WithFleet]) the leader-only jobs run while this process holds
+// the lease.
 //
-// Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
-// [topgg.ErrRunning] while another Run of the plugin has not
-// returned, [autopost.ErrNoSessions] when autopost or command sync is on and no session is
-// attached. Run may be called again after it returned. In a fleet
-// ([WithFleet]) Run runs the leader-only jobs each time this process wins the
-// lease, until it loses it. Sessions still not opened 10 seconds after Run
-// started are named in a warning.
+// Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by
+// [New], [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions]
+// when autopost or command sync is on and no session is attached. Run may be
+// called again after it returned.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
 		return errNotMade
@@ -245,10 +236,8 @@ func (p *Plugin) Run(ctx context.Context) error {
 	return err
 }
 
-// warnUnopened warns, once, after session.OpenGrace, naming the shards
-// whose sessions are attached but not opened: without READY nothing is
-// counted or published, which the ready timeout would tell only minutes
-// later.
+// warnUnopened warns once, after session.OpenGrace, naming the shards whose
+// sessions are attached but not opened: without READY nothing is counted.
 func (p *Plugin) warnUnopened(ctx context.Context) {
 	if clock.Sleep(ctx, p.opts.clock, session.OpenGrace) != nil {
 		return
@@ -309,9 +298,8 @@ type job struct {
 	run  func(context.Context) error
 }
 
-// jobs lists the jobs of one Run: the leader-only ones (run now in one
-// process, by the lease holder in a fleet) and, in a fleet, those every
-// process runs (its shards' report, the votes mirror for Active).
+// jobs lists the jobs of one Run: the leader-only ones and, in a fleet, those
+// every process runs (its shards' report, the votes mirror for Active).
 func (p *Plugin) jobs() []job {
 	var every []job
 	if p.report != nil {
@@ -345,8 +333,7 @@ func (p *Plugin) leaderJobs() []job {
 	return jobs
 }
 
-// newPoller builds the vote poller on store with the plugin's settings and
-// handlers.
+// newPoller builds the vote poller on store with the plugin's settings.
 func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error) {
 	return voterewards.New(p.client, voterewards.Config{
 		OnReward:    p.opts.onReward,
@@ -364,10 +351,10 @@ func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error)
 	})
 }
 
-// Active reports from memory, without a request, whether the user (Discord user id
-// or Top.gg user id) has an active vote. Status.Covered is false until the poller has
-// read the whole vote window, when Run is not running, and always when vote polling
-// is off.
+// Active reports from memory, without a request, whether the user (a Discord
+// or Top.gg user id) has an active vote. Status.Covered is false until the
+// poller has read the whole vote window, when Run is not running, and when
+// vote polling is off.
 func (p *Plugin) Active(userID string) voterewards.Status {
 	if poller := p.poller.Load(); poller != nil {
 		return poller.Active(userID)
@@ -375,8 +362,8 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 	return voterewards.Status{}
 }
 
-// Counts returns the server and shard counts the poster would post now; the zero
-// value when autopost is off. The counts are kept while Run is not running.
+// Counts returns the counts the poster would post now, also while Run is not
+// running; the zero value when autopost is off.
 func (p *Plugin) Counts() autopost.Counts {
 	if p.counter == nil {
 		return autopost.Counts{}

@@ -15,20 +15,16 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Restart delays of the supervisor: the first restart waits about minRestartDelay,
-// each further one about twice as long, up to maxRestartDelay; a run that lasted
-// longer than maxRestartDelay starts the count again.
+// Restart delays of the supervisor: doubling from minRestartDelay up to
+// maxRestartDelay; a run longer than maxRestartDelay starts the count again.
 const (
 	minRestartDelay = time.Second
 	maxRestartDelay = time.Minute
 )
 
 // jobStopWait is how long, once Run's context is done, the supervisor waits
-// for a job beyond what the job itself promises (the vote poller's grace
-// period is added to it): a job still running then ignores its context (a
-// caller's hook or store blocked without one), and the supervisor returns
-// without it, leaving its goroutine behind (one per job at most) and
-// dropping what it returns.
+// for a job beyond what the job itself promises; a job still running then
+// ignores its context, and is left behind with its result dropped.
 const jobStopWait = 30 * time.Second
 
 // supervisor runs the plugin's jobs, each as Run(ctx) error, and restarts the
@@ -42,13 +38,11 @@ type supervisor struct {
 	stopWait time.Duration
 }
 
-// run runs job until ctx is done. A job that returns an error or panics is logged
-// and run again after a backoff (internal/backoff over the supervisor's clock); a
-// job that returns nil is done. A job that fails in a way no restart mends
-// ([permanent]: the service refused the token or the request) is not run again:
-// run returns its error wrapped in [ErrJobFailed], for Run to stop the others.
-// Once ctx is done the job is not restarted, and an error it returns then (other
-// than a context cancellation) is logged as a warning; run then returns nil.
+// run runs job until ctx is done. A job that returns an error or panics is
+// logged and run again after a backoff; one that returns nil is done. One
+// that fails in a way no restart mends ([permanent]) is not run again: run
+// returns its error wrapped in [ErrJobFailed]. Once ctx is done the job is
+// not restarted, an error it returns then is logged, and run returns nil.
 func (s supervisor) run(ctx context.Context, name string, job func(context.Context) error) error {
 	failures := 0
 	for ctx.Err() == nil {
@@ -60,12 +54,9 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
-			// The job was asked to stop, so it is not restarted; but an error it
-			// returns while stopping (the vote poller had to cancel running
-			// handlers, say) is news to the operator. A bare cancellation is just
-			// how the stop reached a request in flight.
-			// Nor is a fleet leader's term that ended under it (the check
-			// that found it over cancelled ctx).
+			// Not restarted, but an error while stopping is news to the
+			// operator; a bare cancellation, or a leader's term that ended
+			// under it, is not.
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, term.ErrOver) {
 				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
@@ -74,8 +65,7 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 			return err // a job this one supervises (a fleet leader's) failed for good; already logged
 		case permanent(err):
 			s.log.Error("job failed and is not restarted: no retry mends this error", "job", name, "error", err)
-			// Not named again here: the log line above says job=name, and
-			// the job's error says its package ("commands: publishing...").
+			// The log line names the job; the error names its package.
 			return fmt.Errorf("%w: %w", ErrJobFailed, err)
 		}
 		if s.clock.Now().Sub(started) > maxRestartDelay {
@@ -126,10 +116,8 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 }
 
 // permanent reports an error that no restart mends: the service answered and
-// refused (topgg.Retryable is false for an answer it classifies: a 4xx other than
-// 408 and 429, an invalid token, a broken rule, a body that could not be read
-// from a 2xx). Errors that did not come from the service (a panic, a disk error)
-// and the ones topgg.Retryable calls worth retrying are restarted.
+// refused (topgg.Retryable false for an answer it classifies). Errors not
+// from the service, and those worth retrying, are restarted.
 func permanent(err error) bool {
 	if err == nil || topgg.Retryable(err) {
 		return false

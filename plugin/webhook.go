@@ -19,22 +19,21 @@ var (
 	// ErrWebhookOff means [Plugin.WebhookHandler] was called on a plugin whose
 	// Config sets no webhook secret.
 	ErrWebhookOff = errors.New("plugin: webhooks are off (Config.WebhookSecrets and WebhookAuth are empty)")
-	// errNotRunning means a webhook vote arrived while the plugin's Run was not
-	// running: it is answered 500, so Top.gg retries it (and the poll recovers it).
+	// errNotRunning: a webhook vote arrived while Run was not running; answered
+	// 500, so Top.gg retries it (and the poll recovers it).
 	errNotRunning = errors.New("plugin: not running")
 )
 
-// Timeouts of the plugin's webhook server. Top.gg waits 5 s for an answer and
-// sends small bodies: a client slower than this is not Top.gg.
+// Timeouts of the plugin's webhook server: Top.gg waits 5 s for an answer and
+// sends small bodies.
 const (
 	webhookReadHeaderTimeout = 5 * time.Second
 	webhookReadTimeout       = 10 * time.Second
 	webhookWriteTimeout      = 10 * time.Second
 	webhookIdleTimeout       = 2 * time.Minute
 	webhookShutdownTimeout   = 5 * time.Second
-	// webhookAbandonWait is how long, once the shutdown closed the
-	// connections (cancelling the handlers' context), the receiver still
-	// waits for its handlers before it stops without them.
+	// webhookAbandonWait is how long the stopped receiver still waits for
+	// handlers whose connection it closed.
 	webhookAbandonWait = time.Second
 )
 
@@ -54,19 +53,17 @@ func (p *Plugin) buildWebhook() error {
 		return err
 	}
 	p.hook = h
-	// The receiver keeps what it needs where no printing reaches it; the
-	// copies in p.set would be printed in clear by fmt's reflection over the
-	// unexported field (fmt.Printf("%v", p) in a user's log line).
+	// The receiver keeps the secrets where no printing reaches them; fmt's
+	// reflection over p.set would print these copies in clear.
 	p.set.WebhookSecrets, p.set.WebhookAuth = nil, ""
 	return nil
 }
 
 // WebhookHandler returns the webhook receiver, to mount on the bot's own HTTP
-// server (the plugin serves it itself on Config.WebhookAddr when set). A vote it
-// receives is answered 2xx once it is durably stored, and is rewarded once,
-// whether the webhook or the poll sees it first. Votes are stored only while Run
-// runs; otherwise they are answered 500, which Top.gg retries. It returns
-// [ErrWebhookOff] when the Config sets no webhook secret.
+// server. A vote is answered 2xx once durably stored, and is rewarded once,
+// whether the webhook or the poll sees it first; while Run is not running it
+// is answered 500, which Top.gg retries. It returns [ErrWebhookOff] when the
+// Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if !p.made() {
 		return nil, errNotMade
@@ -94,11 +91,8 @@ func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
 type boundAddr = atomic.Pointer[net.Addr]
 
 // WebhookAddr returns the address the plugin's own webhook server listens on
-// (Config.WebhookAddr, with the port the system picked for port 0) while it
-// serves: from just after Run starts until just before Run returns. It is
-// nil otherwise, and when the plugin serves no receiver itself (no
-// Config.WebhookAddr: see [Plugin.WebhookHandler]). The receiver's URL is
-// "http://" + WebhookAddr().String() + Config.WebhookPath.
+// (Config.WebhookAddr, with the port picked for port 0) while Run runs it;
+// nil otherwise, and when Config.WebhookAddr is empty.
 func (p *Plugin) WebhookAddr() net.Addr {
 	if p == nil {
 		return nil
@@ -124,9 +118,8 @@ func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 	return l, nil
 }
 
-// webhookJob serves the receiver: on first, the listener Run opened, then,
-// when the supervisor restarts a server that failed (its listener is closed
-// by then), on a new listener of the same address.
+// webhookJob serves the receiver on first, the listener Run opened, then on a
+// new listener of the same address after each restart.
 func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 	var used atomic.Bool
 	return func(ctx context.Context) error {
@@ -142,11 +135,8 @@ func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 }
 
 // serveWebhook serves the receiver on l until ctx is done, then lets the
-// requests in flight finish (they store their vote) for a bounded time. Past
-// it, their connections are closed (which cancels their context), and it
-// returns once their handlers have returned (http.Server.Close does not wait
-// for them, and nothing of Run may outlive it), or webhookAbandonWait later
-// without those that ignore their context.
+// requests in flight finish for a bounded time, closes their connections, and
+// returns once their handlers returned, or webhookAbandonWait later.
 func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	addr := l.Addr()
 	p.bound.Store(&addr)
@@ -170,12 +160,9 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	if ctx.Err() == nil { // Serve failed on its own
 		return fmt.Errorf("webhook receiver: %w", err)
 	}
-	// Serve has returned and every connection is closed: no handler starts
-	// any more, so this Wait cannot race an Add. A handler that ignores its
-	// cancelled context (a state given with WithState that does) would
-	// hold Run for ever: past webhookAbandonWait it is left behind (the
-	// requests in flight at the stop, and one waiter), its answer goes to a
-	// closed connection.
+	// Serve has returned and every connection is closed: no handler starts, so
+	// this Wait cannot race an Add. A handler that ignores its cancelled
+	// context is left behind past webhookAbandonWait.
 	handlersDone := make(chan struct{})
 	go func() { inflight.Wait(); close(handlersDone) }()
 	left := p.opts.clock.NewTimer(webhookAbandonWait)

@@ -10,14 +10,11 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Follow implements [voterewards.Feed] with pub/sub on the channel the ingest
-// script publishes to. It calls resync once Redis confirms the subscription,
-// and again after every reconnect (a Redis restart, a dropped connection, a
-// reader Redis cut off for its output buffer): the votes published meanwhile
-// are lost to pub/sub, and the caller reloads the store. A message that does
-// not decode also asks for a resync. Redis errors never end it: it waits
-// (50 ms doubling to 1 s) and reconnects, until ctx is done; then it returns
-// nil. Nothing it started outlives it.
+// Follow implements [voterewards.Feed] with pub/sub on the ingest script's
+// channel. It calls resync once Redis confirms the subscription, again after
+// every reconnect and for a message that does not decode. Redis errors never
+// end it: it reconnects with backoff until ctx is done, then returns nil.
+// Nothing it started outlives it.
 func (s *State) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
 		return errNilFunc

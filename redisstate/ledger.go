@@ -15,18 +15,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// The ledger in Redis (issue 15). Per voter it keeps one field of one hash
-// (bounded: no per-vote history); each leaderboard is a sorted set whose
-// order is exactly [voterewards.CompareStandings]: the score is minus the
-// total (so ZRANGE reads the highest first), and the member is the standing's
-// ReachedAt in a fixed-width decimal form followed by the voter id, so that
-// equal scores, which Redis orders by member bytes, come by earlier ReachedAt
-// and then by voter id in byte order (as Go compares strings). A month's
-// board has a hash beside it with each voter's votes, total and ReachedAt in
-// that month. Every key is built with [fleet.Key] for the bot: one hash slot.
-//
-// The ledger is updated by the ingest script, in the step that admits the
-// vote, applying [voterewards.Stats.Add]'s rule in Lua (see ledgerLua).
+// The ledger in Redis: per voter, one field of one hash (no per-vote
+// history); each leaderboard is a sorted set in exactly
+// [voterewards.CompareStandings] order: the score is minus the total, and the
+// member is ReachedAt in a fixed-width decimal form, then the voter id, so
+// that equal scores come by ReachedAt, then voter id. A month's board has a
+// hash beside it with each voter's votes, total and ReachedAt in that month.
+// The ingest script updates it as it admits the vote (see ledgerLua).
 
 // zeroUnix is the zero time's unix seconds: the Month of a Stats that
 // counted no vote, as the scripts see it.

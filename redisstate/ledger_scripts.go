@@ -4,13 +4,10 @@ import "github.com/redis/go-redis/v9"
 
 // ledgerLua defines count(), which the ingest script calls for each vote it
 // admits: it is voterewards.Stats.Add, line for line, on the record of
-// KEYS[7] (ledger: voter -> 11 integers, see ledgerFields), then moves the
-// voter on the all-time board KEYS[8] and on the vote's month board (KEYS[mi]
-// sorted set, KEYS[mi+1] hash: voter -> "votes total rsec rnsec").
-// Times are (sec, nsec) pairs, exact in Lua's doubles. ZERO is the zero
-// time's unix seconds: the Month of a voter not seen yet (a first vote is
-// told by its count, v == 1, as in Add: a vote of January, year 1, has the
-// zero Month too).
+// KEYS[7] (see ledgerFields), then moves the voter on the all-time board
+// KEYS[8] and on the vote's month board (KEYS[mi] sorted set, KEYS[mi+1]
+// hash: voter -> "votes total rsec rnsec"). Times are (sec, nsec) pairs,
+// exact in Lua's doubles. ZERO is the zero time's unix seconds.
 //
 // count(voter, w, csec, cnsec, msec, usec, unsec, mi) returns the voter's
 // new record, which the script also splices into the stored vote.

@@ -141,9 +141,8 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
-// Prune implements [voterewards.Store]; fenced. It removes at most 10,000
-// votes per call (the next prune goes on), so one call never blocks Redis
-// for long.
+// Prune implements [voterewards.Store]; fenced. It removes at most
+// pruneLimit votes per call; the next prune goes on.
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
 		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
@@ -247,8 +246,7 @@ func decodeCheckpoint(raw string) (voterewards.Checkpoint, error) {
 	return voterewards.Checkpoint{Cursor: parts[2], LastSeen: last, Since: since}, nil
 }
 
-// Ping returns nil when Redis answers, so that a readiness check can tell
-// whether the state takes writes now (the plugin's "state" readiness check).
+// Ping returns nil when Redis answers, for readiness.
 func (s *State) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redisstate: %w", err)

@@ -6,11 +6,10 @@ import (
 	"github.com/dblkit/go-topgg/internal/fence"
 )
 
-// The vote store's scripts. Every key of one bot shares its hash tag, so on
-// Redis Cluster they live in one slot (see fleet.Key). Times travel as a pair of
-// integers, unix seconds and nanoseconds: Lua's numbers are doubles, exact
-// to 2^53, which unix nanoseconds (about 1.8e18) are not, while the dedup
-// rule must tell 11 h from 11 h minus 1 ns.
+// The vote store's scripts. Every key of one bot shares one Redis Cluster
+// slot (fleet.Key). Times travel as (unix seconds, nanoseconds): Lua's
+// doubles cannot hold unix nanoseconds, and the dedup rule must tell 11 h
+// from 11 h minus 1 ns.
 //
 // Keys (after the fence's own, which the fence prelude removes):
 //
@@ -24,13 +23,10 @@ import (
 //	KEYS[8] board     zset  the all-time leaderboard
 //	KEYS[9...]        each month's board (zset) and standings (hash) a call touches
 
-// ingestBody adds the votes that are not duplicates and, in the same atomic
-// step, saves the checkpoint (if given) and publishes the added votes on the
-// feed channel, so that the feed's order is the order of the Ingest calls.
-//
-// Each added vote is counted in the ledger (count, in ledgerLua) in the same
-// step, and stored (seen, pending, the feed) with its voter's new ledger
-// record spliced into its JSON as field "s".
+// ingestBody adds the votes that are not duplicates, counts each in the
+// ledger (count, in ledgerLua) and stores it with its voter's new record as
+// field "s", and in the same atomic step saves the checkpoint (if given) and
+// publishes the added votes, so that the feed's order is the Ingest order.
 //
 // ARGV[1] channel, ARGV[2] checkpoint, ARGV[3] "1" to save it, ARGV[4] dedup
 // window in ns, ARGV[5] the zero time's unix seconds, then per vote
@@ -107,13 +103,12 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `)
 
-// pruneScript removes, in creation order (by second, then key), the votes of
-// the dedup set created before ARGV[1..2] (sec, nsec) and expired at ARGV[3..4]
-// (sec, nsec), and stops at the first one that must stay or after ARGV[5]
-// votes. ARGV[6] is the vote lifetime in seconds: an expiry before its
-// creation or more than two lifetimes after it is read as creation plus one
-// lifetime (as voterewards' sanitize fixes it). KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many
-// it removed.
+// pruneScript removes, in creation order, the votes of the dedup set created
+// before ARGV[1..2] (sec, nsec) and expired at ARGV[3..4], and stops at the
+// first that must stay or after ARGV[5] votes. ARGV[6] is the vote lifetime
+// in seconds, to fix an expiry out of range as voterewards' sanitize does.
+// KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many it
+// removed.
 var pruneScript = fence.NewScript(`
 local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])

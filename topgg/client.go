@@ -17,7 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// DefaultBaseURL is the API root of the real service. v1 lives under {base}/v1, v0 directly under it.
+// DefaultBaseURL is the API root of the real service.
 const DefaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
@@ -25,12 +25,11 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 // me is the path of the project that owns the token, the only one v1 lets a token reach.
 const me = "/v1/projects/@me"
 
-// Client calls the Top.gg API with one project token. Make it with [New] and share it:
-// it is safe for concurrent use by many goroutines. The zero value (and a nil
-// *Client) is not usable: its calls fail with [ErrNotConfigured].
+// Client calls the Top.gg API with one project token. Make it with [New] and
+// share it: it is safe for concurrent use. A Client not made by New fails
+// every call with [ErrNotConfigured].
 type Client struct {
-	// auth and scrub (which takes the token out of what the service sends
-	// back) hold the token in closures, which no formatting can print.
+	// auth and scrub hold the token in closures, which no formatting prints.
 	auth      credentials
 	scrub     redact.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
@@ -66,21 +65,21 @@ type config struct {
 }
 
 // WithBaseURL sets the API root (default [DefaultBaseURL]): an absolute https
-// URL without user info, query or fragment, and without the /v1 the client
-// adds. Plain http is refused unless the host is a loopback address (a local
-// fake such as topggtest) or [WithInsecureHTTP] is given.
+// URL without user info, query, fragment or /v1. Plain http is refused unless
+// the host is a loopback address or [WithInsecureHTTP] is given.
 func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
 
-// WithInsecureHTTP allows a plain-http base URL on any host. Tokens then travel in clear text.
+// WithInsecureHTTP allows a plain-http base URL on any host; the token then
+// travels in clear text.
 func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
-// WithHTTPClient makes the client send through a copy of hc (hc is not
-// changed), which follows a redirect only to the base URL's scheme (or https)
-// and host, and then as hc.CheckRedirect allows; see [ErrUnsafeRedirect].
+// WithHTTPClient makes the client send through a copy of hc (hc is never
+// changed), which follows a redirect only to the base URL's scheme and host;
+// see [ErrUnsafeRedirect].
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -124,8 +123,8 @@ func WithUserAgent(ua string) Option {
 }
 
 // WithLegacyLimit sets the client-side limit of v0 calls: at most n in any
-// window of length per (default 60 a minute, the service's limit; n = 0 turns
-// it off). A v0 call over the limit waits, with its context, rather than fail.
+// window of length per (default the service's 60 a minute; n = 0 turns it
+// off). A call over the limit waits, with its context, rather than fail.
 func WithLegacyLimit(n int, per time.Duration) Option {
 	return func(c *config) error {
 		if n < 0 || per < 0 {
@@ -136,11 +135,10 @@ func WithLegacyLimit(n int, per time.Duration) Option {
 	}
 }
 
-// New returns a Client for the project that owns token. It makes no request.
-// The token is given alone: New refuses one that starts with "Bearer " (the
-// client adds it on v1, and v0 takes the bare token) or holds white space or
-// control characters, and a nil Option ([ErrNilArgument]). None of its errors
-// quotes the token.
+// New returns a Client for the project that owns token; it makes no request.
+// It refuses a token with a "Bearer " prefix, white space or control
+// characters (a *[ValidationError] that never quotes it), and a nil Option
+// ([ErrNilArgument]).
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -188,9 +186,8 @@ func New(token string, opts ...Option) (*Client, error) {
 	}, nil
 }
 
-// checkToken refuses a token that could never work, as a *ValidationError
-// of Field "token" that never quotes it. A "Bearer " prefix is refused rather
-// than stripped: saying so shows the mistake where it is made.
+// checkToken refuses a token that could never work. A "Bearer " prefix is
+// refused rather than stripped, to show the mistake where it is made.
 func checkToken(token string) error {
 	problem := ""
 	switch {
@@ -222,11 +219,9 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	return u, nil
 }
 
-// Loopback reports whether the client's base URL is on this machine: a fake
-// such as topggtest, never the real service. The jobs' interval floors
-// (autopost.MinInterval, voterewards.MinInterval) do not apply to such a
-// client, so that tests and demos may use short intervals.
-// A client not made by [New] is not.
+// Loopback reports whether the client's base URL is on this machine (a fake,
+// never the real service); the jobs' interval floors do not apply then. A
+// client not made by [New] is not.
 func (c *Client) Loopback() bool { return c.ready() == nil && baseurl.Loopback(c.base.Hostname()) }
 
 // errNotMade is what every call of a nil or zero Client returns.
@@ -255,9 +250,8 @@ func (c *Client) Format(f fmt.State, _ rune) {
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
 // credentials returns the Authorization header value of v1 (Bearer) or v0
-// (bare). The token lives only inside this closure: fmt prints a func as an
-// address, even through reflection. The slices are shared by every request
-// and never modified.
+// (bare). The token lives only in this closure: fmt prints a func as an
+// address. The slices are shared by every request and never modified.
 type credentials func(legacy bool) []string
 
 func newCredentials(token string) credentials {

@@ -11,10 +11,9 @@
 // whether a call is worth making again.
 //
 // Idempotent calls are retried (see [RetryPolicy]). A Retry-After, on any
-// status, blocks the route's family (see [RateLimitError]); a date is measured
-// from the answer's own Date header, and one over 24 hours ahead is ignored.
+// status, blocks the route's family (see [RateLimitError]).
 //
 // The token is never part of an error, a log line or any formatting of the
-// Client, even where the service quotes it, and a redirect off the base URL's
-// scheme and host is refused before the token could follow.
+// Client, and a redirect off the base URL's scheme and host is refused before
+// the token could follow.
 package topgg

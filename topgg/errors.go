@@ -9,13 +9,12 @@ import (
 	"time"
 )
 
-// Sentinel errors for [errors.Is]. The typed errors below match them where it applies.
+// Sentinel errors for [errors.Is]; the typed errors below match them.
 var (
 	// ErrNotFound matches a 404 answer.
 	ErrNotFound = errors.New("topgg: not found")
 	// ErrUnauthorized matches a 401 answer, and a 400 on the v1 routes whose
-	// only documented 400 is an invalid project token (project, announcements,
-	// metrics, metrics batch): decided from the status and the route only.
+	// only documented 400 is an invalid token, from the status and route only.
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError.
 	ErrRateLimited = errors.New("topgg: rate limited")
@@ -24,9 +23,8 @@ var (
 )
 
 // ValidationError reports an argument that breaks one of the service's rules,
-// before any request is sent: the Field ("headline[en]",
-// "data[3].metrics.server_count"), the Problem ("has 2 characters") and the
-// Rule broken ("3 to 140 characters").
+// before any request is sent: the Field ("headline[en]"), the Problem ("has 2
+// characters") and the Rule broken ("3 to 140 characters").
 type ValidationError struct {
 	Field, Problem, Rule string
 }
@@ -37,8 +35,7 @@ func (e *ValidationError) Error() string {
 }
 
 // RequestError reports a request that got no usable HTTP answer: the
-// connection failed, was dropped, or timed out. Op is the method and route;
-// Attempts, how many times it was tried.
+// connection failed, was dropped, or timed out.
 type RequestError struct {
 	Op       string
 	Attempts int
@@ -54,8 +51,7 @@ func (e *RequestError) Error() string {
 func (e *RequestError) Unwrap() error { return e.Err }
 
 // DecodeError reports a successful answer whose body could not be decoded.
-// Body is the start of the body; Body and Err have any trace of the token
-// replaced by "[redacted]".
+// Body (its start) and Err never hold the token.
 type DecodeError struct {
 	Op     string
 	Status int
@@ -71,9 +67,8 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the decoder's error.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// APIError is an answer of the service that says no (status >= 400), with the
-// v1 problem+json fields and the v0 error message where present. Every string
-// and the body have any trace of the token replaced by "[redacted]".
+// APIError is an answer of the service that says no (status >= 400). Its
+// strings and body never hold the token.
 type APIError struct {
 	Op         string
 	StatusCode int
@@ -87,10 +82,9 @@ type APIError struct {
 	Body     []byte
 	Attempts int
 	// RetryAfter is the answer's Retry-After (0 when none): the client blocks
-	// the route's family that long, whatever the status.
+	// the route's family that long.
 	RetryAfter time.Duration
-	// Hint, on a v1 refusal of a token that looks like a legacy v0 token,
-	// says so.
+	// Hint says when a v1 refusal is of what looks like a legacy v0 token.
 	Hint string
 
 	tokenOnly400 bool // see ErrUnauthorized
@@ -140,11 +134,10 @@ func (e *APIError) unauthorized() bool {
 	return e.StatusCode == http.StatusUnauthorized || (e.StatusCode == http.StatusBadRequest && e.tokenOnly400)
 }
 
-// RateLimitError reports a 429, an answer of another retryable status (5xx,
-// 408) that carried a Retry-After, or a call refused locally (Local, nothing
-// sent) because such a block, or the announcement cooldown, has not ended:
-// no request of the route's family goes out before it ends. A call that may
-// be retried waits out a block of up to [RetryPolicy.MaxRetryAfter].
+// RateLimitError reports a 429, another retryable answer that carried a
+// Retry-After, or a call refused locally (Local, nothing sent) while such a
+// block or the announcement cooldown lasts. A retryable call waits out a
+// block of up to [RetryPolicy.MaxRetryAfter].
 type RateLimitError struct {
 	Op string
 	// RetryAfter is how long to wait; Until, when the block ends (zero when
@@ -152,7 +145,7 @@ type RateLimitError struct {
 	RetryAfter time.Duration
 	Until      time.Time
 	Local      bool
-	// API is the answer (a 429, or the 5xx that carried a Retry-After); nil when Local.
+	// API is the answer; nil when Local.
 	API *APIError
 }
 
@@ -183,9 +176,8 @@ func (e *RateLimitError) Unwrap() error {
 }
 
 // PaginationError ends a walk over pages ([Client.AllVotes]) that the
-// service's answers would keep going forever: a cursor that does not advance
-// or comes back (a cycle), a page that repeats an earlier page's votes, or
-// more pages than any history holds. Page is 1-based.
+// service's answers would keep going forever (a cursor that does not advance
+// or cycles, repeated votes, too many pages). Page is 1-based.
 type PaginationError struct {
 	Op      string
 	Page    int
@@ -200,12 +192,10 @@ func (e *PaginationError) Error() string {
 // Is makes errors.Is(err, ErrPagination) work.
 func (e *PaginationError) Is(target error) bool { return target == ErrPagination }
 
-// Misuse sentinels, the module's one for each meaning: every package wraps
-// them with its own words (which value, which argument), so that errors.Is
-// with them answers for all.
+// Misuse sentinels, one for each meaning in the module: every package wraps
+// them with its own words.
 var (
-	// ErrNotConfigured: a method called on a nil or zero value not made by
-	// its constructor (a Poster, Syncer, Job, Poller, Plugin, Fleet, Lease...).
+	// ErrNotConfigured: a method called on a value not made by its constructor.
 	ErrNotConfigured = errors.New("not made by its constructor")
 	// ErrNilArgument: a nil value (or an interface holding a nil pointer)
 	// where one is required.

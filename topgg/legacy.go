@@ -11,16 +11,15 @@ import (
 	"time"
 )
 
-// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It sends
-// the bare token and keeps to the service's limit of 60 calls a minute,
-// waiting for a slot rather than failing. Safe for concurrent use.
+// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It keeps
+// to the service's call limit, waiting for a slot rather than failing. Safe
+// for concurrent use.
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
 func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.client()) }
 
-// client returns the Client of l; nil for a nil *Legacy, whose calls then fail
-// with ErrNotConfigured like a zero one's.
+// client returns the Client of l; nil for a nil *Legacy.
 func (l *Legacy) client() *Client {
 	if l == nil {
 		return nil
@@ -60,18 +59,17 @@ type Bot struct {
 	DonateBotGuildID string    `json:"donatebotguildid"`
 }
 
-// BotQuery selects bots of the directory: a page of Limit bots (up to 500; 0
-// means the service's 50) after Offset, sorted by "id", "date" or
-// "monthlyPoints" (a leading "-" for descending), each with only the v0
-// Fields named ("username", "github", ...) when any are.
+// BotQuery selects a page of the directory: Limit bots (0: the service's
+// default) after Offset, sorted by "id", "date" or "monthlyPoints" ("-" for
+// descending), each with only the v0 Fields named, when any are.
 type BotQuery struct {
 	Limit, Offset int
 	Sort          string
 	Fields        []string
 }
 
-// BotList is one page of the directory; Count is the number of results in
-// it, Total of all matching bots.
+// BotList is one page of the directory; Count is the results in it, Total
+// all matching bots.
 type BotList struct {
 	Results []Bot `json:"results"`
 	Limit   int   `json:"limit"`
@@ -104,8 +102,8 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 	return get[BotList](ctx, l.client(), legacyGet(RouteLegacyBots, "/bots", v.Encode()))
 }
 
-// Bot returns one bot (GET /bots/:bot_id), with only the given fields when any are
-// named. An unlisted bot is an error matching [ErrNotFound].
+// Bot returns one bot, with only the given fields when any are named. An
+// unlisted bot is an error matching [ErrNotFound].
 func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot, error) {
 	if err := l.client().ready(); err != nil {
 		return nil, err
@@ -145,7 +143,7 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 	return out, nil
 }
 
-// BotStats are a bot's posted stats; ServerCount and ShardCount are 0 when never posted.
+// BotStats are a bot's posted stats, zero when never posted.
 type BotStats struct {
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards"`
@@ -164,8 +162,8 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 }
 
 // StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
-// the posting shard's, with its zero-based ShardID), optionally the count
-// per shard, and the total number of shards (0 sends none).
+// the posting shard's, with ShardID), optionally the count per shard, and the
+// number of shards (0 sends none).
 type StatsUpdate struct {
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards,omitempty"`
@@ -173,8 +171,7 @@ type StatsUpdate struct {
 	ShardCount  int   `json:"shard_count,omitempty"`
 }
 
-// PostStats posts the bot's stats (POST /bots/:bot_id/stats). Posting the same stats
-// twice is harmless, so the call is retried like an idempotent one.
+// PostStats posts the bot's stats; it is retried like an idempotent call.
 func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) error {
 	if err := l.client().ready(); err != nil {
 		return err
@@ -189,8 +186,8 @@ func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) err
 	return err
 }
 
-// HasVoted reports whether the Discord user voted for the bot in the past 12 hours
-// (GET /bots/:bot_id/check).
+// HasVoted reports whether the Discord user voted for the bot in the past 12
+// hours.
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
 	if err := l.client().ready(); err != nil {
 		return false, err

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Route is the family of an API route: a small fixed set, fit for a metrics
-// label (it never carries an id). Its zero value is no route.
+// Route is the family of an API route, fit for a metrics label (it never
+// carries an id). Its zero value is no route.
 type Route uint8
 
 // The routes of the client. Each method of the client calls one of them.
@@ -59,10 +59,9 @@ func (o Outcome) String() string {
 }
 
 // Request describes one attempt of a call, as an observer ([WithObserver])
-// sees it: Attempt is 1 for the first send; Status is 0 when nothing
-// answered; Duration runs from the send to the end of reading the answer (0
-// for an attempt refused locally); Err is the attempt's error as the call
-// would return it (nil for OutcomeOK).
+// sees it: Status is 0 when nothing answered; Duration runs from the send to
+// the end of reading the answer; Err is the attempt's error as the call would
+// return it.
 type Request struct {
 	Route    Route
 	Method   string
@@ -73,11 +72,10 @@ type Request struct {
 	Err      error
 }
 
-// WithObserver adds o to the client's observers, which are told of every
-// attempt of every call, in the order given, from the calling goroutine,
-// after the attempt and before any retry wait. o must be safe for concurrent
-// use, return quickly and not call the Client; a panic in it is recovered and
-// logged. A nil o is an error. Without an observer, a call costs nothing more.
+// WithObserver adds o to the client's observers, told of every attempt of
+// every call, in order, from the calling goroutine, before any retry wait. o
+// must be safe for concurrent use, return quickly and not call the Client; a
+// panic in it is recovered and logged. A nil o is an error.
 func WithObserver(o func(Request)) Option {
 	return func(c *config) error {
 		if o == nil {
@@ -98,7 +96,7 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 }
 
 // tell calls one observer, containing a panic: an observer's bug must not
-// break the call it watches. It does not allocate when o returns.
+// break the call it watches.
 func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -110,7 +108,7 @@ func (c *Client) tell(o func(Request), req Request) {
 }
 
 // outcomeOf classifies an attempt's error, as send and acquire return it (not
-// wrapped): a type switch, which unlike errors.As allocates nothing.
+// wrapped); a type switch allocates nothing.
 func outcomeOf(err error) Outcome {
 	switch e := err.(type) {
 	case nil:
@@ -129,11 +127,9 @@ func outcomeOf(err error) Outcome {
 }
 
 // TokenRefused returns the answer with which the service last refused the
-// token (an *[APIError] matching [ErrUnauthorized]), or nil when it has not
-// since it last accepted it. A refusal is cleared by a later 2xx of its kind
-// (v1 or v0: a legacy bot token works on v0 only); v1's is returned first. A
-// readiness check reads it: it costs an atomic load. A client not made by
-// [New] returns [ErrNotConfigured]: it can call nothing.
+// token (an *[APIError] matching [ErrUnauthorized]), or nil if a later 2xx of
+// its kind (v1 or v0) accepted it; v1's first. It is cheap enough for a
+// readiness check. A client not made by [New] returns [ErrNotConfigured].
 func (c *Client) TokenRefused() error {
 	if err := c.ready(); err != nil {
 		return err
@@ -150,10 +146,8 @@ func (c *Client) TokenRefused() error {
 const tokenCheckHint = "check that the token is the project's current API token, from the project's " +
 	"Top.gg dashboard (Integrations & API), given alone; a regenerated token replaces the old one"
 
-// noteIfRefused, for an answer that refuses the token, gives a v1 refusal
-// the client's hint and records it. The first of a spell (since the service
-// last accepted the token) is logged at error level, with what to check; the
-// repeats are not, so that a loop retrying every minute does not fill the log.
+// noteIfRefused records an answer that refuses the token, with the client's
+// hint on v1; the first of a spell is logged at error level, repeats not.
 func (c *Client) noteIfRefused(ctx context.Context, r *call, e *APIError) {
 	if !e.unauthorized() {
 		return

@@ -39,8 +39,8 @@ type Project struct {
 	ReviewCount int         `json:"review_count"`
 }
 
-// IsDiscordBot reports whether the project is a Discord bot, the only kind that has
-// server/shard metrics and slash commands.
+// IsDiscordBot reports whether the project is a Discord bot, the only kind
+// with server/shard metrics and slash commands.
 func (p *Project) IsDiscordBot() bool {
 	return p.Platform == PlatformDiscord && p.Type == ProjectTypeBot
 }
@@ -50,8 +50,8 @@ type projectKind struct {
 	typ      ProjectType
 }
 
-// Project returns the token's project. The client remembers its platform and type, so
-// that later metrics of the wrong kind fail validation without a request.
+// Project returns the token's project. The client remembers its kind, so that
+// later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
 	p, err := get[Project](ctx, c, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true})
 	if err != nil {
@@ -69,16 +69,15 @@ func (c *Client) knownKind() projectKind {
 	return c.kind
 }
 
-// ProjectUpdate changes the listing's headline (3 to 140 characters) and
-// Markdown page content (300 to 50,000), per locale. At least one of the two
-// maps must have an entry.
+// ProjectUpdate changes the listing's headline and Markdown page content, per
+// locale; at least one of the two maps must have an entry.
 type ProjectUpdate struct {
 	Headline    map[Locale]string `json:"headline,omitempty"`
 	PageContent map[Locale]string `json:"page_content,omitempty"`
 }
 
-// UpdateProject sets the headline and/or page content (PATCH /v1/projects/@me). The
-// website may take up to an hour to show the change.
+// UpdateProject sets the headline and/or page content. The website may take
+// up to an hour to show the change.
 func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	if err := c.ready(); err != nil {
 		return err
@@ -90,10 +89,9 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	return err
 }
 
-// SetCommands overwrites the listing's slash commands with defs (PUT
-// /v1/projects/@me/commands), each an encoded Discord application-command
-// object; an empty or nil slice clears the list. Only a Discord bot has
-// commands: after [Client.Project], another kind fails validation.
+// SetCommands overwrites the listing's slash commands with defs, each an
+// encoded Discord application-command object; an empty or nil slice clears
+// them. After [Client.Project], a project not a Discord bot fails validation.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
 	if err := c.ready(); err != nil {
 		return err
@@ -109,10 +107,10 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 }
 
 // Locale is a language code the service accepts for headlines and page
-// content: one of en, de, fr, pt, tr, hi, ja, ar, nl, ko, it, es, ru, uk, vi, zh.
+// content (see [Locale.Valid]).
 type Locale string
 
-// Valid reports whether l is one of the 16 supported locales.
+// Valid reports whether l is one of the supported locales.
 func (l Locale) Valid() bool {
 	switch l {
 	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":

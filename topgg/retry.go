@@ -11,20 +11,18 @@ import (
 	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
-// RetryPolicy says how idempotent calls are retried (announcements are never
-// sent twice). MaxAttempts counts every try (1 turns retries off). The wait
-// before the first retry is MinBackoff, doubling up to MaxBackoff, less a
-// random jitter of up to half. MaxRetryAfter is the longest Retry-After block
-// a call waits out before sending (a longer one is a *RateLimitError at
-// once); a call sent only once never waits for a block.
+// RetryPolicy says how idempotent calls are retried (announcements never
+// are). MaxAttempts counts every try (1 turns retries off); the backoff runs
+// from MinBackoff to MaxBackoff with jitter. A call that may be retried waits
+// out a Retry-After block of up to MaxRetryAfter; a longer one is a
+// *RateLimitError at once.
 type RetryPolicy struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
 	MaxRetryAfter          time.Duration
 }
 
-// DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff from
-// 250 ms to 8 s, and Retry-After waited out up to 5 s.
+// DefaultRetryPolicy returns the policy a new Client uses.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
 }
@@ -47,14 +45,12 @@ func (p RetryPolicy) backoff(n int) time.Duration {
 }
 
 // Retryable reports whether the call that returned err may succeed if made
-// again later, unchanged: true for a connection failure or timeout
-// (*[RequestError]), a 5xx other than 501 and 505, a 408, 425 or 429
-// (*[APIError]), and every *[RateLimitError] (wait for its RetryAfter first).
-// It is false for nil, a broken rule, any other 4xx, an answer that could not
-// be decoded (the same would come again), a walk whose pages do not progress,
-// a refused redirect or certificate, a cancelled context, and errors this
-// package did not make. The first error of this package in err's chain
-// decides; every package of the module decides with it.
+// again later, unchanged: true for a connection failure or timeout, a 5xx
+// other than 501 and 505, a 408, 425 or 429, and every *[RateLimitError]
+// (after its RetryAfter). It is false for nil, a refusal the same call would
+// get again (a broken rule, another 4xx, an undecodable answer, pages that do
+// not progress, a refused redirect or certificate), a cancelled context, and
+// errors of other packages. Every package of the module decides with it.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
@@ -68,8 +64,7 @@ func Retryable(err error) bool {
 }
 
 // retryable: a request that got no answer may get one next time, unless the
-// failure is one of configuration (a redirect off the base URL, a certificate
-// the client does not trust).
+// failure is of configuration (a refused redirect or certificate).
 func (e *RequestError) retryable() bool {
 	var cert *tls.CertificateVerificationError
 	var unknownAuthority x509.UnknownAuthorityError

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Vote is one vote of the project's vote history: the voter's Top.gg id and
-// platform (Discord) id, how many votes it counts for (2 on weekend-bonus
-// votes), and when it was made and expires (when the user may vote again).
+// Vote is one vote of the project's vote history: the voter's Top.gg and
+// platform (Discord) ids, its weight (2 on weekend-bonus votes), and when it
+// was made and expires (when the user may vote again).
 type Vote struct {
 	UserID     string    `json:"user_id"`
 	PlatformID string    `json:"platform_id"`
@@ -20,8 +20,7 @@ type Vote struct {
 }
 
 // VotePage is one page of the vote history, oldest vote first. Votes is empty
-// once the history is read to its end; Cursor reads the next page (it may be
-// present, even "", on the last page).
+// once the history is read to its end; Cursor reads the next page.
 type VotePage struct {
 	Cursor string `json:"cursor"`
 	Votes  []Vote `json:"data"`
@@ -35,12 +34,11 @@ type VotesQuery struct {
 }
 
 // wireTime formats a timestamp the client sends: UTC, at most 7 fractional
-// digits (Top.gg's own precision; a strict parser upstream may refuse 9).
+// digits (Top.gg's precision; a strict parser may refuse 9).
 func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.9999999Z") }
 
-// votesFamily is the rate-limit family of both vote routes: v1 limits count
-// per project, and the two read the same data, so a 429 on one most likely
-// means the other would get one too.
+// votesFamily is the rate-limit family of both vote routes, which read the
+// same data.
 const votesFamily = "v1:votes"
 
 // Votes returns one page of the vote history (GET /v1/projects/@me/votes). It
@@ -61,11 +59,10 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
 }
 
-// AllVotes iterates over every vote since since, oldest first, page by page
-// until a page comes back empty or without a cursor. A failure is yielded
-// once, last. Stopping early sends no further request; each iteration starts
-// over from since. The walk always ends: pages that would keep it going
-// (see [PaginationError]) are yielded, then a *PaginationError ends it.
+// AllVotes iterates over every vote since since, oldest first, page by page.
+// A failure is yielded once, last. Stopping early sends no further request;
+// each iteration starts over. The walk always ends: pages that would keep it
+// going are yielded, then a *[PaginationError] ends it.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
 		guard := newPageGuard(http.MethodGet + " " + me + "/votes")
@@ -116,12 +113,10 @@ type VoteStatus struct {
 	Weight    int       `json:"weight"`
 }
 
-// VoteStatus returns the user's latest vote (GET /v1/projects/@me/votes/:user_id);
-// source "" means [UserIDTopgg]. No active vote is Voted false and a nil
-// error: the service's JSON 404. Any other 404 (a web server's page under a
-// wrong base URL) is an *APIError matching [ErrNotFound], so that a
-// misconfiguration does not read as "nobody voted". It shares its rate-limit
-// block with [Client.Votes].
+// VoteStatus returns the user's latest vote; source "" means [UserIDTopgg].
+// No active vote is Voted false and a nil error; any 404 but the service's
+// own (a wrong base URL) is an *APIError matching [ErrNotFound]. It shares
+// its rate-limit block with [Client.Votes].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
 	if err := c.ready(); err != nil {
 		return VoteStatus{}, err

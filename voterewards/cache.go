@@ -44,19 +44,16 @@ func (c *activeCache) prune(now time.Time) {
 type Status struct {
 	// Active is true while the user's latest vote has not expired.
 	Active bool
-	// Until is when the active vote expires (the user may vote again then);
-	// zero when Active is false.
+	// Until is when the active vote expires; zero when Active is false.
 	Until time.Time
-	// Covered is true once the poller has read the whole vote window (the last
-	// [VoteLifetime]) to the end of the history, in this Poller's current or
-	// last Run; until then an inactive answer may be wrong.
+	// Covered is true once the poller has read the last [VoteLifetime] of
+	// the history to its end; until then an inactive answer may be wrong.
 	Covered bool
 }
 
 // Active reports from memory, without a request or an allocation, whether
-// the user with the given id (Top.gg user id or platform id, e.g. Discord
-// user id) has an active vote, and whether the answer covers the vote window.
-// It learns votes from the poll, from [Poller.Ingest] at once, and from other
+// the user with id (a Top.gg user id or platform id) has an active vote. It
+// learns votes from the poll, from [Poller.Ingest] at once, and from other
 // processes through [Poller.Mirror]. A zero Poller knows nothing.
 func (p *Poller) Active(id string) Status {
 	if p == nil || p.cache == nil {

@@ -13,12 +13,11 @@ import (
 // DefaultLookback is how far back a first Run reads by default.
 const DefaultLookback = 12 * time.Hour
 
-// CancelWait is how long Run still waits, once the grace period is over and
-// the handlers' context is cancelled, for the handlers to return: a handler
-// still running then ignores its context, and Run returns without it.
+// CancelWait is how long Run still waits for the handlers once their context
+// is cancelled; a handler still running then is left behind.
 const CancelWait = time.Second
 
-// Defaults of the other fields of [Config], as their docs say.
+// Defaults of the other fields of [Config].
 const (
 	defaultInterval    = time.Minute
 	defaultOverlap     = time.Minute
@@ -29,11 +28,8 @@ const (
 )
 
 // MinInterval is the shortest Interval [New] accepts for a History that is the
-// real service (a *topgg.Client not on this machine; see
-// [topgg.Client.Loopback]). The only per-minute limit Top.gg publishes is
-// v0's 60 calls a minute; a poll every 10 seconds is a tenth of it, leaving
-// room for a catch-up's pages and the bot's other calls, and a vote seen 10
-// seconds later costs nothing. Fakes on this machine have no floor.
+// real service ([topgg.Client.Loopback] false); fakes on this machine have no
+// floor.
 const MinInterval = 10 * time.Second
 
 // VoteLifetime is how long a Top.gg vote stays active.
@@ -52,19 +48,15 @@ type Config struct {
 	// OnReward is called for every new vote (required).
 	OnReward Handler
 	// OnExpire, if set, is called once for every delivered vote when its
-	// ExpiresAt passes, e.g. to take a voter role back ([Poller.Active] says
-	// whether the user voted again).
+	// ExpiresAt passes ([Poller.Active] says whether the user voted again).
 	OnExpire Handler
-	// OnGiveUp, if set, is called (from a worker goroutine) with a
-	// *[DeliveryError] when a handler failed MaxAttempts times, or when the
-	// store could not record its success after MaxAttempts writes (or once
-	// Run's context was done). The vote stays pending in the store (the
-	// user's later votes are not held up): the next [Poller.Run], or
-	// [Poller.Redeliver], calls the handler again.
+	// OnGiveUp, if set, is called from a worker goroutine with a
+	// *[DeliveryError] when a handler, or the store write of its success,
+	// failed MaxAttempts times. The vote stays pending: the next
+	// [Poller.Run], or [Poller.Redeliver], calls the handler again.
 	OnGiveUp func(v Vote, err error)
 
-	// Store keeps the state (required): boltstate.Open's, or [NewMemoryStore]
-	// for tests. The caller closes it after Run returned.
+	// Store keeps the state (required); the caller closes it after Run returned.
 	Store Store
 
 	// Lookback is how far back the first run reads (default 12h, at most
@@ -82,27 +74,23 @@ type Config struct {
 	// MaxAttempts is how many times a handler is called for one vote, or a
 	// store write of its outcome tried, before giving up (default 5).
 	MaxAttempts int
-	// RetryDelay is the wait before the first retry of a handler or a store
-	// write; it doubles on each retry, up to a minute, less a random part of
-	// up to half (default 1s).
+	// RetryDelay is the first retry's wait (default 1s); it doubles on each
+	// retry up to a minute, with jitter.
 	RetryDelay time.Duration
 	// GracePeriod is how long running handlers may go on once Run's context
 	// is done, before their own context is cancelled (default 10s).
 	GracePeriod time.Duration
 
-	// StreakGrace is how long after a vote could be renewed (its ExpiresAt)
-	// a new vote still continues the voter's streak (default
-	// [DefaultStreakGrace]; see [Stats]).
+	// StreakGrace is how long after a vote's ExpiresAt a new vote still
+	// continues the streak (default [DefaultStreakGrace]).
 	StreakGrace time.Duration
 
-	// Observer, if set, is told of the pipeline's events (see [EventType]):
-	// a hook for metrics. It is called synchronously from the goroutine that
-	// made the event, so it must be safe for concurrent use and return
-	// quickly; a panic in it is recovered and logged.
+	// Observer, if set, is told of the pipeline's events synchronously, from
+	// the goroutine that made them: it must be safe for concurrent use and
+	// quick. A panic in it is recovered and logged.
 	Observer func(Event)
 
-	// Logger receives the poller's records (default: slog.Default(), so that
-	// a refused token or a vote given up on is seen).
+	// Logger receives the poller's records (default: slog.Default()).
 	Logger *slog.Logger
 
 	// clock times every wait; tests set a fake one (export_test.go).
@@ -125,7 +113,8 @@ func (c Config) withDefaults(src History) (Config, error) {
 			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
 		}
 	}
-	// A History on this machine (*topgg.Client says) has no floor.
+	// A History on this machine (*topgg.Client says) has no floor; against
+	// Top.gg, MinInterval keeps a poll to a tenth of v0's 60 calls a minute.
 	if r, ok := src.(interface{ Loopback() bool }); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
 		return c, fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
 			ErrBadConfig, c.Interval, MinInterval)

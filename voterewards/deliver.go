@@ -60,9 +60,8 @@ type claimState uint8
 const (
 	claimQueued claimState = iota // queued or running
 	claimDone                     // handled and recorded in this run
-	// claimGivenUp: failed every attempt, or not recorded. It stays pending,
-	// and this run takes it again only for [Poller.Redeliver], not for an
-	// echo of the vote (the feed, a resync's reload).
+	// claimGivenUp: failed every attempt, or not recorded; taken again only
+	// for [Poller.Redeliver], not for an echo of the vote.
 	claimGivenUp
 )
 
@@ -71,9 +70,8 @@ type claimed struct {
 	at    time.Time // when it was done (claimDone)
 }
 
-// forgetDone is how long a run remembers a finished job: long enough for the
-// echoes of a vote to arrive (the feed, a reload of an older snapshot), short
-// enough to hold minutes of votes, not the window.
+// forgetDone is how long a run remembers a finished job: long enough for a
+// vote's echoes to arrive, short enough not to hold the whole window.
 const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
@@ -85,8 +83,7 @@ type delivery struct {
 	// known holds the jobs this run took on, so that a vote that reaches it
 	// twice (its Ingest and the feed's echo, a reload) is handled once.
 	known map[jobKey]claimed
-	// pending counts the rewards claimed and not delivered (given up
-	// included).
+	// pending counts the rewards claimed and not delivered, given up included.
 	pending int
 }
 
@@ -106,9 +103,8 @@ func (d *delivery) init(workers int) {
 	d.known = map[jobKey]claimed{}
 }
 
-// claim takes on a job that does not go to a lane at once (a future
-// expiry), reporting false if this run has it already (a given-up one is
-// taken again if retake).
+// claim takes on a job that does not go to a lane at once (a future expiry),
+// reporting false if this run has it (a given-up one is taken if retake).
 func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
@@ -164,11 +160,9 @@ func (d *delivery) holds(j job, retake bool) bool {
 	return ok && (c.state != claimGivenUp || !retake)
 }
 
-// admit claims j (a given-up one too if retake) and queues it in one step
-// under lmu, so that two paths bringing the same votes (the poll, the feed's
-// echo, a reload) cannot queue a user's later vote before an earlier one. A
-// job this run has is skipped. It reports false if ctx ended while it waited
-// for room (j then stays pending).
+// admit claims j and queues it in one step under lmu, so that two paths
+// bringing the same votes cannot queue a user's later vote before an earlier
+// one. It reports false if ctx ended while it waited for room.
 func (r *run) admit(ctx context.Context, j job, retake bool) bool {
 	return r.queue(ctx, j, true, retake)
 }
@@ -276,8 +270,8 @@ func (r *run) process(j job) (job, bool) {
 }
 
 // record writes the outcome of j to the store, retried as a handler is, and
-// reports whether it succeeded. The end of Run stops the retries but not the
-// first write: an outcome reached as Run ends is still recorded.
+// reports whether it succeeded. The end of Run stops the retries, not the
+// first write.
 func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
 	ctx := context.WithoutCancel(r.hctx)
@@ -299,8 +293,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if term.Check(r.hctx) != nil {
-			// A fleet leader past its term calls no handler: the vote stays
-			// pending for the next leader.
+			// A leader past its term calls no handler: the vote stays pending.
 			return n - 1, errAbandoned
 		}
 		if n > 1 {

@@ -22,8 +22,8 @@ const pruneEvery = time.Minute
 // jitter) up to Interval.
 const firstFailureWait = time.Second
 
-// maxPagesPerPoll bounds the requests of one poll (a million votes): a
-// backstop against answers that never end; the rest comes after Interval.
+// maxPagesPerPoll bounds the requests of one poll: a backstop against
+// answers that never end.
 const maxPagesPerPoll = 10_000
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
@@ -42,10 +42,8 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 
 // poll reads pages until the end of the history, a page that adds nothing,
 // or a failed request, and returns the wait before the next poll. After a
-// page with votes and no cursor it goes on from that page's newest created_at
-// (from), as the checkpoint would read the same page again. Bounded whatever
-// the service answers: no request is sent twice, and at most maxPagesPerPoll
-// pages are read.
+// page with votes and no cursor it goes on from that page's newest created_at.
+// No request is sent twice, and at most maxPagesPerPoll pages are read.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
 	asked := map[string]bool{}
@@ -90,8 +88,7 @@ func (r *run) poll(ctx context.Context) time.Duration {
 	return r.p.cfg.Interval
 }
 
-// page reads one page of the history, unless this process is a fleet
-// leader past its term (whose context the failed check has then cancelled).
+// page reads one page of the history, unless a fleet leader is past its term.
 func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
 	if err := term.Check(ctx); err != nil {
 		return nil, fmt.Errorf("voterewards: %w", err)
@@ -159,8 +156,7 @@ func queryKey(q topgg.VotesQuery) string {
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
-// at Interval. A refused token is the client's to report at error level:
-// here its first failure of a spell is a warning, the repeats debug records.
+// at Interval. A refused token is the client's to report at error level.
 func (r *run) failed(err error) time.Duration {
 	r.failures++
 	wait := backoff.Exp(r.failures, firstFailureWait, r.p.cfg.Interval)
@@ -202,9 +198,8 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 	return topgg.VotesQuery{StartDate: start}
 }
 
-// ingest sanitizes and stores a page with the new checkpoint in one change,
-// then queues the new votes, and returns how many were new. A vote that
-// cannot be one (no id) is logged and skipped.
+// ingest stores a page with the new checkpoint in one change, queues the new
+// votes, and returns how many were new. A vote with no id is skipped.
 func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	now := r.p.cfg.clock.Now()
 	votes := make([]Vote, 0, len(page.Votes))

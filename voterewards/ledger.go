@@ -9,9 +9,8 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// DefaultStreakGrace is the default [Config.StreakGrace]: a day after a vote
-// could be renewed, so that a user who votes once a day, at any hour, keeps
-// the streak.
+// DefaultStreakGrace is the default [Config.StreakGrace]: a user who votes
+// once a day, at any hour, keeps the streak.
 const DefaultStreakGrace = 24 * time.Hour
 
 // MaxLeaderboard is the most standings one [Store.Leaderboard] call returns.
@@ -20,38 +19,31 @@ const MaxLeaderboard = 1000
 // ErrBadLeaderboard is returned by Leaderboard for n outside 1..[MaxLeaderboard].
 var ErrBadLeaderboard = errors.New("voterewards: leaderboard size must be 1..1000")
 
-// Stats is one voter's ledger: what every [Store] keeps per voter, updated
-// with [Stats.Add] in the same atomic step that admits a vote, so that a
-// duplicate never counts. The rules (streaks, weekend weights, votes seen
-// twice, late votes, UTC months) are the package documentation's "The
-// ledger". A [Vote] given to a handler carries the voter's Stats as they
-// stood right after that vote was admitted; [Poller.Stats] reads them now.
+// Stats is one voter's ledger, updated with [Stats.Add] in the atomic step
+// that admits a vote (rules: the package doc's "The ledger"). A [Vote] given
+// to a handler carries its voter's Stats as they stood right after it.
 type Stats struct {
-	// User is the voter's id: the Discord id (PlatformID), else the Top.gg
-	// user id, as [Poller.Active] takes it.
+	// User is the voter's id: PlatformID, else the Top.gg user id.
 	User string
 	// Votes is the number of votes counted; Total the sum of their weights.
 	Votes, Total int
 	// Streak is the length of the streak ending with LastVote (see
-	// [Stats.CurrentStreak] for whether it still runs); BestStreak the
-	// longest streak the voter had.
+	// [Stats.CurrentStreak]); BestStreak the longest the voter had.
 	Streak, BestStreak int
 	// StreakUntil is the last instant a new vote continues Streak: the
 	// newest vote's ExpiresAt plus the streak grace.
 	StreakUntil time.Time
 	// Month is the first instant of LastVote's UTC month; MonthVotes and
-	// MonthTotal count the votes made in it (late ones included). Read
-	// them with [Stats.ThisMonth]; earlier months are on the leaderboards.
+	// MonthTotal count the votes made in it (see [Stats.ThisMonth]).
 	Month                  time.Time
 	MonthVotes, MonthTotal int
 	// LastVote is the CreatedAt of the newest vote counted.
 	LastVote time.Time
 }
 
-// Add returns s with v counted, as the package documentation's "The
-// ledger" says, given the streak grace. It is the one function every store
-// applies; it reads no clock. s must be the ledger of v's voter (a zero
-// Stats for a first vote), and v a vote not counted before.
+// Add returns s with v counted, given the streak grace; every store applies
+// it, and it reads no clock. s must be the ledger of v's voter (zero for a
+// first vote), and v a vote not counted before.
 func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	if s.User == "" {
 		s.User = voterID(v.Vote)
@@ -105,25 +97,21 @@ func MonthOf(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
 
-// Standing is one line of a leaderboard: a voter's votes and weighted total
-// over the board's span (a month, or all time).
+// Standing is one line of a leaderboard over its span (a month, or all time).
 type Standing struct {
 	User         string
 	Votes, Total int
-	// ReachedAt is the CreatedAt of the newest vote counted in the span:
-	// of two equal totals, the one reached first ranks higher.
+	// ReachedAt is the CreatedAt of the newest vote counted in the span.
 	ReachedAt time.Time
 }
 
 // CompareStandings orders a leaderboard: higher Total first, then earlier
-// ReachedAt, then User (so that the order is total and the same in every
-// store).
+// ReachedAt, then User; the order is total and the same in every store.
 func CompareStandings(a, b Standing) int {
 	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.User, b.User))
 }
 
-// errNoUser is returned by Stats for the user id "": no voter has it, so
-// asking for it is a field left empty, not a voter who never voted.
+// errNoUser is returned by Stats for the user id "": a field left empty.
 var errNoUser = fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
 
 // checkUser validates a Stats call's user.

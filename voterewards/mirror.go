@@ -8,12 +8,10 @@ import (
 )
 
 // Mirror keeps [Poller.Active] current in a process that does not run
-// [Poller.Run] (a fleet's followers) until ctx is done, then returns nil. It
-// loads the store's votes and, if the store is a [Feed], follows it (loading
-// again after a resync); else it only prunes. Once the store's checkpoint
-// shows the history read from far enough back, Active answers Covered too.
-// It may run beside Run. It returns [topgg.ErrRunning] beside another Mirror
-// call, and the store's error if the first load, or the feed, fails.
+// [Poller.Run] (a fleet's followers), following the store if it is a [Feed],
+// until ctx is done; then it returns nil. It may run beside Run. It returns
+// [topgg.ErrRunning] beside another Mirror, and the store's error if the
+// first load, or the feed, fails.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -50,10 +48,9 @@ func (p *Poller) Mirror(ctx context.Context) error {
 }
 
 // pruneCache prunes the cache every pruneEvery, and reloads it when resync
-// says so, until ctx is done. Until the store shows the history read (the
-// leader's first poll), it reloads after 1 s, doubling up to pruneEvery: a
-// follower started beside its leader answers Covered within seconds, and one
-// beside no leader costs a load a minute.
+// says so, until ctx is done. Until the store shows the history read, it
+// reloads after 1 s, doubling up to pruneEvery, so that a follower started
+// beside its leader answers Covered within seconds.
 func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 	clk := p.cfg.clock
 	wait := time.Second

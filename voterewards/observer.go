@@ -22,8 +22,8 @@ const (
 	// EventGivenUp: a handler failed every attempt, or was not recorded
 	// (see [DeliveryError]).
 	EventGivenUp
-	// EventPending: the number of rewards this Run holds undelivered
-	// (queued, running, or given up) changed to Pending; 0 when Run returns.
+	// EventPending: the rewards this Run holds undelivered (given up
+	// included) changed to Pending; 0 when Run returns.
 	EventPending
 )
 

@@ -12,20 +12,18 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
-// History is the vote history a [Poller] reads, page by page. *topgg.Client
-// satisfies it; tests and adapters may wrap one. A poller calls Votes from
-// one goroutine, never concurrently.
+// History is the vote history a [Poller] reads, page by page; *topgg.Client
+// satisfies it. A poller never calls Votes concurrently.
 type History interface {
 	Votes(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error)
 }
 
 var _ History = (*topgg.Client)(nil)
 
-// Poller is the vote pipeline of one process: it reads the vote history
-// ([Poller.Run]), takes webhook votes ([Poller.Ingest]), keeps them in one
-// [Store], and delivers each vote to the handlers of its [Config]. Make it
-// with [New]. Its methods are safe for concurrent use; a nil or zero Poller
-// returns [topgg.ErrNotConfigured].
+// Poller is the vote pipeline of one process: it reads the vote history and
+// takes webhook votes into one [Store], and delivers each vote to the
+// handlers of its [Config]. Make it with [New]; safe for concurrent use. A
+// nil or zero Poller returns [topgg.ErrNotConfigured].
 type Poller struct {
 	src   History
 	cfg   Config
@@ -44,10 +42,9 @@ type Poller struct {
 	active atomic.Pointer[run] // the running Run, for Ingest and Redeliver
 }
 
-// New returns a Poller that reads votes from src (usually a *topgg.Client) and
-// delivers them as cfg says; it makes no request and starts nothing. A nil
-// src (a typed nil too) is [topgg.ErrNilArgument]; a Config it cannot run is
-// [ErrBadConfig], naming the field.
+// New returns a Poller that reads votes from src and delivers them as cfg
+// says; it makes no request and starts nothing. Errors: a nil src,
+// [topgg.ErrNilArgument]; a Config it cannot run, [ErrBadConfig].
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
@@ -68,14 +65,11 @@ func New(src History, cfg Config) (*Poller, error) {
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)
-// and returns nil once they are durable: a webhook receiver answers 2xx only
-// then. Whether or not Run is running, [Poller.Active] knows them at once, and
-// a Run (here, or elsewhere through the store's [Feed]; else the next one)
-// delivers them. A vote the store holds already (see [DedupWindow]) is
-// rewarded once. Each vote needs an Origin and a PlatformID or UserID; its
-// times are sanitized like the poll's (a missing CreatedAt is the receipt
-// time). A vote that cannot be one fails the whole call with
-// [ErrInvalidVote], and nothing is stored.
+// and returns nil once they are durable. [Poller.Active] knows them at once,
+// and a Run (here, elsewhere through the store's [Feed], else the next one)
+// delivers them once. Each vote needs an Origin and a PlatformID or UserID;
+// a vote that cannot be one fails the whole call with [ErrInvalidVote], and
+// nothing is stored.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -109,12 +103,10 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 //
 //	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
 //
-// The vote keeps the delivery's id and query (Vote.Hook) and its origin. A v0
-// test delivery is no vote, and a vote already expired when it arrives is
-// taken from the history instead (its first record may be pruned from the
-// dedup set): nil, nothing stored. [ErrInvalidVote] also wraps
-// [webhook.ErrMalformedBody] (answered 400, never retried); other errors are
-// answered 500, and Top.gg retries.
+// A v0 test delivery, or a vote already expired (the history has it), is
+// not stored. [ErrInvalidVote] also wraps [webhook.ErrMalformedBody]
+// (answered 400, never retried); other errors are answered 500, and Top.gg
+// retries.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -122,11 +114,8 @@ func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if v.Test {
 		return nil
 	}
-	// Top.gg delivers a vote within seconds of it and retries for seconds,
-	// so a delivery of a vote already expired is a replay or a fake's: the
-	// dedup set may have pruned its first record (an expired vote past the
-	// overlap), and storing it again would reward and count it twice. The
-	// history, which the poll reads by cursor, has it anyway.
+	// A delivery of a vote already expired is a replay: the dedup set may
+	// have pruned its first record, and storing it again would reward it twice.
 	if !v.ExpiresAt.IsZero() && !v.ExpiresAt.After(p.cfg.clock.Now()) {
 		p.log.Info("webhook vote already expired; not stored (the history has it)",
 			slog.String("key", fromWebhook(v).Key()))
@@ -155,11 +144,10 @@ func fromWebhook(v webhook.Vote) Vote {
 	}
 }
 
-// Redeliver asks the running Run to deliver again every reward (and due
-// expiry) pending in the store that it is not handling: those given up on
-// (within a Run nothing else retries them). It returns once they are queued,
-// or [ErrNotRunning] if Run is not running (the next Run delivers them), or
-// ctx's error.
+// Redeliver asks the running Run to deliver again every reward and due expiry
+// pending in the store that it is not handling (those given up on), and
+// returns once they are queued. Errors: [ErrNotRunning] if Run is not
+// running, or ctx's.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade

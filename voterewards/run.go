@@ -11,14 +11,11 @@ import (
 	"time"
 )
 
-// Run polls the vote history and delivers the votes (polled, ingested, or
-// left pending by an earlier run) until ctx is done; an error loading the
-// store is returned. Then it stops taking work, lets handler calls finish for
+// Run polls the vote history and delivers the votes until ctx is done; an
+// error loading the store is returned. Then it lets handler calls finish for
 // [Config.GracePeriod], cancels their context, and returns nil once they
-// returned, or [CancelWait] later without a handler that ignores its context
-// (its outcome is dropped: the vote stays pending, and the next Run may call
-// it again while the stuck call runs). A concurrent second Run returns
-// [topgg.ErrRunning]; Run may be called again after it returned.
+// returned, or [CancelWait] later without one that ignores it (its vote stays
+// pending). A concurrent second Run returns [topgg.ErrRunning].
 func (p *Poller) Run(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -117,9 +114,8 @@ func (r *run) prepare(snap *Snapshot) []job {
 }
 
 // pendingWork feeds the cache with snap's active votes, schedules its future
-// expiries this run does not hold (a given-up one too if retake), and returns
-// the rewards and due expiries in event order (a user's late expiry before
-// the reward of the vote that followed it), for admit to claim and queue.
+// expiries this run does not hold, and returns the rewards and due expiries
+// in event order, for admit to claim and queue.
 func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
@@ -187,8 +183,7 @@ func (r *run) follow(ctx context.Context, feed Feed) {
 }
 
 // intakeLoop queues the votes Ingest added (here, or elsewhere through the
-// feed), and reloads the pending work when asked (Redeliver, a feed resync,
-// an overflowing intake).
+// feed), and reloads the pending work when asked.
 func (r *run) intakeLoop(ctx context.Context) {
 	failures := 0
 	for {

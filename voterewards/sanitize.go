@@ -11,13 +11,12 @@ import (
 )
 
 // Bounds on what the service (or a webhook) may send: outside them, times and
-// weights are clamped, and the vote goes on.
+// weights are clamped.
 const (
 	// maxClockSkew is how far in the future a created_at may lie: a vote from
 	// the future would make the poller skip every vote until then.
 	maxClockSkew = time.Minute
-	// maxWeight is the largest weight kept (the service sends 1, or 2 on
-	// weekends); weights are kept within [1, maxWeight].
+	// maxWeight is the largest weight kept (the service sends 1 or 2).
 	maxWeight = 10
 	// maxQueryEntries bounds a webhook query kept with a vote; maxIDLen its
 	// strings and the vote's ids.
@@ -25,10 +24,8 @@ const (
 	maxIDLen        = 1 << 10
 )
 
-// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: Top.gg
-// started in 2016, and the stores keep times as Unix nanoseconds (from 1678
-// on), so an older time is a broken record that would make every later vote
-// of its voter "late".
+// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: an older
+// one is a broken record that would make every later vote of its voter late.
 const oldestVoteUnix = 946684800
 
 // fixes lists what sanitize changed, for one log line (nil if nothing).
@@ -36,10 +33,8 @@ type fixes []string
 
 func (f fixes) String() string { return strings.Join(f, ", ") }
 
-// sanitize returns v made safe to store and schedule at now (times by
-// fixTimes, weight in [1, maxWeight], a bounded query) and what it changed.
-// A vote it cannot make safe (no id, an id too long, no Origin) is an error
-// wrapping ErrInvalidVote.
+// sanitize returns v made safe to store and schedule at now, and what it
+// changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
 	if err := checkIDs(v); err != nil {
 		return v, nil, err
@@ -70,9 +65,8 @@ func checkIDs(v Vote) error {
 	if v.Origin < OriginHistory || v.Origin > OriginWebhookV0 {
 		return fmt.Errorf("%w: %v", ErrInvalidVote, v.Origin)
 	}
-	// Ids are numbers; one holding a control character or invalid UTF-8 is
-	// refused here, so that every store takes the same votes (PostgreSQL's
-	// text refuses NUL and bad UTF-8 and would fail the whole batch).
+	// Ids holding a control character or invalid UTF-8 are refused here so
+	// that every store takes the same votes (PostgreSQL's text refuses them).
 	for _, id := range []string{v.UserID, v.PlatformID} {
 		if !printable(id) {
 			return fmt.Errorf("%w: an id holds a control character or invalid UTF-8", ErrInvalidVote)
@@ -93,9 +87,8 @@ func printable(id string) bool {
 }
 
 // fixTimes returns created and expires in UTC without monotonic readings,
-// created no later than now+maxClockSkew (now if missing: v0 webhooks carry
-// none, which is no fix to log), and expires after created and at most
-// 2*VoteLifetime after it (else created+VoteLifetime).
+// created no later than now+maxClockSkew (now if missing), and expires after
+// created and at most 2*VoteLifetime after it (else created+VoteLifetime).
 func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
 	var f fixes
 	c, e := created.UTC().Round(0), expires.UTC().Round(0)
@@ -132,12 +125,9 @@ func queryFits(q map[string]string) bool {
 }
 
 // checkSnapshot makes the times a store returns safe at now, as sanitize
-// does an arriving vote's: a shared store holds times written by processes
-// whose clock was ahead, or planted. A checkpoint time past
-// now+maxClockSkew is treated as missing (a re-read the dedup set absorbs,
-// instead of a poll that skips every vote until then), and each vote's times
-// are fixed (an expiry a year away would never fire). It returns how many
-// values it changed.
+// does an arriving vote's (a shared store may hold times of a clock that was
+// ahead): a checkpoint time in the future is treated as missing, each vote's
+// times are fixed. It returns how many values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)

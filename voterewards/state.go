@@ -6,12 +6,9 @@ import (
 )
 
 // State is all of a bot's state in one storage: the votes with their ledger
-// ([Store]), the fingerprint of the last published slash commands (the
-// method set of commands.HashStore) and the reminder opt-ins
-// ([ReminderStore]). Each storage is one package: boltstate (a directory),
-// redisstate (Redis, shared by a fleet), pgstore (PostgreSQL, alone or in a
-// fleet); [NewMemoryStore] is one in memory, for tests. storetest checks
-// every promise on each.
+// ([Store]), the last published slash commands' fingerprint and the reminder
+// opt-ins ([ReminderStore]). boltstate, redisstate and pgstore each make one;
+// [NewMemoryStore] is one in memory, for tests.
 type State interface {
 	Store
 	ReminderStore
@@ -21,13 +18,12 @@ type State interface {
 	SaveHash(ctx context.Context, hash string) error
 	// Ping returns nil when the state answers now, for readiness.
 	Ping(ctx context.Context) error
-	// UseFence gives the state the leader's fence before its first use
-	// (plugin.New does it; a shared state takes one call only): nil for one
-	// process, which always leads, else a fleet's, after which every leader
-	// write (Ingest with a checkpoint, Delivered, Expired, Prune, SaveHash,
-	// Reminded) fails unless its token is the newest the state has seen.
-	// Memory and a directory refuse a fence ([ErrNotShared]); Redis refuses
-	// nil ([ErrNeedsFence]).
+	// UseFence gives the state the leader's fence before its first use: nil
+	// for one process, else a fleet's, after which every leader write (Ingest
+	// with a checkpoint, Delivered, Expired, Prune, SaveHash, Reminded) fails
+	// unless its token is the newest the state has seen. Memory and a
+	// directory refuse a fence ([ErrNotShared]); Redis refuses nil
+	// ([ErrNeedsFence]).
 	UseFence(f Fence) error
 }
 

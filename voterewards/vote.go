@@ -18,8 +18,8 @@ const (
 	OriginHistory Origin = iota + 1
 	// OriginWebhook is a v1 ("webhooks v2") signed vote.create delivery.
 	OriginWebhook
-	// OriginWebhookV0 is a legacy v0 webhook delivery (no timestamp, no id:
-	// its CreatedAt is the time it was received).
+	// OriginWebhookV0 is a legacy v0 webhook delivery; its CreatedAt is the
+	// time it was received.
 	OriginWebhookV0
 )
 
@@ -41,10 +41,9 @@ type Vote struct {
 	// Origin is the source that delivered the vote first.
 	Origin Origin
 	// Hook is what a webhook delivery carried beyond the vote record; nil
-	// for a vote read from the history (a pointer keeps Vote small).
+	// for a vote read from the history.
 	Hook *Hook
-	// Stats is the voter's ledger right after this vote was admitted (zero
-	// until a [Store] admits the vote).
+	// Stats is the voter's ledger right after this vote was admitted.
 	Stats Stats
 }
 
@@ -52,20 +51,18 @@ type Vote struct {
 type Hook struct {
 	// ID is the webhook's vote id (v1 webhooks; "" for v0).
 	ID string
-	// Query is the delivery's query parameters (v1: its query object; v0:
-	// its query string, parsed), nil if none. Handlers must not modify it.
+	// Query is the delivery's query parameters, nil if none. Handlers must
+	// not modify it.
 	Query map[string]string
 }
 
 // Key identifies the vote across sources, polls and restarts, as
-// "id@created_at" (the voter's PlatformID, else UserID; RFC 3339, UTC,
-// nanoseconds): a handler can use it as an idempotency key.
+// "voter@created_at" (RFC 3339, UTC, nanoseconds): an idempotency key.
 func (v Vote) Key() string {
 	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// voterID is the id a vote is deduplicated on: the platform id, present in
-// every source, else the user id.
+// voterID is the id a vote is deduplicated on: PlatformID, else UserID.
 func voterID(v topgg.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID
@@ -96,11 +93,9 @@ const (
 func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
 
 // DeliveryError is what [Config.OnGiveUp] receives: a handler that failed
-// on every attempt or, with Recording set, a handler's success that the store
-// could not record after as many writes. The vote is NOT recorded as done: it
-// stays pending in the store, and the next [Poller.Run] or
-// [Poller.Redeliver] calls its handler again; a reward not recorded as
-// delivered gets no expiry until then.
+// on every attempt or, with Recording set, a success the store could not
+// record. The vote stays pending until the next [Poller.Run] or
+// [Poller.Redeliver]; a reward not recorded gets no expiry until then.
 type DeliveryError struct {
 	Kind     Kind
 	Key      string
@@ -108,8 +103,7 @@ type DeliveryError struct {
 	// Recording is set when the handler succeeded and recording it failed.
 	Recording bool
 	// Err is the last attempt's error: the store's if Recording, else the
-	// handler's (a *panics.ErrRecovered of github.com/sourcegraph/conc/panics,
-	// with the value and the stack, if it panicked).
+	// handler's (a *panics.ErrRecovered of sourcegraph/conc if it panicked).
 	Err error
 }
 
@@ -123,20 +117,17 @@ func (e *DeliveryError) Error() string {
 // Unwrap returns the last attempt's error.
 func (e *DeliveryError) Unwrap() error { return e.Err }
 
-// Sentinel errors, for errors.Is; the errors that carry them say the field,
-// the file or the vote.
+// Sentinel errors, for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot run: OnReward
-	// or Store missing, a negative duration or count, an Interval below the
-	// floor. The error names the field.
+	// ErrBadConfig is returned by [New] for a Config it cannot run; the error
+	// names the field.
 	ErrBadConfig = errors.New("voterewards: invalid Config")
 	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
-	// one: no user id of either kind, no Origin, ids longer than the store
-	// keeps or holding control characters or invalid UTF-8, or a created_at
-	// before 2000. A webhook receiver answers such a delivery 400.
+	// one (no user id, no Origin, bad ids, a created_at before 2000). A
+	// webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
 	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
-	// not running: the next Run redelivers what is pending anyway.
+	// not running.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
 	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)

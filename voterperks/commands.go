@@ -20,20 +20,18 @@ const (
 	LeaderboardSize = 10
 )
 
-// interactionTimeout bounds what an interaction's answer waits for (the
-// ledger read, the reminder choice, the answer): Discord drops an
-// interaction not answered within 3 seconds.
+// interactionTimeout bounds what an interaction's answer waits for: Discord
+// drops an interaction not answered within 3 seconds.
 const interactionTimeout = 2500 * time.Millisecond
 
 func (p *Perks) interactionContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), interactionTimeout)
 }
 
-// Commands returns the definitions of /vote (with its remind option) and
-// /leaderboard, with t's descriptions (empty ones keep their defaults): give
-// them to Discord and to plugin.WithCommands. They pass commands.Validate.
-// /vote's remind option is there even when a bot keeps no reminders: its
-// answer then says so.
+// Commands returns the definitions of /vote (with its remind option, there
+// even when a bot keeps no reminders) and /leaderboard, with t's
+// descriptions: give them to Discord and to plugin.WithCommands. They pass
+// commands.Validate.
 func Commands(t Texts) []*discordgo.ApplicationCommand {
 	t = t.withDefaults()
 	return []*discordgo.ApplicationCommand{
@@ -50,11 +48,10 @@ func Commands(t Texts) []*discordgo.ApplicationCommand {
 // Commands returns [Commands] with the perks' own texts.
 func (p *Perks) Commands() []*discordgo.ApplicationCommand { return Commands(p.cfg.Texts) }
 
-// Handle answers /vote and /leaderboard (register it with s.AddHandler); it
-// ignores every other interaction. /vote answers from the vote cache and the
-// user's ledger, and saves the remind option if given; /leaderboard shows
-// this month's top [LeaderboardSize] voters from the ledger. Both answer
-// ephemerally, within Discord's 3 seconds.
+// Handle answers /vote and /leaderboard (register it with s.AddHandler),
+// ephemerally and in time; it ignores every other interaction. /vote saves
+// the remind option if given; /leaderboard shows this month's top
+// [LeaderboardSize] voters.
 func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
 	if !p.made() || i.Type != discordgo.InteractionApplicationCommand {
 		return

@@ -13,21 +13,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// OnExpire is the expiry handler (voterewards.Config.OnExpire, or
-// plugin.WithVoterPerks's), called when a vote expires, the moment its voter
-// can vote again. Unless the user voted again since (their newer vote is
-// active: they keep the role, and cannot vote yet), it takes the voter role
-// back (Config.Role) and, if the user opted in (Config.Reminders), sends
-// them the reminder: once per vote, across restarts and leader changes (the
-// store records the vote reminded, and a redelivered expiry finds it). A user
-// whose direct messages are closed (Discord's 50007) is skipped, not
-// retried. Other failures are returned, for voterewards to retry.
-//
-// Call it from the leader only (voterewards calls the handlers in the
-// process that runs the poller): the record of a reminder is a leader's
-// write, fenced in a fleet, and a leader whose term is over (the context
-// carries the fleet's term: see fleet.CheckTerm) neither changes a role nor
-// sends a message.
+// OnExpire is the expiry handler. Unless the user voted again since (they
+// keep the role), it takes the voter role back and, if the user opted in,
+// sends them the reminder, once per vote across restarts and leader changes.
+// A user whose direct messages are closed is skipped, not retried; other
+// failures are returned, for voterewards to retry. Call it from the leader
+// only: the record of a reminder is a fenced leader write, and a leader past
+// its term neither changes a role nor sends a message.
 func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 	if !p.made() {
 		return errNotMade
@@ -74,11 +66,10 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 }
 
 // sendOnce sends a message that Discord creates once however often it is
-// sent within a few minutes: its nonce is derived from key and enforced
-// (enforce_nonce: Discord answers a repeat with the first message). A leader
-// that dies between the message and the record of it leaves the next leader
-// (within the lease's time to live) to send it again: Discord shows one.
-// discordgo's MessageSend has no nonce, so the body is written here.
+// sent within a few minutes (a nonce derived from key, enforced), so a
+// leader that dies before the record leaves the next one to send it again
+// harmlessly. discordgo's MessageSend has no nonce, so the body is written
+// here.
 func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key string) error {
 	sum := sha256.Sum256([]byte(key))
 	body := struct {
@@ -98,9 +89,7 @@ func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key
 const maxNonce = 25
 
 // sendReminder sends the direct message. sent is false, with a nil error,
-// when Discord refused it for good: the user's DMs are closed (50007) or
-// another refusal no retry mends (a 4xx other than 429, which goes back to
-// the pipeline's retries: see leaderCall).
+// when Discord refused it for good: DMs closed, or a 4xx other than 429.
 func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool, err error) {
 	s, err := p.session()
 	if err != nil {

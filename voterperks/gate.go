@@ -10,17 +10,13 @@ import (
 // takes it.
 type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCreate)
 
-// Gate returns h for voters only: for a user whose vote is active, it calls
-// h; for any other, it answers the interaction itself, ephemerally, with the
-// vote link and when they can vote (Texts.Gate), and h is not called. It
-// reads the vote cache only ([Votes.Active]: no request), so it answers in
-// every process of a fleet, as soon as the vote reached that process's
-// mirror.
+// Gate returns h for voters only: for a user whose vote is active it calls
+// h; any other gets an ephemeral answer with the vote link (Texts.Gate). It
+// reads the vote cache only, so it answers in every process of a fleet.
 //
 // With commands named, Gate handles only the application commands of those
-// names (other interactions are left to other handlers: register it with
-// s.AddHandler directly); with none, it gates every interaction it is given
-// (call it from the bot's own router).
+// names (register it with s.AddHandler directly); with none, it gates every
+// interaction it is given (call it from the bot's own router).
 func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
 	return func(s *discordgo.Session, i *discordgo.InteractionCreate) {
 		if len(commands) > 0 && !isCommand(i, commands) {

@@ -16,10 +16,9 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Votes is what the perks read of the votes. *voterewards.Poller implements
-// it; so does the plugin's view of its poller. Active must answer from memory
-// (the gate calls it on every interaction); Stats and Leaderboard read the
-// store's ledger.
+// Votes is what the perks read of the votes; *voterewards.Poller implements
+// it. Active must answer from memory (the gate calls it on every
+// interaction).
 type Votes interface {
 	Active(userID string) voterewards.Status
 	Stats(ctx context.Context, user string) (voterewards.Stats, error)
@@ -28,7 +27,7 @@ type Votes interface {
 
 var _ Votes = (*voterewards.Poller)(nil)
 
-// Role is the voter role: given in GuildID to every voter while their vote is
+// Role is the voter role, given in GuildID to every voter while their vote is
 // active.
 type Role struct {
 	GuildID, RoleID string
@@ -37,19 +36,15 @@ type Role struct {
 // Config configures [New]. BotID and Session are required; each feature is
 // off unless its field turns it on.
 type Config struct {
-	// BotID is the bot's Discord id (its application id), for the vote link
-	// https://top.gg/bot/BotID/vote. Required.
+	// BotID is the bot's Discord id, for the vote link. Required.
 	BotID string
-	// Session returns the session the REST calls (roles, direct messages)
-	// go through: any open session of the bot (REST calls are not tied to a
-	// shard); nil while none is. Give every call of the bot one session's
-	// rate limiter by returning the same one. Required.
+	// Session returns any open session of the bot, for the REST calls (roles,
+	// direct messages); nil while none is. Required.
 	Session func() *discordgo.Session
 	// Role, if set, is the voter role ([Perks.OnReward], [Perks.OnExpire]).
 	Role *Role
-	// Reminders, if set, turns reminders on and keeps the opt-ins (the bot's
-	// voterewards.State): a user who opts in ([Perks.SetReminder], /vote
-	// remind:True) gets a direct message when each vote expires.
+	// Reminders, if set, turns reminders on and keeps the opt-ins: a user
+	// who opts in gets a direct message when each vote expires.
 	Reminders voterewards.ReminderStore
 	// Texts overrides what the perks say; a zero field keeps its default.
 	Texts Texts
@@ -73,8 +68,8 @@ var (
 	// ErrBadConfig is returned by [New] for a Config it cannot use; the error
 	// names the field.
 	ErrBadConfig = errors.New("voterperks: invalid Config")
-	// ErrNoSession is returned by a handler while Config.Session gives no
-	// session: voterewards retries it later.
+	// ErrNoSession is returned by a handler while Config.Session gives none,
+	// for voterewards to retry.
 	ErrNoSession = errors.New("voterperks: no Discord session to call through")
 	// ErrRemindersOff is returned by [Perks.SetReminder] when Config.Reminders
 	// is nil.
@@ -125,8 +120,8 @@ func (p *Perks) session() (*discordgo.Session, error) {
 func (p *Perks) made() bool { return p != nil && p.votes != nil }
 
 // SetReminder records whether userID wants a direct message when they can
-// vote again, as /vote remind does. It returns once the choice is durable;
-// [ErrRemindersOff] without Config.Reminders.
+// vote again, and returns once the choice is durable. Errors:
+// [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
 	if !p.made() {
 		return errNotMade

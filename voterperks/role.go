@@ -18,13 +18,10 @@ const (
 	reasonTaken = "Top.gg vote expired"
 )
 
-// OnReward is the reward handler (voterewards.Config.OnReward, or
-// plugin.WithVoterPerks's): it gives the voter role, if Config.Role is set.
-// It is idempotent (adding a role a member has changes nothing), honours
-// ctx (the call is cancelled with it, rate-limit waits of the shards package
-// included) and skips a vote that expired before it ran (its expiry follows:
-// giving the role would only flicker it). A voter who is not in the guild is
-// logged, not retried. Other failures are returned, for voterewards to retry.
+// OnReward is the reward handler: it gives the voter role, if Config.Role is
+// set. It is idempotent, honours ctx, and skips a vote that expired before it
+// ran. A voter who is not in the guild is logged, not retried; other
+// failures are returned, for voterewards to retry.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	if !p.made() {
 		return errNotMade

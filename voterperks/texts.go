@@ -13,8 +13,8 @@ import (
 type VoteInfo struct {
 	UserID  string
 	VoteURL string
-	// Status is the cache's answer ([voterewards.Status]: Covered false
-	// while the history is still being read).
+	// Status is the cache's answer (Covered false while the history is
+	// still being read).
 	Status voterewards.Status
 	// Stats is the user's ledger; StatsErr is set when it could not be read.
 	Stats    voterewards.Stats
@@ -50,10 +50,9 @@ type LeaderboardInfo struct {
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string
-	// VoteExtra, when set, adds a line to /vote's answer (after Vote's, before
-	// the remind option's): a bot's own figure for the user, such as points
-	// read from its database. ctx ends before Discord's 3 s to answer; an
-	// empty string adds nothing. It has no default.
+	// VoteExtra, when set, adds a line to /vote's answer, such as a bot's
+	// own points for the user; ctx ends before Discord's deadline. It has no
+	// default.
 	VoteExtra func(ctx context.Context, v VoteInfo) string
 	// RemindOn, RemindOff, RemindFailed and RemindersOff end /vote's answer
 	// when the user gave the remind option: saved on, saved off, not saved,

@@ -1,8 +1,7 @@
-// Package fence is a fleet's fencing in Redis: the bot's key space, and the
-// scripts that write only while their term's token is the newest. fleet's
-// lease draws the tokens; redisstate fences its leader writes with them. It
-// lives apart from fleet so that a state kept in Redis does not link fleet's
-// counts, and through them discordgo.
+// Package fence is a fleet's fencing in Redis: the bot's key space, and
+// scripts that write only while their term's token is the newest. It lives
+// apart from fleet so that a state kept in Redis links neither fleet's counts
+// nor discordgo.
 package fence
 
 import (
@@ -21,11 +20,9 @@ import (
 // Errors, re-exported by fleet under the same names.
 var (
 	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
-	// id is refused. A refused URL's text shows it with its password replaced,
-	// or not at all.
+	// id is refused. A refused URL's text never shows its password.
 	ErrBadConfig = errors.New("fleet: invalid configuration")
-	// ErrFenced means Redis refused a fenced write because a newer leader
-	// token exists (or the counter is gone): the writer is no longer leader.
+	// ErrFenced means a newer leader token exists: the writer is no longer leader.
 	ErrFenced = errors.New("fleet: write refused by the fence: a newer leader exists")
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
@@ -37,10 +34,8 @@ var (
 // keyPrefix is the first part of every Redis key and channel of a fleet.
 const keyPrefix = "topgg:"
 
-// Key returns the Redis key named name in bot's key space:
-// "topgg:{bot}:name". Every key of one bot carries the same hash tag {bot},
-// so that on Redis Cluster they live in one slot and a Lua script may touch
-// several of them atomically.
+// Key returns the Redis key name in bot's key space, "topgg:{bot}:name"; all
+// of a bot's keys share one Redis Cluster slot.
 func Key(bot, name string) string { return keyPrefix + "{" + bot + "}:" + name }
 
 // CheckBot validates a bot name used in keys.
@@ -51,24 +46,16 @@ func CheckBot(bot string) error {
 	return nil
 }
 
-// Fence is a leader term's right to write shared state: the bot's token
-// counter key and the term's token. A fenced write is a Lua script that
-// first checks, inside Redis and atomically with the write, that the counter
-// still equals the token, and refuses the write ([ErrFenced]) otherwise. The
-// counter moves only when a process wins the lease, so a leader that was
-// paused (GC, SIGSTOP, a slow network) past its lease and replaced can no
-// longer change anything, whatever its own clock believes.
-//
-// Every write a leader makes to state shared by the fleet (the vote cursor,
-// delivered marks, the command hash, the last posted counts) goes through a
-// [Script] or [Fence.Set]; reads and per-process writes (a process's
-// own shard counts, ingested votes) need no fence. Keys written by a fenced
-// script must be built with [Key] for the same bot, so that on Redis Cluster
-// they share the counter's slot.
+// Fence is a leader term's right to write shared state. A fenced write
+// ([Script], [Fence.Set]) is refused with [ErrFenced] once a newer term has
+// begun, whatever the writer's clock believes. Keys written by a fenced
+// script must be built with [Key] for the same bot.
 //
 // The zero Fence refuses every write with [ErrNoFence]. A Fence is a value;
 // copy it freely.
 type Fence struct {
+	// A fenced script checks, atomically with its write, that the counter at
+	// key still equals token; it moves only when a process wins the lease.
 	key   string
 	token int64
 }
@@ -76,8 +63,8 @@ type Fence struct {
 // Token returns the term's fencing token (0 for the zero Fence).
 func (f Fence) Token() int64 { return f.token }
 
-// For returns the fence of bot's term by its token: the lease's, and a
-// Redis state's. Errors wrap [ErrBadConfig] for a bot [Key] refuses.
+// For returns the fence of bot's term by its token. Errors wrap
+// [ErrBadConfig] for a bot [Key] refuses.
 func For(bot string) (func(token int64) Fence, error) {
 	if err := CheckBot(bot); err != nil {
 		return nil, err
@@ -86,11 +73,9 @@ func For(bot string) (func(token int64) Fence, error) {
 	return func(token int64) Fence { return Fence{key: key, token: token} }, nil
 }
 
-// fencePrelude takes the fence key and token off the front of KEYS and ARGV,
-// so that the body sees its own keys and arguments from index 1, and refuses
-// the call unless the token is current. The error code FENCED is how Redis
-// types a script error (like NOSCRIPT or MOVED); it is matched as the code,
-// never as free text.
+// fencePrelude takes the fence key and token off the front of KEYS and ARGV
+// and refuses the call unless the token is current. FENCED is a Redis error
+// code, matched as the code, never as free text.
 const fencePrelude = `local fence_key = table.remove(KEYS, 1)
 local fence_token = table.remove(ARGV, 1)
 if redis.call('GET', fence_key) ~= fence_token then
@@ -110,11 +95,9 @@ func NewScript(body string) *Script {
 	return &Script{script: redis.NewScript(fencePrelude + body)}
 }
 
-// Run runs the script (EVALSHA, EVAL when Redis does not have it) if f's
-// token is current, and returns the script's reply. It returns an error
-// wrapping [ErrFenced] when a newer token exists, [ErrNoFence] for a zero
-// Fence (without contacting Redis), redis.Nil when the script returned nil,
-// or Redis's error.
+// Run runs the script if f's token is current and returns its reply. Errors
+// wrap [ErrFenced] when a newer token exists, [ErrNoFence] for a zero Fence
+// (without contacting Redis); redis.Nil when the script returned nil.
 func (s *Script) Run(ctx context.Context, c redis.Scripter, f Fence, keys []string, args ...any) (any, error) {
 	if s == nil || s.script == nil {
 		return nil, errNotMade

@@ -1,9 +1,8 @@
 // Package deploy opens what a bot's environment ([plugin.Env]) names: its
 // state, in PostgreSQL (DATABASE_URL), Redis (REDIS_URL) or a directory
 // (TOPGG_STATE_DIR), and with REDIS_URL the fleet that leads; then
-// [Deployment.Options] gives them to plugin.New. A bot that keeps its state
-// in a directory alone may call boltstate.Open instead and link neither
-// go-redis nor pgx.
+// [Deployment.Options] gives them to plugin.New. A bot with a directory alone
+// may call boltstate.Open instead and link neither go-redis nor pgx.
 package deploy
 
 import (
@@ -30,8 +29,8 @@ type Deployment struct {
 	State voterewards.State
 	// Fleet leads with REDIS_URL; nil in one process.
 	Fleet *fleet.Fleet
-	// Postgres is State with DATABASE_URL (for pgstore.Store.Reward), and
-	// Pool its connections, for the bot's own tables; both nil without.
+	// Postgres is State with DATABASE_URL, and Pool its connections, for the
+	// bot's own tables; both nil without.
 	Postgres *pgstore.Store
 	Pool     *pgxpool.Pool
 
@@ -39,10 +38,9 @@ type Deployment struct {
 }
 
 // Check checks what [Open] will open, without a connection: REDIS_URL and
-// DATABASE_URL parse, and the state directory, when it is the state, opens
-// (created, and migrated from 0.4's files) and closes. A refusal is a
-// *plugin.ConfigError naming its variable; a directory another process holds
-// is left to Open.
+// DATABASE_URL parse, and the state directory opens and closes. A refusal is
+// a *plugin.ConfigError naming its variable; a directory another process
+// holds is left to Open.
 func Check(env plugin.Env) error {
 	if env.Fleet() {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // connects to nothing yet
@@ -69,9 +67,9 @@ func Check(env plugin.Env) error {
 }
 
 // Open checks env ([Check]) and opens its state and fleet for the bot whose
-// Discord application id is appID (the fleet's key space). It connects to
-// DATABASE_URL's server at once, to REDIS_URL's at first use. A bot whose
-// Config keeps no state gets none in one process.
+// Discord application id is appID. It connects to DATABASE_URL at once, to
+// REDIS_URL at first use. A Config that keeps no state gets none in one
+// process.
 func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (*Deployment, error) {
 	if err := Check(env); err != nil {
 		return nil, err
@@ -119,9 +117,9 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 	return nil
 }
 
-// openPostgres opens the state in DATABASE_URL's database; in a fleet its
-// transactions are bounded by the lease's TTL, so that a paused leader holds
-// its locks no longer than its term.
+// openPostgres opens the state in DATABASE_URL's database; in a fleet a
+// transaction lasts no longer than the lease, so a paused leader's locks
+// outlive no term.
 func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog.Logger) error {
 	pool, err := pgstore.Connect(ctx, env.DatabaseURL.Reveal())
 	if errors.Is(err, pgstore.ErrBadURL) {

@@ -11,52 +11,45 @@ import (
 
 // Fault is a failure the server plays instead of (or before) its normal
 // answer; discordtest.Fault has the same fields and rules. Faults match in
-// the order injected; a matching request uses one hit of the first match
-// and is still recorded by Requests. In order: Delay holds the request (real
-// time, counted by [Server.Held]; dropped if the server closes); Drop closes
-// the connection; Status, RetryAfter or Endless answer instead of the
-// handler (429 if only RetryAfter is set, 200 if only Endless is); a pure
-// Delay is then served normally. In Body and Header values,
-// "{{authorization}}" is the request's Authorization header (to test a
-// client's redaction) and "{{hit}}" the number of this hit (1, 2, ...).
+// the order injected; a matching request uses one hit of the first match and
+// is still recorded. Delay holds the request (counted by [Server.Held]); Drop
+// closes the connection; Status, RetryAfter or Endless answer instead of the
+// handler. In Body and Header values, "{{authorization}}" is the request's
+// Authorization header and "{{hit}}" the number of this hit (1, 2, ...).
 //
 // Go's http.Transport retries an idempotent request once when a reused
-// connection is dropped before any answer: use Times >= 2 or a fresh
-// connection when the client itself must see a Drop.
+// connection is dropped: use Times >= 2 when the client must see a Drop.
 type Fault struct {
 	// Method matches the request method (case-insensitive); empty matches any.
 	Method string
-	// Path matches the path under the API root (without "/api"): exactly,
-	// or as a prefix if it ends with '*' ("/bots*", "/v1/*"); empty matches
-	// any path.
+	// Path matches the path under the API root (without "/api"): exactly, or
+	// as a prefix if it ends with '*' ("/v1/*"); empty matches any.
 	Path string
 	// Times is how many matching requests the fault hits; 0 means 1.
 	Times int
 	// Status is the answer's status code.
 	Status int
 	// RetryAfter sets Retry-After in whole seconds, rounded up; alone it
-	// makes a 429 with the service's body {"retry-after": N}.
+	// makes a 429 with the service's body.
 	RetryAfter time.Duration
 	// Drop closes the connection without answering.
 	Drop bool
 	// Delay holds the request before anything else, honouring its context.
 	Delay time.Duration
-	// Body replaces the service's body (problem+json under /v1, else
-	// {"error": "..."}).
+	// Body replaces the service's body.
 	Body string
 	// ContentType goes with Body; default "application/json".
 	ContentType string
 	// Header adds headers to the answer, after Retry-After (so it can
 	// replace it).
 	Header map[string]string
-	// Endless makes the body go on after Body with white space, without
-	// Content-Length, until the client goes or the server is closed.
+	// Endless makes the body go on after Body, until the client goes or the
+	// server is closed.
 	Endless bool
 }
 
 // Inject queues a fault. It fails, queuing nothing, for a fault that does
-// nothing, a Body or Header with no answer to carry it, a negative Times,
-// Delay or RetryAfter, an invalid Status, or a Path not starting with '/'.
+// nothing or cannot be played (see the fields).
 func (s *Server) Inject(f Fault) error {
 	if err := s.faults.Add(fault.Fault(f)); err != nil {
 		return fmt.Errorf("topggtest: inject: %w", err)

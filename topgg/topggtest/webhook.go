@@ -10,14 +10,12 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
-// Webhook delivery defaults, as Top.gg documents them: an answer within 5 s,
-// a v1 delivery retried 3 times about 1, 2 and 4 s apart, on a timeout or a
-// 5xx only; v0 retried up to 10 times, spaced by the same doubling capped at
-// one minute.
+// defaultWebhookTimeout and defaultRetryDelays are Top.gg's documented
+// delivery: an answer within 5 s; a v1 delivery retried 3 times, v0 up to 10,
+// on a timeout or a 5xx, doubling from 1 s up to a minute.
 const defaultWebhookTimeout = 5 * time.Second
 
-// defaultRetryDelays returns the waits before each retry of a delivery of
-// the version.
+// defaultRetryDelays returns the waits before each retry of a version.
 func defaultRetryDelays(version int) []time.Duration {
 	if version == 1 {
 		return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
@@ -48,10 +46,8 @@ func (t webhookTarget) version() int {
 }
 
 // WithWebhook makes the server deliver v1 webhooks to rawURL, signed with
-// secret like Top.gg signs them: [Server.AddVote] sends a vote.create,
-// [Server.SendWebhookTest] a webhook.test. Give it once per receiver.
-// NewServer fails on a secret that is not one "whs_..." value or a URL that
-// is not absolute http(s).
+// secret like Top.gg signs them; give it once per receiver. NewServer fails
+// on a secret that is not one "whs_..." value or a URL not absolute http(s).
 func WithWebhook(rawURL, secret string) Option {
 	return func(c *config) error {
 		t, err := v1Target(rawURL, secret)
@@ -63,9 +59,8 @@ func WithWebhook(rawURL, secret string) Option {
 	}
 }
 
-// AddWebhook is [WithWebhook] for a running server, for a receiver whose
-// URL is known only once it listens: votes added from then on are delivered
-// to it. It fails, adding nothing, where WithWebhook does.
+// AddWebhook is [WithWebhook] for a running server: votes added from then on
+// are delivered to rawURL too. It fails, adding nothing, where WithWebhook does.
 func (s *Server) AddWebhook(rawURL, secret string) error {
 	return s.addTarget(v1Target(rawURL, secret))
 }
@@ -86,8 +81,7 @@ func v1Target(rawURL, secret string) (webhookTarget, error) {
 	if err := checkWebhookURL(rawURL); err != nil {
 		return webhookTarget{}, err
 	}
-	// One secret, as the receiver would take it: a fake signing with a
-	// malformed one tests nothing real.
+	// One secret, as the receiver would take it.
 	if list, err := webhook.SplitSecrets(secret); err != nil || len(list) != 1 || string(list[0]) != secret {
 		return webhookTarget{}, errors.New("topggtest: a webhook secret is one whs_... value, without white space")
 	}
@@ -102,9 +96,9 @@ func (s *Server) webhookTargets() []webhookTarget {
 	return slices.Concat(s.cfg.webhooks.targets, h.added)
 }
 
-// WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with the
-// Authorization header set to auth. NewServer fails on an empty auth or a
-// URL that is not absolute http(s).
+// WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with
+// Authorization auth. NewServer fails on an empty auth or a URL not absolute
+// http(s).
 func WithLegacyWebhook(rawURL, auth string) Option {
 	return func(c *config) error {
 		t, err := v0Target(rawURL, auth)
@@ -132,9 +126,8 @@ func v0Target(rawURL, auth string) (webhookTarget, error) {
 	return webhookTarget{url: rawURL, auth: webhook.Secret(auth)}, nil
 }
 
-// WithWebhookRetries sets how long a delivery attempt may take before it
-// times out (default 5 s; <= 0 keeps it) and the real-time waits before each
-// retry, v1 and v0 alike: len(delays) retries at most.
+// WithWebhookRetries sets a delivery attempt's timeout (<= 0 keeps the
+// default) and the real-time waits before each retry, v1 and v0 alike.
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 	return func(c *config) error {
 		if timeout > 0 {
@@ -166,8 +159,7 @@ type Delivery struct {
 	Type     string
 	Body     []byte    // the same on every attempt
 	Attempts []Attempt // so far, in order
-	// Done is true once no more attempts will be made: an answer that is not
-	// retried, the retries used up, or the server closed.
+	// Done is true once no more attempts will be made.
 	Done bool
 }
 
@@ -184,9 +176,8 @@ func (d Delivery) Delivered() bool {
 // Attempt is one POST of a delivery.
 type Attempt struct {
 	At time.Time // real time, like the retry waits
-	// Header holds the request headers: the signature (v1, made at each
-	// attempt with the real time even under [WithNow]: the receiver checks
-	// it against its own clock) or the Authorization (v0), and X-Topgg-Trace.
+	// Header holds the request headers: the signature (v1, made with the real
+	// time even under [WithNow]) or the Authorization (v0), and X-Topgg-Trace.
 	Header http.Header
 	Status int    // 0 when there was no answer
 	Body   []byte // the answer's, at most 64 KiB
