@@ -86,3 +86,56 @@ func TestCleanCloseLogsNoStopError(t *testing.T) {
 	require.NoError(t, w.stop(p))
 	assert.NotContains(t, logs.String(), "job stopped with an error")
 }
+
+// releaser is a channel that code ignoring its context blocks on, closed at
+// the end of the test (before goleak looks) or earlier.
+type releaser struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func newReleaser(t *testing.T) *releaser {
+	r := &releaser{ch: make(chan struct{})}
+	t.Cleanup(r.release)
+	return r
+}
+
+func (r *releaser) release() { r.once.Do(func() { close(r.ch) }) }
+
+// TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext: Config.VoteStopGrace
+// bounds the stop even when the reward handler never looks at its context:
+// Run returns within the grace period plus voterewards.CancelWait.
+func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
+	t.Parallel()
+	const grace = 300 * time.Millisecond
+	w := newWorld(t, worldSpec{})
+	w.tg.AddVote(votes(1)...)
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	cfg.SyncCommands = new(false)
+	cfg.VoteStopGrace = grace
+	rel := newReleaser(t)
+	entered := make(chan struct{}, 1)
+	deaf := func(context.Context, voterewards.Vote) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-rel.ch // ignores ctx
+		return nil
+	}
+	var logs logBuffer
+	p := w.plugin(cfg, plugin.WithRewardHandler(deaf), plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	select {
+	case <-entered:
+	case <-time.After(wait):
+		t.Fatal("the reward handler was never called")
+	}
+	start := time.Now()
+	require.NoError(t, w.stop(p))
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, grace)
+	assert.Less(t, took, grace+voterewards.CancelWait+2*time.Second, "the stop waited for a handler that ignores its context")
+	assert.Contains(t, logs.String(), "ignored their cancelled context")
+}

@@ -1,19 +1,24 @@
 package plugin_test
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
@@ -110,4 +115,51 @@ func TestAttachAddsThePerksHandler(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, answers, "the /vote interaction was not answered exactly once")
+}
+
+// TestRefusedCommandsAreNotResent: a 422 for the definitions is final; the
+// supervisor does not resend them every restart.
+func TestRefusedCommandsAreNotResent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
+	var logs logBuffer
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { return w.count(http.MethodPut, commandsPath) == 1 }, wait, tick)
+	// The supervisor's first restart would come after 1 s.
+	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 }, 1500*time.Millisecond, 50*time.Millisecond)
+	assert.Contains(t, logs.String(), "refused the slash commands")
+}
+
+// TestCommandSyncHandlerPanicIsContained: a CommandSyncHandler that panics
+// does not make the finished sync a failed job (the supervisor would restart
+// it and publish the commands again at every restart); the log names it.
+func TestCommandSyncHandlerPanicIsContained(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	var logs logBuffer
+	cfg := w.config()
+	cfg.Autopost = plugin.AutopostOff
+	var calls atomic.Int32
+	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()),
+		plugin.WithCommandSyncHandler(func(context.Context, commands.Result, error) {
+			calls.Add(1)
+			panic("dashboard hook bug")
+		}))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, wait, tick)
+	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath))
+	// The supervisor's first restart would come after about 1 s.
+	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 || calls.Load() > 1 },
+		2500*time.Millisecond, 50*time.Millisecond, "the sync ran again after the handler panicked")
+	out := logs.String()
+	assert.Contains(t, out, "OnResult panicked") // the handler is the command job's OnResult
+	assert.Contains(t, out, "dashboard hook bug")
+	assert.NotContains(t, out, "job panicked")
+	assert.Equal(t, 0, strings.Count(out, "goroutine "), "no stack in the log")
 }
