@@ -3,6 +3,7 @@ package redisstate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -196,4 +198,134 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 
 	require.ErrorIs(t, s.Follow(ctx, nil, nil), topgg.ErrNilArgument)
 	require.NoError(t, s.Ping(ctx))
+}
+
+// rawVote is a vote of voter u with the given times, as a writer that does
+// not sanitize (an older version, a planted record) leaves it in Redis.
+func rawVote(u int, created, expires time.Time) voterewards.Vote {
+	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
+		CreatedAt: created.UTC().Round(0), ExpiresAt: expires.UTC().Round(0)}
+	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
+}
+
+// TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture: a record in a real
+// Redis whose expiry is a year away would stop every prune at it (the prune
+// walks in creation order and stops at the first vote not expired), and the
+// dedup set would grow for ever. Its expiry is read as sanitize would fix it.
+func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := leadingState(t, srv, "prunefuture")
+	now := time.Now()
+	planted := rawVote(1, now.Add(-72*time.Hour), now.Add(365*24*time.Hour))
+	old := rawVote(2, now.Add(-48*time.Hour), now.Add(-36*time.Hour))
+	fresh := rawVote(3, now.Add(-time.Hour), now.Add(11*time.Hour))
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{planted, old, fresh}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+
+	require.NoError(t, s.Prune(ctx, now.Add(-voterewards.DedupWindow), now))
+	snap, err := s.Load(ctx)
+	require.NoError(t, err)
+	var keys []string
+	for _, v := range snap.Seen {
+		keys = append(keys, v.Key())
+	}
+	assert.Equal(t, []string{fresh.Key()}, keys, "the planted expiry stopped the prune")
+}
+
+// TestPollerClampsTimesFromTheFutureInRedis: a checkpoint whose LastSeen and
+// Since lie a year ahead, and a delivered vote whose expiry lies a year
+// ahead, planted in a real Redis. The leader's poller must not skip the
+// history until next year (it reads from the lookback again), must fire the
+// expiry (clamped to creation + VoteLifetime), and logs it once.
+func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := leadingState(t, srv, "pollfuture")
+	now := time.Now()
+	year := now.Add(365 * 24 * time.Hour)
+	stuck := rawVote(1, now.Add(-13*time.Hour), year)
+	_, err := s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: year, Since: year}, []voterewards.Vote{stuck}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	require.NoError(t, s.Delivered(ctx, stuck, true))
+
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	missed := topggtest.Vote{UserID: "700000000000000002", PlatformID: "300000000000000002", CreatedAt: now.Add(-time.Hour)}
+	tg.AddVote(missed)
+	client, err := tg.NewClient()
+	require.NoError(t, err)
+	rewarded := make(chan string, 4)
+	expired := make(chan string, 4)
+	var logs testlog.Buffer
+	p, err := voterewards.New(client, voterewards.Config{Store: s, Logger: logs.Logger(), Interval: 50 * time.Millisecond,
+		OnReward: func(_ context.Context, v voterewards.Vote) error { rewarded <- v.PlatformID; return nil },
+		OnExpire: func(_ context.Context, v voterewards.Vote) error { expired <- v.Key(); return nil }})
+	require.NoError(t, err)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(rctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
+
+	select {
+	case got := <-rewarded:
+		assert.Equal(t, missed.PlatformID, got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a checkpoint from the future made the poll skip the history")
+	}
+	select {
+	case got := <-expired:
+		assert.Equal(t, stuck.Key(), got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("an expiry a year away was scheduled for next year")
+	}
+	require.NoError(t, p.Redeliver(ctx)) // one more load of the store: not logged again
+	assert.Equal(t, 1, strings.Count(logs.String(), "times in the future or out of range"), logs.String())
+}
+
+// TestFeedVoteFromTheFutureIsClamped: a vote published on the store's feed
+// channel (by a process whose clock is ahead, or planted) with an expiry a
+// year away would keep the voter Active for a year in every follower. Its
+// times are fixed as sanitize fixes them.
+func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	s, _ := leadingState(t, srv, "feedfuture")
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	client, err := tg.NewClient()
+	require.NoError(t, err)
+	var logs testlog.Buffer
+	p, err := voterewards.New(client, voterewards.Config{Store: s, Logger: logs.Logger(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	require.NoError(t, err)
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Mirror(mctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
+
+	// Wait until the mirror has subscribed: a message published before that
+	// is lost (pub/sub keeps nothing), and the planted vote is in no store a
+	// resync could read. A probe vote made Active proves only the first load.
+	channel, rdb := fleet.Key("feedfuture", "votes:added"), srv.Client(t)
+	require.Eventually(t, func() bool {
+		n, err := rdb.PubSubNumSub(ctx, channel).Result()
+		return err == nil && n[channel] > 0
+	}, 5*time.Second, 5*time.Millisecond)
+
+	now := time.Now()
+	created := now.Add(-time.Hour)
+	planted := fmt.Sprintf(`{"k":"3%017d@x","u":"7%017d","p":"3%017d","w":1,"c":%d,"e":%d,"o":1}`,
+		2, 2, 2, created.UnixNano(), now.Add(365*24*time.Hour).UnixNano())
+	require.NoError(t, rdb.Publish(ctx, channel, planted).Err())
+	id := fmt.Sprintf("3%017d", 2)
+	require.Eventually(t, func() bool { return p.Active(id).Active }, 5*time.Second, time.Millisecond)
+	until := p.Active(id).Until
+	assert.False(t, until.After(created.Add(voterewards.VoteLifetime)), "active until %s, a year away", until)
+	assert.Contains(t, logs.String(), "times in the future or out of range")
 }
