@@ -3,6 +3,7 @@ package voterewards_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -114,4 +116,99 @@ func TestExpiryOfLateDeliveredVoteRunsBeforeTheUsersNextVote(t *testing.T) {
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"), Store: voterewards.NewMemoryStore(), Lookback: 24 * time.Hour})
 	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
+}
+
+// TestExpiryAndGiveUpHandlerPanicsAreContained: a panicking OnExpire is a
+// failed call (retried, then given up and counted, the vote kept pending),
+// and a panicking OnGiveUp is logged by name; neither ends Run nor stops
+// the other users' deliveries.
+func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	expired := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-13 * time.Hour)}
+	later := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-time.Hour)}
+	srv.AddVote(expired, later)
+	var rewarded, expiries, giveUps, givenUpEvents atomic.Int32
+	var logs testlog.Buffer
+	store := voterewards.NewMemoryStore()
+	cfg := voterewards.Config{Store: store, MaxAttempts: 2, Lookback: 14 * time.Hour, Logger: logs.Logger(),
+		OnReward: func(context.Context, voterewards.Vote) error { rewarded.Add(1); return nil },
+		OnExpire: func(context.Context, voterewards.Vote) error { expiries.Add(1); panic("expiry bug") },
+		OnGiveUp: func(voterewards.Vote, error) { giveUps.Add(1); panic("give-up bug") },
+		Observer: func(e voterewards.Event) {
+			if e.Type == voterewards.EventGivenUp && e.Kind == voterewards.KindExpiry {
+				givenUpEvents.Add(1)
+			}
+		}}
+	_, stop := runPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return rewarded.Load() == 2 && giveUps.Load() == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, int32(2), expiries.Load(), "a panic is a failed attempt: retried up to MaxAttempts")
+	assert.Equal(t, int32(1), givenUpEvents.Load(), "the observer counts the give-up")
+	require.NoError(t, stop())
+	out := logs.String()
+	assert.Contains(t, out, "expiry bug")
+	assert.Contains(t, out, "OnGiveUp panicked")
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	var keys []string
+	for _, v := range snap.Expiries {
+		keys = append(keys, v.Key())
+	}
+	assert.Contains(t, keys, keyOf(expired), "the expiry stays pending for the next Run")
+}
+
+// TestGivenUpRewardIsRedeliveredAndGetsNoExpiry: a reward whose handler
+// failed every attempt stays pending, is delivered by Redeliver (and by the
+// next Run), and no expiry is scheduled before it was delivered.
+func TestGivenUpRewardIsRedeliveredAndGetsNoExpiry(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
+	srv.AddVote(v)
+	clk := clock.NewFake(time.Now())
+	var failing atomic.Bool
+	failing.Store(true)
+	var mu sync.Mutex
+	var rewards, expiries, givenUp int
+	store := voterewards.NewMemoryStore()
+	cfg := voterewards.WithClock(voterewards.Config{
+		Store: store, MaxAttempts: 2, RetryDelay: time.Second,
+		OnReward: func(context.Context, voterewards.Vote) error {
+			mu.Lock()
+			defer mu.Unlock()
+			rewards++
+			if failing.Load() {
+				return errHandler
+			}
+			return nil
+		},
+		OnExpire: func(context.Context, voterewards.Vote) error { mu.Lock(); expiries++; mu.Unlock(); return nil },
+		OnGiveUp: func(voterewards.Vote, error) { mu.Lock(); givenUp++; mu.Unlock() },
+	}, clk)
+	p, stop := runPoller(t, newClient(t, srv), cfg)
+	count := func() (int, int, int) { mu.Lock(); defer mu.Unlock(); return rewards, expiries, givenUp }
+	require.Eventually(t, func() bool { r, _, _ := count(); return r == 1 }, 5*time.Second, time.Millisecond)
+	// The retry waits RetryDelay on the fake clock.
+	require.Eventually(t, func() bool { clk.Advance(time.Second); _, _, g := count(); return g == 1 }, 5*time.Second, time.Millisecond)
+	snap, err := store.Load(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snap.Pending, 1, "not recorded as done")
+	assert.Empty(t, snap.Expiries, "no expiry for an undelivered reward")
+
+	// Past the vote's expiry: nothing expires, the vote was never delivered.
+	clk.Advance(13 * time.Hour)
+	assert.Never(t, func() bool { _, e, _ := count(); return e > 0 }, 50*time.Millisecond, 5*time.Millisecond)
+
+	failing.Store(false)
+	require.NoError(t, p.Redeliver(context.Background()))
+	require.Eventually(t, func() bool { r, _, _ := count(); return r == 3 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		snap, err := store.Load(context.Background())
+		return err == nil && len(snap.Pending) == 0
+	}, 5*time.Second, time.Millisecond)
+	// Delivered late, after its expiry: the expiry follows at once.
+	require.Eventually(t, func() bool { _, e, _ := count(); return e == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, stop())
+	assert.ErrorIs(t, p.Redeliver(context.Background()), voterewards.ErrNotRunning)
 }

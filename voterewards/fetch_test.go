@@ -2,15 +2,20 @@ package voterewards_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -136,4 +141,44 @@ func TestRepeatedRequestEndsThePoll(t *testing.T) {
 	require.NoError(t, stop())
 	// From Since, then from the vote's instant; that request is not sent again.
 	assert.Equal(t, 2, src.calls())
+}
+
+// TestCyclingCursorsCostOneRequestPerInterval: a service that answers every
+// request with the same vote and a new cursor made the poller send about
+// 2,900 requests/s. A page that adds nothing ends the poll round; the next
+// comes after Interval. Over real HTTP, with the real client.
+func TestCyclingCursorsCostOneRequestPerInterval(t *testing.T) {
+	t.Parallel()
+	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	var requests atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"cursor":"c%d","data":[{"user_id":"%s","platform_id":"%s","weight":1,"created_at":%q}]}`,
+			n, userID(1), platformID(1), created)
+	}))
+	t.Cleanup(hs.Close)
+	client, err := topgg.New("token", topgg.WithBaseURL(hs.URL), topgg.WithHTTPClient(hs.Client()))
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Now())
+	rec := newRecorder()
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Minute}, clk)
+	p, err := voterewards.New(client, cfg)
+	require.NoError(t, err)
+	stop := goRun(t, p.Run)
+	t.Cleanup(func() { _ = stop() })
+
+	// The first round: the vote, then the same vote again (nothing new): end.
+	require.Eventually(t, func() bool { return p.Active(userID(1)).Covered && clk.Timers() > 0 }, 5*time.Second, time.Millisecond)
+	assert.EqualValues(t, 2, requests.Load(), "one round, two requests")
+	for round := range 3 {
+		before := requests.Load()
+		clk.Advance(time.Minute)
+		require.Eventually(t, func() bool { return requests.Load() > before }, 5*time.Second, time.Millisecond)
+		// The round is over once the loop sleeps again.
+		require.Eventually(t, func() bool { return clk.Timers() > 0 }, 5*time.Second, time.Millisecond)
+		assert.EqualValues(t, before+1, requests.Load(), "round %d: one request per interval", round)
+	}
+	assert.Equal(t, 1, rec.total(), "the repeated vote is rewarded once")
+	require.NoError(t, stop())
 }

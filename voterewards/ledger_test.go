@@ -1,12 +1,15 @@
 package voterewards_test
 
 import (
+	"context"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -136,4 +139,88 @@ func TestStatsAddMonthOfTheZeroTime(t *testing.T) {
 	assert.Equal(t, 3, s.MonthVotes, "every vote of the month counted in it")
 	assert.Equal(t, 3, s.MonthTotal)
 	assert.Equal(t, 3, s.Streak)
+}
+
+// historyNever is a History the tests never poll.
+type historyNever struct{}
+
+func (historyNever) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	return nil, nil
+}
+
+// TestLedgerStatsOfNoUser: no voter has the id "": asking for its ledger is
+// a caller's field left empty, an error from every store and the Poller, not
+// a zero Stats that looks like a voter who never voted.
+func TestLedgerStatsOfNoUser(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bolt, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bolt.Close() })
+	for name, s := range map[string]voterewards.Store{"memory": voterewards.NewMemoryStore(), "bolt": bolt} {
+		st, err := s.Stats(ctx, "")
+		require.ErrorIs(t, err, topgg.ErrNilArgument, name)
+		assert.Zero(t, st, name)
+		p, err := voterewards.New(historyNever{}, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+		require.NoError(t, err)
+		_, err = p.Stats(ctx, "")
+		assert.ErrorIs(t, err, topgg.ErrNilArgument, "%s, through the Poller", name)
+	}
+}
+
+// TestLedgerStreakGraceForever: a bot that wants streaks never to break sets
+// StreakGrace to the longest Duration. StreakUntil then lies past 2262,
+// which the bolt file's nanosecond times cannot hold (it read back in 1733:
+// every vote restarted the streak); the bolt store keeps the last instant
+// they can, so that it counts the same streaks as the memory store.
+func TestLedgerStreakGraceForever(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bolt, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bolt.Close() })
+	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const forever = time.Duration(math.MaxInt64)
+	for name, s := range map[string]voterewards.Store{"memory": voterewards.NewMemoryStore(), "bolt": bolt} {
+		for i := range 3 {
+			c := created.Add(time.Duration(i) * 30 * 24 * time.Hour) // a month apart: only the grace keeps the streak
+			v := voterewards.Vote{Vote: topgg.Vote{PlatformID: "1", Weight: 1, CreatedAt: c, ExpiresAt: c.Add(voterewards.VoteLifetime)}, Origin: voterewards.OriginHistory}
+			added, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, forever)
+			require.NoError(t, err, name)
+			require.Len(t, added, 1, name)
+			assert.Equal(t, i+1, added[0].Stats.Streak, "%s: vote %d", name, i)
+		}
+		st, err := s.Stats(ctx, "1")
+		require.NoError(t, err, name)
+		assert.Equal(t, 3, st.Streak, name)
+		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
+	}
+}
+
+// TestLedgerReadsOfUnmadeValues: the ledger's reads on a Poller or
+// boltstate.State not made by their constructors (zero, nil) return
+// topgg.ErrNotConfigured, and a closed State an error: never a panic.
+func TestLedgerReadsOfUnmadeValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	closed, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	var nilPoller *voterewards.Poller
+	var nilBolt *boltstate.State
+	readers := map[string]interface {
+		Stats(context.Context, string) (voterewards.Stats, error)
+		Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error)
+	}{"zero Poller": &voterewards.Poller{}, "nil Poller": nilPoller, "zero State": &boltstate.State{}, "nil State": nilBolt, "closed State": closed}
+	for name, r := range readers {
+		assert.NotPanics(t, func() {
+			_, err := r.Stats(ctx, "1")
+			assert.Error(t, err, "%s: Stats", name)
+			_, err = r.Leaderboard(ctx, time.Time{}, 10)
+			assert.Error(t, err, "%s: Leaderboard", name)
+			if name != "closed State" {
+				assert.ErrorIs(t, err, topgg.ErrNotConfigured, name)
+			}
+		}, name)
+	}
 }

@@ -384,3 +384,13 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// TestSourceAnsweringNothingIsAFailedPoll: a Source that returns neither a
+// page nor an error is a failed poll, retried, not a panic in a goroutine.
+func TestSourceAnsweringNothingIsAFailedPoll(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	src := scripted(func(topgg.VotesQuery) (*topgg.VotePage, error) { calls.Add(1); return nil, nil })
+	startPoller(t, src, voterewards.Config{OnReward: newRecorder().handle, Store: voterewards.NewMemoryStore()})
+	require.Eventually(t, func() bool { return calls.Load() >= 2 }, 5*time.Second, time.Millisecond)
+}
