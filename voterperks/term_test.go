@@ -1,8 +1,5 @@
 package voterperks_test
 
-// Findings of the hostile review (review-attack): each test failed on the
-// code it names before its fix.
-
 import (
 	"context"
 	"testing"
