@@ -186,9 +186,8 @@ func (c *fileCheck) checkFreelist(id uint64) string {
 	return ""
 }
 
-// checkTree checks the B+tree rooted at page id, whose keys must lie in
-// [lo, hi) (nil: unbounded), and returns its largest key. It must find every
-// key order fault bbolt's own walk would (a crash there).
+// checkTree checks the B+tree rooted at page id, whose keys must lie in [lo, hi)
+// (nil: unbounded), as strictly as bbolt's walk; it returns its largest key.
 func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
 	if depth > maxTreeDepth {
 		return nil, "tree too deep"
@@ -248,8 +247,7 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 	return maxKey, ""
 }
 
-// element returns the key and value of element i of page p, or false if they
-// lie outside it.
+// element returns the key and value of element i of page p, or false if out of it.
 func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
 	le := binary.LittleEndian
 	e := pageHeaderSize + i*elemSize

@@ -22,8 +22,8 @@ const (
 	codecVersion = 3
 )
 
-// maxIDLen and maxQuery bound a record's ids and query strings, and its
-// query entries: at least voterewards' bounds on a vote (its sanitize).
+// maxIDLen and maxQuery bound a record's ids, query strings and entries, at
+// least as far as voterewards' sanitize.
 const maxIDLen, maxQuery = 1 << 10, 32
 
 var errBadRecord = errors.New("damaged vote record")
@@ -89,8 +89,7 @@ func decodeVote(b []byte) (voterewards.Vote, error) {
 	return v, nil
 }
 
-// decoder reads a record's fields; once one is bad (bad set), the rest are
-// zero.
+// decoder reads a record's fields; once one is bad (bad set), the rest are zero.
 type decoder struct {
 	b   []byte
 	bad bool
@@ -137,12 +136,10 @@ func (d *decoder) string() string {
 	return s
 }
 
-// voter is the id a vote is deduplicated and counted on (PlatformID, else
-// UserID): the User that Stats.Add gives its voter's ledger.
+// voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
 func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).User }
 
-// seenKey is a vote's key in the dedup set and the pending deliveries: the
-// creation time (iteration oldest first) and the voter id.
+// seenKey is a vote's key in the dedup set and pending: creation time, voter id.
 func seenKey(v voterewards.Vote) []byte {
 	id := voter(v)
 	k := make([]byte, 8, 8+len(id))

@@ -16,10 +16,9 @@ import (
 //	          each month of a voter's but the newest (which is in ledger)
 //	board:    span(8) ^total(8) reached_at(8) user -> votes (uvarint)
 //
-// A vote record of codec version 3 ends with its Stats: flag(1), and if the
-// flag is 1, user stats. The board's span is a month's first instant, or
-// allTime; its keys sort in CompareStandings order within a span, so the
-// top n of a board are the first n keys after its span.
+// A vote record of codec version 3 ends with its Stats: flag(1), then user
+// stats if 1. The board's span is a month's first instant, or allTime; within
+// it keys sort in CompareStandings order, so the top n are the first n keys.
 const (
 	ledgerVersion = 1
 	// maxCount bounds the counts a record may hold.

@@ -11,9 +11,8 @@ import (
 )
 
 // ingestGroup is the group commit of the webhook votes: the caller that takes
-// the turn commits every request queued so far in one transaction; requests
-// that arrive meanwhile queue up, and one of their callers takes the next
-// turn. Unlike DB.Batch, no timer (BENCHMARKS.md).
+// the turn commits every request queued so far in one transaction, with no
+// timer, unlike DB.Batch (BENCHMARKS.md).
 type ingestGroup struct {
 	mu    sync.Mutex
 	queue []*ingestReq
@@ -36,8 +35,7 @@ func (g *ingestGroup) submit(db *bolt.DB, votes []voterewards.Vote, grace time.D
 	select {
 	case <-req.done: // committed by the caller whose turn it was
 	case g.turn <- struct{}{}:
-		// Queued before the turn was taken: in this batch, or committed by
-		// the turn before.
+		// Queued before the turn was taken: in this batch, or the one before.
 		g.mu.Lock()
 		batch := g.queue
 		g.queue = nil
@@ -51,8 +49,8 @@ func (g *ingestGroup) submit(db *bolt.DB, votes []voterewards.Vote, grace time.D
 	return req.added, req.err
 }
 
-// commit stores the batch in one transaction, or each request alone if
-// that fails, so that one bad request fails only itself.
+// commit stores the batch in one transaction, or each request alone if that
+// fails, so that a bad request fails only itself.
 func commit(db *bolt.DB, batch []*ingestReq) {
 	defer func() {
 		for _, r := range batch {

@@ -99,8 +99,7 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
 }
 
-// boltLastInstant is the last instant the file's times hold: nanoseconds
-// since 1970 in an int64, April 2262.
+// boltLastInstant is the last instant the file's times hold (int64 nanoseconds).
 func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
 
 // allTimeStanding is a voter's line on the all-time board.

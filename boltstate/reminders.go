@@ -41,8 +41,7 @@ func (s *State) Reminded(ctx context.Context, userID, key string) error {
 	})
 }
 
-// has reports whether b holds key, whatever its value (Get may answer nil
-// for an empty one).
+// has reports whether b holds key, even with an empty value (Get answers nil).
 func has(b *bolt.Bucket, key string) bool {
 	k, _ := b.Cursor().Seek([]byte(key))
 	return k != nil && bytes.Equal(k, []byte(key))

@@ -20,8 +20,7 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ErrLocked is returned by [Open] when another process (or State) has the
-// directory open.
+// ErrLocked is returned by [Open] when another process (or State) has the directory open.
 var ErrLocked = errors.New("boltstate: state directory is in use by another process")
 
 // storeFile is the state's file, named as when it kept only the votes.
@@ -50,9 +49,8 @@ const (
 	keyHash     = "hash"
 )
 
-// Delivery and expiry records of workers finishing within batchDelay share one
-// transaction and fsync (bbolt's DB.Batch); webhook votes have their own group
-// commit (ingestGroup).
+// Delivery and expiry records finishing within batchDelay share one fsync
+// (bbolt's DB.Batch); webhook votes have their own group commit (ingestGroup).
 const (
 	batchDelay = time.Millisecond
 	batchSize  = 4
@@ -86,10 +84,9 @@ func (s *State) made() error {
 // options are open's; noSync (for the benchmarks) skips fsync.
 type options struct{ noSync bool }
 
-// Open opens (creating if needed, with mode 0700) the state in dir, moving in
-// the files of older releases. Errors: [ErrLocked] if another process has it
-// open; a *[DamagedError] for a file it cannot trust, never a crash. Close it
-// when done.
+// Open opens (creating if needed, mode 0700) the state in dir, moving in older
+// releases' files. Errors: [ErrLocked] if another process has it open; a
+// *[DamagedError] for a file it cannot trust, never a crash. Close it when done.
 func Open(dir string) (*State, error) {
 	return open(dir, options{})
 }
@@ -127,8 +124,8 @@ func isDamaged(err error) bool {
 	return errors.As(err, &d)
 }
 
-// openBolt opens the file once checkFile found it sound, containing a panic
-// or fault of bbolt on damage the check missed.
+// openBolt opens the file once checkFile found it sound, containing bbolt's
+// panics and faults on damage the check missed.
 func openBolt(path string, o options) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
@@ -165,8 +162,7 @@ func openBolt(path string, o options) (*bolt.DB, error) {
 	return db, nil
 }
 
-// Close closes the file and releases its lock, once every
-// [voterewards.Poller.Run] and [voterewards.Poller.Ingest] using it returned.
+// Close closes the file and releases its lock, once every Poller using it returned.
 func (s *State) Close() error {
 	if err := s.made(); err != nil {
 		return err
@@ -182,8 +178,7 @@ func (s *State) UseFence(f voterewards.Fence) error {
 	return voterewards.ErrNotShared
 }
 
-// Ping returns nil when the state can take a write now (it commits an empty
-// transaction, which syncs the file).
+// Ping returns nil when the state can take a write now (an empty commit).
 func (s *State) Ping(ctx context.Context) error {
 	return s.write(ctx, false, "ping", func(*bolt.Tx) error { return nil })
 }
@@ -267,8 +262,8 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// write runs fn in a write transaction (shared with concurrent ones if
-// batch: bbolt's DB.Batch), unless s is not made or ctx is done.
+// write runs fn in a write transaction (DB.Batch if batch), unless s is not
+// made or ctx is done.
 func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
 	if err := cmp.Or(s.made(), ctx.Err()); err != nil {
 		return err
@@ -284,8 +279,7 @@ func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bol
 }
 
 // addVotes adds each vote that is not a duplicate to the dedup set and the
-// pending deliveries, counts it in the ledger (with its Stats), and appends
-// it to added.
+// pending deliveries, counts it in the ledger, and appends it to added.
 func addVotes(tx *bolt.Tx, votes, added []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
 	ledger := openLedger(tx)
@@ -311,8 +305,7 @@ func addVotes(tx *bolt.Tx, votes, added []voterewards.Vote, grace time.Duration)
 }
 
 // duplicateIn reports whether the per-voter index holds a vote of id created
-// less than DedupWindow from t: the first key after t-DedupWindow is the only
-// candidate.
+// less than DedupWindow from t: the first key after t-DedupWindow.
 func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
 	from := appendVoterKey(buf, id, t.Add(-voterewards.DedupWindow+1))
 	k, _ := c.Seek(from)

@@ -11,9 +11,8 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ns returns t as Unix nanoseconds, nil for the zero time (NULL). A time
-// beyond what they hold (a "forever" StreakGrace) is kept as the nearest
-// instant they hold, not wrapped around.
+// ns returns t as Unix nanoseconds, nil for the zero time; a time beyond
+// their range is kept as the nearest instant in it, not wrapped around.
 func ns(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
@@ -39,8 +38,7 @@ func fromNS(n *int64) time.Time {
 	return time.Unix(0, *n).UTC()
 }
 
-// voterOf is the id a vote is deduplicated and counted on (as
-// voterewards does): the platform id, else the user id.
+// voterOf is the id a vote is deduplicated and counted on, as in voterewards.
 func voterOf(v voterewards.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID

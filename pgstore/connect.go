@@ -18,14 +18,12 @@ import (
 // cannot be reached is named by host, not by URL.
 func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
-		// Not shown: a connection string of another form may hold the
-		// password anywhere.
+		// Not shown: another form of connection string may hold the password anywhere.
 		return nil, fmt.Errorf("%w: not a postgres:// URL (want postgres://user:password@host:port/database)", ErrBadURL)
 	}
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
-		// pgx's message quotes the URL, with only the password it could
-		// find masked: a malformed URL may hide it elsewhere.
+		// pgx's message quotes the URL, masking only the password it found.
 		return nil, fmt.Errorf("%w: %s", ErrBadURL, redact.RawURL(dbURL))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -10,8 +10,8 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Load implements [voterewards.Store]: the checkpoint and the votes in the
-// dedup set or with work pending, read in one snapshot.
+// Load implements [voterewards.Store]: one snapshot of the checkpoint and the
+// votes seen or pending.
 func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	if err := s.made(); err != nil {
 		return nil, err
@@ -53,9 +53,8 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return snap, nil
 }
 
-// Delivered implements [voterewards.Store]; a leader write (fenced). It is
-// idempotent, and an expiry already handled by [Store.Expiry] is not made
-// pending again.
+// Delivered implements [voterewards.Store]; a fenced leader write. It is
+// idempotent, and never makes an expiry handled by [Store.Expiry] pending again.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
 	if err := s.made(); err != nil {
 		return err
@@ -71,8 +70,8 @@ func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }
 
-// Prune implements [voterewards.Store]; a leader write (fenced). The votes
-// leave the dedup set only: PostgreSQL keeps every vote (and the ledger).
+// Prune implements [voterewards.Store]; fenced. The votes leave the dedup set
+// only: PostgreSQL keeps every vote and the ledger.
 func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	if err := s.made(); err != nil {
 		return err

@@ -19,9 +19,8 @@ func (s *Store) wrap(op string, err error) error {
 	return fmt.Errorf("pgstore: %s: %w", op, s.scrub(err))
 }
 
-// scrub returns err without the credentials of the store's pool: the
-// password always; the user name too when err is a failed dial, which names
-// it.
+// scrub returns err without the credentials of the store's pool: the password
+// always, the user name too for a failed dial (which names it).
 func (s *Store) scrub(err error) error {
 	cc := s.pool.Config().ConnConfig
 	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {

@@ -19,11 +19,10 @@ const (
 	followMaxDelay   = 5 * time.Second
 )
 
-// Follow implements [voterewards.Feed] with LISTEN/NOTIFY, holding one
-// connection of the pool while it runs. When the connection fails it
-// reconnects with backoff and calls resync again once listening. It never
-// gives up before ctx is done, and returns nil then; nil callbacks are an
-// error.
+// Follow implements [voterewards.Feed] with LISTEN/NOTIFY on one pooled
+// connection. It reconnects with backoff after a failure, calling resync once
+// listening again, and never gives up before ctx is done; then it returns
+// nil. Nil callbacks are an error.
 func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if err := s.made(); err != nil {
 		return err
@@ -46,8 +45,8 @@ func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync
 
 var errNilCallback = errors.New("nil added or resync")
 
-// listen runs one connection of the feed until it fails or ctx ends.
-// listening is called once LISTEN succeeded.
+// listen runs one connection of the feed until it fails or ctx ends, calling
+// listening once LISTEN succeeded.
 func (s *Store) listen(ctx context.Context, added func(voterewards.Vote), resync, listening func()) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {

@@ -19,11 +19,9 @@ import (
 const notifyLimit = 7000
 
 // Ingest implements [voterewards.Store] in one transaction: it locks the
-// voters of votes (so that concurrent Ingests of one voter, from any
-// process, run one after the other), then writes the added votes, ledgers,
-// month standings, checkpoint and feed notifications. With a checkpoint it
-// is a leader write: fenced. Two round trips: BEGIN with the reads, COMMIT
-// with the writes.
+// voters of votes (concurrent Ingests of one voter, from any process, run one
+// after the other), then writes the added votes, ledgers, standings,
+// checkpoint and notifications. With a checkpoint it is a fenced leader write.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := s.made(); err != nil {
 		return nil, err
@@ -100,7 +98,7 @@ func nanoOK(t time.Time) bool { return t.Year() > 1677 && t.Year() < 2262 }
 func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // admit begins the transaction, locks the voters of votes and returns the
-// votes to add, each with its Stats, in order. Without votes it does nothing.
+// votes to add, with their Stats, in order; without votes it does nothing.
 func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if len(votes) == 0 {
 		return nil, nil
@@ -143,15 +141,14 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	return added, nil
 }
 
-// within reports whether two creation times are one vote: less than
-// DedupWindow apart.
+// within reports whether two creation times are one vote.
 func within(a, b int64) bool {
 	d := a - b
 	return d < int64(voterewards.DedupWindow) && d > -int64(voterewards.DedupWindow)
 }
 
-// lockKeys returns the advisory lock keys of voters, sorted (so that two
-// Ingests lock their common voters in one order: no deadlock) and distinct.
+// lockKeys returns the voters' advisory lock keys, distinct and sorted (one
+// lock order: no deadlock).
 func (s *Store) lockKeys(voters []string) []int64 {
 	keys := make([]int64, 0, len(voters))
 	for _, v := range voters {
@@ -165,8 +162,7 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes: the votes, their voters'
-// last ledgers, the month standings and the feed's notifications (delivered
-// at commit).
+// last ledgers, the month standings and the feed's notifications.
 func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 	if len(added) == 0 {
 		return nil

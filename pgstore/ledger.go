@@ -30,8 +30,7 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	return st, nil
 }
 
-// Leaderboard implements [voterewards.Store]: one scan of the board's index
-// ((month,) total desc, reached, voter), reading n rows.
+// Leaderboard implements [voterewards.Store]: n rows of one scan of the board's index.
 func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	if err := s.made(); err != nil {
 		return nil, err

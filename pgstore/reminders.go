@@ -7,8 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SetReminder implements [voterewards.ReminderStore]: one row per opted-in
-// user. Not fenced: the interaction may reach any process.
+// SetReminder implements [voterewards.ReminderStore]; not fenced (any process may ask).
 func (s *Store) SetReminder(ctx context.Context, userID string, on bool) error {
 	if err := s.made(); err != nil {
 		return err
@@ -38,8 +37,7 @@ func (s *Store) Reminder(ctx context.Context, userID string) (on bool, last stri
 	return true, last, nil
 }
 
-// Reminded implements [voterewards.ReminderStore]; a leader write, its fence
-// checked in the same transaction ([ErrFenced]).
+// Reminded implements [voterewards.ReminderStore]; a fenced leader write ([ErrFenced]).
 func (s *Store) Reminded(ctx context.Context, userID, key string) error {
 	if err := s.made(); err != nil {
 		return err

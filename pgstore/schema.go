@@ -13,14 +13,12 @@ import (
 const SchemaVersion = len(migrations)
 
 // migrations are the schema's versions: migrations[i] brings version i to
-// i+1. %[1]s is the quoted schema name. Released entries never change: a
-// change is a new entry.
+// i+1 (%[1]s is the quoted schema name). Released entries never change.
 var migrations = [...]string{
-	// 1: every vote kept (seen: in the dedup set; pending, expiry_pending:
-	// the work left; reward_done, expiry_done: the marks of the
-	// transactional handlers), the checkpoint, the ledger per voter and per
-	// (month, voter), and the fence. Times are Unix nanoseconds: the votes'
-	// keys hold nanoseconds, which timestamptz would round.
+	// 1: every vote (seen: in the dedup set; pending, expiry_pending: the
+	// work left; reward_done, expiry_done: the transactional handlers'
+	// marks), the checkpoint, the ledgers and the fence. Times are Unix
+	// nanoseconds, as the votes' keys, which timestamptz would round.
 	`CREATE TABLE %[1]s.votes (
 		id bigserial PRIMARY KEY,
 		key text COLLATE "C" NOT NULL,
@@ -92,8 +90,8 @@ var migrations = [...]string{
 			RAISE EXCEPTION 'pgstore: lease token %% is older than %%', tok, cur USING ERRCODE = 'TGF01';
 		END IF;
 	END $f$;`,
-	// 2: the reminder opt-ins (IF NOT EXISTS: version 1's Store.Reminders
-	// made the table on first use) and the last published command hash.
+	// 2: the reminder opt-ins (IF NOT EXISTS: version 1 made the table on
+	// first use) and the last published command hash.
 	`CREATE TABLE IF NOT EXISTS %[1]s.reminders (
 		user_id text COLLATE "C" PRIMARY KEY,
 		last_key text NOT NULL DEFAULT ''
@@ -101,9 +99,8 @@ var migrations = [...]string{
 	CREATE TABLE %[1]s.command_hash (id int PRIMARY KEY CHECK (id = 1), hash text NOT NULL);`,
 }
 
-// migrate creates or migrates the schema in one transaction, under an
-// advisory lock of its own: a second process opening at once waits and finds
-// the work done.
+// migrate creates or migrates the schema in one transaction, under an advisory
+// lock: a second process opening at once waits and finds the work done.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {

@@ -17,12 +17,10 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// DefaultSchema is the schema [Open] keeps its tables in when
-// [Config.Schema] is empty.
+// DefaultSchema is [Config.Schema]'s default.
 const DefaultSchema = "topgg"
 
-// DefaultTxTimeout is [Config.TxTimeout] when it is zero: a fleet's default
-// lease TTL.
+// DefaultTxTimeout is [Config.TxTimeout]'s default: a fleet's default lease TTL.
 const DefaultTxTimeout = 15 * time.Second
 
 // Errors, for errors.Is.
@@ -33,19 +31,18 @@ var (
 	// ErrSchemaTooNew is returned by [Open] when the database's schema was
 	// made by a newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this code knows")
-	// ErrBadConfig is returned by [Open] for a Config it cannot use (the
-	// error names the field), and by a second [Store.UseFence].
+	// ErrBadConfig is returned by [Open] for a Config it cannot use, naming
+	// the field, and by a second [Store.UseFence].
 	ErrBadConfig = errors.New("pgstore: invalid Config")
-	// ErrBadURL is returned by [Connect] for a URL it cannot parse. The
-	// error never holds the password.
+	// ErrBadURL is returned by [Connect] for a URL it cannot parse; the error
+	// never holds the password.
 	ErrBadURL = errors.New("pgstore: malformed database URL")
 	// ErrUnknownVote is returned by the handlers of [Store.Reward] and
 	// [Store.Expiry] for a vote the store does not hold.
 	ErrUnknownVote = errors.New("pgstore: vote not in the store")
 )
 
-// Config configures [Open]. The zero Config is valid: schema "topgg", one
-// process, no logs.
+// Config configures [Open]; the zero Config is schema "topgg", one process, no logs.
 type Config struct {
 	// Schema is the PostgreSQL schema holding the store's tables, created if
 	// missing (default [DefaultSchema]): lower-case letters, digits and
@@ -62,8 +59,7 @@ type Config struct {
 }
 
 // schemaName is what Config.Schema may be: a plain identifier, which needs no
-// quoting in the NOTIFY channel (named after it, within PostgreSQL's 63
-// bytes) and lock keys.
+// quoting in the NOTIFY channel (within PostgreSQL's 63 bytes) and lock keys.
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 
 // Store is a [voterewards.State] and [voterewards.Feed] in PostgreSQL, shared
@@ -78,8 +74,8 @@ type Store struct {
 	limit   string // TxTimeout in milliseconds, for set_config
 	q       queries
 
-	// claimed is the newest token this process raised the fence to: a
-	// token above it is a new term, whose first action raises the fence.
+	// claimed is the newest token this process raised the fence to; a newer
+	// one is a new term, whose first action raises the fence.
 	claimed atomic.Int64
 }
 

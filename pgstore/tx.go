@@ -18,28 +18,24 @@ type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
 // Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
 // that rewards each vote exactly once, through crashes, restarts and leader
-// changes: h's database writes and the vote's done mark commit in one
-// transaction, h is not called for a vote already done nor by a fenced
-// process, and if h fails (or panics) its writes roll back and the Poller
-// retries it. What h does outside tx is at least once. Reward(nil) returns
-// nil, which voterewards.New refuses.
+// changes: h's database writes and the vote's done mark commit together, h is
+// not called for a vote already done nor by a fenced process, and a failing
+// h's writes roll back. What h does outside tx is at least once. Reward(nil)
+// returns nil, which voterewards.New refuses.
 func (s *Store) Reward(h TxHandler) voterewards.Handler {
 	return s.txHandler("reward", h, func(q *queries) string { return q.markReward })
 }
 
-// Expiry is [Store.Reward] for voterewards.Config.OnExpire: each vote's
-// expiry is handled exactly once, with the same transaction. Expiry(nil)
-// returns nil.
+// Expiry is [Store.Reward] for voterewards.Config.OnExpire: each expiry is
+// handled exactly once. Expiry(nil) returns nil.
 func (s *Store) Expiry(h TxHandler) voterewards.Handler {
 	return s.txHandler("expiry", h, func(q *queries) string { return q.markExpiry })
 }
 
-// txHandler makes the handler of Reward and Expiry; mark picks the query
-// that locks and marks the vote, returning its previous mark. The fence's
-// share lock, held to the commit, makes a newer leader wait for this
-// transaction, so checking it before h is as safe as after, and a fenced
-// process does not run h. Delivered, which follows, is idempotent with the
-// mark.
+// txHandler makes the handler of Reward and Expiry; mark picks the query that
+// locks and marks the vote, returning its previous mark. The fence's share
+// lock, held to the commit, makes a newer leader wait for this transaction,
+// so checking it before h is as safe as after.
 func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) voterewards.Handler {
 	if h == nil {
 		return nil // refused where it is given: voterewards.New requires a handler

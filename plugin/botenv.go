@@ -40,8 +40,7 @@ func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 }
 
 // Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of
-// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming its
-// variable.
+// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming it.
 func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
 		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), e.ShardIDs.Option()}, opts...)...)
@@ -49,8 +48,7 @@ func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 		"shard ids": "SHARD_IDS", "Discord API base": "DISCORD_API_URL"})
 }
 
-// blame makes err a *ConfigError naming the variable of the field a
-// *topgg.ValidationError names, when vars knows it.
+// blame makes err a *ConfigError naming the variable of a *topgg.ValidationError's field.
 func blame(err error, vars map[string]string) error {
 	if ve, ok := errors.AsType[*topgg.ValidationError](err); ok && vars[ve.Field] != "" {
 		return &ConfigError{Variable: vars[ve.Field], Err: err}

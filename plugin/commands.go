@@ -49,11 +49,10 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 	}
 }
 
-// RegisterCommands puts the bot's slash commands (those of [WithCommands] and
-// the voter perks', the list the plugin publishes on Top.gg) on Discord as
-// appID's global commands, in one idempotent bulk overwrite through the first
-// attached session. Errors: [topgg.ErrNotConfigured] without WithCommands (an
-// overwrite would drop commands the plugin does not know),
+// RegisterCommands puts the commands the plugin publishes on Top.gg on
+// Discord as appID's global commands, in one idempotent bulk overwrite through
+// the first attached session. Errors: [topgg.ErrNotConfigured] without
+// [WithCommands] (an overwrite would drop commands the plugin does not know),
 // [autopost.ErrNoSessions] before Attach, or Discord's.
 func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	if !p.made() {
@@ -72,8 +71,7 @@ func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	return nil
 }
 
-// commandList is WithCommands's list, then the voter perks' commands it
-// does not already name.
+// commandList is WithCommands's list, then the voter perks' commands it lacks.
 func (p *Plugin) commandList() []*discordgo.ApplicationCommand {
 	list := slices.Clone(p.opts.commands)
 	if p.opts.perks == nil {

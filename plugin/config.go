@@ -44,55 +44,44 @@ const maxVoteLookback = 365 * 24 * time.Hour
 type Config struct {
 	// Autopost is "v1" (the default), "v0" or "off".
 	Autopost string `env:"TOPGG_AUTOPOST"`
-	// AutopostInterval is the time between posts (default 30m, at least
-	// autopost.MinInterval; see [Config.ValidateFor]).
+	// AutopostInterval is the time between posts (default 30m, at least autopost.MinInterval).
 	AutopostInterval time.Duration `env:"TOPGG_AUTOPOST_INTERVAL"`
-	// AutopostRefresh is the longest time without a post when the numbers do
-	// not change (default 3h; raised to AutopostInterval if smaller).
+	// AutopostRefresh is the longest time without a post (default 3h, at least AutopostInterval).
 	AutopostRefresh time.Duration `env:"TOPGG_AUTOPOST_REFRESH"`
-	// AutopostReadyTimeout bounds the wait for every attached shard's READY
-	// before the first post (default 5m).
+	// AutopostReadyTimeout bounds the first post's wait for every READY (default 5m).
 	AutopostReadyTimeout time.Duration `env:"TOPGG_AUTOPOST_READY_TIMEOUT"`
 
-	// SyncCommands publishes the bot's slash commands after the first READY
-	// (nil: true).
+	// SyncCommands publishes the bot's slash commands after the first READY (nil: true).
 	SyncCommands *bool `env:"TOPGG_SYNC_COMMANDS"`
 
 	// VotePollInterval is the time between vote polls (nil: 1m, else at least
-	// voterewards.MinInterval); 0 turns vote polling, rewards and
-	// [Plugin.Active] off.
+	// voterewards.MinInterval); 0 turns vote polling and all it feeds off.
 	VotePollInterval *time.Duration `env:"TOPGG_VOTE_POLL_INTERVAL"`
-	// VoteLookback is how far back the first poll reaches when nothing is
-	// saved (default 12h, at most one year).
+	// VoteLookback is how far back a first poll reaches (default 12h, at most a year).
 	VoteLookback time.Duration `env:"TOPGG_VOTE_LOOKBACK"`
 	// VoteConcurrency is how many handler calls run at once (default 4).
 	VoteConcurrency int `env:"TOPGG_VOTE_CONCURRENCY"`
-	// VoteAttempts is how many times a handler is called for one vote before
-	// the plugin gives up on it (default 5).
+	// VoteAttempts is how many calls of a handler one vote gets (default 5).
 	VoteAttempts int `env:"TOPGG_VOTE_ATTEMPTS"`
-	// VoteRetryDelay is the wait before a failing handler's first retry; it
-	// doubles up to a minute (default 1s).
+	// VoteRetryDelay is the first retry's wait, doubling up to a minute (default 1s).
 	VoteRetryDelay time.Duration `env:"TOPGG_VOTE_RETRY_DELAY"`
-	// VoteStopGrace is how long running handlers may finish once Run's
-	// context is done, before their context is cancelled (default 10s).
+	// VoteStopGrace is how long handlers may finish after Run's stop, before their
+	// context is cancelled (default 10s).
 	VoteStopGrace time.Duration `env:"TOPGG_VOTE_STOP_GRACE"`
 
-	// WebhookAddr is the address the webhook receiver listens on while Run
-	// runs, e.g. ":8080"; empty (the default): no HTTP, and a bot with its own
-	// server mounts [Plugin.WebhookHandler].
+	// WebhookAddr is where the webhook receiver listens while Run runs, e.g.
+	// ":8080"; empty (the default): mount [Plugin.WebhookHandler] yourself.
 	WebhookAddr string `env:"TOPGG_WEBHOOK_ADDR"`
 	// WebhookPath is the receiver's path (default "/topgg/webhook").
 	WebhookPath string `env:"TOPGG_WEBHOOK_PATH"`
-	// WebhookSecrets are the v1 signing secrets ("whs_..."), one per webhook
-	// of the project; from the environment, a comma-separated list. With
-	// WebhookAuth, they turn the receiver on, which needs vote polling on.
+	// WebhookSecrets are the v1 signing secrets ("whs_..."), comma-separated
+	// in the environment; with WebhookAuth, they turn the receiver on.
 	WebhookSecrets WebhookSecrets `env:"TOPGG_WEBHOOK_SECRET"`
 	// WebhookAuth is the legacy v0 webhook's Authorization value.
 	WebhookAuth webhook.Secret `env:"TOPGG_WEBHOOK_AUTH"`
 }
 
-// WebhookSecrets is a set of v1 webhook secrets. It prints without them, and
-// reads a comma-separated list from the environment.
+// WebhookSecrets is a set of v1 webhook secrets; it prints without them.
 type WebhookSecrets []webhook.Secret
 
 // UnmarshalText reads a comma-separated list of secrets.
@@ -107,17 +96,14 @@ func (w *WebhookSecrets) UnmarshalText(b []byte) error {
 
 // ConfigError reports a setting that is missing or invalid.
 type ConfigError struct {
-	// Field is the Go field, e.g. "Config.AutopostInterval"; empty for a
-	// variable of a caller's own struct.
+	// Field is the Go field, e.g. "Config.AutopostInterval" ("" for a caller's own variable).
 	Field string
 	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
-	// when the value came from the environment or [LoadEnv] found the field
-	// unset; empty for a value set in code.
+	// when the value came from the environment or LoadEnv found it unset; else "".
 	Variable string
 	// Problem says what is wrong with the value.
 	Problem string
-	// Err is the refusal of the package that checks the value, if any; its
-	// text stands for an empty Problem.
+	// Err is the checking package's refusal, if any; it stands for an empty Problem.
 	Err error
 }
 
@@ -125,8 +111,7 @@ type ConfigError struct {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Error names the variable when the value came from the environment, else the
-// field: "TOPGG_AUTOPOST_INTERVAL: -5m0s is negative" or
-// "plugin: Config.AutopostInterval: -5m0s is negative".
+// field: "TOPGG_AUTOPOST_INTERVAL: ..." or "plugin: Config.AutopostInterval: ...".
 func (e *ConfigError) Error() string {
 	problem := e.Problem
 	if problem == "" && e.Err != nil {
@@ -138,7 +123,7 @@ func (e *ConfigError) Error() string {
 	return "plugin: " + e.Field + ": " + problem
 }
 
-// Validate checks the values as set, a zero meaning its default, and returns a
+// Validate checks the values as set (zero: the default) and returns a
 // *ConfigError naming the first bad field. [New] calls it.
 func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
@@ -176,11 +161,10 @@ func (c Config) Validate() error {
 	return c.validateWebhook(bad)
 }
 
-// ValidateFor is [Config.Validate] and the interval floors of the service:
-// AutopostInterval at least autopost.MinInterval, VotePollInterval at least
-// voterewards.MinInterval unless 0. The floors do not apply when client's
-// base URL is on this machine ([topgg.Client.Loopback]); a nil client is the
-// real service. [New] calls it.
+// ValidateFor is [Config.Validate] and the service's interval floors
+// (autopost.MinInterval, voterewards.MinInterval), which do not apply to a
+// client on this machine ([topgg.Client.Loopback]); a nil client is the real
+// service. [New] calls it.
 func (c Config) ValidateFor(client *topgg.Client) error {
 	if err := c.Validate(); err != nil || (client != nil && client.Loopback()) {
 		return err
@@ -211,8 +195,8 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
 		return bad("WebhookPath", "does not start with /")
 	}
-	// The receiver is the authority on its secrets: what New would refuse is
-	// refused here, before the bot goes online, naming the field, never the value.
+	// What the receiver would refuse is refused here, before the bot goes
+	// online, naming the field, never the value.
 	for i, s := range c.WebhookSecrets {
 		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
 			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_", i+1, len(c.WebhookSecrets))
@@ -230,8 +214,7 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 // feature needs: handlers, the webhook receiver and the voter perks.
 func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
 
-// KeepsState reports whether a job of c keeps state (vote polling or command
-// sync on), which [New] then needs from [WithState].
+// KeepsState reports whether vote polling or command sync, needing [WithState], is on.
 func (c Config) KeepsState() bool { s := c.resolve(); return s.votePoll > 0 || s.syncCommands }
 
 // CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty,
@@ -278,8 +261,7 @@ type settings struct {
 	votePoll     time.Duration // 0: off
 }
 
-// resolve applies the defaults to a valid Config; LoadEnv never writes them
-// into the caller's struct.
+// resolve applies the defaults to a valid Config, never to the caller's.
 func (c Config) resolve() settings {
 	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
 	if s.Autopost == "" {

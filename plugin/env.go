@@ -59,8 +59,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	return validateAll(v.Elem(), s.read, nil)
 }
 
-// envField is a tagged field LoadEnv reads: its path in errors, its type
-// (pointers removed), and whether it was set in code.
+// envField is a tagged field LoadEnv reads: its path, type and whether code set it.
 type envField struct {
 	path string
 	typ  reflect.Type
@@ -80,8 +79,7 @@ type strict struct {
 	refused *ConfigError        // the first value refused
 }
 
-// collect records the tagged fields of the struct v and refuses the types
-// whose decoding go-envconfig does not keep as strict as LoadEnv.
+// collect records the tagged fields of v, refusing types go-envconfig reads loosely.
 func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]bool) error {
 	t := v.Type()
 	if seen[t] {
@@ -164,8 +162,8 @@ func readable(t reflect.Type) bool {
 	return decodes(t)
 }
 
-// strictValue checks val for a field of type t and returns the value for
-// go-envconfig to decode, or what is wrong with val, without quoting it.
+// strictValue returns val as go-envconfig should decode it for type t, or
+// what is wrong with it, without quoting it.
 func strictValue(ctx context.Context, t reflect.Type, val string) (string, string) {
 	const shown = "the value"
 	switch {
@@ -190,8 +188,8 @@ func strictValue(ctx context.Context, t reflect.Type, val string) (string, strin
 	return val, ""
 }
 
-// malformed says that the decoder of t refused val. A foreign decoder's
-// message is kept only when it shows no trace of val.
+// malformed says that the decoder of t refused val, keeping a foreign
+// decoder's message only when it shows no trace of val.
 func malformed(t reflect.Type, val string, err error) string {
 	if t.PkgPath() == configType.PkgPath() {
 		return "the value is malformed: " + err.Error()
@@ -218,8 +216,7 @@ func withoutValue(msg, val string) (string, bool) {
 	return strings.ReplaceAll(msg, hole, "the value"), true
 }
 
-// decodeSelf decodes val into p, a pointer whose type implements one of the
-// decoders, in go-envconfig's order of preference.
+// decodeSelf decodes val into p with its decoder, in go-envconfig's order.
 func decodeSelf(ctx context.Context, p any, val string) error {
 	switch d := p.(type) {
 	case envconfig.DecoderCtx:
@@ -232,9 +229,8 @@ func decodeSelf(ctx context.Context, p any, val string) error {
 	return nil
 }
 
-// checkDecimal checks a decimal integer as written: an optional minus sign
-// (when signed), then digits without a leading zero ("010" would surprise as
-// 8 or 10), in range.
+// checkDecimal checks a decimal integer as written: an optional minus sign,
+// digits without a leading zero ("010" would surprise as 8 or 10), in range.
 func checkDecimal(val, shown string, bits int, signed bool) string {
 	digits := val
 	if signed {
@@ -263,10 +259,9 @@ var (
 	envType    = reflect.TypeFor[Env]()
 )
 
-// ValidateEnv checks every Config in target, a struct (or a pointer to one)
-// that [LoadEnv] filled from lookuper (nil: the process environment), with
-// [Config.ValidateFor] and client. Like LoadEnv, its *ConfigError names the
-// variable of the bad field when the variable is set.
+// ValidateEnv checks every Config in target, as [LoadEnv] filled it from
+// lookuper (nil: the environment), with [Config.ValidateFor] and client; its
+// *ConfigError names the variable of the bad field when it is set.
 func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
 	v := reflect.ValueOf(target)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
@@ -288,8 +283,7 @@ func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) 
 	return validateAll(v, read, func(c Config) error { return c.ValidateFor(client) })
 }
 
-// validateAll validates every Config in the struct v, at any depth, with
-// validate (nil: Config.Validate).
+// validateAll validates every Config in the struct v, at any depth.
 func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
 	if v.Type() == configType {
 		return validateLoaded(v.Interface().(Config), read, validate)
@@ -320,9 +314,9 @@ func configVariable(field string) string {
 	return strings.TrimSpace(name)
 }
 
-// validateLoaded validates c and, when the bad field was read from a variable
-// or left zero, names the variable. A variable that sets a non-pointer field
-// to its zero is refused: in code that zero means "the default".
+// validateLoaded validates c, naming the variable of a bad field read or left
+// zero. A variable setting a non-pointer field to zero is refused: in code,
+// zero means "the default".
 func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
@@ -338,8 +332,8 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	err := validate(c)
 	var ce *ConfigError
 	if errors.As(err, &ce) {
-		// A field left zero is named by its variable too: a rule that ties two
-		// settings blames the missing one, which the operator sets by variable.
+		// A rule that ties two settings blames the missing one, which the
+		// operator sets by variable.
 		field := strings.TrimPrefix(ce.Field, "Config.")
 		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
 			ce.Variable = configVariable(field)
@@ -383,15 +377,15 @@ func (s Secret) LogValue() slog.Value {
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
 func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
 
-// Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error, in
-// any case; default info) and LOG_FORMAT (text or json; default text).
+// Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error;
+// default info) and LOG_FORMAT (text or json; default text).
 type Log struct {
 	Level  LogLevel  `env:"LOG_LEVEL"`
 	Format LogFormat `env:"LOG_FORMAT"`
 }
 
 // LogLevel is a slog level read strictly: debug, info, warn or error, in any
-// case. The zero value is info.
+// case; the zero value is info.
 type LogLevel slog.Level
 
 // EnvDecode reads a level; its error quotes no value.
@@ -428,8 +422,8 @@ func (l Log) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// Snowflake is a Discord ID read from a variable: a decimal number below 2^64
-// without a leading zero. The empty Snowflake is unset.
+// Snowflake is a Discord ID read from a variable (decimal, below 2^64, no
+// leading zero); empty is unset.
 type Snowflake string
 
 // EnvDecode refuses what is not a Discord ID; its error quotes no value.

@@ -12,8 +12,8 @@ import (
 var (
 	// errRunning: [Plugin.Run] was called beside another Run.
 	errRunning = fmt.Errorf("plugin: Plugin %w", topgg.ErrRunning)
-	// ErrAttachAfterRun means [Plugin.Attach] was called after the first
-	// [Plugin.Run]: a session attached now would be seen by no job.
+	// ErrAttachAfterRun: [Plugin.Attach] after the first [Plugin.Run], whose
+	// jobs would never see the session.
 	ErrAttachAfterRun = errors.New("plugin: Attach after Run")
 	// errNilArg: a nil (or typed-nil) value was passed where one is required.
 	errNilArg = fmt.Errorf("plugin: %w", topgg.ErrNilArgument)

@@ -13,11 +13,10 @@ import (
 )
 
 // WithFleet runs the plugin as one process of a fleet: every process
-// publishes its shards' counts and mirrors the votes, so [Plugin.Active]
-// answers everywhere; only the holder of f's lease runs the leader-only jobs,
-// each action checked against its term. New hands the lease's fence to the
-// state of [WithState], which must be shareable. The caller closes f after
-// Run returned.
+// publishes its shards' counts and mirrors the votes; only the holder of f's
+// lease runs the leader-only jobs, each action checked against its term. New
+// hands the lease's fence to [WithState]'s state, which must be shareable.
+// The caller closes f after Run returned.
 func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -45,9 +44,8 @@ func (l fleetLeader) fence() voterewards.Fence {
 	return func() int64 { return lease.State().Token }
 }
 
-// jobs runs every, and lead each term under the lease. The term travels in
-// lead's context, checked before each leader-only action by packages that
-// know nothing of fleets.
+// jobs runs every, and lead each term under the lease; the term travels in
+// lead's context, to packages that know nothing of fleets.
 func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job {
 	if len(lead) == 0 {
 		return every

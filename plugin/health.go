@@ -12,12 +12,11 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// crashLoop is the number of failures in a row after which a job that has not
-// run well since counts as dead for liveness.
+// crashLoop is how many failures in a row make a job dead for liveness.
 const crashLoop = 5
 
 // jobStates is what the supervisor tells liveness: per job, the failures in a
-// row and whether it runs; and the failure that ended the last Run.
+// row and whether it runs, and the failure that ended the last Run.
 type jobStates struct {
 	clock clock.Clock
 
@@ -79,8 +78,8 @@ func (s *jobStates) stopped(name string, failed bool) {
 func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = nil, nil }) }
 func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
-// check fails when the last Run ended with a failure no restart mends, or
-// when a job has failed crashLoop times in a row and not run well since.
+// check fails when the last Run ended with a failure no restart mends, or a
+// job failed crashLoop times in a row and has not run well since.
 func (s *jobStates) check(context.Context) error {
 	if s == nil {
 		return errNotMade
@@ -114,8 +113,7 @@ func (p *Plugin) LivenessChecks() []health.Check {
 // ReadinessChecks returns the checks of a readiness probe ("readyz"):
 //   - "running": [Plugin.Run] is running;
 //   - "shards" (with autopost): every attached shard has its READY;
-//   - "token": Top.gg has not refused the token since it last accepted it
-//     ([topgg.Client.TokenRefused]);
+//   - "token": Top.gg has not refused the token since it last accepted it;
 //   - "state" (with [WithState]): the state can take a write now;
 //   - "leadership" (with [WithFleet]): this process knows whether it leads.
 func (p *Plugin) ReadinessChecks() []health.Check {

@@ -15,12 +15,10 @@ type leader interface {
 	// counts returns what the poster posts, given this process's counter,
 	// and the job that publishes this process's shards (nil: none).
 	counts(local *autopost.Counter) (autopost.Source, func(context.Context) error, error)
-	// fence is what the state checks on each leader write: nil when this
-	// process always leads.
+	// fence is what the state checks on each leader write (nil: always leads).
 	fence() voterewards.Fence
-	// jobs returns the jobs of one Run: lead (leader-only) runs under
-	// supervise, now or in each term, whose start and end leading is told
-	// of; every (a fleet's every process) runs beside.
+	// jobs returns the jobs of one Run: lead runs under supervise, now or in
+	// each term (told to leading), and every beside it.
 	jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job
 	// checks are the leader's readiness checks.
 	checks() []health.Check

@@ -14,10 +14,9 @@ import (
 )
 
 // Observer is told what every job the plugin builds does, in the jobs' own
-// typed values; *topggprom.Collector implements it. The methods are called
+// typed values; *topggprom.Collector implements it. Its methods are called
 // synchronously from the jobs' goroutines: they must be safe for concurrent
-// use and return quickly. A panic in one is recovered and logged. The API
-// client's requests are the client's to observe (topgg.WithObserver).
+// use and quick; a panic is logged. Observe the client with topgg.WithObserver.
 type Observer interface {
 	// ObservePost: one post attempt of the server count.
 	ObservePost(autopost.Result)
@@ -31,8 +30,8 @@ type Observer interface {
 	ObserveLease(fleet.LeaseState)
 }
 
-// WithMetrics tells o what every job does (see [Observer]), alongside the
-// handlers given with [WithOnPost] and [WithCommandSyncHandler].
+// WithMetrics tells o what every job does, beside the [WithOnPost] and
+// [WithCommandSyncHandler] functions.
 func WithMetrics(o Observer) Option {
 	return func(opts *options) error {
 		if typednil.Is(o) {
@@ -43,9 +42,8 @@ func WithMetrics(o Observer) Option {
 	}
 }
 
-// wireMetrics folds the Observer into the jobs' hooks once every option is
-// applied. The calls made beside a user's handler are contained here, so
-// that the handler still runs.
+// wireMetrics folds the Observer into the jobs' hooks; the calls beside a
+// user's handler are contained here, so that the handler still runs.
 func (o *options) wireMetrics() {
 	m := o.metrics
 	if m == nil {
@@ -70,8 +68,7 @@ func (o *options) wireMetrics() {
 	o.webhookObserver = m.ObserveWebhook
 }
 
-// leading tells the Observer, if any, that this process leads the fleet or
-// no longer does.
+// leading tells the Observer, if any, whether this process leads the fleet.
 func (p *Plugin) leading(yes bool) {
 	if m := p.opts.metrics; m != nil {
 		contain(p.log, "ObserveLease", func() { m.ObserveLease(fleet.LeaseState{Leader: yes}) })

@@ -77,8 +77,8 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 }
 
 // WithGiveUpHandler sets the function called with a *voterewards.DeliveryError
-// when a handler, or the record of its success, failed every attempt; the
-// vote stays pending.
+// when a handler, or the record of its success, failed every attempt; the vote
+// stays pending.
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -100,10 +100,9 @@ func WithOnPost(f func(autopost.Result)) Option {
 	}
 }
 
-// WithCommandSyncHandler sets the function told the outcome of every
-// command-sync attempt: the result and a nil error when the listing is up to
-// date, else the error (also logged). It is called from the sync job's
-// goroutine and should return soon; a panic in it is recovered and logged.
+// WithCommandSyncHandler sets the function told every command sync's outcome
+// (a nil error once the listing is up to date), from the sync job's
+// goroutine; it should return soon, and a panic in it is logged.
 func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
 	return func(o *options) error {
 		if f == nil {
@@ -137,9 +136,8 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	}
 }
 
-// WithState sets where the bot's state lives (votes and ledger, the command
-// hash, reminder opt-ins); vote polling and command sync need one. New hands
-// s the leader's fence; the caller closes s after Run returned.
+// WithState sets where the bot's state lives, which vote polling and command
+// sync need. New hands s the leader's fence; the caller closes s after Run.
 func WithState(s voterewards.State) Option {
 	return func(o *options) error {
 		if typednil.Is(s) {

@@ -14,22 +14,19 @@ import (
 type VoterPerks struct {
 	// BotID is the bot's Discord id, for the vote link. Required.
 	BotID string
-	// Role, if set, is the voter role, given on every reward and taken back
-	// when the vote expires unless a newer vote is active.
+	// Role, if set, is the voter role, held while the voter's vote is active.
 	Role *voterperks.Role
-	// Reminders turns on the reminder direct messages, opt-in per user, kept
-	// in the state of [WithState].
+	// Reminders turns on the opt-in reminder messages, kept in [WithState]'s state.
 	Reminders bool
 	// Texts overrides what the perks say (see [voterperks.Texts]).
 	Texts voterperks.Texts
 }
 
-// WithVoterPerks turns on the voter features: the voter role and reminders
-// run before the handlers of [WithRewardHandler] and [WithExpiryHandler];
-// [Plugin.Attach] adds the /vote and /leaderboard handler,
-// [Plugin.RegisterCommands] and the command sync add their commands, and
-// [Plugin.Perks] gives the gate. It needs vote polling on (else [New] returns
-// a *[ConfigError]).
+// WithVoterPerks turns on the voter features: the role and reminders run
+// before the handlers of [WithRewardHandler] and [WithExpiryHandler];
+// [Plugin.Attach] adds the /vote and /leaderboard handler, the commands join
+// the published list, and [Plugin.Perks] gives the gate. It needs vote
+// polling on (else [New] returns a *[ConfigError]).
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v
@@ -45,8 +42,7 @@ func (p *Plugin) Perks() *voterperks.Perks {
 	return p.perks
 }
 
-// buildPerks makes the perks of WithVoterPerks and puts their handlers
-// before the bot's own; before the vote poller is built.
+// buildPerks makes the perks and puts their handlers before the bot's own.
 func (p *Plugin) buildPerks() error {
 	v := p.opts.perks
 	if v == nil {
@@ -69,8 +65,8 @@ func (p *Plugin) buildPerks() error {
 	return nil
 }
 
-// chain calls first, then next (if any) when first succeeded: a retry calls
-// both again, and both are idempotent.
+// chain calls first, then next (if any) when first succeeded; a retry calls
+// both again, both idempotent.
 func chain(first, next voterewards.Handler) voterewards.Handler {
 	if next == nil {
 		return first

@@ -115,8 +115,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	return p, nil
 }
 
-// buildJobs makes the jobs the settings turn on, each once, over the
-// plugin's state and leader.
+// buildJobs makes the jobs the settings turn on, each once.
 func (p *Plugin) buildJobs() error {
 	if p.set.Autopost != AutopostOff {
 		p.counter = autopost.NewCounter(0)
@@ -153,12 +152,11 @@ func (p *Plugin) buildJobs() error {
 	return nil
 }
 
-// Attach registers the plugin's handlers (the voter perks' included) on every
-// shard's session, before the sessions open and before the first
-// [Plugin.Run]; they stay for the plugin's life. Errors, attaching none:
-// [ErrAttachAfterRun], [autopost.ErrSessionOpen] for a session open or
-// opening, [topgg.ErrNilArgument] for a nil session or none,
-// [topgg.ErrNotConfigured] for a Plugin not made by [New].
+// Attach registers the plugin's handlers (the voter perks' too) on every shard's
+// session, before the sessions open and the first [Plugin.Run], for the plugin's
+// life. Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen]
+// for a session open or opening, [topgg.ErrNilArgument] for a nil session or
+// none, [topgg.ErrNotConfigured] for a Plugin not made by [New].
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if !p.made() {
 		return errNotMade
@@ -198,14 +196,12 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 
 // Run runs the jobs until ctx is done, then stops them and returns nil once
 // none is left. A job that fails or panics is logged and restarted with
-// backoff; one that no restart mends (Top.gg refused the token) stops the
-// others, and Run returns its error wrapping [ErrJobFailed] and the cause.
-// In a fleet ([WithFleet]) the leader-only jobs run while this process holds
-// the lease.
-//
-// Run returns at once with [topgg.ErrNotConfigured] for a Plugin not made by
-// [New], [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions]
-// when autopost or command sync is on and no session is attached. Run may be
+// backoff; one that no restart mends (a refused token) stops the others, and
+// Run returns its error wrapping [ErrJobFailed] and the cause. In a fleet the
+// leader-only jobs run while this process holds the lease. Run returns at
+// once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
+// [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
+// autopost or command sync is on and no session is attached. Run may be
 // called again after it returned.
 func (p *Plugin) Run(ctx context.Context) error {
 	if !p.made() {
@@ -248,13 +244,11 @@ func (p *Plugin) warnUnopened(ctx context.Context) {
 	session.WarnUnopened(ctx, p.log, sessions)
 }
 
-// made reports whether p was made by New: a zero Plugin would run no job and
-// block its sessions' READY handlers on a nil channel.
+// made reports whether p was made by New (else READY handlers would block).
 func (p *Plugin) made() bool { return p != nil && p.firstReady != nil }
 
-// supervise runs jobs under the supervisor until ctx is done, and returns
-// once every one has returned. A job that fails in a way no restart mends
-// stops the others, and its error is returned.
+// supervise runs jobs until ctx is done and every one returned; one that no
+// restart mends stops the others, and its error is returned.
 func (p *Plugin) supervise(ctx context.Context, jobs []job) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -314,8 +308,7 @@ func (p *Plugin) jobs() []job {
 	return p.opts.leader.jobs(p.leaderJobs(), every, p.supervise, p.leading)
 }
 
-// leaderJobs lists the jobs only one process of a bot may run: in one
-// process, this one; in a fleet, its leader.
+// leaderJobs lists the jobs only one process of a bot may run.
 func (p *Plugin) leaderJobs() []job {
 	var jobs []job
 	if p.votes != nil {
@@ -353,8 +346,7 @@ func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error)
 
 // Active reports from memory, without a request, whether the user (a Discord
 // or Top.gg user id) has an active vote. Status.Covered is false until the
-// poller has read the whole vote window, when Run is not running, and when
-// vote polling is off.
+// poller has read the vote window, and while Run or vote polling is off.
 func (p *Plugin) Active(userID string) voterewards.Status {
 	if poller := p.poller.Load(); poller != nil {
 		return poller.Active(userID)
@@ -362,8 +354,8 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 	return voterewards.Status{}
 }
 
-// Counts returns the counts the poster would post now, also while Run is not
-// running; the zero value when autopost is off.
+// Counts returns the counts the poster would post now (kept while Run is not
+// running); zero when autopost is off.
 func (p *Plugin) Counts() autopost.Counts {
 	if p.counter == nil {
 		return autopost.Counts{}

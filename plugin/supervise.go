@@ -22,13 +22,12 @@ const (
 	maxRestartDelay = time.Minute
 )
 
-// jobStopWait is how long, once Run's context is done, the supervisor waits
-// for a job beyond what the job itself promises; a job still running then
-// ignores its context, and is left behind with its result dropped.
+// jobStopWait is how long, after Run's stop, the supervisor waits for a job
+// beyond the job's own promise; then the job is left behind, its result dropped.
 const jobStopWait = 30 * time.Second
 
-// supervisor runs the plugin's jobs, each as Run(ctx) error, and restarts the
-// ones that fail. It holds no lock and keeps no state between calls.
+// supervisor runs the plugin's jobs and restarts the ones that fail; it holds
+// no lock and no state between calls.
 type supervisor struct {
 	log   *slog.Logger
 	clock clock.Clock
@@ -38,11 +37,10 @@ type supervisor struct {
 	stopWait time.Duration
 }
 
-// run runs job until ctx is done. A job that returns an error or panics is
-// logged and run again after a backoff; one that returns nil is done. One
-// that fails in a way no restart mends ([permanent]) is not run again: run
-// returns its error wrapped in [ErrJobFailed]. Once ctx is done the job is
-// not restarted, an error it returns then is logged, and run returns nil.
+// run runs job until ctx is done: one that fails or panics is logged and run
+// again after a backoff, one that returns nil is done, and one no restart
+// mends ([permanent]) makes run return its error wrapped in [ErrJobFailed].
+// After ctx is done, an error is logged and run returns nil.
 func (s supervisor) run(ctx context.Context, name string, job func(context.Context) error) error {
 	failures := 0
 	for ctx.Err() == nil {
@@ -54,9 +52,8 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 		case err == nil:
 			return nil
 		case ctx.Err() != nil:
-			// Not restarted, but an error while stopping is news to the
-			// operator; a bare cancellation, or a leader's term that ended
-			// under it, is not.
+			// Not restarted; an error while stopping is news, a bare
+			// cancellation or an ended term is not.
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, term.ErrOver) {
 				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
@@ -81,9 +78,8 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 	return nil
 }
 
-// once runs job one time and turns a panic into an error, logged with its
-// stack. Once ctx is done it waits for the job at most stopWait: a job that
-// ignores its context is left behind, and what it returns later is dropped.
+// once runs job one time, turning a panic into an error logged with its stack.
+// After ctx is done it waits for the job at most stopWait.
 func (s supervisor) once(ctx context.Context, name string, job func(context.Context) error) error {
 	result := make(chan error, 1) // buffered: a late result is dropped, not blocked on
 	go func() {
@@ -115,9 +111,8 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 	}
 }
 
-// permanent reports an error that no restart mends: the service answered and
-// refused (topgg.Retryable false for an answer it classifies). Errors not
-// from the service, and those worth retrying, are restarted.
+// permanent reports an error no restart mends: the service answered and
+// refused (topgg.Retryable false).
 func permanent(err error) bool {
 	if err == nil || topgg.Retryable(err) {
 		return false

@@ -16,24 +16,21 @@ import (
 
 // Errors of the webhook receiver, for [errors.Is].
 var (
-	// ErrWebhookOff means [Plugin.WebhookHandler] was called on a plugin whose
-	// Config sets no webhook secret.
+	// ErrWebhookOff: [Plugin.WebhookHandler] of a plugin without a webhook secret.
 	ErrWebhookOff = errors.New("plugin: webhooks are off (Config.WebhookSecrets and WebhookAuth are empty)")
-	// errNotRunning: a webhook vote arrived while Run was not running; answered
-	// 500, so Top.gg retries it (and the poll recovers it).
+	// errNotRunning: a webhook vote arrived while Run was not running;
+	// answered 500, so Top.gg retries it.
 	errNotRunning = errors.New("plugin: not running")
 )
 
-// Timeouts of the plugin's webhook server: Top.gg waits 5 s for an answer and
-// sends small bodies.
+// Timeouts of the plugin's webhook server (Top.gg waits 5 s, sends small bodies).
 const (
 	webhookReadHeaderTimeout = 5 * time.Second
 	webhookReadTimeout       = 10 * time.Second
 	webhookWriteTimeout      = 10 * time.Second
 	webhookIdleTimeout       = 2 * time.Minute
 	webhookShutdownTimeout   = 5 * time.Second
-	// webhookAbandonWait is how long the stopped receiver still waits for
-	// handlers whose connection it closed.
+	// webhookAbandonWait is how long the stopped receiver waits for handlers.
 	webhookAbandonWait = time.Second
 )
 
@@ -53,17 +50,15 @@ func (p *Plugin) buildWebhook() error {
 		return err
 	}
 	p.hook = h
-	// The receiver keeps the secrets where no printing reaches them; fmt's
-	// reflection over p.set would print these copies in clear.
+	// fmt's reflection over p.set would print these copies in clear.
 	p.set.WebhookSecrets, p.set.WebhookAuth = nil, ""
 	return nil
 }
 
 // WebhookHandler returns the webhook receiver, to mount on the bot's own HTTP
-// server. A vote is answered 2xx once durably stored, and is rewarded once,
-// whether the webhook or the poll sees it first; while Run is not running it
-// is answered 500, which Top.gg retries. It returns [ErrWebhookOff] when the
-// Config sets no webhook secret.
+// server. A vote is answered 2xx once durably stored, and rewarded once; while
+// Run is not running it is answered 500, which Top.gg retries. It returns
+// [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if !p.made() {
 		return nil, errNotMade
@@ -86,13 +81,11 @@ func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
 	return poller.IngestWebhook(ctx, v)
 }
 
-// boundAddr holds the webhook server's listening address, nil when it does
-// not listen.
+// boundAddr holds the webhook server's address while it listens.
 type boundAddr = atomic.Pointer[net.Addr]
 
 // WebhookAddr returns the address the plugin's own webhook server listens on
-// (Config.WebhookAddr, with the port picked for port 0) while Run runs it;
-// nil otherwise, and when Config.WebhookAddr is empty.
+// while Run runs it (the port picked for port 0), else nil.
 func (p *Plugin) WebhookAddr() net.Addr {
 	if p == nil {
 		return nil
@@ -103,8 +96,7 @@ func (p *Plugin) WebhookAddr() net.Addr {
 	return nil
 }
 
-// listenWebhook opens the webhook server's listener, so that a bad address
-// fails Run at once instead of a job retrying it in the background.
+// listenWebhook opens the webhook server's listener: a bad address fails Run at once.
 func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 	if p.hook == nil || p.set.WebhookAddr == "" {
 		return nil, nil
@@ -118,8 +110,8 @@ func (p *Plugin) listenWebhook(ctx context.Context) (net.Listener, error) {
 	return l, nil
 }
 
-// webhookJob serves the receiver on first, the listener Run opened, then on a
-// new listener of the same address after each restart.
+// webhookJob serves the receiver on first, then on a new listener of the same
+// address after each restart.
 func (p *Plugin) webhookJob(first net.Listener) func(context.Context) error {
 	var used atomic.Bool
 	return func(ctx context.Context) error {
@@ -160,9 +152,8 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	if ctx.Err() == nil { // Serve failed on its own
 		return fmt.Errorf("webhook receiver: %w", err)
 	}
-	// Serve has returned and every connection is closed: no handler starts, so
-	// this Wait cannot race an Add. A handler that ignores its cancelled
-	// context is left behind past webhookAbandonWait.
+	// Serve has returned and closed every connection: no handler starts,
+	// so this Wait cannot race an Add.
 	handlersDone := make(chan struct{})
 	go func() { inflight.Wait(); close(handlersDone) }()
 	left := p.opts.clock.NewTimer(webhookAbandonWait)

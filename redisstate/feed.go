@@ -37,8 +37,7 @@ func (s *State) Follow(ctx context.Context, added func(voterewards.Vote), resync
 			return nil
 		}
 		if err != nil {
-			// The next Receive reconnects and subscribes again; its
-			// confirmation triggers the resync.
+			// The next Receive reconnects; its confirmation triggers the resync.
 			failures++
 			wait := min(50*time.Millisecond<<min(failures-1, 5), time.Second)
 			t := time.NewTimer(wait)

@@ -23,8 +23,7 @@ import (
 // hash beside it with each voter's votes, total and ReachedAt in that month.
 // The ingest script updates it as it admits the vote (see ledgerLua).
 
-// zeroUnix is the zero time's unix seconds: the Month of a Stats that
-// counted no vote, as the scripts see it.
+// zeroUnix is the zero time's unix seconds: a new voter's Month in the scripts.
 var zeroUnix = time.Time{}.Unix()
 
 // monthKeys returns the sorted set and the hash of month m's board.
@@ -33,18 +32,17 @@ func (s *State) monthKeys(m time.Time) (board, standings string) {
 	return fence.Key(s.bot, "votes:board:"+name), fence.Key(s.bot, "votes:month:"+name)
 }
 
-// ledgerArgs are the ledger's arguments of one vote in the ingest script:
-// its weight as counted, its month, when a streak through it ends (ExpiresAt
-// plus the grace), and the KEYS index of its month's board (the hash is the
-// next key). months collects the month keys of a call.
+// ledgerArgs are one vote's ledger arguments in the ingest script: its
+// counted weight, month, streak end and month board's KEYS index (the hash is
+// the next key). months collects the month keys of a call.
 func ledgerArgs(v voterewards.Vote, grace time.Duration, months *monthIndex) []any {
 	m := voterewards.MonthOf(v.CreatedAt)
 	until := v.ExpiresAt.Add(grace)
 	return []any{max(v.Weight, 1), m.Unix(), until.Unix(), until.Nanosecond(), months.index(m)}
 }
 
-// monthIndex numbers the month boards one ingest call touches, as KEYS
-// indexes (1-based, two keys per month) after the call's fixed keys.
+// monthIndex numbers the month boards of one ingest call as KEYS indexes (two
+// keys per month) after the fixed keys.
 type monthIndex struct {
 	s     *State
 	keys  []string
@@ -67,8 +65,7 @@ func (mi *monthIndex) index(m time.Time) int {
 var errBadLedger = errors.New("redisstate: damaged vote ledger record in Redis")
 
 // ledgerFields is how many integers a voter's ledger record holds: votes,
-// total, streak, best, until (sec, nsec), month (sec), month votes, month
-// total, last vote (sec, nsec).
+// total, streak, best, until (2), month, month votes, month total, last (2).
 const ledgerFields = 11
 
 // parseInts reads n space-separated integers.
@@ -102,8 +99,7 @@ func decodeStats(user, raw string) (voterewards.Stats, error) {
 	}, nil
 }
 
-// encodeStats writes st as decodeStats reads it (the scripts write the same
-// form), or "" for a Stats that counted nothing.
+// encodeStats writes st as decodeStats reads it, or "" for an empty Stats.
 func encodeStats(st voterewards.Stats) string {
 	if st.Votes == 0 {
 		return ""
@@ -132,12 +128,11 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 }
 
 // atWidth is the length of a board member's ReachedAt prefix: 13 digits of
-// unix seconds plus 10^12 (any year from 1 to about 33,000) and 9 of
-// nanoseconds.
+// unix seconds plus 10^12 (years 1 to about 33,000) and 9 of nanoseconds.
 const atWidth = 22
 
-// Leaderboard implements [voterewards.Store]: one script reads the top n of
-// the board's sorted set and each one's votes and total.
+// Leaderboard implements [voterewards.Store]: one script reads the board's
+// top n and their votes and totals.
 func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard
@@ -162,8 +157,7 @@ func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 }
 
 // decodeStanding reads one board line: the member (ReachedAt and voter) and
-// the voter's record (ledger or month standing; both start with votes and
-// total).
+// the voter's record, which starts with votes and total.
 func decodeStanding(member, record any) (voterewards.Standing, error) {
 	m, ok1 := member.(string)
 	rec, ok2 := record.(string)

@@ -33,8 +33,7 @@ end
 return 1
 `)
 
-// SetReminder implements [voterewards.ReminderStore]: one script, unfenced
-// (the interaction that asks may reach any process).
+// SetReminder implements [voterewards.ReminderStore]: one unfenced script.
 func (s *State) SetReminder(ctx context.Context, userID string, on bool) error {
 	flag := "0"
 	if on {

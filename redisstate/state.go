@@ -23,8 +23,7 @@ var (
 	errFenceGiven = errors.New("redisstate: UseFence called twice (the state keeps the first fence)")
 )
 
-// State is a bot's state in Redis (see the package doc). Make it with
-// [New]; safe for concurrent use.
+// State is a bot's state in Redis. Make it with [New]; safe for concurrent use.
 type State struct {
 	rdb    redis.UniversalClient
 	bot    string
@@ -35,9 +34,8 @@ type State struct {
 	checkpoint, ledger, board, hash, reminders, oldReminders string
 }
 
-// New returns the state of bot (its key space, validated as fleet does) on
-// rdb, which the caller keeps and closes. It does not contact Redis. Errors
-// wrap [topgg.ErrNilArgument], [fleet.ErrBadConfig].
+// New returns the state of bot on rdb, which the caller keeps and closes, without
+// contacting Redis. Errors wrap [topgg.ErrNilArgument] or [fleet.ErrBadConfig].
 func New(rdb redis.UniversalClient, bot string) (*State, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
@@ -57,8 +55,8 @@ func New(rdb redis.UniversalClient, bot string) (*State, error) {
 }
 
 // UseFence implements [voterewards.State]: each later leader write is fenced
-// by the term whose token f returns then (a fleet's Lease.State().Token).
-// Errors: nil f wraps [voterewards.ErrNeedsFence]; a second call is refused.
+// by the term whose token f returns then. A nil f wraps
+// [voterewards.ErrNeedsFence]; a second call is refused.
 func (s *State) UseFence(f voterewards.Fence) error {
 	if f == nil {
 		return fmt.Errorf("redisstate: %w", voterewards.ErrNeedsFence)

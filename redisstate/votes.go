@@ -17,12 +17,10 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// pruneLimit bounds the votes one Prune call removes, so that one script
-// never blocks Redis for long; the next prune goes on.
+// pruneLimit bounds the votes one Prune call removes: no script blocks Redis long.
 const pruneLimit = 10_000
 
-// Load implements [voterewards.Store]: one MULTI/EXEC, so the snapshot is
-// consistent.
+// Load implements [voterewards.Store]: one consistent MULTI/EXEC.
 func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	var cp *redis.StringCmd
 	var seen, pending, expiries *redis.MapStringStringCmd
@@ -59,8 +57,7 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return snap, nil
 }
 
-// Ingest implements [voterewards.Store]. With cp it is fenced (the leader's
-// poll); without, any process may call it.
+// Ingest implements [voterewards.Store]; with cp it is fenced (the leader's poll).
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -141,8 +138,7 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
-// Prune implements [voterewards.Store]; fenced. It removes at most
-// pruneLimit votes per call; the next prune goes on.
+// Prune implements [voterewards.Store]; fenced. It removes at most pruneLimit votes.
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	_, err := pruneScript.Run(ctx, s.rdb, s.fence(), []string{s.seen, s.voters, s.order, s.meta},
 		createdBefore.Unix(), createdBefore.Nanosecond(), now.Unix(), now.Nanosecond(), pruneLimit,
@@ -161,8 +157,8 @@ func byExpiry(a, b voterewards.Vote) int {
 	return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), byCreated(a, b))
 }
 
-// voteRecord is a vote as the store keeps it (JSON: small, and never a raw
-// newline, which separates the votes of one feed message).
+// voteRecord is a vote as the store keeps it: JSON, never with a raw newline
+// (the feed's separator).
 type voteRecord struct {
 	Key        string            `json:"k"`
 	UserID     string            `json:"u,omitempty"`
@@ -187,8 +183,7 @@ func encodeVote(v voterewards.Vote) string {
 	return string(b)
 }
 
-// errBadVote is a vote record in Redis that does not decode: written by
-// something else, or damaged.
+// errBadVote is a vote record in Redis that does not decode.
 var errBadVote = errors.New("redisstate: damaged vote record in Redis")
 
 func decodeVote(raw string) (voterewards.Vote, error) {

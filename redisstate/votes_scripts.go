@@ -85,9 +85,8 @@ var (
 	ingestFenced = fence.NewScript(ingestBody)
 )
 
-// deliveredScript removes a vote from the pending rewards and, with ARGV[2]
-// "1", adds it to the pending expiries. KEYS[1] pending, KEYS[2] expiries;
-// ARGV[1] key, ARGV[2] expire flag, ARGV[3] encoded vote.
+// deliveredScript removes a vote from the pending rewards and, with ARGV[2] "1",
+// adds it to the expiries. KEYS pending, expiries; ARGV key, flag, encoded vote.
 var deliveredScript = fence.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 if ARGV[2] == '1' then
@@ -96,8 +95,7 @@ end
 return 1
 `)
 
-// expiredScript removes a vote from the pending expiries. KEYS[1] expiries;
-// ARGV[1] key.
+// expiredScript removes a vote from the pending expiries. KEYS[1] expiries; ARGV[1] key.
 var expiredScript = fence.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
@@ -106,9 +104,8 @@ return 1
 // pruneScript removes, in creation order, the votes of the dedup set created
 // before ARGV[1..2] (sec, nsec) and expired at ARGV[3..4], and stops at the
 // first that must stay or after ARGV[5] votes. ARGV[6] is the vote lifetime
-// in seconds, to fix an expiry out of range as voterewards' sanitize does.
-// KEYS as above (1 seen, 2 voters, 3 order, 4 meta). Returns how many it
-// removed.
+// in seconds, to fix an expiry out of range as sanitize does. KEYS as above
+// (1 to 4). Returns how many it removed.
 var pruneScript = fence.NewScript(`
 local cbs, cbn, nows, nown = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local limit = tonumber(ARGV[5])

@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// AnnouncementCategory classifies an announcement. Empty means the service's default,
-// [CategoryAnnouncement].
+// AnnouncementCategory classifies an announcement; empty is [CategoryAnnouncement].
 type AnnouncementCategory string
 
 // Announcement categories the service documents.
@@ -35,11 +34,10 @@ type Announcement struct {
 	CreatedAt time.Time            `json:"created_at"`
 }
 
-// PostAnnouncement posts an announcement (POST /v1/projects/@me/announcements).
-// It is never sent twice, since a retry could post it twice. After any 2xx the
-// client refuses further announcements for 4 hours (the service's limit) with
-// a local *RateLimitError. A 2xx whose body cannot be read still posted it:
-// the cooldown starts, and the error is a *DecodeError that says so.
+// PostAnnouncement posts an announcement. It is never sent twice. After any
+// 2xx the client refuses announcements for the service's 4 hours with a local
+// *RateLimitError; a 2xx whose body cannot be read still posted it, and its
+// error is a *DecodeError that says so.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
@@ -66,8 +64,8 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	return &out, nil
 }
 
-// postedButUnreadable turns the failure to read a 2xx answer into a *DecodeError
-// that says the announcement was posted, so that nobody posts it again.
+// postedButUnreadable turns the failure to read a 2xx answer into a
+// *DecodeError that says the announcement was posted.
 func postedButUnreadable(op string, status int, err error) error {
 	de := &DecodeError{Op: op, Status: status}
 	var old *DecodeError

@@ -22,7 +22,7 @@ const DefaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 
-// me is the path of the project that owns the token, the only one v1 lets a token reach.
+// me is the token's project, the only one v1 lets a token reach.
 const me = "/v1/projects/@me"
 
 // Client calls the Top.gg API with one project token. Make it with [New] and
@@ -71,15 +71,14 @@ func WithBaseURL(u string) Option {
 	return func(c *config) error { c.baseURL = u; return nil }
 }
 
-// WithInsecureHTTP allows a plain-http base URL on any host; the token then
-// travels in clear text.
+// WithInsecureHTTP allows a plain-http base URL on any host, token in clear text.
 func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
 // WithHTTPClient makes the client send through a copy of hc (hc is never
-// changed), which follows a redirect only to the base URL's scheme and host;
-// see [ErrUnsafeRedirect].
+// changed) that follows a redirect only within the base URL's host and scheme
+// (or to https), then as hc.CheckRedirect allows; see [ErrUnsafeRedirect].
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -123,8 +122,8 @@ func WithUserAgent(ua string) Option {
 }
 
 // WithLegacyLimit sets the client-side limit of v0 calls: at most n in any
-// window of length per (default the service's 60 a minute; n = 0 turns it
-// off). A call over the limit waits, with its context, rather than fail.
+// window of length per (default 60 a minute; n = 0: off). A call over the
+// limit waits, with its context.
 func WithLegacyLimit(n int, per time.Duration) Option {
 	return func(c *config) error {
 		if n < 0 || per < 0 {
@@ -136,9 +135,8 @@ func WithLegacyLimit(n int, per time.Duration) Option {
 }
 
 // New returns a Client for the project that owns token; it makes no request.
-// It refuses a token with a "Bearer " prefix, white space or control
-// characters (a *[ValidationError] that never quotes it), and a nil Option
-// ([ErrNilArgument]).
+// A token with a "Bearer " prefix, white space or control characters is a
+// *[ValidationError] that never quotes it; a nil Option, [ErrNilArgument].
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -186,8 +184,8 @@ func New(token string, opts ...Option) (*Client, error) {
 	}, nil
 }
 
-// checkToken refuses a token that could never work. A "Bearer " prefix is
-// refused rather than stripped, to show the mistake where it is made.
+// checkToken refuses a token that could never work; a "Bearer " prefix is
+// refused, not stripped, to show the mistake where it is made.
 func checkToken(token string) error {
 	problem := ""
 	switch {
@@ -205,8 +203,7 @@ func checkToken(token string) error {
 	return &ValidationError{Field: "token", Problem: problem, Rule: "the project's API token alone (the client adds \"Bearer \" on v1)"}
 }
 
-// parseBaseURL checks the API root (internal/baseurl) and refuses the /v1
-// that the client adds itself.
+// parseBaseURL checks the API root and refuses the /v1 the client adds itself.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := baseurl.Parse(raw, insecure)
 	if err != nil {
@@ -235,8 +232,8 @@ func (c *Client) ready() error {
 	return nil
 }
 
-// Format prints the client, its base URL and no token, under every verb; a
-// nil or zero client prints as such rather than panic.
+// Format prints the client with its base URL and no token, under every verb;
+// a client not made by [New] prints as such, never panics.
 func (c *Client) Format(f fmt.State, _ rune) {
 	if c.ready() != nil {
 		_, _ = fmt.Fprint(f, "topgg.Client{not made by topgg.New}")
@@ -245,8 +242,7 @@ func (c *Client) Format(f fmt.State, _ rune) {
 	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 
-// Legacy returns the v0 (/bots) interface of this client, which shares its
-// transport, retries and limits.
+// Legacy returns the v0 (/bots) interface, sharing the client's transport and limits.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
 // credentials returns the Authorization header value of v1 (Bearer) or v0

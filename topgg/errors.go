@@ -13,8 +13,8 @@ import (
 var (
 	// ErrNotFound matches a 404 answer.
 	ErrNotFound = errors.New("topgg: not found")
-	// ErrUnauthorized matches a 401 answer, and a 400 on the v1 routes whose
-	// only documented 400 is an invalid token, from the status and route only.
+	// ErrUnauthorized matches a 401, and a 400 on the v1 routes whose only
+	// documented 400 is an invalid token (by status and route only).
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError.
 	ErrRateLimited = errors.New("topgg: rate limited")
@@ -34,8 +34,8 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
 
-// RequestError reports a request that got no usable HTTP answer: the
-// connection failed, was dropped, or timed out.
+// RequestError reports a request that got no usable answer (a failed, dropped
+// or timed-out connection) after Attempts tries of Op (method and route).
 type RequestError struct {
 	Op       string
 	Attempts int
@@ -95,8 +95,7 @@ func (e *APIError) Error() string {
 	var b strings.Builder
 	status := http.StatusText(e.StatusCode)
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
-	// Each thing once: a problem+json title is often the status text
-	// ("401 Unauthorized: Unauthorized"), and a detail may repeat the title.
+	// Each thing once: a title often repeats the status text, a detail the title.
 	said := []string{status}
 	for _, s := range []string{e.Title, e.Detail, e.Message} {
 		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
@@ -114,8 +113,7 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Is matches ErrNotFound, ErrUnauthorized and ErrRateLimited, from the status
-// and the route only.
+// Is matches ErrNotFound, ErrUnauthorized and ErrRateLimited by status and route.
 func (e *APIError) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -128,8 +126,8 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
-// unauthorized: arguments are validated before sending, so on a route whose
-// one documented 400 is an invalid token, a 400 means that.
+// unauthorized: arguments are validated first, so on a route whose one
+// documented 400 is an invalid token, a 400 means that.
 func (e *APIError) unauthorized() bool {
 	return e.StatusCode == http.StatusUnauthorized || (e.StatusCode == http.StatusBadRequest && e.tokenOnly400)
 }
@@ -140,8 +138,7 @@ func (e *APIError) unauthorized() bool {
 // block of up to [RetryPolicy.MaxRetryAfter].
 type RateLimitError struct {
 	Op string
-	// RetryAfter is how long to wait; Until, when the block ends (zero when
-	// the answer gave no wait).
+	// RetryAfter is how long to wait; Until, when the block ends (zero if unknown).
 	RetryAfter time.Duration
 	Until      time.Time
 	Local      bool
@@ -176,8 +173,7 @@ func (e *RateLimitError) Unwrap() error {
 }
 
 // PaginationError ends a walk over pages ([Client.AllVotes]) that the
-// service's answers would keep going forever (a cursor that does not advance
-// or cycles, repeated votes, too many pages). Page is 1-based.
+// service's answers would keep going forever. Page is 1-based.
 type PaginationError struct {
 	Op      string
 	Page    int
@@ -192,13 +188,11 @@ func (e *PaginationError) Error() string {
 // Is makes errors.Is(err, ErrPagination) work.
 func (e *PaginationError) Is(target error) bool { return target == ErrPagination }
 
-// Misuse sentinels, one for each meaning in the module: every package wraps
-// them with its own words.
+// Misuse sentinels, one per meaning in the module, each package wrapping them.
 var (
 	// ErrNotConfigured: a method called on a value not made by its constructor.
 	ErrNotConfigured = errors.New("not made by its constructor")
-	// ErrNilArgument: a nil value (or an interface holding a nil pointer)
-	// where one is required.
+	// ErrNilArgument: a nil value (a typed nil too) where one is required.
 	ErrNilArgument = errors.New("nil argument")
 	// ErrRunning: Run called while another Run of the same job is going on.
 	ErrRunning = errors.New("already running")

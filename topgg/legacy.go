@@ -11,9 +11,8 @@ import (
 	"time"
 )
 
-// Legacy is the v0 interface (/bots), reached with [Client.Legacy]. It keeps
-// to the service's call limit, waiting for a slot rather than failing. Safe
-// for concurrent use.
+// Legacy is the v0 interface (/bots), reached with [Client.Legacy]; it waits
+// for a slot of the service's call limit rather than fail. Safe for concurrent use.
 type Legacy struct{ c *Client }
 
 // String describes the v0 interface without the client's token.
@@ -59,8 +58,8 @@ type Bot struct {
 	DonateBotGuildID string    `json:"donatebotguildid"`
 }
 
-// BotQuery selects a page of the directory: Limit bots (0: the service's
-// default) after Offset, sorted by "id", "date" or "monthlyPoints" ("-" for
+// BotQuery selects a page of the directory: Limit bots (at most 500; 0: the
+// service's 50) after Offset, sorted by "id", "date" or "monthlyPoints" ("-" for
 // descending), each with only the v0 Fields named, when any are.
 type BotQuery struct {
 	Limit, Offset int
@@ -68,8 +67,7 @@ type BotQuery struct {
 	Fields        []string
 }
 
-// BotList is one page of the directory; Count is the results in it, Total
-// all matching bots.
+// BotList is one page of the directory: Count results in it, Total matching.
 type BotList struct {
 	Results []Bot `json:"results"`
 	Limit   int   `json:"limit"`
@@ -161,9 +159,8 @@ func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
 	return get[BotStats](ctx, l.client(), legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
 }
 
-// StatsUpdate is what [Legacy.PostStats] posts: the total server count (or
-// the posting shard's, with ShardID), optionally the count per shard, and the
-// number of shards (0 sends none).
+// StatsUpdate is what [Legacy.PostStats] posts: the total server count (or the
+// posting shard's, with ShardID), optionally per shard, and the shard count.
 type StatsUpdate struct {
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards,omitempty"`
@@ -186,8 +183,7 @@ func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) err
 	return err
 }
 
-// HasVoted reports whether the Discord user voted for the bot in the past 12
-// hours.
+// HasVoted reports whether the Discord user voted for the bot in the past 12 hours.
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
 	if err := l.client().ready(); err != nil {
 		return false, err

@@ -33,8 +33,7 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 	return l
 }
 
-// checkLocked returns the rest of family's block at now, and forgets an ended
-// one. l.mu must be held.
+// checkLocked returns the rest of family's block, forgetting an ended one; l.mu held.
 func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.Time) {
 	until, ok := l.blocked[family]
 	if !ok {
@@ -66,11 +65,10 @@ type legacySlot struct {
 
 var noSlot = legacySlot{i: -1}
 
-// acquire clears one send of r. It waits out a block of r's family within
-// its budget (maxWait in all), else fails with a local *RateLimitError; a v0
-// call then takes a slot of the sliding window (which, unlike a token bucket,
-// never lets more than legacyN through in any window), waiting if need be.
-// The caller reports the end of its request with doneLegacy.
+// acquire clears one send of r: it waits out a block of r's family within
+// maxWait, else fails with a local *RateLimitError; a v0 call then takes a
+// slot of the sliding window (never more than legacyN in any window), waiting
+// if need be. The caller ends its request with doneLegacy.
 func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
 	budget := maxWait
 	for {
@@ -111,8 +109,7 @@ func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (l
 }
 
 // doneLegacy moves a slot's time to the end of its request: the service
-// counts a request somewhere between our send and its answer, and going over
-// the limit costs a one-hour block.
+// counts it somewhere in between, and going over costs a one-hour block.
 func (l *limits) doneLegacy(s legacySlot) {
 	if s.i < 0 {
 		return

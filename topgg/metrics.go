@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// Metrics is a metrics payload for one kind of project: [BotMetrics], [ServerMetrics]
-// or [GameMetrics]. The set is closed: the service accepts no other shape.
+// Metrics is a metrics payload for one kind of project: [BotMetrics],
+// [ServerMetrics] or [GameMetrics], and no other.
 type Metrics interface {
 	kind() projectKind
 	validate(field string) error
 }
 
-// BotMetrics are the metrics of a Discord bot (ShardCount: its total number
-// of shards). At least one field must be set.
+// BotMetrics are the metrics of a Discord bot (ShardCount: all its shards).
+// At least one field must be set.
 type BotMetrics struct {
 	ServerCount *int `json:"server_count,omitempty"`
 	ShardCount  *int `json:"shard_count,omitempty"`
@@ -36,8 +36,8 @@ func (BotMetrics) kind() projectKind    { return projectKind{PlatformDiscord, Pr
 func (ServerMetrics) kind() projectKind { return projectKind{PlatformDiscord, ProjectTypeServer} }
 func (GameMetrics) kind() projectKind   { return projectKind{PlatformRoblox, ProjectTypeGame} }
 
-// UpdateMetrics sets the project's live metrics (PATCH /v1/projects/@me/metrics).
-// After [Client.Project], a payload of another kind fails validation.
+// UpdateMetrics sets the project's live metrics; after [Client.Project], a
+// payload of another kind fails validation.
 func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 	if err := c.ready(); err != nil {
 		return err
@@ -76,9 +76,8 @@ func batchEntries(samples []MetricsSample) []batchEntry {
 	return data
 }
 
-// PostMetricsBatch sends 1 to [MaxBatch] samples at once (POST
-// /v1/projects/@me/metrics/batch). Sending the same batch twice sets the same
-// values, so the call is retried like an idempotent one.
+// PostMetricsBatch sends 1 to [MaxBatch] samples at once; the same batch twice
+// sets the same values, so it is retried like an idempotent call.
 func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) error {
 	if err := c.ready(); err != nil {
 		return err

@@ -35,8 +35,7 @@ func (r Route) String() string {
 	return "unknown"
 }
 
-// Outcome says how one attempt of a call ended: a small fixed set, fit for a
-// metrics label.
+// Outcome says how one attempt of a call ended, fit for a metrics label.
 type Outcome uint8
 
 // Outcomes of an attempt, by the type of its Err.
@@ -58,10 +57,9 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Request describes one attempt of a call, as an observer ([WithObserver])
-// sees it: Status is 0 when nothing answered; Duration runs from the send to
-// the end of reading the answer; Err is the attempt's error as the call would
-// return it.
+// Request describes one attempt of a call, as [WithObserver] sees it: Status 0
+// when nothing answered; Duration from the send to the end of reading the
+// answer; Err the attempt's error as the call would return it.
 type Request struct {
 	Route    Route
 	Method   string
@@ -95,8 +93,7 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 	}
 }
 
-// tell calls one observer, containing a panic: an observer's bug must not
-// break the call it watches.
+// tell calls one observer; its panic must not break the call it watches.
 func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -107,8 +104,8 @@ func (c *Client) tell(o func(Request), req Request) {
 	o(req)
 }
 
-// outcomeOf classifies an attempt's error, as send and acquire return it (not
-// wrapped); a type switch allocates nothing.
+// outcomeOf classifies an attempt's error as send and acquire return it (not
+// wrapped), without allocating.
 func outcomeOf(err error) Outcome {
 	switch e := err.(type) {
 	case nil:

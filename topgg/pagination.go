@@ -5,13 +5,12 @@ import (
 	"strconv"
 )
 
-// maxPages bounds one walk over the vote history: at 100 votes a page, more
-// than a year of history holds for any project.
+// maxPages bounds one walk over the vote history, far above any project's year.
 const maxPages = 1 << 20
 
-// pageGuard ends a walk over pages that does not progress. It remembers a
-// hash of every cursor and of every page's votes (16 bytes a page), so a
-// cursor that comes back and a page that repeats are caught at once.
+// pageGuard ends a walk over pages that does not progress: it remembers a
+// hash of every cursor and every page's votes, so a cursor that comes back and
+// a page that repeats are caught at once.
 type pageGuard struct {
 	op      string
 	seed    maphash.Seed

@@ -69,8 +69,9 @@ func (c *Client) knownKind() projectKind {
 	return c.kind
 }
 
-// ProjectUpdate changes the listing's headline and Markdown page content, per
-// locale; at least one of the two maps must have an entry.
+// ProjectUpdate changes the listing's headline (3 to 140 characters) and
+// Markdown page content (300 to 50,000), per locale; at least one of the two
+// maps must have an entry.
 type ProjectUpdate struct {
 	Headline    map[Locale]string `json:"headline,omitempty"`
 	PageContent map[Locale]string `json:"page_content,omitempty"`
@@ -106,8 +107,7 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	return err
 }
 
-// Locale is a language code the service accepts for headlines and page
-// content (see [Locale.Valid]).
+// Locale is a language code for headlines and page content ([Locale.Valid]).
 type Locale string
 
 // Valid reports whether l is one of the supported locales.

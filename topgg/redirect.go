@@ -20,15 +20,14 @@ var ErrUnsafeRedirect = errors.New("topgg: redirect refused: it leaves the base 
 const maxRedirects = 10
 
 // safeRedirects returns the CheckRedirect of the client's *http.Client: a
-// redirect is followed only to the scheme (or https) and host of the first
-// request, and then as next (the caller's policy, or the limit of 10) allows.
+// redirect is followed only within the first request's scheme (or to https)
+// and host, then as next (or net/http's limit) allows.
 func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact.Scrubber) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
 			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, scrub.Text(origin(via[0].URL)), scrub.Text(origin(req.URL)))
 		}
-		// net/http sends the redirected request itself: a leader's term is
-		// checked before it as before the first one (see transport.go).
+		// net/http sends the redirect itself: the term is checked before it too.
 		if err := term.Check(req.Context()); err != nil {
 			return err
 		}
@@ -42,8 +41,7 @@ func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact
 	}
 }
 
-// sameOrigin reports whether to keeps from's host (and port) and does not
-// downgrade its scheme.
+// sameOrigin reports whether to keeps from's host and port and its scheme (or https).
 func sameOrigin(from, to *url.URL) bool {
 	switch {
 	case strings.EqualFold(from.Scheme, to.Scheme):

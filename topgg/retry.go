@@ -11,18 +11,18 @@ import (
 	"github.com/dblkit/go-topgg/internal/backoff"
 )
 
-// RetryPolicy says how idempotent calls are retried (announcements never
-// are). MaxAttempts counts every try (1 turns retries off); the backoff runs
-// from MinBackoff to MaxBackoff with jitter. A call that may be retried waits
-// out a Retry-After block of up to MaxRetryAfter; a longer one is a
-// *RateLimitError at once.
+// RetryPolicy says how idempotent calls are retried (announcements never are):
+// MaxAttempts tries (1: no retry), backoff from MinBackoff to MaxBackoff with
+// jitter. A retryable call waits out a Retry-After block of up to
+// MaxRetryAfter; a longer one is a *RateLimitError at once.
 type RetryPolicy struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
 	MaxRetryAfter          time.Duration
 }
 
-// DefaultRetryPolicy returns the policy a new Client uses.
+// DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff
+// from 250 ms to 8 s, and Retry-After waited out up to 5 s.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
 }
@@ -46,11 +46,10 @@ func (p RetryPolicy) backoff(n int) time.Duration {
 
 // Retryable reports whether the call that returned err may succeed if made
 // again later, unchanged: true for a connection failure or timeout, a 5xx
-// other than 501 and 505, a 408, 425 or 429, and every *[RateLimitError]
-// (after its RetryAfter). It is false for nil, a refusal the same call would
-// get again (a broken rule, another 4xx, an undecodable answer, pages that do
-// not progress, a refused redirect or certificate), a cancelled context, and
-// errors of other packages. Every package of the module decides with it.
+// other than 501 and 505, a 408, 425 or 429, and a *[RateLimitError] after its
+// RetryAfter; false for nil, a refusal the same call would get again, a
+// cancelled context, and other packages' errors. The first error of this
+// package in err's chain decides, for the whole module.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false

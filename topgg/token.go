@@ -51,8 +51,7 @@ func tokenHint(token string) string {
 	return ""
 }
 
-// hasBearerPrefix reports whether token starts with "Bearer" (any case) and
-// white space: a header value pasted where the token belongs.
+// hasBearerPrefix reports whether token starts with "Bearer" (any case) and a space.
 func hasBearerPrefix(token string) bool {
 	const scheme = "bearer"
 	if len(token) <= len(scheme) || !strings.EqualFold(token[:len(scheme)], scheme) {

@@ -43,20 +43,17 @@ type call struct {
 	allowEmpty bool
 	family     string // groups routes that share a rate limit block
 	route      Route  // names the call for observers
-	// absentOn404 makes a 404 that the service itself answered (see
-	// serviceAnswer) a success with nothing decoded.
+	// absentOn404 makes a 404 the service itself answered a success.
 	absentOn404 bool
-	// tokenOnly400: the route's only documented 400 is an invalid project
-	// token, so a 400 matches ErrUnauthorized.
+	// tokenOnly400: the route's only documented 400 is an invalid token.
 	tokenOnly400 bool
 }
 
 func (r *call) op() string { return r.method + " " + r.path }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out
-// (when not nil). It returns the final status: 0 when nothing was answered, a
-// 2xx with an error when its body could not be read or decoded, a 404 with a
-// nil error when r.absentOn404 and the service answered it.
+// (if not nil). It returns the final status (0: no answer), also with an
+// error for a 2xx not decoded, and a nil error for an absentOn404 404.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	target, payload, err := c.prepare(ctx, r)
 	if err != nil {
@@ -113,8 +110,7 @@ func (c *Client) prepare(ctx context.Context, r *call) (target string, payload [
 }
 
 // try clears one attempt with the limits (waiting out up to maxWait of a
-// block), sends it, and tells the observers. A refusal by the limits has a
-// negative wait: it is not retried.
+// block), sends it, and tells the observers; a limits' refusal is not retried.
 func (c *Client) try(ctx context.Context, r *call, target string, payload []byte, attempt int, maxWait time.Duration, out any) (int, time.Duration, error) {
 	// Before every send: a block recorded while this call waited stops it too.
 	slot, err := c.limits.acquire(ctx, r, maxWait)
@@ -137,8 +133,8 @@ func (c *Client) try(ctx context.Context, r *call, target string, payload []byte
 	return status, wait, err
 }
 
-// send makes one attempt. On failure it returns how long to wait before the next
-// attempt, or a negative wait when the failure must not be retried.
+// send makes one attempt; on failure it returns the wait before the next, or
+// a negative wait when it must not be retried.
 func (c *Client) send(ctx context.Context, r *call, target string, payload []byte, attempt int, out any) (int, time.Duration, error) {
 	var body io.Reader
 	if payload != nil {
@@ -160,8 +156,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if debug {
 		start = time.Now()
 	}
-	// A fleet leader's term is checked last, right before the send: a
-	// process resumed past its lease sends nothing (see fleet.CheckTerm).
+	// A leader's term is checked last, right before the send.
 	if err := term.Check(ctx); err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
@@ -182,8 +177,8 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	return c.failure(ctx, r, resp, attempt)
 }
 
-// failedRequest turns a transport failure into a scrubbed *RequestError (a
-// malformed answer's bytes can be quoted in it) and the wait before a retry.
+// failedRequest turns a transport failure into a scrubbed *RequestError (it
+// can quote a malformed answer) and the wait before a retry.
 func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
 	// Keep only the *url.Error's cause: the URL says nothing new.
 	var ue *url.Error
@@ -230,8 +225,7 @@ func (c *Client) errorBody(data []byte) []byte {
 }
 
 // failure turns an answer that says no into an error, records the block its
-// Retry-After asks for (on any status, before the body is read), and says
-// whether and when to try again.
+// Retry-After asks for (on any status), and says when to try again.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
 	header := resp.Header.Get("Retry-After")
@@ -264,9 +258,8 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	return status, wait, err
 }
 
-// retryAfterFailure says when to try again after apiErr (-1: never), and
-// returns a *RateLimitError on a 429 or on a retryable answer under a block
-// that ends at until.
+// retryAfterFailure says when to try again after apiErr (-1: never); a 429 or
+// a retryable answer under a block is a *RateLimitError.
 func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, attempt int) (time.Duration, error) {
 	ra := apiErr.RetryAfter
 	switch {
@@ -275,8 +268,7 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
 		}
-		// The next acquire waits out the block; the backoff keeps a tiny
-		// Retry-After from making a tight loop.
+		// The next acquire waits out the block; the backoff avoids a tight loop.
 		return c.retry.backoff(attempt), rl
 	case apiErr.retryable():
 		return c.retry.backoff(attempt), apiErr
@@ -292,8 +284,8 @@ func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Du
 	return until
 }
 
-// serviceAnswer reports whether an error answer comes from the service (JSON,
-// problem+json on v1) rather than a web server under a wrong base URL.
+// serviceAnswer reports whether an error answer comes from the service rather
+// than a web server under a wrong base URL.
 func serviceAnswer(contentType string, body []byte) bool {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "application/problem+json" || mt == "application/json") {
 		return true
@@ -312,8 +304,8 @@ func get[T any](ctx context.Context, c *Client, r *call) (*T, error) {
 	return &out, nil
 }
 
-// decodeJSON decodes a successful answer into out. An empty body is an error
-// unless the caller expects none (out nil) or allows it.
+// decodeJSON decodes a successful answer into out; an empty body is an error
+// unless out is nil or it is allowed.
 func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) error {
 	if out == nil {
 		return nil
@@ -346,8 +338,8 @@ func readAll(resp *http.Response) ([]byte, error) {
 	return data, err
 }
 
-// readError keeps the start of a failed answer's body (truncated when there
-// was more), drains a bounded rest for the connection's reuse, and closes it.
+// readError keeps the start of a failed answer's body, drains a bounded rest
+// for the connection's reuse, and closes it.
 func readError(resp *http.Response) (data []byte, truncated bool) {
 	defer resp.Body.Close()
 	data, _ = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
@@ -365,8 +357,8 @@ func cut(b []byte) []byte {
 	return bytes.Clone(b)
 }
 
-// newAPIError decodes a v1 problem+json or a v0 error body leniently (a field
-// of the wrong type is ignored). Every string kept is scrubbed of the token.
+// newAPIError decodes a v1 problem+json or a v0 error body leniently; every
+// string kept is scrubbed of the token.
 func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redact.Scrubber) *APIError {
 	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
 	if len(data) > 0 {
@@ -429,8 +421,7 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 }
 
 // peerNow is the time an HTTP-date Retry-After is measured from: the answer's
-// own Date when within maxRetryAfter of local (a peer whose clock is off
-// still gets the wait it asked for), else local.
+// own Date, unless further than maxRetryAfter from local.
 func peerNow(date string, local time.Time) time.Time {
 	t, err := http.ParseTime(strings.TrimSpace(date))
 	if err != nil || t.Sub(local).Abs() > maxRetryAfter {
@@ -440,8 +431,7 @@ func peerNow(date string, local time.Time) time.Time {
 }
 
 // parseSeconds reads a decimal number of seconds, clamped to [0,
-// maxRetryAfter]. It refuses what ParseFloat also takes but no server means:
-// "Inf", "NaN", hex floats, underscores.
+// maxRetryAfter], refusing "Inf", "NaN", hex floats and underscores.
 func parseSeconds(s string) (time.Duration, bool) {
 	if s == "" || strings.Trim(s, "0123456789.+-eE") != "" {
 		return 0, false

@@ -37,12 +37,11 @@ type VotesQuery struct {
 // digits (Top.gg's precision; a strict parser may refuse 9).
 func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.9999999Z") }
 
-// votesFamily is the rate-limit family of both vote routes, which read the
-// same data.
+// votesFamily is the rate-limit family of both vote routes (the same data).
 const votesFamily = "v1:votes"
 
-// Votes returns one page of the vote history (GET /v1/projects/@me/votes). It
-// shares its rate-limit block with [Client.VoteStatus].
+// Votes returns one page of the vote history; it shares its rate-limit block
+// with [Client.VoteStatus].
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
@@ -94,8 +93,7 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 	}
 }
 
-// UserIDKind says which kind of user id a vote lookup takes (the service's
-// source query parameter).
+// UserIDKind says which kind of user id a vote lookup takes.
 type UserIDKind string
 
 // Kinds of user ids: Top.gg's (the service's default) and Discord's.
@@ -104,8 +102,8 @@ const (
 	UserIDDiscord UserIDKind = "discord"
 )
 
-// VoteStatus is a user's most recent vote, as [Client.VoteStatus] found it.
-// Voted is false, and the rest zero, when the service knows no active vote.
+// VoteStatus is a user's most recent vote; Voted false, the rest zero, when
+// the service knows no active vote.
 type VoteStatus struct {
 	Voted     bool      `json:"-"`
 	CreatedAt time.Time `json:"created_at"`

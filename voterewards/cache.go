@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// activeCache maps user ids, of both kinds, to the latest ExpiresAt seen, in
-// Unix nanoseconds: a lookup is one probe and allocates nothing.
+// activeCache maps user ids of both kinds to the latest ExpiresAt seen (Unix ns).
 type activeCache struct {
 	mu  sync.RWMutex
 	ids map[string]int64
@@ -46,15 +45,15 @@ type Status struct {
 	Active bool
 	// Until is when the active vote expires; zero when Active is false.
 	Until time.Time
-	// Covered is true once the poller has read the last [VoteLifetime] of
-	// the history to its end; until then an inactive answer may be wrong.
+	// Covered is true once the poller has read the last [VoteLifetime] of the
+	// history; until then an inactive answer may be wrong.
 	Covered bool
 }
 
 // Active reports from memory, without a request or an allocation, whether
-// the user with id (a Top.gg user id or platform id) has an active vote. It
-// learns votes from the poll, from [Poller.Ingest] at once, and from other
-// processes through [Poller.Mirror]. A zero Poller knows nothing.
+// the user with id (a Top.gg user id or platform id) has an active vote: from
+// the poll, [Poller.Ingest] at once, and other processes through
+// [Poller.Mirror]. A zero Poller knows nothing.
 func (p *Poller) Active(id string) Status {
 	if p == nil || p.cache == nil {
 		return Status{}

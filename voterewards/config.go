@@ -27,9 +27,8 @@ const (
 	defaultGracePeriod = 10 * time.Second
 )
 
-// MinInterval is the shortest Interval [New] accepts for a History that is the
-// real service ([topgg.Client.Loopback] false); fakes on this machine have no
-// floor.
+// MinInterval is the shortest Interval [New] accepts for a History that is
+// the real service ([topgg.Client.Loopback] false).
 const MinInterval = 10 * time.Second
 
 // VoteLifetime is how long a Top.gg vote stays active.
@@ -39,7 +38,7 @@ const VoteLifetime = 12 * time.Hour
 const maxRetryDelay = time.Minute
 
 // historyMargin keeps every startDate this far inside the service's one-year
-// limit, so that clock skew and retries never make a request invalid.
+// limit, whatever the clock skew.
 const historyMargin = time.Hour
 
 // Config configures a [Poller]. Zero fields take their defaults; only
@@ -47,47 +46,38 @@ const historyMargin = time.Hour
 type Config struct {
 	// OnReward is called for every new vote (required).
 	OnReward Handler
-	// OnExpire, if set, is called once for every delivered vote when its
-	// ExpiresAt passes ([Poller.Active] says whether the user voted again).
+	// OnExpire, if set, is called once for every delivered vote once it expires.
 	OnExpire Handler
 	// OnGiveUp, if set, is called from a worker goroutine with a
-	// *[DeliveryError] when a handler, or the store write of its success,
-	// failed MaxAttempts times. The vote stays pending: the next
-	// [Poller.Run], or [Poller.Redeliver], calls the handler again.
+	// *[DeliveryError] when a handler, or the record of its success, failed
+	// MaxAttempts times; the vote stays pending.
 	OnGiveUp func(v Vote, err error)
 
 	// Store keeps the state (required); the caller closes it after Run returned.
 	Store Store
 
-	// Lookback is how far back the first run reads (default 12h, at most
-	// just under the service's one year).
+	// Lookback is how far back the first run reads (default 12h, under a year).
 	Lookback time.Duration
-	// Interval is the wait between polls once the history is read to its end
-	// (default 1m, at least [MinInterval] from the real service).
+	// Interval is the wait between polls once caught up (default 1m, >= [MinInterval]).
 	Interval time.Duration
-	// Overlap is how far before the newest vote seen the poller restarts when
-	// the service refuses its cursor or gives none (default 1m).
+	// Overlap is how far before the newest vote seen a cursorless poll restarts (default 1m).
 	Overlap time.Duration
-	// Concurrency is how many handler calls run at once (default 4), and so
-	// how many votes a crash can deliver twice.
+	// Concurrency is how many handler calls run at once, and so how many votes
+	// a crash can deliver twice (default 4).
 	Concurrency int
-	// MaxAttempts is how many times a handler is called for one vote, or a
-	// store write of its outcome tried, before giving up (default 5).
+	// MaxAttempts is the tries of a handler, or of its record, per vote (default 5).
 	MaxAttempts int
-	// RetryDelay is the first retry's wait (default 1s); it doubles on each
-	// retry up to a minute, with jitter.
+	// RetryDelay is the first retry's wait, doubling up to a minute, jittered (default 1s).
 	RetryDelay time.Duration
-	// GracePeriod is how long running handlers may go on once Run's context
-	// is done, before their own context is cancelled (default 10s).
+	// GracePeriod is how long handlers may run on after Run's stop before their
+	// context is cancelled (default 10s).
 	GracePeriod time.Duration
 
-	// StreakGrace is how long after a vote's ExpiresAt a new vote still
-	// continues the streak (default [DefaultStreakGrace]).
+	// StreakGrace is how long after a vote's ExpiresAt the streak holds ([DefaultStreakGrace]).
 	StreakGrace time.Duration
 
-	// Observer, if set, is told of the pipeline's events synchronously, from
-	// the goroutine that made them: it must be safe for concurrent use and
-	// quick. A panic in it is recovered and logged.
+	// Observer, if set, is told of the pipeline's events synchronously: it
+	// must be safe for concurrent use and quick; a panic in it is logged.
 	Observer func(Event)
 
 	// Logger receives the poller's records (default: slog.Default()).

@@ -17,8 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/term"
 )
 
-// queuedPerWorker bounds the votes queued in memory per worker; beyond it the
-// fetch loop waits, and the backlog stays in the store.
+// queuedPerWorker bounds the votes queued in memory per worker.
 const queuedPerWorker = 256
 
 // job is one handler call to make: a reward for a new vote or an expiry.
@@ -34,8 +33,7 @@ func jobOrder(a, b job) int {
 	return cmp.Or(a.at.Compare(b.at), -cmp.Compare(a.kind, b.kind))
 }
 
-// lane holds the queued jobs of one user, in event order; at most one worker
-// runs it, so a user's calls never overlap.
+// lane holds one user's queued jobs in event order; one worker at most runs it.
 type lane struct {
 	id   string
 	jobs []job
@@ -81,14 +79,14 @@ type delivery struct {
 	lmu   sync.Mutex
 	lanes map[string]*lane
 	// known holds the jobs this run took on, so that a vote that reaches it
-	// twice (its Ingest and the feed's echo, a reload) is handled once.
+	// twice (Ingest and the feed's echo) is handled once.
 	known map[jobKey]claimed
 	// pending counts the rewards claimed and not delivered, given up included.
 	pending int
 }
 
-// changePending adds delta to the pending count and reports it, with lmu
-// held, so that the observer hears the counts in order.
+// changePending adds delta to the pending count and reports it, under lmu so
+// that the observer hears the counts in order.
 func (r *run) changePending(delta int) {
 	r.pending += delta
 	if !r.late.Load() {
@@ -133,8 +131,7 @@ const (
 	outcomeAbandoned                // cut short by the end of Run
 )
 
-// settle records how a claimed job ended at now, and takes a reward out of
-// the pending count unless it was given up.
+// settle records how a claimed job ended, and counts a reward out unless given up.
 func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
@@ -197,8 +194,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	return true
 }
 
-// runLane handles the user's jobs until none is left or Run's context is
-// done (the rest stays pending in the store).
+// runLane handles the user's jobs until none is left or Run's context is done.
 func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
@@ -227,9 +223,8 @@ func (r *run) runLane(l *lane) {
 	}
 }
 
-// process calls j's handler with retries, records the outcome, and returns
-// a follow-up job: the expiry of a delivered vote already expired, which
-// must run before the user's next vote.
+// process calls j's handler with retries, records the outcome, and returns a
+// follow-up: the due expiry of the delivered vote, before the user's next.
 func (r *run) process(j job) (job, bool) {
 	attempts, err := r.attempt(j)
 	switch {
@@ -269,9 +264,8 @@ func (r *run) process(j job) (job, bool) {
 	return job{}, false
 }
 
-// record writes the outcome of j to the store, retried as a handler is, and
-// reports whether it succeeded. The end of Run stops the retries, not the
-// first write.
+// record writes j's outcome, retried as a handler is, and reports whether it
+// succeeded; the end of Run stops the retries, not the first write.
 func (r *run) record(j job, write func(context.Context) error) bool {
 	// Not cancelled with the handlers: a completed delivery is worth recording.
 	ctx := context.WithoutCancel(r.hctx)
@@ -288,8 +282,8 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 	}
 }
 
-// attempt calls the handler until it succeeds or MaxAttempts is reached,
-// and returns errAbandoned if the end of Run interrupted it.
+// attempt calls the handler until it succeeds or MaxAttempts is reached;
+// errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if term.Check(r.hctx) != nil {
@@ -313,8 +307,7 @@ func (r *run) attempt(j job) (int, error) {
 	}
 }
 
-// retry logs failed attempt n of j and waits before the next, reporting
-// false if Run's context ended the wait.
+// retry logs failed attempt n and waits; false if Run's context ended the wait.
 func (r *run) retry(j job, n int, msg string, err error) bool {
 	delay := retryWait(n, r.p.cfg.RetryDelay)
 	r.log.Warn(msg, slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),

@@ -2,8 +2,7 @@
 // calls, once per vote, across restarts and crashes, from two sources merged
 // into one stream: the vote history, polled by cursor ([Poller.Run]), and
 // webhooks ([Poller.IngestWebhook] as a webhook.Receiver's OnVote, or
-// [Poller.Ingest] for votes of any origin). Every timer runs on one
-// injectable clock.
+// [Poller.Ingest] for votes of any origin).
 //
 // Both sources enter one [Store], which keeps one record per vote (see
 // [DedupWindow]), the first stored. Ingest returns once the votes are durable,

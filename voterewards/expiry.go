@@ -9,16 +9,14 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// expiries holds the delivered votes whose expiry has not come yet, soonest
-// first; the store holds them too, so they survive a restart.
+// expiries holds the delivered votes whose expiry has not come yet, soonest first.
 type expiries struct {
 	emu   sync.Mutex
 	heap  expiryHeap
 	nudge chan struct{}
 }
 
-// scheduleExpiry adds v and wakes the expiry loop, whose timer may be set for
-// a later vote.
+// scheduleExpiry adds v and wakes the expiry loop.
 func (r *run) scheduleExpiry(v Vote) {
 	r.emu.Lock()
 	heap.Push(&r.heap, v)
@@ -26,8 +24,7 @@ func (r *run) scheduleExpiry(v Vote) {
 	poke(r.nudge)
 }
 
-// due pops the votes expired at now and returns when the next one expires
-// (zero if none is left).
+// due pops the votes expired at now and returns when the next expires (zero if none).
 func (e *expiries) due(now time.Time) ([]Vote, time.Time) {
 	e.emu.Lock()
 	defer e.emu.Unlock()

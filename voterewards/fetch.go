@@ -18,12 +18,10 @@ import (
 // pruneEvery is how often the dedup set and the cache drop expired votes.
 const pruneEvery = time.Minute
 
-// firstFailureWait is the wait after a first failed poll; it doubles (with
-// jitter) up to Interval.
+// firstFailureWait is the wait after a first failed poll, doubling up to Interval.
 const firstFailureWait = time.Second
 
-// maxPagesPerPoll bounds the requests of one poll: a backstop against
-// answers that never end.
+// maxPagesPerPoll bounds the requests of one poll, against answers that never end.
 const maxPagesPerPoll = 10_000
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
@@ -100,9 +98,9 @@ func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, er
 	return page, err
 }
 
-// requestFailed decides what a failed request q means: retry at once from
-// the last vote seen (retry true) when the service refused a saved cursor
-// for the first time in this poll, else the wait before the next poll.
+// requestFailed decides what a failed request q means: a cursor refused for
+// the first time in this poll is retried at once from the last vote seen
+// (true); else the wait before the next poll.
 func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.Time, err error, refusedOnce bool) (time.Duration, bool) {
 	if ctx.Err() != nil {
 		return 0, false
@@ -125,8 +123,7 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 // errNilPage is a History's answer of neither a page nor an error.
 var errNilPage = errors.New("voterewards: History returned no page and no error")
 
-// failedOrLimited returns the wait after a failed request: Retry-After for a
-// rate limit, else the doubling failure wait.
+// failedOrLimited returns the wait after a failed request: Retry-After, else failed's.
 func (r *run) failedOrLimited(err error) time.Duration {
 	var rl *topgg.RateLimitError
 	if errors.As(err, &rl) {
@@ -139,8 +136,7 @@ func (r *run) failedOrLimited(err error) time.Duration {
 	return r.failed(err)
 }
 
-// caughtUpNow marks the history as read to its end, prunes if due, and
-// returns Interval.
+// caughtUpNow marks the history read to its end, prunes if due, returns Interval.
 func (r *run) caughtUpNow(ctx context.Context) time.Duration {
 	r.p.caughtUp.Store(true)
 	r.maybePrune(ctx)
@@ -171,9 +167,9 @@ func (r *run) failed(err error) time.Duration {
 	return wait
 }
 
-// query returns the next request: by cursor; else from from, if set; else
-// from the last vote seen minus the overlap (at first, from Since); never
-// more than a year back, nor later than now minus the overlap.
+// query returns the next request: by cursor, else from from or the last vote
+// seen minus the overlap (at first, Since), within the last year and no later
+// than now minus the overlap.
 func (r *run) query(from time.Time) topgg.VotesQuery {
 	if r.cp.Cursor != "" {
 		return topgg.VotesQuery{Cursor: r.cp.Cursor}
@@ -199,7 +195,7 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 }
 
 // ingest stores a page with the new checkpoint in one change, queues the new
-// votes, and returns how many were new. A vote with no id is skipped.
+// votes and returns how many; a vote with no id is skipped.
 func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	now := r.p.cfg.clock.Now()
 	votes := make([]Vote, 0, len(page.Votes))
@@ -240,8 +236,8 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	return len(added), nil
 }
 
-// maybePrune drops, at most once per pruneEvery, the votes that expired and
-// lie before the overlap window, from the dedup set and the cache.
+// maybePrune drops, at most once per pruneEvery, the expired votes before the
+// overlap window from the dedup set and the cache.
 func (r *run) maybePrune(ctx context.Context) {
 	now := r.p.cfg.clock.Now()
 	if now.Sub(r.lastPrune) < pruneEvery {

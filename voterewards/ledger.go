@@ -27,8 +27,8 @@ type Stats struct {
 	User string
 	// Votes is the number of votes counted; Total the sum of their weights.
 	Votes, Total int
-	// Streak is the length of the streak ending with LastVote (see
-	// [Stats.CurrentStreak]); BestStreak the longest the voter had.
+	// Streak is the streak ending with LastVote (see [Stats.CurrentStreak]);
+	// BestStreak the longest the voter had.
 	Streak, BestStreak int
 	// StreakUntil is the last instant a new vote continues Streak: the
 	// newest vote's ExpiresAt plus the streak grace.
@@ -73,8 +73,7 @@ func (s Stats) Add(v Vote, grace time.Duration) Stats {
 	return s
 }
 
-// CurrentStreak returns Streak if a vote made at now still continues it,
-// else 0: a streak whose grace has passed is over.
+// CurrentStreak returns Streak if a vote made at now would continue it, else 0.
 func (s Stats) CurrentStreak(now time.Time) int {
 	if s.Votes == 0 || now.After(s.StreakUntil) {
 		return 0
@@ -82,8 +81,7 @@ func (s Stats) CurrentStreak(now time.Time) int {
 	return s.Streak
 }
 
-// ThisMonth returns the votes and the weighted total of now's UTC month:
-// MonthVotes and MonthTotal if Month is that month, else zeros.
+// ThisMonth returns the votes and the weighted total of now's UTC month.
 func (s Stats) ThisMonth(now time.Time) (votes, total int) {
 	if !s.Month.Equal(MonthOf(now)) {
 		return 0, 0

@@ -8,10 +8,10 @@ import (
 )
 
 // Mirror keeps [Poller.Active] current in a process that does not run
-// [Poller.Run] (a fleet's followers), following the store if it is a [Feed],
-// until ctx is done; then it returns nil. It may run beside Run. It returns
-// [topgg.ErrRunning] beside another Mirror, and the store's error if the
-// first load, or the feed, fails.
+// [Poller.Run] (a fleet's follower; it may run beside Run), following the
+// store's [Feed] if any, until ctx is done; then it returns nil. Errors:
+// [topgg.ErrRunning] beside another Mirror; the store's if the first load or
+// the feed fails.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -80,8 +80,7 @@ func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 	}
 }
 
-// uncovered reports whether this process, beside no Run, has not yet seen
-// the store's checkpoint show the history read.
+// uncovered reports whether, beside no Run, the history is not yet seen read.
 func (p *Poller) uncovered() bool { return !p.caughtUp.Load() && !p.running.Load() }
 
 // loadCache adds the store's active votes to the cache.
@@ -91,8 +90,8 @@ func (p *Poller) loadCache(ctx context.Context) error {
 		return err
 	}
 	p.cache.addActive(snap.Seen, p.cfg.clock.Now())
-	// Active answers Covered, beside no Run, once the store's checkpoint shows
-	// the history read from far enough back (the leader polls the rest).
+	// Beside no Run, Active answers Covered once the checkpoint shows the
+	// history read from far enough back.
 	if cp := snap.Checkpoint; !p.running.Load() && !cp.Since.IsZero() && (!cp.LastSeen.IsZero() || cp.Cursor != "") {
 		p.since.Store(cp.Since.UnixNano())
 		p.caughtUp.Store(true)

@@ -16,11 +16,9 @@ const (
 	// EventDelivered: a handler succeeded and was recorded; for a reward,
 	// Latency is the time since the vote's CreatedAt.
 	EventDelivered
-	// EventRetried: a handler failed and is called again (Attempt: 2 for
-	// the first retry).
+	// EventRetried: a handler failed and is called again (Attempt 2 first).
 	EventRetried
-	// EventGivenUp: a handler failed every attempt, or was not recorded
-	// (see [DeliveryError]).
+	// EventGivenUp: a handler failed every attempt, or was not recorded.
 	EventGivenUp
 	// EventPending: the rewards this Run holds undelivered (given up
 	// included) changed to Pending; 0 when Run returns.
@@ -58,8 +56,7 @@ func (p *Poller) observe(e Event) {
 	p.cfg.Observer(e)
 }
 
-// observeIngest reports, per Origin, how many votes were new (in added) and
-// how many the store held already.
+// observeIngest reports per Origin how many votes were new, how many known already.
 func (p *Poller) observeIngest(votes, added []Vote) {
 	if p.cfg.Observer == nil {
 		return

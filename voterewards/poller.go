@@ -65,11 +65,9 @@ func New(src History, cfg Config) (*Poller, error) {
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)
-// and returns nil once they are durable. [Poller.Active] knows them at once,
-// and a Run (here, elsewhere through the store's [Feed], else the next one)
-// delivers them once. Each vote needs an Origin and a PlatformID or UserID;
-// a vote that cannot be one fails the whole call with [ErrInvalidVote], and
-// nothing is stored.
+// and returns nil once they are durable; [Poller.Active] knows them at once,
+// and a Run here or elsewhere delivers them once. A vote without an Origin or
+// a user id fails the whole call with [ErrInvalidVote], storing nothing.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -103,10 +101,8 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 //
 //	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
 //
-// A v0 test delivery, or a vote already expired (the history has it), is
-// not stored. [ErrInvalidVote] also wraps [webhook.ErrMalformedBody]
-// (answered 400, never retried); other errors are answered 500, and Top.gg
-// retries.
+// A v0 test delivery or a vote already expired is not stored. [ErrInvalidVote]
+// also wraps [webhook.ErrMalformedBody] (a 400); other errors get a 500, retried.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if p == nil || p.store == nil {
 		return errNotMade
@@ -144,10 +140,9 @@ func fromWebhook(v webhook.Vote) Vote {
 	}
 }
 
-// Redeliver asks the running Run to deliver again every reward and due expiry
-// pending in the store that it is not handling (those given up on), and
-// returns once they are queued. Errors: [ErrNotRunning] if Run is not
-// running, or ctx's.
+// Redeliver asks the running Run to deliver again what is pending in the
+// store and given up on, and returns once it is queued. Errors:
+// [ErrNotRunning] if Run is not running, or ctx's.
 func (p *Poller) Redeliver(ctx context.Context) error {
 	if p == nil || p.store == nil {
 		return errNotMade

@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// Stats returns the ledger of voter user (a Discord id, else a Top.gg user
-// id): every vote the store admitted, delivered or not. A voter never seen
-// gets a zero Stats with User set. Any process of a fleet may call it, with
-// or without Run.
+// Stats returns the ledger of voter user (a Discord id, else a Top.gg user id):
+// every vote the store admitted, delivered or not; zero with User set for a
+// voter never seen. Any process may call it.
 func (p *Poller) Stats(ctx context.Context, user string) (Stats, error) {
 	if p == nil || p.store == nil {
 		return Stats{}, errNotMade
@@ -17,9 +16,8 @@ func (p *Poller) Stats(ctx context.Context, user string) (Stats, error) {
 }
 
 // Leaderboard returns the top n voters (1..[MaxLeaderboard], else
-// [ErrBadLeaderboard]) of the UTC month that holds month, or of all time if
-// month is zero, in [CompareStandings] order; fewer if fewer voted. Any
-// process may call it.
+// [ErrBadLeaderboard]) of month's UTC month, or of all time if month is zero,
+// in [CompareStandings] order. Any process may call it.
 func (p *Poller) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
 	if p == nil || p.store == nil {
 		return nil, errNotMade

@@ -71,7 +71,7 @@ type run struct {
 	hcancel context.CancelFunc
 	ended   chan struct{} // closed when Run returns
 	// late is set when Run returned without handlers that ignored their
-	// cancelled context: what they return is dropped.
+	// context: what they return is dropped.
 	late atomic.Bool
 
 	delivery
@@ -136,8 +136,7 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	return work
 }
 
-// drain waits for the loops and the handlers, cancelling the handlers'
-// context once the grace period has passed.
+// drain waits for the loops and handlers, cancelling the handlers after the grace.
 func (r *run) drain(loops *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() {
@@ -167,8 +166,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 	}
 }
 
-// follow feeds the run with the votes other processes add to a shared store,
-// following again with backoff after a failure.
+// follow feeds the run with the votes other processes add, with backoff.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
 		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false) })
@@ -220,8 +218,8 @@ func (r *run) intakeLoop(ctx context.Context) {
 	}
 }
 
-// reload queues the store's pending work this run is not handling; with
-// redeliver (for Redeliver) the work it gave up too.
+// reload queues the store's pending work this run is not handling, and with
+// redeliver the work it gave up.
 func (r *run) reload(ctx context.Context, redeliver bool) error {
 	snap, err := r.p.load(ctx)
 	if err != nil {
@@ -243,12 +241,10 @@ func poke(ch chan struct{}) {
 	}
 }
 
-// maxIntake bounds the votes waiting in the intake; past it the run reloads
-// the store instead.
+// maxIntake bounds the votes waiting in the intake; past it the run reloads.
 const maxIntake = 4096
 
-// intake hands votes from Ingest calls and the feed to the run without
-// blocking them.
+// intake hands votes from Ingest calls and the feed to the run without blocking.
 type intake struct {
 	mu        sync.Mutex
 	votes     []Vote
@@ -272,8 +268,7 @@ func (in *intake) offer(votes []Vote) {
 	poke(in.wake)
 }
 
-// ask asks for a reload (one that takes the given-up work again if
-// redeliver), closing the waiters once it is done.
+// ask asks for a reload (given-up work too if redeliver), closing waiters once done.
 func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
 	in.mu.Lock()
 	in.reload = true

@@ -10,11 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on what the service (or a webhook) may send: outside them, times and
-// weights are clamped.
+// Bounds on what the service or a webhook may send: beyond them, times and weights are clamped.
 const (
-	// maxClockSkew is how far in the future a created_at may lie: a vote from
-	// the future would make the poller skip every vote until then.
+	// maxClockSkew is how far in the future a created_at may lie (a vote from
+	// the future would hold the poll until then).
 	maxClockSkew = time.Minute
 	// maxWeight is the largest weight kept (the service sends 1 or 2).
 	maxWeight = 10
@@ -124,10 +123,9 @@ func queryFits(q map[string]string) bool {
 	return true
 }
 
-// checkSnapshot makes the times a store returns safe at now, as sanitize
-// does an arriving vote's (a shared store may hold times of a clock that was
-// ahead): a checkpoint time in the future is treated as missing, each vote's
-// times are fixed. It returns how many values it changed.
+// checkSnapshot makes the times a store returns safe at now, as sanitize does
+// an arriving vote's: a checkpoint time in the future is treated as missing,
+// each vote's times are fixed. It returns how many values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
@@ -153,8 +151,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	return n
 }
 
-// checkFed fixes the times of a vote from the store's feed, as
-// checkSnapshot does a loaded one's.
+// checkFed fixes the times of a vote from the store's feed, as checkSnapshot does.
 func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
 	var f fixes
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)

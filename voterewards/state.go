@@ -22,8 +22,7 @@ type State interface {
 	// for one process, else a fleet's, after which every leader write (Ingest
 	// with a checkpoint, Delivered, Expired, Prune, SaveHash, Reminded) fails
 	// unless its token is the newest the state has seen. Memory and a
-	// directory refuse a fence ([ErrNotShared]); Redis refuses nil
-	// ([ErrNeedsFence]).
+	// directory refuse a fence ([ErrNotShared]); Redis, nil ([ErrNeedsFence]).
 	UseFence(f Fence) error
 }
 
@@ -47,10 +46,8 @@ type ReminderStore interface {
 }
 
 var (
-	// ErrNotShared is [State.UseFence]'s answer for a fence given to a
-	// state that only one process can hold (memory, a directory).
+	// ErrNotShared is [State.UseFence]'s answer for a fence given to memory or a directory.
 	ErrNotShared = errors.New("voterewards: this state is one process's; a fleet shares Redis or PostgreSQL")
-	// ErrNeedsFence is [State.UseFence]'s answer for no fence given to a
-	// state only a fleet shares (Redis): its leader writes need a term.
+	// ErrNeedsFence is [State.UseFence]'s answer for no fence given to a fleet's state (Redis).
 	ErrNeedsFence = errors.New("voterewards: this state is a fleet's; its leader writes need the fleet's fence")
 )

@@ -17,16 +17,16 @@ type Checkpoint struct {
 	Cursor string
 	// LastSeen is the newest created_at read so far.
 	LastSeen time.Time
-	// Since is where the history read without a gap starts (the first run's
-	// startDate, moved forward only past history the service no longer keeps).
+	// Since is where the gapless read of the history starts (the first run's
+	// startDate, moved past history the service no longer keeps).
 	Since time.Time
 }
 
 // Snapshot is everything a [Store] holds, as [Store.Load] returns it.
 type Snapshot struct {
 	Checkpoint Checkpoint
-	// Seen is the dedup set: every vote stored and not yet pruned, in any
-	// order, as are the lists below.
+	// Seen is the dedup set: every vote stored and not yet pruned. Lists are
+	// in any order.
 	Seen []Vote
 	// Pending are the votes whose reward is not yet delivered.
 	Pending []Vote

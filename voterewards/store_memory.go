@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// feedBuffer bounds the votes a memory store's feed holds for a slow follower;
-// past it the follower is told to resync instead.
+// feedBuffer bounds the votes held for a slow follower, which then resyncs.
 const feedBuffer = 4096
 
 // memoryStore is the Store of NewMemoryStore.
@@ -30,8 +29,8 @@ type memoryStore struct {
 var _ Feed = (*memoryStore)(nil)
 
 // NewMemoryStore returns an empty [State] in memory, for tests and throwaway
-// runs (a restart delivers the lookback window again). It is safe for
-// concurrent use and implements [Feed]: Pollers sharing one behave as a fleet.
+// runs. It is safe for concurrent use and implements [Feed]: Pollers sharing
+// one behave as a fleet.
 func NewMemoryStore() State {
 	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
@@ -93,7 +92,7 @@ func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, 
 }
 
 // voterTimes holds the CreatedAt of one voter's votes in the dedup set, the
-// first inline: a voter with one vote (the usual case) costs no allocation.
+// first inline (no allocation for the usual one vote).
 type voterTimes struct {
 	first time.Time
 	rest  []time.Time

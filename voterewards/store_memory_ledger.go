@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// memoryLedger is the memory store's ledger: every voter's Stats, and one
-// board per month (all time is read from the Stats). Reads sort the board:
-// the memory store is for tests and small bots.
+// memoryLedger is the memory store's ledger: every voter's Stats, and one board
+// per month (all time reads the Stats); reads sort, fine for tests and small bots.
 type memoryLedger struct {
 	stats  map[string]Stats
 	months map[time.Time]map[string]Standing
@@ -60,8 +59,7 @@ func (s *memoryStore) Stats(ctx context.Context, user string) (Stats, error) {
 	return st, nil
 }
 
-// Leaderboard implements [Store], keeping the top n while it walks the
-// board: no sort of every voter.
+// Leaderboard implements [Store], keeping the top n as it walks: no full sort.
 func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
 	if err := checkLeaderboard(n); err != nil {
 		return nil, err

@@ -18,8 +18,7 @@ const (
 	OriginHistory Origin = iota + 1
 	// OriginWebhook is a v1 ("webhooks v2") signed vote.create delivery.
 	OriginWebhook
-	// OriginWebhookV0 is a legacy v0 webhook delivery; its CreatedAt is the
-	// time it was received.
+	// OriginWebhookV0 is a legacy v0 webhook delivery, dated when received.
 	OriginWebhookV0
 )
 
@@ -35,13 +34,12 @@ func name[T ~uint8](n T, typ string, names ...string) string {
 }
 
 // Vote is a vote as the handlers see it: the service's record, where it came
-// from and its dedup key.
+// from, and its voter's ledger.
 type Vote struct {
 	topgg.Vote
 	// Origin is the source that delivered the vote first.
 	Origin Origin
-	// Hook is what a webhook delivery carried beyond the vote record; nil
-	// for a vote read from the history.
+	// Hook is what a webhook delivery carried beyond the record; nil from the history.
 	Hook *Hook
 	// Stats is the voter's ledger right after this vote was admitted.
 	Stats Stats
@@ -51,8 +49,7 @@ type Vote struct {
 type Hook struct {
 	// ID is the webhook's vote id (v1 webhooks; "" for v0).
 	ID string
-	// Query is the delivery's query parameters, nil if none. Handlers must
-	// not modify it.
+	// Query is the delivery's query parameters, nil if none; read-only.
 	Query map[string]string
 }
 
@@ -73,9 +70,9 @@ func voterID(v topgg.Vote) string {
 // lane returns the id whose votes are handled one at a time.
 func (v Vote) lane() string { return voterID(v.Vote) }
 
-// Handler handles one vote, from a worker goroutine; calls for one user never
-// overlap. An error (or a panic) makes the poller retry the call later. ctx
-// is cancelled once Run's context is done and [Config.GracePeriod] passed.
+// Handler handles one vote from a worker goroutine; calls for one user never
+// overlap. An error or a panic is retried later. ctx is cancelled once Run's
+// context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
 // Kind says which handler a delivery is for.
@@ -92,10 +89,10 @@ const (
 // String returns "reward" or "expiry".
 func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
 
-// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed
-// on every attempt or, with Recording set, a success the store could not
-// record. The vote stays pending until the next [Poller.Run] or
-// [Poller.Redeliver]; a reward not recorded gets no expiry until then.
+// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
+// every attempt or, with Recording set, a success the store could not
+// record. The vote stays pending, and a reward gets no expiry, until the next
+// [Poller.Run] or [Poller.Redeliver].
 type DeliveryError struct {
 	Kind     Kind
 	Key      string
@@ -103,7 +100,7 @@ type DeliveryError struct {
 	// Recording is set when the handler succeeded and recording it failed.
 	Recording bool
 	// Err is the last attempt's error: the store's if Recording, else the
-	// handler's (a *panics.ErrRecovered of sourcegraph/conc if it panicked).
+	// handler's (a *panics.ErrRecovered of sourcegraph/conc for a panic).
 	Err error
 }
 
@@ -119,15 +116,12 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // Sentinel errors, for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot run; the error
-	// names the field.
+	// ErrBadConfig is returned by [New] for a Config it cannot run, naming the field.
 	ErrBadConfig = errors.New("voterewards: invalid Config")
 	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
-	// one (no user id, no Origin, bad ids, a created_at before 2000). A
-	// webhook receiver answers such a delivery 400.
+	// one; a webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
-	// ErrNotRunning is returned by [Poller.Redeliver] when [Poller.Run] is
-	// not running.
+	// ErrNotRunning is returned by [Poller.Redeliver] when Run is not running.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
 	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)

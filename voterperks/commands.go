@@ -13,8 +13,7 @@ import (
 const (
 	VoteCommand        = "vote"
 	LeaderboardCommand = "leaderboard"
-	// RemindOption is /vote's boolean option: True turns reminders on,
-	// False off.
+	// RemindOption is /vote's boolean option: True turns reminders on, False off.
 	RemindOption = "remind"
 	// LeaderboardSize is how many voters /leaderboard shows.
 	LeaderboardSize = 10
@@ -28,10 +27,9 @@ func (p *Perks) interactionContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), interactionTimeout)
 }
 
-// Commands returns the definitions of /vote (with its remind option, there
-// even when a bot keeps no reminders) and /leaderboard, with t's
-// descriptions: give them to Discord and to plugin.WithCommands. They pass
-// commands.Validate.
+// Commands returns /vote (its remind option there even without reminders) and
+// /leaderboard, with t's descriptions, for Discord and plugin.WithCommands;
+// they pass commands.Validate.
 func Commands(t Texts) []*discordgo.ApplicationCommand {
 	t = t.withDefaults()
 	return []*discordgo.ApplicationCommand{
@@ -48,10 +46,8 @@ func Commands(t Texts) []*discordgo.ApplicationCommand {
 // Commands returns [Commands] with the perks' own texts.
 func (p *Perks) Commands() []*discordgo.ApplicationCommand { return Commands(p.cfg.Texts) }
 
-// Handle answers /vote and /leaderboard (register it with s.AddHandler),
-// ephemerally and in time; it ignores every other interaction. /vote saves
-// the remind option if given; /leaderboard shows this month's top
-// [LeaderboardSize] voters.
+// Handle answers /vote (saving its remind option) and /leaderboard (this month's
+// top [LeaderboardSize] voters) ephemerally and in time; it ignores the rest.
 func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
 	if !p.made() || i.Type != discordgo.InteractionApplicationCommand {
 		return

@@ -65,11 +65,9 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
-// sendOnce sends a message that Discord creates once however often it is
-// sent within a few minutes (a nonce derived from key, enforced), so a
-// leader that dies before the record leaves the next one to send it again
-// harmlessly. discordgo's MessageSend has no nonce, so the body is written
-// here.
+// sendOnce sends a message Discord creates once however often it is sent
+// within minutes (an enforced nonce derived from key), so a new leader may
+// resend harmlessly. discordgo's MessageSend has no nonce.
 func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key string) error {
 	sum := sha256.Sum256([]byte(key))
 	body := struct {

@@ -6,17 +6,14 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// InteractionHandler is a discordgo interaction handler, as s.AddHandler
-// takes it.
+// InteractionHandler is a discordgo interaction handler, as s.AddHandler takes it.
 type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCreate)
 
 // Gate returns h for voters only: for a user whose vote is active it calls
 // h; any other gets an ephemeral answer with the vote link (Texts.Gate). It
-// reads the vote cache only, so it answers in every process of a fleet.
-//
-// With commands named, Gate handles only the application commands of those
-// names (register it with s.AddHandler directly); with none, it gates every
-// interaction it is given (call it from the bot's own router).
+// reads the vote cache only, so it answers in every process of a fleet. With
+// commands named, it handles only the application commands of those names
+// (register it with s.AddHandler); with none, it gates every interaction.
 func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
 	return func(s *discordgo.Session, i *discordgo.InteractionCreate) {
 		if len(commands) > 0 && !isCommand(i, commands) {

@@ -17,8 +17,7 @@ import (
 )
 
 // Votes is what the perks read of the votes; *voterewards.Poller implements
-// it. Active must answer from memory (the gate calls it on every
-// interaction).
+// it. Active must answer from memory: the gate calls it on every interaction.
 type Votes interface {
 	Active(userID string) voterewards.Status
 	Stats(ctx context.Context, user string) (voterewards.Stats, error)
@@ -27,8 +26,7 @@ type Votes interface {
 
 var _ Votes = (*voterewards.Poller)(nil)
 
-// Role is the voter role, given in GuildID to every voter while their vote is
-// active.
+// Role is the voter role, given in GuildID to every voter while their vote is active.
 type Role struct {
 	GuildID, RoleID string
 }
@@ -54,8 +52,7 @@ type Config struct {
 	clock clock.Clock // tests set a fake one (export_test.go)
 }
 
-// Perks is the bot's voter features. Make it with [New]; its methods are
-// safe for concurrent use.
+// Perks is the bot's voter features. Make it with [New]; safe for concurrent use.
 type Perks struct {
 	votes Votes
 	cfg   Config
@@ -65,24 +62,21 @@ type Perks struct {
 
 // Errors of [New] and of the handlers, for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot use; the error
-	// names the field.
+	// ErrBadConfig is returned by [New] for a Config it cannot use, naming the field.
 	ErrBadConfig = errors.New("voterperks: invalid Config")
 	// ErrNoSession is returned by a handler while Config.Session gives none,
 	// for voterewards to retry.
 	ErrNoSession = errors.New("voterperks: no Discord session to call through")
-	// ErrRemindersOff is returned by [Perks.SetReminder] when Config.Reminders
-	// is nil.
+	// ErrRemindersOff is returned by [Perks.SetReminder] without Config.Reminders.
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
-	// ErrBadUser is returned by [Perks.SetReminder] for a user id that is not
-	// a Discord id.
+	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
 	ErrBadUser = errors.New("voterperks: not a Discord user id")
 
 	errNotMade = fmt.Errorf("voterperks: Perks %w (voterperks.New)", topgg.ErrNotConfigured)
 )
 
-// New returns the perks of cfg over votes. It makes no request. A nil votes
-// is [topgg.ErrNilArgument]; a Config it cannot use is [ErrBadConfig].
+// New returns the perks of cfg over votes; it makes no request. Errors: a nil
+// votes, [topgg.ErrNilArgument]; a Config it cannot use, [ErrBadConfig].
 func New(votes Votes, cfg Config) (*Perks, error) {
 	if typednil.Is(votes) {
 		return nil, fmt.Errorf("voterperks: New: %w (Votes)", topgg.ErrNilArgument)
@@ -138,8 +132,7 @@ func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
 	return nil
 }
 
-// restCode returns Discord's JSON error code and the HTTP status in err, or
-// zeros.
+// restCode returns Discord's JSON error code and the HTTP status in err, or zeros.
 func restCode(err error) (code, status int) {
 	var re *discordgo.RESTError
 	if !errors.As(err, &re) {

@@ -42,8 +42,7 @@ func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	return nil
 }
 
-// takeRole takes the voter role back from user; the caller checked that no
-// newer vote of theirs is active.
+// takeRole takes the voter role back from user, who has no newer active vote.
 func (p *Perks) takeRole(ctx context.Context, user string) error {
 	if p.cfg.Role == nil {
 		return nil
@@ -55,9 +54,8 @@ func (p *Perks) takeRole(ctx context.Context, user string) error {
 	return err
 }
 
-// role gives (add) or takes back the voter role. changed is false for a
-// user not in the guild or a guild the bot left (Discord's 404, which no
-// retry mends).
+// role gives (add) or takes back the voter role. changed is false for a user
+// not in the guild or a guild the bot left (a 404 no retry mends).
 func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, err error) {
 	s, err := p.session()
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 type VoteInfo struct {
 	UserID  string
 	VoteURL string
-	// Status is the cache's answer (Covered false while the history is
-	// still being read).
+	// Status is the cache's answer (Covered false while it reads the history).
 	Status voterewards.Status
 	// Stats is the user's ledger; StatsErr is set when it could not be read.
 	Stats    voterewards.Stats
@@ -44,15 +43,13 @@ type LeaderboardInfo struct {
 	Err       error // set when the ledger could not be read
 }
 
-// Texts is what the perks say. Each nil func or empty string keeps its
-// default (see [DefaultTexts]); the command descriptions must pass
-// commands.Validate (1 to 100 characters).
+// Texts is what the perks say; each nil func or empty string keeps its
+// default ([DefaultTexts]). Command descriptions must pass commands.Validate.
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string
-	// VoteExtra, when set, adds a line to /vote's answer, such as a bot's
-	// own points for the user; ctx ends before Discord's deadline. It has no
-	// default.
+	// VoteExtra, if set, adds a line to /vote's answer (a bot's own points,
+	// say); ctx ends before Discord's deadline. It has no default.
 	VoteExtra func(ctx context.Context, v VoteInfo) string
 	// RemindOn, RemindOff, RemindFailed and RemindersOff end /vote's answer
 	// when the user gave the remind option: saved on, saved off, not saved,
@@ -62,8 +59,7 @@ type Texts struct {
 	Gate func(GateInfo) string
 	// Reminder is the direct message sent when a vote expires.
 	Reminder func(ReminderInfo) string
-	// ReminderStop ends every reminder: how to stop them. It cannot be
-	// turned off.
+	// ReminderStop ends every reminder: how to stop them. It cannot be off.
 	ReminderStop string
 	// Leaderboard is /leaderboard's answer.
 	Leaderboard func(LeaderboardInfo) string
@@ -72,8 +68,7 @@ type Texts struct {
 	VoteDescription, RemindDescription, LeaderboardDescription string
 }
 
-// DefaultTexts returns the texts the perks use when Config.Texts leaves them
-// empty, in English.
+// DefaultTexts returns the perks' English texts.
 func DefaultTexts() Texts {
 	return Texts{
 		Vote:                   defaultVote,

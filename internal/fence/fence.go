@@ -1,7 +1,6 @@
 // Package fence is a fleet's fencing in Redis: the bot's key space, and
-// scripts that write only while their term's token is the newest. It lives
-// apart from fleet so that a state kept in Redis links neither fleet's counts
-// nor discordgo.
+// scripts that write only while their term's token is the newest. Apart from
+// fleet, so that a state in Redis links neither fleet's counts nor discordgo.
 package fence
 
 import (
@@ -48,11 +47,9 @@ func CheckBot(bot string) error {
 
 // Fence is a leader term's right to write shared state. A fenced write
 // ([Script], [Fence.Set]) is refused with [ErrFenced] once a newer term has
-// begun, whatever the writer's clock believes. Keys written by a fenced
-// script must be built with [Key] for the same bot.
-//
-// The zero Fence refuses every write with [ErrNoFence]. A Fence is a value;
-// copy it freely.
+// begun, whatever the writer's clock believes; the zero Fence refuses every
+// write with [ErrNoFence]. Keys written by a fenced script must be built with
+// [Key] for the same bot. A Fence is a value.
 type Fence struct {
 	// A fenced script checks, atomically with its write, that the counter at
 	// key still equals token; it moves only when a process wins the lease.
@@ -89,8 +86,7 @@ type Script struct {
 	script *redis.Script
 }
 
-// NewScript returns a fenced script running body. Inside body, KEYS and
-// ARGV are exactly the keys and args given to Run.
+// NewScript returns a fenced script running body with the KEYS and ARGV of Run.
 func NewScript(body string) *Script {
 	return &Script{script: redis.NewScript(fencePrelude + body)}
 }
@@ -127,8 +123,8 @@ end
 return redis.call('SET', KEYS[1], ARGV[1])
 `)
 
-// Set writes key = value (with a time to live if ttl > 0) only if f's token
-// is current; otherwise it returns an error wrapping [ErrFenced].
+// Set writes key = value (expiring after ttl if ttl > 0) only if f's token is
+// current, else it returns an error wrapping [ErrFenced].
 func (f Fence) Set(ctx context.Context, c redis.Scripter, key, value string, ttl time.Duration) error {
 	_, err := fencedSet.Run(ctx, c, f, []string{key}, value, ttl.Milliseconds())
 	return err

@@ -24,8 +24,8 @@ import (
 
 // Deployment is what [Open] opened: close it after the plugin's Run returned.
 type Deployment struct {
-	// State is all of the bot's state: PostgreSQL with DATABASE_URL, else
-	// Redis with REDIS_URL, else the directory TOPGG_STATE_DIR.
+	// State is all of the bot's state: PostgreSQL with DATABASE_URL, else Redis
+	// with REDIS_URL, else TOPGG_STATE_DIR.
 	State voterewards.State
 	// Fleet leads with REDIS_URL; nil in one process.
 	Fleet *fleet.Fleet
@@ -67,9 +67,8 @@ func Check(env plugin.Env) error {
 }
 
 // Open checks env ([Check]) and opens its state and fleet for the bot whose
-// Discord application id is appID. It connects to DATABASE_URL at once, to
-// REDIS_URL at first use. A Config that keeps no state gets none in one
-// process.
+// Discord application id is appID; it connects to DATABASE_URL at once, to
+// REDIS_URL at first use. A Config that keeps no state gets none in one process.
 func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (*Deployment, error) {
 	if err := Check(env); err != nil {
 		return nil, err
@@ -117,9 +116,8 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 	return nil
 }
 
-// openPostgres opens the state in DATABASE_URL's database; in a fleet a
-// transaction lasts no longer than the lease, so a paused leader's locks
-// outlive no term.
+// openPostgres opens the state in DATABASE_URL's database; in a fleet no
+// transaction outlasts the lease.
 func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog.Logger) error {
 	pool, err := pgstore.Connect(ctx, env.DatabaseURL.Reveal())
 	if errors.Is(err, pgstore.ErrBadURL) {
@@ -141,8 +139,7 @@ func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog
 	return nil
 }
 
-// Options returns the plugin's options for the deployment: its state, and
-// its fleet if any.
+// Options returns the plugin's options for the deployment: state and fleet.
 func (d *Deployment) Options() []plugin.Option {
 	var opts []plugin.Option
 	if d.State != nil {

@@ -7,8 +7,7 @@ import (
 	"slices"
 )
 
-// Commands returns the body of the last accepted PUT .../commands, and
-// whether there was one.
+// Commands returns the body of the last accepted PUT .../commands, if any.
 func (s *Server) Commands() (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,7 +30,7 @@ func (s *Server) putCommands(c *call) {
 }
 
 // checkCommands wants a JSON array of objects, each with a non-empty string
-// name; other members are the platform's business and pass through.
+// name; other members pass through.
 func checkCommands(body []byte) error {
 	var list []json.RawMessage
 	if err := decodeStrict(body, &list); err != nil || list == nil {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// position is a point in the (CreatedAt, insertion) order of votes; a
-// cursor means "after this position".
+// position is a point in the (CreatedAt, insertion) order; a cursor is "after it".
 type position struct {
 	nano int64
 	seq  int64

@@ -18,10 +18,9 @@
 // and {"error": "..."} on v0. It is no stricter than the service: it takes
 // what the official SDKs send, and [Server.Requests] keeps each request as
 // sent. Where the spec leaves a status open it answers 400 for a bad query,
-// 422 for a body that breaks a rule, 403 for a project or bot the token may
-// not act on, 429 with Retry-After for the cooldown and the v0 limit, and
-// 413, 415, 404 and 405 as HTTP means them. A clock given by [WithNow] drives
-// every time rule.
+// 422 for a broken rule, 403 for what the token may not act on, and 429 with
+// Retry-After for the cooldown and the v0 limit; a bad token gets 401 (400
+// where the spec says so). [WithNow] drives every time rule.
 //
 // Configured with [WithWebhook] (v1, signed) or [WithLegacyWebhook] (v0), or
 // [Server.AddWebhook] later, it delivers webhooks as Top.gg does, with its

@@ -10,15 +10,13 @@ import (
 )
 
 // Fault is a failure the server plays instead of (or before) its normal
-// answer; discordtest.Fault has the same fields and rules. Faults match in
-// the order injected; a matching request uses one hit of the first match and
-// is still recorded. Delay holds the request (counted by [Server.Held]); Drop
-// closes the connection; Status, RetryAfter or Endless answer instead of the
-// handler. In Body and Header values, "{{authorization}}" is the request's
-// Authorization header and "{{hit}}" the number of this hit (1, 2, ...).
-//
-// Go's http.Transport retries an idempotent request once when a reused
-// connection is dropped: use Times >= 2 when the client must see a Drop.
+// answer, with the same fields and rules as discordtest.Fault. Faults match
+// in the order injected; a matching request uses one hit of the first match
+// and is still recorded. In Body and Header values, "{{authorization}}" is the
+// request's Authorization header and "{{hit}}" the number of this hit. Go's
+// http.Transport retries an idempotent request once when a reused connection
+// is dropped: use Times >= 2 when the client must see a Drop. A Delay alone is
+// then served normally, an Endless alone answers 200.
 type Fault struct {
 	// Method matches the request method (case-insensitive); empty matches any.
 	Method string
@@ -40,16 +38,15 @@ type Fault struct {
 	Body string
 	// ContentType goes with Body; default "application/json".
 	ContentType string
-	// Header adds headers to the answer, after Retry-After (so it can
-	// replace it).
+	// Header adds headers to the answer, after Retry-After (so it can replace it).
 	Header map[string]string
-	// Endless makes the body go on after Body, until the client goes or the
-	// server is closed.
+	// Endless makes the body go on after Body until the client goes or the server closes.
 	Endless bool
 }
 
 // Inject queues a fault. It fails, queuing nothing, for a fault that does
-// nothing or cannot be played (see the fields).
+// nothing, a Body or Header with no answer to carry it, a negative Times,
+// Delay or RetryAfter, an invalid Status, or a Path not starting with '/'.
 func (s *Server) Inject(f Fault) error {
 	if err := s.faults.Add(fault.Fault(f)); err != nil {
 		return fmt.Errorf("topggtest: inject: %w", err)

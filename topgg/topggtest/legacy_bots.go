@@ -19,11 +19,9 @@ const (
 	botsMaxLimit     = 500
 )
 
-// Bot is a v0 directory entry (spec 2.8), served with the JSON names of its
-// tags. Empty nullable strings (Avatar, GitHub, Vanity) and nil
-// ServerCount/ShardCount are served as null, nil slices as []. The fields a
-// test has no use for (discriminator, lib, prefix, shortdesc, points, ...)
-// are served empty, or as the project's for its own bot.
+// Bot is a v0 directory entry, served with the JSON names of its tags (empty
+// nullable fields as null, nil slices as []); fields no test needs are
+// served empty, or as the project's for its own bot.
 type Bot struct {
 	ID               string    `json:"id"`
 	ClientID         string    `json:"clientid"` // defaults to ID
@@ -45,8 +43,7 @@ type Bot struct {
 	own ownProfile // the project's own bot only
 }
 
-// ownProfile is what the directory shows of the project's own bot beyond
-// Bot's fields.
+// ownProfile is what the directory shows of the project's own bot beyond Bot.
 type ownProfile struct {
 	Discriminator string  `json:"discriminator"`
 	DefAvatar     *string `json:"defAvatar"`
@@ -123,9 +120,8 @@ func ownBot(p Project, now time.Time) Bot {
 	}
 }
 
-// AddBot lists a bot in the v0 directory, replacing a bot with the same ID.
-// ClientID defaults to ID and Date to the server clock. It fails on an
-// empty ID.
+// AddBot lists a bot in the v0 directory, replacing one with the same ID;
+// ClientID defaults to ID and Date to the server clock. It fails on an empty ID.
 func (s *Server) AddBot(b Bot) error {
 	if b.ID == "" {
 		return errors.New("topggtest: AddBot needs an ID")
@@ -159,8 +155,7 @@ func (s *Server) directory() []Bot {
 	return out
 }
 
-// botOr404 returns a copy of the bot of the request's :id, or answers 404
-// as the service does.
+// botOr404 returns a copy of the bot of the request's :id, or answers 404.
 func (s *Server) botOr404(c *call) (Bot, bool) {
 	s.mu.Lock()
 	b, ok := s.findBotLocked(c.param)

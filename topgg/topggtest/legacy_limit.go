@@ -4,7 +4,7 @@ import "time"
 
 // legacyLimited applies the v0 limit as a sliding window over the accepted
 // requests and reports how long to wait when it is spent. (The service also
-// blocks for an hour once exceeded; the fake does not, so tests stay short.)
+// blocks for an hour once exceeded; the fake does not.)
 func (s *Server) legacyLimited(now time.Time) (time.Duration, bool) {
 	n, win := s.cfg.legacyLimit, s.cfg.legacyWin
 	if n <= 0 || win <= 0 {

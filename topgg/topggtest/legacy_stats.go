@@ -88,8 +88,7 @@ func applyLegacyStats(b *Bot, st LegacyStats) {
 	}
 }
 
-// decodeLegacyStats decodes and checks a v0 stats body as Top.gg does; the
-// error is the message of its 400.
+// decodeLegacyStats checks a v0 stats body as Top.gg does; the error is its 400's.
 func decodeLegacyStats(body []byte) (LegacyStats, error) {
 	var raw struct {
 		ServerCount json.RawMessage `json:"server_count"`

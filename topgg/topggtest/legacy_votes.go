@@ -40,8 +40,7 @@ func (s *Server) legacyVoters(c *call) {
 	writeJSON(c.w, http.StatusOK, out)
 }
 
-// legacyCheck serves GET /bots/:id/check?userId=: 1 when the user
-// (PlatformID) voted in the past 12 hours.
+// legacyCheck serves GET /bots/:id/check: 1 if the user voted in the past 12 hours.
 func (s *Server) legacyCheck(c *call) {
 	if !s.ownBotOnly(c) {
 		return

@@ -17,8 +17,7 @@ const (
 	batchFutureMax = 5 * time.Minute
 )
 
-// MetricsRecord is one metrics payload the server accepted, from PATCH
-// .../metrics or one entry of POST .../metrics/batch.
+// MetricsRecord is one metrics payload the server accepted (PATCH or batch entry).
 type MetricsRecord struct {
 	Metrics map[string]int // e.g. {"server_count": 12}
 	// Timestamp is the batch entry's, zero if it had none or for PATCH.
@@ -108,9 +107,8 @@ type batchEntry struct {
 	ts      time.Time // zero without timestamp
 }
 
-// postMetricsBatch decodes the whole body first, then applies entries in
-// the spec's order and stops at the first invalid one, leaving the earlier
-// ones applied.
+// postMetricsBatch decodes the whole body, then applies entries in the
+// spec's order up to the first invalid one.
 func (s *Server) postMetricsBatch(c *call) {
 	entries, err := decodeBatch(c.body)
 	if err != nil {

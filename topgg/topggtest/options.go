@@ -37,20 +37,18 @@ func defaultConfig() config {
 }
 
 // WithProject sets the project that owns the token (default [DiscordBot]).
-// Unless [WithToken] is given, the token is [ProjectToken] of its ID.
 func WithProject(p Project) Option {
 	return func(c *config) error { c.project = p.clone(); return nil }
 }
 
-// WithToken sets the token the server accepts instead of the default
-// [ProjectToken]; an empty token keeps the default.
+// WithToken sets the token the server accepts (default [ProjectToken] of the
+// project's ID); an empty token keeps the default.
 func WithToken(token string) Option {
 	return func(c *config) error { c.token = token; return nil }
 }
 
-// WithNow sets the clock behind every time rule of the service and the At
-// of recorded requests (a [Fault]'s Delay and webhooks use real time). now
-// must be safe for concurrent use.
+// WithNow sets the clock of the service's time rules and recorded requests' At
+// (Delay and webhooks use real time); now must be safe for concurrent use.
 func WithNow(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
@@ -61,8 +59,7 @@ func WithNow(now func() time.Time) Option {
 	}
 }
 
-// WithPageSize sets how many votes a page of the vote history holds
-// (default 100, at least 1).
+// WithPageSize sets the votes per page of the history (default 100, at least 1).
 func WithPageSize(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -79,8 +76,8 @@ func WithLegacyLimit(n int, window time.Duration) Option {
 	return func(c *config) error { c.legacyLimit, c.legacyWin = n, window; return nil }
 }
 
-// WithLogger sets the logger of requests (debug level, never the token);
-// default discard, nil keeps it.
+// WithLogger sets the logger of requests, at debug level and never with the
+// token (default discard; nil keeps it).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l != nil {
@@ -90,20 +87,18 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithAddr sets the address the server listens on (default "127.0.0.1:0": a
-// free loopback port).
+// WithAddr sets the address the server listens on (default "127.0.0.1:0").
 func WithAddr(addr string) Option {
 	return func(c *config) error { c.addr = addr; return nil }
 }
 
-// WithVotes records votes at start, as [Server.AddVote] does but without
-// webhooks: the history a test starts from.
+// WithVotes records votes at start without webhooks: the history a test starts from.
 func WithVotes(votes ...Vote) Option {
 	return func(c *config) error { c.votes = append(c.votes, votes...); return nil }
 }
 
-// WithControlAPI serves the control API under "/control", beside the API
-// root, for a test in any language (see cmd/topggfake).
+// WithControlAPI serves the control API under "/control", for a test in any
+// language (see cmd/topggfake).
 func WithControlAPI() Option {
 	return func(c *config) error { c.control = true; return nil }
 }

@@ -17,11 +17,9 @@ const (
 	typeGame   = "game"
 )
 
-// Project is the listed project that owns the server's token: what
-// GET /v1/projects/@me returns (spec 2.1, the JSON names of its tags) and
-// what every v1 endpoint acts on. Platform and Type decide which metrics
-// are accepted and whether commands can be published (a Discord bot only);
-// other values are served as given, and refuse metrics.
+// Project is the listed project that owns the server's token, as GET
+// /v1/projects/@me returns it. Platform and Type decide which metrics are
+// accepted and whether commands can be published (a Discord bot only).
 type Project struct {
 	ID          string   `json:"id"`
 	Name        string   `json:"name"`
@@ -33,9 +31,8 @@ type Project struct {
 	VotesTotal  int      `json:"votes_total"`
 	ReviewScore float64  `json:"review_score"`
 	ReviewCount int      `json:"review_count"`
-	// PlatformID is the project's id on its platform: the Discord
-	// application id of a bot (also its v0 bot id), the guild id of a
-	// server, the universe id of a Roblox game. It is not served.
+	// PlatformID is the project's id on its platform (for a bot, also its
+	// v0 bot id). It is not served.
 	PlatformID string `json:"-"`
 }
 
@@ -104,17 +101,15 @@ func (p Project) wire() Project {
 }
 
 // ProjectToken returns the token the fake issues by default for a project
-// id, shaped like a real one: a base64url header, a padded standard base64
-// payload {"_t":"","id":"<projectID>"} and a base64url signature. Two
-// servers for the same project share it.
+// id, shaped like a real one; two servers of one project share it.
 func ProjectToken(projectID string) string {
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
 	payloadJSON, _ := json.Marshal(struct {
 		T  string `json:"_t"`
 		ID string `json:"id"`
 	}{T: "", ID: projectID})
-	// The standard padded alphabet on purpose: real tokens vary, and a client
-	// that only decodes base64url should fail here rather than in production.
+	// The standard padded alphabet on purpose: a client that only decodes
+	// base64url should fail here rather than in production.
 	payload := base64.StdEncoding.EncodeToString(payloadJSON)
 	mac := hmac.New(sha256.New, []byte("topggtest-signing-key"))
 	mac.Write([]byte(header + "." + payload))

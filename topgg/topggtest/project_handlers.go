@@ -19,16 +19,14 @@ const (
 	pageContentMax = 50000
 )
 
-// ProjectUpdate is the latest value per locale of every accepted PATCH
-// /v1/projects/@me.
+// ProjectUpdate is the latest value per locale of the accepted project updates.
 type ProjectUpdate struct {
 	Headline    map[string]string
 	PageContent map[string]string
 }
 
-// ProjectUpdates returns a copy of the headline and page content set so far
-// (empty maps before any). GET /v1/projects/@me keeps the first headline, as
-// the service's cache would for up to an hour.
+// ProjectUpdates returns a copy of the headline and page content set so far.
+// GET /v1/projects/@me keeps the first headline, as the service's cache would.
 func (s *Server) ProjectUpdates() ProjectUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -67,8 +65,7 @@ func (s *Server) patchProject(c *call) {
 	writeNoContent(c.w)
 }
 
-// checkLocalized validates every locale and length, in locale order so the
-// reported error is deterministic.
+// checkLocalized validates every locale and length, in locale order.
 func checkLocalized(field string, m map[string]string, lo, hi int) error {
 	for _, loc := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(supportedLocales, loc) {

@@ -10,8 +10,7 @@ import (
 // Request is one request as the server received it.
 type Request struct {
 	Method string
-	// Path is the URL path without the "/api" prefix (a request outside it
-	// keeps its full path).
+	// Path is the URL path without the "/api" prefix (a path outside it is kept whole).
 	Path   string
 	Query  url.Values
 	Header http.Header

@@ -11,8 +11,7 @@ import (
 	"time"
 )
 
-// problem is the v1 error body (RFC 9457 problem+json). RetryAfter is set
-// only on 429 answers, mirroring the service's {"retry-after": N} body.
+// problem is the v1 error body (RFC 9457 problem+json); RetryAfter only on a 429.
 type problem struct {
 	Type       string `json:"type"`
 	Title      string `json:"title"`
@@ -60,8 +59,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
-// retryAfterSeconds rounds up so a client waiting the announced seconds is
-// never early; at least 1.
+// retryAfterSeconds rounds up, at least 1: a client waiting that long is never early.
 func retryAfterSeconds(d time.Duration) int {
 	secs := int((d + time.Second - 1) / time.Second)
 	return max(secs, 1)
@@ -84,8 +82,7 @@ func decodeStrict(body []byte, v any) error {
 	return nil
 }
 
-// parseCount accepts only a JSON integer literal >= 0 ("5"), not 5.0, 1e3,
-// "5" or null: the service's counts are integers.
+// parseCount accepts only a JSON integer literal >= 0, as the service does.
 func parseCount(raw json.RawMessage) (int, error) {
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 	switch {
@@ -98,9 +95,7 @@ func parseCount(raw json.RawMessage) (int, error) {
 }
 
 // isoLayouts are the ISO 8601 forms of a timestamp the official SDKs send:
-// with Z or an offset (+hh:mm, +hhmm), in local time without one (Python's
-// isoformat() of a naive datetime, read as UTC), or a date alone. Go reads
-// any number of fractional digits after the seconds.
+// with Z or an offset, without one (read as UTC), or a date alone.
 var isoLayouts = []string{time.RFC3339, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", time.DateOnly}
 
 func parseISOTime(s string) (t time.Time, err error) {

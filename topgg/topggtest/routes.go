@@ -20,11 +20,8 @@ type call struct {
 
 type handler func(*Server, *call)
 
-// routes are the endpoints by path (without the mount prefix); ":" is a
-// path parameter, the user_id of a v1 vote lookup or a v0 bot id. The v0
-// paths without a bot id (the official SDKs' forms) act on the token's bot
-// and come before "/bots/:". token400 marks the v1 routes where the spec
-// answers 400 to an invalid token.
+// routes are the endpoints by path (":" a parameter); the v0 paths without a
+// bot id act on the token's bot. token400: a bad token gets a 400.
 var routes = []struct {
 	path     string
 	token400 bool

@@ -24,8 +24,7 @@ const (
 	maxBodyBytes = 8 << 20 // 16 locales of 50,000 four-byte runes fit
 )
 
-// Server is a running fake of the Top.gg service. Its methods are safe for
-// concurrent use, also while requests are in flight.
+// Server is a running fake of the Top.gg service, safe for concurrent use.
 type Server struct {
 	// URL is the API root, "http://127.0.0.1:<port>/api".
 	URL string
@@ -56,9 +55,8 @@ type Server struct {
 	hooks webhookState // has its own lock
 }
 
-// NewServer starts a fake service on 127.0.0.1 (a free port, unless
-// [WithAddr]); the caller must Close it. It fails only on an invalid option
-// or if it cannot listen.
+// NewServer starts a fake service on 127.0.0.1; the caller must Close it. It
+// fails only on an invalid option or if it cannot listen.
 func NewServer(opts ...Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -104,8 +102,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// Token returns the token the server accepts: "Bearer "+Token() on v1, the
-// bare Token() on v0.
+// Token returns the token the server accepts: "Bearer "+Token() on v1, bare on v0.
 func (s *Server) Token() string { return s.token }
 
 // Project returns the project that owns the token.
@@ -114,16 +111,15 @@ func (s *Server) Project() Project { return s.cfg.project.clone() }
 // Client returns an *http.Client configured to talk to the server.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
-// NewClient returns topgg.New(Token, base URL URL, HTTP client Client,
-// then opts, which may replace either).
+// NewClient returns topgg.New(Token, base URL, Client, then opts).
 func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 	base := []topgg.Option{topgg.WithBaseURL(s.URL), topgg.WithHTTPClient(s.Client())}
 	return topgg.New(s.token, append(base, opts...)...)
 }
 
-// Close stops the server: requests held by a Delay are dropped, webhook
-// deliveries stop and are waited for, then it waits for the remaining
-// requests, like httptest.Server.Close. It may be called more than once.
+// Close stops the server, like httptest.Server.Close: requests held by a
+// Delay are dropped, webhook deliveries stop, and it waits for the rest. It
+// may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.hooks.close()
@@ -158,8 +154,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return // the client went away mid-body
 	}
 	s.record(r, path, body)
-	// Top.gg's edge merges repeated slashes: @top-gg/sdk 3.0.4 to 3.1.2 sent
-	// ".../api//bots/stats". The record keeps the path as sent.
+	// Top.gg's edge merges repeated slashes; the record keeps the path as sent.
 	for strings.Contains(path, "//") {
 		path = strings.ReplaceAll(path, "//", "/")
 	}
@@ -198,7 +193,7 @@ func (s *Server) checkV1Auth(r *http.Request) (ok bool, detail string) {
 }
 
 // checkLegacyAuth reports whether the request carries the bare token, or
-// "Bearer <token>" as the official Python SDK sent it on v0 for years.
+// "Bearer <token>" as the Python SDK sent it on v0.
 func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {

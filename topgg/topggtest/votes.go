@@ -18,13 +18,12 @@ type Vote struct {
 	Weight     int       `json:"weight"`      // 1, or 2 on weekends
 	CreatedAt  time.Time `json:"created_at"`
 	ExpiresAt  time.Time `json:"expires_at"`
-	// Query is the query string of the vote page's URL, e.g. "ref=abc";
-	// only webhooks carry it.
+	// Query is the vote page URL's query string, e.g. "ref=abc" (webhooks only).
 	Query string `json:"query"`
 }
 
-// storedVote orders votes by (CreatedAt, seq), seq the insertion sequence,
-// so a cursor is a position in that order, stable under inserts.
+// storedVote orders votes by (CreatedAt, insertion seq): a cursor is a
+// position in that order, stable under inserts.
 type storedVote struct {
 	Vote
 	nano int64
@@ -34,9 +33,8 @@ type storedVote struct {
 func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 
 // AddVote records votes, in order, and delivers their webhooks. Defaults:
-// Weight 1, CreatedAt the server clock, ExpiresAt CreatedAt+12h. A vote
-// added later is served from the last cursor unless it is dated before the
-// cursor's position (as on the real service).
+// Weight 1, CreatedAt the server clock, ExpiresAt 12h later. As on the real
+// service, a later vote dated before a cursor's position is not served from it.
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
 		s.addVote(v, true)
@@ -94,8 +92,7 @@ type votePage struct {
 	Data   []voteJSON `json:"data"`
 }
 
-// listVotes serves GET /v1/projects/@me/votes: a page after the cursor's
-// position, or from startDate.
+// listVotes serves GET /v1/projects/@me/votes.
 func (s *Server) listVotes(c *call) {
 	q := c.r.URL.Query()
 	var from position
@@ -143,8 +140,7 @@ func (s *Server) listVotes(c *call) {
 	writeJSON(c.w, http.StatusOK, page)
 }
 
-// voteStatus serves GET /v1/projects/@me/votes/:user_id: the user's latest
-// vote that has not expired.
+// voteStatus serves GET /v1/projects/@me/votes/:user_id: the latest active vote.
 func (s *Server) voteStatus(c *call) {
 	byPlatform := false
 	switch src := c.r.URL.Query().Get("source"); src {

@@ -11,8 +11,7 @@ import (
 )
 
 // defaultWebhookTimeout and defaultRetryDelays are Top.gg's documented
-// delivery: an answer within 5 s; a v1 delivery retried 3 times, v0 up to 10,
-// on a timeout or a 5xx, doubling from 1 s up to a minute.
+// delivery: an answer within 5 s, retried on a timeout or a 5xx.
 const defaultWebhookTimeout = 5 * time.Second
 
 // defaultRetryDelays returns the waits before each retry of a version.
@@ -97,8 +96,7 @@ func (s *Server) webhookTargets() []webhookTarget {
 }
 
 // WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with
-// Authorization auth. NewServer fails on an empty auth or a URL not absolute
-// http(s).
+// Authorization auth; NewServer fails where [WithWebhook] does, or on an empty auth.
 func WithLegacyWebhook(rawURL, auth string) Option {
 	return func(c *config) error {
 		t, err := v0Target(rawURL, auth)
@@ -110,8 +108,7 @@ func WithLegacyWebhook(rawURL, auth string) Option {
 	}
 }
 
-// AddLegacyWebhook is [WithLegacyWebhook] for a running server, as
-// [Server.AddWebhook] is for v1.
+// AddLegacyWebhook is [WithLegacyWebhook] for a running server.
 func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
 	return s.addTarget(v0Target(rawURL, auth))
 }
@@ -126,8 +123,8 @@ func v0Target(rawURL, auth string) (webhookTarget, error) {
 	return webhookTarget{url: rawURL, auth: webhook.Secret(auth)}, nil
 }
 
-// WithWebhookRetries sets a delivery attempt's timeout (<= 0 keeps the
-// default) and the real-time waits before each retry, v1 and v0 alike.
+// WithWebhookRetries sets a delivery attempt's timeout (default 5 s; <= 0 keeps
+// it) and the real-time waits before each retry, v1 and v0 alike.
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 	return func(c *config) error {
 		if timeout > 0 {
@@ -176,13 +173,13 @@ func (d Delivery) Delivered() bool {
 // Attempt is one POST of a delivery.
 type Attempt struct {
 	At time.Time // real time, like the retry waits
-	// Header holds the request headers: the signature (v1, made with the real
-	// time even under [WithNow]) or the Authorization (v0), and X-Topgg-Trace.
+	// Header holds the request headers: the signature (v1, at real time even
+	// under [WithNow]) or Authorization (v0), and X-Topgg-Trace.
 	Header http.Header
 	Status int    // 0 when there was no answer
 	Body   []byte // the answer's, at most 64 KiB
-	// Err is why there was no answer: a timeout (wrapping
-	// context.DeadlineExceeded) or a connection error.
+	// Err is why there was no answer: a timeout (context.DeadlineExceeded) or
+	// a connection error.
 	Err error
 }
 

@@ -10,8 +10,8 @@ import (
 // webhookVoteIDBase makes vote ids that look like Top.gg's snowflakes.
 const webhookVoteIDBase = 808499215864008704
 
-// WebhookVoteID returns the id the vote.create webhook of the n-th vote added
-// to the server (from 1) carries. The vote history has no id.
+// WebhookVoteID returns the id of the vote.create webhook of the n-th vote
+// added (from 1). The vote history has no id.
 func WebhookVoteID(n int64) string { return strconv.FormatInt(webhookVoteIDBase+n, 10) }
 
 type webhookProject struct {
@@ -79,8 +79,7 @@ func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte
 	return mustJSON(b)
 }
 
-// queryObject is the v1 form of a query string: the first value of each
-// parameter, nil when there are none.
+// queryObject is the v1 form of a query: each parameter's first value, nil if none.
 func queryObject(query string) map[string]string {
 	vals, _ := url.ParseQuery(strings.TrimPrefix(query, "?")) // keeps what parses
 	if len(vals) == 0 {
@@ -101,15 +100,13 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// deliverVote sends the vote.create of a vote just added (seq is its
-// insertion number). AddVote calls it under s.mu.
+// deliverVote sends the vote.create of a vote just added, under s.mu.
 func (s *Server) deliverVote(v Vote, seq int64) {
 	targets := s.webhookTargets()
 	if len(targets) == 0 {
 		return
 	}
-	// Times as Top.gg's webhooks write them: 7 fractional digits and "+00:00"
-	// (the vote history uses up to 6 and "Z").
+	// As Top.gg's webhooks write times: 7 fractional digits and "+00:00".
 	const layout = "2006-01-02T15:04:05.0000000"
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
 		ID: WebhookVoteID(seq), Weight: v.Weight,
@@ -120,8 +117,7 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 	s.sendAll(targets, "vote.create", v1, v0)
 }
 
-// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0
-// receiver.
+// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0 one.
 func (s *Server) sendAll(targets []webhookTarget, typ string, v1, v0 []byte) {
 	for _, t := range targets {
 		switch {
@@ -140,8 +136,7 @@ const (
 )
 
 // SendWebhookTest sends a webhook.test to every receiver in the background,
-// as the "send test" button of Top.gg's webhook settings does (v0: a vote
-// body of type "test").
+// as Top.gg's "send test" button does.
 func (s *Server) SendWebhookTest() {
 	v1 := mustJSON(webhookEnvelope{Type: "webhook.test", Data: struct {
 		User    webhookUser    `json:"user"`
@@ -150,9 +145,8 @@ func (s *Server) SendWebhookTest() {
 	s.sendAll(s.webhookTargets(), "webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
 }
 
-// SendWebhookEvent sends {"type": eventType, "data": data} to every v1
-// receiver, for events the fake does not make itself (integration.create,
-// ...). It fails, sending nothing, if data cannot be encoded as JSON.
+// SendWebhookEvent sends {"type": eventType, "data": data} to every v1 receiver,
+// for events the fake does not make; it fails, sending nothing, if data is not JSON.
 func (s *Server) SendWebhookEvent(eventType string, data any) error {
 	body, err := json.Marshal(webhookEnvelope{Type: eventType, Data: data})
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // maxAnswerBytes bounds the recorded body of a receiver's answer.
 const maxAnswerBytes = 64 << 10
 
-// webhookState runs the deliveries, one goroutine each, ended and waited
-// for by close. Its zero value is ready; it never takes s.mu.
+// webhookState runs the deliveries, one goroutine each, ended and waited for by
+// close. Its zero value is ready; it never takes s.mu.
 type webhookState struct {
 	mu         sync.Mutex
 	closed     bool
@@ -29,8 +29,7 @@ type webhookState struct {
 	added      []webhookTarget // by AddWebhook, after those of the options
 }
 
-// startDelivery records a delivery of body to t and runs it in a goroutine
-// (after close, nothing).
+// startDelivery records a delivery of body to t and runs it (after close, nothing).
 func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 	h := &s.hooks
 	h.mu.Lock()
@@ -54,8 +53,8 @@ func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 	go s.deliver(h.ctx, d, t, trace)
 }
 
-// deliver makes the attempts of one delivery: again after a timeout, a
-// connection error or a 5xx, never after another answer.
+// deliver makes one delivery's attempts: again after a timeout, a connection
+// error or a 5xx, never after another answer.
 func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
 	h := &s.hooks
 	defer h.wg.Done()
@@ -85,9 +84,8 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	if timeout <= 0 {
 		timeout = defaultWebhookTimeout
 	}
-	// The attempt starts when its timeout does, so that At plus the timeout is
-	// never later than the moment it gives up (a stamp taken after the timer
-	// made a timed-out attempt look shorter than its timeout).
+	// Stamped when its timeout starts: At plus the timeout is never later
+	// than the moment it gives up.
 	a := Attempt{At: time.Now()}
 	ctx, cancel := context.WithDeadline(ctx, a.At.Add(timeout))
 	defer cancel()

@@ -5,18 +5,9 @@
 //
 // Once it listens it prints three lines, TOPGG_FAKE_URL=<API root>,
 // TOPGG_FAKE_TOKEN=<token> and TOPGG_FAKE_CONTROL=<control API root>, then
-// serves until SIGTERM or SIGINT. Each flag defaults to its environment
-// variable:
-//
-//	-addr                 TOPGG_FAKE_ADDR                 listen address (default 127.0.0.1:0, a free port)
-//	-token                TOPGG_FAKE_TOKEN                the token accepted (default: a project token of the project)
-//	-project              TOPGG_FAKE_PROJECT              bot (default), server, game, or JSON over the bot: {"id":..,"platform_id":..}
-//	-votes                TOPGG_FAKE_VOTES                votes already cast (no webhook): a JSON array, or @file
-//	-webhook              TOPGG_FAKE_WEBHOOK_URL          a v1 receiver, signed with
-//	-webhook-secret       TOPGG_FAKE_WEBHOOK_SECRET       its whs_ secret
-//	-legacy-webhook       TOPGG_FAKE_LEGACY_WEBHOOK_URL   a v0 receiver, called with
-//	-legacy-webhook-auth  TOPGG_FAKE_LEGACY_WEBHOOK_AUTH  its Authorization
-//	-v                                                    log requests to stderr (never the token)
+// serves until SIGTERM or SIGINT. Each flag (see -h: the address, token,
+// project, votes already cast, v1 and v0 webhook receivers) defaults to its
+// TOPGG_FAKE_* environment variable.
 //
 // A vote is {"user_id", "platform_id", "weight", "created_at", "expires_at",
 // "query"}, all optional (RFC 3339 times; defaults: weight 1, now, 12 hours
@@ -31,8 +22,7 @@
 //	GET  /control/requests       the requests received, as sent
 //	GET  /control/deliveries     the webhooks sent, with their attempts
 //
-// It exits 0 once stopped, 2 on a flag it cannot read, 1 when the server
-// cannot start (a value topggtest refuses, an address it cannot listen on).
+// It exits 0 once stopped, 2 on a flag it cannot read, 1 when the server cannot start.
 package main
 
 import (
