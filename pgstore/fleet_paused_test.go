@@ -50,16 +50,16 @@ func TestFleetOnPostgresPausedLeader(t *testing.T) {
 	}, 10*fleetLeaseTTL, 10*time.Millisecond, "no process took the lease of the paused leader")
 	newLease := time.Now()
 	name := fr.names[leader]
-	before := committedBy(t, fr.pool, name)
+	before := committedBy(t, fr.pool, name, paused)
 	require.Eventually(t, func() bool { return creditsAfter(t, fr.pool, paused) > 0 }, fleetStallBound, 10*time.Millisecond,
 		"the new leader credited nothing within %v while the old one was paused", fleetStallBound)
 	stalled := time.Since(newLease)
-	require.Equal(t, before, committedBy(t, fr.pool, name), "the paused leader committed while stopped")
+	require.Equal(t, before, committedBy(t, fr.pool, name, paused), "the paused leader committed while stopped")
 	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGCONT))
 
 	fr.awaitAllCredited()
 	fr.checkExact()
-	after := committedBy(t, fr.pool, name)
+	after := committedBy(t, fr.pool, name, paused)
 	inFlight := 0
 	for _, line := range leader.linesWith("credited ") {
 		if key, _, _ := strings.Cut(line, " "); !before[key] {
@@ -89,11 +89,13 @@ func creditsAfter(t *testing.T, pool *pgxpool.Pool, token int64) int {
 	return n
 }
 
-// committedBy returns the votes whose credit process name committed.
-func committedBy(t *testing.T, pool *pgxpool.Pool, name string) map[string]bool {
+// committedBy returns the votes whose credit process name committed in a
+// term no newer than token: once continued, the paused process may win a
+// later term and credit votes in it, rightly.
+func committedBy(t *testing.T, pool *pgxpool.Pool, name string, token int64) map[string]bool {
 	t.Helper()
-	rows, err := pool.Query(context.Background(),
-		`SELECT vote_key FROM `+fleetApp+`.credits WHERE split_part(tag, ' ', 1) = $1`, name)
+	rows, err := pool.Query(context.Background(), `SELECT vote_key FROM `+fleetApp+`.credits
+		WHERE split_part(tag, ' ', 1) = $1 AND split_part(tag, ' ', 2)::bigint <= $2`, name, token)
 	require.NoError(t, err)
 	out := map[string]bool{}
 	for rows.Next() {
