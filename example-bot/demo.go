@@ -44,11 +44,11 @@ func runDemo(ctx context.Context, out io.Writer) error {
 	defer botStopped(nil)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute) // each step waits for what it shows, not a fixed time
 	defer cancel()
-	hook, err := net.Listen("tcp", "127.0.0.1:0") // a free port for the webhook receiver
+	hook, err := net.Listen("tcp", "127.0.0.1:0") // a free port for the webhook receiver, held until the bot starts
 	if err != nil {
 		return err
 	}
-	_ = hook.Close()
+	defer hook.Close()
 	url := "http://" + hook.Addr().String() + plugin.DefaultWebhookPath
 	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(demoGuild(1, 0), demoGuild(2, 0), demoGuild(3, 1)))
 	if err != nil {
@@ -79,6 +79,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 		"    polls every minute); its webhook receiver listens on 127.0.0.1. Lines without >>> are the bot's own log.")
 	botCtx, stopBot := context.WithCancel(ctx)
 	exit := make(chan int, 1)
+	_ = hook.Close() // now, not earlier: the fakes above would have been free to take the port
 	go func() { exit <- run(botCtx, nil, env, out, out); botStopped(errors.New("the bot stopped")) }()
 	d.script(url)
 	d.say("Stopping the bot, as on SIGTERM: the jobs stop, the vote state is saved, the shards close.")

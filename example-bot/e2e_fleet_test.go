@@ -27,13 +27,21 @@ import (
 const fleetLease = 2 * time.Second
 
 // freeAddr returns a 127.0.0.1 address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { return freeAddrs(t, 1)[0] }
+
+// freeAddrs returns n distinct 127.0.0.1 addresses with ports free a moment
+// ago: all are held open until the last is chosen, as one closed port may be
+// handed out again at once (two processes of a fleet got the same one).
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs
 }
 
 // webhookBalancer forwards each webhook delivery to one of backends, picked
@@ -114,7 +122,7 @@ func TestE2EFleetOfThreeProcesses(t *testing.T) {
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID()
-	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	hookAddrs := freeAddrs(t, 3)
 	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
 	tg, err := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project), topggtest.WithPageSize(50),
 		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),

@@ -189,7 +189,7 @@ func TestE2ELedgerFleetOfThree(t *testing.T) {
 	t.Cleanup(dc.Close)
 	project := topggtest.DiscordBot()
 	project.PlatformID = dc.BotUserID()
-	hookAddrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	hookAddrs := freeAddrs(t, 3)
 	balancer, balancerURL := newWebhookBalancer(t, hookAddrs)
 	tg, err := topggtest.NewServer(topggtest.WithToken(e2eTopggToken), topggtest.WithProject(project),
 		topggtest.WithWebhook(balancerURL+"/topgg/webhook", secret),
