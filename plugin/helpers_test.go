@@ -234,6 +234,17 @@ func (w *world) waitPolls(n int) {
 		wait, tick, "the vote poller stopped polling")
 }
 
+// startPolled starts p and waits for its first vote poll, counted from
+// before the start: the poll may come before a later count is taken, and with
+// a long interval no second one comes.
+func (w *world) startPolled(p *plugin.Plugin) {
+	w.t.Helper()
+	target := w.count(http.MethodGet, votesPath) + 1
+	w.start(p)
+	require.Eventually(w.t, func() bool { return w.count(http.MethodGet, votesPath) >= target },
+		wait, tick, "the vote poller never polled")
+}
+
 // lastServers returns the server_count of the last metrics post, -1 if none.
 func (w *world) lastServers() int {
 	m := w.tg.Metrics()

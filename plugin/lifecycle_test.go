@@ -75,8 +75,7 @@ func TestAttachMisuse(t *testing.T) {
 	require.ErrorIs(t, p.Attach(w.sessions[0], w.sessions[1]), autopost.ErrSessionOpen)
 
 	require.NoError(t, p.Attach(w.sessions[0]))
-	w.start(p)
-	w.waitPolls(1) // Run is under way
+	w.startPolled(p) // Run is under way
 	require.ErrorIs(t, p.Attach(w.sessions[0]), plugin.ErrAttachAfterRun)
 	require.NoError(t, w.stop(p))
 	require.ErrorIs(t, p.Attach(w.sessions[0]), plugin.ErrAttachAfterRun, "also after Run returned")

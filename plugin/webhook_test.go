@@ -75,8 +75,7 @@ func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
 	cfg.WebhookAddr = "127.0.0.1:0"
 	p := w.plugin(cfg, plugin.WithRewardHandler(rec.handle))
-	w.start(p)
-	w.waitPolls(1)
+	w.startPolled(p)
 	deliverToPlugin(t, w, p)
 
 	v := votes(1)[0]
@@ -94,8 +93,7 @@ func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
 
 	// A second Run polls the history at once: the same vote is not rewarded again.
 	require.NoError(t, w.stop(p))
-	w.start(p)
-	w.waitPolls(1)
+	w.startPolled(p)
 	origins, _ = rec.get(v.PlatformID)
 	assert.Len(t, origins, 1, "the history's copy of a webhook vote was rewarded again")
 }
