@@ -2,11 +2,9 @@ package fleet
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,33 +14,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
 
-// roundTrips counts what a client sends to Redis: one per command, one per
-// pipeline (a pipeline is one write and one read of the connection). The
-// handshake of a new connection (HELLO, CLIENT SETINFO), which go-redis also
-// runs through the hooks, is not a publish's round trip and is not counted.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if n := cmd.Name(); n != "hello" && n != "client" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if n := cmds[0].Name(); n != "hello" && n != "client" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
+// roundTrips counts what a client sends to Redis (the kit's hook).
+type roundTrips = redistest.RoundTrips
 
 // simFleet is a fleet of procs processes sharing shards shards, each with its
 // own client (its own connection pool), as separate processes would have.
@@ -88,16 +61,16 @@ func TestPublishAndTotalAreOneRoundTripEach(t *testing.T) {
 	f := newSimFleet(t, srv.Addr(), "rt", 2000, 5)
 	f.publishAll(t) // dials and warms the pools
 	for _, rt := range f.rts {
-		rt.n.Store(0)
+		rt.N.Store(0)
 	}
 	f.publishAll(t)
 	for i, rt := range f.rts {
-		assert.Equal(t, int64(1), rt.n.Load(), "process %d: round trips for one publish of %d shards", i, len(f.shards[i]))
+		assert.Equal(t, int64(1), rt.N.Load(), "process %d: round trips for one publish of %d shards", i, len(f.shards[i]))
 	}
-	f.rts[0].n.Store(0)
+	f.rts[0].N.Store(0)
 	tot, err := f.procs[0].Total(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), f.rts[0].n.Load(), "round trips for one total")
+	assert.Equal(t, int64(1), f.rts[0].N.Load(), "round trips for one total")
 	require.True(t, tot.Postable())
 	assert.Equal(t, f.total, tot.Servers)
 }
@@ -132,7 +105,7 @@ func BenchmarkFleet20000Shards50Processes(b *testing.B) {
 	})
 	b.Run("publish", func(b *testing.B) {
 		for _, rt := range f.rts {
-			rt.n.Store(0)
+			rt.N.Store(0)
 		}
 		n := 0
 		for b.Loop() {
@@ -141,7 +114,7 @@ func BenchmarkFleet20000Shards50Processes(b *testing.B) {
 		}
 		var sum int64
 		for _, rt := range f.rts {
-			sum += rt.n.Load()
+			sum += rt.N.Load()
 		}
 		b.ReportMetric(float64(sum)/float64(n*procs), "roundtrips/publish")
 		key := Key("bench", "counts:"+strconv.Itoa(shards))

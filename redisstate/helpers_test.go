@@ -3,8 +3,6 @@ package redisstate
 import (
 	"context"
 	"log/slog"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,30 +69,5 @@ func leadingState(t testing.TB, srv *redistest.Server, bot string) (*State, *fle
 	return s, lease
 }
 
-// roundTrips counts what a client sends to Redis: one per command, one per
-// pipeline (a pipeline is one write and one read of the connection). The
-// handshake of a new connection (HELLO, CLIENT SETINFO), which go-redis also
-// runs through the hooks, is not counted.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
-
-func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if n := cmd.Name(); n != "hello" && n != "client" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if n := cmds[0].Name(); n != "hello" && n != "client" {
-			r.n.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
+// roundTrips counts what a client sends to Redis (the kit's hook).
+type roundTrips = redistest.RoundTrips

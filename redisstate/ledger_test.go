@@ -184,16 +184,16 @@ func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Leaderboard(ctx, time.Time{}, 1) // loads the script: later calls are one EVALSHA
 	require.NoError(t, err)
-	trips.n.Store(0)
+	trips.N.Store(0)
 	st, err := s.Stats(ctx, votes[7].PlatformID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Total)
-	assert.EqualValues(t, 1, trips.n.Swap(0), "Stats")
+	assert.EqualValues(t, 1, trips.N.Swap(0), "Stats")
 	for _, month := range []time.Time{{}, base} {
 		board, err := s.Leaderboard(ctx, month, 50)
 		require.NoError(t, err)
 		assert.Len(t, board, 50)
-		assert.EqualValues(t, 1, trips.n.Swap(0), "Leaderboard of %v", month)
+		assert.EqualValues(t, 1, trips.N.Swap(0), "Leaderboard of %v", month)
 	}
 }
 

@@ -270,14 +270,15 @@ func TestControlAPIOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `"path":"/v1/projects/@me"`)
 	// A vote and a test to each receiver, the last one perhaps still going.
-	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
-		status, body = f.call(t, http.MethodGet, "/deliveries", "")
-		require.Equal(t, http.StatusOK, status)
-		if n := strings.Count(body, `"delivered":true`); n == 4 || time.Now().After(deadline) {
-			require.Equal(t, 4, n, body)
-			break
+	require.Eventually(t, func() bool { // no require in here: it runs on its own goroutine
+		res, err := http.Get(f.Control + "/deliveries")
+		if err != nil {
+			return false
 		}
-	}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		return err == nil && res.StatusCode == http.StatusOK && strings.Count(string(raw), `"delivered":true`) == 4
+	}, wait, 10*time.Millisecond, "four deliveries, each delivered")
 	f.stop(t)
 }
 
