@@ -1,7 +1,6 @@
 package autopost_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -146,10 +145,4 @@ func TestZeroCounterWorks(t *testing.T) {
 		return err == nil && counts.Complete() && counts.Servers == 1 && counts.Unavailable == 0
 	}, 5*time.Second, time.Millisecond, "READY's stub, then its lazy GUILD_CREATE")
 	assert.Equal(t, []autopost.ShardStats{{ID: 0, Servers: 1, Ready: true}}, c.AppendShards(nil))
-
-	var nilCounter *autopost.Counter
-	_, err = nilCounter.Attach(s)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	_, err = nilCounter.Counts(context.Background())
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
 }

@@ -56,9 +56,6 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 // [Counter.Attach]. It fails with [ErrNoCounter] when the Poster posts from
 // another Source.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
-	if p == nil || p.client == nil {
-		return nil, errNotMade
-	}
 	if p.counter == nil {
 		return nil, ErrNoCounter
 	}
@@ -69,12 +66,9 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 // total, until ctx is done; then it returns nil, leaving nothing running.
 // Service errors are reported and retried, never returned. It may run again
 // after it returned, and fails with [topgg.ErrRunning] while another Run runs,
-// [topgg.ErrNotConfigured] on a zero Poster, and [ErrNoSessions] when its own
+// and [ErrNoSessions] when its own
 // Counter has no session attached.
 func (p *Poster) Run(ctx context.Context) error {
-	if p == nil || p.client == nil {
-		return errNotMade
-	}
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
 	}

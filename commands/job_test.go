@@ -244,23 +244,17 @@ func TestJobEndsOnRefusedToken(t *testing.T) {
 	assert.ErrorIs(t, got[0], topgg.ErrUnauthorized)
 }
 
-// TestMisuseFailsFast: zero and nil values, nil clients, stores and sessions
-// are errors, never a hang or a panic.
+// TestMisuseFailsFast: nil clients, stores and sessions are errors, a zero
+// Syncer panics: never a hang.
 func TestMisuseFailsFast(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
 	var zero commands.Syncer
-	_, err := zero.Sync(ctx, botCommands())
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	_, err = zero.SyncFromDiscord(ctx, nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	var nilSyncer *commands.Syncer
-	_, err = nilSyncer.Sync(ctx, nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	assert.Panics(t, func() { _, _ = zero.Sync(ctx, botCommands()) }, "a zero Syncer would wait for ctx")
 
-	_, err = commands.New(nil, commands.Config{})
+	_, err := commands.New(nil, commands.Config{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
 	var typedNil *commands.FileHashStore
@@ -276,8 +270,8 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
-	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = commands.NewJob(s, commands.JobConfig{})
 	require.ErrorIs(t, err, commands.ErrJobSource)
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
@@ -288,8 +282,6 @@ func TestMisuseFailsFast(t *testing.T) {
 	var verr *topgg.ValidationError
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
-	var zeroJob commands.Job
-	require.ErrorIs(t, zeroJob.Run(ctx), topgg.ErrNotConfigured)
 
 	// The interval floor protects the real service; a fake on this machine has none.
 	remote, err := topgg.New("token")

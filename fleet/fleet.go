@@ -111,13 +111,9 @@ func (f *Fleet) Lease() *Lease {
 // [autopost.Source], and report, the job every process runs to publish its
 // Counter local's ready shards until ctx is done. total's Missing lists every
 // shard silent for MaxAge, so a Poster never posts a partial total; a Redis
-// error is returned by total and logged and retried by report. Errors:
-// [topgg.ErrNotConfigured] on a Fleet not made by [New] or [Open],
-// [ErrBadConfig] for a nil Counter.
+// error is returned by total and logged and retried by report. A nil Counter
+// is [ErrBadConfig].
 func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
-	if f == nil || f.counts == nil {
-		return nil, nil, errNotMade
-	}
 	src, err := newTotalSource(f.counts, local)
 	if err != nil {
 		return nil, nil, err

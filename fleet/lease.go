@@ -117,9 +117,6 @@ func (l *Lease) Fence(token int64) Fence {
 // wrapped. Redis errors are logged and retried, never returned. A second
 // concurrent Run returns [topgg.ErrRunning]; nothing Run started outlives it.
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
-	if l == nil || l.rdb == nil {
-		return errNotMade
-	}
 	if fn == nil {
 		return errNilFunc
 	}

@@ -24,9 +24,6 @@ const (
 // listening again, and never gives up before ctx is done; then it returns
 // nil. Nil callbacks are an error.
 func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	if added == nil || resync == nil {
 		return fmt.Errorf("pgstore: Follow: %w", errNilCallback)
 	}

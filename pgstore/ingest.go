@@ -23,9 +23,6 @@ const notifyLimit = 7000
 // after the other), then writes the added votes, ledgers, standings,
 // checkpoint and notifications. With a checkpoint it is a fenced leader write.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	if err := s.made(); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}

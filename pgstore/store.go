@@ -84,9 +84,6 @@ var (
 	_ voterewards.Feed  = (*Store)(nil)
 )
 
-// errNotMade is what a Store not made by Open answers.
-var errNotMade = fmt.Errorf("pgstore: %w (pgstore.Open)", topgg.ErrNotConfigured)
-
 // Open returns the store kept in pool's database under cfg.Schema, creating
 // or migrating the schema first, once even when processes open at once. A
 // schema newer than [SchemaVersion] is [ErrSchemaTooNew]. The pool stays the
@@ -122,14 +119,6 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
 		q:     newQueries(pgx.Identifier{schema}.Sanitize()),
 	}, nil
-}
-
-// made returns errNotMade for a nil or zero Store (not made by Open).
-func (s *Store) made() error {
-	if s == nil || s.pool == nil {
-		return errNotMade
-	}
-	return nil
 }
 
 // Schema returns the schema the store's tables are in.

@@ -156,11 +156,8 @@ func (p *Plugin) buildJobs() error {
 // session, before the sessions open and the first [Plugin.Run], for the plugin's
 // life. Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen]
 // for a session open or opening, [topgg.ErrNilArgument] for a nil session or
-// none, [topgg.ErrNotConfigured] for a Plugin not made by [New].
+// none.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", errNilArg)
 	}
@@ -171,6 +168,10 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if session.Opened(s) {
 			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
+	}
+	if p.firstReady == nil {
+		// Its READY handlers would block for ever on the nil channel.
+		panic("plugin: Attach on a Plugin not made by plugin.New")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -199,14 +200,10 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // backoff; one that no restart mends (a refused token) stops the others, and
 // Run returns its error wrapping [ErrJobFailed] and the cause. In a fleet the
 // leader-only jobs run while this process holds the lease. Run returns at
-// once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
-// [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
+// once with [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
 // autopost or command sync is on and no session is attached. Run may be
 // called again after it returned.
 func (p *Plugin) Run(ctx context.Context) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if err := p.begin(); err != nil {
 		return err
 	}
@@ -243,9 +240,6 @@ func (p *Plugin) warnUnopened(ctx context.Context) {
 	p.mu.Unlock()
 	session.WarnUnopened(ctx, p.log, sessions)
 }
-
-// made reports whether p was made by New (else READY handlers would block).
-func (p *Plugin) made() bool { return p != nil && p.firstReady != nil }
 
 // supervise runs jobs until ctx is done and every one returned; one that no
 // restart mends stops the others, and its error is returned.

@@ -60,9 +60,6 @@ func (p *Plugin) buildWebhook() error {
 // Run is not running it is answered 500, which Top.gg retries. It returns
 // [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
-	if !p.made() {
-		return nil, errNotMade
-	}
 	if p.hook == nil {
 		return nil, ErrWebhookOff
 	}

@@ -30,9 +30,6 @@ const (
 // Open, job and Close, or one naming the step still running. A Group serves
 // once; Close after Serve is a no-op.
 func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Shutdown) error {
-	if !g.made() {
-		return errNotMade
-	}
 	if ctx == nil || job == nil {
 		return errors.New("shards: Serve: nil context or job")
 	}

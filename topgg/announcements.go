@@ -39,9 +39,6 @@ type Announcement struct {
 // *RateLimitError; a 2xx whose body cannot be read still posted it, and its
 // error is a *DecodeError that says so.
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
-	if err := c.ready(); err != nil {
-		return nil, err
-	}
 	if err := a.validate(); err != nil {
 		return nil, err
 	}

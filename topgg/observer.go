@@ -126,11 +126,8 @@ func outcomeOf(err error) Outcome {
 // TokenRefused returns the answer with which the service last refused the
 // token (an *[APIError] matching [ErrUnauthorized]), or nil if a later 2xx of
 // its kind (v1 or v0) accepted it; v1's first. It is cheap enough for a
-// readiness check. A client not made by [New] returns [ErrNotConfigured].
+// readiness check.
 func (c *Client) TokenRefused() error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	for i := range c.refused {
 		if e := c.refused[i].Load(); e != nil {
 			return e

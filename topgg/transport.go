@@ -91,9 +91,6 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 
 // prepare checks that the call may start and returns its URL and encoded body.
 func (c *Client) prepare(ctx context.Context, r *call) (target string, payload []byte, err error) {
-	if err := c.ready(); err != nil {
-		return "", nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return "", nil, err
 	}

@@ -43,9 +43,6 @@ const votesFamily = "v1:votes"
 // Votes returns one page of the vote history; it shares its rate-limit block
 // with [Client.VoteStatus].
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
-	if err := c.ready(); err != nil {
-		return nil, err
-	}
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
 	}
@@ -116,9 +113,6 @@ type VoteStatus struct {
 // own (a wrong base URL) is an *APIError matching [ErrNotFound]. It shares
 // its rate-limit block with [Client.Votes].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
-	if err := c.ready(); err != nil {
-		return VoteStatus{}, err
-	}
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
 	}

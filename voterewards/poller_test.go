@@ -257,34 +257,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestZeroPollerFailsFast: a Poller not made by New returns a named error from
-// every method, never a panic or a hang.
-func TestZeroPollerFailsFast(t *testing.T) {
-	t.Parallel()
-	var p voterewards.Poller
-	ctx := context.Background()
-	assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
-	assert.Equal(t, voterewards.Status{}, p.Active("1"))
-}
-
-// TestNilPollerFailsFast: so does a nil *Poller (a New whose error was
-// ignored), which used to panic in every method.
-func TestNilPollerFailsFast(t *testing.T) {
-	t.Parallel()
-	var p *voterewards.Poller
-	ctx := context.Background()
-	assert.NotPanics(t, func() {
-		assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
-		assert.Equal(t, voterewards.Status{}, p.Active("1"))
-	})
-}
-
 // repeatLast answers the request after the last page with the last vote
 // again and the same cursor, as a service might that never sends an empty page.
 type repeatLast struct {

@@ -123,13 +123,3 @@ func (r *recorder) nth(n int) voterewards.Vote {
 	defer r.mu.Unlock()
 	return r.votes[r.order[n]]
 }
-
-// TestIngestWebhookOnAZeroPoller: misuse is an error, even for a test
-// delivery, which a made Poller answers nil.
-func TestIngestWebhookOnAZeroPoller(t *testing.T) {
-	t.Parallel()
-	for _, p := range []*voterewards.Poller{nil, {}} {
-		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{Test: true}), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.IngestWebhook(context.Background(), webhook.Vote{PlatformID: "1"}), topgg.ErrNotConfigured)
-	}
-}

@@ -21,9 +21,6 @@ import (
 // only: the record of a reminder is a fenced leader write, and a leader past
 // its term neither changes a role nor sends a message.
 func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
-	if !p.made() {
-		return errNotMade
-	}
 	user := v.PlatformID
 	if user == "" {
 		return nil

@@ -20,7 +20,7 @@ func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandle
 			return
 		}
 		user := interactionUser(i)
-		if user == "" || !p.made() {
+		if user == "" {
 			return
 		}
 		st := p.votes.Active(user)

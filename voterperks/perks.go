@@ -71,8 +71,6 @@ var (
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
 	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
 	ErrBadUser = errors.New("voterperks: not a Discord user id")
-
-	errNotMade = fmt.Errorf("voterperks: Perks %w (voterperks.New)", topgg.ErrNotConfigured)
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
@@ -111,15 +109,10 @@ func (p *Perks) session() (*discordgo.Session, error) {
 	return nil, ErrNoSession
 }
 
-func (p *Perks) made() bool { return p != nil && p.votes != nil }
-
 // SetReminder records whether userID wants a direct message when they can
 // vote again, and returns once the choice is durable. Errors:
 // [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if p.cfg.Reminders == nil {
 		return ErrRemindersOff
 	}

@@ -23,9 +23,6 @@ const (
 // ran. A voter who is not in the guild is logged, not retried; other
 // failures are returned, for voterewards to retry.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
-	if !p.made() {
-		return errNotMade
-	}
 	user := v.PlatformID
 	if p.cfg.Role == nil || user == "" {
 		return nil
