@@ -46,12 +46,9 @@ type ShardStats struct {
 	Ready bool
 }
 
-// Attach makes the Counter count the guilds of sessions, one per shard, which
-// must not have been opened yet; it attaches all or none. It fails for a nil
-// session ([topgg.ErrNilArgument]), one without the GUILDS intent
-// ([ErrNoGuildsIntent]), one opened ([ErrSessionOpen]), and one attached twice
-// or of a shard taken or beyond the shard count ([ErrAttachedTwice]).
-// detach, idempotent, takes their guilds out of the counts at once.
+// Attach counts the guilds of sessions, one per shard, not yet opened; all or
+// none. Errors: [topgg.ErrNilArgument], [ErrNoGuildsIntent], [ErrSessionOpen],
+// [ErrAttachedTwice] (a shard taken or beyond the count). detach is idempotent.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {

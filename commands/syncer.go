@@ -87,11 +87,9 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	}, nil
 }
 
-// Sync publishes cmds unless they are the ones published last; empty cmds
-// clears the listing's. A project that is not a Discord bot is skipped;
-// invalid definitions fail before any request ([Validate]). A store failure
-// is logged and at worst sends the same commands again; service errors are
-// returned wrapped.
+// Sync publishes cmds unless they were published last (empty clears them); a
+// project not a Discord bot is skipped. Invalid cmds fail before any request; a
+// store failure at worst sends them again; service errors are returned wrapped.
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
 	return failed(s.sync(ctx, cmds, nil))
 }

@@ -150,10 +150,9 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	return g.sessions[j], nil
 }
 
-// Open connects the shards in turn and returns once each has its READY, or
-// when ctx is done, with an error wrapping ctx's and ErrClosed: no shard
-// connects from then on. Close the Group whatever Open returns. A second Open
-// returns ErrOpened; one after Close, ErrClosed.
+// Open connects the shards in turn and returns once each has its READY, or when
+// ctx is done with an error wrapping ctx's and [ErrClosed]. Close the Group
+// whatever Open returns; a second Open is [ErrOpened].
 func (g *Group) Open(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("shards: Open: nil context")
@@ -244,8 +243,6 @@ func (g *Group) stop(abort int) {
 
 // Close cancels a pending Open and closes every session concurrently,
 // returning their errors; it is idempotent and safe from any goroutine.
-// discordgo v0.29 may still reconnect a session whose heartbeat fails during
-// Close; leak tests set ShouldReconnectOnError to false.
 func (g *Group) Close() error {
 	g.mu.Lock()
 	if g.state == stateClosed {
