@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -313,10 +314,24 @@ func loop(b *testing.B, call func(context.Context) error) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	cpu0 := cpuTime(b)
 	b.ResetTimer()
 	for range b.N {
 		if err := call(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	// The process's CPU time (client and server goroutines), steadier than
+	// ns/op when other jobs share the machine.
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime returns the CPU time the process has used (user and system).
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
