@@ -47,12 +47,9 @@ const (
 	keyHash     = "hash"
 )
 
-// Delivery and expiry records finishing within batchDelay share one fsync
-// (bbolt's DB.Batch); webhook votes have their own group commit (ingestGroup).
-const (
-	batchDelay = time.Millisecond
-	batchSize  = 4
-)
+// batchDelay is how long a delivery, expiry or reminder record waits to share
+// the commit of a webhook vote or of other records (ingestGroup).
+const batchDelay = time.Millisecond
 
 // storeVersion 2 added the per-voter index and keys votes by platform id;
 // 3 the ledger. Older files are migrated at open.
@@ -88,7 +85,6 @@ func open(dir string, o options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
 	var legacy []string
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := prepareBuckets(tx); err != nil {
@@ -104,7 +100,7 @@ func open(dir string, o options) (*State, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1)}}, nil
+	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1), delay: batchDelay}}, nil
 }
 
 func isDamaged(err error) bool {
@@ -231,7 +227,9 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return s.ingest.submit(s.db, votes, grace)
+		req := &ingestReq{votes: votes, grace: grace}
+		s.ingest.submit(s.db, req, false)
+		return req.added, req.err
 	}
 	var added []voterewards.Vote
 	err := s.write(ctx, false, "store votes", func(tx *bolt.Tx) error {
@@ -247,17 +245,21 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// write runs fn in a write transaction (DB.Batch if batch), unless s is not
-// made or ctx is done.
+// write runs fn in a write transaction (if batch, one shared with other
+// writes: ingestGroup), unless s is not made or ctx is done.
 func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	run := s.db.Update
+	var err error
 	if batch {
-		run = s.db.Batch
+		req := &ingestReq{write: fn}
+		s.ingest.submit(s.db, req, true)
+		err = req.err
+	} else {
+		err = s.db.Update(fn)
 	}
-	if err := run(fn); err != nil {
+	if err != nil {
 		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
 	}
 	return nil

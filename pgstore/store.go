@@ -74,6 +74,8 @@ type Store struct {
 	limit   string // TxTimeout in milliseconds, for set_config
 	q       queries
 
+	followCheck time.Duration // how often Follow checks for lost notifications
+
 	// claimed is the newest token this process raised the fence to; a newer
 	// one is a new term, whose first action raises the fence.
 	claimed atomic.Int64
@@ -117,7 +119,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
 		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
-		q:     newQueries(pgx.Identifier{schema}.Sanitize()),
+		q:     newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
 	}, nil
 }
 

@@ -328,6 +328,12 @@ func readAll(resp *http.Response) ([]byte, error) {
 	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
 		return nil, nil
 	}
+	if n := resp.ContentLength; n > 0 && n <= maxBody {
+		// One buffer of the announced size; net/http fails a shorter body.
+		data := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, data)
+		return data, err
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if len(data) > maxBody {
 		return data[:maxBody], errBodyTooLarge
