@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,7 +88,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	o.wireMetrics()
 	set := cfg.resolve()
-	if err := o.needState(set); err != nil {
+	if err := cmp.Or(o.needState(set), o.unusedHandler(set)); err != nil {
 		return nil, err
 	}
 	p := &Plugin{
