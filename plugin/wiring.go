@@ -26,6 +26,7 @@ const (
 // warnings it gave, each once for the plugin's life.
 type wiring struct {
 	botID     atomic.Pointer[string] // the user id of the first READY
+	project   atomic.Pointer[string] // the token's Top.gg project id, read at READY with webhooks on
 	mounted   atomic.Bool            // WebhookHandler was called
 	delivered atomic.Bool            // a webhook brought a vote first
 	unbrought atomic.Int64           // new votes the poll found first, while none came by webhook
@@ -53,11 +54,16 @@ func (p *Plugin) checkAtReady(ctx context.Context) {
 		p.warnOnce("perks bot", "VoterPerks.BotID is not this bot's id: the vote link leads to another bot's page",
 			"bot_id", v.BotID, "ready_user", bot)
 	}
+	ctx, cancel := context.WithTimeout(ctx, wiringCallTimeout)
+	defer cancel()
+	if p.hook != nil { // to tell a token of another project by the webhook's votes
+		if pr, err := p.client.Project(ctx); err == nil {
+			p.wire.project.Store(&pr.ID)
+		}
+	}
 	if p.perks == nil && !p.opts.haveCmds {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, wiringCallTimeout)
-	defer cancel()
 	cmds, err := s.ApplicationCommands(applicationID(s), "", discordgo.WithContext(ctx))
 	if err != nil {
 		p.log.Debug("could not read the commands on Discord to check them", "error", err)
@@ -140,12 +146,19 @@ func (p *Plugin) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkWebhookVote warns once when a webhook vote is for another bot than
-// the one of READY: the webhook at Top.gg is another listing's.
+// the one of READY (the webhook at Top.gg is another listing's), or for this
+// bot's project while the token is another project's.
 func (p *Plugin) checkWebhookVote(v webhook.Vote) {
-	bot := p.wire.botID.Load()
-	if bot != nil && !v.Guild && v.ProjectPlatformID != "" && v.ProjectPlatformID != *bot {
+	bot, project := p.wire.botID.Load(), p.wire.project.Load()
+	switch {
+	case bot == nil || v.Guild || v.ProjectPlatformID == "":
+	case v.ProjectPlatformID != *bot:
 		p.warnOnce("webhook project", "webhook votes are for another bot: the webhook and its secret at Top.gg "+
 			"belong to another project's listing", "votes_for", v.ProjectPlatformID, "bot", *bot)
+	case project != nil && v.ProjectID != "" && v.ProjectID != *project:
+		p.warnOnce("token project", "the Top.gg token is another project's than this bot's: its counts, commands and "+
+			"vote history are that listing's; use the token of the project the webhook votes are for",
+			"token_project", *project, "bot_project", v.ProjectID, "bot", *bot)
 	}
 }
 

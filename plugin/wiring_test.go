@@ -1,6 +1,7 @@
 package plugin_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/session"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
@@ -184,4 +186,54 @@ func TestVotesNoWebhookBroughtWarnOnce(t *testing.T) {
 	w.waitPolls(3)
 	assert.Equal(t, 1, strings.Count(logs.String(), "no webhook delivery brought"))
 	assert.Contains(t, logs.String(), "path=/topgg/webhook")
+}
+
+// sendVote sends the receiver at addr one signed vote.create for the
+// project of Top.gg id project and Discord id bot, and returns its status
+// (0 on a failure it reports; it may run in a condition's goroutine).
+func sendVote(t *testing.T, addr, project, bot string) int {
+	t.Helper()
+	now := time.Now()
+	body := []byte(`{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` +
+		now.UTC().Format(time.RFC3339Nano) + `","expires_at":"` + now.Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
+		`","project":{"id":"` + project + `","type":"bot","platform":"discord","platform_id":"` + bot +
+		`"},"user":{"id":"4","platform_id":"500000000000000005","name":"u","avatar_url":""}}}`)
+	req, err := webhook.NewRequest(context.Background(), "http://"+addr+plugin.DefaultWebhookPath, testSecret, now, body)
+	if !assert.NoError(t, err) {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if !assert.NoError(t, err) {
+		return 0
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestTokenOfAnotherProjectWarns: the token's project (read once at READY
+// with webhooks on) is not the project this bot's webhook votes are for:
+// one warning naming both projects; votes for the token's own project are
+// not warned of.
+func TestTokenOfAnotherProjectWarns(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 1})
+	var logs logBuffer
+	cfg := hourlyVotes()
+	cfg.WebhookAddr, cfg.WebhookSecrets = "127.0.0.1:0", plugin.WebhookSecrets{testSecret}
+	p := w.plugin(cfg, plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool { return p.WebhookAddr() != nil && w.count(http.MethodGet, "/v1/projects/@me") > 0 }, wait, tick)
+	tokenProject, bot := w.tg.Project().ID, w.dc.BotUserID()
+	// The read's answer may still be on its way: a vote of the token's own
+	// project until the check is armed shows that the right one is never named.
+	require.Eventually(t, func() bool {
+		assert.Less(t, sendVote(t, p.WebhookAddr().String(), tokenProject, bot), 300)
+		sendVote(t, p.WebhookAddr().String(), "999999999999999999", bot)
+		return strings.Contains(logs.String(), "the Top.gg token is another project's")
+	}, wait, 50*time.Millisecond)
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "the Top.gg token is another project's"))
+	assert.Contains(t, out, "token_project="+tokenProject+" bot_project=999999999999999999 bot="+bot)
+	assert.NotContains(t, out, "webhook votes are for another bot")
 }
