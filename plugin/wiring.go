@@ -93,7 +93,10 @@ func (p *Plugin) checkCommands(onDiscord []*discordgo.ApplicationCommand) {
 		return
 	}
 	for _, name := range p.perks.GatedCommands() {
-		if !slices.Contains(have, name) {
+		if name == voterperks.VoteCommand || name == voterperks.LeaderboardCommand {
+			p.warnOnce("gated "+name, "Gate names a command the voter perks answer themselves: "+
+				"Discord takes one answer and refuses the other", "command", name)
+		} else if !slices.Contains(have, name) {
 			p.warnOnce("gated "+name, "Gate names a command the bot does not have on Discord: its handler never runs"+
 				didYouMean(name, have), "command", name)
 		}

@@ -32,9 +32,10 @@ func waitLog(t *testing.T, logs *logBuffer, msg string) {
 }
 
 // TestCommandsMissingOnDiscordWarnOnce: after READY the plugin reads the
-// commands Discord has; one it publishes on Top.gg but Discord lacks, and a
-// Gate of a misspelled command ("premiun"), are each one warning naming it
-// (the typo with the command meant); registered ones are not named.
+// commands Discord has; one it publishes on Top.gg but Discord lacks, a
+// Gate of a misspelled command ("premiun") and a Gate of /vote (which the
+// perks answer too) are each one warning naming it (the typo with the
+// command meant); registered ones are not named as missing.
 func TestCommandsMissingOnDiscordWarnOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
@@ -47,6 +48,7 @@ func TestCommandsMissingOnDiscordWarnOnce(t *testing.T) {
 		[]*discordgo.ApplicationCommand{premium, voterperks.Commands(voterperks.Texts{})[0]})
 	require.NoError(t, err)
 	w.sessions[0].AddHandler(p.Perks().Gate(func(*discordgo.Session, *discordgo.InteractionCreate) {}, "premiun"))
+	w.sessions[0].AddHandler(p.Perks().Gate(func(*discordgo.Session, *discordgo.InteractionCreate) {}, "vote"))
 	w.start(p)
 	w.open()
 	waitLog(t, &logs, "Gate names a command the bot does not have on Discord")
@@ -54,7 +56,7 @@ func TestCommandsMissingOnDiscordWarnOnce(t *testing.T) {
 	assert.Contains(t, out, "did you mean premium?")
 	assert.Equal(t, 1, strings.Count(out, "is not registered on Discord"), out)
 	assert.Contains(t, out, "command=leaderboard")
-	assert.NotContains(t, out, "command=vote")
+	assert.Contains(t, out, `msg="Gate names a command the voter perks answer themselves: Discord takes one answer and refuses the other" component=plugin command=vote`)
 	assert.NotContains(t, out, "command=premium\n")
 	assert.NotContains(t, out, "VoterPerks.BotID")
 }
