@@ -206,7 +206,9 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // leader-only jobs run while this process holds the lease. Run returns at
 // once with [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
 // autopost or command sync is on and no session is attached. Run may be
-// called again after it returned.
+// called again after it returned. It warns once of each wiring mistake it
+// sees: commands missing on Discord, a webhook no delivery reaches, ids of
+// another bot or project.
 func (p *Plugin) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err
