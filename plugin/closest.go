@@ -1,25 +1,27 @@
 package plugin
 
-// closest returns the name of known nearest to name, "" when none is within
-// a third of name's length of edits: the likely intent of a typo.
-func closest(name string, known []string) string {
+// didYouMean is " (did you mean X?)" for X of known nearest to name, within
+// a third of name's length of edits (a typo's likely intent), else "".
+func didYouMean(name string, known []string) string {
 	best, bestD := "", len(name)/3+1
 	for _, k := range known {
 		if d := editDistance(name, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
-	return best
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
 	}
 	for i := range len(a) {
-		cur := make([]int, len(b)+1)
 		cur[0] = i + 1
 		for j := range len(b) {
 			cost := 1
@@ -28,15 +30,7 @@ func editDistance(a, b string) int {
 			}
 			cur[j+1] = min(prev[j+1]+1, cur[j]+1, prev[j]+cost)
 		}
-		prev = cur
+		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// didYouMean is " (did you mean X?)" for the known name closest to name, or "".
-func didYouMean(name string, known []string) string {
-	if c := closest(name, known); c != "" {
-		return " (did you mean " + c + "?)"
-	}
-	return ""
 }

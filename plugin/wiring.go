@@ -114,14 +114,14 @@ func applicationID(s *discordgo.Session) string {
 }
 
 // noPerksAnswer warns when /vote or /leaderboard is used while
-// WithVoterPerks is off: nothing answers it.
+// WithVoterPerks is off: the plugin does not answer it.
 func (p *Plugin) noPerksAnswer(_ *discordgo.Session, i *discordgo.InteractionCreate) {
 	if i.Type != discordgo.InteractionApplicationCommand {
 		return
 	}
 	if name := i.ApplicationCommandData().Name; name == voterperks.VoteCommand || name == voterperks.LeaderboardCommand {
-		p.warnOnce("no perks "+name, "a user used a voter perks command, but WithVoterPerks is off: nothing answers it; "+
-			"give plugin.WithVoterPerks, or remove the command from Discord", "command", name)
+		p.warnOnce("no perks "+name, "a user used a voter perks command, but WithVoterPerks is off: unless the bot "+
+			"answers it itself, give plugin.WithVoterPerks or remove the command from Discord", "command", name)
 	}
 }
 

@@ -85,8 +85,8 @@ func TestWrongBotIDsWarn(t *testing.T) {
 }
 
 // TestWithoutVoterPerksIsSaid: without WithVoterPerks, Perks() is nil and
-// says so once, naming the option; a user's /vote, which nothing answers,
-// is one warning.
+// says so once, naming the option; a user's /vote, which the plugin does
+// not answer, is one warning.
 func TestWithoutVoterPerksIsSaid(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
@@ -104,7 +104,7 @@ func TestWithoutVoterPerksIsSaid(t *testing.T) {
 		_, _, err = w.dc.Interact(w.ctx(), discordtest.InteractionSpec{Command: "vote", GuildID: w.dc.GuildIDs()[0], UserID: userID(300, 1)})
 		require.NoError(t, err)
 	}
-	waitLog(t, &logs, "WithVoterPerks is off: nothing answers it")
+	waitLog(t, &logs, "WithVoterPerks is off: unless the bot answers it itself")
 	assert.Equal(t, 1, strings.Count(logs.String(), "WithVoterPerks is off"))
 }
 
