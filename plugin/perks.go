@@ -34,15 +34,14 @@ func WithVoterPerks(v VoterPerks) Option {
 	}
 }
 
-// Perks returns the voter features of [WithVoterPerks]; without it, nil
-// (whose Gate and Handle answer nothing) and a warning naming the option.
+// Perks returns the voter features of [WithVoterPerks]; without it, nil and
+// a warning naming the option.
 func (p *Plugin) Perks() *voterperks.Perks {
 	if p == nil {
 		return nil
 	}
-	if p.perks == nil && p.made() {
-		p.warnOnce("no perks", "Plugin.Perks() is nil without plugin.WithVoterPerks: its Gate and Handle answer nobody, "+
-			"not even the gated command; give the option")
+	if p.perks == nil {
+		p.warnOnce("no perks", "Plugin.Perks() is nil without plugin.WithVoterPerks: no Gate or Handle to use; give the option")
 	}
 	return p.perks
 }

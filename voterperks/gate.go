@@ -16,9 +16,7 @@ type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCre
 // (register it with s.AddHandler); with none, it gates every interaction.
 func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
 	for _, c := range commands {
-		if p.made() {
-			p.gated.Store(c, true)
-		}
+		p.gated.Store(c, true)
 	}
 	return func(s *discordgo.Session, i *discordgo.InteractionCreate) {
 		if len(commands) > 0 && !isCommand(i, commands) {
@@ -42,9 +40,7 @@ func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandle
 // sorted, for a check against the bot's commands.
 func (p *Perks) GatedCommands() []string {
 	var names []string
-	if p.made() {
-		p.gated.Range(func(k, _ any) bool { names = append(names, k.(string)); return true })
-	}
+	p.gated.Range(func(k, _ any) bool { names = append(names, k.(string)); return true })
 	slices.Sort(names)
 	return names
 }
