@@ -26,7 +26,7 @@ func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 		return nil
 	}
 	if st := p.votes.Active(user); st.Active {
-		p.log.Info("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
+		p.log.Debug("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
 		return nil
 	}
 	if err := p.takeRole(ctx, user); err != nil {
@@ -57,7 +57,7 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 		return fmt.Errorf("voterperks: recording the reminder: %w", err)
 	}
 	if sent {
-		p.log.Info("vote reminder sent", "user", user, "key", key)
+		p.log.Debug("vote reminder sent", "user", user, "key", key)
 	}
 	return nil
 }

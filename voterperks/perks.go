@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -54,10 +55,12 @@ type Config struct {
 
 // Perks is the bot's voter features. Make it with [New]; safe for concurrent use.
 type Perks struct {
-	votes Votes
-	cfg   Config
-	log   *slog.Logger
-	texts Texts
+	votes  Votes
+	cfg    Config
+	log    *slog.Logger
+	texts  Texts
+	gated  sync.Map // the command names given to Gate
+	warned sync.Map // the Discord error codes warned of once
 }
 
 // Errors of [New] and of the handlers, for errors.Is.
