@@ -24,6 +24,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/serverproc"
 )
@@ -312,3 +313,20 @@ func announceSentinel(w io.Writer, pkg string, ci bool) bool {
 		pkg, SentinelBinary, sentinelInstallHint)
 	return true
 }
+
+// Main runs the tests of pkg and exits: it says in one line why the Redis
+// tests skip, keeps go-redis's process-wide logger quiet (tests stop Redis on
+// purpose: its pool would print every failed dial), and fails the package if
+// a goroutine outlives the tests.
+func Main(m *testing.M, pkg string) {
+	if !Announce(pkg) {
+		os.Exit(1)
+	}
+	redis.SetLogger(quiet{})
+	goleak.VerifyTestMain(m)
+}
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
