@@ -2,10 +2,10 @@ package voterperks_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -56,14 +57,7 @@ type world struct {
 	texts    voterperks.Texts // the perks' texts; zero: the defaults
 
 	mu   sync.Mutex
-	runs map[*plugin.Plugin]*running
-}
-
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	runs map[*plugin.Plugin]*testkit.Run
 }
 
 func newWorld(t *testing.T, shards int) *world {
@@ -72,29 +66,12 @@ func newWorld(t *testing.T, shards int) *world {
 	for i := range shards {
 		w.guilds = append(w.guilds, discordtest.GuildIDForShard(0, i, shards))
 	}
+	w.dc = testkit.Discord(t, slices.Repeat([]int{1}, shards))
+	w.tg = testkit.TopGG(t, w.dc)
 	var err error
-	w.dc, err = discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(w.guilds...))
-	require.NoError(t, err)
-	t.Cleanup(w.dc.Close)
-	project := topggtest.DiscordBot()
-	project.PlatformID = w.dc.BotUserID()
-	w.tg, err = topggtest.NewServer(topggtest.WithProject(project))
-	require.NoError(t, err)
-	t.Cleanup(w.tg.Close)
 	w.client, err = topgg.New(w.tg.Token(), topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
 	require.NoError(t, err)
-	for i := range shards {
-		s, err := w.dc.NewSession(i, shards)
-		require.NoError(t, err)
-		w.sessions = append(w.sessions, s)
-	}
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, s := range w.sessions {
-			wg.Go(func() { _ = s.Close() })
-		}
-		wg.Wait()
-	})
+	w.sessions = testkit.Sessions(t, w.dc, shards)
 	// Once the bots stopped (their cleanups run first): every interaction
 	// had one answer, Discord refused none (a second handler of /vote would
 	// have its answer refused as already acknowledged).
@@ -150,16 +127,13 @@ func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plu
 }
 
 func (w *world) start(p *plugin.Plugin) {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- p.Run(ctx) }()
+	r := testkit.Start(w.t, p.Run)
 	w.mu.Lock()
 	if w.runs == nil {
-		w.runs = map[*plugin.Plugin]*running{}
+		w.runs = map[*plugin.Plugin]*testkit.Run{}
 	}
 	w.runs[p] = r
 	w.mu.Unlock()
-	w.t.Cleanup(func() { assert.NoError(w.t, w.stop(p)) })
 }
 
 // stop cancels p's Run and returns its error once it returned.
@@ -170,15 +144,7 @@ func (w *world) stop(p *plugin.Plugin) error {
 	if r == nil {
 		return nil
 	}
-	r.once.Do(func() {
-		r.cancel()
-		select {
-		case r.err = <-r.done:
-		case <-time.After(wait):
-			r.err = errors.New("Run did not return after its context was cancelled")
-		}
-	})
-	return r.err
+	return r.Stop()
 }
 
 func (w *world) ctx() context.Context {
@@ -233,28 +199,6 @@ func (w *world) dmsTo(user string) []discordtest.DirectMessage {
 		}
 	}
 	return out
-}
-
-// calls counts a user's calls of a handler, safe for concurrent use.
-type calls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *calls) add(user string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[user]++
-	return c.n[user]
-}
-
-func (c *calls) get(user string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[user]
 }
 
 // newSession replaces the session of shard i (closed) with a new one, not
