@@ -42,3 +42,32 @@ func (r *Run) Stop() error {
 	})
 	return r.err
 }
+
+// Runs keeps the runs of several jobs by key, for tests that stop one of
+// them; the zero value is ready to use and safe for concurrent use.
+type Runs[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]*Run
+}
+
+// Start runs run under key k until Stop(k) or the end of the test.
+func (rs *Runs[K]) Start(t testing.TB, k K, run func(context.Context) error) {
+	r := Start(t, run)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m == nil {
+		rs.m = map[K]*Run{}
+	}
+	rs.m[k] = r
+}
+
+// Stop stops the run of k (see Run.Stop); nil if none was started.
+func (rs *Runs[K]) Stop(k K) error {
+	rs.mu.Lock()
+	r := rs.m[k]
+	rs.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Stop()
+}
