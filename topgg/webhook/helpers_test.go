@@ -3,8 +3,12 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -121,4 +125,13 @@ func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return w
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// signRaw signs body with ts exactly as given, independently of Sign.
+func signRaw(secret webhook.Secret, ts, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "." + body))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
 }
