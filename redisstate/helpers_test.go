@@ -71,3 +71,5 @@ func leadingState(t testing.TB, srv *redistest.Server, bot string) (*State, *fle
 
 // roundTrips counts what a client sends to Redis (the kit's hook).
 type roundTrips = redistest.RoundTrips
+
+func TestMain(m *testing.M) { redistest.Main(m, "redisstate") }
