@@ -50,8 +50,8 @@ type world struct {
 	shards   int
 	dir      string // the state's directory (w.state)
 
+	runs testkit.Runs[*plugin.Plugin]
 	mu   sync.Mutex
-	runs map[*plugin.Plugin]*testkit.Run
 	st   *boltstate.State
 }
 
@@ -126,29 +126,10 @@ func (w *world) plugin(cfg plugin.Config, opts ...plugin.Option) *plugin.Plugin 
 
 // start runs p in its own goroutine until w.stop or the end of the test
 // (before the sessions and servers close).
-func (w *world) start(p *plugin.Plugin) {
-	w.t.Helper()
-	r := testkit.Start(w.t, p.Run)
-	w.mu.Lock()
-	if w.runs == nil {
-		w.runs = map[*plugin.Plugin]*testkit.Run{}
-	}
-	w.runs[p] = r
-	w.mu.Unlock()
-}
+func (w *world) start(p *plugin.Plugin) { w.runs.Start(w.t, p, p.Run) }
 
-// stop cancels the Run of p that start began and returns its error, once Run
-// returned; a Run that does not return within wait is an error. Safe to call more
-// than once, from any goroutine.
-func (w *world) stop(p *plugin.Plugin) error {
-	w.mu.Lock()
-	r := w.runs[p]
-	w.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	return r.Stop()
-}
+// stop cancels p's Run and returns its error once it returned.
+func (w *world) stop(p *plugin.Plugin) error { return w.runs.Stop(p) }
 
 // open opens the sessions of the given shards (all when none is given).
 func (w *world) open(shards ...int) {
