@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,8 +55,7 @@ type world struct {
 	guilds   []string         // guilds[i] is on shard i
 	texts    voterperks.Texts // the perks' texts; zero: the defaults
 
-	mu   sync.Mutex
-	runs map[*plugin.Plugin]*testkit.Run
+	runs testkit.Runs[*plugin.Plugin]
 }
 
 func newWorld(t *testing.T, shards int) *world {
@@ -126,26 +124,10 @@ func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plu
 	return p
 }
 
-func (w *world) start(p *plugin.Plugin) {
-	r := testkit.Start(w.t, p.Run)
-	w.mu.Lock()
-	if w.runs == nil {
-		w.runs = map[*plugin.Plugin]*testkit.Run{}
-	}
-	w.runs[p] = r
-	w.mu.Unlock()
-}
+func (w *world) start(p *plugin.Plugin) { w.runs.Start(w.t, p, p.Run) }
 
 // stop cancels p's Run and returns its error once it returned.
-func (w *world) stop(p *plugin.Plugin) error {
-	w.mu.Lock()
-	r := w.runs[p]
-	w.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	return r.Stop()
-}
+func (w *world) stop(p *plugin.Plugin) error { return w.runs.Stop(p) }
 
 func (w *world) ctx() context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
