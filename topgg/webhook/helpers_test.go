@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -56,36 +57,24 @@ func wantVote() webhook.Vote {
 
 // recorder keeps what the callbacks received.
 type recorder struct {
+	votes  testkit.Log[webhook.Vote]
+	events testkit.Log[webhook.Event]
+
 	mu      sync.Mutex
-	votes   []webhook.Vote
-	events  []webhook.Event
 	voteErr error
 }
 
 func (r *recorder) onVote(_ context.Context, v webhook.Vote) error {
+	r.votes.Add(v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.votes = append(r.votes, v)
 	return r.voteErr
 }
 
-func (r *recorder) onEvent(_ context.Context, e webhook.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
+func (r *recorder) onEvent(_ context.Context, e webhook.Event) { r.events.Add(e) }
 
-func (r *recorder) Votes() []webhook.Vote {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Vote(nil), r.votes...)
-}
-
-func (r *recorder) Events() []webhook.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Event(nil), r.events...)
-}
+func (r *recorder) Votes() []webhook.Vote   { return r.votes.All() }
+func (r *recorder) Events() []webhook.Event { return r.events.All() }
 
 // config returns a Config with both callbacks on rec, secretA and
 // secretB, and a fake clock at now.

@@ -8,36 +8,26 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
 // outcomes records what the Observer is told.
-type outcomes struct {
-	mu  sync.Mutex
-	all []webhook.Outcome
-}
-
-func (o *outcomes) observe(out webhook.Outcome) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.all = append(o.all, out)
-}
+type outcomes struct{ testkit.Log[webhook.Outcome] }
 
 func (o *outcomes) last() webhook.Outcome {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.all) == 0 {
+	all := o.All()
+	if len(all) == 0 {
 		return 0
 	}
-	return o.all[len(o.all)-1]
+	return all[len(all)-1]
 }
 
 // TestObserverSeesEveryOutcome: each answer of the Receiver is reported once,
@@ -48,7 +38,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	cfg, _ := config(rec)
 	cfg.LegacyAuth = legacy
 	var obs outcomes
-	cfg.Observer = obs.observe
+	cfg.Observer = obs.Add
 	h := newReceiver(t, cfg)
 	legacyReq := func(auth string) *http.Request {
 		req := httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(`{"bot":"1","user":"2","type":"upvote"}`))
@@ -91,9 +81,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		w := serve(h, c.req())
 		assert.Equal(t, c.status, w.Code, c.name)
 		assert.Equal(t, c.want, obs.last(), c.name)
-		obs.mu.Lock()
-		assert.Len(t, obs.all, i+1, "%s: one outcome per answer", c.name)
-		obs.mu.Unlock()
+		assert.Len(t, obs.All(), i+1, "%s: one outcome per answer", c.name)
 	}
 	labels := map[string]bool{}
 	for o := webhook.OutcomeAccepted; o <= webhook.OutcomePanic; o++ {
@@ -160,7 +148,7 @@ func TestCallbackPanicIsContainedAtTheWire(t *testing.T) {
 			var logs testlog.Buffer
 			cfg.Logger = logs.Logger()
 			obs := &outcomes{}
-			cfg.Observer = obs.observe
+			cfg.Observer = obs.Add
 			tc.set(&cfg)
 			srv := httptest.NewServer(newReceiver(t, cfg))
 			t.Cleanup(srv.Close)
@@ -181,11 +169,7 @@ func TestCallbackPanicIsContainedAtTheWire(t *testing.T) {
 				}
 			}
 			want := slices.Concat(tc.outcomes, tc.outcomes)
-			assert.Eventually(t, func() bool {
-				obs.mu.Lock()
-				defer obs.mu.Unlock()
-				return slices.Equal(obs.all, want)
-			}, 5*time.Second, 5*time.Millisecond, "the Observer did not count the panics")
+			assert.Eventually(t, func() bool { return slices.Equal(obs.All(), want) }, 5*time.Second, 5*time.Millisecond, "the Observer did not count the panics")
 			out := logs.String()
 			assert.Contains(t, out, "webhook callback panicked")
 			assert.Contains(t, out, "callback="+tc.callback)
