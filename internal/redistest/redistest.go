@@ -150,6 +150,17 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 	return c
 }
 
+// ClientOf returns a client of addr with its own pool (a separate process),
+// set as fleet.NewClient sets it and quick to give up a dial, closed in
+// t.Cleanup.
+func ClientOf(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		DialTimeout:              200 * time.Millisecond})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // Kill sends SIGKILL to the server and waits until the process is gone: no
 // shutdown, no final fsync, as when a machine loses the process.
 func (s *Server) Kill() {
