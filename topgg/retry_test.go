@@ -284,47 +284,47 @@ func requireCanceledSoon(t *testing.T, cancel context.CancelFunc, done <-chan er
 	}
 }
 
-func TestCancelDuringRetryAfter(t *testing.T) {
+// TestCancelDuringAWait: a call cancelled while it waits out a Retry-After,
+// a backoff or the answer returns at once, after its one request (the
+// request itself cut, not repeated).
+func TestCancelDuringAWait(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	p := fastRetries()
-	p.MaxRetryAfter = time.Minute
-	c := newClient(t, srv, topgg.WithRetryPolicy(p))
-	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: 30 * time.Second}))
-	ctx, cancel := context.WithCancel(t.Context())
-
-	done := waitCall(ctx, c, metrics(topgg.BotMetrics{ServerCount: new(1)}))
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
-	requireCanceledSoon(t, cancel, done)
-	require.Len(t, srv.Requests(), 1)
-}
-
-func TestCancelDuringBackoff(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c := newClient(t, srv, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Minute, MaxBackoff: time.Minute}))
-	require.NoError(t, srv.Inject(topggtest.Fault{Status: 500}))
-	ctx, cancel := context.WithCancel(t.Context())
-
-	done := waitCall(ctx, c, func(ctx context.Context, c *topgg.Client) error {
+	retryAfter := fastRetries()
+	retryAfter.MaxRetryAfter = time.Minute
+	project := func(ctx context.Context, c *topgg.Client) error {
 		_, err := c.Project(ctx)
 		return err
-	})
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
-	requireCanceledSoon(t, cancel, done)
-	require.Len(t, srv.Requests(), 1)
-}
+	}
+	cases := []struct {
+		name   string
+		policy *topgg.RetryPolicy // nil: the client's default
+		fault  topggtest.Fault
+		call   func(context.Context, *topgg.Client) error
+	}{
+		{"RetryAfter", &retryAfter, topggtest.Fault{Path: "/v1/projects/@me/metrics", RetryAfter: 30 * time.Second},
+			metrics(topgg.BotMetrics{ServerCount: new(1)})},
+		{"Backoff", &topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Minute, MaxBackoff: time.Minute},
+			topggtest.Fault{Status: 500}, project},
+		{"Request", nil, topggtest.Fault{Delay: time.Minute}, voteStatus("1", "")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			var opts []topgg.Option
+			if tc.policy != nil {
+				opts = append(opts, topgg.WithRetryPolicy(*tc.policy))
+			}
+			c := newClient(t, srv, opts...)
+			require.NoError(t, srv.Inject(tc.fault))
+			ctx, cancel := context.WithCancel(t.Context())
 
-func TestCancelDuringRequest(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t)
-	c := newClient(t, srv)
-	require.NoError(t, srv.Inject(topggtest.Fault{Delay: time.Minute}))
-	ctx, cancel := context.WithCancel(t.Context())
-
-	done := waitCall(ctx, c, voteStatus("1", ""))
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
-	requireCanceledSoon(t, cancel, done)
+			done := waitCall(ctx, c, tc.call)
+			require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
+			requireCanceledSoon(t, cancel, done)
+			require.Len(t, srv.Requests(), 1)
+		})
+	}
 }
 
 func TestCancelDuringLegacyLimit(t *testing.T) {

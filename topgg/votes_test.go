@@ -114,12 +114,7 @@ func TestAllVotes(t *testing.T) {
 	start := ago(24 * time.Hour)
 	want := addVotes(srv, start, 35)
 
-	var got []topgg.Vote
-	for v, err := range c.AllVotes(t.Context(), start) {
-		require.NoError(t, err)
-		got = append(got, v)
-	}
-	requireVotes(t, want, got)
+	requireVotes(t, want, allVotes(t, c, start, 0))
 	// 10+10+10+5, then the empty page that ends the history.
 	reqs := srv.Requests()
 	require.Len(t, reqs, 5)
@@ -137,15 +132,7 @@ func TestAllVotesEarlyBreak(t *testing.T) {
 	start := ago(24 * time.Hour)
 	want := addVotes(srv, start, 35)
 
-	var got []topgg.Vote
-	for v, err := range c.AllVotes(t.Context(), start) {
-		require.NoError(t, err)
-		got = append(got, v)
-		if len(got) == 15 {
-			break
-		}
-	}
-	requireVotes(t, want[:15], got)
+	requireVotes(t, want[:15], allVotes(t, c, start, 15))
 	require.Len(t, srv.Requests(), 2, "breaking out of the loop must send no further request")
 }
 
@@ -153,13 +140,23 @@ func TestAllVotesEmptyHistory(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	n := 0
-	for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
-		require.NoError(t, err)
-		n++
-	}
-	require.Zero(t, n)
+	require.Empty(t, allVotes(t, c, ago(time.Hour), 0))
 	require.Len(t, srv.Requests(), 1)
+}
+
+// allVotes reads c.AllVotes from start, up to stop votes (0: all), and
+// requires that no error comes.
+func allVotes(t *testing.T, c *topgg.Client, start time.Time, stop int) []topgg.Vote {
+	t.Helper()
+	var got []topgg.Vote
+	for v, err := range c.AllVotes(t.Context(), start) {
+		require.NoError(t, err)
+		got = append(got, v)
+		if len(got) == stop {
+			break
+		}
+	}
+	return got
 }
 
 func TestAllVotesYieldsErrorLast(t *testing.T) {
