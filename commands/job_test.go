@@ -172,11 +172,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 // again when the bot registers new ones.
 func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	t.Parallel()
-	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
-	require.NoError(t, err)
-	t.Cleanup(dsrv.Close)
-	session, err := dsrv.NewSession(0, 1)
-	require.NoError(t, err)
+	_, session := newDiscord(t)
 	srv, c := newService(t)
 	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Session: session})
 
@@ -187,7 +183,7 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	require.NoError(t, first.err)
 	assert.Equal(t, 0, first.res.Commands)
 
-	_, err = session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
+	_, err := session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
 	require.NoError(t, err)
 	r.advance(commands.DefaultJobInterval)
 	second := r.waitOutcomes(2)[1]
@@ -375,11 +371,7 @@ func TestPrintedJobHoldsNoBotToken(t *testing.T) {
 // check ended the term and cancelled its context).
 func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 	t.Parallel()
-	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
-	require.NoError(t, err)
-	t.Cleanup(dsrv.Close)
-	session, err := dsrv.NewSession(0, 1)
-	require.NoError(t, err)
+	dsrv, session := newDiscord(t)
 	srv, c := newService(t)
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(start)
