@@ -152,13 +152,6 @@ func TestAncientVoteIsRefusedAlone(t *testing.T) {
 	assert.Zero(t, st.Votes)
 }
 
-// TestReviewStoreErrorsHideCredentials: Connect hides the user and password
-// of the URL (the user may be the secret); once connected, the Store's own
-// errors for a server gone (pgconn's "failed to connect to `user=...`")
-// name the user, and keep a *pgconn.ConnectError whose Config holds the
-// password for anything that unwraps it (errors.As, a logger that walks
-// the chain). The Store should scrub them as Connect does.
-
 // TestRewardOfNilHandler: Reward(nil) and Expiry(nil) return nil, so that
 // voterewards.New (OnReward is required) and the plugin refuse the misuse at
 // once, rather than a handler failing every vote as it comes.

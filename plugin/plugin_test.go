@@ -17,6 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -374,7 +375,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}, wait, tick, "the command hash was never saved")
 	require.NoError(t, w.stop(first))
 	require.NoError(t, st.Close())
-	w.closeSessions()
+	testkit.CloseAll(w.sessions)
 
 	// A restarted bot: new sessions, a new plugin, the same directory.
 	for i := range w.sessions {
