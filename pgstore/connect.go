@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,17 +13,12 @@ import (
 
 // Connect opens a pool on the database at dbURL (a postgres:// or
 // postgresql:// URL) and checks that the server answers. Its errors never
-// hold the password: a URL that does not parse is [ErrBadURL]; a server that
+// hold the password: a URL [CheckURL] refuses is [ErrBadURL]; a server that
 // cannot be reached is named by host, not by URL.
 func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
-	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
-		// Not shown: another form of connection string may hold the password anywhere.
-		return nil, fmt.Errorf("%w: not a postgres:// URL (want postgres://user:password@host:port/database)", ErrBadURL)
-	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	cfg, err := parseURL(dbURL)
 	if err != nil {
-		// pgx's message quotes the URL, masking only the password it found.
-		return nil, fmt.Errorf("%w: %s", ErrBadURL, redact.RawURL(dbURL))
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
