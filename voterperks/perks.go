@@ -49,7 +49,8 @@ type Config struct {
 	// Logger receives the perks' records (default slog.Default()).
 	Logger *slog.Logger
 
-	clock clock.Clock // tests set a fake one (export_test.go)
+	clock        clock.Clock   // tests set a fake one (export_test.go)
+	answerWithin time.Duration // tests shorten it (export_test.go)
 }
 
 // Perks is the bot's voter features. Make it with [New]; safe for concurrent use.
@@ -73,6 +74,8 @@ var (
 	ErrBadUser = errors.New("voterperks: not a Discord user id")
 
 	errNotMade = fmt.Errorf("voterperks: Perks %w (voterperks.New)", topgg.ErrNotConfigured)
+	// errNoText stands for a text function that failed, in its fallback's info.
+	errNoText = errors.New("voterperks: the text function failed")
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
