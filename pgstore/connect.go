@@ -27,22 +27,24 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, cfg.ConnConfig.Password, cfg.ConnConfig.User))
+		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, &cfg.ConnConfig.Config))
 	}
 	return pool, nil
 }
 
 // scrubbed returns err, or only its message with the credentials scrubbed if
 // it holds them or a *pgconn.ConnectError (whose Config holds the password).
-// The user name counts: "postgres://secret@host" puts a password there.
-func scrubbed(err error, credentials ...string) error {
-	for _, c := range credentials {
-		if c != "" {
-			err = redact.NewScrubber(c).Err(err)
-		}
+// The password is the secret; the user name is when there is none
+// ("postgres://secret@host"). Only whole words are scrubbed.
+func scrubbed(err error, cc *pgconn.Config) error {
+	secret := cc.Password
+	if secret == "" {
+		secret = cc.User
 	}
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		err = errors.New(err.Error())
+	msg := err.Error()
+	clean := redact.Words(msg, redact.Mark, secret)
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok || clean != msg {
+		return errors.New(clean)
 	}
 	return err
 }

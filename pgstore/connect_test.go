@@ -57,3 +57,28 @@ func TestConnect(t *testing.T) {
 	_, err = pgstore.Open(ctx, pool, pgstore.Config{})
 	require.NoError(t, err)
 }
+
+// TestConnectErrorKeepsItsWords: the credentials are scrubbed where they
+// stand as words, never inside pgx's or the system's: user "u" gave
+// "[redacted]ser=... connection ref[redacted]sed", "ed" gave "fail[redacted] to connect".
+func TestConnectErrorKeepsItsWords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, l.Close())
+	for userinfo, shown := range map[string]string{
+		"u":     "user=[redacted] database=db", // no password: the user name may be one
+		"ed":    "user=[redacted] database=db",
+		"u:e":   "user=u database=db", // a password: the user name is no secret
+		"ed:pw": "user=ed database=db",
+	} {
+		_, err := pgstore.Connect(ctx, "postgres://"+userinfo+"@127.0.0.1:"+refused+"/db")
+		require.Error(t, err, userinfo)
+		msg := err.Error()
+		for _, words := range []string{"failed to connect to", shown, "connection refused", "dial error", "127.0.0.1:" + refused} {
+			assert.Contains(t, msg, words, "%s: %s", userinfo, msg)
+		}
+	}
+}
