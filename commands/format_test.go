@@ -37,3 +37,14 @@ func TestPrintedJobHoldsNoBotToken(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncerPrintsByName: fmt of a Syncer walked its client and hash store;
+// under every verb it prints its name alone.
+func TestSyncerPrintsByName(t *testing.T) {
+	t.Parallel()
+	_, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		require.Equal(t, "commands.Syncer", fmt.Sprintf(verb, s), verb)
+	}
+}

@@ -3,6 +3,7 @@ package health_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -88,4 +89,15 @@ func TestNewProbeRefusesBadChecks(t *testing.T) {
 	}
 	_, err := health.NewProbe("")
 	require.ErrorIs(t, err, health.ErrInvalidCheck)
+}
+
+// TestProbePrintsByName: fmt of a Probe walked its checks' calls in flight
+// unlocked; under every verb it prints its name alone.
+func TestProbePrintsByName(t *testing.T) {
+	t.Parallel()
+	p, err := health.NewProbe("readyz", health.Check{Name: "db", Func: func(context.Context) error { return nil }})
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		require.Equal(t, "health.Probe", fmt.Sprintf(verb, p), verb)
+	}
 }

@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,5 +92,19 @@ func TestUseFenceFencesEveryLeaderWrite(t *testing.T) {
 	token.Store(leading - 1)
 	for name, write := range leaderWrites(s) {
 		require.ErrorIs(t, write(ctx), fleet.ErrFenced, "%s with an older term's token", name)
+	}
+}
+
+// TestStatePrintsByName: fmt of a State walked its Redis client's live state;
+// under every verb it prints its name alone.
+func TestStatePrintsByName(t *testing.T) {
+	t.Parallel()
+	rdb, err := fleet.NewClient("redis://:hunter2@127.0.0.1:1/0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(rdb, "b")
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		assert.Equal(t, "redisstate.State", fmt.Sprintf(verb, s), verb)
 	}
 }

@@ -3,6 +3,7 @@ package voterewards_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/boltstate"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -393,4 +395,23 @@ func TestSourceAnsweringNothingIsAFailedPoll(t *testing.T) {
 	src := scripted(func(topgg.VotesQuery) (*topgg.VotePage, error) { calls.Add(1); return nil, nil })
 	startPoller(t, src, voterewards.Config{OnReward: newRecorder().handle, Store: voterewards.NewMemoryStore()})
 	require.Eventually(t, func() bool { return calls.Load() >= 2 }, 5*time.Second, time.Millisecond)
+}
+
+// TestPrintingThePollerWhileItIngestsIsSafe: fmt of a Poller, or of its
+// memory store, walked their live state unlocked while votes were ingested
+// (a data race, under -race).
+func TestPrintingThePollerWhileItIngestsIsSafe(t *testing.T) {
+	t.Parallel()
+	store := voterewards.NewMemoryStore()
+	p, err := voterewards.New(historyNever{}, voterewards.Config{Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	require.NoError(t, err)
+	out := testlog.PrintWhile(func() {
+		now := time.Now()
+		for n := range 200 {
+			v := voterewards.Vote{Origin: voterewards.OriginWebhook,
+				Vote: topgg.Vote{UserID: userID(n), PlatformID: platformID(n), Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}}
+			assert.NoError(t, p.Ingest(context.Background(), v))
+		}
+	}, p, store)
+	assert.False(t, strings.Contains(out, platformID(0)), "a vote of the store printed")
 }
