@@ -345,3 +345,19 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	assert.Contains(t, logs.String(), "dashboard bug")
 	assert.NotContains(t, logs.String(), "goroutine ")
 }
+
+// TestReadyPanicIsContained: a Ready that panics ended the process (it runs
+// on Run's goroutine); Run returns without a sync, and the panic is logged
+// with its stack.
+func TestReadyPanicIsContained(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	var logs testlog.Buffer
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(),
+		Ready: func(context.Context) (*discordgo.Session, error) { panic("sharding bug") }})
+	require.NoError(t, err)
+	require.NoError(t, job.Run(context.Background()))
+	assert.Empty(t, putBodies(srv))
+	assert.Contains(t, logs.String(), "sharding bug")
+	assert.Contains(t, logs.String(), "goroutine ", "the stack is logged")
+}
