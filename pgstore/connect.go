@@ -32,18 +32,18 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-// scrubbed returns err, or only its message with the credentials scrubbed if
-// it holds them or a *pgconn.ConnectError (whose Config holds the password).
-// The password is the secret; the user name is when there is none
-// ("postgres://secret@host"). Only whole words are scrubbed.
+// scrubbed returns err, or only its message if it held a credential of cc or
+// a *pgconn.ConnectError (whose Config holds the password): the password, and
+// the user name of a failed dial, which names it ("postgres://secret@host"
+// puts a password there), are scrubbed where they stand as whole words.
 func scrubbed(err error, cc *pgconn.Config) error {
-	secret := cc.Password
-	if secret == "" {
-		secret = cc.User
-	}
 	msg := err.Error()
-	clean := redact.Words(msg, redact.Mark, secret)
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok || clean != msg {
+	_, dial := errors.AsType[*pgconn.ConnectError](err)
+	clean := redact.Words(msg, redact.Mark, cc.Password)
+	if dial {
+		clean = redact.Words(clean, redact.Mark, cc.User)
+	}
+	if dial || clean != msg {
 		return errors.New(clean)
 	}
 	return err
