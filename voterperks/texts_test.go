@@ -48,13 +48,14 @@ var textCases = []textCase{
 	}},
 }
 
-// perksWith attaches perks of texts (and a gate on /premium) to the open
-// session of shard 0; their records go to log.
-func (w *world) perksWith(texts voterperks.Texts, log *testlog.Buffer) {
+// perksWith attaches perks of texts (and a gate on /premium), whose answers
+// wait within for their texts, to the open session of shard 0; their records
+// go to log.
+func (w *world) perksWith(texts voterperks.Texts, log *testlog.Buffer, within time.Duration) {
 	w.t.Helper()
 	cfg := voterperks.WithAnswerWithin(voterperks.Config{
 		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] }, Texts: texts, Logger: log.Logger(),
-	}, 100*time.Millisecond)
+	}, within)
 	p, err := voterperks.New(noVoter{}, cfg)
 	require.NoError(w.t, err)
 	w.sessions[0].AddHandler(p.Handle)
@@ -75,7 +76,7 @@ func TestPanickingTextIsAnErrorAnswer(t *testing.T) {
 			var texts voterperks.Texts
 			tc.set(&texts, func() { panic("a bug in " + tc.name) })
 			log := &testlog.Buffer{}
-			w.perksWith(texts, log)
+			w.perksWith(texts, log, wait) // a panic is answered at once: the deadline is not what is tested
 			for n := range 2 {
 				reply := w.interact(0, tc.command, "320000000000000042", nil)
 				assert.Contains(t, reply.Content, tc.want, "answer %d", n)
@@ -102,7 +103,7 @@ func TestContextDeafTextKeepsDiscordsDeadline(t *testing.T) {
 			var texts voterperks.Texts
 			tc.set(&texts, func() { <-release })
 			log := &testlog.Buffer{}
-			w.perksWith(texts, log)
+			w.perksWith(texts, log, 100*time.Millisecond)
 			t.Cleanup(func() { close(release) }) // before the world's cleanups: the text returns late
 			reply := w.interact(0, tc.command, "320000000000000042", nil)
 			assert.Contains(t, reply.Content, tc.want)
