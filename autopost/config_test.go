@@ -66,3 +66,25 @@ func TestPrintedCounterHoldsNoBotToken(t *testing.T) {
 	require.Contains(t, out, "autopost.Counter{shard count: 1, sessions attached: 1}")
 	require.Equal(t, "autopost.Counter(nil)", fmt.Sprint((*autopost.Counter)(nil)))
 }
+
+// TestPrintingThePosterWhileSessionsAttachIsSafe: fmt of a Poster walked its
+// Counter unlocked while sessions were attached (a data race, under -race).
+func TestPrintingThePosterWhileSessionsAttachIsSafe(t *testing.T) {
+	t.Parallel()
+	c, err := topgg.New("x.y.z")
+	require.NoError(t, err)
+	p, err := autopost.New(c, autopost.Config{})
+	require.NoError(t, err)
+	out := testlog.PrintWhile(func() {
+		for range 200 {
+			s, err := discordgo.New("Bot MTIzNDU2Nzg5MDEyMzQ1Njc4.BOTSEKRIT.token")
+			if !assert.NoError(t, err) {
+				return
+			}
+			if detach, err := p.Attach(s); assert.NoError(t, err) {
+				detach()
+			}
+		}
+	}, p)
+	require.Contains(t, out, "autopost.Poster")
+}

@@ -2,6 +2,8 @@ package autopost
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -146,3 +148,7 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 func (p *Poster) recheck() time.Duration {
 	return max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
 }
+
+// Format prints the Poster as "autopost.Poster" under every verb: fmt would read its
+// live state unlocked (a data race) and may reach a secret.
+func (*Poster) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "autopost.Poster") }

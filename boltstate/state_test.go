@@ -2,6 +2,7 @@ package boltstate_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/boltstate"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterewards/storetest"
@@ -128,4 +130,20 @@ func TestStateKeepsHashAndOptInsAcrossReopen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sha("commands"), hash)
 	requireOptIns(t, s, map[string]optIn{"1": {true, "1@k"}, "2": {}, "3": {}})
+}
+
+// TestPrintingTheStateWhileItIngestsIsSafe: fmt of a State walked its
+// database unlocked while votes were ingested (a data race, under -race).
+func TestPrintingTheStateWhileItIngestsIsSafe(t *testing.T) {
+	t.Parallel()
+	s := open(t, t.TempDir())
+	out := testlog.PrintWhile(func() {
+		now := time.Now()
+		for n := range 50 {
+			tv := topgg.Vote{UserID: fmt.Sprintf("81%016d", n), PlatformID: fmt.Sprintf("31%016d", n), Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			_, err := s.Ingest(context.Background(), nil, []voterewards.Vote{{Vote: tv, Origin: voterewards.OriginWebhook}}, time.Hour)
+			assert.NoError(t, err)
+		}
+	}, s)
+	assert.Contains(t, out, "boltstate.State")
 }

@@ -160,7 +160,13 @@ func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 	case j.cfg.Session != nil:
 		return j.cfg.Session, waitReady(ctx, j.cfg.Session)
 	case j.cfg.Ready != nil:
-		s, err := j.cfg.Ready(ctx)
+		var s *discordgo.Session
+		var err error
+		if rec := panics.Try(func() { s, err = j.cfg.Ready(ctx) }); rec != nil {
+			j.log.LogAttrs(ctx, slog.LevelError, "Ready panicked; no sync", slog.String("panic", fmt.Sprint(rec.Value)),
+				slog.String("stack", string(rec.Stack)))
+			return nil, false
+		}
 		return s, err == nil && s != nil && ctx.Err() == nil
 	}
 	return nil, true

@@ -418,3 +418,30 @@ func discordReads(dsrv *discordtest.Server) int {
 	}
 	return n
 }
+
+// TestReadyPanicIsContained: a Ready that panics ended the process (it runs
+// on Run's goroutine); Run returns without a sync, and the panic is logged
+// with its stack.
+func TestReadyPanicIsContained(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	var logs testlog.Buffer
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(),
+		Ready: func(context.Context) (*discordgo.Session, error) { panic("sharding bug") }})
+	require.NoError(t, err)
+	require.NoError(t, job.Run(context.Background()))
+	assert.Empty(t, putBodies(srv))
+	assert.Contains(t, logs.String(), "sharding bug")
+	assert.Contains(t, logs.String(), "goroutine ", "the stack is logged")
+}
+
+// TestSyncerPrintsByName: fmt of a Syncer walked its client and hash store;
+// under every verb it prints its name alone.
+func TestSyncerPrintsByName(t *testing.T) {
+	t.Parallel()
+	_, c := newService(t)
+	s := newSyncer(t, c, commands.Config{})
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		require.Equal(t, "commands.Syncer", fmt.Sprintf(verb, s), verb)
+	}
+}

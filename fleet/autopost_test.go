@@ -14,6 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testkit"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -123,4 +124,33 @@ func TestSourceAndCounterReporterMisuse(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadConfig)
 	_, err = newCounterReporter(counts, nil, reporterConfig{})
 	require.ErrorIs(t, err, ErrBadConfig)
+}
+
+// TestPrintingTheFleetWhileItCountsIsSafe: fmt of the count source
+// Fleet.Counts returns walked its *autopost.Counter unlocked while sessions
+// were attached (a data race, under -race); the Fleet and its Lease print by
+// name too, showing no token.
+func TestPrintingTheFleetWhileItCountsIsSafe(t *testing.T) {
+	t.Parallel()
+	f, err := New(newClient(t, "127.0.0.1:1"), Config{Bot: "bot", ShardCount: 2})
+	require.NoError(t, err)
+	counter := autopost.NewCounter(2)
+	total, _, err := f.Counts(counter)
+	require.NoError(t, err)
+	const token = "Bot c2VjcmV0LXRva2Vu.printed"
+	out := testlog.PrintWhile(func() {
+		for range 200 {
+			s, err := discordgo.New(token)
+			if !assert.NoError(t, err) {
+				return
+			}
+			s.ShardID, s.ShardCount, s.Identify.Intents = 1, 2, discordgo.IntentsGuilds
+			detach, err := counter.Attach(s)
+			if assert.NoError(t, err) {
+				detach()
+			}
+		}
+	}, total, f, f.Lease())
+	assert.NotContains(t, out, "c2VjcmV0LXRva2Vu")
+	assert.Contains(t, out, "fleet.Counts(total)")
 }

@@ -18,6 +18,8 @@ var (
 	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
 	// id is refused; the error never shows a password.
 	ErrBadConfig = fence.ErrBadConfig
+	// errDamaged: a key of the fleet holds what no process of it writes.
+	errDamaged = errors.New("damaged shared state")
 	// ErrLeaseLost is the cause (context.Cause) of a leader context cancelled
 	// because the lease was taken or could not be renewed in time.
 	ErrLeaseLost = errors.New("fleet: lease lost")

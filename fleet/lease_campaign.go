@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -38,8 +40,11 @@ func (l *Lease) campaign(ctx context.Context) (token int64, sent time.Time, ok b
 		case err != nil:
 			backoff = min(max(2*backoff, 100*time.Millisecond), l.renewEvery)
 			wait = backoff
-			if ctx.Err() == nil {
-				l.log.Warn("lease campaign: Redis error; retrying", "err", err, "retry_in", wait)
+			if level := slog.LevelWarn; ctx.Err() == nil {
+				if errors.Is(err, errDamaged) {
+					level = slog.LevelError // no retry mends it: an operator must
+				}
+				l.log.Log(ctx, level, "lease campaign: Redis error; retrying", "err", err, "retry_in", wait)
 			}
 		case wait < 0: // the key has no TTL: someone set it by hand; do not poll it hard
 			backoff = 0
@@ -75,6 +80,8 @@ func (l *Lease) tryAcquire(ctx context.Context) (token int64, wait time.Duration
 		[]any{l.holder, l.ttl.Milliseconds()}, func(v any) bool { t, _, ok := acquireReply(v); return ok && t > 0 })
 	token, wait, ok := acquireReply(reply)
 	switch {
+	case redis.HasErrorPrefix(err, "DAMAGED"):
+		return 0, 0, fmt.Errorf("fleet: %w: %s holds no fencing token (not overwritten: fix or delete it)", errDamaged, l.fenceKey)
 	case err != nil && ok && token > 0:
 		l.release(ctx, l.holder+":"+strconv.FormatInt(token, 10))
 		return 0, 0, fmt.Errorf("fleet: election with token %d given back: %w", token, err)

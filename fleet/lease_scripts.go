@@ -7,14 +7,19 @@ import "github.com/redis/go-redis/v9"
 // after me". The token is at least Redis's clock in ms, so that it still grows
 // after a failover lost the counter (see the package doc).
 // KEYS[1] lease key, KEYS[2] token counter; ARGV[1] holder id, ARGV[2] TTL ms.
-// Returns {token, 0} when won, {0, remaining TTL ms} when held by another.
+// Returns {token, 0} when won, {0, remaining TTL ms} when held by another,
+// and a DAMAGED error, writing nothing, when the counter holds no integer.
 var acquireScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 local now = redis.call('TIME')
 local t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local last = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+local raw = redis.call('GET', KEYS[2]) or '0'
+local last = tonumber(raw)
+if not last or not string.match(raw, '^%d+$') then
+  return redis.error_reply('DAMAGED fencing counter holds no token')
+end
 if last >= t then t = last + 1 end
 redis.call('SET', KEYS[2], string.format('%d', t))
 redis.call('SET', KEYS[1], ARGV[1] .. ':' .. string.format('%d', t), 'NX', 'PX', ARGV[2])

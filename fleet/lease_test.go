@@ -268,3 +268,25 @@ func TestLeaseKeyExpiringInTheFarFutureIsClampedAndLoggedOnce(t *testing.T) {
 	// Within a TTL (not a year): it leads.
 	require.Eventually(t, func() bool { return c.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond)
 }
+
+// TestDamagedFencingCounterIsAnErrorNamingTheKeyNotOverwritten: a token
+// counter holding garbage stops the election with an error naming the key;
+// nobody leads on a clock-based token and the key is left for an operator.
+func TestDamagedFencingCounterIsAnErrorNamingTheKeyNotOverwritten(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	obs := srv.Client(t)
+	ctx := context.Background()
+	for _, garbage := range []string{"not-a-number", "12.5", "-3"} {
+		bot := "damaged" + strings.NewReplacer(".", "", "-", "").Replace(garbage)
+		key := Key(bot, "fence")
+		require.NoError(t, obs.Set(ctx, key, garbage, 0).Err())
+		c := startContender(t, srv.Addr(), bot, shortLease, blockUntilDone)
+		require.Eventually(t, func() bool {
+			return strings.Contains(c.log.String(), "level=ERROR") && strings.Contains(c.log.String(), key)
+		}, 5*time.Second, 5*time.Millisecond, "no error naming %s: %s", key, c.log.String())
+		assert.False(t, c.lease.State().Leader, "led on a counter holding %q", garbage)
+		assert.Equal(t, garbage, obs.Get(ctx, key).Val(), "the damaged counter was overwritten")
+		assert.Zero(t, obs.Exists(ctx, Key(bot, "lease")).Val(), "the lease was taken")
+	}
+}

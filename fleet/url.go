@@ -113,8 +113,8 @@ func parseURL(rawURL string) (*redis.Options, error) {
 	return opts, nil
 }
 
-// urlError is go-redis's complaint about u, with every secret of u replaced by
-// "xxxxx".
+// urlError is go-redis's complaint about u, with every secret of u (as a
+// whole word) replaced by "xxxxx".
 func urlError(u *url.URL, err error) error {
 	msg := err.Error()
 	var secrets []string
@@ -128,12 +128,7 @@ func urlError(u *url.URL, err error) error {
 			secrets = append(secrets, vs...)
 		}
 	}
-	for _, s := range secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "xxxxx")
-		}
-	}
-	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), msg)
+	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), redact.Words(msg, "xxxxx", secrets...))
 }
 
 // shownURL is the URL as errors may show it.

@@ -25,3 +25,16 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 	_, err := parseURL("redis://user:pw@127.0.0.1:6379/x")
 	assert.Contains(t, err.Error(), "redis://xxxxx@127.0.0.1:6379/x", "the user info is marked, not shown")
 }
+
+// TestParseURLErrorsKeepTheirWords: a short password or pre-ACL user name is
+// scrubbed where it stands alone, not inside the words of go-redis's message
+// ("e" garbled "r[xxxxx]dis: invalid databas[xxxxx]").
+func TestParseURLErrorsKeepTheirWords(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{"redis://:e@127.0.0.1:6379/x", "redis://e@127.0.0.1:6379/x", "redis://user:r@127.0.0.1:6379/x"} {
+		_, err := parseURL(raw)
+		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
+			assert.Contains(t, err.Error(), `redis: invalid database number: "x"`, raw)
+		}
+	}
+}

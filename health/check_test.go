@@ -3,6 +3,7 @@ package health_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -206,5 +207,16 @@ func TestZeroOrNilProbePanics(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]*health.Probe{"zero": {}, "nil": nil} {
 		assert.Panics(t, func() { health.Run(context.Background(), p) }, name)
+	}
+}
+
+// TestProbePrintsByName: fmt of a Probe walked its checks' calls in flight
+// unlocked; under every verb it prints its name alone.
+func TestProbePrintsByName(t *testing.T) {
+	t.Parallel()
+	p, err := health.NewProbe("readyz", health.Check{Name: "db", Func: func(context.Context) error { return nil }})
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		require.Equal(t, "health.Probe", fmt.Sprintf(verb, p), verb)
 	}
 }

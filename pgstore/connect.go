@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -14,17 +13,12 @@ import (
 
 // Connect opens a pool on the database at dbURL (a postgres:// or
 // postgresql:// URL) and checks that the server answers. Its errors never
-// hold the password: a URL that does not parse is [ErrBadURL]; a server that
+// hold the password: a URL [CheckURL] refuses is [ErrBadURL]; a server that
 // cannot be reached is named by host, not by URL.
 func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
-	if !strings.HasPrefix(dbURL, "postgres://") && !strings.HasPrefix(dbURL, "postgresql://") {
-		// Not shown: another form of connection string may hold the password anywhere.
-		return nil, fmt.Errorf("%w: not a postgres:// URL (want postgres://user:password@host:port/database)", ErrBadURL)
-	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	cfg, err := parseURL(dbURL)
 	if err != nil {
-		// pgx's message quotes the URL, masking only the password it found.
-		return nil, fmt.Errorf("%w: %s", ErrBadURL, redact.RawURL(dbURL))
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
@@ -33,22 +27,24 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, cfg.ConnConfig.Password, cfg.ConnConfig.User))
+		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, &cfg.ConnConfig.Config))
 	}
 	return pool, nil
 }
 
-// scrubbed returns err, or only its message with the credentials scrubbed if
-// it holds them or a *pgconn.ConnectError (whose Config holds the password).
-// The user name counts: "postgres://secret@host" puts a password there.
-func scrubbed(err error, credentials ...string) error {
-	for _, c := range credentials {
-		if c != "" {
-			err = redact.NewScrubber(c).Err(err)
-		}
+// scrubbed returns err, or only its message if it held a credential of cc or
+// a *pgconn.ConnectError (whose Config holds the password): the password, and
+// the user name of a failed dial, which names it ("postgres://secret@host"
+// puts a password there), are scrubbed where they stand as whole words.
+func scrubbed(err error, cc *pgconn.Config) error {
+	msg := err.Error()
+	_, dial := errors.AsType[*pgconn.ConnectError](err)
+	clean := redact.Words(msg, redact.Mark, cc.Password)
+	if dial {
+		clean = redact.Words(clean, redact.Mark, cc.User)
 	}
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		err = errors.New(err.Error())
+	if dial || clean != msg {
+		return errors.New(clean)
 	}
 	return err
 }

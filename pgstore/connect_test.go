@@ -57,3 +57,23 @@ func TestConnect(t *testing.T) {
 	_, err = pgstore.Open(ctx, pool, pgstore.Config{})
 	require.NoError(t, err)
 }
+
+// TestConnectErrorKeepsItsWords: the credentials are scrubbed where they
+// stand as words, never inside pgx's or the system's: user "u" gave
+// "[redacted]ser=... connection ref[redacted]sed", "ed" gave "fail[redacted] to connect".
+func TestConnectErrorKeepsItsWords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, l.Close())
+	for _, userinfo := range []string{"u", "ed", "u:e", "ed:pw"} {
+		_, err := pgstore.Connect(ctx, "postgres://"+userinfo+"@127.0.0.1:"+refused+"/db")
+		require.Error(t, err, userinfo)
+		msg := err.Error()
+		for _, words := range []string{"failed to connect to `user=[redacted] database=db`", "connection refused", "dial error", "127.0.0.1:" + refused} {
+			assert.Contains(t, msg, words, "%s: %s", userinfo, msg)
+		}
+	}
+}

@@ -19,12 +19,5 @@ func (s *Store) wrap(op string, err error) error {
 	return fmt.Errorf("pgstore: %s: %w", op, s.scrub(err))
 }
 
-// scrub returns err without the credentials of the store's pool: the password
-// always, the user name too for a failed dial (which names it).
-func (s *Store) scrub(err error) error {
-	cc := s.pool.Config().ConnConfig
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		return scrubbed(err, cc.Password, cc.User)
-	}
-	return scrubbed(err, cc.Password)
-}
+// scrub returns err without the credentials of the store's pool (scrubbed).
+func (s *Store) scrub(err error) error { return scrubbed(err, &s.pool.Config().ConnConfig.Config) }

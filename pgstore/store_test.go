@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,13 @@ func TestKeepsEveryVote(t *testing.T) {
 	st, err := s.Stats(ctx, old.PlatformID)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Votes)
+}
+
+// TestStorePrintsByName: fmt of a Store walked its pool's live state; under
+// every verb it prints its name alone.
+func TestStorePrintsByName(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		assert.Equal(t, "pgstore.Store", fmt.Sprintf(verb, s), verb)
+	}
 }

@@ -1,7 +1,12 @@
 package pgstore_test
 
 import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,5 +31,42 @@ func TestCheckURL(t *testing.T) {
 		require.ErrorIs(t, err, pgstore.ErrBadURL, bad)
 		assert.NotContains(t, err.Error(), "hunter2")
 		assert.NotContains(t, err.Error(), "db.example")
+	}
+}
+
+// TestConnectRefusesWhatCheckURLRefuses: one judge for one URL. A URL with
+// user info but no host ("postgres://u:pw@/db") was ErrBadURL for CheckURL
+// while Connect dialed the default unix socket; a socket named in ?host= is
+// taken by both.
+func TestConnectRefusesWhatCheckURLRefuses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := pg.Server(t)
+	tcp := srv.Database(t)
+	socket, err := url.Parse(tcp)
+	require.NoError(t, err)
+	socket.Host, socket.RawQuery = "", url.Values{"host": {srv.SocketDir()}, "port": {strconv.Itoa(srv.Port())}}.Encode()
+	for _, tc := range []struct {
+		url string
+		bad bool
+	}{
+		{"postgres://u:pw@/db", true},
+		{"postgres://u:pw@:5432/db", true},
+		{"postgres:///db", true},
+		{"postgresql://u@/db?sslmode=disable", true},
+		{"mysql://u:pw@127.0.0.1/db", true},
+		{socket.String(), false},
+		{tcp, false},
+	} {
+		checked := pgstore.CheckURL(tc.url)
+		pool, err := pgstore.Connect(ctx, tc.url)
+		if pool != nil {
+			pool.Close()
+		}
+		assert.Equal(t, tc.bad, errors.Is(checked, pgstore.ErrBadURL), "CheckURL(%s): %v", tc.url, checked)
+		assert.Equal(t, tc.bad, errors.Is(err, pgstore.ErrBadURL), "Connect(%s): %v", tc.url, err)
+		if !tc.bad {
+			assert.NoError(t, err, tc.url)
+		}
 	}
 }

@@ -561,3 +561,22 @@ func TestLoadEnvStructDecoder(t *testing.T) {
 		assert.NotContains(t, err.Error(), "s3cr3t")
 	}
 }
+
+// oneOf decodes a name and quotes the one it refuses, then names its own words.
+type oneOf string
+
+func (o *oneOf) EnvDecode(v string) error {
+	return fmt.Errorf("name %q is not one of the known names: e, ed", v)
+}
+
+// TestLoadEnvKeepsTheDecodersWords: a short refused value is taken out of
+// its decoder's reason where it stands alone, not out of every word ("e"
+// made "nam[the value] ... on[the value] of th[the value] known nam[the value]s").
+func TestLoadEnvKeepsTheDecodersWords(t *testing.T) {
+	t.Parallel()
+	var c struct {
+		Name oneOf `env:"NAME"`
+	}
+	err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{"NAME": "e"}))
+	require.ErrorContains(t, err, "NAME: is malformed: name the value is not one of the known names: the value, ed")
+}

@@ -211,7 +211,7 @@ const minTrace = 4
 // msg still holds a run of minTrace bytes of val (a part of a secret).
 func withoutValue(msg, val string) (string, bool) {
 	const hole = "\x00"
-	msg = strings.ReplaceAll(strings.ReplaceAll(msg, strconv.Quote(val), hole), val, hole)
+	msg = redact.Words(strings.ReplaceAll(msg, strconv.Quote(val), hole), hole, val)
 	for i := 0; i+minTrace <= len(val); i++ {
 		if strings.Contains(msg, val[i:i+minTrace]) {
 			return "", false

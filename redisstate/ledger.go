@@ -124,7 +124,11 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	if err != nil {
 		return voterewards.Stats{}, fmt.Errorf("redisstate: read the vote ledger: %w", err)
 	}
-	return decodeStats(user, raw)
+	st, err := decodeStats(user, raw)
+	if err != nil {
+		return st, fmt.Errorf("%w: %s field %q", err, s.ledger, user)
+	}
+	return st, nil
 }
 
 // atWidth is the length of a board member's ReachedAt prefix: 13 digits of
@@ -149,7 +153,7 @@ func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 	for i := 0; i+1 < len(res); i += 2 {
 		st, err := decodeStanding(res[i], res[i+1])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %s or %s", err, board, standings)
 		}
 		out = append(out, st)
 	}

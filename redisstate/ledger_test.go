@@ -140,8 +140,9 @@ func TestVoteLedgerRefusedIngestCountsNothing(t *testing.T) {
 	assert.Empty(t, board)
 }
 
-// TestVoteLedgerDamagedRecords: a ledger record that does not decode is an
-// error from Stats and Leaderboard, never a panic or a zero.
+// TestVoteLedgerDamagedRecords: a ledger, checkpoint or vote record that
+// does not decode is an error naming its key from Stats, Leaderboard and
+// Load, never a panic or a zero.
 func TestVoteLedgerDamagedRecords(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -154,9 +155,19 @@ func TestVoteLedgerDamagedRecords(t *testing.T) {
 	require.NoError(t, rdb.HSet(ctx, s.ledger, v.PlatformID, "1 2 x").Err())
 	_, err = s.Stats(ctx, v.PlatformID)
 	require.ErrorIs(t, err, errBadLedger)
+	assert.ErrorContains(t, err, s.ledger)
 	require.NoError(t, rdb.HSet(ctx, s.ledger, v.PlatformID, "").Err())
 	_, err = s.Leaderboard(ctx, time.Time{}, 10)
 	require.ErrorIs(t, err, errBadLedger)
+	assert.ErrorContains(t, err, s.ledger)
+	require.NoError(t, rdb.HSet(ctx, s.seen, v.Key(), "not a vote").Err())
+	_, err = s.Load(ctx)
+	require.ErrorIs(t, err, errBadVote)
+	assert.ErrorContains(t, err, s.seen)
+	require.NoError(t, rdb.Set(ctx, s.checkpoint, "not-a-number 0 c", 0).Err())
+	_, err = s.Load(ctx)
+	require.ErrorIs(t, err, errBadVote)
+	assert.ErrorContains(t, err, s.checkpoint)
 }
 
 // TestVoteLedgerReadsAreOneRoundTrip: Stats is one command, and a

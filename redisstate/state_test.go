@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -163,4 +164,18 @@ func TestRemindersOptInAnywhereRecordFencedByTheLeader(t *testing.T) {
 	require.NoError(t, rdb.Incr(ctx, fleet.Key("rm", "fence")).Err()) // a newer term
 	require.ErrorIs(t, ra.Reminded(ctx, "1", "1@new"), fleet.ErrFenced)
 	check("1", true, "1@k")
+}
+
+// TestStatePrintsByName: fmt of a State walked its Redis client's live state;
+// under every verb it prints its name alone.
+func TestStatePrintsByName(t *testing.T) {
+	t.Parallel()
+	rdb, err := fleet.NewClient("redis://:hunter2@127.0.0.1:1/0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(rdb, "b")
+	require.NoError(t, err)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		assert.Equal(t, "redisstate.State", fmt.Sprintf(verb, s), verb)
+	}
 }

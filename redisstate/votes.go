@@ -35,18 +35,19 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	snap := &voterewards.Snapshot{}
 	if raw, err := cp.Result(); err == nil {
 		if snap.Checkpoint, err = decodeCheckpoint(raw); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %s", err, s.checkpoint)
 		}
 	}
 	for _, part := range []struct {
+		key string
 		m   map[string]string
 		dst *[]voterewards.Vote
-	}{{seen.Val(), &snap.Seen}, {pending.Val(), &snap.Pending}, {expiries.Val(), &snap.Expiries}} {
+	}{{s.seen, seen.Val(), &snap.Seen}, {s.pending, pending.Val(), &snap.Pending}, {s.expiries, expiries.Val(), &snap.Expiries}} {
 		*part.dst = make([]voterewards.Vote, 0, len(part.m))
-		for _, raw := range part.m {
+		for field, raw := range part.m {
 			v, err := decodeVote(raw)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%w: %s field %q", err, part.key, field)
 			}
 			*part.dst = append(*part.dst, v)
 		}

@@ -659,3 +659,22 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	assert.Equal(t, 4, countLines(log, debug), log)
 	assert.Zero(t, countLines(log, "level=ERROR", "poll failed"), log)
 }
+
+// TestPrintingThePollerWhileItIngestsIsSafe: fmt of a Poller, or of its
+// memory store, walked their live state unlocked while votes were ingested
+// (a data race, under -race).
+func TestPrintingThePollerWhileItIngestsIsSafe(t *testing.T) {
+	t.Parallel()
+	store := voterewards.NewMemoryStore()
+	p, err := voterewards.New(historyNever{}, voterewards.Config{Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	require.NoError(t, err)
+	out := testlog.PrintWhile(func() {
+		now := time.Now()
+		for n := range 200 {
+			v := voterewards.Vote{Origin: voterewards.OriginWebhook,
+				Vote: topgg.Vote{UserID: userID(n), PlatformID: platformID(n), Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}}
+			assert.NoError(t, p.Ingest(context.Background(), v))
+		}
+	}, p, store)
+	assert.False(t, strings.Contains(out, platformID(0)), "a vote of the store printed")
+}

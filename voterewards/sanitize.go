@@ -88,17 +88,21 @@ func printable(id string) bool {
 // fixTimes returns created and expires in UTC without monotonic readings,
 // created no later than now+maxClockSkew (now if missing), and expires after
 // created and at most 2*VoteLifetime after it (else created+VoteLifetime).
+// A vote from the future is moved back whole: its expiry moves with created.
 func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
 	var f fixes
 	c, e := created.UTC().Round(0), expires.UTC().Round(0)
-	switch {
+	switch limit := now.Add(maxClockSkew); {
 	case c.IsZero():
 		c = now
 		if !v0 {
 			f = append(f, "no created_at")
 		}
-	case c.After(now.Add(maxClockSkew)):
-		c = now.Add(maxClockSkew)
+	case c.After(limit):
+		if !e.IsZero() {
+			e = e.Add(limit.Sub(c))
+		}
+		c = limit
 		f = append(f, "created_at in the future")
 	}
 	if !e.After(c) || e.Sub(c) > 2*VoteLifetime {

@@ -172,3 +172,42 @@ func TestControlCharactersInIDs(t *testing.T) {
 		assert.ErrorIs(t, err, voterewards.ErrInvalidVote, "%q", id)
 	}
 }
+
+// TestFutureVoteKeepsNoFarExpiry: a vote stamped ahead of the clock is moved
+// back whole, from every source: its expiry does not stay up to a day ahead
+// of the clamped created_at (a history vote 11 h ahead was active until now +
+// 23 h, a webhook vote 1 h ahead until now + 13 h).
+func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	p, err := voterewards.New(historyNever{}, voterewards.WithClock(voterewards.Config{
+		Store: voterewards.NewMemoryStore(), OnReward: func(context.Context, voterewards.Vote) error { return nil },
+	}, clock.NewFake(now)))
+	require.NoError(t, err)
+	hist := func(n int, ahead time.Duration) {
+		c := now.Add(ahead)
+		require.NoError(t, p.Ingest(ctx, voterewards.Vote{Origin: voterewards.OriginHistory,
+			Vote: topgg.Vote{UserID: userID(n), PlatformID: platformID(n), Weight: 1, CreatedAt: c, ExpiresAt: c.Add(voterewards.VoteLifetime)}}))
+	}
+	hook := func(n int, ahead time.Duration, version int) {
+		c := now.Add(ahead)
+		require.NoError(t, p.IngestWebhook(ctx, webhook.Vote{Version: version, ID: "v" + platformID(n), UserID: userID(n), PlatformID: platformID(n),
+			Weight: 1, CreatedAt: c, ExpiresAt: c.Add(voterewards.VoteLifetime)}))
+	}
+	hist(1, 11*time.Hour)
+	hook(2, time.Hour, 1)
+	hook(3, 11*time.Hour, 1)
+	hook(4, 11*time.Hour, 0)
+	hist(5, 30*time.Second) // within the skew: kept as sent
+	latest := now.Add(voterewards.MaxClockSkew + voterewards.VoteLifetime)
+	for n := 1; n <= 5; n++ {
+		st := p.Active(platformID(n))
+		require.True(t, st.Active, "vote %d", n)
+		assert.False(t, st.Until.After(latest), "vote %d active until now+%v", n, st.Until.Sub(now))
+		stats, err := p.Stats(ctx, platformID(n))
+		require.NoError(t, err)
+		assert.False(t, stats.StreakUntil.After(latest.Add(voterewards.DefaultStreakGrace)), "vote %d streak until now+%v", n, stats.StreakUntil.Sub(now))
+	}
+	assert.Equal(t, now.Add(30*time.Second+voterewards.VoteLifetime), p.Active(platformID(5)).Until)
+}

@@ -2,6 +2,8 @@ package voterewards
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -233,4 +235,10 @@ func (f *follower) take() ([]Vote, bool) {
 	votes, lost := f.buf, f.lost
 	f.buf, f.lost = nil, false
 	return votes, lost
+}
+
+// Format prints the store as "voterewards.MemoryStore" under every verb: fmt would read its
+// live state unlocked (a data race) and may reach a secret.
+func (*memoryStore) Format(f fmt.State, _ rune) {
+	_, _ = io.WriteString(f, "voterewards.MemoryStore")
 }

@@ -1,6 +1,7 @@
 package voterperks
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -19,12 +20,21 @@ const (
 	LeaderboardSize = 10
 )
 
-// interactionTimeout bounds what an interaction's answer waits for: Discord
-// drops an interaction not answered within 3 seconds.
-const interactionTimeout = 2500 * time.Millisecond
+// interactionTimeout bounds an interaction's answer call; answerWithin bounds
+// what the answer waits for before it: Discord drops an interaction not
+// answered within 3 seconds.
+const (
+	interactionTimeout = 2500 * time.Millisecond
+	answerWithin       = 2 * time.Second
+)
 
 func (p *Perks) interactionContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), interactionTimeout)
+}
+
+// answerContext bounds the making of an answer (texts and store reads).
+func (p *Perks) answerContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), cmp.Or(p.cfg.answerWithin, answerWithin))
 }
 
 // Commands returns /vote (its remind option there even without reminders) and
@@ -66,16 +76,17 @@ func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
 
 // voteAnswer is /vote's answer to user.
 func (p *Perks) voteAnswer(user string, data discordgo.ApplicationCommandInteractionData) string {
-	ctx, cancel := p.interactionContext()
+	ctx, cancel := p.answerContext()
 	defer cancel()
 	info := VoteInfo{UserID: user, VoteURL: p.VoteURL(), Status: p.votes.Active(user), Now: p.cfg.clock.Now()}
 	info.Stats, info.StatsErr = p.votes.Stats(ctx, user)
 	if info.StatsErr != nil {
 		p.log.Warn("/vote: could not read the user's ledger", "user", user, "error", info.StatsErr)
 	}
-	msg := p.texts.Vote(info)
+	msg := p.text(ctx, "Vote", func() string { return p.texts.Vote(info) }, func() string { return defaultVote(info) })
 	if p.texts.VoteExtra != nil {
-		if extra := p.texts.VoteExtra(ctx, info); extra != "" {
+		extra := p.text(ctx, "VoteExtra", func() string { return p.texts.VoteExtra(ctx, info) }, func() string { return "" })
+		if extra != "" {
 			msg += "\n" + extra
 		}
 	}
@@ -103,14 +114,16 @@ func (p *Perks) remindAnswer(ctx context.Context, user string, on bool) string {
 
 // leaderboardAnswer is /leaderboard's answer.
 func (p *Perks) leaderboardAnswer() string {
-	ctx, cancel := p.interactionContext()
+	ctx, cancel := p.answerContext()
 	defer cancel()
 	month := voterewards.MonthOf(p.cfg.clock.Now())
 	board, err := p.votes.Leaderboard(ctx, month, LeaderboardSize)
 	if err != nil {
 		p.log.Warn("/leaderboard: could not read the ledger", "error", err)
 	}
-	return p.texts.Leaderboard(LeaderboardInfo{Month: month, Standings: board, Err: err})
+	info := LeaderboardInfo{Month: month, Standings: board, Err: err}
+	return p.text(ctx, "Leaderboard", func() string { return p.texts.Leaderboard(info) },
+		func() string { return defaultLeaderboard(LeaderboardInfo{Month: month, Err: cmp.Or(err, errNoText)}) })
 }
 
 // remindOptionValue returns /vote's remind option, if the user gave it.

@@ -2,6 +2,7 @@ package voterperks_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -66,4 +68,31 @@ func topggClient(t testing.TB) *topgg.Client {
 	c, err := topgg.New("token")
 	require.NoError(t, err)
 	return c
+}
+
+// TestPrintingThePerksWhileVotesArriveIsSafe: fmt of a Perks walked the
+// store of its reminders unlocked while votes were ingested (a data race,
+// under -race).
+func TestPrintingThePerksWhileVotesArriveIsSafe(t *testing.T) {
+	t.Parallel()
+	store := voterewards.NewMemoryStore()
+	poller, err := voterewards.New(noHistory{}, voterewards.Config{Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	require.NoError(t, err)
+	p, err := voterperks.New(poller, voterperks.Config{BotID: "320000000000000042", Session: func() *discordgo.Session { return nil }, Reminders: store})
+	require.NoError(t, err)
+	out := testlog.PrintWhile(func() {
+		now := time.Now()
+		for n := range 200 {
+			tv := topgg.Vote{UserID: fmt.Sprintf("81%016d", n), PlatformID: fmt.Sprintf("31%016d", n), Weight: 1, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			assert.NoError(t, poller.Ingest(context.Background(), voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}))
+		}
+	}, p)
+	assert.Contains(t, out, "voterperks.Perks")
+}
+
+// noHistory is a vote history with no votes.
+type noHistory struct{}
+
+func (noHistory) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	return &topgg.VotePage{}, nil
 }

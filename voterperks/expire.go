@@ -91,7 +91,9 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 		return false, err
 	}
 	user := v.PlatformID
-	text := p.texts.Reminder(ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}) + "\n" + p.texts.ReminderStop
+	info := ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}
+	text := p.text(ctx, "Reminder", func() string { return p.texts.Reminder(info) }, func() string { return defaultReminder(info) }) +
+		"\n" + p.texts.ReminderStop
 	ch, err := s.UserChannelCreate(user, leaderCall(ctx)...)
 	if err == nil {
 		err = sendOnce(ctx, s, ch.ID, text, v.Key())

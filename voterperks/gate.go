@@ -31,8 +31,10 @@ func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandle
 			h(s, i)
 			return
 		}
-		msg := p.texts.Gate(GateInfo{UserID: user, VoteURL: p.VoteURL(), Status: st, Now: p.cfg.clock.Now()})
-		p.respond(s, i, msg, "gate")
+		info := GateInfo{UserID: user, VoteURL: p.VoteURL(), Status: st, Now: p.cfg.clock.Now()}
+		ctx, cancel := p.answerContext()
+		defer cancel()
+		p.respond(s, i, p.text(ctx, "Gate", func() string { return p.texts.Gate(info) }, func() string { return defaultGate(info) }), "gate")
 	}
 }
 

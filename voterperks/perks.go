@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -50,7 +51,8 @@ type Config struct {
 	// Logger receives the perks' records (default slog.Default()).
 	Logger *slog.Logger
 
-	clock clock.Clock // tests set a fake one (export_test.go)
+	clock        clock.Clock   // tests set a fake one (export_test.go)
+	answerWithin time.Duration // tests shorten it (export_test.go)
 }
 
 // Perks is the bot's voter features. Make it with [New]; safe for concurrent use.
@@ -74,6 +76,8 @@ var (
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
 	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
 	ErrBadUser = errors.New("voterperks: not a Discord user id")
+	// errNoText stands for a text function that failed, in its fallback's info.
+	errNoText = errors.New("voterperks: the text function failed")
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
@@ -142,3 +146,7 @@ func restCode(err error) (code, status int) {
 	}
 	return code, status
 }
+
+// Format prints the Perks as "voterperks.Perks" under every verb: fmt would read its
+// live state unlocked (a data race) and may reach a secret.
+func (*Perks) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterperks.Perks") }

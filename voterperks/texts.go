@@ -45,6 +45,8 @@ type LeaderboardInfo struct {
 
 // Texts is what the perks say; each nil func or empty string keeps its
 // default ([DefaultTexts]). Command descriptions must pass commands.Validate.
+// A func that panics, or answers an interaction too late, gives way to its
+// default (an error's answer; VoteExtra to none), logged.
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string

@@ -64,3 +64,19 @@ func PrintAll(values ...any) string {
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("print", js...)
 	return b.String()
 }
+
+// PrintWhile prints values as PrintAll does, again and again until write,
+// run on its own goroutine, returns, and returns the last print: under -race,
+// a value whose printing reads the state write changes is a data race.
+func PrintWhile(write func(), values ...any) string {
+	done := make(chan struct{})
+	go func() { defer close(done); write() }()
+	for {
+		out := PrintAll(values...)
+		select {
+		case <-done:
+			return out
+		default:
+		}
+	}
+}
