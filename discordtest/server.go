@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
@@ -155,8 +156,10 @@ func (s *Server) Close() {
 		c.closeWith(websocket.CloseGoingAway, "server closed")
 		_ = c.ws.Close() // also ends a refusal still waiting for its client
 	}
-	s.http.Close()
-	s.wsWG.Wait()
+	serverproc.Within("discordtest: Close: the REST handlers and gateway connections to end", func() {
+		s.http.Close()
+		s.wsWG.Wait()
+	})
 	s.transport.CloseIdleConnections()
 	s.log.Debug("closed")
 }

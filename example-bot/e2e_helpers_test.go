@@ -152,7 +152,7 @@ func (e *e2e) start(env map[string]string, args ...string) *proc {
 	e.t.Cleanup(func() {
 		if !p.exited() {
 			_ = cmd.Process.Kill()
-			<-p.done
+			p.waitKilled()
 		}
 		p.checkNoToken()
 		if e.t.Failed() {
@@ -206,7 +206,16 @@ func (p *proc) stop(sig os.Signal) {
 func (p *proc) kill() {
 	p.t.Helper()
 	require.NoError(p.t, p.cmd.Process.Kill())
-	<-p.done
+	p.waitKilled()
+}
+
+// waitKilled waits (bounded) for the killed process to be reaped.
+func (p *proc) waitKilled() {
+	select {
+	case <-p.done:
+	case <-time.After(wait):
+		p.t.Errorf("the killed bot was not reaped within %s", wait)
+	}
 }
 
 // checkNoToken fails the test if either token is in the output.

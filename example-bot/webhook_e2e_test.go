@@ -184,7 +184,7 @@ func TestE2ECrashRightAfterWebhook2xx(t *testing.T) {
 	status := postSignedVia(e, hp, voteCreateBody(v, e.dc.BotUserID()))
 	require.Equal(t, http.StatusNoContent, status)
 	require.True(t, killed.Load())
-	<-bot.done
+	bot.waitKilled()
 	t.Logf("role grants that reached the proxy before the kill: %d", arrived())
 	added, _ := e.grants()
 	require.Zero(t, added[v.PlatformID], "the reward landed before the kill: the test proves nothing")

@@ -279,7 +279,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	serverproc.Within("pgtest: postgres to exit after SIGKILL", func() { <-done })
 	s.waitGroupGone(cmd.Process.Pid)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/fault"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -122,8 +123,10 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 // may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
-	s.hooks.close()
-	s.ts.Close()
+	serverproc.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
+		s.hooks.close()
+		s.ts.Close()
+	})
 }
 
 // CloseClientConnections closes every open connection to the server.
