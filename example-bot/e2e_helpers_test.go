@@ -91,8 +91,10 @@ func newE2E(t *testing.T, tgOpts ...topggtest.Option) *e2e {
 	}}
 }
 
+// ctx bounds a whole scenario's calls to the fakes: several steps of up to
+// wait each, under 60 s in all.
 func (e *e2e) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	e.t.Cleanup(cancel)
 	return ctx
 }

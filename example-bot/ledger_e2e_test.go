@@ -38,11 +38,24 @@ func databaseURL(t *testing.T) string {
 // command runs /name as user in guild and returns the (ephemeral) reply.
 func (e *e2e) command(ctx context.Context, name, user, guild string) string {
 	e.t.Helper()
+	reply, err := e.reply(ctx, name, user, guild)
+	require.NoError(e.t, err)
+	return reply
+}
+
+// reply runs /name as user in guild and returns the reply, within wait.
+func (e *e2e) reply(ctx context.Context, name, user, guild string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: name, GuildID: guild, UserID: user})
-	require.NoError(e.t, err)
+	if err != nil {
+		return "", err
+	}
 	reply, err := e.dc.WaitInteractionReply(ctx, id)
-	require.NoError(e.t, err)
-	return reply.Content
+	if err != nil {
+		return "", err
+	}
+	return reply.Content, nil
 }
 
 // ledgerVotes are the votes of the ledger tests. ann voted 13 hours ago
@@ -73,9 +86,12 @@ var annID, ben, cat = fmt.Sprintf("32%016d", 1), fmt.Sprintf("32%016d", 2), fmt.
 func (e *e2e) answerWith(ctx context.Context, name, user, guild, want string) string {
 	e.t.Helper()
 	var reply string
-	ok := assert.Eventually(e.t, func() bool { reply = e.command(ctx, name, user, guild); return strings.Contains(reply, want) },
-		wait-2*time.Second, 100*time.Millisecond)
-	require.True(e.t, ok, "/%s for %s never said %q; last reply %q", name, user, want, reply)
+	var err error
+	ok := assert.Eventually(e.t, func() bool {
+		reply, err = e.reply(ctx, name, user, guild) // no require off the test goroutine
+		return err == nil && strings.Contains(reply, want)
+	}, wait, 100*time.Millisecond)
+	require.True(e.t, ok, "/%s for %s never said %q; last reply %q (%v)", name, user, want, reply, err)
 	return reply
 }
 
