@@ -14,15 +14,15 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // pg is the package's PostgreSQL, started on first use (TestMain stops it).
-var pg = pgtest.New("example-bot")
+var pg = pgstoretest.New("example-bot")
 
 // pgPassword is in every DATABASE_URL of the tests: no output may show it
 // (the fake server trusts 127.0.0.1, so any password gets in).
@@ -32,7 +32,7 @@ const pgPassword = "pg-pw-6b1d0e7a"
 // bot's DATABASE_URL, with a password.
 func databaseURL(t *testing.T) string {
 	t.Helper()
-	return strings.Replace(pg.Server(t).Database(t), "postgres@", "postgres:"+pgPassword+"@", 1)
+	return strings.Replace(pg.URL(t), "postgres@", "postgres:"+pgPassword+"@", 1)
 }
 
 // command runs /name as user in guild and returns the (ephemeral) reply.

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -173,10 +172,10 @@ func BenchmarkLedger(b *testing.B) {
 // reaching another process's Follow (two pools).
 func BenchmarkFeedLatency(b *testing.B) {
 	ctx := context.Background()
-	dbURL := pg.Server(b).Database(b)
-	writer, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	dbURL := pg.URL(b)
+	writer, err := pgstore.Open(ctx, openPool(b, dbURL), pgstore.Config{})
 	require.NoError(b, err)
-	reader, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	reader, err := pgstore.Open(ctx, openPool(b, dbURL), pgstore.Config{})
 	require.NoError(b, err)
 	got, ready := make(chan time.Time, 1), make(chan struct{}, 1)
 	fctx, cancel := context.WithCancel(ctx)

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -52,11 +51,11 @@ func receive[T any](t *testing.T, ch <-chan T, within time.Duration, msg string)
 // BenchmarkFeedLatency; here each vote must arrive within a second, a bound
 // a loaded machine keeps.
 func TestFeedAcrossProcesses(t *testing.T) {
-	dbURL := pg.Server(t).Database(t)
+	dbURL := pg.URL(t)
 	ctx := context.Background()
-	writer, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	writer, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
-	reader, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	reader, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
 	got, resyncs := follow(t, reader)
 	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/plugin"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestPostgresStateKeepsTheReminderOptIns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pg := pgtest.Start(t)
+	pg := pgstoretest.Start(t)
 	store, err := pgstore.Open(ctx, pg.Pool(t), pgstore.Config{})
 	require.NoError(t, err)
 	w := newWorld(t, worldSpec{})

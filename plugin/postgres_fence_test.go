@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/plugin"
 )
 
@@ -24,7 +24,7 @@ import (
 func TestPostgresStateChecks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pg := pgtest.Start(t)
+	pg := pgstoretest.Start(t)
 	w := newWorld(t, worldSpec{})
 	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
 	f, _ := newFleet(t, redistest.Start(t).URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)})
