@@ -66,4 +66,20 @@ func TestDemo(t *testing.T) {
 	assert.NotContains(t, out, demoWebhookSecret)
 	assert.Equal(t, 1, strings.Count(out, `msg="vote expired: role taken back"`), "only bob's vote expired")
 	assert.Contains(t, out, `msg="vote expired: role taken back" component=voterperks user=300000000000000002`)
+	// Each log line comes after the narration of what causes it, and before the stop.
+	inOrder(t, out, ">>> bob uses /vote remind:True", `msg="reminder choice saved"`, "I will send you a direct message")
+	inOrder(t, out, ">>> bob got a direct message", `msg="vote reminder sent"`, ">>> Stopping the bot", `msg="shutting down"`)
+}
+
+// inOrder asserts that each of parts is in out, after the one before it.
+func inOrder(t *testing.T, out string, parts ...string) {
+	t.Helper()
+	at := 0
+	for _, p := range parts {
+		i := strings.Index(out[at:], p)
+		if !assert.GreaterOrEqual(t, i, 0, "%q is not in the output after %q", p, out[:at][max(0, at-80):]) {
+			return
+		}
+		at += i + len(p)
+	}
 }
