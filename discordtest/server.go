@@ -138,7 +138,8 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
 // Close closes every gateway connection (close code 1001) and the HTTP
-// server and waits for their goroutines. Close discordgo sessions first (see
+// server and waits for their goroutines (30 s at most: then it panics, naming
+// the wait). Close discordgo sessions first (see
 // the package comment). Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()

@@ -337,13 +337,6 @@ func (s *server) database(t testing.TB) string {
 	return u
 }
 
-// pool creates a fresh database for t and returns a pool on it; both are
-// closed (the database dropped) in t.Cleanup.
-func (s *server) pool(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	return openPool(t, s.database(t))
-}
-
 // openPool opens a pool on dbURL, closed in t.Cleanup.
 func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
 	t.Helper()

@@ -119,8 +119,8 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 }
 
 // Close stops the server, like httptest.Server.Close: requests held by a
-// Delay are dropped, webhook deliveries stop, and it waits for the rest. It
-// may be called more than once.
+// Delay are dropped, webhook deliveries stop, and it waits for the rest (30 s
+// at most: then it panics, naming the wait). It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 	serverproc.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
