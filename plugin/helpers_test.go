@@ -19,6 +19,7 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -114,7 +115,7 @@ func (w *world) closeSessions() {
 	for _, s := range w.sessions {
 		wg.Go(func() { _ = s.Close() })
 	}
-	wg.Wait()
+	serverproc.Within("the sessions' Close", wg.Wait)
 }
 
 // config returns a Config with every job on and intervals short enough for a test.

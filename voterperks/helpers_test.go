@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -93,7 +94,7 @@ func newWorld(t *testing.T, shards int) *world {
 		for _, s := range w.sessions {
 			wg.Go(func() { _ = s.Close() })
 		}
-		wg.Wait()
+		serverproc.Within("the sessions' Close", wg.Wait)
 	})
 	// Once the bots stopped (their cleanups run first): every interaction
 	// had one answer, Discord refused none (a second handler of /vote would
