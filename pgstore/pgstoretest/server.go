@@ -95,7 +95,7 @@ type server struct {
 
 // start runs initdb into a new temporary directory and starts the server.
 func start(bin string) (*server, error) {
-	dir, err := os.MkdirTemp("", "pgtest-")
+	dir, err := os.MkdirTemp("", "pgstoretest-")
 	if err != nil {
 		return nil, err
 	}
