@@ -68,7 +68,7 @@ func TestDemo(t *testing.T) {
 	assert.Contains(t, out, `msg="vote expired: role taken back" component=voterperks user=300000000000000002`)
 	// Each log line comes after the narration of what causes it, and before the stop.
 	inOrder(t, out, ">>> bob uses /vote remind:True", `msg="reminder choice saved"`, "I will send you a direct message")
-	inOrder(t, out, ">>> bob got a direct message", `msg="vote reminder sent"`, ">>> Stopping the bot", `msg="shutting down"`)
+	inOrder(t, out, "I will send you a direct message", `msg="vote reminder sent"`, ">>> Stopping the bot", `msg="shutting down"`)
 }
 
 // inOrder asserts that each of parts is in out, after the one before it.
