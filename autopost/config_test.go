@@ -1,13 +1,16 @@
 package autopost_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -36,4 +39,30 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 		assert.NotEmpty(t, ce.Problem)
 		assert.EqualError(t, err, tc.msg)
 	}
+}
+
+// TestPrintedCounterHoldsNoBotToken: a Counter or Poster with sessions
+// attached, printed under any verb or logged, does not show a session's bot
+// token (fmt prints a *discordgo.Session reached under %s, %q, %d or %x in
+// full, and the Counter keys its shards by session).
+func TestPrintedCounterHoldsNoBotToken(t *testing.T) {
+	t.Parallel()
+	s, err := discordgo.New("Bot MTIzNDU2Nzg5MDEyMzQ1Njc4.BOTSEKRIT.token")
+	require.NoError(t, err)
+	c, err := topgg.New("x.y.z")
+	require.NoError(t, err)
+	p, err := autopost.New(c, autopost.Config{})
+	require.NoError(t, err)
+	_, err = p.Attach(s)
+	require.NoError(t, err)
+	counter := autopost.NewCounter(1)
+	_, err = counter.Attach(s)
+	require.NoError(t, err)
+
+	out := testlog.PrintAll(counter, p, struct{ C *autopost.Counter }{counter})
+	require.NotContains(t, out, "SEKRIT")
+	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
+	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))
+	require.Contains(t, out, "autopost.Counter{shard count: 1, sessions attached: 1}")
+	require.Equal(t, "autopost.Counter(nil)", fmt.Sprint((*autopost.Counter)(nil)))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/session"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ Source = (*Counter)(nil)
@@ -47,16 +46,10 @@ type ShardStats struct {
 	Ready bool
 }
 
-// Attach makes the Counter count the guilds of sessions, one per shard, which
-// must not have been opened yet; it attaches all or none. It fails for a nil
-// session ([topgg.ErrNilArgument]), one without the GUILDS intent
-// ([ErrNoGuildsIntent]), one opened ([ErrSessionOpen]), and one attached twice
-// or of a shard taken or beyond the shard count ([ErrAttachedTwice]).
-// detach, idempotent, takes their guilds out of the counts at once.
+// Attach counts the guilds of sessions, one per shard, not yet opened; all or
+// none. Errors: [topgg.ErrNilArgument], [ErrNoGuildsIntent], [ErrSessionOpen],
+// [ErrAttachedTwice] (a shard taken or beyond the count). detach is idempotent.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
-	if c == nil {
-		return nil, fmt.Errorf("autopost: Attach on a nil *Counter: %w", topgg.ErrNotConfigured)
-	}
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {
 			return nil, err
@@ -183,9 +176,6 @@ func (c *Counter) attached() int {
 func (c *Counter) Counts(ctx context.Context) (Counts, error) {
 	if err := ctx.Err(); err != nil {
 		return Counts{}, err
-	}
-	if c == nil {
-		return Counts{}, fmt.Errorf("autopost: Counts on a nil *Counter: %w", topgg.ErrNotConfigured)
 	}
 	shards := c.AppendShards(nil)
 	n := c.shardTotal()

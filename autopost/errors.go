@@ -14,8 +14,6 @@ var (
 	// ErrNoSessions means the Poster's Counter has no session attached when
 	// Run starts.
 	ErrNoSessions = errors.New("autopost: no session attached")
-	// errNotMade: a method was called on a nil or zero Poster; make one with New.
-	errNotMade = fmt.Errorf("autopost: Poster %w (autopost.New)", topgg.ErrNotConfigured)
 	// errNilClient: New was given a nil *topgg.Client.
 	errNilClient = fmt.Errorf("autopost: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	// ErrSessionOpen means a session given to Attach was opened before, so

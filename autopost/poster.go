@@ -26,10 +26,9 @@ type Poster struct {
 	running atomic.Bool
 }
 
-// New returns a Poster that posts with client the numbers of cfg.Source, or
-// of its own Counter fed by [Poster.Attach]; it makes no request. It fails
-// with [topgg.ErrNilArgument] for a nil client and with a *[ConfigError] for
-// an invalid Config.
+// New returns a Poster that posts with client the counts of cfg.Source, or of
+// its own Counter ([Poster.Attach]); it makes no request. Errors:
+// [topgg.ErrNilArgument], a *[ConfigError].
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, errNilClient
@@ -56,25 +55,17 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 // [Counter.Attach]. It fails with [ErrNoCounter] when the Poster posts from
 // another Source.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
-	if p == nil || p.client == nil {
-		return nil, errNotMade
-	}
 	if p.counter == nil {
 		return nil, ErrNoCounter
 	}
 	return p.counter.Attach(sessions...)
 }
 
-// Run posts the counts every Interval once they are complete, never a partial
-// total, until ctx is done; then it returns nil, leaving nothing running.
-// Service errors are reported and retried, never returned. It may run again
-// after it returned, and fails with [topgg.ErrRunning] while another Run runs,
-// [topgg.ErrNotConfigured] on a zero Poster, and [ErrNoSessions] when its own
-// Counter has no session attached.
+// Run posts the counts every Interval once complete (never a partial total)
+// until ctx is done, then returns nil. Service errors are reported and retried,
+// never returned. Errors: [topgg.ErrRunning] beside another Run, [ErrNoSessions]
+// when its own Counter has no session.
 func (p *Poster) Run(ctx context.Context) error {
-	if p == nil || p.client == nil {
-		return errNotMade
-	}
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
 	}

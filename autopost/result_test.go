@@ -1,12 +1,17 @@
 package autopost_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
 // TestOnPostPanicIsRecovered: a panic in OnPost is logged and the Poster
@@ -22,4 +27,65 @@ func TestOnPostPanicIsRecovered(t *testing.T) {
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(30, 0)))
 	f.waitPosted(3)
 	assert.Contains(t, buf.String(), `level=ERROR msg="OnPost panicked" component=autopost panic="boom in OnPost"`)
+}
+
+// TestRefusedTokenLoggedOncePerSpell: while Top.gg refuses the token, each
+// attempt is reported to OnPost but only the first is logged above debug
+// level; a success ends the spell, and the next refusal is logged again.
+func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	// The fault is in place before the Poster runs: injected after, the
+	// first post could pass before it (failed 2 in 40 runs).
+	f := newFixture(t, setup{perShard: 2, clock: newClock(), cfg: autopost.Config{Logger: newTextLogger(&buf)},
+		faults: []topggtest.Fault{{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized, Times: 3}}})
+	failedN := func() int {
+		n := 0
+		for _, r := range f.resultsCopy() {
+			if r.Outcome() == autopost.OutcomeFailed {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return failedN() == 1 }, 5*time.Second, time.Millisecond)
+	for i := 2; i <= 3; i++ {
+		f.tick(f.interval)
+		require.Eventually(t, func() bool { return failedN() == i }, 5*time.Second, time.Millisecond)
+	}
+	warn := `level=WARN msg="could not post the server count to Top.gg; will retry"`
+	assert.Equal(t, 1, strings.Count(buf.String(), warn), buf.String())
+	assert.Equal(t, 2, strings.Count(buf.String(), "the token is still refused"), buf.String())
+	for _, r := range f.resultsCopy() {
+		if r.Err != nil {
+			assert.ErrorIs(t, r.Err, topgg.ErrUnauthorized)
+		}
+	}
+
+	f.tick(f.interval)
+	f.waitPosted(2)
+	require.NoError(t, f.tg.Inject(topggtest.Fault{Method: "PATCH", Path: metricsPath, Status: http.StatusUnauthorized}))
+	require.NoError(t, f.dc.Join(f.ctx(), f.guild(30, 0))) // a change, so that the next attempt posts
+	require.Eventually(t, func() bool { return f.counts().Servers == 3 }, 5*time.Second, time.Millisecond)
+	f.tick(f.interval)
+	require.Eventually(t, func() bool { return failedN() == 4 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 2, strings.Count(buf.String(), warn), buf.String())
+}
+
+func TestResultOutcome(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		r     autopost.Result
+		want  autopost.Outcome
+		label string
+	}{
+		{autopost.Result{Servers: 2}, autopost.OutcomePosted, "posted"},
+		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged, "unchanged"},
+		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete, "incomplete"},
+		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed, "failed"},
+	} {
+		assert.Equal(t, tc.want, tc.r.Outcome())
+		assert.Equal(t, tc.label, tc.r.Outcome().String())
+	}
+	assert.Equal(t, "unknown", autopost.Outcome(0).String())
 }

@@ -209,20 +209,28 @@ func TestShardShuffled(t *testing.T) {
 		var next uint64
 		tl := randomTimeline(r, "s1", r.IntN(20), r.IntN(60), &next)
 		wantServers, wantUnavailable := tl.model()
-		evs := tl.events(t)
-		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
-
-		tal := &tally{}
-		sh := newShard(tal, 0, 1)
-		s := testSession(t, "s1")
-		for _, ev := range evs {
-			sh.onEvent(s, ev)
-		}
-		_, servers, unavailable, ready := sh.stats()
-		require.True(t, ready, "round %d", round)
-		require.Equal(t, wantServers, servers, "round %d: servers", round)
-		require.Equal(t, wantUnavailable, unavailable, "round %d: unavailable", round)
+		sh := newShard(&tally{}, 0, 1)
+		playShuffled(t, r, sh, testSession(t, "s1"), tl)
+		requireCounts(t, sh, wantServers, wantUnavailable, round)
 	}
+}
+
+// playShuffled hands the events of tl to sh through s, in a random order.
+func playShuffled(t *testing.T, r *rand.Rand, sh *shard, s *discordgo.Session, tl timeline) {
+	evs := tl.events(t)
+	r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+	for _, ev := range evs {
+		sh.onEvent(s, ev)
+	}
+}
+
+// requireCounts requires that sh is ready with these counts.
+func requireCounts(t *testing.T, sh *shard, servers, unavailable, round int) {
+	t.Helper()
+	_, gotServers, gotUnavailable, ready := sh.stats()
+	require.True(t, ready, "round %d: ready", round)
+	require.Equal(t, servers, gotServers, "round %d: servers", round)
+	require.Equal(t, unavailable, gotUnavailable, "round %d: unavailable", round)
 }
 
 // TestShardReconnectShuffled: a new session's READY replaces the guild set,
@@ -240,24 +248,12 @@ func TestShardReconnectShuffled(t *testing.T) {
 		second := randomTimeline(r, "s2", 1+r.IntN(15), r.IntN(40), &next)
 		wantServers, wantUnavailable := second.model()
 
-		tal := &tally{}
-		sh := newShard(tal, 0, 1)
+		sh := newShard(&tally{}, 0, 1)
 		s := testSession(t, "s1")
-		evs := first.events(t)
-		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
-		for _, ev := range evs {
-			sh.onEvent(s, ev)
-		}
+		playShuffled(t, r, sh, s, first)
 		s.State.Ready.SessionID = "s2"
-		evs = second.events(t)
-		r.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
-		for _, ev := range evs {
-			sh.onEvent(s, ev)
-		}
-		_, servers, unavailable, ready := sh.stats()
-		require.True(t, ready, "round %d: ready after the new session's READY", round)
-		require.Equal(t, wantServers, servers, "round %d: servers", round)
-		require.Equal(t, wantUnavailable, unavailable, "round %d: unavailable", round)
+		playShuffled(t, r, sh, s, second)
+		requireCounts(t, sh, wantServers, wantUnavailable, round) // ready after the new session's READY
 	}
 }
 

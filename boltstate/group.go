@@ -1,6 +1,7 @@
 package boltstate
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,28 +11,43 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ingestGroup is the group commit of the webhook votes: the caller that takes
-// the turn commits every request queued so far in one transaction, with no
-// timer, unlike DB.Batch (BENCHMARKS.md).
+// ingestGroup is the group commit of the webhook votes and of the delivery
+// records: the caller that takes the turn commits every request queued so far
+// in one transaction. A vote takes the turn at once; a record waits up to
+// batchDelay to ride in the commit of the next vote (one fsync per webhook).
 type ingestGroup struct {
 	mu    sync.Mutex
 	queue []*ingestReq
 	turn  chan struct{} // one slot: held by the committing caller
+	delay time.Duration // batchDelay
 }
 
+// ingestReq is webhook votes to add, or (write set) a record to write.
 type ingestReq struct {
 	votes, added []voterewards.Vote
 	grace        time.Duration
+	write        func(*bolt.Tx) error
 	err          error
+	panicked     any           // what write panicked with, rethrown to its caller
 	done         chan struct{} // closed when committed (or failed)
 }
 
-// submit stores votes and returns the added ones once they are durable.
-func (g *ingestGroup) submit(db *bolt.DB, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	req := &ingestReq{votes: votes, grace: grace, done: make(chan struct{})}
+// submit commits req (if ride, after up to g.delay for a commit to ride in)
+// and returns once it is durable, or failed: req.err.
+func (g *ingestGroup) submit(db *bolt.DB, req *ingestReq, ride bool) {
+	req.done = make(chan struct{})
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
 	g.mu.Unlock()
+	if ride {
+		t := time.NewTimer(g.delay)
+		defer t.Stop()
+		select {
+		case <-req.done:
+			return
+		case <-t.C:
+		}
+	}
 	select {
 	case <-req.done: // committed by the caller whose turn it was
 	case g.turn <- struct{}{}:
@@ -46,8 +62,26 @@ func (g *ingestGroup) submit(db *bolt.DB, votes []voterewards.Vote, grace time.D
 		<-g.turn
 	}
 	<-req.done
-	return req.added, req.err
+	if req.panicked != nil {
+		panic(req.panicked)
+	}
 }
+
+// apply writes r in tx; a panic fails the transaction and is kept for r's caller.
+func (r *ingestReq) apply(tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked, err = p, errPanicked
+		}
+	}()
+	if r.write != nil {
+		return r.write(tx)
+	}
+	r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace)
+	return err
+}
+
+var errPanicked = errors.New("a change panicked")
 
 // commit stores the batch in one transaction, or each request alone if that
 // fails, so that a bad request fails only itself.
@@ -59,8 +93,7 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 	}()
 	err := db.Update(func(tx *bolt.Tx) error {
 		for _, r := range batch {
-			var err error
-			if r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace); err != nil {
+			if err := r.apply(tx); err != nil {
 				return err
 			}
 		}
@@ -70,17 +103,20 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].added, batch[0].err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
+		batch[0].fail(db, err)
 		return
 	}
 	for _, r := range batch {
-		err := db.Update(func(tx *bolt.Tx) error {
-			var err error
-			r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace)
-			return err
-		})
-		if err != nil {
-			r.added, r.err = nil, fmt.Errorf("store votes in %s: %w", db.Path(), err)
+		if err := db.Update(r.apply); err != nil {
+			r.fail(db, err)
 		}
+	}
+}
+
+// fail records err as r's outcome.
+func (r *ingestReq) fail(db *bolt.DB, err error) {
+	r.added, r.err = nil, err
+	if r.write == nil {
+		r.err = fmt.Errorf("store votes in %s: %w", db.Path(), err)
 	}
 }

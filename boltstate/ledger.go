@@ -109,7 +109,7 @@ func allTimeStanding(s voterewards.Stats) voterewards.Standing {
 
 // Stats implements [voterewards.Store]: one read of the voter's record.
 func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	if user == "" && s.made() == nil { // a State not made says so first
+	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
 	st := voterewards.Stats{User: user}
@@ -130,7 +130,7 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 
 // Leaderboard implements [voterewards.Store]: the first n keys of the board's span.
 func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	if (n < 1 || n > voterewards.MaxLeaderboard) && s.made() == nil { // a State not made says so first
+	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard
 	}
 	sp := span(month)

@@ -5,7 +5,6 @@ package boltstate
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -49,12 +47,9 @@ const (
 	keyHash     = "hash"
 )
 
-// Delivery and expiry records finishing within batchDelay share one fsync
-// (bbolt's DB.Batch); webhook votes have their own group commit (ingestGroup).
-const (
-	batchDelay = time.Millisecond
-	batchSize  = 4
-)
+// batchDelay is how long a delivery, expiry or reminder record waits to share
+// the commit of a webhook vote or of other records (ingestGroup).
+const batchDelay = time.Millisecond
 
 // storeVersion 2 added the per-voter index and keys votes by platform id;
 // 3 the ledger. Older files are migrated at open.
@@ -63,23 +58,13 @@ const storeVersion = 3
 // State is all of a bot's state in one bbolt file of a directory. Every
 // change is a transaction, so the file survives kill -9 and a power loss.
 // Safe for concurrent use, and locked against other processes. Make it with
-// [Open]; a State not made by Open returns [topgg.ErrNotConfigured].
+// [Open].
 type State struct {
 	db     *bolt.DB
 	ingest ingestGroup
 }
 
 var _ voterewards.State = (*State)(nil)
-
-var errNotMade = fmt.Errorf("boltstate: State %w (boltstate.Open)", topgg.ErrNotConfigured)
-
-// made fails the methods of a State not made by Open.
-func (s *State) made() error {
-	if s == nil || s.db == nil {
-		return errNotMade
-	}
-	return nil
-}
 
 // options are open's; noSync (for the benchmarks) skips fsync.
 type options struct{ noSync bool }
@@ -100,7 +85,6 @@ func open(dir string, o options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.MaxBatchDelay, db.MaxBatchSize = batchDelay, batchSize
 	var legacy []string
 	err = db.Update(func(tx *bolt.Tx) error {
 		if err := prepareBuckets(tx); err != nil {
@@ -116,7 +100,7 @@ func open(dir string, o options) (*State, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1)}}, nil
+	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1), delay: batchDelay}}, nil
 }
 
 func isDamaged(err error) bool {
@@ -164,16 +148,13 @@ func openBolt(path string, o options) (*bolt.DB, error) {
 
 // Close closes the file and releases its lock, once every Poller using it returned.
 func (s *State) Close() error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.db.Close()
 }
 
 // UseFence implements [voterewards.State]: a directory is one process's.
 func (s *State) UseFence(f voterewards.Fence) error {
-	if err := s.made(); err != nil || f == nil {
-		return err
+	if f == nil {
+		return nil
 	}
 	return voterewards.ErrNotShared
 }
@@ -199,9 +180,9 @@ func (s *State) SaveHash(ctx context.Context, hash string) error {
 	})
 }
 
-// read runs fn in a read transaction, unless s is not made or ctx is done.
+// read runs fn in a read transaction, unless ctx is done.
 func (s *State) read(ctx context.Context, what string, fn func(*bolt.Tx) error) error {
-	if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := s.db.View(fn); err != nil {
@@ -243,10 +224,12 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // votes) share commits with concurrent ones.
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if cp == nil {
-		if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return s.ingest.submit(s.db, votes, grace)
+		req := &ingestReq{votes: votes, grace: grace}
+		s.ingest.submit(s.db, req, false)
+		return req.added, req.err
 	}
 	var added []voterewards.Vote
 	err := s.write(ctx, false, "store votes", func(tx *bolt.Tx) error {
@@ -262,17 +245,21 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// write runs fn in a write transaction (DB.Batch if batch), unless s is not
-// made or ctx is done.
+// write runs fn in a write transaction (if batch, one shared with other
+// writes: ingestGroup), unless s is not made or ctx is done.
 func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
-	if err := cmp.Or(s.made(), ctx.Err()); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	run := s.db.Update
+	var err error
 	if batch {
-		run = s.db.Batch
+		req := &ingestReq{write: fn}
+		s.ingest.submit(s.db, req, true)
+		err = req.err
+	} else {
+		err = s.db.Update(fn)
 	}
-	if err := run(fn); err != nil {
+	if err != nil {
 		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
 	}
 	return nil

@@ -97,38 +97,6 @@ func TestStateKeptAcrossReopen(t *testing.T) {
 	assert.Len(t, board, 2)
 }
 
-// TestStateNotMade: every method of a zero or nil State returns
-// ErrNotConfigured rather than panic on its missing file.
-func TestStateNotMade(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	v := storeVote(1, time.Now(), time.Now().Add(time.Hour))
-	for _, s := range []*boltstate.State{nil, {}} {
-		_, err := s.Load(ctx)
-		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		_, err = s.Ingest(ctx, &voterewards.Checkpoint{}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		_, err = s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.Delivered(ctx, v, true), topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.Expired(ctx, v), topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.Prune(ctx, time.Now(), time.Now()), topgg.ErrNotConfigured)
-		_, err = s.LoadHash(ctx)
-		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.SaveHash(ctx, "h"), topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.SetReminder(ctx, "1", true), topgg.ErrNotConfigured)
-		_, _, err = s.Reminder(ctx, "1")
-		require.ErrorIs(t, err, topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.Reminded(ctx, "1", "k"), topgg.ErrNotConfigured)
-		require.ErrorIs(t, s.UseFence(nil), topgg.ErrNotConfigured)
-		_, err = s.Stats(ctx, "")
-		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
-		_, err = s.Leaderboard(ctx, time.Time{}, 0)
-		require.ErrorIs(t, err, topgg.ErrNotConfigured, "before the arguments")
-		require.ErrorIs(t, s.Close(), topgg.ErrNotConfigured)
-	}
-}
-
 // TestUseFence: a directory is one process's: no fence is fine, a fleet's
 // is refused.
 func TestUseFence(t *testing.T) {

@@ -17,9 +17,6 @@ var errDiscordFetch = errors.New("commands: fetching the application's commands 
 // syncFromDiscord is Sync of the application's global commands as Discord has
 // them; it asks Discord nothing for a project that is not a Discord bot.
 func (s *Syncer) syncFromDiscord(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
-	if err := s.ready(); err != nil {
-		return Result{}, err
-	}
 	if session == nil {
 		return Result{}, errNilSession
 	}

@@ -19,15 +19,22 @@ import (
 // before 2020, so the test sees which one SyncFromDiscord uses.
 const testAppID = "264811613708746752"
 
-// openDiscord starts a fake Discord and opens a real discordgo session on it;
-// Open returns after READY.
-func openDiscord(t *testing.T) (*discordtest.Server, *discordgo.Session) {
+// newDiscord starts a fake Discord of the test's application and makes a
+// real discordgo session on it, not open.
+func newDiscord(t *testing.T) (*discordtest.Server, *discordgo.Session) {
 	t.Helper()
 	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
 	require.NoError(t, err)
 	t.Cleanup(dsrv.Close)
 	s, err := dsrv.NewSession(0, 1)
 	require.NoError(t, err)
+	return dsrv, s
+}
+
+// openDiscord is newDiscord with the session open; Open returns after READY.
+func openDiscord(t *testing.T) (*discordtest.Server, *discordgo.Session) {
+	t.Helper()
+	dsrv, s := newDiscord(t)
 	require.NoError(t, s.Open())
 	t.Cleanup(func() { assert.NoError(t, s.Close()) }) // runs before dsrv.Close
 	return dsrv, s

@@ -9,8 +9,6 @@ import (
 
 // Errors of the package, for errors.Is; the errors returned wrap them.
 var (
-	// errNotMade: a zero Syncer or Job.
-	errNotMade = fmt.Errorf("commands: Syncer or Job %w (commands.New, commands.NewJob)", topgg.ErrNotConfigured)
 	// errNilClient: New was given a nil *topgg.Client.
 	errNilClient = fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	// errNilStore: Config.Store holds a typed nil.

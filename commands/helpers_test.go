@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -229,3 +230,7 @@ func jsonValue(t *testing.T, b []byte) any {
 	require.NoError(t, json.Unmarshal(b, &v), "body: %s", b)
 	return v
 }
+
+// TestMain fails the package if a test leaves a goroutine behind: a Syncer
+// starts none, and every discordgo session and fake server is closed.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -68,11 +68,11 @@ type Job struct {
 }
 
 // NewJob returns a Job that syncs with s. It fails with
-// [topgg.ErrNotConfigured] for a zero Syncer, [ErrJobSource], a
+// [topgg.ErrNilArgument] for a nil s, [ErrJobSource], a
 // *topgg.ValidationError for invalid Commands, and an error for a bad Interval.
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
-	if err := s.ready(); err != nil {
-		return nil, err
+	if s == nil {
+		return nil, fmt.Errorf("commands: NewJob: %w (*Syncer)", topgg.ErrNilArgument)
 	}
 	if err := cfg.check(s.client.Loopback()); err != nil {
 		return nil, err
@@ -108,12 +108,9 @@ func (cfg *JobConfig) check(loopback bool) error {
 
 // Run syncs until ctx is done, then returns nil, leaving nothing running; it
 // may run again after it returned. It returns a refused token's error
-// (wrapping topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run
-// runs and [topgg.ErrNotConfigured] on a zero Job.
+// (wrapping topgg.ErrUnauthorized) and [topgg.ErrRunning] while another Run
+// runs.
 func (j *Job) Run(ctx context.Context) error {
-	if j == nil || j.syncer == nil {
-		return errNotMade
-	}
 	if !j.running.CompareAndSwap(false, true) {
 		return errRunning
 	}

@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -170,11 +172,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 // again when the bot registers new ones.
 func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	t.Parallel()
-	dsrv, err := discordtest.NewServer(discordtest.WithApplicationID(testAppID))
-	require.NoError(t, err)
-	t.Cleanup(dsrv.Close)
-	session, err := dsrv.NewSession(0, 1)
-	require.NoError(t, err)
+	_, session := newDiscord(t)
 	srv, c := newService(t)
 	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Session: session})
 
@@ -185,7 +183,7 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	require.NoError(t, first.err)
 	assert.Equal(t, 0, first.res.Commands)
 
-	_, err = session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
+	_, err := session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
 	require.NoError(t, err)
 	r.advance(commands.DefaultJobInterval)
 	second := r.waitOutcomes(2)[1]
@@ -244,23 +242,17 @@ func TestJobEndsOnRefusedToken(t *testing.T) {
 	assert.ErrorIs(t, got[0], topgg.ErrUnauthorized)
 }
 
-// TestMisuseFailsFast: zero and nil values, nil clients, stores and sessions
-// are errors, never a hang or a panic.
+// TestMisuseFailsFast: nil clients, stores and sessions are errors, a zero
+// Syncer panics: never a hang.
 func TestMisuseFailsFast(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
 	var zero commands.Syncer
-	_, err := zero.Sync(ctx, botCommands())
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	_, err = zero.SyncFromDiscord(ctx, nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	var nilSyncer *commands.Syncer
-	_, err = nilSyncer.Sync(ctx, nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	assert.Panics(t, func() { _, _ = zero.Sync(ctx, botCommands()) }, "a zero Syncer would wait for ctx")
 
-	_, err = commands.New(nil, commands.Config{})
+	_, err := commands.New(nil, commands.Config{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
 	var typedNil *commands.FileHashStore
@@ -276,8 +268,8 @@ func TestMisuseFailsFast(t *testing.T) {
 	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
-	_, err = commands.NewJob(&zero, commands.JobConfig{Commands: botCommands()})
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
+	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})
+	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = commands.NewJob(s, commands.JobConfig{})
 	require.ErrorIs(t, err, commands.ErrJobSource)
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
@@ -288,8 +280,6 @@ func TestMisuseFailsFast(t *testing.T) {
 	var verr *topgg.ValidationError
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
-	var zeroJob commands.Job
-	require.ErrorIs(t, zeroJob.Run(ctx), topgg.ErrNotConfigured)
 
 	// The interval floor protects the real service; a fake on this machine has none.
 	remote, err := topgg.New("token")
@@ -344,4 +334,87 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(logs.String(), "OnResult panicked"))
 	assert.Contains(t, logs.String(), "dashboard bug")
 	assert.NotContains(t, logs.String(), "goroutine ")
+}
+
+// TestPrintedJobHoldsNoBotToken: a JobConfig or Job with a Session, printed
+// under any verb or logged, does not show the session's bot token (fmt prints
+// a *discordgo.Session reached under %s, %q, %d or %x in full).
+func TestPrintedJobHoldsNoBotToken(t *testing.T) {
+	t.Parallel()
+	const botToken = "MTIzNDU2Nzg5MDEyMzQ1Njc4.BOTSEKRIT.token"
+	s, err := discordgo.New("Bot " + botToken)
+	require.NoError(t, err)
+	_, c := newService(t)
+	cfg := commands.JobConfig{Session: s}
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), cfg)
+	require.NoError(t, err)
+
+	out := testlog.PrintAll(cfg, &cfg, job, []any{cfg}, struct{ J *commands.Job }{job})
+	require.NotContains(t, out, "SEKRIT")
+	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
+	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))
+	require.NotContains(t, out, "!ERROR", "slog prints them through LogValue")
+	require.Contains(t, out, "commands.Job{commands.JobConfig{commands: 0, session: shard 0, ready: false, interval: 15m0s}}")
+
+	for _, z := range []*commands.Job{nil, {}} {
+		for _, verb := range []string{"%v", "%s", "%d"} {
+			require.Equal(t, "commands.Job(not made by commands.NewJob)", fmt.Sprintf(verb, z))
+		}
+	}
+}
+
+// TestJobReadsAndPublishesNothingOnceItsTermIsOver: a fleet leader's Job
+// syncs from Discord while its term is valid; once the term's deadline has
+// passed (the clock jumps past it, as after a pause, and nothing has
+// cancelled the Job's context), the next sync neither reads Discord's
+// commands nor publishes, nothing is reported, and Run returns (the failed
+// check ended the term and cancelled its context).
+func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
+	t.Parallel()
+	dsrv, session := newDiscord(t)
+	srv, c := newService(t)
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	results := make(chan error, 10)
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.WithJobClock(commands.JobConfig{Session: session,
+		OnResult: func(_ context.Context, _ commands.Result, err error) { results <- err }}, clk))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	tm := term.New(clk, start.Add(commands.DefaultJobInterval), cancel)
+	done := make(chan error, 1)
+	go func() { done <- job.Run(term.With(ctx, tm)) }()
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+
+	select {
+	case err := <-results:
+		require.NoError(t, err, "the sync within the term")
+	case <-time.After(5 * time.Second):
+		t.Fatal("no sync within the term")
+	}
+	reads := discordReads(dsrv)
+	require.Positive(t, reads)
+	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
+	clk.Advance(commands.DefaultJobInterval) // the next sync is due, and the term's deadline passed
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run went on after its term was over")
+	}
+	assert.Equal(t, reads, discordReads(dsrv), "Discord's commands were read after the term's deadline")
+	assert.Len(t, putBodies(srv), 1, "published after the term's deadline")
+	assert.Empty(t, results, "a sync was reported after the term's deadline")
+}
+
+// discordReads counts the reads of the application's commands on Discord.
+func discordReads(dsrv *discordtest.Server) int {
+	n := 0
+	for _, c := range dsrv.Calls() {
+		if c.Method == http.MethodGet && strings.HasSuffix(c.Path, "/commands") {
+			n++
+		}
+	}
+	return n
 }

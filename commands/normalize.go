@@ -35,10 +35,9 @@ func falseMeansAbsent(key string) bool {
 	return key == "required" || key == "autocomplete"
 }
 
-// Normalize returns the definitions to publish for cmds, one canonical JSON
-// object per command in order, without what Discord assigns: equal
-// definitions give equal bytes, and Normalize is idempotent. Invalid cmds fail
-// as [Validate] says; cmds is only read.
+// Normalize returns one canonical JSON object per command, in order, without
+// what Discord assigns: equal definitions give equal bytes. Invalid cmds fail
+// as [Validate] says.
 func Normalize(cmds []*discordgo.ApplicationCommand) ([]json.RawMessage, error) {
 	// Canonical: sorted members; no null, empty or false member meaning the
 	// default; type 1 when none is set. Order of options and choices is kept.

@@ -36,8 +36,8 @@ type Result struct {
 }
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
-// Make it with [New]; a zero Syncer fails with [topgg.ErrNotConfigured]. Safe
-// for concurrent use: syncs run one at a time. It starts no goroutine.
+// Make it with [New]. Safe for concurrent use: syncs run one at a time. It
+// starts no goroutine.
 type Syncer struct {
 	client *topgg.Client
 	store  HashStore
@@ -49,16 +49,11 @@ type Syncer struct {
 	project *topgg.Project // learnt on the first successful project read
 }
 
-// ready fails a call on a nil or zero Syncer.
-func (s *Syncer) ready() error {
-	if s == nil || s.client == nil || s.turn == nil {
-		return errNotMade
-	}
-	return nil
-}
-
 // lock waits for the Syncer's turn, or for ctx to be done.
 func (s *Syncer) lock(ctx context.Context) error {
+	if s.turn == nil {
+		panic("commands: Syncer not made by commands.New") // else a wait for ctx
+	}
 	select {
 	case s.turn <- struct{}{}:
 		return nil
@@ -92,11 +87,9 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	}, nil
 }
 
-// Sync publishes cmds unless they are the ones published last; empty cmds
-// clears the listing's. A project that is not a Discord bot is skipped;
-// invalid definitions fail before any request ([Validate]). A store failure
-// is logged and at worst sends the same commands again; service errors are
-// returned wrapped.
+// Sync publishes cmds unless they were published last (empty clears them); a
+// project not a Discord bot is skipped. Invalid cmds fail before any request; a
+// store failure at worst sends them again; service errors are returned wrapped.
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
 	return failed(s.sync(ctx, cmds, nil))
 }
@@ -110,9 +103,6 @@ type refusal struct {
 
 // sync is Sync; definitions matching refused fail with ErrRefused unsent.
 func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand, refused *refusal) (Result, error) {
-	if err := s.ready(); err != nil {
-		return Result{}, err
-	}
 	defs, err := Normalize(cmds)
 	if err != nil {
 		return Result{}, err

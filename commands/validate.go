@@ -151,12 +151,12 @@ func checkMenuName(field, cmd, name string) error {
 
 // checkChatName applies the CHAT_INPUT naming rule to a command or option name.
 func checkChatName(field, cmd, name string) error {
-	const rule = `1 to 32 characters matching ^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$, lower case`
+	const rule = "1 to 32 characters, each a letter in lower case, a digit, - _ or ' (no spaces)"
 	switch {
 	case name == "":
 		return invalid(field, cmd, "is empty", rule)
 	case !validChatInputName(name):
-		return invalid(field, cmd, fmt.Sprintf("%q has %d characters or one that is not allowed", name, utf8.RuneCountInString(name)), rule)
+		return invalid(field, cmd, badNameReason(name), rule)
 	case strings.ToLower(name) != name:
 		return invalid(field, cmd, fmt.Sprintf("%q is not lower case", name), rule)
 	}
@@ -179,6 +179,23 @@ func localized(m map[discordgo.Locale]string) iter.Seq2[discordgo.Locale, string
 			}
 		}
 	}
+}
+
+// badNameReason says why validChatInputName refused name: its length, or its
+// first character not allowed.
+func badNameReason(name string) string {
+	if n := utf8.RuneCountInString(name); n > maxNameLength {
+		return fmt.Sprintf("%q has %d characters", name, n)
+	}
+	for _, r := range name {
+		switch {
+		case unicode.IsSpace(r):
+			return fmt.Sprintf("%q holds a space", name)
+		case !validChatInputName(string(r)):
+			return fmt.Sprintf("%q holds %q, which is not allowed", name, r)
+		}
+	}
+	return fmt.Sprintf("%q is not allowed", name)
 }
 
 // validChatInputName reports whether name matches Discord's rule for

@@ -141,3 +141,17 @@ func TestValidateAcceptsWhatDiscordAccepts(t *testing.T) {
 	require.NoError(t, commands.Validate(botCommands()))
 	require.NoError(t, commands.Validate(nil))
 }
+
+// TestCommandNameErrorSaysTheRule: a chat command name with a space is
+// refused with a plain rule ("no spaces") and the character at fault, not a
+// regular expression.
+func TestCommandNameErrorSaysTheRule(t *testing.T) {
+	t.Parallel()
+	err := commands.Validate([]*discordgo.ApplicationCommand{{Name: "my command", Description: "d"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"my command" holds a space`)
+	assert.Contains(t, err.Error(), "no spaces")
+	assert.NotContains(t, err.Error(), `\p{`)
+	err = commands.Validate([]*discordgo.ApplicationCommand{{Name: "vote!", Description: "d"}})
+	assert.Contains(t, err.Error(), `"vote!" holds '!', which is not allowed`)
+}

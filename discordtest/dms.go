@@ -104,10 +104,8 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// BlockDMs makes the Server refuse every later message to userID's DM
-// channel with 403 and code 50007, as Discord does when a user closed their
-// DMs; opening the channel still succeeds. It fails with ErrInvalidSnowflake
-// for an id that is not a snowflake.
+// BlockDMs makes the Server refuse later messages to userID's DM channel with
+// 403 and code 50007, as Discord does for closed DMs ([ErrInvalidSnowflake]).
 func (s *Server) BlockDMs(userID string) error {
 	if _, err := parseSnowflake(userID); err != nil {
 		return fmt.Errorf("discordtest: block DMs: %w", err)

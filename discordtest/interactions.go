@@ -49,11 +49,9 @@ type interactionState struct {
 	acknowledged                  bool
 }
 
-// Interact dispatches INTERACTION_CREATE for a registered command to the
-// session of the guild's shard and returns the interaction's ID and token;
-// WaitInteractionReply shows the bot's answer. It fails with
-// ErrUnknownCommand, ErrUnknownGuild, ErrGuildUnavailable,
-// ErrShardNotConnected, ErrInvalidSnowflake or the context's error.
+// Interact dispatches INTERACTION_CREATE for a registered command to the guild's
+// shard and returns the interaction's ID and token ([Server.WaitInteractionReply]
+// shows the answer). Errors: the package's ErrUnknown*, ErrGuild*, ErrShard*.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
 	defer func() {
 		if err != nil {

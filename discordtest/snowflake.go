@@ -27,9 +27,8 @@ func parseSnowflake(id string) (uint64, error) {
 }
 
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
-// shardID out of shardCount: distinct pairs give distinct IDs, the same pair
-// the same ID. On bad arguments it returns a string that names the mistake
-// and that this package refuses with ErrInvalidSnowflake where it is used.
+// shardID of shardCount, the same for the same arguments; bad arguments give a
+// string naming the mistake, which the Server refuses ([ErrInvalidSnowflake]).
 func GuildIDForShard(n, shardID, shardCount int) string {
 	invalid := fmt.Sprintf("invalid-GuildIDForShard(%d,%d,%d)", n, shardID, shardCount)
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {

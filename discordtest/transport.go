@@ -70,9 +70,7 @@ func (s *Server) dialer() *websocket.Dialer {
 }
 
 // NewSession returns an unopened discordgo session of shard shardID of
-// shardCount that reaches only this Server, with intents Guilds and
-// ShouldReconnectOnError false: discordgo v0.29 may reconnect after Close,
-// leaking goroutines. Close it before the Server.
+// shardCount that reaches only this Server (GUILDS intent, no reconnect).
 func (s *Server) NewSession(shardID, shardCount int) (*discordgo.Session, error) {
 	if shardCount < 1 || shardID < 0 || shardID >= shardCount {
 		return nil, fmt.Errorf("discordtest: shard [%d, %d]: need 0 <= id < count", shardID, shardCount)

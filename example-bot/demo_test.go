@@ -55,20 +55,19 @@ func TestDemo(t *testing.T) {
 	// The bot's own log lines are in the narration.
 	for _, msg := range []string{
 		`msg="posted the server count to Top.gg"`, `msg="published slash commands"`,
-		`msg="vote rewarded: role given"`, `msg="vote expired: role taken back"`,
+		`msg="vote rewarded: role given"`,
 	} {
 		assert.Contains(t, out, msg)
 	}
 	assert.Equal(t, 2, strings.Count(out, `msg="vote rewarded: role given"`), "each vote rewarded once")
 	assert.Equal(t, 2, strings.Count(out, "source=webhook\n"), "both votes came by webhook first")
-	assert.Equal(t, 1, strings.Count(out, `msg="vote reminder sent" component=voterperks user=300000000000000002`))
+	// One INFO line per vote: the expiry's role and reminder are DEBUG (the narration above shows them).
+	assert.NotContains(t, out, `msg="vote reminder sent"`)
 	assert.Contains(t, out, `msg="webhook receiver listening" component=plugin addr=127.0.0.1:`)
 	assert.NotContains(t, out, demoWebhookSecret)
-	assert.Equal(t, 1, strings.Count(out, `msg="vote expired: role taken back"`), "only bob's vote expired")
-	assert.Contains(t, out, `msg="vote expired: role taken back" component=voterperks user=300000000000000002`)
-	// Each log line comes after the narration of what causes it, and before the stop.
+	assert.NotContains(t, out, `msg="vote expired: role taken back"`)
+	// A log line comes after the narration of what causes it.
 	inOrder(t, out, ">>> bob uses /vote remind:True", `msg="reminder choice saved"`, "I will send you a direct message")
-	inOrder(t, out, "I will send you a direct message", `msg="vote reminder sent"`, ">>> Stopping the bot", `msg="shutting down"`)
 }
 
 // inOrder asserts that each of parts is in out, after the one before it.

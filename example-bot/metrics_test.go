@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // TestMetricsAddr: METRICS_ADDR is unset by default (no server), a host:port
@@ -47,8 +48,10 @@ func TestMetricsAddrInUse(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewSecret("token"), TopggAPIURL: "https://top.gg/api"}}
-	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
+	client, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	_, err = o.start(context.Background(), l.Addr().String(), nil, slog.New(slog.DiscardHandler))
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))
+	require.NoError(t, err)
+	_, err = o.start(context.Background(), l.Addr().String(), p, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "METRICS_ADDR")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -74,7 +75,7 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const shardCount = 4
-	dc := newFakeDiscord(t, 3, 3, 5, 5)
+	dc := testkit.Discord(t, []int{3, 3, 5, 5})
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)

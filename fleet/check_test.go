@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // TestCheckFailsUntilLeadershipIsKnown: the "leadership" readiness check
@@ -20,8 +19,6 @@ import (
 func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	var zero Lease
-	require.ErrorIs(t, zero.Check(context.Background()), topgg.ErrNotConfigured)
 
 	idle, err := NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
 	require.NoError(t, err)

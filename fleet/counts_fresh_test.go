@@ -11,6 +11,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -31,7 +32,7 @@ const freshShards = 4
 func startFreshFleet(t *testing.T) *freshFleet {
 	t.Helper()
 	f := &freshFleet{srv: redistest.Start(t)}
-	f.dc = newFakeDiscord(t, 3, 3, 5, 5) // freshShards shards
+	f.dc = testkit.Discord(t, []int{3, 3, 5, 5}) // freshShards shards
 	var err error
 	f.tg, err = topggtest.NewServer()
 	require.NoError(t, err)

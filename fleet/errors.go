@@ -15,8 +15,6 @@ var (
 	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
 	// errNilFunc: Lease.Run was given a nil function.
 	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
-	// errNotMade: a zero or nil value that must come from New or NewLease.
-	errNotMade = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
 	// id is refused; the error never shows a password.
 	ErrBadConfig = fence.ErrBadConfig

@@ -47,9 +47,8 @@ type Fleet struct {
 }
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and closes;
-// it does not contact Redis. Only a *redis.Client or *redis.ClusterClient gets
-// replica-acknowledged elections; turn go-redis's maintenance notifications off
-// on it, as [NewClient] does. Errors wrap [topgg.ErrNilArgument], [ErrBadConfig].
+// it makes no request. Elections are replica-acknowledged on a *redis.Client or
+// *redis.ClusterClient. Errors wrap [topgg.ErrNilArgument], [ErrBadConfig].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
@@ -107,17 +106,11 @@ func (f *Fleet) Lease() *Lease {
 	return f.lease
 }
 
-// Counts returns total, the fleet's exact total as the leader Poster's
-// [autopost.Source], and report, the job every process runs to publish its
-// Counter local's ready shards until ctx is done. total's Missing lists every
-// shard silent for MaxAge, so a Poster never posts a partial total; a Redis
-// error is returned by total and logged and retried by report. Errors:
-// [topgg.ErrNotConfigured] on a Fleet not made by [New] or [Open],
-// [ErrBadConfig] for a nil Counter.
+// Counts returns total, the fleet's total as the leader Poster's
+// [autopost.Source] (shards silent for MaxAge are Missing, so no partial total is
+// posted), and report, the job every process runs to publish local's shards.
+// A nil Counter is [ErrBadConfig].
 func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
-	if f == nil || f.counts == nil {
-		return nil, nil, errNotMade
-	}
 	src, err := newTotalSource(f.counts, local)
 	if err != nil {
 		return nil, nil, err

@@ -30,11 +30,6 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadConfig)
 	require.NoError(t, f.Close())
 
-	var nilFleet *Fleet
-	assert.Nil(t, nilFleet.Lease())
-	_, _, err = nilFleet.Counts(nil)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	require.NoError(t, nilFleet.Close())
 }
 
 // TestFleetLeaseTTLIsBounded: Config.LeaseTTL is refused outside

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
@@ -65,13 +65,7 @@ type contender struct {
 }
 
 // newClient returns a client of addr with its own pool (a separate process).
-func newClient(t testing.TB, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}, // as fleet.NewClient does
-		DialTimeout:              200 * time.Millisecond})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func newClient(t testing.TB, addr string) *redis.Client { return redistest.ClientOf(t, addr) }
 
 // startContender makes a lease on its own client and runs it with fn until
 // the test ends (or stop is called).

@@ -109,17 +109,12 @@ func (l *Lease) Fence(token int64) Fence {
 	return l.fences(token)
 }
 
-// Run campaigns for the lease until ctx is done. Each time it wins, it calls
-// fn with the term's fencing token and a context carrying the term, cancelled
-// (cause [ErrLeaseLost]) before the lease can expire; fn must then return
-// promptly. When fn returns, Run releases the lease, then returns nil if ctx
-// is done, campaigns again if the lease was lost, or returns fn's error
-// wrapped. Redis errors are logged and retried, never returned. A second
-// concurrent Run returns [topgg.ErrRunning]; nothing Run started outlives it.
+// Run campaigns for the lease until ctx is done, calling fn on each win with the
+// term's fencing token and a context cancelled ([ErrLeaseLost]) before the lease
+// can expire. After fn, it releases the lease and campaigns again, or returns
+// nil once ctx is done, or fn's error wrapped. Redis errors are retried, never
+// returned; a concurrent Run is [topgg.ErrRunning].
 func (l *Lease) Run(ctx context.Context, fn func(ctx context.Context, token int64) error) error {
-	if l == nil || l.rdb == nil {
-		return errNotMade
-	}
 	if fn == nil {
 		return errNilFunc
 	}

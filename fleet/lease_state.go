@@ -24,12 +24,8 @@ type LeaseState struct {
 var ErrLeadershipUnknown = errors.New("fleet: leadership unknown (the lease is not running, or Redis cannot be reached)")
 
 // Check is a readiness check: nil while this process knows who leads the
-// fleet, else an error wrapping [ErrLeadershipUnknown]. It makes no request. A
-// Lease not made by [NewLease] fails with [topgg.ErrNotConfigured].
+// fleet, else an error wrapping [ErrLeadershipUnknown]. It makes no request.
 func (l *Lease) Check(context.Context) error {
-	if l == nil || l.rdb == nil {
-		return errNotMade
-	}
 	if !l.State().known {
 		return ErrLeadershipUnknown
 	}

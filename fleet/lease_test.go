@@ -165,11 +165,6 @@ func TestMisuseIsAnError(t *testing.T) {
 	_, err = NewLease(srv.Client(t), "b", LeaseConfig{TTL: 99 * time.Millisecond})
 	require.ErrorIs(t, err, ErrBadConfig)
 
-	var zero Lease
-	require.ErrorIs(t, zero.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
-	var nilLease *Lease
-	require.ErrorIs(t, nilLease.Run(context.Background(), blockUntilDone), topgg.ErrNotConfigured)
-	assert.Equal(t, LeaseState{}, nilLease.State())
 	l, err := NewLease(srv.Client(t), "b", LeaseConfig{})
 	require.NoError(t, err)
 	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)

@@ -48,10 +48,9 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// NewUniversalClient returns the client a URL selects: [NewClient]'s for
-// redis:// and rediss://, a *redis.ClusterClient for [SchemeCluster], a
-// Sentinel failover client for [SchemeSentinel]. Errors wrap [ErrBadConfig]
-// and never show a password.
+// NewUniversalClient returns the client a URL's scheme selects: [NewClient]'s,
+// a cluster's ([SchemeCluster]) or a Sentinel failover client ([SchemeSentinel]).
+// Errors wrap [ErrBadConfig] and never show a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {

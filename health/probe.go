@@ -34,7 +34,7 @@ type result struct {
 }
 
 // ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate
-// check, and the failed result of a Probe not made by NewProbe.
+// check.
 var ErrInvalidCheck = errors.New("health: invalid check")
 
 // Probe is an http.Handler that answers a liveness or readiness probe from
@@ -87,14 +87,11 @@ func validName(s string) bool {
 	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
-// errNotMade fails the one check of a nil or zero Probe.
-var errNotMade = fmt.Errorf("%w: Probe not made by health.NewProbe", ErrInvalidCheck)
-
 // run runs every check within the timeout and returns their results, in
-// order, and whether all passed; a zero Probe fails, not to hide the mistake.
+// order, and whether all passed.
 func (p *Probe) run(ctx context.Context) (results []result, ok bool) {
-	if p == nil || p.name == "" {
-		return []result{{name: "probe", err: errNotMade}}, false
+	if p.name == "" {
+		panic("health: Probe not made by health.NewProbe") // else it would pass with no check
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()

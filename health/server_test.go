@@ -13,20 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/internal/testkit"
 )
-
-// fetch GETs (or method) url with a bounded client.
-func fetch(t *testing.T, method, url string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	require.NoError(t, err)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
-}
 
 // TestServerServesMetricsAndProbes: over real HTTP, /metrics answers GET
 // from the handler given, /livez and /readyz from their checks; Run returns
@@ -44,17 +32,17 @@ func TestServerServesMetricsAndProbes(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- srv.Run(ctx) }()
 
-	code, body := fetch(t, http.MethodGet, base+"/metrics")
+	code, body := testkit.Do(t, http.MethodGet, base+"/metrics", "")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "topgg_up 1\n", body)
-	code, _ = fetch(t, http.MethodPost, base+"/metrics")
+	code, _ = testkit.Do(t, http.MethodPost, base+"/metrics", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, code)
-	code, body = fetch(t, http.MethodGet, base+"/livez")
+	code, body = testkit.Do(t, http.MethodGet, base+"/livez", "")
 	assert.Equal(t, http.StatusOK, code, body)
-	code, body = fetch(t, http.MethodGet, base+"/readyz?verbose")
+	code, body = testkit.Do(t, http.MethodGet, base+"/readyz?verbose", "")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Contains(t, body, "[-]shards failed: waiting for READY")
-	code, _ = fetch(t, http.MethodGet, base+"/")
+	code, _ = testkit.Do(t, http.MethodGet, base+"/", "")
 	assert.Equal(t, http.StatusNotFound, code)
 
 	stop()
@@ -104,7 +92,7 @@ func TestServerStart(t *testing.T) {
 	srv, err := health.Listen(t.Context(), health.ServerConfig{Addr: "127.0.0.1:0"})
 	require.NoError(t, err)
 	stop := srv.Start()
-	code, body := fetch(t, http.MethodGet, "http://"+srv.Addr().String()+"/livez")
+	code, body := testkit.Do(t, http.MethodGet, "http://"+srv.Addr().String()+"/livez", "")
 	assert.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, stop())
 	l, err := net.Listen("tcp", srv.Addr().String())

@@ -3,6 +3,9 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,9 +27,10 @@ func benchVote(i int) voterewards.Vote {
 	return vote(i%benchVoters, base.Add(time.Duration(i/benchVoters)*voterewards.VoteLifetime))
 }
 
-// floor is the benchmarks' floor: the least a store could do per vote, one
-// transaction with one INSERT ... ON CONFLICT DO NOTHING of the vote and one
-// UPDATE of the voter's points row, through pgx.
+// floor is the benchmarks' floor: what a careful hand-written store does per
+// vote, one statement in a transaction of its own (one round trip, one commit
+// with fsync) that inserts the vote unless its key is there and, only if it
+// did, adds its weight to the voter's points row (an upsert).
 type floor struct{ pool *pgxpool.Pool }
 
 func newFloor(b *testing.B, pool *pgxpool.Pool) floor {
@@ -41,13 +45,10 @@ func newFloor(b *testing.B, pool *pgxpool.Pool) floor {
 }
 
 func (f floor) add(ctx context.Context, v voterewards.Vote) error {
-	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "INSERT INTO floor_votes VALUES ($1) ON CONFLICT DO NOTHING", v.Key()); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, "UPDATE floor_points SET points = points + $2 WHERE voter = $1", v.PlatformID, v.Weight)
-		return err
-	})
+	_, err := f.pool.Exec(ctx, `WITH v AS (INSERT INTO floor_votes VALUES ($1) ON CONFLICT DO NOTHING RETURNING key)
+		INSERT INTO floor_points (voter, points) SELECT $2, $3 FROM v
+		ON CONFLICT (voter) DO UPDATE SET points = floor_points.points + EXCLUDED.points`, v.Key(), v.PlatformID, v.Weight)
+	return err
 }
 
 // reportVsFloor reports the store's and the floor's votes/s and their ratio.
@@ -80,6 +81,69 @@ func BenchmarkIngest(b *testing.B) {
 		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
 	}
 	reportVsFloor(b, b.N, inStore, inFloor)
+}
+
+// BenchmarkIngestConcurrent: one vote per Ingest from 1 and 8 concurrent
+// callers (a webhook server's requests), beside the floor with as many
+// callers, in rounds of 256 votes a side, the side that goes first
+// alternating. It reports each side's votes/s and allocations per vote.
+func BenchmarkIngestConcurrent(b *testing.B) {
+	for _, callers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			ctx := context.Background()
+			pool := openPool(b, pg.URL(b)+"&pool_max_conns=16")
+			s, err := pgstore.Open(ctx, pool, pgstore.Config{})
+			require.NoError(b, err)
+			fl := newFloor(b, pool)
+			sides := [2]func(context.Context, voterewards.Vote) error{
+				func(ctx context.Context, v voterewards.Vote) error {
+					_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+					return err
+				},
+				fl.add,
+			}
+			const round = 256
+			var took [2]time.Duration
+			var allocs [2]uint64
+			b.ResetTimer()
+			for start := 0; start < b.N; start += round {
+				for k := range 2 {
+					side := (k + start/round) % 2
+					d, a := ingestRound(b, sides[side], callers, start, min(round, b.N-start))
+					took[side], allocs[side] = took[side]+d, allocs[side]+a
+				}
+			}
+			reportVsFloor(b, b.N, took[0], took[1])
+			b.ReportMetric(float64(took[1])/float64(took[0]), "throughput-x-floor")
+			b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/vote")
+			b.ReportMetric(float64(allocs[1])/float64(b.N), "floor-allocs/vote")
+		})
+	}
+}
+
+// ingestRound adds votes start..start+n-1 with add from callers goroutines,
+// returning the time it took and the allocations made meanwhile.
+func ingestRound(b *testing.B, add func(context.Context, voterewards.Vote) error, callers, start, n int) (time.Duration, uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.Mallocs
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for range callers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := add(context.Background(), benchVote(start+i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(t0)
+	runtime.ReadMemStats(&ms)
+	return d, ms.Mallocs - before
 }
 
 // BenchmarkDelivery: the reward of one vote in its transaction (crediting a

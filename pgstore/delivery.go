@@ -13,9 +13,6 @@ import (
 // Load implements [voterewards.Store]: one snapshot of the checkpoint and the
 // votes seen or pending.
 func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
-	if err := s.made(); err != nil {
-		return nil, err
-	}
 	if err := s.claimForRead(ctx); err != nil {
 		return nil, err
 	}
@@ -56,35 +53,23 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // Delivered implements [voterewards.Store]; a fenced leader write. It is
 // idempotent, and never makes an expiry handled by [Store.Expiry] pending again.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
 }
 
 // Expired implements [voterewards.Store]; a leader write (fenced).
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }
 
 // Prune implements [voterewards.Store]; fenced. The votes leave the dedup set
 // only: PostgreSQL keeps every vote and the ledger.
 func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano())
 }
 
 // leaderExec runs one statement and, with a fence, the fence's check in the
 // same implicit transaction: one round trip.
 func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	tok, fenced, err := s.leaderToken(ctx)
 	if err != nil {
 		return err

@@ -109,6 +109,34 @@ func TestFeedResyncsAfterReconnect(t *testing.T) {
 	assert.Equal(t, v.Key(), receive(t, got, 5*time.Second, "no vote after the reconnect").Key())
 }
 
+// TestFeedResyncsAfterALostNotification: a vote committed whose
+// notification never came (its process died between the two) makes another
+// process's Follow resync within a few checks; notified votes never do.
+func TestFeedResyncsAfterALostNotification(t *testing.T) {
+	dbURL := pg.URL(t)
+	stores := make([]*pgstore.Store, 3)
+	for i := range stores {
+		s, err := pgstore.Open(context.Background(), openPool(t, dbURL), pgstore.Config{})
+		require.NoError(t, err)
+		stores[i] = s
+	}
+	writer, lost, reader := stores[0], stores[1], stores[2]
+	pgstore.LoseNotifications(lost)
+	pgstore.SetFollowCheck(reader, 20*time.Millisecond)
+	got, resyncs := follow(t, reader)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+
+	v := vote(1, base)
+	ingest(t, writer, nil, v)
+	assert.Equal(t, v.Key(), receive(t, got, 5*time.Second, "the notified vote did not arrive").Key())
+	assert.Never(t, func() bool { return len(resyncs) > 0 }, 500*time.Millisecond, 10*time.Millisecond,
+		"Follow resynced though no notification was lost")
+
+	ingest(t, lost, nil, vote(2, base))
+	receive(t, resyncs, 5*time.Second, "Follow did not resync after a lost notification")
+	assert.Empty(t, got, "the lost vote comes by the resync")
+}
+
 // TestFollowMisuse: nil callbacks are an error, not a panic.
 func TestFollowMisuse(t *testing.T) {
 	s := open(t, pgstore.Config{})

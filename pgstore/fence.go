@@ -14,9 +14,6 @@ import (
 // or a fleet's fence, whose token every leader write checks ([ErrFenced]).
 // A second call wraps [ErrBadConfig].
 func (s *Store) UseFence(f voterewards.Fence) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	if !s.fence.CompareAndSwap(nil, &f) {
 		return fmt.Errorf("%w: UseFence called twice: a store's fence is given once", ErrBadConfig)
 	}
@@ -72,9 +69,6 @@ func (s *Store) claimForRead(ctx context.Context) error {
 // Ping returns nil when the database answers, for readiness. Its error never
 // holds the password nor the user name.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	if err := s.pool.Ping(ctx); err != nil {
 		return s.wrap("ping", err)
 	}

@@ -9,9 +9,6 @@ import (
 
 // LoadHash implements [voterewards.State]: "" when none was saved.
 func (s *Store) LoadHash(ctx context.Context) (string, error) {
-	if err := s.made(); err != nil {
-		return "", err
-	}
 	var hash string
 	err := s.pool.QueryRow(ctx, s.q.loadHash).Scan(&hash)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -22,8 +19,5 @@ func (s *Store) LoadHash(ctx context.Context) (string, error) {
 
 // SaveHash implements [voterewards.State]; a leader write (fenced).
 func (s *Store) SaveHash(ctx context.Context, hash string) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.leaderExec(ctx, "save command hash", s.q.saveHash, hash)
 }

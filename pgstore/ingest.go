@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -20,12 +21,10 @@ const notifyLimit = 7000
 
 // Ingest implements [voterewards.Store] in one transaction: it locks the
 // voters of votes (concurrent Ingests of one voter, from any process, run one
-// after the other), then writes the added votes, ledgers, standings,
-// checkpoint and notifications. With a checkpoint it is a fenced leader write.
+// after the other), then writes the added votes, ledgers, standings and
+// checkpoint, and notifies [Store.Follow] after the commit. With a checkpoint
+// it is a fenced leader write.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	if err := s.made(); err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}
@@ -44,20 +43,30 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	defer pc.Release()
 	conn := pc.Conn()
 	added, err := s.admit(ctx, conn, votes, grace)
+	committed := false
 	if err == nil {
 		b := &pgx.Batch{}
-		if err = s.queueAdded(b, added); err == nil {
+		var notes []string
+		if notes, err = s.queueAdded(b, added); err == nil {
 			if cp != nil {
 				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
 			}
 			if fenced {
 				b.Queue(s.q.checkFence, tok)
 			}
-			if len(votes) > 0 {
-				b.Queue("COMMIT") // without votes, the batch is its own (implicit) transaction
+			if len(votes) > 0 { // without votes, the batch is its own (implicit) transaction
+				b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { committed = ct.String() == "COMMIT"; return nil })
+			}
+			if len(notes) > 0 {
+				b.Queue(s.q.notify, s.channel, notes)
 			}
 			err = conn.SendBatch(ctx, b).Close()
 		}
+	}
+	if err != nil && committed {
+		// Durable: another process's Follow learns these votes at its next check.
+		s.log.Warn("pgstore: votes stored, but notifying them failed", "err", s.scrub(err))
+		return added, nil
 	}
 	if err != nil {
 		if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
@@ -161,11 +170,11 @@ func (s *Store) lockKeys(voters []string) []int64 {
 	return slices.Compact(keys)
 }
 
-// queueAdded queues the writes of the added votes: the votes, their voters'
-// last ledgers, the month standings and the feed's notifications.
-func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
+// queueAdded queues the writes of the added votes (the votes, their voters'
+// last ledgers, the month standings) and returns the feed's notifications.
+func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, error) {
 	if len(added) == 0 {
-		return nil
+		return nil, nil
 	}
 	var va voteArgs
 	last := map[string]voterewards.Stats{}
@@ -174,7 +183,7 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 	var monthOrder []monthKey
 	for _, v := range added {
 		if err := va.add(v); err != nil {
-			return err
+			return nil, err
 		}
 		id := voterOf(v)
 		if _, ok := last[id]; !ok {
@@ -199,13 +208,9 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) error {
 		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
 		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
 	}
-	notes, err := payloads(va.key)
-	if err != nil {
-		return err
-	}
-	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached, s.channel, notes)
+	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached)
 	b.Queue(s.q.admitWrite, args...)
-	return nil
+	return payloads(va.key)
 }
 
 // payloads makes JSON arrays of keys (an id may hold any character), each of

@@ -14,9 +14,6 @@ import (
 
 // Stats implements [voterewards.Store]: one indexed read of the voter's row.
 func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	if err := s.made(); err != nil {
-		return voterewards.Stats{}, err
-	}
 	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("pgstore: Stats: %w (no user id)", topgg.ErrNilArgument)
 	}
@@ -32,9 +29,6 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 
 // Leaderboard implements [voterewards.Store]: n rows of one scan of the board's index.
 func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	if err := s.made(); err != nil {
-		return nil, err
-	}
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard
 	}

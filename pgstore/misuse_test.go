@@ -21,45 +21,6 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// TestZeroStore: a nil or zero Store (not made by Open) is misuse: every
-// method returns an error wrapping topgg.ErrNotConfigured, none panics.
-func TestZeroStore(t *testing.T) {
-	ctx := context.Background()
-	for _, s := range []*pgstore.Store{nil, {}} {
-		calls := map[string]func() error{
-			"Stats":       func() error { _, err := s.Stats(ctx, "u"); return err },
-			"Leaderboard": func() error { _, err := s.Leaderboard(ctx, time.Time{}, 10); return err },
-			"Load":        func() error { _, err := s.Load(ctx); return err },
-			"Ingest": func() error {
-				_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base)}, voterewards.DefaultStreakGrace)
-				return err
-			},
-			"Delivered": func() error { return s.Delivered(ctx, vote(1, base), false) },
-			"Expired":   func() error { return s.Expired(ctx, vote(1, base)) },
-			"Prune":     func() error { return s.Prune(ctx, base, base) },
-			"Follow":    func() error { return s.Follow(ctx, func(voterewards.Vote) {}, func() {}) },
-			"Ping":      func() error { return s.Ping(ctx) },
-			"Reward": func() error {
-				return s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { return nil })(ctx, vote(1, base))
-			},
-			"Expiry": func() error {
-				return s.Expiry(func(context.Context, pgx.Tx, voterewards.Vote) error { return nil })(ctx, vote(1, base))
-			},
-			"UseFence":    func() error { return s.UseFence(nil) },
-			"LoadHash":    func() error { _, err := s.LoadHash(ctx); return err },
-			"SaveHash":    func() error { return s.SaveHash(ctx, "h") },
-			"SetReminder": func() error { return s.SetReminder(ctx, "1", true) },
-			"Reminder":    func() error { _, _, err := s.Reminder(ctx, "1"); return err },
-			"Reminded":    func() error { return s.Reminded(ctx, "1", "1@k") },
-		}
-		for name, call := range calls {
-			var err error
-			require.NotPanics(t, func() { err = call() }, name)
-			assert.ErrorIs(t, err, topgg.ErrNotConfigured, name)
-		}
-	}
-}
-
 // TestStatsNoUser: the ledger of user "" is misuse (a caller's field left
 // empty), an error, not the zero Stats of a voter who never voted.
 func TestStatsNoUser(t *testing.T) {
@@ -194,13 +155,6 @@ func TestAncientVoteIsRefusedAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, st.Votes)
 }
-
-// TestReviewStoreErrorsHideCredentials: Connect hides the user and password
-// of the URL (the user may be the secret); once connected, the Store's own
-// errors for a server gone (pgconn's "failed to connect to `user=...`")
-// name the user, and keep a *pgconn.ConnectError whose Config holds the
-// password for anything that unwraps it (errors.As, a logger that walks
-// the chain). The Store should scrub them as Connect does.
 
 // TestRewardOfNilHandler: Reward(nil) and Expiry(nil) return nil, so that
 // voterewards.New (OnReward is required) and the plugin refuse the misuse at

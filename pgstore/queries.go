@@ -5,6 +5,7 @@ import "fmt"
 // queries are the store's SQL, with the schema's quoted name filled in once.
 type queries struct {
 	lockVoters, admitRead, admitWrite string
+	notify, lastVoteID, countVotes    string
 	saveCheckpoint, checkFence        string
 	txLimits                          string
 	load, loadCheckpoint, votesByKey  string
@@ -35,8 +36,8 @@ func newQueries(s string) queries {
 					WHERE v.voter = q.voter AND v.seen AND v.created_ns > q.lo - $3 AND v.created_ns < q.hi + $3)
 			FROM (SELECT voter, min(c) AS lo, max(c) AS hi FROM unnest($1::text[], $2::bigint[]) AS u(voter, c) GROUP BY voter) q
 			LEFT JOIN %[1]s.voters o ON o.voter = q.voter`),
-		// The added votes, their voters' ledgers, the month standings and
-		// the feed's notifications, in one statement.
+		// The added votes, their voters' ledgers and the month standings,
+		// in one statement.
 		admitWrite: f(`WITH iv AS (
 				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
 				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[],
@@ -48,13 +49,19 @@ func newQueries(s string) queries {
 				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
 					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
 					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
-			), um AS (
-				INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
-				SELECT * FROM unnest($21::bigint[], $22::text[], $23::int[], $24::bigint[], $25::bigint[])
-				ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
-					reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)
 			)
-			SELECT count(pg_notify($26, p)) FROM unnest($27::text[]) AS p`),
+			INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+			SELECT * FROM unnest($21::bigint[], $22::text[], $23::int[], $24::bigint[], $25::bigint[])
+			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
+				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
+		// Sent after the ingest's COMMIT, in the same round trip: a
+		// notifying transaction holds a cluster-wide lock through its
+		// commit, so one that also writes makes every ingest's fsync queue.
+		notify: `SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
+		// Follow's check for votes whose notification was lost: the votes
+		// in (lo, settled] and the newest id.
+		lastVoteID: f("SELECT coalesce(max(id), 0) FROM %[1]s.votes"),
+		countVotes: f("SELECT count(*) FILTER (WHERE id <= $2), coalesce(max(id), $2) FROM %[1]s.votes WHERE id > $1"),
 		saveCheckpoint: f(`INSERT INTO %[1]s.checkpoint (id, cursor, last_seen_ns, since_ns) VALUES (1, $1, $2, $3)
 			ON CONFLICT (id) DO UPDATE SET cursor = EXCLUDED.cursor, last_seen_ns = EXCLUDED.last_seen_ns, since_ns = EXCLUDED.since_ns`),
 		checkFence: f("SELECT %[1]s.check_fence($1)"),
@@ -64,7 +71,7 @@ func newQueries(s string) queries {
 		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
 		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
 		// The newest row of each key: a pruned vote added again is a new row.
-		votesByKey: f("SELECT " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
+		votesByKey: f("SELECT id, " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
 		// An expiry already handled by [Store.Expiry] is not pending again.
 		// After a Reward transaction the record commits without waiting for
 		// the disk: lost in a crash, the redelivery finds the done mark.

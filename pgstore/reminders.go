@@ -9,9 +9,6 @@ import (
 
 // SetReminder implements [voterewards.ReminderStore]; not fenced (any process may ask).
 func (s *Store) SetReminder(ctx context.Context, userID string, on bool) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	sql := s.q.unsetReminder
 	if on {
 		sql = s.q.setReminder
@@ -24,9 +21,6 @@ func (s *Store) SetReminder(ctx context.Context, userID string, on bool) error {
 
 // Reminder implements [voterewards.ReminderStore].
 func (s *Store) Reminder(ctx context.Context, userID string) (on bool, last string, err error) {
-	if err := s.made(); err != nil {
-		return false, "", err
-	}
 	err = s.pool.QueryRow(ctx, s.q.reminder, userID).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, "", nil
@@ -39,8 +33,5 @@ func (s *Store) Reminder(ctx context.Context, userID string) (on bool, last stri
 
 // Reminded implements [voterewards.ReminderStore]; a fenced leader write ([ErrFenced]).
 func (s *Store) Reminded(ctx context.Context, userID, key string) error {
-	if err := s.made(); err != nil {
-		return err
-	}
 	return s.leaderExec(ctx, "record reminder", s.q.reminded, userID, key)
 }

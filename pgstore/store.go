@@ -74,6 +74,8 @@ type Store struct {
 	limit   string // TxTimeout in milliseconds, for set_config
 	q       queries
 
+	followCheck time.Duration // how often Follow checks for lost notifications
+
 	// claimed is the newest token this process raised the fence to; a newer
 	// one is a new term, whose first action raises the fence.
 	claimed atomic.Int64
@@ -83,9 +85,6 @@ var (
 	_ voterewards.State = (*Store)(nil)
 	_ voterewards.Feed  = (*Store)(nil)
 )
-
-// errNotMade is what a Store not made by Open answers.
-var errNotMade = fmt.Errorf("pgstore: %w (pgstore.Open)", topgg.ErrNotConfigured)
 
 // Open returns the store kept in pool's database under cfg.Schema, creating
 // or migrating the schema first, once even when processes open at once. A
@@ -120,16 +119,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
 		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
-		q:     newQueries(pgx.Identifier{schema}.Sanitize()),
+		q:     newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
 	}, nil
-}
-
-// made returns errNotMade for a nil or zero Store (not made by Open).
-func (s *Store) made() error {
-	if s == nil || s.pool == nil {
-		return errNotMade
-	}
-	return nil
 }
 
 // Schema returns the schema the store's tables are in.

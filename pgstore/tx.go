@@ -41,9 +41,6 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 		return nil // refused where it is given: voterewards.New requires a handler
 	}
 	return func(ctx context.Context, v voterewards.Vote) error {
-		if err := s.made(); err != nil {
-			return err
-		}
 		tok, fenced, err := s.leaderToken(ctx)
 		if err != nil {
 			return err

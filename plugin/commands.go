@@ -55,9 +55,6 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 // [WithCommands] (an overwrite would drop commands the plugin does not know),
 // [autopost.ErrNoSessions] before Attach, or Discord's.
 func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if !p.opts.haveCmds {
 		return fmt.Errorf("plugin: RegisterCommands: %w (WithCommands)", topgg.ErrNotConfigured)
 	}

@@ -46,8 +46,6 @@ func TestRegisterCommands(t *testing.T) {
 	perks := plugin.WithVoterPerks(plugin.VoterPerks{BotID: w.dc.ApplicationID()})
 	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
 
-	var notMade *plugin.Plugin
-	require.ErrorIs(t, notMade.RegisterCommands(ctx, w.dc.ApplicationID()), topgg.ErrNotConfigured)
 	noList, err := plugin.New(w.client, cfg, quiet, plugin.WithState(w.state()), perks)
 	require.NoError(t, err)
 	require.NoError(t, noList.Attach(w.sessions...))

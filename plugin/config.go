@@ -192,6 +192,8 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 		return bad("WebhookSecrets", "is empty, and so is WebhookAuth: the receiver at %s could check no delivery", c.WebhookAddr)
 	case on && c.VotePollInterval != nil && *c.VotePollInterval == 0:
 		return bad("VotePollInterval", "is 0 (off), but webhooks need the poll to recover the votes whose delivery was lost")
+	case strings.HasPrefix(string(c.WebhookAuth), "whs_"):
+		return bad("WebhookAuth", "holds a v1 signing secret (whs_...): set it in WebhookSecrets (TOPGG_WEBHOOK_SECRET); WebhookAuth is a v0 webhook's Authorization value")
 	case c.WebhookPath != "" && !strings.HasPrefix(c.WebhookPath, "/"):
 		return bad("WebhookPath", "does not start with /")
 	}
@@ -199,7 +201,7 @@ func (c Config) validateWebhook(bad func(field, format string, args ...any) erro
 	// online, naming the field, never the value.
 	for i, s := range c.WebhookSecrets {
 		if _, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{s}, OnVote: noVote}); err != nil {
-			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_", i+1, len(c.WebhookSecrets))
+			return bad("WebhookSecrets", "item %d of %d is empty, holds white space or a control character, or does not start with whs_ (a v0 webhook's Authorization value goes in WebhookAuth)", i+1, len(c.WebhookSecrets))
 		}
 	}
 	if c.WebhookAuth != "" {

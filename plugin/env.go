@@ -28,7 +28,8 @@ import (
 // integers are plain decimal; booleans are true, false, 1 or 0; durations are
 // Go durations. Fields of other types must decode themselves (floats, slices
 // and maps are refused). A bad value is a *ConfigError naming the variable,
-// never quoting the value. The interval floors are [New]'s ([Config.ValidateFor]).
+// never quoting the value; so is a TOPGG_ variable nothing reads (a typo),
+// naming the closest one. The interval floors are [New]'s ([Config.ValidateFor]).
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -39,6 +40,9 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	}
 	s := &strict{ctx: ctx, look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
 	if err := s.collect(v.Elem(), v.Elem().Type().Name(), map[reflect.Type]bool{}); err != nil {
+		return err
+	}
+	if err := s.checkUnknown(lookuper); err != nil {
 		return err
 	}
 	err := envconfig.ProcessWith(ctx, &envconfig.Config{

@@ -20,6 +20,4 @@ var (
 	// ErrJobFailed means a job stopped on an error no restart mends;
 	// [Plugin.Run] then stops the others and returns it, wrapping the cause.
 	ErrJobFailed = errors.New("plugin: job failed permanently")
-	// errNotMade: a method was called on a Plugin not made by [New].
-	errNotMade = fmt.Errorf("plugin: Plugin %w (plugin.New)", topgg.ErrNotConfigured)
 )

@@ -2,13 +2,12 @@ package plugin
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/internal/term"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -21,9 +20,6 @@ func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {
 			return nilArg("WithFleet")
-		}
-		if f.Lease() == nil {
-			return fmt.Errorf("plugin: WithFleet: a fleet.Fleet %w (fleet.New, fleet.Open)", topgg.ErrNotConfigured)
 		}
 		// An interface value, not a *fleet.Fleet field: a bot without
 		// WithFleet links neither the fleet nor go-redis.
@@ -54,7 +50,7 @@ func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []j
 		return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
 			if term.From(ctx) == nil {
 				// Every leader-only check would pass: refuse to lead without a deadline.
-				return fmt.Errorf("plugin: %w: the leader's context carries no term", topgg.ErrNotConfigured)
+				return errors.New("plugin: the leader's context carries no term")
 			}
 			leading(true)
 			defer leading(false)

@@ -9,7 +9,7 @@ import (
 // String describes the Plugin by its attached shards, never their sessions,
 // which hold the bot token.
 func (p *Plugin) String() string {
-	if !p.made() {
+	if p == nil || p.firstReady == nil {
 		return "plugin.Plugin(not made by plugin.New)"
 	}
 	p.mu.Lock()

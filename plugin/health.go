@@ -81,9 +81,6 @@ func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 // check fails when the last Run ended with a failure no restart mends, or a
 // job failed crashLoop times in a row and has not run well since.
 func (s *jobStates) check(context.Context) error {
-	if s == nil {
-		return errNotMade
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
@@ -103,11 +100,7 @@ func (s *jobStates) check(context.Context) error {
 // when a job keeps failing without running well since. It passes before Run,
 // while it runs, and after a clean stop.
 func (p *Plugin) LivenessChecks() []health.Check {
-	var states *jobStates // nil for a nil Plugin: the check fails, not panics
-	if p != nil {
-		states = p.states
-	}
-	return []health.Check{{Name: "jobs", Func: states.check}}
+	return []health.Check{{Name: "jobs", Func: p.states.check}}
 }
 
 // ReadinessChecks returns the checks of a readiness probe ("readyz"):
@@ -117,9 +110,6 @@ func (p *Plugin) LivenessChecks() []health.Check {
 //   - "state" (with [WithState]): the state can take a write now;
 //   - "leadership" (with [WithFleet]): this process knows whether it leads.
 func (p *Plugin) ReadinessChecks() []health.Check {
-	if !p.made() { // nil or zero: no leader nor client to check
-		return []health.Check{{Name: "running", Func: func(context.Context) error { return errNotMade }}}
-	}
 	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
 	if p.poster != nil {
 		checks = append(checks, health.Check{Name: "shards", Func: p.checkShards})
@@ -159,9 +149,6 @@ func (p *Plugin) checkShards(context.Context) error {
 
 // checkToken says what to check, never the service's whole answer.
 func (p *Plugin) checkToken(context.Context) error {
-	if p.client == nil {
-		return errNotMade
-	}
 	err := p.client.TokenRefused()
 	if err == nil {
 		return nil

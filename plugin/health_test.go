@@ -154,11 +154,3 @@ func TestReadinessChecksTheState(t *testing.T) {
 	require.NoError(t, st.Close())
 	assert.Error(t, check(w.ctx()), "a closed state takes no write")
 }
-
-func TestZeroPluginChecksFail(t *testing.T) {
-	t.Parallel()
-	var p plugin.Plugin
-	for _, c := range append(p.LivenessChecks(), p.ReadinessChecks()...) {
-		require.Error(t, c.Func(context.Background()), c.Name)
-	}
-}

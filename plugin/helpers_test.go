@@ -3,11 +3,11 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +19,7 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -50,17 +50,9 @@ type world struct {
 	shards   int
 	dir      string // the state's directory (w.state)
 
+	runs testkit.Runs[*plugin.Plugin]
 	mu   sync.Mutex
-	runs map[*plugin.Plugin]*running
 	st   *boltstate.State
-}
-
-// running is one Run of a plugin in its own goroutine.
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
 }
 
 type worldSpec struct {
@@ -76,28 +68,10 @@ func newWorld(t *testing.T, spec worldSpec) *world {
 	if spec.shards == 0 {
 		spec.shards = 1
 	}
-	var guilds []string
-	for shard := range spec.shards {
-		for n := range spec.perShard {
-			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, spec.shards))
-		}
-	}
-	dc, err := discordtest.NewServer(discordtest.WithShardCount(spec.shards), discordtest.WithGuilds(guilds...))
-	require.NoError(t, err)
-	t.Cleanup(dc.Close)
-
-	project := topggtest.DiscordBot()
-	project.PlatformID = dc.BotUserID() // so that v0 stats for the bot of READY are accepted
-	tg, err := topggtest.NewServer(append([]topggtest.Option{topggtest.WithProject(project)}, spec.tgOpts...)...)
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
+	dc := testkit.Discord(t, slices.Repeat([]int{spec.perShard}, spec.shards))
+	tg := testkit.TopGG(t, dc, spec.tgOpts...)
 	w := &world{t: t, dc: dc, tg: tg, client: newClient(t, tg), shards: spec.shards, dir: t.TempDir()}
-	for i := range spec.shards {
-		s, err := dc.NewSession(i, spec.shards)
-		require.NoError(t, err)
-		w.sessions = append(w.sessions, s)
-	}
-	t.Cleanup(w.closeSessions)
+	w.sessions = testkit.Sessions(t, dc, spec.shards)
 	return w
 }
 
@@ -107,15 +81,6 @@ func newClient(t *testing.T, tg *topggtest.Server) *topgg.Client {
 	client, err := tg.NewClient(topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 2, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}))
 	require.NoError(t, err)
 	return client
-}
-
-// closeSessions closes every session at once: discordgo's Close sleeps a second.
-func (w *world) closeSessions() {
-	var wg sync.WaitGroup
-	for _, s := range w.sessions {
-		wg.Go(func() { _ = s.Close() })
-	}
-	serverproc.Within("the sessions' Close", wg.Wait)
 }
 
 // config returns a Config with every job on and intervals short enough for a test.
@@ -161,40 +126,10 @@ func (w *world) plugin(cfg plugin.Config, opts ...plugin.Option) *plugin.Plugin 
 
 // start runs p in its own goroutine until w.stop or the end of the test
 // (before the sessions and servers close).
-func (w *world) start(p *plugin.Plugin) {
-	w.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- p.Run(ctx) }()
-	w.mu.Lock()
-	if w.runs == nil {
-		w.runs = map[*plugin.Plugin]*running{}
-	}
-	w.runs[p] = r
-	w.mu.Unlock()
-	w.t.Cleanup(func() { require.NoError(w.t, w.stop(p)) })
-}
+func (w *world) start(p *plugin.Plugin) { w.runs.Start(w.t, p, p.Run) }
 
-// stop cancels the Run of p that start began and returns its error, once Run
-// returned; a Run that does not return within wait is an error. Safe to call more
-// than once, from any goroutine.
-func (w *world) stop(p *plugin.Plugin) error {
-	w.mu.Lock()
-	r := w.runs[p]
-	w.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	r.once.Do(func() {
-		r.cancel()
-		select {
-		case r.err = <-r.done:
-		case <-time.After(wait):
-			r.err = errors.New("Run did not return after its context was cancelled")
-		}
-	})
-	return r.err
-}
+// stop cancels p's Run and returns its error once it returned.
+func (w *world) stop(p *plugin.Plugin) error { return w.runs.Stop(p) }
 
 // open opens the sessions of the given shards (all when none is given).
 func (w *world) open(shards ...int) {
@@ -270,44 +205,24 @@ func (w *world) requirePublished(cmds []*discordgo.ApplicationCommand) {
 
 // recorder counts handler calls per vote key, for the reward and expiry handlers.
 type recorder struct {
+	testkit.Counter
 	mu    sync.Mutex
-	calls map[string]int
 	votes []voterewards.Vote
 }
 
-func newRecorder() *recorder { return &recorder{calls: map[string]int{}} }
+func newRecorder() *recorder { return &recorder{} }
 
 func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls[v.Key()]++
+	r.Add(v.Key())
 	r.votes = append(r.votes, v)
 	return nil
 }
 
-// distinct returns how many different votes were handled.
-func (r *recorder) distinct() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.calls)
-}
-
-// total returns how many calls were made.
-func (r *recorder) total() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.votes)
-}
-
-func (r *recorder) snapshot() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.calls))
-	for k, v := range r.calls {
-		out[k] = v
-	}
-	return out
-}
+func (r *recorder) distinct() int            { return r.Distinct() }
+func (r *recorder) total() int               { return r.Total() }
+func (r *recorder) snapshot() map[string]int { return r.Snapshot() }
 
 // votes makes n votes by distinct users, created in the last half hour and
 // active for another hour.

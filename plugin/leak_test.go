@@ -18,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -63,7 +64,7 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 			require.NoError(t, err)
 			w.sessions = append(w.sessions, s)
 		}
-		defer w.closeSessions()
+		defer testkit.CloseAll(w.sessions)
 
 		const nVotes = 40
 		w.tg.AddVote(votes(nVotes)...)

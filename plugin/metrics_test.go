@@ -108,16 +108,6 @@ func TestWithMetricsRefusesNil(t *testing.T) {
 	}
 }
 
-// TestChecksOfNilPlugin: the checks of a nil *Plugin fail; asking for them
-// does not panic.
-func TestChecksOfNilPlugin(t *testing.T) {
-	t.Parallel()
-	var p *plugin.Plugin
-	for _, c := range append(p.LivenessChecks(), p.ReadinessChecks()...) {
-		assert.Error(t, c.Func(context.Background()), c.Name)
-	}
-}
-
 // panicky is an Observer whose every method panics.
 type panicky struct{}
 

@@ -33,6 +33,7 @@ type options struct {
 	leader   leader            // always, or WithFleet's (fleet.go)
 	perks    *VoterPerks       // WithVoterPerks (perks.go)
 	clock    clock.Clock       // set by tests (export_test.go)
+	handlers []string          // the handler options given, by name (for unusedHandler)
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without
@@ -60,6 +61,7 @@ func WithRewardHandler(h voterewards.Handler) Option {
 			return nilArg("WithRewardHandler")
 		}
 		o.onReward = h
+		o.handlers = append(o.handlers, "WithRewardHandler")
 		return nil
 	}
 }
@@ -72,6 +74,7 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 			return nilArg("WithExpiryHandler")
 		}
 		o.onExpire = h
+		o.handlers = append(o.handlers, "WithExpiryHandler")
 		return nil
 	}
 }
@@ -85,6 +88,7 @@ func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 			return nilArg("WithGiveUpHandler")
 		}
 		o.onGiveUp = f
+		o.handlers = append(o.handlers, "WithGiveUpHandler")
 		return nil
 	}
 }
@@ -96,6 +100,7 @@ func WithOnPost(f func(autopost.Result)) Option {
 			return nilArg("WithOnPost")
 		}
 		o.onPost = f
+		o.handlers = append(o.handlers, "WithOnPost")
 		return nil
 	}
 }
@@ -109,6 +114,7 @@ func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err e
 			return nilArg("WithCommandSyncHandler")
 		}
 		o.onSync = f
+		o.handlers = append(o.handlers, "WithCommandSyncHandler")
 		return nil
 	}
 }
@@ -152,6 +158,23 @@ func WithState(s voterewards.State) Option {
 func (o *options) needState(set settings) error {
 	if o.state == nil && set.KeepsState() {
 		return fmt.Errorf("plugin: vote polling and command sync keep state: %w (WithState)", topgg.ErrNotConfigured)
+	}
+	return nil
+}
+
+// unusedHandler refuses a handler whose job the settings turn off: it would never be called.
+func (o *options) unusedHandler(set settings) error {
+	for _, name := range o.handlers {
+		field, off, is := "Config.VotePollInterval", set.votePoll <= 0, "is 0 (vote polling off)"
+		switch name {
+		case "WithOnPost":
+			field, off, is = "Config.Autopost", set.Autopost == AutopostOff, `is "off"`
+		case "WithCommandSyncHandler":
+			field, off, is = "Config.SyncCommands", !set.syncCommands, "is false"
+		}
+		if off {
+			return &ConfigError{Field: field, Problem: is + ", so the handler of " + name + " would never be called"}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,7 @@ type Plugin struct {
 	firstReadyOnce sync.Once
 
 	poller atomic.Pointer[voterewards.Poller] // votes, while Run runs it or its mirror: for Active
+	wire   wiring                             // what the plugin learns of its wiring (wiring.go)
 	states *jobStates                         // for liveness
 
 	// mu guards the fields below. It is never held while a job runs or stops.
@@ -87,7 +89,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	o.wireMetrics()
 	set := cfg.resolve()
-	if err := o.needState(set); err != nil {
+	if err := cmp.Or(o.needState(set), o.unusedHandler(set)); err != nil {
 		return nil, err
 	}
 	p := &Plugin{
@@ -156,11 +158,8 @@ func (p *Plugin) buildJobs() error {
 // session, before the sessions open and the first [Plugin.Run], for the plugin's
 // life. Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen]
 // for a session open or opening, [topgg.ErrNilArgument] for a nil session or
-// none, [topgg.ErrNotConfigured] for a Plugin not made by [New].
+// none.
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", errNilArg)
 	}
@@ -171,6 +170,10 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if session.Opened(s) {
 			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
+	}
+	if p.firstReady == nil {
+		// Its READY handlers would block for ever on the nil channel.
+		panic("plugin: Attach on a Plugin not made by plugin.New")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -188,6 +191,8 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		})
 		if p.perks != nil {
 			s.AddHandler(p.perks.Handle)
+		} else {
+			s.AddHandler(p.noPerksAnswer)
 		}
 	}
 	p.sessions = append(p.sessions, sessions...)
@@ -199,14 +204,12 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 // backoff; one that no restart mends (a refused token) stops the others, and
 // Run returns its error wrapping [ErrJobFailed] and the cause. In a fleet the
 // leader-only jobs run while this process holds the lease. Run returns at
-// once with [topgg.ErrNotConfigured] for a Plugin not made by [New],
-// [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
+// once with [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
 // autopost or command sync is on and no session is attached. Run may be
-// called again after it returned.
+// called again after it returned. It warns once of each wiring mistake it
+// sees: commands missing on Discord, a webhook no delivery reaches, ids of
+// another bot or project.
 func (p *Plugin) Run(ctx context.Context) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if err := p.begin(); err != nil {
 		return err
 	}
@@ -224,6 +227,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wctx, stopWarn := context.WithCancel(ctx)
 	wg.Go(func() { p.warnUnopened(wctx) })
+	wg.Go(func() { p.checkAtReady(wctx) })
 	err = p.supervise(ctx, jobs) // without p.mu: Active, Counts and Attach answer meanwhile
 	stopWarn()
 	wg.Wait()
@@ -232,20 +236,19 @@ func (p *Plugin) Run(ctx context.Context) error {
 	return err
 }
 
-// warnUnopened warns once, after session.OpenGrace, naming the shards whose
-// sessions are attached but not opened: without READY nothing is counted.
+// warnUnopened warns once, after session.OpenGrace, of webhook secrets no
+// receiver serves and of the shards whose sessions are attached but not
+// opened: without READY nothing is counted.
 func (p *Plugin) warnUnopened(ctx context.Context) {
 	if clock.Sleep(ctx, p.opts.clock, session.OpenGrace) != nil {
 		return
 	}
+	p.warnUnmounted()
 	p.mu.Lock()
 	sessions := slices.Clone(p.sessions)
 	p.mu.Unlock()
 	session.WarnUnopened(ctx, p.log, sessions)
 }
-
-// made reports whether p was made by New (else READY handlers would block).
-func (p *Plugin) made() bool { return p != nil && p.firstReady != nil }
 
 // supervise runs jobs until ctx is done and every one returned; one that no
 // restart mends stops the others, and its error is returned.
@@ -329,7 +332,7 @@ func (p *Plugin) leaderJobs() []job {
 // newPoller builds the vote poller on store with the plugin's settings.
 func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error) {
 	return voterewards.New(p.client, voterewards.Config{
-		OnReward:    p.opts.onReward,
+		OnReward:    p.watchOrigin(p.opts.onReward),
 		OnExpire:    p.opts.onExpire,
 		OnGiveUp:    p.opts.onGiveUp,
 		Store:       store,

@@ -17,6 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -286,8 +287,8 @@ func TestJobsOff(t *testing.T) {
 		w.tg.AddVote(votes(2)...)
 		cfg := w.config()
 		cfg.VotePollInterval = new(time.Duration(0))
-		rewards := newRecorder()
-		p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle))
+		// A reward handler is refused here (TestNewRefusesAHandlerItsJobNeverCalls).
+		p := w.plugin(cfg, plugin.WithCommands(botCommands()))
 		w.start(p)
 		w.open()
 		w.requirePublished(botCommands())
@@ -296,7 +297,6 @@ func TestJobsOff(t *testing.T) {
 		require.NoError(t, w.dc.Join(w.ctx(), discordtest.GuildIDForShard(5, 0, 1)))
 		require.Eventually(t, func() bool { return w.lastServers() == 3 }, wait, tick)
 		assert.Zero(t, w.count(http.MethodGet, votesPath))
-		assert.Zero(t, rewards.total())
 		assert.Equal(t, voterewards.Status{}, p.Active(votes(1)[0].PlatformID))
 		snap, err := w.state().Load(w.ctx())
 		require.NoError(t, err)
@@ -375,7 +375,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	}, wait, tick, "the command hash was never saved")
 	require.NoError(t, w.stop(first))
 	require.NoError(t, st.Close())
-	w.closeSessions()
+	testkit.CloseAll(w.sessions)
 
 	// A restarted bot: new sessions, a new plugin, the same directory.
 	for i := range w.sessions {

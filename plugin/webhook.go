@@ -60,17 +60,16 @@ func (p *Plugin) buildWebhook() error {
 // Run is not running it is answered 500, which Top.gg retries. It returns
 // [ErrWebhookOff] when the Config sets no webhook secret.
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
-	if !p.made() {
-		return nil, errNotMade
-	}
 	if p.hook == nil {
 		return nil, ErrWebhookOff
 	}
+	p.wire.mounted.Store(true)
 	return p.hook, nil
 }
 
 // ingestWebhook stores a webhook's vote in the running vote pipeline.
 func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
+	p.checkWebhookVote(v)
 	poller := p.poller.Load()
 	if poller == nil {
 		if v.Test {
@@ -135,6 +134,9 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 	defer p.bound.Store(nil)
 	var inflight sync.WaitGroup
 	mux := http.NewServeMux()
+	if p.set.WebhookPath != "/" {
+		mux.HandleFunc("/", p.notFound)
+	}
 	mux.Handle(p.set.WebhookPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inflight.Add(1)
 		defer inflight.Done()

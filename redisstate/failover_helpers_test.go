@@ -16,6 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -76,7 +77,7 @@ func newHAWorld(t *testing.T, url string, shardCount, guildsPerShard int) *haWor
 	for i := range perShard {
 		perShard[i] = guildsPerShard
 	}
-	dc := newFakeDiscord(t, perShard...)
+	dc := testkit.Discord(t, perShard)
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
@@ -252,20 +253,4 @@ func assertIncreasing(t *testing.T, tokens []int64) {
 	for i := 1; i < len(tokens); i++ {
 		assert.Greater(t, tokens[i], tokens[i-1], "term %d's token is not above the one before: %v", i, tokens)
 	}
-}
-
-// newFakeDiscord starts a fake Discord of len(perShard) shards, shard i in
-// perShard[i] guilds, closed at the end of the test.
-func newFakeDiscord(t *testing.T, perShard ...int) *discordtest.Server {
-	t.Helper()
-	var guilds []string
-	for shard, n := range perShard {
-		for i := range n {
-			guilds = append(guilds, discordtest.GuildIDForShard(i, shard, len(perShard)))
-		}
-	}
-	dc, err := discordtest.NewServer(discordtest.WithShardCount(len(perShard)), discordtest.WithGuilds(guilds...))
-	require.NoError(t, err)
-	t.Cleanup(dc.Close)
-	return dc
 }

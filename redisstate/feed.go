@@ -10,11 +10,9 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Follow implements [voterewards.Feed] with pub/sub on the ingest script's
-// channel. It calls resync once Redis confirms the subscription, again after
-// every reconnect and for a message that does not decode. Redis errors never
-// end it: it reconnects with backoff until ctx is done, then returns nil.
-// Nothing it started outlives it.
+// Follow implements [voterewards.Feed] with pub/sub: resync is called once
+// subscribed, after every reconnect and for a message it cannot decode. Redis
+// errors never end it; it returns nil once ctx is done.
 func (s *State) Follow(ctx context.Context, added func(voterewards.Vote), resync func()) error {
 	if added == nil || resync == nil {
 		return errNilFunc

@@ -7,22 +7,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 )
 
 // newClient returns a client of addr with its own pool (a separate process).
-func newClient(t testing.TB, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}, // as fleet.NewClient does
-		DialTimeout:              200 * time.Millisecond})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func newClient(t testing.TB, addr string) *redis.Client { return redistest.ClientOf(t, addr) }
 
 // runLease runs bot's lease on rdb until the test ends; its terms hold
 // leadership until then.
@@ -30,19 +23,8 @@ func runLease(t testing.TB, rdb redis.UniversalClient, bot string) *fleet.Lease 
 	t.Helper()
 	lease, err := fleet.NewLease(rdb, bot, fleet.LeaseConfig{TTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- lease.Run(ctx, func(ctx context.Context, _ int64) error { <-ctx.Done(); return nil })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("Lease.Run did not return within 10s of cancel")
-		}
+	testkit.Start(t, func(ctx context.Context) error {
+		return lease.Run(ctx, func(ctx context.Context, _ int64) error { <-ctx.Done(); return nil })
 	})
 	return lease
 }
@@ -71,3 +53,5 @@ func leadingState(t testing.TB, srv *redistest.Server, bot string) (*State, *fle
 
 // roundTrips counts what a client sends to Redis (the kit's hook).
 type roundTrips = redistest.RoundTrips
+
+func TestMain(m *testing.M) { redistest.Main(m, "redisstate") }

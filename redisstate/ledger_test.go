@@ -2,7 +2,6 @@ package redisstate
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,9 +18,7 @@ import (
 
 // ledgerVote is voter u's vote created at c (expiring 12 h later).
 func ledgerVote(u int, c time.Time, weight int) voterewards.Vote {
-	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: weight,
-		CreatedAt: c.UTC(), ExpiresAt: c.UTC().Add(voterewards.VoteLifetime)}
-	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory}
+	return voteOf(u, weight, voterewards.OriginHistory, c, c.Add(voterewards.VoteLifetime))
 }
 
 // TestVoteLedgerKeysShareTheBotsSlot: every key the ledger writes (votes

@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,4 +93,74 @@ func TestUseFenceFencesEveryLeaderWrite(t *testing.T) {
 	for name, write := range leaderWrites(s) {
 		require.ErrorIs(t, write(ctx), fleet.ErrFenced, "%s with an older term's token", name)
 	}
+}
+
+func TestHashSavedOnlyByTheNewestLeader(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	hash := strings.Repeat("ab", 32)
+	a, lease := leadingState(t, srv, "hs")
+	b, _ := startProcess(t, srv.Addr(), "hs")
+
+	got, err := b.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "nothing saved yet")
+	require.NoError(t, a.SaveHash(ctx, hash))
+	got, err = b.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, hash, got, "a follower reads what the leader saved")
+	require.ErrorIs(t, b.SaveHash(ctx, "follower"), fleet.ErrNoFence)
+
+	// A newer term (as if another process won while a was paused): a's
+	// SaveHash is refused although a still believes it leads.
+	require.NoError(t, rdb.Incr(ctx, fleet.Key("hs", "fence")).Err())
+	require.True(t, lease.State().Leader)
+	require.ErrorIs(t, a.SaveHash(ctx, "stale"), fleet.ErrFenced)
+	got, err = a.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, hash, got)
+}
+
+// TestRemindersOptInAnywhereRecordFencedByTheLeader: any process sets a
+// choice; only the current leader records a reminder (a follower gets
+// fleet.ErrNoFence, a stale leader fleet.ErrFenced), and only for a user still
+// opted in; turning reminders on again keeps the record. The example bot's old
+// set is read as opted in and moved to the hash on the next change.
+func TestRemindersOptInAnywhereRecordFencedByTheLeader(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	ra, _ := leadingState(t, srv, "rm")
+	rb, _ := startProcess(t, srv.Addr(), "rm")
+
+	require.NoError(t, rb.SetReminder(ctx, "1", true), "a follower records an opt-in")
+	require.NoError(t, ra.Reminded(ctx, "1", "1@k"))
+	require.ErrorIs(t, rb.Reminded(ctx, "1", "1@other"), fleet.ErrNoFence)
+	require.NoError(t, ra.Reminded(ctx, "2", "2@k"), "not opted in: nothing recorded")
+	require.NoError(t, rb.SetReminder(ctx, "1", true))
+	check := func(user string, wantOn bool, wantLast string) {
+		t.Helper()
+		on, last, err := rb.Reminder(ctx, user)
+		require.NoError(t, err)
+		assert.Equal(t, wantOn, on, user)
+		assert.Equal(t, wantLast, last, user)
+	}
+	check("1", true, "1@k")
+	check("2", false, "")
+
+	require.NoError(t, rdb.SAdd(ctx, fleet.Key("rm", "set:reminders"), "3").Err())
+	check("3", true, "")
+	require.NoError(t, ra.Reminded(ctx, "3", "3@k"))
+	check("3", true, "3@k")
+	assert.False(t, rdb.SIsMember(ctx, fleet.Key("rm", "set:reminders"), "3").Val(), "moved to the hash")
+	require.NoError(t, rdb.SAdd(ctx, fleet.Key("rm", "set:reminders"), "4").Err())
+	require.NoError(t, rb.SetReminder(ctx, "4", false))
+	check("4", false, "")
+
+	require.NoError(t, rdb.Incr(ctx, fleet.Key("rm", "fence")).Err()) // a newer term
+	require.ErrorIs(t, ra.Reminded(ctx, "1", "1@new"), fleet.ErrFenced)
+	check("1", true, "1@k")
 }

@@ -33,10 +33,16 @@ func TestStatePassesTheStoreSuite(t *testing.T) {
 
 // testVote is a sanitized webhook vote of voter u, created now.
 func testVote(u int) voterewards.Vote {
-	now := time.Now().UTC().Round(0)
-	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
-		CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)}
-	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
+	now := time.Now()
+	return voteOf(u, 1, voterewards.OriginWebhook, now, now.Add(voterewards.VoteLifetime))
+}
+
+// voteOf is voter u's vote of weight w from origin, created at c and
+// expiring at e, both in UTC without a monotonic reading.
+func voteOf(u, w int, origin voterewards.Origin, c, e time.Time) voterewards.Vote {
+	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: w,
+		CreatedAt: c.UTC(), ExpiresAt: e.UTC()}
+	return voterewards.Vote{Vote: tv, Origin: origin}
 }
 
 // TestVoteStoreFencesTheLeadersWrites: a follower may ingest webhook votes
@@ -208,9 +214,7 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 // rawVote is a vote of voter u with the given times, as a writer that does
 // not sanitize (an older version, a planted record) leaves it in Redis.
 func rawVote(u int, created, expires time.Time) voterewards.Vote {
-	tv := topgg.Vote{UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1,
-		CreatedAt: created.UTC().Round(0), ExpiresAt: expires.UTC().Round(0)}
-	return voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
+	return voteOf(u, 1, voterewards.OriginWebhook, created, expires)
 }
 
 // TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture: a record in a real

@@ -13,9 +13,6 @@ import (
 // Application reads the bot's application through the first session, under
 // ctx; an application without an ID is an error.
 func (g *Group) Application(ctx context.Context) (*discordgo.Application, error) {
-	if !g.made() {
-		return nil, errNotMade
-	}
 	body, err := g.sessions[0].RequestWithBucketID(http.MethodGet, discordgo.EndpointOAuth2Application("@me"), nil,
 		discordgo.EndpointOAuth2Application(""), discordgo.WithContext(ctx))
 	var app discordgo.Application

@@ -129,18 +129,12 @@ func (g *Group) httpClient() *http.Client {
 // Sessions returns the sessions in shard ID order, in a new slice (with
 // [WithShardIDs], this process's shards only).
 func (g *Group) Sessions() []*discordgo.Session {
-	if !g.made() {
-		return nil
-	}
 	return append([]*discordgo.Session(nil), g.sessions...)
 }
 
 // ForGuild returns the session of guildID's shard, (guild_id >> 22) % shard
 // count; a shard this Group does not run is an error wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
-	if !g.made() {
-		return nil, errNotMade
-	}
 	n, ok := snowflake.Parse(guildID)
 	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
@@ -156,16 +150,15 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 	return g.sessions[j], nil
 }
 
-// Open connects the shards in turn and returns once each has its READY, or
-// when ctx is done, with an error wrapping ctx's and ErrClosed: no shard
-// connects from then on. Close the Group whatever Open returns. A second Open
-// returns ErrOpened; one after Close, ErrClosed.
+// Open connects the shards in turn and returns once each has its READY, or when
+// ctx is done with an error wrapping ctx's and [ErrClosed]. Close the Group
+// whatever Open returns; a second Open is [ErrOpened].
 func (g *Group) Open(ctx context.Context) error {
-	if !g.made() {
-		return errNotMade
-	}
 	if ctx == nil {
 		return errors.New("shards: Open: nil context")
+	}
+	if g.shutFn == nil {
+		panic("shards: Open on a Group not made by shards.New") // else it opens nothing
 	}
 	g.mu.Lock()
 	switch g.state {
@@ -250,12 +243,7 @@ func (g *Group) stop(abort int) {
 
 // Close cancels a pending Open and closes every session concurrently,
 // returning their errors; it is idempotent and safe from any goroutine.
-// discordgo v0.29 may still reconnect a session whose heartbeat fails during
-// Close; leak tests set ShouldReconnectOnError to false.
 func (g *Group) Close() error {
-	if !g.made() {
-		return errNotMade
-	}
 	g.mu.Lock()
 	if g.state == stateClosed {
 		g.mu.Unlock()
@@ -289,12 +277,6 @@ func (g *Group) Close() error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
-
-// made reports whether g was made by New.
-func (g *Group) made() bool { return g != nil && g.shutFn != nil }
-
-// errNotMade: a zero Group.
-var errNotMade = fmt.Errorf("shards: Group %w (shards.New)", topgg.ErrNotConfigured)
 
 // String describes the Group by its shards, never its sessions, which hold
 // the bot token.

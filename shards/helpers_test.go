@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -71,3 +72,6 @@ func within(t *testing.T, c <-chan error, what string) error {
 		return nil
 	}
 }
+
+// TestMain fails the package if a test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

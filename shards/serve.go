@@ -25,14 +25,10 @@ const (
 )
 
 // Serve opens the shards and runs job beside them until ctx is done or job
-// returns, then cancels job and closes the shards once it returned or after
-// s.JobsFirst. It returns within s.Budget of the stop, with the errors of
-// Open, job and Close, or one naming the step still running. A Group serves
-// once; Close after Serve is a no-op.
+// returns, then stops job and closes the shards (after s.JobsFirst at most). It
+// returns within s.Budget with the errors of Open, job and Close, or one naming
+// the step still running. A Group serves once.
 func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Shutdown) error {
-	if !g.made() {
-		return errNotMade
-	}
 	if ctx == nil || job == nil {
 		return errors.New("shards: Serve: nil context or job")
 	}

@@ -137,13 +137,13 @@ func TestBodyLimitErrorHoldsNoToken(t *testing.T) {
 	assert.NotContains(t, err.Error(), token)
 }
 
-// TestReviewRateLimitWaitOfAnEndedTermIsNotSent: the rate limiter waits out
+// TestRateLimitWaitOfAnEndedTermIsNotSent: the rate limiter waits out
 // a 429 (or a route's limit before the first send) and then sends, with no
 // term check: a fleet leader's Discord write (a voter role, a DM) checked
 // before the call goes out after the wait although the term ended during
 // it. RoundTrip should call term.Check(req.Context()) right before each
 // send.
-func TestReviewRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
+func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

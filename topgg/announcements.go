@@ -34,14 +34,9 @@ type Announcement struct {
 	CreatedAt time.Time            `json:"created_at"`
 }
 
-// PostAnnouncement posts an announcement. It is never sent twice. After any
-// 2xx the client refuses announcements for the service's 4 hours with a local
-// *RateLimitError; a 2xx whose body cannot be read still posted it, and its
-// error is a *DecodeError that says so.
+// PostAnnouncement posts an announcement, never twice; after a 2xx the client
+// refuses the next for the service's 4 hours (a local *RateLimitError).
 func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Announcement, error) {
-	if err := c.ready(); err != nil {
-		return nil, err
-	}
 	if err := a.validate(); err != nil {
 		return nil, err
 	}

@@ -26,8 +26,7 @@ const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 const me = "/v1/projects/@me"
 
 // Client calls the Top.gg API with one project token. Make it with [New] and
-// share it: it is safe for concurrent use. A Client not made by New fails
-// every call with [ErrNotConfigured].
+// share it: it is safe for concurrent use.
 type Client struct {
 	// auth and scrub hold the token in closures, which no formatting prints.
 	auth      credentials
@@ -217,28 +216,11 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 }
 
 // Loopback reports whether the client's base URL is on this machine (a fake,
-// never the real service); the jobs' interval floors do not apply then. A
-// client not made by [New] is not.
-func (c *Client) Loopback() bool { return c.ready() == nil && baseurl.Loopback(c.base.Hostname()) }
+// never the real service); the jobs' interval floors do not apply then.
+func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
 
-// errNotMade is what every call of a nil or zero Client returns.
-var errNotMade = fmt.Errorf("topgg: Client %w (topgg.New)", ErrNotConfigured)
-
-// ready returns errNotMade unless c was made by New (which always sets auth).
-func (c *Client) ready() error {
-	if c == nil || c.auth == nil {
-		return errNotMade
-	}
-	return nil
-}
-
-// Format prints the client with its base URL and no token, under every verb;
-// a client not made by [New] prints as such, never panics.
+// Format prints the client with its base URL and no token, under every verb.
 func (c *Client) Format(f fmt.State, _ rune) {
-	if c.ready() != nil {
-		_, _ = fmt.Fprint(f, "topgg.Client{not made by topgg.New}")
-		return
-	}
 	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
 }
 

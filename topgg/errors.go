@@ -190,8 +190,9 @@ func (e *PaginationError) Is(target error) bool { return target == ErrPagination
 
 // Misuse sentinels, one per meaning in the module, each package wrapping them.
 var (
-	// ErrNotConfigured: a method called on a value not made by its constructor.
-	ErrNotConfigured = errors.New("not made by its constructor")
+	// ErrNotConfigured: the call needs an option or a value its owner was not
+	// given (a plugin's state, its commands).
+	ErrNotConfigured = errors.New("not configured")
 	// ErrNilArgument: a nil value (a typed nil too) where one is required.
 	ErrNilArgument = errors.New("nil argument")
 	// ErrRunning: Run called while another Run of the same job is going on.

@@ -78,9 +78,6 @@ type BotList struct {
 
 // SearchBots returns a page of the bot directory (GET /bots).
 func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
-	if err := l.client().ready(); err != nil {
-		return nil, err
-	}
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
@@ -103,9 +100,6 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 // Bot returns one bot, with only the given fields when any are named. An
 // unlisted bot is an error matching [ErrNotFound].
 func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot, error) {
-	if err := l.client().ready(); err != nil {
-		return nil, err
-	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
@@ -128,9 +122,6 @@ type Voter struct {
 
 // Voters returns the bot's last 1,000 unique voters (GET /bots/:bot_id/votes).
 func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
-	if err := l.client().ready(); err != nil {
-		return nil, err
-	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
@@ -150,9 +141,6 @@ type BotStats struct {
 
 // Stats returns the bot's posted stats (GET /bots/:bot_id/stats).
 func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
-	if err := l.client().ready(); err != nil {
-		return nil, err
-	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
@@ -170,9 +158,6 @@ type StatsUpdate struct {
 
 // PostStats posts the bot's stats; it is retried like an idempotent call.
 func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) error {
-	if err := l.client().ready(); err != nil {
-		return err
-	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return err
 	}
@@ -185,9 +170,6 @@ func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) err
 
 // HasVoted reports whether the Discord user voted for the bot in the past 12 hours.
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
-	if err := l.client().ready(); err != nil {
-		return false, err
-	}
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return false, err
 	}

@@ -39,9 +39,6 @@ func (GameMetrics) kind() projectKind   { return projectKind{PlatformRoblox, Pro
 // UpdateMetrics sets the project's live metrics; after [Client.Project], a
 // payload of another kind fails validation.
 func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
 	}
@@ -79,9 +76,6 @@ func batchEntries(samples []MetricsSample) []batchEntry {
 // PostMetricsBatch sends 1 to [MaxBatch] samples at once; the same batch twice
 // sets the same values, so it is retried like an idempotent call.
 func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	if err := c.checkBatch(samples, time.Now()); err != nil {
 		return err
 	}

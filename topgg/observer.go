@@ -70,10 +70,9 @@ type Request struct {
 	Err      error
 }
 
-// WithObserver adds o to the client's observers, told of every attempt of
-// every call, in order, from the calling goroutine, before any retry wait. o
-// must be safe for concurrent use, return quickly and not call the Client; a
-// panic in it is recovered and logged. A nil o is an error.
+// WithObserver adds o, told of every attempt of every call before any retry
+// wait; o must be safe for concurrent use and quick. A panic in it is recovered
+// and logged; a nil o is an error.
 func WithObserver(o func(Request)) Option {
 	return func(c *config) error {
 		if o == nil {
@@ -123,14 +122,9 @@ func outcomeOf(err error) Outcome {
 	return OutcomeTransportError
 }
 
-// TokenRefused returns the answer with which the service last refused the
-// token (an *[APIError] matching [ErrUnauthorized]), or nil if a later 2xx of
-// its kind (v1 or v0) accepted it; v1's first. It is cheap enough for a
-// readiness check. A client not made by [New] returns [ErrNotConfigured].
+// TokenRefused returns the service's last refusal of the token (an *[APIError]
+// matching [ErrUnauthorized]), or nil if a later 2xx of its kind accepted it.
 func (c *Client) TokenRefused() error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	for i := range c.refused {
 		if e := c.refused[i].Load(); e != nil {
 			return e

@@ -13,33 +13,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
-// recorder keeps what an Observer is told.
-type recorder struct {
-	mu   sync.Mutex
-	seen []topgg.Request
-}
-
-func (r *recorder) observe(req topgg.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seen = append(r.seen, req)
-}
-
-func (r *recorder) requests() []topgg.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]topgg.Request(nil), r.seen...)
-}
-
 func TestObserverSeesEveryAttempt(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	var rec recorder
-	c := newClient(t, srv, topgg.WithObserver(rec.observe))
+	var rec testkit.Log[topgg.Request] // what the Observer is told
+	c := newClient(t, srv, topgg.WithObserver(rec.Add))
 	ctx := context.Background()
 
 	// A 429 then the success of the retry: two attempts of one call.
@@ -51,7 +34,7 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, st.Voted) // the 404 that means "none" is a success
 
-	got := rec.requests()
+	got := rec.All()
 	require.Len(t, got, 4)
 	require.Equal(t, topgg.RouteMetrics, got[0].Route)
 	require.Equal(t, http.MethodPatch, got[0].Method)
@@ -73,8 +56,8 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 func TestObserverOutcomes(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	var rec recorder
-	c := newClient(t, srv, topgg.WithObserver(rec.observe), topgg.WithRetryPolicy(topgg.NoRetries()))
+	var rec testkit.Log[topgg.Request] // what the Observer is told
+	c := newClient(t, srv, topgg.WithObserver(rec.Add), topgg.WithRetryPolicy(topgg.NoRetries()))
 	ctx := context.Background()
 
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusInternalServerError}))
@@ -90,7 +73,7 @@ func TestObserverOutcomes(t *testing.T) {
 	_, err = c.Project(ctx)
 	require.Error(t, err)
 
-	got := rec.requests()
+	got := rec.All()
 	require.Len(t, got, 5)
 	want := []struct {
 		route   topgg.Route
@@ -114,8 +97,8 @@ func TestObserverOutcomes(t *testing.T) {
 func TestObserverNotToldOfAStop(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	var rec recorder
-	c := newClient(t, srv, topgg.WithObserver(rec.observe))
+	var rec testkit.Log[topgg.Request] // what the Observer is told
+	c := newClient(t, srv, topgg.WithObserver(rec.Add))
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Delay: time.Minute}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -123,7 +106,7 @@ func TestObserverNotToldOfAStop(t *testing.T) {
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
-	require.Empty(t, rec.requests())
+	require.Empty(t, rec.All())
 }
 
 func TestObserversInOrder(t *testing.T) {
@@ -228,15 +211,15 @@ func TestTokenRefusedLegacy(t *testing.T) {
 func TestObserverPanicIsContained(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	var rec recorder
+	var rec testkit.Log[topgg.Request] // what the Observer is told
 	var logs strings.Builder
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
 	c := newClient(t, srv, topgg.WithLogger(log), topgg.WithObserver(func(topgg.Request) { panic("observer bug") }),
-		topgg.WithObserver(rec.observe))
+		topgg.WithObserver(rec.Add))
 	_, err := c.Project(context.Background())
 	require.NoError(t, err)
-	require.Len(t, rec.requests(), 1)
+	require.Len(t, rec.All(), 1)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Contains(t, logs.String(), "Observer panicked")
@@ -262,15 +245,15 @@ func TestObserverPanicIsContainedAcrossRetries(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	logger, logs := warnLogs()
-	var rec recorder
+	var rec testkit.Log[topgg.Request] // what the Observer is told
 	c := newClient(t, srv, topgg.WithLogger(logger),
 		topgg.WithObserver(func(topgg.Request) { panic("metrics bug") }),
-		topgg.WithObserver(rec.observe))
+		topgg.WithObserver(rec.Add))
 	srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: http.StatusServiceUnavailable})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(4)}))
-	got := rec.requests()
+	got := rec.All()
 	require.Len(t, got, 2, "both attempts reached the second observer")
 	assert.Equal(t, topgg.OutcomeOK, got[1].Outcome)
 	assert.Equal(t, 2, strings.Count(logs.String(), "Observer panicked"))

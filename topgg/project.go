@@ -80,9 +80,6 @@ type ProjectUpdate struct {
 // UpdateProject sets the headline and/or page content. The website may take
 // up to an hour to show the change.
 func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	if err := u.validate(); err != nil {
 		return err
 	}
@@ -94,9 +91,6 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 // encoded Discord application-command object; an empty or nil slice clears
 // them. After [Client.Project], a project not a Discord bot fails validation.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
-	if err := c.ready(); err != nil {
-		return err
-	}
 	if err := c.checkCommands(defs); err != nil {
 		return err
 	}

@@ -44,12 +44,10 @@ func (p RetryPolicy) backoff(n int) time.Duration {
 	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
 }
 
-// Retryable reports whether the call that returned err may succeed if made
-// again later, unchanged: true for a connection failure or timeout, a 5xx
-// other than 501 and 505, a 408, 425 or 429, and a *[RateLimitError] after its
-// RetryAfter; false for nil, a refusal the same call would get again, a
-// cancelled context, and other packages' errors. The first error of this
-// package in err's chain decides, for the whole module.
+// Retryable reports whether the call that returned err may succeed if made again
+// unchanged: a connection failure or timeout, a 5xx but 501 and 505, a 408, 425
+// or 429, a *[RateLimitError] after its RetryAfter. The first error of this
+// package in err's chain decides; nil and other packages' errors are not.
 func Retryable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false

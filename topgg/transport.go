@@ -91,9 +91,6 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 
 // prepare checks that the call may start and returns its URL and encoded body.
 func (c *Client) prepare(ctx context.Context, r *call) (target string, payload []byte, err error) {
-	if err := c.ready(); err != nil {
-		return "", nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return "", nil, err
 	}
@@ -330,6 +327,12 @@ func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
 	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
 		return nil, nil
+	}
+	if n := resp.ContentLength; n > 0 && n <= maxBody {
+		// One buffer of the announced size; net/http fails a shorter body.
+		data := make([]byte, n)
+		_, err := io.ReadFull(resp.Body, data)
+		return data, err
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if len(data) > maxBody {

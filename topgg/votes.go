@@ -43,9 +43,6 @@ const votesFamily = "v1:votes"
 // Votes returns one page of the vote history; it shares its rate-limit block
 // with [Client.VoteStatus].
 func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
-	if err := c.ready(); err != nil {
-		return nil, err
-	}
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
 	}
@@ -58,10 +55,9 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
 }
 
-// AllVotes iterates over every vote since since, oldest first, page by page.
-// A failure is yielded once, last. Stopping early sends no further request;
-// each iteration starts over. The walk always ends: pages that would keep it
-// going are yielded, then a *[PaginationError] ends it.
+// AllVotes iterates over every vote since since, oldest first, page by page; a
+// failure is yielded once, last. The walk always ends (a *[PaginationError] for
+// pages that would not) and stopping early sends no further request.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
 		guard := newPageGuard(http.MethodGet + " " + me + "/votes")
@@ -111,14 +107,9 @@ type VoteStatus struct {
 	Weight    int       `json:"weight"`
 }
 
-// VoteStatus returns the user's latest vote; source "" means [UserIDTopgg].
-// No active vote is Voted false and a nil error; any 404 but the service's
-// own (a wrong base URL) is an *APIError matching [ErrNotFound]. It shares
-// its rate-limit block with [Client.Votes].
+// VoteStatus returns the user's latest vote; source "" means [UserIDTopgg]. No
+// active vote is Voted false; a 404 not the service's own is [ErrNotFound].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
-	if err := c.ready(); err != nil {
-		return VoteStatus{}, err
-	}
 	if err := checkSnowflake("user_id", userID); err != nil {
 		return VoteStatus{}, err
 	}

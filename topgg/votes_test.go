@@ -2,6 +2,8 @@ package topgg_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -112,12 +114,7 @@ func TestAllVotes(t *testing.T) {
 	start := ago(24 * time.Hour)
 	want := addVotes(srv, start, 35)
 
-	var got []topgg.Vote
-	for v, err := range c.AllVotes(t.Context(), start) {
-		require.NoError(t, err)
-		got = append(got, v)
-	}
-	requireVotes(t, want, got)
+	requireVotes(t, want, allVotes(t, c, start, 0))
 	// 10+10+10+5, then the empty page that ends the history.
 	reqs := srv.Requests()
 	require.Len(t, reqs, 5)
@@ -135,15 +132,7 @@ func TestAllVotesEarlyBreak(t *testing.T) {
 	start := ago(24 * time.Hour)
 	want := addVotes(srv, start, 35)
 
-	var got []topgg.Vote
-	for v, err := range c.AllVotes(t.Context(), start) {
-		require.NoError(t, err)
-		got = append(got, v)
-		if len(got) == 15 {
-			break
-		}
-	}
-	requireVotes(t, want[:15], got)
+	requireVotes(t, want[:15], allVotes(t, c, start, 15))
 	require.Len(t, srv.Requests(), 2, "breaking out of the loop must send no further request")
 }
 
@@ -151,13 +140,23 @@ func TestAllVotesEmptyHistory(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	c := newClient(t, srv)
-	n := 0
-	for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
-		require.NoError(t, err)
-		n++
-	}
-	require.Zero(t, n)
+	require.Empty(t, allVotes(t, c, ago(time.Hour), 0))
 	require.Len(t, srv.Requests(), 1)
+}
+
+// allVotes reads c.AllVotes from start, up to stop votes (0: all), and
+// requires that no error comes.
+func allVotes(t *testing.T, c *topgg.Client, start time.Time, stop int) []topgg.Vote {
+	t.Helper()
+	var got []topgg.Vote
+	for v, err := range c.AllVotes(t.Context(), start) {
+		require.NoError(t, err)
+		got = append(got, v)
+		if len(got) == stop {
+			break
+		}
+	}
+	return got
 }
 
 func TestAllVotesYieldsErrorLast(t *testing.T) {
@@ -304,4 +303,139 @@ func TestAllVotesOddCursors(t *testing.T) {
 		require.Equal(t, 3, n, "two votes, then the error")
 		require.Len(t, srv.Requests(), 2)
 	})
+}
+
+// TestVoteStatus404NeedsTheServicesAnswer: only a 404 that the service itself
+// answered (a JSON body) means "no active vote". Any other 404, such as a web
+// server's page for a base URL that misses /api, is an error, not a silent "no vote".
+func TestVoteStatus404NeedsTheServicesAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, contentType, body string
+		noVote                  bool
+	}{
+		{"problem+json", "application/problem+json", `{"type":"about:blank","title":"Not Found","status":404}`, true},
+		{"json with parameters", "application/json; charset=utf-8", `{"error":"Not found"}`, true},
+		{"JSON object under another type", "text/plain", ` {"detail":"no vote"}`, true},
+		{"html page", "text/html; charset=utf-8", "<!doctype html><html><body><h1>404 Not Found</h1></body></html>", false},
+		{"plain text", "text/plain; charset=utf-8", "404 page not found\n", false},
+		{"JSON that is not an object", "text/plain", `"not found"`, false},
+		{"empty", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				} else {
+					w.Header()["Content-Type"] = nil // no sniffing
+				}
+				w.WriteHeader(http.StatusNotFound)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			t.Cleanup(ts.Close)
+			// The base URL misses /api, as a misconfigured one would.
+			c, err := topgg.New("token", topgg.WithBaseURL(ts.URL), topgg.WithRetryPolicy(fastRetries()))
+			require.NoError(t, err)
+
+			st, err := c.VoteStatus(t.Context(), "800506814562787328", "")
+			if tc.noVote {
+				require.NoError(t, err)
+				require.Equal(t, topgg.VoteStatus{}, st)
+				return
+			}
+			require.ErrorIs(t, err, topgg.ErrNotFound)
+			var apiErr *topgg.APIError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, http.StatusNotFound, apiErr.StatusCode)
+			require.Equal(t, tc.body, string(apiErr.Body))
+			require.Equal(t, topgg.VoteStatus{}, st)
+		})
+	}
+}
+
+// votePage is a vote list page with one vote per user id given.
+func votePage(cursor string, users ...int) string {
+	data := ""
+	for i, u := range users {
+		if i > 0 {
+			data += ","
+		}
+		data += fmt.Sprintf(`{"user_id":"%d","platform_id":"2","weight":1,"created_at":"2026-01-17T23:36:%02dZ","expires_at":"2026-01-18T11:36:06Z"}`, u, u%60)
+	}
+	return `{"cursor":"` + cursor + `","data":[` + data + `]}`
+}
+
+// walk runs AllVotes to its end and returns the votes and errors it yielded.
+func walk(t *testing.T, c *topgg.Client) (votes int, errs []error) {
+	t.Helper()
+	for _, err := range c.AllVotes(t.Context(), ago(time.Hour)) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		votes++
+	}
+	return votes, errs
+}
+
+// TestAllVotesEndsWhenPagesDoNotProgress: every way the service's cursors can keep
+// the walk going ends it with a *PaginationError after the first page that shows
+// it, and no further request.
+func TestAllVotesEndsWhenPagesDoNotProgress(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		pages   []topggtest.Fault
+		votes   int
+		problem string
+	}{
+		{"same votes under a new cursor each time", []topggtest.Fault{
+			{Times: 50, Body: votePage("c"+"{{hit}}", 1)},
+		}, 2, "repeats the votes of an earlier page"},
+		{"cursors in a cycle", []topggtest.Fault{
+			{Body: votePage("a", 1)}, {Body: votePage("b", 2)}, {Body: votePage("c", 3)}, {Body: votePage("a", 4)}, {Times: 50, Body: votePage("b", 5)},
+		}, 4, "cursor came back after other pages"},
+		{"cursor that does not advance", []topggtest.Fault{
+			{Body: votePage("a", 1)}, {Times: 50, Body: votePage("a", 2)},
+		}, 2, "cursor did not advance"},
+		{"two pages in turn under fresh cursors", []topggtest.Fault{
+			{Body: votePage("a", 1, 2)}, {Body: votePage("b", 3)}, {Times: 50, Body: votePage("c"+"{{hit}}", 1, 2)},
+		}, 5, "repeats the votes of an earlier page"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			c := newClient(t, srv)
+			for _, f := range tc.pages {
+				f.Path, f.Status = "/v1/projects/@me/votes", 200
+				require.NoError(t, srv.Inject(f))
+			}
+			votes, errs := walk(t, c)
+			require.Len(t, errs, 1)
+			var pe *topgg.PaginationError
+			require.ErrorAs(t, errs[0], &pe)
+			require.ErrorIs(t, errs[0], topgg.ErrPagination)
+			require.Equal(t, "GET /v1/projects/@me/votes", pe.Op)
+			require.Contains(t, pe.Problem, tc.problem)
+			require.False(t, topgg.Retryable(errs[0]))
+			require.Equal(t, tc.votes, votes, "the offending page's votes come before the error")
+			require.Len(t, srv.Requests(), pe.Page, "not one request after the page that showed it")
+		})
+	}
+}
+
+// TestAllVotesEqualVotesOnDistinctPagesAreFine: pages that share some votes (a
+// boundary) but are not the same page do not stop the walk.
+func TestAllVotesEqualVotesOnDistinctPagesAreFine(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	c := newClient(t, srv)
+	for _, body := range []string{votePage("a", 1, 2), votePage("b", 2, 3), votePage("c", 3), `{"cursor":"d","data":[]}`} {
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes", Status: 200, Body: body}))
+	}
+	votes, errs := walk(t, c)
+	require.Empty(t, errs)
+	require.Equal(t, 5, votes)
+	require.Len(t, srv.Requests(), 4)
 }

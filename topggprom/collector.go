@@ -27,7 +27,7 @@ func rewardBuckets() []float64 {
 
 // Collector is a [prometheus.Collector] of go-topgg's jobs' metrics; its
 // Observe methods are the jobs' hooks, safe for concurrent use. Make it with
-// [New]; the methods of a nil or zero Collector do nothing.
+// [New].
 type Collector struct {
 	all []prometheus.Collector
 
@@ -90,9 +90,6 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 
 // Describe sends the descriptions of every metric of c.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	if c.off() {
-		return
-	}
 	for _, m := range c.all {
 		m.Describe(ch)
 	}
@@ -100,9 +97,6 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends every metric of c.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	if c.off() {
-		return
-	}
 	for _, m := range c.all {
 		m.Collect(ch)
 	}
@@ -185,6 +179,3 @@ func (c *Collector) votes() {
 	c.pending = c.gauge("votes_pending", "Votes stored and not yet rewarded that the running vote pipeline holds (queued, in progress, given up); 0 where none runs.")
 	c.expiries = c.counter("vote_expiries_total", "Expiry handlers that succeeded.")
 }
-
-// off reports a nil or zero Collector, whose methods do nothing.
-func (c *Collector) off() bool { return c == nil || c.requests == nil }

@@ -15,9 +15,6 @@ import (
 
 // ObserveRequest counts one attempt of an API call: a [topgg.Observer].
 func (c *Collector) ObserveRequest(r topgg.Request) {
-	if c.off() {
-		return
-	}
 	c.requestCounter(r).Inc()
 	i := at(r.Route, len(c.routes))
 	if r.Outcome != topgg.OutcomeBlocked {
@@ -65,9 +62,6 @@ func (c *Collector) requestCounter(r topgg.Request) prometheus.Counter {
 // ObservePost counts one post attempt of the server count: an
 // autopost.Config.OnPost as it is.
 func (c *Collector) ObservePost(r autopost.Result) {
-	if c.off() {
-		return
-	}
 	o := r.Outcome()
 	c.posts[at(o, len(c.posts))].Inc()
 	c.servers.Set(float64(r.Servers))
@@ -83,9 +77,6 @@ func (c *Collector) ObservePost(r autopost.Result) {
 // ObserveSync counts one slash command sync, as commands.JobConfig.OnResult
 // reports it, without its context.
 func (c *Collector) ObserveSync(r commands.Result, err error) {
-	if c.off() {
-		return
-	}
 	o := r.Outcome
 	if err != nil {
 		o = commands.OutcomeFailed
@@ -96,9 +87,6 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 // ObserveVote counts one event of the vote pipeline (a voterewards.Config.Observer);
 // an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
-	if c.off() {
-		return
-	}
 	i := at(e.Origin, len(c.ingested))
 	reward := e.Kind == voterewards.KindReward
 	switch e.Type {
@@ -132,9 +120,6 @@ func (c *Collector) ObserveVote(e voterewards.Event) {
 // ObserveWebhook counts one webhook delivery by how it was answered: a
 // webhook.Config.Observer as it is.
 func (c *Collector) ObserveWebhook(o webhook.Outcome) {
-	if c.off() {
-		return
-	}
 	c.webhooks[at(o, len(c.webhooks))].Inc()
 }
 
@@ -142,9 +127,6 @@ func (c *Collector) ObserveWebhook(o webhook.Outcome) {
 // fleet.LeaseConfig.OnChange as it is. A change from the last call counts as
 // a leadership change.
 func (c *Collector) ObserveLease(s fleet.LeaseState) {
-	if c.off() {
-		return
-	}
 	c.leadMu.Lock()
 	defer c.leadMu.Unlock()
 	if s.Leader != c.leading {

@@ -74,16 +74,27 @@ func lbl(kv ...string) map[string]string {
 	return m
 }
 
-func TestScrapeCountsPostsAnd429(t *testing.T) {
-	t.Parallel()
+// observed returns a fake Top.gg, a collector and a client whose requests
+// it observes, sent to base (the fake when empty) with the fake's token.
+func observed(t *testing.T, base string, opts ...topgg.Option) (*topggtest.Server, *topggprom.Collector, *topgg.Client) {
+	t.Helper()
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	c, err := topggprom.New(prometheus.NewRegistry())
 	require.NoError(t, err)
-	retry := topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxRetryAfter: 5 * time.Second}
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithRetryPolicy(retry), topgg.WithObserver(c.ObserveRequest))
+	if base == "" {
+		base = tg.URL
+	}
+	client, err := topgg.New(tg.Token(), append([]topgg.Option{topgg.WithBaseURL(base), topgg.WithObserver(c.ObserveRequest)}, opts...)...)
 	require.NoError(t, err)
+	return tg, c, client
+}
+
+func TestScrapeCountsPostsAnd429(t *testing.T) {
+	t.Parallel()
+	retry := topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxRetryAfter: 5 * time.Second}
+	tg, c, client := observed(t, "", topgg.WithRetryPolicy(retry))
 
 	// The first PATCH is refused with a 429; the client waits and retries.
 	require.NoError(t, tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond}))
@@ -142,15 +153,9 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 // TestScrapeTokenRefused: a 401 sets topgg_api_token_refused until a success.
 func TestScrapeTokenRefused(t *testing.T) {
 	t.Parallel()
-	tg, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
-	c, err := topggprom.New(prometheus.NewRegistry())
-	require.NoError(t, err)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(tg.URL), topgg.WithObserver(c.ObserveRequest))
-	require.NoError(t, err)
+	tg, c, client := observed(t, "")
 	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
-	_, err = client.Project(context.Background())
+	_, err := client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	text := promtest.Text(t, c)
 	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v1"))
@@ -175,14 +180,7 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 		_, _ = w.Write(project)
 	}))
 	t.Cleanup(srv.Close)
-	tg, err := topggtest.NewServer() // for a token of the right shape
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
-	c, err := topggprom.New(prometheus.NewRegistry())
-	require.NoError(t, err)
-	client, err := topgg.New(tg.Token(), topgg.WithBaseURL(srv.URL), topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}),
-		topgg.WithObserver(c.ObserveRequest))
-	require.NoError(t, err)
+	_, c, client := observed(t, srv.URL, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))
 
 	round := func() int {
 		for code := 200; code <= 599; code++ {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -130,46 +131,26 @@ func awaitAdvancing(t *testing.T, clk *clock.Fake, step time.Duration, done <-ch
 
 // recorder counts handler calls by vote key; safe for concurrent use.
 type recorder struct {
+	testkit.Counter
 	mu    sync.Mutex
-	calls map[string]int
 	votes map[string]voterewards.Vote
 	order []string
 }
 
-func newRecorder() *recorder {
-	return &recorder{calls: map[string]int{}, votes: map[string]voterewards.Vote{}}
-}
+func newRecorder() *recorder { return &recorder{votes: map[string]voterewards.Vote{}} }
 
 func (r *recorder) handle(_ context.Context, v voterewards.Vote) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls[v.Key()]++
+	r.Add(v.Key())
 	r.votes[v.Key()] = v
 	r.order = append(r.order, v.Key())
 	return nil
 }
 
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.calls)
-}
-
-func (r *recorder) total() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.order)
-}
-
-func (r *recorder) snapshot() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.calls))
-	for k, v := range r.calls {
-		out[k] = v
-	}
-	return out
-}
+func (r *recorder) count() int               { return r.Distinct() }
+func (r *recorder) total() int               { return r.Total() }
+func (r *recorder) snapshot() map[string]int { return r.Snapshot() }
 
 // keyOf is the dedup key the poller should give a fake's vote.
 func keyOf(v topggtest.Vote) string {

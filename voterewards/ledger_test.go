@@ -196,31 +196,3 @@ func TestLedgerStreakGraceForever(t *testing.T) {
 		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
 	}
 }
-
-// TestLedgerReadsOfUnmadeValues: the ledger's reads on a Poller or
-// boltstate.State not made by their constructors (zero, nil) return
-// topgg.ErrNotConfigured, and a closed State an error: never a panic.
-func TestLedgerReadsOfUnmadeValues(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	closed, err := boltstate.Open(t.TempDir())
-	require.NoError(t, err)
-	require.NoError(t, closed.Close())
-	var nilPoller *voterewards.Poller
-	var nilBolt *boltstate.State
-	readers := map[string]interface {
-		Stats(context.Context, string) (voterewards.Stats, error)
-		Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error)
-	}{"zero Poller": &voterewards.Poller{}, "nil Poller": nilPoller, "zero State": &boltstate.State{}, "nil State": nilBolt, "closed State": closed}
-	for name, r := range readers {
-		assert.NotPanics(t, func() {
-			_, err := r.Stats(ctx, "1")
-			assert.Error(t, err, "%s: Stats", name)
-			_, err = r.Leaderboard(ctx, time.Time{}, 10)
-			assert.Error(t, err, "%s: Leaderboard", name)
-			if name != "closed State" {
-				assert.ErrorIs(t, err, topgg.ErrNotConfigured, name)
-			}
-		}, name)
-	}
-}

@@ -13,9 +13,6 @@ import (
 // [topgg.ErrRunning] beside another Mirror; the store's if the first load or
 // the feed fails.
 func (p *Poller) Mirror(ctx context.Context) error {
-	if p == nil || p.store == nil {
-		return errNotMade
-	}
 	if !p.mirroring.CompareAndSwap(false, true) {
 		return errRunning
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -17,22 +18,11 @@ import (
 )
 
 // events records what an Observer is told; safe for concurrent use.
-type events struct {
-	mu  sync.Mutex
-	all []voterewards.Event
-}
-
-func (e *events) observe(ev voterewards.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
+type events struct{ testkit.Log[voterewards.Event] }
 
 func (e *events) of(typ voterewards.EventType) []voterewards.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var out []voterewards.Event
-	for _, ev := range e.all {
+	for _, ev := range e.All() {
 		if ev.Type == typ {
 			out = append(out, ev)
 		}
@@ -76,7 +66,7 @@ func TestObserverEvents(t *testing.T) {
 	}
 	var ev events
 	p, stop := runPoller(t, newClient(t, srv), voterewards.Config{OnReward: handler, Store: voterewards.NewMemoryStore(),
-		MaxAttempts: 2, Observer: ev.observe})
+		MaxAttempts: 2, Observer: ev.Add})
 	require.Eventually(t, func() bool {
 		return len(ev.of(voterewards.EventDelivered)) == 2 && len(ev.of(voterewards.EventGivenUp)) == 1
 	}, 5*time.Second, time.Millisecond)

@@ -22,8 +22,7 @@ var _ History = (*topgg.Client)(nil)
 
 // Poller is the vote pipeline of one process: it reads the vote history and
 // takes webhook votes into one [Store], and delivers each vote to the
-// handlers of its [Config]. Make it with [New]; safe for concurrent use. A
-// nil or zero Poller returns [topgg.ErrNotConfigured].
+// handlers of its [Config]. Make it with [New]; safe for concurrent use.
 type Poller struct {
 	src   History
 	cfg   Config
@@ -69,9 +68,6 @@ func New(src History, cfg Config) (*Poller, error) {
 // and a Run here or elsewhere delivers them once. A vote without an Origin or
 // a user id fails the whole call with [ErrInvalidVote], storing nothing.
 func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
-	if p == nil || p.store == nil {
-		return errNotMade
-	}
 	now := p.cfg.clock.Now()
 	clean := make([]Vote, len(votes))
 	for i, v := range votes {
@@ -104,9 +100,6 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 // A v0 test delivery or a vote already expired is not stored. [ErrInvalidVote]
 // also wraps [webhook.ErrMalformedBody] (a 400); other errors get a 500, retried.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
-	if p == nil || p.store == nil {
-		return errNotMade
-	}
 	if v.Test {
 		return nil
 	}
@@ -144,9 +137,6 @@ func fromWebhook(v webhook.Vote) Vote {
 // store and given up on, and returns once it is queued. Errors:
 // [ErrNotRunning] if Run is not running, or ctx's.
 func (p *Poller) Redeliver(ctx context.Context) error {
-	if p == nil || p.store == nil {
-		return errNotMade
-	}
 	r := p.active.Load()
 	if r == nil {
 		return ErrNotRunning

@@ -9,9 +9,6 @@ import (
 // every vote the store admitted, delivered or not; zero with User set for a
 // voter never seen. Any process may call it.
 func (p *Poller) Stats(ctx context.Context, user string) (Stats, error) {
-	if p == nil || p.store == nil {
-		return Stats{}, errNotMade
-	}
 	return p.store.Stats(ctx, user)
 }
 
@@ -19,9 +16,6 @@ func (p *Poller) Stats(ctx context.Context, user string) (Stats, error) {
 // [ErrBadLeaderboard]) of month's UTC month, or of all time if month is zero,
 // in [CompareStandings] order. Any process may call it.
 func (p *Poller) Leaderboard(ctx context.Context, month time.Time, n int) ([]Standing, error) {
-	if p == nil || p.store == nil {
-		return nil, errNotMade
-	}
 	if err := checkLeaderboard(n); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,11 @@ package voterewards_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,9 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/boltstate"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -258,34 +266,6 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestZeroPollerFailsFast: a Poller not made by New returns a named error from
-// every method, never a panic or a hang.
-func TestZeroPollerFailsFast(t *testing.T) {
-	t.Parallel()
-	var p voterewards.Poller
-	ctx := context.Background()
-	assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
-	assert.Equal(t, voterewards.Status{}, p.Active("1"))
-}
-
-// TestNilPollerFailsFast: so does a nil *Poller (a New whose error was
-// ignored), which used to panic in every method.
-func TestNilPollerFailsFast(t *testing.T) {
-	t.Parallel()
-	var p *voterewards.Poller
-	ctx := context.Background()
-	assert.NotPanics(t, func() {
-		assert.ErrorIs(t, p.Run(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Mirror(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Redeliver(ctx), topgg.ErrNotConfigured)
-		assert.ErrorIs(t, p.Ingest(ctx), topgg.ErrNotConfigured)
-		assert.Equal(t, voterewards.Status{}, p.Active("1"))
-	})
-}
-
 // repeatLast answers the request after the last page with the last vote
 // again and the same cursor, as a service might that never sends an empty page.
 type repeatLast struct {
@@ -396,4 +376,289 @@ func TestSourceAnsweringNothingIsAFailedPoll(t *testing.T) {
 	src := scripted(func(topgg.VotesQuery) (*topgg.VotePage, error) { calls.Add(1); return nil, nil })
 	startPoller(t, src, voterewards.Config{OnReward: newRecorder().handle, Store: voterewards.NewMemoryStore()})
 	require.Eventually(t, func() bool { return calls.Load() >= 2 }, 5*time.Second, time.Millisecond)
+}
+
+// TestHandlersReceiveTheLedger: end to end, through the fake service's
+// history and a signed webhook delivery, each reward carries the voter's
+// Stats as that vote left them: a first vote read from the history has
+// Streak 1; the user's next vote, delivered by webhook a day later, has
+// Streak 2; the history's record of that same vote, read by later polls,
+// is neither rewarded nor counted. Poller.Stats and Poller.Leaderboard read
+// the same ledger. On both stores of this package.
+func TestHandlersReceiveTheLedger(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T) voterewards.Store{
+		"memory": func(*testing.T) voterewards.Store { return voterewards.NewMemoryStore() },
+		"bolt": func(t *testing.T) voterewards.Store {
+			s, err := boltstate.Open(t.TempDir())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			now := time.Now().UTC()
+			first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2, CreatedAt: now.Add(-25 * time.Hour)}
+			srv.AddVote(first) // in the history only: no webhook yet
+			rec := newRecorder()
+			p := startPoller(t, newClient(t, srv), voterewards.Config{
+				Store: open(t), OnReward: rec.handle, Lookback: 48 * time.Hour,
+			})
+			require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond, "the history's vote")
+			v := rec.nth(0)
+			assert.Equal(t, voterewards.OriginHistory, v.Origin)
+			assert.Equal(t, platformID(1), v.Stats.User)
+			assert.Equal(t, 1, v.Stats.Streak)
+			assert.Equal(t, 2, v.Stats.Total)
+
+			rcv, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{hookSecret}, OnVote: p.IngestWebhook})
+			require.NoError(t, err)
+			hs := httptest.NewServer(rcv)
+			t.Cleanup(hs.Close)
+			require.NoError(t, srv.AddWebhook(hs.URL, string(hookSecret)))
+			// The webhook comes first: the next poll is held (the poller makes
+			// one at a time) until the webhook's vote is in; before, a poll
+			// under load could read the vote first and make it the history's.
+			require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me/votes", Delay: 3 * time.Second}))
+			require.Eventually(t, func() bool { return srv.Held() == 1 }, 5*time.Second, time.Millisecond, "no poll held")
+			srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now}) // webhook, then history
+			require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond, "the webhook's vote")
+			v = rec.nth(1)
+			assert.Equal(t, voterewards.OriginWebhook, v.Origin)
+			assert.Equal(t, 2, v.Stats.Streak, "the second vote in time continues the streak")
+			assert.Equal(t, 2, v.Stats.Votes)
+			assert.Equal(t, 3, v.Stats.Total)
+
+			// The history's record of the webhook's vote: read, not counted.
+			n := len(votesRequests(srv))
+			require.Eventually(t, func() bool { return len(votesRequests(srv)) >= n+3 }, 10*time.Second, time.Millisecond, "polling stopped")
+			assert.Equal(t, 2, rec.total(), "the history's record is no new reward")
+			st, err := p.Stats(t.Context(), platformID(1))
+			require.NoError(t, err)
+			assert.Equal(t, v.Stats, st, "the ledger counted the vote once")
+			board, err := p.Leaderboard(t.Context(), time.Time{}, 10)
+			require.NoError(t, err)
+			require.Len(t, board, 1)
+			assert.Equal(t, voterewards.Standing{User: platformID(1), Votes: 2, Total: 3, ReachedAt: v.CreatedAt}, board[0])
+			_, err = p.Leaderboard(t.Context(), time.Time{}, 0)
+			require.ErrorIs(t, err, voterewards.ErrBadLeaderboard)
+		})
+	}
+}
+
+// sliceSource serves a fixed vote list in pages of 100, startDate inclusive,
+// with cursors only where its mode says: it plays services that give no
+// cursor, or give one on startDate pages and none on cursor pages.
+type sliceSource struct {
+	votes         []topgg.Vote // by CreatedAt
+	cursorOnStart bool
+
+	mu      sync.Mutex
+	queries []topgg.VotesQuery
+}
+
+func (s *sliceSource) Votes(_ context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
+	s.mu.Lock()
+	s.queries = append(s.queries, q)
+	s.mu.Unlock()
+	i := 0
+	if q.Cursor != "" {
+		var err error
+		if i, err = strconv.Atoi(q.Cursor); err != nil {
+			return nil, err
+		}
+	} else {
+		i, _ = slices.BinarySearchFunc(s.votes, q.StartDate, func(v topgg.Vote, t time.Time) int { return v.CreatedAt.Compare(t) })
+	}
+	i = min(i, len(s.votes))
+	end := min(i+100, len(s.votes))
+	page := &topgg.VotePage{Votes: slices.Clone(s.votes[i:end])}
+	if s.cursorOnStart && q.Cursor == "" {
+		page.Cursor = strconv.Itoa(end)
+	}
+	return page, nil
+}
+
+func (s *sliceSource) calls() []topgg.VotesQuery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.queries)
+}
+
+// burst returns n votes of distinct users 100 ms apart from base: more than a
+// page inside the default one-minute overlap once n > 100.
+func burst(n int, base time.Time) []topgg.Vote {
+	out := make([]topgg.Vote, n)
+	for i := range out {
+		c := base.Add(time.Duration(i) * 100 * time.Millisecond).UTC()
+		out[i] = topgg.Vote{UserID: userID(i), PlatformID: platformID(i), Weight: 1, CreatedAt: c, ExpiresAt: c.Add(12 * time.Hour)}
+	}
+	return out
+}
+
+// requireBurstReadOnce starts a poller on src with a one-hour interval, so
+// that only the first poll runs, waits until it has read every vote, and
+// checks that each was handled once and that the poll then ended.
+func requireBurstReadOnce(t *testing.T, src *sliceSource) []topgg.VotesQuery {
+	t.Helper()
+	rec := newRecorder()
+	p, stop := runPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
+	done := assert.Eventually(t, func() bool { return rec.count() == len(src.votes) && p.Active(userID(0)).Covered },
+		5*time.Second, 5*time.Millisecond)
+	require.True(t, done, "handled %d of %d votes, %d requests", rec.count(), len(src.votes), len(src.calls()))
+	// The poll is over: no request follows until the interval passes.
+	n := len(src.calls())
+	require.NoError(t, stop())
+	assert.Len(t, src.calls(), n)
+	for _, v := range src.votes {
+		assert.Equal(t, 1, rec.snapshot()[voterewards.Vote{Vote: v}.Key()], "vote of %s", v.UserID)
+	}
+	return src.calls()
+}
+
+func TestNoCursorBurstLongerThanAPageIsReadWhole(t *testing.T) {
+	t.Parallel()
+	src := &sliceSource{votes: burst(250, time.Now().Add(-time.Hour))}
+	calls := requireBurstReadOnce(t, src)
+	// Three pages (0-99, 99-198, 198-249) and the repeat of the last vote,
+	// each from the newest vote of the page before.
+	require.Len(t, calls, 4)
+	for i, want := range []int{99, 198, 249} {
+		q := calls[i+1]
+		assert.True(t, q.StartDate.Equal(src.votes[want].CreatedAt), "request %d from %s", i+1, q.StartDate)
+	}
+}
+
+func TestCursorOnlyOnStartPagesDoesNotSpin(t *testing.T) {
+	t.Parallel()
+	src := &sliceSource{votes: burst(150, time.Now().Add(-time.Hour)), cursorOnStart: true}
+	calls := requireBurstReadOnce(t, src)
+	assert.LessOrEqual(t, len(calls), 5, "requests: %v", calls)
+}
+
+// sameInstant answers every request with a page of one new vote and no cursor
+// that is always dated the same: the poll must stop at its repeat, not run on.
+type sameInstant struct {
+	mu sync.Mutex
+	n  int
+	at time.Time
+}
+
+func (s *sameInstant) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	v := topgg.Vote{UserID: userID(s.n), PlatformID: platformID(s.n), CreatedAt: s.at, ExpiresAt: s.at.Add(12 * time.Hour)}
+	return &topgg.VotePage{Votes: []topgg.Vote{v}}, nil
+}
+
+func (s *sameInstant) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func TestRepeatedRequestEndsThePoll(t *testing.T) {
+	t.Parallel()
+	src := &sameInstant{at: time.Now().Add(-time.Hour).UTC()}
+	rec := newRecorder()
+	p, stop := runPoller(t, src, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Hour})
+	require.Eventually(t, func() bool { return p.Active(userID(1)).Covered }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, stop())
+	// From Since, then from the vote's instant; that request is not sent again.
+	assert.Equal(t, 2, src.calls())
+}
+
+// TestCyclingCursorsCostOneRequestPerInterval: a service that answers every
+// request with the same vote and a new cursor made the poller send about
+// 2,900 requests/s. A page that adds nothing ends the poll round; the next
+// comes after Interval. Over real HTTP, with the real client.
+func TestCyclingCursorsCostOneRequestPerInterval(t *testing.T) {
+	t.Parallel()
+	created := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	var requests atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"cursor":"c%d","data":[{"user_id":"%s","platform_id":"%s","weight":1,"created_at":%q}]}`,
+			n, userID(1), platformID(1), created)
+	}))
+	t.Cleanup(hs.Close)
+	client, err := topgg.New("token", topgg.WithBaseURL(hs.URL), topgg.WithHTTPClient(hs.Client()))
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Now())
+	rec := newRecorder()
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore(), Interval: time.Minute}, clk)
+	p, err := voterewards.New(client, cfg)
+	require.NoError(t, err)
+	stop := goRun(t, p.Run)
+	t.Cleanup(func() { _ = stop() })
+
+	// The first round: the vote, then the same vote again (nothing new): end.
+	require.Eventually(t, func() bool { return p.Active(userID(1)).Covered && clk.Timers() > 0 }, 5*time.Second, time.Millisecond)
+	assert.EqualValues(t, 2, requests.Load(), "one round, two requests")
+	for round := range 3 {
+		before := requests.Load()
+		clk.Advance(time.Minute)
+		require.Eventually(t, func() bool { return requests.Load() > before }, 5*time.Second, time.Millisecond)
+		// The round is over once the loop sleeps again.
+		require.Eventually(t, func() bool { return clk.Timers() > 0 }, 5*time.Second, time.Millisecond)
+		assert.EqualValues(t, before+1, requests.Load(), "round %d: one request per interval", round)
+	}
+	assert.Equal(t, 1, rec.total(), "the repeated vote is rewarded once")
+	require.NoError(t, stop())
+}
+
+// countLines counts the log lines that contain every part.
+func countLines(log string, parts ...string) int {
+	n := 0
+	for line := range strings.Lines(log) {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRefusedTokenLoggedOncePerSpell: a poll refused with a 401 is the
+// client's to report (once, at error level, with the hint); the poller logs
+// the first failure of the spell as a warning and the repeats at debug
+// level, and starts again after a success.
+func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var buf testlog.Buffer
+	client := newClient(t, srv, topgg.WithLogger(buf.Logger()))
+	const warn, debug = `level=WARN msg="poll failed: Top.gg refuses the token"`, `level=DEBUG msg="poll failed: Top.gg refuses the token"`
+	spell := func(n int) {
+		require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized, Times: n}))
+	}
+
+	spell(4)
+	_ = startPoller(t, client, voterewards.Config{OnReward: newRecorder().handle, Store: voterewards.NewMemoryStore(),
+		Interval: 5 * time.Millisecond, Logger: buf.Logger()})
+	// The spell ends when the faults are spent: the client says so.
+	require.Eventually(t, func() bool { return strings.Contains(buf.String(), "accepts the token again") },
+		10*time.Second, time.Millisecond)
+	log := buf.String()
+	assert.Equal(t, 1, countLines(log, warn), log)
+	assert.Equal(t, 3, countLines(log, debug), log)
+	assert.Zero(t, countLines(log, "level=ERROR", "poll failed"), "a refused token is no poll error of its own: %s", log)
+	assert.Equal(t, 1, countLines(log, "level=ERROR", "refused the token", "check="), "the client's one error, with what to check")
+
+	// A new spell after a success is reported again.
+	spell(2)
+	require.Eventually(t, func() bool { return countLines(buf.String(), "accepts the token again") == 2 },
+		10*time.Second, time.Millisecond)
+	log = buf.String()
+	assert.Equal(t, 2, countLines(log, warn), log)
+	assert.Equal(t, 4, countLines(log, debug), log)
+	assert.Zero(t, countLines(log, "level=ERROR", "poll failed"), log)
 }

@@ -17,9 +17,6 @@ import (
 // returned, or [CancelWait] later without one that ignores it (its vote stays
 // pending). A concurrent second Run returns [topgg.ErrRunning].
 func (p *Poller) Run(ctx context.Context) error {
-	if p == nil || p.store == nil {
-		return errNotMade
-	}
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
 	}

@@ -108,7 +108,7 @@ func idleBoltPoller(t *testing.T) *voterewards.Poller {
 	return p
 }
 
-// TestReviewAncientHistoryVote: a vote of the history created before 1678
+// TestAncientHistoryVoteKeepsTheLedgerMoving: a vote of the history created before 1678
 // (a service's bug) passes sanitize; its time does not fit the stores'
 // nanosecond encoding (bolt's putTime, pgstore's UnixNano), so the ledger
 // keeps another time: the bolt voter's LastVote becomes 2169 (the 1000 vote
@@ -116,7 +116,7 @@ func idleBoltPoller(t *testing.T) *voterewards.Poller {
 // move again. sanitize must refuse it or treat it as missing. (A webhook
 // vote that old is now dropped as expired on arrival, 3111948; the history
 // path still counts it.)
-func TestReviewAncientHistoryVote(t *testing.T) {
+func TestAncientHistoryVoteKeepsTheLedgerMoving(t *testing.T) {
 	ctx := context.Background()
 	s, err := boltstate.Open(t.TempDir())
 	require.NoError(t, err)
@@ -158,12 +158,12 @@ func (o *onePage) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, err
 	return &p, nil
 }
 
-// TestReviewControlCharactersInIDs: Discord and Top.gg ids are numbers; an
+// TestControlCharactersInIDs: Discord and Top.gg ids are numbers; an
 // id holding a control character or invalid UTF-8 is stored by bolt but
 // fails PostgreSQL's text (NUL, bad UTF-8: the whole Ingest fails on every
 // retry) and splits pgstore's feed payloads ("\n"). checkIDs should refuse
 // it (ErrInvalidVote) so that every store sees the same votes.
-func TestReviewControlCharactersInIDs(t *testing.T) {
+func TestControlCharactersInIDs(t *testing.T) {
 	ctx := context.Background()
 	p := idleBoltPoller(t)
 	now := time.Now().UTC()

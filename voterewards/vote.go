@@ -125,6 +125,5 @@ var (
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
 	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
-	errNotMade    = fmt.Errorf("voterewards: Poller %w (voterewards.New)", topgg.ErrNotConfigured)
 	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
 )

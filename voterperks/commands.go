@@ -49,7 +49,7 @@ func (p *Perks) Commands() []*discordgo.ApplicationCommand { return Commands(p.c
 // Handle answers /vote (saving its remind option) and /leaderboard (this month's
 // top [LeaderboardSize] voters) ephemerally and in time; it ignores the rest.
 func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
-	if !p.made() || i.Type != discordgo.InteractionApplicationCommand {
+	if i.Type != discordgo.InteractionApplicationCommand {
 		return
 	}
 	user := interactionUser(i)

@@ -46,11 +46,6 @@ func TestNewRefusesMisuse(t *testing.T) {
 	v.PlatformID = "2"
 	v.ExpiresAt = time.Now().Add(time.Hour)
 	assert.NoError(t, p.OnReward(t.Context(), v), "no role: nothing to do")
-
-	var zero voterperks.Perks
-	assert.ErrorIs(t, zero.OnReward(t.Context(), v), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, zero.OnExpire(t.Context(), v), topgg.ErrNotConfigured)
-	assert.ErrorIs(t, zero.SetReminder(t.Context(), "2", true), topgg.ErrNotConfigured)
 }
 
 // TestCommandsPassValidate: the ready definitions, default or overridden,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/boltstate"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -57,10 +58,10 @@ func TestOneProcess(t *testing.T) {
 
 	// The opt-ins are read back after the restart.
 	state = openState(t, dir)
-	var expired calls
+	var expired testkit.Counter // calls per user
 	var failedOnce atomic.Bool
 	bot = w.bot(cfg, []int{0}, plugin.WithState(state), plugin.WithExpiryHandler(func(_ context.Context, v voterewards.Vote) error {
-		if expired.add(v.PlatformID) == 1 && v.PlatformID == alice.PlatformID {
+		if expired.Add(v.PlatformID) == 1 && v.PlatformID == alice.PlatformID {
 			failedOnce.Store(true)
 			return errors.New("the bot's own expiry work failed once")
 		}
@@ -103,8 +104,8 @@ func TestOneProcess(t *testing.T) {
 	assert.Contains(t, dms[0].Content, "you can vote again now! https://top.gg/bot/"+w.dc.ApplicationID()+"/vote")
 	assert.Contains(t, dms[0].Content, "To stop these reminders, use /vote remind:False.")
 	require.Eventually(t, func() bool {
-		return expired.get(alice.PlatformID) == 2 && expired.get(bob.PlatformID) == 1 &&
-			expired.get(carol.PlatformID) == 1 && expired.get(dave.PlatformID) == 1
+		return expired.Get(alice.PlatformID) == 2 && expired.Get(bob.PlatformID) == 1 &&
+			expired.Get(carol.PlatformID) == 1 && expired.Get(dave.PlatformID) == 1
 	}, wait, tick, "the expiries were not all handled")
 	assert.True(t, failedOnce.Load())
 	assert.Len(t, w.dmsTo(alice.PlatformID), 1, "the redelivered expiry reminded again")

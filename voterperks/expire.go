@@ -21,15 +21,12 @@ import (
 // only: the record of a reminder is a fenced leader write, and a leader past
 // its term neither changes a role nor sends a message.
 func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
-	if !p.made() {
-		return errNotMade
-	}
 	user := v.PlatformID
 	if user == "" {
 		return nil
 	}
 	if st := p.votes.Active(user); st.Active {
-		p.log.Info("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
+		p.log.Debug("vote expired but the user voted again; role kept, no reminder", "user", user, "key", v.Key())
 		return nil
 	}
 	if err := p.takeRole(ctx, user); err != nil {
@@ -60,7 +57,7 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 		return fmt.Errorf("voterperks: recording the reminder: %w", err)
 	}
 	if sent {
-		p.log.Info("vote reminder sent", "user", user, "key", key)
+		p.log.Debug("vote reminder sent", "user", user, "key", key)
 	}
 	return nil
 }

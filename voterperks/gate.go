@@ -15,12 +15,15 @@ type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCre
 // commands named, it handles only the application commands of those names
 // (register it with s.AddHandler); with none, it gates every interaction.
 func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
+	for _, c := range commands {
+		p.gated.Store(c, true)
+	}
 	return func(s *discordgo.Session, i *discordgo.InteractionCreate) {
 		if len(commands) > 0 && !isCommand(i, commands) {
 			return
 		}
 		user := interactionUser(i)
-		if user == "" || !p.made() {
+		if user == "" {
 			return
 		}
 		st := p.votes.Active(user)
@@ -31,6 +34,15 @@ func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandle
 		msg := p.texts.Gate(GateInfo{UserID: user, VoteURL: p.VoteURL(), Status: st, Now: p.cfg.clock.Now()})
 		p.respond(s, i, msg, "gate")
 	}
+}
+
+// GatedCommands returns the command names given to [Perks.Gate] so far,
+// sorted, for a check against the bot's commands.
+func (p *Perks) GatedCommands() []string {
+	var names []string
+	p.gated.Range(func(k, _ any) bool { names = append(names, k.(string)); return true })
+	slices.Sort(names)
+	return names
 }
 
 // isCommand reports whether i is an application command named one of names.

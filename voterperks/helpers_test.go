@@ -2,12 +2,11 @@ package voterperks_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -56,15 +55,7 @@ type world struct {
 	guilds   []string         // guilds[i] is on shard i
 	texts    voterperks.Texts // the perks' texts; zero: the defaults
 
-	mu   sync.Mutex
-	runs map[*plugin.Plugin]*running
-}
-
-type running struct {
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
+	runs testkit.Runs[*plugin.Plugin]
 }
 
 func newWorld(t *testing.T, shards int) *world {
@@ -73,29 +64,12 @@ func newWorld(t *testing.T, shards int) *world {
 	for i := range shards {
 		w.guilds = append(w.guilds, discordtest.GuildIDForShard(0, i, shards))
 	}
+	w.dc = testkit.Discord(t, slices.Repeat([]int{1}, shards))
+	w.tg = testkit.TopGG(t, w.dc)
 	var err error
-	w.dc, err = discordtest.NewServer(discordtest.WithShardCount(shards), discordtest.WithGuilds(w.guilds...))
-	require.NoError(t, err)
-	t.Cleanup(w.dc.Close)
-	project := topggtest.DiscordBot()
-	project.PlatformID = w.dc.BotUserID()
-	w.tg, err = topggtest.NewServer(topggtest.WithProject(project))
-	require.NoError(t, err)
-	t.Cleanup(w.tg.Close)
 	w.client, err = topgg.New(w.tg.Token(), topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
 	require.NoError(t, err)
-	for i := range shards {
-		s, err := w.dc.NewSession(i, shards)
-		require.NoError(t, err)
-		w.sessions = append(w.sessions, s)
-	}
-	t.Cleanup(func() {
-		var wg sync.WaitGroup
-		for _, s := range w.sessions {
-			wg.Go(func() { _ = s.Close() })
-		}
-		serverproc.Within("the sessions' Close", wg.Wait)
-	})
+	w.sessions = testkit.Sessions(t, w.dc, shards)
 	// Once the bots stopped (their cleanups run first): every interaction
 	// had one answer, Discord refused none (a second handler of /vote would
 	// have its answer refused as already acknowledged).
@@ -150,37 +124,10 @@ func (w *world) bot(cfg plugin.Config, shards []int, opts ...plugin.Option) *plu
 	return p
 }
 
-func (w *world) start(p *plugin.Plugin) {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- p.Run(ctx) }()
-	w.mu.Lock()
-	if w.runs == nil {
-		w.runs = map[*plugin.Plugin]*running{}
-	}
-	w.runs[p] = r
-	w.mu.Unlock()
-	w.t.Cleanup(func() { assert.NoError(w.t, w.stop(p)) })
-}
+func (w *world) start(p *plugin.Plugin) { w.runs.Start(w.t, p, p.Run) }
 
 // stop cancels p's Run and returns its error once it returned.
-func (w *world) stop(p *plugin.Plugin) error {
-	w.mu.Lock()
-	r := w.runs[p]
-	w.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	r.once.Do(func() {
-		r.cancel()
-		select {
-		case r.err = <-r.done:
-		case <-time.After(wait):
-			r.err = errors.New("Run did not return after its context was cancelled")
-		}
-	})
-	return r.err
-}
+func (w *world) stop(p *plugin.Plugin) error { return w.runs.Stop(p) }
 
 func (w *world) ctx() context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -234,28 +181,6 @@ func (w *world) dmsTo(user string) []discordtest.DirectMessage {
 		}
 	}
 	return out
-}
-
-// calls counts a user's calls of a handler, safe for concurrent use.
-type calls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *calls) add(user string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[user]++
-	return c.n[user]
-}
-
-func (c *calls) get(user string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[user]
 }
 
 // newSession replaces the session of shard i (closed) with a new one, not

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -54,10 +55,12 @@ type Config struct {
 
 // Perks is the bot's voter features. Make it with [New]; safe for concurrent use.
 type Perks struct {
-	votes Votes
-	cfg   Config
-	log   *slog.Logger
-	texts Texts
+	votes  Votes
+	cfg    Config
+	log    *slog.Logger
+	texts  Texts
+	gated  sync.Map // the command names given to Gate
+	warned sync.Map // the Discord error codes warned of once
 }
 
 // Errors of [New] and of the handlers, for errors.Is.
@@ -71,8 +74,6 @@ var (
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
 	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
 	ErrBadUser = errors.New("voterperks: not a Discord user id")
-
-	errNotMade = fmt.Errorf("voterperks: Perks %w (voterperks.New)", topgg.ErrNotConfigured)
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
@@ -111,15 +112,10 @@ func (p *Perks) session() (*discordgo.Session, error) {
 	return nil, ErrNoSession
 }
 
-func (p *Perks) made() bool { return p != nil && p.votes != nil }
-
 // SetReminder records whether userID wants a direct message when they can
 // vote again, and returns once the choice is durable. Errors:
 // [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
-	if !p.made() {
-		return errNotMade
-	}
 	if p.cfg.Reminders == nil {
 		return ErrRemindersOff
 	}

@@ -23,15 +23,12 @@ const (
 // ran. A voter who is not in the guild is logged, not retried; other
 // failures are returned, for voterewards to retry.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
-	if !p.made() {
-		return errNotMade
-	}
 	user := v.PlatformID
 	if p.cfg.Role == nil || user == "" {
 		return nil
 	}
 	if now := p.cfg.clock.Now(); !v.ExpiresAt.After(now) && !p.votes.Active(user).Active {
-		p.log.Info("vote rewarded after it expired: no role given", "user", user, "key", v.Key())
+		p.log.Debug("vote rewarded after it expired: no role given", "user", user, "key", v.Key())
 		return nil
 	}
 	changed, err := p.role(ctx, user, true)
@@ -49,7 +46,7 @@ func (p *Perks) takeRole(ctx context.Context, user string) error {
 	}
 	changed, err := p.role(ctx, user, false)
 	if err == nil && changed {
-		p.log.Info("vote expired: role taken back", "user", user)
+		p.log.Debug("vote expired: role taken back", "user", user)
 	}
 	return err
 }
@@ -71,8 +68,7 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 	}
 	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)
 	if code, status := restCode(err); status == http.StatusNotFound {
-		p.log.Info("voter role: the user or the guild is unknown to Discord; skipped", "user", user, "guild", guild,
-			"add", add, slog.Int("code", code))
+		p.roleNotFound(code, user, add)
 		return false, nil
 	}
 	if err != nil {
@@ -83,4 +79,19 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
 	}
 	return true, nil
+}
+
+// roleNotFound logs a role call Discord answered 404: a voter not in the
+// guild at debug (usual, once per vote), a guild or role the bot cannot see
+// once as a warning, since no voter will get the role until it is fixed.
+func (p *Perks) roleNotFound(code int, user string, add bool) {
+	r := p.cfg.Role
+	if code == discordgo.ErrCodeUnknownMember || code == discordgo.ErrCodeUnknownUser {
+		p.log.Debug("voter role: the user is not in the guild; skipped", "user", user, "guild", r.GuildID, "add", add)
+		return
+	}
+	if _, done := p.warned.LoadOrStore(code, true); !done {
+		p.log.Warn("voter role: Discord knows no guild or role of VoterPerks.Role for this bot (not in the guild, or a wrong id); "+
+			"no voter gets the role until the bot is invited or the ids are fixed", "guild", r.GuildID, "role", r.RoleID, slog.Int("code", code))
+	}
 }

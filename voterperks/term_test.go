@@ -28,7 +28,7 @@ func (alwaysActive) Leaderboard(context.Context, time.Time, int) ([]voterewards.
 	return nil, nil
 }
 
-// TestReviewRoleRetryOfAnEndedTermIsNotSent: the term is checked once,
+// TestRoleRetryOfAnEndedTermIsNotSent: the term is checked once,
 // before discordgo's call; discordgo then waits out a 429 (and retries
 // 5xx) by itself and sends the request again, unchecked. A leader paused
 // during that wait past its term (its context not cancelled yet: the
@@ -36,7 +36,7 @@ func (alwaysActive) Leaderboard(context.Context, time.Time, int) ([]voterewards.
 // Discord write. The calls pass discordgo.WithRetryOnRatelimit(false) and
 // WithRestRetries(0) (leaderCall): the 429 is the call's error, and the
 // pipeline's retry checks the term first.
-func TestReviewRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
+func TestRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
 	p, err := voterperks.New(alwaysActive{}, voterperks.Config{

@@ -26,7 +26,6 @@ var (
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = errors.New("fleet: zero fence (no leader token)")
 
-	errNotMade   = fmt.Errorf("fleet: value %w", topgg.ErrNotConfigured)
 	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
 )
 
@@ -95,9 +94,6 @@ func NewScript(body string) *Script {
 // wrap [ErrFenced] when a newer token exists, [ErrNoFence] for a zero Fence
 // (without contacting Redis); redis.Nil when the script returned nil.
 func (s *Script) Run(ctx context.Context, c redis.Scripter, f Fence, keys []string, args ...any) (any, error) {
-	if s == nil || s.script == nil {
-		return nil, errNotMade
-	}
 	if typednil.Is(c) {
 		return nil, errNilClient
 	}

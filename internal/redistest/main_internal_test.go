@@ -1,7 +1,6 @@
 package redistest
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -21,11 +20,6 @@ func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
 	os.Exit(m.Run())
 }
-
-// quiet is a go-redis logger that prints nothing.
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
 
 // TestAnnounceSaysWhyInOneLine: without redis-server, one line names the
 // package, says the tests are skipped and how to install the server; under CI

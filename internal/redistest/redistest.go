@@ -24,6 +24,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/serverproc"
 )
@@ -145,6 +146,17 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 		// with a pinned Conn starting at once (go-redis v9.23, Redis 7).
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// ClientOf returns a client of addr with its own pool (a separate process),
+// set as fleet.NewClient sets it and quick to give up a dial, closed in
+// t.Cleanup.
+func ClientOf(t testing.TB, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		DialTimeout:              200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -312,3 +324,20 @@ func announceSentinel(w io.Writer, pkg string, ci bool) bool {
 		pkg, SentinelBinary, sentinelInstallHint)
 	return true
 }
+
+// Main runs the tests of pkg and exits: it says in one line why the Redis
+// tests skip, keeps go-redis's process-wide logger quiet (tests stop Redis on
+// purpose: its pool would print every failed dial), and fails the package if
+// a goroutine outlives the tests.
+func Main(m *testing.M, pkg string) {
+	if !Announce(pkg) {
+		os.Exit(1)
+	}
+	redis.SetLogger(quiet{})
+	goleak.VerifyTestMain(m)
+}
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}

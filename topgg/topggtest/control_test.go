@@ -3,7 +3,6 @@ package topggtest_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -21,16 +21,7 @@ import (
 // control calls the control API of s (its root is URL without "/api" plus
 // "/control") and returns the status and body.
 func control(t *testing.T, s *topggtest.Server, method, path, body string) (int, string) {
-	t.Helper()
-	root := strings.TrimSuffix(s.URL, "/api") + "/control"
-	req, err := http.NewRequestWithContext(t.Context(), method, root+path, strings.NewReader(body))
-	require.NoError(t, err)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	return res.StatusCode, string(raw)
+	return testkit.Do(t, method, strings.TrimSuffix(s.URL, "/api")+"/control"+path, body)
 }
 
 func TestControlInfo(t *testing.T) {
@@ -56,7 +47,7 @@ func TestControlInfo(t *testing.T) {
 // them; a body the API does not know is refused with what is wrong.
 func TestControlVotesAndWebhooks(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	s := newServer(t, topggtest.WithControlAPI())
 	status, body := control(t, s, http.MethodPost, "/webhooks", fmt.Sprintf(`{"url":%q,"secret":%q}`, rcv.URL, hookSecret))
 	require.Equal(t, http.StatusNoContent, status, body)
@@ -110,7 +101,7 @@ func TestControlVotesAndWebhooks(t *testing.T) {
 // deliveries and their attempts, a refused one too.
 func TestControlLegacyWebhookTestAndDeliveries(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
+	rcv := testkit.NewReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 	s := newServer(t, topggtest.WithControlAPI())
 	for _, auth := range []string{"v0-auth", "wrong"} {
 		status, body := control(t, s, http.MethodPost, "/webhooks", fmt.Sprintf(`{"url":%q,"authorization":%q}`, rcv.URL, auth))
@@ -214,7 +205,7 @@ func TestControlAPIOffByDefault(t *testing.T) {
 // delivered.
 func TestWithVotesSendsNoWebhook(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	created := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret),
 		topggtest.WithVotes(topggtest.Vote{UserID: "1", PlatformID: "2", CreatedAt: created}, topggtest.Vote{UserID: "3", PlatformID: "4"}))

@@ -81,6 +81,12 @@ func send(t *testing.T, s *Server, method, path, auth string, body any) response
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	return do(t, s, req)
+}
+
+// do sends req with s's client and reads the whole answer.
+func do(t *testing.T, s *Server, req *http.Request) response {
+	t.Helper()
 	res, err := s.Client().Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
@@ -110,12 +116,7 @@ func sendAs(t *testing.T, s *Server, method, path string, header map[string]stri
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Authorization", auth)
-	res, err := s.Client().Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	return response{Status: res.StatusCode, Header: res.Header, Body: raw}
+	return do(t, s, req)
 }
 
 // v1 calls URL+"/v1"+path with the bearer token.

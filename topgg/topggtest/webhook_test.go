@@ -15,53 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
 const hookSecret = "whs_topggtest_receiver_secret"
-
-// receiver is a webhook.Receiver on a real server that keeps what it got.
-type receiver struct {
-	URL    string
-	mu     sync.Mutex
-	votes  []webhook.Vote
-	events []webhook.Event
-}
-
-func newReceiver(t *testing.T, cfg webhook.Config) *receiver {
-	t.Helper()
-	r := &receiver{}
-	cfg.OnVote = func(_ context.Context, v webhook.Vote) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.votes = append(r.votes, v)
-		return nil
-	}
-	cfg.OnEvent = func(_ context.Context, e webhook.Event) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.events = append(r.events, e)
-	}
-	h, err := webhook.New(cfg)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
-}
-
-func (r *receiver) Votes() []webhook.Vote {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Vote(nil), r.votes...)
-}
-
-func (r *receiver) Events() []webhook.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Event(nil), r.events...)
-}
 
 func newServer(t *testing.T, opts ...topggtest.Option) *topggtest.Server {
 	t.Helper()
@@ -92,7 +51,7 @@ func done(t *testing.T, s *topggtest.Server, n int) []topggtest.Delivery {
 
 func TestWebhookVoteIsSignedAndVerifiedByTheReceiver(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret))
 
 	created := time.Now().Add(-time.Minute).UTC().Truncate(100 * time.Nanosecond)
@@ -204,7 +163,7 @@ func TestWebhookNeverRetries4xx(t *testing.T) {
 
 func TestWebhookRecordsTheAnswers(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{
+	rcv := testkit.NewReceiver(t, webhook.Config{
 		Secrets: []webhook.Secret{"whs_other", hookSecret},
 		OnIntegrationCreate: func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
 			return webhook.IntegrationAnswer{WebhookURL: "https://bot.example/hook", Routes: []string{"vote.create"}}, nil
@@ -236,8 +195,8 @@ func TestWebhookRecordsTheAnswers(t *testing.T) {
 
 func TestWebhookTestEvent(t *testing.T) {
 	t.Parallel()
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
-	legacy := newReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	legacy := testkit.NewReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret), topggtest.WithLegacyWebhook(legacy.URL, "v0-auth"))
 
 	s.SendWebhookTest()
@@ -257,7 +216,7 @@ func TestWebhookTestEvent(t *testing.T) {
 func TestLegacyWebhookVote(t *testing.T) {
 	t.Parallel()
 	for _, project := range []topggtest.Project{topggtest.DiscordBot(), topggtest.DiscordServer()} {
-		rcv := newReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
+		rcv := testkit.NewReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 		s := newServer(t, topggtest.WithProject(project), topggtest.WithLegacyWebhook(rcv.URL, "v0-auth"))
 		s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "160105994217586689", Weight: 2, Query: "?ref=a+b&x=1"})
 		d := done(t, s, 1)[0]
@@ -276,7 +235,7 @@ func TestWebhookSignsWithRealTimeAndDatesVotesWithTheServerClock(t *testing.T) {
 	// A server clock far from the receiver's real one: the signature is
 	// still fresh, the vote keeps the server's dates.
 	past := time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC)
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret), topggtest.WithNow(func() time.Time { return past }))
 	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2"})
 	d := done(t, s, 1)[0]
@@ -336,7 +295,7 @@ func TestAddWebhookPointsARunningServerAtAReceiver(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	s.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689"})
-	rcv := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
+	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	for _, bad := range []struct{ url, secret string }{
 		{"127.0.0.1:1/hook", hookSecret}, {rcv.URL, ""}, {rcv.URL, "topggtest_receiver_secret"},
 		{rcv.URL, hookSecret + ",whs_b"}, {rcv.URL, hookSecret + "\n"},

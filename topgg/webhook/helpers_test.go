@@ -3,8 +3,12 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -52,36 +57,24 @@ func wantVote() webhook.Vote {
 
 // recorder keeps what the callbacks received.
 type recorder struct {
+	votes  testkit.Log[webhook.Vote]
+	events testkit.Log[webhook.Event]
+
 	mu      sync.Mutex
-	votes   []webhook.Vote
-	events  []webhook.Event
 	voteErr error
 }
 
 func (r *recorder) onVote(_ context.Context, v webhook.Vote) error {
+	r.votes.Add(v)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.votes = append(r.votes, v)
 	return r.voteErr
 }
 
-func (r *recorder) onEvent(_ context.Context, e webhook.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
+func (r *recorder) onEvent(_ context.Context, e webhook.Event) { r.events.Add(e) }
 
-func (r *recorder) Votes() []webhook.Vote {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Vote(nil), r.votes...)
-}
-
-func (r *recorder) Events() []webhook.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Event(nil), r.events...)
-}
+func (r *recorder) Votes() []webhook.Vote   { return r.votes.All() }
+func (r *recorder) Events() []webhook.Event { return r.events.All() }
 
 // config returns a Config with both callbacks on rec, secretA and
 // secretB, and a fake clock at now.
@@ -121,4 +114,13 @@ func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return w
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// signRaw signs body with ts exactly as given, independently of Sign.
+func signRaw(secret webhook.Secret, ts, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "." + body))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
 }

@@ -1,40 +1,33 @@
 package webhook_test
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
 // outcomes records what the Observer is told.
-type outcomes struct {
-	mu  sync.Mutex
-	all []webhook.Outcome
-}
-
-func (o *outcomes) observe(out webhook.Outcome) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.all = append(o.all, out)
-}
+type outcomes struct{ testkit.Log[webhook.Outcome] }
 
 func (o *outcomes) last() webhook.Outcome {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(o.all) == 0 {
+	all := o.All()
+	if len(all) == 0 {
 		return 0
 	}
-	return o.all[len(o.all)-1]
+	return all[len(all)-1]
 }
 
 // TestObserverSeesEveryOutcome: each answer of the Receiver is reported once,
@@ -45,7 +38,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 	cfg, _ := config(rec)
 	cfg.LegacyAuth = legacy
 	var obs outcomes
-	cfg.Observer = obs.observe
+	cfg.Observer = obs.Add
 	h := newReceiver(t, cfg)
 	legacyReq := func(auth string) *http.Request {
 		req := httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(`{"bot":"1","user":"2","type":"upvote"}`))
@@ -88,9 +81,7 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		w := serve(h, c.req())
 		assert.Equal(t, c.status, w.Code, c.name)
 		assert.Equal(t, c.want, obs.last(), c.name)
-		obs.mu.Lock()
-		assert.Len(t, obs.all, i+1, "%s: one outcome per answer", c.name)
-		obs.mu.Unlock()
+		assert.Len(t, obs.All(), i+1, "%s: one outcome per answer", c.name)
 	}
 	labels := map[string]bool{}
 	for o := webhook.OutcomeAccepted; o <= webhook.OutcomePanic; o++ {
@@ -117,4 +108,73 @@ func TestObserverPanicDoesNotChangeTheAnswer(t *testing.T) {
 	assert.Len(t, rec.Events(), 1, "OnEvent still runs")
 	assert.Contains(t, buf.String(), "webhook callback panicked")
 	assert.Contains(t, buf.String(), "callback=Observer")
+}
+
+// panicValue is what the callbacks panic with: it must reach the log, never
+// the peer.
+const panicValue = "callback bug 7c1e"
+
+// TestCallbackPanicIsContainedAtTheWire: a panic in any callback the
+// Receiver calls reaches a real HTTP client as the answer an error would
+// give (500 before the answer; after it, the 204 stands), never as a dropped
+// connection; the Observer counts it, the log names the callback and holds
+// the stack, and nothing of the panic reaches the peer.
+func TestCallbackPanicIsContainedAtTheWire(t *testing.T) {
+	t.Parallel()
+	integration := `{"type":"integration.create","data":{"connection_id":"112402021105124","webhook_secret":"whs_abcd",` +
+		`"project":{"id":"1"},"user":{"id":"2"}}}`
+	for _, tc := range []struct {
+		callback string
+		body     string
+		set      func(*webhook.Config)
+		status   int
+		outcomes []webhook.Outcome
+	}{
+		{"OnVote", voteBody, func(c *webhook.Config) {
+			c.OnVote = func(context.Context, webhook.Vote) error { panic(panicValue) }
+		}, http.StatusInternalServerError, []webhook.Outcome{webhook.OutcomePanic}},
+		{"OnIntegrationCreate", integration, func(c *webhook.Config) {
+			c.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
+				panic(panicValue)
+			}
+		}, http.StatusInternalServerError, []webhook.Outcome{webhook.OutcomePanic}},
+		{"OnEvent", voteBody, func(c *webhook.Config) {
+			c.OnEvent = func(context.Context, webhook.Event) { panic(panicValue) }
+		}, http.StatusNoContent, []webhook.Outcome{webhook.OutcomeAccepted, webhook.OutcomePanic}},
+	} {
+		t.Run(tc.callback, func(t *testing.T) {
+			t.Parallel()
+			cfg, _ := config(&recorder{})
+			var logs testlog.Buffer
+			cfg.Logger = logs.Logger()
+			obs := &outcomes{}
+			cfg.Observer = obs.Add
+			tc.set(&cfg)
+			srv := httptest.NewServer(newReceiver(t, cfg))
+			t.Cleanup(srv.Close)
+			client := srv.Client()
+			client.Timeout = 5 * time.Second
+
+			for range 2 { // the server still serves after a panic
+				req, err := webhook.NewRequest(context.Background(), srv.URL, secretA, now, []byte(tc.body))
+				require.NoError(t, err)
+				resp, err := client.Do(req)
+				require.NoError(t, err, "the connection was dropped: Top.gg would not retry")
+				answer, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				assert.Equal(t, tc.status, resp.StatusCode)
+				for _, leak := range []string{panicValue, "goroutine", "panic", ".go:"} {
+					assert.NotContains(t, string(answer), leak, "the answer carries the panic")
+				}
+			}
+			want := slices.Concat(tc.outcomes, tc.outcomes)
+			assert.Eventually(t, func() bool { return slices.Equal(obs.All(), want) }, 5*time.Second, 5*time.Millisecond, "the Observer did not count the panics")
+			out := logs.String()
+			assert.Contains(t, out, "webhook callback panicked")
+			assert.Contains(t, out, "callback="+tc.callback)
+			assert.Contains(t, out, panicValue)
+			assert.Contains(t, out, "goroutine ", "the stack is in the log")
+		})
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -142,17 +142,7 @@ func (f *fake) client(t *testing.T) *topgg.Client {
 
 // call makes a request to the control API and returns the status and body.
 func (f *fake) call(t *testing.T, method, path, body string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), wait)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, f.Control+path, strings.NewReader(body))
-	require.NoError(t, err)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	return res.StatusCode, string(raw)
+	return testkit.Do(t, method, f.Control+path, body)
 }
 
 // TestDefaults: with no flag, a bot project on a free loopback port, its
@@ -209,43 +199,13 @@ func TestFlagsOverEnvironment(t *testing.T) {
 	f.stop(t)
 }
 
-// receiver is a webhook receiver of package webhook that keeps the votes.
-type receiver struct {
-	URL   string
-	mu    sync.Mutex
-	votes []webhook.Vote
-}
-
-func newReceiver(t *testing.T, cfg webhook.Config) *receiver {
-	t.Helper()
-	r := &receiver{}
-	cfg.OnVote = func(_ context.Context, v webhook.Vote) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.votes = append(r.votes, v)
-		return nil
-	}
-	h, err := webhook.New(cfg)
-	require.NoError(t, err)
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
-}
-
-func (r *receiver) Votes() []webhook.Vote {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]webhook.Vote(nil), r.votes...)
-}
-
 // TestControlAPIOverHTTP: the webhook flags, then votes, a webhook test and
 // a fault over the control API, and the record of what was sent.
 func TestControlAPIOverHTTP(t *testing.T) {
 	t.Parallel()
 	const secret = "whs_topggfake_test_secret"
-	v1 := newReceiver(t, webhook.Config{Secrets: []webhook.Secret{secret}})
-	v0 := newReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
+	v1 := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{secret}})
+	v0 := testkit.NewReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 	f := start(t, []string{"TOPGG_FAKE_WEBHOOK_SECRET=" + secret},
 		"-webhook", v1.URL, "-legacy-webhook", v0.URL, "-legacy-webhook-auth", "v0-auth")
 
