@@ -28,6 +28,7 @@ import (
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/shards"
@@ -340,7 +341,7 @@ func operatingJobsTour(client *topgg.Client, syncer *commands.Syncer, c *topggpr
 
 func TestBotRewardsAWebhookVote(t *testing.T) {
 	// readme:begin testing
-	discord, err := discordtest.NewServer() // a fake Discord: one shard, one guild
+	discord, err := discordtest.NewServer() // a fake Discord: one shard, no guild (WithGuilds adds them)
 	require.NoError(t, err)
 	t.Cleanup(discord.Close) // cleanups run last first: after the session's Close
 
@@ -350,12 +351,16 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 	client, err := listing.NewClient() // topgg.New with the fake's token, URL and HTTP client
 	require.NoError(t, err)
 
+	// A throwaway PostgreSQL (skips the test, naming the package to install, when there is none).
+	store, err := pgstore.Open(t.Context(), pgstoretest.Start(t).Pool(t), pgstore.Config{})
+	require.NoError(t, err)
+
 	rewarded := make(chan voterewards.Vote, 1)
 	p, err := plugin.New(client, plugin.Config{
 		WebhookAddr:    "127.0.0.1:0", // port 0: the system picks one, p.WebhookAddr() says which
 		WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
 	},
-		plugin.WithState(voterewards.NewMemoryStore()),                    // or boltstate.Open(t.TempDir())
+		plugin.WithState(store), // or voterewards.NewMemoryStore(), or boltstate.Open(t.TempDir())
 		plugin.WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))), // shown when the test fails
 		plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
 			rewarded <- v
@@ -370,7 +375,12 @@ func TestBotRewardsAWebhookVote(t *testing.T) {
 	go func() { ran <- p.Run(ctx) }()
 	t.Cleanup(func() {
 		stop()
-		require.NoError(t, <-ran)
+		select {
+		case err := <-ran:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10 s of its context's end")
+		}
 		require.NoError(t, session.Close())
 	})
 	require.NoError(t, session.Open())

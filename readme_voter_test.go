@@ -62,7 +62,12 @@ func TestReadmeVoterBot(t *testing.T) {
 	go func() { ran <- p.Run(ctx) }()
 	t.Cleanup(func() {
 		stop()
-		require.NoError(t, <-ran)
+		select {
+		case err := <-ran:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return within 10 s of its context's end")
+		}
 		require.NoError(t, session.Close())
 	})
 	require.NoError(t, session.Open())

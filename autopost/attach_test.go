@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -91,7 +92,9 @@ func TestAttachRacingOpen(t *testing.T) {
 		opened := make(chan error, 1)
 		go func() { opened <- s.Open() }()
 		_, err = c.Attach(s)
-		require.NoError(t, <-opened)
+		var ranErr error
+		serverproc.Within("the job to return (<-opened)", func() { ranErr = <-opened })
+		require.NoError(t, ranErr)
 		closers.Go(func() { _ = s.Close() })
 		if err != nil {
 			require.ErrorIs(t, err, autopost.ErrSessionOpen)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: every
@@ -179,7 +180,7 @@ func closeAll(t *testing.T, sessions ...*discordgo.Session) {
 	for _, s := range sessions {
 		wg.Go(func() { assert.NoError(t, s.Close()) })
 	}
-	wg.Wait()
+	serverproc.Within("the sessions' Close", wg.Wait)
 }
 
 func creates(ids ...string) []string {

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/snowflake"
 )
 
@@ -137,7 +138,8 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
 // Close closes every gateway connection (close code 1001) and the HTTP
-// server and waits for their goroutines. Close discordgo sessions first (see
+// server and waits for their goroutines (30 s at most: then it panics, naming
+// the wait). Close discordgo sessions first (see
 // the package comment). Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
@@ -155,8 +157,10 @@ func (s *Server) Close() {
 		c.closeWith(websocket.CloseGoingAway, "server closed")
 		_ = c.ws.Close() // also ends a refusal still waiting for its client
 	}
-	s.http.Close()
-	s.wsWG.Wait()
+	serverproc.Within("discordtest: Close: the REST handlers and gateway connections to end", func() {
+		s.http.Close()
+		s.wsWG.Wait()
+	})
 	s.transport.CloseIdleConnections()
 	s.log.Debug("closed")
 }

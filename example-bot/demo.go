@@ -144,7 +144,8 @@ func (d *demo) script(url string) {
 	d.say("alice uses /vote; the bot answers from its vote cache, without asking Top.gg.")
 	d.say("The bot replied (only alice sees it): %q", d.use("vote", alice))
 	d.say("alice uses /leaderboard, this month's top voters from the bot's vote ledger. The bot replied: %q", d.use("leaderboard", alice))
-	d.say("bob uses /vote remind:True, to get a direct message when he can vote again. The bot replied: %q", d.use("vote", bob,
+	d.say("bob uses /vote remind:True, to get a direct message when he can vote again.")
+	d.say("The bot replied: %q", d.use("vote", bob,
 		&discordgo.ApplicationCommandInteractionDataOption{Name: voterperks.RemindOption, Type: discordgo.ApplicationCommandOptionBoolean, Value: true}))
 	d.say("bob's vote expires: the bot takes his role back. alice keeps hers.")
 	d.wait("bob's role to be taken back", func() bool { return roles() == 3 })

@@ -66,4 +66,19 @@ func TestDemo(t *testing.T) {
 	assert.Contains(t, out, `msg="webhook receiver listening" component=plugin addr=127.0.0.1:`)
 	assert.NotContains(t, out, demoWebhookSecret)
 	assert.NotContains(t, out, `msg="vote expired: role taken back"`)
+	// A log line comes after the narration of what causes it.
+	inOrder(t, out, ">>> bob uses /vote remind:True", `msg="reminder choice saved"`, "I will send you a direct message")
+}
+
+// inOrder asserts that each of parts is in out, after the one before it.
+func inOrder(t *testing.T, out string, parts ...string) {
+	t.Helper()
+	at := 0
+	for _, p := range parts {
+		i := strings.Index(out[at:], p)
+		if !assert.GreaterOrEqual(t, i, 0, "%q is not in the output after %q", p, out[:at][max(0, at-80):]) {
+			return
+		}
+		at += i + len(p)
+	}
 }

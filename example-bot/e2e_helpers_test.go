@@ -91,8 +91,10 @@ func newE2E(t *testing.T, tgOpts ...topggtest.Option) *e2e {
 	}}
 }
 
+// ctx bounds a whole scenario's calls to the fakes: several steps of up to
+// wait each, under 60 s in all.
 func (e *e2e) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	e.t.Cleanup(cancel)
 	return ctx
 }
@@ -152,7 +154,7 @@ func (e *e2e) start(env map[string]string, args ...string) *proc {
 	e.t.Cleanup(func() {
 		if !p.exited() {
 			_ = cmd.Process.Kill()
-			<-p.done
+			p.waitKilled()
 		}
 		p.checkNoToken()
 		if e.t.Failed() {
@@ -206,7 +208,16 @@ func (p *proc) stop(sig os.Signal) {
 func (p *proc) kill() {
 	p.t.Helper()
 	require.NoError(p.t, p.cmd.Process.Kill())
-	<-p.done
+	p.waitKilled()
+}
+
+// waitKilled waits (bounded) for the killed process to be reaped.
+func (p *proc) waitKilled() {
+	select {
+	case <-p.done:
+	case <-time.After(wait):
+		p.t.Errorf("the killed bot was not reaped within %s", wait)
+	}
 }
 
 // checkNoToken fails the test if either token is in the output.

@@ -14,15 +14,15 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // pg is the package's PostgreSQL, started on first use (TestMain stops it).
-var pg = pgtest.New("example-bot")
+var pg = pgstoretest.New("example-bot")
 
 // pgPassword is in every DATABASE_URL of the tests: no output may show it
 // (the fake server trusts 127.0.0.1, so any password gets in).
@@ -32,17 +32,30 @@ const pgPassword = "pg-pw-6b1d0e7a"
 // bot's DATABASE_URL, with a password.
 func databaseURL(t *testing.T) string {
 	t.Helper()
-	return strings.Replace(pg.Server(t).Database(t), "postgres@", "postgres:"+pgPassword+"@", 1)
+	return strings.Replace(pg.URL(t), "postgres@", "postgres:"+pgPassword+"@", 1)
 }
 
 // command runs /name as user in guild and returns the (ephemeral) reply.
 func (e *e2e) command(ctx context.Context, name, user, guild string) string {
 	e.t.Helper()
+	reply, err := e.reply(ctx, name, user, guild)
+	require.NoError(e.t, err)
+	return reply
+}
+
+// reply runs /name as user in guild and returns the reply, within wait.
+func (e *e2e) reply(ctx context.Context, name, user, guild string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	id, _, err := e.dc.Interact(ctx, discordtest.InteractionSpec{Command: name, GuildID: guild, UserID: user})
-	require.NoError(e.t, err)
+	if err != nil {
+		return "", err
+	}
 	reply, err := e.dc.WaitInteractionReply(ctx, id)
-	require.NoError(e.t, err)
-	return reply.Content
+	if err != nil {
+		return "", err
+	}
+	return reply.Content, nil
 }
 
 // ledgerVotes are the votes of the ledger tests. ann voted 13 hours ago
@@ -73,9 +86,12 @@ var annID, ben, cat = fmt.Sprintf("32%016d", 1), fmt.Sprintf("32%016d", 2), fmt.
 func (e *e2e) answerWith(ctx context.Context, name, user, guild, want string) string {
 	e.t.Helper()
 	var reply string
-	ok := assert.Eventually(e.t, func() bool { reply = e.command(ctx, name, user, guild); return strings.Contains(reply, want) },
-		wait-2*time.Second, 100*time.Millisecond)
-	require.True(e.t, ok, "/%s for %s never said %q; last reply %q", name, user, want, reply)
+	var err error
+	ok := assert.Eventually(e.t, func() bool {
+		reply, err = e.reply(ctx, name, user, guild) // no require off the test goroutine
+		return err == nil && strings.Contains(reply, want)
+	}, wait, 100*time.Millisecond)
+	require.True(e.t, ok, "/%s for %s never said %q; last reply %q (%v)", name, user, want, reply, err)
 	return reply
 }
 

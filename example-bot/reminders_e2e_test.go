@@ -50,7 +50,7 @@ func (p *proc) countUserMsg(msg, user string) int {
 func TestE2EReminderAtExpiry(t *testing.T) {
 	e, hp := newWebhookE2E(t, false)
 	ctx := e.ctx()
-	const life = 3 * time.Second
+	const life = 8 * time.Second // room for the rewards on a loaded machine
 	alice, bob, carol, dave := freshVote(11, life), freshVote(12, life), freshVote(13, life), freshVote(14, life)
 	require.NoError(t, e.dc.BlockDMs(dave.PlatformID))
 
@@ -81,7 +81,7 @@ func TestE2EReminderAtExpiry(t *testing.T) {
 		return added[alice.PlatformID] == 1 && added[bob.PlatformID] == 1 && added[carol.PlatformID] == 2 && added[dave.PlatformID] == 1
 	}, wait, tick)
 	t.Logf("5 webhook votes rewarded in %v", time.Since(start))
-	assert.Less(t, time.Since(start), time.Second)
+	require.True(t, time.Now().Before(alice.ExpiresAt), "the votes were rewarded after they expired: the test proves nothing")
 
 	dms, err := e.dc.WaitDirectMessages(ctx, alice.PlatformID, 1)
 	require.NoError(t, err)

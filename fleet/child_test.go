@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // childEnv makes the test binary run childMain instead of the tests; the
@@ -108,9 +109,11 @@ func TestPausedLeaderWritesNothingAfterItResumes(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
 		_ = cmd.Process.Kill()
-		for range lines { // drain, so that Wait can finish
-		}
-		<-exited
+		serverproc.Within("the killed child process to exit", func() {
+			for range lines { // drain, so that Wait can finish
+			}
+			<-exited
+		})
 	})
 
 	childToken := expectLine(t, lines, "leader ")

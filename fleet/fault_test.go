@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -104,7 +105,9 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	go func() { done <- l.Run(ctx, blockUntilDone) }()
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "WRONGPASS") }, 5*time.Second, 5*time.Millisecond)
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 
 	// The right password works.
 	good, err := NewClient(srv.URL())

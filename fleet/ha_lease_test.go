@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // TestUnacknowledgedRenewalsEndTheTerm: a renewal the replica does not
@@ -61,7 +62,9 @@ func TestLeaseOnARingElectsWithoutWaiting(t *testing.T) {
 	go func() { done <- f.Lease().Run(ctx, blockUntilDone) }()
 	require.Eventually(t, func() bool { return f.Lease().State().Leader }, haWait, haTick)
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 }
 
 // portOf returns srv's port.

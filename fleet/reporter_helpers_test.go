@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // runReporter runs rep until stop, which cancels Run and returns its error;
@@ -19,7 +20,11 @@ func runReporter(t *testing.T, rep *reporter) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- rep.Run(ctx) }()
-	stop = sync.OnceValue(func() error { cancel(); return <-done })
+	stop = sync.OnceValue(func() (err error) {
+		cancel()
+		serverproc.Within("the reporter's Run to return", func() { err = <-done })
+		return err
+	})
 	t.Cleanup(func() { _ = stop() })
 	return stop
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -92,7 +91,7 @@ func BenchmarkIngestConcurrent(b *testing.B) {
 	for _, callers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 			ctx := context.Background()
-			pool := pgtest.OpenPool(b, pg.Server(b).Database(b)+"&pool_max_conns=16")
+			pool := openPool(b, pg.URL(b)+"&pool_max_conns=16")
 			s, err := pgstore.Open(ctx, pool, pgstore.Config{})
 			require.NoError(b, err)
 			fl := newFloor(b, pool)
@@ -237,10 +236,10 @@ func BenchmarkLedger(b *testing.B) {
 // reaching another process's Follow (two pools).
 func BenchmarkFeedLatency(b *testing.B) {
 	ctx := context.Background()
-	dbURL := pg.Server(b).Database(b)
-	writer, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	dbURL := pg.URL(b)
+	writer, err := pgstore.Open(ctx, openPool(b, dbURL), pgstore.Config{})
 	require.NoError(b, err)
-	reader, err := pgstore.Open(ctx, pgtest.OpenPool(b, dbURL), pgstore.Config{})
+	reader, err := pgstore.Open(ctx, openPool(b, dbURL), pgstore.Config{})
 	require.NoError(b, err)
 	got, ready := make(chan time.Time, 1), make(chan struct{}, 1)
 	fctx, cancel := context.WithCancel(ctx)

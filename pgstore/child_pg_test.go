@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 )
 
 // startPostgres starts a PostgreSQL server of the test's own (the children
@@ -15,11 +15,11 @@ import (
 // database on it: no secret in it (trust auth on 127.0.0.1).
 func startPostgres(t *testing.T) string {
 	t.Helper()
-	return pgtest.Start(t).Database(t)
+	return pgstoretest.Start(t).URL(t)
 }
 
 // connect opens a pool on dsn, closed at the test's cleanup.
 func connect(t *testing.T, dsn string) *pgxpool.Pool {
 	t.Helper()
-	return pgtest.OpenPool(t, dsn)
+	return openPool(t, dsn)
 }

@@ -51,7 +51,7 @@ func TestConnectNeverShowsThePassword(t *testing.T) {
 // TestConnect: a good URL gives a pool that answers.
 func TestConnect(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pgstore.Connect(ctx, pg.Server(t).Database(t))
+	pool, err := pgstore.Connect(ctx, pg.URL(t))
 	require.NoError(t, err)
 	defer pool.Close()
 	_, err = pgstore.Open(ctx, pool, pgstore.Config{})

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -40,10 +39,10 @@ func TestActiveLearnsVotesWithin100ms(t *testing.T) {
 		t.Skip("measures 200 deliveries")
 	}
 	ctx := context.Background()
-	dbURL := pg.Server(t).Database(t)
-	writer, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	dbURL := pg.URL(t)
+	writer, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
-	reader, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	reader, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
 	follower := mirror(t, reader)
 

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -52,11 +51,11 @@ func receive[T any](t *testing.T, ch <-chan T, within time.Duration, msg string)
 // BenchmarkFeedLatency; here each vote must arrive within a second, a bound
 // a loaded machine keeps.
 func TestFeedAcrossProcesses(t *testing.T) {
-	dbURL := pg.Server(t).Database(t)
+	dbURL := pg.URL(t)
 	ctx := context.Background()
-	writer, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	writer, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
-	reader, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+	reader, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 	require.NoError(t, err)
 	got, resyncs := follow(t, reader)
 	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
@@ -114,10 +113,10 @@ func TestFeedResyncsAfterReconnect(t *testing.T) {
 // notification never came (its process died between the two) makes another
 // process's Follow resync within a few checks; notified votes never do.
 func TestFeedResyncsAfterALostNotification(t *testing.T) {
-	dbURL := pg.Server(t).Database(t)
+	dbURL := pg.URL(t)
 	stores := make([]*pgstore.Store, 3)
 	for i := range stores {
-		s, err := pgstore.Open(context.Background(), pgtest.OpenPool(t, dbURL), pgstore.Config{})
+		s, err := pgstore.Open(context.Background(), openPool(t, dbURL), pgstore.Config{})
 		require.NoError(t, err)
 		stores[i] = s
 	}

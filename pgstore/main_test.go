@@ -5,14 +5,15 @@ import (
 	"os"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 )
 
 // pg is the package's PostgreSQL: one server, a fresh database per test.
-var pg = pgtest.New("pgstore")
+var pg = pgstoretest.New("pgstore")
 
 func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
 
@@ -22,4 +23,14 @@ func open(t testing.TB, cfg pgstore.Config) *pgstore.Store {
 	s, err := pgstore.Open(context.Background(), pg.Pool(t), cfg)
 	require.NoError(t, err)
 	return s
+}
+
+// openPool opens a pool on dbURL (one per process of a test), closed at the
+// test's cleanup.
+func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
 }

@@ -11,11 +11,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -48,23 +49,26 @@ func TestFeedIdWithNewline(t *testing.T) {
 // hand no ConnectError to errors.As; nor does Ping's.
 func TestStoreErrorsHideCredentials(t *testing.T) {
 	ctx := context.Background()
-	srv := pgtest.Start(t)
-	admin := srv.Pool(t)
 	const user, password = "s3cr3tuser", "s3cr3tPa55word"
-	_, err := admin.Exec(ctx, `CREATE ROLE `+user+` LOGIN SUPERUSER PASSWORD '`+password+`'`)
-	require.NoError(t, err)
-	u, err := url.Parse(srv.Database(t))
-	require.NoError(t, err)
-	u.User = url.UserPassword(user, password)
-	pool, err := pgstore.Connect(ctx, u.String())
-	require.NoError(t, err)
+	var pool *pgxpool.Pool
+	var s *pgstore.Store
+	t.Run("connected", func(t *testing.T) { // the server is stopped when this ends
+		srv := pgstoretest.Start(t)
+		_, err := srv.Pool(t).Exec(ctx, `CREATE ROLE `+user+` LOGIN SUPERUSER PASSWORD '`+password+`'`)
+		require.NoError(t, err)
+		u, err := url.Parse(srv.URL(t))
+		require.NoError(t, err)
+		u.User = url.UserPassword(user, password)
+		pool, err = pgstore.Connect(ctx, u.String())
+		require.NoError(t, err)
+		var l lease
+		l.tok.Store(1)
+		s, err = pgstore.Open(ctx, pool, pgstore.Config{})
+		require.NoError(t, err)
+		fenced(t, s, l.token)
+	})
+	require.NotNil(t, s, "the store was never opened")
 	t.Cleanup(pool.Close)
-	var l lease
-	l.tok.Store(1)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
-	fenced(t, s, l.token)
-	srv.Kill()
 	pool.Reset() // no idle connection left: the next call dials
 	for name, call := range map[string]func() error{
 		"Stats":       func() error { _, err := s.Stats(ctx, "u"); return err },

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -21,12 +20,12 @@ import (
 // the schema once, and every one of them gets a working store.
 func TestOpenConcurrently(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pg.Server(t).Database(t)
+	dbURL := pg.URL(t)
 	const n = 6
 	stores := make([]*pgstore.Store, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		pool := pgtest.OpenPool(t, dbURL) // one pool per process
+		pool := openPool(t, dbURL) // one pool per process
 		wg.Go(func() {
 			s, err := pgstore.Open(ctx, pool, pgstore.Config{})
 			assert.NoError(t, err)
@@ -40,7 +39,7 @@ func TestOpenConcurrently(t *testing.T) {
 	ingest(t, stores[0], nil, vote(1, base))
 	assert.Empty(t, ingest(t, stores[n-1], nil, vote(1, base)), "one database, one dedup set")
 	var versions int
-	require.NoError(t, pgtest.OpenPool(t, dbURL).QueryRow(ctx, "SELECT count(*) FROM topgg.schema_version").Scan(&versions))
+	require.NoError(t, openPool(t, dbURL).QueryRow(ctx, "SELECT count(*) FROM topgg.schema_version").Scan(&versions))
 	assert.Equal(t, pgstore.SchemaVersion, versions, "each migration applied once")
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -53,7 +54,9 @@ func TestPollerRewardsInItsTransaction(t *testing.T) {
 		return err == nil && len(snap.Seen) == users && len(snap.Pending) == 0
 	}, 20*time.Second, 20*time.Millisecond, "every vote delivered and recorded")
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 	assert.Len(t, callsCh, users, "one reward per vote")
 	for u := range users {
 		assert.Equal(t, 1+u%2, points(t, pool, fmt.Sprintf("3%017d", u)), "user %d credited once", u)

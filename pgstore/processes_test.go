@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -20,10 +19,10 @@ import (
 // processes would.
 func processes(t *testing.T, n int) []*pgstore.Store {
 	t.Helper()
-	dbURL := pg.Server(t).Database(t)
+	dbURL := pg.URL(t)
 	out := make([]*pgstore.Store, n)
 	for i := range out {
-		s, err := pgstore.Open(context.Background(), pgtest.OpenPool(t, dbURL), pgstore.Config{})
+		s, err := pgstore.Open(context.Background(), openPool(t, dbURL), pgstore.Config{})
 		require.NoError(t, err)
 		out[i] = s
 	}
@@ -86,13 +85,13 @@ func TestLedgerAcrossProcesses(t *testing.T) {
 // write once (the bot's table, without a unique key to save it, says so).
 func TestRewardRaceAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
-	dbURL := pg.Server(t).Database(t)
-	pool := pgtest.OpenPool(t, dbURL)
+	dbURL := pg.URL(t)
+	pool := openPool(t, dbURL)
 	_, err := pool.Exec(ctx, "CREATE TABLE credited (key text NOT NULL)")
 	require.NoError(t, err)
 	var procs []*pgstore.Store
 	for range 2 {
-		s, err := pgstore.Open(ctx, pgtest.OpenPool(t, dbURL), pgstore.Config{})
+		s, err := pgstore.Open(ctx, openPool(t, dbURL), pgstore.Config{})
 		require.NoError(t, err)
 		procs = append(procs, s)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -85,14 +85,14 @@ func weights(vs []topggtest.Vote) map[string]int64 {
 // one process and in a fleet, over one server.
 func TestPostgresState(t *testing.T) {
 	t.Parallel()
-	pg := pgtest.Start(t)
+	pg := pgstoretest.Start(t)
 	t.Run("one process", func(t *testing.T) {
 		t.Parallel()
 		testPostgresOneProcess(t, pg.Pool(t))
 	})
 	t.Run("fleet", func(t *testing.T) {
 		t.Parallel()
-		testPostgresFleet(t, pg.Database(t))
+		testPostgresFleet(t, pg.URL(t))
 	})
 }
 
@@ -135,7 +135,7 @@ func (w *world) pgFleetProcess(redisURL, dsn string, shards []int, bot *pointsBo
 	w.t.Helper()
 	f, _ := newFleet(w.t, redisURL, fleet.Config{Bot: "app1", ShardCount: w.shards, LeaseTTL: time.Second,
 		ReportEvery: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	store, err := pgstore.Open(context.Background(), pgtest.OpenPool(w.t, dsn), pgstore.Config{})
+	store, err := pgstore.Open(context.Background(), openPool(w.t, dsn), pgstore.Config{})
 	require.NoError(w.t, err)
 	cfg := w.config()
 	cfg.VoteRetryDelay = time.Millisecond
@@ -159,7 +159,7 @@ func (w *world) pgFleetProcess(redisURL, dsn string, shards []int, bot *pointsBo
 func testPostgresFleet(t *testing.T, dsn string) {
 	ctx := context.Background()
 	rds := redistest.Start(t)
-	bot := newPointsBot(t, pgtest.OpenPool(t, dsn))
+	bot := newPointsBot(t, openPool(t, dsn))
 	w := newWorld(t, worldSpec{shards: 2, perShard: 1})
 	vs := votes(20)
 	w.tg.AddVote(vs[:10]...)
@@ -198,6 +198,16 @@ func testPostgresFleet(t *testing.T, dsn string) {
 	}
 }
 
+// openPool opens a pool on dsn (one per process of a test), closed at the
+// test's cleanup.
+func openPool(t testing.TB, dsn string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
 // TestPostgresStateChecks: New fences a PostgreSQL state given to a fleet
 // by the fleet's lease (its leader writes are refused while this process
 // does not lead), and leaves it unfenced in one process; the readiness
@@ -206,7 +216,7 @@ func testPostgresFleet(t *testing.T, dsn string) {
 func TestPostgresStateChecks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pg := pgtest.Start(t)
+	pg := pgstoretest.Start(t)
 	w := newWorld(t, worldSpec{})
 	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
 	f, _ := newFleet(t, redistest.Start(t).URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)})
@@ -241,7 +251,7 @@ func TestPostgresStateChecks(t *testing.T) {
 func TestPostgresStateKeepsTheReminderOptIns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pg := pgtest.Start(t)
+	pg := pgstoretest.Start(t)
 	store, err := pgstore.Open(ctx, pg.Pool(t), pgstore.Config{})
 	require.NoError(t, err)
 	w := newWorld(t, worldSpec{})

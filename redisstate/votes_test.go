@@ -13,6 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -114,7 +115,9 @@ func TestVoteStoreFeedResyncsAfterRedisRestarts(t *testing.T) {
 		t.Fatal("a vote ingested after the restart never reached the follower")
 	}
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 }
 
 // TestVoteStoreFeedReachesOtherProcesses runs three processes on their own
@@ -189,7 +192,9 @@ func TestVoteStoreDamagedRecords(t *testing.T) {
 	require.NoError(t, rdb.Publish(ctx, fleet.Key("damaged", "votes:added"), "not a vote").Err())
 	require.Eventually(t, func() bool { return resyncs.Load() == 2 }, 5*time.Second, time.Millisecond)
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 
 	require.NoError(t, rdb.HSet(ctx, fleet.Key("damaged", "votes:pending"), "k", "{broken").Err())
 	_, err := s.Load(ctx)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // steps records the order in which the shutdown steps ran.
@@ -65,7 +67,9 @@ func TestStopInOrderSlowJobs(t *testing.T) {
 	default:
 	}
 	close(release)
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 	assert.Equal(t, []string{"shards closed", "jobs stopped"}, st.get())
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 func newFakeClock() *clock.Fake {
@@ -185,7 +186,9 @@ func TestAcquireWaitsOutAShortBlock(t *testing.T) {
 	clk.Advance(2 * time.Second)
 	require.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, time.Millisecond, "still blocked")
 	clk.Advance(time.Second)
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 
 	// Renewed while it waits: the second wait would pass the budget.
 	l.block(r.family, 3*time.Second)

@@ -20,6 +20,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/promtest"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -115,7 +116,9 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	go func() { done <- poster.Run(ctx) }()
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 
 	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -362,7 +363,9 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	require.Eventually(t, func() bool { return calls.Load() > before }, 5*time.Second, time.Millisecond, "Run delivers")
 	assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning, "a second Run while one runs is refused")
 	cancel()
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 }
 
 // TestSourceAnsweringNothingIsAFailedPoll: a Source that returns neither a

@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 )
 
 // pg is the package's PostgreSQL, started by the first test that needs it.
-var pg = pgtest.New("voterperks")
+var pg = pgstoretest.New("voterperks")
 
 // TestMain turns the test binary into a process of the killed-leader test
 // when asked (childMain); else it says in one line why the fleet or

@@ -83,7 +83,11 @@ func TestMinimalBot(t *testing.T) {
 	t.Cleanup(func() {
 		if running() {
 			_ = cmd.Process.Kill()
-			<-done
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("the killed bot did not exit within 30 s")
+			}
 		}
 		for _, token := range []string{discordToken, topggToken} {
 			assert.NotContains(t, logs(), token, "a token is in the bot's output")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 func TestFakeFiresTimersInOrderWhenAdvanced(t *testing.T) {
@@ -46,7 +47,9 @@ func TestSleepEndsOnAdvanceOrCancel(t *testing.T) {
 	go func() { done <- clock.Sleep(context.Background(), f, time.Minute) }()
 	require.Eventually(t, func() bool { return f.Timers() == 1 }, 5*time.Second, time.Millisecond)
 	f.Advance(time.Minute)
-	require.NoError(t, <-done)
+	var ranErr error
+	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { done <- clock.Sleep(ctx, f, time.Minute) }()

@@ -60,11 +60,11 @@ func TestSentinelPromotesTheReplica(t *testing.T) {
 	assert.Equal(t, first, killed)
 	assert.Equal(t, s.Nodes()[1], promoted)
 	require.Eventually(t, func() bool { return c.Get(ctx, "k").Val() == "v" && c.Set(ctx, "k2", "x", 0).Err() == nil },
-		redistestWait, tick, "the failover client never reached the new master")
+		sentinelActWait, tick, "the failover client never reached the new master")
 
 	killed.Restart()
 	require.Eventually(t, func() bool {
 		role, err := killed.Client(t).Do(ctx, "ROLE").Slice()
 		return err == nil && role[0] == "slave"
-	}, redistestWait, tick, "the sentinels did not make the old master a replica")
+	}, sentinelActWait, tick, "the sentinels did not make the old master a replica")
 }

@@ -172,7 +172,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = cmd.Process.Kill()
-	<-done
+	serverproc.Within("redistest: redis-server to exit after SIGKILL", func() { <-done })
 	s.mu.Lock()
 	s.cmd = nil
 	s.mu.Unlock()

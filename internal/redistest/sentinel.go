@@ -177,7 +177,7 @@ func (p *sentinelProc) stop() {
 		return
 	}
 	_ = p.cmd.Process.Kill()
-	<-p.done
+	serverproc.Within("redistest: redis-sentinel to exit after SIGKILL", func() { <-p.done })
 }
 
 // SentinelAddrs returns host:port of the three sentinels.

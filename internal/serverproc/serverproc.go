@@ -1,6 +1,6 @@
-// Package serverproc holds what the test harnesses that start real servers
-// (internal/redistest, internal/pgtest) share: a free loopback port and a
-// log buffer the server's process writes while tests read it.
+// Package serverproc holds what the test harnesses share: a free loopback
+// port, a log buffer a server's process writes while tests read it, and a
+// bounded wait for what a test or a fake waits on when it stops.
 package serverproc
 
 import (
@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 )
 
 // FreePort asks the kernel for a free port on 127.0.0.1. Another process
@@ -45,4 +46,23 @@ func AnnounceWriter() (io.Writer, func()) {
 		return os.Stderr, func() {}
 	}
 	return tty, func() { _ = tty.Close() }
+}
+
+// WaitBound is how long [Within] waits: far past any wait of a working test,
+// well inside the 60 s in which a failing test must say why.
+const WaitBound = 30 * time.Second
+
+// Within returns once wait has returned; past [WaitBound] it panics naming
+// what it waited for, so that a hung Close or cleanup is reported as itself
+// rather than as the test binary's timeout minutes later.
+func Within(what string, wait func()) { within(WaitBound, what, wait) }
+
+func within(bound time.Duration, what string, wait func()) {
+	done := make(chan struct{})
+	go func() { defer close(done); wait() }()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		panic("still waiting after " + bound.String() + " for " + what)
+	}
 }

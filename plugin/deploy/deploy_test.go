@@ -154,7 +154,7 @@ func TestOpenPostgres(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "unused")
 
 	e := env(dir)
-	e.DatabaseURL = plugin.NewSecret(pg.Server(t).Database(t))
+	e.DatabaseURL = plugin.NewSecret(pg.URL(t))
 	d := open(t, e)
 	require.NotNil(t, d.Postgres)
 	assert.Equal(t, voterewards.State(d.Postgres), d.State)
@@ -167,7 +167,7 @@ func TestOpenPostgres(t *testing.T) {
 	assert.NoDirExists(t, dir)
 
 	e = env(dir)
-	e.DatabaseURL = plugin.NewSecret(pg.Server(t).Database(t))
+	e.DatabaseURL = plugin.NewSecret(pg.URL(t))
 	e.RedisURL = plugin.NewSecret(redistest.Start(t).URL())
 	d = open(t, e)
 	require.NotNil(t, d.Postgres)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/fault"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -118,12 +119,14 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 }
 
 // Close stops the server, like httptest.Server.Close: requests held by a
-// Delay are dropped, webhook deliveries stop, and it waits for the rest. It
-// may be called more than once.
+// Delay are dropped, webhook deliveries stop, and it waits for the rest (30 s
+// at most: then it panics, naming the wait). It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
-	s.hooks.close()
-	s.ts.Close()
+	serverproc.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
+		s.hooks.close()
+		s.ts.Close()
+	})
 }
 
 // CloseClientConnections closes every open connection to the server.

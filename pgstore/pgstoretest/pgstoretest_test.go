@@ -1,4 +1,4 @@
-package pgtest
+package pgstoretest
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var pg = New("internal/pgtest")
+var pg = New("pgstore/pgstoretest")
 
 // TestMain says in one line why the tests that start a server skip when
 // PostgreSQL is missing.
@@ -25,12 +25,12 @@ func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
 func TestAnnounceSaysWhyInOneLine(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	assert.True(t, announce(&b, "pgstore", false))
+	assert.True(t, announceTo(&b, "pgstore", false))
 	assert.Equal(t, "pgstore: PostgreSQL (initdb, postgres) not found; the tests that need it are skipped (go test -v lists them); "+
 		"install: apt-get install postgresql\n", b.String())
 
 	b.Reset()
-	assert.False(t, announce(&b, "pgstore", true), "CI: the package fails")
+	assert.False(t, announceTo(&b, "pgstore", true), "CI: the package fails")
 	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
 	assert.Contains(t, b.String(), "pgstore: FAIL: PostgreSQL (initdb, postgres) not found")
 	assert.Contains(t, b.String(), "apt-get install postgresql")
@@ -52,7 +52,7 @@ func TestFreshDatabasePerTest(t *testing.T) {
 	require.NoError(t, a.QueryRow(ctx, "SELECT host(inet_server_addr())").Scan(&addr))
 	assert.Equal(t, "127.0.0.1", addr)
 	if os.Geteuid() == 0 {
-		st, err := os.Stat(pg.Server(t).dataDir())
+		st, err := os.Stat(pg.server(t).dataDir())
 		require.NoError(t, err)
 		assert.NotZero(t, st.Sys().(*syscall.Stat_t).Uid, "the data dir is not root's")
 	}
@@ -61,26 +61,26 @@ func TestFreshDatabasePerTest(t *testing.T) {
 // TestKillKeepsWhatWasCommitted: a SIGKILLed server restarts with every
 // committed row, and the server's directory is gone after Stop.
 func TestKillKeepsWhatWasCommitted(t *testing.T) {
-	s := Start(t)
+	s := Start(t).srv
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dbURL := s.Database(t)
+	dbURL := s.database(t)
 	c, err := pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	_, err = c.Exec(ctx, "CREATE TABLE kept (x int); INSERT INTO kept SELECT generate_series(1, 100)")
 	require.NoError(t, err)
-	s.Kill()
+	s.kill()
 	_, err = c.Exec(ctx, "SELECT 1")
 	require.Error(t, err, "the server is gone")
 	_ = c.Close(ctx)
-	require.NoError(t, s.Restart())
+	require.NoError(t, s.restart())
 	c, err = pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	defer c.Close(ctx)
 	var n int
 	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n))
 	assert.Equal(t, 100, n)
-	s.Stop()
+	s.stop()
 	_, err = os.Stat(s.dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the directory")
 }

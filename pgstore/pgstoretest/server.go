@@ -1,22 +1,4 @@
-// Package pgtest starts a real, throw-away PostgreSQL for tests: initdb into
-// a temporary directory, a free 127.0.0.1 port, the unix socket in that
-// directory, fsync on, run as an unprivileged user when the tests run as root
-// (PostgreSQL refuses root), stopped and removed at the end. There is
-// deliberately no imitation of PostgreSQL: the stores' promises (transactions,
-// row locks, LISTEN/NOTIFY, durability through a kill) are PostgreSQL's, and
-// only PostgreSQL can show them.
-//
-// One server per test package is the fast way (initdb takes a second or two):
-//
-//	var pg = pgtest.New("pgstore")
-//
-//	func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
-//
-//	func TestX(t *testing.T) { pool := pg.Pool(t) } // a fresh database per test
-//
-// [Start] gives a test a server of its own (for [Server.Kill] and
-// [Server.Restart] in crash tests).
-package pgtest
+package pgstoretest
 
 import (
 	"bytes"
@@ -48,14 +30,14 @@ const startTimeout = 60 * time.Second
 // binGlob is where Debian's postgresql packages put the server binaries.
 const binGlob = "/usr/lib/postgresql/*/bin"
 
-// Superuser is the name of the server's superuser (no password: trust auth
+// superuser is the name of the server's superuser (no password: trust auth
 // on 127.0.0.1 and the socket only).
-const Superuser = "postgres"
+const superuser = "postgres"
 
-// FindBin returns the directory holding initdb and postgres: the newest
+// findBin returns the directory holding initdb and postgres: the newest
 // /usr/lib/postgresql/<version>/bin that has both, else the directory of
 // initdb in PATH.
-func FindBin() (string, error) {
+func findBin() (string, error) {
 	dirs, _ := filepath.Glob(binGlob)
 	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
 	for _, d := range dirs {
@@ -79,12 +61,12 @@ func isExec(p string) bool {
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
-// Require returns the binaries' directory, or ends the test: t.Skip naming
+// requireBin returns the binaries' directory, or ends the test: t.Skip naming
 // the package to install, or t.Fatal when the CI environment variable is set
 // (CI must run every PostgreSQL test, never skip it silently).
-func Require(t testing.TB) string {
+func requireBin(t testing.TB) string {
 	t.Helper()
-	bin, err := FindBin()
+	bin, err := findBin()
 	if err == nil {
 		return bin
 	}
@@ -96,9 +78,9 @@ func Require(t testing.TB) string {
 	return ""
 }
 
-// Server is one PostgreSQL server owned by a test or a test package. Its
+// server is one PostgreSQL process owned by a test or a test package. Its
 // methods are safe for concurrent use.
-type Server struct {
+type server struct {
 	bin  string
 	dir  string // removed at stop; holds data/ and the socket
 	port int
@@ -107,30 +89,17 @@ type Server struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has been reaped
-	logs *bytes.Buffer
-	dbs  int // databases made by NewDatabase
-}
-
-// Start starts a server for t alone and stops it (removing its files) in
-// t.Cleanup. It skips or fails t as [Require] does without the binaries.
-func Start(t testing.TB) *Server {
-	t.Helper()
-	bin := Require(t)
-	s, err := start(bin)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(s.Stop)
-	return s
+	out  *bytes.Buffer
+	dbs  int // databases made by newDatabase
 }
 
 // start runs initdb into a new temporary directory and starts the server.
-func start(bin string) (*Server, error) {
-	dir, err := os.MkdirTemp("", "pgtest-")
+func start(bin string) (*server, error) {
+	dir, err := os.MkdirTemp("", "pgstoretest-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, dir: dir, logs: &bytes.Buffer{}}
+	s := &server{bin: bin, dir: dir, out: &bytes.Buffer{}}
 	if err := s.setup(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -148,7 +117,7 @@ func start(bin string) (*Server, error) {
 }
 
 // setup picks the user the server runs as and runs initdb.
-func (s *Server) setup() error {
+func (s *server) setup() error {
 	if os.Geteuid() == 0 {
 		cred, err := unprivileged()
 		if err != nil {
@@ -163,7 +132,7 @@ func (s *Server) setup() error {
 	defer cancel()
 	// --no-sync: initdb's own final fsync of a fresh directory buys nothing
 	// (the server runs with fsync on; a SIGKILL loses no page cache).
-	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "initdb"), "-D", s.dataDir(), "-U", Superuser,
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "initdb"), "-D", s.dataDir(), "-U", superuser,
 		"--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync")
 	s.prepare(cmd)
 	out, err := cmd.CombinedOutput()
@@ -190,15 +159,15 @@ func unprivileged() (*syscall.Credential, error) {
 
 // prepare makes cmd run as the server's user, in its own process group (so
 // that Kill reaches the backends too), with a neutral environment.
-func (s *Server) prepare(cmd *exec.Cmd) {
+func (s *server) prepare(cmd *exec.Cmd) {
 	cmd.Dir = s.dir
 	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "HOME=" + s.dir, "TZ=UTC"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
 }
 
-func (s *Server) dataDir() string { return filepath.Join(s.dir, "data") }
+func (s *server) dataDir() string { return filepath.Join(s.dir, "data") }
 
-func (s *Server) start() error {
+func (s *server) start() error {
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.dataDir(),
 		"-p", strconv.Itoa(s.port), "-k", s.dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "max_connections=300",
@@ -206,7 +175,7 @@ func (s *Server) start() error {
 	s.prepare(cmd)
 	// A test binary that dies (a panic, a timeout) takes its server along.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	lw := &serverproc.LockedWriter{Mu: &s.mu, W: s.logs}
+	lw := &serverproc.LockedWriter{Mu: &s.mu, W: s.out}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
@@ -217,18 +186,18 @@ func (s *Server) start() error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	if err := s.waitReady(done); err != nil {
-		s.Kill()
+		s.kill()
 		return err
 	}
 	return nil
 }
 
 // waitReady waits (bounded) until the server accepts a connection.
-func (s *Server) waitReady(done <-chan struct{}) error {
+func (s *server) waitReady(done <-chan struct{}) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := pgx.Connect(ctx, s.URL("postgres"))
+		c, err := pgx.Connect(ctx, s.url("postgres"))
 		cancel()
 		if err == nil {
 			_ = c.Close(context.Background())
@@ -236,41 +205,35 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("postgres exited: %s", s.Logs())
+			return fmt.Errorf("postgres exited: %s", s.logs())
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres did not answer within %s: %w; logs: %s", startTimeout, err, s.Logs())
+			return fmt.Errorf("postgres did not answer within %s: %w; logs: %s", startTimeout, err, s.logs())
 		}
 		time.Sleep(50 * time.Millisecond) // a bounded poll for readiness
 	}
 }
 
-// Port returns the server's TCP port on 127.0.0.1.
-func (s *Server) Port() int { return s.port }
-
-// URL returns a postgres:// URL for database db over TCP on 127.0.0.1.
-func (s *Server) URL(db string) string {
-	u := url.URL{Scheme: "postgres", User: url.User(Superuser), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
+// url returns a postgres:// URL for database db over TCP on 127.0.0.1.
+func (s *server) url(db string) string {
+	u := url.URL{Scheme: "postgres", User: url.User(superuser), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
 		Path: "/" + db, RawQuery: "sslmode=disable"}
 	return u.String()
 }
 
-// SocketDir returns the directory of the server's unix socket.
-func (s *Server) SocketDir() string { return s.dir }
-
-// Logs returns what the server printed so far (for failure messages).
-func (s *Server) Logs() string {
+// logs returns what the server printed so far (for failure messages).
+func (s *server) logs() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.logs.String()
+	return s.out.String()
 }
 
-// Kill sends SIGKILL to the postmaster and every backend and waits until the
+// kill sends SIGKILL to the postmaster and every backend and waits until the
 // postmaster is gone: no shutdown checkpoint, as when a machine loses the
-// process. What was committed survives (fsync is on); [Server.Restart]
+// process. What was committed survives (fsync is on); [server.restart]
 // recovers it.
-func (s *Server) Kill() {
+func (s *server) kill() {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.cmd = nil
@@ -279,13 +242,13 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	serverproc.Within("pgstoretest: postgres to exit after SIGKILL", func() { <-done })
 	s.waitGroupGone(cmd.Process.Pid)
 }
 
 // waitGroupGone waits (bounded) until no process of the group pgid is left:
 // a backend still holding the shared memory would stop a restart.
-func (s *Server) waitGroupGone(pgid int) {
+func (s *server) waitGroupGone(pgid int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
@@ -296,11 +259,11 @@ func (s *Server) waitGroupGone(pgid int) {
 	}
 }
 
-// Restart starts the server again on the same port and directory (after
-// [Server.Kill]; it kills a running server first) and waits until it
+// restart starts the server again on the same port and directory (after
+// [server.kill]; it kills a running server first) and waits until it
 // answers: PostgreSQL replays its WAL.
-func (s *Server) Restart() error {
-	s.Kill()
+func (s *server) restart() error {
+	s.kill()
 	var err error
 	deadline := time.Now().Add(startTimeout)
 	for { // the port may linger for a moment after the kill
@@ -311,9 +274,9 @@ func (s *Server) Restart() error {
 	}
 }
 
-// Stop stops the server (fast shutdown, then SIGKILL if it lingers) and
+// stop stops the server (fast shutdown, then SIGKILL if it lingers) and
 // removes its directory.
-func (s *Server) Stop() {
+func (s *server) stop() {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.mu.Unlock()
@@ -324,17 +287,17 @@ func (s *Server) Stop() {
 		case <-time.After(10 * time.Second):
 		}
 	}
-	s.Kill()
+	s.kill()
 	_ = os.RemoveAll(s.dir)
 }
 
-// NewDatabase creates a new, empty database and returns its URL.
-func (s *Server) NewDatabase(ctx context.Context) (name, dbURL string, err error) {
+// newDatabase creates a new, empty database and returns its URL.
+func (s *server) newDatabase(ctx context.Context) (name, dbURL string, err error) {
 	s.mu.Lock()
 	s.dbs++
 	name = "t" + strconv.Itoa(s.dbs)
 	s.mu.Unlock()
-	c, err := pgx.Connect(ctx, s.URL("postgres"))
+	c, err := pgx.Connect(ctx, s.url("postgres"))
 	if err != nil {
 		return "", "", err
 	}
@@ -342,12 +305,12 @@ func (s *Server) NewDatabase(ctx context.Context) (name, dbURL string, err error
 	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	return name, s.URL(name), nil
+	return name, s.url(name), nil
 }
 
-// DropDatabase drops database name, closing its sessions.
-func (s *Server) DropDatabase(ctx context.Context, name string) error {
-	c, err := pgx.Connect(ctx, s.URL("postgres"))
+// dropDatabase drops database name, closing its sessions.
+func (s *server) dropDatabase(ctx context.Context, name string) error {
+	c, err := pgx.Connect(ctx, s.url("postgres"))
 	if err != nil {
 		return err
 	}
@@ -356,39 +319,32 @@ func (s *Server) DropDatabase(ctx context.Context, name string) error {
 	return err
 }
 
-// Database creates a fresh database for t, dropped in t.Cleanup, and returns
+// database creates a fresh database for t, dropped in t.Cleanup, and returns
 // its URL.
-func (s *Server) Database(t testing.TB) string {
+func (s *server) database(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	name, u, err := s.NewDatabase(ctx)
+	name, u, err := s.newDatabase(ctx)
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		t.Fatalf("pgstoretest: %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
-		_ = s.DropDatabase(ctx, name)
+		_ = s.dropDatabase(ctx, name)
 	})
 	return u
 }
 
-// Pool creates a fresh database for t and returns a pool on it; both are
-// closed (the database dropped) in t.Cleanup.
-func (s *Server) Pool(t testing.TB) *pgxpool.Pool {
-	t.Helper()
-	return OpenPool(t, s.Database(t))
-}
-
-// OpenPool opens a pool on dbURL, closed in t.Cleanup.
-func OpenPool(t testing.TB, dbURL string) *pgxpool.Pool {
+// openPool opens a pool on dbURL, closed in t.Cleanup.
+func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	p, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
-		t.Fatalf("pgtest: pool: %v", err)
+		t.Fatalf("pgstoretest: pool: %v", err)
 	}
 	t.Cleanup(p.Close)
 	return p

@@ -1,0 +1,132 @@
+// Package pgstoretest starts a real, throwaway PostgreSQL for tests: initdb
+// into a temporary directory, a free 127.0.0.1 port, trust authentication,
+// fsync on, run as the user "nobody" when the tests run as root (PostgreSQL
+// refuses root), stopped and removed at the end. Without PostgreSQL's
+// binaries a test skips, naming the package to install, or fails when the
+// CI environment variable is set.
+//
+// A server for one test (initdb takes a second or two):
+//
+//	store, err := pgstore.Open(ctx, pgstoretest.Start(t).Pool(t), pgstore.Config{})
+//
+// One server for a whole test package, each test on a fresh database:
+//
+//	var pg = pgstoretest.New("mybot")
+//
+//	func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+//
+//	func TestX(t *testing.T) { dbURL := pg.URL(t) }
+package pgstoretest
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/dblkit/go-topgg/internal/serverproc"
+)
+
+// installHint says how to get PostgreSQL on Debian and Ubuntu.
+const installHint = "install: apt-get install postgresql"
+
+// Server is a throwaway PostgreSQL, started on first use. Its methods are
+// safe for concurrent use.
+type Server struct {
+	pkg string
+
+	mu  sync.Mutex
+	srv *server
+	err error
+}
+
+// New returns a test package's server, started by the first URL or Pool
+// call and stopped by [Server.Main]; pkg names the package in Main's notice.
+func New(pkg string) *Server { return &Server{pkg: pkg} }
+
+// Start starts a server for t alone and stops it, removing its files, in
+// t.Cleanup.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{}
+	s.server(t)
+	t.Cleanup(func() { s.srv.stop() })
+	return s
+}
+
+// Main is a TestMain body: it runs the tests and stops the server. Without
+// PostgreSQL it says so in one line, and fails the package when CI is set.
+// It returns the exit code.
+func (s *Server) Main(m *testing.M) int {
+	if !announce(s.pkg) {
+		return 1
+	}
+	code := m.Run()
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	if srv != nil {
+		srv.stop()
+	}
+	return code
+}
+
+// URL returns the postgres:// URL of a fresh, empty database, dropped in
+// t.Cleanup.
+func (s *Server) URL(t testing.TB) string {
+	t.Helper()
+	return s.server(t).database(t)
+}
+
+// Pool returns a pool on a fresh, empty database; both are closed (the
+// database dropped) in t.Cleanup.
+func (s *Server) Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return openPool(t, s.URL(t))
+}
+
+// server returns the running server, starting it on first use; it skips or
+// fails t without the binaries.
+func (s *Server) server(t testing.TB) *server {
+	t.Helper()
+	bin := requireBin(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv == nil && s.err == nil {
+		s.srv, s.err = start(bin)
+	}
+	if s.err != nil {
+		t.Fatalf("pgstoretest: %v", s.err)
+	}
+	return s.srv
+}
+
+// announce is for the TestMain of package pkg. Without the binaries it says
+// in one line that the PostgreSQL tests are skipped and how to install them;
+// with CI set, that the package fails, and returns false. The line goes to
+// /dev/tty when there is one (go test shows a passing package's output only
+// with -v).
+func announce(pkg string) bool {
+	if _, err := findBin(); err == nil {
+		return true
+	}
+	w, closeW := serverproc.AnnounceWriter()
+	defer closeW()
+	return announceTo(w, pkg, os.Getenv("CI") != "")
+}
+
+// announceTo writes the line for missing binaries and reports whether the
+// tests may run.
+func announceTo(w io.Writer, pkg string, ci bool) bool {
+	if ci {
+		_, _ = fmt.Fprintf(w, "%s: FAIL: PostgreSQL (initdb, postgres) not found and CI is set: the PostgreSQL tests must not be skipped; %s\n",
+			pkg, installHint)
+		return false
+	}
+	_, _ = fmt.Fprintf(w, "%s: PostgreSQL (initdb, postgres) not found; the tests that need it are skipped (go test -v lists them); %s\n",
+		pkg, installHint)
+	return true
+}
