@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
@@ -41,11 +40,12 @@ func TestCheckURL(t *testing.T) {
 func TestConnectRefusesWhatCheckURLRefuses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv := pg.Server(t)
-	tcp := srv.Database(t)
+	tcp := pg.URL(t)
+	var dir string
+	require.NoError(t, openPool(t, tcp).QueryRow(ctx, "SHOW unix_socket_directories").Scan(&dir))
 	socket, err := url.Parse(tcp)
 	require.NoError(t, err)
-	socket.Host, socket.RawQuery = "", url.Values{"host": {srv.SocketDir()}, "port": {strconv.Itoa(srv.Port())}}.Encode()
+	socket.Host, socket.RawQuery = "", url.Values{"host": {dir}, "port": {socket.Port()}}.Encode()
 	for _, tc := range []struct {
 		url string
 		bad bool
