@@ -80,8 +80,7 @@ func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
 
 	v := votes(1)[0]
 	v.CreatedAt, v.ExpiresAt = time.Now().UTC(), time.Now().UTC().Add(12*time.Hour)
-	v.Query = "ref=abc"
-	w.tg.AddVote(v)
+	w.tg.AddVoteQuery("ref=abc", v)
 	require.Eventually(t, func() bool { o, _ := rec.get(v.PlatformID); return len(o) == 1 }, wait, tick)
 	origins, query := rec.get(v.PlatformID)
 	assert.Equal(t, []voterewards.Origin{voterewards.OriginWebhook}, origins)

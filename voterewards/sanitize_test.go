@@ -168,7 +168,7 @@ func TestControlCharactersInIDs(t *testing.T) {
 	p := idleBoltPoller(t)
 	now := time.Now().UTC()
 	for _, id := range []string{"3\x00001", "3\n001", "3\xff001"} {
-		err := p.IngestWebhook(ctx, webhook.Vote{Version: 1, ID: "v" + id, PlatformID: id, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+		err := p.IngestWebhook(ctx, webhook.Vote{Vote: topgg.Vote{PlatformID: id, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)}, Version: 1, ID: "v" + id})
 		assert.ErrorIs(t, err, voterewards.ErrInvalidVote, "%q", id)
 	}
 }
