@@ -99,9 +99,9 @@ func (cfg *JobConfig) check(loopback bool) error {
 	}
 	switch {
 	case cfg.Interval < 0:
-		return errors.New("commands: JobConfig.Interval: must not be negative")
+		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: "must not be negative"}
 	case cfg.Interval > 0 && cfg.Interval < MinJobInterval && !loopback:
-		return fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
+		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)}
 	}
 	return nil
 }

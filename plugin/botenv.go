@@ -61,15 +61,15 @@ const maxEnvShards = 4096
 // validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
-		return &ConfigError{Field: "Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+		return &ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
 	}
 	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
-		return &ConfigError{Field: "Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
+		return &ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
 	}
 	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
-		return &ConfigError{Field: "Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
+		return &ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
 			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}
 	return nil

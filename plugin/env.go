@@ -39,7 +39,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 		lookuper = envconfig.OsLookuper()
 	}
 	s := &strict{ctx: ctx, look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
-	if err := s.collect(v.Elem(), v.Elem().Type().Name(), map[reflect.Type]bool{}); err != nil {
+	if err := s.collect(v.Elem(), v.Elem().Type().String(), map[reflect.Type]bool{}); err != nil {
 		return err
 	}
 	if err := s.checkUnknown(lookuper); err != nil {
@@ -326,7 +326,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
 		if name := configVariable(f.Name); read[name] && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
-			return &ConfigError{Field: "Config." + f.Name, Variable: name,
+			return &ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
@@ -338,7 +338,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	if errors.As(err, &ce) {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
-		field := strings.TrimPrefix(ce.Field, "Config.")
+		field := strings.TrimPrefix(ce.Field, "plugin.Config.")
 		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
 			ce.Variable = configVariable(field)
 		}

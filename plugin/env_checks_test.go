@@ -28,7 +28,7 @@ func TestCheckAddr(t *testing.T) {
 		cfg := plugin.Config{WebhookAddr: bad, WebhookSecrets: plugin.WebhookSecrets{"whs_x"}}
 		var ce *plugin.ConfigError
 		require.ErrorAs(t, cfg.Validate(), &ce, bad)
-		assert.Equal(t, "Config.WebhookAddr", ce.Field)
+		assert.Equal(t, "plugin.Config.WebhookAddr", ce.Field)
 	}
 	var c struct{ Plugin plugin.Config }
 	err := plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(map[string]string{
@@ -64,7 +64,7 @@ func TestValidateEnv(t *testing.T) {
 	c.Plugin.AutopostInterval = time.Minute // set in code
 	require.ErrorAs(t, plugin.ValidateEnv(&c, envconfig.MapLookuper(nil), real), &ce)
 	assert.Empty(t, ce.Variable)
-	assert.Equal(t, "Config.AutopostInterval", ce.Field)
+	assert.Equal(t, "plugin.Config.AutopostInterval", ce.Field)
 	assert.Error(t, plugin.ValidateEnv(nil, env, real))
 	assert.Error(t, plugin.ValidateEnv(42, env, real))
 }
