@@ -15,15 +15,15 @@ import (
 // the fleet's lease, logging and the plugin's [Config]. Embed it in a bot's
 // own configuration; its secrets print as [redacted].
 type Env struct {
-	DiscordToken  Secret        `env:"DISCORD_TOKEN, required"`
-	TopggToken    Secret        `env:"TOPGG_TOKEN, required"`
+	DiscordToken  Credential    `env:"DISCORD_TOKEN, required"`
+	TopggToken    Credential    `env:"TOPGG_TOKEN, required"`
 	TopggAPIURL   string        `env:"TOPGG_API_URL, default=https://top.gg/api"`
 	DiscordAPIURL string        `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
 	ShardCount    int           `env:"SHARD_COUNT, default=1"`
 	ShardIDs      shards.IDs    `env:"SHARD_IDS"`                              // this process's shards (default all); a subset needs REDIS_URL
 	StateDir      string        `env:"TOPGG_STATE_DIR, default=./topgg-state"` // one process's state, without REDIS_URL and DATABASE_URL
-	RedisURL      Secret        `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
-	DatabaseURL   Secret        `env:"DATABASE_URL"`                           // the state in PostgreSQL
+	RedisURL      Credential    `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
+	DatabaseURL   Credential    `env:"DATABASE_URL"`                           // the state in PostgreSQL
 	FleetLease    time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
 	Log           Log
 	Config        Config

@@ -346,16 +346,16 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	return err
 }
 
-// Secret holds a token or a URL with a password in a configuration struct
+// Credential holds a token or a URL with a password in a configuration struct
 // that LoadEnv fills. It prints as [redacted] with every fmt verb, in slog
 // and in text encoders, and as an empty string when unset.
-type Secret struct{ p *string } // a pointer: fmt reflecting into a field prints an address, not the value
+type Credential struct{ p *string } // a pointer: fmt reflecting into a field prints an address, not the value
 
-// NewSecret returns a Secret holding s (set, even when s is empty).
-func NewSecret(s string) Secret { return Secret{&s} }
+// NewCredential returns a Credential holding s (set, even when s is empty).
+func NewCredential(s string) Credential { return Credential{&s} }
 
 // Reveal returns the value ("" when unset), for the one call that uses it.
-func (s Secret) Reveal() string {
+func (s Credential) Reveal() string {
 	if s.p == nil {
 		return ""
 	}
@@ -363,15 +363,15 @@ func (s Secret) Reveal() string {
 }
 
 // EnvDecode lets LoadEnv read the value from its variable.
-func (s *Secret) EnvDecode(v string) error { s.p = &v; return nil }
+func (s *Credential) EnvDecode(v string) error { s.p = &v; return nil }
 
 // Format prints [redacted], or nothing when unset, whatever the verb.
-func (s Secret) Format(f fmt.State, verb rune) {
+func (s Credential) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
 }
 
 // LogValue shows [redacted] in slog, or an empty string when unset.
-func (s Secret) LogValue() slog.Value {
+func (s Credential) LogValue() slog.Value {
 	if s.p == nil {
 		return slog.StringValue("")
 	}
@@ -379,7 +379,7 @@ func (s Secret) LogValue() slog.Value {
 }
 
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+func (s Credential) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
 
 // Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error;
 // default info) and LOG_FORMAT (text or json; default text).

@@ -174,7 +174,7 @@ func ExamplePoller_Stats() {
 		panic(err)
 	}
 	for i, s := range board {
-		fmt.Println(i+1, s.User, s.Total)
+		fmt.Println(i+1, s.UserID, s.Total)
 	}
 	// Output:
 	// votes 2 total 3 streak 2
