@@ -247,7 +247,7 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 }
 
 // Outcome says what one sync did, fit for a metrics label; its zero value
-// is no outcome.
+// is no outcome. Each package's Outcome is one metric's label set.
 type Outcome uint8
 
 // Outcomes of a sync, as [Result.Outcome] names them.
