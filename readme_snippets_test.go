@@ -201,7 +201,7 @@ func postgresTour(ctx context.Context, client *topgg.Client, cfg plugin.Config, 
 		return err
 	}
 	for i, s := range top {
-		log.Printf("#%d %s: %d votes (weighted %d)", i+1, s.User, s.Votes, s.Total)
+		log.Printf("#%d %s: %d votes (weighted %d)", i+1, s.UserID, s.Votes, s.Total)
 	}
 	// readme:end
 	return nil

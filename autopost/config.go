@@ -81,51 +81,37 @@ type Config struct {
 	clock clock.Clock
 }
 
-// ConfigError reports an invalid [Config] field. [New] returns it; match it
-// with errors.As.
-type ConfigError struct {
-	// Field is the name of the Config field, such as "Interval".
-	Field string
-	// Problem says what is wrong with its value.
-	Problem string
-}
-
-// Error returns "autopost: Config.<Field>: <Problem>".
-func (e *ConfigError) Error() string {
-	return "autopost: Config." + e.Field + ": " + e.Problem
-}
-
 // withDefaults checks c (local: a client of a fake) and fills in its zero fields.
 func (c Config) withDefaults(local bool) (Config, error) {
 	if err := c.check(); err != nil {
 		return c, err
 	}
 	if c.Interval > 0 && c.Interval < MinInterval && !local {
-		return c, &ConfigError{"Interval", fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
+		return c, &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	}
 	return c.filled(), nil
 }
 
-// check returns a *ConfigError for the first invalid field of c, or nil.
+// check returns a *topgg.ConfigError for the first invalid field of c, or nil.
 func (c Config) check() error {
 	const negative = "must not be negative"
 	switch {
 	case c.Mode != ModeV1 && c.Mode != ModeV0:
-		return &ConfigError{"Mode", fmt.Sprintf("unknown mode %d", int(c.Mode))}
+		return &topgg.ConfigError{Field: "autopost.Config.Mode", Problem: fmt.Sprintf("unknown mode %d", int(c.Mode))}
 	case c.Interval < 0:
-		return &ConfigError{"Interval", negative}
+		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: negative}
 	case c.Refresh < 0:
-		return &ConfigError{"Refresh", negative}
+		return &topgg.ConfigError{Field: "autopost.Config.Refresh", Problem: negative}
 	case c.ReadyTimeout < 0:
-		return &ConfigError{"ReadyTimeout", negative}
+		return &topgg.ConfigError{Field: "autopost.Config.ReadyTimeout", Problem: negative}
 	case c.ShardCount < 0:
-		return &ConfigError{"ShardCount", negative}
+		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: negative}
 	case c.MaxBackfill > MaxBackfill:
-		return &ConfigError{"MaxBackfill", fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
+		return &topgg.ConfigError{Field: "autopost.Config.MaxBackfill", Problem: fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
 	case c.Source != nil && typednil.Is(c.Source):
-		return &ConfigError{"Source", "is a nil pointer"}
+		return &topgg.ConfigError{Field: "autopost.Config.Source", Problem: "is a nil pointer"}
 	case c.Source != nil && c.ShardCount != 0:
-		return &ConfigError{"ShardCount", "must be zero when Source is set (the Source gives the shard count)"}
+		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: "must be zero when Source is set (the Source gives the shard count)"}
 	}
 	return nil
 }

@@ -25,15 +25,15 @@ func TestConfigErrorNamesTheField(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{autopost.Config{Mode: 7}, "Mode", "autopost: Config.Mode: unknown mode 7"},
-		{autopost.Config{Interval: -time.Second}, "Interval", "autopost: Config.Interval: must not be negative"},
-		{autopost.Config{Refresh: -1}, "Refresh", "autopost: Config.Refresh: must not be negative"},
-		{autopost.Config{ReadyTimeout: -1}, "ReadyTimeout", "autopost: Config.ReadyTimeout: must not be negative"},
-		{autopost.Config{ShardCount: -2}, "ShardCount", "autopost: Config.ShardCount: must not be negative"},
-		{autopost.Config{MaxBackfill: 101}, "MaxBackfill", "autopost: Config.MaxBackfill: 101 is over 100 (one metrics batch)"},
+		{autopost.Config{Mode: 7}, "autopost.Config.Mode", "autopost.Config.Mode: unknown mode 7"},
+		{autopost.Config{Interval: -time.Second}, "autopost.Config.Interval", "autopost.Config.Interval: must not be negative"},
+		{autopost.Config{Refresh: -1}, "autopost.Config.Refresh", "autopost.Config.Refresh: must not be negative"},
+		{autopost.Config{ReadyTimeout: -1}, "autopost.Config.ReadyTimeout", "autopost.Config.ReadyTimeout: must not be negative"},
+		{autopost.Config{ShardCount: -2}, "autopost.Config.ShardCount", "autopost.Config.ShardCount: must not be negative"},
+		{autopost.Config{MaxBackfill: 101}, "autopost.Config.MaxBackfill", "autopost.Config.MaxBackfill: 101 is over 100 (one metrics batch)"},
 	} {
 		_, err := autopost.New(client, tc.cfg)
-		var ce *autopost.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%+v", tc.cfg)
 		assert.Equal(t, tc.field, ce.Field)
 		assert.NotEmpty(t, ce.Problem)

@@ -30,7 +30,7 @@ type Poster struct {
 
 // New returns a Poster that posts with client the counts of cfg.Source, or of
 // its own Counter ([Poster.Attach]); it makes no request. Errors:
-// [topgg.ErrNilArgument], a *[ConfigError].
+// [topgg.ErrNilArgument], a *[topgg.ConfigError].
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
 		return nil, errNilClient

@@ -30,7 +30,7 @@ type Result struct {
 }
 
 // Outcome says what one post attempt did, fit for a metrics label; its zero
-// value is no outcome.
+// value is no outcome. Each package's Outcome is one metric's label set.
 type Outcome uint8
 
 // Outcomes of a post attempt, as [Result.Outcome] names them.

@@ -119,10 +119,10 @@ func TestSourceConfigErrors(t *testing.T) {
 	require.NoError(t, err)
 	var typedNil *tableSource
 	_, err = autopost.New(client, autopost.Config{Source: typedNil})
-	var ce *autopost.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "Source", ce.Field)
+	assert.Equal(t, "autopost.Config.Source", ce.Field)
 	_, err = autopost.New(client, autopost.Config{Source: &tableSource{}, ShardCount: 2})
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "ShardCount", ce.Field)
+	assert.Equal(t, "autopost.Config.ShardCount", ce.Field)
 }

@@ -148,10 +148,10 @@ func TestNewRefusesIntervalBelowFloor(t *testing.T) {
 	remote, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = autopost.New(remote, autopost.Config{Interval: time.Millisecond})
-	var ce *autopost.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "Interval", ce.Field)
-	assert.Equal(t, "autopost: Config.Interval: 1ms is below 15m0s, the floor that keeps the bot within Top.gg's limits", err.Error())
+	assert.Equal(t, "autopost.Config.Interval", ce.Field)
+	assert.Equal(t, "autopost.Config.Interval: 1ms is below 15m0s, the floor that keeps the bot within Top.gg's limits", err.Error())
 	_, err = autopost.New(remote, autopost.Config{Interval: autopost.MinInterval})
 	require.NoError(t, err)
 

@@ -40,7 +40,7 @@ func encodeVote(v voterewards.Vote) []byte {
 	if v.Hook != nil {
 		h = *v.Hook
 	}
-	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID) + statsLen + len(v.Stats.User)
+	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID) + statsLen + len(v.Stats.UserID)
 	for k, val := range h.Query {
 		n += 2*binary.MaxVarintLen64 + len(k) + len(val)
 	}
@@ -137,7 +137,7 @@ func (d *decoder) string() string {
 }
 
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
-func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).User }
+func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).UserID }
 
 // seenKey is a vote's key in the dedup set and pending: creation time, voter id.
 func seenKey(v voterewards.Vote) []byte {

@@ -66,7 +66,7 @@ func decodeLedger(user string, b []byte) (voterewards.Stats, error) {
 	}
 	d := decoder{b: b[1:]}
 	s := d.stats()
-	s.User = user
+	s.UserID = user
 	if d.bad || len(d.b) != 0 {
 		return voterewards.Stats{}, errBadRecord
 	}
@@ -100,7 +100,7 @@ func appendVoteStats(b []byte, s voterewards.Stats) []byte {
 	if s == (voterewards.Stats{}) {
 		return append(b, 0)
 	}
-	return appendStats(appendString(append(b, 1), s.User), s)
+	return appendStats(appendString(append(b, 1), s.UserID), s)
 }
 
 // v3 reads the fields version 3 added.
@@ -114,7 +114,7 @@ func (d *decoder) v3(v *voterewards.Vote) {
 	if flag == 1 {
 		user := d.string()
 		v.Stats = d.stats()
-		v.Stats.User = user
+		v.Stats.UserID = user
 	}
 }
 
@@ -131,7 +131,7 @@ func encodeStanding(s voterewards.Standing) []byte {
 
 func decodeStanding(user string, b []byte) (voterewards.Standing, error) {
 	d := decoder{b: b}
-	s := voterewards.Standing{User: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
+	s := voterewards.Standing{UserID: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
 	if d.bad || len(d.b) != 0 {
 		return voterewards.Standing{}, errBadRecord
 	}
@@ -140,9 +140,9 @@ func decodeStanding(user string, b []byte) (voterewards.Standing, error) {
 
 // boardKey is a standing's key on the board of span: CompareStandings order.
 func boardKey(span [8]byte, s voterewards.Standing) []byte {
-	b := append(make([]byte, 0, boardKeyLen+len(s.User)), span[:]...)
+	b := append(make([]byte, 0, boardKeyLen+len(s.UserID)), span[:]...)
 	b = binary.BigEndian.AppendUint64(b, ^uint64(max(s.Total, 0)))
-	return append(appendTime(b, s.ReachedAt), s.User...)
+	return append(appendTime(b, s.ReachedAt), s.UserID...)
 }
 
 // encodeVotes is a board entry's value.
@@ -158,5 +158,5 @@ func decodeBoard(k, v []byte) (voterewards.Standing, error) {
 	if total > maxCount || n <= 0 || n != len(v) || votes > maxCount {
 		return voterewards.Standing{}, errBadRecord
 	}
-	return voterewards.Standing{User: string(k[boardKeyLen:]), Votes: int(votes), Total: int(total), ReachedAt: getTime(k[16:24])}, nil
+	return voterewards.Standing{UserID: string(k[boardKeyLen:]), Votes: int(votes), Total: int(total), ReachedAt: getTime(k[16:24])}, nil
 }

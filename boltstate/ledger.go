@@ -69,9 +69,9 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 	switch {
 	case old.Votes == 0:
 	case m.Equal(old.Month):
-		prev = voterewards.Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		prev = voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 	case m.After(old.Month): // the old month is done: keep its standing for late votes
-		done := voterewards.Standing{User: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		done := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 		}
 	}
 	// Stats.Add counts a standing as it counts a voter's Votes, Total and LastVote.
-	st := allTimeStanding(voterewards.Stats{User: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
+	st := allTimeStanding(voterewards.Stats{UserID: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
 	if m.Before(old.Month) {
 		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
 			return err
@@ -104,7 +104,7 @@ func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
 
 // allTimeStanding is a voter's line on the all-time board.
 func allTimeStanding(s voterewards.Stats) voterewards.Standing {
-	return voterewards.Standing{User: s.User, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
+	return voterewards.Standing{UserID: s.UserID, Votes: s.Votes, Total: s.Total, ReachedAt: s.LastVote}
 }
 
 // Stats implements [voterewards.Store]: one read of the voter's record.
@@ -112,7 +112,7 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
-	st := voterewards.Stats{User: user}
+	st := voterewards.Stats{UserID: user}
 	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketLedger)).Get([]byte(user))
 		if b == nil {

@@ -104,7 +104,7 @@ func TestCodecStatsRoundTrip(t *testing.T) {
 		assert.ErrorIs(t, err, errBadRecord, "cut to %d bytes", n)
 	}
 	sp := span(v.CreatedAt)
-	want := voterewards.Standing{User: "2", Votes: 3, Total: 5, ReachedAt: v.CreatedAt}
+	want := voterewards.Standing{UserID: "2", Votes: 3, Total: 5, ReachedAt: v.CreatedAt}
 	got2, err := decodeBoard(boardKey(sp, want), encodeVotes(3))
 	require.NoError(t, err)
 	assert.Equal(t, want, got2)

@@ -190,8 +190,8 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	board, err := s.Leaderboard(ctx, time.Time{}, 10)
 	require.NoError(t, err)
 	assert.Equal(t, []voterewards.Standing{
-		{User: "31", Votes: 3, Total: 4, ReachedAt: now},
-		{User: "32", Votes: 1, Total: 2, ReachedAt: now.Add(-30 * time.Hour)},
+		{UserID: "31", Votes: 3, Total: 4, ReachedAt: now},
+		{UserID: "32", Votes: 1, Total: 2, ReachedAt: now.Add(-30 * time.Hour)},
 	}, board)
 	feb, err := s.Leaderboard(ctx, now.Add(-48*time.Hour), 10)
 	require.NoError(t, err)

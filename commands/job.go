@@ -99,9 +99,9 @@ func (cfg *JobConfig) check(loopback bool) error {
 	}
 	switch {
 	case cfg.Interval < 0:
-		return errors.New("commands: JobConfig.Interval: must not be negative")
+		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: "must not be negative"}
 	case cfg.Interval > 0 && cfg.Interval < MinJobInterval && !loopback:
-		return fmt.Errorf("commands: JobConfig.Interval: %s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)
+		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)}
 	}
 	return nil
 }
@@ -253,7 +253,7 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 }
 
 // Outcome says what one sync did, fit for a metrics label; its zero value
-// is no outcome.
+// is no outcome. Each package's Outcome is one metric's label set.
 type Outcome uint8
 
 // Outcomes of a sync, as [Result.Outcome] names them.

@@ -11,42 +11,16 @@ import (
 )
 
 // Fault is a misbehaviour of Discord that the Server plays on a REST request
-// instead of (or before) its answer, with the rules of topggtest.Fault; the
+// instead of (or before) its answer: the same type as topggtest.Fault; the
 // gateway is dropped with [Server.CloseClientConnections] instead.
 //
 //	srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute})
-//	srv.Inject(discordtest.Fault{Path: "/users/@me", Body: "{", Endless: true})
-type Fault struct {
-	// Method matches the request method (case-insensitive); empty matches any.
-	Method string
-	// Path matches the path under "/api/v9" or "/api/v10" ("/users/@me"),
-	// as a prefix if it ends with '*'; empty matches any path.
-	Path string
-	// Times is how many matching requests the fault hits; 0 means 1.
-	Times int
-	// Status is the answer's status code.
-	Status int
-	// RetryAfter sets Discord's rate-limit headers; alone it makes a 429 with
-	// Discord's body. A Header X-RateLimit-Global "true" makes it global.
-	RetryAfter time.Duration
-	// Drop closes the connection without answering.
-	Drop bool
-	// Delay holds the request before anything else, honouring its context.
-	Delay time.Duration
-	// Body replaces Discord's body (its {"message", "code"} error).
-	Body string
-	// ContentType goes with Body; default "application/json".
-	ContentType string
-	// Header adds headers to the answer, after the rate-limit headers.
-	Header map[string]string
-	// Endless makes the body go on with white space until the client or Server goes.
-	Endless bool
-}
+type Fault = fault.Fault
 
 // Inject queues a fault; it fails, queuing nothing, where
 // topggtest.Server.Inject does.
 func (s *Server) Inject(f Fault) error {
-	if err := s.faults.Add(fault.Fault(f)); err != nil {
+	if err := s.faults.Add(f); err != nil {
 		return fmt.Errorf("discordtest: inject: %w", err)
 	}
 	return nil

@@ -49,8 +49,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	assert.Equal(t, config{Env: plugin.Env{
-		DiscordToken:  plugin.NewSecret(unitDiscordToken),
-		TopggToken:    plugin.NewSecret(unitTopggToken),
+		DiscordToken:  plugin.NewCredential(unitDiscordToken),
+		TopggToken:    plugin.NewCredential(unitTopggToken),
 		TopggAPIURL:   "https://top.gg/api",
 		DiscordAPIURL: "https://discord.com/api/v9",
 		ShardCount:    1,
@@ -75,11 +75,11 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	assert.Equal(t, config{Env: plugin.Env{
-		DiscordToken: plugin.NewSecret(unitDiscordToken), TopggToken: plugin.NewSecret(unitTopggToken),
+		DiscordToken: plugin.NewCredential(unitDiscordToken), TopggToken: plugin.NewCredential(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
 		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
-		RedisURL: plugin.NewSecret("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
-		DatabaseURL: plugin.NewSecret("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"), StateDir: "/srv/state",
+		RedisURL: plugin.NewCredential("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
+		DatabaseURL: plugin.NewCredential("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"), StateDir: "/srv/state",
 		Config: plugin.Config{
 			Autopost: "v0", AutopostInterval: 20 * time.Minute, SyncCommands: new(false),
 			VotePollInterval: new(time.Duration(0)), VoteLookback: time.Hour,
@@ -312,8 +312,8 @@ func TestConfigRedactsTokens(t *testing.T) {
 	require.NoError(t, err)
 	// The API URLs are no secrets: one with user info or a query is refused
 	// (TestConfigMessagesHideURLSecrets), so a running bot holds none.
-	cfg.RedisURL = plugin.NewSecret("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
-	cfg.DatabaseURL = plugin.NewSecret("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
+	cfg.RedisURL = plugin.NewCredential("rediss://ops:hunter2@redis.example:6380/0?s3cr3t=1")
+	cfg.DatabaseURL = plugin.NewCredential("postgres://ops:hunter2@db.example/bot?s3cr3t=1")
 	var outs []string
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, cfg), fmt.Sprintf(format, &cfg),

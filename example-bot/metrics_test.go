@@ -47,7 +47,7 @@ func TestMetricsAddrInUse(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewSecret("token"), TopggAPIURL: "https://top.gg/api"}}
+	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewCredential("token"), TopggAPIURL: "https://top.gg/api"}}
 	client, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))

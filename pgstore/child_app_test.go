@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -110,7 +109,7 @@ func newVoteSet(n, users int, rng *rand.Rand) voteSet {
 		}
 		s.votes = append(s.votes, v)
 		s.want[v.PlatformID] += int64(v.Weight)
-		s.keys = append(s.keys, voterewards.Vote{Vote: topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt}}.Key())
+		s.keys = append(s.keys, voterewards.Vote{Vote: v}.Key())
 	}
 	return s
 }

@@ -92,7 +92,7 @@ func scanLedger(row pgx.Row, withNear bool) (voterewards.Stats, []int64, error) 
 		total, monthTotal, until, month, last *int64
 		near                                  []int64
 	)
-	dest := []any{&st.User, &votes, &total, &streak, &best, &until, &month, &monthVotes, &monthTotal, &last}
+	dest := []any{&st.UserID, &votes, &total, &streak, &best, &until, &month, &monthVotes, &monthTotal, &last}
 	if withNear {
 		dest = append(dest, &near)
 	}
@@ -170,7 +170,7 @@ type ledgerArgs struct {
 }
 
 func (a *ledgerArgs) add(st voterewards.Stats) {
-	a.voter = append(a.voter, st.User)
+	a.voter = append(a.voter, st.UserID)
 	a.votes = append(a.votes, st.Votes)
 	a.total = append(a.total, int64(st.Total))
 	a.streak = append(a.streak, st.Streak)

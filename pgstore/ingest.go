@@ -128,7 +128,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 			if err != nil {
 				return err
 			}
-			ledger[st.User], near[st.User] = st, times
+			ledger[st.UserID], near[st.UserID] = st, times
 		}
 		return rows.Err()
 	})

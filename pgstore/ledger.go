@@ -19,7 +19,7 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	}
 	st, err := scanStats(s.pool.QueryRow(ctx, s.q.stats, user))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return voterewards.Stats{User: user}, nil
+		return voterewards.Stats{UserID: user}, nil
 	}
 	if err != nil {
 		return voterewards.Stats{}, s.wrap("stats", err)
@@ -41,7 +41,7 @@ func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 	board, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (voterewards.Standing, error) {
 		var st voterewards.Standing
 		var total, reached int64
-		err := r.Scan(&st.User, &st.Votes, &total, &reached)
+		err := r.Scan(&st.UserID, &st.Votes, &total, &reached)
 		st.Total, st.ReachedAt = int(total), fromNS(&reached)
 		return st, err
 	})

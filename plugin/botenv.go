@@ -15,15 +15,15 @@ import (
 // the fleet's lease, logging and the plugin's [Config]. Embed it in a bot's
 // own configuration; its secrets print as [redacted].
 type Env struct {
-	DiscordToken  Secret        `env:"DISCORD_TOKEN, required"`
-	TopggToken    Secret        `env:"TOPGG_TOKEN, required"`
+	DiscordToken  Credential    `env:"DISCORD_TOKEN, required"`
+	TopggToken    Credential    `env:"TOPGG_TOKEN, required"`
 	TopggAPIURL   string        `env:"TOPGG_API_URL, default=https://top.gg/api"`
 	DiscordAPIURL string        `env:"DISCORD_API_URL, default=https://discord.com/api/v9"`
 	ShardCount    int           `env:"SHARD_COUNT, default=1"`
 	ShardIDs      shards.IDs    `env:"SHARD_IDS"`                              // this process's shards (default all); a subset needs REDIS_URL
 	StateDir      string        `env:"TOPGG_STATE_DIR, default=./topgg-state"` // one process's state, without REDIS_URL and DATABASE_URL
-	RedisURL      Secret        `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
-	DatabaseURL   Secret        `env:"DATABASE_URL"`                           // the state in PostgreSQL
+	RedisURL      Credential    `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
+	DatabaseURL   Credential    `env:"DATABASE_URL"`                           // the state in PostgreSQL
 	FleetLease    time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
 	Log           Log
 	Config        Config
@@ -61,15 +61,15 @@ const maxEnvShards = 4096
 // validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
-		return &ConfigError{Field: "Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+		return &ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
 	}
 	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
-		return &ConfigError{Field: "Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
+		return &ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
 	}
 	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
-		return &ConfigError{Field: "Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
+		return &ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
 			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}
 	return nil

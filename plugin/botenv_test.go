@@ -16,7 +16,7 @@ import (
 // goodEnv is an Env every check accepts: one process, one shard.
 func goodEnv() plugin.Env {
 	return plugin.Env{
-		DiscordToken: plugin.NewSecret("discord.token.value"), TopggToken: plugin.NewSecret("topgg-token"),
+		DiscordToken: plugin.NewCredential("discord.token.value"), TopggToken: plugin.NewCredential("topgg-token"),
 		TopggAPIURL: "https://top.gg/api", DiscordAPIURL: "https://discord.com/api/v9", ShardCount: 2,
 	}
 }
@@ -34,7 +34,7 @@ func TestEnvClientAndShards(t *testing.T) {
 	assert.Len(t, g.Sessions(), 2)
 
 	for variable, env := range map[string]func(*plugin.Env){
-		"TOPGG_TOKEN":   func(e *plugin.Env) { e.TopggToken = plugin.NewSecret("Bearer topgg-token") },
+		"TOPGG_TOKEN":   func(e *plugin.Env) { e.TopggToken = plugin.NewCredential("Bearer topgg-token") },
 		"TOPGG_API_URL": func(e *plugin.Env) { e.TopggAPIURL = "ftp://top.gg/api" },
 	} {
 		e := goodEnv()
@@ -48,7 +48,7 @@ func TestEnvClientAndShards(t *testing.T) {
 		assert.NotContains(t, err.Error(), "topgg-token")
 	}
 	for variable, env := range map[string]func(*plugin.Env){
-		"DISCORD_TOKEN":   func(e *plugin.Env) { e.DiscordToken = plugin.NewSecret("discord token.value") },
+		"DISCORD_TOKEN":   func(e *plugin.Env) { e.DiscordToken = plugin.NewCredential("discord token.value") },
 		"SHARD_COUNT":     func(e *plugin.Env) { e.ShardCount = 0 },
 		"SHARD_IDS":       func(e *plugin.Env) { e.ShardIDs = shards.IDs{2} },
 		"DISCORD_API_URL": func(e *plugin.Env) { e.DiscordAPIURL = "discord.com" },

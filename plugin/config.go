@@ -94,40 +94,15 @@ func (w *WebhookSecrets) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ConfigError reports a setting that is missing or invalid.
-type ConfigError struct {
-	// Field is the Go field, e.g. "Config.AutopostInterval" ("" for a caller's own variable).
-	Field string
-	// Variable is the environment variable, e.g. "TOPGG_AUTOPOST_INTERVAL",
-	// when the value came from the environment or LoadEnv found it unset; else "".
-	Variable string
-	// Problem says what is wrong with the value.
-	Problem string
-	// Err is the checking package's refusal, if any; it stands for an empty Problem.
-	Err error
-}
-
-// Unwrap returns Err.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// Error names the variable when the value came from the environment, else the
-// field: "TOPGG_AUTOPOST_INTERVAL: ..." or "plugin: Config.AutopostInterval: ...".
-func (e *ConfigError) Error() string {
-	problem := e.Problem
-	if problem == "" && e.Err != nil {
-		problem = e.Err.Error()
-	}
-	if e.Variable != "" {
-		return e.Variable + ": " + problem
-	}
-	return "plugin: " + e.Field + ": " + problem
-}
+// ConfigError reports a setting that is missing or invalid; its Field is
+// qualified ("plugin.Config.AutopostInterval").
+type ConfigError = topgg.ConfigError
 
 // Validate checks the values as set (zero: the default) and returns a
 // *ConfigError naming the first bad field. [New] calls it.
 func (c Config) Validate() error {
 	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Field: "Config." + field, Problem: fmt.Sprintf(format, args...)}
+		return &ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
 	}
 	switch c.Autopost {
 	case "", AutopostV1, AutopostV0, AutopostOff:
@@ -172,9 +147,9 @@ func (c Config) ValidateFor(client *topgg.Client) error {
 	const floor = "%s is below %s, the floor that keeps the bot within Top.gg's limits"
 	switch {
 	case c.AutopostInterval > 0 && c.AutopostInterval < autopost.MinInterval:
-		return &ConfigError{Field: "Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
+		return &ConfigError{Field: "plugin.Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
 	case c.VotePollInterval != nil && *c.VotePollInterval > 0 && *c.VotePollInterval < voterewards.MinInterval:
-		return &ConfigError{Field: "Config.VotePollInterval",
+		return &ConfigError{Field: "plugin.Config.VotePollInterval",
 			Problem: fmt.Sprintf(floor+" (0 turns polling off)", *c.VotePollInterval, voterewards.MinInterval)}
 	}
 	return nil

@@ -183,16 +183,16 @@ func TestValidateNamesFields(t *testing.T) {
 		cfg   plugin.Config
 		field string
 	}{
-		{plugin.Config{Autopost: "sometimes"}, "Config.Autopost"},
-		{plugin.Config{AutopostInterval: -time.Minute}, "Config.AutopostInterval"},
-		{plugin.Config{AutopostRefresh: -time.Minute}, "Config.AutopostRefresh"},
-		{plugin.Config{AutopostReadyTimeout: -time.Minute}, "Config.AutopostReadyTimeout"},
-		{plugin.Config{VotePollInterval: new(-time.Second)}, "Config.VotePollInterval"},
-		{plugin.Config{VoteLookback: 400 * 24 * time.Hour}, "Config.VoteLookback"},
-		{plugin.Config{VoteConcurrency: -1}, "Config.VoteConcurrency"},
-		{plugin.Config{VoteAttempts: -1}, "Config.VoteAttempts"},
-		{plugin.Config{VoteRetryDelay: -1}, "Config.VoteRetryDelay"},
-		{plugin.Config{VoteStopGrace: -1}, "Config.VoteStopGrace"},
+		{plugin.Config{Autopost: "sometimes"}, "plugin.Config.Autopost"},
+		{plugin.Config{AutopostInterval: -time.Minute}, "plugin.Config.AutopostInterval"},
+		{plugin.Config{AutopostRefresh: -time.Minute}, "plugin.Config.AutopostRefresh"},
+		{plugin.Config{AutopostReadyTimeout: -time.Minute}, "plugin.Config.AutopostReadyTimeout"},
+		{plugin.Config{VotePollInterval: new(-time.Second)}, "plugin.Config.VotePollInterval"},
+		{plugin.Config{VoteLookback: 400 * 24 * time.Hour}, "plugin.Config.VoteLookback"},
+		{plugin.Config{VoteConcurrency: -1}, "plugin.Config.VoteConcurrency"},
+		{plugin.Config{VoteAttempts: -1}, "plugin.Config.VoteAttempts"},
+		{plugin.Config{VoteRetryDelay: -1}, "plugin.Config.VoteRetryDelay"},
+		{plugin.Config{VoteStopGrace: -1}, "plugin.Config.VoteStopGrace"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			t.Parallel()
@@ -201,7 +201,7 @@ func TestValidateNamesFields(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Empty(t, ce.Variable)
-			assert.Contains(t, err.Error(), "plugin: "+tc.field+": ")
+			assert.Contains(t, err.Error(), tc.field+": ")
 			assert.NotContains(t, err.Error(), "TOPGG_")
 		})
 	}
@@ -444,9 +444,9 @@ func TestNewIntervalFloors(t *testing.T) {
 		cfg   plugin.Config
 		field string // "": accepted
 	}{
-		{plugin.Config{VotePollInterval: new(time.Millisecond)}, "Config.VotePollInterval"},
-		{plugin.Config{VotePollInterval: new(9999 * time.Millisecond)}, "Config.VotePollInterval"},
-		{plugin.Config{AutopostInterval: time.Minute}, "Config.AutopostInterval"},
+		{plugin.Config{VotePollInterval: new(time.Millisecond)}, "plugin.Config.VotePollInterval"},
+		{plugin.Config{VotePollInterval: new(9999 * time.Millisecond)}, "plugin.Config.VotePollInterval"},
+		{plugin.Config{AutopostInterval: time.Minute}, "plugin.Config.AutopostInterval"},
 		{plugin.Config{VotePollInterval: new(voterewards.MinInterval), AutopostInterval: autopost.MinInterval}, ""},
 		{plugin.Config{VotePollInterval: new(time.Duration(0))}, ""},
 		{plugin.Config{}, ""},
@@ -459,7 +459,7 @@ func TestNewIntervalFloors(t *testing.T) {
 			require.ErrorAs(t, err, &ce, "%v", tc.cfg)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Contains(t, err.Error(), "is below")
-			assert.Equal(t, 1, strings.Count(err.Error(), "plugin:"), err.Error())
+			assert.Equal(t, 1, strings.Count(err.Error(), "plugin"), err.Error())
 		}
 		_, err = plugin.New(local, tc.cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))
 		require.NoError(t, err, "no floor for a fake on this machine: %v", tc.cfg)
@@ -505,7 +505,7 @@ func TestLoadConfigNamesMissingVariable(t *testing.T) {
 	cfg := plugin.Config{WebhookAddr: ":8080", VotePollInterval: new(time.Duration(0)), WebhookAuth: "auth"}
 	err = plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(nil))
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "Config.VotePollInterval", ce.Field)
+	assert.Equal(t, "plugin.Config.VotePollInterval", ce.Field)
 	assert.Empty(t, ce.Variable)
 }
 

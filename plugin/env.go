@@ -39,7 +39,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 		lookuper = envconfig.OsLookuper()
 	}
 	s := &strict{ctx: ctx, look: lookuper, fields: map[string]envField{}, read: map[string]bool{}}
-	if err := s.collect(v.Elem(), v.Elem().Type().Name(), map[reflect.Type]bool{}); err != nil {
+	if err := s.collect(v.Elem(), v.Elem().Type().String(), map[reflect.Type]bool{}); err != nil {
 		return err
 	}
 	if err := s.checkUnknown(lookuper); err != nil {
@@ -326,7 +326,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
 		if name := configVariable(f.Name); read[name] && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
-			return &ConfigError{Field: "Config." + f.Name, Variable: name,
+			return &ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
@@ -338,7 +338,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	if errors.As(err, &ce) {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
-		field := strings.TrimPrefix(ce.Field, "Config.")
+		field := strings.TrimPrefix(ce.Field, "plugin.Config.")
 		if fv := v.FieldByName(field); read[configVariable(field)] || (fv.IsValid() && fv.IsZero()) {
 			ce.Variable = configVariable(field)
 		}
@@ -346,16 +346,16 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	return err
 }
 
-// Secret holds a token or a URL with a password in a configuration struct
+// Credential holds a token or a URL with a password in a configuration struct
 // that LoadEnv fills. It prints as [redacted] with every fmt verb, in slog
 // and in text encoders, and as an empty string when unset.
-type Secret struct{ p *string } // a pointer: fmt reflecting into a field prints an address, not the value
+type Credential struct{ p *string } // a pointer: fmt reflecting into a field prints an address, not the value
 
-// NewSecret returns a Secret holding s (set, even when s is empty).
-func NewSecret(s string) Secret { return Secret{&s} }
+// NewCredential returns a Credential holding s (set, even when s is empty).
+func NewCredential(s string) Credential { return Credential{&s} }
 
 // Reveal returns the value ("" when unset), for the one call that uses it.
-func (s Secret) Reveal() string {
+func (s Credential) Reveal() string {
 	if s.p == nil {
 		return ""
 	}
@@ -363,15 +363,15 @@ func (s Secret) Reveal() string {
 }
 
 // EnvDecode lets LoadEnv read the value from its variable.
-func (s *Secret) EnvDecode(v string) error { s.p = &v; return nil }
+func (s *Credential) EnvDecode(v string) error { s.p = &v; return nil }
 
 // Format prints [redacted], or nothing when unset, whatever the verb.
-func (s Secret) Format(f fmt.State, verb rune) {
+func (s Credential) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
 }
 
 // LogValue shows [redacted] in slog, or an empty string when unset.
-func (s Secret) LogValue() slog.Value {
+func (s Credential) LogValue() slog.Value {
 	if s.p == nil {
 		return slog.StringValue("")
 	}
@@ -379,7 +379,7 @@ func (s Secret) LogValue() slog.Value {
 }
 
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
+func (s Credential) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
 
 // Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error;
 // default info) and LOG_FORMAT (text or json; default text).

@@ -28,7 +28,7 @@ func TestCheckAddr(t *testing.T) {
 		cfg := plugin.Config{WebhookAddr: bad, WebhookSecrets: plugin.WebhookSecrets{"whs_x"}}
 		var ce *plugin.ConfigError
 		require.ErrorAs(t, cfg.Validate(), &ce, bad)
-		assert.Equal(t, "Config.WebhookAddr", ce.Field)
+		assert.Equal(t, "plugin.Config.WebhookAddr", ce.Field)
 	}
 	var c struct{ Plugin plugin.Config }
 	err := plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(map[string]string{
@@ -64,19 +64,19 @@ func TestValidateEnv(t *testing.T) {
 	c.Plugin.AutopostInterval = time.Minute // set in code
 	require.ErrorAs(t, plugin.ValidateEnv(&c, envconfig.MapLookuper(nil), real), &ce)
 	assert.Empty(t, ce.Variable)
-	assert.Equal(t, "Config.AutopostInterval", ce.Field)
+	assert.Equal(t, "plugin.Config.AutopostInterval", ce.Field)
 	assert.Error(t, plugin.ValidateEnv(nil, env, real))
 	assert.Error(t, plugin.ValidateEnv(42, env, real))
 }
 
-// TestSecretRedacts: a Secret never prints its value, under any verb, in
+// TestCredentialRedacts: a Credential never prints its value, under any verb, in
 // slog or JSON, even from an unexported field where fmt calls no method; an
 // unset one prints empty, so a missing token is told apart.
-func TestSecretRedacts(t *testing.T) {
+func TestCredentialRedacts(t *testing.T) {
 	t.Parallel()
 	const value = "rediss://ops:hunter2@redis.example:6380/0"
 	type cfg struct {
-		URL plugin.Secret `env:"REDIS_URL"`
+		URL plugin.Credential `env:"REDIS_URL"`
 	}
 	var c cfg
 	require.NoError(t, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(map[string]string{"REDIS_URL": value})))
@@ -85,7 +85,7 @@ func TestSecretRedacts(t *testing.T) {
 	for _, format := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%20v", "%d"} {
 		outs = append(outs, fmt.Sprintf(format, c), fmt.Sprintf(format, &c), fmt.Sprintf(format, c.URL))
 	}
-	outs = append(outs, fmt.Sprintf("%v %+v %#v", struct{ c cfg }{c}, struct{ s plugin.Secret }{c.URL}, []any{struct{ c cfg }{c}}))
+	outs = append(outs, fmt.Sprintf("%v %+v %#v", struct{ c cfg }{c}, struct{ s plugin.Credential }{c.URL}, []any{struct{ c cfg }{c}}))
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("config", "cfg", c, "url", c.URL)
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "cfg", c)
@@ -97,8 +97,8 @@ func TestSecretRedacts(t *testing.T) {
 	}
 	assert.Equal(t, "{URL:[redacted]}", fmt.Sprintf("%+v", c))
 	assert.Equal(t, "{URL:}", fmt.Sprintf("%+v", cfg{}), "unset shows empty")
-	assert.Empty(t, plugin.Secret{}.Reveal())
-	assert.Equal(t, "[redacted]", fmt.Sprint(plugin.NewSecret("")), "set, even empty")
+	assert.Empty(t, plugin.Credential{}.Reveal())
+	assert.Equal(t, "[redacted]", fmt.Sprint(plugin.NewCredential("")), "set, even empty")
 }
 
 // TestLogFromEnv: LOG_LEVEL takes the four levels in any case and nothing

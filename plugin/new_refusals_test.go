@@ -30,12 +30,12 @@ func TestNewRefusesAHandlerItsJobNeverCalls(t *testing.T) {
 		cfg    plugin.Config
 		field  string
 	}{
-		{plugin.WithRewardHandler(handler), "WithRewardHandler", pollOff, "Config.VotePollInterval"},
-		{plugin.WithExpiryHandler(handler), "WithExpiryHandler", pollOff, "Config.VotePollInterval"},
-		{plugin.WithGiveUpHandler(func(voterewards.Vote, error) {}), "WithGiveUpHandler", pollOff, "Config.VotePollInterval"},
-		{plugin.WithOnPost(func(autopost.Result) {}), "WithOnPost", plugin.Config{Autopost: plugin.AutopostOff}, "Config.Autopost"},
+		{plugin.WithRewardHandler(handler), "WithRewardHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithExpiryHandler(handler), "WithExpiryHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithGiveUpHandler(func(voterewards.Vote, error) {}), "WithGiveUpHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithOnPost(func(autopost.Result) {}), "WithOnPost", plugin.Config{Autopost: plugin.AutopostOff}, "plugin.Config.Autopost"},
 		{plugin.WithCommandSyncHandler(func(context.Context, commands.Result, error) {}), "WithCommandSyncHandler",
-			plugin.Config{SyncCommands: new(false)}, "Config.SyncCommands"},
+			plugin.Config{SyncCommands: new(false)}, "plugin.Config.SyncCommands"},
 	} {
 		_, err := plugin.New(w.client, c.cfg, plugin.WithState(w.state()), c.option)
 		var ce *plugin.ConfigError
@@ -56,7 +56,7 @@ func TestNewRefusesAV1SecretAsTheV0Auth(t *testing.T) {
 	_, err := plugin.New(w.client, plugin.Config{WebhookAuth: "whs_secretvalue"}, plugin.WithState(w.state()))
 	var ce *plugin.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "Config.WebhookAuth", ce.Field)
+	assert.Equal(t, "plugin.Config.WebhookAuth", ce.Field)
 	assert.Contains(t, err.Error(), "WebhookSecrets")
 	assert.NotContains(t, err.Error(), "secretvalue")
 

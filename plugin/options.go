@@ -165,12 +165,12 @@ func (o *options) needState(set settings) error {
 // unusedHandler refuses a handler whose job the settings turn off: it would never be called.
 func (o *options) unusedHandler(set settings) error {
 	for _, name := range o.handlers {
-		field, off, is := "Config.VotePollInterval", set.votePoll <= 0, "is 0 (vote polling off)"
+		field, off, is := "plugin.Config.VotePollInterval", set.votePoll <= 0, "is 0 (vote polling off)"
 		switch name {
 		case "WithOnPost":
-			field, off, is = "Config.Autopost", set.Autopost == AutopostOff, `is "off"`
+			field, off, is = "plugin.Config.Autopost", set.Autopost == AutopostOff, `is "off"`
 		case "WithCommandSyncHandler":
-			field, off, is = "Config.SyncCommands", !set.syncCommands, "is false"
+			field, off, is = "plugin.Config.SyncCommands", !set.syncCommands, "is false"
 		}
 		if off {
 			return &ConfigError{Field: field, Problem: is + ", so the handler of " + name + " would never be called"}

@@ -53,7 +53,7 @@ func (p *Plugin) buildPerks() error {
 		return nil
 	}
 	if p.set.votePoll <= 0 {
-		return &ConfigError{Field: "Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
+		return &ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
 	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
 	if v.Reminders {

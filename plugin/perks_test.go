@@ -30,7 +30,7 @@ func TestWithVoterPerksChecksItsWiring(t *testing.T) {
 	_, err := plugin.New(w.client, off, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
 	var ce *plugin.ConfigError
 	require.True(t, errors.As(err, &ce), "%v", err)
-	assert.Equal(t, "Config.VotePollInterval", ce.Field)
+	assert.Equal(t, "plugin.Config.VotePollInterval", ce.Field)
 
 	bad := good
 	bad.Role = &voterperks.Role{GuildID: "guild"}

@@ -80,8 +80,7 @@ func TestWebhookVoteRewardedOnceAcrossSources(t *testing.T) {
 
 	v := votes(1)[0]
 	v.CreatedAt, v.ExpiresAt = time.Now().UTC(), time.Now().UTC().Add(12*time.Hour)
-	v.Query = "ref=abc"
-	w.tg.AddVote(v)
+	w.tg.AddVoteQuery("ref=abc", v)
 	require.Eventually(t, func() bool { o, _ := rec.get(v.PlatformID); return len(o) == 1 }, wait, tick)
 	origins, query := rec.get(v.PlatformID)
 	assert.Equal(t, []voterewards.Origin{voterewards.OriginWebhook}, origins)
@@ -129,12 +128,12 @@ func TestWebhookConfigMistakes(t *testing.T) {
 		cfg   plugin.Config
 		field string
 	}{
-		"address without secret": {plugin.Config{WebhookAddr: ":8080"}, "Config.WebhookSecrets"},
-		"poll off":               {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, VotePollInterval: new(time.Duration(0))}, "Config.VotePollInterval"},
-		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "Config.WebhookPath"},
-		"auth with a newline":    {plugin.Config{WebhookAuth: "v0-auth\n"}, "Config.WebhookAuth"},
-		"secret with a space":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret, "whs_x y"}}, "Config.WebhookSecrets"},
-		"secret without whs_":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{webhook.Secret(testSecret[len("whs_"):])}}, "Config.WebhookSecrets"},
+		"address without secret": {plugin.Config{WebhookAddr: ":8080"}, "plugin.Config.WebhookSecrets"},
+		"poll off":               {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, VotePollInterval: new(time.Duration(0))}, "plugin.Config.VotePollInterval"},
+		"relative path":          {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret}, WebhookPath: "hook"}, "plugin.Config.WebhookPath"},
+		"auth with a newline":    {plugin.Config{WebhookAuth: "v0-auth\n"}, "plugin.Config.WebhookAuth"},
+		"secret with a space":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{testSecret, "whs_x y"}}, "plugin.Config.WebhookSecrets"},
+		"secret without whs_":    {plugin.Config{WebhookSecrets: plugin.WebhookSecrets{webhook.Secret(testSecret[len("whs_"):])}}, "plugin.Config.WebhookSecrets"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.cfg.Validate()

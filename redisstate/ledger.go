@@ -93,7 +93,7 @@ func decodeStats(user, raw string) (voterewards.Stats, error) {
 	}
 	t := func(sec, nsec int64) time.Time { return time.Unix(sec, nsec).UTC() }
 	return voterewards.Stats{
-		User: user, Votes: int(f[0]), Total: int(f[1]), Streak: int(f[2]), BestStreak: int(f[3]),
+		UserID: user, Votes: int(f[0]), Total: int(f[1]), Streak: int(f[2]), BestStreak: int(f[3]),
 		StreakUntil: t(f[4], f[5]), Month: t(f[6], 0), MonthVotes: int(f[7]), MonthTotal: int(f[8]),
 		LastVote: t(f[9], f[10]),
 	}, nil
@@ -119,7 +119,7 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	}
 	raw, err := s.rdb.HGet(ctx, s.ledger, user).Result()
 	if errors.Is(err, redis.Nil) {
-		return voterewards.Stats{User: user}, nil
+		return voterewards.Stats{UserID: user}, nil
 	}
 	if err != nil {
 		return voterewards.Stats{}, fmt.Errorf("redisstate: read the vote ledger: %w", err)
@@ -179,6 +179,6 @@ func decodeStanding(member, record any) (voterewards.Standing, error) {
 	if err1 != nil || err2 != nil {
 		return voterewards.Standing{}, errBadLedger
 	}
-	return voterewards.Standing{User: m[atWidth:], Votes: votes, Total: total,
+	return voterewards.Standing{UserID: m[atWidth:], Votes: votes, Total: total,
 		ReachedAt: time.Unix(sec-1e12, nsec).UTC()}, nil
 }

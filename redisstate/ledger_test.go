@@ -68,7 +68,7 @@ func TestVoteLedgerIsBoundedPerVoter(t *testing.T) {
 		want = want.Add(v, voterewards.DefaultStreakGrace)
 	}
 	require.NoError(t, s.Prune(ctx, base.Add(365*24*time.Hour), base.Add(365*24*time.Hour)))
-	got, err := s.Stats(ctx, want.User)
+	got, err := s.Stats(ctx, want.UserID)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	assert.Equal(t, 120, got.Streak, "a vote every 12 h is one streak")
@@ -105,12 +105,12 @@ func TestVoteLedgerFarTimes(t *testing.T) {
 			want = want.Add(v, voterewards.DefaultStreakGrace)
 			assert.Equal(t, want, added[0].Stats, "base %s, vote %d", base, i)
 		}
-		got, err := s.Stats(ctx, want.User)
+		got, err := s.Stats(ctx, want.UserID)
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 		board, err := s.Leaderboard(ctx, want.Month, 10)
 		require.NoError(t, err)
-		i := slices.IndexFunc(board, func(st voterewards.Standing) bool { return st.User == want.User })
+		i := slices.IndexFunc(board, func(st voterewards.Standing) bool { return st.UserID == want.UserID })
 		require.GreaterOrEqual(t, i, 0, "base %s: not on its month's board", base)
 		wantTotal := want.MonthTotal
 		if want.Month.IsZero() { // year 1's January is the zero month: all time is read
@@ -134,7 +134,7 @@ func TestVoteLedgerRefusedIngestCountsNothing(t *testing.T) {
 	require.ErrorIs(t, err, fleet.ErrFenced)
 	st, err := s.Stats(ctx, v.PlatformID)
 	require.NoError(t, err)
-	assert.Equal(t, voterewards.Stats{User: v.PlatformID}, st)
+	assert.Equal(t, voterewards.Stats{UserID: v.PlatformID}, st)
 	board, err := s.Leaderboard(ctx, time.Time{}, 10)
 	require.NoError(t, err)
 	assert.Empty(t, board)

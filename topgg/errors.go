@@ -34,6 +34,31 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
 
+// ConfigError reports a setting that is missing or invalid, in every package
+// of the module: the Go Field ("autopost.Config.Interval"), the environment
+// Variable when the value came from one, and the Problem, or Err for a
+// checking package's refusal.
+type ConfigError struct {
+	Field, Variable, Problem string
+	Err                      error
+}
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Error names the variable when the value came from the environment, else
+// the field: "TOPGG_AUTOPOST_INTERVAL: ..." or "plugin.Config.AutopostInterval: ...".
+func (e *ConfigError) Error() string {
+	problem := e.Problem
+	if problem == "" && e.Err != nil {
+		problem = e.Err.Error()
+	}
+	if e.Variable != "" {
+		return e.Variable + ": " + problem
+	}
+	return e.Field + ": " + problem
+}
+
 // RequestError reports a request that got no usable answer (a failed, dropped
 // or timed-out connection) after Attempts tries of Op (method and route).
 type RequestError struct {

@@ -36,6 +36,7 @@ func (r Route) String() string {
 }
 
 // Outcome says how one attempt of a call ended, fit for a metrics label.
+// Each package's Outcome is one metric's label set.
 type Outcome uint8
 
 // Outcomes of an attempt, by the type of its Err.

@@ -26,7 +26,7 @@ func addVotes(srv *topggtest.Server, start time.Time, n int) []topgg.Vote {
 		}
 		v.ExpiresAt = v.CreatedAt.Add(12 * time.Hour)
 		srv.AddVote(v)
-		want[i] = topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt}
+		want[i] = v
 	}
 	return want
 }

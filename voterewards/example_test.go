@@ -174,7 +174,7 @@ func ExamplePoller_Stats() {
 		panic(err)
 	}
 	for i, s := range board {
-		fmt.Println(i+1, s.User, s.Total)
+		fmt.Println(i+1, s.UserID, s.Total)
 	}
 	// Output:
 	// votes 2 total 3 streak 2
@@ -223,8 +223,8 @@ func ExamplePoller_IngestWebhook() {
 	for i := 0; i < 500 && !p.Active("146183080879613966").Covered; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	srv.AddVote(topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
-		CreatedAt: time.Now(), Query: "ref=abc"})
+	srv.AddVoteQuery("ref=abc", topggtest.Vote{UserID: "800506814562787328", PlatformID: "146183080879613966", Weight: 1,
+		CreatedAt: time.Now()})
 	v := <-rewarded
 	fmt.Println("rewarded", v.PlatformID, "from", v.Origin, "query", v.Hook.Query["ref"])
 

@@ -154,7 +154,7 @@ func (r *recorder) snapshot() map[string]int { return r.Snapshot() }
 
 // keyOf is the dedup key the poller should give a fake's vote.
 func keyOf(v topggtest.Vote) string {
-	return voterewards.Vote{Vote: topgg.Vote{UserID: v.UserID, PlatformID: v.PlatformID, CreatedAt: v.CreatedAt}}.Key()
+	return voterewards.Vote{Vote: v}.Key()
 }
 
 // keysOf returns the dedup keys of every vote the fake holds.

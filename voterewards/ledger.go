@@ -23,8 +23,8 @@ var ErrBadLeaderboard = errors.New("voterewards: leaderboard size must be 1..100
 // that admits a vote (rules: the package doc's "The ledger"). A [Vote] given
 // to a handler carries its voter's Stats as they stood right after it.
 type Stats struct {
-	// User is the voter's id: PlatformID, else the Top.gg user id.
-	User string
+	// UserID is the voter's id: PlatformID, else the Top.gg user id.
+	UserID string
 	// Votes is the number of votes counted; Total the sum of their weights.
 	Votes, Total int
 	// Streak is the streak ending with LastVote (see [Stats.CurrentStreak]);
@@ -45,8 +45,8 @@ type Stats struct {
 // it, and it reads no clock. s must be the ledger of v's voter (zero for a
 // first vote), and v a vote not counted before.
 func (s Stats) Add(v Vote, grace time.Duration) Stats {
-	if s.User == "" {
-		s.User = voterID(v.Vote)
+	if s.UserID == "" {
+		s.UserID = voterID(v.Vote)
 	}
 	w := max(v.Weight, 1)
 	s.Votes++
@@ -97,16 +97,16 @@ func MonthOf(t time.Time) time.Time {
 
 // Standing is one line of a leaderboard over its span (a month, or all time).
 type Standing struct {
-	User         string
+	UserID       string
 	Votes, Total int
 	// ReachedAt is the CreatedAt of the newest vote counted in the span.
 	ReachedAt time.Time
 }
 
 // CompareStandings orders a leaderboard: higher Total first, then earlier
-// ReachedAt, then User; the order is total and the same in every store.
+// ReachedAt, then UserID; the order is total and the same in every store.
 func CompareStandings(a, b Standing) int {
-	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.User, b.User))
+	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.UserID, b.UserID))
 }
 
 // errNoUser is returned by Stats for the user id "": a field left empty.

@@ -26,7 +26,7 @@ func TestStatsAddFirstVote(t *testing.T) {
 	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
 	got := voterewards.Stats{}.Add(ledgerVote(at, 2), time.Hour)
 	assert.Equal(t, voterewards.Stats{
-		User: "u1", Votes: 1, Total: 2, Streak: 1, BestStreak: 1,
+		UserID: "u1", Votes: 1, Total: 2, Streak: 1, BestStreak: 1,
 		StreakUntil: at.Add(voterewards.VoteLifetime + time.Hour),
 		Month:       time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), MonthVotes: 1, MonthTotal: 2,
 		LastVote: at,
@@ -118,10 +118,10 @@ func TestStatsThisMonth(t *testing.T) {
 func TestCompareStandings(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
-	a := voterewards.Standing{User: "b", Total: 5, ReachedAt: at}
-	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "a", Total: 4}), "higher total first")
-	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "a", Total: 5, ReachedAt: at.Add(1)}), "reached first")
-	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{User: "c", Total: 5, ReachedAt: at}), "then by user")
+	a := voterewards.Standing{UserID: "b", Total: 5, ReachedAt: at}
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{UserID: "a", Total: 4}), "higher total first")
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{UserID: "a", Total: 5, ReachedAt: at.Add(1)}), "reached first")
+	assert.Negative(t, voterewards.CompareStandings(a, voterewards.Standing{UserID: "c", Total: 5, ReachedAt: at}), "then by user")
 	assert.Zero(t, voterewards.CompareStandings(a, a))
 }
 

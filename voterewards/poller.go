@@ -125,10 +125,7 @@ func fromWebhook(v webhook.Vote) Vote {
 		origin = OriginWebhookV0
 	}
 	return Vote{
-		Vote: topgg.Vote{
-			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
-			CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt,
-		},
+		Vote:   v.Vote,
 		Origin: origin,
 		Hook:   &Hook{ID: v.ID, Query: v.Query},
 	}

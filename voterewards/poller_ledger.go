@@ -6,7 +6,7 @@ import (
 )
 
 // Stats returns the ledger of voter user (a Discord id, else a Top.gg user id):
-// every vote the store admitted, delivered or not; zero with User set for a
+// every vote the store admitted, delivered or not; zero with UserID set for a
 // voter never seen. Any process may call it.
 func (p *Poller) Stats(ctx context.Context, user string) (Stats, error) {
 	return p.store.Stats(ctx, user)

@@ -410,7 +410,7 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond, "the history's vote")
 			v := rec.nth(0)
 			assert.Equal(t, voterewards.OriginHistory, v.Origin)
-			assert.Equal(t, platformID(1), v.Stats.User)
+			assert.Equal(t, platformID(1), v.Stats.UserID)
 			assert.Equal(t, 1, v.Stats.Streak)
 			assert.Equal(t, 2, v.Stats.Total)
 
@@ -442,7 +442,7 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			board, err := p.Leaderboard(t.Context(), time.Time{}, 10)
 			require.NoError(t, err)
 			require.Len(t, board, 1)
-			assert.Equal(t, voterewards.Standing{User: platformID(1), Votes: 2, Total: 3, ReachedAt: v.CreatedAt}, board[0])
+			assert.Equal(t, voterewards.Standing{UserID: platformID(1), Votes: 2, Total: 3, ReachedAt: v.CreatedAt}, board[0])
 			_, err = p.Leaderboard(t.Context(), time.Time{}, 0)
 			require.ErrorIs(t, err, voterewards.ErrBadLeaderboard)
 		})

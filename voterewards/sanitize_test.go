@@ -168,7 +168,7 @@ func TestControlCharactersInIDs(t *testing.T) {
 	p := idleBoltPoller(t)
 	now := time.Now().UTC()
 	for _, id := range []string{"3\x00001", "3\n001", "3\xff001"} {
-		err := p.IngestWebhook(ctx, webhook.Vote{Version: 1, ID: "v" + id, PlatformID: id, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+		err := p.IngestWebhook(ctx, webhook.Vote{Vote: topgg.Vote{PlatformID: id, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)}, Version: 1, ID: "v" + id})
 		assert.ErrorIs(t, err, voterewards.ErrInvalidVote, "%q", id)
 	}
 }
@@ -192,8 +192,17 @@ func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
 	}
 	hook := func(n int, ahead time.Duration, version int) {
 		c := now.Add(ahead)
-		require.NoError(t, p.IngestWebhook(ctx, webhook.Vote{Version: version, ID: "v" + platformID(n), UserID: userID(n), PlatformID: platformID(n),
-			Weight: 1, CreatedAt: c, ExpiresAt: c.Add(voterewards.VoteLifetime)}))
+		require.NoError(t, p.IngestWebhook(ctx, webhook.Vote{
+			Vote: topgg.Vote{
+				UserID:     userID(n),
+				PlatformID: platformID(n),
+				Weight:     1,
+				CreatedAt:  c,
+				ExpiresAt:  c.Add(voterewards.VoteLifetime),
+			},
+			Version: version,
+			ID:      "v" + platformID(n),
+		}))
 	}
 	hist(1, 11*time.Hour)
 	hook(2, time.Hour, 1)

@@ -59,7 +59,7 @@ type Store interface {
 	Prune(ctx context.Context, createdBefore, now time.Time) error
 
 	// Stats returns the ledger of voter user (a PlatformID, else a UserID); a
-	// voter never seen gets a zero Stats with User set, and user "" is an
+	// voter never seen gets a zero Stats with UserID set, and user "" is an
 	// error wrapping [topgg.ErrNilArgument].
 	Stats(ctx context.Context, user string) (Stats, error)
 	// Leaderboard returns the top n voters ([CompareStandings] order) of the

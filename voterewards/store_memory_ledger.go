@@ -34,7 +34,7 @@ func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
 
 // standingAdd counts v in a voter's standing of one span.
 func standingAdd(s Standing, user string, v Vote) Standing {
-	s.User = user
+	s.UserID = user
 	s.Votes++
 	s.Total += max(v.Weight, 1)
 	if v.CreatedAt.After(s.ReachedAt) {
@@ -54,7 +54,7 @@ func (s *memoryStore) Stats(ctx context.Context, user string) (Stats, error) {
 	defer s.mu.Unlock()
 	st, ok := s.ledger.stats[user]
 	if !ok {
-		st.User = user
+		st.UserID = user
 	}
 	return st, nil
 }
@@ -71,7 +71,7 @@ func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (
 	top := topN{n: n}
 	if month.IsZero() {
 		for _, st := range s.ledger.stats {
-			top.offer(Standing{User: st.User, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
+			top.offer(Standing{UserID: st.UserID, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
 		}
 	} else {
 		for _, st := range s.ledger.months[MonthOf(month)] {

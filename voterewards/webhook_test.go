@@ -68,8 +68,8 @@ func TestIngestWebhookIsTheReceiversOnVote(t *testing.T) {
 	require.NoError(t, srv.AddWebhook(url, string(hookSecret)))
 
 	now := time.Now().UTC()
-	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2,
-		CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour), Query: "ref=abc"})
+	srv.AddVoteQuery("ref=abc", topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2,
+		CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)})
 	require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond)
 	v := rec.nth(0)
 	assert.Equal(t, voterewards.OriginWebhook, v.Origin)
@@ -147,8 +147,17 @@ func TestExpiredWebhookVoteIsNotCountedAgain(t *testing.T) {
 		return err == nil && len(snap.Seen) == 1
 	}, 5*time.Second, 5*time.Millisecond)
 
-	require.NoError(t, p.IngestWebhook(context.Background(), webhook.Vote{Version: 1, ID: "late", UserID: userID(1), PlatformID: platformID(1),
-		Weight: 1, CreatedAt: old.Add(300 * time.Nanosecond), ExpiresAt: old.Add(voterewards.VoteLifetime)}))
+	require.NoError(t, p.IngestWebhook(context.Background(), webhook.Vote{
+		Vote: topgg.Vote{
+			UserID:     userID(1),
+			PlatformID: platformID(1),
+			Weight:     1,
+			CreatedAt:  old.Add(300 * time.Nanosecond),
+			ExpiresAt:  old.Add(voterewards.VoteLifetime),
+		},
+		Version: 1,
+		ID:      "late",
+	}))
 	assert.Never(t, func() bool { return rec.total() != 2 }, 200*time.Millisecond, 10*time.Millisecond, "the late webhook vote was rewarded again")
 	st, err := p.Stats(context.Background(), platformID(1))
 	require.NoError(t, err)

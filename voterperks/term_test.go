@@ -22,7 +22,7 @@ type alwaysActive struct{}
 
 func (alwaysActive) Active(string) voterewards.Status { return voterewards.Status{Active: true} }
 func (alwaysActive) Stats(_ context.Context, u string) (voterewards.Stats, error) {
-	return voterewards.Stats{User: u}, nil
+	return voterewards.Stats{UserID: u}, nil
 }
 func (alwaysActive) Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error) {
 	return nil, nil

@@ -162,7 +162,7 @@ func defaultLeaderboard(l LeaderboardInfo) string {
 	var b strings.Builder
 	b.WriteString(title + ":")
 	for i, s := range l.Standings {
-		fmt.Fprintf(&b, "\n%d. <@%s>: %d vote", i+1, s.User, s.Votes)
+		fmt.Fprintf(&b, "\n%d. <@%s>: %d vote", i+1, s.UserID, s.Votes)
 		if s.Votes != 1 {
 			b.WriteByte('s')
 		}

@@ -20,7 +20,7 @@ type noVoter struct{}
 
 func (noVoter) Active(string) voterewards.Status { return voterewards.Status{Covered: true} }
 func (noVoter) Stats(_ context.Context, u string) (voterewards.Stats, error) {
-	return voterewards.Stats{User: u}, nil
+	return voterewards.Stats{UserID: u}, nil
 }
 func (noVoter) Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error) {
 	return nil, nil

@@ -1,6 +1,5 @@
 // Package fault plays the failures injected into the two fake services,
-// topgg/topggtest and discordtest, so that the Fault of each kit (declared
-// and documented there, with the same fields) means the same thing.
+// topgg/topggtest and discordtest: both kits' Fault is this package's.
 package fault
 
 import (
@@ -20,19 +19,41 @@ const (
 	Hit               = "{{hit}}"           // the number of this hit (1, 2, ...)
 )
 
-// Fault is the kits' Fault, field for field (see topggtest.Fault).
+// Fault is a failure a fake service plays instead of (or before) its normal
+// answer; topggtest.Fault and discordtest.Fault are this type. Faults match in
+// the order injected; a matching request uses one hit of the first match.
 type Fault struct {
-	Method      string
-	Path        string
-	Times       int
-	Status      int
-	RetryAfter  time.Duration
-	Drop        bool
-	Delay       time.Duration
-	Body        string
+	// Method matches the request method (case-insensitive); empty matches any.
+	Method string
+	// Path matches the path under the API root (topggtest: without "/api";
+	// discordtest: under "/api/v9" or "/api/v10"), exactly or as a prefix if
+	// it ends with '*' ("/v1/*"); empty matches any.
+	Path string
+	// Times is how many matching requests the fault hits; 0 means 1.
+	Times int
+	// Status is the answer's status code.
+	Status int
+	// RetryAfter sets the service's rate-limit headers (topggtest: Retry-After
+	// in whole seconds, rounded up; discordtest: Discord's X-RateLimit-*, a
+	// Header X-RateLimit-Global "true" making it global); alone it makes a 429
+	// with the service's body.
+	RetryAfter time.Duration
+	// Drop closes the connection without answering.
+	Drop bool
+	// Delay holds the request before anything else, honouring its context;
+	// alone, the request is then served normally.
+	Delay time.Duration
+	// Body replaces the service's body; in Body and Header values
+	// "{{authorization}}" is the request's Authorization header and "{{hit}}"
+	// the number of this hit.
+	Body string
+	// ContentType goes with Body; default "application/json".
 	ContentType string
-	Header      map[string]string
-	Endless     bool
+	// Header adds headers to the answer, after the rate-limit headers (so it can replace them).
+	Header map[string]string
+	// Endless makes the body go on after Body until the client goes or the
+	// server closes; alone, it answers 200.
+	Endless bool
 }
 
 // Check reports why f cannot be played, or nil.

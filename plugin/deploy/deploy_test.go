@@ -132,7 +132,7 @@ func TestOpenRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := filepath.Join(t.TempDir(), "unused")
 	e := env(dir)
-	e.RedisURL = plugin.NewSecret(srv.URL())
+	e.RedisURL = plugin.NewCredential(srv.URL())
 	d := open(t, e)
 	assert.IsType(t, &redisstate.State{}, d.State)
 	require.NotNil(t, d.Fleet)
@@ -154,7 +154,7 @@ func TestOpenPostgres(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "unused")
 
 	e := env(dir)
-	e.DatabaseURL = plugin.NewSecret(pg.URL(t))
+	e.DatabaseURL = plugin.NewCredential(pg.URL(t))
 	d := open(t, e)
 	require.NotNil(t, d.Postgres)
 	assert.Equal(t, voterewards.State(d.Postgres), d.State)
@@ -167,8 +167,8 @@ func TestOpenPostgres(t *testing.T) {
 	assert.NoDirExists(t, dir)
 
 	e = env(dir)
-	e.DatabaseURL = plugin.NewSecret(pg.URL(t))
-	e.RedisURL = plugin.NewSecret(redistest.Start(t).URL())
+	e.DatabaseURL = plugin.NewCredential(pg.URL(t))
+	e.RedisURL = plugin.NewCredential(redistest.Start(t).URL())
 	d = open(t, e)
 	require.NotNil(t, d.Postgres)
 	require.NotNil(t, d.Fleet)
@@ -196,7 +196,7 @@ func TestBadURLs(t *testing.T) {
 		{db: "mysql://u:" + password + "@127.0.0.1/db", variable: "DATABASE_URL"},
 	} {
 		e := env(t.TempDir())
-		e.RedisURL, e.DatabaseURL = plugin.NewSecret(tc.redis), plugin.NewSecret(tc.db)
+		e.RedisURL, e.DatabaseURL = plugin.NewCredential(tc.redis), plugin.NewCredential(tc.db)
 		for name, err := range map[string]error{
 			"Check": deploy.Check(e),
 			"Open":  openErr(t, e),
@@ -209,7 +209,7 @@ func TestBadURLs(t *testing.T) {
 	}
 
 	e := env(t.TempDir())
-	e.DatabaseURL = plugin.NewSecret("postgres://u:" + password + "@127.0.0.1:1/db?connect_timeout=5")
+	e.DatabaseURL = plugin.NewCredential("postgres://u:" + password + "@127.0.0.1:1/db?connect_timeout=5")
 	err := openErr(t, e)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "DATABASE_URL")

@@ -11,6 +11,12 @@ import (
 // controlPrefix is where [WithControlAPI] serves, beside the API root.
 const controlPrefix = "/control"
 
+// queryVote is a vote of the control API: a Vote and the query its webhooks carry.
+type queryVote struct {
+	Vote
+	Query string `json:"query"`
+}
+
 // controlMux is the control API: JSON in and out, errors as {"error": ...},
 // no token (the fake listens on loopback unless told otherwise).
 func (s *Server) controlMux() http.Handler {
@@ -23,16 +29,18 @@ func (s *Server) controlMux() http.Handler {
 		}{p.wire(), p.PlatformID}})
 	})
 	mux.HandleFunc("POST /control/votes", controlCall(func(body []byte) error {
-		var votes []Vote
+		var votes []queryVote
 		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-			votes = make([]Vote, 1)
+			votes = make([]queryVote, 1)
 			if err := decodeStrict(body, &votes[0]); err != nil {
 				return err
 			}
 		} else if err := decodeStrict(body, &votes); err != nil {
 			return err
 		}
-		s.AddVote(votes...)
+		for _, v := range votes {
+			s.AddVoteQuery(v.Query, v.Vote)
+		}
 		return nil
 	}))
 	mux.HandleFunc("POST /control/webhooks", controlCall(func(body []byte) error {

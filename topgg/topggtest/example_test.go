@@ -122,7 +122,7 @@ func ExampleWithWebhook() {
 	}
 	defer srv.Close()
 
-	srv.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689", Query: "ref=abc"})
+	srv.AddVoteQuery("ref=abc", topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689"})
 	v := <-votes
 	fmt.Println(v.ID, v.PlatformID, v.Query["ref"])
 	// Output: 808499215864008705 160105994217586689 abc

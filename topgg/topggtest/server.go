@@ -84,7 +84,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
 	}
 	for _, v := range cfg.votes {
-		s.addVote(v, false)
+		s.addVote(v, "", false)
 	}
 	if cfg.control {
 		s.control = s.controlMux()

@@ -6,21 +6,15 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 const voteLifetime = 12 * time.Hour
 
 // Vote is one vote for the project, served by the v1 vote history and
-// lookup and the v0 voters list and check.
-type Vote struct {
-	UserID     string    `json:"user_id"`     // the voter's Top.gg id (source=topgg)
-	PlatformID string    `json:"platform_id"` // the voter's Discord id (source=discord, and v0)
-	Weight     int       `json:"weight"`      // 1, or 2 on weekends
-	CreatedAt  time.Time `json:"created_at"`
-	ExpiresAt  time.Time `json:"expires_at"`
-	// Query is the vote page URL's query string, e.g. "ref=abc" (webhooks only).
-	Query string `json:"query"`
-}
+// lookup and the v0 voters list and check: the client's own type.
+type Vote = topgg.Vote
 
 // storedVote orders votes by (CreatedAt, insertion seq): a cursor is a
 // position in that order, stable under inserts.
@@ -37,11 +31,15 @@ func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 // service, a later vote dated before a cursor's position is not served from it.
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
-		s.addVote(v, true)
+		s.addVote(v, "", true)
 	}
 }
 
-func (s *Server) addVote(v Vote, deliver bool) {
+// AddVoteQuery records v as AddVote does; its webhooks carry query, the vote
+// page URL's query string ("ref=abc").
+func (s *Server) AddVoteQuery(query string, v Vote) { s.addVote(v, query, true) }
+
+func (s *Server) addVote(v Vote, query string, deliver bool) {
 	now := s.now()
 	if v.Weight == 0 {
 		v.Weight = 1
@@ -64,7 +62,7 @@ func (s *Server) addVote(v Vote, deliver bool) {
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
 	if deliver {
-		s.deliverVote(sv.Vote, sv.seq)
+		s.deliverVote(sv.Vote, query, sv.seq)
 	}
 }
 

@@ -101,7 +101,7 @@ func mustJSON(v any) []byte {
 }
 
 // deliverVote sends the vote.create of a vote just added, under s.mu.
-func (s *Server) deliverVote(v Vote, seq int64) {
+func (s *Server) deliverVote(v Vote, query string, seq int64) {
 	targets := s.webhookTargets()
 	if len(targets) == 0 {
 		return
@@ -111,9 +111,9 @@ func (s *Server) deliverVote(v Vote, seq int64) {
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
 		ID: WebhookVoteID(seq), Weight: v.Weight,
 		CreatedAt: v.CreatedAt.UTC().Format(layout) + "+00:00", ExpiresAt: v.ExpiresAt.UTC().Format(layout) + "+00:00",
-		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(v.Query),
+		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(query),
 	}})
-	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, v.Query)
+	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, query)
 	s.sendAll(targets, "vote.create", v1, v0)
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/testkit"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
@@ -55,8 +56,8 @@ func TestWebhookVoteIsSignedAndVerifiedByTheReceiver(t *testing.T) {
 	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret))
 
 	created := time.Now().Add(-time.Minute).UTC().Truncate(100 * time.Nanosecond)
-	s.AddVote(topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689", Weight: 2,
-		CreatedAt: created, Query: "ref=abc"})
+	s.AddVoteQuery("ref=abc", topggtest.Vote{UserID: "900000000000000001", PlatformID: "160105994217586689", Weight: 2,
+		CreatedAt: created})
 
 	ds := done(t, s, 1)
 	require.Len(t, ds[0].Attempts, 1)
@@ -73,10 +74,20 @@ func TestWebhookVoteIsSignedAndVerifiedByTheReceiver(t *testing.T) {
 
 	project := topggtest.DiscordBot()
 	assert.Equal(t, []webhook.Vote{{
-		Version: 1, ID: topggtest.WebhookVoteID(1), UserID: "900000000000000001", PlatformID: "160105994217586689",
-		UserName: "voter160105994217586689", AvatarURL: "https://cdn.discordapp.com/embed/avatars/0.png",
-		ProjectID: project.ID, ProjectPlatformID: project.PlatformID, Weight: 2,
-		CreatedAt: created, ExpiresAt: created.Add(12 * time.Hour), Query: map[string]string{"ref": "abc"},
+		Vote: topgg.Vote{
+			UserID:     "900000000000000001",
+			PlatformID: "160105994217586689",
+			Weight:     2,
+			CreatedAt:  created,
+			ExpiresAt:  created.Add(12 * time.Hour),
+		},
+		Version:           1,
+		ID:                topggtest.WebhookVoteID(1),
+		UserName:          "voter160105994217586689",
+		AvatarURL:         "https://cdn.discordapp.com/embed/avatars/0.png",
+		ProjectID:         project.ID,
+		ProjectPlatformID: project.PlatformID,
+		Query:             map[string]string{"ref": "abc"},
 	}}, rcv.Votes())
 }
 
@@ -218,14 +229,16 @@ func TestLegacyWebhookVote(t *testing.T) {
 	for _, project := range []topggtest.Project{topggtest.DiscordBot(), topggtest.DiscordServer()} {
 		rcv := testkit.NewReceiver(t, webhook.Config{LegacyAuth: "v0-auth"})
 		s := newServer(t, topggtest.WithProject(project), topggtest.WithLegacyWebhook(rcv.URL, "v0-auth"))
-		s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "160105994217586689", Weight: 2, Query: "?ref=a+b&x=1"})
+		s.AddVoteQuery("?ref=a+b&x=1", topggtest.Vote{UserID: "1", PlatformID: "160105994217586689", Weight: 2})
 		d := done(t, s, 1)[0]
 		assert.Equal(t, 0, d.Version)
 		assert.Equal(t, "v0-auth", d.Attempts[0].Header.Get("Authorization"))
 		assert.Empty(t, d.Attempts[0].Header.Get("X-Topgg-Signature"))
 		assert.Equal(t, []webhook.Vote{{
-			PlatformID: "160105994217586689", ProjectPlatformID: project.PlatformID, Weight: 2,
-			Guild: project.Type == "server", Query: map[string]string{"ref": "a b", "x": "1"},
+			Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 2},
+			ProjectPlatformID: project.PlatformID,
+			Guild:             project.Type == "server",
+			Query:             map[string]string{"ref": "a b", "x": "1"},
 		}}, rcv.Votes())
 	}
 }

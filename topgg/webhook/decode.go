@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // wireData is the union of the data members of every known v1 type (they do
@@ -85,17 +87,19 @@ func (d *wireData) vote() (*Vote, error) {
 		return nil, fmt.Errorf("%w: vote.create with a negative weight", ErrMalformedBody)
 	}
 	return &Vote{
+		Vote: topgg.Vote{
+			UserID:     d.User.ID,
+			PlatformID: d.User.PlatformID,
+			Weight:     max(d.Weight, 1),  // absent counts 1
+			CreatedAt:  d.CreatedAt.UTC(), // "+00:00" may parse as Local
+			ExpiresAt:  d.ExpiresAt.UTC(),
+		},
 		Version:           1,
 		ID:                d.ID,
-		UserID:            d.User.ID,
-		PlatformID:        d.User.PlatformID,
 		UserName:          d.User.Name,
 		AvatarURL:         d.User.AvatarURL,
 		ProjectID:         d.Project.ID,
 		ProjectPlatformID: d.Project.PlatformID,
-		Weight:            max(d.Weight, 1),  // absent counts 1
-		CreatedAt:         d.CreatedAt.UTC(), // "+00:00" may parse as Local
-		ExpiresAt:         d.ExpiresAt.UTC(),
 		Query:             d.Query,
 	}, nil
 }
@@ -121,7 +125,7 @@ func decodeLegacy(body []byte) (Event, error) {
 	if w.User == "" || (w.Bot == "" && w.Guild == "") {
 		return Event{}, fmt.Errorf("%w: a v0 vote needs user and bot or guild", ErrMalformedBody)
 	}
-	v := &Vote{PlatformID: w.User, ProjectPlatformID: w.Bot, Weight: 1, Query: parseQuery(w.Query), Test: w.Type == "test"}
+	v := &Vote{Vote: topgg.Vote{PlatformID: w.User, Weight: 1}, ProjectPlatformID: w.Bot, Query: parseQuery(w.Query), Test: w.Type == "test"}
 	if w.Bot == "" {
 		v.ProjectPlatformID, v.Guild = w.Guild, true
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -26,9 +27,17 @@ func TestDecodeVoteCreate(t *testing.T) {
 	ev, err = webhook.Decode([]byte(body))
 	require.NoError(t, err)
 	assert.Equal(t, webhook.Vote{
-		Version: 1, ID: "9", UserID: "u", PlatformID: "d", ProjectID: "p", ProjectPlatformID: "g", Weight: 2,
-		CreatedAt: time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC),
-		ExpiresAt: time.Date(2026, 1, 18, 11, 36, 6, 347320000, time.UTC),
+		Vote: topgg.Vote{
+			UserID:     "u",
+			PlatformID: "d",
+			Weight:     2,
+			CreatedAt:  time.Date(2026, 1, 17, 23, 36, 6, 347320000, time.UTC),
+			ExpiresAt:  time.Date(2026, 1, 18, 11, 36, 6, 347320000, time.UTC),
+		},
+		Version:           1,
+		ID:                "9",
+		ProjectID:         "p",
+		ProjectPlatformID: "g",
 	}, *ev.Vote)
 
 	// No weight counts 1; members Top.gg may add later are ignored.
@@ -128,17 +137,24 @@ func TestDecodeLegacy(t *testing.T) {
 		want       webhook.Event
 	}{
 		{"bot upvote", `{"bot":"264811613708746752","user":"160105994217586689","type":"upvote","isWeekend":false,"query":""}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{PlatformID: "160105994217586689", ProjectPlatformID: "264811613708746752", Weight: 1}}},
+			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "264811613708746752"}}},
 		{"weekend with query", `{"bot":"264811613708746752","user":"160105994217586689","type":"upvote","isWeekend":true,"query":"?ref=abc&ref=def&x=a%20b"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{PlatformID: "160105994217586689", ProjectPlatformID: "264811613708746752", Weight: 2,
-				Query: map[string]string{"ref": "abc", "x": "a b"}}}},
+			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{
+				Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 2},
+				ProjectPlatformID: "264811613708746752",
+				Query:             map[string]string{"ref": "abc", "x": "a b"},
+			}}},
 		{"server vote", `{"guild":"1084539287597551686","user":"160105994217586689","type":"upvote","isWeekend":false}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{PlatformID: "160105994217586689", ProjectPlatformID: "1084539287597551686", Guild: true, Weight: 1}}},
+			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "1084539287597551686", Guild: true}}},
 		{"test", `{"bot":"264811613708746752","user":"160105994217586689","type":"test","isWeekend":false,"query":"a=b"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{PlatformID: "160105994217586689", ProjectPlatformID: "264811613708746752", Weight: 1,
-				Query: map[string]string{"a": "b"}, Test: true}}},
+			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{
+				Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 1},
+				ProjectPlatformID: "264811613708746752",
+				Query:             map[string]string{"a": "b"},
+				Test:              true,
+			}}},
 		{"bad query keeps what parses", `{"bot":"1","user":"2","type":"upvote","query":"?a=b&c=%zz"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{PlatformID: "2", ProjectPlatformID: "1", Weight: 1, Query: map[string]string{"a": "b"}}}},
+			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "2", Weight: 1}, ProjectPlatformID: "1", Query: map[string]string{"a": "b"}}}},
 		{"unknown type", `{"bot":"1","user":"2","type":"downvote"}`,
 			webhook.Event{Type: "downvote", Data: json.RawMessage(`{"bot":"1","user":"2","type":"downvote"}`)}},
 	} {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // EventType is the "type" of a v1 delivery; unknown types are kept as sent.
@@ -37,26 +38,23 @@ type User struct {
 	AvatarURL  string `json:"avatar_url"`
 }
 
-// Vote is one vote, the same shape for v1 (vote.create) and v0 deliveries.
+// Vote is one vote, the same shape for v1 (vote.create) and v0 deliveries:
+// the history's record (UserID, CreatedAt and ExpiresAt v1 only; Weight as
+// sent in v1, 1 if absent, in v0 2 if isWeekend) and what a delivery adds.
 // It is what [Config.OnVote] receives.
 type Vote struct {
+	topgg.Vote
 	// Version is 1 for a v1 (signed) delivery, 0 for a legacy one.
 	Version int
-	// ID (the vote's id), UserID (the voter's Top.gg id), UserName,
-	// AvatarURL and ProjectID (the Top.gg project id) are v1 only. The vote
-	// history has no id: a store that merges both cannot deduplicate on it.
-	ID, UserID, UserName, AvatarURL, ProjectID string
-	// PlatformID is the voter's Discord user id (user.platform_id in v1,
-	// user in v0); ProjectPlatformID the project's (project.platform_id in
+	// ID (the vote's id), UserName, AvatarURL and ProjectID (the Top.gg
+	// project id) are v1 only. The vote history has no id: a store that
+	// merges both cannot deduplicate on it.
+	ID, UserName, AvatarURL, ProjectID string
+	// ProjectPlatformID is the project's Discord id (project.platform_id in
 	// v1, bot or guild in v0).
-	PlatformID, ProjectPlatformID string
+	ProjectPlatformID string
 	// Guild is true for a v0 vote for a server (the body had guild, not bot).
 	Guild bool
-	// Weight is how many votes it counts for: as sent in v1 (1 if absent),
-	// in v0 2 if isWeekend else 1.
-	Weight int
-	// CreatedAt and ExpiresAt are the vote's times (v1 only; zero in v0).
-	CreatedAt, ExpiresAt time.Time
 	// Query holds the vote page's query parameters: the v1 query object, or
 	// the parsed v0 query string (first value of each key). Nil when none.
 	Query map[string]string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/testkit"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -40,17 +41,19 @@ const voteBody = `{"type":"vote.create","data":{"id":"808499215864008704","weigh
 // wantVote is voteBody's vote.
 func wantVote() webhook.Vote {
 	return webhook.Vote{
+		Vote: topgg.Vote{
+			UserID:     "900000000000000001",
+			PlatformID: "160105994217586689",
+			Weight:     1,
+			CreatedAt:  time.Date(2026, 2, 9, 0, 47, 14, 251014900, time.UTC),
+			ExpiresAt:  time.Date(2026, 2, 9, 12, 47, 14, 251014900, time.UTC),
+		},
 		Version:           1,
 		ID:                "808499215864008704",
-		UserID:            "900000000000000001",
-		PlatformID:        "160105994217586689",
 		UserName:          "alice",
 		AvatarURL:         "https://cdn.example/a.png",
 		ProjectID:         "803190510032756736",
 		ProjectPlatformID: "160105994217586689",
-		Weight:            1,
-		CreatedAt:         time.Date(2026, 2, 9, 0, 47, 14, 251014900, time.UTC),
-		ExpiresAt:         time.Date(2026, 2, 9, 12, 47, 14, 251014900, time.UTC),
 		Query:             map[string]string{"ref": "abc"},
 	}
 }

@@ -1,7 +1,7 @@
 package webhook
 
 // Outcome says how a [Receiver] answered one delivery: a small fixed set, fit
-// for a metrics label.
+// for a metrics label. Each package's Outcome is one metric's label set.
 type Outcome uint8
 
 // Outcomes of a delivery, with the status answered.

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -225,8 +226,9 @@ func TestLegacyAuthorization(t *testing.T) {
 			}
 			require.Equal(t, tc.want, w.Code, w.Body.String())
 			require.Equal(t, []webhook.Vote{{
-				PlatformID: "160105994217586689", ProjectPlatformID: "264811613708746752", Weight: 2,
-				Query: map[string]string{"ref": "abc", "x": "1"},
+				Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 2},
+				ProjectPlatformID: "264811613708746752",
+				Query:             map[string]string{"ref": "abc", "x": "1"},
 			}}, rec.Votes())
 			require.Len(t, rec.Events(), 1)
 			assert.Equal(t, 0, rec.Events()[0].Version)

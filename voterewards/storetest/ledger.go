@@ -154,7 +154,7 @@ func testWeekendWeight(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, 3, got.Total)
 	assert.Equal(t, 2, got.Streak, "a weekend vote is one step of a streak")
 	assertStats(t, fold(a, b), got)
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 2, Total: 3, ReachedAt: b.CreatedAt}}, board(t, s, base, 10))
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 3, ReachedAt: b.CreatedAt}}, board(t, s, base, 10))
 }
 
 // testSeenTwice: the same record twice, and the history's and a webhook's
@@ -171,7 +171,7 @@ func testSeenTwice(t *testing.T, s voterewards.Store) {
 	want := fold(history)
 	assertStats(t, want, stats(t, s, voter(1)), "one vote, counted once")
 	assert.Equal(t, 1, want.Votes)
-	standing := []voterewards.Standing{{User: voter(1), Votes: 1, Total: 2, ReachedAt: history.CreatedAt}}
+	standing := []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: history.CreatedAt}}
 	assertBoard(t, standing, board(t, s, time.Time{}, 10), "all time")
 	assertBoard(t, standing, board(t, s, base, 10), "this month")
 
@@ -213,11 +213,11 @@ func testLateVote(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, 4, got.MonthTotal)
 	assert.Equal(t, 2, got.Streak)
 	assertStats(t, fold(a, b, sameMonth, lastMonth), got)
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 1, Total: 2, ReachedAt: lastMonth.CreatedAt}},
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: lastMonth.CreatedAt}},
 		board(t, s, lastMonth.CreatedAt, 10), "the late vote is on its month's board")
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 3, Total: 4, ReachedAt: b.CreatedAt}},
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 3, Total: 4, ReachedAt: b.CreatedAt}},
 		board(t, s, base, 10), "a late vote does not move ReachedAt back")
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 4, Total: 6, ReachedAt: b.CreatedAt}},
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 4, Total: 6, ReachedAt: b.CreatedAt}},
 		board(t, s, time.Time{}, 10))
 }
 
@@ -233,11 +233,11 @@ func testLateVotesOfPastMonths(t *testing.T, s voterewards.Store) {
 		require.Len(t, ingest(t, s, nil, v), 1)
 	}
 	assertBoard(t, []voterewards.Standing{
-		{User: voter(1), Votes: 3, Total: 5, ReachedAt: feb27.Add(day)},
-		{User: voter(2), Votes: 1, Total: 1, ReachedAt: feb27},
+		{UserID: voter(1), Votes: 3, Total: 5, ReachedAt: feb27.Add(day)},
+		{UserID: voter(2), Votes: 1, Total: 1, ReachedAt: feb27},
 	}, board(t, s, feb27, 10), "February: its votes, late ones included")
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 2, Total: 2, ReachedAt: feb27.Add(3 * day)}}, board(t, s, feb27.Add(3*day), 10), "March")
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 1, Total: 1, ReachedAt: late[2].CreatedAt}}, board(t, s, late[2].CreatedAt, 10), "January")
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 2, ReachedAt: feb27.Add(3 * day)}}, board(t, s, feb27.Add(3*day), 10), "March")
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: late[2].CreatedAt}}, board(t, s, late[2].CreatedAt, 10), "January")
 	got := stats(t, s, voter(1))
 	assert.Equal(t, 6, got.Votes)
 	assert.Equal(t, 8, got.Total)
@@ -264,14 +264,14 @@ func testMonthBoundary(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, 2, got.Streak, "a streak goes on across months")
 	assertStats(t, fold(last, next), got)
 
-	march := []voterewards.Standing{{User: voter(1), Votes: 1, Total: 1, ReachedAt: last.CreatedAt}}
+	march := []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: last.CreatedAt}}
 	assertBoard(t, march, board(t, s, april.Add(-time.Nanosecond), 10))
 	assertBoard(t, march, board(t, s, time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC), 10), "any instant of the month names it")
 	// 01:00 on April 1 at UTC+2 is 23:00 on March 31 in UTC.
 	assertBoard(t, march, board(t, s, time.Date(2026, 4, 1, 1, 0, 0, 0, time.FixedZone("UTC+2", 2*3600)), 10), "the month is UTC's")
 	assertBoard(t, []voterewards.Standing{
-		{User: voter(2), Votes: 1, Total: 2, ReachedAt: first.CreatedAt},
-		{User: voter(1), Votes: 1, Total: 1, ReachedAt: next.CreatedAt},
+		{UserID: voter(2), Votes: 1, Total: 2, ReachedAt: first.CreatedAt},
+		{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: next.CreatedAt},
 	}, board(t, s, april, 10))
 }
 
@@ -291,19 +291,19 @@ func testLeaderboardOrder(t *testing.T, s voterewards.Store) {
 	}
 	ingest(t, s, nil, votes...)
 	want := []voterewards.Standing{
-		{User: voter(2), Votes: 2, Total: 4, ReachedAt: base.Add(day)},
-		{User: voter(6), Votes: 2, Total: 4, ReachedAt: base.Add(day)},
-		{User: voter(1), Votes: 2, Total: 4, ReachedAt: base.Add(2 * day)},
-		{User: voter(3), Votes: 4, Total: 4, ReachedAt: base.Add(3 * day)},
-		{User: voter(4), Votes: 1, Total: 2, ReachedAt: base},
-		{User: voter(5), Votes: 1, Total: 1, ReachedAt: base},
+		{UserID: voter(2), Votes: 2, Total: 4, ReachedAt: base.Add(day)},
+		{UserID: voter(6), Votes: 2, Total: 4, ReachedAt: base.Add(day)},
+		{UserID: voter(1), Votes: 2, Total: 4, ReachedAt: base.Add(2 * day)},
+		{UserID: voter(3), Votes: 4, Total: 4, ReachedAt: base.Add(3 * day)},
+		{UserID: voter(4), Votes: 1, Total: 2, ReachedAt: base},
+		{UserID: voter(5), Votes: 1, Total: 1, ReachedAt: base},
 	}
 	assertBoard(t, want, board(t, s, time.Time{}, voterewards.MaxLeaderboard), "all time")
 	for n := 1; n <= len(want); n++ {
 		assertBoard(t, want[:n], board(t, s, time.Time{}, n), "top %d", n)
 	}
 	// In March, user 6 has 2 (the February vote is not March's).
-	march := []voterewards.Standing{want[0], want[2], want[3], want[4], {User: voter(6), Votes: 1, Total: 2, ReachedAt: base.Add(day)}, want[5]}
+	march := []voterewards.Standing{want[0], want[2], want[3], want[4], {UserID: voter(6), Votes: 1, Total: 2, ReachedAt: base.Add(day)}, want[5]}
 	assertBoard(t, march, board(t, s, base, 10), "March")
 }
 
@@ -333,29 +333,29 @@ func testLeaderboardMonths(t *testing.T, s voterewards.Store) {
 	ingest(t, s, nil, lvote(2, feb, 2), lvote(2, feb.Add(24*time.Hour), 2))
 	ingest(t, s, nil, lvote(1, mar, 1))
 	assertBoard(t, []voterewards.Standing{
-		{User: voter(1), Votes: 1, Total: 2, ReachedAt: jan},
-		{User: voter(2), Votes: 1, Total: 1, ReachedAt: jan.Add(24 * time.Hour)},
+		{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: jan},
+		{UserID: voter(2), Votes: 1, Total: 1, ReachedAt: jan.Add(24 * time.Hour)},
 	}, board(t, s, jan, 10), "January")
-	assertBoard(t, []voterewards.Standing{{User: voter(2), Votes: 2, Total: 4, ReachedAt: feb.Add(24 * time.Hour)}}, board(t, s, feb, 10), "February")
-	assertBoard(t, []voterewards.Standing{{User: voter(1), Votes: 1, Total: 1, ReachedAt: mar}}, board(t, s, mar, 10), "March")
+	assertBoard(t, []voterewards.Standing{{UserID: voter(2), Votes: 2, Total: 4, ReachedAt: feb.Add(24 * time.Hour)}}, board(t, s, feb, 10), "February")
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: mar}}, board(t, s, mar, 10), "March")
 	assert.Empty(t, board(t, s, time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC), 10), "December")
 	assert.Empty(t, board(t, s, time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), 10), "April")
 	assertBoard(t, []voterewards.Standing{
-		{User: voter(2), Votes: 3, Total: 5, ReachedAt: feb.Add(24 * time.Hour)},
-		{User: voter(1), Votes: 2, Total: 3, ReachedAt: mar},
+		{UserID: voter(2), Votes: 3, Total: 5, ReachedAt: feb.Add(24 * time.Hour)},
+		{UserID: voter(1), Votes: 2, Total: 3, ReachedAt: mar},
 	}, board(t, s, time.Time{}, 10), "all time")
 }
 
 func testUnknownUser(t *testing.T, s voterewards.Store) {
-	assertStats(t, voterewards.Stats{User: "nobody"}, stats(t, s, "nobody"), "a voter never seen: zero, User set")
+	assertStats(t, voterewards.Stats{UserID: "nobody"}, stats(t, s, "nobody"), "a voter never seen: zero, User set")
 	ingest(t, s, nil, lvote(1, base, 1))
-	assertStats(t, voterewards.Stats{User: voter(2)}, stats(t, s, voter(2)))
+	assertStats(t, voterewards.Stats{UserID: voter(2)}, stats(t, s, voter(2)))
 	only := vote(3, base, voterewards.OriginHistory)
 	only.PlatformID = "" // the ledger keys on the user id then
 	ingest(t, s, nil, only)
 	got := stats(t, s, only.UserID)
 	assert.Equal(t, 1, got.Votes)
-	assert.Equal(t, only.UserID, got.User)
+	assert.Equal(t, only.UserID, got.UserID)
 	_, err := s.Stats(canceled(), voter(1))
 	assert.Error(t, err, "Stats with a done context")
 	_, err = s.Stats(context.Background(), "")

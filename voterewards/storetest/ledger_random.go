@@ -131,7 +131,7 @@ func count(boards map[time.Time]map[string]voterewards.Standing, month time.Time
 		boards[month] = b
 	}
 	st := b[id]
-	st.User = id
+	st.UserID = id
 	st.Votes++
 	st.Total += max(v.Weight, 1)
 	if v.CreatedAt.After(st.ReachedAt) {

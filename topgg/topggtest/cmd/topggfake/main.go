@@ -142,11 +142,18 @@ func parseVotes(spec string) ([]topggtest.Vote, error) {
 			return nil, fmt.Errorf("-votes: %w", err)
 		}
 	}
-	var votes []topggtest.Vote
+	var votes []struct {
+		topggtest.Vote
+		Query string `json:"query"` // accepted as in the control API; -votes sends no webhook to carry it
+	}
 	if err := decodeStrict(data, &votes); err != nil {
 		return nil, fmt.Errorf("-votes: want a JSON array of votes: %w", err)
 	}
-	return votes, nil
+	out := make([]topggtest.Vote, len(votes))
+	for i, v := range votes {
+		out[i] = v.Vote
+	}
+	return out, nil
 }
 
 func decodeStrict(data []byte, v any) error {
