@@ -136,10 +136,8 @@ func (c Config) Validate() error {
 	return c.validateWebhook(bad)
 }
 
-// ValidateFor is [Config.Validate] and the service's interval floors
-// (autopost.MinInterval, voterewards.MinInterval), which do not apply to a
-// client on this machine ([topgg.Client.Loopback]); a nil client is the real
-// service. [New] calls it.
+// ValidateFor is [Config.Validate] and the service's interval floors, which a
+// client of this machine is spared; a nil client is the real service.
 func (c Config) ValidateFor(client *topgg.Client) error {
 	if err := c.Validate(); err != nil || (client != nil && client.Loopback()) {
 		return err

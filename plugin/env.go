@@ -20,16 +20,10 @@ import (
 )
 
 // LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
-// tags (a bot's own configuration embedding Config, say), from lookuper (nil:
-// the process environment), then validates every Config it holds. A field
-// already non-zero in target is kept; the defaults are [New]'s.
-//
-// Every value is read as written: a variable set but empty is an error;
-// integers are plain decimal; booleans are true, false, 1 or 0; durations are
-// Go durations. Fields of other types must decode themselves (floats, slices
-// and maps are refused). A bad value is a *ConfigError naming the variable,
-// never quoting the value; so is a TOPGG_ variable nothing reads (a typo),
-// naming the closest one. The interval floors are [New]'s ([Config.ValidateFor]).
+// tags (a bot's configuration embedding Config, say), from lookuper (nil: the
+// process environment), keeping fields already set, then validates every Config
+// in it. Values are read strictly (set but empty, a float, a slice are errors); a
+// bad value or a TOPGG_ variable nothing reads is a *ConfigError naming it.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {

@@ -11,11 +11,9 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// WithFleet runs the plugin as one process of a fleet: every process
-// publishes its shards' counts and mirrors the votes; only the holder of f's
-// lease runs the leader-only jobs, each action checked against its term. New
-// hands the lease's fence to [WithState]'s state, which must be shareable.
-// The caller closes f after Run returned.
+// WithFleet runs the plugin as one process of f: only the lease's holder runs
+// the leader-only jobs, each action checked against its term, and the state
+// (which must be shareable) is fenced by the lease. Close f after Run returned.
 func WithFleet(f *fleet.Fleet) Option {
 	return func(o *options) error {
 		if f == nil {

@@ -95,20 +95,15 @@ func (s *jobStates) check(context.Context) error {
 	return nil
 }
 
-// LivenessChecks returns the checks of a liveness probe ("livez"): "jobs"
-// fails when the last [Plugin.Run] ended with a failure no restart mends, or
-// when a job keeps failing without running well since. It passes before Run,
-// while it runs, and after a clean stop.
+// LivenessChecks returns the liveness probe's check "jobs": it fails when Run
+// ended on a failure no restart mends, or a job keeps failing.
 func (p *Plugin) LivenessChecks() []health.Check {
 	return []health.Check{{Name: "jobs", Func: p.states.check}}
 }
 
-// ReadinessChecks returns the checks of a readiness probe ("readyz"):
-//   - "running": [Plugin.Run] is running;
-//   - "shards" (with autopost): every attached shard has its READY;
-//   - "token": Top.gg has not refused the token since it last accepted it;
-//   - "state" (with [WithState]): the state can take a write now;
-//   - "leadership" (with [WithFleet]): this process knows whether it leads.
+// ReadinessChecks returns the readiness probe's checks: "running", "shards"
+// (every shard has READY), "token" (not refused since), "state" (takes a write)
+// and, in a fleet, "leadership" (known).
 func (p *Plugin) ReadinessChecks() []health.Check {
 	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
 	if p.poster != nil {

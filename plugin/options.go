@@ -119,10 +119,9 @@ func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err e
 	}
 }
 
-// WithCommands sets the slash commands to publish (default: the application's
-// commands as Discord has them after the first READY); a non-nil empty slice
-// clears the listing's. A nil slice or command is [topgg.ErrNilArgument]; a
-// definition Discord would refuse, [commands.Validate]'s *topgg.ValidationError.
+// WithCommands sets the slash commands to publish (default: Discord's after the
+// first READY; empty clears them). A nil slice or command is
+// [topgg.ErrNilArgument]; an invalid one a *topgg.ValidationError.
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {

@@ -22,11 +22,9 @@ type VoterPerks struct {
 	Texts voterperks.Texts
 }
 
-// WithVoterPerks turns on the voter features: the role and reminders run
-// before the handlers of [WithRewardHandler] and [WithExpiryHandler];
-// [Plugin.Attach] adds the /vote and /leaderboard handler, the commands join
-// the published list, and [Plugin.Perks] gives the gate. It needs vote
-// polling on (else [New] returns a *[ConfigError]).
+// WithVoterPerks turns on the voter features (role and reminders before the
+// reward and expiry handlers, /vote and /leaderboard, [Plugin.Perks]' gate). It
+// needs vote polling on.
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v

@@ -59,12 +59,10 @@ type Plugin struct {
 	running  bool
 }
 
-// New checks cfg, hands the leader's fence to the state ([WithState],
-// [WithFleet]) and builds the jobs; it makes no request and starts nothing.
-// Errors: a *[ConfigError]; [topgg.ErrNotConfigured] when a job keeps state
-// and no [WithState] gave one; the state's refusal of the fence
-// (voterewards.ErrNotShared, ErrNeedsFence); voterperks' refusal of
-// [WithVoterPerks]; [topgg.ErrNilArgument] for a nil client or option.
+// New checks cfg, hands the leader's fence to the state and builds the jobs; it
+// makes no request. Errors: a *[ConfigError], [topgg.ErrNotConfigured] (a job
+// keeps state and no [WithState]), the state's refusal of the fence,
+// [topgg.ErrNilArgument].
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -155,10 +153,8 @@ func (p *Plugin) buildJobs() error {
 }
 
 // Attach registers the plugin's handlers (the voter perks' too) on every shard's
-// session, before the sessions open and the first [Plugin.Run], for the plugin's
-// life. Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen]
-// for a session open or opening, [topgg.ErrNilArgument] for a nil session or
-// none.
+// session before they open. Errors, attaching none: [ErrAttachAfterRun],
+// [autopost.ErrSessionOpen], [topgg.ErrNilArgument].
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", errNilArg)
@@ -199,16 +195,11 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-// Run runs the jobs until ctx is done, then stops them and returns nil once
-// none is left. A job that fails or panics is logged and restarted with
-// backoff; one that no restart mends (a refused token) stops the others, and
-// Run returns its error wrapping [ErrJobFailed] and the cause. In a fleet the
-// leader-only jobs run while this process holds the lease. Run returns at
-// once with [topgg.ErrRunning] beside another Run, or [autopost.ErrNoSessions] when
-// autopost or command sync is on and no session is attached. Run may be
-// called again after it returned. It warns once of each wiring mistake it
-// sees: commands missing on Discord, a webhook no delivery reaches, ids of
-// another bot or project.
+// Run runs the jobs (in a fleet, the leader's while this process leads) until ctx
+// is done, then returns nil once none is left. A failing job is restarted with
+// backoff; one no restart mends stops Run with an error wrapping [ErrJobFailed].
+// It returns at once with [topgg.ErrRunning] beside another Run, or
+// [autopost.ErrNoSessions]. Each wiring mistake it sees is warned of once.
 func (p *Plugin) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err

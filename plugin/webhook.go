@@ -55,10 +55,9 @@ func (p *Plugin) buildWebhook() error {
 	return nil
 }
 
-// WebhookHandler returns the webhook receiver, to mount on the bot's own HTTP
-// server. A vote is answered 2xx once durably stored, and rewarded once; while
-// Run is not running it is answered 500, which Top.gg retries. It returns
-// [ErrWebhookOff] when the Config sets no webhook secret.
+// WebhookHandler returns the webhook receiver to mount on the bot's own server:
+// a vote is answered 2xx once stored (500 while Run is not running, retried).
+// Without a webhook secret it is [ErrWebhookOff].
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if p.hook == nil {
 		return nil, ErrWebhookOff

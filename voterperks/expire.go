@@ -13,13 +13,9 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// OnExpire is the expiry handler. Unless the user voted again since (they
-// keep the role), it takes the voter role back and, if the user opted in,
-// sends them the reminder, once per vote across restarts and leader changes.
-// A user whose direct messages are closed is skipped, not retried; other
-// failures are returned, for voterewards to retry. Call it from the leader
-// only: the record of a reminder is a fenced leader write, and a leader past
-// its term neither changes a role nor sends a message.
+// OnExpire is the expiry handler (leader only): unless the user voted again, it
+// takes the role back and sends an opted-in user the reminder, once per vote.
+// Closed DMs are skipped; other failures are returned, for voterewards to retry.
 func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 	user := v.PlatformID
 	if user == "" {

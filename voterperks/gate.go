@@ -9,11 +9,9 @@ import (
 // InteractionHandler is a discordgo interaction handler, as s.AddHandler takes it.
 type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCreate)
 
-// Gate returns h for voters only: for a user whose vote is active it calls
-// h; any other gets an ephemeral answer with the vote link (Texts.Gate). It
-// reads the vote cache only, so it answers in every process of a fleet. With
-// commands named, it handles only the application commands of those names
-// (register it with s.AddHandler); with none, it gates every interaction.
+// Gate returns h for voters only: others get an ephemeral answer with the vote
+// link (Texts.Gate), from the vote cache in any process. With commands named it
+// handles only those commands; with none, every interaction.
 func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
 	for _, c := range commands {
 		p.gated.Store(c, true)

@@ -18,10 +18,9 @@ const (
 	reasonTaken = "Top.gg vote expired"
 )
 
-// OnReward is the reward handler: it gives the voter role, if Config.Role is
-// set. It is idempotent, honours ctx, and skips a vote that expired before it
-// ran. A voter who is not in the guild is logged, not retried; other
-// failures are returned, for voterewards to retry.
+// OnReward is the reward handler: it gives the voter role (Config.Role),
+// idempotently. A voter not in the guild is skipped; other failures are
+// returned, for voterewards to retry.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	user := v.PlatformID
 	if p.cfg.Role == nil || user == "" {

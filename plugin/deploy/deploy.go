@@ -37,10 +37,8 @@ type Deployment struct {
 	closers []func() error
 }
 
-// Check checks what [Open] will open, without a connection: REDIS_URL and
-// DATABASE_URL parse, and the state directory opens and closes. A refusal is
-// a *plugin.ConfigError naming its variable; a directory another process
-// holds is left to Open.
+// Check checks what [Open] will open, without a connection (the URLs parse, the
+// state directory opens); a refusal is a *plugin.ConfigError naming its variable.
 func Check(env plugin.Env) error {
 	if env.Fleet() {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // connects to nothing yet
