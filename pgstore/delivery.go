@@ -75,7 +75,7 @@ func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) err
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
 	b.Queue(sql, args...)
 	if fenced {
 		b.Queue(s.q.checkFence, tok)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -51,8 +52,8 @@ type Config struct {
 	// TxTimeout bounds the store's transactions and lock waits (default
 	// [DefaultTxTimeout], at least a millisecond): PostgreSQL aborts one idle
 	// for longer, rolling back all of it, so a paused leader stalls the
-	// fleet no longer and commits nothing past it. In a fleet, set it to
-	// about the lease's TTL. A TxHandler must finish within it.
+	// fleet no longer and commits nothing past it. A fleet leader's limit is
+	// cut to what is left of its term. A TxHandler must finish within it.
 	TxTimeout time.Duration
 	// Logger receives the feed's reconnections; nil discards them.
 	Logger *slog.Logger
@@ -69,9 +70,9 @@ type Store struct {
 	fence   atomic.Pointer[voterewards.Fence] // set once, by UseFence
 	log     *slog.Logger
 	schema  string
-	channel string // the NOTIFY channel of added votes
-	lockNS  string // prefix of the voter lock keys
-	limit   string // TxTimeout in milliseconds, for set_config
+	channel string        // the NOTIFY channel of added votes
+	lockNS  string        // prefix of the voter lock keys
+	timeout time.Duration // Config.TxTimeout
 	q       queries
 
 	followCheck time.Duration // how often Follow checks for lost notifications
@@ -118,10 +119,20 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	return &Store{
 		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
-		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
-		q:     newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
+		timeout: timeout,
+		q:       newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
 	}, nil
 }
 
 // Schema returns the schema the store's tables are in.
 func (s *Store) Schema() string { return s.schema }
+
+// txLimit is TxTimeout in milliseconds for set_config, cut to what is left of
+// a fleet leader's term: a leader paused past its lease holds no lock longer.
+func (s *Store) txLimit(ctx context.Context) string {
+	d := s.timeout
+	if left, ok := term.From(ctx).Left(); ok {
+		d = max(min(d, left), time.Millisecond)
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}
