@@ -17,19 +17,16 @@ var errHeld = errors.New("voterewards: held while the store fails")
 // storeFailed notes a failed store write: from now on no handler call starts
 // until a load answers, so a failover duplicates at most the calls in flight.
 func (r *run) storeFailed(err error) {
-	if !r.storeDown.Swap(true) {
-		r.downs.Add(1)
+	if !r.storeDown.Swap(true) && r.downs.Add(1) == 1 {
 		r.log.Warn("store failed; starting no handler call until it answers", slog.Any("error", err))
 	}
 }
 
-// storeAnswered notes a store that answered; a write also ends the backoff.
+// storeAnswered notes a store that answered a load, or a write, which ends the outage.
 func (r *run) storeAnswered(write bool) {
-	if write {
-		r.downs.Store(0)
-	}
-	if r.storeDown.Swap(false) {
-		r.log.Info("store answers again; resuming deliveries")
+	r.storeDown.Store(false)
+	if write && r.downs.Swap(0) > 0 {
+		r.log.Info("store answers again; deliveries resumed")
 	}
 }
 
