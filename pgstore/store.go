@@ -55,6 +55,10 @@ type Config struct {
 	// fleet no longer and commits nothing past it. A fleet leader's limit is
 	// cut to what is left of its term. A TxHandler must finish within it.
 	TxTimeout time.Duration
+	// Retention, if set, deletes a vote once it is older than Retention and
+	// out of the dedup set, its reward and expiry handled; the ledger stays
+	// whole. Zero keeps every vote: the votes table grows by a row a vote.
+	Retention time.Duration
 	// Logger receives the feed's reconnections; nil discards them.
 	Logger *slog.Logger
 }
@@ -66,14 +70,15 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 // Store is a [voterewards.State] and [voterewards.Feed] in PostgreSQL, shared
 // by every process of a fleet. Safe for concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
-	fence   atomic.Pointer[voterewards.Fence] // set once, by UseFence
-	log     *slog.Logger
-	schema  string
-	channel string        // the NOTIFY channel of added votes
-	lockNS  string        // prefix of the voter lock keys
-	timeout time.Duration // Config.TxTimeout
-	q       queries
+	pool      *pgxpool.Pool
+	fence     atomic.Pointer[voterewards.Fence] // set once, by UseFence
+	log       *slog.Logger
+	schema    string
+	channel   string        // the NOTIFY channel of added votes
+	lockNS    string        // prefix of the voter lock keys
+	timeout   time.Duration // Config.TxTimeout
+	retention time.Duration // Config.Retention
+	q         queries
 
 	followCheck time.Duration // how often Follow checks for lost notifications
 
@@ -109,6 +114,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if timeout < time.Millisecond {
 		return nil, fmt.Errorf("%w: TxTimeout %v: at least 1ms (0: %v)", ErrBadConfig, cfg.TxTimeout, DefaultTxTimeout)
 	}
+	if cfg.Retention < 0 {
+		return nil, fmt.Errorf("%w: Retention %v is negative", ErrBadConfig, cfg.Retention)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -119,8 +127,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	return &Store{
 		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
-		timeout: timeout,
-		q:       newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
+		timeout: timeout, retention: cfg.Retention,
+		q: newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
 	}, nil
 }
 
