@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/pgtest"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -62,4 +64,70 @@ func TestPollerRewardsInItsTransaction(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, board, users)
 	assert.Equal(t, 2, board[0].Total)
+}
+
+// TestPollerDeliversAgainAfterTheDatabaseRestarts: PostgreSQL is killed
+// with a transactional reward in flight and stays down for longer than the
+// handler's retries last (Concurrency 8, RetryDelay 20 ms, MaxAttempts 5).
+// Restarted, the same Run rewards that vote, once: the attempts that met the
+// dead connections were the store's failures, not the handler's, and the
+// vote was not parked until the next Run.
+func TestPollerDeliversAgainAfterTheDatabaseRestarts(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.Start(t) // its own server: this test kills it
+	pool := srv.Pool(t)
+	store, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(t, err)
+	pointsTable(t, pool)
+	tg, err := topggtest.NewServer()
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	const users = 10
+	for u := range users {
+		tg.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
+			Weight: 1, CreatedAt: time.Now().Add(-time.Hour)})
+	}
+	client, err := tg.NewClient()
+	require.NoError(t, err)
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p, err := voterewards.New(client, voterewards.Config{
+		Store: store, Concurrency: 8, RetryDelay: 20 * time.Millisecond, MaxAttempts: 5, Interval: 50 * time.Millisecond,
+		OnReward: store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error {
+			once.Do(func() { close(inFlight); <-release }) // the first reward is in flight at the kill
+			return credit(new(int))(ctx, tx, v)
+		}),
+	})
+	require.NoError(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return")
+		}
+	})
+	select {
+	case <-inFlight:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no reward started")
+	}
+	srv.Kill()
+	close(release)
+	// Down for longer than the handler's five attempts: the poll fails on the
+	// store meanwhile, request after request.
+	n := len(tg.Requests())
+	require.Eventually(t, func() bool { return len(tg.Requests()) >= n+10 }, 20*time.Second, 10*time.Millisecond, "polling stopped")
+	require.NoError(t, srv.Restart())
+	require.Eventually(t, func() bool {
+		snap, err := store.Load(ctx)
+		return err == nil && len(snap.Seen) == users && len(snap.Pending) == 0
+	}, 30*time.Second, 20*time.Millisecond, "a vote whose reward met the restart was not delivered again in this Run")
+	for u := range users {
+		assert.Equal(t, 1, points(t, pool, fmt.Sprintf("3%017d", u)), "user %d credited more or less than once", u)
+	}
 }

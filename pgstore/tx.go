@@ -71,6 +71,9 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 				return errSkip // roll back the (repeated) mark
 			}
 			if err := h(ctx, tx, v); err != nil {
+				if tx.Conn().IsClosed() { // the connection died under h: the store's failure
+					return err
+				}
 				return &handlerError{err}
 			}
 			return nil
