@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,10 +62,14 @@ func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
 	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
 }
 
-// Prune implements [voterewards.Store]; fenced. The votes leave the dedup set
-// only: PostgreSQL keeps every vote and the ledger.
+// Prune implements [voterewards.Store]; fenced. The votes leave the dedup set;
+// those that left it before [Config.Retention] are deleted. The ledger stays.
 func (s *Store) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano())
+	retired := int64(math.MinInt64)
+	if s.retention > 0 {
+		retired = now.Add(-s.retention).UnixNano()
+	}
+	return s.leaderExec(ctx, "prune", s.q.prune, createdBefore.UnixNano(), now.UnixNano(), retired)
 }
 
 // leaderExec runs one statement and, with a fence, the fence's check in the
@@ -75,7 +80,7 @@ func (s *Store) leaderExec(ctx context.Context, op, sql string, args ...any) err
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
 	b.Queue(sql, args...)
 	if fenced {
 		b.Queue(s.q.checkFence, tok)

@@ -7,7 +7,9 @@
 // shared by every process of a fleet. Its tables live in a schema of their
 // own (default "topgg"), migrated when a newer version of this package opens
 // an older schema; a schema newer than the code is [ErrSchemaTooNew]. The
-// ledger is updated in the transaction that admits a vote.
+// ledger is updated in the transaction that admits a vote. The votes table
+// grows by one row per vote (sizes in BENCHMARKS.md) until [Config.Retention]
+// deletes those handled and older than it; the ledger stays whole.
 //
 // # Exactly once, or at least once
 //
@@ -28,8 +30,9 @@
 //
 // A new term raises the fence at its first action, before anything else; it
 // waits for the older term's open transactions, and from then on every write
-// of an older term is refused. [Config.TxTimeout] bounds how long a stopped
-// leader can hold up the next: PostgreSQL aborts its idle transaction,
+// of an older term is refused. [Config.TxTimeout], cut to what is left of
+// the term, bounds how long a stopped leader can hold up the next:
+// PostgreSQL aborts its idle transaction,
 // rolling back its handler's writes, and the new leader rewards those votes
 // once. A write of the older term that checked the fence before the raise
 // may still commit, ordered before the whole new term: each vote stays

@@ -44,7 +44,7 @@ func (s *Store) leaderToken(ctx context.Context) (int64, bool, error) {
 		return tok, fenced, err
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
 	b.Queue(s.q.checkFence, tok)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return 0, false, s.wrap("raise the fence", err)

@@ -118,7 +118,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(s.q.txLimits, s.limit)
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
 	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	ledger := map[string]voterewards.Stats{}
 	near := map[string][]int64{}

@@ -80,7 +80,11 @@ func newQueries(s string) queries {
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(reward_done) THEN 'off' ELSE 'on' END, true) FROM u`),
 		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending RETURNING expiry_done)
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(expiry_done) THEN 'off' ELSE 'on' END, true) FROM u`),
-		prune: f("UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2"),
+		// Out of the dedup set; then Config.Retention's deletions, a bounded
+		// batch a time (the first prune of a long history must not take hours).
+		prune: f(`WITH p AS (UPDATE %[1]s.votes SET seen = false WHERE seen AND created_ns < $1 AND expires_ns <= $2)
+			DELETE FROM %[1]s.votes WHERE id IN (SELECT id FROM %[1]s.votes
+				WHERE NOT (seen OR pending OR expiry_pending) AND created_ns < $3 LIMIT 10000)`),
 		// Lock the vote's newest row and mark it done (rolled back with the
 		// handler's writes); the previous mark tells a done vote.
 		markReward: f(`UPDATE %[1]s.votes v SET reward_done = true FROM (

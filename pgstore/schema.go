@@ -97,6 +97,8 @@ var migrations = [...]string{
 		last_key text NOT NULL DEFAULT ''
 	);
 	CREATE TABLE %[1]s.command_hash (id int PRIMARY KEY CHECK (id = 1), hash text NOT NULL);`,
+	// 3: the votes Config.Retention may delete.
+	`CREATE INDEX IF NOT EXISTS votes_retired ON %[1]s.votes (created_ns) WHERE NOT (seen OR pending OR expiry_pending);`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an advisory

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -52,9 +53,13 @@ type Config struct {
 	// TxTimeout bounds the store's transactions and lock waits (default
 	// [DefaultTxTimeout], at least a millisecond): PostgreSQL aborts one idle
 	// for longer, rolling back all of it, so a paused leader stalls the
-	// fleet no longer and commits nothing past it. In a fleet, set it to
-	// about the lease's TTL. A TxHandler must finish within it.
+	// fleet no longer and commits nothing past it. A fleet leader's limit is
+	// cut to what is left of its term. A TxHandler must finish within it.
 	TxTimeout time.Duration
+	// Retention, if set, deletes a vote once it is older than Retention and
+	// out of the dedup set, its reward and expiry handled; the ledger stays
+	// whole. Zero keeps every vote: the votes table grows by a row a vote.
+	Retention time.Duration
 	// Logger receives the feed's reconnections; nil discards them.
 	Logger *slog.Logger
 }
@@ -66,14 +71,15 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 // Store is a [voterewards.State] and [voterewards.Feed] in PostgreSQL, shared
 // by every process of a fleet. Safe for concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
-	fence   atomic.Pointer[voterewards.Fence] // set once, by UseFence
-	log     *slog.Logger
-	schema  string
-	channel string // the NOTIFY channel of added votes
-	lockNS  string // prefix of the voter lock keys
-	limit   string // TxTimeout in milliseconds, for set_config
-	q       queries
+	pool      *pgxpool.Pool
+	fence     atomic.Pointer[voterewards.Fence] // set once, by UseFence
+	log       *slog.Logger
+	schema    string
+	channel   string        // the NOTIFY channel of added votes
+	lockNS    string        // prefix of the voter lock keys
+	timeout   time.Duration // Config.TxTimeout
+	retention time.Duration // Config.Retention
+	q         queries
 
 	followCheck time.Duration // how often Follow checks for lost notifications
 
@@ -109,6 +115,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if timeout < time.Millisecond {
 		return nil, fmt.Errorf("%w: TxTimeout %v: at least 1ms (0: %v)", ErrBadConfig, cfg.TxTimeout, DefaultTxTimeout)
 	}
+	if cfg.Retention < 0 {
+		return nil, fmt.Errorf("%w: Retention %v is negative", ErrBadConfig, cfg.Retention)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -119,8 +128,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	return &Store{
 		pool: pool, log: log, schema: schema,
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
-		limit: strconv.FormatInt(timeout.Milliseconds(), 10),
-		q:     newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
+		timeout: timeout, retention: cfg.Retention,
+		q: newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
 	}, nil
 }
 
@@ -130,3 +139,13 @@ func (s *Store) Schema() string { return s.schema }
 // Format prints the Store as "pgstore.Store" under every verb: fmt would read its
 // live state unlocked (a data race) and may reach a secret.
 func (*Store) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "pgstore.Store") }
+
+// txLimit is TxTimeout in milliseconds for set_config, cut to what is left of
+// a fleet leader's term: a leader paused past its lease holds no lock longer.
+func (s *Store) txLimit(ctx context.Context) string {
+	d := s.timeout
+	if left, ok := term.From(ctx).Left(); ok {
+		d = max(min(d, left), time.Millisecond)
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}

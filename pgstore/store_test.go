@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -48,4 +50,48 @@ func TestStorePrintsByName(t *testing.T) {
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
 		assert.Equal(t, "pgstore.Store", fmt.Sprintf(verb, s), verb)
 	}
+}
+
+// TestRetentionDeletesOnlyHandledVotesOutOfTheDedupSet: with a Retention,
+// Prune deletes the votes that left the dedup set and are older than it,
+// once their reward and expiry are handled; a vote still pending, one in
+// the dedup set, and every voter's ledger stay. A negative Retention is refused.
+func TestRetentionDeletesOnlyHandledVotesOutOfTheDedupSet(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	_, err := pgstore.Open(ctx, pool, pgstore.Config{Retention: -time.Hour})
+	require.ErrorIs(t, err, pgstore.ErrBadConfig)
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{Retention: 24 * time.Hour})
+	require.NoError(t, err)
+	done, pending, expiring := vote(1, base), vote(2, base), vote(3, base)
+	ingest(t, s, nil, done, pending, expiring)
+	require.NoError(t, s.Delivered(ctx, done, false))
+	require.NoError(t, s.Delivered(ctx, expiring, true)) // its expiry not handled yet
+	later := base.Add(3 * voterewards.VoteLifetime)
+	recent := vote(4, later)
+	ingest(t, s, nil, recent)
+
+	require.NoError(t, s.Prune(ctx, later, later)) // out of the dedup set; not yet older than Retention
+	keys := func() []string {
+		rows, err := pool.Query(ctx, "SELECT key FROM topgg.votes ORDER BY id")
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return out
+	}
+	require.Len(t, keys(), 4, "deleted before its Retention")
+	require.NoError(t, s.Prune(ctx, later, later.Add(24*time.Hour)))
+	assert.Equal(t, []string{pending.Key(), expiring.Key(), recent.Key()}, keys(), "only the handled vote past its Retention goes")
+	for _, v := range []voterewards.Vote{done, pending, expiring, recent} {
+		st, err := s.Stats(ctx, v.PlatformID)
+		require.NoError(t, err)
+		assert.Equal(t, 1, st.Votes, "the ledger lost a deleted vote")
+	}
+	snap, err := s.Load(ctx)
+	require.NoError(t, err)
+	require.Len(t, snap.Pending, 2)
+	assert.ElementsMatch(t, []string{pending.Key(), recent.Key()}, []string{snap.Pending[0].Key(), snap.Pending[1].Key()})
+	require.Len(t, snap.Expiries, 1)
+	assert.Equal(t, expiring.Key(), snap.Expiries[0].Key())
+	assert.Len(t, snap.Seen, 1, "the recent vote stays in the dedup set")
 }

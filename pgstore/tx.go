@@ -43,11 +43,11 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 	return func(ctx context.Context, v voterewards.Vote) error {
 		tok, fenced, err := s.leaderToken(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", voterewards.ErrStoreFailed, err)
 		}
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
-			b.Queue(s.q.txLimits, s.limit)
+			b.Queue(s.q.txLimits, s.txLimit(ctx))
 			var done bool
 			found := false
 			b.Queue(mark(&s.q), v.Key()).QueryRow(func(row pgx.Row) error {
@@ -71,6 +71,9 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 				return errSkip // roll back the (repeated) mark
 			}
 			if err := h(ctx, tx, v); err != nil {
+				if tx.Conn().IsClosed() { // the connection died under h: the store's failure
+					return err
+				}
 				return &handlerError{err}
 			}
 			return nil
@@ -81,8 +84,10 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 			return nil
 		case errors.As(err, &he):
 			return he.err // the handler's own error, as it returned it
-		default:
+		case errors.Is(err, ErrUnknownVote):
 			return s.wrap(op+" of vote "+v.Key(), err)
+		default: // the store's failure, not h's: voterewards holds the vote, no attempt counted
+			return fmt.Errorf("%w: %w", voterewards.ErrStoreFailed, s.wrap(op+" of vote "+v.Key(), err))
 		}
 	}
 }

@@ -265,3 +265,42 @@ func TestPostgresStateKeepsTheReminderOptIns(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, on, "the opt-in is not in PostgreSQL")
 }
+
+// TestPostgresLeaderPausedPastTheLeaseHoldsNoLockForTxTimeout: a fleet's
+// lease (1 s) is shorter than the store's TxTimeout (the 15 s default), so a
+// leader paused in a transaction would hold its votes' locks for TxTimeout,
+// long after the next leader took over. Every transaction of the leader is
+// limited (idle in transaction, lock waits) to what is left of its term.
+func TestPostgresLeaderPausedPastTheLeaseHoldsNoLockForTxTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const lease = time.Second
+	pg := pgstoretest.Start(t)
+	w := newWorld(t, worldSpec{})
+	f, _ := newFleet(t, redistest.Start(t).URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: lease, Logger: slog.New(slog.DiscardHandler)})
+	store, err := pgstore.Open(ctx, pg.Pool(t), pgstore.Config{})
+	require.NoError(t, err)
+	limits := make(chan [2]time.Duration, 8)
+	reward := store.Reward(func(ctx context.Context, tx pgx.Tx, _ voterewards.Vote) error {
+		var idle, lock time.Duration
+		err := tx.QueryRow(ctx, `SELECT current_setting('idle_in_transaction_session_timeout')::interval,
+			current_setting('lock_timeout')::interval`).Scan(&idle, &lock)
+		if err == nil {
+			limits <- [2]time.Duration{idle, lock}
+		}
+		return err
+	})
+	w.tg.AddVote(votes(3)...)
+	w.start(w.plugin(w.config(), plugin.WithFleet(f), plugin.WithState(store), plugin.WithRewardHandler(reward)))
+	w.open()
+	for range 3 {
+		select {
+		case l := <-limits:
+			assert.Positive(t, l[0])
+			assert.LessOrEqual(t, l[0], lease, "idle_in_transaction_session_timeout outlasts the lease")
+			assert.LessOrEqual(t, l[1], lease, "lock_timeout outlasts the lease")
+		case <-time.After(wait):
+			t.Fatal("the votes were not rewarded")
+		}
+	}
+}

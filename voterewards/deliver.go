@@ -61,7 +61,13 @@ const (
 	// claimGivenUp: failed every attempt, or not recorded; taken again only
 	// for [Poller.Redeliver], not for an echo of the vote.
 	claimGivenUp
+	claimHeld // not started while the store failed: taken again by any reload
 )
+
+// blocks reports whether c keeps a job from being claimed again.
+func (c claimed) blocks(retake bool) bool {
+	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
+}
 
 type claimed struct {
 	state claimState
@@ -113,11 +119,11 @@ func (r *run) claim(kind Kind, v Vote, retake bool) bool {
 func (r *run) claimLocked(kind Kind, v Vote, retake bool) bool {
 	k := jobKey{kind, v.Key()}
 	c, ok := r.known[k]
-	if ok && (c.state != claimGivenUp || !retake) {
+	if ok && c.blocks(retake) {
 		return false
 	}
 	r.known[k] = claimed{state: claimQueued}
-	if !ok && kind == KindReward { // a given-up one is counted already
+	if !ok && kind == KindReward { // a given-up or held one is counted already
 		r.changePending(1)
 	}
 	return true
@@ -129,6 +135,7 @@ const (
 	outcomeDone      outcome = iota // handled and recorded
 	outcomeGivenUp                  // failed every attempt, or not recorded
 	outcomeAbandoned                // cut short by the end of Run
+	outcomeHeld                     // not started while the store failed
 )
 
 // settle records how a claimed job ended, and counts a reward out unless given up.
@@ -142,8 +149,10 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 		r.known[k] = claimed{state: claimGivenUp}
 	case outcomeAbandoned:
 		delete(r.known, k)
+	case outcomeHeld:
+		r.known[k] = claimed{state: claimHeld}
 	}
-	if kind == KindReward && o != outcomeGivenUp {
+	if kind == KindReward && o != outcomeGivenUp && o != outcomeHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -154,7 +163,7 @@ func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
 	c, ok := d.known[jobKey{j.kind, j.v.Key()}]
-	return ok && (c.state != claimGivenUp || !retake)
+	return ok && c.blocks(retake)
 }
 
 // admit claims j and queues it in one step under lmu, so that two paths
@@ -233,6 +242,9 @@ func (r *run) process(j job) (job, bool) {
 	case errors.Is(err, errAbandoned):
 		r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
 		return job{}, false
+	case errors.Is(err, errHeld):
+		r.hold(j)
+		return job{}, false
 	case err != nil:
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
 		r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err}, "giving up on vote for this run; it stays pending")
@@ -272,8 +284,10 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 	for n := 1; ; n++ {
 		err := write(ctx)
 		if err == nil {
+			r.storeAnswered(true)
 			return true
 		}
+		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
 			r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err},
 				"recording the outcome failed; the vote stays pending")
@@ -290,6 +304,9 @@ func (r *run) attempt(j job) (int, error) {
 			// A leader past its term calls no handler: the vote stays pending.
 			return n - 1, errAbandoned
 		}
+		if r.storeDown.Load() {
+			return n - 1, errHeld
+		}
 		if n > 1 {
 			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
 		}
@@ -299,6 +316,9 @@ func (r *run) attempt(j job) (int, error) {
 			return n, nil
 		case r.hctx.Err() != nil: // cancelled after the grace period: next run
 			return n, errAbandoned
+		case errors.Is(err, ErrStoreFailed): // not the handler's failure: no attempt
+			r.storeFailed(err)
+			return n - 1, errHeld
 		case n >= r.p.cfg.MaxAttempts:
 			return n, err
 		case !r.retry(j, n, "handler failed; retrying", err):

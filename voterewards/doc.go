@@ -18,6 +18,11 @@
 //   - it is recorded delivered only after [Config.OnReward] returned nil;
 //   - a failing or panicking handler is retried, then given up on
 //     ([Config.OnGiveUp]) and left pending, never recorded as done;
+//   - once a store write fails, no handler call starts until the store
+//     answers: a failover or outage repeats at most the [Config.Concurrency]
+//     calls in flight; a call that met the outage ([ErrStoreFailed]) is no
+//     attempt, and the same Run delivers it again (waits doubling from
+//     RetryDelay, at most a minute);
 //   - an expiry ([Config.OnExpire]) follows the same rules, for a delivered
 //     reward only, once, after its ExpiresAt (late ones at the next Run);
 //   - one user's calls never overlap and come oldest first.
@@ -41,7 +46,9 @@
 //   - Months are UTC calendar months; a streak goes on across months.
 //   - Ties on a leaderboard go to who reached the total first, then to the
 //     lower user id ([CompareStandings]).
-//   - [Store.Prune] bounds the dedup set, never the ledger.
+//   - [Store.Prune] bounds the dedup set, never the ledger; an expired vote
+//     the history sends again from before the set's window is skipped as a
+//     replay, whatever the lookback or the store's retention.
 //
 // Odd inputs (future or missing times, weights out of range, a vote without
 // ids, a service that repeats or loops pages) are clamped, skipped or ended

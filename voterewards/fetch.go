@@ -195,7 +195,7 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 }
 
 // ingest stores a page with the new checkpoint in one change, queues the new
-// votes and returns how many; a vote with no id is skipped.
+// votes and returns how many; a vote with no id, or a replay, is skipped.
 func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	now := r.p.cfg.clock.Now()
 	votes := make([]Vote, 0, len(page.Votes))
@@ -204,6 +204,10 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		v, f, err := sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
 		if err != nil {
 			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
+			continue
+		}
+		if r.replayed(v, now) {
+			r.log.Warn("skipping an expired vote from before the dedup set's window (a replay)", slog.String("key", v.Key()))
 			continue
 		}
 		if f != nil {
@@ -222,8 +226,12 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	if len(votes) > 0 || cp.Cursor != r.cp.Cursor || !cp.LastSeen.Equal(r.cp.LastSeen) || !cp.Since.Equal(r.cp.Since) {
 		var err error
 		if added, err = r.p.store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
+			if ctx.Err() == nil {
+				r.storeFailed(err)
+			}
 			return 0, err
 		}
+		r.storeAnswered(true)
 		r.p.observeIngest(votes, added)
 	}
 	r.cp = cp
@@ -236,8 +244,19 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	return len(added), nil
 }
 
+// replayWindow is how far before the newest vote read the dedup set keeps
+// every vote: an expired vote from before it was read and may be pruned.
+const replayWindow = VoteLifetime
+
+// replayed reports whether v may be a vote pruned from the dedup set: one
+// expired, from before the window the set keeps whole. Whatever the history
+// sends again, a pruned vote is not new.
+func (r *run) replayed(v Vote, now time.Time) bool {
+	return !r.cp.LastSeen.IsZero() && v.CreatedAt.Before(r.cp.LastSeen.Add(-replayWindow)) && !v.ExpiresAt.After(now)
+}
+
 // maybePrune drops, at most once per pruneEvery, the expired votes before the
-// overlap window from the dedup set and the cache.
+// replay window from the dedup set, and from the cache.
 func (r *run) maybePrune(ctx context.Context) {
 	now := r.p.cfg.clock.Now()
 	if now.Sub(r.lastPrune) < pruneEvery {
@@ -248,7 +267,7 @@ func (r *run) maybePrune(ctx context.Context) {
 	if r.cp.LastSeen.IsZero() {
 		return
 	}
-	cutoff := r.cp.LastSeen.Add(-r.p.cfg.Overlap)
+	cutoff := r.cp.LastSeen.Add(-replayWindow)
 	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}

@@ -70,6 +70,11 @@ type run struct {
 	// late is set when Run returned without handlers that ignored their
 	// context: what they return is dropped.
 	late atomic.Bool
+	// storeDown is set by a failed store write and cleared by a load: while
+	// set, no handler call starts. downs counts the outages since the last
+	// write that succeeded, for the wait before taking held jobs again.
+	storeDown atomic.Bool
+	downs     atomic.Int32
 
 	delivery
 	expiries
@@ -187,7 +192,10 @@ func (r *run) intakeLoop(ctx context.Context) {
 			return
 		case <-r.in.wake:
 		}
-		votes, reload, redeliver, waiters := r.in.take()
+		votes, reload, redeliver, held, waiters := r.in.take()
+		if held && r.sleep(ctx, r.holdWait()) != nil {
+			return
+		}
 		if reload {
 			if err := r.reload(ctx, redeliver); err != nil {
 				if ctx.Err() != nil {
@@ -222,6 +230,7 @@ func (r *run) reload(ctx context.Context, redeliver bool) error {
 	if err != nil {
 		return err
 	}
+	r.storeAnswered(false)
 	for _, j := range r.pendingWork(snap, r.p.cfg.clock.Now(), redeliver) {
 		if !r.admit(ctx, j, redeliver) {
 			return ctx.Err()
@@ -247,6 +256,7 @@ type intake struct {
 	votes     []Vote
 	reload    bool
 	redeliver bool // the reload takes the given-up work again (Redeliver)
+	held      bool // the reload waits first: it takes again what the store held
 	waiters   []chan struct{}
 	wake      chan struct{}
 }
@@ -275,12 +285,20 @@ func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
 	poke(in.wake)
 }
 
-func (in *intake) take() (votes []Vote, reload, redeliver bool, waiters []chan struct{}) {
+// hold asks for a reload after the hold's wait, for the jobs the store held.
+func (in *intake) hold() {
+	in.mu.Lock()
+	in.reload, in.held = true, true
+	in.mu.Unlock()
+	poke(in.wake)
+}
+
+func (in *intake) take() (votes []Vote, reload, redeliver, held bool, waiters []chan struct{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	votes, reload, redeliver, waiters = in.votes, in.reload, in.redeliver, in.waiters
-	in.votes, in.reload, in.redeliver, in.waiters = nil, false, false, nil
-	return votes, reload, redeliver, waiters
+	votes, reload, redeliver, held, waiters = in.votes, in.reload, in.redeliver, in.held, in.waiters
+	in.votes, in.reload, in.redeliver, in.held, in.waiters = nil, false, false, false, nil
+	return votes, reload, redeliver, held, waiters
 }
 
 // errAbandoned: Run's context ended the retries; the job stays pending.

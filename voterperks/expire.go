@@ -40,7 +40,7 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	user, key := v.PlatformID, v.Key()
 	on, last, err := p.cfg.Reminders.Reminder(ctx, user)
 	if err != nil {
-		return fmt.Errorf("voterperks: reading the reminder choice: %w", err)
+		return fmt.Errorf("voterperks: reading the reminder choice: %w: %w", voterewards.ErrStoreFailed, err)
 	}
 	if !on || last == key {
 		return nil
@@ -49,8 +49,8 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	if err != nil {
 		return err
 	}
-	if err := p.cfg.Reminders.Reminded(ctx, user, key); err != nil {
-		return fmt.Errorf("voterperks: recording the reminder: %w", err)
+	if err := p.cfg.Reminders.Reminded(ctx, user, key); err != nil { // held by voterewards: no new expiry starts
+		return fmt.Errorf("voterperks: recording the reminder: %w: %w", voterewards.ErrStoreFailed, err)
 	}
 	if sent {
 		p.log.Debug("vote reminder sent", "user", user, "key", key)

@@ -60,7 +60,8 @@ func expiredVote(n int) voterewards.Vote {
 }
 
 // TestReminderOnceWhenTheRecordIsLost: the expiry handler sends the
-// reminder, then fails to record it (the process died); called again for the
+// reminder, then fails to record it (the process died, or the store: an
+// error wrapping voterewards.ErrStoreFailed); called again for the
 // same vote, it sends it again with the same enforced nonce, and Discord
 // shows one message. Once recorded, a third call sends nothing.
 func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
@@ -73,7 +74,8 @@ func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
 	v := expiredVote(1)
 	require.NoError(t, perks.SetReminder(ctx, v.PlatformID, true))
 
-	require.Error(t, perks.OnExpire(ctx, v), "the lost record is an error: voterewards retries")
+	require.ErrorIs(t, perks.OnExpire(ctx, v), voterewards.ErrStoreFailed,
+		"the lost record is the store's failure: voterewards starts no new call and delivers it again")
 	require.NoError(t, perks.OnExpire(ctx, v))
 	require.NoError(t, perks.OnExpire(ctx, v))
 	assert.Len(t, w.dmsTo(v.PlatformID), 1)

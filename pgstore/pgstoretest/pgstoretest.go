@@ -88,6 +88,22 @@ func (s *Server) Pool(t testing.TB) *pgxpool.Pool {
 	return openPool(t, s.URL(t))
 }
 
+// Kill kills the server as a lost machine would (SIGKILL, no checkpoint);
+// what was committed survives [Server.Restart].
+func (s *Server) Kill(t testing.TB) {
+	t.Helper()
+	s.server(t).kill()
+}
+
+// Restart starts the server again on its port and data (killing it first if
+// it runs) and returns once it answers; it fails t if it cannot.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if err := s.server(t).restart(); err != nil {
+		t.Fatalf("pgstoretest: restart: %v", err)
+	}
+}
+
 // server returns the running server, starting it on first use; it skips or
 // fails t without the binaries.
 func (s *Server) server(t testing.TB) *server {
