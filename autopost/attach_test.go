@@ -13,7 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -93,7 +93,7 @@ func TestAttachRacingOpen(t *testing.T) {
 		go func() { opened <- s.Open() }()
 		_, err = c.Attach(s)
 		var ranErr error
-		serverproc.Within("the job to return (<-opened)", func() { ranErr = <-opened })
+		httpx.Within("the job to return (<-opened)", func() { ranErr = <-opened })
 		require.NoError(t, ranErr)
 		closers.Go(func() { _ = s.Close() })
 		if err != nil {

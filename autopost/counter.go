@@ -9,7 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 var _ Source = (*Counter)(nil)
@@ -71,7 +71,7 @@ func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err err
 	})
 	for i, s := range sessions {
 		removers = append(removers, s.AddHandler(added[i].onEvent))
-		if session.Opened(s) {
+		if discord.Opened(s) {
 			detach()
 			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrSessionOpen, i, s.ShardID)
 		}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // onEvent is the shard's discordgo handler; only the raw event carries the
@@ -34,7 +34,7 @@ func (sh *shard) onGuild(s *discordgo.Session, seq int64, g *discordgo.Guild, st
 		return
 	}
 	id, unavailable, session := guildFields(s, g)
-	gid, ok := snowflake.Parse(id)
+	gid, ok := discord.ParseID(id)
 	if !ok {
 		return
 	}
@@ -87,7 +87,7 @@ func readReady(e *discordgo.Event) (readyInfo, bool) {
 		info.botID = w.User.ID
 	}
 	for _, g := range w.Guilds {
-		id, ok := snowflake.Parse(g.ID)
+		id, ok := discord.ParseID(g.ID)
 		if !ok {
 			continue
 		}

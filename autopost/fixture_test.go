@@ -16,7 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -172,7 +172,7 @@ func (f *fixture) closeSessions() {
 	for _, s := range f.sessions {
 		wg.Go(func() { _ = s.Close() })
 	}
-	serverproc.Within("the sessions' Close", wg.Wait)
+	httpx.Within("the sessions' Close", wg.Wait)
 }
 
 func (f *fixture) ctx() context.Context {

@@ -8,8 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -116,7 +115,7 @@ func (p *Poster) failureDelay(l *loop, c Counts, now time.Time, err error) time.
 // send posts c: in v1, the missed samples first (in one batch), then the
 // current numbers.
 func (p *Poster) send(ctx context.Context, l *loop, c Counts, res *Result) error {
-	if err := term.Check(ctx); err != nil { // a fleet leader past its term posts nothing
+	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term posts nothing
 		return err
 	}
 	if p.cfg.Mode == ModeV0 {
@@ -173,5 +172,5 @@ func (p *Poster) keepSample(l *loop, c Counts, now time.Time) {
 // the interval.
 func (p *Poster) failureWait(n int) time.Duration {
 	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
-	return backoff.Exp(n, first, p.cfg.Interval)
+	return clock.Backoff(n, first, p.cfg.Interval)
 }

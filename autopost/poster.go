@@ -11,7 +11,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -66,7 +66,7 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 // Run posts the counts every Interval once complete (never a partial total)
 // until ctx is done, then returns nil. Service errors are reported and retried,
 // never returned. Errors: [topgg.ErrRunning] beside another Run, [ErrNoSessions]
-// when its own Counter has no session.
+// when its own Counter has no discord.
 func (p *Poster) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
@@ -94,7 +94,7 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 	defer timeout.Stop()
 	var openCheck <-chan time.Time // nil: nothing to check
 	if p.counter != nil {
-		t := p.clock.NewTimer(session.OpenGrace)
+		t := p.clock.NewTimer(discord.OpenGrace)
 		defer t.Stop()
 		openCheck = t.C()
 	}
@@ -135,7 +135,7 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 	case <-poll:
 	case <-*openCheck:
 		*openCheck = nil
-		session.WarnUnopened(ctx, p.log, p.counter.attachedSessions())
+		discord.WarnUnopened(ctx, p.log, p.counter.attachedSessions())
 	case <-timeout.C():
 		p.log.Warn("not every shard has reported yet; the first post waits for them",
 			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)

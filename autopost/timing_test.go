@@ -15,7 +15,6 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -217,9 +216,9 @@ func TestPosterPostsNothingOnceItsTermIsOver(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	tm := term.New(termClock, start.Add(time.Second), cancel)
+	tm := clock.NewTerm(termClock, start.Add(time.Second), cancel)
 	done := make(chan error, 1)
-	go func() { done <- p.Run(term.With(ctx, tm)) }()
+	go func() { done <- p.Run(clock.WithTerm(ctx, tm)) }()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -228,5 +227,5 @@ func TestPosterPostsNothingOnceItsTermIsOver(t *testing.T) {
 	}
 	assert.Len(t, tg.Metrics(), 1, "posted after the term's deadline")
 	assert.Equal(t, int32(1), results.Load(), "the refused post was reported")
-	assert.ErrorIs(t, term.Check(term.With(ctx, tm)), term.ErrOver)
+	assert.ErrorIs(t, clock.CheckTerm(clock.WithTerm(ctx, tm)), clock.ErrTermOver)
 }

@@ -12,7 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // moveLegacy moves into tx the entries of older releases' files beside
@@ -96,7 +96,7 @@ func decodeReminders(b []byte) (map[string]string, error) {
 		last[u] = ""
 	}
 	for u := range last {
-		if err == nil && !snowflake.Valid(u) {
+		if err == nil && !discord.ValidID(u) {
 			err = fmt.Errorf("%q is not a Discord id", u)
 		}
 	}

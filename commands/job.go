@@ -12,9 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/sourcegraph/conc/panics"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -173,7 +171,7 @@ func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
 }
 
 func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
-	if err := term.Check(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
+	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
 		return Result{}, fmt.Errorf("commands: %w", err)
 	}
 	if j.cfg.Commands == nil {
@@ -220,7 +218,7 @@ func retryable(err error) bool {
 
 // retryWait is the wait before retry n, never less than Retry-After.
 func retryWait(n int, err error, interval time.Duration) time.Duration {
-	wait := backoff.Exp(n, min(5*time.Second, interval), interval)
+	wait := clock.Backoff(n, min(5*time.Second, interval), interval)
 	var rl *topgg.RateLimitError
 	if errors.As(err, &rl) {
 		wait = max(wait, rl.RetryAfter)

@@ -17,7 +17,6 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -387,9 +386,9 @@ func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	tm := term.New(clk, start.Add(commands.DefaultJobInterval), cancel)
+	tm := clock.NewTerm(clk, start.Add(commands.DefaultJobInterval), cancel)
 	done := make(chan error, 1)
-	go func() { done <- job.Run(term.With(ctx, tm)) }()
+	go func() { done <- job.Run(clock.WithTerm(ctx, tm)) }()
 	require.NoError(t, session.Open())
 	t.Cleanup(func() { assert.NoError(t, session.Close()) })
 

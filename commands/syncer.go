@@ -11,7 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -160,7 +160,7 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	if refused != nil && refused.hash == res.Hash {
 		return res, fmt.Errorf("%w: %w", ErrRefused, refused.err)
 	}
-	if err := term.Check(ctx); err != nil {
+	if err := clock.CheckTerm(ctx); err != nil {
 		return res, fmt.Errorf("commands: %w", err)
 	}
 	if err := s.client.SetCommands(ctx, defs); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // What the package's own tests (package discordtest_test) read that a user
@@ -59,7 +59,7 @@ func (s *Server) Guilds() []Guild {
 	for _, g := range s.guilds {
 		out = append(out, Guild{ID: g.id, ShardID: g.shard, Unavailable: g.unavailable})
 	}
-	slices.SortFunc(out, func(a, b Guild) int { return snowflake.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Guild) int { return discord.CompareIDs(a.ID, b.ID) })
 	return out
 }
 
@@ -75,5 +75,5 @@ func ShardForGuild(guildID string, shardCount int) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("discordtest: guild: %w", err)
 	}
-	return snowflake.Shard(v, shardCount), nil
+	return discord.ShardOf(v, shardCount), nil
 }

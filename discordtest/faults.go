@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/fault"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Fault is a misbehaviour of Discord that the Server plays on a REST request
@@ -15,7 +15,7 @@ import (
 // gateway is dropped with [Server.CloseClientConnections] instead.
 //
 //	srv.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: time.Minute})
-type Fault = fault.Fault
+type Fault = httpx.Fault
 
 // Inject queues a fault; it fails, queuing nothing, where
 // topggtest.Server.Inject does.
@@ -44,8 +44,8 @@ func faultPath(urlPath string) string {
 }
 
 // playFault plays f and reports whether the request is finished.
-func (s *Server) playFault(w http.ResponseWriter, r *http.Request, f fault.Fault) bool {
-	return s.faults.Play(w, r, f, fault.Service{
+func (s *Server) playFault(w http.ResponseWriter, r *http.Request, f httpx.Fault) bool {
+	return s.faults.Play(w, r, f, httpx.FaultService{
 		RetryAfter: func(h http.Header, d time.Duration) {
 			secs := strconv.FormatFloat(rateLimitWait(d).Seconds(), 'f', -1, 64)
 			h.Set("Retry-After", secs)

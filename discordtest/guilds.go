@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // guildState is what the fake knows of a guild the bot is in.
@@ -53,7 +53,7 @@ func (s *Server) shardGuildIDsLocked(shard int) []string {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, snowflake.Compare)
+	slices.SortFunc(ids, discord.CompareIDs)
 	return ids
 }
 
@@ -70,7 +70,7 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	if err != nil {
 		return fmt.Errorf("discordtest: %s: %w", what, err)
 	}
-	shard := snowflake.Shard(v, s.cfg.shardCount)
+	shard := discord.ShardOf(v, s.cfg.shardCount)
 	s.mu.Lock()
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
@@ -155,6 +155,6 @@ func (s *Server) GuildIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := slices.Collect(maps.Keys(s.guilds))
-	slices.SortFunc(ids, snowflake.Compare)
+	slices.SortFunc(ids, discord.CompareIDs)
 	return ids
 }

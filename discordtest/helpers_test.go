@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: every
@@ -180,7 +180,7 @@ func closeAll(t *testing.T, sessions ...*discordgo.Session) {
 	for _, s := range sessions {
 		wg.Go(func() { assert.NoError(t, s.Close()) })
 	}
-	serverproc.Within("the sessions' Close", wg.Wait)
+	httpx.Within("the sessions' Close", wg.Wait)
 }
 
 func creates(ids ...string) []string {

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
-	"github.com/dblkit/go-topgg/internal/redact"
 )
 
 // maxRequestBody bounds a REST request body (Discord's own limit for JSON
@@ -118,7 +117,7 @@ func (s *Server) restHandler() http.Handler {
 		authorized := s.authorized(r.Header.Get("Authorization"))
 		header := r.Header.Clone()
 		if header.Get("Authorization") != "" {
-			header.Set("Authorization", redact.Mark)
+			header.Set("Authorization", httpx.Redacted)
 		}
 		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
 		defer func() {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // memberKey names a member of a guild.
@@ -71,7 +71,7 @@ func (s *Server) memberRolesLocked(guildID, userID string) []string {
 	for id := range s.roles[memberKey{guildID, userID}] {
 		roles = append(roles, id)
 	}
-	slices.SortFunc(roles, snowflake.Compare)
+	slices.SortFunc(roles, discord.CompareIDs)
 	return roles
 }
 

@@ -14,9 +14,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/dblkit/go-topgg/internal/fault"
-	"github.com/dblkit/go-topgg/internal/serverproc"
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Server is a fake Discord: REST API and gateway on one 127.0.0.1 port. Its
@@ -35,8 +34,8 @@ type Server struct {
 	upgrader  websocket.Upgrader
 	wsWG      sync.WaitGroup // one per gateway connection handler
 	started   time.Time
-	done      chan struct{} // closed by Close: ends the faults that hold requests
-	faults    fault.Queue   // has its own lock
+	done      chan struct{}    // closed by Close: ends the faults that hold requests
+	faults    httpx.FaultQueue // has its own lock
 
 	mu           sync.Mutex
 	closed       bool
@@ -88,7 +87,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			continue
 		}
 		v, _ := parseSnowflake(id) // checked by WithGuilds
-		s.guilds[id] = &guildState{id: id, shard: snowflake.Shard(v, cfg.shardCount), joinedAt: s.started}
+		s.guilds[id] = &guildState{id: id, shard: discord.ShardOf(v, cfg.shardCount), joinedAt: s.started}
 	}
 
 	mux := http.NewServeMux()
@@ -157,7 +156,7 @@ func (s *Server) Close() {
 		c.closeWith(websocket.CloseGoingAway, "server closed")
 		_ = c.ws.Close() // also ends a refusal still waiting for its client
 	}
-	serverproc.Within("discordtest: Close: the REST handlers and gateway connections to end", func() {
+	httpx.Within("discordtest: Close: the REST handlers and gateway connections to end", func() {
 		s.http.Close()
 		s.wsWG.Wait()
 	})

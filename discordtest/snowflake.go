@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 const (
@@ -19,10 +19,10 @@ const (
 // parseSnowflake checks that id is a snowflake as Discord writes it ("007"
 // and "7" must not be two guilds) and returns its value.
 func parseSnowflake(id string) (uint64, error) {
-	if !snowflake.Valid(id) {
+	if !discord.ValidID(id) {
 		return 0, fmt.Errorf("%q: %w", id, ErrInvalidSnowflake)
 	}
-	v, _ := snowflake.Parse(id)
+	v, _ := discord.ParseID(id)
 	return v, nil
 }
 

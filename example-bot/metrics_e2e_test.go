@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/promtest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -66,10 +66,10 @@ func scrapeBot(t *testing.T, base string) string {
 // series returns the value of the series of name with exactly the given
 // labels (a histogram's sample count), and whether text has it.
 func series(text, name string, labels map[string]string) (float64, bool) {
-	if v, ok := promtest.Value(text, promtest.Series(name, labels)); ok {
+	if v, ok := testkit.MetricValue(text, testkit.MetricSeries(name, labels)); ok {
 		return v, true
 	}
-	return promtest.Value(text, promtest.Series(name+"_count", labels))
+	return testkit.MetricValue(text, testkit.MetricSeries(name+"_count", labels))
 }
 
 // boundedLabels are the values each label of a topgg_ family may take.
@@ -133,17 +133,17 @@ func TestE2EMetricsScrape(t *testing.T) {
 	}, wait, 50*time.Millisecond, "last scrape:\n%s", text)
 
 	// The latencies: votes made 30 minutes ago, rewarded now.
-	sum, ok := promtest.Value(text, `topgg_vote_reward_latency_seconds_sum{source="history"}`)
+	sum, ok := testkit.MetricValue(text, `topgg_vote_reward_latency_seconds_sum{source="history"}`)
 	require.True(t, ok)
 	assert.Greater(t, sum, 3*29*60.0)
 	assert.Less(t, sum, 3*60*60.0)
 	// The Go and process collectors are there too.
-	_, ok = promtest.Value(text, "go_goroutines")
+	_, ok = testkit.MetricValue(text, "go_goroutines")
 	assert.True(t, ok, "go_goroutines")
-	_, ok = promtest.Value(text, "process_start_time_seconds")
+	_, ok = testkit.MetricValue(text, "process_start_time_seconds")
 	assert.True(t, ok, "process_start_time_seconds")
 
-	for name, labels := range promtest.Labels(text) {
+	for name, labels := range testkit.MetricLabels(text) {
 		if !strings.HasPrefix(name, "topgg_") {
 			continue
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -50,12 +50,12 @@ func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount 
 	go func() { done <- rep.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		serverproc.Within("the reporter's Run to return", func() { assert.NoError(t, <-done) })
+		httpx.Within("the reporter's Run to return", func() { assert.NoError(t, <-done) })
 		var wg sync.WaitGroup
 		for _, s := range p.sessions {
 			wg.Go(func() { _ = s.Close() })
 		}
-		serverproc.Within("the sessions' Close", wg.Wait)
+		httpx.Within("the sessions' Close", wg.Wait)
 	})
 	return p
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // childEnv makes the test binary run childMain instead of the tests; the
@@ -109,7 +109,7 @@ func TestPausedLeaderWritesNothingAfterItResumes(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
 		_ = cmd.Process.Kill()
-		serverproc.Within("the killed child process to exit", func() {
+		httpx.Within("the killed child process to exit", func() {
 			for range lines { // drain, so that Wait can finish
 			}
 			<-exited

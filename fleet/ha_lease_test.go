@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 )
 
 // TestUnacknowledgedRenewalsEndTheTerm: a renewal the replica does not
@@ -63,7 +63,7 @@ func TestLeaseOnARingElectsWithoutWaiting(t *testing.T) {
 	require.Eventually(t, func() bool { return f.Lease().State().Leader }, haWait, haTick)
 	cancel()
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 }
 

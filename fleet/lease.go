@@ -16,7 +16,6 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/fence"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
@@ -144,7 +143,7 @@ func (l *Lease) lead(ctx context.Context, fn func(context.Context, int64) error,
 
 	leaderCtx, cancelLeader := context.WithCancelCause(ctx)
 	t := l.term(sent, cancelLeader)
-	leaderCtx = term.With(leaderCtx, t)
+	leaderCtx = clock.WithTerm(leaderCtx, t)
 	keepCtx, stopKeep := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { l.keep(keepCtx, t, value, sent) })

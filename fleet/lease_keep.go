@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // renewal is the outcome of one renewal request sent at sent.
@@ -20,7 +20,7 @@ type renewal struct {
 // success, and ends the term when the lease was taken or its deadline passed.
 // Renewals run one at a time on their own goroutine, so that a hung request
 // cannot delay the deadline; keep waits for it before returning.
-func (l *Lease) keep(ctx context.Context, t *term.Term, value string, sent time.Time) {
+func (l *Lease) keep(ctx context.Context, t *clock.Term, value string, sent time.Time) {
 	deadline := sent.Add(l.ttl - l.margin)
 	lost := l.clock.NewTimer(deadline.Sub(l.clock.Now()))
 	defer func() { lost.Stop() }()

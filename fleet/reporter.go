@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
@@ -81,7 +80,7 @@ func (r *reporter) Run(ctx context.Context) error {
 			failures = 0
 		} else {
 			failures++
-			next = min(next, backoff.Exp(failures, minPublishGap, maxRetry))
+			next = min(next, clock.Backoff(failures, minPublishGap, maxRetry))
 			if ctx.Err() == nil {
 				r.log.Warn("publishing shard counts failed; retrying", "err", err, "retry_in", next)
 			}

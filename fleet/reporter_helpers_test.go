@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // runReporter runs rep until stop, which cancels Run and returns its error;
@@ -22,7 +22,7 @@ func runReporter(t *testing.T, rep *reporter) (stop func() error) {
 	go func() { done <- rep.Run(ctx) }()
 	stop = sync.OnceValue(func() (err error) {
 		cancel()
-		serverproc.Within("the reporter's Run to return", func() { err = <-done })
+		httpx.Within("the reporter's Run to return", func() { err = <-done })
 		return err
 	})
 	t.Cleanup(func() { _ = stop() })

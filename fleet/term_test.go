@@ -10,7 +10,6 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause: the leader's
@@ -37,7 +36,7 @@ func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
 		t.Fatal("never led")
 	}
 	require.NoError(t, CheckTerm(lctx))
-	tm := term.From(lctx)
+	tm := clock.TermFrom(lctx)
 	require.NotNil(t, tm, "the leader's context carries no term")
 	left, ok := tm.Left()
 	require.True(t, ok)

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // The URL schemes [NewUniversalClient] and [Open] accept, by deployment.
@@ -128,8 +128,8 @@ func urlError(u *url.URL, err error) error {
 			secrets = append(secrets, vs...)
 		}
 	}
-	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), redact.Words(msg, "xxxxx", secrets...))
+	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), httpx.Words(msg, "xxxxx", secrets...))
 }
 
 // shownURL is the URL as errors may show it.
-func shownURL(u *url.URL) string { return redact.URL(u) }
+func shownURL(u *url.URL) string { return httpx.RedactURL(u) }

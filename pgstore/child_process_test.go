@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
@@ -63,7 +63,7 @@ func startChild(t *testing.T, test string, env ...string) *child {
 	t.Cleanup(func() {
 		_ = c.cmd.Process.Signal(syscall.SIGCONT) // a stopped child cannot die of SIGKILL until continued
 		_ = c.cmd.Process.Kill()
-		serverproc.Within("the killed child process to exit", func() { <-c.exited })
+		httpx.Within("the killed child process to exit", func() { <-c.exited })
 	})
 	return c
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Connect opens a pool on the database at dbURL (a postgres:// or
@@ -27,7 +27,7 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: connect to %s: %w", redact.RawURL(dbURL), scrubbed(err, &cfg.ConnConfig.Config))
+		return nil, fmt.Errorf("pgstore: connect to %s: %w", httpx.RedactRawURL(dbURL), scrubbed(err, &cfg.ConnConfig.Config))
 	}
 	return pool, nil
 }
@@ -39,9 +39,9 @@ func Connect(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
 func scrubbed(err error, cc *pgconn.Config) error {
 	msg := err.Error()
 	_, dial := errors.AsType[*pgconn.ConnectError](err)
-	clean := redact.Words(msg, redact.Mark, cc.Password)
+	clean := httpx.Words(msg, httpx.Redacted, cc.Password)
 	if dial {
-		clean = redact.Words(clean, redact.Mark, cc.User)
+		clean = httpx.Words(clean, httpx.Redacted, cc.User)
 	}
 	if dial || clean != msg {
 		return errors.New(clean)

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -35,9 +35,9 @@ func (s *Store) Follow(ctx context.Context, added func(voterewards.Vote), resync
 		if ctx.Err() != nil {
 			return nil
 		}
-		d := backoff.Exp(attempt, followFirstDelay, followMaxDelay)
+		d := clock.Backoff(attempt, followFirstDelay, followMaxDelay)
 		s.log.Warn("pgstore: vote feed lost its connection; reconnecting", "err", s.scrub(err), "retry_in", d)
-		if backoff.Sleep(ctx, d) != nil {
+		if clock.Sleep(ctx, clock.Real(), d) != nil {
 			return nil
 		}
 	}

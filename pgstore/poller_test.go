@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -57,7 +57,7 @@ func TestPollerRewardsInItsTransaction(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond, "every vote delivered and recorded")
 	cancel()
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 	assert.Len(t, callsCh, users, "one reward per vote")
 	for u := range users {

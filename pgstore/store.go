@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -54,7 +54,7 @@ type Config struct {
 	// [DefaultTxTimeout], at least a millisecond): PostgreSQL aborts one idle
 	// for longer, rolling back all of it, so a paused leader stalls the
 	// fleet no longer and commits nothing past it. A fleet leader's limit is
-	// cut to what is left of its term. A TxHandler must finish within it.
+	// cut to what is left of its clock. A TxHandler must finish within it.
 	TxTimeout time.Duration
 	// Retention, if set, deletes a vote once it is older than Retention and
 	// out of the dedup set, its reward and expiry handled; the ledger stays
@@ -144,7 +144,7 @@ func (*Store) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "pgstore.St
 // a fleet leader's term: a leader paused past its lease holds no lock longer.
 func (s *Store) txLimit(ctx context.Context) string {
 	d := s.timeout
-	if left, ok := term.From(ctx).Left(); ok {
+	if left, ok := clock.TermFrom(ctx).Left(); ok {
 		d = max(min(d, left), time.Millisecond)
 	}
 	return strconv.FormatInt(d.Milliseconds(), 10)

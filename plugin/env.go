@@ -14,8 +14,8 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/dblkit/go-topgg/internal/redact"
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -205,7 +205,7 @@ const minTrace = 4
 // msg still holds a run of minTrace bytes of val (a part of a secret).
 func withoutValue(msg, val string) (string, bool) {
 	const hole = "\x00"
-	msg = redact.Words(strings.ReplaceAll(msg, strconv.Quote(val), hole), hole, val)
+	msg = httpx.Words(strings.ReplaceAll(msg, strconv.Quote(val), hole), hole, val)
 	for i := 0; i+minTrace <= len(val); i++ {
 		if strings.Contains(msg, val[i:i+minTrace]) {
 			return "", false
@@ -369,7 +369,7 @@ func (s Credential) LogValue() slog.Value {
 	if s.p == nil {
 		return slog.StringValue("")
 	}
-	return slog.StringValue(redact.Mark)
+	return slog.StringValue(httpx.Redacted)
 }
 
 // MarshalText keeps the value out of encoders that skip Format (JSON, say).
@@ -426,7 +426,7 @@ type Snowflake string
 
 // EnvDecode refuses what is not a Discord ID; its error quotes no value.
 func (id *Snowflake) EnvDecode(v string) error {
-	if !snowflake.Valid(v) {
+	if !discord.ValidID(v) {
 		return errors.New("not a Discord id (a decimal number below 2^64, without a leading zero)")
 	}
 	*id = Snowflake(v)

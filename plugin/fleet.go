@@ -7,7 +7,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -46,7 +46,7 @@ func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []j
 	}
 	return append(every, job{"fleet leader", func(ctx context.Context) error {
 		return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
-			if term.From(ctx) == nil {
+			if clock.TermFrom(ctx) == nil {
 				// Every leader-only check would pass: refuse to lead without a deadline.
 				return errors.New("plugin: the leader's context carries no term")
 			}

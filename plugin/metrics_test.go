@@ -14,7 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/promtest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -30,7 +30,7 @@ var _ plugin.Observer = (*topggprom.Collector)(nil)
 // histogram's count), 0 if it has none.
 func gathered(t *testing.T, c *topggprom.Collector, name string, labels map[string]string) float64 {
 	t.Helper()
-	v, _ := promtest.Value(promtest.Text(t, c), promtest.Series(name, labels))
+	v, _ := testkit.MetricValue(testkit.MetricsText(t, c), testkit.MetricSeries(name, labels))
 	return v
 }
 

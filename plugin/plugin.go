@@ -15,7 +15,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -163,7 +163,7 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 		if s == nil {
 			return fmt.Errorf("%w: Attach: session %d is nil", errNilArg, i)
 		}
-		if session.Opened(s) {
+		if discord.Opened(s) {
 			return fmt.Errorf("plugin: Attach: session %d (shard %d): %w", i, s.ShardID, autopost.ErrSessionOpen)
 		}
 	}
@@ -227,18 +227,18 @@ func (p *Plugin) Run(ctx context.Context) error {
 	return err
 }
 
-// warnUnopened warns once, after session.OpenGrace, of webhook secrets no
+// warnUnopened warns once, after discord.OpenGrace, of webhook secrets no
 // receiver serves and of the shards whose sessions are attached but not
 // opened: without READY nothing is counted.
 func (p *Plugin) warnUnopened(ctx context.Context) {
-	if clock.Sleep(ctx, p.opts.clock, session.OpenGrace) != nil {
+	if clock.Sleep(ctx, p.opts.clock, discord.OpenGrace) != nil {
 		return
 	}
 	p.warnUnmounted()
 	p.mu.Lock()
 	sessions := slices.Clone(p.sessions)
 	p.mu.Unlock()
-	session.WarnUnopened(ctx, p.log, sessions)
+	discord.WarnUnopened(ctx, p.log, sessions)
 }
 
 // supervise runs jobs until ctx is done and every one returned; one that no

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -76,7 +76,7 @@ func startChild(t *testing.T, name string, env []string) *child {
 		case <-c.exited:
 		case <-time.After(15 * time.Second):
 			_ = c.cmd.Process.Kill()
-			serverproc.Within("the killed child process to exit", func() { <-c.exited })
+			httpx.Within("the killed child process to exit", func() { <-c.exited })
 		}
 		if t.Failed() {
 			c.mu.Lock()

@@ -9,9 +9,7 @@ import (
 
 	"github.com/sourcegraph/conc/panics"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -54,7 +52,7 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 		case ctx.Err() != nil:
 			// Not restarted; an error while stopping is news, a bare
 			// cancellation or an ended term is not.
-			if !errors.Is(err, context.Canceled) && !errors.Is(err, term.ErrOver) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, clock.ErrTermOver) {
 				s.log.Warn("job stopped with an error", "job", name, "error", err)
 			}
 			return nil
@@ -69,7 +67,7 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 			failures = 0 // it ran well for a while: this is a new failure, not a loop
 		}
 		failures++
-		delay := backoff.Exp(failures, minRestartDelay, maxRestartDelay)
+		delay := clock.Backoff(failures, minRestartDelay, maxRestartDelay)
 		s.log.Error("job failed; restarting", "job", name, "error", err, "in", delay)
 		if clock.Sleep(ctx, s.clock, delay) != nil {
 			return nil

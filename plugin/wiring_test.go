@@ -13,7 +13,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -110,7 +110,7 @@ func TestWithoutVoterPerksIsSaid(t *testing.T) {
 
 // TestWebhookSecretsWithoutAReceiverWarn: webhook secrets with neither
 // WebhookAddr nor a WebhookHandler taken are one warning naming both fixes,
-// session.OpenGrace after Run starts; a mounted handler is not warned of.
+// discord.OpenGrace after Run starts; a mounted handler is not warned of.
 func TestWebhookSecretsWithoutAReceiverWarn(t *testing.T) {
 	t.Parallel()
 	for _, mounted := range []bool{false, true} {
@@ -126,7 +126,7 @@ func TestWebhookSecretsWithoutAReceiverWarn(t *testing.T) {
 		}
 		w.start(p)
 		require.Eventually(t, func() bool { return fake.Timers() > 0 }, wait, tick)
-		fake.Advance(session.OpenGrace)
+		fake.Advance(discord.OpenGrace)
 		waitLog(t, &logs, "sessions attached but not opened") // logged after the receiver check
 		if mounted {
 			assert.NotContains(t, logs.String(), "no receiver serves them")

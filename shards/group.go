@@ -13,7 +13,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -135,11 +135,11 @@ func (g *Group) Sessions() []*discordgo.Session {
 // ForGuild returns the session of guildID's shard, (guild_id >> 22) % shard
 // count; a shard this Group does not run is an error wrapping [ErrNotHere].
 func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
-	n, ok := snowflake.Parse(guildID)
+	n, ok := discord.ParseID(guildID)
 	if !ok {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
-	shard := snowflake.Shard(n, g.shardCount)
+	shard := discord.ShardOf(n, g.shardCount)
 	if g.index == nil {
 		return g.sessions[shard], nil
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -56,7 +56,7 @@ func WithAPIBase(base string) Option {
 			// Not quoted: user info or a query may hold a secret.
 			return &topgg.ValidationError{Field: "Discord API base", Problem: "has user info, a query or a fragment", Rule: "https://host[/path]"}
 		}
-		if u.Scheme == "http" && !baseurl.Loopback(u.Hostname()) { // the token would cross the network in clear text
+		if u.Scheme == "http" && !httpx.Loopback(u.Hostname()) { // the token would cross the network in clear text
 			return &topgg.ValidationError{Field: "Discord API base", Problem: "is plain http to another machine", Rule: "https, or http to this machine only"}
 		}
 		c.apiBase = trimBase(base)

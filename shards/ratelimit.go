@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/snowflake"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // Bounds of a rate-limit wait and of the retries of one request.
@@ -73,10 +72,10 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, route := req.Context(), routeKey(req.URL.Path)
 	send := req
 	for attempt := 1; ; attempt++ {
-		// The wait may outlast a fleet leader's term.
+		// The wait may outlast a fleet leader's clock.
 		err := t.wait(ctx, req.Method, route)
 		if err == nil {
-			err = term.Check(ctx)
+			err = clock.CheckTerm(ctx)
 		}
 		if err != nil {
 			if send.Body != nil {
@@ -228,6 +227,6 @@ func routeKey(path string) string {
 }
 
 func isSnowflake(s string) bool {
-	_, ok := snowflake.Parse(s)
+	_, ok := discord.ParseID(s)
 	return ok
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // steps records the order in which the shutdown steps ran.
@@ -68,7 +68,7 @@ func TestStopInOrderSlowJobs(t *testing.T) {
 	}
 	close(release)
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 	assert.Equal(t, []string{"shards closed", "jobs stopped"}, st.get())
 }

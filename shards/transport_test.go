@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // TestSeconds: Discord's seconds, with fractions, and nonsense, within bounds.
@@ -141,7 +140,7 @@ func TestBodyLimitErrorHoldsNoToken(t *testing.T) {
 // a 429 (or a route's limit before the first send) and then sends, with no
 // term check: a fleet leader's Discord write (a voter role, a DM) checked
 // before the call goes out after the wait although the term ended during
-// it. RoundTrip should call term.Check(req.Context()) right before each
+// it. RoundTrip should call clock.CheckTerm(req.Context()) right before each
 // send.
 func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Parallel()
@@ -160,10 +159,10 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
 	hc := &http.Client{Transport: newRateLimiter(http.DefaultTransport, clk, slog.New(slog.DiscardHandler))}
-	ctx := term.With(context.Background(), term.New(clk, start.Add(500*time.Millisecond), nil))
+	ctx := clock.WithTerm(context.Background(), clock.NewTerm(clk, start.Add(500*time.Millisecond), nil))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, ts.URL+"/api/v10/guilds/1/members/2/roles/3", nil)
 	require.NoError(t, err)
-	require.NoError(t, term.Check(ctx), "the caller checks its term before the call")
+	require.NoError(t, clock.CheckTerm(ctx), "the caller checks its term before the call")
 	done := make(chan error, 1)
 	go func() {
 		resp, err := hc.Do(req)
@@ -176,7 +175,7 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	clk.Advance(2 * time.Second) // past the wait, and past the term
 	select {
 	case err := <-done:
-		assert.ErrorIs(t, err, term.ErrOver)
+		assert.ErrorIs(t, err, clock.ErrTermOver)
 	case <-time.After(10 * time.Second):
 		require.FailNow(t, "the request did not return")
 	}

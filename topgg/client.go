@@ -12,9 +12,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/dblkit/go-topgg/internal/baseurl"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // DefaultBaseURL is the API root of the real service.
@@ -30,7 +29,7 @@ const me = "/v1/projects/@me"
 type Client struct {
 	// auth and scrub hold the token in closures, which no formatting prints.
 	auth      credentials
-	scrub     redact.Scrubber
+	scrub     httpx.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
 	base      *url.URL
 	target    string // base.String(): request URLs are target + path + "?" + query
@@ -166,7 +165,7 @@ func New(token string, opts ...Option) (*Client, error) {
 		return nil, &ValidationError{Field: "base URL", Problem: err.Error(), Rule: "https://host[/path], the API root"}
 	}
 	hc := *cfg.http // a copy: the caller's is never changed
-	scrub := redact.NewScrubber(token)
+	scrub := httpx.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
 	return &Client{
 		auth:      newCredentials(token),
@@ -204,24 +203,24 @@ func checkToken(token string) error {
 
 // parseBaseURL checks the API root and refuses the /v1 the client adds itself.
 func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
-	u, err := baseurl.Parse(raw, insecure)
+	u, err := httpx.ParseBaseURL(raw, insecure)
 	if err != nil {
 		return nil, err
 	}
 	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", redact.URL(u), DefaultBaseURL)
+		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", httpx.RedactURL(u), DefaultBaseURL)
 	}
 	return u, nil
 }
 
 // Loopback reports whether the client's base URL is on this machine (a fake,
 // never the real service); the jobs' interval floors do not apply then.
-func (c *Client) Loopback() bool { return baseurl.Loopback(c.base.Hostname()) }
+func (c *Client) Loopback() bool { return httpx.Loopback(c.base.Hostname()) }
 
 // Format prints the client with its base URL and no token, under every verb.
 func (c *Client) Format(f fmt.State, _ rune) {
-	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", redact.URL(c.base))
+	_, _ = fmt.Fprintf(f, "topgg.Client{base: %s, token: [redacted]}", httpx.RedactURL(c.base))
 }
 
 // Legacy returns the v0 (/bots) interface, sharing the client's transport and limits.

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dblkit/go-topgg/internal/redact"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // fuzzDecoder checks the decoder of one answer type: it never panics, a failure is a
@@ -116,7 +116,7 @@ const fuzzToken = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJfdCI6IiIsImlkIjoiMzY0
 func secretsOf(token string) []string {
 	out := []string{token}
 	for _, p := range strings.Split(token, ".") {
-		if len(p) >= redact.MinSecretPart {
+		if len(p) >= httpx.MinSecretPart {
 			out = append(out, p)
 		}
 	}
@@ -137,7 +137,7 @@ func FuzzNewAPIError(f *testing.F) {
 		f.Add(422, []byte(s), false)
 	}
 	f.Add(400, []byte(`{"detail":"`+strings.Repeat("x", maxErrorBody-20)+fuzzToken+`"}`), true)
-	scrub := redact.NewScrubber(fuzzToken)
+	scrub := httpx.NewScrubber(fuzzToken)
 	f.Fuzz(func(t *testing.T, status int, data []byte, truncated bool) {
 		if len(data) > maxErrorBody {
 			data, truncated = data[:maxErrorBody], true
@@ -147,7 +147,7 @@ func FuzzNewAPIError(f *testing.F) {
 			t.Fatalf("bad APIError %+v", e)
 		}
 		kept := e.Body // up to the first mark, which the bound may have cut
-		if i := bytes.Index(kept, []byte(redact.Mark[:len(redact.Mark)-1])); i >= 0 {
+		if i := bytes.Index(kept, []byte(httpx.Redacted[:len(httpx.Redacted)-1])); i >= 0 {
 			kept = kept[:i]
 		}
 		if !bytes.HasPrefix(data, kept) {
@@ -178,7 +178,7 @@ func FuzzTokenPayload(f *testing.F) {
 		if h := tokenHint(token); h != "" && h != legacyTokenHint {
 			t.Fatalf("unexpected hint %q", h)
 		}
-		if err := checkToken(token); err != nil && len(token) >= redact.MinSecretPart && strings.Contains(err.Error(), token) {
+		if err := checkToken(token); err != nil && len(token) >= httpx.MinSecretPart && strings.Contains(err.Error(), token) {
 			t.Fatalf("checkToken quotes the token: %v", err)
 		}
 		if !utf8.ValidString(id) {

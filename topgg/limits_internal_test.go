@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 func newFakeClock() *clock.Fake {
@@ -187,7 +187,7 @@ func TestAcquireWaitsOutAShortBlock(t *testing.T) {
 	require.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, time.Millisecond, "still blocked")
 	clk.Advance(time.Second)
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 
 	// Renewed while it waits: the second wait would pass the budget.

@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/dblkit/go-topgg/internal/redact"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // ErrUnsafeRedirect matches the *RequestError of a call whose answer
@@ -22,13 +22,13 @@ const maxRedirects = 10
 // safeRedirects returns the CheckRedirect of the client's *http.Client: a
 // redirect is followed only within the first request's scheme (or to https)
 // and host, then as next (or net/http's limit) allows.
-func safeRedirects(next func(*http.Request, []*http.Request) error, scrub redact.Scrubber) func(*http.Request, []*http.Request) error {
+func safeRedirects(next func(*http.Request, []*http.Request) error, scrub httpx.Scrubber) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > 0 && !sameOrigin(via[0].URL, req.URL) {
 			return fmt.Errorf("%w: %s to %s", ErrUnsafeRedirect, scrub.Text(origin(via[0].URL)), scrub.Text(origin(req.URL)))
 		}
 		// net/http sends the redirect itself: the term is checked before it too.
-		if err := term.Check(req.Context()); err != nil {
+		if err := clock.CheckTerm(req.Context()); err != nil {
 			return err
 		}
 		if next != nil {

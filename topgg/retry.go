@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 // RetryPolicy says how idempotent calls are retried (announcements never are):
@@ -41,7 +41,7 @@ func (p RetryPolicy) validate() error {
 
 // backoff returns the wait before retry number n (1 for the first retry).
 func (p RetryPolicy) backoff(n int) time.Duration {
-	return backoff.Exp(n, p.MinBackoff, p.MaxBackoff)
+	return clock.Backoff(n, p.MinBackoff, p.MaxBackoff)
 }
 
 // Retryable reports whether the call that returned err may succeed if made again

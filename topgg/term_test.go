@@ -14,14 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
 // TestRequestOfAnEndedTermIsNotSent: a request whose context carries a fleet
 // leader's term is sent while the term is valid, and not at all once its
-// deadline passed (read on the term's clock): the error wraps term.ErrOver
+// deadline passed (read on the term's clock): the error wraps clock.ErrTermOver
 // and is not worth retrying.
 func TestRequestOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Parallel()
@@ -29,13 +28,13 @@ func TestRequestOfAnEndedTermIsNotSent(t *testing.T) {
 	c := newClient(t, srv)
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
-	ctx := term.With(context.Background(), term.New(clk, start.Add(time.Second), nil))
+	ctx := clock.WithTerm(context.Background(), clock.NewTerm(clk, start.Add(time.Second), nil))
 
 	_, err := c.Project(ctx)
 	require.NoError(t, err, "sent within the term")
 	clk.Advance(time.Second)
 	_, err = c.Project(ctx)
-	require.ErrorIs(t, err, term.ErrOver)
+	require.ErrorIs(t, err, clock.ErrTermOver)
 	assert.False(t, topgg.Retryable(err))
 	assert.Len(t, srv.Requests(), 1, "a request went out after the term's deadline")
 }
@@ -47,10 +46,10 @@ func TestRetryOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
 	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusServiceUnavailable}))
-	tm := term.New(nil, time.Now().Add(time.Hour), nil)
+	tm := clock.NewTerm(nil, time.Now().Add(time.Hour), nil)
 	c := newClient(t, srv, topgg.WithObserver(func(topgg.Request) { tm.End(nil) })) // after the first attempt
-	_, err := c.Project(term.With(context.Background(), tm))
-	require.ErrorIs(t, err, term.ErrOver)
+	_, err := c.Project(clock.WithTerm(context.Background(), tm))
+	require.ErrorIs(t, err, clock.ErrTermOver)
 	assert.Len(t, srv.Requests(), 1, "the retry went out after the term ended")
 }
 
@@ -64,7 +63,7 @@ func TestRedirectOfAnEndedTermIsNotFollowed(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
-	tm := term.New(clk, start.Add(time.Second), nil)
+	tm := clock.NewTerm(clk, start.Add(time.Second), nil)
 	var followed atomic.Int32
 	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/old/") {
@@ -79,8 +78,8 @@ func TestRedirectOfAnEndedTermIsNotFollowed(t *testing.T) {
 	t.Cleanup(ts.Close)
 	c, err := topgg.New("token", topgg.WithBaseURL(ts.URL+"/old"), topgg.WithHTTPClient(ts.Client()), topgg.WithRetryPolicy(fastRetries()))
 	require.NoError(t, err)
-	err = c.UpdateMetrics(term.With(context.Background(), tm), topgg.BotMetrics{ServerCount: new(1)})
-	assert.ErrorIs(t, err, term.ErrOver)
+	err = c.UpdateMetrics(clock.WithTerm(context.Background(), tm), topgg.BotMetrics{ServerCount: new(1)})
+	assert.ErrorIs(t, err, clock.ErrTermOver)
 	assert.Zero(t, followed.Load(), "the redirected request went out after the term's deadline")
 }
 
@@ -89,7 +88,7 @@ func TestRedirectOfAnEndedTermIsNotFollowed(t *testing.T) {
 // hands the request to its *http.Client, so what follows the check is the
 // transport's work up to the last byte written, reported as
 // window-ns/op (from httptrace's GetConn to WroteRequest, on loopback, with a
-// kept-alive connection; the check itself is BenchmarkCheck in internal/term).
+// kept-alive connection; the check itself is BenchmarkCheck in internal/clock).
 func BenchmarkTermWindow(b *testing.B) {
 	srv, err := topggtest.NewServer()
 	if err != nil {
@@ -106,8 +105,8 @@ func BenchmarkTermWindow(b *testing.B) {
 		GetConn:      func(string) { getConn = time.Now() },
 		WroteRequest: func(httptrace.WroteRequestInfo) { window += time.Since(getConn) },
 	}
-	tm := term.New(nil, time.Now().Add(time.Hour), nil)
-	ctx := httptrace.WithClientTrace(term.With(context.Background(), tm), trace)
+	tm := clock.NewTerm(nil, time.Now().Add(time.Hour), nil)
+	ctx := httptrace.WithClientTrace(clock.WithTerm(context.Background(), tm), trace)
 	if _, err := c.Project(ctx); err != nil { // opens the connection
 		b.Fatal(err)
 	}

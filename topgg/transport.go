@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/redact"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 const (
@@ -154,7 +153,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 		start = time.Now()
 	}
 	// A leader's term is checked last, right before the send.
-	if err := term.Check(ctx); err != nil {
+	if err := clock.CheckTerm(ctx); err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
 	resp, err := c.http.Do(req)
@@ -362,7 +361,7 @@ func cut(b []byte) []byte {
 
 // newAPIError decodes a v1 problem+json or a v0 error body leniently; every
 // string kept is scrubbed of the token.
-func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub redact.Scrubber) *APIError {
+func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub httpx.Scrubber) *APIError {
 	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))

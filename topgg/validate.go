@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // The service's limits that the client checks before sending.
@@ -36,7 +36,7 @@ func checkLen(field, s string, lo, hi int) error {
 }
 
 func checkSnowflake(field, id string) error {
-	if _, ok := snowflake.Parse(id); !ok {
+	if _, ok := discord.ParseID(id); !ok {
 		problem := fmt.Sprintf("%q is not a number", id)
 		if id == "" {
 			problem = "is empty"

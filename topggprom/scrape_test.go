@@ -19,8 +19,8 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/promtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
@@ -48,7 +48,7 @@ var allowed = map[string]*regexp.Regexp{
 // requireBounded checks every label of every topgg_ series against its set.
 func requireBounded(t *testing.T, text string) {
 	t.Helper()
-	for name, labels := range promtest.Labels(text) {
+	for name, labels := range testkit.MetricLabels(text) {
 		for k, v := range labels {
 			re, ok := allowed[k]
 			require.True(t, ok, "%s: unexpected label %s", name, k)
@@ -60,8 +60,8 @@ func requireBounded(t *testing.T, text string) {
 // requireValue checks the value of one series of text.
 func requireValue(t *testing.T, text string, want float64, name string, labels map[string]string) {
 	t.Helper()
-	series := promtest.Series(name, labels)
-	got, ok := promtest.Value(text, series)
+	series := testkit.MetricSeries(name, labels)
+	got, ok := testkit.MetricValue(text, series)
 	require.True(t, ok, "no series %s in:\n%s", series, text)
 	assert.Equal(t, want, got, series)
 }
@@ -117,7 +117,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(results) == 1 }, 5*time.Second, time.Millisecond)
 	cancel()
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 
 	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
@@ -126,7 +126,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	c.ObserveWebhook(webhook.Outcome(250))                                                                                              // not an outcome: other
 	c.ObserveLease(fleet.LeaseState{Leader: true})
 
-	text := promtest.Text(t, c)
+	text := testkit.MetricsText(t, c)
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "429", "outcome", "rate_limited"))
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "204", "outcome", "ok"))
 	requireValue(t, text, 1, "topgg_api_retries_total", lbl("route", "metrics"))
@@ -136,7 +136,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	requireValue(t, text, 0, "topgg_autopost_posts_total", lbl("outcome", "failed"))
 	requireValue(t, text, 42, "topgg_autopost_servers", nil)
 	requireValue(t, text, 2, "topgg_autopost_shards", nil)
-	last, ok := promtest.Value(text, "topgg_autopost_last_post_timestamp_seconds")
+	last, ok := testkit.MetricValue(text, "topgg_autopost_last_post_timestamp_seconds")
 	require.True(t, ok)
 	assert.Positive(t, last)
 	requireValue(t, text, 1, "topgg_commands_syncs_total", lbl("outcome", "published"))
@@ -157,12 +157,12 @@ func TestScrapeTokenRefused(t *testing.T) {
 	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	_, err := client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
-	text := promtest.Text(t, c)
+	text := testkit.MetricsText(t, c)
 	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v1"))
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "project", "method", "GET", "code", "401", "outcome", "api_error"))
 	_, err = client.Project(context.Background())
 	require.NoError(t, err)
-	requireValue(t, promtest.Text(t, c, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
+	requireValue(t, testkit.MetricsText(t, c, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
 	requireBounded(t, text)
 }
 
@@ -193,7 +193,7 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 	// 14 documented codes and "other", each under a few outcomes at most.
 	assert.LessOrEqual(t, first, 2*16, "series after 400 status codes")
 	assert.Equal(t, first, round(), "a second round adds no series")
-	requireBounded(t, promtest.Text(t, c))
+	requireBounded(t, testkit.MetricsText(t, c))
 }
 
 // Any status, method, route or outcome, however odd, lands in a bounded set.
@@ -209,11 +209,11 @@ func TestRequestLabelsAreBounded(t *testing.T) {
 	n := testutil.CollectAndCount(c, "topgg_api_requests_total")
 	assert.LessOrEqual(t, n, 12*16*7)
 	codes := map[string]bool{}
-	for _, labels := range promtest.Labels(promtest.Text(t, c, "topgg_api_requests_total")) {
+	for _, labels := range testkit.MetricLabels(testkit.MetricsText(t, c, "topgg_api_requests_total")) {
 		codes[labels["code"]] = true
 	}
 	assert.Len(t, codes, 16)
-	requireBounded(t, promtest.Text(t, c))
+	requireBounded(t, testkit.MetricsText(t, c))
 }
 
 func TestNewRefusesNilAndDuplicates(t *testing.T) {

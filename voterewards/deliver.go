@@ -12,9 +12,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 	"github.com/sourcegraph/conc/pool"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 )
 
 // queuedPerWorker bounds the votes queued in memory per worker.
@@ -300,7 +298,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 // errAbandoned if the end of Run interrupted it.
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
-		if term.Check(r.hctx) != nil {
+		if clock.CheckTerm(r.hctx) != nil {
 			// A leader past its term calls no handler: the vote stays pending.
 			return n - 1, errAbandoned
 		}
@@ -370,5 +368,5 @@ func (r *run) sleep(ctx context.Context, d time.Duration) error {
 
 // retryWait is the wait before retry n: first, doubling, capped, jittered.
 func retryWait(n int, first time.Duration) time.Duration {
-	return backoff.Exp(n, first, maxRetryDelay)
+	return clock.Backoff(n, first, maxRetryDelay)
 }

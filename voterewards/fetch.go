@@ -10,8 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -86,9 +85,9 @@ func (r *run) poll(ctx context.Context) time.Duration {
 	return r.p.cfg.Interval
 }
 
-// page reads one page of the history, unless a fleet leader is past its term.
+// page reads one page of the history, unless a fleet leader is past its clock.
 func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) {
-	if err := term.Check(ctx); err != nil {
+	if err := clock.CheckTerm(ctx); err != nil {
 		return nil, fmt.Errorf("voterewards: %w", err)
 	}
 	page, err := r.p.src.Votes(ctx, q)
@@ -155,7 +154,7 @@ func queryKey(q topgg.VotesQuery) string {
 // at Interval. A refused token is the client's to report at error level.
 func (r *run) failed(err error) time.Duration {
 	r.failures++
-	wait := backoff.Exp(r.failures, firstFailureWait, r.p.cfg.Interval)
+	wait := clock.Backoff(r.failures, firstFailureWait, r.p.cfg.Interval)
 	level, msg := slog.LevelError, "poll failed"
 	if errors.Is(err, topgg.ErrUnauthorized) {
 		level, msg = slog.LevelDebug, "poll failed: Top.gg refuses the token"

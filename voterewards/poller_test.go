@@ -18,7 +18,7 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -364,7 +364,7 @@ func TestRunRacesItsCancelAndRunsAgain(t *testing.T) {
 	assert.ErrorIs(t, p.Run(context.Background()), topgg.ErrRunning, "a second Run while one runs is refused")
 	cancel()
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -33,7 +32,7 @@ func TestNoHandlerCallOnceTheTermEnded(t *testing.T) {
 	defer cancel(nil)
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start) // the term's clock: no timer of its own fires
-	tm := term.New(clk, start.Add(time.Second), cancel)
+	tm := clock.NewTerm(clk, start.Add(time.Second), cancel)
 	p, err := voterewards.New(newClient(t, srv), voterewards.Config{Store: store, Concurrency: 1,
 		Interval: 10 * time.Millisecond, RetryDelay: time.Millisecond,
 		OnReward: func(ctx context.Context, v voterewards.Vote) error {
@@ -45,7 +44,7 @@ func TestNoHandlerCallOnceTheTermEnded(t *testing.T) {
 		}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() { done <- p.Run(term.With(ctx, tm)) }()
+	go func() { done <- p.Run(clock.WithTerm(ctx, tm)) }()
 	select {
 	case err := <-done:
 		require.NoError(t, err)

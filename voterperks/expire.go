@@ -9,7 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -69,7 +69,7 @@ func sendOnce(ctx context.Context, s *discordgo.Session, channelID, content, key
 		EnforceNonce bool   `json:"enforce_nonce"`
 	}{content, hex.EncodeToString(sum[:])[:maxNonce], true}
 	endpoint := discordgo.EndpointChannelMessages(channelID)
-	if err := term.Check(ctx); err != nil { // a fleet leader past its term sends nothing: the next one does
+	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term sends nothing: the next one does
 		return err
 	}
 	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint, leaderCall(ctx)...)

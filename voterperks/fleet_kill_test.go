@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/fleet"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/redisstate"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -106,7 +106,7 @@ func startChild(t *testing.T, w *world, redisURL string) (*exec.Cmd, <-chan stru
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		serverproc.Within("the killed child process to exit", func() { <-read; _ = cmd.Wait() })
+		httpx.Within("the killed child process to exit", func() { <-read; _ = cmd.Wait() })
 		if t.Failed() {
 			t.Logf("child's stderr:\n%s", stderr.String())
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -86,13 +86,13 @@ func New(votes Votes, cfg Config) (*Perks, error) {
 	if typednil.Is(votes) {
 		return nil, fmt.Errorf("voterperks: New: %w (Votes)", topgg.ErrNilArgument)
 	}
-	if !snowflake.Valid(cfg.BotID) {
+	if !discord.ValidID(cfg.BotID) {
 		return nil, fmt.Errorf("%w: BotID %q is not a Discord id", ErrBadConfig, cfg.BotID)
 	}
 	if cfg.Session == nil {
 		return nil, fmt.Errorf("%w: Session is required", ErrBadConfig)
 	}
-	if r := cfg.Role; r != nil && (!snowflake.Valid(r.GuildID) || !snowflake.Valid(r.RoleID)) {
+	if r := cfg.Role; r != nil && (!discord.ValidID(r.GuildID) || !discord.ValidID(r.RoleID)) {
 		return nil, fmt.Errorf("%w: Role {%q, %q}: the guild and the role must be Discord ids", ErrBadConfig, r.GuildID, r.RoleID)
 	}
 	if typednil.Is(cfg.Reminders) {
@@ -123,7 +123,7 @@ func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
 	if p.cfg.Reminders == nil {
 		return ErrRemindersOff
 	}
-	if !snowflake.Valid(userID) {
+	if !discord.ValidID(userID) {
 		return fmt.Errorf("%w: %q", ErrBadUser, userID)
 	}
 	if err := p.cfg.Reminders.SetReminder(ctx, userID, on); err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -62,7 +62,7 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 	if add {
 		call, reason = s.GuildMemberRoleAdd, reasonGiven
 	}
-	if err := term.Check(ctx); err != nil { // a fleet leader past its term changes nothing
+	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term changes nothing
 		return false, err
 	}
 	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)

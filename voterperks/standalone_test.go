@@ -14,7 +14,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/term"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/shards"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -146,7 +146,7 @@ func TestLeaderPastItsTermActsNot(t *testing.T) {
 	ctx := w.ctx()
 	v := expiredVote(1)
 	require.NoError(t, perks.SetReminder(ctx, v.PlatformID, true))
-	over := term.With(ctx, term.New(nil, time.Now().Add(-time.Second), nil))
+	over := clock.WithTerm(ctx, clock.NewTerm(nil, time.Now().Add(-time.Second), nil))
 	assert.ErrorIs(t, perks.OnExpire(over, v), fleet.ErrTermOver)
 	active := v
 	active.ExpiresAt = time.Now().Add(time.Hour)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -48,7 +47,7 @@ func TestRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
 
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
-	ctx := term.With(context.Background(), term.New(clk, start.Add(time.Second), nil))
+	ctx := clock.WithTerm(context.Background(), clock.NewTerm(clk, start.Add(time.Second), nil))
 	go func() {
 		// The 429 arrived: the leader pauses past its term during the wait.
 		for deadline := time.Now().Add(wait); w.dc.PendingFaults() > 0 && time.Now().Before(deadline); {
@@ -61,8 +60,8 @@ func TestRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
 	v := voterewards.Vote{Vote: tv, Origin: voterewards.OriginWebhook}
 	err = p.OnReward(ctx, v)
 	require.Error(t, err, "the 429 goes back to the pipeline, not waited out and resent by discordgo")
-	require.Eventually(t, func() bool { return term.Check(ctx) != nil }, wait, time.Millisecond)
-	assert.ErrorIs(t, p.OnReward(ctx, v), term.ErrOver, "the pipeline's retry checks the term first")
+	require.Eventually(t, func() bool { return clock.CheckTerm(ctx) != nil }, wait, time.Millisecond)
+	assert.ErrorIs(t, p.OnReward(ctx, v), clock.ErrTermOver, "the pipeline's retry checks the term first")
 	added, _ := w.roleChanges()
 	assert.Zero(t, added[tv.PlatformID], "the role was given after the term's deadline")
 }

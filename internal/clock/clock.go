@@ -1,6 +1,6 @@
-// Package clock is the one time source of the module's jobs: the real clock in
-// production, a [Fake] in tests, so that a test of an interval or an expiry
-// advances time instead of sleeping.
+// Package clock is the time of the module's jobs: the real clock in production, a
+// [Fake] in tests (so a test advances time instead of sleeping), the one capped
+// backoff ([Backoff]) and a fleet leader's [Term].
 package clock
 
 import (

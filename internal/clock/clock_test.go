@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 func TestFakeFiresTimersInOrderWhenAdvanced(t *testing.T) {
@@ -48,7 +48,7 @@ func TestSleepEndsOnAdvanceOrCancel(t *testing.T) {
 	require.Eventually(t, func() bool { return f.Timers() == 1 }, 5*time.Second, time.Millisecond)
 	f.Advance(time.Minute)
 	var ranErr error
-	serverproc.Within("the job to return (<-done)", func() { ranErr = <-done })
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
 	require.NoError(t, ranErr)
 
 	ctx, cancel := context.WithCancel(context.Background())

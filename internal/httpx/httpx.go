@@ -1,6 +1,7 @@
-// Package httpx holds the module's small HTTP helpers, one of each: a
-// ResponseWriter that remembers its status, and a server's serve and bounded
-// shutdown. (The loopback test is internal/baseurl.Loopback.)
+// Package httpx holds the module's HTTP and URL helpers: a ResponseWriter that
+// remembers its status, bounded serving, base URL rules ([ParseBaseURL]), secrets
+// kept out of what is shown ([Scrubber], [RedactURL]), the failures the fake
+// services play ([Fault]) and the test servers' ports and logs ([FreePort]).
 package httpx
 
 import (

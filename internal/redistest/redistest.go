@@ -26,7 +26,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Binary is the name of the server executable looked up in PATH.
@@ -103,7 +103,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	var err error
 	for range 5 { // a freed port may be taken by someone else before we bind it: try another
-		if s.port, err = serverproc.FreePort(); err != nil {
+		if s.port, err = httpx.FreePort(); err != nil {
 			t.Fatalf("redistest: free port: %v", err)
 		}
 		if err = s.start(); err == nil {
@@ -172,7 +172,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = cmd.Process.Kill()
-	serverproc.Within("redistest: redis-server to exit after SIGKILL", func() { <-done })
+	httpx.Within("redistest: redis-server to exit after SIGKILL", func() { <-done })
 	s.mu.Lock()
 	s.cmd = nil
 	s.mu.Unlock()
@@ -225,7 +225,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Dir = s.dir
 	logs := &bytes.Buffer{}
-	lw := &serverproc.LockedWriter{Mu: &s.mu, W: logs}
+	lw := &httpx.LockedWriter{Mu: &s.mu, W: logs}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
@@ -291,7 +291,7 @@ func Announce(pkg string) bool {
 	if errServer == nil && errSentinel == nil {
 		return true
 	}
-	w, closeW := serverproc.AnnounceWriter()
+	w, closeW := httpx.AnnounceWriter()
 	defer closeW()
 	if errServer != nil {
 		return announce(w, pkg, os.Getenv("CI") != "")

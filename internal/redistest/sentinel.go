@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // SentinelBinary is the name of the Sentinel executable looked up in PATH
@@ -116,7 +116,7 @@ func startSentinelProc(bin, dir string, masterPort int) (*sentinelProc, error) {
 	var err error
 	for range 5 { // a freed port may be taken before we bind it: try another
 		var port int
-		if port, err = serverproc.FreePort(); err != nil {
+		if port, err = httpx.FreePort(); err != nil {
 			return nil, err
 		}
 		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %s\n"+
@@ -138,7 +138,7 @@ func startSentinelProc(bin, dir string, masterPort int) (*sentinelProc, error) {
 func (p *sentinelProc) start(bin, conf string) error {
 	p.cmd = exec.Command(bin, conf)
 	p.cmd.Dir = p.dir
-	lw := &serverproc.LockedWriter{Mu: &p.mu, W: &p.logs}
+	lw := &httpx.LockedWriter{Mu: &p.mu, W: &p.logs}
 	p.cmd.Stdout, p.cmd.Stderr = lw, lw
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
@@ -177,7 +177,7 @@ func (p *sentinelProc) stop() {
 		return
 	}
 	_ = p.cmd.Process.Kill()
-	serverproc.Within("redistest: redis-sentinel to exit after SIGKILL", func() { <-p.done })
+	httpx.Within("redistest: redis-sentinel to exit after SIGKILL", func() { <-p.done })
 }
 
 // SentinelAddrs returns host:port of the three sentinels.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -62,5 +62,5 @@ func CloseAll(ss []*discordgo.Session) {
 	for _, s := range ss {
 		wg.Go(func() { _ = s.Close() })
 	}
-	serverproc.Within("the sessions' Close", wg.Wait)
+	httpx.Within("the sessions' Close", wg.Wait)
 }

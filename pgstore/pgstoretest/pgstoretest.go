@@ -27,7 +27,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // installHint says how to get PostgreSQL on Debian and Ubuntu.
@@ -129,7 +129,7 @@ func announce(pkg string) bool {
 	if _, err := findBin(); err == nil {
 		return true
 	}
-	w, closeW := serverproc.AnnounceWriter()
+	w, closeW := httpx.AnnounceWriter()
 	defer closeW()
 	return announceTo(w, pkg, os.Getenv("CI") != "")
 }

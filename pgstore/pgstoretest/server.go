@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // startTimeout bounds initdb and the wait for a started server to answer.
@@ -105,7 +105,7 @@ func start(bin string) (*server, error) {
 		return nil, err
 	}
 	for range 5 { // a freed port may be taken by someone else before we bind it: try another
-		if s.port, err = serverproc.FreePort(); err != nil {
+		if s.port, err = httpx.FreePort(); err != nil {
 			break
 		}
 		if err = s.start(); err == nil {
@@ -175,7 +175,7 @@ func (s *server) start() error {
 	s.prepare(cmd)
 	// A test binary that dies (a panic, a timeout) takes its server along.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	lw := &serverproc.LockedWriter{Mu: &s.mu, W: s.out}
+	lw := &httpx.LockedWriter{Mu: &s.mu, W: s.out}
 	cmd.Stdout, cmd.Stderr = lw, lw
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
@@ -242,7 +242,7 @@ func (s *server) kill() {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	serverproc.Within("pgstoretest: postgres to exit after SIGKILL", func() { <-done })
+	httpx.Within("pgstoretest: postgres to exit after SIGKILL", func() { <-done })
 	s.waitGroupGone(cmd.Process.Pid)
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -223,7 +223,7 @@ func TestWithVotesSendsNoWebhook(t *testing.T) {
 
 func TestWithAddr(t *testing.T) {
 	t.Parallel()
-	port, err := serverproc.FreePort()
+	port, err := httpx.FreePort()
 	require.NoError(t, err)
 	s, err := topggtest.NewServer(topggtest.WithAddr(fmt.Sprintf("127.0.0.1:%d", port)))
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/snowflake"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // v0 directory paging, spec 4.2.
@@ -176,7 +176,7 @@ func (s *Server) findBotLocked(id string) (Bot, bool) {
 }
 
 var botSorts = map[string]func(a, b Bot) int{
-	"id":            func(a, b Bot) int { return snowflake.Compare(a.ID, b.ID) },
+	"id":            func(a, b Bot) int { return discord.CompareIDs(a.ID, b.ID) },
 	"date":          func(a, b Bot) int { return a.Date.Compare(b.Date) },
 	"monthlyPoints": func(a, b Bot) int { return cmp.Compare(a.MonthlyPoints, b.MonthlyPoints) },
 }

@@ -14,9 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dblkit/go-topgg/internal/fault"
 	"github.com/dblkit/go-topgg/internal/httpx"
-	"github.com/dblkit/go-topgg/internal/serverproc"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -36,8 +34,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	accepts   atomic.Int64
-	faults    fault.Queue  // has its own lock
-	control   http.Handler // nil without WithControlAPI
+	faults    httpx.FaultQueue // has its own lock
+	control   http.Handler     // nil without WithControlAPI
 
 	mu            sync.Mutex
 	requests      []Request
@@ -123,7 +121,7 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 // at most: then it panics, naming the wait). It may be called more than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
-	serverproc.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
+	httpx.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
 		s.hooks.close()
 		s.ts.Close()
 	})

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
@@ -84,7 +84,7 @@ func TestOfficialNodeSDK(t *testing.T) {
 	}()
 	t.Cleanup(func() {
 		_ = fake.Process.Kill()
-		serverproc.Within("the killed topggfake to exit", func() { <-exited })
+		httpx.Within("the killed topggfake to exit", func() { <-exited })
 	})
 	var env map[string]string
 	select {

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/serverproc"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -94,7 +94,7 @@ func start(t *testing.T, env []string, args ...string) *fake {
 	require.NoError(t, f.cmd.Start())
 	t.Cleanup(func() {
 		_ = f.cmd.Process.Kill()
-		serverproc.Within("the killed topggfake to exit", func() { <-f.exited })
+		httpx.Within("the killed topggfake to exit", func() { <-f.exited })
 	})
 
 	lines := make(chan map[string]string, 1)

@@ -1,4 +1,4 @@
-package serverproc
+package httpx
 
 import (
 	"testing"

@@ -1,9 +1,10 @@
-// Package term is a fleet leader's term: the time until which this process
+// This file: a fleet leader's term: the time until which this process
 // may act as the leader, on the local monotonic clock, so that a process
 // resumed after a pause past its deadline starts nothing. Every leader-only
-// action calls [Check] right before it starts; the term travels in the
-// leader's context ([With]), and outside a fleet [Check] always passes.
-package term
+// action calls [CheckTerm] right before it starts; the term travels in the
+// leader's context ([WithTerm]), and outside a fleet [CheckTerm] always passes.
+
+package clock
 
 import (
 	"context"
@@ -13,21 +14,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// ErrOver means the leader's term is over, so no leader-only action may
+// ErrTermOver means the leader's term is over, so no leader-only action may
 // start. fleet.ErrTermOver is this error.
-var ErrOver = errors.New("the leader's term is over")
+var ErrTermOver = errors.New("the leader's term is over")
 
 // ended is the deadline offset of a term ended by [Term.End].
 const ended = math.MinInt64
 
-// Term is one leader term. Make it with [New]; safe for concurrent use. A
+// Term is one leader term. Make it with [NewTerm]; safe for concurrent use. A
 // nil or zero Term is no valid term: its Check fails, it never panics.
 type Term struct {
-	clock clock.Clock
+	clock Clock
 	// base is the first deadline with its monotonic reading; deadlines are
 	// offsets from it, so a wall-clock step cannot lengthen the term.
 	base  time.Time
@@ -39,8 +38,8 @@ type Term struct {
 // New returns a term that lasts until deadline, taken from c (nil: the real
 // clock). end, if not nil, is called once with the cause when the term ends,
 // by [Term.End] or the first [Term.Check] past the deadline.
-func New(c clock.Clock, deadline time.Time, end func(cause error)) *Term {
-	return &Term{clock: clock.Or(c), base: deadline, end: end}
+func NewTerm(c Clock, deadline time.Time, end func(cause error)) *Term {
+	return &Term{clock: Or(c), base: deadline, end: end}
 }
 
 // Extend moves the deadline to deadline if that is later, unless the term
@@ -62,7 +61,7 @@ func (t *Term) Extend(deadline time.Time) {
 }
 
 // End ends the term for cause: every later Check fails. The first call calls
-// the end function given to [New].
+// the end function given to [NewTerm].
 func (t *Term) End(cause error) {
 	if t == nil {
 		return
@@ -81,7 +80,7 @@ func (t *Term) made() bool { return t != nil && t.clock != nil }
 
 // Left returns the time left before the deadline on the term's clock:
 // zero or less once it passed, and ok false once the term ended (or t was
-// not made by [New]).
+// not made by [NewTerm]).
 func (t *Term) Left() (left time.Duration, ok bool) {
 	if !t.made() {
 		return 0, false
@@ -98,18 +97,18 @@ func (t *Term) Left() (left time.Duration, ok bool) {
 }
 
 // Check returns nil while the deadline is ahead, else an error wrapping
-// [ErrOver]; the first Check that finds the deadline passed ends the term.
+// [ErrTermOver]; the first Check that finds the deadline passed ends the term.
 func (t *Term) Check() error {
 	left, ok := t.Left()
 	switch {
 	case !t.made():
-		return fmt.Errorf("%w: no term (not made by term.New)", ErrOver)
+		return fmt.Errorf("%w: no term (not made by NewTerm)", ErrTermOver)
 	case !ok:
-		return fmt.Errorf("%w: it ended", ErrOver)
+		return fmt.Errorf("%w: it ended", ErrTermOver)
 	case left > 0:
 		return nil
 	}
-	err := fmt.Errorf("%w: its deadline passed %v ago (a pause, or renewals that failed)", ErrOver, -left)
+	err := fmt.Errorf("%w: its deadline passed %v ago (a pause, or renewals that failed)", ErrTermOver, -left)
 	t.End(err)
 	return err
 }
@@ -118,20 +117,20 @@ func (t *Term) Check() error {
 type ctxKey struct{}
 
 // With returns a context that carries t, for the leader's work.
-func With(ctx context.Context, t *Term) context.Context {
+func WithTerm(ctx context.Context, t *Term) context.Context {
 	return context.WithValue(ctx, ctxKey{}, t)
 }
 
 // From returns the term ctx carries, or nil.
-func From(ctx context.Context) *Term {
+func TermFrom(ctx context.Context) *Term {
 	t, _ := ctx.Value(ctxKey{}).(*Term)
 	return t
 }
 
 // Check returns nil when ctx carries no term or its term is valid now; else
-// it ends the term and returns an error wrapping [ErrOver]. A nil term given
-// to [With] fails. Call it right before each leader-only action.
-func Check(ctx context.Context) error {
+// it ends the term and returns an error wrapping [ErrTermOver]. A nil term given
+// to [WithTerm] fails. Call it right before each leader-only action.
+func CheckTerm(ctx context.Context) error {
 	if v := ctx.Value(ctxKey{}); v != nil {
 		t, _ := v.(*Term)
 		return t.Check()

@@ -1,7 +1,8 @@
-// Package session answers what the module's packages ask of a discordgo
+// This file: answers what the module's packages ask of a discordgo
 // session they did not open: whether it was opened (so that a handler added
 // now may miss its READY).
-package session
+
+package discord
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package redact
+package httpx
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func FuzzScrubber(f *testing.F) {
 				}
 			}
 		}
-		if !bytes.Contains(out, []byte(Mark)) && !bytes.Equal(out, text) {
+		if !bytes.Contains(out, []byte(Redacted)) && !bytes.Equal(out, text) {
 			t.Fatalf("%q changed to %q with nothing redacted", text, out)
 		}
 	})
@@ -60,7 +60,7 @@ func TestScrubberTextAndErr(t *testing.T) {
 	var none Scrubber
 	assert.Equal(t, "x "+fuzzToken, none.Text("x "+fuzzToken))
 	s := NewScrubber(fuzzToken)
-	assert.Equal(t, "Bearer "+Mark, s.Text("Bearer "+fuzzToken))
+	assert.Equal(t, "Bearer "+Redacted, s.Text("Bearer "+fuzzToken))
 	plain := errors.New("plain")
 	assert.Same(t, plain, s.Err(plain))
 	wrapped := &url.Error{Op: "Get", URL: "x", Err: errors.New("echo " + fuzzToken)}
@@ -80,6 +80,6 @@ func TestURL(t *testing.T) {
 		"https://top.gg/api/":                            "https://top.gg/api/",
 		"::not a url":                                    "the URL",
 	} {
-		assert.Equal(t, want, RawURL(raw), raw)
+		assert.Equal(t, want, RedactRawURL(raw), raw)
 	}
 }

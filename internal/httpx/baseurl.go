@@ -1,28 +1,27 @@
-// Package baseurl holds the rules for the base URL of a service a token is
+// This file: the rules for the base URL of a service a token is
 // sent to, and the loopback check: plain http and no interval floors only for
 // this machine.
-package baseurl
+
+package httpx
 
 import (
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/dblkit/go-topgg/internal/redact"
 )
 
-// Error is a refused base URL. Its message shows the URL as redact.URL does,
+// URLError is a refused base URL. Its message shows the URL as RedactURL does,
 // and not at all when it does not parse.
-type Error struct {
-	// URL is the URL as shown (redact.URL), or "" when it does not parse.
+type URLError struct {
+	// URL is the URL as shown (RedactURL), or "" when it does not parse.
 	URL string
 	// Problem says what is wrong with it.
 	Problem string
 }
 
 // Error returns `"<URL>": <Problem>`, or the problem alone.
-func (e *Error) Error() string {
+func (e *URLError) Error() string {
 	if e.URL == "" {
 		return e.Problem
 	}
@@ -33,12 +32,12 @@ func (e *Error) Error() string {
 // user info, query or fragment (credentials travel in headers), and plain
 // http only to this machine unless insecure (the token would cross the
 // network in clear text). Trailing slashes are dropped. Errors are *Error.
-func Parse(raw string, insecure bool) (*url.URL, error) {
+func ParseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, &Error{Problem: "is not an absolute http(s) URL"}
+		return nil, &URLError{Problem: "is not an absolute http(s) URL"}
 	}
-	bad := func(problem string) error { return &Error{URL: redact.URL(u), Problem: problem} }
+	bad := func(problem string) error { return &URLError{URL: RedactURL(u), Problem: problem} }
 	switch {
 	case u.User != nil:
 		return nil, bad("takes no user info")

@@ -1,6 +1,6 @@
-// Package snowflake reads Discord ids (snowflakes), the one place the module
-// parses, checks, orders and routes them.
-package snowflake
+// Package discord reads Discord ids (snowflakes), the one place the module parses,
+// checks, orders and routes them, and answers whether a discordgo session was opened.
+package discord
 
 import "math/bits"
 
@@ -11,7 +11,7 @@ const maxDigits = 20
 // non-zero, fitting 64 bits. Leading zeros are accepted: the value is what
 // counts (see [Valid] for the form Discord writes). It does not allocate, and
 // is faster than strconv.ParseUint on the gateway's hot path.
-func Parse(s string) (uint64, bool) {
+func ParseID(s string) (uint64, bool) {
 	if len(s) == 0 || len(s) > maxDigits {
 		return 0, false
 	}
@@ -37,14 +37,14 @@ func Parse(s string) (uint64, bool) {
 
 // Valid reports an id as Discord writes it: [Parse] accepts it and it has no
 // leading zero, so that "007" and "7" never name two things.
-func Valid(s string) bool {
-	_, ok := Parse(s)
+func ValidID(s string) bool {
+	_, ok := ParseID(s)
 	return ok && s[0] != '0'
 }
 
 // Compare orders valid ids numerically (a shorter id is a smaller one), for
 // slices.SortFunc.
-func Compare(a, b string) int {
+func CompareIDs(a, b string) int {
 	if len(a) != len(b) {
 		if len(a) < len(b) {
 			return -1
@@ -62,6 +62,6 @@ func Compare(a, b string) int {
 
 // Shard is Discord's routing rule: the shard, out of shardCount (at least 1),
 // that receives the events of guild id: (id >> 22) % shardCount.
-func Shard(id uint64, shardCount int) int {
+func ShardOf(id uint64, shardCount int) int {
 	return int((id >> 22) % uint64(shardCount))
 }

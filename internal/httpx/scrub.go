@@ -1,7 +1,8 @@
-// Package redact keeps secrets out of what the module shows: a token scrubbed
+// This file: keeps secrets out of what the module shows: a token scrubbed
 // from what a service sends back ([Scrubber]), URLs shown without their
-// credentials ([URL]), and the [Mark] that stands in for a secret.
-package redact
+// credentials ([RedactURL]), and the [Redacted] that stands in for a secret.
+
+package httpx
 
 import (
 	"bytes"
@@ -11,9 +12,9 @@ import (
 	"strings"
 )
 
-// Mark replaces a secret in whatever is shown: a trace of a token in what a
+// Redacted replaces a secret in whatever is shown: a trace of a token in what a
 // service says, a header, a printed secret.
-const Mark = "[redacted]"
+const Redacted = "[redacted]"
 
 // Bounds of what counts as a trace of the token.
 const (
@@ -39,7 +40,7 @@ func NewScrubber(token string) Scrubber {
 		out := b
 		for _, s := range secrets {
 			if bytes.Contains(out, s) {
-				out = bytes.ReplaceAll(out, s, []byte(Mark))
+				out = bytes.ReplaceAll(out, s, []byte(Redacted))
 			}
 		}
 		if truncated {
@@ -82,7 +83,7 @@ func scrubPartialTail(b []byte, secrets [][]byte) []byte {
 	for _, s := range secrets {
 		for k := min(len(s)-1, len(b)); k >= MinPartialTail; k-- {
 			if bytes.HasSuffix(b, s[:k]) {
-				return append(b[:len(b)-k:len(b)-k], Mark...)
+				return append(b[:len(b)-k:len(b)-k], Redacted...)
 			}
 		}
 	}

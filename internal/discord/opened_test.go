@@ -1,4 +1,4 @@
-package session_test
+package discord_test
 
 import (
 	"testing"
@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/internal/session"
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // TestOpened: a new session is not opened; one that had its READY is, during
 // its life and after Close (its next Open resumes, with no READY).
 func TestOpened(t *testing.T) {
 	t.Parallel()
-	assert.False(t, session.Opened(nil))
-	assert.False(t, session.Opened(&discordgo.Session{}), "a session without State has never been opened")
+	assert.False(t, discord.Opened(nil))
+	assert.False(t, discord.Opened(&discordgo.Session{}), "a session without State has never been opened")
 
 	srv, err := discordtest.NewServer()
 	require.NoError(t, err)
@@ -24,9 +24,9 @@ func TestOpened(t *testing.T) {
 	s, err := srv.NewSession(0, 1)
 	require.NoError(t, err)
 	s.ShouldReconnectOnError = false
-	assert.False(t, session.Opened(s))
+	assert.False(t, discord.Opened(s))
 	require.NoError(t, s.Open())
-	assert.True(t, session.Opened(s))
+	assert.True(t, discord.Opened(s))
 	require.NoError(t, s.Close())
-	assert.True(t, session.Opened(s), "a closed session was opened before")
+	assert.True(t, discord.Opened(s), "a closed session was opened before")
 }

@@ -1,4 +1,4 @@
-package baseurl
+package httpx
 
 import (
 	"testing"

@@ -1,16 +1,16 @@
-package redact
+package httpx
 
 import "net/url"
 
 // urlMark replaces the user info of a shown URL: url.URL.Redacted's mark.
 const urlMark = "xxxxx"
 
-// URL returns u as a message may show it: the user info replaced by "xxxxx"
+// RedactURL returns u as a message may show it: the user info replaced by "xxxxx"
 // (a password, and a user name too: "redis://secret@host", the form of Redis
 // before ACLs, puts the password there, and a proxy's user name is half its
 // credentials); the query left out (its parameters may hold keys), marked by
 // "?..."; the fragment left out.
-func URL(u *url.URL) string {
+func RedactURL(u *url.URL) string {
 	v := *u
 	v.RawQuery, v.Fragment, v.RawFragment, v.ForceQuery = "", "", "", false
 	if u.User != nil {
@@ -23,12 +23,12 @@ func URL(u *url.URL) string {
 	return s
 }
 
-// RawURL is [URL] for a string. One that does not parse is shown as "the
+// RedactRawURL is [RedactURL] for a string. One that does not parse is shown as "the
 // URL": without a host, a password may sit anywhere in it.
-func RawURL(raw string) string {
+func RedactRawURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "the URL"
 	}
-	return URL(u)
+	return RedactURL(u)
 }

@@ -1,6 +1,7 @@
-// Package fault plays the failures injected into the two fake services,
+// This file: plays the failures injected into the two fake services,
 // topgg/topggtest and discordtest: both kits' Fault is this package's.
-package fault
+
+package httpx
 
 import (
 	"errors"
@@ -119,16 +120,16 @@ type pending struct {
 	left, hits int
 }
 
-// Queue holds the injected faults of one server. Its zero value is ready; it
+// FaultQueue holds the injected faults of one server. Its zero value is ready; it
 // is safe for concurrent use.
-type Queue struct {
+type FaultQueue struct {
 	mu     sync.Mutex
 	faults []*pending
 	held   int
 }
 
 // Add checks f and queues it.
-func (q *Queue) Add(f Fault) error {
+func (q *FaultQueue) Add(f Fault) error {
 	if err := f.Check(); err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func (q *Queue) Add(f Fault) error {
 }
 
 // Pending returns how many hits are still queued.
-func (q *Queue) Pending() int {
+func (q *FaultQueue) Pending() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := 0
@@ -151,14 +152,14 @@ func (q *Queue) Pending() int {
 }
 
 // Held returns how many requests a Delay holds right now.
-func (q *Queue) Held() int {
+func (q *FaultQueue) Held() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.held
 }
 
 // Take consumes one hit of the first fault matching the request.
-func (q *Queue) Take(method, path string) (Fault, bool) {
+func (q *FaultQueue) Take(method, path string) (Fault, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for i, f := range q.faults {
@@ -189,8 +190,8 @@ func (f *pending) numbered() Fault {
 	return out
 }
 
-// Service is what differs between the fakes when a fault answers.
-type Service struct {
+// FaultService is what differs between the fakes when a fault answers.
+type FaultService struct {
 	// RetryAfter sets the service's rate-limit headers for a wait of d.
 	RetryAfter func(h http.Header, d time.Duration)
 	// Answer writes the service's own body with status.
@@ -202,7 +203,7 @@ type Service struct {
 
 // Play plays f on the request and reports whether the request is finished
 // (false: a pure Delay, serve it normally).
-func (q *Queue) Play(w http.ResponseWriter, r *http.Request, f Fault, svc Service) bool {
+func (q *FaultQueue) Play(w http.ResponseWriter, r *http.Request, f Fault, svc FaultService) bool {
 	if f.Delay > 0 && q.hold(w, r, f.Delay, svc.Closing) {
 		return true
 	}
@@ -241,7 +242,7 @@ func (q *Queue) Play(w http.ResponseWriter, r *http.Request, f Fault, svc Servic
 
 // hold waits d and reports whether the request ended meanwhile (the client
 // left, or the server closed and the connection was dropped).
-func (q *Queue) hold(w http.ResponseWriter, r *http.Request, d time.Duration, closing <-chan struct{}) bool {
+func (q *FaultQueue) hold(w http.ResponseWriter, r *http.Request, d time.Duration, closing <-chan struct{}) bool {
 	q.mu.Lock()
 	q.held++
 	q.mu.Unlock()

@@ -1,9 +1,9 @@
-// Package backoff holds the one capped exponential backoff and the one
-// context-aware sleep that every loop of the module uses.
-package backoff
+// This file: the one capped exponential backoff that every retry
+// loop of the module uses.
+
+package clock
 
 import (
-	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -12,7 +12,7 @@ import (
 // doubled for each further retry, capped at limit. Up to half of it is taken off at
 // random, so that many clients that failed together do not retry together.
 // first <= 0 yields 0.
-func Exp(n int, first, limit time.Duration) time.Duration {
+func Backoff(n int, first, limit time.Duration) time.Duration {
 	if first <= 0 {
 		return 0
 	}
@@ -29,20 +29,4 @@ func Exp(n int, first, limit time.Duration) time.Duration {
 		d -= time.Duration(rand.Int64N(half + 1))
 	}
 	return d
-}
-
-// Sleep waits for d or until ctx is done, whichever comes first. It returns
-// ctx.Err() when ctx ended the wait (or was already done), nil otherwise.
-func Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

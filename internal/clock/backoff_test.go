@@ -1,4 +1,4 @@
-package backoff_test
+package clock_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/backoff"
+	"github.com/dblkit/go-topgg/internal/clock"
 )
 
 func TestExpDoublesWithinJitterAndCaps(t *testing.T) {
@@ -16,16 +16,16 @@ func TestExpDoublesWithinJitterAndCaps(t *testing.T) {
 	first, limit := 100*time.Millisecond, time.Second
 	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 4: 800 * time.Millisecond, 5: time.Second, 50: time.Second} {
 		for range 200 {
-			got := backoff.Exp(n, first, limit)
+			got := clock.Backoff(n, first, limit)
 			require.GreaterOrEqual(t, got, want/2, "retry %d", n)
 			require.LessOrEqual(t, got, want, "retry %d", n)
 		}
 	}
-	assert.Zero(t, backoff.Exp(3, 0, time.Second))
+	assert.Zero(t, clock.Backoff(3, 0, time.Second))
 	// A huge cap must not overflow the doubling into a negative or zero wait.
 	const huge = time.Duration(1<<63 - 1)
 	for n := 1; n < 80; n++ {
-		require.Positive(t, backoff.Exp(n, time.Second, huge), "retry %d", n)
+		require.Positive(t, clock.Backoff(n, time.Second, huge), "retry %d", n)
 	}
 }
 
@@ -33,7 +33,7 @@ func TestSleepStopsWhenContextEnds(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- backoff.Sleep(ctx, time.Hour) }()
+	go func() { done <- clock.Sleep(ctx, clock.Real(), time.Hour) }()
 	cancel()
 	select {
 	case err := <-done:
@@ -41,6 +41,6 @@ func TestSleepStopsWhenContextEnds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Sleep did not return after cancel")
 	}
-	require.NoError(t, backoff.Sleep(context.Background(), time.Millisecond))
-	require.ErrorIs(t, backoff.Sleep(ctx, 0), context.Canceled)
+	require.NoError(t, clock.Sleep(context.Background(), clock.Real(), time.Millisecond))
+	require.ErrorIs(t, clock.Sleep(ctx, clock.Real(), 0), context.Canceled)
 }

@@ -1,7 +1,8 @@
-// Package serverproc holds what the test harnesses share: a free loopback
+// This file: what the test harnesses share: a free loopback
 // port, a log buffer a server's process writes while tests read it, and a
 // bounded wait for what a test or a fake waits on when it stops.
-package serverproc
+
+package httpx
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package term_test
+package clock_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/term"
 )
 
 var start = time.Date(2026, 11, 25, 17, 0, 0, 0, time.UTC)
@@ -32,28 +31,28 @@ func TestCheckPassesUntilTheDeadlineThenEndsTheTerm(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	var e ender
-	tm := term.New(clk, start.Add(time.Second), e.end)
-	ctx := term.With(context.Background(), tm)
+	tm := clock.NewTerm(clk, start.Add(time.Second), e.end)
+	ctx := clock.WithTerm(context.Background(), tm)
 
-	require.NoError(t, term.Check(ctx))
+	require.NoError(t, clock.CheckTerm(ctx))
 	clk.Advance(999 * time.Millisecond)
-	require.NoError(t, term.Check(ctx), "1 ms before the deadline")
+	require.NoError(t, clock.CheckTerm(ctx), "1 ms before the deadline")
 	left, ok := tm.Left()
 	assert.True(t, ok)
 	assert.Equal(t, time.Millisecond, left)
 	assert.Zero(t, e.calls.Load(), "ended while valid")
 
 	clk.Advance(time.Millisecond)
-	err := term.Check(ctx)
-	require.ErrorIs(t, err, term.ErrOver, "at the deadline the term is over")
+	err := clock.CheckTerm(ctx)
+	require.ErrorIs(t, err, clock.ErrTermOver, "at the deadline the term is over")
 	assert.Equal(t, int32(1), e.calls.Load(), "the first failed check ends the term")
 	require.NotNil(t, e.cause.Load())
-	assert.ErrorIs(t, *e.cause.Load(), term.ErrOver, "the end's cause says why")
+	assert.ErrorIs(t, *e.cause.Load(), clock.ErrTermOver, "the end's cause says why")
 
 	// Over for good: a later check fails without ending it again, and the
 	// deadline cannot be moved back.
 	tm.Extend(start.Add(time.Hour))
-	require.ErrorIs(t, term.Check(ctx), term.ErrOver, "extended after it ended")
+	require.ErrorIs(t, clock.CheckTerm(ctx), clock.ErrTermOver, "extended after it ended")
 	_, ok = tm.Left()
 	assert.False(t, ok)
 	assert.Equal(t, int32(1), e.calls.Load())
@@ -62,24 +61,24 @@ func TestCheckPassesUntilTheDeadlineThenEndsTheTerm(t *testing.T) {
 func TestExtendMovesTheDeadlineOnlyForward(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
-	tm := term.New(clk, start.Add(time.Second), nil) // a nil end function is allowed
+	tm := clock.NewTerm(clk, start.Add(time.Second), nil) // a nil end function is allowed
 	tm.Extend(start.Add(3 * time.Second))
 	tm.Extend(start.Add(2 * time.Second)) // an older renewal's answer, late: ignored
 	clk.Advance(2500 * time.Millisecond)
 	require.NoError(t, tm.Check(), "the later deadline was lost to an older one")
 	clk.Advance(500 * time.Millisecond)
-	require.ErrorIs(t, tm.Check(), term.ErrOver)
+	require.ErrorIs(t, tm.Check(), clock.ErrTermOver)
 }
 
 func TestEndStopsTheTermAtOnce(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	var e ender
-	tm := term.New(clk, start.Add(time.Hour), e.end)
+	tm := clock.NewTerm(clk, start.Add(time.Hour), e.end)
 	lost := errors.New("the lease is held by another process")
 	tm.End(lost)
 	tm.End(errors.New("again"))
-	require.ErrorIs(t, tm.Check(), term.ErrOver, "an hour left, but the lease was lost")
+	require.ErrorIs(t, tm.Check(), clock.ErrTermOver, "an hour left, but the lease was lost")
 	assert.Equal(t, int32(1), e.calls.Load(), "the end function is called once")
 	assert.Equal(t, lost, *e.cause.Load())
 }
@@ -87,24 +86,24 @@ func TestEndStopsTheTermAtOnce(t *testing.T) {
 func TestCheckWithoutATermPasses(t *testing.T) {
 	t.Parallel()
 	// One process, or a job run outside a fleet leader: always allowed.
-	require.NoError(t, term.Check(context.Background()))
-	assert.Nil(t, term.From(context.Background()))
-	// A context derived from the leader's keeps its term.
+	require.NoError(t, clock.CheckTerm(context.Background()))
+	assert.Nil(t, clock.TermFrom(context.Background()))
+	// A context derived from the leader's keeps its clock.
 	clk := clock.NewFake(start)
-	tm := term.New(clk, start, nil)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(term.With(context.Background(), tm)))
+	tm := clock.NewTerm(clk, start, nil)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(clock.WithTerm(context.Background(), tm)))
 	defer cancel()
-	assert.Same(t, tm, term.From(ctx))
-	require.ErrorIs(t, term.Check(ctx), term.ErrOver, "a deadline of now is passed")
+	assert.Same(t, tm, clock.TermFrom(ctx))
+	require.ErrorIs(t, clock.CheckTerm(ctx), clock.ErrTermOver, "a deadline of now is passed")
 }
 
 // TestCheckOnTheRealClock: a term whose deadline is read on the real clock
 // expires by itself, with no timer and no renewal.
 func TestCheckOnTheRealClock(t *testing.T) {
 	t.Parallel()
-	tm := term.New(nil, time.Now().Add(20*time.Millisecond), nil)
+	tm := clock.NewTerm(nil, time.Now().Add(20*time.Millisecond), nil)
 	require.NoError(t, tm.Check())
-	require.Eventually(t, func() bool { return errors.Is(tm.Check(), term.ErrOver) }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return errors.Is(tm.Check(), clock.ErrTermOver) }, 5*time.Second, time.Millisecond)
 }
 
 // TestConcurrentUse runs renewals, checks and an end at once (under -race):
@@ -113,7 +112,7 @@ func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	var e ender
-	tm := term.New(clk, start.Add(time.Second), e.end)
+	tm := clock.NewTerm(clk, start.Add(time.Second), e.end)
 	var wg sync.WaitGroup
 	var endedFlag atomic.Bool
 	for i := range 4 {
@@ -136,17 +135,17 @@ func TestConcurrentUse(t *testing.T) {
 		endedFlag.Store(true)
 	})
 	wg.Wait()
-	require.ErrorIs(t, tm.Check(), term.ErrOver)
+	require.ErrorIs(t, tm.Check(), clock.ErrTermOver)
 	assert.Equal(t, int32(1), e.calls.Load())
 }
 
 func BenchmarkCheck(b *testing.B) {
-	tm := term.New(nil, time.Now().Add(time.Hour), nil)
-	ctx, cancel := context.WithCancel(term.With(context.Background(), tm))
+	tm := clock.NewTerm(nil, time.Now().Add(time.Hour), nil)
+	ctx, cancel := context.WithCancel(clock.WithTerm(context.Background(), tm))
 	defer cancel()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := term.Check(ctx); err != nil {
+		if err := clock.CheckTerm(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -159,7 +158,7 @@ func TestExtendFarAheadKeepsTheTerm(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(start)
 	var e ender
-	tm := term.New(clk, start.Add(time.Hour), e.end)
+	tm := clock.NewTerm(clk, start.Add(time.Hour), e.end)
 	tm.Extend(start.Add(time.Hour).AddDate(300, 0, 0))
 	require.NoError(t, tm.Check(), "a deadline 300 years ahead")
 	left, ok := tm.Left()
@@ -176,16 +175,16 @@ func TestExtendFarAheadKeepsTheTerm(t *testing.T) {
 // fleet.
 func TestMisuseFailsClosed(t *testing.T) {
 	t.Parallel()
-	var nilTerm *term.Term
-	for name, tm := range map[string]*term.Term{"nil": nilTerm, "zero": {}} {
+	var nilTerm *clock.Term
+	for name, tm := range map[string]*clock.Term{"nil": nilTerm, "zero": {}} {
 		assert.NotPanics(t, func() {
-			assert.ErrorIs(t, tm.Check(), term.ErrOver, name)
+			assert.ErrorIs(t, tm.Check(), clock.ErrTermOver, name)
 			_, ok := tm.Left()
 			assert.False(t, ok, name)
 			tm.Extend(start.Add(time.Hour))
 			tm.End(errors.New("done"))
-			assert.ErrorIs(t, term.Check(term.With(context.Background(), tm)), term.ErrOver, "%s, in a context", name)
+			assert.ErrorIs(t, clock.CheckTerm(clock.WithTerm(context.Background(), tm)), clock.ErrTermOver, "%s, in a context", name)
 		}, name)
 	}
-	assert.NoError(t, term.Check(context.Background()), "no term at all: one process")
+	assert.NoError(t, clock.CheckTerm(context.Background()), "no term at all: one process")
 }

@@ -1,8 +1,9 @@
-// Package promtest reads Prometheus' text exposition in tests: what
-// prometheus/testutil formats from a collector ([Text]), or the body of a
+// This file: reads Prometheus' text exposition in tests: what
+// prometheus/testutil formats from a collector ([MetricsText]), or the body of a
 // /metrics answer. Series are named as the text writes them:
-// name{a="x",b="y"}, labels sorted by name ([Series] builds that).
-package promtest
+// name{a="x",b="y"}, labels sorted by name ([MetricSeries] builds that).
+
+package testkit
 
 import (
 	"iter"
@@ -18,10 +19,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// Text returns the families names of c (all of them without names) in the
+// MetricsText returns the families names of c (all of them without names) in the
 // text format, failing t if c cannot be collected or is inconsistent (a
 // pedantic registry checks it).
-func Text(t testing.TB, c prometheus.Collector, names ...string) string {
+func MetricsText(t testing.TB, c prometheus.Collector, names ...string) string {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(c); err != nil {
@@ -43,8 +44,8 @@ func Text(t testing.TB, c prometheus.Collector, names ...string) string {
 	return string(b)
 }
 
-// Series returns the text form of the series of name with labels.
-func Series(name string, labels map[string]string) string {
+// MetricSeries returns the text form of the series of name with labels.
+func MetricSeries(name string, labels map[string]string) string {
 	if len(labels) == 0 {
 		return name
 	}
@@ -55,9 +56,9 @@ func Series(name string, labels map[string]string) string {
 	return name + "{" + strings.Join(pairs, ",") + "}"
 }
 
-// Value returns the value of series in text (for a histogram, name it
+// MetricValue returns the value of series in text (for a histogram, name it
 // name_count{...} for its count), and whether text has it.
-func Value(text, series string) (float64, bool) {
+func MetricValue(text, series string) (float64, bool) {
 	for line := range strings.Lines(text) {
 		rest, ok := strings.CutPrefix(line, series+" ")
 		if !ok {
@@ -74,8 +75,8 @@ var (
 	labelPair  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
 )
 
-// Labels yields the name and the labels of every series line of text.
-func Labels(text string) iter.Seq2[string, map[string]string] {
+// MetricLabels yields the name and the labels of every series line of text.
+func MetricLabels(text string) iter.Seq2[string, map[string]string] {
 	return func(yield func(string, map[string]string) bool) {
 		for line := range strings.Lines(text) {
 			m := seriesLine.FindStringSubmatch(line)
