@@ -19,11 +19,9 @@ import (
 // notifyLimit bounds one NOTIFY payload, under PostgreSQL's 8000 bytes.
 const notifyLimit = 7000
 
-// Ingest implements [voterewards.Store] in one transaction: it locks the
-// voters of votes (concurrent Ingests of one voter, from any process, run one
-// after the other), then writes the added votes, ledgers, standings and
-// checkpoint, and notifies [Store.Follow] after the commit. With a checkpoint
-// it is a fenced leader write.
+// Ingest implements [voterewards.Store] in one transaction (one voter's ingests
+// run one at a time across processes; with a checkpoint, a fenced leader write)
+// and notifies [Store.Follow] after the commit.
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)

@@ -16,12 +16,9 @@ import (
 // that a retry would repeat, and must return within [Config.TxTimeout].
 type TxHandler func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error
 
-// Reward returns a [voterewards.Handler] (for voterewards.Config.OnReward)
-// that rewards each vote exactly once, through crashes, restarts and leader
-// changes: h's database writes and the vote's done mark commit together, h is
-// not called for a vote already done nor by a fenced process, and a failing
-// h's writes roll back. What h does outside tx is at least once. Reward(nil)
-// returns nil, which voterewards.New refuses.
+// Reward returns the reward handler that runs h exactly once per vote through
+// crashes and leader changes: h's writes through tx commit with the vote's done
+// mark or roll back with h's error. What h does outside tx is at least once.
 func (s *Store) Reward(h TxHandler) voterewards.Handler {
 	return s.txHandler("reward", h, func(q *queries) string { return q.markReward })
 }

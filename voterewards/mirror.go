@@ -8,10 +8,8 @@ import (
 )
 
 // Mirror keeps [Poller.Active] current in a process that does not run
-// [Poller.Run] (a fleet's follower; it may run beside Run), following the
-// store's [Feed] if any, until ctx is done; then it returns nil. Errors:
-// [topgg.ErrRunning] beside another Mirror; the store's if the first load or
-// the feed fails.
+// [Poller.Run] (a fleet's follower), following the store's [Feed], until ctx is
+// done. Errors: [topgg.ErrRunning], the store's first load or feed failure.
 func (p *Poller) Mirror(ctx context.Context) error {
 	if !p.mirroring.CompareAndSwap(false, true) {
 		return errRunning

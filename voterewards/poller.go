@@ -93,12 +93,8 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	return nil
 }
 
-// IngestWebhook stores a vote a [webhook.Receiver] delivered, as
-// [Poller.Ingest] does; it is webhook.Config's OnVote:
-//
-//	webhook.New(webhook.Config{Secrets: secrets, OnVote: poller.IngestWebhook})
-//
-// A v0 test delivery or a vote already expired is not stored. [ErrInvalidVote]
+// IngestWebhook is webhook.Config's OnVote: it stores a delivered vote as
+// [Poller.Ingest] does, but a test delivery or an expired vote. [ErrInvalidVote]
 // also wraps [webhook.ErrMalformedBody] (a 400); other errors get a 500, retried.
 func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if v.Test {

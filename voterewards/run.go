@@ -11,11 +11,9 @@ import (
 	"time"
 )
 
-// Run polls the vote history and delivers the votes until ctx is done; an
-// error loading the store is returned. Then it lets handler calls finish for
-// [Config.GracePeriod], cancels their context, and returns nil once they
-// returned, or [CancelWait] later without one that ignores it (its vote stays
-// pending). A concurrent second Run returns [topgg.ErrRunning].
+// Run polls the vote history and delivers the votes until ctx is done, then
+// gives handler calls [Config.GracePeriod], cancels them and returns nil (within
+// [CancelWait]). A store that fails to load is an error; so is a second Run.
 func (p *Poller) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
