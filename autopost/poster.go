@@ -18,12 +18,13 @@ import (
 // Poster posts a [Source]'s counts to Top.gg, by default those of its own
 // [Counter]. Make it with [New]; safe for concurrent use.
 type Poster struct {
-	client  *topgg.Client
-	cfg     Config
-	source  Source
-	counter *Counter // the default Source; nil when Config.Source is set
-	log     *slog.Logger
-	clock   clock.Clock
+	panicked atomic.Bool // OnPost panicked once: its stack was logged
+	client   *topgg.Client
+	cfg      Config
+	source   Source
+	counter  *Counter // the default Source; nil when Config.Source is set
+	log      *slog.Logger
+	clock    clock.Clock
 
 	running atomic.Bool
 }

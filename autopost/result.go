@@ -107,6 +107,10 @@ func (p *Poster) notify(ctx context.Context, r Result) {
 		return
 	}
 	if rec := panics.Try(func() { p.cfg.OnPost(r) }); rec != nil {
-		p.log.LogAttrs(ctx, slog.LevelError, "OnPost panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+		attrs := []slog.Attr{slog.String("panic", fmt.Sprint(rec.Value))}
+		if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per post
+			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
+		}
+		p.log.LogAttrs(ctx, slog.LevelError, "OnPost panicked", attrs...)
 	}
 }

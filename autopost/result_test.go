@@ -27,6 +27,7 @@ func TestOnPostPanicIsRecovered(t *testing.T) {
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(30, 0)))
 	f.waitPosted(3)
 	assert.Contains(t, buf.String(), `level=ERROR msg="OnPost panicked" component=autopost panic="boom in OnPost"`)
+	assert.Equal(t, 1, strings.Count(buf.String(), "[running]"), "the stack, once")
 }
 
 // TestRefusedTokenLoggedOncePerSpell: while Top.gg refuses the token, each

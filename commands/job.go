@@ -59,10 +59,11 @@ type JobConfig struct {
 // Retry-After; refused definitions are not sent again until they change.
 // Make it with [NewJob].
 type Job struct {
-	syncer  *Syncer
-	cfg     JobConfig
-	log     *slog.Logger
-	running atomic.Bool
+	panicked atomic.Bool // OnResult panicked once: its stack was logged
+	syncer   *Syncer
+	cfg      JobConfig
+	log      *slog.Logger
+	running  atomic.Bool
 }
 
 // NewJob returns a Job that syncs with s. It fails with
@@ -195,7 +196,11 @@ func (j *Job) report(ctx context.Context, res Result, err error) {
 		return
 	}
 	if rec := panics.Try(func() { j.cfg.OnResult(ctx, res, err) }); rec != nil {
-		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", slog.String("panic", fmt.Sprint(rec.Value)))
+		attrs := []slog.Attr{slog.String("panic", fmt.Sprint(rec.Value))}
+		if j.panicked.CompareAndSwap(false, true) { // the stack once, not once per sync
+			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
+		}
+		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", attrs...)
 	}
 }
 

@@ -41,6 +41,7 @@ type LeaseConfig struct {
 // each term with a larger fencing token. Make it with [NewLease]; its methods
 // are safe for concurrent use, and one Run may be going on at a time.
 type Lease struct {
+	panicked atomic.Bool // OnChange panicked once: its stack was logged
 	// A key set with SET NX PX; renewal and release by Lua compare-and-set;
 	// with replicas, an election or renewal counts once every replica acked it.
 	rdb        redis.UniversalClient

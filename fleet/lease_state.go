@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"time"
 )
 
@@ -65,7 +66,11 @@ func (l *Lease) setState(leader bool, token int64) {
 func (l *Lease) tellChange(s LeaseState) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			l.log.Error("OnChange panicked", "leader", s.Leader, "panic", rec)
+			attrs := []any{"leader", s.Leader, "panic", rec}
+			if l.panicked.CompareAndSwap(false, true) { // the stack once, not once per change
+				attrs = append(attrs, "stack", string(debug.Stack()))
+			}
+			l.log.Error("OnChange panicked", attrs...)
 		}
 	}()
 	l.onChange(s)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -50,16 +52,17 @@ func (o *options) wireMetrics() {
 		return
 	}
 	log := o.logger
+	o.metricsPanicked = new(atomic.Bool)
 	onPost := o.onPost
 	o.onPost = func(r autopost.Result) {
-		contain(log, "ObservePost", func() { m.ObservePost(r) })
+		contain(log, o.metricsPanicked, "ObservePost", func() { m.ObservePost(r) })
 		if onPost != nil {
 			onPost(r)
 		}
 	}
 	onSync := o.onSync
 	o.onSync = func(ctx context.Context, r commands.Result, err error) {
-		contain(log, "ObserveSync", func() { m.ObserveSync(r, err) })
+		contain(log, o.metricsPanicked, "ObserveSync", func() { m.ObserveSync(r, err) })
 		if onSync != nil {
 			onSync(ctx, r, err)
 		}
@@ -71,15 +74,19 @@ func (o *options) wireMetrics() {
 // leading tells the Observer, if any, whether this process leads the fleet.
 func (p *Plugin) leading(yes bool) {
 	if m := p.opts.metrics; m != nil {
-		contain(p.log, "ObserveLease", func() { m.ObserveLease(fleet.LeaseState{Leader: yes}) })
+		contain(p.log, p.opts.metricsPanicked, "ObserveLease", func() { m.ObserveLease(fleet.LeaseState{Leader: yes}) })
 	}
 }
 
 // contain calls f, logging a panic in it rather than ending the caller.
-func contain(log *slog.Logger, hook string, f func()) {
+func contain(log *slog.Logger, once *atomic.Bool, hook string, f func()) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			log.Error("metrics Observer panicked", slog.String("hook", hook), slog.String("panic", fmt.Sprint(rec)))
+			attrs := []any{slog.String("hook", hook), slog.String("panic", fmt.Sprint(rec))}
+			if once.CompareAndSwap(false, true) { // the stack once, not once per event
+				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
+			}
+			log.Error("metrics Observer panicked", attrs...)
 		}
 	}()
 	f()

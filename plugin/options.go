@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -21,19 +22,20 @@ import (
 type Option func(*options) error
 
 type options struct {
-	logger   *slog.Logger
-	onReward voterewards.Handler
-	onExpire voterewards.Handler
-	onGiveUp func(voterewards.Vote, error)
-	onPost   func(autopost.Result)
-	onSync   func(context.Context, commands.Result, error)
-	commands []*discordgo.ApplicationCommand
-	haveCmds bool
-	state    voterewards.State // WithState
-	leader   leader            // always, or WithFleet's (fleet.go)
-	perks    *VoterPerks       // WithVoterPerks (perks.go)
-	clock    clock.Clock       // set by tests (export_test.go)
-	handlers []string          // the handler options given, by name (for unusedHandler)
+	metricsPanicked *atomic.Bool // the metrics Observer panicked once: its stack was logged
+	logger          *slog.Logger
+	onReward        voterewards.Handler
+	onExpire        voterewards.Handler
+	onGiveUp        func(voterewards.Vote, error)
+	onPost          func(autopost.Result)
+	onSync          func(context.Context, commands.Result, error)
+	commands        []*discordgo.ApplicationCommand
+	haveCmds        bool
+	state           voterewards.State // WithState
+	leader          leader            // always, or WithFleet's (fleet.go)
+	perks           *VoterPerks       // WithVoterPerks (perks.go)
+	clock           clock.Clock       // set by tests (export_test.go)
+	handlers        []string          // the handler options given, by name (for unusedHandler)
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without

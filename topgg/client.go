@@ -27,6 +27,7 @@ const me = "/v1/projects/@me"
 // Client calls the Top.gg API with one project token. Make it with [New] and
 // share it: it is safe for concurrent use.
 type Client struct {
+	panicked atomic.Bool // an Observer panicked once: its stack was logged
 	// auth and scrub hold the token in closures, which no formatting prints.
 	auth      credentials
 	scrub     httpx.Scrubber

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"time"
 )
 
@@ -97,8 +98,11 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			c.log.LogAttrs(context.Background(), slog.LevelError, "topgg: Observer panicked",
-				slog.String("route", req.Route.String()), slog.String("outcome", req.Outcome.String()), slog.Any("panic", rec))
+			attrs := []slog.Attr{slog.String("route", req.Route.String()), slog.String("outcome", req.Outcome.String()), slog.Any("panic", rec)}
+			if c.panicked.CompareAndSwap(false, true) { // the stack once, not once per request
+				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
+			}
+			c.log.LogAttrs(context.Background(), slog.LevelError, "topgg: Observer panicked", attrs...)
 		}
 	}()
 	o(req)

@@ -357,7 +357,11 @@ func (r *run) giveUp(j job, err *DeliveryError, msg string) {
 		return
 	}
 	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
-		r.log.Error("OnGiveUp panicked", slog.String("key", err.Key), slog.Any("panic", rec.Value))
+		attrs := []any{slog.String("key", err.Key), slog.Any("panic", rec.Value)}
+		if r.p.panicked.CompareAndSwap(false, true) { // the stack once, not once per vote
+			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
+		}
+		r.log.Error("OnGiveUp panicked", attrs...)
 	}
 }
 

@@ -149,6 +149,7 @@ func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
 	out := logs.String()
 	assert.Contains(t, out, "expiry bug")
 	assert.Contains(t, out, "OnGiveUp panicked")
+	assert.Contains(t, out, "[running]", "with its stack")
 	snap, err := store.Load(context.Background())
 	require.NoError(t, err)
 	var keys []string

@@ -2,6 +2,7 @@ package voterewards
 
 import (
 	"log/slog"
+	"runtime/debug"
 	"time"
 )
 
@@ -50,7 +51,11 @@ func (p *Poller) observe(e Event) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			p.log.Error("Observer panicked", slog.String("event", e.Type.String()), slog.Any("panic", rec))
+			attrs := []any{slog.String("event", e.Type.String()), slog.Any("panic", rec)}
+			if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per event
+				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
+			}
+			p.log.Error("Observer panicked", attrs...)
 		}
 	}()
 	p.cfg.Observer(e)

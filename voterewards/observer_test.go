@@ -3,6 +3,7 @@ package voterewards_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,4 +116,5 @@ func TestObserverPanicContained(t *testing.T) {
 		Observer: func(voterewards.Event) { panic("observer bug") }, Logger: buf.Logger()})
 	require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond)
 	assert.Contains(t, buf.String(), "Observer panicked")
+	assert.Equal(t, 1, strings.Count(buf.String(), "[running]"), "the stack, once")
 }

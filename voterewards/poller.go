@@ -25,10 +25,11 @@ var _ History = (*topgg.Client)(nil)
 // takes webhook votes into one [Store], and delivers each vote to the
 // handlers of its [Config]. Make it with [New]; safe for concurrent use.
 type Poller struct {
-	src   History
-	cfg   Config
-	log   *slog.Logger
-	store Store
+	panicked atomic.Bool // a hook panicked once: its stack was logged
+	src      History
+	cfg      Config
+	log      *slog.Logger
+	store    Store
 
 	cache    *activeCache
 	caughtUp atomic.Bool
