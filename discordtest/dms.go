@@ -105,7 +105,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 // BlockDMs makes the Server refuse later messages to userID's DM channel with
-// 403 and code 50007, as Discord does for closed DMs ([ErrInvalidSnowflake]).
+// 403 and code 50007, as Discord does for closed DMs; it fails on an invalid ID.
 func (s *Server) BlockDMs(userID string) error {
 	if _, err := parseSnowflake(userID); err != nil {
 		return fmt.Errorf("discordtest: block DMs: %w", err)
@@ -124,7 +124,7 @@ func (s *Server) DirectMessages() []DirectMessage {
 }
 
 // WaitDirectMessages blocks until the bot has sent at least n direct messages
-// to userID, the context is done or the Server is closed (ErrClosed), and
+// to userID, the context is done or the Server is closed, and
 // returns that user's messages.
 func (s *Server) WaitDirectMessages(ctx context.Context, userID string, n int) ([]DirectMessage, error) {
 	var out []DirectMessage

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// NonceWindow is how long the Server remembers an enforced nonce. Discord
+// nonceWindow is how long the Server remembers an enforced nonce. Discord
 // says "the past few minutes": the fake takes two, so that it never hides a
 // repeat Discord would show.
-const NonceWindow = 2 * time.Minute
+const nonceWindow = 2 * time.Minute
 
 // nonceKey is a nonce sent in one channel (the bot is the only author).
 type nonceKey struct{ channel, nonce string }
@@ -20,14 +20,14 @@ type sentNonce struct {
 }
 
 // repeatLocked returns the message m's enforced nonce created in channel
-// within NonceWindow: Discord answers the repeat with it and creates none.
+// within nonceWindow: Discord answers the repeat with it and creates none.
 // The caller holds s.mu.
 func (d *dmState) repeatLocked(channel string, m *messageBody) (DirectMessage, bool) {
 	if !m.EnforceNonce || len(m.Nonce) == 0 {
 		return DirectMessage{}, false
 	}
 	prev, ok := d.nonces[nonceKey{channel, string(bytes.Trim(m.Nonce, `"`))}]
-	if !ok || time.Since(prev.at) > NonceWindow {
+	if !ok || time.Since(prev.at) > nonceWindow {
 		return DirectMessage{}, false
 	}
 	return prev.dm, true

@@ -16,6 +16,18 @@ import (
 
 const DefaultToken = defaultToken
 
+// The sentinels the Server's errors wrap.
+var (
+	ErrClosed            = errClosed
+	ErrShardNotConnected = errShardNotConnected
+	ErrUnknownGuild      = errUnknownGuild
+	ErrGuildExists       = errGuildExists
+	ErrGuildUnavailable  = errGuildUnavailable
+	ErrGuildAvailable    = errGuildAvailable
+	ErrUnknownCommand    = errUnknownCommand
+	ErrInvalidSnowflake  = errInvalidSnowflake
+)
+
 func (s *Server) GatewayURL() string { return s.gatewayURL() }
 
 // Heartbeats returns how many heartbeats (op 1) the gateway received.

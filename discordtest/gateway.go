@@ -471,15 +471,15 @@ func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
 }
 
 // connectedLocked returns the session that receives the events of shard
-// (one still being sent READY too), or ErrShardNotConnected. The caller
+// (one still being sent READY too), or errShardNotConnected. The caller
 // holds s.mu.
 func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	if s.closed {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	sess := s.live[shard]
 	if sess == nil || sess.conn == nil {
-		return nil, fmt.Errorf("shard %d: %w", shard, ErrShardNotConnected)
+		return nil, fmt.Errorf("shard %d: %w", shard, errShardNotConnected)
 	}
 	return sess, nil
 }

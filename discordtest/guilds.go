@@ -93,12 +93,12 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 }
 
 // Join adds the bot to a new guild: GUILD_CREATE to the guild's shard. It
-// fails with ErrGuildExists, ErrShardNotConnected, ErrInvalidSnowflake,
-// ErrClosed or the context's error.
+// fails if the bot is in it already, the shard is not connected, the ID is
+// invalid, the Server is closed or the context is done.
 func (s *Server) Join(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "join", guildID, func(_ *guildState, exists bool, shard int) (string, any, error) {
 		if exists {
-			return "", nil, ErrGuildExists
+			return "", nil, errGuildExists
 		}
 		g := &guildState{id: guildID, shard: shard, joinedAt: time.Now().UTC()}
 		s.guilds[guildID] = g
@@ -107,11 +107,11 @@ func (s *Server) Join(ctx context.Context, guildID string) error {
 }
 
 // Remove takes the bot out of a guild, in an outage or not: GUILD_DELETE
-// without "unavailable". It fails with ErrUnknownGuild, and like Join.
+// without "unavailable". It fails if the bot is not in it, and like Join.
 func (s *Server) Remove(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "remove", guildID, func(_ *guildState, exists bool, _ int) (string, any, error) {
 		if !exists {
-			return "", nil, ErrUnknownGuild
+			return "", nil, errUnknownGuild
 		}
 		delete(s.guilds, guildID)
 		return "GUILD_DELETE", map[string]any{"id": guildID}, nil
@@ -119,30 +119,30 @@ func (s *Server) Remove(ctx context.Context, guildID string) error {
 }
 
 // Outage makes a guild unavailable, the bot staying in it: GUILD_DELETE
-// with "unavailable": true. It fails with ErrUnknownGuild,
-// ErrGuildUnavailable, and like Join.
+// with "unavailable": true. It fails if the bot is not
+// in it or it is unavailable already, and like Join.
 func (s *Server) Outage(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "outage", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {
 		case !exists:
-			return "", nil, ErrUnknownGuild
+			return "", nil, errUnknownGuild
 		case g.unavailable:
-			return "", nil, ErrGuildUnavailable
+			return "", nil, errGuildUnavailable
 		}
 		g.unavailable = true
 		return "GUILD_DELETE", map[string]any{"id": guildID, "unavailable": true}, nil
 	})
 }
 
-// Restore ends a guild's outage: GUILD_CREATE. It fails with
-// ErrUnknownGuild, ErrGuildAvailable, and like Join.
+// Restore ends a guild's outage: GUILD_CREATE. It fails if the bot is not
+// in it or it is available, and like Join.
 func (s *Server) Restore(ctx context.Context, guildID string) error {
 	return s.guildChange(ctx, "restore", guildID, func(g *guildState, exists bool, _ int) (string, any, error) {
 		switch {
 		case !exists:
-			return "", nil, ErrUnknownGuild
+			return "", nil, errUnknownGuild
 		case !g.unavailable:
-			return "", nil, ErrGuildAvailable
+			return "", nil, errGuildAvailable
 		}
 		g.unavailable = false
 		return "GUILD_CREATE", s.guildPayloadLocked(g), nil

@@ -51,7 +51,7 @@ type interactionState struct {
 
 // Interact dispatches INTERACTION_CREATE for a registered command to the guild's
 // shard and returns the interaction's ID and token ([Server.WaitInteractionReply]
-// shows the answer). Errors: the package's ErrUnknown*, ErrGuild*, ErrShard*.
+// shows the answer). It fails for an unknown command or guild, or a shard not connected.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
 	defer func() {
 		if err != nil {
@@ -86,7 +86,7 @@ func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, 
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("/%s: %w", spec.Command, ErrUnknownCommand)
+		return nil, nil, nil, fmt.Errorf("/%s: %w", spec.Command, errUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, 
 // check returns what is wrong with spec before any lookup.
 func (spec InteractionSpec) check() error {
 	if spec.Command == "" {
-		return fmt.Errorf("empty command name: %w", ErrUnknownCommand)
+		return fmt.Errorf("empty command name: %w", errUnknownCommand)
 	}
 	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
 		if v.id == "" && v.what != "user" {
@@ -125,9 +125,9 @@ func (s *Server) guildShardLocked(guildID string) (int, error) {
 	g, ok := s.guilds[guildID]
 	switch {
 	case !ok:
-		return 0, fmt.Errorf("guild %s: %w", guildID, ErrUnknownGuild)
+		return 0, fmt.Errorf("guild %s: %w", guildID, errUnknownGuild)
 	case g.unavailable:
-		return 0, fmt.Errorf("guild %s: %w", guildID, ErrGuildUnavailable)
+		return 0, fmt.Errorf("guild %s: %w", guildID, errGuildUnavailable)
 	}
 	return g.shard, nil
 }
@@ -243,8 +243,7 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 }
 
 // WaitInteractionReply blocks until the bot has answered interaction
-// interactionID, the context is done (its error) or the Server is closed
-// (ErrClosed).
+// interactionID, the context is done (its error) or the Server is closed.
 func (s *Server) WaitInteractionReply(ctx context.Context, interactionID string) (InteractionReply, error) {
 	var found InteractionReply
 	err := s.waitFor(ctx, func() bool {

@@ -181,7 +181,7 @@ func (s *Server) waitFor(ctx context.Context, cond func() bool) error {
 		case ok:
 			return nil
 		case closed:
-			return ErrClosed
+			return errClosed
 		}
 		select {
 		case <-ctx.Done():
@@ -210,7 +210,7 @@ func (s *Server) connectedShardsLocked() int {
 }
 
 // WaitConnected blocks until at least n shards are connected (see
-// ConnectedShards), the context is done or the Server is closed (ErrClosed).
+// ConnectedShards), the context is done or the Server is closed.
 // The events sent may still be in flight: wait for them with handlers.
 func (s *Server) WaitConnected(ctx context.Context, n int) error {
 	if err := s.waitFor(ctx, func() bool { return s.connectedShardsLocked() >= n }); err != nil {

@@ -20,7 +20,7 @@ const (
 // and "7" must not be two guilds) and returns its value.
 func parseSnowflake(id string) (uint64, error) {
 	if !discord.ValidID(id) {
-		return 0, fmt.Errorf("%q: %w", id, ErrInvalidSnowflake)
+		return 0, fmt.Errorf("%q: %w", id, errInvalidSnowflake)
 	}
 	v, _ := discord.ParseID(id)
 	return v, nil
@@ -28,7 +28,7 @@ func parseSnowflake(id string) (uint64, error) {
 
 // GuildIDForShard returns the n-th guild ID (n >= 0) that lands on shard
 // shardID of shardCount, the same for the same arguments; bad arguments give a
-// string naming the mistake, which the Server refuses ([ErrInvalidSnowflake]).
+// string naming the mistake, which the Server refuses.
 func GuildIDForShard(n, shardID, shardCount int) string {
 	invalid := fmt.Sprintf("invalid-GuildIDForShard(%d,%d,%d)", n, shardID, shardCount)
 	if n < 0 || shardCount < 1 || shardID < 0 || shardID >= shardCount {

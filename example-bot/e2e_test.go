@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/discordtest"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -77,11 +78,10 @@ func TestE2EAutopostV0(t *testing.T) {
 	e.env["TOPGG_API_URL"] = e.tg.URL + "/"
 	bot := e.startBot()
 
-	stats := func() topggtest.LegacyStats { st, _ := e.tg.LegacyStats(); return st }
+	stats := func() topgg.StatsUpdate { st, _ := e.tg.LegacyStats(); return st }
 	require.Eventually(t, func() bool { return stats().ServerCount == 3 }, wait, tick)
 	st := stats()
-	require.NotNil(t, st.ShardCount)
-	assert.Equal(t, e2eShards, *st.ShardCount)
+	assert.Equal(t, e2eShards, st.ShardCount)
 	assert.Equal(t, []int{2, 1}, st.Shards)
 
 	require.NoError(t, e.dc.WaitConnected(e.ctx(), e2eShards))

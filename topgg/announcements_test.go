@@ -44,7 +44,7 @@ func TestPostAnnouncement(t *testing.T) {
 			require.JSONEq(t, tc.wantBody, string(r.Body))
 			got := srv.Announcements()
 			require.Len(t, got, 1)
-			require.Equal(t, string(tc.wantCat), got[0].Category)
+			require.Equal(t, tc.wantCat, got[0].Category)
 		})
 	}
 }

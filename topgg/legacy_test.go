@@ -16,7 +16,7 @@ func otherBots(t *testing.T, srv *topggtest.Server) {
 	date := time.Date(2020, 5, 1, 12, 0, 0, 0, time.UTC)
 	for i, b := range []topggtest.Bot{
 		{ID: "100000000000000001", Username: "alpha", MonthlyPoints: 5, GitHub: "https://github.com/a/alpha", DonateBotGuildID: "200000000000000001"},
-		{ID: "100000000000000002", Username: "beta", MonthlyPoints: 500, Avatar: "a_1234", ServerCount: new(77), ShardCount: new(1), Shards: []int{77}},
+		{ID: "100000000000000002", Username: "beta", MonthlyPoints: 500, Avatar: "a_1234", ServerCount: 77, ShardCount: 1, Shards: []int{77}},
 		{ID: "100000000000000003", Username: "gamma", MonthlyPoints: 50, CertifiedBot: true, Vanity: "gamma"},
 	} {
 		b.Date = date.AddDate(0, 0, i)
@@ -145,35 +145,35 @@ func TestPostStatsAndStats(t *testing.T) {
 		name      string
 		update    topgg.StatsUpdate
 		body      string
-		stored    topggtest.LegacyStats
+		stored    topgg.StatsUpdate
 		wantStats topgg.BotStats
 	}{
 		{
 			name:      "total",
 			update:    topgg.StatsUpdate{ServerCount: 1200},
 			body:      `{"server_count":1200}`,
-			stored:    topggtest.LegacyStats{ServerCount: 1200},
+			stored:    topgg.StatsUpdate{ServerCount: 1200},
 			wantStats: topgg.BotStats{ServerCount: 1200, Shards: []int{}},
 		},
 		{
 			name:      "per-shard list",
 			update:    topgg.StatsUpdate{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
 			body:      `{"server_count":30,"shards":[10,20],"shard_count":2}`,
-			stored:    topggtest.LegacyStats{ServerCount: 30, Shards: []int{10, 20}, ShardCount: new(2)},
+			stored:    topgg.StatsUpdate{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
 			wantStats: topgg.BotStats{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
 		},
 		{
 			name:      "one shard",
 			update:    topgg.StatsUpdate{ServerCount: 5, ShardID: new(1), ShardCount: 2},
 			body:      `{"server_count":5,"shard_id":1,"shard_count":2}`,
-			stored:    topggtest.LegacyStats{ServerCount: 5, ShardID: new(1), ShardCount: new(2)},
+			stored:    topgg.StatsUpdate{ServerCount: 5, ShardID: new(1), ShardCount: 2},
 			wantStats: topgg.BotStats{ServerCount: 5, Shards: []int{0, 5}, ShardCount: 2},
 		},
 		{
 			name:      "shard zero",
 			update:    topgg.StatsUpdate{ServerCount: 9, ShardID: new(0)},
 			body:      `{"server_count":9,"shard_id":0}`,
-			stored:    topggtest.LegacyStats{ServerCount: 9, ShardID: new(0)},
+			stored:    topgg.StatsUpdate{ServerCount: 9, ShardID: new(0)},
 			wantStats: topgg.BotStats{ServerCount: 9, Shards: []int{9}},
 		},
 	} {

@@ -71,8 +71,8 @@ func TestUpdateProject(t *testing.T) {
 	require.JSONEq(t, string(want), string(r.Body))
 
 	got := srv.ProjectUpdates()
-	require.Equal(t, map[string]string{"en": "The best bot", "ja": "最高のボット"}, got.Headline)
-	require.Equal(t, map[string]string{"de": page}, got.PageContent)
+	require.Equal(t, map[topgg.Locale]string{"en": "The best bot", "ja": "最高のボット"}, got.Headline)
+	require.Equal(t, map[topgg.Locale]string{"de": page}, got.PageContent)
 }
 
 func TestUpdateProjectOneMember(t *testing.T) {

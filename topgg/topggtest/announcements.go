@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 const (
@@ -17,16 +19,9 @@ const (
 
 var announcementCategories = []string{"announcement", "event", "new_feature"}
 
-// Announcement is one accepted POST /v1/projects/@me/announcements.
-type Announcement struct {
-	Title     string
-	Content   string
-	Category  string // "announcement" when the request had none
-	CreatedAt time.Time
-}
-
-// Announcements returns the accepted announcements, oldest first.
-func (s *Server) Announcements() []Announcement {
+// Announcements returns the accepted POST /v1/projects/@me/announcements,
+// oldest first (Category "announcement" when the request had none).
+func (s *Server) Announcements() []topgg.Announcement {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.announcements)
@@ -46,9 +41,9 @@ func (s *Server) postAnnouncement(c *call) {
 		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
-	a := Announcement{Title: *body.Title, Content: *body.Content, Category: "announcement", CreatedAt: c.now}
+	a := topgg.Announcement{Title: *body.Title, Content: *body.Content, Category: topgg.CategoryAnnouncement, CreatedAt: c.now}
 	if body.Category != nil {
-		a.Category = *body.Category
+		a.Category = topgg.AnnouncementCategory(*body.Category)
 	}
 
 	s.mu.Lock()
@@ -69,7 +64,7 @@ func (s *Server) postAnnouncement(c *call) {
 	s.mu.Unlock()
 
 	writeJSON(c.w, http.StatusOK, map[string]string{
-		"title": a.Title, "content": a.Content, "category": a.Category, "created_at": formatTime(a.CreatedAt),
+		"title": a.Title, "content": a.Content, "category": string(a.Category), "created_at": formatTime(a.CreatedAt),
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func announce(title, content string) map[string]string {
@@ -86,7 +88,7 @@ func TestAnnouncementCategoriesAndResponse(t *testing.T) {
 	}
 	list := s.Announcements()
 	require.Len(t, list, 4)
-	require.Equal(t, "new_feature", list[3].Category)
+	require.Equal(t, topgg.CategoryNewFeature, list[3].Category)
 	require.Equal(t, t0.Add(12*time.Hour), list[3].CreatedAt)
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // v0 directory paging, spec 4.2.
@@ -19,64 +20,36 @@ const (
 	botsMaxLimit     = 500
 )
 
-// Bot is a v0 directory entry, served with the JSON names of its tags (empty
-// nullable fields as null, nil slices as []); fields no test needs are
-// served empty, or as the project's for its own bot.
-type Bot struct {
-	ID               string    `json:"id"`
-	ClientID         string    `json:"clientid"` // defaults to ID
-	Username         string    `json:"username"`
-	Avatar           string    `json:"-"`
-	Tags             []string  `json:"-"`
-	GitHub           string    `json:"-"`
-	Owners           []string  `json:"-"`
-	Guilds           []string  `json:"-"`
-	Date             time.Time `json:"-"`            // defaults to the server clock at AddBot
-	ServerCount      *int      `json:"server_count"` // set by POST /bots/:id/stats
-	ShardCount       *int      `json:"shard_count"`  // set by POST /bots/:id/stats
-	Shards           []int     `json:"-"`            // set by POST /bots/:id/stats
-	CertifiedBot     bool      `json:"certifiedBot"`
-	Vanity           string    `json:"-"`
-	MonthlyPoints    int       `json:"monthlyPoints"`
-	DonateBotGuildID string    `json:"donatebotguildid"`
+// Bot is a v0 directory entry: the client's type. The fake serves empty
+// nullable fields (zero counts included) as null and nil slices as [].
+type Bot = topgg.Bot
 
-	own ownProfile // the project's own bot only
-}
-
-// ownProfile is what the directory shows of the project's own bot beyond Bot.
-type ownProfile struct {
-	Discriminator string  `json:"discriminator"`
-	DefAvatar     *string `json:"defAvatar"`
-	Lib           string  `json:"lib"`
-	Prefix        string  `json:"prefix"`
-	ShortDesc     string  `json:"shortdesc"`
-	Points        int     `json:"points"`
-}
-
-// botJSON is the wire form of a Bot: the fields tagged "-" above, in their
-// nullable or never-null form, and the profile.
+// botJSON is the wire form of a Bot: the nullable and never-null fields.
 type botJSON struct {
 	Bot
-	ownProfile
-	Avatar   *string  `json:"avatar"`
-	LongDesc *string  `json:"longdesc"`
-	Tags     []string `json:"tags"`
-	Website  *string  `json:"website"`
-	Support  *string  `json:"support"`
-	GitHub   *string  `json:"github"`
-	Owners   []string `json:"owners"`
-	Guilds   []string `json:"guilds"`
-	Invite   *string  `json:"invite"`
-	Date     string   `json:"date"`
-	Shards   []int    `json:"shards"`
-	Vanity   *string  `json:"vanity"`
+	Avatar      *string  `json:"avatar"`
+	DefAvatar   *string  `json:"defAvatar"`
+	LongDesc    *string  `json:"longdesc"`
+	Tags        []string `json:"tags"`
+	Website     *string  `json:"website"`
+	Support     *string  `json:"support"`
+	GitHub      *string  `json:"github"`
+	Owners      []string `json:"owners"`
+	Guilds      []string `json:"guilds"`
+	Invite      *string  `json:"invite"`
+	Date        string   `json:"date"`
+	ServerCount *int     `json:"server_count"`
+	ShardCount  *int     `json:"shard_count"`
+	Shards      []int    `json:"shards"`
+	Vanity      *string  `json:"vanity"`
 }
 
-func nullable(s string) *string {
-	if s == "" {
+func nullable[T comparable](v T) *T {
+	var zero T
+	if v == zero {
 		return nil
 	}
-	return &s
+	return &v
 }
 
 func orEmpty[T any](s []T) []T {
@@ -86,27 +59,21 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-func (b Bot) wire() botJSON {
+func wireBot(b Bot) botJSON {
 	return botJSON{
-		Bot: b, ownProfile: b.own, Avatar: nullable(b.Avatar), Tags: orEmpty(b.Tags), GitHub: nullable(b.GitHub),
-		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Date: formatTime(b.Date),
-		Shards: orEmpty(b.Shards), Vanity: nullable(b.Vanity),
+		Bot: b, Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), LongDesc: nullable(b.LongDesc),
+		Tags: orEmpty(b.Tags), Website: nullable(b.Website), Support: nullable(b.Support), GitHub: nullable(b.GitHub),
+		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Invite: nullable(b.Invite), Date: formatTime(b.Date),
+		ServerCount: nullable(b.ServerCount), ShardCount: nullable(b.ShardCount), Shards: orEmpty(b.Shards),
+		Vanity: nullable(b.Vanity),
 	}
 }
 
-func (b Bot) clone() Bot {
+func cloneBot(b Bot) Bot {
 	b.Tags = slices.Clone(b.Tags)
 	b.Owners = slices.Clone(b.Owners)
 	b.Guilds = slices.Clone(b.Guilds)
 	b.Shards = slices.Clone(b.Shards)
-	if b.ServerCount != nil {
-		n := *b.ServerCount
-		b.ServerCount = &n
-	}
-	if b.ShardCount != nil {
-		n := *b.ShardCount
-		b.ShardCount = &n
-	}
 	return b
 }
 
@@ -115,8 +82,8 @@ func ownBot(p Project, now time.Time) Bot {
 	return Bot{
 		ID: p.PlatformID, ClientID: p.PlatformID, Username: p.Name, Tags: slices.Clone(p.Tags),
 		Owners: []string{"160105994217586689"}, Date: now.Round(0), MonthlyPoints: p.Votes,
-		own: ownProfile{Discriminator: "0", DefAvatar: nullable("6debd47ed13483642cf09e832ed0bc1b"),
-			Lib: "discordgo", Prefix: "/", ShortDesc: p.Headline, Points: p.VotesTotal},
+		Discriminator: "0", DefAvatar: "6debd47ed13483642cf09e832ed0bc1b", Lib: "discordgo", Prefix: "/",
+		ShortDesc: p.Headline, Points: p.VotesTotal,
 	}
 }
 
@@ -126,7 +93,7 @@ func (s *Server) AddBot(b Bot) error {
 	if b.ID == "" {
 		return errors.New("topggtest: AddBot needs an ID")
 	}
-	b = b.clone()
+	b = cloneBot(b)
 	if b.ClientID == "" {
 		b.ClientID = b.ID
 	}
@@ -150,7 +117,7 @@ func (s *Server) directory() []Bot {
 	defer s.mu.Unlock()
 	out := make([]Bot, len(s.bots))
 	for i, b := range s.bots {
-		out[i] = b.clone()
+		out[i] = cloneBot(b)
 	}
 	return out
 }
@@ -172,7 +139,7 @@ func (s *Server) findBotLocked(id string) (Bot, bool) {
 	if i < 0 {
 		return Bot{}, false
 	}
-	return s.bots[i].clone(), true
+	return cloneBot(s.bots[i]), true
 }
 
 var botSorts = map[string]func(a, b Bot) int{
@@ -183,7 +150,7 @@ var botSorts = map[string]func(a, b Bot) int{
 
 // projectBot keeps only the requested wire fields of a bot (the fields query).
 func projectBot(b Bot, fields []string) any {
-	w := b.wire()
+	w := wireBot(b)
 	if len(fields) == 0 {
 		return w
 	}

@@ -6,22 +6,25 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
-// LegacyStats is the last body accepted by POST /bots/:id/stats, decoded.
-type LegacyStats struct {
+// statsPost is a body of POST /bots/:id/stats, decoded.
+type statsPost struct {
 	ServerCount int   // server_count, or the sum of its per-shard array
 	Shards      []int // shards, or server_count's array; nil if neither
 	ShardID     *int  // nil when absent
 	ShardCount  *int  // nil when absent
 }
 
-// LegacyStats returns the last v0 stats posted and whether any were.
-func (s *Server) LegacyStats() (LegacyStats, bool) {
+// LegacyStats returns the last v0 stats posted (ServerCount the sum of a
+// per-shard server_count, Shards that array) and whether any were.
+func (s *Server) LegacyStats() (topgg.StatsUpdate, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.legacyStats == nil {
-		return LegacyStats{}, false
+		return topgg.StatsUpdate{}, false
 	}
 	st := *s.legacyStats
 	st.Shards = slices.Clone(st.Shards)
@@ -38,7 +41,7 @@ func (s *Server) getLegacyStats(c *call) {
 		ServerCount *int  `json:"server_count,omitempty"`
 		Shards      []int `json:"shards"`
 		ShardCount  *int  `json:"shard_count,omitempty"`
-	}{b.ServerCount, orEmpty(b.Shards), b.ShardCount})
+	}{nullable(b.ServerCount), orEmpty(b.Shards), nullable(b.ShardCount)})
 }
 
 // postLegacyStats serves POST /bots/:id/stats for the token's own bot.
@@ -56,13 +59,16 @@ func (s *Server) postLegacyStats(c *call) {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
 	applyLegacyStats(&s.bots[i], st)
-	s.legacyStats = &st
+	s.legacyStats = &topgg.StatsUpdate{ServerCount: st.ServerCount, Shards: st.Shards, ShardID: st.ShardID}
+	if st.ShardCount != nil {
+		s.legacyStats.ShardCount = *st.ShardCount
+	}
 	c.w.WriteHeader(http.StatusOK)
 }
 
 // applyLegacyStats folds a post into the bot's stats: a list replaces the
 // shards; a shard_id's count updates its slot and the total.
-func applyLegacyStats(b *Bot, st LegacyStats) {
+func applyLegacyStats(b *Bot, st statsPost) {
 	total := st.ServerCount
 	switch {
 	case st.Shards != nil:
@@ -81,15 +87,14 @@ func applyLegacyStats(b *Bot, st LegacyStats) {
 			total += n
 		}
 	}
-	b.ServerCount = &total
+	b.ServerCount = total
 	if st.ShardCount != nil {
-		n := *st.ShardCount
-		b.ShardCount = &n
+		b.ShardCount = *st.ShardCount
 	}
 }
 
 // decodeLegacyStats checks a v0 stats body as Top.gg does; the error is its 400's.
-func decodeLegacyStats(body []byte) (LegacyStats, error) {
+func decodeLegacyStats(body []byte) (statsPost, error) {
 	var raw struct {
 		ServerCount json.RawMessage `json:"server_count"`
 		Shards      json.RawMessage `json:"shards"`
@@ -97,29 +102,29 @@ func decodeLegacyStats(body []byte) (LegacyStats, error) {
 		ShardCount  json.RawMessage `json:"shard_count"`
 	}
 	if err := decodeStrict(body, &raw); err != nil {
-		return LegacyStats{}, fmt.Errorf("invalid body: %v", err)
+		return statsPost{}, fmt.Errorf("invalid body: %v", err)
 	}
-	var st LegacyStats
+	var st statsPost
 	var err error
 	if st.ServerCount, st.Shards, err = legacyServerCount(raw.ServerCount); err != nil {
-		return LegacyStats{}, err
+		return statsPost{}, err
 	}
 	if !isAbsent(raw.Shards) {
 		if st.Shards != nil {
-			return LegacyStats{}, errors.New("send shards either as server_count or as shards, not both")
+			return statsPost{}, errors.New("send shards either as server_count or as shards, not both")
 		}
 		if st.Shards, err = parseCountList(raw.Shards); err != nil {
-			return LegacyStats{}, fmt.Errorf("shards: %v", err)
+			return statsPost{}, fmt.Errorf("shards: %v", err)
 		}
 	}
 	if st.ShardID, err = optionalCount("shard_id", raw.ShardID); err != nil {
-		return LegacyStats{}, err
+		return statsPost{}, err
 	}
 	if st.ShardCount, err = optionalCount("shard_count", raw.ShardCount); err != nil {
-		return LegacyStats{}, err
+		return statsPost{}, err
 	}
 	if st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount {
-		return LegacyStats{}, errors.New("shard_id must be less than shard_count")
+		return statsPost{}, errors.New("shard_id must be less than shard_count")
 	}
 	return st, nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestLegacyVoters(t *testing.T) {
@@ -213,8 +215,7 @@ func TestOwnBotIsListed(t *testing.T) {
 func TestAddBotAndFields(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	five := 5
-	require.NoError(t, s.AddBot(Bot{ID: "42", Username: "other", GitHub: "https://github.com/x/y", DonateBotGuildID: "777", ServerCount: &five, CertifiedBot: true}))
+	require.NoError(t, s.AddBot(Bot{ID: "42", Username: "other", GitHub: "https://github.com/x/y", DonateBotGuildID: "777", ServerCount: 5, CertifiedBot: true}))
 	r := v0(t, s, http.MethodGet, "/bots/42?fields=id,github,donatebotguildid,server_count,certifiedBot,nope", nil)
 	requireStatus(t, r, http.StatusOK)
 	var b map[string]any
@@ -343,17 +344,17 @@ func TestLegacyStatsPostAndGet(t *testing.T) {
 	require.Empty(t, r.Body)
 	st, ok := s.LegacyStats()
 	require.True(t, ok)
-	require.Equal(t, LegacyStats{ServerCount: 120}, st)
+	require.Equal(t, topgg.StatsUpdate{ServerCount: 120}, st)
 	require.Equal(t, map[string]any{"server_count": float64(120), "shards": []any{}}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":[10,20,30],"shard_count":3}`), http.StatusOK)
 	st, _ = s.LegacyStats()
-	require.Equal(t, LegacyStats{ServerCount: 60, Shards: []int{10, 20, 30}, ShardCount: intp(3)}, st)
+	require.Equal(t, topgg.StatsUpdate{ServerCount: 60, Shards: []int{10, 20, 30}, ShardCount: 3}, st)
 	require.Equal(t, map[string]any{"server_count": float64(60), "shards": []any{10.0, 20.0, 30.0}, "shard_count": float64(3)}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":25,"shard_id":1,"shard_count":3}`), http.StatusOK)
 	st, _ = s.LegacyStats()
-	require.Equal(t, LegacyStats{ServerCount: 25, ShardID: intp(1), ShardCount: intp(3)}, st)
+	require.Equal(t, topgg.StatsUpdate{ServerCount: 25, ShardID: intp(1), ShardCount: 3}, st)
 	require.Equal(t, map[string]any{"server_count": float64(65), "shards": []any{10.0, 25.0, 30.0}, "shard_count": float64(3)}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":7,"shards":[3,4]}`), http.StatusOK)
@@ -390,7 +391,7 @@ func TestLegacyStatsPostAndGet(t *testing.T) {
 func TestLegacyStatsOfOtherBots(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	require.NoError(t, s.AddBot(Bot{ID: "42", ServerCount: intp(9), ShardCount: intp(1), Shards: []int{9}}))
+	require.NoError(t, s.AddBot(Bot{ID: "42", ServerCount: 9, ShardCount: 1, Shards: []int{9}}))
 	require.Equal(t, map[string]any{"server_count": float64(9), "shards": []any{9.0}, "shard_count": float64(1)}, getStats(t, s, "42"))
 }
 
@@ -407,7 +408,7 @@ func TestLegacyStatsOfTheToken(t *testing.T) {
 	requireStatus(t, r, http.StatusOK)
 	st, ok := s.LegacyStats()
 	require.True(t, ok)
-	require.Equal(t, LegacyStats{ServerCount: 28, ShardID: intp(1), ShardCount: intp(2)}, st)
+	require.Equal(t, topgg.StatsUpdate{ServerCount: 28, ShardID: intp(1), ShardCount: 2}, st)
 	require.Equal(t, map[string]any{"server_count": float64(28), "shards": []any{0.0, 28.0}, "shard_count": float64(2)}, getStats(t, s, own))
 
 	requireStatus(t, sendAs(t, s, http.MethodPost, "/bots/stats", pythonSDK, "Bearer "+s.Token(), `{"server_count": 30}`), http.StatusOK)

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // supportedLocales are the locale codes PATCH /v1/projects/@me accepts (spec 2.7).
-var supportedLocales = []string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
+var supportedLocales = []topgg.Locale{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
 
 // Length limits in characters (runes), spec 4.1 and 8.
 const (
@@ -19,18 +21,12 @@ const (
 	pageContentMax = 50000
 )
 
-// ProjectUpdate is the latest value per locale of the accepted project updates.
-type ProjectUpdate struct {
-	Headline    map[string]string
-	PageContent map[string]string
-}
-
-// ProjectUpdates returns a copy of the headline and page content set so far.
+// ProjectUpdates returns the latest headline and page content set per locale.
 // GET /v1/projects/@me keeps the first headline, as the service's cache would.
-func (s *Server) ProjectUpdates() ProjectUpdate {
+func (s *Server) ProjectUpdates() topgg.ProjectUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ProjectUpdate{Headline: maps.Clone(s.headline), PageContent: maps.Clone(s.pageContent)}
+	return topgg.ProjectUpdate{Headline: maps.Clone(s.headline), PageContent: maps.Clone(s.pageContent)}
 }
 
 func (s *Server) getProject(c *call) {
@@ -39,8 +35,8 @@ func (s *Server) getProject(c *call) {
 
 func (s *Server) patchProject(c *call) {
 	var body struct {
-		Headline    map[string]string `json:"headline"`
-		PageContent map[string]string `json:"page_content"`
+		Headline    map[topgg.Locale]string `json:"headline"`
+		PageContent map[topgg.Locale]string `json:"page_content"`
 	}
 	if err := decodeStrict(c.body, &body); err != nil {
 		writeProblem(c.w, http.StatusUnprocessableEntity, "invalid body: "+err.Error())
@@ -66,7 +62,7 @@ func (s *Server) patchProject(c *call) {
 }
 
 // checkLocalized validates every locale and length, in locale order.
-func checkLocalized(field string, m map[string]string, lo, hi int) error {
+func checkLocalized(field string, m map[topgg.Locale]string, lo, hi int) error {
 	for _, loc := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(supportedLocales, loc) {
 			return fmt.Errorf("%s: unsupported locale %q", field, loc)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestGetProject(t *testing.T) {
@@ -102,7 +104,7 @@ func TestPatchProjectRules(t *testing.T) {
 	require.Empty(t, s.ProjectUpdates().Headline, "a refused PATCH changes nothing")
 
 	for _, loc := range supportedLocales {
-		requireStatus(t, v1(t, s, http.MethodPatch, "/projects/@me", map[string]any{"headline": map[string]string{loc: "hello " + loc}}), http.StatusNoContent)
+		requireStatus(t, v1(t, s, http.MethodPatch, "/projects/@me", map[string]any{"headline": map[topgg.Locale]string{loc: "hello " + string(loc)}}), http.StatusNoContent)
 	}
 	requireStatus(t, v1(t, s, http.MethodPatch, "/projects/@me", map[string]any{
 		"headline":     map[string]string{"en": "hello again"},
@@ -113,5 +115,5 @@ func TestPatchProjectRules(t *testing.T) {
 	require.Len(t, up.Headline, 16)
 	require.Equal(t, "hello again", up.Headline["en"])
 	require.Equal(t, "hello de", up.Headline["de"])
-	require.Equal(t, map[string]string{"fr": long}, up.PageContent)
+	require.Equal(t, map[topgg.Locale]string{"fr": long}, up.PageContent)
 }

@@ -44,11 +44,11 @@ type Server struct {
 	cursorEpoch   int64
 	metrics       []MetricsRecord
 	commands      []byte
-	announcements []Announcement
-	headline      map[string]string
-	pageContent   map[string]string
+	announcements []topgg.Announcement
+	headline      map[topgg.Locale]string
+	pageContent   map[topgg.Locale]string
 	bots          []Bot
-	legacyStats   *LegacyStats
+	legacyStats   *topgg.StatsUpdate
 	legacyHits    []time.Time
 
 	hooks webhookState // has its own lock
@@ -75,8 +75,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		cfg:         cfg,
 		token:       token,
 		closing:     make(chan struct{}),
-		headline:    map[string]string{},
-		pageContent: map[string]string{},
+		headline:    map[topgg.Locale]string{},
+		pageContent: map[topgg.Locale]string{},
 	}
 	if cfg.project.isDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
