@@ -13,7 +13,7 @@ import (
 func TestProject(t *testing.T) {
 	t.Parallel()
 	for _, want := range []topggtest.Project{topggtest.DiscordBot(), topggtest.DiscordServer(), topggtest.RobloxGame()} {
-		t.Run(want.Type, func(t *testing.T) {
+		t.Run(string(want.Type), func(t *testing.T) {
 			t.Parallel()
 			srv := newServer(t, topggtest.WithProject(want))
 			c := newClient(t, srv)

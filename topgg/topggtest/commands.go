@@ -15,7 +15,7 @@ func (s *Server) Commands() (json.RawMessage, bool) {
 }
 
 func (s *Server) putCommands(c *call) {
-	if !s.cfg.project.isDiscordBot() {
+	if !s.cfg.project.IsDiscordBot() {
 		writeProblem(c.w, http.StatusForbidden, "commands can only be set for Discord bot projects")
 		return
 	}

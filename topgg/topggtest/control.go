@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // controlPrefix is where [WithControlAPI] serves, beside the API root.
@@ -24,7 +26,7 @@ func (s *Server) controlMux() http.Handler {
 	mux.HandleFunc("GET /control", func(w http.ResponseWriter, _ *http.Request) {
 		p := s.Project()
 		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": struct {
-			Project
+			topgg.Project
 			PlatformID string `json:"platform_id"`
 		}{p.wire(), p.PlatformID}})
 	})

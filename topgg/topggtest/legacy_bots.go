@@ -250,7 +250,7 @@ func (s *Server) ownBotOnly(c *call) bool {
 	case !known:
 		writeLegacyError(c.w, http.StatusNotFound, "Not found")
 		return false
-	case !s.cfg.project.isDiscordBot() || c.param != s.cfg.project.PlatformID:
+	case !s.cfg.project.IsDiscordBot() || c.param != s.cfg.project.PlatformID:
 		writeLegacyError(c.w, http.StatusForbidden, "Forbidden: the token does not own this bot")
 		return false
 	}

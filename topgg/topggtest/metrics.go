@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Batch rules, spec 4.1 and wire-values.md.
@@ -42,11 +44,11 @@ func (s *Server) Metrics() []MetricsRecord {
 // metricsShape lists the fields a project kind accepts (spec 2.3).
 func metricsShape(p Project) (fields []string, ok bool) {
 	switch {
-	case p.Platform == platformDiscord && p.Type == typeBot:
+	case p.Platform == topgg.PlatformDiscord && p.Type == topgg.ProjectTypeBot:
 		return []string{"server_count", "shard_count"}, true
-	case p.Platform == platformDiscord && p.Type == typeServer:
+	case p.Platform == topgg.PlatformDiscord && p.Type == topgg.ProjectTypeServer:
 		return []string{"member_count", "online_count"}, true
-	case p.Platform == platformRoblox && p.Type == typeGame:
+	case p.Platform == topgg.PlatformRoblox && p.Type == topgg.ProjectTypeGame:
 		return []string{"player_count"}, true
 	}
 	return nil, false
@@ -76,7 +78,7 @@ func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
 		}
 		out[k] = n
 	}
-	if p.Type == typeGame {
+	if p.Type == topgg.ProjectTypeGame {
 		if _, ok := out["player_count"]; !ok {
 			return nil, errors.New("player_count is required")
 		}

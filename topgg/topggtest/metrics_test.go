@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 func TestPatchMetricsByProjectKind(t *testing.T) {
@@ -40,10 +42,10 @@ func TestPatchMetricsByProjectKind(t *testing.T) {
 		}, []string{
 			`{}`, `{"player_count":-1}`, `{"server_count":1}`, `{"player_count":1,"visits":3}`,
 		}},
-		{Project{ID: "9", Platform: "minecraft", Type: "game_server"}, nil, []string{`{"player_count":1}`, `{"server_count":1}`}},
+		{Project{Project: topgg.Project{ID: "9", Platform: "minecraft", Type: "game_server"}}, nil, []string{`{"player_count":1}`, `{"server_count":1}`}},
 	}
 	for _, c := range cases {
-		t.Run(c.project.Platform+"/"+c.project.Type, func(t *testing.T) {
+		t.Run(string(c.project.Platform)+"/"+string(c.project.Type), func(t *testing.T) {
 			t.Parallel()
 			s := newTestServer(t, WithProject(c.project))
 			for body := range c.ok {

@@ -6,98 +6,54 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
-const (
-	platformDiscord = "discord"
-	platformRoblox  = "roblox"
-
-	typeBot    = "bot"
-	typeServer = "server"
-	typeGame   = "game"
-)
-
-// Project is the listed project that owns the server's token, as GET
-// /v1/projects/@me returns it. Platform and Type decide which metrics are
-// accepted and whether commands can be published (a Discord bot only).
+// Project is the project that owns the server's token: what GET
+// /v1/projects/@me returns, and PlatformID, its id on its platform (for a bot
+// also its v0 bot id), which is not served.
 type Project struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Platform    string   `json:"platform"` // "discord" or "roblox"
-	Type        string   `json:"type"`     // "bot" or "server" on Discord, "game" on Roblox
-	Headline    string   `json:"headline"`
-	Tags        []string `json:"tags"`
-	Votes       int      `json:"votes"`
-	VotesTotal  int      `json:"votes_total"`
-	ReviewScore float64  `json:"review_score"`
-	ReviewCount int      `json:"review_count"`
-	// PlatformID is the project's id on its platform (for a bot, also its
-	// v0 bot id). It is not served.
+	topgg.Project
 	PlatformID string `json:"-"`
 }
 
 // DiscordBot returns a realistic Discord bot project, the default of
 // [NewServer]; its bot is listed in the v0 directory.
 func DiscordBot() Project {
-	return Project{
-		ID:          "803190510032756736",
-		Name:        "Example Bot",
-		Platform:    platformDiscord,
-		Type:        typeBot,
-		Headline:    "A friendly example bot that keeps your server tidy.",
-		Tags:        []string{"moderation", "utility"},
-		Votes:       42,
-		VotesTotal:  1337,
-		ReviewScore: 4.5,
-		ReviewCount: 12,
-		PlatformID:  "264811613708746752",
-	}
+	return Project{Project: topgg.Project{
+		ID: "803190510032756736", Name: "Example Bot", Platform: topgg.PlatformDiscord, Type: topgg.ProjectTypeBot,
+		Headline: "A friendly example bot that keeps your server tidy.", Tags: []string{"moderation", "utility"},
+		Votes: 42, VotesTotal: 1337, ReviewScore: 4.5, ReviewCount: 12,
+	}, PlatformID: "264811613708746752"}
 }
 
 // DiscordServer returns a realistic Discord server (guild) project.
 func DiscordServer() Project {
-	return Project{
-		ID:          "1084541204582825984",
-		Name:        "Example Community",
-		Platform:    platformDiscord,
-		Type:        typeServer,
-		Headline:    "A welcoming community for people who like examples.",
-		Tags:        []string{"community", "gaming"},
-		Votes:       17,
-		VotesTotal:  512,
-		ReviewScore: 4.8,
-		ReviewCount: 5,
-		PlatformID:  "1084539287597551686",
-	}
+	return Project{Project: topgg.Project{
+		ID: "1084541204582825984", Name: "Example Community", Platform: topgg.PlatformDiscord, Type: topgg.ProjectTypeServer,
+		Headline: "A welcoming community for people who like examples.", Tags: []string{"community", "gaming"},
+		Votes: 17, VotesTotal: 512, ReviewScore: 4.8, ReviewCount: 5,
+	}, PlatformID: "1084539287597551686"}
 }
 
 // RobloxGame returns a realistic Roblox game project.
 func RobloxGame() Project {
-	return Project{
-		ID:          "1191201011204009984",
-		Name:        "Example Obby",
-		Platform:    platformRoblox,
-		Type:        typeGame,
-		Headline:    "Jump, climb and race through a hundred example stages.",
-		Tags:        []string{"obby", "adventure"},
-		Votes:       7,
-		VotesTotal:  99,
-		ReviewScore: 3.9,
-		ReviewCount: 3,
-		PlatformID:  "6516141723",
-	}
+	return Project{Project: topgg.Project{
+		ID: "1191201011204009984", Name: "Example Obby", Platform: topgg.PlatformRoblox, Type: topgg.ProjectTypeGame,
+		Headline: "Jump, climb and race through a hundred example stages.", Tags: []string{"obby", "adventure"},
+		Votes: 7, VotesTotal: 99, ReviewScore: 3.9, ReviewCount: 3,
+	}, PlatformID: "6516141723"}
 }
-
-func (p Project) isDiscordBot() bool { return p.Platform == platformDiscord && p.Type == typeBot }
 
 func (p Project) clone() Project {
 	p.Tags = slices.Clone(p.Tags)
 	return p
 }
 
-func (p Project) wire() Project {
+func (p Project) wire() topgg.Project {
 	p.Tags = orEmpty(p.Tags)
-	return p
+	return p.Project
 }
 
 // ProjectToken returns the token the fake issues by default for a project

@@ -12,7 +12,7 @@ import (
 
 func TestGetProject(t *testing.T) {
 	t.Parallel()
-	for _, p := range []Project{DiscordBot(), DiscordServer(), RobloxGame(), {ID: "1", Platform: "minecraft", Type: "game_server"}} {
+	for _, p := range []Project{DiscordBot(), DiscordServer(), RobloxGame(), {Project: topgg.Project{ID: "1", Platform: "minecraft", Type: "game_server"}}} {
 		s := newTestServer(t, WithProject(p))
 		r := v1(t, s, http.MethodGet, "/projects/@me", nil)
 		requireStatus(t, r, http.StatusOK)
@@ -24,7 +24,7 @@ func TestGetProject(t *testing.T) {
 			tags = append(tags, tag)
 		}
 		require.Equal(t, map[string]any{
-			"id": p.ID, "name": p.Name, "platform": p.Platform, "type": p.Type, "headline": p.Headline,
+			"id": p.ID, "name": p.Name, "platform": string(p.Platform), "type": string(p.Type), "headline": p.Headline,
 			"tags": tags, "votes": float64(p.Votes), "votes_total": float64(p.VotesTotal),
 			"review_score": p.ReviewScore, "review_count": float64(p.ReviewCount),
 		}, got)
@@ -37,8 +37,8 @@ func TestProjectConstructors(t *testing.T) {
 		p              Project
 		platform, kind string
 	}{{DiscordBot(), "discord", "bot"}, {DiscordServer(), "discord", "server"}, {RobloxGame(), "roblox", "game"}} {
-		require.Equal(t, c.platform, c.p.Platform)
-		require.Equal(t, c.kind, c.p.Type)
+		require.Equal(t, c.platform, string(c.p.Platform))
+		require.Equal(t, c.kind, string(c.p.Type))
 		require.NotEmpty(t, c.p.ID)
 		require.NotEmpty(t, c.p.PlatformID)
 		require.NotEqual(t, c.p.ID, c.p.PlatformID)

@@ -78,7 +78,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		headline:    map[topgg.Locale]string{},
 		pageContent: map[topgg.Locale]string{},
 	}
-	if cfg.project.isDiscordBot() {
+	if cfg.project.IsDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
 	}
 	for _, v := range cfg.votes {

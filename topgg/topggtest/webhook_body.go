@@ -5,6 +5,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
 // webhookVoteIDBase makes vote ids that look like Top.gg's snowflakes.
@@ -14,27 +17,13 @@ const webhookVoteIDBase = 808499215864008704
 // added (from 1). The vote history has no id.
 func WebhookVoteID(n int64) string { return strconv.FormatInt(webhookVoteIDBase+n, 10) }
 
-type webhookProject struct {
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	Platform   string `json:"platform"`
-	PlatformID string `json:"platform_id"`
-}
-
-type webhookUser struct {
-	ID         string `json:"id"`
-	PlatformID string `json:"platform_id"`
-	Name       string `json:"name"`
-	AvatarURL  string `json:"avatar_url"`
-}
-
 type webhookVote struct {
 	ID        string            `json:"id"`
 	Weight    int               `json:"weight"`
 	CreatedAt string            `json:"created_at"`
 	ExpiresAt string            `json:"expires_at"`
-	Project   webhookProject    `json:"project"`
-	User      webhookUser       `json:"user"`
+	Project   webhook.Project   `json:"project"`
+	User      webhook.User      `json:"user"`
 	Query     map[string]string `json:"query,omitempty"`
 }
 
@@ -53,14 +42,14 @@ type legacyWebhook struct {
 	Query     string `json:"query"`
 }
 
-func (s *Server) webhookProject() webhookProject {
+func (s *Server) webhookProject() webhook.Project {
 	p := s.cfg.project
-	return webhookProject{ID: p.ID, Type: p.Type, Platform: p.Platform, PlatformID: p.PlatformID}
+	return webhook.Project{ID: p.ID, Type: string(p.Type), Platform: string(p.Platform), PlatformID: p.PlatformID}
 }
 
 // voter describes the user of a vote, named after the ids.
-func voter(userID, platformID string) webhookUser {
-	return webhookUser{
+func voter(userID, platformID string) webhook.User {
+	return webhook.User{
 		ID: userID, PlatformID: platformID, Name: "voter" + platformID,
 		AvatarURL: "https://cdn.discordapp.com/embed/avatars/0.png",
 	}
@@ -68,7 +57,7 @@ func voter(userID, platformID string) webhookUser {
 
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
 	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == typeServer {
+	if s.cfg.project.Type == topgg.ProjectTypeServer {
 		b.Guild = s.cfg.project.PlatformID
 	} else {
 		b.Bot = s.cfg.project.PlatformID
@@ -139,8 +128,8 @@ const (
 // as Top.gg's "send test" button does.
 func (s *Server) SendWebhookTest() {
 	v1 := mustJSON(webhookEnvelope{Type: "webhook.test", Data: struct {
-		User    webhookUser    `json:"user"`
-		Project webhookProject `json:"project"`
+		User    webhook.User    `json:"user"`
+		Project webhook.Project `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
 	s.sendAll(s.webhookTargets(), "webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
 }
