@@ -14,7 +14,7 @@ import (
 )
 
 // voteBot is the bot under test: /vote looks the user up on Top.gg and gives
-// voters a role. The package comment shows it, word for word.
+// voters a role.
 type voteBot struct {
 	topgg  *topgg.Client
 	roleID string

@@ -220,7 +220,6 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 
 	ws, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		s.log.Debug("gateway upgrade failed", "err", err)
 		return
 	}
 	c := &gwConn{ws: ws}
@@ -245,7 +244,6 @@ func (s *Server) forgetConn(c *gwConn) {
 		sess.mu.Lock()
 		if sess.conn == c {
 			sess.conn = nil
-			s.log.Debug("gateway disconnected", "shard", sess.shard[0])
 		}
 		sess.mu.Unlock()
 		s.notifyLocked()
@@ -336,7 +334,6 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		return c.reject(closeDecodeError, "Decode error.")
 	}
 	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
-		s.log.Debug("gateway identify refused: authentication failed")
 		return c.reject(closeAuthenticationFailed, "Authentication failed.")
 	}
 	shard, ok := s.checkShard(c, d.Shard)
@@ -381,14 +378,12 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 	}
 	sess.mu.Unlock()
 	if err != nil {
-		s.log.Debug("gateway ready failed", "shard", shard[0], "err", err)
 		return false
 	}
 	s.mu.Lock()
 	sess.ready = true
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.log.Debug("gateway ready", "shard", shard[0], "shard_count", shard[1], "guilds", len(ids))
 	return true
 }
 
@@ -461,12 +456,10 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 	sess.ready = true
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.log.Debug("gateway resumed", "shard", sess.shard[0], "replayed", len(replay))
 	return true
 }
 
 func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
-	s.log.Debug("gateway resume refused: invalid session")
 	return c.writeJSON(ctx, outFrame{Op: opInvalidSession, D: false}) == nil
 }
 
@@ -494,7 +487,6 @@ func (s *Server) CloseClientConnections() {
 	for _, c := range conns {
 		_ = c.ws.Close()
 	}
-	s.log.Debug("client connections dropped", "gateway", len(conns))
 	s.http.CloseClientConnections()
 }
 

@@ -85,7 +85,6 @@ func (s *Server) guildChange(ctx context.Context, what, guildID string,
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.log.Debug("guild event", "event", typ, "what", what, "guild", guildID, "shard", shard)
 	if err := sess.dispatch(ctx, typ, d); err != nil {
 		return fmt.Errorf("discordtest: %s %s: %w", what, guildID, err)
 	}

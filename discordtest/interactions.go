@@ -70,7 +70,6 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 	if err != nil {
 		return "", "", err
 	}
-	s.log.Debug("interaction", "command", spec.Command, "guild", spec.GuildID, "shard", sess.shard[0])
 	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
 		return "", "", err
 	}

@@ -3,7 +3,6 @@ package discordtest
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 )
@@ -26,7 +25,6 @@ type config struct {
 	botName    string
 	appID      string
 	token      string
-	logger     *slog.Logger
 	heartbeat  time.Duration
 }
 
@@ -36,7 +34,6 @@ func defaultConfig() config {
 		botID:      defaultBotID,
 		botName:    defaultBotName,
 		token:      defaultToken,
-		logger:     slog.New(slog.DiscardHandler),
 		heartbeat:  defaultHeartbeatInterval,
 	}
 }
@@ -104,18 +101,6 @@ func WithToken(token string) Option {
 			return errors.New("discordtest: token is empty or contains white space")
 		}
 		c.token = token
-		return nil
-	}
-}
-
-// WithLogger sets the logger of connections, gateway events and requests
-// (debug level, never a token; default discard).
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l == nil {
-			return errors.New("discordtest: nil logger")
-		}
-		c.logger = l
 		return nil
 	}
 }

@@ -125,8 +125,6 @@ func (s *Server) restHandler() http.Handler {
 			s.mu.Lock()
 			s.calls = append(s.calls, call)
 			s.mu.Unlock()
-			// The path may hold an interaction token: log the route only.
-			s.log.Debug("rest", "method", r.Method, "route", r.Pattern, "status", rec.Status)
 		}()
 
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {

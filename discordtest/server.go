@@ -3,7 +3,8 @@ package discordtest
 import (
 	"context"
 	"fmt"
-	"log/slog"
+	"io"
+	"log"
 	"maps"
 	"net"
 	"net/http"
@@ -27,7 +28,6 @@ type Server struct {
 	URL string
 
 	cfg       config
-	log       *slog.Logger
 	http      *httptest.Server
 	addr      string // host:port of http
 	transport *http.Transport
@@ -69,7 +69,6 @@ func NewServer(opts ...Option) (*Server, error) {
 	}
 	s := &Server{
 		cfg:          cfg,
-		log:          cfg.logger.With("component", "discordtest"),
 		started:      time.Now().UTC(),
 		changed:      make(chan struct{}),
 		guilds:       make(map[string]*guildState),
@@ -102,7 +101,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	s.http = &httptest.Server{Listener: l, Config: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          log.New(io.Discard, "", 0),
 	}}
 	s.addr = l.Addr().String()
 	s.URL = "http://" + s.addr
@@ -113,7 +112,6 @@ func NewServer(opts ...Option) (*Server, error) {
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	s.log.Debug("listening", "addr", s.addr, "shards", cfg.shardCount, "guilds", len(s.guilds))
 	return s, nil
 }
 
@@ -161,7 +159,6 @@ func (s *Server) Close() {
 		s.wsWG.Wait()
 	})
 	s.transport.CloseIdleConnections()
-	s.log.Debug("closed")
 }
 
 // notifyLocked wakes every waiter. The caller holds s.mu.

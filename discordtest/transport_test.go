@@ -58,7 +58,6 @@ func TestNewServerRejectsBadOptions(t *testing.T) {
 		"bad app id":     discordtest.WithApplicationID(""),
 		"empty token":    discordtest.WithToken(""),
 		"spaced token":   discordtest.WithToken("secret value"),
-		"nil logger":     discordtest.WithLogger(nil),
 		"zero heartbeat": discordtest.WithHeartbeatInterval(0),
 	} {
 		srv, err := discordtest.NewServer(opt)
