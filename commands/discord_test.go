@@ -43,7 +43,7 @@ func openDiscord(t *testing.T) (*discordtest.Server, *discordgo.Session) {
 // commandFetches counts the global-command reads the fake Discord answered.
 func commandFetches(dsrv *discordtest.Server) int {
 	n := 0
-	for _, c := range dsrv.Calls() {
+	for _, c := range dsrv.Requests() {
 		if c.Method == http.MethodGet && c.Path == "/api/v9/applications/"+testAppID+"/commands" {
 			n++
 		}

@@ -416,7 +416,7 @@ func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 // discordReads counts the reads of the application's commands on Discord.
 func discordReads(dsrv *discordtest.Server) int {
 	n := 0
-	for _, c := range dsrv.Calls() {
+	for _, c := range dsrv.Requests() {
 		if c.Method == http.MethodGet && strings.HasSuffix(c.Path, "/commands") {
 			n++
 		}

@@ -8,7 +8,7 @@
 // fake Top.gg, the bot's answers and the role it gives.
 //
 // The gateway speaks HELLO, IDENTIFY, heartbeats, READY, GUILD_CREATE and
-// RESUME with replay; REST records every request ([Server.Calls]) and answers
+// RESUME with replay; REST records every request ([Server.Requests]) and answers
 // an unknown endpoint 404. A guild belongs to shard (guild_id >> 22) %
 // shard_count ([GuildIDForShard]). Close every session before the Server.
 package discordtest

@@ -104,7 +104,7 @@ func TestRateLimitedAnswer(t *testing.T) {
 	resp, _, err := do(t, testContext(t), srv, http.MethodGet, "/users/@me")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.Len(t, calls, 4)
 	assert.Equal(t, http.StatusTooManyRequests, calls[0].Status, "a played fault is recorded")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
@@ -17,17 +18,13 @@ import (
 // bodies without files is far smaller).
 const maxRequestBody = 1 << 20
 
-// Call is one REST request the Server received.
-type Call struct {
-	Method string
-	Path   string // URL path, e.g. "/api/v9/users/@me"
-	// Header is the request header; the Authorization value is replaced by
-	// "[redacted]" so a Call can be printed.
-	Header http.Header
-	Body   []byte
-	// Status is the HTTP status the Server answered.
-	Status int
-}
+// Request is one REST request the Server received: Path is the whole URL
+// path ("/api/v9/users/@me"), the Authorization value is "[redacted]" so that
+// a Request can be printed, At is real time. The same type as topggtest.Request.
+type Request = httpx.Request
+
+// Requests returns a copy of every REST request received, in arrival order.
+func (s *Server) Requests() []Request { return s.requests.All() }
 
 // apiError is Discord's JSON error body.
 type apiError struct {
@@ -119,13 +116,9 @@ func (s *Server) restHandler() http.Handler {
 		if header.Get("Authorization") != "" {
 			header.Set("Authorization", httpx.Redacted)
 		}
-		call := Call{Method: r.Method, Path: r.URL.Path, Header: header, Body: body}
-		defer func() {
-			call.Status = rec.Status
-			s.mu.Lock()
-			s.calls = append(s.calls, call)
-			s.mu.Unlock()
-		}()
+		answered := s.requests.Add(Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: header,
+			Body: body, At: time.Now()})
+		defer func() { answered(rec.Status) }()
 
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
 			return

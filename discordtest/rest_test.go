@@ -55,7 +55,7 @@ func TestRESTUserApplicationAndGateway(t *testing.T) {
 	assert.Equal(t, 4, gw.Shards)
 	assert.Equal(t, srv.GatewayURL(), gw.URL)
 
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.Len(t, calls, 3)
 	assert.Equal(t, "GET", calls[0].Method)
 	assert.Equal(t, "/api/v9/users/@me", calls[0].Path)
@@ -78,7 +78,7 @@ func TestRESTWrongTokenIsUnauthorized(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, srv.GatewayURL(), url)
 
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.Len(t, calls, 2)
 	assert.Equal(t, http.StatusUnauthorized, calls[0].Status)
 	for _, c := range calls {
@@ -96,7 +96,7 @@ func TestRESTUnknownEndpointIs404AndRecorded(t *testing.T) {
 	require.True(t, errors.As(err, &restErr))
 	assert.Equal(t, "404: Not Found", restErr.Message.Message)
 
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.Len(t, calls, 1)
 	assert.Equal(t, "/api/v9/channels/123", calls[0].Path)
 	assert.Equal(t, http.StatusNotFound, calls[0].Status)
@@ -227,7 +227,7 @@ func TestRESTMemberRoles(t *testing.T) {
 	requireRESTError(t, err, http.StatusNotFound, 10004)
 	assert.Len(t, srv.RoleChanges(), 3)
 
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.NotEmpty(t, calls)
 	assert.Equal(t, http.MethodPut, calls[0].Method)
 	assert.Equal(t, "/api/v9/guilds/"+g0+"/members/"+user+"/roles/"+voter, calls[0].Path)
@@ -240,7 +240,7 @@ func TestRESTBodiesAreRecorded(t *testing.T) {
 	s := restSession(t, srv)
 	_, err := s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
 	require.NoError(t, err)
-	calls := srv.Calls()
+	calls := srv.Requests()
 	require.Len(t, calls, 1)
 	var sent []map[string]any
 	require.NoError(t, json.Unmarshal(calls[0].Body, &sent))
@@ -250,5 +250,5 @@ func TestRESTBodiesAreRecorded(t *testing.T) {
 
 	// Calls returns copies.
 	calls[0].Body[0] = 'X'
-	assert.NotEqual(t, byte('X'), srv.Calls()[0].Body[0])
+	assert.NotEqual(t, byte('X'), srv.Requests()[0].Body[0])
 }

@@ -36,6 +36,7 @@ type Server struct {
 	started   time.Time
 	done      chan struct{}    // closed by Close: ends the faults that hold requests
 	faults    httpx.FaultQueue // has its own lock
+	requests  httpx.Requests   // has its own lock
 
 	mu           sync.Mutex
 	closed       bool
@@ -46,7 +47,6 @@ type Server struct {
 	sessions     map[string]*gwSession // by session ID, for RESUME
 	conns        map[*gwConn]struct{}
 	heartbeats   int
-	calls        []Call
 	commands     map[string][]commandRecord // scope ("" global, else guild ID) -> commands
 	roles        map[memberKey]map[string]struct{}
 	roleChanges  []RoleChange
@@ -214,17 +214,4 @@ func (s *Server) WaitConnected(ctx context.Context, n int) error {
 		return fmt.Errorf("discordtest: wait for %d connected shards: %w", n, err)
 	}
 	return nil
-}
-
-// Calls returns a copy of every REST request received, in arrival order.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Call, len(s.calls))
-	for i, c := range s.calls {
-		c.Header = c.Header.Clone()
-		c.Body = slices.Clone(c.Body)
-		out[i] = c
-	}
-	return out
 }

@@ -45,7 +45,7 @@ func TestTransportRewritesDiscordHostsOnly(t *testing.T) {
 	}
 	_, _, err = srv.Dialer().Dial("ws://127.0.0.1:1/gateway/", nil)
 	assert.ErrorContains(t, err, "discordtest: refusing")
-	assert.Len(t, srv.Calls(), 5)
+	assert.Len(t, srv.Requests(), 5)
 }
 
 func TestNewServerRejectsBadOptions(t *testing.T) {

@@ -203,7 +203,7 @@ func TestE2EKillAndRestart(t *testing.T) {
 // without any request.
 func TestE2EConfigErrors(t *testing.T) {
 	e := newE2E(t)
-	calls := len(e.dc.Calls()) // the warm-up's
+	calls := len(e.dc.Requests()) // the warm-up's
 	for _, tc := range []struct {
 		variable, value string
 	}{
@@ -248,5 +248,5 @@ func TestE2EConfigErrors(t *testing.T) {
 	assert.Equal(t, "example-bot: configuration: DISCORD_TOKEN: is required but not set\n", bot.stderr.String())
 
 	assert.Empty(t, e.tg.Requests(), "a configuration error reached Top.gg")
-	assert.Len(t, e.dc.Calls(), calls, "a configuration error reached Discord")
+	assert.Len(t, e.dc.Requests(), calls, "a configuration error reached Discord")
 }

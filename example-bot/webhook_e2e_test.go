@@ -154,8 +154,8 @@ func TestE2EReplayedDelivery(t *testing.T) {
 	}
 	// Give the bot the time a reward takes (it took one above): wait on
 	// Discord having seen nothing more.
-	before := len(e.dc.Calls())
-	require.Eventually(t, func() bool { return len(e.dc.Calls()) == before }, wait, 100*time.Millisecond)
+	before := len(e.dc.Requests())
+	require.Eventually(t, func() bool { return len(e.dc.Requests()) == before }, wait, 100*time.Millisecond)
 	added, _ := e.grants()
 	assert.Equal(t, 1, added[v.PlatformID], "a replayed delivery was rewarded again")
 	bot.terminate()

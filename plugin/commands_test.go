@@ -107,7 +107,7 @@ func TestAttachAddsThePerksHandler(t *testing.T) {
 	_, err = w.dc.WaitInteractionReply(ctx, board)
 	require.NoError(t, err)
 	answers := 0
-	for _, c := range w.dc.Calls() {
+	for _, c := range w.dc.Requests() {
 		if c.Method == http.MethodPost && strings.Contains(c.Path, "/interactions/"+vote+"/") && strings.HasSuffix(c.Path, "/callback") {
 			answers++
 		}

@@ -130,7 +130,7 @@ func sent(tg *topggtest.Server, dc *discordtest.Server, name string) []request {
 	for _, r := range tg.Requests() {
 		add(r.Header, "topgg "+r.Method+" "+r.Path)
 	}
-	for _, c := range dc.Calls() {
+	for _, c := range dc.Requests() {
 		add(c.Header, "discord "+c.Method+" "+c.Path)
 	}
 	return out

@@ -35,7 +35,7 @@ func (w *world) roleAdd(ctx context.Context) error {
 // roleCalls counts the role grants the fake Discord received.
 func (w *world) roleCalls() int {
 	n := 0
-	for _, c := range w.srv.Calls() {
+	for _, c := range w.srv.Requests() {
 		if c.Method == http.MethodPut && c.Status != 0 {
 			n++
 		}
@@ -96,7 +96,7 @@ func TestGlobalRateLimitHoldsEveryRoute(t *testing.T) {
 	require.Eventually(t, func() bool { return w.clock.Timers() == 2 }, quick, time.Millisecond, "the other route did not wait")
 	cancel()
 	require.ErrorIs(t, within(t, me, "the held call"), context.Canceled)
-	for _, c := range w.srv.Calls() {
+	for _, c := range w.srv.Requests() {
 		assert.NotEqual(t, "/api/v9/users/@me", c.Path, "sent during a global limit")
 	}
 	w.clock.Advance(time.Minute)

@@ -74,7 +74,7 @@ func newWorld(t *testing.T, shards int) *world {
 	// had one answer, Discord refused none (a second handler of /vote would
 	// have its answer refused as already acknowledged).
 	t.Cleanup(func() {
-		for _, c := range w.dc.Calls() {
+		for _, c := range w.dc.Requests() {
 			if strings.HasSuffix(c.Path, "/callback") {
 				assert.Less(t, c.Status, 300, "an interaction's answer was refused: %s", c.Body)
 			}

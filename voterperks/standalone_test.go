@@ -80,7 +80,7 @@ func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
 	require.NoError(t, perks.OnExpire(ctx, v))
 	assert.Len(t, w.dmsTo(v.PlatformID), 1)
 	posts := 0
-	for _, c := range w.dc.Calls() {
+	for _, c := range w.dc.Requests() {
 		if c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/messages") {
 			posts++
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,10 +36,10 @@ type Server struct {
 	closeOnce sync.Once
 	accepts   atomic.Int64
 	faults    httpx.FaultQueue // has its own lock
+	requests  httpx.Requests   // has its own lock
 	control   http.Handler     // nil without WithControlAPI
 
 	mu            sync.Mutex
-	requests      []Request
 	votes         []storedVote
 	voteSeq       int64
 	cursorEpoch   int64
@@ -154,12 +155,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil && !isTooLarge {
 		return // the client went away mid-body
 	}
-	s.record(r, path, body)
+	answered := s.requests.Add(Request{Method: r.Method, Path: path, Query: r.URL.Query(), Header: r.Header.Clone(),
+		Body: slices.Clone(body), At: s.now()})
 	// Top.gg's edge merges repeated slashes; the record keeps the path as sent.
 	for strings.Contains(path, "//") {
 		path = strings.ReplaceAll(path, "//", "/")
 	}
 	defer func() {
+		answered(sw.Status)
 		// Method and path only: the Authorization header never reaches a log.
 		s.cfg.logger.Debug("topggtest request", "method", r.Method, "path", path,
 			"status", sw.Status, "fault", faulted, "duration", time.Since(start))
