@@ -37,11 +37,17 @@ func (s *Server) Heartbeats() int {
 	return s.heartbeats
 }
 
-// InteractionReplies returns every answer the bot gave to interactions.
-func (s *Server) InteractionReplies() []InteractionReply {
+// InteractionReplies returns how many interactions the bot answered.
+func (s *Server) InteractionReplies() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.replies)
+	n := 0
+	for _, it := range s.interactions {
+		if it.reply != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // GuildCommands returns the application commands registered for one guild.

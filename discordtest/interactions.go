@@ -32,7 +32,6 @@ type InteractionSpec struct {
 // InteractionReply is the bot's callback (POST
 // /interactions/{id}/{token}/callback) to an interaction made by Interact.
 type InteractionReply struct {
-	InteractionID string
 	// Type is the callback type.
 	Type discordgo.InteractionResponseType
 	// Content is data.content.
@@ -46,7 +45,7 @@ type InteractionReply struct {
 // interactionState is an interaction the Server dispatched.
 type interactionState struct {
 	id, token, guildID, channelID string
-	acknowledged                  bool
+	reply                         *InteractionReply // nil until the bot answers
 }
 
 // Interact dispatches INTERACTION_CREATE for a registered command to the guild's
@@ -216,7 +215,7 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, codeUnknownInteraction, "Unknown interaction")
 		return
 	}
-	if it.acknowledged {
+	if it.reply != nil {
 		writeError(w, http.StatusBadRequest, codeAlreadyAcknowledged, "Interaction has already been acknowledged.")
 		return
 	}
@@ -231,12 +230,10 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 		invalidForm(w, "type", "INTERACTION_RESPONSE_TYPE_INVALID", "Interaction response type is not valid for an application command")
 		return
 	}
-	it.acknowledged = true
-	reply := InteractionReply{InteractionID: it.id, Type: body.Type, Body: payload}
+	it.reply = &InteractionReply{Type: body.Type, Body: payload}
 	if body.Data != nil {
-		reply.Content, reply.Flags = body.Data.content(), body.Data.Flags
+		it.reply.Content, it.reply.Flags = body.Data.content(), body.Data.Flags
 	}
-	s.replies = append(s.replies, reply)
 	s.notifyLocked()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -246,12 +243,10 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 func (s *Server) WaitInteractionReply(ctx context.Context, interactionID string) (InteractionReply, error) {
 	var found InteractionReply
 	err := s.waitFor(ctx, func() bool {
-		for _, r := range s.replies {
-			if r.InteractionID == interactionID {
-				found = r
-				found.Body = slices.Clone(r.Body)
-				return true
-			}
+		if it := s.interactions[interactionID]; it != nil && it.reply != nil {
+			found = *it.reply
+			found.Body = slices.Clone(found.Body)
+			return true
 		}
 		return false
 	})

@@ -73,7 +73,7 @@ func TestInteractVoteAndReply(t *testing.T) {
 		Data: &discordgo.InteractionResponseData{Content: "again"}}
 	requireRESTError(t, s.InteractionRespond(it, again), http.StatusBadRequest, 40060)
 	requireRESTError(t, s.InteractionRespond(&discordgo.Interaction{ID: id, Token: "wrong"}, again), http.StatusNotFound, 10062)
-	assert.Len(t, srv.InteractionReplies(), 1)
+	assert.Equal(t, 1, srv.InteractionReplies())
 }
 
 func TestInteractDeferred(t *testing.T) {

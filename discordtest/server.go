@@ -51,7 +51,6 @@ type Server struct {
 	roles        map[memberKey]map[string]struct{}
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
-	replies      []InteractionReply
 	dms          dmState
 }
 

@@ -201,14 +201,15 @@ func TestControlAPIOffByDefault(t *testing.T) {
 	require.Len(t, s.Requests(), 1, "a request like any other")
 }
 
-// TestWithVotesSendsNoWebhook: seeded votes are history: served, not
-// delivered.
-func TestWithVotesSendsNoWebhook(t *testing.T) {
+// TestVotesBeforeAReceiverSendNoWebhook: votes added before a receiver are
+// history (as topggfake's -votes): served, not delivered.
+func TestVotesBeforeAReceiverSendNoWebhook(t *testing.T) {
 	t.Parallel()
 	rcv := testkit.NewReceiver(t, webhook.Config{Secrets: []webhook.Secret{hookSecret}})
 	created := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
-	s := newServer(t, topggtest.WithWebhook(rcv.URL, hookSecret),
-		topggtest.WithVotes(topggtest.Vote{UserID: "1", PlatformID: "2", CreatedAt: created}, topggtest.Vote{UserID: "3", PlatformID: "4"}))
+	s := newServer(t)
+	s.AddVote(topggtest.Vote{UserID: "1", PlatformID: "2", CreatedAt: created}, topggtest.Vote{UserID: "3", PlatformID: "4"})
+	require.NoError(t, s.AddWebhook(rcv.URL, string(hookSecret)))
 	votes := s.Votes()
 	require.Len(t, votes, 2)
 	assert.Equal(t, 1, votes[0].Weight)

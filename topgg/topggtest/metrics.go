@@ -23,9 +23,8 @@ const (
 type MetricsRecord struct {
 	Metrics map[string]int // e.g. {"server_count": 12}
 	// Timestamp is the batch entry's, zero if it had none or for PATCH.
-	Timestamp  time.Time
-	ReceivedAt time.Time // the server clock (see WithNow)
-	Batch      bool
+	Timestamp time.Time
+	Batch     bool
 }
 
 // Metrics returns every accepted metrics payload in application order (in
@@ -98,7 +97,7 @@ func (s *Server) patchMetrics(c *call) {
 		return
 	}
 	s.mu.Lock()
-	s.metrics = append(s.metrics, MetricsRecord{Metrics: m, ReceivedAt: c.now})
+	s.metrics = append(s.metrics, MetricsRecord{Metrics: m})
 	s.mu.Unlock()
 	writeNoContent(c.w)
 }
@@ -142,7 +141,7 @@ func (s *Server) postMetricsBatch(c *call) {
 			writeProblem(c.w, http.StatusUnprocessableEntity, fmt.Sprintf("data[%d].metrics: %v", e.index, err))
 			return
 		}
-		s.metrics = append(s.metrics, MetricsRecord{Metrics: m, Timestamp: e.ts, ReceivedAt: c.now, Batch: true})
+		s.metrics = append(s.metrics, MetricsRecord{Metrics: m, Timestamp: e.ts, Batch: true})
 	}
 	writeNoContent(c.w)
 }

@@ -13,7 +13,6 @@ type Option func(*config) error
 type config struct {
 	addr        string
 	control     bool
-	votes       []Vote
 	project     Project
 	token       string
 	now         func() time.Time
@@ -90,11 +89,6 @@ func WithLogger(l *slog.Logger) Option {
 // WithAddr sets the address the server listens on (default "127.0.0.1:0").
 func WithAddr(addr string) Option {
 	return func(c *config) error { c.addr = addr; return nil }
-}
-
-// WithVotes records votes at start without webhooks: the history a test starts from.
-func WithVotes(votes ...Vote) Option {
-	return func(c *config) error { c.votes = append(c.votes, votes...); return nil }
 }
 
 // WithControlAPI serves the control API under "/control", for a test in any

@@ -82,9 +82,6 @@ func NewServer(opts ...Option) (*Server, error) {
 	if cfg.project.IsDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
 	}
-	for _, v := range cfg.votes {
-		s.addVote(v, "", false)
-	}
 	if cfg.control {
 		s.control = s.controlMux()
 	}

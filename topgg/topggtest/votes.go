@@ -31,15 +31,15 @@ func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 // service, a later vote dated before a cursor's position is not served from it.
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
-		s.addVote(v, "", true)
+		s.addVote(v, "")
 	}
 }
 
 // AddVoteQuery records v as AddVote does; its webhooks carry query, the vote
 // page URL's query string ("ref=abc").
-func (s *Server) AddVoteQuery(query string, v Vote) { s.addVote(v, query, true) }
+func (s *Server) AddVoteQuery(query string, v Vote) { s.addVote(v, query) }
 
-func (s *Server) addVote(v Vote, query string, deliver bool) {
+func (s *Server) addVote(v Vote, query string) {
 	now := s.now()
 	if v.Weight == 0 {
 		v.Weight = 1
@@ -61,9 +61,7 @@ func (s *Server) addVote(v Vote, query string, deliver bool) {
 	s.votes = append(s.votes, storedVote{})
 	copy(s.votes[i+1:], s.votes[i:])
 	s.votes[i] = sv
-	if deliver {
-		s.deliverVote(sv.Vote, query, sv.seq)
-	}
+	s.deliverVote(sv.Vote, query, sv.seq)
 }
 
 // Votes returns every recorded vote, ordered by CreatedAt (then insertion).

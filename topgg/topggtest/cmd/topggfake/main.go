@@ -80,13 +80,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 
 	opts := []topggtest.Option{topggtest.WithAddr(*addr), topggtest.WithToken(*token), topggtest.WithProject(p),
-		topggtest.WithVotes(vs...), topggtest.WithControlAPI()}
-	if *hook != "" || *secret != "" {
-		opts = append(opts, topggtest.WithWebhook(*hook, *secret))
-	}
-	if *legacy != "" || *auth != "" {
-		opts = append(opts, topggtest.WithLegacyWebhook(*legacy, *auth))
-	}
+		topggtest.WithControlAPI()}
 	if *verbose {
 		opts = append(opts, topggtest.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
@@ -100,6 +94,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer srv.Close()
+	srv.AddVote(vs...) // before the receivers: the votes already cast send no webhook
+	if *hook != "" || *secret != "" {
+		err = srv.AddWebhook(*hook, *secret)
+	}
+	if err == nil && (*legacy != "" || *auth != "") {
+		err = srv.AddLegacyWebhook(*legacy, *auth)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "topggfake:", err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "TOPGG_FAKE_URL=%s\nTOPGG_FAKE_TOKEN=%s\nTOPGG_FAKE_CONTROL=%s/control\n",
 		srv.URL, srv.Token(), strings.TrimSuffix(srv.URL, "/api"))
 	<-ctx.Done()
