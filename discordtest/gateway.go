@@ -377,6 +377,12 @@ func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, v
 		err = sess.dispatchLocked(ctx, "GUILD_CREATE", g)
 	}
 	sess.mu.Unlock()
+	return s.markReady(sess, err)
+}
+
+// markReady marks sess ready once its first events were sent (err nil) and
+// reports whether the connection goes on.
+func (s *Server) markReady(sess *gwSession, err error) bool {
 	if err != nil {
 		return false
 	}
@@ -449,14 +455,7 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 		// The client gave up on the old connection; so does the server.
 		_ = old.ws.Close()
 	}
-	if err != nil {
-		return false
-	}
-	s.mu.Lock()
-	sess.ready = true
-	s.notifyLocked()
-	s.mu.Unlock()
-	return true
+	return s.markReady(sess, err)
 }
 
 func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {

@@ -252,3 +252,255 @@ func TestRESTBodiesAreRecorded(t *testing.T) {
 	calls[0].Body[0] = 'X'
 	assert.NotEqual(t, byte('X'), srv.Requests()[0].Body[0])
 }
+
+func TestInteractVoteAndReply(t *testing.T) {
+	t.Parallel()
+	const shards = 2
+	guild := discordtest.GuildIDForShard(0, 1, shards) // on shard 1
+	const user, voter = "4000000000000000004", "5000000000000000005"
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(guild))
+	ctx := testContext(t)
+
+	s, err := srv.NewSession(1, shards)
+	require.NoError(t, err)
+	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
+	require.NoError(t, err)
+	require.NoError(t, s.GuildMemberRoleAdd(guild, user, voter))
+
+	s.AddHandler(func(s *discordgo.Session, i *discordgo.InteractionCreate) {
+		if !assert.Equal(t, discordgo.InteractionApplicationCommand, i.Type) {
+			return
+		}
+		data := i.ApplicationCommandData()
+		assert.Equal(t, "vote", data.Name)
+		assert.Equal(t, srv.Commands()[0].ID, data.ID)
+		assert.Equal(t, guild, i.GuildID)
+		assert.Equal(t, srv.ApplicationID(), i.AppID)
+		if assert.NotNil(t, i.Member) && assert.NotNil(t, i.Member.User) {
+			assert.Equal(t, user, i.Member.User.ID)
+			assert.Equal(t, []string{voter}, i.Member.Roles)
+		}
+		if assert.Len(t, data.Options, 1) {
+			assert.Equal(t, "remind", data.Options[0].Name)
+			assert.True(t, data.Options[0].BoolValue())
+		}
+		assert.NoError(t, s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+			Type: discordgo.InteractionResponseChannelMessageWithSource,
+			Data: &discordgo.InteractionResponseData{Content: "Thanks <@" + i.Member.User.ID + ">", Flags: discordgo.MessageFlagsEphemeral},
+		}))
+	})
+	require.NoError(t, s.Open())
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+
+	id, token, err := srv.Interact(ctx, discordtest.InteractionSpec{
+		Command: "vote", GuildID: guild, UserID: user,
+		Options: []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: "remind", Type: discordgo.ApplicationCommandOptionBoolean, Value: true},
+		},
+	})
+	require.NoError(t, err)
+	assert.NotEmpty(t, id)
+	assert.NotEmpty(t, token)
+
+	reply, err := srv.WaitInteractionReply(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, discordgo.InteractionResponseChannelMessageWithSource, reply.Type)
+	assert.Equal(t, "Thanks <@"+user+">", reply.Content)
+	assert.Equal(t, discordgo.MessageFlagsEphemeral, reply.Flags)
+	assert.Contains(t, string(reply.Body), `"content":"Thanks`)
+
+	// A second callback is refused; a wrong token is unknown.
+	it := &discordgo.Interaction{ID: id, Token: token, AppID: srv.ApplicationID()}
+	again := &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: "again"}}
+	requireRESTError(t, s.InteractionRespond(it, again), http.StatusBadRequest, 40060)
+	requireRESTError(t, s.InteractionRespond(&discordgo.Interaction{ID: id, Token: "wrong"}, again), http.StatusNotFound, 10062)
+	assert.Equal(t, 1, srv.InteractionReplies())
+}
+
+func TestInteractDeferred(t *testing.T) {
+	t.Parallel()
+	guild := discordtest.GuildIDForShard(0, 0, 1)
+	srv := newServer(t, discordtest.WithGuilds(guild))
+	s, err := srv.NewSession(0, 1)
+	require.NoError(t, err)
+	// A guild command, found before the global ones.
+	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), guild, []*discordgo.ApplicationCommand{voteCommand("Vote")})
+	require.NoError(t, err)
+
+	s.AddHandler(func(s *discordgo.Session, i *discordgo.InteractionCreate) {
+		assert.NoError(t, s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
+			Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		}))
+	})
+	require.NoError(t, s.Open())
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+
+	ctx := testContext(t)
+	id, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: guild, UserID: "42"})
+	require.NoError(t, err)
+	first, err := srv.WaitInteractionReply(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, discordgo.InteractionResponseDeferredChannelMessageWithSource, first.Type)
+}
+
+func TestInteractInDM(t *testing.T) {
+	t.Parallel()
+	const shards = 2
+	srv := newServer(t, discordtest.WithShardCount(shards))
+	s, err := srv.NewSession(0, shards) // DMs go to shard 0
+	require.NoError(t, err)
+	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
+	require.NoError(t, err)
+	got := make(chan *discordgo.InteractionCreate, 1)
+	s.AddHandler(func(_ *discordgo.Session, i *discordgo.InteractionCreate) { got <- i })
+	require.NoError(t, s.Open())
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+
+	ctx := testContext(t)
+	id, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", UserID: "42", Username: "alice"})
+	require.NoError(t, err)
+	select {
+	case i := <-got:
+		assert.Equal(t, id, i.ID)
+		assert.Empty(t, i.GuildID)
+		assert.Nil(t, i.Member)
+		if assert.NotNil(t, i.User) {
+			assert.Equal(t, "42", i.User.ID)
+			assert.Equal(t, "alice", i.User.Username)
+		}
+		assert.Equal(t, discordgo.InteractionContextBotDM, i.Context)
+	case <-ctx.Done():
+		t.Fatal("no INTERACTION_CREATE")
+	}
+}
+
+func TestInteractErrors(t *testing.T) {
+	t.Parallel()
+	const shards = 2
+	online := discordtest.GuildIDForShard(0, 0, shards)
+	offline := discordtest.GuildIDForShard(0, 1, shards)
+	srv := newServer(t, discordtest.WithShardCount(shards), discordtest.WithGuilds(online, offline))
+	_, rec := openSession(t, srv, 0, shards, true)
+	rec.waitLog(1)
+	ctx := testContext(t)
+
+	s := restSession(t, srv)
+	_, _, err := srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
+	assert.ErrorIs(t, err, discordtest.ErrUnknownCommand, "nothing registered yet")
+	_, err = s.ApplicationCommandBulkOverwrite(srv.ApplicationID(), "", []*discordgo.ApplicationCommand{voteCommand("Vote")})
+	require.NoError(t, err)
+
+	for name, tc := range map[string]struct {
+		spec discordtest.InteractionSpec
+		want error
+	}{
+		"unknown command": {discordtest.InteractionSpec{Command: "nope", GuildID: online, UserID: "42"}, discordtest.ErrUnknownCommand},
+		"unknown guild":   {discordtest.InteractionSpec{Command: "vote", GuildID: "77", UserID: "42"}, discordtest.ErrUnknownGuild},
+		"shard offline":   {discordtest.InteractionSpec{Command: "vote", GuildID: offline, UserID: "42"}, discordtest.ErrShardNotConnected},
+		"no user":         {discordtest.InteractionSpec{Command: "vote", GuildID: online}, discordtest.ErrInvalidSnowflake},
+	} {
+		_, _, err := srv.Interact(ctx, tc.spec)
+		assert.ErrorIs(t, err, tc.want, name)
+	}
+	require.NoError(t, srv.Outage(ctx, online))
+	_, _, err = srv.Interact(ctx, discordtest.InteractionSpec{Command: "vote", GuildID: online, UserID: "42"})
+	assert.ErrorIs(t, err, discordtest.ErrGuildUnavailable)
+}
+
+// TestRESTDirectMessages: discordgo's UserChannelCreate and ChannelMessageSend
+// reach the fake, which keeps one DM channel per user and records each
+// message; a user who blocks DMs gets nothing (403, code 50007), and a channel
+// the fake never opened is 404 Unknown Channel.
+func TestRESTDirectMessages(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	s := restSession(t, srv)
+	ctx := testContext(t)
+	const alice, bob = "4000000000000000004", "5000000000000000005"
+
+	ch, err := s.UserChannelCreate(alice, discordgo.WithContext(ctx))
+	require.NoError(t, err)
+	assert.Equal(t, discordgo.ChannelTypeDM, ch.Type)
+	require.Len(t, ch.Recipients, 1)
+	assert.Equal(t, alice, ch.Recipients[0].ID)
+	msg, err := s.ChannelMessageSend(ch.ID, "you can vote again", discordgo.WithContext(ctx))
+	require.NoError(t, err)
+	assert.Equal(t, "you can vote again", msg.Content)
+	assert.Equal(t, ch.ID, msg.ChannelID)
+	assert.Equal(t, srv.BotUserID(), msg.Author.ID)
+
+	again, err := s.UserChannelCreate(alice)
+	require.NoError(t, err)
+	assert.Equal(t, ch.ID, again.ID, "one DM channel per user")
+	_, err = s.ChannelMessageSend(again.ID, "second")
+	require.NoError(t, err)
+
+	got, err := srv.WaitDirectMessages(ctx, alice, 2)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, discordtest.DirectMessage{UserID: alice, ChannelID: ch.ID, MessageID: msg.ID, Content: "you can vote again"}, got[0])
+	assert.Equal(t, "second", got[1].Content)
+
+	require.NoError(t, srv.BlockDMs(bob))
+	bobCh, err := s.UserChannelCreate(bob)
+	require.NoError(t, err, "opening the channel succeeds even when DMs are closed, as on Discord")
+	_, err = s.ChannelMessageSend(bobCh.ID, "hello")
+	requireRESTError(t, err, http.StatusForbidden, 50007)
+
+	_, err = s.ChannelMessageSend("6000000000000000006", "hello")
+	requireRESTError(t, err, http.StatusNotFound, 10003)
+	_, err = s.ChannelMessageSend(ch.ID, "")
+	requireRESTError(t, err, http.StatusBadRequest, 50006)
+	_, err = s.UserChannelCreate("not-a-snowflake")
+	requireRESTError(t, err, http.StatusBadRequest, 50035)
+
+	assert.Len(t, srv.DirectMessages(), 2, "refused messages are not recorded")
+	assert.ErrorIs(t, srv.BlockDMs("x"), discordtest.ErrInvalidSnowflake)
+}
+
+// TestRESTDirectMessageFaults: the DM routes take injected faults like any
+// other route.
+func TestRESTDirectMessageFaults(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	s := restSession(t, srv)
+	s.MaxRestRetries = 0
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "POST", Path: "/channels/*", Status: http.StatusOK, Body: "{         "}))
+	ch, err := s.UserChannelCreate("4000000000000000004")
+	require.NoError(t, err)
+	_, err = s.ChannelMessageSend(ch.ID, "hi")
+	require.Error(t, err)
+	assert.Empty(t, srv.DirectMessages())
+	require.NoError(t, srv.Inject(discordtest.Fault{Method: "POST", Path: "/users/@me/channels", Status: http.StatusOK, Body: "{         "}))
+	_, err = s.UserChannelCreate("4000000000000000004")
+	require.Error(t, err)
+}
+
+// TestRESTDirectMessageEnforcedNonce: a message sent again with the same
+// enforced nonce is answered with the first one and not created again, as
+// Discord does; the same nonce not enforced, or another nonce, creates a new
+// message.
+func TestRESTDirectMessageEnforcedNonce(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	s := restSession(t, srv)
+	ctx := testContext(t)
+	const alice = "4000000000000000004"
+	ch, err := s.UserChannelCreate(alice, discordgo.WithContext(ctx))
+	require.NoError(t, err)
+	send := func(nonce string, enforce bool) string {
+		body := map[string]any{"content": "vote again", "nonce": nonce, "enforce_nonce": enforce}
+		ep := discordgo.EndpointChannelMessages(ch.ID)
+		b, err := s.RequestWithBucketID(http.MethodPost, ep, body, ep, discordgo.WithContext(ctx))
+		require.NoError(t, err)
+		var m discordgo.Message
+		require.NoError(t, json.Unmarshal(b, &m))
+		return m.ID
+	}
+	first := send("n1", true)
+	assert.Equal(t, first, send("n1", true), "a repeat of an enforced nonce returns the first message")
+	assert.NotEqual(t, first, send("n2", true))
+	assert.NotEqual(t, first, send("n1", false), "a nonce not enforced is not checked")
+	assert.Len(t, srv.DirectMessages(), 3)
+}
