@@ -106,30 +106,27 @@ func (c *gwConn) writeJSON(ctx context.Context, v any) error {
 	return c.write(ctx, b)
 }
 
-// closeWith sends a close frame and closes the socket at once, from any
-// goroutine.
-func (c *gwConn) closeWith(code int, text string) {
+// closeWith sends a close frame, waits up to drain for the client to close
+// its end (only the connection's handler goroutine reads), and closes the
+// socket; from any goroutine with drain 0.
+func (c *gwConn) closeWith(code int, text string, drain time.Duration) {
 	c.closeOnce.Do(func() {
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
 			time.Now().Add(time.Second))
-		_ = c.ws.Close()
-	})
-}
-
-// reject sends a close frame, waits up to drainTimeout for the client to close
-// its end, and returns false. Only the connection's handler goroutine calls it.
-func (c *gwConn) reject(code int, text string) bool {
-	c.closeOnce.Do(func() {
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, text),
-			time.Now().Add(time.Second))
-		_ = c.ws.SetReadDeadline(time.Now().Add(drainTimeout))
-		for {
+		_ = c.ws.SetReadDeadline(time.Now().Add(drain))
+		for drain > 0 {
 			if _, _, err := c.ws.ReadMessage(); err != nil {
 				break
 			}
 		}
 		_ = c.ws.Close()
 	})
+}
+
+// reject closes the connection with code, so that the client reads the code
+// rather than a reset, and returns false. Only the handler goroutine calls it.
+func (c *gwConn) reject(code int, text string) bool {
+	c.closeWith(code, text, drainTimeout)
 	return false
 }
 

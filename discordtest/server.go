@@ -150,7 +150,7 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 
 	for _, c := range conns {
-		c.closeWith(websocket.CloseGoingAway, "server closed")
+		c.closeWith(websocket.CloseGoingAway, "server closed", 0)
 		_ = c.ws.Close() // also ends a refusal still waiting for its client
 	}
 	httpx.Within("discordtest: Close: the REST handlers and gateway connections to end", func() {

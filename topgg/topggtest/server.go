@@ -52,7 +52,7 @@ type Server struct {
 	legacyStats   *topgg.StatsUpdate
 	legacyHits    []time.Time
 
-	hooks webhookState // has its own lock
+	hooks *webhookState // has its own lock
 }
 
 // NewServer starts a fake service on 127.0.0.1; the caller must Close it. It
@@ -76,6 +76,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		cfg:         cfg,
 		token:       token,
 		closing:     make(chan struct{}),
+		hooks:       newWebhookState(cfg.webhooks.targets),
 		headline:    map[topgg.Locale]string{},
 		pageContent: map[topgg.Locale]string{},
 	}

@@ -47,16 +47,7 @@ func (t webhookTarget) version() int {
 // WithWebhook makes the server deliver v1 webhooks to rawURL, signed with
 // secret like Top.gg signs them; give it once per receiver. NewServer fails
 // on a secret that is not one "whs_..." value or a URL not absolute http(s).
-func WithWebhook(rawURL, secret string) Option {
-	return func(c *config) error {
-		t, err := v1Target(rawURL, secret)
-		if err != nil {
-			return err
-		}
-		c.webhooks.targets = append(c.webhooks.targets, t)
-		return nil
-	}
-}
+func WithWebhook(rawURL, secret string) Option { return withTarget(v1Target(rawURL, secret)) }
 
 // AddWebhook is [WithWebhook] for a running server: votes added from then on
 // are delivered to rawURL too. It fails, adding nothing, where WithWebhook does.
@@ -64,14 +55,20 @@ func (s *Server) AddWebhook(rawURL, secret string) error {
 	return s.addTarget(v1Target(rawURL, secret))
 }
 
+func withTarget(t webhookTarget, err error) Option {
+	return func(c *config) error {
+		c.webhooks.targets = append(c.webhooks.targets, t)
+		return err
+	}
+}
+
 func (s *Server) addTarget(t webhookTarget, err error) error {
 	if err != nil {
 		return err
 	}
-	h := &s.hooks
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.added = append(h.added, t)
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	s.hooks.targets = append(s.hooks.targets, t)
 	return nil
 }
 
@@ -89,24 +86,14 @@ func v1Target(rawURL, secret string) (webhookTarget, error) {
 
 // webhookTargets returns the receivers of the options, then AddWebhook's.
 func (s *Server) webhookTargets() []webhookTarget {
-	h := &s.hooks
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return slices.Concat(s.cfg.webhooks.targets, h.added)
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	return slices.Clone(s.hooks.targets)
 }
 
 // WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with
 // Authorization auth; NewServer fails where [WithWebhook] does, or on an empty auth.
-func WithLegacyWebhook(rawURL, auth string) Option {
-	return func(c *config) error {
-		t, err := v0Target(rawURL, auth)
-		if err != nil {
-			return err
-		}
-		c.webhooks.targets = append(c.webhooks.targets, t)
-		return nil
-	}
-}
+func WithLegacyWebhook(rawURL, auth string) Option { return withTarget(v0Target(rawURL, auth)) }
 
 // AddLegacyWebhook is [WithLegacyWebhook] for a running server.
 func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
@@ -185,7 +172,7 @@ type Attempt struct {
 
 // Deliveries returns a copy of every webhook delivery so far, in order.
 func (s *Server) Deliveries() []Delivery {
-	h := &s.hooks
+	h := s.hooks
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]Delivery, len(h.deliveries))

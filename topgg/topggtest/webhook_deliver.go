@@ -17,34 +17,34 @@ import (
 const maxAnswerBytes = 64 << 10
 
 // webhookState runs the deliveries, one goroutine each, ended and waited for by
-// close. Its zero value is ready; it never takes s.mu.
+// close; it never takes s.mu.
 type webhookState struct {
 	mu         sync.Mutex
 	closed     bool
-	ctx        context.Context // cancelled by close; made on first use
+	ctx        context.Context // cancelled by close
 	cancel     context.CancelFunc
 	client     *http.Client
 	wg         sync.WaitGroup
 	deliveries []*Delivery
-	added      []webhookTarget // by AddWebhook, after those of the options
+	targets    []webhookTarget // the options', then AddWebhook's
+}
+
+func newWebhookState(targets []webhookTarget) *webhookState {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &webhookState{ctx: ctx, cancel: cancel, targets: targets, client: &http.Client{
+		Transport: http.DefaultTransport.(*http.Transport).Clone(),
+		// Top.gg does not follow redirects: a 3xx is the answer.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 // startDelivery records a delivery of body to t and runs it (after close, nothing).
 func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
-	h := &s.hooks
+	h := s.hooks
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return
-	}
-	if h.ctx == nil {
-		h.ctx, h.cancel = context.WithCancel(context.Background())
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		h.client = &http.Client{
-			Transport: tr,
-			// Top.gg does not follow redirects: a 3xx is the answer.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
 	}
 	d := &Delivery{URL: t.url, Version: t.version(), Type: typ, Body: body}
 	h.deliveries = append(h.deliveries, d)
@@ -56,7 +56,7 @@ func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 // deliver makes one delivery's attempts: again after a timeout, a connection
 // error or a 5xx, never after another answer.
 func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
-	h := &s.hooks
+	h := s.hooks
 	defer h.wg.Done()
 	delays := s.cfg.webhooks.delays
 	if delays == nil {
@@ -135,16 +135,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (h *webhookState) close() {
 	h.mu.Lock()
 	h.closed = true
-	if h.cancel != nil {
-		h.cancel()
-	}
+	h.cancel()
 	h.mu.Unlock()
 	h.wg.Wait()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.client != nil {
-		h.client.CloseIdleConnections()
-	}
+	h.client.CloseIdleConnections()
 	for _, d := range h.deliveries {
 		d.Done = true
 	}
