@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -20,13 +21,15 @@ type call struct {
 
 type handler func(*Server, *call)
 
-// routes are the endpoints by path (":" a parameter); the v0 paths without a
-// bot id act on the token's bot. token400: a bad token gets a 400.
-var routes = []struct {
+// endpoint is one path of the API and its handlers by method; the v0 paths
+// without a bot id act on the token's bot. token400: a bad token gets a 400.
+type endpoint struct {
 	path     string
 	token400 bool
 	methods  map[string]handler
-}{
+}
+
+var endpoints = []endpoint{
 	{"/v1/projects/@me", true, map[string]handler{http.MethodGet: (*Server).getProject, http.MethodPatch: (*Server).patchProject}},
 	{"/v1/projects/@me/announcements", true, map[string]handler{http.MethodPost: (*Server).postAnnouncement}},
 	{"/v1/projects/@me/metrics", true, map[string]handler{http.MethodPatch: (*Server).patchMetrics}},
@@ -34,59 +37,43 @@ var routes = []struct {
 	// POST: what both official v1 SDKs send (and Top.gg's older docs said).
 	{"/v1/projects/@me/commands", false, map[string]handler{http.MethodPut: (*Server).putCommands, http.MethodPost: (*Server).putCommands}},
 	{"/v1/projects/@me/votes", false, map[string]handler{http.MethodGet: (*Server).listVotes}},
-	{"/v1/projects/@me/votes/:", false, map[string]handler{http.MethodGet: (*Server).voteStatus}},
+	{"/v1/projects/@me/votes/{id}", false, map[string]handler{http.MethodGet: (*Server).voteStatus}},
 	{"/bots", false, map[string]handler{http.MethodGet: (*Server).searchBots}},
 	{"/bots/stats", false, map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
 	{"/bots/votes", false, map[string]handler{http.MethodGet: (*Server).legacyVoters}},
 	{"/bots/check", false, map[string]handler{http.MethodGet: (*Server).legacyCheck}},
-	{"/bots/:", false, map[string]handler{http.MethodGet: (*Server).getBot}},
-	{"/bots/:/votes", false, map[string]handler{http.MethodGet: (*Server).legacyVoters}},
-	{"/bots/:/stats", false, map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
-	{"/bots/:/check", false, map[string]handler{http.MethodGet: (*Server).legacyCheck}},
+	{"/bots/{id}", false, map[string]handler{http.MethodGet: (*Server).getBot}},
+	{"/bots/{id}/votes", false, map[string]handler{http.MethodGet: (*Server).legacyVoters}},
+	{"/bots/{id}/stats", false, map[string]handler{http.MethodGet: (*Server).getLegacyStats, http.MethodPost: (*Server).postLegacyStats}},
+	{"/bots/{id}/check", false, map[string]handler{http.MethodGet: (*Server).legacyCheck}},
 	{"/weekend", false, map[string]handler{http.MethodGet: (*Server).weekend}},
 }
 
-// match maps a path to its route and its parameter.
-func match(path string) (methods map[string]handler, param string, token400, ok bool) {
-	segs := strings.Split(path, "/")
-	if slices.Contains(segs[1:], "") {
-		return nil, "", false, false
+// routes serves the endpoints, and 404 in the version's error shape.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, e := range endpoints {
+		mux.HandleFunc(e.path, func(w http.ResponseWriter, r *http.Request) { s.route(w, r, e) })
 	}
-	for _, rt := range routes {
-		want := strings.Split(rt.path, "/")
-		if len(want) != len(segs) {
-			continue
-		}
-		param = ""
-		for i, w := range want {
-			if w == ":" {
-				param = segs[i]
-			} else if w != segs[i] {
-				break
-			}
-			if i == len(want)-1 {
-				return rt.methods, param, rt.token400, true
-			}
-		}
+	mux.HandleFunc("/", notFound)
+	return mux
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	if isV1Path(r.URL.Path) {
+		writeProblem(w, http.StatusNotFound, "no such endpoint")
+	} else {
+		writeLegacyError(w, http.StatusNotFound, "Not found")
 	}
-	return nil, "", false, false
 }
 
 // route answers the refusals the package doc lists, else runs the handler.
-func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body []byte) {
+func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
+	path := r.URL.Path
 	v1 := isV1Path(path)
-	methods, param, token400, ok := match(path)
+	h, ok := e.methods[r.Method]
 	if !ok {
-		if v1 {
-			writeProblem(w, http.StatusNotFound, "no such endpoint")
-		} else {
-			writeLegacyError(w, http.StatusNotFound, "Not found")
-		}
-		return
-	}
-	h, ok := methods[r.Method]
-	if !ok {
-		allowed := slices.Sorted(maps.Keys(methods))
+		allowed := slices.Sorted(maps.Keys(e.methods))
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
@@ -97,12 +84,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 	}
 	if ok, msg := auth(r); !ok {
 		status := http.StatusUnauthorized
-		if token400 {
+		if e.token400 {
 			status = http.StatusBadRequest
 		}
 		writeError(w, path, status, msg)
 		return
 	}
+	param := r.PathValue("id")
 	if !v1 && param == "" && strings.HasPrefix(path, "/bots/") {
 		param = s.cfg.project.PlatformID // the bot of the token
 	}
@@ -115,6 +103,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, path string, body
 			return
 		}
 	}
+	body, _ := io.ReadAll(r.Body) // in memory: serve read it
 	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
 	if len(body) > 0 && !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		writeError(w, path, http.StatusUnsupportedMediaType, "Content-Type must be application/json")

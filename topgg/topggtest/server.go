@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	pathpkg "path"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +40,7 @@ type Server struct {
 	faults    httpx.FaultQueue // has its own lock
 	requests  httpx.Requests   // has its own lock
 	control   http.Handler     // nil without WithControlAPI
+	mux       *http.ServeMux   // the endpoints
 
 	mu            sync.Mutex
 	votes         []storedVote
@@ -83,6 +86,7 @@ func NewServer(opts ...Option) (*Server, error) {
 	if cfg.project.IsDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))
 	}
+	s.mux = s.routes()
 	if cfg.control {
 		s.control = s.controlMux()
 	}
@@ -174,7 +178,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case isTooLarge:
 		writeError(sw, path, http.StatusRequestEntityTooLarge, "request body is too large")
 	default:
-		s.route(sw, r, path, body)
+		r.URL.Path, r.URL.RawPath, r.Body = path, "", io.NopCloser(bytes.NewReader(body))
+		if pathpkg.Clean(path) != path { // ServeMux would redirect: Top.gg has no such endpoint
+			notFound(sw, r)
+			return
+		}
+		s.mux.ServeHTTP(sw, r)
 	}
 }
 
