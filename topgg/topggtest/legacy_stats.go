@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,95 +94,55 @@ func applyLegacyStats(b *Bot, st statsPost) {
 	}
 }
 
-// decodeLegacyStats checks a v0 stats body as Top.gg does; the error is its 400's.
-func decodeLegacyStats(body []byte) (statsPost, error) {
+// decodeLegacyStats checks a v0 stats body as Top.gg does, each count a JSON
+// integer >= 0 (server_count may be per shard); the error is its 400's.
+func decodeLegacyStats(body []byte) (st statsPost, err error) {
 	var raw struct {
 		ServerCount json.RawMessage `json:"server_count"`
-		Shards      json.RawMessage `json:"shards"`
-		ShardID     json.RawMessage `json:"shard_id"`
-		ShardCount  json.RawMessage `json:"shard_count"`
+		Shards      []int           `json:"shards"`
+		ShardID     *int            `json:"shard_id"`
+		ShardCount  *int            `json:"shard_count"`
 	}
 	if err := decodeStrict(body, &raw); err != nil {
-		return statsPost{}, fmt.Errorf("invalid body: %v", err)
+		return st, fmt.Errorf("invalid body: %v", err)
 	}
-	var st statsPost
-	var err error
-	if st.ServerCount, st.Shards, err = legacyServerCount(raw.ServerCount); err != nil {
-		return statsPost{}, err
-	}
-	if !isAbsent(raw.Shards) {
-		if st.Shards != nil {
-			return statsPost{}, errors.New("send shards either as server_count or as shards, not both")
-		}
-		if st.Shards, err = parseCountList(raw.Shards); err != nil {
-			return statsPost{}, fmt.Errorf("shards: %v", err)
-		}
-	}
-	if st.ShardID, err = optionalCount("shard_id", raw.ShardID); err != nil {
-		return statsPost{}, err
-	}
-	if st.ShardCount, err = optionalCount("shard_count", raw.ShardCount); err != nil {
-		return statsPost{}, err
-	}
-	if st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount {
-		return statsPost{}, errors.New("shard_id must be less than shard_count")
-	}
-	return st, nil
-}
-
-// legacyServerCount reads the required server_count: a count, or per-shard
-// counts, returned as shards with their sum as total.
-func legacyServerCount(raw json.RawMessage) (total int, shards []int, err error) {
+	st.ShardID, st.ShardCount = raw.ShardID, raw.ShardCount
+	perShard := bytes.HasPrefix(raw.ServerCount, []byte("["))
 	switch {
-	case isAbsent(raw):
-		return 0, nil, errors.New("server_count is required")
-	case raw[0] == '[':
-		list, err := parseCountList(raw)
-		if err != nil {
-			return 0, nil, fmt.Errorf("server_count: %v", err)
+	case len(raw.ServerCount) == 0 || string(raw.ServerCount) == "null":
+		return st, errors.New("server_count is required")
+	case perShard && raw.Shards != nil:
+		return st, errors.New("send shards either as server_count or as shards, not both")
+	case perShard:
+		err = json.Unmarshal(raw.ServerCount, &st.Shards)
+		for _, n := range st.Shards {
+			st.ServerCount += n
 		}
-		for _, n := range list {
-			total += n
-		}
-		return total, list, nil
 	default:
-		n, err := parseCount(raw)
-		if err != nil {
-			return 0, nil, fmt.Errorf("server_count %v", err)
-		}
-		return n, nil, nil
+		st.Shards = raw.Shards
+		err = json.Unmarshal(raw.ServerCount, &st.ServerCount)
 	}
-}
-
-// optionalCount reads the count field name, nil when absent.
-func optionalCount(name string, raw json.RawMessage) (*int, error) {
-	if isAbsent(raw) {
-		return nil, nil
-	}
-	n, err := parseCount(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s %v", name, err)
+		return st, fmt.Errorf("server_count: %v", err)
 	}
-	return &n, nil
+	return st, st.check()
 }
 
-func isAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
-
-func parseCountList(raw json.RawMessage) ([]int, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
-		return nil, errors.New("must be an array of integers")
-	}
-	if len(items) == 0 {
-		return nil, errors.New("must not be empty")
-	}
-	out := make([]int, len(items))
-	for i, it := range items {
-		n, err := parseCount(it)
-		if err != nil {
-			return nil, fmt.Errorf("[%d] %v", i, err)
+// check applies the rules json.Unmarshal does not.
+func (st statsPost) check() error {
+	counts := slices.Concat(st.Shards, []int{st.ServerCount})
+	for _, p := range []*int{st.ShardID, st.ShardCount} {
+		if p != nil {
+			counts = append(counts, *p)
 		}
-		out[i] = n
 	}
-	return out, nil
+	switch {
+	case slices.ContainsFunc(counts, func(n int) bool { return n < 0 }):
+		return errors.New("counts must be >= 0")
+	case st.Shards != nil && len(st.Shards) == 0:
+		return errors.New("shards must not be empty")
+	case st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount:
+		return errors.New("shard_id must be less than shard_count")
+	}
+	return nil
 }
