@@ -1,7 +1,6 @@
 package topggtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,23 +58,22 @@ func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
 	if !ok {
 		return nil, fmt.Errorf("metrics are not supported for a %s %s project", p.Platform, p.Type)
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-		return nil, errors.New("metrics must be a JSON object")
+	var obj map[string]*int
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("metrics must be a JSON object of integers")
 	}
 	if len(obj) == 0 {
 		return nil, errors.New("metrics must hold at least one field")
 	}
 	out := make(map[string]int, len(obj))
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if !slices.Contains(fields, k) {
+		switch n := obj[k]; {
+		case !slices.Contains(fields, k):
 			return nil, fmt.Errorf("%s is not a metric of a %s %s project", k, p.Platform, p.Type)
+		case n == nil || *n < 0:
+			return nil, fmt.Errorf("%s must be an integer >= 0", k)
 		}
-		n, err := parseCount(obj[k])
-		if err != nil {
-			return nil, fmt.Errorf("%s %w", k, err)
-		}
-		out[k] = n
+		out[k] = *obj[k]
 	}
 	if p.Type == topgg.ProjectTypeGame {
 		if _, ok := out["player_count"]; !ok {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -80,18 +79,6 @@ func decodeStrict(body []byte, v any) error {
 		return errors.New("trailing data after the JSON value")
 	}
 	return nil
-}
-
-// parseCount accepts only a JSON integer literal >= 0, as the service does.
-func parseCount(raw json.RawMessage) (int, error) {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	switch {
-	case err != nil:
-		return 0, errors.New("must be an integer")
-	case n < 0:
-		return 0, errors.New("must be >= 0")
-	}
-	return int(n), nil
 }
 
 // isoLayouts are the ISO 8601 forms of a timestamp the official SDKs send:
