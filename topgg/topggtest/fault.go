@@ -15,7 +15,7 @@ import (
 // when the client must see a Drop. The same type as discordtest.Fault.
 type Fault = httpx.Fault
 
-// Inject queues a httpx. It fails, queuing nothing, for a fault that does
+// Inject queues a fault. It fails, queuing nothing, for a fault that does
 // nothing, a Body or Header with no answer to carry it, a negative Times,
 // Delay or RetryAfter, an invalid Status, or a Path not starting with '/'.
 func (s *Server) Inject(f Fault) error {
