@@ -18,13 +18,13 @@ func TestPostAnnouncement(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name     string
-		category topgg.AnnouncementCategory
+		category string
 		wantBody string
-		wantCat  topgg.AnnouncementCategory
+		wantCat  string
 	}{
-		{"default", "", `{"title":"v2 is out","content":"Slash commands everywhere."}`, topgg.CategoryAnnouncement},
-		{"event", topgg.CategoryEvent, `{"title":"v2 is out","content":"Slash commands everywhere.","category":"event"}`, topgg.CategoryEvent},
-		{"new_feature", topgg.CategoryNewFeature, `{"title":"v2 is out","content":"Slash commands everywhere.","category":"new_feature"}`, topgg.CategoryNewFeature},
+		{"default", "", `{"title":"v2 is out","content":"Slash commands everywhere."}`, "announcement"},
+		{"event", "event", `{"title":"v2 is out","content":"Slash commands everywhere.","category":"event"}`, "event"},
+		{"new_feature", "new_feature", `{"title":"v2 is out","content":"Slash commands everywhere.","category":"new_feature"}`, "new_feature"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -16,8 +16,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// DefaultBaseURL is the API root of the real service.
-const DefaultBaseURL = "https://top.gg/api"
+// defaultBaseURL is the API root of the real service.
+const defaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 
@@ -63,7 +63,7 @@ type config struct {
 	observers []func(Request)
 }
 
-// WithBaseURL sets the API root (default [DefaultBaseURL]): an absolute https
+// WithBaseURL sets the API root (default https://top.gg/api): an absolute https
 // URL without user info, query, fragment or /v1. Plain http is refused unless
 // the host is a loopback address or [WithInsecureHTTP] is given.
 func WithBaseURL(u string) Option {
@@ -98,7 +98,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithRetryPolicy replaces the retry policy (default [DefaultRetryPolicy]).
+// WithRetryPolicy replaces the retry policy (default: 4 attempts, backoff from
+// 250 ms to 8 s, a Retry-After waited out up to 5 s).
 func WithRetryPolicy(p RetryPolicy) Option {
 	return func(c *config) error {
 		if err := p.validate(); err != nil {
@@ -120,19 +121,6 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithLegacyLimit sets the client-side limit of v0 calls: at most n in any
-// window of length per (default 60 a minute; n = 0: off). A call over the
-// limit waits, with its context.
-func WithLegacyLimit(n int, per time.Duration) Option {
-	return func(c *config) error {
-		if n < 0 || per < 0 {
-			return errors.New("topgg: WithLegacyLimit: negative limit")
-		}
-		c.legacyN, c.legacyPer = n, per
-		return nil
-	}
-}
-
 // New returns a Client for the project that owns token; it makes no request.
 // A token with a "Bearer " prefix, white space or control characters is a
 // *[ValidationError] that never quotes it; a nil Option, [ErrNilArgument].
@@ -145,9 +133,9 @@ func New(token string, opts ...Option) (*Client, error) {
 	t.MaxIdleConnsPerHost = 16
 	t.ResponseHeaderTimeout = 30 * time.Second
 	cfg := config{
-		baseURL:   DefaultBaseURL,
+		baseURL:   defaultBaseURL,
 		log:       slog.New(slog.DiscardHandler),
-		retry:     DefaultRetryPolicy(),
+		retry:     defaultRetryPolicy(),
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
@@ -210,7 +198,7 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	}
 	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", httpx.RedactURL(u), DefaultBaseURL)
+		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", httpx.RedactURL(u), defaultBaseURL)
 	}
 	return u, nil
 }

@@ -18,7 +18,8 @@ var (
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError.
 	ErrRateLimited = errors.New("topgg: rate limited")
-	// ErrPagination matches every *PaginationError.
+	// ErrPagination ends a walk over pages ([Client.AllVotes]) that the
+	// service's answers would keep going forever; its error names the page.
 	ErrPagination = errors.New("topgg: the service's pages do not progress")
 )
 
@@ -97,12 +98,9 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 type APIError struct {
 	Op         string
 	StatusCode int
-	// Type, Title and Detail come from a v1 problem+json body; any may be empty.
+	// Type, Title and Detail come from a v1 problem+json body, Detail from a
+	// v0 one too (its `error` or `message`); any may be empty.
 	Type, Title, Detail string
-	// ProblemStatus is the problem+json "status" member; 0 when absent.
-	ProblemStatus int
-	// Message comes from a v0 body (`error`, or older `message`).
-	Message string
 	// Body is the start of the raw body (4 KiB at most).
 	Body     []byte
 	Attempts int
@@ -122,7 +120,7 @@ func (e *APIError) Error() string {
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
 	// Each thing once: a title often repeats the status text, a detail the title.
 	said := []string{status}
-	for _, s := range []string{e.Title, e.Detail, e.Message} {
+	for _, s := range []string{e.Title, e.Detail} {
 		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
 			b.WriteString(": ")
 			b.WriteString(s)
@@ -196,22 +194,6 @@ func (e *RateLimitError) Unwrap() error {
 	}
 	return e.API
 }
-
-// PaginationError ends a walk over pages ([Client.AllVotes]) that the
-// service's answers would keep going forever. Page is 1-based.
-type PaginationError struct {
-	Op      string
-	Page    int
-	Problem string
-}
-
-// Error names the call, the page and the problem, never a cursor.
-func (e *PaginationError) Error() string {
-	return fmt.Sprintf("topgg: %s: page %d: %s; stopped", e.Op, e.Page, e.Problem)
-}
-
-// Is makes errors.Is(err, ErrPagination) work.
-func (e *PaginationError) Is(target error) bool { return target == ErrPagination }
 
 // Misuse sentinels, one per meaning in the module, each package wrapping them.
 var (

@@ -152,7 +152,7 @@ func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	l := newLimits(clk, 1, time.Minute)
 	l.block("v0", time.Hour)
 
-	_, err := l.acquire(t.Context(), &call{method: "GET", path: "/bots/1", legacy: true, family: "v0"}, 0)
+	_, err := l.acquire(t.Context(), &call{route: "GET /bots/:bot_id", path: "/bots/1", legacy: true, family: "v0"}, 0)
 	var rl *RateLimitError
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
@@ -174,7 +174,7 @@ func TestAcquireWaitsOutAShortBlock(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
 	l := newLimits(clk, 0, 0)
-	r := &call{method: "PATCH", path: "/v1/projects/@me/metrics", family: "v1:metrics"}
+	r := &call{route: "PATCH /v1/projects/@me/metrics", family: "v1:metrics"}
 	l.block(r.family, 3*time.Second)
 
 	done := make(chan error, 1)

@@ -16,7 +16,7 @@ func BenchmarkObserveHook(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &call{method: http.MethodPatch, path: "/v1/projects/@me/metrics", route: RouteMetrics}
+	r := &call{route: "PATCH /v1/projects/@me/metrics"}
 	apiErr := &APIError{StatusCode: http.StatusTooManyRequests}
 	rl := &RateLimitError{API: apiErr}
 	b.Run("ok", func(b *testing.B) {

@@ -21,7 +21,7 @@ func TestProject(t *testing.T) {
 			p, err := c.Project(t.Context())
 			require.NoError(t, err)
 			require.Equal(t, &topgg.Project{
-				ID: want.ID, Name: want.Name, Platform: topgg.Platform(want.Platform), Type: topgg.ProjectType(want.Type),
+				ID: want.ID, Name: want.Name, Platform: want.Platform, Type: want.Type,
 				Headline: want.Headline, Tags: want.Tags, Votes: want.Votes, VotesTotal: want.VotesTotal,
 				ReviewScore: want.ReviewScore, ReviewCount: want.ReviewCount,
 			}, p)
@@ -44,8 +44,8 @@ func TestProjectUnknownKindDecodes(t *testing.T) {
 
 	p, err := c.Project(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, topgg.Platform("minecraft"), p.Platform)
-	require.Equal(t, topgg.ProjectType("game_server"), p.Type)
+	require.Equal(t, "minecraft", p.Platform)
+	require.Equal(t, "game_server", p.Type)
 	require.False(t, p.IsDiscordBot())
 }
 

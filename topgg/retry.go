@@ -21,9 +21,8 @@ type RetryPolicy struct {
 	MaxRetryAfter          time.Duration
 }
 
-// DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff
-// from 250 ms to 8 s, and Retry-After waited out up to 5 s.
-func DefaultRetryPolicy() RetryPolicy {
+// defaultRetryPolicy is the policy of a new Client (see [WithRetryPolicy]).
+func defaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
 }
 
@@ -76,7 +75,6 @@ func (e *RequestError) retryable() bool {
 
 func (e *DecodeError) retryable() bool     { return false }
 func (e *ValidationError) retryable() bool { return false }
-func (e *PaginationError) retryable() bool { return false }
 func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
 func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
 func retryableStatus(status int) bool {

@@ -86,7 +86,7 @@ func TestBackoff(t *testing.T) {
 
 func TestDefaultRetryPolicy(t *testing.T) {
 	t.Parallel()
-	p := DefaultRetryPolicy()
+	p := defaultRetryPolicy()
 	require.NoError(t, p.validate())
 	require.Greater(t, p.MaxAttempts, 1)
 	require.Equal(t, 1, NoRetries().MaxAttempts)

@@ -43,7 +43,7 @@ var idempotentCalls = []struct {
 	{"votes", "GET", "/v1/projects/@me/votes", votesFrom(time.Now().Add(-time.Hour))},
 	{"vote status", "GET", "/v1/projects/@me/votes/123", voteStatus("123", "")},
 	{"v0 post stats", "POST", "/bots/264811613708746752/stats", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-		return l.PostStats(ctx, "264811613708746752", topgg.StatsUpdate{ServerCount: 5})
+		return l.PostStats(ctx, "264811613708746752", topgg.BotStats{ServerCount: 5})
 	})},
 	{"v0 bot", "GET", "/bots/264811613708746752", legacy(func(ctx context.Context, l *topgg.Legacy) error {
 		_, err := l.Bot(ctx, "264811613708746752")
@@ -459,8 +459,6 @@ func TestRetryPolicyValidation(t *testing.T) {
 	}
 	_, err := topgg.New("token", topgg.WithRetryPolicy(topgg.NoRetries()))
 	require.NoError(t, err)
-	_, err = topgg.New("token", topgg.WithLegacyLimit(-1, time.Second))
-	require.Error(t, err)
 }
 
 func TestRetryableTable(t *testing.T) {
@@ -482,7 +480,7 @@ func TestRetryableTable(t *testing.T) {
 		{"io.EOF alone", io.EOF, false},
 		{"validation", &topgg.ValidationError{Field: "title", Problem: "empty", Rule: "3-100"}, false},
 		{"decode of a 2xx", &topgg.DecodeError{Op: "GET /v1/projects/@me", Status: 200, Err: errors.New("bad json")}, false},
-		{"pagination", &topgg.PaginationError{Op: "GET /v1/projects/@me/votes", Page: 3, Problem: "cycle"}, false},
+		{"pagination", fmt.Errorf("%w: GET /v1/projects/@me/votes: page 3: cycle", topgg.ErrPagination), false},
 
 		{"connection refused", req(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), true},
 		{"connection reset mid-body", req(io.ErrUnexpectedEOF), true},

@@ -31,8 +31,8 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	method string
-	path   string // below the base URL, starting with "/"; already escaped
+	route  string // "METHOD /path/:pattern", for observers
+	path   string // route's path with its ids, escaped; "" when it has none
 	query  string // encoded query, without "?"
 	body   any    // encoded as JSON; nil sends no body
 	legacy bool
@@ -41,14 +41,22 @@ type call struct {
 	// allowEmpty accepts an empty 2xx body although out is set.
 	allowEmpty bool
 	family     string // groups routes that share a rate limit block
-	route      Route  // names the call for observers
 	// absentOn404 makes a 404 the service itself answered a success.
 	absentOn404 bool
 	// tokenOnly400: the route's only documented 400 is an invalid token.
 	tokenOnly400 bool
 }
 
-func (r *call) op() string { return r.method + " " + r.path }
+// split returns the call's method and path.
+func (r *call) split() (method, path string) {
+	method, path, _ = strings.Cut(r.route, " ")
+	if r.path != "" {
+		path = r.path
+	}
+	return method, path
+}
+
+func (r *call) op() string { m, p := r.split(); return m + " " + p }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out
 // (if not nil). It returns the final status (0: no answer), also with an
@@ -98,7 +106,8 @@ func (c *Client) prepare(ctx context.Context, r *call) (target string, payload [
 			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
 		}
 	}
-	target = c.target + r.path
+	_, path := r.split()
+	target = c.target + path
 	if r.query != "" {
 		target += "?" + r.query
 	}
@@ -136,7 +145,8 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	method, _ := r.split()
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
@@ -377,14 +387,9 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 		}
 		return ""
 	}
-	e.Type, e.Title, e.Detail = str("type"), str("title"), str("detail")
-	var n int
-	if raw, ok := m["status"]; ok && json.Unmarshal(raw, &n) == nil {
-		e.ProblemStatus = n
-	}
-	for _, k := range []string{"error", "message"} {
-		if s := str(k); s != "" {
-			e.Message = s
+	e.Type, e.Title = str("type"), str("title")
+	for _, k := range []string{"detail", "error", "message"} {
+		if e.Detail = str(k); e.Detail != "" {
 			break
 		}
 	}

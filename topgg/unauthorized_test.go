@@ -41,7 +41,7 @@ var routes = []struct {
 		return err
 	})},
 	{"v0 post stats", "POST", "/bots/264811613708746752/stats", false, legacy(func(ctx context.Context, l *topgg.Legacy) error {
-		return l.PostStats(ctx, "264811613708746752", topgg.StatsUpdate{ServerCount: 5})
+		return l.PostStats(ctx, "264811613708746752", topgg.BotStats{ServerCount: 5})
 	})},
 	{"v0 check", "GET", "/bots/264811613708746752/check", false, legacy(func(ctx context.Context, l *topgg.Legacy) error {
 		_, err := l.HasVoted(ctx, "264811613708746752", "1")

@@ -84,10 +84,10 @@ func (a NewAnnouncement) validate() error {
 		return err
 	}
 	switch a.Category {
-	case "", CategoryAnnouncement, CategoryEvent, CategoryNewFeature:
+	case "", "announcement", "event", "new_feature":
 		return nil
 	}
-	return invalid("category", fmt.Sprintf("%q is unknown", string(a.Category)), "announcement, event or new_feature")
+	return invalid("category", fmt.Sprintf("%q is unknown", a.Category), "announcement, event or new_feature")
 }
 
 func (m BotMetrics) validate(f string) error {
@@ -169,7 +169,7 @@ func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
 }
 
 func (c *Client) checkCommands(defs []json.RawMessage) error {
-	if known := c.knownKind(); known.platform != "" && known != (projectKind{PlatformDiscord, ProjectTypeBot}) {
+	if known := c.knownKind(); known.platform != "" && known != discordBot {
 		return invalid("commands", fmt.Sprintf("project is a %s %s", known.platform, known.typ), "only a Discord bot project has commands")
 	}
 	for i, raw := range defs {
@@ -255,7 +255,7 @@ func (q BotQuery) validate() error {
 	return checkBotFields(q.Fields)
 }
 
-func (s StatsUpdate) validate() error {
+func (s BotStats) validate() error {
 	if err := checkCount("server_count", &s.ServerCount); err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func TestValidateProjectUpdate(t *testing.T) {
 	})
 }
 
-func announce(title, content string, cat topgg.AnnouncementCategory) func(context.Context, *topgg.Client) error {
+func announce(title, content string, cat string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
 		_, err := c.PostAnnouncement(ctx, topgg.NewAnnouncement{Title: title, Content: content, Category: cat})
 		return err
@@ -370,22 +370,22 @@ func TestValidateLegacy(t *testing.T) {
 			return err
 		})},
 		{"post stats bot id", "bot_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, "", topgg.StatsUpdate{ServerCount: 1})
+			return l.PostStats(ctx, "", topgg.BotStats{ServerCount: 1})
 		})},
 		{"post stats negative", "server_count", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: -1})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: -1})
 		})},
 		{"post stats negative shard", "shards[1]", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, Shards: []int{1, -1}})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, Shards: []int{1, -1}})
 		})},
 		{"post stats shard id = count", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(2), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(2), ShardCount: 2})
 		})},
 		{"post stats shard id < count", "", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(1), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(1), ShardCount: 2})
 		})},
 		{"post stats negative shard id", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(-1)})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(-1)})
 		})},
 	})
 }

@@ -52,11 +52,11 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	} else {
 		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
-	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
+	return get[VotePage](ctx, c, &call{route: "GET " + me + "/votes", query: query, idempotent: true, family: votesFamily})
 }
 
 // AllVotes iterates over every vote since since, oldest first, page by page; a
-// failure is yielded once, last. The walk always ends (a *[PaginationError] for
+// failure is yielded once, last. The walk always ends ([ErrPagination] for
 // pages that would not) and stopping early sends no further request.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
@@ -121,7 +121,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}

@@ -20,18 +20,18 @@ import (
 )
 
 // outcomes records what the Observer is told.
-type outcomes struct{ testkit.Log[webhook.Outcome] }
+type outcomes struct{ testkit.Log[error] }
 
-func (o *outcomes) last() webhook.Outcome {
+func (o *outcomes) last() error {
 	all := o.All()
 	if len(all) == 0 {
-		return 0
+		return errors.New("none")
 	}
 	return all[len(all)-1]
 }
 
 // TestObserverSeesEveryOutcome: each answer of the Receiver is reported once,
-// with the outcome matching its status.
+// with the error that decided its status.
 func TestObserverSeesEveryOutcome(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
@@ -50,29 +50,29 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		req    func() *http.Request
 		before func()
 		status int
-		want   webhook.Outcome
+		want   error
 	}{
-		{"accepted", func() *http.Request { return signed(t, secretA, now, voteBody) }, nil, http.StatusNoContent, webhook.OutcomeAccepted},
-		{"accepted-v0", func() *http.Request { return legacyReq(string(legacy)) }, nil, http.StatusNoContent, webhook.OutcomeAccepted},
+		{"accepted", func() *http.Request { return signed(t, secretA, now, voteBody) }, nil, http.StatusNoContent, nil},
+		{"accepted-v0", func() *http.Request { return legacyReq(string(legacy)) }, nil, http.StatusNoContent, nil},
 		{"no-signature", func() *http.Request {
 			return httptest.NewRequest(http.MethodPost, "/topgg/webhook", strings.NewReader(voteBody))
-		}, nil, http.StatusUnauthorized, webhook.OutcomeUnauthorized},
-		{"garbled", func() *http.Request { return withHeader("t=1", voteBody) }, nil, http.StatusUnauthorized, webhook.OutcomeUnauthorized},
-		{"wrong-secret", func() *http.Request { return signed(t, "whs_other", now, voteBody) }, nil, http.StatusForbidden, webhook.OutcomeForbidden},
-		{"wrong-v0-auth", func() *http.Request { return legacyReq("nope") }, nil, http.StatusForbidden, webhook.OutcomeForbidden},
-		{"stale", func() *http.Request { return signed(t, secretA, now.Add(-time.Hour), voteBody) }, nil, http.StatusForbidden, webhook.OutcomeStale},
-		{"malformed", func() *http.Request { return signed(t, secretA, now, `{"type":`) }, nil, http.StatusBadRequest, webhook.OutcomeMalformed},
+		}, nil, http.StatusUnauthorized, webhook.ErrNoSignature},
+		{"garbled", func() *http.Request { return withHeader("t=1", voteBody) }, nil, http.StatusUnauthorized, webhook.ErrMalformedSignature},
+		{"wrong-secret", func() *http.Request { return signed(t, "whs_other", now, voteBody) }, nil, http.StatusForbidden, webhook.ErrSignatureMismatch},
+		{"wrong-v0-auth", func() *http.Request { return legacyReq("nope") }, nil, http.StatusForbidden, webhook.ErrSignatureMismatch},
+		{"stale", func() *http.Request { return signed(t, secretA, now.Add(-time.Hour), voteBody) }, nil, http.StatusForbidden, webhook.ErrTimestamp},
+		{"malformed", func() *http.Request { return signed(t, secretA, now, `{"type":`) }, nil, http.StatusBadRequest, webhook.ErrMalformedBody},
 		{"too-large", func() *http.Request {
 			return signed(t, secretA, now, `{"x":"`+strings.Repeat("a", webhook.MaxBodyBytes)+`"}`)
-		}, nil, http.StatusRequestEntityTooLarge, webhook.OutcomeTooLarge},
+		}, nil, http.StatusRequestEntityTooLarge, webhook.ErrBodyTooLarge},
 		{"method", func() *http.Request { return httptest.NewRequest(http.MethodGet, "/topgg/webhook", nil) }, nil,
-			http.StatusMethodNotAllowed, webhook.OutcomeMethodNotAllowed},
+			http.StatusMethodNotAllowed, webhook.ErrMethodNotAllowed},
 		{"store-failed", func() *http.Request { return signed(t, secretA, now, voteBody) },
-			func() { rec.mu.Lock(); rec.voteErr = errors.New("disk full"); rec.mu.Unlock() },
-			http.StatusInternalServerError, webhook.OutcomeStoreFailed},
+			func() { rec.mu.Lock(); rec.voteErr = errDiskFull; rec.mu.Unlock() },
+			http.StatusInternalServerError, errDiskFull},
 		{"store-refused", func() *http.Request { return signed(t, secretA, now, voteBody) },
 			func() { rec.mu.Lock(); rec.voteErr = webhook.ErrMalformedBody; rec.mu.Unlock() },
-			http.StatusBadRequest, webhook.OutcomeMalformed},
+			http.StatusBadRequest, webhook.ErrMalformedBody},
 	}
 	for i, c := range cases {
 		if c.before != nil {
@@ -80,17 +80,16 @@ func TestObserverSeesEveryOutcome(t *testing.T) {
 		}
 		w := serve(h, c.req())
 		assert.Equal(t, c.status, w.Code, c.name)
-		assert.Equal(t, c.want, obs.last(), c.name)
+		if c.want == nil {
+			assert.NoError(t, obs.last(), c.name)
+		} else {
+			assert.ErrorIs(t, obs.last(), c.want, c.name)
+		}
 		assert.Len(t, obs.All(), i+1, "%s: one outcome per answer", c.name)
 	}
-	labels := map[string]bool{}
-	for o := webhook.OutcomeAccepted; o <= webhook.OutcomePanic; o++ {
-		labels[o.String()] = true
-	}
-	assert.Len(t, labels, 9, "distinct label values")
-	assert.Equal(t, "panic", webhook.OutcomePanic.String())
-	assert.Equal(t, "unknown", webhook.Outcome(0).String())
 }
+
+var errDiskFull = errors.New("disk full")
 
 // TestObserverPanicDoesNotChangeTheAnswer: a panicking Observer is logged;
 // the delivery is answered and stored as without it.
@@ -100,7 +99,7 @@ func TestObserverPanicDoesNotChangeTheAnswer(t *testing.T) {
 	cfg, _ := config(rec)
 	var buf testlog.Buffer
 	cfg.Logger = buf.Logger()
-	cfg.Observer = func(webhook.Outcome) { panic("observer bug") }
+	cfg.Observer = func(error) { panic("observer bug") }
 	h := newReceiver(t, cfg)
 	w := serve(h, signed(t, secretA, now, voteBody))
 	require.Equal(t, http.StatusNoContent, w.Code)
@@ -128,19 +127,19 @@ func TestCallbackPanicIsContainedAtTheWire(t *testing.T) {
 		body     string
 		set      func(*webhook.Config)
 		status   int
-		outcomes []webhook.Outcome
+		outcomes []error
 	}{
 		{"OnVote", voteBody, func(c *webhook.Config) {
 			c.OnVote = func(context.Context, webhook.Vote) error { panic(panicValue) }
-		}, http.StatusInternalServerError, []webhook.Outcome{webhook.OutcomePanic}},
+		}, http.StatusInternalServerError, []error{webhook.ErrPanicked}},
 		{"OnIntegrationCreate", integration, func(c *webhook.Config) {
 			c.OnIntegrationCreate = func(context.Context, webhook.IntegrationCreate) (webhook.IntegrationAnswer, error) {
 				panic(panicValue)
 			}
-		}, http.StatusInternalServerError, []webhook.Outcome{webhook.OutcomePanic}},
+		}, http.StatusInternalServerError, []error{webhook.ErrPanicked}},
 		{"OnEvent", voteBody, func(c *webhook.Config) {
 			c.OnEvent = func(context.Context, webhook.Event) { panic(panicValue) }
-		}, http.StatusNoContent, []webhook.Outcome{webhook.OutcomeAccepted, webhook.OutcomePanic}},
+		}, http.StatusNoContent, []error{nil, webhook.ErrPanicked}},
 	} {
 		t.Run(tc.callback, func(t *testing.T) {
 			t.Parallel()
@@ -169,7 +168,7 @@ func TestCallbackPanicIsContainedAtTheWire(t *testing.T) {
 				}
 			}
 			want := slices.Concat(tc.outcomes, tc.outcomes)
-			assert.Eventually(t, func() bool { return slices.Equal(obs.All(), want) }, 5*time.Second, 5*time.Millisecond, "the Observer did not count the panics")
+			assert.Eventually(t, func() bool { return slices.EqualFunc(obs.All(), want, errors.Is) }, 5*time.Second, 5*time.Millisecond, "the Observer did not count the panics")
 			out := logs.String()
 			assert.Contains(t, out, "webhook callback panicked")
 			assert.Contains(t, out, "callback="+tc.callback)

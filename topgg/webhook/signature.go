@@ -148,14 +148,14 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 // Verify checks a v1 delivery's signature header and raw body: nil when one of
 // secrets signed it within tolerance of now (<= 0: 5 minutes), else an error
 // wrapping [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]; no or a bad secret is [ErrNoSecret] or [ErrMalformedSecret].
+// [ErrSignatureMismatch]; no or a bad secret is a *topgg.ConfigError.
 func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
 	if len(secrets) == 0 {
-		return ErrNoSecret
+		return bad("Verify", "no secret given")
 	}
 	for i, s := range secrets {
 		if problem := checkV1Secret(s); problem != "" {
-			return fmt.Errorf("%w: secret %d of %d %s", ErrMalformedSecret, i+1, len(secrets), problem)
+			return bad(fmt.Sprintf("secret %d of %d", i+1, len(secrets)), problem)
 		}
 	}
 	if header == "" {
@@ -176,11 +176,11 @@ func Sign(secret Secret, t time.Time, body []byte) string {
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery,
-// signed with secret at time t, for tests. A malformed secret is refused with
-// [ErrMalformedSecret], never quoted.
+// signed with secret at time t, for tests. A malformed secret is refused (a
+// *topgg.ConfigError), never quoted.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
 	if !wellFormed(secret) {
-		return nil, fmt.Errorf("%w: NewRequest: the secret %s", ErrMalformedSecret, whiteSpace)
+		return nil, bad("NewRequest secret", whiteSpace)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
