@@ -65,7 +65,6 @@ func TestPostAnnouncementCooldownIsLocal(t *testing.T) {
 	require.True(t, rl.Local)
 	require.Nil(t, rl.API)
 	require.InDelta(t, announcementCooldown.Seconds(), rl.RetryAfter.Seconds(), 60)
-	require.WithinDuration(t, time.Now().Add(announcementCooldown), rl.Until, time.Minute)
 	require.Len(t, srv.Requests(), 1, "the second announcement must not be sent")
 
 	// The block is the announcements' own: other v1 calls still go out.

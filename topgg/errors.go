@@ -161,9 +161,8 @@ func (e *APIError) unauthorized() bool {
 // block of up to [RetryPolicy.MaxRetryAfter].
 type RateLimitError struct {
 	Op string
-	// RetryAfter is how long to wait; Until, when the block ends (zero if unknown).
+	// RetryAfter is how long to wait.
 	RetryAfter time.Duration
-	Until      time.Time
 	Local      bool
 	// API is the answer; nil when Local.
 	API *APIError

@@ -139,7 +139,7 @@ func TestObserverRoutesCarryNoIDs(t *testing.T) {
 	ctx, bot, user := t.Context(), srv.Project().PlatformID, "146183080879613966"
 	one := 1
 	_, _ = c.Project(ctx)
-	_ = c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "A headline"}})
+	_ = c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": "A headline"}})
 	_ = c.SetCommands(ctx, nil)
 	_ = c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: &one})
 	_ = c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: &one}}})

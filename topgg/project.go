@@ -55,11 +55,11 @@ func (c *Client) knownKind() projectKind {
 }
 
 // ProjectUpdate changes the listing's headline (3 to 140 characters) and
-// Markdown page content (300 to 50,000), per locale; at least one of the two
-// maps must have an entry.
+// Markdown page content (300 to 50,000), per locale ("en", "de", ...); at
+// least one of the two maps must have an entry.
 type ProjectUpdate struct {
-	Headline    map[Locale]string `json:"headline,omitempty"`
-	PageContent map[Locale]string `json:"page_content,omitempty"`
+	Headline    map[string]string `json:"headline,omitempty"`
+	PageContent map[string]string `json:"page_content,omitempty"`
 }
 
 // UpdateProject sets the headline and/or page content. The website may take
@@ -86,11 +86,8 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	return err
 }
 
-// Locale is a language code for headlines and page content ([Locale.Valid]).
-type Locale string
-
-// Valid reports whether l is one of the supported locales.
-func (l Locale) Valid() bool {
+// validLocale reports whether l is one of the service's 16 locales.
+func validLocale(l string) bool {
 	switch l {
 	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":
 		return true

@@ -148,7 +148,7 @@ func TestLongRetryAfterFailsFastThereafter(t *testing.T) {
 	require.ErrorAs(t, err, &rl)
 	require.False(t, rl.Local)
 	require.Equal(t, time.Minute, rl.RetryAfter)
-	require.WithinDuration(t, time.Now().Add(time.Minute), rl.Until, 5*time.Second)
+	require.InDelta(t, time.Minute, rl.RetryAfter, float64(5*time.Second))
 	require.NotNil(t, rl.API)
 	require.Equal(t, 429, rl.API.StatusCode)
 	var apiErr *topgg.APIError
@@ -658,7 +658,6 @@ func TestRetryAfterOnAnyStatusBlocks(t *testing.T) {
 				require.ErrorAs(t, err, &rl, "a retryable status with a wait comes as a *RateLimitError")
 				require.False(t, rl.Local)
 				require.InDelta(t, time.Hour.Seconds(), rl.RetryAfter.Seconds(), 30)
-				require.WithinDuration(t, time.Now().Add(time.Hour), rl.Until, 30*time.Second)
 				require.Contains(t, err.Error(), http.StatusText(tc.status))
 				require.Contains(t, err.Error(), "retry after")
 				require.True(t, topgg.Retryable(err))

@@ -270,7 +270,7 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 	ra := apiErr.RetryAfter
 	switch {
 	case apiErr.StatusCode == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
+		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
 		}

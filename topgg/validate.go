@@ -60,13 +60,13 @@ func (u ProjectUpdate) validate() error {
 	}
 	for _, m := range []struct {
 		name   string
-		values map[Locale]string
+		values map[string]string
 		lo, hi int
 	}{{"headline", u.Headline, headlineMin, headlineMax}, {"page_content", u.PageContent, pageContentMin, pageContentMax}} {
 		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
 			field := fmt.Sprintf("%s[%s]", m.name, loc)
-			if !loc.Valid() {
-				return invalid(field, fmt.Sprintf("locale %q is not supported", string(loc)), "one of the 16 supported locales")
+			if !validLocale(loc) {
+				return invalid(field, fmt.Sprintf("locale %q is not supported", loc), "one of the 16 supported locales")
 			}
 			if err := checkLen(field, m.values[loc], m.lo, m.hi); err != nil {
 				return err

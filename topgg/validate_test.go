@@ -45,13 +45,13 @@ func runBoundaries(t *testing.T, cases []boundary, opts ...topggtest.Option) {
 
 func headline(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": s}})
 	}
 }
 
 func pageContent(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{"ko": s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[string]string{"ko": s}})
 	}
 }
 
@@ -74,18 +74,18 @@ func TestValidateProjectUpdate(t *testing.T) {
 		{"page 50000 four-byte", "", pageContent(runes("😀", 50000))},
 		{"page 50001", "page_content[ko]", pageContent(runes("x", 50001))},
 		{"neither member", "headline/page_content", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{}})
 		}},
 		{"bad locale", "headline[xx]", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "fine headline", "xx": "fine headline"}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": "fine headline", "xx": "fine headline"}})
 		}},
 		{"bad page locale", "page_content[en-US]", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{"en-US": runes("a", 300)}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[string]string{"en-US": runes("a", 300)}})
 		}},
 		{"all 16 locales", "", func(ctx context.Context, c *topgg.Client) error {
-			u := topgg.ProjectUpdate{Headline: map[topgg.Locale]string{}}
-			for _, l := range []topgg.Locale{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"} {
-				u.Headline[l] = "headline " + string(l)
+			u := topgg.ProjectUpdate{Headline: map[string]string{}}
+			for _, l := range []string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"} {
+				u.Headline[l] = "headline " + l
 			}
 			return c.UpdateProject(ctx, u)
 		}},
@@ -415,7 +415,7 @@ func TestValidateMethods(t *testing.T) {
 	// The rules apply without a client too.
 	require.NoError(t, topgg.Validate(topgg.NewAnnouncement{Title: "abc", Content: runes("é", 10)}))
 	requireInvalid(t, topgg.Validate(topgg.NewAnnouncement{Title: "ab", Content: runes("é", 10)}), "title")
-	require.NoError(t, topgg.Validate(topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "abc"}}))
+	require.NoError(t, topgg.Validate(topgg.ProjectUpdate{Headline: map[string]string{"en": "abc"}}))
 	requireInvalid(t, topgg.Validate(topgg.ProjectUpdate{}), "headline/page_content")
 	require.NoError(t, topgg.Validate(topgg.BotMetrics{ShardCount: new(1)}))
 	requireInvalid(t, topgg.Validate(topgg.ServerMetrics{MemberCount: new(1), OnlineCount: new(2)}), "metrics.online_count")

@@ -9,17 +9,6 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// EventType is the "type" of a v1 delivery; unknown types are kept as sent.
-type EventType string
-
-// The event types Top.gg sends.
-const (
-	TypeVoteCreate        EventType = "vote.create"        // a user voted (v0 upvote and test too)
-	TypeWebhookTest       EventType = "webhook.test"       // the webhook settings' "send test" button
-	TypeIntegrationCreate EventType = "integration.create" // a user connected an integration; answered with an [IntegrationAnswer]
-	TypeIntegrationDelete EventType = "integration.delete" // a user removed an integration
-)
-
 // Project is the project a v1 event is about: its Top.gg id, type and
 // platform as sent, and its id on the platform.
 type Project struct {
@@ -109,8 +98,9 @@ type IntegrationAnswer struct {
 // one of Vote, Test, IntegrationCreate, IntegrationDelete and Data is set,
 // according to Type.
 type Event struct {
-	// Type is the delivery's type; a v0 upvote or test is a vote.create.
-	Type EventType
+	// Type is the delivery's type as sent ("webhook.test", ...); a v0 upvote or
+	// test is a "vote.create".
+	Type string
 	// Version is 1 for a signed delivery, 0 for a legacy one.
 	Version int
 	// Trace is the x-topgg-trace header, for Top.gg's support; retries may

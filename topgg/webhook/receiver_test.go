@@ -34,7 +34,7 @@ func TestGoodSignatureIsStoredThenAnswered204(t *testing.T) {
 	require.Equal(t, []webhook.Vote{wantVote()}, rec.Votes())
 	events := rec.Events()
 	require.Len(t, events, 1)
-	assert.Equal(t, webhook.TypeVoteCreate, events[0].Type)
+	assert.Equal(t, "vote.create", events[0].Type)
 	assert.Equal(t, 1, events[0].Version)
 	assert.Equal(t, "trace-1", events[0].Trace)
 	assert.Equal(t, wantVote(), *events[0].Vote)
@@ -489,7 +489,7 @@ func TestOtherEventsReachOnEventOnly(t *testing.T) {
 			require.Equal(t, http.StatusNoContent, w.Code, w.Body.String())
 			assert.Empty(t, rec.Votes())
 			require.Len(t, rec.Events(), 1)
-			assert.Equal(t, webhook.EventType(name), rec.Events()[0].Type)
+			assert.Equal(t, name, rec.Events()[0].Type)
 		})
 	}
 }
