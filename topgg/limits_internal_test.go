@@ -157,7 +157,7 @@ func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	require.True(t, rl.Local)
 	require.Equal(t, "GET /bots/1", rl.Op)
 	require.Equal(t, time.Hour, rl.RetryAfter)
-	
+
 	clk.Advance(time.Hour)
 	short, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()

@@ -2,6 +2,7 @@ package topgg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,27 +157,16 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		req.Header["Content-Type"] = hdrJSON
 	}
-
-	var start time.Time
-	debug := c.log.Enabled(ctx, slog.LevelDebug)
-	if debug {
-		start = time.Now()
-	}
 	// A leader's term is checked last, right before the send.
 	if err := clock.CheckTerm(ctx); err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		wait, err := c.failedRequest(ctx, r, attempt, err)
+		wait, err := c.failedRequest(r, attempt, err)
 		return 0, wait, err
 	}
-	status := resp.StatusCode
-	if debug {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "response", slog.String("op", r.op()), slog.Int("attempt", attempt),
-			slog.Int("status", status), slog.Duration("took", time.Since(start)))
-	}
-	if status >= 200 && status < 300 {
+	if status := resp.StatusCode; status >= 200 && status < 300 {
 		c.noteAccepted(ctx, r)
 		return c.success(r, resp, attempt, out)
 	}
@@ -185,17 +175,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 
 // failedRequest turns a transport failure into a scrubbed *RequestError (it
 // can quote a malformed answer) and the wait before a retry.
-func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
+func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
 	// Keep only the *url.Error's cause: the URL says nothing new.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
-	if c.log.Enabled(ctx, slog.LevelDebug) {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
-			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
-	}
 	if !re.retryable() {
 		return -1, re
 	}
@@ -376,23 +362,14 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))
 	}
-	var m map[string]json.RawMessage
+	// Members of another JSON type are ignored, not an error.
+	var m struct{ Type, Title, Detail, Error, Message any }
 	if json.Unmarshal(data, &m) != nil {
 		return e
 	}
-	str := func(k string) string {
-		var s string
-		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return scrub.Text(s)
-		}
-		return ""
-	}
-	e.Type, e.Title = str("type"), str("title")
-	for _, k := range []string{"detail", "error", "message"} {
-		if e.Detail = str(k); e.Detail != "" {
-			break
-		}
-	}
+	str := func(v any) string { s, _ := v.(string); return scrub.Text(s) }
+	e.Type, e.Title = str(m.Type), str(m.Title)
+	e.Detail = cmp.Or(str(m.Detail), str(m.Error), str(m.Message))
 	return e
 }
 

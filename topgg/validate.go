@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // The service's limits that the client checks before sending.
@@ -121,7 +123,7 @@ func (m GameMetrics) validate(f string) error {
 }
 
 func (c *Client) checkMetrics(field string, m Metrics) error {
-	if isNilMetrics(m) {
+	if typednil.Is(m) {
 		return invalid(field, "is nil", "a BotMetrics, ServerMetrics or GameMetrics payload")
 	}
 	if err := m.validate(field); err != nil {
@@ -132,21 +134,6 @@ func (c *Client) checkMetrics(field string, m Metrics) error {
 			fmt.Sprintf("the payload of the project's kind (%s %s)", known.platform, known.typ))
 	}
 	return nil
-}
-
-// isNilMetrics catches a nil interface and a nil pointer payload.
-func isNilMetrics(m Metrics) bool {
-	switch p := m.(type) {
-	case nil:
-		return true
-	case *BotMetrics:
-		return p == nil
-	case *ServerMetrics:
-		return p == nil
-	case *GameMetrics:
-		return p == nil
-	}
-	return false
 }
 
 func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
@@ -216,20 +203,11 @@ func (s UserIDKind) validate() error {
 	return invalid("source", fmt.Sprintf("%q is unknown", string(s)), "topgg or discord")
 }
 
-// isBotField reports whether f names a field of the v0 Bot object, for the fields parameter.
-func isBotField(f string) bool {
-	switch f {
-	case "id", "clientid", "username", "discriminator", "avatar", "defAvatar", "lib", "prefix",
-		"shortdesc", "longdesc", "tags", "website", "support", "github", "owners", "guilds", "invite", "date",
-		"server_count", "shard_count", "shards", "certifiedBot", "vanity", "points", "monthlyPoints", "donatebotguildid":
-		return true
-	}
-	return false
-}
-
+// checkBotFields checks names for the fields parameter: Bot's JSON names.
 func checkBotFields(fields []string) error {
+	bot := reflect.TypeFor[Bot]()
 	for i, f := range fields {
-		if !isBotField(f) {
+		if !slices.ContainsFunc(reflect.VisibleFields(bot), func(sf reflect.StructField) bool { return strings.Split(sf.Tag.Get("json"), ",")[0] == f }) {
 			return invalid(fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is not a bot field", f), "names of v0 Bot fields")
 		}
 	}

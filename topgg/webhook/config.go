@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
@@ -37,10 +36,6 @@ type Config struct {
 	// OnIntegrationCreate answers an integration.create; an error or panic
 	// answers 500. When nil, it is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
-
-	// Tolerance is how far a v1 signature's timestamp may be from now, in
-	// either direction (default 5 minutes).
-	Tolerance time.Duration
 	// Observer, if set, is told of each delivery once answered: nil when
 	// accepted, else the refusal (an Err* of this package) or the callback's
 	// error; then [ErrPanicked] if OnEvent panics. It must return quickly.
@@ -71,12 +66,6 @@ func (c Config) check() (Config, error) {
 	}
 	if c.OnVote == nil && c.OnEvent == nil {
 		return c, bad("Config.OnVote", "is nil, and so is OnEvent")
-	}
-	if c.Tolerance < 0 {
-		return c, bad("Config.Tolerance", "is negative")
-	}
-	if c.Tolerance == 0 {
-		c.Tolerance = defaultTolerance
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

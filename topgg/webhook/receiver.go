@@ -14,11 +14,9 @@ import (
 	"strconv"
 )
 
-// Receiver is an http.Handler for Top.gg's POST deliveries, v1 and, when
-// configured, v0. Make it with [New]; safe for concurrent use, and nothing of
-// a delivery outlives its ServeHTTP. It answers 2xx once stored, 4xx for what
-// no retry mends and 500 when a callback failed or panicked, so that Top.gg
-// retries exactly what may succeed; no callback runs for a refused delivery.
+// Receiver is an http.Handler for Top.gg's deliveries, v1 and, when configured,
+// v0; make it with [New]. It answers 2xx once stored, 4xx for what no retry
+// mends, 500 when a callback failed (Top.gg retries). Safe for concurrent use.
 type Receiver struct {
 	keys   keyring                // v1 secrets; nil when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
@@ -82,7 +80,7 @@ func (h *Receiver) receive(r *http.Request) (Event, error) {
 	case len(vals) > 1:
 		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
 	case len(vals) == 1:
-		body, err := h.keys.verify(vals[0], h.cfg.clock.Now(), h.cfg.Tolerance, func() ([]byte, error) { return readBody(r) })
+		body, err := h.keys.verify(vals[0], h.cfg.clock.Now(), func() ([]byte, error) { return readBody(r) })
 		if err != nil {
 			return Event{}, err
 		}
@@ -101,14 +99,10 @@ func (h *Receiver) receive(r *http.Request) (Event, error) {
 	return decodeLegacy(body)
 }
 
-// readBody reads at most maxBodyBytes of r's body, refusing a longer one
-// before reading past the cap.
+// readBody reads r's body, refusing one over maxBodyBytes before reading past it.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrBodyTooLarge, r.ContentLength, maxBodyBytes)
-	}
-	if r.Body == nil {
-		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if len(b) > maxBodyBytes {
