@@ -75,9 +75,8 @@ func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
-// WithHTTPClient makes the client send through a copy of hc (hc is never
-// changed) that follows a redirect only within the base URL's host and scheme
-// (or to https), then as hc.CheckRedirect allows; see [ErrUnsafeRedirect].
+// WithHTTPClient sends through a copy of hc (never changed) that follows only
+// the redirects [ErrUnsafeRedirect] allows, then as hc.CheckRedirect does.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -121,9 +120,8 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// New returns a Client for the project that owns token; it makes no request.
-// A token with a "Bearer " prefix, white space or control characters is a
-// *[ValidationError] that never quotes it; a nil Option, [ErrNilArgument].
+// New returns a Client for the project that owns token, making no request; a
+// malformed token is a *[ValidationError] that never quotes it.
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -178,7 +176,7 @@ func checkToken(token string) error {
 	switch {
 	case token == "":
 		problem = "is empty"
-	case hasBearerPrefix(token):
+	case len(strings.Fields(token)) > 1 && strings.EqualFold(strings.Fields(token)[0], "bearer"):
 		problem = `starts with "Bearer ": pass the token alone`
 	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
 		problem = "contains white space"
@@ -203,8 +201,7 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	return u, nil
 }
 
-// Loopback reports whether the client's base URL is on this machine (a fake,
-// never the real service); the jobs' interval floors do not apply then.
+// Loopback reports whether the client's base URL is on this machine (a fake).
 func (c *Client) Loopback() bool { return httpx.Loopback(c.base.Hostname()) }
 
 // Format prints the client with its base URL and no token, under every verb.
@@ -215,9 +212,8 @@ func (c *Client) Format(f fmt.State, _ rune) {
 // Legacy returns the v0 (/bots) interface, sharing the client's transport and limits.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
-// credentials returns the Authorization header value of v1 (Bearer) or v0
-// (bare). The token lives only in this closure: fmt prints a func as an
-// address. The slices are shared by every request and never modified.
+// credentials returns the Authorization value of v1 (Bearer) or v0 (bare),
+// shared and never modified; the token lives only in the closure.
 type credentials func(legacy bool) []string
 
 func newCredentials(token string) credentials {

@@ -35,10 +35,9 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
 
-// ConfigError reports a setting that is missing or invalid, in every package
-// of the module: the Go Field ("autopost.Config.Interval"), the environment
-// Variable when the value came from one, and the Problem, or Err for a
-// checking package's refusal.
+// ConfigError reports a missing or invalid setting, in every package: the Go
+// Field ("autopost.Config.Interval"), the environment Variable it came from,
+// if any, and the Problem, or Err.
 type ConfigError struct {
 	Field, Variable, Problem string
 	Err                      error
@@ -104,8 +103,7 @@ type APIError struct {
 	// Body is the start of the raw body (4 KiB at most).
 	Body     []byte
 	Attempts int
-	// RetryAfter is the answer's Retry-After (0 when none): the client blocks
-	// the route's family that long.
+	// RetryAfter is the answer's Retry-After (0: none), the route family's block.
 	RetryAfter time.Duration
 	// Hint says when a v1 refusal is of what looks like a legacy v0 token.
 	Hint string
@@ -155,10 +153,8 @@ func (e *APIError) unauthorized() bool {
 	return e.StatusCode == http.StatusUnauthorized || (e.StatusCode == http.StatusBadRequest && e.tokenOnly400)
 }
 
-// RateLimitError reports a 429, another retryable answer that carried a
-// Retry-After, or a call refused locally (Local, nothing sent) while such a
-// block or the announcement cooldown lasts. A retryable call waits out a
-// block of up to [RetryPolicy.MaxRetryAfter].
+// RateLimitError reports a 429, another retryable answer with a Retry-After,
+// or a call refused locally (Local, nothing sent) while a block lasts.
 type RateLimitError struct {
 	Op string
 	// RetryAfter is how long to wait.

@@ -113,11 +113,11 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
-	var out []Voter
-	if err := l.get(ctx, "/bots/:bot_id/votes", "/bots/"+botID+"/votes", "", &out); err != nil {
+	out, err := get[[]Voter](ctx, l.c, legacyGet("/bots/:bot_id/votes", "/bots/"+botID+"/votes", ""))
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return *out, nil
 }
 
 // BotStats are a bot's stats: the total server count (or, posting, the
@@ -157,8 +157,8 @@ func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, erro
 	if err := checkSnowflake("userId", userID); err != nil {
 		return false, err
 	}
-	var out voteCheck
-	if err := l.get(ctx, "/bots/:bot_id/check", "/bots/"+botID+"/check", "userId="+userID, &out); err != nil {
+	out, err := get[voteCheck](ctx, l.c, legacyGet("/bots/:bot_id/check", "/bots/"+botID+"/check", "userId="+userID))
+	if err != nil {
 		return false, err
 	}
 	return bool(out.Voted), nil
@@ -182,11 +182,6 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("voted: want 0 or 1, got %.20s", b)
 	}
 	return nil
-}
-
-func (l *Legacy) get(ctx context.Context, pattern, path, q string, out any) error {
-	_, err := l.c.do(ctx, legacyGet(pattern, path, q), out)
-	return err
 }
 
 func legacyGet(pattern, path, q string) *call {

@@ -8,10 +8,8 @@ import (
 	"time"
 )
 
-// Request describes one attempt of a call, as [WithObserver] sees it: Route
-// is the call's method and path pattern, without ids ("GET /bots/:bot_id");
-// Status 0 when nothing answered; Duration from the send to the end of reading
-// the answer; Err the attempt's error, unwrapped, as the call would return it.
+// Request is one attempt of a call: Route its pattern ("GET /bots/:bot_id", no
+// ids), Status 0 when nothing answered, Err the attempt's error, unwrapped.
 type Request struct {
 	Route    string
 	Attempt  int

@@ -72,9 +72,8 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	return err
 }
 
-// SetCommands overwrites the listing's slash commands with defs, each an
-// encoded Discord application-command object; an empty or nil slice clears
-// them. After [Client.Project], a project not a Discord bot fails validation.
+// SetCommands overwrites the listing's slash commands with defs (encoded
+// Discord application commands); nil clears them. Discord bots only.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
 	if err := c.checkCommands(defs); err != nil {
 		return err

@@ -11,10 +11,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// RetryPolicy says how idempotent calls are retried (announcements never are):
-// MaxAttempts tries (1: no retry), backoff from MinBackoff to MaxBackoff with
-// jitter. A retryable call waits out a Retry-After block of up to
-// MaxRetryAfter; a longer one is a *RateLimitError at once.
+// RetryPolicy: idempotent calls get MaxAttempts tries (1: no retry), backoff
+// from MinBackoff to MaxBackoff with jitter, and wait out a Retry-After of up
+// to MaxRetryAfter (a longer one is a *RateLimitError at once).
 type RetryPolicy struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration

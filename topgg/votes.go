@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// Vote is one vote of the project's vote history: the voter's Top.gg and
-// platform (Discord) ids, its weight (2 on weekend-bonus votes), and when it
-// was made and expires (when the user may vote again).
+// Vote is one vote of the history: the voter's Top.gg and platform (Discord)
+// ids, its weight (2 on weekend-bonus votes), when made and when it expires.
 type Vote struct {
 	UserID     string    `json:"user_id"`
 	PlatformID string    `json:"platform_id"`

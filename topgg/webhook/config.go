@@ -23,15 +23,12 @@ type Config struct {
 	// signature header is v0, accepted when its Authorization equals it.
 	LegacyAuth Secret
 
-	// OnVote stores a vote before Top.gg gets its answer: return nil only once
-	// it is durably stored (204, never sent again). An error or panic answers
-	// 500, which Top.gg retries; one matching [ErrMalformedBody], 400, which it
-	// does not. ctx is the request's. It may be called concurrently; when nil,
-	// votes are answered 204 and reach OnEvent only.
+	// OnVote stores a vote before Top.gg gets its answer: nil only once it is
+	// durable (204); an error answers 500, retried, one matching
+	// [ErrMalformedBody] 400. Called concurrently; nil: votes reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
-	// OnEvent receives every accepted event once the answer is flushed, before
-	// ServeHTTP returns; ctx is not cancelled when Top.gg hangs up. It may be
-	// called concurrently; a panic in it is observed as [ErrPanicked].
+	// OnEvent receives every accepted event once the answer is flushed, with
+	// a ctx not cancelled when Top.gg hangs up. Called concurrently.
 	OnEvent func(ctx context.Context, e Event)
 	// OnIntegrationCreate answers an integration.create; an error or panic
 	// answers 500. When nil, it is answered 204 and reaches OnEvent only.

@@ -26,10 +26,8 @@ type wireData struct {
 	WebhookSecret Secret            `json:"webhook_secret"`
 }
 
-// Decode decodes a v1 body ({"type": ..., "data": {...}}) into an Event of
-// Version 1; an unknown type keeps its data in Event.Data. A body that is not
-// a JSON object with a type, or a known type lacking a required member, wraps
-// [ErrMalformedBody]. It checks no signature (see [Verify]).
+// Decode decodes a v1 body ({"type": ..., "data": {...}}), checking no
+// signature; a body that is no event, or lacks a required member, wraps [ErrMalformedBody].
 func Decode(body []byte) (Event, error) {
 	var w struct {
 		Type string          `json:"type"`

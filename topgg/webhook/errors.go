@@ -2,8 +2,7 @@ package webhook
 
 import "errors"
 
-// Errors of a delivery, for errors.Is: the [Receiver] answers each with the
-// status given; [Verify] and [Decode] return them wrapped. None of them
+// Errors of a delivery, answered by the [Receiver] with the status given; none
 // quotes a secret, a signature or a body.
 var (
 	// ErrNoSignature: no x-topgg-signature header (v0: no Authorization) (401).
