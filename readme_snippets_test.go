@@ -71,7 +71,7 @@ func clientTour(ctx context.Context, discordUserID string) error {
 	log.Printf("voted: %t", status.Voted)
 	for vote, err := range client.AllVotes(ctx, time.Now().Add(-12*time.Hour)) {
 		if err != nil {
-			return err // a *topgg.PaginationError if the service's cursors cycle
+			return err // topgg.ErrPagination if the service's cursors cycle
 		}
 		log.Printf("%s voted at %s", vote.PlatformID, vote.CreatedAt)
 	}

@@ -78,7 +78,7 @@ func TestE2EAutopostV0(t *testing.T) {
 	e.env["TOPGG_API_URL"] = e.tg.URL + "/"
 	bot := e.startBot()
 
-	stats := func() topgg.StatsUpdate { st, _ := e.tg.LegacyStats(); return st }
+	stats := func() topgg.BotStats { st, _ := e.tg.LegacyStats(); return st }
 	require.Eventually(t, func() bool { return stats().ServerCount == 3 }, wait, tick)
 	st := stats()
 	assert.Equal(t, e2eShards, st.ShardCount)

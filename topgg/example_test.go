@@ -166,7 +166,7 @@ func ExampleLegacy_PostStats() {
 
 	// v0 calls use the bare token and wait for a slot of the 60/min limit.
 	v0 := client.Legacy()
-	if err := v0.PostStats(ctx, botID, topgg.StatsUpdate{ServerCount: 1200, Shards: []int{600, 600}, ShardCount: 2}); err != nil {
+	if err := v0.PostStats(ctx, botID, topgg.BotStats{ServerCount: 1200, Shards: []int{600, 600}, ShardCount: 2}); err != nil {
 		log.Fatal(err)
 	}
 	st, err := v0.Stats(ctx, botID)

@@ -34,16 +34,16 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 }
 
 // checkLocked returns the rest of family's block, forgetting an ended one; l.mu held.
-func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.Time) {
+func (l *limits) checkLocked(family string, now time.Time) time.Duration {
 	until, ok := l.blocked[family]
 	if !ok {
-		return 0, time.Time{}
+		return 0
 	}
 	if left := until.Sub(now); left > 0 {
-		return left, until
+		return left
 	}
 	delete(l.blocked, family)
-	return 0, time.Time{}
+	return 0
 }
 
 // block records that family may not be called before now+d.
@@ -77,10 +77,10 @@ func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (l
 		}
 		l.mu.Lock()
 		now := l.clk.Now()
-		if left, until := l.checkLocked(r.family, now); left > 0 {
+		if left := l.checkLocked(r.family, now); left > 0 {
 			l.mu.Unlock()
 			if left > budget {
-				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
+				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Local: true}
 			}
 			budget -= left
 			if err := clock.Sleep(ctx, l.clk, left); err != nil {

@@ -2,6 +2,7 @@ package topgg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,8 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	method string
-	path   string // below the base URL, starting with "/"; already escaped
+	route  string // "METHOD /path/:pattern", for observers
+	path   string // route's path with its ids, escaped; "" when it has none
 	query  string // encoded query, without "?"
 	body   any    // encoded as JSON; nil sends no body
 	legacy bool
@@ -41,14 +42,22 @@ type call struct {
 	// allowEmpty accepts an empty 2xx body although out is set.
 	allowEmpty bool
 	family     string // groups routes that share a rate limit block
-	route      Route  // names the call for observers
 	// absentOn404 makes a 404 the service itself answered a success.
 	absentOn404 bool
 	// tokenOnly400: the route's only documented 400 is an invalid token.
 	tokenOnly400 bool
 }
 
-func (r *call) op() string { return r.method + " " + r.path }
+// split returns the call's method and path.
+func (r *call) split() (method, path string) {
+	method, path, _ = strings.Cut(r.route, " ")
+	if r.path != "" {
+		path = r.path
+	}
+	return method, path
+}
+
+func (r *call) op() string { m, p := r.split(); return m + " " + p }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out
 // (if not nil). It returns the final status (0: no answer), also with an
@@ -98,7 +107,8 @@ func (c *Client) prepare(ctx context.Context, r *call) (target string, payload [
 			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
 		}
 	}
-	target = c.target + r.path
+	_, path := r.split()
+	target = c.target + path
 	if r.query != "" {
 		target += "?" + r.query
 	}
@@ -136,7 +146,8 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	method, _ := r.split()
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
@@ -146,27 +157,16 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		req.Header["Content-Type"] = hdrJSON
 	}
-
-	var start time.Time
-	debug := c.log.Enabled(ctx, slog.LevelDebug)
-	if debug {
-		start = time.Now()
-	}
 	// A leader's term is checked last, right before the send.
 	if err := clock.CheckTerm(ctx); err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		wait, err := c.failedRequest(ctx, r, attempt, err)
+		wait, err := c.failedRequest(r, attempt, err)
 		return 0, wait, err
 	}
-	status := resp.StatusCode
-	if debug {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "response", slog.String("op", r.op()), slog.Int("attempt", attempt),
-			slog.Int("status", status), slog.Duration("took", time.Since(start)))
-	}
-	if status >= 200 && status < 300 {
+	if status := resp.StatusCode; status >= 200 && status < 300 {
 		c.noteAccepted(ctx, r)
 		return c.success(r, resp, attempt, out)
 	}
@@ -175,17 +175,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 
 // failedRequest turns a transport failure into a scrubbed *RequestError (it
 // can quote a malformed answer) and the wait before a retry.
-func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
+func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
 	// Keep only the *url.Error's cause: the URL says nothing new.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
-	if c.log.Enabled(ctx, slog.LevelDebug) {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
-			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
-	}
 	if !re.retryable() {
 		return -1, re
 	}
@@ -260,7 +256,7 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 	ra := apiErr.RetryAfter
 	switch {
 	case apiErr.StatusCode == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
+		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
 		}
@@ -366,28 +362,14 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))
 	}
-	var m map[string]json.RawMessage
+	// Members of another JSON type are ignored, not an error.
+	var m struct{ Type, Title, Detail, Error, Message any }
 	if json.Unmarshal(data, &m) != nil {
 		return e
 	}
-	str := func(k string) string {
-		var s string
-		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return scrub.Text(s)
-		}
-		return ""
-	}
-	e.Type, e.Title, e.Detail = str("type"), str("title"), str("detail")
-	var n int
-	if raw, ok := m["status"]; ok && json.Unmarshal(raw, &n) == nil {
-		e.ProblemStatus = n
-	}
-	for _, k := range []string{"error", "message"} {
-		if s := str(k); s != "" {
-			e.Message = s
-			break
-		}
-	}
+	str := func(v any) string { s, _ := v.(string); return scrub.Text(s) }
+	e.Type, e.Title = str(m.Type), str(m.Title)
+	e.Detail = cmp.Or(str(m.Detail), str(m.Error), str(m.Message))
 	return e
 }
 

@@ -8,9 +8,8 @@ import (
 	"time"
 )
 
-// Vote is one vote of the project's vote history: the voter's Top.gg and
-// platform (Discord) ids, its weight (2 on weekend-bonus votes), and when it
-// was made and expires (when the user may vote again).
+// Vote is one vote of the history: the voter's Top.gg and platform (Discord)
+// ids, its weight (2 on weekend-bonus votes), when made and when it expires.
 type Vote struct {
 	UserID     string    `json:"user_id"`
 	PlatformID string    `json:"platform_id"`
@@ -52,11 +51,11 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	} else {
 		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
-	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
+	return get[VotePage](ctx, c, &call{route: "GET " + me + "/votes", query: query, idempotent: true, family: votesFamily})
 }
 
 // AllVotes iterates over every vote since since, oldest first, page by page; a
-// failure is yielded once, last. The walk always ends (a *[PaginationError] for
+// failure is yielded once, last. The walk always ends ([ErrPagination] for
 // pages that would not) and stopping early sends no further request.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
@@ -121,7 +120,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
+	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &st)
 	if err != nil {
 		return VoteStatus{}, err
 	}

@@ -41,9 +41,9 @@ func (s *Server) postAnnouncement(c *call) {
 		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
-	a := topgg.Announcement{Title: *body.Title, Content: *body.Content, Category: topgg.CategoryAnnouncement, CreatedAt: c.now}
+	a := topgg.Announcement{Title: *body.Title, Content: *body.Content, Category: "announcement", CreatedAt: c.now}
 	if body.Category != nil {
-		a.Category = topgg.AnnouncementCategory(*body.Category)
+		a.Category = *body.Category
 	}
 
 	s.mu.Lock()
@@ -64,7 +64,7 @@ func (s *Server) postAnnouncement(c *call) {
 	s.mu.Unlock()
 
 	writeJSON(c.w, http.StatusOK, map[string]string{
-		"title": a.Title, "content": a.Content, "category": string(a.Category), "created_at": formatTime(a.CreatedAt),
+		"title": a.Title, "content": a.Content, "category": a.Category, "created_at": formatTime(a.CreatedAt),
 	})
 }
 

@@ -21,11 +21,11 @@ type statsPost struct {
 
 // LegacyStats returns the last v0 stats posted (ServerCount the sum of a
 // per-shard server_count, Shards that array) and whether any were.
-func (s *Server) LegacyStats() (topgg.StatsUpdate, bool) {
+func (s *Server) LegacyStats() (topgg.BotStats, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.legacyStats == nil {
-		return topgg.StatsUpdate{}, false
+		return topgg.BotStats{}, false
 	}
 	st := *s.legacyStats
 	st.Shards = slices.Clone(st.Shards)
@@ -60,7 +60,7 @@ func (s *Server) postLegacyStats(c *call) {
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
 	applyLegacyStats(&s.bots[i], st)
-	s.legacyStats = &topgg.StatsUpdate{ServerCount: st.ServerCount, Shards: st.Shards, ShardID: st.ShardID}
+	s.legacyStats = &topgg.BotStats{ServerCount: st.ServerCount, Shards: st.Shards, ShardID: st.ShardID}
 	if st.ShardCount != nil {
 		s.legacyStats.ShardCount = *st.ShardCount
 	}

@@ -344,17 +344,17 @@ func TestLegacyStatsPostAndGet(t *testing.T) {
 	require.Empty(t, r.Body)
 	st, ok := s.LegacyStats()
 	require.True(t, ok)
-	require.Equal(t, topgg.StatsUpdate{ServerCount: 120}, st)
+	require.Equal(t, topgg.BotStats{ServerCount: 120}, st)
 	require.Equal(t, map[string]any{"server_count": float64(120), "shards": []any{}}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":[10,20,30],"shard_count":3}`), http.StatusOK)
 	st, _ = s.LegacyStats()
-	require.Equal(t, topgg.StatsUpdate{ServerCount: 60, Shards: []int{10, 20, 30}, ShardCount: 3}, st)
+	require.Equal(t, topgg.BotStats{ServerCount: 60, Shards: []int{10, 20, 30}, ShardCount: 3}, st)
 	require.Equal(t, map[string]any{"server_count": float64(60), "shards": []any{10.0, 20.0, 30.0}, "shard_count": float64(3)}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":25,"shard_id":1,"shard_count":3}`), http.StatusOK)
 	st, _ = s.LegacyStats()
-	require.Equal(t, topgg.StatsUpdate{ServerCount: 25, ShardID: intp(1), ShardCount: 3}, st)
+	require.Equal(t, topgg.BotStats{ServerCount: 25, ShardID: intp(1), ShardCount: 3}, st)
 	require.Equal(t, map[string]any{"server_count": float64(65), "shards": []any{10.0, 25.0, 30.0}, "shard_count": float64(3)}, getStats(t, s, own))
 
 	requireStatus(t, post(`{"server_count":7,"shards":[3,4]}`), http.StatusOK)
@@ -408,7 +408,7 @@ func TestLegacyStatsOfTheToken(t *testing.T) {
 	requireStatus(t, r, http.StatusOK)
 	st, ok := s.LegacyStats()
 	require.True(t, ok)
-	require.Equal(t, topgg.StatsUpdate{ServerCount: 28, ShardID: intp(1), ShardCount: 2}, st)
+	require.Equal(t, topgg.BotStats{ServerCount: 28, ShardID: intp(1), ShardCount: 2}, st)
 	require.Equal(t, map[string]any{"server_count": float64(28), "shards": []any{0.0, 28.0}, "shard_count": float64(2)}, getStats(t, s, own))
 
 	requireStatus(t, sendAs(t, s, http.MethodPost, "/bots/stats", pythonSDK, "Bearer "+s.Token(), `{"server_count": 30}`), http.StatusOK)

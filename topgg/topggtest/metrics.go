@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // Batch rules, spec 4.1 and wire-values.md.
@@ -42,11 +40,11 @@ func (s *Server) Metrics() []MetricsRecord {
 // metricsShape lists the fields a project kind accepts (spec 2.3).
 func metricsShape(p Project) (fields []string, ok bool) {
 	switch {
-	case p.Platform == topgg.PlatformDiscord && p.Type == topgg.ProjectTypeBot:
+	case p.Platform == "discord" && p.Type == "bot":
 		return []string{"server_count", "shard_count"}, true
-	case p.Platform == topgg.PlatformDiscord && p.Type == topgg.ProjectTypeServer:
+	case p.Platform == "discord" && p.Type == "server":
 		return []string{"member_count", "online_count"}, true
-	case p.Platform == topgg.PlatformRoblox && p.Type == topgg.ProjectTypeGame:
+	case p.Platform == "roblox" && p.Type == "game":
 		return []string{"player_count"}, true
 	}
 	return nil, false
@@ -75,7 +73,7 @@ func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
 		}
 		out[k] = *obj[k]
 	}
-	if p.Type == topgg.ProjectTypeGame {
+	if p.Type == "game" {
 		if _, ok := out["player_count"]; !ok {
 			return nil, errors.New("player_count is required")
 		}

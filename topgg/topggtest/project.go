@@ -22,7 +22,7 @@ type Project struct {
 // [NewServer]; its bot is listed in the v0 directory.
 func DiscordBot() Project {
 	return Project{Project: topgg.Project{
-		ID: "803190510032756736", Name: "Example Bot", Platform: topgg.PlatformDiscord, Type: topgg.ProjectTypeBot,
+		ID: "803190510032756736", Name: "Example Bot", Platform: "discord", Type: "bot",
 		Headline: "A friendly example bot that keeps your server tidy.", Tags: []string{"moderation", "utility"},
 		Votes: 42, VotesTotal: 1337, ReviewScore: 4.5, ReviewCount: 12,
 	}, PlatformID: "264811613708746752"}
@@ -31,7 +31,7 @@ func DiscordBot() Project {
 // DiscordServer returns a realistic Discord server (guild) project.
 func DiscordServer() Project {
 	return Project{Project: topgg.Project{
-		ID: "1084541204582825984", Name: "Example Community", Platform: topgg.PlatformDiscord, Type: topgg.ProjectTypeServer,
+		ID: "1084541204582825984", Name: "Example Community", Platform: "discord", Type: "server",
 		Headline: "A welcoming community for people who like examples.", Tags: []string{"community", "gaming"},
 		Votes: 17, VotesTotal: 512, ReviewScore: 4.8, ReviewCount: 5,
 	}, PlatformID: "1084539287597551686"}
@@ -40,7 +40,7 @@ func DiscordServer() Project {
 // RobloxGame returns a realistic Roblox game project.
 func RobloxGame() Project {
 	return Project{Project: topgg.Project{
-		ID: "1191201011204009984", Name: "Example Obby", Platform: topgg.PlatformRoblox, Type: topgg.ProjectTypeGame,
+		ID: "1191201011204009984", Name: "Example Obby", Platform: "roblox", Type: "game",
 		Headline: "Jump, climb and race through a hundred example stages.", Tags: []string{"obby", "adventure"},
 		Votes: 7, VotesTotal: 99, ReviewScore: 3.9, ReviewCount: 3,
 	}, PlatformID: "6516141723"}

@@ -11,7 +11,7 @@ import (
 )
 
 // supportedLocales are the locale codes PATCH /v1/projects/@me accepts (spec 2.7).
-var supportedLocales = []topgg.Locale{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
+var supportedLocales = []string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}
 
 // Length limits in characters (runes), spec 4.1 and 8.
 const (
@@ -35,8 +35,8 @@ func (s *Server) getProject(c *call) {
 
 func (s *Server) patchProject(c *call) {
 	var body struct {
-		Headline    map[topgg.Locale]string `json:"headline"`
-		PageContent map[topgg.Locale]string `json:"page_content"`
+		Headline    map[string]string `json:"headline"`
+		PageContent map[string]string `json:"page_content"`
 	}
 	if err := decodeStrict(c.body, &body); err != nil {
 		writeProblem(c.w, http.StatusUnprocessableEntity, "invalid body: "+err.Error())
@@ -62,7 +62,7 @@ func (s *Server) patchProject(c *call) {
 }
 
 // checkLocalized validates every locale and length, in locale order.
-func checkLocalized(field string, m map[topgg.Locale]string, lo, hi int) error {
+func checkLocalized(field string, m map[string]string, lo, hi int) error {
 	for _, loc := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(supportedLocales, loc) {
 			return fmt.Errorf("%s: unsupported locale %q", field, loc)

@@ -49,10 +49,10 @@ type Server struct {
 	metrics       []MetricsRecord
 	commands      []byte
 	announcements []topgg.Announcement
-	headline      map[topgg.Locale]string
-	pageContent   map[topgg.Locale]string
+	headline      map[string]string
+	pageContent   map[string]string
 	bots          []Bot
-	legacyStats   *topgg.StatsUpdate
+	legacyStats   *topgg.BotStats
 	legacyHits    []time.Time
 
 	hooks *webhookState // has its own lock
@@ -80,8 +80,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		token:       token,
 		closing:     make(chan struct{}),
 		hooks:       newWebhookState(cfg.webhooks.targets),
-		headline:    map[topgg.Locale]string{},
-		pageContent: map[topgg.Locale]string{},
+		headline:    map[string]string{},
+		pageContent: map[string]string{},
 	}
 	if cfg.project.IsDiscordBot() {
 		s.bots = append(s.bots, ownBot(cfg.project, cfg.now()))

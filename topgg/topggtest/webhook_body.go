@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -57,7 +56,7 @@ func voter(userID, platformID string) webhook.User {
 
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
 	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == topgg.ProjectTypeServer {
+	if s.cfg.project.Type == "server" {
 		b.Guild = s.cfg.project.PlatformID
 	} else {
 		b.Bot = s.cfg.project.PlatformID
