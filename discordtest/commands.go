@@ -2,20 +2,11 @@ package discordtest
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/bwmarrin/discordgo"
 )
-
-// commandRecord is a registered application command, kept as the JSON the
-// Server returns so every read is a deep copy.
-type commandRecord struct {
-	id   string
-	name string
-	typ  discordgo.ApplicationCommandType
-	raw  json.RawMessage
-}
 
 // commandScope reads {app} and {guild} from the path: "" for global
 // commands, else the guild ID. It answers 403 Missing Access for another
@@ -32,21 +23,15 @@ func (s *Server) commandScope(w http.ResponseWriter, r *http.Request) (string, b
 	return guild, true
 }
 
-func rawList(records []commandRecord) []json.RawMessage {
-	out := make([]json.RawMessage, len(records))
-	for i, c := range records {
-		out[i] = c.raw
-	}
-	return out
-}
-
+// Stored commands are never changed, only replaced: a copy of the list can
+// be encoded without the lock.
 func (s *Server) listCommands(w http.ResponseWriter, r *http.Request) {
 	scope, ok := s.commandScope(w, r)
 	if !ok {
 		return
 	}
 	s.mu.Lock()
-	list := rawList(s.commands[scope])
+	list := append([]*discordgo.ApplicationCommand{}, s.commands[scope]...)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, list)
 }
@@ -61,24 +46,19 @@ func (s *Server) overwriteCommands(w http.ResponseWriter, r *http.Request) {
 	if !ok || !decodeJSON(w, r, &cmds) {
 		return
 	}
+	if slices.Contains(cmds, nil) {
+		invalidForm(w, "", "BASE_TYPE_REQUIRED", "This field is required")
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	records := make([]commandRecord, 0, len(cmds))
-	for _, cmd := range cmds {
-		if cmd == nil {
-			invalidForm(w, "", "BASE_TYPE_REQUIRED", "This field is required")
-			return
-		}
-		rec, err := s.storeCommandLocked(scope, s.commands[scope], cmd)
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, codeGeneral, err.Error())
-			return
-		}
-		records = append(records, rec)
+	list := make([]*discordgo.ApplicationCommand, len(cmds))
+	for i, cmd := range cmds {
+		list[i] = s.storeCommandLocked(scope, s.commands[scope], cmd)
 	}
-	s.commands[scope] = records
+	s.commands[scope] = list
 	s.notifyLocked()
-	writeJSON(w, http.StatusOK, rawList(records))
+	writeJSON(w, http.StatusOK, list)
 }
 
 // createCommand upserts one command by type and name: 201 when new, 200
@@ -95,38 +75,31 @@ func (s *Server) createCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	records := s.commands[scope]
-	rec, err := s.storeCommandLocked(scope, records, cmd)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, codeGeneral, err.Error())
-		return
-	}
+	list := slices.Clone(s.commands[scope])
+	cmd = s.storeCommandLocked(scope, list, cmd)
 	status := http.StatusCreated
-	for i := range records {
-		if records[i].id == rec.id {
-			records[i], status = rec, http.StatusOK
-		}
+	if i := slices.IndexFunc(list, func(c *discordgo.ApplicationCommand) bool { return c.ID == cmd.ID }); i >= 0 {
+		list[i], status = cmd, http.StatusOK
+	} else {
+		list = append(list, cmd)
 	}
-	if status == http.StatusCreated {
-		records = append(records, rec)
-	}
-	s.commands[scope] = records
+	s.commands[scope] = list
 	s.notifyLocked()
-	writeJSON(w, status, rec.raw)
+	writeJSON(w, status, cmd)
 }
 
-// storeCommandLocked fills in what Discord adds to a command (ID, kept when
-// old holds one of the same type and name; application, guild, version,
-// default type) and encodes it. The caller holds s.mu.
-func (s *Server) storeCommandLocked(scope string, old []commandRecord, cmd *discordgo.ApplicationCommand) (commandRecord, error) {
+// storeCommandLocked returns cmd with what Discord adds to a command (ID,
+// kept when old holds one of the same type and name; application, guild,
+// version, default type). The caller holds s.mu.
+func (s *Server) storeCommandLocked(scope string, old []*discordgo.ApplicationCommand, cmd *discordgo.ApplicationCommand) *discordgo.ApplicationCommand {
 	c := *cmd
 	if c.Type == 0 {
 		c.Type = discordgo.ChatApplicationCommand
 	}
 	c.ID = ""
 	for _, o := range old {
-		if o.typ == c.Type && o.name == c.Name {
-			c.ID = o.id
+		if o.Type == c.Type && o.Name == c.Name {
+			c.ID = o.ID
 		}
 	}
 	if c.ID == "" {
@@ -136,37 +109,33 @@ func (s *Server) storeCommandLocked(scope string, old []commandRecord, cmd *disc
 	if c.Options == nil {
 		c.Options = []*discordgo.ApplicationCommandOption{}
 	}
-	raw, err := json.Marshal(&c)
-	if err != nil {
-		return commandRecord{}, fmt.Errorf("encode command: %w", err)
-	}
-	return commandRecord{id: c.ID, name: c.Name, typ: c.Type, raw: raw}, nil
+	return &c
 }
 
 // Commands returns the global application commands, as GET
 // /applications/{app}/commands would.
-func (s *Server) Commands() []*discordgo.ApplicationCommand {
+func (s *Server) Commands() []*discordgo.ApplicationCommand { return s.scopeCommands("") }
+
+// scopeCommands returns a deep copy of the commands of a scope.
+func (s *Server) scopeCommands(scope string) []*discordgo.ApplicationCommand {
 	s.mu.Lock()
-	raws := rawList(s.commands[""])
+	raw, _ := json.Marshal(s.commands[scope]) // only what json.Unmarshal made
 	s.mu.Unlock()
-	out := make([]*discordgo.ApplicationCommand, len(raws))
-	for i, raw := range raws {
-		out[i] = new(discordgo.ApplicationCommand)
-		_ = json.Unmarshal(raw, out[i]) // we encoded it
-	}
+	out := []*discordgo.ApplicationCommand{}
+	_ = json.Unmarshal(raw, &out)
 	return out
 }
 
 // lookupCommandLocked finds a command by name for an interaction: the
 // guild's commands first, then the global ones; scope is "" for a global
 // command, else the guild ID. The caller holds s.mu.
-func (s *Server) lookupCommandLocked(guildID, name string) (rec commandRecord, scope string, ok bool) {
+func (s *Server) lookupCommandLocked(guildID, name string) (cmd *discordgo.ApplicationCommand, scope string, ok bool) {
 	for _, scope := range []string{guildID, ""} {
 		for _, c := range s.commands[scope] {
-			if c.name == name {
+			if c.Name == name {
 				return c, scope, true
 			}
 		}
 	}
-	return commandRecord{}, "", false
+	return nil, "", false
 }

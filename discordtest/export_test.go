@@ -1,7 +1,6 @@
 package discordtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -52,15 +51,7 @@ func (s *Server) InteractionReplies() int {
 
 // GuildCommands returns the application commands registered for one guild.
 func (s *Server) GuildCommands(guildID string) []*discordgo.ApplicationCommand {
-	s.mu.Lock()
-	raws := rawList(s.commands[guildID])
-	s.mu.Unlock()
-	out := make([]*discordgo.ApplicationCommand, len(raws))
-	for i, raw := range raws {
-		out[i] = new(discordgo.ApplicationCommand)
-		_ = json.Unmarshal(raw, out[i])
-	}
-	return out
+	return s.scopeCommands(guildID)
 }
 
 // Guild is a guild as the Server sees it.

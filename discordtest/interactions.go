@@ -132,9 +132,9 @@ func (s *Server) guildShardLocked(guildID string) (int, error) {
 
 // interactionPayloadLocked is INTERACTION_CREATE's object. The caller holds
 // s.mu.
-func (s *Server) interactionPayloadLocked(it *interactionState, cmd commandRecord, scope string, spec InteractionSpec) map[string]any {
+func (s *Server) interactionPayloadLocked(it *interactionState, cmd *discordgo.ApplicationCommand, scope string, spec InteractionSpec) map[string]any {
 	username := cmp.Or(spec.Username, "user-"+spec.UserID)
-	data := map[string]any{"id": cmd.id, "name": cmd.name, "type": cmd.typ}
+	data := map[string]any{"id": cmd.ID, "name": cmd.Name, "type": cmd.Type}
 	if scope != "" {
 		data["guild_id"] = scope
 	}

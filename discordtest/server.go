@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/discord"
@@ -47,7 +48,7 @@ type Server struct {
 	sessions     map[string]*gwSession // by session ID, for RESUME
 	conns        map[*gwConn]struct{}
 	heartbeats   int
-	commands     map[string][]commandRecord // scope ("" global, else guild ID) -> commands
+	commands     map[string][]*discordgo.ApplicationCommand // scope ("" global, else guild ID) -> commands
 	roles        map[memberKey]map[string]struct{}
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
@@ -74,7 +75,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		live:         make(map[int]*gwSession),
 		sessions:     make(map[string]*gwSession),
 		conns:        make(map[*gwConn]struct{}),
-		commands:     make(map[string][]commandRecord),
+		commands:     make(map[string][]*discordgo.ApplicationCommand),
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
