@@ -63,9 +63,8 @@ func (s *Server) postAnnouncement(c *call) {
 	s.announcements = append(s.announcements, a)
 	s.mu.Unlock()
 
-	writeJSON(c.w, http.StatusOK, map[string]string{
-		"title": a.Title, "content": a.Content, "category": a.Category, "created_at": formatTime(a.CreatedAt),
-	})
+	a.CreatedAt = a.CreatedAt.UTC()
+	writeJSON(c.w, http.StatusOK, a)
 }
 
 func checkAnnouncement(title, content, category *string) error {

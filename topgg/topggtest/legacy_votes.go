@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"net/http"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 const (
@@ -12,19 +14,13 @@ const (
 	checkLookback = 12 * time.Hour
 )
 
-type voterJSON struct {
-	Username string `json:"username"`
-	ID       string `json:"id"`
-	Avatar   string `json:"avatar"`
-}
-
 // legacyVoters serves GET /bots/:id/votes: the last 1,000 unique voters
 // (PlatformID), most recent first, named after their id.
 func (s *Server) legacyVoters(c *call) {
 	if !s.ownBotOnly(c) {
 		return
 	}
-	out := []voterJSON{}
+	out := []topgg.Voter{}
 	seen := map[string]bool{}
 	s.mu.Lock()
 	for i := len(s.votes) - 1; i >= 0 && len(out) < votersMax; i-- {
@@ -34,7 +30,7 @@ func (s *Server) legacyVoters(c *call) {
 		}
 		seen[id] = true
 		sum := sha256.Sum256([]byte(id))
-		out = append(out, voterJSON{Username: "voter" + id, ID: id, Avatar: hex.EncodeToString(sum[:16])})
+		out = append(out, topgg.Voter{Username: "voter" + id, ID: id, Avatar: hex.EncodeToString(sum[:16])})
 	}
 	s.mu.Unlock()
 	writeJSON(c.w, http.StatusOK, out)

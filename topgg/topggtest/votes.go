@@ -26,6 +26,12 @@ type storedVote struct {
 
 func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 
+// wire is the vote as the service serves it, its times in UTC.
+func (v storedVote) wire() Vote {
+	v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC()
+	return v.Vote
+}
+
 // AddVote records votes, in order, and delivers their webhooks. Defaults:
 // Weight 1, CreatedAt the server clock, ExpiresAt 12h later. As on the real
 // service, a later vote dated before a cursor's position is not served from it.
@@ -75,19 +81,6 @@ func (s *Server) Votes() []Vote {
 	return out
 }
 
-type voteJSON struct {
-	UserID     string `json:"user_id"`
-	PlatformID string `json:"platform_id"`
-	Weight     int    `json:"weight"`
-	CreatedAt  string `json:"created_at"`
-	ExpiresAt  string `json:"expires_at"`
-}
-
-type votePage struct {
-	Cursor string     `json:"cursor"`
-	Data   []voteJSON `json:"data"`
-}
-
 // listVotes serves GET /v1/projects/@me/votes.
 func (s *Server) listVotes(c *call) {
 	q := c.r.URL.Query()
@@ -121,12 +114,9 @@ func (s *Server) listVotes(c *call) {
 	s.mu.Lock()
 	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].pos().after(from) })
 	end := min(i+s.cfg.pageSize, len(s.votes))
-	page := votePage{Data: make([]voteJSON, 0, end-i)}
+	page := topgg.VotePage{Votes: make([]Vote, 0, end-i)}
 	for _, v := range s.votes[i:end] {
-		page.Data = append(page.Data, voteJSON{
-			UserID: v.UserID, PlatformID: v.PlatformID, Weight: v.Weight,
-			CreatedAt: formatTime(v.CreatedAt), ExpiresAt: formatTime(v.ExpiresAt),
-		})
+		page.Votes = append(page.Votes, v.wire())
 		from = v.pos()
 	}
 	// An opaque cursor; the epoch ties it to the current ExpireCursors generation.
@@ -150,15 +140,14 @@ func (s *Server) voteStatus(c *call) {
 
 	s.mu.Lock()
 	var found *Vote
-	for i := len(s.votes) - 1; i >= 0; i-- {
-		v := s.votes[i].Vote
+	for i := len(s.votes) - 1; i >= 0 && found == nil; i-- {
+		v := s.votes[i].wire()
 		id := v.UserID
 		if byPlatform {
 			id = v.PlatformID
 		}
 		if id == c.param && v.ExpiresAt.After(c.now) {
 			found = &v
-			break
 		}
 	}
 	s.mu.Unlock()
@@ -167,9 +156,5 @@ func (s *Server) voteStatus(c *call) {
 		writeProblem(c.w, http.StatusNotFound, "no active vote for this user")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		CreatedAt string `json:"created_at"`
-		ExpiresAt string `json:"expires_at"`
-		Weight    int    `json:"weight"`
-	}{formatTime(found.CreatedAt), formatTime(found.ExpiresAt), found.Weight})
+	writeJSON(c.w, http.StatusOK, topgg.VoteStatus{CreatedAt: found.CreatedAt, ExpiresAt: found.ExpiresAt, Weight: found.Weight})
 }
