@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -294,9 +293,6 @@ func (g *Group) String() string {
 // Format prints the Group without its sessions under every verb (%#v too).
 func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
 
-// LogValue makes slog print the Group without its sessions.
-func (g *Group) LogValue() slog.Value { return slog.StringValue(g.String()) }
-
 // Sentinel errors, returned wrapped; test them with errors.Is.
 var (
 	// ErrClosed means the Group was closed, or its Open was cancelled.
@@ -306,4 +302,10 @@ var (
 	// ErrNotHere means a guild is on a shard this Group does not run (see
 	// WithShardIDs).
 	ErrNotHere = errors.New("shards: guild on a shard of another process")
+	// ErrRateLimited means Discord kept answering a REST call 429, or its
+	// body could not be sent again after one.
+	ErrRateLimited = errors.New("rate-limited by Discord")
+	// ErrBodyTooLarge means a REST answer's body was longer than the bound
+	// (8 MiB); it is not read further.
+	ErrBodyTooLarge = errors.New("response body too large")
 )

@@ -30,27 +30,6 @@ const (
 // every response so that the only waits are this transport's.
 var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
 
-// RateLimitError is the error of a REST call that Discord kept answering 429,
-// or whose body cannot be sent again after a 429.
-type RateLimitError struct {
-	// Method and Route are the request's method and route (IDs other than
-	// the route's major parameter replaced by ":id", tokens by ":token").
-	Method, Route string
-	RetryAfter    time.Duration // Discord's last Retry-After
-	Global        bool          // a limit on every route of the bot
-	Attempts      int           // how many times the request was sent
-}
-
-// Error names the request, the limit and the attempts.
-func (e *RateLimitError) Error() string {
-	scope := "route"
-	if e.Global {
-		scope = "global"
-	}
-	return fmt.Sprintf("shards: %s %s: rate-limited by Discord (%s limit, retry after %s) after %d attempts",
-		e.Method, e.Route, scope, e.RetryAfter, e.Attempts)
-}
-
 // rateLimiter waits out Discord's per-route and global rate limits under the
 // request's context, and sends again after a 429. Safe for concurrent use.
 type rateLimiter struct {
@@ -94,7 +73,12 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 		_ = resp.Body.Close()
 		if send, err = again(req); err != nil || attempt >= maxRateLimitAttempts {
-			return nil, &RateLimitError{Method: req.Method, Route: route, RetryAfter: retry, Global: global, Attempts: attempt}
+			scope := "route"
+			if global {
+				scope = "global"
+			}
+			return nil, fmt.Errorf("shards: %s %s: %w (%s limit, retry after %s) after %d attempts",
+				req.Method, route, ErrRateLimited, scope, retry, attempt)
 		}
 	}
 }

@@ -66,18 +66,6 @@ func (e *rewrittenError) Timeout() bool {
 	return errors.As(e.err, &t) && t.Timeout()
 }
 
-// BodyTooLargeError is the error of a REST call whose response body is
-// longer than the Group's bound, which is not read further.
-type BodyTooLargeError struct {
-	Limit         int64  // the bound, in bytes
-	Method, Route string // as in [RateLimitError]
-}
-
-// Error names the request and the bound.
-func (e *BodyTooLargeError) Error() string {
-	return fmt.Sprintf("shards: %s %s: response body longer than %d bytes", e.Method, e.Route, e.Limit)
-}
-
 // bodyLimit fails every response body longer than limit.
 type bodyLimit struct {
 	limit int64
@@ -91,7 +79,7 @@ func (t *bodyLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	tooLarge := &BodyTooLargeError{Limit: t.limit, Method: req.Method, Route: routeKey(req.URL.Path)}
+	tooLarge := fmt.Errorf("shards: %s %s: %w (over %d bytes)", req.Method, routeKey(req.URL.Path), ErrBodyTooLarge, t.limit)
 	if resp.ContentLength > t.limit {
 		_ = resp.Body.Close()
 		return nil, tooLarge
@@ -104,7 +92,7 @@ func (t *bodyLimit) RoundTrip(req *http.Request) (*http.Response, error) {
 type limitedBody struct {
 	rc   io.ReadCloser
 	left int64
-	err  *BodyTooLargeError
+	err  error
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
