@@ -248,11 +248,16 @@ func (f *fixture) counts() autopost.Counts {
 
 func newClock() *clock.Fake { return clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)) }
 
+// skipped reports whether r sent nothing without failing.
+func skipped(r autopost.Result) bool {
+	return r.Outcome == autopost.OutcomeUnchanged || r.Outcome == autopost.OutcomeIncomplete
+}
+
 // skippedSince counts the skipped Results from index from on.
 func (f *fixture) skippedSince(from int) int {
 	n := 0
 	for _, r := range f.resultsCopy()[from:] {
-		if r.Skipped {
+		if skipped(r) {
 			n++
 		}
 	}

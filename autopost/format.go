@@ -3,7 +3,6 @@ package autopost
 import (
 	"fmt"
 	"io"
-	"log/slog"
 )
 
 // String describes the Counter by its shard count, never its sessions, which
@@ -20,6 +19,3 @@ func (c *Counter) String() string {
 
 // Format prints the Counter as String does, under every verb (%#v too).
 func (c *Counter) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
-
-// LogValue makes slog print the Counter as String does.
-func (c *Counter) LogValue() slog.Value { return slog.StringValue(c.String()) }

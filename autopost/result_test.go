@@ -43,7 +43,7 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	failedN := func() int {
 		n := 0
 		for _, r := range f.resultsCopy() {
-			if r.Outcome() == autopost.OutcomeFailed {
+			if r.Outcome == autopost.OutcomeFailed {
 				n++
 			}
 		}
@@ -73,20 +73,13 @@ func TestRefusedTokenLoggedOncePerSpell(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(buf.String(), warn), buf.String())
 }
 
-func TestResultOutcome(t *testing.T) {
+// TestOutcomeLabels: each outcome's metrics label.
+func TestOutcomeLabels(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		r     autopost.Result
-		want  autopost.Outcome
-		label string
-	}{
-		{autopost.Result{Servers: 2}, autopost.OutcomePosted, "posted"},
-		{autopost.Result{Skipped: true}, autopost.OutcomeUnchanged, "unchanged"},
-		{autopost.Result{Skipped: true, Missing: []int{1}}, autopost.OutcomeIncomplete, "incomplete"},
-		{autopost.Result{Err: topgg.ErrRateLimited}, autopost.OutcomeFailed, "failed"},
+	for o, label := range map[autopost.Outcome]string{
+		autopost.OutcomePosted: "posted", autopost.OutcomeUnchanged: "unchanged",
+		autopost.OutcomeIncomplete: "incomplete", autopost.OutcomeFailed: "failed", 0: "unknown",
 	} {
-		assert.Equal(t, tc.want, tc.r.Outcome())
-		assert.Equal(t, tc.label, tc.r.Outcome().String())
+		assert.Equal(t, label, o.String())
 	}
-	assert.Equal(t, "unknown", autopost.Outcome(0).String())
 }

@@ -34,7 +34,7 @@ func TestFirstPostWaitsForEveryShard(t *testing.T) {
 	f.tick(time.Hour)
 	require.Eventually(t, func() bool { return len(f.resultsCopy()) > 0 }, 5*time.Second, time.Millisecond)
 	r := f.resultsCopy()[0]
-	assert.True(t, r.Skipped)
+	assert.Equal(t, autopost.OutcomeIncomplete, r.Outcome)
 	assert.Equal(t, []int{2}, r.Missing)
 	assert.Equal(t, 4, r.Servers)
 	assert.Empty(t, f.tg.Requests(), "no partial total")
@@ -69,7 +69,7 @@ func TestSkipsUnchangedAndRefreshes(t *testing.T) {
 	assert.Equal(t, 2, f.patches()[1].Metrics["server_count"])
 	require.Eventually(t, func() bool { return len(f.resultsCopy()) == 4 }, 5*time.Second, time.Millisecond)
 	res := f.resultsCopy()
-	assert.False(t, res[3].Skipped)
+	assert.False(t, skipped(res[3]))
 	assert.Equal(t, 3*time.Minute, res[3].At.Sub(res[0].At))
 
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(50, 0)))
