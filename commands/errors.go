@@ -15,8 +15,6 @@ var (
 	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
 	// errNilSession: a nil *discordgo.Session was given.
 	errNilSession = fmt.Errorf("commands: %w (*discordgo.Session)", topgg.ErrNilArgument)
-	// errNoPath: a fileHashStore without a path.
-	errNoPath = fmt.Errorf("commands: fileHashStore (no path) %w (commands.NewFileHashStore)", topgg.ErrNotConfigured)
 	// errRunning: a second Run of the Job.
 	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
 	// ErrRefused means the service refused these definitions before, for good;

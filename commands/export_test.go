@@ -20,8 +20,6 @@ type MemoryHashStore = memoryHashStore
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
 
-type FileHashStore = fileHashStore
-
 const DefaultJobInterval = defaultJobInterval
 
 var ErrNotReady = errNotReady

@@ -254,17 +254,9 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err := commands.New(nil, commands.Config{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
-	var typedNil *commands.FileHashStore
-	_, err = commands.New(c, commands.Config{Store: typedNil})
-	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	var nilMemory *commands.MemoryHashStore
 	_, err = commands.New(c, commands.Config{Store: nilMemory})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
-
-	var pathless commands.FileHashStore
-	_, err = pathless.LoadHash(ctx)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
 	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})

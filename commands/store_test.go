@@ -2,10 +2,6 @@ package commands_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 
@@ -25,9 +21,6 @@ func TestHashStores(t *testing.T) {
 	stores := map[string]func(t *testing.T) commands.HashStore{
 		"memory":      func(*testing.T) commands.HashStore { return commands.NewMemoryHashStore() },
 		"memory zero": func(*testing.T) commands.HashStore { return &commands.MemoryHashStore{} },
-		"file": func(t *testing.T) commands.HashStore {
-			return commands.NewFileHashStore(filepath.Join(t.TempDir(), "a", "b", "commands.hash"))
-		},
 	}
 	for name, mk := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -75,55 +68,4 @@ func TestHashStores(t *testing.T) {
 			wg.Wait()
 		})
 	}
-}
-
-func TestFileHashStoreSurvivesReopenAndLeavesNoTemporaryFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "commands.hash")
-	require.NoError(t, commands.NewFileHashStore(path).SaveHash(t.Context(), hashA))
-	require.NoError(t, commands.NewFileHashStore(path).SaveHash(t.Context(), hashB))
-
-	h, err := commands.NewFileHashStore(path).LoadHash(t.Context())
-	require.NoError(t, err)
-	require.Equal(t, hashB, h)
-
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	require.Len(t, entries, 1, "temporary files left behind")
-	if runtime.GOOS != "windows" {
-		info, err := os.Stat(path)
-		require.NoError(t, err)
-		require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
-	}
-}
-
-func TestFileHashStoreRejectsWhatIsNotAHash(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	for name, content := range map[string]string{
-		"garbage":   "not a hash\n",
-		"too short": "abcd\n",
-		"too long":  strings.Repeat("a", 10_000),
-		"not hex":   strings.Repeat("z", 64),
-	} {
-		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
-		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-		_, err := commands.NewFileHashStore(path).LoadHash(t.Context())
-		require.Error(t, err, name)
-	}
-	s := commands.NewFileHashStore(filepath.Join(dir, "new"))
-	require.Error(t, s.SaveHash(t.Context(), "not a hash"))
-	h, err := s.LoadHash(t.Context())
-	require.NoError(t, err)
-	require.Empty(t, h)
-}
-
-func TestFileHashStoreSaveFailsWhenDirectoryCannotBeMade(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	blocker := filepath.Join(dir, "file")
-	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
-	err := commands.NewFileHashStore(filepath.Join(blocker, "commands.hash")).SaveHash(t.Context(), hashA)
-	require.ErrorContains(t, err, "commands: saving hash")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -280,16 +279,18 @@ func TestSyncInvalidDefinitionsSendNothing(t *testing.T) {
 	require.Empty(t, srv.Requests())
 }
 
-func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
+// TestSyncHashSurvivesRestart: a new Syncer on the same store does not
+// publish again; one of another project does.
+func TestSyncHashSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "state", "commands.hash")
+	store := commands.NewMemoryHashStore()
 	srv, c := newService(t)
 
-	first := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	first := newSyncer(t, c, commands.Config{Store: store})
 	_, err := first.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 
-	restarted := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	restarted := newSyncer(t, c, commands.Config{Store: store})
 	res, err := restarted.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
@@ -300,7 +301,7 @@ func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
 	other := topggtest.DiscordBot()
 	other.ID = "803190510032756999"
 	otherSrv, otherClient := newService(t, topggtest.WithProject(other))
-	moved := newSyncer(t, otherClient, commands.Config{Store: commands.NewFileHashStore(path)})
+	moved := newSyncer(t, otherClient, commands.Config{Store: store})
 	res, err = moved.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 	require.Equal(t, commands.OutcomePublished, res.Outcome)
