@@ -23,11 +23,6 @@ const defaultJobInterval = 15 * time.Minute
 // within Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
 const MinJobInterval = time.Minute
 
-// ErrJobSource means a JobConfig says neither what to publish nor where to
-// read it (none of Commands, Session and Ready), or sets Session beside
-// Commands or Ready.
-var ErrJobSource = errors.New("commands: JobConfig: set Commands, Session or Ready (Session alone)")
-
 // JobConfig configures a [Job]: Commands, Session, or Ready (with or without
 // Commands).
 type JobConfig struct {
@@ -67,8 +62,9 @@ type Job struct {
 }
 
 // NewJob returns a Job that syncs with s. It fails with
-// [topgg.ErrNilArgument] for a nil s, [ErrJobSource], a
-// *topgg.ValidationError for invalid Commands, and an error for a bad Interval.
+// [topgg.ErrNilArgument] for a nil s, a *topgg.ValidationError for invalid
+// Commands, and a *topgg.ConfigError for a bad Interval or source (none of
+// Commands, Session and Ready, or Session beside another).
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if s == nil {
 		return nil, fmt.Errorf("commands: NewJob: %w (*Syncer)", topgg.ErrNilArgument)
@@ -89,7 +85,7 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 // check refuses a JobConfig NewJob cannot run; loopback lifts the floor.
 func (cfg *JobConfig) check(loopback bool) error {
 	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
-		return ErrJobSource
+		return &topgg.ConfigError{Field: "commands.JobConfig.Session", Problem: "set Commands, Session or Ready (Session alone)"}
 	}
 	if cfg.Commands != nil {
 		if err := Validate(cfg.Commands); err != nil {

@@ -262,12 +262,12 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = commands.NewJob(s, commands.JobConfig{})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	ready := func(context.Context) (*discordgo.Session, error) { return nil, nil }
 	_, err = commands.NewJob(s, commands.JobConfig{Ready: ready, Session: &discordgo.Session{}})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	var verr *topgg.ValidationError
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
