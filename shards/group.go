@@ -108,20 +108,14 @@ func checkToken(token string) error {
 	return nil
 }
 
-// httpClient is the configured client, its transport wrapped by the gateway
-// lookup (outermost, so that stop ends its rate-limit wait), the rate
-// limiter, the body bound and the rewriting.
+// httpClient is the configured client, its transport wrapped by the Group's.
 func (g *Group) httpClient() *http.Client {
 	base := g.cfg.client.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	var rt http.RoundTripper = newAPIRewriter(g.cfg.apiBase, base)
-	rt = &bodyLimit{limit: g.cfg.maxBody, next: rt}
-	rt = newRateLimiter(rt, g.cfg.clock, g.cfg.logger)
-	rt = &gatewayLookup{shut: g.shut, next: rt}
 	hc := *g.cfg.client
-	hc.Transport = rt
+	hc.Transport = newTransport(&g.cfg, g.shut, base)
 	return &hc
 }
 

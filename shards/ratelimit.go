@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -30,24 +28,9 @@ const (
 // every response so that the only waits are this transport's.
 var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
 
-// rateLimiter waits out Discord's per-route and global rate limits under the
-// request's context, and sends again after a 429. Safe for concurrent use.
-type rateLimiter struct {
-	next  http.RoundTripper
-	clock clock.Clock
-	log   *slog.Logger
-
-	mu     sync.Mutex
-	global time.Time
-	routes map[string]time.Time
-}
-
-func newRateLimiter(next http.RoundTripper, c clock.Clock, log *slog.Logger) *rateLimiter {
-	return &rateLimiter{next: next, clock: c, log: log, routes: make(map[string]time.Time)}
-}
-
-// RoundTrip implements http.RoundTripper without changing req.
-func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
+// limited sends req once neither its route nor the bot is rate-limited, and
+// again after a 429, waiting under req's context.
+func (t *transport) limited(req *http.Request) (*http.Response, error) {
 	ctx, route := req.Context(), routeKey(req.URL.Path)
 	send := req
 	for attempt := 1; ; attempt++ {
@@ -62,7 +45,7 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp, err := t.next.RoundTrip(send)
+		resp, err := t.send(send)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +85,7 @@ func again(req *http.Request) (*http.Request, error) {
 
 // wait returns when neither the route nor the bot is rate-limited, or with
 // the context's error.
-func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
+func (t *transport) wait(ctx context.Context, method, route string) error {
 	for {
 		t.mu.Lock()
 		until := t.global
@@ -123,7 +106,7 @@ func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
 
 // record remembers the limits a response announces and takes discordgo's
 // headers off it; for a 429 it returns the wait and whether it is global.
-func (t *rateLimiter) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
+func (t *transport) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
 	h := resp.Header
 	now := t.clock.Now()
 	global = h.Get("X-RateLimit-Global") != ""

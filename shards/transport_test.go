@@ -3,7 +3,6 @@ package shards
 import (
 	"context"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -101,13 +100,13 @@ func TestBodyLimit(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, "https://discord.com/api/v9/users/@me", http.NoBody)
 	require.NoError(t, err)
 	for _, declared := range []bool{false, true} {
-		resp, err := (&bodyLimit{limit: limit, next: answer{limit, declared}}).RoundTrip(req)
+		resp, err := testTransport("", limit, answer{limit, declared}).RoundTrip(req)
 		require.NoError(t, err)
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		assert.Len(t, b, limit)
 
-		resp, err = (&bodyLimit{limit: limit, next: answer{math.MaxInt32, declared}}).RoundTrip(req)
+		resp, err = testTransport("", limit, answer{math.MaxInt32, declared}).RoundTrip(req)
 		if err == nil {
 			b, err = io.ReadAll(resp.Body)
 			assert.LessOrEqual(t, len(b), limit)
@@ -125,7 +124,7 @@ func TestBodyLimitErrorHoldsNoToken(t *testing.T) {
 	const token = "aW50ZXJhY3Rpb246c2VjcmV0LXRva2Vu"
 	req, err := http.NewRequest(http.MethodPatch, "https://discord.com/api/v9/webhooks/123456789012345678/"+token+"/messages/@original", http.NoBody)
 	require.NoError(t, err)
-	_, err = (&bodyLimit{limit: 10, next: answer{100, true}}).RoundTrip(req)
+	_, err = testTransport("", 10, answer{100, true}).RoundTrip(req)
 	require.ErrorIs(t, err, ErrBodyTooLarge)
 	assert.Contains(t, err.Error(), "/api/v9/webhooks/123456789012345678/:token/messages/@original")
 	assert.NotContains(t, err.Error(), token)
@@ -153,7 +152,9 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Cleanup(ts.Close)
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
-	hc := &http.Client{Transport: newRateLimiter(http.DefaultTransport, clk, slog.New(slog.DiscardHandler))}
+	cfg := defaultConfig()
+	cfg.clock = clk
+	hc := &http.Client{Transport: newTransport(&cfg, context.Background(), http.DefaultTransport)}
 	ctx := clock.WithTerm(context.Background(), clock.NewTerm(clk, start.Add(500*time.Millisecond), nil))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, ts.URL+"/api/v10/guilds/1/members/2/roles/3", nil)
 	require.NoError(t, err)
