@@ -78,7 +78,7 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 			g.index[id] = j
 		}
 	}
-	client := g.httpClient()
+	client := &http.Client{Timeout: defaultTimeout, Transport: newTransport(&g.cfg, g.shut, http.DefaultTransport)}
 	for _, i := range ids {
 		s, err := discordgo.New("Bot " + token)
 		if err != nil {
@@ -106,17 +106,6 @@ func checkToken(token string) error {
 			Rule: "the token alone, without \"Bot \""}
 	}
 	return nil
-}
-
-// httpClient is the configured client, its transport wrapped by the Group's.
-func (g *Group) httpClient() *http.Client {
-	base := g.cfg.client.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	hc := *g.cfg.client
-	hc.Transport = newTransport(&g.cfg, g.shut, base)
-	return &hc
 }
 
 // Sessions returns the sessions in shard ID order, in a new slice (with

@@ -198,7 +198,6 @@ func TestMisuse(t *testing.T) {
 		"no shard":             {secret, 0, nil, "shard count"},
 		"too many shards":      {secret, shards.MaxShards + 1, nil, "shard count"},
 		"nil option":           {secret, 1, []shards.Option{nil}, ""},
-		"nil client":           {secret, 1, []shards.Option{shards.WithHTTPClient(nil)}, ""},
 		"nil logger":           {secret, 1, []shards.Option{shards.WithLogger(nil)}, ""},
 		"zero body bound":      {secret, 1, []shards.Option{shards.WithMaxBodySize(0)}, ""},
 		"relative base":        {secret, 1, []shards.Option{shards.WithAPIBase("/api/v9")}, "Discord API base"},
