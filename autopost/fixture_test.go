@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
@@ -21,6 +22,9 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
+
+// TestMain fails the package if a test leaves a goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const metricsPath = "/v1/projects/@me/metrics"
 
