@@ -26,5 +26,5 @@ var ErrNotReady = errNotReady
 
 // SyncFromDiscord is the one-shot sync a Job without Commands runs.
 func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
-	return failed(s.syncFromDiscord(ctx, session, nil))
+	return failed(s.sync(ctx, nil, session, nil))
 }

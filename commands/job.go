@@ -171,10 +171,10 @@ func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *ref
 	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
 		return Result{}, fmt.Errorf("commands: %w", err)
 	}
-	if j.cfg.Commands == nil {
-		return failed(j.syncer.syncFromDiscord(ctx, session, refused))
+	if j.cfg.Commands != nil {
+		session = nil
 	}
-	return failed(j.syncer.sync(ctx, j.cfg.Commands, refused))
+	return failed(j.syncer.sync(ctx, j.cfg.Commands, session, refused))
 }
 
 // report logs a failure and calls OnResult.
