@@ -171,6 +171,5 @@ func (p *Poster) keepSample(l *loop, c Counts, now time.Time) {
 // failureWait is the jittered backoff after the n-th failure in a row, up to
 // the interval.
 func (p *Poster) failureWait(n int) time.Duration {
-	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
-	return clock.Backoff(n, first, p.cfg.Interval)
+	return clock.Backoff(n, p.recheck(), p.cfg.Interval)
 }

@@ -144,7 +144,7 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 }
 
 // recheck is how often a Source without a Changed channel is asked again
-// while its counts are incomplete.
+// while its counts are incomplete, and the first wait after a failure.
 func (p *Poster) recheck() time.Duration {
 	return max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
 }
