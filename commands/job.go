@@ -43,14 +43,12 @@ type JobConfig struct {
 	// with its Result and error; it must not block long. A panic in it is
 	// recovered and logged.
 	OnResult func(ctx context.Context, r Result, err error)
-	// Logger receives the failures (default slog.Default()).
-	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
 }
 
 // Job runs a [Syncer] at start and every Interval, reporting each outcome to
-// OnResult. Transient failures are retried with backoff, never before
+// OnResult and logging failures to the Syncer's Logger. Transient failures are retried with backoff, never before
 // Retry-After; refused definitions are not sent again until they change.
 // Make it with [NewJob].
 type Job struct {
@@ -75,11 +73,8 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = defaultJobInterval
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	cfg.clock = clock.Or(cfg.clock)
-	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
+	return &Job{syncer: s, cfg: cfg, log: s.log}, nil
 }
 
 // check refuses a JobConfig NewJob cannot run; loopback lifts the floor.

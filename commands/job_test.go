@@ -307,11 +307,11 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	var logs testlog.Buffer
 	var calls atomic.Int32
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-	cfg := commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(), OnResult: func(context.Context, commands.Result, error) {
+	cfg := commands.JobConfig{Commands: botCommands(), OnResult: func(context.Context, commands.Result, error) {
 		calls.Add(1)
 		panic("dashboard bug")
 	}}
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.WithJobClock(cfg, clk))
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.WithJobClock(cfg, clk))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -423,7 +423,7 @@ func TestReadyPanicIsContained(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	var logs testlog.Buffer
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(),
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.JobConfig{Commands: botCommands(),
 		Ready: func(context.Context) (*discordgo.Session, error) { panic("sharding bug") }})
 	require.NoError(t, err)
 	require.NoError(t, job.Run(context.Background()))
