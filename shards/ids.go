@@ -10,7 +10,7 @@ import (
 
 // IDs is a list of shard IDs in increasing order, written as a SHARD_IDS
 // variable: "0-3", "0,2,4", "0-1, 4-5". It is a go-envconfig Decoder; nil
-// means every shard.
+// means every shard, as for [WithShardIDs].
 type IDs []int
 
 // parseIDs reads a list of IDs (decimal, no sign or leading zero, below
@@ -58,15 +58,6 @@ func (ids *IDs) EnvDecode(v string) error {
 	}
 	*ids = parsed
 	return nil
-}
-
-// Option is [WithShardIDs] with these IDs, or for empty IDs an option that
-// keeps the default, every shard.
-func (ids IDs) Option() Option {
-	if len(ids) == 0 {
-		return func(*config) error { return nil }
-	}
-	return WithShardIDs(ids...)
 }
 
 // String writes the list back as EnvDecode reads it, with runs as ranges.

@@ -69,12 +69,12 @@ func TestIDsOption(t *testing.T) {
 	t.Parallel()
 	ids, err := parseIDs("1,3")
 	require.NoError(t, err)
-	g, err := shards.New("token", 4, ids.Option())
+	g, err := shards.New("token", 4, shards.WithShardIDs(ids...))
 	require.NoError(t, err)
 	assert.Equal(t, "shards.Group{shard count: 4, shards: [1 3]}", g.String())
-	g, err = shards.New("token", 2, shards.IDs(nil).Option())
+	g, err = shards.New("token", 2, shards.WithShardIDs(shards.IDs(nil)...))
 	require.NoError(t, err)
 	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", g.String())
-	_, err = shards.New("token", 2, ids.Option())
+	_, err = shards.New("token", 2, shards.WithShardIDs(ids...))
 	requireInvalid(t, err, "shard ids") // shard 3 of 2
 }

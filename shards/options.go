@@ -76,13 +76,12 @@ func withMaxBodySize(n int64) Option {
 }
 
 // WithShardIDs makes the Group run only these shards, distinct and in
-// [0, shardCount) (default: every shard).
+// [0, shardCount); none is every shard, the default.
 func WithShardIDs(ids ...int) Option {
 	return func(c *config) error {
-		if len(ids) == 0 {
-			return errors.New("shards: WithShardIDs: no shard ID")
+		if len(ids) > 0 {
+			c.shardIDs = slices.Clone(ids)
 		}
-		c.shardIDs = slices.Clone(ids)
 		return nil
 	}
 }
