@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -91,6 +92,7 @@ func (p *Poster) notify(ctx context.Context, r Result) {
 	if p.cfg.OnPost == nil {
 		return
 	}
+	r.PerShard = slices.Clone(r.PerShard) // the loop keeps the last Counts it posted
 	if rec := panics.Try(func() { p.cfg.OnPost(r) }); rec != nil {
 		attrs := []slog.Attr{slog.String("panic", fmt.Sprint(rec.Value))}
 		if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per post
