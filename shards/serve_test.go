@@ -55,8 +55,12 @@ func TestServeStopsTheJobBeforeTheShards(t *testing.T) {
 	require.ErrorIs(t, err, errJob)
 	// discordgo runs each handler in its own goroutine: a Disconnect fired by
 	// Close may be handled just after Serve returned.
+	// A heartbeat that fails on the closing connection makes discordgo close,
+	// and fire Disconnect, once more.
 	require.Eventually(t, func() bool { return len(ev.get()) >= 5 }, quick, time.Millisecond, "both shards' Disconnect: %v", ev.get())
-	assert.Equal(t, []string{"ready", "ready", "job stopped", "disconnected", "disconnected"}, ev.get())
+	got := ev.get()
+	assert.Equal(t, []string{"ready", "ready", "job stopped"}, got[:3])
+	assert.Equal(t, slices.Repeat([]string{"disconnected"}, len(got)-3), got[3:])
 	require.NoError(t, w.group.Close(), "Close after Serve")
 }
 
