@@ -46,7 +46,7 @@ func BenchmarkVoteRewarded(b *testing.B) {
 // BenchmarkAutopostAttempt: ObservePost of a post.
 func BenchmarkAutopostAttempt(b *testing.B) {
 	c := newBenchCollector(b)
-	r := autopost.Result{Servers: 1000, Shards: 2}
+	r := autopost.Result{Counts: autopost.Counts{Servers: 1000, Shards: 2}, Outcome: autopost.OutcomePosted}
 	b.ReportAllocs()
 	for b.Loop() {
 		c.ObservePost(r)

@@ -62,7 +62,7 @@ func (c *Collector) requestCounter(r topgg.Request) prometheus.Counter {
 // ObservePost counts one post attempt of the server count: an
 // autopost.Config.OnPost as it is.
 func (c *Collector) ObservePost(r autopost.Result) {
-	o := r.Outcome()
+	o := r.Outcome
 	c.posts[at(o, len(c.posts))].Inc()
 	c.servers.Set(float64(r.Servers))
 	c.shards.Set(float64(r.Shards))
