@@ -20,7 +20,7 @@ const queuedPerWorker = 256
 
 // job is one handler call to make: a reward for a new vote or an expiry.
 type job struct {
-	kind Kind
+	kind jobKind
 	v    Vote
 	at   time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
 }
@@ -46,7 +46,7 @@ func (l *lane) insert(j job) {
 }
 
 type jobKey struct {
-	kind Kind
+	kind jobKind
 	key  string
 }
 
@@ -107,21 +107,21 @@ func (d *delivery) init(workers int) {
 
 // claim takes on a job that does not go to a lane at once (a future expiry),
 // reporting false if this run has it (a given-up one is taken if retake).
-func (r *run) claim(kind Kind, v Vote, retake bool) bool {
+func (r *run) claim(kind jobKind, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	return r.claimLocked(kind, v, retake)
 }
 
 // claimLocked is claim with lmu held.
-func (r *run) claimLocked(kind Kind, v Vote, retake bool) bool {
+func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
 	k := jobKey{kind, v.Key()}
 	c, ok := r.known[k]
 	if ok && c.blocks(retake) {
 		return false
 	}
 	r.known[k] = claimed{state: claimQueued}
-	if !ok && kind == KindReward { // a given-up or held one is counted already
+	if !ok && kind == kindReward { // a given-up or held one is counted already
 		r.changePending(1)
 	}
 	return true
@@ -137,7 +137,7 @@ const (
 )
 
 // settle records how a claimed job ended, and counts a reward out unless given up.
-func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
+func (r *run) settle(kind jobKind, v Vote, o outcome, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
 	switch o {
@@ -150,7 +150,7 @@ func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
 	case outcomeHeld:
 		r.known[k] = claimed{state: claimHeld}
 	}
-	if kind == KindReward && o != outcomeGivenUp && o != outcomeHeld {
+	if kind == kindReward && o != outcomeGivenUp && o != outcomeHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -245,12 +245,12 @@ func (r *run) process(j job) (job, bool) {
 		return job{}, false
 	case err != nil:
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err}, "giving up on vote for this run; it stays pending")
+		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, Attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
-	expire := j.kind == KindReward && r.p.cfg.OnExpire != nil
+	expire := j.kind == kindReward && r.p.cfg.OnExpire != nil
 	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
-	if j.kind == KindExpiry {
+	if j.kind == kindExpiry {
 		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
@@ -259,16 +259,16 @@ func (r *run) process(j job) (job, bool) {
 	}
 	now := r.p.cfg.clock.Now()
 	r.settle(j.kind, j.v, outcomeDone, now)
-	e := Event{Type: EventDelivered, Kind: j.kind, Origin: j.v.Origin}
-	if j.kind == KindReward {
+	e := Event{Type: EventDelivered, Expiry: j.kind == kindExpiry, Origin: j.v.Origin}
+	if j.kind == kindReward {
 		e.Latency = now.Sub(j.v.CreatedAt)
 	}
 	r.p.observe(e)
-	if !expire || !r.claim(KindExpiry, j.v, false) {
+	if !expire || !r.claim(kindExpiry, j.v, false) {
 		return job{}, false
 	}
 	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {
-		return job{kind: KindExpiry, v: j.v, at: j.v.ExpiresAt}, true
+		return job{kind: kindExpiry, v: j.v, at: j.v.ExpiresAt}, true
 	}
 	r.scheduleExpiry(j.v)
 	return job{}, false
@@ -287,7 +287,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
-			r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err},
+			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, Attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
 			return false
 		}
@@ -306,7 +306,7 @@ func (r *run) attempt(j job) (int, error) {
 			return n - 1, errHeld
 		}
 		if n > 1 {
-			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
+			r.p.observe(Event{Type: EventRetried, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
 		}
 		err := r.call(j)
 		switch {
@@ -328,7 +328,7 @@ func (r *run) attempt(j job) (int, error) {
 // retry logs failed attempt n and waits; false if Run's context ended the wait.
 func (r *run) retry(j job, n int, msg string, err error) bool {
 	delay := retryWait(n, r.p.cfg.RetryDelay)
-	r.log.Warn(msg, slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
+	r.log.Warn(msg, slog.String("kind", j.kind.name()), slog.String("key", j.v.Key()),
 		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 	return r.sleep(r.stop, delay) == nil
 }
@@ -336,7 +336,7 @@ func (r *run) retry(j job, n int, msg string, err error) bool {
 // call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
-	if j.kind == KindExpiry {
+	if j.kind == kindExpiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
@@ -347,17 +347,17 @@ func (r *run) call(j job) (err error) {
 
 // giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(j job, err *DeliveryError, msg string) {
-	r.log.Error(msg, slog.String("kind", j.kind.String()), slog.String("key", err.Key),
-		slog.Int("attempts", err.Attempts), slog.Any("error", err.Err))
+	r.log.Error(msg, slog.String("kind", j.kind.name()), slog.String("key", err.key),
+		slog.Int("attempts", err.Attempts), slog.Any("error", err.err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Kind: j.kind, Origin: j.v.Origin})
+	r.p.observe(Event{Type: EventGivenUp, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
 	if r.p.cfg.OnGiveUp == nil {
 		return
 	}
 	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
-		attrs := []any{slog.String("key", err.Key), slog.Any("panic", rec.Value)}
+		attrs := []any{slog.String("key", err.key), slog.Any("panic", rec.Value)}
 		if r.p.panicked.CompareAndSwap(false, true) { // the stack once, not once per vote
 			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
 		}

@@ -124,7 +124,7 @@ func TestFailingAndPanickingHandlersAreRetriedThenGivenUp(t *testing.T) {
 
 	var derr *voterewards.DeliveryError
 	require.ErrorAs(t, gaveUp[keyOf(failing)], &derr)
-	assert.Equal(t, voterewards.KindReward, derr.Kind)
+	assert.False(t, derr.Expiry)
 	assert.Equal(t, 3, derr.Attempts)
 	assert.False(t, derr.Recording)
 	assert.ErrorIs(t, derr, errHandler)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -178,10 +179,10 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 	if start.IsZero() {
 		start = r.cp.Since
 		if !r.cp.LastSeen.IsZero() {
-			start = later(start, r.cp.LastSeen.Add(-r.p.cfg.Overlap))
+			start = later(start, r.cp.LastSeen.Add(-overlap))
 		}
 	}
-	if latest := now.Add(-r.p.cfg.Overlap); start.After(latest) {
+	if latest := now.Add(-overlap); start.After(latest) {
 		start = latest
 	}
 	if oldest := oldestStart(now); start.Before(oldest) {
@@ -210,7 +211,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			continue
 		}
 		if f != nil {
-			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
+			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", strings.Join(f, ", ")))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)
@@ -236,7 +237,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
+		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
 			return len(added), ctx.Err()
 		}
 	}

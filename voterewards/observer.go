@@ -17,7 +17,7 @@ const (
 	// EventDelivered: a handler succeeded and was recorded; for a reward,
 	// Latency is the time since the vote's CreatedAt.
 	EventDelivered
-	// EventRetried: a handler failed and is called again (Attempt 2 first).
+	// EventRetried: a handler failed and is called again.
 	EventRetried
 	// EventGivenUp: a handler failed every attempt, or was not recorded.
 	EventGivenUp
@@ -35,12 +35,11 @@ func (t EventType) String() string {
 // value without user ids, whose fields make bounded metric labels.
 type Event struct {
 	Type   EventType
-	Kind   Kind   // of EventDelivered, EventRetried and EventGivenUp
+	Expiry bool   // of EventDelivered, EventRetried and EventGivenUp: OnExpire's call, not OnReward's
 	Origin Origin // the vote's source
 
 	Added, Duplicates int           // EventIngested's
 	Latency           time.Duration // EventDelivered's, for a reward
-	Attempt           int           // EventRetried's
 	Pending           int           // EventPending's
 }
 

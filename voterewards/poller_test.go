@@ -235,8 +235,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, "Concurrency"},
 	} {
 		_, err := voterewards.New(noCursor{}, c.cfg)
-		assert.ErrorIs(t, err, voterewards.ErrBadConfig, name)
-		assert.ErrorContains(t, err, c.field, name)
+		var ce *topgg.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "voterewards.Config."+c.field, ce.Field, name)
+		}
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
@@ -247,7 +249,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	var src *sliceSource
 	_, err = voterewards.New(src, cfg)
 	assert.ErrorIs(t, err, topgg.ErrNilArgument, "any typed nil Source")
-	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
+	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, RetryDelay: -1})), "RetryDelay",
 		"the error names the field")
 
 	// The interval floor protects the real service: an error at New (it was a
@@ -256,8 +258,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	remote, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
-	require.ErrorIs(t, err, voterewards.ErrBadConfig)
-	assert.Equal(t, "voterewards: invalid Config: Interval 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
+	assert.Equal(t, "voterewards.Config.Interval: 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
 	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: voterewards.MinInterval})
 	require.NoError(t, err)
 	local, err := topgg.New("token", topgg.WithBaseURL("http://localhost:1/api"))

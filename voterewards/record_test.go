@@ -103,8 +103,8 @@ func TestDeliveryRecordThatKeepsFailingIsReportedAndNotExpired(t *testing.T) {
 	var rerr *voterewards.DeliveryError
 	require.ErrorAs(t, reported[0], &rerr)
 	assert.True(t, rerr.Recording)
-	assert.Equal(t, voterewards.KindReward, rerr.Kind)
-	assert.Equal(t, keyOf(v), rerr.Key)
+	assert.False(t, rerr.Expiry)
+	assert.Contains(t, rerr.Error(), keyOf(v))
 	assert.Equal(t, 3, rerr.Attempts)
 
 	snap, err := store.Load(context.Background())

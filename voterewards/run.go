@@ -13,7 +13,7 @@ import (
 
 // Run polls the vote history and delivers the votes until ctx is done, then
 // gives handler calls [Config.GracePeriod], cancels them and returns nil (within
-// [CancelWait]). A store that fails to load is an error; so is a second Run.
+// a second). A store that fails to load is an error; so is a second Run.
 func (p *Poller) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
@@ -120,15 +120,15 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
-		work = append(work, job{kind: KindReward, v: v, at: v.CreatedAt})
+		work = append(work, job{kind: kindReward, v: v, at: v.CreatedAt})
 	}
 	for _, v := range snap.Expiries {
 		if r.p.cfg.OnExpire == nil {
 			break
 		}
 		if !v.ExpiresAt.After(now) {
-			work = append(work, job{kind: KindExpiry, v: v, at: v.ExpiresAt})
-		} else if r.claim(KindExpiry, v, retake) {
+			work = append(work, job{kind: kindExpiry, v: v, at: v.ExpiresAt})
+		} else if r.claim(kindExpiry, v, retake) {
 			r.scheduleExpiry(v)
 		}
 	}
@@ -154,15 +154,15 @@ func (r *run) drain(loops *sync.WaitGroup) {
 	}
 	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
 	r.hcancel()
-	// Past CancelWait a handler that ignores its context is left behind.
-	left := clk.NewTimer(CancelWait)
+	// Past cancelWait a handler that ignores its context is left behind.
+	left := clk.NewTimer(cancelWait)
 	defer left.Stop()
 	select {
 	case <-done:
 	case <-left.C():
 		r.late.Store(true)
 		r.log.Error("handlers ignored their cancelled context; Run returns without them, and their outcome is dropped (the votes stay pending)",
-			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", CancelWait))
+			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", cancelWait))
 	}
 }
 
@@ -214,7 +214,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
+			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
 				return
 			}
 		}

@@ -30,8 +30,6 @@ const oldestVoteUnix = 946684800
 // fixes lists what sanitize changed, for one log line (nil if nothing).
 type fixes []string
 
-func (f fixes) String() string { return strings.Join(f, ", ") }
-
 // sanitize returns v made safe to store and schedule at now, and what it
 // changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
 func sanitize(v Vote, now time.Time) (Vote, fixes, error) {

@@ -75,49 +75,54 @@ func (v Vote) lane() string { return voterID(v.Vote) }
 // context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
-// Kind says which handler a delivery is for.
-type Kind uint8
+// jobKind says which handler a delivery is for.
+type jobKind uint8
 
-// Kinds of delivery.
 const (
-	// KindReward is a call of [Config.OnReward] for a new vote.
-	KindReward Kind = iota + 1
-	// KindExpiry is a call of [Config.OnExpire] for a vote that expired.
-	KindExpiry
+	kindReward jobKind = iota + 1 // a call of [Config.OnReward] for a new vote
+	kindExpiry                    // a call of [Config.OnExpire] for a vote that expired
 )
 
-// String returns "reward" or "expiry".
-func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
+func (k jobKind) name() string { return name(k, "kind", "reward", "expiry") }
 
 // DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
 // every attempt or, with Recording set, a success the store could not
 // record. The vote stays pending, and a reward gets no expiry, until the next
-// [Poller.Run] or [Poller.Redeliver].
+// [Poller.Run] or [Poller.Redeliver]. It unwraps to the last attempt's error:
+// the store's if Recording, else the handler's (a *panics.ErrRecovered of
+// sourcegraph/conc for a panic).
 type DeliveryError struct {
-	Kind     Kind
-	Key      string
+	// Expiry is set for [Config.OnExpire]'s call, clear for [Config.OnReward]'s.
+	Expiry   bool
 	Attempts int
 	// Recording is set when the handler succeeded and recording it failed.
 	Recording bool
-	// Err is the last attempt's error: the store's if Recording, else the
-	// handler's (a *panics.ErrRecovered of sourcegraph/conc for a panic).
-	Err error
+
+	key string
+	err error
 }
 
 func (e *DeliveryError) Error() string {
+	k := kindOf(e.Expiry).name()
 	if e.Recording {
-		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", k, e.key, e.Attempts, e.err)
 	}
-	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", k, e.key, e.Attempts, e.err)
+}
+
+// kindOf returns the kind an Expiry flag stands for.
+func kindOf(expiry bool) jobKind {
+	if expiry {
+		return kindExpiry
+	}
+	return kindReward
 }
 
 // Unwrap returns the last attempt's error.
-func (e *DeliveryError) Unwrap() error { return e.Err }
+func (e *DeliveryError) Unwrap() error { return e.err }
 
 // Sentinel errors, for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot run, naming the field.
-	ErrBadConfig = errors.New("voterewards: invalid Config")
 	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
 	// one; a webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")
