@@ -38,8 +38,10 @@ func TestNewRefusesMisuse(t *testing.T) {
 		"Role":    {BotID: "1", Session: session, Role: &voterperks.Role{GuildID: "1"}},
 	} {
 		_, err := voterperks.New(poller, cfg)
-		assert.ErrorIs(t, err, voterperks.ErrBadConfig, name)
-		assert.ErrorContains(t, err, name)
+		var ce *topgg.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "voterperks.Config."+name, ce.Field)
+		}
 	}
 	p, err := voterperks.New(poller, voterperks.Config{BotID: "1", Session: session})
 	require.NoError(t, err)
@@ -58,7 +60,7 @@ func TestCommandsPassValidate(t *testing.T) {
 	custom := voterperks.Commands(voterperks.Texts{VoteDescription: "Vote!", LeaderboardDescription: "Best voters"})
 	require.NoError(t, commands.Validate(custom))
 	assert.Equal(t, "Vote!", custom[0].Description)
-	assert.Equal(t, voterperks.DefaultTexts().RemindDescription, custom[0].Options[0].Description)
+	assert.Equal(t, voterperks.Commands(voterperks.Texts{})[0].Options[0].Description, custom[0].Options[0].Description, "a zero field keeps its default")
 	long := voterperks.Commands(voterperks.Texts{VoteDescription: string(make([]byte, 101))})
 	assert.Error(t, commands.Validate(long))
 }

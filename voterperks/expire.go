@@ -87,7 +87,8 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 		return false, err
 	}
 	user := v.PlatformID
-	info := ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}
+	info := p.info(user)
+	info.Vote = v
 	text := p.text(ctx, "Reminder", func() string { return p.texts.Reminder(info) }, func() string { return defaultReminder(info) }) +
 		"\n" + p.texts.ReminderStop
 	ch, err := s.UserChannelCreate(user, leaderCall(ctx)...)

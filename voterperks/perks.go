@@ -65,10 +65,8 @@ type Perks struct {
 	warned sync.Map // the Discord error codes warned of once
 }
 
-// Errors of [New] and of the handlers, for errors.Is.
+// Errors of the handlers and of [Perks.SetReminder], for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot use, naming the field.
-	ErrBadConfig = errors.New("voterperks: invalid Config")
 	// ErrNoSession is returned by a handler while Config.Session gives none,
 	// for voterewards to retry.
 	ErrNoSession = errors.New("voterperks: no Discord session to call through")
@@ -81,19 +79,22 @@ var (
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
-// votes, [topgg.ErrNilArgument]; a Config it cannot use, [ErrBadConfig].
+// votes, [topgg.ErrNilArgument]; a Config field it refuses, a *[topgg.ConfigError].
 func New(votes Votes, cfg Config) (*Perks, error) {
 	if typednil.Is(votes) {
 		return nil, fmt.Errorf("voterperks: New: %w (Votes)", topgg.ErrNilArgument)
 	}
+	bad := func(field, problem string) error {
+		return &topgg.ConfigError{Field: "voterperks.Config." + field, Problem: problem}
+	}
 	if !discord.ValidID(cfg.BotID) {
-		return nil, fmt.Errorf("%w: BotID %q is not a Discord id", ErrBadConfig, cfg.BotID)
+		return nil, bad("BotID", fmt.Sprintf("%q is not a Discord id", cfg.BotID))
 	}
 	if cfg.Session == nil {
-		return nil, fmt.Errorf("%w: Session is required", ErrBadConfig)
+		return nil, bad("Session", "is required")
 	}
 	if r := cfg.Role; r != nil && (!discord.ValidID(r.GuildID) || !discord.ValidID(r.RoleID)) {
-		return nil, fmt.Errorf("%w: Role {%q, %q}: the guild and the role must be Discord ids", ErrBadConfig, r.GuildID, r.RoleID)
+		return nil, bad("Role", fmt.Sprintf("{%q, %q}: the guild and the role must be Discord ids", r.GuildID, r.RoleID))
 	}
 	if typednil.Is(cfg.Reminders) {
 		cfg.Reminders = nil
@@ -105,8 +106,8 @@ func New(votes Votes, cfg Config) (*Perks, error) {
 	return &Perks{votes: votes, cfg: cfg, log: cfg.Logger.With("component", "voterperks"), texts: cfg.Texts.withDefaults()}, nil
 }
 
-// VoteURL returns the bot's vote page: https://top.gg/bot/BotID/vote.
-func (p *Perks) VoteURL() string { return "https://top.gg/bot/" + p.cfg.BotID + "/vote" }
+// voteURL returns the bot's vote page: https://top.gg/bot/BotID/vote.
+func (p *Perks) voteURL() string { return "https://top.gg/bot/" + p.cfg.BotID + "/vote" }
 
 // session returns the session of the REST calls.
 func (p *Perks) session() (*discordgo.Session, error) {

@@ -1,7 +1,9 @@
 package voterperks
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,31 +11,19 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// VoteInfo is what /vote's answer says: the user's vote and ledger.
+// VoteInfo is what a text says of a user: the vote link, and their vote as
+// the cache knows it; for /vote also their ledger, for a reminder the vote that expired.
 type VoteInfo struct {
 	UserID  string
 	VoteURL string
 	// Status is the cache's answer (Covered false while it reads the history).
 	Status voterewards.Status
-	// Stats is the user's ledger; StatsErr is set when it could not be read.
+	// Stats is the user's ledger (/vote); StatsErr is set when it could not be read.
 	Stats    voterewards.Stats
 	StatsErr error
-	Now      time.Time
-}
-
-// GateInfo is what a gated command answers a user without an active vote.
-type GateInfo struct {
-	UserID  string
-	VoteURL string
-	Status  voterewards.Status
-	Now     time.Time
-}
-
-// ReminderInfo is what a reminder says: the vote that expired.
-type ReminderInfo struct {
-	UserID  string
-	VoteURL string
-	Vote    voterewards.Vote
+	// Vote is the vote that expired (Reminder).
+	Vote voterewards.Vote
+	Now  time.Time
 }
 
 // LeaderboardInfo is what /leaderboard answers: this month's top voters.
@@ -44,23 +34,23 @@ type LeaderboardInfo struct {
 }
 
 // Texts is what the perks say; each nil func or empty string keeps its
-// default ([DefaultTexts]). Command descriptions must pass commands.Validate.
-// A func that panics, or answers an interaction too late, gives way to its
-// default (an error's answer; VoteExtra to none), logged.
+// default. Command descriptions must pass commands.Validate. A func that
+// panics, or answers an interaction too late, gives way to its default (an
+// error's answer; VoteExtra to none), logged.
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string
 	// VoteExtra, if set, adds a line to /vote's answer (a bot's own points,
 	// say); ctx ends before Discord's deadline. It has no default.
 	VoteExtra func(ctx context.Context, v VoteInfo) string
-	// RemindOn, RemindOff, RemindFailed and RemindersOff end /vote's answer
-	// when the user gave the remind option: saved on, saved off, not saved,
-	// reminders off on this bot.
-	RemindOn, RemindOff, RemindFailed, RemindersOff string
+	// Remind ends /vote's answer when the user gave the remind option: err is
+	// nil once the choice on is saved, [ErrRemindersOff] on a bot without
+	// reminders, else why it was not saved.
+	Remind func(on bool, err error) string
 	// Gate answers a gated command used without an active vote.
-	Gate func(GateInfo) string
+	Gate func(VoteInfo) string
 	// Reminder is the direct message sent when a vote expires.
-	Reminder func(ReminderInfo) string
+	Reminder func(VoteInfo) string
 	// ReminderStop ends every reminder: how to stop them. It cannot be off.
 	ReminderStop string
 	// Leaderboard is /leaderboard's answer.
@@ -70,53 +60,26 @@ type Texts struct {
 	VoteDescription, RemindDescription, LeaderboardDescription string
 }
 
-// DefaultTexts returns the perks' English texts.
-func DefaultTexts() Texts {
-	return Texts{
-		Vote:                   defaultVote,
-		RemindOn:               "I will send you a direct message when you can vote again.",
-		RemindOff:              "I will not remind you to vote.",
-		RemindFailed:           "I could not save your reminder choice; please try again later.",
-		RemindersOff:           "Vote reminders are off on this bot.",
-		Gate:                   defaultGate,
-		Reminder:               defaultReminder,
-		ReminderStop:           "(To stop these reminders, use /" + VoteCommand + " " + RemindOption + ":False.)",
-		Leaderboard:            defaultLeaderboard,
-		VoteDescription:        "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
-		RemindDescription:      "DM me when I can vote again (True), or stop these reminders (False)",
-		LeaderboardDescription: "This month's top voters on Top.gg",
-	}
-}
-
-// withDefaults fills t's empty fields from DefaultTexts.
+// withDefaults fills t's empty fields with the English defaults.
 func (t Texts) withDefaults() Texts {
-	d := DefaultTexts()
-	or := func(s *string, def string) {
-		if *s == "" {
-			*s = def
-		}
-	}
-	for _, f := range []struct {
-		s   *string
-		def string
-	}{
-		{&t.RemindOn, d.RemindOn}, {&t.RemindOff, d.RemindOff}, {&t.RemindFailed, d.RemindFailed},
-		{&t.RemindersOff, d.RemindersOff}, {&t.ReminderStop, d.ReminderStop}, {&t.VoteDescription, d.VoteDescription},
-		{&t.RemindDescription, d.RemindDescription}, {&t.LeaderboardDescription, d.LeaderboardDescription},
-	} {
-		or(f.s, f.def)
-	}
+	t.ReminderStop = cmp.Or(t.ReminderStop, "(To stop these reminders, use /"+VoteCommand+" "+RemindOption+":False.)")
+	t.VoteDescription = cmp.Or(t.VoteDescription, "Get the link to vote for this bot on Top.gg, and see whether your vote is active")
+	t.RemindDescription = cmp.Or(t.RemindDescription, "DM me when I can vote again (True), or stop these reminders (False)")
+	t.LeaderboardDescription = cmp.Or(t.LeaderboardDescription, "This month's top voters on Top.gg")
 	if t.Vote == nil {
-		t.Vote = d.Vote
+		t.Vote = defaultVote
+	}
+	if t.Remind == nil {
+		t.Remind = defaultRemind
 	}
 	if t.Gate == nil {
-		t.Gate = d.Gate
+		t.Gate = defaultGate
 	}
 	if t.Reminder == nil {
-		t.Reminder = d.Reminder
+		t.Reminder = defaultReminder
 	}
 	if t.Leaderboard == nil {
-		t.Leaderboard = d.Leaderboard
+		t.Leaderboard = defaultLeaderboard
 	}
 	return t
 }
@@ -139,7 +102,19 @@ func defaultVote(v VoteInfo) string {
 	return b.String()
 }
 
-func defaultGate(g GateInfo) string {
+func defaultRemind(on bool, err error) string {
+	switch {
+	case errors.Is(err, ErrRemindersOff):
+		return "Vote reminders are off on this bot."
+	case err != nil:
+		return "I could not save your reminder choice; please try again later."
+	case on:
+		return "I will send you a direct message when you can vote again."
+	}
+	return "I will not remind you to vote."
+}
+
+func defaultGate(g VoteInfo) string {
 	if !g.Status.Covered {
 		return "This command is for voters. I am still reading the vote history: if you voted, ask again in a minute; " +
 			"else vote for me on Top.gg: " + g.VoteURL
@@ -147,7 +122,7 @@ func defaultGate(g GateInfo) string {
 	return "This command is for voters: you can vote now on Top.gg, then use it again: " + g.VoteURL
 }
 
-func defaultReminder(r ReminderInfo) string {
+func defaultReminder(r VoteInfo) string {
 	return "Your Top.gg vote has expired: you can vote again now! " + r.VoteURL
 }
 

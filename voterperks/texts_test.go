@@ -44,7 +44,7 @@ var textCases = []textCase{
 		t.Leaderboard = func(voterperks.LeaderboardInfo) string { bad(); return "custom board" }
 	}},
 	{"Gate", premiumName, "This command is for voters", func(t *voterperks.Texts, bad func()) {
-		t.Gate = func(voterperks.GateInfo) string { bad(); return "custom gate" }
+		t.Gate = func(voterperks.VoteInfo) string { bad(); return "custom gate" }
 	}},
 }
 
