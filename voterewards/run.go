@@ -89,7 +89,7 @@ func (p *Poller) newRun(ctx context.Context) *run {
 	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.delivery.init(p.cfg.Concurrency)
-	r.nudge, r.in.wake = make(chan struct{}, 1), make(chan struct{}, 1)
+	r.nudge, r.in.wake, r.in.max = make(chan struct{}, 1), make(chan struct{}, 1), maxIntake
 	return r
 }
 
@@ -248,9 +248,12 @@ func poke(ch chan struct{}) {
 // maxIntake bounds the votes waiting in the intake; past it the run reloads.
 const maxIntake = 4096
 
-// intake hands votes from Ingest calls and the feed to the run without blocking.
+// intake hands votes from Ingest calls and the feed to the run (or from the
+// memory store to a follower) without blocking: past max votes waiting, it
+// drops them and asks for a reload.
 type intake struct {
 	mu        sync.Mutex
+	max       int
 	votes     []Vote
 	reload    bool
 	redeliver bool // the reload takes the given-up work again (Redeliver)
@@ -264,7 +267,7 @@ func (in *intake) offer(votes []Vote) {
 		return
 	}
 	in.mu.Lock()
-	if len(in.votes)+len(votes) > maxIntake {
+	if len(in.votes)+len(votes) > in.max {
 		in.votes, in.reload = nil, true
 	} else {
 		in.votes = append(in.votes, votes...)
