@@ -149,7 +149,7 @@ func (historyNever) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, e
 }
 
 // TestLedgerStatsOfNoUser: no voter has the id "": asking for its ledger is
-// a caller's field left empty, an error from every store and the Poller, not
+// a caller's field left empty, an error from every store, not
 // a zero Stats that looks like a voter who never voted.
 func TestLedgerStatsOfNoUser(t *testing.T) {
 	t.Parallel()
@@ -161,10 +161,6 @@ func TestLedgerStatsOfNoUser(t *testing.T) {
 		st, err := s.Stats(ctx, "")
 		require.ErrorIs(t, err, topgg.ErrNilArgument, name)
 		assert.Zero(t, st, name)
-		p, err := voterewards.New(historyNever{}, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
-		require.NoError(t, err)
-		_, err = p.Stats(ctx, "")
-		assert.ErrorIs(t, err, topgg.ErrNilArgument, "%s, through the Poller", name)
 	}
 }
 

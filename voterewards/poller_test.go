@@ -385,7 +385,7 @@ func TestSourceAnsweringNothingIsAFailedPoll(t *testing.T) {
 // Stats as that vote left them: a first vote read from the history has
 // Streak 1; the user's next vote, delivered by webhook a day later, has
 // Streak 2; the history's record of that same vote, read by later polls,
-// is neither rewarded nor counted. Poller.Stats and Poller.Leaderboard read
+// is neither rewarded nor counted. Store.Stats and Store.Leaderboard read
 // the same ledger. On both stores of this package.
 func TestHandlersReceiveTheLedger(t *testing.T) {
 	t.Parallel()
@@ -406,8 +406,9 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2, CreatedAt: now.Add(-25 * time.Hour)}
 			srv.AddVote(first) // in the history only: no webhook yet
 			rec := newRecorder()
+			store := open(t)
 			p := startPoller(t, newClient(t, srv), voterewards.Config{
-				Store: open(t), OnReward: rec.handle, Lookback: 48 * time.Hour,
+				Store: store, OnReward: rec.handle, Lookback: 48 * time.Hour,
 			})
 			require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond, "the history's vote")
 			v := rec.nth(0)
@@ -438,14 +439,14 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			n := len(votesRequests(srv))
 			require.Eventually(t, func() bool { return len(votesRequests(srv)) >= n+3 }, 10*time.Second, time.Millisecond, "polling stopped")
 			assert.Equal(t, 2, rec.total(), "the history's record is no new reward")
-			st, err := p.Stats(t.Context(), platformID(1))
+			st, err := store.Stats(t.Context(), platformID(1))
 			require.NoError(t, err)
 			assert.Equal(t, v.Stats, st, "the ledger counted the vote once")
-			board, err := p.Leaderboard(t.Context(), time.Time{}, 10)
+			board, err := store.Leaderboard(t.Context(), time.Time{}, 10)
 			require.NoError(t, err)
 			require.Len(t, board, 1)
 			assert.Equal(t, voterewards.Standing{UserID: platformID(1), Votes: 2, Total: 3, ReachedAt: v.CreatedAt}, board[0])
-			_, err = p.Leaderboard(t.Context(), time.Time{}, 0)
+			_, err = store.Leaderboard(t.Context(), time.Time{}, 0)
 			require.ErrorIs(t, err, voterewards.ErrBadLeaderboard)
 		})
 	}

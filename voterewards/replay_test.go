@@ -36,7 +36,7 @@ func TestHistoryReplayOfAPrunedVoteIsNotRewardedAgain(t *testing.T) {
 
 	rec := newRecorder()
 	store := voterewards.NewMemoryStore()
-	p := startPoller(t, newClient(t, srv), voterewards.Config{Store: store, OnReward: rec.handle, Lookback: 24 * time.Hour})
+	startPoller(t, newClient(t, srv), voterewards.Config{Store: store, OnReward: rec.handle, Lookback: 24 * time.Hour})
 	require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond)
 	require.Eventually(t, func() bool { // pruned: the dedup set no longer holds the old vote
 		snap, err := store.Load(ctx)
@@ -48,7 +48,7 @@ func TestHistoryReplayOfAPrunedVoteIsNotRewardedAgain(t *testing.T) {
 	n := len(votesRequests(srv))
 	require.Eventually(t, func() bool { return len(votesRequests(srv)) > n }, 5*time.Second, 5*time.Millisecond, "polling stopped")
 
-	st, err := p.Stats(ctx, platformID(1))
+	st, err := store.Stats(ctx, platformID(1))
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Votes, "the replayed vote was counted again")
 	snap, err := store.Load(ctx)

@@ -159,7 +159,7 @@ func TestExpiredWebhookVoteIsNotCountedAgain(t *testing.T) {
 		ID:      "late",
 	}))
 	assert.Never(t, func() bool { return rec.total() != 2 }, 200*time.Millisecond, 10*time.Millisecond, "the late webhook vote was rewarded again")
-	st, err := p.Stats(context.Background(), platformID(1))
+	st, err := store.Stats(context.Background(), platformID(1))
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Votes)
 }

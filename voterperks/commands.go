@@ -78,7 +78,7 @@ func (p *Perks) voteAnswer(user string, data discordgo.ApplicationCommandInterac
 	ctx, cancel := p.answerContext()
 	defer cancel()
 	info := p.info(user)
-	info.Stats, info.StatsErr = p.votes.Stats(ctx, user)
+	info.Stats, info.StatsErr = p.cfg.State.Stats(ctx, user)
 	if info.StatsErr != nil {
 		p.log.Warn("/vote: could not read the user's ledger", "user", user, "error", info.StatsErr)
 	}
@@ -113,13 +113,12 @@ func (p *Perks) leaderboardAnswer() string {
 	ctx, cancel := p.answerContext()
 	defer cancel()
 	month := voterewards.MonthOf(p.cfg.clock.Now())
-	board, err := p.votes.Leaderboard(ctx, month, leaderboardSize)
+	top, err := p.cfg.State.Leaderboard(ctx, month, leaderboardSize)
 	if err != nil {
 		p.log.Warn("/leaderboard: could not read the ledger", "error", err)
 	}
-	info := LeaderboardInfo{Month: month, Standings: board, Err: err}
-	return p.text(ctx, "Leaderboard", func() string { return p.texts.Leaderboard(info) },
-		func() string { return defaultLeaderboard(LeaderboardInfo{Month: month, Err: cmp.Or(err, errNoText)}) })
+	return p.text(ctx, "Leaderboard", func() string { return p.texts.Leaderboard(month, top, err) },
+		func() string { return defaultLeaderboard(month, nil, cmp.Or(err, errNoText)) })
 }
 
 // remindOptionValue returns /vote's remind option, if the user gave it.

@@ -22,8 +22,6 @@ import (
 // it. Active must answer from memory: the gate calls it on every interaction.
 type Votes interface {
 	Active(userID string) voterewards.Status
-	Stats(ctx context.Context, user string) (voterewards.Stats, error)
-	Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error)
 }
 
 var _ Votes = (*voterewards.Poller)(nil)
@@ -33,19 +31,22 @@ type Role struct {
 	GuildID, RoleID string
 }
 
-// Config configures [New]. BotID and Session are required; each feature is
-// off unless its field turns it on.
+// Config configures [New]. BotID, Session and State are required; each feature
+// is off unless its field turns it on.
 type Config struct {
 	// BotID is the bot's Discord id, for the vote link. Required.
 	BotID string
 	// Session returns any open session of the bot, for the REST calls (roles,
 	// direct messages); nil while none is. Required.
 	Session func() *discordgo.Session
+	// State is the bot's state: the ledger /vote and /leaderboard read, and
+	// the reminder opt-ins. Required.
+	State voterewards.State
 	// Role, if set, is the voter role ([Perks.OnReward], [Perks.OnExpire]).
 	Role *Role
-	// Reminders, if set, turns reminders on and keeps the opt-ins: a user
-	// who opts in gets a direct message when each vote expires.
-	Reminders voterewards.ReminderStore
+	// Reminders turns reminders on: a user who opts in gets a direct message
+	// when each vote expires.
+	Reminders bool
 	// Texts overrides what the perks say; a zero field keeps its default.
 	Texts Texts
 	// Logger receives the perks' records (default slog.Default()).
@@ -96,8 +97,8 @@ func New(votes Votes, cfg Config) (*Perks, error) {
 	if r := cfg.Role; r != nil && (!discord.ValidID(r.GuildID) || !discord.ValidID(r.RoleID)) {
 		return nil, bad("Role", fmt.Sprintf("{%q, %q}: the guild and the role must be Discord ids", r.GuildID, r.RoleID))
 	}
-	if typednil.Is(cfg.Reminders) {
-		cfg.Reminders = nil
+	if typednil.Is(cfg.State) {
+		return nil, bad("State", "is required (the state the bot's votes are in)")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -121,13 +122,13 @@ func (p *Perks) session() (*discordgo.Session, error) {
 // vote again, and returns once the choice is durable. Errors:
 // [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
-	if p.cfg.Reminders == nil {
+	if !p.cfg.Reminders {
 		return ErrRemindersOff
 	}
 	if !discord.ValidID(userID) {
 		return fmt.Errorf("%w: %q", ErrBadUser, userID)
 	}
-	if err := p.cfg.Reminders.SetReminder(ctx, userID, on); err != nil {
+	if err := p.cfg.State.SetReminder(ctx, userID, on); err != nil {
 		return fmt.Errorf("voterperks: saving the reminder choice: %w", err)
 	}
 	return nil

@@ -28,7 +28,7 @@ func loggedPerks(t *testing.T, w *world, guild string) (*voterperks.Perks, *test
 	var buf testlog.Buffer
 	perks, err := voterperks.New(poller, voterperks.Config{
 		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] },
-		Role: &voterperks.Role{GuildID: guild, RoleID: voterRole}, Reminders: store, Logger: buf.Logger(),
+		State: store, Role: &voterperks.Role{GuildID: guild, RoleID: voterRole}, Reminders: true, Logger: buf.Logger(),
 	})
 	require.NoError(t, err)
 	return perks, &buf

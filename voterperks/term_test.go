@@ -20,12 +20,6 @@ import (
 type alwaysActive struct{}
 
 func (alwaysActive) Active(string) voterewards.Status { return voterewards.Status{Active: true} }
-func (alwaysActive) Stats(_ context.Context, u string) (voterewards.Stats, error) {
-	return voterewards.Stats{UserID: u}, nil
-}
-func (alwaysActive) Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error) {
-	return nil, nil
-}
 
 // TestRoleRetryOfAnEndedTermIsNotSent: the term is checked once,
 // before discordgo's call; discordgo then waits out a 429 (and retries
@@ -40,7 +34,7 @@ func TestRoleRetryOfAnEndedTermIsNotSent(t *testing.T) {
 	w := newWorld(t, 1)
 	p, err := voterperks.New(alwaysActive{}, voterperks.Config{
 		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] },
-		Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Logger: testLogger(),
+		State: voterewards.NewMemoryStore(), Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Logger: testLogger(),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: "PUT", Path: "/guilds/*", RetryAfter: 300 * time.Millisecond}))

@@ -26,13 +26,6 @@ type VoteInfo struct {
 	Now  time.Time
 }
 
-// LeaderboardInfo is what /leaderboard answers: this month's top voters.
-type LeaderboardInfo struct {
-	Month     time.Time // the first instant of the UTC month
-	Standings []voterewards.Standing
-	Err       error // set when the ledger could not be read
-}
-
 // Texts is what the perks say; each nil func or empty string keeps its
 // default. Command descriptions must pass commands.Validate. A func that
 // panics, or answers an interaction too late, gives way to its default (an
@@ -53,8 +46,9 @@ type Texts struct {
 	Reminder func(VoteInfo) string
 	// ReminderStop ends every reminder: how to stop them. It cannot be off.
 	ReminderStop string
-	// Leaderboard is /leaderboard's answer.
-	Leaderboard func(LeaderboardInfo) string
+	// Leaderboard is /leaderboard's answer: the top voters of month (its first
+	// instant, UTC), or err when the ledger could not be read.
+	Leaderboard func(month time.Time, top []voterewards.Standing, err error) string
 	// VoteDescription, RemindDescription and LeaderboardDescription are the
 	// commands' descriptions, as [Commands] defines them.
 	VoteDescription, RemindDescription, LeaderboardDescription string
@@ -126,17 +120,17 @@ func defaultReminder(r VoteInfo) string {
 	return "Your Top.gg vote has expired: you can vote again now! " + r.VoteURL
 }
 
-func defaultLeaderboard(l LeaderboardInfo) string {
-	title := "Top voters of " + l.Month.Format("January 2006")
+func defaultLeaderboard(month time.Time, top []voterewards.Standing, err error) string {
+	title := "Top voters of " + month.Format("January 2006")
 	switch {
-	case l.Err != nil:
+	case err != nil:
 		return "I could not read the leaderboard; please try again later."
-	case len(l.Standings) == 0:
+	case len(top) == 0:
 		return title + ": no votes yet this month. Be the first!"
 	}
 	var b strings.Builder
 	b.WriteString(title + ":")
-	for i, s := range l.Standings {
+	for i, s := range top {
 		fmt.Fprintf(&b, "\n%d. <@%s>: %d vote", i+1, s.UserID, s.Votes)
 		if s.Votes != 1 {
 			b.WriteByte('s')

@@ -19,12 +19,6 @@ import (
 type noVoter struct{}
 
 func (noVoter) Active(string) voterewards.Status { return voterewards.Status{Covered: true} }
-func (noVoter) Stats(_ context.Context, u string) (voterewards.Stats, error) {
-	return voterewards.Stats{UserID: u}, nil
-}
-func (noVoter) Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error) {
-	return nil, nil
-}
 
 // textCase is one text function of the perks, replaced by bad, and what the
 // user sees instead.
@@ -41,7 +35,7 @@ var textCases = []textCase{
 		t.VoteExtra = func(context.Context, voterperks.VoteInfo) string { bad(); return "custom extra" }
 	}},
 	{"Leaderboard", "leaderboard", "I could not read the leaderboard", func(t *voterperks.Texts, bad func()) {
-		t.Leaderboard = func(voterperks.LeaderboardInfo) string { bad(); return "custom board" }
+		t.Leaderboard = func(time.Time, []voterewards.Standing, error) string { bad(); return "custom board" }
 	}},
 	{"Gate", premiumName, "This command is for voters", func(t *voterperks.Texts, bad func()) {
 		t.Gate = func(voterperks.VoteInfo) string { bad(); return "custom gate" }
@@ -54,7 +48,8 @@ var textCases = []textCase{
 func (w *world) perksWith(texts voterperks.Texts, log *testlog.Buffer, within time.Duration) {
 	w.t.Helper()
 	cfg := voterperks.WithAnswerWithin(voterperks.Config{
-		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] }, Texts: texts, Logger: log.Logger(),
+		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] }, State: voterewards.NewMemoryStore(),
+		Texts: texts, Logger: log.Logger(),
 	}, within)
 	p, err := voterperks.New(noVoter{}, cfg)
 	require.NoError(w.t, err)
