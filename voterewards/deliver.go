@@ -245,7 +245,7 @@ func (r *run) process(j job) (job, bool) {
 		return job{}, false
 	case err != nil:
 		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, Attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
+		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
 	expire := j.kind == kindReward && r.p.cfg.OnExpire != nil
@@ -287,7 +287,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
-			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, Attempts: n, Recording: true, key: j.v.Key(), err: err},
+			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
 			return false
 		}
@@ -348,7 +348,7 @@ func (r *run) call(j job) (err error) {
 // giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(j job, err *DeliveryError, msg string) {
 	r.log.Error(msg, slog.String("kind", j.kind.name()), slog.String("key", err.key),
-		slog.Int("attempts", err.Attempts), slog.Any("error", err.err))
+		slog.Int("attempts", err.attempts), slog.Any("error", err.err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}

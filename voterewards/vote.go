@@ -93,21 +93,21 @@ func (k jobKind) name() string { return name(k, "kind", "reward", "expiry") }
 // sourcegraph/conc for a panic).
 type DeliveryError struct {
 	// Expiry is set for [Config.OnExpire]'s call, clear for [Config.OnReward]'s.
-	Expiry   bool
-	Attempts int
+	Expiry bool
 	// Recording is set when the handler succeeded and recording it failed.
 	Recording bool
 
-	key string
-	err error
+	key      string
+	attempts int
+	err      error
 }
 
 func (e *DeliveryError) Error() string {
 	k := kindOf(e.Expiry).name()
 	if e.Recording {
-		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", k, e.key, e.Attempts, e.err)
+		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
 	}
-	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", k, e.key, e.Attempts, e.err)
+	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
 }
 
 // kindOf returns the kind an Expiry flag stands for.

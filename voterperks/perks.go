@@ -73,8 +73,6 @@ var (
 	ErrNoSession = errors.New("voterperks: no Discord session to call through")
 	// ErrRemindersOff is returned by [Perks.SetReminder] without Config.Reminders.
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
-	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
-	ErrBadUser = errors.New("voterperks: not a Discord user id")
 	// errNoText stands for a text function that failed, in its fallback's info.
 	errNoText = errors.New("voterperks: the text function failed")
 )
@@ -120,13 +118,14 @@ func (p *Perks) session() (*discordgo.Session, error) {
 
 // SetReminder records whether userID wants a direct message when they can
 // vote again, and returns once the choice is durable. Errors:
-// [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
+// [ErrRemindersOff] without Config.Reminders; a userID that is no Discord id, a
+// *[topgg.ValidationError].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
 	if !p.cfg.Reminders {
 		return ErrRemindersOff
 	}
 	if !discord.ValidID(userID) {
-		return fmt.Errorf("%w: %q", ErrBadUser, userID)
+		return &topgg.ValidationError{Field: "userID", Problem: fmt.Sprintf("%q is not a Discord id", userID), Rule: "a Discord snowflake"}
 	}
 	if err := p.cfg.State.SetReminder(ctx, userID, on); err != nil {
 		return fmt.Errorf("voterperks: saving the reminder choice: %w", err)
