@@ -59,7 +59,8 @@ const (
 	// claimGivenUp: failed every attempt, or not recorded; taken again only
 	// for [Poller.Redeliver], not for an echo of the vote.
 	claimGivenUp
-	claimHeld // not started while the store failed: taken again by any reload
+	claimHeld    // not started while the store failed: taken again by any reload
+	claimDropped // cut short by the end of Run: forgotten (settle only)
 )
 
 // blocks reports whether c keeps a job from being claimed again.
@@ -127,30 +128,17 @@ func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
 	return true
 }
 
-type outcome uint8
-
-const (
-	outcomeDone      outcome = iota // handled and recorded
-	outcomeGivenUp                  // failed every attempt, or not recorded
-	outcomeAbandoned                // cut short by the end of Run
-	outcomeHeld                     // not started while the store failed
-)
-
-// settle records how a claimed job ended, and counts a reward out unless given up.
-func (r *run) settle(kind jobKind, v Vote, o outcome, now time.Time) {
+// settle records how a claimed job ended (at now, if done), and counts a
+// reward out unless it stays pending in this run (given up or held).
+func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
-	switch o {
-	case outcomeDone:
-		r.known[k] = claimed{state: claimDone, at: now}
-	case outcomeGivenUp:
-		r.known[k] = claimed{state: claimGivenUp}
-	case outcomeAbandoned:
+	if state == claimDropped {
 		delete(r.known, k)
-	case outcomeHeld:
-		r.known[k] = claimed{state: claimHeld}
+	} else {
+		r.known[k] = claimed{state: state, at: now}
 	}
-	if kind == kindReward && o != outcomeGivenUp && o != outcomeHeld {
+	if kind == kindReward && state != claimGivenUp && state != claimHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -238,13 +226,13 @@ func (r *run) process(j job) (job, bool) {
 	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
 	case errors.Is(err, errAbandoned):
-		r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
+		r.settle(j.kind, j.v, claimDropped, time.Time{})
 		return job{}, false
 	case errors.Is(err, errHeld):
 		r.hold(j)
 		return job{}, false
 	case err != nil:
-		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
+		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
 		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
@@ -254,11 +242,11 @@ func (r *run) process(j job) (job, bool) {
 		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
-		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
+		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
-	r.settle(j.kind, j.v, outcomeDone, now)
+	r.settle(j.kind, j.v, claimDone, now)
 	e := Event{Type: EventDelivered, Expiry: j.kind == kindExpiry, Origin: j.v.Origin}
 	if j.kind == kindReward {
 		e.Latency = now.Sub(j.v.CreatedAt)

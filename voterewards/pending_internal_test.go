@@ -26,7 +26,7 @@ func TestPendingReportsArriveInOrder(t *testing.T) {
 		wg.Go(func() {
 			v := Vote{Vote: topgg.Vote{UserID: strconv.Itoa(i)}}
 			assert.True(t, r.claim(kindReward, v, false))
-			r.settle(kindReward, v, outcomeDone, time.Time{})
+			r.settle(kindReward, v, claimDone, time.Time{})
 		})
 	}
 	wg.Wait()

@@ -138,7 +138,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 		return ErrNotRunning
 	}
 	done := make(chan struct{})
-	r.in.ask(true, done)
+	r.in.ask(true, false, done)
 	select {
 	case <-done:
 		return nil

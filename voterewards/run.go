@@ -169,7 +169,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 // follow feeds the run with the votes other processes add, with backoff.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false, false) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -201,7 +201,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 				}
 				failures++
 				r.log.Error("reloading pending work failed; retrying", slog.Any("error", err))
-				r.in.ask(redeliver, waiters...)
+				r.in.ask(redeliver, false, waiters...)
 				if r.sleep(ctx, retryWait(failures, r.p.cfg.RetryDelay)) != nil {
 					return
 				}
@@ -276,20 +276,14 @@ func (in *intake) offer(votes []Vote) {
 	poke(in.wake)
 }
 
-// ask asks for a reload (given-up work too if redeliver), closing waiters once done.
-func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
+// ask asks for a reload (given-up work too if redeliver; after the hold's
+// wait if held, for the jobs the store held), closing waiters once done.
+func (in *intake) ask(redeliver, held bool, waiters ...chan struct{}) {
 	in.mu.Lock()
 	in.reload = true
 	in.redeliver = in.redeliver || redeliver
+	in.held = in.held || held
 	in.waiters = append(in.waiters, waiters...)
-	in.mu.Unlock()
-	poke(in.wake)
-}
-
-// hold asks for a reload after the hold's wait, for the jobs the store held.
-func (in *intake) hold() {
-	in.mu.Lock()
-	in.reload, in.held = true, true
 	in.mu.Unlock()
 	poke(in.wake)
 }

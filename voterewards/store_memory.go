@@ -19,7 +19,6 @@ type memoryStore struct {
 	cp       Checkpoint
 	seen     map[string]Vote
 	byVoter  map[string][]time.Time // CreatedAt of the voter's votes in seen
-	order    []Vote                 // seen, as added: by creation time, but for late votes
 	pending  map[string]Vote
 	expiries map[string]Vote
 	subs     map[*intake]struct{} // one per Follow call
@@ -78,7 +77,6 @@ func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, 
 			s.byVoter[id] = append(s.byVoter[id], v.CreatedAt)
 			v.Stats = s.ledger.add(v, grace)
 			s.seen[v.Key()] = v
-			s.order = append(s.order, v)
 			s.pending[v.Key()] = v
 			added = append(added, v)
 		}
@@ -107,23 +105,19 @@ func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
 	return s.with(ctx, func() { delete(s.expiries, v.Key()) })
 }
 
-// Prune implements [Store], stopping at the first vote added that must stay.
+// Prune implements [Store].
 func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	return s.with(ctx, func() {
-		n := 0
-		for _, v := range s.order {
+		for k, v := range s.seen {
 			if !v.CreatedAt.Before(createdBefore) || v.ExpiresAt.After(now) {
-				break
+				continue
 			}
-			delete(s.seen, v.Key())
+			delete(s.seen, k)
 			id := v.lane()
 			if s.byVoter[id] = slices.DeleteFunc(s.byVoter[id], v.CreatedAt.Equal); len(s.byVoter[id]) == 0 {
 				delete(s.byVoter, id)
 			}
-			n++
 		}
-		clear(s.order[:n]) // let the collector have the strings
-		s.order = s.order[n:]
 	})
 }
 
@@ -153,4 +147,106 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 // live state unlocked (a data race) and may reach a secret.
 func (*memoryStore) Format(f fmt.State, _ rune) {
 	_, _ = io.WriteString(f, "voterewards.MemoryStore")
+}
+
+// memoryLedger is the memory store's ledger: every voter's Stats, and one board
+// per month (all time reads the Stats); reads sort, fine for tests and small bots.
+type memoryLedger struct {
+	stats  map[string]Stats
+	months map[time.Time]map[string]Standing
+}
+
+// add counts v and returns its voter's new Stats.
+func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
+	id := voterID(v.Vote)
+	st := l.stats[id].Add(v, grace)
+	l.stats[id] = st
+	m := MonthOf(v.CreatedAt)
+	if l.months[m] == nil {
+		l.months[m] = map[string]Standing{}
+	}
+	s := l.months[m][id]
+	s.UserID, s.Votes, s.Total = id, s.Votes+1, s.Total+max(v.Weight, 1)
+	s.ReachedAt = later(s.ReachedAt, v.CreatedAt)
+	l.months[m][id] = s
+	return st
+}
+
+// Stats implements [Store].
+func (s *memoryStore) Stats(ctx context.Context, user string) (st Stats, err error) {
+	if err := checkUser(user); err != nil {
+		return Stats{}, err
+	}
+	err = s.with(ctx, func() {
+		st = s.ledger.stats[user]
+		st.UserID = user
+	})
+	return st, err
+}
+
+// Leaderboard implements [Store].
+func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (top []Standing, err error) {
+	if err := checkLeaderboard(n); err != nil {
+		return nil, err
+	}
+	err = s.with(ctx, func() {
+		if month.IsZero() {
+			for _, st := range s.ledger.stats {
+				top = append(top, Standing{UserID: st.UserID, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
+			}
+		} else {
+			top = slices.Collect(maps.Values(s.ledger.months[MonthOf(month)]))
+		}
+		slices.SortFunc(top, CompareStandings)
+		top = top[:min(n, len(top))]
+	})
+	return top, err
+}
+
+// UseFence implements [State]: memory is one process's.
+func (s *memoryStore) UseFence(f Fence) error {
+	if f != nil {
+		return ErrNotShared
+	}
+	return nil
+}
+
+// Ping implements [State]: memory always answers.
+func (s *memoryStore) Ping(ctx context.Context) error { return ctx.Err() }
+
+// LoadHash implements [State].
+func (s *memoryStore) LoadHash(ctx context.Context) (hash string, err error) {
+	err = s.with(ctx, func() { hash = s.hash })
+	return hash, err
+}
+
+// SaveHash implements [State].
+func (s *memoryStore) SaveHash(ctx context.Context, hash string) error {
+	return s.with(ctx, func() { s.hash = hash })
+}
+
+// SetReminder implements [ReminderStore].
+func (s *memoryStore) SetReminder(ctx context.Context, userID string, on bool) error {
+	return s.with(ctx, func() {
+		if _, ok := s.remind[userID]; on && !ok {
+			s.remind[userID] = ""
+		} else if !on {
+			delete(s.remind, userID)
+		}
+	})
+}
+
+// Reminder implements [ReminderStore].
+func (s *memoryStore) Reminder(ctx context.Context, userID string) (on bool, last string, err error) {
+	err = s.with(ctx, func() { last, on = s.remind[userID] })
+	return on, last, err
+}
+
+// Reminded implements [ReminderStore].
+func (s *memoryStore) Reminded(ctx context.Context, userID, key string) error {
+	return s.with(ctx, func() {
+		if _, on := s.remind[userID]; on {
+			s.remind[userID] = key
+		}
+	})
 }

@@ -151,3 +151,13 @@ func restCode(err error) (code, status int) {
 // Format prints the Perks as "voterperks.Perks" under every verb: fmt would read its
 // live state unlocked (a data race) and may reach a secret.
 func (*Perks) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterperks.Perks") }
+
+// leaderCall is the options of a leader's Discord write: the call ends with
+// ctx, and discordgo neither waits out a 429 nor resends a 502 itself, since
+// a resend would skip the term check before it. The error goes back to the
+// vote pipeline, which retries after checking the term again.
+func leaderCall(ctx context.Context, more ...discordgo.RequestOption) []discordgo.RequestOption {
+	return append([]discordgo.RequestOption{
+		discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false), discordgo.WithRestRetries(0),
+	}, more...)
+}

@@ -13,24 +13,8 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// stateCases are the suite's cases of the rest of a bot's state: the
-// command hash and the reminder opt-ins. (The fence is each storage's own:
-// its tests check it.)
-func stateCases() []stateCase {
-	return []stateCase{
-		{"CommandHash", testHash},
-		{"CommandHashCancelledContext", testHashCancelled},
-		{"ReminderOptIns", testReminders},
-		{"ReminderCancelledContext", testRemindersCancelled},
-		{"ReminderConcurrentUsers", testRemindersConcurrent},
-	}
-}
-
-// stateCase is a case of the suite that needs the whole State.
-type stateCase struct {
-	name string
-	fn   func(t *testing.T, s voterewards.State)
-}
+// The suite's cases of the rest of a bot's state: the command hash and the
+// reminder opt-ins. (The fence is each storage's own: its tests check it.)
 
 // fingerprint is a command hash as commands computes them: sha256, in hex.
 func fingerprint(s string) string {
@@ -53,26 +37,11 @@ func testHash(t *testing.T, s voterewards.State) {
 	assert.Equal(t, fingerprint("b"), loadHash(t, s), "a save replaces the hash")
 }
 
-func testHashCancelled(t *testing.T, s voterewards.State) {
-	require.NoError(t, s.SaveHash(context.Background(), fingerprint("a")))
-	assert.Error(t, s.SaveHash(canceled(), fingerprint("b")), "SaveHash with a done context")
-	_, err := s.LoadHash(canceled())
-	assert.Error(t, err, "LoadHash with a done context")
-	assert.Equal(t, fingerprint("a"), loadHash(t, s), "a failed save changes nothing")
-}
-
-// reminder returns the user's opt-in and last reminded vote.
-func reminder(t *testing.T, s voterewards.State, user string) (bool, string) {
-	t.Helper()
-	on, last, err := s.Reminder(context.Background(), user)
-	require.NoError(t, err)
-	return on, last
-}
-
 // requireReminder checks the user's opt-in and last reminded vote.
 func requireReminder(t *testing.T, s voterewards.State, user string, on bool, last string, msg string) {
 	t.Helper()
-	gotOn, gotLast := reminder(t, s, user)
+	gotOn, gotLast, err := s.Reminder(context.Background(), user)
+	require.NoError(t, err)
 	assert.Equal(t, on, gotOn, "%s: on", msg)
 	assert.Equal(t, last, gotLast, "%s: last", msg)
 }
@@ -96,16 +65,6 @@ func testReminders(t *testing.T, s voterewards.State) {
 	require.NoError(t, s.Reminded(ctx, u, "k2"))
 	require.NoError(t, s.SetReminder(ctx, u, true))
 	requireReminder(t, s, u, true, "", "what came while off was not recorded")
-}
-
-func testRemindersCancelled(t *testing.T, s voterewards.State) {
-	u := voter(1)
-	require.NoError(t, s.SetReminder(context.Background(), u, true))
-	assert.Error(t, s.SetReminder(canceled(), u, false), "SetReminder with a done context")
-	assert.Error(t, s.Reminded(canceled(), u, "k1"), "Reminded with a done context")
-	_, _, err := s.Reminder(canceled(), u)
-	assert.Error(t, err, "Reminder with a done context")
-	requireReminder(t, s, u, true, "", "failed calls change nothing")
 }
 
 // testRemindersConcurrent opts many users in at once, each then reminded:

@@ -35,7 +35,10 @@ import (
 // Run runs the suite, each case on a store of its own from open.
 func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 	t.Helper()
-	cases := []suiteCase{
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, s voterewards.State)
+	}{
 		{"EmptyLoad", testEmptyLoad},
 		{"CheckpointSavedWithVotes", testCheckpoint},
 		{"VotesComeBackAsTheyWentIn", testRoundTrip},
@@ -48,20 +51,26 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Feed", testFeed},
-	}
-	cases = append(cases, ledgerCases()...)
-	for _, c := range cases {
+		{"LedgerStreakEdge", testStreakEdge},
+		{"LedgerWeekendWeight", testWeekendWeight},
+		{"LedgerVoteSeenTwice", testSeenTwice},
+		{"LedgerLateVote", testLateVote},
+		{"LedgerLateVotesOfPastMonths", testLateVotesOfPastMonths},
+		{"LedgerMonthBoundary", testMonthBoundary},
+		{"LedgerLeaderboardOrder", testLeaderboardOrder},
+		{"LedgerLeaderboardBounds", testLeaderboardBounds},
+		{"LedgerLeaderboardMonths", testLeaderboardMonths},
+		{"LedgerUnknownUser", testUnknownUser},
+		{"LedgerStatsKeptWithVotes", testStatsKept},
+		{"LedgerConcurrentVotesOfOneUser", testLedgerConcurrentOneUser},
+		{"LedgerPruneKeepsLedger", testPruneKeepsLedger},
+		{"LedgerRandomStreamMatchesTheRule", testRandomStream},
+		{"CommandHash", testHash},
+		{"ReminderOptIns", testReminders},
+		{"ReminderConcurrentUsers", testRemindersConcurrent},
+	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
-	for _, c := range stateCases() {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
-	}
-}
-
-// suiteCase is one case of the suite, run on a new store.
-type suiteCase struct {
-	name string
-	fn   func(t *testing.T, s voterewards.Store)
 }
 
 // base is the suite's fixed time: stores must not depend on the wall clock.
@@ -98,7 +107,7 @@ func ingest(t *testing.T, s voterewards.Store, cp *voterewards.Checkpoint, votes
 	return added
 }
 
-func testEmptyLoad(t *testing.T, s voterewards.Store) {
+func testEmptyLoad(t *testing.T, s voterewards.State) {
 	snap := load(t, s)
 	assert.Zero(t, snap.Checkpoint)
 	assert.Empty(t, snap.Seen)
@@ -106,7 +115,7 @@ func testEmptyLoad(t *testing.T, s voterewards.Store) {
 	assert.Empty(t, snap.Expiries)
 }
 
-func testCheckpoint(t *testing.T, s voterewards.Store) {
+func testCheckpoint(t *testing.T, s voterewards.State) {
 	cp := voterewards.Checkpoint{Cursor: "c1", LastSeen: base, Since: base.Add(-24 * time.Hour)}
 	ingest(t, s, &cp, vote(1, base, voterewards.OriginHistory))
 	got := load(t, s).Checkpoint
@@ -122,7 +131,7 @@ func testCheckpoint(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, "c2", load(t, s).Checkpoint.Cursor, "a checkpoint is saved without votes too")
 }
 
-func testRoundTrip(t *testing.T, s voterewards.Store) {
+func testRoundTrip(t *testing.T, s voterewards.State) {
 	hook := vote(1, base, voterewards.OriginWebhook)
 	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
 	v0 := vote(2, base, voterewards.OriginWebhookV0)
@@ -150,7 +159,7 @@ func testRoundTrip(t *testing.T, s voterewards.Store) {
 	assert.ElementsMatch(t, keys(snap.Pending), keys(snap.Seen))
 }
 
-func testDuplicates(t *testing.T, s voterewards.Store) {
+func testDuplicates(t *testing.T, s voterewards.State) {
 	a, b := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
 	assert.Equal(t, keys([]voterewards.Vote{a, b}), keys(ingest(t, s, nil, a, a, b)), "a repeat inside one call is dropped")
 	assert.Empty(t, ingest(t, s, nil, b, a), "votes stored before are dropped")
@@ -161,7 +170,7 @@ func testDuplicates(t *testing.T, s voterewards.Store) {
 
 // testCrossSource stores the records that the three sources give of one
 // vote, as they are on the wire: only the first is a vote.
-func testCrossSource(t *testing.T, s voterewards.Store) {
+func testCrossSource(t *testing.T, s voterewards.State) {
 	created := base.Add(14251 * time.Microsecond) // the history's 6 digits
 	history := vote(1, created, voterewards.OriginHistory)
 	hook := vote(1, created.Add(900*time.Nanosecond), voterewards.OriginWebhook) // 7 digits, one more
@@ -179,7 +188,7 @@ func testCrossSource(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, voterewards.OriginWebhook, snap.Pending[0].Origin, "the first record is the vote")
 }
 
-func testDedupBoundary(t *testing.T, s voterewards.Store) {
+func testDedupBoundary(t *testing.T, s voterewards.State) {
 	first := vote(1, base, voterewards.OriginHistory)
 	ingest(t, s, nil, first)
 	w := voterewards.DedupWindow
@@ -193,7 +202,7 @@ func testDedupBoundary(t *testing.T, s voterewards.Store) {
 	assert.Len(t, ingest(t, s, nil, vote(2, base, voterewards.OriginHistory)), 1, "another voter at the same instant")
 }
 
-func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
+func testDeliveredAndExpired(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	a, b, c := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory), vote(3, base, voterewards.OriginHistory)
 	ingest(t, s, nil, a, b, c)
@@ -212,7 +221,7 @@ func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, keys([]voterewards.Vote{c}), keys(load(t, s).Pending))
 }
 
-func testPrune(t *testing.T, s voterewards.Store) {
+func testPrune(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	now := base
 	old := vote(1, now.Add(-13*time.Hour), voterewards.OriginHistory) // expired an hour ago
@@ -229,25 +238,42 @@ func testPrune(t *testing.T, s voterewards.Store) {
 	assert.Empty(t, ingest(t, s, nil, mid), "a kept one still does")
 }
 
-func testCancelled(t *testing.T, s voterewards.Store) {
+// testCancelled: every call with a done context fails and changes nothing.
+func testCancelled(t *testing.T, s voterewards.State) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	u := voter(1)
+	require.NoError(t, s.SaveHash(context.Background(), fingerprint("a")))
+	require.NoError(t, s.SetReminder(context.Background(), u, true))
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)}, voterewards.DefaultStreakGrace)
 	require.Error(t, err, "Ingest with a done context")
+	_, err = s.Stats(ctx, u)
+	assert.Error(t, err, "Stats with a done context")
+	assert.Error(t, s.SaveHash(ctx, fingerprint("b")), "SaveHash with a done context")
+	_, err = s.LoadHash(ctx)
+	assert.Error(t, err, "LoadHash with a done context")
+	assert.Error(t, s.SetReminder(ctx, u, false), "SetReminder with a done context")
+	assert.Error(t, s.Reminded(ctx, u, "k1"), "Reminded with a done context")
+	_, _, err = s.Reminder(ctx, u)
+	assert.Error(t, err, "Reminder with a done context")
+
 	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
-	assert.Zero(t, stats(t, s, voter(1)).Votes, "a failed Ingest counts nothing")
+	assert.Zero(t, stats(t, s, u).Votes, "a failed Ingest counts nothing")
+	assert.Equal(t, fingerprint("a"), loadHash(t, s), "a failed save changes nothing")
+	requireReminder(t, s, u, true, "", "failed reminder calls change nothing")
 }
 
 // testConcurrentDuplicates races the records of one vote from many callers:
-// exactly one is added, whichever.
-func testConcurrentDuplicates(t *testing.T, s voterewards.Store) {
+// exactly one is added, whichever, and counted once.
+func testConcurrentDuplicates(t *testing.T, s voterewards.State) {
 	const callers = 32
 	var added atomic.Int32
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			v := vote(1, base.Add(time.Duration(i)*time.Second), voterewards.Origin(1+i%3))
-			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+			v := lvote(1, base.Add(time.Duration(i)*time.Second), 2)
+			v.Origin = voterewards.Origin(1 + i%3)
+			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
 			assert.NoError(t, err)
 			added.Add(int32(len(got)))
 		})
@@ -255,11 +281,15 @@ func testConcurrentDuplicates(t *testing.T, s voterewards.Store) {
 	wg.Wait()
 	assert.Equal(t, int32(1), added.Load())
 	assert.Len(t, load(t, s).Pending, 1)
+	got := stats(t, s, voter(1))
+	assert.Equal(t, 1, got.Votes)
+	assert.Equal(t, 2, got.Total)
+	assert.Len(t, board(t, s, time.Time{}, 10), 1)
 }
 
 // testConcurrentDistinct stores distinct votes from many callers at once,
 // with deliveries recorded meanwhile: none is lost.
-func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
+func testConcurrentDistinct(t *testing.T, s voterewards.State) {
 	const callers, each = 16, 24
 	var wg sync.WaitGroup
 	for c := range callers {
@@ -281,7 +311,7 @@ func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
 
 // testFeed checks the Feed contract when the store implements it: resync
 // once listening, then every vote added by any caller, once.
-func testFeed(t *testing.T, s voterewards.Store) {
+func testFeed(t *testing.T, s voterewards.State) {
 	feed, ok := s.(voterewards.Feed)
 	if !ok {
 		t.Skip("the store does not implement voterewards.Feed")
