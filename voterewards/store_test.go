@@ -12,6 +12,7 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterewards/storetest"
 )
 
 // ledgerVote is a vote of voter "u1" created at created, with weight w.
@@ -191,4 +192,18 @@ func TestLedgerStreakGraceForever(t *testing.T) {
 		assert.Equal(t, 3, st.Streak, name)
 		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
 	}
+}
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(*testing.T) voterewards.State { return voterewards.NewMemoryStore() })
+}
+
+// TestMemoryStoreRefusesAFence: memory is one process's; a fleet's fence is
+// refused, and none is fine.
+func TestMemoryStoreRefusesAFence(t *testing.T) {
+	t.Parallel()
+	s := voterewards.NewMemoryStore()
+	require.NoError(t, s.UseFence(nil))
+	require.ErrorIs(t, s.UseFence(func() int64 { return 1 }), voterewards.ErrNotShared)
 }
