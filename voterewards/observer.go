@@ -7,29 +7,24 @@ import (
 )
 
 // EventType says what an [Event] reports.
-type EventType uint8
+type EventType string
 
 // Types of [Event].
 const (
 	// EventIngested: a source delivered records of votes (a history page, or
 	// one Ingest call's votes of one Origin): Added new, Duplicates not.
-	EventIngested EventType = iota + 1
+	EventIngested EventType = "ingested"
 	// EventDelivered: a handler succeeded and was recorded; for a reward,
 	// Latency is the time since the vote's CreatedAt.
-	EventDelivered
+	EventDelivered EventType = "delivered"
 	// EventRetried: a handler failed and is called again.
-	EventRetried
+	EventRetried EventType = "retried"
 	// EventGivenUp: a handler failed every attempt, or was not recorded.
-	EventGivenUp
+	EventGivenUp EventType = "given_up"
 	// EventPending: the rewards this Run holds undelivered (given up
 	// included) changed to Pending; 0 when Run returns.
-	EventPending
+	EventPending EventType = "pending"
 )
-
-// String returns the type's name, such as "ingested".
-func (t EventType) String() string {
-	return name(t, "EventType", "ingested", "delivered", "retried", "given_up", "pending")
-}
 
 // Event is one thing the pipeline did, as [Config.Observer] sees it: a plain
 // value without user ids, whose fields make bounded metric labels.
@@ -50,7 +45,7 @@ func (p *Poller) observe(e Event) {
 	}
 	defer func() {
 		if rec := recover(); rec != nil {
-			attrs := []any{slog.String("event", e.Type.String()), slog.Any("panic", rec)}
+			attrs := []any{slog.String("event", string(e.Type)), slog.Any("panic", rec)}
 			if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per event
 				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
 			}
