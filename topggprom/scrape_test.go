@@ -123,7 +123,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: 200, Latency: time.Minute}) // not a source: counted as other
-	c.ObserveWebhook(webhook.Outcome(250))                                                                                              // not an outcome: other
+	c.ObserveWebhook(webhook.Outcome(250))                                                                // not an outcome: other
 	c.ObserveLease(fleet.LeaseState{Leader: true})
 
 	text := testkit.MetricsText(t, c)
