@@ -103,19 +103,14 @@ type DeliveryError struct {
 }
 
 func (e *DeliveryError) Error() string {
-	k := kindOf(e.Expiry).name()
+	k := "reward"
+	if e.Expiry {
+		k = "expiry"
+	}
 	if e.Recording {
 		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
 	}
 	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
-}
-
-// kindOf returns the kind an Expiry flag stands for.
-func kindOf(expiry bool) jobKind {
-	if expiry {
-		return kindExpiry
-	}
-	return kindReward
 }
 
 // Unwrap returns the last attempt's error.

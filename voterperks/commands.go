@@ -30,10 +30,6 @@ const (
 	answerWithin       = 2 * time.Second
 )
 
-func (p *Perks) interactionContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), interactionTimeout)
-}
-
 // answerContext bounds the making of an answer (texts and store reads).
 func (p *Perks) answerContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), cmp.Or(p.cfg.answerWithin, answerWithin))

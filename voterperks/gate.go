@@ -1,6 +1,7 @@
 package voterperks
 
 import (
+	"context"
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
@@ -64,7 +65,7 @@ func interactionUser(i *discordgo.InteractionCreate) string {
 
 // respond answers i ephemerally with msg, under interactionTimeout.
 func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, msg, what string) {
-	ctx, cancel := p.interactionContext()
+	ctx, cancel := context.WithTimeout(context.Background(), interactionTimeout)
 	defer cancel()
 	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
