@@ -341,15 +341,8 @@ func (r *run) giveUp(j job, err *DeliveryError, msg string) {
 		return // Run has returned: nobody is to hear of this run any more
 	}
 	r.p.observe(Event{Type: EventGivenUp, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
-	if r.p.cfg.OnGiveUp == nil {
-		return
-	}
-	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
-		attrs := []any{slog.String("key", err.key), slog.Any("panic", rec.Value)}
-		if r.p.panicked.CompareAndSwap(false, true) { // the stack once, not once per vote
-			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
-		}
-		r.log.Error("OnGiveUp panicked", attrs...)
+	if r.p.cfg.OnGiveUp != nil {
+		r.p.contain("OnGiveUp", func() { r.p.cfg.OnGiveUp(j.v, err) }, slog.String("key", err.key))
 	}
 }
 

@@ -2,8 +2,9 @@ package voterewards
 
 import (
 	"log/slog"
-	"runtime/debug"
 	"time"
+
+	"github.com/sourcegraph/conc/panics"
 )
 
 // EventType says what an [Event] reports.
@@ -40,19 +41,21 @@ type Event struct {
 
 // observe tells the observer of e, if there is one, containing a panic.
 func (p *Poller) observe(e Event) {
-	if p.cfg.Observer == nil {
-		return
+	if p.cfg.Observer != nil {
+		p.contain("Observer", func() { p.cfg.Observer(e) }, slog.String("event", string(e.Type)))
 	}
-	defer func() {
-		if rec := recover(); rec != nil {
-			attrs := []any{slog.String("event", string(e.Type)), slog.Any("panic", rec)}
-			if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per event
-				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
-			}
-			p.log.Error("Observer panicked", attrs...)
+}
+
+// contain calls the hook f, logging a panic of it with attrs (its stack
+// once per Poller, not once per call).
+func (p *Poller) contain(hook string, f func(), attrs ...any) {
+	if rec := panics.Try(f); rec != nil {
+		attrs = append(attrs, slog.Any("panic", rec.Value))
+		if p.panicked.CompareAndSwap(false, true) {
+			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
 		}
-	}()
-	p.cfg.Observer(e)
+		p.log.Error(hook+" panicked", attrs...)
+	}
 }
 
 // observeIngest reports per Origin how many votes were new, how many known already.

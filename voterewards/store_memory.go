@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // feedBuffer bounds the votes held for a slow follower, which then resyncs.
@@ -174,8 +176,8 @@ func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
 
 // Stats implements [Store].
 func (s *memoryStore) Stats(ctx context.Context, user string) (st Stats, err error) {
-	if err := checkUser(user); err != nil {
-		return Stats{}, err
+	if user == "" {
+		return Stats{}, fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
 	}
 	err = s.with(ctx, func() {
 		st = s.ledger.stats[user]
@@ -186,8 +188,8 @@ func (s *memoryStore) Stats(ctx context.Context, user string) (st Stats, err err
 
 // Leaderboard implements [Store].
 func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (top []Standing, err error) {
-	if err := checkLeaderboard(n); err != nil {
-		return nil, err
+	if n < 1 || n > MaxLeaderboard {
+		return nil, ErrBadLeaderboard
 	}
 	err = s.with(ctx, func() {
 		if month.IsZero() {
