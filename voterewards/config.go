@@ -14,15 +14,6 @@ import (
 // DefaultLookback is how far back a first Run reads by default.
 const DefaultLookback = 12 * time.Hour
 
-// Defaults of the other fields of [Config].
-const (
-	defaultInterval    = time.Minute
-	defaultConcurrency = 4
-	defaultMaxAttempts = 5
-	defaultRetryDelay  = time.Second
-	defaultGracePeriod = 10 * time.Second
-)
-
 // MinInterval is the shortest Interval [New] accepts for a History that is
 // the real service ([topgg.Client.Loopback] false).
 const MinInterval = 10 * time.Second
@@ -30,19 +21,19 @@ const MinInterval = 10 * time.Second
 // VoteLifetime is how long a Top.gg vote stays active.
 const VoteLifetime = 12 * time.Hour
 
-// overlap is how far before the newest vote seen a cursorless poll restarts.
-const overlap = time.Minute
+// Defaults of the other fields of [Config], and the poller's fixed settings.
+const (
+	defaultInterval    = time.Minute
+	defaultConcurrency = 4
+	defaultMaxAttempts = 5
+	defaultRetryDelay  = time.Second
+	defaultGracePeriod = 10 * time.Second
 
-// cancelWait is how long Run still waits for the handlers once their context
-// is cancelled; a handler still running then is left behind.
-const cancelWait = time.Second
-
-// maxRetryDelay caps the doubling retry delay of a failing handler.
-const maxRetryDelay = time.Minute
-
-// historyMargin keeps every startDate this far inside the service's one-year
-// limit, whatever the clock skew.
-const historyMargin = time.Hour
+	overlap       = time.Minute // how far before the newest vote seen a cursorless poll restarts
+	cancelWait    = time.Second // how long Run waits for handlers it cancelled; one still running is left behind
+	maxRetryDelay = time.Minute // caps the doubling retry delay of a failing handler
+	historyMargin = time.Hour   // keeps every startDate inside the service's one-year limit, whatever the clock skew
+)
 
 // Config configures a [Poller]. Zero fields take their defaults; only
 // OnReward and Store are required.

@@ -15,14 +15,11 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// pruneEvery is how often the dedup set and the cache drop expired votes.
-const pruneEvery = time.Minute
-
-// firstFailureWait is the wait after a first failed poll, doubling up to Interval.
-const firstFailureWait = time.Second
-
-// maxPagesPerPoll bounds the requests of one poll, against answers that never end.
-const maxPagesPerPoll = 10_000
+const (
+	pruneEvery       = time.Minute // how often the dedup set and the cache drop expired votes
+	firstFailureWait = time.Second // the wait after a first failed poll, doubling up to Interval
+	maxPagesPerPoll  = 10_000      // bounds the requests of one poll, against answers that never end
+)
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
