@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -367,15 +366,11 @@ func testStatsKept(t *testing.T, s voterewards.State) {
 // admitting step would lose some).
 func testLedgerConcurrentOneUser(t *testing.T, s voterewards.State) {
 	const callers = 16
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			v := lvote(1, base.Add(time.Duration(i)*24*time.Hour), 1+i%2)
-			_, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
-			assert.NoError(t, err)
-		})
-	}
-	wg.Wait()
+	atOnce(callers, func(i int) {
+		v := lvote(1, base.Add(time.Duration(i)*24*time.Hour), 1+i%2)
+		_, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
+		assert.NoError(t, err)
+	})
 	got := stats(t, s, voter(1))
 	assert.Equal(t, callers, got.Votes)
 	assert.Equal(t, callers*3/2, got.Total)

@@ -270,17 +270,13 @@ func testCancelled(t *testing.T, s voterewards.State) {
 func testConcurrentDuplicates(t *testing.T, s voterewards.State) {
 	const callers = 32
 	var added atomic.Int32
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			v := lvote(1, base.Add(time.Duration(i)*time.Second), 2)
-			v.Origin = voterewards.Origin(1 + i%3)
-			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
-			assert.NoError(t, err)
-			added.Add(int32(len(got)))
-		})
-	}
-	wg.Wait()
+	atOnce(callers, func(i int) {
+		v := lvote(1, base.Add(time.Duration(i)*time.Second), 2)
+		v.Origin = voterewards.Origin(1 + i%3)
+		got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
+		assert.NoError(t, err)
+		added.Add(int32(len(got)))
+	})
 	assert.Equal(t, int32(1), added.Load())
 	assert.Len(t, load(t, s).Pending, 1)
 	got := stats(t, s, voter(1))
@@ -293,19 +289,15 @@ func testConcurrentDuplicates(t *testing.T, s voterewards.State) {
 // with deliveries recorded meanwhile: none is lost.
 func testConcurrentDistinct(t *testing.T, s voterewards.State) {
 	const callers, each = 16, 24
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			for i := range each {
-				v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
-				got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-				if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
-					assert.NoError(t, s.Delivered(context.Background(), v, false))
-				}
+	atOnce(callers, func(c int) {
+		for i := range each {
+			v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
+			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+			if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
+				assert.NoError(t, s.Delivered(context.Background(), v, false))
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	snap := load(t, s)
 	assert.Equal(t, callers*each, len(snap.Seen))
 	assert.Equal(t, callers*each/2, len(snap.Pending))
@@ -333,6 +325,15 @@ func testFeed(t *testing.T, s voterewards.State) {
 	cancel()
 	require.NoError(t, receive(t, done, "Follow did not return after its context ended"), "Follow returns nil when its context ends")
 	assert.Empty(t, got, "each added vote once; duplicates not reported")
+}
+
+// atOnce runs f(0) to f(n-1) concurrently and returns once all returned.
+func atOnce(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
 }
 
 // receive returns what ch gives within 5 seconds, or fails the test with msg.
@@ -405,16 +406,12 @@ func testReminders(t *testing.T, s voterewards.State) {
 // none is lost.
 func testRemindersConcurrent(t *testing.T, s voterewards.State) {
 	const users = 32
-	var wg sync.WaitGroup
-	for i := range users {
-		wg.Go(func() {
-			u := voter(i)
-			if assert.NoError(t, s.SetReminder(context.Background(), u, true)) {
-				assert.NoError(t, s.Reminded(context.Background(), u, "k"+u))
-			}
-		})
-	}
-	wg.Wait()
+	atOnce(users, func(i int) {
+		u := voter(i)
+		if assert.NoError(t, s.SetReminder(context.Background(), u, true)) {
+			assert.NoError(t, s.Reminded(context.Background(), u, "k"+u))
+		}
+	})
 	for i := range users {
 		requireReminder(t, s, voter(i), true, "k"+voter(i), voter(i))
 	}
