@@ -168,7 +168,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	case <-ctx.Done():
 		return false
 	}
-	id := j.v.lane()
+	id := voterID(j.v.Vote)
 	r.lmu.Lock()
 	if claim && !r.claimLocked(j.kind, j.v, retake) {
 		r.lmu.Unlock()

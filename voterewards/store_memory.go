@@ -71,7 +71,7 @@ func (s *memoryStore) Load(ctx context.Context) (snap *Snapshot, err error) {
 func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) (added []Vote, err error) {
 	err = s.with(ctx, func() {
 		for _, v := range votes {
-			id := v.lane()
+			id := voterID(v.Vote)
 			near := func(u time.Time) bool { d := u.Sub(v.CreatedAt); return d < DedupWindow && d > -DedupWindow }
 			if slices.ContainsFunc(s.byVoter[id], near) {
 				continue
@@ -115,7 +115,7 @@ func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) e
 				continue
 			}
 			delete(s.seen, k)
-			id := v.lane()
+			id := voterID(v.Vote)
 			if s.byVoter[id] = slices.DeleteFunc(s.byVoter[id], v.CreatedAt.Equal); len(s.byVoter[id]) == 0 {
 				delete(s.byVoter, id)
 			}

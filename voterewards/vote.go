@@ -59,16 +59,13 @@ func (v Vote) Key() string {
 	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// voterID is the id a vote is deduplicated on: PlatformID, else UserID.
+// voterID is the id a vote is deduplicated and queued on: PlatformID, else UserID.
 func voterID(v topgg.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID
 	}
 	return v.UserID
 }
-
-// lane returns the id whose votes are handled one at a time.
-func (v Vote) lane() string { return voterID(v.Vote) }
 
 // Handler handles one vote from a worker goroutine; calls for one user never
 // overlap. An error or a panic is retried later. ctx is cancelled once Run's
