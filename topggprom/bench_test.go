@@ -36,7 +36,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 // BenchmarkVoteRewarded: ObserveVote of a reward delivered.
 func BenchmarkVoteRewarded(b *testing.B) {
 	c := newBenchCollector(b)
-	e := voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second}
+	e := voterewards.Event{Type: voterewards.EventDelivered, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second}
 	b.ReportAllocs()
 	for b.Loop() {
 		c.ObserveVote(e)

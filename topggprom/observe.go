@@ -88,7 +88,7 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 // an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	i := at(e.Origin, len(c.ingested))
-	reward := e.Kind == voterewards.KindReward
+	reward := !e.Expiry
 	switch e.Type {
 	case voterewards.EventIngested:
 		if e.Added > 0 {
