@@ -30,7 +30,7 @@ func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource,
 // Counts returns the fleet's total: the counts in Redis, with this process's
 // own ready shards read fresher from local. Unavailable is 0: outages count.
 func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
-	t, err := s.counts.Total(ctx)
+	t, err := s.counts.total(ctx)
 	if err != nil {
 		return autopost.Counts{}, err
 	}

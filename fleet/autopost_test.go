@@ -47,7 +47,7 @@ func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount 
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rep.Run(ctx) }()
+	go func() { done <- rep.run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		httpx.Within("the reporter's Run to return", func() { assert.NoError(t, <-done) })

@@ -50,7 +50,7 @@ func newSimFleet(tb testing.TB, addr, bot string, shards, procs int) *simFleet {
 func (f *simFleet) publishAll(tb testing.TB) {
 	var wg sync.WaitGroup
 	for i, c := range f.procs {
-		wg.Go(func() { assert.NoError(tb, c.Publish(context.Background(), f.shards[i])) })
+		wg.Go(func() { assert.NoError(tb, c.publish(context.Background(), f.shards[i])) })
 	}
 	wg.Wait()
 }
@@ -68,7 +68,7 @@ func TestPublishAndTotalAreOneRoundTripEach(t *testing.T) {
 		assert.Equal(t, int64(1), rt.N.Load(), "process %d: round trips for one publish of %d shards", i, len(f.shards[i]))
 	}
 	f.rts[0].N.Store(0)
-	tot, err := f.procs[0].Total(context.Background())
+	tot, err := f.procs[0].total(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), f.rts[0].N.Load(), "round trips for one total")
 	require.True(t, tot.Postable())
@@ -94,7 +94,7 @@ func BenchmarkFleet20000Shards50Processes(b *testing.B) {
 		var tot fleetTotal
 		for b.Loop() {
 			var err error
-			tot, err = f.procs[0].Total(ctx)
+			tot, err = f.procs[0].total(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}

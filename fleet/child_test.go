@@ -44,7 +44,7 @@ func childMain(role string) int {
 		return 2
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient does
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient does
 	defer rdb.Close()
 	bot := os.Getenv(childBotEnv)
 	lease, err := NewLease(rdb, bot, shortLease)

@@ -108,10 +108,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return now
 `
 
-// Publish records this process's shards' guild counts. A shard out of
+// publish records this process's shards' guild counts. A shard out of
 // [0, shardCount) or a bad count is an error wrapping [ErrBadConfig], and
 // nothing is written.
-func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
+func (c *shardCounts) publish(ctx context.Context, shards []shardReport) error {
 	if len(shards) == 0 {
 		return nil
 	}
@@ -132,9 +132,9 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	return nil
 }
 
-// Total reads every shard's last count and sums them; shards never reported,
+// total reads every shard's last count and sums them; shards never reported,
 // stale or in the future are listed in Missing and add nothing.
-func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
+func (c *shardCounts) total(ctx context.Context) (fleetTotal, error) {
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -119,7 +119,7 @@ func TestTakeoverFirstPostIsTheCurrentTotal(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, f.dc.Join(ctx, discordtest.GuildIDForShard(100, 0, freshShards)))
 	require.Eventually(t, func() bool {
-		tot, err := f.b.counts.Total(ctx)
+		tot, err := f.b.counts.total(ctx)
 		return err == nil && tot.Servers == 17
 	}, 5*time.Second, time.Millisecond, "a never published its join")
 	require.NoError(t, f.dc.Join(ctx, discordtest.GuildIDForShard(100, 3, freshShards)))
@@ -160,12 +160,12 @@ func TestLeaderTotalTakesItsOwnShardsFromItsCounter(t *testing.T) {
 	src, err := newTotalSource(counts, counter)
 	require.NoError(t, err)
 
-	require.NoError(t, counts.Publish(ctx, []shardReport{{Shard: 1, Guilds: 5}}))
+	require.NoError(t, counts.publish(ctx, []shardReport{{Shard: 1, Guilds: 5}}))
 	require.Eventually(t, func() bool {
 		c, err := src.Counts(ctx)
 		return err == nil && c.Complete() && c.Servers == 8
 	}, 5*time.Second, time.Millisecond, "shard 0 (local, never published) is not in the total")
-	require.NoError(t, counts.Publish(ctx, []shardReport{{Shard: 0, Guilds: 1}})) // stale
+	require.NoError(t, counts.publish(ctx, []shardReport{{Shard: 0, Guilds: 1}})) // stale
 	require.NoError(t, dc.Join(ctx, discordtest.GuildIDForShard(50, 0, 2)))
 	require.Eventually(t, func() bool {
 		c, err := src.Counts(ctx)

@@ -73,7 +73,7 @@ func (l *stormLags) observe(t fleetTotal, now time.Time) (left bool) {
 func (l *stormLags) follow(ctx context.Context, leader *shardCounts, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	for ctx.Err() == nil {
-		t, err := leader.Total(ctx)
+		t, err := leader.total(ctx)
 		if err == nil {
 			left := l.observe(t, time.Now())
 			select {
@@ -116,14 +116,14 @@ func startStorm(b *testing.B, processes, perProcess int, evals *evalCounter) ([]
 			b.Fatal(err)
 		}
 		rep.changed = p.sig.changed
-		wg.Go(func() { _ = rep.Run(ctx) })
+		wg.Go(func() { _ = rep.run(ctx) })
 	}
 	leader, err := newShardCounts(newClient(b, srv.Addr()), "storm", processes*perProcess, countsConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if t, err := leader.Total(ctx); err == nil && len(t.Missing) == 0 {
+		if t, err := leader.total(ctx); err == nil && len(t.Missing) == 0 {
 			return procs, leader
 		}
 		if time.Now().After(deadline) {

@@ -18,7 +18,7 @@ import (
 // process publishes its shards, as one process of the fleet would.
 func publish(t *testing.T, c *shardCounts, shards ...shardReport) {
 	t.Helper()
-	require.NoError(t, c.Publish(context.Background(), shards))
+	require.NoError(t, c.publish(context.Background(), shards))
 }
 
 func TestTotalIsExactOnceEveryShardReported(t *testing.T) {
@@ -35,14 +35,14 @@ func TestTotalIsExactOnceEveryShardReported(t *testing.T) {
 	publish(t, procs[0], shardReport{Shard: 0, Guilds: 10}, shardReport{Shard: 1, Guilds: 11})
 	publish(t, procs[2], shardReport{Shard: 4, Guilds: 14}, shardReport{Shard: 5, Guilds: 15})
 
-	tot, err := procs[1].Total(ctx)
+	tot, err := procs[1].total(ctx)
 	require.NoError(t, err)
 	assert.False(t, tot.Postable(), "shards 2 and 3 never reported")
 	assert.Equal(t, []int{2, 3}, tot.Missing)
 	assert.Equal(t, []int{10, 11, 0, 0, 14, 15}, tot.PerShard)
 
 	publish(t, procs[1], shardReport{Shard: 2, Guilds: 12}, shardReport{Shard: 3, Guilds: 0})
-	tot, err = procs[0].Total(ctx)
+	tot, err = procs[0].total(ctx)
 	require.NoError(t, err)
 	require.True(t, tot.Postable(), "missing: %v", tot.Missing)
 	assert.Equal(t, int64(10+11+12+0+14+15), tot.Servers)
@@ -52,14 +52,14 @@ func TestTotalIsExactOnceEveryShardReported(t *testing.T) {
 
 	// A new count replaces the old one.
 	publish(t, procs[0], shardReport{Shard: 0, Guilds: 100})
-	tot, err = procs[2].Total(ctx)
+	tot, err = procs[2].total(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(100+11+12+0+14+15), tot.Servers)
 
 	// Another shard count is another fleet layout: nothing of it is known yet.
 	other, err := newShardCounts(srv.Client(t), "counts1", 8, countsConfig{})
 	require.NoError(t, err)
-	tot, err = other.Total(ctx)
+	tot, err = other.total(ctx)
 	require.NoError(t, err)
 	assert.Len(t, tot.Missing, 8)
 	assert.Zero(t, tot.Servers)
@@ -84,14 +84,14 @@ func TestStaleShardIsKeptWithinTheBoundAndDroppedAfter(t *testing.T) {
 		require.NoError(t, rdb.SetRange(ctx, Key("counts2", "counts:3"), 2*8, string(rec[:])).Err())
 	}
 	age(59 * time.Minute)
-	tot, err := c.Total(ctx)
+	tot, err := c.total(ctx)
 	require.NoError(t, err)
 	require.True(t, tot.Postable())
 	assert.Equal(t, int64(18), tot.Servers)
 
 	// 61 minutes: past the bound, the shard is missing and nothing is postable.
 	age(61 * time.Minute)
-	tot, err = c.Total(ctx)
+	tot, err = c.total(ctx)
 	require.NoError(t, err)
 	assert.False(t, tot.Postable())
 	assert.Equal(t, []int{2}, tot.Missing)
@@ -109,7 +109,7 @@ func TestShardDroppedAfterItsProcessStopsReporting(t *testing.T) {
 	require.NoError(t, err)
 	publish(t, gone, shardReport{Shard: 1, Guilds: 9})
 	publish(t, alive, shardReport{Shard: 0, Guilds: 4})
-	tot, err := alive.Total(ctx)
+	tot, err := alive.total(ctx)
 	require.NoError(t, err)
 	require.True(t, tot.Postable())
 	require.Equal(t, int64(13), tot.Servers)
@@ -117,7 +117,7 @@ func TestShardDroppedAfterItsProcessStopsReporting(t *testing.T) {
 	// Only shard 0 keeps reporting; shard 1 drops out once past MaxAge.
 	require.Eventually(t, func() bool {
 		publish(t, alive, shardReport{Shard: 0, Guilds: 4})
-		tot, err = alive.Total(ctx)
+		tot, err = alive.total(ctx)
 		return err == nil && len(tot.Missing) == 1 && tot.Missing[0] == 1
 	}, 5*time.Second, 50*time.Millisecond)
 	assert.False(t, tot.Postable())
@@ -136,12 +136,12 @@ func TestCountsMisuse(t *testing.T) {
 	require.ErrorIs(t, err, ErrBadConfig)
 	c, err := newShardCounts(srv.Client(t), "b", 2, countsConfig{})
 	require.NoError(t, err)
-	require.ErrorIs(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: 1}, {Shard: 2, Guilds: 1}}), ErrBadConfig)
-	require.ErrorIs(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: -1}}), ErrBadConfig)
-	tot, err := c.Total(ctx)
+	require.ErrorIs(t, c.publish(ctx, []shardReport{{Shard: 0, Guilds: 1}, {Shard: 2, Guilds: 1}}), ErrBadConfig)
+	require.ErrorIs(t, c.publish(ctx, []shardReport{{Shard: 0, Guilds: -1}}), ErrBadConfig)
+	tot, err := c.total(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []int{0, 1}, tot.Missing, "a refused publish writes nothing")
-	require.NoError(t, c.Publish(ctx, nil))
+	require.NoError(t, c.publish(ctx, nil))
 
 	assert.False(t, fleetTotal{}.Postable())
 }
@@ -153,12 +153,12 @@ func TestCountsReturnErrorsWhenRedisIsDown(t *testing.T) {
 	require.NoError(t, err)
 	srv.Kill()
 	ctx := context.Background()
-	require.Error(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: 1}}))
-	_, err = c.Total(ctx)
+	require.Error(t, c.publish(ctx, []shardReport{{Shard: 0, Guilds: 1}}))
+	_, err = c.total(ctx)
 	require.Error(t, err)
 	srv.Restart()
-	require.NoError(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: 1}, {Shard: 1, Guilds: 2}}))
-	tot, err := c.Total(ctx)
+	require.NoError(t, c.publish(ctx, []shardReport{{Shard: 0, Guilds: 1}, {Shard: 1, Guilds: 2}}))
+	tot, err := c.total(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), tot.Servers)
 }
@@ -188,7 +188,7 @@ func TestCountStampedInTheFutureIsMissing(t *testing.T) {
 
 	plant(4_000_000_000, now.Add(time.Hour))
 	for range 3 {
-		tot, err := c.Total(ctx)
+		tot, err := c.total(ctx)
 		require.NoError(t, err)
 		assert.False(t, tot.Postable(), "a report from the future counted: %d servers", tot.Servers)
 		assert.Equal(t, []int{2}, tot.Missing)
@@ -200,19 +200,19 @@ func TestCountStampedInTheFutureIsMissing(t *testing.T) {
 
 	// Within the slack (a clock a moment apart): counted.
 	plant(5, now.Add(futureSlack/2))
-	tot, err := c.Total(ctx)
+	tot, err := c.total(ctx)
 	require.NoError(t, err)
 	require.True(t, tot.Postable(), "missing %v", tot.Missing)
 	assert.Equal(t, int64(12), tot.Servers)
 
 	// A new episode is logged again; the shard's own publish repairs it.
 	plant(4_000_000_000, now.Add(24*time.Hour))
-	tot, err = c.Total(ctx)
+	tot, err = c.total(ctx)
 	require.NoError(t, err)
 	assert.False(t, tot.Postable())
 	assert.Equal(t, 2, strings.Count(logs.String(), "stamped ahead"))
 	publish(t, c, shardReport{Shard: 2, Guilds: 5})
-	tot, err = c.Total(ctx)
+	tot, err = c.total(ctx)
 	require.NoError(t, err)
 	require.True(t, tot.Postable())
 	assert.Equal(t, int64(12), tot.Servers)

@@ -28,7 +28,7 @@
 // # Redis Cluster and Sentinel
 //
 // [Open] selects the deployment by the URL's scheme: redis:// or rediss://
-// for one node, [SchemeCluster] for Redis Cluster, [SchemeSentinel] for a
+// for one node, redis+cluster:// for Redis Cluster, redis+sentinel:// for a
 // master found through Sentinel (see [NewUniversalClient]). [New] takes a
 // client the caller built: a *redis.Client (Sentinel's failover client
 // included) or a *redis.ClusterClient (give it a ClusterStateReloadInterval
@@ -72,8 +72,8 @@
 //
 // Redis errors never panic and never end a Run: they are returned by the
 // counts, and logged and retried by the lease, whose leader work pauses while
-// the lease cannot be renewed in time. [NewClient], [NewUniversalClient] and
-// [Open] never show the password: not in errors, and no type of this package
-// holds it. One Redis node carries a bot (one hash slot); scale figures are
-// in BENCHMARKS.md.
+// the lease cannot be renewed in time. [NewUniversalClient] and [Open] never
+// show the password: not in errors, and no type of this package holds it.
+// One Redis node carries a bot (one hash slot); scale figures are in
+// BENCHMARKS.md.
 package fleet

@@ -13,7 +13,7 @@ import (
 // that a leader that lost the lease during a pause cannot overwrite its
 // successor's record. (Not run: it needs a Redis.)
 func ExampleLease_Run() {
-	rdb, err := fleet.NewClient(os.Getenv("REDIS_URL")) // e.g. rediss://:password@redis:6380/0
+	rdb, err := fleet.NewUniversalClient(os.Getenv("REDIS_URL")) // e.g. rediss://:password@redis:6380/0
 	if err != nil {
 		log.Fatal(err) // never shows the password
 	}

@@ -94,7 +94,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithPassword(pw))
 
 	// A wrong password: errors are logged, never with the password in them.
-	wrong, err := NewClient("redis://:" + pw + "-wrong@" + srv.Addr() + "/0")
+	wrong, err := NewUniversalClient("redis://:" + pw + "-wrong@" + srv.Addr() + "/0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = wrong.Close() })
 	var logs testlog.Buffer
@@ -110,7 +110,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	require.NoError(t, ranErr)
 
 	// The right password works.
-	good, err := NewClient(srv.URL())
+	good, err := NewUniversalClient(srv.URL())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = good.Close() })
 	require.NoError(t, good.Ping(context.Background()).Err())
@@ -130,7 +130,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 		"http://:" + pw + "@127.0.0.1:6379/0",     // bad scheme
 		"redis://:" + pw + "@127.0.0.1:6379/0?dial_timeout=" + pw,
 	} {
-		_, err := NewClient(bad)
+		_, err := NewUniversalClient(bad)
 		require.ErrorIs(t, err, ErrBadConfig, bad)
 		fmt.Fprintf(&shown, "%v\n", err)
 	}
@@ -173,13 +173,13 @@ func TestRedissURLWorksEndToEnd(t *testing.T) {
 	}))
 	c, err := newShardCounts(rdb, "tls", 1, countsConfig{})
 	require.NoError(t, err)
-	require.NoError(t, c.Publish(ctx, []shardReport{{Shard: 0, Guilds: 3}}))
-	tot, err := c.Total(ctx)
+	require.NoError(t, c.publish(ctx, []shardReport{{Shard: 0, Guilds: 3}}))
+	tot, err := c.total(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), tot.Servers)
 
 	// Without the CA the certificate is refused, and the error holds no password.
-	bad, err := NewClient(srv.URL())
+	bad, err := NewUniversalClient(srv.URL())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bad.Close() })
 	err = bad.Ping(ctx).Err()

@@ -93,19 +93,14 @@ func Open(redisURL string, cfg Config) (*Fleet, error) {
 // Close closes the Redis client if [Open] made it; call it after every job
 // of the fleet returned.
 func (f *Fleet) Close() error {
-	if f == nil || !f.owned {
+	if !f.owned {
 		return nil
 	}
 	return f.rdb.Close()
 }
 
 // Lease returns the leader lease: run the leader-only jobs under [Lease.Run].
-func (f *Fleet) Lease() *Lease {
-	if f == nil {
-		return nil
-	}
-	return f.lease
-}
+func (f *Fleet) Lease() *Lease { return f.lease }
 
 // Counts returns total, the fleet's total as the leader Poster's
 // [autopost.Source] (shards silent for MaxAge are Missing, so no partial total is
@@ -120,7 +115,7 @@ func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report f
 	if err != nil {
 		return nil, nil, err
 	}
-	return src, r.Run, nil
+	return src, r.run, nil
 }
 
 // Format prints the Fleet as "fleet.Fleet" under every verb: fmt would read its

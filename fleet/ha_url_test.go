@@ -52,8 +52,6 @@ func TestURLSelectsTheDeployment(t *testing.T) {
 		_, err = NewUniversalClient(bad)
 		require.ErrorIs(t, err, ErrBadConfig, bad)
 	}
-	_, err = NewClient("redis+cluster://127.0.0.1:7000")
-	require.ErrorIs(t, err, ErrBadConfig, "NewClient is the single-node client")
 }
 
 // No error of a Cluster or Sentinel URL shows a password: the user info's

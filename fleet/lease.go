@@ -63,7 +63,7 @@ type Lease struct {
 }
 
 // NewLease returns the lease of bot (see [Key]) on rdb; it does not contact
-// Redis. rdb should have ContextTimeoutEnabled, as [NewClient] sets, or Run
+// Redis. rdb should have ContextTimeoutEnabled, as [NewUniversalClient] sets, or Run
 // may wait for a hung renewal up to the client's read timeout.
 func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
 	if typednil.Is(rdb) {
@@ -103,12 +103,7 @@ func (c *LeaseConfig) fill() error {
 }
 
 // Fence returns the fence of the leader term of token, for fenced writes.
-func (l *Lease) Fence(token int64) Fence {
-	if l == nil || l.rdb == nil {
-		return Fence{}
-	}
-	return l.fences(token)
-}
+func (l *Lease) Fence(token int64) Fence { return l.fences(token) }
 
 // Run campaigns for the lease until ctx is done, calling fn on each win with the
 // term's fencing token and a context cancelled ([ErrLeaseLost]) before the lease

@@ -42,9 +42,6 @@ func (l *Lease) setKnown(known bool) {
 
 // State returns the current leadership state. Safe for concurrent use.
 func (l *Lease) State() LeaseState {
-	if l == nil || l.rdb == nil {
-		return LeaseState{}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state

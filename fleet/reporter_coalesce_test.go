@@ -145,7 +145,7 @@ func TestReporterPublishesAPendingChangeWhenStopped(t *testing.T) {
 			require.Eventually(t, func() bool { return fake.waitingFor(minPublishGap) }, 5*time.Second, time.Millisecond)
 		}
 		require.NoError(t, stop())
-		tot, err := counts.Total(ctx)
+		tot, err := counts.total(ctx)
 		require.NoError(t, err)
 		if inGap {
 			assert.EqualValues(t, 7, tot.Servers, "the pending change was not published on stop")
@@ -184,7 +184,7 @@ func TestReporterRetriesWithinASecond(t *testing.T) {
 		if fake.Timers() == 1 {
 			fake.Advance(maxRetry)
 		}
-		tot, err := counts.Total(ctx)
+		tot, err := counts.total(ctx)
 		return err == nil && tot.Servers == 3
 	}, 10*time.Second, 10*time.Millisecond, "the change was not published after Redis came back")
 }

@@ -19,7 +19,7 @@ func runReporter(t *testing.T, rep *reporter) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rep.Run(ctx) }()
+	go func() { done <- rep.run(ctx) }()
 	stop = sync.OnceValue(func() (err error) {
 		cancel()
 		httpx.Within("the reporter's Run to return", func() { err = <-done })
@@ -44,7 +44,7 @@ func oneShardReporter(t *testing.T, counts *shardCounts, guilds *atomic.Int64, s
 // postedServers returns the servers of counts' total: what a leader would
 // post, -1 while the total cannot be read or is not postable.
 func postedServers(ctx context.Context, counts *shardCounts) int64 {
-	tot, err := counts.Total(ctx)
+	tot, err := counts.total(ctx)
 	if err != nil || !tot.Postable() {
 		return -1
 	}

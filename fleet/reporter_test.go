@@ -33,7 +33,7 @@ func TestReporterPublishesAtOnceAndEveryPeriodAndSurvivesRedisRestart(t *testing
 	stop := runReporter(t, rep)
 	total := func() int64 { return postedServers(ctx, counts) }
 	require.Eventually(t, func() bool { return total() == 8 }, 5*time.Second, 5*time.Millisecond, "no publish at start")
-	require.ErrorIs(t, rep.Run(ctx), topgg.ErrRunning)
+	require.ErrorIs(t, rep.run(ctx), topgg.ErrRunning)
 
 	guilds.Store(70)
 	require.Eventually(t, func() bool { return fake.Timers() == 1 }, 5*time.Second, time.Millisecond)

@@ -12,31 +12,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// The URL schemes [NewUniversalClient] and [Open] accept, by deployment.
-const (
-	// SchemeCluster (or "rediss+cluster", TLS) selects Redis Cluster; the host
-	// and every addr parameter are seed nodes, as in go-redis's ParseClusterURL.
-	SchemeCluster = "redis+cluster"
-	// SchemeSentinel (or "rediss+sentinel", TLS) selects a master through
-	// Sentinel, as in go-redis's ParseFailoverURL: the host and every addr are
-	// sentinels, master_name is required, the password parameter is the master's.
-	SchemeSentinel = "redis+sentinel"
-)
-
 // clusterReload bounds how long a cluster client made here takes to find a
 // promoted replica: a dead master sends no MOVED reply.
 const clusterReload = time.Second
-
-// NewClient returns a go-redis client, with ContextTimeoutEnabled, for a
-// redis:// or rediss:// (TLS) URL. Errors wrap [ErrBadConfig] and never
-// show the password.
-func NewClient(rawURL string) (*redis.Client, error) {
-	opts, err := parseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(opts), nil
-}
 
 // noMaintNotifications returns c, or maintenance notifications off when the
 // URL set none: "auto" turns itself off against Redis before 8 by writing the
@@ -48,9 +26,13 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// NewUniversalClient returns the client a URL's scheme selects: [NewClient]'s,
-// a cluster's ([SchemeCluster]) or a Sentinel failover client ([SchemeSentinel]).
-// Errors wrap [ErrBadConfig] and never show a password.
+// NewUniversalClient returns a go-redis client, with ContextTimeoutEnabled,
+// for the URL's deployment: redis:// or rediss:// (TLS) for one node;
+// redis+cluster:// for Redis Cluster (the host and every addr parameter are
+// seed nodes, as in go-redis's ParseClusterURL); redis+sentinel:// for a
+// master through Sentinel (as in ParseFailoverURL: the host and every addr
+// are sentinels, master_name is required, the password parameter is the
+// master's); rediss+ for TLS. Errors wrap [ErrBadConfig] and never show a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -58,13 +40,16 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	}
 	base, kind, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
-		return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, %s or %s (rediss+ for TLS)",
-			ErrBadConfig, shownURL(u), SchemeCluster, SchemeSentinel)
+		return nil, badScheme(u)
 	}
 	plain := base + strings.TrimPrefix(rawURL, u.Scheme) // the URL go-redis parses: redis:// or rediss://
 	switch kind {
 	case "":
-		return NewClient(rawURL)
+		opts, err := parseURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(opts), nil
 	case "cluster":
 		opts, err := redis.ParseClusterURL(plain)
 		if err != nil {
@@ -87,15 +72,19 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 		opts.ContextTimeoutEnabled = true
 		return redis.NewFailoverClient(opts), nil
 	}
-	return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, %s or %s (rediss+ for TLS)",
-		ErrBadConfig, shownURL(u), SchemeCluster, SchemeSentinel)
+	return nil, badScheme(u)
+}
+
+func badScheme(u *url.URL) error {
+	return fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, redis+cluster or redis+sentinel (rediss+ for TLS)",
+		ErrBadConfig, shownURL(u))
 }
 
 // errUnparsable: url.Error quotes the whole input, and a password holding
 // '/' or '#' makes parts of it show up in the inner message too: say nothing.
 var errUnparsable = fmt.Errorf("%w: Redis URL does not parse (not shown: it may hold a password)", ErrBadConfig)
 
-// parseURL is NewClient without the client.
+// parseURL is a single node's options.
 func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -103,7 +103,7 @@ func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: 200 * time.Millisecond, ClusterStateReloadInterval: 200 * time.Millisecond,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient: see redistest.go's Client
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient: see redistest.go's Client
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
 }

@@ -142,7 +142,7 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{
 		Addr: s.Addr(), Password: s.password, TLSConfig: s.tlsConfig(),
 		ContextTimeoutEnabled: true, MaxRetries: -1,
-		// As fleet.NewClient: go-redis's "auto" maintenance notifications race
+		// As fleet.NewUniversalClient: go-redis's "auto" maintenance notifications race
 		// with a pinned Conn starting at once (go-redis v9.23, Redis 7).
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})
@@ -151,7 +151,7 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 }
 
 // ClientOf returns a client of addr with its own pool (a separate process),
-// set as fleet.NewClient sets it and quick to give up a dial, closed in
+// set as fleet.NewUniversalClient sets it and quick to give up a dial, closed in
 // t.Cleanup.
 func ClientOf(t testing.TB, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
