@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
@@ -31,7 +32,7 @@ const (
 )
 
 // fencedAppend appends ARGV[1] to the list KEYS[1] if the caller still leads.
-var fencedAppend = NewFencedScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
+var fencedAppend = fence.NewScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
 
 // childMain is a leader process for the paused-leader test: it campaigns,
 // and while it leads appends "child:<token>:<n>" to the shared list through
