@@ -57,7 +57,7 @@
 //
 // [Fleet.Counts] keeps every shard's guild count in Redis, stamped with
 // Redis's clock so machines' clocks do not matter. A total with missing
-// shards (never reported, or silent for MaxAge) is never posted. Hard limits:
+// shards (never reported, or silent for an hour) is never posted. Hard limits:
 // a shard's guild count below 2^32 and report times before 2106.
 //
 // # Votes and commands

@@ -131,7 +131,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 		"redis://:" + pw + "@127.0.0.1:6379/0?dial_timeout=" + pw,
 	} {
 		_, err := NewUniversalClient(bad)
-		require.ErrorIs(t, err, ErrBadConfig, bad)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), bad)
 		fmt.Fprintf(&shown, "%v\n", err)
 	}
 	assert.NotContains(t, shown.String(), pw)

@@ -28,8 +28,6 @@ type Config struct {
 	// ReportEvery is how often each process publishes its shards' counts
 	// (default [defaultReportEvery]).
 	ReportEvery time.Duration
-	// MaxAge is how long a silent shard's count still counts (default [defaultMaxAge]).
-	MaxAge time.Duration
 	// Logger receives the lease's and the reporter's problems (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -49,7 +47,7 @@ type Fleet struct {
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and closes;
 // it makes no request. Elections are replica-acknowledged on a *redis.Client or
-// *redis.ClusterClient. Errors wrap [topgg.ErrNilArgument], [ErrBadConfig].
+// *redis.ClusterClient. Errors: [topgg.ErrNilArgument], a *[topgg.ConfigError].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
@@ -58,16 +56,16 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.ReportEvery < 0 {
-		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)
+		return nil, configError("fleet.Config.ReportEvery", "%v is negative", cfg.ReportEvery)
 	}
 	if cfg.LeaseTTL != 0 && (cfg.LeaseTTL < MinLeaseTTL || cfg.LeaseTTL > MaxLeaseTTL) {
-		return nil, fmt.Errorf("%w: LeaseTTL %v is not between %v and %v", ErrBadConfig, cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+		return nil, configError("fleet.Config.LeaseTTL", "%v is not between %v and %v", cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
 	lease, err := NewLease(rdb, cfg.Bot, LeaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{MaxAge: cfg.MaxAge, Logger: cfg.Logger})
+	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +101,9 @@ func (f *Fleet) Close() error {
 func (f *Fleet) Lease() *Lease { return f.lease }
 
 // Counts returns total, the fleet's total as the leader Poster's
-// [autopost.Source] (shards silent for MaxAge are Missing, so no partial total is
+// [autopost.Source] (shards silent for an hour are Missing, so no partial total is
 // posted), and report, the job every process runs to publish local's shards.
-// A nil Counter is [ErrBadConfig].
+// A nil Counter is a *[topgg.ConfigError].
 func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
 	src, err := newTotalSource(f.counts, local)
 	if err != nil {

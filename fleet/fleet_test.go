@@ -15,19 +15,19 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	_, err := New(nil, Config{Bot: "b", ShardCount: 1})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = Open("http://:hunter2@127.0.0.1:1", Config{Bot: "b", ShardCount: 1})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 	assert.NotContains(t, err.Error(), "hunter2")
 	_, err = Open("redis://127.0.0.1:1", Config{Bot: "", ShardCount: 1})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 	_, err = Open("redis://127.0.0.1:1", Config{Bot: "b"})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 
 	f, err := Open("redis://:hunter2@127.0.0.1:1/0", Config{Bot: "b", ShardCount: 6})
 	require.NoError(t, err)
 	assert.Equal(t, 6, f.counts.shardCount)
 	assert.NotNil(t, f.Lease())
 	_, _, err = f.Counts(nil)
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 	require.NoError(t, f.Close())
 
 }
@@ -39,7 +39,7 @@ func TestFleetLeaseTTLIsBounded(t *testing.T) {
 	t.Parallel()
 	for _, ttl := range []time.Duration{-time.Second, 100 * time.Millisecond, MinLeaseTTL - time.Nanosecond, MaxLeaseTTL + time.Nanosecond, time.Hour} {
 		f, err := Open("redis://127.0.0.1:1", Config{Bot: "b", ShardCount: 1, LeaseTTL: ttl})
-		require.ErrorIs(t, err, ErrBadConfig, ttl)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), ttl)
 		assert.Nil(t, f)
 		assert.ErrorContains(t, err, "LeaseTTL")
 		assert.ErrorContains(t, err, "between 1s and 10m0s")

@@ -7,6 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // The URL selects the deployment: a single node, Redis Cluster, or a master
@@ -47,10 +49,10 @@ func TestURLSelectsTheDeployment(t *testing.T) {
 	assert.True(t, failover.Options().ContextTimeoutEnabled)
 
 	_, err = NewUniversalClient("redis+sentinel://127.0.0.1:26379/0")
-	require.ErrorIs(t, err, ErrBadConfig, "a Sentinel URL without master_name")
+	require.ErrorAs(t, err, new(*topgg.ConfigError), "a Sentinel URL without master_name")
 	for _, bad := range []string{"http://127.0.0.1", "redis+ring://127.0.0.1", "cluster://127.0.0.1", "::"} {
 		_, err = NewUniversalClient(bad)
-		require.ErrorIs(t, err, ErrBadConfig, bad)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), bad)
 	}
 }
 
@@ -69,12 +71,12 @@ func TestHAURLErrorsShowNoPassword(t *testing.T) {
 		"redis+cluster://:hunter2@127.0.0.1:7000/%zz",
 	} {
 		_, err := NewUniversalClient(raw)
-		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
+		if assert.ErrorAs(t, err, new(*topgg.ConfigError), raw) {
 			assert.NotContains(t, err.Error(), "hunter2", raw)
 		}
 	}
 	_, err := Open("redis+cluster://:hunter2@127.0.0.1:7000?addr=hunter2", Config{Bot: "b", ShardCount: 1})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 	assert.NotContains(t, err.Error(), "hunter2")
 }
 

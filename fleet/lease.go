@@ -97,7 +97,7 @@ func (c *LeaseConfig) fill() error {
 		c.Logger = slog.Default()
 	}
 	if c.TTL < 100*time.Millisecond {
-		return fmt.Errorf("%w: lease TTL %v is below 100ms", ErrBadConfig, c.TTL)
+		return configError("fleet.LeaseConfig.TTL", "%v is below 100ms", c.TTL)
 	}
 	return nil
 }

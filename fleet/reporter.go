@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -51,7 +50,7 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		cfg.Every = defaultReportEvery
 	}
 	if cfg.Every < 100*time.Millisecond {
-		return nil, fmt.Errorf("%w: report period %v is below 100ms", ErrBadConfig, cfg.Every)
+		return nil, configError("fleet.Config.ReportEvery", "%v is below 100ms", cfg.Every)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

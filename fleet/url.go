@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -32,11 +31,12 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 // seed nodes, as in go-redis's ParseClusterURL); redis+sentinel:// for a
 // master through Sentinel (as in ParseFailoverURL: the host and every addr
 // are sentinels, master_name is required, the password parameter is the
-// master's); rediss+ for TLS. Errors wrap [ErrBadConfig] and never show a password.
+// master's); rediss+ for TLS. A refused URL is a *[topgg.ConfigError] that never
+// shows a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errUnparsable
+		return nil, errUnparsable()
 	}
 	base, kind, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
@@ -67,7 +67,7 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 			return nil, urlError(u, err)
 		}
 		if opts.MasterName == "" {
-			return nil, fmt.Errorf("%w: Redis URL %s: a Sentinel URL needs master_name", ErrBadConfig, shownURL(u))
+			return nil, configError("Redis URL", "%s: a Sentinel URL needs master_name", shownURL(u))
 		}
 		opts.ContextTimeoutEnabled = true
 		return redis.NewFailoverClient(opts), nil
@@ -76,22 +76,24 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 }
 
 func badScheme(u *url.URL) error {
-	return fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, redis+cluster or redis+sentinel (rediss+ for TLS)",
-		ErrBadConfig, shownURL(u))
+	return configError("Redis URL", "%s: scheme must be redis, rediss, redis+cluster or redis+sentinel (rediss+ for TLS)",
+		shownURL(u))
 }
 
 // errUnparsable: url.Error quotes the whole input, and a password holding
 // '/' or '#' makes parts of it show up in the inner message too: say nothing.
-var errUnparsable = fmt.Errorf("%w: Redis URL does not parse (not shown: it may hold a password)", ErrBadConfig)
+func errUnparsable() error {
+	return configError("Redis URL", "does not parse (not shown: it may hold a password)")
+}
 
 // parseURL is a single node's options.
 func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errUnparsable
+		return nil, errUnparsable()
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis or rediss", ErrBadConfig, shownURL(u))
+		return nil, configError("Redis URL", "%s: scheme must be redis or rediss", shownURL(u))
 	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -117,7 +119,7 @@ func urlError(u *url.URL, err error) error {
 			secrets = append(secrets, vs...)
 		}
 	}
-	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), httpx.Words(msg, "xxxxx", secrets...))
+	return configError("Redis URL", "%s: %s", shownURL(u), httpx.Words(msg, "xxxxx", secrets...))
 }
 
 // shownURL is the URL as errors may show it.

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // No error of ParseURL shows the password, wherever the URL holds it: after
@@ -18,7 +20,7 @@ func TestParseURLErrorsShowNoPassword(t *testing.T) {
 		"redis://u:hunter2@127.0.0.1:6379/0?dial_timeout=hunter2",
 	} {
 		_, err := parseURL(raw)
-		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
+		if assert.ErrorAs(t, err, new(*topgg.ConfigError), raw) {
 			assert.NotContains(t, err.Error(), "hunter2", raw)
 		}
 	}
@@ -33,7 +35,7 @@ func TestParseURLErrorsKeepTheirWords(t *testing.T) {
 	t.Parallel()
 	for _, raw := range []string{"redis://:e@127.0.0.1:6379/x", "redis://e@127.0.0.1:6379/x", "redis://user:r@127.0.0.1:6379/x"} {
 		_, err := parseURL(raw)
-		if assert.ErrorIs(t, err, ErrBadConfig, raw) {
+		if assert.ErrorAs(t, err, new(*topgg.ConfigError), raw) {
 			assert.Contains(t, err.Error(), `redis: invalid database number: "x"`, raw)
 		}
 	}

@@ -30,7 +30,7 @@ func TestNewRefusesWhatFleetRefuses(t *testing.T) {
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	for _, bot := range []string{"", "a{b}", "a b"} {
 		_, err = New(rdb, bot)
-		require.ErrorIs(t, err, fleet.ErrBadConfig, bot)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), bot)
 	}
 	s, err := New(rdb, "b")
 	require.NoError(t, err)
