@@ -3,15 +3,18 @@ package fleet
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -289,4 +292,108 @@ func TestDamagedFencingCounterIsAnErrorNamingTheKeyNotOverwritten(t *testing.T) 
 		assert.Equal(t, garbage, obs.Get(ctx, key).Val(), "the damaged counter was overwritten")
 		assert.Zero(t, obs.Exists(ctx, Key(bot, "lease")).Val(), "the lease was taken")
 	}
+}
+
+// TestCheckFailsUntilLeadershipIsKnown: the "leadership" readiness check
+// fails before Run, passes in the leader and in a follower once Redis has
+// answered, fails in a follower cut off from Redis (and passes again when
+// it is back), and fails once Run returned. OnChange sees the leader's
+// transitions, not the follower's knowledge.
+func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+
+	idle, err := NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
+	require.NoError(t, err)
+	require.ErrorIs(t, idle.Check(context.Background()), ErrLeadershipUnknown, "before Run")
+
+	changes := make(chan LeaseState, 16)
+	cfg := shortLease
+	cfg.OnChange = func(s LeaseState) { changes <- s }
+	leader := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
+	require.Eventually(t, func() bool { return leader.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	assert.NoError(t, leader.lease.Check(context.Background()))
+	first := <-changes
+	assert.True(t, first.Leader)
+	assert.True(t, first.known)
+
+	follower := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
+	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)
+	assert.False(t, follower.lease.State().Leader)
+
+	follower.part.cut.Store(true)
+	require.Eventually(t, func() bool {
+		return follower.lease.Check(context.Background()) != nil
+	}, 5*time.Second, 5*time.Millisecond, "a follower cut off from Redis does not know who leads")
+	assert.NoError(t, leader.lease.Check(context.Background()))
+	follower.part.cut.Store(false)
+	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, follower.stopAndWait(t))
+	assert.ErrorIs(t, follower.lease.Check(context.Background()), ErrLeadershipUnknown, "after Run returned")
+	require.NoError(t, leader.stopAndWait(t))
+	assert.ErrorIs(t, leader.lease.Check(context.Background()), ErrLeadershipUnknown)
+	last := <-changes
+	assert.False(t, last.Leader)
+	assert.Empty(t, changes, "the follower's knowledge is no transition")
+}
+
+// TestUnacknowledgedRenewalsEndTheTerm: a renewal the replica does not
+// acknowledge does not move the leader's deadline (a failover could lose
+// it), so a leader whose replica stops answering ends its term within
+// TTL-TTL/5, and nobody leads until the replica answers again.
+func TestUnacknowledgedRenewalsEndTheTerm(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t, redistest.WithArgs("--repl-diskless-sync-delay", "0"))
+	replica := redistest.Start(t, redistest.WithArgs("--replicaof", "127.0.0.1", portOf(t, master)))
+	ctx := context.Background()
+	mc := master.Client(t)
+	require.Eventually(t, func() bool {
+		info, err := mc.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "state=online")
+	}, redistest.HAWait, redistest.HATick, "the replica never synced")
+
+	c := startContender(t, master.Addr(), "renew-ack", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, redistest.HAWait, redistest.HATick)
+	first := c.lease.State().Token
+
+	replica.Pause()
+	start := time.Now()
+	require.Eventually(t, func() bool { return !c.lease.State().Leader }, shortLease.TTL, time.Millisecond,
+		"the leader kept its term on renewals the replica never acknowledged")
+	assert.Less(t, time.Since(start), shortLease.TTL, "the term outlived the lease it had in Redis")
+	assert.Never(t, func() bool { return c.lease.State().Leader }, shortLease.TTL/2, redistest.HATick,
+		"an unacknowledged election led")
+	assert.Contains(t, c.log.String(), "not acknowledged by every replica")
+
+	replica.Resume()
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, redistest.HAWait, redistest.HATick, "no term once the replica answered")
+	assert.Greater(t, c.lease.State().Token, first)
+}
+
+// TestLeaseOnARingElectsWithoutWaiting: a client that cannot be pinned to one
+// master (a Ring) still elects, only without waiting for replicas.
+func TestLeaseOnARingElectsWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": srv.Addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = ring.Close() })
+	f, err := New(ring, Config{Bot: "ring", ShardCount: 1, LeaseTTL: shortLease.TTL})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Lease().Run(ctx, blockUntilDone) }()
+	require.Eventually(t, func() bool { return f.Lease().State().Leader }, redistest.HAWait, redistest.HATick)
+	cancel()
+	var ranErr error
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
+}
+
+// portOf returns srv's port.
+func portOf(t testing.TB, srv *redistest.Server) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(srv.Addr())
+	require.NoError(t, err)
+	return port
 }

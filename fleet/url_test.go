@@ -2,8 +2,11 @@ package fleet
 
 import (
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -40,3 +43,75 @@ func TestParseURLErrorsKeepTheirWords(t *testing.T) {
 		}
 	}
 }
+
+// The URL selects the deployment: a single node, Redis Cluster, or a master
+// through Sentinel, each with ContextTimeoutEnabled (the lease bounds its
+// requests by it).
+func TestURLSelectsTheDeployment(t *testing.T) {
+	t.Parallel()
+	c, err := NewUniversalClient("redis://:pw@127.0.0.1:6379/2")
+	require.NoError(t, err)
+	closeLater(t, c)
+	single, ok := c.(*redis.Client)
+	require.True(t, ok, "%T", c)
+	assert.Equal(t, 2, single.Options().DB)
+	assert.True(t, single.Options().ContextTimeoutEnabled)
+
+	c, err = NewUniversalClient("redis+cluster://:pw@127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002")
+	require.NoError(t, err)
+	closeLater(t, c)
+	cluster, ok := c.(*redis.ClusterClient)
+	require.True(t, ok, "%T", c)
+	assert.Equal(t, []string{"127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"}, cluster.Options().Addrs)
+	assert.Equal(t, "pw", cluster.Options().Password)
+	assert.True(t, cluster.Options().ContextTimeoutEnabled)
+	assert.Equal(t, time.Second, cluster.Options().ClusterStateReloadInterval, "a promotion is found within a second")
+
+	c, err = NewUniversalClient("rediss+cluster://127.0.0.1:7000")
+	require.NoError(t, err)
+	closeLater(t, c)
+	assert.NotNil(t, c.(*redis.ClusterClient).Options().TLSConfig, "rediss+cluster is TLS")
+
+	c, err = NewUniversalClient("redis+sentinel://127.0.0.1:26379/1?master_name=mymaster&addr=127.0.0.1:26380&password=mpw")
+	require.NoError(t, err)
+	closeLater(t, c)
+	failover, ok := c.(*redis.Client)
+	require.True(t, ok, "%T", c)
+	assert.Equal(t, 1, failover.Options().DB)
+	assert.Equal(t, "mpw", failover.Options().Password, "the password parameter is the master's")
+	assert.True(t, failover.Options().ContextTimeoutEnabled)
+
+	_, err = NewUniversalClient("redis+sentinel://127.0.0.1:26379/0")
+	require.ErrorAs(t, err, new(*topgg.ConfigError), "a Sentinel URL without master_name")
+	for _, bad := range []string{"http://127.0.0.1", "redis+ring://127.0.0.1", "cluster://127.0.0.1", "::"} {
+		_, err = NewUniversalClient(bad)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), bad)
+	}
+}
+
+// No error of a Cluster or Sentinel URL shows a password: the user info's
+// (the sentinels' own, for Sentinel) or the master's password parameter.
+func TestHAURLErrorsShowNoPassword(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"redis+cluster://:hunter2@127.0.0.1:7000?addr=hunter2",
+		"redis+cluster://u:hunter2@127.0.0.1:7000?bogus=hunter2",
+		"rediss+cluster://hunter2@127.0.0.1:7000?addr=x",
+		"redis+sentinel://:hunter2@127.0.0.1:26379/x?master_name=m",
+		"redis+sentinel://127.0.0.1:26379/0?master_name=m&password=hunter2&addr=hunter2",
+		"redis+sentinel://127.0.0.1:26379/0?password=hunter2",
+		"redis+nothing://:hunter2@127.0.0.1",
+		"redis+cluster://:hunter2@127.0.0.1:7000/%zz",
+	} {
+		_, err := NewUniversalClient(raw)
+		if assert.ErrorAs(t, err, new(*topgg.ConfigError), raw) {
+			assert.NotContains(t, err.Error(), "hunter2", raw)
+		}
+	}
+	_, err := Open("redis+cluster://:hunter2@127.0.0.1:7000?addr=hunter2", Config{Bot: "b", ShardCount: 1})
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
+	assert.NotContains(t, err.Error(), "hunter2")
+}
+
+// closeLater closes c when the test ends.
+func closeLater(t *testing.T, c redis.UniversalClient) { t.Cleanup(func() { _ = c.Close() }) }
