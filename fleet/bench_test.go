@@ -355,7 +355,7 @@ func BenchmarkRenew(b *testing.B) {
 
 func benchRenew(b *testing.B, srv *redistest.Server, bot string, floor bool) {
 	rdb := newClient(b, srv.Addr())
-	l, err := NewLease(rdb, bot, LeaseConfig{TTL: time.Minute})
+	l, err := newLease(rdb, bot, leaseConfig{TTL: time.Minute})
 	require.NoError(b, err)
 	ctx := context.Background()
 	tok, _, err := l.tryAcquire(ctx)

@@ -48,7 +48,7 @@ func childMain(role string) int {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient does
 	defer rdb.Close()
 	bot := os.Getenv(childBotEnv)
-	lease, err := NewLease(rdb, bot, shortLease)
+	lease, err := newLease(rdb, bot, shortLease)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1

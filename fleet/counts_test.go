@@ -312,7 +312,7 @@ func TestTakeoverFirstPostIsTheCurrentTotal(t *testing.T) {
 		poster := f.poster(t, p, interval)
 		return func(ctx context.Context, _ int64) error { return poster.Run(ctx) }
 	}
-	cfg := LeaseConfig{TTL: time.Second}
+	cfg := leaseConfig{TTL: time.Second}
 	la := startContender(t, f.srv.Addr(), "bot", cfg, leaderJob(f.a))
 	require.Eventually(t, func() bool { return la.lease.State().Leader }, 5*time.Second, time.Millisecond)
 	startContender(t, f.srv.Addr(), "bot", cfg, leaderJob(f.b))

@@ -19,10 +19,11 @@ func ExampleLease_Run() {
 	}
 	defer rdb.Close()
 	const bot = "123456789012345678"
-	lease, err := fleet.NewLease(rdb, bot, fleet.LeaseConfig{})
+	f, err := fleet.New(rdb, fleet.Config{Bot: bot, ShardCount: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
+	lease := f.Lease()
 	ctx := context.Background()
 	err = lease.Run(ctx, func(ctx context.Context, token int64) error {
 		// ctx ends when the lease is lost: stop the work then.

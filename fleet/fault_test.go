@@ -98,7 +98,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = wrong.Close() })
 	var logs testlog.Buffer
-	l, err := NewLease(wrong, "pw", LeaseConfig{TTL: time.Second, Logger: logs.Logger()})
+	l, err := newLease(wrong, "pw", leaseConfig{TTL: time.Second, Logger: logs.Logger()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -119,7 +119,7 @@ func TestRedisPasswordNeverShows(t *testing.T) {
 
 	var shown strings.Builder
 	shown.WriteString(logs.String())
-	for _, v := range []any{l, counts, l.State(), l.Fence(1), LeaseConfig{}, countsConfig{}} {
+	for _, v := range []any{l, counts, l.State(), l.Fence(1), leaseConfig{}, countsConfig{}} {
 		fmt.Fprintf(&shown, "%v %+v %#v\n", v, v, v)
 	}
 	for _, bad := range []string{
@@ -165,7 +165,7 @@ func TestRedissURLWorksEndToEnd(t *testing.T) {
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
 
-	l, err := NewLease(rdb, "tls", shortLease)
+	l, err := newLease(rdb, "tls", shortLease)
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, l.Run(ctx, func(lctx context.Context, token int64) error {

@@ -30,6 +30,9 @@ type Config struct {
 	ReportEvery time.Duration
 	// Logger receives the lease's and the reporter's problems (default slog.Default()).
 	Logger *slog.Logger
+	// OnChange, if set, is called from the lease's Run goroutine after each
+	// leadership transition; it must not block. A panic in it is recovered and logged.
+	OnChange func(LeaseState)
 }
 
 // MinLeaseTTL and MaxLeaseTTL bound [Config.LeaseTTL].
@@ -61,7 +64,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if cfg.LeaseTTL != 0 && (cfg.LeaseTTL < MinLeaseTTL || cfg.LeaseTTL > MaxLeaseTTL) {
 		return nil, configError("fleet.Config.LeaseTTL", "%v is not between %v and %v", cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
-	lease, err := NewLease(rdb, cfg.Bot, LeaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger})
+	lease, err := newLease(rdb, cfg.Bot, leaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger, OnChange: cfg.OnChange})
 	if err != nil {
 		return nil, err
 	}

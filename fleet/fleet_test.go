@@ -22,9 +22,10 @@ func TestFleetConstructionAndMisuse(t *testing.T) {
 	_, err = Open("redis://127.0.0.1:1", Config{Bot: "b"})
 	require.ErrorAs(t, err, new(*topgg.ConfigError))
 
-	f, err := Open("redis://:hunter2@127.0.0.1:1/0", Config{Bot: "b", ShardCount: 6})
+	f, err := Open("redis://:hunter2@127.0.0.1:1/0", Config{Bot: "b", ShardCount: 6, OnChange: func(LeaseState) {}})
 	require.NoError(t, err)
 	assert.Equal(t, 6, f.counts.shardCount)
+	assert.NotNil(t, f.lease.onChange, "Config.OnChange is the lease's hook")
 	assert.NotNil(t, f.Lease())
 	_, _, err = f.Counts(nil)
 	require.ErrorAs(t, err, new(*topgg.ConfigError))

@@ -44,7 +44,7 @@ func startHALease(t *testing.T, url string, log *termLog) (*Lease, context.Cance
 	t.Helper()
 	rdb, err := NewUniversalClient(url)
 	require.NoError(t, err)
-	lease, err := NewLease(rdb, redistest.HABot, LeaseConfig{TTL: redistest.HATTL, Logger: slog.New(slog.DiscardHandler)})
+	lease, err := newLease(rdb, redistest.HABot, leaseConfig{TTL: redistest.HATTL, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -82,13 +82,13 @@ func newClient(t testing.TB, addr string) *redis.Client { return redistest.Clien
 
 // startContender makes a lease on its own client and runs it with fn until
 // the test ends (or stop is called).
-func startContender(t *testing.T, addr, bot string, cfg LeaseConfig, fn func(context.Context, int64) error) *contender {
+func startContender(t *testing.T, addr, bot string, cfg leaseConfig, fn func(context.Context, int64) error) *contender {
 	t.Helper()
 	c := &contender{rdb: newClient(t, addr), part: &partition{}, log: &testlog.Buffer{}, done: make(chan error, 1)}
 	c.rdb.AddHook(c.part)
 	cfg.Logger = c.log.Logger()
 	var err error
-	c.lease, err = NewLease(c.rdb, bot, cfg)
+	c.lease, err = newLease(c.rdb, bot, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stop = cancel

@@ -21,7 +21,7 @@ import (
 
 // shortLease is a lease fast enough for tests and slow enough for -race on two
 // busy cores.
-var shortLease = LeaseConfig{TTL: 1200 * time.Millisecond}
+var shortLease = leaseConfig{TTL: 1200 * time.Millisecond}
 
 func TestOneLeaderAmongFiveContendersKeptByRenewal(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	long := LeaseConfig{TTL: 30 * time.Second}
+	long := leaseConfig{TTL: 30 * time.Second}
 	a := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	b := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
@@ -135,7 +135,7 @@ func TestLeaderFunctionReturningEndsRun(t *testing.T) {
 	var changes atomic.Int32
 	cfg := shortLease
 	cfg.OnChange = func(LeaseState) { changes.Add(1) }
-	l, err := NewLease(srv.Client(t), "bot4", cfg)
+	l, err := newLease(srv.Client(t), "bot4", cfg)
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	err = l.Run(context.Background(), func(context.Context, int64) error { return boom })
@@ -159,16 +159,16 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 func TestMisuseIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	_, err := NewLease(nil, "b", LeaseConfig{})
+	_, err := newLease(nil, "b", leaseConfig{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
-	_, err = NewLease(srv.Client(t), "", LeaseConfig{})
+	_, err = newLease(srv.Client(t), "", leaseConfig{})
 	require.ErrorAs(t, err, new(*topgg.ConfigError))
-	_, err = NewLease(srv.Client(t), "a{b}", LeaseConfig{})
+	_, err = newLease(srv.Client(t), "a{b}", leaseConfig{})
 	require.ErrorAs(t, err, new(*topgg.ConfigError))
-	_, err = NewLease(srv.Client(t), "b", LeaseConfig{TTL: 99 * time.Millisecond})
+	_, err = newLease(srv.Client(t), "b", leaseConfig{TTL: 99 * time.Millisecond})
 	require.ErrorAs(t, err, new(*topgg.ConfigError))
 
-	l, err := NewLease(srv.Client(t), "b", LeaseConfig{})
+	l, err := newLease(srv.Client(t), "b", leaseConfig{})
 	require.NoError(t, err)
 	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)
 }
@@ -180,7 +180,7 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	var seen []LeaseState
 	cfg := shortLease
 	cfg.OnChange = func(s LeaseState) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
-	l, err := NewLease(srv.Client(t), "bot6", cfg)
+	l, err := newLease(srv.Client(t), "bot6", cfg)
 	require.NoError(t, err)
 	require.NoError(t, l.Run(context.Background(), func(context.Context, int64) error { return nil }))
 	mu.Lock()
@@ -303,7 +303,7 @@ func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 
-	idle, err := NewLease(newClient(t, srv.Addr()), "bot-check", shortLease)
+	idle, err := newLease(newClient(t, srv.Addr()), "bot-check", shortLease)
 	require.NoError(t, err)
 	require.ErrorIs(t, idle.Check(context.Background()), ErrLeadershipUnknown, "before Run")
 

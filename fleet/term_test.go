@@ -23,7 +23,7 @@ func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
-	cfg := LeaseConfig{TTL: time.Second, clock: fake} // renewals every 333 ms, margin 200 ms
+	cfg := leaseConfig{TTL: time.Second, clock: fake} // renewals every 333 ms, margin 200 ms
 	leaderCtx := make(chan context.Context, 1)
 	c := startContender(t, srv.Addr(), "term1", cfg, func(ctx context.Context, tok int64) error {
 		leaderCtx <- ctx
@@ -64,7 +64,7 @@ func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
 func TestTermEndsWithTheLeaderFunction(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	lease, err := NewLease(newClient(t, srv.Addr()), "term2", shortLease)
+	lease, err := newLease(newClient(t, srv.Addr()), "term2", shortLease)
 	require.NoError(t, err)
 	var kept context.Context
 	err = lease.Run(context.Background(), func(ctx context.Context, _ int64) error {

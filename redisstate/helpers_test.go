@@ -31,8 +31,9 @@ func newClient(t testing.TB, addr string) *redis.Client { return redistest.Clien
 // leadership until then.
 func runLease(t testing.TB, rdb redis.UniversalClient, bot string) *fleet.Lease {
 	t.Helper()
-	lease, err := fleet.NewLease(rdb, bot, fleet.LeaseConfig{TTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	f, err := fleet.New(rdb, fleet.Config{Bot: bot, ShardCount: 1, LeaseTTL: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
+	lease := f.Lease()
 	testkit.Start(t, func(ctx context.Context) error {
 		return lease.Run(ctx, func(ctx context.Context, _ int64) error { <-ctx.Done(); return nil })
 	})
