@@ -26,13 +26,11 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 }
 
 // NewUniversalClient returns a go-redis client, with ContextTimeoutEnabled,
-// for the URL's deployment: redis:// or rediss:// (TLS) for one node;
-// redis+cluster:// for Redis Cluster (the host and every addr parameter are
-// seed nodes, as in go-redis's ParseClusterURL); redis+sentinel:// for a
-// master through Sentinel (as in ParseFailoverURL: the host and every addr
-// are sentinels, master_name is required, the password parameter is the
-// master's); rediss+ for TLS. A refused URL is a *[topgg.ConfigError] that never
-// shows a password.
+// for the URL's deployment: redis:// for one node, redis+cluster:// for Redis
+// Cluster (host and addr parameters are seed nodes), redis+sentinel:// for a
+// master through Sentinel (they are sentinels; master_name is required,
+// password= is the master's); rediss for TLS. A refused URL is a
+// *[topgg.ConfigError] that never shows a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
