@@ -124,7 +124,7 @@ func (c *Collector) ObserveWebhook(o webhook.Outcome) {
 }
 
 // ObserveLease records whether this process leads the fleet: a
-// fleet.LeaseConfig.OnChange as it is. A change from the last call counts as
+// fleet.Config.OnChange as it is. A change from the last call counts as
 // a leadership change.
 func (c *Collector) ObserveLease(s fleet.LeaseState) {
 	c.leadMu.Lock()
