@@ -75,7 +75,7 @@ func FuzzDecodeVotePage(f *testing.F) {
 }
 
 func FuzzDecodeVoteStatus(f *testing.F) {
-	fuzzDecoder[VoteStatus](f, "GET /v1/projects/@me/votes/:user_id",
+	fuzzDecoder[Vote](f, "GET /v1/projects/@me/votes/:user_id",
 		`{"created_at":"2026-01-17T23:36:06.34732Z","expires_at":"2026-01-18T11:36:06.34732Z","weight":1}`,
 		`{"created_at":"2026-01-17T23:36:06Z","expires_at":null,"weight":2}`,
 		`{"weight":"2"}`)
