@@ -145,10 +145,9 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Verify checks a v1 delivery's signature header and raw body: nil when one of
-// secrets signed it within 5 minutes of now, else an error
-// wrapping [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]; no or a bad secret is a *topgg.ConfigError.
+// Verify checks a v1 delivery's signature header and raw body at now: nil when
+// one of secrets signed it, else [ErrNoSignature], [ErrMalformedSignature],
+// [ErrTimestamp] or [ErrSignatureMismatch]; a bad secret is a *topgg.ConfigError.
 func Verify(header string, body []byte, now time.Time, secrets ...Secret) error {
 	if len(secrets) == 0 {
 		return bad("webhook.Verify secrets", "none given")
