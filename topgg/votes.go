@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-// Vote is one vote of the history: the voter's Top.gg and platform (Discord)
-// ids, its weight (2 on weekend-bonus votes), when made and when it expires.
+// Vote is one vote: the voter's Top.gg and platform (Discord) ids (a vote
+// status answer has none), its weight (2 on weekend-bonus votes), when made
+// and when it expires.
 type Vote struct {
-	UserID     string    `json:"user_id"`
-	PlatformID string    `json:"platform_id"`
+	UserID     string    `json:"user_id,omitempty"`
+	PlatformID string    `json:"platform_id,omitempty"`
 	Weight     int       `json:"weight"`
 	CreatedAt  time.Time `json:"created_at"`
 	ExpiresAt  time.Time `json:"expires_at"`
