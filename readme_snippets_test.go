@@ -64,11 +64,11 @@ func clientTour(ctx context.Context, discordUserID string) error {
 	if err != nil {
 		return err
 	}
-	status, err := client.VoteStatus(ctx, discordUserID, topgg.UserIDDiscord) // no vote is not an error
+	active, err := client.VoteStatus(ctx, discordUserID, topgg.UserIDDiscord) // no vote: nil, not an error
 	if err != nil {
 		return err
 	}
-	log.Printf("voted: %t", status.Voted)
+	log.Printf("voted: %t", active != nil)
 	for vote, err := range client.AllVotes(ctx, time.Now().Add(-12*time.Hour)) {
 		if err != nil {
 			return err // topgg.ErrPagination if the service's cursors cycle
@@ -103,7 +103,12 @@ func autopostTour(ctx context.Context, client *topgg.Client, sessions []*discord
 
 func commandsTour(ctx context.Context, client *topgg.Client) error {
 	// readme:begin commands
-	syncer, err := commands.New(client, commands.Config{Store: commands.NewFileHashStore("state/commands.sha256")})
+	state, err := boltstate.Open("state") // the bot's state keeps the last published hash
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	syncer, err := commands.New(client, commands.Config{Store: state})
 	if err != nil {
 		return err
 	}

@@ -19,14 +19,13 @@ type limits struct {
 	mu      sync.Mutex
 	blocked map[string]time.Time // family -> end of block
 
-	legacyN   int
 	legacyPer time.Duration
-	legacyLog []time.Time // ring of the last legacyN v0 send times
+	legacyLog []time.Time // ring of the last n v0 send times
 	legacyPos int
 }
 
 func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
-	l := &limits{clk: clk, blocked: make(map[string]time.Time), legacyN: n, legacyPer: per}
+	l := &limits{clk: clk, blocked: make(map[string]time.Time), legacyPer: per}
 	if n > 0 && per > 0 {
 		l.legacyLog = make([]time.Time, n)
 	}
@@ -67,7 +66,7 @@ var noSlot = legacySlot{i: -1}
 
 // acquire clears one send of r: it waits out a block of r's family within
 // maxWait, else fails with a local *RateLimitError; a v0 call then takes a
-// slot of the sliding window (never more than legacyN in any window), waiting
+// slot of the sliding window (never more than n in any window), waiting
 // if need be. The caller ends its request with doneLegacy.
 func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
 	budget := maxWait

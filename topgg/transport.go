@@ -188,22 +188,25 @@ func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, 
 	return c.retry.backoff(attempt), re
 }
 
-// success reads and decodes a 2xx answer.
+// success reads a 2xx answer and decodes it into out, if not nil; an empty
+// body is a *DecodeError unless the call allows it.
 func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
 	status := resp.StatusCode
-	data, readErr := readAll(resp)
-	switch {
-	case errors.Is(readErr, errBodyTooLarge):
-		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: readErr}
-	case readErr != nil:
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(readErr)}
+	data, err := readAll(resp)
+	if err != nil && !errors.Is(err, errBodyTooLarge) {
+		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	}
-	if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
-		var de *DecodeError
-		if errors.As(err, &de) {
-			de.Body, de.Err = c.errorBody(data), c.scrub.Err(de.Err)
+	switch {
+	case err != nil, out == nil:
+	case len(bytes.TrimSpace(data)) == 0:
+		if !r.allowEmpty && status != http.StatusNoContent {
+			err = errors.New("empty body")
 		}
-		return status, -1, err
+	default:
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
+		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: c.scrub.Err(err)}
 	}
 	return status, 0, nil
 }
@@ -229,9 +232,8 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
 			slog.Duration("max", maxRetryAfter))
 	}
-	var until time.Time
-	if hinted && ra > 0 {
-		until = c.recordBlock(ctx, r, status, ra)
+	if ra > 0 {
+		c.recordBlock(ctx, r, status, ra)
 	}
 	data, truncated := readError(resp)
 	if status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data) {
@@ -239,23 +241,23 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	}
 	if !hinted && status == http.StatusTooManyRequests {
 		// The service's 429 body also says how long, when the header is missing.
-		if ra, hinted = parseRetryAfterBody(data); hinted && ra > 0 {
-			until = c.recordBlock(ctx, r, status, ra)
+		if ra, _ = parseRetryAfterBody(data); ra > 0 {
+			c.recordBlock(ctx, r, status, ra)
 		}
 	}
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	c.noteIfRefused(ctx, r, apiErr)
-	wait, err := c.retryAfterFailure(r, apiErr, until, attempt)
+	wait, err := c.retryAfterFailure(r, apiErr, attempt)
 	return status, wait, err
 }
 
 // retryAfterFailure says when to try again after apiErr (-1: never); a 429 or
-// a retryable answer under a block is a *RateLimitError.
-func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, attempt int) (time.Duration, error) {
+// a retryable answer that blocked its family is a *RateLimitError.
+func (c *Client) retryAfterFailure(r *call, apiErr *APIError, attempt int) (time.Duration, error) {
 	ra := apiErr.RetryAfter
 	switch {
-	case apiErr.StatusCode == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
+	case apiErr.StatusCode == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()):
 		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
@@ -268,12 +270,11 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 	return -1, apiErr
 }
 
-// recordBlock blocks r's family for d, logs it, and returns the block's end.
-func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) time.Time {
-	until := c.limits.block(r.family, d)
+// recordBlock blocks r's family for d and logs it.
+func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) {
+	c.limits.block(r.family, d)
 	c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited", slog.String("op", r.op()), slog.Int("status", status),
 		slog.Duration("retry_after", d), slog.String("family", r.family))
-	return until
 }
 
 // serviceAnswer reports whether an error answer comes from the service rather
@@ -294,24 +295,6 @@ func get[T any](ctx context.Context, c *Client, r *call) (*T, error) {
 		return nil, err
 	}
 	return &out, nil
-}
-
-// decodeJSON decodes a successful answer into out; an empty body is an error
-// unless out is nil or it is allowed.
-func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) error {
-	if out == nil {
-		return nil
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		if allowEmpty {
-			return nil
-		}
-		return &DecodeError{Op: op, Status: status, Err: errors.New("empty body")}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return &DecodeError{Op: op, Status: status, Err: err} // the caller adds the scrubbed body
-	}
-	return nil
 }
 
 // errBodyTooLarge reports a successful answer over maxBody bytes.

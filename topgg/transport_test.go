@@ -40,12 +40,12 @@ func TestOneConnection(t *testing.T) {
 		case 0: // 200 with a body
 			st, err := c.VoteStatus(t.Context(), voter, "")
 			require.NoError(t, err)
-			require.True(t, st.Voted)
+			require.NotNil(t, st)
 			counts[200]++
 		case 1: // 404: no vote
 			st, err := c.VoteStatus(t.Context(), stranger, "")
 			require.NoError(t, err)
-			require.False(t, st.Voted)
+			require.Nil(t, st)
 			counts[404]++
 		case 2: // 429 without Retry-After
 			require.NoError(t, srv.Inject(topggtest.Fault{Path: "/v1/projects/@me/votes/*", Status: 429, Body: `{"title":"Too Many Requests","status":429}`}))

@@ -205,9 +205,14 @@ func (s UserIDKind) validate() error {
 
 // checkBotFields checks names for the fields parameter: Bot's JSON names.
 func checkBotFields(fields []string) error {
-	bot := reflect.TypeFor[Bot]()
+	isField := func(f string) bool {
+		return slices.ContainsFunc(reflect.VisibleFields(reflect.TypeFor[Bot]()), func(sf reflect.StructField) bool {
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			return name == f
+		})
+	}
 	for i, f := range fields {
-		if !slices.ContainsFunc(reflect.VisibleFields(bot), func(sf reflect.StructField) bool { return strings.Split(sf.Tag.Get("json"), ",")[0] == f }) {
+		if !isField(f) {
 			return invalid(fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is not a bot field", f), "names of v0 Bot fields")
 		}
 	}
@@ -221,13 +226,7 @@ func (q BotQuery) validate() error {
 	if err := checkCount("offset", &q.Offset); err != nil {
 		return err
 	}
-	switch strings.TrimPrefix(q.Sort, "-") {
-	case "id", "date", "monthlyPoints":
-	case "":
-		if q.Sort == "-" {
-			return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
-		}
-	default:
+	if f := strings.TrimPrefix(q.Sort, "-"); q.Sort != "" && f != "id" && f != "date" && f != "monthlyPoints" {
 		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
 	}
 	return checkBotFields(q.Fields)

@@ -190,19 +190,6 @@ func TestValidateProjectKind(t *testing.T) {
 	}
 }
 
-// TestWrongKindBeforeProject: without Project() the client cannot know the kind and
-// the service refuses with 422.
-func TestWrongKindBeforeProject(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t, topggtest.WithProject(topggtest.RobloxGame()))
-	c := newClient(t, srv)
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
-	var apiErr *topgg.APIError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, 422, apiErr.StatusCode)
-	require.Len(t, srv.Requests(), 1, "a 422 is not retried")
-}
-
 func batch(n int, mod func(i int, s *topgg.MetricsSample)) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
 		samples := make([]topgg.MetricsSample, n)

@@ -156,5 +156,5 @@ func (s *Server) voteStatus(c *call) {
 		writeProblem(c.w, http.StatusNotFound, "no active vote for this user")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, topgg.VoteStatus{CreatedAt: found.CreatedAt, ExpiresAt: found.ExpiresAt, Weight: found.Weight})
+	writeJSON(c.w, http.StatusOK, Vote{CreatedAt: found.CreatedAt, ExpiresAt: found.ExpiresAt, Weight: found.Weight}) // without ids, as served
 }

@@ -44,25 +44,28 @@ type Config struct {
 }
 
 // bad is a *topgg.ConfigError; a problem never quotes a secret.
-func bad(field, problem string) error {
-	return &topgg.ConfigError{Field: "webhook." + field, Problem: problem}
+func bad(field, problem string) error { return &topgg.ConfigError{Field: field, Problem: problem} }
+
+// badItem is the error of item i (0-based) of n secrets.
+func badItem(i, n int, problem string) error {
+	return bad(fmt.Sprintf("secret %d of %d", i+1, n), problem)
 }
 
 // check validates the Config and fills in the defaults.
 func (c Config) check() (Config, error) {
 	if len(c.Secrets) == 0 && c.LegacyAuth == "" {
-		return c, bad("Config.Secrets", "is empty, and so is LegacyAuth: no delivery could be checked")
+		return c, bad("webhook.Config.Secrets", "is empty, and so is LegacyAuth: no delivery could be checked")
 	}
 	for i, s := range c.Secrets {
 		if problem := checkV1Secret(s); problem != "" {
-			return c, bad(fmt.Sprintf("Config.Secrets[%d]", i), problem)
+			return c, bad(fmt.Sprintf("webhook.Config.Secrets[%d]", i), problem)
 		}
 	}
 	if c.LegacyAuth != "" && !wellFormed(c.LegacyAuth) {
-		return c, bad("Config.LegacyAuth", whiteSpace)
+		return c, bad("webhook.Config.LegacyAuth", whiteSpace)
 	}
 	if c.OnVote == nil && c.OnEvent == nil {
-		return c, bad("Config.OnVote", "is nil, and so is OnEvent")
+		return c, bad("webhook.Config.OnVote", "is nil, and so is OnEvent")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -79,7 +82,7 @@ func SplitSecrets(list string) ([]Secret, error) {
 	for i, p := range parts {
 		s := Secret(strings.TrimSpace(p))
 		if problem := checkV1Secret(s); problem != "" {
-			return nil, bad(fmt.Sprintf("secret %d of %d", i+1, len(parts)), problem)
+			return nil, badItem(i, len(parts), problem)
 		}
 		out = append(out, s)
 	}

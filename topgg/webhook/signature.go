@@ -145,17 +145,16 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Verify checks a v1 delivery's signature header and raw body: nil when one of
-// secrets signed it within 5 minutes of now, else an error
-// wrapping [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]; no or a bad secret is a *topgg.ConfigError.
+// Verify checks a v1 delivery's signature header and raw body at now: nil when
+// one of secrets signed it, else [ErrNoSignature], [ErrMalformedSignature],
+// [ErrTimestamp] or [ErrSignatureMismatch]; a bad secret is a *topgg.ConfigError.
 func Verify(header string, body []byte, now time.Time, secrets ...Secret) error {
 	if len(secrets) == 0 {
-		return bad("Verify", "no secret given")
+		return bad("webhook.Verify secrets", "none given")
 	}
 	for i, s := range secrets {
 		if problem := checkV1Secret(s); problem != "" {
-			return bad(fmt.Sprintf("secret %d of %d", i+1, len(secrets)), problem)
+			return badItem(i, len(secrets), problem)
 		}
 	}
 	if header == "" {
@@ -177,7 +176,7 @@ func Sign(secret Secret, t time.Time, body []byte) string {
 // *topgg.ConfigError), never quoted.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
 	if !wellFormed(secret) {
-		return nil, bad("NewRequest secret", whiteSpace)
+		return nil, bad("webhook.NewRequest secret", whiteSpace)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
