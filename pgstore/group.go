@@ -1,0 +1,71 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// group is the group commit of Ingests without a checkpoint: the caller that
+// takes the turn writes every request queued so far in one transaction (one
+// commit, one notification); the others wait for theirs. No timer: a batch is
+// what arrived while the last one committed.
+type group struct {
+	mu    sync.Mutex
+	queue []*ingestReq
+	turn  chan struct{} // one slot: held by the committing caller
+}
+
+// ingestReq is one Ingest's votes and, once done is closed, its outcome.
+type ingestReq struct {
+	votes, added []voterewards.Vote
+	grace        time.Duration
+	err          error
+	done         chan struct{}
+}
+
+// submit queues r and returns its added votes once its batch committed, or
+// ctx's error if ctx ends first (r is then still committed with its batch).
+func (g *group) submit(ctx context.Context, s *Store, r *ingestReq) ([]voterewards.Vote, error) {
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	g.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
+	case g.turn <- struct{}{}:
+		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		g.mu.Unlock()
+		// The batch is every caller's: not ended by this caller's ctx.
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
+		s.commit(bctx, batch)
+		cancel()
+		<-g.turn
+		<-r.done // in this batch, or done by the last one
+	}
+	return r.added, r.err
+}
+
+// commit writes the batch in one transaction, or each request alone if that
+// fails, so that a bad request fails only itself; then it closes their done.
+func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
+	err := s.write(ctx, batch, nil, 0, false)
+	if err != nil && len(batch) > 1 {
+		for _, r := range batch {
+			if err := s.write(ctx, []*ingestReq{r}, nil, 0, false); err != nil {
+				r.err = s.wrap("ingest", err)
+			}
+		}
+	} else if err != nil {
+		batch[0].err = s.wrap("ingest", err)
+	}
+	for _, r := range batch {
+		close(r.done)
+	}
+}
