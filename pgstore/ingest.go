@@ -138,7 +138,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, reqs []*ingestReq) ([
 	near := map[string][]int64{}
 	b.Queue(s.q.admitRead, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			st, times, err := scanAdmit(rows)
+			st, times, err := scanLedger(rows, true)
 			if err != nil {
 				return err
 			}
@@ -193,39 +193,12 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, er
 		return nil, nil
 	}
 	var va voteArgs
-	last := map[string]voterewards.Stats{}
-	var order []string
-	months := map[monthKey]voterewards.Standing{}
-	var monthOrder []monthKey
 	for _, v := range added {
 		if err := va.add(v); err != nil {
 			return nil, err
 		}
-		id := voterOf(v)
-		if _, ok := last[id]; !ok {
-			order = append(order, id)
-		}
-		last[id] = v.Stats
-		mk := monthKey{voterewards.MonthOf(v.CreatedAt).UnixNano(), id}
-		if _, ok := months[mk]; !ok {
-			monthOrder = append(monthOrder, mk)
-		}
-		months[mk] = standingAdd(months[mk], v)
 	}
-	var la ledgerArgs
-	for _, id := range order {
-		la.add(last[id])
-	}
-	var mMonth, mTotal, mReached []int64
-	var mVoter []string
-	var mVotes []int
-	for _, mk := range monthOrder {
-		st := months[mk]
-		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
-		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
-	}
-	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached)
-	b.Queue(s.q.admitWrite, args...)
+	b.Queue(s.q.admitWrite, va.args()...)
 	return payloads(va.key)
 }
 
