@@ -55,15 +55,15 @@ func (g *group) submit(ctx context.Context, s *Store, r *ingestReq) ([]voterewar
 // commit writes the batch in one transaction, or each request alone if that
 // fails, so that a bad request fails only itself; then it closes their done.
 func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
-	err := s.write(ctx, batch, nil, 0, false)
-	if err != nil && len(batch) > 1 {
+	if err := s.write(ctx, batch, nil, 0, false); err != nil {
 		for _, r := range batch {
-			if err := s.write(ctx, []*ingestReq{r}, nil, 0, false); err != nil {
+			if len(batch) > 1 {
+				err = s.write(ctx, []*ingestReq{r}, nil, 0, false)
+			}
+			if err != nil {
 				r.err = s.wrap("ingest", err)
 			}
 		}
-	} else if err != nil {
-		batch[0].err = s.wrap("ingest", err)
 	}
 	for _, r := range batch {
 		close(r.done)

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/dblkit/go-topgg/voterewards"
 )
-
-// notifyLimit bounds one NOTIFY payload, under PostgreSQL's 8000 bytes.
-const notifyLimit = 7000
 
 // Ingest implements [voterewards.Store] in one transaction (one voter's ingests
 // run one at a time across processes; with a checkpoint, a fenced leader write)
@@ -54,8 +50,8 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 	committed := false
 	if err == nil {
 		b := &pgx.Batch{}
-		var notes []string
-		if notes, err = s.queueAdded(b, added); err == nil {
+		var keys []string
+		if keys, err = s.queueAdded(b, added); err == nil {
 			if cp != nil {
 				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
 			}
@@ -65,8 +61,8 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 			if conn.PgConn().TxStatus() == 'T' { // without votes, the batch is its own (implicit) transaction
 				b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { committed = ct.String() == "COMMIT"; return nil })
 			}
-			if len(notes) > 0 {
-				b.Queue(s.q.notify, s.channel, notes)
+			if len(keys) > 0 {
+				b.Queue(s.q.notify, s.channel, keys)
 			}
 			err = conn.SendBatch(ctx, b).Close()
 		}
@@ -187,7 +183,7 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes (the votes, their voters'
-// last ledgers, the month standings) and returns the feed's notifications.
+// last ledgers, the month standings) and returns their keys, to notify.
 func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, error) {
 	if len(added) == 0 {
 		return nil, nil
@@ -199,36 +195,5 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, er
 		}
 	}
 	b.Queue(s.q.admitWrite, va.args()...)
-	return payloads(va.key)
-}
-
-// payloads makes JSON arrays of keys (an id may hold any character), each of
-// at most notifyLimit bytes.
-func payloads(keys []string) ([]string, error) {
-	var out []string
-	var sb strings.Builder
-	flush := func() {
-		if sb.Len() > 0 {
-			sb.WriteByte(']')
-			out = append(out, sb.String())
-			sb.Reset()
-		}
-	}
-	for _, k := range keys {
-		js, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		if sb.Len() > 0 && sb.Len()+1+len(js)+1 > notifyLimit {
-			flush()
-		}
-		if sb.Len() == 0 {
-			sb.WriteByte('[')
-		} else {
-			sb.WriteByte(',')
-		}
-		sb.Write(js)
-	}
-	flush()
-	return out, nil
+	return va.key, nil
 }

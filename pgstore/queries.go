@@ -62,7 +62,11 @@ func newQueries(s string) queries {
 		// Sent after the ingest's COMMIT, in the same round trip: a
 		// notifying transaction holds a cluster-wide lock through its
 		// commit, so one that also writes makes every ingest's fsync queue.
-		notify: `SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
+		// The keys as JSON arrays (a key may hold any character), each
+		// under PostgreSQL's 8000 bytes a payload, in order.
+		notify: `SELECT count(pg_notify($1, p)) FROM (SELECT json_agg(k ORDER BY n)::text AS p FROM (
+				SELECT k, n, sum(octet_length(to_json(k)::text) + 2) OVER (ORDER BY n) / 6000 AS c
+				FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n)) u GROUP BY c ORDER BY c) p`,
 		// Follow's check for votes whose notification was lost: the votes
 		// in (lo, settled] and the newest id.
 		lastVoteID: f("SELECT coalesce(max(id), 0) FROM %[1]s.votes"),
