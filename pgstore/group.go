@@ -42,10 +42,12 @@ func (g *group) submit(ctx context.Context, s *Store, r *ingestReq) ([]voterewar
 		batch := g.queue
 		g.queue = nil
 		g.mu.Unlock()
-		// The batch is every caller's: not ended by this caller's ctx.
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
-		s.commit(bctx, batch)
-		cancel()
+		if len(batch) > 0 { // else committed by the last turn
+			// The batch is every caller's: not ended by this caller's ctx.
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
+			s.commit(bctx, batch)
+			cancel()
+		}
 		<-g.turn
 		<-r.done // in this batch, or done by the last one
 	}
