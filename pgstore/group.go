@@ -29,7 +29,8 @@ type ingestReq struct {
 
 // submit queues r and returns its added votes once its batch committed, or
 // ctx's error if ctx ends first (r is then still committed with its batch).
-func (g *group) submit(ctx context.Context, s *Store, r *ingestReq) ([]voterewards.Vote, error) {
+func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, error) {
+	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
 	g.mu.Unlock()
@@ -43,7 +44,8 @@ func (g *group) submit(ctx context.Context, s *Store, r *ingestReq) ([]voterewar
 		g.queue = nil
 		g.mu.Unlock()
 		if len(batch) > 0 { // else committed by the last turn
-			// The batch is every caller's: not ended by this caller's ctx.
+			// The batch is every caller's: not ended by this caller's ctx,
+			// but bounded (a lock wait, then the writes).
 			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
 			s.commit(bctx, batch)
 			cancel()

@@ -25,7 +25,7 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	}
 	r := &ingestReq{votes: s.storable(votes), grace: grace, done: make(chan struct{})}
 	if cp == nil {
-		return s.group.submit(ctx, s, r)
+		return s.submit(ctx, r)
 	}
 	tok, fenced, err := s.leaderToken(ctx)
 	if err != nil {
