@@ -266,7 +266,7 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 		// still posts nothing: never a partial total).
 		missing := make(chan []int, 1)
 		p := w.plugin(cfg, plugin.WithOnPost(func(r autopost.Result) {
-			if r.Skipped && len(r.Missing) > 0 {
+			if r.Outcome == autopost.OutcomeIncomplete {
 				select {
 				case missing <- r.Missing:
 				default:

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -53,11 +52,9 @@ func (p *Plugin) buildPerks() error {
 	if p.set.votePoll <= 0 {
 		return &ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
-	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
-	if v.Reminders {
-		cfg.Reminders = p.opts.state
-	}
-	perks, err := voterperks.New(pluginVotes{p}, cfg)
+	cfg := voterperks.Config{BotID: v.BotID, State: p.opts.state, Role: v.Role, Reminders: v.Reminders,
+		Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
+	perks, err := voterperks.New(p, cfg)
 	if err != nil {
 		return err
 	}
@@ -89,17 +86,4 @@ func (p *Plugin) restSession() *discordgo.Session {
 		return nil
 	}
 	return p.sessions[0]
-}
-
-// pluginVotes is the perks' view of the plugin's votes.
-type pluginVotes struct{ p *Plugin }
-
-func (v pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }
-
-func (v pluginVotes) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	return v.p.votes.Stats(ctx, user)
-}
-
-func (v pluginVotes) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	return v.p.votes.Leaderboard(ctx, month, n)
 }
