@@ -85,9 +85,7 @@ func TestLedgerAcrossProcesses(t *testing.T) {
 // own votes; a vote two of them bring is added once.
 func TestConcurrentIngestsShareOneCommit(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	// Hold voter 0's lock: its Ingest takes the turn and waits on it.
 	holder, err := pool.Begin(ctx)
 	require.NoError(t, err)
