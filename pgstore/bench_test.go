@@ -1,11 +1,16 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,20 +108,24 @@ func BenchmarkIngestConcurrent(b *testing.B) {
 				fl.add,
 			}
 			const round = 256
-			var took [2]time.Duration
+			var took, cpu [2]time.Duration
 			var allocs [2]uint64
 			b.ResetTimer()
 			for start := 0; start < b.N; start += round {
 				for k := range 2 {
 					side := (k + start/round) % 2
+					c0 := cpuTime(b, pool)
 					d, a := ingestRound(b, sides[side], callers, start, min(round, b.N-start))
-					took[side], allocs[side] = took[side]+d, allocs[side]+a
+					took[side], allocs[side], cpu[side] = took[side]+d, allocs[side]+a, cpu[side]+cpuSince(b, pool, c0)
 				}
 			}
 			reportVsFloor(b, b.N, took[0], took[1])
 			b.ReportMetric(float64(took[1])/float64(took[0]), "throughput-x-floor")
 			b.ReportMetric(float64(allocs[0])/float64(b.N), "allocs/vote")
 			b.ReportMetric(float64(allocs[1])/float64(b.N), "floor-allocs/vote")
+			b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N), "cpu-us/vote")
+			b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N), "floor-cpu-us/vote")
+			b.ReportMetric(cpu[0].Seconds()/cpu[1].Seconds(), "cpu-x-floor")
 		})
 	}
 }
@@ -144,6 +153,39 @@ func ingestRound(b *testing.B, add func(context.Context, voterewards.Vote) error
 	d := time.Since(t0)
 	runtime.ReadMemStats(&ms)
 	return d, ms.Mallocs - before
+}
+
+// cpuTime returns the CPU time used so far by this process (Go side) and by
+// each process of pool's PostgreSQL server (pid 0: this process's), which the
+// other jobs on a loaded machine move much less than the wall time.
+func cpuTime(b *testing.B, pool *pgxpool.Pool) map[int]time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	out := map[int]time.Duration{0: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	rows, _ := pool.Query(context.Background(), "SELECT pid FROM pg_stat_activity")
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	require.NoError(b, err)
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // exited
+		}
+		// utime and stime are fields 14 and 15, in clock ticks (100 a second).
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[int(pid)] = time.Duration(ut+st) * 10 * time.Millisecond
+	}
+	return out
+}
+
+// cpuSince returns the CPU time used by this process and pool's server since c0.
+func cpuSince(b *testing.B, pool *pgxpool.Pool, c0 map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, c := range cpuTime(b, pool) {
+		d += c - c0[pid]
+	}
+	return d
 }
 
 // BenchmarkDelivery: the reward of one vote in its transaction (crediting a

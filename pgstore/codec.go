@@ -72,19 +72,10 @@ func scanVote(row pgx.Row, before ...any) (voterewards.Vote, error) {
 	return v, nil
 }
 
-// scanStats reads a ledger row (voter, votes, total, streak, best_streak,
-// streak_until_ns, month_ns, month_votes, month_total, last_vote_ns).
-func scanStats(row pgx.Row) (voterewards.Stats, error) {
-	st, _, err := scanLedger(row, false)
-	return st, err
-}
-
-// scanAdmit reads a row of admitRead: a ledger row (NULLs for a new voter:
-// a zero Stats with User set) and the voter's creation times near the new ones.
-func scanAdmit(row pgx.Row) (voterewards.Stats, []int64, error) {
-	return scanLedger(row, true)
-}
-
+// scanLedger reads a ledger row (voter, votes, total, streak, best_streak,
+// streak_until_ns, month_ns, month_votes, month_total, last_vote_ns; NULLs
+// for a new voter: a zero Stats with User set) and, withNear, admitRead's
+// creation times of the voter's votes near the new ones.
 func scanLedger(row pgx.Row, withNear bool) (voterewards.Stats, []int64, error) {
 	var (
 		st                                    voterewards.Stats
@@ -110,13 +101,16 @@ func deref[T int | int64](p *T) T {
 	return *p
 }
 
-// voteArgs are the column arrays of votes for insertVotes.
+// voteArgs are the column arrays of admitWrite: the votes, their Stats and
+// their months.
 type voteArgs struct {
-	key, voter, userID, platformID []string
-	weight                         []int
-	created, expires               []int64
-	origin                         []int16
-	hook, stats                    [][]byte
+	key, voter, userID, platformID          []string
+	weight, votes, streak, best, monthVotes []int
+	created, expires, total, monthTotal     []int64
+	origin                                  []int16
+	hook, stats                             [][]byte
+	until, month, last                      []*int64
+	monthOf                                 []int64
 }
 
 func (a *voteArgs) add(v voterewards.Vote) error {
@@ -132,21 +126,23 @@ func (a *voteArgs) add(v voterewards.Vote) error {
 	if err != nil {
 		return err
 	}
-	a.key = append(a.key, v.Key())
-	a.voter = append(a.voter, voterOf(v))
-	a.userID = append(a.userID, v.UserID)
-	a.platformID = append(a.platformID, v.PlatformID)
-	a.weight = append(a.weight, v.Weight)
-	a.created = append(a.created, v.CreatedAt.UnixNano())
-	a.expires = append(a.expires, v.ExpiresAt.UnixNano())
-	a.origin = append(a.origin, int16(v.Origin))
-	a.hook = append(a.hook, hook)
-	a.stats = append(a.stats, stats)
+	st := v.Stats
+	a.key, a.voter = append(a.key, v.Key()), append(a.voter, st.UserID)
+	a.userID, a.platformID = append(a.userID, v.UserID), append(a.platformID, v.PlatformID)
+	a.weight, a.origin = append(a.weight, v.Weight), append(a.origin, int16(v.Origin))
+	a.created, a.expires = append(a.created, v.CreatedAt.UnixNano()), append(a.expires, v.ExpiresAt.UnixNano())
+	a.hook, a.stats = append(a.hook, hook), append(a.stats, stats)
+	a.votes, a.total = append(a.votes, st.Votes), append(a.total, int64(st.Total))
+	a.streak, a.best = append(a.streak, st.Streak), append(a.best, st.BestStreak)
+	a.until, a.month, a.last = append(a.until, ns(st.StreakUntil)), append(a.month, ns(st.Month)), append(a.last, ns(st.LastVote))
+	a.monthVotes, a.monthTotal = append(a.monthVotes, st.MonthVotes), append(a.monthTotal, int64(st.MonthTotal))
+	a.monthOf = append(a.monthOf, voterewards.MonthOf(v.CreatedAt).UnixNano())
 	return nil
 }
 
 func (a *voteArgs) args() []any {
-	return []any{a.key, a.voter, a.userID, a.platformID, a.weight, a.created, a.expires, a.origin, jsonArray(a.hook), jsonArray(a.stats)}
+	return []any{a.key, a.voter, a.userID, a.platformID, a.weight, a.created, a.expires, a.origin, jsonArray(a.hook), jsonArray(a.stats),
+		a.votes, a.total, a.streak, a.best, a.until, a.month, a.monthVotes, a.monthTotal, a.last, a.monthOf}
 }
 
 // jsonArray passes JSON documents (nil: NULL) as a json[] parameter.
@@ -159,45 +155,4 @@ func jsonArray(docs [][]byte) []*string {
 		}
 	}
 	return out
-}
-
-// ledgerArgs are the column arrays of voters' Stats for upsertVoters.
-type ledgerArgs struct {
-	voter                           []string
-	votes, streak, best, monthVotes []int
-	total, monthTotal               []int64
-	until, month, last              []*int64
-}
-
-func (a *ledgerArgs) add(st voterewards.Stats) {
-	a.voter = append(a.voter, st.UserID)
-	a.votes = append(a.votes, st.Votes)
-	a.total = append(a.total, int64(st.Total))
-	a.streak = append(a.streak, st.Streak)
-	a.best = append(a.best, st.BestStreak)
-	a.until = append(a.until, ns(st.StreakUntil))
-	a.month = append(a.month, ns(st.Month))
-	a.monthVotes = append(a.monthVotes, st.MonthVotes)
-	a.monthTotal = append(a.monthTotal, int64(st.MonthTotal))
-	a.last = append(a.last, ns(st.LastVote))
-}
-
-func (a *ledgerArgs) args() []any {
-	return []any{a.voter, a.votes, a.total, a.streak, a.best, a.until, a.month, a.monthVotes, a.monthTotal, a.last}
-}
-
-// monthKey is one voter's standing in one month.
-type monthKey struct {
-	month int64
-	voter string
-}
-
-// standingAdd counts v in a month's standing (as the memory store does).
-func standingAdd(s voterewards.Standing, v voterewards.Vote) voterewards.Standing {
-	s.Votes++
-	s.Total += max(v.Weight, 1)
-	if v.CreatedAt.After(s.ReachedAt) {
-		s.ReachedAt = v.CreatedAt
-	}
-	return s
 }

@@ -94,9 +94,7 @@ func TestFeedManyVotesSplitsPayloads(t *testing.T) {
 // reconnects, resyncs, and reports the votes added after.
 func TestFeedResyncsAfterReconnect(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	got, resyncs := follow(t, s)
 	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
 	var killed int

@@ -14,9 +14,7 @@ import (
 // another process's Store on the database reads the last one saved.
 func TestCommandHash(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	hash, err := s.LoadHash(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, hash)

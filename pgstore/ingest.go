@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -16,47 +15,54 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// notifyLimit bounds one NOTIFY payload, under PostgreSQL's 8000 bytes.
-const notifyLimit = 7000
-
 // Ingest implements [voterewards.Store] in one transaction (one voter's ingests
 // run one at a time across processes; with a checkpoint, a fenced leader write)
-// and notifies [Store.Follow] after the commit.
+// and notifies [Store.Follow] after the commit. Concurrent Ingests without a
+// checkpoint share one transaction (a group commit, see [group]).
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
 	}
-	votes = s.storable(votes)
-	tok, fenced := int64(0), false
-	if cp != nil {
-		var err error
-		if tok, fenced, err = s.leaderToken(ctx); err != nil {
-			return nil, err
-		}
+	r := &ingestReq{votes: s.storable(votes), grace: grace, done: make(chan struct{})}
+	if cp == nil {
+		return s.submit(ctx, r)
 	}
+	tok, fenced, err := s.leaderToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.write(ctx, []*ingestReq{r}, cp, tok, fenced); err != nil {
+		return nil, s.wrap("ingest", err)
+	}
+	return r.added, nil
+}
+
+// write stores the requests' votes (and cp) in one transaction, setting each
+// one's added votes, and notifies the added votes after the commit.
+func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, s.wrap("ingest", err)
+		return err
 	}
 	defer pc.Release()
 	conn := pc.Conn()
-	added, err := s.admit(ctx, conn, votes, grace)
+	added, err := s.admit(ctx, conn, reqs)
 	committed := false
 	if err == nil {
 		b := &pgx.Batch{}
-		var notes []string
-		if notes, err = s.queueAdded(b, added); err == nil {
+		var keys []string
+		if keys, err = s.queueAdded(b, added); err == nil {
 			if cp != nil {
 				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
 			}
 			if fenced {
 				b.Queue(s.q.checkFence, tok)
 			}
-			if len(votes) > 0 { // without votes, the batch is its own (implicit) transaction
+			if conn.PgConn().TxStatus() == 'T' { // without votes, the batch is its own (implicit) transaction
 				b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { committed = ct.String() == "COMMIT"; return nil })
 			}
-			if len(notes) > 0 {
-				b.Queue(s.q.notify, s.channel, notes)
+			if len(keys) > 0 {
+				b.Queue(s.q.notify, s.channel, keys)
 			}
 			err = conn.SendBatch(ctx, b).Close()
 		}
@@ -64,16 +70,18 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	if err != nil && committed {
 		// Durable: another process's Follow learns these votes at its next check.
 		s.log.Warn("pgstore: votes stored, but notifying them failed", "err", s.scrub(err))
-		return added, nil
+		return nil
 	}
 	if err != nil {
+		for _, r := range reqs {
+			r.added = nil
+		}
 		if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
 			// Keep the connection: Release would close one left in a transaction.
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
-		return nil, s.wrap("ingest", err)
 	}
-	return added, nil
+	return err
 }
 
 // storable returns votes without those whose ids PostgreSQL's text cannot
@@ -104,15 +112,19 @@ func nanoOK(t time.Time) bool { return t.Year() > 1677 && t.Year() < 2262 }
 // textOK reports whether PostgreSQL's text can hold s.
 func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// admit begins the transaction, locks the voters of votes and returns the
-// votes to add, with their Stats, in order; without votes it does nothing.
-func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	if len(votes) == 0 {
-		return nil, nil
+// admit begins the transaction, locks the voters of the requests' votes and
+// sets each request's votes to add, with their Stats, in order; it returns
+// them all. Without votes it does nothing.
+func (s *Store) admit(ctx context.Context, conn *pgx.Conn, reqs []*ingestReq) ([]voterewards.Vote, error) {
+	var voters []string
+	var created []int64
+	for _, r := range reqs {
+		for _, v := range r.votes {
+			voters, created = append(voters, voterOf(v)), append(created, v.CreatedAt.UnixNano())
+		}
 	}
-	voters, created := make([]string, len(votes)), make([]int64, len(votes))
-	for i, v := range votes {
-		voters[i], created[i] = voterOf(v), v.CreatedAt.UnixNano()
+	if len(voters) == 0 {
+		return nil, nil
 	}
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
@@ -122,7 +134,7 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	near := map[string][]int64{}
 	b.Queue(s.q.admitRead, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			st, times, err := scanAdmit(rows)
+			st, times, err := scanLedger(rows, true)
 			if err != nil {
 				return err
 			}
@@ -133,19 +145,21 @@ func (s *Store) admit(ctx context.Context, conn *pgx.Conn, votes []voterewards.V
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}
-	var added []voterewards.Vote
-	for i, v := range votes {
-		id, c := voters[i], created[i]
-		if slices.ContainsFunc(near[id], func(o int64) bool { return within(o, c) }) {
-			continue
+	var all []voterewards.Vote
+	for _, r := range reqs {
+		for _, v := range r.votes {
+			id, c := voterOf(v), v.CreatedAt.UnixNano()
+			if slices.ContainsFunc(near[id], func(o int64) bool { return within(o, c) }) {
+				continue
+			}
+			near[id] = append(near[id], c)
+			v.Stats = ledger[id].Add(v, r.grace)
+			ledger[id] = v.Stats
+			r.added = append(r.added, v)
+			all = append(all, v)
 		}
-		near[id] = append(near[id], c)
-		st := ledger[id].Add(v, grace)
-		ledger[id] = st
-		v.Stats = st
-		added = append(added, v)
 	}
-	return added, nil
+	return all, nil
 }
 
 // within reports whether two creation times are one vote.
@@ -169,75 +183,17 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes (the votes, their voters'
-// last ledgers, the month standings) and returns the feed's notifications.
+// last ledgers, the month standings) and returns their keys, to notify.
 func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, error) {
 	if len(added) == 0 {
 		return nil, nil
 	}
 	var va voteArgs
-	last := map[string]voterewards.Stats{}
-	var order []string
-	months := map[monthKey]voterewards.Standing{}
-	var monthOrder []monthKey
 	for _, v := range added {
 		if err := va.add(v); err != nil {
 			return nil, err
 		}
-		id := voterOf(v)
-		if _, ok := last[id]; !ok {
-			order = append(order, id)
-		}
-		last[id] = v.Stats
-		mk := monthKey{voterewards.MonthOf(v.CreatedAt).UnixNano(), id}
-		if _, ok := months[mk]; !ok {
-			monthOrder = append(monthOrder, mk)
-		}
-		months[mk] = standingAdd(months[mk], v)
 	}
-	var la ledgerArgs
-	for _, id := range order {
-		la.add(last[id])
-	}
-	var mMonth, mTotal, mReached []int64
-	var mVoter []string
-	var mVotes []int
-	for _, mk := range monthOrder {
-		st := months[mk]
-		mMonth, mVoter, mVotes = append(mMonth, mk.month), append(mVoter, mk.voter), append(mVotes, st.Votes)
-		mTotal, mReached = append(mTotal, int64(st.Total)), append(mReached, st.ReachedAt.UnixNano())
-	}
-	args := append(append(va.args(), la.args()...), mMonth, mVoter, mVotes, mTotal, mReached)
-	b.Queue(s.q.admitWrite, args...)
-	return payloads(va.key)
-}
-
-// payloads makes JSON arrays of keys (an id may hold any character), each of
-// at most notifyLimit bytes.
-func payloads(keys []string) ([]string, error) {
-	var out []string
-	var sb strings.Builder
-	flush := func() {
-		if sb.Len() > 0 {
-			sb.WriteByte(']')
-			out = append(out, sb.String())
-			sb.Reset()
-		}
-	}
-	for _, k := range keys {
-		js, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		if sb.Len() > 0 && sb.Len()+1+len(js)+1 > notifyLimit {
-			flush()
-		}
-		if sb.Len() == 0 {
-			sb.WriteByte('[')
-		} else {
-			sb.WriteByte(',')
-		}
-		sb.Write(js)
-	}
-	flush()
-	return out, nil
+	b.Queue(s.q.admitWrite, va.args()...)
+	return va.key, nil
 }

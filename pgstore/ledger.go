@@ -17,7 +17,7 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("pgstore: Stats: %w (no user id)", topgg.ErrNilArgument)
 	}
-	st, err := scanStats(s.pool.QueryRow(ctx, s.q.stats, user))
+	st, _, err := scanLedger(s.pool.QueryRow(ctx, s.q.stats, user), false)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return voterewards.Stats{UserID: user}, nil
 	}

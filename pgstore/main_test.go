@@ -25,6 +25,15 @@ func open(t testing.TB, cfg pgstore.Config) *pgstore.Store {
 	return s
 }
 
+// openPooled returns a store on a fresh database, and the database's pool.
+func openPooled(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	pool := pg.Pool(t)
+	s, err := pgstore.Open(context.Background(), pool, pgstore.Config{})
+	require.NoError(t, err)
+	return s, pool
+}
+
 // openPool opens a pool on dbURL (one per process of a test), closed at the
 // test's cleanup.
 func openPool(t testing.TB, dbURL string) *pgxpool.Pool {

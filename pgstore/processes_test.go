@@ -80,6 +80,52 @@ func TestLedgerAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestConcurrentIngestsShareOneCommit: Ingests that arrive while another
+// commits are written together, in one transaction, each caller given its
+// own votes; a vote two of them bring is added once.
+func TestConcurrentIngestsShareOneCommit(t *testing.T) {
+	ctx := context.Background()
+	s, pool := openPooled(t)
+	// Hold voter 0's lock: its Ingest takes the turn and waits on it.
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
+	require.NoError(t, err)
+	const callers = 6
+	added := make([][]voterewards.Vote, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		v := vote(min(i, callers-2), base) // the last two bring the same vote
+		wg.Go(func() {
+			got, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+			assert.NoError(t, err)
+			added[i] = got
+		})
+		if i == 0 {
+			require.Eventually(t, func() bool {
+				var waiting int
+				return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
+			}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+		}
+	}
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == callers-1 }, 10*time.Second, time.Millisecond, "the others wait")
+	require.NoError(t, holder.Rollback(ctx))
+	wg.Wait()
+	var keys []string
+	for i, got := range added {
+		for _, v := range got {
+			assert.Equal(t, vote(min(i, callers-2), base).Key(), v.Key(), "caller %d got its own vote", i)
+			keys = append(keys, v.Key())
+		}
+	}
+	assert.Len(t, keys, callers-1, "each vote added once")
+	var txs int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(DISTINCT xmin::text) FROM topgg.votes WHERE voter <> $1",
+		vote(0, base).PlatformID).Scan(&txs))
+	assert.Equal(t, 1, txs, "the waiting Ingests committed in one transaction")
+}
+
 // TestRewardRaceAcrossProcesses: two processes (an old leader and a new
 // one) deliver the same votes at once: each vote's handler commits its
 // write once (the bot's table, without a unique key to save it, says so).

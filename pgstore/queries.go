@@ -36,28 +36,37 @@ func newQueries(s string) queries {
 					WHERE v.voter = q.voter AND v.seen AND v.created_ns > q.lo - $3 AND v.created_ns < q.hi + $3)
 			FROM (SELECT voter, min(c) AS lo, max(c) AS hi FROM unnest($1::text[], $2::bigint[]) AS u(voter, c) GROUP BY voter) q
 			LEFT JOIN %[1]s.voters o ON o.voter = q.voter`),
-		// The added votes, their voters' ledgers and the month standings,
-		// in one statement.
-		admitWrite: f(`WITH iv AS (
-				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+		// The added votes, their voters' last ledgers and the month
+		// standings (counted here), in one statement.
+		admitWrite: f(`WITH u AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[],
-					$8::smallint[], $9::json[], $10::json[])
+					$8::smallint[], $9::json[], $10::json[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::bigint[],
+					$16::bigint[], $17::int[], $18::bigint[], $19::bigint[], $20::bigint[]) WITH ORDINALITY
+					AS u(key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats, votes, total,
+						streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns, month_of, n)
+			), iv AS (
+				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+				SELECT key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats FROM u
 			), uv AS (
 				INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
-				SELECT * FROM unnest($11::text[], $12::int[], $13::bigint[], $14::int[], $15::int[], $16::bigint[], $17::bigint[],
-					$18::int[], $19::bigint[], $20::bigint[])
+				SELECT DISTINCT ON (voter) voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes,
+					month_total, last_vote_ns FROM u ORDER BY voter, n DESC
 				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
 					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
 					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
 			)
 			INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
-			SELECT * FROM unnest($21::bigint[], $22::text[], $23::int[], $24::bigint[], $25::bigint[])
+			SELECT month_of, voter, count(*), sum(greatest(weight, 1)), max(created_ns) FROM u GROUP BY month_of, voter
 			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
 				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
 		// Sent after the ingest's COMMIT, in the same round trip: a
 		// notifying transaction holds a cluster-wide lock through its
 		// commit, so one that also writes makes every ingest's fsync queue.
-		notify: `SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
+		// The keys as JSON arrays (a key may hold any character), each
+		// under PostgreSQL's 8000 bytes a payload, in order.
+		notify: `SELECT count(pg_notify($1, p)) FROM (SELECT json_agg(k ORDER BY n)::text AS p FROM (
+				SELECT k, n, sum(octet_length(to_json(k)::text) + 2) OVER (ORDER BY n) / 6000 AS c
+				FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n)) u GROUP BY c ORDER BY c) p`,
 		// Follow's check for votes whose notification was lost: the votes
 		// in (lo, settled] and the newest id.
 		lastVoteID: f("SELECT coalesce(max(id), 0) FROM %[1]s.votes"),

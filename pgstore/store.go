@@ -80,6 +80,7 @@ type Store struct {
 	timeout   time.Duration // Config.TxTimeout
 	retention time.Duration // Config.Retention
 	q         queries
+	group     group // the group commit of Ingests without a checkpoint
 
 	followCheck time.Duration // how often Follow checks for lost notifications
 
@@ -130,6 +131,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		channel: "topgg_votes_" + schema, lockNS: "go-topgg/pgstore:" + schema + ":",
 		timeout: timeout, retention: cfg.Retention,
 		q: newQueries(pgx.Identifier{schema}.Sanitize()), followCheck: followCheck,
+		group: group{turn: make(chan struct{}, 1)},
 	}, nil
 }
 

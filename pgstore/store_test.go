@@ -25,9 +25,7 @@ func TestStoreSuite(t *testing.T) {
 // votes stay in the table (PostgreSQL keeps every vote), and the ledger.
 func TestKeepsEveryVote(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	old := vote(1, base)
 	ingest(t, s, nil, old)
 	later := base.Add(3 * voterewards.VoteLifetime)

@@ -163,9 +163,7 @@ func TestUseFenceOnceAndPing(t *testing.T) {
 	assert.Contains(t, err.Error(), "twice")
 	require.NoError(t, one.SaveHash(ctx, "h"), "the second UseFence changed nothing")
 
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		err := s.SaveHash(ctx, "h") // before or after the fence: either answer

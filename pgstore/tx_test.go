@@ -49,9 +49,7 @@ func points(t *testing.T, pool *pgxpool.Pool, voter string) int {
 // leader) finds the mark and does not call the handler.
 func TestRewardOnce(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	pointsTable(t, pool)
 	v := ingest(t, s, nil, vote(1, base))[0]
 	calls := 0
@@ -75,9 +73,7 @@ func TestRewardOnce(t *testing.T) {
 // comes back as it returned it.
 func TestRewardFailureRollsBack(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s, pool := openPooled(t)
 	pointsTable(t, pool)
 	v := ingest(t, s, nil, vote(1, base))[0]
 	boom := errors.New("boom")
@@ -104,9 +100,7 @@ func TestRewardFailureRollsBack(t *testing.T) {
 // make an expiry handled by it pending again.
 func TestExpiryOnce(t *testing.T) {
 	ctx := context.Background()
-	pool := pg.Pool(t)
-	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
+	s := open(t, pgstore.Config{})
 	v := ingest(t, s, nil, vote(1, base))[0]
 	rewards, expiries := 0, 0
 	require.NoError(t, s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { rewards++; return nil })(ctx, v))

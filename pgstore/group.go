@@ -1,0 +1,75 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// group is the group commit of Ingests without a checkpoint: the caller that
+// takes the turn writes every request queued so far in one transaction (one
+// commit, one notification); the others wait for theirs. No timer: a batch is
+// what arrived while the last one committed.
+type group struct {
+	mu    sync.Mutex
+	queue []*ingestReq
+	turn  chan struct{} // one slot: held by the committing caller
+}
+
+// ingestReq is one Ingest's votes and, once done is closed, its outcome.
+type ingestReq struct {
+	votes, added []voterewards.Vote
+	grace        time.Duration
+	err          error
+	done         chan struct{}
+}
+
+// submit queues r and returns its added votes once its batch committed, or
+// ctx's error if ctx ends first (r is then still committed with its batch).
+func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, error) {
+	g := &s.group
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	g.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
+	case g.turn <- struct{}{}:
+		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		g.mu.Unlock()
+		if len(batch) > 0 { // else committed by the last turn
+			// The batch is every caller's: not ended by this caller's ctx,
+			// but bounded (a lock wait, then the writes).
+			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
+			s.commit(bctx, batch)
+			cancel()
+		}
+		<-g.turn
+		<-r.done // in this batch, or done by the last one
+	}
+	return r.added, r.err
+}
+
+// commit writes the batch in one transaction, or each request alone if that
+// fails, so that a bad request fails only itself; then it closes their done.
+func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
+	if err := s.write(ctx, batch, nil, 0, false); err != nil {
+		for _, r := range batch {
+			if len(batch) > 1 {
+				err = s.write(ctx, []*ingestReq{r}, nil, 0, false)
+			}
+			if err != nil {
+				r.err = s.wrap("ingest", err)
+			}
+		}
+	}
+	for _, r := range batch {
+		close(r.done)
+	}
+}
