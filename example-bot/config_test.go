@@ -77,7 +77,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	assert.Equal(t, config{Env: plugin.Env{
 		DiscordToken: plugin.NewCredential(unitDiscordToken), TopggToken: plugin.NewCredential(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
-		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
+		ShardCount: 4, LogLevel: slog.LevelDebug, LogFormat: "json",
 		RedisURL: plugin.NewCredential("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
 		DatabaseURL: plugin.NewCredential("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"), StateDir: "/srv/state",
 		Config: plugin.Config{
@@ -286,7 +286,7 @@ func TestBadFlagExits(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-demo", "the usage lists the flags")
 }
 
-// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Log, whose
+// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Env.Logger, whose
 // test checks every level and format).
 func TestLogger(t *testing.T) {
 	t.Parallel()
@@ -295,7 +295,7 @@ func TestLogger(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	log := cfg.Log.Logger(&buf)
+	log := cfg.Logger(&buf)
 	log.Info("hidden")
 	log.Warn("shown", "n", 1)
 	assert.NotContains(t, buf.String(), "hidden")

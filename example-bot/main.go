@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		return exitOK
 	}
 	cfg, err := loadConfig(ctx, env)
-	log := cfg.Log.Logger(stderr)
+	log := cfg.Logger(stderr)
 	var b *bot
 	if err == nil {
 		b, err = newBot(cfg, env, log)

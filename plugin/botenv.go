@@ -3,6 +3,8 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"time"
 
 	"github.com/dblkit/go-topgg/fleet"
@@ -25,8 +27,18 @@ type Env struct {
 	RedisURL      Credential    `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
 	DatabaseURL   Credential    `env:"DATABASE_URL"`                           // the state in PostgreSQL
 	FleetLease    time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
-	Log           Log
+	LogLevel      slog.Level    `env:"LOG_LEVEL"`  // debug, info (the default), warn or error, as slog reads it
+	LogFormat     string        `env:"LOG_FORMAT"` // text (the default) or json
 	Config        Config
+}
+
+// Logger returns a logger writing to w at LOG_LEVEL in LOG_FORMAT.
+func (e Env) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: e.LogLevel}
+	if e.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // Fleet reports whether REDIS_URL makes this process one of a fleet.
@@ -60,6 +72,9 @@ const maxEnvShards = 4096
 
 // validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
+	if e.LogFormat != "" && e.LogFormat != "text" && e.LogFormat != "json" {
+		return &ConfigError{Field: "plugin.Env.LogFormat", Variable: "LOG_FORMAT", Problem: "is not text or json"}
+	}
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
 		return &ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
 	}

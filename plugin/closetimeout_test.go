@@ -23,7 +23,7 @@ func TestStopGraceCancelsHandlers(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	w.tg.AddVote(votes(1)...)
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	cfg.SyncCommands = new(false)
 	cfg.VoteStopGrace = timeout
 
@@ -111,7 +111,7 @@ func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	w.tg.AddVote(votes(1)...)
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	cfg.SyncCommands = new(false)
 	cfg.VoteStopGrace = grace
 	rel := newReleaser(t)

@@ -42,7 +42,7 @@ func TestRegisterCommands(t *testing.T) {
 	w := newWorld(t, worldSpec{perShard: 1})
 	ctx := w.ctx()
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	perks := plugin.WithVoterPerks(plugin.VoterPerks{BotID: w.dc.ApplicationID()})
 	quiet := plugin.WithLogger(slog.New(slog.DiscardHandler))
 
@@ -87,7 +87,7 @@ func TestAttachAddsThePerksHandler(t *testing.T) {
 	// second interaction is answered, the first one's handlers have all returned.
 	w.sessions[0].SyncEvents = true
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
+	cfg.Autopost, cfg.SyncCommands = "off", new(false)
 	p := w.plugin(cfg, plugin.WithCommands([]*discordgo.ApplicationCommand{}),
 		plugin.WithVoterPerks(plugin.VoterPerks{BotID: w.dc.ApplicationID()}))
 	require.NoError(t, p.RegisterCommands(ctx, w.dc.ApplicationID()))
@@ -123,7 +123,7 @@ func TestRefusedCommandsAreNotResent(t *testing.T) {
 	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
 	var logs logBuffer
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	w.open()
@@ -141,7 +141,7 @@ func TestCommandSyncHandlerPanicIsContained(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	var logs logBuffer
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	var calls atomic.Int32
 	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()),
 		plugin.WithCommandSyncHandler(func(context.Context, commands.Result, error) {

@@ -41,7 +41,7 @@ func TestLoadConfigEmpty(t *testing.T) {
 // accepts it, given a state.
 func TestZeroConfigIsValid(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, plugin.Config{}.Validate())
+	require.NoError(t, plugin.Config{}.Validate(nil))
 	client, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = plugin.New(client, plugin.Config{}, plugin.WithLogger(slog.New(slog.DiscardHandler)),
@@ -95,7 +95,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
-		Autopost:             plugin.AutopostV0,
+		Autopost:             "v0",
 		AutopostInterval:     45 * time.Minute,
 		AutopostRefresh:      6 * time.Hour,
 		AutopostReadyTimeout: 90 * time.Second,
@@ -119,7 +119,7 @@ func TestLoadConfigTurnsJobsOff(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
 	}, cfg)
 }
 
@@ -225,7 +225,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	require.NoError(t, plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(map[string]string{
 		"BOT_TOKEN": "x", "TOPGG_AUTOPOST": "off",
 	})))
-	assert.Equal(t, botConfig{Token: "x", Shards: 1, Plugin: plugin.Config{Autopost: plugin.AutopostOff}}, c)
+	assert.Equal(t, botConfig{Token: "x", Shards: 1, Plugin: plugin.Config{Autopost: "off"}}, c)
 
 	for _, tc := range []struct {
 		env      map[string]string
@@ -255,7 +255,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 func TestLoadEnvCodeWins(t *testing.T) {
 	t.Parallel()
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, WebhookPath: "/from/code",
+		Autopost: "v0", AutopostInterval: 20 * time.Minute, WebhookPath: "/from/code",
 		SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
 	}
 	require.NoError(t, plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(map[string]string{
@@ -267,7 +267,7 @@ func TestLoadEnvCodeWins(t *testing.T) {
 		"TOPGG_VOTE_LOOKBACK":      "1h",
 	})))
 	assert.Equal(t, plugin.Config{
-		Autopost:         plugin.AutopostV0,
+		Autopost:         "v0",
 		AutopostInterval: 20 * time.Minute,
 		SyncCommands:     new(false),
 		VotePollInterval: new(time.Duration(0)),
@@ -402,7 +402,7 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "2m")
 	cfg, err := plugin.LoadConfig(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
+	assert.Equal(t, "off", cfg.Autopost)
 	assert.Equal(t, new(2*time.Minute), cfg.VotePollInterval)
 
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "sometimes")
@@ -480,15 +480,6 @@ func TestNewValidatesCommands(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "commands[1].name", ve.Field)
 	assert.True(t, strings.HasPrefix(err.Error(), "plugin: WithCommands: "), err.Error())
-}
-
-// TestConfigString: String shows nil pointers as "default", not addresses.
-func TestConfigString(t *testing.T) {
-	t.Parallel()
-	s := plugin.Config{VotePollInterval: new(time.Duration(0))}.String()
-	assert.Contains(t, s, "SyncCommands:default")
-	assert.Contains(t, s, "VotePollInterval:0s")
-	assert.Equal(t, s, fmt.Sprint(plugin.Config{VotePollInterval: new(time.Duration(0))}))
 }
 
 // TestLoadConfigNamesMissingVariable: a rule that ties two settings names the

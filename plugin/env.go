@@ -5,8 +5,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -41,7 +39,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	}
 	err := envconfig.ProcessWith(ctx, &envconfig.Config{
 		Target:   target,
-		Lookuper: s,
+		Lookuper: envconfig.LookuperFunc(s.lookup),
 		// Else go-envconfig allocates a nil pointer field whose variable is
 		// unset, and nil means the default.
 		DefaultNoInit: true,
@@ -64,7 +62,7 @@ type envField struct {
 	kept bool
 }
 
-// strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
+// strict is the go-envconfig lookup that holds LoadEnv's rules: it hands
 // go-envconfig only values they accept, and records a refused one, given as
 // unset. (Not a Mutator: go-envconfig calls none for a type that decodes
 // itself, and such a field set in code would be overwritten.)
@@ -116,8 +114,8 @@ func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]boo
 	return nil
 }
 
-// Lookup reads key and checks its value against the type of its field.
-func (s *strict) Lookup(key string) (string, bool) {
+// lookup reads key and checks its value against the type of its field.
+func (s *strict) lookup(key string) (string, bool) {
 	s.last = key
 	val, set := s.look.Lookup(key)
 	f, ok := s.fields[key]
@@ -258,7 +256,7 @@ var (
 )
 
 // ValidateEnv checks every Config in target, as [LoadEnv] filled it from
-// lookuper (nil: the environment), with [Config.ValidateFor] and client; its
+// lookuper (nil: the environment), with [Config.Validate] and client; its
 // *ConfigError names the variable of the bad field when it is set.
 func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
 	v := reflect.ValueOf(target)
@@ -278,7 +276,7 @@ func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) 
 			read[name] = ok && val != ""
 		}
 	}
-	return validateAll(v, read, func(c Config) error { return c.ValidateFor(client) })
+	return validateAll(v, read, func(c Config) error { return c.Validate(client) })
 }
 
 // validateAll validates every Config in the struct v, at any depth.
@@ -325,7 +323,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 		}
 	}
 	if validate == nil {
-		validate = Config.Validate
+		validate = Config.check
 	}
 	err := validate(c)
 	var ce *ConfigError
@@ -361,63 +359,17 @@ func (s *Credential) EnvDecode(v string) error { s.p = &v; return nil }
 
 // Format prints [redacted], or nothing when unset, whatever the verb.
 func (s Credential) Format(f fmt.State, verb rune) {
-	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
+	b, _ := s.MarshalText()
+	fmt.Fprintf(f, fmt.FormatString(f, verb), string(b))
 }
 
-// LogValue shows [redacted] in slog, or an empty string when unset.
-func (s Credential) LogValue() slog.Value {
+// MarshalText gives encoders that skip Format (slog, JSON) [redacted], or
+// nothing when unset.
+func (s Credential) MarshalText() ([]byte, error) {
 	if s.p == nil {
-		return slog.StringValue("")
+		return nil, nil
 	}
-	return slog.StringValue(httpx.Redacted)
-}
-
-// MarshalText keeps the value out of encoders that skip Format (JSON, say).
-func (s Credential) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
-
-// Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error;
-// default info) and LOG_FORMAT (text or json; default text).
-type Log struct {
-	Level  LogLevel  `env:"LOG_LEVEL"`
-	Format LogFormat `env:"LOG_FORMAT"`
-}
-
-// LogLevel is a slog level read strictly: debug, info, warn or error, in any
-// case; the zero value is info.
-type LogLevel slog.Level
-
-// EnvDecode reads a level; its error quotes no value.
-func (l *LogLevel) EnvDecode(v string) error {
-	var lvl slog.Level
-	switch strings.ToLower(v) {
-	case "debug", "info", "warn", "error":
-		if err := lvl.UnmarshalText([]byte(v)); err == nil {
-			*l = LogLevel(lvl)
-			return nil
-		}
-	}
-	return errors.New("is not debug, info, warn or error")
-}
-
-// LogFormat is text or json; empty is text.
-type LogFormat string
-
-// EnvDecode reads a format; its error quotes no value.
-func (f *LogFormat) EnvDecode(v string) error {
-	if v != "text" && v != "json" {
-		return errors.New("is not text or json")
-	}
-	*f = LogFormat(v)
-	return nil
-}
-
-// Logger returns a logger writing to w at l's level in l's format.
-func (l Log) Logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.Level(l.Level)}
-	if l.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return []byte(httpx.Redacted), nil
 }
 
 // Snowflake is a Discord ID read from a variable (decimal, below 2^64, no

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestCheckAddr(t *testing.T) {
 		assert.Error(t, plugin.CheckAddr(bad), bad)
 		cfg := plugin.Config{WebhookAddr: bad, WebhookSecrets: plugin.WebhookSecrets{"whs_x"}}
 		var ce *plugin.ConfigError
-		require.ErrorAs(t, cfg.Validate(), &ce, bad)
+		require.ErrorAs(t, cfg.Validate(nil), &ce, bad)
 		assert.Equal(t, "plugin.Config.WebhookAddr", ce.Field)
 	}
 	var c struct{ Plugin plugin.Config }
@@ -101,22 +102,23 @@ func TestCredentialRedacts(t *testing.T) {
 	assert.Equal(t, "[redacted]", fmt.Sprint(plugin.NewCredential("")), "set, even empty")
 }
 
-// TestLogFromEnv: LOG_LEVEL takes the four levels in any case and nothing
+// TestLogFromEnv: LOG_LEVEL takes slog's levels in any case and nothing
 // else, LOG_FORMAT text or json, each error naming its variable; unset is
 // info and text; the logger writes at that level in that format.
 func TestLogFromEnv(t *testing.T) {
 	t.Parallel()
-	type cfg struct{ Log plugin.Log }
-	load := func(env map[string]string) (cfg, error) {
-		var c cfg
+	load := func(env map[string]string) (plugin.Env, error) {
+		var c plugin.Env
+		env = maps.Clone(env)
+		env["DISCORD_TOKEN"], env["TOPGG_TOKEN"] = "d", "t"
 		return c, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(env))
 	}
 	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
 		c, err := load(map[string]string{"LOG_LEVEL": in})
 		require.NoError(t, err, in)
-		assert.Equal(t, want, slog.Level(c.Log.Level), in)
+		assert.Equal(t, want, c.LogLevel, in)
 	}
-	for variable, bads := range map[string][]string{"LOG_LEVEL": {"", "trace", "warning", "info+1"}, "LOG_FORMAT": {"", "xml", "JSON"}} {
+	for variable, bads := range map[string][]string{"LOG_LEVEL": {"", "trace", "warning", "1"}, "LOG_FORMAT": {"", "xml", "JSON"}} {
 		for _, bad := range bads {
 			_, err := load(map[string]string{variable: bad})
 			var ce *plugin.ConfigError
@@ -124,19 +126,19 @@ func TestLogFromEnv(t *testing.T) {
 			assert.Equal(t, variable, ce.Variable, bad)
 		}
 	}
-	c, err := load(nil)
+	c, err := load(map[string]string{})
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	c.Log.Logger(&buf).Debug("hidden")
-	c.Log.Logger(&buf).Info("shown")
+	c.Logger(&buf).Debug("hidden")
+	c.Logger(&buf).Info("shown")
 	assert.NotContains(t, buf.String(), "hidden")
 	assert.Contains(t, buf.String(), "level=INFO msg=shown")
 
 	buf.Reset()
 	c, err = load(map[string]string{"LOG_LEVEL": "warn", "LOG_FORMAT": "json"})
 	require.NoError(t, err)
-	c.Log.Logger(&buf).Info("hidden")
-	c.Log.Logger(&buf).Warn("shown", "n", 1)
+	c.Logger(&buf).Info("hidden")
+	c.Logger(&buf).Warn("shown", "n", 1)
 	assert.NotContains(t, buf.String(), "hidden")
 	assert.Contains(t, buf.String(), `"msg":"shown","n":1}`)
 }

@@ -202,7 +202,7 @@ func TestFleetModeRefusedTokenEndsRun(t *testing.T) {
 	require.NoError(t, err)
 	f, st := newFleet(t, srv.URL(), fleet.Config{Bot: "app1", ShardCount: 1, LeaseTTL: time.Second})
 	cfg := w.config()
-	cfg.Autopost, cfg.VotePollInterval = plugin.AutopostOff, new(time.Duration(0))
+	cfg.Autopost, cfg.VotePollInterval = "off", new(time.Duration(0))
 	p, err := plugin.New(bad, cfg, plugin.WithFleet(f), plugin.WithState(st), plugin.WithCommands(botCommands()),
 		plugin.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ import (
 // votesOnly returns w.config() with autopost and command sync off.
 func votesOnly(w *world) plugin.Config {
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
+	cfg.Autopost, cfg.SyncCommands = "off", new(false)
 	return cfg
 }
 
@@ -88,7 +88,7 @@ func TestRunWithoutSessions(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	for _, cfg := range []plugin.Config{
 		{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))},
-		{Autopost: plugin.AutopostOff, VotePollInterval: new(time.Duration(0))},
+		{Autopost: "off", VotePollInterval: new(time.Duration(0))},
 	} {
 		p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
@@ -156,7 +156,7 @@ func TestRefusedTokenEndsRun(t *testing.T) {
 	bad, err := topgg.New("not-the-token", topgg.WithBaseURL(w.tg.URL), topgg.WithHTTPClient(w.tg.Client()))
 	require.NoError(t, err)
 	cfg := w.config()
-	cfg.Autopost, cfg.VotePollInterval = plugin.AutopostOff, new(time.Duration(0))
+	cfg.Autopost, cfg.VotePollInterval = "off", new(time.Duration(0))
 	var reported []error
 	var mu sync.Mutex
 	p, err := plugin.New(bad, cfg, plugin.WithState(w.state()), plugin.WithCommands(botCommands()), plugin.WithLogger(slog.New(slog.DiscardHandler)),
@@ -199,7 +199,7 @@ func TestCommandSyncHandler(t *testing.T) {
 		}
 		got := make(chan outcome, 10)
 		cfg := w.config()
-		cfg.Autopost = plugin.AutopostOff
+		cfg.Autopost = "off"
 		p := w.plugin(cfg, plugin.WithCommands(botCommands()),
 			plugin.WithCommandSyncHandler(func(_ context.Context, r commands.Result, err error) { got <- outcome{r, err} }))
 		w.start(p)
@@ -297,7 +297,7 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1/api"))
 	require.NoError(t, err)
 	p, err := plugin.New(client, plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false),
+		Autopost: "off", SyncCommands: new(false),
 		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{"whs_test"},
 	}, plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)

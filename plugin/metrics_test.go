@@ -103,7 +103,7 @@ func TestWithMetricsRefusesNil(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	for _, m := range []plugin.Observer{nil, (*topggprom.Collector)(nil)} {
-		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: plugin.AutopostOff}, plugin.WithMetrics(m))
+		_, err := plugin.New(newClient(t, tg), plugin.Config{Autopost: "off"}, plugin.WithMetrics(m))
 		assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	}
 }

@@ -33,7 +33,7 @@ func TestNewRefusesAHandlerItsJobNeverCalls(t *testing.T) {
 		{plugin.WithRewardHandler(handler), "WithRewardHandler", pollOff, "plugin.Config.VotePollInterval"},
 		{plugin.WithExpiryHandler(handler), "WithExpiryHandler", pollOff, "plugin.Config.VotePollInterval"},
 		{plugin.WithGiveUpHandler(func(voterewards.Vote, error) {}), "WithGiveUpHandler", pollOff, "plugin.Config.VotePollInterval"},
-		{plugin.WithOnPost(func(autopost.Result) {}), "WithOnPost", plugin.Config{Autopost: plugin.AutopostOff}, "plugin.Config.Autopost"},
+		{plugin.WithOnPost(func(autopost.Result) {}), "WithOnPost", plugin.Config{Autopost: "off"}, "plugin.Config.Autopost"},
 		{plugin.WithCommandSyncHandler(func(context.Context, commands.Result, error) {}), "WithCommandSyncHandler",
 			plugin.Config{SyncCommands: new(false)}, "plugin.Config.SyncCommands"},
 	} {

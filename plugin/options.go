@@ -169,7 +169,7 @@ func (o *options) unusedHandler(set settings) error {
 		field, off, is := "plugin.Config.VotePollInterval", set.votePoll <= 0, "is 0 (vote polling off)"
 		switch name {
 		case "WithOnPost":
-			field, off, is = "plugin.Config.Autopost", set.Autopost == AutopostOff, `is "off"`
+			field, off, is = "plugin.Config.Autopost", set.Autopost == "off", `is "off"`
 		case "WithCommandSyncHandler":
 			field, off, is = "plugin.Config.SyncCommands", !set.syncCommands, "is false"
 		}

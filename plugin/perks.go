@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -57,7 +56,8 @@ func (p *Plugin) buildPerks() error {
 	if v.Reminders {
 		cfg.Reminders = p.opts.state
 	}
-	perks, err := voterperks.New(pluginVotes{p}, cfg)
+	p.perkVotes = &pluginVotes{p: p}
+	perks, err := voterperks.New(p.perkVotes, cfg)
 	if err != nil {
 		return err
 	}
@@ -91,15 +91,11 @@ func (p *Plugin) restSession() *discordgo.Session {
 	return p.sessions[0]
 }
 
-// pluginVotes is the perks' view of the plugin's votes.
-type pluginVotes struct{ p *Plugin }
-
-func (v pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }
-
-func (v pluginVotes) Stats(ctx context.Context, user string) (voterewards.Stats, error) {
-	return v.p.votes.Stats(ctx, user)
+// pluginVotes is the perks' view of the plugin's votes: the poller's, set
+// once New built it, and the plugin's Active.
+type pluginVotes struct {
+	*voterewards.Poller
+	p *Plugin
 }
 
-func (v pluginVotes) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
-	return v.p.votes.Leaderboard(ctx, month, n)
-}
+func (v *pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }

@@ -40,7 +40,8 @@ type Plugin struct {
 	commands *commands.Job               // publishes the slash commands
 	votes    *voterewards.Poller         // polls and delivers the votes
 
-	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
+	perks     *voterperks.Perks // WithVoterPerks's (perks.go); nil without
+	perkVotes *pluginVotes      // the perks' votes, given the poller once built
 
 	hook  *webhook.Receiver // nil when webhooks are off
 	bound boundAddr         // the webhook server's address while it serves (webhook.go)
@@ -67,7 +68,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
 	}
-	if err := cfg.ValidateFor(client); err != nil {
+	if err := cfg.Validate(client); err != nil {
 		return nil, err
 	}
 	o := options{
@@ -117,7 +118,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 
 // buildJobs makes the jobs the settings turn on, each once.
 func (p *Plugin) buildJobs() error {
-	if p.set.Autopost != AutopostOff {
+	if p.set.Autopost != "off" {
 		p.counter = autopost.NewCounter(0)
 		src, report, err := p.opts.leader.counts(p.counter)
 		if err != nil {
@@ -125,7 +126,7 @@ func (p *Plugin) buildJobs() error {
 		}
 		p.report = report
 		mode := autopost.ModeV1
-		if p.set.Autopost == AutopostV0 {
+		if p.set.Autopost == "v0" {
 			mode = autopost.ModeV0
 		}
 		if p.poster, err = autopost.New(p.client, autopost.Config{
@@ -148,6 +149,9 @@ func (p *Plugin) buildJobs() error {
 			return err
 		}
 		p.votes = poller
+		if p.perkVotes != nil {
+			p.perkVotes.Poller = poller
+		}
 	}
 	return nil
 }
@@ -346,14 +350,4 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 		return poller.Active(userID)
 	}
 	return voterewards.Status{}
-}
-
-// Counts returns the counts the poster would post now (kept while Run is not
-// running); zero when autopost is off.
-func (p *Plugin) Counts() autopost.Counts {
-	if p.counter == nil {
-		return autopost.Counts{}
-	}
-	c, _ := p.counter.Counts(context.Background()) // fails only on a done context
-	return c
 }

@@ -78,7 +78,7 @@ func TestCommandSyncEmptyClears(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	p := w.plugin(cfg, plugin.WithCommands([]*discordgo.ApplicationCommand{}))
 	w.start(p)
 	w.open()
@@ -139,7 +139,7 @@ func TestAutopostV0(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{shards: 2, perShard: 3})
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostV0
+	cfg.Autopost = "v0"
 	w.start(w.plugin(cfg))
 	w.open()
 	require.Eventually(t, func() bool { st, ok := w.tg.LegacyStats(); return ok && st.ServerCount == 6 }, wait, tick)
@@ -162,7 +162,7 @@ func TestVotesRewardedOnceEach(t *testing.T) {
 	all := votes(40)
 	w.tg.AddVote(all[:35]...)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
+	cfg.Autopost, cfg.SyncCommands = "off", new(false)
 	rewards := newRecorder()
 	p := w.plugin(cfg, plugin.WithState(voterewards.NewMemoryStore()), plugin.WithRewardHandler(rewards.handle))
 	assert.Equal(t, voterewards.Status{}, p.Active(all[0].PlatformID), "nothing is known before Start")
@@ -200,7 +200,7 @@ func TestExpiryHandlerFires(t *testing.T) {
 	long := topggtest.Vote{UserID: userID(800, 2), PlatformID: userID(300, 2), CreatedAt: now.Add(-time.Minute), ExpiresAt: now.Add(time.Hour)}
 	w.tg.AddVote(short, long)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
+	cfg.Autopost, cfg.SyncCommands = "off", new(false)
 	rewards, expiries := newRecorder(), newRecorder()
 	p := w.plugin(cfg, plugin.WithState(voterewards.NewMemoryStore()),
 		plugin.WithRewardHandler(rewards.handle), plugin.WithExpiryHandler(expiries.handle))
@@ -225,7 +225,7 @@ func TestRewardHandlerPanicIsContained(t *testing.T) {
 	w := newWorld(t, worldSpec{})
 	w.tg.AddVote(votes(3)...)
 	cfg := w.config()
-	cfg.Autopost, cfg.SyncCommands = plugin.AutopostOff, new(false)
+	cfg.Autopost, cfg.SyncCommands = "off", new(false)
 	rewards := newRecorder()
 	var tried sync.Map // vote key -> struct{}: the first call of each vote panics
 	var panics atomic.Int32
@@ -252,7 +252,7 @@ func TestJobsOff(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{perShard: 2})
 		cfg := w.config()
-		cfg.Autopost = plugin.AutopostOff
+		cfg.Autopost = "off"
 		p := w.plugin(cfg, plugin.WithCommands(botCommands()))
 		w.start(p)
 		w.open()
@@ -307,7 +307,7 @@ func TestJobsOff(t *testing.T) {
 	t.Run("all", func(t *testing.T) {
 		t.Parallel()
 		w := newWorld(t, worldSpec{perShard: 1})
-		p := w.plugin(plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Duration(0))})
+		p := w.plugin(plugin.Config{Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Duration(0))})
 		ready := make(chan struct{})
 		w.sessions[0].AddHandler(func(*discordgo.Session, *discordgo.Ready) { close(ready) })
 		w.start(p)
@@ -338,7 +338,7 @@ func TestFailedSyncIsRestarted(t *testing.T) {
 	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 2}))
 	var logs logBuffer
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
 	w.start(p)
 	w.open()
@@ -356,7 +356,7 @@ func TestStateSurvivesRestart(t *testing.T) {
 	w := newWorld(t, worldSpec{perShard: 1})
 	w.tg.AddVote(votes(5)...)
 	cfg := w.config()
-	cfg.Autopost = plugin.AutopostOff
+	cfg.Autopost = "off"
 	rewards := newRecorder()
 	var logs logBuffer
 	opts := []plugin.Option{plugin.WithCommands(botCommands()), plugin.WithRewardHandler(rewards.handle), plugin.WithLogger(logs.Logger())}

@@ -23,7 +23,7 @@ func TestPrintedPluginHoldsNoWebhookSecret(t *testing.T) {
 	c, err := topgg.New("x.y.z")
 	require.NoError(t, err)
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Minute),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Minute),
 		WebhookSecrets: plugin.WebhookSecrets{"whs_v1SEKRIT"}, WebhookAuth: "v0SEKRIT",
 	}
 	p, err := plugin.New(c, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))

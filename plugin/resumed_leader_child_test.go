@@ -128,7 +128,7 @@ func runChild(name string) error {
 	}
 	gates := os.Getenv(childGatesEnv)
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostV1, AutopostInterval: childInterval, AutopostRefresh: childInterval,
+		Autopost: "v1", AutopostInterval: childInterval, AutopostRefresh: childInterval,
 		SyncCommands: new(true), VotePollInterval: new(childInterval), VoteLookback: 13 * time.Hour,
 		VoteConcurrency: 2, VoteRetryDelay: childRetryDelay,
 	}

@@ -62,7 +62,7 @@ func newBenchReceiver(b *testing.B, poll time.Duration, onReward voterewards.Han
 		b.Fatal(err)
 	}
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: &poll,
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: &poll,
 		WebhookSecrets: plugin.WebhookSecrets{benchSecret},
 	}
 	recorded := new(atomic.Int64)

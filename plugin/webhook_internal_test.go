@@ -26,7 +26,7 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	addr := free.Addr().String()
 	require.NoError(t, free.Close())
 	p, err := New(client, Config{
-		Autopost: AutopostOff, SyncCommands: new(false),
+		Autopost: "off", SyncCommands: new(false),
 		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"},
 	}, WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)

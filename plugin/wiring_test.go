@@ -22,7 +22,7 @@ import (
 
 // hourlyVotes is a Config with the vote poll alone on, every hour.
 func hourlyVotes() plugin.Config {
-	return plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour)}
+	return plugin.Config{Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Hour)}
 }
 
 // waitLog waits until logs holds msg.
