@@ -1,9 +1,15 @@
 package plugin_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +24,9 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/testkit"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -397,4 +405,100 @@ func TestStateSurvivesRestart(t *testing.T) {
 	w.waitPolls(3)
 	assert.Equal(t, 7, rewards.total(), "a vote was rewarded again after the restart")
 	assert.Equal(t, 1, w.count(http.MethodPut, commandsPath))
+}
+
+// A *Plugin printed whole (a careless log line) shows no webhook secret: fmt
+// prints unexported fields by reflection, without the secrets' own redaction.
+func TestPrintedPluginHoldsNoWebhookSecret(t *testing.T) {
+	t.Parallel()
+	c, err := topgg.New("x.y.z")
+	require.NoError(t, err)
+	cfg := plugin.Config{
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Minute),
+		WebhookSecrets: plugin.WebhookSecrets{"whs_v1SEKRIT"}, WebhookAuth: "v0SEKRIT",
+	}
+	p, err := plugin.New(c, cfg, plugin.WithLogger(slog.New(slog.DiscardHandler)), plugin.WithState(voterewards.NewMemoryStore()))
+	require.NoError(t, err)
+	// With a session attached, the bot token must not show either: fmt
+	// prints a *discordgo.Session reached under %s, %q, %d or %x in full.
+	const botToken = "MTIzNDU2Nzg5MDEyMzQ1Njc4.BOTSEKRIT.token"
+	s, err := discordgo.New("Bot " + botToken)
+	require.NoError(t, err)
+	require.NoError(t, p.Attach(s))
+	out := testlog.PrintAll(p)
+	assert.Contains(t, out, "plugin.Plugin{shards attached: [0]")
+	assert.NotContains(t, out, "SEKRIT")
+	assert.NotContains(t, out, fmt.Sprintf("%x", "v0SEKRIT"))
+	assert.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
+	for _, z := range []*plugin.Plugin{nil, {}} {
+		for _, verb := range []string{"%v", "%s", "%d", "%x"} {
+			assert.Equal(t, "plugin.Plugin(not made by plugin.New)", fmt.Sprintf(verb, z))
+		}
+	}
+	_, err = p.WebhookHandler()
+	assert.NoError(t, err, "the receiver is still on")
+}
+
+// TestOneProcessBotLinksNoRedisPostgresOrPrometheus builds a bot on the
+// plugin alone, in one process (example-bot/minimal), and sums the sizes of
+// its symbols by dependency: a bot that does not use the fleet, the
+// PostgreSQL store or metrics must not carry their code (issue 19: what a
+// bot does not use, it must not pay for in memory either, and linked code is
+// resident). Before, the plugin held a *fleet.Fleet in its structs and
+// asserted the vote store to *pgstore.Store, which kept 665 KB of go-redis,
+// 64 KB of fleet and 274 KB of pgx in such a bot.
+func TestOneProcessBotLinksNoRedisPostgresOrPrometheus(t *testing.T) {
+	t.Parallel()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command builds the probe")
+	bin := filepath.Join(t.TempDir(), "pluginonly")
+	build := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, "github.com/dblkit/go-topgg/example-bot/minimal")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	nm := exec.CommandContext(t.Context(), goTool, "tool", "nm", "-size", bin)
+	out, err = nm.Output()
+	require.NoError(t, err)
+
+	sizes := linkedBytes(t, out, map[string]string{
+		"go-redis":   "github.com/redis/go-redis/",
+		"fleet":      "github.com/dblkit/go-topgg/fleet.",
+		"pgx":        "github.com/jackc/",
+		"pgstore":    "github.com/dblkit/go-topgg/pgstore.",
+		"prometheus": "github.com/prometheus/",
+		"protobuf":   "google.golang.org/protobuf/",
+		"plugin":     "github.com/dblkit/go-topgg/plugin.",
+	})
+	require.Positive(t, sizes["plugin"], "the probe links the plugin: the symbol names are as read")
+	for _, dep := range []string{"pgx", "pgstore", "prometheus", "protobuf"} {
+		assert.Zero(t, sizes[dep], "%s is linked", dep)
+	}
+	// What stays is what package initialisation reaches (fleet's Lua
+	// scripts, hashed at init; go-redis's own inits): 5.4 KB and 1.8 KB when
+	// this test was written.
+	assert.Less(t, sizes["go-redis"], 32<<10, "the Redis client is linked")
+	assert.Less(t, sizes["fleet"], 8<<10, "the fleet's code is linked")
+}
+
+// linkedBytes sums, per name of want, the sizes of the symbols of `go tool
+// nm -size` output whose name holds its substring.
+func linkedBytes(t *testing.T, nm []byte, want map[string]string) map[string]int {
+	t.Helper()
+	sizes := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(nm))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text()) // address size type name
+		if len(f) < 4 {
+			continue
+		}
+		size, err := strconv.Atoi(f[1])
+		require.NoError(t, err, sc.Text())
+		name := strings.Join(f[3:], " ")
+		for k, sub := range want {
+			if strings.Contains(name, sub) {
+				sizes[k] += size
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	return sizes
 }
