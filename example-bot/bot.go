@@ -46,7 +46,7 @@ type bot struct {
 }
 
 // newBot makes the client, the shards and the metrics registry, checking every value
-// of the environment before any request (a *plugin.ConfigError names its variable).
+// of the environment before any request (a *topgg.ConfigError names its variable).
 func newBot(cfg config, env envconfig.Lookuper, log *slog.Logger) (*bot, error) {
 	b := &bot{cfg: cfg, log: log}
 	var err error

@@ -28,7 +28,6 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/testlog"
-	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
@@ -454,7 +453,7 @@ func newHookProxy(t *testing.T) *hookProxy {
 }
 
 // url is the receiver URL the fake Top.gg delivers to.
-func (hp *hookProxy) url() string { return hp.srv.URL + plugin.DefaultWebhookPath }
+func (hp *hookProxy) url() string { return hp.srv.URL + "/topgg/webhook" }
 
 // hold makes deliveries wait; the returned func releases them.
 func (hp *hookProxy) hold() (release func()) {

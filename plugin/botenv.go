@@ -45,14 +45,14 @@ func (e Env) Logger(w io.Writer) *slog.Logger {
 func (e Env) Fleet() bool { return e.RedisURL.Reveal() != "" }
 
 // Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL; a
-// refused value is a *ConfigError naming its variable.
+// refused value is a *topgg.ConfigError naming its variable.
 func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
 	return c, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
 }
 
 // Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of
-// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming it.
+// SHARD_COUNT at DISCORD_API_URL; a refused value is a *topgg.ConfigError naming it.
 func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
 		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), e.ShardIDs.Option()}, opts...)...)
@@ -60,10 +60,10 @@ func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 		"shard ids": "SHARD_IDS", "Discord API base": "DISCORD_API_URL"})
 }
 
-// blame makes err a *ConfigError naming the variable of a *topgg.ValidationError's field.
+// blame makes err a *topgg.ConfigError naming the variable of a *topgg.ValidationError's field.
 func blame(err error, vars map[string]string) error {
 	if ve, ok := errors.AsType[*topgg.ValidationError](err); ok && vars[ve.Field] != "" {
-		return &ConfigError{Variable: vars[ve.Field], Err: err}
+		return &topgg.ConfigError{Variable: vars[ve.Field], Err: err}
 	}
 	return err
 }
@@ -73,18 +73,18 @@ const maxEnvShards = 4096
 // validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
 	if e.LogFormat != "" && e.LogFormat != "text" && e.LogFormat != "json" {
-		return &ConfigError{Field: "plugin.Env.LogFormat", Variable: "LOG_FORMAT", Problem: "is not text or json"}
+		return &topgg.ConfigError{Field: "plugin.Env.LogFormat", Variable: "LOG_FORMAT", Problem: "is not text or json"}
 	}
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
-		return &ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+		return &topgg.ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
 	}
 	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
-		return &ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
+		return &topgg.ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
 	}
 	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
-		return &ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
+		return &topgg.ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
 			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}
 	return nil

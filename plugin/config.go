@@ -20,7 +20,7 @@ const (
 	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
 	defaultVoteLookback     = voterewards.DefaultLookback
-	DefaultWebhookPath      = "/topgg/webhook"
+	defaultWebhookPath      = "/topgg/webhook"
 )
 
 // maxVoteLookback is the service's limit on how far back the vote history reaches.
@@ -87,15 +87,11 @@ func (w *WebhookSecrets) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ConfigError reports a setting that is missing or invalid; its Field is
-// qualified ("plugin.Config.AutopostInterval").
-type ConfigError = topgg.ConfigError
-
 // check checks the values as set (zero: the default), without the floors of
 // [Config.Validate].
 func (c Config) check() error {
 	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
+		return &topgg.ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
 	}
 	switch c.Autopost {
 	case "", "v1", "v0", "off":
@@ -131,7 +127,7 @@ func (c Config) check() error {
 
 // Validate checks the values as set (zero: the default) and the service's
 // interval floors, which a client of this machine is spared (nil: the real
-// service); its *ConfigError names the first bad field. [New] calls it.
+// service); its *topgg.ConfigError names the first bad field. [New] calls it.
 func (c Config) Validate(client *topgg.Client) error {
 	if err := c.check(); err != nil || (client != nil && client.Loopback()) {
 		return err
@@ -139,9 +135,9 @@ func (c Config) Validate(client *topgg.Client) error {
 	const floor = "%s is below %s, the floor that keeps the bot within Top.gg's limits"
 	switch {
 	case c.AutopostInterval > 0 && c.AutopostInterval < autopost.MinInterval:
-		return &ConfigError{Field: "plugin.Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
+		return &topgg.ConfigError{Field: "plugin.Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
 	case c.VotePollInterval != nil && *c.VotePollInterval > 0 && *c.VotePollInterval < voterewards.MinInterval:
-		return &ConfigError{Field: "plugin.Config.VotePollInterval",
+		return &topgg.ConfigError{Field: "plugin.Config.VotePollInterval",
 			Problem: fmt.Sprintf(floor+" (0 turns polling off)", *c.VotePollInterval, voterewards.MinInterval)}
 	}
 	return nil
@@ -229,7 +225,7 @@ func (c Config) resolve() settings {
 		s.VoteLookback = defaultVoteLookback
 	}
 	if s.WebhookPath == "" {
-		s.WebhookPath = DefaultWebhookPath
+		s.WebhookPath = defaultWebhookPath
 	}
 	// The autopost intervals and vote settings keep 0: their packages default it.
 	return s

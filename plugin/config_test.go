@@ -165,7 +165,7 @@ func TestLoadConfigMalformed(t *testing.T) {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
 			t.Parallel()
 			_, err := load(t, map[string]string{tc.variable: tc.value})
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.variable, ce.Variable)
 			assert.Contains(t, ce.Problem, tc.problem)
@@ -198,7 +198,7 @@ func TestValidateNamesFields(t *testing.T) {
 		t.Run(tc.field, func(t *testing.T) {
 			t.Parallel()
 			_, err := plugin.New(client, tc.cfg)
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Empty(t, ce.Variable)
@@ -242,7 +242,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(tc.env))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.env)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem)
@@ -293,7 +293,7 @@ func TestLoadEnvNeverEchoesSecrets(t *testing.T) {
 		const value = "tok-3f9a77c1-do-not-print"
 		var c secretConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{variable: value}))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, variable, ce.Variable)
 		assert.NotContains(t, err.Error(), "3f9a77c1")
@@ -354,7 +354,7 @@ func TestLoadEnvQuotesNoValueOfTheBot(t *testing.T) {
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{tc.variable: tc.value}))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, tc.value)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem, tc.value)
@@ -391,7 +391,7 @@ func TestLoadEnvBadTarget(t *testing.T) {
 	}{}} {
 		err := plugin.LoadEnv(context.Background(), target, envconfig.MapLookuper(map[string]string{"F": "1"}))
 		require.Error(t, err, "%T", target)
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		assert.False(t, errors.As(err, &ce), "%T", target)
 	}
 }
@@ -408,7 +408,7 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "sometimes")
 	_, err = plugin.LoadConfig(context.Background(), nil)
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 }
@@ -456,7 +456,7 @@ func TestNewIntervalFloors(t *testing.T) {
 		if tc.field == "" {
 			require.NoError(t, err, "%v", tc.cfg)
 		} else {
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce, "%v", tc.cfg)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Contains(t, err.Error(), "is below")
@@ -488,7 +488,7 @@ func TestNewValidatesCommands(t *testing.T) {
 func TestLoadConfigNamesMissingVariable(t *testing.T) {
 	t.Parallel()
 	_, err := load(t, map[string]string{"TOPGG_WEBHOOK_ADDR": ":8080"})
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_WEBHOOK_SECRET", ce.Variable)
 	assert.True(t, strings.HasPrefix(err.Error(), "TOPGG_WEBHOOK_SECRET: is empty"), err.Error())
@@ -546,7 +546,7 @@ func TestLoadEnvStructDecoder(t *testing.T) {
 	} {
 		var c target
 		err := load(&c, tc.env)
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.env)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem)
@@ -596,7 +596,7 @@ func TestNewRefusesAHandlerItsJobNeverCalls(t *testing.T) {
 			plugin.Config{SyncCommands: new(false)}, "plugin.Config.SyncCommands"},
 	} {
 		_, err := plugin.New(w.client, c.cfg, plugin.WithState(w.state()), c.option)
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, c.name)
 		assert.Equal(t, c.field, ce.Field, c.name)
 		assert.Contains(t, err.Error(), c.name+" would never be called")
@@ -612,7 +612,7 @@ func TestNewRefusesAV1SecretAsTheV0Auth(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{})
 	_, err := plugin.New(w.client, plugin.Config{WebhookAuth: "whs_secretvalue"}, plugin.WithState(w.state()))
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "plugin.Config.WebhookAuth", ce.Field)
 	assert.Contains(t, err.Error(), "WebhookSecrets")

@@ -21,7 +21,7 @@ import (
 // tags (a bot's configuration embedding Config, say), from lookuper (nil: the
 // process environment), keeping fields already set, then validates every Config
 // in it. Values are read strictly (set but empty, a float, a slice are errors); a
-// bad value or a TOPGG_ variable nothing reads is a *ConfigError naming it.
+// bad value or a TOPGG_ variable nothing reads is a *topgg.ConfigError naming it.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -48,7 +48,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	case s.refused != nil: // the first value refused; go-envconfig saw it unset
 		return s.refused
 	case errors.Is(err, envconfig.ErrMissingRequired):
-		return &ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
+		return &topgg.ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
@@ -72,7 +72,7 @@ type strict struct {
 	fields  map[string]envField // by variable
 	read    map[string]bool     // variables whose value came from the environment
 	last    string              // the last variable looked up: the missing one on ErrMissingRequired
-	refused *ConfigError        // the first value refused
+	refused *topgg.ConfigError  // the first value refused
 }
 
 // collect records the tagged fields of v, refusing types go-envconfig reads loosely.
@@ -130,7 +130,7 @@ func (s *strict) lookup(key string) (string, bool) {
 		val, problem = strictValue(s.ctx, f.typ, val)
 	}
 	if problem != "" {
-		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
+		s.refused = &topgg.ConfigError{Field: f.path, Variable: key, Problem: problem}
 		return "", false
 	}
 	s.read[key] = true
@@ -257,7 +257,7 @@ var (
 
 // ValidateEnv checks every Config in target, as [LoadEnv] filled it from
 // lookuper (nil: the environment), with [Config.Validate] and client; its
-// *ConfigError names the variable of the bad field when it is set.
+// *topgg.ConfigError names the variable of the bad field when it is set.
 func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
 	v := reflect.ValueOf(target)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
@@ -318,7 +318,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
 		if name := configVariable(f.Name); read[name] && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
-			return &ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
+			return &topgg.ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
@@ -326,7 +326,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 		validate = Config.check
 	}
 	err := validate(c)
-	var ce *ConfigError
+	var ce *topgg.ConfigError
 	if errors.As(err, &ce) {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.

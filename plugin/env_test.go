@@ -28,14 +28,14 @@ func TestCheckAddr(t *testing.T) {
 	for _, bad := range []string{"8080", "localhost", "http://127.0.0.1:9090", ":", ":70000", "localhost:http", ":08080", "a b:80", "a/b:80"} {
 		assert.Error(t, plugin.CheckAddr(bad), bad)
 		cfg := plugin.Config{WebhookAddr: bad, WebhookSecrets: plugin.WebhookSecrets{"whs_x"}}
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, cfg.Validate(nil), &ce, bad)
 		assert.Equal(t, "plugin.Config.WebhookAddr", ce.Field)
 	}
 	var c struct{ Plugin plugin.Config }
 	err := plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(map[string]string{
 		"TOPGG_WEBHOOK_ADDR": "8080", "TOPGG_WEBHOOK_SECRET": "whs_x"}))
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_WEBHOOK_ADDR", ce.Variable)
 }
@@ -54,7 +54,7 @@ func TestValidateEnv(t *testing.T) {
 	require.NoError(t, plugin.LoadEnv(t.Context(), &c, env))
 	real, err := topgg.New("token")
 	require.NoError(t, err)
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, plugin.ValidateEnv(&c, env, real), &ce)
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 	assert.Contains(t, ce.Error(), "TOPGG_VOTE_POLL_INTERVAL: 1s is below 10s")
@@ -122,7 +122,7 @@ func TestLogFromEnv(t *testing.T) {
 	for variable, bads := range map[string][]string{"LOG_LEVEL": {"", "trace", "warning", "1"}, "LOG_FORMAT": {"", "xml", "JSON"}} {
 		for _, bad := range bads {
 			_, err := load(map[string]string{variable: bad})
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce, bad)
 			assert.Equal(t, variable, ce.Variable, bad)
 		}
@@ -156,7 +156,7 @@ func TestSnowflake(t *testing.T) {
 	assert.Equal(t, plugin.Snowflake("1200000000000000001"), c.Guild)
 	for _, bad := range []string{"my-guild", "01200000000000000001", "18446744073709551616", "-1", "1 "} {
 		err := plugin.LoadEnv(t.Context(), &cfg{}, envconfig.MapLookuper(map[string]string{"REWARD_GUILD_ID": bad}))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, bad)
 		assert.Equal(t, "REWARD_GUILD_ID", ce.Variable)
 		assert.NotContains(t, err.Error(), bad)
@@ -178,7 +178,7 @@ func TestLoadEnvRefusesAMisspelledVariable(t *testing.T) {
 	t.Parallel()
 	var cfg plugin.Config
 	err := plugin.LoadEnv(t.Context(), &cfg, envconfig.MapLookuper(map[string]string{"TOPGG_AUTOPOST_INTERVALL": "45m-secret"}))
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_AUTOPOST_INTERVALL", ce.Variable)
 	assert.Contains(t, err.Error(), "did you mean TOPGG_AUTOPOST_INTERVAL?")
@@ -202,7 +202,7 @@ func TestLoadEnvRefusesAMisspelledProcessVariable(t *testing.T) {
 	t.Setenv("TOPGG_WEBHOOK_SECRETS", "whs_x")
 	var cfg plugin.Config
 	err := plugin.LoadEnv(t.Context(), &cfg, nil)
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_WEBHOOK_SECRETS", ce.Variable)
 	assert.Contains(t, err.Error(), "did you mean TOPGG_WEBHOOK_SECRET?")
@@ -235,7 +235,7 @@ func TestEnvClientAndShards(t *testing.T) {
 		e := goodEnv()
 		env(&e)
 		_, err := e.Client()
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, variable)
 		assert.Equal(t, variable, ce.Variable)
 		var ve *topgg.ValidationError
@@ -251,7 +251,7 @@ func TestEnvClientAndShards(t *testing.T) {
 		e := goodEnv()
 		env(&e)
 		_, err := e.Shards()
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, variable)
 		assert.Equal(t, variable, ce.Variable)
 		assert.NotContains(t, err.Error(), "token.value")
@@ -286,7 +286,7 @@ func TestLoadEnvOfADeployment(t *testing.T) {
 	assert.Equal(t, "/var/lib/bot", e.StateDir)
 	assert.False(t, e.Config.PollsVotes(), "the plugin's Config is read too")
 	_, err = load(map[string]string{"TOPGG_STATE_DIR": ""})
-	var empty *plugin.ConfigError
+	var empty *topgg.ConfigError
 	require.ErrorAs(t, err, &empty)
 	assert.Equal(t, "TOPGG_STATE_DIR", empty.Variable)
 	assert.Contains(t, empty.Problem, "set but empty", "no silent default for a variable set empty")
@@ -309,7 +309,7 @@ func TestLoadEnvOfADeployment(t *testing.T) {
 			require.NoError(t, err, "%v", tc.vars)
 			continue
 		}
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.vars)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.NotContains(t, err.Error(), "hunter2")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -50,7 +51,7 @@ func (p *Plugin) buildPerks() error {
 		return nil
 	}
 	if p.set.votePoll <= 0 {
-		return &ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
+		return &topgg.ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
 	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
 	if v.Reminders {

@@ -61,7 +61,7 @@ type Plugin struct {
 }
 
 // New checks cfg, hands the leader's fence to the state and builds the jobs; it
-// makes no request. Errors: a *[ConfigError], [topgg.ErrNotConfigured] (a job
+// makes no request. Errors: a *[topgg.ConfigError], [topgg.ErrNotConfigured] (a job
 // keeps state and no [WithState]), the state's refusal of the fence,
 // [topgg.ErrNilArgument].
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -37,7 +38,7 @@ func deliverToPlugin(t *testing.T, w *world, p *plugin.Plugin) string {
 		addr.Store(&s)
 		return true
 	}, wait, tick, "the webhook server does not listen")
-	url := "http://" + *addr.Load() + plugin.DefaultWebhookPath
+	url := "http://" + *addr.Load() + "/topgg/webhook"
 	require.NoError(t, w.tg.AddWebhook(url, testSecret))
 	return url
 }
@@ -139,7 +140,7 @@ func TestWebhookConfigMistakes(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := c.cfg.Validate(nil)
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, c.field, ce.Field)
 			assert.NotContains(t, err.Error(), testSecret)
@@ -152,7 +153,7 @@ func TestWebhookConfigMistakes(t *testing.T) {
 		plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	_, err = p.WebhookHandler()
-	assert.ErrorIs(t, err, plugin.ErrWebhookOff)
+	assert.ErrorIs(t, err, topgg.ErrNotConfigured)
 }
 
 // TestWebhookSecretsFromEnvironment: TOPGG_WEBHOOK_SECRET is a comma-separated

@@ -203,7 +203,7 @@ func sendVote(t *testing.T, addr, project, bot string) int {
 		now.UTC().Format(time.RFC3339Nano) + `","expires_at":"` + now.Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
 		`","project":{"id":"` + project + `","type":"bot","platform":"discord","platform_id":"` + bot +
 		`"},"user":{"id":"4","platform_id":"500000000000000005","name":"u","avatar_url":""}}}`)
-	req, err := webhook.NewRequest(context.Background(), "http://"+addr+plugin.DefaultWebhookPath, testSecret, now, body)
+	req, err := webhook.NewRequest(context.Background(), "http://"+addr+"/topgg/webhook", testSecret, now, body)
 	if !assert.NoError(t, err) {
 		return 0
 	}
@@ -257,7 +257,7 @@ func TestWithVoterPerksChecksItsWiring(t *testing.T) {
 	off := cfg
 	off.VotePollInterval = new(time.Duration(0))
 	_, err := plugin.New(w.client, off, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, "plugin.Config.VotePollInterval", ce.Field)
 
