@@ -154,7 +154,7 @@ func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error
 }
 
 // start serves on METRICS_ADDR until stop, which shuts the server down
-// (within health.ShutdownGrace) and returns once it is gone.
+// and returns once it is gone.
 func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slog.Logger) (stop func() error, err error) {
 	if o == nil {
 		return func() error { return nil }, nil

@@ -189,7 +189,7 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.WriteString("ok\n")
 	} else {
 		status = http.StatusServiceUnavailable
-		fmt.Fprintf(&b, "%s check failed\n", p.probeName())
+		fmt.Fprintf(&b, "%s check failed\n", p.name)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -203,14 +203,6 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // oneLine keeps an error on its line of the answer.
 func oneLine(s string) string {
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
-}
-
-// probeName is the probe's name, "health" for a nil or zero Probe.
-func (p *Probe) probeName() string {
-	if p == nil || p.name == "" {
-		return "health"
-	}
-	return p.name
 }
 
 // Format prints the Probe as "health.Probe" under every verb: fmt would read its

@@ -167,11 +167,11 @@ func TestReadinessChecksTheState(t *testing.T) {
 // The Prometheus collector is the plugin's Observer as it is.
 var _ plugin.Observer = (*topggprom.Collector)(nil)
 
-// gathered returns the value of a series of c (name it name_count for a
+// gathered returns the value of a series of reg (name it name_count for a
 // histogram's count), 0 if it has none.
-func gathered(t *testing.T, c *topggprom.Collector, name string, labels map[string]string) float64 {
+func gathered(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
 	t.Helper()
-	v, _ := testkit.MetricValue(testkit.MetricsText(t, c), testkit.MetricSeries(name, labels))
+	v, _ := testkit.MetricValue(testkit.MetricsText(t, reg), testkit.MetricSeries(name, labels))
 	return v
 }
 
@@ -182,7 +182,8 @@ func gathered(t *testing.T, c *topggprom.Collector, name string, labels map[stri
 func TestWithMetricsCountsEveryJob(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 2})
-	c, err := topggprom.New(prometheus.NewRegistry())
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
 	require.NoError(t, err)
 	cfg := w.config()
 	cfg.WebhookSecrets = plugin.WebhookSecrets{testSecret}
@@ -208,33 +209,33 @@ func TestWithMetricsCountsEveryJob(t *testing.T) {
 
 	labels := func(k, v string) map[string]string { return map[string]string{k: v} }
 	require.Eventually(t, func() bool {
-		return gathered(t, c, "topgg_votes_rewarded_total", labels("source", "webhook"))+
-			gathered(t, c, "topgg_votes_rewarded_total", labels("source", "history")) == 2 &&
-			gathered(t, c, "topgg_webhook_requests_total", labels("outcome", "accepted")) == 2 &&
-			gathered(t, c, "topgg_autopost_posts_total", labels("outcome", "posted")) >= 1 &&
-			gathered(t, c, "topgg_commands_syncs_total", labels("outcome", "published")) == 1
+		return gathered(t, reg, "topgg_votes_rewarded_total", labels("source", "webhook"))+
+			gathered(t, reg, "topgg_votes_rewarded_total", labels("source", "history")) == 2 &&
+			gathered(t, reg, "topgg_webhook_requests_total", labels("outcome", "accepted")) == 2 &&
+			gathered(t, reg, "topgg_autopost_posts_total", labels("outcome", "posted")) >= 1 &&
+			gathered(t, reg, "topgg_commands_syncs_total", labels("outcome", "published")) == 1
 	}, wait, tick)
 	<-posts // WithOnPost still hears the posts
 	ingested := 0.0
 	for _, s := range []string{"webhook", "history"} {
-		ingested += gathered(t, c, "topgg_votes_ingested_total", labels("source", s))
+		ingested += gathered(t, reg, "topgg_votes_ingested_total", labels("source", s))
 	}
 	assert.Equal(t, 2.0, ingested, "each vote stored once, by whichever source came first")
 	require.Eventually(t, func() bool {
-		return gathered(t, c, "topgg_votes_duplicate_total", labels("source", "history"))+
-			gathered(t, c, "topgg_votes_duplicate_total", labels("source", "webhook")) >= 2
+		return gathered(t, reg, "topgg_votes_duplicate_total", labels("source", "history"))+
+			gathered(t, reg, "topgg_votes_duplicate_total", labels("source", "webhook")) >= 2
 	}, wait, tick, "the second source's records are duplicates")
-	assert.Equal(t, 1.0, gathered(t, c, "topgg_vote_reward_retries_total", labels("source", "webhook"))+
-		gathered(t, c, "topgg_vote_reward_retries_total", labels("source", "history")))
-	assert.Equal(t, 2.0, gathered(t, c, "topgg_vote_reward_latency_seconds_count", labels("source", "webhook"))+
-		gathered(t, c, "topgg_vote_reward_latency_seconds_count", labels("source", "history")))
-	assert.Equal(t, 0.0, gathered(t, c, "topgg_votes_pending", nil))
+	assert.Equal(t, 1.0, gathered(t, reg, "topgg_vote_reward_retries_total", labels("source", "webhook"))+
+		gathered(t, reg, "topgg_vote_reward_retries_total", labels("source", "history")))
+	assert.Equal(t, 2.0, gathered(t, reg, "topgg_vote_reward_latency_seconds_count", labels("source", "webhook"))+
+		gathered(t, reg, "topgg_vote_reward_latency_seconds_count", labels("source", "history")))
+	assert.Equal(t, 0.0, gathered(t, reg, "topgg_votes_pending", nil))
 
 	p.Leading(true)
-	assert.Equal(t, 1.0, gathered(t, c, "topgg_fleet_leader", nil))
+	assert.Equal(t, 1.0, gathered(t, reg, "topgg_fleet_leader", nil))
 	p.Leading(false)
-	assert.Equal(t, 0.0, gathered(t, c, "topgg_fleet_leader", nil))
-	assert.Equal(t, 2.0, gathered(t, c, "topgg_fleet_leadership_changes_total", nil))
+	assert.Equal(t, 0.0, gathered(t, reg, "topgg_fleet_leader", nil))
+	assert.Equal(t, 2.0, gathered(t, reg, "topgg_fleet_leadership_changes_total", nil))
 }
 
 // TestWithMetricsRefusesNil: a nil Observer, or a typed nil one, is an error.
