@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/plugin"
@@ -47,12 +46,10 @@ type bot struct {
 
 // newBot makes the client, the shards and the metrics registry, checking every value
 // of the environment before any request (a *topgg.ConfigError names its variable).
-func newBot(cfg config, env envconfig.Lookuper, log *slog.Logger) (*bot, error) {
+func newBot(cfg config, log *slog.Logger) (*bot, error) {
 	b := &bot{cfg: cfg, log: log}
 	var err error
-	if b.client, b.ops, err = newClient(cfg, log); err == nil {
-		err = plugin.ValidateEnv(cfg, env, b.client) // the interval floors, which depend on the client
-	}
+	b.client, b.ops, err = newClient(cfg, log)
 	if err == nil {
 		err = deploy.Check(cfg.Env)
 	}

@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 	log := cfg.Logger(stderr)
 	var b *bot
 	if err == nil {
-		b, err = newBot(cfg, env, log)
+		b, err = newBot(cfg, log)
 	}
 	if _, bad := errors.AsType[*topgg.ConfigError](err); bad {
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)

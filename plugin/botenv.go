@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/fleet"
@@ -44,11 +45,21 @@ func (e Env) Logger(w io.Writer) *slog.Logger {
 // Fleet reports whether REDIS_URL makes this process one of a fleet.
 func (e Env) Fleet() bool { return e.RedisURL.Reveal() != "" }
 
-// Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL; a
-// refused value is a *topgg.ConfigError naming its variable.
+// Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL, once
+// Config's interval floors hold for it ([Config.Validate]); a refused value is
+// a *topgg.ConfigError naming its variable.
 func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
-	return c, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
+	if err != nil {
+		return nil, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
+	}
+	if err := e.Config.Validate(c); err != nil {
+		if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
+			ce.Variable = configVariable(strings.TrimPrefix(ce.Field, "plugin.Config."))
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
 // Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of

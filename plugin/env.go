@@ -52,7 +52,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
-	return validateAll(v.Elem(), s.read, nil)
+	return validateAll(v.Elem(), s.read)
 }
 
 // envField is a tagged field LoadEnv reads: its path, type and whether code set it.
@@ -255,34 +255,10 @@ var (
 	envType    = reflect.TypeFor[Env]()
 )
 
-// ValidateEnv checks every Config in target, as [LoadEnv] filled it from
-// lookuper (nil: the environment), with [Config.Validate] and client; its
-// *topgg.ConfigError names the variable of the bad field when it is set.
-func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
-	v := reflect.ValueOf(target)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return fmt.Errorf("%w: ValidateEnv needs a struct or a pointer to one, not %T", errNilArg, target)
-	}
-	if lookuper == nil {
-		lookuper = envconfig.OsLookuper()
-	}
-	read := map[string]bool{}
-	for f := range configType.Fields() {
-		if name := configVariable(f.Name); name != "" {
-			val, ok := lookuper.Lookup(name)
-			read[name] = ok && val != ""
-		}
-	}
-	return validateAll(v, read, func(c Config) error { return c.Validate(client) })
-}
-
 // validateAll validates every Config in the struct v, at any depth.
-func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
+func validateAll(v reflect.Value, read map[string]bool) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read, validate)
+		return validateLoaded(v.Interface().(Config), read)
 	}
 	if v.Type() == envType {
 		if err := v.Interface().(Env).validate(); err != nil {
@@ -295,7 +271,7 @@ func validateAll(v reflect.Value, read map[string]bool, validate func(Config) er
 			f = f.Elem()
 		}
 		if f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
-			if err := validateAll(f, read, validate); err != nil {
+			if err := validateAll(f, read); err != nil {
 				return err
 			}
 		}
@@ -313,7 +289,7 @@ func configVariable(field string) string {
 // validateLoaded validates c, naming the variable of a bad field read or left
 // zero. A variable setting a non-pointer field to zero is refused: in code,
 // zero means "the default".
-func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
+func validateLoaded(c Config, read map[string]bool) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
@@ -322,10 +298,7 @@ func validateLoaded(c Config, read map[string]bool, validate func(Config) error)
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	if validate == nil {
-		validate = Config.check
-	}
-	err := validate(c)
+	err := c.check()
 	var ce *topgg.ConfigError
 	if errors.As(err, &ce) {
 		// A rule that ties two settings blames the missing one, which the

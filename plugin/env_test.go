@@ -40,35 +40,23 @@ func TestCheckAddr(t *testing.T) {
 	assert.Equal(t, "TOPGG_WEBHOOK_ADDR", ce.Variable)
 }
 
-// TestValidateEnv: the interval floors, which LoadEnv leaves to New, name the
-// variable when it was set, the field when the value came from code; a
-// client on this machine has no floors.
-func TestValidateEnv(t *testing.T) {
+// TestEnvClientChecksFloors: the interval floors, which LoadEnv leaves to
+// the client, name their variable in Env.Client; a client on this machine
+// has no floors.
+func TestEnvClientChecksFloors(t *testing.T) {
 	t.Parallel()
-	type botConfig struct {
-		Name   string `env:"BOT_NAME"`
-		Plugin plugin.Config
-	}
-	env := envconfig.MapLookuper(map[string]string{"TOPGG_VOTE_POLL_INTERVAL": "1s"})
-	var c botConfig
-	require.NoError(t, plugin.LoadEnv(t.Context(), &c, env))
-	real, err := topgg.New("token")
-	require.NoError(t, err)
+	env := map[string]string{"DISCORD_TOKEN": "d", "TOPGG_TOKEN": "t", "TOPGG_VOTE_POLL_INTERVAL": "1s"}
+	var e plugin.Env
+	require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)))
+	_, err := e.Client()
 	var ce *topgg.ConfigError
-	require.ErrorAs(t, plugin.ValidateEnv(&c, env, real), &ce)
+	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 	assert.Contains(t, ce.Error(), "TOPGG_VOTE_POLL_INTERVAL: 1s is below 10s")
 
-	fake, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1"))
-	require.NoError(t, err)
-	require.NoError(t, plugin.ValidateEnv(c, env, fake), "a loopback client has no floors")
-
-	c.Plugin.AutopostInterval = time.Minute // set in code
-	require.ErrorAs(t, plugin.ValidateEnv(&c, envconfig.MapLookuper(nil), real), &ce)
-	assert.Empty(t, ce.Variable)
-	assert.Equal(t, "plugin.Config.AutopostInterval", ce.Field)
-	assert.Error(t, plugin.ValidateEnv(nil, env, real))
-	assert.Error(t, plugin.ValidateEnv(42, env, real))
+	e.TopggAPIURL = "http://127.0.0.1:1"
+	_, err = e.Client()
+	require.NoError(t, err, "a loopback client has no floors")
 }
 
 // TestCredentialRedacts: a Credential never prints its value, under any verb, in
