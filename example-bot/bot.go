@@ -163,5 +163,8 @@ func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slo
 		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
 	log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
-	return srv.Start(), nil // answers until the bot is down
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // answers until the bot is down
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx) }()
+	return func() error { cancel(); return <-served }, nil
 }

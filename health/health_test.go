@@ -293,18 +293,3 @@ func TestServerListenErrors(t *testing.T) {
 	require.NoError(t, err, "Run left the port held")
 	require.NoError(t, l.Close())
 }
-
-// TestServerStart: Start serves beyond any context until stop, which
-// returns once the server is gone.
-func TestServerStart(t *testing.T) {
-	t.Parallel()
-	srv, err := health.Listen(t.Context(), health.ServerConfig{Addr: "127.0.0.1:0"})
-	require.NoError(t, err)
-	stop := srv.Start()
-	code, body := testkit.Do(t, http.MethodGet, "http://"+srv.Addr().String()+"/livez", "")
-	assert.Equal(t, http.StatusOK, code, body)
-	require.NoError(t, stop())
-	l, err := net.Listen("tcp", srv.Addr().String())
-	require.NoError(t, err, "the port is still held")
-	require.NoError(t, l.Close())
-}

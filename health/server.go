@@ -89,12 +89,3 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Start runs Run in its own goroutine, bound to no context, so that it
-// answers until the bot is down; stop ends it and returns Run's error.
-func (s *Server) Start() (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Run(ctx) }()
-	return func() error { cancel(); return <-served }
-}
