@@ -35,9 +35,6 @@ func WithVoterPerks(v VoterPerks) Option {
 // Perks returns the voter features of [WithVoterPerks]; without it, nil and
 // a warning naming the option.
 func (p *Plugin) Perks() *voterperks.Perks {
-	if p == nil {
-		return nil
-	}
 	if p.perks == nil {
 		p.warnOnce("no perks", "Plugin.Perks() is nil without plugin.WithVoterPerks: no Gate or Handle to use; give the option")
 	}

@@ -84,9 +84,6 @@ type boundAddr = atomic.Pointer[net.Addr]
 // WebhookAddr returns the address the plugin's own webhook server listens on
 // while Run runs it (the port picked for port 0), else nil.
 func (p *Plugin) WebhookAddr() net.Addr {
-	if p == nil {
-		return nil
-	}
 	if a := p.bound.Load(); a != nil {
 		return *a
 	}
