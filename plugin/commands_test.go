@@ -115,18 +115,25 @@ func TestAttachAddsThePerksHandler(t *testing.T) {
 	assert.Equal(t, 1, answers, "the /vote interaction was not answered exactly once")
 }
 
+// syncAgainst starts a plugin publishing botCommands while the fake answers
+// the PUT of the commands with fault.
+func syncAgainst(t *testing.T, fault topggtest.Fault) (*world, *logBuffer) {
+	w := newWorld(t, worldSpec{})
+	fault.Method, fault.Path = http.MethodPut, commandsPath
+	require.NoError(t, w.tg.Inject(fault))
+	var logs logBuffer
+	cfg := w.config()
+	cfg.Autopost = "off"
+	w.start(w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger())))
+	w.open()
+	return w, &logs
+}
+
 // TestRefusedCommandsAreNotResent: a 422 for the definitions is final; the
 // supervisor does not resend them every restart.
 func TestRefusedCommandsAreNotResent(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity, Times: 100}))
-	var logs logBuffer
-	cfg := w.config()
-	cfg.Autopost = "off"
-	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
-	w.start(p)
-	w.open()
+	w, logs := syncAgainst(t, topggtest.Fault{Status: http.StatusUnprocessableEntity, Times: 100})
 	require.Eventually(t, func() bool { return w.count(http.MethodPut, commandsPath) == 1 }, wait, tick)
 	// The supervisor's first restart would come after 1 s.
 	assert.Never(t, func() bool { return w.count(http.MethodPut, commandsPath) > 1 }, 1500*time.Millisecond, 50*time.Millisecond)
@@ -160,4 +167,18 @@ func TestCommandSyncHandlerPanicIsContained(t *testing.T) {
 	assert.Contains(t, out, "dashboard hook bug")
 	assert.NotContains(t, out, "job panicked")
 	assert.Equal(t, 1, strings.Count(out, "[running]"), "the stack, once")
+}
+
+// TestFailedSyncIsRestarted: a command sync that fails on a service error
+// that outlasts the client's retries is logged and tried again (by
+// commands.Job, with backoff; the supervisor's restarts are tested in
+// supervise_internal_test.go).
+func TestFailedSyncIsRestarted(t *testing.T) {
+	t.Parallel()
+	// The client tries twice; both fail, so the first sync fails as a whole.
+	w, logs := syncAgainst(t, topggtest.Fault{Status: http.StatusInternalServerError, Times: 2})
+	w.requirePublished(botCommands())
+	assert.Equal(t, 3, w.count(http.MethodPut, commandsPath))
+	assert.Contains(t, logs.String(), "could not publish the slash commands; retrying")
+	assert.NotContains(t, logs.String(), w.tg.Token())
 }

@@ -335,27 +335,6 @@ func TestJobsOff(t *testing.T) {
 	})
 }
 
-// TestFailedSyncIsRestarted: a command sync that fails on a service error
-// that outlasts the client's retries is logged and tried again (by
-// commands.Job, with backoff; the supervisor's restarts are tested in
-// supervise_internal_test.go).
-func TestFailedSyncIsRestarted(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, worldSpec{})
-	// The client tries twice; both fail, so the first sync fails as a whole.
-	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusInternalServerError, Times: 2}))
-	var logs logBuffer
-	cfg := w.config()
-	cfg.Autopost = "off"
-	p := w.plugin(cfg, plugin.WithCommands(botCommands()), plugin.WithLogger(logs.Logger()))
-	w.start(p)
-	w.open()
-	w.requirePublished(botCommands())
-	assert.Equal(t, 3, w.count(http.MethodPut, commandsPath))
-	assert.Contains(t, logs.String(), "could not publish the slash commands; retrying")
-	assert.NotContains(t, logs.String(), w.tg.Token())
-}
-
 // TestStateSurvivesRestart: a plugin started again on the same state
 // directory, opened again, delivers no vote twice and does not publish
 // unchanged commands again.
