@@ -42,9 +42,6 @@ func (e Env) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// Fleet reports whether REDIS_URL makes this process one of a fleet.
-func (e Env) Fleet() bool { return e.RedisURL.Reveal() != "" }
-
 // Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL, once
 // Config's interval floors hold for it ([Config.Validate]); a refused value is
 // a *topgg.ConfigError naming its variable.
@@ -89,12 +86,12 @@ func (e Env) validate() error {
 	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
 		return &topgg.ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
 	}
-	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
+	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && e.RedisURL.Reveal() == "" {
 		return &topgg.ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
 	}
-	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
+	if e.RedisURL.Reveal() != "" && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
 		return &topgg.ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
 			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}

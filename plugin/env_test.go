@@ -268,7 +268,7 @@ func TestLoadEnvOfADeployment(t *testing.T) {
 	assert.Equal(t, "./topgg-state", e.StateDir)
 	assert.Equal(t, 15*time.Second, e.FleetLease)
 	assert.Equal(t, 1, e.ShardCount)
-	assert.False(t, e.Fleet())
+	assert.Empty(t, e.RedisURL.Reveal())
 	e, err = load(map[string]string{"TOPGG_STATE_DIR": "/var/lib/bot", "TOPGG_VOTE_POLL_INTERVAL": "0"})
 	require.NoError(t, err)
 	assert.Equal(t, "/var/lib/bot", e.StateDir)

@@ -41,7 +41,7 @@ type Deployment struct {
 // Check checks what [Open] will open, without a connection (the URLs parse, the
 // state directory opens); a refusal is a *topgg.ConfigError naming its variable.
 func Check(env plugin.Env) error {
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // connects to nothing yet
 		if err != nil {
 			return &topgg.ConfigError{Variable: "REDIS_URL", Err: err}
@@ -52,7 +52,7 @@ func Check(env plugin.Env) error {
 		if err := pgstore.CheckURL(u); err != nil {
 			return &topgg.ConfigError{Variable: "DATABASE_URL", Err: err}
 		}
-	} else if !env.Fleet() && env.Config.KeepsState() {
+	} else if env.RedisURL.Reveal() == "" && env.Config.KeepsState() {
 		st, err := boltstate.Open(env.StateDir)
 		if errors.Is(err, boltstate.ErrLocked) {
 			return nil // in use by another process, which no value fixes: Open says so
@@ -83,7 +83,7 @@ func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (
 }
 
 func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) error {
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal())
 		if err != nil {
 			return &topgg.ConfigError{Variable: "REDIS_URL", Err: err}
@@ -128,7 +128,7 @@ func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog
 	d.Pool = pool
 	d.closers = append(d.closers, func() error { pool.Close(); return nil })
 	cfg := pgstore.Config{Logger: log}
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		cfg.TxTimeout = env.FleetLease
 	}
 	if d.Postgres, err = pgstore.Open(ctx, pool, cfg); err != nil {
