@@ -17,7 +17,7 @@ import (
 func WithFleet(f *fleet.Fleet) Option {
 	// An interface value, not a *fleet.Fleet field: a bot without WithFleet
 	// links neither the fleet nor go-redis.
-	return set("WithFleet", f, false, func(o *options, f *fleet.Fleet) { o.leader = fleetLeader{f} })
+	return setOption("WithFleet", f, false, func(o *options, f *fleet.Fleet) { o.leader = fleetLeader{f} })
 }
 
 // fleetLeader is the leader of a fleet: the holder of f's lease.

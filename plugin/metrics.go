@@ -34,7 +34,7 @@ type Observer interface {
 // WithMetrics tells o what every job does, beside the [WithOnPost] and
 // [WithCommandSyncHandler] functions.
 func WithMetrics(o Observer) Option {
-	return set("WithMetrics", o, false, func(opts *options, o Observer) { opts.metrics = o })
+	return setOption("WithMetrics", o, false, func(opts *options, o Observer) { opts.metrics = o })
 }
 
 // wireMetrics folds the Observer into the jobs' hooks; the calls beside a

@@ -44,9 +44,9 @@ type options struct {
 
 func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
 
-// set is an Option that refuses a nil v, else stores it with put; a handler
+// setOption is an Option that refuses a nil v, else stores it with put; a handler
 // (name in handlers) is refused by New when the settings turn its job off.
-func set[T any](name string, v T, handler bool, put func(*options, T)) Option {
+func setOption[T any](name string, v T, handler bool, put func(*options, T)) Option {
 	return func(o *options) error {
 		if typednil.Is(v) {
 			return nilArg(name)
@@ -61,38 +61,38 @@ func set[T any](name string, v T, handler bool, put func(*options, T)) Option {
 
 // WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return set("WithLogger", l, false, func(o *options, l *slog.Logger) { o.logger = l })
+	return setOption("WithLogger", l, false, func(o *options, l *slog.Logger) { o.logger = l })
 }
 
 // WithRewardHandler sets the handler called once for every new vote. It is
 // retried on error and must be idempotent on [voterewards.Vote.Key].
 func WithRewardHandler(h voterewards.Handler) Option {
-	return set("WithRewardHandler", h, true, func(o *options, h voterewards.Handler) { o.onReward = h })
+	return setOption("WithRewardHandler", h, true, func(o *options, h voterewards.Handler) { o.onReward = h })
 }
 
 // WithExpiryHandler sets the handler called once for every rewarded vote when
 // it expires. The user may have voted again: check [Plugin.Active].
 func WithExpiryHandler(h voterewards.Handler) Option {
-	return set("WithExpiryHandler", h, true, func(o *options, h voterewards.Handler) { o.onExpire = h })
+	return setOption("WithExpiryHandler", h, true, func(o *options, h voterewards.Handler) { o.onExpire = h })
 }
 
 // WithGiveUpHandler sets the function called with a *voterewards.DeliveryError
 // when a handler, or the record of its success, failed every attempt; the vote
 // stays pending.
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
-	return set("WithGiveUpHandler", f, true, func(o *options, f func(voterewards.Vote, error)) { o.onGiveUp = f })
+	return setOption("WithGiveUpHandler", f, true, func(o *options, f func(voterewards.Vote, error)) { o.onGiveUp = f })
 }
 
 // WithOnPost sets a function called after every autopost attempt.
 func WithOnPost(f func(autopost.Result)) Option {
-	return set("WithOnPost", f, true, func(o *options, f func(autopost.Result)) { o.onPost = f })
+	return setOption("WithOnPost", f, true, func(o *options, f func(autopost.Result)) { o.onPost = f })
 }
 
 // WithCommandSyncHandler sets the function told every command sync's outcome
 // (a nil error once the listing is up to date), from the sync job's
 // goroutine; it should return soon, and a panic in it is logged.
 func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
-	return set("WithCommandSyncHandler", f, true, func(o *options, f func(context.Context, commands.Result, error)) { o.onSync = f })
+	return setOption("WithCommandSyncHandler", f, true, func(o *options, f func(context.Context, commands.Result, error)) { o.onSync = f })
 }
 
 // WithCommands sets the slash commands to publish (default: Discord's after the
@@ -120,7 +120,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 // WithState sets where the bot's state lives, which vote polling and command
 // sync need. New hands s the leader's fence; the caller closes s after Run.
 func WithState(s voterewards.State) Option {
-	return set("WithState", s, false, func(o *options, s voterewards.State) { o.state = s })
+	return setOption("WithState", s, false, func(o *options, s voterewards.State) { o.state = s })
 }
 
 // needState refuses a config whose jobs keep state when no [WithState] gave one.
