@@ -137,13 +137,18 @@ func (s *strict) lookup(key string) (string, bool) {
 	return val, true
 }
 
-// decodes reports a type that decodes itself from one variable.
-func decodes(t reflect.Type) bool {
-	switch reflect.New(t).Interface().(type) {
-	case envconfig.DecoderCtx, envconfig.Decoder, encoding.TextUnmarshaler:
-		return true
+// decoder returns the decoder of a new T, in go-envconfig's order, or nil
+// when T does not decode itself.
+func decoder(ctx context.Context, t reflect.Type) func(string) error {
+	switch d := reflect.New(t).Interface().(type) {
+	case envconfig.DecoderCtx:
+		return func(v string) error { return d.EnvDecode(ctx, v) }
+	case envconfig.Decoder:
+		return d.EnvDecode
+	case encoding.TextUnmarshaler:
+		return func(v string) error { return d.UnmarshalText([]byte(v)) }
 	}
-	return false
+	return nil
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -155,19 +160,21 @@ func readable(t reflect.Type) bool {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return true
 	}
-	return decodes(t)
+	return decoder(context.Background(), t) != nil
 }
 
 // strictValue returns val as go-envconfig should decode it for type t, or
 // what is wrong with it, without quoting it.
 func strictValue(ctx context.Context, t reflect.Type, val string) (string, string) {
 	const shown = "the value"
-	switch {
-	case decodes(t):
+	if decode := decoder(ctx, t); decode != nil {
 		// Decoded once here, on a copy, so that its error names the variable.
-		if err := decodeSelf(ctx, reflect.New(t).Interface(), val); err != nil {
+		if err := decode(val); err != nil {
 			return "", malformed(t, val, err)
 		}
+		return val, ""
+	}
+	switch {
 	case t == durationType:
 		if _, err := time.ParseDuration(val); err != nil {
 			return "", fmt.Sprintf("%s is not a duration such as 90s or 1h30m", shown)
@@ -210,19 +217,6 @@ func withoutValue(msg, val string) (string, bool) {
 		}
 	}
 	return strings.ReplaceAll(msg, hole, "the value"), true
-}
-
-// decodeSelf decodes val into p with its decoder, in go-envconfig's order.
-func decodeSelf(ctx context.Context, p any, val string) error {
-	switch d := p.(type) {
-	case envconfig.DecoderCtx:
-		return d.EnvDecode(ctx, val)
-	case envconfig.Decoder:
-		return d.EnvDecode(val)
-	case encoding.TextUnmarshaler:
-		return d.UnmarshalText([]byte(val))
-	}
-	return nil
 }
 
 // checkDecimal checks a decimal integer as written: an optional minus sign,
