@@ -103,7 +103,12 @@ func autopostTour(ctx context.Context, client *topgg.Client, sessions []*discord
 
 func commandsTour(ctx context.Context, client *topgg.Client) error {
 	// readme:begin commands
-	syncer, err := commands.New(client, commands.Config{Store: commands.NewFileHashStore("state/commands.sha256")})
+	state, err := boltstate.Open("state") // the bot's state keeps the last published hash
+	if err != nil {
+		return err
+	}
+	defer state.Close()
+	syncer, err := commands.New(client, commands.Config{Store: state})
 	if err != nil {
 		return err
 	}

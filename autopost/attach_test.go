@@ -166,7 +166,7 @@ func TestDetachAllPostsNothing(t *testing.T) {
 	skippedSince := func(from int) []autopost.Result {
 		var out []autopost.Result
 		for _, r := range f.resultsCopy()[from:] {
-			if r.Skipped {
+			if skipped(r) {
 				out = append(out, r)
 			}
 		}
@@ -226,7 +226,7 @@ func TestDetachOneOfTwoPostsNothing(t *testing.T) {
 	require.Eventually(t, func() bool {
 		n := 0
 		for _, r := range f.resultsCopy()[from:] {
-			if r.Skipped && slices.Equal(r.Missing, []int{1}) {
+			if r.Outcome == autopost.OutcomeIncomplete && slices.Equal(r.Missing, []int{1}) {
 				n++
 			}
 		}

@@ -22,17 +22,6 @@ const (
 	ModeV0
 )
 
-// String names the mode for logs.
-func (m Mode) String() string {
-	switch m {
-	case ModeV1:
-		return "v1"
-	case ModeV0:
-		return "v0"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
 // Defaults of the Config fields left zero.
 const (
 	// defaultInterval is the time between two posts.
@@ -44,8 +33,8 @@ const (
 	defaultRefresh = 3 * time.Hour
 	// defaultReadyTimeout is how long the first post waits for every shard.
 	defaultReadyTimeout = 5 * time.Minute
-	// MaxBackfill is the most missed samples kept: one metrics batch.
-	MaxBackfill = topgg.MaxBatch
+	// maxBackfill is the most missed samples kept: one metrics batch.
+	maxBackfill = topgg.MaxBatch
 )
 
 // Config configures a Poster. The zero value is usable: v1, every 30 minutes.
@@ -106,8 +95,8 @@ func (c Config) check() error {
 		return &topgg.ConfigError{Field: "autopost.Config.ReadyTimeout", Problem: negative}
 	case c.ShardCount < 0:
 		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: negative}
-	case c.MaxBackfill > MaxBackfill:
-		return &topgg.ConfigError{Field: "autopost.Config.MaxBackfill", Problem: fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, MaxBackfill)}
+	case c.MaxBackfill > maxBackfill:
+		return &topgg.ConfigError{Field: "autopost.Config.MaxBackfill", Problem: fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, maxBackfill)}
 	case c.Source != nil && typednil.Is(c.Source):
 		return &topgg.ConfigError{Field: "autopost.Config.Source", Problem: "is a nil pointer"}
 	case c.Source != nil && c.ShardCount != 0:
@@ -131,7 +120,7 @@ func (c Config) filled() Config {
 	}
 	switch {
 	case c.MaxBackfill == 0:
-		c.MaxBackfill = MaxBackfill
+		c.MaxBackfill = maxBackfill
 	case c.MaxBackfill < 0:
 		c.MaxBackfill = 0
 	}

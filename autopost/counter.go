@@ -47,8 +47,9 @@ type ShardStats struct {
 }
 
 // Attach counts the guilds of sessions, one per shard, not yet opened; all or
-// none. Errors: [topgg.ErrNilArgument], [ErrNoGuildsIntent], [ErrSessionOpen],
-// [ErrAttachedTwice] (a shard taken or beyond the count). detach is idempotent.
+// none. Errors: [topgg.ErrNilArgument], [ErrSessionOpen], and one naming a
+// session without the GUILDS intent or a shard taken or beyond the count.
+// detach is idempotent.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	for i, s := range sessions {
 		if err := checkSession(i, s); err != nil {
@@ -96,10 +97,10 @@ func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
 		_, dup := c.sessions[s]
 		switch {
 		case dup || taken[id]:
-			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", ErrAttachedTwice, i, id)
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", errAttachedTwice, i, id)
 		case c.shardCount > 0 && (id >= c.shardCount || count > c.shardCount):
 			return nil, fmt.Errorf("%w: sessions[%d] (shard %d of %d) is beyond the Counter's %d shards",
-				ErrAttachedTwice, i, id, count, c.shardCount)
+				errAttachedTwice, i, id, count, c.shardCount)
 		}
 		taken[id] = true
 	}

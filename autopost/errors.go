@@ -19,13 +19,12 @@ var (
 	// ErrSessionOpen means a session given to Attach was opened before, so
 	// its READY, which lists the shard's guilds, was missed.
 	ErrSessionOpen = errors.New("autopost: session already opened; attach it before Open, or its READY is missed")
-	// ErrAttachedTwice means a session, or another of the same shard, is
-	// already attached to the Counter.
-	ErrAttachedTwice = errors.New("autopost: session or shard already attached")
-	// ErrNoGuildsIntent means a session identifies without the GUILDS
-	// intent, so its count would never change.
-	ErrNoGuildsIntent = errors.New("autopost: session lacks the GUILDS intent (discordgo.IntentsGuilds)")
-	// ErrNoCounter means Attach was called on a Poster whose Source is not
-	// its own Counter.
-	ErrNoCounter = errors.New("autopost: the Poster posts from another Source; attach sessions to that Source's Counter")
+	// errAttachedTwice: a session, or another of the same shard, is already
+	// attached to the Counter.
+	errAttachedTwice = errors.New("autopost: session or shard already attached")
+	// errNoGuildsIntent: a session identifies without the GUILDS intent, so
+	// its count would never change.
+	errNoGuildsIntent = errors.New("autopost: session lacks the GUILDS intent (discordgo.IntentsGuilds)")
+	// errNoCounter: Attach on a Poster whose Source is not its own Counter.
+	errNoCounter = errors.New("autopost: the Poster posts from another Source; attach sessions to that Source's Counter")
 )

@@ -14,3 +14,10 @@ func Attached(c *Counter) int { return c.attached() }
 
 // CounterOf returns the Poster's own Counter, nil when it posts from another Source.
 func CounterOf(p *Poster) *Counter { return p.counter }
+
+// Errors the external tests check with errors.Is.
+var (
+	ErrAttachedTwice  = errAttachedTwice
+	ErrNoGuildsIntent = errNoGuildsIntent
+	ErrNoCounter      = errNoCounter
+)

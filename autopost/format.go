@@ -1,25 +1,16 @@
 package autopost
 
-import (
-	"fmt"
-	"io"
-	"log/slog"
-)
+import "fmt"
 
-// String describes the Counter by its shard count, never its sessions, which
-// hold the bot token.
-func (c *Counter) String() string {
+// Format prints the Counter by its shard count under every verb (%#v too),
+// never its sessions, which hold the bot token.
+func (c *Counter) Format(f fmt.State, _ rune) {
 	if c == nil {
-		return "autopost.Counter(nil)"
+		fmt.Fprint(f, "autopost.Counter(nil)")
+		return
 	}
 	c.mu.Lock()
 	n := len(c.sessions)
 	c.mu.Unlock()
-	return fmt.Sprintf("autopost.Counter{shard count: %d, sessions attached: %d}", c.shardCount, n)
+	fmt.Fprintf(f, "autopost.Counter{shard count: %d, sessions attached: %d}", c.shardCount, n)
 }
-
-// Format prints the Counter as String does, under every verb (%#v too).
-func (c *Counter) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, c.String()) }
-
-// LogValue makes slog print the Counter as String does.
-func (c *Counter) LogValue() slog.Value { return slog.StringValue(c.String()) }

@@ -46,11 +46,11 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 			return 0 // stopped: not a failure to report
 		}
 		l.failures++
-		res := Result{At: now, Err: fmt.Errorf("autopost: reading the counts: %w", err), RetryIn: p.failureWait(l.failures)}
+		res := Result{At: now, Outcome: OutcomeFailed, Err: fmt.Errorf("autopost: reading the counts: %w", err), RetryIn: p.failureWait(l.failures)}
 		p.report(ctx, res)
 		return res.RetryIn
 	}
-	res := Result{At: now, Servers: c.Servers, Shards: c.Shards}
+	res := Result{At: now, Counts: c, Outcome: OutcomePosted}
 	if !c.Complete() {
 		// l.last stays, so numbers equal to it are not posted again.
 		level := slog.LevelDebug
@@ -60,13 +60,13 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 		l.incomplete = true
 		p.log.LogAttrs(ctx, level, "not every shard has reported; nothing posted",
 			slog.Any("missing", c.Missing), slog.Int("shards", c.Shards))
-		res.Skipped, res.Missing = true, c.Missing
+		res.Outcome = OutcomeIncomplete
 		p.notify(ctx, res)
 		return p.cfg.Interval
 	}
 	l.incomplete = false
 	if l.posted && len(l.samples) == 0 && p.same(c, l.last) && now.Sub(l.lastAt) < p.cfg.Refresh {
-		res.Skipped = true
+		res.Outcome = OutcomeUnchanged
 		p.report(ctx, res)
 		return p.cfg.Interval
 	}
@@ -81,7 +81,7 @@ func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
 		return p.cfg.Interval
 	}
 	l.failures++
-	res.Err, res.RetryIn = err, p.failureDelay(l, c, now, err)
+	res.Outcome, res.Err, res.RetryIn = OutcomeFailed, err, p.failureDelay(l, c, now, err)
 	if errors.Is(err, topgg.ErrUnauthorized) {
 		if l.refused {
 			p.reportQuietly(ctx, res)
@@ -171,6 +171,5 @@ func (p *Poster) keepSample(l *loop, c Counts, now time.Time) {
 // failureWait is the jittered backoff after the n-th failure in a row, up to
 // the interval.
 func (p *Poster) failureWait(n int) time.Duration {
-	first := max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
-	return clock.Backoff(n, first, p.cfg.Interval)
+	return clock.Backoff(n, p.recheck(), p.cfg.Interval)
 }

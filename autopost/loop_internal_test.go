@@ -34,7 +34,7 @@ func TestKeepSampleBounded(t *testing.T) {
 		// A second failure within the same interval keeps no sample.
 		p.keepSample(&l, Counts{Servers: -1, Shards: 1}, at.Add(30*time.Second))
 	}
-	require.Len(t, l.samples, MaxBackfill)
+	require.Len(t, l.samples, maxBackfill)
 	for i, s := range l.samples {
 		assert.Equal(t, base.Add(time.Duration(50+i)*time.Minute), s.Timestamp)
 		assert.Equal(t, 50+i, *s.Metrics.(topgg.BotMetrics).ServerCount)
@@ -81,7 +81,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, defaultInterval, c.Interval)
 	assert.Equal(t, defaultRefresh, c.Refresh)
 	assert.Equal(t, defaultReadyTimeout, c.ReadyTimeout)
-	assert.Equal(t, MaxBackfill, c.MaxBackfill)
+	assert.Equal(t, maxBackfill, c.MaxBackfill)
 	assert.NotNil(t, c.Logger)
 
 	c, err = Config{Interval: time.Hour, Refresh: time.Minute, MaxBackfill: -1}.withDefaults(false)

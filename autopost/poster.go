@@ -55,11 +55,10 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 }
 
 // Attach attaches sessions to the Poster's own Counter; see
-// [Counter.Attach]. It fails with [ErrNoCounter] when the Poster posts from
-// another Source.
+// [Counter.Attach]. It fails when the Poster posts from another Source.
 func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	if p.counter == nil {
-		return nil, ErrNoCounter
+		return nil, errNoCounter
 	}
 	return p.counter.Attach(sessions...)
 }
@@ -140,12 +139,12 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 	case <-timeout.C():
 		p.log.Warn("not every shard has reported yet; the first post waits for them",
 			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)
-		p.notify(ctx, Result{At: p.clock.Now(), Servers: c.Servers, Shards: c.Shards, Skipped: true, Missing: c.Missing})
+		p.notify(ctx, Result{At: p.clock.Now(), Counts: c, Outcome: OutcomeIncomplete})
 	}
 }
 
 // recheck is how often a Source without a Changed channel is asked again
-// while its counts are incomplete.
+// while its counts are incomplete, and the first wait after a failure.
 func (p *Poster) recheck() time.Duration {
 	return max(min(p.cfg.Interval/16, time.Minute), time.Millisecond)
 }

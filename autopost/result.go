@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -13,13 +14,11 @@ import (
 type Result struct {
 	// At is when the attempt started.
 	At time.Time
-	// Servers and Shards are the numbers the attempt posted (or would have).
-	Servers, Shards int
-	// Skipped is true when nothing was sent: the numbers were unchanged, or
-	// some shards had not reported (Missing says which).
-	Skipped bool
-	// Missing lists the shards that had not reported, if that was why.
-	Missing []int
+	// Counts are the numbers the attempt posted (or would have); Missing
+	// says which shards had not reported.
+	Counts
+	// Outcome says what the attempt did.
+	Outcome Outcome
 	// Backfilled is how many missed samples were sent before the numbers.
 	Backfilled int
 	// Err is why the attempt failed (a *topgg.APIError, an error of the
@@ -33,7 +32,7 @@ type Result struct {
 // value is no outcome. Each package's Outcome is one metric's label set.
 type Outcome uint8
 
-// Outcomes of a post attempt, as [Result.Outcome] names them.
+// Outcomes of a post attempt.
 const (
 	// OutcomePosted: the numbers were sent and the service took them.
 	OutcomePosted Outcome = iota + 1
@@ -60,19 +59,6 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Outcome says what the attempt did.
-func (r Result) Outcome() Outcome {
-	switch {
-	case r.Err != nil:
-		return OutcomeFailed
-	case r.Skipped && len(r.Missing) > 0:
-		return OutcomeIncomplete
-	case r.Skipped:
-		return OutcomeUnchanged
-	}
-	return OutcomePosted
-}
-
 // reportQuietly logs a repeated failure at debug level, and calls OnPost.
 func (p *Poster) reportQuietly(ctx context.Context, r Result) {
 	p.log.LogAttrs(ctx, slog.LevelDebug, "could not post the server count to Top.gg; the token is still refused",
@@ -84,7 +70,7 @@ func (p *Poster) reportQuietly(ctx context.Context, r Result) {
 func (p *Poster) report(ctx context.Context, r Result) {
 	attrs := []slog.Attr{slog.Int("servers", r.Servers), slog.Int("shards", r.Shards)}
 	switch {
-	case r.Skipped:
+	case r.Outcome == OutcomeUnchanged:
 		p.log.LogAttrs(ctx, slog.LevelDebug, "server count unchanged since the last post; not posted", attrs...)
 	case r.Err == nil && r.Backfilled > 0:
 		attrs = append(attrs, slog.Int("backfilled", r.Backfilled))
@@ -106,6 +92,7 @@ func (p *Poster) notify(ctx context.Context, r Result) {
 	if p.cfg.OnPost == nil {
 		return
 	}
+	r.PerShard = slices.Clone(r.PerShard) // the loop keeps the last Counts it posted
 	if rec := panics.Try(func() { p.cfg.OnPost(r) }); rec != nil {
 		attrs := []slog.Attr{slog.String("panic", fmt.Sprint(rec.Value))}
 		if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per post

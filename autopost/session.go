@@ -15,7 +15,7 @@ func checkSession(i int, s *discordgo.Session) error {
 		return fmt.Errorf("autopost: sessions[%d]: %w (*discordgo.Session)", i, topgg.ErrNilArgument)
 	}
 	if s.Identify.Intents&discordgo.IntentsGuilds == 0 {
-		return fmt.Errorf("%w: sessions[%d] (shard %d)", ErrNoGuildsIntent, i, s.ShardID)
+		return fmt.Errorf("%w: sessions[%d] (shard %d)", errNoGuildsIntent, i, s.ShardID)
 	}
 	return nil
 }

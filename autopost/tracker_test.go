@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests in this file feed the shard's discordgo handler events made the
-// way discordgo makes them (raw payload plus decoded struct), in shuffled
-// orders, and compare the counts with a model that applies them in order.
+// The Counter's counting. The TestShard tests feed the shard's discordgo
+// handler events made the way discordgo makes them (raw payload plus decoded
+// struct), in shuffled orders, and compare the counts with a model that
+// applies them in order.
 
 type evKind int
 
@@ -370,4 +371,75 @@ func TestShardDetach(t *testing.T) {
 	assert.Equal(t, 0, servers, "a detached shard counts nothing")
 	assert.Equal(t, int64(0), tal.attached.Load())
 	assert.Equal(t, int64(0), tal.attached.Load())
+}
+
+// TestCounterCounts checks the per-shard list and the missing shards.
+func TestCounterCounts(t *testing.T) {
+	t.Parallel()
+	// addShard attaches a shard with n guilds, ready if session is not "".
+	addShard := func(c *Counter, id, n int, session string) {
+		sh := newShard(&c.t, id, 2)
+		if session != "" {
+			r := readyOf(n, uint64(100*len(c.shards)))
+			r.session, r.shard = session, &[2]int{id, 2}
+			sh.applyReady(r)
+		}
+		c.shards = append(c.shards, sh)
+		c.t.attached.Add(1)
+	}
+
+	c := NewCounter(2)
+	addShard(c, 1, 4, "a")
+	addShard(c, 0, 0, "") // attached, no READY yet
+	counts, err := c.Counts(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, Counts{Servers: 4, Shards: 2, PerShard: []int{0, 4}, Missing: []int{0}}, counts)
+	assert.False(t, counts.Complete())
+
+	c = NewCounter(2)
+	addShard(c, 1, 4, "a")
+	addShard(c, 0, 3, "b")
+	counts, err = c.Counts(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, Counts{Servers: 7, Shards: 2, PerShard: []int{3, 4}}, counts)
+	assert.True(t, counts.Complete())
+	assert.Equal(t, []ShardStats{{ID: 0, Servers: 3, Ready: true}, {ID: 1, Servers: 4, Ready: true}}, c.AppendShards(nil))
+
+	// A shard id beyond the count (READY said so) widens the list.
+	addShard(c, 3, 1, "d")
+	counts, err = c.Counts(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 4, 0, 1}, counts.PerShard)
+	assert.Equal(t, []int{2}, counts.Missing)
+}
+
+// TestAppendShardsAllocatesNothing: the snapshot a fleet process publishes
+// costs no allocation with a reused buffer.
+func TestAppendShardsAllocatesNothing(t *testing.T) {
+	c := benchCounter(16, 10)
+	buf := make([]ShardStats, 0, 16)
+	allocs := testing.AllocsPerRun(100, func() { buf = c.AppendShards(buf[:0]) })
+	assert.Zero(t, allocs)
+	assert.Len(t, buf, 16)
+}
+
+// FuzzReadReady: any READY payload decodes without panic, and every guild
+// it returns was listed with a valid id.
+func FuzzReadReady(f *testing.F) {
+	f.Add([]byte(`{"session_id":"s","user":{"id":"1"},"shard":[0,1],"guilds":[{"id":"4194304","unavailable":true}]}`))
+	f.Add([]byte(`{"guilds":[{"id":"x"},{"id":"0"},{}]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		info, ok := readReady(&discordgo.Event{Type: "READY", Sequence: 1, RawData: raw})
+		if !ok {
+			return
+		}
+		for _, g := range info.guilds {
+			if g.id == 0 {
+				t.Fatal("guild id 0")
+			}
+		}
+		sh := newShard(&tally{}, 0, 1)
+		sh.applyReady(info)
+	})
 }

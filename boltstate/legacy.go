@@ -65,7 +65,7 @@ func removeLegacy(dir string, paths []string) error {
 	return nil
 }
 
-// decodeHash reads commands.NewFileHashStore's file: a sha256 hex digest, a newline.
+// decodeHash reads the command hash file of older releases: a sha256 hex digest, a newline.
 func decodeHash(b []byte) (map[string]string, error) {
 	h := strings.TrimSpace(string(b))
 	if _, err := hex.DecodeString(h); err != nil || len(h) != 64 {

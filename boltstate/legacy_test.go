@@ -15,7 +15,7 @@ import (
 )
 
 // The files older releases kept beside voterewards.db, written as they wrote
-// them: commands.NewFileHashStore's hash, voterperks.FileReminders' opt-ins
+// them: the command hash (of commands.NewFileHashStore, since removed), voterperks.FileReminders' opt-ins
 // (version 2) and the example bot's before it (version 1).
 const (
 	hashFile      = "commands.sha256"

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -150,6 +149,4 @@ func TestSyncFromDiscordBeforeReady(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.SyncFromDiscord(context.Background(), unopened)
 	require.ErrorIs(t, err, commands.ErrNotReady)
-	_, err = s.SyncFromDiscord(context.Background(), nil)
-	require.ErrorIs(t, err, topgg.ErrNilArgument)
 }

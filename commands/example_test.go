@@ -24,7 +24,7 @@ func ExampleSyncer_Sync() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	syncer, err := commands.New(client, commands.Config{}) // or Store: commands.NewFileHashStore(path)
+	syncer, err := commands.New(client, commands.Config{}) // or Store: the bot's state, such as a boltstate.State
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -20,13 +20,11 @@ type MemoryHashStore = memoryHashStore
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
 
-type FileHashStore = fileHashStore
-
 const DefaultJobInterval = defaultJobInterval
 
 var ErrNotReady = errNotReady
 
 // SyncFromDiscord is the one-shot sync a Job without Commands runs.
 func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
-	return failed(s.syncFromDiscord(ctx, session, nil))
+	return failed(s.sync(ctx, nil, session, nil))
 }

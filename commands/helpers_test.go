@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -234,3 +235,11 @@ func jsonValue(t *testing.T, b []byte) any {
 // TestMain fails the package if a test leaves a goroutine behind: a Syncer
 // starts none, and every discordgo session and fake server is closed.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// requireConfigError requires err to be a *topgg.ConfigError naming field.
+func requireConfigError(t *testing.T, err error, field string) {
+	t.Helper()
+	var ce *topgg.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, field, ce.Field)
+}

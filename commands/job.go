@@ -23,11 +23,6 @@ const defaultJobInterval = 15 * time.Minute
 // within Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
 const MinJobInterval = time.Minute
 
-// ErrJobSource means a JobConfig says neither what to publish nor where to
-// read it (none of Commands, Session and Ready), or sets Session beside
-// Commands or Ready.
-var ErrJobSource = errors.New("commands: JobConfig: set Commands, Session or Ready (Session alone)")
-
 // JobConfig configures a [Job]: Commands, Session, or Ready (with or without
 // Commands).
 type JobConfig struct {
@@ -48,14 +43,12 @@ type JobConfig struct {
 	// with its Result and error; it must not block long. A panic in it is
 	// recovered and logged.
 	OnResult func(ctx context.Context, r Result, err error)
-	// Logger receives the failures (default slog.Default()).
-	Logger *slog.Logger
 
 	clock clock.Clock // default: the real clock; tests set a fake
 }
 
 // Job runs a [Syncer] at start and every Interval, reporting each outcome to
-// OnResult. Transient failures are retried with backoff, never before
+// OnResult and logging failures to the Syncer's Logger. Transient failures are retried with backoff, never before
 // Retry-After; refused definitions are not sent again until they change.
 // Make it with [NewJob].
 type Job struct {
@@ -67,8 +60,9 @@ type Job struct {
 }
 
 // NewJob returns a Job that syncs with s. It fails with
-// [topgg.ErrNilArgument] for a nil s, [ErrJobSource], a
-// *topgg.ValidationError for invalid Commands, and an error for a bad Interval.
+// [topgg.ErrNilArgument] for a nil s, a *topgg.ValidationError for invalid
+// Commands, and a *topgg.ConfigError for a bad Interval or source (none of
+// Commands, Session and Ready, or Session beside another).
 func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if s == nil {
 		return nil, fmt.Errorf("commands: NewJob: %w (*Syncer)", topgg.ErrNilArgument)
@@ -79,17 +73,14 @@ func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = defaultJobInterval
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
 	cfg.clock = clock.Or(cfg.clock)
-	return &Job{syncer: s, cfg: cfg, log: cfg.Logger.With("component", "commands")}, nil
+	return &Job{syncer: s, cfg: cfg, log: s.log}, nil
 }
 
 // check refuses a JobConfig NewJob cannot run; loopback lifts the floor.
 func (cfg *JobConfig) check(loopback bool) error {
 	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
-		return ErrJobSource
+		return &topgg.ConfigError{Field: "commands.JobConfig.Session", Problem: "set Commands, Session or Ready (Session alone)"}
 	}
 	if cfg.Commands != nil {
 		if err := Validate(cfg.Commands); err != nil {
@@ -175,10 +166,10 @@ func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *ref
 	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
 		return Result{}, fmt.Errorf("commands: %w", err)
 	}
-	if j.cfg.Commands == nil {
-		return failed(j.syncer.syncFromDiscord(ctx, session, refused))
+	if j.cfg.Commands != nil {
+		session = nil
 	}
-	return failed(j.syncer.sync(ctx, j.cfg.Commands, refused))
+	return failed(j.syncer.sync(ctx, j.cfg.Commands, session, refused))
 }
 
 // report logs a failure and calls OnResult.

@@ -254,28 +254,20 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err := commands.New(nil, commands.Config{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, c := newService(t)
-	var typedNil *commands.FileHashStore
-	_, err = commands.New(c, commands.Config{Store: typedNil})
-	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	var nilMemory *commands.MemoryHashStore
 	_, err = commands.New(c, commands.Config{Store: nilMemory})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
-
-	var pathless commands.FileHashStore
-	_, err = pathless.LoadHash(ctx)
-	require.ErrorIs(t, err, topgg.ErrNotConfigured)
-	require.ErrorIs(t, pathless.SaveHash(ctx, "00"), topgg.ErrNotConfigured)
 
 	s := newSyncer(t, c, commands.Config{})
 	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	_, err = commands.NewJob(s, commands.JobConfig{})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	ready := func(context.Context) (*discordgo.Session, error) { return nil, nil }
 	_, err = commands.NewJob(s, commands.JobConfig{Ready: ready, Session: &discordgo.Session{}})
-	require.ErrorIs(t, err, commands.ErrJobSource)
+	requireConfigError(t, err, "commands.JobConfig.Session")
 	var verr *topgg.ValidationError
 	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
@@ -315,11 +307,11 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	var logs testlog.Buffer
 	var calls atomic.Int32
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-	cfg := commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(), OnResult: func(context.Context, commands.Result, error) {
+	cfg := commands.JobConfig{Commands: botCommands(), OnResult: func(context.Context, commands.Result, error) {
 		calls.Add(1)
 		panic("dashboard bug")
 	}}
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.WithJobClock(cfg, clk))
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.WithJobClock(cfg, clk))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -431,7 +423,7 @@ func TestReadyPanicIsContained(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	var logs testlog.Buffer
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands(), Logger: logs.Logger(),
+	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.JobConfig{Commands: botCommands(),
 		Ready: func(context.Context) (*discordgo.Session, error) { panic("sharding bug") }})
 	require.NoError(t, err)
 	require.NoError(t, job.Run(context.Background()))

@@ -92,7 +92,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 // project not a Discord bot is skipped. Invalid cmds fail before any request; a
 // store failure at worst sends them again; service errors are returned wrapped.
 func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand) (Result, error) {
-	return failed(s.sync(ctx, cmds, nil))
+	return failed(s.sync(ctx, cmds, nil, nil))
 }
 
 // refusal is definitions the service refused for good, which a [Job] does
@@ -102,11 +102,19 @@ type refusal struct {
 	err  error
 }
 
-// sync is Sync; definitions matching refused fail with ErrRefused unsent.
-func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand, refused *refusal) (Result, error) {
-	defs, err := Normalize(cmds)
-	if err != nil {
-		return Result{}, err
+// sync is Sync of cmds, or with a session of the application's global
+// commands as Discord has them (Discord is not asked for a project that is
+// not a Discord bot); definitions matching refused fail with ErrRefused unsent.
+func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand, session *discordgo.Session, refused *refusal) (Result, error) {
+	var defs []json.RawMessage
+	var appID string
+	var err error
+	if session == nil {
+		if defs, err = Normalize(cmds); err != nil {
+			return Result{}, err
+		}
+	} else if appID = applicationID(session); appID == "" {
+		return Result{}, errNotReady
 	}
 	if err := s.lock(ctx); err != nil {
 		return Result{Commands: len(defs)}, err
@@ -118,6 +126,14 @@ func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand,
 	}
 	if !p.IsDiscordBot() {
 		return s.skipNotBot(p, len(defs)), nil
+	}
+	if session != nil {
+		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx)); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, err)
+		}
+		if defs, err = Normalize(cmds); err != nil {
+			return Result{Commands: len(cmds)}, err
+		}
 	}
 	return s.publish(ctx, p, defs, refused)
 }

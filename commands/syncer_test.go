@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -280,16 +279,18 @@ func TestSyncInvalidDefinitionsSendNothing(t *testing.T) {
 	require.Empty(t, srv.Requests())
 }
 
-func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
+// TestSyncHashSurvivesRestart: a new Syncer on the same store does not
+// publish again; one of another project does.
+func TestSyncHashSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "state", "commands.hash")
+	store := commands.NewMemoryHashStore()
 	srv, c := newService(t)
 
-	first := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	first := newSyncer(t, c, commands.Config{Store: store})
 	_, err := first.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 
-	restarted := newSyncer(t, c, commands.Config{Store: commands.NewFileHashStore(path)})
+	restarted := newSyncer(t, c, commands.Config{Store: store})
 	res, err := restarted.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 	require.NotEqual(t, commands.OutcomePublished, res.Outcome)
@@ -300,7 +301,7 @@ func TestSyncHashSurvivesRestartWithFileStore(t *testing.T) {
 	other := topggtest.DiscordBot()
 	other.ID = "803190510032756999"
 	otherSrv, otherClient := newService(t, topggtest.WithProject(other))
-	moved := newSyncer(t, otherClient, commands.Config{Store: commands.NewFileHashStore(path)})
+	moved := newSyncer(t, otherClient, commands.Config{Store: store})
 	res, err = moved.Sync(t.Context(), botCommands())
 	require.NoError(t, err)
 	require.Equal(t, commands.OutcomePublished, res.Outcome)
@@ -414,4 +415,63 @@ func TestSyncWaitingForItsTurnHonoursContext(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, commands.OutcomePublished, res.Outcome, "the cancelled publish saved no hash")
 	require.Equal(t, 2, countRequests(srv, http.MethodPut, commandsPath))
+}
+
+const (
+	hashA = "0000000000000000000000000000000000000000000000000000000000000001"
+	hashB = "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+)
+
+func TestHashStores(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T) commands.HashStore{
+		"memory":      func(*testing.T) commands.HashStore { return commands.NewMemoryHashStore() },
+		"memory zero": func(*testing.T) commands.HashStore { return &commands.MemoryHashStore{} },
+	}
+	for name, mk := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := mk(t)
+			ctx := t.Context()
+			h, err := s.LoadHash(ctx)
+			require.NoError(t, err)
+			require.Empty(t, h)
+
+			require.NoError(t, s.SaveHash(ctx, hashA))
+			h, err = s.LoadHash(ctx)
+			require.NoError(t, err)
+			require.Equal(t, hashA, h)
+
+			require.NoError(t, s.SaveHash(ctx, hashB))
+			h, err = s.LoadHash(ctx)
+			require.NoError(t, err)
+			require.Equal(t, hashB, h)
+
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err = s.LoadHash(cancelled)
+			require.ErrorIs(t, err, context.Canceled)
+			require.ErrorIs(t, s.SaveHash(cancelled, hashA), context.Canceled)
+			h, err = s.LoadHash(ctx)
+			require.NoError(t, err)
+			require.Equal(t, hashB, h, "a cancelled save changes nothing")
+
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					hash := hashA
+					if i%2 == 1 {
+						hash = hashB
+					}
+					assert.NoError(t, s.SaveHash(context.Background(), hash))
+					got, err := s.LoadHash(context.Background())
+					assert.NoError(t, err)
+					assert.Contains(t, []string{hashA, hashB}, got)
+				}()
+			}
+			wg.Wait()
+		})
+	}
 }

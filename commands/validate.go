@@ -3,7 +3,6 @@ package commands
 import (
 	"cmp"
 	"fmt"
-	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -90,25 +89,11 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 	default:
 		return invalid(field+".type", c.Name, fmt.Sprintf("is %d", typ), "1 (CHAT_INPUT), 2 (USER) or 3 (MESSAGE)")
 	}
-	if err := checkChatName(field+".name", c.Name, c.Name); err != nil {
+	if err := checkLocalized(field+".name", c.Name, c.Name, deref(c.NameLocalizations), checkChatName); err != nil {
 		return err
 	}
-	if c.NameLocalizations != nil {
-		for loc, v := range localized(*c.NameLocalizations) {
-			if err := checkChatName(fmt.Sprintf("%s.name_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
-				return err
-			}
-		}
-	}
-	if err := checkDescription(field+".description", c.Name, c.Description); err != nil {
+	if err := checkLocalized(field+".description", c.Name, c.Description, deref(c.DescriptionLocalizations), checkDescription); err != nil {
 		return err
-	}
-	if c.DescriptionLocalizations != nil {
-		for loc, v := range localized(*c.DescriptionLocalizations) {
-			if err := checkDescription(fmt.Sprintf("%s.description_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
-				return err
-			}
-		}
 	}
 	if err := validateOptions(field, c.Name, c.Options, levelCommand); err != nil {
 		return err
@@ -123,15 +108,8 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 // validateContextMenu checks a USER or MESSAGE command: a name of 1 to 32
 // characters of any case, no description, no options.
 func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
-	if err := checkMenuName(field+".name", c.Name, c.Name); err != nil {
+	if err := checkLocalized(field+".name", c.Name, c.Name, deref(c.NameLocalizations), checkMenuName); err != nil {
 		return err
-	}
-	if c.NameLocalizations != nil {
-		for loc, v := range localized(*c.NameLocalizations) {
-			if err := checkMenuName(fmt.Sprintf("%s.name_localizations[%s]", field, string(loc)), c.Name, v); err != nil {
-				return err
-			}
-		}
 	}
 	if c.Description != "" || (c.DescriptionLocalizations != nil && len(*c.DescriptionLocalizations) > 0) {
 		return invalid(field+".description", c.Name, "is set", "empty for USER and MESSAGE commands")
@@ -170,15 +148,26 @@ func checkDescription(field, cmd, d string) error {
 	return nil
 }
 
-// localized yields m's entries in locale order, for a stable first error.
-func localized(m map[discordgo.Locale]string) iter.Seq2[discordgo.Locale, string] {
-	return func(yield func(discordgo.Locale, string) bool) {
-		for _, loc := range slices.Sorted(maps.Keys(m)) {
-			if !yield(loc, m[loc]) {
-				return
-			}
+// checkLocalized checks value at field, then its localizations in locale
+// order (for a stable first error) at field's "_localizations[locale]".
+func checkLocalized(field, cmd, value string, locs map[discordgo.Locale]string, check func(field, cmd, v string) error) error {
+	if err := check(field, cmd, value); err != nil {
+		return err
+	}
+	for _, loc := range slices.Sorted(maps.Keys(locs)) {
+		if err := check(fmt.Sprintf("%s_localizations[%s]", field, string(loc)), cmd, locs[loc]); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// deref returns *p, or the zero value for nil.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // badNameReason says why validChatInputName refused name: its length, or its

@@ -73,21 +73,11 @@ func checkPlacement(f, cmd string, o *discordgo.ApplicationCommandOption, lvl le
 
 // validateOption checks an option's own fields, then its sub-options.
 func validateOption(f, cmd string, o *discordgo.ApplicationCommandOption) error {
-	if err := checkChatName(f+".name", cmd, o.Name); err != nil {
+	if err := checkLocalized(f+".name", cmd, o.Name, o.NameLocalizations, checkChatName); err != nil {
 		return err
 	}
-	for loc, v := range localized(o.NameLocalizations) {
-		if err := checkChatName(fmt.Sprintf("%s.name_localizations[%s]", f, string(loc)), cmd, v); err != nil {
-			return err
-		}
-	}
-	if err := checkDescription(f+".description", cmd, o.Description); err != nil {
+	if err := checkLocalized(f+".description", cmd, o.Description, o.DescriptionLocalizations, checkDescription); err != nil {
 		return err
-	}
-	for loc, v := range localized(o.DescriptionLocalizations) {
-		if err := checkDescription(fmt.Sprintf("%s.description_localizations[%s]", f, string(loc)), cmd, v); err != nil {
-			return err
-		}
 	}
 	switch o.Type {
 	case discordgo.ApplicationCommandOptionSubCommandGroup:
@@ -126,13 +116,8 @@ func validateChoices(f, cmd string, o *discordgo.ApplicationCommandOption) error
 		if ch == nil {
 			return invalid(cf, cmd, "is nil", "a choice")
 		}
-		if err := checkChoiceText(cf+".name", cmd, ch.Name); err != nil {
+		if err := checkLocalized(cf+".name", cmd, ch.Name, ch.NameLocalizations, checkChoiceText); err != nil {
 			return err
-		}
-		for loc, v := range localized(ch.NameLocalizations) {
-			if err := checkChoiceText(fmt.Sprintf("%s.name_localizations[%s]", cf, string(loc)), cmd, v); err != nil {
-				return err
-			}
 		}
 		if s, ok := ch.Value.(string); ok && utf8.RuneCountInString(s) > maxChoiceLength {
 			return invalid(cf+".value", cmd, fmt.Sprintf("has %d characters", utf8.RuneCountInString(s)), "at most 100 characters")

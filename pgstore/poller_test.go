@@ -63,7 +63,7 @@ func TestPollerRewardsInItsTransaction(t *testing.T) {
 	for u := range users {
 		assert.Equal(t, 1+u%2, points(t, pool, fmt.Sprintf("3%017d", u)), "user %d credited once", u)
 	}
-	board, err := p.Leaderboard(ctx, time.Time{}, 10)
+	board, err := store.Leaderboard(ctx, time.Time{}, 10)
 	require.NoError(t, err)
 	require.Len(t, board, users)
 	assert.Equal(t, 2, board[0].Total)

@@ -63,7 +63,7 @@ func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 // SHARD_COUNT at DISCORD_API_URL; a refused value is a *topgg.ConfigError naming it.
 func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
-		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), e.ShardIDs.Option()}, opts...)...)
+		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), shards.WithShardIDs(e.ShardIDs...)}, opts...)...)
 	return g, blame(err, map[string]string{"Discord token": "DISCORD_TOKEN", "shard count": "SHARD_COUNT",
 		"shard ids": "SHARD_IDS", "Discord API base": "DISCORD_API_URL"})
 }

@@ -28,7 +28,7 @@ func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Job, error) 
 	if err != nil {
 		return nil, err
 	}
-	cfg := commands.JobConfig{Ready: p.waitFirstReady, Interval: commandResync, Logger: p.opts.logger}
+	cfg := commands.JobConfig{Ready: p.waitFirstReady, Interval: commandResync}
 	if p.opts.haveCmds {
 		cfg.Commands = p.commandList()
 	}

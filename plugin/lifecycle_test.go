@@ -275,7 +275,7 @@ func TestJobSettingsReachTheJobs(t *testing.T) {
 		// still posts nothing: never a partial total).
 		missing := make(chan []int, 1)
 		p := w.plugin(cfg, plugin.WithOnPost(func(r autopost.Result) {
-			if r.Skipped && len(r.Missing) > 0 {
+			if r.Outcome == autopost.OutcomeIncomplete {
 				select {
 				case missing <- r.Missing:
 				default:
@@ -450,7 +450,7 @@ func (r *releaser) release() { r.once.Do(func() { close(r.ch) }) }
 
 // TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext: Config.VoteStopGrace
 // bounds the stop even when the reward handler never looks at its context:
-// Run returns within the grace period plus voterewards.CancelWait.
+// Run returns within the grace period plus a second (voterewards waits that long for handlers it cancelled).
 func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	t.Parallel()
 	const grace = 300 * time.Millisecond
@@ -482,7 +482,7 @@ func TestVoteStopGraceHoldsWhenAHandlerIgnoresItsContext(t *testing.T) {
 	require.NoError(t, w.stop(p))
 	took := time.Since(start)
 	assert.GreaterOrEqual(t, took, grace)
-	assert.Less(t, took, grace+voterewards.CancelWait+2*time.Second, "the stop waited for a handler that ignores its context")
+	assert.Less(t, took, grace+3*time.Second, "the stop waited for a handler that ignores its context")
 	assert.Contains(t, logs.String(), "ignored their cancelled context")
 }
 

@@ -50,12 +50,9 @@ func (p *Plugin) buildPerks() error {
 	if p.set.votePoll <= 0 {
 		return &topgg.ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
-	cfg := voterperks.Config{BotID: v.BotID, Role: v.Role, Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
-	if v.Reminders {
-		cfg.Reminders = p.opts.state
-	}
-	p.perkVotes = &pluginVotes{p: p}
-	perks, err := voterperks.New(p.perkVotes, cfg)
+	cfg := voterperks.Config{BotID: v.BotID, State: p.opts.state, Role: v.Role, Reminders: v.Reminders,
+		Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}
+	perks, err := voterperks.New(p, cfg)
 	if err != nil {
 		return err
 	}
@@ -88,12 +85,3 @@ func (p *Plugin) restSession() *discordgo.Session {
 	}
 	return p.sessions[0]
 }
-
-// pluginVotes is the perks' view of the plugin's votes: the poller's, set
-// once New built it, and the plugin's Active.
-type pluginVotes struct {
-	*voterewards.Poller
-	p *Plugin
-}
-
-func (v *pluginVotes) Active(userID string) voterewards.Status { return v.p.Active(userID) }

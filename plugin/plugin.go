@@ -40,8 +40,7 @@ type Plugin struct {
 	commands *commands.Job               // publishes the slash commands
 	votes    *voterewards.Poller         // polls and delivers the votes
 
-	perks     *voterperks.Perks // WithVoterPerks's (perks.go); nil without
-	perkVotes *pluginVotes      // the perks' votes, given the poller once built
+	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
 	hook  *webhook.Receiver // nil when webhooks are off
 	bound boundAddr         // the webhook server's address while it serves (webhook.go)
@@ -149,9 +148,6 @@ func (p *Plugin) buildJobs() error {
 			return err
 		}
 		p.votes = poller
-		if p.perkVotes != nil {
-			p.perkVotes.Poller = poller
-		}
 	}
 	return nil
 }

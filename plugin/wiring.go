@@ -83,7 +83,7 @@ func (p *Plugin) checkCommands(onDiscord []*discordgo.ApplicationCommand) {
 	}
 	want := p.commandList()
 	if p.perks != nil && !p.opts.haveCmds {
-		want = p.perks.Commands()
+		want = voterperks.Commands(p.opts.perks.Texts)
 	}
 	for _, c := range want {
 		if !slices.Contains(have, c.Name) {

@@ -264,7 +264,8 @@ func TestWithVoterPerksChecksItsWiring(t *testing.T) {
 	bad := good
 	bad.Role = &voterperks.Role{GuildID: "guild"}
 	_, err = plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(bad))
-	assert.ErrorIs(t, err, voterperks.ErrBadConfig)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "voterperks.Config.Role", ce.Field)
 
 	p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
 	require.NoError(t, err)

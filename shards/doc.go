@@ -8,8 +8,8 @@
 //
 // [New] makes one session per shard; [Group.Open] and [Group.Close] open and
 // close them. Every REST request waits out Discord's rate limits where its
-// context can end the wait, and fails a body over 8 MiB with a
-// [*BodyTooLargeError]. A call honours cancellation when given the context:
+// context can end the wait, and fails a body over 8 MiB with
+// [ErrBodyTooLarge]. A call honours cancellation when given the context:
 //
 //	err := s.GuildMemberRoleAdd(guildID, userID, roleID, discordgo.WithContext(ctx))
 //

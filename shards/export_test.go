@@ -19,3 +19,6 @@ func WithAbortGrace(d time.Duration) Option {
 const MaxShards = maxShards
 
 var WithMaxBodySize = withMaxBodySize
+
+// StopInOrder is Serve's stop, for its tests.
+var StopInOrder = stopInOrder

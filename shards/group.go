@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -79,7 +78,7 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 			g.index[id] = j
 		}
 	}
-	client := g.httpClient()
+	client := &http.Client{Timeout: defaultTimeout, Transport: newTransport(&g.cfg, g.shut, http.DefaultTransport)}
 	for _, i := range ids {
 		s, err := discordgo.New("Bot " + token)
 		if err != nil {
@@ -107,23 +106,6 @@ func checkToken(token string) error {
 			Rule: "the token alone, without \"Bot \""}
 	}
 	return nil
-}
-
-// httpClient is the configured client, its transport wrapped by the gateway
-// lookup (outermost, so that stop ends its rate-limit wait), the rate
-// limiter, the body bound and the rewriting.
-func (g *Group) httpClient() *http.Client {
-	base := g.cfg.client.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	var rt http.RoundTripper = newAPIRewriter(g.cfg.apiBase, base)
-	rt = &bodyLimit{limit: g.cfg.maxBody, next: rt}
-	rt = newRateLimiter(rt, g.cfg.clock, g.cfg.logger)
-	rt = &gatewayLookup{shut: g.shut, next: rt}
-	hc := *g.cfg.client
-	hc.Transport = rt
-	return &hc
 }
 
 // Sessions returns the sessions in shard ID order, in a new slice (with
@@ -294,9 +276,6 @@ func (g *Group) String() string {
 // Format prints the Group without its sessions under every verb (%#v too).
 func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
 
-// LogValue makes slog print the Group without its sessions.
-func (g *Group) LogValue() slog.Value { return slog.StringValue(g.String()) }
-
 // Sentinel errors, returned wrapped; test them with errors.Is.
 var (
 	// ErrClosed means the Group was closed, or its Open was cancelled.
@@ -306,4 +285,10 @@ var (
 	// ErrNotHere means a guild is on a shard this Group does not run (see
 	// WithShardIDs).
 	ErrNotHere = errors.New("shards: guild on a shard of another process")
+	// ErrRateLimited means Discord kept answering a REST call 429, or its
+	// body could not be sent again after one.
+	ErrRateLimited = errors.New("rate-limited by Discord")
+	// ErrBodyTooLarge means a REST answer's body was longer than the bound
+	// (8 MiB); it is not read further.
+	ErrBodyTooLarge = errors.New("response body too large")
 )

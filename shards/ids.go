@@ -10,13 +10,13 @@ import (
 
 // IDs is a list of shard IDs in increasing order, written as a SHARD_IDS
 // variable: "0-3", "0,2,4", "0-1, 4-5". It is a go-envconfig Decoder; nil
-// means every shard.
+// means every shard, as for [WithShardIDs].
 type IDs []int
 
-// ParseIDs reads a list of IDs (decimal, no sign or leading zero, below
+// parseIDs reads a list of IDs (decimal, no sign or leading zero, below
 // 65,536) and ascending ranges, none listed twice. Errors quote the part
 // they refuse.
-func ParseIDs(s string) (IDs, error) {
+func parseIDs(s string) (IDs, error) {
 	seen := make(map[int]bool)
 	var ids IDs
 	for part := range strings.SplitSeq(s, ",") {
@@ -44,14 +44,15 @@ func ParseIDs(s string) (IDs, error) {
 	return ids, nil
 }
 
-// EnvDecode is go-envconfig's Decoder: it parses v with [ParseIDs]; an empty
-// v is nil, every shard.
+// EnvDecode is go-envconfig's Decoder: it reads IDs (decimal, no sign or
+// leading zero, below 65,536) and ascending ranges, none listed twice; an
+// empty v is nil, every shard. Errors quote the part they refuse.
 func (ids *IDs) EnvDecode(v string) error {
 	if v == "" {
 		*ids = nil
 		return nil
 	}
-	parsed, err := ParseIDs(v)
+	parsed, err := parseIDs(v)
 	if err != nil {
 		return err
 	}
@@ -59,16 +60,7 @@ func (ids *IDs) EnvDecode(v string) error {
 	return nil
 }
 
-// Option is [WithShardIDs] with these IDs, or for empty IDs an option that
-// keeps the default, every shard.
-func (ids IDs) Option() Option {
-	if len(ids) == 0 {
-		return func(*config) error { return nil }
-	}
-	return WithShardIDs(ids...)
-}
-
-// String writes the list back as ParseIDs reads it, with runs as ranges.
+// String writes the list back as EnvDecode reads it, with runs as ranges.
 func (ids IDs) String() string {
 	var b strings.Builder
 	for i := 0; i < len(ids); {

@@ -10,19 +10,30 @@ import (
 	"github.com/dblkit/go-topgg/shards"
 )
 
-// TestParseIDs: IDs and ranges in any order come back sorted, and each
-// malformed list is refused (a huge range without allocating for it).
+// parseIDs decodes s as a SHARD_IDS variable.
+func parseIDs(s string) (shards.IDs, error) {
+	var ids shards.IDs
+	err := ids.EnvDecode(s)
+	return ids, err
+}
+
+// TestParseIDs: IDs and ranges in any order come back sorted, empty is nil
+// (every shard), and each malformed list is refused (a huge range without
+// allocating for it).
 func TestParseIDs(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]shards.IDs{
 		"0-3": {0, 1, 2, 3}, "0,2,4": {0, 2, 4}, "4-5, 0-1": {0, 1, 4, 5}, "7": {7}, "3-3": {3}, "65535": {65535},
 	} {
-		got, err := shards.ParseIDs(in)
+		got, err := parseIDs(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, bad := range []string{"", "0,,2", "-1", "01", "3-1", "0-3,2-4", "1,1", "0;2", "0-1000000000", "65536", "+1", "1-"} {
-		_, err := shards.ParseIDs(bad)
+	got, err := parseIDs("")
+	require.NoError(t, err)
+	assert.Nil(t, got)
+	for _, bad := range []string{" ", "0,,2", "-1", "01", "3-1", "0-3,2-4", "1,1", "0;2", "0-1000000000", "65536", "+1", "1-"} {
+		_, err := parseIDs(bad)
 		assert.Error(t, err, bad)
 	}
 	assert.Equal(t, "0-3,5,7-8", shards.IDs{0, 1, 2, 3, 5, 7, 8}.String())
@@ -56,14 +67,14 @@ func TestIDsEnvDecode(t *testing.T) {
 // every shard.
 func TestIDsOption(t *testing.T) {
 	t.Parallel()
-	ids, err := shards.ParseIDs("1,3")
+	ids, err := parseIDs("1,3")
 	require.NoError(t, err)
-	g, err := shards.New("token", 4, ids.Option())
+	g, err := shards.New("token", 4, shards.WithShardIDs(ids...))
 	require.NoError(t, err)
 	assert.Equal(t, "shards.Group{shard count: 4, shards: [1 3]}", g.String())
-	g, err = shards.New("token", 2, shards.IDs(nil).Option())
+	g, err = shards.New("token", 2, shards.WithShardIDs(shards.IDs(nil)...))
 	require.NoError(t, err)
 	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", g.String())
-	_, err = shards.New("token", 2, ids.Option())
+	_, err = shards.New("token", 2, shards.WithShardIDs(ids...))
 	requireInvalid(t, err, "shard ids") // shard 3 of 2
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"slices"
 	"time"
 
@@ -26,7 +24,6 @@ type Option func(*config) error
 
 type config struct {
 	apiBase    string // with a trailing slash; "" is discordgo.EndpointAPI
-	client     *http.Client
 	logger     *slog.Logger
 	maxBody    int64
 	clock      clock.Clock
@@ -36,7 +33,6 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		client:     &http.Client{Timeout: defaultTimeout},
 		logger:     slog.New(slog.DiscardHandler),
 		maxBody:    defaultMaxBodySize,
 		clock:      clock.Real(),
@@ -48,34 +44,10 @@ func defaultConfig() config {
 // user info, query or fragment, instead of discordgo.EndpointAPI.
 func WithAPIBase(base string) Option {
 	return func(c *config) error {
-		u, err := url.Parse(base)
-		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return &topgg.ValidationError{Field: "Discord API base", Problem: "is not an absolute http(s) URL", Rule: "https://host[/path]"}
-		}
-		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-			// Not quoted: user info or a query may hold a secret.
-			return &topgg.ValidationError{Field: "Discord API base", Problem: "has user info, a query or a fragment", Rule: "https://host[/path]"}
-		}
-		if u.Scheme == "http" && !httpx.Loopback(u.Hostname()) { // the token would cross the network in clear text
-			return &topgg.ValidationError{Field: "Discord API base", Problem: "is plain http to another machine", Rule: "https, or http to this machine only"}
+		if _, err := httpx.ParseBaseURL(base, false); err != nil {
+			return &topgg.ValidationError{Field: "Discord API base", Problem: err.(*httpx.URLError).Problem, Rule: "https://host[/path]"}
 		}
 		c.apiBase = trimBase(base)
-		return nil
-	}
-}
-
-// WithHTTPClient sets the client the REST calls are based on (default:
-// http.DefaultTransport, 20 s timeout); it is copied, and a zero Timeout is 20 s.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *config) error {
-		if hc == nil {
-			return errors.New("shards: nil HTTP client")
-		}
-		cp := *hc
-		if cp.Timeout <= 0 {
-			cp.Timeout = defaultTimeout
-		}
-		c.client = &cp
 		return nil
 	}
 }
@@ -104,13 +76,12 @@ func withMaxBodySize(n int64) Option {
 }
 
 // WithShardIDs makes the Group run only these shards, distinct and in
-// [0, shardCount) (default: every shard).
+// [0, shardCount); none is every shard, the default.
 func WithShardIDs(ids ...int) Option {
 	return func(c *config) error {
-		if len(ids) == 0 {
-			return errors.New("shards: WithShardIDs: no shard ID")
+		if len(ids) > 0 {
+			c.shardIDs = slices.Clone(ids)
 		}
-		c.shardIDs = slices.Clone(ids)
 		return nil
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -30,45 +28,9 @@ const (
 // every response so that the only waits are this transport's.
 var rateLimitHeaders = []string{"X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Reset-After", "X-RateLimit-Global"}
 
-// RateLimitError is the error of a REST call that Discord kept answering 429,
-// or whose body cannot be sent again after a 429.
-type RateLimitError struct {
-	// Method and Route are the request's method and route (IDs other than
-	// the route's major parameter replaced by ":id", tokens by ":token").
-	Method, Route string
-	RetryAfter    time.Duration // Discord's last Retry-After
-	Global        bool          // a limit on every route of the bot
-	Attempts      int           // how many times the request was sent
-}
-
-// Error names the request, the limit and the attempts.
-func (e *RateLimitError) Error() string {
-	scope := "route"
-	if e.Global {
-		scope = "global"
-	}
-	return fmt.Sprintf("shards: %s %s: rate-limited by Discord (%s limit, retry after %s) after %d attempts",
-		e.Method, e.Route, scope, e.RetryAfter, e.Attempts)
-}
-
-// rateLimiter waits out Discord's per-route and global rate limits under the
-// request's context, and sends again after a 429. Safe for concurrent use.
-type rateLimiter struct {
-	next  http.RoundTripper
-	clock clock.Clock
-	log   *slog.Logger
-
-	mu     sync.Mutex
-	global time.Time
-	routes map[string]time.Time
-}
-
-func newRateLimiter(next http.RoundTripper, c clock.Clock, log *slog.Logger) *rateLimiter {
-	return &rateLimiter{next: next, clock: c, log: log, routes: make(map[string]time.Time)}
-}
-
-// RoundTrip implements http.RoundTripper without changing req.
-func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
+// limited sends req once neither its route nor the bot is rate-limited, and
+// again after a 429, waiting under req's context.
+func (t *transport) limited(req *http.Request) (*http.Response, error) {
 	ctx, route := req.Context(), routeKey(req.URL.Path)
 	send := req
 	for attempt := 1; ; attempt++ {
@@ -83,7 +45,7 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		resp, err := t.next.RoundTrip(send)
+		resp, err := t.send(send)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +56,12 @@ func (t *rateLimiter) RoundTrip(req *http.Request) (*http.Response, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 		_ = resp.Body.Close()
 		if send, err = again(req); err != nil || attempt >= maxRateLimitAttempts {
-			return nil, &RateLimitError{Method: req.Method, Route: route, RetryAfter: retry, Global: global, Attempts: attempt}
+			scope := "route"
+			if global {
+				scope = "global"
+			}
+			return nil, fmt.Errorf("shards: %s %s: %w (%s limit, retry after %s) after %d attempts",
+				req.Method, route, ErrRateLimited, scope, retry, attempt)
 		}
 	}
 }
@@ -118,7 +85,7 @@ func again(req *http.Request) (*http.Request, error) {
 
 // wait returns when neither the route nor the bot is rate-limited, or with
 // the context's error.
-func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
+func (t *transport) wait(ctx context.Context, method, route string) error {
 	for {
 		t.mu.Lock()
 		until := t.global
@@ -139,7 +106,7 @@ func (t *rateLimiter) wait(ctx context.Context, method, route string) error {
 
 // record remembers the limits a response announces and takes discordgo's
 // headers off it; for a 429 it returns the wait and whether it is global.
-func (t *rateLimiter) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
+func (t *transport) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
 	h := resp.Header
 	now := t.clock.Now()
 	global = h.Get("X-RateLimit-Global") != ""

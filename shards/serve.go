@@ -18,10 +18,10 @@ type Shutdown struct {
 	Budget time.Duration
 }
 
-// Default bounds of a zero Shutdown.
+// Bounds of a zero Shutdown.
 const (
-	DefaultJobsFirst = 5 * time.Second
-	DefaultBudget    = 8 * time.Second
+	defaultJobsFirst = 5 * time.Second
+	defaultBudget    = 8 * time.Second
 )
 
 // Serve opens the shards and runs job beside them until ctx is done or job
@@ -35,7 +35,7 @@ func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Sh
 	if s.JobsFirst < 0 || s.Budget < 0 {
 		return errors.New("shards: Serve: negative shutdown bound")
 	}
-	s.JobsFirst, s.Budget = cmp.Or(s.JobsFirst, DefaultJobsFirst), cmp.Or(s.Budget, DefaultBudget)
+	s.JobsFirst, s.Budget = cmp.Or(s.JobsFirst, defaultJobsFirst), cmp.Or(s.Budget, defaultBudget)
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	online, jobFailed := context.WithCancel(ctx)
@@ -55,7 +55,7 @@ func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Sh
 		log.Info("stopped before going online; shutting down")
 		openErr = nil
 	case openErr == nil:
-		log.Info("bot is online", "shards", g)
+		log.Info("bot is online", "shards", g.String())
 		<-online.Done()
 		log.Info("shutting down")
 	}

@@ -1,38 +1,98 @@
 package shards
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/dblkit/go-topgg/internal/clock"
 )
+
+// transport is the sessions' http.RoundTripper: it ends discordgo Open's
+// context-less gateway lookup when the Group stops, waits out Discord's rate
+// limits under the request's context (ratelimit.go), sends the API calls to
+// the configured base and bounds every answer's body. It never changes the
+// caller's request. Safe for concurrent use.
+type transport struct {
+	shut    context.Context // done when the Group stops
+	base    string          // API base with a trailing slash; "": discordgo's own
+	maxBody int64
+	next    http.RoundTripper
+	clock   clock.Clock
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	global time.Time            // the bot's global limit ends
+	routes map[string]time.Time // each route's limit ends
+}
+
+func newTransport(c *config, shut context.Context, next http.RoundTripper) *transport {
+	base := trimBase(c.apiBase)
+	if c.apiBase == "" || base == discordgo.EndpointAPI {
+		base = ""
+	}
+	return &transport{shut: shut, base: base, maxBody: c.maxBody, next: next, clock: c.clock, log: c.logger,
+		routes: make(map[string]time.Time)}
+}
 
 // trimBase returns base with exactly one trailing slash.
 func trimBase(base string) string { return strings.TrimRight(base, "/") + "/" }
 
-// apiRewriter sends discordgo's REST calls to another API base, rewriting
-// requests rather than discordgo's global endpoints.
-type apiRewriter struct {
-	base string // with a trailing slash
-	next http.RoundTripper
-}
-
-// newAPIRewriter returns next itself when base is discordgo's own.
-func newAPIRewriter(base string, next http.RoundTripper) http.RoundTripper {
-	if base == "" || trimBase(base) == discordgo.EndpointAPI {
-		return next
+// RoundTrip implements http.RoundTripper.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet || req.URL.String() != discordgo.EndpointGateway {
+		return t.limited(req)
 	}
-	return &apiRewriter{base: trimBase(base), next: next}
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.shut, cancel)
+	release := func() { stop(); cancel() }
+	resp, err := t.limited(req.Clone(ctx))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// The body is read after RoundTrip returns: ctx lives until it is closed.
+	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: release}
+	return resp, nil
 }
 
-// RoundTrip implements http.RoundTripper without changing req.
-func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
+// send sends req once, to the API base, and bounds the answer's body: a
+// declared Content-Length over the bound fails at once, without reading.
+func (t *transport) send(req *http.Request) (*http.Response, error) {
+	out, err := t.rewrite(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.next.RoundTrip(out)
+	if err != nil && out != req {
+		return nil, &rewrittenError{host: out.URL.Host, err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	tooLarge := fmt.Errorf("shards: %s %s: %w (over %d bytes)", req.Method, routeKey(req.URL.Path), ErrBodyTooLarge, t.maxBody)
+	if resp.ContentLength > t.maxBody {
+		_ = resp.Body.Close()
+		return nil, tooLarge
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.maxBody, err: tooLarge}
+	return resp, nil
+}
+
+// rewrite returns req, or a copy of it sent to the API base if it is one of
+// discordgo's API calls: requests are rewritten, not discordgo's global endpoints.
+func (t *transport) rewrite(req *http.Request) (*http.Request, error) {
 	rest, ok := strings.CutPrefix(req.URL.String(), discordgo.EndpointAPI)
-	if !ok {
-		return t.next.RoundTrip(req)
+	if t.base == "" || !ok {
+		return req, nil
 	}
 	out := req.Clone(req.Context())
 	nu, err := out.URL.Parse(t.base + rest)
@@ -40,11 +100,7 @@ func (t *apiRewriter) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	out.URL, out.Host = nu, ""
-	resp, err := t.next.RoundTrip(out)
-	if err != nil {
-		return nil, &rewrittenError{host: nu.Host, err: err}
-	}
-	return resp, nil
+	return out, nil
 }
 
 // rewrittenError names the host a rewritten request really went to, which
@@ -66,45 +122,11 @@ func (e *rewrittenError) Timeout() bool {
 	return errors.As(e.err, &t) && t.Timeout()
 }
 
-// BodyTooLargeError is the error of a REST call whose response body is
-// longer than the Group's bound, which is not read further.
-type BodyTooLargeError struct {
-	Limit         int64  // the bound, in bytes
-	Method, Route string // as in [RateLimitError]
-}
-
-// Error names the request and the bound.
-func (e *BodyTooLargeError) Error() string {
-	return fmt.Sprintf("shards: %s %s: response body longer than %d bytes", e.Method, e.Route, e.Limit)
-}
-
-// bodyLimit fails every response body longer than limit.
-type bodyLimit struct {
-	limit int64
-	next  http.RoundTripper
-}
-
-// RoundTrip implements http.RoundTripper. A declared Content-Length over the
-// limit fails at once, without reading.
-func (t *bodyLimit) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	tooLarge := &BodyTooLargeError{Limit: t.limit, Method: req.Method, Route: routeKey(req.URL.Path)}
-	if resp.ContentLength > t.limit {
-		_ = resp.Body.Close()
-		return nil, tooLarge
-	}
-	resp.Body = &limitedBody{rc: resp.Body, left: t.limit, err: tooLarge}
-	return resp, nil
-}
-
 // limitedBody reads at most left bytes, then fails with err if more follow.
 type limitedBody struct {
 	rc   io.ReadCloser
 	left int64
-	err  *BodyTooLargeError
+	err  error
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -124,3 +146,15 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// releaseOnClose runs release when the body is closed.
+type releaseOnClose struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releaseOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
+}

@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
+	"net/url"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -95,7 +97,7 @@ func (a answer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestBodyLimit: a body of the bound is read whole; one byte more fails with
-// a *BodyTooLargeError, after reading no more than the bound and a byte, or
+// ErrBodyTooLarge, after reading no more than the bound and a byte, or
 // before reading when the length is declared.
 func TestBodyLimit(t *testing.T) {
 	t.Parallel()
@@ -103,36 +105,33 @@ func TestBodyLimit(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, "https://discord.com/api/v9/users/@me", http.NoBody)
 	require.NoError(t, err)
 	for _, declared := range []bool{false, true} {
-		resp, err := (&bodyLimit{limit: limit, next: answer{limit, declared}}).RoundTrip(req)
+		resp, err := testTransport("", limit, answer{limit, declared}).RoundTrip(req)
 		require.NoError(t, err)
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		assert.Len(t, b, limit)
 
-		resp, err = (&bodyLimit{limit: limit, next: answer{math.MaxInt32, declared}}).RoundTrip(req)
+		resp, err = testTransport("", limit, answer{math.MaxInt32, declared}).RoundTrip(req)
 		if err == nil {
 			b, err = io.ReadAll(resp.Body)
 			assert.LessOrEqual(t, len(b), limit)
 			assert.LessOrEqual(t, resp.Body.(*limitedBody).rc.(*body).read, limit+1)
 		}
-		var tooLarge *BodyTooLargeError
-		require.True(t, errors.As(err, &tooLarge), "declared=%t: %v", declared, err)
-		assert.Equal(t, int64(limit), tooLarge.Limit)
-		assert.True(t, strings.Contains(err.Error(), "GET /api/v9/users/@me"), err.Error())
+		require.ErrorIs(t, err, ErrBodyTooLarge, "declared=%t", declared)
+		assert.Contains(t, err.Error(), "GET /api/v9/users/@me: response body too large (over 1000 bytes)")
 	}
 }
 
-// TestBodyLimitErrorHoldsNoToken: the route of a *BodyTooLargeError, which is
+// TestBodyLimitErrorHoldsNoToken: the route in an ErrBodyTooLarge error, which is
 // logged, shows an interaction or webhook token as ":token".
 func TestBodyLimitErrorHoldsNoToken(t *testing.T) {
 	t.Parallel()
 	const token = "aW50ZXJhY3Rpb246c2VjcmV0LXRva2Vu"
 	req, err := http.NewRequest(http.MethodPatch, "https://discord.com/api/v9/webhooks/123456789012345678/"+token+"/messages/@original", http.NoBody)
 	require.NoError(t, err)
-	_, err = (&bodyLimit{limit: 10, next: answer{100, true}}).RoundTrip(req)
-	var tooLarge *BodyTooLargeError
-	require.ErrorAs(t, err, &tooLarge)
-	assert.Equal(t, "/api/v9/webhooks/123456789012345678/:token/messages/@original", tooLarge.Route)
+	_, err = testTransport("", 10, answer{100, true}).RoundTrip(req)
+	require.ErrorIs(t, err, ErrBodyTooLarge)
+	assert.Contains(t, err.Error(), "/api/v9/webhooks/123456789012345678/:token/messages/@original")
 	assert.NotContains(t, err.Error(), token)
 }
 
@@ -158,7 +157,9 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	t.Cleanup(ts.Close)
 	start := time.Unix(1_700_000_000, 0)
 	clk := clock.NewFake(start)
-	hc := &http.Client{Transport: newRateLimiter(http.DefaultTransport, clk, slog.New(slog.DiscardHandler))}
+	cfg := defaultConfig()
+	cfg.clock = clk
+	hc := &http.Client{Transport: newTransport(&cfg, context.Background(), http.DefaultTransport)}
 	ctx := clock.WithTerm(context.Background(), clock.NewTerm(clk, start.Add(500*time.Millisecond), nil))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, ts.URL+"/api/v10/guilds/1/members/2/roles/3", nil)
 	require.NoError(t, err)
@@ -180,4 +181,105 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 		require.FailNow(t, "the request did not return")
 	}
 	assert.Equal(t, int32(1), hits.Load(), "the request was sent again after the term's deadline")
+}
+
+// testTransport returns a Group's transport to base (discordgo's for ""),
+// bounding bodies to maxBody, over next, on the real clock.
+func testTransport(base string, maxBody int64, next http.RoundTripper) *transport {
+	cfg := defaultConfig()
+	cfg.apiBase, cfg.maxBody = base, maxBody
+	return newTransport(&cfg, context.Background(), next)
+}
+
+// lastRequest is a RoundTripper that keeps the request it was given.
+type lastRequest struct{ req *http.Request }
+
+func (l *lastRequest) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.req = r
+	return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: r}, nil
+}
+
+// TestAPIRewriter: every URL under discordgo.EndpointAPI goes to the
+// configured base, path and query kept; anything else is sent untouched; the
+// caller's request is never changed.
+func TestAPIRewriter(t *testing.T) {
+	t.Parallel()
+	const base = "http://127.0.0.1:5555/proxy/api/v9"
+	for _, tc := range []struct{ in, want string }{
+		{discordgo.EndpointAPI + "users/@me", base + "/users/@me"},
+		{discordgo.EndpointAPI + "gateway", base + "/gateway"},
+		{discordgo.EndpointApplicationGlobalCommands("1100000000000000001") + "?with_localizations=true",
+			base + "/applications/1100000000000000001/commands?with_localizations=true"},
+		{discordgo.EndpointGuildMemberRole("1", "2", "3"), base + "/guilds/1/members/2/roles/3"},
+		// Escaped path segments (a reaction's emoji) stay escaped.
+		{discordgo.EndpointMessageReaction("1", "2", "%F0%9F%91%8D", "@me"), base + "/channels/1/messages/2/reactions/%F0%9F%91%8D/@me"},
+		// Not the API: sent as it is.
+		{"https://cdn.discordapp.com/avatars/1/a.png", "https://cdn.discordapp.com/avatars/1/a.png"},
+		{"https://discord.com/api/v10/users/@me", "https://discord.com/api/v10/users/@me"},
+		{"https://example.com/api/v9/users/@me", "https://example.com/api/v9/users/@me"},
+	} {
+		next := &lastRequest{}
+		rt := testTransport(base, 1<<20, next) // without a trailing slash: added
+		req, err := http.NewRequest(http.MethodPut, tc.in, http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bot x")
+		resp, err := rt.RoundTrip(req)
+		require.NoError(t, err, tc.in)
+		_ = resp.Body.Close()
+
+		require.NotNil(t, next.req, tc.in)
+		assert.Equal(t, tc.want, next.req.URL.String(), tc.in)
+		assert.Equal(t, tc.in, req.URL.String(), "the caller's request was changed")
+		assert.Equal(t, http.MethodPut, next.req.Method)
+		assert.Equal(t, "Bot x", next.req.Header.Get("Authorization"))
+		if tc.in != tc.want {
+			assert.Empty(t, next.req.Host, "Host must follow the new URL")
+		}
+	}
+}
+
+// TestAPIRewriterDefaultBase: with Discord's own base nothing is rewritten,
+// not even copied.
+func TestAPIRewriterDefaultBase(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"", "https://discord.com/api/v9", "https://discord.com/api/v9/"} {
+		next := &lastRequest{}
+		req, err := http.NewRequest(http.MethodGet, discordgo.EndpointAPI+"users/@me", http.NoBody)
+		require.NoError(t, err)
+		resp, err := testTransport(base, 1<<20, next).RoundTrip(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Same(t, req, next.req, base)
+	}
+}
+
+// failing is a RoundTripper that fails every request.
+type failing struct{ err error }
+
+func (f failing) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+// TestAPIRewriterErrorNamesTheHost: http.Client's error names the URL discordgo
+// asked for (discord.com); the rewriter's says where the request really went,
+// without the token, and keeps the cause for errors.Is and Timeout.
+func TestAPIRewriterErrorNamesTheHost(t *testing.T) {
+	t.Parallel()
+	cause := &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	hc := &http.Client{Transport: testTransport("http://127.0.0.1:5555/api/v9", 1<<20, failing{cause})}
+	req, err := http.NewRequest(http.MethodGet, discordgo.EndpointGateway, http.NoBody)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bot secret-token")
+	_, err = hc.Do(req)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sent to 127.0.0.1:5555 (the API base)")
+	assert.NotContains(t, err.Error(), "secret-token")
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	var ue *url.Error
+	require.ErrorAs(t, err, &ue)
+	assert.True(t, ue.Timeout(), "a timeout must still read as one")
+
+	// Not rewritten: not wrapped either.
+	hc = &http.Client{Transport: testTransport("http://127.0.0.1:5555/api/v9", 1<<20, failing{errors.New("boom")})}
+	_, err = hc.Get("https://cdn.discordapp.com/x.png")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "the API base")
 }

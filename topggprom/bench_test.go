@@ -36,7 +36,7 @@ func BenchmarkObserveRequest(b *testing.B) {
 // BenchmarkVoteRewarded: ObserveVote of a reward delivered.
 func BenchmarkVoteRewarded(b *testing.B) {
 	c := newBenchCollector(b)
-	e := voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second}
+	e := voterewards.Event{Type: voterewards.EventDelivered, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second}
 	b.ReportAllocs()
 	for b.Loop() {
 		c.ObserveVote(e)
@@ -46,7 +46,7 @@ func BenchmarkVoteRewarded(b *testing.B) {
 // BenchmarkAutopostAttempt: ObservePost of a post.
 func BenchmarkAutopostAttempt(b *testing.B) {
 	c := newBenchCollector(b)
-	r := autopost.Result{Servers: 1000, Shards: 2}
+	r := autopost.Result{Counts: autopost.Counts{Servers: 1000, Shards: 2}, Outcome: autopost.OutcomePosted}
 	b.ReportAllocs()
 	for b.Loop() {
 		c.ObservePost(r)

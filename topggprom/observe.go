@@ -62,7 +62,7 @@ func (c *Collector) requestCounter(r topgg.Request) prometheus.Counter {
 // ObservePost counts one post attempt of the server count: an
 // autopost.Config.OnPost as it is.
 func (c *Collector) ObservePost(r autopost.Result) {
-	o := r.Outcome()
+	o := r.Outcome
 	c.posts[at(o, len(c.posts))].Inc()
 	c.servers.Set(float64(r.Servers))
 	c.shards.Set(float64(r.Shards))
@@ -88,7 +88,7 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 // an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	i := at(e.Origin, len(c.ingested))
-	reward := e.Kind == voterewards.KindReward
+	reward := !e.Expiry
 	switch e.Type {
 	case voterewards.EventIngested:
 		if e.Added > 0 {

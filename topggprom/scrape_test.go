@@ -122,9 +122,9 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	require.NoError(t, ranErr)
 
 	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
-	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
-	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Kind: voterewards.KindReward, Origin: 200, Latency: time.Minute}) // not a source: counted as other
-	c.ObserveWebhook(webhook.Outcome(250))                                                                                              // not an outcome: other
+	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
+	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: 200, Latency: time.Minute}) // not a source: counted as other
+	c.ObserveWebhook(webhook.Outcome(250))                                                                // not an outcome: other
 	c.ObserveLease(fleet.LeaseState{Leader: true})
 
 	text := testkit.MetricsText(t, reg)

@@ -1,6 +1,9 @@
 package voterewards
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -68,4 +71,91 @@ func (p *Poller) Active(id string) Status {
 	}
 	st.Covered = p.caughtUp.Load() && p.since.Load() <= now.Add(-VoteLifetime).UnixNano()
 	return st
+}
+
+// Mirror keeps [Poller.Active] current in a process that does not run
+// [Poller.Run] (a fleet's follower), following the store's [Feed], until ctx is
+// done. Errors: [topgg.ErrRunning], the store's first load or feed failure.
+func (p *Poller) Mirror(ctx context.Context) error {
+	if !p.mirroring.CompareAndSwap(false, true) {
+		return errRunning
+	}
+	defer p.mirroring.Store(false)
+	if err := p.loadCache(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("voterewards: mirror: %w", err)
+	}
+	feed, ok := p.store.(Feed)
+	if !ok {
+		p.pruneCache(ctx, nil)
+		return nil
+	}
+	resync := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	// A feed that failed for good ends Mirror, for a supervisor to restart.
+	pruneCtx, stopPrune := context.WithCancel(ctx)
+	defer stopPrune()
+	go func() {
+		defer stopPrune()
+		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
+	}()
+	p.pruneCache(pruneCtx, resync)
+	if err := <-done; err != nil && ctx.Err() == nil {
+		return fmt.Errorf("voterewards: mirror: store feed: %w", err)
+	}
+	return nil
+}
+
+// pruneCache prunes the cache every pruneEvery, and reloads it when resync
+// says so, until ctx is done. Until the store shows the history read, it
+// reloads after 1 s, doubling up to pruneEvery, so that a follower started
+// beside its leader answers Covered within seconds.
+func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
+	clk := p.cfg.clock
+	wait := time.Second
+	for {
+		d := pruneEvery
+		if p.uncovered() {
+			d, wait = wait, min(2*wait, pruneEvery)
+		}
+		t := clk.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+			p.cache.prune(clk.Now())
+			if p.uncovered() { // a first checkpoint since?
+				if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
+					p.log.Warn("mirror: reloading the store failed", slog.Any("error", err))
+				}
+			}
+		case <-resync:
+			t.Stop()
+			if err := p.loadCache(ctx); err != nil && ctx.Err() == nil {
+				p.log.Error("mirror: reloading the store failed", slog.Any("error", err))
+			}
+		}
+	}
+}
+
+// uncovered reports whether, beside no Run, the history is not yet seen read.
+func (p *Poller) uncovered() bool { return !p.caughtUp.Load() && !p.running.Load() }
+
+// loadCache adds the store's active votes to the cache.
+func (p *Poller) loadCache(ctx context.Context) error {
+	snap, err := p.load(ctx)
+	if err != nil {
+		return err
+	}
+	p.cache.addActive(snap.Seen, p.cfg.clock.Now())
+	// Beside no Run, Active answers Covered once the checkpoint shows the
+	// history read from far enough back.
+	if cp := snap.Checkpoint; !p.running.Load() && !cp.Since.IsZero() && (!cp.LastSeen.IsZero() || cp.Cursor != "") {
+		p.since.Store(cp.Since.UnixNano())
+		p.caughtUp.Store(true)
+	}
+	return nil
 }

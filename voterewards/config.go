@@ -8,24 +8,11 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/typednil"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // DefaultLookback is how far back a first Run reads by default.
 const DefaultLookback = 12 * time.Hour
-
-// CancelWait is how long Run still waits for the handlers once their context
-// is cancelled; a handler still running then is left behind.
-const CancelWait = time.Second
-
-// Defaults of the other fields of [Config].
-const (
-	defaultInterval    = time.Minute
-	defaultOverlap     = time.Minute
-	defaultConcurrency = 4
-	defaultMaxAttempts = 5
-	defaultRetryDelay  = time.Second
-	defaultGracePeriod = 10 * time.Second
-)
 
 // MinInterval is the shortest Interval [New] accepts for a History that is
 // the real service ([topgg.Client.Loopback] false).
@@ -34,12 +21,19 @@ const MinInterval = 10 * time.Second
 // VoteLifetime is how long a Top.gg vote stays active.
 const VoteLifetime = 12 * time.Hour
 
-// maxRetryDelay caps the doubling retry delay of a failing handler.
-const maxRetryDelay = time.Minute
+// Defaults of the other fields of [Config], and the poller's fixed settings.
+const (
+	defaultInterval    = time.Minute
+	defaultConcurrency = 4
+	defaultMaxAttempts = 5
+	defaultRetryDelay  = time.Second
+	defaultGracePeriod = 10 * time.Second
 
-// historyMargin keeps every startDate this far inside the service's one-year
-// limit, whatever the clock skew.
-const historyMargin = time.Hour
+	overlap       = time.Minute // how far before the newest vote seen a cursorless poll restarts
+	cancelWait    = time.Second // how long Run waits for handlers it cancelled; one still running is left behind
+	maxRetryDelay = time.Minute // caps the doubling retry delay of a failing handler
+	historyMargin = time.Hour   // keeps every startDate inside the service's one-year limit, whatever the clock skew
+)
 
 // Config configures a [Poller]. Zero fields take their defaults; only
 // OnReward and Store are required.
@@ -60,8 +54,6 @@ type Config struct {
 	Lookback time.Duration
 	// Interval is the wait between polls once caught up (default 1m, >= [MinInterval]).
 	Interval time.Duration
-	// Overlap is how far before the newest vote seen a cursorless poll restarts (default 1m).
-	Overlap time.Duration
 	// Concurrency is how many handler calls run at once, and so how many votes
 	// a crash can deliver twice (default 4).
 	Concurrency int
@@ -87,34 +79,36 @@ type Config struct {
 	clock clock.Clock
 }
 
-// withDefaults checks c for polling src and fills in its zero fields.
+// withDefaults checks c for polling src and fills in its zero fields; a
+// field it refuses is a *[topgg.ConfigError].
 func (c Config) withDefaults(src History) (Config, error) {
+	bad := func(field, problem string, args ...any) error {
+		return &topgg.ConfigError{Field: "voterewards.Config." + field, Problem: fmt.Sprintf(problem, args...)}
+	}
 	if c.OnReward == nil {
-		return c, fmt.Errorf("%w: OnReward is required", ErrBadConfig)
+		return c, bad("OnReward", "is required")
 	}
 	if typednil.Is(c.Store) {
-		return c, fmt.Errorf("%w: Store is required (boltstate.Open(dir) or NewMemoryStore())", ErrBadConfig)
+		return c, bad("Store", "is required (boltstate.Open(dir) or NewMemoryStore())")
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"Overlap", c.Overlap}, {"RetryDelay", c.RetryDelay}, {"GracePeriod", c.GracePeriod}, {"StreakGrace", c.StreakGrace}} {
+	}{{"Lookback", c.Lookback}, {"Interval", c.Interval}, {"RetryDelay", c.RetryDelay}, {"GracePeriod", c.GracePeriod}, {"StreakGrace", c.StreakGrace}} {
 		if d.v < 0 {
-			return c, fmt.Errorf("%w: %s is negative (%s)", ErrBadConfig, d.name, d.v)
+			return c, bad(d.name, "is negative (%s)", d.v)
 		}
 	}
 	// A History on this machine (*topgg.Client says) has no floor; against
 	// Top.gg, MinInterval keeps a poll to a tenth of v0's 60 calls a minute.
 	if r, ok := src.(interface{ Loopback() bool }); ok && !r.Loopback() && c.Interval > 0 && c.Interval < MinInterval {
-		return c, fmt.Errorf("%w: Interval %s is below %s, the floor that keeps the poll within Top.gg's limits",
-			ErrBadConfig, c.Interval, MinInterval)
+		return c, bad("Interval", "%s is below %s, the floor that keeps the poll within Top.gg's limits", c.Interval, MinInterval)
 	}
 	if c.Concurrency < 0 || c.MaxAttempts < 0 {
-		return c, fmt.Errorf("%w: Concurrency and MaxAttempts must not be negative", ErrBadConfig)
+		return c, bad("Concurrency", "Concurrency and MaxAttempts must not be negative")
 	}
 	c.Lookback = cmp.Or(c.Lookback, DefaultLookback)
 	c.Interval = cmp.Or(c.Interval, defaultInterval)
-	c.Overlap = cmp.Or(c.Overlap, defaultOverlap)
 	c.RetryDelay = cmp.Or(c.RetryDelay, defaultRetryDelay)
 	c.GracePeriod = cmp.Or(c.GracePeriod, defaultGracePeriod)
 	c.StreakGrace = cmp.Or(c.StreakGrace, DefaultStreakGrace)

@@ -20,7 +20,7 @@ const queuedPerWorker = 256
 
 // job is one handler call to make: a reward for a new vote or an expiry.
 type job struct {
-	kind Kind
+	kind jobKind
 	v    Vote
 	at   time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
 }
@@ -46,7 +46,7 @@ func (l *lane) insert(j job) {
 }
 
 type jobKey struct {
-	kind Kind
+	kind jobKind
 	key  string
 }
 
@@ -59,7 +59,8 @@ const (
 	// claimGivenUp: failed every attempt, or not recorded; taken again only
 	// for [Poller.Redeliver], not for an echo of the vote.
 	claimGivenUp
-	claimHeld // not started while the store failed: taken again by any reload
+	claimHeld    // not started while the store failed: taken again by any reload
+	claimDropped // cut short by the end of Run: forgotten (settle only)
 )
 
 // blocks reports whether c keeps a job from being claimed again.
@@ -107,50 +108,37 @@ func (d *delivery) init(workers int) {
 
 // claim takes on a job that does not go to a lane at once (a future expiry),
 // reporting false if this run has it (a given-up one is taken if retake).
-func (r *run) claim(kind Kind, v Vote, retake bool) bool {
+func (r *run) claim(kind jobKind, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	return r.claimLocked(kind, v, retake)
 }
 
 // claimLocked is claim with lmu held.
-func (r *run) claimLocked(kind Kind, v Vote, retake bool) bool {
+func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
 	k := jobKey{kind, v.Key()}
 	c, ok := r.known[k]
 	if ok && c.blocks(retake) {
 		return false
 	}
 	r.known[k] = claimed{state: claimQueued}
-	if !ok && kind == KindReward { // a given-up or held one is counted already
+	if !ok && kind == kindReward { // a given-up or held one is counted already
 		r.changePending(1)
 	}
 	return true
 }
 
-type outcome uint8
-
-const (
-	outcomeDone      outcome = iota // handled and recorded
-	outcomeGivenUp                  // failed every attempt, or not recorded
-	outcomeAbandoned                // cut short by the end of Run
-	outcomeHeld                     // not started while the store failed
-)
-
-// settle records how a claimed job ended, and counts a reward out unless given up.
-func (r *run) settle(kind Kind, v Vote, o outcome, now time.Time) {
+// settle records how a claimed job ended (at now, if done), and counts a
+// reward out unless it stays pending in this run (given up or held).
+func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
 	k := jobKey{kind, v.Key()}
 	r.lmu.Lock()
-	switch o {
-	case outcomeDone:
-		r.known[k] = claimed{state: claimDone, at: now}
-	case outcomeGivenUp:
-		r.known[k] = claimed{state: claimGivenUp}
-	case outcomeAbandoned:
+	if state == claimDropped {
 		delete(r.known, k)
-	case outcomeHeld:
-		r.known[k] = claimed{state: claimHeld}
+	} else {
+		r.known[k] = claimed{state: state, at: now}
 	}
-	if kind == KindReward && o != outcomeGivenUp && o != outcomeHeld {
+	if kind == kindReward && state != claimGivenUp && state != claimHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -180,7 +168,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	case <-ctx.Done():
 		return false
 	}
-	id := j.v.lane()
+	id := voterID(j.v.Vote)
 	r.lmu.Lock()
 	if claim && !r.claimLocked(j.kind, j.v, retake) {
 		r.lmu.Unlock()
@@ -238,37 +226,37 @@ func (r *run) process(j job) (job, bool) {
 	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
 	case errors.Is(err, errAbandoned):
-		r.settle(j.kind, j.v, outcomeAbandoned, time.Time{})
+		r.settle(j.kind, j.v, claimDropped, time.Time{})
 		return job{}, false
 	case errors.Is(err, errHeld):
 		r.hold(j)
 		return job{}, false
 	case err != nil:
-		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
-		r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: attempts, Err: err}, "giving up on vote for this run; it stays pending")
+		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
+		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
-	expire := j.kind == KindReward && r.p.cfg.OnExpire != nil
+	expire := j.kind == kindReward && r.p.cfg.OnExpire != nil
 	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
-	if j.kind == KindExpiry {
+	if j.kind == kindExpiry {
 		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
-		r.settle(j.kind, j.v, outcomeGivenUp, time.Time{})
+		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
-	r.settle(j.kind, j.v, outcomeDone, now)
-	e := Event{Type: EventDelivered, Kind: j.kind, Origin: j.v.Origin}
-	if j.kind == KindReward {
+	r.settle(j.kind, j.v, claimDone, now)
+	e := Event{Type: EventDelivered, Expiry: j.kind == kindExpiry, Origin: j.v.Origin}
+	if j.kind == kindReward {
 		e.Latency = now.Sub(j.v.CreatedAt)
 	}
 	r.p.observe(e)
-	if !expire || !r.claim(KindExpiry, j.v, false) {
+	if !expire || !r.claim(kindExpiry, j.v, false) {
 		return job{}, false
 	}
 	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {
-		return job{kind: KindExpiry, v: j.v, at: j.v.ExpiresAt}, true
+		return job{kind: kindExpiry, v: j.v, at: j.v.ExpiresAt}, true
 	}
 	r.scheduleExpiry(j.v)
 	return job{}, false
@@ -287,7 +275,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
-			r.giveUp(j, &DeliveryError{Kind: j.kind, Key: j.v.Key(), Attempts: n, Recording: true, Err: err},
+			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
 			return false
 		}
@@ -306,7 +294,7 @@ func (r *run) attempt(j job) (int, error) {
 			return n - 1, errHeld
 		}
 		if n > 1 {
-			r.p.observe(Event{Type: EventRetried, Kind: j.kind, Origin: j.v.Origin, Attempt: n})
+			r.p.observe(Event{Type: EventRetried, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
 		}
 		err := r.call(j)
 		switch {
@@ -328,7 +316,7 @@ func (r *run) attempt(j job) (int, error) {
 // retry logs failed attempt n and waits; false if Run's context ended the wait.
 func (r *run) retry(j job, n int, msg string, err error) bool {
 	delay := retryWait(n, r.p.cfg.RetryDelay)
-	r.log.Warn(msg, slog.String("kind", j.kind.String()), slog.String("key", j.v.Key()),
+	r.log.Warn(msg, slog.String("kind", j.kind.name()), slog.String("key", j.v.Key()),
 		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 	return r.sleep(r.stop, delay) == nil
 }
@@ -336,7 +324,7 @@ func (r *run) retry(j job, n int, msg string, err error) bool {
 // call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
-	if j.kind == KindExpiry {
+	if j.kind == kindExpiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
@@ -347,21 +335,14 @@ func (r *run) call(j job) (err error) {
 
 // giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(j job, err *DeliveryError, msg string) {
-	r.log.Error(msg, slog.String("kind", j.kind.String()), slog.String("key", err.Key),
-		slog.Int("attempts", err.Attempts), slog.Any("error", err.Err))
+	r.log.Error(msg, slog.String("kind", j.kind.name()), slog.String("key", err.key),
+		slog.Int("attempts", err.attempts), slog.Any("error", err.err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Kind: j.kind, Origin: j.v.Origin})
-	if r.p.cfg.OnGiveUp == nil {
-		return
-	}
-	if rec := panics.Try(func() { r.p.cfg.OnGiveUp(j.v, err) }); rec != nil {
-		attrs := []any{slog.String("key", err.Key), slog.Any("panic", rec.Value)}
-		if r.p.panicked.CompareAndSwap(false, true) { // the stack once, not once per vote
-			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
-		}
-		r.log.Error("OnGiveUp panicked", attrs...)
+	r.p.observe(Event{Type: EventGivenUp, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
+	if r.p.cfg.OnGiveUp != nil {
+		r.p.contain("OnGiveUp", func() { r.p.cfg.OnGiveUp(j.v, err) }, slog.String("key", err.key))
 	}
 }
 

@@ -31,8 +31,8 @@
 //
 // Every [Store] keeps a [Stats] per voter (the PlatformID, else the UserID),
 // updated by one rule, [Stats.Add], in the atomic step that admits the vote,
-// and handed to the handler with it ([Vote.Stats]). [Poller.Stats] reads a
-// voter's; [Poller.Leaderboard] the top voters of a UTC month or of all time.
+// and handed to the handler with it ([Vote.Stats]). [Store.Stats] reads a
+// voter's; [Store.Leaderboard] the top voters of a UTC month or of all time.
 // The stores keep bounded state per voter, never a list of their votes.
 //
 // A streak is a run of votes, each made no later than the previous vote's

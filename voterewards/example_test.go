@@ -131,7 +131,7 @@ func ExamplePoller_Ingest() {
 // user a day apart (one read from the history, one by webhook) and one of
 // another user; the Stats are also on each vote the handlers receive
 // (v.Stats).
-func ExamplePoller_Stats() {
+func ExampleStore_stats() {
 	srv, err := topggtest.NewServer()
 	if err != nil {
 		panic(err)
@@ -141,8 +141,9 @@ func ExamplePoller_Stats() {
 	if err != nil {
 		panic(err)
 	}
+	store := voterewards.NewMemoryStore()
 	p, err := voterewards.New(client, voterewards.Config{
-		Store:    voterewards.NewMemoryStore(),
+		Store:    store,
 		OnReward: func(context.Context, voterewards.Vote) error { return nil },
 	})
 	if err != nil {
@@ -163,13 +164,13 @@ func ExamplePoller_Stats() {
 		panic(err)
 	}
 
-	st, err := p.Stats(ctx, "146183080879613966")
+	st, err := store.Stats(ctx, "146183080879613966")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("votes", st.Votes, "total", st.Total, "streak", st.CurrentStreak(time.Now()))
 
-	board, err := p.Leaderboard(ctx, time.Time{}, 10) // all time; a month: any instant of it
+	board, err := store.Leaderboard(ctx, time.Time{}, 10) // all time; a month: any instant of it
 	if err != nil {
 		panic(err)
 	}

@@ -1,25 +1,27 @@
 package voterewards
 
 import (
-	"container/heap"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// expiries holds the delivered votes whose expiry has not come yet, soonest first.
+// expiries holds the delivered votes whose expiry has not come yet, soonest
+// first (votes mostly come in that order, so an insert is mostly an append).
 type expiries struct {
 	emu   sync.Mutex
-	heap  expiryHeap
+	soon  []Vote
 	nudge chan struct{}
 }
 
 // scheduleExpiry adds v and wakes the expiry loop.
 func (r *run) scheduleExpiry(v Vote) {
 	r.emu.Lock()
-	heap.Push(&r.heap, v)
+	i, _ := slices.BinarySearchFunc(r.soon, v, func(a, b Vote) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	r.soon = slices.Insert(r.soon, i, v)
 	r.emu.Unlock()
 	poke(r.nudge)
 }
@@ -28,14 +30,17 @@ func (r *run) scheduleExpiry(v Vote) {
 func (e *expiries) due(now time.Time) ([]Vote, time.Time) {
 	e.emu.Lock()
 	defer e.emu.Unlock()
-	var out []Vote
-	for e.heap.Len() > 0 && !e.heap[0].ExpiresAt.After(now) {
-		out = append(out, heap.Pop(&e.heap).(Vote))
+	n := 0
+	for n < len(e.soon) && !e.soon[n].ExpiresAt.After(now) {
+		n++
 	}
-	if e.heap.Len() == 0 {
+	out := slices.Clone(e.soon[:n])
+	clear(e.soon[:n]) // let the collector have the strings
+	e.soon = e.soon[n:]
+	if len(e.soon) == 0 {
 		return out, time.Time{}
 	}
-	return out, e.heap[0].ExpiresAt
+	return out, e.soon[0].ExpiresAt
 }
 
 // expiryLoop queues an expiry job for each vote when its ExpiresAt passes.
@@ -45,7 +50,7 @@ func (r *run) expiryLoop(ctx context.Context) {
 		now := clk.Now()
 		due, next := r.expiries.due(now)
 		for _, v := range due {
-			if !r.queue(ctx, job{kind: KindExpiry, v: v, at: v.ExpiresAt}, false, false) { // claimed already
+			if !r.queue(ctx, job{kind: kindExpiry, v: v, at: v.ExpiresAt}, false, false) { // claimed already
 				return // still pending in the store: fires at the next run
 			}
 		}
@@ -67,18 +72,4 @@ func (r *run) expiryLoop(ctx context.Context) {
 			return
 		}
 	}
-}
-
-type expiryHeap []Vote
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].ExpiresAt.Before(h[j].ExpiresAt) }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(Vote)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	old[len(old)-1] = Vote{}
-	*h = old[:len(old)-1]
-	return v
 }

@@ -137,7 +137,7 @@ func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
 		OnExpire: func(context.Context, voterewards.Vote) error { expiries.Add(1); panic("expiry bug") },
 		OnGiveUp: func(voterewards.Vote, error) { giveUps.Add(1); panic("give-up bug") },
 		Observer: func(e voterewards.Event) {
-			if e.Type == voterewards.EventGivenUp && e.Kind == voterewards.KindExpiry {
+			if e.Type == voterewards.EventGivenUp && e.Expiry {
 				givenUpEvents.Add(1)
 			}
 		}}

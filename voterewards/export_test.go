@@ -17,10 +17,11 @@ func WithClock(cfg Config, c clock.Clock) Config {
 	return cfg
 }
 
-// Bounds of sanitize, for the hardening tests.
+// Bounds of sanitize and of Run's stop, for the tests.
 const (
 	MaxClockSkew = maxClockSkew
 	MaxWeight    = maxWeight
+	CancelWait   = cancelWait
 )
 
 // MemoryStore is NewMemoryStore's type, for the tests that wrap it.

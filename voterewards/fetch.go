@@ -8,20 +8,18 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// pruneEvery is how often the dedup set and the cache drop expired votes.
-const pruneEvery = time.Minute
-
-// firstFailureWait is the wait after a first failed poll, doubling up to Interval.
-const firstFailureWait = time.Second
-
-// maxPagesPerPoll bounds the requests of one poll, against answers that never end.
-const maxPagesPerPoll = 10_000
+const (
+	pruneEvery       = time.Minute // how often the dedup set and the cache drop expired votes
+	firstFailureWait = time.Second // the wait after a first failed poll, doubling up to Interval
+	maxPagesPerPoll  = 10_000      // bounds the requests of one poll, against answers that never end
+)
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
@@ -178,10 +176,10 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 	if start.IsZero() {
 		start = r.cp.Since
 		if !r.cp.LastSeen.IsZero() {
-			start = later(start, r.cp.LastSeen.Add(-r.p.cfg.Overlap))
+			start = later(start, r.cp.LastSeen.Add(-overlap))
 		}
 	}
-	if latest := now.Add(-r.p.cfg.Overlap); start.After(latest) {
+	if latest := now.Add(-overlap); start.After(latest) {
 		start = latest
 	}
 	if oldest := oldestStart(now); start.Before(oldest) {
@@ -210,7 +208,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 			continue
 		}
 		if f != nil {
-			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", f.String()))
+			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", strings.Join(f, ", ")))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)
@@ -236,7 +234,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
+		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
 			return len(added), ctx.Err()
 		}
 	}

@@ -212,3 +212,25 @@ func (l *eventLog) snapshot() []string {
 	defer l.mu.Unlock()
 	return append([]string(nil), l.events...)
 }
+
+// prunedVote starts a poller on a server holding an expired vote of user 1
+// (13 h old, at old) and an active one of user 2, and returns once both were
+// rewarded and the expired one is pruned from the dedup set.
+func prunedVote(t *testing.T) (*topggtest.Server, voterewards.State, *recorder, *voterewards.Poller, time.Time) {
+	t.Helper()
+	srv := newServer(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	old := now.Add(-13 * time.Hour)
+	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: old, ExpiresAt: old.Add(voterewards.VoteLifetime)})
+	srv.AddVote(topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), Weight: 1, CreatedAt: now.Add(-10 * time.Minute), ExpiresAt: now.Add(-10*time.Minute + voterewards.VoteLifetime)})
+
+	rec := newRecorder()
+	store := voterewards.NewMemoryStore()
+	p := startPoller(t, newClient(t, srv), voterewards.Config{Store: store, OnReward: rec.handle, Lookback: 24 * time.Hour})
+	require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { // pruned: the dedup set no longer holds the old vote
+		snap, err := store.Load(context.Background())
+		return err == nil && len(snap.Seen) == 1
+	}, 5*time.Second, 5*time.Millisecond)
+	return srv, store, rec, p, old
+}

@@ -32,8 +32,8 @@ func (r *run) storeAnswered(write bool) {
 
 // hold leaves j pending and asks for a reload after holdWait, which takes it again.
 func (r *run) hold(j job) {
-	r.settle(j.kind, j.v, outcomeHeld, time.Time{})
-	r.in.hold()
+	r.settle(j.kind, j.v, claimHeld, time.Time{})
+	r.in.ask(false, true)
 }
 
 // holdWait is the wait before a reload that takes held jobs again: doubling

@@ -3,10 +3,7 @@ package voterewards
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"time"
-
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // DefaultStreakGrace is the default [Config.StreakGrace]: a user who votes
@@ -107,23 +104,4 @@ type Standing struct {
 // ReachedAt, then UserID; the order is total and the same in every store.
 func CompareStandings(a, b Standing) int {
 	return cmp.Or(cmp.Compare(b.Total, a.Total), a.ReachedAt.Compare(b.ReachedAt), cmp.Compare(a.UserID, b.UserID))
-}
-
-// errNoUser is returned by Stats for the user id "": a field left empty.
-var errNoUser = fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
-
-// checkUser validates a Stats call's user.
-func checkUser(user string) error {
-	if user == "" {
-		return errNoUser
-	}
-	return nil
-}
-
-// checkLeaderboard validates a Leaderboard call's n.
-func checkLeaderboard(n int) error {
-	if n < 1 || n > MaxLeaderboard {
-		return ErrBadLeaderboard
-	}
-	return nil
 }

@@ -2,63 +2,60 @@ package voterewards
 
 import (
 	"log/slog"
-	"runtime/debug"
 	"time"
+
+	"github.com/sourcegraph/conc/panics"
 )
 
 // EventType says what an [Event] reports.
-type EventType uint8
+type EventType string
 
 // Types of [Event].
 const (
 	// EventIngested: a source delivered records of votes (a history page, or
 	// one Ingest call's votes of one Origin): Added new, Duplicates not.
-	EventIngested EventType = iota + 1
+	EventIngested EventType = "ingested"
 	// EventDelivered: a handler succeeded and was recorded; for a reward,
 	// Latency is the time since the vote's CreatedAt.
-	EventDelivered
-	// EventRetried: a handler failed and is called again (Attempt 2 first).
-	EventRetried
+	EventDelivered EventType = "delivered"
+	// EventRetried: a handler failed and is called again.
+	EventRetried EventType = "retried"
 	// EventGivenUp: a handler failed every attempt, or was not recorded.
-	EventGivenUp
+	EventGivenUp EventType = "given_up"
 	// EventPending: the rewards this Run holds undelivered (given up
 	// included) changed to Pending; 0 when Run returns.
-	EventPending
+	EventPending EventType = "pending"
 )
-
-// String returns the type's name, such as "ingested".
-func (t EventType) String() string {
-	return name(t, "EventType", "ingested", "delivered", "retried", "given_up", "pending")
-}
 
 // Event is one thing the pipeline did, as [Config.Observer] sees it: a plain
 // value without user ids, whose fields make bounded metric labels.
 type Event struct {
 	Type   EventType
-	Kind   Kind   // of EventDelivered, EventRetried and EventGivenUp
+	Expiry bool   // of EventDelivered, EventRetried and EventGivenUp: OnExpire's call, not OnReward's
 	Origin Origin // the vote's source
 
 	Added, Duplicates int           // EventIngested's
 	Latency           time.Duration // EventDelivered's, for a reward
-	Attempt           int           // EventRetried's
 	Pending           int           // EventPending's
 }
 
 // observe tells the observer of e, if there is one, containing a panic.
 func (p *Poller) observe(e Event) {
-	if p.cfg.Observer == nil {
-		return
+	if p.cfg.Observer != nil {
+		p.contain("Observer", func() { p.cfg.Observer(e) }, slog.String("event", string(e.Type)))
 	}
-	defer func() {
-		if rec := recover(); rec != nil {
-			attrs := []any{slog.String("event", e.Type.String()), slog.Any("panic", rec)}
-			if p.panicked.CompareAndSwap(false, true) { // the stack once, not once per event
-				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
-			}
-			p.log.Error("Observer panicked", attrs...)
+}
+
+// contain calls the hook f, logging a panic of it with attrs (its stack
+// once per Poller, not once per call).
+func (p *Poller) contain(hook string, f func(), attrs ...any) {
+	if rec := panics.Try(f); rec != nil {
+		attrs = append(attrs, slog.Any("panic", rec.Value))
+		if p.panicked.CompareAndSwap(false, true) {
+			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
 		}
-	}()
-	p.cfg.Observer(e)
+		p.log.Error(hook+" panicked", attrs...)
+	}
 }
 
 // observeIngest reports per Origin how many votes were new, how many known already.

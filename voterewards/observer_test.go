@@ -81,16 +81,15 @@ func TestObserverEvents(t *testing.T) {
 	assert.Equal(t, voterewards.Event{Type: voterewards.EventIngested, Origin: voterewards.OriginHistory, Added: 3}, ingested[0])
 	assert.Equal(t, voterewards.Event{Type: voterewards.EventIngested, Origin: voterewards.OriginWebhook, Duplicates: 1}, ingested[len(ingested)-1])
 	for _, d := range ev.of(voterewards.EventDelivered) {
-		assert.Equal(t, voterewards.KindReward, d.Kind)
+		assert.False(t, d.Expiry)
 		assert.Equal(t, voterewards.OriginHistory, d.Origin)
 		assert.GreaterOrEqual(t, d.Latency, time.Minute, "from created_at, a minute ago")
 		assert.Less(t, d.Latency, time.Hour)
 	}
 	retried := ev.of(voterewards.EventRetried)
-	require.Len(t, retried, 2)
+	require.Len(t, retried, 2, "one retry each: MaxAttempts 2")
 	for _, r := range retried {
-		assert.Equal(t, 2, r.Attempt)
-		assert.Equal(t, voterewards.KindReward, r.Kind)
+		assert.False(t, r.Expiry)
 	}
 	assert.Equal(t, voterewards.OriginHistory, ev.of(voterewards.EventGivenUp)[0].Origin)
 	assert.Equal(t, 1, ev.lastPending(), "the vote given up stays pending")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
@@ -78,7 +79,7 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 			return err
 		}
 		if f != nil {
-			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", f.String()))
+			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", strings.Join(f, ", ")))
 		}
 		clean[i] = s
 	}
@@ -137,7 +138,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 		return ErrNotRunning
 	}
 	done := make(chan struct{})
-	r.in.ask(true, done)
+	r.in.ask(true, false, done)
 	select {
 	case <-done:
 		return nil

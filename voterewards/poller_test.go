@@ -235,8 +235,10 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		"negative workers": {voterewards.Config{OnReward: ok, Store: store, Concurrency: -1}, "Concurrency"},
 	} {
 		_, err := voterewards.New(noCursor{}, c.cfg)
-		assert.ErrorIs(t, err, voterewards.ErrBadConfig, name)
-		assert.ErrorContains(t, err, c.field, name)
+		var ce *topgg.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "voterewards.Config."+c.field, ce.Field, name)
+		}
 	}
 	cfg := voterewards.Config{OnReward: ok, Store: store}
 	_, err := voterewards.New(nil, cfg)
@@ -247,7 +249,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	var src *sliceSource
 	_, err = voterewards.New(src, cfg)
 	assert.ErrorIs(t, err, topgg.ErrNilArgument, "any typed nil Source")
-	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, Overlap: -1})), "Overlap",
+	assert.Contains(t, fmt.Sprint(voterewards.New(noCursor{}, voterewards.Config{OnReward: ok, Store: store, RetryDelay: -1})), "RetryDelay",
 		"the error names the field")
 
 	// The interval floor protects the real service: an error at New (it was a
@@ -256,8 +258,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	remote, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: time.Millisecond})
-	require.ErrorIs(t, err, voterewards.ErrBadConfig)
-	assert.Equal(t, "voterewards: invalid Config: Interval 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
+	assert.Equal(t, "voterewards.Config.Interval: 1ms is below 10s, the floor that keeps the poll within Top.gg's limits", err.Error())
 	_, err = voterewards.New(remote, voterewards.Config{OnReward: ok, Store: store, Interval: voterewards.MinInterval})
 	require.NoError(t, err)
 	local, err := topgg.New("token", topgg.WithBaseURL("http://localhost:1/api"))
@@ -383,7 +385,7 @@ func TestSourceAnsweringNothingIsAFailedPoll(t *testing.T) {
 // Stats as that vote left them: a first vote read from the history has
 // Streak 1; the user's next vote, delivered by webhook a day later, has
 // Streak 2; the history's record of that same vote, read by later polls,
-// is neither rewarded nor counted. Poller.Stats and Poller.Leaderboard read
+// is neither rewarded nor counted. Store.Stats and Store.Leaderboard read
 // the same ledger. On both stores of this package.
 func TestHandlersReceiveTheLedger(t *testing.T) {
 	t.Parallel()
@@ -404,8 +406,9 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2, CreatedAt: now.Add(-25 * time.Hour)}
 			srv.AddVote(first) // in the history only: no webhook yet
 			rec := newRecorder()
+			store := open(t)
 			p := startPoller(t, newClient(t, srv), voterewards.Config{
-				Store: open(t), OnReward: rec.handle, Lookback: 48 * time.Hour,
+				Store: store, OnReward: rec.handle, Lookback: 48 * time.Hour,
 			})
 			require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond, "the history's vote")
 			v := rec.nth(0)
@@ -436,14 +439,14 @@ func TestHandlersReceiveTheLedger(t *testing.T) {
 			n := len(votesRequests(srv))
 			require.Eventually(t, func() bool { return len(votesRequests(srv)) >= n+3 }, 10*time.Second, time.Millisecond, "polling stopped")
 			assert.Equal(t, 2, rec.total(), "the history's record is no new reward")
-			st, err := p.Stats(t.Context(), platformID(1))
+			st, err := store.Stats(t.Context(), platformID(1))
 			require.NoError(t, err)
 			assert.Equal(t, v.Stats, st, "the ledger counted the vote once")
-			board, err := p.Leaderboard(t.Context(), time.Time{}, 10)
+			board, err := store.Leaderboard(t.Context(), time.Time{}, 10)
 			require.NoError(t, err)
 			require.Len(t, board, 1)
 			assert.Equal(t, voterewards.Standing{UserID: platformID(1), Votes: 2, Total: 3, ReachedAt: v.CreatedAt}, board[0])
-			_, err = p.Leaderboard(t.Context(), time.Time{}, 0)
+			_, err = store.Leaderboard(t.Context(), time.Time{}, 0)
 			require.ErrorIs(t, err, voterewards.ErrBadLeaderboard)
 		})
 	}

@@ -13,7 +13,7 @@ import (
 
 // Run polls the vote history and delivers the votes until ctx is done, then
 // gives handler calls [Config.GracePeriod], cancels them and returns nil (within
-// [CancelWait]). A store that fails to load is an error; so is a second Run.
+// a second). A store that fails to load is an error; so is a second Run.
 func (p *Poller) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errRunning
@@ -89,7 +89,7 @@ func (p *Poller) newRun(ctx context.Context) *run {
 	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.delivery.init(p.cfg.Concurrency)
-	r.nudge, r.in.wake = make(chan struct{}, 1), make(chan struct{}, 1)
+	r.nudge, r.in.wake, r.in.max = make(chan struct{}, 1), make(chan struct{}, 1), maxIntake
 	return r
 }
 
@@ -120,15 +120,15 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
-		work = append(work, job{kind: KindReward, v: v, at: v.CreatedAt})
+		work = append(work, job{kind: kindReward, v: v, at: v.CreatedAt})
 	}
 	for _, v := range snap.Expiries {
 		if r.p.cfg.OnExpire == nil {
 			break
 		}
 		if !v.ExpiresAt.After(now) {
-			work = append(work, job{kind: KindExpiry, v: v, at: v.ExpiresAt})
-		} else if r.claim(KindExpiry, v, retake) {
+			work = append(work, job{kind: kindExpiry, v: v, at: v.ExpiresAt})
+		} else if r.claim(kindExpiry, v, retake) {
 			r.scheduleExpiry(v)
 		}
 	}
@@ -154,22 +154,22 @@ func (r *run) drain(loops *sync.WaitGroup) {
 	}
 	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
 	r.hcancel()
-	// Past CancelWait a handler that ignores its context is left behind.
-	left := clk.NewTimer(CancelWait)
+	// Past cancelWait a handler that ignores its context is left behind.
+	left := clk.NewTimer(cancelWait)
 	defer left.Stop()
 	select {
 	case <-done:
 	case <-left.C():
 		r.late.Store(true)
 		r.log.Error("handlers ignored their cancelled context; Run returns without them, and their outcome is dropped (the votes stay pending)",
-			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", CancelWait))
+			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", cancelWait))
 	}
 }
 
 // follow feeds the run with the votes other processes add, with backoff.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false, false) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -201,7 +201,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 				}
 				failures++
 				r.log.Error("reloading pending work failed; retrying", slog.Any("error", err))
-				r.in.ask(redeliver, waiters...)
+				r.in.ask(redeliver, false, waiters...)
 				if r.sleep(ctx, retryWait(failures, r.p.cfg.RetryDelay)) != nil {
 					return
 				}
@@ -214,7 +214,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if !r.admit(ctx, job{kind: KindReward, v: v, at: v.CreatedAt}, false) {
+			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
 				return
 			}
 		}
@@ -248,9 +248,12 @@ func poke(ch chan struct{}) {
 // maxIntake bounds the votes waiting in the intake; past it the run reloads.
 const maxIntake = 4096
 
-// intake hands votes from Ingest calls and the feed to the run without blocking.
+// intake hands votes from Ingest calls and the feed to the run (or from the
+// memory store to a follower) without blocking: past max votes waiting, it
+// drops them and asks for a reload.
 type intake struct {
 	mu        sync.Mutex
+	max       int
 	votes     []Vote
 	reload    bool
 	redeliver bool // the reload takes the given-up work again (Redeliver)
@@ -264,7 +267,7 @@ func (in *intake) offer(votes []Vote) {
 		return
 	}
 	in.mu.Lock()
-	if len(in.votes)+len(votes) > maxIntake {
+	if len(in.votes)+len(votes) > in.max {
 		in.votes, in.reload = nil, true
 	} else {
 		in.votes = append(in.votes, votes...)
@@ -273,20 +276,14 @@ func (in *intake) offer(votes []Vote) {
 	poke(in.wake)
 }
 
-// ask asks for a reload (given-up work too if redeliver), closing waiters once done.
-func (in *intake) ask(redeliver bool, waiters ...chan struct{}) {
+// ask asks for a reload (given-up work too if redeliver; after the hold's
+// wait if held, for the jobs the store held), closing waiters once done.
+func (in *intake) ask(redeliver, held bool, waiters ...chan struct{}) {
 	in.mu.Lock()
 	in.reload = true
 	in.redeliver = in.redeliver || redeliver
+	in.held = in.held || held
 	in.waiters = append(in.waiters, waiters...)
-	in.mu.Unlock()
-	poke(in.wake)
-}
-
-// hold asks for a reload after the hold's wait, for the jobs the store held.
-func (in *intake) hold() {
-	in.mu.Lock()
-	in.reload, in.held = true, true
 	in.mu.Unlock()
 	poke(in.wake)
 }

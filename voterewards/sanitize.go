@@ -27,18 +27,13 @@ const (
 // one is a broken record that would make every later vote of its voter late.
 const oldestVoteUnix = 946684800
 
-// fixes lists what sanitize changed, for one log line (nil if nothing).
-type fixes []string
-
-func (f fixes) String() string { return strings.Join(f, ", ") }
-
 // sanitize returns v made safe to store and schedule at now, and what it
-// changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
-func sanitize(v Vote, now time.Time) (Vote, fixes, error) {
+// changed (nil if nothing); a vote it cannot make safe is an error wrapping ErrInvalidVote.
+func sanitize(v Vote, now time.Time) (Vote, []string, error) {
 	if err := checkIDs(v); err != nil {
 		return v, nil, err
 	}
-	var f fixes
+	var f []string
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
 	if v.Weight < 1 || v.Weight > maxWeight {
 		v.Weight = min(max(v.Weight, 1), maxWeight)
@@ -67,7 +62,7 @@ func checkIDs(v Vote) error {
 	// Ids holding a control character or invalid UTF-8 are refused here so
 	// that every store takes the same votes (PostgreSQL's text refuses them).
 	for _, id := range []string{v.UserID, v.PlatformID} {
-		if !printable(id) {
+		if !utf8.ValidString(id) || strings.ContainsFunc(id, unicode.IsControl) {
 			return fmt.Errorf("%w: an id holds a control character or invalid UTF-8", ErrInvalidVote)
 		}
 	}
@@ -77,20 +72,12 @@ func checkIDs(v Vote) error {
 	return nil
 }
 
-// printable reports whether id is valid UTF-8 without control characters.
-func printable(id string) bool {
-	if !utf8.ValidString(id) {
-		return false
-	}
-	return !strings.ContainsFunc(id, unicode.IsControl)
-}
-
 // fixTimes returns created and expires in UTC without monotonic readings,
 // created no later than now+maxClockSkew (now if missing), and expires after
 // created and at most 2*VoteLifetime after it (else created+VoteLifetime).
 // A vote from the future is moved back whole: its expiry moves with created.
-func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, fixes) {
-	var f fixes
+func fixTimes(created, expires, now time.Time, v0 bool) (time.Time, time.Time, []string) {
+	var f []string
 	c, e := created.UTC().Round(0), expires.UTC().Round(0)
 	switch limit := now.Add(maxClockSkew); {
 	case c.IsZero():
@@ -145,7 +132,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	for _, votes := range [][]Vote{snap.Seen, snap.Pending, snap.Expiries} {
 		for i := range votes {
 			v := &votes[i]
-			var f fixes
+			var f []string
 			v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
 			if f != nil {
 				n++
@@ -157,7 +144,7 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 
 // checkFed fixes the times of a vote from the store's feed, as checkSnapshot does.
 func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
-	var f fixes
+	var f []string
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
 	if f != nil {
 		p.noteOddTimes(ctx, 1)

@@ -128,10 +128,10 @@ func TestAncientHistoryVoteKeepsTheLedgerMoving(t *testing.T) {
 		{PlatformID: user, Weight: 1, CreatedAt: ancient, ExpiresAt: ancient.Add(voterewards.VoteLifetime)},
 		{PlatformID: user, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)},
 	}}}
-	p := startPoller(t, src, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	startPoller(t, src, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
 	var st voterewards.Stats
 	require.Eventually(t, func() bool {
-		st, err = p.Stats(ctx, user)
+		st, err = s.Stats(ctx, user)
 		return err == nil && st.Votes > 0
 	}, 10*time.Second, 5*time.Millisecond, "the page was not ingested")
 	assert.True(t, st.LastVote.Equal(now), "LastVote %v, want the modern vote's %v", st.LastVote, now)
@@ -181,8 +181,9 @@ func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
+	store := voterewards.NewMemoryStore()
 	p, err := voterewards.New(historyNever{}, voterewards.WithClock(voterewards.Config{
-		Store: voterewards.NewMemoryStore(), OnReward: func(context.Context, voterewards.Vote) error { return nil },
+		Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil },
 	}, clock.NewFake(now)))
 	require.NoError(t, err)
 	hist := func(n int, ahead time.Duration) {
@@ -214,7 +215,7 @@ func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
 		st := p.Active(platformID(n))
 		require.True(t, st.Active, "vote %d", n)
 		assert.False(t, st.Until.After(latest), "vote %d active until now+%v", n, st.Until.Sub(now))
-		stats, err := p.Stats(ctx, platformID(n))
+		stats, err := store.Stats(ctx, platformID(n))
 		require.NoError(t, err)
 		assert.False(t, stats.StreakUntil.After(latest.Add(voterewards.DefaultStreakGrace)), "vote %d streak until now+%v", n, stats.StreakUntil.Sub(now))
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // feedBuffer bounds the votes held for a slow follower, which then resyncs.
@@ -18,11 +20,10 @@ type memoryStore struct {
 	mu       sync.Mutex
 	cp       Checkpoint
 	seen     map[string]Vote
-	byVoter  map[string]voterTimes // CreatedAt of the voter's votes in seen
-	order    []Vote                // seen, as added: by creation time, but for late votes
+	byVoter  map[string][]time.Time // CreatedAt of the voter's votes in seen
 	pending  map[string]Vote
 	expiries map[string]Vote
-	subs     map[*follower]struct{}
+	subs     map[*intake]struct{} // one per Follow call
 	ledger   memoryLedger
 	hash     string
 	remind   map[string]string // opted-in user -> key of the last vote reminded
@@ -35,161 +36,98 @@ var _ Feed = (*memoryStore)(nil)
 // one behave as a fleet.
 func NewMemoryStore() State {
 	return &memoryStore{
-		seen: map[string]Vote{}, byVoter: map[string]voterTimes{},
-		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*follower]struct{}{},
-		ledger: newMemoryLedger(), remind: map[string]string{},
+		seen: map[string]Vote{}, byVoter: map[string][]time.Time{},
+		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*intake]struct{}{},
+		ledger: memoryLedger{stats: map[string]Stats{}, months: map[time.Time]map[string]Standing{}},
+		remind: map[string]string{},
 	}
 }
 
-// lock takes the store's lock, unless ctx is done.
-func (s *memoryStore) lock(ctx context.Context) error {
+// with runs f under the store's lock, unless ctx is done.
+func (s *memoryStore) with(ctx context.Context, f func()) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
 	return nil
 }
 
 // Load implements [Store].
-func (s *memoryStore) Load(ctx context.Context) (*Snapshot, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	return &Snapshot{
-		Checkpoint: s.cp,
-		Seen:       slices.Collect(maps.Values(s.seen)),
-		Pending:    slices.Collect(maps.Values(s.pending)),
-		Expiries:   slices.Collect(maps.Values(s.expiries)),
-	}, nil
+func (s *memoryStore) Load(ctx context.Context) (snap *Snapshot, err error) {
+	err = s.with(ctx, func() {
+		snap = &Snapshot{
+			Checkpoint: s.cp,
+			Seen:       slices.Collect(maps.Values(s.seen)),
+			Pending:    slices.Collect(maps.Values(s.pending)),
+			Expiries:   slices.Collect(maps.Values(s.expiries)),
+		}
+	})
+	return snap, err
 }
 
 // Ingest implements [Store].
-func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) ([]Vote, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	var added []Vote
-	for _, v := range votes {
-		id := v.lane()
-		times := s.byVoter[id]
-		if times.near(v.CreatedAt) {
-			continue
+func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, grace time.Duration) (added []Vote, err error) {
+	err = s.with(ctx, func() {
+		for _, v := range votes {
+			id := voterID(v.Vote)
+			near := func(u time.Time) bool { d := u.Sub(v.CreatedAt); return d < DedupWindow && d > -DedupWindow }
+			if slices.ContainsFunc(s.byVoter[id], near) {
+				continue
+			}
+			s.byVoter[id] = append(s.byVoter[id], v.CreatedAt)
+			v.Stats = s.ledger.add(v, grace)
+			s.seen[v.Key()] = v
+			s.pending[v.Key()] = v
+			added = append(added, v)
 		}
-		s.byVoter[id] = times.add(v.CreatedAt)
-		v.Stats = s.ledger.add(v, grace)
-		s.seen[v.Key()] = v
-		s.order = append(s.order, v)
-		s.pending[v.Key()] = v
-		added = append(added, v)
-	}
-	if cp != nil {
-		s.cp = *cp
-	}
-	for f := range s.subs {
-		f.push(added)
-	}
-	return added, nil
-}
-
-// voterTimes holds the CreatedAt of one voter's votes in the dedup set, the
-// first inline (no allocation for the usual one vote).
-type voterTimes struct {
-	first time.Time
-	rest  []time.Time
-}
-
-// near reports whether a time less than DedupWindow from t is held.
-func (vt voterTimes) near(t time.Time) bool {
-	within := func(u time.Time) bool { d := u.Sub(t); return d < DedupWindow && d > -DedupWindow }
-	if !vt.first.IsZero() && within(vt.first) {
-		return true
-	}
-	return slices.ContainsFunc(vt.rest, within)
-}
-
-func (vt voterTimes) add(t time.Time) voterTimes {
-	if vt.first.IsZero() {
-		vt.first = t
-	} else {
-		vt.rest = append(vt.rest, t)
-	}
-	return vt
-}
-
-// remove drops t, and reports whether any time is left.
-func (vt voterTimes) remove(t time.Time) (voterTimes, bool) {
-	if vt.first.Equal(t) {
-		vt.first = time.Time{}
-		if len(vt.rest) > 0 {
-			vt.first, vt.rest = vt.rest[0], vt.rest[1:]
+		if cp != nil {
+			s.cp = *cp
 		}
-	} else {
-		vt.rest = slices.DeleteFunc(vt.rest, t.Equal)
-	}
-	return vt, !vt.first.IsZero()
+		for f := range s.subs {
+			f.offer(added)
+		}
+	})
+	return added, err
 }
 
 // Delivered implements [Store].
 func (s *memoryStore) Delivered(ctx context.Context, v Vote, expire bool) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	delete(s.pending, v.Key())
-	if expire {
-		s.expiries[v.Key()] = v
-	}
-	return nil
+	return s.with(ctx, func() {
+		delete(s.pending, v.Key())
+		if expire {
+			s.expiries[v.Key()] = v
+		}
+	})
 }
 
 // Expired implements [Store].
 func (s *memoryStore) Expired(ctx context.Context, v Vote) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	delete(s.expiries, v.Key())
-	return nil
+	return s.with(ctx, func() { delete(s.expiries, v.Key()) })
 }
 
-// Prune implements [Store], stopping at the first vote added that must stay.
+// Prune implements [Store].
 func (s *memoryStore) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.order {
-		if !v.CreatedAt.Before(createdBefore) || v.ExpiresAt.After(now) {
-			break
+	return s.with(ctx, func() {
+		for k, v := range s.seen {
+			if !v.CreatedAt.Before(createdBefore) || v.ExpiresAt.After(now) {
+				continue
+			}
+			delete(s.seen, k)
+			id := voterID(v.Vote)
+			if s.byVoter[id] = slices.DeleteFunc(s.byVoter[id], v.CreatedAt.Equal); len(s.byVoter[id]) == 0 {
+				delete(s.byVoter, id)
+			}
 		}
-		delete(s.seen, v.Key())
-		id := v.lane()
-		if times, ok := s.byVoter[id].remove(v.CreatedAt); ok {
-			s.byVoter[id] = times
-		} else {
-			delete(s.byVoter, id)
-		}
-		n++
-	}
-	clear(s.order[:n]) // let the collector have the strings
-	s.order = s.order[n:]
-	return nil
+	})
 }
 
-// Follow implements [Feed].
+// Follow implements [Feed]; a follower that falls feedBuffer votes behind resyncs.
 func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func()) error {
-	f := &follower{wake: make(chan struct{}, 1)}
-	s.mu.Lock()
-	s.subs[f] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.subs, f)
-		s.mu.Unlock()
-	}()
+	f := &intake{wake: make(chan struct{}, 1), max: feedBuffer}
+	_ = s.with(context.Background(), func() { s.subs[f] = struct{}{} })
+	defer func() { _ = s.with(context.Background(), func() { delete(s.subs, f) }) }()
 	resync()
 	for {
 		select {
@@ -197,7 +135,7 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 			return nil
 		case <-f.wake:
 		}
-		votes, lost := f.take()
+		votes, lost, _, _, _ := f.take()
 		if lost {
 			resync()
 		}
@@ -207,38 +145,110 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 	}
 }
 
-// follower buffers the votes added for one Follow call.
-type follower struct {
-	mu   sync.Mutex
-	buf  []Vote
-	lost bool
-	wake chan struct{}
-}
-
-func (f *follower) push(votes []Vote) {
-	if len(votes) == 0 {
-		return
-	}
-	f.mu.Lock()
-	if len(f.buf)+len(votes) > feedBuffer {
-		f.buf, f.lost = nil, true
-	} else if !f.lost {
-		f.buf = append(f.buf, votes...)
-	}
-	f.mu.Unlock()
-	poke(f.wake)
-}
-
-func (f *follower) take() ([]Vote, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	votes, lost := f.buf, f.lost
-	f.buf, f.lost = nil, false
-	return votes, lost
-}
-
 // Format prints the store as "voterewards.MemoryStore" under every verb: fmt would read its
 // live state unlocked (a data race) and may reach a secret.
 func (*memoryStore) Format(f fmt.State, _ rune) {
 	_, _ = io.WriteString(f, "voterewards.MemoryStore")
+}
+
+// memoryLedger is the memory store's ledger: every voter's Stats, and one board
+// per month (all time reads the Stats); reads sort, fine for tests and small bots.
+type memoryLedger struct {
+	stats  map[string]Stats
+	months map[time.Time]map[string]Standing
+}
+
+// add counts v and returns its voter's new Stats.
+func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
+	id := voterID(v.Vote)
+	st := l.stats[id].Add(v, grace)
+	l.stats[id] = st
+	m := MonthOf(v.CreatedAt)
+	if l.months[m] == nil {
+		l.months[m] = map[string]Standing{}
+	}
+	s := l.months[m][id]
+	s.UserID, s.Votes, s.Total = id, s.Votes+1, s.Total+max(v.Weight, 1)
+	s.ReachedAt = later(s.ReachedAt, v.CreatedAt)
+	l.months[m][id] = s
+	return st
+}
+
+// Stats implements [Store].
+func (s *memoryStore) Stats(ctx context.Context, user string) (st Stats, err error) {
+	if user == "" {
+		return Stats{}, fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
+	}
+	err = s.with(ctx, func() {
+		st = s.ledger.stats[user]
+		st.UserID = user
+	})
+	return st, err
+}
+
+// Leaderboard implements [Store].
+func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (top []Standing, err error) {
+	if n < 1 || n > MaxLeaderboard {
+		return nil, ErrBadLeaderboard
+	}
+	err = s.with(ctx, func() {
+		if month.IsZero() {
+			for _, st := range s.ledger.stats {
+				top = append(top, Standing{UserID: st.UserID, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
+			}
+		} else {
+			top = slices.Collect(maps.Values(s.ledger.months[MonthOf(month)]))
+		}
+		slices.SortFunc(top, CompareStandings)
+		top = top[:min(n, len(top))]
+	})
+	return top, err
+}
+
+// UseFence implements [State]: memory is one process's.
+func (s *memoryStore) UseFence(f Fence) error {
+	if f != nil {
+		return ErrNotShared
+	}
+	return nil
+}
+
+// Ping implements [State]: memory always answers.
+func (s *memoryStore) Ping(ctx context.Context) error { return ctx.Err() }
+
+// LoadHash implements [State].
+func (s *memoryStore) LoadHash(ctx context.Context) (hash string, err error) {
+	err = s.with(ctx, func() { hash = s.hash })
+	return hash, err
+}
+
+// SaveHash implements [State].
+func (s *memoryStore) SaveHash(ctx context.Context, hash string) error {
+	return s.with(ctx, func() { s.hash = hash })
+}
+
+// SetReminder implements [ReminderStore].
+func (s *memoryStore) SetReminder(ctx context.Context, userID string, on bool) error {
+	return s.with(ctx, func() {
+		if _, ok := s.remind[userID]; on && !ok {
+			s.remind[userID] = ""
+		} else if !on {
+			delete(s.remind, userID)
+		}
+	})
+}
+
+// Reminder implements [ReminderStore].
+func (s *memoryStore) Reminder(ctx context.Context, userID string) (on bool, last string, err error) {
+	err = s.with(ctx, func() { last, on = s.remind[userID] })
+	return on, last, err
+}
+
+// Reminded implements [ReminderStore].
+func (s *memoryStore) Reminded(ctx context.Context, userID, key string) error {
+	return s.with(ctx, func() {
+		if _, on := s.remind[userID]; on {
+			s.remind[userID] = key
+		}
+	})
 }

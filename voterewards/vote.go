@@ -59,7 +59,7 @@ func (v Vote) Key() string {
 	return voterID(v.Vote) + "@" + v.CreatedAt.UTC().Format(time.RFC3339Nano)
 }
 
-// voterID is the id a vote is deduplicated on: PlatformID, else UserID.
+// voterID is the id a vote is deduplicated and queued on: PlatformID, else UserID.
 func voterID(v topgg.Vote) string {
 	if v.PlatformID != "" {
 		return v.PlatformID
@@ -67,57 +67,54 @@ func voterID(v topgg.Vote) string {
 	return v.UserID
 }
 
-// lane returns the id whose votes are handled one at a time.
-func (v Vote) lane() string { return voterID(v.Vote) }
-
 // Handler handles one vote from a worker goroutine; calls for one user never
 // overlap. An error or a panic is retried later. ctx is cancelled once Run's
 // context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
-// Kind says which handler a delivery is for.
-type Kind uint8
+// jobKind says which handler a delivery is for.
+type jobKind uint8
 
-// Kinds of delivery.
 const (
-	// KindReward is a call of [Config.OnReward] for a new vote.
-	KindReward Kind = iota + 1
-	// KindExpiry is a call of [Config.OnExpire] for a vote that expired.
-	KindExpiry
+	kindReward jobKind = iota + 1 // a call of [Config.OnReward] for a new vote
+	kindExpiry                    // a call of [Config.OnExpire] for a vote that expired
 )
 
-// String returns "reward" or "expiry".
-func (k Kind) String() string { return name(k, "Kind", "reward", "expiry") }
+func (k jobKind) name() string { return name(k, "kind", "reward", "expiry") }
 
 // DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
 // every attempt or, with Recording set, a success the store could not
 // record. The vote stays pending, and a reward gets no expiry, until the next
-// [Poller.Run] or [Poller.Redeliver].
+// [Poller.Run] or [Poller.Redeliver]. It unwraps to the last attempt's error:
+// the store's if Recording, else the handler's (a *panics.ErrRecovered of
+// sourcegraph/conc for a panic).
 type DeliveryError struct {
-	Kind     Kind
-	Key      string
-	Attempts int
+	// Expiry is set for [Config.OnExpire]'s call, clear for [Config.OnReward]'s.
+	Expiry bool
 	// Recording is set when the handler succeeded and recording it failed.
 	Recording bool
-	// Err is the last attempt's error: the store's if Recording, else the
-	// handler's (a *panics.ErrRecovered of sourcegraph/conc for a panic).
-	Err error
+
+	key      string
+	attempts int
+	err      error
 }
 
 func (e *DeliveryError) Error() string {
-	if e.Recording {
-		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+	k := "reward"
+	if e.Expiry {
+		k = "expiry"
 	}
-	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", e.Kind, e.Key, e.Attempts, e.Err)
+	if e.Recording {
+		return fmt.Sprintf("voterewards: recording the %s of vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
+	}
+	return fmt.Sprintf("voterewards: %s handler for vote %s failed %d time(s): %v", k, e.key, e.attempts, e.err)
 }
 
 // Unwrap returns the last attempt's error.
-func (e *DeliveryError) Unwrap() error { return e.Err }
+func (e *DeliveryError) Unwrap() error { return e.err }
 
 // Sentinel errors, for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot run, naming the field.
-	ErrBadConfig = errors.New("voterewards: invalid Config")
 	// ErrInvalidVote is returned by [Poller.Ingest] for a vote that cannot be
 	// one; a webhook receiver answers such a delivery 400.
 	ErrInvalidVote = errors.New("voterewards: invalid vote")

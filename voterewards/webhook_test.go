@@ -132,20 +132,7 @@ func (r *recorder) nth(n int) voterewards.Vote {
 // pruned vote is stored again: two rewards, Votes 2.
 func TestExpiredWebhookVoteIsNotCountedAgain(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	now := time.Now().UTC().Truncate(time.Second)
-	old := now.Add(-13 * time.Hour)
-	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: old, ExpiresAt: old.Add(voterewards.VoteLifetime)})
-	srv.AddVote(topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), Weight: 1, CreatedAt: now.Add(-10 * time.Minute), ExpiresAt: now.Add(-10*time.Minute + voterewards.VoteLifetime)})
-
-	rec := newRecorder()
-	store := voterewards.NewMemoryStore()
-	p := startPoller(t, newClient(t, srv), voterewards.Config{Store: store, OnReward: rec.handle, Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond)
-	require.Eventually(t, func() bool { // pruned: the dedup set no longer holds the old vote
-		snap, err := store.Load(context.Background())
-		return err == nil && len(snap.Seen) == 1
-	}, 5*time.Second, 5*time.Millisecond)
+	_, store, rec, p, old := prunedVote(t)
 
 	require.NoError(t, p.IngestWebhook(context.Background(), webhook.Vote{
 		Vote: topgg.Vote{
@@ -159,7 +146,7 @@ func TestExpiredWebhookVoteIsNotCountedAgain(t *testing.T) {
 		ID:      "late",
 	}))
 	assert.Never(t, func() bool { return rec.total() != 2 }, 200*time.Millisecond, 10*time.Millisecond, "the late webhook vote was rewarded again")
-	st, err := p.Stats(context.Background(), platformID(1))
+	st, err := store.Stats(context.Background(), platformID(1))
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Votes)
 }

@@ -3,6 +3,7 @@ package voterperks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -16,9 +17,10 @@ const (
 	LeaderboardCommand = "leaderboard"
 	// RemindOption is /vote's boolean option: True turns reminders on, False off.
 	RemindOption = "remind"
-	// LeaderboardSize is how many voters /leaderboard shows.
-	LeaderboardSize = 10
 )
+
+// leaderboardSize is how many voters /leaderboard shows.
+const leaderboardSize = 10
 
 // interactionTimeout bounds an interaction's answer call; answerWithin bounds
 // what the answer waits for before it: Discord drops an interaction not
@@ -27,10 +29,6 @@ const (
 	interactionTimeout = 2500 * time.Millisecond
 	answerWithin       = 2 * time.Second
 )
-
-func (p *Perks) interactionContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), interactionTimeout)
-}
 
 // answerContext bounds the making of an answer (texts and store reads).
 func (p *Perks) answerContext() (context.Context, context.CancelFunc) {
@@ -53,11 +51,8 @@ func Commands(t Texts) []*discordgo.ApplicationCommand {
 	}
 }
 
-// Commands returns [Commands] with the perks' own texts.
-func (p *Perks) Commands() []*discordgo.ApplicationCommand { return Commands(p.cfg.Texts) }
-
 // Handle answers /vote (saving its remind option) and /leaderboard (this month's
-// top [LeaderboardSize] voters) ephemerally and in time; it ignores the rest.
+// top 10 voters) ephemerally and in time; it ignores the rest.
 func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
 	if i.Type != discordgo.InteractionApplicationCommand {
 		return
@@ -78,8 +73,8 @@ func (p *Perks) Handle(s *discordgo.Session, i *discordgo.InteractionCreate) {
 func (p *Perks) voteAnswer(user string, data discordgo.ApplicationCommandInteractionData) string {
 	ctx, cancel := p.answerContext()
 	defer cancel()
-	info := VoteInfo{UserID: user, VoteURL: p.VoteURL(), Status: p.votes.Active(user), Now: p.cfg.clock.Now()}
-	info.Stats, info.StatsErr = p.votes.Stats(ctx, user)
+	info := p.info(user)
+	info.Stats, info.StatsErr = p.cfg.State.Stats(ctx, user)
 	if info.StatsErr != nil {
 		p.log.Warn("/vote: could not read the user's ledger", "user", user, "error", info.StatsErr)
 	}
@@ -98,18 +93,15 @@ func (p *Perks) voteAnswer(user string, data discordgo.ApplicationCommandInterac
 
 // remindAnswer saves a /vote remind choice and says what happened.
 func (p *Perks) remindAnswer(ctx context.Context, user string, on bool) string {
-	if p.cfg.Reminders == nil {
-		return p.texts.RemindersOff
-	}
-	if err := p.SetReminder(ctx, user, on); err != nil {
+	err := p.SetReminder(ctx, user, on)
+	switch {
+	case errors.Is(err, ErrRemindersOff):
+	case err != nil:
 		p.log.Warn("could not save a reminder choice", "user", user, "error", err)
-		return p.texts.RemindFailed
+	default:
+		p.log.Info("reminder choice saved", "user", user, "remind", on)
 	}
-	p.log.Info("reminder choice saved", "user", user, "remind", on)
-	if on {
-		return p.texts.RemindOn
-	}
-	return p.texts.RemindOff
+	return p.text(ctx, "Remind", func() string { return p.texts.Remind(on, err) }, func() string { return defaultRemind(on, err) })
 }
 
 // leaderboardAnswer is /leaderboard's answer.
@@ -117,13 +109,12 @@ func (p *Perks) leaderboardAnswer() string {
 	ctx, cancel := p.answerContext()
 	defer cancel()
 	month := voterewards.MonthOf(p.cfg.clock.Now())
-	board, err := p.votes.Leaderboard(ctx, month, LeaderboardSize)
+	top, err := p.cfg.State.Leaderboard(ctx, month, leaderboardSize)
 	if err != nil {
 		p.log.Warn("/leaderboard: could not read the ledger", "error", err)
 	}
-	info := LeaderboardInfo{Month: month, Standings: board, Err: err}
-	return p.text(ctx, "Leaderboard", func() string { return p.texts.Leaderboard(info) },
-		func() string { return defaultLeaderboard(LeaderboardInfo{Month: month, Err: cmp.Or(err, errNoText)}) })
+	return p.text(ctx, "Leaderboard", func() string { return p.texts.Leaderboard(month, top, err) },
+		func() string { return defaultLeaderboard(month, nil, cmp.Or(err, errNoText)) })
 }
 
 // remindOptionValue returns /vote's remind option, if the user gave it.

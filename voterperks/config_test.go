@@ -18,12 +18,12 @@ import (
 )
 
 // TestNewRefusesMisuse: a nil Votes, a BotID or role that is no Discord id,
-// a missing Session are errors naming what is wrong; a zero Perks refuses
-// every call.
+// a missing Session or State are errors naming what is wrong.
 func TestNewRefusesMisuse(t *testing.T) {
 	t.Parallel()
+	state := voterewards.NewMemoryStore()
 	poller, err := voterewards.New(topggClient(t), voterewards.Config{
-		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: voterewards.NewMemoryStore(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: state,
 	})
 	require.NoError(t, err)
 	session := func() *discordgo.Session { return nil }
@@ -33,15 +33,18 @@ func TestNewRefusesMisuse(t *testing.T) {
 	_, err = voterperks.New(typed, voterperks.Config{BotID: "1", Session: session})
 	assert.ErrorIs(t, err, topgg.ErrNilArgument)
 	for name, cfg := range map[string]voterperks.Config{
-		"BotID":   {BotID: "bot", Session: session},
-		"Session": {BotID: "1"},
-		"Role":    {BotID: "1", Session: session, Role: &voterperks.Role{GuildID: "1"}},
+		"BotID":   {BotID: "bot", Session: session, State: state},
+		"Session": {BotID: "1", State: state},
+		"State":   {BotID: "1", Session: session},
+		"Role":    {BotID: "1", Session: session, State: state, Role: &voterperks.Role{GuildID: "1"}},
 	} {
 		_, err := voterperks.New(poller, cfg)
-		assert.ErrorIs(t, err, voterperks.ErrBadConfig, name)
-		assert.ErrorContains(t, err, name)
+		var ce *topgg.ConfigError
+		if assert.ErrorAs(t, err, &ce, name) {
+			assert.Equal(t, "voterperks.Config."+name, ce.Field)
+		}
 	}
-	p, err := voterperks.New(poller, voterperks.Config{BotID: "1", Session: session})
+	p, err := voterperks.New(poller, voterperks.Config{BotID: "1", Session: session, State: state})
 	require.NoError(t, err)
 	assert.ErrorIs(t, p.SetReminder(t.Context(), "2", true), voterperks.ErrRemindersOff)
 	v := voterewards.Vote{}
@@ -58,7 +61,7 @@ func TestCommandsPassValidate(t *testing.T) {
 	custom := voterperks.Commands(voterperks.Texts{VoteDescription: "Vote!", LeaderboardDescription: "Best voters"})
 	require.NoError(t, commands.Validate(custom))
 	assert.Equal(t, "Vote!", custom[0].Description)
-	assert.Equal(t, voterperks.DefaultTexts().RemindDescription, custom[0].Options[0].Description)
+	assert.Equal(t, voterperks.Commands(voterperks.Texts{})[0].Options[0].Description, custom[0].Options[0].Description, "a zero field keeps its default")
 	long := voterperks.Commands(voterperks.Texts{VoteDescription: string(make([]byte, 101))})
 	assert.Error(t, commands.Validate(long))
 }
@@ -78,7 +81,7 @@ func TestPrintingThePerksWhileVotesArriveIsSafe(t *testing.T) {
 	store := voterewards.NewMemoryStore()
 	poller, err := voterewards.New(noHistory{}, voterewards.Config{Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
 	require.NoError(t, err)
-	p, err := voterperks.New(poller, voterperks.Config{BotID: "320000000000000042", Session: func() *discordgo.Session { return nil }, Reminders: store})
+	p, err := voterperks.New(poller, voterperks.Config{BotID: "320000000000000042", Session: func() *discordgo.Session { return nil }, State: store, Reminders: true})
 	require.NoError(t, err)
 	out := testlog.PrintWhile(func() {
 		now := time.Now()

@@ -53,8 +53,9 @@ func Example() {
 	perks, err = voterperks.New(poller, voterperks.Config{
 		BotID:     discord.ApplicationID(),
 		Session:   func() *discordgo.Session { return session },
+		State:     state,
 		Role:      &voterperks.Role{GuildID: guild, RoleID: role},
-		Reminders: state,
+		Reminders: true,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -91,12 +92,13 @@ func ExamplePerks_Gate() {
 	tg, _ := topggtest.NewServer()
 	defer tg.Close()
 	client, _ := tg.NewClient()
+	state := voterewards.NewMemoryStore()
 	poller, _ := voterewards.New(client, voterewards.Config{
-		Store: voterewards.NewMemoryStore(), OnReward: func(context.Context, voterewards.Vote) error { return nil },
+		Store: state, OnReward: func(context.Context, voterewards.Vote) error { return nil },
 	})
 	s, _ := discord.NewSession(0, 1)
 	perks, err := voterperks.New(poller, voterperks.Config{
-		BotID: discord.ApplicationID(), Session: func() *discordgo.Session { return s },
+		BotID: discord.ApplicationID(), Session: func() *discordgo.Session { return s }, State: state,
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -34,11 +34,11 @@ func (p *Perks) OnExpire(ctx context.Context, v voterewards.Vote) error {
 // remind sends v's reminder to its voter if they want one and were not
 // reminded of v yet, then records it.
 func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
-	if p.cfg.Reminders == nil {
+	if !p.cfg.Reminders {
 		return nil
 	}
 	user, key := v.PlatformID, v.Key()
-	on, last, err := p.cfg.Reminders.Reminder(ctx, user)
+	on, last, err := p.cfg.State.Reminder(ctx, user)
 	if err != nil {
 		return fmt.Errorf("voterperks: reading the reminder choice: %w: %w", voterewards.ErrStoreFailed, err)
 	}
@@ -49,7 +49,7 @@ func (p *Perks) remind(ctx context.Context, v voterewards.Vote) error {
 	if err != nil {
 		return err
 	}
-	if err := p.cfg.Reminders.Reminded(ctx, user, key); err != nil { // held by voterewards: no new expiry starts
+	if err := p.cfg.State.Reminded(ctx, user, key); err != nil { // held by voterewards: no new expiry starts
 		return fmt.Errorf("voterperks: recording the reminder: %w: %w", voterewards.ErrStoreFailed, err)
 	}
 	if sent {
@@ -87,7 +87,8 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 		return false, err
 	}
 	user := v.PlatformID
-	info := ReminderInfo{UserID: user, VoteURL: p.VoteURL(), Vote: v}
+	info := p.info(user)
+	info.Vote = v
 	text := p.text(ctx, "Reminder", func() string { return p.texts.Reminder(info) }, func() string { return defaultReminder(info) }) +
 		"\n" + p.texts.ReminderStop
 	ch, err := s.UserChannelCreate(user, leaderCall(ctx)...)

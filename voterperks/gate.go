@@ -1,18 +1,16 @@
 package voterperks
 
 import (
+	"context"
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
 )
 
-// InteractionHandler is a discordgo interaction handler, as s.AddHandler takes it.
-type InteractionHandler = func(s *discordgo.Session, i *discordgo.InteractionCreate)
-
-// Gate returns h for voters only: others get an ephemeral answer with the vote
-// link (Texts.Gate), from the vote cache in any process. With commands named it
-// handles only those commands; with none, every interaction.
-func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandler {
+// Gate returns the interaction handler h for voters only: others get an
+// ephemeral answer with the vote link (Texts.Gate), from the vote cache in any
+// process. With commands named it handles only those commands; with none, every interaction.
+func (p *Perks) Gate(h func(*discordgo.Session, *discordgo.InteractionCreate), commands ...string) func(*discordgo.Session, *discordgo.InteractionCreate) {
 	for _, c := range commands {
 		p.gated.Store(c, true)
 	}
@@ -24,12 +22,11 @@ func (p *Perks) Gate(h InteractionHandler, commands ...string) InteractionHandle
 		if user == "" {
 			return
 		}
-		st := p.votes.Active(user)
-		if st.Active {
+		info := p.info(user)
+		if info.Status.Active {
 			h(s, i)
 			return
 		}
-		info := GateInfo{UserID: user, VoteURL: p.VoteURL(), Status: st, Now: p.cfg.clock.Now()}
 		ctx, cancel := p.answerContext()
 		defer cancel()
 		p.respond(s, i, p.text(ctx, "Gate", func() string { return p.texts.Gate(info) }, func() string { return defaultGate(info) }), "gate")
@@ -43,6 +40,11 @@ func (p *Perks) GatedCommands() []string {
 	p.gated.Range(func(k, _ any) bool { names = append(names, k.(string)); return true })
 	slices.Sort(names)
 	return names
+}
+
+// info returns what the texts say of user: the vote link and the cache's answer.
+func (p *Perks) info(user string) VoteInfo {
+	return VoteInfo{UserID: user, VoteURL: p.voteURL(), Status: p.votes.Active(user), Now: p.cfg.clock.Now()}
 }
 
 // isCommand reports whether i is an application command named one of names.
@@ -63,7 +65,7 @@ func interactionUser(i *discordgo.InteractionCreate) string {
 
 // respond answers i ephemerally with msg, under interactionTimeout.
 func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, msg, what string) {
-	ctx, cancel := p.interactionContext()
+	ctx, cancel := context.WithTimeout(context.Background(), interactionTimeout)
 	defer cancel()
 	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,

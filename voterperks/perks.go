@@ -22,8 +22,6 @@ import (
 // it. Active must answer from memory: the gate calls it on every interaction.
 type Votes interface {
 	Active(userID string) voterewards.Status
-	Stats(ctx context.Context, user string) (voterewards.Stats, error)
-	Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error)
 }
 
 var _ Votes = (*voterewards.Poller)(nil)
@@ -33,19 +31,22 @@ type Role struct {
 	GuildID, RoleID string
 }
 
-// Config configures [New]. BotID and Session are required; each feature is
-// off unless its field turns it on.
+// Config configures [New]. BotID, Session and State are required; each feature
+// is off unless its field turns it on.
 type Config struct {
 	// BotID is the bot's Discord id, for the vote link. Required.
 	BotID string
 	// Session returns any open session of the bot, for the REST calls (roles,
 	// direct messages); nil while none is. Required.
 	Session func() *discordgo.Session
+	// State is the bot's state: the ledger /vote and /leaderboard read, and
+	// the reminder opt-ins. Required.
+	State voterewards.State
 	// Role, if set, is the voter role ([Perks.OnReward], [Perks.OnExpire]).
 	Role *Role
-	// Reminders, if set, turns reminders on and keeps the opt-ins: a user
-	// who opts in gets a direct message when each vote expires.
-	Reminders voterewards.ReminderStore
+	// Reminders turns reminders on: a user who opts in gets a direct message
+	// when each vote expires.
+	Reminders bool
 	// Texts overrides what the perks say; a zero field keeps its default.
 	Texts Texts
 	// Logger receives the perks' records (default slog.Default()).
@@ -65,38 +66,37 @@ type Perks struct {
 	warned sync.Map // the Discord error codes warned of once
 }
 
-// Errors of [New] and of the handlers, for errors.Is.
+// Errors of the handlers and of [Perks.SetReminder], for errors.Is.
 var (
-	// ErrBadConfig is returned by [New] for a Config it cannot use, naming the field.
-	ErrBadConfig = errors.New("voterperks: invalid Config")
 	// ErrNoSession is returned by a handler while Config.Session gives none,
 	// for voterewards to retry.
 	ErrNoSession = errors.New("voterperks: no Discord session to call through")
 	// ErrRemindersOff is returned by [Perks.SetReminder] without Config.Reminders.
 	ErrRemindersOff = errors.New("voterperks: reminders are off")
-	// ErrBadUser is returned by [Perks.SetReminder] for a user id not a Discord id.
-	ErrBadUser = errors.New("voterperks: not a Discord user id")
 	// errNoText stands for a text function that failed, in its fallback's info.
 	errNoText = errors.New("voterperks: the text function failed")
 )
 
 // New returns the perks of cfg over votes; it makes no request. Errors: a nil
-// votes, [topgg.ErrNilArgument]; a Config it cannot use, [ErrBadConfig].
+// votes, [topgg.ErrNilArgument]; a Config field it refuses, a *[topgg.ConfigError].
 func New(votes Votes, cfg Config) (*Perks, error) {
 	if typednil.Is(votes) {
 		return nil, fmt.Errorf("voterperks: New: %w (Votes)", topgg.ErrNilArgument)
 	}
+	bad := func(field, problem string) error {
+		return &topgg.ConfigError{Field: "voterperks.Config." + field, Problem: problem}
+	}
 	if !discord.ValidID(cfg.BotID) {
-		return nil, fmt.Errorf("%w: BotID %q is not a Discord id", ErrBadConfig, cfg.BotID)
+		return nil, bad("BotID", fmt.Sprintf("%q is not a Discord id", cfg.BotID))
 	}
 	if cfg.Session == nil {
-		return nil, fmt.Errorf("%w: Session is required", ErrBadConfig)
+		return nil, bad("Session", "is required")
 	}
 	if r := cfg.Role; r != nil && (!discord.ValidID(r.GuildID) || !discord.ValidID(r.RoleID)) {
-		return nil, fmt.Errorf("%w: Role {%q, %q}: the guild and the role must be Discord ids", ErrBadConfig, r.GuildID, r.RoleID)
+		return nil, bad("Role", fmt.Sprintf("{%q, %q}: the guild and the role must be Discord ids", r.GuildID, r.RoleID))
 	}
-	if typednil.Is(cfg.Reminders) {
-		cfg.Reminders = nil
+	if typednil.Is(cfg.State) {
+		return nil, bad("State", "is required (the state the bot's votes are in)")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -105,8 +105,8 @@ func New(votes Votes, cfg Config) (*Perks, error) {
 	return &Perks{votes: votes, cfg: cfg, log: cfg.Logger.With("component", "voterperks"), texts: cfg.Texts.withDefaults()}, nil
 }
 
-// VoteURL returns the bot's vote page: https://top.gg/bot/BotID/vote.
-func (p *Perks) VoteURL() string { return "https://top.gg/bot/" + p.cfg.BotID + "/vote" }
+// voteURL returns the bot's vote page: https://top.gg/bot/BotID/vote.
+func (p *Perks) voteURL() string { return "https://top.gg/bot/" + p.cfg.BotID + "/vote" }
 
 // session returns the session of the REST calls.
 func (p *Perks) session() (*discordgo.Session, error) {
@@ -118,15 +118,16 @@ func (p *Perks) session() (*discordgo.Session, error) {
 
 // SetReminder records whether userID wants a direct message when they can
 // vote again, and returns once the choice is durable. Errors:
-// [ErrRemindersOff] without Config.Reminders, [ErrBadUser].
+// [ErrRemindersOff] without Config.Reminders; a userID that is no Discord id, a
+// *[topgg.ValidationError].
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
-	if p.cfg.Reminders == nil {
+	if !p.cfg.Reminders {
 		return ErrRemindersOff
 	}
 	if !discord.ValidID(userID) {
-		return fmt.Errorf("%w: %q", ErrBadUser, userID)
+		return &topgg.ValidationError{Field: "userID", Problem: fmt.Sprintf("%q is not a Discord id", userID), Rule: "a Discord snowflake"}
 	}
-	if err := p.cfg.Reminders.SetReminder(ctx, userID, on); err != nil {
+	if err := p.cfg.State.SetReminder(ctx, userID, on); err != nil {
 		return fmt.Errorf("voterperks: saving the reminder choice: %w", err)
 	}
 	return nil
@@ -150,3 +151,13 @@ func restCode(err error) (code, status int) {
 // Format prints the Perks as "voterperks.Perks" under every verb: fmt would read its
 // live state unlocked (a data race) and may reach a secret.
 func (*Perks) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterperks.Perks") }
+
+// leaderCall is the options of a leader's Discord write: the call ends with
+// ctx, and discordgo neither waits out a 429 nor resends a 502 itself, since
+// a resend would skip the term check before it. The error goes back to the
+// vote pipeline, which retries after checking the term again.
+func leaderCall(ctx context.Context, more ...discordgo.RequestOption) []discordgo.RequestOption {
+	return append([]discordgo.RequestOption{
+		discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false), discordgo.WithRestRetries(0),
+	}, more...)
+}

@@ -21,10 +21,10 @@ import (
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
-// failOnce is a reminder store whose first Reminded fails after nothing
-// was written: a leader that died between the direct message and its record.
+// failOnce is a state whose first Reminded fails after nothing was
+// written: a leader that died between the direct message and its record.
 type failOnce struct {
-	voterewards.ReminderStore
+	voterewards.State
 	failed bool
 }
 
@@ -33,20 +33,24 @@ func (f *failOnce) Reminded(ctx context.Context, user, key string) error {
 		f.failed = true
 		return errors.New("the process died before recording the reminder")
 	}
-	return f.ReminderStore.Reminded(ctx, user, key)
+	return f.State.Reminded(ctx, user, key)
 }
 
 // standalone returns perks over a real poller (not run: no vote is active)
-// and a session of w's fake Discord, with the given store.
-func standalone(t *testing.T, w *world, store voterewards.ReminderStore, s *discordgo.Session) *voterperks.Perks {
+// and a session of w's fake Discord, with reminders kept in store (off if nil).
+func standalone(t *testing.T, w *world, store voterewards.State, s *discordgo.Session) *voterperks.Perks {
 	t.Helper()
+	reminders := store != nil
+	if !reminders {
+		store = voterewards.NewMemoryStore()
+	}
 	poller, err := voterewards.New(w.client, voterewards.Config{
-		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: voterewards.NewMemoryStore(),
+		OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: store,
 	})
 	require.NoError(t, err)
 	perks, err := voterperks.New(poller, voterperks.Config{
-		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return s },
-		Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: store, Logger: testLogger(),
+		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return s }, State: store,
+		Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: reminders, Logger: testLogger(),
 	})
 	require.NoError(t, err)
 	return perks
@@ -68,7 +72,7 @@ func TestReminderOnceWhenTheRecordIsLost(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, 1)
 	optIns := voterewards.NewMemoryStore()
-	store := &failOnce{ReminderStore: optIns}
+	store := &failOnce{State: optIns}
 	perks := standalone(t, w, store, w.sessions[0])
 	ctx := w.ctx()
 	v := expiredVote(1)

@@ -1,122 +1,82 @@
 package voterperks
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// VoteInfo is what /vote's answer says: the user's vote and ledger.
+// VoteInfo is what a text says of a user: the vote link, and their vote as
+// the cache knows it; for /vote also their ledger, for a reminder the vote that expired.
 type VoteInfo struct {
 	UserID  string
 	VoteURL string
 	// Status is the cache's answer (Covered false while it reads the history).
 	Status voterewards.Status
-	// Stats is the user's ledger; StatsErr is set when it could not be read.
+	// Stats is the user's ledger (/vote); StatsErr is set when it could not be read.
 	Stats    voterewards.Stats
 	StatsErr error
-	Now      time.Time
-}
-
-// GateInfo is what a gated command answers a user without an active vote.
-type GateInfo struct {
-	UserID  string
-	VoteURL string
-	Status  voterewards.Status
-	Now     time.Time
-}
-
-// ReminderInfo is what a reminder says: the vote that expired.
-type ReminderInfo struct {
-	UserID  string
-	VoteURL string
-	Vote    voterewards.Vote
-}
-
-// LeaderboardInfo is what /leaderboard answers: this month's top voters.
-type LeaderboardInfo struct {
-	Month     time.Time // the first instant of the UTC month
-	Standings []voterewards.Standing
-	Err       error // set when the ledger could not be read
+	// Vote is the vote that expired (Reminder).
+	Vote voterewards.Vote
+	Now  time.Time
 }
 
 // Texts is what the perks say; each nil func or empty string keeps its
-// default ([DefaultTexts]). Command descriptions must pass commands.Validate.
-// A func that panics, or answers an interaction too late, gives way to its
-// default (an error's answer; VoteExtra to none), logged.
+// default. Command descriptions must pass commands.Validate. A func that
+// panics, or answers an interaction too late, gives way to its default (an
+// error's answer; VoteExtra to none), logged.
 type Texts struct {
 	// Vote is /vote's answer.
 	Vote func(VoteInfo) string
 	// VoteExtra, if set, adds a line to /vote's answer (a bot's own points,
 	// say); ctx ends before Discord's deadline. It has no default.
 	VoteExtra func(ctx context.Context, v VoteInfo) string
-	// RemindOn, RemindOff, RemindFailed and RemindersOff end /vote's answer
-	// when the user gave the remind option: saved on, saved off, not saved,
-	// reminders off on this bot.
-	RemindOn, RemindOff, RemindFailed, RemindersOff string
+	// Remind ends /vote's answer when the user gave the remind option: err is
+	// nil once the choice on is saved, [ErrRemindersOff] on a bot without
+	// reminders, else why it was not saved.
+	Remind func(on bool, err error) string
 	// Gate answers a gated command used without an active vote.
-	Gate func(GateInfo) string
+	Gate func(VoteInfo) string
 	// Reminder is the direct message sent when a vote expires.
-	Reminder func(ReminderInfo) string
+	Reminder func(VoteInfo) string
 	// ReminderStop ends every reminder: how to stop them. It cannot be off.
 	ReminderStop string
-	// Leaderboard is /leaderboard's answer.
-	Leaderboard func(LeaderboardInfo) string
+	// Leaderboard is /leaderboard's answer: the top voters of month (its first
+	// instant, UTC), or err when the ledger could not be read.
+	Leaderboard func(month time.Time, top []voterewards.Standing, err error) string
 	// VoteDescription, RemindDescription and LeaderboardDescription are the
 	// commands' descriptions, as [Commands] defines them.
 	VoteDescription, RemindDescription, LeaderboardDescription string
 }
 
-// DefaultTexts returns the perks' English texts.
-func DefaultTexts() Texts {
-	return Texts{
-		Vote:                   defaultVote,
-		RemindOn:               "I will send you a direct message when you can vote again.",
-		RemindOff:              "I will not remind you to vote.",
-		RemindFailed:           "I could not save your reminder choice; please try again later.",
-		RemindersOff:           "Vote reminders are off on this bot.",
-		Gate:                   defaultGate,
-		Reminder:               defaultReminder,
-		ReminderStop:           "(To stop these reminders, use /" + VoteCommand + " " + RemindOption + ":False.)",
-		Leaderboard:            defaultLeaderboard,
-		VoteDescription:        "Get the link to vote for this bot on Top.gg, and see whether your vote is active",
-		RemindDescription:      "DM me when I can vote again (True), or stop these reminders (False)",
-		LeaderboardDescription: "This month's top voters on Top.gg",
-	}
-}
-
-// withDefaults fills t's empty fields from DefaultTexts.
+// withDefaults fills t's empty fields with the English defaults.
 func (t Texts) withDefaults() Texts {
-	d := DefaultTexts()
-	or := func(s *string, def string) {
-		if *s == "" {
-			*s = def
-		}
-	}
-	for _, f := range []struct {
-		s   *string
-		def string
-	}{
-		{&t.RemindOn, d.RemindOn}, {&t.RemindOff, d.RemindOff}, {&t.RemindFailed, d.RemindFailed},
-		{&t.RemindersOff, d.RemindersOff}, {&t.ReminderStop, d.ReminderStop}, {&t.VoteDescription, d.VoteDescription},
-		{&t.RemindDescription, d.RemindDescription}, {&t.LeaderboardDescription, d.LeaderboardDescription},
-	} {
-		or(f.s, f.def)
-	}
+	t.ReminderStop = cmp.Or(t.ReminderStop, "(To stop these reminders, use /"+VoteCommand+" "+RemindOption+":False.)")
+	t.VoteDescription = cmp.Or(t.VoteDescription, "Get the link to vote for this bot on Top.gg, and see whether your vote is active")
+	t.RemindDescription = cmp.Or(t.RemindDescription, "DM me when I can vote again (True), or stop these reminders (False)")
+	t.LeaderboardDescription = cmp.Or(t.LeaderboardDescription, "This month's top voters on Top.gg")
 	if t.Vote == nil {
-		t.Vote = d.Vote
+		t.Vote = defaultVote
+	}
+	if t.Remind == nil {
+		t.Remind = defaultRemind
 	}
 	if t.Gate == nil {
-		t.Gate = d.Gate
+		t.Gate = defaultGate
 	}
 	if t.Reminder == nil {
-		t.Reminder = d.Reminder
+		t.Reminder = defaultReminder
 	}
 	if t.Leaderboard == nil {
-		t.Leaderboard = d.Leaderboard
+		t.Leaderboard = defaultLeaderboard
 	}
 	return t
 }
@@ -139,7 +99,19 @@ func defaultVote(v VoteInfo) string {
 	return b.String()
 }
 
-func defaultGate(g GateInfo) string {
+func defaultRemind(on bool, err error) string {
+	switch {
+	case errors.Is(err, ErrRemindersOff):
+		return "Vote reminders are off on this bot."
+	case err != nil:
+		return "I could not save your reminder choice; please try again later."
+	case on:
+		return "I will send you a direct message when you can vote again."
+	}
+	return "I will not remind you to vote."
+}
+
+func defaultGate(g VoteInfo) string {
 	if !g.Status.Covered {
 		return "This command is for voters. I am still reading the vote history: if you voted, ask again in a minute; " +
 			"else vote for me on Top.gg: " + g.VoteURL
@@ -147,21 +119,21 @@ func defaultGate(g GateInfo) string {
 	return "This command is for voters: you can vote now on Top.gg, then use it again: " + g.VoteURL
 }
 
-func defaultReminder(r ReminderInfo) string {
+func defaultReminder(r VoteInfo) string {
 	return "Your Top.gg vote has expired: you can vote again now! " + r.VoteURL
 }
 
-func defaultLeaderboard(l LeaderboardInfo) string {
-	title := "Top voters of " + l.Month.Format("January 2006")
+func defaultLeaderboard(month time.Time, top []voterewards.Standing, err error) string {
+	title := "Top voters of " + month.Format("January 2006")
 	switch {
-	case l.Err != nil:
+	case err != nil:
 		return "I could not read the leaderboard; please try again later."
-	case len(l.Standings) == 0:
+	case len(top) == 0:
 		return title + ": no votes yet this month. Be the first!"
 	}
 	var b strings.Builder
 	b.WriteString(title + ":")
-	for i, s := range l.Standings {
+	for i, s := range top {
 		fmt.Fprintf(&b, "\n%d. <@%s>: %d vote", i+1, s.UserID, s.Votes)
 		if s.Votes != 1 {
 			b.WriteByte('s')
@@ -171,4 +143,31 @@ func defaultLeaderboard(l LeaderboardInfo) string {
 		}
 	}
 	return b.String()
+}
+
+// text returns what the bot's text function f says, or fallback's text when
+// f panics (logged with its stack) or has not answered when ctx ends: an
+// interaction's answer keeps Discord's deadline whatever f does. A f that
+// ignores ctx runs on alone; its late answer is dropped.
+func (p *Perks) text(ctx context.Context, name string, f, fallback func() string) string {
+	if ctx.Err() != nil {
+		return fallback()
+	}
+	got := make(chan string, 1)
+	go func() {
+		var s string
+		if rec := panics.Try(func() { s = f() }); rec != nil {
+			p.log.Error("a text function panicked; answered without it", slog.String("text", name),
+				slog.Any("panic", rec.Value), slog.String("stack", string(rec.Stack)))
+			s = fallback()
+		}
+		got <- s
+	}()
+	select {
+	case s := <-got:
+		return s
+	case <-ctx.Done():
+		p.log.Warn("a text function did not answer in time (does it honour ctx?); answered without it", slog.String("text", name))
+		return fallback()
+	}
 }

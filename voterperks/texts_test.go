@@ -2,6 +2,7 @@ package voterperks_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -19,12 +21,6 @@ import (
 type noVoter struct{}
 
 func (noVoter) Active(string) voterewards.Status { return voterewards.Status{Covered: true} }
-func (noVoter) Stats(_ context.Context, u string) (voterewards.Stats, error) {
-	return voterewards.Stats{UserID: u}, nil
-}
-func (noVoter) Leaderboard(context.Context, time.Time, int) ([]voterewards.Standing, error) {
-	return nil, nil
-}
 
 // textCase is one text function of the perks, replaced by bad, and what the
 // user sees instead.
@@ -41,10 +37,10 @@ var textCases = []textCase{
 		t.VoteExtra = func(context.Context, voterperks.VoteInfo) string { bad(); return "custom extra" }
 	}},
 	{"Leaderboard", "leaderboard", "I could not read the leaderboard", func(t *voterperks.Texts, bad func()) {
-		t.Leaderboard = func(voterperks.LeaderboardInfo) string { bad(); return "custom board" }
+		t.Leaderboard = func(time.Time, []voterewards.Standing, error) string { bad(); return "custom board" }
 	}},
 	{"Gate", premiumName, "This command is for voters", func(t *voterperks.Texts, bad func()) {
-		t.Gate = func(voterperks.GateInfo) string { bad(); return "custom gate" }
+		t.Gate = func(voterperks.VoteInfo) string { bad(); return "custom gate" }
 	}},
 }
 
@@ -54,7 +50,8 @@ var textCases = []textCase{
 func (w *world) perksWith(texts voterperks.Texts, log *testlog.Buffer, within time.Duration) {
 	w.t.Helper()
 	cfg := voterperks.WithAnswerWithin(voterperks.Config{
-		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] }, Texts: texts, Logger: log.Logger(),
+		BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] }, State: voterewards.NewMemoryStore(),
+		Texts: texts, Logger: log.Logger(),
 	}, within)
 	p, err := voterperks.New(noVoter{}, cfg)
 	require.NoError(w.t, err)
@@ -111,4 +108,37 @@ func TestContextDeafTextKeepsDiscordsDeadline(t *testing.T) {
 			assert.Contains(t, log.String(), "did not answer in time")
 		})
 	}
+}
+
+// TestVoteExtra: Texts.VoteExtra adds the bot's own line to /vote's answer,
+// after the library's text and before the remind option's, for the user who
+// asked, under a context that ends within Discord's 3 s; an empty line adds
+// nothing.
+func TestVoteExtra(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	const points = "320000000000000042"
+	w.texts.VoteExtra = func(ctx context.Context, v voterperks.VoteInfo) string {
+		deadline, ok := ctx.Deadline()
+		assert.True(t, ok && time.Until(deadline) <= 3*time.Second, "no deadline within Discord's 3 s")
+		if v.UserID != points {
+			return ""
+		}
+		return fmt.Sprintf("Points: 7 (all time: %d)", v.Stats.Votes)
+	}
+	bot := w.bot(w.config(), []int{0}, plugin.WithState(voterewards.NewMemoryStore()))
+	w.start(bot)
+	require.NoError(t, w.sessions[0].Open())
+	require.Eventually(t, func() bool { return bot.Active(points).Covered }, wait, tick, "the history was never read")
+
+	on := true
+	reply := w.interact(0, "vote", points, &on).Content
+	lines := strings.Split(reply, "\n")
+	require.GreaterOrEqual(t, len(lines), 3, reply)
+	assert.Equal(t, "Points: 7 (all time: 0)", lines[len(lines)-2], reply)
+	assert.Equal(t, "I will send you a direct message when you can vote again.", lines[len(lines)-1], reply)
+
+	other := w.interact(0, "vote", "320000000000000043", nil).Content
+	assert.NotContains(t, other, "Points")
+	assert.False(t, strings.HasSuffix(other, "\n"), "an empty extra added a line: %q", other)
 }

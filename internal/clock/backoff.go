@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Exp returns the wait before retry number n (1 for the first retry): first,
+// Backoff returns the wait before retry number n (1 for the first retry): first,
 // doubled for each further retry, capped at limit. Up to half of it is taken off at
 // random, so that many clients that failed together do not retry together.
 // first <= 0 yields 0.

@@ -35,7 +35,7 @@ type Term struct {
 	once  sync.Once
 }
 
-// New returns a term that lasts until deadline, taken from c (nil: the real
+// NewTerm returns a term that lasts until deadline, taken from c (nil: the real
 // clock). end, if not nil, is called once with the cause when the term ends,
 // by [Term.End] or the first [Term.Check] past the deadline.
 func NewTerm(c Clock, deadline time.Time, end func(cause error)) *Term {
@@ -74,7 +74,7 @@ func (t *Term) End(cause error) {
 	})
 }
 
-// made reports whether t was made by New: a nil or zero Term is no term,
+// made reports whether t was made by NewTerm: a nil or zero Term is no term,
 // and every check of it fails (closed, not open).
 func (t *Term) made() bool { return t != nil && t.clock != nil }
 
@@ -116,18 +116,18 @@ func (t *Term) Check() error {
 // ctxKey is the context key of the term.
 type ctxKey struct{}
 
-// With returns a context that carries t, for the leader's work.
+// WithTerm returns a context that carries t, for the leader's work.
 func WithTerm(ctx context.Context, t *Term) context.Context {
 	return context.WithValue(ctx, ctxKey{}, t)
 }
 
-// From returns the term ctx carries, or nil.
+// TermFrom returns the term ctx carries, or nil.
 func TermFrom(ctx context.Context) *Term {
 	t, _ := ctx.Value(ctxKey{}).(*Term)
 	return t
 }
 
-// Check returns nil when ctx carries no term or its term is valid now; else
+// CheckTerm returns nil when ctx carries no term or its term is valid now; else
 // it ends the term and returns an error wrapping [ErrTermOver]. A nil term given
 // to [WithTerm] fails. Call it right before each leader-only action.
 func CheckTerm(ctx context.Context) error {

@@ -28,10 +28,10 @@ func (e *URLError) Error() string {
 	return strconv.Quote(e.URL) + ": " + e.Problem
 }
 
-// Parse checks raw, a REST base URL joined with paths: absolute http(s), no
+// ParseBaseURL checks raw, a REST base URL joined with paths: absolute http(s), no
 // user info, query or fragment (credentials travel in headers), and plain
 // http only to this machine unless insecure (the token would cross the
-// network in clear text). Trailing slashes are dropped. Errors are *Error.
+// network in clear text). Trailing slashes are dropped. Errors are *URLError.
 func ParseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {

@@ -72,7 +72,7 @@ func arrival(rng *rand.Rand, created time.Duration) time.Duration {
 // record; each added vote's Stats, and every voter's Stats at the end, are
 // Stats.Add folded over the added votes in order; every board is the sort
 // of the standings those votes make.
-func testRandomStream(t *testing.T, s voterewards.Store) {
+func testRandomStream(t *testing.T, s voterewards.State) {
 	rng := rand.New(rand.NewPCG(streamSeed, 1))
 	recs := randomStream(rng)
 	admitted := map[int]bool{}

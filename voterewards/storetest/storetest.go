@@ -19,6 +19,8 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -35,7 +37,10 @@ import (
 // Run runs the suite, each case on a store of its own from open.
 func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 	t.Helper()
-	cases := []suiteCase{
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, s voterewards.State)
+	}{
 		{"EmptyLoad", testEmptyLoad},
 		{"CheckpointSavedWithVotes", testCheckpoint},
 		{"VotesComeBackAsTheyWentIn", testRoundTrip},
@@ -48,20 +53,26 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
 		{"ConcurrentDistinct", testConcurrentDistinct},
 		{"Feed", testFeed},
-	}
-	cases = append(cases, ledgerCases()...)
-	for _, c := range cases {
+		{"LedgerStreakEdge", testStreakEdge},
+		{"LedgerWeekendWeight", testWeekendWeight},
+		{"LedgerVoteSeenTwice", testSeenTwice},
+		{"LedgerLateVote", testLateVote},
+		{"LedgerLateVotesOfPastMonths", testLateVotesOfPastMonths},
+		{"LedgerMonthBoundary", testMonthBoundary},
+		{"LedgerLeaderboardOrder", testLeaderboardOrder},
+		{"LedgerLeaderboardBounds", testLeaderboardBounds},
+		{"LedgerLeaderboardMonths", testLeaderboardMonths},
+		{"LedgerUnknownUser", testUnknownUser},
+		{"LedgerStatsKeptWithVotes", testStatsKept},
+		{"LedgerConcurrentVotesOfOneUser", testLedgerConcurrentOneUser},
+		{"LedgerPruneKeepsLedger", testPruneKeepsLedger},
+		{"LedgerRandomStreamMatchesTheRule", testRandomStream},
+		{"CommandHash", testHash},
+		{"ReminderOptIns", testReminders},
+		{"ReminderConcurrentUsers", testRemindersConcurrent},
+	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
 	}
-	for _, c := range stateCases() {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
-	}
-}
-
-// suiteCase is one case of the suite, run on a new store.
-type suiteCase struct {
-	name string
-	fn   func(t *testing.T, s voterewards.Store)
 }
 
 // base is the suite's fixed time: stores must not depend on the wall clock.
@@ -98,7 +109,7 @@ func ingest(t *testing.T, s voterewards.Store, cp *voterewards.Checkpoint, votes
 	return added
 }
 
-func testEmptyLoad(t *testing.T, s voterewards.Store) {
+func testEmptyLoad(t *testing.T, s voterewards.State) {
 	snap := load(t, s)
 	assert.Zero(t, snap.Checkpoint)
 	assert.Empty(t, snap.Seen)
@@ -106,7 +117,7 @@ func testEmptyLoad(t *testing.T, s voterewards.Store) {
 	assert.Empty(t, snap.Expiries)
 }
 
-func testCheckpoint(t *testing.T, s voterewards.Store) {
+func testCheckpoint(t *testing.T, s voterewards.State) {
 	cp := voterewards.Checkpoint{Cursor: "c1", LastSeen: base, Since: base.Add(-24 * time.Hour)}
 	ingest(t, s, &cp, vote(1, base, voterewards.OriginHistory))
 	got := load(t, s).Checkpoint
@@ -122,7 +133,7 @@ func testCheckpoint(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, "c2", load(t, s).Checkpoint.Cursor, "a checkpoint is saved without votes too")
 }
 
-func testRoundTrip(t *testing.T, s voterewards.Store) {
+func testRoundTrip(t *testing.T, s voterewards.State) {
 	hook := vote(1, base, voterewards.OriginWebhook)
 	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
 	v0 := vote(2, base, voterewards.OriginWebhookV0)
@@ -150,7 +161,7 @@ func testRoundTrip(t *testing.T, s voterewards.Store) {
 	assert.ElementsMatch(t, keys(snap.Pending), keys(snap.Seen))
 }
 
-func testDuplicates(t *testing.T, s voterewards.Store) {
+func testDuplicates(t *testing.T, s voterewards.State) {
 	a, b := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory)
 	assert.Equal(t, keys([]voterewards.Vote{a, b}), keys(ingest(t, s, nil, a, a, b)), "a repeat inside one call is dropped")
 	assert.Empty(t, ingest(t, s, nil, b, a), "votes stored before are dropped")
@@ -161,7 +172,7 @@ func testDuplicates(t *testing.T, s voterewards.Store) {
 
 // testCrossSource stores the records that the three sources give of one
 // vote, as they are on the wire: only the first is a vote.
-func testCrossSource(t *testing.T, s voterewards.Store) {
+func testCrossSource(t *testing.T, s voterewards.State) {
 	created := base.Add(14251 * time.Microsecond) // the history's 6 digits
 	history := vote(1, created, voterewards.OriginHistory)
 	hook := vote(1, created.Add(900*time.Nanosecond), voterewards.OriginWebhook) // 7 digits, one more
@@ -179,7 +190,7 @@ func testCrossSource(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, voterewards.OriginWebhook, snap.Pending[0].Origin, "the first record is the vote")
 }
 
-func testDedupBoundary(t *testing.T, s voterewards.Store) {
+func testDedupBoundary(t *testing.T, s voterewards.State) {
 	first := vote(1, base, voterewards.OriginHistory)
 	ingest(t, s, nil, first)
 	w := voterewards.DedupWindow
@@ -193,7 +204,7 @@ func testDedupBoundary(t *testing.T, s voterewards.Store) {
 	assert.Len(t, ingest(t, s, nil, vote(2, base, voterewards.OriginHistory)), 1, "another voter at the same instant")
 }
 
-func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
+func testDeliveredAndExpired(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	a, b, c := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory), vote(3, base, voterewards.OriginHistory)
 	ingest(t, s, nil, a, b, c)
@@ -212,7 +223,7 @@ func testDeliveredAndExpired(t *testing.T, s voterewards.Store) {
 	assert.Equal(t, keys([]voterewards.Vote{c}), keys(load(t, s).Pending))
 }
 
-func testPrune(t *testing.T, s voterewards.Store) {
+func testPrune(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	now := base
 	old := vote(1, now.Add(-13*time.Hour), voterewards.OriginHistory) // expired an hour ago
@@ -229,51 +240,64 @@ func testPrune(t *testing.T, s voterewards.Store) {
 	assert.Empty(t, ingest(t, s, nil, mid), "a kept one still does")
 }
 
-func testCancelled(t *testing.T, s voterewards.Store) {
+// testCancelled: every call with a done context fails and changes nothing.
+func testCancelled(t *testing.T, s voterewards.State) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	u := voter(1)
+	require.NoError(t, s.SaveHash(context.Background(), fingerprint("a")))
+	require.NoError(t, s.SetReminder(context.Background(), u, true))
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(1, base, voterewards.OriginHistory)}, voterewards.DefaultStreakGrace)
 	require.Error(t, err, "Ingest with a done context")
+	_, err = s.Stats(ctx, u)
+	assert.Error(t, err, "Stats with a done context")
+	assert.Error(t, s.SaveHash(ctx, fingerprint("b")), "SaveHash with a done context")
+	_, err = s.LoadHash(ctx)
+	assert.Error(t, err, "LoadHash with a done context")
+	assert.Error(t, s.SetReminder(ctx, u, false), "SetReminder with a done context")
+	assert.Error(t, s.Reminded(ctx, u, "k1"), "Reminded with a done context")
+	_, _, err = s.Reminder(ctx, u)
+	assert.Error(t, err, "Reminder with a done context")
+
 	assert.Empty(t, load(t, s).Seen, "a failed Ingest stores nothing")
-	assert.Zero(t, stats(t, s, voter(1)).Votes, "a failed Ingest counts nothing")
+	assert.Zero(t, stats(t, s, u).Votes, "a failed Ingest counts nothing")
+	assert.Equal(t, fingerprint("a"), loadHash(t, s), "a failed save changes nothing")
+	requireReminder(t, s, u, true, "", "failed reminder calls change nothing")
 }
 
 // testConcurrentDuplicates races the records of one vote from many callers:
-// exactly one is added, whichever.
-func testConcurrentDuplicates(t *testing.T, s voterewards.Store) {
+// exactly one is added, whichever, and counted once.
+func testConcurrentDuplicates(t *testing.T, s voterewards.State) {
 	const callers = 32
 	var added atomic.Int32
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			v := vote(1, base.Add(time.Duration(i)*time.Second), voterewards.Origin(1+i%3))
-			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-			assert.NoError(t, err)
-			added.Add(int32(len(got)))
-		})
-	}
-	wg.Wait()
+	atOnce(callers, func(i int) {
+		v := lvote(1, base.Add(time.Duration(i)*time.Second), 2)
+		v.Origin = voterewards.Origin(1 + i%3)
+		got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, grace)
+		assert.NoError(t, err)
+		added.Add(int32(len(got)))
+	})
 	assert.Equal(t, int32(1), added.Load())
 	assert.Len(t, load(t, s).Pending, 1)
+	got := stats(t, s, voter(1))
+	assert.Equal(t, 1, got.Votes)
+	assert.Equal(t, 2, got.Total)
+	assert.Len(t, board(t, s, time.Time{}, 10), 1)
 }
 
 // testConcurrentDistinct stores distinct votes from many callers at once,
 // with deliveries recorded meanwhile: none is lost.
-func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
+func testConcurrentDistinct(t *testing.T, s voterewards.State) {
 	const callers, each = 16, 24
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Go(func() {
-			for i := range each {
-				v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
-				got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
-				if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
-					assert.NoError(t, s.Delivered(context.Background(), v, false))
-				}
+	atOnce(callers, func(c int) {
+		for i := range each {
+			v := vote(c*each+i, base.Add(time.Duration(i)*time.Millisecond), voterewards.OriginWebhook)
+			got, err := s.Ingest(context.Background(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+			if assert.NoError(t, err) && assert.Len(t, got, 1) && i%2 == 0 {
+				assert.NoError(t, s.Delivered(context.Background(), v, false))
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	snap := load(t, s)
 	assert.Equal(t, callers*each, len(snap.Seen))
 	assert.Equal(t, callers*each/2, len(snap.Pending))
@@ -281,7 +305,7 @@ func testConcurrentDistinct(t *testing.T, s voterewards.Store) {
 
 // testFeed checks the Feed contract when the store implements it: resync
 // once listening, then every vote added by any caller, once.
-func testFeed(t *testing.T, s voterewards.Store) {
+func testFeed(t *testing.T, s voterewards.State) {
 	feed, ok := s.(voterewards.Feed)
 	if !ok {
 		t.Skip("the store does not implement voterewards.Feed")
@@ -303,6 +327,15 @@ func testFeed(t *testing.T, s voterewards.Store) {
 	assert.Empty(t, got, "each added vote once; duplicates not reported")
 }
 
+// atOnce runs f(0) to f(n-1) concurrently and returns once all returned.
+func atOnce(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { f(i) })
+	}
+	wg.Wait()
+}
+
 // receive returns what ch gives within 5 seconds, or fails the test with msg.
 func receive[T any](t *testing.T, ch <-chan T, msg string) T {
 	t.Helper()
@@ -312,5 +345,74 @@ func receive[T any](t *testing.T, ch <-chan T, msg string) T {
 	case <-time.After(5 * time.Second):
 		t.Fatal(msg)
 		panic("unreachable")
+	}
+}
+
+// The suite's cases of the rest of a bot's state: the command hash and the
+// reminder opt-ins. (The fence is each storage's own: its tests check it.)
+
+// fingerprint is a command hash as commands computes them: sha256, in hex.
+func fingerprint(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func loadHash(t *testing.T, s voterewards.State) string {
+	t.Helper()
+	h, err := s.LoadHash(context.Background())
+	require.NoError(t, err)
+	return h
+}
+
+func testHash(t *testing.T, s voterewards.State) {
+	assert.Empty(t, loadHash(t, s), "none saved yet")
+	require.NoError(t, s.SaveHash(context.Background(), fingerprint("a")))
+	assert.Equal(t, fingerprint("a"), loadHash(t, s))
+	require.NoError(t, s.SaveHash(context.Background(), fingerprint("b")))
+	assert.Equal(t, fingerprint("b"), loadHash(t, s), "a save replaces the hash")
+}
+
+// requireReminder checks the user's opt-in and last reminded vote.
+func requireReminder(t *testing.T, s voterewards.State, user string, on bool, last string, msg string) {
+	t.Helper()
+	gotOn, gotLast, err := s.Reminder(context.Background(), user)
+	require.NoError(t, err)
+	assert.Equal(t, on, gotOn, "%s: on", msg)
+	assert.Equal(t, last, gotLast, "%s: last", msg)
+}
+
+func testReminders(t *testing.T, s voterewards.State) {
+	ctx := context.Background()
+	u, other := voter(1), voter(2)
+	requireReminder(t, s, u, false, "", "off by default")
+	require.NoError(t, s.Reminded(ctx, u, "k0"))
+	requireReminder(t, s, u, false, "", "Reminded records nothing for a user who is off")
+	require.NoError(t, s.SetReminder(ctx, u, true))
+	requireReminder(t, s, u, true, "", "on, never reminded")
+	require.NoError(t, s.Reminded(ctx, u, "k1"))
+	requireReminder(t, s, u, true, "k1", "Reminded records the vote")
+	require.NoError(t, s.SetReminder(ctx, u, true))
+	requireReminder(t, s, u, true, "k1", "on again keeps the last vote reminded")
+	requireReminder(t, s, other, false, "", "another user is untouched")
+	require.NoError(t, s.SetReminder(ctx, u, false))
+	requireReminder(t, s, u, false, "", "off")
+	require.NoError(t, s.SetReminder(ctx, u, false), "off again")
+	require.NoError(t, s.Reminded(ctx, u, "k2"))
+	require.NoError(t, s.SetReminder(ctx, u, true))
+	requireReminder(t, s, u, true, "", "what came while off was not recorded")
+}
+
+// testRemindersConcurrent opts many users in at once, each then reminded:
+// none is lost.
+func testRemindersConcurrent(t *testing.T, s voterewards.State) {
+	const users = 32
+	atOnce(users, func(i int) {
+		u := voter(i)
+		if assert.NoError(t, s.SetReminder(context.Background(), u, true)) {
+			assert.NoError(t, s.Reminded(context.Background(), u, "k"+u))
+		}
+	})
+	for i := range users {
+		requireReminder(t, s, voter(i), true, "k"+voter(i), voter(i))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
+	"github.com/dblkit/go-topgg/voterewards/storetest"
 )
 
 // ledgerVote is a vote of voter "u1" created at created, with weight w.
@@ -149,7 +150,7 @@ func (historyNever) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, e
 }
 
 // TestLedgerStatsOfNoUser: no voter has the id "": asking for its ledger is
-// a caller's field left empty, an error from every store and the Poller, not
+// a caller's field left empty, an error from every store, not
 // a zero Stats that looks like a voter who never voted.
 func TestLedgerStatsOfNoUser(t *testing.T) {
 	t.Parallel()
@@ -161,10 +162,6 @@ func TestLedgerStatsOfNoUser(t *testing.T) {
 		st, err := s.Stats(ctx, "")
 		require.ErrorIs(t, err, topgg.ErrNilArgument, name)
 		assert.Zero(t, st, name)
-		p, err := voterewards.New(historyNever{}, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
-		require.NoError(t, err)
-		_, err = p.Stats(ctx, "")
-		assert.ErrorIs(t, err, topgg.ErrNilArgument, "%s, through the Poller", name)
 	}
 }
 
@@ -195,4 +192,18 @@ func TestLedgerStreakGraceForever(t *testing.T) {
 		assert.Equal(t, 3, st.Streak, name)
 		assert.Equal(t, 3, st.CurrentStreak(created.AddDate(200, 0, 0)), "%s: the streak still runs 200 years on", name)
 	}
+}
+
+func TestMemoryStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(*testing.T) voterewards.State { return voterewards.NewMemoryStore() })
+}
+
+// TestMemoryStoreRefusesAFence: memory is one process's; a fleet's fence is
+// refused, and none is fine.
+func TestMemoryStoreRefusesAFence(t *testing.T) {
+	t.Parallel()
+	s := voterewards.NewMemoryStore()
+	require.NoError(t, s.UseFence(nil))
+	require.ErrorIs(t, s.UseFence(func() int64 { return 1 }), voterewards.ErrNotShared)
 }
