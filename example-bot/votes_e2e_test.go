@@ -275,7 +275,7 @@ func TestE2EEndlessAnswerToRoleGrant(t *testing.T) {
 	e.tg.AddVote(votes...)
 	bot := e.startBot()
 	bot.waitMsg("vote rewarded: role given")
-	assert.Contains(t, bot.stderr.String(), "response body longer than 8388608 bytes")
+	assert.Contains(t, bot.stderr.String(), "response body too large (over 8388608 bytes)")
 	assert.Equal(t, []string{rewardRole}, e.dc.MemberRoles(guild(0, 0), votes[0].PlatformID))
 	bot.terminate()
 }
