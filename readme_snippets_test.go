@@ -64,14 +64,14 @@ func clientTour(ctx context.Context, discordUserID string) error {
 	if err != nil {
 		return err
 	}
-	status, err := client.VoteStatus(ctx, discordUserID, topgg.UserIDDiscord) // no vote is not an error
+	active, err := client.VoteStatus(ctx, discordUserID, topgg.UserIDDiscord) // no vote: nil, not an error
 	if err != nil {
 		return err
 	}
-	log.Printf("voted: %t", status.Voted)
+	log.Printf("voted: %t", active != nil)
 	for vote, err := range client.AllVotes(ctx, time.Now().Add(-12*time.Hour)) {
 		if err != nil {
-			return err // a *topgg.PaginationError if the service's cursors cycle
+			return err // topgg.ErrPagination if the service's cursors cycle
 		}
 		log.Printf("%s voted at %s", vote.PlatformID, vote.CreatedAt)
 	}

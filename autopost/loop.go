@@ -149,7 +149,7 @@ func (p *Poster) sendV0(ctx context.Context, c Counts) error {
 	if c.BotID == "" {
 		return errors.New("autopost: v0: bot id unknown (no READY yet)")
 	}
-	return p.client.Legacy().PostStats(ctx, c.BotID, topgg.StatsUpdate{
+	return p.client.Legacy().PostStats(ctx, c.BotID, topgg.BotStats{
 		ServerCount: c.Servers, Shards: c.PerShard, ShardCount: c.Shards,
 	})
 }

@@ -247,7 +247,7 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // write runs fn in a write transaction (if batch, one shared with other
-// writes: ingestGroup), unless s is not made or ctx is done.
+// writes: ingestGroup), unless ctx is done.
 func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/internal/testlog"
@@ -15,6 +16,21 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterewards/storetest"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// userID and platformID make distinct snowflake-shaped ids for user n.
+func userID(n int) string     { return fmt.Sprintf("7%017d", n) }
+func platformID(n int) string { return fmt.Sprintf("3%017d", n) }
+
+// open opens the state in dir, closed at cleanup.
+func open(t *testing.T, dir string) *boltstate.State {
+	t.Helper()
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
 
 func storeVote(u int, created, expires time.Time) voterewards.Vote {
 	tv := topgg.Vote{UserID: userID(u), PlatformID: platformID(u), Weight: 1 + u%2, CreatedAt: created.UTC(), ExpiresAt: expires.UTC()}

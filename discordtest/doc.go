@@ -20,7 +20,7 @@
 //		defer cancel()
 //		user, msg := i.Member.User.ID, "Vote for me on Top.gg, then ask again."
 //		st, err := b.topgg.VoteStatus(ctx, user, topgg.UserIDDiscord)
-//		if err == nil && st.Voted {
+//		if err == nil && st != nil {
 //			err = s.GuildMemberRoleAdd(i.GuildID, user, b.roleID, discordgo.WithContext(ctx))
 //			msg = "Thank you for voting: enjoy the voter role."
 //		}

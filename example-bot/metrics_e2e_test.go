@@ -74,7 +74,7 @@ func series(text, name string, labels map[string]string) (float64, bool) {
 
 // boundedLabels are the values each label of a topgg_ family may take.
 var boundedLabels = map[string]*regexp.Regexp{
-	"route":   regexp.MustCompile(`^(project|announcements|metrics|metrics_batch|commands|votes|vote_status|legacy_bots|legacy_stats|legacy_check|legacy_voters|unknown)$`),
+	"route":   regexp.MustCompile(`^(/v1/projects/@me[a-z/:_]*|/bots[a-z/:_]*|unknown)$`),
 	"method":  regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE|other)$`),
 	"code":    regexp.MustCompile(`^(200|201|204|400|401|403|404|408|413|429|500|502|503|504|none|other)$`),
 	"le":      regexp.MustCompile(`^([0-9.e+]+|\+Inf)$`), // a histogram's bucket bounds
@@ -106,9 +106,9 @@ func TestE2EMetricsScrape(t *testing.T) {
 		labels map[string]string
 		value  float64
 	}{
-		{"topgg_api_requests_total", map[string]string{"route": "metrics", "method": "PATCH", "code": "429", "outcome": "rate_limited"}, 1},
-		{"topgg_api_requests_total", map[string]string{"route": "metrics", "method": "PATCH", "code": "204", "outcome": "ok"}, 1},
-		{"topgg_api_retries_total", map[string]string{"route": "metrics"}, 1},
+		{"topgg_api_requests_total", map[string]string{"route": "/v1/projects/@me/metrics", "method": "PATCH", "code": "429", "outcome": "rate_limited"}, 1},
+		{"topgg_api_requests_total", map[string]string{"route": "/v1/projects/@me/metrics", "method": "PATCH", "code": "204", "outcome": "ok"}, 1},
+		{"topgg_api_retries_total", map[string]string{"route": "/v1/projects/@me/metrics"}, 1},
 		{"topgg_autopost_posts_total", map[string]string{"outcome": "posted"}, 1},
 		{"topgg_autopost_servers", nil, 3},
 		{"topgg_autopost_shards", nil, e2eShards},

@@ -19,10 +19,10 @@ type totalSource struct {
 }
 
 // newTotalSource returns the totalSource of counts and this process's own
-// Counter; it fails with [ErrBadConfig] for a nil Counter.
+// Counter; a nil Counter is an error.
 func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource, error) {
 	if local == nil {
-		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
+		return nil, configError("local", "a nil *autopost.Counter")
 	}
 	return &totalSource{counts: counts, local: local}, nil
 }
@@ -30,7 +30,7 @@ func newTotalSource(counts *shardCounts, local *autopost.Counter) (*totalSource,
 // Counts returns the fleet's total: the counts in Redis, with this process's
 // own ready shards read fresher from local. Unavailable is 0: outages count.
 func (s *totalSource) Counts(ctx context.Context) (autopost.Counts, error) {
-	t, err := s.counts.Total(ctx)
+	t, err := s.counts.total(ctx)
 	if err != nil {
 		return autopost.Counts{}, err
 	}
@@ -69,7 +69,7 @@ func overlay(t *fleetTotal, local []autopost.ShardStats) {
 // counter's ready shards on every [autopost.Counter.Changed] and every period.
 func newCounterReporter(counts *shardCounts, counter *autopost.Counter, cfg reporterConfig) (*reporter, error) {
 	if counter == nil {
-		return nil, fmt.Errorf("%w: nil *autopost.Counter", ErrBadConfig)
+		return nil, configError("local", "a nil *autopost.Counter")
 	}
 	// Reused buffers, no lock: one Run calls the function, one call at a time.
 	var (

@@ -16,6 +16,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -47,7 +48,7 @@ func startProcess(t *testing.T, addr string, dc *discordtest.Server, shardCount 
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- rep.Run(ctx) }()
+	go func() { done <- rep.run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		httpx.Within("the reporter's Run to return", func() { assert.NoError(t, <-done) })
@@ -122,9 +123,9 @@ func TestSourceAndCounterReporterMisuse(t *testing.T) {
 	counts, err := newShardCounts(newClient(t, "127.0.0.1:1"), "bot", 1, countsConfig{})
 	require.NoError(t, err)
 	_, err = newTotalSource(counts, nil)
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 	_, err = newCounterReporter(counts, nil, reporterConfig{})
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 }
 
 // TestPrintingTheFleetWhileItCountsIsSafe: fmt of the count source

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 )
@@ -31,7 +32,7 @@ const (
 )
 
 // fencedAppend appends ARGV[1] to the list KEYS[1] if the caller still leads.
-var fencedAppend = NewFencedScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
+var fencedAppend = fence.NewScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
 
 // childMain is a leader process for the paused-leader test: it campaigns,
 // and while it leads appends "child:<token>:<n>" to the shared list through
@@ -44,10 +45,10 @@ func childMain(role string) int {
 		return 2
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient does
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient does
 	defer rdb.Close()
 	bot := os.Getenv(childBotEnv)
-	lease, err := NewLease(rdb, bot, shortLease)
+	lease, err := newLease(rdb, bot, shortLease)
 	if err != nil {
 		fmt.Println("error", err)
 		return 1

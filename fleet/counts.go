@@ -81,13 +81,13 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 		return nil, err
 	}
 	if shardCount < 1 || shardCount > math.MaxInt32/recordSize {
-		return nil, fmt.Errorf("%w: shard count %d", ErrBadConfig, shardCount)
+		return nil, configError("fleet.Config.ShardCount", "%d is not a shard count", shardCount)
 	}
 	if cfg.MaxAge == 0 {
 		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.MaxAge < time.Second {
-		return nil, fmt.Errorf("%w: max age %v is below 1s", ErrBadConfig, cfg.MaxAge)
+		return nil, configError("MaxAge", "%v is below 1s", cfg.MaxAge)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -108,10 +108,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return now
 `
 
-// Publish records this process's shards' guild counts. A shard out of
-// [0, shardCount) or a bad count is an error wrapping [ErrBadConfig], and
-// nothing is written.
-func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
+// publish records this process's shards' guild counts. A shard out of
+// [0, shardCount) or a bad count is a *[topgg.ConfigError], and nothing is
+// written.
+func (c *shardCounts) publish(ctx context.Context, shards []shardReport) error {
 	if len(shards) == 0 {
 		return nil
 	}
@@ -119,10 +119,10 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	args = append(args, (2 * c.maxAge).Milliseconds())
 	for _, s := range shards {
 		if s.Shard < 0 || s.Shard >= c.shardCount {
-			return fmt.Errorf("%w: shard %d is outside [0, %d)", ErrBadConfig, s.Shard, c.shardCount)
+			return configError("shard", "%d is outside [0, %d)", s.Shard, c.shardCount)
 		}
 		if s.Guilds < 0 || int64(s.Guilds) > math.MaxUint32 {
-			return fmt.Errorf("%w: shard %d has %d guilds", ErrBadConfig, s.Shard, s.Guilds)
+			return configError("shard", "%d has %d guilds", s.Shard, s.Guilds)
 		}
 		args = append(args, s.Shard, s.Guilds)
 	}
@@ -132,9 +132,9 @@ func (c *shardCounts) Publish(ctx context.Context, shards []shardReport) error {
 	return nil
 }
 
-// Total reads every shard's last count and sums them; shards never reported,
+// total reads every shard's last count and sums them; shards never reported,
 // stale or in the future are listed in Missing and add nothing.
-func (c *shardCounts) Total(ctx context.Context) (fleetTotal, error) {
+func (c *shardCounts) total(ctx context.Context) (fleetTotal, error) {
 	var now *redis.TimeCmd
 	var data *redis.StringCmd
 	_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

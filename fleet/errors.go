@@ -15,9 +15,6 @@ var (
 	errNilClient = fmt.Errorf("fleet: %w (Redis client)", topgg.ErrNilArgument)
 	// errNilFunc: Lease.Run was given a nil function.
 	errNilFunc = fmt.Errorf("fleet: %w (function)", topgg.ErrNilArgument)
-	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
-	// id is refused; the error never shows a password.
-	ErrBadConfig = fence.ErrBadConfig
 	// errDamaged: a key of the fleet holds what no process of it writes.
 	errDamaged = errors.New("damaged shared state")
 	// ErrLeaseLost is the cause (context.Cause) of a leader context cancelled
@@ -28,3 +25,8 @@ var (
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
 	ErrNoFence = fence.ErrNoFence
 )
+
+// configError is a refused setting; its text never shows a password.
+func configError(field, format string, args ...any) error {
+	return &topgg.ConfigError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}

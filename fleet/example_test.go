@@ -13,16 +13,17 @@ import (
 // that a leader that lost the lease during a pause cannot overwrite its
 // successor's record. (Not run: it needs a Redis.)
 func ExampleLease_Run() {
-	rdb, err := fleet.NewClient(os.Getenv("REDIS_URL")) // e.g. rediss://:password@redis:6380/0
+	rdb, err := fleet.NewUniversalClient(os.Getenv("REDIS_URL")) // e.g. rediss://:password@redis:6380/0
 	if err != nil {
 		log.Fatal(err) // never shows the password
 	}
 	defer rdb.Close()
 	const bot = "123456789012345678"
-	lease, err := fleet.NewLease(rdb, bot, fleet.LeaseConfig{})
+	f, err := fleet.New(rdb, fleet.Config{Bot: bot, ShardCount: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
+	lease := f.Lease()
 	ctx := context.Background()
 	err = lease.Run(ctx, func(ctx context.Context, token int64) error {
 		// ctx ends when the lease is lost: stop the work then.

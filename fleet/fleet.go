@@ -28,10 +28,11 @@ type Config struct {
 	// ReportEvery is how often each process publishes its shards' counts
 	// (default [defaultReportEvery]).
 	ReportEvery time.Duration
-	// MaxAge is how long a silent shard's count still counts (default [defaultMaxAge]).
-	MaxAge time.Duration
 	// Logger receives the lease's and the reporter's problems (default slog.Default()).
 	Logger *slog.Logger
+	// OnChange, if set, is called from the lease's Run goroutine after each
+	// leadership transition; it must not block. A panic in it is recovered and logged.
+	OnChange func(LeaseState)
 }
 
 // MinLeaseTTL and MaxLeaseTTL bound [Config.LeaseTTL].
@@ -49,7 +50,7 @@ type Fleet struct {
 
 // New returns the fleet of cfg.Bot on rdb, which the caller keeps and closes;
 // it makes no request. Elections are replica-acknowledged on a *redis.Client or
-// *redis.ClusterClient. Errors wrap [topgg.ErrNilArgument], [ErrBadConfig].
+// *redis.ClusterClient. Errors: [topgg.ErrNilArgument], a *[topgg.ConfigError].
 func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
@@ -58,16 +59,16 @@ func New(rdb redis.UniversalClient, cfg Config) (*Fleet, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.ReportEvery < 0 {
-		return nil, fmt.Errorf("%w: report period %v is negative", ErrBadConfig, cfg.ReportEvery)
+		return nil, configError("fleet.Config.ReportEvery", "%v is negative", cfg.ReportEvery)
 	}
 	if cfg.LeaseTTL != 0 && (cfg.LeaseTTL < MinLeaseTTL || cfg.LeaseTTL > MaxLeaseTTL) {
-		return nil, fmt.Errorf("%w: LeaseTTL %v is not between %v and %v", ErrBadConfig, cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+		return nil, configError("fleet.Config.LeaseTTL", "%v is not between %v and %v", cfg.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
-	lease, err := NewLease(rdb, cfg.Bot, LeaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger})
+	lease, err := newLease(rdb, cfg.Bot, leaseConfig{TTL: cfg.LeaseTTL, Logger: cfg.Logger, OnChange: cfg.OnChange})
 	if err != nil {
 		return nil, err
 	}
-	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{MaxAge: cfg.MaxAge, Logger: cfg.Logger})
+	counts, err := newShardCounts(rdb, cfg.Bot, cfg.ShardCount, countsConfig{Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -93,24 +94,19 @@ func Open(redisURL string, cfg Config) (*Fleet, error) {
 // Close closes the Redis client if [Open] made it; call it after every job
 // of the fleet returned.
 func (f *Fleet) Close() error {
-	if f == nil || !f.owned {
+	if !f.owned {
 		return nil
 	}
 	return f.rdb.Close()
 }
 
 // Lease returns the leader lease: run the leader-only jobs under [Lease.Run].
-func (f *Fleet) Lease() *Lease {
-	if f == nil {
-		return nil
-	}
-	return f.lease
-}
+func (f *Fleet) Lease() *Lease { return f.lease }
 
 // Counts returns total, the fleet's total as the leader Poster's
-// [autopost.Source] (shards silent for MaxAge are Missing, so no partial total is
+// [autopost.Source] (shards silent for an hour are Missing, so no partial total is
 // posted), and report, the job every process runs to publish local's shards.
-// A nil Counter is [ErrBadConfig].
+// A nil Counter is a *[topgg.ConfigError].
 func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report func(context.Context) error, err error) {
 	src, err := newTotalSource(f.counts, local)
 	if err != nil {
@@ -120,7 +116,7 @@ func (f *Fleet) Counts(local *autopost.Counter) (total autopost.Source, report f
 	if err != nil {
 		return nil, nil, err
 	}
-	return src, r.Run, nil
+	return src, r.run, nil
 }
 
 // Format prints the Fleet as "fleet.Fleet" under every verb: fmt would read its

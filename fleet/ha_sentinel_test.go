@@ -38,13 +38,13 @@ func (l *termLog) all() []int64 {
 	return append([]int64(nil), l.tokens...)
 }
 
-// startHALease runs a lease of haBot on its own client of url (one process)
+// startHALease runs a lease of redistest.HABot on its own client of url (one process)
 // that records each term in log and leads until stopped.
 func startHALease(t *testing.T, url string, log *termLog) (*Lease, context.CancelFunc) {
 	t.Helper()
 	rdb, err := NewUniversalClient(url)
 	require.NoError(t, err)
-	lease, err := NewLease(rdb, haBot, LeaseConfig{TTL: haTTL, Logger: slog.New(slog.DiscardHandler)})
+	lease, err := newLease(rdb, redistest.HABot, leaseConfig{TTL: redistest.HATTL, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -60,7 +60,7 @@ func startHALease(t *testing.T, url string, log *termLog) (*Lease, context.Cance
 		select {
 		case err := <-done:
 			assert.NoError(t, err)
-		case <-time.After(haWait):
+		case <-time.After(redistest.HAWait):
 			t.Error("Lease.Run did not return")
 		}
 		_ = rdb.Close()
@@ -79,24 +79,24 @@ func TestSentinelTokenSurvivesAFailoverRightAfterTheElection(t *testing.T) {
 	url := sentinelURL(s)
 	var log termLog
 	a, stopA := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return a.State().Leader }, haWait, time.Millisecond)
+	require.Eventually(t, func() bool { return a.State().Leader }, redistest.HAWait, time.Millisecond)
 	first := a.State().Token
 
 	_, promoted := s.KillMaster(ctx) // right after the election
 	pc := promoted.Client(t)
-	counter, err := pc.Get(ctx, Key(haBot, "fence")).Int64()
+	counter, err := pc.Get(ctx, Key(redistest.HABot, "fence")).Int64()
 	require.NoError(t, err, "the promoted replica lost the token counter")
 	assert.GreaterOrEqual(t, counter, first, "the promoted replica lost the election's increment")
 
 	stopA() // the next election is drawn on the promoted replica
 	b, _ := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return b.State().Leader }, haWait, haTick, "no leader after the failover")
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
 	second := b.State().Token
 	assert.Greater(t, second, first, "a token repeated or went back across the failover")
-	assertIncreasing(t, log.all())
-	require.ErrorIs(t, a.Fence(first).Set(ctx, pc, Key(haBot, "k"), "stale", 0), ErrFenced,
+	redistest.AssertIncreasing(t, log.all())
+	require.ErrorIs(t, a.Fence(first).Set(ctx, pc, Key(redistest.HABot, "k"), "stale", 0), ErrFenced,
 		"the old term wrote on the new master")
-	require.NoError(t, b.Fence(second).Set(ctx, pc, Key(haBot, "k"), "new", 0))
+	require.NoError(t, b.Fence(second).Set(ctx, pc, Key(redistest.HABot, "k"), "new", 0))
 }
 
 // TestSentinelUnacknowledgedElectionLeadsNobody: while the connected
@@ -115,15 +115,15 @@ func TestSentinelUnacknowledgedElectionLeadsNobody(t *testing.T) {
 	var log termLog
 	replica.Pause() // below down-after (1 s): the sentinels still count on it
 	b, _ := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return mc.Exists(ctx, Key(haBot, "fence")).Val() == 1 },
-		haWait, time.Millisecond, "no election was drawn while the replica was paused")
-	assert.Never(t, func() bool { return b.State().Leader }, haTTL/4, haTick,
+	require.Eventually(t, func() bool { return mc.Exists(ctx, Key(redistest.HABot, "fence")).Val() == 1 },
+		redistest.HAWait, time.Millisecond, "no election was drawn while the replica was paused")
+	assert.Never(t, func() bool { return b.State().Leader }, redistest.HATTL/4, redistest.HATick,
 		"an election the replica did not acknowledge led")
-	drawn, err := mc.Get(ctx, Key(haBot, "fence")).Int64()
+	drawn, err := mc.Get(ctx, Key(redistest.HABot, "fence")).Int64()
 	require.NoError(t, err)
 	replica.Resume()
 
-	require.Eventually(t, func() bool { return b.State().Leader }, haWait, haTick, "no leader once the replica answered")
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no leader once the replica answered")
 	// The attempt in flight at the resume may be acknowledged and lead with
 	// the last token drawn: that election is then safe to use.
 	assert.GreaterOrEqual(t, b.State().Token, drawn)
@@ -141,9 +141,9 @@ func TestSentinelTokenStaysAboveALostElection(t *testing.T) {
 	url := sentinelURL(s)
 	var log termLog
 	a, stopA := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return a.State().Leader }, haWait, haTick)
+	require.Eventually(t, func() bool { return a.State().Leader }, redistest.HAWait, redistest.HATick)
 	stopA()
-	require.Eventually(t, func() bool { return !a.State().Leader }, haWait, haTick)
+	require.Eventually(t, func() bool { return !a.State().Leader }, redistest.HAWait, redistest.HATick)
 
 	master, err := s.Master(ctx)
 	require.NoError(t, err)
@@ -153,18 +153,18 @@ func TestSentinelTokenStaysAboveALostElection(t *testing.T) {
 	replica.Pause()
 	require.NoError(t, mc.ClientKillByFilter(ctx, "TYPE", "replica").Err())
 	b, stopB := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return b.State().Leader }, haWait, haTick, "no election without a replica")
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no election without a replica")
 	lost := b.State().Token
 	stopB() // no election on the promoted replica before the counter is read
 	master.Kill()
 	replica.Resume()
 	s.WaitMaster(ctx, replica)
-	kept, err := replica.Client(t).Get(ctx, Key(haBot, "fence")).Int64()
+	kept, err := replica.Client(t).Get(ctx, Key(redistest.HABot, "fence")).Int64()
 	require.NoError(t, err)
 	require.Less(t, kept, lost, "the failover kept the election (else this test shows nothing)")
 
 	c, _ := startHALease(t, url, &log)
-	require.Eventually(t, func() bool { return c.State().Leader }, haWait, haTick, "no leader after the failover")
+	require.Eventually(t, func() bool { return c.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
 	assert.Greater(t, c.State().Token, lost, "a token repeated or went back across the failover")
-	assertIncreasing(t, log.all())
+	redistest.AssertIncreasing(t, log.all())
 }

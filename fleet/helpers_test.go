@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,9 +14,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 )
+
+// TestMain turns the test binary into a helper process when asked (see
+// childMain).
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childEnv); role != "" {
+		os.Exit(childMain(role))
+	}
+	redistest.Main(m, "fleet")
+}
 
 // errPartitioned is what a partitioned client's commands fail with.
 var errPartitioned = errors.New("test: partitioned from Redis")
@@ -69,13 +82,13 @@ func newClient(t testing.TB, addr string) *redis.Client { return redistest.Clien
 
 // startContender makes a lease on its own client and runs it with fn until
 // the test ends (or stop is called).
-func startContender(t *testing.T, addr, bot string, cfg LeaseConfig, fn func(context.Context, int64) error) *contender {
+func startContender(t *testing.T, addr, bot string, cfg leaseConfig, fn func(context.Context, int64) error) *contender {
 	t.Helper()
 	c := &contender{rdb: newClient(t, addr), part: &partition{}, log: &testlog.Buffer{}, done: make(chan error, 1)}
 	c.rdb.AddHook(c.part)
 	cfg.Logger = c.log.Logger()
 	var err error
-	c.lease, err = NewLease(c.rdb, bot, cfg)
+	c.lease, err = newLease(c.rdb, bot, cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stop = cancel
@@ -122,3 +135,50 @@ func leaders(cs []*contender) []*contender {
 	}
 	return out
 }
+
+// runReporter runs rep until stop, which cancels Run and returns its error;
+// stop also runs at the end of the test, and a second call returns the same.
+func runReporter(t *testing.T, rep *reporter) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rep.run(ctx) }()
+	stop = sync.OnceValue(func() (err error) {
+		cancel()
+		httpx.Within("the reporter's Run to return", func() { err = <-done })
+		return err
+	})
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// oneShardReporter makes the reporter of one shard in guilds guilds, woken
+// by sig, every hour by clk.
+func oneShardReporter(t *testing.T, counts *shardCounts, guilds *atomic.Int64, sig *signal, cfg reporterConfig, clk clock.Clock) *reporter {
+	t.Helper()
+	cfg.Every = time.Hour
+	rep, err := newReporter(counts, func() []shardReport { return []shardReport{{Guilds: int(guilds.Load())}} },
+		WithReporterClock(cfg, clk))
+	require.NoError(t, err)
+	rep.changed = sig.changed
+	return rep
+}
+
+// postedServers returns the servers of counts' total: what a leader would
+// post, -1 while the total cannot be read or is not postable.
+func postedServers(ctx context.Context, counts *shardCounts) int64 {
+	tot, err := counts.total(ctx)
+	if err != nil || !tot.Postable() {
+		return -1
+	}
+	return tot.Servers
+}
+
+// WithReporterClock sets the reporter's clock (tests advance a fake one).
+func WithReporterClock(cfg reporterConfig, c clock.Clock) reporterConfig {
+	cfg.clock = c
+	return cfg
+}
+
+// Postable reports whether the total covers every shard.
+func (t fleetTotal) Postable() bool { return t.ShardCount > 0 && len(t.Missing) == 0 }

@@ -19,26 +19,21 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// defaultLeaseTTL is the lease time to live when LeaseConfig.TTL is zero.
+// defaultLeaseTTL is the lease time to live when Config.LeaseTTL is zero.
 const defaultLeaseTTL = 15 * time.Second
 
-// LeaseConfig tunes a [Lease]. The zero value is ready to use.
-type LeaseConfig struct {
+// leaseConfig tunes a Lease: Config's lease settings.
+type leaseConfig struct {
 	// TTL is how long the lease lives in Redis without renewal (default 15 s,
-	// at least 100 ms). A dead leader is replaced within about TTL; a leader cut
-	// off from Redis stops its work before its lease can expire.
-	TTL time.Duration
-	// Logger receives campaign, renewal and release problems (default: slog.Default()).
-	Logger *slog.Logger
-	// OnChange, if set, is called from Run's goroutine after each leadership
-	// transition; it must not block. A panic in it is recovered and logged.
+	// at least 100 ms): a dead leader is replaced within about TTL.
+	TTL      time.Duration
+	Logger   *slog.Logger // default: slog.Default()
 	OnChange func(LeaseState)
-
-	clock clock.Clock // tests inject a fake; default clock.Real()
+	clock    clock.Clock // tests inject a fake; default clock.Real()
 }
 
 // Lease elects one leader per bot among the processes that share a Redis,
-// each term with a larger fencing token. Make it with [NewLease]; its methods
+// each term with a larger fencing token. Get it from [Fleet.Lease]; its methods
 // are safe for concurrent use, and one Run may be going on at a time.
 type Lease struct {
 	panicked atomic.Bool // OnChange panicked once: its stack was logged
@@ -62,10 +57,10 @@ type Lease struct {
 	state   LeaseState
 }
 
-// NewLease returns the lease of bot (see [Key]) on rdb; it does not contact
-// Redis. rdb should have ContextTimeoutEnabled, as [NewClient] sets, or Run
+// newLease returns the lease of bot (see [Key]) on rdb; it does not contact
+// Redis. rdb should have ContextTimeoutEnabled, as [NewUniversalClient] sets, or Run
 // may wait for a hung renewal up to the client's read timeout.
-func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, error) {
+func newLease(rdb redis.UniversalClient, bot string, cfg leaseConfig) (*Lease, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient
 	}
@@ -89,7 +84,7 @@ func NewLease(rdb redis.UniversalClient, bot string, cfg LeaseConfig) (*Lease, e
 	return l, nil
 }
 
-func (c *LeaseConfig) fill() error {
+func (c *leaseConfig) fill() error {
 	if c.TTL == 0 {
 		c.TTL = defaultLeaseTTL
 	}
@@ -97,18 +92,13 @@ func (c *LeaseConfig) fill() error {
 		c.Logger = slog.Default()
 	}
 	if c.TTL < 100*time.Millisecond {
-		return fmt.Errorf("%w: lease TTL %v is below 100ms", ErrBadConfig, c.TTL)
+		return configError("fleet.Config.LeaseTTL", "%v is below 100ms", c.TTL)
 	}
 	return nil
 }
 
 // Fence returns the fence of the leader term of token, for fenced writes.
-func (l *Lease) Fence(token int64) Fence {
-	if l == nil || l.rdb == nil {
-		return Fence{}
-	}
-	return l.fences(token)
-}
+func (l *Lease) Fence(token int64) Fence { return l.fences(token) }
 
 // Run campaigns for the lease until ctx is done, calling fn on each win with the
 // term's fencing token and a context cancelled ([ErrLeaseLost]) before the lease

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime/debug"
-	"time"
 )
 
 // LeaseState is a snapshot of one Lease's leadership.
@@ -13,8 +12,6 @@ type LeaseState struct {
 	Leader bool
 	// Token is the fencing token of the current term (0 when not leader).
 	Token int64
-	// Since is when the current state began (zero before the first change).
-	Since time.Time
 	// known is true while this process knows who leads ([Lease.Check]); a
 	// change of known alone does not call OnChange.
 	known bool
@@ -42,9 +39,6 @@ func (l *Lease) setKnown(known bool) {
 
 // State returns the current leadership state. Safe for concurrent use.
 func (l *Lease) State() LeaseState {
-	if l == nil || l.rdb == nil {
-		return LeaseState{}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.state
@@ -54,7 +48,7 @@ func (l *Lease) State() LeaseState {
 func (l *Lease) setState(leader bool, token int64) {
 	l.mu.Lock()
 	// A leader knows; a term's end leaves it unknown until the next answer.
-	l.state = LeaseState{Leader: leader, Token: token, Since: l.clock.Now(), known: leader}
+	l.state = LeaseState{Leader: leader, Token: token, known: leader}
 	s := l.state
 	l.mu.Unlock()
 	if l.onChange != nil {

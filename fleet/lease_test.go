@@ -3,22 +3,26 @@ package fleet
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 // shortLease is a lease fast enough for tests and slow enough for -race on two
 // busy cores.
-var shortLease = LeaseConfig{TTL: 1200 * time.Millisecond}
+var shortLease = leaseConfig{TTL: 1200 * time.Millisecond}
 
 func TestOneLeaderAmongFiveContendersKeptByRenewal(t *testing.T) {
 	t.Parallel()
@@ -110,7 +114,7 @@ func TestLeaderThatCannotRenewStopsBeforeExpiryAndAnotherTakesOver(t *testing.T)
 func TestReleaseOnReturnHandsOverAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	long := LeaseConfig{TTL: 30 * time.Second}
+	long := leaseConfig{TTL: 30 * time.Second}
 	a := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
 	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
 	b := startContender(t, srv.Addr(), "bot3", long, blockUntilDone)
@@ -132,7 +136,7 @@ func TestLeaderFunctionReturningEndsRun(t *testing.T) {
 	var changes atomic.Int32
 	cfg := shortLease
 	cfg.OnChange = func(LeaseState) { changes.Add(1) }
-	l, err := NewLease(srv.Client(t), "bot4", cfg)
+	l, err := newLease(srv.Client(t), "bot4", cfg)
 	require.NoError(t, err)
 	boom := errors.New("boom")
 	err = l.Run(context.Background(), func(context.Context, int64) error { return boom })
@@ -156,16 +160,16 @@ func TestSecondConcurrentRunIsRefused(t *testing.T) {
 func TestMisuseIsAnError(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	_, err := NewLease(nil, "b", LeaseConfig{})
+	_, err := newLease(nil, "b", leaseConfig{})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
-	_, err = NewLease(srv.Client(t), "", LeaseConfig{})
-	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = NewLease(srv.Client(t), "a{b}", LeaseConfig{})
-	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = NewLease(srv.Client(t), "b", LeaseConfig{TTL: 99 * time.Millisecond})
-	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = newLease(srv.Client(t), "", leaseConfig{})
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
+	_, err = newLease(srv.Client(t), "a{b}", leaseConfig{})
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
+	_, err = newLease(srv.Client(t), "b", leaseConfig{TTL: 99 * time.Millisecond})
+	require.ErrorAs(t, err, new(*topgg.ConfigError))
 
-	l, err := NewLease(srv.Client(t), "b", LeaseConfig{})
+	l, err := newLease(srv.Client(t), "b", leaseConfig{})
 	require.NoError(t, err)
 	require.ErrorIs(t, l.Run(context.Background(), nil), topgg.ErrNilArgument)
 }
@@ -177,7 +181,7 @@ func TestOnChangeSeesEveryTransition(t *testing.T) {
 	var seen []LeaseState
 	cfg := shortLease
 	cfg.OnChange = func(s LeaseState) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
-	l, err := NewLease(srv.Client(t), "bot6", cfg)
+	l, err := newLease(srv.Client(t), "bot6", cfg)
 	require.NoError(t, err)
 	require.NoError(t, l.Run(context.Background(), func(context.Context, int64) error { return nil }))
 	mu.Lock()
@@ -289,4 +293,243 @@ func TestDamagedFencingCounterIsAnErrorNamingTheKeyNotOverwritten(t *testing.T) 
 		assert.Equal(t, garbage, obs.Get(ctx, key).Val(), "the damaged counter was overwritten")
 		assert.Zero(t, obs.Exists(ctx, Key(bot, "lease")).Val(), "the lease was taken")
 	}
+}
+
+// TestCheckFailsUntilLeadershipIsKnown: the "leadership" readiness check
+// fails before Run, passes in the leader and in a follower once Redis has
+// answered, fails in a follower cut off from Redis (and passes again when
+// it is back), and fails once Run returned. OnChange sees the leader's
+// transitions, not the follower's knowledge.
+func TestCheckFailsUntilLeadershipIsKnown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+
+	idle, err := newLease(newClient(t, srv.Addr()), "bot-check", shortLease)
+	require.NoError(t, err)
+	require.ErrorIs(t, idle.Check(context.Background()), ErrLeadershipUnknown, "before Run")
+
+	changes := make(chan LeaseState, 16)
+	cfg := shortLease
+	cfg.OnChange = func(s LeaseState) { changes <- s }
+	leader := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
+	require.Eventually(t, func() bool { return leader.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	assert.NoError(t, leader.lease.Check(context.Background()))
+	first := <-changes
+	assert.True(t, first.Leader)
+	assert.True(t, first.known)
+
+	follower := startContender(t, srv.Addr(), "bot-check", cfg, blockUntilDone)
+	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)
+	assert.False(t, follower.lease.State().Leader)
+
+	follower.part.cut.Store(true)
+	require.Eventually(t, func() bool {
+		return follower.lease.Check(context.Background()) != nil
+	}, 5*time.Second, 5*time.Millisecond, "a follower cut off from Redis does not know who leads")
+	assert.NoError(t, leader.lease.Check(context.Background()))
+	follower.part.cut.Store(false)
+	require.Eventually(t, func() bool { return follower.lease.Check(context.Background()) == nil }, 5*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, follower.stopAndWait(t))
+	assert.ErrorIs(t, follower.lease.Check(context.Background()), ErrLeadershipUnknown, "after Run returned")
+	require.NoError(t, leader.stopAndWait(t))
+	assert.ErrorIs(t, leader.lease.Check(context.Background()), ErrLeadershipUnknown)
+	last := <-changes
+	assert.False(t, last.Leader)
+	assert.Empty(t, changes, "the follower's knowledge is no transition")
+}
+
+// TestUnacknowledgedRenewalsEndTheTerm: a renewal the replica does not
+// acknowledge does not move the leader's deadline (a failover could lose
+// it), so a leader whose replica stops answering ends its term within
+// TTL-TTL/5, and nobody leads until the replica answers again.
+func TestUnacknowledgedRenewalsEndTheTerm(t *testing.T) {
+	t.Parallel()
+	master := redistest.Start(t, redistest.WithArgs("--repl-diskless-sync-delay", "0"))
+	replica := redistest.Start(t, redistest.WithArgs("--replicaof", "127.0.0.1", portOf(t, master)))
+	ctx := context.Background()
+	mc := master.Client(t)
+	require.Eventually(t, func() bool {
+		info, err := mc.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "state=online")
+	}, redistest.HAWait, redistest.HATick, "the replica never synced")
+
+	c := startContender(t, master.Addr(), "renew-ack", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, redistest.HAWait, redistest.HATick)
+	first := c.lease.State().Token
+
+	replica.Pause()
+	start := time.Now()
+	require.Eventually(t, func() bool { return !c.lease.State().Leader }, shortLease.TTL, time.Millisecond,
+		"the leader kept its term on renewals the replica never acknowledged")
+	assert.Less(t, time.Since(start), shortLease.TTL, "the term outlived the lease it had in Redis")
+	assert.Never(t, func() bool { return c.lease.State().Leader }, shortLease.TTL/2, redistest.HATick,
+		"an unacknowledged election led")
+	assert.Contains(t, c.log.String(), "not acknowledged by every replica")
+
+	replica.Resume()
+	require.Eventually(t, func() bool { return c.lease.State().Leader }, redistest.HAWait, redistest.HATick, "no term once the replica answered")
+	assert.Greater(t, c.lease.State().Token, first)
+}
+
+// TestLeaseOnARingElectsWithoutWaiting: a client that cannot be pinned to one
+// master (a Ring) still elects, only without waiting for replicas.
+func TestLeaseOnARingElectsWithoutWaiting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": srv.Addr()}, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = ring.Close() })
+	f, err := New(ring, Config{Bot: "ring", ShardCount: 1, LeaseTTL: shortLease.TTL})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Lease().Run(ctx, blockUntilDone) }()
+	require.Eventually(t, func() bool { return f.Lease().State().Leader }, redistest.HAWait, redistest.HATick)
+	cancel()
+	var ranErr error
+	httpx.Within("the job to return (<-done)", func() { ranErr = <-done })
+	require.NoError(t, ranErr)
+}
+
+// portOf returns srv's port.
+func portOf(t testing.TB, srv *redistest.Server) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(srv.Addr())
+	require.NoError(t, err)
+	return port
+}
+
+// TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause: the leader's
+// context carries a term valid until the acquisition's send time + TTL -
+// TTL/5, moved by each renewal to its send time + TTL - TTL/5. When the clock
+// jumps past the deadline (as after a pause: every timer due at once), the
+// very next CheckTerm fails, without waiting for the lease's own timer to
+// notice, and the leader's context is then already cancelled with cause
+// ErrLeaseLost.
+func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	fake := clock.NewFake(time.Unix(1_700_000_000, 0))
+	cfg := leaseConfig{TTL: time.Second, clock: fake} // renewals every 333 ms, margin 200 ms
+	leaderCtx := make(chan context.Context, 1)
+	c := startContender(t, srv.Addr(), "term1", cfg, func(ctx context.Context, tok int64) error {
+		leaderCtx <- ctx
+		return blockUntilDone(ctx, tok)
+	})
+	var lctx context.Context
+	select {
+	case lctx = <-leaderCtx:
+	case <-time.After(10 * time.Second):
+		t.Fatal("never led")
+	}
+	require.NoError(t, CheckTerm(lctx))
+	tm := clock.TermFrom(lctx)
+	require.NotNil(t, tm, "the leader's context carries no term")
+	left, ok := tm.Left()
+	require.True(t, ok)
+	assert.Equal(t, 800*time.Millisecond, left, "acquired at now: TTL - TTL/5 left")
+
+	// The renewal at 333 ms moves the deadline to 333 ms + 800 ms.
+	require.Eventually(t, func() bool { return fake.Timers() == 2 }, 5*time.Second, time.Millisecond,
+		"the lease is not waiting on its renewal and loss timers")
+	fake.Advance(cfg.TTL / 3)
+	require.Eventually(t, func() bool { left, _ := tm.Left(); return left == 800*time.Millisecond }, 5*time.Second,
+		time.Millisecond, "the renewal did not move the term's deadline")
+	require.NoError(t, CheckTerm(lctx))
+	require.True(t, c.lease.State().Leader)
+
+	// A pause: the clock jumps past the deadline at once.
+	fake.Advance(801 * time.Millisecond)
+	require.ErrorIs(t, CheckTerm(lctx), ErrTermOver, "the first check after the pause passed")
+	require.Error(t, lctx.Err(), "the failed check did not cancel the leader's context")
+	assert.ErrorIs(t, context.Cause(lctx), ErrLeaseLost)
+}
+
+// TestTermEndsWithTheLeaderFunction: a straggler of the leader's work that
+// checks after the function returned finds the term over, and outside a
+// leader's context CheckTerm passes (one process always leads).
+func TestTermEndsWithTheLeaderFunction(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	lease, err := newLease(newClient(t, srv.Addr()), "term2", shortLease)
+	require.NoError(t, err)
+	var kept context.Context
+	err = lease.Run(context.Background(), func(ctx context.Context, _ int64) error {
+		kept = ctx
+		return CheckTerm(ctx)
+	})
+	require.NoError(t, err, "the term was over inside the leader function")
+	require.ErrorIs(t, CheckTerm(kept), ErrTermOver, "a straggler passed its check after the function returned")
+	require.NoError(t, CheckTerm(context.Background()))
+}
+
+func TestFenceRefusesAnOlderTerm(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	rdb := srv.Client(t)
+	a := startContender(t, srv.Addr(), "fence1", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return a.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+	old := a.lease.Fence(a.lease.State().Token)
+	require.NoError(t, old.Set(ctx, rdb, Key("fence1", "k"), "a", 0))
+
+	require.NoError(t, a.stopAndWait(t))
+	b := startContender(t, srv.Addr(), "fence1", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return b.lease.State().Leader }, 5*time.Second, 5*time.Millisecond)
+
+	err := old.Set(ctx, rdb, Key("fence1", "k"), "stale", time.Minute)
+	require.ErrorIs(t, err, ErrFenced)
+	cur := b.lease.Fence(b.lease.State().Token)
+	require.NoError(t, cur.Set(ctx, rdb, Key("fence1", "k"), "b", time.Minute))
+	assert.Equal(t, "b", rdb.Get(ctx, Key("fence1", "k")).Val())
+	assert.Positive(t, rdb.PTTL(ctx, Key("fence1", "k")).Val())
+
+	require.ErrorIs(t, Fence{}.Set(ctx, rdb, "x", "y", 0), ErrNoFence)
+	require.ErrorIs(t, cur.Set(ctx, nil, "x", "y", 0), topgg.ErrNilArgument)
+}
+
+func TestLeadershipRecoversAfterRedisIsKilledAndRestarted(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	var cs []*contender
+	for range 3 {
+		cs = append(cs, startContender(t, srv.Addr(), "restart", shortLease, blockUntilDone))
+	}
+	require.Eventually(t, func() bool { return len(leaders(cs)) == 1 }, 5*time.Second, 5*time.Millisecond)
+	before := leaders(cs)[0].lease.State().Token
+
+	srv.Kill()
+	// Leader-only work pauses: nobody may lead while Redis is unreachable.
+	require.Eventually(t, func() bool { return len(leaders(cs)) == 0 }, 2*shortLease.TTL, 5*time.Millisecond,
+		"the leader kept leading without Redis")
+	assert.Never(t, func() bool { return len(leaders(cs)) != 0 }, shortLease.TTL/2, 10*time.Millisecond)
+
+	srv.Restart()
+	require.Eventually(t, func() bool { return len(leaders(cs)) == 1 }, 3*shortLease.TTL, 5*time.Millisecond,
+		"leadership did not recover after Redis came back")
+	l := leaders(cs)[0]
+	st := l.lease.State()
+	assert.Greater(t, st.Token, before, "the AOF kept the token counter")
+	rdb := srv.Client(t)
+	require.NoError(t, l.lease.Fence(st.Token).Set(ctx, rdb, Key("restart", "k"), "v", 0))
+	warned := 0
+	for _, c := range cs { // a contender waiting out the TTL may not have tried Redis during the outage
+		if strings.Contains(c.log.String(), "level=WARN") {
+			warned++
+		}
+	}
+	assert.Positive(t, warned, "Redis errors are logged")
+}
+
+func TestUnreachableRedisNeitherPanicsNorLeads(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	addr := srv.Addr()
+	srv.Kill() // a port where nothing listens
+	c := startContender(t, addr, "down", shortLease, blockUntilDone)
+	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "lease campaign: Redis error") },
+		5*time.Second, 5*time.Millisecond)
+	assert.False(t, c.lease.State().Leader)
+	require.NoError(t, c.stopAndWait(t))
 }

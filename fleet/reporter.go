@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -51,7 +50,7 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		cfg.Every = defaultReportEvery
 	}
 	if cfg.Every < 100*time.Millisecond {
-		return nil, fmt.Errorf("%w: report period %v is below 100ms", ErrBadConfig, cfg.Every)
+		return nil, configError("fleet.Config.ReportEvery", "%v is below 100ms", cfg.Every)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -60,10 +59,10 @@ func newReporter(counts *shardCounts, shards func() []shardReport, cfg reporterC
 		log: cfg.Logger.With("component", "fleet.reporter"), clock: clock.Or(cfg.clock)}, nil
 }
 
-// Run publishes until ctx is done, then once more if a change is unpublished,
+// run publishes until ctx is done, then once more if a change is unpublished,
 // and returns nil; Redis errors are logged and retried. A second concurrent
 // Run returns [topgg.ErrRunning].
-func (r *reporter) Run(ctx context.Context) error {
+func (r *reporter) run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errRunning
 	}
@@ -135,5 +134,5 @@ func (r *reporter) last(ctx context.Context) {
 func (r *reporter) publish(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, r.every)
 	defer cancel()
-	return r.counts.Publish(pctx, r.shards())
+	return r.counts.publish(pctx, r.shards())
 }

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -12,31 +11,9 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// The URL schemes [NewUniversalClient] and [Open] accept, by deployment.
-const (
-	// SchemeCluster (or "rediss+cluster", TLS) selects Redis Cluster; the host
-	// and every addr parameter are seed nodes, as in go-redis's ParseClusterURL.
-	SchemeCluster = "redis+cluster"
-	// SchemeSentinel (or "rediss+sentinel", TLS) selects a master through
-	// Sentinel, as in go-redis's ParseFailoverURL: the host and every addr are
-	// sentinels, master_name is required, the password parameter is the master's.
-	SchemeSentinel = "redis+sentinel"
-)
-
 // clusterReload bounds how long a cluster client made here takes to find a
 // promoted replica: a dead master sends no MOVED reply.
 const clusterReload = time.Second
-
-// NewClient returns a go-redis client, with ContextTimeoutEnabled, for a
-// redis:// or rediss:// (TLS) URL. Errors wrap [ErrBadConfig] and never
-// show the password.
-func NewClient(rawURL string) (*redis.Client, error) {
-	opts, err := parseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(opts), nil
-}
 
 // noMaintNotifications returns c, or maintenance notifications off when the
 // URL set none: "auto" turns itself off against Redis before 8 by writing the
@@ -48,23 +25,29 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
-// NewUniversalClient returns the client a URL's scheme selects: [NewClient]'s,
-// a cluster's ([SchemeCluster]) or a Sentinel failover client ([SchemeSentinel]).
-// Errors wrap [ErrBadConfig] and never show a password.
+// NewUniversalClient returns a go-redis client, with ContextTimeoutEnabled,
+// for the URL's deployment: redis:// for one node, redis+cluster:// for Redis
+// Cluster (host and addr parameters are seed nodes), redis+sentinel:// for a
+// master through Sentinel (they are sentinels; master_name is required,
+// password= is the master's); rediss for TLS. A refused URL is a
+// *[topgg.ConfigError] that never shows a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errUnparsable
+		return nil, errUnparsable()
 	}
 	base, kind, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
-		return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, %s or %s (rediss+ for TLS)",
-			ErrBadConfig, shownURL(u), SchemeCluster, SchemeSentinel)
+		return nil, badScheme(u)
 	}
 	plain := base + strings.TrimPrefix(rawURL, u.Scheme) // the URL go-redis parses: redis:// or rediss://
 	switch kind {
 	case "":
-		return NewClient(rawURL)
+		opts, err := parseURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(opts), nil
 	case "cluster":
 		opts, err := redis.ParseClusterURL(plain)
 		if err != nil {
@@ -82,27 +65,33 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 			return nil, urlError(u, err)
 		}
 		if opts.MasterName == "" {
-			return nil, fmt.Errorf("%w: Redis URL %s: a Sentinel URL needs master_name", ErrBadConfig, shownURL(u))
+			return nil, configError("Redis URL", "%s: a Sentinel URL needs master_name", shownURL(u))
 		}
 		opts.ContextTimeoutEnabled = true
 		return redis.NewFailoverClient(opts), nil
 	}
-	return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis, rediss, %s or %s (rediss+ for TLS)",
-		ErrBadConfig, shownURL(u), SchemeCluster, SchemeSentinel)
+	return nil, badScheme(u)
+}
+
+func badScheme(u *url.URL) error {
+	return configError("Redis URL", "%s: scheme must be redis, rediss, redis+cluster or redis+sentinel (rediss+ for TLS)",
+		shownURL(u))
 }
 
 // errUnparsable: url.Error quotes the whole input, and a password holding
 // '/' or '#' makes parts of it show up in the inner message too: say nothing.
-var errUnparsable = fmt.Errorf("%w: Redis URL does not parse (not shown: it may hold a password)", ErrBadConfig)
+func errUnparsable() error {
+	return configError("Redis URL", "does not parse (not shown: it may hold a password)")
+}
 
-// parseURL is NewClient without the client.
+// parseURL is a single node's options.
 func parseURL(rawURL string) (*redis.Options, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, errUnparsable
+		return nil, errUnparsable()
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, fmt.Errorf("%w: Redis URL %s: scheme must be redis or rediss", ErrBadConfig, shownURL(u))
+		return nil, configError("Redis URL", "%s: scheme must be redis or rediss", shownURL(u))
 	}
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -128,7 +117,7 @@ func urlError(u *url.URL, err error) error {
 			secrets = append(secrets, vs...)
 		}
 	}
-	return fmt.Errorf("%w: Redis URL %s: %s", ErrBadConfig, shownURL(u), httpx.Words(msg, "xxxxx", secrets...))
+	return configError("Redis URL", "%s: %s", shownURL(u), httpx.Words(msg, "xxxxx", secrets...))
 }
 
 // shownURL is the URL as errors may show it.

@@ -68,7 +68,7 @@ func TestFleetChild(t *testing.T) {
 	pool, err := pgxpool.New(ctx, os.Getenv(fleetDSNEnv))
 	require.NoError(t, err)
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(fleetRedisEnv), ContextTimeoutEnabled: true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient does
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient does
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("process", name)
 	f, err := fleet.New(rdb, fleet.Config{Bot: fleetBot, ShardCount: 1, LeaseTTL: fleetLeaseTTL, Logger: log})
 	require.NoError(t, err)

@@ -350,7 +350,7 @@ func TestLoadEnvQuotesNoValueOfTheBot(t *testing.T) {
 		{"DEBUG_KEY", "redispass", "the value is not true, false, 1 or 0"},
 		{"KEY_WAIT", "redispass", "the value is not a duration"},
 		{"KEYS", "ok,redispassword", "is malformed (the decoder's reason is not shown"},
-		{"TOPGG_WEBHOOK_SECRET", "whs_redispass, redispass", "the value is malformed: webhook: malformed secret: item 2 of 2 does not start with whs_"},
+		{"TOPGG_WEBHOOK_SECRET", "whs_redispass, redispass", "the value is malformed: secret 2 of 2: does not start with whs_"},
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{tc.variable: tc.value}))

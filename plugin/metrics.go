@@ -10,7 +10,6 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -25,8 +24,8 @@ type Observer interface {
 	ObserveSync(commands.Result, error)
 	// ObserveVote: one event of the vote pipeline.
 	ObserveVote(voterewards.Event)
-	// ObserveWebhook: one webhook delivery answered.
-	ObserveWebhook(webhook.Outcome)
+	// ObserveWebhook: one webhook delivery answered (nil: accepted), or a panic.
+	ObserveWebhook(error)
 	// ObserveLease: this process became the fleet's leader, or ceased to be.
 	ObserveLease(fleet.LeaseState)
 }

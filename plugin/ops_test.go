@@ -24,7 +24,6 @@ import (
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -256,7 +255,7 @@ type panicky struct{}
 func (panicky) ObservePost(autopost.Result)        { panic("ObservePost bug") }
 func (panicky) ObserveSync(commands.Result, error) { panic("ObserveSync bug") }
 func (panicky) ObserveVote(voterewards.Event)      { panic("ObserveVote bug") }
-func (panicky) ObserveWebhook(webhook.Outcome)     { panic("ObserveWebhook bug") }
+func (panicky) ObserveWebhook(error)               { panic("ObserveWebhook bug") }
 func (panicky) ObserveLease(fleet.LeaseState)      { panic("ObserveLease bug") }
 
 // TestWithMetricsContainsPanics: an Observer that panics in every method

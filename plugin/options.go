@@ -13,7 +13,6 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -39,7 +38,7 @@ type options struct {
 
 	metrics         Observer                // WithMetrics (metrics.go)
 	voteObserver    func(voterewards.Event) // from metrics: nil without
-	webhookObserver func(webhook.Outcome)   // from metrics: nil without
+	webhookObserver func(error)             // from metrics: nil without
 }
 
 func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }

@@ -371,7 +371,7 @@ type benchObserver struct{ recorded *atomic.Int64 }
 
 func (benchObserver) ObservePost(autopost.Result)        {}
 func (benchObserver) ObserveSync(commands.Result, error) {}
-func (benchObserver) ObserveWebhook(webhook.Outcome)     {}
+func (benchObserver) ObserveWebhook(error)               {}
 func (benchObserver) ObserveLease(fleet.LeaseState)      {}
 func (o benchObserver) ObserveVote(e voterewards.Event) {
 	if e.Type == voterewards.EventDelivered {

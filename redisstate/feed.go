@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -37,13 +38,8 @@ func (s *State) Follow(ctx context.Context, added func(voterewards.Vote), resync
 		if err != nil {
 			// The next Receive reconnects; its confirmation triggers the resync.
 			failures++
-			wait := min(50*time.Millisecond<<min(failures-1, 5), time.Second)
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if clock.Sleep(ctx, clock.Real(), clock.Backoff(failures, 50*time.Millisecond, time.Second)) != nil {
 				return nil
-			case <-t.C:
 			}
 			continue
 		}

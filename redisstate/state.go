@@ -36,7 +36,7 @@ type State struct {
 }
 
 // New returns the state of bot on rdb, which the caller keeps and closes, without
-// contacting Redis. Errors wrap [topgg.ErrNilArgument] or [fleet.ErrBadConfig].
+// contacting Redis. Errors: [topgg.ErrNilArgument], a *[topgg.ConfigError] for bot.
 func New(rdb redis.UniversalClient, bot string) (*State, error) {
 	if typednil.Is(rdb) {
 		return nil, errNilClient

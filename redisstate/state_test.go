@@ -30,7 +30,7 @@ func TestNewRefusesWhatFleetRefuses(t *testing.T) {
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 	for _, bot := range []string{"", "a{b}", "a b"} {
 		_, err = New(rdb, bot)
-		require.ErrorIs(t, err, fleet.ErrBadConfig, bot)
+		require.ErrorAs(t, err, new(*topgg.ConfigError), bot)
 	}
 	s, err := New(rdb, "b")
 	require.NoError(t, err)
@@ -170,7 +170,7 @@ func TestRemindersOptInAnywhereRecordFencedByTheLeader(t *testing.T) {
 // under every verb it prints its name alone.
 func TestStatePrintsByName(t *testing.T) {
 	t.Parallel()
-	rdb, err := fleet.NewClient("redis://:hunter2@127.0.0.1:1/0")
+	rdb, err := fleet.NewUniversalClient("redis://:hunter2@127.0.0.1:1/0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rdb.Close() })
 	s, err := New(rdb, "b")

@@ -4,34 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 )
 
-// AnnouncementCategory classifies an announcement; empty is [CategoryAnnouncement].
-type AnnouncementCategory string
-
-// Announcement categories the service documents.
-const (
-	CategoryAnnouncement AnnouncementCategory = "announcement"
-	CategoryEvent        AnnouncementCategory = "event"
-	CategoryNewFeature   AnnouncementCategory = "new_feature"
-)
-
 // NewAnnouncement is an announcement to post: a title of 3 to 100
-// characters, content of 10 to 2,000, and an optional category.
+// characters, content of 10 to 2,000, and a Category: "announcement" (when
+// empty), "event" or "new_feature".
 type NewAnnouncement struct {
-	Title    string               `json:"title"`
-	Content  string               `json:"content"`
-	Category AnnouncementCategory `json:"category,omitempty"`
+	Title    string `json:"title"`
+	Content  string `json:"content"`
+	Category string `json:"category,omitempty"`
 }
 
 // Announcement is a posted announcement, as the service returned it.
 type Announcement struct {
-	Title     string               `json:"title"`
-	Content   string               `json:"content"`
-	Category  AnnouncementCategory `json:"category,omitempty"`
-	CreatedAt time.Time            `json:"created_at"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	Category  string    `json:"category,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // PostAnnouncement posts an announcement, never twice; after a 2xx the client
@@ -41,7 +31,7 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 		return nil, err
 	}
 	const family = "v1:announcements"
-	r := &call{method: http.MethodPost, path: me + "/announcements", body: a, family: family, route: RouteAnnouncements, allowEmpty: true, tokenOnly400: true}
+	r := &call{route: "POST " + me + "/announcements", body: a, family: family, allowEmpty: true, tokenOnly400: true}
 	var out Announcement
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {

@@ -16,8 +16,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// DefaultBaseURL is the API root of the real service.
-const DefaultBaseURL = "https://top.gg/api"
+// defaultBaseURL is the API root of the real service.
+const defaultBaseURL = "https://top.gg/api"
 
 const defaultUserAgent = "go-topgg (https://github.com/dblkit/go-topgg)"
 
@@ -63,7 +63,7 @@ type config struct {
 	observers []func(Request)
 }
 
-// WithBaseURL sets the API root (default [DefaultBaseURL]): an absolute https
+// WithBaseURL sets the API root (default https://top.gg/api): an absolute https
 // URL without user info, query, fragment or /v1. Plain http is refused unless
 // the host is a loopback address or [WithInsecureHTTP] is given.
 func WithBaseURL(u string) Option {
@@ -75,9 +75,8 @@ func WithInsecureHTTP() Option {
 	return func(c *config) error { c.insecure = true; return nil }
 }
 
-// WithHTTPClient makes the client send through a copy of hc (hc is never
-// changed) that follows a redirect only within the base URL's host and scheme
-// (or to https), then as hc.CheckRedirect allows; see [ErrUnsafeRedirect].
+// WithHTTPClient sends through a copy of hc (never changed) that follows only
+// the redirects [ErrUnsafeRedirect] allows, then as hc.CheckRedirect does.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) error {
 		if hc == nil {
@@ -98,7 +97,8 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithRetryPolicy replaces the retry policy (default [DefaultRetryPolicy]).
+// WithRetryPolicy replaces the retry policy (default: 4 attempts, backoff from
+// 250 ms to 8 s, a Retry-After waited out up to 5 s).
 func WithRetryPolicy(p RetryPolicy) Option {
 	return func(c *config) error {
 		if err := p.validate(); err != nil {
@@ -120,22 +120,8 @@ func WithUserAgent(ua string) Option {
 	}
 }
 
-// WithLegacyLimit sets the client-side limit of v0 calls: at most n in any
-// window of length per (default 60 a minute; n = 0: off). A call over the
-// limit waits, with its context.
-func WithLegacyLimit(n int, per time.Duration) Option {
-	return func(c *config) error {
-		if n < 0 || per < 0 {
-			return errors.New("topgg: WithLegacyLimit: negative limit")
-		}
-		c.legacyN, c.legacyPer = n, per
-		return nil
-	}
-}
-
-// New returns a Client for the project that owns token; it makes no request.
-// A token with a "Bearer " prefix, white space or control characters is a
-// *[ValidationError] that never quotes it; a nil Option, [ErrNilArgument].
+// New returns a Client for the project that owns token, making no request; a
+// malformed token is a *[ValidationError] that never quotes it.
 func New(token string, opts ...Option) (*Client, error) {
 	token = strings.TrimSpace(token)
 	if err := checkToken(token); err != nil {
@@ -145,9 +131,9 @@ func New(token string, opts ...Option) (*Client, error) {
 	t.MaxIdleConnsPerHost = 16
 	t.ResponseHeaderTimeout = 30 * time.Second
 	cfg := config{
-		baseURL:   DefaultBaseURL,
+		baseURL:   defaultBaseURL,
 		log:       slog.New(slog.DiscardHandler),
-		retry:     DefaultRetryPolicy(),
+		retry:     defaultRetryPolicy(),
 		userAgent: defaultUserAgent,
 		legacyN:   60,
 		legacyPer: time.Minute,
@@ -190,7 +176,7 @@ func checkToken(token string) error {
 	switch {
 	case token == "":
 		problem = "is empty"
-	case hasBearerPrefix(token):
+	case len(strings.Fields(token)) > 1 && strings.EqualFold(strings.Fields(token)[0], "bearer"):
 		problem = `starts with "Bearer ": pass the token alone`
 	case strings.IndexFunc(token, unicode.IsSpace) >= 0:
 		problem = "contains white space"
@@ -210,13 +196,12 @@ func parseBaseURL(raw string, insecure bool) (*url.URL, error) {
 	}
 	if strings.HasSuffix(u.Path, "/v1") {
 		// Every v1 route would become /v1/v1/...: a 404 with no hint.
-		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", httpx.RedactURL(u), DefaultBaseURL)
+		return nil, fmt.Errorf("%q ends in /v1: give the root, e.g. %s; the client adds /v1", httpx.RedactURL(u), defaultBaseURL)
 	}
 	return u, nil
 }
 
-// Loopback reports whether the client's base URL is on this machine (a fake,
-// never the real service); the jobs' interval floors do not apply then.
+// Loopback reports whether the client's base URL is on this machine (a fake).
 func (c *Client) Loopback() bool { return httpx.Loopback(c.base.Hostname()) }
 
 // Format prints the client with its base URL and no token, under every verb.
@@ -227,9 +212,8 @@ func (c *Client) Format(f fmt.State, _ rune) {
 // Legacy returns the v0 (/bots) interface, sharing the client's transport and limits.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
 
-// credentials returns the Authorization header value of v1 (Bearer) or v0
-// (bare). The token lives only in this closure: fmt prints a func as an
-// address. The slices are shared by every request and never modified.
+// credentials returns the Authorization value of v1 (Bearer) or v0 (bare),
+// shared and never modified; the token lives only in the closure.
 type credentials func(legacy bool) []string
 
 func newCredentials(token string) credentials {

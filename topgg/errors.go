@@ -18,7 +18,8 @@ var (
 	ErrUnauthorized = errors.New("topgg: unauthorized (invalid or missing token)")
 	// ErrRateLimited matches every *RateLimitError.
 	ErrRateLimited = errors.New("topgg: rate limited")
-	// ErrPagination matches every *PaginationError.
+	// ErrPagination ends a walk over pages ([Client.AllVotes]) that the
+	// service's answers would keep going forever; its error names the page.
 	ErrPagination = errors.New("topgg: the service's pages do not progress")
 )
 
@@ -34,10 +35,9 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("invalid %s: %s (rule: %s)", e.Field, e.Problem, e.Rule)
 }
 
-// ConfigError reports a setting that is missing or invalid, in every package
-// of the module: the Go Field ("autopost.Config.Interval"), the environment
-// Variable when the value came from one, and the Problem, or Err for a
-// checking package's refusal.
+// ConfigError reports a missing or invalid setting, in every package: the Go
+// Field ("autopost.Config.Interval"), the environment Variable it came from,
+// if any, and the Problem, or Err.
 type ConfigError struct {
 	Field, Variable, Problem string
 	Err                      error
@@ -97,17 +97,13 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 type APIError struct {
 	Op         string
 	StatusCode int
-	// Type, Title and Detail come from a v1 problem+json body; any may be empty.
+	// Type, Title and Detail come from a v1 problem+json body, Detail from a
+	// v0 one too (its `error` or `message`); any may be empty.
 	Type, Title, Detail string
-	// ProblemStatus is the problem+json "status" member; 0 when absent.
-	ProblemStatus int
-	// Message comes from a v0 body (`error`, or older `message`).
-	Message string
 	// Body is the start of the raw body (4 KiB at most).
 	Body     []byte
 	Attempts int
-	// RetryAfter is the answer's Retry-After (0 when none): the client blocks
-	// the route's family that long.
+	// RetryAfter is the answer's Retry-After (0: none), the route family's block.
 	RetryAfter time.Duration
 	// Hint says when a v1 refusal is of what looks like a legacy v0 token.
 	Hint string
@@ -122,7 +118,7 @@ func (e *APIError) Error() string {
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
 	// Each thing once: a title often repeats the status text, a detail the title.
 	said := []string{status}
-	for _, s := range []string{e.Title, e.Detail, e.Message} {
+	for _, s := range []string{e.Title, e.Detail} {
 		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
 			b.WriteString(": ")
 			b.WriteString(s)
@@ -157,15 +153,12 @@ func (e *APIError) unauthorized() bool {
 	return e.StatusCode == http.StatusUnauthorized || (e.StatusCode == http.StatusBadRequest && e.tokenOnly400)
 }
 
-// RateLimitError reports a 429, another retryable answer that carried a
-// Retry-After, or a call refused locally (Local, nothing sent) while such a
-// block or the announcement cooldown lasts. A retryable call waits out a
-// block of up to [RetryPolicy.MaxRetryAfter].
+// RateLimitError reports a 429, another retryable answer with a Retry-After,
+// or a call refused locally (Local, nothing sent) while a block lasts.
 type RateLimitError struct {
 	Op string
-	// RetryAfter is how long to wait; Until, when the block ends (zero if unknown).
+	// RetryAfter is how long to wait.
 	RetryAfter time.Duration
-	Until      time.Time
 	Local      bool
 	// API is the answer; nil when Local.
 	API *APIError
@@ -196,22 +189,6 @@ func (e *RateLimitError) Unwrap() error {
 	}
 	return e.API
 }
-
-// PaginationError ends a walk over pages ([Client.AllVotes]) that the
-// service's answers would keep going forever. Page is 1-based.
-type PaginationError struct {
-	Op      string
-	Page    int
-	Problem string
-}
-
-// Error names the call, the page and the problem, never a cursor.
-func (e *PaginationError) Error() string {
-	return fmt.Sprintf("topgg: %s: page %d: %s; stopped", e.Op, e.Page, e.Problem)
-}
-
-// Is makes errors.Is(err, ErrPagination) work.
-func (e *PaginationError) Is(target error) bool { return target == ErrPagination }
 
 // Misuse sentinels, one per meaning in the module, each package wrapping them.
 var (

@@ -113,17 +113,21 @@ func ExampleClient_VoteStatus() {
 	}
 	ctx := context.Background()
 
-	// By Discord user id; no active vote is Voted == false, not an error.
+	// By Discord user id; no active vote is nil, not an error.
 	for _, user := range []string{"146183080879613966", "111111111111111111"} {
-		st, err := client.VoteStatus(ctx, user, topgg.UserIDDiscord)
-		if err != nil {
+		v, err := client.VoteStatus(ctx, user, topgg.UserIDDiscord)
+		switch {
+		case err != nil:
 			log.Fatal(err)
+		case v == nil:
+			fmt.Println(user, "has no active vote")
+		default:
+			fmt.Println(v.PlatformID, v.Weight, v.ExpiresAt.Sub(v.CreatedAt))
 		}
-		fmt.Println(user, st.Voted, st.Weight, st.ExpiresAt.Sub(st.CreatedAt))
 	}
 	// Output:
-	// 146183080879613966 true 2 12h0m0s
-	// 111111111111111111 false 0 0s
+	// 146183080879613966 2 12h0m0s
+	// 111111111111111111 has no active vote
 }
 
 func ExampleClient_UpdateMetrics() {
@@ -166,7 +170,7 @@ func ExampleLegacy_PostStats() {
 
 	// v0 calls use the bare token and wait for a slot of the 60/min limit.
 	v0 := client.Legacy()
-	if err := v0.PostStats(ctx, botID, topgg.StatsUpdate{ServerCount: 1200, Shards: []int{600, 600}, ShardCount: 2}); err != nil {
+	if err := v0.PostStats(ctx, botID, topgg.BotStats{ServerCount: 1200, Shards: []int{600, 600}, ShardCount: 2}); err != nil {
 		log.Fatal(err)
 	}
 	st, err := v0.Stats(ctx, botID)

@@ -1,5 +1,13 @@
 package topgg
 
+import "time"
+
+// WithLegacyLimit sets the client's v0 limit (the service's 60 a minute) to n
+// calls in any window of length per; n = 0: off.
+func WithLegacyLimit(n int, per time.Duration) Option {
+	return func(c *config) error { c.legacyN, c.legacyPer = n, per; return nil }
+}
+
 // Validate applies a payload's rules without a client, for the tests.
 func Validate(v any) error {
 	switch v := v.(type) {

@@ -8,11 +8,18 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
+
+// TestMain fails the run if a goroutine outlives the tests: the client starts none
+// of its own, and its connections close with the servers they talk to.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // fastRetries keeps retry tests quick while still retrying like the default.
 func fastRetries() topgg.RetryPolicy {

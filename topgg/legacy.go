@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -14,17 +13,6 @@ import (
 // Legacy is the v0 interface (/bots), reached with [Client.Legacy]; it waits
 // for a slot of the service's call limit rather than fail. Safe for concurrent use.
 type Legacy struct{ c *Client }
-
-// String describes the v0 interface without the client's token.
-func (l *Legacy) String() string { return fmt.Sprintf("topgg.Legacy{%v}", l.client()) }
-
-// client returns the Client of l; nil for a nil *Legacy.
-func (l *Legacy) client() *Client {
-	if l == nil {
-		return nil
-	}
-	return l.c
-}
 
 const legacyFamily = "v0"
 
@@ -94,7 +82,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 	if len(q.Fields) > 0 {
 		v.Set("fields", strings.Join(q.Fields, ","))
 	}
-	return get[BotList](ctx, l.client(), legacyGet(RouteLegacyBots, "/bots", v.Encode()))
+	return get[BotList](ctx, l.c, legacyGet("/bots", "", v.Encode()))
 }
 
 // Bot returns one bot, with only the given fields when any are named. An
@@ -110,7 +98,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	if len(fields) > 0 {
 		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	return get[Bot](ctx, l.client(), legacyGet(RouteLegacyBots, "/bots/"+botID, v))
+	return get[Bot](ctx, l.c, legacyGet("/bots/:bot_id", "/bots/"+botID, v))
 }
 
 // Voter is one of a bot's last voters.
@@ -125,46 +113,39 @@ func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return nil, err
 	}
-	var out []Voter
-	if err := l.get(ctx, RouteLegacyVoters, "/bots/"+botID+"/votes", "", &out); err != nil {
+	out, err := get[[]Voter](ctx, l.c, legacyGet("/bots/:bot_id/votes", "/bots/"+botID+"/votes", ""))
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return *out, nil
 }
 
-// BotStats are a bot's posted stats, zero when never posted.
+// BotStats are a bot's stats: the total server count (or, posting, the
+// shard's, with ShardID), optionally per shard, and the shard count.
 type BotStats struct {
-	ServerCount int   `json:"server_count"`
-	Shards      []int `json:"shards"`
-	ShardCount  int   `json:"shard_count"`
-}
-
-// Stats returns the bot's posted stats (GET /bots/:bot_id/stats).
-func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
-	if err := checkSnowflake("bot_id", botID); err != nil {
-		return nil, err
-	}
-	return get[BotStats](ctx, l.client(), legacyGet(RouteLegacyStats, "/bots/"+botID+"/stats", ""))
-}
-
-// StatsUpdate is what [Legacy.PostStats] posts: the total server count (or the
-// posting shard's, with ShardID), optionally per shard, and the shard count.
-type StatsUpdate struct {
 	ServerCount int   `json:"server_count"`
 	Shards      []int `json:"shards,omitempty"`
 	ShardID     *int  `json:"shard_id,omitempty"`
 	ShardCount  int   `json:"shard_count,omitempty"`
 }
 
+// Stats returns the bot's posted stats, zero when never posted.
+func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
+	if err := checkSnowflake("bot_id", botID); err != nil {
+		return nil, err
+	}
+	return get[BotStats](ctx, l.c, legacyGet("/bots/:bot_id/stats", "/bots/"+botID+"/stats", ""))
+}
+
 // PostStats posts the bot's stats; it is retried like an idempotent call.
-func (l *Legacy) PostStats(ctx context.Context, botID string, s StatsUpdate) error {
+func (l *Legacy) PostStats(ctx context.Context, botID string, s BotStats) error {
 	if err := checkSnowflake("bot_id", botID); err != nil {
 		return err
 	}
 	if err := s.validate(); err != nil {
 		return err
 	}
-	_, err := l.client().do(ctx, &call{method: http.MethodPost, path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily, route: RouteLegacyStats}, nil)
+	_, err := l.c.do(ctx, &call{route: "POST /bots/:bot_id/stats", path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
 	return err
 }
 
@@ -176,8 +157,8 @@ func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, erro
 	if err := checkSnowflake("userId", userID); err != nil {
 		return false, err
 	}
-	var out voteCheck
-	if err := l.get(ctx, RouteLegacyCheck, "/bots/"+botID+"/check", "userId="+userID, &out); err != nil {
+	out, err := get[voteCheck](ctx, l.c, legacyGet("/bots/:bot_id/check", "/bots/"+botID+"/check", "userId="+userID))
+	if err != nil {
 		return false, err
 	}
 	return bool(out.Voted), nil
@@ -203,11 +184,6 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (l *Legacy) get(ctx context.Context, route Route, path string, q string, out any) error {
-	_, err := l.client().do(ctx, legacyGet(route, path, q), out)
-	return err
-}
-
-func legacyGet(route Route, path, q string) *call {
-	return &call{method: http.MethodGet, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily, route: route}
+func legacyGet(pattern, path, q string) *call {
+	return &call{route: "GET " + pattern, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily}
 }

@@ -114,7 +114,7 @@ func TestBotNotListed(t *testing.T) {
 	var apiErr *topgg.APIError
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 404, apiErr.StatusCode)
-	require.Equal(t, "Not found", apiErr.Message)
+	require.Equal(t, "Not found", apiErr.Detail)
 	require.Len(t, srv.Requests(), 1, "a 404 is not retried")
 }
 
@@ -143,35 +143,35 @@ func TestPostStatsAndStats(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
-		update    topgg.StatsUpdate
+		update    topgg.BotStats
 		body      string
 		stored    topggtest.LegacyStats
 		wantStats topgg.BotStats
 	}{
 		{
 			name:      "total",
-			update:    topgg.StatsUpdate{ServerCount: 1200},
+			update:    topgg.BotStats{ServerCount: 1200},
 			body:      `{"server_count":1200}`,
 			stored:    topggtest.LegacyStats{ServerCount: 1200},
 			wantStats: topgg.BotStats{ServerCount: 1200, Shards: []int{}},
 		},
 		{
 			name:      "per-shard list",
-			update:    topgg.StatsUpdate{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
+			update:    topgg.BotStats{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
 			body:      `{"server_count":30,"shards":[10,20],"shard_count":2}`,
 			stored:    topggtest.LegacyStats{ServerCount: 30, Shards: []int{10, 20}, ShardCount: new(2)},
 			wantStats: topgg.BotStats{ServerCount: 30, Shards: []int{10, 20}, ShardCount: 2},
 		},
 		{
 			name:      "one shard",
-			update:    topgg.StatsUpdate{ServerCount: 5, ShardID: new(1), ShardCount: 2},
+			update:    topgg.BotStats{ServerCount: 5, ShardID: new(1), ShardCount: 2},
 			body:      `{"server_count":5,"shard_id":1,"shard_count":2}`,
 			stored:    topggtest.LegacyStats{ServerCount: 5, ShardID: new(1), ShardCount: new(2)},
 			wantStats: topgg.BotStats{ServerCount: 5, Shards: []int{0, 5}, ShardCount: 2},
 		},
 		{
 			name:      "shard zero",
-			update:    topgg.StatsUpdate{ServerCount: 9, ShardID: new(0)},
+			update:    topgg.BotStats{ServerCount: 9, ShardID: new(0)},
 			body:      `{"server_count":9,"shard_id":0}`,
 			stored:    topggtest.LegacyStats{ServerCount: 9, ShardID: new(0)},
 			wantStats: topgg.BotStats{ServerCount: 9, Shards: []int{9}},

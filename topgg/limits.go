@@ -19,14 +19,13 @@ type limits struct {
 	mu      sync.Mutex
 	blocked map[string]time.Time // family -> end of block
 
-	legacyN   int
 	legacyPer time.Duration
-	legacyLog []time.Time // ring of the last legacyN v0 send times
+	legacyLog []time.Time // ring of the last n v0 send times
 	legacyPos int
 }
 
 func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
-	l := &limits{clk: clk, blocked: make(map[string]time.Time), legacyN: n, legacyPer: per}
+	l := &limits{clk: clk, blocked: make(map[string]time.Time), legacyPer: per}
 	if n > 0 && per > 0 {
 		l.legacyLog = make([]time.Time, n)
 	}
@@ -34,16 +33,16 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 }
 
 // checkLocked returns the rest of family's block, forgetting an ended one; l.mu held.
-func (l *limits) checkLocked(family string, now time.Time) (time.Duration, time.Time) {
+func (l *limits) checkLocked(family string, now time.Time) time.Duration {
 	until, ok := l.blocked[family]
 	if !ok {
-		return 0, time.Time{}
+		return 0
 	}
 	if left := until.Sub(now); left > 0 {
-		return left, until
+		return left
 	}
 	delete(l.blocked, family)
-	return 0, time.Time{}
+	return 0
 }
 
 // block records that family may not be called before now+d.
@@ -67,7 +66,7 @@ var noSlot = legacySlot{i: -1}
 
 // acquire clears one send of r: it waits out a block of r's family within
 // maxWait, else fails with a local *RateLimitError; a v0 call then takes a
-// slot of the sliding window (never more than legacyN in any window), waiting
+// slot of the sliding window (never more than n in any window), waiting
 // if need be. The caller ends its request with doneLegacy.
 func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (legacySlot, error) {
 	budget := maxWait
@@ -77,10 +76,10 @@ func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (l
 		}
 		l.mu.Lock()
 		now := l.clk.Now()
-		if left, until := l.checkLocked(r.family, now); left > 0 {
+		if left := l.checkLocked(r.family, now); left > 0 {
 			l.mu.Unlock()
 			if left > budget {
-				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Until: until, Local: true}
+				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Local: true}
 			}
 			budget -= left
 			if err := clock.Sleep(ctx, l.clk, left); err != nil {

@@ -2,7 +2,6 @@ package topgg
 
 import (
 	"context"
-	"net/http"
 	"time"
 )
 
@@ -32,9 +31,9 @@ type GameMetrics struct {
 	PlayerCount int `json:"player_count"`
 }
 
-func (BotMetrics) kind() projectKind    { return projectKind{PlatformDiscord, ProjectTypeBot} }
-func (ServerMetrics) kind() projectKind { return projectKind{PlatformDiscord, ProjectTypeServer} }
-func (GameMetrics) kind() projectKind   { return projectKind{PlatformRoblox, ProjectTypeGame} }
+func (BotMetrics) kind() projectKind    { return discordBot }
+func (ServerMetrics) kind() projectKind { return discordServer }
+func (GameMetrics) kind() projectKind   { return robloxGame }
 
 // UpdateMetrics sets the project's live metrics; after [Client.Project], a
 // payload of another kind fails validation.
@@ -42,7 +41,7 @@ func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: me + "/metrics", body: m, idempotent: true, family: "v1:metrics", route: RouteMetrics, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: "PATCH " + me + "/metrics", body: m, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
 	return err
 }
 
@@ -82,6 +81,6 @@ func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) 
 	body := struct {
 		Data []batchEntry `json:"data"`
 	}{batchEntries(samples)}
-	_, err := c.do(ctx, &call{method: http.MethodPost, path: me + "/metrics/batch", body: body, idempotent: true, family: "v1:metrics", route: RouteMetricsBatch, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: "POST " + me + "/metrics/batch", body: body, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
 	return err
 }

@@ -8,67 +8,13 @@ import (
 	"time"
 )
 
-// Route is the family of an API route, fit for a metrics label (it never
-// carries an id). Its zero value is no route.
-type Route uint8
-
-// The routes of the client. Each method of the client calls one of them.
-const (
-	RouteProject       Route = iota + 1 // GET and PATCH /v1/projects/@me
-	RouteAnnouncements                  // POST /v1/projects/@me/announcements
-	RouteMetrics                        // PATCH /v1/projects/@me/metrics
-	RouteMetricsBatch                   // POST /v1/projects/@me/metrics/batch
-	RouteCommands                       // PUT /v1/projects/@me/commands
-	RouteVotes                          // GET /v1/projects/@me/votes
-	RouteVoteStatus                     // GET /v1/projects/@me/votes/:user_id
-	RouteLegacyBots                     // GET /bots and /bots/:bot_id
-	RouteLegacyStats                    // GET and POST /bots/:bot_id/stats
-	RouteLegacyCheck                    // GET /bots/:bot_id/check
-	RouteLegacyVoters                   // GET /bots/:bot_id/votes
-)
-
-// String returns the route's label value, such as "metrics_batch", or "unknown".
-func (r Route) String() string {
-	names := [...]string{"unknown", "project", "announcements", "metrics", "metrics_batch", "commands", "votes", "vote_status", "legacy_bots", "legacy_stats", "legacy_check", "legacy_voters"}
-	if int(r) < len(names) {
-		return names[r]
-	}
-	return "unknown"
-}
-
-// Outcome says how one attempt of a call ended, fit for a metrics label.
-// Each package's Outcome is one metric's label set.
-type Outcome uint8
-
-// Outcomes of an attempt, by the type of its Err.
-const (
-	OutcomeOK             Outcome = iota + 1 // a 2xx (or VoteStatus's 404 "none"), read
-	OutcomeAPIError                          // an *APIError other than a rate limit
-	OutcomeRateLimited                       // a *RateLimitError from an answer
-	OutcomeBlocked                           // a local *RateLimitError: nothing sent
-	OutcomeTransportError                    // a *RequestError: no usable answer
-	OutcomeBadAnswer                         // a *DecodeError: a 2xx not decoded
-)
-
-// String returns the outcome's label value, such as "rate_limited", or "unknown".
-func (o Outcome) String() string {
-	names := [...]string{"unknown", "ok", "api_error", "rate_limited", "blocked", "transport_error", "bad_answer"}
-	if int(o) < len(names) {
-		return names[o]
-	}
-	return "unknown"
-}
-
-// Request describes one attempt of a call, as [WithObserver] sees it: Status 0
-// when nothing answered; Duration from the send to the end of reading the
-// answer; Err the attempt's error as the call would return it.
+// Request is one attempt of a call: Route its pattern ("GET /bots/:bot_id", no
+// ids), Status 0 when nothing answered, Err the attempt's error, unwrapped.
 type Request struct {
-	Route    Route
-	Method   string
+	Route    string
 	Attempt  int
 	Status   int
 	Duration time.Duration
-	Outcome  Outcome
 	Err      error
 }
 
@@ -87,8 +33,7 @@ func WithObserver(o func(Request)) Option {
 
 // observe tells the observers of one attempt.
 func (c *Client) observe(r *call, attempt, status int, took time.Duration, err error) {
-	req := Request{Route: r.route, Method: r.method, Attempt: attempt, Status: status, Duration: took,
-		Outcome: outcomeOf(err), Err: err}
+	req := Request{Route: r.route, Attempt: attempt, Status: status, Duration: took, Err: err}
 	for _, o := range c.observers {
 		c.tell(o, req)
 	}
@@ -98,7 +43,7 @@ func (c *Client) observe(r *call, attempt, status int, took time.Duration, err e
 func (c *Client) tell(o func(Request), req Request) {
 	defer func() {
 		if rec := recover(); rec != nil {
-			attrs := []slog.Attr{slog.String("route", req.Route.String()), slog.String("outcome", req.Outcome.String()), slog.Any("panic", rec)}
+			attrs := []slog.Attr{slog.String("route", req.Route), slog.Any("panic", rec)}
 			if c.panicked.CompareAndSwap(false, true) { // the stack once, not once per request
 				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
 			}
@@ -106,25 +51,6 @@ func (c *Client) tell(o func(Request), req Request) {
 		}
 	}()
 	o(req)
-}
-
-// outcomeOf classifies an attempt's error as send and acquire return it (not
-// wrapped), without allocating.
-func outcomeOf(err error) Outcome {
-	switch e := err.(type) {
-	case nil:
-		return OutcomeOK
-	case *RateLimitError:
-		if e.Local {
-			return OutcomeBlocked
-		}
-		return OutcomeRateLimited
-	case *APIError:
-		return OutcomeAPIError
-	case *DecodeError:
-		return OutcomeBadAnswer
-	}
-	return OutcomeTransportError
 }
 
 // TokenRefused returns the service's last refusal of the token (an *[APIError]

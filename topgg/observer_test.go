@@ -32,25 +32,21 @@ func TestObserverSeesEveryAttempt(t *testing.T) {
 	require.NoError(t, err)
 	st, err := c.VoteStatus(ctx, "800506814562787328", "")
 	require.NoError(t, err)
-	require.False(t, st.Voted) // the 404 that means "none" is a success
+	require.Nil(t, st) // the 404 that means "none" is a success
 
 	got := rec.All()
 	require.Len(t, got, 4)
-	require.Equal(t, topgg.RouteMetrics, got[0].Route)
-	require.Equal(t, http.MethodPatch, got[0].Method)
+	require.Equal(t, "PATCH /v1/projects/@me/metrics", got[0].Route)
 	require.Equal(t, 1, got[0].Attempt)
 	require.Equal(t, http.StatusTooManyRequests, got[0].Status)
-	require.Equal(t, topgg.OutcomeRateLimited, got[0].Outcome)
-	require.ErrorIs(t, got[0].Err, topgg.ErrRateLimited)
+	require.IsType(t, &topgg.RateLimitError{}, got[0].Err)
 	require.Equal(t, 2, got[1].Attempt)
-	require.Equal(t, topgg.OutcomeOK, got[1].Outcome)
 	require.NoError(t, got[1].Err)
 	require.Positive(t, got[1].Duration)
-	require.Equal(t, topgg.RouteLegacyBots, got[2].Route)
-	require.Equal(t, "legacy_bots", got[2].Route.String())
-	require.Equal(t, topgg.RouteVoteStatus, got[3].Route)
+	require.Equal(t, "GET /bots/:bot_id", got[2].Route)
+	require.Equal(t, "GET /v1/projects/@me/votes/:user_id", got[3].Route)
 	require.Equal(t, http.StatusNotFound, got[3].Status)
-	require.Equal(t, topgg.OutcomeOK, got[3].Outcome)
+	require.NoError(t, got[3].Err)
 }
 
 func TestObserverOutcomes(t *testing.T) {
@@ -76,21 +72,24 @@ func TestObserverOutcomes(t *testing.T) {
 	got := rec.All()
 	require.Len(t, got, 5)
 	want := []struct {
-		route   topgg.Route
-		status  int
-		outcome topgg.Outcome
+		route  string
+		status int
+		err    error // its type
 	}{
-		{topgg.RouteProject, 500, topgg.OutcomeAPIError},
-		{topgg.RouteCommands, 429, topgg.OutcomeRateLimited},
-		{topgg.RouteCommands, 0, topgg.OutcomeBlocked},
-		{topgg.RouteMetricsBatch, 0, topgg.OutcomeTransportError},
-		{topgg.RouteProject, 200, topgg.OutcomeBadAnswer},
+		{"GET /v1/projects/@me", 500, &topgg.APIError{}},
+		{"PUT /v1/projects/@me/commands", 429, &topgg.RateLimitError{}},
+		{"PUT /v1/projects/@me/commands", 0, &topgg.RateLimitError{}},
+		{"POST /v1/projects/@me/metrics/batch", 0, &topgg.RequestError{}},
+		{"GET /v1/projects/@me", 200, &topgg.DecodeError{}},
 	}
 	for i, w := range want {
 		require.Equal(t, w.route, got[i].Route, "attempt %d", i)
 		require.Equal(t, w.status, got[i].Status, "attempt %d", i)
-		require.Equal(t, w.outcome, got[i].Outcome, "attempt %d: %v", i, got[i].Err)
+		require.IsType(t, w.err, got[i].Err, "attempt %d: %v", i, got[i].Err)
 	}
+	var rl *topgg.RateLimitError
+	require.ErrorAs(t, got[2].Err, &rl)
+	require.True(t, rl.Local, "refused without a request")
 	require.Zero(t, got[2].Duration)
 }
 
@@ -131,22 +130,35 @@ func TestWithObserverNil(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestRouteAndOutcomeNames(t *testing.T) {
+// Every method of the client names its own route, a pattern without ids.
+func TestObserverRoutesCarryNoIDs(t *testing.T) {
 	t.Parallel()
-	seen := map[string]bool{}
-	for r := topgg.RouteProject; r.String() != "unknown"; r++ {
-		s := r.String()
-		require.False(t, seen[s], s)
-		seen[s] = true
+	srv := newServer(t)
+	var rec testkit.Log[topgg.Request] // what the Observer is told
+	c := newClient(t, srv, topgg.WithObserver(rec.Add), topgg.WithRetryPolicy(topgg.NoRetries()))
+	ctx, bot, user := t.Context(), srv.Project().PlatformID, "146183080879613966"
+	one := 1
+	_, _ = c.Project(ctx)
+	_ = c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": "A headline"}})
+	_ = c.SetCommands(ctx, nil)
+	_ = c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: &one})
+	_ = c.PostMetricsBatch(ctx, []topgg.MetricsSample{{Metrics: topgg.BotMetrics{ServerCount: &one}}})
+	_, _ = c.PostAnnouncement(ctx, topgg.NewAnnouncement{Title: "v2 is out", Content: "Slash commands everywhere."})
+	_, _ = c.Votes(ctx, topgg.VotesQuery{StartDate: time.Now().Add(-time.Hour)})
+	_, _ = c.VoteStatus(ctx, user, "")
+	l := c.Legacy()
+	_, _ = l.SearchBots(ctx, topgg.BotQuery{})
+	_, _ = l.Bot(ctx, bot)
+	_, _ = l.Voters(ctx, bot)
+	_, _ = l.Stats(ctx, bot)
+	_ = l.PostStats(ctx, bot, topgg.BotStats{ServerCount: 1})
+	_, _ = l.HasVoted(ctx, bot, user)
+	routes := map[string]bool{}
+	for _, r := range rec.All() {
+		require.Regexp(t, `^(GET|POST|PUT|PATCH) (/v1/projects/@me|/bots)[a-z/:_]*$`, r.Route)
+		routes[r.Route] = true
 	}
-	require.Len(t, seen, 11)
-	n := 0
-	for o := topgg.OutcomeOK; o.String() != "unknown"; o++ {
-		n++
-	}
-	require.Equal(t, 6, n)
-	require.Equal(t, "unknown", topgg.Route(0).String())
-	require.Equal(t, "unknown", topgg.Outcome(200).String())
+	require.Len(t, routes, 14, "%v", routes)
 }
 
 // A refused token is remembered until an answer accepts it, and logged once
@@ -255,7 +267,7 @@ func TestObserverPanicIsContainedAcrossRetries(t *testing.T) {
 	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(4)}))
 	got := rec.All()
 	require.Len(t, got, 2, "both attempts reached the second observer")
-	assert.Equal(t, topgg.OutcomeOK, got[1].Outcome)
+	assert.NoError(t, got[1].Err)
 	assert.Equal(t, 2, strings.Count(logs.String(), "Observer panicked"))
 	assert.Contains(t, logs.String(), "metrics bug")
 	assert.Equal(t, 1, strings.Count(logs.String(), "[running]"), "the stack, once")

@@ -1,6 +1,7 @@
 package topgg
 
 import (
+	"fmt"
 	"hash/maphash"
 	"strconv"
 )
@@ -45,8 +46,9 @@ func (g *pageGuard) next(sent string, p *VotePage) error {
 	return nil
 }
 
+// fail names the call, the page (1-based) and the problem, never a cursor.
 func (g *pageGuard) fail(problem string) error {
-	return &PaginationError{Op: g.op, Page: g.pages, Problem: problem}
+	return fmt.Errorf("%w: %s: page %d: %s", ErrPagination, g.op, g.pages, problem)
 }
 
 // hashVotes hashes every field of every vote, in order.

@@ -3,57 +3,42 @@ package topgg
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 )
 
-// Platform is the platform a project lives on; unknown values decode as they are.
-type Platform string
-
-// Platforms the service documents.
-const (
-	PlatformDiscord Platform = "discord"
-	PlatformRoblox  Platform = "roblox"
-)
-
-// ProjectType is the kind of project on its platform; unknown values decode as they are.
-type ProjectType string
-
-// Project types the service documents.
-const (
-	ProjectTypeBot    ProjectType = "bot"
-	ProjectTypeServer ProjectType = "server"
-	ProjectTypeGame   ProjectType = "game"
-)
-
-// Project is the project that owns the token (GET /v1/projects/@me).
+// Project is the project that owns the token (GET /v1/projects/@me): its
+// Platform ("discord", "roblox") and Type ("bot", "server", "game") as sent.
 type Project struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	Platform    Platform    `json:"platform"`
-	Type        ProjectType `json:"type"`
-	Headline    string      `json:"headline"`
-	Tags        []string    `json:"tags"`
-	Votes       int         `json:"votes"`
-	VotesTotal  int         `json:"votes_total"`
-	ReviewScore float64     `json:"review_score"`
-	ReviewCount int         `json:"review_count"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Platform    string   `json:"platform"`
+	Type        string   `json:"type"`
+	Headline    string   `json:"headline"`
+	Tags        []string `json:"tags"`
+	Votes       int      `json:"votes"`
+	VotesTotal  int      `json:"votes_total"`
+	ReviewScore float64  `json:"review_score"`
+	ReviewCount int      `json:"review_count"`
 }
 
 // IsDiscordBot reports whether the project is a Discord bot, the only kind
 // with server/shard metrics and slash commands.
 func (p *Project) IsDiscordBot() bool {
-	return p.Platform == PlatformDiscord && p.Type == ProjectTypeBot
+	return projectKind{p.Platform, p.Type} == discordBot
 }
 
-type projectKind struct {
-	platform Platform
-	typ      ProjectType
-}
+// projectKind is a project's platform and type; the zero value is unknown.
+type projectKind struct{ platform, typ string }
+
+var (
+	discordBot    = projectKind{"discord", "bot"}
+	discordServer = projectKind{"discord", "server"}
+	robloxGame    = projectKind{"roblox", "game"}
+)
 
 // Project returns the token's project. The client remembers its kind, so that
 // later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
-	p, err := get[Project](ctx, c, &call{method: http.MethodGet, path: me, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true})
+	p, err := get[Project](ctx, c, &call{route: "GET " + me, idempotent: true, family: "v1:project", tokenOnly400: true})
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +55,11 @@ func (c *Client) knownKind() projectKind {
 }
 
 // ProjectUpdate changes the listing's headline (3 to 140 characters) and
-// Markdown page content (300 to 50,000), per locale; at least one of the two
-// maps must have an entry.
+// Markdown page content (300 to 50,000), per locale ("en", "de", ...); at
+// least one of the two maps must have an entry.
 type ProjectUpdate struct {
-	Headline    map[Locale]string `json:"headline,omitempty"`
-	PageContent map[Locale]string `json:"page_content,omitempty"`
+	Headline    map[string]string `json:"headline,omitempty"`
+	PageContent map[string]string `json:"page_content,omitempty"`
 }
 
 // UpdateProject sets the headline and/or page content. The website may take
@@ -83,13 +68,12 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	if err := u.validate(); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPatch, path: me, body: u, idempotent: true, family: "v1:project", route: RouteProject, tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: "PATCH " + me, body: u, idempotent: true, family: "v1:project", tokenOnly400: true}, nil)
 	return err
 }
 
-// SetCommands overwrites the listing's slash commands with defs, each an
-// encoded Discord application-command object; an empty or nil slice clears
-// them. After [Client.Project], a project not a Discord bot fails validation.
+// SetCommands overwrites the listing's slash commands with defs (encoded
+// Discord application commands); nil clears them. Discord bots only.
 func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error {
 	if err := c.checkCommands(defs); err != nil {
 		return err
@@ -97,15 +81,12 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	if defs == nil {
 		defs = []json.RawMessage{}
 	}
-	_, err := c.do(ctx, &call{method: http.MethodPut, path: me + "/commands", body: defs, idempotent: true, family: "v1:commands", route: RouteCommands}, nil)
+	_, err := c.do(ctx, &call{route: "PUT " + me + "/commands", body: defs, idempotent: true, family: "v1:commands"}, nil)
 	return err
 }
 
-// Locale is a language code for headlines and page content ([Locale.Valid]).
-type Locale string
-
-// Valid reports whether l is one of the supported locales.
-func (l Locale) Valid() bool {
+// validLocale reports whether l is one of the service's 16 locales.
+func validLocale(l string) bool {
 	switch l {
 	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":
 		return true

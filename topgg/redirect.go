@@ -11,9 +11,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// ErrUnsafeRedirect matches the *RequestError of a call whose answer
-// redirected to another scheme or host: the client refuses to follow, so the
-// token is sent neither in clear text nor to another host.
+// ErrUnsafeRedirect matches the *RequestError of an answer redirecting to
+// another host or to plain http: the token must not follow.
 var ErrUnsafeRedirect = errors.New("topgg: redirect refused: it leaves the base URL's scheme and host, and the token must not follow")
 
 // maxRedirects is net/http's own limit, kept without a caller's CheckRedirect.

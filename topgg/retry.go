@@ -11,19 +11,17 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// RetryPolicy says how idempotent calls are retried (announcements never are):
-// MaxAttempts tries (1: no retry), backoff from MinBackoff to MaxBackoff with
-// jitter. A retryable call waits out a Retry-After block of up to
-// MaxRetryAfter; a longer one is a *RateLimitError at once.
+// RetryPolicy: idempotent calls get MaxAttempts tries (1: no retry), backoff
+// from MinBackoff to MaxBackoff with jitter, and wait out a Retry-After of up
+// to MaxRetryAfter (a longer one is a *RateLimitError at once).
 type RetryPolicy struct {
 	MaxAttempts            int
 	MinBackoff, MaxBackoff time.Duration
 	MaxRetryAfter          time.Duration
 }
 
-// DefaultRetryPolicy returns the policy a new Client uses: 4 attempts, backoff
-// from 250 ms to 8 s, and Retry-After waited out up to 5 s.
-func DefaultRetryPolicy() RetryPolicy {
+// defaultRetryPolicy is the policy of a new Client (see [WithRetryPolicy]).
+func defaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxAttempts: 4, MinBackoff: 250 * time.Millisecond, MaxBackoff: 8 * time.Second, MaxRetryAfter: 5 * time.Second}
 }
 
@@ -76,7 +74,6 @@ func (e *RequestError) retryable() bool {
 
 func (e *DecodeError) retryable() bool     { return false }
 func (e *ValidationError) retryable() bool { return false }
-func (e *PaginationError) retryable() bool { return false }
 func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
 func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
 func retryableStatus(status int) bool {

@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // tokenPayload decodes the token's undocumented payload, the middle of three
@@ -49,14 +47,4 @@ func tokenHint(token string) string {
 		return legacyTokenHint
 	}
 	return ""
-}
-
-// hasBearerPrefix reports whether token starts with "Bearer" (any case) and a space.
-func hasBearerPrefix(token string) bool {
-	const scheme = "bearer"
-	if len(token) <= len(scheme) || !strings.EqualFold(token[:len(scheme)], scheme) {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(token[len(scheme):])
-	return unicode.IsSpace(r)
 }

@@ -2,6 +2,7 @@ package topgg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,8 +32,8 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	method string
-	path   string // below the base URL, starting with "/"; already escaped
+	route  string // "METHOD /path/:pattern", for observers
+	path   string // route's path with its ids, escaped; "" when it has none
 	query  string // encoded query, without "?"
 	body   any    // encoded as JSON; nil sends no body
 	legacy bool
@@ -41,14 +42,22 @@ type call struct {
 	// allowEmpty accepts an empty 2xx body although out is set.
 	allowEmpty bool
 	family     string // groups routes that share a rate limit block
-	route      Route  // names the call for observers
 	// absentOn404 makes a 404 the service itself answered a success.
 	absentOn404 bool
 	// tokenOnly400: the route's only documented 400 is an invalid token.
 	tokenOnly400 bool
 }
 
-func (r *call) op() string { return r.method + " " + r.path }
+// split returns the call's method and path.
+func (r *call) split() (method, path string) {
+	method, path, _ = strings.Cut(r.route, " ")
+	if r.path != "" {
+		path = r.path
+	}
+	return method, path
+}
+
+func (r *call) op() string { m, p := r.split(); return m + " " + p }
 
 // do sends r, retrying as the policy allows, and decodes a 2xx body into out
 // (if not nil). It returns the final status (0: no answer), also with an
@@ -98,7 +107,8 @@ func (c *Client) prepare(ctx context.Context, r *call) (target string, payload [
 			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
 		}
 	}
-	target = c.target + r.path
+	_, path := r.split()
+	target = c.target + path
 	if r.query != "" {
 		target += "?" + r.query
 	}
@@ -136,7 +146,8 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	method, _ := r.split()
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
@@ -146,27 +157,16 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		req.Header["Content-Type"] = hdrJSON
 	}
-
-	var start time.Time
-	debug := c.log.Enabled(ctx, slog.LevelDebug)
-	if debug {
-		start = time.Now()
-	}
 	// A leader's term is checked last, right before the send.
 	if err := clock.CheckTerm(ctx); err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		wait, err := c.failedRequest(ctx, r, attempt, err)
+		wait, err := c.failedRequest(r, attempt, err)
 		return 0, wait, err
 	}
-	status := resp.StatusCode
-	if debug {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "response", slog.String("op", r.op()), slog.Int("attempt", attempt),
-			slog.Int("status", status), slog.Duration("took", time.Since(start)))
-	}
-	if status >= 200 && status < 300 {
+	if status := resp.StatusCode; status >= 200 && status < 300 {
 		c.noteAccepted(ctx, r)
 		return c.success(r, resp, attempt, out)
 	}
@@ -175,39 +175,38 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 
 // failedRequest turns a transport failure into a scrubbed *RequestError (it
 // can quote a malformed answer) and the wait before a retry.
-func (c *Client) failedRequest(ctx context.Context, r *call, attempt int, err error) (time.Duration, error) {
+func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
 	// Keep only the *url.Error's cause: the URL says nothing new.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
 	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
-	if c.log.Enabled(ctx, slog.LevelDebug) {
-		c.log.LogAttrs(ctx, slog.LevelDebug, "request failed", slog.String("op", r.op()),
-			slog.Int("attempt", attempt), slog.String("error", re.Err.Error()))
-	}
 	if !re.retryable() {
 		return -1, re
 	}
 	return c.retry.backoff(attempt), re
 }
 
-// success reads and decodes a 2xx answer.
+// success reads a 2xx answer and decodes it into out, if not nil; an empty
+// body is a *DecodeError unless the call allows it.
 func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
 	status := resp.StatusCode
-	data, readErr := readAll(resp)
-	switch {
-	case errors.Is(readErr, errBodyTooLarge):
-		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: readErr}
-	case readErr != nil:
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(readErr)}
+	data, err := readAll(resp)
+	if err != nil && !errors.Is(err, errBodyTooLarge) {
+		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	}
-	if err := decodeJSON(r.op(), status, data, out, r.allowEmpty || status == http.StatusNoContent); err != nil {
-		var de *DecodeError
-		if errors.As(err, &de) {
-			de.Body, de.Err = c.errorBody(data), c.scrub.Err(de.Err)
+	switch {
+	case err != nil, out == nil:
+	case len(bytes.TrimSpace(data)) == 0:
+		if !r.allowEmpty && status != http.StatusNoContent {
+			err = errors.New("empty body")
 		}
-		return status, -1, err
+	default:
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
+		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: c.scrub.Err(err)}
 	}
 	return status, 0, nil
 }
@@ -233,9 +232,8 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
 			slog.Duration("max", maxRetryAfter))
 	}
-	var until time.Time
-	if hinted && ra > 0 {
-		until = c.recordBlock(ctx, r, status, ra)
+	if ra > 0 {
+		c.recordBlock(ctx, r, status, ra)
 	}
 	data, truncated := readError(resp)
 	if status == http.StatusNotFound && r.absentOn404 && serviceAnswer(resp.Header.Get("Content-Type"), data) {
@@ -243,24 +241,24 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	}
 	if !hinted && status == http.StatusTooManyRequests {
 		// The service's 429 body also says how long, when the header is missing.
-		if ra, hinted = parseRetryAfterBody(data); hinted && ra > 0 {
-			until = c.recordBlock(ctx, r, status, ra)
+		if ra, _ = parseRetryAfterBody(data); ra > 0 {
+			c.recordBlock(ctx, r, status, ra)
 		}
 	}
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	c.noteIfRefused(ctx, r, apiErr)
-	wait, err := c.retryAfterFailure(r, apiErr, until, attempt)
+	wait, err := c.retryAfterFailure(r, apiErr, attempt)
 	return status, wait, err
 }
 
 // retryAfterFailure says when to try again after apiErr (-1: never); a 429 or
-// a retryable answer under a block is a *RateLimitError.
-func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, attempt int) (time.Duration, error) {
+// a retryable answer that blocked its family is a *RateLimitError.
+func (c *Client) retryAfterFailure(r *call, apiErr *APIError, attempt int) (time.Duration, error) {
 	ra := apiErr.RetryAfter
 	switch {
-	case apiErr.StatusCode == http.StatusTooManyRequests || (!until.IsZero() && apiErr.retryable()):
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, Until: until, API: apiErr}
+	case apiErr.StatusCode == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()):
+		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
 		if ra > c.retry.MaxRetryAfter {
 			return -1, rl
 		}
@@ -272,12 +270,11 @@ func (c *Client) retryAfterFailure(r *call, apiErr *APIError, until time.Time, a
 	return -1, apiErr
 }
 
-// recordBlock blocks r's family for d, logs it, and returns the block's end.
-func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) time.Time {
-	until := c.limits.block(r.family, d)
+// recordBlock blocks r's family for d and logs it.
+func (c *Client) recordBlock(ctx context.Context, r *call, status int, d time.Duration) {
+	c.limits.block(r.family, d)
 	c.log.LogAttrs(ctx, slog.LevelWarn, "rate limited", slog.String("op", r.op()), slog.Int("status", status),
 		slog.Duration("retry_after", d), slog.String("family", r.family))
-	return until
 }
 
 // serviceAnswer reports whether an error answer comes from the service rather
@@ -298,24 +295,6 @@ func get[T any](ctx context.Context, c *Client, r *call) (*T, error) {
 		return nil, err
 	}
 	return &out, nil
-}
-
-// decodeJSON decodes a successful answer into out; an empty body is an error
-// unless out is nil or it is allowed.
-func decodeJSON(op string, status int, data []byte, out any, allowEmpty bool) error {
-	if out == nil {
-		return nil
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		if allowEmpty {
-			return nil
-		}
-		return &DecodeError{Op: op, Status: status, Err: errors.New("empty body")}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return &DecodeError{Op: op, Status: status, Err: err} // the caller adds the scrubbed body
-	}
-	return nil
 }
 
 // errBodyTooLarge reports a successful answer over maxBody bytes.
@@ -366,28 +345,14 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	if len(data) > 0 {
 		e.Body = cut(scrub(data, truncated))
 	}
-	var m map[string]json.RawMessage
+	// Members of another JSON type are ignored, not an error.
+	var m struct{ Type, Title, Detail, Error, Message any }
 	if json.Unmarshal(data, &m) != nil {
 		return e
 	}
-	str := func(k string) string {
-		var s string
-		if raw, ok := m[k]; ok && json.Unmarshal(raw, &s) == nil {
-			return scrub.Text(s)
-		}
-		return ""
-	}
-	e.Type, e.Title, e.Detail = str("type"), str("title"), str("detail")
-	var n int
-	if raw, ok := m["status"]; ok && json.Unmarshal(raw, &n) == nil {
-		e.ProblemStatus = n
-	}
-	for _, k := range []string{"error", "message"} {
-		if s := str(k); s != "" {
-			e.Message = s
-			break
-		}
-	}
+	str := func(v any) string { s, _ := v.(string); return scrub.Text(s) }
+	e.Type, e.Title = str(m.Type), str(m.Title)
+	e.Detail = cmp.Or(str(m.Detail), str(m.Error), str(m.Message))
 	return e
 }
 

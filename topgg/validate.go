@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
 // The service's limits that the client checks before sending.
@@ -60,13 +62,13 @@ func (u ProjectUpdate) validate() error {
 	}
 	for _, m := range []struct {
 		name   string
-		values map[Locale]string
+		values map[string]string
 		lo, hi int
 	}{{"headline", u.Headline, headlineMin, headlineMax}, {"page_content", u.PageContent, pageContentMin, pageContentMax}} {
 		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
 			field := fmt.Sprintf("%s[%s]", m.name, loc)
-			if !loc.Valid() {
-				return invalid(field, fmt.Sprintf("locale %q is not supported", string(loc)), "one of the 16 supported locales")
+			if !validLocale(loc) {
+				return invalid(field, fmt.Sprintf("locale %q is not supported", loc), "one of the 16 supported locales")
 			}
 			if err := checkLen(field, m.values[loc], m.lo, m.hi); err != nil {
 				return err
@@ -84,10 +86,10 @@ func (a NewAnnouncement) validate() error {
 		return err
 	}
 	switch a.Category {
-	case "", CategoryAnnouncement, CategoryEvent, CategoryNewFeature:
+	case "", "announcement", "event", "new_feature":
 		return nil
 	}
-	return invalid("category", fmt.Sprintf("%q is unknown", string(a.Category)), "announcement, event or new_feature")
+	return invalid("category", fmt.Sprintf("%q is unknown", a.Category), "announcement, event or new_feature")
 }
 
 func (m BotMetrics) validate(f string) error {
@@ -121,7 +123,7 @@ func (m GameMetrics) validate(f string) error {
 }
 
 func (c *Client) checkMetrics(field string, m Metrics) error {
-	if isNilMetrics(m) {
+	if typednil.Is(m) {
 		return invalid(field, "is nil", "a BotMetrics, ServerMetrics or GameMetrics payload")
 	}
 	if err := m.validate(field); err != nil {
@@ -132,21 +134,6 @@ func (c *Client) checkMetrics(field string, m Metrics) error {
 			fmt.Sprintf("the payload of the project's kind (%s %s)", known.platform, known.typ))
 	}
 	return nil
-}
-
-// isNilMetrics catches a nil interface and a nil pointer payload.
-func isNilMetrics(m Metrics) bool {
-	switch p := m.(type) {
-	case nil:
-		return true
-	case *BotMetrics:
-		return p == nil
-	case *ServerMetrics:
-		return p == nil
-	case *GameMetrics:
-		return p == nil
-	}
-	return false
 }
 
 func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
@@ -169,7 +156,7 @@ func (c *Client) checkBatch(samples []MetricsSample, now time.Time) error {
 }
 
 func (c *Client) checkCommands(defs []json.RawMessage) error {
-	if known := c.knownKind(); known.platform != "" && known != (projectKind{PlatformDiscord, ProjectTypeBot}) {
+	if known := c.knownKind(); known.platform != "" && known != discordBot {
 		return invalid("commands", fmt.Sprintf("project is a %s %s", known.platform, known.typ), "only a Discord bot project has commands")
 	}
 	for i, raw := range defs {
@@ -216,20 +203,16 @@ func (s UserIDKind) validate() error {
 	return invalid("source", fmt.Sprintf("%q is unknown", string(s)), "topgg or discord")
 }
 
-// isBotField reports whether f names a field of the v0 Bot object, for the fields parameter.
-func isBotField(f string) bool {
-	switch f {
-	case "id", "clientid", "username", "discriminator", "avatar", "defAvatar", "lib", "prefix",
-		"shortdesc", "longdesc", "tags", "website", "support", "github", "owners", "guilds", "invite", "date",
-		"server_count", "shard_count", "shards", "certifiedBot", "vanity", "points", "monthlyPoints", "donatebotguildid":
-		return true
-	}
-	return false
-}
-
+// checkBotFields checks names for the fields parameter: Bot's JSON names.
 func checkBotFields(fields []string) error {
+	isField := func(f string) bool {
+		return slices.ContainsFunc(reflect.VisibleFields(reflect.TypeFor[Bot]()), func(sf reflect.StructField) bool {
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			return name == f
+		})
+	}
 	for i, f := range fields {
-		if !isBotField(f) {
+		if !isField(f) {
 			return invalid(fmt.Sprintf("fields[%d]", i), fmt.Sprintf("%q is not a bot field", f), "names of v0 Bot fields")
 		}
 	}
@@ -243,19 +226,13 @@ func (q BotQuery) validate() error {
 	if err := checkCount("offset", &q.Offset); err != nil {
 		return err
 	}
-	switch strings.TrimPrefix(q.Sort, "-") {
-	case "id", "date", "monthlyPoints":
-	case "":
-		if q.Sort == "-" {
-			return invalid("sort", `"-" names no field`, "id, date or monthlyPoints, optionally prefixed with -")
-		}
-	default:
+	if f := strings.TrimPrefix(q.Sort, "-"); q.Sort != "" && f != "id" && f != "date" && f != "monthlyPoints" {
 		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
 	}
 	return checkBotFields(q.Fields)
 }
 
-func (s StatsUpdate) validate() error {
+func (s BotStats) validate() error {
 	if err := checkCount("server_count", &s.ServerCount); err != nil {
 		return err
 	}

@@ -45,13 +45,13 @@ func runBoundaries(t *testing.T, cases []boundary, opts ...topggtest.Option) {
 
 func headline(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": s}})
 	}
 }
 
 func pageContent(s string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
-		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{"ko": s}})
+		return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[string]string{"ko": s}})
 	}
 }
 
@@ -74,25 +74,25 @@ func TestValidateProjectUpdate(t *testing.T) {
 		{"page 50000 four-byte", "", pageContent(runes("😀", 50000))},
 		{"page 50001", "page_content[ko]", pageContent(runes("x", 50001))},
 		{"neither member", "headline/page_content", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{}})
 		}},
 		{"bad locale", "headline[xx]", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "fine headline", "xx": "fine headline"}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{Headline: map[string]string{"en": "fine headline", "xx": "fine headline"}})
 		}},
 		{"bad page locale", "page_content[en-US]", func(ctx context.Context, c *topgg.Client) error {
-			return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[topgg.Locale]string{"en-US": runes("a", 300)}})
+			return c.UpdateProject(ctx, topgg.ProjectUpdate{PageContent: map[string]string{"en-US": runes("a", 300)}})
 		}},
 		{"all 16 locales", "", func(ctx context.Context, c *topgg.Client) error {
-			u := topgg.ProjectUpdate{Headline: map[topgg.Locale]string{}}
-			for _, l := range []topgg.Locale{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"} {
-				u.Headline[l] = "headline " + string(l)
+			u := topgg.ProjectUpdate{Headline: map[string]string{}}
+			for _, l := range []string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"} {
+				u.Headline[l] = "headline " + l
 			}
 			return c.UpdateProject(ctx, u)
 		}},
 	})
 }
 
-func announce(title, content string, cat topgg.AnnouncementCategory) func(context.Context, *topgg.Client) error {
+func announce(title, content string, cat string) func(context.Context, *topgg.Client) error {
 	return func(ctx context.Context, c *topgg.Client) error {
 		_, err := c.PostAnnouncement(ctx, topgg.NewAnnouncement{Title: title, Content: content, Category: cat})
 		return err
@@ -188,19 +188,6 @@ func TestValidateProjectKind(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestWrongKindBeforeProject: without Project() the client cannot know the kind and
-// the service refuses with 422.
-func TestWrongKindBeforeProject(t *testing.T) {
-	t.Parallel()
-	srv := newServer(t, topggtest.WithProject(topggtest.RobloxGame()))
-	c := newClient(t, srv)
-	err := c.UpdateMetrics(t.Context(), topgg.BotMetrics{ServerCount: new(1)})
-	var apiErr *topgg.APIError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, 422, apiErr.StatusCode)
-	require.Len(t, srv.Requests(), 1, "a 422 is not retried")
 }
 
 func batch(n int, mod func(i int, s *topgg.MetricsSample)) func(context.Context, *topgg.Client) error {
@@ -370,22 +357,22 @@ func TestValidateLegacy(t *testing.T) {
 			return err
 		})},
 		{"post stats bot id", "bot_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, "", topgg.StatsUpdate{ServerCount: 1})
+			return l.PostStats(ctx, "", topgg.BotStats{ServerCount: 1})
 		})},
 		{"post stats negative", "server_count", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: -1})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: -1})
 		})},
 		{"post stats negative shard", "shards[1]", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, Shards: []int{1, -1}})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, Shards: []int{1, -1}})
 		})},
 		{"post stats shard id = count", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(2), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(2), ShardCount: 2})
 		})},
 		{"post stats shard id < count", "", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(1), ShardCount: 2})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(1), ShardCount: 2})
 		})},
 		{"post stats negative shard id", "shard_id", legacy(func(ctx context.Context, l *topgg.Legacy) error {
-			return l.PostStats(ctx, own, topgg.StatsUpdate{ServerCount: 1, ShardID: new(-1)})
+			return l.PostStats(ctx, own, topgg.BotStats{ServerCount: 1, ShardID: new(-1)})
 		})},
 	})
 }
@@ -415,7 +402,7 @@ func TestValidateMethods(t *testing.T) {
 	// The rules apply without a client too.
 	require.NoError(t, topgg.Validate(topgg.NewAnnouncement{Title: "abc", Content: runes("é", 10)}))
 	requireInvalid(t, topgg.Validate(topgg.NewAnnouncement{Title: "ab", Content: runes("é", 10)}), "title")
-	require.NoError(t, topgg.Validate(topgg.ProjectUpdate{Headline: map[topgg.Locale]string{"en": "abc"}}))
+	require.NoError(t, topgg.Validate(topgg.ProjectUpdate{Headline: map[string]string{"en": "abc"}}))
 	requireInvalid(t, topgg.Validate(topgg.ProjectUpdate{}), "headline/page_content")
 	require.NoError(t, topgg.Validate(topgg.BotMetrics{ShardCount: new(1)}))
 	requireInvalid(t, topgg.Validate(topgg.ServerMetrics{MemberCount: new(1), OnlineCount: new(2)}), "metrics.online_count")

@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// Vote is one vote of the project's vote history: the voter's Top.gg and
-// platform (Discord) ids, its weight (2 on weekend-bonus votes), and when it
-// was made and expires (when the user may vote again).
+// Vote is one vote: the voter's Top.gg and platform (Discord) ids (a vote
+// status answer has none), its weight (2 on weekend-bonus votes), when made
+// and when it expires.
 type Vote struct {
-	UserID     string    `json:"user_id"`
-	PlatformID string    `json:"platform_id"`
+	UserID     string    `json:"user_id,omitempty"`
+	PlatformID string    `json:"platform_id,omitempty"`
 	Weight     int       `json:"weight"`
 	CreatedAt  time.Time `json:"created_at"`
 	ExpiresAt  time.Time `json:"expires_at"`
@@ -52,11 +52,11 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	} else {
 		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
-	return get[VotePage](ctx, c, &call{method: http.MethodGet, path: me + "/votes", query: query, idempotent: true, family: votesFamily, route: RouteVotes})
+	return get[VotePage](ctx, c, &call{route: "GET " + me + "/votes", query: query, idempotent: true, family: votesFamily})
 }
 
 // AllVotes iterates over every vote since since, oldest first, page by page; a
-// failure is yielded once, last. The walk always ends (a *[PaginationError] for
+// failure is yielded once, last. The walk always ends ([ErrPagination] for
 // pages that would not) and stopping early sends no further request.
 func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, error] {
 	return func(yield func(Vote, error) bool) {
@@ -98,36 +98,29 @@ const (
 	UserIDDiscord UserIDKind = "discord"
 )
 
-// VoteStatus is a user's most recent vote; Voted false, the rest zero, when
-// the service knows no active vote.
-type VoteStatus struct {
-	Voted     bool      `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Weight    int       `json:"weight"`
-}
-
-// VoteStatus returns the user's latest vote; source "" means [UserIDTopgg]. No
-// active vote is Voted false; a 404 not the service's own is [ErrNotFound].
-func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (VoteStatus, error) {
+// VoteStatus returns the user's active vote, with the id given (userID, of
+// source's kind; "" means [UserIDTopgg]), or nil when there is none; a 404
+// not the service's own is [ErrNotFound].
+func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (*Vote, error) {
 	if err := checkSnowflake("user_id", userID); err != nil {
-		return VoteStatus{}, err
+		return nil, err
 	}
 	if err := source.validate(); err != nil {
-		return VoteStatus{}, err
+		return nil, err
 	}
 	var q string
 	if source != "" {
 		q = "source=" + string(source) // validated: no escaping needed
 	}
-	var st VoteStatus
-	status, err := c.do(ctx, &call{method: http.MethodGet, path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, route: RouteVoteStatus, absentOn404: true}, &st)
-	if err != nil {
-		return VoteStatus{}, err
+	var v Vote
+	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
+	if err != nil || status == http.StatusNotFound {
+		return nil, err
 	}
-	if status == http.StatusNotFound {
-		return VoteStatus{}, nil
+	if source == UserIDDiscord {
+		v.PlatformID = userID
+	} else {
+		v.UserID = userID
 	}
-	st.Voted = true
-	return st, nil
+	return &v, nil
 }

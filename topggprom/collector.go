@@ -10,8 +10,6 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
-	"github.com/dblkit/go-topgg/topgg"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -31,12 +29,10 @@ type Collector struct {
 	all []prometheus.Collector
 
 	requests  *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	retries   *prometheus.CounterVec
 	reqMu     sync.RWMutex
-	reqCache  map[requestKey]prometheus.Counter
-	routes    []string // label values by topgg.Route; [0] "unknown"
-	outcomes  []string // label values by topgg.Outcome; [0] "unknown"
-	durations []prometheus.Observer
-	retries   []prometheus.Counter
+	reqCache  map[requestKey]requestSeries
 	refused   [2]prometheus.Gauge // v1, v0
 
 	posts      []prometheus.Counter // by autopost.Outcome; [0] "other"
@@ -52,7 +48,7 @@ type Collector struct {
 	pending                                              prometheus.Gauge
 	expiries                                             prometheus.Counter
 
-	webhooks []prometheus.Counter // by webhook.Outcome
+	webhooks map[string]prometheus.Counter // by outcome label
 
 	leader  prometheus.Gauge
 	changes prometheus.Counter
@@ -60,11 +56,13 @@ type Collector struct {
 	leading bool
 }
 
-type requestKey struct {
-	route   topgg.Route
-	method  string
-	code    string
-	outcome topgg.Outcome
+// requestKey holds the label values of an API request.
+type requestKey struct{ route, method, code, outcome string }
+
+// requestSeries are the series of one requestKey.
+type requestSeries struct {
+	requests, retries prometheus.Counter
+	duration          prometheus.Observer
 }
 
 // New makes the collectors and registers them with reg. It fails when reg is
@@ -77,7 +75,7 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 		// A nil *prometheus.Registry would panic in Register.
 		return nil, fmt.Errorf("topggprom: New: nil %T", reg)
 	}
-	c := &Collector{reqCache: make(map[requestKey]prometheus.Counter)}
+	c := &Collector{reqCache: make(map[requestKey]requestSeries)}
 	c.api()
 	c.jobs()
 	c.votes()
@@ -120,22 +118,17 @@ func (c *Collector) counter(name, help string) prometheus.Counter {
 }
 
 func (c *Collector) api() {
-	c.routes, c.outcomes = labels[topgg.Route](unknown), labels[topgg.Outcome](unknown)
 	c.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
 		Help: "Attempts of Top.gg API calls, by route family, method, status code (none: no answer; other: a code the service does not document) and outcome."},
 		[]string{"route", "method", "code", "outcome"})
 	c.add(c.requests)
-	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
+	c.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
 		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: requestBuckets()},
 		[]string{"route"})
-	c.add(durations)
-	retries := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
+	c.add(c.durations)
+	c.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
 		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"})
-	c.add(retries)
-	for _, r := range c.routes {
-		c.durations = append(c.durations, durations.WithLabelValues(r))
-		c.retries = append(c.retries, retries.WithLabelValues(r))
-	}
+	c.add(c.retries)
 	refused := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
 		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"})
 	c.add(refused)
@@ -149,7 +142,11 @@ func (c *Collector) jobs() {
 	c.backfilled = c.counter("autopost_backfilled_samples_total", "Missed samples sent in a metrics batch.")
 	c.lastPost = c.gauge("autopost_last_post_timestamp_seconds", "Unix time of the last successful post.")
 	c.syncs = c.counters("commands_syncs_total", "Slash command syncs, by outcome.", "outcome", labels[commands.Outcome](other))
-	c.webhooks = c.counters("webhook_requests_total", "Webhook deliveries, by outcome.", "outcome", labels[webhook.Outcome](other))
+	outcomes := webhookOutcomes()
+	c.webhooks = make(map[string]prometheus.Counter, len(outcomes))
+	for i, m := range c.counters("webhook_requests_total", "Webhook deliveries, by outcome.", "outcome", outcomes) {
+		c.webhooks[outcomes[i]] = m
+	}
 	c.leader = c.gauge("fleet_leader", "1 while this process leads the fleet, else 0.")
 	c.changes = c.counter("fleet_leadership_changes_total", "Times this process won or lost the fleet's lead.")
 }

@@ -46,5 +46,5 @@ func Example() {
 		}
 	}
 	// Output:
-	// topgg_api_requests_total{code="200",method="GET",outcome="ok",route="project"} 1
+	// topgg_api_requests_total{code="200",method="GET",outcome="ok",route="/v1/projects/@me"} 1
 }

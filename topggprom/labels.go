@@ -1,9 +1,15 @@
 package topggprom
 
-import "strings"
+import (
+	"errors"
+	"strings"
 
-// Label values outside a label's set: "unknown" for an API request's route
-// and outcome (the client's own word), "other" elsewhere.
+	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+)
+
+// Label values outside a label's set: "unknown" for an API request's route,
+// "other" elsewhere.
 const (
 	other   = "other"
 	unknown = "unknown"
@@ -70,4 +76,60 @@ func code(status int) string {
 		}
 	}
 	return other
+}
+
+// route returns the method and path label values of a client's route pattern
+// ("GET /bots/:bot_id"); a path not shaped like one (an id in it) is "unknown".
+func route(pattern string) (string, string) {
+	m, p, _ := strings.Cut(pattern, " ")
+	if len(p) > 64 || !strings.HasPrefix(p, "/") || strings.Trim(strings.TrimPrefix(p, "/v1/"), "abcdefghijklmnopqrstuvwxyz/@:_") != "" {
+		return method(m), unknown
+	}
+	return method(m), p
+}
+
+// requestOutcome is the outcome label of an attempt, by its error's type.
+func requestOutcome(err error) string {
+	switch e := err.(type) {
+	case nil:
+		return "ok"
+	case *topgg.RateLimitError:
+		if e.Local {
+			return "blocked" // nothing was sent
+		}
+		return "rate_limited"
+	case *topgg.APIError:
+		return "api_error"
+	case *topgg.DecodeError:
+		return "bad_answer"
+	}
+	return "transport_error"
+}
+
+// webhookOutcomes are the label values of a webhook delivery's outcome.
+func webhookOutcomes() []string {
+	return []string{"accepted", "unauthorized", "forbidden", "stale", "bad_request", "too_large", "method_not_allowed", "store_failed", "panic"}
+}
+
+// webhookOutcome is the outcome label of a delivery, by the receiver's error.
+func webhookOutcome(err error) string {
+	switch {
+	case err == nil:
+		return "accepted"
+	case errors.Is(err, webhook.ErrPanicked):
+		return "panic"
+	case errors.Is(err, webhook.ErrNoSignature), errors.Is(err, webhook.ErrMalformedSignature):
+		return "unauthorized"
+	case errors.Is(err, webhook.ErrSignatureMismatch):
+		return "forbidden"
+	case errors.Is(err, webhook.ErrTimestamp):
+		return "stale"
+	case errors.Is(err, webhook.ErrMalformedBody):
+		return "bad_request"
+	case errors.Is(err, webhook.ErrBodyTooLarge):
+		return "too_large"
+	case errors.Is(err, webhook.ErrMethodNotAllowed):
+		return "method_not_allowed"
+	}
+	return "store_failed" // OnVote's or OnIntegrationCreate's error
 }

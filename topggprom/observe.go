@@ -2,29 +2,29 @@ package topggprom
 
 import (
 	"errors"
-
-	"github.com/prometheus/client_golang/prometheus"
+	"strings"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/topgg"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // ObserveRequest counts one attempt of an API call: a [topgg.Observer].
 func (c *Collector) ObserveRequest(r topgg.Request) {
-	c.requestCounter(r).Inc()
-	i := at(r.Route, len(c.routes))
-	if r.Outcome != topgg.OutcomeBlocked {
-		c.durations[i].Observe(r.Duration.Seconds())
+	k := requestKey{code: code(r.Status), outcome: requestOutcome(r.Err)}
+	k.method, k.route = route(r.Route)
+	s := c.series(k)
+	s.requests.Inc()
+	if k.outcome != "blocked" {
+		s.duration.Observe(r.Duration.Seconds())
 	}
 	if r.Attempt > 1 {
-		c.retries[i].Inc()
+		s.retries.Inc()
 	}
 	api := 0
-	if r.Route >= topgg.RouteLegacyBots {
+	if strings.HasPrefix(k.route, "/bots") {
 		api = 1
 	}
 	switch {
@@ -35,28 +35,22 @@ func (c *Collector) ObserveRequest(r topgg.Request) {
 	}
 }
 
-// requestCounter returns the counter of r's labels, made once.
-func (c *Collector) requestCounter(r topgg.Request) prometheus.Counter {
-	k := requestKey{route: r.Route, method: method(r.Method), code: code(r.Status), outcome: r.Outcome}
-	if at(k.route, len(c.routes)) == 0 {
-		k.route = 0
-	}
-	if at(k.outcome, len(c.outcomes)) == 0 {
-		k.outcome = 0
-	}
+// series returns the series of k's labels, made once.
+func (c *Collector) series(k requestKey) requestSeries {
 	c.reqMu.RLock()
-	m, ok := c.reqCache[k]
+	s, ok := c.reqCache[k]
 	c.reqMu.RUnlock()
 	if ok {
-		return m
+		return s
 	}
 	c.reqMu.Lock()
 	defer c.reqMu.Unlock()
-	if m, ok = c.reqCache[k]; !ok {
-		m = c.requests.WithLabelValues(c.routes[k.route], k.method, k.code, c.outcomes[k.outcome])
-		c.reqCache[k] = m
+	if s, ok = c.reqCache[k]; !ok {
+		s = requestSeries{requests: c.requests.WithLabelValues(k.route, k.method, k.code, k.outcome),
+			retries: c.retries.WithLabelValues(k.route), duration: c.durations.WithLabelValues(k.route)}
+		c.reqCache[k] = s
 	}
-	return m
+	return s
 }
 
 // ObservePost counts one post attempt of the server count: an
@@ -119,12 +113,12 @@ func (c *Collector) ObserveVote(e voterewards.Event) {
 
 // ObserveWebhook counts one webhook delivery by how it was answered: a
 // webhook.Config.Observer as it is.
-func (c *Collector) ObserveWebhook(o webhook.Outcome) {
-	c.webhooks[at(o, len(c.webhooks))].Inc()
+func (c *Collector) ObserveWebhook(err error) {
+	c.webhooks[webhookOutcome(err)].Inc()
 }
 
 // ObserveLease records whether this process leads the fleet: a
-// fleet.LeaseConfig.OnChange as it is. A change from the last call counts as
+// fleet.Config.OnChange as it is. A change from the last call counts as
 // a leadership change.
 func (c *Collector) ObserveLease(s fleet.LeaseState) {
 	c.leadMu.Lock()

@@ -3,6 +3,8 @@ package topggprom_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -23,7 +25,6 @@ import (
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
-	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/topggprom"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -36,7 +37,7 @@ func (s staticSource) Changed() <-chan struct{}                        { return 
 
 // allowed are the label values each label may take.
 var allowed = map[string]*regexp.Regexp{
-	"route":   regexp.MustCompile(`^(project|announcements|metrics|metrics_batch|commands|votes|vote_status|legacy_bots|legacy_stats|legacy_check|legacy_voters|unknown)$`),
+	"route":   regexp.MustCompile(`^(/v1/projects/@me[a-z/:_]*|/bots[a-z/:_]*|unknown)$`),
 	"method":  regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE|other)$`),
 	"code":    regexp.MustCompile(`^(200|201|204|400|401|403|404|408|413|429|500|502|503|504|none|other)$`),
 	"outcome": regexp.MustCompile(`^[a-z_]+$`),
@@ -124,14 +125,14 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	c.ObserveSync(commands.Result{Outcome: commands.OutcomePublished, Commands: 1}, nil)
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: voterewards.OriginWebhook, Latency: 3 * time.Second})
 	c.ObserveVote(voterewards.Event{Type: voterewards.EventDelivered, Origin: 200, Latency: time.Minute}) // not a source: counted as other
-	c.ObserveWebhook(webhook.Outcome(250))                                                                // not an outcome: other
+	c.ObserveWebhook(errors.New("store down"))
 	c.ObserveLease(fleet.LeaseState{Leader: true})
 
 	text := testkit.MetricsText(t, reg)
-	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "429", "outcome", "rate_limited"))
-	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "metrics", "method", "PATCH", "code", "204", "outcome", "ok"))
-	requireValue(t, text, 1, "topgg_api_retries_total", lbl("route", "metrics"))
-	requireValue(t, text, 2, "topgg_api_request_duration_seconds_count", lbl("route", "metrics"))
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me/metrics", "method", "PATCH", "code", "429", "outcome", "rate_limited"))
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me/metrics", "method", "PATCH", "code", "204", "outcome", "ok"))
+	requireValue(t, text, 1, "topgg_api_retries_total", lbl("route", "/v1/projects/@me/metrics"))
+	requireValue(t, text, 2, "topgg_api_request_duration_seconds_count", lbl("route", "/v1/projects/@me/metrics"))
 	requireValue(t, text, 0, "topgg_api_token_refused", lbl("api", "v1"))
 	requireValue(t, text, 1, "topgg_autopost_posts_total", lbl("outcome", "posted"))
 	requireValue(t, text, 0, "topgg_autopost_posts_total", lbl("outcome", "failed"))
@@ -144,8 +145,8 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	requireValue(t, text, 1, "topgg_votes_rewarded_total", lbl("source", "webhook"))
 	requireValue(t, text, 1, "topgg_votes_rewarded_total", lbl("source", "other"))
 	requireValue(t, text, 1, "topgg_vote_reward_latency_seconds_count", lbl("source", "webhook"))
-	requireValue(t, text, 1, "topgg_webhook_requests_total", lbl("outcome", "other"))
-	requireValue(t, text, 0, "topgg_webhook_requests_total", lbl("outcome", "store_failed"))
+	requireValue(t, text, 1, "topgg_webhook_requests_total", lbl("outcome", "store_failed"))
+	requireValue(t, text, 0, "topgg_webhook_requests_total", lbl("outcome", "accepted"))
 	requireValue(t, text, 1, "topgg_fleet_leader", nil)
 	requireValue(t, text, 1, "topgg_fleet_leadership_changes_total", nil)
 	requireBounded(t, text)
@@ -160,7 +161,7 @@ func TestScrapeTokenRefused(t *testing.T) {
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
 	text := testkit.MetricsText(t, reg)
 	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v1"))
-	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "project", "method", "GET", "code", "401", "outcome", "api_error"))
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me", "method", "GET", "code", "401", "outcome", "api_error"))
 	_, err = client.Project(context.Background())
 	require.NoError(t, err)
 	requireValue(t, testkit.MetricsText(t, reg, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
@@ -199,20 +200,24 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 	requireBounded(t, testkit.MetricsText(t, reg))
 }
 
-// Any status, method, route or outcome, however odd, lands in a bounded set.
+// Any status, method, route or error, however odd, lands in a bounded set.
 func TestRequestLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	c, err := topggprom.New(reg)
 	require.NoError(t, err)
+	errs := []error{nil, errors.New("odd"), &topgg.APIError{}, &topgg.RateLimitError{Local: true}, &topgg.DecodeError{}}
 	for status := -1; status < 1000; status++ {
-		c.ObserveRequest(topgg.Request{Route: topgg.Route(status % 256), Method: "BREW", Status: status, Outcome: topgg.Outcome(status % 256)})
+		route := fmt.Sprintf("BREW /bots/%d/stats", status) // an id: unknown
+		if status%2 == 0 {
+			route = "GET /v1/projects/@me/votes/:user_id"
+		}
+		c.ObserveRequest(topgg.Request{Route: route, Status: status, Err: errs[(status+1)%len(errs)]})
 	}
-	// 12 routes (11 and unknown) x 1 method x 16 codes x 7 outcomes at most;
-	// the codes alone: 16.
+	// 2 routes x 1 method x 16 codes x 5 outcomes at most; the codes alone: 16.
 	n, err := testutil.GatherAndCount(reg, "topgg_api_requests_total")
 	require.NoError(t, err)
-	assert.LessOrEqual(t, n, 12*16*7)
+	assert.LessOrEqual(t, n, 2*16*5)
 	codes := map[string]bool{}
 	for _, labels := range testkit.MetricLabels(testkit.MetricsText(t, reg, "topgg_api_requests_total")) {
 		codes[labels["code"]] = true

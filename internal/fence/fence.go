@@ -18,9 +18,6 @@ import (
 
 // Errors, re-exported by fleet under the same names.
 var (
-	// ErrBadConfig means a bot name, Redis URL, duration, shard count or shard
-	// id is refused. A refused URL's text never shows its password.
-	ErrBadConfig = errors.New("fleet: invalid configuration")
 	// ErrFenced means a newer leader token exists: the writer is no longer leader.
 	ErrFenced = errors.New("fleet: write refused by the fence: a newer leader exists")
 	// ErrNoFence means a fenced write was attempted with a zero Fence.
@@ -36,10 +33,10 @@ const keyPrefix = "topgg:"
 // of a bot's keys share one Redis Cluster slot.
 func Key(bot, name string) string { return keyPrefix + "{" + bot + "}:" + name }
 
-// CheckBot validates a bot name used in keys.
+// CheckBot validates a bot name used in keys: a *[topgg.ConfigError] if refused.
 func CheckBot(bot string) error {
 	if bot == "" || strings.ContainsAny(bot, "{} \t\r\n") {
-		return fmt.Errorf("%w: bot name %q (want a non-empty name without braces or spaces, e.g. the application id)", ErrBadConfig, bot)
+		return &topgg.ConfigError{Field: "bot", Problem: fmt.Sprintf("%q is refused (want a non-empty name without braces or spaces, e.g. the application id)", bot)}
 	}
 	return nil
 }
@@ -59,8 +56,8 @@ type Fence struct {
 // Token returns the term's fencing token (0 for the zero Fence).
 func (f Fence) Token() int64 { return f.token }
 
-// For returns the fence of bot's term by its token. Errors wrap
-// [ErrBadConfig] for a bot [Key] refuses.
+// For returns the fence of bot's term by its token; a bot [CheckBot] refuses
+// is an error.
 func For(bot string) (func(token int64) Fence, error) {
 	if err := CheckBot(bot); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -61,7 +62,7 @@ func StartCluster(t testing.TB) *Cluster {
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	if err := c.waitHealthy(ctx, c.nodes); err != nil {
+	if err := poll(ctx, func() error { return c.healthy(ctx, c.nodes) }); err != nil {
 		t.Fatalf("redistest: cluster did not form: %v", err)
 	}
 	return c
@@ -72,16 +73,7 @@ func StartCluster(t testing.TB) *Cluster {
 func requireCLI(t testing.TB) string {
 	t.Helper()
 	Require(t)
-	bin, err := exec.LookPath("redis-cli")
-	if err == nil {
-		return bin
-	}
-	msg := "redis-cli not found in PATH; " + installHint + " (redis-tools)"
-	if ciSet() {
-		t.Fatal(msg + " (CI is set: the tests must not be skipped)")
-	}
-	t.Skip(msg)
-	return ""
+	return require(t, "redis-cli", installHint+" (redis-tools)")
 }
 
 // Addrs returns host:port of every node, masters and replicas.
@@ -103,7 +95,7 @@ func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: 200 * time.Millisecond, ClusterStateReloadInterval: 200 * time.Millisecond,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewClient: see redistest.go's Client
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient: see redistest.go's Client
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
 }
@@ -137,18 +129,20 @@ func (c *Cluster) KillMasterOf(ctx context.Context, key string) (killed, promote
 	live := slices.DeleteFunc(c.Nodes(), func(n *Server) bool { return n == killed })
 	wctx, cancel := context.WithTimeout(ctx, failoverTimeout)
 	defer cancel()
-	for {
-		promoted, err = c.masterOfSlot(wctx, slot)
-		if err == nil && promoted != killed {
-			if err = c.waitHealthy(wctx, live); err == nil {
-				return killed, promoted
-			}
+	err = poll(wctx, func() error {
+		var err error
+		if promoted, err = c.masterOfSlot(wctx, slot); err == nil && promoted == killed {
+			err = errors.New("the killed node is still named master")
 		}
-		if clock.Sleep(wctx, clock.Real(), 50*time.Millisecond) != nil {
-			c.t.Fatalf("redistest: the replica of %s was not promoted within %v (last: %v)", killed.Addr(), failoverTimeout, err)
-			return nil, nil
+		if err == nil {
+			err = c.healthy(wctx, live)
 		}
+		return err
+	})
+	if err != nil {
+		c.t.Fatalf("redistest: the replica of %s was not promoted within %v: %v", killed.Addr(), failoverTimeout, err)
 	}
+	return killed, promoted
 }
 
 // keySlot asks a live node for key's hash slot.
@@ -224,11 +218,11 @@ func (c *Cluster) byAddr(addr string) *Server {
 	return nil
 }
 
-// waitHealthy waits until each of nodes says cluster_state:ok and that
-// every slot is served, polling every 50 ms until ctx is done.
-func (c *Cluster) waitHealthy(ctx context.Context, nodes []*Server) error {
+// poll calls fn every 50 ms until it returns nil, or ctx is done: then the
+// error says fn's last.
+func poll(ctx context.Context, fn func() error) error {
 	for {
-		err := c.healthy(ctx, nodes)
+		err := fn()
 		if err == nil {
 			return nil
 		}
@@ -238,6 +232,8 @@ func (c *Cluster) waitHealthy(ctx context.Context, nodes []*Server) error {
 	}
 }
 
+// healthy returns nil if each of nodes says cluster_state:ok and that every
+// slot is served.
 func (c *Cluster) healthy(ctx context.Context, nodes []*Server) error {
 	for _, n := range nodes {
 		err := withNode(ctx, n, func(nc *redis.Client) error {
@@ -259,8 +255,9 @@ func (c *Cluster) healthy(ctx context.Context, nodes []*Server) error {
 
 // withNode runs fn with a short-lived plain client of one node.
 func withNode(ctx context.Context, n *Server, fn func(*redis.Client) error) error {
-	nc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: time.Second, ContextTimeoutEnabled: true})
+	o := nodeOptions(n.Addr())
+	o.ReadTimeout = time.Second
+	nc := redis.NewClient(o)
 	defer nc.Close()
 	return fn(nc)
 }

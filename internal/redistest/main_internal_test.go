@@ -27,12 +27,12 @@ func TestMain(m *testing.M) {
 func TestAnnounceSaysWhyInOneLine(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	assert.True(t, announce(&b, "fleet", false))
+	assert.True(t, announce(&b, "fleet", false, Binary, installHint))
 	assert.Equal(t, "fleet: redis-server not found in PATH; the tests that need it are skipped (go test -v lists them); "+
 		"install: apt-get install redis-server\n", b.String())
 
 	b.Reset()
-	assert.False(t, announce(&b, "fleet", true), "CI: the package fails")
+	assert.False(t, announce(&b, "fleet", true, Binary, installHint), "CI: the package fails")
 	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
 	assert.Contains(t, b.String(), "fleet: FAIL: redis-server not found")
 	assert.Contains(t, b.String(), "apt-get install redis-server")
@@ -51,11 +51,11 @@ func TestAnnounceIsSilentWithRedis(t *testing.T) {
 func TestAnnounceSentinelSaysWhyInOneLine(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	assert.True(t, announceSentinel(&b, "fleet", false))
-	assert.Equal(t, "fleet: redis-sentinel not found in PATH; the Sentinel tests are skipped (go test -v lists them); "+
+	assert.True(t, announce(&b, "fleet", false, SentinelBinary, sentinelInstallHint))
+	assert.Equal(t, "fleet: redis-sentinel not found in PATH; the tests that need it are skipped (go test -v lists them); "+
 		"install: apt-get install redis-sentinel\n", b.String())
 	b.Reset()
-	assert.False(t, announceSentinel(&b, "fleet", true), "CI: the package fails")
+	assert.False(t, announce(&b, "fleet", true, SentinelBinary, sentinelInstallHint), "CI: the package fails")
 	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
 	assert.Contains(t, b.String(), "fleet: FAIL: redis-sentinel not found")
 }

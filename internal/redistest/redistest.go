@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,6 +47,7 @@ type Server struct {
 	certFile string
 	keyFile  string
 	extra    []string // WithArgs
+	monitor  int      // a sentinel's: the port of the master it monitors (0: a redis-server)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -75,13 +75,19 @@ func WithArgs(args ...string) Option {
 // (CI must run every fleet test, never skip it silently).
 func Require(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath(Binary)
+	return require(t, Binary, installHint)
+}
+
+// require returns the path of bin, or skips t (fails it under CI) naming hint.
+func require(t testing.TB, bin, hint string) string {
+	t.Helper()
+	path, err := exec.LookPath(bin)
 	if err == nil {
-		return bin
+		return path
 	}
-	msg := "redis-server not found in PATH; install it with `apt-get install redis-server` to run the fleet tests"
+	msg := bin + " not found in PATH; " + hint + " to run the tests that need it"
 	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: the fleet tests must not be skipped)")
+		t.Fatal(msg + " (CI is set: these tests must not be skipped)")
 	}
 	t.Skip(msg)
 	return ""
@@ -92,9 +98,12 @@ func Require(t testing.TB) string {
 // it answers PING, and stops it in t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, bin: Require(t), dir: t.TempDir()}
+	s := &Server{t: t, dir: t.TempDir()}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.bin = Require(t); s.monitor != 0 {
+		s.bin = RequireSentinel(t)
 	}
 	if s.tls {
 		if err := s.makeCert(); err != nil {
@@ -139,24 +148,34 @@ func (s *Server) URL() string {
 // Client returns a new client for the server, closed in t.Cleanup.
 func (s *Server) Client(t testing.TB) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{
-		Addr: s.Addr(), Password: s.password, TLSConfig: s.tlsConfig(),
-		ContextTimeoutEnabled: true, MaxRetries: -1,
-		// As fleet.NewClient: go-redis's "auto" maintenance notifications race
-		// with a pinned Conn starting at once (go-redis v9.23, Redis 7).
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	o := s.options()
+	o.DialTimeout = 0 // go-redis's default
+	c := redis.NewClient(o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
+// options are a client's of the server, set as fleet.NewUniversalClient sets
+// them, quick to give up a dial.
+func (s *Server) options() *redis.Options {
+	o := nodeOptions(s.Addr())
+	o.Password, o.TLSConfig = s.password, s.tlsConfig()
+	return o
+}
+
+// nodeOptions are a client's of addr, set as fleet.NewUniversalClient sets
+// them (go-redis's "auto" maintenance notifications race with a pinned Conn
+// starting at once: go-redis v9.23, Redis 7), quick to give up a dial.
+func nodeOptions(addr string) *redis.Options {
+	return &redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}
+}
+
 // ClientOf returns a client of addr with its own pool (a separate process),
-// set as fleet.NewClient sets it and quick to give up a dial, closed in
+// set as fleet.NewUniversalClient sets it and quick to give up a dial, closed in
 // t.Cleanup.
 func ClientOf(t testing.TB, addr string) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		DialTimeout:              200 * time.Millisecond})
+	c := redis.NewClient(nodeOptions(addr))
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -172,7 +191,7 @@ func (s *Server) Kill() {
 		return
 	}
 	_ = cmd.Process.Kill()
-	httpx.Within("redistest: redis-server to exit after SIGKILL", func() { <-done })
+	httpx.Within("redistest: "+filepath.Base(s.bin)+" to exit after SIGKILL", func() { <-done })
 	s.mu.Lock()
 	s.cmd = nil
 	s.mu.Unlock()
@@ -206,9 +225,12 @@ func (s *Server) Logs() string {
 func (s *Server) args() []string {
 	a := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--appendonly", "yes", "--appendfsync", "always", "--save", "",
 		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning",
 	}
+	if s.monitor != 0 {
+		return append([]string{filepath.Join(s.dir, "sentinel.conf")}, a...)
+	}
+	a = append(a, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
 	if s.password != "" {
 		a = append(a, "--requirepass", s.password)
 	}
@@ -222,6 +244,11 @@ func (s *Server) args() []string {
 }
 
 func (s *Server) start() error {
+	if s.monitor != 0 {
+		if err := s.writeSentinelConf(); err != nil {
+			return err
+		}
+	}
 	cmd := exec.Command(s.bin, s.args()...)
 	cmd.Dir = s.dir
 	logs := &bytes.Buffer{}
@@ -243,8 +270,7 @@ func (s *Server) start() error {
 }
 
 func (s *Server) waitReady(exited <-chan struct{}) error {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: s.password, MaxRetries: -1,
-		DialTimeout: 200 * time.Millisecond, TLSConfig: s.tlsConfig()})
+	c := redis.NewClient(s.options())
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -255,9 +281,9 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 		}
 		select {
 		case <-exited:
-			return errors.New("redis-server exited before answering PING")
+			return fmt.Errorf("%s exited before answering PING", filepath.Base(s.bin))
 		case <-ctx.Done():
-			return fmt.Errorf("redis-server did not answer PING within %v: %w", startTimeout, err)
+			return fmt.Errorf("%s did not answer PING within %v: %w", filepath.Base(s.bin), startTimeout, err)
 		case <-time.After(20 * time.Millisecond): // poll interval of a bounded readiness wait
 		}
 	}
@@ -268,7 +294,7 @@ func (s *Server) stop() {
 	// Keep the AOF of a failed test for inspection? t.TempDir removes it; the
 	// server's own log is printed on failure instead.
 	if s.t.Failed() {
-		s.t.Logf("redis-server output:\n%s", s.Logs())
+		s.t.Logf("%s %s output:\n%s", filepath.Base(s.bin), s.Addr(), s.Logs())
 	}
 	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
 }
@@ -286,42 +312,25 @@ const installHint = "install: apt-get install redis-server"
 // The same goes for redis-sentinel (the Sentinel tests, see [StartSentinel]):
 // without it, one line says those tests are skipped and how to install it.
 func Announce(pkg string) bool {
-	_, errServer := exec.LookPath(Binary)
-	_, errSentinel := exec.LookPath(SentinelBinary)
-	if errServer == nil && errSentinel == nil {
-		return true
+	for _, b := range [][2]string{{Binary, installHint}, {SentinelBinary, sentinelInstallHint}} {
+		if _, err := exec.LookPath(b[0]); err != nil {
+			w, closeW := httpx.AnnounceWriter()
+			defer closeW()
+			return announce(w, pkg, os.Getenv("CI") != "", b[0], b[1])
+		}
 	}
-	w, closeW := httpx.AnnounceWriter()
-	defer closeW()
-	if errServer != nil {
-		return announce(w, pkg, os.Getenv("CI") != "")
-	}
-	return announceSentinel(w, pkg, os.Getenv("CI") != "")
-}
-
-// announce writes the line for a missing redis-server and reports whether
-// the tests may run.
-func announce(w io.Writer, pkg string, ci bool) bool {
-	if ci {
-		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the Redis tests must not be skipped; %s\n",
-			pkg, Binary, installHint)
-		return false
-	}
-	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the tests that need it are skipped (go test -v lists them); %s\n",
-		pkg, Binary, installHint)
 	return true
 }
 
-// announceSentinel writes the line for a missing redis-sentinel and
-// reports whether the tests may run.
-func announceSentinel(w io.Writer, pkg string, ci bool) bool {
+// announce writes the line for a missing bin and reports whether the tests may run.
+func announce(w io.Writer, pkg string, ci bool, bin, hint string) bool {
 	if ci {
-		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the Sentinel tests must not be skipped; %s\n",
-			pkg, SentinelBinary, sentinelInstallHint)
+		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the tests that need it must not be skipped; %s\n",
+			pkg, bin, hint)
 		return false
 	}
-	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the Sentinel tests are skipped (go test -v lists them); %s\n",
-		pkg, SentinelBinary, sentinelInstallHint)
+	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the tests that need it are skipped (go test -v lists them); %s\n",
+		pkg, bin, hint)
 	return true
 }
 

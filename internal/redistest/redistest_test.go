@@ -92,3 +92,62 @@ func TestMissingSentinelSkipsOrFailsUnderCI(t *testing.T) {
 	redistest.RequireSentinel(r)
 	assert.Contains(t, r.fatal, "apt-get install redis-sentinel")
 }
+
+// TestClusterFailsOverToTheReplica: a write acknowledged by the replica
+// (WAIT) survives the kill of its master; the replica serves the slot after
+// the failover, and the killed node rejoins as a replica when restarted.
+func TestClusterFailsOverToTheReplica(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t)
+	ctx := context.Background()
+	require.Len(t, cl.Addrs(), 6)
+	c := cl.Client(t)
+	require.NoError(t, c.Set(ctx, "{k}x", "v", 0).Err())
+	master, err := cl.MasterOf(ctx, "{k}x")
+	require.NoError(t, err)
+	mc := master.Client(t)
+	require.NoError(t, mc.Set(ctx, "{k}x", "w", 0).Err())
+	require.Equal(t, int64(1), mc.Do(ctx, "WAIT", 1, 5000).Val(), "the replica did not acknowledge")
+
+	killed, promoted := cl.KillMasterOf(ctx, "{k}x")
+	assert.Equal(t, master, killed)
+	assert.NotEqual(t, killed, promoted)
+	got, err := promoted.Client(t).Get(ctx, "{k}x").Result()
+	require.NoError(t, err)
+	assert.Equal(t, "w", got, "the promoted replica lost an acknowledged write")
+	require.Eventually(t, func() bool { return c.Get(ctx, "{k}x").Val() == "w" }, redistestWait, tick,
+		"the cluster client never found the new master")
+
+	killed.Restart()
+	require.Eventually(t, func() bool {
+		role, err := killed.Client(t).Do(ctx, "ROLE").Slice()
+		return err == nil && role[0] == "slave"
+	}, redistestWait, tick, "the old master did not rejoin as a replica")
+}
+
+// TestSentinelPromotesTheReplica: the failover client follows the sentinels
+// to the promoted replica, which kept an acknowledged write.
+func TestSentinelPromotesTheReplica(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinel(t)
+	ctx := context.Background()
+	require.Len(t, s.SentinelAddrs(), 3)
+	c := s.Client(t)
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	require.Equal(t, int64(1), c.Do(ctx, "WAIT", 1, 5000).Val())
+	first, err := s.Master(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, s.Nodes()[0], first)
+
+	killed, promoted := s.KillMaster(ctx)
+	assert.Equal(t, first, killed)
+	assert.Equal(t, s.Nodes()[1], promoted)
+	require.Eventually(t, func() bool { return c.Get(ctx, "k").Val() == "v" && c.Set(ctx, "k2", "x", 0).Err() == nil },
+		sentinelActWait, tick, "the failover client never reached the new master")
+
+	killed.Restart()
+	require.Eventually(t, func() bool {
+		role, err := killed.Client(t).Do(ctx, "ROLE").Slice()
+		return err == nil && role[0] == "slave"
+	}, sentinelActWait, tick, "the sentinels did not make the old master a replica")
+}

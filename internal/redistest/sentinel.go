@@ -1,23 +1,18 @@
 package redistest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // SentinelBinary is the name of the Sentinel executable looked up in PATH
@@ -48,143 +43,50 @@ func fastSync() []string { return []string{"--repl-diskless-sync-delay", "0"} }
 type Sentinel struct {
 	t         testing.TB
 	nodes     []*Server // [0] started as master, [1] as its replica
-	sentinels []*sentinelProc
-}
-
-// sentinelProc is one redis-sentinel process.
-type sentinelProc struct {
-	port int
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	logs bytes.Buffer
+	sentinels []*Server // redis-sentinel processes
 }
 
 // RequireSentinel returns the path of redis-sentinel, or ends the test:
 // t.Skip naming the package to install, or t.Fatal when CI is set.
 func RequireSentinel(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath(SentinelBinary)
-	if err == nil {
-		return bin
-	}
-	msg := "redis-sentinel not found in PATH; " + sentinelInstallHint + " to run the Sentinel tests"
-	if ciSet() {
-		t.Fatal(msg + " (CI is set: the Sentinel tests must not be skipped)")
-	}
-	t.Skip(msg)
-	return ""
+	return require(t, SentinelBinary, sentinelInstallHint)
 }
-
-func ciSet() bool { return os.Getenv("CI") != "" }
 
 // StartSentinel starts a master, its replica and three sentinels on free
 // 127.0.0.1 ports, and waits (bounded) until the replica is in sync and
 // every sentinel knows the replica and the other two sentinels.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	bin := RequireSentinel(t)
-	s := &Sentinel{t: t}
+	RequireSentinel(t)
 	master := Start(t, WithArgs(fastSync()...))
 	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port)}, fastSync()...)...))
-	s.nodes = []*Server{master, replica}
+	s := &Sentinel{t: t, nodes: []*Server{master, replica}}
 	for range 3 {
-		p, err := startSentinelProc(bin, t.TempDir(), master.port)
-		if err != nil {
-			t.Fatalf("redistest: %v", err)
-		}
-		s.sentinels = append(s.sentinels, p)
-		t.Cleanup(func() {
-			p.stop()
-			if t.Failed() {
-				t.Logf("redis-sentinel %d output:\n%s", p.port, p.output())
-			}
-		})
+		s.sentinels = append(s.sentinels, Start(t, func(p *Server) { p.monitor = master.port }))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), failoverTimeout)
 	defer cancel()
-	for !s.settled(ctx, master) {
-		if clock.Sleep(ctx, clock.Real(), 50*time.Millisecond) != nil {
-			t.Fatalf("redistest: the sentinels did not settle within %v", failoverTimeout)
-		}
+	if err := poll(ctx, func() error { return s.settled(ctx, master) }); err != nil {
+		t.Fatalf("redistest: the sentinels did not settle within %v: %v", failoverTimeout, err)
 	}
 	return s
 }
 
-func startSentinelProc(bin, dir string, masterPort int) (*sentinelProc, error) {
-	var err error
-	for range 5 { // a freed port may be taken before we bind it: try another
-		var port int
-		if port, err = httpx.FreePort(); err != nil {
-			return nil, err
-		}
-		conf := fmt.Sprintf("port %d\nbind 127.0.0.1\nprotected-mode no\ndaemonize no\ndir %s\n"+
-			"sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
-			"sentinel failover-timeout %s 3000\nsentinel parallel-syncs %s 1\n",
-			port, dir, MasterName, masterPort, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
-		path := filepath.Join(dir, "sentinel.conf")
-		if err = os.WriteFile(path, []byte(conf), 0o600); err != nil {
-			return nil, err
-		}
-		p := &sentinelProc{port: port, dir: dir, done: make(chan struct{})}
-		if err = p.start(bin, path); err == nil {
-			return p, nil
-		}
-	}
-	return nil, err
-}
-
-func (p *sentinelProc) start(bin, conf string) error {
-	p.cmd = exec.Command(bin, conf)
-	p.cmd.Dir = p.dir
-	lw := &httpx.LockedWriter{Mu: &p.mu, W: &p.logs}
-	p.cmd.Stdout, p.cmd.Stderr = lw, lw
-	if err := p.cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	c := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	for {
-		err := c.Ping(ctx).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("redis-sentinel exited before answering PING; output:\n%s", p.output())
-		case <-ctx.Done():
-			p.stop()
-			return fmt.Errorf("redis-sentinel did not answer PING within %v: %w", startTimeout, err)
-		case <-time.After(20 * time.Millisecond): // poll interval of a bounded readiness wait
-		}
-	}
-}
-
-func (p *sentinelProc) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
-
-func (p *sentinelProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
-func (p *sentinelProc) stop() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	httpx.Within("redistest: redis-sentinel to exit after SIGKILL", func() { <-p.done })
+// writeSentinelConf writes the configuration of a sentinel of s.monitor: the
+// sentinel rewrites it as it learns the replica and the other sentinels.
+func (s *Server) writeSentinelConf() error {
+	conf := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
+		"sentinel failover-timeout %s 3000\nsentinel parallel-syncs %s 1\n",
+		MasterName, s.monitor, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
+	return os.WriteFile(filepath.Join(s.dir, "sentinel.conf"), []byte(conf), 0o600)
 }
 
 // SentinelAddrs returns host:port of the three sentinels.
 func (s *Sentinel) SentinelAddrs() []string {
 	out := make([]string, len(s.sentinels))
 	for i, p := range s.sentinels {
-		out[i] = p.addr()
+		out[i] = p.Addr()
 	}
 	return out
 }
@@ -206,8 +108,7 @@ func (s *Sentinel) Client(t testing.TB) *redis.Client {
 func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 	votes := map[string]int{}
 	for _, p := range s.sentinels {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-			ReadTimeout: time.Second})
+		sc := sentinelClient(p)
 		a, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
 		_ = sc.Close()
 		if err == nil && len(a) == 2 {
@@ -261,39 +162,48 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 	s.t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, sentinelFailoverTimeout)
 	defer cancel()
-	for {
+	err := poll(wctx, func() error {
 		m, err := s.Master(wctx)
-		if err == nil && m == n && isMaster(wctx, n) {
-			return
+		if err == nil && (m != n || !isMaster(wctx, n)) {
+			err = errors.New("not master yet")
 		}
-		if clock.Sleep(wctx, clock.Real(), 50*time.Millisecond) != nil {
-			s.t.Fatalf("redistest: the sentinels did not make %s master within %v", n.Addr(), sentinelFailoverTimeout)
-			return
-		}
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("redistest: the sentinels did not make %s master within %v: %v", n.Addr(), sentinelFailoverTimeout, err)
 	}
 }
 
-// settled says whether every sentinel names master, knows its replica, and
-// knows the two other sentinels (so that a failover can get its quorum and a
-// leader at once), and whether the replica is in sync.
-func (s *Sentinel) settled(ctx context.Context, master *Server) bool {
+// settled returns nil once every sentinel names master, knows its replica,
+// and knows the two other sentinels (so that a failover can get its quorum
+// and a leader at once), and the replica is in sync.
+func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 	for _, p := range s.sentinels {
-		sc := redis.NewSentinelClient(&redis.Options{Addr: p.addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond,
-			ReadTimeout: time.Second})
-		m, err1 := sc.Master(ctx, MasterName).Result()
+		sc := sentinelClient(p)
+		m, err := sc.Master(ctx, MasterName).Result()
 		_ = sc.Close()
-		if err1 != nil || m["num-other-sentinels"] != "2" || m["num-slaves"] != "1" ||
-			net.JoinHostPort(m["ip"], m["port"]) != master.Addr() {
-			return false
+		if err == nil && (m["num-other-sentinels"] != "2" || m["num-slaves"] != "1" ||
+			net.JoinHostPort(m["ip"], m["port"]) != master.Addr()) {
+			err = fmt.Errorf("sentinel %s: %v", p.Addr(), m)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	var synced bool
-	_ = withNode(ctx, master, func(nc *redis.Client) error {
+	return withNode(ctx, master, func(nc *redis.Client) error {
 		info, err := nc.Info(ctx, "replication").Result()
-		synced = err == nil && bytes.Contains([]byte(info), []byte("state=online"))
+		if err == nil && !strings.Contains(info, "state=online") {
+			err = errors.New("the replica is not in sync yet")
+		}
 		return err
 	})
-	return synced
+}
+
+// sentinelClient is a short-lived client of sentinel p.
+func sentinelClient(p *Server) *redis.SentinelClient {
+	o := nodeOptions(p.Addr())
+	o.ReadTimeout = time.Second
+	return redis.NewSentinelClient(o)
 }
 
 // isMaster says whether n answers ROLE as a master.

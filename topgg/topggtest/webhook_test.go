@@ -214,7 +214,7 @@ func TestWebhookTestEvent(t *testing.T) {
 	done(t, s, 2)
 	require.Len(t, rcv.Events(), 1)
 	ev := rcv.Events()[0]
-	assert.Equal(t, webhook.TypeWebhookTest, ev.Type)
+	assert.Equal(t, "webhook.test", ev.Type)
 	assert.Equal(t, topggtest.DiscordBot().ID, ev.Test.Project.ID)
 	assert.NotEmpty(t, ev.Test.User.PlatformID)
 	assert.Empty(t, rcv.Votes(), "a v1 test is no vote")

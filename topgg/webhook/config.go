@@ -2,21 +2,19 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // maxBodyBytes is the largest body a Receiver reads. A vote.create is under 1 KiB.
 const maxBodyBytes = 2 << 20
 
 // Config configures a [Receiver]: at least one secret (Secrets or LegacyAuth)
-// and one callback (OnVote or OnEvent) are required. It prints without its
-// secrets.
+// and one callback (OnVote or OnEvent) are required.
 type Config struct {
 	// Secrets are the v1 signing secrets ("whs_..."); a delivery signed by
 	// any is accepted. To rotate, list both here before changing it on Top.gg.
@@ -25,69 +23,49 @@ type Config struct {
 	// signature header is v0, accepted when its Authorization equals it.
 	LegacyAuth Secret
 
-	// OnVote stores a vote before Top.gg gets its answer: return nil only once
-	// it is durably stored (204, never sent again). An error or panic answers
-	// 500, which Top.gg retries; one matching [ErrMalformedBody], 400, which it
-	// does not. ctx is the request's. It may be called concurrently; when nil,
-	// votes are answered 204 and reach OnEvent only.
+	// OnVote stores a vote before Top.gg gets its answer: nil only once it is
+	// durable (204); an error answers 500, retried, one matching
+	// [ErrMalformedBody] 400. Called concurrently; nil: votes reach OnEvent only.
 	OnVote func(ctx context.Context, v Vote) error
-	// OnEvent receives every accepted event once the answer is flushed, before
-	// ServeHTTP returns; ctx is not cancelled when Top.gg hangs up. It may be
-	// called concurrently; a panic in it is observed as [OutcomePanic].
+	// OnEvent receives every accepted event once the answer is flushed, with
+	// a ctx not cancelled when Top.gg hangs up. Called concurrently.
 	OnEvent func(ctx context.Context, e Event)
 	// OnIntegrationCreate answers an integration.create; an error or panic
 	// answers 500. When nil, it is answered 204 and reaches OnEvent only.
 	OnIntegrationCreate func(ctx context.Context, e IntegrationCreate) (IntegrationAnswer, error)
-
-	// Tolerance is how far a v1 signature's timestamp may be from now, in
-	// either direction (default 5 minutes).
-	Tolerance time.Duration
-	// Observer, if set, is told each delivery's outcome once answered, and
-	// [OutcomePanic] of an OnEvent that panicked; it must return quickly.
-	Observer func(Outcome)
+	// Observer, if set, is told of each delivery once answered: nil when
+	// accepted, else the refusal (an Err* of this package) or the callback's
+	// error; then [ErrPanicked] if OnEvent panics. It must return quickly.
+	Observer func(error)
 	// Logger receives refusals and callback failures (default: discard).
 	Logger *slog.Logger
 
 	clock clock.Clock // default the real one; tests set it through export_test.go
 }
 
-// Format prints the Config without its secrets under every verb.
-func (c Config) Format(f fmt.State, _ rune) {
-	_, _ = fmt.Fprintf(f, "webhook.Config{Secrets: %d [redacted], LegacyAuth: %s, OnVote: %t, OnEvent: %t, OnIntegrationCreate: %t, Tolerance: %s}",
-		len(c.Secrets), setOrNot(c.LegacyAuth != ""), c.OnVote != nil, c.OnEvent != nil, c.OnIntegrationCreate != nil, c.Tolerance)
-}
+// bad is a *topgg.ConfigError; a problem never quotes a secret.
+func bad(field, problem string) error { return &topgg.ConfigError{Field: field, Problem: problem} }
 
-// LogValue makes slog print the Config without its secrets.
-func (c Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
-
-func setOrNot(set bool) string {
-	if set {
-		return redacted
-	}
-	return "unset"
+// badItem is the error of item i (0-based) of n secrets.
+func badItem(i, n int, problem string) error {
+	return bad(fmt.Sprintf("secret %d of %d", i+1, n), problem)
 }
 
 // check validates the Config and fills in the defaults.
 func (c Config) check() (Config, error) {
 	if len(c.Secrets) == 0 && c.LegacyAuth == "" {
-		return c, ErrNoSecret
+		return c, bad("webhook.Config.Secrets", "is empty, and so is LegacyAuth: no delivery could be checked")
 	}
 	for i, s := range c.Secrets {
 		if problem := checkV1Secret(s); problem != "" {
-			return c, fmt.Errorf("%w: Config.Secrets[%d] %s", ErrMalformedSecret, i, problem)
+			return c, bad(fmt.Sprintf("webhook.Config.Secrets[%d]", i), problem)
 		}
 	}
 	if c.LegacyAuth != "" && !wellFormed(c.LegacyAuth) {
-		return c, fmt.Errorf("%w: Config.LegacyAuth %s", ErrMalformedSecret, whiteSpace)
+		return c, bad("webhook.Config.LegacyAuth", whiteSpace)
 	}
 	if c.OnVote == nil && c.OnEvent == nil {
-		return c, ErrNoCallback
-	}
-	if c.Tolerance < 0 {
-		return c, errors.New("webhook: Config.Tolerance is negative")
-	}
-	if c.Tolerance == 0 {
-		c.Tolerance = defaultTolerance
+		return c, bad("webhook.Config.OnVote", "is nil, and so is OnEvent")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -97,15 +75,14 @@ func (c Config) check() (Config, error) {
 }
 
 // SplitSecrets splits a comma-separated list of v1 secrets, trimming each. An
-// empty or bad item is an error wrapping [ErrMalformedSecret] that does not
-// quote the list.
+// empty or bad item is a *topgg.ConfigError that does not quote the list.
 func SplitSecrets(list string) ([]Secret, error) {
 	parts := strings.Split(list, ",")
 	out := make([]Secret, 0, len(parts))
 	for i, p := range parts {
 		s := Secret(strings.TrimSpace(p))
 		if problem := checkV1Secret(s); problem != "" {
-			return nil, fmt.Errorf("%w: item %d of %d %s", ErrMalformedSecret, i+1, len(parts), problem)
+			return nil, badItem(i, len(parts), problem)
 		}
 		out = append(out, s)
 	}

@@ -26,46 +26,44 @@ type wireData struct {
 	WebhookSecret Secret            `json:"webhook_secret"`
 }
 
-// Decode decodes a v1 body ({"type": ..., "data": {...}}) into an Event of
-// Version 1; an unknown type keeps its data in Event.Data. A body that is not
-// a JSON object with a type, or a known type lacking a required member, wraps
-// [ErrMalformedBody]. It checks no signature (see [Verify]).
+// Decode decodes a v1 body ({"type": ..., "data": {...}}), checking no
+// signature; a body that is no event, or lacks a required member, wraps [ErrMalformedBody].
 func Decode(body []byte) (Event, error) {
 	var w struct {
-		Type EventType       `json:"type"`
+		Type string          `json:"type"`
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &w); err != nil {
 		return Event{}, malformed(err)
 	}
 	ev := Event{Type: w.Type, Version: 1}
-	var d wireData
 	switch w.Type {
 	case "":
 		return Event{}, fmt.Errorf("%w: no type", ErrMalformedBody)
-	case TypeVoteCreate, TypeWebhookTest, TypeIntegrationCreate, TypeIntegrationDelete:
-		if len(w.Data) > 0 {
-			if err := json.Unmarshal(w.Data, &d); err != nil {
-				return Event{}, malformed(err)
-			}
-		}
+	case "vote.create", "webhook.test", "integration.create", "integration.delete":
 	default:
 		ev.Data = w.Data // a copy: json.RawMessage copies what it decodes
 		return ev, nil
 	}
+	var d wireData
+	if len(w.Data) > 0 {
+		if err := json.Unmarshal(w.Data, &d); err != nil {
+			return Event{}, malformed(err)
+		}
+	}
 	switch w.Type {
-	case TypeVoteCreate:
+	case "vote.create":
 		v, err := d.vote()
 		ev.Vote = v
 		return ev, err
-	case TypeWebhookTest:
+	case "webhook.test":
 		ev.Test = &Test{User: d.User, Project: d.Project}
-	case TypeIntegrationCreate:
+	case "integration.create":
 		if d.ConnectionID == "" || d.WebhookSecret == "" {
 			return Event{}, fmt.Errorf("%w: integration.create needs data.connection_id and data.webhook_secret", ErrMalformedBody)
 		}
 		ev.IntegrationCreate = &IntegrationCreate{ConnectionID: d.ConnectionID, WebhookSecret: d.WebhookSecret, Project: d.Project, User: d.User}
-	default: // TypeIntegrationDelete
+	default: // "integration.delete"
 		if d.ConnectionID == "" {
 			return Event{}, fmt.Errorf("%w: integration.delete needs data.connection_id", ErrMalformedBody)
 		}
@@ -120,7 +118,7 @@ func decodeLegacy(body []byte) (Event, error) {
 	case "":
 		return Event{}, fmt.Errorf("%w: no type", ErrMalformedBody)
 	default:
-		return Event{Type: EventType(w.Type), Data: bytes.Clone(body)}, nil
+		return Event{Type: w.Type, Data: bytes.Clone(body)}, nil
 	}
 	if w.User == "" || (w.Bot == "" && w.Guild == "") {
 		return Event{}, fmt.Errorf("%w: a v0 vote needs user and bot or guild", ErrMalformedBody)
@@ -132,7 +130,7 @@ func decodeLegacy(body []byte) (Event, error) {
 	if w.IsWeekend {
 		v.Weight = 2
 	}
-	return Event{Type: TypeVoteCreate, Vote: v}, nil
+	return Event{Type: "vote.create", Vote: v}, nil
 }
 
 // parseQuery turns "?a=b&c=d" into {a: b, c: d} (first value of each key);

@@ -17,7 +17,7 @@ func TestDecodeVoteCreate(t *testing.T) {
 	t.Parallel()
 	ev, err := webhook.Decode([]byte(voteBody))
 	require.NoError(t, err)
-	assert.Equal(t, webhook.Event{Type: webhook.TypeVoteCreate, Version: 1, Vote: ptr(wantVote())}, ev)
+	assert.Equal(t, webhook.Event{Type: "vote.create", Version: 1, Vote: ptr(wantVote())}, ev)
 	assert.Equal(t, time.UTC, ev.Vote.CreatedAt.Location(), "times are UTC whatever the offset's form")
 
 	// Weekend weight, no query, a Z timestamp with 6 digits, a non-UTC offset.
@@ -54,7 +54,7 @@ func TestDecodeWebhookTest(t *testing.T) {
 		`"project":{"id":"803190510032756736","type":"bot","platform":"discord","platform_id":"264811613708746752"}}}`
 	ev, err := webhook.Decode([]byte(body))
 	require.NoError(t, err)
-	assert.Equal(t, webhook.Event{Type: webhook.TypeWebhookTest, Version: 1, Test: &webhook.Test{
+	assert.Equal(t, webhook.Event{Type: "webhook.test", Version: 1, Test: &webhook.Test{
 		User:    webhook.User{ID: "900000000000000001", PlatformID: "160105994217586689", Name: "alice", AvatarURL: "https://cdn.example/a.png"},
 		Project: webhook.Project{ID: "803190510032756736", Type: "bot", Platform: "discord", PlatformID: "264811613708746752"},
 	}}, ev)
@@ -67,7 +67,7 @@ func TestDecodeIntegrationEvents(t *testing.T) {
 		`"user":{"id":"3949456393249234923","platform_id":"3949456393249234923","name":"username","avatar_url":"<avatar url>"}}}`
 	ev, err := webhook.Decode([]byte(body))
 	require.NoError(t, err)
-	assert.Equal(t, webhook.Event{Type: webhook.TypeIntegrationCreate, Version: 1, IntegrationCreate: &webhook.IntegrationCreate{
+	assert.Equal(t, webhook.Event{Type: "integration.create", Version: 1, IntegrationCreate: &webhook.IntegrationCreate{
 		ConnectionID:  "112402021105124",
 		WebhookSecret: "whs_abcd",
 		Project:       webhook.Project{ID: "1230954036934033243", Type: "bot", Platform: "discord", PlatformID: "1026525568344264724"},
@@ -76,7 +76,7 @@ func TestDecodeIntegrationEvents(t *testing.T) {
 
 	ev, err = webhook.Decode([]byte(`{"type":"integration.delete","data":{"connection_id":"112402021105124"}}`))
 	require.NoError(t, err)
-	assert.Equal(t, webhook.Event{Type: webhook.TypeIntegrationDelete, Version: 1,
+	assert.Equal(t, webhook.Event{Type: "integration.delete", Version: 1,
 		IntegrationDelete: &webhook.IntegrationDelete{ConnectionID: "112402021105124"}}, ev)
 }
 
@@ -94,7 +94,7 @@ func TestDecodeUnknownTypesRaw(t *testing.T) {
 	}
 	ev, err := webhook.Decode([]byte(`{"type":"review.create"}`))
 	require.NoError(t, err)
-	assert.Equal(t, webhook.EventType("review.create"), ev.Type)
+	assert.Equal(t, "review.create", ev.Type)
 }
 
 func TestDecodeRefusesMalformed(t *testing.T) {
@@ -137,24 +137,24 @@ func TestDecodeLegacy(t *testing.T) {
 		want       webhook.Event
 	}{
 		{"bot upvote", `{"bot":"264811613708746752","user":"160105994217586689","type":"upvote","isWeekend":false,"query":""}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "264811613708746752"}}},
+			webhook.Event{Type: "vote.create", Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "264811613708746752"}}},
 		{"weekend with query", `{"bot":"264811613708746752","user":"160105994217586689","type":"upvote","isWeekend":true,"query":"?ref=abc&ref=def&x=a%20b"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{
+			webhook.Event{Type: "vote.create", Vote: &webhook.Vote{
 				Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 2},
 				ProjectPlatformID: "264811613708746752",
 				Query:             map[string]string{"ref": "abc", "x": "a b"},
 			}}},
 		{"server vote", `{"guild":"1084539287597551686","user":"160105994217586689","type":"upvote","isWeekend":false}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "1084539287597551686", Guild: true}}},
+			webhook.Event{Type: "vote.create", Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "160105994217586689", Weight: 1}, ProjectPlatformID: "1084539287597551686", Guild: true}}},
 		{"test", `{"bot":"264811613708746752","user":"160105994217586689","type":"test","isWeekend":false,"query":"a=b"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{
+			webhook.Event{Type: "vote.create", Vote: &webhook.Vote{
 				Vote:              topgg.Vote{PlatformID: "160105994217586689", Weight: 1},
 				ProjectPlatformID: "264811613708746752",
 				Query:             map[string]string{"a": "b"},
 				Test:              true,
 			}}},
 		{"bad query keeps what parses", `{"bot":"1","user":"2","type":"upvote","query":"?a=b&c=%zz"}`,
-			webhook.Event{Type: webhook.TypeVoteCreate, Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "2", Weight: 1}, ProjectPlatformID: "1", Query: map[string]string{"a": "b"}}}},
+			webhook.Event{Type: "vote.create", Vote: &webhook.Vote{Vote: topgg.Vote{PlatformID: "2", Weight: 1}, ProjectPlatformID: "1", Query: map[string]string{"a": "b"}}}},
 		{"unknown type", `{"bot":"1","user":"2","type":"downvote"}`,
 			webhook.Event{Type: "downvote", Data: json.RawMessage(`{"bot":"1","user":"2","type":"downvote"}`)}},
 	} {

@@ -2,8 +2,7 @@ package webhook
 
 import "errors"
 
-// Errors of a delivery, for errors.Is: the [Receiver] answers each with the
-// status given; [Verify] and [Decode] return them wrapped. None of them
+// Errors of a delivery, answered by the [Receiver] with the status given; none
 // quotes a secret, a signature or a body.
 var (
 	// ErrNoSignature: no x-topgg-signature header (v0: no Authorization) (401).
@@ -18,16 +17,8 @@ var (
 	ErrMalformedBody = errors.New("webhook: malformed body")
 	// ErrBodyTooLarge: a body over 2 MiB (413).
 	ErrBodyTooLarge = errors.New("webhook: body too large")
-)
-
-// Errors of [New].
-var (
-	// ErrNoSecret: the Config has neither a v1 secret nor a v0 LegacyAuth.
-	ErrNoSecret = errors.New("webhook: no secret configured (Config.Secrets or Config.LegacyAuth)")
-	// ErrMalformedSecret: a secret is empty or holds white space or control
-	// characters, or a v1 secret does not start with "whs_". The error names
-	// the secret's place, never its value.
-	ErrMalformedSecret = errors.New("webhook: malformed secret")
-	// ErrNoCallback: the Config has neither OnVote nor OnEvent.
-	ErrNoCallback = errors.New("webhook: no callback configured (Config.OnVote or Config.OnEvent)")
+	// ErrMethodNotAllowed: not a POST (405).
+	ErrMethodNotAllowed = errors.New("webhook: method not allowed, use POST")
+	// ErrPanicked: a callback panicked (500 from OnVote or OnIntegrationCreate).
+	ErrPanicked = errors.New("webhook: callback panicked")
 )

@@ -9,17 +9,6 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// EventType is the "type" of a v1 delivery; unknown types are kept as sent.
-type EventType string
-
-// The event types Top.gg sends.
-const (
-	TypeVoteCreate        EventType = "vote.create"        // a user voted (v0 upvote and test too)
-	TypeWebhookTest       EventType = "webhook.test"       // the webhook settings' "send test" button
-	TypeIntegrationCreate EventType = "integration.create" // a user connected an integration; answered with an [IntegrationAnswer]
-	TypeIntegrationDelete EventType = "integration.delete" // a user removed an integration
-)
-
 // Project is the project a v1 event is about: its Top.gg id, type and
 // platform as sent, and its id on the platform.
 type Project struct {
@@ -38,28 +27,24 @@ type User struct {
 	AvatarURL  string `json:"avatar_url"`
 }
 
-// Vote is one vote, the same shape for v1 (vote.create) and v0 deliveries:
-// the history's record (UserID, CreatedAt and ExpiresAt v1 only; Weight as
-// sent in v1, 1 if absent, in v0 2 if isWeekend) and what a delivery adds.
-// It is what [Config.OnVote] receives.
+// Vote is one vote of a v1 (vote.create) or v0 delivery, as [Config.OnVote]
+// receives it: the history's record (UserID, CreatedAt and ExpiresAt v1 only;
+// Weight 1 if absent, in v0 2 if isWeekend) and what a delivery adds.
 type Vote struct {
 	topgg.Vote
 	// Version is 1 for a v1 (signed) delivery, 0 for a legacy one.
 	Version int
-	// ID (the vote's id), UserName, AvatarURL and ProjectID (the Top.gg
-	// project id) are v1 only. The vote history has no id: a store that
-	// merges both cannot deduplicate on it.
+	// ID (the vote's, which the history lacks), UserName, AvatarURL and
+	// ProjectID (the Top.gg project id) are v1 only.
 	ID, UserName, AvatarURL, ProjectID string
-	// ProjectPlatformID is the project's Discord id (project.platform_id in
-	// v1, bot or guild in v0).
+	// ProjectPlatformID is the project's Discord id (v0: bot or guild).
 	ProjectPlatformID string
 	// Guild is true for a v0 vote for a server (the body had guild, not bot).
 	Guild bool
 	// Query holds the vote page's query parameters: the v1 query object, or
 	// the parsed v0 query string (first value of each key). Nil when none.
 	Query map[string]string
-	// Test is true for a v0 test delivery (type "test"). v1 tests are
-	// webhook.test events and never reach OnVote.
+	// Test is true for a v0 test delivery (v1 tests never reach OnVote).
 	Test bool
 }
 
@@ -69,9 +54,8 @@ type Test struct {
 	Project Project
 }
 
-// IntegrationCreate is the data of an integration.create event. It carries
-// the secret the integration's deliveries will be signed with; being a
-// [Secret], it never prints.
+// IntegrationCreate is the data of an integration.create event, with the
+// [Secret] the integration's deliveries will be signed with.
 type IntegrationCreate struct {
 	ConnectionID  string
 	WebhookSecret Secret
@@ -105,16 +89,15 @@ type IntegrationAnswer struct {
 	Routes     []string `json:"routes"`
 }
 
-// Event is one accepted delivery, as [Config.OnEvent] receives it. Exactly
-// one of Vote, Test, IntegrationCreate, IntegrationDelete and Data is set,
-// according to Type.
+// Event is one accepted delivery, as [Config.OnEvent] receives it: one of
+// Vote, Test, IntegrationCreate, IntegrationDelete and Data is set.
 type Event struct {
-	// Type is the delivery's type; a v0 upvote or test is a vote.create.
-	Type EventType
+	// Type is the delivery's type as sent ("webhook.test", ...); a v0 upvote or
+	// test is a "vote.create".
+	Type string
 	// Version is 1 for a signed delivery, 0 for a legacy one.
 	Version int
-	// Trace is the x-topgg-trace header, for Top.gg's support; retries may
-	// share it or not.
+	// Trace is the x-topgg-trace header, for Top.gg's support.
 	Trace string
 
 	Vote              *Vote

@@ -14,7 +14,7 @@ import (
 // A receiver that stores each vote before Top.gg gets its answer, and greets
 // the voter after.
 func ExampleNew() {
-	after := make(chan webhook.EventType, 1)
+	after := make(chan string, 1)
 	h, err := webhook.New(webhook.Config{
 		// In production: from the environment, e.g. TOPGG_WEBHOOK_SECRET.
 		Secrets: []webhook.Secret{"whs_example_secret"},

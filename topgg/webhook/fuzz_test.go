@@ -60,7 +60,7 @@ func checkEvent(t *testing.T, version int, ev webhook.Event) {
 		t.Fatalf("v%d: %d payloads in one event", version, set)
 	}
 	if v := ev.Vote; v != nil {
-		if ev.Type != webhook.TypeVoteCreate || v.PlatformID == "" || v.Weight < 1 || v.Version != version {
+		if ev.Type != "vote.create" || v.PlatformID == "" || v.Weight < 1 || v.Version != version {
 			t.Fatalf("v%d: vote %+v", version, v)
 		}
 		if version == 1 && (v.ID == "" || v.CreatedAt.IsZero() || v.ExpiresAt.IsZero()) {

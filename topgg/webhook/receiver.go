@@ -14,19 +14,17 @@ import (
 	"strconv"
 )
 
-// Receiver is an http.Handler for Top.gg's POST deliveries, v1 and, when
-// configured, v0. Make it with [New]; safe for concurrent use, and nothing of
-// a delivery outlives its ServeHTTP. It answers 2xx once stored, 4xx for what
-// no retry mends and 500 when a callback failed or panicked, so that Top.gg
-// retries exactly what may succeed; no callback runs for a refused delivery.
+// Receiver is an http.Handler for Top.gg's deliveries, v1 and, when configured,
+// v0; make it with [New]. It answers 2xx once stored, 4xx for what no retry
+// mends, 500 when a callback failed (Top.gg retries). Safe for concurrent use.
 type Receiver struct {
 	keys   keyring                // v1 secrets; nil when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	cfg    Config                 // checked, without its secrets
 }
 
-// New returns a Receiver for cfg. It fails with [ErrNoSecret],
-// [ErrMalformedSecret] or [ErrNoCallback] (wrapped).
+// New returns a Receiver for cfg; a bad cfg is a *topgg.ConfigError naming the
+// field, never a secret.
 func New(cfg Config) (*Receiver, error) {
 	cfg, err := cfg.check()
 	if err != nil {
@@ -46,43 +44,29 @@ func New(cfg Config) (*Receiver, error) {
 	return h, nil
 }
 
-// Format prints the Receiver without its secrets under every verb.
-func (h *Receiver) Format(f fmt.State, _ rune) {
-	if h == nil || h.cfg.clock == nil {
-		_, _ = io.WriteString(f, "webhook.Receiver{unconfigured}")
-		return
-	}
-	_, _ = fmt.Fprintf(f, "webhook.Receiver{v1 secrets: %d [redacted], v0: %s, tolerance: %s}", len(h.keys), setOrNot(h.legacy != nil), h.cfg.Tolerance)
-}
-
 // ServeHTTP authenticates and decodes one delivery, lets OnVote (or
 // OnIntegrationCreate) store it, flushes the answer, then calls OnEvent.
 func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h == nil || h.cfg.clock == nil {
-		http.Error(w, "webhook: Receiver not made by webhook.New", http.StatusInternalServerError)
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.refuse(w, r, http.StatusMethodNotAllowed, OutcomeMethodNotAllowed, errors.New("webhook: method not allowed, use POST"))
+		h.refuse(w, r, ErrMethodNotAllowed)
 		return
 	}
 	ev, err := h.receive(r)
 	if err != nil {
-		status, outcome := refusal(err)
-		h.refuse(w, r, status, outcome, err)
+		h.refuse(w, r, err)
 		return
 	}
 	ev.Trace = r.Header.Get(TraceHeader)
-	outcome := h.answer(w, r, &ev)
-	h.observe(r.Context(), outcome)
-	if outcome != OutcomeAccepted || h.cfg.OnEvent == nil {
+	err = h.answer(w, r, &ev)
+	h.observe(r.Context(), err)
+	if err != nil || h.cfg.OnEvent == nil {
 		return
 	}
-	// After the answer: a panic writes nothing more, and is counted.
+	// After the answer: a panic writes nothing more, and is observed.
 	ctx := context.WithoutCancel(r.Context())
 	if err := h.contain(ctx, "OnEvent", func() error { h.cfg.OnEvent(ctx, ev); return nil }); err != nil {
-		h.observe(ctx, OutcomePanic)
+		h.observe(ctx, err)
 	}
 }
 
@@ -96,7 +80,7 @@ func (h *Receiver) receive(r *http.Request) (Event, error) {
 	case len(vals) > 1:
 		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
 	case len(vals) == 1:
-		body, err := h.keys.verify(vals[0], h.cfg.clock.Now(), h.cfg.Tolerance, func() ([]byte, error) { return readBody(r) })
+		body, err := h.keys.verify(vals[0], h.cfg.clock.Now(), func() ([]byte, error) { return readBody(r) })
 		if err != nil {
 			return Event{}, err
 		}
@@ -115,21 +99,17 @@ func (h *Receiver) receive(r *http.Request) (Event, error) {
 	return decodeLegacy(body)
 }
 
-// readBody reads at most maxBodyBytes of r's body, refusing a longer one
-// before reading past the cap.
+// readBody reads r's body, refusing one over maxBodyBytes before reading past it.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
 		return nil, fmt.Errorf("%w: Content-Length %d over %d", ErrBodyTooLarge, r.ContentLength, maxBodyBytes)
-	}
-	if r.Body == nil {
-		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if len(b) > maxBodyBytes {
 		return nil, fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, maxBodyBytes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("webhook: reading the body: %w", err)
+		return nil, fmt.Errorf("%w: reading it: %w", ErrMalformedBody, err)
 	}
 	return b, nil
 }
@@ -144,23 +124,23 @@ func legacyChecker(want Secret) func(string) bool {
 	}
 }
 
-// refusal maps a refusal to the status Top.gg must see (4xx, never retried)
-// and its outcome.
-func refusal(err error) (int, Outcome) {
+// refusal maps a refusal to the status Top.gg must see (4xx, never retried).
+func refusal(err error) int {
 	switch {
 	case errors.Is(err, ErrNoSignature), errors.Is(err, ErrMalformedSignature):
-		return http.StatusUnauthorized, OutcomeUnauthorized
-	case errors.Is(err, ErrTimestamp):
-		return http.StatusForbidden, OutcomeStale
-	case errors.Is(err, ErrSignatureMismatch):
-		return http.StatusForbidden, OutcomeForbidden
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrTimestamp), errors.Is(err, ErrSignatureMismatch):
+		return http.StatusForbidden
 	case errors.Is(err, ErrBodyTooLarge):
-		return http.StatusRequestEntityTooLarge, OutcomeTooLarge
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrMethodNotAllowed):
+		return http.StatusMethodNotAllowed
 	}
-	return http.StatusBadRequest, OutcomeMalformed // or a body cut short by the client
+	return http.StatusBadRequest
 }
 
-func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, outcome Outcome, err error) {
+func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	status := refusal(err)
 	level := slog.LevelDebug // scanners and wrong methods are noise
 	if status == http.StatusForbidden || status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge {
 		level = slog.LevelWarn // looks like Top.gg, but something is misconfigured
@@ -172,58 +152,58 @@ func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, status int, ou
 		w.Header().Set("Connection", "close")
 	}
 	http.Error(w, err.Error(), status)
-	h.observe(r.Context(), outcome)
+	h.observe(r.Context(), err)
 }
 
 // answer stores what must be stored before the answer, then writes and
-// flushes it. It returns the outcome: OutcomeAccepted, or why not.
-func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) Outcome {
+// flushes it. It returns nil when accepted, or why not.
+func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) error {
 	switch {
 	case ev.Vote != nil && h.cfg.OnVote != nil:
-		if o := h.storeVote(w, r, ev.Vote); o != OutcomeAccepted {
-			return o
+		if err := h.storeVote(w, r, ev.Vote); err != nil {
+			return err
 		}
 	case ev.IntegrationCreate != nil && h.cfg.OnIntegrationCreate != nil:
 		return h.answerIntegration(w, r, ev.IntegrationCreate)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	h.flush(w, r)
-	return OutcomeAccepted
+	return nil
 }
 
 // storeVote calls OnVote; on failure it writes the answer and returns why.
-func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) Outcome {
+func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) error {
 	ctx := r.Context()
 	err := h.contain(ctx, "OnVote", func() error { return h.cfg.OnVote(ctx, *v) })
 	switch {
 	case err == nil:
-		return OutcomeAccepted
-	case errors.Is(err, errPanicked):
+		return nil
+	case errors.Is(err, ErrPanicked):
 		http.Error(w, "vote not stored", http.StatusInternalServerError)
-		return OutcomePanic
+		return err
 	case errors.Is(err, ErrMalformedBody):
 		// The store says this can never be a vote: a retry would fail the same way.
 		h.cfg.Logger.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
 			slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
 		http.Error(w, "malformed vote", http.StatusBadRequest)
-		return OutcomeMalformed
+		return err
 	}
 	h.cfg.Logger.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
 		slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
 	http.Error(w, "vote not stored", http.StatusInternalServerError)
-	return OutcomeStoreFailed
+	return err
 }
 
-func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) Outcome {
+func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) error {
 	ctx := r.Context()
 	var ans IntegrationAnswer
 	err := h.contain(ctx, "OnIntegrationCreate", func() (err error) {
 		ans, err = h.cfg.OnIntegrationCreate(ctx, *ic)
 		return err
 	})
-	if errors.Is(err, errPanicked) {
+	if errors.Is(err, ErrPanicked) {
 		http.Error(w, "integration not created", http.StatusInternalServerError)
-		return OutcomePanic
+		return err
 	}
 	if err == nil && ans.WebhookURL == "" {
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
@@ -232,7 +212,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 		h.cfg.Logger.ErrorContext(ctx, "webhook integration.create not answered; answering 500",
 			slog.String("connection_id", ic.ConnectionID), slog.Any("error", err))
 		http.Error(w, "integration not created", http.StatusInternalServerError)
-		return OutcomeStoreFailed
+		return err
 	}
 	if ans.Routes == nil {
 		ans.Routes = []string{}
@@ -244,7 +224,7 @@ func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic 
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	h.flush(w, r)
-	return OutcomeAccepted
+	return nil
 }
 
 func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
@@ -253,25 +233,22 @@ func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// errPanicked marks the error contain makes of a callback's panic.
-var errPanicked = errors.New("panicked")
-
-// contain calls f and turns a panic in it into an error wrapping errPanicked,
+// contain calls f and turns a panic in it into an error wrapping ErrPanicked,
 // logged with the stack: net/http would drop the connection unretried.
 func (h *Receiver) contain(ctx context.Context, callback string, f func() error) (err error) {
 	defer func() {
 		if rec := recover(); rec != nil {
 			h.cfg.Logger.ErrorContext(ctx, "webhook callback panicked",
 				slog.String("callback", callback), slog.Any("panic", rec), slog.String("stack", string(debug.Stack())))
-			err = fmt.Errorf("webhook: %s %w", callback, errPanicked)
+			err = fmt.Errorf("%w: %s", ErrPanicked, callback)
 		}
 	}()
 	return f()
 }
 
 // observe tells the Observer, if any, of one answer, containing a panic.
-func (h *Receiver) observe(ctx context.Context, o Outcome) {
+func (h *Receiver) observe(ctx context.Context, err error) {
 	if h.cfg.Observer != nil {
-		_ = h.contain(ctx, "Observer", func() error { h.cfg.Observer(o); return nil })
+		_ = h.contain(ctx, "Observer", func() error { h.cfg.Observer(err); return nil })
 	}
 }

@@ -43,7 +43,7 @@ func TestSecretsNeverPrint(t *testing.T) {
 	cfg.LegacyAuth = legacy
 	h := newReceiver(t, cfg)
 	ic := webhook.IntegrationCreate{ConnectionID: "1", WebhookSecret: "whs_integration_secret"}
-	ev := webhook.Event{Type: webhook.TypeIntegrationCreate, IntegrationCreate: &ic}
+	ev := webhook.Event{Type: "integration.create", IntegrationCreate: &ic}
 	all := []webhook.Secret{secretA, secretB, legacy, ic.WebhookSecret}
 
 	for _, v := range []any{cfg, &cfg, h, *h, ic, &ic, ev, &ev, secretA, []webhook.Secret{secretA},

@@ -13,9 +13,6 @@ const redacted = "[redacted]"
 // the value. Keep it out of unexported struct fields, where fmt calls no method.
 type Secret string
 
-// String returns "[redacted]".
-func (Secret) String() string { return redacted }
-
 // Format prints "[redacted]" under every verb (a Go expression for %#v).
 func (s Secret) Format(f fmt.State, verb rune) {
 	if verb == 'v' && f.Flag('#') {

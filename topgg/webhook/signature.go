@@ -22,8 +22,9 @@ const (
 )
 
 const (
-	// defaultTolerance is the 5 minutes of Top.gg's documentation.
-	defaultTolerance = 5 * time.Minute
+	// tolerance is how far a signature's time may be from now, either way:
+	// the 5 minutes of Top.gg's documentation.
+	tolerance = 5 * time.Minute
 	// Bounds of the signature header; Top.gg sends one entry of 64 hex digits.
 	maxSignatureHeader = 1024
 	maxSignatures      = 8
@@ -80,11 +81,10 @@ func parseSignature(h string) (signature, error) {
 	return s, nil
 }
 
-// fresh checks that the signature's time is within tol of now, either way.
-func (s *signature) fresh(now time.Time, tol time.Duration) error {
-	d := now.Sub(time.Unix(s.t, 0))
-	if d > tol || d < -tol {
-		return fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tol)
+// fresh checks that the signature's time is within the tolerance of now.
+func (s *signature) fresh(now time.Time) error {
+	if d := now.Sub(time.Unix(s.t, 0)); d.Abs() > tolerance {
+		return fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tolerance)
 	}
 	return nil
 }
@@ -120,12 +120,12 @@ func (k keyring) match(s *signature, body []byte) bool {
 
 // verify checks a signature header at now and returns the body read reads;
 // a stale one is refused before reading.
-func (k keyring) verify(header string, now time.Time, tol time.Duration, read func() ([]byte, error)) ([]byte, error) {
+func (k keyring) verify(header string, now time.Time, read func() ([]byte, error)) ([]byte, error) {
 	sig, err := parseSignature(header)
 	if err != nil {
 		return nil, err
 	}
-	if err := sig.fresh(now, tol); err != nil {
+	if err := sig.fresh(now); err != nil {
 		return nil, err
 	}
 	body, err := read()
@@ -145,26 +145,22 @@ func macOf(h hash.Hash, ts string, body []byte) []byte {
 	return h.Sum(nil)
 }
 
-// Verify checks a v1 delivery's signature header and raw body: nil when one of
-// secrets signed it within tolerance of now (<= 0: 5 minutes), else an error
-// wrapping [ErrNoSignature], [ErrMalformedSignature], [ErrTimestamp] or
-// [ErrSignatureMismatch]; no or a bad secret is [ErrNoSecret] or [ErrMalformedSecret].
-func Verify(header string, body []byte, now time.Time, tolerance time.Duration, secrets ...Secret) error {
+// Verify checks a v1 delivery's signature header and raw body at now: nil when
+// one of secrets signed it, else [ErrNoSignature], [ErrMalformedSignature],
+// [ErrTimestamp] or [ErrSignatureMismatch]; a bad secret is a *topgg.ConfigError.
+func Verify(header string, body []byte, now time.Time, secrets ...Secret) error {
 	if len(secrets) == 0 {
-		return ErrNoSecret
+		return bad("webhook.Verify secrets", "none given")
 	}
 	for i, s := range secrets {
 		if problem := checkV1Secret(s); problem != "" {
-			return fmt.Errorf("%w: secret %d of %d %s", ErrMalformedSecret, i+1, len(secrets), problem)
+			return badItem(i, len(secrets), problem)
 		}
 	}
 	if header == "" {
 		return ErrNoSignature
 	}
-	if tolerance <= 0 {
-		tolerance = defaultTolerance
-	}
-	_, err := newKeyring(secrets).verify(header, now, tolerance, func() ([]byte, error) { return body, nil })
+	_, err := newKeyring(secrets).verify(header, now, func() ([]byte, error) { return body, nil })
 	return err
 }
 
@@ -176,11 +172,11 @@ func Sign(secret Secret, t time.Time, body []byte) string {
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery,
-// signed with secret at time t, for tests. A malformed secret is refused with
-// [ErrMalformedSecret], never quoted.
+// signed with secret at time t, for tests. A malformed secret is refused (a
+// *topgg.ConfigError), never quoted.
 func NewRequest(ctx context.Context, url string, secret Secret, t time.Time, body []byte) (*http.Request, error) {
 	if !wellFormed(secret) {
-		return nil, fmt.Errorf("%w: NewRequest: the secret %s", ErrMalformedSecret, whiteSpace)
+		return nil, bad("webhook.NewRequest secret", whiteSpace)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -159,7 +159,7 @@ func TestDefaults(t *testing.T) {
 	p, err := c.Project(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, topggtest.DiscordBot().ID, p.ID)
-	require.NoError(t, c.Legacy().PostStats(t.Context(), topggtest.DiscordBot().PlatformID, topgg.StatsUpdate{ServerCount: 12}))
+	require.NoError(t, c.Legacy().PostStats(t.Context(), topggtest.DiscordBot().PlatformID, topgg.BotStats{ServerCount: 12}))
 
 	f.stop(t)
 	_, err = http.Get(f.URL + "/bots")

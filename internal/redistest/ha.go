@@ -1,4 +1,4 @@
-package fleet
+package redistest
 
 import (
 	"testing"
@@ -11,14 +11,14 @@ import (
 // Cluster failover (2-4 s here), so each failover makes a new election on
 // the promoted replica, which is what the token guarantee is about.
 const (
-	haTTL  = 2 * time.Second
-	haWait = 30 * time.Second
-	haTick = 10 * time.Millisecond
-	haBot  = "habot"
+	HATTL  = 2 * time.Second
+	HAWait = 30 * time.Second
+	HATick = 10 * time.Millisecond
+	HABot  = "habot"
 )
 
-// assertIncreasing checks that tokens only go up, never repeating.
-func assertIncreasing(t *testing.T, tokens []int64) {
+// AssertIncreasing checks that fencing tokens only go up, never repeating.
+func AssertIncreasing(t testing.TB, tokens []int64) {
 	t.Helper()
 	for i := 1; i < len(tokens); i++ {
 		assert.Greater(t, tokens[i], tokens[i-1], "term %d's token is not above the one before: %v", i, tokens)
