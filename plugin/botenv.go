@@ -42,9 +42,8 @@ func (e Env) Logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL, once
-// Config's interval floors hold for it ([Config.Validate]); a refused value is
-// a *topgg.ConfigError naming its variable.
+// Client returns the client of TOPGG_TOKEN at TOPGG_API_URL once Config's floors
+// hold for it ([Config.Validate]); a refusal is a *topgg.ConfigError naming its variable.
 func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
 	if err != nil {

@@ -125,9 +125,8 @@ func (c Config) check() error {
 	return c.validateWebhook(bad)
 }
 
-// Validate checks the values as set (zero: the default) and the service's
-// interval floors, which a client of this machine is spared (nil: the real
-// service); its *topgg.ConfigError names the first bad field. [New] calls it.
+// Validate checks the values (zero: the default) and the interval floors, which a
+// client of this machine is spared (nil: the real service); New calls it.
 func (c Config) Validate(client *topgg.Client) error {
 	if err := c.check(); err != nil || (client != nil && client.Loopback()) {
 		return err
@@ -182,9 +181,8 @@ func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
 // KeepsState reports whether vote polling or command sync, needing [WithState], is on.
 func (c Config) KeepsState() bool { s := c.resolve(); return s.votePoll > 0 || s.syncCommands }
 
-// CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty,
-// or host:port or :port with a decimal port (0 picks a free one) and a host
-// without white space or a slash. Its error quotes the address.
+// CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty, or
+// host:port or :port with a decimal port (0: any free one). Its error quotes addr.
 func CheckAddr(addr string) error {
 	if addr == "" {
 		return nil

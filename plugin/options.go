@@ -75,9 +75,8 @@ func WithExpiryHandler(h voterewards.Handler) Option {
 	return setOption("WithExpiryHandler", h, true, func(o *options, h voterewards.Handler) { o.onExpire = h })
 }
 
-// WithGiveUpHandler sets the function called with a *voterewards.DeliveryError
-// when a handler, or the record of its success, failed every attempt; the vote
-// stays pending.
+// WithGiveUpHandler sets the function told, with a *voterewards.DeliveryError, of a
+// vote whose handler (or its record) failed every attempt; the vote stays pending.
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
 	return setOption("WithGiveUpHandler", f, true, func(o *options, f func(voterewards.Vote, error)) { o.onGiveUp = f })
 }
@@ -87,16 +86,14 @@ func WithOnPost(f func(autopost.Result)) Option {
 	return setOption("WithOnPost", f, true, func(o *options, f func(autopost.Result)) { o.onPost = f })
 }
 
-// WithCommandSyncHandler sets the function told every command sync's outcome
-// (a nil error once the listing is up to date), from the sync job's
-// goroutine; it should return soon, and a panic in it is logged.
+// WithCommandSyncHandler sets the function told every command sync's outcome (nil
+// error: up to date), from the sync's goroutine; it should return soon.
 func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
 	return setOption("WithCommandSyncHandler", f, true, func(o *options, f func(context.Context, commands.Result, error)) { o.onSync = f })
 }
 
-// WithCommands sets the slash commands to publish (default: Discord's after the
-// first READY; empty clears them). A nil slice or command is
-// [topgg.ErrNilArgument]; an invalid one a *topgg.ValidationError.
+// WithCommands sets the slash commands to publish (default: Discord's after the first
+// READY; empty clears them). A nil one is [topgg.ErrNilArgument], an invalid one a *topgg.ValidationError.
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {

@@ -22,9 +22,8 @@ type VoterPerks struct {
 	Texts voterperks.Texts
 }
 
-// WithVoterPerks turns on the voter features (role and reminders before the
-// reward and expiry handlers, /vote and /leaderboard, [Plugin.Perks]' gate). It
-// needs vote polling on.
+// WithVoterPerks turns on the voter features (role, reminders, /vote, /leaderboard,
+// [Plugin.Perks]' gate) before the reward and expiry handlers; it needs vote polling.
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v

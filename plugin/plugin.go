@@ -152,9 +152,8 @@ func (p *Plugin) buildJobs() error {
 	return nil
 }
 
-// Attach registers the plugin's handlers (the voter perks' too) on every shard's
-// session before they open. Errors, attaching none: [ErrAttachAfterRun],
-// [autopost.ErrSessionOpen], [topgg.ErrNilArgument].
+// Attach registers the plugin's handlers on every shard's session before they open.
+// Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen], [topgg.ErrNilArgument].
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", errNilArg)
@@ -338,9 +337,8 @@ func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error)
 	})
 }
 
-// Active reports from memory, without a request, whether the user (a Discord
-// or Top.gg user id) has an active vote. Status.Covered is false until the
-// poller has read the vote window, and while Run or vote polling is off.
+// Active reports from memory whether the user (a Discord or Top.gg id) has an active
+// vote; Status.Covered is false until the poller read the vote window, and while it is off.
 func (p *Plugin) Active(userID string) voterewards.Status {
 	if poller := p.poller.Load(); poller != nil {
 		return poller.Active(userID)

@@ -54,9 +54,8 @@ func (p *Plugin) buildWebhook() error {
 	return nil
 }
 
-// WebhookHandler returns the webhook receiver to mount on the bot's own server:
-// a vote is answered 2xx once stored (500 while Run is not running, retried).
-// Without a webhook secret it is [topgg.ErrNotConfigured].
+// WebhookHandler returns the receiver to mount on the bot's own server: 2xx once a vote
+// is stored, 500 while Run is not running. Without a secret: [topgg.ErrNotConfigured].
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if p.hook == nil {
 		return nil, fmt.Errorf("plugin: WebhookHandler: webhooks are off: %w (Config.WebhookSecrets, WebhookAuth)", topgg.ErrNotConfigured)
