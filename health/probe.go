@@ -60,9 +60,8 @@ type flight struct {
 	started time.Time
 }
 
-// NewProbe returns a Probe named name (as in "readyz") of checks; with none,
-// it always passes. It fails, matching [ErrInvalidCheck], for a check without
-// a valid name or function, or a name given twice.
+// NewProbe returns a Probe named name (as in "readyz") of checks (none: it always
+// passes); a bad or repeated name or a nil Func is an [ErrInvalidCheck].
 func NewProbe(name string, checks ...Check) (*Probe, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: probe name %q: want lower-case letters, digits, '_' or '-'", ErrInvalidCheck, name)

@@ -17,11 +17,9 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
-// tags (a bot's configuration embedding Config, say), from lookuper (nil: the
-// process environment), keeping fields already set, then validates every Config
-// in it. Values are read strictly (set but empty, a float, a slice are errors); a
-// bad value or a TOPGG_ variable nothing reads is a *topgg.ConfigError naming it.
+// LoadEnv fills the struct target points to from its `env:"NAME"` tags (lookuper nil:
+// the environment), keeping fields already set, and validates every Config in it.
+// A bad value or a TOPGG_ variable nothing reads is a *topgg.ConfigError naming it.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {

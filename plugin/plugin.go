@@ -59,10 +59,8 @@ type Plugin struct {
 	running  bool
 }
 
-// New checks cfg, hands the leader's fence to the state and builds the jobs; it
-// makes no request. Errors: a *[topgg.ConfigError], [topgg.ErrNotConfigured] (a job
-// keeps state and no [WithState]), the state's refusal of the fence,
-// [topgg.ErrNilArgument].
+// New checks cfg, hands the leader's fence to the state and builds the jobs, with no
+// request. Errors: *[topgg.ConfigError], [topgg.ErrNotConfigured] (no [WithState]), the state's, [topgg.ErrNilArgument].
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
@@ -194,11 +192,9 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-// Run runs the jobs (in a fleet, the leader's while this process leads) until ctx
-// is done, then returns nil once none is left. A failing job is restarted with
-// backoff; one no restart mends stops Run with an error wrapping [ErrJobFailed].
-// It returns at once with [topgg.ErrRunning] beside another Run, or
-// [autopost.ErrNoSessions]. Each wiring mistake it sees is warned of once.
+// Run runs the jobs (in a fleet, the leader's while it leads) until ctx is done, and
+// returns nil once none is left; a failing job restarts with backoff, one no restart
+// mends ends Run with [ErrJobFailed]. At once: [topgg.ErrRunning], [autopost.ErrNoSessions].
 func (p *Plugin) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err

@@ -65,9 +65,8 @@ func Check(env plugin.Env) error {
 	return nil
 }
 
-// Open checks env ([Check]) and opens its state and fleet for the bot whose
-// Discord application id is appID; it connects to DATABASE_URL at once, to
-// REDIS_URL at first use. A Config that keeps no state gets none in one process.
+// Open checks env ([Check]) and opens the state and fleet of the bot whose Discord
+// application is appID; one process whose Config keeps no state gets none.
 func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (*Deployment, error) {
 	if err := Check(env); err != nil {
 		return nil, err
