@@ -47,7 +47,7 @@ func TestReadmeVoterBot(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, state.Close()) })
 
-	cfg := plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
+	cfg := plugin.Config{Autopost: "off", SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback: 13 * time.Hour}
 	p, err := newVoterBot(t.Context(), client, cfg, state, []*discordgo.Session{session}, discord.ApplicationID(), guild, role)
 	require.NoError(t, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/health"
 	"github.com/dblkit/go-topgg/plugin"
@@ -46,13 +45,11 @@ type bot struct {
 }
 
 // newBot makes the client, the shards and the metrics registry, checking every value
-// of the environment before any request (a *plugin.ConfigError names its variable).
-func newBot(cfg config, env envconfig.Lookuper, log *slog.Logger) (*bot, error) {
+// of the environment before any request (a *topgg.ConfigError names its variable).
+func newBot(cfg config, log *slog.Logger) (*bot, error) {
 	b := &bot{cfg: cfg, log: log}
 	var err error
-	if b.client, b.ops, err = newClient(cfg, log); err == nil {
-		err = plugin.ValidateEnv(cfg, env, b.client) // the interval floors, which depend on the client
-	}
+	b.client, b.ops, err = newClient(cfg, log)
 	if err == nil {
 		err = deploy.Check(cfg.Env)
 	}
@@ -154,7 +151,7 @@ func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error
 }
 
 // start serves on METRICS_ADDR until stop, which shuts the server down
-// (within health.ShutdownGrace) and returns once it is gone.
+// and returns once it is gone.
 func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slog.Logger) (stop func() error, err error) {
 	if o == nil {
 		return func() error { return nil }, nil
@@ -166,5 +163,8 @@ func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slo
 		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
 	log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
-	return srv.Start(), nil // answers until the bot is down
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // answers until the bot is down
+	served := make(chan error, 1)
+	go func() { served <- srv.Run(ctx) }()
+	return func() error { cancel(); return <-served }, nil
 }

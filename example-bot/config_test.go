@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
+	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
 )
 
 // Distinctive tokens: any output that holds one of them leaked it.
@@ -77,7 +80,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	assert.Equal(t, config{Env: plugin.Env{
 		DiscordToken: plugin.NewCredential(unitDiscordToken), TopggToken: plugin.NewCredential(unitTopggToken),
 		TopggAPIURL: "http://127.0.0.1:1/api", DiscordAPIURL: "http://127.0.0.1:1/api/v9/",
-		ShardCount: 4, Log: plugin.Log{Level: plugin.LogLevel(slog.LevelDebug), Format: "json"},
+		ShardCount: 4, LogLevel: slog.LevelDebug, LogFormat: "json",
 		RedisURL: plugin.NewCredential("rediss://:hunter2@redis.example:6380/1"), ShardIDs: shards.IDs{0, 2, 3}, FleetLease: 30 * time.Second,
 		DatabaseURL: plugin.NewCredential("postgres://bot:hunter2@db.example:5432/bot?sslmode=require"), StateDir: "/srv/state",
 		Config: plugin.Config{
@@ -286,7 +289,7 @@ func TestBadFlagExits(t *testing.T) {
 	assert.Contains(t, stderr.String(), "-demo", "the usage lists the flags")
 }
 
-// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Log, whose
+// TestLogger: the bot logs at LOG_LEVEL in LOG_FORMAT (plugin.Env.Logger, whose
 // test checks every level and format).
 func TestLogger(t *testing.T) {
 	t.Parallel()
@@ -295,7 +298,7 @@ func TestLogger(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
 	require.NoError(t, err)
 	var buf bytes.Buffer
-	log := cfg.Log.Logger(&buf)
+	log := cfg.Logger(&buf)
 	log.Info("hidden")
 	log.Warn("shown", "n", 1)
 	assert.NotContains(t, buf.String(), "hidden")
@@ -355,4 +358,120 @@ func TestRedisURLOfClusterAndSentinelIsTaken(t *testing.T) {
 		require.NoError(t, err, "%s", "a "+u[:strings.Index(u, ":")]+" URL")
 		assert.Equal(t, u, cfg.RedisURL.Reveal())
 	}
+}
+
+const (
+	unitWebhookSecret = "whs_unit_secret_5be1c0"
+	unitWebhookAuth   = "unit-v0-auth-77d2"
+)
+
+// TestLoadConfigWebhook: the TOPGG_WEBHOOK_* variables reach plugin.Config,
+// and polling stays on (at its default) to reconcile.
+func TestLoadConfigWebhook(t *testing.T) {
+	t.Parallel()
+	env := validEnv("http://127.0.0.1:1")
+	maps.Copy(env, map[string]string{
+		"TOPGG_WEBHOOK_ADDR": ":8080", "TOPGG_WEBHOOK_PATH": "/hooks/topgg",
+		"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + ",whs_second", "TOPGG_WEBHOOK_AUTH": unitWebhookAuth,
+	})
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(env))
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", cfg.Config.WebhookAddr)
+	assert.Equal(t, "/hooks/topgg", cfg.Config.WebhookPath)
+	assert.Equal(t, plugin.WebhookSecrets{unitWebhookSecret, "whs_second"}, cfg.Config.WebhookSecrets)
+	assert.Equal(t, webhook.Secret(unitWebhookAuth), cfg.Config.WebhookAuth)
+	assert.Nil(t, cfg.Config.VotePollInterval, "polling stays on at its default")
+	for _, s := range []string{unitWebhookSecret, unitWebhookAuth} {
+		assert.NotContains(t, fmt.Sprintf("%v %+v", cfg.Config, cfg.Config), s)
+	}
+}
+
+// TestWebhookConfigErrorsExit2: each malformed webhook setting exits 2 with one
+// line naming the variable, without the secrets.
+func TestWebhookConfigErrorsExit2(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		set      map[string]string
+		variable string
+	}{
+		{"address without secret", map[string]string{"TOPGG_WEBHOOK_ADDR": ":8080"}, "TOPGG_WEBHOOK_SECRET"},
+		{"address not host:port", map[string]string{"TOPGG_WEBHOOK_ADDR": "8080", "TOPGG_WEBHOOK_SECRET": unitWebhookSecret}, "TOPGG_WEBHOOK_ADDR"},
+		{"address port too big", map[string]string{"TOPGG_WEBHOOK_ADDR": ":70000", "TOPGG_WEBHOOK_SECRET": unitWebhookSecret}, "TOPGG_WEBHOOK_ADDR"},
+		{"address port a word", map[string]string{"TOPGG_WEBHOOK_ADDR": "localhost:http", "TOPGG_WEBHOOK_SECRET": unitWebhookSecret}, "TOPGG_WEBHOOK_ADDR"},
+		{"address empty", map[string]string{"TOPGG_WEBHOOK_ADDR": "", "TOPGG_WEBHOOK_SECRET": unitWebhookSecret}, "TOPGG_WEBHOOK_ADDR"},
+		{"path relative", map[string]string{"TOPGG_WEBHOOK_PATH": "hook", "TOPGG_WEBHOOK_SECRET": unitWebhookSecret}, "TOPGG_WEBHOOK_PATH"},
+		{"secret empty", map[string]string{"TOPGG_WEBHOOK_SECRET": ""}, "TOPGG_WEBHOOK_SECRET"},
+		{"secret with an empty item", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + ",,"}, "TOPGG_WEBHOOK_SECRET"},
+		{"secret with a space", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + " x"}, "TOPGG_WEBHOOK_SECRET"},
+		{"secret without whs_", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret + "," + unitWebhookSecret[len("whs_"):]}, "TOPGG_WEBHOOK_SECRET"},
+		{"auth with a newline", map[string]string{"TOPGG_WEBHOOK_AUTH": unitWebhookAuth + "\n"}, "TOPGG_WEBHOOK_AUTH"},
+		{"poll off with webhooks", map[string]string{"TOPGG_WEBHOOK_SECRET": unitWebhookSecret, "TOPGG_VOTE_POLL_INTERVAL": "0"}, "TOPGG_VOTE_POLL_INTERVAL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := validEnv("http://127.0.0.1:1")
+			maps.Copy(env, tc.set)
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), nil, envconfig.MapLookuper(env), &stdout, &stderr)
+			assert.Equal(t, exitConfig, code)
+			out := stderr.String()
+			assert.Equal(t, 1, strings.Count(out, "\n"), "exactly one line: %q", out)
+			assert.True(t, strings.HasPrefix(out, "example-bot: configuration: "+tc.variable+": "), "%q", out)
+			for _, s := range []string{unitWebhookSecret, unitWebhookAuth, "goroutine "} {
+				assert.NotContains(t, out, s)
+			}
+			assert.Empty(t, stdout.String())
+		})
+	}
+}
+
+func TestCheckWebhookAddr(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"", ":8080", "127.0.0.1:0", "[::1]:443", "example.com:65535"} {
+		assert.NoError(t, plugin.CheckAddr(ok), ok)
+	}
+	for _, bad := range []string{"8080", ":65536", ":-1", ":08080", "a b:80", "http://x:80", "::1:80"} {
+		assert.Error(t, plugin.CheckAddr(bad), bad)
+	}
+}
+
+// TestMetricsAddr: METRICS_ADDR is unset by default (no server), a host:port
+// when set; anything else exits 2 naming it, before any network call.
+func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(validEnv("https://example.invalid")))
+	require.NoError(t, err)
+	assert.Empty(t, cfg.MetricsAddr)
+	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	assert.Nil(t, o, "no METRICS_ADDR, no server")
+
+	for _, good := range []string{":9090", "127.0.0.1:0", "[::1]:9090"} {
+		assert.NoError(t, plugin.CheckAddr(good), good)
+	}
+	for _, bad := range []string{"9090", "localhost", "http://127.0.0.1:9090", ":"} {
+		env := validEnv("https://example.invalid")
+		env["METRICS_ADDR"] = bad
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), nil, envconfig.MapLookuper(env), &stdout, &stderr)
+		assert.Equal(t, exitConfig, code, bad)
+		assert.True(t, strings.HasPrefix(stderr.String(), "example-bot: configuration: METRICS_ADDR: "), "%q", stderr.String())
+	}
+}
+
+// TestMetricsAddrInUse: a METRICS_ADDR another process holds fails the
+// start, naming the variable.
+func TestMetricsAddrInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewCredential("token"), TopggAPIURL: "https://top.gg/api"}}
+	client, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))
+	require.NoError(t, err)
+	_, err = o.start(context.Background(), l.Addr().String(), p, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "METRICS_ADDR")
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/discordtest"
-	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -49,7 +48,7 @@ func runDemo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer hook.Close()
-	url := "http://" + hook.Addr().String() + plugin.DefaultWebhookPath
+	url := "http://" + hook.Addr().String() + "/topgg/webhook"
 	dsrv, err := discordtest.NewServer(discordtest.WithShardCount(2), discordtest.WithGuilds(demoGuild(1, 0), demoGuild(2, 0), demoGuild(3, 1)))
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 const exitOK, exitFailed, exitConfig = 0, 1, 2 // exit codes
@@ -48,12 +49,12 @@ func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, std
 		return exitOK
 	}
 	cfg, err := loadConfig(ctx, env)
-	log := cfg.Log.Logger(stderr)
+	log := cfg.Logger(stderr)
 	var b *bot
 	if err == nil {
-		b, err = newBot(cfg, env, log)
+		b, err = newBot(cfg, log)
 	}
-	if _, bad := errors.AsType[*plugin.ConfigError](err); bad {
+	if _, bad := errors.AsType[*topgg.ConfigError](err); bad {
 		fmt.Fprintf(stderr, "example-bot: configuration: %v\n", err)
 		return exitConfig
 	}
@@ -86,10 +87,10 @@ func loadConfig(ctx context.Context, l envconfig.Lookuper) (config, error) {
 		return config{}, err
 	}
 	if (c.RewardGuildID == "") != (c.RewardRoleID == "") {
-		return config{}, &plugin.ConfigError{Variable: "REWARD_ROLE_ID", Problem: "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together"}
+		return config{}, &topgg.ConfigError{Variable: "REWARD_ROLE_ID", Problem: "REWARD_GUILD_ID and REWARD_ROLE_ID must be set together"}
 	}
 	if err := plugin.CheckAddr(c.MetricsAddr); err != nil {
-		return config{}, &plugin.ConfigError{Variable: "METRICS_ADDR", Err: err}
+		return config{}, &topgg.ConfigError{Variable: "METRICS_ADDR", Err: err}
 	}
 	return c, nil
 }

@@ -60,9 +60,8 @@ type flight struct {
 	started time.Time
 }
 
-// NewProbe returns a Probe named name (as in "readyz") of checks; with none,
-// it always passes. It fails, matching [ErrInvalidCheck], for a check without
-// a valid name or function, or a name given twice.
+// NewProbe returns a Probe named name (as in "readyz") of checks (none: it always
+// passes); a bad or repeated name or a nil Func is an [ErrInvalidCheck].
 func NewProbe(name string, checks ...Check) (*Probe, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: probe name %q: want lower-case letters, digits, '_' or '-'", ErrInvalidCheck, name)
@@ -189,7 +188,7 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.WriteString("ok\n")
 	} else {
 		status = http.StatusServiceUnavailable
-		fmt.Fprintf(&b, "%s check failed\n", p.probeName())
+		fmt.Fprintf(&b, "%s check failed\n", p.name)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -203,14 +202,6 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // oneLine keeps an error on its line of the answer.
 func oneLine(s string) string {
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
-}
-
-// probeName is the probe's name, "health" for a nil or zero Probe.
-func (p *Probe) probeName() string {
-	if p == nil || p.name == "" {
-		return "health"
-	}
-	return p.name
 }
 
 // Format prints the Probe as "health.Probe" under every verb: fmt would read its

@@ -13,12 +13,11 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// Bounds of the operations server.
+// Bounds of the operations server; shutdownGrace is what requests in flight
+// get once Run's context is done, before their connections are closed.
 const (
 	serverTimeout = 2 * Timeout
-	// ShutdownGrace is how long requests in flight get once [Server.Run]'s
-	// context is done; then their connections are closed.
-	ShutdownGrace = time.Second
+	shutdownGrace = time.Second
 )
 
 // ServerConfig is what an operations server serves.
@@ -35,7 +34,7 @@ type ServerConfig struct {
 }
 
 // Server is a listening operations server: /metrics, /livez and /readyz.
-// Make it with [Listen]; [Server.Run] it once, or Close it.
+// Make it with [Listen]; [Server.Run] it once (a done context frees the port).
 type Server struct {
 	srv  *http.Server
 	l    net.Listener
@@ -76,36 +75,17 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 // Addr is the address the server listens on (the port picked for port 0).
 func (s *Server) Addr() net.Addr { return s.l.Addr() }
 
-// Run serves until ctx is done, then shuts the server down (see
-// [ShutdownGrace]) and returns once it is gone. A second Run, or a Run after
-// Close, is an error.
+// Run serves until ctx is done, then shuts the server down (requests in
+// flight get a second) and returns once it is gone. A second Run is an error.
 func (s *Server) Run(ctx context.Context) error {
 	if s == nil || s.srv == nil || ctx == nil {
 		return fmt.Errorf("%w: Run needs a Server from Listen and a context", ErrInvalidCheck)
 	}
 	if s.used.Swap(true) {
-		return errors.New("health: operations server already run or closed")
+		return errors.New("health: operations server already run")
 	}
-	if err := httpx.Serve(ctx, s.srv, s.l, ShutdownGrace); err != nil {
+	if err := httpx.Serve(ctx, s.srv, s.l, shutdownGrace); err != nil {
 		return fmt.Errorf("health: operations server: %w", err)
 	}
 	return nil
-}
-
-// Start runs Run in its own goroutine, bound to no context, so that it
-// answers until the bot is down; stop ends it and returns Run's error.
-func (s *Server) Start() (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Run(ctx) }()
-	return func() error { cancel(); return <-served }
-}
-
-// Close stops listening, for a Server that will not Run (a start that failed
-// later); it is a no-op once Run was called.
-func (s *Server) Close() error {
-	if s == nil || s.srv == nil || s.used.Swap(true) {
-		return nil
-	}
-	return s.l.Close()
 }

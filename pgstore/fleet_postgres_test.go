@@ -92,7 +92,7 @@ func TestFleetChild(t *testing.T) {
 	})
 	// New hands store the lease's fence (WithFleet, WithState).
 	p, err := plugin.New(client, plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback: time.Duration(fleetVotes/fleetUsers+1) * 13 * time.Hour, VoteRetryDelay: time.Millisecond,
 	}, plugin.WithFleet(f), plugin.WithState(store), plugin.WithRewardHandler(reward), plugin.WithLogger(log))
 	require.NoError(t, err)

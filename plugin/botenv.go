@@ -3,6 +3,9 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/fleet"
@@ -25,22 +28,38 @@ type Env struct {
 	RedisURL      Credential    `env:"REDIS_URL"`                              // a fleet: leadership, counts, and the state unless DATABASE_URL
 	DatabaseURL   Credential    `env:"DATABASE_URL"`                           // the state in PostgreSQL
 	FleetLease    time.Duration `env:"TOPGG_FLEET_LEASE, default=15s"`
-	Log           Log
+	LogLevel      slog.Level    `env:"LOG_LEVEL"`  // debug, info (the default), warn or error, as slog reads it
+	LogFormat     string        `env:"LOG_FORMAT"` // text (the default) or json
 	Config        Config
 }
 
-// Fleet reports whether REDIS_URL makes this process one of a fleet.
-func (e Env) Fleet() bool { return e.RedisURL.Reveal() != "" }
+// Logger returns a logger writing to w at LOG_LEVEL in LOG_FORMAT.
+func (e Env) Logger(w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: e.LogLevel}
+	if e.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
 
-// Client returns the Top.gg client of TOPGG_TOKEN at TOPGG_API_URL; a
-// refused value is a *ConfigError naming its variable.
+// Client returns the client of TOPGG_TOKEN at TOPGG_API_URL once Config's floors
+// hold for it ([Config.Validate]); a refusal is a *topgg.ConfigError naming its variable.
 func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
-	return c, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
+	if err != nil {
+		return nil, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
+	}
+	if err := e.Config.Validate(c); err != nil {
+		if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
+			ce.Variable = configVariable(strings.TrimPrefix(ce.Field, "plugin.Config."))
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
 // Shards returns the discordgo sessions of DISCORD_TOKEN for SHARD_IDS of
-// SHARD_COUNT at DISCORD_API_URL; a refused value is a *ConfigError naming it.
+// SHARD_COUNT at DISCORD_API_URL; a refused value is a *topgg.ConfigError naming it.
 func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 	g, err := shards.New(e.DiscordToken.Reveal(), e.ShardCount,
 		append([]shards.Option{shards.WithAPIBase(e.DiscordAPIURL), shards.WithShardIDs(e.ShardIDs...)}, opts...)...)
@@ -48,10 +67,10 @@ func (e Env) Shards(opts ...shards.Option) (*shards.Group, error) {
 		"shard ids": "SHARD_IDS", "Discord API base": "DISCORD_API_URL"})
 }
 
-// blame makes err a *ConfigError naming the variable of a *topgg.ValidationError's field.
+// blame makes err a *topgg.ConfigError naming the variable of a *topgg.ValidationError's field.
 func blame(err error, vars map[string]string) error {
 	if ve, ok := errors.AsType[*topgg.ValidationError](err); ok && vars[ve.Field] != "" {
-		return &ConfigError{Variable: vars[ve.Field], Err: err}
+		return &topgg.ConfigError{Variable: vars[ve.Field], Err: err}
 	}
 	return err
 }
@@ -60,16 +79,19 @@ const maxEnvShards = 4096
 
 // validate checks the rules that tie Env's values together.
 func (e Env) validate() error {
-	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
-		return &ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+	if e.LogFormat != "" && e.LogFormat != "text" && e.LogFormat != "json" {
+		return &topgg.ConfigError{Field: "plugin.Env.LogFormat", Variable: "LOG_FORMAT", Problem: "is not text or json"}
 	}
-	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && !e.Fleet() {
-		return &ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
+	if e.ShardCount > maxEnvShards { // each shard is a gateway connection: Discord's largest bots run a few thousand
+		return &topgg.ConfigError{Field: "plugin.Env.ShardCount", Variable: "SHARD_COUNT", Problem: fmt.Sprintf("%d is above %d", e.ShardCount, maxEnvShards)}
+	}
+	if n := len(e.ShardIDs); n > 0 && n < e.ShardCount && e.RedisURL.Reveal() == "" {
+		return &topgg.ConfigError{Field: "plugin.Env.ShardIDs", Variable: "SHARD_IDS", Problem: fmt.Sprintf(
 			"runs %d of %d shards, which needs REDIS_URL (a fleet): alone, this process would never see every shard and so never post",
 			n, e.ShardCount)}
 	}
-	if e.Fleet() && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
-		return &ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
+	if e.RedisURL.Reveal() != "" && (e.FleetLease < fleet.MinLeaseTTL || e.FleetLease > fleet.MaxLeaseTTL) {
+		return &topgg.ConfigError{Field: "plugin.Env.FleetLease", Variable: "TOPGG_FLEET_LEASE", Problem: fmt.Sprintf(
 			"%v is not between %v and %v", e.FleetLease, fleet.MinLeaseTTL, fleet.MaxLeaseTTL)}
 	}
 	return nil

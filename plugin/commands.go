@@ -49,9 +49,8 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 	}
 }
 
-// RegisterCommands puts the commands the plugin publishes on Discord as appID's
-// global commands (one bulk overwrite). Errors: [topgg.ErrNotConfigured] without
-// [WithCommands], [autopost.ErrNoSessions] before Attach, or Discord's.
+// RegisterCommands puts the commands the plugin publishes on Discord as appID's global
+// commands. Errors: [topgg.ErrNotConfigured] without [WithCommands], [autopost.ErrNoSessions], Discord's.
 func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	if !p.opts.haveCmds {
 		return fmt.Errorf("plugin: RegisterCommands: %w (WithCommands)", topgg.ErrNotConfigured)

@@ -14,20 +14,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Autopost modes of [Config.Autopost].
-const (
-	AutopostV1  = "v1"
-	AutopostV0  = "v0"
-	AutopostOff = "off"
-)
-
 // Defaults of the Config fields left zero (nil for the pointer fields).
 const (
-	defaultAutopost         = AutopostV1
+	defaultAutopost         = "v1"
 	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
 	defaultVoteLookback     = voterewards.DefaultLookback
-	DefaultWebhookPath      = "/topgg/webhook"
+	defaultWebhookPath      = "/topgg/webhook"
 )
 
 // maxVoteLookback is the service's limit on how far back the vote history reaches.
@@ -40,7 +33,7 @@ const maxVoteLookback = 365 * 24 * time.Hour
 //
 //	cfg := plugin.Config{SyncCommands: new(false), VotePollInterval: new(time.Duration(0))}
 //
-// Config holds no secret; its String method shows the values as set.
+// Its webhook secrets print as [redacted].
 type Config struct {
 	// Autopost is "v1" (the default), "v0" or "off".
 	Autopost string `env:"TOPGG_AUTOPOST"`
@@ -94,18 +87,14 @@ func (w *WebhookSecrets) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ConfigError reports a setting that is missing or invalid; its Field is
-// qualified ("plugin.Config.AutopostInterval").
-type ConfigError = topgg.ConfigError
-
-// Validate checks the values as set (zero: the default) and returns a
-// *ConfigError naming the first bad field. [New] calls it.
-func (c Config) Validate() error {
+// check checks the values as set (zero: the default), without the floors of
+// [Config.Validate].
+func (c Config) check() error {
 	bad := func(field, format string, args ...any) error {
-		return &ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
+		return &topgg.ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
 	}
 	switch c.Autopost {
-	case "", AutopostV1, AutopostV0, AutopostOff:
+	case "", "v1", "v0", "off":
 	default:
 		return bad("Autopost", "is not one of v1, v0, off") // not quoted: a secret set in the wrong variable would show
 	}
@@ -136,18 +125,18 @@ func (c Config) Validate() error {
 	return c.validateWebhook(bad)
 }
 
-// ValidateFor is [Config.Validate] and the service's interval floors, which a
-// client of this machine is spared; a nil client is the real service.
-func (c Config) ValidateFor(client *topgg.Client) error {
-	if err := c.Validate(); err != nil || (client != nil && client.Loopback()) {
+// Validate checks the values (zero: the default) and the interval floors, which a
+// client of this machine is spared (nil: the real service); New calls it.
+func (c Config) Validate(client *topgg.Client) error {
+	if err := c.check(); err != nil || (client != nil && client.Loopback()) {
 		return err
 	}
 	const floor = "%s is below %s, the floor that keeps the bot within Top.gg's limits"
 	switch {
 	case c.AutopostInterval > 0 && c.AutopostInterval < autopost.MinInterval:
-		return &ConfigError{Field: "plugin.Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
+		return &topgg.ConfigError{Field: "plugin.Config.AutopostInterval", Problem: fmt.Sprintf(floor, c.AutopostInterval, autopost.MinInterval)}
 	case c.VotePollInterval != nil && *c.VotePollInterval > 0 && *c.VotePollInterval < voterewards.MinInterval:
-		return &ConfigError{Field: "plugin.Config.VotePollInterval",
+		return &topgg.ConfigError{Field: "plugin.Config.VotePollInterval",
 			Problem: fmt.Sprintf(floor+" (0 turns polling off)", *c.VotePollInterval, voterewards.MinInterval)}
 	}
 	return nil
@@ -192,9 +181,8 @@ func (c Config) PollsVotes() bool { return c.resolve().votePoll > 0 }
 // KeepsState reports whether vote polling or command sync, needing [WithState], is on.
 func (c Config) KeepsState() bool { s := c.resolve(); return s.votePoll > 0 || s.syncCommands }
 
-// CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty,
-// or host:port or :port with a decimal port (0 picks a free one) and a host
-// without white space or a slash. Its error quotes the address.
+// CheckAddr checks an address to listen on, such as Config.WebhookAddr: empty, or
+// host:port or :port with a decimal port (0: any free one). Its error quotes addr.
 func CheckAddr(addr string) error {
 	if addr == "" {
 		return nil
@@ -211,23 +199,6 @@ func CheckAddr(addr string) error {
 
 // noVote is the callback of the receivers Validate builds to check secrets.
 func noVote(context.Context, webhook.Vote) error { return nil }
-
-// String shows the values as set, "default" for a nil pointer field.
-func (c Config) String() string {
-	return fmt.Sprintf("{Autopost:%q AutopostInterval:%s AutopostRefresh:%s AutopostReadyTimeout:%s "+
-		"SyncCommands:%s VotePollInterval:%s VoteLookback:%s VoteConcurrency:%d VoteAttempts:%d "+
-		"VoteRetryDelay:%s VoteStopGrace:%s WebhookAddr:%q WebhookPath:%q WebhookSecrets:%d set WebhookAuth:%s}",
-		c.Autopost, c.AutopostInterval, c.AutopostRefresh, c.AutopostReadyTimeout,
-		ptrString(c.SyncCommands), ptrString(c.VotePollInterval), c.VoteLookback, c.VoteConcurrency, c.VoteAttempts,
-		c.VoteRetryDelay, c.VoteStopGrace, c.WebhookAddr, c.WebhookPath, len(c.WebhookSecrets), c.WebhookAuth)
-}
-
-func ptrString[T any](p *T) string {
-	if p == nil {
-		return "default"
-	}
-	return fmt.Sprint(*p)
-}
 
 // settings is a Config with every default applied: what the jobs run with.
 type settings struct {
@@ -252,7 +223,7 @@ func (c Config) resolve() settings {
 		s.VoteLookback = defaultVoteLookback
 	}
 	if s.WebhookPath == "" {
-		s.WebhookPath = DefaultWebhookPath
+		s.WebhookPath = defaultWebhookPath
 	}
 	// The autopost intervals and vote settings keep 0: their packages default it.
 	return s

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/boltstate"
+	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -41,7 +42,7 @@ func TestLoadConfigEmpty(t *testing.T) {
 // accepts it, given a state.
 func TestZeroConfigIsValid(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, plugin.Config{}.Validate())
+	require.NoError(t, plugin.Config{}.Validate(nil))
 	client, err := topgg.New("token")
 	require.NoError(t, err)
 	_, err = plugin.New(client, plugin.Config{}, plugin.WithLogger(slog.New(slog.DiscardHandler)),
@@ -95,7 +96,7 @@ func TestLoadConfigEveryVariable(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
-		Autopost:             plugin.AutopostV0,
+		Autopost:             "v0",
 		AutopostInterval:     45 * time.Minute,
 		AutopostRefresh:      6 * time.Hour,
 		AutopostReadyTimeout: 90 * time.Second,
@@ -119,7 +120,7 @@ func TestLoadConfigTurnsJobsOff(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
 	}, cfg)
 }
 
@@ -164,7 +165,7 @@ func TestLoadConfigMalformed(t *testing.T) {
 		t.Run(tc.variable+"="+tc.value, func(t *testing.T) {
 			t.Parallel()
 			_, err := load(t, map[string]string{tc.variable: tc.value})
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.variable, ce.Variable)
 			assert.Contains(t, ce.Problem, tc.problem)
@@ -197,7 +198,7 @@ func TestValidateNamesFields(t *testing.T) {
 		t.Run(tc.field, func(t *testing.T) {
 			t.Parallel()
 			_, err := plugin.New(client, tc.cfg)
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Empty(t, ce.Variable)
@@ -225,7 +226,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	require.NoError(t, plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(map[string]string{
 		"BOT_TOKEN": "x", "TOPGG_AUTOPOST": "off",
 	})))
-	assert.Equal(t, botConfig{Token: "x", Shards: 1, Plugin: plugin.Config{Autopost: plugin.AutopostOff}}, c)
+	assert.Equal(t, botConfig{Token: "x", Shards: 1, Plugin: plugin.Config{Autopost: "off"}}, c)
 
 	for _, tc := range []struct {
 		env      map[string]string
@@ -241,7 +242,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(ctx, &c, envconfig.MapLookuper(tc.env))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.env)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem)
@@ -255,7 +256,7 @@ func TestLoadEnvEmbedded(t *testing.T) {
 func TestLoadEnvCodeWins(t *testing.T) {
 	t.Parallel()
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostV0, AutopostInterval: 20 * time.Minute, WebhookPath: "/from/code",
+		Autopost: "v0", AutopostInterval: 20 * time.Minute, WebhookPath: "/from/code",
 		SyncCommands: new(false), VotePollInterval: new(time.Duration(0)),
 	}
 	require.NoError(t, plugin.LoadEnv(context.Background(), &cfg, envconfig.MapLookuper(map[string]string{
@@ -267,7 +268,7 @@ func TestLoadEnvCodeWins(t *testing.T) {
 		"TOPGG_VOTE_LOOKBACK":      "1h",
 	})))
 	assert.Equal(t, plugin.Config{
-		Autopost:         plugin.AutopostV0,
+		Autopost:         "v0",
 		AutopostInterval: 20 * time.Minute,
 		SyncCommands:     new(false),
 		VotePollInterval: new(time.Duration(0)),
@@ -292,7 +293,7 @@ func TestLoadEnvNeverEchoesSecrets(t *testing.T) {
 		const value = "tok-3f9a77c1-do-not-print"
 		var c secretConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{variable: value}))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, variable, ce.Variable)
 		assert.NotContains(t, err.Error(), "3f9a77c1")
@@ -353,7 +354,7 @@ func TestLoadEnvQuotesNoValueOfTheBot(t *testing.T) {
 	} {
 		var c botConfig
 		err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{tc.variable: tc.value}))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, tc.value)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem, tc.value)
@@ -390,7 +391,7 @@ func TestLoadEnvBadTarget(t *testing.T) {
 	}{}} {
 		err := plugin.LoadEnv(context.Background(), target, envconfig.MapLookuper(map[string]string{"F": "1"}))
 		require.Error(t, err, "%T", target)
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		assert.False(t, errors.As(err, &ce), "%T", target)
 	}
 }
@@ -402,12 +403,12 @@ func TestLoadConfigProcessEnvironment(t *testing.T) {
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "2m")
 	cfg, err := plugin.LoadConfig(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Equal(t, plugin.AutopostOff, cfg.Autopost)
+	assert.Equal(t, "off", cfg.Autopost)
 	assert.Equal(t, new(2*time.Minute), cfg.VotePollInterval)
 
 	t.Setenv("TOPGG_VOTE_POLL_INTERVAL", "sometimes")
 	_, err = plugin.LoadConfig(context.Background(), nil)
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 }
@@ -455,7 +456,7 @@ func TestNewIntervalFloors(t *testing.T) {
 		if tc.field == "" {
 			require.NoError(t, err, "%v", tc.cfg)
 		} else {
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce, "%v", tc.cfg)
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Contains(t, err.Error(), "is below")
@@ -482,21 +483,12 @@ func TestNewValidatesCommands(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), "plugin: WithCommands: "), err.Error())
 }
 
-// TestConfigString: String shows nil pointers as "default", not addresses.
-func TestConfigString(t *testing.T) {
-	t.Parallel()
-	s := plugin.Config{VotePollInterval: new(time.Duration(0))}.String()
-	assert.Contains(t, s, "SyncCommands:default")
-	assert.Contains(t, s, "VotePollInterval:0s")
-	assert.Equal(t, s, fmt.Sprint(plugin.Config{VotePollInterval: new(time.Duration(0))}))
-}
-
 // TestLoadConfigNamesMissingVariable: a rule that ties two settings names the
 // variable of the one left unset (the operator sets it), not a Go field.
 func TestLoadConfigNamesMissingVariable(t *testing.T) {
 	t.Parallel()
 	_, err := load(t, map[string]string{"TOPGG_WEBHOOK_ADDR": ":8080"})
-	var ce *plugin.ConfigError
+	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_WEBHOOK_SECRET", ce.Variable)
 	assert.True(t, strings.HasPrefix(err.Error(), "TOPGG_WEBHOOK_SECRET: is empty"), err.Error())
@@ -554,7 +546,7 @@ func TestLoadEnvStructDecoder(t *testing.T) {
 	} {
 		var c target
 		err := load(&c, tc.env)
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.env)
 		assert.Equal(t, tc.variable, ce.Variable)
 		assert.Contains(t, ce.Problem, tc.problem)
@@ -579,4 +571,56 @@ func TestLoadEnvKeepsTheDecodersWords(t *testing.T) {
 	}
 	err := plugin.LoadEnv(context.Background(), &c, envconfig.MapLookuper(map[string]string{"NAME": "e"}))
 	require.ErrorContains(t, err, "NAME: is malformed: name the value is not one of the known names: the value, ed")
+}
+
+// TestNewRefusesAHandlerItsJobNeverCalls: a handler option whose job the
+// Config turns off (a reward handler with vote polling off, an OnPost with
+// autopost off, a sync handler with command sync off) is a ConfigError
+// naming the field and the option, as WithVoterPerks already is.
+func TestNewRefusesAHandlerItsJobNeverCalls(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	handler := func(context.Context, voterewards.Vote) error { return nil }
+	pollOff := plugin.Config{VotePollInterval: new(time.Duration(0))}
+	for _, c := range []struct {
+		option plugin.Option
+		name   string
+		cfg    plugin.Config
+		field  string
+	}{
+		{plugin.WithRewardHandler(handler), "WithRewardHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithExpiryHandler(handler), "WithExpiryHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithGiveUpHandler(func(voterewards.Vote, error) {}), "WithGiveUpHandler", pollOff, "plugin.Config.VotePollInterval"},
+		{plugin.WithOnPost(func(autopost.Result) {}), "WithOnPost", plugin.Config{Autopost: "off"}, "plugin.Config.Autopost"},
+		{plugin.WithCommandSyncHandler(func(context.Context, commands.Result, error) {}), "WithCommandSyncHandler",
+			plugin.Config{SyncCommands: new(false)}, "plugin.Config.SyncCommands"},
+	} {
+		_, err := plugin.New(w.client, c.cfg, plugin.WithState(w.state()), c.option)
+		var ce *topgg.ConfigError
+		require.ErrorAs(t, err, &ce, c.name)
+		assert.Equal(t, c.field, ce.Field, c.name)
+		assert.Contains(t, err.Error(), c.name+" would never be called")
+	}
+	_, err := plugin.New(w.client, plugin.Config{}, plugin.WithState(w.state()), plugin.WithRewardHandler(handler))
+	assert.NoError(t, err, "polling on: the handler is called")
+}
+
+// TestNewRefusesAV1SecretAsTheV0Auth: a whs_ secret in WebhookAuth (every v0
+// delivery would then get 403) is refused at New and by LoadEnv, naming
+// WebhookSecrets as the fix, never the secret.
+func TestNewRefusesAV1SecretAsTheV0Auth(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	_, err := plugin.New(w.client, plugin.Config{WebhookAuth: "whs_secretvalue"}, plugin.WithState(w.state()))
+	var ce *topgg.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "plugin.Config.WebhookAuth", ce.Field)
+	assert.Contains(t, err.Error(), "WebhookSecrets")
+	assert.NotContains(t, err.Error(), "secretvalue")
+
+	var cfg plugin.Config
+	err = plugin.LoadEnv(t.Context(), &cfg, envconfig.MapLookuper(map[string]string{"TOPGG_WEBHOOK_AUTH": "whs_secretvalue"}))
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "TOPGG_WEBHOOK_AUTH", ce.Variable)
+	assert.Contains(t, err.Error(), "TOPGG_WEBHOOK_SECRET")
 }

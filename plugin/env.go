@@ -5,8 +5,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"reflect"
 	"strconv"
 	"strings"
@@ -19,11 +17,9 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// LoadEnv fills target, a pointer to a struct with go-envconfig's `env:"NAME"`
-// tags (a bot's configuration embedding Config, say), from lookuper (nil: the
-// process environment), keeping fields already set, then validates every Config
-// in it. Values are read strictly (set but empty, a float, a slice are errors); a
-// bad value or a TOPGG_ variable nothing reads is a *ConfigError naming it.
+// LoadEnv fills the struct target points to from its `env:"NAME"` tags (lookuper nil:
+// the environment), keeping fields already set, and validates every Config in it.
+// A bad value or a TOPGG_ variable nothing reads is a *topgg.ConfigError naming it.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -41,7 +37,7 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	}
 	err := envconfig.ProcessWith(ctx, &envconfig.Config{
 		Target:   target,
-		Lookuper: s,
+		Lookuper: envconfig.LookuperFunc(s.lookup),
 		// Else go-envconfig allocates a nil pointer field whose variable is
 		// unset, and nil means the default.
 		DefaultNoInit: true,
@@ -50,11 +46,11 @@ func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error
 	case s.refused != nil: // the first value refused; go-envconfig saw it unset
 		return s.refused
 	case errors.Is(err, envconfig.ErrMissingRequired):
-		return &ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
+		return &topgg.ConfigError{Field: s.fields[s.last].path, Variable: s.last, Problem: "is required but not set"}
 	case err != nil:
 		return fmt.Errorf("plugin: LoadEnv: %w", err) // a tag or type mistake: no variable is to blame
 	}
-	return validateAll(v.Elem(), s.read, nil)
+	return validateAll(v.Elem(), s.read)
 }
 
 // envField is a tagged field LoadEnv reads: its path, type and whether code set it.
@@ -64,7 +60,7 @@ type envField struct {
 	kept bool
 }
 
-// strict is the go-envconfig Lookuper that holds LoadEnv's rules: it hands
+// strict is the go-envconfig lookup that holds LoadEnv's rules: it hands
 // go-envconfig only values they accept, and records a refused one, given as
 // unset. (Not a Mutator: go-envconfig calls none for a type that decodes
 // itself, and such a field set in code would be overwritten.)
@@ -74,7 +70,7 @@ type strict struct {
 	fields  map[string]envField // by variable
 	read    map[string]bool     // variables whose value came from the environment
 	last    string              // the last variable looked up: the missing one on ErrMissingRequired
-	refused *ConfigError        // the first value refused
+	refused *topgg.ConfigError  // the first value refused
 }
 
 // collect records the tagged fields of v, refusing types go-envconfig reads loosely.
@@ -116,8 +112,8 @@ func (s *strict) collect(v reflect.Value, path string, seen map[reflect.Type]boo
 	return nil
 }
 
-// Lookup reads key and checks its value against the type of its field.
-func (s *strict) Lookup(key string) (string, bool) {
+// lookup reads key and checks its value against the type of its field.
+func (s *strict) lookup(key string) (string, bool) {
 	s.last = key
 	val, set := s.look.Lookup(key)
 	f, ok := s.fields[key]
@@ -132,20 +128,25 @@ func (s *strict) Lookup(key string) (string, bool) {
 		val, problem = strictValue(s.ctx, f.typ, val)
 	}
 	if problem != "" {
-		s.refused = &ConfigError{Field: f.path, Variable: key, Problem: problem}
+		s.refused = &topgg.ConfigError{Field: f.path, Variable: key, Problem: problem}
 		return "", false
 	}
 	s.read[key] = true
 	return val, true
 }
 
-// decodes reports a type that decodes itself from one variable.
-func decodes(t reflect.Type) bool {
-	switch reflect.New(t).Interface().(type) {
-	case envconfig.DecoderCtx, envconfig.Decoder, encoding.TextUnmarshaler:
-		return true
+// decoder returns the decoder of a new T, in go-envconfig's order, or nil
+// when T does not decode itself.
+func decoder(ctx context.Context, t reflect.Type) func(string) error {
+	switch d := reflect.New(t).Interface().(type) {
+	case envconfig.DecoderCtx:
+		return func(v string) error { return d.EnvDecode(ctx, v) }
+	case envconfig.Decoder:
+		return d.EnvDecode
+	case encoding.TextUnmarshaler:
+		return func(v string) error { return d.UnmarshalText([]byte(v)) }
 	}
-	return false
+	return nil
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -157,19 +158,21 @@ func readable(t reflect.Type) bool {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return true
 	}
-	return decodes(t)
+	return decoder(context.Background(), t) != nil
 }
 
 // strictValue returns val as go-envconfig should decode it for type t, or
 // what is wrong with it, without quoting it.
 func strictValue(ctx context.Context, t reflect.Type, val string) (string, string) {
 	const shown = "the value"
-	switch {
-	case decodes(t):
+	if decode := decoder(ctx, t); decode != nil {
 		// Decoded once here, on a copy, so that its error names the variable.
-		if err := decodeSelf(ctx, reflect.New(t).Interface(), val); err != nil {
+		if err := decode(val); err != nil {
 			return "", malformed(t, val, err)
 		}
+		return val, ""
+	}
+	switch {
 	case t == durationType:
 		if _, err := time.ParseDuration(val); err != nil {
 			return "", fmt.Sprintf("%s is not a duration such as 90s or 1h30m", shown)
@@ -214,19 +217,6 @@ func withoutValue(msg, val string) (string, bool) {
 	return strings.ReplaceAll(msg, hole, "the value"), true
 }
 
-// decodeSelf decodes val into p with its decoder, in go-envconfig's order.
-func decodeSelf(ctx context.Context, p any, val string) error {
-	switch d := p.(type) {
-	case envconfig.DecoderCtx:
-		return d.EnvDecode(ctx, val)
-	case envconfig.Decoder:
-		return d.EnvDecode(val)
-	case encoding.TextUnmarshaler:
-		return d.UnmarshalText([]byte(val))
-	}
-	return nil
-}
-
 // checkDecimal checks a decimal integer as written: an optional minus sign,
 // digits without a leading zero ("010" would surprise as 8 or 10), in range.
 func checkDecimal(val, shown string, bits int, signed bool) string {
@@ -257,34 +247,10 @@ var (
 	envType    = reflect.TypeFor[Env]()
 )
 
-// ValidateEnv checks every Config in target, as [LoadEnv] filled it from
-// lookuper (nil: the environment), with [Config.ValidateFor] and client; its
-// *ConfigError names the variable of the bad field when it is set.
-func ValidateEnv(target any, lookuper envconfig.Lookuper, client *topgg.Client) error {
-	v := reflect.ValueOf(target)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return fmt.Errorf("%w: ValidateEnv needs a struct or a pointer to one, not %T", errNilArg, target)
-	}
-	if lookuper == nil {
-		lookuper = envconfig.OsLookuper()
-	}
-	read := map[string]bool{}
-	for f := range configType.Fields() {
-		if name := configVariable(f.Name); name != "" {
-			val, ok := lookuper.Lookup(name)
-			read[name] = ok && val != ""
-		}
-	}
-	return validateAll(v, read, func(c Config) error { return c.ValidateFor(client) })
-}
-
 // validateAll validates every Config in the struct v, at any depth.
-func validateAll(v reflect.Value, read map[string]bool, validate func(Config) error) error {
+func validateAll(v reflect.Value, read map[string]bool) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read, validate)
+		return validateLoaded(v.Interface().(Config), read)
 	}
 	if v.Type() == envType {
 		if err := v.Interface().(Env).validate(); err != nil {
@@ -297,7 +263,7 @@ func validateAll(v reflect.Value, read map[string]bool, validate func(Config) er
 			f = f.Elem()
 		}
 		if f.Kind() == reflect.Struct && v.Type().Field(i).IsExported() {
-			if err := validateAll(f, read, validate); err != nil {
+			if err := validateAll(f, read); err != nil {
 				return err
 			}
 		}
@@ -315,20 +281,17 @@ func configVariable(field string) string {
 // validateLoaded validates c, naming the variable of a bad field read or left
 // zero. A variable setting a non-pointer field to zero is refused: in code,
 // zero means "the default".
-func validateLoaded(c Config, read map[string]bool, validate func(Config) error) error {
+func validateLoaded(c Config, read map[string]bool) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
 		if name := configVariable(f.Name); read[name] && f.Type.Kind() != reflect.Pointer && v.Field(i).IsZero() {
-			return &ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
+			return &topgg.ConfigError{Field: "plugin.Config." + f.Name, Variable: name,
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	if validate == nil {
-		validate = Config.Validate
-	}
-	err := validate(c)
-	var ce *ConfigError
+	err := c.check()
+	var ce *topgg.ConfigError
 	if errors.As(err, &ce) {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
@@ -361,63 +324,17 @@ func (s *Credential) EnvDecode(v string) error { s.p = &v; return nil }
 
 // Format prints [redacted], or nothing when unset, whatever the verb.
 func (s Credential) Format(f fmt.State, verb rune) {
-	fmt.Fprintf(f, fmt.FormatString(f, verb), s.LogValue().String())
+	b, _ := s.MarshalText()
+	fmt.Fprintf(f, fmt.FormatString(f, verb), string(b))
 }
 
-// LogValue shows [redacted] in slog, or an empty string when unset.
-func (s Credential) LogValue() slog.Value {
+// MarshalText gives encoders that skip Format (slog, JSON) [redacted], or
+// nothing when unset.
+func (s Credential) MarshalText() ([]byte, error) {
 	if s.p == nil {
-		return slog.StringValue("")
+		return nil, nil
 	}
-	return slog.StringValue(httpx.Redacted)
-}
-
-// MarshalText keeps the value out of encoders that skip Format (JSON, say).
-func (s Credential) MarshalText() ([]byte, error) { return []byte(s.LogValue().String()), nil }
-
-// Log is a bot's logging settings: LOG_LEVEL (debug, info, warn or error;
-// default info) and LOG_FORMAT (text or json; default text).
-type Log struct {
-	Level  LogLevel  `env:"LOG_LEVEL"`
-	Format LogFormat `env:"LOG_FORMAT"`
-}
-
-// LogLevel is a slog level read strictly: debug, info, warn or error, in any
-// case; the zero value is info.
-type LogLevel slog.Level
-
-// EnvDecode reads a level; its error quotes no value.
-func (l *LogLevel) EnvDecode(v string) error {
-	var lvl slog.Level
-	switch strings.ToLower(v) {
-	case "debug", "info", "warn", "error":
-		if err := lvl.UnmarshalText([]byte(v)); err == nil {
-			*l = LogLevel(lvl)
-			return nil
-		}
-	}
-	return errors.New("is not debug, info, warn or error")
-}
-
-// LogFormat is text or json; empty is text.
-type LogFormat string
-
-// EnvDecode reads a format; its error quotes no value.
-func (f *LogFormat) EnvDecode(v string) error {
-	if v != "text" && v != "json" {
-		return errors.New("is not text or json")
-	}
-	*f = LogFormat(v)
-	return nil
-}
-
-// Logger returns a logger writing to w at l's level in l's format.
-func (l Log) Logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.Level(l.Level)}
-	if l.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return []byte(httpx.Redacted), nil
 }
 
 // Snowflake is a Discord ID read from a variable (decimal, below 2^64, no

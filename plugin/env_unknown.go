@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 // envPrefix starts the plugin's variables: one set but read by nothing is a typo.
@@ -25,7 +27,7 @@ func (s *strict) checkUnknown(lookuper envconfig.Lookuper) error {
 	known := slices.Sorted(maps.Keys(env.fields))
 	for _, name := range listed(lookuper) {
 		if strings.HasPrefix(name, envPrefix) && env.fields[name].typ == nil {
-			return &ConfigError{Variable: name, Problem: "is set but read by nothing" + didYouMean(name, known) +
+			return &topgg.ConfigError{Variable: name, Problem: "is set but read by nothing" + didYouMean(name, known) +
 				"; unset it, or give a field of yours its env tag"}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
@@ -31,4 +32,13 @@ func LoadConfig(ctx context.Context, lookuper envconfig.Lookuper) (Config, error
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// Counts returns the counts the poster would post now; zero when autopost is off.
+func (p *Plugin) Counts() autopost.Counts {
+	if p.counter == nil {
+		return autopost.Counts{}
+	}
+	c, _ := p.counter.Counts(context.Background())
+	return c
 }

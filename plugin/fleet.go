@@ -11,19 +11,12 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// WithFleet runs the plugin as one process of f: only the lease's holder runs
-// the leader-only jobs, each action checked against its term, and the state
-// (which must be shareable) is fenced by the lease. Close f after Run returned.
+// WithFleet runs the plugin as one process of f: the leader-only jobs run under f's
+// lease, which fences the (shareable) state. Close f after Run returned.
 func WithFleet(f *fleet.Fleet) Option {
-	return func(o *options) error {
-		if f == nil {
-			return nilArg("WithFleet")
-		}
-		// An interface value, not a *fleet.Fleet field: a bot without
-		// WithFleet links neither the fleet nor go-redis.
-		o.leader = fleetLeader{f}
-		return nil
-	}
+	// An interface value, not a *fleet.Fleet field: a bot without WithFleet
+	// links neither the fleet nor go-redis.
+	return setOption("WithFleet", f, false, func(o *options, f *fleet.Fleet) { o.leader = fleetLeader{f} })
 }
 
 // fleetLeader is the leader of a fleet: the holder of f's lease.

@@ -1,16 +1,13 @@
 package plugin
 
-import (
-	"fmt"
-	"io"
-	"log/slog"
-)
+import "fmt"
 
-// String describes the Plugin by its attached shards, never their sessions,
-// which hold the bot token.
-func (p *Plugin) String() string {
+// Format describes the Plugin under every verb (and so in slog) by its
+// attached shards, never their sessions, which hold the bot token.
+func (p *Plugin) Format(f fmt.State, _ rune) {
 	if p == nil || p.firstReady == nil {
-		return "plugin.Plugin(not made by plugin.New)"
+		fmt.Fprint(f, "plugin.Plugin(not made by plugin.New)")
+		return
 	}
 	p.mu.Lock()
 	ids := make([]int, len(p.sessions))
@@ -18,11 +15,5 @@ func (p *Plugin) String() string {
 		ids[i] = s.ShardID
 	}
 	p.mu.Unlock()
-	return fmt.Sprintf("plugin.Plugin{shards attached: %v, webhooks: %t}", ids, p.hook != nil)
+	fmt.Fprintf(f, "plugin.Plugin{shards attached: %v, webhooks: %t}", ids, p.hook != nil)
 }
-
-// Format prints the Plugin as String does, under every verb (%#v too).
-func (p *Plugin) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, p.String()) }
-
-// LogValue makes slog print the Plugin as String does.
-func (p *Plugin) LogValue() slog.Value { return slog.StringValue(p.String()) }

@@ -101,9 +101,8 @@ func (p *Plugin) LivenessChecks() []health.Check {
 	return []health.Check{{Name: "jobs", Func: p.states.check}}
 }
 
-// ReadinessChecks returns the readiness probe's checks: "running", "shards"
-// (every shard has READY), "token" (not refused since), "state" (takes a write)
-// and, in a fleet, "leadership" (known).
+// ReadinessChecks returns the readiness probe's checks: "running", "shards" (all
+// READY), "token" (not refused), "state" (takes a write) and, in a fleet, "leadership".
 func (p *Plugin) ReadinessChecks() []health.Check {
 	checks := []health.Check{{Name: "running", Func: p.checkRunning}}
 	if p.poster != nil {

@@ -86,7 +86,7 @@ func newClient(t *testing.T, tg *topggtest.Server) *topgg.Client {
 // config returns a Config with every job on and intervals short enough for a test.
 func (w *world) config() plugin.Config {
 	return plugin.Config{
-		Autopost:         plugin.AutopostV1,
+		Autopost:         "v1",
 		AutopostInterval: 50 * time.Millisecond,
 		SyncCommands:     new(true),
 		VotePollInterval: new(20 * time.Millisecond),
@@ -289,7 +289,7 @@ func runUntilStoreEntered(t *testing.T, store voterewards.State, entered <-chan 
 	// Port 0 and WebhookAddr, not a port picked free beforehand: another
 	// test may take that port before the plugin listens on it.
 	cfg := plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Hour),
 		WebhookAddr: "127.0.0.1:0", WebhookSecrets: plugin.WebhookSecrets{testSecret},
 	}
 	p, err := plugin.New(w.client, cfg, plugin.WithLogger(log),

@@ -10,7 +10,6 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -34,13 +33,7 @@ type Observer interface {
 // WithMetrics tells o what every job does, beside the [WithOnPost] and
 // [WithCommandSyncHandler] functions.
 func WithMetrics(o Observer) Option {
-	return func(opts *options) error {
-		if typednil.Is(o) {
-			return nilArg("WithMetrics")
-		}
-		opts.metrics = o
-		return nil
-	}
+	return setOption("WithMetrics", o, false, func(opts *options, o Observer) { opts.metrics = o })
 }
 
 // wireMetrics folds the Observer into the jobs' hooks; the calls beside a

@@ -43,86 +43,57 @@ type options struct {
 
 func nilArg(option string) error { return fmt.Errorf("%w: %s(nil)", errNilArg, option) }
 
-// WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
-func WithLogger(l *slog.Logger) Option {
+// setOption is an Option that refuses a nil v, else stores it with put; a handler
+// (name in handlers) is refused by New when the settings turn its job off.
+func setOption[T any](name string, v T, handler bool, put func(*options, T)) Option {
 	return func(o *options) error {
-		if l == nil {
-			return nilArg("WithLogger")
+		if typednil.Is(v) {
+			return nilArg(name)
 		}
-		o.logger = l
+		put(o, v)
+		if handler {
+			o.handlers = append(o.handlers, name)
+		}
 		return nil
 	}
+}
+
+// WithLogger sets the logger of the plugin and its jobs (default: slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return setOption("WithLogger", l, false, func(o *options, l *slog.Logger) { o.logger = l })
 }
 
 // WithRewardHandler sets the handler called once for every new vote. It is
 // retried on error and must be idempotent on [voterewards.Vote.Key].
 func WithRewardHandler(h voterewards.Handler) Option {
-	return func(o *options) error {
-		if h == nil {
-			return nilArg("WithRewardHandler")
-		}
-		o.onReward = h
-		o.handlers = append(o.handlers, "WithRewardHandler")
-		return nil
-	}
+	return setOption("WithRewardHandler", h, true, func(o *options, h voterewards.Handler) { o.onReward = h })
 }
 
 // WithExpiryHandler sets the handler called once for every rewarded vote when
 // it expires. The user may have voted again: check [Plugin.Active].
 func WithExpiryHandler(h voterewards.Handler) Option {
-	return func(o *options) error {
-		if h == nil {
-			return nilArg("WithExpiryHandler")
-		}
-		o.onExpire = h
-		o.handlers = append(o.handlers, "WithExpiryHandler")
-		return nil
-	}
+	return setOption("WithExpiryHandler", h, true, func(o *options, h voterewards.Handler) { o.onExpire = h })
 }
 
-// WithGiveUpHandler sets the function called with a *voterewards.DeliveryError
-// when a handler, or the record of its success, failed every attempt; the vote
-// stays pending.
+// WithGiveUpHandler sets the function told, with a *voterewards.DeliveryError, of a
+// vote whose handler (or its record) failed every attempt; the vote stays pending.
 func WithGiveUpHandler(f func(voterewards.Vote, error)) Option {
-	return func(o *options) error {
-		if f == nil {
-			return nilArg("WithGiveUpHandler")
-		}
-		o.onGiveUp = f
-		o.handlers = append(o.handlers, "WithGiveUpHandler")
-		return nil
-	}
+	return setOption("WithGiveUpHandler", f, true, func(o *options, f func(voterewards.Vote, error)) { o.onGiveUp = f })
 }
 
 // WithOnPost sets a function called after every autopost attempt.
 func WithOnPost(f func(autopost.Result)) Option {
-	return func(o *options) error {
-		if f == nil {
-			return nilArg("WithOnPost")
-		}
-		o.onPost = f
-		o.handlers = append(o.handlers, "WithOnPost")
-		return nil
-	}
+	return setOption("WithOnPost", f, true, func(o *options, f func(autopost.Result)) { o.onPost = f })
 }
 
-// WithCommandSyncHandler sets the function told every command sync's outcome
-// (a nil error once the listing is up to date), from the sync job's
-// goroutine; it should return soon, and a panic in it is logged.
+// WithCommandSyncHandler sets the function told every command sync's outcome (nil
+// error: up to date), from the sync's goroutine; it should return soon.
 func WithCommandSyncHandler(f func(ctx context.Context, r commands.Result, err error)) Option {
-	return func(o *options) error {
-		if f == nil {
-			return nilArg("WithCommandSyncHandler")
-		}
-		o.onSync = f
-		o.handlers = append(o.handlers, "WithCommandSyncHandler")
-		return nil
-	}
+	return setOption("WithCommandSyncHandler", f, true, func(o *options, f func(context.Context, commands.Result, error)) { o.onSync = f })
 }
 
-// WithCommands sets the slash commands to publish (default: Discord's after the
-// first READY; empty clears them). A nil slice or command is
-// [topgg.ErrNilArgument]; an invalid one a *topgg.ValidationError.
+// WithCommands sets the slash commands to publish (default: Discord's after the first
+// READY; empty clears them). A nil one is [topgg.ErrNilArgument], an invalid one a *topgg.ValidationError.
 func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 	return func(o *options) error {
 		if cmds == nil {
@@ -145,13 +116,7 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 // WithState sets where the bot's state lives, which vote polling and command
 // sync need. New hands s the leader's fence; the caller closes s after Run.
 func WithState(s voterewards.State) Option {
-	return func(o *options) error {
-		if typednil.Is(s) {
-			return nilArg("WithState")
-		}
-		o.state = s
-		return nil
-	}
+	return setOption("WithState", s, false, func(o *options, s voterewards.State) { o.state = s })
 }
 
 // needState refuses a config whose jobs keep state when no [WithState] gave one.
@@ -168,12 +133,12 @@ func (o *options) unusedHandler(set settings) error {
 		field, off, is := "plugin.Config.VotePollInterval", set.votePoll <= 0, "is 0 (vote polling off)"
 		switch name {
 		case "WithOnPost":
-			field, off, is = "plugin.Config.Autopost", set.Autopost == AutopostOff, `is "off"`
+			field, off, is = "plugin.Config.Autopost", set.Autopost == "off", `is "off"`
 		case "WithCommandSyncHandler":
 			field, off, is = "plugin.Config.SyncCommands", !set.syncCommands, "is false"
 		}
 		if off {
-			return &ConfigError{Field: field, Problem: is + ", so the handler of " + name + " would never be called"}
+			return &topgg.ConfigError{Field: field, Problem: is + ", so the handler of " + name + " would never be called"}
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -21,9 +22,8 @@ type VoterPerks struct {
 	Texts voterperks.Texts
 }
 
-// WithVoterPerks turns on the voter features (role and reminders before the
-// reward and expiry handlers, /vote and /leaderboard, [Plugin.Perks]' gate). It
-// needs vote polling on.
+// WithVoterPerks turns on the voter features (role, reminders, /vote, /leaderboard,
+// [Plugin.Perks]' gate) before the reward and expiry handlers; it needs vote polling.
 func WithVoterPerks(v VoterPerks) Option {
 	return func(o *options) error {
 		o.perks = &v
@@ -34,9 +34,6 @@ func WithVoterPerks(v VoterPerks) Option {
 // Perks returns the voter features of [WithVoterPerks]; without it, nil and
 // a warning naming the option.
 func (p *Plugin) Perks() *voterperks.Perks {
-	if p == nil {
-		return nil
-	}
 	if p.perks == nil {
 		p.warnOnce("no perks", "Plugin.Perks() is nil without plugin.WithVoterPerks: no Gate or Handle to use; give the option")
 	}
@@ -50,7 +47,7 @@ func (p *Plugin) buildPerks() error {
 		return nil
 	}
 	if p.set.votePoll <= 0 {
-		return &ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
+		return &topgg.ConfigError{Field: "plugin.Config.VotePollInterval", Problem: "is 0 (vote polling off), which WithVoterPerks needs"}
 	}
 	cfg := voterperks.Config{BotID: v.BotID, State: p.opts.state, Role: v.Role, Reminders: v.Reminders,
 		Texts: v.Texts, Logger: p.opts.logger, Session: p.restSession}

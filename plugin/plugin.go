@@ -59,15 +59,13 @@ type Plugin struct {
 	running  bool
 }
 
-// New checks cfg, hands the leader's fence to the state and builds the jobs; it
-// makes no request. Errors: a *[ConfigError], [topgg.ErrNotConfigured] (a job
-// keeps state and no [WithState]), the state's refusal of the fence,
-// [topgg.ErrNilArgument].
+// New checks cfg, hands the leader's fence to the state and builds the jobs, with no
+// request. Errors: *[topgg.ConfigError], [topgg.ErrNotConfigured] (no [WithState]), the state's, [topgg.ErrNilArgument].
 func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: New: nil *topgg.Client", errNilArg)
 	}
-	if err := cfg.ValidateFor(client); err != nil {
+	if err := cfg.Validate(client); err != nil {
 		return nil, err
 	}
 	o := options{
@@ -117,7 +115,7 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 
 // buildJobs makes the jobs the settings turn on, each once.
 func (p *Plugin) buildJobs() error {
-	if p.set.Autopost != AutopostOff {
+	if p.set.Autopost != "off" {
 		p.counter = autopost.NewCounter(0)
 		src, report, err := p.opts.leader.counts(p.counter)
 		if err != nil {
@@ -125,7 +123,7 @@ func (p *Plugin) buildJobs() error {
 		}
 		p.report = report
 		mode := autopost.ModeV1
-		if p.set.Autopost == AutopostV0 {
+		if p.set.Autopost == "v0" {
 			mode = autopost.ModeV0
 		}
 		if p.poster, err = autopost.New(p.client, autopost.Config{
@@ -152,9 +150,8 @@ func (p *Plugin) buildJobs() error {
 	return nil
 }
 
-// Attach registers the plugin's handlers (the voter perks' too) on every shard's
-// session before they open. Errors, attaching none: [ErrAttachAfterRun],
-// [autopost.ErrSessionOpen], [topgg.ErrNilArgument].
+// Attach registers the plugin's handlers on every shard's session before they open.
+// Errors, attaching none: [ErrAttachAfterRun], [autopost.ErrSessionOpen], [topgg.ErrNilArgument].
 func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	if len(sessions) == 0 {
 		return fmt.Errorf("%w: Attach: no session", errNilArg)
@@ -195,11 +192,9 @@ func (p *Plugin) Attach(sessions ...*discordgo.Session) error {
 	return nil
 }
 
-// Run runs the jobs (in a fleet, the leader's while this process leads) until ctx
-// is done, then returns nil once none is left. A failing job is restarted with
-// backoff; one no restart mends stops Run with an error wrapping [ErrJobFailed].
-// It returns at once with [topgg.ErrRunning] beside another Run, or
-// [autopost.ErrNoSessions]. Each wiring mistake it sees is warned of once.
+// Run runs the jobs (in a fleet, the leader's while it leads) until ctx is done, and
+// returns nil once none is left; a failing job restarts with backoff, one no restart
+// mends ends Run with [ErrJobFailed]. At once: [topgg.ErrRunning], [autopost.ErrNoSessions].
 func (p *Plugin) Run(ctx context.Context) error {
 	if err := p.begin(); err != nil {
 		return err
@@ -338,22 +333,11 @@ func (p *Plugin) newPoller(store voterewards.Store) (*voterewards.Poller, error)
 	})
 }
 
-// Active reports from memory, without a request, whether the user (a Discord
-// or Top.gg user id) has an active vote. Status.Covered is false until the
-// poller has read the vote window, and while Run or vote polling is off.
+// Active reports from memory whether the user (a Discord or Top.gg id) has an active
+// vote; Status.Covered is false until the poller read the vote window, and while it is off.
 func (p *Plugin) Active(userID string) voterewards.Status {
 	if poller := p.poller.Load(); poller != nil {
 		return poller.Active(userID)
 	}
 	return voterewards.Status{}
-}
-
-// Counts returns the counts the poster would post now (kept while Run is not
-// running); zero when autopost is off.
-func (p *Plugin) Counts() autopost.Counts {
-	if p.counter == nil {
-		return autopost.Counts{}
-	}
-	c, _ := p.counter.Counts(context.Background()) // fails only on a done context
-	return c
 }

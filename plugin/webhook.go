@@ -11,13 +11,12 @@ import (
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
 // Errors of the webhook receiver, for [errors.Is].
 var (
-	// ErrWebhookOff: [Plugin.WebhookHandler] of a plugin without a webhook secret.
-	ErrWebhookOff = errors.New("plugin: webhooks are off (Config.WebhookSecrets and WebhookAuth are empty)")
 	// errNotRunning: a webhook vote arrived while Run was not running;
 	// answered 500, so Top.gg retries it.
 	errNotRunning = errors.New("plugin: not running")
@@ -55,12 +54,11 @@ func (p *Plugin) buildWebhook() error {
 	return nil
 }
 
-// WebhookHandler returns the webhook receiver to mount on the bot's own server:
-// a vote is answered 2xx once stored (500 while Run is not running, retried).
-// Without a webhook secret it is [ErrWebhookOff].
+// WebhookHandler returns the receiver to mount on the bot's own server: 2xx once a vote
+// is stored, 500 while Run is not running. Without a secret: [topgg.ErrNotConfigured].
 func (p *Plugin) WebhookHandler() (http.Handler, error) {
 	if p.hook == nil {
-		return nil, ErrWebhookOff
+		return nil, fmt.Errorf("plugin: WebhookHandler: webhooks are off: %w (Config.WebhookSecrets, WebhookAuth)", topgg.ErrNotConfigured)
 	}
 	p.wire.mounted.Store(true)
 	return p.hook, nil
@@ -85,9 +83,6 @@ type boundAddr = atomic.Pointer[net.Addr]
 // WebhookAddr returns the address the plugin's own webhook server listens on
 // while Run runs it (the port picked for port 0), else nil.
 func (p *Plugin) WebhookAddr() net.Addr {
-	if p == nil {
-		return nil
-	}
 	if a := p.bound.Load(); a != nil {
 		return *a
 	}

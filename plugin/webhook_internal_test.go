@@ -26,7 +26,7 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	addr := free.Addr().String()
 	require.NoError(t, free.Close())
 	p, err := New(client, Config{
-		Autopost: AutopostOff, SyncCommands: new(false),
+		Autopost: "off", SyncCommands: new(false),
 		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"},
 	}, WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
@@ -43,7 +43,7 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	go func() { done <- job(ctx) }()
 	hc := &http.Client{Timeout: 2 * time.Second} // every wait bounded
 	require.Eventually(t, func() bool {
-		resp, err := hc.Post("http://"+addr+DefaultWebhookPath, "application/json", nil)
+		resp, err := hc.Post("http://"+addr+defaultWebhookPath, "application/json", nil)
 		if err != nil {
 			return false
 		}

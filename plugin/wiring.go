@@ -34,11 +34,13 @@ type wiring struct {
 	warned    sync.Map               // the keys of the warnings given
 }
 
-// warnOnce logs msg as a warning the first time key is given.
-func (p *Plugin) warnOnce(key, msg string, args ...any) {
-	if _, done := p.wire.warned.LoadOrStore(key, true); !done {
+// warnOnce logs msg as a warning the first time key is given, and says if it did.
+func (p *Plugin) warnOnce(key, msg string, args ...any) bool {
+	_, done := p.wire.warned.LoadOrStore(key, true)
+	if !done {
 		p.log.Warn(msg, args...)
 	}
+	return !done
 }
 
 // checkAtReady checks, once the first session got READY, what the plugin
@@ -138,12 +140,9 @@ func (p *Plugin) warnUnmounted() {
 // first maxNotFoundPaths paths once: a wrong webhook URL at Top.gg.
 func (p *Plugin) notFound(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path[:min(len(r.URL.Path), 100)]
-	if p.wire.notFound.Load() < maxNotFoundPaths {
-		if _, seen := p.wire.warned.LoadOrStore("404 "+path, true); !seen {
-			p.wire.notFound.Add(1)
-			p.log.Warn("webhook server: a request for another path got 404; if it came from Top.gg, "+
-				"set the project's webhook URL to the receiver's path", "path", path, "receiver", p.set.WebhookPath)
-		}
+	if p.wire.notFound.Load() < maxNotFoundPaths && p.warnOnce("404 "+path, "webhook server: a request for another path "+
+		"got 404; if it came from Top.gg, set the project's webhook URL to the receiver's path", "path", path, "receiver", p.set.WebhookPath) {
+		p.wire.notFound.Add(1)
 	}
 	http.NotFound(w, r)
 }

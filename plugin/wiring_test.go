@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,14 +16,16 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/plugin"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/topgg/webhook"
+	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
 )
 
 // hourlyVotes is a Config with the vote poll alone on, every hour.
 func hourlyVotes() plugin.Config {
-	return plugin.Config{Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(time.Hour)}
+	return plugin.Config{Autopost: "off", SyncCommands: new(false), VotePollInterval: new(time.Hour)}
 }
 
 // waitLog waits until logs holds msg.
@@ -200,7 +203,7 @@ func sendVote(t *testing.T, addr, project, bot string) int {
 		now.UTC().Format(time.RFC3339Nano) + `","expires_at":"` + now.Add(12*time.Hour).UTC().Format(time.RFC3339Nano) +
 		`","project":{"id":"` + project + `","type":"bot","platform":"discord","platform_id":"` + bot +
 		`"},"user":{"id":"4","platform_id":"500000000000000005","name":"u","avatar_url":""}}}`)
-	req, err := webhook.NewRequest(context.Background(), "http://"+addr+plugin.DefaultWebhookPath, testSecret, now, body)
+	req, err := webhook.NewRequest(context.Background(), "http://"+addr+"/topgg/webhook", testSecret, now, body)
 	if !assert.NoError(t, err) {
 		return 0
 	}
@@ -238,4 +241,44 @@ func TestTokenOfAnotherProjectWarns(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, "the Top.gg token is another project's"))
 	assert.Contains(t, out, "token_project="+tokenProject+" bot_project=999999999999999999 bot="+bot)
 	assert.NotContains(t, out, "webhook votes are for another bot")
+}
+
+// TestWithVoterPerksChecksItsWiring: the perks need vote polling (a
+// ConfigError naming the field otherwise) and a valid bot id and role (the
+// voterperks error); without the option Perks is nil. The end-to-end tests
+// are voterperks's (one process and a fleet, through this option).
+func TestWithVoterPerksChecksItsWiring(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{})
+	cfg := w.config()
+	good := plugin.VoterPerks{BotID: w.dc.ApplicationID(), Reminders: true,
+		Role: &voterperks.Role{GuildID: "1", RoleID: "2"}}
+
+	off := cfg
+	off.VotePollInterval = new(time.Duration(0))
+	_, err := plugin.New(w.client, off, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
+	var ce *topgg.ConfigError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "plugin.Config.VotePollInterval", ce.Field)
+
+	bad := good
+	bad.Role = &voterperks.Role{GuildID: "guild"}
+	_, err = plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(bad))
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "voterperks.Config.Role", ce.Field)
+
+	p, err := plugin.New(w.client, cfg, plugin.WithState(w.state()), plugin.WithVoterPerks(good))
+	require.NoError(t, err)
+	require.NotNil(t, p.Perks())
+	assert.ErrorIs(t, p.Perks().OnReward(t.Context(), vote1()), voterperks.ErrNoSession, "no session attached yet")
+	plain, err := plugin.New(w.client, cfg, plugin.WithState(w.state()))
+	require.NoError(t, err)
+	assert.Nil(t, plain.Perks())
+}
+
+// vote1 is an active vote of a user, as the handlers get it.
+func vote1() voterewards.Vote {
+	now := time.Now().UTC()
+	return voterewards.Vote{Vote: topgg.Vote{UserID: "100000000000000001", PlatformID: "300000000000000001",
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, Origin: voterewards.OriginHistory}
 }

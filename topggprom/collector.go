@@ -23,9 +23,8 @@ func rewardBuckets() []float64 {
 	return []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}
 }
 
-// Collector is a [prometheus.Collector] of go-topgg's jobs' metrics; its
-// Observe methods are the jobs' hooks, safe for concurrent use. Make it with
-// [New].
+// Collector holds go-topgg's jobs' metrics, registered by [New]; its
+// Observe methods are the jobs' hooks, safe for concurrent use.
 type Collector struct {
 	all []prometheus.Collector
 
@@ -80,24 +79,16 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 	c.api()
 	c.jobs()
 	c.votes()
-	if err := reg.Register(c); err != nil {
-		return nil, fmt.Errorf("topggprom: New: %w", err)
+	for i, m := range c.all {
+		if err := reg.Register(m); err != nil {
+			for _, r := range c.all[:i] {
+				reg.Unregister(r)
+			}
+			return nil, fmt.Errorf("topggprom: New: %w", err)
+		}
 	}
+	c.all = nil
 	return c, nil
-}
-
-// Describe sends the descriptions of every metric of c.
-func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, m := range c.all {
-		m.Describe(ch)
-	}
-}
-
-// Collect sends every metric of c.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range c.all {
-		m.Collect(ch)
-	}
 }
 
 func (c *Collector) add(m prometheus.Collector) { c.all = append(c.all, m) }

@@ -7,7 +7,7 @@
 //	client, err := topgg.New(token, topgg.WithObserver(c.ObserveRequest))
 //	p, err := plugin.New(client, cfg, plugin.WithMetrics(c)) // every job of the plugin
 //
-// The Collector's methods never panic, not even on a nil Collector. Every
-// label value comes from a fixed set, never an id, so cardinality stays
-// bounded; the metrics are listed in the README.
+// The Collector's methods never panic. Every label value comes from a fixed
+// set, never an id, so cardinality stays bounded; the metrics are listed in
+// the README.
 package topggprom

@@ -117,9 +117,8 @@ func (c *Collector) ObserveWebhook(err error) {
 	c.webhooks[webhookOutcome(err)].Inc()
 }
 
-// ObserveLease records whether this process leads the fleet: a
-// fleet.Config.OnChange as it is. A change from the last call counts as
-// a leadership change.
+// ObserveLease records whether this process leads the fleet (a fleet.Config.OnChange);
+// a change from the last call counts as a leadership change.
 func (c *Collector) ObserveLease(s fleet.LeaseState) {
 	c.leadMu.Lock()
 	defer c.leadMu.Unlock()

@@ -77,25 +77,26 @@ func lbl(kv ...string) map[string]string {
 
 // observed returns a fake Top.gg, a collector and a client whose requests
 // it observes, sent to base (the fake when empty) with the fake's token.
-func observed(t *testing.T, base string, opts ...topgg.Option) (*topggtest.Server, *topggprom.Collector, *topgg.Client) {
+func observed(t *testing.T, base string, opts ...topgg.Option) (*topggtest.Server, *topggprom.Collector, *prometheus.Registry, *topgg.Client) {
 	t.Helper()
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	c, err := topggprom.New(prometheus.NewRegistry())
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
 	require.NoError(t, err)
 	if base == "" {
 		base = tg.URL
 	}
 	client, err := topgg.New(tg.Token(), append([]topgg.Option{topgg.WithBaseURL(base), topgg.WithObserver(c.ObserveRequest)}, opts...)...)
 	require.NoError(t, err)
-	return tg, c, client
+	return tg, c, reg, client
 }
 
 func TestScrapeCountsPostsAnd429(t *testing.T) {
 	t.Parallel()
 	retry := topgg.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxRetryAfter: 5 * time.Second}
-	tg, c, client := observed(t, "", topgg.WithRetryPolicy(retry))
+	tg, c, reg, client := observed(t, "", topgg.WithRetryPolicy(retry))
 
 	// The first PATCH is refused with a 429; the client waits and retries.
 	require.NoError(t, tg.Inject(topggtest.Fault{Method: "PATCH", Path: "/v1/projects/@me/metrics", RetryAfter: time.Millisecond}))
@@ -127,7 +128,7 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 	c.ObserveWebhook(errors.New("store down"))
 	c.ObserveLease(fleet.LeaseState{Leader: true})
 
-	text := testkit.MetricsText(t, c)
+	text := testkit.MetricsText(t, reg)
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me/metrics", "method", "PATCH", "code", "429", "outcome", "rate_limited"))
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me/metrics", "method", "PATCH", "code", "204", "outcome", "ok"))
 	requireValue(t, text, 1, "topgg_api_retries_total", lbl("route", "/v1/projects/@me/metrics"))
@@ -154,16 +155,16 @@ func TestScrapeCountsPostsAnd429(t *testing.T) {
 // TestScrapeTokenRefused: a 401 sets topgg_api_token_refused until a success.
 func TestScrapeTokenRefused(t *testing.T) {
 	t.Parallel()
-	tg, c, client := observed(t, "")
+	tg, _, reg, client := observed(t, "")
 	require.NoError(t, tg.Inject(topggtest.Fault{Path: "/v1/*", Status: http.StatusUnauthorized}))
 	_, err := client.Project(context.Background())
 	require.ErrorIs(t, err, topgg.ErrUnauthorized)
-	text := testkit.MetricsText(t, c)
+	text := testkit.MetricsText(t, reg)
 	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v1"))
 	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "/v1/projects/@me", "method", "GET", "code", "401", "outcome", "api_error"))
 	_, err = client.Project(context.Background())
 	require.NoError(t, err)
-	requireValue(t, testkit.MetricsText(t, c, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
+	requireValue(t, testkit.MetricsText(t, reg, "topgg_api_token_refused"), 0, "topgg_api_token_refused", lbl("api", "v1"))
 	requireBounded(t, text)
 }
 
@@ -181,26 +182,29 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 		_, _ = w.Write(project)
 	}))
 	t.Cleanup(srv.Close)
-	_, c, client := observed(t, srv.URL, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))
+	_, _, reg, client := observed(t, srv.URL, topgg.WithRetryPolicy(topgg.RetryPolicy{MaxAttempts: 1}))
 
 	round := func() int {
 		for code := 200; code <= 599; code++ {
 			status.Store(int32(code))
 			_, _ = client.Project(context.Background())
 		}
-		return testutil.CollectAndCount(c, "topgg_api_requests_total")
+		n, err := testutil.GatherAndCount(reg, "topgg_api_requests_total")
+		require.NoError(t, err)
+		return n
 	}
 	first := round()
 	// 14 documented codes and "other", each under a few outcomes at most.
 	assert.LessOrEqual(t, first, 2*16, "series after 400 status codes")
 	assert.Equal(t, first, round(), "a second round adds no series")
-	requireBounded(t, testkit.MetricsText(t, c))
+	requireBounded(t, testkit.MetricsText(t, reg))
 }
 
 // Any status, method, route or error, however odd, lands in a bounded set.
 func TestRequestLabelsAreBounded(t *testing.T) {
 	t.Parallel()
-	c, err := topggprom.New(prometheus.NewRegistry())
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
 	require.NoError(t, err)
 	errs := []error{nil, errors.New("odd"), &topgg.APIError{}, &topgg.RateLimitError{Local: true}, &topgg.DecodeError{}}
 	for status := -1; status < 1000; status++ {
@@ -211,14 +215,15 @@ func TestRequestLabelsAreBounded(t *testing.T) {
 		c.ObserveRequest(topgg.Request{Route: route, Status: status, Err: errs[(status+1)%len(errs)]})
 	}
 	// 2 routes x 1 method x 16 codes x 5 outcomes at most; the codes alone: 16.
-	n := testutil.CollectAndCount(c, "topgg_api_requests_total")
+	n, err := testutil.GatherAndCount(reg, "topgg_api_requests_total")
+	require.NoError(t, err)
 	assert.LessOrEqual(t, n, 2*16*5)
 	codes := map[string]bool{}
-	for _, labels := range testkit.MetricLabels(testkit.MetricsText(t, c, "topgg_api_requests_total")) {
+	for _, labels := range testkit.MetricLabels(testkit.MetricsText(t, reg, "topgg_api_requests_total")) {
 		codes[labels["code"]] = true
 	}
 	assert.Len(t, codes, 16)
-	requireBounded(t, testkit.MetricsText(t, c))
+	requireBounded(t, testkit.MetricsText(t, reg))
 }
 
 func TestNewRefusesNilAndDuplicates(t *testing.T) {
@@ -230,4 +235,15 @@ func TestNewRefusesNilAndDuplicates(t *testing.T) {
 	require.NoError(t, err)
 	_, err = topggprom.New(reg)
 	require.Error(t, err)
+}
+
+// A typed nil registry is refused with an error, not a panic in Register.
+func TestNewRefusesATypedNilRegistry(t *testing.T) {
+	t.Parallel()
+	var reg *prometheus.Registry
+	var c *topggprom.Collector
+	var err error
+	require.NotPanics(t, func() { c, err = topggprom.New(reg) })
+	assert.Error(t, err)
+	assert.Nil(t, c)
 }

@@ -284,7 +284,7 @@ func runChild() error {
 // test.
 func childConfig() plugin.Config {
 	return plugin.Config{
-		Autopost: plugin.AutopostOff, SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
+		Autopost: "off", SyncCommands: new(false), VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback: 13 * time.Hour, VoteRetryDelay: 20 * time.Millisecond,
 	}
 }

@@ -92,7 +92,7 @@ func newWorld(t *testing.T, shards int) *world {
 // config is a plugin Config for a test: votes only, polled often.
 func (w *world) config() plugin.Config {
 	return plugin.Config{
-		Autopost:         plugin.AutopostOff,
+		Autopost:         "off",
 		SyncCommands:     new(false),
 		VotePollInterval: new(20 * time.Millisecond),
 		VoteLookback:     13 * time.Hour,

@@ -19,15 +19,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// MetricsText returns the families names of c (all of them without names) in the
-// text format, failing t if c cannot be collected or is inconsistent (a
-// pedantic registry checks it).
-func MetricsText(t testing.TB, c prometheus.Collector, names ...string) string {
+// MetricsText returns the families names of reg (all of them without names)
+// in the text format, failing t if reg cannot gather them (a pedantic registry
+// also checks their consistency).
+func MetricsText(t testing.TB, reg prometheus.Gatherer, names ...string) string {
 	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	if err := reg.Register(c); err != nil {
-		t.Fatalf("promtest: register: %v", err)
-	}
 	if len(names) == 0 {
 		fams, err := reg.Gather()
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/redisstate"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -38,35 +39,34 @@ type Deployment struct {
 }
 
 // Check checks what [Open] will open, without a connection (the URLs parse, the
-// state directory opens); a refusal is a *plugin.ConfigError naming its variable.
+// state directory opens); a refusal is a *topgg.ConfigError naming its variable.
 func Check(env plugin.Env) error {
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // connects to nothing yet
 		if err != nil {
-			return &plugin.ConfigError{Variable: "REDIS_URL", Err: err}
+			return &topgg.ConfigError{Variable: "REDIS_URL", Err: err}
 		}
 		_ = rdb.Close()
 	}
 	if u := env.DatabaseURL.Reveal(); u != "" {
 		if err := pgstore.CheckURL(u); err != nil {
-			return &plugin.ConfigError{Variable: "DATABASE_URL", Err: err}
+			return &topgg.ConfigError{Variable: "DATABASE_URL", Err: err}
 		}
-	} else if !env.Fleet() && env.Config.KeepsState() {
+	} else if env.RedisURL.Reveal() == "" && env.Config.KeepsState() {
 		st, err := boltstate.Open(env.StateDir)
 		if errors.Is(err, boltstate.ErrLocked) {
 			return nil // in use by another process, which no value fixes: Open says so
 		}
 		if err != nil {
-			return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
+			return &topgg.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
 		}
 		return st.Close()
 	}
 	return nil
 }
 
-// Open checks env ([Check]) and opens its state and fleet for the bot whose
-// Discord application id is appID; it connects to DATABASE_URL at once, to
-// REDIS_URL at first use. A Config that keeps no state gets none in one process.
+// Open checks env ([Check]) and opens the state and fleet of the bot whose Discord
+// application is appID; one process whose Config keeps no state gets none.
 func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (*Deployment, error) {
 	if err := Check(env); err != nil {
 		return nil, err
@@ -82,10 +82,10 @@ func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (
 }
 
 func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) error {
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal())
 		if err != nil {
-			return &plugin.ConfigError{Variable: "REDIS_URL", Err: err}
+			return &topgg.ConfigError{Variable: "REDIS_URL", Err: err}
 		}
 		d.closers = append(d.closers, rdb.Close)
 		if d.Fleet, err = fleet.New(rdb, fleet.Config{Bot: appID, ShardCount: env.ShardCount, LeaseTTL: env.FleetLease, Logger: log}); err != nil {
@@ -107,7 +107,7 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 		return err // no value fixes it: not a configuration error
 	}
 	if err != nil {
-		return &plugin.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
+		return &topgg.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
 	}
 	d.State = st
 	d.closers = append(d.closers, st.Close)
@@ -119,7 +119,7 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog.Logger) error {
 	pool, err := pgstore.Connect(ctx, env.DatabaseURL.Reveal())
 	if errors.Is(err, pgstore.ErrBadURL) {
-		return &plugin.ConfigError{Variable: "DATABASE_URL", Err: err}
+		return &topgg.ConfigError{Variable: "DATABASE_URL", Err: err}
 	}
 	if err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
@@ -127,7 +127,7 @@ func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog
 	d.Pool = pool
 	d.closers = append(d.closers, func() error { pool.Close(); return nil })
 	cfg := pgstore.Config{Logger: log}
-	if env.Fleet() {
+	if env.RedisURL.Reveal() != "" {
 		cfg.TxTimeout = env.FleetLease
 	}
 	if d.Postgres, err = pgstore.Open(ctx, pool, cfg); err != nil {

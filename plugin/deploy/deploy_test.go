@@ -73,7 +73,7 @@ func TestCheckStateDir(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	for _, bad := range []string{"/proc/nope", file} {
 		err := deploy.Check(env(bad))
-		var ce *plugin.ConfigError
+		var ce *topgg.ConfigError
 		require.ErrorAs(t, err, &ce, bad)
 		assert.Equal(t, "TOPGG_STATE_DIR", ce.Variable)
 		assert.Equal(t, 1, strings.Count(err.Error(), bad), err.Error())
@@ -201,7 +201,7 @@ func TestBadURLs(t *testing.T) {
 			"Check": deploy.Check(e),
 			"Open":  openErr(t, e),
 		} {
-			var ce *plugin.ConfigError
+			var ce *topgg.ConfigError
 			require.ErrorAs(t, err, &ce, "%s %+v", name, tc)
 			assert.Equal(t, tc.variable, ce.Variable, name)
 			assert.NotContains(t, err.Error(), password, name)

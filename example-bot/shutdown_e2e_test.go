@@ -203,3 +203,14 @@ func TestE2ESecondSignalKills(t *testing.T) {
 	require.True(t, ws.Signaled(), "the second SIGTERM did not kill the bot: %v; stderr:\n%s", bot.err, bot.stderr.String())
 	assert.Equal(t, syscall.SIGTERM, ws.Signal())
 }
+
+// TestShutdownBounds: a reward handler that honours its context is cancelled
+// early enough for the shards to close within the budget, and the budget
+// leaves the process time to exit within the 10 s SIGTERM allows.
+func TestShutdownBounds(t *testing.T) {
+	t.Parallel()
+	const discordgoClose = time.Second // discordgo's Close sleeps a second
+	assert.Less(t, pluginCloseTimeout, jobsFirst)
+	assert.LessOrEqual(t, jobsFirst+discordgoClose, shutdownBudget-time.Second, "no margin for the shards")
+	assert.LessOrEqual(t, shutdownBudget, 9*time.Second)
+}
