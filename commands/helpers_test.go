@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -234,7 +235,7 @@ func jsonValue(t *testing.T, b []byte) any {
 
 // TestMain fails the package if a test leaves a goroutine behind: a Syncer
 // starts none, and every discordgo session and fake server is closed.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
 
 // requireConfigError requires err to be a *topgg.ConfigError naming field.
 func requireConfigError(t *testing.T, err error, field string) {

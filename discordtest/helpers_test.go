@@ -14,11 +14,12 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 )
 
 // TestMain fails the package if any goroutine outlives the tests: every
 // test closes its sessions and then its Server.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
 
 const waitFor = 10 * time.Second
 

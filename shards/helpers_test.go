@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/shards"
 )
 
@@ -74,4 +75,4 @@ func within(t *testing.T, c <-chan error, what string) error {
 }
 
 // TestMain fails the package if a test leaves a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
