@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -90,7 +91,7 @@ func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	it := &interactionState{id: s.nextIDLocked(), token: randomHex(32), guildID: spec.GuildID, channelID: spec.ChannelID}
+	it := &interactionState{id: s.nextIDLocked(), token: rand.Text() + rand.Text(), guildID: spec.GuildID, channelID: spec.ChannelID}
 	if it.channelID == "" {
 		it.channelID = cmp.Or(spec.GuildID, s.nextIDLocked())
 	}
