@@ -17,7 +17,7 @@ func (s *Server) commandScope(w http.ResponseWriter, r *http.Request) (string, b
 	_, known := s.guilds[guild]
 	s.mu.Unlock()
 	if r.PathValue("app") != s.cfg.appID || (guild != "" && !known) {
-		writeError(w, http.StatusForbidden, codeMissingAccess, "Missing Access")
+		writeError(w, http.StatusForbidden, 50001, "Missing Access")
 		return "", false
 	}
 	return guild, true
@@ -43,7 +43,7 @@ func (s *Server) listCommands(w http.ResponseWriter, r *http.Request) {
 func (s *Server) overwriteCommands(w http.ResponseWriter, r *http.Request) {
 	scope, ok := s.commandScope(w, r)
 	var cmds []*discordgo.ApplicationCommand
-	if !ok || !decodeJSON(w, r, &cmds) {
+	if !ok || !decodeJSON(w, r.Body, &cmds) {
 		return
 	}
 	if slices.Contains(cmds, nil) {
@@ -66,7 +66,7 @@ func (s *Server) overwriteCommands(w http.ResponseWriter, r *http.Request) {
 func (s *Server) createCommand(w http.ResponseWriter, r *http.Request) {
 	scope, ok := s.commandScope(w, r)
 	var cmd *discordgo.ApplicationCommand
-	if !ok || !decodeJSON(w, r, &cmd) {
+	if !ok || !decodeJSON(w, r.Body, &cmd) {
 		return
 	}
 	if cmd == nil {

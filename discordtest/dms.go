@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,8 +10,6 @@ import (
 )
 
 const (
-	codeUnknownChannel     = 10003
-	codeCannotMessageUser  = 50007
 	maxMessageContentRunes = 2000
 	dmChannelType          = 1 // DM
 )
@@ -31,7 +30,21 @@ type dmState struct {
 	owners   map[string]string // DM channel ID -> user ID
 	blocked  map[string]bool   // users who do not accept DMs from the bot
 	messages []DirectMessage
-	nonces   map[nonceKey]sentNonce // enforced nonces (dms_nonce.go)
+	nonces   map[nonceKey]sentNonce // enforced nonces
+}
+
+// nonceWindow is how long the Server remembers an enforced nonce. Discord
+// says "the past few minutes": the fake takes two, so that it never hides a
+// repeat Discord would show.
+const nonceWindow = 2 * time.Minute
+
+// nonceKey is a nonce sent in one channel (the bot is the only author).
+type nonceKey struct{ channel, nonce string }
+
+// sentNonce is the message an enforced nonce created, and when.
+type sentNonce struct {
+	dm DirectMessage
+	at time.Time
 }
 
 // openDM serves POST /users/@me/channels: the user's DM channel, created on
@@ -40,7 +53,7 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
 	}
-	if !decodeJSON(w, r, &body) {
+	if !decodeJSON(w, r.Body, &body) {
 		return
 	}
 	if _, err := parseSnowflake(body.RecipientID); err != nil {
@@ -67,14 +80,14 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	channel := r.PathValue("channel")
 	var m messageBody
-	if !decodeJSON(w, r, &m) {
+	if !decodeJSON(w, r.Body, &m) {
 		return
 	}
 	if m.empty() {
 		emptyMessage(w)
 		return
 	}
-	if len([]rune(m.content())) > maxMessageContentRunes {
+	if len([]rune(m.Content)) > maxMessageContentRunes {
 		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 		return
 	}
@@ -83,25 +96,37 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel")
+		writeError(w, http.StatusNotFound, 10003, "Unknown Channel")
 		return
 	case s.dms.blocked[user]:
 		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, codeCannotMessageUser, "Cannot send messages to this user")
+		writeError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
 		return
 	}
-	dm, repeated := s.dms.repeatLocked(channel, &m)
-	if !repeated {
-		dm = DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
-		s.dms.messages = append(s.dms.messages, dm)
-		s.dms.rememberLocked(&m, dm)
-		s.notifyLocked()
-	}
+	dm := s.sendDMLocked(channel, user, &m)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
 		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
 	})
+}
+
+// sendDMLocked records m as a message to user in channel, unless m repeats
+// an enforced nonce sent there within nonceWindow: Discord answers the repeat
+// with the first message and creates none. The caller holds s.mu.
+func (s *Server) sendDMLocked(channel, user string, m *messageBody) DirectMessage {
+	key := nonceKey{channel, string(bytes.Trim(m.Nonce, `"`))}
+	enforced := m.EnforceNonce && len(m.Nonce) > 0
+	if prev, ok := s.dms.nonces[key]; enforced && ok && time.Since(prev.at) <= nonceWindow {
+		return prev.dm
+	}
+	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.Content}
+	s.dms.messages = append(s.dms.messages, dm)
+	if enforced {
+		s.dms.nonces[key] = sentNonce{dm, time.Now()}
+	}
+	s.notifyLocked()
+	return dm
 }
 
 // BlockDMs makes the Server refuse later messages to userID's DM channel with

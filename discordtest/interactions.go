@@ -169,7 +169,7 @@ type replyBody struct {
 }
 
 type messageBody struct {
-	Content     *string                `json:"content"`
+	Content     string                 `json:"content"`
 	Flags       discordgo.MessageFlags `json:"flags"`
 	Embeds      []json.RawMessage      `json:"embeds"`
 	Components  []json.RawMessage      `json:"components"`
@@ -181,21 +181,14 @@ type messageBody struct {
 	EnforceNonce bool            `json:"enforce_nonce"`
 }
 
-func (m *messageBody) content() string {
-	if m == nil || m.Content == nil {
-		return ""
-	}
-	return *m.Content
-}
-
 // empty reports whether a message would have nothing to show.
 func (m *messageBody) empty() bool {
-	return m == nil || (m.content() == "" && len(m.Embeds) == 0 && len(m.Components) == 0 &&
+	return m == nil || (m.Content == "" && len(m.Embeds) == 0 && len(m.Components) == 0 &&
 		len(m.Attachments) == 0 && len(m.Poll) == 0)
 }
 
 func emptyMessage(w http.ResponseWriter) {
-	writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message")
+	writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
 }
 
 // interactionCallback answers POST /interactions/{id}/{token}/callback:
@@ -205,19 +198,18 @@ func emptyMessage(w http.ResponseWriter) {
 func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	var body replyBody
 	payload, _ := io.ReadAll(r.Body) // in memory: restHandler read it
-	r.Body = io.NopCloser(bytes.NewReader(payload))
-	if !decodeJSON(w, r, &body) {
+	if !decodeJSON(w, bytes.NewReader(payload), &body) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it := s.interactions[r.PathValue("id")]
 	if it == nil || subtle.ConstantTimeCompare([]byte(it.token), []byte(r.PathValue("token"))) != 1 {
-		writeError(w, http.StatusNotFound, codeUnknownInteraction, "Unknown interaction")
+		writeError(w, http.StatusNotFound, 10062, "Unknown interaction")
 		return
 	}
 	if it.reply != nil {
-		writeError(w, http.StatusBadRequest, codeAlreadyAcknowledged, "Interaction has already been acknowledged.")
+		writeError(w, http.StatusBadRequest, 40060, "Interaction has already been acknowledged.")
 		return
 	}
 	switch body.Type {
@@ -233,7 +225,7 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	it.reply = &InteractionReply{Type: body.Type, Body: payload}
 	if body.Data != nil {
-		it.reply.Content, it.reply.Flags = body.Data.content(), body.Data.Flags
+		it.reply.Content, it.reply.Flags = body.Data.Content, body.Data.Flags
 	}
 	s.notifyLocked()
 	w.WriteHeader(http.StatusNoContent)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -33,20 +34,6 @@ type apiError struct {
 	Errors  any    `json:"errors,omitempty"`
 }
 
-// Discord JSON error codes the fake uses.
-const (
-	codeGeneral             = 0
-	codeUnknownGuild        = 10004
-	codeUnknownWebhook      = 10015
-	codeUnknownCommand      = 10063
-	codeUnknownInteraction  = 10062
-	codeMissingAccess       = 50001
-	codeInvalidFormBody     = 50035
-	codeEmptyMessage        = 50006
-	codeMaxCommands         = 30032
-	codeAlreadyAcknowledged = 40060
-)
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -60,7 +47,7 @@ func writeError(w http.ResponseWriter, status, code int, message string) {
 // writeStatus answers Discord's plain error, e.g. {"message": "404: Not
 // Found", "code": 0}.
 func writeStatus(w http.ResponseWriter, status int) {
-	writeError(w, status, codeGeneral, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
+	writeError(w, status, 0, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
 }
 
 // invalidForm answers Discord's 400 Invalid Form Body with one error, on
@@ -70,43 +57,33 @@ func invalidForm(w http.ResponseWriter, field, code, message string) {
 	if field != "" {
 		errs = map[string]any{field: errs}
 	}
-	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
+	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: 50035, Errors: errs})
 }
 
 // restHandler serves the REST API: it records every request, checks the
 // API version and the bot token, then routes.
 func (s *Server) restHandler() http.Handler {
 	mux := http.NewServeMux()
-	route := func(pattern string, methods map[string]http.HandlerFunc) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			h, ok := methods[r.Method]
-			if !ok {
-				writeStatus(w, http.StatusMethodNotAllowed)
-				return
-			}
-			h(w, r)
-		})
+	for pattern, h := range map[string]http.HandlerFunc{
+		"GET /gateway":                                       s.getGateway,
+		"GET /gateway/bot":                                   s.getGatewayBot,
+		"GET /users/@me":                                     s.getMe,
+		"GET /oauth2/applications/@me":                       s.getApplication,
+		"GET /applications/{app}/commands":                   s.listCommands,
+		"PUT /applications/{app}/commands":                   s.overwriteCommands,
+		"POST /applications/{app}/commands":                  s.createCommand,
+		"GET /applications/{app}/guilds/{guild}/commands":    s.listCommands,
+		"PUT /applications/{app}/guilds/{guild}/commands":    s.overwriteCommands,
+		"POST /applications/{app}/guilds/{guild}/commands":   s.createCommand,
+		"PUT /guilds/{guild}/members/{user}/roles/{role}":    s.addRole,
+		"DELETE /guilds/{guild}/members/{user}/roles/{role}": s.removeRole,
+		"POST /users/@me/channels":                           s.openDM,
+		"POST /channels/{channel}/messages":                  s.createMessage,
+		"POST /interactions/{id}/{token}/callback":           s.interactionCallback,
+	} {
+		method, path, _ := strings.Cut(pattern, " ")
+		mux.HandleFunc(method+" /api/{version}"+path, h)
 	}
-	const api = "/api/{version}"
-	route(api+"/gateway", map[string]http.HandlerFunc{http.MethodGet: s.getGateway})
-	route(api+"/gateway/bot", map[string]http.HandlerFunc{http.MethodGet: s.getGatewayBot})
-	route(api+"/users/@me", map[string]http.HandlerFunc{http.MethodGet: s.getMe})
-	route(api+"/oauth2/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
-	for _, scope := range []string{"/applications/{app}/commands", "/applications/{app}/guilds/{guild}/commands"} {
-		route(api+scope, map[string]http.HandlerFunc{
-			http.MethodGet:  s.listCommands,
-			http.MethodPut:  s.overwriteCommands,
-			http.MethodPost: s.createCommand,
-		})
-	}
-	route(api+"/guilds/{guild}/members/{user}/roles/{role}", map[string]http.HandlerFunc{
-		http.MethodPut:    s.addRole,
-		http.MethodDelete: s.removeRole,
-	})
-	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
-	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
-	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusNotFound) })
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
@@ -136,6 +113,12 @@ func (s *Server) restHandler() http.Handler {
 			writeStatus(rec, http.StatusUnauthorized)
 		default:
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if h, pattern := mux.Handler(r); pattern == "" {
+				status := httptest.NewRecorder()
+				h.ServeHTTP(status, r) // net/http's 404 or 405, answered as Discord does
+				writeStatus(rec, status.Code)
+				return
+			}
 			mux.ServeHTTP(rec, r)
 		}
 	})
@@ -155,8 +138,8 @@ func (s *Server) authorized(header string) bool {
 
 // decodeJSON decodes a request body; an empty or malformed body is an
 // invalid form, answered here.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+func decodeJSON(w http.ResponseWriter, body io.Reader, v any) bool {
+	if err := json.NewDecoder(body).Decode(v); err != nil {
 		msg := "malformed JSON body"
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"

@@ -35,7 +35,7 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, add bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.guilds[guild]; !ok {
-		writeError(w, http.StatusNotFound, codeUnknownGuild, "Unknown Guild")
+		writeError(w, http.StatusNotFound, 10004, "Unknown Guild")
 		return
 	}
 	key := memberKey{guild, user}

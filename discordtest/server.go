@@ -79,7 +79,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		roles:        make(map[memberKey]map[string]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
-		dms:          dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{}},
+		dms: dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{},
+			nonces: map[nonceKey]sentNonce{}},
 	}
 	for _, id := range cfg.guilds {
 		if _, dup := s.guilds[id]; dup {
