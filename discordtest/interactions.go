@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -45,58 +44,76 @@ type InteractionReply struct {
 
 // interactionState is an interaction the Server dispatched.
 type interactionState struct {
-	id, token, guildID, channelID string
-	reply                         *InteractionReply // nil until the bot answers
+	token string
+	reply *InteractionReply // nil until the bot answers
+}
+
+// commandData is an INTERACTION_CREATE's data, with the command's guild
+// that discordgo does not read.
+type commandData struct {
+	discordgo.ApplicationCommandInteractionData
+	GuildID string `json:"guild_id,omitempty"`
 }
 
 // Interact dispatches INTERACTION_CREATE for a registered command to the guild's
 // shard and returns the interaction's ID and token ([Server.WaitInteractionReply]
 // shows the answer). It fails for an unknown command or guild, or a shard not connected.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("discordtest: interact: %w", err)
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return "", "", err
-	}
-	if err := spec.check(); err != nil {
-		return "", "", err
+	if err := cmp.Or(ctx.Err(), spec.check()); err != nil {
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
 	s.mu.Lock()
-	it, sess, payload, err := s.newInteractionLocked(spec)
+	sess, it, err := s.newInteractionLocked(spec)
 	s.mu.Unlock()
+	if err == nil {
+		err = sess.dispatch(ctx, "INTERACTION_CREATE", it)
+	}
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
-	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
-		return "", "", err
-	}
-	return it.id, it.token, nil
+	return it.ID, it.Token, nil
 }
 
 // newInteractionLocked records the interaction spec describes and returns
-// it, the session to send it to and its payload. The caller holds s.mu.
-func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, *gwSession, map[string]any, error) {
-	shard, err := s.guildShardLocked(spec.GuildID)
-	if err != nil {
-		return nil, nil, nil, err
+// the session to send it to and the interaction. The caller holds s.mu.
+func (s *Server) newInteractionLocked(spec InteractionSpec) (*gwSession, *discordgo.Interaction, error) {
+	g, shard := s.guilds[spec.GuildID], 0 // a DM goes to shard 0
+	switch {
+	case spec.GuildID == "":
+	case g == nil:
+		return nil, nil, fmt.Errorf("guild %s: %w", spec.GuildID, errUnknownGuild)
+	case g.unavailable:
+		return nil, nil, fmt.Errorf("guild %s: %w", spec.GuildID, errGuildUnavailable)
+	default:
+		shard = g.shard
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("/%s: %w", spec.Command, errUnknownCommand)
+		return nil, nil, fmt.Errorf("/%s: %w", spec.Command, errUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	it := &interactionState{id: s.nextIDLocked(), token: rand.Text() + rand.Text(), guildID: spec.GuildID, channelID: spec.ChannelID}
-	if it.channelID == "" {
-		it.channelID = cmp.Or(spec.GuildID, s.nextIDLocked())
+	username := cmp.Or(spec.Username, "user-"+spec.UserID)
+	user := &discordgo.User{ID: spec.UserID, Username: username, GlobalName: username, Discriminator: "0"}
+	it := &discordgo.Interaction{
+		ID: s.nextIDLocked(), AppID: s.cfg.appID, Type: discordgo.InteractionApplicationCommand,
+		Data: commandData{discordgo.ApplicationCommandInteractionData{
+			ID: cmd.ID, Name: cmd.Name, CommandType: cmd.Type, Options: spec.Options}, scope},
+		ChannelID: cmp.Or(spec.ChannelID, spec.GuildID), Token: rand.Text() + rand.Text(), Version: 1,
+		Locale: discordgo.EnglishUS, Context: discordgo.InteractionContextBotDM, User: user,
 	}
-	s.interactions[it.id] = it
-	return it, sess, s.interactionPayloadLocked(it, cmd, scope, spec), nil
+	if it.ChannelID == "" {
+		it.ChannelID = s.nextIDLocked()
+	}
+	if spec.GuildID != "" {
+		locale := discordgo.EnglishUS
+		it.GuildID, it.GuildLocale, it.Context, it.User = spec.GuildID, &locale, discordgo.InteractionContextGuild, nil
+		it.Member = &discordgo.Member{User: user, Roles: s.memberRolesLocked(spec.GuildID, spec.UserID), JoinedAt: s.started}
+	}
+	s.interactions[it.ID] = &interactionState{token: it.Token}
+	return sess, it, nil
 }
 
 // check returns what is wrong with spec before any lookup.
@@ -113,53 +130,6 @@ func (spec InteractionSpec) check() error {
 		}
 	}
 	return nil
-}
-
-// guildShardLocked returns the shard of an interaction's guild (0 for a
-// DM). The caller holds s.mu.
-func (s *Server) guildShardLocked(guildID string) (int, error) {
-	if guildID == "" {
-		return 0, nil
-	}
-	g, ok := s.guilds[guildID]
-	switch {
-	case !ok:
-		return 0, fmt.Errorf("guild %s: %w", guildID, errUnknownGuild)
-	case g.unavailable:
-		return 0, fmt.Errorf("guild %s: %w", guildID, errGuildUnavailable)
-	}
-	return g.shard, nil
-}
-
-// interactionPayloadLocked is INTERACTION_CREATE's object. The caller holds
-// s.mu.
-func (s *Server) interactionPayloadLocked(it *interactionState, cmd *discordgo.ApplicationCommand, scope string, spec InteractionSpec) map[string]any {
-	username := cmp.Or(spec.Username, "user-"+spec.UserID)
-	data := map[string]any{"id": cmd.ID, "name": cmd.Name, "type": cmd.Type}
-	if scope != "" {
-		data["guild_id"] = scope
-	}
-	if len(spec.Options) > 0 {
-		data["options"] = spec.Options
-	}
-	user := map[string]any{"id": spec.UserID, "username": username, "global_name": username, "discriminator": "0"}
-	p := map[string]any{
-		"id": it.id, "application_id": s.cfg.appID, "type": discordgo.InteractionApplicationCommand,
-		"data": data, "channel_id": it.channelID, "token": it.token, "version": 1, "locale": "en-US",
-	}
-	if spec.GuildID == "" {
-		p["user"] = user
-		p["context"] = discordgo.InteractionContextBotDM
-		return p
-	}
-	p["guild_id"] = spec.GuildID
-	p["guild_locale"] = "en-US"
-	p["context"] = discordgo.InteractionContextGuild
-	p["member"] = map[string]any{
-		"user": user, "roles": s.memberRolesLocked(spec.GuildID, spec.UserID),
-		"joined_at": s.started.Format(time.RFC3339Nano), "permissions": "0",
-	}
-	return p
 }
 
 // replyBody is the part of a callback body the fake reads.
