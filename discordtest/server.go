@@ -49,7 +49,7 @@ type Server struct {
 	conns        map[*gwConn]struct{}
 	heartbeats   int
 	commands     map[string][]*discordgo.ApplicationCommand // scope ("" global, else guild ID) -> commands
-	roles        map[memberKey]map[string]struct{}
+	roles        map[memberRole]struct{}
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
 	dms          dmState
@@ -76,7 +76,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		sessions:     make(map[string]*gwSession),
 		conns:        make(map[*gwConn]struct{}),
 		commands:     make(map[string][]*discordgo.ApplicationCommand),
-		roles:        make(map[memberKey]map[string]struct{}),
+		roles:        make(map[memberRole]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
 		dms: dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{},
