@@ -60,15 +60,21 @@ func invalidForm(w http.ResponseWriter, field, code, message string) {
 	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: 50035, Errors: errs})
 }
 
-// restHandler serves the REST API: it records every request, checks the
-// API version and the bot token, then routes.
+// restHandler serves the REST API (v9 and v10): it records every request,
+// checks the route and the bot token, then serves.
 func (s *Server) restHandler() http.Handler {
+	reply := func(v any) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, v) }
+	}
 	mux := http.NewServeMux()
 	for pattern, h := range map[string]http.HandlerFunc{
-		"GET /gateway":                                       s.getGateway,
-		"GET /gateway/bot":                                   s.getGatewayBot,
-		"GET /users/@me":                                     s.getMe,
-		"GET /oauth2/applications/@me":                       s.getApplication,
+		"GET /gateway": reply(map[string]string{"url": s.gatewayURL()}),
+		"GET /gateway/bot": reply(map[string]any{"url": s.gatewayURL(), "shards": s.cfg.shardCount,
+			"session_start_limit": map[string]int{"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}}),
+		"GET /users/@me": reply(s.botUser()),
+		"GET /oauth2/applications/@me": reply(map[string]any{
+			"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
+			"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"}}),
 		"GET /applications/{app}/commands":                   s.serveCommands,
 		"PUT /applications/{app}/commands":                   s.serveCommands,
 		"POST /applications/{app}/commands":                  s.serveCommands,
@@ -82,7 +88,9 @@ func (s *Server) restHandler() http.Handler {
 		"POST /interactions/{id}/{token}/callback":           s.interactionCallback,
 	} {
 		method, path, _ := strings.Cut(pattern, " ")
-		mux.HandleFunc(method+" /api/{version}"+path, h)
+		for _, version := range []string{"/api/v9", "/api/v10"} {
+			mux.HandleFunc(method+" "+version+path, h)
+		}
 	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,33 +108,23 @@ func (s *Server) restHandler() http.Handler {
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
 			return
 		}
-		// GET /gateway is public on Discord; everything else needs the token.
-		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
+		h, pattern := mux.Handler(r)
 		switch {
 		case readErr != nil:
 			writeStatus(rec, http.StatusBadRequest)
 		case len(body) > maxRequestBody:
 			writeStatus(rec, http.StatusRequestEntityTooLarge)
-		case !supportedVersion(r.URL.Path):
-			writeStatus(rec, http.StatusNotFound)
-		case !authorized && !public:
+		case pattern == "":
+			status := httptest.NewRecorder()
+			h.ServeHTTP(status, r) // net/http's 404 or 405, answered as Discord does
+			writeStatus(rec, status.Code)
+		case !authorized && !strings.HasSuffix(pattern, "/gateway"): // public, as on Discord
 			writeStatus(rec, http.StatusUnauthorized)
 		default:
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if h, pattern := mux.Handler(r); pattern == "" {
-				status := httptest.NewRecorder()
-				h.ServeHTTP(status, r) // net/http's 404 or 405, answered as Discord does
-				writeStatus(rec, status.Code)
-				return
-			}
 			mux.ServeHTTP(rec, r)
 		}
 	})
-}
-
-// supportedVersion reports whether path is under /api/v9/ or /api/v10/.
-func supportedVersion(path string) bool {
-	return strings.HasPrefix(path, "/api/v9/") || strings.HasPrefix(path, "/api/v10/")
 }
 
 // authorized reports whether an Authorization header carries the bot token,
@@ -148,29 +146,4 @@ func decodeJSON(w http.ResponseWriter, body io.Reader, v any) bool {
 		return false
 	}
 	return true
-}
-
-func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"url": s.gatewayURL()})
-}
-
-func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"url":    s.gatewayURL(),
-		"shards": s.cfg.shardCount,
-		"session_start_limit": map[string]int{
-			"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1,
-		},
-	})
-}
-
-func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.botUser())
-}
-
-func (s *Server) getApplication(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
-		"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"},
-	})
 }

@@ -90,13 +90,15 @@ func NewServer(opts ...Option) (*Server, error) {
 		s.guilds[id] = &guildState{id: id, shard: discord.ShardOf(v, cfg.shardCount), joinedAt: s.started}
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc(gatewayPath, s.serveGateway)
-	mux.Handle("/", s.restHandler())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("discordtest: listen: %w", err)
 	}
+	s.addr = l.Addr().String()
+	s.URL = "http://" + s.addr
+	mux := http.NewServeMux()
+	mux.HandleFunc(gatewayPath, s.serveGateway)
+	mux.Handle("/", s.restHandler())
 	// httptest.Server.Close waits for requests, not for hijacked websocket
 	// handlers: wsWG does.
 	s.http = &httptest.Server{Listener: l, Config: &http.Server{
@@ -104,8 +106,6 @@ func NewServer(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}}
-	s.addr = l.Addr().String()
-	s.URL = "http://" + s.addr
 	s.http.Start()
 	s.transport = &http.Transport{
 		Proxy:               nil,
