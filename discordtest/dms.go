@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 const (
@@ -78,37 +79,30 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 // (any other is 404 Unknown Channel): 403 when the user blocks DMs, else the
 // message, recorded.
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
-	channel := r.PathValue("channel")
 	var m messageBody
 	if !decodeJSON(w, r.Body, &m) {
 		return
 	}
-	if m.empty() {
-		emptyMessage(w)
-		return
-	}
-	if len([]rune(m.Content)) > maxMessageContentRunes {
-		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
-		return
-	}
+	channel := r.PathValue("channel")
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	user, ok := s.dms.owners[channel]
 	switch {
+	case m.empty():
+		writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
+	case utf8.RuneCountInString(m.Content) > maxMessageContentRunes:
+		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 	case !ok:
-		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, 10003, "Unknown Channel")
-		return
 	case s.dms.blocked[user]:
-		s.mu.Unlock()
 		writeError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
-		return
+	default:
+		dm := s.sendDMLocked(channel, user, &m)
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
+			"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
+		})
 	}
-	dm := s.sendDMLocked(channel, user, &m)
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
-		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
-	})
 }
 
 // sendDMLocked records m as a message to user in channel, unless m repeats

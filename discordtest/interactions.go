@@ -32,14 +32,10 @@ type InteractionSpec struct {
 // InteractionReply is the bot's callback (POST
 // /interactions/{id}/{token}/callback) to an interaction made by Interact.
 type InteractionReply struct {
-	// Type is the callback type.
-	Type discordgo.InteractionResponseType
-	// Content is data.content.
-	Content string
-	// Flags are the message flags (e.g. discordgo.MessageFlagsEphemeral).
-	Flags discordgo.MessageFlags
-	// Body is the JSON the bot sent.
-	Body json.RawMessage
+	Type    discordgo.InteractionResponseType // the callback type
+	Content string                            // data.content
+	Flags   discordgo.MessageFlags            // e.g. discordgo.MessageFlagsEphemeral
+	Body    json.RawMessage                   // the JSON the bot sent
 }
 
 // interactionState is an interaction the Server dispatched.
@@ -139,26 +135,20 @@ type replyBody struct {
 }
 
 type messageBody struct {
-	Content     string                 `json:"content"`
-	Flags       discordgo.MessageFlags `json:"flags"`
-	Embeds      []json.RawMessage      `json:"embeds"`
-	Components  []json.RawMessage      `json:"components"`
-	Attachments []json.RawMessage      `json:"attachments"`
-	Poll        json.RawMessage        `json:"poll"`
-	// Nonce and EnforceNonce: a message sent again with the same enforced
-	// nonce is not created again (dms_nonce.go).
-	Nonce        json.RawMessage `json:"nonce"`
-	EnforceNonce bool            `json:"enforce_nonce"`
+	Content      string                 `json:"content"`
+	Flags        discordgo.MessageFlags `json:"flags"`
+	Embeds       []json.RawMessage      `json:"embeds"`
+	Components   []json.RawMessage      `json:"components"`
+	Attachments  []json.RawMessage      `json:"attachments"`
+	Poll         json.RawMessage        `json:"poll"`
+	Nonce        json.RawMessage        `json:"nonce"` // with EnforceNonce, see sendDMLocked
+	EnforceNonce bool                   `json:"enforce_nonce"`
 }
 
 // empty reports whether a message would have nothing to show.
 func (m *messageBody) empty() bool {
 	return m == nil || (m.Content == "" && len(m.Embeds) == 0 && len(m.Components) == 0 &&
 		len(m.Attachments) == 0 && len(m.Poll) == 0)
-}
-
-func emptyMessage(w http.ResponseWriter) {
-	writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
 }
 
 // interactionCallback answers POST /interactions/{id}/{token}/callback:
@@ -174,31 +164,25 @@ func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it := s.interactions[r.PathValue("id")]
-	if it == nil || subtle.ConstantTimeCompare([]byte(it.token), []byte(r.PathValue("token"))) != 1 {
+	message := body.Type == discordgo.InteractionResponseChannelMessageWithSource
+	switch {
+	case it == nil || subtle.ConstantTimeCompare([]byte(it.token), []byte(r.PathValue("token"))) != 1:
 		writeError(w, http.StatusNotFound, 10062, "Unknown interaction")
-		return
-	}
-	if it.reply != nil {
+	case it.reply != nil:
 		writeError(w, http.StatusBadRequest, 40060, "Interaction has already been acknowledged.")
-		return
-	}
-	switch body.Type {
-	case discordgo.InteractionResponseChannelMessageWithSource:
-		if body.Data.empty() {
-			emptyMessage(w)
-			return
-		}
-	case discordgo.InteractionResponseDeferredChannelMessageWithSource, discordgo.InteractionResponseModal:
-	default:
+	case message && body.Data.empty():
+		writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
+	case !message && body.Type != discordgo.InteractionResponseDeferredChannelMessageWithSource &&
+		body.Type != discordgo.InteractionResponseModal:
 		invalidForm(w, "type", "INTERACTION_RESPONSE_TYPE_INVALID", "Interaction response type is not valid for an application command")
-		return
+	default:
+		it.reply = &InteractionReply{Type: body.Type, Body: payload}
+		if body.Data != nil {
+			it.reply.Content, it.reply.Flags = body.Data.Content, body.Data.Flags
+		}
+		s.notifyLocked()
+		w.WriteHeader(http.StatusNoContent)
 	}
-	it.reply = &InteractionReply{Type: body.Type, Body: payload}
-	if body.Data != nil {
-		it.reply.Content, it.reply.Flags = body.Data.Content, body.Data.Flags
-	}
-	s.notifyLocked()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // WaitInteractionReply blocks until the bot has answered interaction
