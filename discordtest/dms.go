@@ -10,10 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-const (
-	maxMessageContentRunes = 2000
-	dmChannelType          = 1 // DM
-)
+const maxMessageContentRunes = 2000
 
 // DirectMessage is one message the bot sent to a user's DM channel
 // (discordgo's UserChannelCreate, then ChannelMessageSend) and the Server
@@ -70,7 +67,7 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "type": dmChannelType,
+		"id": id, "type": 1, // a DM
 		"recipients": []map[string]any{{"id": body.RecipientID, "username": "user-" + body.RecipientID, "discriminator": "0"}},
 	})
 }

@@ -54,8 +54,7 @@ type inFrame struct {
 	D  json.RawMessage `json:"d"`
 }
 
-// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (Token,
-// SessionID, Seq).
+// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (the others).
 type authData struct {
 	Token     string  `json:"token"`
 	Shard     *[2]int `json:"shard"`
@@ -398,8 +397,7 @@ func (s *Server) resume(ctx context.Context, c *gwConn, d authData) bool {
 }
 
 // connectedLocked returns the session that receives the events of shard
-// (one still being sent READY too), or errShardNotConnected. The caller
-// holds s.mu.
+// (one still being sent READY too), or errShardNotConnected.
 func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	if s.closed {
 		return nil, errClosed

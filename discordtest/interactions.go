@@ -55,11 +55,8 @@ type commandData struct {
 // shard and returns the interaction's ID and token ([Server.WaitInteractionReply]
 // shows the answer). It fails for an unknown command or guild, or a shard not connected.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
-	if err := cmp.Or(ctx.Err(), spec.check()); err != nil {
-		return "", "", fmt.Errorf("discordtest: interact: %w", err)
-	}
 	s.mu.Lock()
-	sess, it, err := s.newInteractionLocked(spec)
+	sess, it, err := s.newInteractionLocked(ctx, spec)
 	s.mu.Unlock()
 	if err == nil {
 		err = sess.dispatch(ctx, "INTERACTION_CREATE", it)
@@ -72,9 +69,11 @@ func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token 
 
 // newInteractionLocked records the interaction spec describes and returns
 // the session to send it to and the interaction. The caller holds s.mu.
-func (s *Server) newInteractionLocked(spec InteractionSpec) (*gwSession, *discordgo.Interaction, error) {
+func (s *Server) newInteractionLocked(ctx context.Context, spec InteractionSpec) (*gwSession, *discordgo.Interaction, error) {
 	g, shard := s.guilds[spec.GuildID], 0 // a DM goes to shard 0
-	switch {
+	switch err := cmp.Or(ctx.Err(), spec.check()); {
+	case err != nil:
+		return nil, nil, err
 	case spec.GuildID == "":
 	case g == nil:
 		return nil, nil, fmt.Errorf("guild %s: %w", spec.GuildID, errUnknownGuild)
@@ -117,12 +116,9 @@ func (spec InteractionSpec) check() error {
 	if spec.Command == "" {
 		return fmt.Errorf("empty command name: %w", errUnknownCommand)
 	}
-	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
-		if v.id == "" && v.what != "user" {
-			continue
-		}
-		if _, err := parseSnowflake(v.id); err != nil {
-			return fmt.Errorf("%s: %w", v.what, err)
+	for _, v := range [][2]string{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
+		if _, err := parseSnowflake(v[1]); err != nil && (v[1] != "" || v[0] == "user") {
+			return fmt.Errorf("%s: %w", v[0], err) // only the user is required
 		}
 	}
 	return nil

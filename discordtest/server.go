@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -24,8 +25,7 @@ import (
 // methods are safe for concurrent use; those that send gateway events take a
 // context that bounds the write.
 type Server struct {
-	// URL is "http://127.0.0.1:port"; REST lives under URL+"/api/v9" (see
-	// APIBase).
+	// URL is "http://127.0.0.1:port"; REST lives under URL+"/api/v9" (see APIBase).
 	URL string
 
 	cfg       config
@@ -64,9 +64,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	if cfg.appID == "" {
-		cfg.appID = cfg.botID
-	}
+	cfg.appID = cmp.Or(cfg.appID, cfg.botID)
 	s := &Server{
 		cfg:          cfg,
 		started:      time.Now().UTC(),
@@ -82,10 +80,7 @@ func NewServer(opts ...Option) (*Server, error) {
 		dms: dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{},
 			nonces: map[nonceKey]sentNonce{}},
 	}
-	for _, id := range cfg.guilds {
-		if _, dup := s.guilds[id]; dup {
-			continue
-		}
+	for _, id := range cfg.guilds { // a duplicate is the same guild again
 		v, _ := parseSnowflake(id) // checked by WithGuilds
 		s.guilds[id] = &guildState{id: id, shard: discord.ShardOf(v, cfg.shardCount), joinedAt: s.started}
 	}
@@ -108,7 +103,6 @@ func NewServer(opts ...Option) (*Server, error) {
 	}}
 	s.http.Start()
 	s.transport = &http.Transport{
-		Proxy:               nil,
 		DialContext:         s.dialOnlyHere,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
@@ -135,10 +129,9 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 // ShardCount returns the shard count the Server expects.
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
-// Close closes every gateway connection (close code 1001) and the HTTP
-// server and waits for their goroutines (30 s at most: then it panics, naming
-// the wait). Close discordgo sessions first (see
-// the package comment). Close is idempotent.
+// Close closes every gateway connection (close code 1001) and the HTTP server
+// and waits for their goroutines (30 s at most: then it panics, naming the
+// wait). Close discordgo sessions first. Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
