@@ -8,83 +8,58 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// commandScope reads {app} and {guild} from the path: "" for global
-// commands, else the guild ID. It answers 403 Missing Access for another
-// application or a guild the bot is not in.
-func (s *Server) commandScope(w http.ResponseWriter, r *http.Request) (string, bool) {
-	guild := r.PathValue("guild")
+// serveCommands serves the commands of a scope ("" global, else {guild}):
+// GET lists them; PUT replaces them (bulk overwrite); POST upserts one by
+// type and name, 201 when new. A command keeps its ID when one of the same
+// type and name existed, as on Discord. The fake checks no rule of Discord's
+// on the definitions: package commands checks them before anything is sent.
+// Another application or a guild the bot is not in is 403 Missing Access.
+func (s *Server) serveCommands(w http.ResponseWriter, r *http.Request) {
+	scope := r.PathValue("guild")
 	s.mu.Lock()
-	_, known := s.guilds[guild]
+	_, known := s.guilds[scope]
+	old := s.commands[scope] // never changed, only replaced: encoded without the lock
 	s.mu.Unlock()
-	if r.PathValue("app") != s.cfg.appID || (guild != "" && !known) {
-		writeError(w, http.StatusForbidden, codeMissingAccess, "Missing Access")
-		return "", false
-	}
-	return guild, true
-}
-
-// Stored commands are never changed, only replaced: a copy of the list can
-// be encoded without the lock.
-func (s *Server) listCommands(w http.ResponseWriter, r *http.Request) {
-	scope, ok := s.commandScope(w, r)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	list := append([]*discordgo.ApplicationCommand{}, s.commands[scope]...)
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, list)
-}
-
-// overwriteCommands is the bulk overwrite: the list replaces the scope's
-// commands. A command keeps its ID when one of the same type and name
-// existed, as on Discord. The fake checks no rule of Discord's on the
-// definitions: package commands checks them before anything is sent.
-func (s *Server) overwriteCommands(w http.ResponseWriter, r *http.Request) {
-	scope, ok := s.commandScope(w, r)
 	var cmds []*discordgo.ApplicationCommand
-	if !ok || !decodeJSON(w, r, &cmds) {
-		return
+	body := any(&cmds)
+	if r.Method == http.MethodPost {
+		cmds = make([]*discordgo.ApplicationCommand, 1)
+		body = &cmds[0]
 	}
-	if slices.Contains(cmds, nil) {
+	switch {
+	case r.PathValue("app") != s.cfg.appID || (scope != "" && !known):
+		writeError(w, http.StatusForbidden, 50001, "Missing Access")
+		return
+	case r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, append([]*discordgo.ApplicationCommand{}, old...))
+		return
+	case !decodeJSON(w, r.Body, body):
+		return
+	case slices.Contains(cmds, nil):
 		invalidForm(w, "", "BASE_TYPE_REQUIRED", "This field is required")
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]*discordgo.ApplicationCommand, len(cmds))
-	for i, cmd := range cmds {
-		list[i] = s.storeCommandLocked(scope, s.commands[scope], cmd)
-	}
-	s.commands[scope] = list
-	s.notifyLocked()
-	writeJSON(w, http.StatusOK, list)
-}
-
-// createCommand upserts one command by type and name: 201 when new, 200
-// when it replaced one.
-func (s *Server) createCommand(w http.ResponseWriter, r *http.Request) {
-	scope, ok := s.commandScope(w, r)
-	var cmd *discordgo.ApplicationCommand
-	if !ok || !decodeJSON(w, r, &cmd) {
+	defer s.notifyLocked()
+	old = s.commands[scope]
+	if r.Method == http.MethodPut {
+		list := make([]*discordgo.ApplicationCommand, len(cmds))
+		for i, cmd := range cmds {
+			list[i] = s.storeCommandLocked(scope, old, cmd)
+		}
+		s.commands[scope] = list
+		writeJSON(w, http.StatusOK, list)
 		return
 	}
-	if cmd == nil {
-		invalidForm(w, "", "BASE_TYPE_REQUIRED", "command is null")
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := slices.Clone(s.commands[scope])
-	cmd = s.storeCommandLocked(scope, list, cmd)
-	status := http.StatusCreated
+	cmd := s.storeCommandLocked(scope, old, cmds[0])
+	list, status := slices.Clone(old), http.StatusCreated
 	if i := slices.IndexFunc(list, func(c *discordgo.ApplicationCommand) bool { return c.ID == cmd.ID }); i >= 0 {
 		list[i], status = cmd, http.StatusOK
 	} else {
 		list = append(list, cmd)
 	}
 	s.commands[scope] = list
-	s.notifyLocked()
 	writeJSON(w, status, cmd)
 }
 

@@ -1,19 +1,16 @@
 package discordtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
-const (
-	codeUnknownChannel     = 10003
-	codeCannotMessageUser  = 50007
-	maxMessageContentRunes = 2000
-	dmChannelType          = 1 // DM
-)
+const maxMessageContentRunes = 2000
 
 // DirectMessage is one message the bot sent to a user's DM channel
 // (discordgo's UserChannelCreate, then ChannelMessageSend) and the Server
@@ -31,7 +28,21 @@ type dmState struct {
 	owners   map[string]string // DM channel ID -> user ID
 	blocked  map[string]bool   // users who do not accept DMs from the bot
 	messages []DirectMessage
-	nonces   map[nonceKey]sentNonce // enforced nonces (dms_nonce.go)
+	nonces   map[nonceKey]sentNonce // enforced nonces
+}
+
+// nonceWindow is how long the Server remembers an enforced nonce. Discord
+// says "the past few minutes": the fake takes two, so that it never hides a
+// repeat Discord would show.
+const nonceWindow = 2 * time.Minute
+
+// nonceKey is a nonce sent in one channel (the bot is the only author).
+type nonceKey struct{ channel, nonce string }
+
+// sentNonce is the message an enforced nonce created, and when.
+type sentNonce struct {
+	dm DirectMessage
+	at time.Time
 }
 
 // openDM serves POST /users/@me/channels: the user's DM channel, created on
@@ -40,7 +51,7 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
 	}
-	if !decodeJSON(w, r, &body) {
+	if !decodeJSON(w, r.Body, &body) {
 		return
 	}
 	if _, err := parseSnowflake(body.RecipientID); err != nil {
@@ -56,7 +67,7 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "type": dmChannelType,
+		"id": id, "type": 1, // a DM
 		"recipients": []map[string]any{{"id": body.RecipientID, "username": "user-" + body.RecipientID, "discriminator": "0"}},
 	})
 }
@@ -65,43 +76,48 @@ func (s *Server) openDM(w http.ResponseWriter, r *http.Request) {
 // (any other is 404 Unknown Channel): 403 when the user blocks DMs, else the
 // message, recorded.
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request) {
-	channel := r.PathValue("channel")
 	var m messageBody
-	if !decodeJSON(w, r, &m) {
+	if !decodeJSON(w, r.Body, &m) {
 		return
 	}
-	if m.empty() {
-		emptyMessage(w)
-		return
-	}
-	if len([]rune(m.content())) > maxMessageContentRunes {
-		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
-		return
-	}
+	channel := r.PathValue("channel")
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	user, ok := s.dms.owners[channel]
 	switch {
+	case m.empty():
+		writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
+	case utf8.RuneCountInString(m.Content) > maxMessageContentRunes:
+		invalidForm(w, "content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
 	case !ok:
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, codeUnknownChannel, "Unknown Channel")
-		return
+		writeError(w, http.StatusNotFound, 10003, "Unknown Channel")
 	case s.dms.blocked[user]:
-		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, codeCannotMessageUser, "Cannot send messages to this user")
-		return
+		writeError(w, http.StatusForbidden, 50007, "Cannot send messages to this user")
+	default:
+		dm := s.sendDMLocked(channel, user, &m)
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
+			"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
+		})
 	}
-	dm, repeated := s.dms.repeatLocked(channel, &m)
-	if !repeated {
-		dm = DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.content()}
-		s.dms.messages = append(s.dms.messages, dm)
-		s.dms.rememberLocked(&m, dm)
-		s.notifyLocked()
+}
+
+// sendDMLocked records m as a message to user in channel, unless m repeats
+// an enforced nonce sent there within nonceWindow: Discord answers the repeat
+// with the first message and creates none. The caller holds s.mu.
+func (s *Server) sendDMLocked(channel, user string, m *messageBody) DirectMessage {
+	key := nonceKey{channel, string(bytes.Trim(m.Nonce, `"`))}
+	enforced := m.EnforceNonce && len(m.Nonce) > 0
+	if prev, ok := s.dms.nonces[key]; enforced && ok && time.Since(prev.at) <= nonceWindow {
+		return prev.dm
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": dm.MessageID, "channel_id": channel, "content": dm.Content, "author": s.botUser(),
-		"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"),
-	})
+	dm := DirectMessage{UserID: user, ChannelID: channel, MessageID: s.nextIDLocked(), Content: m.Content}
+	s.dms.messages = append(s.dms.messages, dm)
+	if enforced {
+		s.dms.nonces[key] = sentNonce{dm, time.Now()}
+	}
+	s.notifyLocked()
+	return dm
 }
 
 // BlockDMs makes the Server refuse later messages to userID's DM channel with

@@ -3,7 +3,6 @@ package discordtest
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -41,18 +40,6 @@ const (
 	opHeartbeatACK        = 11
 )
 
-// Gateway close codes the fake uses.
-const (
-	closeUnknownOpcode        = 4001
-	closeDecodeError          = 4002
-	closeNotAuthenticated     = 4003
-	closeAuthenticationFailed = 4004
-	closeAlreadyAuthenticated = 4005
-	closeInvalidShard         = 4010
-	closeShardingRequired     = 4011
-	closeInvalidAPIVersion    = 4012
-)
-
 // outFrame is a gateway payload sent; s and t are null except in dispatches.
 type outFrame struct {
 	Op int     `json:"op"`
@@ -67,8 +54,7 @@ type inFrame struct {
 	D  json.RawMessage `json:"d"`
 }
 
-// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (Token,
-// SessionID, Seq).
+// authData is the d of an IDENTIFY (Token, Shard) or a RESUME (the others).
 type authData struct {
 	Token     string  `json:"token"`
 	Shard     *[2]int `json:"shard"`
@@ -98,11 +84,9 @@ func (c *gwConn) write(ctx context.Context, b []byte) error {
 	return c.ws.WriteMessage(websocket.TextMessage, b)
 }
 
-func (c *gwConn) writeJSON(ctx context.Context, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("discordtest: encode gateway payload: %w", err)
-	}
+// send writes a payload that is not a dispatch.
+func (c *gwConn) send(ctx context.Context, op int, d any) error {
+	b, _ := json.Marshal(outFrame{Op: op, D: d}) // maps and bools only
 	return c.write(ctx, b)
 }
 
@@ -123,17 +107,11 @@ func (c *gwConn) closeWith(code int, text string, drain time.Duration) {
 	})
 }
 
-// reject closes the connection with code, so that the client reads the code
-// rather than a reset, and returns false. Only the handler goroutine calls it.
+// reject closes the connection with a gateway close code, which the client
+// reads rather than a reset, and returns false. Only the handler goroutine calls it.
 func (c *gwConn) reject(code int, text string) bool {
 	c.closeWith(code, text, drainTimeout)
 	return false
-}
-
-// sentFrame is a dispatch kept for replay on RESUME.
-type sentFrame struct {
-	seq  int64
-	data []byte
 }
 
 // gwSession is a gateway session: created by IDENTIFY, continued by RESUME
@@ -149,23 +127,19 @@ type gwSession struct {
 
 	mu      sync.Mutex
 	seq     int64
-	backlog []sentFrame
+	backlog [][]byte // the last dispatches sent, up to seq, for RESUME
 }
 
 // dispatchLocked sends one dispatch with the next sequence number and keeps
 // it for RESUME; a failed write closes the connection. The caller holds sess.mu.
 func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) error {
-	raw, err := json.Marshal(d)
+	seq := sess.seq + 1
+	b, err := json.Marshal(outFrame{Op: opDispatch, D: d, S: &seq, T: &typ})
 	if err != nil {
 		return fmt.Errorf("discordtest: encode %s: %w", typ, err)
 	}
-	sess.seq++
-	seq := sess.seq
-	b, err := json.Marshal(outFrame{Op: opDispatch, D: json.RawMessage(raw), S: &seq, T: &typ})
-	if err != nil {
-		return fmt.Errorf("discordtest: encode %s: %w", typ, err)
-	}
-	sess.backlog = append(sess.backlog, sentFrame{seq: seq, data: b})
+	sess.seq = seq
+	sess.backlog = append(sess.backlog, b)
 	if len(sess.backlog) > 2*maxBacklog {
 		sess.backlog = slices.Clone(sess.backlog[len(sess.backlog)-maxBacklog:])
 	}
@@ -179,7 +153,6 @@ func (sess *gwSession) dispatchLocked(ctx context.Context, typ string, d any) er
 	return nil
 }
 
-// dispatch is dispatchLocked taking sess.mu.
 func (sess *gwSession) dispatch(ctx context.Context, typ string, d any) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -188,20 +161,12 @@ func (sess *gwSession) dispatch(ctx context.Context, typ string, d any) error {
 
 // framesAfterLocked returns the dispatches a client that saw seq has missed,
 // or false if the backlog no longer holds them. The caller holds sess.mu.
-func (sess *gwSession) framesAfterLocked(seq int64) ([]sentFrame, bool) {
-	if seq > sess.seq || seq < 0 {
+func (sess *gwSession) framesAfterLocked(seq int64) ([][]byte, bool) {
+	first := sess.seq + 1 - int64(len(sess.backlog)) // the backlog is contiguous
+	if seq < first-1 || seq > sess.seq {
 		return nil, false
 	}
-	if seq == sess.seq {
-		return nil, true
-	}
-	if len(sess.backlog) == 0 || sess.backlog[0].seq > seq+1 {
-		return nil, false
-	}
-	i, _ := slices.BinarySearchFunc(sess.backlog, seq+1, func(f sentFrame, target int64) int {
-		return int(f.seq - target)
-	})
-	return slices.Clone(sess.backlog[i:]), true
+	return slices.Clone(sess.backlog[seq+1-first:]), true
 }
 
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
@@ -252,15 +217,21 @@ func (s *Server) forgetConn(c *gwConn) {
 // runGateway is the read loop of one connection: HELLO, then client ops.
 func (s *Server) runGateway(c *gwConn, v, encoding string) {
 	ctx := context.Background() // writes are bounded by writeTimeout
-	version, ok := c.checkQuery(v, encoding)
-	if !ok {
+	version := 10
+	if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 9 || n > 10 {
+			c.reject(4012, "Invalid API version.")
+			return
+		}
+		version = n
+	}
+	if encoding != "" && encoding != "json" {
+		c.reject(4002, "Decode error.")
 		return
 	}
-	hello := map[string]any{
-		"heartbeat_interval": s.cfg.heartbeat.Milliseconds(),
-		"_trace":             []string{"discordtest"},
-	}
-	if err := c.writeJSON(ctx, outFrame{Op: opHello, D: hello}); err != nil {
+	hello := map[string]any{"heartbeat_interval": s.cfg.heartbeat.Milliseconds(), "_trace": []string{"discordtest"}}
+	if c.send(ctx, opHello, hello) != nil {
 		return
 	}
 	for {
@@ -270,30 +241,13 @@ func (s *Server) runGateway(c *gwConn, v, encoding string) {
 		}
 		var f inFrame
 		if mt != websocket.TextMessage || json.Unmarshal(data, &f) != nil {
-			c.reject(closeDecodeError, "Decode error.")
+			c.reject(4002, "Decode error.")
 			return
 		}
 		if !s.handleOp(ctx, c, f, version) {
 			return
 		}
 	}
-}
-
-// checkQuery returns the API version of the gateway URL's v and encoding;
-// it refuses the connection and reports false when they are not supported.
-func (c *gwConn) checkQuery(v, encoding string) (int, bool) {
-	version := 10
-	if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 9 || n > 10 {
-			return 0, c.reject(closeInvalidAPIVersion, "Invalid API version.")
-		}
-		version = n
-	}
-	if encoding != "" && encoding != "json" {
-		return 0, c.reject(closeDecodeError, "Decode error.")
-	}
-	return version, true
 }
 
 // handleOp answers one client frame. It reports whether the connection goes on.
@@ -303,42 +257,36 @@ func (s *Server) handleOp(ctx context.Context, c *gwConn, f inFrame, version int
 		s.mu.Lock()
 		s.heartbeats++
 		s.mu.Unlock()
-		return c.writeJSON(ctx, outFrame{Op: opHeartbeatACK}) == nil
+		return c.send(ctx, opHeartbeatACK, nil) == nil
 	case opIdentify, opResume:
+		if c.session != nil {
+			return c.reject(4005, "Already authenticated.")
+		}
+		var d authData
 		switch {
-		case c.session != nil:
-			return c.reject(closeAlreadyAuthenticated, "Already authenticated.")
-		case f.Op == opIdentify:
-			return s.identify(ctx, c, f.D, version)
+		case json.Unmarshal(f.D, &d) != nil:
+			return c.reject(4002, "Decode error.")
+		case !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")):
+			return c.reject(4004, "Authentication failed.")
+		case f.Op == opResume:
+			return s.resume(ctx, c, d)
 		}
-		return s.resume(ctx, c, f.D)
+		return s.identify(ctx, c, d.Shard, version)
 	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
-		if c.session == nil {
-			return c.reject(closeNotAuthenticated, "Not authenticated.")
-		}
 		// Accepted and ignored: the fake has no presences, voice or members.
-		return true
-	default:
-		return c.reject(closeUnknownOpcode, "Unknown opcode.")
+		return c.session != nil || c.reject(4003, "Not authenticated.")
 	}
+	return c.reject(4001, "Unknown opcode.")
 }
 
-// identify checks an IDENTIFY, starts a session and sends READY and the
-// shard's GUILD_CREATEs. It reports whether the connection goes on.
-func (s *Server) identify(ctx context.Context, c *gwConn, raw json.RawMessage, version int) bool {
-	var d authData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return c.reject(closeDecodeError, "Decode error.")
-	}
-	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
-		return c.reject(closeAuthenticationFailed, "Authentication failed.")
-	}
-	shard, ok := s.checkShard(c, d.Shard)
+// identify starts a session for an authorized IDENTIFY and sends READY and
+// the shard's GUILD_CREATEs. It reports whether the connection goes on.
+func (s *Server) identify(ctx context.Context, c *gwConn, asked *[2]int, version int) bool {
+	shard, ok := s.checkShard(c, asked)
 	if !ok {
 		return false
 	}
-
-	sess := &gwSession{id: randomHex(16), shard: shard}
+	sess := &gwSession{id: rand.Text(), shard: shard}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -399,11 +347,11 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 	}
 	switch {
 	case shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]:
-		return shard, c.reject(closeInvalidShard, "Invalid shard.")
+		return shard, c.reject(4010, "Invalid shard.")
 	case shard[1] < s.cfg.shardCount:
-		return shard, c.reject(closeShardingRequired, "Sharding required.")
+		return shard, c.reject(4011, "Sharding required.")
 	case shard[1] != s.cfg.shardCount:
-		return shard, c.reject(closeInvalidShard, "Invalid shard.")
+		return shard, c.reject(4010, "Invalid shard.")
 	}
 	return shard, true
 }
@@ -411,26 +359,19 @@ func (s *Server) checkShard(c *gwConn, asked *[2]int) ([2]int, bool) {
 // resume continues a session on this connection: the missed dispatches, then
 // RESUMED, or INVALID_SESSION when they are gone. It reports whether the
 // connection goes on.
-func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) bool {
-	var d authData
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return c.reject(closeDecodeError, "Decode error.")
-	}
-	if !s.authorized("Bot " + strings.TrimPrefix(d.Token, "Bot ")) {
-		return c.reject(closeAuthenticationFailed, "Authentication failed.")
-	}
+func (s *Server) resume(ctx context.Context, c *gwConn, d authData) bool {
 	s.mu.Lock()
 	sess := s.sessions[d.SessionID]
 	if s.closed || sess == nil {
 		s.mu.Unlock()
-		return s.invalidSession(ctx, c)
+		return c.send(ctx, opInvalidSession, false) == nil
 	}
 	sess.mu.Lock()
 	replay, ok := sess.framesAfterLocked(d.Seq)
 	if !ok {
 		sess.mu.Unlock()
 		s.mu.Unlock()
-		return s.invalidSession(ctx, c)
+		return c.send(ctx, opInvalidSession, false) == nil
 	}
 	old := sess.conn
 	sess.conn = c
@@ -439,8 +380,8 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 	s.mu.Unlock()
 
 	var err error
-	for _, f := range replay {
-		if err = c.write(ctx, f.data); err != nil {
+	for _, b := range replay {
+		if err = c.write(ctx, b); err != nil {
 			break
 		}
 	}
@@ -455,13 +396,8 @@ func (s *Server) resume(ctx context.Context, c *gwConn, raw json.RawMessage) boo
 	return s.markReady(sess, err)
 }
 
-func (s *Server) invalidSession(ctx context.Context, c *gwConn) bool {
-	return c.writeJSON(ctx, outFrame{Op: opInvalidSession, D: false}) == nil
-}
-
 // connectedLocked returns the session that receives the events of shard
-// (one still being sent READY too), or errShardNotConnected. The caller
-// holds s.mu.
+// (one still being sent READY too), or errShardNotConnected.
 func (s *Server) connectedLocked(shard int) (*gwSession, error) {
 	if s.closed {
 		return nil, errClosed
@@ -484,11 +420,4 @@ func (s *Server) CloseClientConnections() {
 		_ = c.ws.Close()
 	}
 	s.http.CloseClientConnections()
-}
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
 }

@@ -27,8 +27,7 @@ func (s *Server) botUser() map[string]any {
 	return map[string]any{"id": s.cfg.botID, "username": s.cfg.botName, "discriminator": "0", "bot": true, "verified": true}
 }
 
-// guildPayloadLocked is the guild object of GUILD_CREATE (fields left out
-// are zero). The caller holds s.mu.
+// guildPayloadLocked is the guild object of GUILD_CREATE (fields left out are zero).
 func (s *Server) guildPayloadLocked(g *guildState) map[string]any {
 	return map[string]any{
 		"id": g.id, "name": "Guild " + g.id, "owner_id": ownerID(g.id), "preferred_locale": "en-US",
@@ -44,17 +43,10 @@ func ownerID(guildID string) string {
 	return fmt.Sprint(v + 1)
 }
 
-// shardGuildIDsLocked returns the sorted IDs of a shard's guilds. The caller
-// holds s.mu.
+// shardGuildIDsLocked returns the sorted IDs of a shard's guilds.
 func (s *Server) shardGuildIDsLocked(shard int) []string {
-	var ids []string
-	for id, g := range s.guilds {
-		if g.shard == shard {
-			ids = append(ids, id)
-		}
-	}
-	slices.SortFunc(ids, discord.CompareIDs)
-	return ids
+	ids := slices.SortedFunc(maps.Keys(s.guilds), discord.CompareIDs)
+	return slices.DeleteFunc(ids, func(id string) bool { return s.guilds[id].shard != shard })
 }
 
 // guildChange applies change under s.mu (it returns the event to send, or
@@ -153,7 +145,5 @@ func (s *Server) Restore(ctx context.Context, guildID string) error {
 func (s *Server) GuildIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := slices.Collect(maps.Keys(s.guilds))
-	slices.SortFunc(ids, discord.CompareIDs)
-	return ids
+	return slices.SortedFunc(maps.Keys(s.guilds), discord.CompareIDs)
 }

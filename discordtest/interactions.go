@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -32,70 +32,83 @@ type InteractionSpec struct {
 // InteractionReply is the bot's callback (POST
 // /interactions/{id}/{token}/callback) to an interaction made by Interact.
 type InteractionReply struct {
-	// Type is the callback type.
-	Type discordgo.InteractionResponseType
-	// Content is data.content.
-	Content string
-	// Flags are the message flags (e.g. discordgo.MessageFlagsEphemeral).
-	Flags discordgo.MessageFlags
-	// Body is the JSON the bot sent.
-	Body json.RawMessage
+	Type    discordgo.InteractionResponseType // the callback type
+	Content string                            // data.content
+	Flags   discordgo.MessageFlags            // e.g. discordgo.MessageFlagsEphemeral
+	Body    json.RawMessage                   // the JSON the bot sent
 }
 
 // interactionState is an interaction the Server dispatched.
 type interactionState struct {
-	id, token, guildID, channelID string
-	reply                         *InteractionReply // nil until the bot answers
+	token string
+	reply *InteractionReply // nil until the bot answers
+}
+
+// commandData is an INTERACTION_CREATE's data, with the command's guild
+// that discordgo does not read.
+type commandData struct {
+	discordgo.ApplicationCommandInteractionData
+	GuildID string `json:"guild_id,omitempty"`
 }
 
 // Interact dispatches INTERACTION_CREATE for a registered command to the guild's
 // shard and returns the interaction's ID and token ([Server.WaitInteractionReply]
 // shows the answer). It fails for an unknown command or guild, or a shard not connected.
 func (s *Server) Interact(ctx context.Context, spec InteractionSpec) (id, token string, err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("discordtest: interact: %w", err)
-		}
-	}()
-	if err := ctx.Err(); err != nil {
-		return "", "", err
-	}
-	if err := spec.check(); err != nil {
-		return "", "", err
-	}
 	s.mu.Lock()
-	it, sess, payload, err := s.newInteractionLocked(spec)
+	sess, it, err := s.newInteractionLocked(ctx, spec)
 	s.mu.Unlock()
+	if err == nil {
+		err = sess.dispatch(ctx, "INTERACTION_CREATE", it)
+	}
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("discordtest: interact: %w", err)
 	}
-	if err := sess.dispatch(ctx, "INTERACTION_CREATE", payload); err != nil {
-		return "", "", err
-	}
-	return it.id, it.token, nil
+	return it.ID, it.Token, nil
 }
 
 // newInteractionLocked records the interaction spec describes and returns
-// it, the session to send it to and its payload. The caller holds s.mu.
-func (s *Server) newInteractionLocked(spec InteractionSpec) (*interactionState, *gwSession, map[string]any, error) {
-	shard, err := s.guildShardLocked(spec.GuildID)
-	if err != nil {
-		return nil, nil, nil, err
+// the session to send it to and the interaction. The caller holds s.mu.
+func (s *Server) newInteractionLocked(ctx context.Context, spec InteractionSpec) (*gwSession, *discordgo.Interaction, error) {
+	g, shard := s.guilds[spec.GuildID], 0 // a DM goes to shard 0
+	switch err := cmp.Or(ctx.Err(), spec.check()); {
+	case err != nil:
+		return nil, nil, err
+	case spec.GuildID == "":
+	case g == nil:
+		return nil, nil, fmt.Errorf("guild %s: %w", spec.GuildID, errUnknownGuild)
+	case g.unavailable:
+		return nil, nil, fmt.Errorf("guild %s: %w", spec.GuildID, errGuildUnavailable)
+	default:
+		shard = g.shard
 	}
 	cmd, scope, ok := s.lookupCommandLocked(spec.GuildID, spec.Command)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("/%s: %w", spec.Command, errUnknownCommand)
+		return nil, nil, fmt.Errorf("/%s: %w", spec.Command, errUnknownCommand)
 	}
 	sess, err := s.connectedLocked(shard)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	it := &interactionState{id: s.nextIDLocked(), token: randomHex(32), guildID: spec.GuildID, channelID: spec.ChannelID}
-	if it.channelID == "" {
-		it.channelID = cmp.Or(spec.GuildID, s.nextIDLocked())
+	username := cmp.Or(spec.Username, "user-"+spec.UserID)
+	user := &discordgo.User{ID: spec.UserID, Username: username, GlobalName: username, Discriminator: "0"}
+	it := &discordgo.Interaction{
+		ID: s.nextIDLocked(), AppID: s.cfg.appID, Type: discordgo.InteractionApplicationCommand,
+		Data: commandData{discordgo.ApplicationCommandInteractionData{
+			ID: cmd.ID, Name: cmd.Name, CommandType: cmd.Type, Options: spec.Options}, scope},
+		ChannelID: cmp.Or(spec.ChannelID, spec.GuildID), Token: rand.Text() + rand.Text(), Version: 1,
+		Locale: discordgo.EnglishUS, Context: discordgo.InteractionContextBotDM, User: user,
 	}
-	s.interactions[it.id] = it
-	return it, sess, s.interactionPayloadLocked(it, cmd, scope, spec), nil
+	if it.ChannelID == "" {
+		it.ChannelID = s.nextIDLocked()
+	}
+	if spec.GuildID != "" {
+		locale := discordgo.EnglishUS
+		it.GuildID, it.GuildLocale, it.Context, it.User = spec.GuildID, &locale, discordgo.InteractionContextGuild, nil
+		it.Member = &discordgo.Member{User: user, Roles: s.memberRolesLocked(spec.GuildID, spec.UserID), JoinedAt: s.started}
+	}
+	s.interactions[it.ID] = &interactionState{token: it.Token}
+	return sess, it, nil
 }
 
 // check returns what is wrong with spec before any lookup.
@@ -103,62 +116,12 @@ func (spec InteractionSpec) check() error {
 	if spec.Command == "" {
 		return fmt.Errorf("empty command name: %w", errUnknownCommand)
 	}
-	for _, v := range []struct{ what, id string }{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
-		if v.id == "" && v.what != "user" {
-			continue
-		}
-		if _, err := parseSnowflake(v.id); err != nil {
-			return fmt.Errorf("%s: %w", v.what, err)
+	for _, v := range [][2]string{{"user", spec.UserID}, {"guild", spec.GuildID}, {"channel", spec.ChannelID}} {
+		if _, err := parseSnowflake(v[1]); err != nil && (v[1] != "" || v[0] == "user") {
+			return fmt.Errorf("%s: %w", v[0], err) // only the user is required
 		}
 	}
 	return nil
-}
-
-// guildShardLocked returns the shard of an interaction's guild (0 for a
-// DM). The caller holds s.mu.
-func (s *Server) guildShardLocked(guildID string) (int, error) {
-	if guildID == "" {
-		return 0, nil
-	}
-	g, ok := s.guilds[guildID]
-	switch {
-	case !ok:
-		return 0, fmt.Errorf("guild %s: %w", guildID, errUnknownGuild)
-	case g.unavailable:
-		return 0, fmt.Errorf("guild %s: %w", guildID, errGuildUnavailable)
-	}
-	return g.shard, nil
-}
-
-// interactionPayloadLocked is INTERACTION_CREATE's object. The caller holds
-// s.mu.
-func (s *Server) interactionPayloadLocked(it *interactionState, cmd *discordgo.ApplicationCommand, scope string, spec InteractionSpec) map[string]any {
-	username := cmp.Or(spec.Username, "user-"+spec.UserID)
-	data := map[string]any{"id": cmd.ID, "name": cmd.Name, "type": cmd.Type}
-	if scope != "" {
-		data["guild_id"] = scope
-	}
-	if len(spec.Options) > 0 {
-		data["options"] = spec.Options
-	}
-	user := map[string]any{"id": spec.UserID, "username": username, "global_name": username, "discriminator": "0"}
-	p := map[string]any{
-		"id": it.id, "application_id": s.cfg.appID, "type": discordgo.InteractionApplicationCommand,
-		"data": data, "channel_id": it.channelID, "token": it.token, "version": 1, "locale": "en-US",
-	}
-	if spec.GuildID == "" {
-		p["user"] = user
-		p["context"] = discordgo.InteractionContextBotDM
-		return p
-	}
-	p["guild_id"] = spec.GuildID
-	p["guild_locale"] = "en-US"
-	p["context"] = discordgo.InteractionContextGuild
-	p["member"] = map[string]any{
-		"user": user, "roles": s.memberRolesLocked(spec.GuildID, spec.UserID),
-		"joined_at": s.started.Format(time.RFC3339Nano), "permissions": "0",
-	}
-	return p
 }
 
 // replyBody is the part of a callback body the fake reads.
@@ -168,33 +131,20 @@ type replyBody struct {
 }
 
 type messageBody struct {
-	Content     *string                `json:"content"`
-	Flags       discordgo.MessageFlags `json:"flags"`
-	Embeds      []json.RawMessage      `json:"embeds"`
-	Components  []json.RawMessage      `json:"components"`
-	Attachments []json.RawMessage      `json:"attachments"`
-	Poll        json.RawMessage        `json:"poll"`
-	// Nonce and EnforceNonce: a message sent again with the same enforced
-	// nonce is not created again (dms_nonce.go).
-	Nonce        json.RawMessage `json:"nonce"`
-	EnforceNonce bool            `json:"enforce_nonce"`
-}
-
-func (m *messageBody) content() string {
-	if m == nil || m.Content == nil {
-		return ""
-	}
-	return *m.Content
+	Content      string                 `json:"content"`
+	Flags        discordgo.MessageFlags `json:"flags"`
+	Embeds       []json.RawMessage      `json:"embeds"`
+	Components   []json.RawMessage      `json:"components"`
+	Attachments  []json.RawMessage      `json:"attachments"`
+	Poll         json.RawMessage        `json:"poll"`
+	Nonce        json.RawMessage        `json:"nonce"` // with EnforceNonce, see sendDMLocked
+	EnforceNonce bool                   `json:"enforce_nonce"`
 }
 
 // empty reports whether a message would have nothing to show.
 func (m *messageBody) empty() bool {
-	return m == nil || (m.content() == "" && len(m.Embeds) == 0 && len(m.Components) == 0 &&
+	return m == nil || (m.Content == "" && len(m.Embeds) == 0 && len(m.Components) == 0 &&
 		len(m.Attachments) == 0 && len(m.Poll) == 0)
-}
-
-func emptyMessage(w http.ResponseWriter) {
-	writeError(w, http.StatusBadRequest, codeEmptyMessage, "Cannot send an empty message")
 }
 
 // interactionCallback answers POST /interactions/{id}/{token}/callback:
@@ -204,38 +154,31 @@ func emptyMessage(w http.ResponseWriter) {
 func (s *Server) interactionCallback(w http.ResponseWriter, r *http.Request) {
 	var body replyBody
 	payload, _ := io.ReadAll(r.Body) // in memory: restHandler read it
-	r.Body = io.NopCloser(bytes.NewReader(payload))
-	if !decodeJSON(w, r, &body) {
+	if !decodeJSON(w, bytes.NewReader(payload), &body) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it := s.interactions[r.PathValue("id")]
-	if it == nil || subtle.ConstantTimeCompare([]byte(it.token), []byte(r.PathValue("token"))) != 1 {
-		writeError(w, http.StatusNotFound, codeUnknownInteraction, "Unknown interaction")
-		return
-	}
-	if it.reply != nil {
-		writeError(w, http.StatusBadRequest, codeAlreadyAcknowledged, "Interaction has already been acknowledged.")
-		return
-	}
-	switch body.Type {
-	case discordgo.InteractionResponseChannelMessageWithSource:
-		if body.Data.empty() {
-			emptyMessage(w)
-			return
-		}
-	case discordgo.InteractionResponseDeferredChannelMessageWithSource, discordgo.InteractionResponseModal:
-	default:
+	message := body.Type == discordgo.InteractionResponseChannelMessageWithSource
+	switch {
+	case it == nil || subtle.ConstantTimeCompare([]byte(it.token), []byte(r.PathValue("token"))) != 1:
+		writeError(w, http.StatusNotFound, 10062, "Unknown interaction")
+	case it.reply != nil:
+		writeError(w, http.StatusBadRequest, 40060, "Interaction has already been acknowledged.")
+	case message && body.Data.empty():
+		writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
+	case !message && body.Type != discordgo.InteractionResponseDeferredChannelMessageWithSource &&
+		body.Type != discordgo.InteractionResponseModal:
 		invalidForm(w, "type", "INTERACTION_RESPONSE_TYPE_INVALID", "Interaction response type is not valid for an application command")
-		return
+	default:
+		it.reply = &InteractionReply{Type: body.Type, Body: payload}
+		if body.Data != nil {
+			it.reply.Content, it.reply.Flags = body.Data.Content, body.Data.Flags
+		}
+		s.notifyLocked()
+		w.WriteHeader(http.StatusNoContent)
 	}
-	it.reply = &InteractionReply{Type: body.Type, Body: payload}
-	if body.Data != nil {
-		it.reply.Content, it.reply.Flags = body.Data.content(), body.Data.Flags
-	}
-	s.notifyLocked()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // WaitInteractionReply blocks until the bot has answered interaction

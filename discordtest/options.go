@@ -7,13 +7,8 @@ import (
 	"time"
 )
 
-// Defaults of a Server made without options (documented on the options).
-const (
-	defaultToken             = "discordtest-token"
-	defaultBotID             = "1100000000000000001"
-	defaultBotName           = "discordtest-bot"
-	defaultHeartbeatInterval = 41250 * time.Millisecond // Discord's usual value
-)
+// defaultToken is the bot token of a Server made without WithToken.
+const defaultToken = "discordtest-token"
 
 // Option configures a Server; an invalid value makes NewServer fail.
 type Option func(*config) error
@@ -31,10 +26,10 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		shardCount: 1,
-		botID:      defaultBotID,
-		botName:    defaultBotName,
+		botID:      "1100000000000000001",
+		botName:    "discordtest-bot",
 		token:      defaultToken,
-		heartbeat:  defaultHeartbeatInterval,
+		heartbeat:  41250 * time.Millisecond, // Discord's usual value
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -33,20 +34,6 @@ type apiError struct {
 	Errors  any    `json:"errors,omitempty"`
 }
 
-// Discord JSON error codes the fake uses.
-const (
-	codeGeneral             = 0
-	codeUnknownGuild        = 10004
-	codeUnknownWebhook      = 10015
-	codeUnknownCommand      = 10063
-	codeUnknownInteraction  = 10062
-	codeMissingAccess       = 50001
-	codeInvalidFormBody     = 50035
-	codeEmptyMessage        = 50006
-	codeMaxCommands         = 30032
-	codeAlreadyAcknowledged = 40060
-)
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -60,7 +47,7 @@ func writeError(w http.ResponseWriter, status, code int, message string) {
 // writeStatus answers Discord's plain error, e.g. {"message": "404: Not
 // Found", "code": 0}.
 func writeStatus(w http.ResponseWriter, status int) {
-	writeError(w, status, codeGeneral, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
+	writeError(w, status, 0, fmt.Sprintf("%d: %s", status, http.StatusText(status)))
 }
 
 // invalidForm answers Discord's 400 Invalid Form Body with one error, on
@@ -70,43 +57,41 @@ func invalidForm(w http.ResponseWriter, field, code, message string) {
 	if field != "" {
 		errs = map[string]any{field: errs}
 	}
-	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs})
+	writeJSON(w, http.StatusBadRequest, apiError{Message: "Invalid Form Body", Code: 50035, Errors: errs})
 }
 
-// restHandler serves the REST API: it records every request, checks the
-// API version and the bot token, then routes.
+// restHandler serves the REST API (v9 and v10): it records every request,
+// checks the route and the bot token, then serves.
 func (s *Server) restHandler() http.Handler {
+	reply := func(v any) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, v) }
+	}
 	mux := http.NewServeMux()
-	route := func(pattern string, methods map[string]http.HandlerFunc) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			h, ok := methods[r.Method]
-			if !ok {
-				writeStatus(w, http.StatusMethodNotAllowed)
-				return
-			}
-			h(w, r)
-		})
+	for pattern, h := range map[string]http.HandlerFunc{
+		"GET /gateway": reply(map[string]string{"url": s.gatewayURL()}),
+		"GET /gateway/bot": reply(map[string]any{"url": s.gatewayURL(), "shards": s.cfg.shardCount,
+			"session_start_limit": map[string]int{"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1}}),
+		"GET /users/@me": reply(s.botUser()),
+		"GET /oauth2/applications/@me": reply(map[string]any{
+			"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
+			"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"}}),
+		"GET /applications/{app}/commands":                   s.serveCommands,
+		"PUT /applications/{app}/commands":                   s.serveCommands,
+		"POST /applications/{app}/commands":                  s.serveCommands,
+		"GET /applications/{app}/guilds/{guild}/commands":    s.serveCommands,
+		"PUT /applications/{app}/guilds/{guild}/commands":    s.serveCommands,
+		"POST /applications/{app}/guilds/{guild}/commands":   s.serveCommands,
+		"PUT /guilds/{guild}/members/{user}/roles/{role}":    s.changeRole,
+		"DELETE /guilds/{guild}/members/{user}/roles/{role}": s.changeRole,
+		"POST /users/@me/channels":                           s.openDM,
+		"POST /channels/{channel}/messages":                  s.createMessage,
+		"POST /interactions/{id}/{token}/callback":           s.interactionCallback,
+	} {
+		method, path, _ := strings.Cut(pattern, " ")
+		for _, version := range []string{"/api/v9", "/api/v10"} {
+			mux.HandleFunc(method+" "+version+path, h)
+		}
 	}
-	const api = "/api/{version}"
-	route(api+"/gateway", map[string]http.HandlerFunc{http.MethodGet: s.getGateway})
-	route(api+"/gateway/bot", map[string]http.HandlerFunc{http.MethodGet: s.getGatewayBot})
-	route(api+"/users/@me", map[string]http.HandlerFunc{http.MethodGet: s.getMe})
-	route(api+"/oauth2/applications/@me", map[string]http.HandlerFunc{http.MethodGet: s.getApplication})
-	for _, scope := range []string{"/applications/{app}/commands", "/applications/{app}/guilds/{guild}/commands"} {
-		route(api+scope, map[string]http.HandlerFunc{
-			http.MethodGet:  s.listCommands,
-			http.MethodPut:  s.overwriteCommands,
-			http.MethodPost: s.createCommand,
-		})
-	}
-	route(api+"/guilds/{guild}/members/{user}/roles/{role}", map[string]http.HandlerFunc{
-		http.MethodPut:    s.addRole,
-		http.MethodDelete: s.removeRole,
-	})
-	route(api+"/users/@me/channels", map[string]http.HandlerFunc{http.MethodPost: s.openDM})
-	route(api+"/channels/{channel}/messages", map[string]http.HandlerFunc{http.MethodPost: s.createMessage})
-	route(api+"/interactions/{id}/{token}/callback", map[string]http.HandlerFunc{http.MethodPost: s.interactionCallback})
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusNotFound) })
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, readErr := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
@@ -123,27 +108,23 @@ func (s *Server) restHandler() http.Handler {
 		if f, ok := s.faults.Take(r.Method, faultPath(r.URL.Path)); ok && s.playFault(rec, r, f) {
 			return
 		}
-		// GET /gateway is public on Discord; everything else needs the token.
-		public := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/gateway")
+		h, pattern := mux.Handler(r)
 		switch {
 		case readErr != nil:
 			writeStatus(rec, http.StatusBadRequest)
 		case len(body) > maxRequestBody:
 			writeStatus(rec, http.StatusRequestEntityTooLarge)
-		case !supportedVersion(r.URL.Path):
-			writeStatus(rec, http.StatusNotFound)
-		case !authorized && !public:
+		case pattern == "":
+			status := httptest.NewRecorder()
+			h.ServeHTTP(status, r) // net/http's 404 or 405, answered as Discord does
+			writeStatus(rec, status.Code)
+		case !authorized && !strings.HasSuffix(pattern, "/gateway"): // public, as on Discord
 			writeStatus(rec, http.StatusUnauthorized)
 		default:
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			mux.ServeHTTP(rec, r)
 		}
 	})
-}
-
-// supportedVersion reports whether path is under /api/v9/ or /api/v10/.
-func supportedVersion(path string) bool {
-	return strings.HasPrefix(path, "/api/v9/") || strings.HasPrefix(path, "/api/v10/")
 }
 
 // authorized reports whether an Authorization header carries the bot token,
@@ -155,8 +136,8 @@ func (s *Server) authorized(header string) bool {
 
 // decodeJSON decodes a request body; an empty or malformed body is an
 // invalid form, answered here.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+func decodeJSON(w http.ResponseWriter, body io.Reader, v any) bool {
+	if err := json.NewDecoder(body).Decode(v); err != nil {
 		msg := "malformed JSON body"
 		if errors.Is(err, io.EOF) {
 			msg = "empty body"
@@ -165,29 +146,4 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
-}
-
-func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"url": s.gatewayURL()})
-}
-
-func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"url":    s.gatewayURL(),
-		"shards": s.cfg.shardCount,
-		"session_start_limit": map[string]int{
-			"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1,
-		},
-	})
-}
-
-func (s *Server) getMe(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.botUser())
-}
-
-func (s *Server) getApplication(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": s.cfg.appID, "name": s.cfg.botName, "bot_public": true, "bot": s.botUser(),
-		"owner": map[string]any{"id": ownerID(s.cfg.botID), "username": "owner", "discriminator": "0"},
-	})
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/discord"
 )
 
-// memberKey names a member of a guild.
-type memberKey struct{ guild, user string }
+// memberRole is a role a member of a guild has.
+type memberRole struct{ guild, user, role string }
 
 // RoleChange is one role request the Server accepted, PUT (Added) or
 // DELETE /guilds/{guild}/members/{user}/roles/{role}, even one that changes
@@ -19,14 +19,11 @@ type RoleChange struct {
 	Reason                  string // the X-Audit-Log-Reason header
 }
 
-func (s *Server) addRole(w http.ResponseWriter, r *http.Request)    { s.changeRole(w, r, true) }
-func (s *Server) removeRole(w http.ResponseWriter, r *http.Request) { s.changeRole(w, r, false) }
-
-// changeRole answers 204 for a guild the bot is in (any user and role: the
-// fake models neither), 404 Unknown Guild otherwise.
-func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, add bool) {
-	guild, user, role := r.PathValue("guild"), r.PathValue("user"), r.PathValue("role")
-	for _, id := range []string{guild, user, role} {
+// changeRole answers PUT and DELETE with 204 for a guild the bot is in (any
+// user and role: the fake models neither), 404 Unknown Guild otherwise.
+func (s *Server) changeRole(w http.ResponseWriter, r *http.Request) {
+	key := memberRole{r.PathValue("guild"), r.PathValue("user"), r.PathValue("role")}
+	for _, id := range []string{key.guild, key.user, key.role} {
 		if _, err := parseSnowflake(id); err != nil {
 			writeStatus(w, http.StatusNotFound)
 			return
@@ -34,24 +31,18 @@ func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, add bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.guilds[guild]; !ok {
-		writeError(w, http.StatusNotFound, codeUnknownGuild, "Unknown Guild")
+	if _, ok := s.guilds[key.guild]; !ok {
+		writeError(w, http.StatusNotFound, 10004, "Unknown Guild")
 		return
 	}
-	key := memberKey{guild, user}
+	add := r.Method == http.MethodPut
 	if add {
-		if s.roles[key] == nil {
-			s.roles[key] = make(map[string]struct{})
-		}
-		s.roles[key][role] = struct{}{}
+		s.roles[key] = struct{}{}
 	} else {
-		delete(s.roles[key], role)
-		if len(s.roles[key]) == 0 {
-			delete(s.roles, key)
-		}
+		delete(s.roles, key)
 	}
 	s.roleChanges = append(s.roleChanges, RoleChange{
-		GuildID: guild, UserID: user, RoleID: role, Added: add,
+		GuildID: key.guild, UserID: key.user, RoleID: key.role, Added: add,
 		Reason: r.Header.Get("X-Audit-Log-Reason"),
 	})
 	s.notifyLocked()
@@ -67,9 +58,11 @@ func (s *Server) MemberRoles(guildID, userID string) []string {
 }
 
 func (s *Server) memberRolesLocked(guildID, userID string) []string {
-	roles := make([]string, 0, len(s.roles[memberKey{guildID, userID}]))
-	for id := range s.roles[memberKey{guildID, userID}] {
-		roles = append(roles, id)
+	roles := []string{}
+	for k := range s.roles {
+		if k.guild == guildID && k.user == userID {
+			roles = append(roles, k.role)
+		}
 	}
 	slices.SortFunc(roles, discord.CompareIDs)
 	return roles

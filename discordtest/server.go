@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -24,8 +25,7 @@ import (
 // methods are safe for concurrent use; those that send gateway events take a
 // context that bounds the write.
 type Server struct {
-	// URL is "http://127.0.0.1:port"; REST lives under URL+"/api/v9" (see
-	// APIBase).
+	// URL is "http://127.0.0.1:port"; REST lives under URL+"/api/v9" (see APIBase).
 	URL string
 
 	cfg       config
@@ -49,7 +49,7 @@ type Server struct {
 	conns        map[*gwConn]struct{}
 	heartbeats   int
 	commands     map[string][]*discordgo.ApplicationCommand // scope ("" global, else guild ID) -> commands
-	roles        map[memberKey]map[string]struct{}
+	roles        map[memberRole]struct{}
 	roleChanges  []RoleChange
 	interactions map[string]*interactionState
 	dms          dmState
@@ -64,9 +64,7 @@ func NewServer(opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	if cfg.appID == "" {
-		cfg.appID = cfg.botID
-	}
+	cfg.appID = cmp.Or(cfg.appID, cfg.botID)
 	s := &Server{
 		cfg:          cfg,
 		started:      time.Now().UTC(),
@@ -76,26 +74,26 @@ func NewServer(opts ...Option) (*Server, error) {
 		sessions:     make(map[string]*gwSession),
 		conns:        make(map[*gwConn]struct{}),
 		commands:     make(map[string][]*discordgo.ApplicationCommand),
-		roles:        make(map[memberKey]map[string]struct{}),
+		roles:        make(map[memberRole]struct{}),
 		interactions: make(map[string]*interactionState),
 		done:         make(chan struct{}),
-		dms:          dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{}},
+		dms: dmState{channels: map[string]string{}, owners: map[string]string{}, blocked: map[string]bool{},
+			nonces: map[nonceKey]sentNonce{}},
 	}
-	for _, id := range cfg.guilds {
-		if _, dup := s.guilds[id]; dup {
-			continue
-		}
+	for _, id := range cfg.guilds { // a duplicate is the same guild again
 		v, _ := parseSnowflake(id) // checked by WithGuilds
 		s.guilds[id] = &guildState{id: id, shard: discord.ShardOf(v, cfg.shardCount), joinedAt: s.started}
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc(gatewayPath, s.serveGateway)
-	mux.Handle("/", s.restHandler())
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("discordtest: listen: %w", err)
 	}
+	s.addr = l.Addr().String()
+	s.URL = "http://" + s.addr
+	mux := http.NewServeMux()
+	mux.HandleFunc(gatewayPath, s.serveGateway)
+	mux.Handle("/", s.restHandler())
 	// httptest.Server.Close waits for requests, not for hijacked websocket
 	// handlers: wsWG does.
 	s.http = &httptest.Server{Listener: l, Config: &http.Server{
@@ -103,11 +101,8 @@ func NewServer(opts ...Option) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}}
-	s.addr = l.Addr().String()
-	s.URL = "http://" + s.addr
 	s.http.Start()
 	s.transport = &http.Transport{
-		Proxy:               nil,
 		DialContext:         s.dialOnlyHere,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     30 * time.Second,
@@ -134,10 +129,9 @@ func (s *Server) ApplicationID() string { return s.cfg.appID }
 // ShardCount returns the shard count the Server expects.
 func (s *Server) ShardCount() int { return s.cfg.shardCount }
 
-// Close closes every gateway connection (close code 1001) and the HTTP
-// server and waits for their goroutines (30 s at most: then it panics, naming
-// the wait). Close discordgo sessions first (see
-// the package comment). Close is idempotent.
+// Close closes every gateway connection (close code 1001) and the HTTP server
+// and waits for their goroutines (30 s at most: then it panics, naming the
+// wait). Close discordgo sessions first. Close is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
 	if s.closed {
