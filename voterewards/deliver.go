@@ -54,23 +54,21 @@ type jobKey struct {
 type claimState uint8
 
 const (
-	claimQueued claimState = iota // queued or running
-	claimDone                     // handled and recorded in this run
-	// claimGivenUp: failed every attempt, or not recorded; taken again only
-	// for [Poller.Redeliver], not for an echo of the vote.
-	claimGivenUp
-	claimHeld    // not started while the store failed: taken again by any reload
-	claimDropped // cut short by the end of Run: forgotten (settle only)
+	claimQueued  claimState = iota // queued or running
+	claimDone                      // handled and recorded in this run
+	claimGivenUp                   // failed or not recorded: taken again by Redeliver, not by an echo
+	claimHeld                      // not started while the store failed: taken again by any reload
+	claimDropped                   // cut short by the end of Run: forgotten (settle only)
 )
-
-// blocks reports whether c keeps a job from being claimed again.
-func (c claimed) blocks(retake bool) bool {
-	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
-}
 
 type claimed struct {
 	state claimState
 	at    time.Time // when it was done (claimDone)
+}
+
+// blocks reports whether c keeps a job from being claimed again.
+func (c claimed) blocks(retake bool) bool {
+	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
 }
 
 // forgetDone is how long a run remembers a finished job: long enough for a
@@ -97,13 +95,6 @@ func (r *run) changePending(delta int) {
 	if !r.late.Load() {
 		r.p.observe(Event{Type: EventPending, Pending: r.pending})
 	}
-}
-
-func (d *delivery) init(workers int) {
-	d.pool = pool.New().WithMaxGoroutines(workers)
-	d.slots = make(chan struct{}, workers*queuedPerWorker)
-	d.lanes = map[string]*lane{}
-	d.known = map[jobKey]claimed{}
 }
 
 // claim takes on a job that does not go to a lane at once (a future expiry),
@@ -152,14 +143,11 @@ func (d *delivery) holds(j job, retake bool) bool {
 	return ok && c.blocks(retake)
 }
 
-// admit claims j and queues it in one step under lmu, so that two paths
-// bringing the same votes cannot queue a user's later vote before an earlier
-// one. It reports false if ctx ended while it waited for room.
-func (r *run) admit(ctx context.Context, j job, retake bool) bool {
-	return r.queue(ctx, j, true, retake)
-}
-
-func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
+// admit queues j on its voter's lane, claiming it first if claim; claim and
+// queue are one step under lmu, so that two paths bringing the same votes
+// cannot queue a user's later vote before an earlier one. It reports false if
+// ctx ended while it waited for room.
+func (r *run) admit(ctx context.Context, j job, claim, retake bool) bool {
 	if claim && r.holds(j, retake) { // an echo: skipped without waiting for room
 		return true
 	}

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ const (
 // fetchLoop queues the work a previous run left, then polls every Interval.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	for _, j := range startup {
-		if !r.admit(ctx, j, false) {
+		if !r.admit(ctx, j, true, false) {
 			return
 		}
 	}
@@ -41,15 +42,14 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 // No request is sent twice, and at most maxPagesPerPoll pages are read.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
-	asked := map[string]bool{}
+	asked := map[topgg.VotesQuery]bool{}
 	refusedOnce := false
 	for range maxPagesPerPoll {
 		q := r.query(from)
-		k := queryKey(q)
-		if asked[k] {
+		if asked[q] {
 			return r.caughtUpNow(ctx)
 		}
-		asked[k] = true
+		asked[q] = true
 		page, err := r.page(ctx, q)
 		if err != nil {
 			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
@@ -106,7 +106,12 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	var e *topgg.APIError
 	if q.Cursor == "" || !errors.As(err, &e) || e.StatusCode < 400 || e.StatusCode >= 500 ||
 		e.StatusCode == http.StatusTooManyRequests || errors.Is(e, topgg.ErrUnauthorized) {
-		return r.failedOrLimited(err), false
+		var rl *topgg.RateLimitError
+		if !errors.As(err, &rl) {
+			return r.failed(err), false
+		}
+		r.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
+		return cmp.Or(max(rl.RetryAfter, 0), r.p.cfg.Interval), false
 	}
 	r.cp.Cursor = ""
 	if refusedOnce { // a cursor of this very poll refused too: back off
@@ -120,32 +125,11 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 // errNilPage is a History's answer of neither a page nor an error.
 var errNilPage = errors.New("voterewards: History returned no page and no error")
 
-// failedOrLimited returns the wait after a failed request: Retry-After, else failed's.
-func (r *run) failedOrLimited(err error) time.Duration {
-	var rl *topgg.RateLimitError
-	if errors.As(err, &rl) {
-		r.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
-		if rl.RetryAfter > 0 {
-			return rl.RetryAfter
-		}
-		return r.p.cfg.Interval
-	}
-	return r.failed(err)
-}
-
 // caughtUpNow marks the history read to its end, prunes if due, returns Interval.
 func (r *run) caughtUpNow(ctx context.Context) time.Duration {
 	r.p.caughtUp.Store(true)
 	r.maybePrune(ctx)
 	return r.p.cfg.Interval
-}
-
-// queryKey identifies a request within one poll.
-func queryKey(q topgg.VotesQuery) string {
-	if q.Cursor != "" {
-		return "cursor " + q.Cursor
-	}
-	return "start " + q.StartDate.UTC().Format(time.RFC3339Nano)
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
@@ -188,7 +172,7 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 		r.cp.Since = later(r.cp.Since, oldest)
 		r.p.since.Store(r.cp.Since.UnixNano())
 	}
-	return topgg.VotesQuery{StartDate: start}
+	return topgg.VotesQuery{StartDate: start.UTC()} // UTC: no monotonic reading, so equal queries are equal keys
 }
 
 // ingest stores a page with the new checkpoint in one change, queues the new
@@ -234,7 +218,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
+		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, true, false) {
 			return len(added), ctx.Err()
 		}
 	}

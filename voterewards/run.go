@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 )
 
 // Run polls the vote history and delivers the votes until ctx is done, then
@@ -27,28 +29,22 @@ func (p *Poller) Run(ctx context.Context) error {
 	p.active.Store(r)
 	defer p.active.Store(nil)
 
-	loopCtx, stopLoops := context.WithCancel(ctx)
-	defer stopLoops()
-	var loops sync.WaitGroup
-	if feed, ok := p.store.(Feed); ok {
-		loops.Go(func() { r.follow(loopCtx, feed) })
-	}
 	snap, err := p.load(ctx)
 	if err != nil {
-		stopLoops()
-		loops.Wait()
-		r.pool.Wait()
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("voterewards: loading the vote store: %w", err)
 	}
 	startup := r.prepare(snap)
-	loops.Go(func() { r.fetchLoop(loopCtx, startup) })
-	loops.Go(func() { r.expiryLoop(loopCtx) })
-	loops.Go(func() { r.intakeLoop(loopCtx) })
+	var loops sync.WaitGroup
+	if feed, ok := p.store.(Feed); ok { // its first resync reloads what came since the load
+		loops.Go(func() { r.follow(ctx, feed) })
+	}
+	loops.Go(func() { r.fetchLoop(ctx, startup) })
+	loops.Go(func() { r.expiryLoop(ctx) })
+	loops.Go(func() { r.intakeLoop(ctx) })
 	<-ctx.Done()
-	stopLoops()
 	r.drain(&loops)
 	// The votes this run held stay pending in the store, for the next Run.
 	p.observe(Event{Type: EventPending, Pending: 0})
@@ -88,7 +84,9 @@ type run struct {
 func (p *Poller) newRun(ctx context.Context) *run {
 	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
-	r.delivery.init(p.cfg.Concurrency)
+	r.pool = pool.New().WithMaxGoroutines(p.cfg.Concurrency)
+	r.slots = make(chan struct{}, p.cfg.Concurrency*queuedPerWorker)
+	r.lanes, r.known = map[string]*lane{}, map[jobKey]claimed{}
 	r.nudge, r.in.wake, r.in.max = make(chan struct{}, 1), make(chan struct{}, 1), maxIntake
 	return r
 }
@@ -214,7 +212,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
+			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, true, false) {
 				return
 			}
 		}
@@ -230,7 +228,7 @@ func (r *run) reload(ctx context.Context, redeliver bool) error {
 	}
 	r.storeAnswered(false)
 	for _, j := range r.pendingWork(snap, r.p.cfg.clock.Now(), redeliver) {
-		if !r.admit(ctx, j, redeliver) {
+		if !r.admit(ctx, j, true, redeliver) {
 			return ctx.Err()
 		}
 	}
