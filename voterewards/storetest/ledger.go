@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,38 +53,34 @@ func board(t *testing.T, s voterewards.Store, month time.Time, n int) []voterewa
 	return b
 }
 
-// norm makes stored times comparable with ==: UTC, no monotonic reading,
-// no location pointer (a store may decode times any way that keeps the
-// instant).
-func norm(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return time.Unix(0, t.UnixNano()).UTC()
-}
-
-func normStats(s voterewards.Stats) voterewards.Stats {
-	s.StreakUntil, s.Month, s.LastVote = norm(s.StreakUntil), norm(s.Month), norm(s.LastVote)
-	return s
-}
-
-func normBoard(b []voterewards.Standing) []voterewards.Standing {
-	out := make([]voterewards.Standing, len(b))
-	for i, s := range b {
-		s.ReachedAt = norm(s.ReachedAt)
-		out[i] = s
-	}
-	return out
-}
+// The asserts compare times in UTC, which drops the location and the
+// monotonic reading: a store may decode times any way that keeps the instant.
 
 func assertStats(t *testing.T, want, got voterewards.Stats, msgAndArgs ...any) {
 	t.Helper()
-	assert.Equal(t, normStats(want), normStats(got), msgAndArgs...)
+	for _, s := range []*voterewards.Stats{&want, &got} {
+		s.StreakUntil, s.Month, s.LastVote = s.StreakUntil.UTC(), s.Month.UTC(), s.LastVote.UTC()
+	}
+	assert.Equal(t, want, got, msgAndArgs...)
 }
 
 func assertBoard(t *testing.T, want, got []voterewards.Standing, msgAndArgs ...any) {
 	t.Helper()
-	assert.Equal(t, normBoard(want), normBoard(got), msgAndArgs...)
+	utc := func(b []voterewards.Standing) []voterewards.Standing {
+		b = slices.Clone(b)
+		for i := range b {
+			b[i].ReachedAt = b[i].ReachedAt.UTC()
+		}
+		return b
+	}
+	assert.Equal(t, utc(want), utc(got), msgAndArgs...)
+}
+
+// counts is a Stats without its times, for checks that spell the numbers out.
+type counts struct{ votes, total, streak, best, monthVotes, monthTotal int }
+
+func countsOf(s voterewards.Stats) counts {
+	return counts{s.Votes, s.Total, s.Streak, s.BestStreak, s.MonthVotes, s.MonthTotal}
 }
 
 // testStreakEdge: a vote exactly at StreakUntil continues the streak; one
@@ -105,16 +102,12 @@ func testStreakEdge(t *testing.T, s voterewards.State) {
 	late := lvote(2, until.Add(time.Nanosecond), 1)
 	ingest(t, s, nil, other, late)
 	got := stats(t, s, voter(2))
-	assert.Equal(t, 1, got.Streak, "a nanosecond after StreakUntil starts a new streak")
-	assert.Equal(t, 1, got.BestStreak)
-	assert.Equal(t, 2, got.Votes)
+	assert.Equal(t, counts{votes: 2, total: 2, streak: 1, best: 1, monthVotes: 2, monthTotal: 2}, countsOf(got), "a nanosecond after StreakUntil starts a new streak")
 	assertStats(t, fold(other, late), got)
 
 	again := lvote(2, late.ExpiresAt.Add(grace), 1)
 	ingest(t, s, nil, again)
-	got = stats(t, s, voter(2))
-	assert.Equal(t, 2, got.Streak, "the new streak continues")
-	assert.Equal(t, 2, got.BestStreak)
+	assert.Equal(t, counts{votes: 3, total: 3, streak: 2, best: 2, monthVotes: 3, monthTotal: 3}, countsOf(stats(t, s, voter(2))), "the new streak continues")
 }
 
 // testWeekendWeight: a weight-2 vote counts 2 in Total and MonthTotal, 1
@@ -122,17 +115,10 @@ func testStreakEdge(t *testing.T, s voterewards.State) {
 func testWeekendWeight(t *testing.T, s voterewards.State) {
 	a, b := lvote(1, base, 2), lvote(1, base.Add(24*time.Hour), 1)
 	ingest(t, s, nil, a)
-	got := stats(t, s, voter(1))
-	assert.Equal(t, 1, got.Votes)
-	assert.Equal(t, 2, got.Total)
-	assert.Equal(t, 1, got.Streak)
-	assert.Equal(t, 1, got.MonthVotes)
-	assert.Equal(t, 2, got.MonthTotal)
+	assert.Equal(t, counts{votes: 1, total: 2, streak: 1, best: 1, monthVotes: 1, monthTotal: 2}, countsOf(stats(t, s, voter(1))))
 	ingest(t, s, nil, b)
-	got = stats(t, s, voter(1))
-	assert.Equal(t, 2, got.Votes)
-	assert.Equal(t, 3, got.Total)
-	assert.Equal(t, 2, got.Streak, "a weekend vote is one step of a streak")
+	got := stats(t, s, voter(1))
+	assert.Equal(t, counts{votes: 2, total: 3, streak: 2, best: 2, monthVotes: 2, monthTotal: 3}, countsOf(got), "a weekend vote is one step of a streak")
 	assertStats(t, fold(a, b), got)
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 3, ReachedAt: b.CreatedAt}}, board(t, s, base, 10))
 }
@@ -178,20 +164,13 @@ func testLateVote(t *testing.T, s voterewards.State) {
 	require.Len(t, added, 1)
 	got := stats(t, s, voter(1))
 	assertStats(t, got, added[0].Stats, "the vote carries the Stats it made")
-	assert.Equal(t, 3, got.Votes)
-	assert.Equal(t, 4, got.Total)
-	assert.Equal(t, 3, got.MonthVotes, "counted in its month, the current one")
-	assert.Equal(t, 2, got.Streak, "the streak is untouched")
+	assert.Equal(t, counts{votes: 3, total: 4, streak: 2, best: 2, monthVotes: 3, monthTotal: 4}, countsOf(got), "counted in its month, the current one; the streak untouched")
 	assert.True(t, before.StreakUntil.Equal(got.StreakUntil))
 	assert.True(t, b.CreatedAt.Equal(got.LastVote), "LastVote stays the newest")
 
 	ingest(t, s, nil, lastMonth)
 	got = stats(t, s, voter(1))
-	assert.Equal(t, 4, got.Votes)
-	assert.Equal(t, 6, got.Total)
-	assert.Equal(t, 3, got.MonthVotes, "a vote of an earlier month leaves this month's count")
-	assert.Equal(t, 4, got.MonthTotal)
-	assert.Equal(t, 2, got.Streak)
+	assert.Equal(t, counts{votes: 4, total: 6, streak: 2, best: 2, monthVotes: 3, monthTotal: 4}, countsOf(got), "a vote of an earlier month leaves this month's count")
 	assertStats(t, fold(a, b, sameMonth, lastMonth), got)
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: lastMonth.CreatedAt}},
 		board(t, s, lastMonth.CreatedAt, 10), "the late vote is on its month's board")
@@ -219,10 +198,8 @@ func testLateVotesOfPastMonths(t *testing.T, s voterewards.State) {
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 2, ReachedAt: feb27.Add(3 * day)}}, board(t, s, feb27.Add(3*day), 10), "March")
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: late[2].CreatedAt}}, board(t, s, late[2].CreatedAt, 10), "January")
 	got := stats(t, s, voter(1))
-	assert.Equal(t, 6, got.Votes)
-	assert.Equal(t, 8, got.Total)
-	assert.Equal(t, 2, got.MonthVotes, "March's")
-	assert.Equal(t, 2, got.Streak, "Feb 27 to Mar 1 is 48 h: the streak restarted on Mar 1")
+	// March's month counts; Feb 27 to Mar 1 is 48 h: the streak restarted on Mar 1.
+	assert.Equal(t, counts{votes: 6, total: 8, streak: 2, best: 2, monthVotes: 2, monthTotal: 2}, countsOf(got))
 	assertStats(t, fold(append([]voterewards.Vote{lvote(1, feb27, 2), lvote(1, feb27.Add(2*day), 1), lvote(1, feb27.Add(3*day), 1)}, late...)...), got)
 }
 
