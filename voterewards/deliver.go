@@ -1,7 +1,6 @@
 package voterewards
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -18,17 +17,23 @@ import (
 // queuedPerWorker bounds the votes queued in memory per worker.
 const queuedPerWorker = 256
 
-// job is one handler call to make: a reward for a new vote or an expiry.
+// job is one handler call to make: OnReward's for a new vote, or OnExpire's.
 type job struct {
-	kind jobKind
-	v    Vote
-	at   time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
+	v      Vote
+	expiry bool
+	at     time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
 }
 
 // jobOrder orders jobs by event time; an expiry goes before a reward of the
 // same instant, since a vote that expires at t makes room for one made at t.
 func jobOrder(a, b job) int {
-	return cmp.Or(a.at.Compare(b.at), -cmp.Compare(a.kind, b.kind))
+	if c := a.at.Compare(b.at); c != 0 || a.expiry == b.expiry {
+		return c
+	}
+	if a.expiry {
+		return -1
+	}
+	return 1
 }
 
 // lane holds one user's queued jobs in event order; one worker at most runs it.
@@ -46,8 +51,8 @@ func (l *lane) insert(j job) {
 }
 
 type jobKey struct {
-	kind jobKind
-	key  string
+	expiry bool
+	key    string
 }
 
 // claimState is where a job a run took on stands.
@@ -99,21 +104,21 @@ func (r *run) changePending(delta int) {
 
 // claim takes on a job that does not go to a lane at once (a future expiry),
 // reporting false if this run has it (a given-up one is taken if retake).
-func (r *run) claim(kind jobKind, v Vote, retake bool) bool {
+func (r *run) claim(expiry bool, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
-	return r.claimLocked(kind, v, retake)
+	return r.claimLocked(expiry, v, retake)
 }
 
 // claimLocked is claim with lmu held.
-func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
-	k := jobKey{kind, v.Key()}
+func (r *run) claimLocked(expiry bool, v Vote, retake bool) bool {
+	k := jobKey{expiry, v.Key()}
 	c, ok := r.known[k]
 	if ok && c.blocks(retake) {
 		return false
 	}
 	r.known[k] = claimed{state: claimQueued}
-	if !ok && kind == kindReward { // a given-up or held one is counted already
+	if !ok && !expiry { // a given-up or held one is counted already
 		r.changePending(1)
 	}
 	return true
@@ -121,15 +126,15 @@ func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
 
 // settle records how a claimed job ended (at now, if done), and counts a
 // reward out unless it stays pending in this run (given up or held).
-func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
-	k := jobKey{kind, v.Key()}
+func (r *run) settle(expiry bool, v Vote, state claimState, now time.Time) {
+	k := jobKey{expiry, v.Key()}
 	r.lmu.Lock()
 	if state == claimDropped {
 		delete(r.known, k)
 	} else {
 		r.known[k] = claimed{state: state, at: now}
 	}
-	if kind == kindReward && state != claimGivenUp && state != claimHeld {
+	if !expiry && state != claimGivenUp && state != claimHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -139,7 +144,7 @@ func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
 func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
-	c, ok := d.known[jobKey{j.kind, j.v.Key()}]
+	c, ok := d.known[jobKey{j.expiry, j.v.Key()}]
 	return ok && c.blocks(retake)
 }
 
@@ -158,7 +163,7 @@ func (r *run) admit(ctx context.Context, j job, claim, retake bool) bool {
 	}
 	id := voterID(j.v.Vote)
 	r.lmu.Lock()
-	if claim && !r.claimLocked(j.kind, j.v, retake) {
+	if claim && !r.claimLocked(j.expiry, j.v, retake) {
 		r.lmu.Unlock()
 		<-r.slots
 		return true
@@ -214,37 +219,37 @@ func (r *run) process(j job) (job, bool) {
 	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
 	case errors.Is(err, errAbandoned):
-		r.settle(j.kind, j.v, claimDropped, time.Time{})
+		r.settle(j.expiry, j.v, claimDropped, time.Time{})
 		return job{}, false
 	case errors.Is(err, errHeld):
 		r.hold(j)
 		return job{}, false
 	case err != nil:
-		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
-		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
+		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})
+		r.giveUp(j, &DeliveryError{Expiry: j.expiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
-	expire := j.kind == kindReward && r.p.cfg.OnExpire != nil
+	expire := !j.expiry && r.p.cfg.OnExpire != nil
 	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
-	if j.kind == kindExpiry {
+	if j.expiry {
 		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
-		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
+		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
-	r.settle(j.kind, j.v, claimDone, now)
-	e := Event{Type: EventDelivered, Expiry: j.kind == kindExpiry, Origin: j.v.Origin}
-	if j.kind == kindReward {
+	r.settle(j.expiry, j.v, claimDone, now)
+	e := Event{Type: EventDelivered, Expiry: j.expiry, Origin: j.v.Origin}
+	if !j.expiry {
 		e.Latency = now.Sub(j.v.CreatedAt)
 	}
 	r.p.observe(e)
-	if !expire || !r.claim(kindExpiry, j.v, false) {
+	if !expire || !r.claim(true, j.v, false) {
 		return job{}, false
 	}
 	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {
-		return job{kind: kindExpiry, v: j.v, at: j.v.ExpiresAt}, true
+		return job{v: j.v, expiry: true, at: j.v.ExpiresAt}, true
 	}
 	r.scheduleExpiry(j.v)
 	return job{}, false
@@ -263,7 +268,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
-			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
+			r.giveUp(j, &DeliveryError{Expiry: j.expiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
 			return false
 		}
@@ -282,7 +287,7 @@ func (r *run) attempt(j job) (int, error) {
 			return n - 1, errHeld
 		}
 		if n > 1 {
-			r.p.observe(Event{Type: EventRetried, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
+			r.p.observe(Event{Type: EventRetried, Expiry: j.expiry, Origin: j.v.Origin})
 		}
 		err := r.call(j)
 		switch {
@@ -304,7 +309,7 @@ func (r *run) attempt(j job) (int, error) {
 // retry logs failed attempt n and waits; false if Run's context ended the wait.
 func (r *run) retry(j job, n int, msg string, err error) bool {
 	delay := retryWait(n, r.p.cfg.RetryDelay)
-	r.log.Warn(msg, slog.String("kind", j.kind.name()), slog.String("key", j.v.Key()),
+	r.log.Warn(msg, slog.Bool("expiry", j.expiry), slog.String("key", j.v.Key()),
 		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 	return r.sleep(r.stop, delay) == nil
 }
@@ -312,7 +317,7 @@ func (r *run) retry(j job, n int, msg string, err error) bool {
 // call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
-	if j.kind == kindExpiry {
+	if j.expiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
@@ -323,12 +328,12 @@ func (r *run) call(j job) (err error) {
 
 // giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(j job, err *DeliveryError, msg string) {
-	r.log.Error(msg, slog.String("kind", j.kind.name()), slog.String("key", err.key),
+	r.log.Error(msg, slog.Bool("expiry", j.expiry), slog.String("key", err.key),
 		slog.Int("attempts", err.attempts), slog.Any("error", err.err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
+	r.p.observe(Event{Type: EventGivenUp, Expiry: j.expiry, Origin: j.v.Origin})
 	if r.p.cfg.OnGiveUp != nil {
 		r.p.contain("OnGiveUp", func() { r.p.cfg.OnGiveUp(j.v, err) }, slog.String("key", err.key))
 	}

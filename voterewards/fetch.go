@@ -218,7 +218,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, true, false) {
+		if !r.admit(ctx, job{v: v, at: v.CreatedAt}, true, false) {
 			return len(added), ctx.Err()
 		}
 	}

@@ -32,7 +32,7 @@ func (r *run) storeAnswered(write bool) {
 
 // hold leaves j pending and asks for a reload after holdWait, which takes it again.
 func (r *run) hold(j job) {
-	r.settle(j.kind, j.v, claimHeld, time.Time{})
+	r.settle(j.expiry, j.v, claimHeld, time.Time{})
 	r.in.ask(false, true)
 }
 

@@ -25,8 +25,8 @@ func TestPendingReportsArriveInOrder(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			v := Vote{Vote: topgg.Vote{UserID: strconv.Itoa(i)}}
-			assert.True(t, r.claim(kindReward, v, false))
-			r.settle(kindReward, v, claimDone, time.Time{})
+			assert.True(t, r.claim(false, v, false))
+			r.settle(false, v, claimDone, time.Time{})
 		})
 	}
 	wg.Wait()

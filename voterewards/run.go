@@ -118,15 +118,15 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
-		work = append(work, job{kind: kindReward, v: v, at: v.CreatedAt})
+		work = append(work, job{v: v, at: v.CreatedAt})
 	}
 	for _, v := range snap.Expiries {
 		if r.p.cfg.OnExpire == nil {
 			break
 		}
 		if !v.ExpiresAt.After(now) {
-			work = append(work, job{kind: kindExpiry, v: v, at: v.ExpiresAt})
-		} else if r.claim(kindExpiry, v, retake) {
+			work = append(work, job{v: v, expiry: true, at: v.ExpiresAt})
+		} else if r.claim(true, v, retake) {
 			r.scheduleExpiry(v)
 		}
 	}
@@ -212,7 +212,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, true, false) {
+			if !r.admit(ctx, job{v: v, at: v.CreatedAt}, true, false) {
 				return
 			}
 		}

@@ -23,14 +23,11 @@ const (
 )
 
 // String returns "history", "webhook" or "webhook-v0".
-func (o Origin) String() string { return name(o, "Origin", "history", "webhook", "webhook-v0") }
-
-// name returns the name of the n-th value of a type, counting from 1.
-func name[T ~uint8](n T, typ string, names ...string) string {
-	if n == 0 || int(n) > len(names) {
-		return fmt.Sprintf("%s(%d)", typ, uint8(n))
+func (o Origin) String() string {
+	if o < OriginHistory || o > OriginWebhookV0 {
+		return fmt.Sprintf("Origin(%d)", uint8(o))
 	}
-	return names[n-1]
+	return [...]string{"history", "webhook", "webhook-v0"}[o-1]
 }
 
 // Vote is a vote as the handlers see it: the service's record, where it came
@@ -71,16 +68,6 @@ func voterID(v topgg.Vote) string {
 // overlap. An error or a panic is retried later. ctx is cancelled once Run's
 // context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
-
-// jobKind says which handler a delivery is for.
-type jobKind uint8
-
-const (
-	kindReward jobKind = iota + 1 // a call of [Config.OnReward] for a new vote
-	kindExpiry                    // a call of [Config.OnExpire] for a vote that expired
-)
-
-func (k jobKind) name() string { return name(k, "kind", "reward", "expiry") }
 
 // DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
 // every attempt or, with Recording set, a success the store could not
