@@ -92,18 +92,14 @@ func (p *Poller) newRun(ctx context.Context) *run {
 }
 
 // prepare takes in the loaded state and returns the work a previous run left.
+// A Lookback past the service's one year is cut by the first query.
 func (r *run) prepare(snap *Snapshot) []job {
-	p := r.p
-	now := p.cfg.clock.Now()
+	now := r.p.cfg.clock.Now()
 	r.cp = snap.Checkpoint
 	if r.cp.Since.IsZero() {
-		r.cp.Since = now.Add(-p.cfg.Lookback)
-		if oldest := oldestStart(now); r.cp.Since.Before(oldest) {
-			r.log.Info("lookback cut to the service's one-year limit", slog.Duration("lookback", p.cfg.Lookback))
-			r.cp.Since = oldest
-		}
+		r.cp.Since = now.Add(-r.p.cfg.Lookback)
 	}
-	p.since.Store(r.cp.Since.UnixNano())
+	r.p.since.Store(r.cp.Since.UnixNano())
 	startup := r.pendingWork(snap, now, false)
 	if len(startup) > 0 {
 		r.log.Info("resuming pending work", slog.Int("deliveries", len(snap.Pending)), slog.Int("expiries", len(snap.Expiries)))

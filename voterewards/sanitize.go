@@ -121,13 +121,11 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
 	n := 0
-	if snap.Checkpoint.LastSeen.After(limit) {
-		snap.Checkpoint.LastSeen = time.Time{}
-		n++
-	}
-	if snap.Checkpoint.Since.After(limit) {
-		snap.Checkpoint.Since = time.Time{}
-		n++
+	for _, t := range []*time.Time{&snap.Checkpoint.LastSeen, &snap.Checkpoint.Since} {
+		if t.After(limit) {
+			*t = time.Time{}
+			n++
+		}
 	}
 	for _, votes := range [][]Vote{snap.Seen, snap.Pending, snap.Expiries} {
 		for i := range votes {
