@@ -85,7 +85,7 @@ func (p *Poller) Mirror(ctx context.Context) error {
 		}
 		return fmt.Errorf("voterewards: mirror: %w", err)
 	}
-	feed, ok := p.store.(Feed)
+	feed, ok := p.cfg.Store.(Feed)
 	if !ok {
 		p.pruneCache(ctx, nil)
 		return nil

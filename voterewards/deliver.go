@@ -230,9 +230,9 @@ func (r *run) process(j job) (job, bool) {
 		return job{}, false
 	}
 	expire := !j.expiry && r.p.cfg.OnExpire != nil
-	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
+	write := func(ctx context.Context) error { return r.p.cfg.Store.Delivered(ctx, j.v, expire) }
 	if j.expiry {
-		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
+		write = func(ctx context.Context) error { return r.p.cfg.Store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
 		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})

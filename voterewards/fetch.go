@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -182,7 +181,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	votes := make([]Vote, 0, len(page.Votes))
 	cp := r.cp
 	for _, tv := range page.Votes {
-		v, f, err := sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
+		v, err := r.p.sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
 		if err != nil {
 			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
 			continue
@@ -190,9 +189,6 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		if r.replayed(v, now) {
 			r.log.Warn("skipping an expired vote from before the dedup set's window (a replay)", slog.String("key", v.Key()))
 			continue
-		}
-		if f != nil {
-			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", strings.Join(f, ", ")))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)
@@ -206,7 +202,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	var added []Vote
 	if len(votes) > 0 || cp.Cursor != r.cp.Cursor || !cp.LastSeen.Equal(r.cp.LastSeen) || !cp.Since.Equal(r.cp.Since) {
 		var err error
-		if added, err = r.p.store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
+		if added, err = r.p.cfg.Store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
 			if ctx.Err() == nil {
 				r.storeFailed(err)
 			}
@@ -249,7 +245,7 @@ func (r *run) maybePrune(ctx context.Context) {
 		return
 	}
 	cutoff := r.cp.LastSeen.Add(-replayWindow)
-	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
+	if err := r.p.cfg.Store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
 	r.lmu.Lock() // forget the jobs done before forgetDone ago

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
@@ -30,7 +29,6 @@ type Poller struct {
 	src      History
 	cfg      Config
 	log      *slog.Logger
-	store    Store
 
 	cache    *activeCache
 	caughtUp atomic.Bool
@@ -46,7 +44,7 @@ type Poller struct {
 
 // New returns a Poller that reads votes from src and delivers them as cfg
 // says; it makes no request and starts nothing. Errors: a nil src,
-// [topgg.ErrNilArgument]; a Config it cannot run, [ErrBadConfig].
+// [topgg.ErrNilArgument]; a Config it cannot run, a *[topgg.ConfigError].
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
@@ -59,7 +57,6 @@ func New(src History, cfg Config) (*Poller, error) {
 		src:   src,
 		cfg:   cfg,
 		log:   cfg.Logger.With(slog.String("component", "voterewards")),
-		store: cfg.Store,
 		cache: &activeCache{ids: map[string]int64{}},
 	}
 	p.since.Store(1<<63 - 1)
@@ -74,16 +71,12 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	now := p.cfg.clock.Now()
 	clean := make([]Vote, len(votes))
 	for i, v := range votes {
-		s, f, err := sanitize(v, now)
-		if err != nil {
+		var err error
+		if clean[i], err = p.sanitize(v, now); err != nil {
 			return err
 		}
-		if f != nil {
-			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", strings.Join(f, ", ")))
-		}
-		clean[i] = s
 	}
-	added, err := p.store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
+	added, err := p.cfg.Store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
 	if err != nil {
 		return fmt.Errorf("voterewards: ingest: %w", err)
 	}
@@ -122,11 +115,7 @@ func fromWebhook(v webhook.Vote) Vote {
 	if v.Version == 0 {
 		origin = OriginWebhookV0
 	}
-	return Vote{
-		Vote:   v.Vote,
-		Origin: origin,
-		Hook:   &Hook{ID: v.ID, Query: v.Query},
-	}
+	return Vote{Vote: v.Vote, Origin: origin, Hook: &Hook{ID: v.ID, Query: v.Query}}
 }
 
 // Redeliver asks the running Run to deliver again what is pending in the
@@ -153,7 +142,7 @@ var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot an
 
 // load loads the store, refusing a nil snapshot.
 func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
-	snap, err := p.store.Load(ctx)
+	snap, err := p.cfg.Store.Load(ctx)
 	if err == nil && snap == nil {
 		err = errNilSnapshot
 	}

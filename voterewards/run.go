@@ -38,7 +38,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	}
 	startup := r.prepare(snap)
 	var loops sync.WaitGroup
-	if feed, ok := p.store.(Feed); ok { // its first resync reloads what came since the load
+	if feed, ok := p.cfg.Store.(Feed); ok { // its first resync reloads what came since the load
 		loops.Go(func() { r.follow(ctx, feed) })
 	}
 	loops.Go(func() { r.fetchLoop(ctx, startup) })

@@ -27,11 +27,11 @@ const (
 // one is a broken record that would make every later vote of its voter late.
 const oldestVoteUnix = 946684800
 
-// sanitize returns v made safe to store and schedule at now, and what it
-// changed (nil if nothing); a vote it cannot make safe is an error wrapping ErrInvalidVote.
-func sanitize(v Vote, now time.Time) (Vote, []string, error) {
+// sanitize returns v made safe to store and schedule at now, logging what it
+// changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
+func (p *Poller) sanitize(v Vote, now time.Time) (Vote, error) {
 	if err := checkIDs(v); err != nil {
-		return v, nil, err
+		return v, err
 	}
 	var f []string
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
@@ -45,7 +45,10 @@ func sanitize(v Vote, now time.Time) (Vote, []string, error) {
 		v.Hook = &h
 		f = append(f, "query too large")
 	}
-	return v, f, nil
+	if f != nil {
+		p.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("origin", v.Origin.String()), slog.String("fixes", strings.Join(f, ", ")))
+	}
+	return v, nil
 }
 
 // checkIDs refuses a vote that cannot be stored or told apart.
