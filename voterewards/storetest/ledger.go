@@ -123,31 +123,6 @@ func testWeekendWeight(t *testing.T, s voterewards.State) {
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 3, ReachedAt: b.CreatedAt}}, board(t, s, base, 10))
 }
 
-// testSeenTwice: the same record twice, and the history's and a webhook's
-// records of one vote, count once.
-func testSeenTwice(t *testing.T, s voterewards.State) {
-	created := base.Add(14251 * time.Microsecond)
-	history := lvote(1, created, 2)
-	hook := lvote(1, created.Add(900*time.Nanosecond), 2)
-	hook.Origin = voterewards.OriginWebhook
-	hook.Hook = &voterewards.Hook{ID: "808499215864008704"}
-	require.Len(t, ingest(t, s, nil, history, history), 1, "a record twice in one call")
-	assert.Empty(t, ingest(t, s, nil, history), "the same record again")
-	assert.Empty(t, ingest(t, s, nil, hook), "the webhook's record of the same vote")
-	want := fold(history)
-	assertStats(t, want, stats(t, s, voter(1)), "one vote, counted once")
-	assert.Equal(t, 1, want.Votes)
-	standing := []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: history.CreatedAt}}
-	assertBoard(t, standing, board(t, s, time.Time{}, 10), "all time")
-	assertBoard(t, standing, board(t, s, base, 10), "this month")
-
-	first := lvote(2, base, 1)
-	first.Origin = voterewards.OriginWebhookV0
-	require.Len(t, ingest(t, s, nil, first), 1)
-	assert.Empty(t, ingest(t, s, nil, lvote(2, base.Add(-3*time.Second), 1)), "the history's record after a v0 webhook's")
-	assert.Equal(t, 1, stats(t, s, voter(2)).Votes)
-}
-
 // testLateVote: a vote older than LastVote (the history delivering what a
 // webhook missed) counts in the totals and its own month, not in the
 // streak.
@@ -323,7 +298,7 @@ func testStatsKept(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	a, b, c := lvote(1, base, 2), lvote(1, base.Add(20*time.Hour), 1), lvote(2, base, 1)
 	added := ingest(t, s, nil, a, b, a, c)
-	require.Equal(t, keys([]voterewards.Vote{a, b, c}), keys(added))
+	require.Equal(t, keys(a, b, c), keys(added...))
 	want := map[string]voterewards.Stats{a.Key(): fold(a), b.Key(): fold(a, b), c.Key(): fold(c)}
 	for _, v := range added {
 		assertStats(t, want[v.Key()], v.Stats, "Ingest's %s", v.Key())
@@ -332,9 +307,9 @@ func testStatsKept(t *testing.T, s voterewards.State) {
 	require.NoError(t, s.Delivered(ctx, added[0], true))
 	require.NoError(t, s.Delivered(ctx, added[2], false))
 	snap := load(t, s)
-	require.Equal(t, keys([]voterewards.Vote{b}), keys(snap.Pending))
+	require.Equal(t, keys(b), keys(snap.Pending...))
 	assertStats(t, want[b.Key()], snap.Pending[0].Stats, "a pending vote keeps its Stats")
-	require.Equal(t, keys([]voterewards.Vote{a}), keys(snap.Expiries))
+	require.Equal(t, keys(a), keys(snap.Expiries...))
 	assertStats(t, want[a.Key()], snap.Expiries[0].Stats, "an expiry keeps its Stats")
 }
 

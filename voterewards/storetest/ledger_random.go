@@ -94,7 +94,7 @@ func testRandomStream(t *testing.T, s voterewards.State) {
 			}
 		}
 		added := ingest(t, s, nil, in...)
-		require.Equal(t, keys(expect), keys(added), "the first record of each vote is added")
+		require.Equal(t, keys(expect...), keys(added...), "the first record of each vote is added")
 		for i, v := range expect {
 			id := fold(v).UserID // the ledger's id: PlatformID, else UserID
 			if want[id].Votes > 0 && v.CreatedAt.Before(want[id].LastVote) {
