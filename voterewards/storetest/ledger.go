@@ -208,8 +208,18 @@ func testMonthBoundary(t *testing.T, s voterewards.State) {
 }
 
 // testLeaderboardOrder: Total descending, then who reached it first, then
-// the user id.
+// the user id; n outside 1..MaxLeaderboard is ErrBadLeaderboard, and an
+// empty board is empty.
 func testLeaderboardOrder(t *testing.T, s voterewards.State) {
+	for _, n := range []int{0, -1, voterewards.MaxLeaderboard + 1} {
+		b, err := s.Leaderboard(context.Background(), time.Time{}, n)
+		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d", n)
+		assert.Empty(t, b)
+		_, err = s.Leaderboard(context.Background(), base, n)
+		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d, a month", n)
+	}
+	assert.Empty(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), "no votes yet")
+	assert.Empty(t, board(t, s, base, 1))
 	day := 24 * time.Hour
 	// Four voters reach a total of 4 (two reach it at the same instant),
 	// one reaches 2, one 1; the list goes in shuffled.
@@ -237,24 +247,6 @@ func testLeaderboardOrder(t *testing.T, s voterewards.State) {
 	// In March, user 6 has 2 (the February vote is not March's).
 	march := []voterewards.Standing{want[0], want[2], want[3], want[4], {UserID: voter(6), Votes: 1, Total: 2, ReachedAt: base.Add(day)}, want[5]}
 	assertBoard(t, march, board(t, s, base, 10), "March")
-}
-
-// testLeaderboardBounds: n outside 1..MaxLeaderboard is ErrBadLeaderboard;
-// an empty board is empty.
-func testLeaderboardBounds(t *testing.T, s voterewards.State) {
-	ctx := context.Background()
-	for _, n := range []int{0, -1, voterewards.MaxLeaderboard + 1} {
-		b, err := s.Leaderboard(ctx, time.Time{}, n)
-		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d", n)
-		assert.Empty(t, b)
-		_, err = s.Leaderboard(ctx, base, n)
-		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d, a month", n)
-	}
-	assert.Empty(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), "no votes yet")
-	assert.Empty(t, board(t, s, base, 1))
-	ingest(t, s, nil, lvote(1, base, 1))
-	assert.Len(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), 1)
-	assert.Len(t, board(t, s, time.Time{}, 1), 1)
 }
 
 // testLeaderboardMonths: each month's board counts its votes only; all
@@ -331,23 +323,6 @@ func testLedgerConcurrentOneUser(t *testing.T, s voterewards.State) {
 	require.Len(t, b, 1)
 	assert.Equal(t, callers, b[0].Votes)
 	assert.True(t, base.Add((callers-1)*24*time.Hour).Equal(b[0].ReachedAt))
-}
-
-// testPruneKeepsLedger: Prune bounds the dedup set, never the ledger.
-func testPruneKeepsLedger(t *testing.T, s voterewards.State) {
-	ctx := context.Background()
-	old := lvote(1, base.Add(-30*24*time.Hour), 2)
-	newer := lvote(1, base.Add(-10*24*time.Hour), 1)
-	ingest(t, s, nil, old, newer)
-	before := stats(t, s, voter(1))
-	allTime, month := board(t, s, time.Time{}, 10), board(t, s, old.CreatedAt, 10)
-	require.NoError(t, s.Delivered(ctx, old, false))
-	require.NoError(t, s.Delivered(ctx, newer, false))
-	require.NoError(t, s.Prune(ctx, base, base))
-	require.Empty(t, load(t, s).Seen, "the votes are pruned")
-	assertStats(t, before, stats(t, s, voter(1)))
-	assertBoard(t, allTime, board(t, s, time.Time{}, 10))
-	assertBoard(t, month, board(t, s, old.CreatedAt, 10))
 }
 
 // userOnly makes a vote carry no platform id (the ledger keys on UserID).

@@ -48,7 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"CrossSourceDedupCountedOnce", testCrossSource},
 		{"DedupWindowBoundary", testDedupBoundary},
 		{"DeliveredAndExpired", testDeliveredAndExpired},
-		{"Prune", testPrune},
+		{"PruneKeepsLedger", testPrune},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
 		{"ConcurrentDistinct", testConcurrentDistinct},
@@ -58,13 +58,11 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"LedgerLateVote", testLateVote},
 		{"LedgerLateVotesOfPastMonths", testLateVotesOfPastMonths},
 		{"LedgerMonthBoundary", testMonthBoundary},
-		{"LedgerLeaderboardOrder", testLeaderboardOrder},
-		{"LedgerLeaderboardBounds", testLeaderboardBounds},
+		{"LedgerLeaderboardOrderAndBounds", testLeaderboardOrder},
 		{"LedgerLeaderboardMonths", testLeaderboardMonths},
 		{"LedgerUnknownUser", testUnknownUser},
 		{"LedgerStatsKeptWithVotes", testStatsKept},
 		{"LedgerConcurrentVotesOfOneUser", testLedgerConcurrentOneUser},
-		{"LedgerPruneKeepsLedger", testPruneKeepsLedger},
 		{"LedgerRandomStreamMatchesTheRule", testRandomStream},
 		{"CommandHash", testHash},
 		{"ReminderOptIns", testReminders},
@@ -226,6 +224,8 @@ func testDeliveredAndExpired(t *testing.T, s voterewards.State) {
 	assert.Equal(t, keys(c), keys(load(t, s).Pending...))
 }
 
+// testPrune: what is before the cut and expired leaves the dedup set, and
+// only it: pending deliveries and expiries and the ledger stay.
 func testPrune(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	now := base
@@ -234,11 +234,15 @@ func testPrune(t *testing.T, s voterewards.State) {
 	recent := vote(3, now.Add(-time.Minute), voterewards.OriginHistory)
 	ingest(t, s, nil, old, mid, recent)
 	require.NoError(t, s.Delivered(ctx, old, true))
+	ledger, allTime, month := stats(t, s, voter(1)), board(t, s, time.Time{}, 10), board(t, s, old.CreatedAt, 10)
 	require.NoError(t, s.Prune(ctx, now.Add(-30*time.Minute), now))
 	snap := load(t, s)
 	assert.ElementsMatch(t, keys(mid, recent), keys(snap.Seen...), "only what is before the cut and expired goes")
 	assert.Equal(t, keys(old), keys(snap.Expiries...), "pending expiries are left alone")
 	assert.ElementsMatch(t, keys(mid, recent), keys(snap.Pending...))
+	assertStats(t, ledger, stats(t, s, voter(1)), "the pruned vote's voter keeps the ledger")
+	assertBoard(t, allTime, board(t, s, time.Time{}, 10))
+	assertBoard(t, month, board(t, s, old.CreatedAt, 10), "the pruned vote's month")
 	assert.Len(t, ingest(t, s, nil, old), 1, "a pruned vote no longer dedups")
 	assert.Empty(t, ingest(t, s, nil, mid), "a kept one still does")
 }
