@@ -103,10 +103,9 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	return nil
 }
 
-// pruneCache prunes the cache every pruneEvery, and reloads it when resync
-// says so, until ctx is done. Until the store shows the history read, it
-// reloads after 1 s, doubling up to pruneEvery, so that a follower started
-// beside its leader answers Covered within seconds.
+// pruneCache prunes the cache every pruneEvery and reloads it on resync, until
+// ctx is done; until the store shows the history read it reloads from 1 s on,
+// doubling, so that a follower started beside its leader is Covered in seconds.
 func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 	clk := p.cfg.clock
 	wait := time.Second

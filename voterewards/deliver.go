@@ -148,10 +148,9 @@ func (d *delivery) holds(j job, retake bool) bool {
 	return ok && c.blocks(retake)
 }
 
-// admit queues j on its voter's lane, claiming it first if claim; claim and
-// queue are one step under lmu, so that two paths bringing the same votes
-// cannot queue a user's later vote before an earlier one. It reports false if
-// ctx ended while it waited for room.
+// admit queues j on its voter's lane, claimed first if claim, in one step under
+// lmu: two paths bringing the same votes cannot queue a user's later vote
+// first. It reports false if ctx ended while it waited for room.
 func (r *run) admit(ctx context.Context, j job, claim, retake bool) bool {
 	if claim && r.holds(j, retake) { // an echo: skipped without waiting for room
 		return true

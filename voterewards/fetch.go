@@ -35,10 +35,9 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	}
 }
 
-// poll reads pages until the end of the history, a page that adds nothing,
-// or a failed request, and returns the wait before the next poll. After a
-// page with votes and no cursor it goes on from that page's newest created_at.
-// No request is sent twice, and at most maxPagesPerPoll pages are read.
+// poll reads pages, at most maxPagesPerPoll and none twice, until the end, a
+// page that adds nothing or a failed request, and returns the wait before the
+// next poll; after a page without a cursor it goes on from its newest vote.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
 	asked := map[topgg.VotesQuery]bool{}
@@ -94,9 +93,8 @@ func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, er
 	return page, err
 }
 
-// requestFailed decides what a failed request q means: a cursor refused for
-// the first time in this poll is retried at once from the last vote seen
-// (true); else the wait before the next poll.
+// requestFailed returns the wait after a failed request q, or true to retry at
+// once from the last vote seen: a cursor refused for the first time this poll.
 func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.Time, err error, refusedOnce bool) (time.Duration, bool) {
 	if ctx.Err() != nil {
 		return 0, false
@@ -147,9 +145,8 @@ func (r *run) failed(err error) time.Duration {
 	return wait
 }
 
-// query returns the next request: by cursor, else from from or the last vote
-// seen minus the overlap (at first, Since), within the last year and no later
-// than now minus the overlap.
+// query returns the next request: by cursor, else from from (at first, Since or
+// the last vote seen minus the overlap), within the last year and overlap.
 func (r *run) query(from time.Time) topgg.VotesQuery {
 	if r.cp.Cursor != "" {
 		return topgg.VotesQuery{Cursor: r.cp.Cursor}
@@ -221,13 +218,11 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	return len(added), nil
 }
 
-// replayWindow is how far before the newest vote read the dedup set keeps
-// every vote: an expired vote from before it was read and may be pruned.
+// replayWindow is how far before the newest vote read the dedup set keeps every vote.
 const replayWindow = VoteLifetime
 
-// replayed reports whether v may be a vote pruned from the dedup set: one
-// expired, from before the window the set keeps whole. Whatever the history
-// sends again, a pruned vote is not new.
+// replayed reports whether v may be a vote pruned from the dedup set (expired,
+// from before the window): whatever the history sends again, it is not new.
 func (r *run) replayed(v Vote, now time.Time) bool {
 	return !r.cp.LastSeen.IsZero() && v.CreatedAt.Before(r.cp.LastSeen.Add(-replayWindow)) && !v.ExpiresAt.After(now)
 }

@@ -36,8 +36,7 @@ type Poller struct {
 
 	running   atomic.Bool
 	mirroring atomic.Bool
-	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
-	oddTimes atomic.Bool
+	oddTimes  atomic.Bool // a loaded snapshot had times to clamp (logged once)
 
 	active atomic.Pointer[run] // the running Run, for Ingest and Redeliver
 }
@@ -153,6 +152,5 @@ func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-// Format prints the Poller as "voterewards.Poller" under every verb: fmt would read its
-// live state unlocked (a data race) and may reach a secret.
+// Format prints "voterewards.Poller" under every verb, never its state (racy, may hold secrets).
 func (*Poller) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterewards.Poller") }

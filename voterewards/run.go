@@ -53,17 +53,13 @@ func (p *Poller) Run(ctx context.Context) error {
 
 // run is the state of one Run call.
 type run struct {
-	p   *Poller
-	log *slog.Logger
-	// stop is Run's context: once done, no new handler call and no retry.
-	stop context.Context
-	// hctx is the handlers' context, cancelled when the grace period ends.
-	hctx    context.Context
+	p       *Poller
+	log     *slog.Logger
+	stop    context.Context // Run's: once done, no new handler call and no retry
+	hctx    context.Context // the handlers': cancelled when the grace period ends
 	hcancel context.CancelFunc
 	ended   chan struct{} // closed when Run returns
-	// late is set when Run returned without handlers that ignored their
-	// context: what they return is dropped.
-	late atomic.Bool
+	late    atomic.Bool   // Run returned without handlers that ignored their context: their outcome is dropped
 	// storeDown is set by a failed store write and cleared by a load: while
 	// set, no handler call starts. downs counts the outages since the last
 	// write that succeeded, for the wait before taking held jobs again.
@@ -107,9 +103,8 @@ func (r *run) prepare(snap *Snapshot) []job {
 	return startup
 }
 
-// pendingWork feeds the cache with snap's active votes, schedules its future
-// expiries this run does not hold, and returns the rewards and due expiries
-// in event order, for admit to claim and queue.
+// pendingWork caches snap's active votes, schedules its future expiries this run
+// does not hold, and returns its rewards and due expiries in event order.
 func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
@@ -242,9 +237,8 @@ func poke(ch chan struct{}) {
 // maxIntake bounds the votes waiting in the intake; past it the run reloads.
 const maxIntake = 4096
 
-// intake hands votes from Ingest calls and the feed to the run (or from the
-// memory store to a follower) without blocking: past max votes waiting, it
-// drops them and asks for a reload.
+// intake hands votes to a run (or a memory store's follower) without blocking:
+// past max votes waiting, it drops them and asks for a reload.
 type intake struct {
 	mu        sync.Mutex
 	max       int

@@ -117,9 +117,8 @@ func queryFits(q map[string]string) bool {
 	return true
 }
 
-// checkSnapshot makes the times a store returns safe at now, as sanitize does
-// an arriving vote's: a checkpoint time in the future is treated as missing,
-// each vote's times are fixed. It returns how many values it changed.
+// checkSnapshot fixes a snapshot's times as sanitize does (a checkpoint time in
+// the future is missing) and returns how many values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)

@@ -147,8 +147,7 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 	}
 }
 
-// Format prints the store as "voterewards.MemoryStore" under every verb: fmt would read its
-// live state unlocked (a data race) and may reach a secret.
+// Format prints "voterewards.MemoryStore" under every verb, never its state (racy, may hold secrets).
 func (*memoryStore) Format(f fmt.State, _ rune) {
 	_, _ = io.WriteString(f, "voterewards.MemoryStore")
 }

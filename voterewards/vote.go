@@ -69,12 +69,11 @@ func voterID(v topgg.Vote) string {
 // context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
-// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
-// every attempt or, with Recording set, a success the store could not
-// record. The vote stays pending, and a reward gets no expiry, until the next
-// [Poller.Run] or [Poller.Redeliver]. It unwraps to the last attempt's error:
-// the store's if Recording, else the handler's (a *panics.ErrRecovered of
-// sourcegraph/conc for a panic).
+// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed every
+// attempt or, with Recording, a success the store could not record; the vote
+// stays pending (a reward without expiry) until the next [Poller.Run] or
+// [Poller.Redeliver]. It unwraps to the last attempt's error (the store's if
+// Recording; a conc *panics.ErrRecovered for a panic).
 type DeliveryError struct {
 	// Expiry is set for [Config.OnExpire]'s call, clear for [Config.OnReward]'s.
 	Expiry bool
