@@ -85,17 +85,14 @@ func (p *Poller) Mirror(ctx context.Context) error {
 		}
 		return fmt.Errorf("voterewards: mirror: %w", err)
 	}
-	feed, ok := p.cfg.Store.(Feed)
-	if !ok {
-		p.pruneCache(ctx, nil)
-		return nil
-	}
 	resync := make(chan struct{}, 1)
 	// A feed that failed for good ends Mirror, for a supervisor to restart.
 	g := pool.New().WithContext(ctx).WithCancelOnError()
-	g.Go(func(ctx context.Context) error {
-		return feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
-	})
+	if feed, ok := p.cfg.Store.(Feed); ok {
+		g.Go(func(ctx context.Context) error {
+			return feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
+		})
+	}
 	g.Go(func(ctx context.Context) error { p.pruneCache(ctx, resync); return nil })
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("voterewards: mirror: store feed: %w", err)

@@ -60,9 +60,6 @@ func (p *Poller) contain(hook string, f func(), attrs ...any) {
 
 // observeIngest reports per Origin how many votes were new, how many known already.
 func (p *Poller) observeIngest(votes, added []Vote) {
-	if p.cfg.Observer == nil {
-		return
-	}
 	var in, out [OriginWebhookV0 + 1]int // sanitized: no other Origin
 	for i := range votes {
 		in[votes[i].Origin]++

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,12 +58,7 @@ func (v Vote) Key() string {
 }
 
 // voterID is the id a vote is deduplicated and queued on: PlatformID, else UserID.
-func voterID(v topgg.Vote) string {
-	if v.PlatformID != "" {
-		return v.PlatformID
-	}
-	return v.UserID
-}
+func voterID(v topgg.Vote) string { return cmp.Or(v.PlatformID, v.UserID) }
 
 // Handler handles one vote from a worker goroutine; calls for one user never
 // overlap. An error or a panic is retried later. ctx is cancelled once Run's
