@@ -127,28 +127,19 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 
 // drain waits for the loops and handlers, cancelling the handlers after the grace.
 func (r *run) drain(loops *sync.WaitGroup) {
-	done := make(chan struct{})
+	done, finished := context.WithCancel(context.Background()) // done once all returned
 	go func() {
 		loops.Wait() // the only callers of pool.Go
 		r.pool.Wait()
-		close(done)
+		finished()
 	}()
-	clk := r.p.cfg.clock
-	grace := clk.NewTimer(r.p.cfg.GracePeriod)
-	defer grace.Stop()
-	select {
-	case <-done:
+	if r.sleep(done, r.p.cfg.GracePeriod) != nil {
 		return
-	case <-grace.C():
 	}
 	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
 	r.hcancel()
 	// Past cancelWait a handler that ignores its context is left behind.
-	left := clk.NewTimer(cancelWait)
-	defer left.Stop()
-	select {
-	case <-done:
-	case <-left.C():
+	if r.sleep(done, cancelWait) == nil {
 		r.late.Store(true)
 		r.log.Error("handlers ignored their cancelled context; Run returns without them, and their outcome is dropped (the votes stay pending)",
 			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", cancelWait))
