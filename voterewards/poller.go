@@ -32,7 +32,7 @@ type Poller struct {
 
 	cache    *activeCache
 	caughtUp atomic.Bool
-	since    atomic.Int64 // Checkpoint.Since, Unix ns; read by Active
+	since    atomic.Int64 // Checkpoint.Since, Unix ns, for Active; set before caughtUp
 
 	running   atomic.Bool
 	mirroring atomic.Bool
@@ -52,14 +52,12 @@ func New(src History, cfg Config) (*Poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Poller{
+	return &Poller{
 		src:   src,
 		cfg:   cfg,
 		log:   cfg.Logger.With(slog.String("component", "voterewards")),
 		cache: &activeCache{ids: map[string]int64{}},
-	}
-	p.since.Store(1<<63 - 1)
-	return p, nil
+	}, nil
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)

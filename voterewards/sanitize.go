@@ -12,20 +12,14 @@ import (
 
 // Bounds on what the service or a webhook may send: beyond them, times and weights are clamped.
 const (
-	// maxClockSkew is how far in the future a created_at may lie (a vote from
-	// the future would hold the poll until then).
-	maxClockSkew = time.Minute
-	// maxWeight is the largest weight kept (the service sends 1 or 2).
-	maxWeight = 10
-	// maxQueryEntries bounds a webhook query kept with a vote; maxIDLen its
-	// strings and the vote's ids.
-	maxQueryEntries = 32
-	maxIDLen        = 1 << 10
+	maxClockSkew    = time.Minute // how far in the future a created_at may lie (a later one would hold the poll)
+	maxWeight       = 10          // the largest weight kept (the service sends 1 or 2)
+	maxQueryEntries = 32          // bounds a webhook query kept with a vote
+	maxIDLen        = 1 << 10     // bounds that query's strings and the vote's ids
+	// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: an older
+	// one is a broken record that would make every later vote of its voter late.
+	oldestVoteUnix = 946684800
 )
-
-// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: an older
-// one is a broken record that would make every later vote of its voter late.
-const oldestVoteUnix = 946684800
 
 // sanitize returns v made safe to store and schedule at now, logging what it
 // changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
