@@ -82,15 +82,12 @@ const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
 type delivery struct {
-	pool  *pool.Pool
-	slots chan struct{} // one per queued or running job
-	lmu   sync.Mutex
-	lanes map[string]*lane
-	// known holds the jobs this run took on, so that a vote that reaches it
-	// twice (Ingest and the feed's echo) is handled once.
-	known map[jobKey]claimed
-	// pending counts the rewards claimed and not delivered, given up included.
-	pending int
+	pool    *pool.Pool
+	slots   chan struct{} // one per queued or running job
+	lmu     sync.Mutex
+	lanes   map[string]*lane
+	known   map[jobKey]claimed // the jobs this run took on: a vote that reaches it twice is handled once
+	pending int                // the rewards claimed and not delivered, given up included
 }
 
 // changePending adds delta to the pending count and reports it, under lmu so
@@ -220,8 +217,9 @@ func (r *run) process(j job) (job, bool) {
 	case errors.Is(err, errAbandoned):
 		r.settle(j.expiry, j.v, claimDropped, time.Time{})
 		return job{}, false
-	case errors.Is(err, errHeld):
-		r.hold(j)
+	case errors.Is(err, errHeld): // left pending: the reload after the hold's wait takes it again
+		r.settle(j.expiry, j.v, claimHeld, time.Time{})
+		r.in.ask(false, true)
 		return job{}, false
 	case err != nil:
 		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})

@@ -3,7 +3,6 @@ package voterewards
 import (
 	"errors"
 	"log/slog"
-	"time"
 )
 
 // ErrStoreFailed, wrapped in a handler's error, says the store failed, not
@@ -28,16 +27,4 @@ func (r *run) storeAnswered(write bool) {
 	if write && r.downs.Swap(0) > 0 {
 		r.log.Info("store answers again; deliveries resumed")
 	}
-}
-
-// hold leaves j pending and asks for a reload after holdWait, which takes it again.
-func (r *run) hold(j job) {
-	r.settle(j.expiry, j.v, claimHeld, time.Time{})
-	r.in.ask(false, true)
-}
-
-// holdWait is the wait before a reload that takes held jobs again: doubling
-// with each outage since the last write that succeeded, capped at a minute.
-func (r *run) holdWait() time.Duration {
-	return retryWait(int(max(r.downs.Load(), 1)), r.p.cfg.RetryDelay)
 }

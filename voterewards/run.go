@@ -53,18 +53,15 @@ func (p *Poller) Run(ctx context.Context) error {
 
 // run is the state of one Run call.
 type run struct {
-	p       *Poller
-	log     *slog.Logger
-	stop    context.Context // Run's: once done, no new handler call and no retry
-	hctx    context.Context // the handlers': cancelled when the grace period ends
-	hcancel context.CancelFunc
-	ended   chan struct{} // closed when Run returns
-	late    atomic.Bool   // Run returned without handlers that ignored their context: their outcome is dropped
-	// storeDown is set by a failed store write and cleared by a load: while
-	// set, no handler call starts. downs counts the outages since the last
-	// write that succeeded, for the wait before taking held jobs again.
-	storeDown atomic.Bool
-	downs     atomic.Int32
+	p         *Poller
+	log       *slog.Logger
+	stop      context.Context // Run's: once done, no new handler call and no retry
+	hctx      context.Context // the handlers': cancelled when the grace period ends
+	hcancel   context.CancelFunc
+	ended     chan struct{} // closed when Run returns
+	late      atomic.Bool   // Run returned without handlers that ignored their context: their outcome is dropped
+	storeDown atomic.Bool   // set by a failed store write, cleared by a load: meanwhile no handler call starts
+	downs     atomic.Int32  // outages since the last write that succeeded, for the hold's wait
 
 	delivery
 	expiries
@@ -171,7 +168,8 @@ func (r *run) intakeLoop(ctx context.Context) {
 		case <-r.in.wake:
 		}
 		votes, reload, redeliver, held, waiters := r.in.take()
-		if held && r.sleep(ctx, r.holdWait()) != nil {
+		// The hold's wait doubles with each outage since the last write that succeeded.
+		if held && r.sleep(ctx, retryWait(int(max(r.downs.Load(), 1)), r.p.cfg.RetryDelay)) != nil {
 			return
 		}
 		if reload {
