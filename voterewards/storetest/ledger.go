@@ -274,12 +274,9 @@ func testUnknownUser(t *testing.T, s voterewards.State) {
 	assertStats(t, voterewards.Stats{UserID: "nobody"}, stats(t, s, "nobody"), "a voter never seen: zero, User set")
 	ingest(t, s, nil, lvote(1, base, 1))
 	assertStats(t, voterewards.Stats{UserID: voter(2)}, stats(t, s, voter(2)))
-	only := vote(3, base, voterewards.OriginHistory)
-	only.PlatformID = "" // the ledger keys on the user id then
+	only := userOnly(vote(3, base, voterewards.OriginHistory))
 	ingest(t, s, nil, only)
-	got := stats(t, s, only.UserID)
-	assert.Equal(t, 1, got.Votes)
-	assert.Equal(t, only.UserID, got.UserID)
+	assertStats(t, fold(only), stats(t, s, only.UserID), "without a platform id the ledger keys on the user id")
 	_, err := s.Stats(context.Background(), "")
 	assert.ErrorIs(t, err, topgg.ErrNilArgument, "Stats of no user is misuse")
 }

@@ -129,8 +129,7 @@ func testRoundTrip(t *testing.T, s voterewards.State) {
 	hook.Hook = &voterewards.Hook{ID: "808499215864008704", Query: map[string]string{"ref": "abc", "x": ""}}
 	v0 := vote(2, base, voterewards.OriginWebhookV0)
 	v0.UserID = "" // v0 webhooks know the platform id only
-	only := vote(3, base, voterewards.OriginHistory)
-	only.PlatformID = "" // keyed on the user id when there is no platform id
+	only := userOnly(vote(3, base, voterewards.OriginHistory))
 	added := ingest(t, s, nil, hook, v0, only)
 	require.Len(t, added, 3)
 	snap := load(t, s)
