@@ -183,11 +183,9 @@ func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
 		if len(l.jobs) == 0 || r.stop.Err() != nil {
-			n := len(l.jobs)
-			l.jobs = nil
 			delete(r.lanes, l.id)
 			r.lmu.Unlock()
-			for range n {
+			for range l.jobs { // cut short by the end of Run
 				<-r.slots
 			}
 			return

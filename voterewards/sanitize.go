@@ -34,9 +34,7 @@ func (p *Poller) sanitize(v Vote, now time.Time) (Vote, error) {
 		f = append(f, "weight out of range")
 	}
 	if v.Hook != nil && !queryFits(v.Hook.Query) {
-		h := *v.Hook // the caller's Hook is not ours to change
-		h.Query = nil
-		v.Hook = &h
+		v.Hook = &Hook{ID: v.Hook.ID} // a new one: the caller's is not ours to change
 		f = append(f, "query too large")
 	}
 	if f != nil {
