@@ -90,8 +90,7 @@ type delivery struct {
 	pending int                // the rewards claimed and not delivered, given up included
 }
 
-// changePending adds delta to the pending count and reports it, under lmu so
-// that the observer hears the counts in order.
+// changePending adds delta to the pending count and reports it: under lmu, so in order.
 func (r *run) changePending(delta int) {
 	r.pending += delta
 	if !r.late.Load() {
@@ -270,8 +269,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 	}
 }
 
-// attempt calls the handler until it succeeds or MaxAttempts is reached;
-// errAbandoned if the end of Run interrupted it.
+// attempt calls the handler until it succeeds or MaxAttempts is reached (errAbandoned: Run ended it).
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if clock.CheckTerm(r.hctx) != nil {

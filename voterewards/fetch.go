@@ -227,8 +227,7 @@ func (r *run) replayed(v Vote, now time.Time) bool {
 	return !r.cp.LastSeen.IsZero() && v.CreatedAt.Before(r.cp.LastSeen.Add(-replayWindow)) && !v.ExpiresAt.After(now)
 }
 
-// maybePrune drops, at most once per pruneEvery, the expired votes before the
-// replay window from the dedup set, and from the cache.
+// maybePrune drops expired votes from the cache and, before the replay window, the dedup set, at most once per pruneEvery.
 func (r *run) maybePrune(ctx context.Context) {
 	now := r.p.cfg.clock.Now()
 	if now.Sub(r.lastPrune) < pruneEvery {

@@ -46,8 +46,7 @@ func (p *Poller) observe(e Event) {
 	}
 }
 
-// contain calls the hook f, logging a panic of it with attrs (its stack
-// once per Poller, not once per call).
+// contain calls the hook f, logging a panic of it with attrs (and the stack once per Poller).
 func (p *Poller) contain(hook string, f func(), attrs ...any) {
 	if rec := panics.Try(f); rec != nil {
 		attrs = append(attrs, slog.Any("panic", rec.Value))

@@ -157,8 +157,7 @@ func (r *run) follow(ctx context.Context, feed Feed) {
 	}
 }
 
-// intakeLoop queues the votes Ingest added (here, or elsewhere through the
-// feed), and reloads the pending work when asked.
+// intakeLoop queues the votes Ingest added (here, or elsewhere: the feed) and reloads when asked.
 func (r *run) intakeLoop(ctx context.Context) {
 	failures := 0
 	for {
@@ -199,8 +198,7 @@ func (r *run) intakeLoop(ctx context.Context) {
 	}
 }
 
-// reload queues the store's pending work this run is not handling, and with
-// redeliver the work it gave up.
+// reload queues the store's pending work this run is not handling (with redeliver, given up too).
 func (r *run) reload(ctx context.Context, redeliver bool) error {
 	snap, err := r.p.load(ctx)
 	if err != nil {
