@@ -14,8 +14,12 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// queuedPerWorker bounds the votes queued in memory per worker.
-const queuedPerWorker = 256
+const (
+	queuedPerWorker = 256 // bounds the votes queued in memory per worker
+	// forgetDone is how long a run remembers a finished job: long enough for a
+	// vote's echoes to arrive, short enough not to hold the whole window.
+	forgetDone = 5 * time.Minute
+)
 
 // job is one handler call to make: OnReward's for a new vote, or OnExpire's.
 type job struct {
@@ -75,10 +79,6 @@ type claimed struct {
 func (c claimed) blocks(retake bool) bool {
 	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
 }
-
-// forgetDone is how long a run remembers a finished job: long enough for a
-// vote's echoes to arrive, short enough not to hold the whole window.
-const forgetDone = 5 * time.Minute
 
 // delivery runs lanes on a bounded pool.
 type delivery struct {

@@ -16,9 +16,10 @@ import (
 )
 
 const (
-	pruneEvery       = time.Minute // how often the dedup set and the cache drop expired votes
-	firstFailureWait = time.Second // the wait after a first failed poll, doubling up to Interval
-	maxPagesPerPoll  = 10_000      // bounds the requests of one poll, against answers that never end
+	pruneEvery       = time.Minute  // how often the dedup set and the cache drop expired votes
+	firstFailureWait = time.Second  // the wait after a first failed poll, doubling up to Interval
+	maxPagesPerPoll  = 10_000       // bounds the requests of one poll, against answers that never end
+	replayWindow     = VoteLifetime // how far before the newest vote read the dedup set keeps every vote
 )
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
@@ -119,9 +120,6 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	return 0, true
 }
 
-// errNilPage is a History's answer of neither a page nor an error.
-var errNilPage = errors.New("voterewards: History returned no page and no error")
-
 // caughtUpNow marks the history read to its end, prunes if due, returns Interval.
 func (r *run) caughtUpNow(ctx context.Context) time.Duration {
 	r.p.caughtUp.Store(true)
@@ -217,9 +215,6 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	}
 	return len(added), nil
 }
-
-// replayWindow is how far before the newest vote read the dedup set keeps every vote.
-const replayWindow = VoteLifetime
 
 // replayed reports whether v may be a vote pruned from the dedup set (expired,
 // from before the window): whatever the history sends again, it is not new.

@@ -10,9 +10,6 @@ import (
 // no attempt, and the vote is delivered again once the store answers.
 var ErrStoreFailed = errors.New("voterewards: the store failed")
 
-// errHeld: the store failed, so the job was not started; a reload takes it again.
-var errHeld = errors.New("voterewards: held while the store fails")
-
 // storeFailed notes a failed store write: from now on no handler call starts
 // until a load answers, so a failover duplicates at most the calls in flight.
 func (r *run) storeFailed(err error) {

@@ -135,8 +135,6 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	}
 }
 
-var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
-
 // load loads the store, refusing a nil snapshot.
 func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	snap, err := p.cfg.Store.Load(ctx)

@@ -2,7 +2,6 @@ package voterewards
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -270,6 +269,3 @@ func (in *intake) take() (votes []Vote, reload, redeliver, held bool, waiters []
 	in.votes, in.reload, in.redeliver, in.held, in.waiters = nil, false, false, false, nil
 	return votes, reload, redeliver, held, waiters
 }
-
-// errAbandoned: Run's context ended the retries; the job stays pending.
-var errAbandoned = errors.New("voterewards: delivery abandoned at stop")

@@ -103,6 +103,10 @@ var (
 	// ErrNotRunning is returned by [Poller.Redeliver] when Run is not running.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
-	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
-	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+	errRunning     = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
+	errNilHistory  = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+	errNilPage     = errors.New("voterewards: History returned no page and no error")
+	errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
+	errAbandoned   = errors.New("voterewards: delivery abandoned at stop") // Run's context ended the retries; the job stays pending
+	errHeld        = errors.New("voterewards: held while the store fails") // the store failed, so the job was not started; a reload takes it again
 )
