@@ -151,11 +151,8 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 	}
 	now := r.p.cfg.clock.Now()
 	start := from
-	if start.IsZero() {
-		start = r.cp.Since
-		if !r.cp.LastSeen.IsZero() {
-			start = later(start, r.cp.LastSeen.Add(-overlap))
-		}
+	if start.IsZero() { // a zero LastSeen is before any Since
+		start = later(r.cp.Since, r.cp.LastSeen.Add(-overlap))
 	}
 	if latest := now.Add(-overlap); start.After(latest) {
 		start = latest

@@ -128,7 +128,7 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	select {
 	case <-done:
 		return nil
-	case <-r.ended:
+	case <-r.stop.Done(): // Run stops: the reload will not come
 		return ErrNotRunning
 	case <-ctx.Done():
 		return ctx.Err()

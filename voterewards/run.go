@@ -23,7 +23,6 @@ func (p *Poller) Run(ctx context.Context) error {
 	p.caughtUp.Store(false)
 
 	r := p.newRun(ctx)
-	defer close(r.ended)
 	defer r.hcancel()
 	p.active.Store(r)
 	defer p.active.Store(nil)
@@ -57,10 +56,9 @@ type run struct {
 	stop      context.Context // Run's: once done, no new handler call and no retry
 	hctx      context.Context // the handlers': cancelled when the grace period ends
 	hcancel   context.CancelFunc
-	ended     chan struct{} // closed when Run returns
-	late      atomic.Bool   // Run returned without handlers that ignored their context: their outcome is dropped
-	storeDown atomic.Bool   // set by a failed store write, cleared by a load: meanwhile no handler call starts
-	downs     atomic.Int32  // outages since the last write that succeeded, for the hold's wait
+	late      atomic.Bool  // Run returned without handlers that ignored their context: their outcome is dropped
+	storeDown atomic.Bool  // set by a failed store write, cleared by a load: meanwhile no handler call starts
+	downs     atomic.Int32 // outages since the last write that succeeded, for the hold's wait
 
 	delivery
 	expiries
@@ -74,7 +72,7 @@ type run struct {
 }
 
 func (p *Poller) newRun(ctx context.Context) *run {
-	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
+	r := &run{p: p, log: p.log, stop: ctx}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.pool = pool.New().WithMaxGoroutines(p.cfg.Concurrency)
 	r.slots = make(chan struct{}, p.cfg.Concurrency*queuedPerWorker)

@@ -148,9 +148,7 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 }
 
 // Format prints "voterewards.MemoryStore" under every verb, never its state (racy, may hold secrets).
-func (*memoryStore) Format(f fmt.State, _ rune) {
-	_, _ = io.WriteString(f, "voterewards.MemoryStore")
-}
+func (*memoryStore) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterewards.MemoryStore") }
 
 // count adds v to the ledger and returns its voter's new Stats.
 func (s *memoryStore) count(v Vote, grace time.Duration) Stats {
