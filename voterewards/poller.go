@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,27 +93,22 @@ func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if v.Test {
 		return nil
 	}
+	vote := Vote{Vote: v.Vote, Origin: OriginWebhook, Hook: &Hook{ID: v.ID, Query: v.Query}}
+	if v.Version == 0 {
+		vote.Origin = OriginWebhookV0
+	}
 	// A delivery of a vote already expired is a replay: the dedup set may
 	// have pruned its first record, and storing it again would reward it twice.
 	if !v.ExpiresAt.IsZero() && !v.ExpiresAt.After(p.cfg.clock.Now()) {
 		p.log.Info("webhook vote already expired; not stored (the history has it)",
-			slog.String("key", fromWebhook(v).Key()))
+			slog.String("key", vote.Key()))
 		return nil
 	}
-	err := p.Ingest(ctx, fromWebhook(v))
+	err := p.Ingest(ctx, vote)
 	if errors.Is(err, ErrInvalidVote) {
 		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
 	}
 	return err
-}
-
-// fromWebhook turns a webhook's vote into the pipeline's.
-func fromWebhook(v webhook.Vote) Vote {
-	origin := OriginWebhook
-	if v.Version == 0 {
-		origin = OriginWebhookV0
-	}
-	return Vote{Vote: v.Vote, Origin: origin, Hook: &Hook{ID: v.ID, Query: v.Query}}
 }
 
 // Redeliver asks the running Run to deliver again what is pending in the
@@ -138,11 +134,8 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 // load loads the store, refusing a nil snapshot.
 func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
 	snap, err := p.cfg.Store.Load(ctx)
-	if err == nil && snap == nil {
-		err = errNilSnapshot
-	}
-	if err != nil {
-		return nil, err
+	if err != nil || snap == nil {
+		return nil, cmp.Or(err, errNilSnapshot)
 	}
 	p.noteOddTimes(ctx, checkSnapshot(snap, p.cfg.clock.Now()))
 	return snap, nil
