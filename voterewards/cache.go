@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 )
 
 // activeCache maps user ids of both kinds to the latest ExpiresAt seen (Unix ns).
@@ -56,20 +58,16 @@ type Status struct {
 // Active reports from memory, without a request or an allocation, whether
 // the user with id (a Top.gg user id or platform id) has an active vote: from
 // the poll, [Poller.Ingest] at once, and other processes through
-// [Poller.Mirror]. A zero Poller knows nothing.
+// [Poller.Mirror].
 func (p *Poller) Active(id string) Status {
-	if p == nil || p.cache == nil {
-		return Status{}
-	}
 	now := p.cfg.clock.Now()
-	var st Status
 	p.cache.mu.RLock()
 	exp := p.cache.ids[id] // the latest expiry known for id
 	p.cache.mu.RUnlock()
+	st := Status{Covered: p.caughtUp.Load() && p.since.Load() <= now.Add(-VoteLifetime).UnixNano()}
 	if exp > now.UnixNano() {
 		st.Active, st.Until = true, time.Unix(0, exp).UTC()
 	}
-	st.Covered = p.caughtUp.Load() && p.since.Load() <= now.Add(-VoteLifetime).UnixNano()
 	return st
 }
 
@@ -87,31 +85,24 @@ func (p *Poller) Mirror(ctx context.Context) error {
 		}
 		return fmt.Errorf("voterewards: mirror: %w", err)
 	}
-	feed, ok := p.store.(Feed)
-	if !ok {
-		p.pruneCache(ctx, nil)
-		return nil
-	}
 	resync := make(chan struct{}, 1)
-	done := make(chan error, 1)
 	// A feed that failed for good ends Mirror, for a supervisor to restart.
-	pruneCtx, stopPrune := context.WithCancel(ctx)
-	defer stopPrune()
-	go func() {
-		defer stopPrune()
-		done <- feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
-	}()
-	p.pruneCache(pruneCtx, resync)
-	if err := <-done; err != nil && ctx.Err() == nil {
+	g := pool.New().WithContext(ctx).WithCancelOnError()
+	if feed, ok := p.cfg.Store.(Feed); ok {
+		g.Go(func(ctx context.Context) error {
+			return feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
+		})
+	}
+	g.Go(func(ctx context.Context) error { p.pruneCache(ctx, resync); return nil })
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("voterewards: mirror: store feed: %w", err)
 	}
 	return nil
 }
 
-// pruneCache prunes the cache every pruneEvery, and reloads it when resync
-// says so, until ctx is done. Until the store shows the history read, it
-// reloads after 1 s, doubling up to pruneEvery, so that a follower started
-// beside its leader answers Covered within seconds.
+// pruneCache prunes the cache every pruneEvery and reloads it on resync, until
+// ctx is done; until the store shows the history read it reloads from 1 s on,
+// doubling, so that a follower started beside its leader is Covered in seconds.
 func (p *Poller) pruneCache(ctx context.Context, resync <-chan struct{}) {
 	clk := p.cfg.clock
 	wait := time.Second

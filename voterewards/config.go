@@ -79,8 +79,7 @@ type Config struct {
 	clock clock.Clock
 }
 
-// withDefaults checks c for polling src and fills in its zero fields; a
-// field it refuses is a *[topgg.ConfigError].
+// withDefaults checks c for polling src (a *[topgg.ConfigError]) and fills in its zero fields.
 func (c Config) withDefaults(src History) (Config, error) {
 	bad := func(field, problem string, args ...any) error {
 		return &topgg.ConfigError{Field: "voterewards.Config." + field, Problem: fmt.Sprintf(problem, args...)}

@@ -1,7 +1,6 @@
 package voterewards
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -15,20 +14,30 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// queuedPerWorker bounds the votes queued in memory per worker.
-const queuedPerWorker = 256
+const (
+	queuedPerWorker = 256 // bounds the votes queued in memory per worker
+	// forgetDone is how long a run remembers a finished job: long enough for a
+	// vote's echoes to arrive, short enough not to hold the whole window.
+	forgetDone = 5 * time.Minute
+)
 
-// job is one handler call to make: a reward for a new vote or an expiry.
+// job is one handler call to make: OnReward's for a new vote, or OnExpire's.
 type job struct {
-	kind jobKind
-	v    Vote
-	at   time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
+	v      Vote
+	expiry bool
+	at     time.Time // event time: CreatedAt for a reward, ExpiresAt for an expiry
 }
 
 // jobOrder orders jobs by event time; an expiry goes before a reward of the
 // same instant, since a vote that expires at t makes room for one made at t.
 func jobOrder(a, b job) int {
-	return cmp.Or(a.at.Compare(b.at), -cmp.Compare(a.kind, b.kind))
+	if c := a.at.Compare(b.at); c != 0 || a.expiry == b.expiry {
+		return c
+	}
+	if a.expiry {
+		return -1
+	}
+	return 1
 }
 
 // lane holds one user's queued jobs in event order; one worker at most runs it.
@@ -46,52 +55,42 @@ func (l *lane) insert(j job) {
 }
 
 type jobKey struct {
-	kind jobKind
-	key  string
+	expiry bool
+	key    string
 }
 
 // claimState is where a job a run took on stands.
 type claimState uint8
 
 const (
-	claimQueued claimState = iota // queued or running
-	claimDone                     // handled and recorded in this run
-	// claimGivenUp: failed every attempt, or not recorded; taken again only
-	// for [Poller.Redeliver], not for an echo of the vote.
-	claimGivenUp
-	claimHeld    // not started while the store failed: taken again by any reload
-	claimDropped // cut short by the end of Run: forgotten (settle only)
+	claimQueued  claimState = iota // queued or running
+	claimDone                      // handled and recorded in this run
+	claimGivenUp                   // failed or not recorded: taken again by Redeliver, not by an echo
+	claimHeld                      // not started while the store failed: taken again by any reload
+	claimDropped                   // cut short by the end of Run: forgotten (settle only)
 )
-
-// blocks reports whether c keeps a job from being claimed again.
-func (c claimed) blocks(retake bool) bool {
-	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
-}
 
 type claimed struct {
 	state claimState
 	at    time.Time // when it was done (claimDone)
 }
 
-// forgetDone is how long a run remembers a finished job: long enough for a
-// vote's echoes to arrive, short enough not to hold the whole window.
-const forgetDone = 5 * time.Minute
+// blocks reports whether c keeps a job from being claimed again.
+func (c claimed) blocks(retake bool) bool {
+	return c.state == claimQueued || c.state == claimDone || c.state == claimGivenUp && !retake
+}
 
 // delivery runs lanes on a bounded pool.
 type delivery struct {
-	pool  *pool.Pool
-	slots chan struct{} // one per queued or running job
-	lmu   sync.Mutex
-	lanes map[string]*lane
-	// known holds the jobs this run took on, so that a vote that reaches it
-	// twice (Ingest and the feed's echo) is handled once.
-	known map[jobKey]claimed
-	// pending counts the rewards claimed and not delivered, given up included.
-	pending int
+	pool    *pool.Pool
+	slots   chan struct{} // one per queued or running job
+	lmu     sync.Mutex
+	lanes   map[string]*lane
+	known   map[jobKey]claimed // the jobs this run took on: a vote that reaches it twice is handled once
+	pending int                // the rewards claimed and not delivered, given up included
 }
 
-// changePending adds delta to the pending count and reports it, under lmu so
-// that the observer hears the counts in order.
+// changePending adds delta to the pending count and reports it: under lmu, so in order.
 func (r *run) changePending(delta int) {
 	r.pending += delta
 	if !r.late.Load() {
@@ -99,30 +98,23 @@ func (r *run) changePending(delta int) {
 	}
 }
 
-func (d *delivery) init(workers int) {
-	d.pool = pool.New().WithMaxGoroutines(workers)
-	d.slots = make(chan struct{}, workers*queuedPerWorker)
-	d.lanes = map[string]*lane{}
-	d.known = map[jobKey]claimed{}
-}
-
 // claim takes on a job that does not go to a lane at once (a future expiry),
 // reporting false if this run has it (a given-up one is taken if retake).
-func (r *run) claim(kind jobKind, v Vote, retake bool) bool {
+func (r *run) claim(expiry bool, v Vote, retake bool) bool {
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
-	return r.claimLocked(kind, v, retake)
+	return r.claimLocked(expiry, v, retake)
 }
 
 // claimLocked is claim with lmu held.
-func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
-	k := jobKey{kind, v.Key()}
+func (r *run) claimLocked(expiry bool, v Vote, retake bool) bool {
+	k := jobKey{expiry, v.Key()}
 	c, ok := r.known[k]
 	if ok && c.blocks(retake) {
 		return false
 	}
 	r.known[k] = claimed{state: claimQueued}
-	if !ok && kind == kindReward { // a given-up or held one is counted already
+	if !ok && !expiry { // a given-up or held one is counted already
 		r.changePending(1)
 	}
 	return true
@@ -130,15 +122,15 @@ func (r *run) claimLocked(kind jobKind, v Vote, retake bool) bool {
 
 // settle records how a claimed job ended (at now, if done), and counts a
 // reward out unless it stays pending in this run (given up or held).
-func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
-	k := jobKey{kind, v.Key()}
+func (r *run) settle(expiry bool, v Vote, state claimState, now time.Time) {
+	k := jobKey{expiry, v.Key()}
 	r.lmu.Lock()
 	if state == claimDropped {
 		delete(r.known, k)
 	} else {
 		r.known[k] = claimed{state: state, at: now}
 	}
-	if kind == kindReward && state != claimGivenUp && state != claimHeld {
+	if !expiry && state != claimGivenUp && state != claimHeld {
 		r.changePending(-1)
 	}
 	r.lmu.Unlock()
@@ -148,18 +140,14 @@ func (r *run) settle(kind jobKind, v Vote, state claimState, now time.Time) {
 func (d *delivery) holds(j job, retake bool) bool {
 	d.lmu.Lock()
 	defer d.lmu.Unlock()
-	c, ok := d.known[jobKey{j.kind, j.v.Key()}]
+	c, ok := d.known[jobKey{j.expiry, j.v.Key()}]
 	return ok && c.blocks(retake)
 }
 
-// admit claims j and queues it in one step under lmu, so that two paths
-// bringing the same votes cannot queue a user's later vote before an earlier
-// one. It reports false if ctx ended while it waited for room.
-func (r *run) admit(ctx context.Context, j job, retake bool) bool {
-	return r.queue(ctx, j, true, retake)
-}
-
-func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
+// admit queues j on its voter's lane, claimed first if claim, in one step under
+// lmu: two paths bringing the same votes cannot queue a user's later vote
+// first. It reports false if ctx ended while it waited for room.
+func (r *run) admit(ctx context.Context, j job, claim, retake bool) bool {
 	if claim && r.holds(j, retake) { // an echo: skipped without waiting for room
 		return true
 	}
@@ -170,7 +158,7 @@ func (r *run) queue(ctx context.Context, j job, claim, retake bool) bool {
 	}
 	id := voterID(j.v.Vote)
 	r.lmu.Lock()
-	if claim && !r.claimLocked(j.kind, j.v, retake) {
+	if claim && !r.claimLocked(j.expiry, j.v, retake) {
 		r.lmu.Unlock()
 		<-r.slots
 		return true
@@ -194,11 +182,9 @@ func (r *run) runLane(l *lane) {
 	for {
 		r.lmu.Lock()
 		if len(l.jobs) == 0 || r.stop.Err() != nil {
-			n := len(l.jobs)
-			l.jobs = nil
 			delete(r.lanes, l.id)
 			r.lmu.Unlock()
-			for range n {
+			for range l.jobs { // cut short by the end of Run
 				<-r.slots
 			}
 			return
@@ -226,37 +212,38 @@ func (r *run) process(j job) (job, bool) {
 	case r.late.Load(): // Run returned without this call: dropped, still pending
 		return job{}, false
 	case errors.Is(err, errAbandoned):
-		r.settle(j.kind, j.v, claimDropped, time.Time{})
+		r.settle(j.expiry, j.v, claimDropped, time.Time{})
 		return job{}, false
-	case errors.Is(err, errHeld):
-		r.hold(j)
+	case errors.Is(err, errHeld): // left pending: the reload after the hold's wait takes it again
+		r.settle(j.expiry, j.v, claimHeld, time.Time{})
+		r.in.ask(false, true)
 		return job{}, false
 	case err != nil:
-		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
-		r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
+		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})
+		r.giveUp(j, &DeliveryError{Expiry: j.expiry, attempts: attempts, key: j.v.Key(), err: err}, "giving up on vote for this run; it stays pending")
 		return job{}, false
 	}
-	expire := j.kind == kindReward && r.p.cfg.OnExpire != nil
-	write := func(ctx context.Context) error { return r.p.store.Delivered(ctx, j.v, expire) }
-	if j.kind == kindExpiry {
-		write = func(ctx context.Context) error { return r.p.store.Expired(ctx, j.v) }
+	expire := !j.expiry && r.p.cfg.OnExpire != nil
+	write := func(ctx context.Context) error { return r.p.cfg.Store.Delivered(ctx, j.v, expire) }
+	if j.expiry {
+		write = func(ctx context.Context) error { return r.p.cfg.Store.Expired(ctx, j.v) }
 	}
 	if !r.record(j, write) { // still pending, for Redeliver or the next Run
-		r.settle(j.kind, j.v, claimGivenUp, time.Time{})
+		r.settle(j.expiry, j.v, claimGivenUp, time.Time{})
 		return job{}, false
 	}
 	now := r.p.cfg.clock.Now()
-	r.settle(j.kind, j.v, claimDone, now)
-	e := Event{Type: EventDelivered, Expiry: j.kind == kindExpiry, Origin: j.v.Origin}
-	if j.kind == kindReward {
+	r.settle(j.expiry, j.v, claimDone, now)
+	e := Event{Type: EventDelivered, Expiry: j.expiry, Origin: j.v.Origin}
+	if !j.expiry {
 		e.Latency = now.Sub(j.v.CreatedAt)
 	}
 	r.p.observe(e)
-	if !expire || !r.claim(kindExpiry, j.v, false) {
+	if !expire || !r.claim(true, j.v, false) {
 		return job{}, false
 	}
 	if !j.v.ExpiresAt.After(r.p.cfg.clock.Now()) {
-		return job{kind: kindExpiry, v: j.v, at: j.v.ExpiresAt}, true
+		return job{v: j.v, expiry: true, at: j.v.ExpiresAt}, true
 	}
 	r.scheduleExpiry(j.v)
 	return job{}, false
@@ -275,15 +262,14 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		}
 		r.storeFailed(err)
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
-			r.giveUp(j, &DeliveryError{Expiry: j.kind == kindExpiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
+			r.giveUp(j, &DeliveryError{Expiry: j.expiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
 			return false
 		}
 	}
 }
 
-// attempt calls the handler until it succeeds or MaxAttempts is reached;
-// errAbandoned if the end of Run interrupted it.
+// attempt calls the handler until it succeeds or MaxAttempts is reached (errAbandoned: Run ended it).
 func (r *run) attempt(j job) (int, error) {
 	for n := 1; ; n++ {
 		if clock.CheckTerm(r.hctx) != nil {
@@ -294,7 +280,7 @@ func (r *run) attempt(j job) (int, error) {
 			return n - 1, errHeld
 		}
 		if n > 1 {
-			r.p.observe(Event{Type: EventRetried, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
+			r.p.observe(Event{Type: EventRetried, Expiry: j.expiry, Origin: j.v.Origin})
 		}
 		err := r.call(j)
 		switch {
@@ -316,7 +302,7 @@ func (r *run) attempt(j job) (int, error) {
 // retry logs failed attempt n and waits; false if Run's context ended the wait.
 func (r *run) retry(j job, n int, msg string, err error) bool {
 	delay := retryWait(n, r.p.cfg.RetryDelay)
-	r.log.Warn(msg, slog.String("kind", j.kind.name()), slog.String("key", j.v.Key()),
+	r.log.Warn(msg, slog.Bool("expiry", j.expiry), slog.String("key", j.v.Key()),
 		slog.Int("attempt", n), slog.Duration("delay", delay), slog.Any("error", err))
 	return r.sleep(r.stop, delay) == nil
 }
@@ -324,7 +310,7 @@ func (r *run) retry(j job, n int, msg string, err error) bool {
 // call runs one handler call, turning a panic into an error.
 func (r *run) call(j job) (err error) {
 	h := r.p.cfg.OnReward
-	if j.kind == kindExpiry {
+	if j.expiry {
 		h = r.p.cfg.OnExpire
 	}
 	if rec := panics.Try(func() { err = h(r.hctx, j.v) }); rec != nil {
@@ -335,12 +321,12 @@ func (r *run) call(j job) (err error) {
 
 // giveUp logs msg and tells the observer and OnGiveUp, containing a panic of it.
 func (r *run) giveUp(j job, err *DeliveryError, msg string) {
-	r.log.Error(msg, slog.String("kind", j.kind.name()), slog.String("key", err.key),
+	r.log.Error(msg, slog.Bool("expiry", j.expiry), slog.String("key", err.key),
 		slog.Int("attempts", err.attempts), slog.Any("error", err.err))
 	if r.late.Load() {
 		return // Run has returned: nobody is to hear of this run any more
 	}
-	r.p.observe(Event{Type: EventGivenUp, Expiry: j.kind == kindExpiry, Origin: j.v.Origin})
+	r.p.observe(Event{Type: EventGivenUp, Expiry: j.expiry, Origin: j.v.Origin})
 	if r.p.cfg.OnGiveUp != nil {
 		r.p.contain("OnGiveUp", func() { r.p.cfg.OnGiveUp(j.v, err) }, slog.String("key", err.key))
 	}

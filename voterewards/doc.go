@@ -21,8 +21,7 @@
 //   - once a store write fails, no handler call starts until the store
 //     answers: a failover or outage repeats at most the [Config.Concurrency]
 //     calls in flight; a call that met the outage ([ErrStoreFailed]) is no
-//     attempt, and the same Run delivers it again (waits doubling from
-//     RetryDelay, at most a minute);
+//     attempt, and the same Run delivers it again once the store answers;
 //   - an expiry ([Config.OnExpire]) follows the same rules, for a delivered
 //     reward only, once, after its ExpiresAt (late ones at the next Run);
 //   - one user's calls never overlap and come oldest first.

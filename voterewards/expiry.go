@@ -50,7 +50,7 @@ func (r *run) expiryLoop(ctx context.Context) {
 		now := clk.Now()
 		due, next := r.expiries.due(now)
 		for _, v := range due {
-			if !r.queue(ctx, job{kind: kindExpiry, v: v, at: v.ExpiresAt}, false, false) { // claimed already
+			if !r.admit(ctx, job{v: v, expiry: true, at: v.ExpiresAt}, false, false) { // claimed already
 				return // still pending in the store: fires at the next run
 			}
 		}

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -16,15 +16,16 @@ import (
 )
 
 const (
-	pruneEvery       = time.Minute // how often the dedup set and the cache drop expired votes
-	firstFailureWait = time.Second // the wait after a first failed poll, doubling up to Interval
-	maxPagesPerPoll  = 10_000      // bounds the requests of one poll, against answers that never end
+	pruneEvery       = time.Minute  // how often the dedup set and the cache drop expired votes
+	firstFailureWait = time.Second  // the wait after a first failed poll, doubling up to Interval
+	maxPagesPerPoll  = 10_000       // bounds the requests of one poll, against answers that never end
+	replayWindow     = VoteLifetime // how far before the newest vote read the dedup set keeps every vote
 )
 
 // fetchLoop queues the work a previous run left, then polls every Interval.
 func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	for _, j := range startup {
-		if !r.admit(ctx, j, false) {
+		if !r.admit(ctx, j, true, false) {
 			return
 		}
 	}
@@ -35,21 +36,19 @@ func (r *run) fetchLoop(ctx context.Context, startup []job) {
 	}
 }
 
-// poll reads pages until the end of the history, a page that adds nothing,
-// or a failed request, and returns the wait before the next poll. After a
-// page with votes and no cursor it goes on from that page's newest created_at.
-// No request is sent twice, and at most maxPagesPerPoll pages are read.
+// poll reads pages, at most maxPagesPerPoll and none twice, until the end, a
+// page that adds nothing or a failed request, and returns the wait before the
+// next poll; after a page without a cursor it goes on from its newest vote.
 func (r *run) poll(ctx context.Context) time.Duration {
 	var from time.Time
-	asked := map[string]bool{}
+	asked := map[topgg.VotesQuery]bool{}
 	refusedOnce := false
 	for range maxPagesPerPoll {
 		q := r.query(from)
-		k := queryKey(q)
-		if asked[k] {
+		if asked[q] {
 			return r.caughtUpNow(ctx)
 		}
-		asked[k] = true
+		asked[q] = true
 		page, err := r.page(ctx, q)
 		if err != nil {
 			wait, retry := r.requestFailed(ctx, q, from, err, refusedOnce)
@@ -95,9 +94,8 @@ func (r *run) page(ctx context.Context, q topgg.VotesQuery) (*topgg.VotePage, er
 	return page, err
 }
 
-// requestFailed decides what a failed request q means: a cursor refused for
-// the first time in this poll is retried at once from the last vote seen
-// (true); else the wait before the next poll.
+// requestFailed returns the wait after a failed request q, or true to retry at
+// once from the last vote seen: a cursor refused for the first time this poll.
 func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.Time, err error, refusedOnce bool) (time.Duration, bool) {
 	if ctx.Err() != nil {
 		return 0, false
@@ -106,7 +104,12 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	var e *topgg.APIError
 	if q.Cursor == "" || !errors.As(err, &e) || e.StatusCode < 400 || e.StatusCode >= 500 ||
 		e.StatusCode == http.StatusTooManyRequests || errors.Is(e, topgg.ErrUnauthorized) {
-		return r.failedOrLimited(err), false
+		var rl *topgg.RateLimitError
+		if !errors.As(err, &rl) {
+			return r.failed(err), false
+		}
+		r.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
+		return cmp.Or(max(rl.RetryAfter, 0), r.p.cfg.Interval), false
 	}
 	r.cp.Cursor = ""
 	if refusedOnce { // a cursor of this very poll refused too: back off
@@ -117,35 +120,11 @@ func (r *run) requestFailed(ctx context.Context, q topgg.VotesQuery, from time.T
 	return 0, true
 }
 
-// errNilPage is a History's answer of neither a page nor an error.
-var errNilPage = errors.New("voterewards: History returned no page and no error")
-
-// failedOrLimited returns the wait after a failed request: Retry-After, else failed's.
-func (r *run) failedOrLimited(err error) time.Duration {
-	var rl *topgg.RateLimitError
-	if errors.As(err, &rl) {
-		r.log.Warn("rate limited; waiting", slog.Duration("retry_after", rl.RetryAfter))
-		if rl.RetryAfter > 0 {
-			return rl.RetryAfter
-		}
-		return r.p.cfg.Interval
-	}
-	return r.failed(err)
-}
-
 // caughtUpNow marks the history read to its end, prunes if due, returns Interval.
 func (r *run) caughtUpNow(ctx context.Context) time.Duration {
 	r.p.caughtUp.Store(true)
 	r.maybePrune(ctx)
 	return r.p.cfg.Interval
-}
-
-// queryKey identifies a request within one poll.
-func queryKey(q topgg.VotesQuery) string {
-	if q.Cursor != "" {
-		return "cursor " + q.Cursor
-	}
-	return "start " + q.StartDate.UTC().Format(time.RFC3339Nano)
 }
 
 // failed logs a failed poll and returns a doubling wait with jitter, capped
@@ -164,20 +143,16 @@ func (r *run) failed(err error) time.Duration {
 	return wait
 }
 
-// query returns the next request: by cursor, else from from or the last vote
-// seen minus the overlap (at first, Since), within the last year and no later
-// than now minus the overlap.
+// query returns the next request: by cursor, else from from (at first, Since or
+// the last vote seen minus the overlap), within the last year and overlap.
 func (r *run) query(from time.Time) topgg.VotesQuery {
 	if r.cp.Cursor != "" {
 		return topgg.VotesQuery{Cursor: r.cp.Cursor}
 	}
 	now := r.p.cfg.clock.Now()
 	start := from
-	if start.IsZero() {
-		start = r.cp.Since
-		if !r.cp.LastSeen.IsZero() {
-			start = later(start, r.cp.LastSeen.Add(-overlap))
-		}
+	if start.IsZero() { // a zero LastSeen is before any Since
+		start = later(r.cp.Since, r.cp.LastSeen.Add(-overlap))
 	}
 	if latest := now.Add(-overlap); start.After(latest) {
 		start = latest
@@ -188,7 +163,7 @@ func (r *run) query(from time.Time) topgg.VotesQuery {
 		r.cp.Since = later(r.cp.Since, oldest)
 		r.p.since.Store(r.cp.Since.UnixNano())
 	}
-	return topgg.VotesQuery{StartDate: start}
+	return topgg.VotesQuery{StartDate: start.UTC()} // UTC: no monotonic reading, so equal queries are equal keys
 }
 
 // ingest stores a page with the new checkpoint in one change, queues the new
@@ -198,7 +173,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	votes := make([]Vote, 0, len(page.Votes))
 	cp := r.cp
 	for _, tv := range page.Votes {
-		v, f, err := sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
+		v, err := r.p.sanitize(Vote{Vote: tv, Origin: OriginHistory}, now)
 		if err != nil {
 			r.log.Warn("skipping a vote the service sent", slog.Any("error", err))
 			continue
@@ -206,9 +181,6 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		if r.replayed(v, now) {
 			r.log.Warn("skipping an expired vote from before the dedup set's window (a replay)", slog.String("key", v.Key()))
 			continue
-		}
-		if f != nil {
-			r.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("fixes", strings.Join(f, ", ")))
 		}
 		votes = append(votes, v)
 		cp.LastSeen = later(cp.LastSeen, v.CreatedAt)
@@ -222,7 +194,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	var added []Vote
 	if len(votes) > 0 || cp.Cursor != r.cp.Cursor || !cp.LastSeen.Equal(r.cp.LastSeen) || !cp.Since.Equal(r.cp.Since) {
 		var err error
-		if added, err = r.p.store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
+		if added, err = r.p.cfg.Store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
 			if ctx.Err() == nil {
 				r.storeFailed(err)
 			}
@@ -234,26 +206,20 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 	r.cp = cp
 	r.p.cache.add(added)
 	for _, v := range added {
-		if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
+		if !r.admit(ctx, job{v: v, at: v.CreatedAt}, true, false) {
 			return len(added), ctx.Err()
 		}
 	}
 	return len(added), nil
 }
 
-// replayWindow is how far before the newest vote read the dedup set keeps
-// every vote: an expired vote from before it was read and may be pruned.
-const replayWindow = VoteLifetime
-
-// replayed reports whether v may be a vote pruned from the dedup set: one
-// expired, from before the window the set keeps whole. Whatever the history
-// sends again, a pruned vote is not new.
+// replayed reports whether v may be a vote pruned from the dedup set (expired,
+// from before the window): whatever the history sends again, it is not new.
 func (r *run) replayed(v Vote, now time.Time) bool {
 	return !r.cp.LastSeen.IsZero() && v.CreatedAt.Before(r.cp.LastSeen.Add(-replayWindow)) && !v.ExpiresAt.After(now)
 }
 
-// maybePrune drops, at most once per pruneEvery, the expired votes before the
-// replay window from the dedup set, and from the cache.
+// maybePrune drops expired votes from the cache and, before the replay window, the dedup set, at most once per pruneEvery.
 func (r *run) maybePrune(ctx context.Context) {
 	now := r.p.cfg.clock.Now()
 	if now.Sub(r.lastPrune) < pruneEvery {
@@ -265,7 +231,7 @@ func (r *run) maybePrune(ctx context.Context) {
 		return
 	}
 	cutoff := r.cp.LastSeen.Add(-replayWindow)
-	if err := r.p.store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
+	if err := r.p.cfg.Store.Prune(ctx, cutoff, now); err != nil && ctx.Err() == nil {
 		r.log.Error("pruning the dedup set failed", slog.Any("error", err))
 	}
 	r.lmu.Lock() // forget the jobs done before forgetDone ago

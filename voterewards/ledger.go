@@ -42,9 +42,7 @@ type Stats struct {
 // it, and it reads no clock. s must be the ledger of v's voter (zero for a
 // first vote), and v a vote not counted before.
 func (s Stats) Add(v Vote, grace time.Duration) Stats {
-	if s.UserID == "" {
-		s.UserID = voterID(v.Vote)
-	}
+	s.UserID = cmp.Or(s.UserID, voterID(v.Vote))
 	w := max(v.Weight, 1)
 	s.Votes++
 	s.Total += w

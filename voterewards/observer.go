@@ -46,8 +46,7 @@ func (p *Poller) observe(e Event) {
 	}
 }
 
-// contain calls the hook f, logging a panic of it with attrs (its stack
-// once per Poller, not once per call).
+// contain calls the hook f, logging a panic of it with attrs (and the stack once per Poller).
 func (p *Poller) contain(hook string, f func(), attrs ...any) {
 	if rec := panics.Try(f); rec != nil {
 		attrs = append(attrs, slog.Any("panic", rec.Value))
@@ -60,9 +59,6 @@ func (p *Poller) contain(hook string, f func(), attrs ...any) {
 
 // observeIngest reports per Origin how many votes were new, how many known already.
 func (p *Poller) observeIngest(votes, added []Vote) {
-	if p.cfg.Observer == nil {
-		return
-	}
 	var in, out [OriginWebhookV0 + 1]int // sanitized: no other Origin
 	for i := range votes {
 		in[votes[i].Origin]++

@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
@@ -18,15 +19,14 @@ import (
 func TestPendingReportsArriveInOrder(t *testing.T) {
 	t.Parallel()
 	var got []int // appended under lmu
-	p := &Poller{cfg: Config{Observer: func(e Event) { got = append(got, e.Pending) }}}
-	r := &run{p: p}
-	r.delivery.init(1)
+	p := &Poller{cfg: Config{Concurrency: 1, Observer: func(e Event) { got = append(got, e.Pending) }}}
+	r := p.newRun(context.Background())
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
 			v := Vote{Vote: topgg.Vote{UserID: strconv.Itoa(i)}}
-			assert.True(t, r.claim(kindReward, v, false))
-			r.settle(kindReward, v, claimDone, time.Time{})
+			assert.True(t, r.claim(false, v, false))
+			r.settle(false, v, claimDone, time.Time{})
 		})
 	}
 	wg.Wait()

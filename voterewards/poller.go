@@ -1,12 +1,12 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
@@ -30,23 +30,21 @@ type Poller struct {
 	src      History
 	cfg      Config
 	log      *slog.Logger
-	store    Store
 
 	cache    *activeCache
 	caughtUp atomic.Bool
-	since    atomic.Int64 // Checkpoint.Since, Unix ns; read by Active
+	since    atomic.Int64 // Checkpoint.Since, Unix ns, for Active; set before caughtUp
 
 	running   atomic.Bool
 	mirroring atomic.Bool
-	// oddTimes is set once a loaded snapshot had times to clamp (logged once).
-	oddTimes atomic.Bool
+	oddTimes  atomic.Bool // a loaded snapshot had times to clamp (logged once)
 
 	active atomic.Pointer[run] // the running Run, for Ingest and Redeliver
 }
 
 // New returns a Poller that reads votes from src and delivers them as cfg
 // says; it makes no request and starts nothing. Errors: a nil src,
-// [topgg.ErrNilArgument]; a Config it cannot run, [ErrBadConfig].
+// [topgg.ErrNilArgument]; a Config it cannot run, a *[topgg.ConfigError].
 func New(src History, cfg Config) (*Poller, error) {
 	if typednil.Is(src) {
 		return nil, errNilHistory
@@ -55,15 +53,12 @@ func New(src History, cfg Config) (*Poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Poller{
+	return &Poller{
 		src:   src,
 		cfg:   cfg,
 		log:   cfg.Logger.With(slog.String("component", "voterewards")),
-		store: cfg.Store,
 		cache: &activeCache{ids: map[string]int64{}},
-	}
-	p.since.Store(1<<63 - 1)
-	return p, nil
+	}, nil
 }
 
 // Ingest stores votes that arrived by another way than the poll (webhooks)
@@ -74,16 +69,12 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	now := p.cfg.clock.Now()
 	clean := make([]Vote, len(votes))
 	for i, v := range votes {
-		s, f, err := sanitize(v, now)
-		if err != nil {
+		var err error
+		if clean[i], err = p.sanitize(v, now); err != nil {
 			return err
 		}
-		if f != nil {
-			p.log.Warn("vote corrected", slog.String("key", s.Key()), slog.String("origin", s.Origin.String()), slog.String("fixes", strings.Join(f, ", ")))
-		}
-		clean[i] = s
 	}
-	added, err := p.store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
+	added, err := p.cfg.Store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
 	if err != nil {
 		return fmt.Errorf("voterewards: ingest: %w", err)
 	}
@@ -102,31 +93,22 @@ func (p *Poller) IngestWebhook(ctx context.Context, v webhook.Vote) error {
 	if v.Test {
 		return nil
 	}
+	vote := Vote{Vote: v.Vote, Origin: OriginWebhook, Hook: &Hook{ID: v.ID, Query: v.Query}}
+	if v.Version == 0 {
+		vote.Origin = OriginWebhookV0
+	}
 	// A delivery of a vote already expired is a replay: the dedup set may
 	// have pruned its first record, and storing it again would reward it twice.
 	if !v.ExpiresAt.IsZero() && !v.ExpiresAt.After(p.cfg.clock.Now()) {
 		p.log.Info("webhook vote already expired; not stored (the history has it)",
-			slog.String("key", fromWebhook(v).Key()))
+			slog.String("key", vote.Key()))
 		return nil
 	}
-	err := p.Ingest(ctx, fromWebhook(v))
+	err := p.Ingest(ctx, vote)
 	if errors.Is(err, ErrInvalidVote) {
 		return fmt.Errorf("%w: %w", webhook.ErrMalformedBody, err)
 	}
 	return err
-}
-
-// fromWebhook turns a webhook's vote into the pipeline's.
-func fromWebhook(v webhook.Vote) Vote {
-	origin := OriginWebhook
-	if v.Version == 0 {
-		origin = OriginWebhookV0
-	}
-	return Vote{
-		Vote:   v.Vote,
-		Origin: origin,
-		Hook:   &Hook{ID: v.ID, Query: v.Query},
-	}
 }
 
 // Redeliver asks the running Run to deliver again what is pending in the
@@ -142,28 +124,22 @@ func (p *Poller) Redeliver(ctx context.Context) error {
 	select {
 	case <-done:
 		return nil
-	case <-r.ended:
+	case <-r.stop.Done(): // Run stops: the reload will not come
 		return ErrNotRunning
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-var errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
-
 // load loads the store, refusing a nil snapshot.
 func (p *Poller) load(ctx context.Context) (*Snapshot, error) {
-	snap, err := p.store.Load(ctx)
-	if err == nil && snap == nil {
-		err = errNilSnapshot
-	}
-	if err != nil {
-		return nil, err
+	snap, err := p.cfg.Store.Load(ctx)
+	if err != nil || snap == nil {
+		return nil, cmp.Or(err, errNilSnapshot)
 	}
 	p.noteOddTimes(ctx, checkSnapshot(snap, p.cfg.clock.Now()))
 	return snap, nil
 }
 
-// Format prints the Poller as "voterewards.Poller" under every verb: fmt would read its
-// live state unlocked (a data race) and may reach a secret.
+// Format prints "voterewards.Poller" under every verb, never its state (racy, may hold secrets).
 func (*Poller) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterewards.Poller") }

@@ -2,13 +2,14 @@ package voterewards
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sourcegraph/conc/pool"
 )
 
 // Run polls the vote history and delivers the votes until ctx is done, then
@@ -22,33 +23,26 @@ func (p *Poller) Run(ctx context.Context) error {
 	p.caughtUp.Store(false)
 
 	r := p.newRun(ctx)
-	defer close(r.ended)
 	defer r.hcancel()
 	p.active.Store(r)
 	defer p.active.Store(nil)
 
-	loopCtx, stopLoops := context.WithCancel(ctx)
-	defer stopLoops()
-	var loops sync.WaitGroup
-	if feed, ok := p.store.(Feed); ok {
-		loops.Go(func() { r.follow(loopCtx, feed) })
-	}
 	snap, err := p.load(ctx)
 	if err != nil {
-		stopLoops()
-		loops.Wait()
-		r.pool.Wait()
 		if ctx.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("voterewards: loading the vote store: %w", err)
 	}
 	startup := r.prepare(snap)
-	loops.Go(func() { r.fetchLoop(loopCtx, startup) })
-	loops.Go(func() { r.expiryLoop(loopCtx) })
-	loops.Go(func() { r.intakeLoop(loopCtx) })
+	var loops sync.WaitGroup
+	if feed, ok := p.cfg.Store.(Feed); ok { // its first resync reloads what came since the load
+		loops.Go(func() { r.follow(ctx, feed) })
+	}
+	loops.Go(func() { r.fetchLoop(ctx, startup) })
+	loops.Go(func() { r.expiryLoop(ctx) })
+	loops.Go(func() { r.intakeLoop(ctx) })
 	<-ctx.Done()
-	stopLoops()
 	r.drain(&loops)
 	// The votes this run held stay pending in the store, for the next Run.
 	p.observe(Event{Type: EventPending, Pending: 0})
@@ -57,22 +51,14 @@ func (p *Poller) Run(ctx context.Context) error {
 
 // run is the state of one Run call.
 type run struct {
-	p   *Poller
-	log *slog.Logger
-	// stop is Run's context: once done, no new handler call and no retry.
-	stop context.Context
-	// hctx is the handlers' context, cancelled when the grace period ends.
-	hctx    context.Context
-	hcancel context.CancelFunc
-	ended   chan struct{} // closed when Run returns
-	// late is set when Run returned without handlers that ignored their
-	// context: what they return is dropped.
-	late atomic.Bool
-	// storeDown is set by a failed store write and cleared by a load: while
-	// set, no handler call starts. downs counts the outages since the last
-	// write that succeeded, for the wait before taking held jobs again.
-	storeDown atomic.Bool
-	downs     atomic.Int32
+	p         *Poller
+	log       *slog.Logger
+	stop      context.Context // Run's: once done, no new handler call and no retry
+	hctx      context.Context // the handlers': cancelled when the grace period ends
+	hcancel   context.CancelFunc
+	late      atomic.Bool  // Run returned without handlers that ignored their context: their outcome is dropped
+	storeDown atomic.Bool  // set by a failed store write, cleared by a load: meanwhile no handler call starts
+	downs     atomic.Int32 // outages since the last write that succeeded, for the hold's wait
 
 	delivery
 	expiries
@@ -86,26 +72,24 @@ type run struct {
 }
 
 func (p *Poller) newRun(ctx context.Context) *run {
-	r := &run{p: p, log: p.log, stop: ctx, ended: make(chan struct{})}
+	r := &run{p: p, log: p.log, stop: ctx}
 	r.hctx, r.hcancel = context.WithCancel(context.WithoutCancel(ctx))
-	r.delivery.init(p.cfg.Concurrency)
+	r.pool = pool.New().WithMaxGoroutines(p.cfg.Concurrency)
+	r.slots = make(chan struct{}, p.cfg.Concurrency*queuedPerWorker)
+	r.lanes, r.known = map[string]*lane{}, map[jobKey]claimed{}
 	r.nudge, r.in.wake, r.in.max = make(chan struct{}, 1), make(chan struct{}, 1), maxIntake
 	return r
 }
 
 // prepare takes in the loaded state and returns the work a previous run left.
+// A Lookback past the service's one year is cut by the first query.
 func (r *run) prepare(snap *Snapshot) []job {
-	p := r.p
-	now := p.cfg.clock.Now()
+	now := r.p.cfg.clock.Now()
 	r.cp = snap.Checkpoint
 	if r.cp.Since.IsZero() {
-		r.cp.Since = now.Add(-p.cfg.Lookback)
-		if oldest := oldestStart(now); r.cp.Since.Before(oldest) {
-			r.log.Info("lookback cut to the service's one-year limit", slog.Duration("lookback", p.cfg.Lookback))
-			r.cp.Since = oldest
-		}
+		r.cp.Since = now.Add(-r.p.cfg.Lookback)
 	}
-	p.since.Store(r.cp.Since.UnixNano())
+	r.p.since.Store(r.cp.Since.UnixNano())
 	startup := r.pendingWork(snap, now, false)
 	if len(startup) > 0 {
 		r.log.Info("resuming pending work", slog.Int("deliveries", len(snap.Pending)), slog.Int("expiries", len(snap.Expiries)))
@@ -113,22 +97,21 @@ func (r *run) prepare(snap *Snapshot) []job {
 	return startup
 }
 
-// pendingWork feeds the cache with snap's active votes, schedules its future
-// expiries this run does not hold, and returns the rewards and due expiries
-// in event order, for admit to claim and queue.
+// pendingWork caches snap's active votes, schedules its future expiries this run
+// does not hold, and returns its rewards and due expiries in event order.
 func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 	r.p.cache.addActive(snap.Seen, now)
 	work := make([]job, 0, len(snap.Pending)+len(snap.Expiries))
 	for _, v := range snap.Pending {
-		work = append(work, job{kind: kindReward, v: v, at: v.CreatedAt})
+		work = append(work, job{v: v, at: v.CreatedAt})
 	}
 	for _, v := range snap.Expiries {
 		if r.p.cfg.OnExpire == nil {
 			break
 		}
 		if !v.ExpiresAt.After(now) {
-			work = append(work, job{kind: kindExpiry, v: v, at: v.ExpiresAt})
-		} else if r.claim(kindExpiry, v, retake) {
+			work = append(work, job{v: v, expiry: true, at: v.ExpiresAt})
+		} else if r.claim(true, v, retake) {
 			r.scheduleExpiry(v)
 		}
 	}
@@ -138,28 +121,19 @@ func (r *run) pendingWork(snap *Snapshot, now time.Time, retake bool) []job {
 
 // drain waits for the loops and handlers, cancelling the handlers after the grace.
 func (r *run) drain(loops *sync.WaitGroup) {
-	done := make(chan struct{})
+	done, finished := context.WithCancel(context.Background()) // done once all returned
 	go func() {
 		loops.Wait() // the only callers of pool.Go
 		r.pool.Wait()
-		close(done)
+		finished()
 	}()
-	clk := r.p.cfg.clock
-	grace := clk.NewTimer(r.p.cfg.GracePeriod)
-	defer grace.Stop()
-	select {
-	case <-done:
+	if r.sleep(done, r.p.cfg.GracePeriod) != nil {
 		return
-	case <-grace.C():
 	}
 	r.log.Warn("handlers still running after the grace period; cancelling them", slog.Duration("grace", r.p.cfg.GracePeriod))
 	r.hcancel()
 	// Past cancelWait a handler that ignores its context is left behind.
-	left := clk.NewTimer(cancelWait)
-	defer left.Stop()
-	select {
-	case <-done:
-	case <-left.C():
+	if r.sleep(done, cancelWait) == nil {
 		r.late.Store(true)
 		r.log.Error("handlers ignored their cancelled context; Run returns without them, and their outcome is dropped (the votes stay pending)",
 			slog.Duration("grace", r.p.cfg.GracePeriod), slog.Duration("cancel_wait", cancelWait))
@@ -180,8 +154,7 @@ func (r *run) follow(ctx context.Context, feed Feed) {
 	}
 }
 
-// intakeLoop queues the votes Ingest added (here, or elsewhere through the
-// feed), and reloads the pending work when asked.
+// intakeLoop queues the votes Ingest added (here, or elsewhere: the feed) and reloads when asked.
 func (r *run) intakeLoop(ctx context.Context) {
 	failures := 0
 	for {
@@ -191,7 +164,8 @@ func (r *run) intakeLoop(ctx context.Context) {
 		case <-r.in.wake:
 		}
 		votes, reload, redeliver, held, waiters := r.in.take()
-		if held && r.sleep(ctx, r.holdWait()) != nil {
+		// The hold's wait doubles with each outage since the last write that succeeded.
+		if held && r.sleep(ctx, retryWait(int(max(r.downs.Load(), 1)), r.p.cfg.RetryDelay)) != nil {
 			return
 		}
 		if reload {
@@ -214,15 +188,14 @@ func (r *run) intakeLoop(ctx context.Context) {
 		}
 		for _, v := range votes {
 			r.p.cache.add([]Vote{v})
-			if !r.admit(ctx, job{kind: kindReward, v: v, at: v.CreatedAt}, false) {
+			if !r.admit(ctx, job{v: v, at: v.CreatedAt}, true, false) {
 				return
 			}
 		}
 	}
 }
 
-// reload queues the store's pending work this run is not handling, and with
-// redeliver the work it gave up.
+// reload queues the store's pending work this run is not handling (with redeliver, given up too).
 func (r *run) reload(ctx context.Context, redeliver bool) error {
 	snap, err := r.p.load(ctx)
 	if err != nil {
@@ -230,7 +203,7 @@ func (r *run) reload(ctx context.Context, redeliver bool) error {
 	}
 	r.storeAnswered(false)
 	for _, j := range r.pendingWork(snap, r.p.cfg.clock.Now(), redeliver) {
-		if !r.admit(ctx, j, redeliver) {
+		if !r.admit(ctx, j, true, redeliver) {
 			return ctx.Err()
 		}
 	}
@@ -248,9 +221,8 @@ func poke(ch chan struct{}) {
 // maxIntake bounds the votes waiting in the intake; past it the run reloads.
 const maxIntake = 4096
 
-// intake hands votes from Ingest calls and the feed to the run (or from the
-// memory store to a follower) without blocking: past max votes waiting, it
-// drops them and asks for a reload.
+// intake hands votes to a run (or a memory store's follower) without blocking:
+// past max votes waiting, it drops them and asks for a reload.
 type intake struct {
 	mu        sync.Mutex
 	max       int
@@ -295,6 +267,3 @@ func (in *intake) take() (votes []Vote, reload, redeliver, held bool, waiters []
 	in.votes, in.reload, in.redeliver, in.held, in.waiters = nil, false, false, false, nil
 	return votes, reload, redeliver, held, waiters
 }
-
-// errAbandoned: Run's context ended the retries; the job stays pending.
-var errAbandoned = errors.New("voterewards: delivery abandoned at stop")

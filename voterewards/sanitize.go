@@ -12,26 +12,20 @@ import (
 
 // Bounds on what the service or a webhook may send: beyond them, times and weights are clamped.
 const (
-	// maxClockSkew is how far in the future a created_at may lie (a vote from
-	// the future would hold the poll until then).
-	maxClockSkew = time.Minute
-	// maxWeight is the largest weight kept (the service sends 1 or 2).
-	maxWeight = 10
-	// maxQueryEntries bounds a webhook query kept with a vote; maxIDLen its
-	// strings and the vote's ids.
-	maxQueryEntries = 32
-	maxIDLen        = 1 << 10
+	maxClockSkew    = time.Minute // how far in the future a created_at may lie (a later one would hold the poll)
+	maxWeight       = 10          // the largest weight kept (the service sends 1 or 2)
+	maxQueryEntries = 32          // bounds a webhook query kept with a vote
+	maxIDLen        = 1 << 10     // bounds that query's strings and the vote's ids
+	// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: an older
+	// one is a broken record that would make every later vote of its voter late.
+	oldestVoteUnix = 946684800
 )
 
-// oldestVoteUnix (2000-01-01 UTC) is the earliest created_at taken: an older
-// one is a broken record that would make every later vote of its voter late.
-const oldestVoteUnix = 946684800
-
-// sanitize returns v made safe to store and schedule at now, and what it
-// changed (nil if nothing); a vote it cannot make safe is an error wrapping ErrInvalidVote.
-func sanitize(v Vote, now time.Time) (Vote, []string, error) {
+// sanitize returns v made safe to store and schedule at now, logging what it
+// changed; a vote it cannot make safe is an error wrapping ErrInvalidVote.
+func (p *Poller) sanitize(v Vote, now time.Time) (Vote, error) {
 	if err := checkIDs(v); err != nil {
-		return v, nil, err
+		return v, err
 	}
 	var f []string
 	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now.UTC().Round(0), v.Origin == OriginWebhookV0)
@@ -40,12 +34,13 @@ func sanitize(v Vote, now time.Time) (Vote, []string, error) {
 		f = append(f, "weight out of range")
 	}
 	if v.Hook != nil && !queryFits(v.Hook.Query) {
-		h := *v.Hook // the caller's Hook is not ours to change
-		h.Query = nil
-		v.Hook = &h
+		v.Hook = &Hook{ID: v.Hook.ID} // a new one: the caller's is not ours to change
 		f = append(f, "query too large")
 	}
-	return v, f, nil
+	if f != nil {
+		p.log.Warn("vote corrected", slog.String("key", v.Key()), slog.String("origin", v.Origin.String()), slog.String("fixes", strings.Join(f, ", ")))
+	}
+	return v, nil
 }
 
 // checkIDs refuses a vote that cannot be stored or told apart.
@@ -114,20 +109,17 @@ func queryFits(q map[string]string) bool {
 	return true
 }
 
-// checkSnapshot makes the times a store returns safe at now, as sanitize does
-// an arriving vote's: a checkpoint time in the future is treated as missing,
-// each vote's times are fixed. It returns how many values it changed.
+// checkSnapshot fixes a snapshot's times as sanitize does (a checkpoint time in
+// the future is missing) and returns how many values it changed.
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
 	n := 0
-	if snap.Checkpoint.LastSeen.After(limit) {
-		snap.Checkpoint.LastSeen = time.Time{}
-		n++
-	}
-	if snap.Checkpoint.Since.After(limit) {
-		snap.Checkpoint.Since = time.Time{}
-		n++
+	for _, t := range []*time.Time{&snap.Checkpoint.LastSeen, &snap.Checkpoint.Since} {
+		if t.After(limit) {
+			*t = time.Time{}
+			n++
+		}
 	}
 	for _, votes := range [][]Vote{snap.Seen, snap.Pending, snap.Expiries} {
 		for i := range votes {

@@ -24,9 +24,12 @@ type memoryStore struct {
 	pending  map[string]Vote
 	expiries map[string]Vote
 	subs     map[*intake]struct{} // one per Follow call
-	ledger   memoryLedger
-	hash     string
-	remind   map[string]string // opted-in user -> key of the last vote reminded
+	// The ledger: every voter's Stats, and one board per month (all time
+	// reads the Stats); reads sort, fine for tests and small bots.
+	stats  map[string]Stats
+	months map[time.Time]map[string]Standing
+	hash   string
+	remind map[string]string // opted-in user -> key of the last vote reminded
 }
 
 var _ Feed = (*memoryStore)(nil)
@@ -38,8 +41,7 @@ func NewMemoryStore() State {
 	return &memoryStore{
 		seen: map[string]Vote{}, byVoter: map[string][]time.Time{},
 		pending: map[string]Vote{}, expiries: map[string]Vote{}, subs: map[*intake]struct{}{},
-		ledger: memoryLedger{stats: map[string]Stats{}, months: map[time.Time]map[string]Standing{}},
-		remind: map[string]string{},
+		stats: map[string]Stats{}, months: map[time.Time]map[string]Standing{}, remind: map[string]string{},
 	}
 }
 
@@ -77,7 +79,7 @@ func (s *memoryStore) Ingest(ctx context.Context, cp *Checkpoint, votes []Vote, 
 				continue
 			}
 			s.byVoter[id] = append(s.byVoter[id], v.CreatedAt)
-			v.Stats = s.ledger.add(v, grace)
+			v.Stats = s.count(v, grace)
 			s.seen[v.Key()] = v
 			s.pending[v.Key()] = v
 			added = append(added, v)
@@ -145,32 +147,22 @@ func (s *memoryStore) Follow(ctx context.Context, added func(Vote), resync func(
 	}
 }
 
-// Format prints the store as "voterewards.MemoryStore" under every verb: fmt would read its
-// live state unlocked (a data race) and may reach a secret.
-func (*memoryStore) Format(f fmt.State, _ rune) {
-	_, _ = io.WriteString(f, "voterewards.MemoryStore")
-}
+// Format prints "voterewards.MemoryStore" under every verb, never its state (racy, may hold secrets).
+func (*memoryStore) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterewards.MemoryStore") }
 
-// memoryLedger is the memory store's ledger: every voter's Stats, and one board
-// per month (all time reads the Stats); reads sort, fine for tests and small bots.
-type memoryLedger struct {
-	stats  map[string]Stats
-	months map[time.Time]map[string]Standing
-}
-
-// add counts v and returns its voter's new Stats.
-func (l memoryLedger) add(v Vote, grace time.Duration) Stats {
+// count adds v to the ledger and returns its voter's new Stats.
+func (s *memoryStore) count(v Vote, grace time.Duration) Stats {
 	id := voterID(v.Vote)
-	st := l.stats[id].Add(v, grace)
-	l.stats[id] = st
+	st := s.stats[id].Add(v, grace)
+	s.stats[id] = st
 	m := MonthOf(v.CreatedAt)
-	if l.months[m] == nil {
-		l.months[m] = map[string]Standing{}
+	if s.months[m] == nil {
+		s.months[m] = map[string]Standing{}
 	}
-	s := l.months[m][id]
-	s.UserID, s.Votes, s.Total = id, s.Votes+1, s.Total+max(v.Weight, 1)
-	s.ReachedAt = later(s.ReachedAt, v.CreatedAt)
-	l.months[m][id] = s
+	b := s.months[m][id]
+	b.UserID, b.Votes, b.Total = id, b.Votes+1, b.Total+max(v.Weight, 1)
+	b.ReachedAt = later(b.ReachedAt, v.CreatedAt)
+	s.months[m][id] = b
 	return st
 }
 
@@ -180,7 +172,7 @@ func (s *memoryStore) Stats(ctx context.Context, user string) (st Stats, err err
 		return Stats{}, fmt.Errorf("voterewards: Stats: %w (an empty user id)", topgg.ErrNilArgument)
 	}
 	err = s.with(ctx, func() {
-		st = s.ledger.stats[user]
+		st = s.stats[user]
 		st.UserID = user
 	})
 	return st, err
@@ -193,11 +185,11 @@ func (s *memoryStore) Leaderboard(ctx context.Context, month time.Time, n int) (
 	}
 	err = s.with(ctx, func() {
 		if month.IsZero() {
-			for _, st := range s.ledger.stats {
+			for _, st := range s.stats {
 				top = append(top, Standing{UserID: st.UserID, Votes: st.Votes, Total: st.Total, ReachedAt: st.LastVote})
 			}
 		} else {
-			top = slices.Collect(maps.Values(s.ledger.months[MonthOf(month)]))
+			top = slices.Collect(maps.Values(s.months[MonthOf(month)]))
 		}
 		slices.SortFunc(top, CompareStandings)
 		top = top[:min(n, len(top))]

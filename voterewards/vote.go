@@ -1,6 +1,7 @@
 package voterewards
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,14 +24,11 @@ const (
 )
 
 // String returns "history", "webhook" or "webhook-v0".
-func (o Origin) String() string { return name(o, "Origin", "history", "webhook", "webhook-v0") }
-
-// name returns the name of the n-th value of a type, counting from 1.
-func name[T ~uint8](n T, typ string, names ...string) string {
-	if n == 0 || int(n) > len(names) {
-		return fmt.Sprintf("%s(%d)", typ, uint8(n))
+func (o Origin) String() string {
+	if o < OriginHistory || o > OriginWebhookV0 {
+		return fmt.Sprintf("Origin(%d)", uint8(o))
 	}
-	return names[n-1]
+	return [...]string{"history", "webhook", "webhook-v0"}[o-1]
 }
 
 // Vote is a vote as the handlers see it: the service's record, where it came
@@ -60,34 +58,18 @@ func (v Vote) Key() string {
 }
 
 // voterID is the id a vote is deduplicated and queued on: PlatformID, else UserID.
-func voterID(v topgg.Vote) string {
-	if v.PlatformID != "" {
-		return v.PlatformID
-	}
-	return v.UserID
-}
+func voterID(v topgg.Vote) string { return cmp.Or(v.PlatformID, v.UserID) }
 
 // Handler handles one vote from a worker goroutine; calls for one user never
 // overlap. An error or a panic is retried later. ctx is cancelled once Run's
 // context is done and [Config.GracePeriod] passed.
 type Handler func(ctx context.Context, v Vote) error
 
-// jobKind says which handler a delivery is for.
-type jobKind uint8
-
-const (
-	kindReward jobKind = iota + 1 // a call of [Config.OnReward] for a new vote
-	kindExpiry                    // a call of [Config.OnExpire] for a vote that expired
-)
-
-func (k jobKind) name() string { return name(k, "kind", "reward", "expiry") }
-
-// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed on
-// every attempt or, with Recording set, a success the store could not
-// record. The vote stays pending, and a reward gets no expiry, until the next
-// [Poller.Run] or [Poller.Redeliver]. It unwraps to the last attempt's error:
-// the store's if Recording, else the handler's (a *panics.ErrRecovered of
-// sourcegraph/conc for a panic).
+// DeliveryError is what [Config.OnGiveUp] receives: a handler that failed every
+// attempt or, with Recording, a success the store could not record; the vote
+// stays pending (a reward without expiry) until the next [Poller.Run] or
+// [Poller.Redeliver]. It unwraps to the last attempt's error (the store's if
+// Recording; a conc *panics.ErrRecovered for a panic).
 type DeliveryError struct {
 	// Expiry is set for [Config.OnExpire]'s call, clear for [Config.OnReward]'s.
 	Expiry bool
@@ -121,6 +103,10 @@ var (
 	// ErrNotRunning is returned by [Poller.Redeliver] when Run is not running.
 	ErrNotRunning = errors.New("voterewards: Run is not running")
 
-	errRunning    = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
-	errNilHistory = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+	errRunning     = fmt.Errorf("voterewards: Poller %w", topgg.ErrRunning)
+	errNilHistory  = fmt.Errorf("voterewards: New: %w (History)", topgg.ErrNilArgument)
+	errNilPage     = errors.New("voterewards: History returned no page and no error")
+	errNilSnapshot = errors.New("voterewards: Store.Load returned no snapshot and no error")
+	errAbandoned   = errors.New("voterewards: delivery abandoned at stop") // Run's context ended the retries; the job stays pending
+	errHeld        = errors.New("voterewards: held while the store fails") // the store failed, so the job was not started; a reload takes it again
 )

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,38 +53,34 @@ func board(t *testing.T, s voterewards.Store, month time.Time, n int) []voterewa
 	return b
 }
 
-// norm makes stored times comparable with ==: UTC, no monotonic reading,
-// no location pointer (a store may decode times any way that keeps the
-// instant).
-func norm(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return time.Unix(0, t.UnixNano()).UTC()
-}
-
-func normStats(s voterewards.Stats) voterewards.Stats {
-	s.StreakUntil, s.Month, s.LastVote = norm(s.StreakUntil), norm(s.Month), norm(s.LastVote)
-	return s
-}
-
-func normBoard(b []voterewards.Standing) []voterewards.Standing {
-	out := make([]voterewards.Standing, len(b))
-	for i, s := range b {
-		s.ReachedAt = norm(s.ReachedAt)
-		out[i] = s
-	}
-	return out
-}
+// The asserts compare times in UTC, which drops the location and the
+// monotonic reading: a store may decode times any way that keeps the instant.
 
 func assertStats(t *testing.T, want, got voterewards.Stats, msgAndArgs ...any) {
 	t.Helper()
-	assert.Equal(t, normStats(want), normStats(got), msgAndArgs...)
+	for _, s := range []*voterewards.Stats{&want, &got} {
+		s.StreakUntil, s.Month, s.LastVote = s.StreakUntil.UTC(), s.Month.UTC(), s.LastVote.UTC()
+	}
+	assert.Equal(t, want, got, msgAndArgs...)
 }
 
 func assertBoard(t *testing.T, want, got []voterewards.Standing, msgAndArgs ...any) {
 	t.Helper()
-	assert.Equal(t, normBoard(want), normBoard(got), msgAndArgs...)
+	utc := func(b []voterewards.Standing) []voterewards.Standing {
+		b = slices.Clone(b)
+		for i := range b {
+			b[i].ReachedAt = b[i].ReachedAt.UTC()
+		}
+		return b
+	}
+	assert.Equal(t, utc(want), utc(got), msgAndArgs...)
+}
+
+// counts is a Stats without its times, for checks that spell the numbers out.
+type counts struct{ votes, total, streak, best, monthVotes, monthTotal int }
+
+func countsOf(s voterewards.Stats) counts {
+	return counts{s.Votes, s.Total, s.Streak, s.BestStreak, s.MonthVotes, s.MonthTotal}
 }
 
 // testStreakEdge: a vote exactly at StreakUntil continues the streak; one
@@ -105,16 +102,12 @@ func testStreakEdge(t *testing.T, s voterewards.State) {
 	late := lvote(2, until.Add(time.Nanosecond), 1)
 	ingest(t, s, nil, other, late)
 	got := stats(t, s, voter(2))
-	assert.Equal(t, 1, got.Streak, "a nanosecond after StreakUntil starts a new streak")
-	assert.Equal(t, 1, got.BestStreak)
-	assert.Equal(t, 2, got.Votes)
+	assert.Equal(t, counts{votes: 2, total: 2, streak: 1, best: 1, monthVotes: 2, monthTotal: 2}, countsOf(got), "a nanosecond after StreakUntil starts a new streak")
 	assertStats(t, fold(other, late), got)
 
 	again := lvote(2, late.ExpiresAt.Add(grace), 1)
 	ingest(t, s, nil, again)
-	got = stats(t, s, voter(2))
-	assert.Equal(t, 2, got.Streak, "the new streak continues")
-	assert.Equal(t, 2, got.BestStreak)
+	assert.Equal(t, counts{votes: 3, total: 3, streak: 2, best: 2, monthVotes: 3, monthTotal: 3}, countsOf(stats(t, s, voter(2))), "the new streak continues")
 }
 
 // testWeekendWeight: a weight-2 vote counts 2 in Total and MonthTotal, 1
@@ -122,44 +115,12 @@ func testStreakEdge(t *testing.T, s voterewards.State) {
 func testWeekendWeight(t *testing.T, s voterewards.State) {
 	a, b := lvote(1, base, 2), lvote(1, base.Add(24*time.Hour), 1)
 	ingest(t, s, nil, a)
-	got := stats(t, s, voter(1))
-	assert.Equal(t, 1, got.Votes)
-	assert.Equal(t, 2, got.Total)
-	assert.Equal(t, 1, got.Streak)
-	assert.Equal(t, 1, got.MonthVotes)
-	assert.Equal(t, 2, got.MonthTotal)
+	assert.Equal(t, counts{votes: 1, total: 2, streak: 1, best: 1, monthVotes: 1, monthTotal: 2}, countsOf(stats(t, s, voter(1))))
 	ingest(t, s, nil, b)
-	got = stats(t, s, voter(1))
-	assert.Equal(t, 2, got.Votes)
-	assert.Equal(t, 3, got.Total)
-	assert.Equal(t, 2, got.Streak, "a weekend vote is one step of a streak")
+	got := stats(t, s, voter(1))
+	assert.Equal(t, counts{votes: 2, total: 3, streak: 2, best: 2, monthVotes: 2, monthTotal: 3}, countsOf(got), "a weekend vote is one step of a streak")
 	assertStats(t, fold(a, b), got)
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 3, ReachedAt: b.CreatedAt}}, board(t, s, base, 10))
-}
-
-// testSeenTwice: the same record twice, and the history's and a webhook's
-// records of one vote, count once.
-func testSeenTwice(t *testing.T, s voterewards.State) {
-	created := base.Add(14251 * time.Microsecond)
-	history := lvote(1, created, 2)
-	hook := lvote(1, created.Add(900*time.Nanosecond), 2)
-	hook.Origin = voterewards.OriginWebhook
-	hook.Hook = &voterewards.Hook{ID: "808499215864008704"}
-	require.Len(t, ingest(t, s, nil, history, history), 1, "a record twice in one call")
-	assert.Empty(t, ingest(t, s, nil, history), "the same record again")
-	assert.Empty(t, ingest(t, s, nil, hook), "the webhook's record of the same vote")
-	want := fold(history)
-	assertStats(t, want, stats(t, s, voter(1)), "one vote, counted once")
-	assert.Equal(t, 1, want.Votes)
-	standing := []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: history.CreatedAt}}
-	assertBoard(t, standing, board(t, s, time.Time{}, 10), "all time")
-	assertBoard(t, standing, board(t, s, base, 10), "this month")
-
-	first := lvote(2, base, 1)
-	first.Origin = voterewards.OriginWebhookV0
-	require.Len(t, ingest(t, s, nil, first), 1)
-	assert.Empty(t, ingest(t, s, nil, lvote(2, base.Add(-3*time.Second), 1)), "the history's record after a v0 webhook's")
-	assert.Equal(t, 1, stats(t, s, voter(2)).Votes)
 }
 
 // testLateVote: a vote older than LastVote (the history delivering what a
@@ -178,20 +139,13 @@ func testLateVote(t *testing.T, s voterewards.State) {
 	require.Len(t, added, 1)
 	got := stats(t, s, voter(1))
 	assertStats(t, got, added[0].Stats, "the vote carries the Stats it made")
-	assert.Equal(t, 3, got.Votes)
-	assert.Equal(t, 4, got.Total)
-	assert.Equal(t, 3, got.MonthVotes, "counted in its month, the current one")
-	assert.Equal(t, 2, got.Streak, "the streak is untouched")
+	assert.Equal(t, counts{votes: 3, total: 4, streak: 2, best: 2, monthVotes: 3, monthTotal: 4}, countsOf(got), "counted in its month, the current one; the streak untouched")
 	assert.True(t, before.StreakUntil.Equal(got.StreakUntil))
 	assert.True(t, b.CreatedAt.Equal(got.LastVote), "LastVote stays the newest")
 
 	ingest(t, s, nil, lastMonth)
 	got = stats(t, s, voter(1))
-	assert.Equal(t, 4, got.Votes)
-	assert.Equal(t, 6, got.Total)
-	assert.Equal(t, 3, got.MonthVotes, "a vote of an earlier month leaves this month's count")
-	assert.Equal(t, 4, got.MonthTotal)
-	assert.Equal(t, 2, got.Streak)
+	assert.Equal(t, counts{votes: 4, total: 6, streak: 2, best: 2, monthVotes: 3, monthTotal: 4}, countsOf(got), "a vote of an earlier month leaves this month's count")
 	assertStats(t, fold(a, b, sameMonth, lastMonth), got)
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 2, ReachedAt: lastMonth.CreatedAt}},
 		board(t, s, lastMonth.CreatedAt, 10), "the late vote is on its month's board")
@@ -219,10 +173,8 @@ func testLateVotesOfPastMonths(t *testing.T, s voterewards.State) {
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 2, Total: 2, ReachedAt: feb27.Add(3 * day)}}, board(t, s, feb27.Add(3*day), 10), "March")
 	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: 1, Total: 1, ReachedAt: late[2].CreatedAt}}, board(t, s, late[2].CreatedAt, 10), "January")
 	got := stats(t, s, voter(1))
-	assert.Equal(t, 6, got.Votes)
-	assert.Equal(t, 8, got.Total)
-	assert.Equal(t, 2, got.MonthVotes, "March's")
-	assert.Equal(t, 2, got.Streak, "Feb 27 to Mar 1 is 48 h: the streak restarted on Mar 1")
+	// March's month counts; Feb 27 to Mar 1 is 48 h: the streak restarted on Mar 1.
+	assert.Equal(t, counts{votes: 6, total: 8, streak: 2, best: 2, monthVotes: 2, monthTotal: 2}, countsOf(got))
 	assertStats(t, fold(append([]voterewards.Vote{lvote(1, feb27, 2), lvote(1, feb27.Add(2*day), 1), lvote(1, feb27.Add(3*day), 1)}, late...)...), got)
 }
 
@@ -256,8 +208,18 @@ func testMonthBoundary(t *testing.T, s voterewards.State) {
 }
 
 // testLeaderboardOrder: Total descending, then who reached it first, then
-// the user id.
+// the user id; n outside 1..MaxLeaderboard is ErrBadLeaderboard, and an
+// empty board is empty.
 func testLeaderboardOrder(t *testing.T, s voterewards.State) {
+	for _, n := range []int{0, -1, voterewards.MaxLeaderboard + 1} {
+		b, err := s.Leaderboard(context.Background(), time.Time{}, n)
+		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d", n)
+		assert.Empty(t, b)
+		_, err = s.Leaderboard(context.Background(), base, n)
+		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d, a month", n)
+	}
+	assert.Empty(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), "no votes yet")
+	assert.Empty(t, board(t, s, base, 1))
 	day := 24 * time.Hour
 	// Four voters reach a total of 4 (two reach it at the same instant),
 	// one reaches 2, one 1; the list goes in shuffled.
@@ -287,24 +249,6 @@ func testLeaderboardOrder(t *testing.T, s voterewards.State) {
 	assertBoard(t, march, board(t, s, base, 10), "March")
 }
 
-// testLeaderboardBounds: n outside 1..MaxLeaderboard is ErrBadLeaderboard;
-// an empty board is empty.
-func testLeaderboardBounds(t *testing.T, s voterewards.State) {
-	ctx := context.Background()
-	for _, n := range []int{0, -1, voterewards.MaxLeaderboard + 1} {
-		b, err := s.Leaderboard(ctx, time.Time{}, n)
-		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d", n)
-		assert.Empty(t, b)
-		_, err = s.Leaderboard(ctx, base, n)
-		require.ErrorIs(t, err, voterewards.ErrBadLeaderboard, "n=%d, a month", n)
-	}
-	assert.Empty(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), "no votes yet")
-	assert.Empty(t, board(t, s, base, 1))
-	ingest(t, s, nil, lvote(1, base, 1))
-	assert.Len(t, board(t, s, time.Time{}, voterewards.MaxLeaderboard), 1)
-	assert.Len(t, board(t, s, time.Time{}, 1), 1)
-}
-
 // testLeaderboardMonths: each month's board counts its votes only; all
 // time counts all; a month without votes is empty.
 func testLeaderboardMonths(t *testing.T, s voterewards.State) {
@@ -330,12 +274,9 @@ func testUnknownUser(t *testing.T, s voterewards.State) {
 	assertStats(t, voterewards.Stats{UserID: "nobody"}, stats(t, s, "nobody"), "a voter never seen: zero, User set")
 	ingest(t, s, nil, lvote(1, base, 1))
 	assertStats(t, voterewards.Stats{UserID: voter(2)}, stats(t, s, voter(2)))
-	only := vote(3, base, voterewards.OriginHistory)
-	only.PlatformID = "" // the ledger keys on the user id then
+	only := userOnly(vote(3, base, voterewards.OriginHistory))
 	ingest(t, s, nil, only)
-	got := stats(t, s, only.UserID)
-	assert.Equal(t, 1, got.Votes)
-	assert.Equal(t, only.UserID, got.UserID)
+	assertStats(t, fold(only), stats(t, s, only.UserID), "without a platform id the ledger keys on the user id")
 	_, err := s.Stats(context.Background(), "")
 	assert.ErrorIs(t, err, topgg.ErrNilArgument, "Stats of no user is misuse")
 }
@@ -346,7 +287,7 @@ func testStatsKept(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	a, b, c := lvote(1, base, 2), lvote(1, base.Add(20*time.Hour), 1), lvote(2, base, 1)
 	added := ingest(t, s, nil, a, b, a, c)
-	require.Equal(t, keys([]voterewards.Vote{a, b, c}), keys(added))
+	require.Equal(t, keys(a, b, c), keys(added...))
 	want := map[string]voterewards.Stats{a.Key(): fold(a), b.Key(): fold(a, b), c.Key(): fold(c)}
 	for _, v := range added {
 		assertStats(t, want[v.Key()], v.Stats, "Ingest's %s", v.Key())
@@ -355,9 +296,9 @@ func testStatsKept(t *testing.T, s voterewards.State) {
 	require.NoError(t, s.Delivered(ctx, added[0], true))
 	require.NoError(t, s.Delivered(ctx, added[2], false))
 	snap := load(t, s)
-	require.Equal(t, keys([]voterewards.Vote{b}), keys(snap.Pending))
+	require.Equal(t, keys(b), keys(snap.Pending...))
 	assertStats(t, want[b.Key()], snap.Pending[0].Stats, "a pending vote keeps its Stats")
-	require.Equal(t, keys([]voterewards.Vote{a}), keys(snap.Expiries))
+	require.Equal(t, keys(a), keys(snap.Expiries...))
 	assertStats(t, want[a.Key()], snap.Expiries[0].Stats, "an expiry keeps its Stats")
 }
 
@@ -375,27 +316,7 @@ func testLedgerConcurrentOneUser(t *testing.T, s voterewards.State) {
 	assert.Equal(t, callers, got.Votes)
 	assert.Equal(t, callers*3/2, got.Total)
 	assert.Equal(t, callers, got.MonthVotes)
-	b := board(t, s, base, 10)
-	require.Len(t, b, 1)
-	assert.Equal(t, callers, b[0].Votes)
-	assert.True(t, base.Add((callers-1)*24*time.Hour).Equal(b[0].ReachedAt))
-}
-
-// testPruneKeepsLedger: Prune bounds the dedup set, never the ledger.
-func testPruneKeepsLedger(t *testing.T, s voterewards.State) {
-	ctx := context.Background()
-	old := lvote(1, base.Add(-30*24*time.Hour), 2)
-	newer := lvote(1, base.Add(-10*24*time.Hour), 1)
-	ingest(t, s, nil, old, newer)
-	before := stats(t, s, voter(1))
-	allTime, month := board(t, s, time.Time{}, 10), board(t, s, old.CreatedAt, 10)
-	require.NoError(t, s.Delivered(ctx, old, false))
-	require.NoError(t, s.Delivered(ctx, newer, false))
-	require.NoError(t, s.Prune(ctx, base, base))
-	require.Empty(t, load(t, s).Seen, "the votes are pruned")
-	assertStats(t, before, stats(t, s, voter(1)))
-	assertBoard(t, allTime, board(t, s, time.Time{}, 10))
-	assertBoard(t, month, board(t, s, old.CreatedAt, 10))
+	assertBoard(t, []voterewards.Standing{{UserID: voter(1), Votes: callers, Total: callers * 3 / 2, ReachedAt: base.Add((callers - 1) * 24 * time.Hour)}}, board(t, s, base, 10))
 }
 
 // userOnly makes a vote carry no platform id (the ledger keys on UserID).

@@ -83,8 +83,7 @@ func testRandomStream(t *testing.T, s voterewards.State) {
 		n := min(1+rng.IntN(4), len(recs))
 		batch := recs[:n]
 		recs = recs[n:]
-		var in []voterewards.Vote
-		var expect []voterewards.Vote
+		var in, expect []voterewards.Vote
 		for _, r := range batch {
 			in = append(in, r.v)
 			if admitted[r.real] {
@@ -95,9 +94,9 @@ func testRandomStream(t *testing.T, s voterewards.State) {
 			}
 		}
 		added := ingest(t, s, nil, in...)
-		require.Equal(t, keys(expect), keys(added), "the first record of each vote is added")
+		require.Equal(t, keys(expect...), keys(added...), "the first record of each vote is added")
 		for i, v := range expect {
-			id := userKey(v)
+			id := fold(v).UserID // the ledger's id: PlatformID, else UserID
 			if want[id].Votes > 0 && v.CreatedAt.Before(want[id].LastVote) {
 				late++
 			} else if want[id].Votes > 0 && v.CreatedAt.After(want[id].StreakUntil) {
@@ -125,24 +124,13 @@ func testRandomStream(t *testing.T, s voterewards.State) {
 // count adds v to voter id's standing on the board of month (zero: all
 // time).
 func count(boards map[time.Time]map[string]voterewards.Standing, month time.Time, id string, v voterewards.Vote) {
-	b := boards[month]
-	if b == nil {
-		b = map[string]voterewards.Standing{}
-		boards[month] = b
+	if boards[month] == nil {
+		boards[month] = map[string]voterewards.Standing{}
 	}
-	st := b[id]
-	st.UserID = id
-	st.Votes++
-	st.Total += max(v.Weight, 1)
+	st := boards[month][id]
+	st.UserID, st.Votes, st.Total = id, st.Votes+1, st.Total+max(v.Weight, 1)
 	if v.CreatedAt.After(st.ReachedAt) {
 		st.ReachedAt = v.CreatedAt
 	}
-	b[id] = st
-}
-
-func userKey(v voterewards.Vote) string {
-	if v.PlatformID != "" {
-		return v.PlatformID
-	}
-	return v.UserID
+	boards[month][id] = st
 }
