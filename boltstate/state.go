@@ -162,7 +162,7 @@ func (s *State) UseFence(f voterewards.Fence) error {
 
 // Ping returns nil when the state can take a write now (an empty commit).
 func (s *State) Ping(ctx context.Context) error {
-	return s.write(ctx, false, "ping", func(*bolt.Tx) error { return nil })
+	return s.write(ctx, alone, "ping", func(*bolt.Tx) error { return nil })
 }
 
 // LoadHash implements [voterewards.State].
@@ -176,7 +176,7 @@ func (s *State) LoadHash(ctx context.Context) (hash string, err error) {
 
 // SaveHash implements [voterewards.State].
 func (s *State) SaveHash(ctx context.Context, hash string) error {
-	return s.write(ctx, false, "save the command hash", func(tx *bolt.Tx) error {
+	return s.write(ctx, alone, "save the command hash", func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketCommands)).Put([]byte(keyHash), []byte(hash))
 	})
 }
@@ -224,18 +224,13 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook
 // votes) share commits with concurrent ones.
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	if cp == nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		req := &ingestReq{votes: votes, grace: grace}
-		s.ingest.submit(s.db, req, false)
-		return req.added, req.err
-	}
 	var added []voterewards.Vote
-	err := s.write(ctx, false, "store votes", func(tx *bolt.Tx) error {
-		var err error
-		if added, err = addVotes(tx, votes, added[:0], grace); err != nil {
+	how := lead
+	if cp != nil {
+		how = alone
+	}
+	err := s.write(ctx, how, "store votes", func(tx *bolt.Tx) (err error) {
+		if added, err = addVotes(tx, votes, added[:0], grace); err != nil || cp == nil {
 			return err
 		}
 		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
@@ -246,19 +241,26 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// write runs fn in a write transaction (if batch, one shared with other
-// writes: ingestGroup), unless ctx is done.
-func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
+// How a write commits: in a transaction of its own, or in the group commit
+// (ingestGroup) at once or after waiting to ride in another's commit.
+const (
+	alone = iota
+	lead
+	ride
+)
+
+// write runs fn in a write transaction committed as how says, unless ctx is done.
+func (s *State) write(ctx context.Context, how int, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var err error
-	if batch {
-		req := &ingestReq{write: fn}
-		s.ingest.submit(s.db, req, true)
-		err = req.err
-	} else {
+	if how == alone {
 		err = s.db.Update(fn)
+	} else {
+		req := &ingestReq{write: fn}
+		s.ingest.submit(s.db, req, how == ride)
+		err = req.err
 	}
 	if err != nil {
 		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
@@ -317,7 +319,7 @@ func putCheckpoint(meta *bolt.Bucket, cp voterewards.Checkpoint) error {
 
 // Delivered implements [voterewards.Store].
 func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	return s.write(ctx, true, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
 		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
 		if err == nil && expire {
 			err = tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
@@ -328,7 +330,7 @@ func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) 
 
 // Expired implements [voterewards.Store].
 func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
-	return s.write(ctx, true, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
 	})
 }
@@ -337,7 +339,7 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	var limit [8]byte
 	putTime(limit[:], createdBefore)
-	return s.write(ctx, false, "prune store", func(tx *bolt.Tx) error {
+	return s.write(ctx, alone, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
