@@ -28,8 +28,10 @@ const maxIDLen, maxQuery = 1 << 10, 32
 
 var errBadRecord = errors.New("damaged vote record")
 
-// putTime orders times as unsigned big-endian bytes, negative ones too.
-func putTime(b []byte, t time.Time) { binary.BigEndian.PutUint64(b, uint64(t.UnixNano())^(1<<63)) }
+// appendTime appends t as 8 bytes that order as unsigned big-endian, negative times too.
+func appendTime(b []byte, t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(b, uint64(t.UnixNano())^(1<<63))
+}
 
 func getTime(b []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(b)^(1<<63))).UTC()
@@ -40,21 +42,11 @@ func encodeVote(v voterewards.Vote) []byte {
 	if v.Hook != nil {
 		h = *v.Hook
 	}
-	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID) + statsLen + len(v.Stats.UserID)
-	for k, val := range h.Query {
-		n += 2*binary.MaxVarintLen64 + len(k) + len(val)
-	}
-	b := make([]byte, 17, n)
-	b[0] = codecVersion
-	putTime(b[1:9], v.CreatedAt)
-	putTime(b[9:17], v.ExpiresAt)
+	b := appendTime(appendTime(append(make([]byte, 0, 128), codecVersion), v.CreatedAt), v.ExpiresAt)
 	b = binary.AppendUvarint(b, uint64(max(v.Weight, 0)))
-	b = appendString(b, v.UserID)
-	b = appendString(b, v.PlatformID)
-	b = append(b, byte(v.Origin))
+	b = append(appendString(appendString(b, v.UserID), v.PlatformID), byte(v.Origin))
 	// A Hook with no id and no query encodes as no Hook.
-	b = appendString(b, h.ID)
-	b = binary.AppendUvarint(b, uint64(len(h.Query)))
+	b = binary.AppendUvarint(appendString(b, h.ID), uint64(len(h.Query)))
 	// Sorted, so that one vote always encodes to the same bytes.
 	if len(h.Query) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(h.Query)) {
@@ -69,24 +61,22 @@ func appendString(b []byte, s string) []byte {
 }
 
 func decodeVote(b []byte) (voterewards.Vote, error) {
-	if len(b) < 17 || b[0] < codecV1 || b[0] > codecVersion {
-		return voterewards.Vote{}, errBadRecord
-	}
-	v := voterewards.Vote{Origin: voterewards.OriginHistory}
-	v.CreatedAt, v.ExpiresAt = getTime(b[1:9]), getTime(b[9:17])
-	d := decoder{b: b[17:]}
-	w := d.uvarint(1 << 31)
-	v.Weight, v.UserID, v.PlatformID = int(w), d.string(), d.string()
-	if b[0] >= codecV2 {
-		d.v2(&v)
-	}
-	if b[0] >= codecVersion {
-		d.v3(&v)
-	}
-	if d.bad || len(d.b) != 0 {
-		return voterewards.Vote{}, errBadRecord
-	}
-	return v, nil
+	return decode(b, func(d *decoder) voterewards.Vote {
+		version := d.byte()
+		v := voterewards.Vote{Origin: voterewards.OriginHistory}
+		v.CreatedAt, v.ExpiresAt = d.time(), d.time()
+		v.Weight, v.UserID, v.PlatformID = int(d.uvarint(1<<31)), d.string(), d.string()
+		if version < codecV1 || version > codecVersion {
+			d.bad = true
+		}
+		if version >= codecV2 {
+			d.v2(&v)
+		}
+		if version >= codecVersion {
+			d.v3(&v)
+		}
+		return v
+	})
 }
 
 // decoder reads a record's fields; once one is bad (bad set), the rest are zero.
@@ -95,13 +85,25 @@ type decoder struct {
 	bad bool
 }
 
+// decode reads b whole with read, or fails with errBadRecord.
+func decode[T any](b []byte, read func(*decoder) T) (T, error) {
+	d := decoder{b: b}
+	x := read(&d)
+	if d.bad || len(d.b) != 0 {
+		var zero T
+		return zero, errBadRecord
+	}
+	return x, nil
+}
+
 // v2 reads the fields version 2 added.
 func (d *decoder) v2(v *voterewards.Vote) {
-	if len(d.b) < 1 || d.b[0] < byte(voterewards.OriginHistory) || d.b[0] > byte(voterewards.OriginWebhookV0) {
+	o := voterewards.Origin(d.byte())
+	if o < voterewards.OriginHistory || o > voterewards.OriginWebhookV0 {
 		d.bad = true
 		return
 	}
-	v.Origin, d.b = voterewards.Origin(d.b[0]), d.b[1:]
+	v.Origin = o
 	h := voterewards.Hook{ID: d.string()}
 	if q := d.uvarint(maxQuery); q > 0 && !d.bad {
 		h.Query = make(map[string]string, q)
@@ -113,6 +115,16 @@ func (d *decoder) v2(v *voterewards.Vote) {
 	if h.ID != "" || h.Query != nil {
 		v.Hook = &h
 	}
+}
+
+func (d *decoder) byte() byte {
+	if d.bad || len(d.b) < 1 {
+		d.bad = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
 }
 
 func (d *decoder) uvarint(limit uint64) uint64 {
@@ -136,16 +148,27 @@ func (d *decoder) string() string {
 	return s
 }
 
+func (d *decoder) time() time.Time {
+	if d.bad || len(d.b) < 8 {
+		d.bad = true
+		return time.Time{}
+	}
+	t := getTime(d.b[:8])
+	d.b = d.b[8:]
+	return t
+}
+
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
 func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).UserID }
 
-// seenKey is a vote's key in the dedup set and pending: creation time, voter id.
-func seenKey(v voterewards.Vote) []byte {
-	id := voter(v)
-	k := make([]byte, 8, 8+len(id))
-	putTime(k, v.CreatedAt)
-	return append(k, id...)
+// timeKey is t, then id: a vote's key in the dedup set and pending (seenKey),
+// a voter's in the months bucket.
+func timeKey(t time.Time, id string) []byte {
+	return append(appendTime(make([]byte, 0, 8+len(id)), t), id...)
 }
+
+// seenKey is a vote's key in the dedup set and pending: creation time, voter id.
+func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
 // voterKey is a vote's key in the per-voter index: the voter id, its length
 // first (no id a prefix of another's keys), then the creation time.
@@ -155,18 +178,11 @@ func voterKey(id string, created time.Time) []byte {
 
 // appendVoterKey appends the voterKey of id and created to b.
 func appendVoterKey(b []byte, id string, created time.Time) []byte {
-	b = binary.AppendUvarint(b, uint64(len(id)))
-	b = append(b, id...)
-	var t [8]byte
-	putTime(t[:], created)
-	return append(b, t[:]...)
+	return appendTime(appendString(b, id), created)
 }
 
 // expiryKey orders pending expiries by ExpiresAt.
 func expiryKey(v voterewards.Vote) []byte {
 	id := voter(v)
-	k := make([]byte, 16, 16+len(id))
-	putTime(k, v.ExpiresAt)
-	putTime(k[8:], v.CreatedAt)
-	return append(k, id...)
+	return append(appendTime(appendTime(make([]byte, 0, 16+len(id)), v.ExpiresAt), v.CreatedAt), id...)
 }

@@ -72,11 +72,11 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 		prev = voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 	case m.After(old.Month): // the old month is done: keep its standing for late votes
 		done := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
-		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
+		if err := l.months.Put(timeKey(old.Month, id), encodeStanding(done)); err != nil {
 			return err
 		}
 	default: // a late vote of an older month
-		if b := l.months.Get(monthKey(m, id)); b != nil {
+		if b := l.months.Get(timeKey(m, id)); b != nil {
 			var err error
 			if prev, err = decodeStanding(id, b); err != nil {
 				return fmt.Errorf("month standing of voter %q: %w", id, err)
@@ -92,7 +92,7 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 	// Stats.Add counts a standing as it counts a voter's Votes, Total and LastVote.
 	st := allTimeStanding(voterewards.Stats{UserID: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
 	if m.Before(old.Month) {
-		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
+		if err := l.months.Put(timeKey(m, id), encodeStanding(st)); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 	var out []voterewards.Standing
 	err := s.read(ctx, "the leaderboard", func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte(bucketBoard)).Cursor()
-		for k, v := c.Seek(sp[:]); k != nil && bytes.HasPrefix(k, sp[:]) && len(out) < n; k, v = c.Next() {
+		for k, v := c.Seek(sp); k != nil && bytes.HasPrefix(k, sp) && len(out) < n; k, v = c.Next() {
 			st, err := decodeBoard(k, v)
 			if err != nil {
 				return err

@@ -307,13 +307,10 @@ func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
 }
 
 func putCheckpoint(meta *bolt.Bucket, cp voterewards.Checkpoint) error {
-	var ls, since [8]byte
-	putTime(ls[:], cp.LastSeen)
-	putTime(since[:], cp.Since)
 	return errors.Join(
 		meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
-		meta.Put([]byte(keyLastSeen), ls[:]),
-		meta.Put([]byte(keySince), since[:]),
+		meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)),
+		meta.Put([]byte(keySince), appendTime(nil, cp.Since)),
 	)
 }
 
@@ -337,13 +334,12 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 
 // Prune implements [voterewards.Store].
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	var limit [8]byte
-	putTime(limit[:], createdBefore)
+	limit := appendTime(nil, createdBefore)
 	return s.write(ctx, alone, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
-		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
+		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit) < 0; k, v = c.Next() {
 			if len(v) < 17 || getTime(v[9:17]).After(now) {
 				break // the rest expires later still, as a rule
 			}
