@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"runtime/debug"
 
@@ -32,34 +31,21 @@ func (e *DamagedError) Error() string {
 // the trees in a goroutine of its own, where a damaged page is a crash no
 // recover reaches.
 const (
-	boltMagic       = 0xED0CDAED
-	boltVersion     = 2
-	pageHeaderSize  = 16
-	elemSize        = 16 // branch and leaf elements are both 16 bytes
-	metaChecksumOff = 56 // bytes of the meta hashed for its checksum
-	flagBranch      = 0x01
-	flagLeaf        = 0x02
-	flagMeta        = 0x04
-	flagFreelist    = 0x10
-	leafBucketFlag  = 0x01
-	noFreelist      = ^uint64(0)
-	maxTreeDepth    = 64
-	minPageSize     = 512
-	maxPageSize     = 1 << 20
+	pageHeaderSize = 16
+	elemSize       = 16 // branch and leaf elements are both 16 bytes
+	flagBranch     = 0x01
+	flagLeaf       = 0x02
+	flagFreelist   = 0x10
+	leafBucketFlag = 0x01
+	noFreelist     = ^uint64(0)
+	maxTreeDepth   = 64
 )
 
-type boltMeta struct {
-	pageSize uint32
-	root     uint64
-	freelist uint64
-	pgid     uint64 // high water mark: pages [0, pgid) are in use
-	txid     uint64
-}
-
-// checkFile validates a bbolt file before bbolt opens it: the meta pages, the
-// file's length, and that every page reachable from the root lies in the
-// file, carries its own id and a valid type, holds its elements in bounds and
-// in order, and is reached once. A missing or empty file is fine.
+// checkFile validates a bbolt file before a writable open: bbolt reads its
+// meta pages (read-only, which walks no tree), then every page reachable from
+// the root must lie in the file, carry its own id and a valid type, hold its
+// elements in bounds and in order, and be reached once. A missing or empty
+// file is fine.
 func checkFile(path string) error {
 	b, err := os.ReadFile(path) // the vote window: tens of MB at most
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
@@ -68,7 +54,22 @@ func checkFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("boltstate: open %s: %w", path, err)
 	}
-	c := &fileCheck{b: b, size: int64(len(b)), seen: map[uint64]bool{}}
+	c := &fileCheck{b: b, seen: map[uint64]bool{}}
+	err = guard(path, func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.View(func(tx *bolt.Tx) error {
+			c.ps, c.pgid = int64(db.Info().PageSize), uint64(tx.Size())/uint64(db.Info().PageSize)
+			c.root, c.txid = uint64(tx.Cursor().Bucket().Root()), uint64(tx.ID())
+			return nil
+		})
+	})
+	if err != nil {
+		return openError(path, err, true) // bbolt refused the file it read
+	}
 	if reason := c.run(); reason != "" {
 		return &DamagedError{Path: path, Reason: reason}
 	}
@@ -76,75 +77,35 @@ func checkFile(path string) error {
 }
 
 type fileCheck struct {
-	b    []byte
-	size int64
-	ps   int64
-	meta boltMeta
-	seen map[uint64]bool
+	b          []byte
+	ps         int64
+	pgid, root uint64 // of the meta page bbolt chose, of transaction txid
+	txid       uint64
+	seen       map[uint64]bool
 }
 
 // run returns "" if the file is sound, else what is wrong.
 func (c *fileCheck) run() string {
-	m0, err0 := c.readMeta(0, 0)
-	ps := int64(m0.pageSize)
-	if err0 != "" { // bbolt then looks for the second meta page here
-		ps = int64(os.Getpagesize())
+	if c.pgid < 2 || int64(c.pgid) > int64(len(c.b))/c.ps {
+		return fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", c.pgid, c.ps, len(c.b))
 	}
-	m1, err1 := c.readMeta(ps, ps)
-	if err0 != "" && err1 != "" {
-		return "no valid meta page: " + err0
+	meta := c.b[pageHeaderSize:] // bbolt's meta: txid at 48, freelist page at 32
+	if binary.LittleEndian.Uint64(meta[48:]) != c.txid {
+		meta = c.b[c.ps+pageHeaderSize:]
 	}
-	m := m0
-	if err0 != "" || (err1 == "" && m1.txid > m0.txid) {
-		m = m1
-	}
-	c.meta, c.ps = m, int64(m.pageSize)
-	if int64(m.pgid) < 2 || int64(m.pgid) > c.size/c.ps {
-		return fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", m.pgid, c.ps, c.size)
-	}
-	if m.freelist != noFreelist {
-		if reason := c.checkFreelist(m.freelist); reason != "" {
+	if id := binary.LittleEndian.Uint64(meta[32:]); id != noFreelist {
+		if reason := c.checkFreelist(id); reason != "" {
 			return reason
 		}
 	}
-	_, reason := c.checkTree(m.root, 0, nil, nil)
+	_, reason := c.checkTree(c.root, 0, nil, nil)
 	return reason
-}
-
-// readMeta reads the meta page at off, expecting page id off/ps.
-func (c *fileCheck) readMeta(off, ps int64) (boltMeta, string) {
-	if off+pageHeaderSize+64 > c.size {
-		return boltMeta{}, "file shorter than a meta page"
-	}
-	b := c.b[off:]
-	le := binary.LittleEndian
-	mb := b[pageHeaderSize:]
-	if le.Uint16(b[8:]) != flagMeta {
-		return boltMeta{}, fmt.Sprintf("page at offset %d is not a meta page", off)
-	}
-	if le.Uint32(mb[0:]) != boltMagic || le.Uint32(mb[4:]) != boltVersion {
-		return boltMeta{}, "bad magic or version"
-	}
-	h := fnv.New64a()
-	_, _ = h.Write(mb[:metaChecksumOff])
-	if h.Sum64() != le.Uint64(mb[metaChecksumOff:]) {
-		return boltMeta{}, "meta page checksum mismatch"
-	}
-	m := boltMeta{pageSize: le.Uint32(mb[8:]), root: le.Uint64(mb[16:]), freelist: le.Uint64(mb[32:]),
-		pgid: le.Uint64(mb[40:]), txid: le.Uint64(mb[48:])}
-	if m.pageSize < minPageSize || m.pageSize > maxPageSize || m.pageSize&(m.pageSize-1) != 0 {
-		return boltMeta{}, fmt.Sprintf("impossible page size %d", m.pageSize)
-	}
-	if ps != 0 && int64(m.pageSize) != ps {
-		return boltMeta{}, "second meta page disagrees on the page size"
-	}
-	return m, ""
 }
 
 // page reads page id whole (with its overflow), checking its header.
 func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
-	if id < 2 || id >= c.meta.pgid {
-		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.meta.pgid)
+	if id < 2 || id >= c.pgid {
+		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.pgid)
 	}
 	if c.seen[id] {
 		return nil, fmt.Sprintf("page %d reached twice", id)
@@ -159,7 +120,7 @@ func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
 		return nil, fmt.Sprintf("page %d has type %#x", id, flags)
 	}
 	n := (int64(le.Uint32(hdr[12:])) + 1) // pages, with the overflow
-	if int64(id)+n > int64(c.meta.pgid) {
+	if int64(id)+n > int64(c.pgid) {
 		return nil, fmt.Sprintf("page %d overflows past the last page", id)
 	}
 	for i := range n {

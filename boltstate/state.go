@@ -104,11 +104,6 @@ func open(dir string, o options) (*State, error) {
 	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1), delay: batchDelay}}, nil
 }
 
-func isDamaged(err error) bool {
-	var d *DamagedError
-	return errors.As(err, &d)
-}
-
 // openBolt opens the file once checkFile found it sound, containing bbolt's
 // panics and faults on damage the check missed.
 func openBolt(path string, o options) (*bolt.DB, error) {
@@ -116,35 +111,35 @@ func openBolt(path string, o options) (*bolt.DB, error) {
 		return nil, err
 	}
 	var db *bolt.DB
-	err := guard(path, func() error {
-		var err error
-		db, err = bolt.Open(path, 0o600, &bolt.Options{
-			Timeout: openTimeout,
-			NoSync:  o.noSync,
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, NoSync: o.noSync,
 			// Rebuilt at open, not written at every commit: fewer pages.
-			NoFreelistSync: true,
-			FreelistType:   bolt.FreelistMapType,
-		})
+			NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 		return err
 	})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	case isDamaged(err):
-		return nil, err
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return nil, &DamagedError{Path: path, Reason: err.Error()}
-	case err != nil:
-		return nil, fmt.Errorf("boltstate: open %s: %w", path, err)
+	if err != nil {
+		return nil, openError(path, err, false)
 	}
 	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
 		_ = db.Close()
-		if !isDamaged(err) {
-			err = &DamagedError{Path: path, Reason: err.Error()}
-		}
-		return nil, err
+		return nil, openError(path, err, true)
 	}
 	return db, nil
+}
+
+// openError is what a failed open of path returns: [ErrLocked], or a
+// *[DamagedError] for a panic, a refusal by bbolt or (if damaged) any error.
+func openError(path string, err error, damaged bool) error {
+	var d *DamagedError
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%w (%s)", ErrLocked, path)
+	case errors.As(err, &d):
+		return err
+	case damaged, errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return &DamagedError{Path: path, Reason: err.Error()}
+	}
+	return fmt.Errorf("boltstate: open %s: %w", path, err)
 }
 
 // Close closes the file and releases its lock, once every Poller using it returned.
