@@ -168,44 +168,39 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 		return nil, "short page"
 	}
 	flags, count := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
-	if flags != flagBranch && flags != flagLeaf {
+	switch {
+	case flags != flagBranch && flags != flagLeaf:
 		return nil, fmt.Sprintf("page has type %#x", flags)
-	}
-	if pageHeaderSize+count*elemSize > len(p) {
+	case pageHeaderSize+count*elemSize > len(p):
 		return nil, fmt.Sprintf("page of %d bytes cannot hold %d elements", len(p), count)
+	case count == 0:
+		return nil, ""
 	}
-	prev, maxKey := lo, []byte(nil)
+	keys, vals := make([][]byte, count+1), make([][]byte, count)
 	for i := range count {
-		el := p[pageHeaderSize+i*elemSize:][:elemSize]
-		key, val, ok := element(p, i, flags == flagBranch)
-		if !ok {
+		var ok bool
+		if keys[i], vals[i], ok = element(p, i, flags == flagBranch); !ok {
 			return nil, "element out of its page"
 		}
+	}
+	keys[count] = hi // a branch's child i holds keys in [keys[i], keys[i+1])
+	prev := lo       // then the largest key so far
+	for i, key := range keys[:count] {
 		if reason := keyInOrder(i, key, prev, hi); reason != "" {
 			return nil, reason
 		}
-		if flags == flagBranch {
-			next := hi
-			if i+1 < count {
-				if next, _, ok = element(p, i+1, true); !ok {
-					return nil, "element out of its page"
-				}
-			}
-			sub, reason := c.checkTree(le.Uint64(el[8:]), depth+1, key, next)
-			if reason != "" {
-				return nil, reason
-			}
-			prev, maxKey = sub, sub
-			continue
+		el, reason := p[pageHeaderSize+i*elemSize:], ""
+		switch prev = key; {
+		case flags == flagBranch:
+			prev, reason = c.checkTree(le.Uint64(el[8:]), depth+1, key, keys[i+1])
+		case le.Uint32(el)&leafBucketFlag != 0:
+			reason = c.checkBucket(vals[i], depth)
 		}
-		prev, maxKey = key, key
-		if le.Uint32(el[0:])&leafBucketFlag != 0 {
-			if reason := c.checkBucket(val, depth); reason != "" {
-				return nil, reason
-			}
+		if reason != "" {
+			return nil, reason
 		}
 	}
-	return maxKey, ""
+	return prev, ""
 }
 
 // element returns the key and value of element i of page p, or false if out of it.
