@@ -117,15 +117,32 @@ func (d *decoder) v2(v *voterewards.Vote) {
 	}
 }
 
-func (d *decoder) byte() byte {
-	if d.bad || len(d.b) < 1 {
+// take returns the next n bytes, or nil once the record is bad.
+func (d *decoder) take(n uint64) []byte {
+	if d.bad || uint64(len(d.b)) < n {
 		d.bad = true
-		return 0
+		return nil
 	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
 }
+
+func (d *decoder) byte() byte {
+	if b := d.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) time() time.Time {
+	if b := d.take(8); b != nil {
+		return getTime(b)
+	}
+	return time.Time{}
+}
+
+func (d *decoder) string() string { return string(d.take(d.uvarint(maxIDLen))) }
 
 func (d *decoder) uvarint(limit uint64) uint64 {
 	x, n := binary.Uvarint(d.b)
@@ -135,27 +152,6 @@ func (d *decoder) uvarint(limit uint64) uint64 {
 	}
 	d.b = d.b[n:]
 	return x
-}
-
-func (d *decoder) string() string {
-	l := d.uvarint(maxIDLen)
-	if d.bad || uint64(len(d.b)) < l {
-		d.bad = true
-		return ""
-	}
-	s := string(d.b[:l])
-	d.b = d.b[l:]
-	return s
-}
-
-func (d *decoder) time() time.Time {
-	if d.bad || len(d.b) < 8 {
-		d.bad = true
-		return time.Time{}
-	}
-	t := getTime(d.b[:8])
-	d.b = d.b[8:]
-	return t
 }
 
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
@@ -170,13 +166,8 @@ func timeKey(t time.Time, id string) []byte {
 // seenKey is a vote's key in the dedup set and pending: creation time, voter id.
 func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
-// voterKey is a vote's key in the per-voter index: the voter id, its length
-// first (no id a prefix of another's keys), then the creation time.
-func voterKey(id string, created time.Time) []byte {
-	return appendVoterKey(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), id, created)
-}
-
-// appendVoterKey appends the voterKey of id and created to b.
+// appendVoterKey appends a vote's key in the per-voter index: the voter id,
+// its length first (no id a prefix of another's keys), then the creation time.
 func appendVoterKey(b []byte, id string, created time.Time) []byte {
 	return appendTime(appendString(b, id), created)
 }

@@ -42,7 +42,7 @@ func migrateV1(tx *bolt.Tx) error {
 			if name != bucketSeen {
 				return nil
 			}
-			return voters.Put(voterKey(voter(*v), v.CreatedAt), nil)
+			return voters.Put(appendVoterKey(nil, voter(*v), v.CreatedAt), nil)
 		}); err != nil {
 			return err
 		}

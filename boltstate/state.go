@@ -342,7 +342,7 @@ func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 		}
 		// Deleting after the walk: bbolt cursors may skip a key after Delete.
 		for _, k := range doomed {
-			if err := errors.Join(seen.Delete(k), voters.Delete(voterKey(string(k[8:]), getTime(k[:8])))); err != nil {
+			if err := errors.Join(seen.Delete(k), voters.Delete(appendVoterKey(nil, string(k[8:]), getTime(k[:8])))); err != nil {
 				return err
 			}
 		}
