@@ -39,20 +39,14 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 		}
 	}
 	st := old.Add(v, grace)
-	if last := boltLastInstant(); st.StreakUntil.After(last) {
+	if last := time.Unix(0, math.MaxInt64).UTC(); st.StreakUntil.After(last) {
 		// A "forever" StreakGrace puts StreakUntil past what the file's
-		// times hold: keep the last instant they do.
+		// times (int64 nanoseconds) hold: keep the last instant they do.
 		st.StreakUntil = last
-	}
-	all := span(time.Time{})
-	if old.Votes > 0 {
-		if err := l.board.Delete(boardKey(all, allTimeStanding(old))); err != nil {
-			return voterewards.Stats{}, err
-		}
 	}
 	if err := errors.Join(
 		l.stats.Put([]byte(id), encodeLedger(st)),
-		l.board.Put(boardKey(all, allTimeStanding(st)), encodeVotes(st.Votes)),
+		l.rank(span(time.Time{}), allTimeStanding(old), allTimeStanding(st)),
 		l.countMonth(id, v, old),
 	); err != nil {
 		return voterewards.Stats{}, err
@@ -65,14 +59,14 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 // months' are in the months bucket, written once per voter and month.
 func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stats) error {
 	m := voterewards.MonthOf(v.CreatedAt)
+	newest := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 	var prev voterewards.Standing
 	switch {
 	case old.Votes == 0:
 	case m.Equal(old.Month):
-		prev = voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		prev = newest
 	case m.After(old.Month): // the old month is done: keep its standing for late votes
-		done := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
-		if err := l.months.Put(timeKey(old.Month, id), encodeStanding(done)); err != nil {
+		if err := l.months.Put(timeKey(old.Month, id), encodeStanding(newest)); err != nil {
 			return err
 		}
 	default: // a late vote of an older month
@@ -83,12 +77,6 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 			}
 		}
 	}
-	sp := span(m)
-	if prev.Votes > 0 {
-		if err := l.board.Delete(boardKey(sp, prev)); err != nil {
-			return err
-		}
-	}
 	// Stats.Add counts a standing as it counts a voter's Votes, Total and LastVote.
 	st := allTimeStanding(voterewards.Stats{UserID: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
 	if m.Before(old.Month) {
@@ -96,11 +84,18 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 			return err
 		}
 	}
-	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
+	return l.rank(span(m), prev, st)
 }
 
-// boltLastInstant is the last instant the file's times hold (int64 nanoseconds).
-func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
+// rank moves a voter's line on the board of span from prev (if counted) to st.
+func (l ledgerTx) rank(span []byte, prev, st voterewards.Standing) error {
+	if prev.Votes > 0 {
+		if err := l.board.Delete(boardKey(span, prev)); err != nil {
+			return err
+		}
+	}
+	return l.board.Put(boardKey(span, st), encodeVotes(st.Votes))
+}
 
 // allTimeStanding is a voter's line on the all-time board.
 func allTimeStanding(s voterewards.Stats) voterewards.Standing {

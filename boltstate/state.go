@@ -67,22 +67,15 @@ type State struct {
 
 var _ voterewards.State = (*State)(nil)
 
-// options are open's; noSync (for the benchmarks) skips fsync.
-type options struct{ noSync bool }
-
 // Open opens (creating if needed, mode 0700) the state in dir, moving in older
 // releases' files. Errors: [ErrLocked] if another process has it open; a
 // *[DamagedError] for a file it cannot trust, never a crash. Close it when done.
 func Open(dir string) (*State, error) {
-	return open(dir, options{})
-}
-
-func open(dir string, o options) (*State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("boltstate: open: %w", err)
 	}
 	path := filepath.Join(dir, storeFile)
-	db, err := openBolt(path, o)
+	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +99,13 @@ func open(dir string, o options) (*State, error) {
 
 // openBolt opens the file once checkFile found it sound, containing bbolt's
 // panics and faults on damage the check missed.
-func openBolt(path string, o options) (*bolt.DB, error) {
+func openBolt(path string) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
 	var db *bolt.DB
 	err := guard(path, func() (err error) {
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout, NoSync: o.noSync,
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout,
 			// Rebuilt at open, not written at every commit: fewer pages.
 			NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 		return err
