@@ -31,12 +31,9 @@ func openLedger(tx *bolt.Tx) ledgerTx {
 // board, in a bounded number of reads and writes, and returns the new Stats.
 func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.Stats, error) {
 	id := voter(v)
-	var old voterewards.Stats
-	if b := l.stats.Get([]byte(id)); b != nil {
-		var err error
-		if old, err = decodeLedger(id, b); err != nil {
-			return voterewards.Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
-		}
+	old, err := readStats(l.stats, id)
+	if err != nil {
+		return voterewards.Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
 	}
 	st := old.Add(v, grace)
 	if last := time.Unix(0, math.MaxInt64).UTC(); st.StreakUntil.After(last) {
@@ -107,20 +104,20 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
-	st := voterewards.Stats{UserID: user}
-	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucketLedger)).Get([]byte(user))
-		if b == nil {
-			return nil
-		}
-		var err error
-		st, err = decodeLedger(user, b)
+	var st voterewards.Stats
+	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) (err error) {
+		st, err = readStats(tx.Bucket([]byte(bucketLedger)), user)
 		return err
 	})
-	if err != nil {
-		return voterewards.Stats{}, err
+	return st, err // zero on an error
+}
+
+// readStats reads user's ledger record in b: no record is no votes.
+func readStats(b *bolt.Bucket, user string) (voterewards.Stats, error) {
+	if v := b.Get([]byte(user)); v != nil {
+		return decodeLedger(user, v)
 	}
-	return st, nil
+	return voterewards.Stats{UserID: user}, nil
 }
 
 // Leaderboard implements [voterewards.Store]: the first n keys of the board's span.

@@ -186,12 +186,9 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	err := s.read(ctx, "the votes", func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte(bucketMeta))
 		snap.Checkpoint.Cursor = string(meta.Get([]byte(keyCursor)))
-		if b := meta.Get([]byte(keyLastSeen)); len(b) == 8 {
-			snap.Checkpoint.LastSeen = getTime(b)
-		}
-		if b := meta.Get([]byte(keySince)); len(b) == 8 {
-			snap.Checkpoint.Since = getTime(b)
-		}
+		// Zero if missing (a new file) or damaged, as before the first checkpoint.
+		snap.Checkpoint.LastSeen, _ = decode(meta.Get([]byte(keyLastSeen)), (*decoder).time)
+		snap.Checkpoint.Since, _ = decode(meta.Get([]byte(keySince)), (*decoder).time)
 		for name, out := range map[string]*[]voterewards.Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
 			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
 				vote, err := decodeVote(v)
