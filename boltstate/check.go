@@ -150,8 +150,10 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 	keys[count] = hi // a branch's child i holds keys in [keys[i], keys[i+1])
 	prev := lo       // then the largest key so far
 	for i, key := range keys[:count] {
-		if reason := keyInOrder(i, key, prev, hi); reason != "" {
-			return nil, reason
+		// As bbolt's verifyKeyOrder: above the last, strictly but for a first
+		// key (equal to its parent's), and below the parent's next key.
+		if c := bytes.Compare(prev, key); c > 0 || c == 0 && i > 0 || hi != nil && bytes.Compare(key, hi) >= 0 {
+			return nil, "keys out of order"
 		}
 		el, reason := p[pageHeaderSize+i*elemSize:], ""
 		switch prev = key; {
@@ -172,31 +174,15 @@ func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
 	le := binary.LittleEndian
 	e := pageHeaderSize + i*elemSize
 	el := p[e : e+elemSize]
-	var pos, ks, vs int64
+	pos, ks, vs := int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
 	if branch {
-		pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
-	} else {
-		pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
+		pos, ks, vs = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:])), 0
 	}
 	start := int64(e) + pos
 	if start+ks+vs > int64(len(p)) {
 		return nil, nil, false
 	}
 	return p[start : start+ks], p[start+ks : start+ks+vs], true
-}
-
-// keyInOrder checks element i's key as bbolt's verifyKeyOrder does.
-func keyInOrder(i int, key, prev, hi []byte) string {
-	switch c := bytes.Compare(prev, key); {
-	case i == 0 && prev != nil && c > 0:
-		return "first key of a page below its parent's key"
-	case i > 0 && c >= 0:
-		return "keys out of order"
-	}
-	if hi != nil && bytes.Compare(key, hi) >= 0 {
-		return "key beyond its parent's next key"
-	}
-	return ""
 }
 
 // checkBucket checks a bucket value: its root page, or its inline page.
