@@ -12,7 +12,7 @@ import (
 )
 
 // DamagedError is what [Open] returns for a state file it cannot trust
-// (truncated, overwritten, corrupted), refused before bbolt touches it.
+// (truncated, overwritten, corrupted), refused before anything is written to it.
 type DamagedError struct {
 	// Path is the damaged file.
 	Path string

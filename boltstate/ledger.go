@@ -20,11 +20,7 @@ type ledgerTx struct {
 }
 
 func openLedger(tx *bolt.Tx) ledgerTx {
-	return ledgerTx{
-		stats:  tx.Bucket([]byte(bucketLedger)),
-		months: tx.Bucket([]byte(bucketMonths)),
-		board:  tx.Bucket([]byte(bucketBoard)),
-	}
+	return ledgerTx{tx.Bucket([]byte(bucketLedger)), tx.Bucket([]byte(bucketMonths)), tx.Bucket([]byte(bucketBoard))}
 }
 
 // count counts v in its voter's ledger, its month's board and the all-time
