@@ -29,11 +29,11 @@ const (
 
 // span is the board span of month's UTC month, or of all time if month is
 // zero: eight zero bytes, below every month's.
-func span(month time.Time) []byte {
-	if month.IsZero() {
-		return make([]byte, 8)
+func span(month time.Time) (k [8]byte) {
+	if !month.IsZero() {
+		appendTime(k[:0], voterewards.MonthOf(month)) // into k: it has the room
 	}
-	return appendTime(make([]byte, 0, 8), voterewards.MonthOf(month))
+	return k
 }
 
 // appendCounts appends each of ns as a uvarint (a negative one as 0).
@@ -106,8 +106,8 @@ func decodeStanding(user string, b []byte) (voterewards.Standing, error) {
 }
 
 // boardKey is a standing's key on the board of span: CompareStandings order.
-func boardKey(span []byte, s voterewards.Standing) []byte {
-	b := binary.BigEndian.AppendUint64(append(make([]byte, 0, boardKeyLen+len(s.UserID)), span...), ^uint64(max(s.Total, 0)))
+func boardKey(span [8]byte, s voterewards.Standing) []byte {
+	b := binary.BigEndian.AppendUint64(append(make([]byte, 0, boardKeyLen+len(s.UserID)), span[:]...), ^uint64(max(s.Total, 0)))
 	return append(appendTime(b, s.ReachedAt), s.UserID...)
 }
 

@@ -81,7 +81,7 @@ func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stat
 }
 
 // rank moves a voter's line on the board of span from prev (if counted) to st.
-func (l ledgerTx) rank(span []byte, prev, st voterewards.Standing) error {
+func (l ledgerTx) rank(span [8]byte, prev, st voterewards.Standing) error {
 	if prev.Votes > 0 {
 		if err := l.board.Delete(boardKey(span, prev)); err != nil {
 			return err
@@ -125,7 +125,7 @@ func (s *State) Leaderboard(ctx context.Context, month time.Time, n int) ([]vote
 	var out []voterewards.Standing
 	err := s.read(ctx, "the leaderboard", func(tx *bolt.Tx) error {
 		c := tx.Bucket([]byte(bucketBoard)).Cursor()
-		for k, v := c.Seek(sp); k != nil && bytes.HasPrefix(k, sp) && len(out) < n; k, v = c.Next() {
+		for k, v := c.Seek(sp[:]); k != nil && bytes.HasPrefix(k, sp[:]) && len(out) < n; k, v = c.Next() {
 			st, err := decodeBoard(k, v)
 			if err != nil {
 				return err
