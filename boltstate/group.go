@@ -8,9 +8,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// ingestGroup is the group commit of the webhook votes and of the delivery
-// records: the caller that takes the turn commits every request queued so far
-// in one transaction. A vote takes the turn at once; a record waits up to
+// ingestGroup is the group commit of every write: the caller that takes the
+// turn commits every request queued so far in one transaction. A vote takes
+// the turn at once; a delivery, expiry or reminder record waits up to
 // batchDelay to ride in the commit of the next vote (one fsync per webhook).
 type ingestGroup struct {
 	mu    sync.Mutex

@@ -150,7 +150,7 @@ func (s *State) UseFence(f voterewards.Fence) error {
 
 // Ping returns nil when the state can take a write now (an empty commit).
 func (s *State) Ping(ctx context.Context) error {
-	return s.write(ctx, alone, "ping", func(*bolt.Tx) error { return nil })
+	return s.write(ctx, lead, "ping", func(*bolt.Tx) error { return nil })
 }
 
 // LoadHash implements [voterewards.State].
@@ -164,7 +164,7 @@ func (s *State) LoadHash(ctx context.Context) (hash string, err error) {
 
 // SaveHash implements [voterewards.State].
 func (s *State) SaveHash(ctx context.Context, hash string) error {
-	return s.write(ctx, alone, "save the command hash", func(tx *bolt.Tx) error {
+	return s.write(ctx, lead, "save the command hash", func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketCommands)).Put([]byte(keyHash), []byte(hash))
 	})
 }
@@ -206,15 +206,10 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return snap, nil
 }
 
-// Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook
-// votes) share commits with concurrent ones.
+// Ingest implements [voterewards.Store]; concurrent calls share commits.
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	var added []voterewards.Vote
-	how := lead
-	if cp != nil {
-		how = alone
-	}
-	err := s.write(ctx, how, "store votes", func(tx *bolt.Tx) (err error) {
+	err := s.write(ctx, lead, "store votes", func(tx *bolt.Tx) (err error) {
 		if added, err = addVotes(tx, votes, added[:0], grace); err != nil || cp == nil {
 			return err
 		}
@@ -226,32 +221,22 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// How a write commits: in a transaction of its own, or in the group commit
-// (ingestGroup) at once or after waiting to ride in another's commit.
-const (
-	alone = iota
-	lead
-	ride
-)
-
-// write runs fn in a write transaction committed as how says, unless ctx is done.
-func (s *State) write(ctx context.Context, how int, what string, fn func(*bolt.Tx) error) error {
+// write runs fn in a write transaction of the group commit (ingestGroup), at
+// once or (if ride) after waiting to ride in another's, unless ctx is done.
+func (s *State) write(ctx context.Context, ride bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var err error
-	if how == alone {
-		err = s.db.Update(fn)
-	} else {
-		req := &ingestReq{write: fn}
-		s.ingest.submit(s.db, req, how == ride)
-		err = req.err
-	}
-	if err != nil {
-		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
+	req := &ingestReq{write: fn}
+	s.ingest.submit(s.db, req, ride)
+	if req.err != nil {
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), req.err)
 	}
 	return nil
 }
+
+// How a write takes the group's turn: at once, or after riding (ingestGroup).
+const lead, ride = false, true
 
 // addVotes adds each vote that is not a duplicate to the dedup set and the
 // pending deliveries, counts it in the ledger, and appends it to added.
@@ -320,7 +305,7 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 // Prune implements [voterewards.Store].
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	limit := appendTime(nil, createdBefore)
-	return s.write(ctx, alone, "prune store", func(tx *bolt.Tx) error {
+	return s.write(ctx, lead, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
