@@ -86,42 +86,32 @@ type fileCheck struct {
 	seen       map[uint64]bool
 }
 
-// page reads page id whole (with its overflow), checking its header but the
-// type (checkNode's).
-func (c *fileCheck) page(id uint64) ([]byte, string) {
-	if id < 2 || id >= c.pgid {
+// checkTree checks the B+tree rooted at page id, whose keys must lie in
+// [lo, hi) (nil: unbounded), as strictly as bbolt's walk; it returns its
+// largest key. Each page must lie in the file (its overflow too), carry its
+// id, and be reached once.
+func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
+	switch {
+	case depth > maxTreeDepth:
+		return nil, "tree too deep"
+	case id < 2 || id >= c.pgid:
 		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.pgid)
-	}
-	if c.seen[id] {
+	case c.seen[id]:
 		return nil, fmt.Sprintf("page %d reached twice", id)
 	}
-	c.seen[id] = true
-	hdr := c.b[int64(id)*c.ps:] // id < pgid <= size/ps
 	le := binary.LittleEndian
-	if le.Uint64(hdr[0:]) != id {
-		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(hdr[0:]))
-	}
-	n := (int64(le.Uint32(hdr[12:])) + 1) // pages, with the overflow
-	if int64(id)+n > int64(c.pgid) {
+	p := c.b[int64(id)*c.ps:]          // id < pgid <= size/ps
+	n := uint64(le.Uint32(p[12:])) + 1 // pages, with the overflow
+	switch {
+	case le.Uint64(p) != id:
+		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(p))
+	case id+n > c.pgid:
 		return nil, fmt.Sprintf("page %d overflows past the last page", id)
 	}
 	for i := range n {
-		c.seen[id+uint64(i)] = true
+		c.seen[id+i] = true
 	}
-	return c.b[int64(id)*c.ps:][:n*c.ps], ""
-}
-
-// checkTree checks the B+tree rooted at page id, whose keys must lie in [lo, hi)
-// (nil: unbounded), as strictly as bbolt's walk; it returns its largest key.
-func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
-	if depth > maxTreeDepth {
-		return nil, "tree too deep"
-	}
-	p, reason := c.page(id)
-	if reason != "" {
-		return nil, reason
-	}
-	return c.checkNode(p, depth, lo, hi)
+	return c.checkNode(p[:int64(n)*c.ps], depth, lo, hi)
 }
 
 // checkNode checks a page's elements (p starts with its header), then

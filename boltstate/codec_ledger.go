@@ -111,10 +111,7 @@ func boardKey(span [8]byte, s voterewards.Standing) []byte {
 	return append(appendTime(b, s.ReachedAt), s.UserID...)
 }
 
-// encodeVotes is a board entry's value.
-func encodeVotes(n int) []byte { return appendCounts(nil, n) }
-
-// decodeBoard reads a board entry.
+// decodeBoard reads a board entry (its value is the votes: appendCounts).
 func decodeBoard(k, v []byte) (voterewards.Standing, error) {
 	if len(k) < boardKeyLen || ^binary.BigEndian.Uint64(k[8:]) > maxCount {
 		return voterewards.Standing{}, errBadRecord

@@ -87,7 +87,7 @@ func (l ledgerTx) rank(span [8]byte, prev, st voterewards.Standing) error {
 			return err
 		}
 	}
-	return l.board.Put(boardKey(span, st), encodeVotes(st.Votes))
+	return l.board.Put(boardKey(span, st), appendCounts(nil, st.Votes))
 }
 
 // allTimeStanding is a voter's line on the all-time board.

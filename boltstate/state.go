@@ -213,7 +213,9 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 		if added, err = addVotes(tx, votes, added[:0], grace); err != nil || cp == nil {
 			return err
 		}
-		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
+		meta := tx.Bucket([]byte(bucketMeta))
+		return errors.Join(meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
+			meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)), meta.Put([]byte(keySince), appendTime(nil, cp.Since)))
 	})
 	if err != nil {
 		return nil, err
@@ -222,13 +224,13 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // write runs fn in a write transaction of the group commit (ingestGroup), at
-// once or (if ride) after waiting to ride in another's, unless ctx is done.
-func (s *State) write(ctx context.Context, ride bool, what string, fn func(*bolt.Tx) error) error {
+// once or (if wait) after waiting to ride in another's, unless ctx is done.
+func (s *State) write(ctx context.Context, wait bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	req := &ingestReq{write: fn}
-	s.ingest.submit(s.db, req, ride)
+	s.ingest.submit(s.db, req, wait)
 	if req.err != nil {
 		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), req.err)
 	}
@@ -274,14 +276,6 @@ func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
 		return false
 	}
 	return getTime(k[len(prefix):]).Sub(t) < voterewards.DedupWindow
-}
-
-func putCheckpoint(meta *bolt.Bucket, cp voterewards.Checkpoint) error {
-	return errors.Join(
-		meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
-		meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)),
-		meta.Put([]byte(keySince), appendTime(nil, cp.Since)),
-	)
 }
 
 // Delivered implements [voterewards.Store].
