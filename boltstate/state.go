@@ -214,8 +214,11 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 			return err
 		}
 		meta := tx.Bucket([]byte(bucketMeta))
-		return errors.Join(meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
-			meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)), meta.Put([]byte(keySince), appendTime(nil, cp.Since)))
+		return errors.Join(
+			meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
+			meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)),
+			meta.Put([]byte(keySince), appendTime(nil, cp.Since)),
+		)
 	})
 	if err != nil {
 		return nil, err
