@@ -70,10 +70,19 @@ func decodeVote(b []byte) (voterewards.Vote, error) {
 			d.bad = true
 		}
 		if version >= codecV2 {
-			d.v2(&v)
+			if v.Origin = voterewards.Origin(d.byte()); v.Origin < voterewards.OriginHistory || v.Origin > voterewards.OriginWebhookV0 {
+				d.bad = true
+			}
+			v.Hook = d.hook()
 		}
 		if version >= codecVersion {
-			d.v3(&v)
+			switch d.byte() { // the Stats' flag
+			case 0:
+			case 1:
+				v.Stats = d.stats(d.string())
+			default:
+				d.bad = true
+			}
 		}
 		return v
 	})
@@ -96,14 +105,8 @@ func decode[T any](b []byte, read func(*decoder) T) (T, error) {
 	return x, nil
 }
 
-// v2 reads the fields version 2 added.
-func (d *decoder) v2(v *voterewards.Vote) {
-	o := voterewards.Origin(d.byte())
-	if o < voterewards.OriginHistory || o > voterewards.OriginWebhookV0 {
-		d.bad = true
-		return
-	}
-	v.Origin = o
+// hook reads a vote's Hook: no id and no query is none.
+func (d *decoder) hook() *voterewards.Hook {
 	h := voterewards.Hook{ID: d.string()}
 	if q := d.uvarint(maxQuery); q > 0 && !d.bad {
 		h.Query = make(map[string]string, q)
@@ -112,9 +115,10 @@ func (d *decoder) v2(v *voterewards.Vote) {
 			h.Query[k] = d.string()
 		}
 	}
-	if h.ID != "" || h.Query != nil {
-		v.Hook = &h
+	if h.ID == "" && h.Query == nil {
+		return nil
 	}
+	return &h
 }
 
 // take returns the next n bytes, or nil once the record is bad.

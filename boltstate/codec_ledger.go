@@ -84,17 +84,6 @@ func appendVoteStats(b []byte, s voterewards.Stats) []byte {
 	return appendStats(appendString(append(b, 1), s.UserID), s)
 }
 
-// v3 reads the fields version 3 added.
-func (d *decoder) v3(v *voterewards.Vote) {
-	switch d.byte() {
-	case 0:
-	case 1:
-		v.Stats = d.stats(d.string())
-	default:
-		d.bad = true
-	}
-}
-
 func encodeStanding(s voterewards.Standing) []byte {
 	return appendTime(appendCounts(make([]byte, 0, 24), s.Votes, s.Total), s.ReachedAt)
 }
