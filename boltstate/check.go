@@ -206,9 +206,3 @@ func guard(path string, fn func() error) (err error) {
 	}()
 	return fn()
 }
-
-// walkAll reads every bucket the store uses, so that a damaged page shows at
-// open; a damaged record is an error of the call that reads it.
-func walkAll(tx *bolt.Tx) error {
-	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
-}

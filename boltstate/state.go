@@ -108,14 +108,18 @@ func openBolt(path string) (*bolt.DB, error) {
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout,
 			// Rebuilt at open, not written at every commit: fewer pages.
 			NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+		if err == nil { // every record read once: damage the check missed shows here
+			err = db.View(func(tx *bolt.Tx) error {
+				return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
+			})
+		}
 		return err
 	})
 	if err != nil {
+		if db != nil {
+			_ = db.Close()
+		}
 		return nil, openError(path, err, false)
-	}
-	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
-		_ = db.Close()
-		return nil, openError(path, err, true)
 	}
 	return db, nil
 }
