@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"runtime/debug"
 
@@ -13,7 +12,7 @@ import (
 )
 
 // DamagedError is what [Open] returns for a state file it cannot trust
-// (truncated, overwritten, corrupted), refused before bbolt touches it.
+// (truncated, overwritten, corrupted), refused before anything is written to it.
 type DamagedError struct {
 	// Path is the damaged file.
 	Path string
@@ -32,34 +31,20 @@ func (e *DamagedError) Error() string {
 // the trees in a goroutine of its own, where a damaged page is a crash no
 // recover reaches.
 const (
-	boltMagic       = 0xED0CDAED
-	boltVersion     = 2
-	pageHeaderSize  = 16
-	elemSize        = 16 // branch and leaf elements are both 16 bytes
-	metaChecksumOff = 56 // bytes of the meta hashed for its checksum
-	flagBranch      = 0x01
-	flagLeaf        = 0x02
-	flagMeta        = 0x04
-	flagFreelist    = 0x10
-	leafBucketFlag  = 0x01
-	noFreelist      = ^uint64(0)
-	maxTreeDepth    = 64
-	minPageSize     = 512
-	maxPageSize     = 1 << 20
+	pageHeaderSize = 16
+	elemSize       = 16 // branch and leaf elements are both 16 bytes
+	flagBranch     = 0x01
+	flagLeaf       = 0x02
+	leafBucketFlag = 0x01
+	maxTreeDepth   = 64
 )
 
-type boltMeta struct {
-	pageSize uint32
-	root     uint64
-	freelist uint64
-	pgid     uint64 // high water mark: pages [0, pgid) are in use
-	txid     uint64
-}
-
-// checkFile validates a bbolt file before bbolt opens it: the meta pages, the
-// file's length, and that every page reachable from the root lies in the
-// file, carries its own id and a valid type, holds its elements in bounds and
-// in order, and is reached once. A missing or empty file is fine.
+// checkFile validates a bbolt file before a writable open: bbolt reads its
+// meta pages (read-only, which walks no tree), then every page reachable from
+// the root must lie in the file, carry its own id and a valid type, hold its
+// elements in bounds and in order, and be reached once. A missing or empty
+// file is fine. (A freelist, which this package never writes, bbolt reads on
+// Open's goroutine: guard contains its damage.)
 func checkFile(path string) error {
 	b, err := os.ReadFile(path) // the vote window: tens of MB at most
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
@@ -68,135 +53,65 @@ func checkFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("boltstate: open %s: %w", path, err)
 	}
-	c := &fileCheck{b: b, size: int64(len(b)), seen: map[uint64]bool{}}
-	if reason := c.run(); reason != "" {
+	c := &fileCheck{b: b, seen: map[uint64]bool{}}
+	err = guard(path, func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.View(func(tx *bolt.Tx) error {
+			c.ps, c.root = int64(db.Info().PageSize), uint64(tx.Cursor().Bucket().Root())
+			c.pgid = uint64(tx.Size() / c.ps)
+			return nil
+		})
+	})
+	if err != nil {
+		return openError(path, err, true) // bbolt refused the file it read
+	}
+	reason := fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", c.pgid, c.ps, len(b))
+	if c.pgid >= 2 && int64(c.pgid) <= int64(len(b))/c.ps {
+		_, reason = c.checkTree(c.root, 0, nil, nil)
+	}
+	if reason != "" {
 		return &DamagedError{Path: path, Reason: reason}
 	}
 	return nil
 }
 
 type fileCheck struct {
-	b    []byte
-	size int64
-	ps   int64
-	meta boltMeta
-	seen map[uint64]bool
+	b          []byte
+	ps         int64
+	pgid, root uint64 // of the meta page bbolt chose
+	seen       map[uint64]bool
 }
 
-// run returns "" if the file is sound, else what is wrong.
-func (c *fileCheck) run() string {
-	m0, err0 := c.readMeta(0, 0)
-	ps := int64(m0.pageSize)
-	if err0 != "" { // bbolt then looks for the second meta page here
-		ps = int64(os.Getpagesize())
-	}
-	m1, err1 := c.readMeta(ps, ps)
-	if err0 != "" && err1 != "" {
-		return "no valid meta page: " + err0
-	}
-	m := m0
-	if err0 != "" || (err1 == "" && m1.txid > m0.txid) {
-		m = m1
-	}
-	c.meta, c.ps = m, int64(m.pageSize)
-	if int64(m.pgid) < 2 || int64(m.pgid) > c.size/c.ps {
-		return fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", m.pgid, c.ps, c.size)
-	}
-	if m.freelist != noFreelist {
-		if reason := c.checkFreelist(m.freelist); reason != "" {
-			return reason
-		}
-	}
-	_, reason := c.checkTree(m.root, 0, nil, nil)
-	return reason
-}
-
-// readMeta reads the meta page at off, expecting page id off/ps.
-func (c *fileCheck) readMeta(off, ps int64) (boltMeta, string) {
-	if off+pageHeaderSize+64 > c.size {
-		return boltMeta{}, "file shorter than a meta page"
-	}
-	b := c.b[off:]
-	le := binary.LittleEndian
-	mb := b[pageHeaderSize:]
-	if le.Uint16(b[8:]) != flagMeta {
-		return boltMeta{}, fmt.Sprintf("page at offset %d is not a meta page", off)
-	}
-	if le.Uint32(mb[0:]) != boltMagic || le.Uint32(mb[4:]) != boltVersion {
-		return boltMeta{}, "bad magic or version"
-	}
-	h := fnv.New64a()
-	_, _ = h.Write(mb[:metaChecksumOff])
-	if h.Sum64() != le.Uint64(mb[metaChecksumOff:]) {
-		return boltMeta{}, "meta page checksum mismatch"
-	}
-	m := boltMeta{pageSize: le.Uint32(mb[8:]), root: le.Uint64(mb[16:]), freelist: le.Uint64(mb[32:]),
-		pgid: le.Uint64(mb[40:]), txid: le.Uint64(mb[48:])}
-	if m.pageSize < minPageSize || m.pageSize > maxPageSize || m.pageSize&(m.pageSize-1) != 0 {
-		return boltMeta{}, fmt.Sprintf("impossible page size %d", m.pageSize)
-	}
-	if ps != 0 && int64(m.pageSize) != ps {
-		return boltMeta{}, "second meta page disagrees on the page size"
-	}
-	return m, ""
-}
-
-// page reads page id whole (with its overflow), checking its header.
-func (c *fileCheck) page(id uint64, want uint16) ([]byte, string) {
-	if id < 2 || id >= c.meta.pgid {
-		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.meta.pgid)
-	}
-	if c.seen[id] {
+// checkTree checks the B+tree rooted at page id, whose keys must lie in
+// [lo, hi) (nil: unbounded), as strictly as bbolt's walk; it returns its
+// largest key. Each page must lie in the file (its overflow too), carry its
+// id, and be reached once.
+func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
+	switch {
+	case depth > maxTreeDepth:
+		return nil, "tree too deep"
+	case id < 2 || id >= c.pgid:
+		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.pgid)
+	case c.seen[id]:
 		return nil, fmt.Sprintf("page %d reached twice", id)
 	}
-	c.seen[id] = true
-	hdr := c.b[int64(id)*c.ps:] // id < pgid <= size/ps
 	le := binary.LittleEndian
-	if le.Uint64(hdr[0:]) != id {
-		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(hdr[0:]))
-	}
-	if flags := le.Uint16(hdr[8:]); flags&want == 0 || flags&^want != 0 {
-		return nil, fmt.Sprintf("page %d has type %#x", id, flags)
-	}
-	n := (int64(le.Uint32(hdr[12:])) + 1) // pages, with the overflow
-	if int64(id)+n > int64(c.meta.pgid) {
+	p := c.b[int64(id)*c.ps:]          // id < pgid <= size/ps
+	n := uint64(le.Uint32(p[12:])) + 1 // pages, with the overflow
+	switch {
+	case le.Uint64(p) != id:
+		return nil, fmt.Sprintf("page %d carries id %d", id, le.Uint64(p))
+	case id+n > c.pgid:
 		return nil, fmt.Sprintf("page %d overflows past the last page", id)
 	}
 	for i := range n {
-		c.seen[id+uint64(i)] = true
+		c.seen[id+i] = true
 	}
-	return c.b[int64(id)*c.ps:][:n*c.ps], ""
-}
-
-func (c *fileCheck) checkFreelist(id uint64) string {
-	p, reason := c.page(id, flagFreelist)
-	if reason != "" {
-		return "freelist: " + reason
-	}
-	n, start := uint64(binary.LittleEndian.Uint16(p[10:])), int64(pageHeaderSize)
-	if n == 0xFFFF {
-		if len(p) < pageHeaderSize+8 {
-			return "freelist: short page"
-		}
-		n, start = binary.LittleEndian.Uint64(p[pageHeaderSize:]), pageHeaderSize+8
-	}
-	if n > uint64(len(p)) || start+int64(n)*8 > int64(len(p)) {
-		return fmt.Sprintf("freelist: %d ids do not fit its page", n)
-	}
-	return ""
-}
-
-// checkTree checks the B+tree rooted at page id, whose keys must lie in [lo, hi)
-// (nil: unbounded), as strictly as bbolt's walk; it returns its largest key.
-func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
-	if depth > maxTreeDepth {
-		return nil, "tree too deep"
-	}
-	p, reason := c.page(id, flagBranch|flagLeaf)
-	if reason != "" {
-		return nil, reason
-	}
-	return c.checkNode(p, depth, lo, hi)
+	return c.checkNode(p[:int64(n)*c.ps], depth, lo, hi)
 }
 
 // checkNode checks a page's elements (p starts with its header), then
@@ -207,44 +122,41 @@ func (c *fileCheck) checkNode(p []byte, depth int, lo, hi []byte) ([]byte, strin
 		return nil, "short page"
 	}
 	flags, count := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
-	if flags != flagBranch && flags != flagLeaf {
+	switch {
+	case flags != flagBranch && flags != flagLeaf:
 		return nil, fmt.Sprintf("page has type %#x", flags)
-	}
-	if pageHeaderSize+count*elemSize > len(p) {
+	case pageHeaderSize+count*elemSize > len(p):
 		return nil, fmt.Sprintf("page of %d bytes cannot hold %d elements", len(p), count)
+	case count == 0:
+		return nil, ""
 	}
-	prev, maxKey := lo, []byte(nil)
+	keys, vals := make([][]byte, count+1), make([][]byte, count)
 	for i := range count {
-		el := p[pageHeaderSize+i*elemSize:][:elemSize]
-		key, val, ok := element(p, i, flags == flagBranch)
-		if !ok {
+		var ok bool
+		if keys[i], vals[i], ok = element(p, i, flags == flagBranch); !ok {
 			return nil, "element out of its page"
 		}
-		if reason := keyInOrder(i, key, prev, hi); reason != "" {
+	}
+	keys[count] = hi // a branch's child i holds keys in [keys[i], keys[i+1])
+	prev := lo       // then the largest key so far
+	for i, key := range keys[:count] {
+		// As bbolt's verifyKeyOrder: above the last, strictly but for a first
+		// key (equal to its parent's), and below the parent's next key.
+		if c := bytes.Compare(prev, key); c > 0 || c == 0 && i > 0 || hi != nil && bytes.Compare(key, hi) >= 0 {
+			return nil, "keys out of order"
+		}
+		el, reason := p[pageHeaderSize+i*elemSize:], ""
+		switch prev = key; {
+		case flags == flagBranch:
+			prev, reason = c.checkTree(le.Uint64(el[8:]), depth+1, key, keys[i+1])
+		case le.Uint32(el)&leafBucketFlag != 0:
+			reason = c.checkBucket(vals[i], depth)
+		}
+		if reason != "" {
 			return nil, reason
 		}
-		if flags == flagBranch {
-			next := hi
-			if i+1 < count {
-				if next, _, ok = element(p, i+1, true); !ok {
-					return nil, "element out of its page"
-				}
-			}
-			sub, reason := c.checkTree(le.Uint64(el[8:]), depth+1, key, next)
-			if reason != "" {
-				return nil, reason
-			}
-			prev, maxKey = sub, sub
-			continue
-		}
-		prev, maxKey = key, key
-		if le.Uint32(el[0:])&leafBucketFlag != 0 {
-			if reason := c.checkBucket(val, depth); reason != "" {
-				return nil, reason
-			}
-		}
 	}
-	return maxKey, ""
+	return prev, ""
 }
 
 // element returns the key and value of element i of page p, or false if out of it.
@@ -252,31 +164,15 @@ func element(p []byte, i int, branch bool) (key, val []byte, ok bool) {
 	le := binary.LittleEndian
 	e := pageHeaderSize + i*elemSize
 	el := p[e : e+elemSize]
-	var pos, ks, vs int64
+	pos, ks, vs := int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
 	if branch {
-		pos, ks = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:]))
-	} else {
-		pos, ks, vs = int64(le.Uint32(el[4:])), int64(le.Uint32(el[8:])), int64(le.Uint32(el[12:]))
+		pos, ks, vs = int64(le.Uint32(el[0:])), int64(le.Uint32(el[4:])), 0
 	}
 	start := int64(e) + pos
 	if start+ks+vs > int64(len(p)) {
 		return nil, nil, false
 	}
 	return p[start : start+ks], p[start+ks : start+ks+vs], true
-}
-
-// keyInOrder checks element i's key as bbolt's verifyKeyOrder does.
-func keyInOrder(i int, key, prev, hi []byte) string {
-	switch c := bytes.Compare(prev, key); {
-	case i == 0 && prev != nil && c > 0:
-		return "first key of a page below its parent's key"
-	case i > 0 && c >= 0:
-		return "keys out of order"
-	}
-	if hi != nil && bytes.Compare(key, hi) >= 0 {
-		return "key beyond its parent's next key"
-	}
-	return ""
 }
 
 // checkBucket checks a bucket value: its root page, or its inline page.
@@ -309,10 +205,4 @@ func guard(path string, fn func() error) (err error) {
 		}
 	}()
 	return fn()
-}
-
-// walkAll reads every bucket the store uses, so that a damaged page shows at
-// open; a damaged record is an error of the call that reads it.
-func walkAll(tx *bolt.Tx) error {
-	return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
 }

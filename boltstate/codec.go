@@ -28,8 +28,10 @@ const maxIDLen, maxQuery = 1 << 10, 32
 
 var errBadRecord = errors.New("damaged vote record")
 
-// putTime orders times as unsigned big-endian bytes, negative ones too.
-func putTime(b []byte, t time.Time) { binary.BigEndian.PutUint64(b, uint64(t.UnixNano())^(1<<63)) }
+// appendTime appends t as 8 bytes that order as unsigned big-endian, negative times too.
+func appendTime(b []byte, t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(b, uint64(t.UnixNano())^(1<<63))
+}
 
 func getTime(b []byte) time.Time {
 	return time.Unix(0, int64(binary.BigEndian.Uint64(b)^(1<<63))).UTC()
@@ -40,21 +42,11 @@ func encodeVote(v voterewards.Vote) []byte {
 	if v.Hook != nil {
 		h = *v.Hook
 	}
-	n := 18 + 5*binary.MaxVarintLen64 + len(v.UserID) + len(v.PlatformID) + len(h.ID) + statsLen + len(v.Stats.UserID)
-	for k, val := range h.Query {
-		n += 2*binary.MaxVarintLen64 + len(k) + len(val)
-	}
-	b := make([]byte, 17, n)
-	b[0] = codecVersion
-	putTime(b[1:9], v.CreatedAt)
-	putTime(b[9:17], v.ExpiresAt)
+	b := appendTime(appendTime(append(make([]byte, 0, 128), codecVersion), v.CreatedAt), v.ExpiresAt)
 	b = binary.AppendUvarint(b, uint64(max(v.Weight, 0)))
-	b = appendString(b, v.UserID)
-	b = appendString(b, v.PlatformID)
-	b = append(b, byte(v.Origin))
+	b = append(appendString(appendString(b, v.UserID), v.PlatformID), byte(v.Origin))
 	// A Hook with no id and no query encodes as no Hook.
-	b = appendString(b, h.ID)
-	b = binary.AppendUvarint(b, uint64(len(h.Query)))
+	b = binary.AppendUvarint(appendString(b, h.ID), uint64(len(h.Query)))
 	// Sorted, so that one vote always encodes to the same bytes.
 	if len(h.Query) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(h.Query)) {
@@ -69,24 +61,31 @@ func appendString(b []byte, s string) []byte {
 }
 
 func decodeVote(b []byte) (voterewards.Vote, error) {
-	if len(b) < 17 || b[0] < codecV1 || b[0] > codecVersion {
-		return voterewards.Vote{}, errBadRecord
-	}
-	v := voterewards.Vote{Origin: voterewards.OriginHistory}
-	v.CreatedAt, v.ExpiresAt = getTime(b[1:9]), getTime(b[9:17])
-	d := decoder{b: b[17:]}
-	w := d.uvarint(1 << 31)
-	v.Weight, v.UserID, v.PlatformID = int(w), d.string(), d.string()
-	if b[0] >= codecV2 {
-		d.v2(&v)
-	}
-	if b[0] >= codecVersion {
-		d.v3(&v)
-	}
-	if d.bad || len(d.b) != 0 {
-		return voterewards.Vote{}, errBadRecord
-	}
-	return v, nil
+	return decode(b, func(d *decoder) voterewards.Vote {
+		version := d.byte()
+		v := voterewards.Vote{Origin: voterewards.OriginHistory}
+		v.CreatedAt, v.ExpiresAt = d.time(), d.time()
+		v.Weight, v.UserID, v.PlatformID = int(d.uvarint(1<<31)), d.string(), d.string()
+		if version < codecV1 || version > codecVersion {
+			d.bad = true
+		}
+		if version >= codecV2 {
+			if v.Origin = voterewards.Origin(d.byte()); v.Origin < voterewards.OriginHistory || v.Origin > voterewards.OriginWebhookV0 {
+				d.bad = true
+			}
+			v.Hook = d.hook()
+		}
+		if version >= codecVersion {
+			switch d.byte() { // the Stats' flag
+			case 0:
+			case 1:
+				v.Stats = d.stats(d.string())
+			default:
+				d.bad = true
+			}
+		}
+		return v
+	})
 }
 
 // decoder reads a record's fields; once one is bad (bad set), the rest are zero.
@@ -95,13 +94,19 @@ type decoder struct {
 	bad bool
 }
 
-// v2 reads the fields version 2 added.
-func (d *decoder) v2(v *voterewards.Vote) {
-	if len(d.b) < 1 || d.b[0] < byte(voterewards.OriginHistory) || d.b[0] > byte(voterewards.OriginWebhookV0) {
-		d.bad = true
-		return
+// decode reads b whole with read, or fails with errBadRecord.
+func decode[T any](b []byte, read func(*decoder) T) (T, error) {
+	d := decoder{b: b}
+	x := read(&d)
+	if d.bad || len(d.b) != 0 {
+		var zero T
+		return zero, errBadRecord
 	}
-	v.Origin, d.b = voterewards.Origin(d.b[0]), d.b[1:]
+	return x, nil
+}
+
+// hook reads a vote's Hook: no id and no query is none.
+func (d *decoder) hook() *voterewards.Hook {
 	h := voterewards.Hook{ID: d.string()}
 	if q := d.uvarint(maxQuery); q > 0 && !d.bad {
 		h.Query = make(map[string]string, q)
@@ -110,10 +115,38 @@ func (d *decoder) v2(v *voterewards.Vote) {
 			h.Query[k] = d.string()
 		}
 	}
-	if h.ID != "" || h.Query != nil {
-		v.Hook = &h
+	if h.ID == "" && h.Query == nil {
+		return nil
 	}
+	return &h
 }
+
+// take returns the next n bytes, or nil once the record is bad.
+func (d *decoder) take(n uint64) []byte {
+	if d.bad || uint64(len(d.b)) < n {
+		d.bad = true
+		return nil
+	}
+	b := d.b[:n]
+	d.b = d.b[n:]
+	return b
+}
+
+func (d *decoder) byte() byte {
+	if b := d.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *decoder) time() time.Time {
+	if b := d.take(8); b != nil {
+		return getTime(b)
+	}
+	return time.Time{}
+}
+
+func (d *decoder) string() string { return string(d.take(d.uvarint(maxIDLen))) }
 
 func (d *decoder) uvarint(limit uint64) uint64 {
 	x, n := binary.Uvarint(d.b)
@@ -125,48 +158,26 @@ func (d *decoder) uvarint(limit uint64) uint64 {
 	return x
 }
 
-func (d *decoder) string() string {
-	l := d.uvarint(maxIDLen)
-	if d.bad || uint64(len(d.b)) < l {
-		d.bad = true
-		return ""
-	}
-	s := string(d.b[:l])
-	d.b = d.b[l:]
-	return s
-}
-
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
 func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).UserID }
 
+// timeKey is t, then id: a vote's key in the dedup set and pending (seenKey),
+// a voter's in the months bucket.
+func timeKey(t time.Time, id string) []byte {
+	return append(appendTime(make([]byte, 0, 8+len(id)), t), id...)
+}
+
 // seenKey is a vote's key in the dedup set and pending: creation time, voter id.
-func seenKey(v voterewards.Vote) []byte {
-	id := voter(v)
-	k := make([]byte, 8, 8+len(id))
-	putTime(k, v.CreatedAt)
-	return append(k, id...)
-}
+func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
-// voterKey is a vote's key in the per-voter index: the voter id, its length
-// first (no id a prefix of another's keys), then the creation time.
-func voterKey(id string, created time.Time) []byte {
-	return appendVoterKey(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), id, created)
-}
-
-// appendVoterKey appends the voterKey of id and created to b.
+// appendVoterKey appends a vote's key in the per-voter index: the voter id,
+// its length first (no id a prefix of another's keys), then the creation time.
 func appendVoterKey(b []byte, id string, created time.Time) []byte {
-	b = binary.AppendUvarint(b, uint64(len(id)))
-	b = append(b, id...)
-	var t [8]byte
-	putTime(t[:], created)
-	return append(b, t[:]...)
+	return appendTime(appendString(b, id), created)
 }
 
 // expiryKey orders pending expiries by ExpiresAt.
 func expiryKey(v voterewards.Vote) []byte {
 	id := voter(v)
-	k := make([]byte, 16, 16+len(id))
-	putTime(k, v.ExpiresAt)
-	putTime(k[8:], v.CreatedAt)
-	return append(k, id...)
+	return append(appendTime(appendTime(make([]byte, 0, 16+len(id)), v.ExpiresAt), v.CreatedAt), id...)
 }

@@ -25,33 +25,28 @@ const (
 	maxCount = 1 << 40
 	// boardKeyLen is a board key's length before the user id.
 	boardKeyLen = 24
-	// statsLen bounds the length of appendVoteStats's bytes, but the user.
-	statsLen = 2 + 9*binary.MaxVarintLen64 + 24
 )
 
 // span is the board span of month's UTC month, or of all time if month is
 // zero: eight zero bytes, below every month's.
-func span(month time.Time) [8]byte {
-	var k [8]byte
+func span(month time.Time) (k [8]byte) {
 	if !month.IsZero() {
-		putTime(k[:], voterewards.MonthOf(month))
+		appendTime(k[:0], voterewards.MonthOf(month)) // into k: it has the room
 	}
 	return k
 }
 
-func appendTime(b []byte, t time.Time) []byte {
-	var k [8]byte
-	putTime(k[:], t)
-	return append(b, k[:]...)
+// appendCounts appends each of ns as a uvarint (a negative one as 0).
+func appendCounts(b []byte, ns ...int) []byte {
+	for _, n := range ns {
+		b = binary.AppendUvarint(b, uint64(max(n, 0)))
+	}
+	return b
 }
 
 func appendStats(b []byte, s voterewards.Stats) []byte {
-	for _, n := range []int{s.Votes, s.Total, s.Streak, s.BestStreak} {
-		b = binary.AppendUvarint(b, uint64(max(n, 0)))
-	}
-	b = appendTime(appendTime(b, s.StreakUntil), s.Month)
-	b = binary.AppendUvarint(b, uint64(max(s.MonthVotes, 0)))
-	b = binary.AppendUvarint(b, uint64(max(s.MonthTotal, 0)))
+	b = appendCounts(b, s.Votes, s.Total, s.Streak, s.BestStreak)
+	b = appendCounts(appendTime(appendTime(b, s.StreakUntil), s.Month), s.MonthVotes, s.MonthTotal)
 	return appendTime(b, s.LastVote)
 }
 
@@ -61,33 +56,19 @@ func encodeLedger(s voterewards.Stats) []byte {
 }
 
 func decodeLedger(user string, b []byte) (voterewards.Stats, error) {
-	if len(b) < 1 || b[0] != ledgerVersion {
-		return voterewards.Stats{}, errBadRecord
-	}
-	d := decoder{b: b[1:]}
-	s := d.stats()
-	s.UserID = user
-	if d.bad || len(d.b) != 0 {
-		return voterewards.Stats{}, errBadRecord
-	}
-	return s, nil
+	return decode(b, func(d *decoder) voterewards.Stats {
+		if d.byte() != ledgerVersion {
+			d.bad = true
+		}
+		return d.stats(user)
+	})
 }
 
 func (d *decoder) count() int { return int(d.uvarint(maxCount)) }
 
-func (d *decoder) time() time.Time {
-	if d.bad || len(d.b) < 8 {
-		d.bad = true
-		return time.Time{}
-	}
-	t := getTime(d.b[:8])
-	d.b = d.b[8:]
-	return t
-}
-
-// stats reads the fields of appendStats, but the user.
-func (d *decoder) stats() voterewards.Stats {
-	var s voterewards.Stats
+// stats reads the fields of appendStats.
+func (d *decoder) stats(user string) voterewards.Stats {
+	s := voterewards.Stats{UserID: user}
 	s.Votes, s.Total, s.Streak, s.BestStreak = d.count(), d.count(), d.count(), d.count()
 	s.StreakUntil, s.Month = d.time(), d.time()
 	s.MonthVotes, s.MonthTotal = d.count(), d.count()
@@ -103,60 +84,28 @@ func appendVoteStats(b []byte, s voterewards.Stats) []byte {
 	return appendStats(appendString(append(b, 1), s.UserID), s)
 }
 
-// v3 reads the fields version 3 added.
-func (d *decoder) v3(v *voterewards.Vote) {
-	if d.bad || len(d.b) < 1 || d.b[0] > 1 {
-		d.bad = true
-		return
-	}
-	flag := d.b[0]
-	d.b = d.b[1:]
-	if flag == 1 {
-		user := d.string()
-		v.Stats = d.stats()
-		v.Stats.UserID = user
-	}
-}
-
-// monthKey is a voter's key in the months bucket.
-func monthKey(month time.Time, user string) []byte {
-	return append(appendTime(make([]byte, 0, 8+len(user)), month), user...)
-}
-
 func encodeStanding(s voterewards.Standing) []byte {
-	b := binary.AppendUvarint(make([]byte, 0, 24), uint64(max(s.Votes, 0)))
-	b = binary.AppendUvarint(b, uint64(max(s.Total, 0)))
-	return appendTime(b, s.ReachedAt)
+	return appendTime(appendCounts(make([]byte, 0, 24), s.Votes, s.Total), s.ReachedAt)
 }
 
 func decodeStanding(user string, b []byte) (voterewards.Standing, error) {
-	d := decoder{b: b}
-	s := voterewards.Standing{UserID: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
-	if d.bad || len(d.b) != 0 {
-		return voterewards.Standing{}, errBadRecord
-	}
-	return s, nil
+	return decode(b, func(d *decoder) voterewards.Standing {
+		return voterewards.Standing{UserID: user, Votes: d.count(), Total: d.count(), ReachedAt: d.time()}
+	})
 }
 
 // boardKey is a standing's key on the board of span: CompareStandings order.
 func boardKey(span [8]byte, s voterewards.Standing) []byte {
-	b := append(make([]byte, 0, boardKeyLen+len(s.UserID)), span[:]...)
-	b = binary.BigEndian.AppendUint64(b, ^uint64(max(s.Total, 0)))
+	b := binary.BigEndian.AppendUint64(append(make([]byte, 0, boardKeyLen+len(s.UserID)), span[:]...), ^uint64(max(s.Total, 0)))
 	return append(appendTime(b, s.ReachedAt), s.UserID...)
 }
 
-// encodeVotes is a board entry's value.
-func encodeVotes(n int) []byte { return binary.AppendUvarint(nil, uint64(max(n, 0))) }
-
-// decodeBoard reads a board entry.
+// decodeBoard reads a board entry (its value is the votes: appendCounts).
 func decodeBoard(k, v []byte) (voterewards.Standing, error) {
-	if len(k) < boardKeyLen {
+	if len(k) < boardKeyLen || ^binary.BigEndian.Uint64(k[8:]) > maxCount {
 		return voterewards.Standing{}, errBadRecord
 	}
-	total := ^binary.BigEndian.Uint64(k[8:16])
-	votes, n := binary.Uvarint(v)
-	if total > maxCount || n <= 0 || n != len(v) || votes > maxCount {
-		return voterewards.Standing{}, errBadRecord
-	}
-	return voterewards.Standing{UserID: string(k[boardKeyLen:]), Votes: int(votes), Total: int(total), ReachedAt: getTime(k[16:24])}, nil
+	return decode(v, func(d *decoder) voterewards.Standing {
+		return voterewards.Standing{UserID: string(k[boardKeyLen:]), Votes: d.count(), Total: int(^binary.BigEndian.Uint64(k[8:])), ReachedAt: getTime(k[16:])}
+	})
 }

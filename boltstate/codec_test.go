@@ -86,7 +86,7 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 			return b.Put([]byte("1"), rec)
 		}, true, false, true, false},
 		{"month standing", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte(bucketMonths)).Put(monthKey(voterewards.MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
+			return tx.Bucket([]byte(bucketMonths)).Put(timeKey(voterewards.MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
 		}, false, false, true, false},
 		{"board entry", func(tx *bolt.Tx) error {
 			sp := span(now)
@@ -151,17 +151,14 @@ func TestCodecStatsRoundTrip(t *testing.T) {
 	}
 	sp := span(v.CreatedAt)
 	want := voterewards.Standing{UserID: "2", Votes: 3, Total: 5, ReachedAt: v.CreatedAt}
-	got2, err := decodeBoard(boardKey(sp, want), encodeVotes(3))
+	got2, err := decodeBoard(boardKey(sp, want), appendCounts(nil, 3))
 	require.NoError(t, err)
 	assert.Equal(t, want, got2)
 }
 
 // encodeV1 is the record format of round one.
 func encodeV1(v topgg.Vote) []byte {
-	b := make([]byte, 17)
-	b[0] = codecV1
-	putTime(b[1:9], v.CreatedAt)
-	putTime(b[9:17], v.ExpiresAt)
+	b := appendTime(appendTime([]byte{codecV1}, v.CreatedAt), v.ExpiresAt)
 	b = binary.AppendUvarint(b, uint64(v.Weight))
 	b = appendString(b, v.UserID)
 	return appendString(b, v.PlatformID)
@@ -179,25 +176,14 @@ func TestVersion1FileIsMigrated(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(dir, storeFile), 0o600, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
-		oldKey := func(v topgg.Vote) []byte {
-			k := make([]byte, 8)
-			putTime(k, v.CreatedAt)
-			return append(k, v.UserID...)
-		}
-		oldExpiry := func(v topgg.Vote) []byte {
-			k := make([]byte, 16)
-			putTime(k, v.ExpiresAt)
-			putTime(k[8:], v.CreatedAt)
-			return append(k, v.UserID...)
-		}
+		oldKey := func(v topgg.Vote) []byte { return timeKey(v.CreatedAt, v.UserID) }
+		oldExpiry := func(v topgg.Vote) []byte { return timeKey(v.ExpiresAt, string(oldKey(v))) }
 		meta, _ := tx.CreateBucket([]byte(bucketMeta))
 		seen, _ := tx.CreateBucket([]byte(bucketSeen))
 		pending, _ := tx.CreateBucket([]byte(bucketPending))
 		expiry, _ := tx.CreateBucket([]byte(bucketExpiry))
-		var ls [8]byte
-		putTime(ls[:], now)
 		for _, err := range []error{
-			meta.Put([]byte(keyVersion), []byte{1}), meta.Put([]byte(keyCursor), []byte("c7")), meta.Put([]byte(keyLastSeen), ls[:]),
+			meta.Put([]byte(keyVersion), []byte{1}), meta.Put([]byte(keyCursor), []byte("c7")), meta.Put([]byte(keyLastSeen), appendTime(nil, now)),
 			seen.Put(oldKey(pendingV), encodeV1(pendingV)), seen.Put(oldKey(expiryV), encodeV1(expiryV)),
 			pending.Put(oldKey(pendingV), encodeV1(pendingV)), expiry.Put(oldExpiry(expiryV), encodeV1(expiryV)),
 		} {

@@ -2,18 +2,15 @@ package boltstate
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ingestGroup is the group commit of the webhook votes and of the delivery
-// records: the caller that takes the turn commits every request queued so far
-// in one transaction. A vote takes the turn at once; a record waits up to
+// ingestGroup is the group commit of every write: the caller that takes the
+// turn commits every request queued so far in one transaction. A vote takes
+// the turn at once; a delivery, expiry or reminder record waits up to
 // batchDelay to ride in the commit of the next vote (one fsync per webhook).
 type ingestGroup struct {
 	mu    sync.Mutex
@@ -22,14 +19,12 @@ type ingestGroup struct {
 	delay time.Duration // batchDelay
 }
 
-// ingestReq is webhook votes to add, or (write set) a record to write.
+// ingestReq is a change to commit in the group.
 type ingestReq struct {
-	votes, added []voterewards.Vote
-	grace        time.Duration
-	write        func(*bolt.Tx) error
-	err          error
-	panicked     any           // what write panicked with, rethrown to its caller
-	done         chan struct{} // closed when committed (or failed)
+	write    func(*bolt.Tx) error // run once per attempt: may run again alone
+	err      error
+	panicked any           // what write panicked with, rethrown to its caller
+	done     chan struct{} // closed when committed (or failed)
 }
 
 // submit commits req (if ride, after up to g.delay for a commit to ride in)
@@ -74,11 +69,7 @@ func (r *ingestReq) apply(tx *bolt.Tx) (err error) {
 			r.panicked, err = p, errPanicked
 		}
 	}()
-	if r.write != nil {
-		return r.write(tx)
-	}
-	r.added, err = addVotes(tx, r.votes, r.added[:0], r.grace)
-	return err
+	return r.write(tx)
 }
 
 var errPanicked = errors.New("a change panicked")
@@ -103,20 +94,10 @@ func commit(db *bolt.DB, batch []*ingestReq) {
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].fail(db, err)
+		batch[0].err = err
 		return
 	}
 	for _, r := range batch {
-		if err := db.Update(r.apply); err != nil {
-			r.fail(db, err)
-		}
-	}
-}
-
-// fail records err as r's outcome.
-func (r *ingestReq) fail(db *bolt.DB, err error) {
-	r.added, r.err = nil, err
-	if r.write == nil {
-		r.err = fmt.Errorf("store votes in %s: %w", db.Path(), err)
+		r.err = db.Update(r.apply)
 	}
 }

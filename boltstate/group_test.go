@@ -17,13 +17,11 @@ import (
 // the other changes down nor leave the store unable to write.
 func TestWritesAfterAPanickingChange(t *testing.T) {
 	t.Parallel()
-	s, err := open(t.TempDir(), options{noSync: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
+	s := openNoSync(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Round(0)
 	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
-	_, err = s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: now}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+	_, err := s.Ingest(ctx, &voterewards.Checkpoint{LastSeen: now}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 
 	panicked := make(chan any, 1)
@@ -57,9 +55,7 @@ func TestWritesAfterAPanickingChange(t *testing.T) {
 // back cost one durable commit each, not two.
 func TestDeliveryRecordSharesTheNextWebhookVotesCommit(t *testing.T) {
 	t.Parallel()
-	s, err := open(t.TempDir(), options{noSync: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
+	s := openNoSync(t)
 	s.ingest.delay = time.Minute // longer than the test: only the vote's commit can take the record
 	ctx := context.Background()
 	now := time.Now().UTC().Round(0)
@@ -69,7 +65,7 @@ func TestDeliveryRecordSharesTheNextWebhookVotesCommit(t *testing.T) {
 		return v
 	}
 	first, next := webhookVote("1"), webhookVote("2")
-	_, err = s.Ingest(ctx, nil, []voterewards.Vote{first}, voterewards.DefaultStreakGrace)
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{first}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	commits := func() (id int) {
 		require.NoError(t, s.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil }))

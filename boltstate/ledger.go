@@ -20,39 +20,26 @@ type ledgerTx struct {
 }
 
 func openLedger(tx *bolt.Tx) ledgerTx {
-	return ledgerTx{
-		stats:  tx.Bucket([]byte(bucketLedger)),
-		months: tx.Bucket([]byte(bucketMonths)),
-		board:  tx.Bucket([]byte(bucketBoard)),
-	}
+	return ledgerTx{tx.Bucket([]byte(bucketLedger)), tx.Bucket([]byte(bucketMonths)), tx.Bucket([]byte(bucketBoard))}
 }
 
 // count counts v in its voter's ledger, its month's board and the all-time
 // board, in a bounded number of reads and writes, and returns the new Stats.
 func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.Stats, error) {
 	id := voter(v)
-	var old voterewards.Stats
-	if b := l.stats.Get([]byte(id)); b != nil {
-		var err error
-		if old, err = decodeLedger(id, b); err != nil {
-			return voterewards.Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
-		}
+	old, err := readStats(l.stats, id)
+	if err != nil {
+		return voterewards.Stats{}, fmt.Errorf("ledger of voter %q: %w", id, err)
 	}
 	st := old.Add(v, grace)
-	if last := boltLastInstant(); st.StreakUntil.After(last) {
+	if last := time.Unix(0, math.MaxInt64).UTC(); st.StreakUntil.After(last) {
 		// A "forever" StreakGrace puts StreakUntil past what the file's
-		// times hold: keep the last instant they do.
+		// times (int64 nanoseconds) hold: keep the last instant they do.
 		st.StreakUntil = last
-	}
-	all := span(time.Time{})
-	if old.Votes > 0 {
-		if err := l.board.Delete(boardKey(all, allTimeStanding(old))); err != nil {
-			return voterewards.Stats{}, err
-		}
 	}
 	if err := errors.Join(
 		l.stats.Put([]byte(id), encodeLedger(st)),
-		l.board.Put(boardKey(all, allTimeStanding(st)), encodeVotes(st.Votes)),
+		l.rank(span(time.Time{}), allTimeStanding(old), allTimeStanding(st)),
 		l.countMonth(id, v, old),
 	); err != nil {
 		return voterewards.Stats{}, err
@@ -65,42 +52,43 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 // months' are in the months bucket, written once per voter and month.
 func (l ledgerTx) countMonth(id string, v voterewards.Vote, old voterewards.Stats) error {
 	m := voterewards.MonthOf(v.CreatedAt)
+	newest := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
 	var prev voterewards.Standing
 	switch {
 	case old.Votes == 0:
 	case m.Equal(old.Month):
-		prev = voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
+		prev = newest
 	case m.After(old.Month): // the old month is done: keep its standing for late votes
-		done := voterewards.Standing{UserID: id, Votes: old.MonthVotes, Total: old.MonthTotal, ReachedAt: old.LastVote}
-		if err := l.months.Put(monthKey(old.Month, id), encodeStanding(done)); err != nil {
+		if err := l.months.Put(timeKey(old.Month, id), encodeStanding(newest)); err != nil {
 			return err
 		}
 	default: // a late vote of an older month
-		if b := l.months.Get(monthKey(m, id)); b != nil {
+		if b := l.months.Get(timeKey(m, id)); b != nil {
 			var err error
 			if prev, err = decodeStanding(id, b); err != nil {
 				return fmt.Errorf("month standing of voter %q: %w", id, err)
 			}
 		}
 	}
-	sp := span(m)
-	if prev.Votes > 0 {
-		if err := l.board.Delete(boardKey(sp, prev)); err != nil {
-			return err
-		}
-	}
 	// Stats.Add counts a standing as it counts a voter's Votes, Total and LastVote.
 	st := allTimeStanding(voterewards.Stats{UserID: id, Votes: prev.Votes, Total: prev.Total, LastVote: prev.ReachedAt}.Add(v, 0))
 	if m.Before(old.Month) {
-		if err := l.months.Put(monthKey(m, id), encodeStanding(st)); err != nil {
+		if err := l.months.Put(timeKey(m, id), encodeStanding(st)); err != nil {
 			return err
 		}
 	}
-	return l.board.Put(boardKey(sp, st), encodeVotes(st.Votes))
+	return l.rank(span(m), prev, st)
 }
 
-// boltLastInstant is the last instant the file's times hold (int64 nanoseconds).
-func boltLastInstant() time.Time { return time.Unix(0, math.MaxInt64).UTC() }
+// rank moves a voter's line on the board of span from prev (if counted) to st.
+func (l ledgerTx) rank(span [8]byte, prev, st voterewards.Standing) error {
+	if prev.Votes > 0 {
+		if err := l.board.Delete(boardKey(span, prev)); err != nil {
+			return err
+		}
+	}
+	return l.board.Put(boardKey(span, st), appendCounts(nil, st.Votes))
+}
 
 // allTimeStanding is a voter's line on the all-time board.
 func allTimeStanding(s voterewards.Stats) voterewards.Standing {
@@ -112,20 +100,20 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	if user == "" {
 		return voterewards.Stats{}, fmt.Errorf("boltstate: Stats: %w (an empty user id: no voter has it)", topgg.ErrNilArgument)
 	}
-	st := voterewards.Stats{UserID: user}
-	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucketLedger)).Get([]byte(user))
-		if b == nil {
-			return nil
-		}
-		var err error
-		st, err = decodeLedger(user, b)
+	var st voterewards.Stats
+	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) (err error) {
+		st, err = readStats(tx.Bucket([]byte(bucketLedger)), user)
 		return err
 	})
-	if err != nil {
-		return voterewards.Stats{}, err
+	return st, err // zero on an error
+}
+
+// readStats reads user's ledger record in b: no record is no votes.
+func readStats(b *bolt.Bucket, user string) (voterewards.Stats, error) {
+	if v := b.Get([]byte(user)); v != nil {
+		return decodeLedger(user, v)
 	}
-	return st, nil
+	return voterewards.Stats{UserID: user}, nil
 }
 
 // Leaderboard implements [voterewards.Store]: the first n keys of the board's span.

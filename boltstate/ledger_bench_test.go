@@ -10,15 +10,6 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-func openBench(b *testing.B, o options) *State {
-	s, err := open(b.TempDir(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 // benchVoters is the size of the ledger benchmarks' population.
 const benchVoters = 100_000
 
@@ -56,7 +47,7 @@ func BenchmarkLeaderboard(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var s voterewards.Store = voterewards.NewMemoryStore()
 			if name == "bolt" {
-				s = openBench(b, options{noSync: true})
+				s = openNoSync(b)
 			}
 			fillLedger(b, s)
 			for _, span := range []struct {
@@ -85,7 +76,7 @@ func BenchmarkStats(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var s voterewards.Store = voterewards.NewMemoryStore()
 			if name == "bolt" {
-				s = openBench(b, options{noSync: true})
+				s = openNoSync(b)
 			}
 			fillLedger(b, s)
 			ids := make([]string, 1024)

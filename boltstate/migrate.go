@@ -1,7 +1,6 @@
 package boltstate
 
 import (
-	"bytes"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,57 +19,32 @@ func prepareBuckets(tx *bolt.Tx) error {
 	meta := tx.Bucket([]byte(bucketMeta))
 	switch v := meta.Get([]byte(keyVersion)); {
 	case v == nil: // a new file
-	case bytes.Equal(v, []byte{1}):
-		if err := migrateV1(tx); err != nil {
-			return fmt.Errorf("migrating from version 1: %w", err)
-		}
-		if err := migrateV2(tx); err != nil {
-			return fmt.Errorf("migrating from version 2: %w", err)
-		}
-	case bytes.Equal(v, []byte{2}):
-		if err := migrateV2(tx); err != nil {
-			return fmt.Errorf("migrating from version 2: %w", err)
-		}
-	case !bytes.Equal(v, []byte{storeVersion}):
+	case len(v) != 1 || v[0] < 1 || v[0] > storeVersion:
 		return fmt.Errorf("unknown store version %v (written by a newer release?)", v)
-	default:
+	case v[0] == storeVersion:
 		return nil
+	default:
+		steps := []func(*bolt.Tx) error{migrateV1, migrateV2} // from version 1, 2
+		for from := v[0]; from < storeVersion; from++ {
+			if err := steps[from-1](tx); err != nil {
+				return fmt.Errorf("migrating from version %d: %w", from, err)
+			}
+		}
 	}
 	return meta.Put([]byte(keyVersion), []byte{storeVersion})
 }
 
 // migrateV1 re-keys a version 1 file (keyed by user id, no voter index).
 func migrateV1(tx *bolt.Tx) error {
+	voters := tx.Bucket([]byte(bucketVoters))
 	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
-		b := tx.Bucket([]byte(name))
-		var votes []voterewards.Vote
-		if err := b.ForEach(func(_, val []byte) error {
-			v, err := decodeVote(val)
-			votes = append(votes, v)
-			return err
+		if err := rewrite(tx, name, func(v *voterewards.Vote) error {
+			if name != bucketSeen {
+				return nil
+			}
+			return voters.Put(appendVoterKey(nil, voter(*v), v.CreatedAt), nil)
 		}); err != nil {
 			return err
-		}
-		if err := tx.DeleteBucket([]byte(name)); err != nil {
-			return err
-		}
-		nb, err := tx.CreateBucket([]byte(name))
-		if err != nil {
-			return err
-		}
-		for _, v := range votes {
-			k := seenKey(v)
-			if name == bucketExpiry {
-				k = expiryKey(v)
-			}
-			if err := nb.Put(k, encodeVote(v)); err != nil {
-				return err
-			}
-			if name == bucketSeen {
-				if err := tx.Bucket([]byte(bucketVoters)).Put(voterKey(voter(v), v.CreatedAt), nil); err != nil {
-					return err
-				}
-			}
 		}
 	}
 	return nil
@@ -82,40 +56,49 @@ func migrateV1(tx *bolt.Tx) error {
 func migrateV2(tx *bolt.Tx) error {
 	ledger := openLedger(tx)
 	counted := map[string]voterewards.Stats{}
-	err := tx.Bucket([]byte(bucketSeen)).ForEach(func(_, val []byte) error {
-		v, err := decodeVote(val)
-		if err != nil {
-			return err
-		}
-		st, err := ledger.count(v, voterewards.DefaultStreakGrace)
-		counted[v.Key()] = st
+	if err := rewrite(tx, bucketSeen, func(v *voterewards.Vote) (err error) {
+		v.Stats, err = ledger.count(*v, voterewards.DefaultStreakGrace)
+		counted[v.Key()] = v.Stats
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
-		if err := restat(tx.Bucket([]byte(name)), counted); err != nil {
+	for _, name := range []string{bucketPending, bucketExpiry} {
+		if err := rewrite(tx, name, func(v *voterewards.Vote) error { v.Stats = counted[v.Key()]; return nil }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// restat rewrites b's vote records with their Stats from counted.
-func restat(b *bolt.Bucket, counted map[string]voterewards.Stats) error {
-	var keys, vals [][]byte
-	if err := b.ForEach(func(k, val []byte) error {
+// rewrite writes bucket name's vote records afresh, each after fn (which
+// may change it), under the key this version gives it, in key order.
+func rewrite(tx *bolt.Tx, name string, fn func(*voterewards.Vote) error) error {
+	var votes []voterewards.Vote
+	if err := tx.Bucket([]byte(name)).ForEach(func(_, val []byte) error {
 		v, err := decodeVote(val)
-		v.Stats = counted[v.Key()]
-		keys, vals = append(keys, bytes.Clone(k)), append(vals, encodeVote(v))
+		votes = append(votes, v)
 		return err
 	}); err != nil {
 		return err
 	}
-	// Written after the walk: bbolt cursors may skip a key after a Put.
-	for i, k := range keys {
-		if err := b.Put(k, vals[i]); err != nil {
+	// A new bucket, not Puts in the walk: bbolt cursors may skip a key after a Put.
+	if err := tx.DeleteBucket([]byte(name)); err != nil {
+		return err
+	}
+	b, err := tx.CreateBucket([]byte(name))
+	if err != nil {
+		return err
+	}
+	for _, v := range votes {
+		if err := fn(&v); err != nil {
+			return err
+		}
+		k := seenKey(v)
+		if name == bucketExpiry {
+			k = expiryKey(v)
+		}
+		if err := b.Put(k, encodeVote(v)); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // SetReminder implements [voterewards.ReminderStore]; concurrent calls share commits.
 func (s *State) SetReminder(ctx context.Context, userID string, on bool) error {
-	return s.write(ctx, true, "record the reminder choice of "+userID, func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record the reminder choice of "+userID, func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketReminders))
 		switch {
 		case !on:
@@ -33,7 +33,7 @@ func (s *State) Reminder(ctx context.Context, userID string) (on bool, last stri
 
 // Reminded implements [voterewards.ReminderStore].
 func (s *State) Reminded(ctx context.Context, userID, key string) error {
-	return s.write(ctx, true, "record the reminder of "+key, func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record the reminder of "+key, func(tx *bolt.Tx) error {
 		if b := tx.Bucket([]byte(bucketReminders)); has(b, userID) {
 			return b.Put([]byte(userID), []byte(key))
 		}

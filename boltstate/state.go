@@ -67,22 +67,15 @@ type State struct {
 
 var _ voterewards.State = (*State)(nil)
 
-// options are open's; noSync (for the benchmarks) skips fsync.
-type options struct{ noSync bool }
-
 // Open opens (creating if needed, mode 0700) the state in dir, moving in older
 // releases' files. Errors: [ErrLocked] if another process has it open; a
 // *[DamagedError] for a file it cannot trust, never a crash. Close it when done.
 func Open(dir string) (*State, error) {
-	return open(dir, options{})
-}
-
-func open(dir string, o options) (*State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("boltstate: open: %w", err)
 	}
 	path := filepath.Join(dir, storeFile)
-	db, err := openBolt(path, o)
+	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
@@ -104,47 +97,46 @@ func open(dir string, o options) (*State, error) {
 	return &State{db: db, ingest: ingestGroup{turn: make(chan struct{}, 1), delay: batchDelay}}, nil
 }
 
-func isDamaged(err error) bool {
-	var d *DamagedError
-	return errors.As(err, &d)
-}
-
 // openBolt opens the file once checkFile found it sound, containing bbolt's
 // panics and faults on damage the check missed.
-func openBolt(path string, o options) (*bolt.DB, error) {
+func openBolt(path string) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
 	var db *bolt.DB
-	err := guard(path, func() error {
-		var err error
-		db, err = bolt.Open(path, 0o600, &bolt.Options{
-			Timeout: openTimeout,
-			NoSync:  o.noSync,
+	err := guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: openTimeout,
 			// Rebuilt at open, not written at every commit: fewer pages.
-			NoFreelistSync: true,
-			FreelistType:   bolt.FreelistMapType,
-		})
+			NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+		if err == nil { // every record read once: damage the check missed shows here
+			err = db.View(func(tx *bolt.Tx) error {
+				return tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return b.ForEach(func(_, _ []byte) error { return nil }) })
+			})
+		}
 		return err
 	})
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	case isDamaged(err):
-		return nil, err
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return nil, &DamagedError{Path: path, Reason: err.Error()}
-	case err != nil:
-		return nil, fmt.Errorf("boltstate: open %s: %w", path, err)
-	}
-	if err := guard(path, func() error { return db.View(walkAll) }); err != nil {
-		_ = db.Close()
-		if !isDamaged(err) {
-			err = &DamagedError{Path: path, Reason: err.Error()}
+	if err != nil {
+		if db != nil {
+			_ = db.Close()
 		}
-		return nil, err
+		return nil, openError(path, err, false)
 	}
 	return db, nil
+}
+
+// openError is what a failed open of path returns: [ErrLocked], or a
+// *[DamagedError] for a panic, a refusal by bbolt or (if damaged) any error.
+func openError(path string, err error, damaged bool) error {
+	var d *DamagedError
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%w (%s)", ErrLocked, path)
+	case errors.As(err, &d):
+		return err
+	case damaged, errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return &DamagedError{Path: path, Reason: err.Error()}
+	}
+	return fmt.Errorf("boltstate: open %s: %w", path, err)
 }
 
 // Close closes the file and releases its lock, once every Poller using it returned.
@@ -162,7 +154,7 @@ func (s *State) UseFence(f voterewards.Fence) error {
 
 // Ping returns nil when the state can take a write now (an empty commit).
 func (s *State) Ping(ctx context.Context) error {
-	return s.write(ctx, false, "ping", func(*bolt.Tx) error { return nil })
+	return s.write(ctx, lead, "ping", func(*bolt.Tx) error { return nil })
 }
 
 // LoadHash implements [voterewards.State].
@@ -176,7 +168,7 @@ func (s *State) LoadHash(ctx context.Context) (hash string, err error) {
 
 // SaveHash implements [voterewards.State].
 func (s *State) SaveHash(ctx context.Context, hash string) error {
-	return s.write(ctx, false, "save the command hash", func(tx *bolt.Tx) error {
+	return s.write(ctx, lead, "save the command hash", func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketCommands)).Put([]byte(keyHash), []byte(hash))
 	})
 }
@@ -198,12 +190,9 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	err := s.read(ctx, "the votes", func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte(bucketMeta))
 		snap.Checkpoint.Cursor = string(meta.Get([]byte(keyCursor)))
-		if b := meta.Get([]byte(keyLastSeen)); len(b) == 8 {
-			snap.Checkpoint.LastSeen = getTime(b)
-		}
-		if b := meta.Get([]byte(keySince)); len(b) == 8 {
-			snap.Checkpoint.Since = getTime(b)
-		}
+		// Zero if missing (a new file) or damaged, as before the first checkpoint.
+		snap.Checkpoint.LastSeen, _ = decode(meta.Get([]byte(keyLastSeen)), (*decoder).time)
+		snap.Checkpoint.Since, _ = decode(meta.Get([]byte(keySince)), (*decoder).time)
 		for name, out := range map[string]*[]voterewards.Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
 			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
 				vote, err := decodeVote(v)
@@ -221,24 +210,19 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 	return snap, nil
 }
 
-// Ingest implements [voterewards.Store]. Calls without a checkpoint (webhook
-// votes) share commits with concurrent ones.
+// Ingest implements [voterewards.Store]; concurrent calls share commits.
 func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	if cp == nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		req := &ingestReq{votes: votes, grace: grace}
-		s.ingest.submit(s.db, req, false)
-		return req.added, req.err
-	}
 	var added []voterewards.Vote
-	err := s.write(ctx, false, "store votes", func(tx *bolt.Tx) error {
-		var err error
-		if added, err = addVotes(tx, votes, added[:0], grace); err != nil {
+	err := s.write(ctx, lead, "store votes", func(tx *bolt.Tx) (err error) {
+		if added, err = addVotes(tx, votes, added[:0], grace); err != nil || cp == nil {
 			return err
 		}
-		return putCheckpoint(tx.Bucket([]byte(bucketMeta)), *cp)
+		meta := tx.Bucket([]byte(bucketMeta))
+		return errors.Join(
+			meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
+			meta.Put([]byte(keyLastSeen), appendTime(nil, cp.LastSeen)),
+			meta.Put([]byte(keySince), appendTime(nil, cp.Since)),
+		)
 	})
 	if err != nil {
 		return nil, err
@@ -246,25 +230,22 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 	return added, nil
 }
 
-// write runs fn in a write transaction (if batch, one shared with other
-// writes: ingestGroup), unless ctx is done.
-func (s *State) write(ctx context.Context, batch bool, what string, fn func(*bolt.Tx) error) error {
+// write runs fn in a write transaction of the group commit (ingestGroup), at
+// once or (if wait) after waiting to ride in another's, unless ctx is done.
+func (s *State) write(ctx context.Context, wait bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var err error
-	if batch {
-		req := &ingestReq{write: fn}
-		s.ingest.submit(s.db, req, true)
-		err = req.err
-	} else {
-		err = s.db.Update(fn)
-	}
-	if err != nil {
-		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
+	req := &ingestReq{write: fn}
+	s.ingest.submit(s.db, req, wait)
+	if req.err != nil {
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), req.err)
 	}
 	return nil
 }
+
+// How a write takes the group's turn: at once, or after riding (ingestGroup).
+const lead, ride = false, true
 
 // addVotes adds each vote that is not a duplicate to the dedup set and the
 // pending deliveries, counts it in the ledger, and appends it to added.
@@ -304,20 +285,9 @@ func duplicateIn(c *bolt.Cursor, id string, t time.Time, buf []byte) bool {
 	return getTime(k[len(prefix):]).Sub(t) < voterewards.DedupWindow
 }
 
-func putCheckpoint(meta *bolt.Bucket, cp voterewards.Checkpoint) error {
-	var ls, since [8]byte
-	putTime(ls[:], cp.LastSeen)
-	putTime(since[:], cp.Since)
-	return errors.Join(
-		meta.Put([]byte(keyCursor), []byte(cp.Cursor)),
-		meta.Put([]byte(keyLastSeen), ls[:]),
-		meta.Put([]byte(keySince), since[:]),
-	)
-}
-
 // Delivered implements [voterewards.Store].
 func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	return s.write(ctx, true, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record delivery of "+v.Key(), func(tx *bolt.Tx) error {
 		err := tx.Bucket([]byte(bucketPending)).Delete(seenKey(v))
 		if err == nil && expire {
 			err = tx.Bucket([]byte(bucketExpiry)).Put(expiryKey(v), encodeVote(v))
@@ -328,20 +298,19 @@ func (s *State) Delivered(ctx context.Context, v voterewards.Vote, expire bool) 
 
 // Expired implements [voterewards.Store].
 func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
-	return s.write(ctx, true, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
+	return s.write(ctx, ride, "record expiry of "+v.Key(), func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketExpiry)).Delete(expiryKey(v))
 	})
 }
 
 // Prune implements [voterewards.Store].
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
-	var limit [8]byte
-	putTime(limit[:], createdBefore)
-	return s.write(ctx, false, "prune store", func(tx *bolt.Tx) error {
+	limit := appendTime(nil, createdBefore)
+	return s.write(ctx, lead, "prune store", func(tx *bolt.Tx) error {
 		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
 		var doomed [][]byte
 		c := seen.Cursor()
-		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit[:]) < 0; k, v = c.Next() {
+		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit) < 0; k, v = c.Next() {
 			if len(v) < 17 || getTime(v[9:17]).After(now) {
 				break // the rest expires later still, as a rule
 			}
@@ -349,7 +318,7 @@ func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 		}
 		// Deleting after the walk: bbolt cursors may skip a key after Delete.
 		for _, k := range doomed {
-			if err := errors.Join(seen.Delete(k), voters.Delete(voterKey(string(k[8:]), getTime(k[:8])))); err != nil {
+			if err := errors.Join(seen.Delete(k), voters.Delete(appendVoterKey(nil, string(k[8:]), getTime(k[:8])))); err != nil {
 				return err
 			}
 		}
