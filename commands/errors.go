@@ -13,8 +13,8 @@ var (
 	errNilClient = fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	// errNilStore: Config.Store holds a typed nil.
 	errNilStore = fmt.Errorf("commands: Config.Store: %w", topgg.ErrNilArgument)
-	// errRunning: a second Run of the Job.
-	errRunning = fmt.Errorf("commands: Job %w", topgg.ErrRunning)
+	// errRunning: a second Run of the Syncer.
+	errRunning = fmt.Errorf("commands: Syncer.Run: %w", topgg.ErrRunning)
 	// ErrRefused means the service refused these definitions before, for good;
 	// they are not sent again. The error also wraps the service's refusal.
 	ErrRefused = errors.New("commands: the service refused these definitions before; not sent again")
