@@ -72,41 +72,9 @@ type Config struct {
 
 // withDefaults checks c (local: a client of a fake) and fills in its zero fields.
 func (c Config) withDefaults(local bool) (Config, error) {
-	if err := c.check(); err != nil {
+	if err := c.check(local); err != nil {
 		return c, err
 	}
-	if c.Interval > 0 && c.Interval < MinInterval && !local {
-		return c, &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
-	}
-	return c.filled(), nil
-}
-
-// check returns a *topgg.ConfigError for the first invalid field of c, or nil.
-func (c Config) check() error {
-	const negative = "must not be negative"
-	switch {
-	case c.Mode != ModeV1 && c.Mode != ModeV0:
-		return &topgg.ConfigError{Field: "autopost.Config.Mode", Problem: fmt.Sprintf("unknown mode %d", int(c.Mode))}
-	case c.Interval < 0:
-		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: negative}
-	case c.Refresh < 0:
-		return &topgg.ConfigError{Field: "autopost.Config.Refresh", Problem: negative}
-	case c.ReadyTimeout < 0:
-		return &topgg.ConfigError{Field: "autopost.Config.ReadyTimeout", Problem: negative}
-	case c.ShardCount < 0:
-		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: negative}
-	case c.MaxBackfill > maxBackfill:
-		return &topgg.ConfigError{Field: "autopost.Config.MaxBackfill", Problem: fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, maxBackfill)}
-	case c.Source != nil && typednil.Is(c.Source):
-		return &topgg.ConfigError{Field: "autopost.Config.Source", Problem: "is a nil pointer"}
-	case c.Source != nil && c.ShardCount != 0:
-		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: "must be zero when Source is set (the Source gives the shard count)"}
-	}
-	return nil
-}
-
-// filled returns c with its zero fields set to their defaults; c is valid.
-func (c Config) filled() Config {
 	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
 		c.Interval = defaultInterval
@@ -127,5 +95,31 @@ func (c Config) filled() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	return c
+	return c, nil
+}
+
+// check returns a *topgg.ConfigError for the first invalid field of c, or nil.
+func (c Config) check(local bool) error {
+	const negative = "must not be negative"
+	switch {
+	case c.Mode != ModeV1 && c.Mode != ModeV0:
+		return &topgg.ConfigError{Field: "autopost.Config.Mode", Problem: fmt.Sprintf("unknown mode %d", int(c.Mode))}
+	case c.Interval < 0:
+		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: negative}
+	case c.Interval > 0 && c.Interval < MinInterval && !local:
+		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
+	case c.Refresh < 0:
+		return &topgg.ConfigError{Field: "autopost.Config.Refresh", Problem: negative}
+	case c.ReadyTimeout < 0:
+		return &topgg.ConfigError{Field: "autopost.Config.ReadyTimeout", Problem: negative}
+	case c.ShardCount < 0:
+		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: negative}
+	case c.MaxBackfill > maxBackfill:
+		return &topgg.ConfigError{Field: "autopost.Config.MaxBackfill", Problem: fmt.Sprintf("%d is over %d (one metrics batch)", c.MaxBackfill, maxBackfill)}
+	case c.Source != nil && typednil.Is(c.Source):
+		return &topgg.ConfigError{Field: "autopost.Config.Source", Problem: "is a nil pointer"}
+	case c.Source != nil && c.ShardCount != 0:
+		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: "must be zero when Source is set (the Source gives the shard count)"}
+	}
+	return nil
 }

@@ -196,17 +196,10 @@ const (
 
 // String returns the outcome's label value, such as "published", or "unknown".
 func (o Outcome) String() string {
-	switch o {
-	case OutcomePublished:
-		return "published"
-	case OutcomeUnchanged:
-		return "unchanged"
-	case OutcomeSkipped:
-		return "skipped"
-	case OutcomeFailed:
-		return "failed"
+	if o > OutcomeFailed {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"unknown", "published", "unchanged", "skipped", "failed"}[o]
 }
 
 // failed sets the Outcome of a sync that returned an error.

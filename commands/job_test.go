@@ -285,7 +285,7 @@ func TestMisuseFailsFast(t *testing.T) {
 func TestOutcome(t *testing.T) {
 	t.Parallel()
 	for o, want := range map[commands.Outcome]string{commands.OutcomePublished: "published", commands.OutcomeUnchanged: "unchanged",
-		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown"} {
+		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown", 9: "unknown"} {
 		require.Equal(t, want, o.String())
 	}
 }
