@@ -260,21 +260,19 @@ func (g *Group) Close() error {
 	return errors.Join(errs...)
 }
 
-// String describes the Group by its shards, never its sessions, which hold
-// the bot token.
-func (g *Group) String() string {
+// Format prints the Group by its shards under every verb (%#v too), never its
+// sessions, which hold the bot token.
+func (g *Group) Format(f fmt.State, _ rune) {
 	if g == nil {
-		return "shards.Group(nil)"
+		_, _ = io.WriteString(f, "shards.Group(nil)")
+		return
 	}
 	ids := make([]int, len(g.sessions))
 	for i, s := range g.sessions {
 		ids[i] = s.ShardID
 	}
-	return fmt.Sprintf("shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
+	fmt.Fprintf(f, "shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
 }
-
-// Format prints the Group without its sessions under every verb (%#v too).
-func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
 
 // Sentinel errors, returned wrapped; test them with errors.Is.
 var (
