@@ -72,7 +72,7 @@ func (p *Poster) Run(ctx context.Context) error {
 		return errRunning
 	}
 	defer p.running.Store(false)
-	if p.counter != nil && p.counter.attached() == 0 {
+	if p.counter != nil && p.counter.t.attached.Load() == 0 {
 		return ErrNoSessions
 	}
 	if !p.waitComplete(ctx) {
