@@ -170,24 +170,24 @@ func (g *Group) Open(ctx context.Context) error {
 // openAll opens the sessions in order; see Open.
 func (g *Group) openAll(ctx context.Context) error {
 	for j, s := range g.sessions {
-		i := s.ShardID
-		if err := ctx.Err(); err != nil {
+		stopped := func() error {
 			g.stop(-1)
-			return fmt.Errorf("shards: opening shard %d: %w (%w)", i, err, ErrClosed)
+			return fmt.Errorf("shards: opening shard %d: %w (%w)", s.ShardID, ctx.Err(), ErrClosed)
+		}
+		if ctx.Err() != nil {
+			return stopped()
 		}
 		errc := make(chan error, 1)
 		go func() { errc <- s.Open() }()
 		select {
 		case err := <-errc:
-			if err != nil && ctx.Err() != nil {
-				// It failed because of the stop (a lookup cut short, say).
-				g.stop(-1)
-				return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
+			switch {
+			case err != nil && ctx.Err() != nil: // it failed because of the stop (a lookup cut short, say)
+				return stopped()
+			case err != nil:
+				return fmt.Errorf("shards: opening shard %d: %w", s.ShardID, err)
 			}
-			if err != nil {
-				return fmt.Errorf("shards: opening shard %d: %w", i, err)
-			}
-			g.cfg.logger.Debug("shard connected", "shard", i, "shards", len(g.sessions))
+			g.cfg.logger.Debug("shard connected", "shard", s.ShardID, "shards", len(g.sessions))
 		case <-ctx.Done():
 			return g.abortOpen(ctx, j, errc)
 		}

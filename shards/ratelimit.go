@@ -105,25 +105,22 @@ func (t *transport) wait(ctx context.Context, method, route string) error {
 // headers off it; for a 429 it returns the wait and whether it is global.
 func (t *transport) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
 	h := resp.Header
-	now := t.clock.Now()
-	global = h.Get("X-RateLimit-Global") != ""
-	var until time.Time
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		limited = true
+	global, limited = h.Get("X-RateLimit-Global") != "", resp.StatusCode == http.StatusTooManyRequests
+	wait := time.Duration(0)
+	if limited {
 		retry = retryAfter(h)
-		until = now.Add(retry)
-	case h.Get("X-RateLimit-Remaining") == "0":
-		if d, ok := seconds(h.Get("X-RateLimit-Reset-After")); ok {
-			until = now.Add(d)
-		}
+		wait = retry
+	} else if h.Get("X-RateLimit-Remaining") == "0" {
+		wait, _ = seconds(h.Get("X-RateLimit-Reset-After"))
 	}
 	for _, k := range rateLimitHeaders {
 		h.Del(k)
 	}
-	if until.IsZero() {
+	if wait <= 0 {
 		return retry, global, limited
 	}
+	now := t.clock.Now()
+	until := now.Add(wait)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if global && limited {
