@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
@@ -24,11 +26,10 @@ const maxShards = 1 << 16
 // than once. Add handlers and set the sessions' fields before Open.
 type Group struct {
 	cfg        config
-	shardCount int         // the bot's total
-	index      map[int]int // shard ID -> index in sessions, with WithShardIDs
-	sessions   []*discordgo.Session
-	dialers    []*gatewayDialer // one per session
-	shut       context.Context  // done once the Group stops connecting (see stop)
+	shardCount int                  // the bot's total
+	sessions   []*discordgo.Session // in shard ID order
+	dialers    []*gatewayDialer     // one per session
+	shut       context.Context      // done once the Group stops connecting (see stop)
 	shutFn     context.CancelFunc
 
 	mu         sync.Mutex
@@ -72,12 +73,6 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	}
 	g := &Group{cfg: cfg, shardCount: shardCount, stuck: make([]bool, len(ids))}
 	g.shut, g.shutFn = context.WithCancel(context.Background())
-	if cfg.shardIDs != nil {
-		g.index = make(map[int]int, len(ids))
-		for j, id := range ids {
-			g.index[id] = j
-		}
-	}
 	client := &http.Client{Timeout: defaultTimeout, Transport: newTransport(&g.cfg, g.shut, http.DefaultTransport)}
 	for _, i := range ids {
 		s, err := discordgo.New("Bot " + token)
@@ -85,7 +80,8 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 			return nil, errors.New("shards: discordgo refused the session") // its error could quote the token
 		}
 		d := newGatewayDialer()
-		s.Client, s.Dialer = client, d.websocketDialer()
+		// gorilla's default dialer, with d's connections
+		s.Client, s.Dialer = client, &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout, NetDialContext: d.dial}
 		s.ShardID, s.ShardCount = i, shardCount
 		s.Identify.Shard = &[2]int{i, shardCount}
 		s.Identify.Intents = discordgo.IntentsGuilds
@@ -122,10 +118,7 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
 	shard := discord.ShardOf(n, g.shardCount)
-	if g.index == nil {
-		return g.sessions[shard], nil
-	}
-	j, ok := g.index[shard]
+	j, ok := slices.BinarySearchFunc(g.sessions, shard, func(s *discordgo.Session, id int) int { return s.ShardID - id })
 	if !ok {
 		return nil, fmt.Errorf("%w: guild %s is on shard %d", ErrNotHere, guildID, shard)
 	}
