@@ -33,7 +33,7 @@ type Poster struct {
 // [topgg.ErrNilArgument], a *[topgg.ConfigError].
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
-		return nil, errNilClient
+		return nil, fmt.Errorf("autopost: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	}
 	cfg, err := cfg.withDefaults(client.Loopback())
 	if err != nil {
@@ -67,7 +67,7 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 // when its own Counter has no discord.
 func (p *Poster) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
-		return errRunning
+		return fmt.Errorf("autopost: Poster %w", topgg.ErrRunning)
 	}
 	defer p.running.Store(false)
 	if p.counter != nil && p.counter.t.attached.Load() == 0 {

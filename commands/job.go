@@ -34,7 +34,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "Run needs Commands, Session or Ready"}
 	}
 	if !s.running.CompareAndSwap(false, true) {
-		return errRunning
+		return fmt.Errorf("commands: Syncer.Run: %w", topgg.ErrRunning)
 	}
 	defer s.running.Store(false)
 	session, ok := s.session(ctx)

@@ -108,7 +108,7 @@ func (s *Syncer) unlock() { <-s.turn }
 // bad Interval or a Session beside Commands or Ready.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
-		return nil, errNilClient
+		return nil, fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	}
 	if err := cfg.check(client.Loopback()); err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 func (cfg *Config) check(loopback bool) error {
 	switch {
 	case cfg.Store != nil && typednil.Is(cfg.Store):
-		return fmt.Errorf("%w (%T)", errNilStore, cfg.Store)
+		return fmt.Errorf("commands: Config.Store: %w (%T)", topgg.ErrNilArgument, cfg.Store)
 	case cfg.Session != nil && (cfg.Commands != nil || cfg.Ready != nil):
 		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "set Commands, Session or Ready (Session alone)"}
 	case cfg.Interval < 0:
