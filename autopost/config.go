@@ -72,8 +72,11 @@ type Config struct {
 
 // withDefaults checks c (local: a client of a fake) and fills in its zero fields.
 func (c Config) withDefaults(local bool) (Config, error) {
-	if err := c.check(local); err != nil {
+	if err := c.check(); err != nil {
 		return c, err
+	}
+	if c.Interval > 0 && c.Interval < MinInterval && !local {
+		return c, &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	}
 	c.clock = clock.Or(c.clock)
 	if c.Interval == 0 {
@@ -99,15 +102,13 @@ func (c Config) withDefaults(local bool) (Config, error) {
 }
 
 // check returns a *topgg.ConfigError for the first invalid field of c, or nil.
-func (c Config) check(local bool) error {
+func (c Config) check() error {
 	const negative = "must not be negative"
 	switch {
 	case c.Mode != ModeV1 && c.Mode != ModeV0:
 		return &topgg.ConfigError{Field: "autopost.Config.Mode", Problem: fmt.Sprintf("unknown mode %d", int(c.Mode))}
 	case c.Interval < 0:
 		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: negative}
-	case c.Interval > 0 && c.Interval < MinInterval && !local:
-		return &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	case c.Refresh < 0:
 		return &topgg.ConfigError{Field: "autopost.Config.Refresh", Problem: negative}
 	case c.ReadyTimeout < 0:
