@@ -108,7 +108,13 @@ func commandsTour(ctx context.Context, client *topgg.Client) error {
 		return err
 	}
 	defer state.Close()
-	syncer, err := commands.New(client, commands.Config{Store: state})
+	syncer, err := commands.New(client, commands.Config{
+		Store:    state,
+		Commands: myCommands, // what Run publishes
+		OnResult: func(ctx context.Context, r commands.Result, err error) {
+			log.Printf("command sync: %s (%v)", r.Outcome, err) // published, unchanged, skipped or failed
+		},
+	})
 	if err != nil {
 		return err
 	}
@@ -118,16 +124,7 @@ func commandsTour(ctx context.Context, client *topgg.Client) error {
 	}
 
 	// Or as a job: at start and every 15 minutes; retries what may pass, never resends what was refused.
-	job, err := commands.NewJob(syncer, commands.JobConfig{
-		Commands: myCommands,
-		OnResult: func(ctx context.Context, r commands.Result, err error) {
-			log.Printf("command sync: %s (%v)", r.Outcome, err) // published, unchanged, skipped or failed
-		},
-	})
-	if err != nil {
-		return err
-	}
-	return job.Run(ctx)
+	return syncer.Run(ctx)
 	// readme:end
 }
 
@@ -332,7 +329,7 @@ func operatingJobsTour(client *topgg.Client, syncer *commands.Syncer, c *topggpr
 	if err != nil {
 		return err
 	}
-	job, err := commands.NewJob(syncer, commands.JobConfig{
+	job, err := commands.New(client, commands.Config{
 		Commands: myCommands,
 		OnResult: func(_ context.Context, r commands.Result, err error) { c.ObserveSync(r, err) },
 	})

@@ -78,7 +78,27 @@ func (c Config) withDefaults(local bool) (Config, error) {
 	if c.Interval > 0 && c.Interval < MinInterval && !local {
 		return c, &topgg.ConfigError{Field: "autopost.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the bot within Top.gg's limits", c.Interval, MinInterval)}
 	}
-	return c.filled(), nil
+	c.clock = clock.Or(c.clock)
+	if c.Interval == 0 {
+		c.Interval = defaultInterval
+	}
+	if c.Refresh == 0 {
+		c.Refresh = defaultRefresh
+	}
+	c.Refresh = max(c.Refresh, c.Interval)
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = defaultReadyTimeout
+	}
+	switch {
+	case c.MaxBackfill == 0:
+		c.MaxBackfill = maxBackfill
+	case c.MaxBackfill < 0:
+		c.MaxBackfill = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, nil
 }
 
 // check returns a *topgg.ConfigError for the first invalid field of c, or nil.
@@ -103,29 +123,4 @@ func (c Config) check() error {
 		return &topgg.ConfigError{Field: "autopost.Config.ShardCount", Problem: "must be zero when Source is set (the Source gives the shard count)"}
 	}
 	return nil
-}
-
-// filled returns c with its zero fields set to their defaults; c is valid.
-func (c Config) filled() Config {
-	c.clock = clock.Or(c.clock)
-	if c.Interval == 0 {
-		c.Interval = defaultInterval
-	}
-	if c.Refresh == 0 {
-		c.Refresh = defaultRefresh
-	}
-	c.Refresh = max(c.Refresh, c.Interval)
-	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = defaultReadyTimeout
-	}
-	switch {
-	case c.MaxBackfill == 0:
-		c.MaxBackfill = maxBackfill
-	case c.MaxBackfill < 0:
-		c.MaxBackfill = 0
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/discord"
+	"github.com/dblkit/go-topgg/topgg"
 )
 
 var _ Source = (*Counter)(nil)
@@ -52,8 +53,11 @@ type ShardStats struct {
 // detach is idempotent.
 func (c *Counter) Attach(sessions ...*discordgo.Session) (detach func(), err error) {
 	for i, s := range sessions {
-		if err := checkSession(i, s); err != nil {
-			return nil, err
+		switch {
+		case s == nil:
+			return nil, fmt.Errorf("autopost: sessions[%d]: %w (*discordgo.Session)", i, topgg.ErrNilArgument)
+		case s.Identify.Intents&discordgo.IntentsGuilds == 0: // its count would never change
+			return nil, fmt.Errorf("%w: sessions[%d] (shard %d)", errNoGuildsIntent, i, s.ShardID)
 		}
 	}
 	added, err := c.register(sessions)
@@ -92,6 +96,7 @@ func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
 		id, _, _, _ := sh.stats()
 		taken[id] = true
 	}
+	added := make([]*shard, len(sessions))
 	for i, s := range sessions {
 		id, count := shardPair(s)
 		_, dup := c.sessions[s]
@@ -103,16 +108,14 @@ func (c *Counter) register(sessions []*discordgo.Session) ([]*shard, error) {
 				errAttachedTwice, i, id, count, c.shardCount)
 		}
 		taken[id] = true
-	}
-	added := make([]*shard, len(sessions))
-	for i, s := range sessions {
-		id, count := shardPair(s)
 		added[i] = newShard(&c.t, id, count)
-		c.sessions[s] = added[i]
-		c.shards = append(c.shards, added[i])
-		c.t.attached.Add(1)
-		c.t.hintShards(count)
 	}
+	for i, s := range sessions {
+		c.sessions[s] = added[i]
+		c.t.hintShards(added[i].count)
+	}
+	c.shards = append(c.shards, added...)
+	c.t.attached.Add(int64(len(added)))
 	c.t.wake()
 	return added, nil
 }
@@ -164,14 +167,6 @@ func (c *Counter) attachedSessions() []*discordgo.Session {
 	return slices.Collect(maps.Keys(c.sessions))
 }
 
-// attached returns how many sessions are attached.
-func (c *Counter) attached() int {
-	if c == nil {
-		return 0
-	}
-	return int(c.t.attached.Load())
-}
-
 // Counts returns the counts of the attached shards: Missing lists those of
 // [0, Shards) without a ready session here. It fails only when ctx is done.
 func (c *Counter) Counts(ctx context.Context) (Counts, error) {
@@ -220,4 +215,17 @@ func (c *Counter) shardTotal() int {
 		return c.shardCount
 	}
 	return int(max(c.t.shardHint.Load(), c.t.attached.Load(), 1))
+}
+
+// Format prints the Counter by its shard count under every verb (%#v too),
+// never its sessions, which hold the bot token.
+func (c *Counter) Format(f fmt.State, _ rune) {
+	if c == nil {
+		fmt.Fprint(f, "autopost.Counter(nil)")
+		return
+	}
+	c.mu.Lock()
+	n := len(c.sessions)
+	c.mu.Unlock()
+	fmt.Fprintf(f, "autopost.Counter{shard count: %d, sessions attached: %d}", c.shardCount, n)
 }

@@ -58,40 +58,26 @@ func guildFields(s *discordgo.Session, g *discordgo.Guild) (id string, unavailab
 	return id, unavailable, session
 }
 
-// readyWire is the part of READY the tracker needs.
-type readyWire struct {
-	SessionID string      `json:"session_id"`
-	User      *wireUser   `json:"user"`
-	Shard     *[2]int     `json:"shard"`
-	Guilds    []wireGuild `json:"guilds"`
-}
-
-type wireUser struct {
-	ID string `json:"id"`
-}
-
-type wireGuild struct {
-	ID          string `json:"id"`
-	Unavailable bool   `json:"unavailable"`
-}
-
 // readReady copies what the tracker needs out of READY's raw payload: the
 // decoded *discordgo.Ready shares its guilds with State, which modifies them.
 func readReady(e *discordgo.Event) (readyInfo, bool) {
-	var w readyWire
+	var w struct {
+		SessionID string              `json:"session_id"`
+		User      struct{ ID string } `json:"user"`
+		Shard     *[2]int             `json:"shard"`
+		Guilds    []struct {
+			ID          string `json:"id"`
+			Unavailable bool   `json:"unavailable"`
+		} `json:"guilds"`
+	}
 	if len(e.RawData) == 0 || json.Unmarshal(e.RawData, &w) != nil {
 		return readyInfo{}, false
 	}
-	info := readyInfo{session: w.SessionID, seq: e.Sequence, shard: w.Shard, guilds: make([]readyGuild, 0, len(w.Guilds))}
-	if w.User != nil {
-		info.botID = w.User.ID
-	}
+	info := readyInfo{session: w.SessionID, seq: e.Sequence, botID: w.User.ID, shard: w.Shard, guilds: make([]readyGuild, 0, len(w.Guilds))}
 	for _, g := range w.Guilds {
-		id, ok := discord.ParseID(g.ID)
-		if !ok {
-			continue
+		if id, ok := discord.ParseID(g.ID); ok {
+			info.guilds = append(info.guilds, readyGuild{id: id, unavailable: g.Unavailable})
 		}
-		info.guilds = append(info.guilds, readyGuild{id: id, unavailable: g.Unavailable})
 	}
 	return info, true
 }

@@ -9,8 +9,8 @@ func WithClock(cfg Config, c clock.Clock) Config {
 	return cfg
 }
 
-// Attached is Counter.attached, for the external tests.
-func Attached(c *Counter) int { return c.attached() }
+// Attached is how many sessions are attached to c, for the external tests.
+func Attached(c *Counter) int { return int(c.t.attached.Load()) }
 
 // CounterOf returns the Poster's own Counter, nil when it posts from another Source.
 func CounterOf(p *Poster) *Counter { return p.counter }

@@ -39,7 +39,7 @@ func (p *Poster) same(a, b Counts) bool {
 // attempt makes one post (or skips it), reports it, and returns the wait
 // before the next one.
 func (p *Poster) attempt(ctx context.Context, l *loop) time.Duration {
-	now := p.clock.Now()
+	now := p.cfg.clock.Now()
 	c, err := p.source.Counts(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

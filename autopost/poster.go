@@ -24,7 +24,6 @@ type Poster struct {
 	source   Source
 	counter  *Counter // the default Source; nil when Config.Source is set
 	log      *slog.Logger
-	clock    clock.Clock
 
 	running atomic.Bool
 }
@@ -34,7 +33,7 @@ type Poster struct {
 // [topgg.ErrNilArgument], a *[topgg.ConfigError].
 func New(client *topgg.Client, cfg Config) (*Poster, error) {
 	if client == nil {
-		return nil, errNilClient
+		return nil, fmt.Errorf("autopost: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	}
 	cfg, err := cfg.withDefaults(client.Loopback())
 	if err != nil {
@@ -45,7 +44,6 @@ func New(client *topgg.Client, cfg Config) (*Poster, error) {
 		cfg:    cfg,
 		source: cfg.Source,
 		log:    cfg.Logger.With("component", "autopost"),
-		clock:  cfg.clock,
 	}
 	if p.source == nil {
 		p.counter = NewCounter(cfg.ShardCount)
@@ -69,10 +67,10 @@ func (p *Poster) Attach(sessions ...*discordgo.Session) (detach func(), err erro
 // when its own Counter has no discord.
 func (p *Poster) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
-		return errRunning
+		return fmt.Errorf("autopost: Poster %w", topgg.ErrRunning)
 	}
 	defer p.running.Store(false)
-	if p.counter != nil && p.counter.attached() == 0 {
+	if p.counter != nil && p.counter.t.attached.Load() == 0 {
 		return ErrNoSessions
 	}
 	if !p.waitComplete(ctx) {
@@ -80,7 +78,7 @@ func (p *Poster) Run(ctx context.Context) error {
 	}
 	var l loop
 	for {
-		if clock.Sleep(ctx, p.clock, p.attempt(ctx, &l)) != nil {
+		if clock.Sleep(ctx, p.cfg.clock, p.attempt(ctx, &l)) != nil {
 			return nil
 		}
 	}
@@ -90,11 +88,11 @@ func (p *Poster) Run(ctx context.Context) error {
 // sessions not opened and of shards missing at ReadyTimeout; false if ctx is
 // done first.
 func (p *Poster) waitComplete(ctx context.Context) bool {
-	timeout := p.clock.NewTimer(p.cfg.ReadyTimeout)
+	timeout := p.cfg.clock.NewTimer(p.cfg.ReadyTimeout)
 	defer timeout.Stop()
 	var openCheck <-chan time.Time // nil: nothing to check
 	if p.counter != nil {
-		t := p.clock.NewTimer(discord.OpenGrace)
+		t := p.cfg.clock.NewTimer(discord.OpenGrace)
 		defer t.Stop()
 		openCheck = t.C()
 	}
@@ -125,7 +123,7 @@ func (p *Poster) waitComplete(ctx context.Context) bool {
 func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeout clock.Timer, openCheck *<-chan time.Time, c Counts) {
 	var poll <-chan time.Time
 	if changed == nil {
-		t := p.clock.NewTimer(p.recheck())
+		t := p.cfg.clock.NewTimer(p.recheck())
 		defer t.Stop()
 		poll = t.C()
 	}
@@ -139,7 +137,7 @@ func (p *Poster) waitChange(ctx context.Context, changed <-chan struct{}, timeou
 	case <-timeout.C():
 		p.log.Warn("not every shard has reported yet; the first post waits for them",
 			"missing", c.Missing, "shards", c.Shards, "waited", p.cfg.ReadyTimeout)
-		p.notify(ctx, Result{At: p.clock.Now(), Counts: c, Outcome: OutcomeIncomplete})
+		p.notify(ctx, Result{At: p.cfg.clock.Now(), Counts: c, Outcome: OutcomeIncomplete})
 	}
 }
 

@@ -413,7 +413,7 @@ func TestOutcomeLabels(t *testing.T) {
 	t.Parallel()
 	for o, label := range map[autopost.Outcome]string{
 		autopost.OutcomePosted: "posted", autopost.OutcomeUnchanged: "unchanged",
-		autopost.OutcomeIncomplete: "incomplete", autopost.OutcomeFailed: "failed", 0: "unknown",
+		autopost.OutcomeIncomplete: "incomplete", autopost.OutcomeFailed: "failed", 0: "unknown", 9: "unknown",
 	} {
 		assert.Equal(t, label, o.String())
 	}

@@ -46,17 +46,10 @@ const (
 
 // String returns the outcome's label value, such as "posted", or "unknown".
 func (o Outcome) String() string {
-	switch o {
-	case OutcomePosted:
-		return "posted"
-	case OutcomeUnchanged:
-		return "unchanged"
-	case OutcomeIncomplete:
-		return "incomplete"
-	case OutcomeFailed:
-		return "failed"
+	if o > OutcomeFailed {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"unknown", "posted", "unchanged", "incomplete", "failed"}[o]
 }
 
 // reportQuietly logs a repeated failure at debug level, and calls OnPost.

@@ -137,68 +137,42 @@ func (sh *shard) applyLocked(seq int64, id uint64, state uint64) {
 		return
 	}
 	sh.guilds[id] = pack(seq, state)
-	oldState := stateRemoved
+	oldState := stateRemoved // an unknown guild counts as removed, without a tombstone
 	if known {
 		oldState = old & stateMask
 	}
-	if known && oldState == state {
-		return
-	}
-	dServers, dUnavailable, dTombs := weight(state)
-	if known {
-		s, u, t := weight(oldState)
-		dServers, dUnavailable, dTombs = dServers-s, dUnavailable-u, dTombs-t
-	}
-	sh.tombs += dTombs
-	sh.addCounts(dServers, dUnavailable)
-	if sh.tombs > sh.sweepAt {
-		sh.sweepLocked()
-	}
-}
-
-// weight is what one guild in state adds to a shard's counts.
-func weight(state uint64) (servers, unavailable, tombs int) {
-	switch state {
-	case stateAvailable:
-		return 1, 0, 0
-	case stateUnavailable:
-		return 1, 1, 0
-	case stateRemoved:
-		return 0, 0, 1
-	}
-	return 0, 0, 0
-}
-
-// addCounts changes the shard's counts by the deltas. The caller holds sh.mu.
-func (sh *shard) addCounts(dServers, dUnavailable int) {
+	sh.tombs += b2i(state == stateRemoved) - b2i(known && oldState == stateRemoved)
+	dServers := b2i(state != stateRemoved) - b2i(oldState != stateRemoved)
+	dUnavailable := b2i(state == stateUnavailable) - b2i(oldState == stateUnavailable)
 	sh.servers += dServers
 	sh.unavailable += dUnavailable
 	if sh.ready && (dServers != 0 || dUnavailable != 0) {
 		sh.t.wake() // READY's replay wakes once, after it
 	}
+	if sh.tombs > sh.sweepAt {
+		sh.sweepLocked()
+	}
 }
 
-// sweepLocked drops the tombstones no late event can need any more.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sweepLocked drops the tombstones no late event can need any more, into a
+// new map: a Go map never shrinks.
 func (sh *shard) sweepLocked() {
 	horizon := sh.maxSeq - tombstoneLag
-	stale := func(v uint64) bool { return v&stateMask == stateRemoved && seqOf(v) <= horizon }
-	drop := 0
-	for _, v := range sh.guilds {
-		if stale(v) {
-			drop++
+	kept := make(map[uint64]uint64, len(sh.guilds))
+	for id, v := range sh.guilds {
+		if v&stateMask != stateRemoved || seqOf(v) > horizon {
+			kept[id] = v
 		}
 	}
-	if drop > 0 {
-		// A new map rather than deletes: a Go map never shrinks.
-		kept := make(map[uint64]uint64, len(sh.guilds)-drop)
-		for id, v := range sh.guilds {
-			if !stale(v) {
-				kept[id] = v
-			}
-		}
-		sh.guilds = kept
-		sh.tombs -= drop
-	}
+	sh.tombs -= len(sh.guilds) - len(kept)
+	sh.guilds = kept
 	sh.sweepAt = max(minSweep, sh.servers/4, 2*sh.tombs)
 }
 

@@ -77,9 +77,9 @@ func ExampleNormalize() {
 	// {"description":"Check that the bot is alive","name":"ping","name_localizations":{"de":"latenz","fr":"latence"},"type":1}
 }
 
-// A Job publishes the bot's commands when it starts and checks them again
+// Run publishes the bot's commands when it starts and checks them again
 // every Interval, reporting each outcome; it runs until its context ends.
-func ExampleJob() {
+func ExampleSyncer_Run() {
 	srv, err := topggtest.NewServer()
 	if err != nil {
 		log.Fatal(err)
@@ -89,12 +89,8 @@ func ExampleJob() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	syncer, err := commands.New(client, commands.Config{})
-	if err != nil {
-		log.Fatal(err)
-	}
 	synced := make(chan error, 1)
-	job, err := commands.NewJob(syncer, commands.JobConfig{
+	job, err := commands.New(client, commands.Config{
 		Commands: []*discordgo.ApplicationCommand{{Name: "vote", Description: "Vote for the bot"}},
 		// or Session: a session of the bot, to publish what Discord has.
 		OnResult: func(_ context.Context, _ commands.Result, err error) { synced <- err },

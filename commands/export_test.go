@@ -8,8 +8,8 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// WithJobClock returns cfg with the Job's waits timed by c.
-func WithJobClock(cfg JobConfig, c clock.Clock) JobConfig {
+// WithClock returns cfg with Run's waits timed by c.
+func WithClock(cfg Config, c clock.Clock) Config {
 	cfg.clock = c
 	return cfg
 }
@@ -20,11 +20,11 @@ type MemoryHashStore = memoryHashStore
 // NewMemoryHashStore returns an empty in-memory store.
 func NewMemoryHashStore() *MemoryHashStore { return &memoryHashStore{} }
 
-const DefaultJobInterval = defaultJobInterval
+const DefaultInterval = defaultInterval
 
 var ErrNotReady = errNotReady
 
-// SyncFromDiscord is the one-shot sync a Job without Commands runs.
+// SyncFromDiscord is the one-shot sync Run without Commands runs.
 func (s *Syncer) SyncFromDiscord(ctx context.Context, session *discordgo.Session) (Result, error) {
 	return failed(s.sync(ctx, nil, session, nil))
 }

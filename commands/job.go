@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -16,128 +15,61 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// defaultJobInterval is the time between two syncs of a [Job].
-const defaultJobInterval = 15 * time.Minute
+// defaultInterval is the time between two syncs of Run.
+const defaultInterval = 15 * time.Minute
 
-// MinJobInterval is the shortest JobConfig.Interval [NewJob] accepts, to stay
-// within Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
-const MinJobInterval = time.Minute
+// MinInterval is the shortest Config.Interval [New] accepts, to stay within
+// Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
+const MinInterval = time.Minute
 
-// JobConfig configures a [Job]: Commands, Session, or Ready (with or without
-// Commands).
-type JobConfig struct {
-	// Commands are the definitions to publish, checked by NewJob; a non-nil
-	// empty slice clears the listing's commands.
-	Commands []*discordgo.ApplicationCommand
-	// Session, for a bot that gives no list, is one of its sessions: once it
-	// has its READY, the application's global commands are read from Discord
-	// through it, every Interval.
-	Session *discordgo.Session
-	// Ready, for a bot of several shards, replaces Session: it returns a
-	// session once one has its READY (or ctx's error); with Commands, the
-	// first sync waits for it.
-	Ready func(ctx context.Context) (*discordgo.Session, error)
-	// Interval is the time between two syncs (default 15 minutes).
-	Interval time.Duration
-	// OnResult, if not nil, is called on the Job's goroutine after each sync
-	// with its Result and error; it must not block long. A panic in it is
-	// recovered and logged.
-	OnResult func(ctx context.Context, r Result, err error)
-
-	clock clock.Clock // default: the real clock; tests set a fake
-}
-
-// Job runs a [Syncer] at start and every Interval, reporting each outcome to
-// OnResult and logging failures to the Syncer's Logger. Transient failures are retried with backoff, never before
-// Retry-After; refused definitions are not sent again until they change.
-// Make it with [NewJob].
-type Job struct {
-	panicked atomic.Bool // OnResult panicked once: its stack was logged
-	syncer   *Syncer
-	cfg      JobConfig
-	log      *slog.Logger
-	running  atomic.Bool
-}
-
-// NewJob returns a Job that syncs with s. It fails with
-// [topgg.ErrNilArgument] for a nil s, a *topgg.ValidationError for invalid
-// Commands, and a *topgg.ConfigError for a bad Interval or source (none of
-// Commands, Session and Ready, or Session beside another).
-func NewJob(s *Syncer, cfg JobConfig) (*Job, error) {
-	if s == nil {
-		return nil, fmt.Errorf("commands: NewJob: %w (*Syncer)", topgg.ErrNilArgument)
+// Run syncs at start and every Interval until ctx is done, then returns nil,
+// leaving nothing running; it may run again after it returned. Each outcome
+// goes to OnResult, failures to the Logger; transient failures are retried
+// with backoff, never before Retry-After; refused definitions are not sent
+// again until they change. It returns a refused token's error (wrapping
+// topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run runs, and a
+// *topgg.ConfigError without Commands, Session or Ready.
+func (s *Syncer) Run(ctx context.Context) error {
+	if s.cfg.Commands == nil && s.cfg.Session == nil && s.cfg.Ready == nil {
+		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "Run needs Commands, Session or Ready"}
 	}
-	if err := cfg.check(s.client.Loopback()); err != nil {
-		return nil, err
+	if !s.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("commands: Syncer.Run: %w", topgg.ErrRunning)
 	}
-	if cfg.Interval == 0 {
-		cfg.Interval = defaultJobInterval
-	}
-	cfg.clock = clock.Or(cfg.clock)
-	return &Job{syncer: s, cfg: cfg, log: s.log}, nil
-}
-
-// check refuses a JobConfig NewJob cannot run; loopback lifts the floor.
-func (cfg *JobConfig) check(loopback bool) error {
-	if (cfg.Session != nil) == (cfg.Commands != nil || cfg.Ready != nil) {
-		return &topgg.ConfigError{Field: "commands.JobConfig.Session", Problem: "set Commands, Session or Ready (Session alone)"}
-	}
-	if cfg.Commands != nil {
-		if err := Validate(cfg.Commands); err != nil {
-			return err
-		}
-	}
-	switch {
-	case cfg.Interval < 0:
-		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: "must not be negative"}
-	case cfg.Interval > 0 && cfg.Interval < MinJobInterval && !loopback:
-		return &topgg.ConfigError{Field: "commands.JobConfig.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinJobInterval)}
-	}
-	return nil
-}
-
-// Run syncs until ctx is done, then returns nil, leaving nothing running; it
-// may run again after it returned. It returns a refused token's error
-// (wrapping topgg.ErrUnauthorized) and [topgg.ErrRunning] while another Run
-// runs.
-func (j *Job) Run(ctx context.Context) error {
-	if !j.running.CompareAndSwap(false, true) {
-		return errRunning
-	}
-	defer j.running.Store(false)
-	session, ok := j.session(ctx)
+	defer s.running.Store(false)
+	session, ok := s.session(ctx)
 	if !ok {
 		return nil
 	}
 	var refused *refusal
 	failures := 0
 	for {
-		res, err := j.once(ctx, session, refused)
+		res, err := s.once(ctx, session, refused)
 		if ctx.Err() != nil {
 			return nil
 		}
-		wait := j.cfg.Interval
+		wait := s.cfg.Interval
 		switch {
 		case err == nil:
 			failures, refused = 0, nil
-			j.report(ctx, res, nil)
+			s.report(ctx, res, nil)
 		case errors.Is(err, topgg.ErrUnauthorized):
-			j.report(ctx, res, err)
+			s.report(ctx, res, err)
 			return err
 		case errors.Is(err, ErrRefused):
 			// Reported when it was refused; these are the same definitions.
-			j.log.Debug("definitions unchanged since the service refused them; not sent again")
+			s.log.Debug("definitions unchanged since the service refused them; not sent again")
 		case retryable(err):
 			failures++
-			wait = retryWait(failures, err, j.cfg.Interval)
-			j.report(ctx, res, err)
+			wait = retryWait(failures, err, s.cfg.Interval)
+			s.report(ctx, res, err)
 		default:
 			if res.Hash != "" {
 				refused = &refusal{hash: res.Hash, err: err}
 			}
-			j.report(ctx, res, err)
+			s.report(ctx, res, err)
 		}
-		if clock.Sleep(ctx, j.cfg.clock, wait) != nil {
+		if clock.Sleep(ctx, s.cfg.clock, wait) != nil {
 			return nil
 		}
 	}
@@ -145,53 +77,53 @@ func (j *Job) Run(ctx context.Context) error {
 
 // session waits for the session of Session or Ready (nil without them);
 // false when ctx ended first.
-func (j *Job) session(ctx context.Context) (*discordgo.Session, bool) {
+func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool) {
 	switch {
-	case j.cfg.Session != nil:
-		return j.cfg.Session, waitReady(ctx, j.cfg.Session)
-	case j.cfg.Ready != nil:
-		var s *discordgo.Session
+	case s.cfg.Session != nil:
+		return s.cfg.Session, waitReady(ctx, s.cfg.Session)
+	case s.cfg.Ready != nil:
+		var session *discordgo.Session
 		var err error
-		if rec := panics.Try(func() { s, err = j.cfg.Ready(ctx) }); rec != nil {
-			j.log.LogAttrs(ctx, slog.LevelError, "Ready panicked; no sync", slog.String("panic", fmt.Sprint(rec.Value)),
+		if rec := panics.Try(func() { session, err = s.cfg.Ready(ctx) }); rec != nil {
+			s.log.LogAttrs(ctx, slog.LevelError, "Ready panicked; no sync", slog.String("panic", fmt.Sprint(rec.Value)),
 				slog.String("stack", string(rec.Stack)))
 			return nil, false
 		}
-		return s, err == nil && s != nil && ctx.Err() == nil
+		return session, err == nil && session != nil && ctx.Err() == nil
 	}
 	return nil, true
 }
 
-func (j *Job) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
+func (s *Syncer) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
 	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term reads and publishes nothing
 		return Result{}, fmt.Errorf("commands: %w", err)
 	}
-	if j.cfg.Commands != nil {
+	if s.cfg.Commands != nil {
 		session = nil
 	}
-	return failed(j.syncer.sync(ctx, j.cfg.Commands, session, refused))
+	return failed(s.sync(ctx, s.cfg.Commands, session, refused))
 }
 
 // report logs a failure and calls OnResult.
-func (j *Job) report(ctx context.Context, res Result, err error) {
+func (s *Syncer) report(ctx context.Context, res Result, err error) {
 	switch {
 	case err == nil:
 	case retryable(err):
-		j.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
+		s.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
 			slog.String("error", err.Error()))
 	default:
-		j.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",
+		s.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",
 			slog.String("error", err.Error()))
 	}
-	if j.cfg.OnResult == nil {
+	if s.cfg.OnResult == nil {
 		return
 	}
-	if rec := panics.Try(func() { j.cfg.OnResult(ctx, res, err) }); rec != nil {
+	if rec := panics.Try(func() { s.cfg.OnResult(ctx, res, err) }); rec != nil {
 		attrs := []slog.Attr{slog.String("panic", fmt.Sprint(rec.Value))}
-		if j.panicked.CompareAndSwap(false, true) { // the stack once, not once per sync
+		if s.panicked.CompareAndSwap(false, true) { // the stack once, not once per sync
 			attrs = append(attrs, slog.String("stack", string(rec.Stack)))
 		}
-		j.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", attrs...)
+		s.log.LogAttrs(ctx, slog.LevelError, "OnResult panicked", attrs...)
 	}
 }
 
@@ -264,17 +196,10 @@ const (
 
 // String returns the outcome's label value, such as "published", or "unknown".
 func (o Outcome) String() string {
-	switch o {
-	case OutcomePublished:
-		return "published"
-	case OutcomeUnchanged:
-		return "unchanged"
-	case OutcomeSkipped:
-		return "skipped"
-	case OutcomeFailed:
-		return "failed"
+	if o > OutcomeFailed {
+		return "unknown"
 	}
-	return "unknown"
+	return [...]string{"unknown", "published", "unchanged", "skipped", "failed"}[o]
 }
 
 // failed sets the Outcome of a sync that returned an error.

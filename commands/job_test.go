@@ -28,18 +28,18 @@ type outcome struct {
 	err error
 }
 
-// jobRun runs a Job on a fake clock and records its outcomes.
+// jobRun runs a Syncer's Run on a fake clock and records its outcomes.
 type jobRun struct {
 	t     *testing.T
 	clock *clock.Fake
-	job   *commands.Job
+	job   *commands.Syncer
 
 	mu       sync.Mutex
 	outcomes []outcome
 	stop     func() error
 }
 
-func startJob(t *testing.T, s *commands.Syncer, cfg commands.JobConfig) *jobRun {
+func startJob(t *testing.T, c *topgg.Client, cfg commands.Config) *jobRun {
 	t.Helper()
 	r := &jobRun{t: t, clock: clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))}
 	cfg.OnResult = func(_ context.Context, res commands.Result, err error) {
@@ -47,9 +47,7 @@ func startJob(t *testing.T, s *commands.Syncer, cfg commands.JobConfig) *jobRun 
 		defer r.mu.Unlock()
 		r.outcomes = append(r.outcomes, outcome{res, err})
 	}
-	job, err := commands.NewJob(s, commands.WithJobClock(cfg, r.clock))
-	require.NoError(t, err)
-	r.job = job
+	r.job = newSyncer(t, c, commands.WithClock(cfg, r.clock))
 	r.stop = r.run()
 	t.Cleanup(func() { _ = r.stop() })
 	return r
@@ -89,7 +87,7 @@ func (r *jobRun) waitOutcomes(n int) []outcome {
 	return r.got()
 }
 
-// advance waits until the Job sleeps on the clock, then moves it by d.
+// advance waits until Run sleeps on the clock, then moves it by d.
 func (r *jobRun) advance(d time.Duration) {
 	r.t.Helper()
 	require.Eventually(r.t, func() bool { return r.clock.Timers() == 1 }, 5*time.Second, time.Millisecond)
@@ -102,14 +100,14 @@ func (r *jobRun) advance(d time.Duration) {
 func TestJobSyncsAtStartAndEachInterval(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
-	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+	r := startJob(t, c, commands.Config{Commands: botCommands()})
 	first := r.waitOutcomes(1)[0]
 	require.NoError(t, first.err)
 	assert.Equal(t, commands.OutcomePublished, first.res.Outcome)
 	assert.Len(t, putBodies(srv), 1)
 	assert.ErrorIs(t, r.job.Run(t.Context()), topgg.ErrRunning)
 
-	r.advance(commands.DefaultJobInterval)
+	r.advance(commands.DefaultInterval)
 	second := r.waitOutcomes(2)[1]
 	require.NoError(t, second.err)
 	assert.Equal(t, commands.OutcomeUnchanged, second.res.Outcome)
@@ -130,7 +128,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
 		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusServiceUnavailable, Times: 3}))
-		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		r := startJob(t, c, commands.Config{Commands: botCommands()})
 		failed := r.waitOutcomes(1)[0]
 		assert.True(t, topgg.Retryable(failed.err))
 		r.advance(5 * time.Second) // the first backoff: at most 5 s
@@ -141,7 +139,7 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
 		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, RetryAfter: time.Hour}))
-		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		r := startJob(t, c, commands.Config{Commands: botCommands()})
 		var rl *topgg.RateLimitError
 		require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
 		r.advance(59 * time.Minute)
@@ -152,13 +150,13 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 		t.Parallel()
 		srv, c := newService(t)
 		require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPut, Path: commandsPath, Status: http.StatusUnprocessableEntity}))
-		r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Commands: botCommands()})
+		r := startJob(t, c, commands.Config{Commands: botCommands()})
 		refused := r.waitOutcomes(1)[0]
 		var ae *topgg.APIError
 		require.ErrorAs(t, refused.err, &ae)
 		assert.Equal(t, http.StatusUnprocessableEntity, ae.StatusCode)
 		for range 3 {
-			r.advance(commands.DefaultJobInterval)
+			r.advance(commands.DefaultInterval)
 		}
 		r.advance(0) // the job is asleep again after its third check
 		assert.Len(t, putBodies(srv), 1, "refused definitions are not sent again")
@@ -166,14 +164,14 @@ func TestJobRetriesWhatMayPassAndNotWhatCannot(t *testing.T) {
 	})
 }
 
-// TestJobFromDiscordWaitsForReadyAndFollowsChanges: with a session, the Job
+// TestJobFromDiscordWaitsForReadyAndFollowsChanges: with a session, Run
 // waits for READY, publishes the application's commands, and publishes
 // again when the bot registers new ones.
 func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	t.Parallel()
 	_, session := newDiscord(t)
 	srv, c := newService(t)
-	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{Session: session})
+	r := startJob(t, c, commands.Config{Session: session})
 
 	assert.Never(t, func() bool { return len(r.got()) > 0 }, 50*time.Millisecond, 5*time.Millisecond, "no sync before READY")
 	require.NoError(t, session.Open())
@@ -184,7 +182,7 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 
 	_, err := session.ApplicationCommandCreate(testAppID, "", &discordgo.ApplicationCommand{Name: "vote", Description: "Vote"})
 	require.NoError(t, err)
-	r.advance(commands.DefaultJobInterval)
+	r.advance(commands.DefaultInterval)
 	second := r.waitOutcomes(2)[1]
 	require.NoError(t, second.err)
 	assert.Equal(t, 1, second.res.Commands)
@@ -198,7 +196,7 @@ func TestJobWaitsForReadyThenPublishesCommands(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	ready := make(chan struct{})
-	r := startJob(t, newSyncer(t, c, commands.Config{}), commands.JobConfig{
+	r := startJob(t, c, commands.Config{
 		Commands: botCommands(),
 		Ready: func(ctx context.Context) (*discordgo.Session, error) {
 			select {
@@ -227,11 +225,10 @@ func TestJobEndsOnRefusedToken(t *testing.T) {
 		topgg.WithRetryPolicy(fastRetries()))
 	require.NoError(t, err)
 	var got []error
-	job, err := commands.NewJob(newSyncer(t, bad, commands.Config{}), commands.JobConfig{
+	job := newSyncer(t, bad, commands.Config{
 		Commands: botCommands(),
 		OnResult: func(_ context.Context, _ commands.Result, err error) { got = append(got, err) },
 	})
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = job.Run(ctx)
@@ -258,47 +255,43 @@ func TestMisuseFailsFast(t *testing.T) {
 	_, err = commands.New(c, commands.Config{Store: nilMemory})
 	require.ErrorIs(t, err, topgg.ErrNilArgument)
 
-	s := newSyncer(t, c, commands.Config{})
-	_, err = commands.NewJob(nil, commands.JobConfig{Commands: botCommands()})
-	require.ErrorIs(t, err, topgg.ErrNilArgument)
-	_, err = commands.NewJob(s, commands.JobConfig{})
-	requireConfigError(t, err, "commands.JobConfig.Session")
-	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Session: &discordgo.Session{}})
-	requireConfigError(t, err, "commands.JobConfig.Session")
+	requireConfigError(t, newSyncer(t, c, commands.Config{}).Run(ctx), "commands.Config.Session")
+	_, err = commands.New(c, commands.Config{Commands: botCommands(), Session: &discordgo.Session{}})
+	requireConfigError(t, err, "commands.Config.Session")
 	ready := func(context.Context) (*discordgo.Session, error) { return nil, nil }
-	_, err = commands.NewJob(s, commands.JobConfig{Ready: ready, Session: &discordgo.Session{}})
-	requireConfigError(t, err, "commands.JobConfig.Session")
+	_, err = commands.New(c, commands.Config{Ready: ready, Session: &discordgo.Session{}})
+	requireConfigError(t, err, "commands.Config.Session")
 	var verr *topgg.ValidationError
-	_, err = commands.NewJob(s, commands.JobConfig{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
+	_, err = commands.New(c, commands.Config{Commands: []*discordgo.ApplicationCommand{{Name: "Vote", Description: "d"}}})
 	require.ErrorAs(t, err, &verr)
 
 	// The interval floor protects the real service; a fake on this machine has none.
 	remote, err := topgg.New("token")
 	require.NoError(t, err)
-	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: time.Second})
+	_, err = commands.New(remote, commands.Config{Commands: botCommands(), Interval: time.Second})
 	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "commands.JobConfig.Interval", ce.Field)
-	require.ErrorContains(t, err, "commands.JobConfig.Interval: 1s is below 1m0s")
-	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: -time.Second})
+	assert.Equal(t, "commands.Config.Interval", ce.Field)
+	require.ErrorContains(t, err, "commands.Config.Interval: 1s is below 1m0s")
+	_, err = commands.New(remote, commands.Config{Commands: botCommands(), Interval: -time.Second})
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "commands.JobConfig.Interval: must not be negative", err.Error())
-	_, err = commands.NewJob(newSyncer(t, remote, commands.Config{}), commands.JobConfig{Commands: botCommands(), Interval: commands.MinJobInterval})
+	assert.Equal(t, "commands.Config.Interval: must not be negative", err.Error())
+	_, err = commands.New(remote, commands.Config{Commands: botCommands(), Interval: commands.MinInterval})
 	require.NoError(t, err)
-	_, err = commands.NewJob(s, commands.JobConfig{Commands: botCommands(), Interval: time.Millisecond})
+	_, err = commands.New(c, commands.Config{Commands: botCommands(), Interval: time.Millisecond})
 	require.NoError(t, err, "the test's client is of a fake on this machine")
 }
 
 func TestOutcome(t *testing.T) {
 	t.Parallel()
 	for o, want := range map[commands.Outcome]string{commands.OutcomePublished: "published", commands.OutcomeUnchanged: "unchanged",
-		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown"} {
+		commands.OutcomeSkipped: "skipped", commands.OutcomeFailed: "failed", 0: "unknown", 9: "unknown"} {
 		require.Equal(t, want, o.String())
 	}
 }
 
 // TestOnResultPanicIsContained: an OnResult that panics at every call
-// neither ends Run nor changes what the Job does (one publish, then an
+// neither ends Run nor changes what Run does (one publish, then an
 // unchanged check each interval); the log names the callback, without a
 // stack.
 func TestOnResultPanicIsContained(t *testing.T) {
@@ -307,18 +300,17 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	var logs testlog.Buffer
 	var calls atomic.Int32
 	clk := clock.NewFake(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
-	cfg := commands.JobConfig{Commands: botCommands(), OnResult: func(context.Context, commands.Result, error) {
+	cfg := commands.Config{Logger: logs.Logger(), Commands: botCommands(), OnResult: func(context.Context, commands.Result, error) {
 		calls.Add(1)
 		panic("dashboard bug")
 	}}
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.WithJobClock(cfg, clk))
-	require.NoError(t, err)
+	job := newSyncer(t, c, commands.WithClock(cfg, clk))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- job.Run(ctx) }()
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
 	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond, "Run goes on to its next interval")
-	clk.Advance(commands.DefaultJobInterval)
+	clk.Advance(commands.DefaultInterval)
 	require.Eventually(t, func() bool { return calls.Load() == 2 }, 5*time.Second, time.Millisecond)
 	assert.Len(t, putBodies(srv), 1)
 	cancel()
@@ -333,7 +325,7 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "[running]"), "the stack, once")
 }
 
-// TestPrintedJobHoldsNoBotToken: a JobConfig or Job with a Session, printed
+// TestPrintedJobHoldsNoBotToken: a Config or Syncer with a Session, printed
 // under any verb or logged, does not show the session's bot token (fmt prints
 // a *discordgo.Session reached under %s, %q, %d or %x in full).
 func TestPrintedJobHoldsNoBotToken(t *testing.T) {
@@ -342,28 +334,21 @@ func TestPrintedJobHoldsNoBotToken(t *testing.T) {
 	s, err := discordgo.New("Bot " + botToken)
 	require.NoError(t, err)
 	_, c := newService(t)
-	cfg := commands.JobConfig{Session: s}
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), cfg)
-	require.NoError(t, err)
+	cfg := commands.Config{Session: s}
+	job := newSyncer(t, c, cfg)
 
-	out := testlog.PrintAll(cfg, &cfg, job, []any{cfg}, struct{ J *commands.Job }{job})
+	out := testlog.PrintAll(cfg, &cfg, job, []any{cfg}, struct{ J *commands.Syncer }{job})
 	require.NotContains(t, out, "SEKRIT")
 	require.NotContains(t, out, fmt.Sprintf("%x", "BOTSEKRIT"))
 	require.NotContains(t, out, fmt.Sprintf("%X", "BOTSEKRIT"))
 	require.NotContains(t, out, "!ERROR", "slog prints them through LogValue")
-	require.Contains(t, out, "commands.Job{commands.JobConfig{commands: 0, session: shard 0, ready: false, interval: 15m0s}}")
-
-	for _, z := range []*commands.Job{nil, {}} {
-		for _, verb := range []string{"%v", "%s", "%d"} {
-			require.Equal(t, "commands.Job(not made by commands.NewJob)", fmt.Sprintf(verb, z))
-		}
-	}
+	require.Contains(t, out, "commands.Config{store: false, commands: 0, session: shard 0, ready: false, interval: 0s}")
 }
 
-// TestJobReadsAndPublishesNothingOnceItsTermIsOver: a fleet leader's Job
+// TestJobReadsAndPublishesNothingOnceItsTermIsOver: a fleet leader's Run
 // syncs from Discord while its term is valid; once the term's deadline has
 // passed (the clock jumps past it, as after a pause, and nothing has
-// cancelled the Job's context), the next sync neither reads Discord's
+// cancelled Run's context), the next sync neither reads Discord's
 // commands nor publishes, nothing is reported, and Run returns (the failed
 // check ended the term and cancelled its context).
 func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
@@ -373,12 +358,11 @@ func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(start)
 	results := make(chan error, 10)
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{}), commands.WithJobClock(commands.JobConfig{Session: session,
+	job := newSyncer(t, c, commands.WithClock(commands.Config{Session: session,
 		OnResult: func(_ context.Context, _ commands.Result, err error) { results <- err }}, clk))
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	tm := clock.NewTerm(clk, start.Add(commands.DefaultJobInterval), cancel)
+	tm := clock.NewTerm(clk, start.Add(commands.DefaultInterval), cancel)
 	done := make(chan error, 1)
 	go func() { done <- job.Run(clock.WithTerm(ctx, tm)) }()
 	require.NoError(t, session.Open())
@@ -393,7 +377,7 @@ func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 	reads := discordReads(dsrv)
 	require.Positive(t, reads)
 	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
-	clk.Advance(commands.DefaultJobInterval) // the next sync is due, and the term's deadline passed
+	clk.Advance(commands.DefaultInterval) // the next sync is due, and the term's deadline passed
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -423,9 +407,8 @@ func TestReadyPanicIsContained(t *testing.T) {
 	t.Parallel()
 	srv, c := newService(t)
 	var logs testlog.Buffer
-	job, err := commands.NewJob(newSyncer(t, c, commands.Config{Logger: logs.Logger()}), commands.JobConfig{Commands: botCommands(),
+	job := newSyncer(t, c, commands.Config{Logger: logs.Logger(), Commands: botCommands(),
 		Ready: func(context.Context) (*discordgo.Session, error) { panic("sharding bug") }})
-	require.NoError(t, err)
 	require.NoError(t, job.Run(context.Background()))
 	assert.Empty(t, putBodies(srv))
 	assert.Contains(t, logs.String(), "sharding bug")
@@ -437,8 +420,9 @@ func TestReadyPanicIsContained(t *testing.T) {
 func TestSyncerPrintsByName(t *testing.T) {
 	t.Parallel()
 	_, c := newService(t)
-	s := newSyncer(t, c, commands.Config{})
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-		require.Equal(t, "commands.Syncer", fmt.Sprintf(verb, s), verb)
+	for _, s := range []*commands.Syncer{newSyncer(t, c, commands.Config{}), nil, {}} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+			require.Equal(t, "commands.Syncer", fmt.Sprintf(verb, s), verb)
+		}
 	}
 }

@@ -9,16 +9,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// serverAssigned reports the members Discord assigns to a registered command,
-// which differ between a command sent and read back.
-func serverAssigned(key string) bool {
-	switch key {
-	case "id", "application_id", "guild_id", "version":
-		return true
-	}
-	return false
-}
-
 // emptyMeansAbsent are the members whose empty value (null or [], as
 // discordgo encodes some without omitempty) means no value.
 func emptyMeansAbsent(key string) bool {
@@ -27,12 +17,6 @@ func emptyMeansAbsent(key string) bool {
 		return true
 	}
 	return false
-}
-
-// falseMeansAbsent are option members discordgo always encodes whose false is
-// Discord's default.
-func falseMeansAbsent(key string) bool {
-	return key == "required" || key == "autocomplete"
 }
 
 // Normalize returns one canonical JSON object per command, in order, without
@@ -68,10 +52,10 @@ func normalizeOne(c *discordgo.ApplicationCommand) (json.RawMessage, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, err
 	}
-	for k := range m {
-		if serverAssigned(k) {
-			delete(m, k)
-		}
+	// What Discord assigns to a registered command differs between a command
+	// sent and read back.
+	for _, k := range []string{"id", "application_id", "guild_id", "version"} {
+		delete(m, k)
 	}
 	if _, ok := m["type"]; !ok {
 		m["type"] = json.Number(strconv.Itoa(int(discordgo.ChatApplicationCommand)))
@@ -110,8 +94,8 @@ func meansAbsent(k string, v any, isOption bool) bool {
 	switch v := v.(type) {
 	case nil:
 		return true
-	case bool:
-		return isOption && !v && falseMeansAbsent(k)
+	case bool: // options' members discordgo always encodes, whose false is Discord's default
+		return isOption && !v && (k == "required" || k == "autocomplete")
 	case []any:
 		return len(v) == 0 && emptyMeansAbsent(k)
 	case map[string]any:

@@ -2,7 +2,7 @@ package commands
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 )
 
 // HashStore keeps the fingerprint of the last published commands; each
@@ -18,29 +18,21 @@ type HashStore interface {
 var _ HashStore = (*memoryHashStore)(nil)
 
 // memoryHashStore, Config.Store's default, keeps the fingerprint in memory.
-// The zero value is ready; safe for concurrent use.
-type memoryHashStore struct {
-	mu   sync.Mutex
-	hash string
-}
+// The zero value is ready; safe for concurrent use. It fails only when ctx is
+// done.
+type memoryHashStore struct{ hash atomic.Pointer[string] }
 
-// LoadHash returns the saved fingerprint, or ""; it fails only when ctx is done.
 func (m *memoryHashStore) LoadHash(ctx context.Context) (string, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
+	if p := m.hash.Load(); p != nil && ctx.Err() == nil {
+		return *p, nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.hash, nil
+	return "", ctx.Err()
 }
 
-// SaveHash replaces the fingerprint; it fails only when ctx is done.
 func (m *memoryHashStore) SaveHash(ctx context.Context, hash string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.hash = hash
+	m.hash.Store(&hash)
 	return nil
 }

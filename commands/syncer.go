@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -16,14 +18,48 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// Config configures a [Syncer]. The zero value is valid.
+// Config configures a [Syncer]. The zero value is valid for [Syncer.Sync];
+// [Syncer.Run] needs Commands, Session or Ready (with or without Commands).
 type Config struct {
 	// Store keeps the last published commands' fingerprint (default: memory).
 	Store HashStore
 	// Logger receives one line per outcome and store warnings (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// Commands are the definitions Run publishes, checked by New; a non-nil
+	// empty slice clears the listing's commands.
+	Commands []*discordgo.ApplicationCommand
+	// Session, for a bot that gives no list, is one of its sessions: once it
+	// has its READY, Run reads the application's global commands from Discord
+	// through it, every Interval.
+	Session *discordgo.Session
+	// Ready, for a bot of several shards, replaces Session: it returns a
+	// session once one has its READY (or ctx's error); with Commands, Run's
+	// first sync waits for it.
+	Ready func(ctx context.Context) (*discordgo.Session, error)
+	// Interval is the time between two syncs of Run (default 15 minutes).
+	Interval time.Duration
+	// OnResult, if not nil, is called on Run's goroutine after each sync with
+	// its Result and error; it must not block long. A panic in it is
+	// recovered and logged.
+	OnResult func(ctx context.Context, r Result, err error)
+
+	clock clock.Clock // default: the real clock; tests set a fake
 }
+
+// Format prints the Config under every verb (%#v too) without its Session,
+// which holds the token.
+func (cfg Config) Format(f fmt.State, _ rune) {
+	session := "none"
+	if cfg.Session != nil {
+		session = fmt.Sprintf("shard %d", cfg.Session.ShardID)
+	}
+	fmt.Fprintf(f, "commands.Config{store: %t, commands: %d, session: %s, ready: %t, interval: %s}",
+		cfg.Store != nil, len(cfg.Commands), session, cfg.Ready != nil, cfg.Interval)
+}
+
+// LogValue makes slog print the Config as Format does.
+func (cfg Config) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(cfg)) }
 
 // Result is the outcome of a sync that did not fail.
 type Result struct {
@@ -37,17 +73,18 @@ type Result struct {
 }
 
 // Syncer publishes a bot's slash commands to its listing, once per change.
-// Make it with [New]. Safe for concurrent use: syncs run one at a time. It
-// starts no goroutine.
+// Make it with [New]. Safe for concurrent use: syncs run one at a time.
 type Syncer struct {
 	client *topgg.Client
-	store  HashStore
+	cfg    Config
 	log    *slog.Logger
 
 	// turn serialises syncs, honouring the caller's context as a mutex
 	// cannot; its holder owns project.
-	turn    chan struct{}
-	project *topgg.Project // learnt on the first successful project read
+	turn     chan struct{}
+	project  *topgg.Project // learnt on the first successful project read
+	running  atomic.Bool
+	panicked atomic.Bool // OnResult panicked once: its stack was logged
 }
 
 // lock waits for the Syncer's turn, or for ctx to be done.
@@ -66,13 +103,15 @@ func (s *Syncer) lock(ctx context.Context) error {
 func (s *Syncer) unlock() { <-s.turn }
 
 // New returns a Syncer that publishes through client; it makes no request.
-// It fails with [topgg.ErrNilArgument] for a nil client or typed nil Store.
+// It fails with [topgg.ErrNilArgument] for a nil client or typed nil Store, a
+// *topgg.ValidationError for invalid Commands, and a *topgg.ConfigError for a
+// bad Interval or a Session beside Commands or Ready.
 func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if client == nil {
-		return nil, errNilClient
+		return nil, fmt.Errorf("commands: New: %w (*topgg.Client)", topgg.ErrNilArgument)
 	}
-	if cfg.Store != nil && typednil.Is(cfg.Store) {
-		return nil, fmt.Errorf("%w (%T)", errNilStore, cfg.Store)
+	if err := cfg.check(client.Loopback()); err != nil {
+		return nil, err
 	}
 	if cfg.Store == nil {
 		cfg.Store = &memoryHashStore{}
@@ -80,12 +119,28 @@ func New(client *topgg.Client, cfg Config) (*Syncer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Syncer{
-		client: client,
-		store:  cfg.Store,
-		log:    cfg.Logger.With("component", "commands"),
-		turn:   make(chan struct{}, 1),
-	}, nil
+	if cfg.Interval == 0 {
+		cfg.Interval = defaultInterval
+	}
+	cfg.clock = clock.Or(cfg.clock)
+	return &Syncer{client: client, cfg: cfg, log: cfg.Logger.With("component", "commands"), turn: make(chan struct{}, 1)}, nil
+}
+
+// check refuses a Config New cannot use; loopback lifts the Interval floor.
+func (cfg *Config) check(loopback bool) error {
+	switch {
+	case cfg.Store != nil && typednil.Is(cfg.Store):
+		return fmt.Errorf("commands: Config.Store: %w (%T)", topgg.ErrNilArgument, cfg.Store)
+	case cfg.Session != nil && (cfg.Commands != nil || cfg.Ready != nil):
+		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "set Commands, Session or Ready (Session alone)"}
+	case cfg.Interval < 0:
+		return &topgg.ConfigError{Field: "commands.Config.Interval", Problem: "must not be negative"}
+	case cfg.Interval > 0 && cfg.Interval < MinInterval && !loopback:
+		return &topgg.ConfigError{Field: "commands.Config.Interval", Problem: fmt.Sprintf("%s is below %s, the floor that keeps the job within Top.gg's limits", cfg.Interval, MinInterval)}
+	case cfg.Commands != nil:
+		return Validate(cfg.Commands)
+	}
+	return nil
 }
 
 // Sync publishes cmds unless they were published last (empty clears them); a
@@ -95,8 +150,8 @@ func (s *Syncer) Sync(ctx context.Context, cmds []*discordgo.ApplicationCommand)
 	return failed(s.sync(ctx, cmds, nil, nil))
 }
 
-// refusal is definitions the service refused for good, which a [Job] does
-// not send again.
+// refusal is definitions the service refused for good, which Run does not
+// send again.
 type refusal struct {
 	hash string
 	err  error
@@ -125,7 +180,9 @@ func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand,
 		return Result{Commands: len(defs)}, err
 	}
 	if !p.IsDiscordBot() {
-		return s.skipNotBot(p, len(defs)), nil
+		s.log.Info("not publishing slash commands: only a Discord bot project has commands",
+			"project_id", p.ID, "platform", string(p.Platform), "type", string(p.Type))
+		return Result{Outcome: OutcomeSkipped, Commands: len(defs)}, nil
 	}
 	if session != nil {
 		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx)); err != nil {
@@ -150,17 +207,10 @@ func (s *Syncer) readProject(ctx context.Context) (*topgg.Project, error) {
 	return s.project, nil
 }
 
-// skipNotBot logs, in one line, why nothing is published for p.
-func (s *Syncer) skipNotBot(p *topgg.Project, n int) Result {
-	s.log.Info("not publishing slash commands: only a Discord bot project has commands",
-		"project_id", p.ID, "platform", string(p.Platform), "type", string(p.Type))
-	return Result{Outcome: OutcomeSkipped, Commands: n}
-}
-
 // publish sends defs unless saved or refused. The caller holds the turn.
 func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawMessage, refused *refusal) (Result, error) {
 	res := Result{Commands: len(defs), Hash: fingerprint(p.ID, defs)}
-	last, err := s.store.LoadHash(ctx)
+	last, err := s.cfg.Store.LoadHash(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("commands: loading the last hash: %w", err)
@@ -184,7 +234,7 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 	}
 	s.log.Info("published slash commands", "commands", len(defs))
 	res.Outcome = OutcomePublished
-	if err := s.store.SaveHash(ctx, res.Hash); err != nil {
+	if err := s.cfg.Store.SaveHash(ctx, res.Hash); err != nil {
 		s.log.Warn("published, but cannot save the hash; the next sync will publish again", "error", err)
 	}
 	return res, nil
@@ -194,9 +244,7 @@ func (s *Syncer) publish(ctx context.Context, p *topgg.Project, defs []json.RawM
 // token's project is published to.
 func fingerprint(projectID string, defs []json.RawMessage) string {
 	h := sha256.New()
-	h.Write([]byte(projectID))
-	h.Write([]byte{0})
-	h.Write([]byte{'['})
+	_, _ = io.WriteString(h, projectID+"\x00[")
 	for i, d := range defs {
 		if i > 0 {
 			h.Write([]byte{','})

@@ -92,7 +92,7 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 	if err := checkLocalized(field+".name", c.Name, c.Name, deref(c.NameLocalizations), checkChatName); err != nil {
 		return err
 	}
-	if err := checkLocalized(field+".description", c.Name, c.Description, deref(c.DescriptionLocalizations), checkDescription); err != nil {
+	if err := checkLocalized(field+".description", c.Name, c.Description, deref(c.DescriptionLocalizations), checkLength(1, maxDescriptionLength)); err != nil {
 		return err
 	}
 	if err := validateOptions(field, c.Name, c.Options, levelCommand); err != nil {
@@ -108,7 +108,7 @@ func validateCommand(field string, c *discordgo.ApplicationCommand, typ discordg
 // validateContextMenu checks a USER or MESSAGE command: a name of 1 to 32
 // characters of any case, no description, no options.
 func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
-	if err := checkLocalized(field+".name", c.Name, c.Name, deref(c.NameLocalizations), checkMenuName); err != nil {
+	if err := checkLocalized(field+".name", c.Name, c.Name, deref(c.NameLocalizations), checkLength(1, maxNameLength)); err != nil {
 		return err
 	}
 	if c.Description != "" || (c.DescriptionLocalizations != nil && len(*c.DescriptionLocalizations) > 0) {
@@ -120,11 +120,14 @@ func validateContextMenu(field string, c *discordgo.ApplicationCommand) error {
 	return nil
 }
 
-func checkMenuName(field, cmd, name string) error {
-	if n := utf8.RuneCountInString(name); n < 1 || n > maxNameLength {
-		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 32 characters")
+// checkLength returns the check of a text of lo to hi characters.
+func checkLength(lo, hi int) func(field, cmd, s string) error {
+	return func(field, cmd, s string) error {
+		if n := utf8.RuneCountInString(s); n < lo || n > hi {
+			return invalid(field, cmd, fmt.Sprintf("has %d characters", n), fmt.Sprintf("%d to %d characters", lo, hi))
+		}
+		return nil
 	}
-	return nil
 }
 
 // checkChatName applies the CHAT_INPUT naming rule to a command or option name.
@@ -137,13 +140,6 @@ func checkChatName(field, cmd, name string) error {
 		return invalid(field, cmd, badNameReason(name), rule)
 	case strings.ToLower(name) != name:
 		return invalid(field, cmd, fmt.Sprintf("%q is not lower case", name), rule)
-	}
-	return nil
-}
-
-func checkDescription(field, cmd, d string) error {
-	if n := utf8.RuneCountInString(d); n < 1 || n > maxDescriptionLength {
-		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func validateOption(f, cmd string, o *discordgo.ApplicationCommandOption) error 
 	if err := checkLocalized(f+".name", cmd, o.Name, o.NameLocalizations, checkChatName); err != nil {
 		return err
 	}
-	if err := checkLocalized(f+".description", cmd, o.Description, o.DescriptionLocalizations, checkDescription); err != nil {
+	if err := checkLocalized(f+".description", cmd, o.Description, o.DescriptionLocalizations, checkLength(1, maxDescriptionLength)); err != nil {
 		return err
 	}
 	switch o.Type {
@@ -116,19 +116,12 @@ func validateChoices(f, cmd string, o *discordgo.ApplicationCommandOption) error
 		if ch == nil {
 			return invalid(cf, cmd, "is nil", "a choice")
 		}
-		if err := checkLocalized(cf+".name", cmd, ch.Name, ch.NameLocalizations, checkChoiceText); err != nil {
+		if err := checkLocalized(cf+".name", cmd, ch.Name, ch.NameLocalizations, checkLength(1, maxChoiceLength)); err != nil {
 			return err
 		}
 		if s, ok := ch.Value.(string); ok && utf8.RuneCountInString(s) > maxChoiceLength {
 			return invalid(cf+".value", cmd, fmt.Sprintf("has %d characters", utf8.RuneCountInString(s)), "at most 100 characters")
 		}
-	}
-	return nil
-}
-
-func checkChoiceText(field, cmd, s string) error {
-	if n := utf8.RuneCountInString(s); n < 1 || n > maxChoiceLength {
-		return invalid(field, cmd, fmt.Sprintf("has %d characters", n), "1 to 100 characters")
 	}
 	return nil
 }

@@ -23,17 +23,12 @@ const commandResync = 15 * time.Minute
 // attached session, it publishes the commands of [WithCommands], else the
 // application's read from Discord, and checks them every commandResync.
 // Refused definitions are not sent again; a refused token ends the job.
-func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Job, error) {
-	syncer, err := commands.New(p.client, commands.Config{Store: store, Logger: p.opts.logger})
-	if err != nil {
-		return nil, err
-	}
-	cfg := commands.JobConfig{Ready: p.waitFirstReady, Interval: commandResync}
+func (p *Plugin) newCommandJob(store commands.HashStore) (*commands.Syncer, error) {
+	cfg := commands.Config{Store: store, Logger: p.opts.logger, Ready: p.waitFirstReady, Interval: commandResync, OnResult: p.opts.onSync}
 	if p.opts.haveCmds {
 		cfg.Commands = p.commandList()
 	}
-	cfg.OnResult = p.opts.onSync
-	return commands.NewJob(syncer, cfg)
+	return commands.New(p.client, cfg)
 }
 
 // waitFirstReady returns the first attached session that got its READY, once

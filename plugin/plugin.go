@@ -37,7 +37,7 @@ type Plugin struct {
 	counter  *autopost.Counter           // the sessions' counts, which the poster's Source reads
 	poster   *autopost.Poster            // posts the leader's Source
 	report   func(context.Context) error // publishes this process's shards to the fleet; nil in one process
-	commands *commands.Job               // publishes the slash commands
+	commands *commands.Syncer            // publishes the slash commands
 	votes    *voterewards.Poller         // polls and delivers the votes
 
 	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without

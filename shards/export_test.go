@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -18,7 +19,17 @@ func WithAbortGrace(d time.Duration) Option {
 
 const MaxShards = maxShards
 
-var WithMaxBodySize = withMaxBodySize
+// WithMaxBodySize bounds every REST response body (default 8 MiB), for the
+// tests of the bound.
+func WithMaxBodySize(n int64) Option {
+	return func(cfg *config) error {
+		if n < 1 {
+			return fmt.Errorf("shards: max body size %d: must be at least 1", n)
+		}
+		cfg.maxBody = n
+		return nil
+	}
+}
 
 // StopInOrder is Serve's stop, for its tests.
 var StopInOrder = stopInOrder

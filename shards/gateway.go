@@ -3,11 +3,8 @@ package shards
 import (
 	"context"
 	"net"
-	"net/http"
 	"sync"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // handshakeTimeout is gorilla's default websocket handshake bound.
@@ -27,16 +24,6 @@ type gatewayDialer struct {
 func newGatewayDialer() *gatewayDialer {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &gatewayDialer{stopped: ctx, stopFn: cancel}
-}
-
-// websocketDialer returns the dialer for discordgo's Session.Dialer:
-// gorilla's defaults, with d's connections.
-func (d *gatewayDialer) websocketDialer() *websocket.Dialer {
-	return &websocket.Dialer{
-		Proxy:            http.ProxyFromEnvironment,
-		HandshakeTimeout: handshakeTimeout,
-		NetDialContext:   d.dial,
-	}
 }
 
 func (d *gatewayDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
 
 	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
@@ -24,11 +26,10 @@ const maxShards = 1 << 16
 // than once. Add handlers and set the sessions' fields before Open.
 type Group struct {
 	cfg        config
-	shardCount int         // the bot's total
-	index      map[int]int // shard ID -> index in sessions, with WithShardIDs
-	sessions   []*discordgo.Session
-	dialers    []*gatewayDialer // one per session
-	shut       context.Context  // done once the Group stops connecting (see stop)
+	shardCount int                  // the bot's total
+	sessions   []*discordgo.Session // in shard ID order
+	dialers    []*gatewayDialer     // one per session
+	shut       context.Context      // done once the Group stops connecting (see stop)
 	shutFn     context.CancelFunc
 
 	mu         sync.Mutex
@@ -72,12 +73,6 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 	}
 	g := &Group{cfg: cfg, shardCount: shardCount, stuck: make([]bool, len(ids))}
 	g.shut, g.shutFn = context.WithCancel(context.Background())
-	if cfg.shardIDs != nil {
-		g.index = make(map[int]int, len(ids))
-		for j, id := range ids {
-			g.index[id] = j
-		}
-	}
 	client := &http.Client{Timeout: defaultTimeout, Transport: newTransport(&g.cfg, g.shut, http.DefaultTransport)}
 	for _, i := range ids {
 		s, err := discordgo.New("Bot " + token)
@@ -85,7 +80,8 @@ func New(token string, shardCount int, opts ...Option) (*Group, error) {
 			return nil, errors.New("shards: discordgo refused the session") // its error could quote the token
 		}
 		d := newGatewayDialer()
-		s.Client, s.Dialer = client, d.websocketDialer()
+		// gorilla's default dialer, with d's connections
+		s.Client, s.Dialer = client, &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout, NetDialContext: d.dial}
 		s.ShardID, s.ShardCount = i, shardCount
 		s.Identify.Shard = &[2]int{i, shardCount}
 		s.Identify.Intents = discordgo.IntentsGuilds
@@ -122,10 +118,7 @@ func (g *Group) ForGuild(guildID string) (*discordgo.Session, error) {
 		return nil, fmt.Errorf("shards: guild id %q is not a snowflake", guildID)
 	}
 	shard := discord.ShardOf(n, g.shardCount)
-	if g.index == nil {
-		return g.sessions[shard], nil
-	}
-	j, ok := g.index[shard]
+	j, ok := slices.BinarySearchFunc(g.sessions, shard, func(s *discordgo.Session, id int) int { return s.ShardID - id })
 	if !ok {
 		return nil, fmt.Errorf("%w: guild %s is on shard %d", ErrNotHere, guildID, shard)
 	}
@@ -170,24 +163,24 @@ func (g *Group) Open(ctx context.Context) error {
 // openAll opens the sessions in order; see Open.
 func (g *Group) openAll(ctx context.Context) error {
 	for j, s := range g.sessions {
-		i := s.ShardID
-		if err := ctx.Err(); err != nil {
+		stopped := func() error {
 			g.stop(-1)
-			return fmt.Errorf("shards: opening shard %d: %w (%w)", i, err, ErrClosed)
+			return fmt.Errorf("shards: opening shard %d: %w (%w)", s.ShardID, ctx.Err(), ErrClosed)
+		}
+		if ctx.Err() != nil {
+			return stopped()
 		}
 		errc := make(chan error, 1)
 		go func() { errc <- s.Open() }()
 		select {
 		case err := <-errc:
-			if err != nil && ctx.Err() != nil {
-				// It failed because of the stop (a lookup cut short, say).
-				g.stop(-1)
-				return fmt.Errorf("shards: opening shard %d: %w (%w)", i, ctx.Err(), ErrClosed)
+			switch {
+			case err != nil && ctx.Err() != nil: // it failed because of the stop (a lookup cut short, say)
+				return stopped()
+			case err != nil:
+				return fmt.Errorf("shards: opening shard %d: %w", s.ShardID, err)
 			}
-			if err != nil {
-				return fmt.Errorf("shards: opening shard %d: %w", i, err)
-			}
-			g.cfg.logger.Debug("shard connected", "shard", i, "shards", len(g.sessions))
+			g.cfg.logger.Debug("shard connected", "shard", s.ShardID, "shards", len(g.sessions))
 		case <-ctx.Done():
 			return g.abortOpen(ctx, j, errc)
 		}
@@ -260,21 +253,19 @@ func (g *Group) Close() error {
 	return errors.Join(errs...)
 }
 
-// String describes the Group by its shards, never its sessions, which hold
-// the bot token.
-func (g *Group) String() string {
+// Format prints the Group by its shards under every verb (%#v too), never its
+// sessions, which hold the bot token.
+func (g *Group) Format(f fmt.State, _ rune) {
 	if g == nil {
-		return "shards.Group(nil)"
+		_, _ = io.WriteString(f, "shards.Group(nil)")
+		return
 	}
 	ids := make([]int, len(g.sessions))
 	for i, s := range g.sessions {
 		ids[i] = s.ShardID
 	}
-	return fmt.Sprintf("shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
+	fmt.Fprintf(f, "shards.Group{shard count: %d, shards: %v}", g.shardCount, ids)
 }
-
-// Format prints the Group without its sessions under every verb (%#v too).
-func (g *Group) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, g.String()) }
 
 // Sentinel errors, returned wrapped; test them with errors.Is.
 var (

@@ -13,37 +13,6 @@ import (
 // means every shard, as for [WithShardIDs].
 type IDs []int
 
-// parseIDs reads a list of IDs (decimal, no sign or leading zero, below
-// 65,536) and ascending ranges, none listed twice. Errors quote the part
-// they refuse.
-func parseIDs(s string) (IDs, error) {
-	seen := make(map[int]bool)
-	var ids IDs
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		if !isRange {
-			hi = lo
-		}
-		first, err1 := parseID(lo)
-		last, err2 := parseID(hi)
-		if err := cmp.Or(err1, err2); err != nil {
-			return nil, err
-		}
-		if last < first {
-			return nil, fmt.Errorf("shards: range %d-%d ends before it starts", first, last)
-		}
-		for id := first; id <= last; id++ {
-			if seen[id] {
-				return nil, fmt.Errorf("shards: shard %d is listed twice (overlapping ranges)", id)
-			}
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
-
 // EnvDecode is go-envconfig's Decoder: it reads IDs (decimal, no sign or
 // leading zero, below 65,536) and ascending ranges, none listed twice; an
 // empty v is nil, every shard. Errors quote the part they refuse.
@@ -52,11 +21,31 @@ func (ids *IDs) EnvDecode(v string) error {
 		*ids = nil
 		return nil
 	}
-	parsed, err := parseIDs(v)
-	if err != nil {
-		return err
+	seen := make(map[int]bool)
+	var out IDs
+	for part := range strings.SplitSeq(v, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		if !isRange {
+			hi = lo
+		}
+		first, err1 := parseID(lo)
+		last, err2 := parseID(hi)
+		if err := cmp.Or(err1, err2); err != nil {
+			return err
+		}
+		if last < first {
+			return fmt.Errorf("shards: range %d-%d ends before it starts", first, last)
+		}
+		for id := first; id <= last; id++ {
+			if seen[id] {
+				return fmt.Errorf("shards: shard %d is listed twice (overlapping ranges)", id)
+			}
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
-	*ids = parsed
+	slices.Sort(out)
+	*ids = out
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package shards_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sethvargo/go-envconfig"
@@ -71,10 +72,10 @@ func TestIDsOption(t *testing.T) {
 	require.NoError(t, err)
 	g, err := shards.New("token", 4, shards.WithShardIDs(ids...))
 	require.NoError(t, err)
-	assert.Equal(t, "shards.Group{shard count: 4, shards: [1 3]}", g.String())
+	assert.Equal(t, "shards.Group{shard count: 4, shards: [1 3]}", fmt.Sprint(g))
 	g, err = shards.New("token", 2, shards.WithShardIDs(shards.IDs(nil)...))
 	require.NoError(t, err)
-	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", g.String())
+	assert.Equal(t, "shards.Group{shard count: 2, shards: [0 1]}", fmt.Sprint(g))
 	_, err = shards.New("token", 2, shards.WithShardIDs(ids...))
 	requireInvalid(t, err, "shard ids") // shard 3 of 2
 }

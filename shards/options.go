@@ -64,17 +64,6 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// withMaxBodySize bounds every REST response body (default 8 MiB).
-func withMaxBodySize(n int64) Option {
-	return func(c *config) error {
-		if n < 1 {
-			return fmt.Errorf("shards: max body size %d: must be at least 1", n)
-		}
-		c.maxBody = n
-		return nil
-	}
-}
-
 // WithShardIDs makes the Group run only these shards, distinct and in
 // [0, shardCount); none is every shard, the default.
 func WithShardIDs(ids ...int) Option {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -71,16 +72,12 @@ func again(req *http.Request) (*http.Request, error) {
 	out := req.Clone(req.Context())
 	if req.Body == nil || req.Body == http.NoBody {
 		return out, nil
+	} else if req.GetBody == nil {
+		return nil, errors.New("the request body cannot be sent again")
 	}
-	if req.GetBody == nil {
-		return nil, fmt.Errorf("the request body cannot be sent again")
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return nil, err
-	}
-	out.Body = body
-	return out, nil
+	var err error
+	out.Body, err = req.GetBody()
+	return out, err
 }
 
 // wait returns when neither the route nor the bot is rate-limited, or with
@@ -108,25 +105,22 @@ func (t *transport) wait(ctx context.Context, method, route string) error {
 // headers off it; for a 429 it returns the wait and whether it is global.
 func (t *transport) record(route string, resp *http.Response) (retry time.Duration, global, limited bool) {
 	h := resp.Header
-	now := t.clock.Now()
-	global = h.Get("X-RateLimit-Global") != ""
-	var until time.Time
-	switch {
-	case resp.StatusCode == http.StatusTooManyRequests:
-		limited = true
+	global, limited = h.Get("X-RateLimit-Global") != "", resp.StatusCode == http.StatusTooManyRequests
+	wait := time.Duration(0)
+	if limited {
 		retry = retryAfter(h)
-		until = now.Add(retry)
-	case h.Get("X-RateLimit-Remaining") == "0":
-		if d, ok := seconds(h.Get("X-RateLimit-Reset-After")); ok {
-			until = now.Add(d)
-		}
+		wait = retry
+	} else if h.Get("X-RateLimit-Remaining") == "0" {
+		wait, _ = seconds(h.Get("X-RateLimit-Reset-After"))
 	}
 	for _, k := range rateLimitHeaders {
 		h.Del(k)
 	}
-	if until.IsZero() {
+	if wait <= 0 {
 		return retry, global, limited
 	}
+	now := t.clock.Now()
+	until := now.Add(wait)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if global && limited {
@@ -134,11 +128,7 @@ func (t *transport) record(route string, resp *http.Response) (retry time.Durati
 		return retry, global, limited
 	}
 	if len(t.routes) >= sweepAt {
-		for r, u := range t.routes {
-			if !u.After(now) {
-				delete(t.routes, r)
-			}
-		}
+		maps.DeleteFunc(t.routes, func(_ string, u time.Time) bool { return !u.After(now) })
 	}
 	if until.After(t.routes[route]) {
 		t.routes[route] = until
@@ -177,23 +167,15 @@ func seconds(s string) (time.Duration, bool) {
 // other IDs ":id", tokens ":token", so that the logged key holds no secret.
 func routeKey(path string) string {
 	segs := strings.Split(path, "/")
-	for i, seg := range segs {
-		if i == 0 {
-			continue
-		}
-		prev := segs[i-1]
-		switch {
-		case isSnowflake(seg) && (prev == "channels" || prev == "guilds" || prev == "webhooks"):
-		case isSnowflake(seg):
+	for i := 1; i < len(segs); i++ {
+		_, id := discord.ParseID(segs[i])
+		switch prev := segs[i-1]; {
+		case id && (prev == "channels" || prev == "guilds" || prev == "webhooks"):
+		case id:
 			segs[i] = ":id"
 		case i >= 2 && (segs[i-2] == "webhooks" || segs[i-2] == "interactions"):
 			segs[i] = ":token"
 		}
 	}
 	return strings.Join(segs, "/")
-}
-
-func isSnowflake(s string) bool {
-	_, ok := discord.ParseID(s)
-	return ok
 }

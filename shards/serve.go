@@ -55,7 +55,7 @@ func (g *Group) Serve(ctx context.Context, job func(context.Context) error, s Sh
 		log.Info("stopped before going online; shutting down")
 		openErr = nil
 	case openErr == nil:
-		log.Info("bot is online", "shards", g.String())
+		log.Info("bot is online", "shards", fmt.Sprint(g))
 		<-online.Done()
 		log.Info("shutting down")
 	}

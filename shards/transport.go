@@ -83,7 +83,7 @@ func (t *transport) send(req *http.Request) (*http.Response, error) {
 		_ = resp.Body.Close()
 		return nil, tooLarge
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: t.maxBody, err: tooLarge}
+	resp.Body = &limitedBody{ReadCloser: http.MaxBytesReader(nil, resp.Body, t.maxBody), err: tooLarge}
 	return resp, nil
 }
 
@@ -122,30 +122,19 @@ func (e *rewrittenError) Timeout() bool {
 	return errors.As(e.err, &t) && t.Timeout()
 }
 
-// limitedBody reads at most left bytes, then fails with err if more follow.
+// limitedBody is an http.MaxBytesReader whose error over the bound is err.
 type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-	err  error
+	io.ReadCloser
+	err error
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left < 0 {
-		return 0, b.err
-	}
-	// One byte more than allowed tells a body of exactly the limit from a longer one.
-	if int64(len(p)) > b.left+1 {
-		p = p[:b.left+1]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	if b.left < 0 {
-		return n + int(b.left), b.err
+	n, err := b.ReadCloser.Read(p)
+	if _, over := err.(*http.MaxBytesError); over {
+		err = b.err
 	}
 	return n, err
 }
-
-func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // releaseOnClose runs release when the body is closed.
 type releaseOnClose struct {

@@ -68,7 +68,7 @@ func (c *Collector) ObservePost(r autopost.Result) {
 	}
 }
 
-// ObserveSync counts one slash command sync, as commands.JobConfig.OnResult
+// ObserveSync counts one slash command sync, as commands.Config.OnResult
 // reports it, without its context.
 func (c *Collector) ObserveSync(r commands.Result, err error) {
 	o := r.Outcome
