@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // clusterNodeTimeout is the cluster-node-timeout of the test clusters: a
@@ -41,7 +42,8 @@ type Cluster struct {
 // six.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
-	cli := requireCLI(t)
+	Require(t)
+	cli := httpx.LookPath(t, "redis-cli", "redis-tools")
 	c := &Cluster{t: t}
 	for range 6 {
 		c.nodes = append(c.nodes, Start(t, WithArgs("--cluster-enabled", "yes",
@@ -68,18 +70,13 @@ func StartCluster(t testing.TB) *Cluster {
 	return c
 }
 
-// requireCLI returns the path of redis-cli (Debian ships it with
-// redis-server), or ends the test as [Require] does.
-func requireCLI(t testing.TB) string {
-	t.Helper()
-	Require(t)
-	return require(t, "redis-cli", installHint+" (redis-tools)")
-}
-
 // Addrs returns host:port of every node, masters and replicas.
-func (c *Cluster) Addrs() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
+func (c *Cluster) Addrs() []string { return addrs(c.nodes) }
+
+// addrs returns host:port of each of nodes.
+func addrs(nodes []*Server) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
 		out[i] = n.Addr()
 	}
 	return out
@@ -178,7 +175,7 @@ func (c *Cluster) masterOfSlot(ctx context.Context, slot int64) (*Server, error)
 		if err != nil || addr == "" {
 			continue // a dead node, or one that lost the slot's master for now
 		}
-		m := c.byAddr(addr)
+		m := byAddr(c.nodes, addr)
 		if m == nil || (found != nil && found != m) {
 			return nil, fmt.Errorf("the nodes disagree on slot %d's master", slot)
 		}
@@ -209,11 +206,10 @@ func onlineMaster(sh redis.ClusterShard) string {
 	return ""
 }
 
-func (c *Cluster) byAddr(addr string) *Server {
-	for _, n := range c.nodes {
-		if n.Addr() == addr {
-			return n
-		}
+// byAddr returns the node of nodes at addr (nil if none).
+func byAddr(nodes []*Server, addr string) *Server {
+	if i := slices.IndexFunc(nodes, func(n *Server) bool { return n.Addr() == addr }); i >= 0 {
+		return nodes[i]
 	}
 	return nil
 }
@@ -251,13 +247,4 @@ func (c *Cluster) healthy(ctx context.Context, nodes []*Server) error {
 		}
 	}
 	return nil
-}
-
-// withNode runs fn with a short-lived plain client of one node.
-func withNode(ctx context.Context, n *Server, fn func(*redis.Client) error) error {
-	o := nodeOptions(n.Addr())
-	o.ReadTimeout = time.Second
-	nc := redis.NewClient(o)
-	defer nc.Close()
-	return fn(nc)
 }

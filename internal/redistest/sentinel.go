@@ -6,21 +6,15 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
-
-// SentinelBinary is the name of the Sentinel executable looked up in PATH
-// (Debian's and Ubuntu's redis-sentinel package).
-const SentinelBinary = "redis-sentinel"
-
-// sentinelInstallHint says how to get redis-sentinel.
-const sentinelInstallHint = "install: apt-get install redis-sentinel"
 
 // MasterName is the name the test sentinels monitor their master under.
 const MasterName = "mymaster"
@@ -46,24 +40,17 @@ type Sentinel struct {
 	sentinels []*Server // redis-sentinel processes
 }
 
-// RequireSentinel returns the path of redis-sentinel, or ends the test:
-// t.Skip naming the package to install, or t.Fatal when CI is set.
-func RequireSentinel(t testing.TB) string {
-	t.Helper()
-	return require(t, SentinelBinary, sentinelInstallHint)
-}
-
 // StartSentinel starts a master, its replica and three sentinels on free
 // 127.0.0.1 ports, and waits (bounded) until the replica is in sync and
 // every sentinel knows the replica and the other two sentinels.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	RequireSentinel(t)
+	httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
 	master := Start(t, WithArgs(fastSync()...))
-	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port)}, fastSync()...)...))
+	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.Port())}, fastSync()...)...))
 	s := &Sentinel{t: t, nodes: []*Server{master, replica}}
 	for range 3 {
-		s.sentinels = append(s.sentinels, Start(t, func(p *Server) { p.monitor = master.port }))
+		s.sentinels = append(s.sentinels, Start(t, func(p *Server) { p.monitor = master.Port() }))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), failoverTimeout)
 	defer cancel()
@@ -79,17 +66,11 @@ func (s *Server) writeSentinelConf() error {
 	conf := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
 		"sentinel failover-timeout %s 3000\nsentinel parallel-syncs %s 1\n",
 		MasterName, s.monitor, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
-	return os.WriteFile(filepath.Join(s.dir, "sentinel.conf"), []byte(conf), 0o600)
+	return os.WriteFile(s.file("sentinel.conf"), []byte(conf), 0o600)
 }
 
 // SentinelAddrs returns host:port of the three sentinels.
-func (s *Sentinel) SentinelAddrs() []string {
-	out := make([]string, len(s.sentinels))
-	for i, p := range s.sentinels {
-		out[i] = p.Addr()
-	}
-	return out
-}
+func (s *Sentinel) SentinelAddrs() []string { return addrs(s.sentinels) }
 
 // Nodes returns the two redis-servers: [0] started as master, [1] as replica.
 func (s *Sentinel) Nodes() []*Server { return []*Server{s.nodes[0], s.nodes[1]} }
@@ -108,7 +89,7 @@ func (s *Sentinel) Client(t testing.TB) *redis.Client {
 func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 	votes := map[string]int{}
 	for _, p := range s.sentinels {
-		sc := sentinelClient(p)
+		sc := redis.NewSentinelClient(p.options())
 		a, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
 		_ = sc.Close()
 		if err == nil && len(a) == 2 {
@@ -116,12 +97,8 @@ func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 		}
 	}
 	for addr, n := range votes {
-		if n >= 2 {
-			for _, node := range s.nodes {
-				if node.Addr() == addr {
-					return node, nil
-				}
-			}
+		if node := byAddr(s.nodes, addr); n >= 2 && node != nil {
+			return node, nil
 		}
 	}
 	return nil, errors.New("no majority of the sentinels names a known master")
@@ -179,7 +156,7 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 // and a leader at once), and the replica is in sync.
 func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 	for _, p := range s.sentinels {
-		sc := sentinelClient(p)
+		sc := redis.NewSentinelClient(p.options())
 		m, err := sc.Master(ctx, MasterName).Result()
 		_ = sc.Close()
 		if err == nil && (m["num-other-sentinels"] != "2" || m["num-slaves"] != "1" ||
@@ -197,13 +174,6 @@ func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 		}
 		return err
 	})
-}
-
-// sentinelClient is a short-lived client of sentinel p.
-func sentinelClient(p *Server) *redis.SentinelClient {
-	o := nodeOptions(p.Addr())
-	o.ReadTimeout = time.Second
-	return redis.NewSentinelClient(o)
 }
 
 // isMaster says whether n answers ROLE as a master.

@@ -8,10 +8,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -33,7 +33,8 @@ func (s *Server) tlsConfig() *tls.Config {
 	return &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 }
 
-// makeCert writes a self-signed certificate and key for 127.0.0.1 into dir.
+// makeCert writes a self-signed certificate and key for 127.0.0.1 into the
+// server's directory.
 func (s *Server) makeCert() error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -56,18 +57,9 @@ func (s *Server) makeCert() error {
 	if err != nil {
 		return err
 	}
-	s.certFile, s.keyFile = filepath.Join(s.dir, "cert.pem"), filepath.Join(s.dir, "key.pem")
-	if err := os.WriteFile(s.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		return err
-	}
-	if err := os.WriteFile(s.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		return err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return err
-	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	s.roots = x509.NewCertPool()
-	s.roots.AddCert(cert)
-	return nil
+	s.roots.AppendCertsFromPEM(certPEM)
+	return errors.Join(os.WriteFile(s.file("cert.pem"), certPEM, 0o600),
+		os.WriteFile(s.file("key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
 }
