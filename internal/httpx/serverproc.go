@@ -5,7 +5,6 @@
 package httpx
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -91,14 +91,12 @@ func Announce(pkg string, missing error, deb string) bool {
 }
 
 func announce(w io.Writer, pkg string, ci bool, missing error, deb string) bool {
+	skip := "are skipped (go test -v lists them)"
 	if ci {
-		_, _ = fmt.Fprintf(w, "%s: FAIL: %v and CI is set: the tests that need it must not be skipped; install: apt-get install %s\n",
-			pkg, missing, deb)
-		return false
+		pkg, skip = pkg+": FAIL", "must not be skipped: CI is set"
 	}
-	_, _ = fmt.Fprintf(w, "%s: %v; the tests that need it are skipped (go test -v lists them); install: apt-get install %s\n",
-		pkg, missing, deb)
-	return true
+	_, _ = fmt.Fprintf(w, "%s: %v; the tests that need it %s; install: apt-get install %s\n", pkg, missing, skip, deb)
+	return !ci
 }
 
 // StartBound bounds a server's start: the wait until it answers, and the
@@ -107,16 +105,15 @@ const StartBound = 60 * time.Second
 
 // Proc is one server process owned by a test harness, on one 127.0.0.1 port
 // for its life: it runs in a process group of its own (which Kill ends, and
-// which dies with the test binary), and its output is kept for failure
-// messages. Its methods are safe for concurrent use once Start returned.
+// which dies with the test binary), in Dir, and its output goes to Name.log
+// there. Its methods are safe for concurrent use once Start returned.
 type Proc struct {
 	Name  string                          // the server, in messages
+	Dir   string                          // its working directory
 	Cmd   func() *exec.Cmd                // the command that serves [Proc.Port]
 	Ready func(ctx context.Context) error // nil once the server answers
 
 	port int
-	out  lockedBuffer
-
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has been reaped
@@ -144,7 +141,10 @@ func (p *Proc) Port() int { return p.port }
 func (p *Proc) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
 
 // Logs returns what the server printed so far, restarts included.
-func (p *Proc) Logs() string { return p.out.String() }
+func (p *Proc) Logs() string {
+	b, _ := os.ReadFile(filepath.Join(p.Dir, p.Name+".log"))
+	return string(b)
+}
 
 func (p *Proc) start() error {
 	cmd := p.Cmd()
@@ -152,7 +152,13 @@ func (p *Proc) start() error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
-	cmd.Stdout, cmd.Stderr = &p.out, &p.out
+	cmd.Dir = p.Dir
+	out, err := os.OpenFile(filepath.Join(p.Dir, p.Name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close() // the server has its own
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
@@ -232,34 +238,13 @@ func (p *Proc) Restart() error {
 // Stop asks the server to shut down with sig and kills it if it is not gone
 // within 10 s.
 func (p *Proc) Stop(sig syscall.Signal) {
+	p.Signal(sig)
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	done := p.done
 	p.mu.Unlock()
-	if cmd != nil {
-		_ = cmd.Process.Signal(sig)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
 	}
 	p.Kill()
-}
-
-// lockedBuffer is a server's output, written by its process while a test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

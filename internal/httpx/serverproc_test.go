@@ -37,7 +37,7 @@ func TestAnnounceSaysWhyInOneLine(t *testing.T) {
 
 	b.Reset()
 	assert.False(t, announce(&b, "pgstore", true, missing, "postgresql"), "CI: the package fails")
-	assert.Equal(t, "pgstore: FAIL: redis-sentinel not found and CI is set: the tests that need it must not be skipped; "+
+	assert.Equal(t, "pgstore: FAIL: redis-sentinel not found; the tests that need it must not be skipped: CI is set; "+
 		"install: apt-get install postgresql\n", b.String())
 	assert.True(t, Announce("pgstore", nil, "postgresql"), "nothing missing: silent")
 }

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 	}
 	// The failover tests kill servers on purpose: go-redis would print every
 	// failed dial to stderr through its process-wide logger.
-	redis.SetLogger(quiet{})
+	logging.Disable()
 	os.Exit(m.Run())
 }
 

@@ -9,6 +9,7 @@ package redistest
 import (
 	"context"
 	"crypto/x509"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
 
@@ -27,10 +29,9 @@ import (
 // Server is one redis-server process owned by a test. Its methods are safe for
 // concurrent use; the test's Cleanup stops the process and removes its files.
 type Server struct {
-	*httpx.Proc // Addr, Kill, Logs
+	*httpx.Proc // Addr, Dir, Kill, Logs
 
 	t        testing.TB
-	dir      string
 	password string
 	tls      bool           // WithTLS
 	roots    *x509.CertPool // trusts the server's certificate, with TLS
@@ -65,7 +66,7 @@ func Require(t testing.TB) string {
 // it answers PING, and stops it in t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, dir: t.TempDir()}
+	s := &Server{t: t, Proc: &httpx.Proc{Name: "redis-server", Dir: t.TempDir()}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -73,18 +74,15 @@ func Start(t testing.TB, opts ...Option) *Server {
 	var err error
 	switch {
 	case s.monitor != 0:
-		bin = httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
+		s.Name, bin = "redis-sentinel", httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
 		err = s.writeSentinelConf()
 	case s.tls:
 		err = s.makeCert()
 	}
-	s.Proc = &httpx.Proc{Name: filepath.Base(bin), Cmd: func() *exec.Cmd {
-		cmd := exec.Command(bin, s.args()...)
-		cmd.Dir = s.dir
-		return cmd
-	}, Ready: func(ctx context.Context) error {
+	s.Cmd = func() *exec.Cmd { return exec.Command(bin, s.args()...) }
+	s.Ready = func(ctx context.Context) error {
 		return withNode(ctx, s, func(c *redis.Client) error { return c.Ping(ctx).Err() })
-	}}
+	}
 	if err == nil {
 		err = s.Start()
 	}
@@ -103,14 +101,14 @@ func Start(t testing.TB, opts ...Option) *Server {
 // URL returns a redis:// URL for the server (rediss:// with TLS), with the
 // password if one is set.
 func (s *Server) URL() string {
-	scheme := "redis://"
+	u := url.URL{Scheme: "redis", Host: s.Addr(), Path: "/0"}
 	if s.tls {
-		scheme = "rediss://"
+		u.Scheme = "rediss"
 	}
 	if s.password != "" {
-		return scheme + ":" + s.password + "@" + s.Addr() + "/0"
+		u.User = url.UserPassword("", s.password)
 	}
-	return scheme + s.Addr() + "/0"
+	return u.String()
 }
 
 // Client returns a new client for the server, closed in t.Cleanup.
@@ -173,11 +171,11 @@ func (s *Server) Resume() { s.Signal(syscall.SIGCONT) }
 
 func (s *Server) args() []string {
 	a := []string{
-		"--port", strconv.Itoa(s.Port()), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--port", strconv.Itoa(s.Port()), "--bind", "127.0.0.1", "--dir", s.Dir,
 		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning",
 	}
 	if s.monitor != 0 {
-		return append([]string{filepath.Join(s.dir, "sentinel.conf")}, a...)
+		return append([]string{s.file("sentinel.conf")}, a...)
 	}
 	a = append(a, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
 	if s.password != "" {
@@ -193,7 +191,7 @@ func (s *Server) args() []string {
 }
 
 // file returns the path of name in the server's directory.
-func (s *Server) file(name string) string { return filepath.Join(s.dir, name) }
+func (s *Server) file(name string) string { return filepath.Join(s.Dir, name) }
 
 // Announce is for the TestMain of package pkg, whose tests need redis-server
 // (and redis-sentinel for [StartSentinel]): see [httpx.Announce].
@@ -214,11 +212,6 @@ func Main(m *testing.M, pkg string) {
 	if !Announce(pkg) {
 		os.Exit(1)
 	}
-	redis.SetLogger(quiet{})
+	logging.Disable()
 	goleak.VerifyTestMain(m)
 }
-
-// quiet is a go-redis logger that prints nothing.
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}

@@ -63,9 +63,8 @@ func StartSentinel(t testing.TB) *Sentinel {
 // writeSentinelConf writes the configuration of a sentinel of s.monitor: the
 // sentinel rewrites it as it learns the replica and the other sentinels.
 func (s *Server) writeSentinelConf() error {
-	conf := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
-		"sentinel failover-timeout %s 3000\nsentinel parallel-syncs %s 1\n",
-		MasterName, s.monitor, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
+	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\nsentinel down-after-milliseconds %[1]s %[3]d\n"+
+		"sentinel failover-timeout %[1]s 3000\nsentinel parallel-syncs %[1]s 1\n", MasterName, s.monitor, downAfter.Milliseconds())
 	return os.WriteFile(s.file("sentinel.conf"), []byte(conf), 0o600)
 }
 
@@ -115,9 +114,8 @@ func (s *Sentinel) KillMaster(ctx context.Context) (killed, promoted *Server) {
 		s.t.Fatalf("redistest: %v", err)
 	}
 	killed.Kill()
-	promoted = s.Other(killed)
-	s.WaitMaster(ctx, promoted)
-	return killed, promoted
+	s.WaitMaster(ctx, s.Other(killed))
+	return killed, s.Other(killed)
 }
 
 // sentinelFailoverTimeout bounds a Sentinel failover: failoverTimeout, plus

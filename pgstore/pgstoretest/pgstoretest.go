@@ -19,6 +19,7 @@
 package pgstoretest
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -60,10 +61,9 @@ func (s *Server) Main(m *testing.M) int {
 	}
 	code := m.Run()
 	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	if srv != nil {
-		srv.stop()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		s.srv.stop()
 	}
 	return code
 }
@@ -79,7 +79,12 @@ func (s *Server) URL(t testing.TB) string {
 // database dropped) in t.Cleanup.
 func (s *Server) Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	return openPool(t, s.URL(t))
+	p, err := pgxpool.New(context.Background(), s.URL(t)) // connects on first use
+	if err != nil {
+		t.Fatalf("pgstoretest: pool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
 
 // Kill kills the server as a lost machine would (SIGKILL, no checkpoint);

@@ -63,6 +63,6 @@ func TestKillKeepsWhatWasCommitted(t *testing.T) {
 	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n))
 	assert.Equal(t, 100, n)
 	s.stop()
-	_, err = os.Stat(s.dir)
+	_, err = os.Stat(s.Dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the directory")
 }

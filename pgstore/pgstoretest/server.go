@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
@@ -51,9 +50,8 @@ func findBin() (string, error) {
 // server is one PostgreSQL process owned by a test or a test package. Its
 // methods are safe for concurrent use.
 type server struct {
-	*httpx.Proc                     // Kill, Restart
+	*httpx.Proc                     // Kill, Restart, Stop
 	bin         string              // the binaries' directory
-	dir         string              // removed at stop; holds data/ and the socket
 	cred        *syscall.Credential // the unprivileged user when run as root, else nil
 	dbs         atomic.Int64        // databases made by database
 }
@@ -64,13 +62,14 @@ func start(bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{bin: bin, dir: dir}
-	s.Proc = &httpx.Proc{Name: "postgres", Cmd: func() *exec.Cmd {
-		return s.command(context.Background(), "postgres", "-D", s.dataDir(), "-p", strconv.Itoa(s.Port()), "-k", s.dir,
+	s := &server{bin: bin, Proc: &httpx.Proc{Name: "postgres", Dir: dir}} // Dir: data/ and the socket, removed at stop
+	s.Cmd = func() *exec.Cmd {
+		return s.command(context.Background(), "postgres", "-D", s.dataDir(), "-p", strconv.Itoa(s.Port()), "-k", s.Dir,
 			"-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
 			"-c", "max_connections=300", "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning",
 			"-c", "logging_collector=off")
-	}, Ready: func(ctx context.Context) error { return s.exec(ctx, "SELECT 1") }}
+	}
+	s.Ready = func(ctx context.Context) error { return s.exec(ctx, "SELECT 1") }
 	if err = s.setup(); err == nil {
 		err = s.Start()
 	}
@@ -92,7 +91,7 @@ func (s *server) setup() error {
 		uid, _ := strconv.Atoi(u.Uid) // numeric on Unix
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(s.dir, uid, gid); err != nil {
+		if err := os.Chown(s.Dir, uid, gid); err != nil {
 			return err
 		}
 	}
@@ -100,10 +99,9 @@ func (s *server) setup() error {
 	defer cancel()
 	// --no-sync: initdb's own final fsync of a fresh directory buys nothing
 	// (the server runs with fsync on; a SIGKILL loses no page cache).
-	cmd := s.command(ctx, "initdb", "-D", s.dataDir(), "-U", superuser, "--auth=trust", "--encoding=UTF8",
+	initdb := s.command(ctx, "initdb", "-D", s.dataDir(), "-U", superuser, "--auth=trust", "--encoding=UTF8",
 		"--no-locale", "--no-sync")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %w: %s", err, out)
 	}
 	return nil
@@ -113,13 +111,13 @@ func (s *server) setup() error {
 // in its directory, with a neutral environment.
 func (s *server) command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, name), args...)
-	cmd.Dir = s.dir
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "HOME=" + s.dir, "TZ=UTC"}
+	cmd.Dir = s.Dir
+	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "HOME=" + s.Dir, "TZ=UTC"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	return cmd
 }
 
-func (s *server) dataDir() string { return filepath.Join(s.dir, "data") }
+func (s *server) dataDir() string { return filepath.Join(s.Dir, "data") }
 
 // url returns a postgres:// URL for database db over TCP on 127.0.0.1.
 func (s *server) url(db string) string {
@@ -142,7 +140,7 @@ func (s *server) exec(ctx context.Context, sql string) error {
 // removes its directory.
 func (s *server) stop() {
 	s.Stop(syscall.SIGINT)
-	_ = os.RemoveAll(s.dir)
+	_ = os.RemoveAll(s.Dir)
 }
 
 // database creates a fresh database for t, dropped in t.Cleanup, and returns
@@ -161,15 +159,4 @@ func (s *server) database(t testing.TB) string {
 		_ = s.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") // its sessions closed
 	})
 	return s.url(name)
-}
-
-// openPool opens a pool on dbURL, closed in t.Cleanup.
-func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.New(context.Background(), dbURL) // connects on first use
-	if err != nil {
-		t.Fatalf("pgstoretest: pool: %v", err)
-	}
-	t.Cleanup(p.Close)
-	return p
 }
