@@ -5,6 +5,7 @@
 package httpx
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -103,10 +104,10 @@ func announce(w io.Writer, pkg string, ci bool, missing error, deb string) bool 
 // retries of a restart on a port that lingers.
 const StartBound = 60 * time.Second
 
-// Proc is one server process owned by a test harness, on one 127.0.0.1 port
-// for its life: it runs in a process group of its own (which Kill ends, and
-// which dies with the test binary), in Dir, and its output goes to Name.log
-// there. Its methods are safe for concurrent use once Start returned.
+// Proc is one server process owned by a test harness, run in Dir on one
+// 127.0.0.1 port for its life, in a process group of its own that dies with
+// the test binary; its output is kept for failure messages. Its methods are
+// safe for concurrent use once Start returned.
 type Proc struct {
 	Name  string                          // the server, in messages
 	Dir   string                          // its working directory
@@ -114,9 +115,10 @@ type Proc struct {
 	Ready func(ctx context.Context) error // nil once the server answers
 
 	port int
+	out  lockedBuffer
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has been reaped
+	done chan struct{} // closed once cmd is reaped and every process that had its output has exited
 }
 
 // Start starts the server on a free port, trying another if it cannot start
@@ -141,10 +143,7 @@ func (p *Proc) Port() int { return p.port }
 func (p *Proc) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)) }
 
 // Logs returns what the server printed so far, restarts included.
-func (p *Proc) Logs() string {
-	b, _ := os.ReadFile(filepath.Join(p.Dir, p.Name+".log"))
-	return string(b)
-}
+func (p *Proc) Logs() string { return p.out.String() }
 
 func (p *Proc) start() error {
 	cmd := p.Cmd()
@@ -152,13 +151,7 @@ func (p *Proc) start() error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pdeathsig = true, syscall.SIGKILL
-	cmd.Dir = p.Dir
-	out, err := os.OpenFile(filepath.Join(p.Dir, p.Name+".log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer out.Close() // the server has its own
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir, cmd.Stdout, cmd.Stderr = p.Dir, &p.out, &p.out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
@@ -197,8 +190,9 @@ func (p *Proc) Signal(sig syscall.Signal) {
 	}
 }
 
-// Kill SIGKILLs the server's process group and waits (bounded) until it is
-// gone: no shutdown, no final fsync, as when a machine loses the process.
+// Kill SIGKILLs the server, its process group and its children, and waits
+// (bounded) until they are gone: no shutdown, no final fsync, as when a
+// machine loses the process.
 func (p *Proc) Kill() {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
@@ -207,17 +201,18 @@ func (p *Proc) Kill() {
 	if cmd == nil {
 		return
 	}
-	pgid := cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	Within(p.Name+" to exit after SIGKILL", func() { <-done })
-	// A child left in the group (a PostgreSQL backend holding the shared
-	// memory) would stop a restart: wait (bounded) until the kernel reaped it.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
-			return
+	// Stopped, the server forks no more; its children may lead groups of
+	// their own (PostgreSQL's backends do).
+	pid := cmd.Process.Pid
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(children)) {
+		if n, err := strconv.Atoi(c); err == nil {
+			_ = syscall.Kill(n, syscall.SIGKILL)
 		}
-		time.Sleep(20 * time.Millisecond) // a bounded poll of the kernel
 	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	Within(p.Name+" and its children to exit after SIGKILL", func() { <-done })
 }
 
 // Restart starts the server again on its port (killing it first if it
@@ -247,4 +242,23 @@ func (p *Proc) Stop(sig syscall.Signal) {
 	case <-time.After(10 * time.Second):
 	}
 	p.Kill()
+}
+
+// lockedBuffer is a server's output, written by its process while a test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

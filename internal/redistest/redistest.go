@@ -8,7 +8,7 @@ package redistest
 
 import (
 	"context"
-	"crypto/x509"
+	"crypto/tls"
 	"net/url"
 	"os"
 	"os/exec"
@@ -33,10 +33,9 @@ type Server struct {
 
 	t        testing.TB
 	password string
-	tls      bool           // WithTLS
-	roots    *x509.CertPool // trusts the server's certificate, with TLS
-	extra    []string       // WithArgs
-	monitor  int            // a sentinel's: the port of the master it monitors (0: a redis-server)
+	tls      *tls.Config // a client's, with WithTLS
+	extra    []string    // WithArgs
+	monitor  int         // a sentinel's: the port of the master it monitors (0: a redis-server)
 }
 
 // Option changes how [Start] configures the server.
@@ -76,7 +75,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	case s.monitor != 0:
 		s.Name, bin = "redis-sentinel", httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
 		err = s.writeSentinelConf()
-	case s.tls:
+	case s.tls != nil:
 		err = s.makeCert()
 	}
 	s.Cmd = func() *exec.Cmd { return exec.Command(bin, s.args()...) }
@@ -102,7 +101,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 // password if one is set.
 func (s *Server) URL() string {
 	u := url.URL{Scheme: "redis", Host: s.Addr(), Path: "/0"}
-	if s.tls {
+	if s.tls != nil {
 		u.Scheme = "rediss"
 	}
 	if s.password != "" {
@@ -124,7 +123,7 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // options are a short-lived client's of the server (see [nodeOptions]).
 func (s *Server) options() *redis.Options {
 	o := nodeOptions(s.Addr())
-	o.Password, o.TLSConfig, o.ReadTimeout = s.password, s.tlsConfig(), time.Second
+	o.Password, o.TLSConfig, o.ReadTimeout = s.password, s.tls, time.Second
 	return o
 }
 
@@ -182,7 +181,7 @@ func (s *Server) args() []string {
 		a = append(a, "--requirepass", s.password)
 	}
 	a = append(a, s.extra...)
-	if s.tls {
+	if s.tls != nil {
 		a[1] = "0" // no plain port
 		a = append(a, "--tls-port", strconv.Itoa(s.Port()), "--tls-cert-file", s.file("cert.pem"),
 			"--tls-key-file", s.file("key.pem"), "--tls-ca-cert-file", s.file("cert.pem"), "--tls-auth-clients", "no")

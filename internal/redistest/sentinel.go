@@ -71,9 +71,6 @@ func (s *Server) writeSentinelConf() error {
 // SentinelAddrs returns host:port of the three sentinels.
 func (s *Sentinel) SentinelAddrs() []string { return addrs(s.sentinels) }
 
-// Nodes returns the two redis-servers: [0] started as master, [1] as replica.
-func (s *Sentinel) Nodes() []*Server { return []*Server{s.nodes[0], s.nodes[1]} }
-
 // Client returns a new Sentinel (failover) client of the master, closed in
 // t.Cleanup.
 func (s *Sentinel) Client(t testing.TB) *redis.Client {
@@ -139,8 +136,14 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 	defer cancel()
 	err := poll(wctx, func() error {
 		m, err := s.Master(wctx)
-		if err == nil && (m != n || !isMaster(wctx, n)) {
-			err = errors.New("not master yet")
+		if err == nil {
+			err = withNode(wctx, n, func(nc *redis.Client) error {
+				role, err := nc.Do(wctx, "ROLE").Slice()
+				if err == nil && (m != n || role[0] != "master") {
+					err = errors.New("not master yet")
+				}
+				return err
+			})
 		}
 		return err
 	})
@@ -172,15 +175,4 @@ func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 		}
 		return err
 	})
-}
-
-// isMaster says whether n answers ROLE as a master.
-func isMaster(ctx context.Context, n *Server) bool {
-	var ok bool
-	_ = withNode(ctx, n, func(nc *redis.Client) error {
-		role, err := nc.Do(ctx, "ROLE").Slice()
-		ok = err == nil && len(role) > 0 && role[0] == "master"
-		return err
-	})
-	return ok
 }

@@ -19,19 +19,11 @@ import (
 // fresh self-signed certificate for 127.0.0.1; [Server.URL] then says
 // rediss:// and [Server.RootCAs] trusts the certificate.
 func WithTLS() Option {
-	return func(s *Server) { s.tls = true }
+	return func(s *Server) { s.tls = &tls.Config{ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12} }
 }
 
-// RootCAs returns a pool trusting the server's certificate (nil without TLS).
-func (s *Server) RootCAs() *x509.CertPool { return s.roots }
-
-// tlsConfig is the client side of the server's TLS (nil without TLS).
-func (s *Server) tlsConfig() *tls.Config {
-	if !s.tls {
-		return nil
-	}
-	return &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
-}
+// RootCAs returns a pool trusting the server's certificate (with [WithTLS]).
+func (s *Server) RootCAs() *x509.CertPool { return s.tls.RootCAs }
 
 // makeCert writes a self-signed certificate and key for 127.0.0.1 into the
 // server's directory.
@@ -58,8 +50,8 @@ func (s *Server) makeCert() error {
 		return err
 	}
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	s.roots = x509.NewCertPool()
-	s.roots.AppendCertsFromPEM(certPEM)
+	s.tls.RootCAs = x509.NewCertPool()
+	s.tls.RootCAs.AppendCertsFromPEM(certPEM)
 	return errors.Join(os.WriteFile(s.file("cert.pem"), certPEM, 0o600),
 		os.WriteFile(s.file("key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
 }
