@@ -7,52 +7,35 @@
 package redistest
 
 import (
-	"bytes"
 	"context"
-	"crypto/x509"
-	"fmt"
-	"io"
-	"net"
+	"crypto/tls"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
-// Binary is the name of the server executable looked up in PATH.
-const Binary = "redis-server"
-
-// startTimeout bounds the wait for a started server to answer PING.
-const startTimeout = 10 * time.Second
-
 // Server is one redis-server process owned by a test. Its methods are safe for
 // concurrent use; the test's Cleanup stops the process and removes its files.
 type Server struct {
-	t        testing.TB
-	bin      string
-	dir      string
-	port     int
-	password string
-	tls      bool           // WithTLS
-	roots    *x509.CertPool // trusts the server's certificate, with TLS
-	certFile string
-	keyFile  string
-	extra    []string // WithArgs
-	monitor  int      // a sentinel's: the port of the master it monitors (0: a redis-server)
+	*httpx.Proc // Addr, Dir, Kill, Logs
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has been reaped
-	logs *bytes.Buffer
+	t        testing.TB
+	password string
+	tls      *tls.Config // a client's, with WithTLS
+	extra    []string    // WithArgs
+	monitor  int         // a sentinel's: the port of the master it monitors (0: a redis-server)
 }
 
 // Option changes how [Start] configures the server.
@@ -70,27 +53,11 @@ func WithArgs(args ...string) Option {
 	return func(s *Server) { s.extra = append(s.extra, args...) }
 }
 
-// Require returns the path of redis-server, or ends the test: t.Skip naming the
-// package to install, or t.Fatal when the CI environment variable is set
-// (CI must run every fleet test, never skip it silently).
+// Require returns the path of redis-server, or ends the test as
+// [httpx.Need] does (a skip naming the package to install; under CI, a failure).
 func Require(t testing.TB) string {
 	t.Helper()
-	return require(t, Binary, installHint)
-}
-
-// require returns the path of bin, or skips t (fails it under CI) naming hint.
-func require(t testing.TB, bin, hint string) string {
-	t.Helper()
-	path, err := exec.LookPath(bin)
-	if err == nil {
-		return path
-	}
-	msg := bin + " not found in PATH; " + hint + " to run the tests that need it"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + " (CI is set: these tests must not be skipped)")
-	}
-	t.Skip(msg)
-	return ""
+	return httpx.LookPath(t, "redis-server", "redis-server")
 }
 
 // Start starts a redis-server for t on a free 127.0.0.1 port in a temporary
@@ -98,68 +65,65 @@ func require(t testing.TB, bin, hint string) string {
 // it answers PING, and stops it in t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, dir: t.TempDir()}
+	s := &Server{t: t, Proc: &httpx.Proc{Name: "redis-server", Dir: t.TempDir()}}
 	for _, o := range opts {
 		o(s)
 	}
-	if s.bin = Require(t); s.monitor != 0 {
-		s.bin = RequireSentinel(t)
-	}
-	if s.tls {
-		if err := s.makeCert(); err != nil {
-			t.Fatalf("redistest: certificate: %v", err)
-		}
-	}
+	bin := Require(t)
 	var err error
-	for range 5 { // a freed port may be taken by someone else before we bind it: try another
-		if s.port, err = httpx.FreePort(); err != nil {
-			t.Fatalf("redistest: free port: %v", err)
-		}
-		if err = s.start(); err == nil {
-			break
-		}
+	switch {
+	case s.monitor != 0:
+		s.Name, bin = "redis-sentinel", httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
+		err = s.writeSentinelConf()
+	case s.tls != nil:
+		err = s.makeCert()
+	}
+	s.Cmd = func() *exec.Cmd { return exec.Command(bin, s.args()...) }
+	s.Ready = func(ctx context.Context) error {
+		return withNode(ctx, s, func(c *redis.Client) error { return c.Ping(ctx).Err() })
+	}
+	if err == nil {
+		err = s.Start()
 	}
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
-	t.Cleanup(s.stop)
+	t.Cleanup(func() {
+		s.Kill()
+		if t.Failed() {
+			t.Logf("%s %s output:\n%s", s.Name, s.Addr(), s.Logs())
+		}
+	})
 	return s
 }
-
-// Addr returns host:port of the server.
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
-
-// Dir returns the server's working directory (AOF files live there).
-func (s *Server) Dir() string { return s.dir }
 
 // URL returns a redis:// URL for the server (rediss:// with TLS), with the
 // password if one is set.
 func (s *Server) URL() string {
-	scheme := "redis://"
-	if s.tls {
-		scheme = "rediss://"
+	u := url.URL{Scheme: "redis", Host: s.Addr(), Path: "/0"}
+	if s.tls != nil {
+		u.Scheme = "rediss"
 	}
 	if s.password != "" {
-		return scheme + ":" + s.password + "@" + s.Addr() + "/0"
+		u.User = url.UserPassword("", s.password)
 	}
-	return scheme + s.Addr() + "/0"
+	return u.String()
 }
 
 // Client returns a new client for the server, closed in t.Cleanup.
 func (s *Server) Client(t testing.TB) *redis.Client {
 	t.Helper()
 	o := s.options()
-	o.DialTimeout = 0 // go-redis's default
+	o.DialTimeout, o.ReadTimeout = 0, 0 // go-redis's defaults
 	c := redis.NewClient(o)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-// options are a client's of the server, set as fleet.NewUniversalClient sets
-// them, quick to give up a dial.
+// options are a short-lived client's of the server (see [nodeOptions]).
 func (s *Server) options() *redis.Options {
 	o := nodeOptions(s.Addr())
-	o.Password, o.TLSConfig = s.password, s.tlsConfig()
+	o.Password, o.TLSConfig, o.ReadTimeout = s.password, s.tls, time.Second
 	return o
 }
 
@@ -180,157 +144,62 @@ func ClientOf(t testing.TB, addr string) *redis.Client {
 	return c
 }
 
-// Kill sends SIGKILL to the server and waits until the process is gone: no
-// shutdown, no final fsync, as when a machine loses the process.
-func (s *Server) Kill() {
-	s.t.Helper()
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	httpx.Within("redistest: "+filepath.Base(s.bin)+" to exit after SIGKILL", func() { <-done })
-	s.mu.Lock()
-	s.cmd = nil
-	s.mu.Unlock()
+// withNode runs fn with a short-lived client of n.
+func withNode(ctx context.Context, n *Server, fn func(*redis.Client) error) error {
+	nc := redis.NewClient(n.options())
+	defer nc.Close()
+	return fn(nc)
 }
 
 // Restart starts the server again on the same port and directory (after
 // [Server.Kill]; it kills a running server first) and waits until it answers.
 func (s *Server) Restart() {
 	s.t.Helper()
-	s.Kill()
-	var err error
-	deadline := time.Now().Add(startTimeout)
-	for { // the port may linger for a moment after the kill
-		if err = s.start(); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // a bounded retry of a failed start, not a wait for a result
-	}
-	if err != nil {
+	if err := s.Proc.Restart(); err != nil {
 		s.t.Fatalf("redistest: restart: %v", err)
 	}
 }
 
-// Logs returns what the server printed so far (for failure messages).
-func (s *Server) Logs() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.logs.String()
-}
+// Pause stops the server with SIGSTOP: it keeps its connections but answers
+// nothing (a replica that acknowledges nothing, a master that hangs) until
+// [Server.Resume]. Kill (and so the test's Cleanup) ends a paused server too.
+func (s *Server) Pause() { s.Signal(syscall.SIGSTOP) }
+
+// Resume continues a server stopped by [Server.Pause] (SIGCONT).
+func (s *Server) Resume() { s.Signal(syscall.SIGCONT) }
 
 func (s *Server) args() []string {
 	a := []string{
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--port", strconv.Itoa(s.Port()), "--bind", "127.0.0.1", "--dir", s.Dir,
 		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning",
 	}
 	if s.monitor != 0 {
-		return append([]string{filepath.Join(s.dir, "sentinel.conf")}, a...)
+		return append([]string{s.file("sentinel.conf")}, a...)
 	}
 	a = append(a, "--appendonly", "yes", "--appendfsync", "always", "--save", "")
 	if s.password != "" {
 		a = append(a, "--requirepass", s.password)
 	}
 	a = append(a, s.extra...)
-	if s.tls {
+	if s.tls != nil {
 		a[1] = "0" // no plain port
-		a = append(a, "--tls-port", strconv.Itoa(s.port), "--tls-cert-file", s.certFile,
-			"--tls-key-file", s.keyFile, "--tls-ca-cert-file", s.certFile, "--tls-auth-clients", "no")
+		a = append(a, "--tls-port", strconv.Itoa(s.Port()), "--tls-cert-file", s.file("cert.pem"),
+			"--tls-key-file", s.file("key.pem"), "--tls-ca-cert-file", s.file("cert.pem"), "--tls-auth-clients", "no")
 	}
 	return a
 }
 
-func (s *Server) start() error {
-	if s.monitor != 0 {
-		if err := s.writeSentinelConf(); err != nil {
-			return err
-		}
-	}
-	cmd := exec.Command(s.bin, s.args()...)
-	cmd.Dir = s.dir
-	logs := &bytes.Buffer{}
-	lw := &httpx.LockedWriter{Mu: &s.mu, W: logs}
-	cmd.Stdout, cmd.Stderr = lw, lw
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", s.bin, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	s.mu.Lock()
-	s.cmd, s.done, s.logs = cmd, done, logs
-	s.mu.Unlock()
-	if err := s.waitReady(done); err != nil {
-		s.Kill()
-		return fmt.Errorf("%w; server output:\n%s", err, s.Logs())
-	}
-	return nil
-}
+// file returns the path of name in the server's directory.
+func (s *Server) file(name string) string { return filepath.Join(s.Dir, name) }
 
-func (s *Server) waitReady(exited <-chan struct{}) error {
-	c := redis.NewClient(s.options())
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	for {
-		err := c.Ping(ctx).Err()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%s exited before answering PING", filepath.Base(s.bin))
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer PING within %v: %w", filepath.Base(s.bin), startTimeout, err)
-		case <-time.After(20 * time.Millisecond): // poll interval of a bounded readiness wait
-		}
-	}
-}
-
-func (s *Server) stop() {
-	s.Kill()
-	// Keep the AOF of a failed test for inspection? t.TempDir removes it; the
-	// server's own log is printed on failure instead.
-	if s.t.Failed() {
-		s.t.Logf("%s %s output:\n%s", filepath.Base(s.bin), s.Addr(), s.Logs())
-	}
-	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
-}
-
-// installHint says how to get redis-server on the Debian and Ubuntu machines
-// the project runs on.
-const installHint = "install: apt-get install redis-server"
-
-// Announce is for the TestMain of package pkg, whose tests need redis-server.
-// Without it in PATH, it says in one line that the Redis tests are skipped and
-// how to install it; with CI set, that the package fails, and returns false
-// (TestMain exits 1: CI never skips silently). The line goes to /dev/tty when
-// there is one (go test shows a passing package's output only with -v).
-//
-// The same goes for redis-sentinel (the Sentinel tests, see [StartSentinel]):
-// without it, one line says those tests are skipped and how to install it.
+// Announce is for the TestMain of package pkg, whose tests need redis-server
+// (and redis-sentinel for [StartSentinel]): see [httpx.Announce].
 func Announce(pkg string) bool {
-	for _, b := range [][2]string{{Binary, installHint}, {SentinelBinary, sentinelInstallHint}} {
-		if _, err := exec.LookPath(b[0]); err != nil {
-			w, closeW := httpx.AnnounceWriter()
-			defer closeW()
-			return announce(w, pkg, os.Getenv("CI") != "", b[0], b[1])
+	for _, bin := range []string{"redis-server", "redis-sentinel"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return httpx.Announce(pkg, err, bin)
 		}
 	}
-	return true
-}
-
-// announce writes the line for a missing bin and reports whether the tests may run.
-func announce(w io.Writer, pkg string, ci bool, bin, hint string) bool {
-	if ci {
-		_, _ = fmt.Fprintf(w, "%s: FAIL: %s not found in PATH and CI is set: the tests that need it must not be skipped; %s\n",
-			pkg, bin, hint)
-		return false
-	}
-	_, _ = fmt.Fprintf(w, "%s: %s not found in PATH; the tests that need it are skipped (go test -v lists them); %s\n",
-		pkg, bin, hint)
 	return true
 }
 
@@ -342,11 +211,6 @@ func Main(m *testing.M, pkg string) {
 	if !Announce(pkg) {
 		os.Exit(1)
 	}
-	redis.SetLogger(quiet{})
+	logging.Disable()
 	goleak.VerifyTestMain(m)
 }
-
-// quiet is a go-redis logger that prints nothing.
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}

@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -14,9 +13,7 @@ import (
 type RoundTrips struct{ N atomic.Int64 }
 
 // DialHook implements redis.Hook.
-func (r *RoundTrips) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
-}
+func (r *RoundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessHook implements redis.Hook.
 func (r *RoundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {

@@ -6,21 +6,15 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/dblkit/go-topgg/internal/httpx"
 )
-
-// SentinelBinary is the name of the Sentinel executable looked up in PATH
-// (Debian's and Ubuntu's redis-sentinel package).
-const SentinelBinary = "redis-sentinel"
-
-// sentinelInstallHint says how to get redis-sentinel.
-const sentinelInstallHint = "install: apt-get install redis-sentinel"
 
 // MasterName is the name the test sentinels monitor their master under.
 const MasterName = "mymaster"
@@ -46,24 +40,17 @@ type Sentinel struct {
 	sentinels []*Server // redis-sentinel processes
 }
 
-// RequireSentinel returns the path of redis-sentinel, or ends the test:
-// t.Skip naming the package to install, or t.Fatal when CI is set.
-func RequireSentinel(t testing.TB) string {
-	t.Helper()
-	return require(t, SentinelBinary, sentinelInstallHint)
-}
-
 // StartSentinel starts a master, its replica and three sentinels on free
 // 127.0.0.1 ports, and waits (bounded) until the replica is in sync and
 // every sentinel knows the replica and the other two sentinels.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	RequireSentinel(t)
+	httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
 	master := Start(t, WithArgs(fastSync()...))
-	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port)}, fastSync()...)...))
+	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.Port())}, fastSync()...)...))
 	s := &Sentinel{t: t, nodes: []*Server{master, replica}}
 	for range 3 {
-		s.sentinels = append(s.sentinels, Start(t, func(p *Server) { p.monitor = master.port }))
+		s.sentinels = append(s.sentinels, Start(t, func(p *Server) { p.monitor = master.Port() }))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), failoverTimeout)
 	defer cancel()
@@ -76,23 +63,13 @@ func StartSentinel(t testing.TB) *Sentinel {
 // writeSentinelConf writes the configuration of a sentinel of s.monitor: the
 // sentinel rewrites it as it learns the replica and the other sentinels.
 func (s *Server) writeSentinelConf() error {
-	conf := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %s %d\n"+
-		"sentinel failover-timeout %s 3000\nsentinel parallel-syncs %s 1\n",
-		MasterName, s.monitor, MasterName, downAfter.Milliseconds(), MasterName, MasterName)
-	return os.WriteFile(filepath.Join(s.dir, "sentinel.conf"), []byte(conf), 0o600)
+	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\nsentinel down-after-milliseconds %[1]s %[3]d\n"+
+		"sentinel failover-timeout %[1]s 3000\nsentinel parallel-syncs %[1]s 1\n", MasterName, s.monitor, downAfter.Milliseconds())
+	return os.WriteFile(s.file("sentinel.conf"), []byte(conf), 0o600)
 }
 
 // SentinelAddrs returns host:port of the three sentinels.
-func (s *Sentinel) SentinelAddrs() []string {
-	out := make([]string, len(s.sentinels))
-	for i, p := range s.sentinels {
-		out[i] = p.Addr()
-	}
-	return out
-}
-
-// Nodes returns the two redis-servers: [0] started as master, [1] as replica.
-func (s *Sentinel) Nodes() []*Server { return []*Server{s.nodes[0], s.nodes[1]} }
+func (s *Sentinel) SentinelAddrs() []string { return addrs(s.sentinels) }
 
 // Client returns a new Sentinel (failover) client of the master, closed in
 // t.Cleanup.
@@ -108,7 +85,7 @@ func (s *Sentinel) Client(t testing.TB) *redis.Client {
 func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 	votes := map[string]int{}
 	for _, p := range s.sentinels {
-		sc := sentinelClient(p)
+		sc := redis.NewSentinelClient(p.options())
 		a, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
 		_ = sc.Close()
 		if err == nil && len(a) == 2 {
@@ -116,12 +93,8 @@ func (s *Sentinel) Master(ctx context.Context) (*Server, error) {
 		}
 	}
 	for addr, n := range votes {
-		if n >= 2 {
-			for _, node := range s.nodes {
-				if node.Addr() == addr {
-					return node, nil
-				}
-			}
+		if node := byAddr(s.nodes, addr); n >= 2 && node != nil {
+			return node, nil
 		}
 	}
 	return nil, errors.New("no majority of the sentinels names a known master")
@@ -138,9 +111,8 @@ func (s *Sentinel) KillMaster(ctx context.Context) (killed, promoted *Server) {
 		s.t.Fatalf("redistest: %v", err)
 	}
 	killed.Kill()
-	promoted = s.Other(killed)
-	s.WaitMaster(ctx, promoted)
-	return killed, promoted
+	s.WaitMaster(ctx, s.Other(killed))
+	return killed, s.Other(killed)
 }
 
 // sentinelFailoverTimeout bounds a Sentinel failover: failoverTimeout, plus
@@ -164,8 +136,14 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 	defer cancel()
 	err := poll(wctx, func() error {
 		m, err := s.Master(wctx)
-		if err == nil && (m != n || !isMaster(wctx, n)) {
-			err = errors.New("not master yet")
+		if err == nil {
+			err = withNode(wctx, n, func(nc *redis.Client) error {
+				role, err := nc.Do(wctx, "ROLE").Slice()
+				if err == nil && (m != n || role[0] != "master") {
+					err = errors.New("not master yet")
+				}
+				return err
+			})
 		}
 		return err
 	})
@@ -179,7 +157,7 @@ func (s *Sentinel) WaitMaster(ctx context.Context, n *Server) {
 // and a leader at once), and the replica is in sync.
 func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 	for _, p := range s.sentinels {
-		sc := sentinelClient(p)
+		sc := redis.NewSentinelClient(p.options())
 		m, err := sc.Master(ctx, MasterName).Result()
 		_ = sc.Close()
 		if err == nil && (m["num-other-sentinels"] != "2" || m["num-slaves"] != "1" ||
@@ -197,22 +175,4 @@ func (s *Sentinel) settled(ctx context.Context, master *Server) error {
 		}
 		return err
 	})
-}
-
-// sentinelClient is a short-lived client of sentinel p.
-func sentinelClient(p *Server) *redis.SentinelClient {
-	o := nodeOptions(p.Addr())
-	o.ReadTimeout = time.Second
-	return redis.NewSentinelClient(o)
-}
-
-// isMaster says whether n answers ROLE as a master.
-func isMaster(ctx context.Context, n *Server) bool {
-	var ok bool
-	_ = withNode(ctx, n, func(nc *redis.Client) error {
-		role, err := nc.Do(ctx, "ROLE").Slice()
-		ok = err == nil && len(role) > 0 && role[0] == "master"
-		return err
-	})
-	return ok
 }

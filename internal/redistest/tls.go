@@ -8,10 +8,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -19,21 +19,14 @@ import (
 // fresh self-signed certificate for 127.0.0.1; [Server.URL] then says
 // rediss:// and [Server.RootCAs] trusts the certificate.
 func WithTLS() Option {
-	return func(s *Server) { s.tls = true }
+	return func(s *Server) { s.tls = &tls.Config{ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12} }
 }
 
-// RootCAs returns a pool trusting the server's certificate (nil without TLS).
-func (s *Server) RootCAs() *x509.CertPool { return s.roots }
+// RootCAs returns a pool trusting the server's certificate (with [WithTLS]).
+func (s *Server) RootCAs() *x509.CertPool { return s.tls.RootCAs }
 
-// tlsConfig is the client side of the server's TLS (nil without TLS).
-func (s *Server) tlsConfig() *tls.Config {
-	if !s.tls {
-		return nil
-	}
-	return &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
-}
-
-// makeCert writes a self-signed certificate and key for 127.0.0.1 into dir.
+// makeCert writes a self-signed certificate and key for 127.0.0.1 into the
+// server's directory.
 func (s *Server) makeCert() error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -56,18 +49,9 @@ func (s *Server) makeCert() error {
 	if err != nil {
 		return err
 	}
-	s.certFile, s.keyFile = filepath.Join(s.dir, "cert.pem"), filepath.Join(s.dir, "key.pem")
-	if err := os.WriteFile(s.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		return err
-	}
-	if err := os.WriteFile(s.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		return err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return err
-	}
-	s.roots = x509.NewCertPool()
-	s.roots.AddCert(cert)
-	return nil
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	s.tls.RootCAs = x509.NewCertPool()
+	s.tls.RootCAs.AppendCertsFromPEM(certPEM)
+	return errors.Join(os.WriteFile(s.file("cert.pem"), certPEM, 0o600),
+		os.WriteFile(s.file("key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
 }

@@ -19,9 +19,7 @@
 package pgstoretest
 
 import (
-	"fmt"
-	"io"
-	"os"
+	"context"
 	"sync"
 	"testing"
 
@@ -29,9 +27,6 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/httpx"
 )
-
-// installHint says how to get PostgreSQL on Debian and Ubuntu.
-const installHint = "install: apt-get install postgresql"
 
 // Server is a throwaway PostgreSQL, started on first use. Its methods are
 // safe for concurrent use.
@@ -61,15 +56,14 @@ func Start(t testing.TB) *Server {
 // PostgreSQL it says so in one line, and fails the package when CI is set.
 // It returns the exit code.
 func (s *Server) Main(m *testing.M) int {
-	if !announce(s.pkg) {
+	if _, err := findBin(); !httpx.Announce(s.pkg, err, "postgresql") {
 		return 1
 	}
 	code := m.Run()
 	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	if srv != nil {
-		srv.stop()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		s.srv.stop()
 	}
 	return code
 }
@@ -85,21 +79,26 @@ func (s *Server) URL(t testing.TB) string {
 // database dropped) in t.Cleanup.
 func (s *Server) Pool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	return openPool(t, s.URL(t))
+	p, err := pgxpool.New(context.Background(), s.URL(t)) // connects on first use
+	if err != nil {
+		t.Fatalf("pgstoretest: pool: %v", err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
 
 // Kill kills the server as a lost machine would (SIGKILL, no checkpoint);
 // what was committed survives [Server.Restart].
 func (s *Server) Kill(t testing.TB) {
 	t.Helper()
-	s.server(t).kill()
+	s.server(t).Kill()
 }
 
 // Restart starts the server again on its port and data (killing it first if
 // it runs) and returns once it answers; it fails t if it cannot.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	if err := s.server(t).restart(); err != nil {
+	if err := s.server(t).Restart(); err != nil {
 		t.Fatalf("pgstoretest: restart: %v", err)
 	}
 }
@@ -108,7 +107,8 @@ func (s *Server) Restart(t testing.TB) {
 // fails t without the binaries.
 func (s *Server) server(t testing.TB) *server {
 	t.Helper()
-	bin := requireBin(t)
+	bin, err := findBin()
+	httpx.Need(t, err, "postgresql")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv == nil && s.err == nil {
@@ -118,31 +118,4 @@ func (s *Server) server(t testing.TB) *server {
 		t.Fatalf("pgstoretest: %v", s.err)
 	}
 	return s.srv
-}
-
-// announce is for the TestMain of package pkg. Without the binaries it says
-// in one line that the PostgreSQL tests are skipped and how to install them;
-// with CI set, that the package fails, and returns false. The line goes to
-// /dev/tty when there is one (go test shows a passing package's output only
-// with -v).
-func announce(pkg string) bool {
-	if _, err := findBin(); err == nil {
-		return true
-	}
-	w, closeW := httpx.AnnounceWriter()
-	defer closeW()
-	return announceTo(w, pkg, os.Getenv("CI") != "")
-}
-
-// announceTo writes the line for missing binaries and reports whether the
-// tests may run.
-func announceTo(w io.Writer, pkg string, ci bool) bool {
-	if ci {
-		_, _ = fmt.Fprintf(w, "%s: FAIL: PostgreSQL (initdb, postgres) not found and CI is set: the PostgreSQL tests must not be skipped; %s\n",
-			pkg, installHint)
-		return false
-	}
-	_, _ = fmt.Fprintf(w, "%s: PostgreSQL (initdb, postgres) not found; the tests that need it are skipped (go test -v lists them); %s\n",
-		pkg, installHint)
-	return true
 }

@@ -3,7 +3,6 @@ package pgstoretest
 import (
 	"context"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,23 +17,6 @@ var pg = New("pgstore/pgstoretest")
 // TestMain says in one line why the tests that start a server skip when
 // PostgreSQL is missing.
 func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
-
-// TestAnnounceSaysWhyInOneLine: without PostgreSQL, one line names the
-// package, says the tests are skipped and how to install the server; under CI
-// the package fails instead.
-func TestAnnounceSaysWhyInOneLine(t *testing.T) {
-	t.Parallel()
-	var b strings.Builder
-	assert.True(t, announceTo(&b, "pgstore", false))
-	assert.Equal(t, "pgstore: PostgreSQL (initdb, postgres) not found; the tests that need it are skipped (go test -v lists them); "+
-		"install: apt-get install postgresql\n", b.String())
-
-	b.Reset()
-	assert.False(t, announceTo(&b, "pgstore", true), "CI: the package fails")
-	assert.Equal(t, 1, strings.Count(b.String(), "\n"))
-	assert.Contains(t, b.String(), "pgstore: FAIL: PostgreSQL (initdb, postgres) not found")
-	assert.Contains(t, b.String(), "apt-get install postgresql")
-}
 
 // TestFreshDatabasePerTest: each Pool is a database of its own, on 127.0.0.1,
 // with fsync on, and the server does not run as root.
@@ -69,11 +51,11 @@ func TestKillKeepsWhatWasCommitted(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Exec(ctx, "CREATE TABLE kept (x int); INSERT INTO kept SELECT generate_series(1, 100)")
 	require.NoError(t, err)
-	s.kill()
+	s.Kill()
 	_, err = c.Exec(ctx, "SELECT 1")
 	require.Error(t, err, "the server is gone")
 	_ = c.Close(ctx)
-	require.NoError(t, s.restart())
+	require.NoError(t, s.Restart())
 	c, err = pgx.Connect(ctx, dbURL)
 	require.NoError(t, err)
 	defer c.Close(ctx)
@@ -81,6 +63,6 @@ func TestKillKeepsWhatWasCommitted(t *testing.T) {
 	require.NoError(t, c.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n))
 	assert.Equal(t, 100, n)
 	s.stop()
-	_, err = os.Stat(s.dir)
+	_, err = os.Stat(s.Dir)
 	assert.True(t, os.IsNotExist(err), "Stop removes the directory")
 }
