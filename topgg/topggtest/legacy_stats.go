@@ -39,10 +39,10 @@ func (s *Server) getLegacyStats(c *call) {
 		return
 	}
 	writeJSON(c.w, http.StatusOK, struct {
-		ServerCount *int  `json:"server_count,omitempty"`
+		ServerCount int   `json:"server_count,omitempty"`
 		Shards      []int `json:"shards"`
-		ShardCount  *int  `json:"shard_count,omitempty"`
-	}{nullable(b.ServerCount), orEmpty(b.Shards), nullable(b.ShardCount)})
+		ShardCount  int   `json:"shard_count,omitempty"`
+	}{b.ServerCount, append([]int{}, b.Shards...), b.ShardCount})
 }
 
 // postLegacyStats serves POST /bots/:id/stats for the token's own bot.
@@ -58,8 +58,7 @@ func (s *Server) postLegacyStats(c *call) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
-	applyLegacyStats(&s.bots[i], st)
+	applyLegacyStats(&s.bots[s.botIndexLocked(c.param)], st) // ownBotOnly found it
 	s.legacyStats = &topgg.BotStats{ServerCount: st.ServerCount, Shards: st.Shards, ShardID: st.ShardID}
 	if st.ShardCount != nil {
 		s.legacyStats.ShardCount = *st.ShardCount

@@ -52,7 +52,7 @@ func (p Project) clone() Project {
 }
 
 func (p Project) wire() topgg.Project {
-	p.Tags = orEmpty(p.Tags)
+	p.Tags = append([]string{}, p.Tags...)
 	return p.Project
 }
 
