@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // controlPrefix is where [WithControlAPI] serves, beside the API root.
@@ -25,10 +23,8 @@ func (s *Server) controlMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /control", func(w http.ResponseWriter, _ *http.Request) {
 		p := s.Project()
-		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": struct {
-			topgg.Project
-			PlatformID string `json:"platform_id"`
-		}{p.wire(), p.PlatformID}})
+		p.Project = p.wire()
+		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": p})
 	})
 	mux.HandleFunc("POST /control/votes", controlCall(func(body []byte) error {
 		var votes []queryVote

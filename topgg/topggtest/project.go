@@ -12,10 +12,10 @@ import (
 
 // Project is the project that owns the server's token: what GET
 // /v1/projects/@me returns, and PlatformID, its id on its platform (for a bot
-// also its v0 bot id), which is not served.
+// also its v0 bot id), which that endpoint does not serve.
 type Project struct {
 	topgg.Project
-	PlatformID string `json:"-"`
+	PlatformID string `json:"platform_id"`
 }
 
 // DiscordBot returns a realistic Discord bot project, the default of
