@@ -32,6 +32,7 @@ func defaultConfig() config {
 		legacyLimit: 60,
 		legacyWin:   time.Minute,
 		logger:      slog.New(slog.DiscardHandler),
+		webhooks:    webhookConfig{timeout: defaultWebhookTimeout},
 	}
 }
 

@@ -90,10 +90,6 @@ func mustJSON(v any) []byte {
 
 // deliverVote sends the vote.create of a vote just added, under s.mu.
 func (s *Server) deliverVote(v Vote, query string, seq int64) {
-	targets := s.webhookTargets()
-	if len(targets) == 0 {
-		return
-	}
 	// As Top.gg's webhooks write times: 7 fractional digits and "+00:00".
 	const layout = "2006-01-02T15:04:05.0000000"
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{
@@ -102,19 +98,7 @@ func (s *Server) deliverVote(v Vote, query string, seq int64) {
 		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, query)
-	s.sendAll(targets, "vote.create", v1, v0)
-}
-
-// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0 one.
-func (s *Server) sendAll(targets []webhookTarget, typ string, v1, v0 []byte) {
-	for _, t := range targets {
-		switch {
-		case t.version() == 1:
-			s.startDelivery(t, typ, v1)
-		case v0 != nil:
-			s.startDelivery(t, typ, v0)
-		}
-	}
+	s.sendAll("vote.create", v1, v0)
 }
 
 // The user of webhook.test: the project owner.
@@ -130,7 +114,7 @@ func (s *Server) SendWebhookTest() {
 		User    webhook.User    `json:"user"`
 		Project webhook.Project `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
-	s.sendAll(s.webhookTargets(), "webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
+	s.sendAll("webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
 }
 
 // SendWebhookEvent sends {"type": eventType, "data": data} to every v1 receiver,
@@ -140,6 +124,6 @@ func (s *Server) SendWebhookEvent(eventType string, data any) error {
 	if err != nil {
 		return err
 	}
-	s.sendAll(s.webhookTargets(), eventType, body, nil)
+	s.sendAll(eventType, body, nil)
 	return nil
 }
