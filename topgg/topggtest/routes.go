@@ -78,14 +78,13 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
 	}
-	auth := s.checkLegacyAuth
-	if v1 {
-		auth = s.checkV1Auth
-	}
-	if ok, msg := auth(r); !ok {
+	if msg := s.authorize(r, v1); msg != "" {
 		status := http.StatusUnauthorized
 		if e.token400 {
 			status = http.StatusBadRequest
+		}
+		if !v1 {
+			msg = "Unauthorized: " + msg
 		}
 		writeError(w, path, status, msg)
 		return

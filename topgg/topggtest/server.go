@@ -187,38 +187,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkV1Auth reports whether the request carries "Bearer <token>".
-func (s *Server) checkV1Auth(r *http.Request) (ok bool, detail string) {
+// authorize returns why the request's token is refused, or "": v1 takes
+// "Bearer <token>"; v0 the bare token, or "Bearer <token>" as the Python SDK
+// sent it. The reason never quotes the header.
+func (s *Server) authorize(r *http.Request, v1 bool) string {
 	h := r.Header.Get("Authorization")
-	if h == "" {
-		return false, "missing Authorization header"
-	}
 	scheme, cred, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return false, "the Authorization header must be \"Bearer <token>\" on v1"
-	}
-	if !s.tokenMatches(cred) {
-		return false, "invalid token"
-	}
-	return true, ""
-}
-
-// checkLegacyAuth reports whether the request carries the bare token, or
-// "Bearer <token>" as the Python SDK sent it on v0.
-func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
-		h = h[7:]
+	bearer := found && strings.EqualFold(scheme, "Bearer")
+	token := h
+	if bearer && (v1 || cred != "") {
+		token = cred
 	}
 	switch {
 	case h == "":
-		return false, "Unauthorized: missing Authorization header"
-	case !s.tokenMatches(h):
-		return false, "Unauthorized: invalid token"
+		return "missing Authorization header"
+	case v1 && !bearer:
+		return `the Authorization header must be "Bearer <token>" on v1`
+	case subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1:
+		return "invalid token"
 	}
-	return true, ""
-}
-
-func (s *Server) tokenMatches(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	return ""
 }

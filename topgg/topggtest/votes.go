@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -128,26 +129,21 @@ func (s *Server) listVotes(c *call) {
 
 // voteStatus serves GET /v1/projects/@me/votes/:user_id: the latest active vote.
 func (s *Server) voteStatus(c *call) {
-	byPlatform := false
-	switch src := c.r.URL.Query().Get("source"); src {
-	case "", "topgg":
-	case "discord":
-		byPlatform = true
-	default:
+	src := c.r.URL.Query().Get("source")
+	if src != "" && src != "topgg" && src != "discord" {
 		writeProblem(c.w, http.StatusBadRequest, "source must be topgg or discord")
 		return
 	}
-
-	s.mu.Lock()
 	var found *Vote
-	for i := len(s.votes) - 1; i >= 0 && found == nil; i-- {
-		v := s.votes[i].wire()
+	s.mu.Lock()
+	for _, v := range slices.Backward(s.votes) {
 		id := v.UserID
-		if byPlatform {
+		if src == "discord" {
 			id = v.PlatformID
 		}
 		if id == c.param && v.ExpiresAt.After(c.now) {
-			found = &v
+			found = &v.Vote
+			break
 		}
 	}
 	s.mu.Unlock()
@@ -156,5 +152,6 @@ func (s *Server) voteStatus(c *call) {
 		writeProblem(c.w, http.StatusNotFound, "no active vote for this user")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, Vote{CreatedAt: found.CreatedAt, ExpiresAt: found.ExpiresAt, Weight: found.Weight}) // without ids, as served
+	// Without ids, as served.
+	writeJSON(c.w, http.StatusOK, Vote{CreatedAt: found.CreatedAt.UTC(), ExpiresAt: found.ExpiresAt.UTC(), Weight: found.Weight})
 }
