@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -27,13 +28,11 @@ func (s *Server) controlMux() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": p})
 	})
 	mux.HandleFunc("POST /control/votes", controlCall(func(body []byte) error {
+		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) { // one vote
+			body = slices.Concat([]byte("["), body, []byte("]"))
+		}
 		var votes []queryVote
-		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-			votes = make([]queryVote, 1)
-			if err := decodeStrict(body, &votes[0]); err != nil {
-				return err
-			}
-		} else if err := decodeStrict(body, &votes); err != nil {
+		if err := decodeStrict(body, &votes); err != nil {
 			return err
 		}
 		for _, v := range votes {
