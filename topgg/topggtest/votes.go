@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -21,11 +22,8 @@ type Vote = topgg.Vote
 // position in that order, stable under inserts.
 type storedVote struct {
 	Vote
-	nano int64
-	seq  int64
+	position
 }
-
-func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
 
 // wire is the vote as the service serves it, its times in UTC.
 func (v storedVote) wire() Vote {
@@ -47,12 +45,9 @@ func (s *Server) AddVote(votes ...Vote) {
 func (s *Server) AddVoteQuery(query string, v Vote) { s.addVote(v, query) }
 
 func (s *Server) addVote(v Vote, query string) {
-	now := s.now()
-	if v.Weight == 0 {
-		v.Weight = 1
-	}
+	v.Weight = cmp.Or(v.Weight, 1)
 	if v.CreatedAt.IsZero() {
-		v.CreatedAt = now
+		v.CreatedAt = s.now()
 	}
 	if v.ExpiresAt.IsZero() {
 		v.ExpiresAt = v.CreatedAt.Add(voteLifetime)
@@ -63,11 +58,9 @@ func (s *Server) addVote(v Vote, query string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.voteSeq++
-	sv := storedVote{Vote: v, nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}
+	sv := storedVote{Vote: v, position: position{nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}}
 	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].nano > sv.nano })
-	s.votes = append(s.votes, storedVote{})
-	copy(s.votes[i+1:], s.votes[i:])
-	s.votes[i] = sv
+	s.votes = slices.Insert(s.votes, i, sv)
 	s.deliverVote(sv.Vote, query, sv.seq)
 }
 
@@ -85,40 +78,35 @@ func (s *Server) Votes() []Vote {
 // listVotes serves GET /v1/projects/@me/votes.
 func (s *Server) listVotes(c *call) {
 	q := c.r.URL.Query()
-	var from position
-	if cur := q.Get("cursor"); cur != "" {
-		p, ok := s.decodeCursor(cur)
-		if !ok {
-			writeProblem(c.w, http.StatusBadRequest, "the cursor is invalid or has expired; restart from a startDate")
-			return
-		}
-		from = p
-	} else {
-		raw := q.Get("startDate")
-		if raw == "" {
-			writeProblem(c.w, http.StatusBadRequest, "startDate is required when no cursor is given")
-			return
-		}
-		start, err := parseISOTime(raw)
-		if err != nil {
-			writeProblem(c.w, http.StatusBadRequest, "startDate must be an ISO 8601 timestamp")
-			return
-		}
-		if start.Before(c.now.AddDate(-1, 0, 0)) {
-			writeProblem(c.w, http.StatusUnprocessableEntity, "startDate must not be more than one year in the past")
-			return
-		}
-		// seq -1 puts the position just before every vote at startDate.
-		from = position{nano: start.UnixNano(), seq: -1}
+	cursor, rawStart := q.Get("cursor"), q.Get("startDate")
+	start, startErr := parseISOTime(rawStart)
+	from, ok := s.decodeCursor(cursor)
+	status, msg := http.StatusBadRequest, ""
+	switch {
+	case cursor != "" && !ok:
+		msg = "the cursor is invalid or has expired; restart from a startDate"
+	case cursor != "":
+	case rawStart == "":
+		msg = "startDate is required when no cursor is given"
+	case startErr != nil:
+		msg = "startDate must be an ISO 8601 timestamp"
+	case start.Before(c.now.AddDate(-1, 0, 0)):
+		status, msg = http.StatusUnprocessableEntity, "startDate must not be more than one year in the past"
+	default:
+		from = position{nano: start.UnixNano(), seq: -1} // just before every vote at startDate
+	}
+	if msg != "" {
+		writeProblem(c.w, status, msg)
+		return
 	}
 
 	s.mu.Lock()
-	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].pos().after(from) })
+	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].after(from) })
 	end := min(i+s.cfg.pageSize, len(s.votes))
 	page := topgg.VotePage{Votes: make([]Vote, 0, end-i)}
 	for _, v := range s.votes[i:end] {
 		page.Votes = append(page.Votes, v.wire())
-		from = v.pos()
+		from = v.position
 	}
 	// An opaque cursor; the epoch ties it to the current ExpireCursors generation.
 	page.Cursor = base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "tg1:%d:%d:%d", s.cursorEpoch, from.nano, from.seq))
