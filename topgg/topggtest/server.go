@@ -31,16 +31,14 @@ type Server struct {
 	// URL is the API root, "http://127.0.0.1:<port>/api".
 	URL string
 
-	cfg       config
-	token     string
-	ts        *httptest.Server
-	closing   chan struct{}
-	closeOnce sync.Once
-	accepts   atomic.Int64
-	faults    httpx.FaultQueue // has its own lock
-	requests  httpx.Requests   // has its own lock
-	control   http.Handler     // nil without WithControlAPI
-	mux       *http.ServeMux   // the endpoints
+	cfg      config
+	token    string
+	ts       *httptest.Server
+	accepts  atomic.Int64
+	faults   httpx.FaultQueue // has its own lock
+	requests httpx.Requests   // has its own lock
+	control  http.Handler     // nil without WithControlAPI
+	mux      *http.ServeMux   // the endpoints
 
 	mu            sync.Mutex
 	votes         []storedVote
@@ -78,7 +76,6 @@ func NewServer(opts ...Option) (*Server, error) {
 	s := &Server{
 		cfg:         cfg,
 		token:       token,
-		closing:     make(chan struct{}),
 		hooks:       newWebhookState(cfg.webhooks.targets),
 		headline:    map[string]string{},
 		pageContent: map[string]string{},
@@ -123,7 +120,6 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 // Delay are dropped, webhook deliveries stop, and it waits for the rest (30 s
 // at most: then it panics, naming the wait). It may be called more than once.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() { close(s.closing) })
 	httpx.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
 		s.hooks.close()
 		s.ts.Close()

@@ -31,16 +31,6 @@ type webhookEnvelope struct {
 	Data any    `json:"data"`
 }
 
-// legacyWebhook is a v0 body; Bot or Guild is set.
-type legacyWebhook struct {
-	Bot       string `json:"bot,omitempty"`
-	Guild     string `json:"guild,omitempty"`
-	User      string `json:"user"`
-	Type      string `json:"type"`
-	IsWeekend bool   `json:"isWeekend"`
-	Query     string `json:"query"`
-}
-
 func (s *Server) webhookProject() webhook.Project {
 	p := s.cfg.project
 	return webhook.Project{ID: p.ID, Type: string(p.Type), Platform: string(p.Platform), PlatformID: p.PlatformID}
@@ -54,17 +44,16 @@ func voter(userID, platformID string) webhook.User {
 	}
 }
 
+// legacyBody is a v0 body: bot, or guild for a server project.
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
-	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == "server" {
-		b.Guild = s.cfg.project.PlatformID
-	} else {
-		b.Bot = s.cfg.project.PlatformID
-	}
 	if query = strings.TrimPrefix(query, "?"); query != "" {
-		b.Query = "?" + query
+		query = "?" + query
 	}
-	return mustJSON(b)
+	kind := "bot"
+	if s.cfg.project.Type == "server" {
+		kind = "guild"
+	}
+	return mustJSON(map[string]any{kind: s.cfg.project.PlatformID, "user": user, "type": typ, "isWeekend": weekend, "query": query})
 }
 
 // queryObject is the v1 form of a query: each parameter's first value, nil if none.
