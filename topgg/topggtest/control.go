@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 )
@@ -69,45 +68,25 @@ func (s *Server) controlMux() http.Handler {
 			ContentType: f.ContentType, Header: f.Header, Endless: f.Endless})
 	}))
 	mux.HandleFunc("GET /control/requests", func(w http.ResponseWriter, _ *http.Request) {
-		type request struct {
-			Method string      `json:"method"`
-			Path   string      `json:"path"`
-			Query  url.Values  `json:"query"`
-			Header http.Header `json:"header"`
-			Body   string      `json:"body"`
-			At     time.Time   `json:"at"`
-		}
-		out := []request{}
+		out := []map[string]any{}
 		for _, r := range s.Requests() {
-			out = append(out, request{r.Method, r.Path, r.Query, r.Header, string(r.Body), r.At})
+			out = append(out, map[string]any{"method": r.Method, "path": r.Path, "query": r.Query,
+				"header": r.Header, "body": string(r.Body), "at": r.At})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("GET /control/deliveries", func(w http.ResponseWriter, _ *http.Request) {
-		type attempt struct {
-			At     time.Time `json:"at"`
-			Status int       `json:"status"`
-			Error  string    `json:"error,omitempty"`
-		}
-		type delivery struct {
-			URL       string    `json:"url"`
-			Version   int       `json:"version"`
-			Type      string    `json:"type"`
-			Body      string    `json:"body"`
-			Attempts  []attempt `json:"attempts"`
-			Done      bool      `json:"done"`
-			Delivered bool      `json:"delivered"`
-		}
-		out := []delivery{}
+		out := []map[string]any{}
 		for _, d := range s.Deliveries() {
-			dj := delivery{d.URL, d.Version, d.Type, string(d.Body), []attempt{}, d.Done, d.Delivered()}
+			attempts := []map[string]any{}
 			for _, a := range d.Attempts {
-				dj.Attempts = append(dj.Attempts, attempt{At: a.At, Status: a.Status})
+				attempts = append(attempts, map[string]any{"at": a.At, "status": a.Status})
 				if a.Err != nil {
-					dj.Attempts[len(dj.Attempts)-1].Error = a.Err.Error()
+					attempts[len(attempts)-1]["error"] = a.Err.Error()
 				}
 			}
-			out = append(out, dj)
+			out = append(out, map[string]any{"url": d.URL, "version": d.Version, "type": d.Type,
+				"body": string(d.Body), "attempts": attempts, "done": d.Done, "delivered": d.Delivered()})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})

@@ -20,7 +20,9 @@ type config struct {
 	legacyLimit int
 	legacyWin   time.Duration
 	logger      *slog.Logger
-	webhooks    webhookConfig
+	targets     []webhookTarget // the webhook receivers
+	hookTimeout time.Duration
+	hookDelays  []time.Duration // nil: the defaults of each version
 }
 
 func defaultConfig() config {
@@ -32,7 +34,7 @@ func defaultConfig() config {
 		legacyLimit: 60,
 		legacyWin:   time.Minute,
 		logger:      slog.New(slog.DiscardHandler),
-		webhooks:    webhookConfig{timeout: defaultWebhookTimeout},
+		hookTimeout: defaultWebhookTimeout,
 	}
 }
 

@@ -2,6 +2,7 @@ package topggtest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -69,14 +70,10 @@ func NewServer(opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("topggtest: listen: %w", err)
 	}
-	token := cfg.token
-	if token == "" {
-		token = ProjectToken(cfg.project.ID)
-	}
 	s := &Server{
 		cfg:         cfg,
-		token:       token,
-		hooks:       newWebhookState(cfg.webhooks.targets),
+		token:       cmp.Or(cfg.token, ProjectToken(cfg.project.ID)),
+		hooks:       newWebhookState(cfg.targets),
 		headline:    map[string]string{},
 		pageContent: map[string]string{},
 	}

@@ -25,12 +25,6 @@ type storedVote struct {
 	position
 }
 
-// wire is the vote as the service serves it, its times in UTC.
-func (v storedVote) wire() Vote {
-	v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC()
-	return v.Vote
-}
-
 // AddVote records votes, in order, and delivers their webhooks. Defaults:
 // Weight 1, CreatedAt the server clock, ExpiresAt 12h later. As on the real
 // service, a later vote dated before a cursor's position is not served from it.
@@ -105,7 +99,8 @@ func (s *Server) listVotes(c *call) {
 	end := min(i+s.cfg.pageSize, len(s.votes))
 	page := topgg.VotePage{Votes: make([]Vote, 0, end-i)}
 	for _, v := range s.votes[i:end] {
-		page.Votes = append(page.Votes, v.wire())
+		v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC() // as served
+		page.Votes = append(page.Votes, v.Vote)
 		from = v.position
 	}
 	// An opaque cursor; the epoch ties it to the current ExpireCursors generation.

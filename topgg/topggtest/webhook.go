@@ -23,13 +23,6 @@ func defaultRetryDelays(version int) []time.Duration {
 		32 * time.Second, time.Minute, time.Minute, time.Minute, time.Minute}
 }
 
-// webhookConfig is the delivery part of config.
-type webhookConfig struct {
-	targets []webhookTarget
-	timeout time.Duration
-	delays  []time.Duration // nil: the defaults of each version
-}
-
 // webhookTarget is one receiver: its version, and key, the v1 signing secret
 // or the v0 Authorization value.
 type webhookTarget struct {
@@ -60,7 +53,7 @@ func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
 
 func withTarget(t webhookTarget, err error) Option {
 	return func(c *config) error {
-		c.webhooks.targets = append(c.webhooks.targets, t)
+		c.targets = append(c.targets, t)
 		return err
 	}
 }
@@ -96,14 +89,14 @@ func newTarget(rawURL string, version int, key string) (webhookTarget, error) {
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 	return func(c *config) error {
 		if timeout > 0 {
-			c.webhooks.timeout = timeout
+			c.hookTimeout = timeout
 		}
 		for _, d := range delays {
 			if d < 0 {
 				return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
 			}
 		}
-		c.webhooks.delays = append([]time.Duration{}, delays...) // none: no retry, not the default
+		c.hookDelays = append([]time.Duration{}, delays...) // none: no retry, not the default
 		return nil
 	}
 }

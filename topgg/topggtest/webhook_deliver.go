@@ -64,7 +64,7 @@ func (s *Server) sendAll(typ string, v1, v0 []byte) {
 func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
 	h := s.hooks
 	defer h.wg.Done()
-	delays := s.cfg.webhooks.delays
+	delays := s.cfg.hookDelays
 	if delays == nil {
 		delays = defaultRetryDelays(t.version)
 	}
@@ -89,7 +89,7 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	// Stamped when its timeout starts: At plus the timeout is never later
 	// than the moment it gives up.
 	a := Attempt{At: time.Now()}
-	ctx, cancel := context.WithDeadline(ctx, a.At.Add(s.cfg.webhooks.timeout))
+	ctx, cancel := context.WithDeadline(ctx, a.At.Add(s.cfg.hookTimeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(d.Body))
 	if err != nil { // the URL was checked by the option
