@@ -27,6 +27,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,12 +70,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	p, err := parseProject(*project)
-	if err != nil {
-		fmt.Fprintln(stderr, "topggfake:", err)
-		return 2
-	}
-	vs, err := parseVotes(*votes)
-	if err != nil {
+	vs, votesErr := parseVotes(*votes)
+	if err = cmp.Or(err, votesErr); err != nil {
 		fmt.Fprintln(stderr, "topggfake:", err)
 		return 2
 	}
