@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,12 +82,7 @@ func WithLegacyLimit(n int, window time.Duration) Option {
 // WithLogger sets the logger of requests, at debug level and never with the
 // token (default discard; nil keeps it).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l != nil {
-			c.logger = l
-		}
-		return nil
-	}
+	return func(c *config) error { c.logger = cmp.Or(l, c.logger); return nil }
 }
 
 // WithAddr sets the address the server listens on (default "127.0.0.1:0").

@@ -60,10 +60,7 @@ func (p Project) wire() topgg.Project {
 // id, shaped like a real one; two servers of one project share it.
 func ProjectToken(projectID string) string {
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	payloadJSON, _ := json.Marshal(struct {
-		T  string `json:"_t"`
-		ID string `json:"id"`
-	}{T: "", ID: projectID})
+	payloadJSON, _ := json.Marshal(map[string]string{"_t": "", "id": projectID})
 	// The standard padded alphabet on purpose: a client that only decodes
 	// base64url should fail here rather than in production.
 	payload := base64.StdEncoding.EncodeToString(payloadJSON)

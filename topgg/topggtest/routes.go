@@ -5,7 +5,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -94,13 +93,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
 		param = s.cfg.project.PlatformID // the bot of the token
 	}
 	now := s.now()
-	if strings.HasPrefix(path, "/bots") {
-		if wait, limited := s.legacyLimited(now); limited {
-			secs := retryAfterSeconds(wait)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
-			return
-		}
+	if strings.HasPrefix(path, "/bots") && s.legacyLimited(w, now) {
+		return
 	}
 	body, _ := io.ReadAll(r.Body) // in memory: serve read it
 	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")

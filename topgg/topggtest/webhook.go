@@ -16,11 +16,12 @@ const defaultWebhookTimeout = 5 * time.Second
 
 // defaultRetryDelays returns the waits before each retry of a version.
 func defaultRetryDelays(version int) []time.Duration {
-	if version == 1 {
-		return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
-	}
-	return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+	delays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
 		32 * time.Second, time.Minute, time.Minute, time.Minute, time.Minute}
+	if version == 1 {
+		return delays[:3]
+	}
+	return delays
 }
 
 // webhookTarget is one receiver: its version, and key, the v1 signing secret
@@ -91,10 +92,8 @@ func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 		if timeout > 0 {
 			c.hookTimeout = timeout
 		}
-		for _, d := range delays {
-			if d < 0 {
-				return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
-			}
+		if slices.ContainsFunc(delays, func(d time.Duration) bool { return d < 0 }) {
+			return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
 		}
 		c.hookDelays = append([]time.Duration{}, delays...) // none: no retry, not the default
 		return nil
