@@ -72,8 +72,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
 	v1 := isV1Path(path)
 	h, ok := e.methods[r.Method]
 	if !ok {
-		allowed := slices.Sorted(maps.Keys(e.methods))
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		w.Header().Set("Allow", strings.Join(slices.Sorted(maps.Keys(e.methods)), ", "))
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
 	}

@@ -129,6 +129,15 @@ func (s *Server) CloseClientConnections() { s.ts.CloseClientConnections() }
 // Accepts returns how many TCP connections the server has accepted.
 func (s *Server) Accepts() int { return int(s.accepts.Load()) }
 
+// Request is one request the server received, as sent; Path is under the API
+// root, without "/api" (a path outside it is kept whole), Body is cut at 8 MiB
+// and At is on the server clock (see WithNow). The same type as
+// discordtest.Request.
+type Request = httpx.Request
+
+// Requests returns a copy of every request received, in arrival order.
+func (s *Server) Requests() []Request { return s.requests.All() }
+
 func (s *Server) now() time.Time { return s.cfg.now() }
 
 // serve records the request, applies faults, then routes it.
