@@ -99,5 +99,3 @@ func parseISOTime(s string) (t time.Time, err error) {
 	}
 	return t, err
 }
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
