@@ -79,6 +79,12 @@ func mustJSON(v any) []byte {
 
 // deliverVote sends the vote.create of a vote just added, under s.mu.
 func (s *Server) deliverVote(v Vote, query string, seq int64) {
+	s.hooks.mu.Lock()
+	none := len(s.hooks.targets) == 0
+	s.hooks.mu.Unlock()
+	if none {
+		return // no receiver: adding many votes stays cheap
+	}
 	// As Top.gg's webhooks write times: 7 fractional digits and "+00:00".
 	const layout = "2006-01-02T15:04:05.0000000"
 	v1 := mustJSON(webhookEnvelope{Type: "vote.create", Data: webhookVote{

@@ -124,13 +124,8 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 // close stops every delivery, waiting or in flight, and waits for them.
 func (h *webhookState) close() {
 	h.mu.Lock()
-	h.cancel()
+	h.cancel() // under mu: sendAll starts nothing after it
 	h.mu.Unlock()
 	h.wg.Wait()
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.client.CloseIdleConnections()
-	for _, d := range h.deliveries {
-		d.Done = true
-	}
 }
