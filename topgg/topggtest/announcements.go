@@ -1,11 +1,11 @@
 package topggtest
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -52,10 +52,9 @@ func (s *Server) postAnnouncement(c *call) {
 			s.mu.Unlock()
 			secs := retryAfterSeconds(next.Sub(c.now))
 			c.w.Header().Set("Retry-After", fmt.Sprint(secs))
-			writeProblemBody(c.w, problem{
-				Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests),
-				Status: http.StatusTooManyRequests, RetryAfter: &secs,
-				Detail: fmt.Sprintf("one announcement per 4 hours; retry in %d seconds", secs),
+			writeBody(c.w, http.StatusTooManyRequests, "application/problem+json", problem{
+				Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests,
+				Detail: fmt.Sprintf("one announcement per 4 hours; retry in %d seconds", secs), RetryAfter: &secs,
 			})
 			return
 		}
@@ -68,17 +67,9 @@ func (s *Server) postAnnouncement(c *call) {
 }
 
 func checkAnnouncement(title, content, category *string) error {
-	if title == nil {
-		return fmt.Errorf("title is required")
-	}
-	if n := utf8.RuneCountInString(*title); n < titleMin || n > titleMax {
-		return fmt.Errorf("title: must be %d to %d characters, got %d", titleMin, titleMax, n)
-	}
-	if content == nil {
-		return fmt.Errorf("content is required")
-	}
-	if n := utf8.RuneCountInString(*content); n < contentMin || n > contentMax {
-		return fmt.Errorf("content: must be %d to %d characters, got %d", contentMin, contentMax, n)
+	if err := cmp.Or(checkLength("title", title, titleMin, titleMax),
+		checkLength("content", content, contentMin, contentMax)); err != nil {
+		return err
 	}
 	if category != nil && !slices.Contains(announcementCategories, *category) {
 		return fmt.Errorf("category: must be one of announcement, event, new_feature, got %q", *category)

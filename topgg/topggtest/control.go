@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/url"
+	"slices"
 	"time"
-
-	"github.com/dblkit/go-topgg/topgg"
 )
 
 // controlPrefix is where [WithControlAPI] serves, beside the API root.
@@ -25,19 +23,15 @@ func (s *Server) controlMux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /control", func(w http.ResponseWriter, _ *http.Request) {
 		p := s.Project()
-		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": struct {
-			topgg.Project
-			PlatformID string `json:"platform_id"`
-		}{p.wire(), p.PlatformID}})
+		p.Project = p.wire()
+		writeJSON(w, http.StatusOK, map[string]any{"url": s.URL, "token": s.token, "project": p})
 	})
 	mux.HandleFunc("POST /control/votes", controlCall(func(body []byte) error {
+		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) { // one vote
+			body = slices.Concat([]byte("["), body, []byte("]"))
+		}
 		var votes []queryVote
-		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-			votes = make([]queryVote, 1)
-			if err := decodeStrict(body, &votes[0]); err != nil {
-				return err
-			}
-		} else if err := decodeStrict(body, &votes); err != nil {
+		if err := decodeStrict(body, &votes); err != nil {
 			return err
 		}
 		for _, v := range votes {
@@ -74,45 +68,25 @@ func (s *Server) controlMux() http.Handler {
 			ContentType: f.ContentType, Header: f.Header, Endless: f.Endless})
 	}))
 	mux.HandleFunc("GET /control/requests", func(w http.ResponseWriter, _ *http.Request) {
-		type request struct {
-			Method string      `json:"method"`
-			Path   string      `json:"path"`
-			Query  url.Values  `json:"query"`
-			Header http.Header `json:"header"`
-			Body   string      `json:"body"`
-			At     time.Time   `json:"at"`
-		}
-		out := []request{}
+		out := []map[string]any{}
 		for _, r := range s.Requests() {
-			out = append(out, request{r.Method, r.Path, r.Query, r.Header, string(r.Body), r.At})
+			out = append(out, map[string]any{"method": r.Method, "path": r.Path, "query": r.Query,
+				"header": r.Header, "body": string(r.Body), "at": r.At})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
 	mux.HandleFunc("GET /control/deliveries", func(w http.ResponseWriter, _ *http.Request) {
-		type attempt struct {
-			At     time.Time `json:"at"`
-			Status int       `json:"status"`
-			Error  string    `json:"error,omitempty"`
-		}
-		type delivery struct {
-			URL       string    `json:"url"`
-			Version   int       `json:"version"`
-			Type      string    `json:"type"`
-			Body      string    `json:"body"`
-			Attempts  []attempt `json:"attempts"`
-			Done      bool      `json:"done"`
-			Delivered bool      `json:"delivered"`
-		}
-		out := []delivery{}
+		out := []map[string]any{}
 		for _, d := range s.Deliveries() {
-			dj := delivery{d.URL, d.Version, d.Type, string(d.Body), []attempt{}, d.Done, d.Delivered()}
+			attempts := []map[string]any{}
 			for _, a := range d.Attempts {
-				dj.Attempts = append(dj.Attempts, attempt{At: a.At, Status: a.Status})
+				attempts = append(attempts, map[string]any{"at": a.At, "status": a.Status})
 				if a.Err != nil {
-					dj.Attempts[len(dj.Attempts)-1].Error = a.Err.Error()
+					attempts[len(attempts)-1]["error"] = a.Err.Error()
 				}
 			}
-			out = append(out, dj)
+			out = append(out, map[string]any{"url": d.URL, "version": d.Version, "type": d.Type,
+				"body": string(d.Body), "attempts": attempts, "done": d.Done, "delivered": d.Delivered()})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})

@@ -44,6 +44,6 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request, path string, 
 			}
 			writeError(w, path, status, "injected fault")
 		},
-		Closing: s.closing,
+		Closing: s.hooks.ctx.Done(), // closed by Close
 	})
 }

@@ -24,49 +24,49 @@ const (
 // nullable fields (zero counts included) as null and nil slices as [].
 type Bot = topgg.Bot
 
-// botJSON is the wire form of a Bot: the nullable and never-null fields.
-type botJSON struct {
-	Bot
-	Avatar      *string  `json:"avatar"`
-	DefAvatar   *string  `json:"defAvatar"`
-	LongDesc    *string  `json:"longdesc"`
-	Tags        []string `json:"tags"`
-	Website     *string  `json:"website"`
-	Support     *string  `json:"support"`
-	GitHub      *string  `json:"github"`
-	Owners      []string `json:"owners"`
-	Guilds      []string `json:"guilds"`
-	Invite      *string  `json:"invite"`
-	Date        string   `json:"date"`
-	ServerCount *int     `json:"server_count"`
-	ShardCount  *int     `json:"shard_count"`
-	Shards      []int    `json:"shards"`
-	Vanity      *string  `json:"vanity"`
+// Bot fields served as null when empty, and as [] when nil (spec 2.8).
+var (
+	botNullable = []string{"avatar", "defAvatar", "longdesc", "website", "support", "github", "invite",
+		"server_count", "shard_count", "vanity"}
+	botLists = []string{"tags", "owners", "guilds", "shards"}
+)
+
+// wireBot is the bot as served, field by field; its date is in UTC.
+func wireBot(b Bot) map[string]json.RawMessage {
+	b.Date = b.Date.UTC()
+	raw, _ := json.Marshal(b)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	for _, f := range botNullable {
+		if v := string(m[f]); v == `""` || v == "0" {
+			m[f] = json.RawMessage("null")
+		}
+	}
+	for _, f := range botLists {
+		if v := string(m[f]); v == "" || v == "null" {
+			m[f] = json.RawMessage("[]")
+		}
+	}
+	return m
 }
 
-func nullable[T comparable](v T) *T {
-	var zero T
-	if v == zero {
-		return nil
+// projectBot keeps only the wire fields the fields query names, if it names any.
+func projectBot(b Bot, fields string) map[string]json.RawMessage {
+	all := wireBot(b)
+	out := map[string]json.RawMessage{}
+	named := false
+	for f := range strings.SplitSeq(fields, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			named = true
+			if v, ok := all[f]; ok {
+				out[f] = v
+			}
+		}
 	}
-	return &v
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+	if !named {
+		return all
 	}
-	return s
-}
-
-func wireBot(b Bot) botJSON {
-	return botJSON{
-		Bot: b, Avatar: nullable(b.Avatar), DefAvatar: nullable(b.DefAvatar), LongDesc: nullable(b.LongDesc),
-		Tags: orEmpty(b.Tags), Website: nullable(b.Website), Support: nullable(b.Support), GitHub: nullable(b.GitHub),
-		Owners: orEmpty(b.Owners), Guilds: orEmpty(b.Guilds), Invite: nullable(b.Invite), Date: formatTime(b.Date),
-		ServerCount: nullable(b.ServerCount), ShardCount: nullable(b.ShardCount), Shards: orEmpty(b.Shards),
-		Vanity: nullable(b.Vanity),
-	}
+	return out
 }
 
 func cloneBot(b Bot) Bot {
@@ -94,20 +94,18 @@ func (s *Server) AddBot(b Bot) error {
 		return errors.New("topggtest: AddBot needs an ID")
 	}
 	b = cloneBot(b)
-	if b.ClientID == "" {
-		b.ClientID = b.ID
-	}
+	b.ClientID = cmp.Or(b.ClientID, b.ID)
 	if b.Date.IsZero() {
 		b.Date = s.now()
 	}
 	b.Date = b.Date.Round(0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == b.ID }); i >= 0 {
+	if i := s.botIndexLocked(b.ID); i >= 0 {
 		s.bots[i] = b
-		return nil
+	} else {
+		s.bots = append(s.bots, b)
 	}
-	s.bots = append(s.bots, b)
 	return nil
 }
 
@@ -122,10 +120,17 @@ func (s *Server) directory() []Bot {
 	return out
 }
 
+// botIndexLocked returns the index of the bot with the id, or -1. Callers hold s.mu.
+func (s *Server) botIndexLocked(id string) int {
+	return slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == id })
+}
+
 // botOr404 returns a copy of the bot of the request's :id, or answers 404.
-func (s *Server) botOr404(c *call) (Bot, bool) {
+func (s *Server) botOr404(c *call) (b Bot, ok bool) {
 	s.mu.Lock()
-	b, ok := s.findBotLocked(c.param)
+	if i := s.botIndexLocked(c.param); i >= 0 {
+		b, ok = cloneBot(s.bots[i]), true
+	}
 	s.mu.Unlock()
 	if !ok {
 		writeLegacyError(c.w, http.StatusNotFound, "Not found")
@@ -133,13 +138,17 @@ func (s *Server) botOr404(c *call) (Bot, bool) {
 	return b, ok
 }
 
-// findBotLocked returns a copy of the bot with the id. Callers hold s.mu.
-func (s *Server) findBotLocked(id string) (Bot, bool) {
-	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == id })
-	if i < 0 {
-		return Bot{}, false
+// ownBotOnly answers 404 for an unknown bot and 403 for a bot the token
+// does not own, and reports whether the request may go on.
+func (s *Server) ownBotOnly(c *call) bool {
+	if _, ok := s.botOr404(c); !ok {
+		return false
 	}
-	return cloneBot(s.bots[i]), true
+	if !s.cfg.project.IsDiscordBot() || c.param != s.cfg.project.PlatformID {
+		writeLegacyError(c.w, http.StatusForbidden, "Forbidden: the token does not own this bot")
+		return false
+	}
+	return true
 }
 
 var botSorts = map[string]func(a, b Bot) int{
@@ -148,79 +157,45 @@ var botSorts = map[string]func(a, b Bot) int{
 	"monthlyPoints": func(a, b Bot) int { return cmp.Compare(a.MonthlyPoints, b.MonthlyPoints) },
 }
 
-// projectBot keeps only the requested wire fields of a bot (the fields query).
-func projectBot(b Bot, fields []string) any {
-	w := wireBot(b)
-	if len(fields) == 0 {
-		return w
-	}
-	raw, _ := json.Marshal(w)
-	var all map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &all)
-	out := make(map[string]json.RawMessage, len(fields))
-	for _, f := range fields {
-		if v, ok := all[f]; ok {
-			out[f] = v
-		}
-	}
-	return out
-}
-
-func parseFields(q string) []string {
-	var out []string
-	for f := range strings.SplitSeq(q, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // searchBots serves GET /bots.
 func (s *Server) searchBots(c *call) {
 	q := c.r.URL.Query()
-	limit, err := queryInt(q.Get("limit"), botsDefaultLimit)
-	if err != nil || limit < 0 {
-		writeLegacyError(c.w, http.StatusBadRequest, "limit must be a non-negative integer")
+	limit, limitErr := queryInt(q.Get("limit"), botsDefaultLimit)
+	offset, offsetErr := queryInt(q.Get("offset"), 0)
+	sortBy, desc := strings.CutPrefix(q.Get("sort"), "-")
+	order, sorted := botSorts[sortBy]
+	msg := ""
+	switch {
+	case limitErr != nil || limit < 0:
+		msg = "limit must be a non-negative integer"
+	case limit > botsMaxLimit:
+		msg = "limit must not exceed 500"
+	case offsetErr != nil || offset < 0:
+		msg = "offset must be a non-negative integer"
+	case q.Get("sort") != "" && !sorted:
+		msg = "sort must be one of id, date, monthlyPoints (optionally prefixed with -)"
+	}
+	if msg != "" {
+		writeLegacyError(c.w, http.StatusBadRequest, msg)
 		return
 	}
-	if limit > botsMaxLimit {
-		writeLegacyError(c.w, http.StatusBadRequest, "limit must not exceed 500")
-		return
-	}
-	offset, err := queryInt(q.Get("offset"), 0)
-	if err != nil || offset < 0 {
-		writeLegacyError(c.w, http.StatusBadRequest, "offset must be a non-negative integer")
-		return
-	}
-	var order func(a, b Bot) int
-	if sortBy := q.Get("sort"); sortBy != "" {
-		desc := strings.HasPrefix(sortBy, "-")
-		f, ok := botSorts[strings.TrimPrefix(sortBy, "-")]
-		if !ok {
-			writeLegacyError(c.w, http.StatusBadRequest, "sort must be one of id, date, monthlyPoints (optionally prefixed with -)")
-			return
-		}
-		order = f
-		if desc {
-			order = func(a, b Bot) int { return f(b, a) }
-		}
-	}
-	fields := parseFields(q.Get("fields"))
 
 	bots := s.directory()
-	if order != nil {
-		slices.SortStableFunc(bots, order)
+	if sorted {
+		slices.SortStableFunc(bots, func(a, b Bot) int {
+			if desc {
+				a, b = b, a
+			}
+			return order(a, b)
+		})
 	}
-	total := len(bots)
-	start := min(offset, total)
-	end := min(start+limit, total)
-	results := make([]any, 0, end-start)
-	for _, b := range bots[start:end] {
-		results = append(results, projectBot(b, fields))
+	start := min(offset, len(bots))
+	results := []map[string]json.RawMessage{}
+	for _, b := range bots[start:min(start+limit, len(bots))] {
+		results = append(results, projectBot(b, q.Get("fields")))
 	}
 	writeJSON(c.w, http.StatusOK, map[string]any{
-		"results": results, "limit": limit, "offset": offset, "count": len(results), "total": total,
+		"results": results, "limit": limit, "offset": offset, "count": len(results), "total": len(bots),
 	})
 }
 
@@ -233,26 +208,7 @@ func queryInt(v string, def int) (int, error) {
 
 // getBot serves GET /bots/:id.
 func (s *Server) getBot(c *call) {
-	b, ok := s.botOr404(c)
-	if !ok {
-		return
+	if b, ok := s.botOr404(c); ok {
+		writeJSON(c.w, http.StatusOK, projectBot(b, c.r.URL.Query().Get("fields")))
 	}
-	writeJSON(c.w, http.StatusOK, projectBot(b, parseFields(c.r.URL.Query().Get("fields"))))
-}
-
-// ownBotOnly answers 404 for an unknown bot and 403 for a bot the token
-// does not own, and reports whether the request may go on.
-func (s *Server) ownBotOnly(c *call) bool {
-	s.mu.Lock()
-	_, known := s.findBotLocked(c.param)
-	s.mu.Unlock()
-	switch {
-	case !known:
-		writeLegacyError(c.w, http.StatusNotFound, "Not found")
-		return false
-	case !s.cfg.project.IsDiscordBot() || c.param != s.cfg.project.PlatformID:
-		writeLegacyError(c.w, http.StatusForbidden, "Forbidden: the token does not own this bot")
-		return false
-	}
-	return true
 }

@@ -1,14 +1,18 @@
 package topggtest
 
-import "time"
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
 
 // legacyLimited applies the v0 limit as a sliding window over the accepted
-// requests and reports how long to wait when it is spent. (The service also
-// blocks for an hour once exceeded; the fake does not.)
-func (s *Server) legacyLimited(now time.Time) (time.Duration, bool) {
+// requests and answers 429 when it is spent. (The service also blocks for an
+// hour once exceeded; the fake does not.)
+func (s *Server) legacyLimited(w http.ResponseWriter, now time.Time) bool {
 	n, win := s.cfg.legacyLimit, s.cfg.legacyWin
 	if n <= 0 || win <= 0 {
-		return 0, false
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -18,9 +22,12 @@ func (s *Server) legacyLimited(now time.Time) (time.Duration, bool) {
 		i++
 	}
 	s.legacyHits = s.legacyHits[i:]
-	if len(s.legacyHits) >= n {
-		return s.legacyHits[0].Add(win).Sub(now), true
+	if len(s.legacyHits) < n {
+		s.legacyHits = append(s.legacyHits, now)
+		return false
 	}
-	s.legacyHits = append(s.legacyHits, now)
-	return 0, false
+	secs := retryAfterSeconds(s.legacyHits[0].Add(win).Sub(now))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
+	return true
 }

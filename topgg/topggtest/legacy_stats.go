@@ -11,12 +11,11 @@ import (
 	"github.com/dblkit/go-topgg/topgg"
 )
 
-// statsPost is a body of POST /bots/:id/stats, decoded.
+// statsPost is a body of POST /bots/:id/stats, decoded: ServerCount the sum
+// of a per-shard server_count, Shards that array or shards.
 type statsPost struct {
-	ServerCount int   // server_count, or the sum of its per-shard array
-	Shards      []int // shards, or server_count's array; nil if neither
-	ShardID     *int  // nil when absent
-	ShardCount  *int  // nil when absent
+	topgg.BotStats
+	hasShardCount bool
 }
 
 // LegacyStats returns the last v0 stats posted (ServerCount the sum of a
@@ -34,15 +33,13 @@ func (s *Server) LegacyStats() (topgg.BotStats, bool) {
 
 // getLegacyStats serves GET /bots/:id/stats for any listed bot.
 func (s *Server) getLegacyStats(c *call) {
-	b, ok := s.botOr404(c)
-	if !ok {
-		return
+	if b, ok := s.botOr404(c); ok {
+		writeJSON(c.w, http.StatusOK, struct {
+			ServerCount int   `json:"server_count,omitempty"`
+			Shards      []int `json:"shards"`
+			ShardCount  int   `json:"shard_count,omitempty"`
+		}{b.ServerCount, append([]int{}, b.Shards...), b.ShardCount})
 	}
-	writeJSON(c.w, http.StatusOK, struct {
-		ServerCount *int  `json:"server_count,omitempty"`
-		Shards      []int `json:"shards"`
-		ShardCount  *int  `json:"shard_count,omitempty"`
-	}{nullable(b.ServerCount), orEmpty(b.Shards), nullable(b.ShardCount)})
 }
 
 // postLegacyStats serves POST /bots/:id/stats for the token's own bot.
@@ -58,39 +55,27 @@ func (s *Server) postLegacyStats(c *call) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.bots, func(x Bot) bool { return x.ID == c.param }) // ownBotOnly found it
-	applyLegacyStats(&s.bots[i], st)
-	s.legacyStats = &topgg.BotStats{ServerCount: st.ServerCount, Shards: st.Shards, ShardID: st.ShardID}
-	if st.ShardCount != nil {
-		s.legacyStats.ShardCount = *st.ShardCount
-	}
+	applyLegacyStats(&s.bots[s.botIndexLocked(c.param)], st) // ownBotOnly found it
+	s.legacyStats = &st.BotStats
 	c.w.WriteHeader(http.StatusOK)
 }
 
 // applyLegacyStats folds a post into the bot's stats: a list replaces the
 // shards; a shard_id's count updates its slot and the total.
 func applyLegacyStats(b *Bot, st statsPost) {
-	total := st.ServerCount
+	b.ServerCount = st.ServerCount
 	switch {
 	case st.Shards != nil:
 		b.Shards = slices.Clone(st.Shards)
 	case st.ShardID != nil:
-		size := *st.ShardID + 1
-		if st.ShardCount != nil {
-			size = max(size, *st.ShardCount)
-		}
-		for len(b.Shards) < size {
-			b.Shards = append(b.Shards, 0)
+		if size := max(*st.ShardID+1, st.ShardCount); len(b.Shards) < size {
+			b.Shards = append(b.Shards, make([]int, size-len(b.Shards))...)
 		}
 		b.Shards[*st.ShardID] = st.ServerCount
-		total = 0
-		for _, n := range b.Shards {
-			total += n
-		}
+		b.ServerCount = sum(b.Shards)
 	}
-	b.ServerCount = total
-	if st.ShardCount != nil {
-		b.ShardCount = *st.ShardCount
+	if st.hasShardCount {
+		b.ShardCount = st.ShardCount
 	}
 }
 
@@ -106,7 +91,10 @@ func decodeLegacyStats(body []byte) (st statsPost, err error) {
 	if err := decodeStrict(body, &raw); err != nil {
 		return st, fmt.Errorf("invalid body: %v", err)
 	}
-	st.ShardID, st.ShardCount = raw.ShardID, raw.ShardCount
+	st.ShardID = raw.ShardID
+	if st.hasShardCount = raw.ShardCount != nil; st.hasShardCount {
+		st.ShardCount = *raw.ShardCount
+	}
 	perShard := bytes.HasPrefix(raw.ServerCount, []byte("["))
 	switch {
 	case len(raw.ServerCount) == 0 || string(raw.ServerCount) == "null":
@@ -115,9 +103,7 @@ func decodeLegacyStats(body []byte) (st statsPost, err error) {
 		return st, errors.New("send shards either as server_count or as shards, not both")
 	case perShard:
 		err = json.Unmarshal(raw.ServerCount, &st.Shards)
-		for _, n := range st.Shards {
-			st.ServerCount += n
-		}
+		st.ServerCount = sum(st.Shards)
 	default:
 		st.Shards = raw.Shards
 		err = json.Unmarshal(raw.ServerCount, &st.ServerCount)
@@ -130,19 +116,21 @@ func decodeLegacyStats(body []byte) (st statsPost, err error) {
 
 // check applies the rules json.Unmarshal does not.
 func (st statsPost) check() error {
-	counts := slices.Concat(st.Shards, []int{st.ServerCount})
-	for _, p := range []*int{st.ShardID, st.ShardCount} {
-		if p != nil {
-			counts = append(counts, *p)
-		}
-	}
 	switch {
-	case slices.ContainsFunc(counts, func(n int) bool { return n < 0 }):
+	case slices.ContainsFunc(st.Shards, func(n int) bool { return n < 0 }), st.ServerCount < 0, st.ShardCount < 0,
+		st.ShardID != nil && *st.ShardID < 0:
 		return errors.New("counts must be >= 0")
 	case st.Shards != nil && len(st.Shards) == 0:
 		return errors.New("shards must not be empty")
-	case st.ShardID != nil && st.ShardCount != nil && *st.ShardID >= *st.ShardCount:
+	case st.ShardID != nil && st.hasShardCount && *st.ShardID >= st.ShardCount:
 		return errors.New("shard_id must be less than shard_count")
 	}
 	return nil
+}
+
+func sum(ns []int) (total int) {
+	for _, n := range ns {
+		total += n
+	}
+	return total
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
@@ -49,15 +50,8 @@ func (s *Server) legacyCheck(c *call) {
 	since := c.now.Add(-checkLookback)
 	voted := 0
 	s.mu.Lock()
-	for i := len(s.votes) - 1; i >= 0; i-- {
-		v := s.votes[i]
-		if !v.CreatedAt.After(since) {
-			break // sorted by CreatedAt: nothing older can count
-		}
-		if v.PlatformID == userID {
-			voted = 1
-			break
-		}
+	if slices.ContainsFunc(s.votes, func(v storedVote) bool { return v.PlatformID == userID && v.CreatedAt.After(since) }) {
+		voted = 1
 	}
 	s.mu.Unlock()
 	writeJSON(c.w, http.StatusOK, map[string]int{"voted": voted})

@@ -37,22 +37,16 @@ func (s *Server) Metrics() []MetricsRecord {
 	return out
 }
 
-// metricsShape lists the fields a project kind accepts (spec 2.3).
-func metricsShape(p Project) (fields []string, ok bool) {
-	switch {
-	case p.Platform == "discord" && p.Type == "bot":
-		return []string{"server_count", "shard_count"}, true
-	case p.Platform == "discord" && p.Type == "server":
-		return []string{"member_count", "online_count"}, true
-	case p.Platform == "roblox" && p.Type == "game":
-		return []string{"player_count"}, true
-	}
-	return nil, false
+// metricFields are the fields each project kind accepts, by platform/type (spec 2.3).
+var metricFields = map[string][]string{
+	"discord/bot":    {"server_count", "shard_count"},
+	"discord/server": {"member_count", "online_count"},
+	"roblox/game":    {"player_count"},
 }
 
 // validateMetrics checks one payload against the project's kind.
 func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
-	fields, ok := metricsShape(p)
+	fields, ok := metricFields[p.Platform+"/"+p.Type]
 	if !ok {
 		return nil, fmt.Errorf("metrics are not supported for a %s %s project", p.Platform, p.Type)
 	}
@@ -73,15 +67,11 @@ func validateMetrics(p Project, raw json.RawMessage) (map[string]int, error) {
 		}
 		out[k] = *obj[k]
 	}
-	if p.Type == "game" {
-		if _, ok := out["player_count"]; !ok {
-			return nil, errors.New("player_count is required")
-		}
+	if _, ok := out["player_count"]; p.Type == "game" && !ok {
+		return nil, errors.New("player_count is required")
 	}
-	member, hasMember := out["member_count"]
-	online, hasOnline := out["online_count"]
-	if hasMember && hasOnline && online > member {
-		return nil, fmt.Errorf("online_count (%d) must not exceed member_count (%d)", online, member)
+	if member, ok := out["member_count"]; ok && out["online_count"] > member {
+		return nil, fmt.Errorf("online_count (%d) must not exceed member_count (%d)", out["online_count"], member)
 	}
 	return out, nil
 }
@@ -114,14 +104,12 @@ func (s *Server) postMetricsBatch(c *call) {
 	}
 	slices.SortStableFunc(entries, func(a, b batchEntry) int {
 		switch {
-		case a.ts.IsZero() && b.ts.IsZero():
-			return 0
+		case a.ts.IsZero() == b.ts.IsZero():
+			return a.ts.Compare(b.ts)
 		case a.ts.IsZero():
 			return -1
-		case b.ts.IsZero():
-			return 1
 		}
-		return a.ts.Compare(b.ts)
+		return 1
 	})
 
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package topggtest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,7 +21,9 @@ type config struct {
 	legacyLimit int
 	legacyWin   time.Duration
 	logger      *slog.Logger
-	webhooks    webhookConfig
+	targets     []webhookTarget // the webhook receivers
+	hookTimeout time.Duration
+	hookDelays  []time.Duration // nil: the defaults of each version
 }
 
 func defaultConfig() config {
@@ -32,6 +35,7 @@ func defaultConfig() config {
 		legacyLimit: 60,
 		legacyWin:   time.Minute,
 		logger:      slog.New(slog.DiscardHandler),
+		hookTimeout: defaultWebhookTimeout,
 	}
 }
 
@@ -78,12 +82,7 @@ func WithLegacyLimit(n int, window time.Duration) Option {
 // WithLogger sets the logger of requests, at debug level and never with the
 // token (default discard; nil keeps it).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l != nil {
-			c.logger = l
-		}
-		return nil
-	}
+	return func(c *config) error { c.logger = cmp.Or(l, c.logger); return nil }
 }
 
 // WithAddr sets the address the server listens on (default "127.0.0.1:0").

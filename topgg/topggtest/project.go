@@ -12,10 +12,10 @@ import (
 
 // Project is the project that owns the server's token: what GET
 // /v1/projects/@me returns, and PlatformID, its id on its platform (for a bot
-// also its v0 bot id), which is not served.
+// also its v0 bot id), which that endpoint does not serve.
 type Project struct {
 	topgg.Project
-	PlatformID string `json:"-"`
+	PlatformID string `json:"platform_id"`
 }
 
 // DiscordBot returns a realistic Discord bot project, the default of
@@ -52,7 +52,7 @@ func (p Project) clone() Project {
 }
 
 func (p Project) wire() topgg.Project {
-	p.Tags = orEmpty(p.Tags)
+	p.Tags = append([]string{}, p.Tags...)
 	return p.Project
 }
 
@@ -60,10 +60,7 @@ func (p Project) wire() topgg.Project {
 // id, shaped like a real one; two servers of one project share it.
 func ProjectToken(projectID string) string {
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	payloadJSON, _ := json.Marshal(struct {
-		T  string `json:"_t"`
-		ID string `json:"id"`
-	}{T: "", ID: projectID})
+	payloadJSON, _ := json.Marshal(map[string]string{"_t": "", "id": projectID})
 	// The standard padded alphabet on purpose: a client that only decodes
 	// base64url should fail here rather than in production.
 	payload := base64.StdEncoding.EncodeToString(payloadJSON)

@@ -1,11 +1,11 @@
 package topggtest
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -46,11 +46,8 @@ func (s *Server) patchProject(c *call) {
 		writeProblem(c.w, http.StatusUnprocessableEntity, "at least one of headline or page_content is required")
 		return
 	}
-	if err := checkLocalized("headline", body.Headline, headlineMin, headlineMax); err != nil {
-		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
-		return
-	}
-	if err := checkLocalized("page_content", body.PageContent, pageContentMin, pageContentMax); err != nil {
+	if err := cmp.Or(checkLocalized("headline", body.Headline, headlineMin, headlineMax),
+		checkLocalized("page_content", body.PageContent, pageContentMin, pageContentMax)); err != nil {
 		writeProblem(c.w, http.StatusUnprocessableEntity, err.Error())
 		return
 	}
@@ -64,11 +61,12 @@ func (s *Server) patchProject(c *call) {
 // checkLocalized validates every locale and length, in locale order.
 func checkLocalized(field string, m map[string]string, lo, hi int) error {
 	for _, loc := range slices.Sorted(maps.Keys(m)) {
+		text := m[loc]
 		if !slices.Contains(supportedLocales, loc) {
 			return fmt.Errorf("%s: unsupported locale %q", field, loc)
 		}
-		if n := utf8.RuneCountInString(m[loc]); n < lo || n > hi {
-			return fmt.Errorf("%s.%s: must be %d to %d characters, got %d", field, loc, lo, hi, n)
+		if err := checkLength(field+"."+loc, &text, lo, hi); err != nil {
+			return err
 		}
 	}
 	return nil

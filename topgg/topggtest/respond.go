@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // problem is the v1 error body (RFC 9457 problem+json); RetryAfter only on a 429.
@@ -20,14 +22,8 @@ type problem struct {
 }
 
 func writeProblem(w http.ResponseWriter, status int, detail string) {
-	writeProblemBody(w, problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
-}
-
-func writeProblemBody(w http.ResponseWriter, p problem) {
-	b, _ := json.Marshal(p)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	_, _ = w.Write(b)
+	p := problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail}
+	writeBody(w, status, "application/problem+json", p)
 }
 
 func writeLegacyError(w http.ResponseWriter, status int, msg string) {
@@ -45,13 +41,15 @@ func writeError(w http.ResponseWriter, path string, status int, msg string) {
 
 func isV1Path(path string) bool { return path == "/v1" || strings.HasPrefix(path, "/v1/") }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) { writeBody(w, status, "application/json", v) }
+
+func writeBody(w http.ResponseWriter, status int, contentType string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, "topggtest: encode: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -59,9 +57,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeNoContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
 
 // retryAfterSeconds rounds up, at least 1: a client waiting that long is never early.
-func retryAfterSeconds(d time.Duration) int {
-	secs := int((d + time.Second - 1) / time.Second)
-	return max(secs, 1)
+func retryAfterSeconds(d time.Duration) int { return max(int((d+time.Second-1)/time.Second), 1) }
+
+// checkLength checks a required text's length in characters (runes).
+func checkLength(field string, v *string, lo, hi int) error {
+	if v == nil {
+		return fmt.Errorf("%s is required", field)
+	}
+	if n := utf8.RuneCountInString(*v); n < lo || n > hi {
+		return fmt.Errorf("%s: must be %d to %d characters, got %d", field, lo, hi, n)
+	}
+	return nil
 }
 
 // decodeStrict decodes exactly one JSON value, refusing unknown members and
@@ -93,5 +99,3 @@ func parseISOTime(s string) (t time.Time, err error) {
 	}
 	return t, err
 }
-
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

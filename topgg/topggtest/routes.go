@@ -5,7 +5,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -73,19 +72,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
 	v1 := isV1Path(path)
 	h, ok := e.methods[r.Method]
 	if !ok {
-		allowed := slices.Sorted(maps.Keys(e.methods))
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		w.Header().Set("Allow", strings.Join(slices.Sorted(maps.Keys(e.methods)), ", "))
 		writeError(w, path, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed here")
 		return
 	}
-	auth := s.checkLegacyAuth
-	if v1 {
-		auth = s.checkV1Auth
-	}
-	if ok, msg := auth(r); !ok {
+	if msg := s.authorize(r, v1); msg != "" {
 		status := http.StatusUnauthorized
 		if e.token400 {
 			status = http.StatusBadRequest
+		}
+		if !v1 {
+			msg = "Unauthorized: " + msg
 		}
 		writeError(w, path, status, msg)
 		return
@@ -95,13 +92,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, e endpoint) {
 		param = s.cfg.project.PlatformID // the bot of the token
 	}
 	now := s.now()
-	if strings.HasPrefix(path, "/bots") {
-		if wait, limited := s.legacyLimited(now); limited {
-			secs := retryAfterSeconds(wait)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
-			return
-		}
+	if strings.HasPrefix(path, "/bots") && s.legacyLimited(w, now) {
+		return
 	}
 	body, _ := io.ReadAll(r.Body) // in memory: serve read it
 	mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")

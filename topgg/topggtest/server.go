@@ -2,6 +2,7 @@ package topggtest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -31,16 +32,14 @@ type Server struct {
 	// URL is the API root, "http://127.0.0.1:<port>/api".
 	URL string
 
-	cfg       config
-	token     string
-	ts        *httptest.Server
-	closing   chan struct{}
-	closeOnce sync.Once
-	accepts   atomic.Int64
-	faults    httpx.FaultQueue // has its own lock
-	requests  httpx.Requests   // has its own lock
-	control   http.Handler     // nil without WithControlAPI
-	mux       *http.ServeMux   // the endpoints
+	cfg      config
+	token    string
+	ts       *httptest.Server
+	accepts  atomic.Int64
+	faults   httpx.FaultQueue // has its own lock
+	requests httpx.Requests   // has its own lock
+	control  http.Handler     // nil without WithControlAPI
+	mux      *http.ServeMux   // the endpoints
 
 	mu            sync.Mutex
 	votes         []storedVote
@@ -71,15 +70,10 @@ func NewServer(opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("topggtest: listen: %w", err)
 	}
-	token := cfg.token
-	if token == "" {
-		token = ProjectToken(cfg.project.ID)
-	}
 	s := &Server{
 		cfg:         cfg,
-		token:       token,
-		closing:     make(chan struct{}),
-		hooks:       newWebhookState(cfg.webhooks.targets),
+		token:       cmp.Or(cfg.token, ProjectToken(cfg.project.ID)),
+		hooks:       newWebhookState(cfg.targets),
 		headline:    map[string]string{},
 		pageContent: map[string]string{},
 	}
@@ -123,7 +117,6 @@ func (s *Server) NewClient(opts ...topgg.Option) (*topgg.Client, error) {
 // Delay are dropped, webhook deliveries stop, and it waits for the rest (30 s
 // at most: then it panics, naming the wait). It may be called more than once.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() { close(s.closing) })
 	httpx.Within("topggtest: Close: the webhook deliveries and handlers to end", func() {
 		s.hooks.close()
 		s.ts.Close()
@@ -135,6 +128,15 @@ func (s *Server) CloseClientConnections() { s.ts.CloseClientConnections() }
 
 // Accepts returns how many TCP connections the server has accepted.
 func (s *Server) Accepts() int { return int(s.accepts.Load()) }
+
+// Request is one request the server received, as sent; Path is under the API
+// root, without "/api" (a path outside it is kept whole), Body is cut at 8 MiB
+// and At is on the server clock (see WithNow). The same type as
+// discordtest.Request.
+type Request = httpx.Request
+
+// Requests returns a copy of every request received, in arrival order.
+func (s *Server) Requests() []Request { return s.requests.All() }
 
 func (s *Server) now() time.Time { return s.cfg.now() }
 
@@ -187,38 +189,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkV1Auth reports whether the request carries "Bearer <token>".
-func (s *Server) checkV1Auth(r *http.Request) (ok bool, detail string) {
+// authorize returns why the request's token is refused, or "": v1 takes
+// "Bearer <token>"; v0 the bare token, or "Bearer <token>" as the Python SDK
+// sent it. The reason never quotes the header.
+func (s *Server) authorize(r *http.Request, v1 bool) string {
 	h := r.Header.Get("Authorization")
-	if h == "" {
-		return false, "missing Authorization header"
-	}
 	scheme, cred, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return false, "the Authorization header must be \"Bearer <token>\" on v1"
-	}
-	if !s.tokenMatches(cred) {
-		return false, "invalid token"
-	}
-	return true, ""
-}
-
-// checkLegacyAuth reports whether the request carries the bare token, or
-// "Bearer <token>" as the Python SDK sent it on v0.
-func (s *Server) checkLegacyAuth(r *http.Request) (ok bool, msg string) {
-	h := r.Header.Get("Authorization")
-	if len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") {
-		h = h[7:]
+	bearer := found && strings.EqualFold(scheme, "Bearer")
+	token := h
+	if bearer && (v1 || cred != "") {
+		token = cred
 	}
 	switch {
 	case h == "":
-		return false, "Unauthorized: missing Authorization header"
-	case !s.tokenMatches(h):
-		return false, "Unauthorized: invalid token"
+		return "missing Authorization header"
+	case v1 && !bearer:
+		return `the Authorization header must be "Bearer <token>" on v1`
+	case subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1:
+		return "invalid token"
 	}
-	return true, ""
-}
-
-func (s *Server) tokenMatches(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	return ""
 }

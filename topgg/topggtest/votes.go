@@ -1,9 +1,11 @@
 package topggtest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,16 +22,7 @@ type Vote = topgg.Vote
 // position in that order, stable under inserts.
 type storedVote struct {
 	Vote
-	nano int64
-	seq  int64
-}
-
-func (v storedVote) pos() position { return position{nano: v.nano, seq: v.seq} }
-
-// wire is the vote as the service serves it, its times in UTC.
-func (v storedVote) wire() Vote {
-	v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC()
-	return v.Vote
+	position
 }
 
 // AddVote records votes, in order, and delivers their webhooks. Defaults:
@@ -46,12 +39,9 @@ func (s *Server) AddVote(votes ...Vote) {
 func (s *Server) AddVoteQuery(query string, v Vote) { s.addVote(v, query) }
 
 func (s *Server) addVote(v Vote, query string) {
-	now := s.now()
-	if v.Weight == 0 {
-		v.Weight = 1
-	}
+	v.Weight = cmp.Or(v.Weight, 1)
 	if v.CreatedAt.IsZero() {
-		v.CreatedAt = now
+		v.CreatedAt = s.now()
 	}
 	if v.ExpiresAt.IsZero() {
 		v.ExpiresAt = v.CreatedAt.Add(voteLifetime)
@@ -62,11 +52,9 @@ func (s *Server) addVote(v Vote, query string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.voteSeq++
-	sv := storedVote{Vote: v, nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}
+	sv := storedVote{Vote: v, position: position{nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}}
 	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].nano > sv.nano })
-	s.votes = append(s.votes, storedVote{})
-	copy(s.votes[i+1:], s.votes[i:])
-	s.votes[i] = sv
+	s.votes = slices.Insert(s.votes, i, sv)
 	s.deliverVote(sv.Vote, query, sv.seq)
 }
 
@@ -84,40 +72,36 @@ func (s *Server) Votes() []Vote {
 // listVotes serves GET /v1/projects/@me/votes.
 func (s *Server) listVotes(c *call) {
 	q := c.r.URL.Query()
-	var from position
-	if cur := q.Get("cursor"); cur != "" {
-		p, ok := s.decodeCursor(cur)
-		if !ok {
-			writeProblem(c.w, http.StatusBadRequest, "the cursor is invalid or has expired; restart from a startDate")
-			return
-		}
-		from = p
-	} else {
-		raw := q.Get("startDate")
-		if raw == "" {
-			writeProblem(c.w, http.StatusBadRequest, "startDate is required when no cursor is given")
-			return
-		}
-		start, err := parseISOTime(raw)
-		if err != nil {
-			writeProblem(c.w, http.StatusBadRequest, "startDate must be an ISO 8601 timestamp")
-			return
-		}
-		if start.Before(c.now.AddDate(-1, 0, 0)) {
-			writeProblem(c.w, http.StatusUnprocessableEntity, "startDate must not be more than one year in the past")
-			return
-		}
-		// seq -1 puts the position just before every vote at startDate.
-		from = position{nano: start.UnixNano(), seq: -1}
+	cursor, rawStart := q.Get("cursor"), q.Get("startDate")
+	start, startErr := parseISOTime(rawStart)
+	from, ok := s.decodeCursor(cursor)
+	status, msg := http.StatusBadRequest, ""
+	switch {
+	case cursor != "" && !ok:
+		msg = "the cursor is invalid or has expired; restart from a startDate"
+	case cursor != "":
+	case rawStart == "":
+		msg = "startDate is required when no cursor is given"
+	case startErr != nil:
+		msg = "startDate must be an ISO 8601 timestamp"
+	case start.Before(c.now.AddDate(-1, 0, 0)):
+		status, msg = http.StatusUnprocessableEntity, "startDate must not be more than one year in the past"
+	default:
+		from = position{nano: start.UnixNano(), seq: -1} // just before every vote at startDate
+	}
+	if msg != "" {
+		writeProblem(c.w, status, msg)
+		return
 	}
 
 	s.mu.Lock()
-	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].pos().after(from) })
+	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].after(from) })
 	end := min(i+s.cfg.pageSize, len(s.votes))
 	page := topgg.VotePage{Votes: make([]Vote, 0, end-i)}
 	for _, v := range s.votes[i:end] {
-		page.Votes = append(page.Votes, v.wire())
-		from = v.pos()
+		v.CreatedAt, v.ExpiresAt = v.CreatedAt.UTC(), v.ExpiresAt.UTC() // as served
+		page.Votes = append(page.Votes, v.Vote)
+		from = v.position
 	}
 	// An opaque cursor; the epoch ties it to the current ExpireCursors generation.
 	page.Cursor = base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "tg1:%d:%d:%d", s.cursorEpoch, from.nano, from.seq))
@@ -128,26 +112,21 @@ func (s *Server) listVotes(c *call) {
 
 // voteStatus serves GET /v1/projects/@me/votes/:user_id: the latest active vote.
 func (s *Server) voteStatus(c *call) {
-	byPlatform := false
-	switch src := c.r.URL.Query().Get("source"); src {
-	case "", "topgg":
-	case "discord":
-		byPlatform = true
-	default:
+	src := c.r.URL.Query().Get("source")
+	if src != "" && src != "topgg" && src != "discord" {
 		writeProblem(c.w, http.StatusBadRequest, "source must be topgg or discord")
 		return
 	}
-
-	s.mu.Lock()
 	var found *Vote
-	for i := len(s.votes) - 1; i >= 0 && found == nil; i-- {
-		v := s.votes[i].wire()
+	s.mu.Lock()
+	for _, v := range slices.Backward(s.votes) {
 		id := v.UserID
-		if byPlatform {
+		if src == "discord" {
 			id = v.PlatformID
 		}
 		if id == c.param && v.ExpiresAt.After(c.now) {
-			found = &v
+			found = &v.Vote
+			break
 		}
 	}
 	s.mu.Unlock()
@@ -156,5 +135,44 @@ func (s *Server) voteStatus(c *call) {
 		writeProblem(c.w, http.StatusNotFound, "no active vote for this user")
 		return
 	}
-	writeJSON(c.w, http.StatusOK, Vote{CreatedAt: found.CreatedAt, ExpiresAt: found.ExpiresAt, Weight: found.Weight}) // without ids, as served
+	// Without ids, as served.
+	writeJSON(c.w, http.StatusOK, Vote{CreatedAt: found.CreatedAt.UTC(), ExpiresAt: found.ExpiresAt.UTC(), Weight: found.Weight})
+}
+
+// position is a point in the (CreatedAt, insertion) order; a cursor is "after it".
+type position struct {
+	nano int64
+	seq  int64
+}
+
+func (p position) after(q position) bool {
+	return p.nano > q.nano || (p.nano == q.nano && p.seq > q.seq)
+}
+
+func (s *Server) decodeCursor(c string) (position, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return position{}, false
+	}
+	var epoch int64
+	var p position
+	var rest string
+	n, _ := fmt.Sscanf(string(raw), "tg1:%d:%d:%d%s", &epoch, &p.nano, &p.seq, &rest)
+	if n != 3 {
+		return position{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if epoch != s.cursorEpoch {
+		return position{}, false
+	}
+	return p, true
+}
+
+// ExpireCursors makes every cursor issued so far invalid (400), to test a
+// client's fallback to startDate.
+func (s *Server) ExpireCursors() {
+	s.mu.Lock()
+	s.cursorEpoch++
+	s.mu.Unlock()
 }

@@ -16,48 +16,45 @@ const defaultWebhookTimeout = 5 * time.Second
 
 // defaultRetryDelays returns the waits before each retry of a version.
 func defaultRetryDelays(version int) []time.Duration {
-	if version == 1 {
-		return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
-	}
-	return []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
+	delays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second,
 		32 * time.Second, time.Minute, time.Minute, time.Minute, time.Minute}
-}
-
-// webhookConfig is the delivery part of config.
-type webhookConfig struct {
-	targets []webhookTarget
-	timeout time.Duration
-	delays  []time.Duration // nil: the defaults of each version
-}
-
-// webhookTarget is one receiver: v1 when secret is set, else v0 with auth.
-type webhookTarget struct {
-	url    string
-	secret webhook.Secret
-	auth   webhook.Secret
-}
-
-func (t webhookTarget) version() int {
-	if t.secret != "" {
-		return 1
+	if version == 1 {
+		return delays[:3]
 	}
-	return 0
+	return delays
+}
+
+// webhookTarget is one receiver: its version, and key, the v1 signing secret
+// or the v0 Authorization value.
+type webhookTarget struct {
+	url     string
+	version int
+	key     webhook.Secret
 }
 
 // WithWebhook makes the server deliver v1 webhooks to rawURL, signed with
 // secret like Top.gg signs them; give it once per receiver. NewServer fails
 // on a secret that is not one "whs_..." value or a URL not absolute http(s).
-func WithWebhook(rawURL, secret string) Option { return withTarget(v1Target(rawURL, secret)) }
+func WithWebhook(rawURL, secret string) Option { return withTarget(newTarget(rawURL, 1, secret)) }
 
 // AddWebhook is [WithWebhook] for a running server: votes added from then on
 // are delivered to rawURL too. It fails, adding nothing, where WithWebhook does.
 func (s *Server) AddWebhook(rawURL, secret string) error {
-	return s.addTarget(v1Target(rawURL, secret))
+	return s.addTarget(newTarget(rawURL, 1, secret))
+}
+
+// WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with
+// Authorization auth; NewServer fails where [WithWebhook] does, or on an empty auth.
+func WithLegacyWebhook(rawURL, auth string) Option { return withTarget(newTarget(rawURL, 0, auth)) }
+
+// AddLegacyWebhook is [WithLegacyWebhook] for a running server.
+func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
+	return s.addTarget(newTarget(rawURL, 0, auth))
 }
 
 func withTarget(t webhookTarget, err error) Option {
 	return func(c *config) error {
-		c.webhooks.targets = append(c.webhooks.targets, t)
+		c.targets = append(c.targets, t)
 		return err
 	}
 }
@@ -72,42 +69,20 @@ func (s *Server) addTarget(t webhookTarget, err error) error {
 	return nil
 }
 
-// v1Target checks a v1 receiver as given to WithWebhook or AddWebhook.
-func v1Target(rawURL, secret string) (webhookTarget, error) {
-	if err := checkWebhookURL(rawURL); err != nil {
-		return webhookTarget{}, err
-	}
+// newTarget checks a receiver as the options and Add methods take it.
+func newTarget(rawURL string, version int, key string) (webhookTarget, error) {
+	u, err := url.Parse(rawURL)
+	list, splitErr := webhook.SplitSecrets(key)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return webhookTarget{}, errors.New("topggtest: a webhook URL must be an absolute http(s) URL")
 	// One secret, as the receiver would take it.
-	if list, err := webhook.SplitSecrets(secret); err != nil || len(list) != 1 || string(list[0]) != secret {
+	case version == 1 && (splitErr != nil || len(list) != 1 || string(list[0]) != key):
 		return webhookTarget{}, errors.New("topggtest: a webhook secret is one whs_... value, without white space")
-	}
-	return webhookTarget{url: rawURL, secret: webhook.Secret(secret)}, nil
-}
-
-// webhookTargets returns the receivers of the options, then AddWebhook's.
-func (s *Server) webhookTargets() []webhookTarget {
-	s.hooks.mu.Lock()
-	defer s.hooks.mu.Unlock()
-	return slices.Clone(s.hooks.targets)
-}
-
-// WithLegacyWebhook makes the server deliver v0 webhooks to rawURL with
-// Authorization auth; NewServer fails where [WithWebhook] does, or on an empty auth.
-func WithLegacyWebhook(rawURL, auth string) Option { return withTarget(v0Target(rawURL, auth)) }
-
-// AddLegacyWebhook is [WithLegacyWebhook] for a running server.
-func (s *Server) AddLegacyWebhook(rawURL, auth string) error {
-	return s.addTarget(v0Target(rawURL, auth))
-}
-
-func v0Target(rawURL, auth string) (webhookTarget, error) {
-	if err := checkWebhookURL(rawURL); err != nil {
-		return webhookTarget{}, err
-	}
-	if auth == "" {
+	case version == 0 && key == "":
 		return webhookTarget{}, errors.New("topggtest: a legacy webhook needs an Authorization value")
 	}
-	return webhookTarget{url: rawURL, auth: webhook.Secret(auth)}, nil
+	return webhookTarget{url: rawURL, version: version, key: webhook.Secret(key)}, nil
 }
 
 // WithWebhookRetries sets a delivery attempt's timeout (default 5 s; <= 0 keeps
@@ -115,24 +90,14 @@ func v0Target(rawURL, auth string) (webhookTarget, error) {
 func WithWebhookRetries(timeout time.Duration, delays ...time.Duration) Option {
 	return func(c *config) error {
 		if timeout > 0 {
-			c.webhooks.timeout = timeout
+			c.hookTimeout = timeout
 		}
-		for _, d := range delays {
-			if d < 0 {
-				return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
-			}
+		if slices.ContainsFunc(delays, func(d time.Duration) bool { return d < 0 }) {
+			return errors.New("topggtest: WithWebhookRetries needs delays >= 0")
 		}
-		c.webhooks.delays = append([]time.Duration{}, delays...) // none: no retry, not the default
+		c.hookDelays = append([]time.Duration{}, delays...) // none: no retry, not the default
 		return nil
 	}
-}
-
-func checkWebhookURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("topggtest: a webhook URL must be an absolute http(s) URL")
-	}
-	return nil
 }
 
 // Delivery is one webhook the server sent, with every attempt and answer.
@@ -149,12 +114,7 @@ type Delivery struct {
 
 // Delivered reports whether an attempt got a 2xx answer.
 func (d Delivery) Delivered() bool {
-	for _, a := range d.Attempts {
-		if a.Status >= 200 && a.Status < 300 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(d.Attempts, func(a Attempt) bool { return a.Status >= 200 && a.Status < 300 })
 }
 
 // Attempt is one POST of a delivery.

@@ -31,16 +31,6 @@ type webhookEnvelope struct {
 	Data any    `json:"data"`
 }
 
-// legacyWebhook is a v0 body; Bot or Guild is set.
-type legacyWebhook struct {
-	Bot       string `json:"bot,omitempty"`
-	Guild     string `json:"guild,omitempty"`
-	User      string `json:"user"`
-	Type      string `json:"type"`
-	IsWeekend bool   `json:"isWeekend"`
-	Query     string `json:"query"`
-}
-
 func (s *Server) webhookProject() webhook.Project {
 	p := s.cfg.project
 	return webhook.Project{ID: p.ID, Type: string(p.Type), Platform: string(p.Platform), PlatformID: p.PlatformID}
@@ -54,17 +44,16 @@ func voter(userID, platformID string) webhook.User {
 	}
 }
 
+// legacyBody is a v0 body: bot, or guild for a server project.
 func (s *Server) legacyBody(user, typ string, weekend bool, query string) []byte {
-	b := legacyWebhook{User: user, Type: typ, IsWeekend: weekend}
-	if s.cfg.project.Type == "server" {
-		b.Guild = s.cfg.project.PlatformID
-	} else {
-		b.Bot = s.cfg.project.PlatformID
-	}
 	if query = strings.TrimPrefix(query, "?"); query != "" {
-		b.Query = "?" + query
+		query = "?" + query
 	}
-	return mustJSON(b)
+	kind := "bot"
+	if s.cfg.project.Type == "server" {
+		kind = "guild"
+	}
+	return mustJSON(map[string]any{kind: s.cfg.project.PlatformID, "user": user, "type": typ, "isWeekend": weekend, "query": query})
 }
 
 // queryObject is the v1 form of a query: each parameter's first value, nil if none.
@@ -90,9 +79,11 @@ func mustJSON(v any) []byte {
 
 // deliverVote sends the vote.create of a vote just added, under s.mu.
 func (s *Server) deliverVote(v Vote, query string, seq int64) {
-	targets := s.webhookTargets()
-	if len(targets) == 0 {
-		return
+	s.hooks.mu.Lock()
+	none := len(s.hooks.targets) == 0
+	s.hooks.mu.Unlock()
+	if none {
+		return // no receiver: adding many votes stays cheap
 	}
 	// As Top.gg's webhooks write times: 7 fractional digits and "+00:00".
 	const layout = "2006-01-02T15:04:05.0000000"
@@ -102,19 +93,7 @@ func (s *Server) deliverVote(v Vote, query string, seq int64) {
 		Project: s.webhookProject(), User: voter(v.UserID, v.PlatformID), Query: queryObject(query),
 	}})
 	v0 := s.legacyBody(v.PlatformID, "upvote", v.Weight >= 2, query)
-	s.sendAll(targets, "vote.create", v1, v0)
-}
-
-// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0 one.
-func (s *Server) sendAll(targets []webhookTarget, typ string, v1, v0 []byte) {
-	for _, t := range targets {
-		switch {
-		case t.version() == 1:
-			s.startDelivery(t, typ, v1)
-		case v0 != nil:
-			s.startDelivery(t, typ, v0)
-		}
-	}
+	s.sendAll("vote.create", v1, v0)
 }
 
 // The user of webhook.test: the project owner.
@@ -130,7 +109,7 @@ func (s *Server) SendWebhookTest() {
 		User    webhook.User    `json:"user"`
 		Project webhook.Project `json:"project"`
 	}{voter(testUserID, testUserPlatformID), s.webhookProject()}})
-	s.sendAll(s.webhookTargets(), "webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
+	s.sendAll("webhook.test", v1, s.legacyBody(testUserPlatformID, "test", false, ""))
 }
 
 // SendWebhookEvent sends {"type": eventType, "data": data} to every v1 receiver,
@@ -140,6 +119,6 @@ func (s *Server) SendWebhookEvent(eventType string, data any) error {
 	if err != nil {
 		return err
 	}
-	s.sendAll(s.webhookTargets(), eventType, body, nil)
+	s.sendAll(eventType, body, nil)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
@@ -20,8 +21,7 @@ const maxAnswerBytes = 64 << 10
 // close; it never takes s.mu.
 type webhookState struct {
 	mu         sync.Mutex
-	closed     bool
-	ctx        context.Context // cancelled by close
+	ctx        context.Context // cancelled by close, under mu
 	cancel     context.CancelFunc
 	client     *http.Client
 	wg         sync.WaitGroup
@@ -38,19 +38,25 @@ func newWebhookState(targets []webhookTarget) *webhookState {
 	}}
 }
 
-// startDelivery records a delivery of body to t and runs it (after close, nothing).
-func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
+// sendAll delivers v1 to every v1 receiver and v0 (unless nil) to every v0
+// one, each in a goroutine of its own (after close, nothing).
+func (s *Server) sendAll(typ string, v1, v0 []byte) {
 	h := s.hooks
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return
+	for _, t := range h.targets {
+		body := v0
+		if t.version == 1 {
+			body = v1
+		}
+		if body == nil || h.ctx.Err() != nil {
+			continue
+		}
+		d := &Delivery{URL: t.url, Version: t.version, Type: typ, Body: body}
+		h.deliveries = append(h.deliveries, d)
+		h.wg.Add(1)
+		go s.deliver(h.ctx, d, t, "topggtest-"+strconv.Itoa(len(h.deliveries)))
 	}
-	d := &Delivery{URL: t.url, Version: t.version(), Type: typ, Body: body}
-	h.deliveries = append(h.deliveries, d)
-	trace := "topggtest-" + strconv.Itoa(len(h.deliveries))
-	h.wg.Add(1)
-	go s.deliver(h.ctx, d, t, trace)
 }
 
 // deliver makes one delivery's attempts: again after a timeout, a connection
@@ -58,9 +64,9 @@ func (s *Server) startDelivery(t webhookTarget, typ string, body []byte) {
 func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trace string) {
 	h := s.hooks
 	defer h.wg.Done()
-	delays := s.cfg.webhooks.delays
+	delays := s.cfg.hookDelays
 	if delays == nil {
-		delays = defaultRetryDelays(t.version())
+		delays = defaultRetryDelays(t.version)
 	}
 	for try := 0; ; try++ {
 		a := s.attempt(ctx, d, t, trace)
@@ -69,7 +75,7 @@ func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trac
 		h.mu.Unlock()
 		s.cfg.logger.Debug("topggtest webhook", "type", d.Type, "version", d.Version, "attempt", try+1,
 			"status", a.Status, "error", a.Err)
-		if (a.Err == nil && a.Status < 500) || try >= len(delays) || !sleepCtx(ctx, delays[try]) {
+		if (a.Err == nil && a.Status < 500) || try >= len(delays) || clock.Sleep(ctx, clock.Real(), delays[try]) != nil {
 			break
 		}
 	}
@@ -80,14 +86,10 @@ func (s *Server) deliver(ctx context.Context, d *Delivery, t webhookTarget, trac
 
 // attempt POSTs the delivery once, within the timeout.
 func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trace string) Attempt {
-	timeout := s.cfg.webhooks.timeout
-	if timeout <= 0 {
-		timeout = defaultWebhookTimeout
-	}
 	// Stamped when its timeout starts: At plus the timeout is never later
 	// than the moment it gives up.
 	a := Attempt{At: time.Now()}
-	ctx, cancel := context.WithDeadline(ctx, a.At.Add(timeout))
+	ctx, cancel := context.WithDeadline(ctx, a.At.Add(s.cfg.hookTimeout))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(d.Body))
 	if err != nil { // the URL was checked by the option
@@ -97,11 +99,11 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "topggtest-webhook")
 	req.Header.Set(webhook.TraceHeader, trace)
-	if t.secret != "" {
+	if t.version == 1 {
 		// Real time even under WithNow: the receiver checks it against its own.
-		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.secret, time.Now(), d.Body))
+		req.Header.Set(webhook.SignatureHeader, webhook.Sign(t.key, time.Now(), d.Body))
 	} else {
-		req.Header.Set("Authorization", string(t.auth))
+		req.Header.Set("Authorization", string(t.key))
 	}
 	a.Header = req.Header.Clone()
 	resp, err := s.hooks.client.Do(req)
@@ -119,29 +121,11 @@ func (s *Server) attempt(ctx context.Context, d *Delivery, t webhookTarget, trac
 	return a
 }
 
-// sleepCtx waits d, or until ctx is done; it reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // close stops every delivery, waiting or in flight, and waits for them.
 func (h *webhookState) close() {
 	h.mu.Lock()
-	h.closed = true
-	h.cancel()
+	h.cancel() // under mu: sendAll starts nothing after it
 	h.mu.Unlock()
 	h.wg.Wait()
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.client.CloseIdleConnections()
-	for _, d := range h.deliveries {
-		d.Done = true
-	}
 }

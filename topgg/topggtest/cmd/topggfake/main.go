@@ -27,6 +27,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,12 +70,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	p, err := parseProject(*project)
-	if err != nil {
-		fmt.Fprintln(stderr, "topggfake:", err)
-		return 2
-	}
-	vs, err := parseVotes(*votes)
-	if err != nil {
+	vs, votesErr := parseVotes(*votes)
+	if err = cmp.Or(err, votesErr); err != nil {
 		fmt.Fprintln(stderr, "topggfake:", err)
 		return 2
 	}
@@ -114,25 +111,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 // parseProject reads -project: a preset's name, or JSON over the bot preset
 // (the names of GET /v1/projects/@me, and platform_id).
 func parseProject(spec string) (topggtest.Project, error) {
-	switch spec {
-	case "bot":
-		return topggtest.DiscordBot(), nil
-	case "server":
-		return topggtest.DiscordServer(), nil
-	case "game":
-		return topggtest.RobloxGame(), nil
+	presets := map[string]func() topggtest.Project{
+		"bot": topggtest.DiscordBot, "server": topggtest.DiscordServer, "game": topggtest.RobloxGame,
 	}
-	p := struct {
-		topggtest.Project
-		PlatformID *string `json:"platform_id"`
-	}{Project: topggtest.DiscordBot()}
+	if preset, ok := presets[spec]; ok {
+		return preset(), nil
+	}
+	p := topggtest.DiscordBot()
 	if err := decodeStrict([]byte(spec), &p); err != nil {
-		return p.Project, fmt.Errorf("-project: want bot, server, game or a JSON object: %w", err)
+		return p, fmt.Errorf("-project: want bot, server, game or a JSON object: %w", err)
 	}
-	if p.PlatformID != nil {
-		p.Project.PlatformID = *p.PlatformID
-	}
-	return p.Project, nil
+	return p, nil
 }
 
 // parseVotes reads -votes: a JSON array of votes, or @file holding one.
