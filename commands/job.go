@@ -22,13 +22,11 @@ const defaultInterval = 15 * time.Minute
 // Top.gg's limits; it does not apply to a [topgg.Client.Loopback] client.
 const MinInterval = time.Minute
 
-// Run syncs at start and every Interval until ctx is done, then returns nil,
-// leaving nothing running; it may run again after it returned. Each outcome
-// goes to OnResult, failures to the Logger; transient failures are retried
-// with backoff, never before Retry-After; refused definitions are not sent
-// again until they change. It returns a refused token's error (wrapping
-// topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run runs, and a
-// *topgg.ConfigError without Commands, Session or Ready.
+// Run syncs at start and every Interval until ctx is done, then returns nil; it
+// may run again. Transient failures are retried with backoff (never before
+// Retry-After); refused definitions are not sent again until they change. Errors:
+// a refused token's (topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run
+// runs, a *topgg.ConfigError without Commands, Session or Ready.
 func (s *Syncer) Run(ctx context.Context) error {
 	if s.cfg.Commands == nil && s.cfg.Session == nil && s.cfg.Ready == nil {
 		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "Run needs Commands, Session or Ready"}

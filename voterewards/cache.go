@@ -55,10 +55,9 @@ type Status struct {
 	Covered bool
 }
 
-// Active reports from memory, without a request or an allocation, whether
-// the user with id (a Top.gg user id or platform id) has an active vote: from
-// the poll, [Poller.Ingest] at once, and other processes through
-// [Poller.Mirror].
+// Active reports from memory, without a request or an allocation, whether the
+// user id (Top.gg or platform id) has an active vote, as seen by the poll,
+// [Poller.Ingest] and, from other processes, [Poller.Mirror].
 func (p *Poller) Active(id string) Status {
 	now := p.cfg.clock.Now()
 	p.cache.mu.RLock()

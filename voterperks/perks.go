@@ -116,10 +116,9 @@ func (p *Perks) session() (*discordgo.Session, error) {
 	return nil, ErrNoSession
 }
 
-// SetReminder records whether userID wants a direct message when they can
-// vote again, and returns once the choice is durable. Errors:
-// [ErrRemindersOff] without Config.Reminders; a userID that is no Discord id, a
-// *[topgg.ValidationError].
+// SetReminder records, durably, whether userID wants a direct message when they
+// can vote again. Errors: [ErrRemindersOff] without Config.Reminders, a
+// *[topgg.ValidationError] for a userID that is no Discord id.
 func (p *Perks) SetReminder(ctx context.Context, userID string, on bool) error {
 	if !p.cfg.Reminders {
 		return ErrRemindersOff
