@@ -32,8 +32,8 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	route  string // "METHOD /path/:pattern", for observers
-	path   string // route's path with its ids, escaped; "" when it has none
+	route  string // "METHOD /path/:param", for observers
+	id     string // the value of route's one :param, if any (validated: nothing to escape)
 	query  string // encoded query, without "?"
 	body   any    // encoded as JSON; nil sends no body
 	legacy bool
@@ -48,11 +48,15 @@ type call struct {
 	tokenOnly400 bool
 }
 
-// split returns the call's method and path.
+// split returns the call's method and path, with r.id for route's :param.
 func (r *call) split() (method, path string) {
 	method, path, _ = strings.Cut(r.route, " ")
-	if r.path != "" {
-		path = r.path
+	if i := strings.IndexByte(path, ':'); i >= 0 {
+		end := strings.IndexByte(path[i:], '/')
+		if end < 0 {
+			end = len(path) - i
+		}
+		path = path[:i] + r.id + path[i+end:]
 	}
 	return method, path
 }
@@ -63,9 +67,20 @@ func (r *call) op() string { m, p := r.split(); return m + " " + p }
 // (if not nil). It returns the final status (0: no answer), also with an
 // error for a 2xx not decoded, and a nil error for an absentOn404 404.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
-	target, payload, err := c.prepare(ctx, r)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	var payload []byte
+	if r.body != nil {
+		var err error
+		if payload, err = json.Marshal(r.body); err != nil {
+			return 0, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
+		}
+	}
+	_, path := r.split()
+	target := c.target + path
+	if r.query != "" {
+		target += "?" + r.query
 	}
 	attempts := c.retry.MaxAttempts
 	if !r.idempotent {
@@ -95,24 +110,6 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 			return status, err
 		}
 	}
-}
-
-// prepare checks that the call may start and returns its URL and encoded body.
-func (c *Client) prepare(ctx context.Context, r *call) (target string, payload []byte, err error) {
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	if r.body != nil {
-		if payload, err = json.Marshal(r.body); err != nil {
-			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
-		}
-	}
-	_, path := r.split()
-	target = c.target + path
-	if r.query != "" {
-		target += "?" + r.query
-	}
-	return target, payload, nil
 }
 
 // try clears one attempt with the limits (waiting out up to maxWait of a
@@ -206,17 +203,20 @@ func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (in
 		err = json.Unmarshal(data, out)
 	}
 	if err != nil {
-		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: c.scrub.Err(err)}
+		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: errorBody(c.scrub, data, false), Err: c.scrub.Err(err)}
 	}
 	return status, 0, nil
 }
 
-// errorBody keeps the start of a body for an error, scrubbed of the token.
-func (c *Client) errorBody(data []byte) []byte {
+// errorBody keeps a copy of the start of a body for an error (maxErrorBody
+// bytes), scrubbed of the token; truncated says data was cut short already.
+func errorBody(scrub httpx.Scrubber, data []byte, truncated bool) []byte {
 	if len(data) == 0 {
 		return nil
 	}
-	return cut(c.scrub(data[:min(len(data), maxErrorBody)], len(data) > maxErrorBody))
+	n := min(len(data), maxErrorBody)
+	b := scrub(data[:n], truncated || len(data) > n)
+	return bytes.Clone(b[:min(len(b), maxErrorBody)]) // "[redacted]" may be longer than what it replaced
 }
 
 // failure turns an answer that says no into an error, records the block its
@@ -331,20 +331,10 @@ func readError(resp *http.Response) (data []byte, truncated bool) {
 	return data, truncated
 }
 
-func cut(b []byte) []byte {
-	if len(b) > maxErrorBody {
-		b = b[:maxErrorBody]
-	}
-	return bytes.Clone(b)
-}
-
 // newAPIError decodes a v1 problem+json or a v0 error body leniently; every
 // string kept is scrubbed of the token.
 func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub httpx.Scrubber) *APIError {
-	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
-	if len(data) > 0 {
-		e.Body = cut(scrub(data, truncated))
-	}
+	e := &APIError{Op: op, StatusCode: status, Attempts: attempts, Body: errorBody(scrub, data, truncated)}
 	// Members of another JSON type are ignored, not an error.
 	var m struct{ Type, Title, Detail, Error, Message any }
 	if json.Unmarshal(data, &m) != nil {
@@ -356,20 +346,16 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	return e
 }
 
+// parseRetryAfterBody reads a 429 body's "retry-after", a number of seconds
+// (json.Number also takes the quoted number some answers send).
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 	var b struct {
-		RetryAfter json.RawMessage `json:"retry-after"`
+		RetryAfter json.Number `json:"retry-after"`
 	}
-	if json.Unmarshal(body, &b) != nil || len(b.RetryAfter) == 0 {
+	if json.Unmarshal(body, &b) != nil {
 		return 0, false
 	}
-	raw := b.RetryAfter
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		// Some answers quote the number.
-		return parseSeconds(strings.TrimSpace(s))
-	}
-	return parseSeconds(string(raw))
+	return parseSeconds(string(b.RetryAfter))
 }
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {

@@ -113,7 +113,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var v Vote
-	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
+	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", id: userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
 	if err != nil || status == http.StatusNotFound {
 		return nil, err
 	}
