@@ -61,15 +61,10 @@ func Retryable(err error) bool {
 // retryable: a request that got no answer may get one next time, unless the
 // failure is of configuration (a refused redirect or certificate).
 func (e *RequestError) retryable() bool {
-	var cert *tls.CertificateVerificationError
-	var unknownAuthority x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	switch {
-	case errors.Is(e.Err, ErrUnsafeRedirect), errors.As(e.Err, &cert),
-		errors.As(e.Err, &unknownAuthority), errors.As(e.Err, &hostname):
-		return false
-	}
-	return true
+	_, cert := errors.AsType[*tls.CertificateVerificationError](e.Err)
+	_, authority := errors.AsType[x509.UnknownAuthorityError](e.Err)
+	_, host := errors.AsType[x509.HostnameError](e.Err)
+	return !cert && !authority && !host && !errors.Is(e.Err, ErrUnsafeRedirect)
 }
 
 func (e *DecodeError) retryable() bool     { return false }

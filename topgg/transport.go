@@ -174,8 +174,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 // can quote a malformed answer) and the wait before a retry.
 func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
 	// Keep only the *url.Error's cause: the URL says nothing new.
-	var ue *url.Error
-	if errors.As(err, &ue) {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
 	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}

@@ -43,40 +43,39 @@ type signature struct {
 // order; keys other than t and v1 (a future scheme) are ignored.
 func parseSignature(h string) (signature, error) {
 	var s signature
+	fail := func(problem string) (signature, error) {
+		return s, fmt.Errorf("%w: %s", ErrMalformedSignature, problem)
+	}
 	if len(h) > maxSignatureHeader {
-		return s, fmt.Errorf("%w: longer than %d bytes", ErrMalformedSignature, maxSignatureHeader)
+		return fail(fmt.Sprintf("longer than %d bytes", maxSignatureHeader))
 	}
 	for part := range strings.SplitSeq(h, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return s, fmt.Errorf("%w: a part is not key=value", ErrMalformedSignature)
-		}
-		switch k {
-		case "t":
-			if s.ts != "" {
-				return s, fmt.Errorf("%w: two timestamps", ErrMalformedSignature)
-			}
+		switch {
+		case !ok:
+			return fail("a part is not key=value")
+		case k == "t" && s.ts != "":
+			return fail("two timestamps")
+		case k == "t":
 			// 1 to 18 digits, no sign: any date of this era, and no overflow.
 			t, err := strconv.ParseUint(v, 10, 64)
 			if err != nil || len(v) > 18 {
-				return s, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
+				return fail("the timestamp is not 1 to 18 decimal digits")
 			}
 			s.t, s.ts = int64(t), v
-		case "v1":
-			if s.n == maxSignatures {
-				return s, fmt.Errorf("%w: more than %d v1 signatures", ErrMalformedSignature, maxSignatures)
-			}
-			if len(v) != 2*sha256.Size {
-				return s, fmt.Errorf("%w: a v1 signature is not %d hex digits", ErrMalformedSignature, 2*sha256.Size)
-			}
-			if _, err := hex.Decode(s.macs[s.n][:], []byte(v)); err != nil {
-				return s, fmt.Errorf("%w: a v1 signature is not hex", ErrMalformedSignature)
+		case k != "v1":
+		case s.n == maxSignatures:
+			return fail(fmt.Sprintf("more than %d v1 signatures", maxSignatures))
+		default:
+			// Appending to the array's slice: a longer value cannot overflow it.
+			if _, err := hex.AppendDecode(s.macs[s.n][:0], []byte(v)); err != nil || len(v) != 2*sha256.Size {
+				return fail(fmt.Sprintf("a v1 signature is not %d hex digits", 2*sha256.Size))
 			}
 			s.n++
 		}
 	}
 	if s.ts == "" || s.n == 0 {
-		return s, fmt.Errorf("%w: want t=<unix seconds>,v1=<hex>", ErrMalformedSignature)
+		return fail("want t=<unix seconds>,v1=<hex>")
 	}
 	return s, nil
 }
@@ -105,17 +104,14 @@ func newKeyring(secrets []Secret) keyring {
 // match reports whether any secret signed "<ts>.<body>" with any of the
 // signature's MACs, each compared in constant time.
 func (k keyring) match(s *signature, body []byte) bool {
+	ok := false
 	for _, mac := range k {
 		sum := macOf(mac(), s.ts, body)
-		ok := false
-		for j := range s.n {
-			ok = hmac.Equal(sum, s.macs[j][:]) || ok
-		}
-		if ok {
-			return true
+		for _, m := range s.macs[:s.n] {
+			ok = hmac.Equal(sum, m[:]) || ok
 		}
 	}
-	return false
+	return ok
 }
 
 // verify checks a signature header at now and returns the body read reads;
