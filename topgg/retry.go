@@ -37,8 +37,12 @@ func (p RetryPolicy) validate() error {
 	return nil
 }
 
-// backoff returns the wait before retry number n (1 for the first retry).
-func (p RetryPolicy) backoff(n int) time.Duration {
+// backoff returns the wait before retry number n (1 for the first retry), or
+// -1 when the failure is not to be retried.
+func (p RetryPolicy) backoff(n int, retry bool) time.Duration {
+	if !retry {
+		return -1
+	}
 	return clock.Backoff(n, p.MinBackoff, p.MaxBackoff)
 }
 

@@ -32,20 +32,16 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	route  string // "METHOD /path/:param", for observers
-	id     string // the value of route's one :param, if any (validated: nothing to escape)
-	query  string // encoded query, without "?"
-	body   any    // encoded as JSON; nil sends no body
-	legacy bool
-	// idempotent calls may be sent more than once.
-	idempotent bool
-	// allowEmpty accepts an empty 2xx body although out is set.
-	allowEmpty bool
-	family     string // groups routes that share a rate limit block
-	// absentOn404 makes a 404 the service itself answered a success.
-	absentOn404 bool
-	// tokenOnly400: the route's only documented 400 is an invalid token.
-	tokenOnly400 bool
+	route        string // "METHOD /path/:param", for observers
+	id           string // the value of route's one :param, if any (validated: nothing to escape)
+	query        string // encoded query, without "?"
+	body         any    // encoded as JSON; nil sends no body
+	family       string // groups routes that share a rate limit block
+	legacy       bool   // v0: a bare token, and the v0 window
+	idempotent   bool   // may be sent more than once
+	allowEmpty   bool   // accepts an empty 2xx body although out is set
+	absentOn404  bool   // makes a 404 the service itself answered a success
+	tokenOnly400 bool   // the route's only documented 400 is an invalid token
 }
 
 // split returns the call's method and path, with r.id for route's :param.
@@ -82,14 +78,10 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 	if r.query != "" {
 		target += "?" + r.query
 	}
-	attempts := c.retry.MaxAttempts
-	if !r.idempotent {
-		attempts = 1
-	}
-	// A call that may be retried waits out a short block rather than fail.
-	var maxWait time.Duration
-	if attempts > 1 {
-		maxWait = c.retry.MaxRetryAfter
+	attempts, maxWait := 1, time.Duration(0)
+	if r.idempotent && c.retry.MaxAttempts > 1 {
+		// A call that may be retried waits out a short block rather than fail.
+		attempts, maxWait = c.retry.MaxAttempts, c.retry.MaxRetryAfter
 	}
 	for attempt := 1; ; attempt++ {
 		status, wait, err := c.try(ctx, r, target, payload, attempt, maxWait, out)
@@ -102,10 +94,8 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 		if wait < 0 || attempt >= attempts {
 			return status, err
 		}
-		if c.log.Enabled(ctx, slog.LevelDebug) {
-			c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
-				slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
-		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
+			slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		if err := clock.Sleep(ctx, c.limits.clk, wait); err != nil {
 			return status, err
 		}
@@ -123,10 +113,7 @@ func (c *Client) try(ctx context.Context, r *call, target string, payload []byte
 		}
 		return 0, -1, err
 	}
-	var start time.Time
-	if len(c.observers) > 0 {
-		start = time.Now()
-	}
+	start := time.Now()
 	status, wait, err := c.send(ctx, r, target, payload, attempt, out)
 	c.limits.doneLegacy(slot)
 	if len(c.observers) > 0 && (err == nil || status != 0 || ctx.Err() == nil) {
@@ -160,8 +147,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		wait, err := c.failedRequest(r, attempt, err)
-		return 0, wait, err
+		// A scrubbed *RequestError (it can quote a malformed answer), keeping
+		// only the *url.Error's cause: the URL says nothing new.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
+		return 0, c.retry.backoff(attempt, re.retryable()), re
 	}
 	if status := resp.StatusCode; status >= 200 && status < 300 {
 		c.noteAccepted(ctx, r)
@@ -170,27 +162,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	return c.failure(ctx, r, resp, attempt)
 }
 
-// failedRequest turns a transport failure into a scrubbed *RequestError (it
-// can quote a malformed answer) and the wait before a retry.
-func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
-	// Keep only the *url.Error's cause: the URL says nothing new.
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		err = ue.Err
-	}
-	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
-	if !re.retryable() {
-		return -1, re
-	}
-	return c.retry.backoff(attempt), re
-}
-
 // success reads a 2xx answer and decodes it into out, if not nil; an empty
 // body is a *DecodeError unless the call allows it.
 func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
 	status := resp.StatusCode
 	data, err := readAll(resp)
 	if err != nil && !errors.Is(err, errBodyTooLarge) {
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
+		return status, c.retry.backoff(attempt, true), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	}
 	switch {
 	case err != nil, out == nil:
@@ -219,18 +197,11 @@ func errorBody(scrub httpx.Scrubber, data []byte, truncated bool) []byte {
 }
 
 // failure turns an answer that says no into an error, records the block its
-// Retry-After asks for (on any status), and says when to try again.
+// Retry-After asks for (on any status), and says when to try again: after a
+// 429, or a retryable answer that blocked its family, a *RateLimitError.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
-	header := resp.Header.Get("Retry-After")
-	ra, hinted := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
-	if !hinted && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
-		// The header is the service's text like a body: it may echo the token.
-		n := min(len(header), 64)
-		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
-			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
-			slog.Duration("max", maxRetryAfter))
-	}
+	ra, hinted := c.retryAfter(ctx, r, resp)
 	if ra > 0 {
 		c.recordBlock(ctx, r, status, ra)
 	}
@@ -247,26 +218,26 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	c.noteIfRefused(ctx, r, apiErr)
-	wait, err := c.retryAfterFailure(r, apiErr, attempt)
-	return status, wait, err
+	if status == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()) {
+		// The next acquire waits out the block; the backoff avoids a tight loop.
+		return status, c.retry.backoff(attempt, ra <= c.retry.MaxRetryAfter), &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
+	}
+	return status, c.retry.backoff(attempt, apiErr.retryable()), apiErr
 }
 
-// retryAfterFailure says when to try again after apiErr (-1: never); a 429 or
-// a retryable answer that blocked its family is a *RateLimitError.
-func (c *Client) retryAfterFailure(r *call, apiErr *APIError, attempt int) (time.Duration, error) {
-	ra := apiErr.RetryAfter
-	switch {
-	case apiErr.StatusCode == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()):
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
-		if ra > c.retry.MaxRetryAfter {
-			return -1, rl
-		}
-		// The next acquire waits out the block; the backoff avoids a tight loop.
-		return c.retry.backoff(attempt), rl
-	case apiErr.retryable():
-		return c.retry.backoff(attempt), apiErr
+// retryAfter reads the answer's Retry-After header; one the client cannot use
+// is logged, once per client.
+func (c *Client) retryAfter(ctx context.Context, r *call, resp *http.Response) (time.Duration, bool) {
+	header := resp.Header.Get("Retry-After")
+	ra, ok := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
+	if !ok && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
+		// The header is the service's text like a body: it may echo the token.
+		n := min(len(header), 64)
+		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
+			slog.String("op", r.op()), slog.Int("status", resp.StatusCode), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
+			slog.Duration("max", maxRetryAfter))
 	}
-	return -1, apiErr
+	return ra, ok
 }
 
 // recordBlock blocks r's family for d and logs it.
