@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -117,12 +116,11 @@ func (e *APIError) Error() string {
 	status := http.StatusText(e.StatusCode)
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
 	// Each thing once: a title often repeats the status text, a detail the title.
-	said := []string{status}
+	said := status
 	for _, s := range []string{e.Title, e.Detail} {
-		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
-			b.WriteString(": ")
-			b.WriteString(s)
-			said = append(said, s)
+		if s != "" && !strings.EqualFold(s, status) && !strings.EqualFold(s, said) {
+			b.WriteString(": " + s)
+			said = s
 		}
 	}
 	if e.Attempts > 1 {

@@ -34,15 +34,11 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 
 // checkLocked returns the rest of family's block, forgetting an ended one; l.mu held.
 func (l *limits) checkLocked(family string, now time.Time) time.Duration {
-	until, ok := l.blocked[family]
-	if !ok {
-		return 0
+	left := l.blocked[family].Sub(now) // none: the zero time, long past
+	if left <= 0 {
+		delete(l.blocked, family)
 	}
-	if left := until.Sub(now); left > 0 {
-		return left
-	}
-	delete(l.blocked, family)
-	return 0
+	return max(left, 0)
 }
 
 // block records that family may not be called before now+d.
