@@ -1,13 +1,13 @@
 package topgg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -43,9 +43,7 @@ type Client struct {
 	observers     []func(Request)
 	refused       [2]atomic.Pointer[APIError] // per kind (v1, v0); see TokenRefused
 	oddRetryAfter atomic.Bool                 // an unusable Retry-After was logged once
-
-	mu   sync.Mutex
-	kind projectKind // learnt from Project(); zero until then
+	kind          atomic.Pointer[projectKind] // learnt from Project(); nil until then
 }
 
 // Option configures a Client in [New].
@@ -89,24 +87,13 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithLogger sets the logger for retries, waits and rate limits (default: discard).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l != nil {
-			c.log = l
-		}
-		return nil
-	}
+	return func(c *config) error { c.log = cmp.Or(l, c.log); return nil }
 }
 
 // WithRetryPolicy replaces the retry policy (default: 4 attempts, backoff from
 // 250 ms to 8 s, a Retry-After waited out up to 5 s).
 func WithRetryPolicy(p RetryPolicy) Option {
-	return func(c *config) error {
-		if err := p.validate(); err != nil {
-			return err
-		}
-		c.retry = p
-		return nil
-	}
+	return func(c *config) error { c.retry = p; return p.validate() }
 }
 
 // WithUserAgent sets the User-Agent header.
