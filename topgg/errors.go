@@ -1,6 +1,7 @@
 package topgg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -52,10 +53,7 @@ func (e *ConfigError) Error() string {
 	if problem == "" && e.Err != nil {
 		problem = e.Err.Error()
 	}
-	if e.Variable != "" {
-		return e.Variable + ": " + problem
-	}
-	return e.Field + ": " + problem
+	return cmp.Or(e.Variable, e.Field) + ": " + problem
 }
 
 // RequestError reports a request that got no usable answer (a failed, dropped

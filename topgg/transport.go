@@ -135,7 +135,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
-	req.Header["Authorization"] = c.auth(r.legacy)
+	req.Header["Authorization"] = c.auth()[kindIndex(r.legacy)]
 	req.Header["Accept"] = hdrJSON
 	req.Header["User-Agent"] = c.userAgent
 	if payload != nil {
