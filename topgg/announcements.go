@@ -30,12 +30,11 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	if err := a.validate(); err != nil {
 		return nil, err
 	}
-	const family = "v1:announcements"
-	r := &call{route: "POST " + me + "/announcements", body: a, family: family, allowEmpty: true, tokenOnly400: true}
+	r := &call{route: "POST " + me + "/announcements", body: a, family: "v1:announcements", allowEmpty: true, tokenOnly400: true}
 	var out Announcement
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {
-		c.limits.block(family, announcementCooldown)
+		c.limits.block(r.family, 4*time.Hour) // the service's one announcement per 4 hours
 		if err != nil {
 			return nil, postedButUnreadable(r.op(), status, err)
 		}

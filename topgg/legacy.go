@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,13 +156,10 @@ type voteCheck struct {
 type flag bool
 
 func (f *flag) UnmarshalJSON(b []byte) error {
-	switch string(bytes.TrimSpace(b)) {
-	case "1", "true":
-		*f = true
-	case "0", "false", "null":
-		*f = false
-	default:
+	s := string(bytes.TrimSpace(b))
+	if !slices.Contains([]string{"0", "1", "false", "true", "null"}, s) {
 		return fmt.Errorf("voted: want 0 or 1, got %.20s", b)
 	}
+	*f = s == "1" || s == "true"
 	return nil
 }

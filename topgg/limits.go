@@ -8,9 +8,6 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// announcementCooldown is the service's limit of one announcement per 4 hours.
-const announcementCooldown = 4 * time.Hour
-
 // limits is what the client knows of the service's limits: blocks learnt from
 // Retry-After answers, per route family, and the v0 sliding window.
 type limits struct {

@@ -18,7 +18,7 @@ import (
 // v0; make it with [New]. It answers 2xx once stored, 4xx for what no retry
 // mends, 500 when a callback failed (Top.gg retries). Safe for concurrent use.
 type Receiver struct {
-	keys   keyring                // v1 secrets; nil when v1 is off
+	keys   keyring                // v1 secrets; empty when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	cfg    Config                 // checked, without its secrets
 }
@@ -30,10 +30,7 @@ func New(cfg Config) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Receiver{}
-	if len(cfg.Secrets) > 0 {
-		h.keys = newKeyring(cfg.Secrets)
-	}
+	h := &Receiver{keys: newKeyring(cfg.Secrets)}
 	if cfg.LegacyAuth != "" {
 		h.legacy = legacyChecker(cfg.LegacyAuth)
 	}
@@ -75,7 +72,7 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Receiver) receive(r *http.Request) (Event, error) {
 	vals := r.Header.Values(SignatureHeader)
 	switch {
-	case len(vals) > 0 && h.keys == nil:
+	case len(vals) > 0 && len(h.keys) == 0:
 		return Event{}, fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
 	case len(vals) > 1:
 		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)

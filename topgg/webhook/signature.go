@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -80,23 +79,20 @@ func parseSignature(h string) (signature, error) {
 	return s, nil
 }
 
-// fresh checks that the signature's time is within the tolerance of now.
-func (s *signature) fresh(now time.Time) error {
-	if d := now.Sub(time.Unix(s.t, 0)); d.Abs() > tolerance {
-		return fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tolerance)
-	}
-	return nil
-}
-
-// keyring computes the MACs of a set of secrets. The keys live only in
-// closures, which no formatting prints.
-type keyring []func() hash.Hash
+// keyring signs with a set of secrets: each function returns the MAC of
+// "<ts>.<body>". The keys live only in closures, which no formatting prints.
+type keyring []func(ts string, body []byte) []byte
 
 func newKeyring(secrets []Secret) keyring {
 	k := make(keyring, len(secrets))
 	for i, s := range secrets {
 		key := []byte(s)
-		k[i] = func() hash.Hash { return hmac.New(sha256.New, key) }
+		k[i] = func(ts string, body []byte) []byte {
+			h := hmac.New(sha256.New, key)
+			h.Write([]byte(ts + "."))
+			h.Write(body)
+			return h.Sum(nil)
+		}
 	}
 	return k
 }
@@ -106,7 +102,7 @@ func newKeyring(secrets []Secret) keyring {
 func (k keyring) match(s *signature, body []byte) bool {
 	ok := false
 	for _, mac := range k {
-		sum := macOf(mac(), s.ts, body)
+		sum := mac(s.ts, body)
 		for _, m := range s.macs[:s.n] {
 			ok = hmac.Equal(sum, m[:]) || ok
 		}
@@ -115,14 +111,14 @@ func (k keyring) match(s *signature, body []byte) bool {
 }
 
 // verify checks a signature header at now and returns the body read reads;
-// a stale one is refused before reading.
+// one outside the tolerance is refused before reading.
 func (k keyring) verify(header string, now time.Time, read func() ([]byte, error)) ([]byte, error) {
 	sig, err := parseSignature(header)
 	if err != nil {
 		return nil, err
 	}
-	if err := sig.fresh(now); err != nil {
-		return nil, err
+	if d := now.Sub(time.Unix(sig.t, 0)); d.Abs() > tolerance {
+		return nil, fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tolerance)
 	}
 	body, err := read()
 	if err != nil {
@@ -132,13 +128,6 @@ func (k keyring) verify(header string, now time.Time, read func() ([]byte, error
 		return nil, ErrSignatureMismatch
 	}
 	return body, nil
-}
-
-// macOf returns the MAC of "<ts>.<body>".
-func macOf(h hash.Hash, ts string, body []byte) []byte {
-	h.Write([]byte(ts + "."))
-	h.Write(body)
-	return h.Sum(nil)
 }
 
 // Verify checks a v1 delivery's signature header and raw body at now: nil when
@@ -164,7 +153,7 @@ func Verify(header string, body []byte, now time.Time, secrets ...Secret) error 
 // with secret at time t, for tests of a receiver.
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(newKeyring([]Secret{secret})[0](ts, body))
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery,
