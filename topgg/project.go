@@ -3,7 +3,6 @@ package topgg
 import (
 	"context"
 	"encoding/json"
-	"slices"
 )
 
 // Project is the project that owns the token (GET /v1/projects/@me): its
@@ -83,9 +82,4 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	}
 	_, err := c.do(ctx, &call{route: "PUT " + me + "/commands", body: defs, idempotent: true, family: "v1:commands"}, nil)
 	return err
-}
-
-// validLocale reports whether l is one of the service's 16 locales.
-func validLocale(l string) bool {
-	return slices.Contains([]string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}, l)
 }

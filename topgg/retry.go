@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -74,13 +75,8 @@ func (e *RequestError) retryable() bool {
 func (e *DecodeError) retryable() bool     { return false }
 func (e *ValidationError) retryable() bool { return false }
 func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
-func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
-func retryableStatus(status int) bool {
-	switch status {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
-		return true
-	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
-		return false
-	}
-	return status >= 500 && status < 600
+func (e *APIError) retryable() bool {
+	s := e.StatusCode
+	return slices.Contains([]int{http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests}, s) ||
+		(s >= 500 && s < 600 && s != http.StatusNotImplemented && s != http.StatusHTTPVersionNotSupported)
 }

@@ -79,7 +79,7 @@ func (u ProjectUpdate) validate() error {
 	}{{"headline", u.Headline, 3, 140}, {"page_content", u.PageContent, 300, 50000}} {
 		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
 			field := fmt.Sprintf("%s[%s]", m.name, loc)
-			if !validLocale(loc) {
+			if !slices.Contains([]string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}, loc) {
 				return invalid(field, fmt.Sprintf("locale %q is not supported", loc), "one of the 16 supported locales")
 			}
 			if err := checkLen(field, m.values[loc], m.lo, m.hi); err != nil {
@@ -176,9 +176,6 @@ func (c *Client) checkCommands(defs []json.RawMessage) error {
 	return nil
 }
 
-// maxVoteHistory reports the oldest startDate the service accepts at now.
-func maxVoteHistory(now time.Time) time.Time { return now.AddDate(-1, 0, 0) }
-
 func (q VotesQuery) validate(now time.Time) error {
 	if q.Cursor != "" {
 		return nil
@@ -186,7 +183,7 @@ func (q VotesQuery) validate(now time.Time) error {
 	if q.StartDate.IsZero() {
 		return invalid("startDate", "is missing without a cursor", "cursor or startDate")
 	}
-	if q.StartDate.Before(maxVoteHistory(now)) {
+	if q.StartDate.Before(now.AddDate(-1, 0, 0)) {
 		return invalid("startDate", fmt.Sprintf("%s is more than one year back", q.StartDate.UTC().Format(time.RFC3339)), "at most one year in the past")
 	}
 	return nil
