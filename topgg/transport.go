@@ -63,9 +63,6 @@ func (r *call) op() string { m, p := r.split(); return m + " " + p }
 // (if not nil). It returns the final status (0: no answer), also with an
 // error for a 2xx not decoded, and a nil error for an absentOn404 404.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	var payload []byte
 	if r.body != nil {
 		var err error
@@ -273,11 +270,8 @@ var errBodyTooLarge = fmt.Errorf("body larger than %d bytes", maxBody)
 // readAll reads a successful answer's body, up to maxBody bytes, and closes it.
 func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
-		return nil, nil
-	}
-	if n := resp.ContentLength; n > 0 && n <= maxBody {
-		// One buffer of the announced size; net/http fails a shorter body.
+	if n := resp.ContentLength; n >= 0 && n <= maxBody {
+		// One buffer of the announced size (none for a 204); net/http fails a shorter body.
 		data := make([]byte, n)
 		_, err := io.ReadFull(resp.Body, data)
 		return data, err
@@ -333,11 +327,8 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	if d, ok := parseSeconds(h); ok {
 		return d, true
 	}
-	if t, err := http.ParseTime(h); err == nil {
-		d := t.Sub(now)
-		if d > maxRetryAfter { // a wrong clock or header: treated as missing
-			return 0, false
-		}
+	t, err := http.ParseTime(h)
+	if d := t.Sub(now); err == nil && d <= maxRetryAfter { // else a wrong clock or header: treated as missing
 		return max(d, 0), true
 	}
 	return 0, false
