@@ -127,7 +127,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	method, _ := r.split()
+	method, _, _ := strings.Cut(r.route, " ")
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
