@@ -97,13 +97,10 @@ type APIError struct {
 	// Type, Title and Detail come from a v1 problem+json body, Detail from a
 	// v0 one too (its `error` or `message`); any may be empty.
 	Type, Title, Detail string
-	// Body is the start of the raw body (4 KiB at most).
-	Body     []byte
-	Attempts int
-	// RetryAfter is the answer's Retry-After (0: none), the route family's block.
-	RetryAfter time.Duration
-	// Hint says when a v1 refusal is of what looks like a legacy v0 token.
-	Hint string
+	Body                []byte // the start of the raw body (4 KiB at most)
+	Attempts            int
+	RetryAfter          time.Duration // the answer's Retry-After (0: none), the route family's block
+	Hint                string        // set when a v1 refusal is of what looks like a legacy v0 token
 
 	tokenOnly400 bool // see ErrUnauthorized
 }
@@ -152,12 +149,10 @@ func (e *APIError) unauthorized() bool {
 // RateLimitError reports a 429, another retryable answer with a Retry-After,
 // or a call refused locally (Local, nothing sent) while a block lasts.
 type RateLimitError struct {
-	Op string
-	// RetryAfter is how long to wait.
-	RetryAfter time.Duration
+	Op         string
+	RetryAfter time.Duration // how long to wait
 	Local      bool
-	// API is the answer; nil when Local.
-	API *APIError
+	API        *APIError // the answer; nil when Local
 }
 
 // Error says how long to wait and whether a request was sent.

@@ -32,10 +32,7 @@ const legacyTokenHint = `the token looks like a legacy v0 bot token (its payload
 
 // tokenHint returns the hint for a refused v1 call made with token, or "".
 func tokenHint(token string) string {
-	p := tokenPayload(token)
-	if p == nil {
-		return ""
-	}
+	p := tokenPayload(token) // nil reads as empty
 	_, project := p["_t"]
 	if bot, ok := p["bot"]; ok && !project && strings.TrimSpace(string(bot)) == "true" {
 		return legacyTokenHint
