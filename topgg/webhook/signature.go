@@ -100,14 +100,16 @@ func newKeyring(secrets []Secret) keyring {
 // match reports whether any secret signed "<ts>.<body>" with any of the
 // signature's MACs, each compared in constant time.
 func (k keyring) match(s *signature, body []byte) bool {
-	ok := false
 	for _, mac := range k {
-		sum := mac(s.ts, body)
+		sum, ok := mac(s.ts, body), false
 		for _, m := range s.macs[:s.n] {
 			ok = hmac.Equal(sum, m[:]) || ok
 		}
+		if ok { // no MAC of the other secrets once one signed it
+			return true
+		}
 	}
-	return ok
+	return false
 }
 
 // verify checks a signature header at now and returns the body read reads;
