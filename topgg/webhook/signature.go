@@ -53,13 +53,11 @@ func parseSignature(h string) (signature, error) {
 		switch {
 		case !ok:
 			return fail("a part is not key=value")
-		case k == "t" && s.ts != "":
-			return fail("two timestamps")
 		case k == "t":
-			// 1 to 18 digits, no sign: any date of this era, and no overflow.
+			// One, of 1 to 18 digits, no sign: any date of this era, and no overflow.
 			t, err := strconv.ParseUint(v, 10, 64)
-			if err != nil || len(v) > 18 {
-				return fail("the timestamp is not 1 to 18 decimal digits")
+			if s.ts != "" || err != nil || len(v) > 18 {
+				return fail("not one timestamp of 1 to 18 decimal digits")
 			}
 			s.t, s.ts = int64(t), v
 		case k != "v1":
