@@ -30,17 +30,16 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	if err := a.validate(); err != nil {
 		return nil, err
 	}
-	const family = "v1:announcements"
-	r := &call{route: "POST " + me + "/announcements", body: a, family: family, allowEmpty: true, tokenOnly400: true}
+	r := &call{route: "POST " + me + "/announcements", body: a, family: "v1:announcements", allowEmpty: true, tokenOnly400: true}
 	var out Announcement
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {
-		c.limits.block(family, announcementCooldown)
-	}
-	if err != nil {
-		if status >= 200 && status < 300 {
+		c.limits.block(r.family, 4*time.Hour) // the service's one announcement per 4 hours
+		if err != nil {
 			return nil, postedButUnreadable(r.op(), status, err)
 		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if out.Title == "" && out.Content == "" {
@@ -53,12 +52,9 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 // *DecodeError that says the announcement was posted.
 func postedButUnreadable(op string, status int, err error) error {
 	de := &DecodeError{Op: op, Status: status}
-	var old *DecodeError
-	var re *RequestError
-	switch {
-	case errors.As(err, &old):
+	if old, ok := errors.AsType[*DecodeError](err); ok {
 		de.Body, err = old.Body, old.Err
-	case errors.As(err, &re):
+	} else if re, ok := errors.AsType[*RequestError](err); ok {
 		err = re.Err // its Op would repeat in the message
 	}
 	de.Err = fmt.Errorf("announcement was posted, but the reply was unreadable: %w", err)

@@ -1,13 +1,13 @@
 package topgg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -28,8 +28,10 @@ const me = "/v1/projects/@me"
 // share it: it is safe for concurrent use.
 type Client struct {
 	panicked atomic.Bool // an Observer panicked once: its stack was logged
-	// auth and scrub hold the token in closures, which no formatting prints.
-	auth      credentials
+	// auth and scrub hold the token in closures, which no formatting prints;
+	// auth returns the Authorization values of v1 (Bearer) and v0 (bare), by
+	// kindIndex, shared and never modified.
+	auth      func() [2][]string
 	scrub     httpx.Scrubber
 	hint      string // for a refused v1 call; see tokenHint
 	base      *url.URL
@@ -43,9 +45,7 @@ type Client struct {
 	observers     []func(Request)
 	refused       [2]atomic.Pointer[APIError] // per kind (v1, v0); see TokenRefused
 	oddRetryAfter atomic.Bool                 // an unusable Retry-After was logged once
-
-	mu   sync.Mutex
-	kind projectKind // learnt from Project(); zero until then
+	kind          atomic.Pointer[projectKind] // learnt from Project(); nil until then
 }
 
 // Option configures a Client in [New].
@@ -89,24 +89,13 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithLogger sets the logger for retries, waits and rate limits (default: discard).
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l != nil {
-			c.log = l
-		}
-		return nil
-	}
+	return func(c *config) error { c.log = cmp.Or(l, c.log); return nil }
 }
 
 // WithRetryPolicy replaces the retry policy (default: 4 attempts, backoff from
 // 250 ms to 8 s, a Retry-After waited out up to 5 s).
 func WithRetryPolicy(p RetryPolicy) Option {
-	return func(c *config) error {
-		if err := p.validate(); err != nil {
-			return err
-		}
-		c.retry = p
-		return nil
-	}
+	return func(c *config) error { c.retry = p; return p.validate() }
 }
 
 // WithUserAgent sets the User-Agent header.
@@ -154,8 +143,9 @@ func New(token string, opts ...Option) (*Client, error) {
 	hc := *cfg.http // a copy: the caller's is never changed
 	scrub := httpx.NewScrubber(token)
 	hc.CheckRedirect = safeRedirects(hc.CheckRedirect, scrub)
+	creds := [2][]string{{"Bearer " + token}, {token}}
 	return &Client{
-		auth:      newCredentials(token),
+		auth:      func() [2][]string { return creds },
 		scrub:     scrub,
 		hint:      tokenHint(token),
 		base:      base,
@@ -211,17 +201,3 @@ func (c *Client) Format(f fmt.State, _ rune) {
 
 // Legacy returns the v0 (/bots) interface, sharing the client's transport and limits.
 func (c *Client) Legacy() *Legacy { return &Legacy{c: c} }
-
-// credentials returns the Authorization value of v1 (Bearer) or v0 (bare),
-// shared and never modified; the token lives only in the closure.
-type credentials func(legacy bool) []string
-
-func newCredentials(token string) credentials {
-	bearer, bare := []string{"Bearer " + token}, []string{token}
-	return func(legacy bool) []string {
-		if legacy {
-			return bare
-		}
-		return bearer
-	}
-}

@@ -89,7 +89,7 @@ func TestBackoff(t *testing.T) {
 			1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond,
 			4: 800 * time.Millisecond, 5: time.Second, 9: time.Second, 1000: time.Second,
 		} {
-			d := p.backoff(n)
+			d := p.backoff(n, true)
 			// Jitter takes up to half off, never adds.
 			require.GreaterOrEqual(t, d, full/2, "retry %d", n)
 			require.LessOrEqual(t, d, full, "retry %d", n)
@@ -98,13 +98,13 @@ func TestBackoff(t *testing.T) {
 	// Jitter spreads the waits.
 	seen := map[time.Duration]bool{}
 	for range 50 {
-		seen[p.backoff(3)] = true
+		seen[p.backoff(3, true)] = true
 	}
 	require.Greater(t, len(seen), 10)
 
-	require.Zero(t, RetryPolicy{MaxAttempts: 2}.backoff(5), "no backoff configured")
+	require.Zero(t, RetryPolicy{MaxAttempts: 2}.backoff(5, true), "no backoff configured")
 	huge := RetryPolicy{MaxAttempts: 100, MinBackoff: time.Hour, MaxBackoff: 1<<63 - 1}
-	require.Positive(t, huge.backoff(100), "doubling must not overflow")
+	require.Positive(t, huge.backoff(100, true), "doubling must not overflow")
 }
 
 func TestDefaultRetryPolicy(t *testing.T) {

@@ -1,10 +1,10 @@
 package topgg
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -53,10 +53,7 @@ func (e *ConfigError) Error() string {
 	if problem == "" && e.Err != nil {
 		problem = e.Err.Error()
 	}
-	if e.Variable != "" {
-		return e.Variable + ": " + problem
-	}
-	return e.Field + ": " + problem
+	return cmp.Or(e.Variable, e.Field) + ": " + problem
 }
 
 // RequestError reports a request that got no usable answer (a failed, dropped
@@ -100,13 +97,10 @@ type APIError struct {
 	// Type, Title and Detail come from a v1 problem+json body, Detail from a
 	// v0 one too (its `error` or `message`); any may be empty.
 	Type, Title, Detail string
-	// Body is the start of the raw body (4 KiB at most).
-	Body     []byte
-	Attempts int
-	// RetryAfter is the answer's Retry-After (0: none), the route family's block.
-	RetryAfter time.Duration
-	// Hint says when a v1 refusal is of what looks like a legacy v0 token.
-	Hint string
+	Body                []byte // the start of the raw body (4 KiB at most)
+	Attempts            int
+	RetryAfter          time.Duration // the answer's Retry-After (0: none), the route family's block
+	Hint                string        // set when a v1 refusal is of what looks like a legacy v0 token
 
 	tokenOnly400 bool // see ErrUnauthorized
 }
@@ -117,12 +111,11 @@ func (e *APIError) Error() string {
 	status := http.StatusText(e.StatusCode)
 	fmt.Fprintf(&b, "topgg: %s: %d %s", e.Op, e.StatusCode, status)
 	// Each thing once: a title often repeats the status text, a detail the title.
-	said := []string{status}
+	said := status
 	for _, s := range []string{e.Title, e.Detail} {
-		if s != "" && !slices.ContainsFunc(said, func(d string) bool { return strings.EqualFold(d, s) }) {
-			b.WriteString(": ")
-			b.WriteString(s)
-			said = append(said, s)
+		if s != "" && !strings.EqualFold(s, status) && !strings.EqualFold(s, said) {
+			b.WriteString(": " + s)
+			said = s
 		}
 	}
 	if e.Attempts > 1 {
@@ -156,12 +149,10 @@ func (e *APIError) unauthorized() bool {
 // RateLimitError reports a 429, another retryable answer with a Retry-After,
 // or a call refused locally (Local, nothing sent) while a block lasts.
 type RateLimitError struct {
-	Op string
-	// RetryAfter is how long to wait.
-	RetryAfter time.Duration
+	Op         string
+	RetryAfter time.Duration // how long to wait
 	Local      bool
-	// API is the answer; nil when Local.
-	API *APIError
+	API        *APIError // the answer; nil when Local
 }
 
 // Error says how long to wait and whether a request was sent.

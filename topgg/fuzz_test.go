@@ -29,13 +29,14 @@ func fuzzDecoder[T any](f *testing.F, op string, seeds ...string) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v T
-		_, _, err := c.success(&call{route: op}, &http.Response{StatusCode: http.StatusOK, ContentLength: -1, Body: io.NopCloser(bytes.NewReader(data))}, 1, &v)
+		r := &call{route: op}
+		_, _, err := c.success(r, &http.Response{StatusCode: http.StatusOK, ContentLength: -1, Body: io.NopCloser(bytes.NewReader(data))}, 1, &v)
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("want *DecodeError, got %T %v", err, err)
 			}
-			if len(de.Body) > maxErrorBody || de.Status != http.StatusOK || de.Op != op || de.Error() == "" {
+			if len(de.Body) > maxErrorBody || de.Status != http.StatusOK || de.Op != r.op() || de.Error() == "" {
 				t.Fatalf("bad DecodeError %+v", de)
 			}
 			return

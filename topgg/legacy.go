@@ -2,9 +2,11 @@ package topgg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,35 +72,22 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 		return nil, err
 	}
 	v := url.Values{}
-	if q.Limit > 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
+	for k, s := range map[string]string{"limit": strconv.Itoa(q.Limit), "offset": strconv.Itoa(q.Offset), "sort": q.Sort, "fields": strings.Join(q.Fields, ",")} {
+		if s != "" && s != "0" { // validated: 0 and "" are the service's defaults
+			v.Set(k, s)
+		}
 	}
-	if q.Offset > 0 {
-		v.Set("offset", strconv.Itoa(q.Offset))
-	}
-	if q.Sort != "" {
-		v.Set("sort", q.Sort)
-	}
-	if len(q.Fields) > 0 {
-		v.Set("fields", strings.Join(q.Fields, ","))
-	}
-	return get[BotList](ctx, l.c, legacyGet("/bots", "", v.Encode()))
+	return get[BotList](ctx, l.c, &call{route: "GET /bots", query: v.Encode(), legacy: true, idempotent: true, family: legacyFamily})
 }
 
 // Bot returns one bot, with only the given fields when any are named. An
 // unlisted bot is an error matching [ErrNotFound].
 func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot, error) {
-	if err := checkSnowflake("bot_id", botID); err != nil {
-		return nil, err
-	}
-	if err := checkBotFields(fields); err != nil {
-		return nil, err
-	}
-	var v string
+	var q string
 	if len(fields) > 0 {
-		v = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
+		q = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	return get[Bot](ctx, l.c, legacyGet("/bots/:bot_id", "/bots/"+botID, v))
+	return getBot[Bot](ctx, l, "GET /bots/:bot_id", botID, q, checkBotFields(fields))
 }
 
 // Voter is one of a bot's last voters.
@@ -110,10 +99,7 @@ type Voter struct {
 
 // Voters returns the bot's last 1,000 unique voters (GET /bots/:bot_id/votes).
 func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
-	if err := checkSnowflake("bot_id", botID); err != nil {
-		return nil, err
-	}
-	out, err := get[[]Voter](ctx, l.c, legacyGet("/bots/:bot_id/votes", "/bots/"+botID+"/votes", ""))
+	out, err := getBot[[]Voter](ctx, l, "GET /bots/:bot_id/votes", botID, "")
 	if err != nil {
 		return nil, err
 	}
@@ -131,37 +117,34 @@ type BotStats struct {
 
 // Stats returns the bot's posted stats, zero when never posted.
 func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
-	if err := checkSnowflake("bot_id", botID); err != nil {
-		return nil, err
-	}
-	return get[BotStats](ctx, l.c, legacyGet("/bots/:bot_id/stats", "/bots/"+botID+"/stats", ""))
+	return getBot[BotStats](ctx, l, "GET /bots/:bot_id/stats", botID, "")
 }
 
 // PostStats posts the bot's stats; it is retried like an idempotent call.
 func (l *Legacy) PostStats(ctx context.Context, botID string, s BotStats) error {
-	if err := checkSnowflake("bot_id", botID); err != nil {
+	if err := cmp.Or(checkSnowflake("bot_id", botID), s.validate()); err != nil {
 		return err
 	}
-	if err := s.validate(); err != nil {
-		return err
-	}
-	_, err := l.c.do(ctx, &call{route: "POST /bots/:bot_id/stats", path: "/bots/" + botID + "/stats", body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
+	_, err := l.c.do(ctx, &call{route: "POST /bots/:bot_id/stats", id: botID, body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
 	return err
 }
 
 // HasVoted reports whether the Discord user voted for the bot in the past 12 hours.
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
-	if err := checkSnowflake("bot_id", botID); err != nil {
-		return false, err
-	}
-	if err := checkSnowflake("userId", userID); err != nil {
-		return false, err
-	}
-	out, err := get[voteCheck](ctx, l.c, legacyGet("/bots/:bot_id/check", "/bots/"+botID+"/check", "userId="+userID))
+	out, err := getBot[voteCheck](ctx, l, "GET /bots/:bot_id/check", botID, "userId="+userID, checkSnowflake("userId", userID))
 	if err != nil {
 		return false, err
 	}
 	return bool(out.Voted), nil
+}
+
+// getBot gets route (GET /bots/:bot_id/...) of botID, after checking botID,
+// then the other arguments' errors in order.
+func getBot[T any](ctx context.Context, l *Legacy, route, botID, query string, argErrs ...error) (*T, error) {
+	if err := cmp.Or(append([]error{checkSnowflake("bot_id", botID)}, argErrs...)...); err != nil {
+		return nil, err
+	}
+	return get[T](ctx, l.c, &call{route: route, id: botID, query: query, legacy: true, idempotent: true, family: legacyFamily})
 }
 
 // voteCheck is the answer of GET /bots/:bot_id/check.
@@ -173,17 +156,10 @@ type voteCheck struct {
 type flag bool
 
 func (f *flag) UnmarshalJSON(b []byte) error {
-	switch string(bytes.TrimSpace(b)) {
-	case "1", "true":
-		*f = true
-	case "0", "false", "null":
-		*f = false
-	default:
+	s := string(bytes.TrimSpace(b))
+	if !slices.Contains([]string{"0", "1", "false", "true", "null"}, s) {
 		return fmt.Errorf("voted: want 0 or 1, got %.20s", b)
 	}
+	*f = s == "1" || s == "true"
 	return nil
-}
-
-func legacyGet(pattern, path, q string) *call {
-	return &call{route: "GET " + pattern, path: path, query: q, legacy: true, idempotent: true, family: legacyFamily}
 }

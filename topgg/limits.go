@@ -8,9 +8,6 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 )
 
-// announcementCooldown is the service's limit of one announcement per 4 hours.
-const announcementCooldown = 4 * time.Hour
-
 // limits is what the client knows of the service's limits: blocks learnt from
 // Retry-After answers, per route family, and the v0 sliding window.
 type limits struct {
@@ -34,15 +31,11 @@ func newLimits(clk clock.Clock, n int, per time.Duration) *limits {
 
 // checkLocked returns the rest of family's block, forgetting an ended one; l.mu held.
 func (l *limits) checkLocked(family string, now time.Time) time.Duration {
-	until, ok := l.blocked[family]
-	if !ok {
-		return 0
+	left := l.blocked[family].Sub(now) // none: the zero time, long past
+	if left <= 0 {
+		delete(l.blocked, family)
 	}
-	if left := until.Sub(now); left > 0 {
-		return left
-	}
-	delete(l.blocked, family)
-	return 0
+	return max(left, 0)
 }
 
 // block records that family may not be called before now+d.
@@ -76,29 +69,25 @@ func (l *limits) acquire(ctx context.Context, r *call, maxWait time.Duration) (l
 		}
 		l.mu.Lock()
 		now := l.clk.Now()
-		if left := l.checkLocked(r.family, now); left > 0 {
+		wait := l.checkLocked(r.family, now)
+		switch {
+		case wait > budget:
 			l.mu.Unlock()
-			if left > budget {
-				return noSlot, &RateLimitError{Op: r.op(), RetryAfter: left, Local: true}
-			}
-			budget -= left
-			if err := clock.Sleep(ctx, l.clk, left); err != nil {
-				return noSlot, err
-			}
-			continue
-		}
-		if !r.legacy || l.legacyLog == nil {
+			return noSlot, &RateLimitError{Op: r.op(), RetryAfter: wait, Local: true}
+		case wait > 0:
+			budget -= wait
+		case !r.legacy || l.legacyLog == nil:
 			l.mu.Unlock()
 			return noSlot, nil
-		}
-		oldest := l.legacyLog[l.legacyPos]
-		wait := oldest.Add(l.legacyPer).Sub(now)
-		if oldest.IsZero() || wait <= 0 {
-			slot := legacySlot{i: l.legacyPos, at: now}
-			l.legacyLog[l.legacyPos] = now
-			l.legacyPos = (l.legacyPos + 1) % len(l.legacyLog)
-			l.mu.Unlock()
-			return slot, nil
+		default:
+			// The oldest of the last n sends; a zero time is long past.
+			if wait = l.legacyLog[l.legacyPos].Add(l.legacyPer).Sub(now); wait <= 0 {
+				slot := legacySlot{i: l.legacyPos, at: now}
+				l.legacyLog[l.legacyPos] = now
+				l.legacyPos = (l.legacyPos + 1) % len(l.legacyLog)
+				l.mu.Unlock()
+				return slot, nil
+			}
 		}
 		l.mu.Unlock()
 		if err := clock.Sleep(ctx, l.clk, wait); err != nil {

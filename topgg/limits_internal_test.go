@@ -151,7 +151,7 @@ func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	l := newLimits(clk, 1, time.Minute)
 	l.block("v0", time.Hour)
 
-	_, err := l.acquire(t.Context(), &call{route: "GET /bots/:bot_id", path: "/bots/1", legacy: true, family: "v0"}, 0)
+	_, err := l.acquire(t.Context(), &call{route: "GET /bots/:bot_id", id: "1", legacy: true, family: "v0"}, 0)
 	var rl *RateLimitError
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)

@@ -1,6 +1,7 @@
 package topgg
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -56,12 +57,10 @@ func (c *Client) tell(o func(Request), req Request) {
 // TokenRefused returns the service's last refusal of the token (an *[APIError]
 // matching [ErrUnauthorized]), or nil if a later 2xx of its kind accepted it.
 func (c *Client) TokenRefused() error {
-	for i := range c.refused {
-		if e := c.refused[i].Load(); e != nil {
-			return e
-		}
+	if e := cmp.Or(c.refused[0].Load(), c.refused[1].Load()); e != nil {
+		return e
 	}
-	return nil
+	return nil // not a nil *APIError
 }
 
 // tokenCheckHint says what to check when the service refuses the token.

@@ -42,16 +42,15 @@ func (c *Client) Project(ctx context.Context) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.kind = projectKind{p.Platform, p.Type}
-	c.mu.Unlock()
+	c.kind.Store(&projectKind{p.Platform, p.Type})
 	return p, nil
 }
 
 func (c *Client) knownKind() projectKind {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.kind
+	if k := c.kind.Load(); k != nil {
+		return *k
+	}
+	return projectKind{}
 }
 
 // ProjectUpdate changes the listing's headline (3 to 140 characters) and
@@ -83,13 +82,4 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	}
 	_, err := c.do(ctx, &call{route: "PUT " + me + "/commands", body: defs, idempotent: true, family: "v1:commands"}, nil)
 	return err
-}
-
-// validLocale reports whether l is one of the service's 16 locales.
-func validLocale(l string) bool {
-	switch l {
-	case "en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh":
-		return true
-	}
-	return false
 }

@@ -42,13 +42,9 @@ func safeRedirects(next func(*http.Request, []*http.Request) error, scrub httpx.
 
 // sameOrigin reports whether to keeps from's host and port and its scheme (or https).
 func sameOrigin(from, to *url.URL) bool {
-	switch {
-	case strings.EqualFold(from.Scheme, to.Scheme):
-	case strings.EqualFold(from.Scheme, "http") && strings.EqualFold(to.Scheme, "https"):
-	default:
-		return false
-	}
-	return strings.EqualFold(from.Hostname(), to.Hostname()) && effectivePort(from) == effectivePort(to)
+	upgrade := strings.EqualFold(from.Scheme, "http") && strings.EqualFold(to.Scheme, "https")
+	return (upgrade || strings.EqualFold(from.Scheme, to.Scheme)) &&
+		strings.EqualFold(from.Hostname(), to.Hostname()) && effectivePort(from) == effectivePort(to)
 }
 
 // effectivePort is the URL's port, or "" for its scheme's default one.

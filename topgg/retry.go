@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -37,8 +38,12 @@ func (p RetryPolicy) validate() error {
 	return nil
 }
 
-// backoff returns the wait before retry number n (1 for the first retry).
-func (p RetryPolicy) backoff(n int) time.Duration {
+// backoff returns the wait before retry number n (1 for the first retry), or
+// -1 when the failure is not to be retried.
+func (p RetryPolicy) backoff(n int, retry bool) time.Duration {
+	if !retry {
+		return -1
+	}
 	return clock.Backoff(n, p.MinBackoff, p.MaxBackoff)
 }
 
@@ -61,27 +66,17 @@ func Retryable(err error) bool {
 // retryable: a request that got no answer may get one next time, unless the
 // failure is of configuration (a refused redirect or certificate).
 func (e *RequestError) retryable() bool {
-	var cert *tls.CertificateVerificationError
-	var unknownAuthority x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	switch {
-	case errors.Is(e.Err, ErrUnsafeRedirect), errors.As(e.Err, &cert),
-		errors.As(e.Err, &unknownAuthority), errors.As(e.Err, &hostname):
-		return false
-	}
-	return true
+	_, cert := errors.AsType[*tls.CertificateVerificationError](e.Err)
+	_, authority := errors.AsType[x509.UnknownAuthorityError](e.Err)
+	_, host := errors.AsType[x509.HostnameError](e.Err)
+	return !cert && !authority && !host && !errors.Is(e.Err, ErrUnsafeRedirect)
 }
 
 func (e *DecodeError) retryable() bool     { return false }
 func (e *ValidationError) retryable() bool { return false }
 func (e *RateLimitError) retryable() bool  { return e.API == nil || e.API.retryable() }
-func (e *APIError) retryable() bool        { return retryableStatus(e.StatusCode) }
-func retryableStatus(status int) bool {
-	switch status {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
-		return true
-	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
-		return false
-	}
-	return status >= 500 && status < 600
+func (e *APIError) retryable() bool {
+	s := e.StatusCode
+	return slices.Contains([]int{http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests}, s) ||
+		(s >= 500 && s < 600 && s != http.StatusNotImplemented && s != http.StatusHTTPVersionNotSupported)
 }

@@ -14,18 +14,12 @@ func tokenPayload(token string) map[string]json.RawMessage {
 		return nil
 	}
 	seg := strings.TrimRight(parts[1], "=")
-	var raw []byte
-	var err error
-	for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.RawStdEncoding} {
-		if raw, err = enc.DecodeString(seg); err == nil {
-			break
-		}
-	}
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
-		return nil
+		raw, err = base64.RawStdEncoding.DecodeString(seg)
 	}
 	var p map[string]json.RawMessage
-	if json.Unmarshal(raw, &p) != nil {
+	if err != nil || json.Unmarshal(raw, &p) != nil {
 		return nil
 	}
 	return p
@@ -38,10 +32,7 @@ const legacyTokenHint = `the token looks like a legacy v0 bot token (its payload
 
 // tokenHint returns the hint for a refused v1 call made with token, or "".
 func tokenHint(token string) string {
-	p := tokenPayload(token)
-	if p == nil {
-		return ""
-	}
+	p := tokenPayload(token) // nil reads as empty
 	_, project := p["_t"]
 	if bot, ok := p["bot"]; ok && !project && strings.TrimSpace(string(bot)) == "true" {
 		return legacyTokenHint

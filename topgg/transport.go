@@ -32,27 +32,27 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	route  string // "METHOD /path/:pattern", for observers
-	path   string // route's path with its ids, escaped; "" when it has none
-	query  string // encoded query, without "?"
-	body   any    // encoded as JSON; nil sends no body
-	legacy bool
-	// idempotent calls may be sent more than once.
-	idempotent bool
-	// allowEmpty accepts an empty 2xx body although out is set.
-	allowEmpty bool
-	family     string // groups routes that share a rate limit block
-	// absentOn404 makes a 404 the service itself answered a success.
-	absentOn404 bool
-	// tokenOnly400: the route's only documented 400 is an invalid token.
-	tokenOnly400 bool
+	route        string // "METHOD /path/:param", for observers
+	id           string // the value of route's one :param, if any (validated: nothing to escape)
+	query        string // encoded query, without "?"
+	body         any    // encoded as JSON; nil sends no body
+	family       string // groups routes that share a rate limit block
+	legacy       bool   // v0: a bare token, and the v0 window
+	idempotent   bool   // may be sent more than once
+	allowEmpty   bool   // accepts an empty 2xx body although out is set
+	absentOn404  bool   // makes a 404 the service itself answered a success
+	tokenOnly400 bool   // the route's only documented 400 is an invalid token
 }
 
-// split returns the call's method and path.
+// split returns the call's method and path, with r.id for route's :param.
 func (r *call) split() (method, path string) {
 	method, path, _ = strings.Cut(r.route, " ")
-	if r.path != "" {
-		path = r.path
+	if i := strings.IndexByte(path, ':'); i >= 0 {
+		end := strings.IndexByte(path[i:], '/')
+		if end < 0 {
+			end = len(path) - i
+		}
+		path = path[:i] + r.id + path[i+end:]
 	}
 	return method, path
 }
@@ -63,18 +63,22 @@ func (r *call) op() string { m, p := r.split(); return m + " " + p }
 // (if not nil). It returns the final status (0: no answer), also with an
 // error for a 2xx not decoded, and a nil error for an absentOn404 404.
 func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
-	target, payload, err := c.prepare(ctx, r)
-	if err != nil {
-		return 0, err
+	var payload []byte
+	if r.body != nil {
+		var err error
+		if payload, err = json.Marshal(r.body); err != nil {
+			return 0, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
+		}
 	}
-	attempts := c.retry.MaxAttempts
-	if !r.idempotent {
-		attempts = 1
+	_, path := r.split()
+	target := c.target + path
+	if r.query != "" {
+		target += "?" + r.query
 	}
-	// A call that may be retried waits out a short block rather than fail.
-	var maxWait time.Duration
-	if attempts > 1 {
-		maxWait = c.retry.MaxRetryAfter
+	attempts, maxWait := 1, time.Duration(0)
+	if r.idempotent && c.retry.MaxAttempts > 1 {
+		// A call that may be retried waits out a short block rather than fail.
+		attempts, maxWait = c.retry.MaxAttempts, c.retry.MaxRetryAfter
 	}
 	for attempt := 1; ; attempt++ {
 		status, wait, err := c.try(ctx, r, target, payload, attempt, maxWait, out)
@@ -87,32 +91,12 @@ func (c *Client) do(ctx context.Context, r *call, out any) (int, error) {
 		if wait < 0 || attempt >= attempts {
 			return status, err
 		}
-		if c.log.Enabled(ctx, slog.LevelDebug) {
-			c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
-				slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
-		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "retrying", slog.String("op", r.op()), slog.Int("attempt", attempt),
+			slog.Int("status", status), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		if err := clock.Sleep(ctx, c.limits.clk, wait); err != nil {
 			return status, err
 		}
 	}
-}
-
-// prepare checks that the call may start and returns its URL and encoded body.
-func (c *Client) prepare(ctx context.Context, r *call) (target string, payload []byte, err error) {
-	if err := ctx.Err(); err != nil {
-		return "", nil, err
-	}
-	if r.body != nil {
-		if payload, err = json.Marshal(r.body); err != nil {
-			return "", nil, fmt.Errorf("topgg: %s: encoding body: %w", r.op(), err)
-		}
-	}
-	_, path := r.split()
-	target = c.target + path
-	if r.query != "" {
-		target += "?" + r.query
-	}
-	return target, payload, nil
 }
 
 // try clears one attempt with the limits (waiting out up to maxWait of a
@@ -126,10 +110,7 @@ func (c *Client) try(ctx context.Context, r *call, target string, payload []byte
 		}
 		return 0, -1, err
 	}
-	var start time.Time
-	if len(c.observers) > 0 {
-		start = time.Now()
-	}
+	start := time.Now()
 	status, wait, err := c.send(ctx, r, target, payload, attempt, out)
 	c.limits.doneLegacy(slot)
 	if len(c.observers) > 0 && (err == nil || status != 0 || ctx.Err() == nil) {
@@ -146,12 +127,12 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	method, _ := r.split()
+	method, _, _ := strings.Cut(r.route, " ")
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)
 	}
-	req.Header["Authorization"] = c.auth(r.legacy)
+	req.Header["Authorization"] = c.auth()[kindIndex(r.legacy)]
 	req.Header["Accept"] = hdrJSON
 	req.Header["User-Agent"] = c.userAgent
 	if payload != nil {
@@ -163,8 +144,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		wait, err := c.failedRequest(r, attempt, err)
-		return 0, wait, err
+		// A scrubbed *RequestError (it can quote a malformed answer), keeping
+		// only the *url.Error's cause: the URL says nothing new.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
+		return 0, c.retry.backoff(attempt, re.retryable()), re
 	}
 	if status := resp.StatusCode; status >= 200 && status < 300 {
 		c.noteAccepted(ctx, r)
@@ -173,28 +159,13 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	return c.failure(ctx, r, resp, attempt)
 }
 
-// failedRequest turns a transport failure into a scrubbed *RequestError (it
-// can quote a malformed answer) and the wait before a retry.
-func (c *Client) failedRequest(r *call, attempt int, err error) (time.Duration, error) {
-	// Keep only the *url.Error's cause: the URL says nothing new.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	re := &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
-	if !re.retryable() {
-		return -1, re
-	}
-	return c.retry.backoff(attempt), re
-}
-
 // success reads a 2xx answer and decodes it into out, if not nil; an empty
 // body is a *DecodeError unless the call allows it.
 func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (int, time.Duration, error) {
 	status := resp.StatusCode
 	data, err := readAll(resp)
 	if err != nil && !errors.Is(err, errBodyTooLarge) {
-		return status, c.retry.backoff(attempt), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
+		return status, c.retry.backoff(attempt, true), &RequestError{Op: r.op(), Attempts: attempt, Err: c.scrub.Err(err)}
 	}
 	switch {
 	case err != nil, out == nil:
@@ -206,32 +177,28 @@ func (c *Client) success(r *call, resp *http.Response, attempt int, out any) (in
 		err = json.Unmarshal(data, out)
 	}
 	if err != nil {
-		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: c.errorBody(data), Err: c.scrub.Err(err)}
+		return status, -1, &DecodeError{Op: r.op(), Status: status, Body: errorBody(c.scrub, data, false), Err: c.scrub.Err(err)}
 	}
 	return status, 0, nil
 }
 
-// errorBody keeps the start of a body for an error, scrubbed of the token.
-func (c *Client) errorBody(data []byte) []byte {
+// errorBody keeps a copy of the start of a body for an error (maxErrorBody
+// bytes), scrubbed of the token; truncated says data was cut short already.
+func errorBody(scrub httpx.Scrubber, data []byte, truncated bool) []byte {
 	if len(data) == 0 {
 		return nil
 	}
-	return cut(c.scrub(data[:min(len(data), maxErrorBody)], len(data) > maxErrorBody))
+	n := min(len(data), maxErrorBody)
+	b := scrub(data[:n], truncated || len(data) > n)
+	return bytes.Clone(b[:min(len(b), maxErrorBody)]) // "[redacted]" may be longer than what it replaced
 }
 
 // failure turns an answer that says no into an error, records the block its
-// Retry-After asks for (on any status), and says when to try again.
+// Retry-After asks for (on any status), and says when to try again: after a
+// 429, or a retryable answer that blocked its family, a *RateLimitError.
 func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, attempt int) (int, time.Duration, error) {
 	status := resp.StatusCode
-	header := resp.Header.Get("Retry-After")
-	ra, hinted := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
-	if !hinted && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
-		// The header is the service's text like a body: it may echo the token.
-		n := min(len(header), 64)
-		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
-			slog.String("op", r.op()), slog.Int("status", status), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
-			slog.Duration("max", maxRetryAfter))
-	}
+	ra, hinted := c.retryAfter(ctx, r, resp)
 	if ra > 0 {
 		c.recordBlock(ctx, r, status, ra)
 	}
@@ -248,26 +215,26 @@ func (c *Client) failure(ctx context.Context, r *call, resp *http.Response, atte
 	apiErr := newAPIError(r.op(), status, data, truncated, attempt, c.scrub)
 	apiErr.tokenOnly400, apiErr.RetryAfter = r.tokenOnly400, ra
 	c.noteIfRefused(ctx, r, apiErr)
-	wait, err := c.retryAfterFailure(r, apiErr, attempt)
-	return status, wait, err
+	if status == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()) {
+		// The next acquire waits out the block; the backoff avoids a tight loop.
+		return status, c.retry.backoff(attempt, ra <= c.retry.MaxRetryAfter), &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
+	}
+	return status, c.retry.backoff(attempt, apiErr.retryable()), apiErr
 }
 
-// retryAfterFailure says when to try again after apiErr (-1: never); a 429 or
-// a retryable answer that blocked its family is a *RateLimitError.
-func (c *Client) retryAfterFailure(r *call, apiErr *APIError, attempt int) (time.Duration, error) {
-	ra := apiErr.RetryAfter
-	switch {
-	case apiErr.StatusCode == http.StatusTooManyRequests || (ra > 0 && apiErr.retryable()):
-		rl := &RateLimitError{Op: r.op(), RetryAfter: ra, API: apiErr}
-		if ra > c.retry.MaxRetryAfter {
-			return -1, rl
-		}
-		// The next acquire waits out the block; the backoff avoids a tight loop.
-		return c.retry.backoff(attempt), rl
-	case apiErr.retryable():
-		return c.retry.backoff(attempt), apiErr
+// retryAfter reads the answer's Retry-After header; one the client cannot use
+// is logged, once per client.
+func (c *Client) retryAfter(ctx context.Context, r *call, resp *http.Response) (time.Duration, bool) {
+	header := resp.Header.Get("Retry-After")
+	ra, ok := parseRetryAfterHeader(header, peerNow(resp.Header.Get("Date"), time.Now()))
+	if !ok && strings.TrimSpace(header) != "" && !c.oddRetryAfter.Swap(true) {
+		// The header is the service's text like a body: it may echo the token.
+		n := min(len(header), 64)
+		c.log.LogAttrs(ctx, slog.LevelWarn, "ignoring a Retry-After the client cannot use (logged once per client)",
+			slog.String("op", r.op()), slog.Int("status", resp.StatusCode), slog.String("retry_after", string(c.scrub([]byte(header[:n]), len(header) > n))),
+			slog.Duration("max", maxRetryAfter))
 	}
-	return -1, apiErr
+	return ra, ok
 }
 
 // recordBlock blocks r's family for d and logs it.
@@ -303,11 +270,8 @@ var errBodyTooLarge = fmt.Errorf("body larger than %d bytes", maxBody)
 // readAll reads a successful answer's body, up to maxBody bytes, and closes it.
 func readAll(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	if resp.ContentLength == 0 { // a 204, or an empty 200: nothing to read
-		return nil, nil
-	}
-	if n := resp.ContentLength; n > 0 && n <= maxBody {
-		// One buffer of the announced size; net/http fails a shorter body.
+	if n := resp.ContentLength; n >= 0 && n <= maxBody {
+		// One buffer of the announced size (none for a 204); net/http fails a shorter body.
 		data := make([]byte, n)
 		_, err := io.ReadFull(resp.Body, data)
 		return data, err
@@ -331,20 +295,10 @@ func readError(resp *http.Response) (data []byte, truncated bool) {
 	return data, truncated
 }
 
-func cut(b []byte) []byte {
-	if len(b) > maxErrorBody {
-		b = b[:maxErrorBody]
-	}
-	return bytes.Clone(b)
-}
-
 // newAPIError decodes a v1 problem+json or a v0 error body leniently; every
 // string kept is scrubbed of the token.
 func newAPIError(op string, status int, data []byte, truncated bool, attempts int, scrub httpx.Scrubber) *APIError {
-	e := &APIError{Op: op, StatusCode: status, Attempts: attempts}
-	if len(data) > 0 {
-		e.Body = cut(scrub(data, truncated))
-	}
+	e := &APIError{Op: op, StatusCode: status, Attempts: attempts, Body: errorBody(scrub, data, truncated)}
 	// Members of another JSON type are ignored, not an error.
 	var m struct{ Type, Title, Detail, Error, Message any }
 	if json.Unmarshal(data, &m) != nil {
@@ -356,20 +310,16 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	return e
 }
 
+// parseRetryAfterBody reads a 429 body's "retry-after", a number of seconds
+// (json.Number also takes the quoted number some answers send).
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 	var b struct {
-		RetryAfter json.RawMessage `json:"retry-after"`
+		RetryAfter json.Number `json:"retry-after"`
 	}
-	if json.Unmarshal(body, &b) != nil || len(b.RetryAfter) == 0 {
+	if json.Unmarshal(body, &b) != nil {
 		return 0, false
 	}
-	raw := b.RetryAfter
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		// Some answers quote the number.
-		return parseSeconds(strings.TrimSpace(s))
-	}
-	return parseSeconds(string(raw))
+	return parseSeconds(string(b.RetryAfter))
 }
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
@@ -377,11 +327,8 @@ func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
 	if d, ok := parseSeconds(h); ok {
 		return d, true
 	}
-	if t, err := http.ParseTime(h); err == nil {
-		d := t.Sub(now)
-		if d > maxRetryAfter { // a wrong clock or header: treated as missing
-			return 0, false
-		}
+	t, err := http.ParseTime(h)
+	if d := t.Sub(now); err == nil && d <= maxRetryAfter { // else a wrong clock or header: treated as missing
 		return max(d, 0), true
 	}
 	return 0, false

@@ -1,6 +1,7 @@
 package topgg
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,14 +15,11 @@ import (
 	"github.com/dblkit/go-topgg/internal/typednil"
 )
 
-// The service's limits that the client checks before sending.
+// The service's limits that the client checks before sending; lengths are
+// where they are checked.
 const (
-	headlineMin, headlineMax                       = 3, 140
-	pageContentMin, pageContentMax                 = 300, 50000
-	announcementTitleMin, announcementTitleMax     = 3, 100
-	announcementContentMin, announcementContentMax = 10, 2000
-	maxBotsLimit                                   = 500             // the largest page of GET /bots
-	maxBatchFuture                                 = 5 * time.Minute // how far ahead a batch timestamp may be
+	maxBotsLimit   = 500             // the largest page of GET /bots
+	maxBatchFuture = 5 * time.Minute // how far ahead a batch timestamp may be
 )
 
 func invalid(field, problem, rule string) *ValidationError {
@@ -48,9 +46,23 @@ func checkSnowflake(field, id string) error {
 	return nil
 }
 
-func checkCount(field string, n *int) error {
-	if n != nil && *n < 0 {
-		return invalid(field, fmt.Sprintf("is %d", *n), ">= 0")
+func checkCount(field string, n int) error {
+	if n < 0 {
+		return invalid(field, fmt.Sprintf("is %d", n), ">= 0")
+	}
+	return nil
+}
+
+// checkSome checks a payload of two optional counts, f.a and f.b: at least one
+// set, none negative.
+func checkSome(f, a string, x *int, b string, y *int) error {
+	switch {
+	case x == nil && y == nil:
+		return invalid(f, "has no field", "at least one of "+a+" and "+b)
+	case x != nil && *x < 0:
+		return checkCount(f+"."+a, *x)
+	case y != nil && *y < 0:
+		return checkCount(f+"."+b, *y)
 	}
 	return nil
 }
@@ -64,10 +76,10 @@ func (u ProjectUpdate) validate() error {
 		name   string
 		values map[string]string
 		lo, hi int
-	}{{"headline", u.Headline, headlineMin, headlineMax}, {"page_content", u.PageContent, pageContentMin, pageContentMax}} {
+	}{{"headline", u.Headline, 3, 140}, {"page_content", u.PageContent, 300, 50000}} {
 		for _, loc := range slices.Sorted(maps.Keys(m.values)) {
 			field := fmt.Sprintf("%s[%s]", m.name, loc)
-			if !validLocale(loc) {
+			if !slices.Contains([]string{"en", "de", "fr", "pt", "tr", "hi", "ja", "ar", "nl", "ko", "it", "es", "ru", "uk", "vi", "zh"}, loc) {
 				return invalid(field, fmt.Sprintf("locale %q is not supported", loc), "one of the 16 supported locales")
 			}
 			if err := checkLen(field, m.values[loc], m.lo, m.hi); err != nil {
@@ -79,37 +91,19 @@ func (u ProjectUpdate) validate() error {
 }
 
 func (a NewAnnouncement) validate() error {
-	if err := checkLen("title", a.Title, announcementTitleMin, announcementTitleMax); err != nil {
-		return err
+	var cat error
+	if !slices.Contains([]string{"", "announcement", "event", "new_feature"}, a.Category) {
+		cat = invalid("category", fmt.Sprintf("%q is unknown", a.Category), "announcement, event or new_feature")
 	}
-	if err := checkLen("content", a.Content, announcementContentMin, announcementContentMax); err != nil {
-		return err
-	}
-	switch a.Category {
-	case "", "announcement", "event", "new_feature":
-		return nil
-	}
-	return invalid("category", fmt.Sprintf("%q is unknown", a.Category), "announcement, event or new_feature")
+	return cmp.Or(checkLen("title", a.Title, 3, 100), checkLen("content", a.Content, 10, 2000), cat)
 }
 
 func (m BotMetrics) validate(f string) error {
-	if m.ServerCount == nil && m.ShardCount == nil {
-		return invalid(f, "has no field", "at least one of server_count and shard_count")
-	}
-	if err := checkCount(f+".server_count", m.ServerCount); err != nil {
-		return err
-	}
-	return checkCount(f+".shard_count", m.ShardCount)
+	return checkSome(f, "server_count", m.ServerCount, "shard_count", m.ShardCount)
 }
 
 func (m ServerMetrics) validate(f string) error {
-	if m.MemberCount == nil && m.OnlineCount == nil {
-		return invalid(f, "has no field", "at least one of member_count and online_count")
-	}
-	if err := checkCount(f+".member_count", m.MemberCount); err != nil {
-		return err
-	}
-	if err := checkCount(f+".online_count", m.OnlineCount); err != nil {
+	if err := checkSome(f, "member_count", m.MemberCount, "online_count", m.OnlineCount); err != nil {
 		return err
 	}
 	if m.MemberCount != nil && m.OnlineCount != nil && *m.OnlineCount > *m.MemberCount {
@@ -119,7 +113,10 @@ func (m ServerMetrics) validate(f string) error {
 }
 
 func (m GameMetrics) validate(f string) error {
-	return checkCount(f+".player_count", &m.PlayerCount)
+	if m.PlayerCount < 0 {
+		return checkCount(f+".player_count", m.PlayerCount)
+	}
+	return nil
 }
 
 func (c *Client) checkMetrics(field string, m Metrics) error {
@@ -179,9 +176,6 @@ func (c *Client) checkCommands(defs []json.RawMessage) error {
 	return nil
 }
 
-// maxVoteHistory reports the oldest startDate the service accepts at now.
-func maxVoteHistory(now time.Time) time.Time { return now.AddDate(-1, 0, 0) }
-
 func (q VotesQuery) validate(now time.Time) error {
 	if q.Cursor != "" {
 		return nil
@@ -189,7 +183,7 @@ func (q VotesQuery) validate(now time.Time) error {
 	if q.StartDate.IsZero() {
 		return invalid("startDate", "is missing without a cursor", "cursor or startDate")
 	}
-	if q.StartDate.Before(maxVoteHistory(now)) {
+	if q.StartDate.Before(now.AddDate(-1, 0, 0)) {
 		return invalid("startDate", fmt.Sprintf("%s is more than one year back", q.StartDate.UTC().Format(time.RFC3339)), "at most one year in the past")
 	}
 	return nil
@@ -223,29 +217,20 @@ func (q BotQuery) validate() error {
 	if q.Limit < 0 || q.Limit > maxBotsLimit {
 		return invalid("limit", fmt.Sprintf("is %d", q.Limit), fmt.Sprintf("0 (default 50) to %d", maxBotsLimit))
 	}
-	if err := checkCount("offset", &q.Offset); err != nil {
-		return err
-	}
+	var sort error
 	if f := strings.TrimPrefix(q.Sort, "-"); q.Sort != "" && f != "id" && f != "date" && f != "monthlyPoints" {
-		return invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
+		sort = invalid("sort", fmt.Sprintf("%q is not sortable", q.Sort), "id, date or monthlyPoints, optionally prefixed with -")
 	}
-	return checkBotFields(q.Fields)
+	return cmp.Or(checkCount("offset", q.Offset), sort, checkBotFields(q.Fields))
 }
 
 func (s BotStats) validate() error {
-	if err := checkCount("server_count", &s.ServerCount); err != nil {
-		return err
-	}
-	for i := range s.Shards {
-		if err := checkCount(fmt.Sprintf("shards[%d]", i), &s.Shards[i]); err != nil {
-			return err
-		}
-	}
-	if err := checkCount("shard_count", &s.ShardCount); err != nil {
-		return err
+	var shard, id error
+	if i := slices.IndexFunc(s.Shards, func(n int) bool { return n < 0 }); i >= 0 {
+		shard = checkCount(fmt.Sprintf("shards[%d]", i), s.Shards[i])
 	}
 	if s.ShardID != nil && (*s.ShardID < 0 || (s.ShardCount > 0 && *s.ShardID >= s.ShardCount)) {
-		return invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
+		id = invalid("shard_id", fmt.Sprintf("is %d", *s.ShardID), "0 <= shard_id < shard_count")
 	}
-	return nil
+	return cmp.Or(checkCount("server_count", s.ServerCount), shard, checkCount("shard_count", s.ShardCount), id)
 }

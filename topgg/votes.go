@@ -1,6 +1,7 @@
 package topgg
 
 import (
+	"cmp"
 	"context"
 	"iter"
 	"net/http"
@@ -46,10 +47,8 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if err := q.validate(time.Now()); err != nil {
 		return nil, err
 	}
-	var query string
-	if q.Cursor != "" {
-		query = "cursor=" + url.QueryEscape(q.Cursor)
-	} else {
+	query := "cursor=" + url.QueryEscape(q.Cursor)
+	if q.Cursor == "" {
 		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
 	return get[VotePage](ctx, c, &call{route: "GET " + me + "/votes", query: query, idempotent: true, family: votesFamily})
@@ -68,15 +67,12 @@ func (c *Client) AllVotes(ctx context.Context, since time.Time) iter.Seq2[Vote, 
 				yield(Vote{}, err)
 				return
 			}
-			if len(page.Votes) == 0 {
-				return
-			}
 			for _, v := range page.Votes {
 				if !yield(v, nil) {
 					return
 				}
 			}
-			if page.Cursor == "" {
+			if len(page.Votes) == 0 || page.Cursor == "" {
 				// The end is an empty page, but a page without a cursor ends it too.
 				return
 			}
@@ -102,10 +98,7 @@ const (
 // source's kind; "" means [UserIDTopgg]), or nil when there is none; a 404
 // not the service's own is [ErrNotFound].
 func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKind) (*Vote, error) {
-	if err := checkSnowflake("user_id", userID); err != nil {
-		return nil, err
-	}
-	if err := source.validate(); err != nil {
+	if err := cmp.Or(checkSnowflake("user_id", userID), source.validate()); err != nil {
 		return nil, err
 	}
 	var q string
@@ -113,7 +106,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var v Vote
-	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", path: me + "/votes/" + userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
+	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", id: userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
 	if err != nil || status == http.StatusNotFound {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -67,9 +68,7 @@ func (c Config) check() (Config, error) {
 	if c.OnVote == nil && c.OnEvent == nil {
 		return c, bad("webhook.Config.OnVote", "is nil, and so is OnEvent")
 	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.clock = clock.Or(c.clock)
 	return c, nil
 }

@@ -149,17 +149,14 @@ func parseQuery(q string) map[string]string {
 
 // malformed wraps a JSON error without its text, which may quote the body.
 func malformed(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var tim *time.ParseError
-	switch {
-	case errors.As(err, &syn):
+	if syn, ok := errors.AsType[*json.SyntaxError](err); ok {
 		return fmt.Errorf("%w: invalid JSON at offset %d", ErrMalformedBody, syn.Offset)
-	case errors.As(err, &typ):
-		return fmt.Errorf("%w: %s has the wrong JSON type (%s)", ErrMalformedBody, typ.Field, typ.Value)
-	case errors.As(err, &tim):
-		return fmt.Errorf("%w: a timestamp is not RFC 3339", ErrMalformedBody)
-	default:
-		return fmt.Errorf("%w: not a JSON event", ErrMalformedBody)
 	}
+	if typ, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return fmt.Errorf("%w: %s has the wrong JSON type (%s)", ErrMalformedBody, typ.Field, typ.Value)
+	}
+	if _, ok := errors.AsType[*time.ParseError](err); ok {
+		return fmt.Errorf("%w: a timestamp is not RFC 3339", ErrMalformedBody)
+	}
+	return fmt.Errorf("%w: not a JSON event", ErrMalformedBody)
 }

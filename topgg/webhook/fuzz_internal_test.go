@@ -33,7 +33,7 @@ func FuzzParseSignature(f *testing.F) {
 				t.Fatalf("accepted a timestamp %q that is not decimal", s.ts)
 			}
 		}
-		_ = s.fresh(at) // no overflow panic
+		_, _ = keyring(nil).verify(h, at, func() ([]byte, error) { return body, nil }) // no overflow panic
 		if newKeyring([]Secret{"whs_a"}).match(&s, body) && Verify(h, body, time.Unix(s.t, 0), "whs_a") != nil {
 			t.Fatalf("the keyring and Verify disagree on %q", h)
 		}

@@ -18,7 +18,7 @@ import (
 // v0; make it with [New]. It answers 2xx once stored, 4xx for what no retry
 // mends, 500 when a callback failed (Top.gg retries). Safe for concurrent use.
 type Receiver struct {
-	keys   keyring                // v1 secrets; nil when v1 is off
+	keys   keyring                // v1 secrets; empty when v1 is off
 	legacy func(auth string) bool // checks a v0 Authorization; nil when v0 is off
 	cfg    Config                 // checked, without its secrets
 }
@@ -30,10 +30,7 @@ func New(cfg Config) (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Receiver{}
-	if len(cfg.Secrets) > 0 {
-		h.keys = newKeyring(cfg.Secrets)
-	}
+	h := &Receiver{keys: newKeyring(cfg.Secrets)}
 	if cfg.LegacyAuth != "" {
 		h.legacy = legacyChecker(cfg.LegacyAuth)
 	}
@@ -75,7 +72,7 @@ func (h *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Receiver) receive(r *http.Request) (Event, error) {
 	vals := r.Header.Values(SignatureHeader)
 	switch {
-	case len(vals) > 0 && h.keys == nil:
+	case len(vals) > 0 && len(h.keys) == 0:
 		return Event{}, fmt.Errorf("%w: no v1 secret is configured", ErrSignatureMismatch)
 	case len(vals) > 1:
 		return Event{}, fmt.Errorf("%w: several signature headers", ErrMalformedSignature)
@@ -158,73 +155,58 @@ func (h *Receiver) refuse(w http.ResponseWriter, r *http.Request, err error) {
 // answer stores what must be stored before the answer, then writes and
 // flushes it. It returns nil when accepted, or why not.
 func (h *Receiver) answer(w http.ResponseWriter, r *http.Request, ev *Event) error {
-	switch {
-	case ev.Vote != nil && h.cfg.OnVote != nil:
-		if err := h.storeVote(w, r, ev.Vote); err != nil {
-			return err
+	ctx := r.Context()
+	var body []byte // an integration.create's answer; nil: 204
+	switch v, ic := ev.Vote, ev.IntegrationCreate; {
+	case v != nil && h.cfg.OnVote != nil:
+		if err := h.contain(ctx, "OnVote", func() error { return h.cfg.OnVote(ctx, *v) }); err != nil {
+			return h.fail(ctx, w, "vote", err, slog.Int("version", v.Version), slog.String("vote_id", v.ID))
 		}
-	case ev.IntegrationCreate != nil && h.cfg.OnIntegrationCreate != nil:
-		return h.answerIntegration(w, r, ev.IntegrationCreate)
+	case ic != nil && h.cfg.OnIntegrationCreate != nil:
+		if err := h.contain(ctx, "OnIntegrationCreate", func() (err error) { body, err = h.integration(ctx, *ic); return err }); err != nil {
+			return h.fail(ctx, w, "integration", err, slog.String("connection_id", ic.ConnectionID))
+		}
+		// A Content-Length completes the answer at the flush, before OnEvent.
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	}
-	w.WriteHeader(http.StatusNoContent)
+	if body == nil {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		_, _ = w.Write(body)
+	}
 	h.flush(w, r)
 	return nil
 }
 
-// storeVote calls OnVote; on failure it writes the answer and returns why.
-func (h *Receiver) storeVote(w http.ResponseWriter, r *http.Request, v *Vote) error {
-	ctx := r.Context()
-	err := h.contain(ctx, "OnVote", func() error { return h.cfg.OnVote(ctx, *v) })
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrPanicked):
-		http.Error(w, "vote not stored", http.StatusInternalServerError)
-		return err
-	case errors.Is(err, ErrMalformedBody):
-		// The store says this can never be a vote: a retry would fail the same way.
-		h.cfg.Logger.WarnContext(ctx, "webhook vote refused as malformed; answering 400",
-			slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
-		http.Error(w, "malformed vote", http.StatusBadRequest)
-		return err
-	}
-	h.cfg.Logger.ErrorContext(ctx, "webhook vote not stored; answering 500 so that Top.gg retries",
-		slog.Int("version", v.Version), slog.String("vote_id", v.ID), slog.Any("error", err))
-	http.Error(w, "vote not stored", http.StatusInternalServerError)
-	return err
-}
-
-func (h *Receiver) answerIntegration(w http.ResponseWriter, r *http.Request, ic *IntegrationCreate) error {
-	ctx := r.Context()
-	var ans IntegrationAnswer
-	err := h.contain(ctx, "OnIntegrationCreate", func() (err error) {
-		ans, err = h.cfg.OnIntegrationCreate(ctx, *ic)
-		return err
-	})
-	if errors.Is(err, ErrPanicked) {
-		http.Error(w, "integration not created", http.StatusInternalServerError)
-		return err
-	}
+// integration calls OnIntegrationCreate and encodes its answer.
+func (h *Receiver) integration(ctx context.Context, ic IntegrationCreate) ([]byte, error) {
+	ans, err := h.cfg.OnIntegrationCreate(ctx, ic)
 	if err == nil && ans.WebhookURL == "" {
 		err = errors.New("OnIntegrationCreate answered no WebhookURL")
 	}
 	if err != nil {
-		h.cfg.Logger.ErrorContext(ctx, "webhook integration.create not answered; answering 500",
-			slog.String("connection_id", ic.ConnectionID), slog.Any("error", err))
-		http.Error(w, "integration not created", http.StatusInternalServerError)
-		return err
+		return nil, err
 	}
 	if ans.Routes == nil {
 		ans.Routes = []string{}
 	}
-	body, _ := json.Marshal(ans) // two strings and a slice of strings: cannot fail
-	// A Content-Length completes the answer at the flush, before OnEvent.
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-	h.flush(w, r)
-	return nil
+	return json.Marshal(ans) // two strings and a slice of strings: cannot fail
+}
+
+// fail answers a callback's error: 400 when OnVote says the vote can never be
+// stored (a retry would fail the same way), else 500, which Top.gg retries.
+func (h *Receiver) fail(ctx context.Context, w http.ResponseWriter, what string, err error, attrs ...slog.Attr) error {
+	status, level := http.StatusInternalServerError, slog.LevelError
+	if what == "vote" && errors.Is(err, ErrMalformedBody) {
+		status, level = http.StatusBadRequest, slog.LevelWarn
+	}
+	if !errors.Is(err, ErrPanicked) { // a panic was logged with its stack
+		h.cfg.Logger.LogAttrs(ctx, level, "webhook "+what+" not stored; answering "+strconv.Itoa(status),
+			append(attrs, slog.Any("error", err))...)
+	}
+	http.Error(w, what+" not stored", status)
+	return err
 }
 
 func (h *Receiver) flush(w http.ResponseWriter, r *http.Request) {

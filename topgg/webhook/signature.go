@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,61 +42,55 @@ type signature struct {
 // order; keys other than t and v1 (a future scheme) are ignored.
 func parseSignature(h string) (signature, error) {
 	var s signature
+	fail := func(problem string) (signature, error) {
+		return s, fmt.Errorf("%w: %s", ErrMalformedSignature, problem)
+	}
 	if len(h) > maxSignatureHeader {
-		return s, fmt.Errorf("%w: longer than %d bytes", ErrMalformedSignature, maxSignatureHeader)
+		return fail(fmt.Sprintf("longer than %d bytes", maxSignatureHeader))
 	}
 	for part := range strings.SplitSeq(h, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return s, fmt.Errorf("%w: a part is not key=value", ErrMalformedSignature)
-		}
-		switch k {
-		case "t":
-			if s.ts != "" {
-				return s, fmt.Errorf("%w: two timestamps", ErrMalformedSignature)
-			}
-			// 1 to 18 digits, no sign: any date of this era, and no overflow.
+		switch {
+		case !ok:
+			return fail("a part is not key=value")
+		case k == "t":
+			// One, of 1 to 18 digits, no sign: any date of this era, and no overflow.
 			t, err := strconv.ParseUint(v, 10, 64)
-			if err != nil || len(v) > 18 {
-				return s, fmt.Errorf("%w: the timestamp is not 1 to 18 decimal digits", ErrMalformedSignature)
+			if s.ts != "" || err != nil || len(v) > 18 {
+				return fail("not one timestamp of 1 to 18 decimal digits")
 			}
 			s.t, s.ts = int64(t), v
-		case "v1":
-			if s.n == maxSignatures {
-				return s, fmt.Errorf("%w: more than %d v1 signatures", ErrMalformedSignature, maxSignatures)
-			}
-			if len(v) != 2*sha256.Size {
-				return s, fmt.Errorf("%w: a v1 signature is not %d hex digits", ErrMalformedSignature, 2*sha256.Size)
-			}
-			if _, err := hex.Decode(s.macs[s.n][:], []byte(v)); err != nil {
-				return s, fmt.Errorf("%w: a v1 signature is not hex", ErrMalformedSignature)
+		case k != "v1":
+		case s.n == maxSignatures:
+			return fail(fmt.Sprintf("more than %d v1 signatures", maxSignatures))
+		default:
+			// Appending to the array's slice: a longer value cannot overflow it.
+			if _, err := hex.AppendDecode(s.macs[s.n][:0], []byte(v)); err != nil || len(v) != 2*sha256.Size {
+				return fail(fmt.Sprintf("a v1 signature is not %d hex digits", 2*sha256.Size))
 			}
 			s.n++
 		}
 	}
 	if s.ts == "" || s.n == 0 {
-		return s, fmt.Errorf("%w: want t=<unix seconds>,v1=<hex>", ErrMalformedSignature)
+		return fail("want t=<unix seconds>,v1=<hex>")
 	}
 	return s, nil
 }
 
-// fresh checks that the signature's time is within the tolerance of now.
-func (s *signature) fresh(now time.Time) error {
-	if d := now.Sub(time.Unix(s.t, 0)); d.Abs() > tolerance {
-		return fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tolerance)
-	}
-	return nil
-}
-
-// keyring computes the MACs of a set of secrets. The keys live only in
-// closures, which no formatting prints.
-type keyring []func() hash.Hash
+// keyring signs with a set of secrets: each function returns the MAC of
+// "<ts>.<body>". The keys live only in closures, which no formatting prints.
+type keyring []func(ts string, body []byte) []byte
 
 func newKeyring(secrets []Secret) keyring {
 	k := make(keyring, len(secrets))
 	for i, s := range secrets {
 		key := []byte(s)
-		k[i] = func() hash.Hash { return hmac.New(sha256.New, key) }
+		k[i] = func(ts string, body []byte) []byte {
+			h := hmac.New(sha256.New, key)
+			h.Write([]byte(ts + "."))
+			h.Write(body)
+			return h.Sum(nil)
+		}
 	}
 	return k
 }
@@ -106,12 +99,11 @@ func newKeyring(secrets []Secret) keyring {
 // signature's MACs, each compared in constant time.
 func (k keyring) match(s *signature, body []byte) bool {
 	for _, mac := range k {
-		sum := macOf(mac(), s.ts, body)
-		ok := false
-		for j := range s.n {
-			ok = hmac.Equal(sum, s.macs[j][:]) || ok
+		sum, ok := mac(s.ts, body), false
+		for _, m := range s.macs[:s.n] {
+			ok = hmac.Equal(sum, m[:]) || ok
 		}
-		if ok {
+		if ok { // no MAC of the other secrets once one signed it
 			return true
 		}
 	}
@@ -119,14 +111,14 @@ func (k keyring) match(s *signature, body []byte) bool {
 }
 
 // verify checks a signature header at now and returns the body read reads;
-// a stale one is refused before reading.
+// one outside the tolerance is refused before reading.
 func (k keyring) verify(header string, now time.Time, read func() ([]byte, error)) ([]byte, error) {
 	sig, err := parseSignature(header)
 	if err != nil {
 		return nil, err
 	}
-	if err := sig.fresh(now); err != nil {
-		return nil, err
+	if d := now.Sub(time.Unix(sig.t, 0)); d.Abs() > tolerance {
+		return nil, fmt.Errorf("%w: %s from now (tolerance %s)", ErrTimestamp, d.Truncate(time.Second), tolerance)
 	}
 	body, err := read()
 	if err != nil {
@@ -136,13 +128,6 @@ func (k keyring) verify(header string, now time.Time, read func() ([]byte, error
 		return nil, ErrSignatureMismatch
 	}
 	return body, nil
-}
-
-// macOf returns the MAC of "<ts>.<body>".
-func macOf(h hash.Hash, ts string, body []byte) []byte {
-	h.Write([]byte(ts + "."))
-	h.Write(body)
-	return h.Sum(nil)
 }
 
 // Verify checks a v1 delivery's signature header and raw body at now: nil when
@@ -168,7 +153,7 @@ func Verify(header string, body []byte, now time.Time, secrets ...Secret) error 
 // with secret at time t, for tests of a receiver.
 func Sign(secret Secret, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(macOf(hmac.New(sha256.New, []byte(secret)), ts, body))
+	return "t=" + ts + ",v1=" + hex.EncodeToString(newKeyring([]Secret{secret})[0](ts, body))
 }
 
 // NewRequest returns a POST of body to url as Top.gg sends a v1 delivery,
