@@ -14,6 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -140,11 +141,7 @@ func TestZeroCounterWorks(t *testing.T) {
 	changed := c.Changed()
 	require.NoError(t, s.Open())
 	t.Cleanup(func() { _ = s.Close() })
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Changed not closed on READY")
-	}
+	testkit.Recv(t, changed, "Changed not closed on READY")
 	require.Eventually(t, func() bool {
 		counts, err := c.Counts(t.Context())
 		return err == nil && counts.Complete() && counts.Servers == 1 && counts.Unavailable == 0

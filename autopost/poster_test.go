@@ -21,6 +21,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -227,12 +228,7 @@ func TestPosterPostsNothingOnceItsTermIsOver(t *testing.T) {
 	tm := clock.NewTerm(termClock, start.Add(time.Second), cancel)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(clock.WithTerm(ctx, tm)) }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run went on after its term was over")
-	}
+	require.NoError(t, testkit.Recv(t, done, "Run went on after its term was over"))
 	assert.Len(t, tg.Metrics(), 1, "posted after the term's deadline")
 	assert.Equal(t, int32(1), results.Load(), "the refused post was reported")
 	assert.ErrorIs(t, clock.CheckTerm(clock.WithTerm(ctx, tm)), clock.ErrTermOver)
@@ -484,12 +480,7 @@ func TestRunReturnsOnCancel(t *testing.T) {
 	assert.Never(t, func() bool { return len(done) > 0 }, 50*time.Millisecond, 10*time.Millisecond,
 		"Run waits for READY")
 	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	require.NoError(t, testkit.Recv(t, done, "Run did not return after cancel"))
 }
 
 // TestConfigErrorNamesTheField: New rejects an invalid Config with a

@@ -26,6 +26,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -425,12 +426,7 @@ func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
 		leaderCtx <- ctx
 		return blockUntilDone(ctx, tok)
 	})
-	var lctx context.Context
-	select {
-	case lctx = <-leaderCtx:
-	case <-time.After(10 * time.Second):
-		t.Fatal("never led")
-	}
+	lctx := testkit.Recv(t, leaderCtx, "never led")
 	require.NoError(t, CheckTerm(lctx))
 	tm := clock.TermFrom(lctx)
 	require.NotNil(t, tm, "the leader's context carries no term")
@@ -814,12 +810,8 @@ func TestPausedLeaderWritesNothingAfterItResumes(t *testing.T) {
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
 	assert.Equal(t, "fenced", expectLine(t, lines, "after-loss "), "the resumed leader's late write was not refused")
-	select {
-	case <-exited:
-		require.NoError(t, waitErr, "the child failed")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the resumed child did not exit")
-	}
+	testkit.Recv(t, exited, "the resumed child did not exit")
+	require.NoError(t, waitErr, "the child failed")
 
 	writes, err := obs.LRange(ctx, list, 0, -1).Result()
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 )
 
 func TestFakeFiresTimersInOrderWhenAdvanced(t *testing.T) {
@@ -90,12 +91,7 @@ func TestSleepStopsWhenContextEnds(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- clock.Sleep(ctx, clock.Real(), time.Hour) }()
 	cancel()
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, context.Canceled)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Sleep did not return after cancel")
-	}
+	require.ErrorIs(t, testkit.Recv(t, done, "Sleep did not return after cancel"), context.Canceled)
 	require.NoError(t, clock.Sleep(context.Background(), clock.Real(), time.Millisecond))
 	require.ErrorIs(t, clock.Sleep(ctx, clock.Real(), 0), context.Canceled)
 }
