@@ -545,23 +545,8 @@ func sentinelURL(s *redistest.Sentinel) string {
 	return "redis+sentinel://" + a[0] + "/0?master_name=" + redistest.MasterName + "&addr=" + strings.Join(a[1:], "&addr=")
 }
 
-// termLog records every term of several leases in the order they began.
-type termLog struct {
-	mu     sync.Mutex
-	tokens []int64
-}
-
-func (l *termLog) add(token int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.tokens = append(l.tokens, token)
-}
-
-func (l *termLog) all() []int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]int64(nil), l.tokens...)
-}
+// termLog records every term's token of several leases in the order they began.
+type termLog = testkit.Log[int64]
 
 // startHALease runs a lease of redistest.HABot on its own client of url (one process)
 // that records each term in log and leads until stopped.
@@ -575,7 +560,7 @@ func startHALease(t *testing.T, url string, log *termLog) (*Lease, context.Cance
 	done := make(chan error, 1)
 	go func() {
 		done <- lease.Run(ctx, func(lctx context.Context, token int64) error {
-			log.add(token)
+			log.Add(token)
 			<-lctx.Done()
 			return nil
 		})
@@ -618,7 +603,7 @@ func TestSentinelTokenSurvivesAFailoverRightAfterTheElection(t *testing.T) {
 	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
 	second := b.State().Token
 	assert.Greater(t, second, first, "a token repeated or went back across the failover")
-	redistest.AssertIncreasing(t, log.all())
+	redistest.AssertIncreasing(t, log.All())
 	require.ErrorIs(t, a.Fence(first).Set(ctx, pc, Key(redistest.HABot, "k"), "stale", 0), ErrFenced,
 		"the old term wrote on the new master")
 	require.NoError(t, b.Fence(second).Set(ctx, pc, Key(redistest.HABot, "k"), "new", 0))
@@ -652,7 +637,7 @@ func TestSentinelUnacknowledgedElectionLeadsNobody(t *testing.T) {
 	// The attempt in flight at the resume may be acknowledged and lead with
 	// the last token drawn: that election is then safe to use.
 	assert.GreaterOrEqual(t, b.State().Token, drawn)
-	assert.Len(t, log.all(), 1, "a given-back election ran a term")
+	assert.Len(t, log.All(), 1, "a given-back election ran a term")
 }
 
 // TestSentinelTokenStaysAboveALostElection: the replica is cut off (paused,
@@ -691,7 +676,7 @@ func TestSentinelTokenStaysAboveALostElection(t *testing.T) {
 	c, _ := startHALease(t, url, &log)
 	require.Eventually(t, func() bool { return c.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
 	assert.Greater(t, c.State().Token, lost, "a token repeated or went back across the failover")
-	redistest.AssertIncreasing(t, log.all())
+	redistest.AssertIncreasing(t, log.All())
 }
 
 // childEnv makes the test binary run childMain instead of the tests; the
