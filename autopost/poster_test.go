@@ -209,11 +209,7 @@ func (fixedSource) Changed() <-chan struct{} { return nil }
 // cancelled its context).
 func TestPosterPostsNothingOnceItsTermIsOver(t *testing.T) {
 	t.Parallel()
-	tg, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
-	client, err := tg.NewClient()
-	require.NoError(t, err)
+	tg, client := testkit.Service(t)
 	start := time.Unix(1_700_000_000, 0)
 	termClock := clock.NewFake(start)
 	var results atomic.Int32
@@ -273,11 +269,7 @@ func TestPostsWhatTheSourceGives(t *testing.T) {
 	for name, mode := range map[string]autopost.Mode{"v1": autopost.ModeV1, "v0": autopost.ModeV0} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tg, err := topggtest.NewServer()
-			require.NoError(t, err)
-			t.Cleanup(tg.Close)
-			client, err := tg.NewClient()
-			require.NoError(t, err)
+			tg, client := testkit.Service(t)
 			src := &tableSource{}
 			src.set(autopost.Counts{Servers: 5, Shards: 3, PerShard: []int{5, 0, 0}, Missing: []int{1, 2}, BotID: topggtest.DiscordBot().PlatformID}, nil)
 			clk := newClock()

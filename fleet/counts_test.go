@@ -663,11 +663,7 @@ func TestLeaderPosterPostsTheFleetTotal(t *testing.T) {
 	srv := redistest.Start(t)
 	const shardCount = 4
 	dc := testkit.Discord(t, []int{3, 3, 5, 5})
-	tg, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
-	client, err := tg.NewClient()
-	require.NoError(t, err)
+	tg, client := testkit.Service(t)
 
 	a := startProcess(t, srv.Addr(), dc, shardCount, 0, 1)
 	b := startProcess(t, srv.Addr(), dc, shardCount, 2, 3)
