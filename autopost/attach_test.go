@@ -14,6 +14,7 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -114,12 +115,7 @@ func TestAttachWhileRunning(t *testing.T) {
 	f := newFixture(t, setup{shards: 2, perShard: 2, open: []int{0}, idle: []int{}, cfg: autopost.Config{ShardCount: 2}})
 	require.Eventually(t, func() bool { return f.counts().Servers == 2 }, 5*time.Second, time.Millisecond)
 	assert.Empty(t, f.tg.Requests(), "shard 1 is missing")
-	sess, err := f.dc.NewSession(1, 2)
-	require.NoError(t, err)
-	f.detach[1], err = f.poster.Attach(sess)
-	require.NoError(t, err)
-	f.sessions[1] = sess
-	require.NoError(t, sess.Open())
+	f.attach(1)
 	f.waitPosted(4)
 	assert.Equal(t, 4, f.patches()[0].Metrics["server_count"])
 }
@@ -140,11 +136,7 @@ func TestZeroCounterWorks(t *testing.T) {
 	changed := c.Changed()
 	require.NoError(t, s.Open())
 	t.Cleanup(func() { _ = s.Close() })
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Changed not closed on READY")
-	}
+	testkit.Recv(t, changed, "Changed not closed on READY")
 	require.Eventually(t, func() bool {
 		counts, err := c.Counts(t.Context())
 		return err == nil && counts.Complete() && counts.Servers == 1 && counts.Unavailable == 0
@@ -186,12 +178,7 @@ func TestDetachAllPostsNothing(t *testing.T) {
 
 	// A new session for the same shard, with the same guilds: the numbers
 	// are those of the last post, so they are not sent again.
-	sess, err := f.dc.NewSession(0, 1)
-	require.NoError(t, err)
-	f.detach[0], err = f.poster.Attach(sess)
-	require.NoError(t, err)
-	f.sessions[0] = sess
-	require.NoError(t, sess.Open())
+	f.attach(0)
 	from = len(f.resultsCopy())
 	require.Eventually(t, func() bool {
 		for _, r := range since(from, autopost.OutcomeUnchanged) {
@@ -241,12 +228,7 @@ func TestDetachOneOfTwoPostsNothing(t *testing.T) {
 	// Events of the detached session no longer count; a new session for
 	// shard 1 brings its guilds back, and the exact total goes out.
 	require.NoError(t, f.dc.Join(f.ctx(), f.guild(60, 1)))
-	sess, err := f.dc.NewSession(1, 2)
-	require.NoError(t, err)
-	f.detach[1], err = f.poster.Attach(sess) // while Run runs: fine before Open
-	require.NoError(t, err)
-	f.sessions[1] = sess
-	require.NoError(t, sess.Open())
+	f.attach(1) // while Run runs: fine before Open
 	f.waitPosted(5)
 }
 

@@ -201,11 +201,18 @@ func TestShardInOrder(t *testing.T) {
 	assert.Equal(t, "1100000000000000001", *tal.botID.Load())
 }
 
-func TestShardShuffled(t *testing.T) {
-	t.Parallel()
+// seeded is a random source with a fresh seed, logged so that a failure can
+// be replayed.
+func seeded(t *testing.T, stream uint64) *rand.Rand {
+	t.Helper()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 1))
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
+func TestShardShuffled(t *testing.T) {
+	t.Parallel()
+	r := seeded(t, 1)
 	for round := range 200 {
 		var next uint64
 		tl := randomTimeline(r, "s1", r.IntN(20), r.IntN(60), &next)
@@ -238,9 +245,7 @@ func requireCounts(t *testing.T, sh *shard, servers, unavailable, round int) {
 // even when some of the new session's events are handled before it.
 func TestShardReconnectShuffled(t *testing.T) {
 	t.Parallel()
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 2))
+	r := seeded(t, 2)
 	for round := range 200 {
 		var next uint64
 		first := randomTimeline(r, "s1", 1+r.IntN(15), r.IntN(40), &next)

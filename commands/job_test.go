@@ -17,6 +17,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -314,12 +315,7 @@ func TestOnResultPanicIsContained(t *testing.T) {
 	require.Eventually(t, func() bool { return calls.Load() == 2 }, 5*time.Second, time.Millisecond)
 	assert.Len(t, putBodies(srv), 1)
 	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return")
-	}
+	require.NoError(t, testkit.Recv(t, done, "Run did not return"))
 	assert.Equal(t, 2, strings.Count(logs.String(), "OnResult panicked"))
 	assert.Contains(t, logs.String(), "dashboard bug")
 	assert.Equal(t, 1, strings.Count(logs.String(), "[running]"), "the stack, once")
@@ -368,22 +364,12 @@ func TestJobReadsAndPublishesNothingOnceItsTermIsOver(t *testing.T) {
 	require.NoError(t, session.Open())
 	t.Cleanup(func() { assert.NoError(t, session.Close()) })
 
-	select {
-	case err := <-results:
-		require.NoError(t, err, "the sync within the term")
-	case <-time.After(5 * time.Second):
-		t.Fatal("no sync within the term")
-	}
+	require.NoError(t, testkit.Recv(t, results, "no sync within the term"), "the sync within the term")
 	reads := discordReads(dsrv)
 	require.Positive(t, reads)
 	require.Eventually(t, func() bool { return clk.Timers() == 1 }, 5*time.Second, time.Millisecond)
 	clk.Advance(commands.DefaultInterval) // the next sync is due, and the term's deadline passed
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run went on after its term was over")
-	}
+	require.NoError(t, testkit.Recv(t, done, "Run went on after its term was over"))
 	assert.Equal(t, reads, discordReads(dsrv), "Discord's commands were read after the term's deadline")
 	assert.Len(t, putBodies(srv), 1, "published after the term's deadline")
 	assert.Empty(t, results, "a sync was reported after the term's deadline")

@@ -2,8 +2,8 @@ package discordtest_test
 
 import (
 	"context"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,49 +53,19 @@ type readyInfo struct {
 // session has SyncEvents set.
 type recorder struct {
 	t           *testing.T
-	mu          sync.Mutex
-	log         []string // "create:<id>", "delete:<id>", "outage:<id>", "resumed"
-	readies     []readyInfo
-	seqs        []int64
-	connects    int
-	disconnects int
+	log         testkit.Log[string] // "create:<id>", "delete:<id>", "outage:<id>", "resumed"
+	readies     testkit.Log[readyInfo]
+	seqs        testkit.Log[int64]
+	connects    atomic.Int32
+	disconnects atomic.Int32
 }
 
-func (r *recorder) add(entry string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.log = append(r.log, entry)
-}
-
-func (r *recorder) snapshot() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.log)
-}
-
-func (r *recorder) readyInfos() []readyInfo {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.readies)
-}
-
-func (r *recorder) sequences() []int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.seqs)
-}
-
-func (r *recorder) connectCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.connects
-}
-
-func (r *recorder) disconnectCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.disconnects
-}
+func (r *recorder) add(entry string)        { r.log.Add(entry) }
+func (r *recorder) snapshot() []string      { return r.log.All() }
+func (r *recorder) readyInfos() []readyInfo { return r.readies.All() }
+func (r *recorder) sequences() []int64      { return r.seqs.All() }
+func (r *recorder) connectCount() int       { return int(r.connects.Load()) }
+func (r *recorder) disconnectCount() int    { return int(r.disconnects.Load()) }
 
 // waitLog waits until the log has n entries and returns them.
 func (r *recorder) waitLog(n int) []string {
@@ -121,9 +91,7 @@ func (r *recorder) attach(s *discordgo.Session) {
 			info.stubs = append(info.stubs, g.ID)
 			info.allStubs = info.allStubs && g.Unavailable && g.Name == ""
 		}
-		r.mu.Lock()
-		r.readies = append(r.readies, info)
-		r.mu.Unlock()
+		r.readies.Add(info)
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.GuildCreate) {
 		assert.False(r.t, e.Unavailable, "GUILD_CREATE of an available guild")
@@ -139,21 +107,9 @@ func (r *recorder) attach(s *discordgo.Session) {
 		r.add("delete:" + e.ID)
 	})
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { r.add("resumed") })
-	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
-		r.mu.Lock()
-		r.seqs = append(r.seqs, e.Sequence)
-		r.mu.Unlock()
-	})
-	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) {
-		r.mu.Lock()
-		r.connects++
-		r.mu.Unlock()
-	})
-	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) {
-		r.mu.Lock()
-		r.disconnects++
-		r.mu.Unlock()
-	})
+	s.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) { r.seqs.Add(e.Sequence) })
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) { r.connects.Add(1) })
+	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { r.disconnects.Add(1) })
 }
 
 // openSession opens a session for a shard with a recorder attached. With

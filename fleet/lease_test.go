@@ -1,22 +1,32 @@
 package fleet
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/fence"
 	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -416,12 +426,7 @@ func TestTermDeadlineFollowsRenewalsAndFailsAtOnceAfterAPause(t *testing.T) {
 		leaderCtx <- ctx
 		return blockUntilDone(ctx, tok)
 	})
-	var lctx context.Context
-	select {
-	case lctx = <-leaderCtx:
-	case <-time.After(10 * time.Second):
-		t.Fatal("never led")
-	}
+	lctx := testkit.Recv(t, leaderCtx, "never led")
 	require.NoError(t, CheckTerm(lctx))
 	tm := clock.TermFrom(lctx)
 	require.NotNil(t, tm, "the leader's context carries no term")
@@ -532,4 +537,303 @@ func TestUnreachableRedisNeitherPanicsNorLeads(t *testing.T) {
 		5*time.Second, 5*time.Millisecond)
 	assert.False(t, c.lease.State().Leader)
 	require.NoError(t, c.stopAndWait(t))
+}
+
+// sentinelURL is the fleet's URL of s: every sentinel, the master's name.
+func sentinelURL(s *redistest.Sentinel) string {
+	a := s.SentinelAddrs()
+	return "redis+sentinel://" + a[0] + "/0?master_name=" + redistest.MasterName + "&addr=" + strings.Join(a[1:], "&addr=")
+}
+
+// termLog records every term's token of several leases in the order they began.
+type termLog = testkit.Log[int64]
+
+// startHALease runs a lease of redistest.HABot on its own client of url (one process)
+// that records each term in log and leads until stopped.
+func startHALease(t *testing.T, url string, log *termLog) (*Lease, context.CancelFunc) {
+	t.Helper()
+	rdb, err := NewUniversalClient(url)
+	require.NoError(t, err)
+	lease, err := newLease(rdb, redistest.HABot, leaseConfig{TTL: redistest.HATTL, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- lease.Run(ctx, func(lctx context.Context, token int64) error {
+			log.Add(token)
+			<-lctx.Done()
+			return nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(redistest.HAWait):
+			t.Error("Lease.Run did not return")
+		}
+		_ = rdb.Close()
+	})
+	return lease, cancel
+}
+
+// TestSentinelTokenSurvivesAFailoverRightAfterTheElection: the master is
+// killed within moments of an election; the term's token was acknowledged by
+// the replica before the term began, so the promoted replica holds it: the
+// next term's token is above it, and the old term's fenced writes are
+// refused on the new master.
+func TestSentinelTokenSurvivesAFailoverRightAfterTheElection(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx := context.Background()
+	url := sentinelURL(s)
+	var log termLog
+	a, stopA := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return a.State().Leader }, redistest.HAWait, time.Millisecond)
+	first := a.State().Token
+
+	_, promoted := s.KillMaster(ctx) // right after the election
+	pc := promoted.Client(t)
+	counter, err := pc.Get(ctx, Key(redistest.HABot, "fence")).Int64()
+	require.NoError(t, err, "the promoted replica lost the token counter")
+	assert.GreaterOrEqual(t, counter, first, "the promoted replica lost the election's increment")
+
+	stopA() // the next election is drawn on the promoted replica
+	b, _ := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
+	second := b.State().Token
+	assert.Greater(t, second, first, "a token repeated or went back across the failover")
+	redistest.AssertIncreasing(t, log.All())
+	require.ErrorIs(t, a.Fence(first).Set(ctx, pc, Key(redistest.HABot, "k"), "stale", 0), ErrFenced,
+		"the old term wrote on the new master")
+	require.NoError(t, b.Fence(second).Set(ctx, pc, Key(redistest.HABot, "k"), "new", 0))
+}
+
+// TestSentinelUnacknowledgedElectionLeadsNobody: while the connected
+// replica acknowledges nothing (paused), elections are drawn on the master
+// but given back, so nobody leads: a failover now could lose their tokens
+// and hand the same one to a later term. Once the replica answers again, the
+// next election leads, with a token above every one drawn.
+func TestSentinelUnacknowledgedElectionLeadsNobody(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx := context.Background()
+	url := sentinelURL(s)
+	master, err := s.Master(ctx)
+	require.NoError(t, err)
+	replica := s.Other(master)
+	mc := master.Client(t)
+	var log termLog
+	replica.Pause() // below down-after (1 s): the sentinels still count on it
+	b, _ := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return mc.Exists(ctx, Key(redistest.HABot, "fence")).Val() == 1 },
+		redistest.HAWait, time.Millisecond, "no election was drawn while the replica was paused")
+	assert.Never(t, func() bool { return b.State().Leader }, redistest.HATTL/4, redistest.HATick,
+		"an election the replica did not acknowledge led")
+	drawn, err := mc.Get(ctx, Key(redistest.HABot, "fence")).Int64()
+	require.NoError(t, err)
+	replica.Resume()
+
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no leader once the replica answered")
+	// The attempt in flight at the resume may be acknowledged and lead with
+	// the last token drawn: that election is then safe to use.
+	assert.GreaterOrEqual(t, b.State().Token, drawn)
+	assert.Len(t, log.All(), 1, "a given-back election ran a term")
+}
+
+// TestSentinelTokenStaysAboveALostElection: the replica is cut off (paused,
+// its link killed), so the master has no replica to wait for and elects
+// alone; then the master dies, and the cut-off replica is promoted without
+// that election's increment. The next token still goes up: it is drawn from
+// Redis's clock, which moved past the lost one during the failover.
+func TestSentinelTokenStaysAboveALostElection(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	ctx := context.Background()
+	url := sentinelURL(s)
+	var log termLog
+	a, stopA := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return a.State().Leader }, redistest.HAWait, redistest.HATick)
+	stopA()
+	require.Eventually(t, func() bool { return !a.State().Leader }, redistest.HAWait, redistest.HATick)
+
+	master, err := s.Master(ctx)
+	require.NoError(t, err)
+	replica := s.Other(master)
+	mc := master.Client(t)
+	require.NoError(t, mc.Wait(ctx, 1, 5*time.Second).Err())
+	replica.Pause()
+	require.NoError(t, mc.ClientKillByFilter(ctx, "TYPE", "replica").Err())
+	b, stopB := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return b.State().Leader }, redistest.HAWait, redistest.HATick, "no election without a replica")
+	lost := b.State().Token
+	stopB() // no election on the promoted replica before the counter is read
+	master.Kill()
+	replica.Resume()
+	s.WaitMaster(ctx, replica)
+	kept, err := replica.Client(t).Get(ctx, Key(redistest.HABot, "fence")).Int64()
+	require.NoError(t, err)
+	require.Less(t, kept, lost, "the failover kept the election (else this test shows nothing)")
+
+	c, _ := startHALease(t, url, &log)
+	require.Eventually(t, func() bool { return c.State().Leader }, redistest.HAWait, redistest.HATick, "no leader after the failover")
+	assert.Greater(t, c.State().Token, lost, "a token repeated or went back across the failover")
+	redistest.AssertIncreasing(t, log.All())
+}
+
+// childEnv makes the test binary run childMain instead of the tests; the
+// Redis address and bot come in childAddrEnv and childBotEnv.
+const (
+	childEnv     = "FLEET_TEST_CHILD"
+	childAddrEnv = "FLEET_TEST_REDIS"
+	childBotEnv  = "FLEET_TEST_BOT"
+)
+
+// fencedAppend appends ARGV[1] to the list KEYS[1] if the caller still leads.
+var fencedAppend = fence.NewScript(`return redis.call('RPUSH', KEYS[1], ARGV[1])`)
+
+// childMain is a leader process for the paused-leader test: it campaigns,
+// and while it leads appends "child:<token>:<n>" to the shared list through
+// the fence every 10 ms. When its leadership ends it tries one more fenced
+// append (a straggling write, as a real job might make), prints the outcome
+// ("after-loss fenced" or "after-loss wrote"), and exits.
+func childMain(role string) int {
+	if role != "paused-leader" {
+		fmt.Fprintln(os.Stderr, "unknown child role", role)
+		return 2
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childAddrEnv), ContextTimeoutEnabled: true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}) // as fleet.NewUniversalClient does
+	defer rdb.Close()
+	bot := os.Getenv(childBotEnv)
+	lease, err := newLease(rdb, bot, shortLease)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	list := Key(bot, "writes")
+	err = lease.Run(ctx, func(lctx context.Context, token int64) error {
+		defer cancel() // one term is the whole life of this process
+		f := lease.Fence(token)
+		fmt.Println("leader", token)
+		for n := 0; lctx.Err() == nil; n++ {
+			_, _ = fencedAppend.Run(context.Background(), rdb, f, []string{list}, fmt.Sprintf("child:%d:%d", token, n))
+			select {
+			case <-lctx.Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		_, err := fencedAppend.Run(context.Background(), rdb, f, []string{list}, fmt.Sprintf("child:%d:late", token))
+		switch {
+		case errors.Is(err, ErrFenced):
+			fmt.Println("after-loss fenced")
+		case err == nil:
+			fmt.Println("after-loss wrote")
+		default:
+			fmt.Println("after-loss error", err)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	return 0
+}
+
+func TestPausedLeaderWritesNothingAfterItResumes(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const bot = "paused"
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=paused-leader", childAddrEnv+"="+srv.Addr(), childBotEnv+"="+bot)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{}) // closed once the child is reaped; then waitErr is set
+	var waitErr error
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		httpx.Within("the killed child process to exit", func() {
+			for range lines { // drain, so that Wait can finish
+			}
+			<-exited
+		})
+	})
+
+	childToken := expectLine(t, lines, "leader ")
+	ctx := context.Background()
+	obs := srv.Client(t)
+	list := Key(bot, "writes")
+	require.Eventually(t, func() bool { return obs.LLen(ctx, list).Val() > 3 }, 5*time.Second, 5*time.Millisecond,
+		"the child leader never wrote through the fence")
+
+	// Pause the leader past its TTL; another process must win and write.
+	require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
+	parent := startContender(t, srv.Addr(), bot, shortLease, func(lctx context.Context, tok int64) error {
+		_, err := fencedAppend.Run(lctx, obs, Fence{}, []string{list}, "never") // the zero fence writes nothing
+		assert.ErrorIs(t, err, ErrNoFence)
+		return blockUntilDone(lctx, tok)
+	})
+	require.Eventually(t, func() bool { return parent.lease.State().Leader }, 3*shortLease.TTL, 5*time.Millisecond,
+		"no takeover while the leader was stopped")
+	parentToken := parent.lease.State().Token
+	_, err = fencedAppend.Run(ctx, obs, parent.lease.Fence(parentToken), []string{list}, "parent")
+	require.NoError(t, err)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
+	assert.Equal(t, "fenced", expectLine(t, lines, "after-loss "), "the resumed leader's late write was not refused")
+	testkit.Recv(t, exited, "the resumed child did not exit")
+	require.NoError(t, waitErr, "the child failed")
+
+	writes, err := obs.LRange(ctx, list, 0, -1).Result()
+	require.NoError(t, err)
+	i := indexOf(writes, "parent")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Empty(t, writes[i+1:], "writes landed after the new leader's: %v", writes[i+1:])
+	assert.Greater(t, parentToken, mustInt(t, childToken))
+}
+
+func expectLine(t *testing.T, lines <-chan string, prefix string) string {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the child exited before printing %q", prefix)
+			if rest, found := strings.CutPrefix(l, prefix); found {
+				return rest
+			}
+			require.False(t, strings.HasPrefix(l, "error"), "child: %s", l)
+		case <-timeout:
+			t.Fatalf("the child did not print %q within 15s", prefix)
+		}
+	}
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
 }

@@ -253,12 +253,7 @@ func TestServerServesMetricsAndProbes(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 
 	stop()
-	select {
-	case err := <-ran:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after its context was done")
-	}
+	require.NoError(t, testkit.Recv(t, ran, "Run did not return after its context was done"))
 	require.Error(t, srv.Run(t.Context()), "a second Run")
 	l, err := net.Listen("tcp", srv.Addr().String())
 	require.NoError(t, err, "the port is still held")

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 )
 
 // TestSeconds: Discord's seconds, with fractions, and nonsense, within bounds.
@@ -178,12 +179,7 @@ func TestRateLimitWaitOfAnEndedTermIsNotSent(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool { return hits.Load() == 1 && clk.Timers() > 0 }, 10*time.Second, time.Millisecond, "the 429 was not waited out")
 	clk.Advance(2 * time.Second) // past the wait, and past the term
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, clock.ErrTermOver)
-	case <-time.After(10 * time.Second):
-		require.FailNow(t, "the request did not return")
-	}
+	assert.ErrorIs(t, testkit.Recv(t, done, "the request did not return"), clock.ErrTermOver)
 	assert.Equal(t, int32(1), hits.Load(), "the request was sent again after the term's deadline")
 }
 

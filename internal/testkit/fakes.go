@@ -9,6 +9,7 @@ import (
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 )
 
@@ -39,6 +40,18 @@ func TopGG(t testing.TB, dc *discordtest.Server, opts ...topggtest.Option) *topg
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
 	return tg
+}
+
+// Service starts a fake Top.gg, closed at the end of the test, and a real
+// client of it.
+func Service(t testing.TB, opts ...topggtest.Option) (*topggtest.Server, *topgg.Client) {
+	t.Helper()
+	tg, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
+	t.Cleanup(tg.Close)
+	client, err := tg.NewClient()
+	require.NoError(t, err)
+	return tg, client
 }
 
 // Sessions makes one real discordgo session per shard of dc, not open. At

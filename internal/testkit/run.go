@@ -71,3 +71,17 @@ func (rs *Runs[K]) Stop(k K) error {
 	}
 	return r.Stop()
 }
+
+// Recv returns the next value from ch, and fails the test if none comes
+// within Wait; what says what did not happen. Call it on the test goroutine.
+func Recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(Wait):
+		t.Fatal(what)
+		var zero T
+		return zero
+	}
+}

@@ -77,17 +77,7 @@ func newFixture(t *testing.T, s setup) *fixture {
 			s.open = append(s.open, i)
 		}
 	}
-	var guilds []string
-	for shard := range s.shards {
-		for n := range s.perShard {
-			guilds = append(guilds, discordtest.GuildIDForShard(n, shard, s.shards))
-		}
-	}
-	dc, err := discordtest.NewServer(append([]discordtest.Option{
-		discordtest.WithShardCount(s.shards), discordtest.WithGuilds(guilds...),
-	}, s.dcOpts...)...)
-	require.NoError(t, err)
-	t.Cleanup(dc.Close)
+	dc := testkit.Discord(t, slices.Repeat([]int{s.perShard}, s.shards), s.dcOpts...)
 	tg, err := topggtest.NewServer(s.tgOpts...)
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
@@ -142,6 +132,17 @@ func newFixture(t *testing.T, s setup) *fixture {
 		require.NoError(t, f.sessions[id].Open())
 	}
 	return f
+}
+
+// attach attaches a new session of shard to the Poster and opens it.
+func (f *fixture) attach(shard int) {
+	f.t.Helper()
+	sess, err := f.dc.NewSession(shard, f.shards)
+	require.NoError(f.t, err)
+	f.detach[shard], err = f.poster.Attach(sess)
+	require.NoError(f.t, err)
+	f.sessions[shard] = sess
+	require.NoError(f.t, sess.Open())
 }
 
 // run starts Run in a goroutine and returns the function that ends it and
