@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/pgstore"
-	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -18,19 +17,8 @@ import (
 func follow(t *testing.T, s *pgstore.Store) (got chan voterewards.Vote, resyncs chan struct{}) {
 	t.Helper()
 	got, resyncs = make(chan voterewards.Vote, 1024), make(chan struct{}, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Follow(ctx, func(v voterewards.Vote) { got <- v }, func() { resyncs <- struct{}{} })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("Follow did not return after its context ended")
-		}
+	untilCleanup(t, "Follow", func(ctx context.Context) error {
+		return s.Follow(ctx, func(v voterewards.Vote) { got <- v }, func() { resyncs <- struct{}{} })
 	})
 	return got, resyncs
 }
@@ -206,26 +194,11 @@ func TestActiveLearnsVotesWithin100ms(t *testing.T) {
 // until the test ends.
 func mirror(t *testing.T, s *pgstore.Store) *voterewards.Poller {
 	t.Helper()
-	srv, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	client, err := srv.NewClient()
-	require.NoError(t, err)
+	_, client := fakeTopgg(t)
 	p, err := voterewards.New(client, voterewards.Config{Store: s,
 		OnReward: func(context.Context, voterewards.Vote) error { return nil }}) // a follower calls none
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Mirror(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("Mirror did not return after its context ended")
-		}
-	})
+	untilCleanup(t, "Mirror", p.Mirror)
 	return p
 }
 

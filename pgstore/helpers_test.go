@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -98,4 +100,51 @@ func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
 	return p
+}
+
+// fakeTopgg starts a fake Top.gg server for the test and returns it with a
+// client of it.
+func fakeTopgg(t *testing.T, opts ...topggtest.Option) (*topggtest.Server, *topgg.Client) {
+	t.Helper()
+	srv, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	client, err := srv.NewClient()
+	require.NoError(t, err)
+	return srv, client
+}
+
+// rewardStore opens a store on pool with cfg and makes its points table.
+func rewardStore(t *testing.T, pool *pgxpool.Pool, cfg pgstore.Config) *pgstore.Store {
+	t.Helper()
+	store, err := pgstore.Open(context.Background(), pool, cfg)
+	require.NoError(t, err)
+	pointsTable(t, pool)
+	return store
+}
+
+// addHistory adds a vote of weight weight(u), an hour old, for each of users
+// voters to srv's history.
+func addHistory(srv *topggtest.Server, users int, weight func(u int) int) {
+	for u := range users {
+		srv.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
+			Weight: weight(u), CreatedAt: time.Now().Add(-time.Hour)})
+	}
+}
+
+// untilCleanup runs job until the test ends, then cancels it and expects it
+// to return nil within 10 s.
+func untilCleanup(t *testing.T, name string, job func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- job(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s did not return after its context ended", name)
+		}
+	})
 }

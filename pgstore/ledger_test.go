@@ -17,7 +17,6 @@ import (
 	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
-	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -135,12 +134,8 @@ func TestTxHandlerMisuse(t *testing.T) {
 	s := open(t, pgstore.Config{})
 	assert.Nil(t, s.Reward(nil), "Reward(nil)")
 	assert.Nil(t, s.Expiry(nil), "Expiry(nil)")
-	srv, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	client, err := topgg.New(srv.Token(), topgg.WithBaseURL(srv.URL))
-	require.NoError(t, err)
-	_, err = voterewards.New(client, voterewards.Config{Store: s, OnReward: s.Reward(nil)})
+	_, client := fakeTopgg(t)
+	_, err := voterewards.New(client, voterewards.Config{Store: s, OnReward: s.Reward(nil)})
 	assert.Error(t, err, "a Poller rewarding with Reward(nil)")
 	called := false
 	err = s.Reward(func(context.Context, pgx.Tx, voterewards.Vote) error { called = true; return nil })(ctx, vote(1, base))
@@ -308,20 +303,10 @@ func TestRewardRaceAcrossProcesses(t *testing.T) {
 func TestPollerRewardsInItsTransaction(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
-	pointsTable(t, pool)
-
-	srv, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
+	store := rewardStore(t, pool, pgstore.Config{})
+	srv, client := fakeTopgg(t)
 	const users = 5
-	for u := range users {
-		srv.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
-			Weight: 1 + u%2, CreatedAt: time.Now().Add(-time.Hour)})
-	}
-	client, err := srv.NewClient()
-	require.NoError(t, err)
+	addHistory(srv, users, func(u int) int { return 1 + u%2 })
 	callsCh := make(chan struct{}, 64) // handler calls, from the Poller's workers
 	p, err := voterewards.New(client, voterewards.Config{
 		Store: store,
@@ -362,19 +347,10 @@ func TestPollerDeliversAgainAfterTheDatabaseRestarts(t *testing.T) {
 	ctx := context.Background()
 	srv := pgstoretest.Start(t) // its own server: this test kills it
 	pool := srv.Pool(t)
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{})
-	require.NoError(t, err)
-	pointsTable(t, pool)
-	tg, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
+	store := rewardStore(t, pool, pgstore.Config{})
+	tg, client := fakeTopgg(t)
 	const users = 10
-	for u := range users {
-		tg.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
-			Weight: 1, CreatedAt: time.Now().Add(-time.Hour)})
-	}
-	client, err := tg.NewClient()
-	require.NoError(t, err)
+	addHistory(tg, users, func(int) int { return 1 })
 	inFlight, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	p, err := voterewards.New(client, voterewards.Config{
@@ -426,19 +402,13 @@ func TestPollerDeliversAgainAfterTheDatabaseRestarts(t *testing.T) {
 func TestHistoryReplayOfAPrunedVoteIsNotRewardedAgain(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
-	store, err := pgstore.Open(ctx, pool, pgstore.Config{Retention: time.Hour})
-	require.NoError(t, err)
-	pointsTable(t, pool)
-	tg, err := topggtest.NewServer()
-	require.NoError(t, err)
-	t.Cleanup(tg.Close)
+	store := rewardStore(t, pool, pgstore.Config{Retention: time.Hour})
+	tg, client := fakeTopgg(t)
 	now := time.Now().UTC().Truncate(time.Second)
 	old := topggtest.Vote{UserID: "800000000000000001", PlatformID: "300000000000000001", Weight: 1,
 		CreatedAt: now.Add(-13 * time.Hour), ExpiresAt: now.Add(-time.Hour)}
 	tg.AddVote(old, topggtest.Vote{UserID: "800000000000000002", PlatformID: "300000000000000002", Weight: 1,
 		CreatedAt: now.Add(-10 * time.Minute)})
-	client, err := tg.NewClient()
-	require.NoError(t, err)
 	p, err := voterewards.New(client, voterewards.Config{Store: store, Lookback: 24 * time.Hour, Interval: 20 * time.Millisecond,
 		OnReward: store.Reward(func(ctx context.Context, tx pgx.Tx, v voterewards.Vote) error { return credit(new(int))(ctx, tx, v) })})
 	require.NoError(t, err)
