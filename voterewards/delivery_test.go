@@ -885,16 +885,12 @@ func TestExpiryFiresOncePerVoteAcrossRestart(t *testing.T) {
 func TestExpiryOfLateDeliveredVoteRunsBeforeTheUsersNextVote(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	now := time.Now()
 	// The first vote expired long ago; the user voted again since. Read
 	// together, the first vote's expiry must come before the second reward.
-	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
-	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVote(first, second)
+	first, second := lateAndNextVote(srv)
 	var log eventLog
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"), Store: voterewards.NewMemoryStore(), Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 5*time.Second, 5*time.Millisecond)
-	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
+	requireExpiryBeforeNextReward(t, &log, first, second, 5*time.Second)
 }
 
 // TestExpiryAndGiveUpHandlerPanicsAreContained: a panicking OnExpire is a

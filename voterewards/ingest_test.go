@@ -358,10 +358,7 @@ func (s *echoFirstStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint,
 func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	now := time.Now()
-	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
-	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVote(first, second)
+	first, second := lateAndNextVote(srv)
 	store := &echoFirstStore{MemoryStore: voterewards.NewMemory(), claimed: make(chan struct{})}
 
 	secondStarted := make(chan struct{})
@@ -387,8 +384,7 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	}
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"),
 		Observer: observer, Store: store, Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
+	requireExpiryBeforeNextReward(t, &log, first, second, 10*time.Second)
 }
 
 // lateEchoStore is a MemoryStore whose feed holds back the echoes of votes
