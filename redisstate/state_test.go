@@ -343,9 +343,8 @@ func TestVoteStoreFeedReachesOtherProcesses(t *testing.T) {
 // an error (never a panic), and a damaged feed message asks for a resync.
 func TestVoteStoreDamagedRecords(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "damaged")
+	srv, s := newLeader(t, "damaged")
 	rdb := srv.Client(t)
 
 	fctx, cancel := context.WithCancel(ctx)
@@ -387,9 +386,8 @@ func rawVote(u int, created, expires time.Time) voterewards.Vote {
 // dedup set would grow for ever. Its expiry is read as sanitize would fix it.
 func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "prunefuture")
+	_, s := newLeader(t, "prunefuture")
 	now := time.Now()
 	planted := rawVote(1, now.Add(-72*time.Hour), now.Add(365*24*time.Hour))
 	old := rawVote(2, now.Add(-48*time.Hour), now.Add(-36*time.Hour))
@@ -414,9 +412,8 @@ func TestVoteStorePruneIsNotStoppedByAnExpiryFromTheFuture(t *testing.T) {
 // expiry (clamped to creation + VoteLifetime), and logs it once.
 func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "pollfuture")
+	_, s := newLeader(t, "pollfuture")
 	now := time.Now()
 	year := now.Add(365 * 24 * time.Hour)
 	stuck := rawVote(1, now.Add(-13*time.Hour), year)
@@ -465,9 +462,8 @@ func TestPollerClampsTimesFromTheFutureInRedis(t *testing.T) {
 // times are fixed as sanitize fixes them.
 func TestFeedVoteFromTheFutureIsClamped(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "feedfuture")
+	srv, s := newLeader(t, "feedfuture")
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
@@ -513,9 +509,8 @@ func ledgerVote(u int, c time.Time, weight int) voterewards.Vote {
 // the ingest script's keys are in one slot.
 func TestVoteLedgerKeysShareTheBotsSlot(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "slot")
+	srv, s := newLeader(t, "slot")
 	base := time.Date(2026, 1, 31, 20, 0, 0, 0, time.UTC)
 	var votes []voterewards.Vote
 	for i := range 6 {
@@ -541,9 +536,8 @@ func TestVoteLedgerKeysShareTheBotsSlot(t *testing.T) {
 // month: no per-vote history once the dedup set is pruned.
 func TestVoteLedgerIsBoundedPerVoter(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "bounded")
+	srv, s := newLeader(t, "bounded")
 	rdb := srv.Client(t)
 	base := time.Date(2026, 3, 1, 0, 30, 0, 0, time.UTC)
 	var want voterewards.Stats
@@ -575,9 +569,8 @@ func TestVoteLedgerIsBoundedPerVoter(t *testing.T) {
 // give the Stats and boards of Stats.Add.
 func TestVoteLedgerFarTimes(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "far")
+	_, s := newLeader(t, "far")
 	for u, base := range []time.Time{
 		time.Date(1969, 12, 31, 18, 0, 0, 999_999_999, time.UTC),
 		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
@@ -612,9 +605,8 @@ func TestVoteLedgerFarTimes(t *testing.T) {
 // is refused before the ledger moves.
 func TestVoteLedgerRefusedIngestCountsNothing(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "refused")
+	srv, s := newLeader(t, "refused")
 	require.NoError(t, srv.Client(t).Incr(ctx, fleet.Key("refused", "fence")).Err())
 	v := ledgerVote(1, time.Now(), 1)
 	_, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "x"}, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
@@ -632,9 +624,8 @@ func TestVoteLedgerRefusedIngestCountsNothing(t *testing.T) {
 // Load, never a panic or a zero.
 func TestVoteLedgerDamagedRecords(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	s, _ := leadingState(t, srv, "damagedledger")
+	srv, s := newLeader(t, "damagedledger")
 	v := ledgerVote(1, time.Now(), 1)
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
@@ -661,9 +652,8 @@ func TestVoteLedgerDamagedRecords(t *testing.T) {
 // leaderboard (all time or a month) one script, whatever its size.
 func TestVoteLedgerReadsAreOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
 	ctx := context.Background()
-	leader, _ := leadingState(t, srv, "trips")
+	srv, leader := newLeader(t, "trips")
 	base := time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC)
 	var votes []voterewards.Vote
 	for u := range 50 {
