@@ -194,9 +194,7 @@ func TestVotesOfOneUserNeverOverlapAndGoOldestFirst(t *testing.T) {
 
 func TestGracePeriodThenCancelsHandlersAndKeepsTheVote(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
-	srv.AddVote(v)
+	srv, _ := serverWithVote(t)
 	store := voterewards.NewMemoryStore()
 	started := make(chan struct{})
 	clk := clock.NewFake(time.Now())
@@ -939,9 +937,7 @@ func TestExpiryAndGiveUpHandlerPanicsAreContained(t *testing.T) {
 // next Run), and no expiry is scheduled before it was delivered.
 func TestGivenUpRewardIsRedeliveredAndGetsNoExpiry(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
-	srv.AddVote(v)
+	srv, _ := serverWithVote(t)
 	clk := clock.NewFake(time.Now())
 	var failing atomic.Bool
 	failing.Store(true)

@@ -253,3 +253,13 @@ func requireExpiryBeforeNextReward(t *testing.T, log *eventLog, first, second to
 	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, within, 5*time.Millisecond)
 	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
 }
+
+// serverWithVote starts a fake Top.gg whose history holds one vote, an hour
+// old, and returns it with that vote.
+func serverWithVote(t *testing.T) (*topggtest.Server, topggtest.Vote) {
+	t.Helper()
+	srv := newServer(t)
+	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
+	srv.AddVote(v)
+	return srv, v
+}

@@ -423,9 +423,7 @@ func (s *lateEchoStore) Follow(ctx context.Context, added func(voterewards.Vote)
 // echo of the vote nor a feed resync's reload retries it.
 func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
-	srv.AddVote(v)
+	srv, v := serverWithVote(t)
 	clk := clock.NewFake(time.Now())
 	var failing atomic.Bool
 	failing.Store(true)
