@@ -39,17 +39,24 @@ func fillLedger(b *testing.B, s voterewards.Store) {
 	flush()
 }
 
+// filledStore returns a "bolt" or "memory" store filled by fillLedger.
+func filledStore(b *testing.B, name string) voterewards.Store {
+	b.Helper()
+	var s voterewards.Store = voterewards.NewMemoryStore()
+	if name == "bolt" {
+		s = openNoSync(b)
+	}
+	fillLedger(b, s)
+	return s
+}
+
 // BenchmarkLeaderboard measures the top 10 of 100,000 voters, all time and
 // of a month (the goal: under 50 ms on bbolt). The memory store sorts the
 // whole board on each call.
 func BenchmarkLeaderboard(b *testing.B) {
 	for _, name := range []string{"bolt", "memory"} {
 		b.Run(name, func(b *testing.B) {
-			var s voterewards.Store = voterewards.NewMemoryStore()
-			if name == "bolt" {
-				s = openNoSync(b)
-			}
-			fillLedger(b, s)
+			s := filledStore(b, name)
 			for _, span := range []struct {
 				name  string
 				month time.Time
@@ -74,11 +81,7 @@ func BenchmarkLeaderboard(b *testing.B) {
 func BenchmarkStats(b *testing.B) {
 	for _, name := range []string{"bolt", "memory"} {
 		b.Run(name, func(b *testing.B) {
-			var s voterewards.Store = voterewards.NewMemoryStore()
-			if name == "bolt" {
-				s = openNoSync(b)
-			}
-			fillLedger(b, s)
+			s := filledStore(b, name)
 			ids := make([]string, 1024)
 			for i := range ids {
 				ids[i] = fmt.Sprintf("3%017d", (i*7919)%benchVoters)

@@ -2,7 +2,13 @@ package boltstate_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -162,4 +168,283 @@ func TestPrintingTheStateWhileItIngestsIsSafe(t *testing.T) {
 		}
 	}, s)
 	assert.Contains(t, out, "boltstate.State")
+}
+
+// goodStoreFile writes a store with some history and returns its bytes.
+func goodStoreFile(t *testing.T) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var votes []voterewards.Vote
+	for i := range 400 {
+		tv := topgg.Vote{UserID: userID(i), PlatformID: platformID(i), Weight: 1, CreatedAt: now.Add(time.Duration(i) * time.Second)}
+		tv.ExpiresAt = tv.CreatedAt.Add(voterewards.VoteLifetime)
+		votes = append(votes, voterewards.Vote{Vote: tv, Origin: voterewards.OriginHistory})
+	}
+	ctx := context.Background()
+	_, err = s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c", LastSeen: now}, votes, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	for _, v := range votes[:200] {
+		require.NoError(t, s.Delivered(ctx, v, true))
+	}
+	require.NoError(t, s.Close())
+	b, err := os.ReadFile(filepath.Join(dir, boltstate.StoreFile))
+	require.NoError(t, err)
+	return b
+}
+
+// openDamaged writes b as the store file and opens it: it must either open
+// (and then load without a crash) or fail with a *DamagedError naming
+// the file. It reports whether it was refused.
+func openDamaged(t *testing.T, b []byte) bool {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, boltstate.StoreFile)
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	if d := os.Getenv("DAMAGED_DUMP"); d != "" {
+		_ = os.WriteFile(d, b, 0o600)
+	}
+	s, err := boltstate.Open(dir)
+	if err != nil {
+		var derr *boltstate.DamagedError
+		require.ErrorAs(t, err, &derr, "any refusal is a DamagedError: %v", err)
+		assert.Equal(t, path, derr.Path)
+		assert.Contains(t, err.Error(), path, "the error names the file")
+		assert.Contains(t, err.Error(), "move the file aside", "and says what to do")
+		return true
+	}
+	defer s.Close()
+	// A file that passed the check is read whole without a crash; a record
+	// it cannot decode is an error, not a panic.
+	_, _ = s.Load(context.Background())
+	_, _ = s.Stats(context.Background(), platformID(7))
+	_, _ = s.Leaderboard(context.Background(), time.Time{}, voterewards.MaxLeaderboard)
+	_, _ = s.Leaderboard(context.Background(), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), voterewards.MaxLeaderboard)
+	return false
+}
+
+func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
+	t.Parallel()
+	good := goodStoreFile(t)
+	require.Greater(t, len(good), 4*4096)
+	require.False(t, openDamaged(t, good), "the good file opens")
+
+	t.Run("truncated", func(t *testing.T) {
+		// bbolt grows its file ahead of use: cutting the unused tail is no
+		// damage, so only cuts into the used half must be refused.
+		for _, n := range []int{1, 15, 100, 4095, 4096, 4097, 8191, 8192, 8193, 3 * 4096, len(good) / 3, len(good) / 2} {
+			assert.True(t, openDamaged(t, good[:n]), "truncated to %d of %d bytes", n, len(good))
+		}
+		for _, n := range []int{len(good) - 4096, len(good) - 1} {
+			openDamaged(t, good[:n]) // refused or opened: never a crash
+		}
+	})
+	t.Run("zero-length", func(t *testing.T) {
+		// An empty file is what a crash right after creating it leaves:
+		// bbolt initialises it.
+		assert.False(t, openDamaged(t, nil))
+	})
+	t.Run("garbage", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, n := range []int{10, 4096, 8192, 64 << 10} {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte(r.Uint32())
+			}
+			assert.True(t, openDamaged(t, b), "%d random bytes", n)
+		}
+	})
+	t.Run("flipped", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for range 300 {
+			b := append([]byte(nil), good...)
+			for range 1 + r.IntN(8) {
+				i := r.IntN(len(b))
+				b[i] ^= byte(1 + r.IntN(255))
+			}
+			openDamaged(t, b) // refused or opened: never a crash
+		}
+		// Both meta pages broken: nothing to trust.
+		b := append([]byte(nil), good...)
+		b[16+20] ^= 0xff
+		b[4096+16+20] ^= 0xff
+		assert.True(t, openDamaged(t, b))
+	})
+	t.Run("zeroed pages", func(t *testing.T) {
+		for page := 2; page*4096 < len(good); page++ {
+			b := append([]byte(nil), good...)
+			clear(b[page*4096 : (page+1)*4096])
+			openDamaged(t, b)
+		}
+	})
+}
+
+func TestDamagedErrorMatches(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("wrapped: %w", &boltstate.DamagedError{Path: "/x/voterewards.db", Reason: "r"})
+	var derr *boltstate.DamagedError
+	require.ErrorAs(t, err, &derr)
+	assert.Equal(t, "/x/voterewards.db", derr.Path)
+}
+
+// The files older releases kept beside voterewards.db, written as they wrote
+// them: the command hash (of commands.NewFileHashStore, since removed), voterperks.FileReminders' opt-ins
+// (version 2) and the example bot's before it (version 1).
+const (
+	hashFile      = "commands.sha256"
+	remindersFile = "reminders.json"
+)
+
+func writeHashFile(t *testing.T, dir, hash string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, hashFile), []byte(hash+"\n"), 0o600))
+}
+
+func writeRemindersV1(t *testing.T, dir string, users ...string) {
+	t.Helper()
+	b, err := json.Marshal(struct {
+		Version int      `json:"version"`
+		Users   []string `json:"users"`
+	}{1, users})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, remindersFile), b, 0o600))
+}
+
+func writeRemindersV2(t *testing.T, dir string, last map[string]string) {
+	t.Helper()
+	users, err := json.Marshal(last)
+	require.NoError(t, err)
+	b, err := json.Marshal(struct {
+		Version int             `json:"version"`
+		Users   json.RawMessage `json:"users"`
+	}{2, users})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, remindersFile), b, 0o600))
+}
+
+func sha(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// optIn is a user's reminder state.
+type optIn struct {
+	on   bool
+	last string
+}
+
+// requireOptIns checks each user's reminder state in s.
+func requireOptIns(t *testing.T, s *boltstate.State, want map[string]optIn) {
+	t.Helper()
+	for user, w := range want {
+		on, last, err := s.Reminder(t.Context(), user)
+		require.NoError(t, err)
+		assert.Equal(t, w, optIn{on, last}, user)
+	}
+}
+
+// TestOpenMovesLegacyFiles: at the first Open, the command hash and the
+// opt-ins (versions 1 and 2) move into the state and their files go; the
+// state then keeps them across a reopen.
+func TestOpenMovesLegacyFiles(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		write func(t *testing.T, dir string)
+		want  map[string]optIn
+	}{
+		"version 1": {func(t *testing.T, dir string) { writeRemindersV1(t, dir, "7", "8") },
+			map[string]optIn{"7": {true, ""}, "8": {true, ""}, "9": {}}},
+		"version 2": {func(t *testing.T, dir string) { writeRemindersV2(t, dir, map[string]string{"1": "1@k", "2": ""}) },
+			map[string]optIn{"1": {true, "1@k"}, "2": {true, ""}, "3": {}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeHashFile(t, dir, sha("commands"))
+			tc.write(t, dir)
+			s, err := boltstate.Open(dir)
+			require.NoError(t, err)
+			assert.NoFileExists(t, filepath.Join(dir, hashFile))
+			assert.NoFileExists(t, filepath.Join(dir, remindersFile))
+			hash, err := s.LoadHash(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, sha("commands"), hash)
+			requireOptIns(t, s, tc.want)
+			require.NoError(t, s.Close())
+
+			s = open(t, dir)
+			hash, err = s.LoadHash(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, sha("commands"), hash, "kept across a reopen")
+			requireOptIns(t, s, tc.want)
+		})
+	}
+}
+
+// TestOpenMovesLegacyFilesAgainAfterACrash: a crash after the move's commit
+// and before the files' removal leaves both; the next Open moves the same
+// content again without doubling or undoing anything, and removes the files.
+func TestOpenMovesLegacyFilesAgainAfterACrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	last := map[string]string{"1": "1@k", "2": ""}
+	writeHashFile(t, dir, sha("v1"))
+	writeRemindersV2(t, dir, last)
+	s, err := boltstate.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	// The files as the crash left them.
+	writeHashFile(t, dir, sha("v1"))
+	writeRemindersV2(t, dir, last)
+
+	s = open(t, dir)
+	assert.NoFileExists(t, filepath.Join(dir, hashFile))
+	assert.NoFileExists(t, filepath.Join(dir, remindersFile))
+	hash, err := s.LoadHash(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, sha("v1"), hash)
+	requireOptIns(t, s, map[string]optIn{"1": {true, "1@k"}, "2": {true, ""}, "3": {}})
+
+	// A file that came back after later changes undoes none of them.
+	ctx := t.Context()
+	require.NoError(t, s.SaveHash(ctx, sha("v2")))
+	require.NoError(t, s.Reminded(ctx, "2", "2@k"))
+	require.NoError(t, s.Close())
+	writeHashFile(t, dir, sha("v1"))
+	writeRemindersV2(t, dir, last)
+	s = open(t, dir)
+	hash, err = s.LoadHash(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, sha("v2"), hash)
+	requireOptIns(t, s, map[string]optIn{"1": {true, "1@k"}, "2": {true, "2@k"}})
+}
+
+// TestOpenRefusesDamagedLegacyFiles: a legacy file Open cannot read is an
+// error naming it, never dropped: the state opens once it is moved away.
+func TestOpenRefusesDamagedLegacyFiles(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []struct{ file, content string }{
+		{remindersFile, `{`},
+		{remindersFile, `{"version":3,"users":{}}`},
+		{remindersFile, `{"version":2,"users":{"x":""}}`},
+		{remindersFile, `{"version":1,"users":["alice"]}`},
+		{remindersFile, `{"version":1,"users":{"1":""}}`},
+		{hashFile, "not a hash\n"},
+		{hashFile, ""},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, bad.file)
+		require.NoError(t, os.WriteFile(path, []byte(bad.content), 0o600))
+		_, err := boltstate.Open(dir)
+		require.Error(t, err, "%s: %q", bad.file, bad.content)
+		assert.ErrorContains(t, err, path, "%q: the error names the file", bad.content)
+		assert.FileExists(t, path, "the file is kept")
+
+		require.NoError(t, os.Rename(path, path+".aside"))
+		s, err := boltstate.Open(dir)
+		require.NoError(t, err, "the state is not held open by the refusal")
+		require.NoError(t, s.Close())
+	}
 }

@@ -56,6 +56,28 @@ func (f floor) add(ctx context.Context, v voterewards.Vote) error {
 	return err
 }
 
+// beside runs step on each of the benchmark's b.N votes (benchVote(i)),
+// each followed by the floor's insert of the same vote, and reports both
+// sides with reportVsFloor.
+func (f floor) beside(b *testing.B, step func(context.Context, voterewards.Vote) error) {
+	ctx := context.Background()
+	var inStore, inFloor time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		v := benchVote(i)
+		t0 := time.Now()
+		if err := step(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := f.add(ctx, v); err != nil {
+			b.Fatal(err)
+		}
+		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
+	}
+	reportVsFloor(b, b.N, inStore, inFloor)
+}
+
 // reportVsFloor reports the store's and the floor's votes/s and their ratio.
 func reportVsFloor(b *testing.B, n int, store, fl time.Duration) {
 	b.ReportMetric(float64(n)/store.Seconds(), "votes/s")
@@ -70,22 +92,10 @@ func BenchmarkIngest(b *testing.B) {
 	pool := pg.Pool(b)
 	s, err := pgstore.Open(ctx, pool, pgstore.Config{})
 	require.NoError(b, err)
-	fl := newFloor(b, pool)
-	var inStore, inFloor time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		v := benchVote(i)
-		t0 := time.Now()
-		if _, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := fl.add(ctx, v); err != nil {
-			b.Fatal(err)
-		}
-		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
-	}
-	reportVsFloor(b, b.N, inStore, inFloor)
+	newFloor(b, pool).beside(b, func(ctx context.Context, v voterewards.Vote) error {
+		_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+		return err
+	})
 }
 
 // BenchmarkIngestConcurrent: one vote per Ingest from 1 and 8 concurrent
@@ -211,23 +221,12 @@ func BenchmarkDelivery(b *testing.B) {
 		_, err := s.Ingest(ctx, nil, votes[i:min(i+1000, len(votes))], voterewards.DefaultStreakGrace)
 		require.NoError(b, err)
 	}
-	var inStore, inFloor time.Duration
-	b.ResetTimer()
-	for _, v := range votes {
-		t0 := time.Now()
+	fl.beside(b, func(ctx context.Context, v voterewards.Vote) error {
 		if err := reward(ctx, v); err != nil {
-			b.Fatal(err)
+			return err
 		}
-		if err := s.Delivered(ctx, v, false); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := fl.add(ctx, v); err != nil {
-			b.Fatal(err)
-		}
-		inStore, inFloor = inStore+t1.Sub(t0), inFloor+time.Since(t1)
-	}
-	reportVsFloor(b, b.N, inStore, inFloor)
+		return s.Delivered(ctx, v, false)
+	})
 }
 
 // BenchmarkLedger reads the ledger of 100,000 voters: the all-time and the

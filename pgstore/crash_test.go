@@ -3,20 +3,29 @@
 package pgstore_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
@@ -291,4 +300,250 @@ func uncommitted(t *testing.T, pool *pgxpool.Pool, app string, printed [][]strin
 		}
 	}
 	return n
+}
+
+// child is the test binary re-executed to run one Test*Child function: a
+// process the test can SIGKILL. Its stdout is read line by line (the child
+// prints what it does there); its stderr is kept for failure messages.
+type child struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stderr testlog.Buffer
+	exited chan struct{} // closed once cmd is reaped
+
+	mu    sync.Mutex
+	lines []string
+	poke  chan struct{} // a new line, or the end of stdout
+	eof   bool
+}
+
+// startChild runs the test function named test in a new process of the test
+// binary, with env added to this process's environment. The process is
+// killed at the test's cleanup if it still runs.
+func startChild(t *testing.T, test string, env ...string) *child {
+	t.Helper()
+	c := &child{t: t, exited: make(chan struct{}), poke: make(chan struct{}, 1)}
+	c.cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=5m")
+	c.cmd.Env = append(os.Environ(), env...)
+	c.cmd.Stderr = &c.stderr
+	out, err := c.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, c.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.lines = append(c.lines, sc.Text())
+			c.mu.Unlock()
+			c.wake()
+		}
+		c.mu.Lock()
+		c.eof = true
+		c.mu.Unlock()
+		c.wake()
+		_ = c.cmd.Wait()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Signal(syscall.SIGCONT) // a stopped child cannot die of SIGKILL until continued
+		_ = c.cmd.Process.Kill()
+		httpx.Within("the killed child process to exit", func() { <-c.exited })
+	})
+	return c
+}
+
+func (c *child) wake() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+// waitLines waits until the child printed n lines that start with prefix
+// (counting from the first line) or until timeout, and returns how many it
+// printed by then.
+func (c *child) waitLines(prefix string, n int, timeout time.Duration) int {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		got, eof := c.count(prefix)
+		if got >= n || eof {
+			return got
+		}
+		select {
+		case <-c.poke:
+		case <-deadline.C:
+			got, _ := c.count(prefix)
+			return got
+		}
+	}
+}
+
+// count returns how many lines start with prefix, and whether stdout ended.
+func (c *child) count(prefix string) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.lines {
+		if strings.HasPrefix(l, prefix) {
+			n++
+		}
+	}
+	return n, c.eof
+}
+
+// linesWith returns the rest of every line that starts with prefix.
+func (c *child) linesWith(prefix string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, l := range c.lines {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// kill sends SIGKILL and waits until the process is reaped; it fails the test
+// if the child had exited by itself (a crash or a failed setup).
+func (c *child) kill() {
+	c.t.Helper()
+	_ = c.cmd.Process.Kill()
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		c.t.Fatal("a SIGKILLed child was not reaped within 10s")
+	}
+	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	require.True(c.t, ws.Signaled() && ws.Signal() == syscall.SIGKILL,
+		"the child was not killed but exited (%v):\n%s", c.cmd.ProcessState, c.output())
+}
+
+// alive reports whether the process has not exited.
+func (c *child) alive() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// output is what the child printed, for failure messages.
+func (c *child) output() string {
+	c.mu.Lock()
+	out := strings.Join(c.lines, "\n")
+	c.mu.Unlock()
+	return out + "\n" + c.stderr.String()
+}
+
+// The bot of the crash and fleet tests keeps its own economy in PostgreSQL:
+// app.points, one row per voter, credited with each vote's weight; and
+// app.credits, one row per credit, so that a vote credited twice shows.
+
+// execer is what creditPoints writes through: a pgx.Tx, or a pool for a write in
+// its own transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// createApp creates the bot's tables in schema app.
+func createApp(t *testing.T, pool *pgxpool.Pool, app string) {
+	t.Helper()
+	id := pgx.Identifier{app}.Sanitize()
+	_, err := pool.Exec(context.Background(), `CREATE SCHEMA `+id+`;
+		CREATE TABLE `+id+`.points (user_id text PRIMARY KEY, points bigint NOT NULL);
+		CREATE TABLE `+id+`.credits (id bigserial PRIMARY KEY, vote_key text NOT NULL, user_id text NOT NULL,
+			weight int NOT NULL, tag text NOT NULL)`)
+	require.NoError(t, err)
+}
+
+// creditPoints credits v's weight to its voter, and records the credit with tag
+// (the process that made it).
+func creditPoints(ctx context.Context, db execer, app, tag string, v voterewards.Vote) error {
+	id := pgx.Identifier{app}.Sanitize()
+	if _, err := db.Exec(ctx, `INSERT INTO `+id+`.credits (vote_key, user_id, weight, tag) VALUES ($1, $2, $3, $4)`,
+		v.Key(), v.PlatformID, v.Weight, tag); err != nil {
+		return fmt.Errorf("record credit: %w", err)
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO `+id+`.points (user_id, points) VALUES ($1, $2)
+		ON CONFLICT (user_id) DO UPDATE SET points = points.points + EXCLUDED.points`, v.PlatformID, v.Weight); err != nil {
+		return fmt.Errorf("credit points: %w", err)
+	}
+	return nil
+}
+
+// tally is what the bot's tables hold at the end of a run.
+type tally struct {
+	points  map[string]int64 // per voter
+	credits map[string]int   // per vote key: how many times it was credited
+	rows    int              // credits in all
+}
+
+func readTally(t *testing.T, pool *pgxpool.Pool, app string) tally {
+	t.Helper()
+	ctx := context.Background()
+	id := pgx.Identifier{app}.Sanitize()
+	out := tally{points: map[string]int64{}, credits: map[string]int{}}
+	rows, err := pool.Query(ctx, `SELECT user_id, points FROM `+id+`.points`)
+	require.NoError(t, err)
+	var user string
+	var pts int64
+	_, err = pgx.ForEachRow(rows, []any{&user, &pts}, func() error { out.points[user] = pts; return nil })
+	require.NoError(t, err)
+	rows, err = pool.Query(ctx, `SELECT vote_key, count(*) FROM `+id+`.credits GROUP BY vote_key`)
+	require.NoError(t, err)
+	var key string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&key, &n}, func() error { out.credits[key] = n; out.rows += n; return nil })
+	require.NoError(t, err)
+	return out
+}
+
+// distinctCredited returns how many votes were credited at least once.
+func distinctCredited(ctx context.Context, pool *pgxpool.Pool, app string) (int, error) {
+	var n int
+	err := pool.QueryRow(ctx, `SELECT count(DISTINCT vote_key) FROM `+pgx.Identifier{app}.Sanitize()+`.credits`).Scan(&n)
+	return n, err
+}
+
+// voteSet is the votes a test adds to the fake service, in creation order:
+// users voters, each voting every 13 hours (so that no two of a voter's
+// votes are one vote), weights 1 or 2 at random.
+type voteSet struct {
+	votes []topggtest.Vote
+	want  map[string]int64 // per voter (PlatformID): the sum of the weights
+	keys  []string         // every vote's Key
+}
+
+func newVoteSet(n, users int, rng *rand.Rand) voteSet {
+	perUser := (n + users - 1) / users
+	base := time.Now().Add(-time.Duration(perUser)*13*time.Hour - time.Hour).UTC().Truncate(time.Second)
+	s := voteSet{want: map[string]int64{}}
+	for i := range n {
+		u, round := i%users, i/users
+		v := topggtest.Vote{
+			UserID: fmt.Sprintf("7%017d", u), PlatformID: fmt.Sprintf("3%017d", u), Weight: 1 + rng.IntN(2),
+			CreatedAt: base.Add(time.Duration(round)*13*time.Hour + time.Duration(i)*time.Second),
+		}
+		s.votes = append(s.votes, v)
+		s.want[v.PlatformID] += int64(v.Weight)
+		s.keys = append(s.keys, voterewards.Vote{Vote: v}.Key())
+	}
+	return s
+}
+
+// startPostgres starts a PostgreSQL server of the test's own (the children
+// of the crash and fleet tests load it hard) and returns the URL of a fresh
+// database on it: no secret in it (trust auth on 127.0.0.1).
+func startPostgres(t *testing.T) string {
+	t.Helper()
+	return pgstoretest.Start(t).URL(t)
+}
+
+// connect opens a pool on dsn, closed at the test's cleanup.
+func connect(t *testing.T, dsn string) *pgxpool.Pool {
+	t.Helper()
+	return openPool(t, dsn)
 }

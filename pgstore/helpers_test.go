@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/pgstore"
+	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg"
+	"github.com/dblkit/go-topgg/topgg/topggtest"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -64,4 +68,83 @@ func fenced(t testing.TB, s *pgstore.Store, f voterewards.Fence) *pgstore.Store 
 	t.Helper()
 	require.NoError(t, s.UseFence(f))
 	return s
+}
+
+// pg is the package's PostgreSQL: one server, a fresh database per test.
+var pg = pgstoretest.New("pgstore")
+
+func TestMain(m *testing.M) { os.Exit(pg.Main(m)) }
+
+// open returns a store on a fresh database.
+func open(t testing.TB, cfg pgstore.Config) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), pg.Pool(t), cfg)
+	require.NoError(t, err)
+	return s
+}
+
+// openPooled returns a store on a fresh database, and the database's pool.
+func openPooled(t testing.TB) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	pool := pg.Pool(t)
+	s, err := pgstore.Open(context.Background(), pool, pgstore.Config{})
+	require.NoError(t, err)
+	return s, pool
+}
+
+// openPool opens a pool on dbURL (one per process of a test), closed at the
+// test's cleanup.
+func openPool(t testing.TB, dbURL string) *pgxpool.Pool {
+	t.Helper()
+	p, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
+// fakeTopgg starts a fake Top.gg server for the test and returns it with a
+// client of it.
+func fakeTopgg(t *testing.T, opts ...topggtest.Option) (*topggtest.Server, *topgg.Client) {
+	t.Helper()
+	srv, err := topggtest.NewServer(opts...)
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	client, err := srv.NewClient()
+	require.NoError(t, err)
+	return srv, client
+}
+
+// rewardStore opens a store on pool with cfg and makes its points table.
+func rewardStore(t *testing.T, pool *pgxpool.Pool, cfg pgstore.Config) *pgstore.Store {
+	t.Helper()
+	store, err := pgstore.Open(context.Background(), pool, cfg)
+	require.NoError(t, err)
+	pointsTable(t, pool)
+	return store
+}
+
+// addHistory adds a vote of weight weight(u), an hour old, for each of users
+// voters to srv's history.
+func addHistory(srv *topggtest.Server, users int, weight func(u int) int) {
+	for u := range users {
+		srv.AddVote(topggtest.Vote{UserID: fmt.Sprintf("8%017d", u), PlatformID: fmt.Sprintf("3%017d", u),
+			Weight: weight(u), CreatedAt: time.Now().Add(-time.Hour)})
+	}
+}
+
+// untilCleanup runs job until the test ends, then cancels it and expects it
+// to return nil within 10 s.
+func untilCleanup(t *testing.T, name string, job func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- job(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s did not return after its context ended", name)
+		}
+	})
 }

@@ -283,3 +283,12 @@ func haLeaders(ps ...*haProcess) []*haProcess {
 	}
 	return out
 }
+
+// newLeader starts a Redis server for the test and a State of bot on it
+// that leads.
+func newLeader(t *testing.T, bot string) (*redistest.Server, *State) {
+	t.Helper()
+	srv := redistest.Start(t)
+	s, _ := leadingState(t, srv, bot)
+	return srv, s
+}

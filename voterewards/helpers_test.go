@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -233,4 +234,32 @@ func prunedVote(t *testing.T) (*topggtest.Server, voterewards.State, *recorder, 
 		return err == nil && len(snap.Seen) == 1
 	}, 5*time.Second, 5*time.Millisecond)
 	return srv, store, rec, p, old
+}
+
+// lateAndNextVote adds to srv's history a user's vote that expired long ago
+// and the same user's next vote, an hour old.
+func lateAndNextVote(srv *topggtest.Server) (first, second topggtest.Vote) {
+	now := time.Now()
+	first = topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
+	second = topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
+	srv.AddVote(first, second)
+	return first, second
+}
+
+// requireExpiryBeforeNextReward waits up to within for three events on log
+// and requires them in order: first's reward, its expiry, second's reward.
+func requireExpiryBeforeNextReward(t *testing.T, log *eventLog, first, second topggtest.Vote, within time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, within, 5*time.Millisecond)
+	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
+}
+
+// serverWithVote starts a fake Top.gg whose history holds one vote, an hour
+// old, and returns it with that vote.
+func serverWithVote(t *testing.T) (*topggtest.Server, topggtest.Vote) {
+	t.Helper()
+	srv := newServer(t)
+	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
+	srv.AddVote(v)
+	return srv, v
 }

@@ -3,6 +3,9 @@ package voterewards_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
+	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -354,10 +358,7 @@ func (s *echoFirstStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint,
 func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
-	now := time.Now()
-	first := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-20 * time.Hour)}
-	second := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-time.Hour)}
-	srv.AddVote(first, second)
+	first, second := lateAndNextVote(srv)
 	store := &echoFirstStore{MemoryStore: voterewards.NewMemory(), claimed: make(chan struct{})}
 
 	secondStarted := make(chan struct{})
@@ -383,8 +384,7 @@ func TestEchoTakenFirstKeepsTheUsersOrder(t *testing.T) {
 	}
 	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: log.handler("reward"), OnExpire: log.handler("expire"),
 		Observer: observer, Store: store, Lookback: 24 * time.Hour})
-	require.Eventually(t, func() bool { return len(log.snapshot()) == 3 }, 10*time.Second, 5*time.Millisecond)
-	assert.Equal(t, []string{"reward " + keyOf(first), "expire " + keyOf(first), "reward " + keyOf(second)}, log.snapshot())
+	requireExpiryBeforeNextReward(t, &log, first, second, 10*time.Second)
 }
 
 // lateEchoStore is a MemoryStore whose feed holds back the echoes of votes
@@ -423,9 +423,7 @@ func (s *lateEchoStore) Follow(ctx context.Context, added func(voterewards.Vote)
 // echo of the vote nor a feed resync's reload retries it.
 func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
-	v := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)}
-	srv.AddVote(v)
+	srv, v := serverWithVote(t)
 	clk := clock.NewFake(time.Now())
 	var failing atomic.Bool
 	failing.Store(true)
@@ -477,4 +475,342 @@ func TestLateEchoDoesNotRetryAGivenUpReward(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 1, givenUp)
+}
+
+const hookSecret = webhook.Secret("whs_voterewards_bridge_secret")
+
+// noHistory is a vote history that stays empty: every vote the tests see
+// comes by webhook.
+type noHistory struct{}
+
+func (noHistory) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	return &topgg.VotePage{}, nil
+}
+
+// hookedPoller runs a poller on an empty history and a webhook receiver
+// whose OnVote is the poller's IngestWebhook, on a real server; it returns
+// the receiver's URL.
+func hookedPoller(t *testing.T, cfg voterewards.Config) string {
+	t.Helper()
+	p := startPoller(t, noHistory{}, cfg)
+	rcv, err := webhook.New(webhook.Config{Secrets: []webhook.Secret{hookSecret}, LegacyAuth: "v0-auth", OnVote: p.IngestWebhook})
+	require.NoError(t, err)
+	hs := httptest.NewServer(rcv)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// post sends body to url as a v1 (signed) or v0 delivery and returns the status.
+func post(t *testing.T, url string, version int, body string) int {
+	t.Helper()
+	req, err := webhook.NewRequest(context.Background(), url, hookSecret, time.Now(), []byte(body))
+	require.NoError(t, err)
+	if version == 0 { // v0: the shared secret in Authorization, no signature
+		req.Header.Del(webhook.SignatureHeader)
+		req.Header.Set("Authorization", "v0-auth")
+	}
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestIngestWebhookIsTheReceiversOnVote: a vote the fake service delivers to
+// a receiver whose OnVote is Poller.IngestWebhook is stored, answered 204 and
+// rewarded once, with its origin, webhook id and query; a v0 vote has its
+// origin; a v0 test delivery is no vote; a vote the pipeline can never take
+// is answered 400 (not retried).
+func TestIngestWebhookIsTheReceiversOnVote(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	rec := newRecorder()
+	url := hookedPoller(t, voterewards.Config{Store: voterewards.NewMemoryStore(), OnReward: rec.handle})
+	require.NoError(t, srv.AddWebhook(url, string(hookSecret)))
+
+	now := time.Now().UTC()
+	srv.AddVoteQuery("ref=abc", topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), Weight: 2,
+		CreatedAt: now, ExpiresAt: now.Add(12 * time.Hour)})
+	require.Eventually(t, func() bool { return rec.total() == 1 }, 5*time.Second, 5*time.Millisecond)
+	v := rec.nth(0)
+	assert.Equal(t, voterewards.OriginWebhook, v.Origin)
+	assert.Equal(t, platformID(1), v.PlatformID)
+	assert.Equal(t, 2, v.Weight)
+	require.NotNil(t, v.Hook)
+	assert.Equal(t, topggtest.WebhookVoteID(1), v.Hook.ID)
+	assert.Equal(t, map[string]string{"ref": "abc"}, v.Hook.Query)
+	d := srv.Deliveries()
+	require.Len(t, d, 1)
+	require.Eventually(t, func() bool { d = srv.Deliveries(); return d[0].Done }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, http.StatusNoContent, d[0].Attempts[len(d[0].Attempts)-1].Status)
+
+	assert.Equal(t, http.StatusNoContent, post(t, url, 0, `{"bot":"1","user":"`+platformID(2)+`","type":"upvote","isWeekend":false}`))
+	require.Eventually(t, func() bool { return rec.total() == 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, voterewards.OriginWebhookV0, rec.nth(1).Origin)
+
+	assert.Equal(t, http.StatusNoContent, post(t, url, 0, `{"bot":"1","user":"`+platformID(3)+`","type":"test","isWeekend":false}`))
+	long := strings.Repeat("9", 2000) // an id no store keeps
+	assert.Equal(t, http.StatusBadRequest, post(t, url, 0, `{"bot":"1","user":"`+long+`","type":"upvote"}`))
+	assert.Never(t, func() bool { return rec.total() != 2 }, 100*time.Millisecond, 10*time.Millisecond,
+		"the test delivery or the invalid vote was rewarded")
+}
+
+// panicStore is a store whose Ingest panics, as a store with a bug would.
+type panicStore struct{ *voterewards.MemoryStore }
+
+func (s panicStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	if len(votes) > 0 && votes[0].Origin != voterewards.OriginHistory {
+		panic("store bug")
+	}
+	return s.MemoryStore.Ingest(ctx, cp, votes, grace)
+}
+
+// TestIngestWebhookStorePanicIsAnswered500: a panic in the store under
+// IngestWebhook reaches the peer as a 500 (Top.gg retries), not as a
+// dropped connection.
+func TestIngestWebhookStorePanicIsAnswered500(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	url := hookedPoller(t, voterewards.Config{Store: panicStore{voterewards.NewMemory()}, OnReward: rec.handle})
+	body := `{"type":"vote.create","data":{"id":"1","weight":1,"created_at":"` + time.Now().UTC().Format(time.RFC3339Nano) +
+		`","expires_at":"` + time.Now().UTC().Add(time.Hour).Format(time.RFC3339Nano) + `","user":{"platform_id":"` + platformID(1) + `"}}}`
+	assert.Equal(t, http.StatusInternalServerError, post(t, url, 1, body))
+	assert.Zero(t, rec.total())
+}
+
+// nth returns the n-th vote handled.
+func (r *recorder) nth(n int) voterewards.Vote {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.votes[r.order[n]]
+}
+
+// TestExpiredWebhookVoteIsNotCountedAgain: the poll rewards an expired vote
+// from the history and prunes it from the dedup set (it lies before the
+// newest vote less the overlap); a webhook delivery of that vote arriving
+// afterwards (a replay, or a fake's late retry) is answered nil and neither
+// rewarded nor counted a second time. Without the check in IngestWebhook the
+// pruned vote is stored again: two rewards, Votes 2.
+func TestExpiredWebhookVoteIsNotCountedAgain(t *testing.T) {
+	t.Parallel()
+	_, store, rec, p, old := prunedVote(t)
+
+	require.NoError(t, p.IngestWebhook(context.Background(), webhook.Vote{
+		Vote: topgg.Vote{
+			UserID:     userID(1),
+			PlatformID: platformID(1),
+			Weight:     1,
+			CreatedAt:  old.Add(300 * time.Nanosecond),
+			ExpiresAt:  old.Add(voterewards.VoteLifetime),
+		},
+		Version: 1,
+		ID:      "late",
+	}))
+	assert.Never(t, func() bool { return rec.total() != 2 }, 200*time.Millisecond, 10*time.Millisecond, "the late webhook vote was rewarded again")
+	st, err := store.Stats(context.Background(), platformID(1))
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Votes)
+}
+
+// TestFutureVoteDoesNotStallLaterRewards: a vote dated a day ahead used to
+// make the poller ask for votes from that date on, so no later vote was ever
+// rewarded. Its time is clamped, and the next vote is rewarded.
+func TestFutureVoteDoesNotStallLaterRewards(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now()
+	future := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(24 * time.Hour)}
+	srv.AddVote(future)
+	rec := newRecorder()
+	// Without cursors the poll goes on from the newest vote seen: the path
+	// the future date poisoned.
+	p := startPoller(t, noCursor{newClient(t, srv)}, voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()})
+	require.Eventually(t, func() bool { return rec.count() == 1 && p.Active(userID(1)).Covered }, 5*time.Second, time.Millisecond)
+	rec.mu.Lock()
+	for _, v := range rec.votes {
+		assert.False(t, v.CreatedAt.After(time.Now().Add(voterewards.MaxClockSkew)), "created_at clamped: %s", v.CreatedAt)
+		assert.True(t, v.ExpiresAt.After(v.CreatedAt))
+	}
+	rec.mu.Unlock()
+
+	later := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: time.Now()}
+	srv.AddVote(later)
+	require.Eventually(t, func() bool { return rec.snapshot()[keyOf(later)] == 1 }, 5*time.Second, time.Millisecond,
+		"a vote after a future-dated one is rewarded")
+	for _, r := range votesRequests(srv) {
+		if sd := r.Query.Get("startDate"); sd != "" {
+			start, err := time.Parse(time.RFC3339Nano, sd)
+			require.NoError(t, err)
+			assert.False(t, start.After(time.Now()), "never asks for the future: %s", start)
+		}
+	}
+}
+
+// scripted serves the pages its function returns.
+type scripted func(q topgg.VotesQuery) (*topgg.VotePage, error)
+
+func (s scripted) Votes(_ context.Context, q topgg.VotesQuery) (*topgg.VotePage, error) { return s(q) }
+
+// TestAbsurdVoteFieldsAreCorrected: the siblings of the future date. Each
+// vote goes on, with sane values, and none blocks the others.
+func TestAbsurdVoteFieldsAreCorrected(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC()
+	clk := clock.NewFake(now)
+	votes := []topgg.Vote{
+		{UserID: userID(1), PlatformID: platformID(1), Weight: 1, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-2 * time.Hour)}, // expires before created
+		{UserID: userID(2), PlatformID: platformID(2), Weight: 1, ExpiresAt: now.Add(time.Hour)},                                      // no created_at
+		{UserID: userID(3), PlatformID: platformID(3), Weight: 1_000_000, CreatedAt: now.Add(-time.Hour)},                             // absurd weight, no expiry
+		{UserID: userID(4), PlatformID: platformID(4), Weight: -3, CreatedAt: now.Add(-time.Hour), ExpiresAt: now.Add(100 * 24 * time.Hour)},
+		{Weight: 1, CreatedAt: now.Add(-time.Hour)}, // no id at all: skipped
+		{UserID: userID(6), PlatformID: platformID(6), Weight: 2, CreatedAt: now.Add(-30 * time.Minute), ExpiresAt: now.Add(11*time.Hour + 30*time.Minute)},
+	}
+	var served atomic.Bool
+	src := scripted(func(topgg.VotesQuery) (*topgg.VotePage, error) {
+		if served.Swap(true) {
+			return &topgg.VotePage{}, nil
+		}
+		return &topgg.VotePage{Votes: votes}, nil
+	})
+	rec := newRecorder()
+	p := startPoller(t, src, voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: voterewards.NewMemoryStore()}, clk))
+	require.Eventually(t, func() bool { return rec.count() == 5 }, 5*time.Second, time.Millisecond)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, v := range rec.votes {
+		assert.True(t, v.ExpiresAt.After(v.CreatedAt), "%s: expires after created", v.UserID)
+		assert.LessOrEqual(t, v.ExpiresAt.Sub(v.CreatedAt), 2*voterewards.VoteLifetime, "%s", v.UserID)
+		assert.False(t, v.CreatedAt.IsZero(), "%s", v.UserID)
+		assert.GreaterOrEqual(t, v.Weight, 1)
+		assert.LessOrEqual(t, v.Weight, voterewards.MaxWeight)
+	}
+	st := p.Active(platformID(4))
+	assert.True(t, st.Until.Before(now.Add(2*voterewards.VoteLifetime)), "an absurd expiry does not keep a user active for months")
+}
+
+// idleBoltPoller is a Poller on a bolt store, not running: webhook votes are
+// stored and counted by IngestWebhook alone.
+func idleBoltPoller(t *testing.T) *voterewards.Poller {
+	t.Helper()
+	s, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	p, err := voterewards.New(historyNever{}, voterewards.Config{
+		Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil },
+	})
+	require.NoError(t, err)
+	return p
+}
+
+// TestAncientHistoryVoteKeepsTheLedgerMoving: a vote of the history created before 1678
+// (a service's bug) passes sanitize; its time does not fit the stores'
+// nanosecond encoding (bolt's putTime, pgstore's UnixNano), so the ledger
+// keeps another time: the bolt voter's LastVote becomes 2169 (the 1000 vote
+// read back), every later vote is "late", and the streak and month never
+// move again. sanitize must refuse it or treat it as missing. (A webhook
+// vote that old is now dropped as expired on arrival, 3111948; the history
+// path still counts it.)
+func TestAncientHistoryVoteKeepsTheLedgerMoving(t *testing.T) {
+	ctx := context.Background()
+	s, err := boltstate.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	now := time.Now().UTC().Truncate(time.Second)
+	ancient := time.Date(1000, 6, 15, 0, 0, 0, 0, time.UTC)
+	const user = "3000000000000000001"
+	src := &onePage{page: topgg.VotePage{Cursor: "c1", Votes: []topgg.Vote{
+		{PlatformID: user, Weight: 1, CreatedAt: ancient, ExpiresAt: ancient.Add(voterewards.VoteLifetime)},
+		{PlatformID: user, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)},
+	}}}
+	startPoller(t, src, voterewards.Config{Store: s, OnReward: func(context.Context, voterewards.Vote) error { return nil }})
+	var st voterewards.Stats
+	require.Eventually(t, func() bool {
+		st, err = s.Stats(ctx, user)
+		return err == nil && st.Votes > 0
+	}, 10*time.Second, 5*time.Millisecond, "the page was not ingested")
+	assert.True(t, st.LastVote.Equal(now), "LastVote %v, want the modern vote's %v", st.LastVote, now)
+	votes, _ := st.ThisMonth(now)
+	assert.Positive(t, votes, "the modern vote counts in its month")
+	assert.Equal(t, 1, st.CurrentStreak(now), "the modern vote starts a streak")
+}
+
+// onePage is a History that answers one page, then no new vote.
+type onePage struct {
+	mu   sync.Mutex
+	page topgg.VotePage
+	sent bool
+}
+
+func (o *onePage) Votes(context.Context, topgg.VotesQuery) (*topgg.VotePage, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sent {
+		return &topgg.VotePage{Cursor: o.page.Cursor}, nil
+	}
+	o.sent = true
+	p := o.page
+	return &p, nil
+}
+
+// TestControlCharactersInIDs: Discord and Top.gg ids are numbers; an
+// id holding a control character or invalid UTF-8 is stored by bolt but
+// fails PostgreSQL's text (NUL, bad UTF-8: the whole Ingest fails on every
+// retry) and splits pgstore's feed payloads ("\n"). checkIDs should refuse
+// it (ErrInvalidVote) so that every store sees the same votes.
+func TestControlCharactersInIDs(t *testing.T) {
+	ctx := context.Background()
+	p := idleBoltPoller(t)
+	now := time.Now().UTC()
+	for _, id := range []string{"3\x00001", "3\n001", "3\xff001"} {
+		err := p.IngestWebhook(ctx, webhook.Vote{Vote: topgg.Vote{PlatformID: id, Weight: 1, CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)}, Version: 1, ID: "v" + id})
+		assert.ErrorIs(t, err, voterewards.ErrInvalidVote, "%q", id)
+	}
+}
+
+// TestFutureVoteKeepsNoFarExpiry: a vote stamped ahead of the clock is moved
+// back whole, from every source: its expiry does not stay up to a day ahead
+// of the clamped created_at (a history vote 11 h ahead was active until now +
+// 23 h, a webhook vote 1 h ahead until now + 13 h).
+func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Second)
+	store := voterewards.NewMemoryStore()
+	p, err := voterewards.New(historyNever{}, voterewards.WithClock(voterewards.Config{
+		Store: store, OnReward: func(context.Context, voterewards.Vote) error { return nil },
+	}, clock.NewFake(now)))
+	require.NoError(t, err)
+	hist := func(n int, ahead time.Duration) {
+		c := now.Add(ahead)
+		require.NoError(t, p.Ingest(ctx, voterewards.Vote{Origin: voterewards.OriginHistory,
+			Vote: topgg.Vote{UserID: userID(n), PlatformID: platformID(n), Weight: 1, CreatedAt: c, ExpiresAt: c.Add(voterewards.VoteLifetime)}}))
+	}
+	hook := func(n int, ahead time.Duration, version int) {
+		c := now.Add(ahead)
+		require.NoError(t, p.IngestWebhook(ctx, webhook.Vote{
+			Vote: topgg.Vote{
+				UserID:     userID(n),
+				PlatformID: platformID(n),
+				Weight:     1,
+				CreatedAt:  c,
+				ExpiresAt:  c.Add(voterewards.VoteLifetime),
+			},
+			Version: version,
+			ID:      "v" + platformID(n),
+		}))
+	}
+	hist(1, 11*time.Hour)
+	hook(2, time.Hour, 1)
+	hook(3, 11*time.Hour, 1)
+	hook(4, 11*time.Hour, 0)
+	hist(5, 30*time.Second) // within the skew: kept as sent
+	latest := now.Add(voterewards.MaxClockSkew + voterewards.VoteLifetime)
+	for n := 1; n <= 5; n++ {
+		st := p.Active(platformID(n))
+		require.True(t, st.Active, "vote %d", n)
+		assert.False(t, st.Until.After(latest), "vote %d active until now+%v", n, st.Until.Sub(now))
+		stats, err := store.Stats(ctx, platformID(n))
+		require.NoError(t, err)
+		assert.False(t, stats.StreakUntil.After(latest.Add(voterewards.DefaultStreakGrace)), "vote %d streak until now+%v", n, stats.StreakUntil.Sub(now))
+	}
+	assert.Equal(t, now.Add(30*time.Second+voterewards.VoteLifetime), p.Active(platformID(5)).Until)
 }
