@@ -12,13 +12,16 @@ import (
 
 // UseFence implements [voterewards.State]: nil for one process (unfenced),
 // or a fleet's fence, whose token every leader write checks ([ErrFenced]).
-// A second call wraps [ErrBadConfig].
+// A second call is an error and changes nothing.
 func (s *Store) UseFence(f voterewards.Fence) error {
 	if !s.fence.CompareAndSwap(nil, &f) {
-		return fmt.Errorf("%w: UseFence called twice: a store's fence is given once", ErrBadConfig)
+		return errFenceGiven
 	}
 	return nil
 }
+
+// errFenceGiven: no caller may swap the term the writes are checked by.
+var errFenceGiven = errors.New("pgstore: UseFence called twice (the store keeps the first fence)")
 
 // token returns the fence token a leader write must check, and whether it
 // must; a token <= 0 (not leading) is refused before any write.

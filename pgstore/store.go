@@ -33,9 +33,6 @@ var (
 	// ErrSchemaTooNew is returned by [Open] when the database's schema was
 	// made by a newer version of this package.
 	ErrSchemaTooNew = errors.New("pgstore: the database schema is newer than this code knows")
-	// ErrBadConfig is returned by [Open] for a Config it cannot use, naming
-	// the field, and by a second [Store.UseFence].
-	ErrBadConfig = errors.New("pgstore: invalid Config")
 	// ErrBadURL is returned by [Connect] for a URL it cannot parse; the error
 	// never holds the password.
 	ErrBadURL = errors.New("pgstore: malformed database URL")
@@ -107,17 +104,17 @@ func Open(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		schema = DefaultSchema
 	}
 	if !schemaName.MatchString(schema) {
-		return nil, fmt.Errorf("%w: Schema %q: lower-case letters, digits and _, at most 50", ErrBadConfig, schema)
+		return nil, &topgg.ConfigError{Field: "pgstore.Config.Schema", Problem: fmt.Sprintf("%q: lower-case letters, digits and _, at most 50", schema)}
 	}
 	timeout := cfg.TxTimeout
 	if timeout == 0 {
 		timeout = DefaultTxTimeout
 	}
 	if timeout < time.Millisecond {
-		return nil, fmt.Errorf("%w: TxTimeout %v: at least 1ms (0: %v)", ErrBadConfig, cfg.TxTimeout, DefaultTxTimeout)
+		return nil, &topgg.ConfigError{Field: "pgstore.Config.TxTimeout", Problem: fmt.Sprintf("%v: at least 1ms (0: %v)", cfg.TxTimeout, DefaultTxTimeout)}
 	}
 	if cfg.Retention < 0 {
-		return nil, fmt.Errorf("%w: Retention %v is negative", ErrBadConfig, cfg.Retention)
+		return nil, &topgg.ConfigError{Field: "pgstore.Config.Retention", Problem: fmt.Sprintf("%v is negative", cfg.Retention)}
 	}
 	log := cfg.Logger
 	if log == nil {

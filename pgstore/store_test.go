@@ -69,7 +69,9 @@ func TestRetentionDeletesOnlyHandledVotesOutOfTheDedupSet(t *testing.T) {
 	ctx := context.Background()
 	pool := pg.Pool(t)
 	_, err := pgstore.Open(ctx, pool, pgstore.Config{Retention: -time.Hour})
-	require.ErrorIs(t, err, pgstore.ErrBadConfig)
+	var ce *topgg.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "pgstore.Config.Retention", ce.Field)
 	s, err := pgstore.Open(ctx, pool, pgstore.Config{Retention: 24 * time.Hour})
 	require.NoError(t, err)
 	done, pending, expiring := vote(1, base), vote(2, base), vote(3, base)
@@ -157,7 +159,7 @@ func TestOpenMisuse(t *testing.T) {
 	pool := pg.Pool(t)
 	for _, bad := range []string{"Topgg", "a-b", `x"; DROP TABLE y; --`, "1abc", strings.Repeat("a", 51)} {
 		_, err = pgstore.Open(ctx, pool, pgstore.Config{Schema: bad})
-		assert.ErrorIs(t, err, pgstore.ErrBadConfig, "%q", bad)
+		assert.ErrorAs(t, err, new(*topgg.ConfigError), "%q", bad)
 	}
 }
 
