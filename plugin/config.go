@@ -98,16 +98,18 @@ func (c Config) check() error {
 	default:
 		return bad("Autopost", "is not one of v1, v0, off") // not quoted: a secret set in the wrong variable would show
 	}
-	for _, d := range []struct {
-		field string
-		v     time.Duration
+	for _, f := range []struct {
+		field    string
+		negative bool
+		v        any
 	}{
-		{"AutopostInterval", c.AutopostInterval}, {"AutopostRefresh", c.AutopostRefresh},
-		{"AutopostReadyTimeout", c.AutopostReadyTimeout}, {"VoteLookback", c.VoteLookback},
-		{"VoteRetryDelay", c.VoteRetryDelay}, {"VoteStopGrace", c.VoteStopGrace},
+		{"AutopostInterval", c.AutopostInterval < 0, c.AutopostInterval}, {"AutopostRefresh", c.AutopostRefresh < 0, c.AutopostRefresh},
+		{"AutopostReadyTimeout", c.AutopostReadyTimeout < 0, c.AutopostReadyTimeout}, {"VoteLookback", c.VoteLookback < 0, c.VoteLookback},
+		{"VoteRetryDelay", c.VoteRetryDelay < 0, c.VoteRetryDelay}, {"VoteStopGrace", c.VoteStopGrace < 0, c.VoteStopGrace},
+		{"VoteConcurrency", c.VoteConcurrency < 0, c.VoteConcurrency}, {"VoteAttempts", c.VoteAttempts < 0, c.VoteAttempts},
 	} {
-		if d.v < 0 {
-			return bad(d.field, "%s is negative", d.v)
+		if f.negative {
+			return bad(f.field, "%v is negative", f.v)
 		}
 	}
 	if c.VotePollInterval != nil && *c.VotePollInterval < 0 {
@@ -115,12 +117,6 @@ func (c Config) check() error {
 	}
 	if c.VoteLookback > maxVoteLookback {
 		return bad("VoteLookback", "%s reaches more than one year back, the service's limit", c.VoteLookback)
-	}
-	if c.VoteConcurrency < 0 {
-		return bad("VoteConcurrency", "%d is negative", c.VoteConcurrency)
-	}
-	if c.VoteAttempts < 0 {
-		return bad("VoteAttempts", "%d is negative", c.VoteAttempts)
 	}
 	return c.validateWebhook(bad)
 }

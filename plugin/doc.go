@@ -5,51 +5,10 @@
 // bot's shard sessions, and runs them under one supervisor.
 //
 // The whole use, a bot in one process configured from the environment ([Env],
-// [LoadEnv]), its state in a directory:
-//
-//	func run(ctx context.Context) error {
-//		var env plugin.Env // DISCORD_TOKEN, TOPGG_TOKEN, SHARD_COUNT, TOPGG_STATE_DIR, TOPGG_*, ...
-//		if err := plugin.LoadEnv(ctx, &env, nil); err != nil {
-//			return err // names the variable: "TOPGG_TOKEN: is required but not set"
-//		}
-//		client, err := env.Client()
-//		if err != nil {
-//			return err
-//		}
-//		group, err := env.Shards() // one discordgo session per shard
-//		if err != nil {
-//			return err
-//		}
-//		state, err := boltstate.Open(env.StateDir) // votes, ledger, command hash, reminder opt-ins
-//		if err != nil {
-//			return err
-//		}
-//		defer state.Close() // after Run returned
-//		app, err := group.Application(ctx)
-//		if err != nil {
-//			return err
-//		}
-//		p, err := plugin.New(client, env.Config, plugin.WithState(state),
-//			plugin.WithCommands([]*discordgo.ApplicationCommand{}), // the bot's own, beside /vote and /leaderboard
-//			plugin.WithRewardHandler(func(ctx context.Context, v voterewards.Vote) error {
-//				log.Printf("%s voted", v.PlatformID) // idempotent on v.Key(): at least once
-//				return nil
-//			}),
-//			plugin.WithVoterPerks(plugin.VoterPerks{BotID: app.ID, Reminders: true}))
-//		if err != nil {
-//			return err
-//		}
-//		for _, s := range group.Sessions() {
-//			s.StateEnabled = false // nothing here reads discordgo's State, which holds every guild
-//		}
-//		if err := p.Attach(group.Sessions()...); err != nil { // before the sessions open
-//			return err
-//		}
-//		if err := p.RegisterCommands(ctx, app.ID); err != nil { // on Discord, as on Top.gg
-//			return err
-//		}
-//		return group.Serve(ctx, p.Run, shards.Shutdown{}) // until SIGTERM: the jobs stop, then the shards
-//	}
+// [LoadEnv]), its state in a directory, is example-bot/minimal's run (the
+// README's first bot): LoadEnv, [Env.Client], [Env.Shards], boltstate.Open,
+// [New] with [WithState], [Plugin.Attach] before the sessions open,
+// [Plugin.RegisterCommands], then the shard group's Serve of [Plugin.Run].
 //
 // # State x Leader
 //

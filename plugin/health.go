@@ -31,40 +31,15 @@ type jobState struct {
 	started  time.Time
 }
 
-func (s *jobStates) get(name string) *jobState {
-	if s.jobs == nil {
-		s.jobs = map[string]*jobState{}
-	}
-	j := s.jobs[name]
-	if j == nil {
-		j = &jobState{}
-		s.jobs[name] = j
-	}
-	return j
-}
-
 // started records a (re)start of a job, with the failures before it.
 func (s *jobStates) started(name string, failures int) {
-	s.locked(func() {
-		j := s.get(name)
-		j.running, j.started, j.failures = true, s.clock.Now(), failures
-	})
-}
-
-// locked runs f under s.mu; it does nothing on a nil jobStates.
-func (s *jobStates) locked(f func()) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f()
+	s.locked(func() { s.jobs[name] = &jobState{running: true, started: s.clock.Now(), failures: failures} })
 }
 
 // stopped records the end of a job's run; failed says whether it failed.
 func (s *jobStates) stopped(name string, failed bool) {
 	s.locked(func() {
-		j := s.get(name)
+		j := s.jobs[name]
 		j.running = false
 		if failed {
 			j.failures++
@@ -74,8 +49,18 @@ func (s *jobStates) stopped(name string, failed bool) {
 	})
 }
 
+// locked runs f under s.mu; it does nothing on a nil jobStates (a supervisor's in tests).
+func (s *jobStates) locked(f func()) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
 // begin forgets the jobs of the last Run; end records how Run ended.
-func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = nil, nil }) }
+func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = map[string]*jobState{}, nil }) }
 func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
 // check fails when the last Run ended with a failure no restart mends, or a
@@ -147,10 +132,8 @@ func (p *Plugin) checkToken(context.Context) error {
 	if err == nil {
 		return nil
 	}
-	status := 0
-	hint := ""
-	var api *topgg.APIError
-	if errors.As(err, &api) {
+	status, hint := 0, ""
+	if api, ok := errors.AsType[*topgg.APIError](err); ok {
 		status, hint = api.StatusCode, api.Hint
 	}
 	msg := fmt.Sprintf("Top.gg refused the token (%d): check that it is the project's current API token", status)

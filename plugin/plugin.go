@@ -3,14 +3,15 @@ package plugin
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -42,8 +43,8 @@ type Plugin struct {
 
 	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
-	hook  *webhook.Receiver // nil when webhooks are off
-	bound boundAddr         // the webhook server's address while it serves (webhook.go)
+	hook  *webhook.Receiver        // nil when webhooks are off
+	bound atomic.Pointer[net.Addr] // the webhook server's address while it serves (webhook.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
@@ -239,20 +240,11 @@ func (p *Plugin) warnUnopened(ctx context.Context) {
 // supervise runs jobs until ctx is done and every one returned; one that no
 // restart mends stops the others, and its error is returned.
 func (p *Plugin) supervise(ctx context.Context, jobs []job) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	failed := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			if err := p.sup.run(ctx, j.name, j.run); err != nil {
-				failed[i] = err
-				cancel()
-			}
-		})
+	group := pool.New().WithErrors().WithContext(ctx).WithCancelOnError()
+	for _, j := range jobs {
+		group.Go(func(ctx context.Context) error { return p.sup.run(ctx, j.name, j.run) })
 	}
-	wg.Wait()
-	return errors.Join(failed...)
+	return group.Wait()
 }
 
 // begin marks the plugin running, or says why it cannot run.
@@ -281,38 +273,32 @@ type job struct {
 	run  func(context.Context) error
 }
 
-// jobs lists the jobs of one Run: the leader-only ones and, in a fleet, those
-// every process runs (its shards' report, the votes mirror for Active).
+// jobs lists the jobs of one Run: the leader-only ones (lead) and, in a fleet,
+// those every process runs (every: its shards' report, the votes mirror for Active).
 func (p *Plugin) jobs() []job {
-	var every []job
+	var every, lead []job
 	if p.report != nil {
 		every = append(every, job{"fleet reporter", p.report})
 	}
 	if p.votes != nil {
-		every = append(every, job{"votes mirror", func(ctx context.Context) error {
-			p.poller.Store(p.votes)
-			return p.votes.Mirror(ctx)
-		}})
-	}
-	return p.opts.leader.jobs(p.leaderJobs(), every, p.supervise, p.leading)
-}
-
-// leaderJobs lists the jobs only one process of a bot may run.
-func (p *Plugin) leaderJobs() []job {
-	var jobs []job
-	if p.votes != nil {
-		jobs = append(jobs, job{"votes", func(ctx context.Context) error {
-			p.poller.Store(p.votes)
-			return p.votes.Run(ctx)
-		}})
+		every = append(every, job{"votes mirror", p.withPoller(p.votes.Mirror)})
+		lead = append(lead, job{"votes", p.withPoller(p.votes.Run)})
 	}
 	if p.commands != nil {
-		jobs = append(jobs, job{"commands", p.commands.Run})
+		lead = append(lead, job{"commands", p.commands.Run})
 	}
 	if p.poster != nil {
-		jobs = append(jobs, job{"autopost", p.poster.Run})
+		lead = append(lead, job{"autopost", p.poster.Run})
 	}
-	return jobs
+	return p.opts.leader.jobs(lead, every, p.supervise, p.leading)
+}
+
+// withPoller makes the poller answer Active from the start of run.
+func (p *Plugin) withPoller(run func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		p.poller.Store(p.votes)
+		return run(ctx)
+	}
 }
 
 // newPoller builds the vote poller on store with the plugin's settings.

@@ -15,12 +15,9 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
-// Errors of the webhook receiver, for [errors.Is].
-var (
-	// errNotRunning: a webhook vote arrived while Run was not running;
-	// answered 500, so Top.gg retries it.
-	errNotRunning = errors.New("plugin: not running")
-)
+// errNotRunning: a webhook vote arrived while Run was not running; answered
+// 500, so Top.gg retries it.
+var errNotRunning = errors.New("plugin: not running")
 
 // Timeouts of the plugin's webhook server (Top.gg waits 5 s, sends small bodies).
 const (
@@ -76,9 +73,6 @@ func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
 	}
 	return poller.IngestWebhook(ctx, v)
 }
-
-// boundAddr holds the webhook server's address while it listens.
-type boundAddr = atomic.Pointer[net.Addr]
 
 // WebhookAddr returns the address the plugin's own webhook server listens on
 // while Run runs it (the port picked for port 0), else nil.
@@ -142,7 +136,6 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		ReadTimeout:       webhookReadTimeout,
 		WriteTimeout:      webhookWriteTimeout,
 		IdleTimeout:       webhookIdleTimeout,
-		ErrorLog:          nil,
 	}
 	err := httpx.Serve(ctx, srv, l, webhookShutdownTimeout)
 	if ctx.Err() == nil { // Serve failed on its own

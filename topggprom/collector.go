@@ -3,25 +3,17 @@ package topggprom
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 const namespace = "topgg"
-
-// requestBuckets, in seconds, span a fast answer to the client's 60 s timeout.
-func requestBuckets() []float64 { return []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60} }
-
-// rewardBuckets, in seconds, span a vote rewarded at once to one retried for hours.
-func rewardBuckets() []float64 {
-	return []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}
-}
 
 // Collector holds go-topgg's jobs' metrics, registered by [New]; its
 // Observe methods are the jobs' hooks, safe for concurrent use.
@@ -68,12 +60,8 @@ type requestSeries struct {
 // New makes the collectors and registers them with reg. It fails when reg is
 // nil or refuses a collector: make one Collector per registry.
 func New(reg prometheus.Registerer) (*Collector, error) {
-	if reg == nil {
+	if typednil.Is(reg) { // a nil *prometheus.Registry would panic in Register
 		return nil, errors.New("topggprom: New: nil Registerer")
-	}
-	if rv := reflect.ValueOf(reg); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		// A nil *prometheus.Registry would panic in Register.
-		return nil, fmt.Errorf("topggprom: New: nil %T", reg)
 	}
 	c := &Collector{reqCache: make(map[requestKey]requestSeries)}
 	c.api()
@@ -122,8 +110,9 @@ func (c *Collector) api() {
 		Help: "Attempts of Top.gg API calls, by route family, method, status code (none: no answer; other: a code the service does not document) and outcome."},
 		[]string{"route", "method", "code", "outcome"})
 	c.add(c.requests)
+	// The buckets, in seconds, span a fast answer to the client's 60 s timeout.
 	c.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
-		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: requestBuckets()},
+		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"route"})
 	c.add(c.durations)
 	c.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
@@ -156,8 +145,10 @@ func (c *Collector) votes() {
 	c.ingested = c.counters("votes_ingested_total", "New votes stored, by the source that delivered them first.", "source", src)
 	c.duplicates = c.counters("votes_duplicate_total", "Records of a vote already stored, by source.", "source", src)
 	c.rewarded = c.counters("votes_rewarded_total", "Votes whose reward handler succeeded, by source.", "source", src)
+	// The buckets, in seconds, span a vote rewarded at once to one retried for hours.
 	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
-		Help: "Time from a vote's created_at to its reward handler's success, by source.", Buckets: rewardBuckets()}, []string{"source"})
+		Help:    "Time from a vote's created_at to its reward handler's success, by source.",
+		Buckets: []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}}, []string{"source"})
 	c.add(latency)
 	for _, s := range src {
 		c.latency = append(c.latency, latency.WithLabelValues(s))
