@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -72,14 +73,11 @@ func (p *Plugin) leading(yes bool) {
 
 // contain calls f, logging a panic in it rather than ending the caller.
 func contain(log *slog.Logger, once *atomic.Bool, hook string, f func()) {
-	defer func() {
-		if rec := recover(); rec != nil {
-			attrs := []any{slog.String("hook", hook), slog.String("panic", fmt.Sprint(rec))}
-			if once.CompareAndSwap(false, true) { // the stack once, not once per event
-				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
-			}
-			log.Error("metrics Observer panicked", attrs...)
+	if r := panics.Try(f); r != nil {
+		attrs := []any{slog.String("hook", hook), slog.String("panic", fmt.Sprint(r.Value))}
+		if once.CompareAndSwap(false, true) { // the stack once, not once per event
+			attrs = append(attrs, slog.String("stack", string(r.Stack)))
 		}
-	}()
-	f()
+		log.Error("metrics Observer panicked", attrs...)
+	}
 }

@@ -98,14 +98,10 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	}
 	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
-	if err := p.buildPerks(); err != nil { // before the poller: it wraps the handlers
-		return nil, fmt.Errorf("plugin: %w", err)
-	}
-	if err := p.buildJobs(); err != nil {
-		return nil, fmt.Errorf("plugin: %w", err)
-	}
-	if err := p.buildWebhook(); err != nil {
-		return nil, fmt.Errorf("plugin: %w", err)
+	for _, build := range []func() error{p.buildPerks, p.buildJobs, p.buildWebhook} { // the perks before the poller: it wraps the handlers
+		if err := build(); err != nil {
+			return nil, fmt.Errorf("plugin: %w", err)
+		}
 	}
 	// Last: a state takes one fence, so a New that fails leaves it unfenced.
 	if err := o.useFence(); err != nil {
@@ -123,12 +119,8 @@ func (p *Plugin) buildJobs() error {
 			return err
 		}
 		p.report = report
-		mode := autopost.ModeV1
-		if p.set.Autopost == "v0" {
-			mode = autopost.ModeV0
-		}
 		if p.poster, err = autopost.New(p.client, autopost.Config{
-			Mode: mode, Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
+			Mode: map[string]autopost.Mode{"v1": autopost.ModeV1, "v0": autopost.ModeV0}[p.set.Autopost], Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
 			ReadyTimeout: p.set.AutopostReadyTimeout, Source: src, OnPost: p.opts.onPost, Logger: p.opts.logger,
 		}); err != nil {
 			return err

@@ -82,32 +82,23 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 // an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	i := at(e.Origin, len(c.ingested))
-	reward := !e.Expiry
-	switch e.Type {
-	case voterewards.EventIngested:
-		if e.Added > 0 {
-			c.ingested[i].Add(float64(e.Added))
-		}
-		if e.Duplicates > 0 {
-			c.duplicates[i].Add(float64(e.Duplicates))
-		}
-	case voterewards.EventDelivered:
-		if reward {
-			c.rewarded[i].Inc()
-			c.latency[i].Observe(max(e.Latency, 0).Seconds())
-		} else {
+	switch t := e.Type; {
+	case t == voterewards.EventIngested:
+		c.ingested[i].Add(float64(max(e.Added, 0)))
+		c.duplicates[i].Add(float64(max(e.Duplicates, 0)))
+	case t == voterewards.EventPending:
+		c.pending.Set(float64(e.Pending))
+	case e.Expiry: // of an expiry handler, only its success counts
+		if t == voterewards.EventDelivered {
 			c.expiries.Inc()
 		}
-	case voterewards.EventRetried:
-		if reward {
-			c.voteRetries[i].Inc()
-		}
-	case voterewards.EventGivenUp:
-		if reward {
-			c.givenUp[i].Inc()
-		}
-	case voterewards.EventPending:
-		c.pending.Set(float64(e.Pending))
+	case t == voterewards.EventDelivered:
+		c.rewarded[i].Inc()
+		c.latency[i].Observe(max(e.Latency, 0).Seconds())
+	case t == voterewards.EventRetried:
+		c.voteRetries[i].Inc()
+	case t == voterewards.EventGivenUp:
+		c.givenUp[i].Inc()
 	}
 }
 

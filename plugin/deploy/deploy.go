@@ -6,6 +6,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,11 +72,8 @@ func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (
 	if err := Check(env); err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = slog.Default()
-	}
 	d := &Deployment{}
-	if err := d.open(ctx, env, appID, log); err != nil {
+	if err := d.open(ctx, env, appID, cmp.Or(log, slog.Default())); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	return d, nil
