@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -14,12 +15,9 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Defaults of the Config fields left zero (nil for the pointer fields).
+// Defaults named beyond resolve, which applies every default.
 const (
-	defaultAutopost         = "v1"
-	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
-	defaultVoteLookback     = voterewards.DefaultLookback
 	defaultWebhookPath      = "/topgg/webhook"
 )
 
@@ -205,22 +203,16 @@ type settings struct {
 
 // resolve applies the defaults to a valid Config, never to the caller's.
 func (c Config) resolve() settings {
-	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
-	if s.Autopost == "" {
-		s.Autopost = defaultAutopost
-	}
+	s := settings{Config: c, syncCommands: true, votePoll: defaultVotePollInterval}
 	if c.SyncCommands != nil {
 		s.syncCommands = *c.SyncCommands
 	}
 	if c.VotePollInterval != nil {
 		s.votePoll = *c.VotePollInterval
 	}
-	if s.VoteLookback == 0 {
-		s.VoteLookback = defaultVoteLookback
-	}
-	if s.WebhookPath == "" {
-		s.WebhookPath = defaultWebhookPath
-	}
+	s.Autopost = cmp.Or(s.Autopost, "v1")
+	s.VoteLookback = cmp.Or(s.VoteLookback, voterewards.DefaultLookback)
+	s.WebhookPath = cmp.Or(s.WebhookPath, defaultWebhookPath)
 	// The autopost intervals and vote settings keep 0: their packages default it.
 	return s
 }
