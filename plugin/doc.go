@@ -20,14 +20,9 @@
 // of a fleet's lease. [New] hands the leader's fence to the state, so a shared
 // state's leader writes are refused once a newer term began.
 //
-// A fleet leader's term is a deadline on the local monotonic clock, checked
-// right before every leader-only action: each Top.gg request and redirect
-// (topgg), each post (autopost), each command read and publish (commands), each
-// vote poll and handler call (voterewards), each role change and reminder
-// (voterperks), each Discord rate-limit wait (shards). It travels in the
-// leader's context (fleet.CheckTerm reads it) because those packages know
-// nothing of fleets and the actions sit several calls deep; outside a fleet
-// the context carries none and every check passes.
+// A fleet leader's term, a deadline in the leader's context, is checked right
+// before every leader-only action of the jobs (see package fleet); outside a
+// fleet every check passes.
 //
 // [Plugin.Run] is the one lifecycle primitive, like every job of the module: a
 // failing job is restarted with backoff, so a Top.gg outage never takes the bot

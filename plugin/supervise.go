@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,10 +94,7 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 		return err
 	case <-ctx.Done():
 	}
-	wait := s.stopWait
-	if wait <= 0 {
-		wait = jobStopWait
-	}
+	wait := cmp.Or(s.stopWait, jobStopWait)
 	t := s.clock.NewTimer(wait)
 	defer t.Stop()
 	select {
