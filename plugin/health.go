@@ -21,33 +21,19 @@ type jobStates struct {
 	clock clock.Clock
 
 	mu     sync.Mutex
-	jobs   map[string]*jobState
+	jobs   map[string]jobState
 	failed error // the permanent failure that ended the last Run; nil otherwise
 }
 
+// jobState is one job's failures in a row, and since when it runs, if it does.
 type jobState struct {
 	failures int
 	running  bool
 	started  time.Time
 }
 
-// started records a (re)start of a job, with the failures before it.
-func (s *jobStates) started(name string, failures int) {
-	s.locked(func() { s.jobs[name] = &jobState{running: true, started: s.clock.Now(), failures: failures} })
-}
-
-// stopped records the end of a job's run; failed says whether it failed.
-func (s *jobStates) stopped(name string, failed bool) {
-	s.locked(func() {
-		j := s.jobs[name]
-		j.running = false
-		if failed {
-			j.failures++
-		} else {
-			j.failures = 0 // done, or stopped: not a crash loop
-		}
-	})
-}
+// set records the state of a job: at each start, and at each stop.
+func (s *jobStates) set(name string, j jobState) { s.locked(func() { s.jobs[name] = j }) }
 
 // locked runs f under s.mu; it does nothing on a nil jobStates (a supervisor's in tests).
 func (s *jobStates) locked(f func()) {
@@ -60,7 +46,7 @@ func (s *jobStates) locked(f func()) {
 }
 
 // begin forgets the jobs of the last Run; end records how Run ended.
-func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = map[string]*jobState{}, nil }) }
+func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = map[string]jobState{}, nil }) }
 func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
 // check fails when the last Run ended with a failure no restart mends, or a

@@ -44,9 +44,13 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 	failures := 0
 	for ctx.Err() == nil {
 		started := s.clock.Now()
-		s.states.started(name, failures)
+		s.states.set(name, jobState{running: true, started: started, failures: failures})
 		err := s.once(ctx, name, job)
-		s.states.stopped(name, err != nil && ctx.Err() == nil)
+		stopped := jobState{} // done, or stopped: not a crash loop
+		if err != nil && ctx.Err() == nil {
+			stopped.failures = failures + 1
+		}
+		s.states.set(name, stopped)
 		switch {
 		case err == nil:
 			return nil
