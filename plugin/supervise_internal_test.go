@@ -310,3 +310,31 @@ func TestSuperviseStopIsBoundedWhenAJobIgnoresItsContext(t *testing.T) {
 	assert.Equal(t, 1, r.count(), "not restarted")
 	assert.Equal(t, 0, strings.Count(logs.String(), "late failure"), "the late result is dropped")
 }
+
+// TestLivenessFailsOnACrashLoop: a job that failed crashLoop times in a row
+// fails the liveness check; one failure fewer does not.
+func TestLivenessFailsOnACrashLoop(t *testing.T) {
+	t.Parallel()
+	fake := newFake()
+	states := &jobStates{clock: fake}
+	states.begin()
+	s := supervisor{log: slog.New(slog.DiscardHandler), clock: fake, states: states}
+	ctx, cancel := context.WithCancel(context.Background())
+	var r runs
+	done := superviseAsync(ctx, s, func(context.Context) error {
+		r.add()
+		return errors.New("fails")
+	})
+	for n := 1; n <= crashLoop; n++ {
+		waitTimer(t, fake) // failed n times, waiting to restart
+		if err := states.check(ctx); n < crashLoop {
+			require.NoError(t, err, "after %d failures", n)
+		} else {
+			require.EqualError(t, err, fmt.Sprintf("job test-job failed %d times in a row", crashLoop))
+		}
+		fake.Advance(maxRestartDelay)
+		require.Eventually(t, func() bool { return r.count() == n+1 }, testWait, testTick, "restarted")
+	}
+	cancel()
+	require.NoError(t, waitDone(t, done, "a cancelled supervisor returns"))
+}
