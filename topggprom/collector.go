@@ -23,8 +23,6 @@ type Collector struct {
 	requests  *prometheus.CounterVec
 	durations *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
-	reqMu     sync.RWMutex
-	reqCache  map[requestKey]requestSeries
 	refused   [2]prometheus.Gauge // v1, v0
 
 	posts      []prometheus.Counter // by autopost.Outcome; [0] "other"
@@ -48,22 +46,13 @@ type Collector struct {
 	leading bool
 }
 
-// requestKey holds the label values of an API request.
-type requestKey struct{ route, method, code, outcome string }
-
-// requestSeries are the series of one requestKey.
-type requestSeries struct {
-	requests, retries prometheus.Counter
-	duration          prometheus.Observer
-}
-
 // New makes the collectors and registers them with reg. It fails when reg is
 // nil or refuses a collector: make one Collector per registry.
 func New(reg prometheus.Registerer) (*Collector, error) {
 	if typednil.Is(reg) { // a nil *prometheus.Registry would panic in Register
 		return nil, errors.New("topggprom: New: nil Registerer")
 	}
-	c := &Collector{reqCache: make(map[requestKey]requestSeries)}
+	c := &Collector{}
 	c.api()
 	c.jobs()
 	c.votes()

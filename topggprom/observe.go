@@ -13,18 +13,17 @@ import (
 
 // ObserveRequest counts one attempt of an API call: a [topgg.Observer].
 func (c *Collector) ObserveRequest(r topgg.Request) {
-	k := requestKey{code: code(r.Status), outcome: requestOutcome(r.Err)}
-	k.method, k.route = route(r.Route)
-	s := c.series(k)
-	s.requests.Inc()
-	if k.outcome != "blocked" {
-		s.duration.Observe(r.Duration.Seconds())
+	method, route := route(r.Route)
+	outcome := requestOutcome(r.Err)
+	c.requests.WithLabelValues(route, method, code(r.Status), outcome).Inc()
+	if outcome != "blocked" {
+		c.durations.WithLabelValues(route).Observe(r.Duration.Seconds())
 	}
 	if r.Attempt > 1 {
-		s.retries.Inc()
+		c.retries.WithLabelValues(route).Inc()
 	}
 	api := 0
-	if strings.HasPrefix(k.route, "/bots") {
+	if strings.HasPrefix(route, "/bots") {
 		api = 1
 	}
 	switch {
@@ -33,24 +32,6 @@ func (c *Collector) ObserveRequest(r topgg.Request) {
 	case r.Status >= 200 && r.Status < 300:
 		c.refused[api].Set(0)
 	}
-}
-
-// series returns the series of k's labels, made once.
-func (c *Collector) series(k requestKey) requestSeries {
-	c.reqMu.RLock()
-	s, ok := c.reqCache[k]
-	c.reqMu.RUnlock()
-	if ok {
-		return s
-	}
-	c.reqMu.Lock()
-	defer c.reqMu.Unlock()
-	if s, ok = c.reqCache[k]; !ok {
-		s = requestSeries{requests: c.requests.WithLabelValues(k.route, k.method, k.code, k.outcome),
-			retries: c.retries.WithLabelValues(k.route), duration: c.durations.WithLabelValues(k.route)}
-		c.reqCache[k] = s
-	}
-	return s
 }
 
 // ObservePost counts one post attempt of the server count: an
