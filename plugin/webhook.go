@@ -19,15 +19,11 @@ import (
 // 500, so Top.gg retries it.
 var errNotRunning = errors.New("plugin: not running")
 
-// Timeouts of the plugin's webhook server (Top.gg waits 5 s, sends small bodies).
+// Bounds of the webhook server's stop: the grace of the requests in flight,
+// then the wait for handlers that ignore their cancelled context.
 const (
-	webhookReadHeaderTimeout = 5 * time.Second
-	webhookReadTimeout       = 10 * time.Second
-	webhookWriteTimeout      = 10 * time.Second
-	webhookIdleTimeout       = 2 * time.Minute
-	webhookShutdownTimeout   = 5 * time.Second
-	// webhookAbandonWait is how long the stopped receiver waits for handlers.
-	webhookAbandonWait = time.Second
+	webhookShutdownTimeout = 5 * time.Second
+	webhookAbandonWait     = time.Second
 )
 
 // buildWebhook makes the receiver when the Config sets a secret.
@@ -130,13 +126,9 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		defer inflight.Done()
 		p.hook.ServeHTTP(w, r)
 	}))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: webhookReadHeaderTimeout,
-		ReadTimeout:       webhookReadTimeout,
-		WriteTimeout:      webhookWriteTimeout,
-		IdleTimeout:       webhookIdleTimeout,
-	}
+	// Top.gg waits 5 s for an answer and sends small bodies.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	err := httpx.Serve(ctx, srv, l, webhookShutdownTimeout)
 	if ctx.Err() == nil { // Serve failed on its own
 		return fmt.Errorf("webhook receiver: %w", err)
