@@ -68,13 +68,16 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 	return c, nil
 }
 
-func (c *Collector) add(m prometheus.Collector) { c.all = append(c.all, m) }
+// add keeps m for New to register, and returns it.
+func add[M prometheus.Collector](c *Collector, m M) M {
+	c.all = append(c.all, m)
+	return m
+}
 
 // counters makes a counter vector with one label and one counter per value,
 // so that every series shows from the start.
 func (c *Collector) counters(name, help, label string, values []string) []prometheus.Counter {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
-	c.add(v)
+	v := add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label}))
 	out := make([]prometheus.Counter, len(values))
 	for i, lv := range values {
 		out[i] = v.WithLabelValues(lv)
@@ -83,33 +86,25 @@ func (c *Collector) counters(name, help, label string, values []string) []promet
 }
 
 func (c *Collector) gauge(name, help string) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
-	c.add(g)
-	return g
+	return add(c, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}))
 }
 
 func (c *Collector) counter(name, help string) prometheus.Counter {
-	m := prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help})
-	c.add(m)
-	return m
+	return add(c, prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}))
 }
 
 func (c *Collector) api() {
-	c.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
+	c.requests = add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
 		Help: "Attempts of Top.gg API calls, by route family, method, status code (none: no answer; other: a code the service does not document) and outcome."},
-		[]string{"route", "method", "code", "outcome"})
-	c.add(c.requests)
+		[]string{"route", "method", "code", "outcome"}))
 	// The buckets, in seconds, span a fast answer to the client's 60 s timeout.
-	c.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
+	c.durations = add(c, prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
 		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
-		[]string{"route"})
-	c.add(c.durations)
-	c.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
-		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"})
-	c.add(c.retries)
-	refused := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
-		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"})
-	c.add(refused)
+		[]string{"route"}))
+	c.retries = add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
+		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"}))
+	refused := add(c, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
+		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"}))
 	c.refused = [2]prometheus.Gauge{refused.WithLabelValues("v1"), refused.WithLabelValues("v0")}
 }
 
@@ -135,10 +130,9 @@ func (c *Collector) votes() {
 	c.duplicates = c.counters("votes_duplicate_total", "Records of a vote already stored, by source.", "source", src)
 	c.rewarded = c.counters("votes_rewarded_total", "Votes whose reward handler succeeded, by source.", "source", src)
 	// The buckets, in seconds, span a vote rewarded at once to one retried for hours.
-	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
+	latency := add(c, prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
 		Help:    "Time from a vote's created_at to its reward handler's success, by source.",
-		Buckets: []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}}, []string{"source"})
-	c.add(latency)
+		Buckets: []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}}, []string{"source"}))
 	for _, s := range src {
 		c.latency = append(c.latency, latency.WithLabelValues(s))
 	}
