@@ -284,8 +284,7 @@ func validateLoaded(c Config, read map[string]bool) error {
 		}
 	}
 	err := c.check()
-	var ce *topgg.ConfigError
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
 		field := strings.TrimPrefix(ce.Field, "plugin.Config.")

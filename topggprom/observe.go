@@ -41,9 +41,7 @@ func (c *Collector) ObservePost(r autopost.Result) {
 	c.posts[at(o, len(c.posts))].Inc()
 	c.servers.Set(float64(r.Servers))
 	c.shards.Set(float64(r.Shards))
-	if r.Backfilled > 0 {
-		c.backfilled.Add(float64(r.Backfilled))
-	}
+	c.backfilled.Add(float64(max(r.Backfilled, 0)))
 	if o == autopost.OutcomePosted {
 		c.lastPost.SetToCurrentTime()
 	}
