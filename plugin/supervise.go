@@ -114,13 +114,8 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 // permanent reports an error no restart mends: the service answered and
 // refused (topgg.Retryable false).
 func permanent(err error) bool {
-	if err == nil || topgg.Retryable(err) {
-		return false
-	}
-	var (
-		api *topgg.APIError
-		ve  *topgg.ValidationError
-		de  *topgg.DecodeError
-	)
-	return errors.As(err, &api) || errors.As(err, &ve) || errors.As(err, &de) || errors.Is(err, topgg.ErrUnauthorized)
+	_, api := errors.AsType[*topgg.APIError](err)
+	_, ve := errors.AsType[*topgg.ValidationError](err)
+	_, de := errors.AsType[*topgg.DecodeError](err)
+	return !topgg.Retryable(err) && (api || ve || de || errors.Is(err, topgg.ErrUnauthorized))
 }
