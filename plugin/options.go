@@ -32,7 +32,7 @@ type options struct {
 	commands        []*discordgo.ApplicationCommand
 	haveCmds        bool
 	state           voterewards.State // WithState
-	leader          leader            // always, or WithFleet's (fleet.go)
+	leader          leader            // always, or WithFleet's (leader.go)
 	perks           *VoterPerks       // WithVoterPerks (perks.go)
 	clock           clock.Clock       // set by tests (export_test.go)
 	handlers        []string          // the handler options given, by name (for unusedHandler)
