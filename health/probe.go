@@ -29,8 +29,7 @@ type Check struct {
 	Func func(ctx context.Context) error
 }
 
-// ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate
-// check.
+// ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate check.
 var ErrInvalidCheck = errors.New("health: invalid check")
 
 // Probe is an http.Handler that answers a liveness or readiness probe from

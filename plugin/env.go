@@ -149,8 +149,6 @@ func decoder(ctx context.Context, t reflect.Type) func(string) error {
 	return nil
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
-
 // readable reports a field type whose values strictValue checks.
 func readable(t reflect.Type) bool {
 	switch t.Kind() {
@@ -236,8 +234,9 @@ func checkDecimal(val string, bits int, signed bool) string {
 }
 
 var (
-	configType = reflect.TypeFor[Config]()
-	envType    = reflect.TypeFor[Env]()
+	configType   = reflect.TypeFor[Config]()
+	envType      = reflect.TypeFor[Env]()
+	durationType = reflect.TypeFor[time.Duration]()
 )
 
 // validateAll validates every Config in the struct v, at any depth.

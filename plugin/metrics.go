@@ -44,18 +44,17 @@ func (o *options) wireMetrics() {
 	if m == nil {
 		return
 	}
-	log := o.logger
 	o.metricsPanicked = new(atomic.Bool)
 	onPost := o.onPost
 	o.onPost = func(r autopost.Result) {
-		contain(log, o.metricsPanicked, "ObservePost", func() { m.ObservePost(r) })
+		contain(o.logger, o.metricsPanicked, "ObservePost", func() { m.ObservePost(r) })
 		if onPost != nil {
 			onPost(r)
 		}
 	}
 	onSync := o.onSync
 	o.onSync = func(ctx context.Context, r commands.Result, err error) {
-		contain(log, o.metricsPanicked, "ObserveSync", func() { m.ObserveSync(r, err) })
+		contain(o.logger, o.metricsPanicked, "ObserveSync", func() { m.ObserveSync(r, err) })
 		if onSync != nil {
 			onSync(ctx, r, err)
 		}
