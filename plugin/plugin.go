@@ -89,8 +89,14 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 	if err := cmp.Or(o.needState(set), o.unusedHandler(set)); err != nil {
 		return nil, err
 	}
-	p := &Plugin{client: client, set: set, opts: o, log: o.logger.With("component", "plugin"),
-		firstReady: make(chan *discordgo.Session, 1), states: &jobStates{clock: o.clock}}
+	p := &Plugin{
+		client:     client,
+		set:        set,
+		opts:       o,
+		log:        o.logger.With("component", "plugin"),
+		firstReady: make(chan *discordgo.Session, 1),
+		states:     &jobStates{clock: o.clock},
+	}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
 	for _, build := range []func() error{p.buildPerks, p.buildJobs, p.buildWebhook} { // the perks before the poller: it wraps the handlers
 		if err := build(); err != nil {
