@@ -127,8 +127,13 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		p.hook.ServeHTTP(w, r)
 	}))
 	// Top.gg waits 5 s for an answer and sends small bodies.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
 	err := httpx.Serve(ctx, srv, l, webhookShutdownTimeout)
 	if ctx.Err() == nil { // Serve failed on its own
 		return fmt.Errorf("webhook receiver: %w", err)
