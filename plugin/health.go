@@ -35,11 +35,8 @@ type jobState struct {
 // set records the state of a job: at each start, and at each stop.
 func (s *jobStates) set(name string, j jobState) { s.locked(func() { s.jobs[name] = j }) }
 
-// locked runs f under s.mu; it does nothing on a nil jobStates (a supervisor's in tests).
+// locked runs f under s.mu.
 func (s *jobStates) locked(f func()) {
-	if s == nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f()

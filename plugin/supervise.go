@@ -28,12 +28,10 @@ const jobStopWait = 30 * time.Second
 // supervisor runs the plugin's jobs and restarts the ones that fail; it holds
 // no lock and no state between calls.
 type supervisor struct {
-	log   *slog.Logger
-	clock clock.Clock
-	// states, when set, is told of each start and end, for liveness.
-	states *jobStates
-	// stopWait bounds the wait for a job once ctx is done (0: jobStopWait).
-	stopWait time.Duration
+	log      *slog.Logger
+	clock    clock.Clock
+	states   *jobStates    // told of each start and end, for liveness
+	stopWait time.Duration // bounds the wait for a job once ctx is done (0: jobStopWait)
 }
 
 // run runs job until ctx is done: one that fails or panics is logged and run
