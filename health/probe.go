@@ -170,7 +170,8 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case err == nil && verbose:
 			fmt.Fprintf(&b, "[+]%s ok\n", name)
 		case err != nil && verbose:
-			fmt.Fprintf(&b, "[-]%s failed: %s\n", name, oneLine(err.Error()))
+			oneLine := strings.NewReplacer("\r", " ", "\n", " ").Replace(err.Error()) // keeps the error on its line
+			fmt.Fprintf(&b, "[-]%s failed: %s\n", name, oneLine)
 		case err != nil:
 			fmt.Fprintf(&b, "[-]%s failed\n", name)
 		}
@@ -189,11 +190,6 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write([]byte(b.String()))
 	}
-}
-
-// oneLine keeps an error on its line of the answer.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 // Format prints the Probe as "health.Probe" under every verb: fmt would read its

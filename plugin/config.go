@@ -21,9 +21,6 @@ const (
 	defaultWebhookPath      = "/topgg/webhook"
 )
 
-// maxVoteLookback is the service's limit on how far back the vote history reaches.
-const maxVoteLookback = 365 * 24 * time.Hour
-
 // Config holds every setting of the plugin and the jobs it wires, with the
 // environment variable that sets each (read by [LoadEnv]). Every zero field
 // means its default, so plugin.Config{} is valid; SyncCommands and
@@ -113,7 +110,7 @@ func (c Config) check() error {
 	if c.VotePollInterval != nil && *c.VotePollInterval < 0 {
 		return bad("VotePollInterval", "%s is negative (0 turns vote polling off)", *c.VotePollInterval)
 	}
-	if c.VoteLookback > maxVoteLookback {
+	if c.VoteLookback > 365*24*time.Hour {
 		return bad("VoteLookback", "%s reaches more than one year back, the service's limit", c.VoteLookback)
 	}
 	return c.validateWebhook(bad)
