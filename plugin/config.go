@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,9 +89,7 @@ func (c Config) check() error {
 	bad := func(field, format string, args ...any) error {
 		return &topgg.ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
 	}
-	switch c.Autopost {
-	case "", "v1", "v0", "off":
-	default:
+	if !slices.Contains([]string{"", "v1", "v0", "off"}, c.Autopost) {
 		return bad("Autopost", "is not one of v1, v0, off") // not quoted: a secret set in the wrong variable would show
 	}
 	for _, f := range []struct {
