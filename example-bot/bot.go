@@ -31,12 +31,13 @@ const (
 )
 
 // bot is the example bot: one discordgo session per shard, the plugin, and
-// what the environment names (the state, the fleet, the points).
+// what the environment names (the state, the fleet, the points, the ops server).
 type bot struct {
 	cfg     config
 	log     *slog.Logger
 	client  *topgg.Client
-	ops     *ops // nil without METRICS_ADDR
+	reg     *prometheus.Registry // the ops server's (METRICS_ADDR); nil without
+	metrics *topggprom.Collector // nil without METRICS_ADDR
 	stopOps func() error
 	shards  *shards.Group
 	dep     *deploy.Deployment
@@ -47,9 +48,18 @@ type bot struct {
 // newBot makes the client, the shards and the metrics registry, checking every value
 // of the environment before any request (a *topgg.ConfigError names its variable).
 func newBot(cfg config, log *slog.Logger) (*bot, error) {
-	b := &bot{cfg: cfg, log: log}
+	b := &bot{cfg: cfg, log: log, stopOps: func() error { return nil }}
+	opts := []topgg.Option{topgg.WithLogger(log)}
 	var err error
-	b.client, b.ops, err = newClient(cfg, log)
+	if cfg.MetricsAddr != "" { // the client's requests, Go's and the process's
+		b.reg = prometheus.NewRegistry()
+		b.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		if b.metrics, err = topggprom.New(b.reg); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		opts = append(opts, topgg.WithObserver(b.metrics.ObserveRequest))
+	}
+	b.client, err = cfg.Client(opts...) // a refused token or URL names its variable
 	if err == nil {
 		err = deploy.Check(cfg.Env)
 	}
@@ -90,8 +100,8 @@ func (b *bot) start(ctx context.Context) error {
 		b.log.Info("fleet mode: sharing counts and leadership through Redis", "shards", b.shards, "lease", b.cfg.FleetLease)
 	}
 	opts := append(b.dep.Options(), plugin.WithLogger(b.log), plugin.WithCommands([]*discordgo.ApplicationCommand{}))
-	if b.ops != nil {
-		opts = append(opts, plugin.WithMetrics(b.ops.metrics))
+	if b.metrics != nil {
+		opts = append(opts, plugin.WithMetrics(b.metrics))
 	}
 	if opts, err = b.perks(ctx, app.ID, opts); err != nil { // points.go
 		return err
@@ -113,8 +123,7 @@ func (b *bot) start(ctx context.Context) error {
 		return err
 	}
 	b.log.Info("registered slash commands on Discord")
-	b.stopOps, err = b.ops.start(ctx, b.cfg.MetricsAddr, b.plugin, b.log)
-	return err
+	return b.serveOps(ctx)
 }
 
 // close closes the points and the deployment, after the plugin's Run returned.
@@ -127,44 +136,25 @@ func (b *bot) close() {
 	}
 }
 
-// ops is the operations server on METRICS_ADDR: /metrics (its own registry,
-// with the Go and process collectors), /livez and /readyz; a nil *ops none.
-type ops struct {
-	reg     *prometheus.Registry
-	metrics *topggprom.Collector
-}
-
-// newClient makes the Top.gg client and, with METRICS_ADDR, the ops server's
-// registry and collectors (the client's requests, Go's and the process's).
-func newClient(cfg config, log *slog.Logger) (_ *topgg.Client, o *ops, err error) {
-	opts := []topgg.Option{topgg.WithLogger(log)}
-	if cfg.MetricsAddr != "" {
-		o = &ops{reg: prometheus.NewRegistry()}
-		o.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})) // a new registry
-		if o.metrics, err = topggprom.New(o.reg); err != nil {
-			return nil, nil, fmt.Errorf("metrics: %w", err)
-		}
-		opts = append(opts, topgg.WithObserver(o.metrics.ObserveRequest))
+// serveOps serves /metrics, /livez and /readyz on METRICS_ADDR until
+// stopOps, which shuts the server down and returns once it is gone.
+func (b *bot) serveOps(ctx context.Context) error {
+	if b.reg == nil {
+		return nil
 	}
-	client, err := cfg.Client(opts...) // a refused token or URL names its variable
-	return client, o, err
-}
-
-// start serves on METRICS_ADDR until stop, which shuts the server down
-// and returns once it is gone.
-func (o *ops) start(ctx context.Context, addr string, p *plugin.Plugin, log *slog.Logger) (stop func() error, err error) {
-	if o == nil {
-		return func() error { return nil }, nil
-	}
-	srv, err := health.Listen(ctx, health.ServerConfig{Addr: addr, Logger: log,
-		Metrics:  promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{Registry: o.reg, Timeout: health.Timeout}),
-		Liveness: p.LivenessChecks(), Readiness: p.ReadinessChecks()})
+	srv, err := health.Listen(ctx, health.ServerConfig{Addr: b.cfg.MetricsAddr, Logger: b.log,
+		Metrics:  promhttp.HandlerFor(b.reg, promhttp.HandlerOpts{Registry: b.reg, Timeout: health.Timeout}),
+		Liveness: b.plugin.LivenessChecks(), Readiness: b.plugin.ReadinessChecks()})
 	if err != nil {
-		return nil, fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
+		return fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
-	log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
+	b.log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // answers until the bot is down
 	served := make(chan error, 1)
 	go func() { served <- srv.Run(ctx) }()
-	return func() error { cancel(); return <-served }, nil
+	b.stopOps = func() error {
+		cancel()
+		return <-served
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -443,9 +444,10 @@ func TestMetricsAddr(t *testing.T) {
 	cfg, err := loadConfig(context.Background(), envconfig.MapLookuper(validEnv("https://example.invalid")))
 	require.NoError(t, err)
 	assert.Empty(t, cfg.MetricsAddr)
-	_, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
+	cfg.StateDir = t.TempDir()
+	b, err := newBot(cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	assert.Nil(t, o, "no METRICS_ADDR, no server")
+	assert.Nil(t, b.reg, "no METRICS_ADDR, no server")
 
 	for _, good := range []string{":9090", "127.0.0.1:0", "[::1]:9090"} {
 		assert.NoError(t, plugin.CheckAddr(good), good)
@@ -468,10 +470,10 @@ func TestMetricsAddrInUse(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	cfg := config{MetricsAddr: l.Addr().String(), Env: plugin.Env{TopggToken: plugin.NewCredential("token"), TopggAPIURL: "https://top.gg/api"}}
-	client, o, err := newClient(cfg, slog.New(slog.DiscardHandler))
+	client, err := cfg.Client()
 	require.NoError(t, err)
 	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
-	_, err = o.start(context.Background(), l.Addr().String(), p, slog.New(slog.DiscardHandler))
-	require.ErrorContains(t, err, "METRICS_ADDR")
+	b := &bot{cfg: cfg, log: slog.New(slog.DiscardHandler), reg: prometheus.NewRegistry(), plugin: p}
+	require.ErrorContains(t, b.serveOps(context.Background()), "METRICS_ADDR")
 }

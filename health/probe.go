@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,14 +29,7 @@ type Check struct {
 	Func func(ctx context.Context) error
 }
 
-// result is the outcome of one check in one probe.
-type result struct {
-	name string
-	err  error // nil: passed
-}
-
-// ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate
-// check.
+// ErrInvalidCheck matches [NewProbe]'s errors for an invalid or duplicate check.
 var ErrInvalidCheck = errors.New("health: invalid check")
 
 // Probe is an http.Handler that answers a liveness or readiness probe from
@@ -87,36 +81,34 @@ func validName(s string) bool {
 	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
 }
 
-// run runs every check within the timeout and returns their results, in
-// order, and whether all passed.
-func (p *Probe) run(ctx context.Context) (results []result, ok bool) {
+// run runs every check within the timeout and returns their errors, in
+// order (nil: passed), and whether all passed.
+func (p *Probe) run(ctx context.Context) ([]error, bool) {
 	if p.name == "" {
 		panic("health: Probe not made by health.NewProbe") // else it would pass with no check
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	flights := make([]*flight, len(p.checks))
-	joined := make([]bool, len(p.checks))
+	waits := make([]func() error, len(p.checks))
 	for i, c := range p.checks {
-		flights[i], joined[i] = c.start(ctx)
+		waits[i] = c.start(ctx)
 	}
-	results = make([]result, len(p.checks))
-	ok = true
-	for i, f := range flights {
-		results[i] = result{name: p.checks[i].Name, err: f.wait(ctx, joined[i])}
-		ok = ok && results[i].err == nil
+	errs := make([]error, len(p.checks))
+	for i, wait := range waits {
+		errs[i] = wait()
 	}
-	return results, ok
+	return errs, !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
 }
 
-// start starts a call of c with ctx, or joins the call still running.
-func (c *check) start(ctx context.Context) (f *flight, joined bool) {
+// start starts a call of c with ctx, or joins the call still running, and
+// returns the wait for its result.
+func (c *check) start(ctx context.Context) func() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.flight != nil {
-		return c.flight, true
+	if f := c.flight; f != nil {
+		return func() error { return f.wait(ctx, true) }
 	}
-	f = &flight{done: make(chan struct{}), started: time.Now()}
+	f := &flight{done: make(chan struct{}), started: time.Now()}
 	c.flight = f
 	// The call outlives its request, for a probe that joins it.
 	deadline, _ := ctx.Deadline()
@@ -129,7 +121,7 @@ func (c *check) start(ctx context.Context) (f *flight, joined bool) {
 		c.mu.Unlock()
 		close(f.done)
 	}()
-	return f, false
+	return func() error { return f.wait(ctx, false) }
 }
 
 // wait returns f's result, or, once ctx is done, why it has none.
@@ -170,17 +162,18 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	results, ok := p.run(r.Context())
+	errs, ok := p.run(r.Context())
 	_, verbose := r.URL.Query()["verbose"]
 	var b strings.Builder
-	for _, res := range results {
-		switch {
-		case res.err == nil && verbose:
-			fmt.Fprintf(&b, "[+]%s ok\n", res.name)
-		case res.err != nil && verbose:
-			fmt.Fprintf(&b, "[-]%s failed: %s\n", res.name, oneLine(res.err.Error()))
-		case res.err != nil:
-			fmt.Fprintf(&b, "[-]%s failed\n", res.name)
+	for i, err := range errs {
+		switch name := p.checks[i].Name; {
+		case err == nil && verbose:
+			fmt.Fprintf(&b, "[+]%s ok\n", name)
+		case err != nil && verbose:
+			oneLine := strings.NewReplacer("\r", " ", "\n", " ").Replace(err.Error()) // keeps the error on its line
+			fmt.Fprintf(&b, "[-]%s failed: %s\n", name, oneLine)
+		case err != nil:
+			fmt.Fprintf(&b, "[-]%s failed\n", name)
 		}
 	}
 	status := http.StatusOK
@@ -197,11 +190,6 @@ func (p *Probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write([]byte(b.String()))
 	}
-}
-
-// oneLine keeps an error on its line of the answer.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 }
 
 // Format prints the Probe as "health.Probe" under every verb: fmt would read its

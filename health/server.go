@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,10 +64,7 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health: operations server: %w", err)
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: serverTimeout / 2, ReadTimeout: serverTimeout,
 		WriteTimeout: serverTimeout, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
 	return &Server{srv: srv, l: l}, nil

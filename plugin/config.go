@@ -1,9 +1,11 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,17 +16,11 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// Defaults of the Config fields left zero (nil for the pointer fields).
+// Defaults named beyond resolve, which applies every default.
 const (
-	defaultAutopost         = "v1"
-	defaultSyncCommands     = true
 	defaultVotePollInterval = time.Minute
-	defaultVoteLookback     = voterewards.DefaultLookback
 	defaultWebhookPath      = "/topgg/webhook"
 )
-
-// maxVoteLookback is the service's limit on how far back the vote history reaches.
-const maxVoteLookback = 365 * 24 * time.Hour
 
 // Config holds every setting of the plugin and the jobs it wires, with the
 // environment variable that sets each (read by [LoadEnv]). Every zero field
@@ -93,34 +89,28 @@ func (c Config) check() error {
 	bad := func(field, format string, args ...any) error {
 		return &topgg.ConfigError{Field: "plugin.Config." + field, Problem: fmt.Sprintf(format, args...)}
 	}
-	switch c.Autopost {
-	case "", "v1", "v0", "off":
-	default:
+	if !slices.Contains([]string{"", "v1", "v0", "off"}, c.Autopost) {
 		return bad("Autopost", "is not one of v1, v0, off") // not quoted: a secret set in the wrong variable would show
 	}
-	for _, d := range []struct {
-		field string
-		v     time.Duration
+	for _, f := range []struct {
+		field    string
+		negative bool
+		v        any
 	}{
-		{"AutopostInterval", c.AutopostInterval}, {"AutopostRefresh", c.AutopostRefresh},
-		{"AutopostReadyTimeout", c.AutopostReadyTimeout}, {"VoteLookback", c.VoteLookback},
-		{"VoteRetryDelay", c.VoteRetryDelay}, {"VoteStopGrace", c.VoteStopGrace},
+		{"AutopostInterval", c.AutopostInterval < 0, c.AutopostInterval}, {"AutopostRefresh", c.AutopostRefresh < 0, c.AutopostRefresh},
+		{"AutopostReadyTimeout", c.AutopostReadyTimeout < 0, c.AutopostReadyTimeout}, {"VoteLookback", c.VoteLookback < 0, c.VoteLookback},
+		{"VoteRetryDelay", c.VoteRetryDelay < 0, c.VoteRetryDelay}, {"VoteStopGrace", c.VoteStopGrace < 0, c.VoteStopGrace},
+		{"VoteConcurrency", c.VoteConcurrency < 0, c.VoteConcurrency}, {"VoteAttempts", c.VoteAttempts < 0, c.VoteAttempts},
 	} {
-		if d.v < 0 {
-			return bad(d.field, "%s is negative", d.v)
+		if f.negative {
+			return bad(f.field, "%v is negative", f.v)
 		}
 	}
 	if c.VotePollInterval != nil && *c.VotePollInterval < 0 {
 		return bad("VotePollInterval", "%s is negative (0 turns vote polling off)", *c.VotePollInterval)
 	}
-	if c.VoteLookback > maxVoteLookback {
+	if c.VoteLookback > 365*24*time.Hour {
 		return bad("VoteLookback", "%s reaches more than one year back, the service's limit", c.VoteLookback)
-	}
-	if c.VoteConcurrency < 0 {
-		return bad("VoteConcurrency", "%d is negative", c.VoteConcurrency)
-	}
-	if c.VoteAttempts < 0 {
-		return bad("VoteAttempts", "%d is negative", c.VoteAttempts)
 	}
 	return c.validateWebhook(bad)
 }
@@ -209,22 +199,16 @@ type settings struct {
 
 // resolve applies the defaults to a valid Config, never to the caller's.
 func (c Config) resolve() settings {
-	s := settings{Config: c, syncCommands: defaultSyncCommands, votePoll: defaultVotePollInterval}
-	if s.Autopost == "" {
-		s.Autopost = defaultAutopost
-	}
+	s := settings{Config: c, syncCommands: true, votePoll: defaultVotePollInterval}
 	if c.SyncCommands != nil {
 		s.syncCommands = *c.SyncCommands
 	}
 	if c.VotePollInterval != nil {
 		s.votePoll = *c.VotePollInterval
 	}
-	if s.VoteLookback == 0 {
-		s.VoteLookback = defaultVoteLookback
-	}
-	if s.WebhookPath == "" {
-		s.WebhookPath = defaultWebhookPath
-	}
+	s.Autopost = cmp.Or(s.Autopost, "v1")
+	s.VoteLookback = cmp.Or(s.VoteLookback, voterewards.DefaultLookback)
+	s.WebhookPath = cmp.Or(s.WebhookPath, defaultWebhookPath)
 	// The autopost intervals and vote settings keep 0: their packages default it.
 	return s
 }

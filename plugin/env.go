@@ -149,8 +149,6 @@ func decoder(ctx context.Context, t reflect.Type) func(string) error {
 	return nil
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
-
 // readable reports a field type whose values strictValue checks.
 func readable(t reflect.Type) bool {
 	switch t.Kind() {
@@ -164,7 +162,6 @@ func readable(t reflect.Type) bool {
 // strictValue returns val as go-envconfig should decode it for type t, or
 // what is wrong with it, without quoting it.
 func strictValue(ctx context.Context, t reflect.Type, val string) (string, string) {
-	const shown = "the value"
 	if decode := decoder(ctx, t); decode != nil {
 		// Decoded once here, on a copy, so that its error names the variable.
 		if err := decode(val); err != nil {
@@ -175,16 +172,16 @@ func strictValue(ctx context.Context, t reflect.Type, val string) (string, strin
 	switch {
 	case t == durationType:
 		if _, err := time.ParseDuration(val); err != nil {
-			return "", fmt.Sprintf("%s is not a duration such as 90s or 1h30m", shown)
+			return "", "the value is not a duration such as 90s or 1h30m"
 		}
 	case t.Kind() == reflect.Bool:
 		b, ok := map[string]string{"true": "true", "1": "true", "false": "false", "0": "false"}[strings.ToLower(val)]
 		if !ok {
-			return "", fmt.Sprintf("%s is not true, false, 1 or 0", shown)
+			return "", "the value is not true, false, 1 or 0"
 		}
 		return b, ""
 	case t.Kind() != reflect.String:
-		return val, checkDecimal(val, shown, t.Bits(), t.Kind() <= reflect.Int64)
+		return val, checkDecimal(val, t.Bits(), t.Kind() <= reflect.Int64)
 	}
 	return val, ""
 }
@@ -217,34 +214,29 @@ func withoutValue(msg, val string) (string, bool) {
 	return strings.ReplaceAll(msg, hole, "the value"), true
 }
 
-// checkDecimal checks a decimal integer as written: an optional minus sign,
-// digits without a leading zero ("010" would surprise as 8 or 10), in range.
-func checkDecimal(val, shown string, bits int, signed bool) string {
-	digits := val
-	if signed {
-		digits = strings.TrimPrefix(val, "-")
-	}
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return fmt.Sprintf("%s is not a decimal whole number", shown)
-	}
-	if len(digits) > 1 && digits[0] == '0' {
-		return fmt.Sprintf("%s has a leading zero; write the number in decimal without it", shown)
-	}
-	var err error
+// checkDecimal checks a decimal integer as written: no plus sign, no leading
+// zero ("010" would surprise as 8 or 10), in range.
+func checkDecimal(val string, bits int, signed bool) string {
+	_, err := strconv.ParseUint(val, 10, bits)
 	if signed {
 		_, err = strconv.ParseInt(val, 10, bits)
-	} else {
-		_, err = strconv.ParseUint(val, 10, bits)
 	}
-	if err != nil {
-		return fmt.Sprintf("%s is out of range", shown)
+	digits := strings.TrimPrefix(val, "-")
+	switch {
+	case strings.HasPrefix(val, "+") || errors.Is(err, strconv.ErrSyntax):
+		return "the value is not a decimal whole number"
+	case len(digits) > 1 && digits[0] == '0':
+		return "the value has a leading zero; write the number in decimal without it"
+	case err != nil:
+		return "the value is out of range"
 	}
 	return ""
 }
 
 var (
-	configType = reflect.TypeFor[Config]()
-	envType    = reflect.TypeFor[Env]()
+	configType   = reflect.TypeFor[Config]()
+	envType      = reflect.TypeFor[Env]()
+	durationType = reflect.TypeFor[time.Duration]()
 )
 
 // validateAll validates every Config in the struct v, at any depth.
@@ -291,8 +283,7 @@ func validateLoaded(c Config, read map[string]bool) error {
 		}
 	}
 	err := c.check()
-	var ce *topgg.ConfigError
-	if errors.As(err, &ce) {
+	if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
 		field := strings.TrimPrefix(ce.Field, "plugin.Config.")

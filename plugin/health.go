@@ -21,61 +21,29 @@ type jobStates struct {
 	clock clock.Clock
 
 	mu     sync.Mutex
-	jobs   map[string]*jobState
+	jobs   map[string]jobState
 	failed error // the permanent failure that ended the last Run; nil otherwise
 }
 
+// jobState is one job's failures in a row, and since when it runs, if it does.
 type jobState struct {
 	failures int
 	running  bool
 	started  time.Time
 }
 
-func (s *jobStates) get(name string) *jobState {
-	if s.jobs == nil {
-		s.jobs = map[string]*jobState{}
-	}
-	j := s.jobs[name]
-	if j == nil {
-		j = &jobState{}
-		s.jobs[name] = j
-	}
-	return j
-}
+// set records the state of a job: at each start, and at each stop.
+func (s *jobStates) set(name string, j jobState) { s.locked(func() { s.jobs[name] = j }) }
 
-// started records a (re)start of a job, with the failures before it.
-func (s *jobStates) started(name string, failures int) {
-	s.locked(func() {
-		j := s.get(name)
-		j.running, j.started, j.failures = true, s.clock.Now(), failures
-	})
-}
-
-// locked runs f under s.mu; it does nothing on a nil jobStates.
+// locked runs f under s.mu.
 func (s *jobStates) locked(f func()) {
-	if s == nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f()
 }
 
-// stopped records the end of a job's run; failed says whether it failed.
-func (s *jobStates) stopped(name string, failed bool) {
-	s.locked(func() {
-		j := s.get(name)
-		j.running = false
-		if failed {
-			j.failures++
-		} else {
-			j.failures = 0 // done, or stopped: not a crash loop
-		}
-	})
-}
-
 // begin forgets the jobs of the last Run; end records how Run ended.
-func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = nil, nil }) }
+func (s *jobStates) begin()        { s.locked(func() { s.jobs, s.failed = map[string]jobState{}, nil }) }
 func (s *jobStates) end(err error) { s.locked(func() { s.failed = err }) }
 
 // check fails when the last Run ended with a failure no restart mends, or a
@@ -147,10 +115,8 @@ func (p *Plugin) checkToken(context.Context) error {
 	if err == nil {
 		return nil
 	}
-	status := 0
-	hint := ""
-	var api *topgg.APIError
-	if errors.As(err, &api) {
+	status, hint := 0, ""
+	if api, ok := errors.AsType[*topgg.APIError](err); ok {
 		status, hint = api.StatusCode, api.Hint
 	}
 	msg := fmt.Sprintf("Top.gg refused the token (%d): check that it is the project's current API token", status)

@@ -2,9 +2,12 @@ package plugin
 
 import (
 	"context"
+	"errors"
 
 	"github.com/dblkit/go-topgg/autopost"
+	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/health"
+	"github.com/dblkit/go-topgg/internal/clock"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -38,3 +41,46 @@ func (always) jobs(lead, _ []job, _ func(context.Context, []job) error, _ func(b
 }
 
 func (always) checks() []health.Check { return nil }
+
+// WithFleet runs the plugin as one process of f: the leader-only jobs run under f's
+// lease, which fences the (shareable) state. Close f after Run returned.
+func WithFleet(f *fleet.Fleet) Option {
+	// An interface value, not a *fleet.Fleet field: a bot without WithFleet
+	// links neither the fleet nor go-redis.
+	return setOption("WithFleet", f, false, func(o *options, f *fleet.Fleet) { o.leader = fleetLeader{f} })
+}
+
+// fleetLeader is the leader of a fleet: the holder of f's lease.
+type fleetLeader struct{ f *fleet.Fleet }
+
+func (l fleetLeader) counts(local *autopost.Counter) (autopost.Source, func(context.Context) error, error) {
+	return l.f.Counts(local)
+}
+
+func (l fleetLeader) fence() voterewards.Fence {
+	lease := l.f.Lease()
+	return func() int64 { return lease.State().Token }
+}
+
+// jobs runs every, and lead each term under the lease; the term travels in
+// lead's context, to packages that know nothing of fleets.
+func (l fleetLeader) jobs(lead, every []job, supervise func(context.Context, []job) error, leading func(bool)) []job {
+	if len(lead) == 0 {
+		return every
+	}
+	return append(every, job{"fleet leader", func(ctx context.Context) error {
+		return l.f.Lease().Run(ctx, func(ctx context.Context, _ int64) error {
+			if clock.TermFrom(ctx) == nil {
+				// Every leader-only check would pass: refuse to lead without a deadline.
+				return errors.New("plugin: the leader's context carries no term")
+			}
+			leading(true)
+			defer leading(false)
+			return supervise(ctx, lead)
+		})
+	}})
+}
+
+func (l fleetLeader) checks() []health.Check {
+	return []health.Check{{Name: "leadership", Func: l.f.Lease().Check}}
+}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -43,18 +44,17 @@ func (o *options) wireMetrics() {
 	if m == nil {
 		return
 	}
-	log := o.logger
 	o.metricsPanicked = new(atomic.Bool)
 	onPost := o.onPost
 	o.onPost = func(r autopost.Result) {
-		contain(log, o.metricsPanicked, "ObservePost", func() { m.ObservePost(r) })
+		contain(o.logger, o.metricsPanicked, "ObservePost", func() { m.ObservePost(r) })
 		if onPost != nil {
 			onPost(r)
 		}
 	}
 	onSync := o.onSync
 	o.onSync = func(ctx context.Context, r commands.Result, err error) {
-		contain(log, o.metricsPanicked, "ObserveSync", func() { m.ObserveSync(r, err) })
+		contain(o.logger, o.metricsPanicked, "ObserveSync", func() { m.ObserveSync(r, err) })
 		if onSync != nil {
 			onSync(ctx, r, err)
 		}
@@ -72,14 +72,11 @@ func (p *Plugin) leading(yes bool) {
 
 // contain calls f, logging a panic in it rather than ending the caller.
 func contain(log *slog.Logger, once *atomic.Bool, hook string, f func()) {
-	defer func() {
-		if rec := recover(); rec != nil {
-			attrs := []any{slog.String("hook", hook), slog.String("panic", fmt.Sprint(rec))}
-			if once.CompareAndSwap(false, true) { // the stack once, not once per event
-				attrs = append(attrs, slog.String("stack", string(debug.Stack())))
-			}
-			log.Error("metrics Observer panicked", attrs...)
+	if r := panics.Try(f); r != nil {
+		attrs := []any{slog.String("hook", hook), slog.String("panic", fmt.Sprint(r.Value))}
+		if once.CompareAndSwap(false, true) { // the stack once, not once per event
+			attrs = append(attrs, slog.String("stack", string(r.Stack)))
 		}
-	}()
-	f()
+		log.Error("metrics Observer panicked", attrs...)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"github.com/bwmarrin/discordgo"
@@ -31,7 +32,7 @@ type options struct {
 	commands        []*discordgo.ApplicationCommand
 	haveCmds        bool
 	state           voterewards.State // WithState
-	leader          leader            // always, or WithFleet's (fleet.go)
+	leader          leader            // always, or WithFleet's (leader.go)
 	perks           *VoterPerks       // WithVoterPerks (perks.go)
 	clock           clock.Clock       // set by tests (export_test.go)
 	handlers        []string          // the handler options given, by name (for unusedHandler)
@@ -99,10 +100,8 @@ func WithCommands(cmds []*discordgo.ApplicationCommand) Option {
 		if cmds == nil {
 			return nilArg("WithCommands")
 		}
-		for i, c := range cmds {
-			if c == nil {
-				return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
-			}
+		if i := slices.Index(cmds, nil); i >= 0 {
+			return fmt.Errorf("%w: WithCommands: command %d is nil", errNilArg, i)
 		}
 		// Checked where they are given, not when the sync runs.
 		if err := commands.Validate(cmds); err != nil {

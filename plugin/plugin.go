@@ -3,14 +3,15 @@ package plugin
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
@@ -42,8 +43,8 @@ type Plugin struct {
 
 	perks *voterperks.Perks // WithVoterPerks's (perks.go); nil without
 
-	hook  *webhook.Receiver // nil when webhooks are off
-	bound boundAddr         // the webhook server's address while it serves (webhook.go)
+	hook  *webhook.Receiver        // nil when webhooks are off
+	bound atomic.Pointer[net.Addr] // the webhook server's address while it serves (webhook.go)
 
 	firstReady     chan *discordgo.Session // the first session to get READY
 	firstReadyOnce sync.Once
@@ -94,17 +95,13 @@ func New(client *topgg.Client, cfg Config, opts ...Option) (*Plugin, error) {
 		opts:       o,
 		log:        o.logger.With("component", "plugin"),
 		firstReady: make(chan *discordgo.Session, 1),
+		states:     &jobStates{clock: o.clock},
 	}
-	p.states = &jobStates{clock: o.clock}
 	p.sup = supervisor{log: p.log, clock: o.clock, states: p.states, stopWait: jobStopWait + set.VoteStopGrace}
-	if err := p.buildPerks(); err != nil { // before the poller: it wraps the handlers
-		return nil, fmt.Errorf("plugin: %w", err)
-	}
-	if err := p.buildJobs(); err != nil {
-		return nil, fmt.Errorf("plugin: %w", err)
-	}
-	if err := p.buildWebhook(); err != nil {
-		return nil, fmt.Errorf("plugin: %w", err)
+	for _, build := range []func() error{p.buildPerks, p.buildJobs, p.buildWebhook} { // the perks before the poller: it wraps the handlers
+		if err := build(); err != nil {
+			return nil, fmt.Errorf("plugin: %w", err)
+		}
 	}
 	// Last: a state takes one fence, so a New that fails leaves it unfenced.
 	if err := o.useFence(); err != nil {
@@ -122,12 +119,8 @@ func (p *Plugin) buildJobs() error {
 			return err
 		}
 		p.report = report
-		mode := autopost.ModeV1
-		if p.set.Autopost == "v0" {
-			mode = autopost.ModeV0
-		}
 		if p.poster, err = autopost.New(p.client, autopost.Config{
-			Mode: mode, Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
+			Mode: map[string]autopost.Mode{"v1": autopost.ModeV1, "v0": autopost.ModeV0}[p.set.Autopost], Interval: p.set.AutopostInterval, Refresh: p.set.AutopostRefresh,
 			ReadyTimeout: p.set.AutopostReadyTimeout, Source: src, OnPost: p.opts.onPost, Logger: p.opts.logger,
 		}); err != nil {
 			return err
@@ -239,20 +232,11 @@ func (p *Plugin) warnUnopened(ctx context.Context) {
 // supervise runs jobs until ctx is done and every one returned; one that no
 // restart mends stops the others, and its error is returned.
 func (p *Plugin) supervise(ctx context.Context, jobs []job) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	failed := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() {
-			if err := p.sup.run(ctx, j.name, j.run); err != nil {
-				failed[i] = err
-				cancel()
-			}
-		})
+	group := pool.New().WithErrors().WithContext(ctx).WithCancelOnError()
+	for _, j := range jobs {
+		group.Go(func(ctx context.Context) error { return p.sup.run(ctx, j.name, j.run) })
 	}
-	wg.Wait()
-	return errors.Join(failed...)
+	return group.Wait()
 }
 
 // begin marks the plugin running, or says why it cannot run.
@@ -281,38 +265,32 @@ type job struct {
 	run  func(context.Context) error
 }
 
-// jobs lists the jobs of one Run: the leader-only ones and, in a fleet, those
-// every process runs (its shards' report, the votes mirror for Active).
+// jobs lists the jobs of one Run: the leader-only ones (lead) and, in a fleet,
+// those every process runs (every: its shards' report, the votes mirror for Active).
 func (p *Plugin) jobs() []job {
-	var every []job
+	var every, lead []job
 	if p.report != nil {
 		every = append(every, job{"fleet reporter", p.report})
 	}
 	if p.votes != nil {
-		every = append(every, job{"votes mirror", func(ctx context.Context) error {
-			p.poller.Store(p.votes)
-			return p.votes.Mirror(ctx)
-		}})
-	}
-	return p.opts.leader.jobs(p.leaderJobs(), every, p.supervise, p.leading)
-}
-
-// leaderJobs lists the jobs only one process of a bot may run.
-func (p *Plugin) leaderJobs() []job {
-	var jobs []job
-	if p.votes != nil {
-		jobs = append(jobs, job{"votes", func(ctx context.Context) error {
-			p.poller.Store(p.votes)
-			return p.votes.Run(ctx)
-		}})
+		every = append(every, job{"votes mirror", p.withPoller(p.votes.Mirror)})
+		lead = append(lead, job{"votes", p.withPoller(p.votes.Run)})
 	}
 	if p.commands != nil {
-		jobs = append(jobs, job{"commands", p.commands.Run})
+		lead = append(lead, job{"commands", p.commands.Run})
 	}
 	if p.poster != nil {
-		jobs = append(jobs, job{"autopost", p.poster.Run})
+		lead = append(lead, job{"autopost", p.poster.Run})
 	}
-	return jobs
+	return p.opts.leader.jobs(lead, every, p.supervise, p.leading)
+}
+
+// withPoller makes the poller answer Active from the start of run.
+func (p *Plugin) withPoller(run func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		p.poller.Store(p.votes)
+		return run(ctx)
+	}
 }
 
 // newPoller builds the vote poller on store with the plugin's settings.
@@ -340,4 +318,20 @@ func (p *Plugin) Active(userID string) voterewards.Status {
 		return poller.Active(userID)
 	}
 	return voterewards.Status{}
+}
+
+// Format describes the Plugin under every verb (and so in slog) by its
+// attached shards, never their sessions, which hold the bot token.
+func (p *Plugin) Format(f fmt.State, _ rune) {
+	if p == nil || p.firstReady == nil {
+		fmt.Fprint(f, "plugin.Plugin(not made by plugin.New)")
+		return
+	}
+	p.mu.Lock()
+	ids := make([]int, len(p.sessions))
+	for i, s := range p.sessions {
+		ids[i] = s.ShardID
+	}
+	p.mu.Unlock()
+	fmt.Fprintf(f, "plugin.Plugin{shards attached: %v, webhooks: %t}", ids, p.hook != nil)
 }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,12 +28,10 @@ const jobStopWait = 30 * time.Second
 // supervisor runs the plugin's jobs and restarts the ones that fail; it holds
 // no lock and no state between calls.
 type supervisor struct {
-	log   *slog.Logger
-	clock clock.Clock
-	// states, when set, is told of each start and end, for liveness.
-	states *jobStates
-	// stopWait bounds the wait for a job once ctx is done (0: jobStopWait).
-	stopWait time.Duration
+	log      *slog.Logger
+	clock    clock.Clock
+	states   *jobStates    // told of each start and end, for liveness
+	stopWait time.Duration // bounds the wait for a job once ctx is done (0: jobStopWait)
 }
 
 // run runs job until ctx is done: one that fails or panics is logged and run
@@ -43,9 +42,13 @@ func (s supervisor) run(ctx context.Context, name string, job func(context.Conte
 	failures := 0
 	for ctx.Err() == nil {
 		started := s.clock.Now()
-		s.states.started(name, failures)
+		s.states.set(name, jobState{running: true, started: started, failures: failures})
 		err := s.once(ctx, name, job)
-		s.states.stopped(name, err != nil && ctx.Err() == nil)
+		stopped := jobState{} // done, or stopped: not a crash loop
+		if err != nil && ctx.Err() == nil {
+			stopped.failures = failures + 1
+		}
+		s.states.set(name, stopped)
 		switch {
 		case err == nil:
 			return nil
@@ -93,10 +96,7 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 		return err
 	case <-ctx.Done():
 	}
-	wait := s.stopWait
-	if wait <= 0 {
-		wait = jobStopWait
-	}
+	wait := cmp.Or(s.stopWait, jobStopWait)
 	t := s.clock.NewTimer(wait)
 	defer t.Stop()
 	select {
@@ -112,13 +112,8 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 // permanent reports an error no restart mends: the service answered and
 // refused (topgg.Retryable false).
 func permanent(err error) bool {
-	if err == nil || topgg.Retryable(err) {
-		return false
-	}
-	var (
-		api *topgg.APIError
-		ve  *topgg.ValidationError
-		de  *topgg.DecodeError
-	)
-	return errors.As(err, &api) || errors.As(err, &ve) || errors.As(err, &de) || errors.Is(err, topgg.ErrUnauthorized)
+	_, api := errors.AsType[*topgg.APIError](err)
+	_, ve := errors.AsType[*topgg.ValidationError](err)
+	_, de := errors.AsType[*topgg.DecodeError](err)
+	return !topgg.Retryable(err) && (api || ve || de || errors.Is(err, topgg.ErrUnauthorized))
 }

@@ -62,6 +62,13 @@ func waitDone(t *testing.T, done <-chan error, what string) error {
 	}
 }
 
+// newSupervisor is a supervisor as New makes it, with its own job states.
+func newSupervisor(log *slog.Logger, c clock.Clock) supervisor {
+	states := &jobStates{clock: c}
+	states.begin()
+	return supervisor{log: log, clock: c, states: states}
+}
+
 func newFake() *clock.Fake { return clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // waitTimer waits until the supervisor waits on the fake clock.
@@ -78,7 +85,7 @@ func TestSuperviseRestartsWithBackoff(t *testing.T) {
 	t.Parallel()
 	var logs testlog.Buffer
 	fake := newFake()
-	s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
+	s := newSupervisor(slog.New(slog.NewTextHandler(&logs, nil)), fake)
 	var r runs
 	done := superviseAsync(context.Background(), s, func(context.Context) error {
 		switch r.add() {
@@ -116,7 +123,7 @@ func TestSuperviseRestartsWithBackoff(t *testing.T) {
 func TestSuperviseBackoffResets(t *testing.T) {
 	t.Parallel()
 	fake := newFake()
-	s := supervisor{log: slog.New(slog.DiscardHandler), clock: fake}
+	s := newSupervisor(slog.New(slog.DiscardHandler), fake)
 	var r runs
 	ctx, cancel := context.WithCancel(context.Background())
 	done := superviseAsync(ctx, s, func(context.Context) error {
@@ -157,7 +164,7 @@ func TestSupervisePermanentNotRestarted(t *testing.T) {
 			t.Parallel()
 			var logs testlog.Buffer
 			fake := newFake()
-			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake}
+			s := newSupervisor(slog.New(slog.NewTextHandler(&logs, nil)), fake)
 			var r runs
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -191,7 +198,7 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 		fake := newFake()
 		ctx, cancel := context.WithCancel(context.Background())
 		var r runs
-		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: fake}, func(context.Context) error {
+		done := superviseAsync(ctx, newSupervisor(slog.New(slog.DiscardHandler), fake), func(context.Context) error {
 			r.add()
 			panic("always")
 		})
@@ -205,7 +212,7 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(context.Background())
 		var r runs
-		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: newFake()}, func(ctx context.Context) error {
+		done := superviseAsync(ctx, newSupervisor(slog.New(slog.DiscardHandler), newFake()), func(ctx context.Context) error {
 			r.add()
 			<-ctx.Done()
 			return ctx.Err()
@@ -221,7 +228,7 @@ func TestSuperviseStopsOnCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var r runs
-		done := superviseAsync(ctx, supervisor{log: slog.New(slog.DiscardHandler), clock: newFake()}, func(context.Context) error { r.add(); return nil })
+		done := superviseAsync(ctx, newSupervisor(slog.New(slog.DiscardHandler), newFake()), func(context.Context) error { r.add(); return nil })
 		require.NoError(t, waitDone(t, done, "context already done"))
 		assert.Zero(t, r.count())
 	})
@@ -246,7 +253,7 @@ func TestSuperviseLogsStopError(t *testing.T) {
 			var logs testlog.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
 			var r runs
-			s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: newFake()}
+			s := newSupervisor(slog.New(slog.NewTextHandler(&logs, nil)), newFake())
 			done := superviseAsync(ctx, s, func(ctx context.Context) error {
 				r.add()
 				<-ctx.Done()
@@ -275,7 +282,8 @@ func TestSuperviseStopIsBoundedWhenAJobIgnoresItsContext(t *testing.T) {
 	fake := newFake()
 	var logs testlog.Buffer
 	const stopWait = time.Minute
-	s := supervisor{log: slog.New(slog.NewTextHandler(&logs, nil)), clock: fake, stopWait: stopWait}
+	s := newSupervisor(slog.New(slog.NewTextHandler(&logs, nil)), fake)
+	s.stopWait = stopWait
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
@@ -309,4 +317,31 @@ func TestSuperviseStopIsBoundedWhenAJobIgnoresItsContext(t *testing.T) {
 	<-jobDone
 	assert.Equal(t, 1, r.count(), "not restarted")
 	assert.Equal(t, 0, strings.Count(logs.String(), "late failure"), "the late result is dropped")
+}
+
+// TestLivenessFailsOnACrashLoop: a job that failed crashLoop times in a row
+// fails the liveness check; one failure fewer does not.
+func TestLivenessFailsOnACrashLoop(t *testing.T) {
+	t.Parallel()
+	fake := newFake()
+	s := newSupervisor(slog.New(slog.DiscardHandler), fake)
+	states := s.states
+	ctx, cancel := context.WithCancel(context.Background())
+	var r runs
+	done := superviseAsync(ctx, s, func(context.Context) error {
+		r.add()
+		return errors.New("fails")
+	})
+	for n := 1; n <= crashLoop; n++ {
+		waitTimer(t, fake) // failed n times, waiting to restart
+		if err := states.check(ctx); n < crashLoop {
+			require.NoError(t, err, "after %d failures", n)
+		} else {
+			require.EqualError(t, err, fmt.Sprintf("job test-job failed %d times in a row", crashLoop))
+		}
+		fake.Advance(maxRestartDelay)
+		require.Eventually(t, func() bool { return r.count() == n+1 }, testWait, testTick, "restarted")
+	}
+	cancel()
+	require.NoError(t, waitDone(t, done, "a cancelled supervisor returns"))
 }

@@ -15,22 +15,15 @@ import (
 	"github.com/dblkit/go-topgg/topgg/webhook"
 )
 
-// Errors of the webhook receiver, for [errors.Is].
-var (
-	// errNotRunning: a webhook vote arrived while Run was not running;
-	// answered 500, so Top.gg retries it.
-	errNotRunning = errors.New("plugin: not running")
-)
+// errNotRunning: a webhook vote arrived while Run was not running; answered
+// 500, so Top.gg retries it.
+var errNotRunning = errors.New("plugin: not running")
 
-// Timeouts of the plugin's webhook server (Top.gg waits 5 s, sends small bodies).
+// Bounds of the webhook server's stop: the grace of the requests in flight,
+// then the wait for handlers that ignore their cancelled context.
 const (
-	webhookReadHeaderTimeout = 5 * time.Second
-	webhookReadTimeout       = 10 * time.Second
-	webhookWriteTimeout      = 10 * time.Second
-	webhookIdleTimeout       = 2 * time.Minute
-	webhookShutdownTimeout   = 5 * time.Second
-	// webhookAbandonWait is how long the stopped receiver waits for handlers.
-	webhookAbandonWait = time.Second
+	webhookShutdownTimeout = 5 * time.Second
+	webhookAbandonWait     = time.Second
 )
 
 // buildWebhook makes the receiver when the Config sets a secret.
@@ -76,9 +69,6 @@ func (p *Plugin) ingestWebhook(ctx context.Context, v webhook.Vote) error {
 	}
 	return poller.IngestWebhook(ctx, v)
 }
-
-// boundAddr holds the webhook server's address while it listens.
-type boundAddr = atomic.Pointer[net.Addr]
 
 // WebhookAddr returns the address the plugin's own webhook server listens on
 // while Run runs it (the port picked for port 0), else nil.
@@ -136,13 +126,13 @@ func (p *Plugin) serveWebhook(ctx context.Context, l net.Listener) error {
 		defer inflight.Done()
 		p.hook.ServeHTTP(w, r)
 	}))
+	// Top.gg waits 5 s for an answer and sends small bodies.
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: webhookReadHeaderTimeout,
-		ReadTimeout:       webhookReadTimeout,
-		WriteTimeout:      webhookWriteTimeout,
-		IdleTimeout:       webhookIdleTimeout,
-		ErrorLog:          nil,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
 	err := httpx.Serve(ctx, srv, l, webhookShutdownTimeout)
 	if ctx.Err() == nil { // Serve failed on its own

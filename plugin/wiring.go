@@ -81,11 +81,7 @@ func (p *Plugin) checkCommands(onDiscord []*discordgo.ApplicationCommand) {
 	for _, c := range onDiscord {
 		have = append(have, c.Name)
 	}
-	want := p.commandList()
-	if p.perks != nil && !p.opts.haveCmds {
-		want = voterperks.Commands(p.opts.perks.Texts)
-	}
-	for _, c := range want {
+	for _, c := range p.commandList() {
 		if !slices.Contains(have, c.Name) {
 			p.warnOnce("unregistered "+c.Name, "a command the plugin publishes or answers is not registered on Discord: "+
 				"call Plugin.RegisterCommands (with WithCommands), or register it yourself", "command", c.Name)

@@ -3,25 +3,17 @@ package topggprom
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
 const namespace = "topgg"
-
-// requestBuckets, in seconds, span a fast answer to the client's 60 s timeout.
-func requestBuckets() []float64 { return []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60} }
-
-// rewardBuckets, in seconds, span a vote rewarded at once to one retried for hours.
-func rewardBuckets() []float64 {
-	return []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}
-}
 
 // Collector holds go-topgg's jobs' metrics, registered by [New]; its
 // Observe methods are the jobs' hooks, safe for concurrent use.
@@ -31,8 +23,6 @@ type Collector struct {
 	requests  *prometheus.CounterVec
 	durations *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
-	reqMu     sync.RWMutex
-	reqCache  map[requestKey]requestSeries
 	refused   [2]prometheus.Gauge // v1, v0
 
 	posts      []prometheus.Counter // by autopost.Outcome; [0] "other"
@@ -56,26 +46,13 @@ type Collector struct {
 	leading bool
 }
 
-// requestKey holds the label values of an API request.
-type requestKey struct{ route, method, code, outcome string }
-
-// requestSeries are the series of one requestKey.
-type requestSeries struct {
-	requests, retries prometheus.Counter
-	duration          prometheus.Observer
-}
-
 // New makes the collectors and registers them with reg. It fails when reg is
 // nil or refuses a collector: make one Collector per registry.
 func New(reg prometheus.Registerer) (*Collector, error) {
-	if reg == nil {
+	if typednil.Is(reg) { // a nil *prometheus.Registry would panic in Register
 		return nil, errors.New("topggprom: New: nil Registerer")
 	}
-	if rv := reflect.ValueOf(reg); rv.Kind() == reflect.Pointer && rv.IsNil() {
-		// A nil *prometheus.Registry would panic in Register.
-		return nil, fmt.Errorf("topggprom: New: nil %T", reg)
-	}
-	c := &Collector{reqCache: make(map[requestKey]requestSeries)}
+	c := &Collector{}
 	c.api()
 	c.jobs()
 	c.votes()
@@ -91,13 +68,16 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 	return c, nil
 }
 
-func (c *Collector) add(m prometheus.Collector) { c.all = append(c.all, m) }
+// add keeps m for New to register, and returns it.
+func add[M prometheus.Collector](c *Collector, m M) M {
+	c.all = append(c.all, m)
+	return m
+}
 
 // counters makes a counter vector with one label and one counter per value,
 // so that every series shows from the start.
 func (c *Collector) counters(name, help, label string, values []string) []prometheus.Counter {
-	v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label})
-	c.add(v)
+	v := add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, []string{label}))
 	out := make([]prometheus.Counter, len(values))
 	for i, lv := range values {
 		out[i] = v.WithLabelValues(lv)
@@ -106,32 +86,25 @@ func (c *Collector) counters(name, help, label string, values []string) []promet
 }
 
 func (c *Collector) gauge(name, help string) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
-	c.add(g)
-	return g
+	return add(c, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}))
 }
 
 func (c *Collector) counter(name, help string) prometheus.Counter {
-	m := prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help})
-	c.add(m)
-	return m
+	return add(c, prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}))
 }
 
 func (c *Collector) api() {
-	c.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
+	c.requests = add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_requests_total",
 		Help: "Attempts of Top.gg API calls, by route family, method, status code (none: no answer; other: a code the service does not document) and outcome."},
-		[]string{"route", "method", "code", "outcome"})
-	c.add(c.requests)
-	c.durations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
-		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: requestBuckets()},
-		[]string{"route"})
-	c.add(c.durations)
-	c.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
-		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"})
-	c.add(c.retries)
-	refused := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
-		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"})
-	c.add(refused)
+		[]string{"route", "method", "code", "outcome"}))
+	// The buckets, in seconds, span a fast answer to the client's 60 s timeout.
+	c.durations = add(c, prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "api_request_duration_seconds",
+		Help: "Time from sending an attempt of a Top.gg API call to reading its answer, by route family.", Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
+		[]string{"route"}))
+	c.retries = add(c, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "api_retries_total",
+		Help: "Attempts of Top.gg API calls after the first, by route family."}, []string{"route"}))
+	refused := add(c, prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "api_token_refused",
+		Help: "1 while Top.gg refuses the token (its last answer of that API said so), else 0."}, []string{"api"}))
 	c.refused = [2]prometheus.Gauge{refused.WithLabelValues("v1"), refused.WithLabelValues("v0")}
 }
 
@@ -156,9 +129,10 @@ func (c *Collector) votes() {
 	c.ingested = c.counters("votes_ingested_total", "New votes stored, by the source that delivered them first.", "source", src)
 	c.duplicates = c.counters("votes_duplicate_total", "Records of a vote already stored, by source.", "source", src)
 	c.rewarded = c.counters("votes_rewarded_total", "Votes whose reward handler succeeded, by source.", "source", src)
-	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
-		Help: "Time from a vote's created_at to its reward handler's success, by source.", Buckets: rewardBuckets()}, []string{"source"})
-	c.add(latency)
+	// The buckets, in seconds, span a vote rewarded at once to one retried for hours.
+	latency := add(c, prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "vote_reward_latency_seconds",
+		Help:    "Time from a vote's created_at to its reward handler's success, by source.",
+		Buckets: []float64{.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 12 * 3600}}, []string{"source"}))
 	for _, s := range src {
 		c.latency = append(c.latency, latency.WithLabelValues(s))
 	}

@@ -13,18 +13,17 @@ import (
 
 // ObserveRequest counts one attempt of an API call: a [topgg.Observer].
 func (c *Collector) ObserveRequest(r topgg.Request) {
-	k := requestKey{code: code(r.Status), outcome: requestOutcome(r.Err)}
-	k.method, k.route = route(r.Route)
-	s := c.series(k)
-	s.requests.Inc()
-	if k.outcome != "blocked" {
-		s.duration.Observe(r.Duration.Seconds())
+	method, route := route(r.Route)
+	outcome := requestOutcome(r.Err)
+	c.requests.WithLabelValues(route, method, code(r.Status), outcome).Inc()
+	if outcome != "blocked" {
+		c.durations.WithLabelValues(route).Observe(r.Duration.Seconds())
 	}
 	if r.Attempt > 1 {
-		s.retries.Inc()
+		c.retries.WithLabelValues(route).Inc()
 	}
 	api := 0
-	if strings.HasPrefix(k.route, "/bots") {
+	if strings.HasPrefix(route, "/bots") {
 		api = 1
 	}
 	switch {
@@ -35,24 +34,6 @@ func (c *Collector) ObserveRequest(r topgg.Request) {
 	}
 }
 
-// series returns the series of k's labels, made once.
-func (c *Collector) series(k requestKey) requestSeries {
-	c.reqMu.RLock()
-	s, ok := c.reqCache[k]
-	c.reqMu.RUnlock()
-	if ok {
-		return s
-	}
-	c.reqMu.Lock()
-	defer c.reqMu.Unlock()
-	if s, ok = c.reqCache[k]; !ok {
-		s = requestSeries{requests: c.requests.WithLabelValues(k.route, k.method, k.code, k.outcome),
-			retries: c.retries.WithLabelValues(k.route), duration: c.durations.WithLabelValues(k.route)}
-		c.reqCache[k] = s
-	}
-	return s
-}
-
 // ObservePost counts one post attempt of the server count: an
 // autopost.Config.OnPost as it is.
 func (c *Collector) ObservePost(r autopost.Result) {
@@ -60,9 +41,7 @@ func (c *Collector) ObservePost(r autopost.Result) {
 	c.posts[at(o, len(c.posts))].Inc()
 	c.servers.Set(float64(r.Servers))
 	c.shards.Set(float64(r.Shards))
-	if r.Backfilled > 0 {
-		c.backfilled.Add(float64(r.Backfilled))
-	}
+	c.backfilled.Add(float64(max(r.Backfilled, 0)))
 	if o == autopost.OutcomePosted {
 		c.lastPost.SetToCurrentTime()
 	}
@@ -82,32 +61,23 @@ func (c *Collector) ObserveSync(r commands.Result, err error) {
 // an expiry handler counts only when it succeeds, a negative latency as 0.
 func (c *Collector) ObserveVote(e voterewards.Event) {
 	i := at(e.Origin, len(c.ingested))
-	reward := !e.Expiry
-	switch e.Type {
-	case voterewards.EventIngested:
-		if e.Added > 0 {
-			c.ingested[i].Add(float64(e.Added))
-		}
-		if e.Duplicates > 0 {
-			c.duplicates[i].Add(float64(e.Duplicates))
-		}
-	case voterewards.EventDelivered:
-		if reward {
-			c.rewarded[i].Inc()
-			c.latency[i].Observe(max(e.Latency, 0).Seconds())
-		} else {
+	switch t := e.Type; {
+	case t == voterewards.EventIngested:
+		c.ingested[i].Add(float64(max(e.Added, 0)))
+		c.duplicates[i].Add(float64(max(e.Duplicates, 0)))
+	case t == voterewards.EventPending:
+		c.pending.Set(float64(e.Pending))
+	case e.Expiry: // of an expiry handler, only its success counts
+		if t == voterewards.EventDelivered {
 			c.expiries.Inc()
 		}
-	case voterewards.EventRetried:
-		if reward {
-			c.voteRetries[i].Inc()
-		}
-	case voterewards.EventGivenUp:
-		if reward {
-			c.givenUp[i].Inc()
-		}
-	case voterewards.EventPending:
-		c.pending.Set(float64(e.Pending))
+	case t == voterewards.EventDelivered:
+		c.rewarded[i].Inc()
+		c.latency[i].Observe(max(e.Latency, 0).Seconds())
+	case t == voterewards.EventRetried:
+		c.voteRetries[i].Inc()
+	case t == voterewards.EventGivenUp:
+		c.givenUp[i].Inc()
 	}
 }
 

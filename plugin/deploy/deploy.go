@@ -6,6 +6,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,11 +72,8 @@ func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (
 	if err := Check(env); err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = slog.Default()
-	}
 	d := &Deployment{}
-	if err := d.open(ctx, env, appID, log); err != nil {
+	if err := d.open(ctx, env, appID, cmp.Or(log, slog.Default())); err != nil {
 		return nil, errors.Join(err, d.Close())
 	}
 	return d, nil
@@ -83,9 +81,9 @@ func Open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) (
 
 func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log *slog.Logger) error {
 	if env.RedisURL.Reveal() != "" {
-		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal())
+		rdb, err := fleet.NewUniversalClient(env.RedisURL.Reveal()) // Check has read it
 		if err != nil {
-			return &topgg.ConfigError{Variable: "REDIS_URL", Err: err}
+			return err
 		}
 		d.closers = append(d.closers, rdb.Close)
 		if d.Fleet, err = fleet.New(rdb, fleet.Config{Bot: appID, ShardCount: env.ShardCount, LeaseTTL: env.FleetLease, Logger: log}); err != nil {
@@ -102,12 +100,9 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 	if !env.Config.KeepsState() {
 		return nil
 	}
-	st, err := boltstate.Open(env.StateDir)
-	if errors.Is(err, boltstate.ErrLocked) {
-		return err // no value fixes it: not a configuration error
-	}
+	st, err := boltstate.Open(env.StateDir) // Check has opened it: locked since, if it fails
 	if err != nil {
-		return &topgg.ConfigError{Variable: "TOPGG_STATE_DIR", Err: err}
+		return err
 	}
 	d.State = st
 	d.closers = append(d.closers, st.Close)
@@ -117,10 +112,7 @@ func (d *Deployment) open(ctx context.Context, env plugin.Env, appID string, log
 // openPostgres opens the state in DATABASE_URL's database; in a fleet no
 // transaction outlasts the lease.
 func (d *Deployment) openPostgres(ctx context.Context, env plugin.Env, log *slog.Logger) error {
-	pool, err := pgstore.Connect(ctx, env.DatabaseURL.Reveal())
-	if errors.Is(err, pgstore.ErrBadURL) {
-		return &topgg.ConfigError{Variable: "DATABASE_URL", Err: err}
-	}
+	pool, err := pgstore.Connect(ctx, env.DatabaseURL.Reveal()) // Check has read the URL
 	if err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
