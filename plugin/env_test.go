@@ -91,8 +91,8 @@ func TestCredentialRedacts(t *testing.T) {
 	assert.Equal(t, "[redacted]", fmt.Sprint(plugin.NewCredential("")), "set, even empty")
 }
 
-// TestLogFromEnv: LOG_LEVEL takes slog's levels in any case and nothing
-// else, LOG_FORMAT text or json, each error naming its variable; unset is
+// TestLogFromEnv: LOG_LEVEL takes slog's levels in any case (with slog's
+// offsets, info+2) and nothing else, LOG_FORMAT text or json, each error naming its variable; unset is
 // info and text; the logger writes at that level in that format.
 func TestLogFromEnv(t *testing.T) {
 	t.Parallel()

@@ -207,7 +207,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	wctx, stopWarn := context.WithCancel(ctx)
 	wg.Go(func() { p.warnUnopened(wctx) })
 	wg.Go(func() { p.checkAtReady(wctx) })
-	err = p.supervise(ctx, jobs) // without p.mu: Active, Counts and Attach answer meanwhile
+	err = p.supervise(ctx, jobs) // without p.mu: Active and Attach answer meanwhile
 	stopWarn()
 	wg.Wait()
 	p.poller.Store(nil)

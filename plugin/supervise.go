@@ -110,10 +110,11 @@ func (s supervisor) once(ctx context.Context, name string, job func(context.Cont
 }
 
 // permanent reports an error no restart mends: the service answered and
-// refused (topgg.Retryable false).
+// refused (topgg.Retryable false), or a job's config is refused.
 func permanent(err error) bool {
 	_, api := errors.AsType[*topgg.APIError](err)
 	_, ve := errors.AsType[*topgg.ValidationError](err)
 	_, de := errors.AsType[*topgg.DecodeError](err)
-	return !topgg.Retryable(err) && (api || ve || de || errors.Is(err, topgg.ErrUnauthorized))
+	_, ce := errors.AsType[*topgg.ConfigError](err)
+	return !topgg.Retryable(err) && (api || ve || de || ce || errors.Is(err, topgg.ErrUnauthorized))
 }

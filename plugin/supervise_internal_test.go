@@ -155,6 +155,7 @@ func TestSupervisePermanentNotRestarted(t *testing.T) {
 		{"refused token", fmt.Errorf("command sync: %w", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusUnauthorized}), true},
 		{"refused request", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusUnprocessableEntity}, true},
 		{"broken rule", &topgg.ValidationError{Field: "name", Problem: "too long", Rule: "1-32"}, true},
+		{"config", &topgg.ConfigError{Field: "commands.Config.Session", Problem: "no source of commands"}, true},
 		{"service error", &topgg.APIError{Op: "PUT commands", StatusCode: http.StatusBadGateway}, false},
 		{"rate limit", &topgg.RateLimitError{Op: "PUT commands", RetryAfter: time.Second}, false},
 		{"connection", &topgg.RequestError{Op: "PUT commands", Attempts: 2, Err: errors.New("refused")}, false},
