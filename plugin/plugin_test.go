@@ -447,9 +447,10 @@ func TestOneProcessBotLinksNoRedisPostgresOrPrometheus(t *testing.T) {
 		"prometheus": "github.com/prometheus/",
 		"protobuf":   "google.golang.org/protobuf/",
 		"plugin":     "github.com/dblkit/go-topgg/plugin.",
+		"testing":    "testing.",
 	})
 	require.Positive(t, sizes["plugin"], "the probe links the plugin: the symbol names are as read")
-	for _, dep := range []string{"pgx", "pgstore", "prometheus", "protobuf"} {
+	for _, dep := range []string{"pgx", "pgstore", "prometheus", "protobuf", "testing"} {
 		assert.Zero(t, sizes[dep], "%s is linked", dep)
 	}
 	// What stays is what package initialisation reaches (fleet's Lua

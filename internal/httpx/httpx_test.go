@@ -54,24 +54,6 @@ func TestWithinNamesWhatHangs(t *testing.T) {
 	})
 }
 
-// TestAnnounceSaysWhyInOneLine: without a server binary, one line names the
-// package, what is missing, that the tests are skipped and the Debian package
-// to install; under CI the package fails instead.
-func TestAnnounceSaysWhyInOneLine(t *testing.T) {
-	t.Parallel()
-	missing := errors.New("redis-sentinel not found")
-	var b strings.Builder
-	assert.True(t, announce(&b, "fleet", false, missing, "redis-sentinel"))
-	assert.Equal(t, "fleet: redis-sentinel not found; the tests that need it are skipped (go test -v lists them); "+
-		"install: apt-get install redis-sentinel\n", b.String())
-
-	b.Reset()
-	assert.False(t, announce(&b, "pgstore", true, missing, "postgresql"), "CI: the package fails")
-	assert.Equal(t, "pgstore: FAIL: redis-sentinel not found; the tests that need it must not be skipped: CI is set; "+
-		"install: apt-get install postgresql\n", b.String())
-	assert.True(t, Announce("pgstore", nil, "postgresql"), "nothing missing: silent")
-}
-
 const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=."
 
 const fuzzToken = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJfdCI6IiIsImlkIjoiMzY0ODA2MDI5ODc2NTU1Nzc2In0=.c2lnbmF0dXJlK3NpZ25hdHVyZS9zaWduYXR1cmU"

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/dblkit/go-topgg/internal/clock"
-	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testlog"
 )
 
 // failoverTimeout bounds the waits for a cluster or Sentinel failover and for
@@ -39,7 +39,7 @@ type Cluster struct {
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
 	Require(t)
-	cli := httpx.LookPath(t, "redis-cli", "redis-tools")
+	cli := testlog.LookPath(t, "redis-cli", "redis-tools")
 	c := &Cluster{t: t}
 	for range 6 {
 		c.nodes = append(c.nodes, Start(t, WithArgs("--cluster-enabled", "yes",

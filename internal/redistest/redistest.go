@@ -18,18 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 	"go.uber.org/goleak"
-
-	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Server is one redis-server process owned by a test. Its methods are safe for
 // concurrent use; the test's Cleanup stops the process and removes its files.
 type Server struct {
-	*httpx.Proc // Addr, Dir, Kill, Logs
+	*testlog.Proc // Addr, Dir, Kill, Logs
 
 	t        testing.TB
 	password string
@@ -54,10 +53,10 @@ func WithArgs(args ...string) Option {
 }
 
 // Require returns the path of redis-server, or ends the test as
-// [httpx.Need] does (a skip naming the package to install; under CI, a failure).
+// [testlog.Need] does (a skip naming the package to install; under CI, a failure).
 func Require(t testing.TB) string {
 	t.Helper()
-	return httpx.LookPath(t, "redis-server", "redis-server")
+	return testlog.LookPath(t, "redis-server", "redis-server")
 }
 
 // Start starts a redis-server for t on a free 127.0.0.1 port in a temporary
@@ -65,7 +64,7 @@ func Require(t testing.TB) string {
 // it answers PING, and stops it in t.Cleanup.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, Proc: &httpx.Proc{Name: "redis-server", Dir: t.TempDir()}}
+	s := &Server{t: t, Proc: &testlog.Proc{Name: "redis-server", Dir: t.TempDir()}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -73,7 +72,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	var err error
 	switch {
 	case s.monitor != 0:
-		s.Name, bin = "redis-sentinel", httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
+		s.Name, bin = "redis-sentinel", testlog.LookPath(t, "redis-sentinel", "redis-sentinel")
 		err = s.writeSentinelConf()
 	case s.tls != nil:
 		err = s.makeCert()
@@ -193,11 +192,11 @@ func (s *Server) args() []string {
 func (s *Server) file(name string) string { return filepath.Join(s.Dir, name) }
 
 // Announce is for the TestMain of package pkg, whose tests need redis-server
-// (and redis-sentinel for [StartSentinel]): see [httpx.Announce].
+// (and redis-sentinel for [StartSentinel]): see [testlog.Announce].
 func Announce(pkg string) bool {
 	for _, bin := range []string{"redis-server", "redis-sentinel"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return httpx.Announce(pkg, err, bin)
+			return testlog.Announce(pkg, err, bin)
 		}
 	}
 	return true

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // MasterName is the name the test sentinels monitor their master under.
@@ -45,7 +44,7 @@ type Sentinel struct {
 // every sentinel knows the replica and the other two sentinels.
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	httpx.LookPath(t, "redis-sentinel", "redis-sentinel")
+	testlog.LookPath(t, "redis-sentinel", "redis-sentinel")
 	master := Start(t, WithArgs(fastSync()...))
 	replica := Start(t, WithArgs(append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(master.Port())}, fastSync()...)...))
 	s := &Sentinel{t: t, nodes: []*Server{master, replica}}

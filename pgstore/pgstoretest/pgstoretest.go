@@ -23,9 +23,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // Server is a throwaway PostgreSQL, started on first use. Its methods are
@@ -56,7 +55,7 @@ func Start(t testing.TB) *Server {
 // PostgreSQL it says so in one line, and fails the package when CI is set.
 // It returns the exit code.
 func (s *Server) Main(m *testing.M) int {
-	if _, err := findBin(); !httpx.Announce(s.pkg, err, "postgresql") {
+	if _, err := findBin(); !testlog.Announce(s.pkg, err, "postgresql") {
 		return 1
 	}
 	code := m.Run()
@@ -108,7 +107,7 @@ func (s *Server) Restart(t testing.TB) {
 func (s *Server) server(t testing.TB) *server {
 	t.Helper()
 	bin, err := findBin()
-	httpx.Need(t, err, "postgresql")
+	testlog.Need(t, err, "postgresql")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv == nil && s.err == nil {

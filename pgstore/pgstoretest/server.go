@@ -15,9 +15,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/dblkit/go-topgg/internal/httpx"
 )
 
 // binGlob is where Debian's postgresql packages put the server binaries.
@@ -50,10 +49,10 @@ func findBin() (string, error) {
 // server is one PostgreSQL process owned by a test or a test package. Its
 // methods are safe for concurrent use.
 type server struct {
-	*httpx.Proc                     // Kill, Restart, Stop
-	bin         string              // the binaries' directory
-	cred        *syscall.Credential // the unprivileged user when run as root, else nil
-	dbs         atomic.Int64        // databases made by database
+	*testlog.Proc                     // Kill, Restart, Stop
+	bin           string              // the binaries' directory
+	cred          *syscall.Credential // the unprivileged user when run as root, else nil
+	dbs           atomic.Int64        // databases made by database
 }
 
 // start runs initdb into a new temporary directory and starts the server.
@@ -62,7 +61,7 @@ func start(bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{bin: bin, Proc: &httpx.Proc{Name: "postgres", Dir: dir}} // Dir: data/ and the socket, removed at stop
+	s := &server{bin: bin, Proc: &testlog.Proc{Name: "postgres", Dir: dir}} // Dir: data/ and the socket, removed at stop
 	s.Cmd = func() *exec.Cmd {
 		return s.command(context.Background(), "postgres", "-D", s.dataDir(), "-p", strconv.Itoa(s.Port()), "-k", s.Dir,
 			"-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on",
@@ -95,7 +94,7 @@ func (s *server) setup() error {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), httpx.StartBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testlog.StartBound)
 	defer cancel()
 	// --no-sync: initdb's own final fsync of a fresh directory buys nothing
 	// (the server runs with fsync on; a SIGKILL loses no page cache).
@@ -148,13 +147,13 @@ func (s *server) stop() {
 func (s *server) database(t testing.TB) string {
 	t.Helper()
 	name := "t" + strconv.FormatInt(s.dbs.Add(1), 10)
-	ctx, cancel := context.WithTimeout(context.Background(), httpx.StartBound)
+	ctx, cancel := context.WithTimeout(context.Background(), testlog.StartBound)
 	defer cancel()
 	if err := s.exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("pgstoretest: create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), httpx.StartBound)
+		ctx, cancel := context.WithTimeout(context.Background(), testlog.StartBound)
 		defer cancel()
 		_ = s.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") // its sessions closed
 	})
