@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,7 +29,7 @@ type ingestReq struct {
 }
 
 // submit queues r and returns its added votes once its batch committed, or
-// ctx's error if ctx ends first (r is then still committed with its batch).
+// ctx's error if ctx ends while r is still queued (r is then not written).
 func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, error) {
 	g := &s.group
 	g.mu.Lock()
@@ -37,7 +38,16 @@ func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, e
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
+		g.mu.Lock()
+		i := slices.Index(g.queue, r)
+		if i >= 0 {
+			g.queue = slices.Delete(g.queue, i, i+1)
+		}
+		g.mu.Unlock()
+		if i >= 0 {
+			return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
+		}
+		<-r.done // taken by a batch in flight, which is bounded
 	case g.turn <- struct{}{}:
 		g.mu.Lock()
 		batch := g.queue
@@ -57,8 +67,19 @@ func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, e
 }
 
 // commit writes the batch in one transaction, or each request alone if that
-// fails, so that a bad request fails only itself; then it closes their done.
+// fails, so that a bad request fails only itself; then it closes their done,
+// also after a panic (which each request then reports as its error).
 func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			for _, r := range batch {
+				r.added, r.err = nil, fmt.Errorf("pgstore: ingest: panic in the batch: %v", rec)
+			}
+		}
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
 	if err := s.write(ctx, batch, nil, 0, false); err != nil {
 		for _, r := range batch {
 			if len(batch) > 1 {
@@ -68,8 +89,5 @@ func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 				r.err = s.wrap("ingest", err)
 			}
 		}
-	}
-	for _, r := range batch {
-		close(r.done)
 	}
 }

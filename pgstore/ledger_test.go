@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/internal/httpx"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
 	"github.com/dblkit/go-topgg/topgg/topggtest"
@@ -252,6 +253,46 @@ func TestConcurrentIngestsShareOneCommit(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(DISTINCT xmin::text) FROM topgg.votes WHERE voter <> $1",
 		vote(0, base).PlatformID).Scan(&txs))
 	assert.Equal(t, 1, txs, "the waiting Ingests committed in one transaction")
+}
+
+// TestIngestCancelledWhileQueuedIsNotWritten: an Ingest whose context ends
+// while it waits for the batch in flight returns the context's error and
+// leaves the queue: its vote is not written later behind its caller's back.
+func TestIngestCancelledWhileQueuedIsNotWritten(t *testing.T) {
+	ctx := context.Background()
+	s, pool := openPooled(t)
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(0, base)}, voterewards.DefaultStreakGrace)
+		assert.NoError(t, err)
+	})
+	require.Eventually(t, func() bool {
+		var waiting int
+		return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
+	}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+	qctx, cancel := context.WithCancel(ctx)
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest(qctx, nil, []voterewards.Vote{vote(1, base)}, voterewards.DefaultStreakGrace)
+		queued <- err
+	}()
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == 1 }, 10*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, testkit.Recv(t, queued, "the cancelled Ingest did not return"), context.Canceled)
+	require.Zero(t, pgstore.Queued(s), "the cancelled request left the queue")
+	require.NoError(t, holder.Rollback(ctx))
+	wg.Wait()
+	// A later batch does not carry the cancelled vote along.
+	_, err = s.Ingest(ctx, nil, []voterewards.Vote{vote(2, base)}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM topgg.votes WHERE voter = $1", vote(1, base).PlatformID).Scan(&n))
+	assert.Zero(t, n, "the cancelled vote was written")
 }
 
 // TestRewardRaceAcrossProcesses: two processes (an old leader and a new

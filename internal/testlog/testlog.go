@@ -1,5 +1,6 @@
 // Package testlog gives tests a log sink that the code under test may write from
-// its own goroutines while the test reads it.
+// its own goroutines while the test reads it, and the runner of the real servers
+// (redis-server, PostgreSQL) the harnesses start.
 package testlog
 
 import (
