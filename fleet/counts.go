@@ -87,7 +87,7 @@ func newShardCounts(rdb redis.UniversalClient, bot string, shardCount int, cfg c
 		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.MaxAge < time.Second {
-		return nil, configError("MaxAge", "%v is below 1s", cfg.MaxAge)
+		return nil, configError("fleet.countsConfig.MaxAge", "%v is below 1s", cfg.MaxAge)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

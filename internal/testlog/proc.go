@@ -209,9 +209,11 @@ func (p *Proc) Stop(sig syscall.Signal) {
 	p.mu.Lock()
 	done := p.done
 	p.mu.Unlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
+	if done != nil { // started
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
 	}
 	p.Kill()
 }

@@ -3,6 +3,7 @@ package topggtest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,9 +320,10 @@ func TestWithAddr(t *testing.T) {
 	port, err := httpx.FreePort()
 	require.NoError(t, err)
 	s, err := topggtest.NewServer(topggtest.WithAddr(fmt.Sprintf("127.0.0.1:%d", port)))
-	if err != nil {
+	if errors.Is(err, syscall.EADDRINUSE) {
 		t.Skipf("port %d was taken meanwhile: %v", port, err)
 	}
+	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	assert.Equal(t, fmt.Sprintf("http://127.0.0.1:%d/api", port), s.URL)
 
