@@ -87,7 +87,8 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithLogger sets the logger for retries, waits and rate limits (default: discard).
+// WithLogger sets the logger (default: discard) for rate limits, retries and,
+// at debug level, each attempt.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error { c.log = cmp.Or(l, c.log); return nil }
 }

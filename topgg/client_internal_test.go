@@ -183,14 +183,14 @@ func BenchmarkObserveHook(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			start := time.Now()
-			c.observe(r, 1, http.StatusNoContent, time.Since(start), nil)
+			c.observe(b.Context(), r, 1, http.StatusNoContent, time.Since(start), nil)
 		}
 	})
 	b.Run("rate_limited", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			start := time.Now()
-			c.observe(r, 1, http.StatusTooManyRequests, time.Since(start), rl)
+			c.observe(b.Context(), r, 1, http.StatusTooManyRequests, time.Since(start), rl)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -32,8 +33,22 @@ func WithObserver(o func(Request)) Option {
 	}
 }
 
-// observe tells the observers of one attempt.
-func (c *Client) observe(r *call, attempt, status int, took time.Duration, err error) {
+// observe logs one attempt at debug level and tells the observers of it.
+func (c *Client) observe(ctx context.Context, r *call, attempt, status int, took time.Duration, err error) {
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		// The route, not the path: no ids; an error's text holds no token, and
+		// of a body at most the service's own words.
+		method, route, _ := strings.Cut(r.route, " ")
+		attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.Int("attempt", attempt),
+			slog.Int("status", status), slog.Duration("took", took)}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "request", attrs...)
+	}
+	if len(c.observers) == 0 {
+		return
+	}
 	req := Request{Route: r.route, Attempt: attempt, Status: status, Duration: took, Err: err}
 	for _, o := range c.observers {
 		c.tell(o, req)

@@ -2,6 +2,7 @@ package topgg_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -271,4 +272,47 @@ func TestObserverPanicIsContainedAcrossRetries(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(logs.String(), "Observer panicked"))
 	assert.Contains(t, logs.String(), "metrics bug")
 	assert.Equal(t, 1, strings.Count(logs.String(), "[running]"), "the stack, once")
+}
+
+// With a debug logger, each attempt is one line: its method, route (no id),
+// attempt, status or error and time; never the token, nor a body whole.
+func TestDebugLogLinePerAttempt(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	var buf logBuffer
+	c := newClient(t, srv, topgg.WithLogger(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	ctx := t.Context()
+	require.NoError(t, srv.Inject(topggtest.Fault{Method: http.MethodPatch, Path: metricsPath, Status: http.StatusServiceUnavailable,
+		Body: `{"detail":"busy","trace":"the-rest-of-the-body"}`}))
+	require.NoError(t, c.UpdateMetrics(ctx, topgg.BotMetrics{ServerCount: new(4)}))
+	bot := topggtest.DiscordBot().PlatformID
+	require.NoError(t, srv.Inject(topggtest.Fault{Path: "/bots/" + bot, Drop: true, Times: 8}))
+	_, err := c.Legacy().Bot(ctx, bot, "id")
+	require.Error(t, err)
+
+	var got []map[string]any
+	for line := range strings.Lines(buf.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if m["msg"] == "request" {
+			require.Equal(t, "DEBUG", m["level"], line)
+			require.Contains(t, m, "took", line)
+			delete(m, "took")
+			delete(m, "time")
+			got = append(got, m)
+		}
+	}
+	require.Len(t, got, 2+4, buf.String()) // a 503 and its retry, then 4 attempts with no answer (net/http retries a drop once)
+	require.Equal(t, map[string]any{"level": "DEBUG", "msg": "request", "component": "topgg", "method": "PATCH", "route": metricsPath,
+		"attempt": 1.0, "status": 503.0, "error": "topgg: PATCH /v1/projects/@me/metrics: 503 Service Unavailable: busy"}, got[0])
+	require.Equal(t, map[string]any{"level": "DEBUG", "msg": "request", "component": "topgg", "method": "PATCH", "route": metricsPath,
+		"attempt": 2.0, "status": 204.0}, got[1])
+	for i, m := range got[2:] {
+		require.Equal(t, "/bots/:bot_id", m["route"])
+		require.Equal(t, float64(i+1), m["attempt"])
+		require.Equal(t, 0.0, m["status"])
+		require.Contains(t, m["error"], "request failed")
+	}
+	require.NotContains(t, buf.String(), srv.Token())
+	require.NotContains(t, buf.String(), "the-rest-of-the-body")
 }

@@ -105,17 +105,17 @@ func (c *Client) try(ctx context.Context, r *call, target string, payload []byte
 	// Before every send: a block recorded while this call waited stops it too.
 	slot, err := c.limits.acquire(ctx, r, maxWait)
 	if err != nil {
-		if len(c.observers) > 0 && ctx.Err() == nil {
-			c.observe(r, attempt, 0, 0, err) // a local block: nothing was sent
+		if ctx.Err() == nil {
+			c.observe(ctx, r, attempt, 0, 0, err) // a local block: nothing was sent
 		}
 		return 0, -1, err
 	}
 	start := time.Now()
 	status, wait, err := c.send(ctx, r, target, payload, attempt, out)
 	c.limits.doneLegacy(slot)
-	if len(c.observers) > 0 && (err == nil || status != 0 || ctx.Err() == nil) {
+	if err == nil || status != 0 || ctx.Err() == nil {
 		// A request cut short by its own context (a stop) is no attempt to count.
-		c.observe(r, attempt, status, time.Since(start), err)
+		c.observe(ctx, r, attempt, status, time.Since(start), err)
 	}
 	return status, wait, err
 }
