@@ -220,7 +220,7 @@ func FuzzRetryAfter(f *testing.F) {
 	for _, s := range [][2]string{
 		{"1", ""}, {"1.5", ""}, {"-1", ""}, {"1e400", ""}, {"Inf", ""}, {"NaN", ""},
 		{"Sat, 17 Jan 2026 12:00:30 GMT", ""}, {"Mon, 02 Jan 0001 15:04:05 GMT", ""},
-		{"", `{"retry-after": 5}`}, {"", `{"retry-after": "5"}`}, {"", `{"retry-after": 1e999}`},
+		{"", `{"retry-after": 5}`}, {"", `{"retry-after": "5"}`}, {"", `{"retry-after": " 5 "}`}, {"", `{"retry-after": 1e999}`},
 		{"", `{"retry-after": -9223372036854775808}`}, {"x", `{"retry-after":[1]}`},
 	} {
 		f.Add(s[0], []byte(s[1]))

@@ -136,6 +136,52 @@ func TestRetryAfterFromBody(t *testing.T) {
 	require.GreaterOrEqual(t, reqs[1].At.Sub(reqs[0].At), time.Second)
 }
 
+// Every 429 shape of the service gives the wait it says: the Retry-After
+// header in seconds, else the body's "retry-after", a number or one quoted.
+func Test429RetryAfterShapes(t *testing.T) {
+	t.Parallel()
+	date := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name, header, body string
+		want               time.Duration // 0: none given
+	}{
+		{"header", "2", "", 2 * time.Second},
+		{"header with spaces", " 2 ", "", 2 * time.Second},
+		{"header, a date", date, "", time.Hour},
+		{"header over body", "3", `{"retry-after": 7}`, 3 * time.Second},
+		{"unusable header, body", "soon", `{"retry-after": 7}`, 7 * time.Second},
+		{"body", "", `{"retry-after": 2}`, 2 * time.Second},
+		{"body, fraction", "", `{"retry-after": 2.5}`, 2500 * time.Millisecond},
+		{"body, quoted", "", `{"retry-after": "2"}`, 2 * time.Second},
+		{"body, quoted with spaces", "", `{"retry-after": " 2 "}`, 2 * time.Second},
+		{"body, quoted fraction with spaces", "", `{"retry-after": "\t2.5 "}`, 2500 * time.Millisecond},
+		{"body, problem+json", "", `{"type":"about:blank","title":"Too Many Requests","status":429,"retry-after":4}`, 4 * time.Second},
+		{"body, v0 error", "", `{"error":"Slow down","retry-after":"3600"}`, time.Hour},
+		{"neither", "", `{"title":"Too Many Requests"}`, 0},
+		{"body, not a number", "", `{"retry-after": "soon"}`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServer(t)
+			c := newClient(t, srv, topgg.WithRetryPolicy(topgg.NoRetries()))
+			f := topggtest.Fault{Path: "/v1/projects/@me", Status: http.StatusTooManyRequests, Body: tc.body}
+			if tc.header != "" {
+				f.Header = map[string]string{"Retry-After": tc.header}
+			}
+			require.NoError(t, srv.Inject(f))
+			_, err := c.Project(t.Context())
+			var rl *topgg.RateLimitError
+			require.ErrorAs(t, err, &rl)
+			if tc.header == date { // a little less than an hour, by now
+				require.InDelta(t, tc.want, rl.RetryAfter, float64(time.Minute))
+				return
+			}
+			require.Equal(t, tc.want, rl.RetryAfter)
+			require.Equal(t, tc.want, rl.API.RetryAfter)
+		})
+	}
+}
+
 func TestLongRetryAfterFailsFastThereafter(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)

@@ -310,16 +310,18 @@ func newAPIError(op string, status int, data []byte, truncated bool, attempts in
 	return e
 }
 
-// parseRetryAfterBody reads a 429 body's "retry-after", a number of seconds
-// (json.Number also takes the quoted number some answers send).
+// parseRetryAfterBody reads a 429 body's "retry-after", a number of seconds,
+// or the same number quoted, spaces around it allowed (json.Number refuses them).
 func parseRetryAfterBody(body []byte) (time.Duration, bool) {
 	var b struct {
-		RetryAfter json.Number `json:"retry-after"`
+		RetryAfter json.RawMessage `json:"retry-after"`
 	}
 	if json.Unmarshal(body, &b) != nil {
 		return 0, false
 	}
-	return parseSeconds(string(b.RetryAfter))
+	s := string(b.RetryAfter)
+	_ = json.Unmarshal(b.RetryAfter, &s) // a string's text; a number stays as it was
+	return parseSeconds(strings.TrimSpace(s))
 }
 
 func parseRetryAfterHeader(h string, now time.Time) (time.Duration, bool) {
