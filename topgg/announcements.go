@@ -30,7 +30,7 @@ func (c *Client) PostAnnouncement(ctx context.Context, a NewAnnouncement) (*Anno
 	if err := a.validate(); err != nil {
 		return nil, err
 	}
-	r := &call{route: "POST " + me + "/announcements", body: a, family: "v1:announcements", allowEmpty: true, tokenOnly400: true}
+	r := &call{route: routeAnnouncements, body: a, family: "v1:announcements", allowEmpty: true, tokenOnly400: true}
 	var out Announcement
 	status, err := c.do(ctx, r, &out)
 	if status >= 200 && status < 300 {

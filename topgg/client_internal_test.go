@@ -176,7 +176,7 @@ func BenchmarkObserveHook(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &call{route: "PATCH /v1/projects/@me/metrics"}
+	r := &call{route: routeMetrics}
 	apiErr := &APIError{StatusCode: http.StatusTooManyRequests}
 	rl := &RateLimitError{API: apiErr}
 	b.Run("ok", func(b *testing.B) {

@@ -19,7 +19,7 @@ import (
 // fuzzDecoder checks the decoder of one answer type: it never panics, a failure is a
 // *DecodeError with a bounded body, and a success is stable: encoding the value and
 // decoding it again gives the same encoding.
-func fuzzDecoder[T any](f *testing.F, op string, seeds ...string) {
+func fuzzDecoder[T any](f *testing.F, op route, seeds ...string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
@@ -60,14 +60,14 @@ func fuzzDecoder[T any](f *testing.F, op string, seeds ...string) {
 }
 
 func FuzzDecodeProject(f *testing.F) {
-	fuzzDecoder[Project](f, "GET /v1/projects/@me",
+	fuzzDecoder[Project](f, routeProject,
 		`{"id":"803190510032756736","name":"Example Bot","platform":"discord","type":"bot","headline":"Hi","tags":["a"],"votes":42,"votes_total":1337,"review_score":4.5,"review_count":12}`,
 		`{"platform":"minecraft","type":"game_server","tags":null,"review_score":1e308}`,
 		`{"id":5}`, `[]`, `null`, ``)
 }
 
 func FuzzDecodeVotePage(f *testing.F) {
-	fuzzDecoder[VotePage](f, "GET /v1/projects/@me/votes",
+	fuzzDecoder[VotePage](f, routeVotes,
 		`{"cursor":"c2","data":[{"user_id":"800506814562787328","platform_id":"146183080879613966","weight":2,"created_at":"2026-01-17T23:36:06.34732Z","expires_at":"2026-01-18T11:36:06.34732Z"}]}`,
 		`{"cursor":"","data":[]}`,
 		`{"data":[{"created_at":"2026-02-09T00:47:14.2510149+00:00","expires_at":"2026-02-09T12:47:14+00:00"}]}`,
@@ -76,42 +76,42 @@ func FuzzDecodeVotePage(f *testing.F) {
 }
 
 func FuzzDecodeVoteStatus(f *testing.F) {
-	fuzzDecoder[Vote](f, "GET /v1/projects/@me/votes/:user_id",
+	fuzzDecoder[Vote](f, routeVoteStatus,
 		`{"created_at":"2026-01-17T23:36:06.34732Z","expires_at":"2026-01-18T11:36:06.34732Z","weight":1}`,
 		`{"created_at":"2026-01-17T23:36:06Z","expires_at":null,"weight":2}`,
 		`{"weight":"2"}`)
 }
 
 func FuzzDecodeAnnouncement(f *testing.F) {
-	fuzzDecoder[Announcement](f, "POST /v1/projects/@me/announcements",
+	fuzzDecoder[Announcement](f, routeAnnouncements,
 		`{"title":"v2","content":"Slash commands everywhere.","category":"event","created_at":"2026-01-17T23:36:06.347Z"}`,
 		`{"title":"v2","content":"x","category":"something_new"}`)
 }
 
 func FuzzDecodeBot(f *testing.F) {
-	fuzzDecoder[Bot](f, "GET /bots/:bot_id",
+	fuzzDecoder[Bot](f, routeBot,
 		`{"id":"264811613708746752","clientid":"264811613708746752","username":"Luca","discriminator":"1375","avatar":null,"defAvatar":"6debd47ed13483642cf09e832ed0bc1b","lib":"discord.js","prefix":"-","shortdesc":"Hi","longdesc":null,"tags":["Fun"],"website":null,"support":"KYZsaFb","github":null,"owners":["129908908096487424"],"guilds":[],"invite":null,"date":"2017-04-26T18:08:17.125Z","server_count":2,"shard_count":null,"certifiedBot":false,"vanity":null,"points":397,"monthlyPoints":19,"donatebotguildid":""}`,
 		`{"shards":[1,2],"server_count":1.5}`, `{"date":""}`)
 }
 
 func FuzzDecodeBotList(f *testing.F) {
-	fuzzDecoder[BotList](f, "GET /bots",
+	fuzzDecoder[BotList](f, routeBots,
 		`{"results":[{"id":"1","username":"a"},{"id":"2"}],"limit":2,"offset":0,"count":2,"total":10}`,
 		`{"results":null,"limit":"2"}`)
 }
 
 func FuzzDecodeBotStats(f *testing.F) {
-	fuzzDecoder[BotStats](f, "GET /bots/:bot_id/stats",
+	fuzzDecoder[BotStats](f, routeBotStats,
 		`{"server_count":30,"shards":[10,20],"shard_count":2}`, `{"shards":[]}`, `{"shards":[-1,1e3]}`)
 }
 
 func FuzzDecodeVoters(f *testing.F) {
-	fuzzDecoder[[]Voter](f, "GET /bots/:bot_id/votes",
+	fuzzDecoder[[]Voter](f, routeBotVoters,
 		`[{"username":"voter","id":"146183080879613966","avatar":"a_b"}]`, `[]`, `[null]`, `{}`)
 }
 
 func FuzzDecodeVoteCheck(f *testing.F) {
-	fuzzDecoder[voteCheck](f, "GET /bots/:bot_id/check",
+	fuzzDecoder[voteCheck](f, routeBotCheck,
 		`{"voted":1}`, `{"voted":0}`, `{"voted":true}`, `{"voted":null}`, `{"voted":2}`, `{"voted":"1"}`, `{"voted": 1 }`)
 }
 

@@ -77,7 +77,7 @@ func (l *Legacy) SearchBots(ctx context.Context, q BotQuery) (*BotList, error) {
 			v.Set(k, s)
 		}
 	}
-	return get[BotList](ctx, l.c, &call{route: "GET /bots", query: v.Encode(), legacy: true, idempotent: true, family: legacyFamily})
+	return get[BotList](ctx, l.c, &call{route: routeBots, query: v.Encode(), legacy: true, idempotent: true, family: legacyFamily})
 }
 
 // Bot returns one bot, with only the given fields when any are named. An
@@ -87,7 +87,7 @@ func (l *Legacy) Bot(ctx context.Context, botID string, fields ...string) (*Bot,
 	if len(fields) > 0 {
 		q = "fields=" + strings.Join(fields, ",") // validated names: nothing to escape
 	}
-	return getBot[Bot](ctx, l, "GET /bots/:bot_id", botID, q, checkBotFields(fields))
+	return getBot[Bot](ctx, l, routeBot, botID, q, checkBotFields(fields))
 }
 
 // Voter is one of a bot's last voters.
@@ -99,7 +99,7 @@ type Voter struct {
 
 // Voters returns the bot's last 1,000 unique voters (GET /bots/:bot_id/votes).
 func (l *Legacy) Voters(ctx context.Context, botID string) ([]Voter, error) {
-	out, err := getBot[[]Voter](ctx, l, "GET /bots/:bot_id/votes", botID, "")
+	out, err := getBot[[]Voter](ctx, l, routeBotVoters, botID, "")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ type BotStats struct {
 
 // Stats returns the bot's posted stats, zero when never posted.
 func (l *Legacy) Stats(ctx context.Context, botID string) (*BotStats, error) {
-	return getBot[BotStats](ctx, l, "GET /bots/:bot_id/stats", botID, "")
+	return getBot[BotStats](ctx, l, routeBotStats, botID, "")
 }
 
 // PostStats posts the bot's stats; it is retried like an idempotent call.
@@ -125,13 +125,13 @@ func (l *Legacy) PostStats(ctx context.Context, botID string, s BotStats) error 
 	if err := cmp.Or(checkSnowflake("bot_id", botID), s.validate()); err != nil {
 		return err
 	}
-	_, err := l.c.do(ctx, &call{route: "POST /bots/:bot_id/stats", id: botID, body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
+	_, err := l.c.do(ctx, &call{route: routePostBotStats, id: botID, body: s, legacy: true, idempotent: true, family: legacyFamily}, nil)
 	return err
 }
 
 // HasVoted reports whether the Discord user voted for the bot in the past 12 hours.
 func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, error) {
-	out, err := getBot[voteCheck](ctx, l, "GET /bots/:bot_id/check", botID, "userId="+userID, checkSnowflake("userId", userID))
+	out, err := getBot[voteCheck](ctx, l, routeBotCheck, botID, "userId="+userID, checkSnowflake("userId", userID))
 	if err != nil {
 		return false, err
 	}
@@ -140,7 +140,7 @@ func (l *Legacy) HasVoted(ctx context.Context, botID, userID string) (bool, erro
 
 // getBot gets route (GET /bots/:bot_id/...) of botID, after checking botID,
 // then the other arguments' errors in order.
-func getBot[T any](ctx context.Context, l *Legacy, route, botID, query string, argErrs ...error) (*T, error) {
+func getBot[T any](ctx context.Context, l *Legacy, route route, botID, query string, argErrs ...error) (*T, error) {
 	if err := cmp.Or(append([]error{checkSnowflake("bot_id", botID)}, argErrs...)...); err != nil {
 		return nil, err
 	}

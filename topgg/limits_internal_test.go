@@ -151,7 +151,7 @@ func TestAcquireBlockedTakesNoSlot(t *testing.T) {
 	l := newLimits(clk, 1, time.Minute)
 	l.block("v0", time.Hour)
 
-	_, err := l.acquire(t.Context(), &call{route: "GET /bots/:bot_id", id: "1", legacy: true, family: "v0"}, 0)
+	_, err := l.acquire(t.Context(), &call{route: routeBot, id: "1", legacy: true, family: "v0"}, 0)
 	var rl *RateLimitError
 	require.ErrorAs(t, err, &rl)
 	require.True(t, rl.Local)
@@ -172,7 +172,7 @@ func TestAcquireWaitsOutAShortBlock(t *testing.T) {
 	t.Parallel()
 	clk := newFakeClock()
 	l := newLimits(clk, 0, 0)
-	r := &call{route: "PATCH /v1/projects/@me/metrics", family: "v1:metrics"}
+	r := &call{route: routeMetrics, family: "v1:metrics"}
 	l.block(r.family, 3*time.Second)
 
 	done := make(chan error, 1)

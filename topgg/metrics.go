@@ -41,7 +41,7 @@ func (c *Client) UpdateMetrics(ctx context.Context, m Metrics) error {
 	if err := c.checkMetrics("metrics", m); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{route: "PATCH " + me + "/metrics", body: m, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: routeMetrics, body: m, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
 	return err
 }
 
@@ -81,6 +81,6 @@ func (c *Client) PostMetricsBatch(ctx context.Context, samples []MetricsSample) 
 	body := struct {
 		Data []batchEntry `json:"data"`
 	}{batchEntries(samples)}
-	_, err := c.do(ctx, &call{route: "POST " + me + "/metrics/batch", body: body, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: routeMetricsBatch, body: body, idempotent: true, family: "v1:metrics", tokenOnly400: true}, nil)
 	return err
 }

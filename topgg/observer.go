@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Request is one attempt of a call: Route its pattern ("GET /bots/:bot_id", no
-// ids), Status 0 when nothing answered, Err the attempt's error, unwrapped.
+// Request is one attempt of a call: Route its pattern, one of [Routes] ("GET
+// /bots/:bot_id", no ids), Status 0 when nothing answered, Err the attempt's error, unwrapped.
 type Request struct {
 	Route    string
 	Attempt  int
@@ -38,7 +38,7 @@ func (c *Client) observe(ctx context.Context, r *call, attempt, status int, took
 	if c.log.Enabled(ctx, slog.LevelDebug) {
 		// The route, not the path: no ids; an error's text holds no token, and
 		// of a body at most the service's own words.
-		method, route, _ := strings.Cut(r.route, " ")
+		method, route, _ := strings.Cut(r.route.String(), " ")
 		attrs := []slog.Attr{slog.String("method", method), slog.String("route", route), slog.Int("attempt", attempt),
 			slog.Int("status", status), slog.Duration("took", took)}
 		if err != nil {
@@ -49,7 +49,7 @@ func (c *Client) observe(ctx context.Context, r *call, attempt, status int, took
 	if len(c.observers) == 0 {
 		return
 	}
-	req := Request{Route: r.route, Attempt: attempt, Status: status, Duration: took, Err: err}
+	req := Request{Route: r.route.String(), Attempt: attempt, Status: status, Duration: took, Err: err}
 	for _, o := range c.observers {
 		c.tell(o, req)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -131,7 +133,8 @@ func TestWithObserverNil(t *testing.T) {
 	require.Error(t, err)
 }
 
-// Every method of the client names its own route, a pattern without ids.
+// Every method of the client names its own route, a pattern without ids, one
+// of Routes.
 func TestObserverRoutesCarryNoIDs(t *testing.T) {
 	t.Parallel()
 	srv := newServer(t)
@@ -160,6 +163,8 @@ func TestObserverRoutesCarryNoIDs(t *testing.T) {
 		routes[r.Route] = true
 	}
 	require.Len(t, routes, 14, "%v", routes)
+	// Routes lists exactly the routes the methods call.
+	require.ElementsMatch(t, slices.Collect(maps.Keys(routes)), topgg.Routes())
 }
 
 // A refused token is remembered until an answer accepts it, and logged once

@@ -38,7 +38,7 @@ var (
 // Project returns the token's project. The client remembers its kind, so that
 // later metrics of the wrong kind fail validation without a request.
 func (c *Client) Project(ctx context.Context) (*Project, error) {
-	p, err := get[Project](ctx, c, &call{route: "GET " + me, idempotent: true, family: "v1:project", tokenOnly400: true})
+	p, err := get[Project](ctx, c, &call{route: routeProject, idempotent: true, family: "v1:project", tokenOnly400: true})
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (c *Client) UpdateProject(ctx context.Context, u ProjectUpdate) error {
 	if err := u.validate(); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &call{route: "PATCH " + me, body: u, idempotent: true, family: "v1:project", tokenOnly400: true}, nil)
+	_, err := c.do(ctx, &call{route: routeUpdateProject, body: u, idempotent: true, family: "v1:project", tokenOnly400: true}, nil)
 	return err
 }
 
@@ -80,6 +80,6 @@ func (c *Client) SetCommands(ctx context.Context, defs []json.RawMessage) error 
 	if defs == nil {
 		defs = []json.RawMessage{}
 	}
-	_, err := c.do(ctx, &call{route: "PUT " + me + "/commands", body: defs, idempotent: true, family: "v1:commands"}, nil)
+	_, err := c.do(ctx, &call{route: routeCommands, body: defs, idempotent: true, family: "v1:commands"}, nil)
 	return err
 }

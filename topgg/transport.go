@@ -32,7 +32,7 @@ var hdrJSON = []string{"application/json"}
 
 // call describes one API call; do is the only place that sends requests.
 type call struct {
-	route        string // "METHOD /path/:param", for observers
+	route        route
 	id           string // the value of route's one :param, if any (validated: nothing to escape)
 	query        string // encoded query, without "?"
 	body         any    // encoded as JSON; nil sends no body
@@ -46,7 +46,7 @@ type call struct {
 
 // split returns the call's method and path, with r.id for route's :param.
 func (r *call) split() (method, path string) {
-	method, path, _ = strings.Cut(r.route, " ")
+	method, path, _ = strings.Cut(r.route.String(), " ")
 	if i := strings.IndexByte(path, ':'); i >= 0 {
 		end := strings.IndexByte(path[i:], '/')
 		if end < 0 {
@@ -127,7 +127,7 @@ func (c *Client) send(ctx context.Context, r *call, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
-	method, _, _ := strings.Cut(r.route, " ")
+	method, _, _ := strings.Cut(r.route.String(), " ")
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		return 0, -1, fmt.Errorf("topgg: %s: %w", r.op(), err)

@@ -51,7 +51,7 @@ func (c *Client) Votes(ctx context.Context, q VotesQuery) (*VotePage, error) {
 	if q.Cursor == "" {
 		query = "startDate=" + url.QueryEscape(wireTime(q.StartDate))
 	}
-	return get[VotePage](ctx, c, &call{route: "GET " + me + "/votes", query: query, idempotent: true, family: votesFamily})
+	return get[VotePage](ctx, c, &call{route: routeVotes, query: query, idempotent: true, family: votesFamily})
 }
 
 // AllVotes iterates over every vote since since, oldest first, page by page; a
@@ -106,7 +106,7 @@ func (c *Client) VoteStatus(ctx context.Context, userID string, source UserIDKin
 		q = "source=" + string(source) // validated: no escaping needed
 	}
 	var v Vote
-	status, err := c.do(ctx, &call{route: "GET " + me + "/votes/:user_id", id: userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
+	status, err := c.do(ctx, &call{route: routeVoteStatus, id: userID, query: q, idempotent: true, family: votesFamily, absentOn404: true}, &v)
 	if err != nil || status == http.StatusNotFound {
 		return nil, err
 	}
