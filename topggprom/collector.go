@@ -20,6 +20,7 @@ const namespace = "topgg"
 type Collector struct {
 	all []prometheus.Collector
 
+	routes    map[string]string // route label values by pattern; read-only
 	requests  *prometheus.CounterVec
 	durations *prometheus.HistogramVec
 	retries   *prometheus.CounterVec
@@ -52,7 +53,7 @@ func New(reg prometheus.Registerer) (*Collector, error) {
 	if typednil.Is(reg) { // a nil *prometheus.Registry would panic in Register
 		return nil, errors.New("topggprom: New: nil Registerer")
 	}
-	c := &Collector{}
+	c := &Collector{routes: routePaths()}
 	c.api()
 	c.jobs()
 	c.votes()

@@ -78,14 +78,14 @@ func code(status int) string {
 	return other
 }
 
-// route returns the method and path label values of a client's route pattern
-// ("GET /bots/:bot_id"); a path not shaped like one (an id in it) is "unknown".
-func route(pattern string) (string, string) {
-	m, p, _ := strings.Cut(pattern, " ")
-	if len(p) > 64 || !strings.HasPrefix(p, "/") || strings.Trim(strings.TrimPrefix(p, "/v1/"), "abcdefghijklmnopqrstuvwxyz/@:_") != "" {
-		return method(m), unknown
+// routePaths maps each of the client's route patterns to its path label value
+// ("GET /bots/:bot_id" to "/bots/:bot_id").
+func routePaths() map[string]string {
+	out := map[string]string{}
+	for _, pattern := range topgg.Routes() {
+		_, out[pattern], _ = strings.Cut(pattern, " ")
 	}
-	return method(m), p
+	return out
 }
 
 // requestOutcome is the outcome label of an attempt, by its error's type.

@@ -11,9 +11,15 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ObserveRequest counts one attempt of an API call: a [topgg.Observer].
+// ObserveRequest counts one attempt of an API call: an observer for
+// [topgg.WithObserver]. A route not in [topgg.Routes] is counted as "unknown".
 func (c *Collector) ObserveRequest(r topgg.Request) {
-	method, route := route(r.Route)
+	m, path, _ := strings.Cut(r.Route, " ")
+	method := method(m)
+	route, ok := c.routes[r.Route]
+	if !ok {
+		route = unknown
+	}
 	outcome := requestOutcome(r.Err)
 	c.requests.WithLabelValues(route, method, code(r.Status), outcome).Inc()
 	if outcome != "blocked" {
@@ -23,7 +29,7 @@ func (c *Collector) ObserveRequest(r topgg.Request) {
 		c.retries.WithLabelValues(route).Inc()
 	}
 	api := 0
-	if strings.HasPrefix(route, "/bots") {
+	if path == "/bots" || strings.HasPrefix(path, "/bots/") { // v0, known route or not
 		api = 1
 	}
 	switch {

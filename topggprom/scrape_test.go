@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,13 +38,23 @@ func (s staticSource) Changed() <-chan struct{}                        { return 
 
 // allowed are the label values each label may take.
 var allowed = map[string]*regexp.Regexp{
-	"route":   regexp.MustCompile(`^(/v1/projects/@me[a-z/:_]*|/bots[a-z/:_]*|unknown)$`),
+	"route":   routeLabels(),
 	"method":  regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE|other)$`),
 	"code":    regexp.MustCompile(`^(200|201|204|400|401|403|404|408|413|429|500|502|503|504|none|other)$`),
 	"outcome": regexp.MustCompile(`^[a-z_]+$`),
 	"source":  regexp.MustCompile(`^(history|webhook|webhook-v0|other)$`),
 	"api":     regexp.MustCompile(`^(v1|v0)$`),
 	"le":      regexp.MustCompile(`^[0-9.e+]+|\+Inf$`),
+}
+
+// routeLabels matches the path of each of the client's routes, and "unknown".
+func routeLabels() *regexp.Regexp {
+	paths := []string{"unknown"}
+	for _, pattern := range topgg.Routes() {
+		_, p, _ := strings.Cut(pattern, " ")
+		paths = append(paths, regexp.QuoteMeta(p))
+	}
+	return regexp.MustCompile(`^(` + strings.Join(paths, "|") + `)$`)
 }
 
 // requireBounded checks every label of every topgg_ series against its set.
@@ -224,6 +235,50 @@ func TestRequestLabelsAreBounded(t *testing.T) {
 	}
 	assert.Len(t, codes, 16)
 	requireBounded(t, testkit.MetricsText(t, reg))
+}
+
+// The route label is the path of one of the client's routes, whatever a
+// caller passes: every route the client calls has its own, anything else is
+// "unknown", even shaped like a route.
+func TestRequestRouteLabelIsAClientRoute(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
+	require.NoError(t, err)
+	for _, pattern := range topgg.Routes() {
+		c.ObserveRequest(topgg.Request{Route: pattern, Attempt: 1, Status: http.StatusOK})
+	}
+	for i := range 100 {
+		c.ObserveRequest(topgg.Request{Route: fmt.Sprintf("GET /v1/projects/@me/x%c", 'a'+i%26), Status: http.StatusOK})
+		c.ObserveRequest(topgg.Request{Route: "GET /bots/:bot_id/" + strings.Repeat("a", i+1), Status: http.StatusOK})
+	}
+	text := testkit.MetricsText(t, reg, "topgg_api_requests_total")
+	for _, pattern := range topgg.Routes() {
+		method, path, _ := strings.Cut(pattern, " ")
+		requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", path, "method", method, "code", "200", "outcome", "ok"))
+	}
+	requireValue(t, text, 200, "topgg_api_requests_total", lbl("route", "unknown", "method", "GET", "code", "200", "outcome", "ok"))
+	n, err := testutil.GatherAndCount(reg, "topgg_api_requests_total")
+	require.NoError(t, err)
+	require.Equal(t, len(topgg.Routes())+1, n)
+	requireBounded(t, testkit.MetricsText(t, reg))
+}
+
+// A refusal on a v0 route counts under api="v0" even when the route is not
+// one of the client's (its label is "unknown").
+func TestTokenRefusedOnAnUnknownV0Route(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
+	require.NoError(t, err)
+	refused := &topgg.APIError{StatusCode: http.StatusUnauthorized}
+	c.ObserveRequest(topgg.Request{Route: "GET /bots/264811613708746752/stats", Status: http.StatusUnauthorized, Err: refused})
+	text := testkit.MetricsText(t, reg)
+	requireValue(t, text, 1, "topgg_api_requests_total", lbl("route", "unknown", "method", "GET", "code", "401", "outcome", "api_error"))
+	requireValue(t, text, 1, "topgg_api_token_refused", lbl("api", "v0"))
+	requireValue(t, text, 0, "topgg_api_token_refused", lbl("api", "v1"))
+	c.ObserveRequest(topgg.Request{Route: "GET /bots", Status: http.StatusOK})
+	requireValue(t, testkit.MetricsText(t, reg), 0, "topgg_api_token_refused", lbl("api", "v0"))
 }
 
 func TestNewRefusesNilAndDuplicates(t *testing.T) {
