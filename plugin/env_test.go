@@ -118,7 +118,7 @@ func TestLogFromEnv(t *testing.T) {
 		env["DISCORD_TOKEN"], env["TOPGG_TOKEN"] = "d", "t"
 		return c, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(env))
 	}
-	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
+	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError, "info+2": slog.LevelInfo + 2} {
 		c, err := load(map[string]string{"LOG_LEVEL": in})
 		require.NoError(t, err, in)
 		assert.Equal(t, want, c.LogLevel, in)
