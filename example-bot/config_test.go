@@ -475,5 +475,5 @@ func TestMetricsAddrInUse(t *testing.T) {
 	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	b := &bot{cfg: cfg, log: slog.New(slog.DiscardHandler), reg: prometheus.NewRegistry(), plugin: p}
-	require.ErrorContains(t, b.serveOps(context.Background()), "METRICS_ADDR")
+	require.ErrorContains(t, b.listenOps(context.Background()), "METRICS_ADDR")
 }
