@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -253,8 +252,11 @@ func validateAll(v reflect.Value, read map[string]bool) error {
 		if err := e.validate(); err != nil {
 			return err
 		}
-		u, err := url.Parse(e.TopggAPIURL)
-		return validateLoaded(e.Config, read, err == nil && httpx.Loopback(u.Hostname()))
+		u, err := httpx.ParseBaseURL(e.TopggAPIURL, false)
+		if err != nil { // Env.Client refuses it, naming TOPGG_API_URL, before any floor
+			return validateLoaded(e.Config, read, true)
+		}
+		return validateLoaded(e.Config, read, httpx.Loopback(u.Hostname()))
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)

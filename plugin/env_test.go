@@ -43,7 +43,8 @@ func TestCheckAddr(t *testing.T) {
 // TestEnvFloorsNameWhereTheValueCameFrom: an interval below its floor read
 // from the environment is refused by LoadEnv naming its variable; set in code
 // (before LoadEnv, which keeps it, or after), LoadEnv and Env.Client name the
-// Config field; a client on this machine has no floors.
+// Config field; a client on this machine has no floors, and a refused
+// TOPGG_API_URL is named before them.
 func TestEnvFloorsNameWhereTheValueCameFrom(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DISCORD_TOKEN": "d", "TOPGG_TOKEN": "t"}
@@ -73,6 +74,13 @@ func TestEnvFloorsNameWhereTheValueCameFrom(t *testing.T) {
 	require.NoError(t, err, "a loopback client has no floors")
 	env["TOPGG_API_URL"], env["TOPGG_VOTE_POLL_INTERVAL"] = "http://127.0.0.1:1/api", "1s"
 	require.NoError(t, plugin.LoadEnv(t.Context(), &plugin.Env{}, envconfig.MapLookuper(env)))
+
+	env["TOPGG_API_URL"] = "http://example.com/api" // refused: named before any floor
+	e = plugin.Env{}
+	require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)))
+	_, err = e.Client()
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "TOPGG_API_URL", ce.Variable)
 }
 
 // TestCredentialRedacts: a Credential never prints its value, under any verb, in
