@@ -12,7 +12,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
@@ -25,7 +24,7 @@ import (
 )
 
 // TestMain fails the package if a test leaves a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 const metricsPath = "/v1/projects/@me/metrics"
 

@@ -10,7 +10,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
@@ -235,7 +234,7 @@ func jsonValue(t *testing.T, b []byte) any {
 
 // TestMain fails the package if a test leaves a goroutine behind: a Syncer
 // starts none, and every discordgo session and fake server is closed.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 // requireConfigError requires err to be a *topgg.ConfigError naming field.
 func requireConfigError(t *testing.T, err error, field string) {

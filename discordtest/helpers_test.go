@@ -10,7 +10,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/httpx"
@@ -19,7 +18,7 @@ import (
 
 // TestMain fails the package if any goroutine outlives the tests: every
 // test closes its sessions and then its Server.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }
 
 const waitFor = 10 * time.Second
 

@@ -38,7 +38,7 @@ type bot struct {
 	client  *topgg.Client
 	reg     *prometheus.Registry // the ops server's (METRICS_ADDR); nil without
 	metrics *topggprom.Collector // nil without METRICS_ADDR
-	stopOps func() error
+	ops     *health.Server       // nil without METRICS_ADDR
 	shards  *shards.Group
 	dep     *deploy.Deployment
 	plugin  *plugin.Plugin
@@ -48,7 +48,7 @@ type bot struct {
 // newBot makes the client, the shards and the metrics registry, checking every value
 // of the environment before any request (a *topgg.ConfigError names its variable).
 func newBot(cfg config, log *slog.Logger) (*bot, error) {
-	b := &bot{cfg: cfg, log: log, stopOps: func() error { return nil }}
+	b := &bot{cfg: cfg, log: log}
 	opts := []topgg.Option{topgg.WithLogger(log)}
 	var err error
 	if cfg.MetricsAddr != "" { // the client's requests, Go's and the process's
@@ -81,13 +81,19 @@ func (b *bot) run(ctx context.Context) error {
 		}
 		return err
 	}
-	// The jobs stop (saving the state) before the shards close; the probes answer until the end.
-	return errors.Join(b.shards.Serve(ctx, b.plugin.Run, shards.Shutdown{JobsFirst: jobsFirst, Budget: shutdownBudget}), b.stopOps())
+	// The jobs stop (saving the state) before the shards close; the probes
+	// answer until the end: the ops server stops after both.
+	opsCtx, stopOps := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- b.serveOps(opsCtx) }()
+	err := b.shards.Serve(ctx, b.plugin.Run, shards.Shutdown{JobsFirst: jobsFirst, Budget: shutdownBudget})
+	stopOps()
+	return errors.Join(err, <-served)
 }
 
 // start opens the deployment and the points, makes the plugin, attaches the
 // sessions, registers the slash commands on Discord (on READY the plugin
-// publishes the same to Top.gg) and starts the ops server.
+// publishes the same to Top.gg) and listens for the ops server.
 func (b *bot) start(ctx context.Context) error {
 	app, err := b.shards.Application(ctx)
 	if err != nil {
@@ -123,7 +129,7 @@ func (b *bot) start(ctx context.Context) error {
 		return err
 	}
 	b.log.Info("registered slash commands on Discord")
-	return b.serveOps(ctx)
+	return b.listenOps(ctx)
 }
 
 // close closes the points and the deployment, after the plugin's Run returned.
@@ -136,9 +142,9 @@ func (b *bot) close() {
 	}
 }
 
-// serveOps serves /metrics, /livez and /readyz on METRICS_ADDR until
-// stopOps, which shuts the server down and returns once it is gone.
-func (b *bot) serveOps(ctx context.Context) error {
+// listenOps listens on METRICS_ADDR for /metrics, /livez and /readyz, so that
+// a taken address fails the start; nothing without METRICS_ADDR.
+func (b *bot) listenOps(ctx context.Context) error {
 	if b.reg == nil {
 		return nil
 	}
@@ -149,12 +155,14 @@ func (b *bot) serveOps(ctx context.Context) error {
 		return fmt.Errorf("metrics server (METRICS_ADDR): %w", err)
 	}
 	b.log.Info("metrics server listening", "addr", srv.Addr().String(), "paths", "/metrics /livez /readyz")
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // answers until the bot is down
-	served := make(chan error, 1)
-	go func() { served <- srv.Run(ctx) }()
-	b.stopOps = func() error {
-		cancel()
-		return <-served
-	}
+	b.ops = srv
 	return nil
+}
+
+// serveOps serves the ops server until ctx is done; nil at once without one.
+func (b *bot) serveOps(ctx context.Context) error {
+	if b.ops == nil {
+		return nil
+	}
+	return b.ops.Run(ctx)
 }

@@ -167,6 +167,7 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		{"redis url scheme", map[string]string{"REDIS_URL": "http://:hunter2@127.0.0.1:6379"}, nil, "REDIS_URL", []string{"hunter2"}},
 		{"redis url unparsable", map[string]string{"REDIS_URL": "redis://:hunter2@[::1:6379"}, nil, "REDIS_URL", []string{"hunter2"}},
 		{"redis url bad db", map[string]string{"REDIS_URL": "redis://:hunter2@127.0.0.1:6379/x"}, nil, "REDIS_URL", []string{"hunter2"}},
+		{"redis url without host", map[string]string{"REDIS_URL": "redis://:hunter2@/0"}, nil, "REDIS_URL", []string{"hunter2"}},
 		{"shard ids beyond shard count", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "4-6", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids overlapping", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "0-3,2-4", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
 		{"shard ids twice", map[string]string{"SHARD_COUNT": "6", "SHARD_IDS": "1,1", "REDIS_URL": "redis://127.0.0.1:6379"}, nil, "SHARD_IDS", nil},
@@ -475,5 +476,5 @@ func TestMetricsAddrInUse(t *testing.T) {
 	p, err := plugin.New(client, plugin.Config{}, plugin.WithState(voterewards.NewMemoryStore()))
 	require.NoError(t, err)
 	b := &bot{cfg: cfg, log: slog.New(slog.DiscardHandler), reg: prometheus.NewRegistry(), plugin: p}
-	require.ErrorContains(t, b.serveOps(context.Background()), "METRICS_ADDR")
+	require.ErrorContains(t, b.listenOps(context.Background()), "METRICS_ADDR")
 }

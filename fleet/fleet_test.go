@@ -163,6 +163,22 @@ func TestHAURLErrorsShowNoPassword(t *testing.T) {
 	assert.NotContains(t, err.Error(), "hunter2")
 }
 
+// TestURLWithoutHostIsRefused: a URL with no host (go-redis would dial
+// localhost:6379) is a *ConfigError for every deployment, showing no password.
+func TestURLWithoutHostIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"redis://:hunter2@/0", "rediss://hunter2@:6380", "redis://", "redis:///1",
+		"redis+cluster://:hunter2@?addr=127.0.0.1:7001", "redis+sentinel://:hunter2@/0?master_name=m&addr=127.0.0.1:26380",
+	} {
+		_, err := NewUniversalClient(raw)
+		if assert.ErrorAs(t, err, new(*topgg.ConfigError), raw) {
+			assert.Contains(t, err.Error(), "has no host", raw)
+			assert.NotContains(t, err.Error(), "hunter2", raw)
+		}
+	}
+}
+
 // closeLater closes c when the test ends.
 func closeLater(t *testing.T, c redis.UniversalClient) { t.Cleanup(func() { _ = c.Close() }) }
 

@@ -29,8 +29,8 @@ func noMaintNotifications(c *maintnotifications.Config) *maintnotifications.Conf
 // for the URL's deployment: redis:// for one node, redis+cluster:// for Redis
 // Cluster (host and addr parameters are seed nodes), redis+sentinel:// for a
 // master through Sentinel (they are sentinels; master_name is required,
-// password= is the master's); rediss for TLS. A refused URL is a
-// *[topgg.ConfigError] that never shows a password.
+// password= is the master's); rediss for TLS. The host is required. A refused
+// URL is a *[topgg.ConfigError] that never shows a password.
 func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -39,6 +39,9 @@ func NewUniversalClient(rawURL string) (redis.UniversalClient, error) {
 	base, kind, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
 		return nil, badScheme(u)
+	}
+	if u.Hostname() == "" { // go-redis would dial localhost without a word
+		return nil, configError("Redis URL", "%s: has no host (write localhost if that is meant)", shownURL(u))
 	}
 	plain := base + strings.TrimPrefix(rawURL, u.Scheme) // the URL go-redis parses: redis:// or rediss://
 	switch kind {

@@ -35,7 +35,8 @@ type ServerConfig struct {
 }
 
 // Server is a listening operations server: /metrics, /livez and /readyz.
-// Make it with [Listen]; [Server.Run] it once (a done context frees the port).
+// Make it with [Listen]; [Server.Run] it once. One that will not serve is
+// freed by Run with a done context, which returns once the port is free.
 type Server struct {
 	srv  *http.Server
 	l    net.Listener

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/dblkit/go-topgg/fleet"
@@ -43,16 +42,14 @@ func (e Env) Logger(w io.Writer) *slog.Logger {
 }
 
 // Client returns the client of TOPGG_TOKEN at TOPGG_API_URL once Config's floors
-// hold for it ([Config.Validate]); a refusal is a *topgg.ConfigError naming its variable.
+// hold for it ([Config.Validate]); a refusal is a *topgg.ConfigError naming the
+// variable, or for a floor the Config field (LoadEnv refuses what it reads below one).
 func (e Env) Client(opts ...topgg.Option) (*topgg.Client, error) {
 	c, err := topgg.New(e.TopggToken.Reveal(), append([]topgg.Option{topgg.WithBaseURL(e.TopggAPIURL)}, opts...)...)
 	if err != nil {
 		return nil, blame(err, map[string]string{"token": "TOPGG_TOKEN", "base URL": "TOPGG_API_URL"})
 	}
 	if err := e.Config.Validate(c); err != nil {
-		if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
-			ce.Variable = configVariable(strings.TrimPrefix(ce.Field, "plugin.Config."))
-		}
 		return nil, err
 	}
 	return c, nil

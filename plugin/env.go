@@ -18,7 +18,8 @@ import (
 )
 
 // LoadEnv fills the struct target points to from its `env:"NAME"` tags (lookuper nil:
-// the environment), keeping fields already set, and validates every Config in it.
+// the environment), keeping fields already set, and validates every Config in it
+// (an Env's with the floors of [Config.Validate] for a client at TOPGG_API_URL).
 // A bad value or a TOPGG_ variable nothing reads is a *topgg.ConfigError naming it.
 func LoadEnv(ctx context.Context, target any, lookuper envconfig.Lookuper) error {
 	v := reflect.ValueOf(target)
@@ -239,15 +240,23 @@ var (
 	durationType = reflect.TypeFor[time.Duration]()
 )
 
-// validateAll validates every Config in the struct v, at any depth.
+// validateAll validates every Config in the struct v, at any depth: an Env's
+// with the floors of a client at its TOPGG_API_URL, where it is known whether
+// a value came from the environment.
 func validateAll(v reflect.Value, read map[string]bool) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read)
+		return validateLoaded(v.Interface().(Config), read, true) // no client: no floors
 	}
 	if v.Type() == envType {
-		if err := v.Interface().(Env).validate(); err != nil {
+		e := v.Interface().(Env)
+		if err := e.validate(); err != nil {
 			return err
 		}
+		u, err := httpx.ParseBaseURL(e.TopggAPIURL, false)
+		if err != nil { // Env.Client refuses it, naming TOPGG_API_URL, before any floor
+			return validateLoaded(e.Config, read, true)
+		}
+		return validateLoaded(e.Config, read, httpx.Loopback(u.Hostname()))
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -270,10 +279,10 @@ func configVariable(field string) string {
 	return strings.TrimSpace(name)
 }
 
-// validateLoaded validates c, naming the variable of a bad field read or left
-// zero. A variable setting a non-pointer field to zero is refused: in code,
-// zero means "the default".
-func validateLoaded(c Config, read map[string]bool) error {
+// validateLoaded validates c for a client on this machine or not, naming the
+// variable of a bad field read or left zero. A variable setting a non-pointer
+// field to zero is refused: in code, zero means "the default".
+func validateLoaded(c Config, read map[string]bool, loopback bool) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
@@ -282,7 +291,7 @@ func validateLoaded(c Config, read map[string]bool) error {
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	err := c.check()
+	err := c.validate(loopback)
 	if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.

@@ -40,23 +40,47 @@ func TestCheckAddr(t *testing.T) {
 	assert.Equal(t, "TOPGG_WEBHOOK_ADDR", ce.Variable)
 }
 
-// TestEnvClientChecksFloors: the interval floors, which LoadEnv leaves to
-// the client, name their variable in Env.Client; a client on this machine
-// has no floors.
-func TestEnvClientChecksFloors(t *testing.T) {
+// TestEnvFloorsNameWhereTheValueCameFrom: an interval below its floor read
+// from the environment is refused by LoadEnv naming its variable; set in code
+// (before LoadEnv, which keeps it, or after), LoadEnv and Env.Client name the
+// Config field; a client on this machine has no floors, and a refused
+// TOPGG_API_URL is named before them.
+func TestEnvFloorsNameWhereTheValueCameFrom(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"DISCORD_TOKEN": "d", "TOPGG_TOKEN": "t", "TOPGG_VOTE_POLL_INTERVAL": "1s"}
+	env := map[string]string{"DISCORD_TOKEN": "d", "TOPGG_TOKEN": "t"}
 	var e plugin.Env
-	require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)))
-	_, err := e.Client()
+	err := plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(map[string]string{
+		"DISCORD_TOKEN": "d", "TOPGG_TOKEN": "t", "TOPGG_VOTE_POLL_INTERVAL": "1s"}))
 	var ce *topgg.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "TOPGG_VOTE_POLL_INTERVAL", ce.Variable)
 	assert.Contains(t, ce.Error(), "TOPGG_VOTE_POLL_INTERVAL: 1s is below 10s")
 
+	inCode := plugin.Env{Config: plugin.Config{VotePollInterval: new(time.Second)}}
+	err = plugin.LoadEnv(t.Context(), &inCode, envconfig.MapLookuper(env))
+	require.ErrorAs(t, err, &ce)
+	assert.Empty(t, ce.Variable)
+	assert.Contains(t, err.Error(), "plugin.Config.VotePollInterval: 1s is below 10s")
+
+	e = goodEnv()
+	e.Config.AutopostInterval = time.Minute
+	_, err = e.Client()
+	require.ErrorAs(t, err, &ce)
+	assert.Empty(t, ce.Variable)
+	assert.Contains(t, err.Error(), "plugin.Config.AutopostInterval: 1m0s is below")
+
 	e.TopggAPIURL = "http://127.0.0.1:1"
 	_, err = e.Client()
 	require.NoError(t, err, "a loopback client has no floors")
+	env["TOPGG_API_URL"], env["TOPGG_VOTE_POLL_INTERVAL"] = "http://127.0.0.1:1/api", "1s"
+	require.NoError(t, plugin.LoadEnv(t.Context(), &plugin.Env{}, envconfig.MapLookuper(env)))
+
+	env["TOPGG_API_URL"] = "http://example.com/api" // refused: named before any floor
+	e = plugin.Env{}
+	require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)))
+	_, err = e.Client()
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "TOPGG_API_URL", ce.Variable)
 }
 
 // TestCredentialRedacts: a Credential never prints its value, under any verb, in
@@ -102,7 +126,7 @@ func TestLogFromEnv(t *testing.T) {
 		env["DISCORD_TOKEN"], env["TOPGG_TOKEN"] = "d", "t"
 		return c, plugin.LoadEnv(t.Context(), &c, envconfig.MapLookuper(env))
 	}
-	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError} {
+	for in, want := range map[string]slog.Level{"debug": slog.LevelDebug, "INFO": slog.LevelInfo, "Warn": slog.LevelWarn, "error": slog.LevelError, "info+2": slog.LevelInfo + 2} {
 		c, err := load(map[string]string{"LOG_LEVEL": in})
 		require.NoError(t, err, in)
 		assert.Equal(t, want, c.LogLevel, in)

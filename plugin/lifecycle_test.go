@@ -496,7 +496,7 @@ func TestMain(m *testing.M) {
 	if !redistest.Announce("plugin") {
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(m, testkit.Leaks()...)
+	testkit.VerifyTestMain(m)
 }
 
 // TestStopLeavesNoGoroutine runs alone (not parallel): with every job busy

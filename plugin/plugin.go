@@ -201,6 +201,7 @@ func (p *Plugin) Run(ctx context.Context) error {
 	}
 	jobs := p.jobs()
 	if l != nil {
+		defer l.Close() // serving closes it; this frees the port when ctx ended before the job ran
 		jobs = append(jobs, job{"webhook", p.webhookJob(l)})
 	}
 	var wg sync.WaitGroup

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -57,4 +58,28 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the webhook job did not stop")
 	}
+}
+
+// TestRunStoppedBeforeServingFreesTheWebhookPort: a Run whose context is done
+// before the webhook job first runs (the supervisor starts none then) still
+// frees the port it bound, which a restarted Run on the address needs.
+func TestRunStoppedBeforeServingFreesTheWebhookPort(t *testing.T) {
+	t.Parallel()
+	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1"))
+	require.NoError(t, err)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := free.Addr().String()
+	require.NoError(t, free.Close())
+	p, err := New(client, Config{Autopost: "off", SyncCommands: new(false),
+		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"}},
+		WithState(voterewards.NewMemoryStore()), WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, p.Run(done))
+	l, err := net.Listen("tcp", addr)
+	require.NoError(t, err, "Run left the webhook port bound")
+	require.NoError(t, l.Close())
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
@@ -75,4 +74,4 @@ func within(t *testing.T, c <-chan error, what string) error {
 }
 
 // TestMain fails the package if a test leaves a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testkit.Leaks()...) }
+func TestMain(m *testing.M) { testkit.VerifyTestMain(m) }

@@ -2,14 +2,17 @@ package voterperks
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // Gate returns the interaction handler h for voters only: others get an
 // ephemeral answer with the vote link (Texts.Gate), from the vote cache in any
-// process. With commands named it handles only those commands; with none, every interaction.
+// process; a panic in h is logged and answered as an error. With commands
+// named it handles only those commands; with none, every interaction.
 func (p *Perks) Gate(h func(*discordgo.Session, *discordgo.InteractionCreate), commands ...string) func(*discordgo.Session, *discordgo.InteractionCreate) {
 	for _, c := range commands {
 		p.gated.Store(c, true)
@@ -24,13 +27,25 @@ func (p *Perks) Gate(h func(*discordgo.Session, *discordgo.InteractionCreate), c
 		}
 		info := p.info(user)
 		if info.Status.Active {
-			h(s, i)
+			p.serve(s, i, h)
 			return
 		}
 		ctx, cancel := p.answerContext()
 		defer cancel()
 		p.respond(s, i, p.text(ctx, "Gate", func() string { return p.texts.Gate(info) }, func() string { return defaultGate(info) }), "gate")
 	}
+}
+
+// serve calls h, containing a panic as a text function's is: logged with its
+// stack, the user told of an error (refused if h answered before it panicked).
+func (p *Perks) serve(s *discordgo.Session, i *discordgo.InteractionCreate, h func(*discordgo.Session, *discordgo.InteractionCreate)) {
+	rec := panics.Try(func() { h(s, i) })
+	if rec == nil {
+		return
+	}
+	p.log.Error("a gated handler panicked; answered with an error", slog.String("user", interactionUser(i)),
+		slog.Any("panic", rec.Value), slog.String("stack", string(rec.Stack)))
+	p.respond(s, i, "Something went wrong with this command; please try again later.", "gate")
 }
 
 // GatedCommands returns the command names given to [Perks.Gate] so far,

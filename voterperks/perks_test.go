@@ -435,6 +435,29 @@ func TestPanickingTextIsAnErrorAnswer(t *testing.T) {
 	}
 }
 
+// TestPanickingGatedHandlerIsAnErrorAnswer: the bot's handler behind the gate
+// that panics killed the bot (it runs on discordgo's goroutine). The voter
+// gets an error's answer, the panic is logged once with its stack, and the
+// next interaction is answered too.
+func TestPanickingGatedHandlerIsAnErrorAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	log := &testlog.Buffer{}
+	p, err := voterperks.New(alwaysActive{}, voterperks.Config{BotID: w.dc.ApplicationID(),
+		Session: func() *discordgo.Session { return w.sessions[0] }, State: voterewards.NewMemoryStore(), Logger: log.Logger()})
+	require.NoError(t, err)
+	w.sessions[0].AddHandler(p.Gate(func(*discordgo.Session, *discordgo.InteractionCreate) { panic("a bug in premium") }, premiumName))
+	require.NoError(t, w.sessions[0].Open())
+	for n := range 2 {
+		reply := w.interact(0, premiumName, "320000000000000042", nil)
+		assert.Contains(t, reply.Content, "Something went wrong", "answer %d", n)
+		assert.Equal(t, discordgo.MessageFlagsEphemeral, reply.Flags, "answer %d", n)
+	}
+	records := log.String()
+	assert.Equal(t, 2, strings.Count(records, "a bug in premium"), "one record per panic: %s", records)
+	assert.Contains(t, records, "stack=", "the panic's stack is logged")
+}
+
 // TestContextDeafTextKeepsDiscordsDeadline: a text function that ignores its
 // context (VoteExtra sleeping 8 s) delayed the answer past Discord's 3 s
 // ("The application did not respond"). The answer comes without it while it
