@@ -35,16 +35,19 @@ const (
 	elemSize       = 16 // branch and leaf elements are both 16 bytes
 	flagBranch     = 0x01
 	flagLeaf       = 0x02
+	flagFreelist   = 0x10
 	leafBucketFlag = 0x01
 	maxTreeDepth   = 64
+	noFreelist     = ^uint64(0)
 )
 
 // checkFile validates a bbolt file before a writable open: bbolt reads its
 // meta pages (read-only, which walks no tree), then every page reachable from
 // the root must lie in the file, carry its own id and a valid type, hold its
 // elements in bounds and in order, and be reached once. A missing or empty
-// file is fine. (A freelist, which this package never writes, bbolt reads on
-// Open's goroutine: guard contains its damage.)
+// file is fine. A freelist page (this package writes none, a tool with bbolt's
+// defaults does) must list only pages in the file and not in use, which bbolt
+// would write over.
 func checkFile(path string) error {
 	b, err := os.ReadFile(path) // the vote window: tens of MB at most
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
@@ -61,7 +64,7 @@ func checkFile(path string) error {
 		}
 		defer db.Close()
 		return db.View(func(tx *bolt.Tx) error {
-			c.ps, c.root = int64(db.Info().PageSize), uint64(tx.Cursor().Bucket().Root())
+			c.ps, c.root, c.txid = int64(db.Info().PageSize), uint64(tx.Cursor().Bucket().Root()), uint64(tx.ID())
 			c.pgid = uint64(tx.Size() / c.ps)
 			return nil
 		})
@@ -71,7 +74,9 @@ func checkFile(path string) error {
 	}
 	reason := fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", c.pgid, c.ps, len(b))
 	if c.pgid >= 2 && int64(c.pgid) <= int64(len(b))/c.ps {
-		_, reason = c.checkTree(c.root, 0, nil, nil)
+		if _, reason = c.checkTree(c.root, 0, nil, nil); reason == "" {
+			reason = c.checkFreelist()
+		}
 	}
 	if reason != "" {
 		return &DamagedError{Path: path, Reason: reason}
@@ -82,18 +87,29 @@ func checkFile(path string) error {
 type fileCheck struct {
 	b          []byte
 	ps         int64
-	pgid, root uint64 // of the meta page bbolt chose
+	pgid, root uint64 // of the meta page bbolt chose, of transaction txid
+	txid       uint64
 	seen       map[uint64]bool
 }
 
 // checkTree checks the B+tree rooted at page id, whose keys must lie in
 // [lo, hi) (nil: unbounded), as strictly as bbolt's walk; it returns its
-// largest key. Each page must lie in the file (its overflow too), carry its
-// id, and be reached once.
+// largest key.
 func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, string) {
-	switch {
-	case depth > maxTreeDepth:
+	if depth > maxTreeDepth {
 		return nil, "tree too deep"
+	}
+	p, reason := c.page(id)
+	if reason != "" {
+		return nil, reason
+	}
+	return c.checkNode(p, depth, lo, hi)
+}
+
+// page returns page id whole (with its overflow) once it lies in the file,
+// carries its id, and was not reached before.
+func (c *fileCheck) page(id uint64) ([]byte, string) {
+	switch {
 	case id < 2 || id >= c.pgid:
 		return nil, fmt.Sprintf("page %d out of range [2, %d)", id, c.pgid)
 	case c.seen[id]:
@@ -111,7 +127,44 @@ func (c *fileCheck) checkTree(id uint64, depth int, lo, hi []byte) ([]byte, stri
 	for i := range n {
 		c.seen[id+i] = true
 	}
-	return c.checkNode(p[:int64(n)*c.ps], depth, lo, hi)
+	return p[:int64(n)*c.ps], ""
+}
+
+// checkFreelist checks the freelist page of the meta page bbolt chose, if
+// any, once checkTree marked the pages in use: bbolt would write over a page
+// it lists, so each must lie in the file and be seen once.
+func (c *fileCheck) checkFreelist() string {
+	le := binary.LittleEndian
+	meta := c.b[pageHeaderSize:] // bbolt's meta: freelist page at 32, txid at 48
+	if le.Uint64(meta[48:]) != c.txid {
+		meta = c.b[c.ps+pageHeaderSize:]
+	}
+	id := le.Uint64(meta[32:])
+	if id == noFreelist {
+		return ""
+	}
+	p, reason := c.page(id)
+	switch {
+	case reason != "":
+		return "freelist: " + reason
+	case le.Uint16(p[8:]) != flagFreelist:
+		return fmt.Sprintf("freelist: page %d has type %#x", id, le.Uint16(p[8:]))
+	}
+	count, ids := uint64(le.Uint16(p[10:])), p[pageHeaderSize:]
+	if count == 0xFFFF { // the count is the first id
+		count, ids = le.Uint64(ids), ids[8:]
+	}
+	if count > uint64(len(ids)/8) {
+		return fmt.Sprintf("freelist: %d ids do not fit its page", count)
+	}
+	for i := range count {
+		free := le.Uint64(ids[8*i:])
+		if free < 2 || free >= c.pgid || c.seen[free] {
+			return fmt.Sprintf("freelist: page %d in use or out of range [2, %d)", free, c.pgid)
+		}
+		c.seen[free] = true
+	}
+	return ""
 }
 
 // checkNode checks a page's elements (p starts with its header), then

@@ -1,7 +1,10 @@
 package boltstate
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,8 +31,10 @@ type ingestReq struct {
 }
 
 // submit commits req (if ride, after up to g.delay for a commit to ride in)
-// and returns once it is durable, or failed: req.err.
-func (g *ingestGroup) submit(db *bolt.DB, req *ingestReq, ride bool) {
+// and returns once it is durable, or failed; or ctx's error if ctx ends while
+// req is still queued (req is then not written). A panic of req.write is
+// rethrown here, in its caller's goroutine, as bbolt's DB.Batch does.
+func (g *ingestGroup) submit(ctx context.Context, db *bolt.DB, req *ingestReq, ride bool) error {
 	req.done = make(chan struct{})
 	g.mu.Lock()
 	g.queue = append(g.queue, req)
@@ -39,27 +44,48 @@ func (g *ingestGroup) submit(db *bolt.DB, req *ingestReq, ride bool) {
 		defer t.Stop()
 		select {
 		case <-req.done:
-			return
+			return req.result()
+		case <-ctx.Done():
 		case <-t.C:
 		}
 	}
 	select {
 	case <-req.done: // committed by the caller whose turn it was
+	case <-ctx.Done():
+		if g.leave(req) {
+			return ctx.Err()
+		}
 	case g.turn <- struct{}{}:
-		// Queued before the turn was taken: in this batch, or the one before.
 		g.mu.Lock()
 		batch := g.queue
 		g.queue = nil
 		g.mu.Unlock()
-		if len(batch) > 0 {
+		if len(batch) > 0 { // else committed by the last turn
 			commit(db, batch)
 		}
 		<-g.turn
 	}
-	<-req.done
-	if req.panicked != nil {
-		panic(req.panicked)
+	return req.result() // in this batch, or one in flight (bounded: a commit)
+}
+
+// result waits for r's commit and returns its error, or rethrows its write's panic.
+func (r *ingestReq) result() error {
+	<-r.done
+	if r.panicked != nil {
+		panic(r.panicked)
 	}
+	return r.err
+}
+
+// leave takes req out of the queue, and reports whether it was still there.
+func (g *ingestGroup) leave(req *ingestReq) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	i := slices.Index(g.queue, req)
+	if i >= 0 {
+		g.queue = slices.Delete(g.queue, i, i+1)
+	}
+	return i >= 0
 }
 
 // apply writes r in tx; a panic fails the transaction and is kept for r's caller.
@@ -75,9 +101,15 @@ func (r *ingestReq) apply(tx *bolt.Tx) (err error) {
 var errPanicked = errors.New("a change panicked")
 
 // commit stores the batch in one transaction, or each request alone if that
-// fails, so that a bad request fails only itself.
+// fails, so that a bad request fails only itself; then it closes their done,
+// also after a panic outside the changes (in bbolt), each's error then.
 func commit(db *bolt.DB, batch []*ingestReq) {
 	defer func() {
+		if p := recover(); p != nil {
+			for _, r := range batch {
+				r.err = fmt.Errorf("panic in the commit: %v", p)
+			}
+		}
 		for _, r := range batch {
 			close(r.done)
 		}

@@ -2,6 +2,7 @@ package boltstate
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestWritesAfterAPanickingChange(t *testing.T) {
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
-		s.ingest.submit(s.db, &ingestReq{write: func(*bolt.Tx) error { panic("boom") }}, true)
+		_ = s.ingest.submit(ctx, s.db, &ingestReq{write: func(*bolt.Tx) error { panic("boom") }}, true)
 	}()
 	select {
 	case r := <-panicked:
@@ -93,4 +94,129 @@ func TestDeliveryRecordSharesTheNextWebhookVotesCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snap.Pending, 1)
 	assert.Equal(t, next.Key(), snap.Pending[0].Key())
+}
+
+// requireQueued waits until n changes wait in s's group commit.
+func requireQueued(t *testing.T, s *State, n int, msg string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s.ingest.mu.Lock()
+		defer s.ingest.mu.Unlock()
+		return len(s.ingest.queue) == n
+	}, 5*time.Second, time.Millisecond, msg)
+}
+
+// receive returns what ch sends, failing the test if it takes 5s.
+func receive[T any](t *testing.T, ch <-chan T, msg string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal(msg)
+		panic("unreachable")
+	}
+}
+
+// A change that panics while it rides in another caller's commit panics in
+// its own caller's goroutine, as bbolt's DB.Batch does; the other changes commit.
+func TestARidingChangesPanicReachesItsCaller(t *testing.T) {
+	t.Parallel()
+	s := openNoSync(t)
+	s.ingest.delay = time.Minute // only the vote's commit can take the change
+	ctx := context.Background()
+	now := time.Now().UTC().Round(0)
+	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+
+	panicked := make(chan any, 1)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_ = s.ingest.submit(ctx, s.db, &ingestReq{write: func(*bolt.Tx) error { panic("boom") }}, ride)
+	}()
+	requireQueued(t, s, 1, "the change is queued")
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	assert.Equal(t, "boom", receive(t, panicked, "the panicking change never returned"))
+	snap, err := s.Load(ctx)
+	require.NoError(t, err)
+	assert.Len(t, snap.Pending, 1)
+}
+
+// A panic in bbolt's commit, outside every change, fails each change of the
+// batch (none is told it is durable) and leaves the store able to write.
+func TestAPanicInTheCommitFailsItsBatch(t *testing.T) {
+	t.Parallel()
+	s := openNoSync(t)
+	s.ingest.delay = time.Minute // the record rides in the panicking commit
+	ctx := context.Background()
+	now := time.Now().UTC().Round(0)
+	v := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+
+	recorded, failed := make(chan error, 1), make(chan error, 1)
+	go func() { recorded <- s.Delivered(ctx, v, true) }()
+	requireQueued(t, s, 1, "the record is queued")
+	go func() {
+		defer func() { assert.Nil(t, recover(), "the commit's panic is an error") }()
+		failed <- s.ingest.submit(ctx, s.db, &ingestReq{write: func(tx *bolt.Tx) error {
+			tx.OnCommit(func() { panic("in the commit") }) // run by bbolt's Commit
+			return nil
+		}}, lead)
+	}()
+	assert.ErrorContains(t, receive(t, failed, "the committing change never returned"), "in the commit")
+	assert.ErrorContains(t, receive(t, recorded, "the record never returned"), "in the commit")
+
+	stored := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+		stored <- err
+	}()
+	require.NoError(t, receive(t, stored, "the store hangs after a panic in a commit"))
+}
+
+// A change whose context ends while it waits in the queue leaves it and is
+// not written; one already taken by the commit in flight waits for it.
+func TestAWriteWhoseContextEndsWhileQueued(t *testing.T) {
+	t.Parallel()
+	s := openNoSync(t)
+	s.ingest.delay = time.Minute
+	now := time.Now().UTC().Round(0)
+	taken := newVote(topgg.Vote{UserID: "1", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+	queued := newVote(topgg.Vote{UserID: "2", CreatedAt: now, ExpiresAt: now.Add(voterewards.VoteLifetime)})
+	takenCtx, cancelTaken := context.WithCancel(context.Background())
+	queuedCtx, cancelQueued := context.WithCancel(context.Background())
+	defer cancelTaken()
+	defer cancelQueued()
+
+	recorded := make(chan error, 1)
+	go func() { recorded <- s.Delivered(takenCtx, taken, true) }()
+	requireQueued(t, s, 1, "the record is queued")
+	started, release, committed := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock)
+	go func() {
+		committed <- s.ingest.submit(context.Background(), s.db, &ingestReq{write: func(*bolt.Tx) error {
+			close(started)
+			<-release // a commit in flight, with the record
+			return nil
+		}}, lead)
+	}()
+	receive(t, started, "the commit never started")
+	stored := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest(queuedCtx, nil, []voterewards.Vote{queued}, voterewards.DefaultStreakGrace)
+		stored <- err
+	}()
+	requireQueued(t, s, 1, "the vote is queued behind the commit in flight")
+	cancelQueued()
+	assert.ErrorIs(t, receive(t, stored, "a queued write waits for the turn after its context ended"), context.Canceled)
+	cancelTaken()
+	unblock()
+	require.NoError(t, receive(t, committed, "the commit never returned"))
+	require.NoError(t, receive(t, recorded, "the taken record never returned"), "taken, so written")
+
+	require.NoError(t, s.Ping(context.Background())) // would commit the vote, were it still queued
+	snap, err := s.Load(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Seen, "the vote whose context ended is not written")
+	assert.Len(t, snap.Expiries, 1, "the taken record is written")
 }

@@ -231,15 +231,13 @@ func (s *State) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // write runs fn in a write transaction of the group commit (ingestGroup), at
-// once or (if wait) after waiting to ride in another's, unless ctx is done.
+// once or (if wait) after waiting to ride in another's, unless ctx ends first.
 func (s *State) write(ctx context.Context, wait bool, what string, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &ingestReq{write: fn}
-	s.ingest.submit(s.db, req, wait)
-	if req.err != nil {
-		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), req.err)
+	if err := s.ingest.submit(ctx, s.db, &ingestReq{write: fn}, wait); err != nil {
+		return fmt.Errorf("%s in %s: %w", what, s.db.Path(), err)
 	}
 	return nil
 }

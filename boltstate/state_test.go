@@ -3,6 +3,7 @@ package boltstate_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
 
 	"github.com/dblkit/go-topgg/boltstate"
@@ -195,6 +197,20 @@ func goodStoreFile(t *testing.T) []byte {
 	return b
 }
 
+// withFreelist returns the store file b once bbolt opened it with its
+// defaults, which write a freelist page.
+func withFreelist(t *testing.T, b []byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), boltstate.StoreFile)
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
 // openDamaged writes b as the store file and opens it: it must either open
 // (and then load without a crash) or fail with a *DamagedError naming
 // the file. It reports whether it was refused.
@@ -271,6 +287,25 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 		b[16+20] ^= 0xff
 		b[4096+16+20] ^= 0xff
 		assert.True(t, openDamaged(t, b))
+	})
+	t.Run("freelist", func(t *testing.T) {
+		// A tool opening the file with bbolt's defaults writes a freelist
+		// page (this package writes none), which bbolt then trusts: it would
+		// write over a page in use that the page lists as free.
+		b := withFreelist(t, good)
+		require.False(t, openDamaged(t, b), "a sound freelist opens")
+		le := binary.LittleEndian
+		meta := b[16:] // of the last commit: freelist page at 32, txid at 48
+		if le.Uint64(b[4096+16+48:]) > le.Uint64(meta[48:]) {
+			meta = b[4096+16:]
+		}
+		at := int(le.Uint64(meta[32:])) * 4096
+		for name, free := range map[string]uint64{"the root page": le.Uint64(meta[16:]), "a page past the last": le.Uint64(meta[40:])} {
+			d := append([]byte(nil), b...)
+			le.PutUint16(d[at+10:], 1)
+			le.PutUint64(d[at+16:], free)
+			assert.True(t, openDamaged(t, d), "a freelist listing %s", name)
+		}
 	})
 	t.Run("zeroed pages", func(t *testing.T) {
 		for page := 2; page*4096 < len(good); page++ {
