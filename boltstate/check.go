@@ -49,31 +49,46 @@ const (
 // defaults does) must list only pages in the file and not in use, which bbolt
 // would write over.
 func checkFile(path string) error {
-	b, err := os.ReadFile(path) // the vote window: tens of MB at most
-	if errors.Is(err, os.ErrNotExist) || err == nil && len(b) == 0 {
+	f, err := os.Open(path) // not read here: another process may be writing it
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
+	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+		_ = f.Close()
 	}
 	if err != nil {
 		return fmt.Errorf("boltstate: open %s: %w", path, err)
 	}
-	c := &fileCheck{b: b, seen: map[uint64]bool{}}
+	if fi.Size() == 0 {
+		return nil // bbolt writes it under its lock
+	}
+	c := &fileCheck{seen: map[uint64]bool{}}
+	var readErr error
 	err = guard(path, func() error {
+		// bbolt's shared lock waits (up to openTimeout) for a process creating
+		// or writing the file: the file is read only whole.
 		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: openTimeout})
 		if err != nil {
 			return err
 		}
 		defer db.Close()
+		c.b, readErr = os.ReadFile(path) // the vote window: tens of MB at most
 		return db.View(func(tx *bolt.Tx) error {
 			c.ps, c.root, c.txid = int64(db.Info().PageSize), uint64(tx.Cursor().Bucket().Root()), uint64(tx.ID())
 			c.pgid = uint64(tx.Size() / c.ps)
 			return nil
 		})
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return openError(path, err, true) // bbolt refused the file it read
+	case readErr != nil:
+		return fmt.Errorf("boltstate: open %s: %w", path, readErr)
 	}
-	reason := fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", c.pgid, c.ps, len(b))
-	if c.pgid >= 2 && int64(c.pgid) <= int64(len(b))/c.ps {
+	reason := fmt.Sprintf("truncated: the meta page counts %d pages of %d bytes, the file has %d bytes", c.pgid, c.ps, len(c.b))
+	if c.pgid >= 2 && int64(c.pgid) <= int64(len(c.b))/c.ps {
 		if _, reason = c.checkTree(c.root, 0, nil, nil); reason == "" {
 			reason = c.checkFreelist()
 		}

@@ -98,7 +98,8 @@ func Open(dir string) (*State, error) {
 }
 
 // openBolt opens the file once checkFile found it sound, containing bbolt's
-// panics and faults on damage the check missed.
+// panics and faults on damage the check missed. Between the check's shared lock
+// and this exclusive one, only a bbolt writer (which keeps it sound) can change it.
 func openBolt(path string) (*bolt.DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err

@@ -81,6 +81,62 @@ func TestOpenTwiceIsRefused(t *testing.T) {
 	require.NoError(t, again.Close())
 }
 
+// TestOpenWaitsForAFileBeingWritten: a second opener of a file another
+// process is still creating waits for its lock (or is refused with ErrLocked),
+// never judges the file half-written as damaged.
+func TestOpenWaitsForAFileBeingWritten(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd to see the second opener reach the file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, boltstate.StoreFile)
+	first, err := bolt.Open(path, 0o600, nil) // locked, its first pages written
+	require.NoError(t, err)
+	before := fdsOn(path)
+	opened := make(chan error, 1)
+	go func() {
+		s, err := boltstate.Open(dir)
+		if err == nil {
+			err = s.Close()
+		}
+		opened <- err
+	}()
+	require.Eventually(t, func() bool { return len(opened) > 0 || fdsOn(path) > before }, 10*time.Second, time.Millisecond,
+		"the second opener reaches the file")
+	// The first writes on, growing the file, and exits.
+	require.NoError(t, first.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("more"))
+		if err == nil {
+			err = b.Put([]byte("k"), make([]byte, 64<<10))
+		}
+		return err
+	}))
+	require.NoError(t, first.Close())
+	select {
+	case err = <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second Open hangs")
+	}
+	require.NotErrorAs(t, err, new(*boltstate.DamagedError))
+	if err != nil {
+		require.ErrorIs(t, err, boltstate.ErrLocked)
+	}
+	open(t, dir) // and the file is sound
+}
+
+// fdsOn counts this process's descriptors open on path.
+func fdsOn(path string) int {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	n := 0
+	for _, fd := range fds {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); target == path {
+			n++
+		}
+	}
+	return n
+}
+
 // TestStateKeptAcrossReopen: what a State held is there after a restart,
 // webhook fields and dedup included.
 func TestStateKeptAcrossReopen(t *testing.T) {
