@@ -198,6 +198,7 @@ func TestConfigErrorsExitAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := validEnv(srv.URL)
+			env["TOPGG_STATE_DIR"] = t.TempDir() // a run that gets as far as opening it has its own
 			maps.Copy(env, tc.set)
 			for _, k := range tc.unset {
 				delete(env, k)
