@@ -19,7 +19,8 @@ import (
 // Ingest implements [voterewards.Store] in one transaction (one voter's ingests
 // run one at a time across processes; with a checkpoint, a fenced leader write)
 // and notifies [Store.Follow] after the commit. Concurrent Ingests without a
-// checkpoint share one transaction (a group commit, see [group]).
+// checkpoint share one transaction (a group commit, see [group]), written from
+// cached ledgers when they serve (see [Store.write]).
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
