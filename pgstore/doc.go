@@ -7,7 +7,10 @@
 // shared by every process of a fleet. Its tables live in a schema of their
 // own (default "topgg"), migrated when a newer version of this package opens
 // an older schema; a schema newer than the code is [ErrSchemaTooNew]. The
-// ledger is updated in the transaction that admits a vote. The votes table
+// ledger is updated in the transaction that admits a vote; a process keeps
+// the ledgers it wrote last (up to 16,384 voters) so that a webhook vote
+// takes one round trip, a write the database refuses if one changed since.
+// The votes table
 // grows by one row per vote (sizes in BENCHMARKS.md) until [Config.Retention]
 // deletes those handled and older than it; the ledger stays whole.
 //

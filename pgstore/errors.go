@@ -10,6 +10,10 @@ import (
 // fenceCode is the SQLSTATE check_fence raises for a stale token.
 const fenceCode = "TGF01"
 
+// ledgerCode is the SQLSTATE check_ledger raises for a write made from a
+// cached ledger that changed since, or of a vote already stored.
+const ledgerCode = "TGL01"
+
 // wrap names the operation in err, makes a refusal of the fence [ErrFenced],
 // and scrubs the credentials of the store's pool from it.
 func (s *Store) wrap(op string, err error) error {

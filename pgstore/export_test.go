@@ -18,3 +18,9 @@ func Queued(s *Store) int {
 	defer s.group.mu.Unlock()
 	return len(s.group.queue)
 }
+
+// LedgerReads is how many times s's Ingest read ledgers before writing.
+func LedgerReads(s *Store) int64 { return s.reads.Load() }
+
+// MaxBatch bounds the Ingests one group commit writes.
+const MaxBatch = maxBatch

@@ -3,6 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +63,29 @@ func TestFeedAcrossProcesses(t *testing.T) {
 		assert.Equal(t, added[0].Stats, g.Stats, "with its Stats")
 	}
 	assert.Empty(t, got, "each vote once")
+}
+
+// TestFeedLongKeysFitPayloads: keys as long as voterewards lets ids be,
+// escaped six bytes a byte in JSON, between short ones, reach Follow: no
+// NOTIFY payload passes PostgreSQL's 8000 bytes.
+func TestFeedLongKeysFitPayloads(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	pgstore.SetFollowCheck(s, time.Hour) // a lost notification is not made up for
+	got, resyncs := follow(t, s)
+	receive(t, resyncs, 10*time.Second, "Follow did not resync once listening")
+	var votes []voterewards.Vote
+	for i := range 300 {
+		v := vote(i, base)
+		if i%100 == 1 {
+			v.PlatformID = strings.Repeat("\x01", 1021) + strconv.Itoa(i)
+		}
+		votes = append(votes, v)
+	}
+	require.Equal(t, len(votes), len(ingest(t, s, nil, votes...)))
+	for i, v := range votes {
+		g := receive(t, got, 5*time.Second, "a vote of the batch is missing")
+		require.True(t, v.Key() == g.Key(), "vote %d", i)
+	}
 }
 
 // TestFeedManyVotesSplitsPayloads: one Ingest of more votes than one NOTIFY

@@ -28,6 +28,9 @@ type ingestReq struct {
 	done         chan struct{}
 }
 
+// maxBatch bounds the requests one transaction of the group commit writes.
+const maxBatch = 256
+
 // submit queues r and returns its added votes once its batch committed, or
 // ctx's error if ctx ends while r is still queued (r is then not written).
 func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, error) {
@@ -35,40 +38,41 @@ func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, e
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
 	g.mu.Unlock()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		g.mu.Lock()
-		i := slices.Index(g.queue, r)
-		if i >= 0 {
-			g.queue = slices.Delete(g.queue, i, i+1)
+	for {
+		select {
+		case <-r.done:
+			return r.added, r.err
+		case <-ctx.Done():
+			g.mu.Lock()
+			i := slices.Index(g.queue, r)
+			if i >= 0 {
+				g.queue = slices.Delete(g.queue, i, i+1)
+			}
+			g.mu.Unlock()
+			if i >= 0 {
+				return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
+			}
+			<-r.done // taken by a batch in flight, which is bounded
+			return r.added, r.err
+		case g.turn <- struct{}{}:
+			g.mu.Lock()
+			n := min(len(g.queue), maxBatch)
+			batch := slices.Clone(g.queue[:n])
+			g.queue = slices.Delete(g.queue, 0, n)
+			g.mu.Unlock()
+			if len(batch) > 0 { // else committed by the last turn
+				// The batch is every caller's: not ended by this caller's ctx.
+				s.commit(context.WithoutCancel(ctx), batch)
+			}
+			<-g.turn
 		}
-		g.mu.Unlock()
-		if i >= 0 {
-			return nil, fmt.Errorf("pgstore: ingest: %w", ctx.Err())
-		}
-		<-r.done // taken by a batch in flight, which is bounded
-	case g.turn <- struct{}{}:
-		g.mu.Lock()
-		batch := g.queue
-		g.queue = nil
-		g.mu.Unlock()
-		if len(batch) > 0 { // else committed by the last turn
-			// The batch is every caller's: not ended by this caller's ctx,
-			// but bounded (a lock wait, then the writes).
-			bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.timeout)
-			s.commit(bctx, batch)
-			cancel()
-		}
-		<-g.turn
-		<-r.done // in this batch, or done by the last one
 	}
-	return r.added, r.err
 }
 
 // commit writes the batch in one transaction, or each request alone if that
-// fails, so that a bad request fails only itself; then it closes their done,
-// also after a panic (which each request then reports as its error).
+// fails, so that a bad request fails only itself; each write is bounded (a
+// lock wait, then the writes). Then it closes their done, also after a panic
+// (which each request then reports as its error).
 func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -80,10 +84,15 @@ func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 			close(r.done)
 		}
 	}()
-	if err := s.write(ctx, batch, nil, 0, false); err != nil {
+	write := func(reqs []*ingestReq) error {
+		wctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
+		defer cancel()
+		return s.write(wctx, reqs, nil, 0, false)
+	}
+	if err := write(batch); err != nil {
 		for _, r := range batch {
 			if len(batch) > 1 {
-				err = s.write(ctx, []*ingestReq{r}, nil, 0, false)
+				err = write([]*ingestReq{r})
 			}
 			if err != nil {
 				r.err = s.wrap("ingest", err)

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -18,7 +19,8 @@ import (
 // Ingest implements [voterewards.Store] in one transaction (one voter's ingests
 // run one at a time across processes; with a checkpoint, a fenced leader write)
 // and notifies [Store.Follow] after the commit. Concurrent Ingests without a
-// checkpoint share one transaction (a group commit, see [group]).
+// checkpoint share one transaction (a group commit, see [group]), written from
+// cached ledgers when they serve (see [Store.write]).
 func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("pgstore: ingest: %w", err)
@@ -38,7 +40,10 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 }
 
 // write stores the requests' votes (and cp) in one transaction, setting each
-// one's added votes, and notifies the added votes after the commit.
+// one's added votes, and notifies the added votes after the commit. Without a
+// checkpoint it first writes from the voters' cached ledgers, in one round
+// trip, which the database refuses ([ledgerCode]) if a ledger changed since or
+// a vote is already stored; then, as with a checkpoint, it reads them first.
 func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -46,42 +51,111 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 	}
 	defer pc.Release()
 	conn := pc.Conn()
-	added, err := s.admit(ctx, conn, reqs)
+	var voters []string
+	var created []int64
+	for _, r := range reqs {
+		for _, v := range r.votes {
+			voters, created = append(voters, voterOf(v)), append(created, v.CreatedAt.UnixNano())
+		}
+	}
+	if cp == nil && len(voters) > 0 {
+		ledger := s.ledgers.get(voters)
+		if added, ok := admit(reqs, ledger, nil); ok {
+			err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, added, voters, nil, 0, false)
+			if pe, ok := errors.AsType[*pgconn.PgError](err); !ok || pe.Code != ledgerCode {
+				return err
+			}
+		}
+	}
+	b := &pgx.Batch{}
+	ledger, near := map[string]voterewards.Stats{}, map[string][]int64{}
+	if len(voters) > 0 {
+		if ledger, near, err = s.read(ctx, conn, voters, created); err != nil {
+			return err
+		}
+	}
+	added, _ := admit(reqs, ledger, near)
+	return s.finish(ctx, conn, b, len(voters) > 0, reqs, added, voters, cp, tok, fenced)
+}
+
+// read begins the transaction, locks voters and returns their ledgers and the
+// creation times of their stored votes near created (in voters' order).
+func (s *Store) read(ctx context.Context, conn *pgx.Conn, voters []string, created []int64) (map[string]voterewards.Stats, map[string][]int64, error) {
+	s.reads.Add(1)
+	ledger, near := map[string]voterewards.Stats{}, map[string][]int64{}
+	b := s.begin(ctx, voters)
+	b.Queue(s.q.admitRead, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			st, times, err := scanLedger(rows, true)
+			if err != nil {
+				return err
+			}
+			ledger[st.UserID], near[st.UserID] = st, times
+		}
+		return rows.Err()
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		s.rollback(ctx, conn)
+		return nil, nil, err
+	}
+	return ledger, near, nil
+}
+
+// begin returns a batch that begins the transaction and locks voters (their
+// locks, taken in key order, serialize the writes of one voter).
+func (s *Store) begin(ctx context.Context, voters []string) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
+	b.Queue(s.q.lockVoters, s.lockKeys(voters))
+	return b
+}
+
+// finish adds to b the writes of the added votes (of reqs, by voters), cp,
+// the fence's check and, if began, the commit; it sends b and notifies the
+// added votes. Each request keeps its added votes if they committed, else none.
+func (s *Store) finish(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, began bool, reqs []*ingestReq,
+	added []voterewards.Vote, voters []string, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
+	keys, err := s.queueAdded(b, added)
 	committed := false
 	if err == nil {
-		b := &pgx.Batch{}
-		var keys []string
-		if keys, err = s.queueAdded(b, added); err == nil {
-			if cp != nil {
-				b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
-			}
-			if fenced {
-				b.Queue(s.q.checkFence, tok)
-			}
-			if conn.PgConn().TxStatus() == 'T' { // without votes, the batch is its own (implicit) transaction
-				b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { committed = ct.String() == "COMMIT"; return nil })
-			}
-			if len(keys) > 0 {
-				b.Queue(s.q.notify, s.channel, keys)
-			}
-			err = conn.SendBatch(ctx, b).Close()
+		if cp != nil {
+			b.Queue(s.q.saveCheckpoint, cp.Cursor, ns(cp.LastSeen), ns(cp.Since))
 		}
+		if fenced {
+			b.Queue(s.q.checkFence, tok)
+		}
+		if began { // else the batch is its own (implicit) transaction
+			b.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { committed = ct.String() == "COMMIT"; return nil })
+		}
+		if len(keys) > 0 {
+			b.Queue(s.q.notify, s.channel, keys)
+		}
+		err = conn.SendBatch(ctx, b).Close()
 	}
 	if err != nil && committed {
 		// Durable: another process's Follow learns these votes at its next check.
 		s.log.Warn("pgstore: votes stored, but notifying them failed", "err", s.scrub(err))
-		return nil
+		err = nil
 	}
 	if err != nil {
 		for _, r := range reqs {
 			r.added = nil
 		}
-		if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
-			// Keep the connection: Release would close one left in a transaction.
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		}
+		s.ledgers.forget(voters)
+		s.rollback(ctx, conn)
+		return err
 	}
-	return err
+	s.ledgers.put(added)
+	return nil
+}
+
+// rollback ends a failed transaction, keeping the connection: Release would
+// close one left in a transaction.
+func (s *Store) rollback(ctx context.Context, conn *pgx.Conn) {
+	if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
 }
 
 // storable returns votes without those whose ids PostgreSQL's text cannot
@@ -112,54 +186,40 @@ func nanoOK(t time.Time) bool { return t.Year() > 1677 && t.Year() < 2262 }
 // textOK reports whether PostgreSQL's text can hold s.
 func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// admit begins the transaction, locks the voters of the requests' votes and
-// sets each request's votes to add, with their Stats, in order; it returns
-// them all. Without votes it does nothing.
-func (s *Store) admit(ctx context.Context, conn *pgx.Conn, reqs []*ingestReq) ([]voterewards.Vote, error) {
-	var voters []string
-	var created []int64
-	for _, r := range reqs {
-		for _, v := range r.votes {
-			voters, created = append(voters, voterOf(v)), append(created, v.CreatedAt.UnixNano())
-		}
-	}
-	if len(voters) == 0 {
-		return nil, nil
-	}
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(s.q.txLimits, s.txLimit(ctx))
-	b.Queue(s.q.lockVoters, s.lockKeys(voters))
-	ledger := map[string]voterewards.Stats{}
-	near := map[string][]int64{}
-	b.Queue(s.q.admitRead, voters, created, int64(voterewards.DedupWindow)).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			st, times, err := scanLedger(rows, true)
-			if err != nil {
-				return err
-			}
-			ledger[st.UserID], near[st.UserID] = st, times
-		}
-		return rows.Err()
-	})
-	if err := conn.SendBatch(ctx, b).Close(); err != nil {
-		return nil, err
+// admit sets each request's votes to add, with their Stats made from ledger
+// (updated to the voters' last Stats), and returns them all: a vote within
+// the dedup window of one stored (near) or added before it is dropped. With
+// near nil (the stored votes unknown) it returns false if a vote may be
+// within the window of a stored one: not after the voter's last vote by more.
+func admit(reqs []*ingestReq, ledger map[string]voterewards.Stats, near map[string][]int64) ([]voterewards.Vote, bool) {
+	known := near != nil
+	if !known {
+		near = map[string][]int64{}
 	}
 	var all []voterewards.Vote
 	for _, r := range reqs {
+		r.added = nil
 		for _, v := range r.votes {
 			id, c := voterOf(v), v.CreatedAt.UnixNano()
 			if slices.ContainsFunc(near[id], func(o int64) bool { return within(o, c) }) {
 				continue
 			}
+			st, ok := ledger[id]
+			if !ok {
+				st = voterewards.Stats{UserID: id}
+			}
+			// Every stored vote of a voter was made at or before its last one.
+			if !known && st.Votes > 0 && v.CreatedAt.Before(st.LastVote.Add(voterewards.DedupWindow)) {
+				return nil, false
+			}
 			near[id] = append(near[id], c)
-			v.Stats = ledger[id].Add(v, r.grace)
+			v.Stats = st.Add(v, r.grace)
 			ledger[id] = v.Stats
 			r.added = append(r.added, v)
 			all = append(all, v)
 		}
 	}
-	return all, nil
+	return all, true
 }
 
 // within reports whether two creation times are one vote.
@@ -194,6 +254,10 @@ func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, er
 			return nil, err
 		}
 	}
+	// Its generic plan (no scan: an unnest, lookups and inserts by key) suits
+	// every batch; left to choose, PostgreSQL plans it again for each batch,
+	// which costs more than running it.
+	b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
 	b.Queue(s.q.admitWrite, va.args()...)
 	return va.key, nil
 }

@@ -476,3 +476,76 @@ func TestHistoryReplayOfAPrunedVoteIsNotRewardedAgain(t *testing.T) {
 	assert.Empty(t, snap.Pending, "the replayed vote was stored again")
 	assert.Equal(t, 1, points(t, pool, old.PlatformID), "the replayed vote was rewarded again in its transaction")
 }
+
+// TestIngestFromCachedLedger: a process writes a voter's next vote from the
+// ledger it wrote last, with no read; when another process wrote the voter
+// since, or the vote may be one already stored, the database refuses that
+// write and the vote is written from a fresh read: the ledger stays exact.
+func TestIngestFromCachedLedger(t *testing.T) {
+	ctx := context.Background()
+	a, pool := openPooled(t)
+	b, err := pgstore.Open(ctx, pool, pgstore.Config{})
+	require.NoError(t, err)
+	at := func(i int) voterewards.Vote { return vote(1, base.Add(time.Duration(i)*voterewards.VoteLifetime)) }
+	require.Len(t, ingest(t, a, nil, at(0)), 1)
+	require.Len(t, ingest(t, a, nil, at(1)), 1)
+	assert.Zero(t, pgstore.LedgerReads(a), "a new voter, then one a wrote: no read")
+
+	got := ingest(t, b, nil, at(2)) // b guessed a new voter: refused, read
+	require.Len(t, got, 1)
+	assert.Equal(t, 3, got[0].Stats.Votes)
+	assert.Equal(t, int64(1), pgstore.LedgerReads(b))
+
+	got = ingest(t, a, nil, at(3)) // a's ledger is one vote behind: refused, read
+	require.Len(t, got, 1)
+	assert.Equal(t, 4, got[0].Stats.Votes)
+	assert.Equal(t, 4, got[0].Stats.Streak)
+	assert.Equal(t, int64(1), pgstore.LedgerReads(a))
+
+	late := at(3)
+	late.CreatedAt = late.CreatedAt.Add(-time.Hour) // within the dedup window of one stored
+	assert.Empty(t, ingest(t, a, nil, late), "a duplicate is not added")
+	assert.Empty(t, ingest(t, b, nil, at(1)), "nor is one b's ledger cannot tell stored")
+	got = ingest(t, a, nil, at(4))
+	require.Len(t, got, 1)
+	assert.Equal(t, 5, got[0].Stats.Votes)
+	st, err := b.Stats(ctx, at(0).PlatformID)
+	require.NoError(t, err)
+	assert.Equal(t, got[0].Stats, st, "the ledger Ingest returned is the stored one")
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM topgg.votes").Scan(&n))
+	assert.Equal(t, 5, n)
+}
+
+// TestGroupCommitIsBounded: of the Ingests queued while a batch commits, the
+// next transaction takes at most MaxBatch; the rest commit after it.
+func TestGroupCommitIsBounded(t *testing.T) {
+	ctx := context.Background()
+	s, pool := openPooled(t)
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
+	require.NoError(t, err)
+	const queued = pgstore.MaxBatch + 10
+	var wg sync.WaitGroup
+	for i := range queued + 1 {
+		wg.Go(func() {
+			_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(i, base)}, voterewards.DefaultStreakGrace)
+			assert.NoError(t, err)
+		})
+		if i == 0 {
+			require.Eventually(t, func() bool {
+				var waiting int
+				return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
+			}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+		}
+	}
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == queued }, 10*time.Second, time.Millisecond)
+	require.NoError(t, holder.Rollback(ctx))
+	wg.Wait()
+	rows, _ := pool.Query(ctx, "SELECT count(*) FROM topgg.votes WHERE voter <> $1 GROUP BY xmin::text ORDER BY 1 DESC", vote(0, base).PlatformID)
+	sizes, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	assert.Equal(t, []int{pgstore.MaxBatch, queued - pgstore.MaxBatch}, sizes)
+}

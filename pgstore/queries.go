@@ -37,7 +37,10 @@ func newQueries(s string) queries {
 			FROM (SELECT voter, min(c) AS lo, max(c) AS hi FROM unnest($1::text[], $2::bigint[]) AS u(voter, c) GROUP BY voter) q
 			LEFT JOIN %[1]s.voters o ON o.voter = q.voter`),
 		// The added votes, their voters' last ledgers and the month
-		// standings (counted here), in one statement.
+		// standings (counted here), in one statement that fails (check_ledger)
+		// unless each voter's stored ledger is the one its first vote's Stats
+		// were made from: they may come from a cache (the votes count is the
+		// ledger's version: each added vote adds one).
 		admitWrite: f(`WITH u AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[],
 					$8::smallint[], $9::json[], $10::json[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::bigint[],
@@ -54,18 +57,23 @@ func newQueries(s string) queries {
 				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
 					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
 					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
+			), um AS (
+				INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+				SELECT month_of, voter, count(*), sum(greatest(weight, 1)), max(created_ns) FROM u GROUP BY month_of, voter
+				ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
+					reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)
 			)
-			INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
-			SELECT month_of, voter, count(*), sum(greatest(weight, 1)), max(created_ns) FROM u GROUP BY month_of, voter
-			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
-				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
+			SELECT %[1]s.check_ledger(bool_and(coalesce((SELECT o.votes FROM %[1]s.voters o WHERE o.voter = g.voter), 0) = g.first - 1))
+			FROM (SELECT voter, min(votes) AS first FROM u GROUP BY voter) g`),
 		// Sent after the ingest's COMMIT, in the same round trip: a
 		// notifying transaction holds a cluster-wide lock through its
 		// commit, so one that also writes makes every ingest's fsync queue.
-		// The keys as JSON arrays (a key may hold any character), each
-		// under PostgreSQL's 8000 bytes a payload, in order.
+		// The keys as JSON arrays (a key may hold any character), in order,
+		// each under PostgreSQL's 8000 bytes a payload: a chunk holds less
+		// than 1500 bytes and one key, whose JSON is at most about 6200
+		// (voterewards bounds ids to 1 KiB, each byte escaped in 6 at most).
 		notify: `SELECT count(pg_notify($1, p)) FROM (SELECT json_agg(k ORDER BY n)::text AS p FROM (
-				SELECT k, n, sum(octet_length(to_json(k)::text) + 2) OVER (ORDER BY n) / 6000 AS c
+				SELECT k, n, sum(octet_length(to_json(k)::text) + 2) OVER (ORDER BY n) / 1500 AS c
 				FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n)) u GROUP BY c ORDER BY c) p`,
 		// Follow's check for votes whose notification was lost: the votes
 		// in (lo, settled] and the newest id.

@@ -99,6 +99,14 @@ var migrations = [...]string{
 	CREATE TABLE %[1]s.command_hash (id int PRIMARY KEY CHECK (id = 1), hash text NOT NULL);`,
 	// 3: the votes Config.Retention may delete.
 	`CREATE INDEX IF NOT EXISTS votes_retired ON %[1]s.votes (created_ns) WHERE NOT (seen OR pending OR expiry_pending);`,
+	// 4: check_ledger fails (SQLSTATE TGL01) unless ok, rolling back the
+	// ingest's write made from a cached ledger that changed since.
+	`CREATE FUNCTION %[1]s.check_ledger(ok boolean) RETURNS void LANGUAGE plpgsql AS $f$
+	BEGIN
+		IF NOT ok THEN
+			RAISE EXCEPTION 'pgstore: a ledger changed since it was read, or a vote is stored' USING ERRCODE = 'TGL01';
+		END IF;
+	END $f$;`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an advisory

@@ -77,7 +77,9 @@ type Store struct {
 	timeout   time.Duration // Config.TxTimeout
 	retention time.Duration // Config.Retention
 	q         queries
-	group     group // the group commit of Ingests without a checkpoint
+	group     group        // the group commit of Ingests without a checkpoint
+	ledgers   ledgers      // the voters' ledgers after this process wrote them
+	reads     atomic.Int64 // ledger reads by Ingest: the writes ledgers could not serve
 
 	followCheck time.Duration // how often Follow checks for lost notifications
 

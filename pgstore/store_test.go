@@ -268,7 +268,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 			ingest(t, s, &voterewards.Checkpoint{Cursor: "c"}, v, vote(2, base))
 			// Back to version 1: without version 2's tables, and with the
 			// reminders table as version 1 made it, holding opt-ins.
-			_, err = pool.Exec(ctx, `DROP TABLE topgg.reminders, topgg.command_hash;
+			_, err = pool.Exec(ctx, `DROP TABLE topgg.reminders, topgg.command_hash; DROP FUNCTION topgg.check_ledger;
 				DELETE FROM topgg.schema_version WHERE version > 1`)
 			require.NoError(t, err)
 			if lazy {

@@ -1,0 +1,68 @@
+package pgstore
+
+import (
+	"sync"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// ledgerCacheSize bounds [ledgers]: the voters of a busy day, a few MB.
+const ledgerCacheSize = 1 << 14
+
+// ledgers holds the ledger each voter had after this process's last write of
+// it, so that the next write of the voter needs no read first: the write
+// checks that the ledger is still the stored one (see [Store.write]).
+type ledgers struct {
+	mu sync.Mutex
+	m  map[string]voterewards.Stats
+}
+
+// get returns the cached ledgers of voters; a voter not cached gets a new
+// voter's, which the write's check refuses if the voter has one stored.
+func (l *ledgers) get(voters []string) map[string]voterewards.Stats {
+	out := make(map[string]voterewards.Stats, len(voters))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range voters {
+		st, ok := l.m[v]
+		if !ok {
+			st = voterewards.Stats{UserID: v}
+		}
+		out[v] = st
+	}
+	return out
+}
+
+// put caches the ledgers of a committed write, keeping a newer one cached by
+// a write that committed after it; one cached ledger is dropped when full.
+func (l *ledgers) put(added []voterewards.Vote) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = make(map[string]voterewards.Stats)
+	}
+	for _, v := range added {
+		st := v.Stats
+		if cur, ok := l.m[st.UserID]; ok && cur.Votes >= st.Votes {
+			continue
+		}
+		for k := range l.m {
+			if len(l.m) < ledgerCacheSize {
+				break
+			}
+			delete(l.m, k)
+		}
+		// As a read gives it back: UTC, no monotonic reading.
+		st.StreakUntil, st.Month, st.LastVote = fromNS(ns(st.StreakUntil)), fromNS(ns(st.Month)), fromNS(ns(st.LastVote))
+		l.m[st.UserID] = st
+	}
+}
+
+// forget drops the ledgers of voters: a write of them failed or was refused.
+func (l *ledgers) forget(voters []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range voters {
+		delete(l.m, v)
+	}
+}
