@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/dblkit/go-topgg/internal/typednil"
@@ -82,6 +83,9 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	p.cache.add(added)
 	if r := p.active.Load(); r != nil {
 		r.in.offer(added)
+		// Let the intake run now: woken last, it would wait on this P until
+		// the caller blocks, after writing a webhook's answer (issue 27).
+		runtime.Gosched()
 	}
 	return nil
 }
