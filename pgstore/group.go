@@ -84,15 +84,16 @@ func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 			close(r.done)
 		}
 	}()
-	write := func(reqs []*ingestReq) error {
-		wctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
+	bctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
+	defer cancel()
+	if err := s.write(bctx, batch, nil, 0, false); err != nil {
+		// The retries share one bound of their own: a caller whose ctx ended
+		// waits for the batch at most twice its bound.
+		rctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
 		defer cancel()
-		return s.write(wctx, reqs, nil, 0, false)
-	}
-	if err := write(batch); err != nil {
 		for _, r := range batch {
 			if len(batch) > 1 {
-				err = write([]*ingestReq{r})
+				err = s.write(rctx, []*ingestReq{r}, nil, 0, false)
 			}
 			if err != nil {
 				r.err = s.wrap("ingest", err)

@@ -43,11 +43,12 @@ func (l *ledgers) put(added []voterewards.Vote) {
 	}
 	for _, v := range added {
 		st := v.Stats
-		if cur, ok := l.m[st.UserID]; ok && cur.Votes >= st.Votes {
+		cur, ok := l.m[st.UserID]
+		if ok && cur.Votes >= st.Votes {
 			continue
 		}
 		for k := range l.m {
-			if len(l.m) < ledgerCacheSize {
+			if ok || len(l.m) < ledgerCacheSize {
 				break
 			}
 			delete(l.m, k)
