@@ -11,7 +11,7 @@ import (
 const fenceCode = "TGF01"
 
 // ledgerCode is the SQLSTATE check_ledger raises for a write made from a
-// cached ledger that changed since, or of a vote already stored.
+// cached ledger that changed since.
 const ledgerCode = "TGL01"
 
 // wrap names the operation in err, makes a refusal of the fence [ErrFenced],

@@ -40,6 +40,11 @@ func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, e
 	g.mu.Unlock()
 	for {
 		select {
+		case <-r.done: // before the turn below, which may be ready too
+			return r.added, r.err
+		default:
+		}
+		select {
 		case <-r.done:
 			return r.added, r.err
 		case <-ctx.Done():
@@ -70,9 +75,10 @@ func (s *Store) submit(ctx context.Context, r *ingestReq) ([]voterewards.Vote, e
 }
 
 // commit writes the batch in one transaction, or each request alone if that
-// fails, so that a bad request fails only itself; each write is bounded (a
-// lock wait, then the writes). Then it closes their done, also after a panic
-// (which each request then reports as its error).
+// fails, so that a bad request fails only itself: each within twice the
+// transaction limit (a lock wait, then the writes), the batch's and the
+// retries' together. Then it closes their done, also after a panic (which
+// each request then reports as its error).
 func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -87,8 +93,6 @@ func (s *Store) commit(ctx context.Context, batch []*ingestReq) {
 	bctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
 	defer cancel()
 	if err := s.write(bctx, batch, nil, 0, false); err != nil {
-		// The retries share one bound of their own: a caller whose ctx ended
-		// waits for the batch at most twice its bound.
 		rctx, cancel := context.WithTimeout(ctx, 2*s.timeout)
 		defer cancel()
 		for _, r := range batch {

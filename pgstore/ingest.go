@@ -41,9 +41,8 @@ func (s *Store) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []
 
 // write stores the requests' votes (and cp) in one transaction, setting each
 // one's added votes, and notifies the added votes after the commit. Without a
-// checkpoint it first writes from the voters' cached ledgers, in one round
-// trip, which the database refuses ([ledgerCode]) if a ledger changed since or
-// a vote is already stored; then, as with a checkpoint, it reads them first.
+// checkpoint it first tries [Store.writeCached]; else it reads the voters'
+// ledgers and stored votes near the new ones first.
 func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -59,12 +58,8 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 		}
 	}
 	if cp == nil && len(voters) > 0 {
-		ledger := s.ledgers.get(voters)
-		if added, ok := admit(reqs, ledger, nil); ok {
-			err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, added, voters, nil, 0, false)
-			if pe, ok := errors.AsType[*pgconn.PgError](err); !ok || pe.Code != ledgerCode {
-				return err
-			}
+		if done, err := s.writeCached(ctx, conn, reqs, voters); done {
+			return err
 		}
 	}
 	b := &pgx.Batch{}
@@ -78,8 +73,28 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 	return s.finish(ctx, conn, b, len(voters) > 0, reqs, added, voters, cp, tok, fenced)
 }
 
+// writeCached writes the requests from their voters' cached ledgers in one
+// round trip. It returns false, nothing written, if those cannot serve (a
+// vote may be within the dedup window of a stored one: not after its voter's
+// last by more) or the database refused them ([ledgerCode]: one changed since).
+func (s *Store) writeCached(ctx context.Context, conn *pgx.Conn, reqs []*ingestReq, voters []string) (bool, error) {
+	ledger, ok := s.ledgers.get(voters)
+	if !ok {
+		return false, nil
+	}
+	added, ok := admit(reqs, ledger, nil)
+	if !ok {
+		return false, nil
+	}
+	err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, added, voters, nil, 0, false)
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == ledgerCode {
+		return false, nil
+	}
+	return true, err
+}
+
 // read begins the transaction, locks voters and returns their ledgers and the
-// creation times of their stored votes near created (in voters' order).
+// creation times of their stored votes near created (created[i] is voters[i]'s).
 func (s *Store) read(ctx context.Context, conn *pgx.Conn, voters []string, created []int64) (map[string]voterewards.Stats, map[string][]int64, error) {
 	s.reads.Add(1)
 	ledger, near := map[string]voterewards.Stats{}, map[string][]int64{}
@@ -204,10 +219,7 @@ func admit(reqs []*ingestReq, ledger map[string]voterewards.Stats, near map[stri
 			if slices.ContainsFunc(near[id], func(o int64) bool { return within(o, c) }) {
 				continue
 			}
-			st, ok := ledger[id]
-			if !ok {
-				st = voterewards.Stats{UserID: id}
-			}
+			st := ledger[id]
 			// Every stored vote of a voter was made at or before its last one.
 			if !known && st.Votes > 0 && v.CreatedAt.Before(st.LastVote.Add(voterewards.DedupWindow)) {
 				return nil, false

@@ -549,3 +549,59 @@ func TestGroupCommitIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{pgstore.MaxBatch, queued - pgstore.MaxBatch}, sizes)
 }
+
+// TestFailedBatchIsBounded: a batch that fails (its voter's lock held past
+// TxTimeout) is retried request by request, but its Ingests, even one whose
+// ctx ended, return within a few TxTimeouts, not one per request.
+func TestFailedBatchIsBounded(t *testing.T) {
+	ctx := context.Background()
+	pool := pg.Pool(t)
+	const txTimeout = 200 * time.Millisecond
+	s, err := pgstore.Open(ctx, pool, pgstore.Config{TxTimeout: txTimeout})
+	require.NoError(t, err)
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
+	require.NoError(t, err)
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(0, base)}, voterewards.DefaultStreakGrace)
+		first <- err
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
+	}, 10*time.Second, time.Millisecond)
+	const queued = 30
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan time.Time, queued)
+	for i := range queued {
+		go func() {
+			c := ctx
+			if i == 0 {
+				c = cctx
+			}
+			_, _ = s.Ingest(c, nil, []voterewards.Vote{vote(0, base.Add(time.Duration(i+1)*voterewards.VoteLifetime))}, voterewards.DefaultStreakGrace)
+			done <- time.Now()
+		}()
+	}
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == queued }, 10*time.Second, time.Millisecond)
+	require.Error(t, <-first)
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == 0 }, 10*time.Second, time.Millisecond, "taken by the next batch")
+	cancel()
+	cancelled := time.Now()
+	var last time.Time
+	for range queued {
+		select {
+		case at := <-done:
+			last = at
+		case <-time.After(30 * time.Second):
+			t.Fatal("an Ingest did not return")
+		}
+	}
+	t.Logf("the batch's Ingests returned %s after its ctx ended (TxTimeout %s)", last.Sub(cancelled), txTimeout)
+	// 4 TxTimeouts and slack for a loaded machine; with a bound per retry, 30
+	// retries would take 12.
+	assert.Less(t, last.Sub(cancelled), 4*txTimeout+time.Second, "the batch and its retries bounded together")
+}

@@ -13,28 +13,30 @@ const ledgerCacheSize = 1 << 14
 // it, so that the next write of the voter needs no read first: the write
 // checks that the ledger is still the stored one (see [Store.write]).
 type ledgers struct {
-	mu sync.Mutex
-	m  map[string]voterewards.Stats
+	mu      sync.Mutex
+	m       map[string]voterewards.Stats
+	evicted bool // a voter not cached may be one dropped, not a new one
 }
 
-// get returns the cached ledgers of voters; a voter not cached gets a new
-// voter's, which the write's check refuses if the voter has one stored.
-func (l *ledgers) get(voters []string) map[string]voterewards.Stats {
+// get returns the cached ledgers of voters, a voter not cached given a new
+// voter's (which the write's check refuses if the voter has one stored);
+// false once the cache has dropped one, as a miss is then likely not new.
+func (l *ledgers) get(voters []string) (map[string]voterewards.Stats, bool) {
 	out := make(map[string]voterewards.Stats, len(voters))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, v := range voters {
 		st, ok := l.m[v]
-		if !ok {
-			st = voterewards.Stats{UserID: v}
+		if !ok && l.evicted {
+			return nil, false
 		}
 		out[v] = st
 	}
-	return out
+	return out, true
 }
 
 // put caches the ledgers of a committed write, keeping a newer one cached by
-// a write that committed after it; one cached ledger is dropped when full.
+// a write that committed after it; to add one when full, one is dropped.
 func (l *ledgers) put(added []voterewards.Vote) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -52,6 +54,7 @@ func (l *ledgers) put(added []voterewards.Vote) {
 				break
 			}
 			delete(l.m, k)
+			l.evicted = true
 		}
 		// As a read gives it back: UTC, no monotonic reading.
 		st.StreakUntil, st.Month, st.LastVote = fromNS(ns(st.StreakUntil)), fromNS(ns(st.Month)), fromNS(ns(st.LastVote))

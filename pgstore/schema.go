@@ -104,7 +104,7 @@ var migrations = [...]string{
 	`CREATE FUNCTION %[1]s.check_ledger(ok boolean) RETURNS void LANGUAGE plpgsql AS $f$
 	BEGIN
 		IF NOT ok THEN
-			RAISE EXCEPTION 'pgstore: a ledger changed since it was read, or a vote is stored' USING ERRCODE = 'TGL01';
+			RAISE EXCEPTION 'pgstore: a ledger changed since it was read' USING ERRCODE = 'TGL01';
 		END IF;
 	END $f$;`,
 }

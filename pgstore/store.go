@@ -79,7 +79,7 @@ type Store struct {
 	q         queries
 	group     group        // the group commit of Ingests without a checkpoint
 	ledgers   ledgers      // the voters' ledgers after this process wrote them
-	reads     atomic.Int64 // ledger reads by Ingest: the writes ledgers could not serve
+	reads     atomic.Int64 // Ingest's ledger reads (for tests: the writes ledgers did not serve)
 
 	followCheck time.Duration // how often Follow checks for lost notifications
 

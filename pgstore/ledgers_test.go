@@ -1,0 +1,39 @@
+package pgstore
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/dblkit/go-topgg/voterewards"
+)
+
+// TestLedgerCacheBound: the cache holds ledgerCacheSize voters, drops one
+// only to add another (not to update one it holds), and once it has dropped
+// one, a voter it does not hold is no longer taken for a new voter.
+func TestLedgerCacheBound(t *testing.T) {
+	var l ledgers
+	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	put := func(id string, votes int) {
+		l.put([]voterewards.Vote{{Stats: voterewards.Stats{UserID: id, Votes: votes, LastVote: at}}})
+	}
+	for i := range ledgerCacheSize {
+		put(strconv.Itoa(i), 1)
+	}
+	_, ok := l.get([]string{"new"})
+	assert.True(t, ok, "full but nothing dropped: a voter not held is new")
+	put("0", 2)
+	assert.Len(t, l.m, ledgerCacheSize, "an update drops no one")
+	got, ok := l.get([]string{"0"})
+	assert.True(t, ok)
+	assert.Equal(t, 2, got["0"].Votes)
+
+	put("new", 1)
+	assert.Len(t, l.m, ledgerCacheSize, "one dropped for the new one")
+	_, ok = l.get([]string{"another"})
+	assert.False(t, ok, "a voter not held may be one dropped")
+	_, ok = l.get([]string{"new"})
+	assert.True(t, ok, "held ones still serve")
+}
