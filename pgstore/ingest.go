@@ -88,7 +88,11 @@ func (s *Store) writeCached(ctx context.Context, conn *pgx.Conn, reqs []*ingestR
 	}
 	err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, added, voters, nil, 0, false)
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == ledgerCode {
+		s.ledgers.served(false)
 		return false, nil
+	}
+	if err == nil {
+		s.ledgers.served(true)
 	}
 	return true, err
 }

@@ -16,15 +16,25 @@ type ledgers struct {
 	mu      sync.Mutex
 	m       map[string]voterewards.Stats
 	evicted bool // a voter not cached may be one dropped, not a new one
+	// refusals weighs the recent writes from the cache: 16 a refusal, -1 a
+	// write it served or a batch it sat out. From 8 it sits out: where other
+	// processes write the same voters (a fleet), most batches would be sent
+	// twice; it tries again 9 batches after a refusal.
+	refusals int
 }
 
 // get returns the cached ledgers of voters, a voter not cached given a new
 // voter's (which the write's check refuses if the voter has one stored);
-// false once the cache has dropped one, as a miss is then likely not new.
+// false once the cache has dropped one, as a miss is then likely not new, or
+// while its writes were mostly refused.
 func (l *ledgers) get(voters []string) (map[string]voterewards.Stats, bool) {
 	out := make(map[string]voterewards.Stats, len(voters))
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.refusals >= 8 {
+		l.refusals--
+		return nil, false
+	}
 	for _, v := range voters {
 		st, ok := l.m[v]
 		if !ok && l.evicted {
@@ -68,5 +78,16 @@ func (l *ledgers) forget(voters []string) {
 	defer l.mu.Unlock()
 	for _, v := range voters {
 		delete(l.m, v)
+	}
+}
+
+// served records whether the database took a write made from the cache.
+func (l *ledgers) served(ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ok {
+		l.refusals = max(l.refusals-1, 0)
+	} else {
+		l.refusals = min(l.refusals+16, 64)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -36,4 +37,26 @@ func TestLedgerCacheBound(t *testing.T) {
 	assert.False(t, ok, "a voter not held may be one dropped")
 	_, ok = l.get([]string{"new"})
 	assert.True(t, ok, "held ones still serve")
+}
+
+// TestLedgerCacheSitsOutAfterARefusal: after the database refused a write
+// from the cache, the next 9 batches are read first; then it tries again, and
+// writes it served wear a refusal off.
+func TestLedgerCacheSitsOutAfterARefusal(t *testing.T) {
+	var l ledgers
+	_, ok := l.get([]string{"1"})
+	require.True(t, ok)
+	l.served(false)
+	for i := range 9 {
+		_, ok := l.get([]string{"1"})
+		require.False(t, ok, "batch %d after the refusal", i+1)
+	}
+	_, ok = l.get([]string{"1"})
+	require.True(t, ok, "tried again")
+	for range 8 {
+		l.served(true)
+	}
+	l.served(false)
+	_, ok = l.get([]string{"1"})
+	require.False(t, ok, "a refusal after served writes")
 }
