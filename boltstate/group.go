@@ -102,7 +102,8 @@ var errPanicked = errors.New("a change panicked")
 
 // commit stores the batch in one transaction, or each request alone if that
 // fails, so that a bad request fails only itself; then it closes their done,
-// also after a panic outside the changes (in bbolt), each's error then.
+// also after a panic outside the changes (in bbolt), each's error then: the
+// batch may be durable all the same (a vote sent again is then a duplicate).
 func commit(db *bolt.DB, batch []*ingestReq) {
 	defer func() {
 		if p := recover(); p != nil {

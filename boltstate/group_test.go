@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -30,21 +31,11 @@ func TestWritesAfterAPanickingChange(t *testing.T) {
 		defer func() { panicked <- recover() }()
 		_ = s.ingest.submit(ctx, s.db, &ingestReq{write: func(*bolt.Tx) error { panic("boom") }}, true)
 	}()
-	select {
-	case r := <-panicked:
-		assert.Equal(t, "boom", r, "the panic reaches its caller")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the panicking change never returned")
-	}
+	assert.Equal(t, "boom", testkit.Recv(t, panicked, "the panicking change never returned"), "the panic reaches its caller")
 
 	done := make(chan error, 1)
 	go func() { done <- s.Delivered(ctx, v, true) }()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the store hangs after a panic in a change")
-	}
+	require.NoError(t, testkit.Recv(t, done, "the store hangs after a panic in a change"))
 	snap, err := s.Load(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, snap.Pending)
@@ -80,15 +71,10 @@ func TestDeliveryRecordSharesTheNextWebhookVotesCommit(t *testing.T) {
 		s.ingest.mu.Lock()
 		defer s.ingest.mu.Unlock()
 		return len(s.ingest.queue) == 1
-	}, 5*time.Second, time.Millisecond, "the record is queued")
+	}, testkit.Wait, time.Millisecond, "the record is queued")
 	_, err = s.Ingest(ctx, nil, []voterewards.Vote{next}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
-	select {
-	case err := <-recorded:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the record did not ride in the vote's commit")
-	}
+	require.NoError(t, testkit.Recv(t, recorded, "the record did not ride in the vote's commit"))
 	assert.Equal(t, before+1, commits(), "one commit for the record and the vote")
 	snap, err := s.Load(ctx)
 	require.NoError(t, err)
@@ -103,19 +89,7 @@ func requireQueued(t *testing.T, s *State, n int, msg string) {
 		s.ingest.mu.Lock()
 		defer s.ingest.mu.Unlock()
 		return len(s.ingest.queue) == n
-	}, 5*time.Second, time.Millisecond, msg)
-}
-
-// receive returns what ch sends, failing the test if it takes 5s.
-func receive[T any](t *testing.T, ch <-chan T, msg string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(5 * time.Second):
-		t.Fatal(msg)
-		panic("unreachable")
-	}
+	}, testkit.Wait, time.Millisecond, msg)
 }
 
 // A change that panics while it rides in another caller's commit panics in
@@ -136,7 +110,7 @@ func TestARidingChangesPanicReachesItsCaller(t *testing.T) {
 	requireQueued(t, s, 1, "the change is queued")
 	_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
-	assert.Equal(t, "boom", receive(t, panicked, "the panicking change never returned"))
+	assert.Equal(t, "boom", testkit.Recv(t, panicked, "the panicking change never returned"))
 	snap, err := s.Load(ctx)
 	require.NoError(t, err)
 	assert.Len(t, snap.Pending, 1)
@@ -162,15 +136,15 @@ func TestAPanicInTheCommitFailsItsBatch(t *testing.T) {
 			return nil
 		}}, lead)
 	}()
-	assert.ErrorContains(t, receive(t, failed, "the committing change never returned"), "in the commit")
-	assert.ErrorContains(t, receive(t, recorded, "the record never returned"), "in the commit")
+	assert.ErrorContains(t, testkit.Recv(t, failed, "the committing change never returned"), "in the commit")
+	assert.ErrorContains(t, testkit.Recv(t, recorded, "the record never returned"), "in the commit")
 
 	stored := make(chan error, 1)
 	go func() {
 		_, err := s.Ingest(ctx, nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
 		stored <- err
 	}()
-	require.NoError(t, receive(t, stored, "the store hangs after a panic in a commit"))
+	require.NoError(t, testkit.Recv(t, stored, "the store hangs after a panic in a commit"))
 }
 
 // A change whose context ends while it waits in the queue leaves it and is
@@ -200,7 +174,7 @@ func TestAWriteWhoseContextEndsWhileQueued(t *testing.T) {
 			return nil
 		}}, lead)
 	}()
-	receive(t, started, "the commit never started")
+	testkit.Recv(t, started, "the commit never started")
 	stored := make(chan error, 1)
 	go func() {
 		_, err := s.Ingest(queuedCtx, nil, []voterewards.Vote{queued}, voterewards.DefaultStreakGrace)
@@ -208,11 +182,11 @@ func TestAWriteWhoseContextEndsWhileQueued(t *testing.T) {
 	}()
 	requireQueued(t, s, 1, "the vote is queued behind the commit in flight")
 	cancelQueued()
-	assert.ErrorIs(t, receive(t, stored, "a queued write waits for the turn after its context ended"), context.Canceled)
+	assert.ErrorIs(t, testkit.Recv(t, stored, "a queued write waits for the turn after its context ended"), context.Canceled)
 	cancelTaken()
 	unblock()
-	require.NoError(t, receive(t, committed, "the commit never returned"))
-	require.NoError(t, receive(t, recorded, "the taken record never returned"), "taken, so written")
+	require.NoError(t, testkit.Recv(t, committed, "the commit never returned"))
+	require.NoError(t, testkit.Recv(t, recorded, "the taken record never returned"), "taken, so written")
 
 	require.NoError(t, s.Ping(context.Background())) // would commit the vote, were it still queued
 	snap, err := s.Load(context.Background())

@@ -170,10 +170,12 @@ func (s *Store) finish(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, began 
 }
 
 // rollback ends a failed transaction, keeping the connection: Release would
-// close one left in a transaction.
+// close one left in a transaction. Bounded even once ctx has ended.
 func (s *Store) rollback(ctx context.Context, conn *pgx.Conn) {
 	if !conn.IsClosed() && conn.PgConn().TxStatus() != 'I' {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		defer cancel()
+		_, _ = conn.Exec(rctx, "ROLLBACK")
 	}
 }
 

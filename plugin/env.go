@@ -252,11 +252,11 @@ func validateAll(v reflect.Value, read map[string]bool) error {
 		if err := e.validate(); err != nil {
 			return err
 		}
-		u, err := httpx.ParseBaseURL(e.TopggAPIURL, false)
-		if err != nil { // Env.Client refuses it, naming TOPGG_API_URL, before any floor
+		c, err := topgg.New(e.TopggToken.Reveal(), topgg.WithBaseURL(e.TopggAPIURL))
+		if err != nil { // Env.Client refuses it, naming its variable, before any floor
 			return validateLoaded(e.Config, read, true)
 		}
-		return validateLoaded(e.Config, read, httpx.Loopback(u.Hostname()))
+		return validateLoaded(e.Config, read, c.Loopback())
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)

@@ -75,12 +75,16 @@ func TestEnvFloorsNameWhereTheValueCameFrom(t *testing.T) {
 	env["TOPGG_API_URL"], env["TOPGG_VOTE_POLL_INTERVAL"] = "http://127.0.0.1:1/api", "1s"
 	require.NoError(t, plugin.LoadEnv(t.Context(), &plugin.Env{}, envconfig.MapLookuper(env)))
 
-	env["TOPGG_API_URL"] = "http://example.com/api" // refused: named before any floor
-	e = plugin.Env{}
-	require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)))
-	_, err = e.Client()
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "TOPGG_API_URL", ce.Variable)
+	// Refused by the client (plain http off this machine; a /v1 root): named
+	// before any floor.
+	for _, url := range []string{"http://example.com/api", "https://top.gg/api/v1"} {
+		env["TOPGG_API_URL"] = url
+		e = plugin.Env{}
+		require.NoError(t, plugin.LoadEnv(t.Context(), &e, envconfig.MapLookuper(env)), url)
+		_, err = e.Client()
+		require.ErrorAs(t, err, &ce, url)
+		assert.Equal(t, "TOPGG_API_URL", ce.Variable, url)
+	}
 }
 
 // TestCredentialRedacts: a Credential never prints its value, under any verb, in
