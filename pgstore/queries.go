@@ -5,6 +5,7 @@ import "fmt"
 // queries are the store's SQL, with the schema's quoted name filled in once.
 type queries struct {
 	lockVoters, admitRead, admitWrite string
+	ledgerOne, voteOne, monthOne      string
 	notify, lastVoteID, countVotes    string
 	saveCheckpoint, checkFence        string
 	txLimits                          string
@@ -65,16 +66,28 @@ func newQueries(s string) queries {
 			)
 			SELECT %[1]s.check_ledger(bool_and(coalesce((SELECT o.votes FROM %[1]s.voters o WHERE o.voter = g.voter), 0) = g.first - 1))
 			FROM (SELECT voter, min(votes) AS first FROM u GROUP BY voter) g`),
+		// admitWrite for one vote, in three plain statements: its voter's
+		// ledger first, failing (check_ledger) unless the stored one is the
+		// one before it; then the vote and its month standing.
+		ledgerOne: f(`WITH w AS (
+				INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
+					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
+					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
+				WHERE o.votes = EXCLUDED.votes - 1
+				RETURNING 1
+			) SELECT %[1]s.check_ledger(EXISTS (SELECT FROM w))`),
+		voteOne: f(`INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`),
+		monthOne: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns) VALUES ($1, $2, 1, greatest($3::int, 1), $4)
+			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + 1, total = o.total + EXCLUDED.total,
+				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
 		// Sent after the ingest's COMMIT, in the same round trip: a
 		// notifying transaction holds a cluster-wide lock through its
 		// commit, so one that also writes makes every ingest's fsync queue.
-		// The keys as JSON arrays (a key may hold any character), in order,
-		// each under PostgreSQL's 8000 bytes a payload: a chunk holds less
-		// than 1500 bytes and one key, whose JSON is at most about 6200
-		// (voterewards bounds ids to 1 KiB, each byte escaped in 6 at most).
-		notify: `SELECT count(pg_notify($1, p)) FROM (SELECT json_agg(k ORDER BY n)::text AS p FROM (
-				SELECT k, n, sum(octet_length(to_json(k)::text) + 2) OVER (ORDER BY n) / 1500 AS c
-				FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n)) u GROUP BY c ORDER BY c) p`,
+		// $2: the payloads ([payloads]).
+		notify: `SELECT count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
 		// Follow's check for votes whose notification was lost: the votes
 		// in (lo, settled] and the newest id.
 		lastVoteID: f("SELECT coalesce(max(id), 0) FROM %[1]s.votes"),
