@@ -300,7 +300,8 @@ func payloads(keys []string) []string {
 	buf := []byte{'['}
 	for _, k := range keys {
 		j, _ := json.Marshal(k) // a string always encodes
-		if len(buf) > 1 && len(buf)+1+len(j)+1 > maxPayload { // with ',' before and ']' after
+		// With ',' before it and ']' after it, does it still fit?
+		if len(buf) > 1 && len(buf)+1+len(j)+1 > maxPayload {
 			out = append(out, string(append(buf, ']')))
 			buf = buf[:1]
 		}
