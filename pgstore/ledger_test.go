@@ -216,11 +216,7 @@ func TestConcurrentIngestsShareOneCommit(t *testing.T) {
 	ctx := context.Background()
 	s, pool := openPooled(t)
 	// Hold voter 0's lock: its Ingest takes the turn and waits on it.
-	holder, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = holder.Rollback(ctx) }()
-	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
-	require.NoError(t, err)
+	release := holdVoterLock(t, pool, s, vote(0, base).PlatformID)
 	const callers = 6
 	added := make([][]voterewards.Vote, callers)
 	var wg sync.WaitGroup
@@ -232,14 +228,11 @@ func TestConcurrentIngestsShareOneCommit(t *testing.T) {
 			added[i] = got
 		})
 		if i == 0 {
-			require.Eventually(t, func() bool {
-				var waiting int
-				return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
-			}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+			requireLockWaiter(t, pool)
 		}
 	}
 	require.Eventually(t, func() bool { return pgstore.Queued(s) == callers-1 }, 10*time.Second, time.Millisecond, "the others wait")
-	require.NoError(t, holder.Rollback(ctx))
+	release()
 	wg.Wait()
 	var keys []string
 	for i, got := range added {
@@ -261,20 +254,13 @@ func TestConcurrentIngestsShareOneCommit(t *testing.T) {
 func TestIngestCancelledWhileQueuedIsNotWritten(t *testing.T) {
 	ctx := context.Background()
 	s, pool := openPooled(t)
-	holder, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = holder.Rollback(ctx) }()
-	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
-	require.NoError(t, err)
+	release := holdVoterLock(t, pool, s, vote(0, base).PlatformID)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(0, base)}, voterewards.DefaultStreakGrace)
 		assert.NoError(t, err)
 	})
-	require.Eventually(t, func() bool {
-		var waiting int
-		return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
-	}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+	requireLockWaiter(t, pool)
 	qctx, cancel := context.WithCancel(ctx)
 	queued := make(chan error, 1)
 	go func() {
@@ -285,10 +271,10 @@ func TestIngestCancelledWhileQueuedIsNotWritten(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, testkit.Recv(t, queued, "the cancelled Ingest did not return"), context.Canceled)
 	require.Zero(t, pgstore.Queued(s), "the cancelled request left the queue")
-	require.NoError(t, holder.Rollback(ctx))
+	release()
 	wg.Wait()
 	// A later batch does not carry the cancelled vote along.
-	_, err = s.Ingest(ctx, nil, []voterewards.Vote{vote(2, base)}, voterewards.DefaultStreakGrace)
+	_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(2, base)}, voterewards.DefaultStreakGrace)
 	require.NoError(t, err)
 	var n int
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM topgg.votes WHERE voter = $1", vote(1, base).PlatformID).Scan(&n))
@@ -522,11 +508,7 @@ func TestIngestFromCachedLedger(t *testing.T) {
 func TestGroupCommitIsBounded(t *testing.T) {
 	ctx := context.Background()
 	s, pool := openPooled(t)
-	holder, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = holder.Rollback(ctx) }()
-	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
-	require.NoError(t, err)
+	release := holdVoterLock(t, pool, s, vote(0, base).PlatformID)
 	const queued = pgstore.MaxBatch + 10
 	var wg sync.WaitGroup
 	for i := range queued + 1 {
@@ -535,14 +517,11 @@ func TestGroupCommitIsBounded(t *testing.T) {
 			assert.NoError(t, err)
 		})
 		if i == 0 {
-			require.Eventually(t, func() bool {
-				var waiting int
-				return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
-			}, 10*time.Second, time.Millisecond, "the first Ingest took the turn and waits for the lock")
+			requireLockWaiter(t, pool)
 		}
 	}
 	require.Eventually(t, func() bool { return pgstore.Queued(s) == queued }, 10*time.Second, time.Millisecond)
-	require.NoError(t, holder.Rollback(ctx))
+	release()
 	wg.Wait()
 	rows, _ := pool.Query(ctx, "SELECT count(*) FROM topgg.votes WHERE voter <> $1 GROUP BY xmin::text ORDER BY 1 DESC", vote(0, base).PlatformID)
 	sizes, err := pgx.CollectRows(rows, pgx.RowTo[int])
@@ -559,20 +538,13 @@ func TestFailedBatchIsBounded(t *testing.T) {
 	const txTimeout = 200 * time.Millisecond
 	s, err := pgstore.Open(ctx, pool, pgstore.Config{TxTimeout: txTimeout})
 	require.NoError(t, err)
-	holder, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = holder.Rollback(ctx) }()
-	_, err = holder.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, vote(0, base).PlatformID))
-	require.NoError(t, err)
+	holdVoterLock(t, pool, s, vote(0, base).PlatformID)
 	first := make(chan error, 1)
 	go func() {
 		_, err := s.Ingest(ctx, nil, []voterewards.Vote{vote(0, base)}, voterewards.DefaultStreakGrace)
 		first <- err
 	}()
-	require.Eventually(t, func() bool {
-		var waiting int
-		return pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
-	}, 10*time.Second, time.Millisecond)
+	requireLockWaiter(t, pool)
 	const queued = 30
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan time.Time, queued)
@@ -604,4 +576,26 @@ func TestFailedBatchIsBounded(t *testing.T) {
 	// 4 TxTimeouts, and slack for a loaded machine; with a bound per retry,
 	// each of the 30 retries would wait out its lock_timeout: 6 s.
 	assert.Less(t, last.Sub(cancelled), 15*txTimeout, "the batch and its retries bounded together")
+}
+
+// holdVoterLock holds voter's Ingest lock in a transaction of pool's until
+// release (or the test's end), so that an Ingest of that voter waits.
+func holdVoterLock(t *testing.T, pool *pgxpool.Pool, s *pgstore.Store, voter string) (release func()) {
+	t.Helper()
+	holder, err := pool.Begin(t.Context())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Rollback(context.Background()) })
+	_, err = holder.Exec(t.Context(), "SELECT pg_advisory_xact_lock($1)", pgstore.LockKey(s, voter))
+	require.NoError(t, err)
+	return func() { require.NoError(t, holder.Rollback(t.Context())) }
+}
+
+// requireLockWaiter waits until one transaction of pool's database waits for
+// an Ingest lock: the Ingest that took the group commit's turn.
+func requireLockWaiter(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var waiting int
+		return pool.QueryRow(t.Context(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
+	}, testkit.Wait, time.Millisecond, "an Ingest waits for the lock")
 }
