@@ -37,6 +37,12 @@ func TestCrashChild(t *testing.T) {
 	}
 	store, err := boltstate.Open(os.Getenv(crashDirEnv))
 	require.NoError(t, err)
+	// A kill can tear the killed child's last line (a write that crosses a
+	// page of the file stops between pages): cut it, or this child's first
+	// line would be glued to it. Its vote was not handled: it comes again.
+	if b, err := os.ReadFile(os.Getenv(crashLogEnv)); err == nil {
+		require.NoError(t, os.Truncate(os.Getenv(crashLogEnv), int64(bytes.LastIndexByte(b, '\n')+1)))
+	}
 	log, err := os.OpenFile(os.Getenv(crashLogEnv), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	require.NoError(t, err)
 	client, err := topgg.New(os.Getenv(crashTokenEnv), topgg.WithBaseURL(os.Getenv(crashURLEnv)))
