@@ -300,7 +300,7 @@ func payloads(keys []string) []string {
 	buf := []byte{'['}
 	for _, k := range keys {
 		j, _ := json.Marshal(k) // a string always encodes
-		// With ',' before it and ']' after it, does it still fit?
+		// The key must fit with the "," before it and the "]" after it.
 		if len(buf) > 1 && len(buf)+1+len(j)+1 > maxPayload {
 			out = append(out, string(append(buf, ']')))
 			buf = buf[:1]

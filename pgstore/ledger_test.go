@@ -559,18 +559,13 @@ func TestFailedBatchIsBounded(t *testing.T) {
 		}()
 	}
 	require.Eventually(t, func() bool { return pgstore.Queued(s) == queued }, 10*time.Second, time.Millisecond)
-	require.Error(t, <-first)
+	require.Error(t, testkit.Recv(t, first, "the first batch did not fail"))
 	require.Eventually(t, func() bool { return pgstore.Queued(s) == 0 }, 10*time.Second, time.Millisecond, "taken by the next batch")
 	cancel()
 	cancelled := time.Now()
 	var last time.Time
 	for range queued {
-		select {
-		case at := <-done:
-			last = at
-		case <-time.After(30 * time.Second):
-			t.Fatal("an Ingest did not return")
-		}
+		last = testkit.Recv(t, done, "an Ingest did not return")
 	}
 	t.Logf("the batch's Ingests returned %s after its ctx ended (TxTimeout %s)", last.Sub(cancelled), txTimeout)
 	// 4 TxTimeouts, and slack for a loaded machine; with a bound per retry,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterewards"
 )
@@ -20,17 +21,7 @@ import (
 // the closed one (which would fail in a loop).
 func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 	t.Parallel()
-	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1"))
-	require.NoError(t, err)
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := free.Addr().String()
-	require.NoError(t, free.Close())
-	p, err := New(client, Config{
-		Autopost: "off", SyncCommands: new(false),
-		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"},
-	}, WithState(voterewards.NewMemoryStore()))
-	require.NoError(t, err)
+	p, addr := webhookOnly(t)
 
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -52,12 +43,7 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 		return resp.StatusCode == http.StatusUnauthorized // no signature: the receiver answers
 	}, 5*time.Second, 10*time.Millisecond, "the restarted job does not serve")
 	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the webhook job did not stop")
-	}
+	assert.NoError(t, testkit.Recv(t, done, "the webhook job did not stop"))
 }
 
 // TestRunStoppedBeforeServingFreesTheWebhookPort: a Run whose context is done
@@ -65,6 +51,19 @@ func TestWebhookJobRestartsOnANewListener(t *testing.T) {
 // frees the port it bound, which a restarted Run on the address needs.
 func TestRunStoppedBeforeServingFreesTheWebhookPort(t *testing.T) {
 	t.Parallel()
+	p, addr := webhookOnly(t)
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, p.Run(done))
+	l, err := net.Listen("tcp", addr)
+	require.NoError(t, err, "Run left the webhook port bound")
+	require.NoError(t, l.Close())
+}
+
+// webhookOnly returns a plugin that serves webhooks only, on a free address.
+func webhookOnly(t *testing.T) (*Plugin, string) {
+	t.Helper()
 	client, err := topgg.New("token", topgg.WithBaseURL("http://127.0.0.1:1"))
 	require.NoError(t, err)
 	free, err := net.Listen("tcp", "127.0.0.1:0")
@@ -75,11 +74,5 @@ func TestRunStoppedBeforeServingFreesTheWebhookPort(t *testing.T) {
 		WebhookAddr: addr, WebhookSecrets: WebhookSecrets{"whs_test"}},
 		WithState(voterewards.NewMemoryStore()), WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
-
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.NoError(t, p.Run(done))
-	l, err := net.Listen("tcp", addr)
-	require.NoError(t, err, "Run left the webhook port bound")
-	require.NoError(t, l.Close())
+	return p, addr
 }

@@ -93,9 +93,7 @@ func observed(t *testing.T, base string, opts ...topgg.Option) (*topggtest.Serve
 	tg, err := topggtest.NewServer()
 	require.NoError(t, err)
 	t.Cleanup(tg.Close)
-	reg := prometheus.NewPedanticRegistry()
-	c, err := topggprom.New(reg)
-	require.NoError(t, err)
+	c, reg := collector(t)
 	if base == "" {
 		base = tg.URL
 	}
@@ -214,9 +212,7 @@ func TestOddStatusCodesDoNotGrowSeries(t *testing.T) {
 // Any status, method, route or error, however odd, lands in a bounded set.
 func TestRequestLabelsAreBounded(t *testing.T) {
 	t.Parallel()
-	reg := prometheus.NewPedanticRegistry()
-	c, err := topggprom.New(reg)
-	require.NoError(t, err)
+	c, reg := collector(t)
 	errs := []error{nil, errors.New("odd"), &topgg.APIError{}, &topgg.RateLimitError{Local: true}, &topgg.DecodeError{}}
 	for status := -1; status < 1000; status++ {
 		route := fmt.Sprintf("BREW /bots/%d/stats", status) // an id: unknown
@@ -242,9 +238,7 @@ func TestRequestLabelsAreBounded(t *testing.T) {
 // "unknown", even shaped like a route.
 func TestRequestRouteLabelIsAClientRoute(t *testing.T) {
 	t.Parallel()
-	reg := prometheus.NewPedanticRegistry()
-	c, err := topggprom.New(reg)
-	require.NoError(t, err)
+	c, reg := collector(t)
 	for _, pattern := range topgg.Routes() {
 		c.ObserveRequest(topgg.Request{Route: pattern, Attempt: 1, Status: http.StatusOK})
 	}
@@ -268,9 +262,7 @@ func TestRequestRouteLabelIsAClientRoute(t *testing.T) {
 // one of the client's (its label is "unknown").
 func TestTokenRefusedOnAnUnknownV0Route(t *testing.T) {
 	t.Parallel()
-	reg := prometheus.NewPedanticRegistry()
-	c, err := topggprom.New(reg)
-	require.NoError(t, err)
+	c, reg := collector(t)
 	refused := &topgg.APIError{StatusCode: http.StatusUnauthorized}
 	c.ObserveRequest(topgg.Request{Route: "GET /bots/264811613708746752/stats", Status: http.StatusUnauthorized, Err: refused})
 	text := testkit.MetricsText(t, reg)
@@ -301,4 +293,13 @@ func TestNewRefusesATypedNilRegistry(t *testing.T) {
 	require.NotPanics(t, func() { c, err = topggprom.New(reg) })
 	assert.Error(t, err)
 	assert.Nil(t, c)
+}
+
+// collector returns a Collector on a new pedantic registry.
+func collector(t *testing.T) (*topggprom.Collector, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	c, err := topggprom.New(reg)
+	require.NoError(t, err)
+	return c, reg
 }
