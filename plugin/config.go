@@ -118,12 +118,12 @@ func (c Config) check() error {
 // Validate checks the values (zero: the default) and the interval floors, which a
 // client of this machine is spared (nil: the real service); New calls it.
 func (c Config) Validate(client *topgg.Client) error {
-	return c.validate(client != nil && client.Loopback())
+	return c.validate(client == nil || !client.Loopback())
 }
 
-// validate is Validate for a client that is on this machine (loopback) or not.
-func (c Config) validate(loopback bool) error {
-	if err := c.check(); err != nil || loopback {
+// validate is Validate with or without the interval floors.
+func (c Config) validate(floors bool) error {
+	if err := c.check(); err != nil || !floors {
 		return err
 	}
 	const floor = "%s is below %s, the floor that keeps the bot within Top.gg's limits"

@@ -245,7 +245,7 @@ var (
 // a value came from the environment.
 func validateAll(v reflect.Value, read map[string]bool) error {
 	if v.Type() == configType {
-		return validateLoaded(v.Interface().(Config), read, true) // no client: no floors
+		return validateLoaded(v.Interface().(Config), read, false) // no client: no floors
 	}
 	if v.Type() == envType {
 		e := v.Interface().(Env)
@@ -254,9 +254,9 @@ func validateAll(v reflect.Value, read map[string]bool) error {
 		}
 		c, err := topgg.New(e.TopggToken.Reveal(), topgg.WithBaseURL(e.TopggAPIURL))
 		if err != nil { // Env.Client refuses it, naming its variable, before any floor
-			return validateLoaded(e.Config, read, true)
+			return validateLoaded(e.Config, read, false)
 		}
-		return validateLoaded(e.Config, read, c.Loopback())
+		return validateLoaded(e.Config, read, !c.Loopback())
 	}
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -279,10 +279,10 @@ func configVariable(field string) string {
 	return strings.TrimSpace(name)
 }
 
-// validateLoaded validates c for a client on this machine or not, naming the
+// validateLoaded validates c, with the interval floors or not, naming the
 // variable of a bad field read or left zero. A variable setting a non-pointer
 // field to zero is refused: in code, zero means "the default".
-func validateLoaded(c Config, read map[string]bool, loopback bool) error {
+func validateLoaded(c Config, read map[string]bool, floors bool) error {
 	v := reflect.ValueOf(c)
 	for i := range configType.NumField() {
 		f := configType.Field(i)
@@ -291,7 +291,7 @@ func validateLoaded(c Config, read map[string]bool, loopback bool) error {
 				Problem: "0 would mean the default here; unset the variable for the default, or give a value"}
 		}
 	}
-	err := c.validate(loopback)
+	err := c.validate(floors)
 	if ce, ok := errors.AsType[*topgg.ConfigError](err); ok {
 		// A rule that ties two settings blames the missing one, which the
 		// operator sets by variable.
