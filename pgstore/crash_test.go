@@ -3,16 +3,11 @@
 package pgstore_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/pgstore/pgstoretest"
@@ -207,23 +201,23 @@ func runCrashes(t *testing.T, pool *pgxpool.Pool, dsn, mode string, seed uint64)
 			crashSeedEnv + "=" + strconv.FormatUint(seed, 10)}
 	}
 	res := crashResult{votes: crashVotes}
-	var printed [][]string // per round, the votes the child credited
+	var printed [][]testlog.Line // per round, the votes the child credited
 	for round := range crashKills {
-		c := startChild(t, "TestCrashChild", env(round)...)
+		c := testlog.StartChild(t, "round "+strconv.Itoa(round), "TestCrashChild", env(round)...)
 		if rng.IntN(3) == 0 {
 			// Any moment: starting, loading, polling, ingesting, delivering.
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		} else {
 			// Right after a credit: before its commit (tx) or its record (plain).
 			n := 1 + rng.IntN(15)
-			if c.waitLines("credited ", n, 15*time.Second) >= n {
+			if c.WaitLines("credited ", n, 15*time.Second) >= n {
 				res.afterCredit++
 			}
 		}
-		require.True(t, c.alive(), "round %d: the child exited by itself:\n%s", round, c.output())
-		c.kill()
+		require.True(t, c.Alive(), "round %d: the child exited by itself:\n%s", round, c.Output())
+		require.NoError(t, c.Kill())
 		res.kills++
-		printed = append(printed, c.linesWith("credited "))
+		printed = append(printed, c.Lines("credited "))
 		if next := min(added+20, crashVotes); next > added {
 			srv.AddVote(set.votes[added:next]...)
 			added = next
@@ -232,12 +226,12 @@ func runCrashes(t *testing.T, pool *pgxpool.Pool, dsn, mode string, seed uint64)
 	srv.AddVote(set.votes[added:]...)
 
 	// A last run, not killed until every vote is credited.
-	c := startChild(t, "TestCrashChild", env(crashKills)...)
+	c := testlog.StartChild(t, "the last child", "TestCrashChild", env(crashKills)...)
 	require.Eventually(t, func() bool {
 		n, err := distinctCredited(context.Background(), pool, app)
 		return err == nil && n == crashVotes
-	}, 30*time.Second, 20*time.Millisecond, "not every vote was credited; the last child's output:\n%s", c.output())
-	c.kill()
+	}, 30*time.Second, 20*time.Millisecond, "not every vote was credited; %s", c.Output())
+	require.NoError(t, c.Kill())
 	res.took = time.Since(start)
 	res.inFlight = uncommitted(t, pool, app, printed)
 	return checkTally(t, pool, mode, app, schema, set, res)
@@ -283,7 +277,7 @@ func checkTally(t *testing.T, pool *pgxpool.Pool, mode, app, schema string, set 
 // transaction) that its round's kill left uncommitted: with the
 // transactional handler, the rewards a kill caught between the credit and
 // the commit of the delivered mark.
-func uncommitted(t *testing.T, pool *pgxpool.Pool, app string, printed [][]string) int {
+func uncommitted(t *testing.T, pool *pgxpool.Pool, app string, printed [][]testlog.Line) int {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `SELECT tag, vote_key FROM `+pgx.Identifier{app}.Sanitize()+`.credits`)
 	require.NoError(t, err)
@@ -294,148 +288,12 @@ func uncommitted(t *testing.T, pool *pgxpool.Pool, app string, printed [][]strin
 	n := 0
 	for round, keys := range printed {
 		for _, k := range keys {
-			if !committed[[2]string{"round " + strconv.Itoa(round), k}] {
+			if !committed[[2]string{"round " + strconv.Itoa(round), k.Text}] {
 				n++
 			}
 		}
 	}
 	return n
-}
-
-// child is the test binary re-executed to run one Test*Child function: a
-// process the test can SIGKILL. Its stdout is read line by line (the child
-// prints what it does there); its stderr is kept for failure messages.
-type child struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr testlog.Buffer
-	exited chan struct{} // closed once cmd is reaped
-
-	mu    sync.Mutex
-	lines []string
-	poke  chan struct{} // a new line, or the end of stdout
-	eof   bool
-}
-
-// startChild runs the test function named test in a new process of the test
-// binary, with env added to this process's environment. The process is
-// killed at the test's cleanup if it still runs.
-func startChild(t *testing.T, test string, env ...string) *child {
-	t.Helper()
-	c := &child{t: t, exited: make(chan struct{}), poke: make(chan struct{}, 1)}
-	c.cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=5m")
-	c.cmd.Env = append(os.Environ(), env...)
-	c.cmd.Stderr = &c.stderr
-	out, err := c.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, c.cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.lines = append(c.lines, sc.Text())
-			c.mu.Unlock()
-			c.wake()
-		}
-		c.mu.Lock()
-		c.eof = true
-		c.mu.Unlock()
-		c.wake()
-		_ = c.cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Signal(syscall.SIGCONT) // a stopped child cannot die of SIGKILL until continued
-		_ = c.cmd.Process.Kill()
-		httpx.Within("the killed child process to exit", func() { <-c.exited })
-	})
-	return c
-}
-
-func (c *child) wake() {
-	select {
-	case c.poke <- struct{}{}:
-	default:
-	}
-}
-
-// waitLines waits until the child printed n lines that start with prefix
-// (counting from the first line) or until timeout, and returns how many it
-// printed by then.
-func (c *child) waitLines(prefix string, n int, timeout time.Duration) int {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		got, eof := c.count(prefix)
-		if got >= n || eof {
-			return got
-		}
-		select {
-		case <-c.poke:
-		case <-deadline.C:
-			got, _ := c.count(prefix)
-			return got
-		}
-	}
-}
-
-// count returns how many lines start with prefix, and whether stdout ended.
-func (c *child) count(prefix string) (int, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, l := range c.lines {
-		if strings.HasPrefix(l, prefix) {
-			n++
-		}
-	}
-	return n, c.eof
-}
-
-// linesWith returns the rest of every line that starts with prefix.
-func (c *child) linesWith(prefix string) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for _, l := range c.lines {
-		if rest, ok := strings.CutPrefix(l, prefix); ok {
-			out = append(out, rest)
-		}
-	}
-	return out
-}
-
-// kill sends SIGKILL and waits until the process is reaped; it fails the test
-// if the child had exited by itself (a crash or a failed setup).
-func (c *child) kill() {
-	c.t.Helper()
-	_ = c.cmd.Process.Kill()
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		c.t.Fatal("a SIGKILLed child was not reaped within 10s")
-	}
-	ws, _ := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	require.True(c.t, ws.Signaled() && ws.Signal() == syscall.SIGKILL,
-		"the child was not killed but exited (%v):\n%s", c.cmd.ProcessState, c.output())
-}
-
-// alive reports whether the process has not exited.
-func (c *child) alive() bool {
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// output is what the child printed, for failure messages.
-func (c *child) output() string {
-	c.mu.Lock()
-	out := strings.Join(c.lines, "\n")
-	c.mu.Unlock()
-	return out + "\n" + c.stderr.String()
 }
 
 // The bot of the crash and fleet tests keeps its own economy in PostgreSQL:

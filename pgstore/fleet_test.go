@@ -24,6 +24,7 @@ import (
 
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/redistest"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/topgg"
@@ -120,7 +121,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	var killedTokens []string
 	for range fleetKills {
 		leader, token := awaitCredits(t, fr.procs, 1+rng.IntN(30))
-		leader.kill()
+		require.NoError(t, leader.Kill())
 		fr.killed[leader] = true
 		killedTokens = append(killedTokens, token)
 		fr.start()
@@ -146,9 +147,8 @@ type fleetRun struct {
 	set    voteSet
 	added  int           // votes of set in srv
 	hold   time.Duration // how long each handler takes after its credit; 0: 0.5-3 ms
-	procs  []*child
-	names  map[*child]string
-	killed map[*child]bool
+	procs  []*testlog.Child
+	killed map[*testlog.Child]bool
 }
 
 // newFleetRun starts the servers and fleetProcesses processes, whose
@@ -157,7 +157,7 @@ func newFleetRun(t *testing.T, rng *rand.Rand, hold time.Duration) *fleetRun {
 	t.Helper()
 	dsn := startPostgres(t)
 	fr := &fleetRun{t: t, dsn: dsn, pool: connect(t, dsn), rds: redistest.Start(t),
-		set: newVoteSet(fleetVotes, fleetUsers, rng), hold: hold, names: map[*child]string{}, killed: map[*child]bool{}}
+		set: newVoteSet(fleetVotes, fleetUsers, rng), hold: hold, killed: map[*testlog.Child]bool{}}
 	createApp(t, fr.pool, fleetApp)
 	var err error
 	fr.srv, err = topggtest.NewServer(topggtest.WithPageSize(50))
@@ -171,15 +171,14 @@ func newFleetRun(t *testing.T, rng *rand.Rand, hold time.Duration) *fleetRun {
 }
 
 // start starts one more process of the fleet.
-func (fr *fleetRun) start() *child {
+func (fr *fleetRun) start() *testlog.Child {
 	name := fmt.Sprintf("p%d", len(fr.procs))
 	// More connections than handlers at once (4): a handler waiting for a
 	// vote's row lock holds its connection, and the poll needs one too.
-	c := startChild(fr.t, "TestFleetChild", fleetChildEnv+"="+name, fleetDSNEnv+"="+fr.dsn+"&pool_max_conns=10",
-		fleetRedisEnv+"="+fr.rds.Addr(), fleetURLEnv+"="+fr.srv.URL, fleetTokenEnv+"="+fr.srv.Token(),
-		fleetHoldEnv+"="+fr.hold.String())
+	c := testlog.StartChild(fr.t, name, "TestFleetChild", fleetChildEnv+"="+name,
+		fleetDSNEnv+"="+fr.dsn+"&pool_max_conns=10", fleetRedisEnv+"="+fr.rds.Addr(), fleetURLEnv+"="+fr.srv.URL,
+		fleetTokenEnv+"="+fr.srv.Token(), fleetHoldEnv+"="+fr.hold.String())
 	fr.procs = append(fr.procs, c)
-	fr.names[c] = name
 	return c
 }
 
@@ -202,7 +201,7 @@ func (fr *fleetRun) awaitAllCredited() {
 		return err == nil && n == len(fr.set.votes)
 	}, 30*time.Second, 20*time.Millisecond, "not every vote was credited")
 	for _, c := range fr.procs {
-		require.True(fr.t, fr.killed[c] || c.alive(), "a process of the fleet exited by itself:\n%s", c.output())
+		require.True(fr.t, fr.killed[c] || c.Alive(), "a process of the fleet exited by itself:\n%s", c.Output())
 	}
 }
 
@@ -219,19 +218,19 @@ func (fr *fleetRun) checkExact() {
 // awaitCredits waits until one of procs (the leader) printed n more
 // "credited" lines than before the call, and returns it with the token of
 // its last credit.
-func awaitCredits(t *testing.T, procs []*child, n int) (*child, string) {
+func awaitCredits(t *testing.T, procs []*testlog.Child, n int) (*testlog.Child, string) {
 	t.Helper()
 	before := make([]int, len(procs))
 	for i, c := range procs {
-		before[i], _ = c.count("credited ")
+		before[i] = len(c.Lines("credited "))
 	}
-	var found *child
+	var found *testlog.Child
 	var token string
 	require.Eventually(t, func() bool {
 		for i, c := range procs {
-			if got, _ := c.count("credited "); c.alive() && got-before[i] >= n {
-				lines := c.linesWith("credited ")
-				found, token = c, lines[len(lines)-1][strings.LastIndexByte(lines[len(lines)-1], ' ')+1:]
+			if lines := c.Lines("credited "); c.Alive() && len(lines)-before[i] >= n {
+				last := lines[len(lines)-1].Text
+				found, token = c, last[strings.LastIndexByte(last, ' ')+1:]
 				return true
 			}
 		}
@@ -289,7 +288,7 @@ func TestFleetOnPostgresPausedLeader(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	fr := newFleetRun(t, rng, 50*time.Millisecond) // the pause lands inside open transactions
 	leader, token := awaitCredits(t, fr.procs, 1+rng.IntN(20))
-	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGSTOP))
+	require.NoError(t, leader.Signal(syscall.SIGSTOP))
 	paused, err := strconv.ParseInt(token, 10, 64)
 	require.NoError(t, err)
 	rdb := fr.rds.Client(t)
@@ -300,20 +299,20 @@ func TestFleetOnPostgresPausedLeader(t *testing.T) {
 		return err == nil && n > paused
 	}, 10*fleetLeaseTTL, 10*time.Millisecond, "no process took the lease of the paused leader")
 	newLease := time.Now()
-	name := fr.names[leader]
+	name := leader.Name
 	before := committedBy(t, fr.pool, name, paused)
 	require.Eventually(t, func() bool { return creditsAfter(t, fr.pool, paused) > 0 }, fleetStallBound, 10*time.Millisecond,
 		"the new leader credited nothing within %v while the old one was paused", fleetStallBound)
 	stalled := time.Since(newLease)
 	require.Equal(t, before, committedBy(t, fr.pool, name, paused), "the paused leader committed while stopped")
-	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGCONT))
+	require.NoError(t, leader.Signal(syscall.SIGCONT))
 
 	fr.awaitAllCredited()
 	fr.checkExact()
 	after := committedBy(t, fr.pool, name, paused)
 	inFlight := 0
-	for _, line := range leader.linesWith("credited ") {
-		if key, _, _ := strings.Cut(line, " "); !before[key] {
+	for _, line := range leader.Lines("credited ") {
+		if key, _, _ := strings.Cut(line.Text, " "); !before[key] {
 			inFlight++
 		}
 	}

@@ -1,14 +1,12 @@
 package plugin_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -26,7 +24,6 @@ import (
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
@@ -244,82 +241,19 @@ const (
 	maxRounds     = 30
 )
 
-// child is one process of the test's fleet (childMain), and what it printed.
-type child struct {
-	name   string
-	cmd    *exec.Cmd
-	stderr testlog.Buffer
-	exited chan struct{} // closed once the process is reaped
-
-	mu    sync.Mutex
-	lines []line
-}
-
-type line struct {
-	text string
-	at   time.Time // when the test read it
-}
-
-// startChild runs the test binary as the fleet process name with env.
-func startChild(t *testing.T, name string, env []string) *child {
-	t.Helper()
-	c := &child{name: name, exited: make(chan struct{})}
-	c.cmd = exec.Command(os.Args[0], "-test.run=^$")
-	c.cmd.Env = append(append(os.Environ(), childEnv+"="+name), env...)
-	c.cmd.Stderr = &c.stderr
-	out, err := c.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, c.cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			c.mu.Lock()
-			c.lines = append(c.lines, line{sc.Text(), time.Now()})
-			c.mu.Unlock()
-		}
-		_ = c.cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Signal(syscall.SIGCONT)
-		_ = c.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.exited:
-		case <-time.After(15 * time.Second):
-			_ = c.cmd.Process.Kill()
-			httpx.Within("the killed child process to exit", func() { <-c.exited })
-		}
-		if t.Failed() {
-			c.mu.Lock()
-			var out strings.Builder
-			for _, l := range c.lines {
-				fmt.Fprintf(&out, "%s %s\n", l.at.Format("15:04:05.000"), l.text)
-			}
-			c.mu.Unlock()
-			t.Logf("%s's stdout:\n%s\nstderr:\n%s", c.name, out.String(), c.stderr.String())
-		}
-	})
-	return c
-}
-
-// printed counts the lines starting with prefix read at or after since, and
-// fails the test on a line that reports an error.
-func (c *child) printed(t *testing.T, prefix string, since time.Time) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// printed counts the lines c printed starting with prefix read at or after
+// since, and fails the test on a line that reports an error.
+func printed(t *testing.T, c *testlog.Child, prefix string, since time.Time) int {
+	for _, l := range c.Lines("error") {
+		assert.Fail(t, c.Name+": error"+l.Text)
+	}
 	n := 0
-	for _, l := range c.lines {
-		assert.False(t, strings.HasPrefix(l.text, "error"), "%s: %s", c.name, l.text)
-		if !l.at.Before(since) && strings.HasPrefix(l.text, prefix) {
+	for _, l := range c.Lines(prefix) {
+		if !l.At.Before(since) {
 			n++
 		}
 	}
 	return n
-}
-
-func (c *child) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	require.NoError(t, c.cmd.Process.Signal(sig), "%v to %s", sig, c.name)
 }
 
 // request is one request a process sent, as a fake received it.
@@ -385,15 +319,24 @@ func TestResumedLeaderActsNot(t *testing.T) {
 	env := []string{childRedisEnv + "=" + srv.URL(), childTopggEnv + "=" + tg.URL, childTopggTokEnv + "=" + tg.Token(),
 		childDiscordEnv + "=" + strings.TrimPrefix(dc.URL, "http://"), childDiscordTok + "=" + dc.Token(),
 		childGatesEnv + "=" + gates, childGuildEnv + "=" + guilds[0]}
-	procs := map[string]*child{}
+	procs := map[string]*testlog.Child{}
 	for i := range shards {
 		name := fmt.Sprintf("p%d", i)
-		procs[name] = startChild(t, name, append([]string{fmt.Sprintf("%s=%d/%d", childShardEnv, i, shards)}, env...))
+		procs[name] = testlog.StartChild(t, name, "",
+			append([]string{childEnv + "=" + name, fmt.Sprintf("%s=%d/%d", childShardEnv, i, shards)}, env...)...)
 	}
-	t.Cleanup(func() { // first (cleanups run last first): all stop at once, then each is waited for
+	t.Cleanup(func() { // all stop at once, then each is waited for (and killed if it hangs)
 		for _, c := range procs {
-			_ = c.cmd.Process.Signal(syscall.SIGCONT)
-			_ = c.cmd.Process.Signal(syscall.SIGTERM)
+			_ = c.Signal(syscall.SIGCONT)
+			_ = c.Signal(syscall.SIGTERM)
+		}
+		for _, c := range procs {
+			if !c.Wait(15 * time.Second) {
+				_ = c.Kill()
+			}
+			if t.Failed() {
+				t.Log(c.Output())
+			}
 		}
 	})
 	until(t, procs, 30*time.Second, func() bool { return len(tg.Metrics()) > 0 }, "the fleet never posted its total")
@@ -417,12 +360,12 @@ func TestResumedLeaderActsNot(t *testing.T) {
 // resumedRound runs round k (see TestResumedLeaderActsNot) and reports
 // whether it counts: false when the resumed process won a new term within
 // the round, which makes its requests allowed.
-func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Server, procs map[string]*child, gates string,
+func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Server, procs map[string]*testlog.Child, gates string,
 	window *atomic.Int32) bool {
 	votes := roundVotes(k, 3)
 	tg.AddVote(votes...)
 	gate := gateOf(votes[0].PlatformID)
-	var leader *child
+	var leader *testlog.Child
 	until(t, procs, 10*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(gates, "entered-"+gate))
 		leader = procs[string(b)]
@@ -433,37 +376,37 @@ func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Ser
 	// is due while the leader is stopped.
 	until(t, procs, 10*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(gates, "failed-"+gate))
-		return err == nil && string(b) == leader.name
+		return err == nil && string(b) == leader.Name
 	}, "round %d: the leader's handler did not fail the second vote", k)
 	stopped := time.Now()
-	leader.signal(t, syscall.SIGSTOP)
+	require.NoError(t, leader.Signal(syscall.SIGSTOP))
 	until(t, procs, 10*time.Second, func() bool {
 		for _, c := range procs {
-			if c != leader && c.printed(t, "leader ", stopped) > 0 {
+			if c != leader && printed(t, c, "leader ", stopped) > 0 {
 				return true
 			}
 		}
 		return false
-	}, "round %d: nobody took over from the stopped %s", k, leader.name)
+	}, "round %d: nobody took over from the stopped %s", k, leader.Name)
 	took := time.Since(stopped)
 	require.NoError(t, os.WriteFile(filepath.Join(gates, "open-"+gate), nil, 0o600))
 	// Every 100 ms timer of the stopped leader (post, poll) is due by now,
 	// and whatever it sent before the stop has reached the fakes.
-	before := len(sent(tg, dc, leader.name))
+	before := len(sent(tg, dc, leader.Name))
 
 	resumed := time.Now()
-	leader.signal(t, syscall.SIGCONT)
-	until(t, procs, 10*time.Second, func() bool { return leader.printed(t, "follower", resumed) > 0 },
-		"round %d: the resumed %s never saw its term end", k, leader.name)
+	require.NoError(t, leader.Signal(syscall.SIGCONT))
+	until(t, procs, 10*time.Second, func() bool { return printed(t, leader, "follower", resumed) > 0 },
+		"round %d: the resumed %s never saw its term end", k, leader.Name)
 	// What a resumed leader sends, it sends at once; give its jobs three of
 	// their intervals all the same.
 	time.Sleep(3 * childInterval)
-	if leader.printed(t, "leader ", resumed) > 0 {
-		t.Logf("round %d: %s won a new term right after it resumed; not counted", k, leader.name)
+	if printed(t, leader, "leader ", resumed) > 0 {
+		t.Logf("round %d: %s won a new term right after it resumed; not counted", k, leader.Name)
 		return false
 	}
 	var late []string
-	for _, r := range sent(tg, dc, leader.name)[before:] {
+	for _, r := range sent(tg, dc, leader.Name)[before:] {
 		if r.sentAt.After(resumed) {
 			late = append(late, r.what)
 			continue
@@ -471,30 +414,28 @@ func resumedRound(t *testing.T, k int, tg *topggtest.Server, dc *discordtest.Ser
 		// Handed to the transport before the stop (its check passed
 		// then), written after: the window the fleet doc states.
 		window.Add(1)
-		t.Logf("round %d: %s's %s was in the window: checked before the stop, sent after", k, leader.name, r.what)
+		t.Logf("round %d: %s's %s was in the window: checked before the stop, sent after", k, leader.Name, r.what)
 	}
-	assert.Empty(t, late, "round %d: %s sent requests after it resumed past its term", k, leader.name)
+	assert.Empty(t, late, "round %d: %s sent requests after it resumed past its term", k, leader.Name)
 
 	for _, v := range votes {
 		until(t, procs, 10*time.Second, func() bool { return len(dc.MemberRoles(dcGuild(t, dc), v.PlatformID)) > 0 },
 			"round %d: voter %s never rewarded by the new leader", k, v.PlatformID)
 	}
-	t.Logf("round %d: stopped %s; another process led %v later", k, leader.name, took.Round(time.Millisecond))
+	t.Logf("round %d: stopped %s; another process led %v later", k, leader.Name, took.Round(time.Millisecond))
 	return true
 }
 
 // until waits for cond, checked every millisecond, at most timeout, and
 // fails the test with msg if it is not met, or at once if a process of the
 // fleet exited.
-func until(t *testing.T, procs map[string]*child, timeout time.Duration, cond func() bool, msg string, args ...any) {
+func until(t *testing.T, procs map[string]*testlog.Child, timeout time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		for _, c := range procs {
-			select {
-			case <-c.exited:
-				t.Fatalf("%s exited: "+msg, append([]any{c.name}, args...)...)
-			default:
+			if !c.Alive() {
+				t.Fatalf("%s exited: "+msg, append([]any{c.Name}, args...)...)
 			}
 		}
 		if time.Now().After(deadline) {

@@ -1,16 +1,13 @@
 package voterperks_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -22,9 +19,9 @@ import (
 
 	"github.com/dblkit/go-topgg/boltstate"
 	"github.com/dblkit/go-topgg/fleet"
-	"github.com/dblkit/go-topgg/internal/httpx"
 	"github.com/dblkit/go-topgg/internal/redistest"
 	"github.com/dblkit/go-topgg/internal/testkit"
+	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/pgstore"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/redisstate"
@@ -133,12 +130,8 @@ func TestFleetLeaderKilledAtTheDueTime(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	w := newWorld(t, 3)
-	child, leads := startChild(t, w, srv.URL())
-	select {
-	case <-leads:
-	case <-w.ctx().Done():
-		t.Fatal("the child never led")
-	}
+	child := startChild(t, w, srv.URL())
+	require.Equal(t, 1, child.WaitLines("leader", 1, wait), "the child never led")
 	// This process runs shards 1 and 2 as two more processes of the fleet.
 	cfg := w.config()
 	var followers []*fleet.Fleet
@@ -165,7 +158,7 @@ func TestFleetLeaderKilledAtTheDueTime(t *testing.T) {
 	case <-w.ctx().Done():
 		t.Fatal("timed out")
 	}
-	require.NoError(t, child.Process.Kill())
+	require.NoError(t, child.Kill())
 
 	require.Eventually(t, func() bool {
 		return slices.ContainsFunc(followers, func(f *fleet.Fleet) bool { return f.Lease().State().Leader })
@@ -180,39 +173,19 @@ func TestFleetLeaderKilledAtTheDueTime(t *testing.T) {
 	assert.Empty(t, w.dc.MemberRoles(w.guilds[0], alice.PlatformID))
 }
 
-// startChild starts this test binary as the fleet's process of shard 0 and
-// returns it and a channel closed once it leads. Its output is logged when
-// the test fails; it is killed at the end of the test if still running.
-func startChild(t *testing.T, w *world, redisURL string) (*exec.Cmd, <-chan struct{}) {
+// startChild starts this test binary as the fleet's process of shard 0.
+// Its output is logged when the test fails.
+func startChild(t *testing.T, w *world, redisURL string) *testlog.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1", childRedisEnv+"="+redisURL, childTopggEnv+"="+w.tg.URL,
+	c := testlog.StartChild(t, "child", "", childEnv+"=1", childRedisEnv+"="+redisURL, childTopggEnv+"="+w.tg.URL,
 		childTopggTok+"="+w.tg.Token(), childDiscordEnv+"="+w.dc.APIBase(), childDiscordTok+"="+w.dc.Token(),
 		childBotEnv+"="+w.dc.ApplicationID(), childGuildEnv+"="+w.guilds[0])
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	leads := make(chan struct{})
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if sc.Text() == "leader" {
-				close(leads)
-			}
-		}
-	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		httpx.Within("the killed child process to exit", func() { <-read; _ = cmd.Wait() })
 		if t.Failed() {
-			t.Logf("child's stderr:\n%s", stderr.String())
+			t.Log(c.Output())
 		}
 	})
-	return cmd, leads
+	return c
 }
 
 // The killed-leader test runs this test binary as the fleet's first process

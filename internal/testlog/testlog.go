@@ -1,6 +1,7 @@
 // Package testlog gives tests a log sink that the code under test may write from
 // its own goroutines while the test reads it, and the runner of the real servers
-// (redis-server, PostgreSQL) the harnesses start.
+// (redis-server, PostgreSQL) the harnesses start, and of the test binary run
+// again as a child process.
 package testlog
 
 import (
