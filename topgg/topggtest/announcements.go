@@ -52,10 +52,7 @@ func (s *Server) postAnnouncement(c *call) {
 			s.mu.Unlock()
 			secs := retryAfterSeconds(next.Sub(c.now))
 			c.w.Header().Set("Retry-After", fmt.Sprint(secs))
-			writeBody(c.w, http.StatusTooManyRequests, "application/problem+json", problem{
-				Type: "about:blank", Title: http.StatusText(http.StatusTooManyRequests), Status: http.StatusTooManyRequests,
-				Detail: fmt.Sprintf("one announcement per 4 hours; retry in %d seconds", secs), RetryAfter: &secs,
-			})
+			writeTooMany(c.w, c.r.URL.Path, secs, fmt.Sprintf("one announcement per 4 hours; retry in %d seconds", secs))
 			return
 		}
 	}

@@ -92,7 +92,7 @@ func ExampleServer_Inject() {
 	res, _ = get(srv, "/v1/projects/@me")
 	fmt.Println(res.StatusCode)
 	// Output:
-	// 429 3 {"retry-after":3}
+	// 429 3 {"type":"about:blank","title":"Too Many Requests","status":429,"detail":"injected fault","retry-after":3}
 	// 200
 }
 

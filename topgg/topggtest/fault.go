@@ -39,7 +39,7 @@ func (s *Server) playFault(w http.ResponseWriter, r *http.Request, path string, 
 		},
 		Answer: func(w http.ResponseWriter, _ *http.Request, status int) {
 			if status == http.StatusTooManyRequests && f.RetryAfter > 0 {
-				writeJSON(w, status, map[string]int{"retry-after": retryAfterSeconds(f.RetryAfter)})
+				writeTooMany(w, path, retryAfterSeconds(f.RetryAfter), "injected fault")
 				return
 			}
 			writeError(w, path, status, "injected fault")

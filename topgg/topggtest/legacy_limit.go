@@ -28,6 +28,6 @@ func (s *Server) legacyLimited(w http.ResponseWriter, now time.Time) bool {
 	}
 	secs := retryAfterSeconds(s.legacyHits[0].Add(win).Sub(now))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
+	writeTooMany(w, "/bots", secs, "")
 	return true
 }

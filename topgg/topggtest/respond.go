@@ -26,6 +26,18 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 	writeBody(w, status, "application/problem+json", p)
 }
 
+// writeTooMany writes a 429's body, its "retry-after" in seconds as the
+// Retry-After header the caller set: a problem on v1, that member alone on v0.
+func writeTooMany(w http.ResponseWriter, path string, secs int, detail string) {
+	if !isV1Path(path) {
+		writeJSON(w, http.StatusTooManyRequests, map[string]int{"retry-after": secs})
+		return
+	}
+	status := http.StatusTooManyRequests
+	writeBody(w, status, "application/problem+json",
+		problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, RetryAfter: &secs})
+}
+
 func writeLegacyError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
 }

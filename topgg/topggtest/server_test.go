@@ -343,9 +343,18 @@ func TestFaultRetryAfter(t *testing.T) {
 	s := newTestServer(t)
 	require.NoError(t, s.Inject(Fault{RetryAfter: 1500 * time.Millisecond}))
 	r := v1(t, s, http.MethodPatch, "/projects/@me/metrics", `{"server_count":1}`)
-	requireStatus(t, r, http.StatusTooManyRequests)
+	requireProblem(t, r, http.StatusTooManyRequests) // a v1 error, as the cooldown's 429 is
 	require.Equal(t, "2", r.Header.Get("Retry-After"))
-	require.JSONEq(t, `{"retry-after":2}`, string(r.Body))
+	var body struct {
+		RetryAfter int `json:"retry-after"`
+	}
+	r.decode(t, &body)
+	require.Equal(t, 2, body.RetryAfter)
+	require.NoError(t, s.Inject(Fault{RetryAfter: 1500 * time.Millisecond}))
+	r = v0(t, s, http.MethodGet, "/bots", nil)
+	requireStatus(t, r, http.StatusTooManyRequests)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
+	require.JSONEq(t, `{"retry-after":2}`, string(r.Body), "v0: as its own limit answers")
 
 	require.NoError(t, s.Inject(Fault{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second}))
 	r = v1(t, s, http.MethodGet, "/projects/@me", nil)
