@@ -26,7 +26,7 @@ func (s *Server) legacyVoters(c *call) {
 	s.mu.Lock()
 	for i := len(s.votes) - 1; i >= 0 && len(out) < votersMax; i-- {
 		id := s.votes[i].PlatformID
-		if id == "" || seen[id] {
+		if seen[id] {
 			continue
 		}
 		seen[id] = true

@@ -717,10 +717,21 @@ func TestAddVoteDefaults(t *testing.T) {
 	s := newTestServer(t, WithNow(clock.Now))
 	s.AddVote(Vote{UserID: "a"})
 	s.AddVote(Vote{UserID: "b", CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour), Weight: 2})
+	s.AddVote(Vote{PlatformID: "205680187394752512"}, Vote{})
+	// Each id a snowflake of its own: topggpy 2.0 reads int(user_id), int(platform_id).
 	require.Equal(t, []Vote{
-		{UserID: "b", Weight: 2, CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour)},
-		{UserID: "a", Weight: 1, CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)},
+		{UserID: "b", PlatformID: "599000000000000002", Weight: 2, CreatedAt: t0.Add(-time.Hour), ExpiresAt: t0.Add(time.Hour)},
+		{UserID: "a", PlatformID: "599000000000000001", Weight: 1, CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)},
+		{UserID: "799000000000000003", PlatformID: "205680187394752512", Weight: 1, CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)},
+		{UserID: "799000000000000004", PlatformID: "599000000000000004", Weight: 1, CreatedAt: t0, ExpiresAt: t0.Add(12 * time.Hour)},
 	}, s.Votes())
+	page := getVotes(t, s, since(t0.Add(-time.Hour)))
+	require.Len(t, page.Data, 4)
+	for _, v := range page.Data {
+		require.NotEmpty(t, v.UserID, "served with its ids")
+		require.NotEmpty(t, v.PlatformID)
+	}
+	requireStatus(t, v1(t, s, http.MethodGet, "/projects/@me/votes/799000000000000004", nil), http.StatusOK)
 }
 
 // TestVoteStartDateISOForms: startDate is ISO 8601, in the forms the official

@@ -7,12 +7,19 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/dblkit/go-topgg/topgg"
 )
 
 const voteLifetime = 12 * time.Hour
+
+// Bases of the ids AddVote makes up for a vote without them.
+const (
+	defaultUserIDBase     = 799000000000000000
+	defaultPlatformIDBase = 599000000000000000
+)
 
 // Vote is one vote for the project, served by the v1 vote history and
 // lookup and the v0 voters list and check: the client's own type.
@@ -26,8 +33,10 @@ type storedVote struct {
 }
 
 // AddVote records votes, in order, and delivers their webhooks. Defaults:
-// Weight 1, CreatedAt the server clock, ExpiresAt 12h later. As on the real
-// service, a later vote dated before a cursor's position is not served from it.
+// UserID and PlatformID snowflakes made from the vote's number (Top.gg serves
+// no vote without them), Weight 1, CreatedAt the server clock, ExpiresAt 12h
+// later. As on Top.gg, a later vote dated before a cursor's position is not
+// served from it.
 func (s *Server) AddVote(votes ...Vote) {
 	for _, v := range votes {
 		s.addVote(v, "")
@@ -52,6 +61,12 @@ func (s *Server) addVote(v Vote, query string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.voteSeq++
+	if v.UserID == "" {
+		v.UserID = strconv.FormatInt(defaultUserIDBase+s.voteSeq, 10)
+	}
+	if v.PlatformID == "" {
+		v.PlatformID = strconv.FormatInt(defaultPlatformIDBase+s.voteSeq, 10)
+	}
 	sv := storedVote{Vote: v, position: position{nano: v.CreatedAt.UnixNano(), seq: s.voteSeq}}
 	i := sort.Search(len(s.votes), func(i int) bool { return s.votes[i].nano > sv.nano })
 	s.votes = slices.Insert(s.votes, i, sv)

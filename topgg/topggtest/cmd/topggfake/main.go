@@ -10,8 +10,9 @@
 // TOPGG_FAKE_* environment variable.
 //
 // A vote is {"user_id", "platform_id", "weight", "created_at", "expires_at",
-// "query"}, all optional (RFC 3339 times; defaults: weight 1, now, 12 hours
-// later). The control API answers JSON, and {"error": ...} with a 400:
+// "query"}, all optional (RFC 3339 times; defaults: ids made up from the
+// vote's number, weight 1, now, 12 hours later). The control API answers
+// JSON, and {"error": ...} with a 400:
 //
 //	GET  /control                info: {"url", "token", "project"}
 //	POST /control/votes          add a vote or an array of votes; webhooks follow
