@@ -49,6 +49,14 @@ func (s *Server) controlMux() http.Handler {
 		}
 		return s.AddLegacyWebhook(t.URL, t.Authorization)
 	}))
+	mux.HandleFunc("POST /control/bots", controlCall(func(body []byte) error {
+		var b Bot
+		if err := decodeStrict(body, &b); err != nil {
+			return err
+		}
+		return s.AddBot(b)
+	}))
+	mux.HandleFunc("POST /control/cursors/expire", controlCall(func([]byte) error { s.ExpireCursors(); return nil }))
 	mux.HandleFunc("POST /control/webhooks/test", controlCall(func([]byte) error { s.SendWebhookTest(); return nil }))
 	mux.HandleFunc("POST /control/faults", controlCall(func(body []byte) error {
 		var f struct {
@@ -71,7 +79,7 @@ func (s *Server) controlMux() http.Handler {
 		out := []map[string]any{}
 		for _, r := range s.Requests() {
 			out = append(out, map[string]any{"method": r.Method, "path": r.Path, "query": r.Query,
-				"header": r.Header, "body": string(r.Body), "at": r.At})
+				"header": r.Header, "body": string(r.Body), "at": r.At, "status": r.Status})
 		}
 		writeJSON(w, http.StatusOK, out)
 	})

@@ -270,10 +270,13 @@ func TestControlFaultsAndRequests(t *testing.T) {
 	var reqs []struct {
 		Method, Path, Body string
 		Header             http.Header
+		Status             int
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &reqs), body)
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "/v1/projects/@me", reqs[0].Path)
+	assert.Equal(t, http.StatusServiceUnavailable, reqs[0].Status, "the status answered")
+	assert.Equal(t, http.StatusOK, reqs[1].Status)
 	assert.Equal(t, http.MethodPost, reqs[1].Method)
 	assert.Equal(t, "//bots/stats", reqs[1].Path)
 	assert.Equal(t, `{"server_count":3}`, reqs[1].Body)
@@ -283,6 +286,37 @@ func TestControlFaultsAndRequests(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, status)
 	status, _ = control(t, s, http.MethodGet, "/nope", "")
 	assert.Equal(t, http.StatusNotFound, status)
+}
+
+// TestControlBotsAndCursors: a test in another language lists other bots in
+// the v0 directory and expires the vote history's cursors, as AddBot and
+// ExpireCursors do in Go.
+func TestControlBotsAndCursors(t *testing.T) {
+	t.Parallel()
+	s := newServer(t, topggtest.WithControlAPI())
+	status, body := control(t, s, http.MethodPost, "/bots", `{"id":"264811613708746752","username":"Luca","avatar":null,"monthlyPoints":9}`)
+	require.Equal(t, http.StatusNoContent, status, body)
+	c, err := s.NewClient()
+	require.NoError(t, err)
+	b, err := c.Legacy().Bot(t.Context(), "264811613708746752")
+	require.NoError(t, err)
+	require.Equal(t, "Luca", b.Username)
+	require.Equal(t, 9, b.MonthlyPoints)
+	for _, bad := range []string{`{"username":"no id"}`, `{"id":"1","nick":"x"}`, `[]`} {
+		status, body := control(t, s, http.MethodPost, "/bots", bad)
+		require.Equal(t, http.StatusBadRequest, status, bad)
+		require.Contains(t, body, `"error"`)
+	}
+
+	s.AddVote(topggtest.Vote{})
+	page, err := c.Votes(t.Context(), topgg.VotesQuery{StartDate: time.Now().Add(-time.Hour)})
+	require.NoError(t, err)
+	status, body = control(t, s, http.MethodPost, "/cursors/expire", "")
+	require.Equal(t, http.StatusNoContent, status, body)
+	_, err = c.Votes(t.Context(), topgg.VotesQuery{Cursor: page.Cursor})
+	var apiErr *topgg.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, http.StatusBadRequest, apiErr.StatusCode, "an expired cursor")
 }
 
 func TestControlAPIOffByDefault(t *testing.T) {

@@ -17,10 +17,12 @@
 //	GET  /control                info: {"url", "token", "project"}
 //	POST /control/votes          add a vote or an array of votes; webhooks follow
 //	POST /control/webhooks       add a receiver: {"url", "secret"} (v1) or {"url", "authorization"} (v0)
+//	POST /control/bots           list a bot in the v0 directory (a v0 bot object; "id" required)
+//	POST /control/cursors/expire make every vote history cursor issued so far invalid (400)
 //	POST /control/webhooks/test  send a webhook test to every receiver
 //	POST /control/faults         inject a fault: {"method", "path", "times", "status", "retry_after",
 //	                             "delay" (seconds), "drop", "body", "content_type", "header", "endless"}
-//	GET  /control/requests       the requests received, as sent
+//	GET  /control/requests       the requests received, as sent, with the status answered
 //	GET  /control/deliveries     the webhooks sent, with their attempts
 //
 // It exits 0 once stopped, 2 on a flag it cannot read, 1 when the server cannot start.
