@@ -101,8 +101,7 @@ func deref[T int | int64](p *T) T {
 	return *p
 }
 
-// voteArgs are the column arrays of admitWrite: the votes, their Stats and
-// their months.
+// voteArgs are the column arrays of admitWrite: the votes and their Stats.
 type voteArgs struct {
 	key, voter, userID, platformID          []string
 	weight, votes, streak, best, monthVotes []int
@@ -110,7 +109,6 @@ type voteArgs struct {
 	origin                                  []int16
 	hook, stats                             [][]byte
 	until, month, last                      []*int64
-	monthOf                                 []int64
 }
 
 func (a *voteArgs) add(v voterewards.Vote) error {
@@ -136,13 +134,12 @@ func (a *voteArgs) add(v voterewards.Vote) error {
 	a.streak, a.best = append(a.streak, st.Streak), append(a.best, st.BestStreak)
 	a.until, a.month, a.last = append(a.until, ns(st.StreakUntil)), append(a.month, ns(st.Month)), append(a.last, ns(st.LastVote))
 	a.monthVotes, a.monthTotal = append(a.monthVotes, st.MonthVotes), append(a.monthTotal, int64(st.MonthTotal))
-	a.monthOf = append(a.monthOf, voterewards.MonthOf(v.CreatedAt).UnixNano())
 	return nil
 }
 
 func (a *voteArgs) args() []any {
 	return []any{a.key, a.voter, a.userID, a.platformID, a.weight, a.created, a.expires, a.origin, jsonArray(a.hook), jsonArray(a.stats),
-		a.votes, a.total, a.streak, a.best, a.until, a.month, a.monthVotes, a.monthTotal, a.last, a.monthOf}
+		a.votes, a.total, a.streak, a.best, a.until, a.month, a.monthVotes, a.monthTotal, a.last}
 }
 
 // jsonArray passes JSON documents (nil: NULL) as a json[] parameter.

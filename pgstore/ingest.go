@@ -70,8 +70,8 @@ func (s *Store) write(ctx context.Context, reqs []*ingestReq, cp *voterewards.Ch
 			return err
 		}
 	}
-	added, _ := admit(reqs, ledger, near)
-	return s.finish(ctx, conn, b, len(voters) > 0, reqs, added, voters, cp, tok, fenced)
+	a, _ := admit(reqs, ledger, near)
+	return s.finish(ctx, conn, b, len(voters) > 0, reqs, a, voters, cp, tok, fenced)
 }
 
 // writeCached writes the requests from their voters' cached ledgers in one
@@ -83,11 +83,11 @@ func (s *Store) writeCached(ctx context.Context, conn *pgx.Conn, reqs []*ingestR
 	if !ok {
 		return false, nil
 	}
-	added, ok := admit(reqs, ledger, nil)
+	a, ok := admit(reqs, ledger, nil)
 	if !ok {
 		return false, nil
 	}
-	err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, added, voters, nil, 0, false)
+	err := s.finish(ctx, conn, s.begin(ctx, voters), true, reqs, a, voters, nil, 0, false)
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == ledgerCode {
 		s.ledgers.served(false)
 		return false, nil
@@ -135,8 +135,8 @@ func (s *Store) begin(ctx context.Context, voters []string) *pgx.Batch {
 // the fence's check and, if began, the commit; it sends b and notifies the
 // added votes. Each request keeps its added votes if they committed, else none.
 func (s *Store) finish(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, began bool, reqs []*ingestReq,
-	added []voterewards.Vote, voters []string, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
-	keys, err := s.queueAdded(b, added)
+	a adds, voters []string, cp *voterewards.Checkpoint, tok int64, fenced bool) error {
+	keys, err := s.queueAdded(b, a)
 	committed := false
 	if err == nil {
 		if cp != nil {
@@ -166,7 +166,7 @@ func (s *Store) finish(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, began 
 		s.rollback(ctx, conn)
 		return err
 	}
-	s.ledgers.put(added)
+	s.ledgers.put(a.votes)
 	return nil
 }
 
@@ -213,12 +213,12 @@ func textOK(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune
 // the dedup window of one stored (near) or added before it is dropped. With
 // near nil (the stored votes unknown) it returns false if a vote may be
 // within the window of a stored one: not after the voter's last vote by more.
-func admit(reqs []*ingestReq, ledger map[string]voterewards.Stats, near map[string][]int64) ([]voterewards.Vote, bool) {
+func admit(reqs []*ingestReq, ledger map[string]voterewards.Stats, near map[string][]int64) (adds, bool) {
 	known := near != nil
 	if !known {
 		near = map[string][]int64{}
 	}
-	var all []voterewards.Vote
+	var all adds
 	for _, r := range reqs {
 		r.added = nil
 		for _, v := range r.votes {
@@ -229,13 +229,13 @@ func admit(reqs []*ingestReq, ledger map[string]voterewards.Stats, near map[stri
 			st := ledger[id]
 			// Every stored vote of a voter was made at or before its last one.
 			if !known && st.Votes > 0 && v.CreatedAt.Before(st.LastVote.Add(voterewards.DedupWindow)) {
-				return nil, false
+				return adds{}, false
 			}
 			near[id] = append(near[id], c)
 			v.Stats = st.Add(v, r.grace)
 			ledger[id] = v.Stats
 			r.added = append(r.added, v)
-			all = append(all, v)
+			all.count(id, st, v)
 		}
 	}
 	return all, true
@@ -262,30 +262,32 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes (the votes, their voters'
-// last ledgers, the month standings) and returns their keys, to notify.
-func (s *Store) queueAdded(b *pgx.Batch, added []voterewards.Vote) ([]string, error) {
-	if len(added) == 0 {
+// last ledgers, their rows of voter_months) and returns their keys, to notify.
+func (s *Store) queueAdded(b *pgx.Batch, a adds) ([]string, error) {
+	if len(a.votes) == 0 {
 		return nil, nil
 	}
 	var va voteArgs
-	for _, v := range added {
+	for _, v := range a.votes {
 		if err := va.add(v); err != nil {
 			return nil, err
 		}
 	}
-	if len(added) == 1 { // a webhook's: three plain statements cost half the set-based one
+	if len(a.votes) == 1 { // a webhook's: plain statements cost half the set-based one
 		b.Queue(s.q.ledgerOne, va.voter[0], va.votes[0], va.total[0], va.streak[0], va.best[0], va.until[0], va.month[0],
 			va.monthVotes[0], va.monthTotal[0], va.last[0])
 		b.Queue(s.q.voteOne, va.key[0], va.voter[0], va.userID[0], va.platformID[0], va.weight[0], va.created[0],
 			va.expires[0], va.origin[0], jsonArray(va.hook)[0], jsonArray(va.stats)[0])
-		b.Queue(s.q.monthOne, va.monthOf[0], va.voter[0], va.weight[0], va.created[0])
-		return va.key, nil
+	} else {
+		// Its generic plan (no scan: an unnest, lookups and inserts by key) suits
+		// every batch; left to choose, PostgreSQL plans it again for each batch,
+		// which costs more than running it.
+		b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
+		b.Queue(s.q.admitWrite, va.args()...)
 	}
-	// Its generic plan (no scan: an unnest, lookups and inserts by key) suits
-	// every batch; left to choose, PostgreSQL plans it again for each batch,
-	// which costs more than running it.
-	b.Queue("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
-	b.Queue(s.q.admitWrite, va.args()...)
+	if len(a.months) > 0 {
+		b.Queue(s.q.addMonths, a.monthArgs()...)
+	}
 	return va.key, nil
 }
 

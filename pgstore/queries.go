@@ -5,7 +5,7 @@ import "fmt"
 // queries are the store's SQL, with the schema's quoted name filled in once.
 type queries struct {
 	lockVoters, admitRead, admitWrite string
-	ledgerOne, voteOne, monthOne      string
+	ledgerOne, voteOne, addMonths     string
 	notify, lastVoteID, countVotes    string
 	saveCheckpoint, checkFence        string
 	txLimits                          string
@@ -37,17 +37,16 @@ func newQueries(s string) queries {
 					WHERE v.voter = q.voter AND v.seen AND v.created_ns > q.lo - $3 AND v.created_ns < q.hi + $3)
 			FROM (SELECT voter, min(c) AS lo, max(c) AS hi FROM unnest($1::text[], $2::bigint[]) AS u(voter, c) GROUP BY voter) q
 			LEFT JOIN %[1]s.voters o ON o.voter = q.voter`),
-		// The added votes, their voters' last ledgers and the month
-		// standings (counted here), in one statement that fails (check_ledger)
-		// unless each voter's stored ledger is the one its first vote's Stats
-		// were made from: they may come from a cache (the votes count is the
-		// ledger's version: each added vote adds one).
+		// The added votes and their voters' last ledgers, in one statement
+		// that fails (check_ledger) unless each voter's stored ledger is the
+		// one its first vote's Stats were made from: they may come from a
+		// cache (the votes count is the ledger's version: each added vote adds one).
 		admitWrite: f(`WITH u AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[],
 					$8::smallint[], $9::json[], $10::json[], $11::int[], $12::bigint[], $13::int[], $14::int[], $15::bigint[],
-					$16::bigint[], $17::int[], $18::bigint[], $19::bigint[], $20::bigint[]) WITH ORDINALITY
+					$16::bigint[], $17::int[], $18::bigint[], $19::bigint[]) WITH ORDINALITY
 					AS u(key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats, votes, total,
-						streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns, month_of, n)
+						streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns, n)
 			), iv AS (
 				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
 				SELECT key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats FROM u
@@ -58,17 +57,12 @@ func newQueries(s string) queries {
 				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
 					best_streak = EXCLUDED.best_streak, streak_until_ns = EXCLUDED.streak_until_ns, month_ns = EXCLUDED.month_ns,
 					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
-			), um AS (
-				INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
-				SELECT month_of, voter, count(*), sum(greatest(weight, 1)), max(created_ns) FROM u GROUP BY month_of, voter
-				ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
-					reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)
 			)
 			SELECT %[1]s.check_ledger(bool_and(coalesce((SELECT o.votes FROM %[1]s.voters o WHERE o.voter = g.voter), 0) = g.first - 1))
 			FROM (SELECT voter, min(votes) AS first FROM u GROUP BY voter) g`),
-		// admitWrite for one vote, in three plain statements: its voter's
+		// admitWrite for one vote, in two plain statements: its voter's
 		// ledger first, failing (check_ledger) unless the stored one is the
-		// one before it; then the vote and its month standing.
+		// one before it; then the vote.
 		ledgerOne: f(`WITH w AS (
 				INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -80,8 +74,10 @@ func newQueries(s string) queries {
 			) SELECT %[1]s.check_ledger(EXISTS (SELECT FROM w))`),
 		voteOne: f(`INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`),
-		monthOne: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns) VALUES ($1, $2, 1, greatest($3::int, 1), $4)
-			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + 1, total = o.total + EXCLUDED.total,
+		// The rows an ingest adds to voter_months ([adds.count]), one a key.
+		addMonths: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::bigint[])
+			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
 				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
 		// Sent after the ingest's COMMIT, in the same round trip: a
 		// notifying transaction holds a cluster-wide lock through its
@@ -125,8 +121,12 @@ func newQueries(s string) queries {
 			WHERE v.id = o.id RETURNING o.expiry_done`),
 		stats: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
 			FROM %[1]s.voters WHERE voter = $1`),
-		board:         f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
-		monthBoard:    f("SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1 ORDER BY total DESC, reached_ns, voter LIMIT $2"),
+		board: f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
+		// A voter's newest month is in its ledger row, its older ones in
+		// voter_months: each side one scan of its board index, merged.
+		monthBoard: f(`SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1
+			UNION ALL SELECT voter, month_votes, month_total, last_vote_ns FROM %[1]s.voters WHERE month_ns = $1
+			ORDER BY total DESC, reached_ns, voter LIMIT $2`),
 		setReminder:   f("INSERT INTO %[1]s.reminders (user_id) VALUES ($1) ON CONFLICT DO NOTHING"),
 		unsetReminder: f("DELETE FROM %[1]s.reminders WHERE user_id = $1"),
 		reminder:      f("SELECT last_key FROM %[1]s.reminders WHERE user_id = $1"),

@@ -107,6 +107,11 @@ var migrations = [...]string{
 			RAISE EXCEPTION 'pgstore: a ledger changed since it was read' USING ERRCODE = 'TGL01';
 		END IF;
 	END $f$;`,
+	// 5: a voter's newest month standing is its ledger row's (month_ns,
+	// month_votes, month_total, last_vote_ns); voter_months keeps its older
+	// months, so that a vote in its voter's newest month writes no month row.
+	`DELETE FROM %[1]s.voter_months m USING %[1]s.voters o WHERE m.voter = o.voter AND m.month_ns = o.month_ns;
+	CREATE INDEX voters_month_board ON %[1]s.voters (month_ns, month_total DESC, last_vote_ns, voter);`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an advisory

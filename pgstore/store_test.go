@@ -253,10 +253,11 @@ func TestConnectErrorKeepsItsWords(t *testing.T) {
 }
 
 // TestMigrateFromVersion1: Open migrates a database at schema version 1
-// with nothing lost (votes, ledger, checkpoint, and the opt-ins in the
-// reminders table version 1's Store.Reminders made on first use), and the
-// new tables work; a version-1 database without that table (a bot without
-// reminders) gets it.
+// with nothing lost (votes, ledger, month boards, checkpoint, and the opt-ins
+// in the reminders table version 1's Store.Reminders made on first use), and
+// the new tables work; a version-1 database without that table (a bot without
+// reminders) gets it. Version 1 kept every month's standing in voter_months,
+// the newest too: counted once after the migration, and by the next vote.
 func TestMigrateFromVersion1(t *testing.T) {
 	for _, lazy := range []bool{true, false} {
 		t.Run(fmt.Sprintf("lazy table %v", lazy), func(t *testing.T) {
@@ -269,6 +270,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 			// Back to version 1: without version 2's tables, and with the
 			// reminders table as version 1 made it, holding opt-ins.
 			_, err = pool.Exec(ctx, `DROP TABLE topgg.reminders, topgg.command_hash; DROP FUNCTION topgg.check_ledger;
+				DROP INDEX topgg.voters_month_board;
+				INSERT INTO topgg.voter_months SELECT month_ns, voter, month_votes, month_total, last_vote_ns FROM topgg.voters;
 				DELETE FROM topgg.schema_version WHERE version > 1`)
 			require.NoError(t, err)
 			if lazy {
@@ -311,6 +314,22 @@ func TestMigrateFromVersion1(t *testing.T) {
 			hash, err := s.LoadHash(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, "h1", hash)
+
+			month := func() []voterewards.Standing {
+				b, err := s.Leaderboard(ctx, base, 10)
+				require.NoError(t, err)
+				return b
+			}
+			v2 := vote(2, base)
+			want := []voterewards.Standing{
+				{UserID: v.PlatformID, Votes: 1, Total: v.Weight, ReachedAt: base},
+				{UserID: v2.PlatformID, Votes: 1, Total: v2.Weight, ReachedAt: base},
+			}
+			assert.Equal(t, want, month())
+			next := vote(1, base.Add(voterewards.VoteLifetime))
+			ingest(t, s, nil, next)
+			want[0] = voterewards.Standing{UserID: v.PlatformID, Votes: 2, Total: 2 * v.Weight, ReachedAt: next.CreatedAt}
+			assert.Equal(t, want, month())
 		})
 	}
 }
