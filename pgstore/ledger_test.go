@@ -209,6 +209,29 @@ func TestLedgerAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestMonthsOfOneBatch: one Ingest that turns a voter's month and brings
+// two late votes of the month it turned from writes that month's row once,
+// with all three: one upsert may not touch a row twice.
+func TestMonthsOfOneBatch(t *testing.T) {
+	s := open(t, pgstore.Config{})
+	day := 24 * time.Hour
+	feb10 := time.Date(2026, 2, 10, 12, 0, 0, 0, time.UTC)
+	ingest(t, s, nil, vote(2, feb10))
+	mar1, feb20, feb15 := vote(2, feb10.Add(19*day)), vote(2, feb10.Add(10*day)), vote(2, feb10.Add(5*day))
+	require.Len(t, ingest(t, s, nil, mar1, feb20, feb15), 3)
+	for _, c := range []struct {
+		month time.Time
+		want  voterewards.Standing
+	}{
+		{feb10, voterewards.Standing{UserID: mar1.PlatformID, Votes: 3, Total: 3, ReachedAt: feb20.CreatedAt}},
+		{mar1.CreatedAt, voterewards.Standing{UserID: mar1.PlatformID, Votes: 1, Total: 1, ReachedAt: mar1.CreatedAt}},
+	} {
+		got, err := s.Leaderboard(context.Background(), c.month, 10)
+		require.NoError(t, err)
+		assert.Equal(t, []voterewards.Standing{c.want}, got, "the board of %v", c.month)
+	}
+}
+
 // TestConcurrentIngestsShareOneCommit: Ingests that arrive while another
 // commits are written together, in one transaction, each caller given its
 // own votes; a vote two of them bring is added once.
