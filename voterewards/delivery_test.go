@@ -988,3 +988,32 @@ func TestGivenUpRewardIsRedeliveredAndGetsNoExpiry(t *testing.T) {
 	require.NoError(t, stop())
 	assert.ErrorIs(t, p.Redeliver(context.Background()), voterewards.ErrNotRunning)
 }
+
+// TestVoteStoredByAProcessWhoseClockIsAheadIsRewardedOnce: a webhook vote
+// stored by one process is delivered by a leader whose clock is ten minutes
+// behind. The leader must record the vote it was given, not one moved to its
+// own clock (whose key the store does not hold): else it stays pending and
+// every later Run rewards it again.
+func TestVoteStoredByAProcessWhoseClockIsAheadIsRewardedOnce(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	store := voterewards.NewMemoryStore()
+	rec := newRecorder()
+	ahead, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	require.NoError(t, err)
+	w := webhookVote(1, time.Now())
+	require.NoError(t, ahead.Ingest(context.Background(), w))
+
+	clk := clock.NewFake(time.Now().Add(-10 * time.Minute))
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: store}, clk)
+	for run := 1; run <= 2; run++ {
+		_, stop := runPoller(t, newClient(t, srv), cfg)
+		require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool {
+			snap, err := store.Load(context.Background())
+			return err == nil && len(snap.Pending) == 0
+		}, 5*time.Second, time.Millisecond, "run %d: the delivery was not recorded", run)
+		require.NoError(t, stop())
+	}
+	assert.Equal(t, map[string]int{w.Key(): 1}, rec.snapshot())
+}
