@@ -1017,3 +1017,36 @@ func TestVoteStoredByAProcessWhoseClockIsAheadIsRewardedOnce(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{w.Key(): 1}, rec.snapshot())
 }
+
+// lostRecordStore is a memory store whose first lose Delivered calls commit,
+// then fail: the answer lost, as on a timeout after commit.
+type lostRecordStore struct {
+	*voterewards.MemoryStore
+	lose atomic.Int64
+}
+
+func (s *lostRecordStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if err := s.MemoryStore.Delivered(ctx, v, expire); err != nil || s.lose.Add(-1) < 0 {
+		return err
+	}
+	return errStoreDown
+}
+
+// TestExpiryOfARecordWhoseAnswerWasLostFiresInThisRun: every record of a
+// reward commits but answers an error, so the reward is given up; the store
+// holds its expiry all the same. The running Run fires that expiry once when
+// it is due, not at the next Run, and rewards nothing twice.
+func TestExpiryOfARecordWhoseAnswerWasLostFiresInThisRun(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	soonExpiring(srv, 300*time.Millisecond)
+	store := &lostRecordStore{MemoryStore: voterewards.NewMemory()}
+	store.lose.Store(2)
+	var rewards, expiries, gaveUp counter
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rewards.handle, OnExpire: expiries.handle, Store: store, MaxAttempts: 2,
+		OnGiveUp: func(voterewards.Vote, error) { gaveUp.n.Add(1) }})
+	require.Eventually(t, func() bool { return gaveUp.n.Load() == 1 }, 5*time.Second, time.Millisecond, "the record was not given up")
+	require.Eventually(t, func() bool { return expiries.n.Load() == 1 }, 5*time.Second, time.Millisecond,
+		"the expiry the store kept did not fire in this Run")
+	assert.EqualValues(t, 1, rewards.n.Load())
+}
