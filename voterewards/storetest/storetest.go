@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"DuplicatesInOneCallAndAcross", testDuplicates},
 		{"CrossSourceDedupCountedOnce", testCrossSource},
 		{"DedupWindowBoundary", testDedupBoundary},
+		{"DedupAgainstStoredVotesOnly", testDedupChain},
 		{"DeliveredAndExpired", testDeliveredAndExpired},
 		{"PruneKeepsLedger", testPrune},
 		{"UnusualVoterIDs", testUnusualIDs},
@@ -205,6 +206,24 @@ func testDedupBoundary(t *testing.T, s voterewards.State) {
 		assert.Len(t, ingest(t, s, nil, vote(1, base.Add(d), voterewards.OriginHistory)), 1, "%s apart: two votes", d)
 	}
 	assert.Len(t, ingest(t, s, nil, vote(2, base, voterewards.OriginHistory)), 1, "another voter at the same instant")
+}
+
+// testDedupChain: a record is a duplicate of the votes stored, never of a
+// record dropped as a duplicate, in one call or across calls, in any order.
+func testDedupChain(t *testing.T, s voterewards.State) {
+	half := voterewards.VoteLifetime / 2
+	at := func(u int, d time.Duration) voterewards.Vote { return vote(u, base.Add(d), voterewards.OriginHistory) }
+	a, b, c := at(1, 0), at(1, half), at(1, 2*half)
+	assert.Equal(t, keys(a, c), keys(ingest(t, s, nil, a, b, c)...), "in one call, oldest first")
+	a, b, c = at(2, 0), at(2, half), at(2, 2*half)
+	assert.Equal(t, keys(c, a), keys(ingest(t, s, nil, c, b, a)...), "in one call, newest first")
+	a, b, c = at(3, 0), at(3, half), at(3, 2*half)
+	ingest(t, s, nil, a)
+	assert.Empty(t, ingest(t, s, nil, b))
+	assert.Equal(t, keys(c), keys(ingest(t, s, nil, c)...), "across calls")
+	for u := 1; u <= 3; u++ {
+		assert.Equal(t, 2, stats(t, s, voter(u)).Votes, "voter %d", u)
+	}
 }
 
 func testDeliveredAndExpired(t *testing.T, s voterewards.State) {
