@@ -273,8 +273,9 @@ func testPrune(t *testing.T, s voterewards.State) {
 // delivered and expired by its own key, and comes back byte for byte.
 func testUnusualIDs(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
-	long := strings.Repeat("é", 512) // 1024 bytes, the longest id taken
-	ids := []string{long, long[:1020] + "@x:y", `{bot}:a,b "q" \ %d *?[] ⁠👍🏽`, `{bot}:a,b "q" \ %d *?[] ⁠👍🏽1`, "1:2", "1", "1@2026-03-01T12:00:00Z"}
+	long := strings.Repeat("é", 512)             // 1024 bytes, the longest id taken
+	odd := "{bot}:a,b \"q\" \\ %d *?[] \u2060👍🏽" // quotes, backslash, Lua pattern characters, a format character
+	ids := []string{long, long[:1020] + "@x:y", odd, odd + "1", "1:2", "1", "1@2026-03-01T12:00:00Z"}
 	var votes []voterewards.Vote
 	for i, id := range ids {
 		v := vote(i, base, voterewards.OriginWebhookV0)
