@@ -110,12 +110,19 @@ func queryFits(q map[string]string) bool {
 }
 
 // checkSnapshot fixes a snapshot's times as sanitize does (a checkpoint time in
-// the future is missing) and returns how many values it changed. Pending
-// votes keep their CreatedAt (see fixStored).
+// the future is missing, but a LastSeen less than VoteLifetime ahead is this
+// clock's lag) and returns how many values it changed. Pending votes keep
+// their CreatedAt (see fixStored).
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
 	n := 0
+	// A LastSeen forgotten would let the poll read the history again from
+	// Since, past the votes the dedup set no longer holds: new again.
+	if cp := &snap.Checkpoint; cp.LastSeen.After(limit) && cp.LastSeen.Before(limit.Add(VoteLifetime)) {
+		cp.LastSeen = limit
+		n++
+	}
 	for _, t := range []*time.Time{&snap.Checkpoint.LastSeen, &snap.Checkpoint.Since} {
 		if t.After(limit) {
 			*t = time.Time{}
