@@ -89,7 +89,7 @@ func (p *Poller) Mirror(ctx context.Context) error {
 	g := pool.New().WithContext(ctx).WithCancelOnError()
 	if feed, ok := p.cfg.Store.(Feed); ok {
 		g.Go(func(ctx context.Context) error {
-			return feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v)}) }, func() { poke(resync) })
+			return feed.Follow(ctx, func(v Vote) { p.cache.add([]Vote{p.checkFed(ctx, v, false)}) }, func() { poke(resync) })
 		})
 	}
 	g.Go(func(ctx context.Context) error { p.pruneCache(ctx, resync); return nil })

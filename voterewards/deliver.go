@@ -264,6 +264,7 @@ func (r *run) record(j job, write func(context.Context) error) bool {
 		if n >= r.p.cfg.MaxAttempts || !r.retry(j, n, "recording the outcome failed; retrying", err) {
 			r.giveUp(j, &DeliveryError{Expiry: j.expiry, attempts: n, Recording: true, key: j.v.Key(), err: err},
 				"recording the outcome failed; the vote stays pending")
+			r.in.ask(false, true) // a write may have committed: a reload takes the expiry it added
 			return false
 		}
 	}

@@ -988,3 +988,65 @@ func TestGivenUpRewardIsRedeliveredAndGetsNoExpiry(t *testing.T) {
 	require.NoError(t, stop())
 	assert.ErrorIs(t, p.Redeliver(context.Background()), voterewards.ErrNotRunning)
 }
+
+// TestVoteStoredByAProcessWhoseClockIsAheadIsRewardedOnce: a webhook vote
+// stored by one process is delivered by a leader whose clock is ten minutes
+// behind. The leader must record the vote it was given, not one moved to its
+// own clock (whose key the store does not hold): else it stays pending and
+// every later Run rewards it again.
+func TestVoteStoredByAProcessWhoseClockIsAheadIsRewardedOnce(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	store := voterewards.NewMemoryStore()
+	rec := newRecorder()
+	ahead, err := voterewards.New(newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	require.NoError(t, err)
+	w := webhookVote(1, time.Now())
+	require.NoError(t, ahead.Ingest(context.Background(), w))
+
+	clk := clock.NewFake(time.Now().Add(-10 * time.Minute))
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: store}, clk)
+	for run := 1; run <= 2; run++ {
+		_, stop := runPoller(t, newClient(t, srv), cfg)
+		require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool {
+			snap, err := store.Load(context.Background())
+			return err == nil && len(snap.Pending) == 0
+		}, 5*time.Second, time.Millisecond, "run %d: the delivery was not recorded", run)
+		require.NoError(t, stop())
+	}
+	assert.Equal(t, map[string]int{w.Key(): 1}, rec.snapshot())
+}
+
+// lostRecordStore is a memory store whose first lose Delivered calls commit,
+// then fail: the answer lost, as on a timeout after commit.
+type lostRecordStore struct {
+	*voterewards.MemoryStore
+	lose atomic.Int64
+}
+
+func (s *lostRecordStore) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
+	if err := s.MemoryStore.Delivered(ctx, v, expire); err != nil || s.lose.Add(-1) < 0 {
+		return err
+	}
+	return errStoreDown
+}
+
+// TestExpiryOfARecordWhoseAnswerWasLostFiresInThisRun: every record of a
+// reward commits but answers an error, so the reward is given up; the store
+// holds its expiry all the same. The running Run fires that expiry once when
+// it is due, not at the next Run, and rewards nothing twice.
+func TestExpiryOfARecordWhoseAnswerWasLostFiresInThisRun(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	soonExpiring(srv, 300*time.Millisecond)
+	store := &lostRecordStore{MemoryStore: voterewards.NewMemory()}
+	store.lose.Store(2)
+	var rewards, expiries, gaveUp counter
+	startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rewards.handle, OnExpire: expiries.handle, Store: store, MaxAttempts: 2,
+		OnGiveUp: func(voterewards.Vote, error) { gaveUp.n.Add(1) }})
+	require.Eventually(t, func() bool { return gaveUp.n.Load() == 1 }, 5*time.Second, time.Millisecond, "the record was not given up")
+	require.Eventually(t, func() bool { return expiries.n.Load() == 1 }, 5*time.Second, time.Millisecond,
+		"the expiry the store kept did not fire in this Run")
+	assert.EqualValues(t, 1, rewards.n.Load())
+}

@@ -197,6 +197,7 @@ func (r *run) ingest(ctx context.Context, page *topgg.VotePage) (int, error) {
 		if added, err = r.p.cfg.Store.Ingest(ctx, &cp, votes, r.p.cfg.StreakGrace); err != nil {
 			if ctx.Err() == nil {
 				r.storeFailed(err)
+				r.in.ask(false, true) // it may have committed: a reload queues what it added
 			}
 			return 0, err
 		}

@@ -814,3 +814,48 @@ func TestFutureVoteKeepsNoFarExpiry(t *testing.T) {
 	}
 	assert.Equal(t, now.Add(30*time.Second+voterewards.VoteLifetime), p.Active(platformID(5)).Until)
 }
+
+// lostAnswerStore is a store of one process (no Feed) whose Ingest commits,
+// then fails while lose is set: the answer lost, as on a timeout after commit.
+type lostAnswerStore struct {
+	voterewards.State
+	lose atomic.Bool
+}
+
+func (s *lostAnswerStore) Ingest(ctx context.Context, cp *voterewards.Checkpoint, votes []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
+	added, err := s.State.Ingest(ctx, cp, votes, grace)
+	if err == nil && s.lose.Load() {
+		return nil, errStoreDown
+	}
+	return added, err
+}
+
+// TestIngestThatFailsAfterCommittingIsDeliveredInThisRun: the store keeps
+// the votes but the answer is lost, for a page of the history and for a
+// webhook (whose retry then finds a duplicate). Each vote is rewarded once
+// by the running Run, not parked until the next one.
+func TestIngestThatFailsAfterCommittingIsDeliveredInThisRun(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	store := &lostAnswerStore{State: voterewards.NewMemoryStore()}
+	store.lose.Store(true)
+	rec := newRecorder()
+	p := startPoller(t, newClient(t, srv), voterewards.Config{OnReward: rec.handle, Store: store})
+	srv.AddVote(topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: time.Now().Add(-time.Hour)})
+	n := len(votesRequests(srv))
+	require.Eventually(t, func() bool { return len(votesRequests(srv)) >= n+2 }, 5*time.Second, time.Millisecond, "polling stopped")
+	store.lose.Store(false)
+	require.Eventually(t, func() bool { return rec.count() == 1 }, 5*time.Second, time.Millisecond,
+		"a page whose Ingest committed but failed was not delivered by the running Run")
+
+	store.lose.Store(true)
+	w := webhookVote(2, time.Now())
+	require.Error(t, p.Ingest(context.Background(), w), "the lost answer")
+	store.lose.Store(false)
+	require.NoError(t, p.Ingest(context.Background(), w), "the webhook's retry")
+	require.Eventually(t, func() bool { return rec.count() == 2 }, 5*time.Second, time.Millisecond,
+		"a webhook vote whose Ingest committed but failed was not delivered by the running Run")
+	for k, c := range rec.snapshot() {
+		assert.Equal(t, 1, c, "vote %s rewarded %d times", k, c)
+	}
+}

@@ -77,6 +77,9 @@ func (p *Poller) Ingest(ctx context.Context, votes ...Vote) error {
 	}
 	added, err := p.cfg.Store.Ingest(ctx, nil, clean, p.cfg.StreakGrace)
 	if err != nil {
+		if r := p.active.Load(); r != nil {
+			r.in.ask(false, true) // it may have committed: a retry would find duplicates, a reload queues them
+		}
 		return fmt.Errorf("voterewards: ingest: %w", err)
 	}
 	p.observeIngest(clean, added)

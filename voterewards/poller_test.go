@@ -792,3 +792,37 @@ func TestMirrorStartedBeforeTheLeaderIsCoveredWithinSeconds(t *testing.T) {
 	assert.Eventually(t, func() bool { return follower.Active(platformID(1)).Covered }, 5*time.Second, 10*time.Millisecond,
 		"the follower still says it is reading the history")
 }
+
+// TestLeaderWhoseClockIsBehindDoesNotReadTheHistoryAgain: the last leader
+// read a vote a minute ago; the next leader's clock is five minutes behind,
+// so that vote's time (the checkpoint's LastSeen) lies ahead of it. Votes
+// rewarded ten days ago have left the dedup set. The new leader must go on
+// from the checkpoint, not read the history again from its start (and
+// reward those votes again).
+func TestLeaderWhoseClockIsBehindDoesNotReadTheHistoryAgain(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	now := time.Now().UTC()
+	old := topggtest.Vote{UserID: userID(1), PlatformID: platformID(1), CreatedAt: now.Add(-10 * 24 * time.Hour)}
+	recent := topggtest.Vote{UserID: userID(2), PlatformID: platformID(2), CreatedAt: now.Add(-time.Minute)}
+	srv.AddVote(old, recent)
+	read := srv.Votes()[1]
+
+	store := voterewards.NewMemoryStore()
+	v := voterewards.Vote{Vote: read, Origin: voterewards.OriginHistory}
+	cp := voterewards.Checkpoint{LastSeen: read.CreatedAt, Since: now.Add(-30 * 24 * time.Hour)}
+	_, err := store.Ingest(context.Background(), &cp, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	require.NoError(t, store.Delivered(context.Background(), v, false))
+
+	rec := newRecorder()
+	clk := clock.NewFake(now.Add(-5 * time.Minute))
+	cfg := voterewards.WithClock(voterewards.Config{OnReward: rec.handle, Store: store, Concurrency: 1}, clk)
+	p := startPoller(t, newClient(t, srv), cfg)
+	require.Eventually(t, func() bool { return p.Active("x").Covered }, 5*time.Second, time.Millisecond)
+	// One worker: once a vote ingested now is rewarded, what the poll queued was too.
+	w := webhookVote(3, clk.Now())
+	require.NoError(t, p.Ingest(context.Background(), w))
+	require.Eventually(t, func() bool { return rec.count() > 0 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, map[string]int{w.Key(): 1}, rec.snapshot(), "a vote rewarded ten days ago was rewarded again")
+}

@@ -143,7 +143,7 @@ func (r *run) drain(loops *sync.WaitGroup) {
 // follow feeds the run with the votes other processes add, with backoff.
 func (r *run) follow(ctx context.Context, feed Feed) {
 	for n := 1; ; n++ {
-		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v)}) }, func() { r.in.ask(false, false) })
+		err := feed.Follow(ctx, func(v Vote) { r.in.offer([]Vote{r.p.checkFed(ctx, v, true)}) }, func() { r.in.ask(false, false) })
 		if ctx.Err() != nil {
 			return
 		}

@@ -110,23 +110,36 @@ func queryFits(q map[string]string) bool {
 }
 
 // checkSnapshot fixes a snapshot's times as sanitize does (a checkpoint time in
-// the future is missing) and returns how many values it changed.
+// the future is missing, but a LastSeen less than VoteLifetime ahead is this
+// clock's lag) and returns how many values it changed. Pending votes keep
+// their CreatedAt (see fixStored).
 func checkSnapshot(snap *Snapshot, now time.Time) int {
 	now = now.UTC().Round(0)
 	limit := now.Add(maxClockSkew)
 	n := 0
+	// A LastSeen forgotten would let the poll read the history again from
+	// Since, past the votes the dedup set no longer holds: new again.
+	if cp := &snap.Checkpoint; cp.LastSeen.After(limit) && cp.LastSeen.Before(limit.Add(VoteLifetime)) {
+		cp.LastSeen = limit
+		n++
+	}
 	for _, t := range []*time.Time{&snap.Checkpoint.LastSeen, &snap.Checkpoint.Since} {
 		if t.After(limit) {
 			*t = time.Time{}
 			n++
 		}
 	}
-	for _, votes := range [][]Vote{snap.Seen, snap.Pending, snap.Expiries} {
+	for i := range snap.Seen {
+		v := &snap.Seen[i]
+		var f []string
+		v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
+		if f != nil {
+			n++
+		}
+	}
+	for _, votes := range [][]Vote{snap.Pending, snap.Expiries} {
 		for i := range votes {
-			v := &votes[i]
-			var f []string
-			v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
-			if f != nil {
+			if fixStored(&votes[i], now) {
 				n++
 			}
 		}
@@ -134,11 +147,26 @@ func checkSnapshot(snap *Snapshot, now time.Time) int {
 	return n
 }
 
-// checkFed fixes the times of a vote from the store's feed, as checkSnapshot does.
-func (p *Poller) checkFed(ctx context.Context, v Vote) Vote {
+// fixStored fixes the expiry of a vote to be handed back to the store, as
+// sanitize does, but keeps its CreatedAt (its Key, by which the store finds
+// it): one ahead of this clock was dated by another process or the service.
+func fixStored(v *Vote, now time.Time) bool {
 	var f []string
-	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, p.cfg.clock.Now().UTC().Round(0), false)
-	if f != nil {
+	v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, later(now, v.CreatedAt.UTC().Round(0)), false)
+	return f != nil
+}
+
+// checkFed fixes the times of a vote from the store's feed, as checkSnapshot
+// does: a vote to deliver keeps its CreatedAt, one for the cache only does not.
+func (p *Poller) checkFed(ctx context.Context, v Vote, deliver bool) Vote {
+	now := p.cfg.clock.Now().UTC().Round(0)
+	fixed := fixStored(&v, now)
+	if !deliver {
+		var f []string
+		v.CreatedAt, v.ExpiresAt, f = fixTimes(v.CreatedAt, v.ExpiresAt, now, false)
+		fixed = fixed || f != nil
+	}
+	if fixed {
 		p.noteOddTimes(ctx, 1)
 	}
 	return v

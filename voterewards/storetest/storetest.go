@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,8 +48,10 @@ func Run(t *testing.T, open func(t *testing.T) voterewards.State) {
 		{"DuplicatesInOneCallAndAcross", testDuplicates},
 		{"CrossSourceDedupCountedOnce", testCrossSource},
 		{"DedupWindowBoundary", testDedupBoundary},
+		{"DedupAgainstStoredVotesOnly", testDedupChain},
 		{"DeliveredAndExpired", testDeliveredAndExpired},
 		{"PruneKeepsLedger", testPrune},
+		{"UnusualVoterIDs", testUnusualIDs},
 		{"CancelledContext", testCancelled},
 		{"ConcurrentDuplicates", testConcurrentDuplicates},
 		{"ConcurrentDistinct", testConcurrentDistinct},
@@ -205,6 +208,24 @@ func testDedupBoundary(t *testing.T, s voterewards.State) {
 	assert.Len(t, ingest(t, s, nil, vote(2, base, voterewards.OriginHistory)), 1, "another voter at the same instant")
 }
 
+// testDedupChain: a record is a duplicate of the votes stored, never of a
+// record dropped as a duplicate, in one call or across calls, in any order.
+func testDedupChain(t *testing.T, s voterewards.State) {
+	half := voterewards.VoteLifetime / 2
+	at := func(u int, d time.Duration) voterewards.Vote { return vote(u, base.Add(d), voterewards.OriginHistory) }
+	a, b, c := at(1, 0), at(1, half), at(1, 2*half)
+	assert.Equal(t, keys(a, c), keys(ingest(t, s, nil, a, b, c)...), "in one call, oldest first")
+	a, b, c = at(2, 0), at(2, half), at(2, 2*half)
+	assert.Equal(t, keys(c, a), keys(ingest(t, s, nil, c, b, a)...), "in one call, newest first")
+	a, b, c = at(3, 0), at(3, half), at(3, 2*half)
+	ingest(t, s, nil, a)
+	assert.Empty(t, ingest(t, s, nil, b))
+	assert.Equal(t, keys(c), keys(ingest(t, s, nil, c)...), "across calls")
+	for u := 1; u <= 3; u++ {
+		assert.Equal(t, 2, stats(t, s, voter(u)).Votes, "voter %d", u)
+	}
+}
+
 func testDeliveredAndExpired(t *testing.T, s voterewards.State) {
 	ctx := context.Background()
 	a, b, c := vote(1, base, voterewards.OriginHistory), vote(2, base, voterewards.OriginHistory), vote(3, base, voterewards.OriginHistory)
@@ -244,6 +265,55 @@ func testPrune(t *testing.T, s voterewards.State) {
 	assertBoard(t, month, board(t, s, old.CreatedAt, 10), "the pruned vote's month")
 	assert.Len(t, ingest(t, s, nil, old), 1, "a pruned vote no longer dedups")
 	assert.Empty(t, ingest(t, s, nil, mid), "a kept one still does")
+}
+
+// testUnusualIDs stores votes of voters whose ids are what the pipeline lets
+// through at its bounds (1 KiB, any printable UTF-8, separators, braces, one
+// id the prefix of another): each is its own voter, deduplicated, counted,
+// delivered and expired by its own key, and comes back byte for byte.
+func testUnusualIDs(t *testing.T, s voterewards.State) {
+	ctx := context.Background()
+	long := strings.Repeat("é", 512)             // 1024 bytes, the longest id taken
+	odd := "{bot}:a,b \"q\" \\ %d *?[] \u2060👍🏽" // quotes, backslash, Lua pattern characters, a format character
+	ids := []string{long, long[:1020] + "@x:y", odd, odd + "1", "1:2", "1", "1@2026-03-01T12:00:00Z"}
+	var votes []voterewards.Vote
+	for i, id := range ids {
+		v := vote(i, base, voterewards.OriginWebhookV0)
+		v.PlatformID, v.UserID = id, ""
+		if i%2 == 0 {
+			v.PlatformID, v.UserID = "", id // a voter known by its user id alone
+		}
+		votes = append(votes, v)
+	}
+	require.Equal(t, keys(votes...), keys(ingest(t, s, nil, votes...)...), "one vote per id, at the same instant")
+	assert.Empty(t, ingest(t, s, nil, votes...), "each a duplicate of itself only")
+	byKey := map[string]voterewards.Vote{}
+	for _, v := range load(t, s).Pending {
+		byKey[v.Key()] = v
+	}
+	for _, want := range votes {
+		got, ok := byKey[want.Key()]
+		if assert.True(t, ok, "vote of id %q not pending", want.Key()) {
+			assert.Equal(t, want.UserID, got.UserID)
+			assert.Equal(t, want.PlatformID, got.PlatformID)
+		}
+	}
+	for _, id := range ids {
+		assert.Equal(t, 1, stats(t, s, id).Votes, "id %q counted once", id)
+	}
+	top := board(t, s, time.Time{}, voterewards.MaxLeaderboard)
+	got := []string{}
+	for _, st := range top {
+		got = append(got, st.UserID)
+	}
+	assert.ElementsMatch(t, ids, got, "the leaderboard names each id as given")
+
+	require.NoError(t, s.Delivered(ctx, votes[2], true))
+	snap := load(t, s)
+	assert.ElementsMatch(t, keys(slices.Delete(slices.Clone(votes), 2, 3)...), keys(snap.Pending...), "Delivered removed that vote only")
+	require.Equal(t, keys(votes[2]), keys(snap.Expiries...))
+	require.NoError(t, s.Expired(ctx, votes[2]))
+	assert.Empty(t, load(t, s).Expiries, "Expired found it by its key")
 }
 
 // testCancelled: every call with a done context fails and changes nothing.
