@@ -142,11 +142,14 @@ func retryable(err error) bool {
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// retryWait is the wait before retry n, never less than Retry-After.
+// retryWait is the wait before retry n, never less than Top.gg's Retry-After
+// or Discord's retry_after.
 func retryWait(n int, err error, interval time.Duration) time.Duration {
 	wait := clock.Backoff(n, min(5*time.Second, interval), interval)
-	var rl *topgg.RateLimitError
-	if errors.As(err, &rl) {
+	if rl, ok := errors.AsType[*topgg.RateLimitError](err); ok {
+		wait = max(wait, rl.RetryAfter)
+	}
+	if rl, ok := errors.AsType[*discordgo.RateLimitError](err); ok && rl.RateLimit != nil && rl.TooManyRequests != nil {
 		wait = max(wait, rl.RetryAfter)
 	}
 	return wait

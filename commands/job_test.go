@@ -190,6 +190,27 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	assert.Len(t, putBodies(srv), 2)
 }
 
+// TestJobFromDiscordWaitsOutADiscord429OnItsClock: a 429 on the read of
+// Discord's commands is reported at once, retryable, and the next read waits
+// its retry_after on the job's clock (discordgo's own wait ignored Run's end).
+func TestJobFromDiscordWaitsOutADiscord429OnItsClock(t *testing.T) {
+	t.Parallel()
+	dsrv, session := newDiscord(t)
+	require.NoError(t, dsrv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", RetryAfter: time.Hour}))
+	_, c := newService(t)
+	r := startJob(t, c, commands.Config{Session: session})
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+
+	var rl *discordgo.RateLimitError
+	require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
+	r.advance(59 * time.Minute)
+	assert.Never(t, func() bool { return len(r.got()) > 1 }, 50*time.Millisecond, 5*time.Millisecond,
+		"a read before retry_after passed")
+	assert.Equal(t, 1, commandFetches(dsrv))
+	require.NoError(t, r.stop())
+}
+
 // TestJobWaitsForReadyThenPublishesCommands: with Ready beside Commands, the
 // first publish waits until Ready returns; a Ready ended by the context ends
 // Run with nil.

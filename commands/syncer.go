@@ -185,7 +185,9 @@ func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand,
 		return Result{Outcome: OutcomeSkipped, Commands: len(defs)}, nil
 	}
 	if session != nil {
-		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx)); err != nil {
+		// A 429 comes back as a *discordgo.RateLimitError for Run to wait out
+		// on its clock: discordgo's own wait ignores ctx.
+		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, err)
 		}
 		if defs, err = Normalize(cmds); err != nil {
