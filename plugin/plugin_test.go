@@ -537,6 +537,14 @@ func TestRegisterCommands(t *testing.T) {
 
 	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/applications/*", Status: http.StatusForbidden}))
 	assert.Error(t, p.RegisterCommands(ctx, w.dc.ApplicationID()), "Discord refused the overwrite")
+
+	// A 429 (the daily limit of command writes is hours away) is returned, not slept on past ctx.
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/applications/*", RetryAfter: time.Hour}))
+	done := make(chan error, 1)
+	go func() { done <- p.RegisterCommands(ctx, w.dc.ApplicationID()) }()
+	var rl *discordgo.RateLimitError
+	require.ErrorAs(t, testkit.Recv(t, done, "RegisterCommands slept on a 429"), &rl)
+	assert.Equal(t, time.Hour, rl.RetryAfter)
 }
 
 // TestAttachAddsThePerksHandler: Attach adds the voter perks' handler to the
