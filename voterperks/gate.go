@@ -85,7 +85,7 @@ func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, ms
 	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
-	}, discordgo.WithContext(ctx))
+	}, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)) // an answer after retry_after comes too late
 	if err != nil {
 		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
@@ -513,4 +514,34 @@ func TestVoteExtra(t *testing.T) {
 	other := w.interact(0, "vote", "320000000000000043", nil).Content
 	assert.NotContains(t, other, "Points")
 	assert.False(t, strings.HasSuffix(other, "\n"), "an empty extra added a line: %q", other)
+}
+
+// TestRateLimitedAnswerIsAWarningInTime: Discord answering an interaction's
+// callback with a 429 is one warning within Discord's 3 s, not a handler
+// asleep for the retry_after (discordgo's own wait), since a later answer is
+// refused anyway.
+func TestRateLimitedAnswerIsAWarningInTime(t *testing.T) {
+	t.Parallel()
+	dc := testkit.Discord(t, []int{1})
+	session := testkit.Sessions(t, dc, 1)[0]
+	_, err := session.ApplicationCommandBulkOverwrite(dc.ApplicationID(), "", voterperks.Commands(voterperks.Texts{}))
+	require.NoError(t, err)
+	log := &testlog.Buffer{}
+	p, err := voterperks.New(alwaysActive{}, voterperks.Config{BotID: dc.ApplicationID(),
+		Session: func() *discordgo.Session { return session }, State: voterewards.NewMemoryStore(), Logger: log.Logger()})
+	require.NoError(t, err)
+	session.AddHandler(p.Handle)
+	require.NoError(t, session.Open())
+	require.NoError(t, dc.Inject(discordtest.Fault{Method: http.MethodPost, Path: "/interactions/*", RetryAfter: time.Minute}))
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	asked := time.Now()
+	_, _, err = dc.Interact(ctx, discordtest.InteractionSpec{Command: voterperks.VoteCommand,
+		GuildID: discordtest.GuildIDForShard(0, 0, 1), UserID: "320000000000000042"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), "could not answer an interaction") },
+		wait, tick, "no warning of the refused answer:\n%s", log.String())
+	assert.Less(t, time.Since(asked), 3*time.Second)
+	assert.Contains(t, log.String(), "level=WARN")
 }
