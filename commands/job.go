@@ -26,7 +26,7 @@ const MinInterval = time.Minute
 // may run again. Transient failures are retried with backoff (never before
 // Retry-After); refused definitions are not sent again until they change. Errors:
 // a refused token's (topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run
-// runs, a *topgg.ConfigError without Commands, Session or Ready.
+// runs, a *topgg.ConfigError without Commands, Session or Ready, Ready's.
 func (s *Syncer) Run(ctx context.Context) error {
 	if s.cfg.Commands == nil && s.cfg.Session == nil && s.cfg.Ready == nil {
 		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "Run needs Commands, Session or Ready"}
@@ -35,9 +35,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return fmt.Errorf("commands: Syncer.Run: %w", topgg.ErrRunning)
 	}
 	defer s.running.Store(false)
-	session, ok := s.session(ctx)
+	session, ok, err := s.session(ctx)
 	if !ok {
-		return nil
+		return err
 	}
 	var refused *refusal
 	failures := 0
@@ -74,22 +74,30 @@ func (s *Syncer) Run(ctx context.Context) error {
 }
 
 // session waits for the session of Session or Ready (nil without them);
-// false when ctx ended first.
-func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool) {
+// false when ctx ended first, or with Ready's error (a panic is logged).
+func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool, error) {
 	switch {
 	case s.cfg.Session != nil:
-		return s.cfg.Session, waitReady(ctx, s.cfg.Session)
+		return s.cfg.Session, waitReady(ctx, s.cfg.Session), nil
 	case s.cfg.Ready != nil:
 		var session *discordgo.Session
 		var err error
 		if rec := panics.Try(func() { session, err = s.cfg.Ready(ctx) }); rec != nil {
 			s.log.LogAttrs(ctx, slog.LevelError, "Ready panicked; no sync", slog.String("panic", fmt.Sprint(rec.Value)),
 				slog.String("stack", string(rec.Stack)))
-			return nil, false
+			return nil, false, nil
 		}
-		return session, err == nil && session != nil && ctx.Err() == nil
+		switch {
+		case ctx.Err() != nil:
+			return nil, false, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("commands: Config.Ready: %w", err)
+		case session == nil:
+			return nil, false, fmt.Errorf("commands: Config.Ready: %w (no session, no error)", topgg.ErrNilArgument)
+		}
+		return session, true, nil
 	}
-	return nil, true
+	return nil, true, nil
 }
 
 func (s *Syncer) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
@@ -108,6 +116,9 @@ func (s *Syncer) report(ctx context.Context, res Result, err error) {
 	case err == nil:
 	case retryable(err):
 		s.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
+			slog.String("error", err.Error()))
+	case errors.Is(err, errDiscordFetch): // nothing was sent: Run reads again after Interval
+		s.log.LogAttrs(ctx, slog.LevelError, "Discord refused the read of the application's commands; reading them again next interval",
 			slog.String("error", err.Error()))
 	default:
 		s.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",

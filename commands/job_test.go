@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -211,6 +212,28 @@ func TestJobFromDiscordWaitsOutADiscord429OnItsClock(t *testing.T) {
 	require.NoError(t, r.stop())
 }
 
+// TestJobFromDiscordNamesDiscordsRefusal: a read of the commands Discord
+// refuses (403) is logged as Discord's refusal, read again the next
+// interval, not as Top.gg's refusal of definitions never sent again.
+func TestJobFromDiscordNamesDiscordsRefusal(t *testing.T) {
+	t.Parallel()
+	dsrv, session := newDiscord(t)
+	require.NoError(t, dsrv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", Status: http.StatusForbidden,
+		Body: `{"message": "Missing Access", "code": 50001}`}))
+	_, c := newService(t)
+	var logs logBuffer
+	r := startJob(t, c, commands.Config{Session: session, Logger: newLogger(&logs)})
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+
+	require.Error(t, r.waitOutcomes(1)[0].err)
+	assert.Contains(t, logs.String(), `level=ERROR msg="Discord refused the read of the application's commands; reading them again next interval"`)
+	assert.NotContains(t, logs.String(), "Top.gg refused")
+	r.advance(commands.DefaultInterval)
+	require.NoError(t, r.waitOutcomes(2)[1].err)
+	assert.Equal(t, 2, commandFetches(dsrv))
+}
+
 // TestJobWaitsForReadyThenPublishesCommands: with Ready beside Commands, the
 // first publish waits until Ready returns; a Ready ended by the context ends
 // Run with nil.
@@ -234,6 +257,28 @@ func TestJobWaitsForReadyThenPublishesCommands(t *testing.T) {
 	require.NoError(t, r.waitOutcomes(1)[0].err)
 	assert.Len(t, putBodies(srv), 1)
 	require.NoError(t, r.stop())
+}
+
+// TestJobEndsWithReadysError: a Ready that fails (or gives no session)
+// ended Run with nil, the job gone without a word; Run returns its error.
+func TestJobEndsWithReadysError(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	refused := errors.New("gateway closed: 4014 disallowed intents")
+	for _, ready := range []func(context.Context) (*discordgo.Session, error){
+		func(context.Context) (*discordgo.Session, error) { return nil, refused },
+		func(context.Context) (*discordgo.Session, error) { return nil, nil },
+	} {
+		job := newSyncer(t, c, commands.Config{Commands: botCommands(), Ready: ready})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := job.Run(ctx)
+		cancel()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "commands: Config.Ready")
+	}
+	require.ErrorIs(t, newSyncer(t, c, commands.Config{Ready: func(context.Context) (*discordgo.Session, error) { return nil, refused }}).
+		Run(context.Background()), refused)
+	assert.Empty(t, putBodies(srv))
 }
 
 // TestJobEndsOnRefusedToken: a refused token is reported once and ends Run
