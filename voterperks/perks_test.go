@@ -241,6 +241,49 @@ func TestRoleCallHonoursCancellation(t *testing.T) {
 	assert.Empty(t, w.dc.MemberRoles(w.guilds[0], v.PlatformID))
 }
 
+// TestRetryWithinRetryAfterIsNotSent: after a 429 (the first call returns
+// it at once), a retry within its retry_after waited inside discordgo's rate
+// limiter, deaf to ctx and past the term checked before it, then sent the
+// write. It now returns the 429's error at once, sending nothing: role calls
+// and reminders alike.
+func TestRetryWithinRetryAfterIsNotSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, method, path string }{
+		{"role", http.MethodPut, "/guilds/"},
+		{"reminder", http.MethodPost, "/users/@me/channels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, 1)
+			store := voterewards.NewMemoryStore()
+			perks := standalone(t, w, store, w.sessions[0])
+			require.NoError(t, w.dc.Inject(discordtest.Fault{Method: tc.method, Path: tc.path + "*", RetryAfter: time.Minute}))
+			v := expiredVote(1)
+			require.NoError(t, perks.SetReminder(w.ctx(), v.PlatformID, true))
+			handler := perks.OnExpire
+			if tc.name == "role" {
+				v.ExpiresAt = time.Now().Add(time.Hour) // still active
+				handler = perks.OnReward
+			}
+			var rl *discordgo.RateLimitError
+			require.ErrorAs(t, handler(w.ctx(), v), &rl)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- handler(ctx, v) }()
+			require.ErrorAs(t, testkit.Recv(t, done, "the retry waited out the retry_after"), &rl)
+			sent := 0
+			for _, c := range w.dc.Requests() {
+				if c.Method == tc.method && strings.Contains(c.Path, tc.path) {
+					sent++
+				}
+			}
+			assert.Equal(t, 1, sent, "a call within the retry_after was sent")
+		})
+	}
+}
+
 // TestRoleOutsideTheGuildIsSkipped: a voter Discord does not know in the
 // guild (404) is skipped, not retried; a vote that expired before its
 // reward ran gives no role.

@@ -58,23 +58,23 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 		return false, err
 	}
 	guild, role := p.cfg.Role.GuildID, p.cfg.Role.RoleID
-	call, reason := s.GuildMemberRoleRemove, reasonTaken
+	call, reason, verb := s.GuildMemberRoleRemove, reasonTaken, "taking back"
 	if add {
-		call, reason = s.GuildMemberRoleAdd, reasonGiven
+		call, reason, verb = s.GuildMemberRoleAdd, reasonGiven, "giving"
 	}
 	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term changes nothing
 		return false, err
 	}
+	if err := p.limited("role"); err != nil {
+		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
+	}
 	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)
+	p.noteLimit("role", err)
 	if code, status := restCode(err); status == http.StatusNotFound {
 		p.roleNotFound(code, user, add)
 		return false, nil
 	}
 	if err != nil {
-		verb := "taking back"
-		if add {
-			verb = "giving"
-		}
 		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
 	}
 	return true, nil
