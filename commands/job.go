@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -78,7 +79,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool, error) {
 	switch {
 	case s.cfg.Session != nil:
-		return s.cfg.Session, waitReady(ctx, s.cfg.Session), nil
+		return s.cfg.Session, s.waitReady(ctx, s.cfg.Session), nil
 	case s.cfg.Ready != nil:
 		var session *discordgo.Session
 		var err error
@@ -166,8 +167,9 @@ func retryWait(n int, err error, interval time.Duration) time.Duration {
 	return wait
 }
 
-// waitReady reports whether session got its READY before ctx was done.
-func waitReady(ctx context.Context, session *discordgo.Session) bool {
+// waitReady reports whether session got its READY before ctx was done; a
+// session still not opened after discord.OpenGrace is warned of, once.
+func (s *Syncer) waitReady(ctx context.Context, session *discordgo.Session) bool {
 	if applicationID(session) != "" {
 		return true
 	}
@@ -180,11 +182,15 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 		}
 	})
 	defer remove()
+	grace := s.cfg.clock.NewTimer(discord.OpenGrace)
+	defer grace.Stop()
 	for applicationID(session) == "" {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-ready:
+		case <-grace.C():
+			discord.WarnUnopened(ctx, s.log, []*discordgo.Session{session})
 		}
 	}
 	return true

@@ -18,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -232,6 +233,24 @@ func TestJobFromDiscordNamesDiscordsRefusal(t *testing.T) {
 	r.advance(commands.DefaultInterval)
 	require.NoError(t, r.waitOutcomes(2)[1].err)
 	assert.Equal(t, 2, commandFetches(dsrv))
+}
+
+// TestJobNamesASessionNeverOpened: a Session never opened kept Run waiting
+// for its READY without a word; after discord.OpenGrace it is one warning
+// naming the shard, and Run still syncs once the session opens.
+func TestJobNamesASessionNeverOpened(t *testing.T) {
+	t.Parallel()
+	_, session := newDiscord(t)
+	_, c := newService(t)
+	var logs logBuffer
+	r := startJob(t, c, commands.Config{Session: session, Logger: newLogger(&logs)})
+	r.advance(discord.OpenGrace)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "sessions attached but not opened") },
+		5*time.Second, time.Millisecond, "no warning of the unopened session")
+	assert.Contains(t, logs.String(), "level=WARN")
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+	require.NoError(t, r.waitOutcomes(1)[0].err)
 }
 
 // TestJobWaitsForReadyThenPublishesCommands: with Ready beside Commands, the
