@@ -215,19 +215,22 @@ func TestJobFromDiscordWaitsOutADiscord429OnItsClock(t *testing.T) {
 
 // TestJobFromDiscordNamesDiscordsRefusal: a read of the commands Discord
 // refuses (403) is logged as Discord's refusal, read again the next
-// interval, not as Top.gg's refusal of definitions never sent again.
+// interval, not as Top.gg's refusal of definitions never sent again; a
+// token the answer quotes is in neither the log nor the error.
 func TestJobFromDiscordNamesDiscordsRefusal(t *testing.T) {
 	t.Parallel()
 	dsrv, session := newDiscord(t)
 	require.NoError(t, dsrv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", Status: http.StatusForbidden,
-		Body: `{"message": "Missing Access", "code": 50001}`}))
+		Body: `{"message": "Missing Access for {{authorization}}", "code": 50001}`})) // a proxy echoing the token
 	_, c := newService(t)
 	var logs logBuffer
 	r := startJob(t, c, commands.Config{Session: session, Logger: newLogger(&logs)})
 	require.NoError(t, session.Open())
 	t.Cleanup(func() { assert.NoError(t, session.Close()) })
 
-	require.Error(t, r.waitOutcomes(1)[0].err)
+	refused := r.waitOutcomes(1)[0].err
+	require.ErrorContains(t, refused, "Missing Access")
+	assert.NotContains(t, refused.Error()+logs.String(), dsrv.Token())
 	assert.Contains(t, logs.String(), `level=ERROR msg="Discord refused the read of the application's commands; reading them again next interval"`)
 	assert.NotContains(t, logs.String(), "Top.gg refused")
 	r.advance(commands.DefaultInterval)

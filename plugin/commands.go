@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -57,7 +58,7 @@ func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	}
 	if _, err := s.ApplicationCommandBulkOverwrite(appID, "", p.commandList(), discordgo.WithContext(ctx),
 		discordgo.WithRetryOnRatelimit(false)); err != nil { // discordgo's wait ignores ctx
-		return fmt.Errorf("plugin: registering slash commands on Discord: %w", err)
+		return fmt.Errorf("plugin: registering slash commands on Discord: %w", discord.Scrub(s, err))
 	}
 	return nil
 }

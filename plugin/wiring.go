@@ -11,6 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -71,7 +72,7 @@ func (p *Plugin) checkAtReady(ctx context.Context) {
 	cmds, err := s.ApplicationCommands(applicationID(s), "", discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	if err != nil {
 		if !errors.Is(err, context.Canceled) { // Run stopping; a timeout is news
-			p.log.Warn("could not read the commands on Discord to check them; unchecked until the next start", "error", err)
+			p.log.Warn("could not read the commands on Discord to check them; unchecked until the next start", "error", discord.Scrub(s, err))
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -100,6 +101,7 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 	}
 	p.noteLimit("dm", err)
 	code, status := restCode(err)
+	err = discord.Scrub(s, err)
 	switch {
 	case err == nil:
 		return true, nil

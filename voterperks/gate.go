@@ -7,6 +7,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/sourcegraph/conc/panics"
+
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // Gate returns the interaction handler h for voters only: others get an
@@ -87,6 +89,6 @@ func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, ms
 		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
 	}, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)) // an answer after retry_after comes too late
 	if err != nil {
-		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", err)
+		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", discord.Scrub(s, err))
 	}
 }

@@ -284,6 +284,35 @@ func TestRetryWithinRetryAfterIsNotSent(t *testing.T) {
 	}
 }
 
+// TestTokenDiscordEchoesIsScrubbed: a refusal whose body quotes the bot
+// token (a proxy before Discord echoing the request) put it in the role
+// call's error and the reminder's warning; both name the refusal without it.
+func TestTokenDiscordEchoesIsScrubbed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	store := voterewards.NewMemoryStore()
+	log := &testlog.Buffer{}
+	poller, err := voterewards.New(w.client, voterewards.Config{OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: store})
+	require.NoError(t, err)
+	perks, err := voterperks.New(poller, voterperks.Config{BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] },
+		State: store, Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: true, Logger: log.Logger()})
+	require.NoError(t, err)
+	echo := `{"message": "Missing Permissions for {{authorization}}", "code": 50013}`
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/guilds/*", Status: http.StatusForbidden, Body: echo}))
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPost, Path: "/users/@me/channels", Status: http.StatusForbidden, Body: echo}))
+	v := expiredVote(1)
+	require.NoError(t, perks.SetReminder(w.ctx(), v.PlatformID, true))
+	active := v
+	active.ExpiresAt = time.Now().Add(time.Hour)
+
+	err = perks.OnReward(w.ctx(), active)
+	require.ErrorContains(t, err, "Missing Permissions")
+	assert.NotContains(t, err.Error(), w.dc.Token())
+	require.NoError(t, perks.OnExpire(w.ctx(), v), "a refused reminder is not retried")
+	assert.Contains(t, log.String(), "Missing Permissions")
+	assert.NotContains(t, log.String(), w.dc.Token())
+}
+
 // TestRoleOutsideTheGuildIsSkipped: a voter Discord does not know in the
 // guild (404) is skipped, not retried; a vote that expired before its
 // reward ran gives no role.

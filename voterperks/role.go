@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -75,7 +76,7 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
+		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, discord.Scrub(s, err))
 	}
 	return true, nil
 }
