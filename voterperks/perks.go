@@ -63,7 +63,7 @@ type Perks struct {
 	log    *slog.Logger
 	texts  Texts
 	gated  sync.Map // the command names given to Gate
-	warned sync.Map // the Discord error codes warned of once
+	warned sync.Map // the Discord error codes (403s: with their status) warned of once
 	limits sync.Map // route kind ("role", "dm") -> *rateLimit: Discord's last 429 on it
 }
 

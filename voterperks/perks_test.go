@@ -98,6 +98,27 @@ func TestRoleGuildTheBotIsNotInWarnsOnce(t *testing.T) {
 	assert.Empty(t, w.dc.RoleChanges())
 }
 
+// TestRoleRefusedWarnsOnceNamingTheFix: a role call Discord refuses (403
+// Missing Permissions: no Manage Roles, or the voter role above the bot's)
+// fails every vote until the owner fixes it; it is still returned, for
+// voterewards to retry, and is one WARN naming the fix, however many votes come.
+func TestRoleRefusedWarnsOnceNamingTheFix(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	perks, buf := loggedPerks(t, w, w.guilds[0])
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/guilds/*", Status: http.StatusForbidden, Times: 3,
+		Body: `{"message": "Missing Permissions", "code": 50013}`}))
+	for n := range 3 {
+		v := expiredVote(n)
+		v.ExpiresAt = time.Now().Add(time.Hour)
+		require.ErrorContains(t, perks.OnReward(w.ctx(), v), "Missing Permissions", "returned, for a retry once fixed")
+	}
+	warns := lines(buf, slog.LevelWarn)
+	require.Len(t, warns, 1, "%s", buf.String())
+	assert.Contains(t, warns[0], "Manage Roles")
+	assert.Contains(t, warns[0], voterRole)
+}
+
 // alwaysActive is a Votes whose every user has an active vote.
 type alwaysActive struct{}
 

@@ -21,7 +21,7 @@ const (
 
 // OnReward is the reward handler: it gives the voter role (Config.Role),
 // idempotently. A voter not in the guild is skipped; other failures are
-// returned, for voterewards to retry.
+// returned, for voterewards to retry; a refusal (403) is also warned of once.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	user := v.PlatformID
 	if p.cfg.Role == nil || user == "" {
@@ -71,9 +71,13 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 	}
 	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)
 	p.noteLimit("role", err)
-	if code, status := restCode(err); status == http.StatusNotFound {
+	code, status := restCode(err)
+	switch status {
+	case http.StatusNotFound:
 		p.roleNotFound(code, user, add)
 		return false, nil
+	case http.StatusForbidden:
+		p.roleForbidden(code)
 	}
 	if err != nil {
 		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, discord.Scrub(s, err))
@@ -93,5 +97,15 @@ func (p *Perks) roleNotFound(code int, user string, add bool) {
 	if _, done := p.warned.LoadOrStore(code, true); !done {
 		p.log.Warn("voter role: Discord knows no guild or role of VoterPerks.Role for this bot (not in the guild, or a wrong id); "+
 			"no voter gets the role until the bot is invited or the ids are fixed", "guild", r.GuildID, "role", r.RoleID, slog.Int("code", code))
+	}
+}
+
+// roleForbidden warns once of a role call Discord answered 403: still
+// returned for a retry, it fails every vote until the owner fixes it.
+func (p *Perks) roleForbidden(code int) {
+	if _, done := p.warned.LoadOrStore([2]int{http.StatusForbidden, code}, true); !done { // apart from a 404's code 0
+		r := p.cfg.Role
+		p.log.Warn("voter role: Discord refuses this bot the role of VoterPerks.Role; no voter gets it until the bot has "+
+			"Manage Roles in the guild and its highest role is above the voter role", "guild", r.GuildID, "role", r.RoleID, slog.Int("code", code))
 	}
 }
