@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 )
 
@@ -26,7 +27,7 @@ const MinInterval = time.Minute
 // may run again. Transient failures are retried with backoff (never before
 // Retry-After); refused definitions are not sent again until they change. Errors:
 // a refused token's (topgg.ErrUnauthorized), [topgg.ErrRunning] while another Run
-// runs, a *topgg.ConfigError without Commands, Session or Ready.
+// runs, a *topgg.ConfigError without Commands, Session or Ready, Ready's.
 func (s *Syncer) Run(ctx context.Context) error {
 	if s.cfg.Commands == nil && s.cfg.Session == nil && s.cfg.Ready == nil {
 		return &topgg.ConfigError{Field: "commands.Config.Session", Problem: "Run needs Commands, Session or Ready"}
@@ -35,9 +36,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return fmt.Errorf("commands: Syncer.Run: %w", topgg.ErrRunning)
 	}
 	defer s.running.Store(false)
-	session, ok := s.session(ctx)
+	session, ok, err := s.session(ctx)
 	if !ok {
-		return nil
+		return err
 	}
 	var refused *refusal
 	failures := 0
@@ -74,22 +75,30 @@ func (s *Syncer) Run(ctx context.Context) error {
 }
 
 // session waits for the session of Session or Ready (nil without them);
-// false when ctx ended first.
-func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool) {
+// false when ctx ended first, or with Ready's error (a panic is logged).
+func (s *Syncer) session(ctx context.Context) (*discordgo.Session, bool, error) {
 	switch {
 	case s.cfg.Session != nil:
-		return s.cfg.Session, waitReady(ctx, s.cfg.Session)
+		return s.cfg.Session, s.waitReady(ctx, s.cfg.Session), nil
 	case s.cfg.Ready != nil:
 		var session *discordgo.Session
 		var err error
 		if rec := panics.Try(func() { session, err = s.cfg.Ready(ctx) }); rec != nil {
 			s.log.LogAttrs(ctx, slog.LevelError, "Ready panicked; no sync", slog.String("panic", fmt.Sprint(rec.Value)),
 				slog.String("stack", string(rec.Stack)))
-			return nil, false
+			return nil, false, nil
 		}
-		return session, err == nil && session != nil && ctx.Err() == nil
+		switch {
+		case ctx.Err() != nil:
+			return nil, false, nil
+		case err != nil:
+			return nil, false, fmt.Errorf("commands: Config.Ready: %w", err)
+		case session == nil:
+			return nil, false, fmt.Errorf("commands: Config.Ready: %w (no session, no error)", topgg.ErrNilArgument)
+		}
+		return session, true, nil
 	}
-	return nil, true
+	return nil, true, nil
 }
 
 func (s *Syncer) once(ctx context.Context, session *discordgo.Session, refused *refusal) (Result, error) {
@@ -108,6 +117,9 @@ func (s *Syncer) report(ctx context.Context, res Result, err error) {
 	case err == nil:
 	case retryable(err):
 		s.log.LogAttrs(ctx, slog.LevelWarn, "could not publish the slash commands; retrying",
+			slog.String("error", err.Error()))
+	case errors.Is(err, errDiscordFetch): // nothing was sent: Run reads again after Interval
+		s.log.LogAttrs(ctx, slog.LevelError, "Discord refused the read of the application's commands; reading them again next interval",
 			slog.String("error", err.Error()))
 	default:
 		s.log.LogAttrs(ctx, slog.LevelError, "Top.gg refused the slash commands; not sent again until they change",
@@ -142,18 +154,22 @@ func retryable(err error) bool {
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// retryWait is the wait before retry n, never less than Retry-After.
+// retryWait is the wait before retry n, never less than Top.gg's Retry-After
+// or Discord's retry_after.
 func retryWait(n int, err error, interval time.Duration) time.Duration {
 	wait := clock.Backoff(n, min(5*time.Second, interval), interval)
-	var rl *topgg.RateLimitError
-	if errors.As(err, &rl) {
+	if rl, ok := errors.AsType[*topgg.RateLimitError](err); ok {
+		wait = max(wait, rl.RetryAfter)
+	}
+	if rl, ok := errors.AsType[*discordgo.RateLimitError](err); ok && rl.RateLimit != nil && rl.TooManyRequests != nil {
 		wait = max(wait, rl.RetryAfter)
 	}
 	return wait
 }
 
-// waitReady reports whether session got its READY before ctx was done.
-func waitReady(ctx context.Context, session *discordgo.Session) bool {
+// waitReady reports whether session got its READY before ctx was done; a
+// session still not opened after discord.OpenGrace is warned of, once.
+func (s *Syncer) waitReady(ctx context.Context, session *discordgo.Session) bool {
 	if applicationID(session) != "" {
 		return true
 	}
@@ -166,11 +182,15 @@ func waitReady(ctx context.Context, session *discordgo.Session) bool {
 		}
 	})
 	defer remove()
+	grace := s.cfg.clock.NewTimer(discord.OpenGrace)
+	defer grace.Stop()
 	for applicationID(session) == "" {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-ready:
+		case <-grace.C():
+			discord.WarnUnopened(ctx, s.log, []*discordgo.Session{session})
 		}
 	}
 	return true

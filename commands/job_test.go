@@ -2,6 +2,7 @@ package commands_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/commands"
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/topgg"
@@ -190,6 +192,70 @@ func TestJobFromDiscordWaitsForReadyAndFollowsChanges(t *testing.T) {
 	assert.Len(t, putBodies(srv), 2)
 }
 
+// TestJobFromDiscordWaitsOutADiscord429OnItsClock: a 429 on the read of
+// Discord's commands is reported at once, retryable, and the next read waits
+// its retry_after on the job's clock (discordgo's own wait ignored Run's end).
+func TestJobFromDiscordWaitsOutADiscord429OnItsClock(t *testing.T) {
+	t.Parallel()
+	dsrv, session := newDiscord(t)
+	require.NoError(t, dsrv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", RetryAfter: time.Hour}))
+	_, c := newService(t)
+	r := startJob(t, c, commands.Config{Session: session})
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+
+	var rl *discordgo.RateLimitError
+	require.ErrorAs(t, r.waitOutcomes(1)[0].err, &rl)
+	r.advance(59 * time.Minute)
+	assert.Never(t, func() bool { return len(r.got()) > 1 }, 50*time.Millisecond, 5*time.Millisecond,
+		"a read before retry_after passed")
+	assert.Equal(t, 1, commandFetches(dsrv))
+	require.NoError(t, r.stop())
+}
+
+// TestJobFromDiscordNamesDiscordsRefusal: a read of the commands Discord
+// refuses (403) is logged as Discord's refusal, read again the next
+// interval, not as Top.gg's refusal of definitions never sent again; a
+// token the answer quotes is in neither the log nor the error.
+func TestJobFromDiscordNamesDiscordsRefusal(t *testing.T) {
+	t.Parallel()
+	dsrv, session := newDiscord(t)
+	require.NoError(t, dsrv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", Status: http.StatusForbidden,
+		Body: `{"message": "Missing Access for {{authorization}}", "code": 50001}`})) // a proxy echoing the token
+	_, c := newService(t)
+	var logs logBuffer
+	r := startJob(t, c, commands.Config{Session: session, Logger: newLogger(&logs)})
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+
+	refused := r.waitOutcomes(1)[0].err
+	require.ErrorContains(t, refused, "Missing Access")
+	assert.NotContains(t, refused.Error()+logs.String(), dsrv.Token())
+	assert.Contains(t, logs.String(), `level=ERROR msg="Discord refused the read of the application's commands; reading them again next interval"`)
+	assert.NotContains(t, logs.String(), "Top.gg refused")
+	r.advance(commands.DefaultInterval)
+	require.NoError(t, r.waitOutcomes(2)[1].err)
+	assert.Equal(t, 2, commandFetches(dsrv))
+}
+
+// TestJobNamesASessionNeverOpened: a Session never opened kept Run waiting
+// for its READY without a word; after discord.OpenGrace it is one warning
+// naming the shard, and Run still syncs once the session opens.
+func TestJobNamesASessionNeverOpened(t *testing.T) {
+	t.Parallel()
+	_, session := newDiscord(t)
+	_, c := newService(t)
+	var logs logBuffer
+	r := startJob(t, c, commands.Config{Session: session, Logger: newLogger(&logs)})
+	r.advance(discord.OpenGrace)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "sessions attached but not opened") },
+		5*time.Second, time.Millisecond, "no warning of the unopened session")
+	assert.Contains(t, logs.String(), "level=WARN")
+	require.NoError(t, session.Open())
+	t.Cleanup(func() { assert.NoError(t, session.Close()) })
+	require.NoError(t, r.waitOutcomes(1)[0].err)
+}
+
 // TestJobWaitsForReadyThenPublishesCommands: with Ready beside Commands, the
 // first publish waits until Ready returns; a Ready ended by the context ends
 // Run with nil.
@@ -213,6 +279,28 @@ func TestJobWaitsForReadyThenPublishesCommands(t *testing.T) {
 	require.NoError(t, r.waitOutcomes(1)[0].err)
 	assert.Len(t, putBodies(srv), 1)
 	require.NoError(t, r.stop())
+}
+
+// TestJobEndsWithReadysError: a Ready that fails (or gives no session)
+// ended Run with nil, the job gone without a word; Run returns its error.
+func TestJobEndsWithReadysError(t *testing.T) {
+	t.Parallel()
+	srv, c := newService(t)
+	refused := errors.New("gateway closed: 4014 disallowed intents")
+	for _, ready := range []func(context.Context) (*discordgo.Session, error){
+		func(context.Context) (*discordgo.Session, error) { return nil, refused },
+		func(context.Context) (*discordgo.Session, error) { return nil, nil },
+	} {
+		job := newSyncer(t, c, commands.Config{Commands: botCommands(), Ready: ready})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := job.Run(ctx)
+		cancel()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "commands: Config.Ready")
+	}
+	require.ErrorIs(t, newSyncer(t, c, commands.Config{Ready: func(context.Context) (*discordgo.Session, error) { return nil, refused }}).
+		Run(context.Background()), refused)
+	assert.Empty(t, putBodies(srv))
 }
 
 // TestJobEndsOnRefusedToken: a refused token is reported once and ends Run

@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/internal/typednil"
 	"github.com/dblkit/go-topgg/topgg"
 )
@@ -185,8 +186,10 @@ func (s *Syncer) sync(ctx context.Context, cmds []*discordgo.ApplicationCommand,
 		return Result{Outcome: OutcomeSkipped, Commands: len(defs)}, nil
 	}
 	if session != nil {
-		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx)); err != nil {
-			return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, err)
+		// A 429 comes back as a *discordgo.RateLimitError for Run to wait out
+		// on its clock: discordgo's own wait ignores ctx.
+		if cmds, err = session.ApplicationCommands(appID, "", discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", errDiscordFetch, discord.Scrub(session, err))
 		}
 		if defs, err = Normalize(cmds); err != nil {
 			return Result{Commands: len(cmds)}, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dblkit/go-topgg/autopost"
 	"github.com/dblkit/go-topgg/commands"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg"
 	"github.com/dblkit/go-topgg/voterperks"
 )
@@ -45,7 +46,8 @@ func (p *Plugin) waitFirstReady(ctx context.Context) (*discordgo.Session, error)
 }
 
 // RegisterCommands puts the commands the plugin publishes on Discord as appID's global
-// commands. Errors: [topgg.ErrNotConfigured] without [WithCommands], [autopost.ErrNoSessions], Discord's.
+// commands. Errors: [topgg.ErrNotConfigured] without [WithCommands], [autopost.ErrNoSessions],
+// Discord's (a 429 as a *discordgo.RateLimitError, not waited out).
 func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	if !p.opts.haveCmds {
 		return fmt.Errorf("plugin: RegisterCommands: %w (WithCommands)", topgg.ErrNotConfigured)
@@ -54,8 +56,9 @@ func (p *Plugin) RegisterCommands(ctx context.Context, appID string) error {
 	if s == nil {
 		return fmt.Errorf("plugin: RegisterCommands: %w", autopost.ErrNoSessions)
 	}
-	if _, err := s.ApplicationCommandBulkOverwrite(appID, "", p.commandList(), discordgo.WithContext(ctx)); err != nil {
-		return fmt.Errorf("plugin: registering slash commands on Discord: %w", err)
+	if _, err := s.ApplicationCommandBulkOverwrite(appID, "", p.commandList(), discordgo.WithContext(ctx),
+		discordgo.WithRetryOnRatelimit(false)); err != nil { // discordgo's wait ignores ctx
+		return fmt.Errorf("plugin: registering slash commands on Discord: %w", discord.Scrub(s, err))
 	}
 	return nil
 }

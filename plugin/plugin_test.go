@@ -535,8 +535,19 @@ func TestRegisterCommands(t *testing.T) {
 	w.open()
 	w.requirePublished(want)
 
-	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/applications/*", Status: http.StatusForbidden}))
-	assert.Error(t, p.RegisterCommands(ctx, w.dc.ApplicationID()), "Discord refused the overwrite")
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/applications/*", Status: http.StatusForbidden,
+		Body: `{"message": "Missing Access for {{authorization}}", "code": 50001}`})) // a proxy echoing the token
+	err = p.RegisterCommands(ctx, w.dc.ApplicationID())
+	require.ErrorContains(t, err, "Missing Access", "Discord refused the overwrite")
+	assert.NotContains(t, err.Error(), w.dc.Token())
+
+	// A 429 (the daily limit of command writes is hours away) is returned, not slept on past ctx.
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/applications/*", RetryAfter: time.Hour}))
+	done := make(chan error, 1)
+	go func() { done <- p.RegisterCommands(ctx, w.dc.ApplicationID()) }()
+	var rl *discordgo.RateLimitError
+	require.ErrorAs(t, testkit.Recv(t, done, "RegisterCommands slept on a 429"), &rl)
+	assert.Equal(t, time.Hour, rl.RetryAfter)
 }
 
 // TestAttachAddsThePerksHandler: Attach adds the voter perks' handler to the

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/topgg/webhook"
 	"github.com/dblkit/go-topgg/voterewards"
 	"github.com/dblkit/go-topgg/voterperks"
@@ -66,9 +68,12 @@ func (p *Plugin) checkAtReady(ctx context.Context) {
 	if p.perks == nil && !p.opts.haveCmds {
 		return
 	}
-	cmds, err := s.ApplicationCommands(applicationID(s), "", discordgo.WithContext(ctx))
+	// No wait on a 429: discordgo's ignores ctx, and would hold Run's return.
+	cmds, err := s.ApplicationCommands(applicationID(s), "", discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	if err != nil {
-		p.log.Debug("could not read the commands on Discord to check them", "error", err)
+		if !errors.Is(err, context.Canceled) { // Run stopping; a timeout is news
+			p.log.Warn("could not read the commands on Discord to check them; unchecked until the next start", "error", discord.Scrub(s, err))
+		}
 		return
 	}
 	p.checkCommands(cmds)

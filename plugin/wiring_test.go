@@ -64,6 +64,26 @@ func TestCommandsMissingOnDiscordWarnOnce(t *testing.T) {
 	assert.NotContains(t, out, "VoterPerks.BotID")
 }
 
+// TestCommandCheckRateLimitedIsAWarningAndRunStops: a 429 on the read of
+// Discord's commands after READY is one warning that the check did not run,
+// and Run still returns at once when stopped (discordgo's own wait would
+// hold it for the whole retry_after).
+func TestCommandCheckRateLimitedIsAWarningAndRunStops(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 1})
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/applications/*", RetryAfter: time.Hour}))
+	var logs logBuffer
+	premium := &discordgo.ApplicationCommand{Name: "premium", Description: "For voters only"}
+	p := w.plugin(hourlyVotes(), plugin.WithLogger(logs.Logger()), plugin.WithCommands([]*discordgo.ApplicationCommand{premium}))
+	w.start(p)
+	w.open()
+	waitLog(t, &logs, `level=WARN msg="could not read the commands on Discord to check them`)
+	stopping := time.Now()
+	require.NoError(t, w.stop(p))
+	assert.Less(t, time.Since(stopping), 5*time.Second)
+	assert.NotContains(t, logs.String(), w.dc.Token())
+}
+
 // TestWrongBotIDsWarn: a VoterPerks.BotID that is not the READY user's, and
 // a webhook vote for another bot (the webhook at Top.gg is another
 // listing's), are each one warning naming both ids.

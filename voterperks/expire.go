@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -91,11 +92,16 @@ func (p *Perks) sendReminder(ctx context.Context, v voterewards.Vote) (sent bool
 	info.Vote = v
 	text := p.text(ctx, "Reminder", func() string { return p.texts.Reminder(info) }, func() string { return defaultReminder(info) }) +
 		"\n" + p.texts.ReminderStop
+	if err := p.limited("dm"); err != nil {
+		return false, fmt.Errorf("voterperks: sending the vote reminder: %w", err)
+	}
 	ch, err := s.UserChannelCreate(user, leaderCall(ctx)...)
 	if err == nil {
 		err = sendOnce(ctx, s, ch.ID, text, v.Key())
 	}
+	p.noteLimit("dm", err)
 	code, status := restCode(err)
+	err = discord.Scrub(s, err)
 	switch {
 	case err == nil:
 		return true, nil

@@ -7,6 +7,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/sourcegraph/conc/panics"
+
+	"github.com/dblkit/go-topgg/internal/discord"
 )
 
 // Gate returns the interaction handler h for voters only: others get an
@@ -85,8 +87,8 @@ func (p *Perks) respond(s *discordgo.Session, i *discordgo.InteractionCreate, ms
 	err := s.InteractionRespond(i.Interaction, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Content: msg, Flags: discordgo.MessageFlagsEphemeral},
-	}, discordgo.WithContext(ctx))
+	}, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)) // an answer after retry_after comes too late
 	if err != nil {
-		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", err)
+		p.log.Warn("could not answer an interaction", "what", what, "user", interactionUser(i), "error", discord.Scrub(s, err))
 	}
 }

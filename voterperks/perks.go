@@ -63,7 +63,14 @@ type Perks struct {
 	log    *slog.Logger
 	texts  Texts
 	gated  sync.Map // the command names given to Gate
-	warned sync.Map // the Discord error codes warned of once
+	warned sync.Map // the Discord error codes (403s: with their status) warned of once
+	limits sync.Map // route kind ("role", "dm") -> *rateLimit: Discord's last 429 on it
+}
+
+// rateLimit is Discord's last 429 on a kind of leader write, and when its retry_after ends.
+type rateLimit struct {
+	until time.Time
+	err   error
 }
 
 // Errors of the handlers and of [Perks.SetReminder], for errors.Is.
@@ -150,6 +157,23 @@ func restCode(err error) (code, status int) {
 // Format prints the Perks as "voterperks.Perks" under every verb: fmt would read its
 // live state unlocked (a data race) and may reach a secret.
 func (*Perks) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "voterperks.Perks") }
+
+// limited returns the last 429's error of the kind's routes while its
+// retry_after runs: a call then would wait it out in discordgo's rate limiter,
+// deaf to ctx and past the term checked before it.
+func (p *Perks) limited(kind string) error {
+	if l, ok := p.limits.Load(kind); ok && p.cfg.clock.Now().Before(l.(*rateLimit).until) {
+		return fmt.Errorf("not calling Discord within the retry_after of its 429: %w", l.(*rateLimit).err)
+	}
+	return nil
+}
+
+// noteLimit keeps the retry_after of a 429 in err, for limited.
+func (p *Perks) noteLimit(kind string, err error) {
+	if rl, ok := errors.AsType[*discordgo.RateLimitError](err); ok && rl.RateLimit != nil && rl.TooManyRequests != nil {
+		p.limits.Store(kind, &rateLimit{until: p.cfg.clock.Now().Add(rl.RetryAfter), err: err})
+	}
+}
 
 // leaderCall is the options of a leader's Discord write: the call ends with
 // ctx, and discordgo neither waits out a 429 nor resends a 502 itself, since

@@ -18,6 +18,7 @@ import (
 	"github.com/dblkit/go-topgg/discordtest"
 	"github.com/dblkit/go-topgg/fleet"
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/testkit"
 	"github.com/dblkit/go-topgg/internal/testlog"
 	"github.com/dblkit/go-topgg/plugin"
 	"github.com/dblkit/go-topgg/shards"
@@ -95,6 +96,27 @@ func TestRoleGuildTheBotIsNotInWarnsOnce(t *testing.T) {
 	assert.Contains(t, warns[0], "invited")
 	assert.Empty(t, lines(buf, slog.LevelInfo))
 	assert.Empty(t, w.dc.RoleChanges())
+}
+
+// TestRoleRefusedWarnsOnceNamingTheFix: a role call Discord refuses (403
+// Missing Permissions: no Manage Roles, or the voter role above the bot's)
+// fails every vote until the owner fixes it; it is still returned, for
+// voterewards to retry, and is one WARN naming the fix, however many votes come.
+func TestRoleRefusedWarnsOnceNamingTheFix(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	perks, buf := loggedPerks(t, w, w.guilds[0])
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/guilds/*", Status: http.StatusForbidden, Times: 3,
+		Body: `{"message": "Missing Permissions", "code": 50013}`}))
+	for n := range 3 {
+		v := expiredVote(n)
+		v.ExpiresAt = time.Now().Add(time.Hour)
+		require.ErrorContains(t, perks.OnReward(w.ctx(), v), "Missing Permissions", "returned, for a retry once fixed")
+	}
+	warns := lines(buf, slog.LevelWarn)
+	require.Len(t, warns, 1, "%s", buf.String())
+	assert.Contains(t, warns[0], "Manage Roles")
+	assert.Contains(t, warns[0], voterRole)
 }
 
 // alwaysActive is a Votes whose every user has an active vote.
@@ -238,6 +260,78 @@ func TestRoleCallHonoursCancellation(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), wait/2, "the rate-limit wait outlived the context")
 	assert.Empty(t, w.dc.MemberRoles(w.guilds[0], v.PlatformID))
+}
+
+// TestRetryWithinRetryAfterIsNotSent: after a 429 (the first call returns
+// it at once), a retry within its retry_after waited inside discordgo's rate
+// limiter, deaf to ctx and past the term checked before it, then sent the
+// write. It now returns the 429's error at once, sending nothing: role calls
+// and reminders alike.
+func TestRetryWithinRetryAfterIsNotSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, method, path string }{
+		{"role", http.MethodPut, "/guilds/"},
+		{"reminder", http.MethodPost, "/users/@me/channels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, 1)
+			store := voterewards.NewMemoryStore()
+			perks := standalone(t, w, store, w.sessions[0])
+			require.NoError(t, w.dc.Inject(discordtest.Fault{Method: tc.method, Path: tc.path + "*", RetryAfter: time.Minute}))
+			v := expiredVote(1)
+			require.NoError(t, perks.SetReminder(w.ctx(), v.PlatformID, true))
+			handler := perks.OnExpire
+			if tc.name == "role" {
+				v.ExpiresAt = time.Now().Add(time.Hour) // still active
+				handler = perks.OnReward
+			}
+			var rl *discordgo.RateLimitError
+			require.ErrorAs(t, handler(w.ctx(), v), &rl)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- handler(ctx, v) }()
+			require.ErrorAs(t, testkit.Recv(t, done, "the retry waited out the retry_after"), &rl)
+			sent := 0
+			for _, c := range w.dc.Requests() {
+				if c.Method == tc.method && strings.Contains(c.Path, tc.path) {
+					sent++
+				}
+			}
+			assert.Equal(t, 1, sent, "a call within the retry_after was sent")
+		})
+	}
+}
+
+// TestTokenDiscordEchoesIsScrubbed: a refusal whose body quotes the bot
+// token (a proxy before Discord echoing the request) put it in the role
+// call's error and the reminder's warning; both name the refusal without it.
+func TestTokenDiscordEchoesIsScrubbed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	store := voterewards.NewMemoryStore()
+	log := &testlog.Buffer{}
+	poller, err := voterewards.New(w.client, voterewards.Config{OnReward: func(context.Context, voterewards.Vote) error { return nil }, Store: store})
+	require.NoError(t, err)
+	perks, err := voterperks.New(poller, voterperks.Config{BotID: w.dc.ApplicationID(), Session: func() *discordgo.Session { return w.sessions[0] },
+		State: store, Role: &voterperks.Role{GuildID: w.guilds[0], RoleID: voterRole}, Reminders: true, Logger: log.Logger()})
+	require.NoError(t, err)
+	echo := `{"message": "Missing Permissions for {{authorization}}", "code": 50013}`
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPut, Path: "/guilds/*", Status: http.StatusForbidden, Body: echo}))
+	require.NoError(t, w.dc.Inject(discordtest.Fault{Method: http.MethodPost, Path: "/users/@me/channels", Status: http.StatusForbidden, Body: echo}))
+	v := expiredVote(1)
+	require.NoError(t, perks.SetReminder(w.ctx(), v.PlatformID, true))
+	active := v
+	active.ExpiresAt = time.Now().Add(time.Hour)
+
+	err = perks.OnReward(w.ctx(), active)
+	require.ErrorContains(t, err, "Missing Permissions")
+	assert.NotContains(t, err.Error(), w.dc.Token())
+	require.NoError(t, perks.OnExpire(w.ctx(), v), "a refused reminder is not retried")
+	assert.Contains(t, log.String(), "Missing Permissions")
+	assert.NotContains(t, log.String(), w.dc.Token())
 }
 
 // TestRoleOutsideTheGuildIsSkipped: a voter Discord does not know in the
@@ -513,4 +607,34 @@ func TestVoteExtra(t *testing.T) {
 	other := w.interact(0, "vote", "320000000000000043", nil).Content
 	assert.NotContains(t, other, "Points")
 	assert.False(t, strings.HasSuffix(other, "\n"), "an empty extra added a line: %q", other)
+}
+
+// TestRateLimitedAnswerIsAWarningInTime: Discord answering an interaction's
+// callback with a 429 is one warning within Discord's 3 s, not a handler
+// asleep for the retry_after (discordgo's own wait), since a later answer is
+// refused anyway.
+func TestRateLimitedAnswerIsAWarningInTime(t *testing.T) {
+	t.Parallel()
+	dc := testkit.Discord(t, []int{1})
+	session := testkit.Sessions(t, dc, 1)[0]
+	_, err := session.ApplicationCommandBulkOverwrite(dc.ApplicationID(), "", voterperks.Commands(voterperks.Texts{}))
+	require.NoError(t, err)
+	log := &testlog.Buffer{}
+	p, err := voterperks.New(alwaysActive{}, voterperks.Config{BotID: dc.ApplicationID(),
+		Session: func() *discordgo.Session { return session }, State: voterewards.NewMemoryStore(), Logger: log.Logger()})
+	require.NoError(t, err)
+	session.AddHandler(p.Handle)
+	require.NoError(t, session.Open())
+	require.NoError(t, dc.Inject(discordtest.Fault{Method: http.MethodPost, Path: "/interactions/*", RetryAfter: time.Minute}))
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	asked := time.Now()
+	_, _, err = dc.Interact(ctx, discordtest.InteractionSpec{Command: voterperks.VoteCommand,
+		GuildID: discordtest.GuildIDForShard(0, 0, 1), UserID: "320000000000000042"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), "could not answer an interaction") },
+		wait, tick, "no warning of the refused answer:\n%s", log.String())
+	assert.Less(t, time.Since(asked), 3*time.Second)
+	assert.Contains(t, log.String(), "level=WARN")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/dblkit/go-topgg/internal/clock"
+	"github.com/dblkit/go-topgg/internal/discord"
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
@@ -20,7 +21,7 @@ const (
 
 // OnReward is the reward handler: it gives the voter role (Config.Role),
 // idempotently. A voter not in the guild is skipped; other failures are
-// returned, for voterewards to retry.
+// returned, for voterewards to retry; a refusal (403) is also warned of once.
 func (p *Perks) OnReward(ctx context.Context, v voterewards.Vote) error {
 	user := v.PlatformID
 	if p.cfg.Role == nil || user == "" {
@@ -58,24 +59,28 @@ func (p *Perks) role(ctx context.Context, user string, add bool) (changed bool, 
 		return false, err
 	}
 	guild, role := p.cfg.Role.GuildID, p.cfg.Role.RoleID
-	call, reason := s.GuildMemberRoleRemove, reasonTaken
+	call, reason, verb := s.GuildMemberRoleRemove, reasonTaken, "taking back"
 	if add {
-		call, reason = s.GuildMemberRoleAdd, reasonGiven
+		call, reason, verb = s.GuildMemberRoleAdd, reasonGiven, "giving"
 	}
 	if err := clock.CheckTerm(ctx); err != nil { // a fleet leader past its term changes nothing
 		return false, err
 	}
+	if err := p.limited("role"); err != nil {
+		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
+	}
 	err = call(guild, user, role, leaderCall(ctx, discordgo.WithAuditLogReason(reason))...)
-	if code, status := restCode(err); status == http.StatusNotFound {
+	p.noteLimit("role", err)
+	code, status := restCode(err)
+	switch status {
+	case http.StatusNotFound:
 		p.roleNotFound(code, user, add)
 		return false, nil
+	case http.StatusForbidden:
+		p.roleForbidden(code)
 	}
 	if err != nil {
-		verb := "taking back"
-		if add {
-			verb = "giving"
-		}
-		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, err)
+		return false, fmt.Errorf("voterperks: %s the voter role: %w", verb, discord.Scrub(s, err))
 	}
 	return true, nil
 }
@@ -92,5 +97,15 @@ func (p *Perks) roleNotFound(code int, user string, add bool) {
 	if _, done := p.warned.LoadOrStore(code, true); !done {
 		p.log.Warn("voter role: Discord knows no guild or role of VoterPerks.Role for this bot (not in the guild, or a wrong id); "+
 			"no voter gets the role until the bot is invited or the ids are fixed", "guild", r.GuildID, "role", r.RoleID, slog.Int("code", code))
+	}
+}
+
+// roleForbidden warns once of a role call Discord answered 403: still
+// returned for a retry, it fails every vote until the owner fixes it.
+func (p *Perks) roleForbidden(code int) {
+	if _, done := p.warned.LoadOrStore([2]int{http.StatusForbidden, code}, true); !done { // apart from a 404's code 0
+		r := p.cfg.Role
+		p.log.Warn("voter role: Discord refuses this bot the role of VoterPerks.Role; no voter gets it until the bot has "+
+			"Manage Roles in the guild and its highest role is above the voter role", "guild", r.GuildID, "role", r.RoleID, slog.Int("code", code))
 	}
 }

@@ -1,5 +1,6 @@
 // Package discord reads Discord ids (snowflakes), the one place the module parses,
-// checks, orders and routes them, and answers whether a discordgo session was opened.
+// checks, orders and routes them, answers whether a discordgo session was opened,
+// and keeps its token out of the errors of its calls.
 package discord
 
 import "math/bits"
