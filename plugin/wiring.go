@@ -63,6 +63,9 @@ func (p *Plugin) checkAtReady(ctx context.Context) {
 	if p.hook != nil { // to tell a token of another project by the webhook's votes
 		if pr, err := p.client.Project(ctx); err == nil {
 			p.wire.project.Store(&pr.ID)
+		} else if !errors.Is(err, context.Canceled) { // Run stopping; a timeout is news
+			p.log.Warn("could not read the token's project from Top.gg to check the webhook votes are this bot's; unchecked until the next start",
+				"error", err)
 		}
 	}
 	if p.perks == nil && !p.opts.haveCmds {

@@ -263,6 +263,24 @@ func TestTokenOfAnotherProjectWarns(t *testing.T) {
 	assert.NotContains(t, out, "webhook votes are for another bot")
 }
 
+// TestTokensProjectUnreadWarns: a failed read of the token's project at
+// READY (with webhooks on) is a warning saying the check is off, not silence.
+func TestTokensProjectUnreadWarns(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldSpec{perShard: 1})
+	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me", Status: http.StatusInternalServerError, Times: 1 << 20}))
+	var logs logBuffer
+	cfg := hourlyVotes()
+	cfg.WebhookAddr, cfg.WebhookSecrets = "127.0.0.1:0", plugin.WebhookSecrets{testSecret}
+	p := w.plugin(cfg, plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open()
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "could not read the token's project from Top.gg")
+	}, wait, tick)
+	assert.Contains(t, logs.String(), "level=WARN")
+}
+
 // TestWithVoterPerksChecksItsWiring: the perks need vote polling (a
 // ConfigError naming the field otherwise) and a valid bot id and role (the
 // voterperks error); without the option Perks is nil. The end-to-end tests
