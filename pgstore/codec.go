@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,6 +45,21 @@ func voterOf(v voterewards.Vote) string {
 		return v.PlatformID
 	}
 	return v.UserID
+}
+
+// keyParts returns the voter and the creation time (Unix nanoseconds) that a
+// vote's key ([voterewards.Vote.Key]: voter, "@", RFC 3339 time) names, or
+// false if key is not one.
+func keyParts(key string) (string, int64, bool) {
+	i := strings.LastIndexByte(key, '@')
+	if i < 0 {
+		return "", 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, key[i+1:])
+	if err != nil || !nanoOK(t) {
+		return "", 0, false
+	}
+	return key[:i], t.UnixNano(), true
 }
 
 // scanVote reads the columns of voteCols, after any given before them.

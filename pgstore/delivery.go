@@ -54,12 +54,12 @@ func (s *Store) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 // Delivered implements [voterewards.Store]; a fenced leader write. It is
 // idempotent, and never makes an expiry handled by [Store.Expiry] pending again.
 func (s *Store) Delivered(ctx context.Context, v voterewards.Vote, expire bool) error {
-	return s.leaderExec(ctx, "delivered", s.q.delivered, v.Key(), expire)
+	return s.leaderExec(ctx, "delivered", s.q.delivered, voterOf(v), v.CreatedAt.UnixNano(), expire)
 }
 
 // Expired implements [voterewards.Store]; a leader write (fenced).
 func (s *Store) Expired(ctx context.Context, v voterewards.Vote) error {
-	return s.leaderExec(ctx, "expired", s.q.expired, v.Key())
+	return s.leaderExec(ctx, "expired", s.q.expired, voterOf(v), v.CreatedAt.UnixNano())
 }
 
 // Prune implements [voterewards.Store]; fenced. The votes leave the dedup set;

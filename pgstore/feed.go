@@ -103,7 +103,13 @@ func (s *Store) notified(ctx context.Context, conn *pgx.Conn, n *pgconn.Notifica
 	if err := json.Unmarshal([]byte(n.Payload), &keys); err != nil {
 		return fmt.Errorf("pgstore: a vote notification that is not a JSON array of keys: %w", err)
 	}
-	rows, _ := conn.Query(ctx, s.q.votesByKey, keys)
+	voters, created := make([]string, 0, len(keys)), make([]int64, 0, len(keys))
+	for _, k := range keys {
+		if voter, c, ok := keyParts(k); ok { // else not a vote's: the check resyncs if one is missing
+			voters, created = append(voters, voter), append(created, c)
+		}
+	}
+	rows, _ := conn.Query(ctx, s.q.votesByKey, voters, created)
 	var id int64
 	votes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (voterewards.Vote, error) {
 		v, err := scanVote(r, &id)

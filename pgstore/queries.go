@@ -24,11 +24,10 @@ const voteCols = "user_id, platform_id, weight, created_ns, expires_ns, origin, 
 func newQueries(s string) queries {
 	f := func(q string) string { return fmt.Sprintf(q, s) }
 	return queries{
-		// The voters' locks, taken in key order, serialize the Ingests of
-		// one voter; the next statement (a new snapshot) sees every vote
-		// committed before. Ingest commits synchronously whatever the default.
-		lockVoters: `SELECT set_config('synchronous_commit', 'on', true),
-			(SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k)`,
+		// The voters' locks ([Store.lockKeys]) serialize the Ingests of one
+		// voter; the next statement (a new snapshot) sees every vote
+		// committed before. $2: Config.TxTimeout (milliseconds).
+		lockVoters: f("SELECT %[1]s.lock_voters($1, $2)"),
 		// Each voter's ledger (NULLs for a new voter) and the creation
 		// times of its votes in the dedup set near the new ones.
 		admitRead: f(`SELECT q.voter, o.votes, o.total, o.streak, o.best_streak, o.streak_until_ns, o.month_ns,
@@ -96,15 +95,19 @@ func newQueries(s string) queries {
 		txLimits:       `SELECT set_config('idle_in_transaction_session_timeout', $1, true), set_config('lock_timeout', $1, true)`,
 		load:           f("SELECT seen, pending, expiry_pending, " + voteCols + " FROM %[1]s.votes WHERE seen OR pending OR expiry_pending ORDER BY id"),
 		loadCheckpoint: f("SELECT cursor, last_seen_ns, since_ns FROM %[1]s.checkpoint WHERE id = 1"),
-		// The newest row of each key: a pruned vote added again is a new row.
-		votesByKey: f("SELECT id, " + voteCols + " FROM %[1]s.votes WHERE id IN (SELECT max(id) FROM %[1]s.votes WHERE key = ANY($1::text[]) GROUP BY key) ORDER BY id"),
+		// The newest row of each key (its voter and time, [keyParts]): a
+		// pruned vote added again is a new row.
+		votesByKey: f("SELECT id, " + voteCols + ` FROM %[1]s.votes WHERE id IN (SELECT max(v.id) FROM %[1]s.votes v
+			JOIN unnest($1::text[], $2::bigint[]) AS u(voter, c) ON v.voter = u.voter AND v.created_ns = u.c GROUP BY v.voter, v.created_ns)
+			ORDER BY id`),
 		// An expiry already handled by [Store.Expiry] is not pending again.
 		// After a Reward transaction the record commits without waiting for
 		// the disk: lost in a crash, the redelivery finds the done mark.
-		delivered: f(`WITH u AS (UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($2 AND NOT expiry_done)
-				WHERE key = $1 RETURNING reward_done)
+		delivered: f(`WITH u AS (UPDATE %[1]s.votes SET pending = false, expiry_pending = expiry_pending OR ($3 AND NOT expiry_done)
+				WHERE voter = $1 AND created_ns = $2 RETURNING reward_done)
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(reward_done) THEN 'off' ELSE 'on' END, true) FROM u`),
-		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE key = $1 AND expiry_pending RETURNING expiry_done)
+		expired: f(`WITH u AS (UPDATE %[1]s.votes SET expiry_pending = false WHERE voter = $1 AND created_ns = $2 AND expiry_pending
+				RETURNING expiry_done)
 			SELECT set_config('synchronous_commit', CASE WHEN bool_and(expiry_done) THEN 'off' ELSE 'on' END, true) FROM u`),
 		// Out of the dedup set; then Config.Retention's deletions, a bounded
 		// batch a time (the first prune of a long history must not take hours).
@@ -114,10 +117,10 @@ func newQueries(s string) queries {
 		// Lock the vote's newest row and mark it done (rolled back with the
 		// handler's writes); the previous mark tells a done vote.
 		markReward: f(`UPDATE %[1]s.votes v SET reward_done = true FROM (
-				SELECT id, reward_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+				SELECT id, reward_done FROM %[1]s.votes WHERE voter = $1 AND created_ns = $2 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
 			WHERE v.id = o.id RETURNING o.reward_done`),
 		markExpiry: f(`UPDATE %[1]s.votes v SET expiry_done = true FROM (
-				SELECT id, expiry_done FROM %[1]s.votes WHERE key = $1 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
+				SELECT id, expiry_done FROM %[1]s.votes WHERE voter = $1 AND created_ns = $2 ORDER BY id DESC LIMIT 1 FOR UPDATE) o
 			WHERE v.id = o.id RETURNING o.expiry_done`),
 		stats: f(`SELECT voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns
 			FROM %[1]s.voters WHERE voter = $1`),

@@ -107,11 +107,28 @@ var migrations = [...]string{
 			RAISE EXCEPTION 'pgstore: a ledger changed since it was read' USING ERRCODE = 'TGL01';
 		END IF;
 	END $f$;`,
-	// 5: a voter's newest month standing is its ledger row's (month_ns,
-	// month_votes, month_total, last_vote_ns); voter_months keeps its older
-	// months, so that a vote in its voter's newest month writes no month row.
+	// 5: fewer rows and index entries a vote. A voter's newest month
+	// standing is its ledger row's (month_ns, month_votes, month_total,
+	// last_vote_ns); voter_months keeps its older months, so that a vote in
+	// its voter's newest month writes no month row. One index by voter and
+	// time serves the dedup reads and the lookups by key (a key is its voter
+	// and time); one of the live votes (in the dedup set or with work left)
+	// serves Load and Prune. lock_voters begins an ingest in one statement.
 	`DELETE FROM %[1]s.voter_months m USING %[1]s.voters o WHERE m.voter = o.voter AND m.month_ns = o.month_ns;
-	CREATE INDEX voters_month_board ON %[1]s.voters (month_ns, month_total DESC, last_vote_ns, voter);`,
+	CREATE INDEX voters_month_board ON %[1]s.voters (month_ns, month_total DESC, last_vote_ns, voter);
+	CREATE INDEX votes_voter ON %[1]s.votes (voter, created_ns);
+	CREATE INDEX votes_live ON %[1]s.votes (id) WHERE seen OR pending OR expiry_pending;
+	DROP INDEX %[1]s.votes_dedup, %[1]s.votes_key, %[1]s.votes_pending, %[1]s.votes_expiry_pending, %[1]s.votes_seen_created;
+	-- Limits the transaction to lim (milliseconds, idle or waiting on a
+	-- lock), commits it synchronously whatever the default, then takes the
+	-- voters' locks (keys sorted): in that order, which one statement of
+	-- several calls would not promise.
+	CREATE FUNCTION %[1]s.lock_voters(keys bigint[], lim text) RETURNS void LANGUAGE plpgsql AS $f$
+	BEGIN
+		PERFORM set_config('synchronous_commit', 'on', true), set_config('idle_in_transaction_session_timeout', lim, true),
+			set_config('lock_timeout', lim, true);
+		PERFORM pg_advisory_xact_lock(k) FROM unnest(keys) AS k;
+	END $f$;`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an advisory

@@ -47,7 +47,7 @@ func (s *Store) txHandler(op string, h TxHandler, mark func(*queries) string) vo
 			b.Queue(s.q.txLimits, s.txLimit(ctx))
 			var done bool
 			found := false
-			b.Queue(mark(&s.q), v.Key()).QueryRow(func(row pgx.Row) error {
+			b.Queue(mark(&s.q), voterOf(v), v.CreatedAt.UnixNano()).QueryRow(func(row pgx.Row) error {
 				err := row.Scan(&done)
 				if errors.Is(err, pgx.ErrNoRows) {
 					return nil
