@@ -126,7 +126,8 @@ func (s *Store) read(ctx context.Context, conn *pgx.Conn, voters []string, creat
 func (s *Store) begin(ctx context.Context, voters []string) *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(s.q.lockVoters, s.lockKeys(voters), s.txLimit(ctx))
+	b.Queue(s.q.txLimits, s.txLimit(ctx))
+	b.Queue(s.q.lockVoters, s.lockKeys(voters))
 	return b
 }
 

@@ -24,10 +24,11 @@ const voteCols = "user_id, platform_id, weight, created_ns, expires_ns, origin, 
 func newQueries(s string) queries {
 	f := func(q string) string { return fmt.Sprintf(q, s) }
 	return queries{
-		// The voters' locks ([Store.lockKeys]) serialize the Ingests of one
-		// voter; the next statement (a new snapshot) sees every vote
-		// committed before. $2: Config.TxTimeout (milliseconds).
-		lockVoters: f("SELECT %[1]s.lock_voters($1, $2)"),
+		// The voters' locks, taken in key order, serialize the Ingests of
+		// one voter; the next statement (a new snapshot) sees every vote
+		// committed before. Ingest commits synchronously whatever the default.
+		lockVoters: `SELECT set_config('synchronous_commit', 'on', true),
+			(SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k)`,
 		// Each voter's ledger (NULLs for a new voter) and the creation
 		// times of its votes in the dedup set near the new ones.
 		admitRead: f(`SELECT q.voter, o.votes, o.total, o.streak, o.best_streak, o.streak_until_ns, o.month_ns,

@@ -113,22 +113,12 @@ var migrations = [...]string{
 	// its voter's newest month writes no month row. One index by voter and
 	// time serves the dedup reads and the lookups by key (a key is its voter
 	// and time); one of the live votes (in the dedup set or with work left)
-	// serves Load and Prune. lock_voters begins an ingest in one statement.
+	// serves Load and Prune.
 	`DELETE FROM %[1]s.voter_months m USING %[1]s.voters o WHERE m.voter = o.voter AND m.month_ns = o.month_ns;
 	CREATE INDEX voters_month_board ON %[1]s.voters (month_ns, month_total DESC, last_vote_ns, voter);
 	CREATE INDEX votes_voter ON %[1]s.votes (voter, created_ns);
 	CREATE INDEX votes_live ON %[1]s.votes (id) WHERE seen OR pending OR expiry_pending;
-	DROP INDEX %[1]s.votes_dedup, %[1]s.votes_key, %[1]s.votes_pending, %[1]s.votes_expiry_pending, %[1]s.votes_seen_created;
-	-- Limits the transaction to lim (milliseconds, idle or waiting on a
-	-- lock), commits it synchronously whatever the default, then takes the
-	-- voters' locks (keys sorted): in that order, which one statement of
-	-- several calls would not promise.
-	CREATE FUNCTION %[1]s.lock_voters(keys bigint[], lim text) RETURNS void LANGUAGE plpgsql AS $f$
-	BEGIN
-		PERFORM set_config('synchronous_commit', 'on', true), set_config('idle_in_transaction_session_timeout', lim, true),
-			set_config('lock_timeout', lim, true);
-		PERFORM pg_advisory_xact_lock(k) FROM unnest(keys) AS k;
-	END $f$;`,
+	DROP INDEX %[1]s.votes_dedup, %[1]s.votes_key, %[1]s.votes_pending, %[1]s.votes_expiry_pending, %[1]s.votes_seen_created;`,
 }
 
 // migrate creates or migrates the schema in one transaction, under an advisory

@@ -270,7 +270,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 			// Back to version 1: without version 2's tables, and with the
 			// reminders table as version 1 made it, holding opt-ins.
 			_, err = pool.Exec(ctx, `DROP TABLE topgg.reminders, topgg.command_hash; DROP FUNCTION topgg.check_ledger;
-				DROP INDEX topgg.voters_month_board, topgg.votes_voter, topgg.votes_live; DROP FUNCTION topgg.lock_voters;
+				DROP INDEX topgg.voters_month_board, topgg.votes_voter, topgg.votes_live;
 				CREATE INDEX votes_dedup ON topgg.votes (voter, created_ns) WHERE seen;
 				CREATE INDEX votes_key ON topgg.votes (key);
 				CREATE INDEX votes_pending ON topgg.votes (id) WHERE pending;
