@@ -170,10 +170,20 @@ func timeKey(t time.Time, id string) []byte {
 // seenKey is a vote's key in the dedup set and pending: creation time, voter id.
 func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
-// appendVoterKey appends a vote's key in the per-voter index: the voter id,
-// its length first (no id a prefix of another's keys), then the creation time.
+// appendVoterKey appends a vote's key in the voters bucket: the voter id, its
+// length first (no id a prefix of another's keys), then the creation time.
 func appendVoterKey(b []byte, id string, created time.Time) []byte {
 	return appendTime(appendString(b, id), created)
+}
+
+// ledgerKey is a voter's ledger record's key in the voters bucket: its
+// votes' keys without the time, so the record sorts just before them.
+func ledgerKey(id string) []byte { return appendString(make([]byte, 0, 2+len(id)), id) }
+
+// isVoteKey reports whether k, a key of the voters bucket, is a vote's (else a ledger record's).
+func isVoteKey(k []byte) bool {
+	n, l := binary.Uvarint(k)
+	return l > 0 && n <= maxIDLen && uint64(len(k)-l) == n+8
 }
 
 // expiryKey orders pending expiries by ExpiresAt.
