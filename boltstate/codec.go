@@ -161,13 +161,13 @@ func (d *decoder) uvarint(limit uint64) uint64 {
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
 func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).UserID }
 
-// timeKey is t, then id: a vote's key in the dedup set and pending (seenKey),
-// a voter's in the months bucket.
+// timeKey is t, then id: a vote's key in pending (seenKey), a voter's in
+// the months bucket.
 func timeKey(t time.Time, id string) []byte {
 	return append(appendTime(make([]byte, 0, 8+len(id)), t), id...)
 }
 
-// seenKey is a vote's key in the dedup set and pending: creation time, voter id.
+// seenKey is a vote's key in pending (and version 3's dedup set): creation time, voter id.
 func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
 // appendVoterKey appends a vote's key in the voters bucket: the voter id, its
