@@ -161,19 +161,29 @@ func (d *decoder) uvarint(limit uint64) uint64 {
 // voter is the id a vote is deduplicated and counted on (PlatformID, else UserID).
 func voter(v voterewards.Vote) string { return voterewards.Stats{}.Add(v, 0).UserID }
 
-// timeKey is t, then id: a vote's key in the dedup set and pending (seenKey),
-// a voter's in the months bucket.
+// timeKey is t, then id: a vote's key in pending (seenKey), a voter's in
+// the months bucket.
 func timeKey(t time.Time, id string) []byte {
 	return append(appendTime(make([]byte, 0, 8+len(id)), t), id...)
 }
 
-// seenKey is a vote's key in the dedup set and pending: creation time, voter id.
+// seenKey is a vote's key in pending (and version 3's dedup set): creation time, voter id.
 func seenKey(v voterewards.Vote) []byte { return timeKey(v.CreatedAt, voter(v)) }
 
-// appendVoterKey appends a vote's key in the per-voter index: the voter id,
-// its length first (no id a prefix of another's keys), then the creation time.
+// appendVoterKey appends a vote's key in the voters bucket: the voter id, its
+// length first (no id a prefix of another's keys), then the creation time.
 func appendVoterKey(b []byte, id string, created time.Time) []byte {
 	return appendTime(appendString(b, id), created)
+}
+
+// ledgerKey is a voter's ledger record's key in the voters bucket: its
+// votes' keys without the time, so the record sorts just before them.
+func ledgerKey(id string) []byte { return appendString(make([]byte, 0, 2+len(id)), id) }
+
+// isVoteKey reports whether k, a key of the voters bucket, is a vote's (else a ledger record's).
+func isVoteKey(k []byte) bool {
+	n, l := binary.Uvarint(k)
+	return l > 0 && n <= maxIDLen && uint64(len(k)-l) == n+8
 }
 
 // expiryKey orders pending expiries by ExpiresAt.

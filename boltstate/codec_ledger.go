@@ -11,7 +11,7 @@ import (
 //
 //	stats:    votes total streak best_streak (uvarints) streak_until(8)
 //	          month(8) month_votes month_total (uvarints) last_vote(8)
-//	ledger:   user -> version(1) stats
+//	ledger:   (in voters, ledgerKey) user -> version(1) stats
 //	months:   month(8) user -> votes total (uvarints) reached_at(8), for
 //	          each month of a voter's but the newest (which is in ledger)
 //	board:    span(8) ^total(8) reached_at(8) user -> votes (uvarint)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,12 +81,12 @@ func TestBoltLedgerDamagedRecords(t *testing.T) {
 		stats, board, ingest, month bool
 	}{
 		{"ledger record", func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte(bucketLedger)).Put([]byte("1"), []byte{ledgerVersion, 0xff})
+			return tx.Bucket([]byte(bucketVoters)).Put(ledgerKey("1"), []byte{ledgerVersion, 0xff})
 		}, true, false, true, false},
 		{"ledger version", func(tx *bolt.Tx) error {
-			b := tx.Bucket([]byte(bucketLedger))
-			rec := append([]byte{9}, b.Get([]byte("1"))[1:]...)
-			return b.Put([]byte("1"), rec)
+			b := tx.Bucket([]byte(bucketVoters))
+			rec := append([]byte{9}, b.Get(ledgerKey("1"))[1:]...)
+			return b.Put(ledgerKey("1"), rec)
 		}, true, false, true, false},
 		{"month standing", func(tx *bolt.Tx) error {
 			return tx.Bucket([]byte(bucketMonths)).Put(timeKey(voterewards.MonthOf(now.Add(-48*time.Hour)), "1"), []byte{1})
@@ -238,10 +241,117 @@ func encodeV2(v voterewards.Vote) []byte {
 	return b[:len(b)-1] // the empty Stats' flag
 }
 
+// downgradeToV3 rewrites a store file as version 3 kept it: the dedup set in
+// seen, the ledger in ledger, the voters bucket an index of the votes' keys.
+func downgradeToV3(t *testing.T, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		voters := tx.Bucket([]byte(bucketVoters))
+		seen, err1 := tx.CreateBucket([]byte(bucketSeen))
+		ledger, err2 := tx.CreateBucket([]byte(bucketLedger))
+		var keys, vals [][]byte
+		err3 := voters.ForEach(func(k, v []byte) error {
+			keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
+			return nil
+		})
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			n, l := binary.Uvarint(k)
+			id := string(k[l : l+int(n)])
+			if !isVoteKey(k) {
+				if err := errors.Join(ledger.Put([]byte(id), vals[i]), voters.Delete(k)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := errors.Join(seen.Put(timeKey(getTime(k[len(k)-8:]), id), vals[i]), voters.Put(k, nil)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), []byte{3})
+	}))
+	require.NoError(t, db.Close())
+}
+
+// TestVersion3FileIsMigrated: a version 3 file (the dedup set in seen, the
+// ledger in ledger) opens with the same snapshot, ledger and boards, its
+// votes still deduplicating and pruned, and the old buckets gone.
+func TestVersion3FileIsMigrated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	mk := func(u string, created time.Time, w int) voterewards.Vote {
+		return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
+	}
+	// Voter 1 across February and March (a late February vote last), voter 2 once.
+	votes := []voterewards.Vote{mk("1", now.Add(-48*time.Hour), 2), mk("1", now, 1), mk("2", now.Add(-30*time.Hour), 2), mk("1", now.Add(-72*time.Hour), 1)}
+	s, err := Open(dir)
+	require.NoError(t, err)
+	added, err := s.Ingest(ctx, &voterewards.Checkpoint{Cursor: "c4", LastSeen: now}, votes, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	require.Len(t, added, 4)
+	require.NoError(t, s.Delivered(ctx, added[0], true))
+	require.NoError(t, s.Delivered(ctx, added[2], false))
+	state := func(s *State) (snap *voterewards.Snapshot, stats []voterewards.Stats, boards [][]voterewards.Standing) {
+		t.Helper()
+		snap, err := s.Load(ctx)
+		require.NoError(t, err)
+		for _, l := range []*[]voterewards.Vote{&snap.Seen, &snap.Pending, &snap.Expiries} {
+			slices.SortFunc(*l, func(a, b voterewards.Vote) int { return strings.Compare(a.Key(), b.Key()) })
+		}
+		for _, u := range []string{"31", "32", "33"} {
+			st, err := s.Stats(ctx, u)
+			require.NoError(t, err)
+			stats = append(stats, st)
+		}
+		for _, m := range []time.Time{{}, now, now.Add(-48 * time.Hour)} {
+			b, err := s.Leaderboard(ctx, m, 10)
+			require.NoError(t, err)
+			boards = append(boards, b)
+		}
+		return snap, stats, boards
+	}
+	wantSnap, wantStats, wantBoards := state(s)
+	require.Len(t, wantSnap.Seen, 4)
+	require.NoError(t, s.Close())
+	downgradeToV3(t, filepath.Join(dir, storeFile))
+
+	s, err = Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	snap, stats, boards := state(s)
+	assert.Equal(t, wantSnap, snap)
+	assert.Equal(t, wantStats, stats)
+	assert.Equal(t, wantBoards, boards)
+	require.NoError(t, s.db.View(func(tx *bolt.Tx) error {
+		assert.Nil(t, tx.Bucket([]byte(bucketSeen)))
+		assert.Nil(t, tx.Bucket([]byte(bucketLedger)))
+		assert.Equal(t, []byte{storeVersion}, tx.Bucket([]byte(bucketMeta)).Get([]byte(keyVersion)))
+		return nil
+	}))
+
+	// The migrated votes deduplicate, count on and are pruned.
+	again := mk("1", now.Add(time.Minute), 1)
+	added, err = s.Ingest(ctx, nil, []voterewards.Vote{again, mk("1", now.Add(24*time.Hour), 1)}, voterewards.DefaultStreakGrace)
+	require.NoError(t, err)
+	require.Len(t, added, 1)
+	assert.Equal(t, wantStats[0].Votes+1, added[0].Stats.Votes)
+	require.NoError(t, s.Prune(ctx, now.Add(-40*time.Hour), now.Add(-30*time.Hour+voterewards.VoteLifetime)))
+	snap, err = s.Load(ctx)
+	require.NoError(t, err)
+	assert.Len(t, snap.Seen, 3, "the votes of before 40 h ago that expired are pruned")
+}
+
 // downgradeToV2 rewrites a store file as round two wrote it: version 2,
 // records without Stats, no ledger buckets.
 func downgradeToV2(t *testing.T, path string) {
 	t.Helper()
+	downgradeToV3(t, path)
 	db, err := bolt.Open(path, 0o600, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {

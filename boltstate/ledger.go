@@ -14,13 +14,14 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ledgerTx is the ledger's buckets in one write transaction.
+// ledgerTx is the ledger's buckets in one write transaction (its voters'
+// records in the voters bucket, under ledgerKey).
 type ledgerTx struct {
 	stats, months, board *bolt.Bucket
 }
 
 func openLedger(tx *bolt.Tx) ledgerTx {
-	return ledgerTx{tx.Bucket([]byte(bucketLedger)), tx.Bucket([]byte(bucketMonths)), tx.Bucket([]byte(bucketBoard))}
+	return ledgerTx{tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketMonths)), tx.Bucket([]byte(bucketBoard))}
 }
 
 // count counts v in its voter's ledger, its month's board and the all-time
@@ -38,7 +39,7 @@ func (l ledgerTx) count(v voterewards.Vote, grace time.Duration) (voterewards.St
 		st.StreakUntil = last
 	}
 	if err := errors.Join(
-		l.stats.Put([]byte(id), encodeLedger(st)),
+		l.stats.Put(ledgerKey(id), encodeLedger(st)),
 		l.rank(span(time.Time{}), allTimeStanding(old), allTimeStanding(st)),
 		l.countMonth(id, v, old),
 	); err != nil {
@@ -102,15 +103,15 @@ func (s *State) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	}
 	var st voterewards.Stats
 	err := s.read(ctx, fmt.Sprintf("the ledger of %q", user), func(tx *bolt.Tx) (err error) {
-		st, err = readStats(tx.Bucket([]byte(bucketLedger)), user)
+		st, err = readStats(tx.Bucket([]byte(bucketVoters)), user)
 		return err
 	})
 	return st, err // zero on an error
 }
 
-// readStats reads user's ledger record in b: no record is no votes.
+// readStats reads user's ledger record in the voters bucket b: no record is no votes.
 func readStats(b *bolt.Bucket, user string) (voterewards.Stats, error) {
-	if v := b.Get([]byte(user)); v != nil {
+	if v := b.Get(ledgerKey(user)); v != nil {
 		return decodeLedger(user, v)
 	}
 	return voterewards.Stats{UserID: user}, nil

@@ -1,6 +1,8 @@
 package boltstate
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -10,7 +12,7 @@ import (
 
 // prepareBuckets creates the buckets of a new file and migrates an old one.
 func prepareBuckets(tx *bolt.Tx) error {
-	for _, name := range []string{bucketMeta, bucketSeen, bucketVoters, bucketPending, bucketExpiry, bucketLedger, bucketMonths, bucketBoard,
+	for _, name := range []string{bucketMeta, bucketVoters, bucketPending, bucketExpiry, bucketMonths, bucketBoard,
 		bucketCommands, bucketReminders} {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return err
@@ -24,7 +26,12 @@ func prepareBuckets(tx *bolt.Tx) error {
 	case v[0] == storeVersion:
 		return nil
 	default:
-		steps := []func(*bolt.Tx) error{migrateV1, migrateV2} // from version 1, 2
+		for _, name := range []string{bucketSeen, bucketLedger} { // version 3's, moved by migrateV3
+			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+				return err
+			}
+		}
+		steps := []func(*bolt.Tx) error{migrateV1, migrateV2, migrateV3} // from version 1, 2, 3
 		for from := v[0]; from < storeVersion; from++ {
 			if err := steps[from-1](tx); err != nil {
 				return fmt.Errorf("migrating from version %d: %w", from, err)
@@ -69,6 +76,41 @@ func migrateV2(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// migrateV3 moves a version 3 file's dedup set (seen) and ledger into the
+// voters bucket, whose vote keys (the per-voter index, empty values) it
+// replaces by the dedup set's votes; ledger records a migrateV2 wrote there stay.
+func migrateV3(tx *bolt.Tx) error {
+	voters, seen, ledger := tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketLedger))
+	var index [][]byte
+	if err := voters.ForEach(func(k, _ []byte) error {
+		if isVoteKey(k) {
+			index = append(index, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Deleting after the walk: bbolt cursors may skip a key after Delete.
+	for _, k := range index {
+		if err := voters.Delete(k); err != nil {
+			return err
+		}
+	}
+	err := errors.Join(
+		seen.ForEach(func(k, v []byte) error {
+			if len(k) < 8 {
+				return errBadRecord
+			}
+			return voters.Put(appendVoterKey(nil, string(k[8:]), getTime(k[:8])), v)
+		}),
+		ledger.ForEach(func(k, v []byte) error { return voters.Put(ledgerKey(string(k)), v) }),
+	)
+	if err != nil {
+		return err
+	}
+	return errors.Join(tx.DeleteBucket([]byte(bucketSeen)), tx.DeleteBucket([]byte(bucketLedger)))
 }
 
 // rewrite writes bucket name's vote records afresh, each after fn (which

@@ -31,11 +31,9 @@ const openTimeout = 500 * time.Millisecond
 // Bucket names and keys of the file (strings: no package-level slice).
 const (
 	bucketMeta      = "meta"
-	bucketSeen      = "seen"
-	bucketVoters    = "voters"
+	bucketVoters    = "voters" // per voter: its ledger record, then its votes of the dedup set
 	bucketPending   = "pending"
 	bucketExpiry    = "expiry"
-	bucketLedger    = "ledger"
 	bucketMonths    = "ledger_months"
 	bucketBoard     = "board"
 	bucketCommands  = "commands"
@@ -46,6 +44,10 @@ const (
 	keyLastSeen = "last_seen"
 	keySince    = "since"
 	keyHash     = "hash"
+
+	// The dedup set and the ledger of version 3, moved into voters by version 4.
+	bucketSeen   = "seen"
+	bucketLedger = "ledger"
 )
 
 // batchDelay is how long a delivery, expiry or reminder record waits to share
@@ -53,8 +55,9 @@ const (
 const batchDelay = time.Millisecond
 
 // storeVersion 2 added the per-voter index and keys votes by platform id;
-// 3 the ledger. Older files are migrated at open.
-const storeVersion = 3
+// 3 the ledger; 4 keeps the dedup set and the ledger in the per-voter index
+// (a vote's commit writes one leaf for both). Older files are migrated at open.
+const storeVersion = 4
 
 // State is all of a bot's state in one bbolt file of a directory. Every
 // change is a transaction, so the file survives kill -9 and a power loss.
@@ -194,8 +197,11 @@ func (s *State) Load(ctx context.Context) (*voterewards.Snapshot, error) {
 		// Zero if missing (a new file) or damaged, as before the first checkpoint.
 		snap.Checkpoint.LastSeen, _ = decode(meta.Get([]byte(keyLastSeen)), (*decoder).time)
 		snap.Checkpoint.Since, _ = decode(meta.Get([]byte(keySince)), (*decoder).time)
-		for name, out := range map[string]*[]voterewards.Vote{bucketSeen: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
-			if err := tx.Bucket([]byte(name)).ForEach(func(_, v []byte) error {
+		for name, out := range map[string]*[]voterewards.Vote{bucketVoters: &snap.Seen, bucketPending: &snap.Pending, bucketExpiry: &snap.Expiries} {
+			if err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
+				if name == bucketVoters && !isVoteKey(k) {
+					return nil // a ledger record
+				}
 				vote, err := decodeVote(v)
 				*out = append(*out, vote)
 				return err
@@ -246,10 +252,11 @@ func (s *State) write(ctx context.Context, wait bool, what string, fn func(*bolt
 // How a write takes the group's turn: at once, or after riding (ingestGroup).
 const lead, ride = false, true
 
-// addVotes adds each vote that is not a duplicate to the dedup set and the
-// pending deliveries, counts it in the ledger, and appends it to added.
+// addVotes adds each vote that is not a duplicate to the dedup set (beside
+// its voter's ledger record) and the pending deliveries, counts it in the
+// ledger, and appends it to added.
 func addVotes(tx *bolt.Tx, votes, added []voterewards.Vote, grace time.Duration) ([]voterewards.Vote, error) {
-	seen, voters, pending := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
+	voters, pending := tx.Bucket([]byte(bucketVoters)), tx.Bucket([]byte(bucketPending))
 	ledger := openLedger(tx)
 	c := voters.Cursor() // one for the transaction: Seek starts afresh
 	var kb [64]byte
@@ -262,9 +269,9 @@ func addVotes(tx *bolt.Tx, votes, added []voterewards.Vote, grace time.Duration)
 		if v.Stats, err = ledger.count(v, grace); err != nil {
 			return nil, err
 		}
-		k, val := seenKey(v), encodeVote(v)
+		val := encodeVote(v)
 		// Put copies the key, so the voter key may live on the stack.
-		if err := errors.Join(seen.Put(k, val), pending.Put(k, val), voters.Put(appendVoterKey(kb[:0], id, v.CreatedAt), nil)); err != nil {
+		if err := errors.Join(voters.Put(appendVoterKey(kb[:0], id, v.CreatedAt), val), pending.Put(seenKey(v), val)); err != nil {
 			return nil, err
 		}
 		added = append(added, v)
@@ -302,22 +309,28 @@ func (s *State) Expired(ctx context.Context, v voterewards.Vote) error {
 	})
 }
 
-// Prune implements [voterewards.Store].
+// Prune implements [voterewards.Store]. It finds the votes in a read (a walk
+// of every voter's) and deletes them in a write: a vote record never changes,
+// and one found expired stays so.
 func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	limit := appendTime(nil, createdBefore)
-	return s.write(ctx, lead, "prune store", func(tx *bolt.Tx) error {
-		seen, voters := tx.Bucket([]byte(bucketSeen)), tx.Bucket([]byte(bucketVoters))
-		var doomed [][]byte
-		c := seen.Cursor()
-		for k, v := c.First(); k != nil && bytes.Compare(k[:8], limit) < 0; k, v = c.Next() {
-			if len(v) < 17 || getTime(v[9:17]).After(now) {
-				break // the rest expires later still, as a rule
+	var doomed [][]byte
+	err := s.read(ctx, "the votes to prune", func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucketVoters)).ForEach(func(k, v []byte) error {
+			// v: version(1) created(8) expires(8) ...
+			if isVoteKey(k) && bytes.Compare(k[len(k)-8:], limit) < 0 && len(v) >= 17 && !getTime(v[9:17]).After(now) {
+				doomed = append(doomed, bytes.Clone(k))
 			}
-			doomed = append(doomed, bytes.Clone(k))
-		}
-		// Deleting after the walk: bbolt cursors may skip a key after Delete.
+			return nil
+		})
+	})
+	if err != nil || len(doomed) == 0 {
+		return err
+	}
+	return s.write(ctx, lead, "prune store", func(tx *bolt.Tx) error {
+		voters := tx.Bucket([]byte(bucketVoters))
 		for _, k := range doomed {
-			if err := errors.Join(seen.Delete(k), voters.Delete(appendVoterKey(nil, string(k[8:]), getTime(k[:8])))); err != nil {
+			if err := voters.Delete(k); err != nil {
 				return err
 			}
 		}
