@@ -439,3 +439,33 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	require.Len(t, added, 1)
 	assert.Equal(t, 4, added[0].Stats.Streak)
 }
+
+// TestStoreVersionOfTheFile: a file whose store version is above this
+// release's is ErrFileTooNew (a newer go-topgg wrote it: upgrade, keep the
+// file); a version no release writes, or a migration that cannot read the
+// records its version says, is a *DamagedError naming the file.
+func TestStoreVersionOfTheFile(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		version []byte
+		tooNew  bool
+	}{{[]byte{storeVersion + 1}, true}, {[]byte{255}, true}, {[]byte{0}, false}, {[]byte{4, 4}, false}, {[]byte{}, false}, {[]byte{1}, false}} {
+		dir := t.TempDir()
+		s, err := Open(dir)
+		require.NoError(t, err)
+		_, err = s.Ingest(context.Background(), nil, []voterewards.Vote{{Vote: topgg.Vote{UserID: "1", CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}}}, 0)
+		require.NoError(t, err)
+		require.NoError(t, s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), c.version)
+		}))
+		require.NoError(t, s.Close())
+		_, err = Open(dir)
+		var d *DamagedError
+		if c.tooNew {
+			assert.ErrorIs(t, err, ErrFileTooNew, "version %v", c.version)
+			assert.False(t, errors.As(err, &d), "version %v: not damage", c.version)
+		} else {
+			assert.True(t, errors.As(err, &d), "version %v: %v", c.version, err)
+		}
+	}
+}

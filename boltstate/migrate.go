@@ -21,8 +21,10 @@ func prepareBuckets(tx *bolt.Tx) error {
 	meta := tx.Bucket([]byte(bucketMeta))
 	switch v := meta.Get([]byte(keyVersion)); {
 	case v == nil: // a new file
-	case len(v) != 1 || v[0] < 1 || v[0] > storeVersion:
-		return fmt.Errorf("unknown store version %v (written by a newer release?)", v)
+	case len(v) == 1 && v[0] > storeVersion:
+		return fmt.Errorf("%w: store version %d, this release reads up to %d", ErrFileTooNew, v[0], storeVersion)
+	case len(v) != 1 || v[0] < 1:
+		return fmt.Errorf("store version %v is none", v)
 	case v[0] == storeVersion:
 		return nil
 	default:

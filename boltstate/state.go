@@ -19,8 +19,13 @@ import (
 	"github.com/dblkit/go-topgg/voterewards"
 )
 
-// ErrLocked is returned by [Open] when another process (or State) has the directory open.
-var ErrLocked = errors.New("boltstate: state directory is in use by another process")
+var (
+	// ErrLocked is returned by [Open] when another process (or State) has the directory open.
+	ErrLocked = errors.New("boltstate: state directory is in use by another process")
+	// ErrFileTooNew is returned by [Open] for a file whose store version is
+	// newer than this release's (a newer go-topgg wrote it): upgrade.
+	ErrFileTooNew = errors.New("boltstate: the state file was written by a newer release of go-topgg")
+)
 
 // storeFile is the state's file, named as when it kept only the votes.
 const storeFile = "voterewards.db"
@@ -71,8 +76,9 @@ type State struct {
 var _ voterewards.State = (*State)(nil)
 
 // Open opens (creating if needed, mode 0700) the state in dir, moving in older
-// releases' files. Errors: [ErrLocked] if another process has it open; a
-// *[DamagedError] for a file it cannot trust, never a crash. Close it when done.
+// releases' files. Errors: [ErrLocked] if another process has it open,
+// [ErrFileTooNew], or a *[DamagedError] for a file it cannot trust or read as
+// its version says, never a crash. Close it when done.
 func Open(dir string) (*State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("boltstate: open: %w", err)
@@ -84,8 +90,10 @@ func Open(dir string) (*State, error) {
 	}
 	var legacy []string
 	err = db.Update(func(tx *bolt.Tx) error {
-		if err := prepareBuckets(tx); err != nil {
+		if err := prepareBuckets(tx); errors.Is(err, ErrFileTooNew) {
 			return fmt.Errorf("boltstate: open %s: %w", path, err)
+		} else if err != nil { // records its version cannot hold: damage
+			return &DamagedError{Path: path, Reason: err.Error()}
 		}
 		legacy, err = moveLegacy(tx, dir)
 		return err
