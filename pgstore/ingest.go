@@ -126,8 +126,7 @@ func (s *Store) read(ctx context.Context, conn *pgx.Conn, voters []string, creat
 func (s *Store) begin(ctx context.Context, voters []string) *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
-	b.Queue(s.q.txLimits, s.txLimit(ctx))
-	b.Queue(s.q.lockVoters, s.lockKeys(voters))
+	b.Queue(s.q.lockVoters, s.lockKeys(voters), s.txLimit(ctx))
 	return b
 }
 
@@ -273,10 +272,9 @@ func (s *Store) queueAdded(b *pgx.Batch, a adds) ([]string, error) {
 			return nil, err
 		}
 	}
-	if len(a.votes) == 1 { // a webhook's: plain statements cost half the set-based one
-		b.Queue(s.q.ledgerOne, va.voter[0], va.votes[0], va.total[0], va.streak[0], va.best[0], va.until[0], va.month[0],
-			va.monthVotes[0], va.monthTotal[0], va.last[0])
-		b.Queue(s.q.voteOne, va.key[0], va.voter[0], va.userID[0], va.platformID[0], va.weight[0], va.created[0],
+	if len(a.votes) == 1 { // a webhook's: a plain statement costs half the set-based one
+		b.Queue(s.q.writeOne, va.voter[0], va.votes[0], va.total[0], va.streak[0], va.best[0], va.until[0], va.month[0],
+			va.monthVotes[0], va.monthTotal[0], va.last[0], va.key[0], va.userID[0], va.platformID[0], va.weight[0], va.created[0],
 			va.expires[0], va.origin[0], jsonArray(va.hook)[0], jsonArray(va.stats)[0])
 	} else {
 		// Its generic plan (no scan: an unnest, lookups and inserts by key) suits

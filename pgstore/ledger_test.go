@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -550,6 +551,21 @@ func TestGroupCommitIsBounded(t *testing.T) {
 	sizes, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	require.NoError(t, err)
 	assert.Equal(t, []int{pgstore.MaxBatch, queued - pgstore.MaxBatch}, sizes)
+}
+
+// TestIngestWaitsForALockAtMostTxTimeout: an Ingest whose voter is locked
+// by another transaction fails with PostgreSQL's lock timeout (55P03) after
+// TxTimeout: the limit is set before the lock is waited for.
+func TestIngestWaitsForALockAtMostTxTimeout(t *testing.T) {
+	pool := pg.Pool(t)
+	s, err := pgstore.Open(t.Context(), pool, pgstore.Config{TxTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	v := vote(1, base)
+	holdVoterLock(t, pool, s, v.PlatformID)
+	_, err = s.Ingest(t.Context(), nil, []voterewards.Vote{v}, voterewards.DefaultStreakGrace)
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, "55P03", pe.Code, "lock_not_available")
 }
 
 // TestFailedBatchIsBounded: a batch that fails (its voter's lock held past

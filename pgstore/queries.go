@@ -5,7 +5,7 @@ import "fmt"
 // queries are the store's SQL, with the schema's quoted name filled in once.
 type queries struct {
 	lockVoters, admitRead, admitWrite string
-	ledgerOne, voteOne, addMonths     string
+	writeOne, addMonths               string
 	notify, lastVoteID, countVotes    string
 	saveCheckpoint, checkFence        string
 	txLimits                          string
@@ -26,9 +26,12 @@ func newQueries(s string) queries {
 	return queries{
 		// The voters' locks, taken in key order, serialize the Ingests of
 		// one voter; the next statement (a new snapshot) sees every vote
-		// committed before. Ingest commits synchronously whatever the default.
-		lockVoters: `SELECT set_config('synchronous_commit', 'on', true),
-			(SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k)`,
+		// committed before. Before them (CASE keeps the order): Ingest
+		// commits synchronously whatever the default, and txLimits ($2).
+		lockVoters: `SELECT CASE WHEN set_config('synchronous_commit', 'on', true) IS NULL THEN 0
+			WHEN set_config('idle_in_transaction_session_timeout', $2, true) IS NULL THEN 0
+			WHEN set_config('lock_timeout', $2, true) IS NULL THEN 0
+			ELSE (SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k) END`,
 		// Each voter's ledger (NULLs for a new voter) and the creation
 		// times of its votes in the dedup set near the new ones.
 		admitRead: f(`SELECT q.voter, o.votes, o.total, o.streak, o.best_streak, o.streak_until_ns, o.month_ns,
@@ -60,10 +63,10 @@ func newQueries(s string) queries {
 			)
 			SELECT %[1]s.check_ledger(bool_and(coalesce((SELECT o.votes FROM %[1]s.voters o WHERE o.voter = g.voter), 0) = g.first - 1))
 			FROM (SELECT voter, min(votes) AS first FROM u GROUP BY voter) g`),
-		// admitWrite for one vote, in two plain statements: its voter's
-		// ledger first, failing (check_ledger) unless the stored one is the
-		// one before it; then the vote.
-		ledgerOne: f(`WITH w AS (
+		// admitWrite for one vote, in a plain statement: its voter's ledger,
+		// failing (check_ledger) unless the stored one is the one before it,
+		// and the vote.
+		writeOne: f(`WITH w AS (
 				INSERT INTO %[1]s.voters AS o (voter, votes, total, streak, best_streak, streak_until_ns, month_ns, month_votes, month_total, last_vote_ns)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 				ON CONFLICT (voter) DO UPDATE SET votes = EXCLUDED.votes, total = EXCLUDED.total, streak = EXCLUDED.streak,
@@ -71,9 +74,10 @@ func newQueries(s string) queries {
 					month_votes = EXCLUDED.month_votes, month_total = EXCLUDED.month_total, last_vote_ns = EXCLUDED.last_vote_ns
 				WHERE o.votes = EXCLUDED.votes - 1
 				RETURNING 1
+			), v AS (
+				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
+				SELECT $11::text, $1::text, $12::text, $13::text, $14::int, $15::bigint, $16::bigint, $17::smallint, $18::json, $19::json FROM w
 			) SELECT %[1]s.check_ledger(EXISTS (SELECT FROM w))`),
-		voteOne: f(`INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`),
 		// The rows an ingest adds to voter_months ([adds.count]), one a key.
 		addMonths: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::bigint[])
