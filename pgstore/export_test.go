@@ -24,3 +24,7 @@ func LedgerReads(s *Store) int64 { return s.reads.Load() }
 
 // MaxBatch bounds the Ingests one group commit writes.
 const MaxBatch = maxBatch
+
+// MonthBoardQuery is the SQL of s's Leaderboard of a month ($1: the month in
+// Unix nanoseconds, $2: n).
+func MonthBoardQuery(s *Store) string { return s.q.monthBoard }

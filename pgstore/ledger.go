@@ -27,7 +27,8 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 	return st, nil
 }
 
-// Leaderboard implements [voterewards.Store]: n rows of one scan of the board's index.
+// Leaderboard implements [voterewards.Store]: n rows of one scan of the board's index
+// (a month's: of voter_months' and of the ledger's, merged).
 func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard

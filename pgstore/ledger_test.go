@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -632,4 +633,33 @@ func requireLockWaiter(t *testing.T, pool *pgxpool.Pool) {
 		var waiting int
 		return pool.QueryRow(t.Context(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting) == nil && waiting == 1
 	}, testkit.Wait, time.Millisecond, "an Ingest waits for the lock")
+}
+
+// TestMonthBoardReadsItsIndexes: a month's board reads n entries of each
+// board index (the newest months' in voters, the older in voter_months), not
+// every row of the month and a sort, however many voters the month has.
+func TestMonthBoardReadsItsIndexes(t *testing.T) {
+	s, pool := openPooled(t)
+	ctx := context.Background()
+	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for _, q := range []string{"INSERT INTO topgg.voters SELECT 'a' || g, g, g, 1, 1, NULL, $1::bigint, g, g, $1::bigint + g FROM generate_series(1, 20000) g",
+		"INSERT INTO topgg.voter_months SELECT $1::bigint, 'b' || g, g, g, $1::bigint + g FROM generate_series(1, 20000) g"} {
+		_, err := pool.Exec(ctx, q, month)
+		require.NoError(t, err)
+	}
+	_, err := pool.Exec(ctx, "ANALYZE")
+	require.NoError(t, err)
+	rows, _ := pool.Query(ctx, "EXPLAIN "+pgstore.MonthBoardQuery(s), month, 10)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	assert.NotContains(t, plan, "Seq Scan", plan)
+	assert.NotContains(t, plan, "Sort  ", plan)
+	board, err := s.Leaderboard(ctx, time.Unix(0, month), 3)
+	require.NoError(t, err)
+	assert.Equal(t, []voterewards.Standing{
+		{UserID: "a20000", Votes: 20000, Total: 20000, ReachedAt: time.Unix(0, month+20000).UTC()},
+		{UserID: "b20000", Votes: 20000, Total: 20000, ReachedAt: time.Unix(0, month+20000).UTC()},
+		{UserID: "a19999", Votes: 19999, Total: 19999, ReachedAt: time.Unix(0, month+19999).UTC()},
+	}, board)
 }

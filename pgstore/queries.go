@@ -131,9 +131,12 @@ func newQueries(s string) queries {
 			FROM %[1]s.voters WHERE voter = $1`),
 		board: f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
 		// A voter's newest month is in its ledger row, its older ones in
-		// voter_months: each side one scan of its board index, merged.
-		monthBoard: f(`SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1
-			UNION ALL SELECT voter, month_votes, month_total, last_vote_ns FROM %[1]s.voters WHERE month_ns = $1
+		// voter_months: each side n rows of its board index, merged (limited
+		// only outside, PostgreSQL reads and sorts every row of the month).
+		monthBoard: f(`(SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1
+				ORDER BY total DESC, reached_ns, voter LIMIT $2)
+			UNION ALL (SELECT voter, month_votes, month_total, last_vote_ns FROM %[1]s.voters WHERE month_ns = $1
+				ORDER BY month_total DESC, last_vote_ns, voter LIMIT $2)
 			ORDER BY total DESC, reached_ns, voter LIMIT $2`),
 		setReminder:   f("INSERT INTO %[1]s.reminders (user_id) VALUES ($1) ON CONFLICT DO NOTHING"),
 		unsetReminder: f("DELETE FROM %[1]s.reminders WHERE user_id = $1"),

@@ -178,7 +178,7 @@ func (g *Group) openAll(ctx context.Context) error {
 			case err != nil && ctx.Err() != nil: // it failed because of the stop (a lookup cut short, say)
 				return stopped()
 			case err != nil:
-				return fmt.Errorf("shards: opening shard %d: %w", s.ShardID, err)
+				return fmt.Errorf("shards: opening shard %d: %w", s.ShardID, discord.Scrub(s, err))
 			}
 			g.cfg.logger.Debug("shard connected", "shard", s.ShardID, "shards", len(g.sessions))
 		case <-ctx.Done():

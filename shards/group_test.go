@@ -88,6 +88,18 @@ func TestOpenEndsWhenGatewayLookupIsRateLimited(t *testing.T) {
 	require.ErrorIs(t, within(t, done, "Open"), context.Canceled)
 }
 
+// TestOpenRefusedQuotesNoToken: a refused gateway lookup whose body quotes
+// the token (a proxy echoing the request) is Open's error without it.
+func TestOpenRefusedQuotesNoToken(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Path: "/gateway", Status: http.StatusUnauthorized,
+		Body: `{"message": "401: Unauthorized {{authorization}}", "code": 0}`}))
+	err := w.group.Open(w.ctx())
+	require.ErrorContains(t, err, "Unauthorized")
+	assert.NotContains(t, err.Error(), w.srv.Token())
+}
+
 // TestOpenAfterRateLimitedLookup: the same 429, waited out, then every shard
 // connects.
 func TestOpenAfterRateLimitedLookup(t *testing.T) {
@@ -472,6 +484,13 @@ func TestApplication(t *testing.T) {
 	cancel()
 	_, err = w.group.Application(ctx)
 	require.ErrorIs(t, err, context.Canceled)
+
+	// A refusal whose body quotes the token (a proxy echoing the request) keeps Discord's words, not the token.
+	require.NoError(t, w.srv.Inject(discordtest.Fault{Method: http.MethodGet, Path: "/oauth2/applications/@me", Status: http.StatusUnauthorized,
+		Body: `{"message": "401: Unauthorized {{authorization}}", "code": 0}`}))
+	_, err = w.group.Application(w.ctx())
+	require.ErrorContains(t, err, "Unauthorized")
+	assert.NotContains(t, err.Error(), w.srv.Token())
 }
 
 // TestStopInOrderJobsFirst: the job stops before the shards close, and both
