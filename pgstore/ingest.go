@@ -261,7 +261,7 @@ func (s *Store) lockKeys(voters []string) []int64 {
 }
 
 // queueAdded queues the writes of the added votes (the votes, their voters'
-// last ledgers, their rows of voter_months) and returns their keys, to notify.
+// last ledgers, their rows of voter_past_months) and returns their keys, to notify.
 func (s *Store) queueAdded(b *pgx.Batch, a adds) ([]string, error) {
 	if len(a.votes) == 0 {
 		return nil, nil

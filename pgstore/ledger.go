@@ -28,7 +28,7 @@ func (s *Store) Stats(ctx context.Context, user string) (voterewards.Stats, erro
 }
 
 // Leaderboard implements [voterewards.Store]: n rows of one scan of the board's index
-// (a month's: of voter_months' and of the ledger's, merged).
+// (a month's: of voter_past_months' and of the ledger's, merged).
 func (s *Store) Leaderboard(ctx context.Context, month time.Time, n int) ([]voterewards.Standing, error) {
 	if n < 1 || n > voterewards.MaxLeaderboard {
 		return nil, voterewards.ErrBadLeaderboard

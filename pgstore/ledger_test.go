@@ -636,14 +636,14 @@ func requireLockWaiter(t *testing.T, pool *pgxpool.Pool) {
 }
 
 // TestMonthBoardReadsItsIndexes: a month's board reads n entries of each
-// board index (the newest months' in voters, the older in voter_months), not
+// board index (the newest months' in voters, the older in voter_past_months), not
 // every row of the month and a sort, however many voters the month has.
 func TestMonthBoardReadsItsIndexes(t *testing.T) {
 	s, pool := openPooled(t)
 	ctx := context.Background()
 	month := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	for _, q := range []string{"INSERT INTO topgg.voters SELECT 'a' || g, g, g, 1, 1, NULL, $1::bigint, g, g, $1::bigint + g FROM generate_series(1, 20000) g",
-		"INSERT INTO topgg.voter_months SELECT $1::bigint, 'b' || g, g, g, $1::bigint + g FROM generate_series(1, 20000) g"} {
+		"INSERT INTO topgg.voter_past_months SELECT $1::bigint, 'b' || g, g, g, $1::bigint + g FROM generate_series(1, 20000) g"} {
 		_, err := pool.Exec(ctx, q, month)
 		require.NoError(t, err)
 	}

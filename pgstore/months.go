@@ -8,20 +8,20 @@ import (
 )
 
 // adds are what one transaction adds: the votes, with their Stats, and the
-// rows they add to voter_months.
+// rows they add to voter_past_months.
 type adds struct {
 	votes  []voterewards.Vote
 	months map[monthKey]voterewards.Standing
 }
 
-// monthKey is a voter's month (Unix nanoseconds), a row of voter_months.
+// monthKey is a voter's month (Unix nanoseconds), a row of voter_past_months.
 type monthKey struct {
 	month int64
 	voter string
 }
 
 // count notes v, added to its voter id's ledger st (the one before it). A
-// voter's newest month is its ledger row's (schema version 5): voter_months
+// voter's newest month is its ledger row's (schema version 5): voter_past_months
 // gets the month a vote turns from, and a late vote's older month.
 func (a *adds) count(id string, st voterewards.Stats, v voterewards.Vote) {
 	a.votes = append(a.votes, v)

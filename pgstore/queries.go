@@ -78,8 +78,8 @@ func newQueries(s string) queries {
 				INSERT INTO %[1]s.votes (key, voter, user_id, platform_id, weight, created_ns, expires_ns, origin, hook, stats)
 				SELECT $11::text, $1::text, $12::text, $13::text, $14::int, $15::bigint, $16::bigint, $17::smallint, $18::json, $19::json FROM w
 			) SELECT %[1]s.check_ledger(EXISTS (SELECT FROM w))`),
-		// The rows an ingest adds to voter_months ([adds.count]), one a key.
-		addMonths: f(`INSERT INTO %[1]s.voter_months AS o (month_ns, voter, votes, total, reached_ns)
+		// The rows an ingest adds to voter_past_months ([adds.count]), one a key.
+		addMonths: f(`INSERT INTO %[1]s.voter_past_months AS o (month_ns, voter, votes, total, reached_ns)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[], $5::bigint[])
 			ON CONFLICT (month_ns, voter) DO UPDATE SET votes = o.votes + EXCLUDED.votes, total = o.total + EXCLUDED.total,
 				reached_ns = greatest(o.reached_ns, EXCLUDED.reached_ns)`),
@@ -131,9 +131,9 @@ func newQueries(s string) queries {
 			FROM %[1]s.voters WHERE voter = $1`),
 		board: f("SELECT voter, votes, total, last_vote_ns FROM %[1]s.voters ORDER BY total DESC, last_vote_ns, voter LIMIT $1"),
 		// A voter's newest month is in its ledger row, its older ones in
-		// voter_months: each side n rows of its board index, merged (limited
+		// voter_past_months: each side n rows of its board index, merged (limited
 		// only outside, PostgreSQL reads and sorts every row of the month).
-		monthBoard: f(`(SELECT voter, votes, total, reached_ns FROM %[1]s.voter_months WHERE month_ns = $1
+		monthBoard: f(`(SELECT voter, votes, total, reached_ns FROM %[1]s.voter_past_months WHERE month_ns = $1
 				ORDER BY total DESC, reached_ns, voter LIMIT $2)
 			UNION ALL (SELECT voter, month_votes, month_total, last_vote_ns FROM %[1]s.voters WHERE month_ns = $1
 				ORDER BY month_total DESC, last_vote_ns, voter LIMIT $2)

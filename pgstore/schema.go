@@ -109,12 +109,15 @@ var migrations = [...]string{
 	END $f$;`,
 	// 5: fewer rows and index entries a vote. A voter's newest month
 	// standing is its ledger row's (month_ns, month_votes, month_total,
-	// last_vote_ns); voter_months keeps its older months, so that a vote in
-	// its voter's newest month writes no month row. One index by voter and
+	// last_vote_ns); voter_past_months (voter_months, renamed so that a
+	// process of an older release fails instead of counting a month twice)
+	// keeps its older months, so that a vote in its newest writes no month row. One index by voter and
 	// time serves the dedup reads and the lookups by key (a key is its voter
 	// and time); one of the live votes (in the dedup set or with work left)
 	// serves Load and Prune.
 	`DELETE FROM %[1]s.voter_months m USING %[1]s.voters o WHERE m.voter = o.voter AND m.month_ns = o.month_ns;
+	ALTER TABLE %[1]s.voter_months RENAME TO voter_past_months;
+	ALTER INDEX %[1]s.voter_months_board RENAME TO voter_past_months_board;
 	CREATE INDEX voters_month_board ON %[1]s.voters (month_ns, month_total DESC, last_vote_ns, voter);
 	CREATE INDEX votes_voter ON %[1]s.votes (voter, created_ns);
 	CREATE INDEX votes_live ON %[1]s.votes (id) WHERE seen OR pending OR expiry_pending;

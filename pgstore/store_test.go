@@ -271,6 +271,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 			// reminders table as version 1 made it, holding opt-ins.
 			_, err = pool.Exec(ctx, `DROP TABLE topgg.reminders, topgg.command_hash; DROP FUNCTION topgg.check_ledger;
 				DROP INDEX topgg.voters_month_board, topgg.votes_voter, topgg.votes_live;
+				ALTER TABLE topgg.voter_past_months RENAME TO voter_months;
+				ALTER INDEX topgg.voter_past_months_board RENAME TO voter_months_board;
 				CREATE INDEX votes_dedup ON topgg.votes (voter, created_ns) WHERE seen;
 				CREATE INDEX votes_key ON topgg.votes (key);
 				CREATE INDEX votes_pending ON topgg.votes (id) WHERE pending;
@@ -335,6 +337,12 @@ func TestMigrateFromVersion1(t *testing.T) {
 			ingest(t, s, nil, next)
 			want[0] = voterewards.Standing{UserID: v.PlatformID, Votes: 2, Total: 2 * v.Weight, ReachedAt: next.CreatedAt}
 			assert.Equal(t, want, month())
+			// A process of an older release, still running, writes its
+			// vote's month where version 5 no longer reads it: it must fail.
+			_, err = pool.Exec(ctx, "INSERT INTO topgg.voter_months VALUES (0, 'x', 1, 1, 0)")
+			pe, ok := errors.AsType[*pgconn.PgError](err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, "42P01", pe.Code, "undefined_table")
 		})
 	}
 }
