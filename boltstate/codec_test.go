@@ -241,21 +241,40 @@ func encodeV2(v voterewards.Vote) []byte {
 	return b[:len(b)-1] // the empty Stats' flag
 }
 
-// downgradeToV3 rewrites a store file as version 3 kept it: the dedup set in
-// seen, the ledger in ledger, the voters bucket an index of the votes' keys.
-func downgradeToV3(t *testing.T, path string) {
+// rewriteFile changes the store file at path with fn and sets its store
+// version, as an older release would have left it.
+func rewriteFile(t *testing.T, path string, version byte, fn func(*bolt.Tx) error) {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), []byte{version})
+	}))
+	require.NoError(t, db.Close())
+}
+
+// records returns a copy of b's keys and values, each value passed through conv.
+func records(b *bolt.Bucket, conv func([]byte) ([]byte, error)) (keys, vals [][]byte, err error) {
+	err = b.ForEach(func(k, v []byte) error {
+		c, err := conv(v)
+		keys, vals = append(keys, bytes.Clone(k)), append(vals, c)
+		return err
+	})
+	return keys, vals, err
+}
+
+// downgradeToV3 rewrites a store file as version 3 kept it: the dedup set in
+// seen, the ledger in ledger, the voters bucket an index of the votes' keys.
+func downgradeToV3(t *testing.T, path string) {
+	t.Helper()
+	rewriteFile(t, path, 3, func(tx *bolt.Tx) error {
 		voters := tx.Bucket([]byte(bucketVoters))
 		seen, err1 := tx.CreateBucket([]byte(bucketSeen))
 		ledger, err2 := tx.CreateBucket([]byte(bucketLedger))
-		var keys, vals [][]byte
-		err3 := voters.ForEach(func(k, v []byte) error {
-			keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
-			return nil
-		})
+		keys, vals, err3 := records(voters, func(v []byte) ([]byte, error) { return bytes.Clone(v), nil })
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}
@@ -272,9 +291,8 @@ func downgradeToV3(t *testing.T, path string) {
 				return err
 			}
 		}
-		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), []byte{3})
-	}))
-	require.NoError(t, db.Close())
+		return nil
+	})
 }
 
 // TestVersion3FileIsMigrated: a version 3 file (the dedup set in seen, the
@@ -352,9 +370,7 @@ func TestVersion3FileIsMigrated(t *testing.T) {
 func downgradeToV2(t *testing.T, path string) {
 	t.Helper()
 	downgradeToV3(t, path)
-	db, err := bolt.Open(path, 0o600, nil)
-	require.NoError(t, err)
-	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+	rewriteFile(t, path, 2, func(tx *bolt.Tx) error {
 		for _, name := range []string{bucketLedger, bucketMonths, bucketBoard} {
 			if err := tx.DeleteBucket([]byte(name)); err != nil {
 				return err
@@ -362,12 +378,11 @@ func downgradeToV2(t *testing.T, path string) {
 		}
 		for _, name := range []string{bucketSeen, bucketPending, bucketExpiry} {
 			b := tx.Bucket([]byte(name))
-			var keys, vals [][]byte
-			if err := b.ForEach(func(k, val []byte) error {
+			keys, vals, err := records(b, func(val []byte) ([]byte, error) {
 				v, err := decodeVote(val)
-				keys, vals = append(keys, bytes.Clone(k)), append(vals, encodeV2(v))
-				return err
-			}); err != nil {
+				return encodeV2(v), err
+			})
+			if err != nil {
 				return err
 			}
 			for i := range keys {
@@ -376,9 +391,8 @@ func downgradeToV2(t *testing.T, path string) {
 				}
 			}
 		}
-		return tx.Bucket([]byte(bucketMeta)).Put([]byte(keyVersion), []byte{2})
-	}))
-	require.NoError(t, db.Close())
+		return nil
+	})
 }
 
 // TestVersion2FileIsMigrated: a round-two file (no ledger) opens with a

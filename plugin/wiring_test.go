@@ -235,6 +235,19 @@ func sendVote(t *testing.T, addr, project, bot string) int {
 	return resp.StatusCode
 }
 
+// startWithWebhooks starts a plugin of w's with hourly polling and its
+// webhook receiver on a free port, logging into the returned buffer, and
+// opens w's sessions.
+func startWithWebhooks(w *world) (*plugin.Plugin, *logBuffer) {
+	logs := &logBuffer{}
+	cfg := hourlyVotes()
+	cfg.WebhookAddr, cfg.WebhookSecrets = "127.0.0.1:0", plugin.WebhookSecrets{testSecret}
+	p := w.plugin(cfg, plugin.WithLogger(logs.Logger()))
+	w.start(p)
+	w.open()
+	return p, logs
+}
+
 // TestTokenOfAnotherProjectWarns: the token's project (read once at READY
 // with webhooks on) is not the project this bot's webhook votes are for:
 // one warning naming both projects; votes for the token's own project are
@@ -242,12 +255,7 @@ func sendVote(t *testing.T, addr, project, bot string) int {
 func TestTokenOfAnotherProjectWarns(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
-	var logs logBuffer
-	cfg := hourlyVotes()
-	cfg.WebhookAddr, cfg.WebhookSecrets = "127.0.0.1:0", plugin.WebhookSecrets{testSecret}
-	p := w.plugin(cfg, plugin.WithLogger(logs.Logger()))
-	w.start(p)
-	w.open()
+	p, logs := startWithWebhooks(w)
 	require.Eventually(t, func() bool { return p.WebhookAddr() != nil && w.count(http.MethodGet, "/v1/projects/@me") > 0 }, wait, tick)
 	tokenProject, bot := w.tg.Project().ID, w.dc.BotUserID()
 	// The read's answer may still be on its way: a vote of the token's own
@@ -269,12 +277,7 @@ func TestTokensProjectUnreadWarns(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldSpec{perShard: 1})
 	require.NoError(t, w.tg.Inject(topggtest.Fault{Method: http.MethodGet, Path: "/v1/projects/@me", Status: http.StatusInternalServerError, Times: 1 << 20}))
-	var logs logBuffer
-	cfg := hourlyVotes()
-	cfg.WebhookAddr, cfg.WebhookSecrets = "127.0.0.1:0", plugin.WebhookSecrets{testSecret}
-	p := w.plugin(cfg, plugin.WithLogger(logs.Logger()))
-	w.start(p)
-	w.open()
+	_, logs := startWithWebhooks(w)
 	require.Eventually(t, func() bool {
 		return strings.Contains(logs.String(), "could not read the token's project from Top.gg")
 	}, wait, tick)
