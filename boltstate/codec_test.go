@@ -295,6 +295,14 @@ func downgradeToV3(t *testing.T, path string) {
 	})
 }
 
+// migrationNow is the migration tests' clock; migrationVote a vote of
+// voter u (its ids "7"+u and "3"+u) at created, of weight w.
+func migrationNow() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
+
+func migrationVote(u string, created time.Time, w int) voterewards.Vote {
+	return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
+}
+
 // TestVersion3FileIsMigrated: a version 3 file (the dedup set in seen, the
 // ledger in ledger) opens with the same snapshot, ledger and boards, its
 // votes still deduplicating and pruned, and the old buckets gone.
@@ -302,10 +310,7 @@ func TestVersion3FileIsMigrated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(u string, created time.Time, w int) voterewards.Vote {
-		return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
-	}
+	now, mk := migrationNow(), migrationVote
 	// Voter 1 across February and March (a late February vote last), voter 2 once.
 	votes := []voterewards.Vote{mk("1", now.Add(-48*time.Hour), 2), mk("1", now, 1), mk("2", now.Add(-30*time.Hour), 2), mk("1", now.Add(-72*time.Hour), 1)}
 	s, err := Open(dir)
@@ -402,10 +407,7 @@ func TestVersion2FileIsMigrated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(u string, created time.Time, w int) voterewards.Vote {
-		return newVote(topgg.Vote{UserID: "7" + u, PlatformID: "3" + u, Weight: w, CreatedAt: created, ExpiresAt: created.Add(voterewards.VoteLifetime)})
-	}
+	now, mk := migrationNow(), migrationVote
 	// Given in an order other than creation's: the migration counts in
 	// creation order (streak 3 for voter 1).
 	votes := []voterewards.Vote{mk("1", now, 1), mk("1", now.Add(-48*time.Hour), 2), mk("1", now.Add(-24*time.Hour), 1), mk("2", now.Add(-30*time.Hour), 2)}
