@@ -60,6 +60,15 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// voteExpires reads the ExpiresAt of an encoded vote (every codec version
+// starts with its version byte, CreatedAt and ExpiresAt) without decoding it.
+func voteExpires(b []byte) (time.Time, bool) {
+	if len(b) < 17 {
+		return time.Time{}, false
+	}
+	return getTime(b[9:17]), true
+}
+
 func decodeVote(b []byte) (voterewards.Vote, error) {
 	return decode(b, func(d *decoder) voterewards.Vote {
 		version := d.byte()

@@ -28,6 +28,15 @@ func TestCodecRoundTrip(t *testing.T) {
 	assert.Equal(t, v, got)
 	_, err = decodeVote(encodeVote(v)[:20])
 	assert.ErrorIs(t, err, errBadRecord)
+	// Prune reads the expiry alone, from every codec version's fixed start.
+	exp, ok := voteExpires(encodeVote(v))
+	assert.True(t, ok)
+	assert.Equal(t, v.ExpiresAt, exp)
+	exp, ok = voteExpires(encodeV2(v))
+	assert.True(t, ok)
+	assert.Equal(t, v.ExpiresAt, exp)
+	_, ok = voteExpires(encodeVote(v)[:16])
+	assert.False(t, ok)
 }
 
 func FuzzDecodeVote(f *testing.F) {

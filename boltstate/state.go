@@ -325,8 +325,7 @@ func (s *State) Prune(ctx context.Context, createdBefore, now time.Time) error {
 	var doomed [][]byte
 	err := s.read(ctx, "the votes to prune", func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(bucketVoters)).ForEach(func(k, v []byte) error {
-			// v: version(1) created(8) expires(8) ...
-			if isVoteKey(k) && bytes.Compare(k[len(k)-8:], limit) < 0 && len(v) >= 17 && !getTime(v[9:17]).After(now) {
+			if exp, ok := voteExpires(v); ok && isVoteKey(k) && bytes.Compare(k[len(k)-8:], limit) < 0 && !exp.After(now) {
 				doomed = append(doomed, bytes.Clone(k))
 			}
 			return nil
